@@ -1,0 +1,1 @@
+"""Utilities shared across sklearn-noisy (input validation)."""
