@@ -16,6 +16,7 @@ __all__ = [
     "CHUNK_SIZE",
     "as_float_array",
     "check_classification_labels",
+    "check_estimand",
     "check_finite",
     "check_flip_probability",
     "check_noise_model",
@@ -211,6 +212,65 @@ def _check_multioutput(multioutput: Any, n_outputs: int) -> Any:
         )
     check_finite(weights, name="multioutput")
     return weights
+
+
+#: The two targets an expected metric can describe (FORMULAS.md §4).
+ESTIMANDS = ("measurement", "truth")
+
+
+def check_estimand(
+    estimand: Any,
+    *,
+    metric: str,
+    supports_truth: bool,
+    alternative: str | None = None,
+    reason: str | None = None,
+) -> str:
+    """Validate ``estimand`` and return it.
+
+    ``"measurement"`` asks for the metric that will be observed against noisy
+    labels whose best-known values are ``y_true``; ``"truth"`` treats ``y_true``
+    as single noisy observations and asks for an unbiased estimate of the metric
+    against the unknown true labels (FORMULAS.md §4).
+
+    Parameters
+    ----------
+    estimand : object
+        The value passed by the user.
+    metric : str
+        Metric name, used in the messages.
+    supports_truth : bool
+        Whether the metric has an unbiased estimator against the true labels.
+    alternative : str, optional
+        What to use instead when it has not, e.g.
+        ``"expected_mean_squared_error(..., estimand='truth')"``.
+    reason : str, optional
+        Why no unbiased estimator exists; the default names the usual cause.
+
+    Raises
+    ------
+    ValueError
+        For a value other than ``"measurement"`` or ``"truth"``, and for
+        ``"truth"`` when ``supports_truth`` is false, with the same wording for
+        every metric.
+    """
+    if not isinstance(estimand, str) or estimand not in ESTIMANDS:
+        raise ValueError(f"estimand must be one of {ESTIMANDS}; got {estimand!r}.")
+    if estimand == "truth" and not supports_truth:
+        if reason is None:
+            reason = (
+                "its expectation over the label noise is not a linear function "
+                "of the per-sample label distributions, so no correction of the "
+                "noisy labels can remove the bias"
+            )
+        instead = "use estimand='measurement'"
+        if alternative:
+            instead += f" or {alternative}"
+        raise ValueError(
+            f"{metric} has no unbiased estimator against the true labels because "
+            f"{reason}; {instead}."
+        )
+    return estimand
 
 
 def check_flip_probability(q: Any, n_samples: int, *, name: str = "q") -> Any:
