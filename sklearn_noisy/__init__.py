@@ -11,13 +11,16 @@ from .metrics import (
     expected_mean_absolute_error,
     expected_mean_squared_error,
 )
+from .preprocessing import RepeatSummary, summarize_repeats
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
     "ConfidenceInterval",
     "NoisyScore",
+    "RepeatSummary",
     "__version__",
     "expected_mean_absolute_error",
     "expected_mean_squared_error",
+    "summarize_repeats",
 ]

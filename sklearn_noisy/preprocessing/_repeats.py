@@ -1,0 +1,311 @@
+"""From repeated measurements to labels and their standard errors.
+
+The workflow of Michelucci & Venturini (2023, §5) starts from repeated
+measurements of each sample's label: average them, estimate the label's
+uncertainty ``sigma_i``, then evaluate with the expected metrics.
+:func:`summarize_repeats` does the first two steps.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..utils._validation import as_float_array
+
+__all__ = ["FEW_REPEATS", "RepeatSummary", "summarize_repeats"]
+
+#: Below this many repeats the sample standard deviation is itself uncertain by
+#: more than about 1/√(2·4) ≈ 35 %, and :func:`summarize_repeats` warns.
+FEW_REPEATS = 5
+
+
+class RepeatSummary(NamedTuple):
+    """Per-sample summary of repeated measurements.
+
+    Attributes
+    ----------
+    y_mean : ndarray of shape (n_samples,)
+        Mean of each sample's repeats: the best-known label, ``y_true`` for the
+        expected metrics.
+    sigma : ndarray of shape (n_samples,)
+        The label uncertainty to pass as ``sigma`` (standard error of the mean
+        or single-measurement standard deviation, see ``summarize_repeats``).
+    n_repeats : ndarray of shape (n_samples,)
+        Number of (non-missing) repeats of each sample.
+    ids : ndarray of shape (n_samples,) or None
+        The sample ids in output order (order of first appearance) for a long
+        DataFrame input; ``None`` for array input, whose output follows the rows.
+    """
+
+    y_mean: np.ndarray
+    sigma: np.ndarray
+    n_repeats: np.ndarray
+    ids: np.ndarray | None = None
+
+
+def _flatten_input(
+    Y: Any, id_column: Any, value_column: Any
+) -> tuple[np.ndarray, np.ndarray, int, np.ndarray | None]:
+    """Return ``(values, codes, n_samples, ids)``: finite values and their samples."""
+    ids = None
+    if id_column is not None:
+        if not hasattr(Y, "columns"):
+            raise TypeError(
+                "id_column is given, so Y must be a long pandas DataFrame with an id "
+                f"column and a value column; got {type(Y).__name__}."
+            )
+        for name, column in (("id_column", id_column), ("value_column", value_column)):
+            if column is not None and column not in Y.columns:
+                raise ValueError(
+                    f"{name}={column!r} is not a column of Y; the columns are "
+                    f"{list(Y.columns)}."
+                )
+        if value_column is None:
+            others = [c for c in Y.columns if c != id_column]
+            if len(others) != 1:
+                raise ValueError(
+                    "value_column is required when the DataFrame has more than one "
+                    f"column besides id_column={id_column!r}; got columns {others}."
+                )
+            value_column = others[0]
+        import pandas as pd  # a DataFrame was passed, so pandas is installed
+
+        codes, ids = pd.factorize(Y[id_column], sort=False, use_na_sentinel=True)
+        if (codes < 0).any():
+            raise ValueError(
+                f"id_column={id_column!r} contains missing ids at rows "
+                f"{np.flatnonzero(codes < 0)[:5].tolist()}."
+            )
+        values = as_float_array(Y[value_column], name=f"Y[{value_column!r}]")
+        n_samples = len(ids)
+        ids = np.asarray(ids)
+    elif value_column is not None:
+        raise TypeError("value_column needs id_column (the long DataFrame format).")
+    elif isinstance(Y, (list, tuple)) and any(
+        np.ndim(row) != 0 for row in Y
+    ):  # a (possibly ragged) list of per-sample arrays
+        rows = [as_float_array(row, name=f"Y[{i}]") for i, row in enumerate(Y)]
+        for i, row in enumerate(rows):
+            if row.ndim != 1:
+                raise ValueError(
+                    f"Y[{i}] must be a 1-D array of repeats; got shape {row.shape}."
+                )
+        n_samples = len(rows)
+        lengths = np.array([row.size for row in rows], dtype=np.intp)
+        codes = np.repeat(np.arange(n_samples), lengths)
+        values = np.concatenate(rows) if rows else np.empty(0)
+    else:
+        array = as_float_array(Y, name="Y")
+        if array.ndim != 2:
+            raise ValueError(
+                "Y must be a 2-D array (n_samples, max_repeats) padded with NaN, a "
+                "list of 1-D arrays, or a long DataFrame with id_column; got an "
+                f"array of shape {array.shape}."
+            )
+        n_samples = array.shape[0]
+        codes = np.repeat(np.arange(n_samples), array.shape[1])
+        values = array.ravel()
+    if n_samples == 0:
+        raise ValueError("Y is empty: at least one sample is required.")
+    infinite = np.isinf(values)
+    if infinite.any():
+        sample = codes[np.argmax(infinite)]
+        raise ValueError(
+            f"Y must not contain infinite values; sample {_label(sample, ids)} has "
+            f"{values[np.argmax(infinite)]!r}. Use NaN for a missing repeat."
+        )
+    present = ~np.isnan(values)
+    return values[present], codes[present], n_samples, ids
+
+
+def _label(index: int, ids: np.ndarray | None) -> str:
+    if ids is None:
+        return str(int(index))
+    value = ids[index]
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def _listing(indices: np.ndarray, ids: np.ndarray | None, limit: int = 10) -> str:
+    shown = ", ".join(_label(i, ids) for i in indices[:limit])
+    more = f" and {indices.size - limit} more" if indices.size > limit else ""
+    return f"[{shown}{more}]"
+
+
+def summarize_repeats(
+    Y: Any,
+    *,
+    ddof: int = 1,
+    instrument_sigma: Any = None,
+    min_repeats: int = 2,
+    id_column: Any = None,
+    value_column: Any = None,
+    sigma: str = "sem",
+) -> RepeatSummary:
+    """Mean and uncertainty of each sample's repeated measurements.
+
+    Each sample ``i`` has ``n_i`` repeated measurements ``y_i1 … y_in_i`` of its
+    label. The label is their mean ``ȳ_i`` and its uncertainty is estimated
+    from their sample standard deviation
+    ``s_i = sqrt(Σ_j (y_ij − ȳ_i)² / (n_i − ddof))``.
+
+    **Which sigma?** ``sigma="sem"`` (default) returns the standard error of the
+    mean, ``s_i / √n_i``: the uncertainty of ``ȳ_i`` itself. Use it when the
+    label you evaluate against *is* the mean of the repeats and the model is
+    meant to predict the underlying true value (the usual case: the expected
+    metric then describes the evaluation you actually ran on ``ȳ``).
+    ``sigma="std"`` returns ``s_i``, the spread of a *single* measurement. Use it
+    when the metric should describe how a prediction compares with one future
+    measurement (for example when the model will be checked against single
+    readings of the same instrument).
+
+    Samples with fewer than ``min_repeats`` repeats cannot estimate their
+    spread. They take ``instrument_sigma``, the standard deviation of one
+    measurement of the instrument (scalar or per sample, e.g. propagated from the
+    instrument's specifications); with ``sigma="sem"`` it is divided by
+    ``√n_i``. Samples with at least ``min_repeats`` repeats always use their own
+    ``s_i``.
+
+    A standard deviation from few repeats is itself uncertain: for Gaussian
+    errors the relative standard error of ``s`` is about ``1/√(2(n − 1))``
+    (71 % for ``n = 2``, 50 % for 3, 41 % for 4, 35 % for 5). A ``UserWarning``
+    is raised when some ``s_i`` rests on fewer than 5 repeats.
+
+    Parameters
+    ----------
+    Y : array-like, list of array-like or pandas DataFrame
+        The repeated measurements, in one of three forms:
+
+        - a 2-D array ``(n_samples, max_repeats)``, missing repeats as NaN (a
+          wide DataFrame, one row per sample, works the same way);
+        - a list with one 1-D array of repeats per sample (lengths may differ);
+        - a long DataFrame with one row per measurement: pass ``id_column``
+          (and ``value_column`` when there are other columns). Samples are
+          returned in the order their id first appears.
+
+    ddof : int, default=1
+        Delta degrees of freedom of the standard deviation: ``1`` gives the
+        usual unbiased variance estimate.
+
+    instrument_sigma : float or array-like of shape (n_samples,), default=None
+        Standard deviation of a single measurement, used for the samples with
+        fewer than ``min_repeats`` repeats. ``None`` makes such samples an error.
+
+    min_repeats : int, default=2
+        Smallest number of repeats from which a sample's own spread is used.
+        Must exceed ``ddof``.
+
+    id_column, value_column : hashable, default=None
+        Column names of the long DataFrame form.
+
+    sigma : {"sem", "std"}, default="sem"
+        ``"sem"``: standard error of the mean; ``"std"``: standard deviation of
+        one measurement. See above for when to use which.
+
+    Returns
+    -------
+    summary : RepeatSummary
+        Named tuple ``(y_mean, sigma, n_repeats, ids)``; ``y_mean`` and ``sigma``
+        go straight into the expected metrics as ``y_true`` and ``sigma``.
+
+    Raises
+    ------
+    ValueError
+        If a sample has no measurement, or fewer than ``min_repeats`` and no
+        ``instrument_sigma`` (the message lists the samples).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_noisy.preprocessing import summarize_repeats
+    >>> Y = [[9.8, 10.1, 10.4, 9.9, 10.3], [20.5, 19.5, 20.0, 20.2, 19.8]]
+    >>> summary = summarize_repeats(Y)
+    >>> summary.y_mean
+    array([10.1, 20. ])
+    >>> summary.sigma  # standard error of the mean
+    array([0.11401754, 0.17029386])
+    >>> summarize_repeats(Y, sigma="std").sigma  # one measurement
+    array([0.25495098, 0.38078866])
+    >>> Y = np.array([[1.0, 1.4, 1.2, 0.9, 1.1], [2.0] + [np.nan] * 4])
+    >>> summary = summarize_repeats(Y, instrument_sigma=0.3)
+    >>> summary.n_repeats
+    array([5, 1])
+    >>> summary.sigma  # the second sample: 0.3 / sqrt(1)
+    array([0.08602325, 0.3       ])
+    """
+    if sigma not in ("sem", "std"):
+        raise ValueError(f'sigma must be "sem" or "std"; got {sigma!r}.')
+    if not isinstance(ddof, numbers.Integral) or ddof < 0:
+        raise ValueError(f"ddof must be a non-negative integer; got {ddof!r}.")
+    if not isinstance(min_repeats, numbers.Integral) or min_repeats <= ddof:
+        raise ValueError(
+            f"min_repeats must be an integer greater than ddof={ddof} (the spread "
+            f"needs n - ddof > 0); got {min_repeats!r}."
+        )
+    values, codes, n_samples, ids = _flatten_input(Y, id_column, value_column)
+
+    counts = np.bincount(codes, minlength=n_samples)
+    empty = np.flatnonzero(counts == 0)
+    if empty.size:
+        raise ValueError(
+            f"{empty.size} sample(s) have no measurement (all NaN): "
+            f"{_listing(empty, ids)}."
+        )
+    y_mean = np.bincount(codes, weights=values, minlength=n_samples) / counts
+    # Two-pass variance: centred squares, no E[y²] − E[y]² cancellation.
+    centred = values - y_mean[codes]
+    sum_sq = np.bincount(codes, weights=centred * centred, minlength=n_samples)
+
+    enough = counts >= min_repeats
+    spread = np.zeros(n_samples)
+    np.divide(sum_sq, counts - ddof, out=spread, where=enough)
+    spread = np.sqrt(spread)
+
+    few = ~enough
+    if few.any():
+        if instrument_sigma is None:
+            bad = np.flatnonzero(few)
+            raise ValueError(
+                f"{bad.size} sample(s) have fewer than min_repeats={min_repeats} "
+                f"repeats and no instrument_sigma was given: {_listing(bad, ids)}. "
+                "Pass instrument_sigma (the standard deviation of one measurement) "
+                "or lower min_repeats."
+            )
+        spread[few] = _check_instrument_sigma(instrument_sigma, n_samples)[few]
+
+    own = np.flatnonzero(enough & (counts < FEW_REPEATS))
+    if own.size:
+        n_min = int(counts[own].min())
+        warnings.warn(
+            f"The spread of {own.size} sample(s) rests on fewer than {FEW_REPEATS} "
+            f"repeats (as few as {n_min}): a standard deviation from n repeats has a "
+            f"relative standard error of about 1/sqrt(2(n-1)), "
+            f"{1.0 / math.sqrt(2.0 * (n_min - 1)):.0%} for n = {n_min}. Consider "
+            "instrument_sigma with a higher min_repeats, or a pooled estimate.",
+            UserWarning,
+            stacklevel=2,
+        )
+
+    result_sigma = spread / np.sqrt(counts) if sigma == "sem" else spread
+    return RepeatSummary(y_mean, result_sigma, counts.astype(np.intp), ids)
+
+
+def _check_instrument_sigma(instrument_sigma: Any, n_samples: int) -> np.ndarray:
+    array = as_float_array(instrument_sigma, name="instrument_sigma")
+    if array.ndim == 0:
+        array = np.full(n_samples, float(array))
+    if array.shape != (n_samples,):
+        raise ValueError(
+            "instrument_sigma must be a scalar or have one value per sample, shape "
+            f"({n_samples},); got shape {array.shape}."
+        )
+    if not np.all(np.isfinite(array)) or array.min() < 0:
+        raise ValueError(
+            "instrument_sigma must be finite and non-negative (the standard deviation "
+            "of one measurement)."
+        )
+    return array
