@@ -8,8 +8,15 @@ cross-validation fold and pooled across folds.
 
 from ._noisy_score import ConfidenceInterval, NoisyScore
 from .metrics import (
+    NoisyConfusionMatrix,
+    NoisyScorer,
+    expected_accuracy_score,
+    expected_confusion_matrix,
     expected_mean_absolute_error,
     expected_mean_squared_error,
+    get_noisy_scorer,
+    get_noisy_scorer_names,
+    make_noisy_scorer,
 )
 from .preprocessing import RepeatSummary, summarize_repeats
 
@@ -17,10 +24,17 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "ConfidenceInterval",
+    "NoisyConfusionMatrix",
     "NoisyScore",
+    "NoisyScorer",
     "RepeatSummary",
     "__version__",
+    "expected_accuracy_score",
+    "expected_confusion_matrix",
     "expected_mean_absolute_error",
     "expected_mean_squared_error",
+    "get_noisy_scorer",
+    "get_noisy_scorer_names",
+    "make_noisy_scorer",
     "summarize_repeats",
 ]

@@ -1,11 +1,29 @@
 """Expected metrics and their variance under label measurement error."""
 
+from ._classification import (
+    NoisyConfusionMatrix,
+    expected_accuracy_score,
+    expected_confusion_matrix,
+)
 from ._regression import (
     expected_mean_absolute_error,
     expected_mean_squared_error,
 )
+from ._scorer import (
+    NoisyScorer,
+    get_noisy_scorer,
+    get_noisy_scorer_names,
+    make_noisy_scorer,
+)
 
 __all__ = [
+    "NoisyConfusionMatrix",
+    "NoisyScorer",
+    "expected_accuracy_score",
+    "expected_confusion_matrix",
     "expected_mean_absolute_error",
     "expected_mean_squared_error",
+    "get_noisy_scorer",
+    "get_noisy_scorer_names",
+    "make_noisy_scorer",
 ]
