@@ -1,0 +1,152 @@
+"""Generate the embedded datasets of :mod:`sklearn_noisy.datasets`.
+
+No open real data with repeated label measurements and known label error could
+be shipped, so both datasets are simulated from the documented generating
+models below with fixed seeds. Running this module rewrites the shipped files
+byte for byte (the test suite checks it)::
+
+    python -m sklearn_noisy.datasets._make_data
+
+Both use ``numpy.random.default_rng(seed)`` (PCG64) and write fixed-precision
+CSV text, so the output depends only on numpy's documented generator streams.
+
+**Oxygen sensor** (``oxygen_sensor.csv``, seed 20230415, 300 samples). A
+luminescence (phase-fluorometric) oxygen sensor: oxygen quenches the dye, so its
+lifetime ``τ`` and intensity ``I`` follow the Stern–Volmer law
+``τ0/τ = I0/I = 1 + K_sv(T)·[O2]``. Per sample, in this order:
+
+1. true oxygen ``c ~ Uniform(0, 21)`` % O2 (volume fraction at 1013 hPa);
+2. temperature ``T ~ Uniform(5, 45)`` °C;
+3. ``K_sv = 0.060·(1 + 0.010·(T − 25))`` per % O2,
+   ``τ0 = 55 µs·(1 − 0.004·(T − 25))``, ``τ = τ0/(1 + K_sv·c)``;
+4. phase angle at 4 kHz modulation ``φ = degrees(arctan(2π·4000·τ)) + N(0, 0.05²)``;
+5. intensity ``I = 12000·(1 − 0.006·(T − 25))/(1 + K_sv·c)·(1 + N(0, 0.01²))``
+   counts;
+6. measured temperature ``T + N(0, 0.1²)``;
+7. number of repeats ``n ~ Integers[3, 8]``;
+8. eight reference-analyser readings ``c + s·N(0, 1)`` with heteroscedastic
+   ``s = 0.05 + 0.03·c`` % O2; readings beyond the ``n``-th are left empty.
+
+Columns: ``phase_deg`` (3 decimals), ``intensity_counts`` (1), ``temperature_c``
+(2), ``o2_true`` (4) and ``o2_rep_1`` … ``o2_rep_8`` (3).
+
+**Noisy diagnosis** (``noisy_diagnosis.csv``, seed 20230416, 400 samples). A
+binary diagnosis from four standardised biomarkers whose recorded label comes
+from an imperfect assay with a known per-sample flip probability. Per sample:
+
+1. biomarkers ``x ~ N(0, I_4)`` (rounded to 4 decimals; the rounded values are
+   used below);
+2. ``η = −0.4 + 1.6·x1 − 1.1·x2 + 0.7·x3`` (``x4`` is uninformative), the true
+   class ``c ~ Bernoulli(1/(1 + e^−η))``;
+3. flip probability ``q = 0.02 + 0.30·e^−|η|`` rounded to 3 decimals:
+   borderline cases (small ``|η|``) are less reliably labelled;
+4. recorded label ``ỹ = c`` with probability ``1 − q``, else ``1 − c``.
+
+Columns: ``marker_1`` … ``marker_4``, ``label`` (recorded), ``label_true``,
+``flip_probability``.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "DATA_DIR",
+    "DIAGNOSIS_FILE",
+    "DIAGNOSIS_SEED",
+    "OXYGEN_FILE",
+    "OXYGEN_SEED",
+    "make_noisy_diagnosis_csv",
+    "make_oxygen_sensor_csv",
+    "write_data",
+]
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+OXYGEN_FILE = "oxygen_sensor.csv"
+DIAGNOSIS_FILE = "noisy_diagnosis.csv"
+OXYGEN_SEED = 20230415
+DIAGNOSIS_SEED = 20230416
+OXYGEN_N_SAMPLES = 300
+OXYGEN_MAX_REPEATS = 8
+DIAGNOSIS_N_SAMPLES = 400
+
+
+def _fmt(value: float, decimals: int) -> str:
+    if np.isnan(value):
+        return ""
+    text = f"{value:.{decimals}f}"
+    return "0." + "0" * decimals if text == "-0." + "0" * decimals else text
+
+
+def _to_csv(header: list[str], columns: list[tuple[np.ndarray, int]]) -> str:
+    out = io.StringIO()
+    out.write(",".join(header) + "\n")
+    n_rows = columns[0][0].shape[0]
+    for i in range(n_rows):
+        out.write(",".join(_fmt(float(col[i]), dec) for col, dec in columns) + "\n")
+    return out.getvalue()
+
+
+def make_oxygen_sensor_csv(seed: int = OXYGEN_SEED) -> str:
+    """Return the text of ``oxygen_sensor.csv`` (see the module docstring)."""
+    rng = np.random.default_rng(seed)
+    n = OXYGEN_N_SAMPLES
+    o2 = rng.uniform(0.0, 21.0, n)
+    temperature = rng.uniform(5.0, 45.0, n)
+    k_sv = 0.060 * (1.0 + 0.010 * (temperature - 25.0))
+    tau0 = 55e-6 * (1.0 - 0.004 * (temperature - 25.0))
+    quench = 1.0 + k_sv * o2
+    tau = tau0 / quench
+    phase = np.degrees(np.arctan(2.0 * np.pi * 4000.0 * tau)) + rng.normal(0, 0.05, n)
+    i0 = 12000.0 * (1.0 - 0.006 * (temperature - 25.0))
+    intensity = i0 / quench * (1.0 + rng.normal(0.0, 0.01, n))
+    temperature_measured = temperature + rng.normal(0.0, 0.1, n)
+    n_repeats = rng.integers(3, OXYGEN_MAX_REPEATS, n, endpoint=True)
+    spread = 0.05 + 0.03 * o2
+    repeats = o2[:, None] + spread[:, None] * rng.normal(size=(n, OXYGEN_MAX_REPEATS))
+    repeats[np.arange(OXYGEN_MAX_REPEATS)[None, :] >= n_repeats[:, None]] = np.nan
+    header = ["phase_deg", "intensity_counts", "temperature_c", "o2_true"]
+    header += [f"o2_rep_{j + 1}" for j in range(OXYGEN_MAX_REPEATS)]
+    columns = [(phase, 3), (intensity, 1), (temperature_measured, 2), (o2, 4)]
+    columns += [(repeats[:, j], 3) for j in range(OXYGEN_MAX_REPEATS)]
+    return _to_csv(header, columns)
+
+
+def make_noisy_diagnosis_csv(seed: int = DIAGNOSIS_SEED) -> str:
+    """Return the text of ``noisy_diagnosis.csv`` (see the module docstring)."""
+    rng = np.random.default_rng(seed)
+    n = DIAGNOSIS_N_SAMPLES
+    markers = np.round(rng.normal(size=(n, 4)), 4)
+    eta = -0.4 + 1.6 * markers[:, 0] - 1.1 * markers[:, 1] + 0.7 * markers[:, 2]
+    label_true = (rng.random(n) < 1.0 / (1.0 + np.exp(-eta))).astype(np.int64)
+    q = np.round(0.02 + 0.30 * np.exp(-np.abs(eta)), 3)
+    flipped = rng.random(n) < q
+    label = np.where(flipped, 1 - label_true, label_true)
+    header = [f"marker_{j + 1}" for j in range(4)]
+    header += ["label", "label_true", "flip_probability"]
+    columns = [(markers[:, j], 4) for j in range(4)]
+    columns += [(label, 0), (label_true, 0), (q, 3)]
+    return _to_csv(header, columns)
+
+
+def write_data(directory: str | Path = DATA_DIR) -> list[Path]:
+    """Write both CSV files into ``directory``; return their paths."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, make in (
+        (OXYGEN_FILE, make_oxygen_sensor_csv),
+        (DIAGNOSIS_FILE, make_noisy_diagnosis_csv),
+    ):
+        path = directory / name
+        path.write_bytes(make().encode("ascii"))
+        paths.append(path)
+    return paths
+
+
+if __name__ == "__main__":  # pragma: no cover
+    for written in write_data():
+        print(f"wrote {written} ({written.stat().st_size} bytes)")

@@ -1,0 +1,86 @@
+"""Tests for the embedded datasets and their generator."""
+
+import math
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sklearn_noisy.datasets import _make_data, load_noisy_diagnosis, load_oxygen_sensor
+
+DATA_DIR = Path(_make_data.__file__).parent / "data"
+
+
+def test_shipped_files_are_small_and_reproducible(tmp_path):
+    shipped = sorted(DATA_DIR.iterdir())
+    assert [p.name for p in shipped] == sorted(
+        [_make_data.OXYGEN_FILE, _make_data.DIAGNOSIS_FILE]
+    )
+    assert sum(p.stat().st_size for p in shipped) <= 1_000_000
+    for path in _make_data.write_data(tmp_path):
+        assert path.read_bytes() == (DATA_DIR / path.name).read_bytes(), path.name
+
+
+def test_oxygen_sensor_bunch():
+    sensor = load_oxygen_sensor()
+    assert sensor.data.shape == (300, 3) and sensor.data.dtype == np.float64
+    assert sensor.repeats.shape == (300, 8)
+    assert sensor.feature_names == ["phase_deg", "intensity_counts", "temperature_c"]
+    assert (
+        sensor.frame is None and "Stern" in sensor.DESCR and "20230415" in sensor.DESCR
+    )
+    n = sensor.n_repeats
+    assert n.min() == 3 and n.max() == 8
+    np.testing.assert_array_equal(n, np.sum(~np.isnan(sensor.repeats), axis=1))
+    # target = mean of the repeats, target_sigma = s / sqrt(n) (ddof=1): row 0 by hand.
+    row = sensor.repeats[0, : n[0]]
+    assert sensor.target[0] == pytest.approx(row.sum() / n[0], rel=1e-15)
+    s = math.sqrt(((row - row.mean()) ** 2).sum() / (n[0] - 1))
+    assert sensor.target_sigma[0] == pytest.approx(s / math.sqrt(n[0]), rel=1e-13)
+    # The generating model: single-reading SD = 0.05 + 0.03 c. Pooled over all
+    # samples, the squared standardised residuals average 1 (5 standard errors).
+    spread = 0.05 + 0.03 * sensor.target_true
+    z2 = ((sensor.repeats - sensor.target_true[:, None]) / spread[:, None]) ** 2
+    z2 = z2[~np.isnan(z2)]
+    assert abs(z2.mean() - 1.0) < 5 * math.sqrt(2.0 / z2.size)
+    # Stern–Volmer: the intensity falls with oxygen.
+    assert np.corrcoef(sensor.data[:, 1], sensor.target_true)[0, 1] < -0.8
+    X, y = load_oxygen_sensor(return_X_y=True)
+    np.testing.assert_array_equal(X, sensor.data)
+    np.testing.assert_array_equal(y, sensor.target)
+    assert pickle.loads(pickle.dumps(sensor)).target[5] == sensor.target[5]
+
+
+def test_noisy_diagnosis_bunch():
+    diagnosis = load_noisy_diagnosis()
+    assert diagnosis.data.shape == (400, 4) and diagnosis.data.dtype == np.float64
+    assert diagnosis.target.dtype == np.int64
+    assert set(np.unique(diagnosis.target)) == {0, 1}
+    q = diagnosis.flip_probability
+    assert q.shape == (400,) and 0.02 <= q.min() and q.max() <= 0.32
+    # Observed flips agree with sum(q) within 5 binomial standard errors.
+    flips = int((diagnosis.target != diagnosis.target_true).sum())
+    assert abs(flips - q.sum()) < 5 * math.sqrt((q * (1 - q)).sum())
+    assert "20230416" in diagnosis.DESCR
+    X, y = load_noisy_diagnosis(return_X_y=True)
+    np.testing.assert_array_equal(X, diagnosis.data)
+    np.testing.assert_array_equal(y, diagnosis.target)
+
+
+def test_as_frame():
+    pd = pytest.importorskip("pandas")
+    sensor = load_oxygen_sensor(as_frame=True)
+    assert isinstance(sensor.data, pd.DataFrame)
+    assert list(sensor.data.columns) == sensor.feature_names
+    assert isinstance(sensor.target, pd.Series) and sensor.target.name == "o2_percent"
+    assert isinstance(sensor.repeats, pd.DataFrame)
+    assert sensor.frame.shape == (300, 4)
+    np.testing.assert_array_equal(
+        sensor.target_sigma.to_numpy(), load_oxygen_sensor().target_sigma
+    )
+    diagnosis = load_noisy_diagnosis(as_frame=True)
+    assert isinstance(diagnosis.flip_probability, pd.Series)
+    assert diagnosis.frame.shape == (400, 5)
+    X, y = load_noisy_diagnosis(as_frame=True, return_X_y=True)
+    assert isinstance(X, pd.DataFrame) and isinstance(y, pd.Series)
