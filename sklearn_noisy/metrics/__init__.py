@@ -5,6 +5,8 @@ from ._classification import (
     expected_accuracy_score,
     expected_confusion_matrix,
 )
+from ._noise_resilience import NoiseResilienceResult, noise_resilience_score
+from ._probabilistic import expected_brier_score_loss, expected_log_loss
 from ._regression import (
     expected_mean_absolute_error,
     expected_mean_squared_error,
@@ -17,13 +19,17 @@ from ._scorer import (
 )
 
 __all__ = [
+    "NoiseResilienceResult",
     "NoisyConfusionMatrix",
     "NoisyScorer",
     "expected_accuracy_score",
+    "expected_brier_score_loss",
     "expected_confusion_matrix",
+    "expected_log_loss",
     "expected_mean_absolute_error",
     "expected_mean_squared_error",
     "get_noisy_scorer",
     "get_noisy_scorer_names",
     "make_noisy_scorer",
+    "noise_resilience_score",
 ]

@@ -1,0 +1,570 @@
+"""Expected Brier score and log-loss under label flips (FORMULAS.md §4, §7).
+
+For each sample the loss is a known function ``L[i, j]`` of the label ``j`` it
+is observed with, and the observed label follows the row ``T[k_i, ·]`` of the
+noise model (``k_i`` the reference class). Hence, exactly::
+
+    E   = (1/M) Σ_i Σ_j T[k_i, j] L[i, j]
+    Var = (1/M²) Σ_i Σ_j T[k_i, j] (L[i, j] − E_i)²      (centred, no cancellation)
+
+For binary labels the loss is affine in the label, ``L = A + B ỹ``, and the
+variance reduces to ``(1/M²) Σ B_i² q_i(1 − q_i)`` (FORMULAS.md §7).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._noisy_score import NoisyScore
+from ..utils._validation import (
+    _as_label_array,
+    check_classification_labels,
+    check_estimand,
+    check_finite,
+    check_flip_probability,
+    check_noise_model,
+    check_sample_weight,
+    check_transition_matrix,
+)
+from ._classification import (
+    _check_invertible_flips,
+    _chunk_of,
+    _chunks,
+    _encode_labels,
+    _inverse_transition_matrix,
+    _weighted_totals,
+)
+
+__all__ = ["expected_brier_score_loss", "expected_log_loss"]
+
+# A loss maps a chunk of probabilities (n, n_columns) to the loss matrix
+# (n, K): L[i, j] is the loss of sample i if its label is the j-th class.
+_Loss = Callable[[np.ndarray], np.ndarray]
+
+
+# --------------------------------------------------------------------------- #
+# Validation
+# --------------------------------------------------------------------------- #
+def _check_proba(y_proba: Any) -> tuple[np.ndarray, float]:
+    """``y_proba`` as float64 (1-D or 2-D) and the clipping eps of its dtype.
+
+    As scikit-learn, float32 input is clipped at float32's machine epsilon and
+    everything else at float64's; the arithmetic is float64 throughout.
+    """
+    if hasattr(y_proba, "to_numpy") and not isinstance(y_proba, np.ndarray):
+        y_proba = y_proba.to_numpy()
+    try:
+        array = np.asarray(y_proba)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"y_proba must be an array-like of probabilities; got {y_proba!r}."
+        ) from exc
+    if array.dtype.kind not in "biuf":
+        raise TypeError(
+            f"y_proba must hold probabilities; got an array of dtype {array.dtype}."
+        )
+    dtype = np.float32 if array.dtype == np.float32 else np.float64
+    eps = float(np.finfo(dtype).eps)
+    array = array.astype(np.float64, copy=False)
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if array.ndim not in (1, 2):
+        raise ValueError(
+            "y_proba must be 1-D (probability of the positive class) or 2-D "
+            f"(n_samples, n_classes); got shape {array.shape}."
+        )
+    if array.shape[0] == 0:
+        raise ValueError("y_proba is empty: at least one sample is required.")
+    check_finite(array, name="y_proba")
+    if array.max() > 1.0:
+        raise ValueError(f"y_proba contains values greater than 1: {array.max()!r}.")
+    if array.min() < 0.0:
+        raise ValueError(f"y_proba contains values lower than 0: {array.min()!r}.")
+    if array.ndim == 2:
+        row_sums = array.sum(axis=1)
+        if not np.allclose(row_sums, 1.0, rtol=np.sqrt(eps), atol=0.0):
+            warnings.warn(
+                "The y_proba values do not sum to one. Make sure to pass "
+                "probabilities.",
+                UserWarning,
+                stacklevel=3,
+            )
+    return array, eps
+
+
+def _sorted_labels(labels: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``labels`` sorted as the columns of ``y_proba``, and the permutation.
+
+    ``y_proba``'s columns follow the sorted labels, as in scikit-learn; an
+    unsorted ``labels`` gets scikit-learn's warning.
+    """
+    classes = np.asarray(labels)
+    if classes.ndim != 1 or classes.size == 0:
+        raise ValueError("labels must be a non-empty 1-D list of class labels.")
+    order = np.argsort(classes, kind="stable")
+    if np.any(order != np.arange(classes.size)):
+        warnings.warn(
+            f"Labels passed were {classes.tolist()}. The columns of y_proba are "
+            "taken to follow the sorted labels "
+            f"{classes[order].tolist()}, as in scikit-learn; transition_matrix "
+            "stays in the order of `labels`.",
+            UserWarning,
+            stacklevel=3,
+        )
+    return classes[order], order
+
+
+def _class_index(y_true: np.ndarray, classes: np.ndarray | None) -> tuple:
+    """Positions of ``y_true`` in ``classes`` (default: its sorted classes)."""
+    if classes is None:
+        encoded = _encode_labels(y_true, y_true, None)
+        return encoded.indices(slice(None))[0], encoded.classes
+    index, _, classes = check_classification_labels(y_true, y_true, labels=classes)
+    return index, classes
+
+
+def _binary_pos_label(classes: np.ndarray, pos_label: Any) -> Any:
+    """scikit-learn's default positive class for a 1-D ``y_proba`` (Brier)."""
+    if pos_label is not None:
+        return pos_label
+    if classes.dtype.kind in "OUS":
+        raise ValueError(
+            f"y_true takes value in {classes.tolist()} and pos_label is not "
+            "specified: either make y_true take value in {0, 1} or {-1, 1} or "
+            "pass pos_label explicitly."
+        )
+    values = set(classes.tolist())
+    if values <= {0, 1} or values <= {-1, 1}:
+        return 1
+    return classes[-1]
+
+
+def _binary_problem(
+    y_true: np.ndarray,
+    *,
+    metric: str,
+    labels: Any,
+    pos_label: Any,
+    need_pair: bool,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Encode a binary problem with a 1-D ``y_proba``.
+
+    Returns the positive-class indicator of each sample (0/1) and, when
+    ``need_pair``, the order ``[negative, positive]`` of the two classes as
+    indices into ``labels`` (to reorder ``transition_matrix``).
+    """
+    if metric == "log_loss":
+        # scikit-learn: the two classes are `labels` (sorted) or those of
+        # y_true; the probabilities are those of the greater one.
+        if labels is not None:
+            classes, order = _sorted_labels(labels)
+            _, _ = _class_index(y_true, classes)
+        else:
+            _, classes = _class_index(y_true, None)
+            order = np.arange(classes.size)
+        if classes.size == 1:
+            raise ValueError(
+                f"y_true contains only one label ({classes[0]!r}). Please provide "
+                "the list of all expected class labels explicitly through the "
+                "labels argument."
+            )
+        if classes.size != 2:
+            raise ValueError(
+                "y_proba is 1-D (a binary problem) but there are "
+                f"{classes.size} classes: {classes.tolist()}. Pass a 2-D y_proba "
+                "with one column per class."
+            )
+        indicator = (y_true == classes[1]).astype(np.intp)
+        return indicator, (order if need_pair else None)
+    # Brier score: scikit-learn's pos_label rules.
+    if labels is not None:
+        classes = np.asarray(labels)
+        if classes.ndim != 1 or classes.size != 2 or np.unique(classes).size != 2:
+            raise ValueError(
+                "With a 1-D y_proba, labels must list the two classes; got "
+                f"{classes.tolist()!r}."
+            )
+        _class_index(y_true, classes)
+    else:
+        _, classes = _class_index(y_true, None)
+        if classes.size > 2:
+            raise ValueError(
+                "The type of the target inferred from y_true is multiclass "
+                f"({classes.size} classes) but should be binary according to the "
+                "shape of y_proba."
+            )
+    pos_label = _binary_pos_label(np.sort(classes), pos_label)
+    indicator = (y_true == pos_label).astype(np.intp)
+    if not need_pair:
+        return indicator, None
+    if labels is None and not np.any(classes == pos_label):
+        classes = np.union1d(classes, np.asarray([pos_label]))
+    positive = np.flatnonzero(classes == pos_label)
+    if classes.size != 2 or positive.size != 1:
+        raise ValueError(
+            "transition_matrix needs the two classes of the binary problem: pass "
+            "them through `labels` (with pos_label among them); found "
+            f"{classes.tolist()!r} for pos_label={pos_label!r}."
+        )
+    return indicator, np.array([1 - positive[0], positive[0]])
+
+
+# --------------------------------------------------------------------------- #
+# Loss matrices
+# --------------------------------------------------------------------------- #
+def _brier_loss(proba: np.ndarray) -> np.ndarray:
+    if proba.ndim == 1:  # binary: (y − p)², y ∈ {0, 1}
+        return np.stack((proba * proba, (1.0 - proba) ** 2), axis=1)
+    # Σ_c (p_c − 1[c = j])² = Σ_{c≠j} p_c² + (1 − p_j)²; halved for 2 classes
+    squares = proba * proba
+    loss = squares.sum(axis=1, keepdims=True) - squares + (1.0 - proba) ** 2
+    if proba.shape[1] == 2:
+        loss *= 0.5
+    return loss
+
+
+def _log_loss_factory(eps: float) -> _Loss:
+    def loss(proba: np.ndarray) -> np.ndarray:
+        clipped = np.clip(proba, eps, 1.0 - eps)
+        if proba.ndim == 1:  # −log(1 − p), −log p: logit p = log p − log1p(−p)
+            return np.stack((-np.log1p(-clipped), -np.log(clipped)), axis=1)
+        return -np.log(clipped)
+
+    return loss
+
+
+# --------------------------------------------------------------------------- #
+# Kernels
+# --------------------------------------------------------------------------- #
+def _flip_rows(k: np.ndarray, n_classes: int, keep: Any, flip: Any) -> np.ndarray:
+    """Rows with ``keep`` at column ``k_i`` and ``flip`` elsewhere."""
+    rows = np.empty((k.shape[0], n_classes))
+    rows[:] = flip if isinstance(flip, float) else flip[:, None]
+    rows[np.arange(k.shape[0]), k] = keep
+    return rows
+
+
+def _loss_totals(
+    loss: _Loss,
+    proba: np.ndarray,
+    index: np.ndarray,
+    n_classes: int,
+    q: Any,
+    matrix: np.ndarray | None,
+    weight: np.ndarray | None,
+    estimand: str,
+) -> tuple[float, float, float]:
+    """Weighted totals ``(Σ w ℓ_nominal, Σ w E_i, Σ w² V_i)``, chunk by chunk."""
+    inverse = None
+    if estimand == "truth":
+        if matrix is None:
+            _check_invertible_flips(q, n_classes)
+        else:
+            inverse = _inverse_transition_matrix(matrix)
+    totals = np.zeros(3)
+    for rows in _chunks(index.shape[0]):
+        losses = loss(proba[rows])
+        k = index[rows]
+        nominal = losses[np.arange(k.shape[0]), k]
+        if matrix is not None:
+            weights = matrix[k] if inverse is None else inverse[k]
+        else:
+            q_rows = _chunk_of(q, rows)
+            r_rows = q_rows / (n_classes - 1)
+            if estimand == "measurement":
+                weights = _flip_rows(k, n_classes, 1.0 - q_rows, r_rows)
+            else:  # T⁻¹ = (I − r J)/(1 − q − r) for uniform flips
+                scale = 1.0 - q_rows - r_rows
+                weights = _flip_rows(
+                    k, n_classes, (1.0 - r_rows) / scale, -r_rows / scale
+                )
+        expected = np.einsum("ij,ij->i", weights, losses)
+        if estimand == "measurement":
+            centred = losses - expected[:, None]
+            variance = np.einsum("ij,ij->i", weights, centred * centred)
+        elif matrix is None and n_classes == 2:
+            # Exact and label-free: ℓ̂ = A + B ĉ with Var ĉ = q(1−q)/(1−2q)².
+            jump = losses[:, 1] - losses[:, 0]
+            variance = q_rows * (1.0 - q_rows) / (scale * scale) * jump * jump
+        else:
+            # Unbiased estimate of Var ℓ̂_i: ℓ̂_i² − (backward-corrected ℓ_i²).
+            variance = expected * expected - np.einsum(
+                "ij,ij->i", weights, losses * losses
+            )
+        totals += _weighted_totals(weight, rows, nominal, expected, variance)
+    return float(totals[0]), float(totals[1]), float(totals[2])
+
+
+def _expected_loss(
+    metric: str,
+    y_true: Any,
+    y_proba: Any,
+    *,
+    q: Any,
+    transition_matrix: Any,
+    labels: Any,
+    pos_label: Any,
+    sample_weight: Any,
+    estimand: str,
+) -> NoisyScore:
+    check_estimand(estimand, metric=metric, supports_truth=True)
+    check_noise_model(q, transition_matrix)
+    proba, eps = _check_proba(y_proba)
+    y_true = _as_label_array(y_true, name="y_true")
+    n_samples = proba.shape[0]
+    if y_true.shape[0] != n_samples:
+        raise ValueError(
+            "y_true and y_proba must have the same number of samples; got "
+            f"{y_true.shape[0]} and {n_samples}."
+        )
+    weight = check_sample_weight(sample_weight, n_samples)
+    need_order = transition_matrix is not None
+    if proba.ndim == 1:
+        n_classes = 2
+        index, order = _binary_problem(
+            y_true,
+            metric=metric,
+            labels=labels,
+            pos_label=pos_label,
+            need_pair=need_order,
+        )
+    else:
+        n_classes = proba.shape[1]
+        if labels is not None:
+            classes, order = _sorted_labels(labels)
+            index, classes = _class_index(y_true, classes)
+        else:
+            index, classes = _class_index(y_true, None)
+            order = np.arange(classes.size)
+        if classes.size == 1:
+            raise ValueError(
+                f"y_true contains only one label ({classes[0]!r}). Please provide "
+                "the list of all expected class labels explicitly through the "
+                "labels argument."
+            )
+        if classes.size != n_classes:
+            raise ValueError(
+                f"y_proba has {n_classes} columns but there are {classes.size} "
+                f"classes ({classes.tolist()}"
+                + (" found in y_true" if labels is None else " in labels")
+                + "). Pass all the classes through `labels`, in the order of the "
+                "columns of y_proba (sorted)."
+            )
+    matrix = None
+    if transition_matrix is not None:
+        matrix = check_transition_matrix(transition_matrix, n_classes)
+        matrix = matrix[np.ix_(order, order)]
+    else:
+        q = check_flip_probability(q, n_samples)
+    loss = _brier_loss if metric == "brier_score_loss" else _log_loss_factory(eps)
+    nominal, expected, variance = _loss_totals(
+        loss, proba, index, n_classes, q, matrix, weight, estimand
+    )
+    total = float(n_samples) if weight is None else float(weight.sum())
+    return NoisyScore(
+        metric,
+        expected=expected / total,
+        variance=max(variance, 0.0) / (total * total),
+        nominal=nominal / total,
+        n_samples=n_samples,
+        method="exact",
+    )
+
+
+_COMMON_PARAMETERS_DOC = """\
+    q : float or array-like of shape (n_samples,), default=None
+        Probability that a label is flipped: to the other class for binary
+        problems, uniformly to one of the ``K - 1`` other classes otherwise.
+        Exactly one of ``q`` and ``transition_matrix`` is required.
+
+    transition_matrix : array-like of shape (n_classes, n_classes), default=None
+        Row-stochastic, ``T[j, k]`` the probability that a sample of class
+        ``labels[j]`` is observed as ``labels[k]``, in the order of ``labels``
+        (default: the sorted classes).
+
+    sample_weight : array-like of shape (n_samples,), default=None
+        Sample weights: the loss is ``Σ w_i ℓ_i / Σ w_i`` and its variance
+        ``Σ w_i² Var[ℓ_i] / (Σ w_i)²``.
+
+    estimand : {"measurement", "truth"}, default="measurement"
+        ``"measurement"``: ``y_true`` are the reference classes and
+        ``expected`` is the mean loss observed against labels redrawn around
+        them. ``"truth"``: ``y_true`` are single noisy observations and
+        ``expected`` is an unbiased estimate of the loss against the unknown
+        true labels, by the backward correction
+        ``ℓ̂_i(ỹ) = Σ_j T⁻¹[ỹ, j] ℓ_i(j)`` (FORMULAS.md §4). Its variance is
+        exact and label-free for binary flips,
+        ``(1/M²) Σ q_i(1 - q_i)/(1 - 2q_i)² (ℓ_i(1) - ℓ_i(0))²``; otherwise it
+        depends on the unknown labels and the unbiased estimate
+        ``(1/M²) Σ [ℓ̂_i² - Σ_j T⁻¹[ỹ_i, j] ℓ_i(j)²]`` is reported, clipped at 0
+        (it can be negative). q = 0.5 for binary labels (``(K-1)/K`` for ``K``
+        classes) or a singular ``transition_matrix`` raise a ``ValueError``:
+        the labels then carry no information about the true class."""
+
+
+def expected_brier_score_loss(
+    y_true: Any,
+    y_proba: Any,
+    *,
+    q: Any = None,
+    transition_matrix: Any = None,
+    pos_label: Any = None,
+    labels: Any = None,
+    sample_weight: Any = None,
+    estimand: str = "measurement",
+) -> NoisyScore:
+    """Expected Brier score loss, and its variance, under label flips.
+
+    The Brier loss of sample ``i`` is, as in
+    :func:`sklearn.metrics.brier_score_loss`, ``Σ_c (p_ic - 1[c = ỹ_i])²``,
+    halved for binary problems. For a binary label it is affine,
+    ``ℓ_i = p_i² + (1 - 2p_i) ỹ_i``, so (FORMULAS.md §7)::
+
+        E   = (1/M) Σ [p_i² + π_i (1 - 2p_i)]     π_i = P(ỹ_i = positive)
+        Var = (1/M²) Σ (1 - 2p_i)² q_i(1 - q_i)
+
+    and for ``K`` classes ``E = (1/M) Σ_i Σ_j T[k_i, j] L_ij``,
+    ``Var = (1/M²) Σ_i Σ_j T[k_i, j] (L_ij - E_i)²`` with ``L_ij`` the loss if
+    the label is class ``j``. Both are exact.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Reference class of each sample (``estimand="measurement"``) or its
+        single observed label (``estimand="truth"``).
+
+    y_proba : array-like of shape (n_samples,) or (n_samples, n_classes)
+        Predicted probabilities: of the positive class (1-D), or of each class
+        with the columns in sorted label order, as in scikit-learn.
+
+    {common}
+
+    pos_label : int, float, bool or str, default=None
+        Positive class for a 1-D ``y_proba``, inferred as scikit-learn does: 1
+        if the labels are in {0, 1} or {-1, 1}, an error for strings, else the
+        greater label.
+
+    labels : array-like of shape (n_classes,), default=None
+        The classes. 2-D ``y_proba``: its columns follow the sorted labels, and
+        ``labels`` is needed when ``y_true`` misses a class. 1-D ``y_proba``:
+        the two classes (needed with ``transition_matrix`` when ``y_true`` holds
+        only one class and the other cannot be inferred).
+
+    Returns
+    -------
+    score : NoisyScore
+        ``nominal`` is :func:`sklearn.metrics.brier_score_loss` on ``y_true``;
+        ``method`` is ``"exact"``.
+
+    See Also
+    --------
+    sklearn.metrics.brier_score_loss : The metric on exact labels.
+    expected_log_loss : The same for the log-loss.
+
+    Examples
+    --------
+    >>> from sklearn_noisy.metrics import expected_brier_score_loss
+    >>> y_true = [0, 1, 1, 0]
+    >>> y_proba = [0.1, 0.9, 0.8, 0.3]
+    >>> score = expected_brier_score_loss(y_true, y_proba, q=0.1)
+    >>> round(score.nominal, 12), round(score.expected, 12)
+    (0.0375, 0.1025)
+    >>> round(score.variance, 12)  # Σ (1 - 2p)² q(1 - q) / M²
+    0.010125
+    """
+    return _expected_loss(
+        "brier_score_loss",
+        y_true,
+        y_proba,
+        q=q,
+        transition_matrix=transition_matrix,
+        labels=labels,
+        pos_label=pos_label,
+        sample_weight=sample_weight,
+        estimand=estimand,
+    )
+
+
+def expected_log_loss(
+    y_true: Any,
+    y_proba: Any,
+    *,
+    q: Any = None,
+    transition_matrix: Any = None,
+    labels: Any = None,
+    sample_weight: Any = None,
+    estimand: str = "measurement",
+) -> NoisyScore:
+    """Expected log-loss, and its variance, under label flips.
+
+    The probabilities are clipped to ``[eps, 1 - eps]`` with ``eps`` the machine
+    epsilon of ``y_proba``'s dtype, as in :func:`sklearn.metrics.log_loss`
+    (so ``|logit p| <= 36.04`` in float64 and the expectation stays finite).
+    For a binary label the loss is affine, ``ℓ_i = -log(1 - p_i) - ỹ_i logit
+    p_i``, computed as ``-log1p(-p)`` and ``log(p) - log1p(-p)`` (FORMULAS.md
+    §7, Part III.4)::
+
+        E   = (1/M) Σ [-log1p(-p_i) - π_i logit p_i]
+        Var = (1/M²) Σ logit(p_i)² q_i(1 - q_i)
+
+    and for ``K`` classes, with ``L_ij = -log p_ij``,
+    ``E = (1/M) Σ_i Σ_j T[k_i, j] L_ij`` and
+    ``Var = (1/M²) Σ_i Σ_j T[k_i, j] (L_ij - E_i)²``. Both are exact.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Reference class of each sample (``estimand="measurement"``) or its
+        single observed label (``estimand="truth"``).
+
+    y_proba : array-like of shape (n_samples,) or (n_samples, n_classes)
+        Predicted probabilities: of the greater of the two classes (1-D), or of
+        each class with the columns in sorted label order, as in scikit-learn.
+
+    {common}
+
+    labels : array-like of shape (n_classes,), default=None
+        The classes, as in scikit-learn: inferred from ``y_true`` when not
+        given; the columns of ``y_proba`` follow the sorted labels.
+
+    Returns
+    -------
+    score : NoisyScore
+        ``nominal`` is :func:`sklearn.metrics.log_loss` on ``y_true``;
+        ``method`` is ``"exact"``.
+
+    See Also
+    --------
+    sklearn.metrics.log_loss : The metric on exact labels.
+    expected_brier_score_loss : The same for the Brier score.
+
+    Examples
+    --------
+    >>> from sklearn_noisy.metrics import expected_log_loss
+    >>> y_true = ["spam", "ham", "ham", "spam"]
+    >>> y_proba = [[0.1, 0.9], [0.9, 0.1], [0.8, 0.2], [0.35, 0.65]]
+    >>> score = expected_log_loss(y_true, y_proba, q=0.1)
+    >>> round(score.nominal, 6), round(score.expected, 6)
+    (0.216162, 0.376156)
+    """
+    return _expected_loss(
+        "log_loss",
+        y_true,
+        y_proba,
+        q=q,
+        transition_matrix=transition_matrix,
+        labels=labels,
+        pos_label=None,
+        sample_weight=sample_weight,
+        estimand=estimand,
+    )
+
+
+for _function in (expected_brier_score_loss, expected_log_loss):
+    _function.__doc__ = _function.__doc__.replace(
+        "    {common}", _COMMON_PARAMETERS_DOC
+    )
