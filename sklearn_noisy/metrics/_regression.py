@@ -18,7 +18,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from .._noisy_score import NoisyScore
-from ..utils._validation import CHUNK_SIZE, check_regression_inputs
+from ..utils._validation import CHUNK_SIZE, check_estimand, check_regression_inputs
 
 __all__ = [
     "expected_mean_absolute_error",
@@ -188,6 +188,33 @@ def _squared_error_kernel(
     return totals[0], totals[1], totals[2]
 
 
+def _squared_error_truth_kernel(
+    d: np.ndarray, s: Any, w: np.ndarray | None
+) -> tuple[np.ndarray, ...]:
+    # estimand="truth" (FORMULAS.md §4): d = e is the observed residual. Sums
+    # Σ w e², Σ w (e² − σ²) (unbiased for Σ w d_true²) and
+    # Σ w² (4σ²e² − 2σ⁴) (unbiased for Σ w² Var, which needs the unknown d).
+    totals = np.empty((3, d.shape[1]))
+    for j, (ej, sj) in enumerate(_columns(d, s)):
+        e2 = np.square(ej)
+        s2 = np.broadcast_to(np.square(sj), e2.shape)
+        w2 = None if w is None else np.square(w)
+        nominal = _weighted_sum(e2, w)
+        expected = nominal - _weighted_sum(s2, w)
+        variance = _weighted_sum(s2 * (4.0 * e2 - 2.0 * s2), w2)
+        totals[:, j] = nominal, expected, variance
+    return totals[0], totals[1], totals[2]
+
+
+def _clip_variance(score: NoisyScore) -> NoisyScore:
+    """``score`` with a negative variance estimate replaced by 0."""
+    if score.variance >= 0.0:
+        return score
+    return NoisyScore(
+        score.metric, score.expected, 0.0, score.nominal, score.n_samples, score.method
+    )
+
+
 def _absolute_error_moments(d: np.ndarray, s: Any) -> tuple[np.ndarray, np.ndarray]:
     """Mean and variance of ``|e|`` for ``e ~ N(d, s²)``, the stable g-form.
 
@@ -305,6 +332,7 @@ def expected_mean_squared_error(
     sigma: Any,
     sample_weight: Any = None,
     multioutput: Any = "uniform_average",
+    estimand: str = "measurement",
 ) -> NoisyScore | list[NoisyScore]:
     """Expected mean squared error, and its variance, under Gaussian label error.
 
@@ -317,6 +345,18 @@ def expected_mean_squared_error(
     Parameters
     ----------
 {parameters}
+
+    estimand : {"measurement", "truth"}, default="measurement"
+        ``"measurement"``: the MSE observed against labels redrawn around
+        ``y_true``, as above. ``"truth"``: ``y_true`` are single noisy
+        measurements of the unknown true values and ``expected`` is the
+        unbiased estimate ``MSE_obs - (1/M) Σ σ_i²`` of the MSE against them
+        (FORMULAS.md §4); it can be negative. Its variance,
+        ``(1/M²) Σ (2σ_i⁴ + 4 d_i² σ_i²)``, needs the unknown true residuals
+        ``d_i``: ``variance`` reports its unbiased estimate
+        ``V̂ = (1/M²) Σ (4σ_i² e_i² - 2σ_i⁴)`` from the observed residuals
+        ``e_i``. ``V̂`` can be negative; it is then clipped at 0, which biases
+        it upwards. ``nominal`` is the MSE on ``y_true`` as given.
 
     Returns
     -------
@@ -349,6 +389,22 @@ nominal=0.375, n_samples=4, method='exact')
         sample_weight=sample_weight,
         multioutput=multioutput,
     )
+    check_estimand(estimand, metric="mean_squared_error", supports_truth=True)
+    if estimand == "truth":
+        nominal, expected, variance = _accumulate(
+            _squared_error_truth_kernel, y_true, y_pred, sigma, weight
+        )
+        result = _aggregate_outputs(
+            "mean_squared_error",
+            nominal,
+            expected,
+            variance,
+            y_true.shape[0],
+            multioutput,
+        )
+        if isinstance(result, list):
+            return [_clip_variance(score) for score in result]
+        return _clip_variance(result)
     nominal, expected, variance = _accumulate(
         _squared_error_kernel, y_true, y_pred, sigma, weight
     )
