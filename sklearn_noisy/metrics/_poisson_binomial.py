@@ -1,0 +1,220 @@
+"""Probability mass function of a Poisson-binomial distribution (FORMULAS.md §8).
+
+The number of successes among independent Bernoulli trials with success
+probabilities ``p_1, ..., p_n`` has the generating polynomial
+``prod_i (1 - p_i + p_i z)``. :func:`poisson_binomial_pmf` multiplies these
+factors along a balanced divide-and-conquer tree:
+
+* the leaves are blocks of :data:`_LEAF_SIZE` trials, whose PMFs are built by the
+  exact O(block²) recurrence, vectorised over all blocks at once;
+* while the polynomials are short, sibling pairs are multiplied by direct
+  convolution (vectorised over all pairs of a level); above
+  :data:`_FFT_MIN_LENGTH` coefficients the products use batched real FFTs, and
+  the round-off negatives they leave are clipped to 0 (FORMULAS.md Part III.7);
+* every node keeps only the window of counts that carries probability: by
+  Bernstein's inequality the mass outside ``mean ± t`` is below
+  :data:`_TAIL_MASS` (1e-60), far below the float64 round-off of the retained
+  values, so the trimming loses nothing that the FFT would not lose anyway, and
+  it makes the upper levels of the tree, where the FFTs are long, cost
+  ``O(sqrt(n))`` instead of ``O(n)``.
+
+Trials with ``p_i = 0`` or ``p_i = 1`` are certain: they shift the distribution
+and never enter the products. The result is renormalised to sum to one.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import fft as sp_fft
+from scipy.stats import binom
+
+__all__ = ["poisson_binomial_pmf", "poisson_binomial_window"]
+
+#: Trials per leaf block (PMF by the exact recurrence).
+_LEAF_SIZE = 16
+#: Polynomials at least this long are multiplied by FFT, shorter ones directly.
+_FFT_MIN_LENGTH = 64
+#: Bound on the probability mass a node may drop outside its window.
+_TAIL_MASS = 1e-60
+_LOG_TAIL = math.log(2.0 / _TAIL_MASS)
+
+
+def _bernstein_halfwidth(variance: np.ndarray) -> np.ndarray:
+    """Half-width t with P(|X - mean| >= t) <= _TAIL_MASS (Bernstein's inequality).
+
+    For a sum of independent Bernoulli trials with variance ``v`` (each trial
+    within 1 of its mean), P(|X - mean| >= t) <= 2 exp(-t² / (2 (v + t/3))).
+    Solving ``t² / (2 (v + t/3)) = L`` gives ``t = L/3 + sqrt(L²/9 + 2 L v)``.
+    """
+    third = _LOG_TAIL / 3.0
+    return third + np.sqrt(third * third + 2.0 * _LOG_TAIL * variance)
+
+
+def _windows(
+    mean: np.ndarray, variance: np.ndarray, count: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Integer count windows [low, high] holding all but _TAIL_MASS of each node."""
+    half = _bernstein_halfwidth(variance)
+    low = np.maximum(np.floor(mean - half), 0.0).astype(np.int64)
+    high = np.minimum(np.ceil(mean + half), count).astype(np.int64)
+    return low, np.maximum(high, low)
+
+
+def _leaf_pmfs(p: np.ndarray) -> np.ndarray:
+    """PMFs of consecutive blocks of ``_LEAF_SIZE`` trials, one column per block."""
+    n_blocks = -(-p.size // _LEAF_SIZE)
+    padded = np.zeros(n_blocks * _LEAF_SIZE)
+    padded[: p.size] = p
+    trials = padded.reshape(n_blocks, _LEAF_SIZE).T.copy()
+    pmf = np.zeros((_LEAF_SIZE + 1, n_blocks))
+    pmf[0] = 1.0
+    for j in range(_LEAF_SIZE):
+        success = trials[j]
+        # new[m] = old[m] (1 - p) + old[m - 1] p, for m = 0..j+1 (exact, no FFT).
+        head = pmf[: j + 1] * success
+        pmf[: j + 1] *= 1.0 - success
+        pmf[1 : j + 2] += head
+    return pmf
+
+
+def _multiply_pairs(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Column-wise products of polynomials ``left[:, k] * right[:, k]``.
+
+    Coefficients run along axis 0 (one column per node), so that the direct
+    convolution works on contiguous rows.
+    """
+    width, n_nodes = left.shape
+    out_width = 2 * width - 1
+    if width < _FFT_MIN_LENGTH:
+        out = np.zeros((out_width, n_nodes))
+        for j in range(width):
+            out[j : j + width] += left[j] * right
+        return out
+    n_fft = sp_fft.next_fast_len(out_width, real=True)
+    spectrum = sp_fft.rfft(left, n_fft, axis=0)
+    spectrum *= sp_fft.rfft(right, n_fft, axis=0)
+    out = sp_fft.irfft(spectrum, n_fft, axis=0)[:out_width]
+    np.maximum(out, 0.0, out=out)  # FFT round-off negatives (FORMULAS Part III.7)
+    return out
+
+
+def _product_tree(p: np.ndarray) -> tuple[int, np.ndarray]:
+    """Window ``(offset, pmf)`` of the number of successes of trials ``0 < p < 1``."""
+    pmf = _leaf_pmfs(p)
+    n_blocks = pmf.shape[1]
+    # Per-node bookkeeping: offset of row 0, number of trials, mean, variance.
+    padded = np.zeros(n_blocks * _LEAF_SIZE)
+    padded[: p.size] = p
+    blocks = padded.reshape(n_blocks, _LEAF_SIZE)
+    mean = blocks.sum(axis=1)
+    variance = (blocks * (1.0 - blocks)).sum(axis=1)
+    count = np.full(n_blocks, _LEAF_SIZE, dtype=np.int64)
+    count[-1] = p.size - _LEAF_SIZE * (n_blocks - 1)
+    offset = np.zeros(n_blocks, dtype=np.int64)
+    pmf, offset = _trim(pmf, offset, mean, variance, count)
+    while pmf.shape[1] > 1:
+        if pmf.shape[1] % 2:  # an identity node (no trials) pairs with the last
+            identity = np.zeros((pmf.shape[0], 1))
+            identity[0, 0] = 1.0
+            pmf = np.hstack([pmf, identity])
+            offset = np.append(offset, 0)
+            mean = np.append(mean, 0.0)
+            variance = np.append(variance, 0.0)
+            count = np.append(count, 0)
+        pmf = _multiply_pairs(pmf[:, 0::2], pmf[:, 1::2])
+        offset = offset[0::2] + offset[1::2]
+        mean = mean[0::2] + mean[1::2]
+        variance = variance[0::2] + variance[1::2]
+        count = count[0::2] + count[1::2]
+        pmf, offset = _trim(pmf, offset, mean, variance, count)
+    return int(offset[0]), pmf[:, 0]
+
+
+def _trim(
+    pmf: np.ndarray,
+    offset: np.ndarray,
+    mean: np.ndarray,
+    variance: np.ndarray,
+    count: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Cut every column to a common-height window that holds its probability mass."""
+    low, high = _windows(mean, variance, count)
+    width = pmf.shape[0]
+    start = np.clip(low - offset, 0, width - 1)
+    stop = np.clip(high - offset, start, width - 1)
+    new_width = int((stop - start).max()) + 1
+    if new_width == width:
+        return pmf, offset
+    start = np.minimum(start, width - new_width)
+    if np.all(start == start[0]):
+        s = int(start[0])
+        return np.ascontiguousarray(pmf[s : s + new_width]), offset + s
+    rows = start + np.arange(new_width)[:, None]
+    return np.take_along_axis(pmf, rows, axis=0), offset + start
+
+
+def poisson_binomial_window(p: np.ndarray) -> tuple[int, np.ndarray]:
+    """PMF of a Poisson-binomial count on the window of counts that carry mass.
+
+    Parameters
+    ----------
+    p : ndarray of shape (n,)
+        Success probabilities in [0, 1].
+
+    Returns
+    -------
+    offset : int
+        The count that ``pmf[0]`` refers to.
+    pmf : ndarray
+        ``pmf[j] = P(X = offset + j)``, non-negative and summing to 1. Counts
+        outside the window have probability below 1e-60 in total.
+    """
+    p = np.asarray(p, dtype=np.float64)
+    certain = int(np.count_nonzero(p >= 1.0))
+    uncertain = p[(p > 0.0) & (p < 1.0)]
+    if uncertain.size == 0:
+        return certain, np.ones(1)
+    if uncertain.min() == uncertain.max():
+        # Identical trials: the binomial PMF (scipy/Boost, accurate to a few ulp).
+        n, prob = uncertain.size, float(uncertain[0])
+        low, high = _windows(
+            np.array([n * prob]), np.array([n * prob * (1.0 - prob)]), np.array([n])
+        )
+        counts = np.arange(low[0], high[0] + 1)
+        offset, pmf = int(low[0]), binom.pmf(counts, n, prob)
+    else:
+        offset, pmf = _product_tree(uncertain)
+    pmf = np.asarray(pmf, dtype=np.float64)
+    pmf /= pmf.sum()
+    return offset + certain, pmf
+
+
+def poisson_binomial_pmf(p: np.ndarray) -> np.ndarray:
+    """PMF of the number of successes of independent Bernoulli(p_i) trials.
+
+    Parameters
+    ----------
+    p : array-like of shape (n,)
+        Success probabilities in [0, 1].
+
+    Returns
+    -------
+    pmf : ndarray of shape (n + 1,)
+        ``pmf[k] = P(X = k)``; counts whose probability is below 1e-60 in total
+        are returned as 0.
+
+    Examples
+    --------
+    >>> from sklearn_noisy.metrics._poisson_binomial import poisson_binomial_pmf
+    >>> poisson_binomial_pmf([0.5, 0.5]).tolist()
+    [0.25, 0.5, 0.25]
+    >>> poisson_binomial_pmf([1.0, 0.2]).round(12).tolist()
+    [0.0, 0.8, 0.2]
+    """
+    p = np.asarray(p, dtype=np.float64).ravel()
+    offset, window = poisson_binomial_window(p)
+    pmf = np.zeros(p.size + 1)
+    pmf[offset : offset + window.size] = window
+    return pmf
