@@ -8,6 +8,7 @@ cross-validation fold and pooled across folds.
 
 from ._noisy_score import ConfidenceInterval, NoisyScore
 from .metrics import (
+    MonteCarloScore,
     NoisyConfusionMatrix,
     NoisyScorer,
     expected_accuracy_score,
@@ -19,6 +20,7 @@ from .metrics import (
     get_noisy_scorer,
     get_noisy_scorer_names,
     make_noisy_scorer,
+    monte_carlo_score,
 )
 from .preprocessing import RepeatSummary, summarize_repeats
 
@@ -26,6 +28,7 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "ConfidenceInterval",
+    "MonteCarloScore",
     "NoisyConfusionMatrix",
     "NoisyScore",
     "NoisyScorer",
@@ -40,5 +43,6 @@ __all__ = [
     "get_noisy_scorer",
     "get_noisy_scorer_names",
     "make_noisy_scorer",
+    "monte_carlo_score",
     "summarize_repeats",
 ]

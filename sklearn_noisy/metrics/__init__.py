@@ -5,6 +5,7 @@ from ._classification import (
     expected_accuracy_score,
     expected_confusion_matrix,
 )
+from ._monte_carlo import MonteCarloScore, monte_carlo_score
 from ._noise_resilience import NoiseResilienceResult, noise_resilience_score
 from ._probabilistic import expected_brier_score_loss, expected_log_loss
 from ._regression import (
@@ -19,6 +20,7 @@ from ._scorer import (
 )
 
 __all__ = [
+    "MonteCarloScore",
     "NoiseResilienceResult",
     "NoisyConfusionMatrix",
     "NoisyScorer",
@@ -31,5 +33,6 @@ __all__ = [
     "get_noisy_scorer",
     "get_noisy_scorer_names",
     "make_noisy_scorer",
+    "monte_carlo_score",
     "noise_resilience_score",
 ]

@@ -1,0 +1,481 @@
+"""Monte Carlo expected value and variance of any metric under label noise.
+
+:func:`monte_carlo_score` redraws the labels from their noise model (Gaussian
+errors ``sigma``, flips ``q`` or a transition matrix), calls the metric on each
+draw and summarises the draws. It works for every callable
+``metric(y_true, y_pred)``, and it is how the exact formulas of this package are
+checked.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._noisy_score import NoisyScore
+from ..utils._validation import (
+    as_float_array,
+    check_classification_labels,
+    check_finite,
+    check_flip_probability,
+    check_sample_weight,
+    check_sigma,
+    check_transition_matrix,
+)
+
+__all__ = ["MonteCarloScore", "monte_carlo_score"]
+
+#: Default size of one batch of drawn labels (and their random numbers), bytes.
+_BATCH_BYTES = 8 * 2**20
+
+
+@dataclass(frozen=True, repr=False)
+class MonteCarloScore(NoisyScore):
+    """A :class:`~sklearn_noisy.NoisyScore` estimated by Monte Carlo.
+
+    Returned by :func:`~sklearn_noisy.metrics.monte_carlo_score`. ``expected``
+    is the mean of the metric over ``n_draws`` label draws and ``variance`` its
+    sample variance (``ddof=1``); ``method`` is ``"monte_carlo"``.
+
+    Parameters
+    ----------
+    metric, expected, variance, nominal, n_samples, method
+        As in :class:`~sklearn_noisy.NoisyScore`.
+    n_draws : int
+        Number of label draws.
+    standard_error : float
+        Monte Carlo standard error of ``expected``: ``sqrt(variance / n_draws)``.
+    variance_standard_error : float
+        Monte Carlo standard error of ``variance``:
+        ``sqrt((m4 - variance**2) / n_draws)`` with ``m4`` the sample fourth
+        central moment of the draws.
+    draws : ndarray of shape (n_draws,)
+        The metric on each draw, in draw order (read-only). Not shown in the
+        repr and not used in comparisons.
+
+    Examples
+    --------
+    >>> from sklearn.metrics import mean_squared_error
+    >>> from sklearn_noisy.metrics import monte_carlo_score
+    >>> score = monte_carlo_score(mean_squared_error, [1.0, 2.0, 3.0],
+    ...                           [1.5, 2.0, 2.0], sigma=0.1, n_draws=200,
+    ...                           random_state=0)
+    >>> score.n_draws, score.draws.shape
+    (200, (200,))
+    >>> float(score) - score.nominal  # E[MSE] - MSE = mean sigma² = 0.01
+    0.01...
+    """
+
+    n_draws: int = 0
+    standard_error: float = math.nan
+    variance_standard_error: float = math.nan
+    draws: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "n_draws", int(self.n_draws))
+        object.__setattr__(self, "standard_error", float(self.standard_error))
+        object.__setattr__(
+            self, "variance_standard_error", float(self.variance_standard_error)
+        )
+        if self.draws is not None:
+            draws = np.array(self.draws, dtype=np.float64)  # a private copy
+            draws.flags.writeable = False
+            object.__setattr__(self, "draws", draws)
+
+    def __repr__(self) -> str:
+        return (
+            f"MonteCarloScore(metric={self.metric!r}, expected={self.expected:.6g}, "
+            f"std={self.std:.4g}, nominal={self.nominal:.6g}, "
+            f"n_samples={self.n_samples}, n_draws={self.n_draws}, "
+            f"standard_error={self.standard_error:.2g})"
+        )
+
+    def to_dict(self) -> dict[str, float | int | str]:
+        """Return the fields (without ``draws``) and ``std`` as a JSON-ready dict."""
+        result = super().to_dict()
+        result["n_draws"] = self.n_draws
+        result["standard_error"] = self.standard_error
+        result["variance_standard_error"] = self.variance_standard_error
+        return result
+
+
+def _check_generator(random_state: Any) -> np.random.Generator:
+    """A :class:`numpy.random.Generator` from ``random_state``.
+
+    None, an int, a :class:`~numpy.random.SeedSequence` or a ``Generator`` go
+    through :func:`numpy.random.default_rng` (a Generator is used as is, so its
+    state advances). A legacy :class:`~numpy.random.RandomState` seeds a new
+    Generator with one draw from it (so it advances too).
+    """
+    if isinstance(random_state, np.random.RandomState):
+        seed = random_state.randint(0, np.iinfo(np.int64).max, dtype=np.int64)
+        return np.random.default_rng(int(seed))
+    if random_state is None or isinstance(
+        random_state, (numbers.Integral, np.random.SeedSequence, np.random.Generator)
+    ):
+        if isinstance(random_state, numbers.Integral) and random_state < 0:
+            raise ValueError(
+                f"random_state must be a non-negative int; got {random_state!r}."
+            )
+        return np.random.default_rng(random_state)
+    raise TypeError(
+        "random_state must be None, an int, a numpy Generator, SeedSequence or "
+        f"RandomState; got {random_state!r}."
+    )
+
+
+def _check_positive_int(value: Any, *, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int >= {minimum}; got {value!r}.")
+    if value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}; got {value!r}.")
+    return int(value)
+
+
+def _metric_name(metric: Callable[..., Any]) -> str:
+    """``metric.__name__`` with a trailing ``"_score"`` removed, or "custom"."""
+    name = getattr(metric, "__name__", None)
+    if not isinstance(name, str) or not name.isidentifier():  # lambdas, partials
+        return "custom"
+    return name.removesuffix("_score") or name
+
+
+def _n_rows(value: Any, *, name: str) -> int:
+    shape = getattr(value, "shape", None)
+    if shape is not None and len(shape) > 0:
+        return int(shape[0])
+    try:
+        return len(value)
+    except TypeError as exc:
+        raise TypeError(
+            f"{name} must be array-like with one entry per sample; got {value!r}."
+        ) from exc
+
+
+def _is_label_vector(y_pred: Any) -> bool:
+    """Whether ``y_pred`` holds class labels (rather than probabilities)."""
+    if hasattr(y_pred, "to_numpy") and not isinstance(y_pred, np.ndarray):
+        y_pred = y_pred.to_numpy()
+    array = np.asarray(y_pred)
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if array.ndim != 1:
+        return False
+    if array.dtype.kind == "f":
+        return bool(np.all(np.isfinite(array)) and np.all(array == np.round(array)))
+    return array.dtype.kind in "biuUSO"
+
+
+class _GaussianSampler:
+    """Draws ``y ~ N(y_true, sigma²)``: one normal per label entry."""
+
+    def __init__(self, y_true: np.ndarray, sigma: Any) -> None:
+        self.y_true = y_true
+        self.sigma = sigma
+        self.floats_per_draw = y_true.size
+
+    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        block = rng.standard_normal((n, *self.y_true.shape))
+        block *= self.sigma
+        block += self.y_true
+        return block
+
+
+class _FlipSampler:
+    """Uniform flips: with probability ``q_i`` to one of the other K − 1 classes.
+
+    Each draw uses one uniform per sample (two when K > 2: the second picks the
+    new class), all from one ``Generator.random`` call per batch, so draw ``j``
+    sees the same random numbers whatever the batch size.
+    """
+
+    def __init__(self, index: np.ndarray, classes: np.ndarray, q: Any) -> None:
+        self.index = index
+        self.classes = classes
+        self.q = q
+        self.n_classes = classes.size
+        self.per_sample = 1 if self.n_classes == 2 else 2
+        self.floats_per_draw = index.size * self.per_sample
+
+    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        k = self.n_classes
+        if self.per_sample == 1:
+            u = rng.random((n, self.index.size))
+            flip = u < self.q
+            new = self.index ^ flip  # K = 2: the other class is 1 - index
+        else:
+            u = rng.random((n, self.index.size, 2))
+            flip = u[:, :, 0] < self.q
+            offset = np.minimum((u[:, :, 1] * (k - 1)).astype(np.intp), k - 2) + 1
+            offset *= flip
+            new = self.index + offset
+            new %= k
+        return self.classes[new]
+
+
+class _TransitionSampler:
+    """Draws ``y_i ~ Categorical(T[k_i, :])`` by inverting the row's CDF."""
+
+    def __init__(self, index: np.ndarray, classes: np.ndarray, matrix: np.ndarray):
+        self.classes = classes
+        cdf = np.cumsum(matrix, axis=1)
+        # A class after which a row has no mass ends the CDF at exactly 1, so the
+        # classes of probability 0 are never drawn despite round-off in cumsum.
+        tail = np.cumsum(matrix[:, ::-1], axis=1)[:, ::-1]
+        cdf[:, :-1][tail[:, 1:] == 0] = 1.0
+        # Per-sample thresholds, one column per class boundary: (n, K - 1).
+        self.thresholds = np.ascontiguousarray(cdf[index, :-1].T)
+        self.floats_per_draw = 2 * index.size
+
+    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        u = 1.0 - rng.random((n, self.thresholds.shape[1]))  # in (0, 1]
+        new = np.zeros(u.shape, dtype=np.intp)
+        for threshold in self.thresholds:
+            new += u > threshold
+        return self.classes[new]
+
+
+def _classification_sampler(
+    y_true: Any, y_pred: Any, q: Any, transition_matrix: Any, labels: Any
+) -> tuple[Any, int]:
+    if _is_label_vector(y_pred):
+        index, _, classes = check_classification_labels(y_true, y_pred, labels=labels)
+    else:  # probabilities: the classes come from y_true (or labels)
+        index, _, classes = check_classification_labels(y_true, y_true, labels=labels)
+    n_samples = index.size
+    if transition_matrix is not None:
+        matrix = check_transition_matrix(transition_matrix, classes.size)
+        return _TransitionSampler(index, classes, matrix), n_samples
+    q = check_flip_probability(q, n_samples)
+    if classes.size < 2 and np.any(np.asarray(q) > 0):
+        raise ValueError(
+            "q > 0 needs at least two classes to flip between, but only "
+            f"{classes.tolist()} occurs; pass labels=[...] with every class."
+        )
+    if classes.size < 2:  # nothing can flip
+        return _TransitionSampler(index, classes, np.ones((1, 1))), n_samples
+    return _FlipSampler(index, classes, q), n_samples
+
+
+def monte_carlo_score(
+    metric: Callable[..., Any],
+    y_true: Any,
+    y_pred: Any,
+    *,
+    sigma: Any = None,
+    q: Any = None,
+    transition_matrix: Any = None,
+    labels: Any = None,
+    n_draws: int = 1000,
+    random_state: Any = None,
+    batch_size: int | None = None,
+    sample_weight: Any = None,
+) -> MonteCarloScore:
+    """Expected value and variance of any metric by redrawing the labels.
+
+    The labels are redrawn ``n_draws`` times from their noise model around the
+    best-known values ``y_true`` and ``metric(y_draw, y_pred)`` is computed on
+    each draw; ``y_pred`` is held fixed and passed through untouched (labels,
+    scores or a 2-D array of probabilities, whatever ``metric`` expects).
+    Exactly one noise model is given:
+
+    - ``sigma`` (regression): ``y_i ~ N(y_true_i, sigma_i²)``;
+    - ``q`` (classification): the label of sample ``i`` flips with probability
+      ``q_i``; with K > 2 classes a flip goes uniformly to one of the other
+      K − 1 classes;
+    - ``transition_matrix`` ``T`` (classification): the label of a sample of
+      class ``j`` is drawn from row ``j`` of ``T``.
+
+    Parameters
+    ----------
+    metric : callable
+        ``metric(y_true, y_pred)`` returning a number, e.g. a scikit-learn
+        metric, a lambda, or ``lambda a, b: f(a, b).expected``. Called once on
+        ``y_true`` (``nominal``) and once per draw.
+    y_true : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        Best-known labels: values (with ``sigma``) or class labels (with ``q``
+        or ``transition_matrix``).
+    y_pred : array-like
+        Predictions, passed to ``metric`` as given.
+    sigma : float or array-like of shape (n_samples,) or (n_samples, n_outputs)
+        Standard error of each label (``>= 0``; ``0`` means exact).
+    q : float or array-like of shape (n_samples,)
+        Flip probability of each label, in [0, 1].
+    transition_matrix : array-like of shape (n_classes, n_classes)
+        Row-stochastic matrix in the order of ``labels``.
+    labels : array-like of shape (n_classes,), default=None
+        The classes. Default: the sorted union of the labels in ``y_true`` and
+        (when it holds labels rather than probabilities) ``y_pred``.
+    n_draws : int, default=1000
+        Number of label draws, at least 2.
+    random_state : None, int, numpy Generator, SeedSequence or RandomState
+        Seed of the draws. An int gives the same draws on every call. The
+        draws come from :func:`numpy.random.default_rng` (a ``RandomState`` seeds
+        one with a single draw from it). The draws do not depend on
+        ``batch_size``.
+    batch_size : int, default=None
+        Draws generated at a time. Default: as many as fit in about 8 MB. Only
+        ``batch_size`` drawn label vectors are ever held in memory, never
+        ``n_draws x n_samples``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Passed to every call as ``metric(..., sample_weight=sample_weight)``.
+
+    Returns
+    -------
+    score : MonteCarloScore
+        ``expected`` is the mean of the draws and ``variance`` their sample
+        variance (``ddof=1``); ``nominal`` is ``metric(y_true, y_pred)``;
+        ``metric`` is ``metric.__name__`` without a trailing ``"_score"``
+        (``"accuracy"`` for :func:`~sklearn.metrics.accuracy_score`), or
+        ``"custom"`` for lambdas and partials. The Monte Carlo standard errors
+        are on the result: ``standard_error = sqrt(variance / n_draws)`` for
+        the mean and ``variance_standard_error = sqrt((m4 - variance²) /
+        n_draws)`` for the variance, ``m4`` the fourth central moment of the
+        draws. A difference from an exact value of more than about 4 standard
+        errors points to a real discrepancy.
+
+    See Also
+    --------
+    expected_mean_squared_error : An exact counterpart for MSE.
+    expected_accuracy_score : An exact counterpart for accuracy.
+
+    Examples
+    --------
+    >>> from sklearn.metrics import accuracy_score
+    >>> from sklearn_noisy.metrics import monte_carlo_score
+    >>> y_true = [0, 1, 1, 0, 1, 0, 1, 1]
+    >>> y_pred = [0, 1, 0, 0, 1, 1, 1, 1]
+    >>> score = monte_carlo_score(accuracy_score, y_true, y_pred, q=0.1,
+    ...                           n_draws=2000, random_state=0)
+    >>> score.metric, score.nominal, score.method
+    ('accuracy', 0.75, 'monte_carlo')
+    >>> abs(score.expected - (0.75 + 0.1 * (1 - 2 * 0.75))) < 4 * score.standard_error
+    True
+    """
+    if not callable(metric):
+        raise TypeError(f"metric must be callable; got {metric!r}.")
+    given = [
+        name
+        for name, value in (
+            ("sigma", sigma),
+            ("q", q),
+            ("transition_matrix", transition_matrix),
+        )
+        if value is not None
+    ]
+    if len(given) != 1:
+        raise TypeError(
+            "Pass exactly one noise model: sigma (regression), q or "
+            f"transition_matrix (classification); got {given or 'none'}."
+        )
+    n_draws = _check_positive_int(n_draws, name="n_draws", minimum=2)
+    if batch_size is not None:
+        batch_size = _check_positive_int(batch_size, name="batch_size", minimum=1)
+    rng = _check_generator(random_state)
+
+    if sigma is not None:
+        values = as_float_array(y_true, name="y_true")
+        if values.ndim not in (1, 2):
+            raise ValueError(
+                "y_true must be 1-D or 2-D (n_samples, n_outputs); got shape "
+                f"{values.shape}."
+            )
+        if values.shape[0] == 0:
+            raise ValueError("y_true is empty: at least one sample is required.")
+        check_finite(values, name="y_true")
+        sigma = check_sigma(sigma, values.shape)
+        sampler: Any = _GaussianSampler(values, sigma)
+        n_samples = values.shape[0]
+    else:
+        sampler, n_samples = _classification_sampler(
+            y_true, y_pred, q, transition_matrix, labels
+        )
+    n_pred = _n_rows(y_pred, name="y_pred")
+    if n_pred != n_samples:
+        raise ValueError(
+            "y_true and y_pred must have the same number of samples; got "
+            f"{n_samples} and {n_pred}."
+        )
+    weight = check_sample_weight(sample_weight, n_samples)
+    kwargs = {} if weight is None else {"sample_weight": weight}
+
+    if batch_size is None:
+        bytes_per_draw = 8 * max(sampler.floats_per_draw, 1) * 2
+        batch_size = max(1, min(n_draws, _BATCH_BYTES // bytes_per_draw))
+
+    nominal = _call(metric, y_true, y_pred, kwargs)
+    draws = np.empty(n_draws)
+    for start in range(0, n_draws, batch_size):
+        block = sampler.draw(rng, min(batch_size, n_draws - start))
+        for offset, y_draw in enumerate(block):
+            draws[start + offset] = _call(metric, y_draw, y_pred, kwargs)
+        del block
+
+    expected, variance, standard_error, variance_se = _summarise(draws)
+    return MonteCarloScore(
+        metric=_metric_name(metric),
+        expected=expected,
+        variance=variance,
+        nominal=nominal,
+        n_samples=n_samples,
+        method="monte_carlo",
+        n_draws=n_draws,
+        standard_error=standard_error,
+        variance_standard_error=variance_se,
+        draws=draws,
+    )
+
+
+def _call(
+    metric: Callable[..., Any], y: Any, y_pred: Any, kwargs: dict[str, Any]
+) -> float:
+    value = metric(y, y_pred, **kwargs)
+    if isinstance(value, NoisyScore):
+        return value.expected
+    if np.ndim(value) != 0:
+        raise TypeError(
+            "metric must return a single number; got a value of shape "
+            f"{np.shape(value)} (for multioutput metrics pick one output or "
+            "average them in the callable)."
+        )
+    try:
+        return float(value)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"metric must return a number; got {value!r}.") from exc
+
+
+def _summarise(draws: np.ndarray) -> tuple[float, float, float, float]:
+    """Mean, variance (ddof=1) and the Monte Carlo standard errors of both."""
+    n_draws = draws.size
+    finite = np.isfinite(draws)
+    if not finite.all():
+        warnings.warn(
+            f"The metric was not finite on {int(n_draws - finite.sum())} of "
+            f"{n_draws} label draws; the Monte Carlo mean and variance are not "
+            "finite either.",
+            UserWarning,
+            stacklevel=3,
+        )
+        with np.errstate(invalid="ignore", over="ignore"):  # inf - inf is NaN
+            return (
+                float(np.mean(draws)),
+                float(np.var(draws, ddof=1)),
+                math.nan,
+                math.nan,
+            )
+    expected = float(np.mean(draws))
+    centred = draws - expected
+    centred *= centred
+    m2 = float(np.mean(centred))
+    variance = m2 * n_draws / (n_draws - 1)
+    m4 = float(np.mean(centred * centred))
+    standard_error = math.sqrt(variance / n_draws)
+    variance_se = math.sqrt(max(m4 - variance * variance, 0.0) / n_draws)
+    return expected, variance, standard_error, variance_se
