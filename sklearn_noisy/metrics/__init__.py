@@ -7,6 +7,13 @@ from ._classification import (
 )
 from ._monte_carlo import MonteCarloScore, monte_carlo_score
 from ._noise_resilience import NoiseResilienceResult, noise_resilience_score
+from ._precision_recall import (
+    expected_balanced_accuracy_score,
+    expected_f1_score,
+    expected_matthews_corrcoef,
+    expected_precision_score,
+    expected_recall_score,
+)
 from ._probabilistic import expected_brier_score_loss, expected_log_loss
 from ._regression import (
     expected_mean_absolute_error,
@@ -25,11 +32,16 @@ __all__ = [
     "NoisyConfusionMatrix",
     "NoisyScorer",
     "expected_accuracy_score",
+    "expected_balanced_accuracy_score",
     "expected_brier_score_loss",
     "expected_confusion_matrix",
+    "expected_f1_score",
     "expected_log_loss",
+    "expected_matthews_corrcoef",
     "expected_mean_absolute_error",
     "expected_mean_squared_error",
+    "expected_precision_score",
+    "expected_recall_score",
     "get_noisy_scorer",
     "get_noisy_scorer_names",
     "make_noisy_scorer",

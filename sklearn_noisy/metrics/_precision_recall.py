@@ -24,6 +24,7 @@ which equals the accuracy and is exact (FORMULAS.md §3).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import warnings
 from typing import Any
@@ -43,6 +44,7 @@ from .._noisy_score import NoisyScore
 from ..utils._validation import (
     _as_label_array,
     check_classification_labels,
+    check_estimand,
     check_flip_probability,
     check_noise_model,
     check_transition_matrix,
@@ -59,7 +61,6 @@ __all__ = [
 
 _AVERAGES = ("binary", "micro", "macro", "weighted")
 _METHODS = ("exact", "delta")
-_ESTIMANDS = ("measurement", "truth")
 #: Convolutions with a factor shorter than this are computed directly.
 _DIRECT_CONVOLUTION_MAX = 64
 
@@ -240,17 +241,22 @@ def _check_option(value: Any, allowed: tuple, *, name: str) -> None:
 
 
 def _check_estimand(estimand: Any, metric: str, *, truth_supported: bool) -> None:
-    _check_option(estimand, _ESTIMANDS, name="estimand")
-    if estimand == "truth" and not truth_supported:
-        raise ValueError(
-            f"estimand='truth' is not available for {metric}: no unbiased estimator "
-            f"of the {metric} against the unknown true labels exists (it is a ratio "
-            "of random counts, FORMULAS.md §4). Use estimand='measurement' for the "
-            f"expected {metric} you will observe against noisy labels, or the "
-            "unbiased truth estimates of precision or accuracy "
-            "(expected_precision_score / expected_accuracy_score with "
-            "estimand='truth')."
-        )
+    check_estimand(
+        estimand,
+        metric=metric,
+        supports_truth=truth_supported,
+        alternative=(
+            f"estimand='measurement' gives the expected {metric} you will observe "
+            "against noisy labels; unbiased truth estimates exist for precision "
+            "and accuracy (expected_precision_score / expected_accuracy_score with "
+            "estimand='truth')"
+        ),
+        reason=(
+            f"the {metric} is a ratio of random counts (its denominator depends on "
+            "the labels), so no correction of the noisy labels removes its bias "
+            "(FORMULAS.md §4)"
+        ),
+    )
 
 
 def _distinct_values(y: np.ndarray, skip: np.ndarray) -> np.ndarray:
@@ -460,8 +466,8 @@ def _multiclass_score(
         if labels is not None:
             kwargs["labels"] = labels
     sk_metric = _SKLEARN_METRICS[metric]
-    nominal = float(_call_quietly(sk_metric, kwargs, y_true, y_pred))
     if average == "micro":
+        nominal = float(np.mean(true_index == pred_index))
         correct = true_index == pred_index
         if transition_matrix is not None:
             matrix = check_transition_matrix(transition_matrix, n_classes)
@@ -469,9 +475,11 @@ def _multiclass_score(
         else:
             q = check_flip_probability(q, n_samples)
             if n_classes < 2:
-                p_correct = np.where(correct, 1.0 - q, 0.0) * np.ones(n_samples)
-            else:
-                p_correct = np.where(correct, 1.0 - q, q / (n_classes - 1))
+                raise ValueError(
+                    "A flip needs another class to flip to, but only one label "
+                    f"({classes[0]!r}) is known: pass labels=[...] with every class."
+                )
+            p_correct = np.where(correct, 1.0 - q, q / (n_classes - 1))
         expected = float(p_correct.mean())
         variance = float((p_correct * (1.0 - p_correct)).sum() / n_samples**2)
         return NoisyScore(metric, expected, variance, nominal, n_samples, "exact")
@@ -487,9 +495,7 @@ def _multiclass_score(
         n_draws=n_draws,
         random_state=random_state,
     )
-    import dataclasses
-
-    return dataclasses.replace(score, metric=metric, nominal=nominal)
+    return dataclasses.replace(score, metric=metric)
 
 
 def _binary_present_labels(y_true: Any, y_pred: Any, labels: Any) -> list | None:
