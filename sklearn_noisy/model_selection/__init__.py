@@ -1,3 +1,15 @@
 """Noise-aware cross-validation and paired model comparison."""
 
-__all__: list[str] = []
+from ._cross_validator import NoisyCrossValidator
+from ._noise_resilience_curve import (
+    NoiseResilienceCurveResult,
+    NoiseResilienceDisplay,
+    noise_resilience_curve,
+)
+
+__all__ = [
+    "NoiseResilienceCurveResult",
+    "NoiseResilienceDisplay",
+    "NoisyCrossValidator",
+    "noise_resilience_curve",
+]
