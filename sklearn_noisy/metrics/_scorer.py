@@ -442,7 +442,8 @@ class NoisyScorer:
         The ``score`` method requests the noise metadata (``sigma`` for a
         regression metric, ``q`` for a classification metric) when the scorer
         takes it from routed metadata, i.e. when its source was left at ``None``.
-        ``sample_weight`` is requested only after :meth:`set_score_request`. See
+        ``sample_weight``, for metrics that accept it, is left unset as in
+        scikit-learn (passing it is an error until :meth:`set_score_request`). See
         scikit-learn's :ref:`metadata_routing` User Guide.
 
         Returns
@@ -452,7 +453,11 @@ class NoisyScorer:
             ``score`` entry holds the requests.
         """
         request = MetadataRequest(owner=self)
-        for param, alias in self._score_request.items():
+        requests = dict(self._score_request)
+        if "sample_weight" not in requests and self._accept_sample_weight():
+            # As scikit-learn's scorers: an error if passed without a request.
+            requests["sample_weight"] = None
+        for param, alias in requests.items():
             request.score.add_request(param=param, alias=alias)
         return request
 
