@@ -159,7 +159,13 @@ def test_named_scorer_routed_matches_functional(name):
     )
     with sklearn.config_context(enable_metadata_routing=True):
         scores = cross_val_score(
-            estimator, X, y, cv=cv, scoring=scorer, params={key: noise}
+            estimator,
+            X,
+            y,
+            cv=cv,
+            error_score="raise",
+            scoring=scorer,
+            params={key: noise},
         )
     reference = _reference_fold_scores(metric, estimator, X, y, noise, cv)
     np.testing.assert_allclose(
@@ -177,7 +183,9 @@ def test_named_scorer_constant_source_matches_functional(name):
     key = _METRICS[metric].noise
     scorer = make_noisy_scorer(metric, **{key: constant}, output="all")
     assert key not in scorer.get_metadata_routing().score.requests
-    result = cross_validate(estimator, X, y, cv=cv, scoring=scorer)  # no routing
+    result = cross_validate(
+        estimator, X, y, cv=cv, error_score="raise", scoring=scorer
+    )  # no routing
     reference = _reference_fold_scores(metric, estimator, X, y, constant, cv)
     np.testing.assert_allclose(
         result["test_expected"],
@@ -202,10 +210,20 @@ def test_zero_noise_equals_sklearn_scorer(metric):
     estimator, X, y, _, _, cv = _setup(metric)
     key = _METRICS[metric].noise
     ours = cross_val_score(
-        estimator, X, y, cv=cv, scoring=make_noisy_scorer(metric, **{key: 0.0})
+        estimator,
+        X,
+        y,
+        cv=cv,
+        error_score="raise",
+        scoring=make_noisy_scorer(metric, **{key: 0.0}),
     )
     theirs = cross_val_score(
-        estimator, X, y, cv=cv, scoring=get_scorer(SKLEARN_SCORERS[metric])
+        estimator,
+        X,
+        y,
+        cv=cv,
+        error_score="raise",
+        scoring=get_scorer(SKLEARN_SCORERS[metric]),
     )
     np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
     # Routed zeros give the same numbers.
@@ -215,6 +233,7 @@ def test_zero_noise_equals_sklearn_scorer(metric):
             X,
             y,
             cv=cv,
+            error_score="raise",
             scoring=make_noisy_scorer(metric),
             params={key: np.zeros(len(y))},
         )
@@ -228,10 +247,20 @@ def test_multiclass_zero_noise_equals_sklearn_scorer(metric):
     y = np.argmax(X + rng.normal(scale=0.7, size=X.shape), axis=1)
     cv = StratifiedKFold(n_splits=3, shuffle=True, random_state=1)
     ours = cross_val_score(
-        GaussianNB(), X, y, cv=cv, scoring=make_noisy_scorer(metric, q=0.0)
+        GaussianNB(),
+        X,
+        y,
+        cv=cv,
+        error_score="raise",
+        scoring=make_noisy_scorer(metric, q=0.0),
     )
     theirs = cross_val_score(
-        GaussianNB(), X, y, cv=cv, scoring=get_scorer(SKLEARN_SCORERS[metric])
+        GaussianNB(),
+        X,
+        y,
+        cv=cv,
+        error_score="raise",
+        scoring=get_scorer(SKLEARN_SCORERS[metric]),
     )
     np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
 
@@ -758,6 +787,13 @@ def test_error_request_set_to_false():
             TypeError,
             "not both",
         ),
+        (
+            lambda: make_noisy_scorer(
+                "accuracy", transition_matrix=[[0.9, 0.2], [0.1, 0.8]]
+            ),
+            ValueError,
+            "row-stochastic",
+        ),
         (lambda: get_noisy_scorer("mse"), ValueError, "not a noise-aware scorer"),
         (lambda: get_noisy_scorer("accuracy"), ValueError, "make_noisy_scorer"),
         (lambda: get_noisy_scorer(3), TypeError, "scorer name"),
@@ -779,3 +815,28 @@ def test_call_errors():
         constant.score_predictions(Y_REG, Y_REG, q=0.1)
     with pytest.raises(TypeError, match="does not have"):
         make_noisy_scorer("log_loss", q=0.1)(model, X_REG, Y_REG)
+
+
+def test_set_score_request_sample_weight_unsupported():
+    with sklearn.config_context(enable_metadata_routing=True):
+        with pytest.raises(TypeError, match="does not accept sample_weight"):
+            make_noisy_scorer("f1").set_score_request(sample_weight=True)
+
+
+def test_metric_module_resolved_lazily(monkeypatch):
+    spec = _METRICS["mean_squared_error"]
+    missing = spec._replace(module="sklearn_noisy.metrics._not_there_yet")
+    monkeypatch.setitem(_METRICS, "mean_squared_error", missing)
+    scorer = make_noisy_scorer("mean_squared_error", sigma=0.1)  # builds fine
+    assert repr(scorer) == (
+        "make_noisy_scorer('mean_squared_error', greater_is_better=False, sigma=0.1)"
+    )
+    with pytest.raises(ImportError, match="_not_there_yet"):
+        scorer(Ridge().fit(X_REG, Y_REG), X_REG, Y_REG)
+
+
+def test_transition_matrix_is_copied():
+    T = np.array([[0.9, 0.1], [0.2, 0.8]])
+    scorer = make_noisy_scorer("accuracy", transition_matrix=T)
+    T[0] = [0.5, 0.5]
+    assert scorer.transition_matrix.tolist() == [[0.9, 0.1], [0.2, 0.8]]

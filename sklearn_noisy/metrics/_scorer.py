@@ -24,7 +24,12 @@ import sklearn
 from sklearn.utils.metadata_routing import UNCHANGED, MetadataRequest
 
 from .._noisy_score import NoisyScore
-from ..utils._validation import check_flip_probability, check_sigma
+from ..utils._validation import (
+    as_float_array,
+    check_flip_probability,
+    check_sigma,
+    check_transition_matrix,
+)
 
 __all__ = [
     "NoisyScorer",
@@ -317,12 +322,10 @@ class NoisyScorer:
                     "Pass either q or transition_matrix, not both: they are two "
                     "descriptions of the label noise."
                 )
-            matrix = np.array(transition_matrix, dtype=np.float64)
-            if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
-                raise ValueError(
-                    "transition_matrix must be a square 2-D array; got shape "
-                    f"{matrix.shape}."
-                )
+            matrix = as_float_array(transition_matrix, name="transition_matrix")
+            n_classes = matrix.shape[0] if matrix.ndim == 2 else 0
+            # A copy: the scorer must not change when the caller's array does.
+            matrix = check_transition_matrix(matrix, n_classes).copy()
             matrix.setflags(write=False)
             transition_matrix = matrix
         if not isinstance(estimand, str) or estimand not in _ESTIMANDS:
@@ -521,6 +524,7 @@ class NoisyScorer:
                     f"metadata; build it with {key}=None to route {key}."
                 )
         if "sample_weight" in changes and not self._accept_sample_weight():
+            self._metric_function()  # raises ImportError if the metric is missing
             raise TypeError(
                 f"{_METRICS[self.metric].function} does not accept sample_weight."
             )
