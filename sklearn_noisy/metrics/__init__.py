@@ -7,6 +7,7 @@ from ._classification import (
 )
 from ._monte_carlo import MonteCarloScore, monte_carlo_score
 from ._noise_resilience import NoiseResilienceResult, noise_resilience_score
+from ._paired import expected_paired_difference
 from ._precision_recall import (
     expected_balanced_accuracy_score,
     expected_f1_score,
@@ -40,6 +41,7 @@ __all__ = [
     "expected_matthews_corrcoef",
     "expected_mean_absolute_error",
     "expected_mean_squared_error",
+    "expected_paired_difference",
     "expected_precision_score",
     "expected_recall_score",
     "get_noisy_scorer",

@@ -1,4 +1,4 @@
-"""Cross-validation that reports each metric's expectation and variance under label noise.
+"""Cross-validation reporting each metric's expectation and variance under label noise.
 
 :class:`NoisyCrossValidator` runs one fit per split exactly as
 :func:`sklearn.model_selection.cross_validate` does (same splitter, same
@@ -61,18 +61,32 @@ ADDITIVE_METRICS = frozenset(
     }
 )
 
-#: Metrics for which a larger value is better; the rest are losses.
-_GREATER_IS_BETTER = frozenset(
-    {
-        "r2",
-        "accuracy",
-        "balanced_accuracy",
-        "precision",
-        "recall",
-        "f1",
-        "matthews_corrcoef",
-    }
-)
+#: Additive metrics pooled from the fold results rather than recomputed: the
+#: regression losses, whose per-sample moments do not depend on the other
+#: samples. (Classification metrics are recomputed on the concatenation, where
+#: the set of labels is that of all folds.)
+_POOL_FROM_FOLDS = frozenset({"mean_squared_error", "mean_absolute_error"})
+
+
+def _pool_additive(scores: list[NoisyScore]) -> NoisyScore:
+    """Pool per-sample-additive fold scores over disjoint test sets (§10).
+
+    With ``w_k = M_k / M``: ``E = Σ w_k E_k``, ``Var = Σ w_k² V_k`` and the
+    nominal ``Σ w_k m_k``, which are exactly the metric of the concatenated
+    predictions and its variance, without a second pass over the data.
+    """
+    n = np.array([s.n_samples for s in scores], dtype=float)
+    total = float(n.sum())
+    w = n / total
+    methods = {s.method for s in scores}
+    return NoisyScore(
+        scores[0].metric,
+        expected=float(w @ [s.expected for s in scores]),
+        variance=float((w * w) @ [s.variance for s in scores]),
+        nominal=float(w @ [s.nominal for s in scores]),
+        n_samples=int(total),
+        method=methods.pop() if len(methods) == 1 else "delta",
+    )
 
 
 def default_metrics(estimator: Any, y: Any) -> list[str]:
@@ -822,6 +836,11 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         for key, scorer in self.scorers_.items():
             if any(r["scores"][key] is None for r in fitted):
                 continue  # the metric failed on some fold: nothing to pool
+            if scorer.metric in _POOL_FROM_FOLDS and not getattr(
+                scorer, "metric_kwargs", None
+            ):
+                self.pooled_[key] = _pool_additive([r["scores"][key] for r in fitted])
+                continue
             method = _pooled_method(scorer, responses)
             self.pooled_[key] = scorer.score_predictions(
                 y_oof,
