@@ -413,10 +413,10 @@ def monte_carlo_score(
     nominal = _call(metric, y_true, y_pred, kwargs)
     draws = np.empty(n_draws)
     for start in range(0, n_draws, batch_size):
-        block = sampler.draw(rng, min(batch_size, n_draws - start))
-        for offset, y_draw in enumerate(block):
-            draws[start + offset] = _call(metric, y_draw, y_pred, kwargs)
-        del block
+        stop = min(start + batch_size, n_draws)
+        draws[start:stop] = _score_batch(
+            metric, sampler.draw(rng, stop - start), y_pred, kwargs
+        )
 
     expected, variance, standard_error, variance_se = _summarise(draws)
     return MonteCarloScore(
@@ -431,6 +431,14 @@ def monte_carlo_score(
         variance_standard_error=variance_se,
         draws=draws,
     )
+
+
+def _score_batch(
+    metric: Callable[..., Any], block: np.ndarray, y_pred: Any, kwargs: dict[str, Any]
+) -> list[float]:
+    # A function of its own, so that the batch (and the row views into it) is
+    # freed before the next batch is drawn.
+    return [_call(metric, y_draw, y_pred, kwargs) for y_draw in block]
 
 
 def _call(
@@ -470,6 +478,8 @@ def _summarise(draws: np.ndarray) -> tuple[float, float, float, float]:
                 math.nan,
                 math.nan,
             )
+    if draws.min() == draws.max():  # no noise: exactly no variance
+        return float(draws[0]), 0.0, 0.0, 0.0
     expected = float(np.mean(draws))
     centred = draws - expected
     centred *= centred
