@@ -86,7 +86,7 @@ def _check_proba(y_proba: Any) -> tuple[np.ndarray, float]:
         raise ValueError(f"y_proba contains values lower than 0: {array.min()!r}.")
     if array.ndim == 2:
         row_sums = array.sum(axis=1)
-        if not np.allclose(row_sums, 1.0, rtol=np.sqrt(eps), atol=0.0):
+        if np.max(np.abs(row_sums - 1.0)) > np.sqrt(eps):
             warnings.warn(
                 "The y_proba values do not sum to one. Make sure to pass "
                 "probabilities.",
