@@ -1,0 +1,134 @@
+"""Tests of the result object :class:`sklearn_noisy.NoisyScore`."""
+
+import dataclasses
+import json
+import math
+import pickle
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from sklearn_noisy import ConfidenceInterval, NoisyScore
+
+
+def _score(**overrides):
+    fields = dict(
+        metric="accuracy",
+        expected=0.815,
+        variance=0.0003,
+        nominal=0.85,
+        n_samples=500,
+    )
+    fields.update(overrides)
+    return NoisyScore(**fields)
+
+
+def test_fields_std_and_float():
+    score = _score()
+    assert score.metric == "accuracy"
+    assert score.method == "exact"
+    assert score.std == math.sqrt(0.0003)
+    assert float(score) == 0.815
+    assert score.n_samples == 500
+
+
+def test_numpy_inputs_are_stored_as_python_numbers():
+    score = NoisyScore(
+        "mean_squared_error",
+        expected=np.float32(1.5),
+        variance=np.float64(0.25),
+        nominal=np.array(1.25),
+        n_samples=np.int64(10),
+        method="delta",
+    )
+    assert type(score.expected) is float and score.expected == 1.5
+    assert type(score.variance) is float and type(score.nominal) is float
+    assert type(score.n_samples) is int
+    assert score.method == "delta"
+
+
+@pytest.mark.parametrize("level", [0.5, 0.9, 0.95, 0.99, 0.999999])
+def test_confidence_interval_is_the_normal_approximation(level):
+    score = _score()
+    low, high = stats.norm.interval(level, loc=score.expected, scale=score.std)
+    interval = score.confidence_interval(level)
+    assert isinstance(interval, ConfidenceInterval)
+    assert interval.low == pytest.approx(low, rel=1e-13)
+    assert interval.high == pytest.approx(high, rel=1e-13)
+    assert interval.low < score.expected < interval.high
+
+
+def test_default_level_and_docstring_numbers():
+    interval = _score().confidence_interval()
+    assert interval == _score().confidence_interval(0.95)
+    assert interval.low == pytest.approx(0.78105, abs=1e-5)
+    assert interval.high == pytest.approx(0.84894, abs=1e-5)
+
+
+def test_zero_and_infinite_variance():
+    exact = _score(variance=0.0)
+    assert exact.confidence_interval(0.99) == (0.815, 0.815)
+    assert exact.std == 0.0
+    infinite = _score(metric="r2", variance=math.inf)
+    assert infinite.std == math.inf
+    assert infinite.confidence_interval() == (-math.inf, math.inf)
+    assert json.loads(json.dumps(infinite.to_dict()))["variance"] == math.inf
+
+
+@pytest.mark.parametrize("level", [0, 1, -0.5, 1.5, math.nan, "0.95", None])
+def test_bad_confidence_level(level):
+    with pytest.raises(ValueError, match="confidence_level"):
+        _score().confidence_interval(level)
+
+
+@pytest.mark.parametrize("method", ["analytic", "", None, "EXACT"])
+def test_bad_method(method):
+    with pytest.raises(ValueError, match="method must be one of"):
+        _score(method=method)
+
+
+def test_repr_is_short_and_readable():
+    text = repr(_score())
+    assert text == (
+        "NoisyScore(metric='accuracy', expected=0.815, std=0.01732, nominal=0.85, "
+        "n_samples=500, method='exact')"
+    )
+    long = repr(_score(expected=1 / 3, variance=2 / 3, nominal=math.pi))
+    assert "expected=0.333333," in long and "nominal=3.14159," in long
+    assert len(long) < 130
+
+
+def test_frozen():
+    score = _score()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        score.expected = 1.0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        score.method = "delta"
+
+
+def test_pickle_equality_and_hash():
+    score = _score(method="monte_carlo")
+    clone = pickle.loads(pickle.dumps(score))
+    assert clone == score
+    assert hash(clone) == hash(score)
+    assert clone.confidence_interval() == score.confidence_interval()
+    assert _score(expected=0.8) != score
+
+
+def test_to_dict_json_round_trip():
+    score = _score(method="delta")
+    data = score.to_dict()
+    assert data == {
+        "metric": "accuracy",
+        "expected": 0.815,
+        "variance": 0.0003,
+        "std": math.sqrt(0.0003),
+        "nominal": 0.85,
+        "n_samples": 500,
+        "method": "delta",
+    }
+    back = json.loads(json.dumps(data))
+    assert back == data
+    rebuilt = NoisyScore(**{key: value for key, value in back.items() if key != "std"})
+    assert rebuilt == score
