@@ -1,0 +1,643 @@
+"""The ``sklearn-noisy`` command line (also ``python -m sklearn_noisy``).
+
+``sklearn-noisy evaluate`` cross-validates a model and prints, per fold and
+pooled, each metric's expected value and its standard deviation over the label
+measurement error. With no options it runs on the embedded oxygen-sensor
+dataset; ``--data`` reads a CSV file.
+
+Errors in the input (a missing file, an unknown column, non-numeric data, an
+unknown estimator, a bad option) print one line on stderr and exit with code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import csv
+import importlib
+import json
+import os
+import sys
+import warnings
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["main"]
+
+PROG = "sklearn-noisy"
+
+_EPILOG = """\
+examples:
+  sklearn-noisy evaluate
+      embedded oxygen-sensor data (mean of repeated readings, sigma = their
+      standard error), degree-3 polynomial ridge regression, 5-fold CV
+  sklearn-noisy evaluate --data runs.csv --target y --sigma y_err
+  sklearn-noisy evaluate --data runs.csv --repeats r1,r2,r3 --json out.json
+  sklearn-noisy evaluate --data labels.csv --target label --q 0.05 \\
+      --estimator sklearn.linear_model.LogisticRegression --param C=0.5
+
+--sigma and --q take a column name or a number (the same for every sample).
+With --data the default model is HistGradientBoostingRegressor (or ...Classifier
+with --q).
+"""
+
+
+class CLIError(Exception):
+    """A user error: reported as one line on stderr, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """ArgumentParser whose errors are one line on stderr (exit code 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    parser = _Parser(
+        prog=PROG,
+        description="Noise-aware evaluation of scikit-learn models: expected "
+        "metrics and their variance under known label measurement error.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    commands = parser.add_subparsers(
+        dest="command", metavar="COMMAND", parser_class=_Parser
+    )
+    commands.required = True
+    evaluate = commands.add_parser(
+        "evaluate",
+        help="cross-validate a model and report expected metrics per fold and pooled",
+        description="Cross-validate a model and report, per fold and pooled, each "
+        "metric's expected value and standard deviation over the label noise.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    data = evaluate.add_argument_group("data (default: the embedded oxygen sensor)")
+    data.add_argument("--data", metavar="CSV", help="CSV file with a header row")
+    data.add_argument("--target", metavar="COL", help="column of the labels")
+    data.add_argument(
+        "--sigma",
+        metavar="COL|NUMBER",
+        help="standard error of each regression label: a column or a number",
+    )
+    data.add_argument(
+        "--q",
+        metavar="COL|NUMBER",
+        help="flip probability of each class label: a column or a number",
+    )
+    data.add_argument(
+        "--repeats",
+        metavar="COL,COL,...",
+        help="columns of repeated measurements (empty cells allowed): the label is "
+        "their mean and sigma their standard error (summarize_repeats)",
+    )
+    data.add_argument(
+        "--repeat-sigma",
+        choices=("sem", "std"),
+        default="sem",
+        help="with --repeats: standard error of the mean (default) or standard "
+        "deviation of one measurement",
+    )
+    data.add_argument(
+        "--instrument-sigma",
+        type=float,
+        metavar="NUMBER",
+        help="with --repeats: standard deviation of one measurement, used for "
+        "samples with a single repeat",
+    )
+    data.add_argument(
+        "--features",
+        metavar="COL,COL,...",
+        help="feature columns (default: every other column)",
+    )
+    model = evaluate.add_argument_group("model and evaluation")
+    model.add_argument(
+        "--estimator",
+        metavar="dotted.path.Class",
+        help="estimator class, e.g. sklearn.linear_model.Ridge (a bare scikit-learn "
+        "class name also works)",
+    )
+    model.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="name=value",
+        help="estimator parameter (repeatable; the value is a Python literal or a "
+        "string; pipeline steps as step__name=value)",
+    )
+    model.add_argument("--cv", type=int, default=5, metavar="N", help="folds (5)")
+    model.add_argument(
+        "--metrics",
+        metavar="a,b",
+        help="metric names, e.g. mean_squared_error,r2 (default: a set suited to "
+        "the task)",
+    )
+    model.add_argument("--n-jobs", type=int, default=None, metavar="N")
+    model.add_argument(
+        "--seed", type=int, default=0, metavar="N", help="seed of folds and model (0)"
+    )
+    output = evaluate.add_argument_group("output")
+    output.add_argument("--json", metavar="PATH", help="write all results as JSON")
+    output.add_argument("--plot", metavar="PNG", help="save a plot of the folds")
+    output.add_argument(
+        "--quiet", action="store_true", help="no progress lines on stderr"
+    )
+    return parser
+
+
+# --------------------------------------------------------------------- data
+def _read_csv(path: str) -> tuple[list[str], dict[str, list[str]]]:
+    if not os.path.isfile(path):
+        raise CLIError(f"--data: no such file: {path!r}")
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle)
+        try:
+            header = [name.strip() for name in next(reader)]
+        except StopIteration:
+            raise CLIError(f"--data: {path!r} is empty") from None
+        if len(set(header)) != len(header):
+            raise CLIError(f"--data: {path!r} has duplicate column names")
+        columns: dict[str, list[str]] = {name: [] for name in header}
+        for line, row in enumerate(reader, start=2):
+            if not row or all(not cell.strip() for cell in row):
+                continue
+            if len(row) != len(header):
+                raise CLIError(
+                    f"--data: line {line} of {path!r} has {len(row)} fields, the "
+                    f"header has {len(header)}"
+                )
+            for name, cell in zip(header, row, strict=True):
+                columns[name].append(cell.strip())
+    if not columns[header[0]]:
+        raise CLIError(f"--data: {path!r} has no data rows")
+    return header, columns
+
+
+def _column(columns: dict[str, list[str]], name: str, option: str) -> list[str]:
+    if name not in columns:
+        raise CLIError(
+            f"{option}: unknown column {name!r}; the columns are {list(columns)}"
+        )
+    return columns[name]
+
+
+def _numeric(
+    cells: list[str], name: str, option: str, *, allow_missing: bool = False
+) -> np.ndarray:
+    values = np.empty(len(cells))
+    for row, cell in enumerate(cells):
+        if not cell:
+            if not allow_missing:
+                raise CLIError(
+                    f"{option}: column {name!r} has an empty cell (row {row + 1})"
+                )
+            values[row] = np.nan
+            continue
+        try:
+            values[row] = float(cell)
+        except ValueError:
+            raise CLIError(
+                f"{option}: column {name!r} is not numeric (row {row + 1}: {cell!r})"
+            ) from None
+    return values
+
+
+def _split(value: str) -> list[str]:
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def _noise_value(
+    value: str, columns: dict[str, list[str]], option: str
+) -> tuple[Any, str | None]:
+    """A column (returns its values and name) or a number."""
+    if value in columns:
+        return _numeric(columns[value], value, option), value
+    try:
+        return float(value), None
+    except ValueError:
+        raise CLIError(
+            f"{option}: {value!r} is neither a number nor a column; the columns are "
+            f"{list(columns)}"
+        ) from None
+
+
+def _labels(cells: list[str], name: str) -> np.ndarray:
+    if any(not cell for cell in cells):
+        raise CLIError(f"--target: column {name!r} has empty cells")
+    try:
+        numbers = np.array([float(cell) for cell in cells])
+    except ValueError:
+        return np.array(cells)
+    if np.all(numbers == np.round(numbers)):
+        return numbers.astype(np.int64)
+    return numbers
+
+
+def _load(args: argparse.Namespace) -> dict[str, Any]:
+    """The data to evaluate: X, y, the noise and a description."""
+    if args.data is None:
+        given = [
+            f"--{name.replace('_', '-')}"
+            for name in (
+                "target",
+                "sigma",
+                "q",
+                "repeats",
+                "features",
+                "instrument_sigma",
+            )
+            if getattr(args, name) is not None
+        ]
+        if given:
+            raise CLIError(f"{', '.join(given)} need(s) --data")
+        from .datasets import load_oxygen_sensor
+
+        sensor = load_oxygen_sensor()
+        return {
+            "X": sensor.data,
+            "y": sensor.target,
+            "sigma": sensor.target_sigma,
+            "q": None,
+            "task": "regression",
+            "source": "embedded oxygen sensor (load_oxygen_sensor)",
+            "features": list(sensor.feature_names),
+            "embedded": True,
+        }
+
+    header, columns = _read_csv(args.data)
+    if args.sigma is not None and args.q is not None:
+        raise CLIError("give --sigma (regression) or --q (classification), not both")
+    used: list[str] = []
+    sigma = q = None
+    if args.repeats is not None:
+        if args.target is not None or args.sigma is not None or args.q is not None:
+            raise CLIError(
+                "--repeats gives the label and its sigma: do not combine it with "
+                "--target, --sigma or --q"
+            )
+        names = _split(args.repeats)
+        if not names:
+            raise CLIError("--repeats: give at least one column")
+        repeats = np.column_stack(
+            [
+                _numeric(
+                    _column(columns, n, "--repeats"), n, "--repeats", allow_missing=True
+                )
+                for n in names
+            ]
+        )
+        from .preprocessing import summarize_repeats
+
+        summary = summarize_repeats(
+            repeats, sigma=args.repeat_sigma, instrument_sigma=args.instrument_sigma
+        )
+        y, sigma, task = summary.y_mean, summary.sigma, "regression"
+        used += names
+        label = f"mean of {len(names)} repeat columns"
+    else:
+        if args.target is None:
+            raise CLIError("--data needs --target COL (or --repeats COL,COL,...)")
+        if args.instrument_sigma is not None:
+            raise CLIError("--instrument-sigma needs --repeats")
+        cells = _column(columns, args.target, "--target")
+        used.append(args.target)
+        label = args.target
+        if args.sigma is not None:
+            task = "regression"
+            y = _numeric(cells, args.target, "--target")
+            sigma, name = _noise_value(args.sigma, columns, "--sigma")
+        elif args.q is not None:
+            task = "classification"
+            y = _labels(cells, args.target)
+            q, name = _noise_value(args.q, columns, "--q")
+        else:
+            raise CLIError(
+                "give the label noise: --sigma COL|NUMBER (regression) or "
+                "--q COL|NUMBER (classification)"
+            )
+        if name is not None:
+            used.append(name)
+    if args.features is not None:
+        features = _split(args.features)
+        for name in features:
+            _column(columns, name, "--features")
+    else:
+        features = [name for name in header if name not in used]
+    if not features:
+        raise CLIError("no feature columns left: pass --features")
+    X = np.column_stack(
+        [_numeric(columns[n], n, "--features", allow_missing=True) for n in features]
+    )
+    return {
+        "X": X,
+        "y": y,
+        "sigma": sigma,
+        "q": q,
+        "task": task,
+        "source": f"{args.data} ({label})",
+        "features": features,
+        "embedded": False,
+    }
+
+
+# ----------------------------------------------------------------- estimator
+def _import_estimator(path: str) -> Any:
+    if "." not in path:
+        from sklearn.utils import all_estimators
+
+        found = dict(all_estimators())
+        if path not in found:
+            raise CLIError(
+                f"--estimator: unknown estimator {path!r}; give a dotted path such "
+                "as sklearn.linear_model.Ridge"
+            )
+        return found[path]
+    module_name, _, class_name = path.rpartition(".")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise CLIError(f"--estimator: cannot import {module_name!r}: {exc}") from None
+    try:
+        return getattr(module, class_name)
+    except AttributeError:
+        raise CLIError(
+            f"--estimator: module {module_name!r} has no {class_name!r}"
+        ) from None
+
+
+def _parse_params(items: Sequence[str]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        if not sep or not name.strip():
+            raise CLIError(f"--param: expected name=value, got {item!r}")
+        try:
+            value = ast.literal_eval(text.strip())
+        except (ValueError, SyntaxError):
+            value = text.strip()
+        params[name.strip()] = value
+    return params
+
+
+def _default_estimator(task: str, embedded: bool, seed: int) -> Any:
+    if task == "classification":
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        return HistGradientBoostingClassifier(random_state=seed)
+    if embedded:
+        from sklearn.linear_model import RidgeCV
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import PolynomialFeatures, StandardScaler
+
+        # The Stern–Volmer inversion is smooth: a cubic ridge fits it well.
+        return make_pipeline(
+            StandardScaler(),
+            PolynomialFeatures(degree=3),
+            RidgeCV(alphas=(1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0, 10.0)),
+        )
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    return HistGradientBoostingRegressor(random_state=seed)
+
+
+def _make_estimator(args: argparse.Namespace, task: str, embedded: bool) -> Any:
+    from sklearn.base import is_classifier, is_regressor
+
+    if args.estimator is None:
+        estimator = _default_estimator(task, embedded, args.seed)
+    else:
+        cls = _import_estimator(args.estimator)
+        if not isinstance(cls, type):
+            raise CLIError(f"--estimator: {args.estimator!r} is not a class")
+        try:
+            estimator = cls()
+        except TypeError as exc:
+            raise CLIError(
+                f"--estimator: cannot create {args.estimator}(): {exc}"
+            ) from None
+        if not hasattr(estimator, "fit") or not hasattr(estimator, "get_params"):
+            raise CLIError(
+                f"--estimator: {args.estimator!r} is not a scikit-learn estimator"
+            )
+    params = _parse_params(args.param)
+    seeds = {
+        name: args.seed
+        for name, value in estimator.get_params().items()
+        if (name == "random_state" or name.endswith("__random_state")) and value is None
+    }
+    try:
+        estimator.set_params(**seeds, **params)
+    except ValueError as exc:
+        raise CLIError(f"--param: {exc}") from None
+    if task == "classification" and not is_classifier(estimator):
+        raise CLIError(
+            f"--q means classification, but {type(estimator).__name__} is not a "
+            "classifier"
+        )
+    if task == "regression" and not is_regressor(estimator):
+        raise CLIError(
+            f"--sigma/--repeats mean regression, but {type(estimator).__name__} is "
+            "not a regressor"
+        )
+    return estimator
+
+
+# -------------------------------------------------------------------- run
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Send everything written to stdout (also by worker processes) to stderr."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no real file descriptor (embedded interpreters)
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+        return
+    try:
+        os.dup2(2, 1)
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    if args.cv < 2:
+        raise CLIError(f"--cv must be at least 2; got {args.cv}")
+    if args.n_jobs is not None and args.n_jobs == 0:
+        raise CLIError("--n-jobs must not be 0")
+    for option in ("json", "plot"):
+        path = getattr(args, option)
+        if path is not None:
+            folder = os.path.dirname(os.path.abspath(path))
+            if not os.path.isdir(folder):
+                raise CLIError(f"--{option}: no such directory: {folder!r}")
+    loaded = _load(args)
+    estimator = _make_estimator(args, loaded["task"], loaded["embedded"])
+
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    from .model_selection import NoisyCrossValidator
+
+    n_samples = loaded["X"].shape[0]
+    if args.cv > n_samples:
+        raise CLIError(f"--cv {args.cv} exceeds the number of samples ({n_samples})")
+    if loaded["task"] == "classification":
+        splitter = StratifiedKFold(args.cv, shuffle=True, random_state=args.seed)
+    else:
+        splitter = KFold(args.cv, shuffle=True, random_state=args.seed)
+    scoring: Any = "default" if args.metrics is None else _split(args.metrics)
+    if not scoring:
+        raise CLIError("--metrics: give at least one metric name")
+    if scoring != "default":
+        _check_metrics(scoring)
+    validator = NoisyCrossValidator(
+        estimator,
+        scoring=scoring,
+        cv=splitter,
+        n_jobs=args.n_jobs,
+        verbose=0 if args.quiet else 1,
+        error_score="raise",
+    )
+    if not args.quiet:
+        print(
+            f"{PROG}: {loaded['source']}: {n_samples} samples, "
+            f"{loaded['X'].shape[1]} features; {args.cv}-fold CV of "
+            f"{type(estimator).__name__}",
+            file=sys.stderr,
+            flush=True,
+        )
+    noise = (
+        {"sigma": loaded["sigma"]}
+        if loaded["task"] == "regression"
+        else {"q": loaded["q"]}
+    )
+    with _stdout_to_stderr():
+        validator.fit(loaded["X"], loaded["y"], **noise)
+    print(str(validator), flush=True)
+
+    if args.json is not None:
+        from . import __version__
+
+        payload = validator.to_dict()
+        payload["data"] = loaded["source"]
+        payload["features"] = loaded["features"]
+        payload["sklearn_noisy_version"] = __version__
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump(payload, handle, indent=2, allow_nan=False)
+            handle.write("\n")
+    if args.plot is not None:
+        _save_plot(validator, args.plot)
+    return 0
+
+
+def _check_metrics(names: list[str]) -> None:
+    """Fail before any work on a metric name the scorers do not know."""
+    from .metrics import get_noisy_scorer, get_noisy_scorer_names, make_noisy_scorer
+
+    known = get_noisy_scorer_names()
+    for name in names:
+        try:
+            get_noisy_scorer(name) if name in known else make_noisy_scorer(name)
+        except (ValueError, TypeError, ImportError) as exc:
+            raise CLIError(f"--metrics: {exc}") from None
+
+
+def _save_plot(validator: Any, path: str) -> None:
+    try:
+        import matplotlib
+    except ImportError:
+        raise CLIError("--plot needs matplotlib: pip install matplotlib") from None
+    matplotlib.use("Agg")
+    try:
+        from .model_selection import NoisyCVDisplay
+    except ImportError:
+        raise CLIError(
+            "--plot: NoisyCVDisplay is not available in this installation"
+        ) from None
+    import matplotlib.pyplot as plt
+
+    display = NoisyCVDisplay.from_cv_results(validator)
+    figure = getattr(display, "figure_", None) or display.ax_.figure
+    figure.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(figure)
+
+
+def _one_line(message: str) -> str:
+    return " ".join(str(message).split())
+
+
+def _show_warning(
+    message: Any, category: type, filename: str, lineno: int, file: Any = None,
+    line: Any = None,
+) -> None:  # fmt: skip
+    print(
+        f"{PROG}: warning: {category.__name__}: {_one_line(message)}",
+        file=sys.stderr,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code (0 success, 2 user error).
+
+    Parameters
+    ----------
+    argv : sequence of str, default=None
+        Arguments without the program name; ``None`` reads ``sys.argv[1:]``.
+
+    Returns
+    -------
+    code : int
+        0 on success, 2 for an error in the input or the options (reported as
+        one line on stderr), 1 for an unexpected internal error, 130 when
+        interrupted.
+    """
+    parser = _build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or an argparse error
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    previous = warnings.showwarning
+    warnings.showwarning = _show_warning
+    try:
+        return _evaluate(args)
+    except CLIError as exc:
+        print(f"{PROG} {args.command}: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except (
+        ValueError,
+        TypeError,
+        LookupError,
+        OSError,
+        ImportError,
+        ArithmeticError,
+    ) as exc:
+        print(
+            f"{PROG} {args.command}: error: {type(exc).__name__}: {_one_line(exc)}",
+            file=sys.stderr,
+        )
+        return 2
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # never a traceback
+        print(
+            f"{PROG} {args.command}: internal error: {type(exc).__name__}: "
+            f"{_one_line(exc)}",
+            file=sys.stderr,
+        )
+        return 1
+    finally:
+        warnings.showwarning = previous
+        sys.stderr.flush()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

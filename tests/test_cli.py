@@ -1,0 +1,218 @@
+"""Tests for the sklearn-noisy command line.
+
+A few runs go through a real subprocess (``python -m sklearn_noisy``); the error
+paths are also checked in-process through ``main(argv)``, which is the same code
+and much faster than one interpreter start per case.
+"""
+
+import csv
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LinearRegression
+from sklearn.model_selection import KFold, cross_val_predict
+
+from sklearn_noisy import __version__
+from sklearn_noisy.cli import main
+from sklearn_noisy.metrics import expected_mean_squared_error
+from sklearn_noisy.preprocessing import summarize_repeats
+
+LINEAR = "sklearn.linear_model.LinearRegression"
+
+
+def _run(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "sklearn_noisy", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _assert_one_line_error(stderr):
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert "error" in lines[0] and "Traceback" not in stderr
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    """A CSV file: features x1, x2, a text column, y with y_err, 4 repeat columns."""
+    rng = np.random.default_rng(0)
+    n = 40
+    x = rng.normal(size=(n, 2))
+    truth = 2.0 * x[:, 0] - x[:, 1]
+    y_err = rng.uniform(0.1, 0.5, n)
+    y = truth + y_err * rng.normal(size=n)
+    repeats = truth[:, None] + 0.3 * rng.normal(size=(n, 4))
+    path = tmp_path_factory.mktemp("cli") / "data.csv"
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["x1", "x2", "site", "y", "y_err", "r1", "r2", "r3", "r4"])
+        for i in range(n):
+            cells = [f"{v:.6f}" for v in repeats[i]]
+            if i % 3 == 0:
+                cells[3] = ""  # a missing repeat
+            writer.writerow(
+                [f"{x[i, 0]:.6f}", f"{x[i, 1]:.6f}", f"s{i % 2}", f"{y[i]:.6f}",
+                 f"{y_err[i]:.6f}", *cells]
+            )  # fmt: skip
+    with open(path, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    X = np.array([[float(r["x1"]), float(r["x2"])] for r in rows])
+    reps = np.array([[float(r[c]) if r[c] else np.nan for c in ("r1", "r2", "r3", "r4")]
+                     for r in rows])  # fmt: skip
+    return {
+        "path": str(path),
+        "X": X,
+        "y": np.array([float(r["y"]) for r in rows]),
+        "y_err": np.array([float(r["y_err"]) for r in rows]),
+        "repeats": reps,
+    }
+
+
+def _oof_mse(X, y, sigma, seed=0, n_splits=5):
+    splitter = KFold(n_splits, shuffle=True, random_state=seed)
+    y_pred = cross_val_predict(LinearRegression(), X, y, cv=splitter)
+    return expected_mean_squared_error(y, y_pred, sigma=sigma)
+
+
+def test_default_run_prints_the_table():
+    result = _run("evaluate")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    for metric in ("mean_squared_error", "mean_absolute_error", "r2"):
+        assert f"\n{metric} (" in out
+    assert out.count("pooled") >= 4 and "300 samples" in out
+    # Progress per fold goes to stderr, never into the table.
+    assert "[CV 5/5]" in result.stderr and "[CV" not in out
+
+
+def test_csv_sigma_column_with_json(table, tmp_path):
+    out_json = tmp_path / "out.json"
+    result = _run(
+        "evaluate", "--data", table["path"], "--target", "y", "--sigma", "y_err",
+        "--features", "x1,x2", "--estimator", LINEAR, "--metrics",
+        "mean_squared_error,mean_absolute_error", "--json", str(out_json),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "mean_squared_error" in result.stdout
+    loaded = json.loads(out_json.read_text())
+    pooled = loaded["pooled"]["mean_squared_error"]
+    reference = _oof_mse(table["X"], table["y"], table["y_err"])
+    assert pooled["expected"] == pytest.approx(reference.expected, rel=1e-12)
+    assert pooled["variance"] == pytest.approx(reference.variance, rel=1e-12)
+    assert pooled["n_samples"] == 40 and len(loaded["folds"]) == 5
+    assert loaded["features"] == ["x1", "x2"]
+
+
+def test_csv_repeats(table, tmp_path):
+    out_json = tmp_path / "repeats.json"
+    result = _run(
+        "evaluate", "--data", table["path"], "--repeats", "r1,r2,r3,r4",
+        "--features", "x1,x2", "--estimator", LINEAR, "--cv", "4",
+        "--seed", "3", "--metrics", "mean_squared_error", "--json", str(out_json),
+        "--quiet",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    # 3-4 repeats: one summarize_repeats warning, as a single line.
+    assert result.stderr.count("\n") == 1 and "UserWarning" in result.stderr
+    summary = summarize_repeats(table["repeats"])
+    reference = _oof_mse(table["X"], summary.y_mean, summary.sigma, seed=3, n_splits=4)
+    pooled = json.loads(out_json.read_text())["pooled"]["mean_squared_error"]
+    assert pooled["expected"] == pytest.approx(reference.expected, rel=1e-12)
+    assert pooled["variance"] == pytest.approx(reference.variance, rel=1e-12)
+
+
+def test_subprocess_error_exits_2_with_one_line():
+    result = _run("evaluate", "--data", "/nonexistent/file.csv", "--target", "y")
+    assert result.returncode == 2
+    _assert_one_line_error(result.stderr)
+    assert "no such file" in result.stderr and result.stdout == ""
+
+
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        (["evaluate", "--data", "/nonexistent.csv", "--target", "y"], "no such file"),
+        (["evaluate", "--target", "y"], "need(s) --data"),
+        (["evaluate", "--cv", "1"], "--cv must be at least 2"),
+        (["evaluate", "--cv", "x"], "invalid int value"),
+        (["evaluate", "--bogus"], "unrecognized arguments"),
+        ([], "required"),
+        (["evaluate", "--estimator", "sklearn.linear_model.NoSuch"], "has no"),
+        (["evaluate", "--estimator", "no_such_module.Model"], "cannot import"),
+        (["evaluate", "--estimator", "NoSuchEstimator"], "unknown estimator"),
+        (["evaluate", "--estimator", "LogisticRegression"], "not a regressor"),
+        (["evaluate", "--param", "alpha"], "expected name=value"),
+        (["evaluate", "--param", "no_such_param=1"], "--param"),
+        (["evaluate", "--metrics", "no_such_metric"], "no_such_metric"),
+        (["evaluate", "--json", "/nonexistent/dir/out.json"], "no such directory"),
+    ],
+)
+def test_errors_in_process(capsys, args, match):
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    _assert_one_line_error(captured.err)
+    assert match in captured.err
+    assert captured.out == ""
+
+
+@pytest.mark.parametrize(
+    "extra, match",
+    [
+        (["--target", "nope", "--sigma", "0.1"], "unknown column 'nope'"),
+        (["--target", "site", "--sigma", "0.1"], "'site' is not numeric"),
+        (["--target", "y", "--sigma", "0.1"], "'site' is not numeric"),  # feature
+        (["--target", "y", "--sigma", "abc"], "neither a number nor a column"),
+        (["--target", "y"], "give the label noise"),
+        (["--target", "y", "--sigma", "0.1", "--q", "0.1"], "not both"),
+        (["--repeats", "r1,r9"], "unknown column 'r9'"),
+        (["--repeats", "r1", "--target", "y"], "do not combine"),
+        (["--repeats", "r1,r4", "--features", "x1"], "fewer than min_repeats"),
+        ([], "needs --target"),
+        (["--target", "y", "--q", "0.1", "--features", "x1"], "not a classifier"),
+    ],
+)
+def test_csv_errors_in_process(capsys, table, extra, match):
+    args = ["evaluate", "--data", table["path"], "--estimator", LINEAR, *extra]
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    _assert_one_line_error(captured.err)
+    assert match in captured.err
+
+
+def test_version_and_classification_in_process(capsys, table, tmp_path):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"sklearn-noisy {__version__}"
+    # Classification: labels from the sign of y, constant q, a --param literal.
+    path = tmp_path / "labels.csv"
+    with open(path, "w") as handle:
+        handle.write("x1,x2,label\n")
+        for (a, b), y in zip(table["X"], table["y"], strict=True):
+            handle.write(f"{a},{b},{'pos' if y > 0 else 'neg'}\n")
+    code = main(
+        ["evaluate", "--data", str(path), "--target", "label", "--q", "0.1",
+         "--estimator", "sklearn.linear_model.LogisticRegression", "--param",
+         "C=0.5", "--metrics", "accuracy", "--cv", "3", "--quiet"]
+    )  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "accuracy (higher is better)" in captured.out
+    assert "C=0.5" in captured.out
+
+
+def test_plot(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    model_selection = pytest.importorskip("sklearn_noisy.model_selection")
+    if not hasattr(model_selection, "NoisyCVDisplay"):
+        pytest.skip("NoisyCVDisplay is not available yet")
+    png = tmp_path / "folds.png"
+    code = main(
+        ["evaluate", "--metrics", "mean_squared_error", "--plot", str(png), "--quiet"]
+    )
+    assert code == 0, capsys.readouterr().err
+    assert png.read_bytes()[:4] == b"\x89PNG"
