@@ -1,5 +1,6 @@
 """Noise-aware cross-validation and paired model comparison."""
 
+from ._comparison import CorrectedTTest, EstimatorComparison, compare_estimators
 from ._cross_validator import NoisyCrossValidator
 from ._noise_resilience_curve import (
     NoiseResilienceCurveResult,
@@ -8,8 +9,11 @@ from ._noise_resilience_curve import (
 )
 
 __all__ = [
+    "CorrectedTTest",
+    "EstimatorComparison",
     "NoiseResilienceCurveResult",
     "NoiseResilienceDisplay",
     "NoisyCrossValidator",
+    "compare_estimators",
     "noise_resilience_curve",
 ]
