@@ -1,0 +1,381 @@
+"""Exact moments of R² = 1 − SSE/SST under Gaussian label error (FORMULAS.md §6).
+
+Notation (weights ``w_i``, ``W = Σ w_i``; without weights ``w_i = 1``):
+``X = Σ w_i (y_i − ŷ_i)²``, ``Y = Σ w_i (y_i − ȳ_w)²`` with ``ȳ_w`` the weighted
+mean of the noisy labels, and ``ρ = X/Y`` so that ``R² = 1 − ρ``. With
+``Y = yᵀC y``, ``C = diag(w) − w wᵀ/W``, the identities
+
+    E[X/Y]  = ∫₀^∞ E[X e^{−tY}] dt,        E[Z²/Y²] = ∫₀^∞ t E[Z² e^{−tY}] dt
+
+are evaluated in closed form at every ``t``: under the exponential tilt
+``e^{−tY}`` the labels stay Gaussian, with covariance
+``G = diag(σ²r) + γ ψψᵀ`` (Sherman–Morrison) where ``r_i = 1/(1 + 2t w_i σ_i²)``,
+``ψ_i = w_i σ_i² r_i`` and ``γ = 2t/Σ w r``, and with mean
+``m_i = ū + r_i (ȳ_i − ū)``, ``ū = Σ w r ȳ / Σ w r`` (the tilted mean written
+without the cancelling ``wᵀu`` sums of FORMULAS.md §6; it is the same
+quantity). Then
+
+    L(t) = E e^{−tY} = Π_i (1 + a_i)^{−1/2} (Σ w r / W)^{−1/2} exp(−t Σ w r (ȳ − ū)²)
+
+(the det form ``Π D_i · (1/W) Σ w/D_i``; the exponent is a weighted sum of
+squares, so it never cancels), and ``X`` and ``Z = X − cY`` are Gaussian
+quadratic forms whose tilted mean and variance are traces and sums over the
+structured ``G``. The variance is computed centred: with ``c`` the
+delta-method value of ``E[ρ]``,
+``Var[ρ] = E[(X − cY)²/Y²] − (E[ρ] − c)²``, which avoids the cancellation of
+``E[ρ²] − E[ρ]²``.
+
+All sums over samples have the form ``Σ_i q_i τ_i^k r_i^β`` (``τ = wσ²``,
+``q`` a product of ``w``, ``ȳ`` and ``d = ȳ − ŷ``), so the samples with
+small ``2tτ_i`` enter through power series whose coefficients are computed
+once (:class:`~._rmse_quadrature.BucketedPowerSums`), and a node costs
+``O(1)`` apart from the few samples with a large ``2tτ_i``.
+
+**Existence.** Let ``r`` be the rank of the centred noise (the number of noisy
+samples if some sample is exact, else ``M − 1``). If ``Y`` can reach 0 (fewer
+than two exact samples with distinct values), ``E[R²]`` is finite iff
+``r > 2`` and ``Var[R²]`` iff ``r > 4``; the integrands then decay like a
+power of ``t``, and the quadrature adds the tail analytically.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy.special import comb
+
+from ._rmse_quadrature import _SERIES_TERMS, BucketedPowerSums, gauss_kronrod
+
+__all__ = ["R2Moments", "r2_moments"]
+
+# Families q_i of the power sums, and the (k, β) pairs of Σ q τ^k r^β.
+_ONE, _W, _WU, _WUU, _WD, _WDU, _WDD = range(7)
+_COMBOS = ((0, 1), (0, 2), (1, 1), (1, 2), (1, 3), (2, 2), (2, 3), (3, 3))
+_C01, _C02, _C11, _C12, _C13, _C22, _C23, _C33 = range(8)
+#: (1 + a)^{−β} = Σ_n C(β+n−1, n) (−a)^n
+_BINOM = np.array(
+    [
+        [
+            comb(beta + n - 1, n, exact=True) * (-1.0) ** n
+            for n in range(_SERIES_TERMS + 1)
+        ]
+        for beta in (0, 1, 2, 3)
+    ]
+)
+#: log1p(a) = Σ_{n≥1} (−1)^{n−1} a^n / n
+_LOG1P = np.array([0.0] + [(-1.0) ** (n - 1) / n for n in range(1, _SERIES_TERMS + 1)])
+_X_LOWER = -40.0
+_X_CAP = 150.0
+_LOG_TINY = -745.0
+
+
+class R2Moments:
+    """Result of :func:`r2_moments` for one output."""
+
+    __slots__ = ("expected", "message", "variance")
+
+    def __init__(self, expected: float, variance: float, message: str | None) -> None:
+        self.expected = expected
+        self.variance = variance
+        self.message = message
+
+
+def _r2_families(base: np.ndarray) -> np.ndarray:
+    """``q = (1, w, wu, wu², wd, wdu, wd²)`` from ``base = (w, u, d)``."""
+    w, u, d = base[:, 0], base[:, 1], base[:, 2]
+    q = np.empty((base.shape[0], 7))
+    q[:, _ONE] = 1.0
+    q[:, _W] = w
+    np.multiply(w, u, out=q[:, _WU])
+    np.multiply(q[:, _WU], u, out=q[:, _WUU])
+    np.multiply(w, d, out=q[:, _WD])
+    np.multiply(q[:, _WD], u, out=q[:, _WDU])
+    np.multiply(q[:, _WD], d, out=q[:, _WDD])
+    return q
+
+
+class _R2Integrand:
+    """Tilted moments at ``t = eˣ/μ_Y`` (scaled units), vectorised over nodes."""
+
+    def __init__(
+        self,
+        tau: np.ndarray,
+        base: np.ndarray,
+        exact_sums: np.ndarray,
+        w_total: float,
+        wdd_total: float,
+        mu_y: float,
+        c: float,
+    ) -> None:
+        self.tau_max = float(tau.max())
+        self.tau_min = float(tau.min())
+        self.sums = BucketedPowerSums(
+            tau / self.tau_max, base, _SERIES_TERMS + 3, _r2_families
+        )
+        self.exact_sums = exact_sums  # Σ over exact samples of (w, wu, wu²)
+        self.w_total = w_total
+        self.wdd_total = wdd_total
+        self.mu_y = mu_y
+        self.c = c
+        self.second = True
+
+    def _sums(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``T[node, family, combo] = Σ q τ^k r^β`` and ``Σ log1p(a)``."""
+        scale = 2.0 * t * self.tau_max
+        n_direct, factor, series = self.sums.split(scale)
+        power_sums = self.sums.sums  # (n_buckets, 7, n_terms + 4)
+        n = np.arange(_SERIES_TERMS + 1)
+        powers = factor[:, :, None] ** n * series[:, :, None]
+        total = np.empty((t.size, 7, len(_COMBOS)))
+        tops = self.sums.tops
+        for index, (k, beta) in enumerate(_COMBOS):
+            weighted = (
+                power_sums[:, :, k : k + _SERIES_TERMS + 1] * (tops**k)[:, None, None]
+            )
+            total[:, :, index] = (
+                np.einsum("ijn,jfn->if", powers * _BINOM[beta], weighted)
+                * self.tau_max**k
+            )
+        log1p_sum = np.einsum(
+            "ijn,jn->i", powers * _LOG1P, power_sums[:, _ONE, : _SERIES_TERMS + 1]
+        )
+        for i in np.flatnonzero(n_direct):
+            stop = n_direct[i]
+            s = self.sums.s[:stop]
+            q = self.sums.q(stop)
+            a = scale[i] * s
+            r = 1.0 / (1.0 + a)
+            tau = self.tau_max * s
+            tr = tau * r
+            r2 = r * r
+            cols = np.stack(
+                [r, r2, tr, tr * r, tr * r2, tr * tr, tr * tr * r, tr * tr * tr], axis=1
+            )
+            total[i] += q.T @ cols
+            log1p_sum[i] += q[:, _ONE] @ np.log1p(a)
+        total[:, _W : _WUU + 1, _C01] += self.exact_sums
+        total[:, _W : _WUU + 1, _C02] += self.exact_sums
+        return total, log1p_sum
+
+    def log_l(self, x: np.ndarray) -> np.ndarray:
+        return self.evaluate(np.asarray(x, dtype=float), log_only=True)
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        return self.evaluate(np.asarray(x, dtype=float))
+
+    def evaluate(self, x: np.ndarray, log_only: bool = False) -> np.ndarray:
+        t = np.exp(x) / self.mu_y
+        T, log1p_sum = self._sums(t)
+        s_r = T[:, _W, _C01]
+        s_ru = T[:, _WU, _C01]
+        ubar = s_ru / s_r
+        exponent = T[:, _WUU, _C01] - ubar * s_ru  # Σ w r (u − ū)²
+        log_l = -0.5 * log1p_sum - 0.5 * np.log(s_r / self.w_total) - t * exponent
+        if log_only:
+            return log_l
+        lik = np.exp(np.minimum(log_l, 0.0))
+        gamma = 2.0 * t / s_r
+
+        def xi(combo: int) -> np.ndarray:
+            return T[:, _WU, combo] - ubar * T[:, _W, combo]
+
+        def xi2(combo: int) -> np.ndarray:
+            return (
+                T[:, _WUU, combo]
+                - 2.0 * ubar * T[:, _WU, combo]
+                + ubar * ubar * T[:, _W, combo]
+            )
+
+        def dxi(combo: int) -> np.ndarray:
+            return T[:, _WDU, combo] - ubar * T[:, _WD, combo]
+
+        sum_psi = T[:, _ONE, _C11]
+        sum_wpsi = T[:, _W, _C11]
+        gw2 = gamma * T[:, _W, _C22]  # γ Σ w ψ²
+        wv2 = self.wdd_total - 4.0 * t * dxi(_C11) + 4.0 * t * t * xi2(_C22)
+        tr_wg = sum_psi + gw2 * 1.0
+        mean_x = wv2 + tr_wg
+        first = t * lik * mean_x
+        if not self.second:
+            return first[None, :]
+        c = self.c
+        cw = c / self.w_total
+        g1 = 1.0 + gamma * sum_wpsi
+        mean_z = (1.0 - c) * tr_wg + cw * sum_wpsi * g1 + wv2 - c * xi2(_C02)
+        tr_wgwg = T[:, _ONE, _C22] + 2.0 * gamma * T[:, _W, _C33] + gw2 * gw2
+        tr_agag = (
+            (1.0 - c) ** 2 * tr_wgwg
+            + 2.0 * (1.0 - c) * cw * g1 * g1 * T[:, _W, _C22]
+            + (cw * sum_wpsi * g1) ** 2
+        )
+        fvv = (
+            T[:, _WDD, _C11]
+            - 2.0 * (2.0 * t * dxi(_C22) + c * dxi(_C12))
+            + 4.0 * t * t * xi2(_C33)
+            + 4.0 * t * c * xi2(_C23)
+            + c * c * xi2(_C13)
+        )
+        fv = T[:, _WD, _C11] - 2.0 * t * xi(_C22) - c * xi(_C12)
+        var_z = 2.0 * tr_agag + 4.0 * (fvv + (gamma * fv) * fv)
+        second = t * t * lik * (var_z + mean_z * mean_z)
+        return np.stack([first, second])
+
+
+def _delta(
+    u: np.ndarray, d: np.ndarray, tau: np.ndarray, w: np.ndarray, w_total: float
+) -> tuple[float, float, float, float, float, float]:
+    """``(μ_X, μ_Y, V_X, V_Y, C_XY)`` of FORMULAS.md §6 with weights, and E[ρ]."""
+    wu = w * u
+    uc = u - wu.sum() / w_total  # centred at the weighted mean
+    wd = w * d
+    sum_tau = float(tau.sum())
+    sum_tau2 = float(tau @ tau)
+    sum_wtau = float(w @ tau)
+    sum_wtau2 = float(w @ (tau * tau))
+    mu_x = float(wd @ d) + sum_tau
+    mu_y = float(w @ (uc * uc)) + sum_tau - sum_wtau / w_total
+    v_x = 2.0 * sum_tau2 + 4.0 * float((wd * d) @ tau)
+    v_y = 2.0 * (
+        sum_tau2 - 2.0 * sum_wtau2 / w_total + (sum_wtau / w_total) ** 2
+    ) + 4.0 * float((w * uc * uc) @ tau)
+    c_xy = 2.0 * (sum_tau2 - sum_wtau2 / w_total) + 4.0 * float((wd * uc) @ tau)
+    ratio = mu_x / mu_y
+    mean = ratio - c_xy / mu_y**2 + mu_x * v_y / mu_y**3
+    var = (v_x - 2.0 * ratio * c_xy + ratio * ratio * v_y) / mu_y**2
+    return mu_x, mu_y, v_x, v_y, c_xy, mean, max(var, 0.0)
+
+
+def _existence_message(n_noisy: int, n_eff: int, rank: int, what: str) -> str:
+    need = 2 if what == "expected value" else 4
+    if n_noisy < n_eff:
+        why = (
+            f"{n_noisy} of the {n_eff} labels are noisy and the exact labels do not "
+            "take two distinct values, so the noise has rank "
+            f"r = {n_noisy}"
+        )
+    else:
+        why = f"all {n_eff} labels are noisy, so the centred noise has rank r = {rank}"
+    return (
+        f"The {what} of R² does not exist (it is infinite): {why}. The total sum of "
+        "squares can then come arbitrarily close to 0, and the "
+        f"{what} of R² is finite only when r > {need}. Use more samples, or "
+        "include at least two exact labels (sigma = 0) with distinct values."
+    )
+
+
+def r2_moments(
+    y_true: np.ndarray,
+    y_pred: np.ndarray,
+    sigma: Any,
+    weight: np.ndarray | None,
+    *,
+    nominal: float,
+    method: str = "exact",
+) -> R2Moments:
+    """``E[R²]``, ``Var[R²]`` (and an existence message) for one output.
+
+    ``nominal`` is scikit-learn's ``r2_score`` on ``y_true``; it is returned
+    as the expected value when every label is exact.
+    """
+    n = y_true.shape[0]
+    sigma = np.broadcast_to(np.asarray(sigma, dtype=float), (n,))
+    if weight is None:
+        w = np.ones(n)
+    else:
+        w = weight * (n / weight.sum())
+    w_total = float(n)
+    positive = w > 0.0
+    noisy_true = (sigma > 0.0) & positive
+    n_noisy = int(np.count_nonzero(noisy_true))
+    n_eff = int(np.count_nonzero(positive))
+    if n_noisy == 0:
+        return R2Moments(nominal, 0.0, None)
+    exact = positive & ~noisy_true
+    exact_values = y_true[exact]
+    bounded = exact_values.size >= 2 and exact_values.max() > exact_values.min()
+    rank = n_noisy if n_noisy < n_eff else n_eff - 1
+    mean_exists = bounded or rank > 2
+    var_exists = bounded or rank > 4
+    if not mean_exists:
+        return R2Moments(
+            -math.inf,
+            math.inf,
+            _existence_message(n_noisy, n_eff, rank, "expected value"),
+        )
+    message = (
+        None if var_exists else _existence_message(n_noisy, n_eff, rank, "variance")
+    )
+
+    # Centre at the exact labels' mean (so that the exponent does not cancel
+    # when they share one value) and scale to O(1).
+    if exact_values.size:
+        centre = float(np.average(exact_values, weights=w[exact]))
+    else:
+        centre = float(w @ y_true) / w_total
+    u = y_true - centre
+    d = y_true - y_pred
+    scale = max(float(np.max(np.abs(u))), float(np.max(np.abs(d))), float(sigma.max()))
+    u = u / scale
+    d = d / scale
+    s = sigma / scale
+    tau = w * s * s
+    _, mu_y, _, _, _, delta_mean, delta_var = _delta(u, d, tau, w, w_total)
+    if method == "delta":
+        return R2Moments(1.0 - delta_mean, delta_var, message)
+
+    noisy = tau > 0.0
+    if not noisy.any():  # σ below the double range after scaling: exact to ~1e-600
+        return R2Moments(nominal, 0.0 if var_exists else math.inf, message)
+    exact_sums = np.array(
+        [w[~noisy].sum(), (w * u)[~noisy].sum(), (w * u * u)[~noisy].sum()]
+    )
+    base = np.stack([w[noisy], u[noisy], d[noisy]], axis=1)
+    integrand = _R2Integrand(
+        tau[noisy], base, exact_sums, w_total, float((w * d) @ d), mu_y, delta_mean
+    )
+    integrand.second = var_exists
+
+    # Upper limit: where L(t) underflows, or (Y able to reach 0) where every
+    # noisy 2tτ_i ≥ 1e8 and the integrands follow their power law.
+    n_noisy_num = int(np.count_nonzero(noisy))
+    exact_num = positive & ~noisy
+    bounded_num = bool(np.count_nonzero(exact_num) >= 2 and np.ptp(u[exact_num]) > 0.0)
+    rank_num = n_noisy_num if n_noisy_num < n_eff else n_eff - 1
+    upper = _X_CAP
+    power_tail = False
+    for x in np.arange(0.0, _X_CAP, 4.0):
+        log_l = float(integrand.log_l(np.array([x]))[0])
+        if log_l < _LOG_TINY:
+            upper = float(x)
+            break
+        a_min = 2.0 * math.exp(x) / mu_y * integrand.tau_min
+        if not bounded_num and a_min >= 1e8:
+            upper = float(x)
+            power_tail = True
+            break
+    else:
+        power_tail = not bounded_num
+
+    n_comp = 2 if var_exists else 1
+    atol = np.array(
+        [1e-16 * max(abs(delta_mean), 1e-300), 1e-15 * max(delta_var, 1e-300)]
+    )[:n_comp]
+    n_panels = max(4, math.ceil((upper - _X_LOWER) / 2.5))
+    integrals = gauss_kronrod(
+        integrand, _X_LOWER, upper, n_panels=n_panels, atol=atol, rtol=1e-14
+    )
+    if power_tail:
+        end = integrand(np.array([upper]))[:, 0]
+        kappa = np.array([rank_num / 2.0 - 1.0, rank_num / 2.0 - 2.0])[:n_comp]
+        integrals = integrals + np.where(
+            kappa > 0, end / np.where(kappa > 0, kappa, 1.0), 0.0
+        )
+    mean_ratio = float(integrals[0])
+    if var_exists:
+        variance = float(integrals[1]) - (mean_ratio - delta_mean) ** 2
+        variance = max(variance, 0.0)
+    else:
+        variance = math.inf
+    return R2Moments(1.0 - mean_ratio, variance, message)
