@@ -20,6 +20,7 @@ from .metrics import (
     expected_matthews_corrcoef,
     expected_mean_absolute_error,
     expected_mean_squared_error,
+    expected_paired_difference,
     expected_precision_score,
     expected_recall_score,
     get_noisy_scorer,
@@ -27,18 +28,30 @@ from .metrics import (
     make_noisy_scorer,
     monte_carlo_score,
 )
+from .model_selection import (
+    CorrectedTTest,
+    EstimatorComparison,
+    NoisyCrossValidator,
+    NoisyCVDisplay,
+    compare_estimators,
+)
 from .preprocessing import RepeatSummary, summarize_repeats
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
     "ConfidenceInterval",
+    "CorrectedTTest",
+    "EstimatorComparison",
     "MonteCarloScore",
+    "NoisyCVDisplay",
     "NoisyConfusionMatrix",
+    "NoisyCrossValidator",
     "NoisyScore",
     "NoisyScorer",
     "RepeatSummary",
     "__version__",
+    "compare_estimators",
     "expected_accuracy_score",
     "expected_balanced_accuracy_score",
     "expected_brier_score_loss",
@@ -48,6 +61,7 @@ __all__ = [
     "expected_matthews_corrcoef",
     "expected_mean_absolute_error",
     "expected_mean_squared_error",
+    "expected_paired_difference",
     "expected_precision_score",
     "expected_recall_score",
     "get_noisy_scorer",

@@ -2,6 +2,7 @@
 
 from ._comparison import CorrectedTTest, EstimatorComparison, compare_estimators
 from ._cross_validator import NoisyCrossValidator
+from ._display import NoisyCVDisplay
 from ._noise_resilience_curve import (
     NoiseResilienceCurveResult,
     NoiseResilienceDisplay,
@@ -13,6 +14,7 @@ __all__ = [
     "EstimatorComparison",
     "NoiseResilienceCurveResult",
     "NoiseResilienceDisplay",
+    "NoisyCVDisplay",
     "NoisyCrossValidator",
     "compare_estimators",
     "noise_resilience_curve",

@@ -1,0 +1,285 @@
+"""Plot of the per-fold and pooled results of a :class:`NoisyCrossValidator`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from .._noisy_score import NoisyScore
+from ._cross_validator import NoisyCrossValidator, _std, _z_value
+
+__all__ = ["NoisyCVDisplay"]
+
+
+def _import_pyplot() -> Any:
+    """matplotlib.pyplot, or an ImportError that says how to install it."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise ImportError(
+            "NoisyCVDisplay needs matplotlib, an optional dependency of "
+            "sklearn-noisy. Install it with `pip install sklearn-noisy[plot]` "
+            "(or `pip install matplotlib`)."
+        ) from exc
+    return plt
+
+
+class NoisyCVDisplay:
+    """Per-fold expected metric with its label-noise interval, and the pooled value.
+
+    Each fold is drawn as its expected value with an error bar spanning the
+    label-noise confidence interval, the nominal (noise-free) value as a
+    separate marker; the pooled score is a horizontal line with its own
+    interval as a band. Create it with :meth:`from_cv_results` or
+    :meth:`from_estimator` rather than directly. matplotlib is optional: it is
+    imported by :meth:`plot` only (install the ``plot`` extra).
+
+    Parameters
+    ----------
+    metric : str
+        Name of the metric shown.
+    fold_expected, fold_std, fold_nominal : ndarray of shape (n_folds,)
+        Per-fold expected value, label-noise standard deviation and nominal
+        value.
+    pooled : NoisyScore or None
+        The pooled score, or None when there is none.
+    confidence_level : float, default=0.95
+        Level of the intervals.
+    greater_is_better : bool or None, default=None
+        Shown in the axis label.
+
+    Attributes
+    ----------
+    ax_ : matplotlib Axes
+        Axes with the plot.
+    figure_ : matplotlib Figure
+        Figure containing the plot.
+    errorbar_ : matplotlib ErrorbarContainer
+        The per-fold expected values and intervals.
+    nominal_ : matplotlib Line2D
+        The per-fold nominal markers.
+    pooled_line_ : matplotlib Line2D or None
+        The pooled expected value.
+    pooled_band_ : matplotlib Polygon or None
+        The pooled interval.
+
+    See Also
+    --------
+    NoisyCrossValidator : Produces the results shown.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from sklearn_noisy.model_selection import NoisyCVDisplay
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 2))
+    >>> y = X @ [1.0, -1.0] + rng.normal(scale=0.3, size=60)
+    >>> display = NoisyCVDisplay.from_estimator(
+    ...     LinearRegression(), X, y, sigma=0.3, metric="mean_squared_error")
+    >>> display.metric, len(display.fold_expected)
+    ('mean_squared_error', 5)
+    """
+
+    def __init__(
+        self,
+        *,
+        metric: str,
+        fold_expected: Any,
+        fold_std: Any,
+        fold_nominal: Any,
+        pooled: NoisyScore | None,
+        confidence_level: float = 0.95,
+        greater_is_better: bool | None = None,
+    ) -> None:
+        self.metric = metric
+        self.fold_expected = np.asarray(fold_expected, dtype=np.float64)
+        self.fold_std = np.asarray(fold_std, dtype=np.float64)
+        self.fold_nominal = np.asarray(fold_nominal, dtype=np.float64)
+        self.pooled = pooled
+        self.confidence_level = confidence_level
+        self.greater_is_better = greater_is_better
+
+    @classmethod
+    def from_cv_results(
+        cls,
+        cv: NoisyCrossValidator,
+        metric: str | None = None,
+        *,
+        ax: Any = None,
+    ) -> NoisyCVDisplay:
+        """Plot one metric of a fitted :class:`NoisyCrossValidator`.
+
+        Parameters
+        ----------
+        cv : NoisyCrossValidator
+            A fitted cross-validator.
+        metric : str, default=None
+            The result key of the metric; by default the first one.
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure by default.
+
+        Returns
+        -------
+        display : NoisyCVDisplay
+            The plotted display.
+        """
+        if not isinstance(cv, NoisyCrossValidator):
+            raise TypeError(
+                f"cv must be a fitted NoisyCrossValidator; got {type(cv).__name__}."
+            )
+        check_is_fitted(cv, "cv_results_")
+        keys = list(cv.scorers_)
+        metric = keys[0] if metric is None else metric
+        if metric not in keys:
+            raise ValueError(f"metric must be one of {keys}; got {metric!r}.")
+        variance = cv.cv_results_[f"{metric}_variance"]
+        display = cls(
+            metric=metric,
+            fold_expected=cv.cv_results_[f"{metric}_expected"],
+            fold_std=[_std(float(v)) for v in variance],
+            fold_nominal=cv.cv_results_[f"{metric}_nominal"],
+            pooled=cv.pooled_.get(metric),
+            confidence_level=cv.confidence_level,
+            greater_is_better=cv.scorers_[metric].greater_is_better,
+        )
+        return display.plot(ax=ax)
+
+    @classmethod
+    def from_estimator(
+        cls,
+        estimator: Any,
+        X: Any,
+        y: Any,
+        *,
+        sigma: Any = None,
+        q: Any = None,
+        transition_matrix: Any = None,
+        groups: Any = None,
+        cv: Any = 5,
+        metric: str | None = None,
+        scoring: Any = None,
+        n_jobs: int | None = None,
+        confidence_level: float = 0.95,
+        ax: Any = None,
+    ) -> NoisyCVDisplay:
+        """Cross-validate ``estimator`` and plot one metric.
+
+        Parameters
+        ----------
+        estimator : estimator object
+            The estimator to cross-validate.
+        X, y : array-like
+            Data and best-known labels.
+        sigma, q, transition_matrix : optional
+            The label noise, as in :meth:`NoisyCrossValidator.fit`.
+        groups : array-like, default=None
+            Groups for group splitters.
+        cv : int, splitter or iterable, default=5
+            The cross-validation splitting.
+        metric : str, default=None
+            The metric to plot (a name accepted by
+            :func:`~sklearn_noisy.metrics.make_noisy_scorer`); by default the
+            first of the default metrics.
+        scoring : default=None
+            Scoring for the cross-validation; by default just ``metric`` (or
+            ``"default"`` when ``metric`` is None).
+        n_jobs : int, default=None
+            Folds fitted in parallel.
+        confidence_level : float, default=0.95
+            Level of the intervals.
+        ax : matplotlib Axes, default=None
+            Axes to draw on.
+
+        Returns
+        -------
+        display : NoisyCVDisplay
+            The plotted display.
+        """
+        if scoring is None:
+            scoring = "default" if metric is None else [metric]
+        runner = NoisyCrossValidator(
+            estimator,
+            scoring=scoring,
+            cv=cv,
+            n_jobs=n_jobs,
+            confidence_level=confidence_level,
+        ).fit(
+            X,
+            y,
+            sigma=sigma,
+            q=q,
+            transition_matrix=transition_matrix,
+            groups=groups,
+        )
+        return cls.from_cv_results(runner, metric, ax=ax)
+
+    def plot(self, ax: Any = None) -> NoisyCVDisplay:
+        """Draw the display.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure by default.
+
+        Returns
+        -------
+        display : NoisyCVDisplay
+            ``self``, with ``ax_``, ``figure_`` and the artists set.
+        """
+        plt = _import_pyplot()
+        if ax is None:
+            _, ax = plt.subplots()
+        z = _z_value(self.confidence_level)
+        level = f"{self.confidence_level:.0%}"
+        folds = np.arange(1, self.fold_expected.size + 1)
+        self.errorbar_ = ax.errorbar(
+            folds,
+            self.fold_expected,
+            yerr=z * self.fold_std,
+            fmt="o",
+            capsize=4,
+            label=f"expected ± {level} CI (label noise)",
+        )
+        (self.nominal_,) = ax.plot(
+            folds,
+            self.fold_nominal,
+            linestyle="none",
+            marker="x",
+            color="black",
+            label="nominal (labels as given)",
+        )
+        self.pooled_line_ = self.pooled_band_ = None
+        if self.pooled is not None:
+            low, high = self.pooled.confidence_interval(self.confidence_level)
+            self.pooled_band_ = ax.axhspan(
+                low,
+                high,
+                color="tab:orange",
+                alpha=0.2,
+                label=f"pooled {level} CI",
+            )
+            self.pooled_line_ = ax.axhline(
+                self.pooled.expected,
+                color="tab:orange",
+                label=f"pooled expected ({self.pooled.expected:.4g})",
+            )
+        ax.set_xticks(folds)
+        ax.set_xlabel("fold")
+        direction = ""
+        if self.greater_is_better is not None:
+            direction = (
+                " (higher is better)"
+                if self.greater_is_better
+                else (" (lower is better)")
+            )
+        ax.set_ylabel(f"{self.metric}{direction}")
+        ax.set_title(f"{self.metric}: per fold and pooled, under label noise")
+        ax.legend(loc="best", fontsize="small")
+        self.ax_ = ax
+        self.figure_ = ax.figure
+        return self
