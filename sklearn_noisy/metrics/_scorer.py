@@ -698,6 +698,7 @@ class NoisyScorer:
                 key, source, given_noise, X, y_true, missing=missing
             )
         function = self._metric_function()
+        self._check_against_signature()  # skipped at construction if not importable
         parameters = inspect.signature(function).parameters
         if sample_weight is not None:
             if "sample_weight" not in parameters:
