@@ -564,9 +564,14 @@ def _save_plot(validator: Any, path: str) -> None:
         ) from None
     import matplotlib.pyplot as plt
 
-    display = NoisyCVDisplay.from_cv_results(validator)
-    figure = getattr(display, "figure_", None) or display.ax_.figure
-    figure.savefig(path, dpi=120, bbox_inches="tight")
+    keys = list(validator.scorers_)
+    figure, axes = plt.subplots(
+        len(keys), 1, figsize=(6.4, 2.6 * len(keys) + 0.6), squeeze=False
+    )
+    for key, ax in zip(keys, axes[:, 0], strict=True):
+        NoisyCVDisplay.from_cv_results(validator, key, ax=ax)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
     plt.close(figure)
 
 
