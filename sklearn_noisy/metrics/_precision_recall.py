@@ -507,6 +507,8 @@ def _binary_present_labels(y_true: Any, y_pred: Any, labels: Any) -> list | None
         return labels.tolist() if labels.size <= 2 else None
     y_true = _as_label_array(y_true, name="y_true")
     y_pred = _as_label_array(y_pred, name="y_pred")
+    if y_true.shape[0] == 0:
+        raise ValueError("y_true is empty: at least one sample is required.")
     if _label_kind(y_true) != _label_kind(y_pred):
         raise TypeError(
             f"y_true and y_pred mix label types ({y_true.dtype} and {y_pred.dtype})."
