@@ -19,6 +19,8 @@ from ._probabilistic import expected_brier_score_loss, expected_log_loss
 from ._regression import (
     expected_mean_absolute_error,
     expected_mean_squared_error,
+    expected_r2_score,
+    expected_root_mean_squared_error,
 )
 from ._scorer import (
     NoisyScorer,
@@ -43,7 +45,9 @@ __all__ = [
     "expected_mean_squared_error",
     "expected_paired_difference",
     "expected_precision_score",
+    "expected_r2_score",
     "expected_recall_score",
+    "expected_root_mean_squared_error",
     "get_noisy_scorer",
     "get_noisy_scorer_names",
     "make_noisy_scorer",
