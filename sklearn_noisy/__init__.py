@@ -9,6 +9,7 @@ cross-validation fold and pooled across folds.
 from ._noisy_score import ConfidenceInterval, NoisyScore
 from .metrics import (
     MonteCarloScore,
+    NoiseResilienceResult,
     NoisyConfusionMatrix,
     NoisyScorer,
     expected_accuracy_score,
@@ -29,13 +30,17 @@ from .metrics import (
     get_noisy_scorer_names,
     make_noisy_scorer,
     monte_carlo_score,
+    noise_resilience_score,
 )
 from .model_selection import (
     CorrectedTTest,
     EstimatorComparison,
+    NoiseResilienceCurveResult,
+    NoiseResilienceDisplay,
     NoisyCrossValidator,
     NoisyCVDisplay,
     compare_estimators,
+    noise_resilience_curve,
 )
 from .preprocessing import RepeatSummary, summarize_repeats
 
@@ -46,6 +51,9 @@ __all__ = [
     "CorrectedTTest",
     "EstimatorComparison",
     "MonteCarloScore",
+    "NoiseResilienceCurveResult",
+    "NoiseResilienceDisplay",
+    "NoiseResilienceResult",
     "NoisyCVDisplay",
     "NoisyConfusionMatrix",
     "NoisyCrossValidator",
@@ -72,5 +80,7 @@ __all__ = [
     "get_noisy_scorer_names",
     "make_noisy_scorer",
     "monte_carlo_score",
+    "noise_resilience_curve",
+    "noise_resilience_score",
     "summarize_repeats",
 ]
