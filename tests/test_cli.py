@@ -120,7 +120,8 @@ def test_csv_repeats(table, tmp_path):
     assert result.returncode == 0, result.stderr
     # 3-4 repeats: one summarize_repeats warning, as a single line.
     assert result.stderr.count("\n") == 1 and "UserWarning" in result.stderr
-    summary = summarize_repeats(table["repeats"])
+    with pytest.warns(UserWarning, match="fewer than 5 repeats"):
+        summary = summarize_repeats(table["repeats"])
     reference = _oof_mse(table["X"], summary.y_mean, summary.sigma, seed=3, n_splits=4)
     pooled = json.loads(out_json.read_text())["pooled"]["mean_squared_error"]
     assert pooled["expected"] == pytest.approx(reference.expected, rel=1e-12)
