@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import sklearn
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
 from sklearn.exceptions import UnsetMetadataPassedError
@@ -852,3 +854,44 @@ def test_transition_matrix_is_copied():
     scorer = make_noisy_scorer("accuracy", transition_matrix=T)
     T[0] = [0.5, 0.5]
     assert scorer.transition_matrix.tolist() == [[0.9, 0.1], [0.2, 0.8]]
+
+
+_FITTED_RIDGE = Ridge().fit(X_REG, Y_REG)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    sigma=st.floats(0.0, 5.0),
+    metric=st.sampled_from(["mean_squared_error", "mean_absolute_error", "r2"]),
+    greater_is_better=st.sampled_from([None, True, False]),
+)
+def test_signs_property(sigma, metric, greater_is_better):
+    scorer = make_noisy_scorer(
+        metric, sigma=sigma, greater_is_better=greater_is_better, output="all"
+    )
+    score = scorer.noisy_score(_FITTED_RIDGE, X_REG, Y_REG)
+    result = scorer(_FITTED_RIDGE, X_REG, Y_REG)
+    sign = 1.0 if scorer.greater_is_better else -1.0
+    assert scorer.greater_is_better == (
+        _METRICS[metric].greater_is_better
+        if greater_is_better is None
+        else greater_is_better
+    )
+    assert result["expected"] == sign * score.expected
+    assert result["nominal"] == sign * score.nominal
+    assert result["variance"] == score.variance >= 0.0
+    reference = _function(metric)(Y_REG, _FITTED_RIDGE.predict(X_REG), sigma=sigma)
+    assert score.expected == reference.expected
+    assert score.variance == reference.variance
+
+
+def test_repr_of_array_options_round_trips():
+    scorer = make_noisy_scorer(
+        "precision", q=0.1, labels=np.array([0, 1]), pos_label=np.int64(0)
+    )
+    assert repr(scorer) == (
+        "make_noisy_scorer('precision', q=0.1, labels=[0, 1], pos_label=0)"
+    )
+    rebuilt = eval(repr(scorer), vars(sklearn_noisy))
+    model = GaussianNB().fit(X_CLF, Y_CLF)
+    assert rebuilt(model, X_CLF, Y_CLF) == scorer(model, X_CLF, Y_CLF)

@@ -13,6 +13,7 @@ scikit-learn User Guide).
 
 from __future__ import annotations
 
+import copy
 import importlib
 import inspect
 import numbers
@@ -194,6 +195,15 @@ def _source_repr(value: Any) -> str:
     return repr(value)
 
 
+def _value_repr(value: Any) -> str:
+    """Repr of an option that evaluates back to an equivalent value."""
+    if isinstance(value, np.ndarray):
+        return repr(value.tolist())
+    if isinstance(value, np.generic):
+        return repr(value.item())
+    return repr(value)
+
+
 def _routing_enabled() -> bool:
     return bool(sklearn.get_config().get("enable_metadata_routing", False))
 
@@ -335,7 +345,8 @@ class NoisyScorer:
                 f"output must be one of {_OUTPUTS}: 'expected' returns a float, "
                 f"'all' a dict of expected, variance and nominal; got {output!r}."
             )
-        metric_kwargs = dict(metric_kwargs or {})
+        # A private copy: the scorer must not change when the caller's arrays do.
+        metric_kwargs = copy.deepcopy(dict(metric_kwargs or {}))
         reserved = _RESERVED.intersection(metric_kwargs)
         if reserved:
             raise TypeError(
@@ -435,7 +446,9 @@ class NoisyScorer:
             parts.append(f"estimand={self.estimand!r}")
         if self.output != "expected":
             parts.append(f"output={self.output!r}")
-        parts.extend(f"{key}={value!r}" for key, value in self.metric_kwargs.items())
+        parts.extend(
+            f"{key}={_value_repr(value)}" for key, value in self.metric_kwargs.items()
+        )
         return f"make_noisy_scorer({', '.join(parts)})"
 
     # ------------------------------------------------------- metadata routing
