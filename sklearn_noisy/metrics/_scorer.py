@@ -276,6 +276,30 @@ class NoisyScorer:
 
     A direct call ``scorer(estimator, X, y, sigma=sigma)`` always accepts the
     metadata, whatever the routing configuration.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import sklearn
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from sklearn_noisy import make_noisy_scorer
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> y = np.array([0.1, 0.9, 2.2, 2.8])
+    >>> model = LinearRegression().fit(X, y)
+    >>> scorer = make_noisy_scorer("mean_squared_error", output="all")
+    >>> scorer(model, X, y, sigma=0.2)
+    {'expected': -0.0605, 'variance': 0.00162, 'nominal': -0.0205}
+    >>> scorer.noisy_score(model, X, y, sigma=[0.1, 0.2, 0.2, 0.3])
+    NoisyScore(metric='mean_squared_error', expected=0.0655, std=0.04894, \
+nominal=0.0205, n_samples=4, method='exact')
+    >>> scorer.score_predictions(y, model.predict(X), sigma=0.2).expected
+    0.0605
+    >>> scorer.get_metadata_routing()
+    {'score': {'sigma': True, 'sample_weight': None}}
+    >>> with sklearn.config_context(enable_metadata_routing=True):
+    ...     scorer = scorer.set_score_request(sigma="label_error")
+    >>> scorer.get_metadata_routing()
+    {'score': {'sigma': 'label_error', 'sample_weight': None}}
     """
 
     def __init__(
