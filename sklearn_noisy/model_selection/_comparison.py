@@ -86,7 +86,8 @@ def corrected_t_test(differences: Any, n_train: float, n_test: float) -> Correct
     if k < 2:
         return CorrectedTTest(math.nan, math.nan, max(k - 1, 0), math.nan, math.nan)
     mean = float(np.mean(d))
-    s2 = float(np.var(d, ddof=1))
+    # identical differences: exactly no spread (np.var would leave round-off)
+    s2 = 0.0 if d.max() == d.min() else float(np.var(d, ddof=1))
     se = math.sqrt((1.0 / k + n_test / n_train) * s2)
     if se > 0.0:
         t = mean / se
