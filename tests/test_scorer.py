@@ -286,6 +286,28 @@ def test_cross_validate_all_output_routed():
     np.testing.assert_allclose(
         result["test_nominal"], [-s.nominal for s in reference], rtol=1e-12
     )
+    # Train scores get the train rows of sigma.
+    with sklearn.config_context(enable_metadata_routing=True):
+        with_train = cross_validate(
+            Ridge(),
+            X_REG,
+            Y_REG,
+            cv=CV_REG,
+            scoring=scorer,
+            params={"sigma": SIGMA},
+            return_train_score=True,
+        )
+    for fold, (train, _) in enumerate(CV_REG.split(X_REG)):
+        model = Ridge().fit(X_REG[train], Y_REG[train])
+        score = expected_mean_squared_error(
+            Y_REG[train], model.predict(X_REG[train]), sigma=SIGMA[train]
+        )
+        assert with_train["train_expected"][fold] == pytest.approx(
+            -score.expected, rel=1e-12
+        )
+        assert with_train["train_variance"][fold] == pytest.approx(
+            score.variance, rel=1e-12
+        )
     # Closed form on the first fold: E = mean(d² + σ²), Var = Σ(2σ⁴ + 4d²σ²)/M².
     train, test = next(CV_REG.split(X_REG))
     d = Y_REG[test] - Ridge().fit(X_REG[train], Y_REG[train]).predict(X_REG[test])
@@ -336,6 +358,13 @@ def test_search_refit_on_expected_with_routed_sigma(search):
     assert searcher.best_params_ == results["params"][best]
     assert searcher.best_score_ == results["mean_test_expected"][best]
     assert searcher.best_estimator_.alpha == results["params"][best]["alpha"]
+    # The search's own score routes sigma to the scorer and reports "expected".
+    with sklearn.config_context(enable_metadata_routing=True):
+        held_out = searcher.score(X_REG, Y_REG, sigma=SIGMA)
+    reference = _function("mean_absolute_error")(
+        Y_REG, searcher.best_estimator_.predict(X_REG), sigma=SIGMA
+    )
+    assert held_out == -reference.expected
 
 
 def test_grid_search_single_score_routed_q():
