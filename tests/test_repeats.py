@@ -6,6 +6,9 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 from sklearn_noisy.preprocessing import RepeatSummary, summarize_repeats
 
@@ -150,3 +153,33 @@ def test_constant_repeats_and_pickle():
     # Two-pass variance: no cancellation at a large offset (SS = 10 exactly).
     np.testing.assert_allclose(summary.sigma[1], S0 / math.sqrt(5), rtol=1e-12)
     assert pickle.loads(pickle.dumps(summary))[1][1] == summary.sigma[1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    data=arrays(
+        np.float64,
+        st.tuples(st.integers(1, 6), st.integers(8, 10)),
+        elements=st.floats(-1e3, 1e3, allow_nan=False),
+    ),
+    n_missing=st.integers(0, 3),
+)
+def test_matches_numpy_nan_functions(data, n_missing):
+    Y = data.copy()
+    Y[:, Y.shape[1] - n_missing :] = np.nan  # >= 5 repeats stay: no warning
+    summary = summarize_repeats(Y, sigma="std")
+    np.testing.assert_allclose(
+        summary.y_mean, np.nanmean(Y, axis=1), rtol=1e-12, atol=1e-9
+    )
+    np.testing.assert_allclose(
+        summary.sigma, np.nanstd(Y, axis=1, ddof=1), rtol=1e-9, atol=1e-9
+    )
+    sem = summarize_repeats(Y).sigma
+    np.testing.assert_allclose(
+        sem, summary.sigma / np.sqrt(summary.n_repeats), rtol=1e-14
+    )
+    # Row order is kept and a list of rows gives the same numbers.
+    rows = [row[~np.isnan(row)] for row in Y]
+    np.testing.assert_array_equal(
+        summarize_repeats(rows, sigma="std").sigma, summary.sigma
+    )

@@ -193,7 +193,8 @@ def summarize_repeats(
 
     instrument_sigma : float or array-like of shape (n_samples,), default=None
         Standard deviation of a single measurement, used for the samples with
-        fewer than ``min_repeats`` repeats. ``None`` makes such samples an error.
+        fewer than ``min_repeats`` repeats (per-sample values in output order).
+        ``None`` makes such samples an error.
 
     min_repeats : int, default=2
         Smallest number of repeats from which a sample's own spread is used.
