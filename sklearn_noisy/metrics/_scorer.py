@@ -972,7 +972,9 @@ def make_noisy_scorer(
         score). ``"all"``: a dict with ``"expected"``, ``"variance"`` and
         ``"nominal"``, so that :func:`~sklearn.model_selection.cross_validate`
         returns ``test_expected``, ``test_variance`` and ``test_nominal`` and a
-        search can ``refit="expected"``.
+        search can ``refit="expected"``. Such a scorer must be the whole
+        ``scoring``: inside a dict or list of scorers scikit-learn needs floats,
+        so use ``output="expected"`` there.
     **metric_kwargs : dict
         Further keyword arguments of the metric, e.g. ``pos_label``, ``labels``,
         ``average``, ``method`` or ``multioutput``.
