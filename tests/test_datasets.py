@@ -2,6 +2,7 @@
 
 import math
 import pickle
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -84,3 +85,12 @@ def test_as_frame():
     assert diagnosis.frame.shape == (400, 5)
     X, y = load_noisy_diagnosis(as_frame=True, return_X_y=True)
     assert isinstance(X, pd.DataFrame) and isinstance(y, pd.Series)
+
+
+def test_as_frame_without_pandas(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ImportError, match="requires pandas"):
+        load_oxygen_sensor(as_frame=True)
+    with pytest.raises(ImportError, match="requires pandas"):
+        load_noisy_diagnosis(as_frame=True)
+    assert load_oxygen_sensor().data.shape == (300, 3)  # numpy still works

@@ -2,6 +2,7 @@
 
 import json
 import math
+import sys
 import warnings
 
 import numpy as np
@@ -221,3 +222,13 @@ def test_display_renders_png(tmp_path):
     with pytest.raises(TypeError, match="NoiseResilienceCurveResult"):
         NoiseResilienceDisplay.from_results({"scores": 1})
     plt.close("all")
+
+
+def test_display_without_matplotlib(monkeypatch):
+    curve = NoiseResilienceCurveResult(
+        noise_levels=np.array([1.0]), scores=np.array([[0.5]]), estimator_name="m"
+    )
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    with pytest.raises(ImportError, match="requires matplotlib"):
+        NoiseResilienceDisplay.from_results(curve)

@@ -106,7 +106,7 @@ def _read_csv(name: str) -> tuple[list[str], np.ndarray]:
 def _pandas(loader: str) -> Any:
     try:
         import pandas as pd
-    except ImportError as exc:  # pragma: no cover - pandas is a test dependency
+    except ImportError as exc:
         raise ImportError(
             f"{loader}(as_frame=True) requires pandas: pip install pandas, or call "
             "it with as_frame=False for numpy arrays."

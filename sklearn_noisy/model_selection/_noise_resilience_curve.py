@@ -268,7 +268,7 @@ _METRIC_KEYS = ("expected", "std", "nominal", "truth")
 def _import_pyplot() -> Any:
     try:
         import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - matplotlib is a test dependency
+    except ImportError as exc:
         raise ImportError(
             "NoiseResilienceDisplay requires matplotlib: pip install matplotlib."
         ) from exc
