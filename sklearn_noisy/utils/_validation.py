@@ -48,7 +48,9 @@ def as_float_array(value: Any, *, name: str) -> np.ndarray:
     try:
         array = np.asarray(value)
     except (TypeError, ValueError) as exc:  # ragged lists and the like
-        raise TypeError(f"{name} must be array-like of numbers; got {value!r}.") from exc
+        raise TypeError(
+            f"{name} must be array-like of numbers; got {value!r}."
+        ) from exc
     if array.dtype.kind not in "biuf":
         raise TypeError(
             f"{name} must hold real numbers; got an array of dtype {array.dtype}."
@@ -75,7 +77,7 @@ def check_finite(array: np.ndarray, *, name: str) -> None:
     where = tuple(int(i) for i in first) if array.ndim > 1 else int(first[0])
     raise ValueError(
         f"{name} must be finite; it contains {int(bad.sum())} NaN or infinite "
-        f"value(s), the first at index {where} ({array[tuple(first)]!r})."
+        f"value(s), the first at index {where} ({float(array[tuple(first)])!r})."
     )
 
 
@@ -88,7 +90,7 @@ def _check_length(array: np.ndarray, n_samples: int, *, name: str) -> None:
 
 
 def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray | None:
-    """Validate ``sample_weight``: finite, non-negative, one per sample, not all zero."""
+    """Validate ``sample_weight``: finite, non-negative, one per sample, sum > 0."""
     if sample_weight is None:
         return None
     weight = as_float_array(sample_weight, name="sample_weight")
@@ -138,7 +140,7 @@ def check_sigma(sigma: Any, shape: tuple[int, ...], *, name: str = "sigma") -> A
     if array.min() < 0:
         raise ValueError(
             f"{name} must be non-negative (0 means an exact label); the smallest "
-            f"value is {array.min()!r} at index {int(np.argmin(array))}."
+            f"value is {float(array.min())!r} at index {int(np.argmin(array))}."
         )
     if len(shape) == 2 and array.ndim == 1:
         array = array[:, None]
@@ -207,8 +209,7 @@ def _check_multioutput(multioutput: Any, n_outputs: int) -> Any:
     weights = as_float_array(multioutput, name="multioutput")
     if weights.shape != (n_outputs,):
         raise ValueError(
-            f"multioutput weights must have shape ({n_outputs},); got "
-            f"{weights.shape}."
+            f"multioutput weights must have shape ({n_outputs},); got {weights.shape}."
         )
     check_finite(weights, name="multioutput")
     return weights
@@ -295,8 +296,8 @@ def check_flip_probability(q: Any, n_samples: int, *, name: str = "q") -> Any:
     if low < 0.0 or high > 1.0:
         bad = int(np.argmax((array < 0.0) | (array > 1.0)))
         raise ValueError(
-            f"{name} must hold probabilities in [0, 1]; got {array[bad]!r} at index "
-            f"{bad}."
+            f"{name} must hold probabilities in [0, 1]; got "
+            f"{float(array[bad])!r} at index {bad}."
         )
     return array
 
@@ -311,7 +312,9 @@ def check_transition_matrix(
     """
     matrix = as_float_array(transition_matrix, name=name)
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
-        raise ValueError(f"{name} must be a square 2-D array; got shape {matrix.shape}.")
+        raise ValueError(
+            f"{name} must be a square 2-D array; got shape {matrix.shape}."
+        )
     if matrix.shape[0] != n_classes:
         raise ValueError(
             f"{name} must be {n_classes} x {n_classes}, one row and column per label "
@@ -325,7 +328,7 @@ def check_transition_matrix(
         bad = int(np.argmax(np.abs(row_sums - 1.0)))
         raise ValueError(
             f"{name} must be row-stochastic (each row sums to 1); row {bad} sums to "
-            f"{row_sums[bad]!r}."
+            f"{float(row_sums[bad])!r}."
         )
     return matrix
 
@@ -375,16 +378,20 @@ def check_classification_labels(
             f"{y_true.shape[0]} and {y_pred.shape[0]}."
         )
     if labels is None:
-        true_classes, true_index = np.unique(y_true, return_inverse=True)
-        pred_classes, pred_index = np.unique(y_pred, return_inverse=True)
-        if true_classes.dtype.kind != pred_classes.dtype.kind and not (
-            true_classes.dtype.kind in "biuf" and pred_classes.dtype.kind in "biuf"
-        ):
+        # Numbers mix with numbers, strings (unicode, or the object arrays of
+        # pandas) with strings; sorting rejects any other mixture.
+        kinds = {y_true.dtype.kind, y_pred.dtype.kind}
+        try:
+            if len(kinds) > 1 and not (kinds <= set("biuf") or kinds <= set("OU")):
+                raise TypeError
+            true_classes, true_index = np.unique(y_true, return_inverse=True)
+            pred_classes, pred_index = np.unique(y_pred, return_inverse=True)
+            classes = np.union1d(true_classes, pred_classes)
+        except TypeError as exc:
             raise TypeError(
-                "y_true and y_pred mix label types "
-                f"({true_classes.dtype} and {pred_classes.dtype})."
-            )
-        classes = np.union1d(true_classes, pred_classes)
+                f"y_true and y_pred mix label types ({y_true.dtype} and "
+                f"{y_pred.dtype}); use one type, e.g. all int or all str."
+            ) from exc
         if classes.dtype.kind == "f" and np.any(classes != np.round(classes)):
             raise ValueError(
                 "y_true and y_pred must be class labels; got continuous values. "
