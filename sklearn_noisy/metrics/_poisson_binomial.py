@@ -38,6 +38,8 @@ _LEAF_SIZE = 16
 _FFT_MIN_LENGTH = 64
 #: Bound on the probability mass a node may drop outside its window.
 _TAIL_MASS = 1e-60
+#: At most this many distinct probabilities are handled as a product of binomials.
+_MAX_GROUPS = 64
 _LOG_TAIL = math.log(2.0 / _TAIL_MASS)
 
 
@@ -155,6 +157,32 @@ def _trim(
     return np.take_along_axis(pmf, rows, axis=0), offset + start
 
 
+def _few_distinct(p: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(values, counts)`` when ``p`` holds at most :data:`_MAX_GROUPS` values.
+
+    A sample of the values is looked at first, so that inputs with many
+    distinct probabilities do not pay for a full sort.
+    """
+    if p.size > 4 * _MAX_GROUPS and np.unique(p[:: max(1, p.size // 1024)]).size > (
+        _MAX_GROUPS
+    ):
+        return None
+    values, counts = np.unique(p, return_counts=True)
+    if values.size > _MAX_GROUPS or values.size * _LEAF_SIZE > p.size:
+        return None
+    return values, counts
+
+
+def _convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Full convolution of two PMFs: direct when short, else FFT (clipped at 0)."""
+    if min(a.size, b.size) < _FFT_MIN_LENGTH:
+        return np.convolve(a, b)
+    size = a.size + b.size - 1
+    n_fft = sp_fft.next_fast_len(size, real=True)
+    out = sp_fft.irfft(sp_fft.rfft(a, n_fft) * sp_fft.rfft(b, n_fft), n_fft)[:size]
+    return np.maximum(out, 0.0)
+
+
 def poisson_binomial_window(p: np.ndarray) -> tuple[int, np.ndarray]:
     """PMF of a Poisson-binomial count on the window of counts that carry mass.
 
@@ -176,16 +204,19 @@ def poisson_binomial_window(p: np.ndarray) -> tuple[int, np.ndarray]:
     uncertain = p[(p > 0.0) & (p < 1.0)]
     if uncertain.size == 0:
         return certain, np.ones(1)
-    if uncertain.min() == uncertain.max():
-        # Identical trials: the binomial PMF (scipy/Boost, accurate to a few ulp).
-        n, prob = uncertain.size, float(uncertain[0])
-        low, high = _windows(
-            np.array([n * prob]), np.array([n * prob * (1.0 - prob)]), np.array([n])
-        )
-        counts = np.arange(low[0], high[0] + 1)
-        offset, pmf = int(low[0]), binom.pmf(counts, n, prob)
-    else:
+    groups = _few_distinct(uncertain)
+    if groups is None:
         offset, pmf = _product_tree(uncertain)
+    else:
+        # Few distinct probabilities (a constant flip probability gives two):
+        # a product of binomial PMFs (scipy/Boost, accurate to a few ulp).
+        offset, pmf = 0, np.ones(1)
+        for prob, n in zip(*groups, strict=True):
+            low, high = _windows(
+                np.array([n * prob]), np.array([n * prob * (1.0 - prob)]), np.array([n])
+            )
+            factor = binom.pmf(np.arange(low[0], high[0] + 1), n, prob)
+            offset, pmf = offset + int(low[0]), _convolve(pmf, factor)
     pmf = np.asarray(pmf, dtype=np.float64)
     pmf /= pmf.sum()
     return offset + certain, pmf
