@@ -2,6 +2,7 @@
 
 import json
 import math
+import pickle
 import sys
 import warnings
 
@@ -160,6 +161,8 @@ def test_result_table_exports():
     loaded = json.loads(json.dumps(result.to_dict()))
     assert loaded["score"] == pytest.approx(0.75) and len(loaded["regions"]) == 2
     assert float(result) == result.score and "score=0.75" in repr(result)
+    restored = pickle.loads(pickle.dumps(result))
+    assert restored.score == result.score and restored.regions == result.regions
 
 
 def test_curve_on_embedded_data():
@@ -186,6 +189,8 @@ def test_curve_on_embedded_data():
     np.testing.assert_array_equal(again.scores, curve.scores)
     assert json.loads(json.dumps(curve.to_dict()))["noise_levels"] == levels
     assert curve.to_frame().shape[0] == 6
+    restored = pickle.loads(pickle.dumps(curve))
+    np.testing.assert_array_equal(restored.scores, curve.scores)
 
 
 def test_curve_errors():

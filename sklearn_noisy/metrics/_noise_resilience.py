@@ -45,7 +45,7 @@ _COLUMNS = (
 )
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class NoiseResilienceResult:
     """Result of :func:`noise_resilience_score`.
 

@@ -52,7 +52,7 @@ def _resolve_metric(metric: Any) -> tuple[str, Callable[..., NoisyScore]]:
     return metric, function
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class NoiseResilienceCurveResult:
     """Result of :func:`noise_resilience_curve`.
 
