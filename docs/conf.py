@@ -17,7 +17,7 @@ import sklearn_noisy
 
 project = "sklearn-noisy"
 author = "The sklearn-noisy developers"
-copyright = f"{date.today().year}, {author}"  # noqa: A001
+copyright = f"{date.today().year}, {author}"
 release = sklearn_noisy.__version__
 version = ".".join(release.split(".")[:2])
 

@@ -45,7 +45,11 @@ print(scorer)
 model = make_pipeline(StandardScaler(), PolynomialFeatures(), Ridge())
 grid = {"polynomialfeatures__degree": [1, 2, 3], "ridge__alpha": np.logspace(-7, 1, 9)}
 search = GridSearchCV(
-    model, grid, scoring=scorer, refit="expected", cv=KFold(5, shuffle=True, random_state=0)
+    model,
+    grid,
+    scoring=scorer,
+    refit="expected",
+    cv=KFold(5, shuffle=True, random_state=0),
 )
 with sklearn.config_context(enable_metadata_routing=True):
     search.fit(X, y, sigma=sigma)
@@ -63,14 +67,18 @@ print(f"best expected MSE: {-search.best_score_:.4f}")
 results = search.cv_results_
 alphas = grid["ridge__alpha"]
 fig, ax = plt.subplots(figsize=(6.5, 4))
-for degree, color in zip(grid["polynomialfeatures__degree"], ["C0", "C1", "C2"]):
+for degree, color in zip(
+    grid["polynomialfeatures__degree"], ["C0", "C1", "C2"], strict=True
+):
     rows = results["param_polynomialfeatures__degree"] == degree
     expected = -results["mean_test_expected"][rows]
     nominal = -results["mean_test_nominal"][rows]
     # The fold variances are label-noise variances of each fold's MSE; the mean
     # over K disjoint folds has variance mean(V_k) / K.
     std = np.sqrt(results["mean_test_variance"][rows] / search.n_splits_)
-    ax.fill_between(alphas, expected - 2 * std, expected + 2 * std, color=color, alpha=0.2)
+    ax.fill_between(
+        alphas, expected - 2 * std, expected + 2 * std, color=color, alpha=0.2
+    )
     ax.plot(alphas, expected, "o-", color=color, label=f"degree {degree}: expected")
     ax.plot(alphas, nominal, "x--", color=color, label=f"degree {degree}: nominal")
 ax.set_xscale("log")
@@ -90,5 +98,6 @@ plt.show()
 # works in ``cross_val_score`` as it is:
 from sklearn.model_selection import cross_val_score
 
-constant = make_noisy_scorer("mean_squared_error", sigma=float(np.sqrt(np.mean(sigma**2))))
+rms_sigma = float(np.sqrt(np.mean(sigma**2)))
+constant = make_noisy_scorer("mean_squared_error", sigma=rms_sigma)
 print(cross_val_score(search.best_estimator_, X, y, scoring=constant, cv=5))

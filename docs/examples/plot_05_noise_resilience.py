@@ -44,7 +44,8 @@ for name, model in [("polynomial ridge", smooth), ("1-nearest neighbour", neares
 # The per-region table shows where the condition :math:`|\alpha_k| \le B_k`
 # holds: the local slope of the prediction error against the slope that noise
 # alone would produce.
-print(result.to_frame().round(4)[["x_min", "x_max", "slope", "bound", "condition", "local_score"]])
+columns = ["x_min", "x_max", "slope", "bound", "condition", "local_score"]
+print(result.to_frame()[columns].round(4))
 
 # %%
 # The curve
@@ -56,12 +57,14 @@ from sklearn_noisy.model_selection import NoiseResilienceDisplay, noise_resilien
 
 levels = [0.1, 0.3, 1.0, 3.0]
 fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-for ax, (name, model) in zip(axes, [("polynomial ridge", smooth), ("1-nearest neighbour", nearest)]):
+models = [("polynomial ridge", smooth), ("1-nearest neighbour", nearest)]
+for ax, (name, model) in zip(axes, models, strict=True):
     curve = noise_resilience_curve(
         model, X, y_ref, levels, n_repeats=2, random_state=0, feature=0, n_regions=6
     )
     print(f"{name}: NR per level {np.round(curve.score_mean, 3)}")
-    display = NoiseResilienceDisplay(curve, metric="mean_squared_error", name=name).plot(ax=ax)
+    display = NoiseResilienceDisplay(curve, metric="mean_squared_error", name=name)
+    display.plot(ax=ax)
     ax.set_xscale("log")
     ax.set_ylim(-8, 1.5)
     display.metric_ax_.set_yscale("log")
