@@ -364,7 +364,12 @@ def r2_moments(
     )[:n_comp]
     n_panels = max(4, math.ceil((upper - _X_LOWER) / 2.5))
     integrals = gauss_kronrod(
-        integrand, _X_LOWER, upper, n_panels=n_panels, atol=atol, rtol=1e-14
+        integrand,
+        _X_LOWER,
+        upper,
+        n_panels=n_panels,
+        atol=atol,
+        rtol=np.array([1e-14, 1e-12])[:n_comp],
     )
     if power_tail:
         end = integrand(np.array([upper]))[:, 0]
