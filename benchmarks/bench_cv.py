@@ -82,7 +82,7 @@ def bench_parallel() -> bool:
     X = rng.normal(size=(12_000, 20))
     sigma = np.full(X.shape[0], 0.5)
     y = np.sin(X[:, 0]) + X[:, 1] ** 2 + rng.normal(scale=sigma)
-    model = RandomForestRegressor(n_estimators=40, random_state=0, n_jobs=1)
+    model = RandomForestRegressor(n_estimators=20, random_state=0, n_jobs=1)
 
     def run(n_jobs: int) -> NoisyCrossValidator:
         return NoisyCrossValidator(
@@ -105,7 +105,7 @@ def bench_parallel() -> bool:
     speedup = t_serial / t_parallel
     cores = os.cpu_count() or 1
     passed = speedup >= 1.7 and fit_time >= 1.0 and same
-    print("2. Parallel folds: RandomForestRegressor(n_estimators=40), 4 folds")
+    print("2. Parallel folds: RandomForestRegressor(n_estimators=20), 4 folds")
     print(f"   mean fit time per fold: {fit_time:.2f} s (needs >= 1 s)")
     print(f"   n_jobs=1: {t_serial:6.2f} s   n_jobs=2: {t_parallel:6.2f} s")
     print(f"   identical fold scores: {same}")

@@ -718,7 +718,9 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         self._classes = classes
 
         splits = [(np.asarray(train), np.asarray(test)) for train, test in splits]
-        parallel = Parallel(n_jobs=self.n_jobs, verbose=self.verbose)
+        parallel = Parallel(
+            n_jobs=self.n_jobs, verbose=self.verbose, pre_dispatch="2*n_jobs"
+        )
         results = parallel(
             delayed(_fit_and_score_fold)(
                 clone(self.estimator),
