@@ -10,6 +10,7 @@ probability that a sample of reference class ``labels[j]`` is observed as
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -159,7 +160,7 @@ def _check_flip_classes(encoded: _Labels) -> None:
         )
 
 
-def _chunks(n_samples: int):
+def _chunks(n_samples: int) -> Iterator[slice]:
     for start in range(0, n_samples, CHUNK_SIZE):
         yield slice(start, start + CHUNK_SIZE)
 
