@@ -85,12 +85,13 @@ print("95 % label-noise interval:", mse.confidence_interval(0.95))
 print(cv.fold_summary_["mean_squared_error"])
 
 # %%
-# Per fold: expected value with its label-noise interval, the nominal value, and
-# the pooled value with its band.
+# Per fold: the expected RMSE with its label-noise interval, the nominal value
+# (a cross), and the pooled value with its band. The nominal values lie below
+# the expected ones: against a new measurement of the labels, the label variance
+# adds, on average, to the squared error of every sample.
 from sklearn_noisy.model_selection import NoisyCVDisplay
 
 display = NoisyCVDisplay.from_cv_results(cv, metric="root_mean_squared_error")
-display.plot()
 plt.show()
 
 # %%

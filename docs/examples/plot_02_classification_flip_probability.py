@@ -73,7 +73,8 @@ draws = mc.draws
 fig, ax = plt.subplots(figsize=(6, 3.5))
 ax.hist(
     draws,
-    bins=np.arange(0.6, 1.0, 1 / c_test.size) - 0.5 / c_test.size,
+    bins=np.arange(draws.min(), draws.max() + 2 / c_test.size, 1 / c_test.size)
+    - 0.5 / c_test.size,
     density=True,
     color="0.8",
     label="simulated assays",
@@ -124,5 +125,5 @@ cv = NoisyCrossValidator(
 ).fit(X, y, q=q)
 print(cv)
 
-NoisyCVDisplay.from_cv_results(cv, metric="f1").plot()
+NoisyCVDisplay.from_cv_results(cv, metric="f1")
 plt.show()

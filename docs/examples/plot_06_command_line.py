@@ -77,8 +77,10 @@ print(json.dumps(results["pooled"]["r2"], indent=2))
 
 # %%
 # The figure saved by ``--plot``:
-fig, ax = plt.subplots(figsize=(7, 4))
-ax.imshow(mpimg.imread(png_path))
+image = mpimg.imread(png_path)
+height, width = image.shape[:2]
+fig, ax = plt.subplots(figsize=(7, 7 * height / width))
+ax.imshow(image)
 ax.set_axis_off()
 plt.show()
 
