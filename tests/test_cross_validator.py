@@ -323,7 +323,7 @@ def test_summary_str_and_json_round_trip(regression_data):
     assert "mean_squared_error (lower is better)" in text
     assert "pooled" in text and "90% CI" in text
     assert "not a standard error" in text
-    loaded = json.loads(json.dumps(cv.to_dict()))
+    loaded = json.loads(json.dumps(cv.to_dict(), allow_nan=False))
     assert loaded["n_splits"] == 3
     assert loaded["pooled"]["mean_squared_error"]["expected"] == score.expected
     assert (
@@ -408,6 +408,9 @@ def test_error_score(regression_data):
     expected = cv.cv_results_["mean_squared_error_expected"]
     assert np.isnan(expected[1:]).all() and np.isfinite(expected[0])
     assert cv.fold_scores_["mean_squared_error"][1] is None
+    # strict JSON: the NaN of a failed fold is written as null
+    payload = json.loads(json.dumps(cv.to_dict(), allow_nan=False))
+    assert payload["folds"][1]["metrics"]["mean_squared_error"]["expected"] is None
     # pooled over the folds that were fitted only
     assert cv.pooled_["mean_squared_error"].n_samples == cv.cv_results_["n_test"][0]
     cv.set_params(error_score=-1.0)

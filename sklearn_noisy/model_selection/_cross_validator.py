@@ -937,9 +937,10 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
             folds.append(fold)
         pooled = {}
         for key, score in self.pooled_.items():
-            entry = score.to_dict()
-            for field in ("expected", "variance", "std", "nominal"):
-                entry[field] = _json_number(entry[field])
+            entry = {
+                field: _json_number(value) if isinstance(value, float) else value
+                for field, value in score.to_dict().items()
+            }
             low, high = score.confidence_interval(self.confidence_level)
             entry["ci_low"], entry["ci_high"] = _json_number(low), _json_number(high)
             pooled[key] = entry
