@@ -86,6 +86,14 @@ def test_q_zero_with_weights_and_per_sample_q_equals_sklearn():
         np.testing.assert_array_equal(cm.variance, 0.0)
 
 
+def test_integer_weights_give_integer_counts_as_sklearn():
+    y_true, y_pred, weight = [0, 1, 1, 2], [0, 1, 2, 2], [1, 2, 3, 4]
+    cm = expected_confusion_matrix(y_true, y_pred, q=0.1, sample_weight=weight)
+    reference = confusion_matrix(y_true, y_pred, sample_weight=weight)
+    assert cm.nominal.dtype == reference.dtype
+    np.testing.assert_array_equal(cm.nominal, reference)
+
+
 def test_binary_closed_form():
     y_true = np.array([1, 1, 0, 0, 1])
     y_pred = np.array([1, 0, 0, 1, 1])

@@ -614,7 +614,11 @@ def expected_confusion_matrix(
         others = np.ones((n_classes, n_classes)) - np.eye(n_classes)
         expected = sums[2] + others @ sums[3]
         variance = sums[4] + others @ sums[5]
-    nominal = counts if weight is not None else np.rint(counts).astype(np.int64)
+    # dtype as scikit-learn: integer counts unless the weights are fractional
+    integer_weights = sample_weight is None or (
+        np.asarray(sample_weight).dtype.kind in "iub"
+    )
+    nominal = np.rint(counts).astype(np.int64) if integer_weights else counts
     return NoisyConfusionMatrix(
         expected=expected,
         variance=variance,
