@@ -560,6 +560,22 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
     a constant, a column name or a callable takes precedence over no keyword:
     ``fit`` passes ``sigma`` / ``q`` only when given.
 
+    To run the folds on a ``dask.distributed`` cluster (the ``distributed``
+    extra), connect a client and select joblib's dask backend; the numbers are
+    the same as with ``n_jobs=1``::
+
+        import joblib
+        from dask.distributed import Client
+
+        client = Client("tcp://scheduler-address:8786")  # or Client(LocalCluster())
+        with joblib.parallel_config(backend="dask"):
+            cv = NoisyCrossValidator(model, n_jobs=-1).fit(X, y, sigma=sigma)
+
+    Each fold job receives ``X`` and ``y`` (joblib's dask backend scatters
+    large arrays to the workers automatically; ``parallel_config(backend=
+    "dask", scatter=[X, y])`` broadcasts them up front) and returns only its
+    predictions and scores.
+
     Examples
     --------
     >>> import numpy as np
