@@ -54,7 +54,6 @@ nitpicky = False
 
 autosummary_generate = True
 autosummary_imported_members = False
-autodoc_default_options = {"members": False, "inherited-members": False}
 autodoc_typehints = "none"  # numpydoc shows the types from the docstrings
 autoclass_content = "class"
 
