@@ -117,6 +117,11 @@ def bench_parallel() -> bool:
 
 
 def main() -> int:
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(
+        f"{os.cpu_count()} cores, load average {load:.2f} at start (timings "
+        "assume an otherwise idle machine)"
+    )
     results = [bench_overhead(), bench_parallel()]
     print("ALL PASS" if all(results) else "SOME CHECKS FAILED")
     return 0 if all(results) else 1
