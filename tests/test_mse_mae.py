@@ -487,3 +487,24 @@ def test_integer_weights_equal_repetition(problem, data):
         assert copies.variance == pytest.approx(
             np.sum(w * per_sample) / w.sum() ** 2, rel=1e-12, abs=1e-300
         )
+
+
+def test_mse_overflow_warns_and_non_finite_inputs_raise():
+    with pytest.warns(RuntimeWarning, match="overflowed"):
+        score = expected_mean_squared_error([1e200, 0.0], [-1e200, 0.0], sigma=1.0)
+    assert score.expected == math.inf
+    with pytest.warns(RuntimeWarning, match="overflowed"):
+        expected_mean_squared_error([0.0, 0.0], [0.0, 0.0], sigma=[0.0, 1e160])
+    for y_true, y_pred, sigma, name in (
+        ([np.inf, 0.0], [np.inf, 0.0], 1.0, "y_true"),
+        ([0.0, 1.0], [0.0, -np.inf], 1.0, "y_pred"),
+        ([0.0, 1.0], [0.0, np.nan], [1.0, 1.0], "y_pred"),
+        ([0.0, 1.0], [0.0, 1.0], [np.nan, 1.0], "sigma"),
+        ([0.0, 1.0], [0.0, 1.0], [1.0, np.inf], "sigma"),
+    ):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(ValueError, match=f"{name} must be finite.*index"):
+                expected_mean_squared_error(
+                    y_true, y_pred, sigma=sigma, sample_weight=[0.0, 1.0]
+                )

@@ -19,7 +19,12 @@ import numpy as np
 from scipy.special import ndtr
 
 from .._noisy_score import NoisyScore
-from ..utils._validation import CHUNK_SIZE, check_estimand, check_regression_inputs
+from ..utils._validation import (
+    CHUNK_SIZE,
+    check_estimand,
+    check_finite,
+    check_regression_inputs,
+)
 from ._r2_quadrature import r2_moments
 from ._rmse_quadrature import rmse_moments, rmse_moments_delta
 
@@ -211,6 +216,29 @@ def _squared_error_truth_kernel(
     return totals[0], totals[1], totals[2]
 
 
+def _check_finite_results(
+    metric: str, inputs: tuple[Any, Any, Any], results: tuple[np.ndarray, ...]
+) -> None:
+    """The deferred NaN/inf check of ``check_regression_inputs(ensure_finite=False)``.
+
+    Sums of squares and products are finite exactly when the inputs are finite
+    and nothing overflowed. So only a non-finite result costs a scan of the
+    inputs: it raises the usual ``ValueError`` naming the input, or, when the
+    inputs are finite, warns that the float64 range was exceeded.
+    """
+    if all(np.isfinite(values).all() for values in results):
+        return
+    for name, array in zip(("y_true", "y_pred", "sigma"), inputs, strict=True):
+        if isinstance(array, np.ndarray):
+            check_finite(array[:, 0] if array.shape[1] == 1 else array, name=name)
+    warnings.warn(
+        f"{metric} overflowed: the squared errors or sigma**4 exceed the float64 "
+        "range, so the result is inf. Rescale y_true, y_pred and sigma.",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+
+
 def _clip_variance(score: NoisyScore) -> NoisyScore:
     """``score`` with a negative variance estimate replaced by 0."""
     if score.variance >= 0.0:
@@ -265,44 +293,66 @@ def _linear_loss(t: np.ndarray) -> np.ndarray:
     return phi
 
 
+def _linear_loss_of_negative(u: np.ndarray) -> np.ndarray:
+    """``g(-u)`` for ``u = -t <= 0``, as a new array: ``φ(u) + u Φ(u)``.
+
+    The same g as :func:`_linear_loss`, from ``-t`` (saves negating t for ndtr).
+    """
+    g = np.multiply(u, u)
+    g *= -0.5
+    np.exp(g, out=g)
+    g *= _INV_SQRT_2PI
+    tail = ndtr(u)
+    tail *= u
+    g += tail
+    return g
+
+
 def _absolute_error_kernel(
     d: np.ndarray, s: Any, w: np.ndarray | None
 ) -> tuple[np.ndarray, ...]:
-    # Σ w E|e| = Σ w|d| + 2 Σ w σ g  (two sums of non-negative terms) and
-    # Σ w² Var|e| = Σ (wσ)² f  with the per-sample factor f = 1 − 4 g (t + g),
-    # 0.363 <= f <= 1: no cancellation anywhere (FORMULAS.md Part III.1).
+    # With t = |d|/σ (clipped at 40) and G = σ g(t) (FORMULAS.md §2):
+    #   E|e| = |d| + 2G,   Var|e| = σ² (1 − 4 g (t + g)) = σ² − 4 G (|d| + G),
+    # since σ t = |d| wherever g > 0 (g(40) = 0 exactly). The sums are
+    # Σ w|d|, Σ w G, Σ w²σ² and Σ w² G(|d| + G), all of non-negative terms; the
+    # variance subtracts the last from the third, which removes at most
+    # 1 − 0.363 of it (1 − 4g(t + g) >= 1 − 2/π): no cancellation beyond a
+    # factor 2.75 in the relative rounding error. σ = 0 gives t = 40 and G = 0.
+    # ``d`` is a fresh chunk temporary and is overwritten.
     totals = np.empty((3, d.shape[1]))
     for j, (dj, sj) in enumerate(_columns(d, s)):
-        abs_d = np.abs(dj)
-        nominal = float(abs_d.sum() if w is None else np.multiply(w, abs_d).sum())
+        neg_abs = np.copysign(dj, -1.0)  # −|d| (dj may be a strided column)
+        nominal = -float(neg_abs.sum() if w is None else np.multiply(neg_abs, w).sum())
         if isinstance(sj, float) and sj == 0.0:
             totals[:, j] = nominal, nominal, 0.0
             continue
-        t = _standardised_distance(abs_d, sj)
-        g = _linear_loss(t)
-        # t <- f = 1 − 4 g (t + g), in place.
-        t += g
-        t *= g
-        t *= -4.0
-        t += 1.0
-        if isinstance(sj, float):
-            if w is None:
-                bias = sj * float(g.sum())
-                variance = sj * sj * float(t.sum())
-            else:
-                g *= w
-                bias = sj * float(g.sum())
-                t *= w
-                t *= w
-                variance = sj * sj * float(t.sum())
+        # u = −t = max(−|d|/σ, −40); −inf (σ = 0 < |d|) and NaN (σ = |d| = 0)
+        # are deliberately replaced by −40 (fmax drops NaN).
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            u = np.divide(neg_abs, sj)
+        np.fmax(u, -_T_MAX, out=u)
+        big_g = _linear_loss_of_negative(u)  # g, scaled to G below
+        big_g *= sj
+        if w is not None:
+            weighted_g = np.multiply(big_g, w, out=u)  # u is free from here on
+            bias = float(weighted_g.sum())
         else:
-            ws = sj if w is None else np.multiply(w, sj, out=abs_d)
-            g *= ws
-            bias = float(g.sum())
-            t *= ws
-            t *= ws
-            variance = float(t.sum())
-        totals[:, j] = nominal, nominal + 2.0 * bias, variance
+            bias = float(big_g.sum())
+        # neg_abs <- w² G (|d| + G), in place.
+        np.subtract(big_g, neg_abs, out=neg_abs)
+        if w is None:
+            neg_abs *= big_g
+        else:
+            neg_abs *= weighted_g
+            neg_abs *= w
+        removed = 4.0 * float(neg_abs.sum())
+        if isinstance(sj, float):
+            w2_sum = float(dj.shape[0]) if w is None else float(np.square(w).sum())
+            total = sj * sj * w2_sum
+        else:
+            ws = sj if w is None else np.multiply(w, sj, out=big_g)
+            total = float(np.square(ws, out=u).sum())
+        totals[:, j] = nominal, nominal + 2.0 * bias, max(total - removed, 0.0)
     return totals[0], totals[1], totals[2]
 
 
@@ -387,14 +437,18 @@ nominal=0.375, n_samples=4, method='exact')
     >>> score.variance
     0.125
     """
+    check_estimand(estimand, metric="mean_squared_error", supports_truth=True)
+    # The measurement kernel's sums are NaN/inf whenever an input is, so its
+    # inputs are scanned for NaN/inf only when a result is not finite.
+    deferred = estimand == "measurement"
     y_true, y_pred, sigma, weight, multioutput = check_regression_inputs(
         y_true,
         y_pred,
         sigma=sigma,
         sample_weight=sample_weight,
         multioutput=multioutput,
+        ensure_finite=not deferred,
     )
-    check_estimand(estimand, metric="mean_squared_error", supports_truth=True)
     if estimand == "truth":
         nominal, expected, variance = _accumulate(
             _squared_error_truth_kernel, y_true, y_pred, sigma, weight
@@ -410,8 +464,12 @@ nominal=0.375, n_samples=4, method='exact')
         if isinstance(result, list):
             return [_clip_variance(score) for score in result]
         return _clip_variance(result)
-    nominal, expected, variance = _accumulate(
-        _squared_error_kernel, y_true, y_pred, sigma, weight
+    with np.errstate(invalid="ignore", over="ignore"):  # checked just below
+        nominal, expected, variance = _accumulate(
+            _squared_error_kernel, y_true, y_pred, sigma, weight
+        )
+    _check_finite_results(
+        "mean_squared_error", (y_true, y_pred, sigma), (nominal, expected, variance)
     )
     return _aggregate_outputs(
         "mean_squared_error", nominal, expected, variance, y_true.shape[0], multioutput
@@ -444,7 +502,7 @@ def expected_mean_absolute_error(
 
     Parameters
     ----------
-{parameters}
+    {parameters}
 
     Returns
     -------
@@ -481,9 +539,11 @@ def expected_mean_absolute_error(
 
 
 for _function in (expected_mean_squared_error, expected_mean_absolute_error):
+    # "    {parameters}" (indented, which keeps ruff's docstring formatter happy)
+    # or "{parameters}" at the start of a line.
     _function.__doc__ = _function.__doc__.replace(
-        "{parameters}", _REGRESSION_PARAMETERS_DOC
-    )
+        "    {parameters}", "{parameters}"
+    ).replace("{parameters}", _REGRESSION_PARAMETERS_DOC)
 
 
 _METHOD_DOC = """\

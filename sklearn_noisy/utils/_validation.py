@@ -107,12 +107,20 @@ def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray | None
     return weight
 
 
-def check_sigma(sigma: Any, shape: tuple[int, ...], *, name: str = "sigma") -> Any:
+def check_sigma(
+    sigma: Any,
+    shape: tuple[int, ...],
+    *,
+    name: str = "sigma",
+    ensure_finite: bool = True,
+) -> Any:
     """Validate the label standard errors.
 
     Returns a Python float for a scalar (so kernels can skip per-sample work), or
     a float64 array of shape ``(n_samples,)`` (reshaped to ``(n_samples, 1)`` when
-    ``shape`` has two dimensions) or ``shape``.
+    ``shape`` has two dimensions) or ``shape``. ``ensure_finite=False`` skips the
+    NaN/inf scan of an array (the caller then checks its results, see
+    :func:`check_regression_inputs`).
     """
     if sigma is None:
         raise TypeError(
@@ -136,7 +144,8 @@ def check_sigma(sigma: Any, shape: tuple[int, ...], *, name: str = "sigma") -> A
             f"{shape}; got shape {array.shape}."
         )
     _check_length(array, n_samples, name=name)
-    check_finite(array, name=name)
+    if ensure_finite:
+        check_finite(array, name=name)
     if array.min() < 0:
         raise ValueError(
             f"{name} must be non-negative (0 means an exact label); the smallest "
@@ -154,8 +163,15 @@ def check_regression_inputs(
     sigma: Any,
     sample_weight: Any = None,
     multioutput: Any = "uniform_average",
+    ensure_finite: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, Any, np.ndarray | None, Any]:
     """Validate the inputs of a regression metric.
+
+    ``ensure_finite=False`` skips the NaN/inf scans of ``y_true``, ``y_pred`` and
+    an array ``sigma`` (one pass each). Only for kernels whose sums are
+    non-finite whenever an input is: they must then call
+    :func:`check_finite` on the three arrays (which raises the usual error),
+    as scikit-learn checks finiteness through a single sum.
 
     Returns ``y_true`` and ``y_pred`` as 2-D float64 arrays ``(n_samples,
     n_outputs)``, ``sigma`` as from :func:`check_sigma`, the sample weights (or
@@ -185,10 +201,13 @@ def check_regression_inputs(
             "y_true and y_pred must have the same number of outputs; got "
             f"{y_true.shape[1]} and {y_pred.shape[1]}."
         )
-    check_finite(y_true, name="y_true")
-    check_finite(y_pred, name="y_pred")
+    if ensure_finite:
+        check_finite(y_true, name="y_true")
+        check_finite(y_pred, name="y_pred")
     shape = y_true.shape
-    sigma = check_sigma(sigma, shape if shape[1] > 1 else (shape[0],))
+    sigma = check_sigma(
+        sigma, shape if shape[1] > 1 else (shape[0],), ensure_finite=ensure_finite
+    )
     if isinstance(sigma, np.ndarray) and sigma.ndim == 1:
         sigma = sigma[:, None]
     weight = check_sample_weight(sample_weight, shape[0])
