@@ -244,6 +244,11 @@ def test_default_scoring(binary_data, multiclass_data, regression_data):
     X, y, q = binary_data
     cv = NoisyCrossValidator(LogisticRegression(), cv=3).fit(X, y, q=q)
     assert list(cv.scorers_) == ["accuracy", "balanced_accuracy", "f1", "log_loss"]
+    # string labels: F1 of the larger label (the default pos_label=1 cannot apply)
+    labels = np.where(y == 1, "yes", "no")
+    cv = NoisyCrossValidator(LogisticRegression(), cv=3).fit(X, labels, q=q)
+    reference = expected_f1_score(labels, cv.oof_predictions_, q=q, pos_label="yes")
+    assert cv.pooled_["f1"].expected == pytest.approx(reference.expected, rel=1e-12)
     X, y, T = multiclass_data
     cv = NoisyCrossValidator(DummyClassifier(strategy="prior"), cv=3)
     cv.fit(X, y, transition_matrix=T)

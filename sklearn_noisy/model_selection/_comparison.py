@@ -32,6 +32,7 @@ from ._cross_validator import (
     _pooled_method,
     _take,
     default_metrics,
+    default_scoring,
 )
 
 __all__ = ["CorrectedTTest", "EstimatorComparison", "compare_estimators"]
@@ -516,7 +517,9 @@ def compare_estimators(
     classifier = is_classifier(first)
     if isinstance(scoring, str) and scoring == "default":
         common = [set(default_metrics(est, y)) for est in estimators.values()]
-        scoring = [m for m in default_metrics(first, y) if all(m in c for c in common)]
+        scoring = default_scoring(
+            [m for m in default_metrics(first, y) if all(m in c for c in common)], y
+        )
     if (
         not (isinstance(n_draws, numbers.Integral) and not isinstance(n_draws, bool))
         or n_draws < 2

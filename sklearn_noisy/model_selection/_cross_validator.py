@@ -108,6 +108,25 @@ def default_metrics(estimator: Any, y: Any) -> list[str]:
     return metrics
 
 
+def default_scoring(metrics: list[str], y: Any) -> list[Any]:
+    """Default metric names as scoring entries for the target ``y``.
+
+    F1 is scored for the larger of the two labels, as the default ``pos_label=1``
+    only fits 0/1 (or -1/1, True/False) labels; the other names pass through.
+    """
+    from ..metrics._scorer import make_noisy_scorer
+
+    scoring: list[Any] = []
+    for name in metrics:
+        if name == "f1":
+            classes = np.unique(np.asarray(y))
+            if classes.size == 2 and not any(c == 1 for c in classes.tolist()):
+                scoring.append(make_noisy_scorer("f1", pos_label=classes[-1]))
+                continue
+        scoring.append(name)
+    return scoring
+
+
 def _is_noisy_scorer(value: Any) -> bool:
     return hasattr(value, "score_predictions") and hasattr(value, "metric")
 
@@ -139,7 +158,7 @@ def check_noisy_scoring(scoring: Any, estimator: Any, y: Any) -> dict[str, Any]:
         )
 
     if isinstance(scoring, str) and scoring == "default":
-        scoring = default_metrics(estimator, y)
+        scoring = default_scoring(default_metrics(estimator, y), y)
     if isinstance(scoring, Mapping):
         if not scoring:
             raise ValueError("scoring must not be an empty dict.")
