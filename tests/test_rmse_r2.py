@@ -164,6 +164,26 @@ def test_rmse_zero_residual_tiny_sigma_is_scaled_chi():
     assert score.nominal == 0.0
 
 
+@pytest.mark.parametrize("d, sigma", [(-1.0, 0.5), (3.0, 0.1), (0.0, 1.0), (2.0, 1e-9)])
+def test_rmse_single_noisy_sample_is_folded_normal(d, sigma):
+    """Only one noisy label, the others exact with zero residual: then
+    RMSE = |e|/√M with e ~ N(d, σ²), a folded normal (FORMULAS.md §2). The
+    noisy sample carries all of E[MSE], the case where ``Λ − tm`` cancels."""
+    m = 6
+    y_pred = np.zeros(m)
+    y_true = np.zeros(m)
+    y_true[-1] = d
+    sigmas = np.zeros(m)
+    sigmas[-1] = sigma
+    score = expected_root_mean_squared_error(y_true, y_pred, sigma=sigmas)
+    mean_abs = sigma * math.sqrt(2 / math.pi) * math.exp(
+        -(d * d) / (2 * sigma * sigma)
+    ) + d * math.erf(d / (sigma * math.sqrt(2)))
+    assert score.expected == pytest.approx(mean_abs / math.sqrt(m), rel=1e-13)
+    var_abs = d * d + sigma * sigma - mean_abs**2
+    assert score.variance == pytest.approx(var_abs / m, rel=1e-9 if d == 2.0 else 1e-12)
+
+
 def test_rmse_large_signal_to_noise_agrees_with_delta():
     """|d|/σ ~ 1e8: no overflow; the delta method is then exact to ~CV²."""
     rng = np.random.default_rng(3)
@@ -471,7 +491,7 @@ def test_order_invariance_and_jensen(data, seed):
     assert rmse.expected <= math.sqrt(mse.expected) * (1 + 1e-12)
     assert rmse.variance >= 0.0
     assert rmse.variance == pytest.approx(
-        mse.expected - rmse.expected**2, rel=1e-9, abs=1e-12 * mse.expected
+        mse.expected - rmse.expected**2, rel=1e-9, abs=1e-12 * mse.expected + 1e-300
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)

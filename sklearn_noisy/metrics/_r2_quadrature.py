@@ -46,7 +46,12 @@ from typing import Any
 import numpy as np
 from scipy.special import comb
 
-from ._rmse_quadrature import _SERIES_TERMS, BucketedPowerSums, gauss_kronrod
+from ._rmse_quadrature import (
+    _SERIES_TERMS,
+    BucketedPowerSums,
+    direct_groups,
+    gauss_kronrod,
+)
 
 __all__ = ["R2Moments", "r2_moments"]
 
@@ -141,20 +146,19 @@ class _R2Integrand:
         log1p_sum = np.einsum(
             "ijn,jn->i", powers * _LOG1P, power_sums[:, _ONE, : _SERIES_TERMS + 1]
         )
-        for i in np.flatnonzero(n_direct):
-            stop = n_direct[i]
+        for nodes, stop in direct_groups(n_direct):
             s = self.sums.s[:stop]
             q = self.sums.q(stop)
-            a = scale[i] * s
+            a = scale[nodes, None] * s
             r = 1.0 / (1.0 + a)
-            tau = self.tau_max * s
-            tr = tau * r
+            tr = (self.tau_max * s) * r
             r2 = r * r
-            cols = np.stack(
-                [r, r2, tr, tr * r, tr * r2, tr * tr, tr * tr * r, tr * tr * tr], axis=1
-            )
-            total[i] += q.T @ cols
-            log1p_sum[i] += q[:, _ONE] @ np.log1p(a)
+            tr2 = tr * tr
+            for index, column in enumerate(
+                (r, r2, tr, tr * r, tr * r2, tr2, tr2 * r, tr2 * tr)
+            ):
+                total[nodes, :, index] += column @ q
+            log1p_sum[nodes] += np.log1p(a) @ q[:, _ONE]
         total[:, _W : _WUU + 1, _C01] += self.exact_sums
         total[:, _W : _WUU + 1, _C02] += self.exact_sums
         return total, log1p_sum
@@ -308,24 +312,31 @@ def r2_moments(
         None if var_exists else _existence_message(n_noisy, n_eff, rank, "variance")
     )
 
-    # Centre at the exact labels' mean (so that the exponent does not cancel
-    # when they share one value) and scale to O(1).
-    if exact_values.size:
-        centre = float(np.average(exact_values, weights=w[exact]))
-    else:
-        centre = float(w @ y_true) / w_total
-    u = y_true - centre
+    # Scale to O(1), then centre the labels at ū(∞), the limit of the tilted
+    # mean ū = Σ w r ȳ / Σ w r for t → ∞: the mean of the exact labels if any,
+    # else the 1/σ²-weighted mean. The least noisy labels, which dominate the
+    # exponent Σ w r (ȳ − ū)² at large t, then sit near 0 and it does not
+    # cancel. "Exact" here includes σ so small that σ² underflows (< 1e-300
+    # relative): those labels are exact to far below double precision.
     d = y_true - y_pred
-    scale = max(float(np.max(np.abs(u))), float(np.max(np.abs(d))), float(sigma.max()))
-    u = u / scale
-    d = d / scale
+    spread = float(np.max(y_true)) - float(np.min(y_true))
+    scale = max(spread, float(np.max(np.abs(d))), float(sigma.max()))
     s = sigma / scale
     tau = w * s * s
+    exact_num = positive & (tau == 0.0)
+    if exact_num.any():
+        centre = float(np.average(y_true[exact_num], weights=w[exact_num]))
+    else:
+        precision = np.zeros(n)
+        precision[positive] = (float(s[positive].min()) / s[positive]) ** 2
+        centre = float(np.average(y_true, weights=precision))
+    u = (y_true - centre) / scale
+    d = d / scale
     _, mu_y, _, _, _, delta_mean, delta_var = _delta(u, d, tau, w, w_total)
     if method == "delta":
         return R2Moments(1.0 - delta_mean, delta_var, message)
 
-    noisy = tau > 0.0
+    noisy = ~exact_num & positive
     if not noisy.any():  # σ below the double range after scaling: exact to ~1e-600
         return R2Moments(nominal, 0.0 if var_exists else math.inf, message)
     exact_sums = np.array(
@@ -343,20 +354,25 @@ def r2_moments(
     exact_num = positive & ~noisy
     bounded_num = bool(np.count_nonzero(exact_num) >= 2 and np.ptp(u[exact_num]) > 0.0)
     rank_num = n_noisy_num if n_noisy_num < n_eff else n_eff - 1
-    upper = _X_CAP
-    power_tail = False
-    for x in np.arange(0.0, _X_CAP, 4.0):
-        log_l = float(integrand.log_l(np.array([x]))[0])
-        if log_l < _LOG_TINY:
-            upper = float(x)
+    upper, power_tail = _X_CAP, not bounded_num
+    # Scan x in blocks (cheap ones first: for large M the first block ends it).
+    for block in (
+        np.arange(0.0, 12.0, 4.0),
+        np.arange(12.0, 40.0, 4.0),
+        np.arange(40.0, _X_CAP, 4.0),
+    ):
+        log_l = integrand.log_l(block)
+        a_min = 2.0 * np.exp(block) / mu_y * integrand.tau_min
+        tiny = log_l < _LOG_TINY
+        saturated = (a_min >= 1e8) & (not bounded_num)
+        stop = tiny | saturated
+        if stop.any():
+            first = int(np.argmax(stop))
+            upper, power_tail = (
+                float(block[first]),
+                bool(saturated[first] and not tiny[first]),
+            )
             break
-        a_min = 2.0 * math.exp(x) / mu_y * integrand.tau_min
-        if not bounded_num and a_min >= 1e8:
-            upper = float(x)
-            power_tail = True
-            break
-    else:
-        power_tail = not bounded_num
 
     n_comp = 2 if var_exists else 1
     atol = np.array(

@@ -35,6 +35,7 @@ import numpy as np
 
 __all__ = [
     "BucketedPowerSums",
+    "direct_groups",
     "gauss_kronrod",
     "rmse_moments",
     "rmse_moments_delta",
@@ -218,7 +219,7 @@ class BucketedPowerSums:
                 # s / top of its bucket lies in [1/8, 1): the powers never
                 # under- or overflow.
                 sub = block[:, lo - start : hi - start]
-                np.multiply(self.s[lo:hi], 1.0 / self.tops[j], out=sub[1])
+                np.ldexp(self.s[lo:hi], 3 * int(self.bucket_ids[j]) - 1, out=sub[1])
                 for n in range(2, n_terms + 1):
                     np.multiply(sub[n - 1], sub[1], out=sub[n])
                 self.sums[j] += (sub @ q[lo - start : hi - start]).T
@@ -242,6 +243,22 @@ class BucketedPowerSums:
         return self.starts[np.count_nonzero(lead, axis=1)], factor, ~lead
 
 
+def direct_groups(n_direct: np.ndarray) -> list[tuple[np.ndarray, int]]:
+    """Nodes grouped by their number of leading samples, ``(nodes, stop)``.
+
+    Groups are split so that a ``nodes × stop`` block has at most ~1e6
+    entries; nodes without leading samples are left out.
+    """
+    groups = []
+    for stop in np.unique(n_direct[n_direct > 0]):
+        nodes = np.flatnonzero(n_direct == stop)
+        size = max(1, (1 << 20) // int(stop))
+        groups.extend(
+            (nodes[i : i + size], int(stop)) for i in range(0, nodes.size, size)
+        )
+    return groups
+
+
 def _half_a_minus_log1p(a: np.ndarray) -> np.ndarray:
     """``½(a − log1p a)`` without cancellation (5-term series below 1e-3)."""
     out = np.empty_like(a)
@@ -259,15 +276,20 @@ def _rmse_families(base: np.ndarray) -> np.ndarray:
 
 
 class _RMSEIntegrand:
-    """``Λ`` and the integrand of ``b/√m`` in ``x = log(t m)`` (units ``m = 1``).
+    """``Λ``, ``log L`` and the integrand of ``b/√m`` in ``x = log(t m)`` (``m = 1``).
 
-    ``c_i = 2 p_i σ_i²/m`` and ``k_i = p_i d_i²/m`` (so ``Σ k + Σ c/2 = 1``);
-    at ``t m = eˣ``: ``a_i = eˣ c_i`` and
-    ``Λ = Σ ½(a_i − log1p a_i) + eˣ Σ k_i a_i/(1 + a_i)``.
+    ``c_i = 2 p_i σ_i²/m`` and ``k_i = p_i d_i²/m`` for the noisy samples and
+    ``k₀ = Σ_exact p_i d_i²/m`` (so ``k₀ + Σ k + Σ c/2 = 1``); at ``t m = eˣ``:
+    ``a_i = eˣ c_i``, ``Λ = Σ ½(a_i − log1p a_i) + eˣ Σ k_i a_i/(1 + a_i)`` and
+    ``log L = Λ − eˣ``. Where ``Λ > 1`` the integrand is ``L − e^{−eˣ}``; there
+    ``log L`` is summed directly, ``−eˣ k₀ + Σ [−½ log1p a_i − eˣ k_i/(1 + a_i)]``
+    (for the series samples ``Λ_i − eˣ(k_i + c_i/2)``, with ``Λ_i ≤ a_i ·…``),
+    because ``Λ − eˣ`` would cancel when the noisy samples carry most of ``m``.
     """
 
-    def __init__(self, c: np.ndarray, k: np.ndarray) -> None:
+    def __init__(self, c: np.ndarray, k: np.ndarray, k_exact: float) -> None:
         self.c_max = float(c.max())
+        self.k_exact = k_exact
         self.sums = BucketedPowerSums(
             c / self.c_max, k[:, None], _SERIES_TERMS, _rmse_families
         )
@@ -276,54 +298,63 @@ class _RMSEIntegrand:
         # ½ Σ_{n≥2} (−1)^n a^n / n   and   Σ_{n≥1} (−1)^{n−1} a^n
         self.log_coef = np.where(n >= 2, 0.5 * sign / np.maximum(n, 1), 0.0)
         self.frac_coef = np.where(n >= 1, -sign, 0.0)
+        # Σ_bucket (k_i + c_i/2): the share of m of each bucket.
+        self.bucket_m = self.sums.sums[:, 1, 0] + 0.5 * self.c_max * (
+            self.sums.tops * self.sums.sums[:, 0, 1]
+        )
 
-    def lam(self, x: np.ndarray) -> np.ndarray:
+    def parts(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(Λ, log L)`` at the nodes ``x``."""
         x = np.asarray(x, dtype=float)
         et = np.exp(x)
         scale = et * self.c_max
-        n_direct, factor, _ = self.sums.split(scale)
+        n_direct, factor, series = self.sums.split(scale)
         powers = factor[:, :, None] ** np.arange(_SERIES_TERMS + 1)
         lam = np.einsum("kjn,jn->k", powers * self.log_coef, self.sums.sums[:, 0])
         lam += et * np.einsum(
             "kjn,jn->k", powers * self.frac_coef, self.sums.sums[:, 1]
         )
-        for i in np.flatnonzero(n_direct):
-            stop = n_direct[i]
-            a = scale[i] * self.sums.s[:stop]
+        log_l = lam - et * (self.k_exact + series @ self.bucket_m)
+        for nodes, stop in direct_groups(n_direct):
+            a = scale[nodes, None] * self.sums.s[:stop]
             q = self.sums.q(stop)
-            lam[i] += q[:, 0] @ _half_a_minus_log1p(a) + et[i] * (
-                q[:, 1] @ (a / (1.0 + a))
+            lam[nodes] += _half_a_minus_log1p(a) @ q[:, 0] + et[nodes] * (
+                (a / (1.0 + a)) @ q[:, 1]
             )
-        return lam
+            log_l[nodes] -= 0.5 * (np.log1p(a) @ q[:, 0]) + et[nodes] * (
+                (1.0 / (1.0 + a)) @ q[:, 1]
+            )
+        return lam, log_l
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=float)
         et = np.exp(x)
-        lam = self.lam(x)
+        lam, log_l = self.parts(x)
         out = np.empty_like(lam)
         small = lam <= 1.0
         out[small] = np.exp(-et[small]) * np.expm1(lam[small])
         big = ~small
-        out[big] = np.exp(lam[big] - et[big]) - np.exp(-et[big])
+        out[big] = np.exp(np.minimum(log_l[big], 0.0)) - np.exp(-et[big])
         return (out * np.exp(-0.5 * x))[None, :]
 
 
 def _prepare(
     d: np.ndarray, sigma: Any, weight: np.ndarray | None
-) -> tuple[float, np.ndarray, np.ndarray, float, float]:
-    """Scale-free inputs ``(S, c, k, m̃, cv2)`` of one output.
+) -> tuple[float, np.ndarray, np.ndarray, float, float, float]:
+    """Scale-free inputs ``(S, c, k, k₀, m̃, cv2)`` of one output.
 
     ``S = max(|d|, σ)`` keeps every square representable (σ ~ 1e-300 or
     1e200); with ``d̃ = d/S``, ``σ̃ = σ/S``: ``m̃ = Σ p(d̃² + σ̃²)``,
     ``c = 2pσ̃²/m̃``, ``k = pd̃²/m̃`` and ``cv2 = Var[MSE]/E[MSE]²``. ``c`` and
-    ``k`` are returned for the samples with ``c > 0`` only.
+    ``k`` are returned for the samples with ``c > 0`` only; ``k₀`` sums ``k``
+    over the others.
     """
     n = d.shape[0]
     scalar = isinstance(sigma, float)
     sigma_max = sigma if scalar else float(sigma.max())
     scale = max(float(d.max()), -float(d.min()), sigma_max)
     if scale == 0.0:
-        return 0.0, np.zeros(0), np.zeros(0), 0.0, 0.0
+        return 0.0, np.zeros(0), np.zeros(0), 0.0, 0.0, 0.0
     d2 = d / scale
     np.multiply(d2, d2, out=d2)
     if scalar:
@@ -341,13 +372,13 @@ def _prepare(
     m = float(d2.sum() + s2.sum())
     noisy = s2 > 0.0
     if noisy.all():
-        c, k = s2, d2
+        c, k, k_exact = s2, d2, 0.0
     else:
-        c, k = s2[noisy], d2[noisy]
+        c, k, k_exact = s2[noisy], d2[noisy], float(d2[~noisy].sum()) / m
     c *= 2.0 / m
     k *= 1.0 / m
     cv2 = float(c @ (0.5 * c + 2.0 * k))  # Var[MSE]/E[MSE]²
-    return scale, c, k, m, cv2
+    return scale, c, k, k_exact, m, cv2
 
 
 def rmse_moments(
@@ -358,21 +389,22 @@ def rmse_moments(
     ``d = y_true − y_pred`` (1-D), ``sigma`` a float or a 1-D array, ``weight``
     None or 1-D non-negative weights.
     """
-    scale, c, k, m, cv2 = _prepare(d, sigma, weight)
+    scale, c, k, k_exact, m, cv2 = _prepare(d, sigma, weight)
     if scale == 0.0:
         return 0.0, 0.0
     root_m = scale * math.sqrt(m)
     if c.size == 0:  # every label exact: no quadrature
         return root_m, 0.0
-    integrand = _RMSEIntegrand(c, k)
+    integrand = _RMSEIntegrand(c, k, k_exact)
     # Delta-method b/√m sets the absolute tolerance.
     atol = 1e-15 * (cv2 / 8.0)
     # Drop the tail beyond x where L(t)/√(π t) (a bound on it) is negligible.
     upper = 40.0
-    for x in np.arange(0.0, 40.0, 2.0):
-        log_l = float(integrand.lam(np.array([x]))[0]) - math.exp(x)
-        if log_l - 0.5 * x - 0.5 * math.log(math.pi) < math.log(1e-3 * atol):
-            upper = float(x)
+    for block in (np.arange(0.0, 8.0, 2.0), np.arange(8.0, 40.0, 2.0)):
+        log_l = integrand.parts(block)[1]
+        small = log_l - 0.5 * block - 0.5 * math.log(math.pi) < math.log(1e-3 * atol)
+        if small.any():
+            upper = float(block[np.argmax(small)])
             break
     n_panels = max(4, math.ceil((upper + 40.0) / 2.5))
     beta = _INV_2_SQRT_PI * float(
@@ -394,7 +426,7 @@ def rmse_moments_delta(
 ) -> tuple[float, float]:
     """Standard delta method (FORMULAS.md §5): ``E ≈ √m − v/(8 m^{3/2})``,
     ``Var ≈ v/(4m)``."""
-    scale, _, _, m, cv2 = _prepare(d, sigma, weight)
+    scale, _, _, _, m, cv2 = _prepare(d, sigma, weight)
     if scale == 0.0 or m == 0.0:
         return 0.0, 0.0
     root_m = scale * math.sqrt(m)
