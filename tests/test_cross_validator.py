@@ -546,3 +546,18 @@ def test_inputs_not_mutated_and_lists_accepted(regression_data):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         str(cv)
+
+
+def test_two_loky_workers_match_serial(binary_data):
+    X, y, q = binary_data
+    scoring = ["accuracy", "f1", "log_loss"]
+    serial = NoisyCrossValidator(LogisticRegression(), scoring=scoring, cv=4)
+    parallel = NoisyCrossValidator(
+        LogisticRegression(), scoring=scoring, cv=4, n_jobs=2
+    )
+    serial.fit(X, y, q=q)
+    parallel.fit(X, y, q=q)
+    for key, values in serial.cv_results_.items():
+        if not key.endswith("_time"):
+            np.testing.assert_array_equal(values, parallel.cv_results_[key])
+    assert serial.pooled_ == parallel.pooled_
