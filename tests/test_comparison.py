@@ -18,6 +18,8 @@ from sklearn.tree import DecisionTreeClassifier
 from sklearn_noisy import compare_estimators, make_noisy_scorer
 from sklearn_noisy.metrics import (
     expected_accuracy_score,
+    expected_brier_score_loss,
+    expected_log_loss,
     expected_mean_absolute_error,
     expected_mean_squared_error,
     expected_paired_difference,
@@ -171,6 +173,54 @@ def test_paired_accuracy_multiclass_transition_matrix_monte_carlo():
     score_a = expected_accuracy_score(y, a, q=0.3, labels=labels)
     score_b = expected_accuracy_score(y, b, q=0.3, labels=labels)
     assert d_q.expected == pytest.approx(score_a.expected - score_b.expected, abs=1e-15)
+
+
+@pytest.mark.parametrize("metric", ["brier_score_loss", "log_loss"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_paired_probabilistic_losses_exact(metric, n_classes):
+    rng = np.random.default_rng(15 + n_classes)
+    n = 60
+    y = rng.integers(0, n_classes, n)
+    logits = rng.normal(size=(n, n_classes))
+    logits[np.arange(n), y] += 1.0
+    proba_a = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    proba_b = proba_a + 0.1 * rng.dirichlet(np.ones(n_classes), n)
+    proba_b /= proba_b.sum(1, keepdims=True)
+    proba_a[0] = np.eye(n_classes)[(y[0] + 1) % n_classes]  # a clipped p = 0
+    q = rng.uniform(0.0, 0.3, n)
+    d = expected_paired_difference(y, proba_a, proba_b, metric=metric, q=q)
+    assert d.method == "exact"
+    # expected and nominal: differences of the exact single-model metrics
+    function = (
+        expected_brier_score_loss
+        if metric == "brier_score_loss"
+        else (expected_log_loss)
+    )
+    columns = {"labels": np.arange(n_classes)}
+    if metric == "brier_score_loss" and n_classes == 2:
+        single = [function(y, p[:, 1], q=q) for p in (proba_a, proba_b)]
+    else:
+        single = [function(y, p, q=q, **columns) for p in (proba_a, proba_b)]
+    assert d.expected == pytest.approx(
+        single[0].expected - single[1].expected, abs=1e-12
+    )
+    assert d.nominal == pytest.approx(single[0].nominal - single[1].nominal, abs=1e-12)
+    # the variance against a seeded Monte Carlo of the shared label noise
+    score = _monte_carlo_difference(
+        make_noisy_scorer(metric),
+        y,
+        proba_a,
+        proba_b,
+        sigma=None,
+        q=q,
+        transition_matrix=None,
+        labels=np.arange(n_classes),
+        classes=np.arange(n_classes),
+        n_draws=1500,
+        random_state=1,
+    )
+    assert abs(score.expected - d.expected) < 5 * score.standard_error
+    assert abs(score.variance - d.variance) < 5 * score.variance_standard_error
 
 
 def test_joint_monte_carlo_path_matches_exact_mse(regression_pair):
@@ -346,6 +396,14 @@ def test_compare_classifiers_default_scoring():
         4 * 0.1 * 0.9 * np.count_nonzero(a != b) / 90**2, rel=1e-12
     )
     assert len(result.differences) == 6  # every ordered pair
+    log_loss = result.differences[("logistic", "prior")]["log_loss"]
+    assert log_loss.method == "exact"
+    assert log_loss.expected == pytest.approx(
+        result.pooled["logistic"]["log_loss"].expected
+        - result.pooled["prior"]["log_loss"].expected,
+        abs=1e-12,
+    )
+    assert result.differences[("logistic", "stump")]["f1"].method == "monte_carlo"
 
 
 def test_compare_errors(regression_data):

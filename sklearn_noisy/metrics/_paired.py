@@ -8,9 +8,11 @@ exact variance over the label noise:
 - mean squared error: linear in the labels, exact in closed form;
 - mean absolute error: per sample a clipped normal, exact in closed form;
 - accuracy (binary or multiclass, flips ``q`` or a transition matrix): exact;
-- every other metric (RMSE, R², precision, recall, F1, balanced accuracy, MCC,
-  Brier score, log-loss): a *joint* Monte Carlo, in which both models are scored
-  on the same label draws (:func:`~sklearn_noisy.metrics.monte_carlo_score`);
+- Brier score and log-loss: sums of per-sample losses of a categorical label,
+  exact;
+- every other metric (RMSE, R², precision, recall, F1, balanced accuracy, MCC):
+  a *joint* Monte Carlo, in which both models are scored on the same label
+  draws (:func:`~sklearn_noisy.metrics.monte_carlo_score`);
   ``method="monte_carlo"``.
 """
 
@@ -24,6 +26,7 @@ from scipy.special import ndtr
 
 from .._noisy_score import NoisyScore
 from ..utils._validation import (
+    CHUNK_SIZE,
     check_classification_labels,
     check_finite,
     check_flip_probability,
@@ -36,7 +39,6 @@ __all__ = ["expected_paired_difference"]
 _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
 #: Standardised limits are clipped here before squaring (FORMULAS.md Part III.2).
 _Z_MAX = 1000.0
-_EXACT = ("mean_squared_error", "mean_absolute_error", "accuracy")
 
 
 def _phi(z: np.ndarray) -> np.ndarray:
@@ -184,6 +186,92 @@ def _accuracy_difference(
     return expected, float(np.sum(per_sample)) / (n * n), nominal, n
 
 
+def _probabilistic_difference(
+    metric: str,
+    y_true: Any,
+    proba_a: Any,
+    proba_b: Any,
+    *,
+    q: Any,
+    transition_matrix: Any,
+    labels: Any,
+    classes: Any,
+) -> tuple[float, float, float, int]:
+    """Brier score or log-loss of A minus that of B, exact.
+
+    Both losses are sums of per-sample terms ``L_ij``, the loss of sample ``i``
+    if its label is class ``j`` (FORMULAS.md §7). The per-sample difference
+    ``D_ij = L^A_ij − L^B_ij`` has, with ``w_ij = P(label_i = j)`` (``T[k_i, j]``,
+    or ``1 − q_i`` on the reference class and ``q_i/(K−1)`` elsewhere),
+    ``E_i = Σ_j w_ij D_ij`` and ``Var_i = Σ_j w_ij (D_ij − E_i)²`` (centred).
+    The loss tables are those of
+    :func:`~sklearn_noisy.metrics.expected_brier_score_loss` and
+    :func:`~sklearn_noisy.metrics.expected_log_loss` (binary Brier on the
+    probability of the larger class, log-loss clipped at the dtype's eps).
+    """
+    from ._probabilistic import _brier_loss, _check_proba, _log_loss_factory
+
+    a, eps_a = _check_proba(proba_a)
+    b, eps_b = _check_proba(proba_b)
+    if a.shape != b.shape:
+        raise ValueError(
+            "y_pred_a and y_pred_b must have the same shape; got "
+            f"{a.shape} and {b.shape}."
+        )
+    if classes is None:
+        classes = labels
+    if classes is None:
+        classes = np.unique(np.asarray(y_true))
+    classes = np.asarray(classes)
+    n_classes = 2 if a.ndim == 1 else a.shape[1]
+    if classes.size != n_classes:
+        raise ValueError(
+            f"The probabilities have {n_classes} columns but there are "
+            f"{classes.size} classes ({classes.tolist()}); pass classes= in the "
+            "order of the columns."
+        )
+    if np.any(classes[1:] <= classes[:-1]):
+        raise ValueError("classes must be sorted, as the columns of predict_proba.")
+    index, _, _ = check_classification_labels(y_true, y_true, labels=classes)
+    n = index.shape[0]
+    if a.shape[0] != n:
+        raise ValueError(
+            "y_true and the probabilities must have the same number of samples; "
+            f"got {n} and {a.shape[0]}."
+        )
+    if metric == "brier_score_loss":
+        if a.ndim == 2 and n_classes == 2:  # the positive (larger) class column
+            a, b = a[:, 1], b[:, 1]
+        loss_a = loss_b = _brier_loss
+    else:
+        loss_a, loss_b = _log_loss_factory(eps_a), _log_loss_factory(eps_b)
+    if transition_matrix is not None:
+        matrix = check_transition_matrix(transition_matrix, n_classes)
+    else:
+        q = check_flip_probability(q, n)
+        q = np.broadcast_to(np.asarray(q, dtype=np.float64), (n,))
+    totals = np.zeros(3)
+    for start in range(0, n, CHUNK_SIZE):
+        rows = slice(start, start + CHUNK_SIZE)
+        k = index[rows]
+        difference = loss_a(a[rows]) - loss_b(b[rows])
+        if transition_matrix is not None:
+            weights = matrix[k]
+        else:
+            q_rows = q[rows]
+            weights = np.empty(difference.shape)
+            weights[:] = (q_rows / (n_classes - 1))[:, None]
+            weights[np.arange(k.shape[0]), k] = 1.0 - q_rows
+        expected = np.einsum("ij,ij->i", weights, difference)
+        centred = difference - expected[:, None]
+        totals += (
+            difference[np.arange(k.shape[0]), k].sum(),
+            expected.sum(),
+            np.einsum("ij,ij->", weights, centred * centred),
+        )
+    return totals[1] / n, totals[2] / (n * n), totals[0] / n, n
+
+
 def _union_labels(*arrays: Any) -> np.ndarray:
     values = [
         np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v).ravel()
@@ -277,10 +365,16 @@ def expected_paired_difference(
     - ``"accuracy"``: where the predictions differ the two "correct" events
       are disjoint, so ``Var = P_A(1−P_A) + P_B(1−P_B) + 2P_A P_B`` per
       disagreement, with ``P = T[k_i, ŷ_i]`` (binary: ``4 q_i(1−q_i)`` when one
-      of the two is right).
+      of the two is right);
+    - ``"brier_score_loss"`` and ``"log_loss"``: per sample the difference of
+      the two losses is a function ``D_ij`` of the label ``j``, so
+      ``E_i = Σ_j P(j) D_ij`` and ``Var_i = Σ_j P(j) (D_ij − E_i)²`` over the
+      label distribution of the sample (the loss conventions are those of
+      :func:`~sklearn_noisy.metrics.expected_brier_score_loss` and
+      :func:`~sklearn_noisy.metrics.expected_log_loss`).
 
     Every other metric (RMSE, R², precision, recall, F1, balanced accuracy,
-    MCC, Brier score, log-loss) goes through a *joint* Monte Carlo:
+    MCC) goes through a *joint* Monte Carlo:
     :func:`~sklearn_noisy.metrics.monte_carlo_score` redraws the labels
     ``n_draws`` times and scores both models on each draw, which keeps the
     correlation between them. ``method`` is then ``"monte_carlo"`` and the
@@ -321,7 +415,9 @@ def expected_paired_difference(
 
     classes : array-like, default=None
         The classes in the order of the probability columns, for Brier score
-        and log-loss (an estimator's ``classes_``).
+        and log-loss (an estimator's ``classes_``; default: ``labels``, or the
+        classes of ``y_true``). For a binary Brier score the larger class is
+        the positive one.
 
     n_draws : int, default=1000
         Label draws of the Monte Carlo path.
@@ -398,6 +494,22 @@ nominal=0.25, n_samples=4, method='exact')
             labels=labels,
         )
         return NoisyScore("accuracy_difference", expected, variance, nominal, n)
+    if name in ("brier_score_loss", "log_loss") and plain_options:
+        if sigma is not None:
+            raise TypeError(f"{name!r} is a classification metric: pass q, not sigma.")
+        if (q is None) == (transition_matrix is None):
+            raise TypeError("Pass exactly one of q and transition_matrix.")
+        expected, variance, nominal, n = _probabilistic_difference(
+            name,
+            y_true,
+            y_pred_a,
+            y_pred_b,
+            q=q,
+            transition_matrix=transition_matrix,
+            labels=labels,
+            classes=classes,
+        )
+        return NoisyScore(f"{name}_difference", expected, variance, nominal, n)
     if scorer is None:
         from ._scorer import make_noisy_scorer
 

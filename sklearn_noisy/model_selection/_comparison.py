@@ -38,7 +38,15 @@ from ._cross_validator import (
 __all__ = ["CorrectedTTest", "EstimatorComparison", "compare_estimators"]
 
 #: Metrics whose paired variance is exact in closed form (FORMULAS.md §9).
-_EXACT_PAIRED = frozenset({"mean_squared_error", "mean_absolute_error", "accuracy"})
+_EXACT_PAIRED = frozenset(
+    {
+        "mean_squared_error",
+        "mean_absolute_error",
+        "accuracy",
+        "brier_score_loss",
+        "log_loss",
+    }
+)
 
 
 class CorrectedTTest(NamedTuple):
@@ -162,12 +170,13 @@ class EstimatorComparison:
     differences : dict of dict of NoisyScore
         ``differences[(name_a, name_b)][metric]``: ``metric_a − metric_b`` pooled
         over the folds, i.e. on the concatenated out-of-fold predictions of both
-        models, with its paired label-noise variance. Exact for MSE, MAE and
-        accuracy (``method="exact"``). For the other metrics ``expected`` and
-        ``nominal`` are the exact differences of the two pooled scores and the
-        variance comes from a joint Monte Carlo in which both models are scored
-        on the same label draws (``method="monte_carlo"``). Every ordered pair is
-        present; ``(b, a)`` is the negation of ``(a, b)``.
+        models, with its paired label-noise variance. Exact for MSE, MAE,
+        accuracy, Brier score and log-loss (``method="exact"``). For the other
+        metrics ``expected`` and ``nominal`` are the exact differences of the
+        two pooled scores and the variance comes from a joint Monte Carlo in
+        which both models are scored on the same label draws
+        (``method="monte_carlo"``). Every ordered pair is present; ``(b, a)`` is
+        the negation of ``(a, b)``.
     fold_differences : dict of dict of list of NoisyScore
         The same per fold. For metrics without an exact paired variance the
         per-fold ``variance`` is NaN (only the pooled difference gets the joint
