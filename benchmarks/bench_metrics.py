@@ -1,0 +1,280 @@
+"""Benchmark the expected metrics against scikit-learn's plain metrics.
+
+Run ``python benchmarks/bench_metrics.py`` (``--quick`` for M = 10⁴ and 10⁶ only).
+In one run, at M = 10⁴, 10⁶ and 10⁷, it times:
+
+- ours, with the variance: expected MSE and MAE (per-sample and scalar sigma),
+  expected accuracy (per-sample and scalar q), exact RMSE and R²;
+- scikit-learn's ``mean_squared_error``, ``mean_absolute_error`` and
+  ``accuracy_score`` on the same arrays;
+- a 1000-draw Monte Carlo loop (``monte_carlo_score`` with scikit-learn's metric):
+  a few draws are timed and the time is extrapolated linearly to 1000 draws
+  (the loop is linear in the number of draws; the output says so);
+
+and measures the peak extra memory (tracemalloc) of each of ours at M = 10⁷.
+Every timing is the best of k runs after a warm-up, ours and scikit-learn's
+interleaved so that both see the same machine load. The goals of issue 2 are
+checked at M = 10⁶ and printed as PASS / FAIL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import time
+import tracemalloc
+from collections.abc import Callable
+
+import numpy as np
+from sklearn.metrics import accuracy_score, mean_absolute_error, mean_squared_error
+
+import sklearn_noisy
+from sklearn_noisy.metrics import (
+    expected_mean_absolute_error,
+    expected_mean_squared_error,
+    monte_carlo_score,
+)
+
+expected_accuracy_score = getattr(
+    sklearn_noisy.metrics, "expected_accuracy_score", None
+)
+expected_root_mean_squared_error = getattr(
+    sklearn_noisy.metrics, "expected_root_mean_squared_error", None
+)
+expected_r2_score = getattr(sklearn_noisy.metrics, "expected_r2_score", None)
+
+MC_DRAWS = 1000
+GOAL_M = 10**6
+
+
+def _data(m: int, seed: int = 0) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y_true = rng.normal(0.0, 3.0, m)
+    y_pred = y_true + rng.normal(0.0, 1.0, m)
+    sigma = rng.uniform(0.1, 2.0, m)
+    c_true = rng.integers(0, 2, m)
+    c_pred = np.where(rng.random(m) < 0.85, c_true, 1 - c_true)
+    q = rng.uniform(0.0, 0.3, m)
+    return {
+        "y_true": y_true,
+        "y_pred": y_pred,
+        "sigma": sigma,
+        "c_true": c_true,
+        "c_pred": c_pred,
+        "q": q,
+    }
+
+
+def _best_of(functions: dict[str, Callable[[], object]], repeats: int) -> dict:
+    """Best wall time of each function, interleaved, after one warm-up call each."""
+    for function in functions.values():
+        function()
+    times = {name: [] for name in functions}
+    for _ in range(repeats):
+        for name, function in functions.items():
+            start = time.perf_counter()
+            function()
+            times[name].append(time.perf_counter() - start)
+    return {name: min(values) for name, values in times.items()}
+
+
+def _peak_memory(function: Callable[[], object]) -> int:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        function()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak
+
+
+def _monte_carlo_time(metric, y_true, y_pred, m: int, **noise) -> tuple[float, int]:
+    """Seconds of a 1000-draw ``monte_carlo_score`` loop, extrapolated."""
+    n_draws = max(2, min(MC_DRAWS, int(2e7 // m)))
+    start = time.perf_counter()
+    monte_carlo_score(metric, y_true, y_pred, n_draws=n_draws, random_state=0, **noise)
+    elapsed = time.perf_counter() - start
+    return elapsed * MC_DRAWS / n_draws, n_draws
+
+
+def _fmt_time(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:8.1f} us"
+    if seconds < 1:
+        return f"{seconds * 1e3:8.2f} ms"
+    return f"{seconds:8.2f} s "
+
+
+def _bench_size(m: int, measure_memory: bool, rows: list, memory_rows: list) -> None:
+    """Time (and, if asked, measure the memory of) every metric at size ``m``."""
+    data = _data(m)
+    yt, yp, s = data["y_true"], data["y_pred"], data["sigma"]
+    ct, cp, q = data["c_true"], data["c_pred"], data["q"]
+    repeats = 25 if m <= 10**6 else 5
+    functions = {
+        "sk_mse": lambda: mean_squared_error(yt, yp),
+        "mse_sigma_i": lambda: expected_mean_squared_error(yt, yp, sigma=s),
+        "mse_sigma": lambda: expected_mean_squared_error(yt, yp, sigma=1.0),
+        "sk_mae": lambda: mean_absolute_error(yt, yp),
+        "mae_sigma_i": lambda: expected_mean_absolute_error(yt, yp, sigma=s),
+        "mae_sigma": lambda: expected_mean_absolute_error(yt, yp, sigma=1.0),
+        "sk_acc": lambda: accuracy_score(ct, cp),
+    }
+    if expected_accuracy_score is not None:
+        functions["acc_q_i"] = lambda: expected_accuracy_score(ct, cp, q=q)
+        functions["acc_q"] = lambda: expected_accuracy_score(ct, cp, q=0.05)
+    best = _best_of(functions, repeats)
+    slow = {}
+    if expected_root_mean_squared_error is not None:
+        slow["rmse_sigma_i"] = lambda: expected_root_mean_squared_error(yt, yp, sigma=s)
+    if expected_r2_score is not None:
+        slow["r2_sigma_i"] = lambda: expected_r2_score(yt, yp, sigma=s)
+    best.update(_best_of(slow, 3 if m <= 10**6 else 1))
+
+    for label, ours, reference, goal in (
+        ("E[MSE]+Var, sigma_i", "mse_sigma_i", "sk_mse", 1.5),
+        ("E[MSE]+Var, scalar sigma", "mse_sigma", "sk_mse", 1.5),
+        ("E[MAE]+Var, sigma_i", "mae_sigma_i", "sk_mae", 3.0),
+        ("E[MAE]+Var, scalar sigma", "mae_sigma", "sk_mae", 3.0),
+        ("E[acc]+Var, q_i", "acc_q_i", "sk_acc", 0.5),
+        ("E[acc]+Var, scalar q", "acc_q", "sk_acc", 0.5),
+    ):
+        if ours in best:
+            rows.append((m, label, best[ours], reference, best[reference], goal))
+    for key, label in (
+        ("rmse_sigma_i", "exact RMSE, sigma_i"),
+        ("r2_sigma_i", "exact R2, sigma_i"),
+    ):
+        if key in best:
+            rows.append((m, label, best[key], None, None, 1.0))
+
+    # The 1000-draw Monte Carlo loop against the analytic path.
+    mc_cases = [
+        (
+            "MC(1000) MSE / ours",
+            mean_squared_error,
+            yt,
+            yp,
+            {"sigma": s},
+            "mse_sigma_i",
+        ),
+        (
+            "MC(1000) MAE / ours",
+            mean_absolute_error,
+            yt,
+            yp,
+            {"sigma": s},
+            "mae_sigma_i",
+        ),
+        ("MC(1000) acc / ours", accuracy_score, ct, cp, {"q": q}, "acc_q_i"),
+    ]
+    for label, metric, y_true, y_pred, noise, ours in mc_cases:
+        if ours in best:
+            seconds, n_draws = _monte_carlo_time(metric, y_true, y_pred, m, **noise)
+            rows.append((m, label, seconds, "speedup", best[ours], 1000.0, n_draws))
+
+    if measure_memory:
+        measured = {
+            "E[MSE]+Var, sigma_i": lambda: expected_mean_squared_error(yt, yp, sigma=s),
+            "E[MAE]+Var, sigma_i": lambda: expected_mean_absolute_error(
+                yt, yp, sigma=s
+            ),
+            "sklearn mean_squared_error": lambda: mean_squared_error(yt, yp),
+            "sklearn mean_absolute_error": lambda: mean_absolute_error(yt, yp),
+        }
+        if expected_accuracy_score is not None:
+            measured["E[acc]+Var, q_i"] = lambda: expected_accuracy_score(ct, cp, q=q)
+            measured["sklearn accuracy_score"] = lambda: accuracy_score(ct, cp)
+        for label, function in measured.items():
+            goal = None if label.startswith("sklearn") else yt.nbytes
+            memory_rows.append((m, label, _peak_memory(function), goal))
+
+
+def _print_rows(rows: list) -> bool:
+    print(
+        f"{'M':>9}  {'metric':<26} {'ours':>11}  {'reference':>11}  "
+        f"{'ratio':>9}  {'goal':>9}  result"
+    )
+    goals_ok = True
+    for row in rows:
+        m, label, ours, reference, ref_time, goal = row[:6]
+        if reference is None:  # an absolute time goal
+            ok = ours <= goal
+            print(
+                f"{m:>9}  {label:<26} {_fmt_time(ours)}  {'':>11}  {'':>9}  "
+                f"{'<= 1 s':>9}  {_verdict(ok, m)}"
+            )
+        elif reference == "speedup":  # ours is the Monte Carlo time here
+            speedup = ours / ref_time
+            ok = speedup >= goal
+            n_draws = row[6]
+            note = (
+                "  (1000 draws timed)"
+                if n_draws == MC_DRAWS
+                else f"  ({n_draws} draws timed, extrapolated x{MC_DRAWS / n_draws:g})"
+            )
+            print(
+                f"{m:>9}  {label:<26} {_fmt_time(ours)}  {_fmt_time(ref_time)}  "
+                f"{speedup:>8.0f}x  {'>= 1000x':>9}  {_verdict(ok, m)}{note}"
+            )
+        else:
+            ratio = ours / ref_time
+            ok = ratio <= goal
+            print(
+                f"{m:>9}  {label:<26} {_fmt_time(ours)}  {_fmt_time(ref_time)}  "
+                f"{ratio:>8.2f}x  {'<= ' + format(goal, 'g') + 'x':>9}  "
+                f"{_verdict(ok, m)}"
+            )
+        if m == GOAL_M and not ok and "scalar" not in label:
+            goals_ok = False
+    return goals_ok
+
+
+def run(sizes: list[int]) -> bool:
+    """Benchmark at every size, print the tables; True when every goal passes."""
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(
+        f"sklearn-noisy {sklearn_noisy.__version__}; load average {load:.2f} on "
+        f"{os.cpu_count()} CPUs; timings are best-of-k after a warm-up, ours and "
+        "scikit-learn's interleaved.\n"
+    )
+    rows: list = []
+    memory_rows: list = []
+    for m in sizes:
+        _bench_size(m, m == max(sizes), rows, memory_rows)
+        gc.collect()
+    goals_ok = _print_rows(rows)
+    print("\nPeak extra memory (tracemalloc); goal: below one input array (8 B x M)")
+    for m, label, peak, goal in memory_rows:
+        verdict = "" if goal is None else ("PASS" if peak < goal else "FAIL")
+        limit = "" if goal is None else f"< {goal / 2**20:.0f} MiB"
+        print(f"{m:>9}  {label:<28} {peak / 2**20:9.2f} MiB  {limit:>10}  {verdict}")
+        if goal is not None and peak >= goal:
+            goals_ok = False
+    print(
+        "\nGoals: timings at M = 10^6 (PASS/FAIL; other sizes in parentheses, for "
+        "information), memory at the largest M. The scalar sigma / q rows are for "
+        "information; the per-sample rows are the goals."
+    )
+    print("ALL GOALS PASS" if goals_ok else "SOME GOALS FAIL")
+    return goals_ok
+
+
+def _verdict(ok: bool, m: int) -> str:
+    if m != GOAL_M:
+        return f"({'pass' if ok else 'fail'})"
+    return "PASS" if ok else "FAIL"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="M = 1e4 and 1e6 only")
+    args = parser.parse_args()
+    sizes = [10**4, 10**6] if args.quick else [10**4, 10**6, 10**7]
+    run(sizes)
+
+
+if __name__ == "__main__":
+    main()
