@@ -353,7 +353,7 @@ def monte_carlo_score(
     >>> y_true = [0, 1, 1, 0, 1, 0, 1, 1]
     >>> y_pred = [0, 1, 0, 0, 1, 1, 1, 1]
     >>> score = monte_carlo_score(accuracy_score, y_true, y_pred, q=0.1,
-    ...                           n_draws=2000, random_state=0)
+    ...                           n_draws=500, random_state=0)
     >>> score.metric, score.nominal, score.method
     ('accuracy', 0.75, 'monte_carlo')
     >>> abs(score.expected - (0.75 + 0.1 * (1 - 2 * 0.75))) < 4 * score.standard_error
