@@ -8,7 +8,9 @@ samples; ``y_pred`` is fixed. Every function returns a
 
 from __future__ import annotations
 
+import math
 import os
+import threading
 import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -67,6 +69,28 @@ def _n_threads() -> int:
     return max(1, min(n_threads, 4))
 
 
+_WORKSPACE = threading.local()
+
+
+def _work(slot: int, shape: tuple[int, ...]) -> np.ndarray:
+    """A reusable float64 work array of ``shape`` for this thread (uninitialised).
+
+    The kernels run chunk after chunk with the same few temporaries; taking them
+    from a per-thread pool instead of allocating them afresh for every chunk
+    avoids page-faulting new memory each time, which costs as much as the
+    arithmetic. Slot 0 holds the chunk ``d`` of :func:`_accumulate`; kernels use
+    slots 1 and up. The pool keeps at most a few chunks' worth per thread.
+    """
+    pool = getattr(_WORKSPACE, "pool", None)
+    if pool is None:
+        pool = _WORKSPACE.pool = {}
+    size = math.prod(shape)
+    buffer = pool.get(slot)
+    if buffer is None or buffer.size < size:
+        buffer = pool[slot] = np.empty(max(size, CHUNK_SIZE))
+    return buffer[:size].reshape(shape)
+
+
 def _accumulate(
     kernel: _Kernel,
     y_true: np.ndarray,
@@ -90,7 +114,8 @@ def _accumulate(
 
     def chunk_totals(start: int) -> np.ndarray:
         rows = slice(start, start + CHUNK_SIZE)
-        d = y_true[rows] - y_pred[rows]
+        chunk = y_true[rows]
+        d = np.subtract(chunk, y_pred[rows], out=_work(0, chunk.shape))
         s = sigma if isinstance(sigma, float) else sigma[rows]
         w = None if weight is None else weight[rows]
         return np.stack(kernel(d, s, w))
@@ -168,11 +193,11 @@ def _squared_error_kernel(
     d: np.ndarray, s: Any, w: np.ndarray | None
 ) -> tuple[np.ndarray, ...]:
     # E[e²] = d² + σ²,  Var[e²] = 2σ⁴ + 4d²σ²   (FORMULAS.md §1), as the sums
-    # Σ w d², Σ w σ², Σ (wσ²)² and Σ (wσd)². ``d`` is a fresh chunk temporary
-    # and is overwritten.
+    # Σ w d², Σ w σ², Σ (wσ²)² and Σ (wσd)². ``d`` is a chunk temporary and is
+    # overwritten (a column of it, strided for several outputs, at a time).
     totals = np.empty((3, d.shape[1]))
     for j, (dj, sj) in enumerate(_columns(d, s)):
-        d2 = np.square(dj)  # dj is a strided view for several outputs
+        d2 = np.square(dj, out=dj)
         wd2 = d2 if w is None else np.multiply(d2, w, out=d2)  # w d²
         nominal = float(wd2.sum())
         if isinstance(sj, float):
@@ -187,7 +212,7 @@ def _squared_error_kernel(
             expected = nominal + s2 * w_sum
             variance = 2.0 * s2 * s2 * w2_sum + 4.0 * s2 * w2d2
         else:
-            ws2 = np.square(sj)
+            ws2 = np.square(sj, out=_work(1, sj.shape))
             if w is not None:
                 ws2 *= w  # w σ²
             expected = nominal + float(ws2.sum())
@@ -293,16 +318,17 @@ def _linear_loss(t: np.ndarray) -> np.ndarray:
     return phi
 
 
-def _linear_loss_of_negative(u: np.ndarray) -> np.ndarray:
-    """``g(-u)`` for ``u = -t <= 0``, as a new array: ``φ(u) + u Φ(u)``.
+def _linear_loss_of_negative(u: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``g(-u)`` for ``u = -t <= 0`` into ``out``: ``φ(u) + u Φ(u)``.
 
     The same g as :func:`_linear_loss`, from ``-t`` (saves negating t for ndtr).
+    Uses work slot 3.
     """
-    g = np.multiply(u, u)
+    g = np.multiply(u, u, out=out)
     g *= -0.5
     np.exp(g, out=g)
     g *= _INV_SQRT_2PI
-    tail = ndtr(u)
+    tail = ndtr(u, out=_work(3, u.shape))
     tail *= u
     g += tail
     return g
@@ -318,20 +344,21 @@ def _absolute_error_kernel(
     # variance subtracts the last from the third, which removes at most
     # 1 − 0.363 of it (1 − 4g(t + g) >= 1 − 2/π): no cancellation beyond a
     # factor 2.75 in the relative rounding error. σ = 0 gives t = 40 and G = 0.
-    # ``d`` is a fresh chunk temporary and is overwritten.
+    # ``d`` is a chunk temporary and is overwritten.
     totals = np.empty((3, d.shape[1]))
     for j, (dj, sj) in enumerate(_columns(d, s)):
-        neg_abs = np.copysign(dj, -1.0)  # −|d| (dj may be a strided column)
+        neg_abs = np.copysign(dj, -1.0, out=dj)  # −|d|
         nominal = -float(neg_abs.sum() if w is None else np.multiply(neg_abs, w).sum())
         if isinstance(sj, float) and sj == 0.0:
             totals[:, j] = nominal, nominal, 0.0
             continue
         # u = −t = max(−|d|/σ, −40); −inf (σ = 0 < |d|) and NaN (σ = |d| = 0)
         # are deliberately replaced by −40 (fmax drops NaN).
+        u = _work(1, neg_abs.shape)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            u = np.divide(neg_abs, sj)
+            np.divide(neg_abs, sj, out=u)
         np.fmax(u, -_T_MAX, out=u)
-        big_g = _linear_loss_of_negative(u)  # g, scaled to G below
+        big_g = _linear_loss_of_negative(u, out=_work(2, u.shape))  # g, to G below
         big_g *= sj
         if w is not None:
             weighted_g = np.multiply(big_g, w, out=u)  # u is free from here on
