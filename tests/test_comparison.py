@@ -23,6 +23,7 @@ from sklearn_noisy.metrics import (
     expected_mean_absolute_error,
     expected_mean_squared_error,
     expected_paired_difference,
+    expected_precision_score,
 )
 from sklearn_noisy.metrics._paired import (
     _clipped_normal_moments,
@@ -173,6 +174,32 @@ def test_paired_accuracy_multiclass_transition_matrix_monte_carlo():
     score_a = expected_accuracy_score(y, a, q=0.3, labels=labels)
     score_b = expected_accuracy_score(y, b, q=0.3, labels=labels)
     assert d_q.expected == pytest.approx(score_a.expected - score_b.expected, abs=1e-15)
+
+
+def test_paired_binary_precision_exact():
+    rng = np.random.default_rng(16)
+    n = 70
+    y = rng.integers(0, 2, n)
+    a = np.where(rng.random(n) < 0.8, y, 1 - y)
+    b = np.where(rng.random(n) < 0.25, 1 - a, a)
+    q = rng.uniform(0.0, 0.3, n)
+    d = expected_paired_difference(y, a, b, metric="precision", q=q)
+    assert d.method == "exact"
+    single = [expected_precision_score(y, p, q=q) for p in (a, b)]
+    assert d.expected == pytest.approx(
+        single[0].expected - single[1].expected, abs=1e-14
+    )
+    assert d.nominal == pytest.approx(single[0].nominal - single[1].nominal, abs=1e-14)
+    flips = rng.random((40_000, n)) < q
+    Y = np.where(flips, 1 - y, y)
+    draws = (Y * (a == 1)).sum(1) / (a == 1).sum() - (Y * (b == 1)).sum(1) / (
+        b == 1
+    ).sum()
+    z_mean, z_var = _mc_check(draws, d)
+    assert abs(z_mean) < 5 and abs(z_var) < 5
+    # a model without predicted positives has precision 0
+    none = expected_paired_difference(y, a, np.zeros(n, int), metric="precision", q=q)
+    assert none.expected == pytest.approx(single[0].expected, abs=1e-14)
 
 
 @pytest.mark.parametrize("metric", ["brier_score_loss", "log_loss"])

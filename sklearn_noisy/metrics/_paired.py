@@ -8,9 +8,10 @@ exact variance over the label noise:
 - mean squared error: linear in the labels, exact in closed form;
 - mean absolute error: per sample a clipped normal, exact in closed form;
 - accuracy (binary or multiclass, flips ``q`` or a transition matrix): exact;
+- binary precision: linear in the labels, exact;
 - Brier score and log-loss: sums of per-sample losses of a categorical label,
   exact;
-- every other metric (RMSE, R², precision, recall, F1, balanced accuracy, MCC):
+- every other metric (RMSE, R², recall, F1, balanced accuracy, MCC):
   a *joint* Monte Carlo, in which both models are scored on the same label
   draws (:func:`~sklearn_noisy.metrics.monte_carlo_score`);
   ``method="monte_carlo"``.
@@ -272,6 +273,60 @@ def _probabilistic_difference(
     return totals[1] / n, totals[2] / (n * n), totals[0] / n, n
 
 
+def _precision_difference(
+    y_true: Any,
+    y_pred_a: Any,
+    y_pred_b: Any,
+    *,
+    q: Any,
+    transition_matrix: Any,
+    labels: Any,
+    pos_label: Any,
+) -> tuple[float, float, float, int] | None:
+    """Binary precision of A minus that of B, exact; None if not binary.
+
+    Precision is ``TP / n_P`` with ``n_P`` the number of predicted positives,
+    which does not depend on the labels (FORMULAS.md §8). The difference is
+    therefore linear in the observed positives: ``Σ_i c_i 1[ỹ_i = pos]`` with
+    ``c_i = 1[ŷ_A,i = pos]/n_PA − 1[ŷ_B,i = pos]/n_PB`` (a model without
+    predicted positives has precision 0, scikit-learn's default), so
+    ``E = Σ c_i π_i`` and ``Var = Σ c_i² π_i (1 − π_i)`` with
+    ``π_i = P(ỹ_i = pos)``.
+    """
+    if labels is None:
+        labels = _union_labels(y_true, y_pred_a, y_pred_b)
+    true_index, a_index, classes = check_classification_labels(
+        y_true, y_pred_a, labels=labels
+    )
+    _, b_index, _ = check_classification_labels(y_true, y_pred_b, labels=labels)
+    if classes.size > 2:
+        return None  # multiclass: not a binary precision (left to Monte Carlo)
+    matches = [i for i, c in enumerate(classes.tolist()) if c == pos_label]
+    if not matches:
+        return None
+    pos = matches[0]
+    n = true_index.shape[0]
+    coefficient = np.zeros(n)
+    for index, sign in ((a_index, 1.0), (b_index, -1.0)):
+        predicted = index == pos
+        n_predicted = int(np.count_nonzero(predicted))
+        if n_predicted:
+            coefficient[predicted] += sign / n_predicted
+    if transition_matrix is not None:
+        matrix = check_transition_matrix(transition_matrix, classes.size)
+        pi = matrix[true_index, pos]
+    else:
+        q = check_flip_probability(q, n)
+        if classes.size < 2:
+            pi = np.where(true_index == pos, 1.0, 0.0)
+        else:
+            pi = np.where(true_index == pos, 1.0 - np.asarray(q), q)
+    nominal = float(coefficient @ (true_index == pos))
+    expected = float(coefficient @ pi)
+    variance = float((coefficient * coefficient) @ (pi * (1.0 - pi)))
+    return expected, variance, nominal, n
+
+
 def _union_labels(*arrays: Any) -> np.ndarray:
     values = [
         np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v).ravel()
@@ -366,6 +421,10 @@ def expected_paired_difference(
       are disjoint, so ``Var = P_A(1−P_A) + P_B(1−P_B) + 2P_A P_B`` per
       disagreement, with ``P = T[k_i, ŷ_i]`` (binary: ``4 q_i(1−q_i)`` when one
       of the two is right);
+    - ``"precision"`` (binary): the number of predicted positives does not
+      depend on the labels, so the difference is linear in the observed
+      positives, ``E = Σ c_i π_i`` and ``Var = Σ c_i² π_i(1−π_i)`` with
+      ``c_i = 1[ŷ_A,i = pos]/n_PA − 1[ŷ_B,i = pos]/n_PB``;
     - ``"brier_score_loss"`` and ``"log_loss"``: per sample the difference of
       the two losses is a function ``D_ij`` of the label ``j``, so
       ``E_i = Σ_j P(j) D_ij`` and ``Var_i = Σ_j P(j) (D_ij − E_i)²`` over the
@@ -373,8 +432,8 @@ def expected_paired_difference(
       :func:`~sklearn_noisy.metrics.expected_brier_score_loss` and
       :func:`~sklearn_noisy.metrics.expected_log_loss`).
 
-    Every other metric (RMSE, R², precision, recall, F1, balanced accuracy,
-    MCC) goes through a *joint* Monte Carlo:
+    Every other metric (RMSE, R², recall, F1, balanced accuracy, MCC,
+    multiclass precision) goes through a *joint* Monte Carlo:
     :func:`~sklearn_noisy.metrics.monte_carlo_score` redraws the labels
     ``n_draws`` times and scores both models on each draw, which keeps the
     correlation between them. ``method`` is then ``"monte_carlo"`` and the
@@ -455,10 +514,12 @@ def expected_paired_difference(
 nominal=0.25, n_samples=4, method='exact')
     """
     scorer = None
+    options: dict[str, Any] = {}
     if hasattr(metric, "score_predictions"):
         scorer = metric
         name = scorer.metric
-        plain_options = not getattr(scorer, "metric_kwargs", None)
+        options = dict(getattr(scorer, "metric_kwargs", None) or {})
+        plain_options = not options
     elif isinstance(metric, str):
         name = metric
         plain_options = True
@@ -494,6 +555,25 @@ nominal=0.25, n_samples=4, method='exact')
             labels=labels,
         )
         return NoisyScore("accuracy_difference", expected, variance, nominal, n)
+    if name == "precision" and set(options) <= {"pos_label"}:
+        if sigma is not None:
+            raise TypeError(
+                "'precision' is a classification metric: pass q, not sigma."
+            )
+        if (q is None) == (transition_matrix is None):
+            raise TypeError("Pass exactly one of q and transition_matrix.")
+        result = _precision_difference(
+            y_true,
+            y_pred_a,
+            y_pred_b,
+            q=q,
+            transition_matrix=transition_matrix,
+            labels=labels,
+            pos_label=options.get("pos_label", 1),
+        )
+        if result is not None:
+            expected, variance, nominal, n = result
+            return NoisyScore("precision_difference", expected, variance, nominal, n)
     if name in ("brier_score_loss", "log_loss") and plain_options:
         if sigma is not None:
             raise TypeError(f"{name!r} is a classification metric: pass q, not sigma.")

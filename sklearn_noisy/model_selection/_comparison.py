@@ -37,17 +37,6 @@ from ._cross_validator import (
 
 __all__ = ["CorrectedTTest", "EstimatorComparison", "compare_estimators"]
 
-#: Metrics whose paired variance is exact in closed form (FORMULAS.md §9).
-_EXACT_PAIRED = frozenset(
-    {
-        "mean_squared_error",
-        "mean_absolute_error",
-        "accuracy",
-        "brier_score_loss",
-        "log_loss",
-    }
-)
-
 
 class CorrectedTTest(NamedTuple):
     """Nadeau–Bengio corrected resampled t-test of the per-fold differences.
@@ -171,7 +160,8 @@ class EstimatorComparison:
         ``differences[(name_a, name_b)][metric]``: ``metric_a − metric_b`` pooled
         over the folds, i.e. on the concatenated out-of-fold predictions of both
         models, with its paired label-noise variance. Exact for MSE, MAE,
-        accuracy, Brier score and log-loss (``method="exact"``). For the other
+        accuracy, binary precision, Brier score and log-loss
+        (``method="exact"``). For the other
         metrics ``expected`` and ``nominal`` are the exact differences of the
         two pooled scores and the variance comes from a joint Monte Carlo in
         which both models are scored on the same label draws
@@ -599,7 +589,6 @@ def compare_estimators(
                     "n_draws": n_draws,
                     "random_state": random_state,
                 }
-                exact = scorer.metric in _EXACT_PAIRED and not scorer.metric_kwargs
                 pooled = expected_paired_difference(
                     y_oof,
                     response_a,
@@ -607,6 +596,7 @@ def compare_estimators(
                     **_slice_noise(noise, oof),
                     **options,
                 )
+                exact = pooled.method == "exact"
                 score_a = cv_results[a].pooled_[key]
                 score_b = cv_results[b].pooled_[key]
                 if not exact:  # exact expectations, joint Monte Carlo variance
