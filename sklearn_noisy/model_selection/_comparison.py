@@ -43,7 +43,32 @@ class CorrectedTTest(NamedTuple):
 
     ``statistic = mean / sqrt((1/K + n_test/n_train) s²)`` with ``s²`` the
     sample variance of the ``K`` per-fold differences and ``df = K − 1``;
-    ``pvalue`` is two-sided.
+    ``pvalue`` is two-sided. The correction term ``n_test/n_train`` accounts
+    for the overlap of the training sets (Nadeau & Bengio, 2003); the test is
+    still approximate.
+
+    Parameters
+    ----------
+    statistic : float
+        The corrected t statistic.
+    pvalue : float
+        Two-sided p-value from Student's t with ``df`` degrees of freedom.
+    df : int
+        Degrees of freedom, ``K − 1``.
+    mean_difference : float
+        Mean of the per-fold differences.
+    corrected_std_error : float
+        ``sqrt((1/K + n_test/n_train) s²)``.
+
+    See Also
+    --------
+    compare_estimators : Where these tests are computed.
+
+    Examples
+    --------
+    >>> from sklearn_noisy.model_selection import CorrectedTTest
+    >>> CorrectedTTest(2.0, 0.116, 4, 0.02, 0.01).df
+    4
     """
 
     statistic: float
@@ -144,6 +169,24 @@ def _slice_noise(noise: dict[str, Any], rows: np.ndarray) -> dict[str, Any]:
 class EstimatorComparison:
     """Result of :func:`compare_estimators`.
 
+    Created by :func:`compare_estimators`; the parameters are stored as the
+    attributes of the same names.
+
+    Parameters
+    ----------
+    names : list of str
+        The estimators' names.
+    metrics : list of str
+        The metrics' result keys.
+    greater_is_better : dict of bool
+        Per metric, whether larger is better.
+    cv_results : dict of NoisyCrossValidator
+        The fitted cross-validations.
+    differences, fold_differences, t_tests : dict
+        The pairwise results described below.
+    confidence_level : float
+        Level of the intervals.
+
     Attributes
     ----------
     names : list of str
@@ -180,6 +223,28 @@ class EstimatorComparison:
         Number of folds.
     confidence_level : float
         Level of the intervals in :meth:`summary` and :meth:`pairwise_summary`.
+
+    See Also
+    --------
+    compare_estimators : Builds this object.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.dummy import DummyRegressor
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from sklearn_noisy.model_selection import compare_estimators
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 2))
+    >>> y = X @ [1.0, -1.0] + rng.normal(scale=0.3, size=60)
+    >>> result = compare_estimators(
+    ...     {"linear": LinearRegression(), "mean": DummyRegressor()},
+    ...     X, y, scoring=["mean_absolute_error"], sigma=0.3, cv=3)
+    >>> result.n_splits, result.metrics
+    (3, ['mean_absolute_error'])
+    >>> test = result.t_tests[("linear", "mean")]["mean_absolute_error"]
+    >>> test.df
+    2
     """
 
     def __init__(

@@ -949,7 +949,17 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         """All results as a JSON-serialisable dict (``json.dumps`` works on it).
 
         NaN and infinite numbers (a failed fold, an infinite variance) are
-        written as ``None``.
+        written as ``None``, so ``json.dumps(..., allow_nan=False)`` works.
+
+        Returns
+        -------
+        results : dict
+            Keys ``estimator`` (its repr), ``n_samples``, ``n_splits``,
+            ``noise``, ``confidence_level``, ``metrics`` (name and direction),
+            ``folds`` (per fold: ``n_test``, times and per metric ``expected``,
+            ``variance``, ``std``, ``nominal``), ``pooled`` (per metric the
+            :meth:`NoisyScore.to_dict` fields and the interval) and
+            ``fold_summary``.
         """
         check_is_fitted(self, "cv_results_")
         folds = []
