@@ -524,6 +524,8 @@ def test_verbose_prints_one_line_per_fold(regression_data, capsys):
         ),
         ({}, {"sigma": 0.1, "q": 0.1}, TypeError, "not both"),
         ({}, {"sigma": -1.0}, ValueError, "sigma"),
+        ({}, {"q": 0.1}, TypeError, "regression metric"),
+        ({"scoring": ["accuracy"]}, {"sigma": 0.1}, TypeError, "classification"),
         ({}, {"sigma": np.ones(3)}, ValueError, "sigma"),
     ],
 )

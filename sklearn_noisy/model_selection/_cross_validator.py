@@ -749,6 +749,19 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
             sigma, q, transition_matrix, y, n_samples
         )
         scorers = check_noisy_scoring(self.scoring, self.estimator, y)
+        for key, scorer in scorers.items():
+            takes = getattr(scorer, "requires_noise", None)
+            if takes == "sigma" and (q is not None or transition_matrix is not None):
+                raise TypeError(
+                    f"The {key!r} metric is a regression metric (noise sigma), but "
+                    "q / transition_matrix was given: pass sigma."
+                )
+            if takes == "q" and sigma is not None:
+                raise TypeError(
+                    f"The {key!r} metric is a classification metric (noise q or "
+                    "transition_matrix), but sigma was given: pass q or "
+                    "transition_matrix."
+                )
         classes = np.unique(np.asarray(y)) if classifier else None
         self._classes = classes
 
