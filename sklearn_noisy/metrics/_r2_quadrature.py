@@ -229,22 +229,51 @@ class _R2Integrand:
 
 def _delta(
     u: np.ndarray, d: np.ndarray, tau: np.ndarray, w: np.ndarray, w_total: float
-) -> tuple[float, float, float, float, float, float]:
-    """``(μ_X, μ_Y, V_X, V_Y, C_XY)`` of FORMULAS.md §6 with weights, and E[ρ]."""
-    wu = w * u
-    uc = u - wu.sum() / w_total  # centred at the weighted mean
-    wd = w * d
-    sum_tau = float(tau.sum())
-    sum_tau2 = float(tau @ tau)
-    sum_wtau = float(w @ tau)
-    sum_wtau2 = float(w @ (tau * tau))
-    mu_x = float(wd @ d) + sum_tau
-    mu_y = float(w @ (uc * uc)) + sum_tau - sum_wtau / w_total
-    v_x = 2.0 * sum_tau2 + 4.0 * float((wd * d) @ tau)
-    v_y = 2.0 * (
-        sum_tau2 - 2.0 * sum_wtau2 / w_total + (sum_wtau / w_total) ** 2
-    ) + 4.0 * float((w * uc * uc) @ tau)
-    c_xy = 2.0 * (sum_tau2 - sum_wtau2 / w_total) + 4.0 * float((wd * uc) @ tau)
+) -> tuple[float, float, float, float, float, float, float]:
+    """``(μ_X, μ_Y, V_X, V_Y, C_XY)`` of FORMULAS.md §6 with weights, and the
+    delta-method ``E[ρ]`` and ``Var[ρ]``.
+
+    ``τ = wσ²``: ``μ_X = Σ w d² + Σ τ``, ``μ_Y = Σ w ũ² + Σ τ − Σ wτ/W``,
+    ``V_X = Σ (2τ² + 4 w d² τ)``,
+    ``V_Y = 2[Σ τ² − 2 Σ wτ²/W + (Σ wτ/W)²] + 4 Σ w ũ² τ`` and
+    ``C_XY = 2[Σ τ² − Σ wτ²/W] + 4 Σ w d ũ τ``, with ``ũ`` centred at the
+    weighted mean. Summed block by block (no full-length temporaries).
+    """
+    n = u.shape[0]
+    block = 1 << 15
+    # Pairwise sums of products (not BLAS dots: more accurate, and a dot per
+    # block is slow when BLAS threads compete for the cores).
+    mean_u = sum(
+        float(np.sum(w[i : i + block] * u[i : i + block])) for i in range(0, n, block)
+    )
+    mean_u /= w_total
+    totals = np.zeros(9)
+    for i in range(0, n, block):
+        wb, tb, db = w[i : i + block], tau[i : i + block], d[i : i + block]
+        ub = u[i : i + block] - mean_u
+        wd = wb * db
+        wu = wb * ub
+        wdd = wd * db
+        wuu = wu * ub
+        wtb = wb * tb
+        totals += (
+            np.sum(wdd),
+            np.sum(wuu),
+            np.sum(tb),
+            np.sum(tb * tb),
+            np.sum(wtb),
+            np.sum(wtb * tb),
+            np.sum(wdd * tb),
+            np.sum(wuu * tb),
+            np.sum(wd * ub * tb),
+        )
+    wdd, wuu, sum_tau, sum_tau2, sum_wtau, sum_wtau2, wddt, wuut, wdut = totals
+    mu_x = wdd + sum_tau
+    mu_y = wuu + sum_tau - sum_wtau / w_total
+    v_x = 2.0 * sum_tau2 + 4.0 * wddt
+    v_y = 2.0 * (sum_tau2 - 2.0 * sum_wtau2 / w_total + (sum_wtau / w_total) ** 2)
+    v_y += 4.0 * wuut
+    c_xy = 2.0 * (sum_tau2 - sum_wtau2 / w_total) + 4.0 * wdut
     ratio = mu_x / mu_y
     mean = ratio - c_xy / mu_y**2 + mu_x * v_y / mu_y**3
     var = (v_x - 2.0 * ratio * c_xy + ratio * ratio * v_y) / mu_y**2
@@ -344,7 +373,13 @@ def r2_moments(
     )
     base = np.stack([w[noisy], u[noisy], d[noisy]], axis=1)
     integrand = _R2Integrand(
-        tau[noisy], base, exact_sums, w_total, float((w * d) @ d), mu_y, delta_mean
+        tau[noisy],
+        base,
+        exact_sums,
+        w_total,
+        float(np.sum((w * d) * d)),
+        mu_y,
+        delta_mean,
     )
     integrand.second = var_exists
 

@@ -377,7 +377,7 @@ def _prepare(
         c, k, k_exact = s2[noisy], d2[noisy], float(d2[~noisy].sum()) / m
     c *= 2.0 / m
     k *= 1.0 / m
-    cv2 = float(c @ (0.5 * c + 2.0 * k))  # Var[MSE]/E[MSE]²
+    cv2 = float(np.sum(c * (0.5 * c + 2.0 * k)))  # Var[MSE]/E[MSE]²
     return scale, c, k, k_exact, m, cv2
 
 
