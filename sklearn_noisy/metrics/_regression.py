@@ -541,6 +541,13 @@ def expected_mean_absolute_error(
     --------
     sklearn.metrics.mean_absolute_error : The metric on exact labels.
 
+    Notes
+    -----
+    The normal tail ``Φ(-t)`` (:func:`scipy.special.ndtr`) dominates the cost.
+    Inputs longer than 65536 samples are processed in chunks on up to 4
+    threads (``OMP_NUM_THREADS`` if set, else the number of CPUs); the result
+    is bit-for-bit the same for any number of threads.
+
     Examples
     --------
     >>> from sklearn_noisy.metrics import expected_mean_absolute_error
