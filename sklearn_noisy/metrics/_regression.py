@@ -8,6 +8,7 @@ samples; ``y_pred`` is fixed. Every function returns a
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import threading
@@ -65,8 +66,14 @@ def _n_threads() -> int:
     try:
         n_threads = int(value)
     except ValueError:
-        n_threads = joblib.cpu_count()
+        n_threads = _cpu_count()
     return max(1, min(n_threads, 4))
+
+
+@functools.cache
+def _cpu_count() -> int:
+    """``joblib.cpu_count()`` (it honours cgroup quotas), read once: it is slow."""
+    return joblib.cpu_count()
 
 
 _WORKSPACE = threading.local()
@@ -121,7 +128,7 @@ def _accumulate(
         return np.stack(kernel(d, s, w))
 
     starts = range(0, n_samples, CHUNK_SIZE)
-    n_threads = min(_n_threads(), len(starts)) if parallel else 1
+    n_threads = min(_n_threads(), len(starts)) if parallel and len(starts) > 1 else 1
     if n_threads > 1:
         with ThreadPoolExecutor(n_threads) as executor:
             chunks = executor.map(chunk_totals, starts)
@@ -598,7 +605,12 @@ def _output_column(values: Any, j: int) -> Any:
     """Column ``j`` of a validated sigma (a float, or 1 or n_outputs columns)."""
     if isinstance(values, float):
         return values
-    return np.ascontiguousarray(values[:, min(j, values.shape[1] - 1)])
+    return values[:, min(j, values.shape[1] - 1)]
+
+
+def _weighted_block_sum(values: Any, weight: np.ndarray | None) -> float:
+    """``Σ w_i v_i`` of a block (pairwise summation, no BLAS dot)."""
+    return float(np.sum(values if weight is None else weight * values))
 
 
 def expected_root_mean_squared_error(
@@ -681,10 +693,18 @@ nominal=0.612372, n_samples=4, method='delta')
     kernel = rmse_moments if method == "exact" else rmse_moments_delta
     n_outputs = y_true.shape[1]
     nominal, expected, variance = np.empty((3, n_outputs))
+    n_samples = y_true.shape[0]
+    w_total = float(n_samples) if weight is None else float(weight.sum())
     for j in range(n_outputs):
-        d = y_true[:, j] - y_pred[:, j]
-        nominal[j] = np.sqrt(np.average(d * d, weights=weight))
-        expected[j], variance[j] = kernel(d, _output_column(sigma, j), weight)
+        sse = 0.0  # block by block: no full-length temporaries
+        for start in range(0, n_samples, CHUNK_SIZE):
+            rows = slice(start, start + CHUNK_SIZE)
+            d = y_true[rows, j] - y_pred[rows, j]
+            sse += _weighted_block_sum(d * d, None if weight is None else weight[rows])
+        nominal[j] = np.sqrt(sse / w_total)
+        expected[j], variance[j] = kernel(
+            y_true[:, j], y_pred[:, j], _output_column(sigma, j), weight
+        )
         if variance[j] == 0.0:  # no label noise: exactly the classical metric
             expected[j] = nominal[j]
     return _aggregate_outputs(
@@ -700,18 +720,36 @@ nominal=0.612372, n_samples=4, method='delta')
 
 def _r2_nominal(
     y_true: np.ndarray, y_pred: np.ndarray, weight: np.ndarray | None
-) -> np.ndarray:
-    """scikit-learn's ``r2_score(..., multioutput="raw_values")``, same arithmetic."""
-    w = 1.0 if weight is None else weight[:, None]
-    numerator = np.sum(w * (y_true - y_pred) ** 2, axis=0)
-    denominator = np.sum(
-        w * (y_true - np.average(y_true, axis=0, weights=weight)) ** 2, axis=0
-    )
-    scores = np.ones(y_true.shape[1])
-    valid = (numerator != 0) & (denominator != 0)
-    scores[valid] = 1 - numerator[valid] / denominator[valid]
-    scores[(numerator != 0) & (denominator == 0)] = 0.0
-    return scores
+) -> float:
+    """scikit-learn's ``r2_score`` of one output, block by block.
+
+    ``force_finite`` convention: 1.0 when the residuals are all 0, else 0.0
+    when ``y_true`` is constant. A constant ``y_true`` is detected exactly
+    (scikit-learn's rounded mean can leave a tiny positive total sum of
+    squares there and return a huge negative score).
+    """
+    n_samples = y_true.shape[0]
+    w_total = float(n_samples) if weight is None else float(weight.sum())
+    blocks = []
+    for i in range(0, n_samples, CHUNK_SIZE):
+        rows = slice(i, i + CHUNK_SIZE)
+        blocks.append((rows, None if weight is None else weight[rows]))
+    total = sum(_weighted_block_sum(y_true[rows], w) for rows, w in blocks)
+    mean = total / w_total
+    numerator = denominator = 0.0
+    low, high = np.inf, -np.inf
+    for rows, w in blocks:
+        y = y_true[rows]
+        d = y - y_pred[rows]
+        numerator += _weighted_block_sum(d * d, w)
+        c = y - mean
+        denominator += _weighted_block_sum(c * c, w)
+        low, high = min(low, float(y.min())), max(high, float(y.max()))
+    if numerator == 0.0:
+        return 1.0
+    if denominator == 0.0 or low == high:
+        return 0.0
+    return 1.0 - numerator / denominator
 
 
 def expected_r2_score(
@@ -816,12 +854,12 @@ n_samples=8, method='exact')
             "R² is not defined with fewer than two samples (with a positive "
             f"sample_weight); got {n_positive}."
         )
-    nominal = _r2_nominal(y_true, y_pred, weight)
-    expected, variance = np.empty((2, n_outputs))
+    nominal, expected, variance = np.empty((3, n_outputs))
     for j in range(n_outputs):
+        nominal[j] = _r2_nominal(y_true[:, j], y_pred[:, j], weight)
         result = r2_moments(
-            np.ascontiguousarray(y_true[:, j]),
-            np.ascontiguousarray(y_pred[:, j]),
+            y_true[:, j],
+            y_pred[:, j],
             _output_column(sigma, j),
             weight,
             nominal=float(nominal[j]),
