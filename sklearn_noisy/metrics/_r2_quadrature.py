@@ -48,8 +48,8 @@ from scipy.special import comb
 
 from ._rmse_quadrature import (
     _SERIES_TERMS,
+    CHUNK_ROWS,
     BucketedPowerSums,
-    direct_groups,
     gauss_kronrod,
 )
 
@@ -106,19 +106,16 @@ class _R2Integrand:
 
     def __init__(
         self,
-        tau: np.ndarray,
-        base: np.ndarray,
+        sums: BucketedPowerSums,
+        tau_max: float,
         exact_sums: np.ndarray,
         w_total: float,
         wdd_total: float,
         mu_y: float,
         c: float,
     ) -> None:
-        self.tau_max = float(tau.max())
-        self.tau_min = float(tau.min())
-        self.sums = BucketedPowerSums(
-            tau / self.tau_max, base, _SERIES_TERMS + 3, _r2_families
-        )
+        self.tau_max = tau_max
+        self.sums = sums
         self.exact_sums = exact_sums  # Σ over exact samples of (w, wu, wu²)
         self.w_total = w_total
         self.wdd_total = wdd_total
@@ -126,10 +123,26 @@ class _R2Integrand:
         self.c = c
         self.second = True
 
+    def _direct(self, scale: np.ndarray, s: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """Per-sample sums ``Σ q τ^k r^β`` (56 columns) and ``Σ log1p(a)``."""
+        a = scale[:, None] * s
+        r = 1.0 / (1.0 + a)
+        tr = (self.tau_max * s) * r
+        r2 = r * r
+        tr2 = tr * tr
+        out = np.empty((scale.size, 7, len(_COMBOS) + 1))
+        for index, column in enumerate(
+            (r, r2, tr, tr * r, tr * r2, tr2, tr2 * r, tr2 * tr)
+        ):
+            out[:, :, index] = column @ q
+        out[:, 0, -1] = np.log1p(a) @ q[:, _ONE]
+        return out.reshape(scale.size, -1)
+
     def _sums(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``T[node, family, combo] = Σ q τ^k r^β`` and ``Σ log1p(a)``."""
         scale = 2.0 * t * self.tau_max
-        n_direct, factor, series = self.sums.split(scale)
+        n_lead, factor = self.sums.split(scale)
+        series = factor > 0.0
         power_sums = self.sums.sums  # (n_buckets, 7, n_terms + 4)
         n = np.arange(_SERIES_TERMS + 1)
         powers = factor[:, :, None] ** n * series[:, :, None]
@@ -146,19 +159,10 @@ class _R2Integrand:
         log1p_sum = np.einsum(
             "ijn,jn->i", powers * _LOG1P, power_sums[:, _ONE, : _SERIES_TERMS + 1]
         )
-        for nodes, stop in direct_groups(n_direct):
-            s = self.sums.s[:stop]
-            q = self.sums.q(stop)
-            a = scale[nodes, None] * s
-            r = 1.0 / (1.0 + a)
-            tr = (self.tau_max * s) * r
-            r2 = r * r
-            tr2 = tr * tr
-            for index, column in enumerate(
-                (r, r2, tr, tr * r, tr * r2, tr2, tr2 * r, tr2 * tr)
-            ):
-                total[nodes, :, index] += column @ q
-            log1p_sum[nodes] += np.log1p(a) @ q[:, _ONE]
+        extra = self.sums.direct(scale, n_lead, self._direct, 7 * (len(_COMBOS) + 1))
+        extra = extra.reshape(t.size, 7, len(_COMBOS) + 1)
+        total += extra[:, :, :-1]
+        log1p_sum += extra[:, 0, -1]
         total[:, _W : _WUU + 1, _C01] += self.exact_sums
         total[:, _W : _WUU + 1, _C02] += self.exact_sums
         return total, log1p_sum
@@ -227,46 +231,16 @@ class _R2Integrand:
         return np.stack([first, second])
 
 
-def _delta(
-    u: np.ndarray, d: np.ndarray, tau: np.ndarray, w: np.ndarray, w_total: float
-) -> tuple[float, float, float, float, float, float, float]:
-    """``(μ_X, μ_Y, V_X, V_Y, C_XY)`` of FORMULAS.md §6 with weights, and the
-    delta-method ``E[ρ]`` and ``Var[ρ]``.
+def _delta_from_sums(totals: np.ndarray, w_total: float) -> tuple[float, float, float]:
+    """``μ_Y`` and the delta-method ``E[ρ]``, ``Var[ρ]`` (FORMULAS.md §6, weighted).
 
-    ``τ = wσ²``: ``μ_X = Σ w d² + Σ τ``, ``μ_Y = Σ w ũ² + Σ τ − Σ wτ/W``,
-    ``V_X = Σ (2τ² + 4 w d² τ)``,
-    ``V_Y = 2[Σ τ² − 2 Σ wτ²/W + (Σ wτ/W)²] + 4 Σ w ũ² τ`` and
-    ``C_XY = 2[Σ τ² − Σ wτ²/W] + 4 Σ w d ũ τ``, with ``ũ`` centred at the
-    weighted mean. Summed block by block (no full-length temporaries).
+    ``totals`` are the sums ``(Σ wd², Σ wũ², Σ τ, Σ τ², Σ wτ, Σ wτ², Σ wd²τ,
+    Σ wũ²τ, Σ wdũτ)`` with ``τ = wσ²`` and ``ũ`` centred at the weighted mean:
+    ``μ_X = Σ wd² + Σ τ``, ``μ_Y = Σ wũ² + Σ τ − Σ wτ/W``,
+    ``V_X = Σ (2τ² + 4wd²τ)``,
+    ``V_Y = 2[Σ τ² − 2 Σ wτ²/W + (Σ wτ/W)²] + 4 Σ wũ²τ`` and
+    ``C_XY = 2[Σ τ² − Σ wτ²/W] + 4 Σ wdũτ``.
     """
-    n = u.shape[0]
-    block = 1 << 15
-    # Pairwise sums of products (not BLAS dots: more accurate, and a dot per
-    # block is slow when BLAS threads compete for the cores).
-    mean_u = sum(
-        float(np.sum(w[i : i + block] * u[i : i + block])) for i in range(0, n, block)
-    )
-    mean_u /= w_total
-    totals = np.zeros(9)
-    for i in range(0, n, block):
-        wb, tb, db = w[i : i + block], tau[i : i + block], d[i : i + block]
-        ub = u[i : i + block] - mean_u
-        wd = wb * db
-        wu = wb * ub
-        wdd = wd * db
-        wuu = wu * ub
-        wtb = wb * tb
-        totals += (
-            np.sum(wdd),
-            np.sum(wuu),
-            np.sum(tb),
-            np.sum(tb * tb),
-            np.sum(wtb),
-            np.sum(wtb * tb),
-            np.sum(wdd * tb),
-            np.sum(wuu * tb),
-            np.sum(wd * ub * tb),
-        )
     wdd, wuu, sum_tau, sum_tau2, sum_wtau, sum_wtau2, wddt, wuut, wdut = totals
     mu_x = wdd + sum_tau
     mu_y = wuu + sum_tau - sum_wtau / w_total
@@ -277,7 +251,161 @@ def _delta(
     ratio = mu_x / mu_y
     mean = ratio - c_xy / mu_y**2 + mu_x * v_y / mu_y**3
     var = (v_x - 2.0 * ratio * c_xy + ratio * ratio * v_y) / mu_y**2
-    return mu_x, mu_y, v_x, v_y, c_xy, mean, max(var, 0.0)
+    return mu_y, mean, max(var, 0.0)
+
+
+class _R2Data:
+    """One output's inputs, read block by block (never copied whole).
+
+    ``w`` is normalised to ``Σ w = M``. Labels are scaled by
+    ``S = max(spread of y_true, |d|, σ)`` and centred at ū(∞), the limit of the
+    tilted mean ``ū = Σ w r ȳ / Σ w r`` for ``t → ∞``: the mean of the exact
+    labels if any, else the 1/σ²-weighted mean. The least noisy labels, which
+    dominate the exponent ``Σ w r (ȳ − ū)²`` at large ``t``, then sit near 0
+    and it does not cancel. "Exact" in the numerics includes σ so small that
+    ``(σ/S)²`` underflows: such labels are exact to far below double precision
+    (the existence rule still counts them as noisy).
+    """
+
+    def __init__(
+        self, y_true: np.ndarray, y_pred: np.ndarray, sigma: Any, weight: Any
+    ) -> None:
+        self.y_true, self.y_pred, self.sigma, self.weight = (
+            y_true,
+            y_pred,
+            sigma,
+            weight,
+        )
+        n = y_true.shape[0]
+        self.n = n
+        self.w_factor = 1.0 if weight is None else n / float(weight.sum())
+        # Pass 1: counts for the existence rule, ranges for the scale.
+        y_min = d_max = s_max = 0.0
+        y_min, y_max, s_min = math.inf, -math.inf, math.inf
+        n_noisy = n_eff = n_exact = 0
+        exact_min, exact_max = math.inf, -math.inf
+        for i in _blocks(n):
+            y, d, s, w = self._block(i)
+            positive = w > 0.0
+            yp = y[positive]
+            if yp.size:
+                y_min, y_max = min(y_min, float(yp.min())), max(y_max, float(yp.max()))
+            d_max = max(d_max, float(np.abs(d).max()))
+            s_pos = s[positive]
+            if s_pos.size:
+                s_max = max(s_max, float(s_pos.max()))
+            noisy = s_pos > 0.0
+            n_eff += int(yp.size)
+            n_noisy += int(np.count_nonzero(noisy))
+            if noisy.any():
+                s_min = min(s_min, float(s_pos[noisy].min()))
+            exact_y = yp[~noisy]
+            if exact_y.size:
+                n_exact += exact_y.size
+                exact_min = min(exact_min, float(exact_y.min()))
+                exact_max = max(exact_max, float(exact_y.max()))
+        self.n_noisy, self.n_eff = n_noisy, n_eff
+        self.bounded = n_exact >= 2 and exact_max > exact_min
+        self.constant = not y_max > y_min
+        self.scale = max(y_max - y_min, d_max, s_max)
+        if n_noisy == 0:
+            return
+        # Pass 2: the numerically exact labels, and the centre.
+        sums = np.zeros(4)  # Σ w ȳ, Σ w over exact; Σ π ȳ, Σ π (π = (σ_min/σ)²)
+        tau_min, tau_max = math.inf, 0.0
+        n_noisy_num = 0
+        num_min, num_max = math.inf, -math.inf
+        n_exact_num = 0
+        for i in _blocks(n):
+            y, _, s, w = self._block(i)
+            tau = w * (s / self.scale) ** 2
+            exact = (w > 0.0) & (tau == 0.0)
+            noisy = tau > 0.0
+            if exact.any():
+                sums[0] += float(np.sum(w[exact] * y[exact]))
+                sums[1] += float(w[exact].sum())
+                n_exact_num += int(np.count_nonzero(exact))
+                num_min = min(num_min, float(y[exact].min()))
+                num_max = max(num_max, float(y[exact].max()))
+            if noisy.any():
+                precision = (s_min / s[noisy]) ** 2
+                sums[2] += float(np.sum(precision * y[noisy]))
+                sums[3] += float(precision.sum())
+                tau_min = min(tau_min, float(tau[noisy].min()))
+                tau_max = max(tau_max, float(tau[noisy].max()))
+                n_noisy_num += int(np.count_nonzero(noisy))
+        self.centre = sums[0] / sums[1] if n_exact_num else sums[2] / sums[3]
+        self.n_noisy_num = n_noisy_num
+        self.bounded_num = n_exact_num >= 2 and num_max > num_min
+        self.tau_min, self.tau_max = tau_min, tau_max
+        # Pass 3: the delta-method sums, Σ w d², and the exact labels' sums.
+        w_total = float(n)
+        mean_u = 0.0
+        for i in _blocks(n):
+            y, _, _, w = self._block(i)
+            mean_u += float(np.sum(w * (y - self.centre)))
+        mean_u /= w_total * self.scale
+        totals = np.zeros(9)
+        exact_sums = np.zeros(3)
+        for i in _blocks(n):
+            y, d, s, w = self._block(i)
+            u = (y - self.centre) / self.scale
+            d = d / self.scale
+            tau = w * (s / self.scale) ** 2
+            ub = u - mean_u
+            wd = w * d
+            wu = w * ub
+            wdd = wd * d
+            wuu = wu * ub
+            wtb = w * tau
+            totals += (
+                np.sum(wdd),
+                np.sum(wuu),
+                np.sum(tau),
+                np.sum(tau * tau),
+                np.sum(wtb),
+                np.sum(wtb * tau),
+                np.sum(wdd * tau),
+                np.sum(wuu * tau),
+                np.sum(wd * ub * tau),
+            )
+            exact = tau == 0.0
+            if exact.any():
+                we, ue = w[exact], u[exact]
+                exact_sums += (we.sum(), np.sum(we * ue), np.sum(we * ue * ue))
+        self.wdd_total = float(totals[0])
+        self.exact_sums = exact_sums
+        self.mu_y, self.delta_mean, self.delta_var = _delta_from_sums(totals, w_total)
+
+    def _block(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(ȳ, d, σ, w)`` of block ``i`` (``w`` normalised to ``Σ w = M``)."""
+        rows = slice(i, i + CHUNK_ROWS)
+        y = self.y_true[rows]
+        d = y - self.y_pred[rows]
+        if isinstance(self.sigma, float):
+            s = np.full(y.shape, self.sigma)
+        else:
+            s = self.sigma[rows]
+        if self.weight is None:
+            w = np.ones(y.shape)
+        else:
+            w = self.weight[rows] * self.w_factor
+        return y, d, s, w
+
+    def source(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(τ/τ_max, base = (w, u, d))`` of the noisy rows ``start:stop``."""
+        y, d, s, w = self._block(start)
+        tau = w * (s / self.scale) ** 2
+        noisy = tau > 0.0
+        base = np.empty((int(np.count_nonzero(noisy)), 3))
+        base[:, 0] = w[noisy]
+        base[:, 1] = (y[noisy] - self.centre) / self.scale
+        base[:, 2] = d[noisy] / self.scale
+        return np.minimum(tau[noisy] / self.tau_max, 1.0), base
+
+
+def _blocks(n: int) -> range:
+    return range(0, n, CHUNK_ROWS)
 
 
 def _existence_message(n_noisy: int, n_eff: int, rank: int, what: str) -> str:
@@ -309,28 +437,18 @@ def r2_moments(
 ) -> R2Moments:
     """``E[R²]``, ``Var[R²]`` (and an existence message) for one output.
 
-    ``nominal`` is scikit-learn's ``r2_score`` on ``y_true``; it is returned
-    as the expected value when every label is exact.
+    ``y_true``, ``y_pred`` are 1-D (possibly strided) arrays, ``sigma`` a float
+    or a 1-D array, ``weight`` None or 1-D. ``nominal`` is scikit-learn's
+    ``r2_score`` on ``y_true``; it is returned as the expected value when every
+    label is exact. Memory is bounded by the block size.
     """
-    n = y_true.shape[0]
-    sigma = np.broadcast_to(np.asarray(sigma, dtype=float), (n,))
-    if weight is None:
-        w = np.ones(n)
-    else:
-        w = weight * (n / weight.sum())
-    w_total = float(n)
-    positive = w > 0.0
-    noisy_true = (sigma > 0.0) & positive
-    n_noisy = int(np.count_nonzero(noisy_true))
-    n_eff = int(np.count_nonzero(positive))
+    data = _R2Data(y_true, y_pred, sigma, weight)
+    n_noisy, n_eff = data.n_noisy, data.n_eff
     if n_noisy == 0:
         return R2Moments(nominal, 0.0, None)
-    exact = positive & ~noisy_true
-    exact_values = y_true[exact]
-    bounded = exact_values.size >= 2 and exact_values.max() > exact_values.min()
     rank = n_noisy if n_noisy < n_eff else n_eff - 1
-    mean_exists = bounded or rank > 2
-    var_exists = bounded or rank > 4
+    mean_exists = data.bounded or rank > 2
+    var_exists = data.bounded or rank > 4
     if not mean_exists:
         return R2Moments(
             -math.inf,
@@ -340,55 +458,35 @@ def r2_moments(
     message = (
         None if var_exists else _existence_message(n_noisy, n_eff, rank, "variance")
     )
-
-    # Scale to O(1), then centre the labels at ū(∞), the limit of the tilted
-    # mean ū = Σ w r ȳ / Σ w r for t → ∞: the mean of the exact labels if any,
-    # else the 1/σ²-weighted mean. The least noisy labels, which dominate the
-    # exponent Σ w r (ȳ − ū)² at large t, then sit near 0 and it does not
-    # cancel. "Exact" here includes σ so small that σ² underflows (< 1e-300
-    # relative): those labels are exact to far below double precision.
-    d = y_true - y_pred
-    spread = float(np.max(y_true)) - float(np.min(y_true))
-    scale = max(spread, float(np.max(np.abs(d))), float(sigma.max()))
-    s = sigma / scale
-    tau = w * s * s
-    exact_num = positive & (tau == 0.0)
-    if exact_num.any():
-        centre = float(np.average(y_true[exact_num], weights=w[exact_num]))
-    else:
-        precision = np.zeros(n)
-        precision[positive] = (float(s[positive].min()) / s[positive]) ** 2
-        centre = float(np.average(y_true, weights=precision))
-    u = (y_true - centre) / scale
-    d = d / scale
-    _, mu_y, _, _, _, delta_mean, delta_var = _delta(u, d, tau, w, w_total)
     if method == "delta":
-        return R2Moments(1.0 - delta_mean, delta_var, message)
-
-    noisy = ~exact_num & positive
-    if not noisy.any():  # σ below the double range after scaling: exact to ~1e-600
+        return R2Moments(1.0 - data.delta_mean, data.delta_var, message)
+    if data.n_noisy_num == 0:  # σ below the double range: exact to ~1e-600
         return R2Moments(nominal, 0.0 if var_exists else math.inf, message)
-    exact_sums = np.array(
-        [w[~noisy].sum(), (w * u)[~noisy].sum(), (w * u * u)[~noisy].sum()]
+
+    sums = BucketedPowerSums(
+        data.source,
+        data.n,
+        _SERIES_TERMS + 3,
+        _r2_families,
+        uniform=data.tau_min == data.tau_max,
+        chunk=CHUNK_ROWS,
     )
-    base = np.stack([w[noisy], u[noisy], d[noisy]], axis=1)
+    mu_y = data.mu_y
     integrand = _R2Integrand(
-        tau[noisy],
-        base,
-        exact_sums,
-        w_total,
-        float(np.sum((w * d) * d)),
+        sums,
+        data.tau_max,
+        data.exact_sums,
+        float(data.n),
+        data.wdd_total,
         mu_y,
-        delta_mean,
+        data.delta_mean,
     )
     integrand.second = var_exists
 
     # Upper limit: where L(t) underflows, or (Y able to reach 0) where every
     # noisy 2tτ_i ≥ 1e8 and the integrands follow their power law.
-    n_noisy_num = int(np.count_nonzero(noisy))
-    exact_num = positive & ~noisy
-    bounded_num = bool(np.count_nonzero(exact_num) >= 2 and np.ptp(u[exact_num]) > 0.0)
-    rank_num = n_noisy_num if n_noisy_num < n_eff else n_eff - 1
+    bounded_num = data.bounded_num
+    rank_num = data.n_noisy_num if data.n_noisy_num < n_eff else n_eff - 1
     upper, power_tail = _X_CAP, not bounded_num
     # Scan x in blocks (cheap ones first: for large M the first block ends it).
     for block in (
@@ -397,7 +495,7 @@ def r2_moments(
         np.arange(40.0, _X_CAP, 4.0),
     ):
         log_l = integrand.log_l(block)
-        a_min = 2.0 * np.exp(block) / mu_y * integrand.tau_min
+        a_min = 2.0 * np.exp(block) / mu_y * data.tau_min
         tiny = log_l < _LOG_TINY
         saturated = (a_min >= 1e8) & (not bounded_num)
         stop = tiny | saturated
@@ -409,6 +507,7 @@ def r2_moments(
             )
             break
 
+    delta_mean, delta_var = data.delta_mean, data.delta_var
     n_comp = 2 if var_exists else 1
     atol = np.array(
         [1e-16 * max(abs(delta_mean), 1e-300), 1e-15 * max(delta_var, 1e-300)]

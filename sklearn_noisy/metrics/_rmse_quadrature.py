@@ -35,7 +35,6 @@ import numpy as np
 
 __all__ = [
     "BucketedPowerSums",
-    "direct_groups",
     "gauss_kronrod",
     "rmse_moments",
     "rmse_moments_delta",
@@ -86,8 +85,8 @@ _SERIES_RADIUS = 0.125
 #: Series terms: (1/8)^26 * C(28, 2) < 1e-21, far below double precision.
 _SERIES_TERMS = 26
 _INV_2_SQRT_PI = 0.5 / math.sqrt(math.pi)
-#: Rows per block in the one-off power sums (fits in cache).
-_CHUNK = 4096
+#: Rows per block when reading the samples (bounds the temporary memory).
+CHUNK_ROWS = 1 << 15
 
 
 def gauss_kronrod(
@@ -151,112 +150,180 @@ def gauss_kronrod(
     return result
 
 
-class BucketedPowerSums:
-    """Per-sample weights ``q_{f,i}`` and scales ``s_i ∈ (0, 1]`` grouped by size.
+#: A chunk source: ``chunk(start, stop)`` returns ``(s, base)`` for the noisy
+#: samples among rows ``start:stop``: their scales ``s`` in (0, 1] and the rows
+#: ``base`` (n, B) from which the families ``q`` are computed.
+ChunkSource = Callable[[int, int], tuple[np.ndarray, np.ndarray]]
 
-    The samples are sorted into buckets of ``s`` within a factor 8 (bucket
-    ``j`` holds ``top_j/8 ≤ s < top_j`` with ``top_j = 2^{1−3j}``) and, for every
-    bucket, the normalised power sums ``Σ_i q_{f,i} (s_i/top_j)^n``
-    (``n = 0..n_terms``) are accumulated once; they neither overflow nor
-    underflow. For a scale ``A``, :meth:`split` returns how many leading
-    (largest-``s``) samples may have ``A·s_i`` above the series radius 1/8,
-    and for every bucket the factor ``A·top_j`` (0 for those leading buckets):
-    every other sample has ``A·s_i ≤ 1/8``.
+
+def _bucket_of(s: np.ndarray) -> np.ndarray:
+    """Bucket id ``j`` with ``top_j/8 ≤ s < top_j``, ``top_j = 2^{1−3j}``."""
+    _, exponent = np.frexp(s)  # s = mantissa * 2**exponent, exponent <= 1
+    return ((1 - exponent) // 3).astype(np.int16)
+
+
+def _power_sums(
+    s: np.ndarray, q: np.ndarray, bucket: np.ndarray, n_terms: int, out: np.ndarray
+) -> None:
+    """Add ``Σ q (s/top_j)^n`` per bucket ``j`` to ``out[j]`` (``(n_ids, F, n+1)``)."""
+    order = np.argsort(bucket, kind="stable")
+    bucket, s, q = bucket[order], s[order], q[order]
+    edges = np.flatnonzero(bucket[1:] != bucket[:-1]) + 1
+    starts = np.concatenate([[0], edges])
+    stops = np.concatenate([edges, [s.size]])
+    powers = np.empty((n_terms + 1, s.size))
+    powers[0] = 1.0
+    for lo, hi in zip(starts, stops, strict=True):
+        j = int(bucket[lo])
+        block = powers[:, lo:hi]
+        # s / top_j lies in [1/8, 1): the powers never under- or overflow.
+        np.ldexp(s[lo:hi], 3 * j - 1, out=block[1])
+        for n in range(2, n_terms + 1):
+            np.multiply(block[n - 1], block[1], out=block[n])
+        out[j] += (block @ q[lo:hi]).T
+
+
+class BucketedPowerSums:
+    """Power sums of per-sample weights ``q_{f,i}`` over scales ``s_i ∈ (0, 1]``.
+
+    The samples are grouped into buckets of ``s`` within a factor 8 (bucket
+    ``j`` holds ``top_j/8 ≤ s < top_j`` with ``top_j = 2^{1−3j}``) and, for
+    every bucket, the normalised power sums ``Σ_i q_{f,i} (s_i/top_j)^n``
+    (``n = 0..n_terms``) are accumulated in one streaming pass over the chunks
+    of the data; they neither overflow nor underflow. The rows of the
+    largest-``s`` buckets are also kept, up to ``keep`` rows, for the direct
+    evaluation of the few samples that a node puts outside the series radius;
+    rarer nodes that need more stream the data again. Memory is bounded by the
+    chunk size and ``keep``, whatever the number of samples.
+
+    For a scale ``A``, :meth:`split` returns the factors ``A·top_j`` of the
+    buckets in which every ``A·s_i ≤ 1/8`` (series) and :meth:`direct` sums a
+    per-sample function over the samples of the other ("leading") buckets.
     """
 
     def __init__(
         self,
-        s: np.ndarray,
-        base: np.ndarray,
+        source: ChunkSource,
+        n_rows: int,
         n_terms: int,
         families: Callable[[np.ndarray], np.ndarray],
+        *,
+        uniform: bool = False,
+        keep: int = 1 << 17,
+        chunk: int = 1 << 15,
     ) -> None:
-        # ``families`` maps rows of ``base`` (n, B) to the weights q (n, F); it
-        # is applied block by block so that q is never held for every sample.
+        self._source = source
         self._families = families
-        self._q = np.zeros((0, 0))
-        n_families = families(base[:1]).shape[1]
-        self.compressed = bool(s.size and s.min() == s.max())
-        if self.compressed:  # one distinct scale: one entry
-            q_total = sum(
-                families(base[i : i + _CHUNK]).sum(axis=0)
-                for i in range(0, s.size, _CHUNK)
-            )
-            s = s[:1].copy()
-            base = np.zeros((1, base.shape[1]))
-            self._q = np.asarray(q_total)[None, :]
-        _, exponent = np.frexp(s)  # s = mantissa * 2**exponent, exponent <= 1
-        bucket = ((1 - exponent) // 3).astype(np.int16)
-        if bucket.size > 1 and bucket.min() < bucket.max():
-            order = np.argsort(bucket, kind="stable")
-            bucket = bucket[order]
-            self.s = s[order]
-            self.base = base[order]
+        self._n_rows = n_rows
+        self._chunk = chunk
+        n_ids = 360  # bucket ids of positive doubles are 0..358
+        sums = None
+        kept: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
+        n_kept = 0
+        threshold = n_ids  # keep the rows of the buckets with id < threshold
+        s_uniform, base_total = None, None
+        for start in range(0, n_rows, chunk):
+            s, base = source(start, min(start + chunk, n_rows))
+            if s.size == 0:
+                continue
+            q = families(base)
+            if sums is None:
+                sums = np.zeros((n_ids, q.shape[1], n_terms + 1))
+            if uniform:  # one distinct scale: keep the total weight only
+                s_uniform = s[0]
+                total = q.sum(axis=0)
+                base_total = total if base_total is None else base_total + total
+                continue
+            bucket = _bucket_of(s)
+            _power_sums(s, q, bucket, n_terms, sums)
+            for j in np.unique(bucket[bucket < threshold]):
+                mask = bucket == j
+                kept.setdefault(int(j), []).append((s[mask], base[mask]))
+                n_kept += int(np.count_nonzero(mask))
+            while n_kept > keep and kept:
+                j = max(kept)
+                n_kept -= sum(part[0].size for part in kept.pop(j))
+                threshold = j
+            if not kept and n_kept > keep:
+                threshold = 0
+        if uniform and s_uniform is not None:
+            bucket = _bucket_of(np.array([s_uniform]))
+            sums = np.zeros((n_ids, base_total.size, n_terms + 1))
+            q = base_total[None, :]
+            _power_sums(np.array([s_uniform]), q, bucket, n_terms, sums)
+            self._kept_s = np.array([s_uniform])
+            self._kept_q = q
+            threshold = n_ids
+            present = np.array([int(bucket[0])])
         else:
-            self.s, self.base = s, base
-        starts = np.concatenate([[0], np.flatnonzero(bucket[1:] != bucket[:-1]) + 1])
-        ids = bucket[starts]
-        self.bucket_ids = ids.astype(np.int64)
-        self.starts = np.append(starts, s.size).astype(np.int64)
+            present = np.flatnonzero(np.any(sums != 0.0, axis=(1, 2)))
+            parts = [part for j in sorted(kept) for part in kept[j]]
+            if parts:
+                self._kept_s = np.concatenate([part[0] for part in parts])
+                self._kept_q = families(np.concatenate([part[1] for part in parts]))
+            else:  # even the largest bucket exceeds `keep`: always stream
+                self._kept_s = np.zeros(0)
+                self._kept_q = np.zeros((0, sums.shape[1]))
+        self.bucket_ids = present.astype(np.int64)
         self.tops = np.ldexp(1.0, 1 - 3 * self.bucket_ids)
-        n_buckets = ids.size
-        self.sums = np.zeros((n_buckets, n_families, n_terms + 1))
-        powers = np.empty((n_terms + 1, _CHUNK))
-        for start in range(0, s.size, _CHUNK):
-            stop = min(start + _CHUNK, s.size)
-            block = powers[:, : stop - start]
-            block[0] = 1.0
-            q = (
-                self._q[start:stop]
-                if self.compressed
-                else families(self.base[start:stop])
-            )
-            first = np.searchsorted(self.starts, start, side="right") - 1
-            last = np.searchsorted(self.starts, stop, side="left")
-            for j in range(first, last):
-                lo = max(start, self.starts[j])
-                hi = min(stop, self.starts[j + 1])
-                # s / top of its bucket lies in [1/8, 1): the powers never
-                # under- or overflow.
-                sub = block[:, lo - start : hi - start]
-                np.ldexp(self.s[lo:hi], 3 * int(self.bucket_ids[j]) - 1, out=sub[1])
-                for n in range(2, n_terms + 1):
-                    np.multiply(sub[n - 1], sub[1], out=sub[n])
-                self.sums[j] += (sub @ q[lo - start : hi - start]).T
+        self.sums = sums[present]
+        # Kept rows are ordered by bucket; kept_stops[b] ends bucket position b.
+        kept_ids = _bucket_of(self._kept_s) if self._kept_s.size else np.zeros(0)
+        self._n_kept_buckets = int(np.count_nonzero(self.bucket_ids < threshold))
+        self._kept_stops = np.searchsorted(
+            kept_ids, self.bucket_ids[: self._n_kept_buckets], side="right"
+        )
 
-    def q(self, stop: int) -> np.ndarray:
-        """The weights ``q`` of the ``stop`` leading samples (cached)."""
-        if self._q.shape[0] < stop:
-            self._q = self._families(self.base[: max(stop, min(2 * stop, self.s.size))])
-        return self._q[:stop]
-
-    def split(self, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """For each scale ``A`` (1-D array): the number of leading samples to
-        evaluate one by one, the factors ``A·top_j`` of the series buckets
-        (``(n_scales, n_buckets)``, 0 for the leading buckets) and the mask of
-        the series buckets."""
+    def split(self, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For each scale ``A`` (1-D array): the number of leading buckets and
+        the factors ``A·top_j`` (``(n_scales, n_buckets)``, 0 for the leading
+        buckets, whose samples :meth:`direct` evaluates)."""
         factor = scale[:, None] * self.tops[None, :]
         # The leading buckets are those with a factor above the radius; the
         # factors decrease along the buckets, so they form a prefix.
         lead = factor > _SERIES_RADIUS
         factor[lead] = 0.0
-        return self.starts[np.count_nonzero(lead, axis=1)], factor, ~lead
+        return np.count_nonzero(lead, axis=1), factor
 
+    def direct(
+        self,
+        scale: np.ndarray,
+        n_lead: np.ndarray,
+        func: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+        width: int,
+    ) -> np.ndarray:
+        """``Σ_i func(A, s_i, q_i)`` over the leading buckets' samples, per node.
 
-def direct_groups(n_direct: np.ndarray) -> list[tuple[np.ndarray, int]]:
-    """Nodes grouped by their number of leading samples, ``(nodes, stop)``.
-
-    Groups are split so that a ``nodes × stop`` block has at most ~1e6
-    entries; nodes without leading samples are left out.
-    """
-    groups = []
-    for stop in np.unique(n_direct[n_direct > 0]):
-        nodes = np.flatnonzero(n_direct == stop)
-        size = max(1, (1 << 20) // int(stop))
-        groups.extend(
-            (nodes[i : i + size], int(stop)) for i in range(0, nodes.size, size)
-        )
-    return groups
+        ``func(A (K,), s (p,), q (p, F))`` returns ``(K, width)`` sums over
+        the given samples. Nodes are grouped by their number of leading
+        buckets; nodes beyond the kept rows stream the data once per call.
+        """
+        out = np.zeros((scale.size, width))
+        n_kept = self._n_kept_buckets
+        for lead in np.unique(n_lead[n_lead > 0]):
+            nodes = np.flatnonzero(n_lead == lead)
+            stop = int(self._kept_stops[min(lead, n_kept) - 1]) if n_kept else 0
+            if stop:
+                size = max(1, (1 << 20) // stop)
+                for i in range(0, nodes.size, size):
+                    sub = nodes[i : i + size]
+                    out[sub] += func(
+                        scale[sub], self._kept_s[:stop], self._kept_q[:stop]
+                    )
+            if lead > n_kept:  # stream the buckets that were not kept
+                low = self.bucket_ids[n_kept]
+                high = self.bucket_ids[lead] if lead < self.bucket_ids.size else 1 << 15
+                for start in range(0, self._n_rows, self._chunk):
+                    s, base = self._source(
+                        start, min(start + self._chunk, self._n_rows)
+                    )
+                    ids = _bucket_of(s)
+                    mask = (ids >= low) & (ids < high)
+                    if mask.any():
+                        out[nodes] += func(
+                            scale[nodes], s[mask], self._families(base[mask])
+                        )
+        return out
 
 
 def _half_a_minus_log1p(a: np.ndarray) -> np.ndarray:
@@ -287,20 +354,18 @@ class _RMSEIntegrand:
     because ``Λ − eˣ`` would cancel when the noisy samples carry most of ``m``.
     """
 
-    def __init__(self, c: np.ndarray, k: np.ndarray, k_exact: float) -> None:
-        self.c_max = float(c.max())
+    def __init__(self, sums: BucketedPowerSums, c_max: float, k_exact: float) -> None:
+        self.c_max = c_max
         self.k_exact = k_exact
-        self.sums = BucketedPowerSums(
-            c / self.c_max, k[:, None], _SERIES_TERMS, _rmse_families
-        )
+        self.sums = sums
         n = np.arange(_SERIES_TERMS + 1)
         sign = np.where(n % 2 == 0, 1.0, -1.0)
         # ½ Σ_{n≥2} (−1)^n a^n / n   and   Σ_{n≥1} (−1)^{n−1} a^n
         self.log_coef = np.where(n >= 2, 0.5 * sign / np.maximum(n, 1), 0.0)
         self.frac_coef = np.where(n >= 1, -sign, 0.0)
         # Σ_bucket (k_i + c_i/2): the share of m of each bucket.
-        self.bucket_m = self.sums.sums[:, 1, 0] + 0.5 * self.c_max * (
-            self.sums.tops * self.sums.sums[:, 0, 1]
+        self.bucket_m = sums.sums[:, 1, 0] + 0.5 * c_max * (
+            sums.tops * sums.sums[:, 0, 1]
         )
 
     def parts(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -308,23 +373,28 @@ class _RMSEIntegrand:
         x = np.asarray(x, dtype=float)
         et = np.exp(x)
         scale = et * self.c_max
-        n_direct, factor, series = self.sums.split(scale)
+        n_lead, factor = self.sums.split(scale)
+        series = factor > 0.0
         powers = factor[:, :, None] ** np.arange(_SERIES_TERMS + 1)
         lam = np.einsum("kjn,jn->k", powers * self.log_coef, self.sums.sums[:, 0])
         lam += et * np.einsum(
             "kjn,jn->k", powers * self.frac_coef, self.sums.sums[:, 1]
         )
         log_l = lam - et * (self.k_exact + series @ self.bucket_m)
-        for nodes, stop in direct_groups(n_direct):
-            a = scale[nodes, None] * self.sums.s[:stop]
-            q = self.sums.q(stop)
-            lam[nodes] += _half_a_minus_log1p(a) @ q[:, 0] + et[nodes] * (
+
+        def direct(a_scale: np.ndarray, s: np.ndarray, q: np.ndarray) -> np.ndarray:
+            a = a_scale[:, None] * s
+            e = a_scale / self.c_max
+            lam_part = _half_a_minus_log1p(a) @ q[:, 0] + e * (
                 (a / (1.0 + a)) @ q[:, 1]
             )
-            log_l[nodes] -= 0.5 * (np.log1p(a) @ q[:, 0]) + et[nodes] * (
+            log_part = -0.5 * (np.log1p(a) @ q[:, 0]) - e * (
                 (1.0 / (1.0 + a)) @ q[:, 1]
             )
-        return lam, log_l
+            return np.stack([lam_part, log_part], axis=1)
+
+        extra = self.sums.direct(scale, n_lead, direct, 2)
+        return lam + extra[:, 0], log_l + extra[:, 1]
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=float)
@@ -338,66 +408,117 @@ class _RMSEIntegrand:
         return (out * np.exp(-0.5 * x))[None, :]
 
 
-def _prepare(
-    d: np.ndarray, sigma: Any, weight: np.ndarray | None
-) -> tuple[float, np.ndarray, np.ndarray, float, float, float]:
-    """Scale-free inputs ``(S, c, k, k₀, m̃, cv2)`` of one output.
+def _blocks(n: int) -> range:
+    return range(0, n, CHUNK_ROWS)
 
-    ``S = max(|d|, σ)`` keeps every square representable (σ ~ 1e-300 or
-    1e200); with ``d̃ = d/S``, ``σ̃ = σ/S``: ``m̃ = Σ p(d̃² + σ̃²)``,
-    ``c = 2pσ̃²/m̃``, ``k = pd̃²/m̃`` and ``cv2 = Var[MSE]/E[MSE]²``. ``c`` and
-    ``k`` are returned for the samples with ``c > 0`` only; ``k₀`` sums ``k``
-    over the others.
+
+class _RMSEData:
+    """One output's inputs, read block by block (never copied whole).
+
+    ``scale = max(|d|, σ)`` keeps every square representable (σ ~ 1e-300 or
+    1e200). With ``d̃ = d/scale``, ``σ̃ = σ/scale`` and ``p = w/Σw``:
+    ``m = Σ p(d̃² + σ̃²)``, ``c = 2pσ̃²/m``, ``k = pd̃²/m``, ``k₀ = Σ_{c=0} k``
+    and ``cv2 = Var[MSE]/E[MSE]² = Σ (c²/2 + 2kc)``.
     """
-    n = d.shape[0]
-    scalar = isinstance(sigma, float)
-    sigma_max = sigma if scalar else float(sigma.max())
-    scale = max(float(d.max()), -float(d.min()), sigma_max)
-    if scale == 0.0:
-        return 0.0, np.zeros(0), np.zeros(0), 0.0, 0.0, 0.0
-    d2 = d / scale
-    np.multiply(d2, d2, out=d2)
-    if scalar:
-        s2 = np.full(n, (sigma / scale) ** 2)
-    else:
-        s2 = sigma / scale
-        np.multiply(s2, s2, out=s2)
-    if weight is None:
-        d2 *= 1.0 / n
-        s2 *= 1.0 / n
-    else:
-        p = weight / weight.sum()
+
+    def __init__(
+        self, y_true: np.ndarray, y_pred: np.ndarray, sigma: Any, weight: Any
+    ) -> None:
+        self.y_true, self.y_pred, self.sigma, self.weight = (
+            y_true,
+            y_pred,
+            sigma,
+            weight,
+        )
+        n = y_true.shape[0]
+        self.n = n
+        self.scalar = isinstance(sigma, float)
+        d_max, s_max = 0.0, sigma if self.scalar else 0.0
+        for i in _blocks(n):
+            d = self._d(i)
+            d_max = max(d_max, float(d.max()), -float(d.min()))
+            if not self.scalar:
+                s_max = max(s_max, float(sigma[i : i + CHUNK_ROWS].max()))
+        self.scale = max(d_max, s_max)
+        if self.scale == 0.0:
+            return
+        self.w_total = float(n) if weight is None else float(weight.sum())
+        sum_d2 = sum_s2 = sum_var = k_exact = 0.0
+        c_max, c_min, n_noisy = 0.0, math.inf, 0
+        for i in _blocks(n):
+            d2, s2 = self._squares(i)
+            noisy = s2 > 0.0
+            sum_d2 += float(d2.sum())
+            sum_s2 += float(s2.sum())
+            sum_var += float(np.sum(s2 * (2.0 * s2 + 4.0 * d2)))
+            k_exact += float(d2[~noisy].sum())
+            if noisy.any():
+                c_max = max(c_max, float(s2[noisy].max()))
+                c_min = min(c_min, float(s2[noisy].min()))
+                n_noisy += int(np.count_nonzero(noisy))
+        m = sum_d2 + sum_s2
+        self.m = m
+        self.k_exact = k_exact / m
+        self.cv2 = sum_var / (m * m)
+        self.c_max = 2.0 * c_max / m
+        self.n_noisy = n_noisy
+        self.uniform = c_min == c_max
+
+    def _d(self, i: int) -> np.ndarray:
+        return self.y_true[i : i + CHUNK_ROWS] - self.y_pred[i : i + CHUNK_ROWS]
+
+    def _squares(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(p d̃², p σ̃²)`` of block ``i``."""
+        d2 = self._d(i) / self.scale
+        d2 *= d2
+        if self.scalar:
+            s2 = np.full(d2.shape, (self.sigma / self.scale) ** 2)
+        else:
+            s2 = self.sigma[i : i + CHUNK_ROWS] / self.scale
+            s2 *= s2
+        if self.weight is None:
+            p = 1.0 / self.n
+        else:
+            p = self.weight[i : i + CHUNK_ROWS] / self.w_total
         d2 *= p
         s2 *= p
-    m = float(d2.sum() + s2.sum())
-    noisy = s2 > 0.0
-    if noisy.all():
-        c, k, k_exact = s2, d2, 0.0
-    else:
-        c, k, k_exact = s2[noisy], d2[noisy], float(d2[~noisy].sum()) / m
-    c *= 2.0 / m
-    k *= 1.0 / m
-    cv2 = float(np.sum(c * (0.5 * c + 2.0 * k)))  # Var[MSE]/E[MSE]²
-    return scale, c, k, k_exact, m, cv2
+        return d2, s2
+
+    def source(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(s = c/c_max, base = k)`` of the noisy samples of rows ``start:stop``."""
+        d2, s2 = self._squares(start)
+        d2, s2 = d2[: stop - start], s2[: stop - start]
+        noisy = s2 > 0.0
+        s = s2[noisy] * (2.0 / (self.m * self.c_max))
+        return np.minimum(s, 1.0), (d2[noisy] / self.m)[:, None]
 
 
 def rmse_moments(
-    d: np.ndarray, sigma: Any, weight: np.ndarray | None
+    y_true: np.ndarray, y_pred: np.ndarray, sigma: Any, weight: np.ndarray | None
 ) -> tuple[float, float]:
     """Exact ``(E[RMSE], Var[RMSE])`` for one output.
 
-    ``d = y_true − y_pred`` (1-D), ``sigma`` a float or a 1-D array, ``weight``
-    None or 1-D non-negative weights.
+    ``y_true`` and ``y_pred`` are 1-D (possibly strided) arrays, ``sigma`` a
+    float or a 1-D array, ``weight`` None or 1-D non-negative weights. Memory
+    is bounded by the block size, whatever the number of samples.
     """
-    scale, c, k, k_exact, m, cv2 = _prepare(d, sigma, weight)
-    if scale == 0.0:
+    data = _RMSEData(y_true, y_pred, sigma, weight)
+    if data.scale == 0.0:
         return 0.0, 0.0
-    root_m = scale * math.sqrt(m)
-    if c.size == 0:  # every label exact: no quadrature
+    root_m = data.scale * math.sqrt(data.m)
+    if data.n_noisy == 0:  # every label exact: no quadrature
         return root_m, 0.0
-    integrand = _RMSEIntegrand(c, k, k_exact)
+    sums = BucketedPowerSums(
+        data.source,
+        data.n,
+        _SERIES_TERMS,
+        _rmse_families,
+        uniform=data.uniform,
+        chunk=CHUNK_ROWS,
+    )
+    integrand = _RMSEIntegrand(sums, data.c_max, data.k_exact)
     # Delta-method b/√m sets the absolute tolerance.
-    atol = 1e-15 * (cv2 / 8.0)
+    atol = 1e-15 * (data.cv2 / 8.0)
     # Drop the tail beyond x where L(t)/√(π t) (a bound on it) is negligible.
     upper = 40.0
     for block in (np.arange(0.0, 8.0, 2.0), np.arange(8.0, 40.0, 2.0)):
@@ -417,17 +538,17 @@ def rmse_moments(
         )[0]
     )
     expected = root_m * (1.0 - beta)
-    variance = scale * scale * m * beta * (2.0 - beta)
+    variance = data.scale * data.scale * data.m * beta * (2.0 - beta)
     return expected, variance
 
 
 def rmse_moments_delta(
-    d: np.ndarray, sigma: Any, weight: np.ndarray | None
+    y_true: np.ndarray, y_pred: np.ndarray, sigma: Any, weight: np.ndarray | None
 ) -> tuple[float, float]:
     """Standard delta method (FORMULAS.md §5): ``E ≈ √m − v/(8 m^{3/2})``,
     ``Var ≈ v/(4m)``."""
-    scale, _, _, _, m, cv2 = _prepare(d, sigma, weight)
-    if scale == 0.0 or m == 0.0:
+    data = _RMSEData(y_true, y_pred, sigma, weight)
+    if data.scale == 0.0:
         return 0.0, 0.0
-    root_m = scale * math.sqrt(m)
-    return root_m * (1.0 - cv2 / 8.0), scale * scale * m * cv2 / 4.0
+    root_m = data.scale * math.sqrt(data.m)
+    return root_m * (1.0 - data.cv2 / 8.0), data.scale**2 * data.m * data.cv2 / 4.0
