@@ -693,16 +693,9 @@ nominal=0.612372, n_samples=4, method='delta')
     kernel = rmse_moments if method == "exact" else rmse_moments_delta
     n_outputs = y_true.shape[1]
     nominal, expected, variance = np.empty((3, n_outputs))
-    n_samples = y_true.shape[0]
-    w_total = float(n_samples) if weight is None else float(weight.sum())
     for j in range(n_outputs):
-        sse = 0.0  # block by block: no full-length temporaries
-        for start in range(0, n_samples, CHUNK_SIZE):
-            rows = slice(start, start + CHUNK_SIZE)
-            d = y_true[rows, j] - y_pred[rows, j]
-            sse += _weighted_block_sum(d * d, None if weight is None else weight[rows])
-        nominal[j] = np.sqrt(sse / w_total)
-        expected[j], variance[j] = kernel(
+        # The kernels also return the nominal RMSE, summed in scaled units.
+        expected[j], variance[j], nominal[j] = kernel(
             y_true[:, j], y_pred[:, j], _output_column(sigma, j), weight
         )
         if variance[j] == 0.0:  # no label noise: exactly the classical metric
@@ -734,17 +727,25 @@ def _r2_nominal(
     for i in range(0, n_samples, CHUNK_SIZE):
         rows = slice(i, i + CHUNK_SIZE)
         blocks.append((rows, None if weight is None else weight[rows]))
-    total = sum(_weighted_block_sum(y_true[rows], w) for rows, w in blocks)
-    mean = total / w_total
-    numerator = denominator = 0.0
-    low, high = np.inf, -np.inf
-    for rows, w in blocks:
-        y = y_true[rows]
-        d = y - y_pred[rows]
-        numerator += _weighted_block_sum(d * d, w)
-        c = y - mean
-        denominator += _weighted_block_sum(c * c, w)
-        low, high = min(low, float(y.min())), max(high, float(y.max()))
+    scale = 1.0
+    for _ in range(2):
+        # Squares can overflow for |y| > 1e154: then (and only then) the sums
+        # are discarded and taken again in units of max |y|.
+        with np.errstate(over="ignore", invalid="ignore"):
+            total = sum(_weighted_block_sum(y_true[rows], w) for rows, w in blocks)
+            mean = total / w_total / scale
+            numerator = denominator = 0.0
+            low, high = np.inf, -np.inf
+            for rows, w in blocks:
+                y = y_true[rows] / scale
+                d = y - y_pred[rows] / scale
+                numerator += _weighted_block_sum(d * d, w)
+                c = y - mean
+                denominator += _weighted_block_sum(c * c, w)
+                low, high = min(low, float(y.min())), max(high, float(y.max()))
+        if np.isfinite(numerator) and np.isfinite(denominator):
+            break
+        scale = max(float(np.max(np.abs(y_true))), float(np.max(np.abs(y_pred))), 1.0)
     if numerator == 0.0:
         return 1.0
     if denominator == 0.0 or low == high:

@@ -440,6 +440,7 @@ class _RMSEData:
             if not self.scalar:
                 s_max = max(s_max, float(sigma[i : i + CHUNK_ROWS].max()))
         self.scale = max(d_max, s_max)
+        self.nominal = 0.0
         if self.scale == 0.0:
             return
         self.w_total = float(n) if weight is None else float(weight.sum())
@@ -458,6 +459,7 @@ class _RMSEData:
                 n_noisy += int(np.count_nonzero(noisy))
         m = sum_d2 + sum_s2
         self.m = m
+        self.nominal = self.scale * math.sqrt(sum_d2)
         self.k_exact = k_exact / m
         self.cv2 = sum_var / (m * m)
         self.c_max = 2.0 * c_max / m
@@ -495,8 +497,8 @@ class _RMSEData:
 
 def rmse_moments(
     y_true: np.ndarray, y_pred: np.ndarray, sigma: Any, weight: np.ndarray | None
-) -> tuple[float, float]:
-    """Exact ``(E[RMSE], Var[RMSE])`` for one output.
+) -> tuple[float, float, float]:
+    """Exact ``(E[RMSE], Var[RMSE], nominal RMSE)`` for one output.
 
     ``y_true`` and ``y_pred`` are 1-D (possibly strided) arrays, ``sigma`` a
     float or a 1-D array, ``weight`` None or 1-D non-negative weights. Memory
@@ -504,10 +506,10 @@ def rmse_moments(
     """
     data = _RMSEData(y_true, y_pred, sigma, weight)
     if data.scale == 0.0:
-        return 0.0, 0.0
+        return 0.0, 0.0, 0.0
     root_m = data.scale * math.sqrt(data.m)
     if data.n_noisy == 0:  # every label exact: no quadrature
-        return root_m, 0.0
+        return data.nominal, 0.0, data.nominal
     sums = BucketedPowerSums(
         data.source,
         data.n,
@@ -539,16 +541,17 @@ def rmse_moments(
     )
     expected = root_m * (1.0 - beta)
     variance = data.scale * data.scale * data.m * beta * (2.0 - beta)
-    return expected, variance
+    return expected, variance, data.nominal
 
 
 def rmse_moments_delta(
     y_true: np.ndarray, y_pred: np.ndarray, sigma: Any, weight: np.ndarray | None
-) -> tuple[float, float]:
+) -> tuple[float, float, float]:
     """Standard delta method (FORMULAS.md §5): ``E ≈ √m − v/(8 m^{3/2})``,
     ``Var ≈ v/(4m)``."""
     data = _RMSEData(y_true, y_pred, sigma, weight)
     if data.scale == 0.0:
-        return 0.0, 0.0
+        return 0.0, 0.0, 0.0
     root_m = data.scale * math.sqrt(data.m)
-    return root_m * (1.0 - data.cv2 / 8.0), data.scale**2 * data.m * data.cv2 / 4.0
+    expected = root_m * (1.0 - data.cv2 / 8.0)
+    return expected, data.scale**2 * data.m * data.cv2 / 4.0, data.nominal
