@@ -278,6 +278,26 @@ def test_rmse_multioutput_combines_independent_outputs():
 # ---------------------------------------------------------------------------- R²
 
 
+def test_r2_multioutput_and_warning_prefix():
+    rng = np.random.default_rng(16)
+    y_true = rng.normal(0.0, 3.0, (12, 2))
+    y_pred = y_true + rng.normal(0.0, 1.0, (12, 2))
+    sigma = rng.uniform(0.2, 1.0, (12, 2))
+    raw = expected_r2_score(y_true, y_pred, sigma=sigma, multioutput="raw_values")
+    for j in range(2):
+        single = expected_r2_score(y_true[:, j], y_pred[:, j], sigma=sigma[:, j])
+        assert raw[j] == single
+    avg = expected_r2_score(y_true, y_pred, sigma=sigma)
+    assert avg.expected == pytest.approx((raw[0].expected + raw[1].expected) / 2)
+    assert avg.variance == pytest.approx((raw[0].variance + raw[1].variance) / 4)
+    # Output 1 has only four noisy labels (rank 4): its variance is infinite.
+    sigma[4:, 1] = 0.0
+    y_true[4:, 1] = 2.0
+    with pytest.warns(UserWarning, match=r"^Output 1: The variance of R²"):
+        raw = expected_r2_score(y_true, y_pred, sigma=sigma, multioutput="raw_values")
+    assert math.isfinite(raw[0].variance) and raw[1].variance == math.inf
+
+
 def _r2_dense_reference(y_true, y_pred, sigma, weight=None, upper=30.0):
     """E and Var of R² from dense-matrix tilted moments (independent of the kernel)."""
     m = y_true.size
