@@ -270,17 +270,13 @@ class _R2Data:
     def __init__(
         self, y_true: np.ndarray, y_pred: np.ndarray, sigma: Any, weight: Any
     ) -> None:
-        self.y_true, self.y_pred, self.sigma, self.weight = (
-            y_true,
-            y_pred,
-            sigma,
-            weight,
-        )
+        self.y_true, self.y_pred = y_true, y_pred
+        self.sigma, self.weight = sigma, weight
         n = y_true.shape[0]
         self.n = n
         self.w_factor = 1.0 if weight is None else n / float(weight.sum())
         # Pass 1: counts for the existence rule, ranges for the scale.
-        y_min = d_max = s_max = 0.0
+        d_max = s_max = 0.0
         y_min, y_max, s_min = math.inf, -math.inf, math.inf
         n_noisy = n_eff = n_exact = 0
         exact_min, exact_max = math.inf, -math.inf
@@ -306,7 +302,6 @@ class _R2Data:
                 exact_max = max(exact_max, float(exact_y.max()))
         self.n_noisy, self.n_eff = n_noisy, n_eff
         self.bounded = n_exact >= 2 and exact_max > exact_min
-        self.constant = not y_max > y_min
         self.scale = max(y_max - y_min, d_max, s_max)
         if n_noisy == 0:
             return

@@ -806,8 +806,10 @@ def expected_r2_score(
     score : NoisyScore or list of NoisyScore
         ``nominal`` is :func:`sklearn.metrics.r2_score` on ``y_true``
         (``force_finite`` convention: 1.0 for a constant ``y_true`` predicted
-        exactly, else 0.0). When every label is exact, ``expected`` equals
-        ``nominal`` and ``variance`` is 0.
+        exactly, else 0.0; the constant is detected exactly, where
+        scikit-learn's rounded weighted mean can leave a tiny total sum of
+        squares and a huge negative score). When every label is exact,
+        ``expected`` equals ``nominal`` and ``variance`` is 0.
 
     Raises
     ------

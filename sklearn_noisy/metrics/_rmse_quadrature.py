@@ -424,12 +424,8 @@ class _RMSEData:
     def __init__(
         self, y_true: np.ndarray, y_pred: np.ndarray, sigma: Any, weight: Any
     ) -> None:
-        self.y_true, self.y_pred, self.sigma, self.weight = (
-            y_true,
-            y_pred,
-            sigma,
-            weight,
-        )
+        self.y_true, self.y_pred = y_true, y_pred
+        self.sigma, self.weight = sigma, weight
         n = y_true.shape[0]
         self.n = n
         self.scalar = isinstance(sigma, float)
