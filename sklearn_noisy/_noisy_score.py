@@ -73,9 +73,7 @@ class NoisyScore:
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
-            raise ValueError(
-                f"method must be one of {METHODS}; got {self.method!r}."
-            )
+            raise ValueError(f"method must be one of {METHODS}; got {self.method!r}.")
         # Store plain Python numbers: reprs, pickles and JSON stay simple.
         object.__setattr__(self, "expected", float(self.expected))
         object.__setattr__(self, "variance", float(self.variance))
@@ -117,7 +115,9 @@ class NoisyScore:
         if math.isinf(self.variance):
             return ConfidenceInterval(-math.inf, math.inf)
         half_width = float(ndtri(0.5 + confidence_level / 2.0)) * self.std
-        return ConfidenceInterval(self.expected - half_width, self.expected + half_width)
+        return ConfidenceInterval(
+            self.expected - half_width, self.expected + half_width
+        )
 
     def __float__(self) -> float:
         return self.expected
