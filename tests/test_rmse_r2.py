@@ -585,6 +585,18 @@ def test_input_validation(function):
         function(y, y, sigma=1.0, multioutput="variance_weighted")
 
 
+def test_noise_only_on_zero_weight_rows_is_no_noise():
+    y_true = np.array([0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
+    sigma = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
+    weight = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 0.0])
+    for y_pred in (y_true, y_true + 0.5):
+        for function in (expected_root_mean_squared_error, expected_r2_score):
+            score = function(y_true, y_pred, sigma=sigma, sample_weight=weight)
+            reference = function(y_true[:5], y_pred[:5], sigma=0.0)
+            assert score.variance == 0.0
+            assert score.expected == pytest.approx(reference.expected, rel=1e-15)
+
+
 def test_r2_needs_two_samples():
     with pytest.raises(ValueError, match="two samples"):
         expected_r2_score([1.0], [1.0], sigma=1.0)

@@ -454,6 +454,9 @@ class _RMSEData:
                 c_min = min(c_min, float(s2[noisy].min()))
                 n_noisy += int(np.count_nonzero(noisy))
         m = sum_d2 + sum_s2
+        if m == 0.0:  # only zero-weight rows differ from zero: nothing to do
+            self.scale = 0.0
+            return
         self.m = m
         self.nominal = self.scale * math.sqrt(sum_d2)
         self.k_exact = k_exact / m
