@@ -353,6 +353,28 @@ def test_r2_matches_dense_reference(n_samples, n_exact, weighted):
     assert score.variance == pytest.approx(variance, rel=1e-8)
 
 
+def test_r2_power_law_tail_rank_five():
+    """Six noisy labels (rank 5): Var[R²] exists but its integrand decays only
+    like e^{-x/2} in x = log t. The kernel adds that tail analytically; the
+    dense reference, cut at x = 26 and x = 30, is extrapolated with the same
+    rate (Richardson) to the full integral."""
+    rng = np.random.default_rng(31)
+    y_true = rng.normal(0.0, 3.0, 6)
+    y_pred = y_true + rng.normal(0.0, 1.0, 6)
+    sigma = rng.uniform(1.0, 2.5, 6)
+    score = expected_r2_score(y_true, y_pred, sigma=sigma)
+    (_, v26), (e30, v30) = (
+        _r2_dense_reference(y_true, y_pred, sigma, upper=upper)
+        for upper in (26.0, 30.0)
+    )
+    ratio = math.exp(-2.0)
+    assert score.expected == pytest.approx(e30, rel=1e-12)
+    assert score.variance == pytest.approx(
+        v30 + (v30 - v26) * ratio / (1 - ratio), rel=1e-8
+    )
+    assert abs(score.variance / v30 - 1) > 1e-7  # the tail matters at this precision
+
+
 def _r2_setting(name):
     if name == "H":  # M = 5 with two distinct exact labels: all moments exist
         rng = np.random.default_rng(9)
