@@ -17,8 +17,9 @@ points) on panels of ``[−40, 40]``; the part beyond the point where the
 rigorous bound ``L(t₀)/√(π t₀)`` of the remaining tail (``L`` decreases) is
 negligible is dropped. Each node costs ``O(M)`` in principle. To make it
 ``O(1)`` for most nodes, the samples are grouped by the size of ``s_i = a_i/A``
-(``A = max_i a_i``): the samples with ``a_i ≤ 1/8`` enter through the
-convergent power series of ``a − log1p(a)`` and ``a/(1 + a)``, whose
+(``A = max_i a_i``): the samples with small ``a_i`` enter through the
+convergent power series of ``a − log1p(a)`` and ``a/(1 + a)`` (samples with
+``a_i ≤ 1/32``), whose
 coefficients are power sums ``Σ q_i s_i^n`` computed once; only the few
 samples with a large ``a_i`` are evaluated one by one. The machinery
 (:class:`BucketedPowerSums`, :func:`gauss_kronrod`) is shared with the R²
@@ -81,9 +82,10 @@ G_WEIGHTS = np.zeros(15)
 G_WEIGHTS[1::2] = np.concatenate([_WG[:-1], _WG[::-1]])
 
 #: Samples with ``a_i <= _SERIES_RADIUS`` enter through power series.
-_SERIES_RADIUS = 0.125
-#: Series terms: (1/8)^26 * C(28, 2) < 1e-21, far below double precision.
-_SERIES_TERMS = 26
+_SERIES_RADIUS = 1.0 / 32.0
+#: Series terms: the first omitted term of (1 + a)^{-3} is below
+#: C(17, 2) (1/32)^15 < 1e-20 relative, far below double precision.
+_SERIES_TERMS = 14
 _INV_2_SQRT_PI = 0.5 / math.sqrt(math.pi)
 #: Rows per block when reading the samples (bounds the temporary memory).
 CHUNK_ROWS = 1 << 15
@@ -197,7 +199,7 @@ class BucketedPowerSums:
     chunk size and ``keep``, whatever the number of samples.
 
     For a scale ``A``, :meth:`split` returns the factors ``A·top_j`` of the
-    buckets in which every ``A·s_i ≤ 1/8`` (series) and :meth:`direct` sums a
+    buckets in which every ``A·s_i ≤ 1/32`` (series) and :meth:`direct` sums a
     per-sample function over the samples of the other ("leading") buckets.
     """
 
@@ -240,12 +242,10 @@ class BucketedPowerSums:
                 mask = bucket == j
                 kept.setdefault(int(j), []).append((s[mask], base[mask]))
                 n_kept += int(np.count_nonzero(mask))
-            while n_kept > keep and kept:
+            while n_kept > keep and kept:  # drop the smallest-s buckets first
                 j = max(kept)
                 n_kept -= sum(part[0].size for part in kept.pop(j))
                 threshold = j
-            if not kept and n_kept > keep:
-                threshold = 0
         if uniform and s_uniform is not None:
             bucket = _bucket_of(np.array([s_uniform]))
             sums = np.zeros((n_ids, base_total.size, n_terms + 1))
