@@ -203,7 +203,7 @@ class _R2Integrand:
         sum_wpsi = T[:, _W, _C11]
         gw2 = gamma * T[:, _W, _C22]  # γ Σ w ψ²
         wv2 = self.wdd_total - 4.0 * t * dxi(_C11) + 4.0 * t * t * xi2(_C22)
-        tr_wg = sum_psi + gw2 * 1.0
+        tr_wg = sum_psi + gw2
         mean_x = wv2 + tr_wg
         first = t * lik * mean_x
         if not self.second:
