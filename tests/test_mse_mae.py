@@ -508,3 +508,21 @@ def test_mse_overflow_warns_and_non_finite_inputs_raise():
                 expected_mean_squared_error(
                     y_true, y_pred, sigma=sigma, sample_weight=[0.0, 1.0]
                 )
+
+
+@pytest.mark.parametrize("scale", [1e-180, 1e-30, 1.0, 1e40, 1e200])
+@pytest.mark.parametrize(
+    "metric", [expected_mean_squared_error, expected_mean_absolute_error]
+)
+def test_sample_weight_scale_does_not_matter(metric, scale):
+    # Only ratios of weights enter a weighted mean; tiny or huge weights must
+    # neither underflow nor overflow in the variance's squared weights.
+    y_true = np.array([1.0, 2.0, 3.0, -1.0])
+    y_pred = np.array([0.0, 2.0, 4.0, 0.5])
+    sigma = np.array([0.1, 0.2, 0.3, 0.0])
+    weight = np.array([1.0, 2.0, 1.0, 3.0])
+    reference = metric(y_true, y_pred, sigma=sigma, sample_weight=weight)
+    scaled = metric(y_true, y_pred, sigma=sigma, sample_weight=weight * scale)
+    assert scaled.expected == pytest.approx(reference.expected, rel=1e-14)
+    assert scaled.variance == pytest.approx(reference.variance, rel=1e-14)
+    assert scaled.nominal == pytest.approx(reference.nominal, rel=1e-14)

@@ -90,7 +90,11 @@ def _check_length(array: np.ndarray, n_samples: int, *, name: str) -> None:
 
 
 def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray | None:
-    """Validate ``sample_weight``: finite, non-negative, one per sample, sum > 0."""
+    """Validate ``sample_weight``: finite, non-negative, one per sample, sum > 0.
+
+    Weights far from 1 (largest outside [1e-100, 1e100]) are returned divided by
+    their largest value, which leaves every weighted mean unchanged.
+    """
     if sample_weight is None:
         return None
     weight = as_float_array(sample_weight, name="sample_weight")
@@ -104,6 +108,11 @@ def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray | None
         raise ValueError("sample_weight must be non-negative.")
     if not weight.sum() > 0:
         raise ValueError("sample_weight must have a positive sum.")
+    largest = weight.max()
+    if not 1e-100 <= largest <= 1e100:
+        # Only ratios of weights matter to a weighted mean; squares of weights
+        # this small or large would underflow or overflow in the variance.
+        weight = weight / largest
     return weight
 
 
