@@ -295,6 +295,14 @@ def test_paired_difference_errors():
         expected_paired_difference(
             [1.0], [1.0], [1.0], metric="mean_squared_error", q=0.1
         )
+    with pytest.raises(ValueError, match="estimand"):
+        expected_paired_difference(
+            [1.0, 2.0],
+            [1.0, 2.0],
+            [1.0, 2.5],
+            metric=make_noisy_scorer("mean_squared_error", estimand="truth"),
+            sigma=1.0,
+        )
     with pytest.raises(ValueError, match="same number"):
         expected_paired_difference(
             [1.0, 2.0], [1.0, 2.0], [1.0], metric="mean_squared_error", sigma=1.0
