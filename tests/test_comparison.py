@@ -449,6 +449,14 @@ def test_compare_errors(regression_data):
         compare_estimators([Ridge(), Ridge()], X, y, sigma=sigma)
     with pytest.raises(ValueError, match="mixes"):
         compare_estimators({"a": Ridge(), "b": LogisticRegression()}, X, y, sigma=sigma)
+    with pytest.raises(ValueError, match="estimand"):
+        compare_estimators(
+            {"a": Ridge(), "b": LinearRegression()},
+            X,
+            y,
+            sigma=sigma,
+            scoring=[make_noisy_scorer("mean_squared_error", estimand="truth")],
+        )
     with pytest.raises(ValueError, match="overlap"), pytest.warns(UserWarning):
         compare_estimators(
             {"a": Ridge(), "b": LinearRegression()},

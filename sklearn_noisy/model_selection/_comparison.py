@@ -31,6 +31,7 @@ from ._cross_validator import (
     _json_number,
     _pooled_method,
     _take,
+    check_noisy_scoring,
     default_metrics,
     default_scoring,
 )
@@ -589,6 +590,14 @@ def compare_estimators(
         or n_draws < 2
     ):
         raise ValueError(f"n_draws must be an int >= 2; got {n_draws!r}.")
+    scoring = check_noisy_scoring(scoring, first, y)
+    for key, scorer in scoring.items():
+        estimand = getattr(scorer, "estimand", "measurement")
+        if estimand != "measurement":
+            raise ValueError(
+                f"The {key!r} scorer uses estimand={estimand!r}; paired "
+                "differences are computed for the 'measurement' estimand only."
+            )
     splitter = check_cv(cv, y, classifier=classifier)
     splits = [
         (np.asarray(train), np.asarray(test))
