@@ -90,3 +90,20 @@ def test_display_errors(fitted_cv, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(ImportError, match=r"sklearn-noisy\[plot\]"):
         NoisyCVDisplay.from_cv_results(fitted_cv)
+
+
+def test_display_without_pooled_score():
+    from sklearn.model_selection import ShuffleSplit
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(40, 2))
+    y = X[:, 0] + rng.normal(scale=0.2, size=40)
+    cv = NoisyCrossValidator(
+        Ridge(), scoring=["mean_squared_error"], cv=ShuffleSplit(3, random_state=0)
+    )
+    with pytest.warns(UserWarning, match="overlap"):
+        cv.fit(X, y, sigma=0.2)
+    display = NoisyCVDisplay.from_cv_results(cv)
+    assert display.pooled is None and display.pooled_line_ is None
+    assert display.pooled_band_ is None
+    plt.close(display.figure_)
