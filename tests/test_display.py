@@ -99,7 +99,9 @@ def test_display_without_pooled_score():
     X = rng.normal(size=(40, 2))
     y = X[:, 0] + rng.normal(scale=0.2, size=40)
     cv = NoisyCrossValidator(
-        Ridge(), scoring=["mean_squared_error"], cv=ShuffleSplit(3, random_state=0)
+        Ridge(),
+        scoring=["mean_squared_error"],
+        cv=ShuffleSplit(3, test_size=0.5, random_state=0),
     )
     with pytest.warns(UserWarning, match="overlap"):
         cv.fit(X, y, sigma=0.2)
