@@ -127,6 +127,28 @@ def _class_index(y_true: np.ndarray, classes: np.ndarray | None) -> tuple:
     return index, classes
 
 
+def _classes_of(y_true: np.ndarray, labels: Any) -> tuple:
+    """``(index, classes, order)`` of ``y_true`` against the sorted ``labels``.
+
+    ``classes`` is the sorted ``labels`` (default: the classes of ``y_true``),
+    ``index`` each sample's position in it and ``order`` the permutation that
+    sorts ``labels``. One class is an error, with scikit-learn's message.
+    """
+    if labels is not None:
+        classes, order = _sorted_labels(labels)
+        index, classes = _class_index(y_true, classes)
+    else:
+        index, classes = _class_index(y_true, None)
+        order = np.arange(classes.size)
+    if classes.size == 1:
+        raise ValueError(
+            f"y_true contains only one label ({classes[0]!r}). Please provide "
+            "the list of all expected class labels explicitly through the "
+            "labels argument."
+        )
+    return index, classes, order
+
+
 def _binary_pos_label(classes: np.ndarray, pos_label: Any) -> Any:
     """scikit-learn's default positive class for a 1-D ``y_proba`` (Brier)."""
     if pos_label is not None:
@@ -160,18 +182,7 @@ def _binary_problem(
     if metric == "log_loss":
         # scikit-learn: the two classes are `labels` (sorted) or those of
         # y_true; the probabilities are those of the greater one.
-        if labels is not None:
-            classes, order = _sorted_labels(labels)
-            _, _ = _class_index(y_true, classes)
-        else:
-            _, classes = _class_index(y_true, None)
-            order = np.arange(classes.size)
-        if classes.size == 1:
-            raise ValueError(
-                f"y_true contains only one label ({classes[0]!r}). Please provide "
-                "the list of all expected class labels explicitly through the "
-                "labels argument."
-            )
+        _, classes, order = _classes_of(y_true, labels)
         if classes.size != 2:
             raise ValueError(
                 "y_proba is 1-D (a binary problem) but there are "
@@ -334,18 +345,7 @@ def _expected_loss(
         )
     else:
         n_classes = proba.shape[1]
-        if labels is not None:
-            classes, order = _sorted_labels(labels)
-            index, classes = _class_index(y_true, classes)
-        else:
-            index, classes = _class_index(y_true, None)
-            order = np.arange(classes.size)
-        if classes.size == 1:
-            raise ValueError(
-                f"y_true contains only one label ({classes[0]!r}). Please provide "
-                "the list of all expected class labels explicitly through the "
-                "labels argument."
-            )
+        index, classes, order = _classes_of(y_true, labels)
         if classes.size != n_classes:
             raise ValueError(
                 f"y_proba has {n_classes} columns but there are {classes.size} "
