@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _formulas_settings import formulas_setting
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -84,38 +85,6 @@ def test_closed_forms_small_example():
 # --- Monte Carlo agreement, FORMULAS.md Part V settings A-G --------------------
 
 
-def _setting(name):
-    rng = np.random.default_rng(2024 + ord(name))
-    size = {"A": 5, "B": 5, "C": 30, "D": 100, "E": 1000, "F": 10_000, "G": 10_000}
-    m = size[name]
-    y_true = rng.normal(0, 3, m)
-    y_pred = y_true + rng.normal(0, 1, m)
-    if name == "A":
-        sigma = rng.uniform(0.2, 2, m)
-        sigma[2] = 0.0
-    elif name == "B":
-        y_pred = y_true.copy()
-        sigma = rng.uniform(0.2, 2, m)
-    elif name == "C":
-        sigma = 0.8
-    elif name in "DF":
-        low = 0.1 if name == "D" else 0.05
-        high = 2.0 if name == "D" else 3.0
-        sigma = rng.uniform(low, high, m)
-        sigma[rng.random(m) < 0.2] = 0.0
-    elif name == "E":
-        sigma = rng.lognormal(-0.5, 1.0, m)
-        d = y_true - y_pred
-        sigma[0:100] = 0.0
-        sigma[100:200] = 1e-8 * np.abs(d[100:200])
-        sigma[200:300] = 1e-300
-        y_pred[300:400] = y_true[300:400]
-        sigma[400:500] = np.abs(d[400:500]) / 1000
-    else:  # G
-        sigma = 1.5
-    return y_true, y_pred, sigma
-
-
 def _monte_carlo(y_true, y_pred, sigma, n_draws, seed, weight=None):
     """Per-draw MSE and MAE of labels drawn from N(y_true, sigma²), in blocks."""
     rng = np.random.default_rng(seed)
@@ -142,7 +111,7 @@ def _z_scores(samples, expected, variance):
 
 @pytest.mark.parametrize("name", list("ABCDEFG"))
 def test_monte_carlo_agreement(name):
-    y_true, y_pred, sigma = _setting(name)
+    y_true, y_pred, sigma = formulas_setting(name)
     n_draws = 20_000 if y_true.size <= 1000 else 2_000
     mse_draws, mae_draws = _monte_carlo(y_true, y_pred, sigma, n_draws, seed=1)
     for metric, draws in (
@@ -156,7 +125,7 @@ def test_monte_carlo_agreement(name):
 
 
 def test_monte_carlo_agreement_weighted():
-    y_true, y_pred, sigma = _setting("D")
+    y_true, y_pred, sigma = formulas_setting("D")
     weight = np.random.default_rng(5).integers(0, 5, y_true.size).astype(float)
     mse_draws, mae_draws = _monte_carlo(
         y_true, y_pred, sigma, 20_000, seed=2, weight=weight

@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _formulas_settings import formulas_setting
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, special, stats
@@ -31,40 +32,6 @@ from sklearn_noisy.metrics import (
 )
 
 Z_TOL = 5.0
-
-
-def _setting(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """FORMULAS.md Part V settings: ȳ ~ N(0, 3²), ŷ = ȳ + N(0, 1)."""
-    rng = np.random.default_rng(2024 + ord(name))
-    sizes = {"A": 5, "B": 5, "C": 30, "D": 100, "E": 1000, "F": 10_000, "G": 10_000}
-    m = sizes[name]
-    y_true = rng.normal(0.0, 3.0, m)
-    y_pred = y_true + rng.normal(0.0, 1.0, m)
-    if name == "A":
-        sigma = rng.uniform(0.2, 2.0, m)
-        sigma[0] = 0.0
-    elif name == "B":
-        y_pred = y_true.copy()
-        sigma = rng.uniform(0.2, 2.0, m)
-    elif name == "C":
-        sigma = np.full(m, 0.8)
-    elif name == "D":
-        sigma = rng.uniform(0.1, 2.0, m)
-        sigma[rng.permutation(m)[: m // 5]] = 0.0
-    elif name == "E":
-        sigma = np.exp(rng.normal(-0.5, 1.0, m))
-        d = y_true - y_pred
-        sigma[0] = 0.0
-        sigma[1] = 1e-8 * abs(d[1])
-        sigma[2] = 1e-300
-        y_pred[3] = y_true[3]
-        sigma[4] = abs(d[4]) / 1000.0
-    elif name == "F":
-        sigma = rng.uniform(0.05, 3.0, m)
-        sigma[rng.permutation(m)[: m // 5]] = 0.0
-    else:
-        sigma = np.full(m, 1.5)
-    return y_true, y_pred, sigma
 
 
 def _monte_carlo(y_true, y_pred, sigma, metric, n_draws, weight=None, seed=0):
@@ -106,7 +73,7 @@ def _z_scores(draws: np.ndarray, score: NoisyScore) -> tuple[float, float]:
      ("F", 1500), ("G", 1500)],
 )  # fmt: skip
 def test_rmse_monte_carlo(name, n_draws):
-    y_true, y_pred, sigma = _setting(name)
+    y_true, y_pred, sigma = formulas_setting(name)
     score = expected_root_mean_squared_error(y_true, y_pred, sigma=sigma)
     draws = _monte_carlo(y_true, y_pred, sigma, "rmse", n_draws, seed=ord(name))
     z_mean, z_var = _z_scores(draws, score)
@@ -120,7 +87,7 @@ def test_rmse_monte_carlo(name, n_draws):
 
 def test_rmse_weighted_monte_carlo():
     rng = np.random.default_rng(7)
-    y_true, y_pred, sigma = _setting("D")
+    y_true, y_pred, sigma = formulas_setting("D")
     weight = rng.uniform(0.0, 3.0, y_true.size)
     score = expected_root_mean_squared_error(
         y_true, y_pred, sigma=sigma, sample_weight=weight
@@ -211,7 +178,7 @@ def _cumulant_ratios(y_true, y_pred, sigma):
 @pytest.mark.parametrize("name", ["A", "B", "C", "D", "E", "F", "G"])
 def test_rmse_delta_within_documented_error(name):
     """FORMULAS.md §5: E within 1 %; Var off by ≈ ½·skew·CV − (7/8)·CV²."""
-    y_true, y_pred, sigma = _setting(name)
+    y_true, y_pred, sigma = formulas_setting(name)
     exact = expected_root_mean_squared_error(y_true, y_pred, sigma=sigma)
     delta = expected_root_mean_squared_error(
         y_true, y_pred, sigma=sigma, method="delta"
@@ -382,7 +349,7 @@ def _r2_setting(name):
         y_pred = y_true + rng.normal(0.0, 1.0, 5)
         sigma = np.array([0.0, 0.0, 1.0, 1.5, 0.7])
         return y_true, y_pred, sigma
-    return _setting(name)
+    return formulas_setting(name)
 
 
 @pytest.mark.parametrize(
@@ -406,7 +373,7 @@ def test_r2_monte_carlo(name, n_draws):
 
 def test_r2_weighted_monte_carlo():
     rng = np.random.default_rng(8)
-    y_true, y_pred, sigma = _setting("D")
+    y_true, y_pred, sigma = formulas_setting("D")
     weight = rng.uniform(0.0, 3.0, y_true.size)
     score = expected_r2_score(y_true, y_pred, sigma=sigma, sample_weight=weight)
     draws = _monte_carlo(y_true, y_pred, sigma, "r2", 20_000, weight=weight, seed=2)
@@ -418,7 +385,7 @@ def test_r2_weighted_monte_carlo():
 
 
 def test_r2_variance_infinite_with_five_noisy_samples():
-    y_true, y_pred, sigma = _setting("B")
+    y_true, y_pred, sigma = formulas_setting("B")
     y_pred = y_true + np.array([0.3, -0.2, 0.5, 0.1, -0.4])
     with pytest.warns(UserWarning, match=r"all 5 labels are noisy.*r > 4") as record:
         score = expected_r2_score(y_true, y_pred, sigma=sigma)
@@ -427,7 +394,7 @@ def test_r2_variance_infinite_with_five_noisy_samples():
     assert math.isfinite(score.expected)
     assert score.confidence_interval() == (-math.inf, math.inf)
     # One exact label: rank 4 again (setting A).
-    y_true, y_pred, sigma = _setting("A")
+    y_true, y_pred, sigma = formulas_setting("A")
     with pytest.warns(UserWarning, match=r"4 of the 5 labels are noisy"):
         score = expected_r2_score(y_true, y_pred, sigma=sigma)
     assert score.variance == math.inf and math.isfinite(score.expected)
@@ -652,7 +619,7 @@ def test_inputs_unchanged_and_float32_lists_series():
 
 
 def test_results_pickle_and_public_names():
-    y_true, y_pred, sigma = _setting("C")
+    y_true, y_pred, sigma = formulas_setting("C")
     for function in (expected_root_mean_squared_error, expected_r2_score):
         score = function(y_true, y_pred, sigma=sigma)
         assert pickle.loads(pickle.dumps(score)) == score
