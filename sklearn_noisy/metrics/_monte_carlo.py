@@ -20,10 +20,10 @@ import numpy as np
 
 from .._noisy_score import NoisyScore
 from ..utils._validation import (
-    as_float_array,
     check_classification_labels,
     check_finite,
     check_flip_probability,
+    check_regression_target,
     check_sample_weight,
     check_sigma,
     check_transition_matrix,
@@ -381,14 +381,7 @@ def monte_carlo_score(
     rng = _check_generator(random_state)
 
     if sigma is not None:
-        values = as_float_array(y_true, name="y_true")
-        if values.ndim not in (1, 2):
-            raise ValueError(
-                "y_true must be 1-D or 2-D (n_samples, n_outputs); got shape "
-                f"{values.shape}."
-            )
-        if values.shape[0] == 0:
-            raise ValueError("y_true is empty: at least one sample is required.")
+        values = check_regression_target(y_true, name="y_true")
         check_finite(values, name="y_true")
         sigma = check_sigma(sigma, values.shape)
         sampler: Any = _GaussianSampler(values, sigma)

@@ -21,6 +21,7 @@ __all__ = [
     "check_flip_probability",
     "check_noise_model",
     "check_regression_inputs",
+    "check_regression_target",
     "check_sample_weight",
     "check_sigma",
     "check_transition_matrix",
@@ -165,6 +166,23 @@ def check_sigma(
     return array
 
 
+def check_regression_target(value: Any, *, name: str) -> np.ndarray:
+    """``value`` as a non-empty 1-D or 2-D ``(n_samples, n_outputs)`` float64 array.
+
+    Finiteness is left to the caller (see ``ensure_finite`` of
+    :func:`check_regression_inputs`).
+    """
+    array = as_float_array(value, name=name)
+    if array.ndim not in (1, 2):
+        raise ValueError(
+            f"{name} must be 1-D or 2-D (n_samples, n_outputs); got shape "
+            f"{array.shape}."
+        )
+    if array.shape[0] == 0:
+        raise ValueError(f"{name} is empty: at least one sample is required.")
+    return array
+
+
 def check_regression_inputs(
     y_true: Any,
     y_pred: Any,
@@ -186,20 +204,12 @@ def check_regression_inputs(
     n_outputs)``, ``sigma`` as from :func:`check_sigma`, the sample weights (or
     None) and ``multioutput`` (a string or a float64 array of output weights).
     """
-    y_true = as_float_array(y_true, name="y_true")
-    y_pred = as_float_array(y_pred, name="y_pred")
-    for name, array in (("y_true", y_true), ("y_pred", y_pred)):
-        if array.ndim not in (1, 2):
-            raise ValueError(
-                f"{name} must be 1-D or 2-D (n_samples, n_outputs); got shape "
-                f"{array.shape}."
-            )
+    y_true = check_regression_target(y_true, name="y_true")
+    y_pred = check_regression_target(y_pred, name="y_pred")
     if y_true.ndim == 1:
         y_true = y_true[:, None]
     if y_pred.ndim == 1:
         y_pred = y_pred[:, None]
-    if y_true.shape[0] == 0:
-        raise ValueError("y_true is empty: at least one sample is required.")
     if y_true.shape[0] != y_pred.shape[0]:
         raise ValueError(
             "y_true and y_pred must have the same number of samples; got "
