@@ -16,6 +16,7 @@ from ._precision_recall import (
     expected_recall_score,
 )
 from ._probabilistic import expected_brier_score_loss, expected_log_loss
+from ._registry import MetricInfo, get_metric_info, get_metric_names
 from ._regression import (
     expected_mean_absolute_error,
     expected_mean_squared_error,
@@ -30,6 +31,7 @@ from ._scorer import (
 )
 
 __all__ = [
+    "MetricInfo",
     "MonteCarloScore",
     "NoiseResilienceResult",
     "NoisyConfusionMatrix",
@@ -48,6 +50,8 @@ __all__ = [
     "expected_r2_score",
     "expected_recall_score",
     "expected_root_mean_squared_error",
+    "get_metric_info",
+    "get_metric_names",
     "get_noisy_scorer",
     "get_noisy_scorer_names",
     "make_noisy_scorer",

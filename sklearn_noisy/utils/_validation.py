@@ -7,10 +7,22 @@ views, and the kernels only ever read from them.
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
+
+from ._arrays import (
+    CHUNK_SIZE,
+    as_float_array,
+    check_finite,
+    check_sample_weight,
+)
+from ._noise import (
+    check_flip_probability,
+    check_noise_model,
+    check_sigma,
+    check_transition_matrix,
+)
 
 __all__ = [
     "CHUNK_SIZE",
@@ -26,144 +38,6 @@ __all__ = [
     "check_sigma",
     "check_transition_matrix",
 ]
-
-#: Rows processed at a time by the chunked kernels: bounds the temporary memory
-#: of every metric to a few arrays of this length, whatever the input size.
-CHUNK_SIZE = 1 << 16
-
-
-def _is_scalar(value: Any) -> bool:
-    return isinstance(value, numbers.Real) or (
-        isinstance(value, np.ndarray) and value.ndim == 0
-    )
-
-
-def as_float_array(value: Any, *, name: str) -> np.ndarray:
-    """Convert ``value`` to a float64 array without copying when it already is one.
-
-    Accepts lists, tuples, numpy arrays, pandas Series and one-column objects.
-    Raises a ``TypeError`` naming ``name`` when the values are not numeric.
-    """
-    if hasattr(value, "to_numpy") and not isinstance(value, np.ndarray):
-        value = value.to_numpy()
-    try:
-        array = np.asarray(value)
-    except (TypeError, ValueError) as exc:  # ragged lists and the like
-        raise TypeError(
-            f"{name} must be array-like of numbers; got {value!r}."
-        ) from exc
-    if array.dtype.kind not in "biuf":
-        raise TypeError(
-            f"{name} must hold real numbers; got an array of dtype {array.dtype}."
-        )
-    return array.astype(np.float64, copy=False)
-
-
-def check_finite(array: np.ndarray, *, name: str) -> None:
-    """Raise ``ValueError`` if ``array`` holds NaN or infinity.
-
-    As scikit-learn does, the common case costs a single sum: only when the sum
-    is not finite are the offending entries looked for.
-    """
-    if array.size == 0:
-        return
-    with np.errstate(over="ignore", invalid="ignore"):
-        total = np.sum(array)
-    if np.isfinite(total):
-        return
-    bad = ~np.isfinite(array)
-    if not bad.any():  # the sum overflowed on large finite values
-        return
-    first = np.argwhere(bad)[0]
-    where = tuple(int(i) for i in first) if array.ndim > 1 else int(first[0])
-    raise ValueError(
-        f"{name} must be finite; it contains {int(bad.sum())} NaN or infinite "
-        f"value(s), the first at index {where} ({float(array[tuple(first)])!r})."
-    )
-
-
-def _check_length(array: np.ndarray, n_samples: int, *, name: str) -> None:
-    if array.shape[0] != n_samples:
-        raise ValueError(
-            f"{name} must have one entry per sample: expected length {n_samples}, "
-            f"got {array.shape[0]}."
-        )
-
-
-def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray | None:
-    """Validate ``sample_weight``: finite, non-negative, one per sample, sum > 0.
-
-    Weights far from 1 (largest outside [1e-100, 1e100]) are returned divided by
-    their largest value, which leaves every weighted mean unchanged.
-    """
-    if sample_weight is None:
-        return None
-    weight = as_float_array(sample_weight, name="sample_weight")
-    if weight.ndim != 1:
-        raise ValueError(
-            f"sample_weight must be 1-D; got an array of shape {weight.shape}."
-        )
-    _check_length(weight, n_samples, name="sample_weight")
-    check_finite(weight, name="sample_weight")
-    if weight.min() < 0:
-        raise ValueError("sample_weight must be non-negative.")
-    if not weight.sum() > 0:
-        raise ValueError("sample_weight must have a positive sum.")
-    largest = weight.max()
-    if not 1e-100 <= largest <= 1e100:
-        # Only ratios of weights matter to a weighted mean; squares of weights
-        # this small or large would underflow or overflow in the variance.
-        weight = weight / largest
-    return weight
-
-
-def check_sigma(
-    sigma: Any,
-    shape: tuple[int, ...],
-    *,
-    name: str = "sigma",
-    ensure_finite: bool = True,
-) -> Any:
-    """Validate the label standard errors.
-
-    Returns a Python float for a scalar (so kernels can skip per-sample work), or
-    a float64 array of shape ``(n_samples,)`` (reshaped to ``(n_samples, 1)`` when
-    ``shape`` has two dimensions) or ``shape``. ``ensure_finite=False`` skips the
-    NaN/inf scan of an array (the caller then checks its results, see
-    :func:`check_regression_inputs`).
-    """
-    if sigma is None:
-        raise TypeError(
-            f"{name} is required: pass the standard error of each label (a scalar "
-            "or one value per sample; 0 means the label is exact)."
-        )
-    if _is_scalar(sigma):
-        value = float(sigma)
-        if not np.isfinite(value):
-            raise ValueError(f"{name} must be finite; got {value!r}.")
-        if value < 0:
-            raise ValueError(f"{name} must be non-negative; got {value!r}.")
-        return value
-    array = as_float_array(sigma, name=name)
-    n_samples = shape[0]
-    if array.ndim == 0:
-        return check_sigma(float(array), shape, name=name)
-    if array.ndim > 2 or (array.ndim == 2 and array.shape != shape):
-        raise ValueError(
-            f"{name} must be a scalar, an array of shape ({n_samples},) or "
-            f"{shape}; got shape {array.shape}."
-        )
-    _check_length(array, n_samples, name=name)
-    if ensure_finite:
-        check_finite(array, name=name)
-    if array.min() < 0:
-        raise ValueError(
-            f"{name} must be non-negative (0 means an exact label); the smallest "
-            f"value is {float(array.min())!r} at index {int(np.argmin(array))}."
-        )
-    if len(shape) == 2 and array.ndim == 1:
-        array = array[:, None]
-    return array
 
 
 def check_regression_target(value: Any, *, name: str) -> np.ndarray:
@@ -310,76 +184,6 @@ def check_estimand(
             f"{reason}; {instead}."
         )
     return estimand
-
-
-def check_flip_probability(q: Any, n_samples: int, *, name: str = "q") -> Any:
-    """Validate a label-flip probability: a scalar or one value per sample in [0, 1].
-
-    Returns a Python float or a 1-D float64 array.
-    """
-    if _is_scalar(q):
-        value = float(q)
-        if not 0.0 <= value <= 1.0:  # also rejects NaN
-            raise ValueError(f"{name} must be a probability in [0, 1]; got {value!r}.")
-        return value
-    array = as_float_array(q, name=name)
-    if array.ndim != 1:
-        raise ValueError(
-            f"{name} must be a scalar or a 1-D array with one flip probability per "
-            f"sample; got shape {array.shape}."
-        )
-    _check_length(array, n_samples, name=name)
-    check_finite(array, name=name)
-    low, high = array.min(), array.max()
-    if low < 0.0 or high > 1.0:
-        bad = int(np.argmax((array < 0.0) | (array > 1.0)))
-        raise ValueError(
-            f"{name} must hold probabilities in [0, 1]; got "
-            f"{float(array[bad])!r} at index {bad}."
-        )
-    return array
-
-
-def check_transition_matrix(
-    transition_matrix: Any, n_classes: int, *, name: str = "transition_matrix"
-) -> np.ndarray:
-    """Validate a row-stochastic ``(n_classes, n_classes)`` transition matrix.
-
-    ``T[j, k]`` is the probability that a sample whose reference class is the
-    ``j``-th label is observed with the ``k``-th label.
-    """
-    matrix = as_float_array(transition_matrix, name=name)
-    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
-        raise ValueError(
-            f"{name} must be a square 2-D array; got shape {matrix.shape}."
-        )
-    if matrix.shape[0] != n_classes:
-        raise ValueError(
-            f"{name} must be {n_classes} x {n_classes}, one row and column per label "
-            f"in `labels` order; got shape {matrix.shape}."
-        )
-    check_finite(matrix, name=name)
-    if matrix.min() < 0 or matrix.max() > 1:
-        raise ValueError(f"{name} entries must be probabilities in [0, 1].")
-    row_sums = matrix.sum(axis=1)
-    if not np.allclose(row_sums, 1.0, rtol=0, atol=1e-9):
-        bad = int(np.argmax(np.abs(row_sums - 1.0)))
-        raise ValueError(
-            f"{name} must be row-stochastic (each row sums to 1); row {bad} sums to "
-            f"{float(row_sums[bad])!r}."
-        )
-    return matrix
-
-
-def check_noise_model(q: Any, transition_matrix: Any) -> None:
-    """Require exactly one of ``q`` and ``transition_matrix``."""
-    if q is None and transition_matrix is None:
-        raise TypeError(
-            "Pass the label noise: q (a flip probability, scalar or per sample) or "
-            "transition_matrix (a row-stochastic K x K matrix)."
-        )
-    if q is not None and transition_matrix is not None:
-        raise TypeError("Pass either q or transition_matrix, not both.")
 
 
 def _as_label_array(value: Any, *, name: str) -> np.ndarray:

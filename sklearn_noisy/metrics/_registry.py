@@ -1,0 +1,329 @@
+"""The metric registry: one record per metric, read by every layer above it.
+
+Each :class:`MetricInfo` holds the ``expected_*`` function itself, its
+scikit-learn counterpart and the conventions the scorers, the cross-validator,
+the paired comparison, the noise-resilience curve and the command line need.
+Adding a metric means adding its function and one record here (see the
+contributor page of the documentation, "How the code is organised").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sklearn import metrics as sk
+
+from ..utils._noise import NOISE_KINDS
+from ._classification import expected_accuracy_score
+from ._precision_recall import (
+    expected_balanced_accuracy_score,
+    expected_f1_score,
+    expected_matthews_corrcoef,
+    expected_precision_score,
+    expected_recall_score,
+)
+from ._probabilistic import expected_brier_score_loss, expected_log_loss
+from ._regression import (
+    expected_mean_absolute_error,
+    expected_mean_squared_error,
+    expected_r2_score,
+    expected_root_mean_squared_error,
+)
+
+__all__ = ["MetricInfo", "get_metric_info", "get_metric_names"]
+
+_RESPONSE_METHODS = ("predict", "predict_proba")
+#: Target types (:func:`sklearn.utils.multiclass.type_of_target`) for which a
+#: metric can be among the cross-validator's defaults.
+_TARGET_TYPES = ("continuous", "binary", "multiclass")
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    """Everything the library needs to know about one metric.
+
+    Parameters
+    ----------
+    name : str
+        Canonical name, as in scikit-learn's metric (``"mean_squared_error"``,
+        ``"r2"``, ``"accuracy"``, ...).
+    function : callable
+        The ``expected_*`` function, returning a
+        :class:`~sklearn_noisy.NoisyScore`.
+    sklearn_function : callable
+        The scikit-learn metric it equals at zero noise (``nominal``).
+    scorer_name : str
+        Its name for :func:`~sklearn_noisy.metrics.get_noisy_scorer`, after
+        scikit-learn's scorer names (losses start with ``neg_``).
+    display_name : str
+        A human-readable name for tables and plots.
+    greater_is_better : bool
+        Whether a larger value is a better model (False for losses).
+    response_method : {"predict", "predict_proba"}
+        The estimator method whose output the metric takes.
+    noise : {"sigma", "flips"}
+        The label-noise model: Gaussian errors or label flips.
+    additive : bool
+        Whether the metric is a mean of per-sample terms whose moments depend on
+        that sample alone, so that folds with disjoint test sets pool as
+        weighted sums of the fold results (the pooling section of the user
+        guide). The others are recomputed on the concatenated out-of-fold
+        predictions.
+    estimands : tuple of str
+        The values its ``estimand=`` option accepts.
+    default_targets : tuple of str
+        Target types for which the cross-validator reports it by default.
+    paired : callable or None
+        The exact kernel of the paired difference ``metric(A) - metric(B)`` on
+        the same noisy labels, ``paired(y_true, y_pred_a, y_pred_b, *, sigma, q,
+        transition_matrix, labels, classes, options)`` returning ``(expected,
+        variance, nominal, n_samples)``, or None where the options call for
+        Monte Carlo. None: the joint Monte Carlo of
+        :func:`~sklearn_noisy.metrics.expected_paired_difference`.
+    """
+
+    name: str
+    function: Callable[..., Any]
+    sklearn_function: Callable[..., Any]
+    scorer_name: str
+    display_name: str
+    greater_is_better: bool
+    response_method: str
+    noise: str
+    additive: bool
+    estimands: tuple[str, ...]
+    default_targets: tuple[str, ...] = ()
+    paired: Callable[..., Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.noise not in NOISE_KINDS:
+            raise ValueError(f"noise must be one of {NOISE_KINDS}; got {self.noise!r}.")
+        if self.response_method not in _RESPONSE_METHODS:
+            raise ValueError(
+                f"response_method must be one of {_RESPONSE_METHODS}; got "
+                f"{self.response_method!r}."
+            )
+        if not set(self.default_targets) <= set(_TARGET_TYPES):
+            raise ValueError(
+                f"default_targets must be among {_TARGET_TYPES}; got "
+                f"{self.default_targets!r}."
+            )
+
+    @property
+    def noise_parameter(self) -> str:
+        """The keyword that carries the noise: ``"sigma"`` or ``"q"``."""
+        return "sigma" if self.noise == "sigma" else "q"
+
+
+def _regression(
+    name: str, function: Callable, sklearn_function: Callable, **options: Any
+) -> MetricInfo:
+    options.setdefault("greater_is_better", False)
+    options.setdefault("scorer_name", f"neg_expected_{name}")
+    return MetricInfo(
+        name=name,
+        function=function,
+        sklearn_function=sklearn_function,
+        response_method="predict",
+        noise="sigma",
+        default_targets=("continuous",),
+        **options,
+    )
+
+
+def _classification(
+    name: str, function: Callable, sklearn_function: Callable, **options: Any
+) -> MetricInfo:
+    options.setdefault("greater_is_better", True)
+    options.setdefault("response_method", "predict")
+    options.setdefault("additive", False)
+    options.setdefault(
+        "scorer_name",
+        ("" if options["greater_is_better"] else "neg_") + f"expected_{name}",
+    )
+    return MetricInfo(
+        name=name,
+        function=function,
+        sklearn_function=sklearn_function,
+        noise="flips",
+        **options,
+    )
+
+
+_MEASUREMENT = ("measurement",)
+_BOTH = ("measurement", "truth")
+
+#: The metrics, in the order tables and defaults list them.
+_REGISTRY: dict[str, MetricInfo] = {
+    info.name: info
+    for info in (
+        _regression(
+            "mean_squared_error",
+            expected_mean_squared_error,
+            sk.mean_squared_error,
+            display_name="MSE",
+            additive=True,
+            estimands=_BOTH,
+        ),
+        _regression(
+            "root_mean_squared_error",
+            expected_root_mean_squared_error,
+            sk.root_mean_squared_error,
+            display_name="RMSE",
+            additive=False,
+            estimands=_MEASUREMENT,
+        ),
+        _regression(
+            "mean_absolute_error",
+            expected_mean_absolute_error,
+            sk.mean_absolute_error,
+            display_name="MAE",
+            additive=True,
+            estimands=_MEASUREMENT,
+        ),
+        _regression(
+            "r2",
+            expected_r2_score,
+            sk.r2_score,
+            display_name="R²",
+            greater_is_better=True,
+            scorer_name="expected_r2",
+            additive=False,
+            estimands=_MEASUREMENT,
+        ),
+        _classification(
+            "accuracy",
+            expected_accuracy_score,
+            sk.accuracy_score,
+            display_name="Accuracy",
+            estimands=_BOTH,
+            default_targets=("binary", "multiclass"),
+        ),
+        _classification(
+            "balanced_accuracy",
+            expected_balanced_accuracy_score,
+            sk.balanced_accuracy_score,
+            display_name="Balanced accuracy",
+            estimands=_MEASUREMENT,
+            default_targets=("binary",),
+        ),
+        _classification(
+            "f1",
+            expected_f1_score,
+            sk.f1_score,
+            display_name="F1",
+            estimands=_MEASUREMENT,
+            default_targets=("binary",),
+        ),
+        _classification(
+            "precision",
+            expected_precision_score,
+            sk.precision_score,
+            display_name="Precision",
+            estimands=_BOTH,
+        ),
+        _classification(
+            "recall",
+            expected_recall_score,
+            sk.recall_score,
+            display_name="Recall",
+            estimands=_MEASUREMENT,
+        ),
+        _classification(
+            "matthews_corrcoef",
+            expected_matthews_corrcoef,
+            sk.matthews_corrcoef,
+            display_name="MCC",
+            estimands=_MEASUREMENT,
+        ),
+        _classification(
+            "brier_score_loss",
+            expected_brier_score_loss,
+            sk.brier_score_loss,
+            display_name="Brier score",
+            greater_is_better=False,
+            scorer_name="neg_expected_brier_score",
+            response_method="predict_proba",
+            estimands=_BOTH,
+        ),
+        _classification(
+            "log_loss",
+            expected_log_loss,
+            sk.log_loss,
+            display_name="Log-loss",
+            greater_is_better=False,
+            response_method="predict_proba",
+            estimands=_BOTH,
+            default_targets=("binary", "multiclass"),
+        ),
+    )
+}
+
+
+def get_metric_names(*, noise: str | None = None) -> list[str]:
+    """Names of the metrics in the registry, in table order.
+
+    Parameters
+    ----------
+    noise : {"sigma", "flips"}, default=None
+        Only the metrics of this noise model (regression or classification);
+        None for all.
+
+    Returns
+    -------
+    names : list of str
+
+    Examples
+    --------
+    >>> from sklearn_noisy.metrics import get_metric_names
+    >>> get_metric_names(noise="sigma")
+    ['mean_squared_error', 'root_mean_squared_error', 'mean_absolute_error', 'r2']
+    """
+    if noise is not None and noise not in NOISE_KINDS:
+        raise ValueError(f"noise must be one of {NOISE_KINDS} or None; got {noise!r}.")
+    return [
+        name for name, info in _REGISTRY.items() if noise is None or info.noise == noise
+    ]
+
+
+def get_metric_info(metric: Any) -> MetricInfo:
+    """The registry record of a metric, by name or ``expected_*`` function.
+
+    Parameters
+    ----------
+    metric : str or callable
+        A metric name (``"mean_squared_error"``) or one of the ``expected_*``
+        functions.
+
+    Returns
+    -------
+    info : MetricInfo
+
+    Raises
+    ------
+    ValueError
+        For a name the registry does not hold.
+    TypeError
+        For any other object.
+
+    Examples
+    --------
+    >>> from sklearn_noisy.metrics import get_metric_info
+    >>> info = get_metric_info("r2")
+    >>> info.function.__name__, info.greater_is_better, info.noise
+    ('expected_r2_score', True, 'sigma')
+    """
+    if isinstance(metric, str):
+        if metric in _REGISTRY:
+            return _REGISTRY[metric]
+        raise ValueError(f"metric must be one of {sorted(_REGISTRY)}; got {metric!r}.")
+    if callable(metric):
+        for info in _REGISTRY.values():
+            if metric is info.function:
+                return info
+    raise TypeError(
+        f"metric must be a metric name (one of {sorted(_REGISTRY)}) or one of "
+        f"sklearn_noisy's expected_* functions; got {metric!r}."
+    )

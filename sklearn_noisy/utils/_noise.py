@@ -1,0 +1,555 @@
+"""The label-noise models: Gaussian errors for regression, flips for classification.
+
+One place for everything the library knows about the noise of the labels:
+
+- :class:`GaussianNoise`: ``ỹ_i ~ N(y_i, σ_i²)``, σ a scalar or one value per
+  sample (or per sample and output);
+- :class:`FlipNoise`: a flip probability ``q`` (scalar or per sample; binary
+  labels flip to the other class, with ``K > 2`` classes a flip goes to each
+  other class with probability ``q/(K-1)``) or a row-stochastic transition
+  matrix ``T`` (``T[j, k]`` the probability that a sample of class ``j`` is
+  observed as ``k``);
+- :func:`resolve_noise_source`: where a scorer or the command line finds the
+  noise: a constant, a column of ``X``, a callable ``(X, y)`` or routed metadata.
+
+Both models validate their parameters once (:meth:`GaussianNoise.from_params`,
+:meth:`FlipNoise.from_params`), give the per-sample quantities the metric
+kernels need chunk by chunk, take a subset of samples (a cross-validation fold)
+and draw labels for Monte Carlo. The checks name the parameter they reject.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._arrays import _check_length, _is_scalar, as_float_array, check_finite
+
+__all__ = [
+    "NOISE_KINDS",
+    "FlipNoise",
+    "GaussianNoise",
+    "check_flip_probability",
+    "check_noise_model",
+    "check_noise_source",
+    "check_sigma",
+    "check_transition_matrix",
+    "resolve_noise_source",
+    "take_samples",
+]
+
+#: The two kinds of label noise: Gaussian errors (regression) and label flips
+#: (classification). A metric's record in the registry names one of them.
+NOISE_KINDS = ("sigma", "flips")
+
+#: A flip model whose inverse would be scaled by more than 1e12 is treated as
+#: singular (no unbiased de-noising exists).
+_SINGULAR_TOL = 1e-12
+
+
+# --------------------------------------------------------------------------- #
+# Parameter checks
+# --------------------------------------------------------------------------- #
+def check_sigma(
+    sigma: Any,
+    shape: tuple[int, ...],
+    *,
+    name: str = "sigma",
+    ensure_finite: bool = True,
+) -> Any:
+    """Validate the label standard errors.
+
+    Returns a Python float for a scalar (so kernels can skip per-sample work), or
+    a float64 array of shape ``(n_samples,)`` (reshaped to ``(n_samples, 1)`` when
+    ``shape`` has two dimensions) or ``shape``. ``ensure_finite=False`` skips the
+    NaN/inf scan of an array (the caller then checks its results, see
+    :func:`~sklearn_noisy.utils._validation.check_regression_inputs`).
+    """
+    if sigma is None:
+        raise TypeError(
+            f"{name} is required: pass the standard error of each label (a scalar "
+            "or one value per sample; 0 means the label is exact)."
+        )
+    if _is_scalar(sigma):
+        value = float(sigma)
+        if not np.isfinite(value):
+            raise ValueError(f"{name} must be finite; got {value!r}.")
+        if value < 0:
+            raise ValueError(f"{name} must be non-negative; got {value!r}.")
+        return value
+    array = as_float_array(sigma, name=name)
+    n_samples = shape[0]
+    if array.ndim == 0:
+        return check_sigma(float(array), shape, name=name)
+    if array.ndim > 2 or (array.ndim == 2 and array.shape != shape):
+        raise ValueError(
+            f"{name} must be a scalar, an array of shape ({n_samples},) or "
+            f"{shape}; got shape {array.shape}."
+        )
+    _check_length(array, n_samples, name=name)
+    if ensure_finite:
+        check_finite(array, name=name)
+    if array.min() < 0:
+        raise ValueError(
+            f"{name} must be non-negative (0 means an exact label); the smallest "
+            f"value is {float(array.min())!r} at index {int(np.argmin(array))}."
+        )
+    if len(shape) == 2 and array.ndim == 1:
+        array = array[:, None]
+    return array
+
+
+def check_flip_probability(q: Any, n_samples: int, *, name: str = "q") -> Any:
+    """Validate a label-flip probability: a scalar or one value per sample in [0, 1].
+
+    Returns a Python float or a 1-D float64 array.
+    """
+    if _is_scalar(q):
+        value = float(q)
+        if not 0.0 <= value <= 1.0:  # also rejects NaN
+            raise ValueError(f"{name} must be a probability in [0, 1]; got {value!r}.")
+        return value
+    array = as_float_array(q, name=name)
+    if array.ndim != 1:
+        raise ValueError(
+            f"{name} must be a scalar or a 1-D array with one flip probability per "
+            f"sample; got shape {array.shape}."
+        )
+    _check_length(array, n_samples, name=name)
+    check_finite(array, name=name)
+    low, high = array.min(), array.max()
+    if low < 0.0 or high > 1.0:
+        bad = int(np.argmax((array < 0.0) | (array > 1.0)))
+        raise ValueError(
+            f"{name} must hold probabilities in [0, 1]; got "
+            f"{float(array[bad])!r} at index {bad}."
+        )
+    return array
+
+
+def check_transition_matrix(
+    transition_matrix: Any,
+    n_classes: int | None = None,
+    *,
+    name: str = "transition_matrix",
+) -> np.ndarray:
+    """Validate a row-stochastic ``(n_classes, n_classes)`` transition matrix.
+
+    ``T[j, k]`` is the probability that a sample whose reference class is the
+    ``j``-th label is observed with the ``k``-th label. ``n_classes=None``
+    accepts any square size.
+    """
+    matrix = as_float_array(transition_matrix, name=name)
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
+        raise ValueError(
+            f"{name} must be a square 2-D array; got shape {matrix.shape}."
+        )
+    if n_classes is not None and matrix.shape[0] != n_classes:
+        raise ValueError(
+            f"{name} must be {n_classes} x {n_classes}, one row and column per label "
+            f"in `labels` order; got shape {matrix.shape}."
+        )
+    check_finite(matrix, name=name)
+    if matrix.min() < 0 or matrix.max() > 1:
+        raise ValueError(f"{name} entries must be probabilities in [0, 1].")
+    row_sums = matrix.sum(axis=1)
+    if not np.allclose(row_sums, 1.0, rtol=0, atol=1e-9):
+        bad = int(np.argmax(np.abs(row_sums - 1.0)))
+        raise ValueError(
+            f"{name} must be row-stochastic (each row sums to 1); row {bad} sums to "
+            f"{float(row_sums[bad])!r}."
+        )
+    return matrix
+
+
+def check_noise_model(q: Any, transition_matrix: Any) -> None:
+    """Require exactly one of ``q`` and ``transition_matrix``."""
+    if q is None and transition_matrix is None:
+        raise TypeError(
+            "Pass the label noise: q (a flip probability, scalar or per sample) or "
+            "transition_matrix (a row-stochastic K x K matrix)."
+        )
+    if q is not None and transition_matrix is not None:
+        raise TypeError("Pass either q or transition_matrix, not both.")
+
+
+def take_samples(values: Any, indices: Any) -> Any:
+    """Rows ``indices`` of a per-sample array; scalars and None pass through."""
+    if isinstance(values, np.ndarray) and values.ndim > 0:
+        return values[indices]
+    return values
+
+
+def _chunk(value: Any, rows: slice) -> Any:
+    return value if isinstance(value, float) else value[rows]
+
+
+# --------------------------------------------------------------------------- #
+# Regression: Gaussian errors
+# --------------------------------------------------------------------------- #
+@dataclass(frozen=True, eq=False)
+class GaussianNoise:
+    """Gaussian label errors ``ỹ = y + e``, ``e ~ N(0, σ²)``, independent samples.
+
+    Parameters
+    ----------
+    sigma : float or ndarray
+        As returned by :func:`check_sigma`: a Python float, or a float64 array
+        of shape ``(n_samples,)``, ``(n_samples, 1)`` or ``(n_samples,
+        n_outputs)``.
+    """
+
+    sigma: Any
+
+    @classmethod
+    def from_params(
+        cls, sigma: Any, shape: tuple[int, ...], *, name: str = "sigma"
+    ) -> GaussianNoise:
+        """Validate ``sigma`` for labels of ``shape`` (see :func:`check_sigma`)."""
+        return cls(check_sigma(sigma, shape, name=name))
+
+    @property
+    def is_constant(self) -> bool:
+        """Whether every label has the same standard error (a scalar σ)."""
+        return isinstance(self.sigma, float)
+
+    def take(self, indices: Any) -> GaussianNoise:
+        """The noise of the samples ``indices`` (a cross-validation fold)."""
+        return GaussianNoise(take_samples(self.sigma, indices))
+
+    def sampler(self, y_true: np.ndarray) -> GaussianSampler:
+        """A Monte Carlo sampler of labels drawn around ``y_true``."""
+        return GaussianSampler(y_true, self.sigma)
+
+
+class GaussianSampler:
+    """Draws ``y ~ N(y_true, sigma²)``: one normal per label entry."""
+
+    def __init__(self, y_true: np.ndarray, sigma: Any) -> None:
+        self.y_true = y_true
+        self.sigma = sigma
+        self.floats_per_draw = y_true.size
+
+    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        block = rng.standard_normal((n, *self.y_true.shape))
+        block *= self.sigma
+        block += self.y_true
+        return block
+
+
+# --------------------------------------------------------------------------- #
+# Classification: label flips
+# --------------------------------------------------------------------------- #
+def flip_rows(k: np.ndarray, n_classes: int, keep: Any, flip: Any) -> np.ndarray:
+    """Rows with ``keep`` at column ``k_i`` and ``flip`` elsewhere."""
+    rows = np.empty((k.shape[0], n_classes))
+    rows[:] = flip if isinstance(flip, float) else flip[:, None]
+    rows[np.arange(k.shape[0]), k] = keep
+    return rows
+
+
+@dataclass(frozen=True, eq=False)
+class FlipNoise:
+    """Label flips: a flip probability ``q`` or a transition matrix ``T``.
+
+    Exactly one of ``q`` and ``matrix`` is set. With ``q`` a sample of class
+    ``k`` keeps its label with probability ``1 - q_i`` and is observed as each
+    other class with probability ``r_i = q_i/(K-1)``; with ``T`` it is observed
+    as class ``j`` with probability ``T[k, j]``.
+
+    Parameters
+    ----------
+    q : float, ndarray of shape (n_samples,) or None
+        As returned by :func:`check_flip_probability`.
+    matrix : ndarray of shape (n_classes, n_classes) or None
+        As returned by :func:`check_transition_matrix`.
+    n_classes : int
+        ``K``, the number of classes a label can flip between.
+    """
+
+    q: Any
+    matrix: np.ndarray | None
+    n_classes: int
+
+    @classmethod
+    def from_params(
+        cls,
+        q: Any,
+        transition_matrix: Any,
+        *,
+        n_samples: int,
+        n_classes: int | None,
+    ) -> FlipNoise:
+        """Validate the flip model: exactly one of ``q`` and ``transition_matrix``.
+
+        ``n_classes=None`` takes ``K`` from the transition matrix (with ``q``
+        it is then left at 2, the binary case).
+        """
+        check_noise_model(q, transition_matrix)
+        if transition_matrix is not None:
+            matrix = check_transition_matrix(transition_matrix, n_classes)
+            return cls(None, matrix, int(matrix.shape[0]))
+        q = check_flip_probability(q, n_samples)
+        return cls(q, None, 2 if n_classes is None else int(n_classes))
+
+    # ------------------------------------------------------------ structure
+    @property
+    def is_constant(self) -> bool:
+        """Whether every sample shares one model (a scalar ``q`` or a matrix)."""
+        return self.matrix is not None or isinstance(self.q, float)
+
+    def require_two_classes(self, classes: Any) -> None:
+        """Flips with ``q`` move a label to another class: ``K ≥ 2`` is needed."""
+        if self.q is not None and self.n_classes < 2:
+            raise ValueError(
+                "Only one class is present in y_true and y_pred "
+                f"({np.asarray(classes).tolist()}): with a flip probability q a "
+                "label flips to another class, so the set of classes must be known. "
+                "Pass all the classes through `labels`."
+            )
+
+    def shared_matrix(self) -> np.ndarray | None:
+        """The transition matrix shared by every sample, or None for per-sample q."""
+        if self.matrix is not None:
+            return self.matrix
+        if not isinstance(self.q, float):
+            return None
+        matrix = np.full(
+            (self.n_classes, self.n_classes), self.q / (self.n_classes - 1)
+        )
+        np.fill_diagonal(matrix, 1.0 - self.q)
+        return matrix
+
+    def take(self, indices: Any) -> FlipNoise:
+        """The noise of the samples ``indices`` (a cross-validation fold)."""
+        return FlipNoise(take_samples(self.q, indices), self.matrix, self.n_classes)
+
+    # ------------------------------------------------ per-sample quantities
+    def keep_flip(self, rows: slice = slice(None)) -> tuple[Any, Any]:
+        """``(1 - q_i, q_i/(K-1))`` on a chunk of samples (flip models only)."""
+        q = _chunk(self.q, rows)
+        return 1.0 - q, q / (self.n_classes - 1)
+
+    def probability(
+        self, true_index: np.ndarray, observed_index: np.ndarray, rows: slice
+    ) -> np.ndarray:
+        """``P(observed label = observed_index_i | class true_index_i)`` on a chunk.
+
+        ``true_index`` and ``observed_index`` are the chunk's class positions;
+        ``rows`` locates the chunk for a per-sample ``q``.
+        """
+        if self.matrix is not None:
+            return self.matrix[true_index, observed_index]
+        keep, flip = self.keep_flip(rows)
+        return np.where(true_index == observed_index, keep, flip)
+
+    def observation_rows(self, true_index: np.ndarray, rows: slice) -> np.ndarray:
+        """Rows ``P(observed label = j)``, shape ``(n, K)``, of a chunk of samples."""
+        if self.matrix is not None:
+            return self.matrix[true_index]
+        keep, flip = self.keep_flip(rows)
+        return flip_rows(true_index, self.n_classes, keep, flip)
+
+    # --------------------------------------------------------- de-noising
+    def check_invertible(self) -> None:
+        """Raise ``ValueError`` when the observed labels carry no information."""
+        if self.matrix is not None:
+            self.inverse_matrix()
+            return
+        n_classes = self.n_classes
+        singular_q = (n_classes - 1) / n_classes
+        q_array = np.asarray(self.q)
+        scale = 1.0 - q_array * (n_classes / (n_classes - 1))
+        if np.any(np.abs(scale) <= _SINGULAR_TOL):
+            where = (
+                ""
+                if q_array.ndim == 0
+                else " (first at index "
+                f"{int(np.argmax(np.abs(scale) <= _SINGULAR_TOL))})"
+            )
+            raise ValueError(
+                f"estimand='truth' has no unbiased estimator when q = {singular_q:g}"
+                f"{where}: with K = {n_classes} classes a label flipped with this "
+                "probability is uniformly distributed whatever the true class, so "
+                "it carries no information about it (the flip matrix is singular). "
+                "Use estimand='measurement', or labels with q != "
+                f"{singular_q:g}."
+            )
+
+    def inverse_matrix(self) -> np.ndarray:
+        """``T⁻¹``, or a ValueError when ``T`` is (numerically) singular."""
+        matrix = self.matrix
+        if matrix is None:
+            raise TypeError("inverse_matrix needs a transition matrix.")
+        singular_values = np.linalg.svd(matrix, compute_uv=False)
+        if not singular_values[-1] > _SINGULAR_TOL * singular_values[0]:
+            raise ValueError(
+                "estimand='truth' needs an invertible transition_matrix: this one is "
+                "singular (smallest singular value "
+                f"{singular_values[-1]:.3g}), so the observed labels do not "
+                "determine the distribution of the true labels and no unbiased "
+                "estimator exists. Use estimand='measurement'."
+            )
+        return np.linalg.inv(matrix)
+
+    def flip_scale(self, rows: slice = slice(None)) -> tuple[Any, Any]:
+        """``(r_i, 1 - q_i - r_i)`` on a chunk: ``T⁻¹ = (I - r J)/(1 - q - r)``."""
+        q = _chunk(self.q, rows)
+        r = q / (self.n_classes - 1)
+        return r, 1.0 - q - r
+
+    def inverse_rows(
+        self, observed_index: np.ndarray, rows: slice, inverse: np.ndarray | None
+    ) -> np.ndarray:
+        """Rows ``T⁻¹[ỹ_i, :]`` (unbiased for the one-hot true class) of a chunk.
+
+        ``inverse`` is :meth:`inverse_matrix` for a transition matrix (computed
+        once by the caller), None for flips.
+        """
+        if self.matrix is not None:
+            return inverse[observed_index]
+        r, scale = self.flip_scale(rows)
+        return flip_rows(observed_index, self.n_classes, (1.0 - r) / scale, -r / scale)
+
+    # ------------------------------------------------------------ sampling
+    def sampler(self, index: np.ndarray, classes: np.ndarray) -> Any:
+        """A Monte Carlo sampler of labels around the classes ``classes[index]``."""
+        if self.matrix is not None:
+            return TransitionSampler(index, classes, self.matrix)
+        if classes.size < 2 and np.any(np.asarray(self.q) > 0):
+            raise ValueError(
+                "q > 0 needs at least two classes to flip between, but only "
+                f"{classes.tolist()} occurs; pass labels=[...] with every class."
+            )
+        if classes.size < 2:  # nothing can flip
+            return TransitionSampler(index, classes, np.ones((1, 1)))
+        return FlipSampler(index, classes, self.q)
+
+
+class FlipSampler:
+    """Uniform flips: with probability ``q_i`` to one of the other K − 1 classes.
+
+    Each draw uses one uniform per sample (two when K > 2: the second picks the
+    new class), all from one ``Generator.random`` call per batch, so draw ``j``
+    sees the same random numbers whatever the batch size.
+    """
+
+    def __init__(self, index: np.ndarray, classes: np.ndarray, q: Any) -> None:
+        self.index = index
+        self.classes = classes
+        self.q = q
+        self.n_classes = classes.size
+        self.per_sample = 1 if self.n_classes == 2 else 2
+        self.floats_per_draw = index.size * self.per_sample
+
+    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        k = self.n_classes
+        if self.per_sample == 1:
+            u = rng.random((n, self.index.size))
+            flip = u < self.q
+            new = self.index ^ flip  # K = 2: the other class is 1 - index
+        else:
+            u = rng.random((n, self.index.size, 2))
+            flip = u[:, :, 0] < self.q
+            offset = np.minimum((u[:, :, 1] * (k - 1)).astype(np.intp), k - 2) + 1
+            offset *= flip
+            new = self.index + offset
+            new %= k
+        return self.classes[new]
+
+
+class TransitionSampler:
+    """Draws ``y_i ~ Categorical(T[k_i, :])`` by inverting the row's CDF."""
+
+    def __init__(self, index: np.ndarray, classes: np.ndarray, matrix: np.ndarray):
+        self.classes = classes
+        cdf = np.cumsum(matrix, axis=1)
+        # A class after which a row has no mass ends the CDF at exactly 1, so the
+        # classes of probability 0 are never drawn despite round-off in cumsum.
+        tail = np.cumsum(matrix[:, ::-1], axis=1)[:, ::-1]
+        cdf[:, :-1][tail[:, 1:] == 0] = 1.0
+        # Per-sample thresholds, one column per class boundary: (n, K - 1).
+        self.thresholds = np.ascontiguousarray(cdf[index, :-1].T)
+        self.floats_per_draw = 2 * index.size
+
+    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        u = 1.0 - rng.random((n, self.thresholds.shape[1]))  # in (0, 1]
+        new = np.zeros(u.shape, dtype=np.intp)
+        for threshold in self.thresholds:
+            new += u > threshold
+        return self.classes[new]
+
+
+# --------------------------------------------------------------------------- #
+# Where the noise comes from: constant, column, callable or routed metadata
+# --------------------------------------------------------------------------- #
+def _source_repr(value: Any) -> str:
+    if callable(value) and not isinstance(value, str):
+        return getattr(value, "__qualname__", None) or repr(value)
+    return repr(value)
+
+
+def check_noise_source(value: Any, *, key: str) -> Any:
+    """Validate a noise source: None, a constant, a column name or a callable.
+
+    ``key`` is ``"sigma"`` or ``"q"``; a constant is validated as one.
+    """
+    if value is None or isinstance(value, str) or callable(value):
+        return value
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        if key == "sigma":
+            return check_sigma(float(value), (1,), name="sigma")
+        return check_flip_probability(float(value), 1, name="q")
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return check_noise_source(value.item(), key=key)
+    raise TypeError(
+        f"{key} must be a constant (a real number), the name of a column of X (a "
+        f"str), a callable (X, y) -> array with one value per sample, or None to "
+        f"take {key} from routed metadata; got {type(value).__name__}. A per-sample "
+        f"array cannot be fixed in the scorer because each cross-validation fold "
+        f"scores different samples: pass it as metadata instead, e.g. "
+        f"cross_val_score(..., params={{'{key}': {key}}})."
+    )
+
+
+def resolve_noise_source(
+    key: str, source: Any, given: Any, X: Any, y: Any, *, missing: str
+) -> Any:
+    """The noise values from a configured ``source``, or the ``given`` metadata.
+
+    ``source`` is a validated source (see :func:`check_noise_source`): None
+    (take ``given``; raise ``ValueError(missing)`` when that is None too), a
+    column name of the DataFrame ``X``, a callable ``(X, y)`` or a constant.
+    """
+    if source is None:
+        if given is None:
+            raise ValueError(missing)
+        return given
+    if given is not None:
+        raise TypeError(
+            f"This scorer reads {key} from its own source ({key}="
+            f"{_source_repr(source)}); do not also pass {key}."
+        )
+    if isinstance(source, str):
+        if X is None:
+            raise TypeError(f"{key}={source!r} names a column of X, so X is required.")
+        columns = getattr(X, "columns", None)
+        if columns is None:
+            raise TypeError(
+                f"{key}={source!r} names a column of X, but X is a "
+                f"{type(X).__name__} without column names: pass X as a pandas "
+                f"DataFrame, or use a constant, a callable or routed {key}."
+            )
+        if source not in list(columns):
+            raise ValueError(
+                f"{key}={source!r} names a column that X does not have; the "
+                f"columns of X are {[str(c) for c in columns]}."
+            )
+        column = X[source]
+        return column.to_numpy() if hasattr(column, "to_numpy") else column
+    if callable(source):
+        return source(X, y)
+    return source
