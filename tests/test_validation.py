@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from sklearn_noisy import expected_mean_absolute_error, expected_mean_squared_error
+from sklearn_noisy.utils._labels import check_classification_labels
 from sklearn_noisy.utils._validation import (
     as_float_array,
-    check_classification_labels,
     check_estimand,
     check_finite,
     check_flip_probability,

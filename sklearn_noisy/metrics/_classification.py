@@ -17,10 +17,9 @@ from typing import Any
 import numpy as np
 
 from .._noisy_score import NoisyScore
+from ..utils._labels import EncodedLabels, encode_labels
 from ..utils._validation import (
     CHUNK_SIZE,
-    _as_label_array,
-    check_classification_labels,
     check_estimand,
     check_flip_probability,
     check_noise_model,
@@ -39,118 +38,7 @@ __all__ = [
 _SINGULAR_TOL = 1e-12
 
 
-# --------------------------------------------------------------------------- #
-# Label encoding
-# --------------------------------------------------------------------------- #
-@dataclass(frozen=True)
-class _Labels:
-    """Encoded class labels of ``y_true`` and ``y_pred``.
-
-    Either ``true_index``/``pred_index`` hold each sample's position in
-    ``classes``, or (fast path for small integer labels) ``offset`` and
-    ``lookup`` map a raw label ``y`` to ``lookup[y - offset]``; ``y_true`` and
-    ``y_pred`` are the raw 1-D arrays.
-    """
-
-    y_true: np.ndarray
-    y_pred: np.ndarray
-    classes: np.ndarray
-    true_index: np.ndarray | None = None
-    pred_index: np.ndarray | None = None
-    offset: int = 0
-    lookup: np.ndarray | None = None
-
-    @property
-    def n_classes(self) -> int:
-        return int(self.classes.shape[0])
-
-    @property
-    def n_samples(self) -> int:
-        return int(self.y_true.shape[0])
-
-    def correct(self, rows: slice) -> np.ndarray:
-        """``y_true == y_pred`` on a chunk of samples."""
-        if self.true_index is not None:
-            return self.true_index[rows] == self.pred_index[rows]
-        return self.y_true[rows] == self.y_pred[rows]
-
-    def indices(self, rows: slice) -> tuple[np.ndarray, np.ndarray]:
-        """Positions in ``classes`` of ``y_true`` and ``y_pred`` on a chunk."""
-        if self.true_index is not None:
-            return self.true_index[rows], self.pred_index[rows]
-        return (
-            self.lookup[self.y_true[rows].astype(np.intp) - self.offset],
-            self.lookup[self.y_pred[rows].astype(np.intp) - self.offset],
-        )
-
-
-def _as_small_int(array: np.ndarray) -> np.ndarray | None:
-    """A view of a bool or integer label array usable for integer arithmetic."""
-    if array.dtype.kind == "b":
-        return array.view(np.uint8)
-    if array.dtype.kind in "iu" and array.dtype != np.uint64:
-        return array
-    return None
-
-
-def _small_int_labels(y_true: np.ndarray, y_pred: np.ndarray) -> _Labels | None:
-    """Encode integer labels without sorting, or return None when not possible.
-
-    The classes are found from the minimum and the maximum (two labels at
-    most one apart are both present, so no count is needed, which covers
-    every binary problem) or, for a range of at most a few times the number
-    of samples, from chunked bincounts. ``np.unique`` would sort the samples.
-    """
-    true_int, pred_int = _as_small_int(y_true), _as_small_int(y_pred)
-    if true_int is None or pred_int is None:
-        return None
-    low = min(int(true_int.min()), int(pred_int.min()))
-    high = max(int(true_int.max()), int(pred_int.max()))
-    span = high - low + 1
-    n_samples = y_true.shape[0]
-    if span <= 2:
-        present = np.ones(span, dtype=bool)
-    elif span <= 4 * n_samples + 1024:
-        counts = np.zeros(span, dtype=np.intp)
-        for start in range(0, n_samples, CHUNK_SIZE):
-            rows = slice(start, start + CHUNK_SIZE)
-            for array in (true_int, pred_int):
-                counts += np.bincount(array[rows].astype(np.intp) - low, minlength=span)
-        present = counts > 0
-    else:
-        return None
-    values = np.flatnonzero(present) + low
-    dtype = np.result_type(y_true.dtype, y_pred.dtype)
-    classes = values.astype(dtype)
-    lookup = np.cumsum(present, dtype=np.intp) - 1
-    return _Labels(
-        y_true=true_int, y_pred=pred_int, classes=classes, offset=low, lookup=lookup
-    )
-
-
-def _encode_labels(y_true: Any, y_pred: Any, labels: Any) -> _Labels:
-    """Validate the labels and encode them (see :func:`check_classification_labels`)."""
-    if labels is None:
-        true_array = _as_label_array(y_true, name="y_true")
-        pred_array = _as_label_array(y_pred, name="y_pred")
-        if 0 < true_array.shape[0] == pred_array.shape[0]:
-            fast = _small_int_labels(true_array, pred_array)
-            if fast is not None:
-                return fast
-        y_true, y_pred = true_array, pred_array
-    true_index, pred_index, classes = check_classification_labels(
-        y_true, y_pred, labels=labels
-    )
-    return _Labels(
-        y_true=true_index,
-        y_pred=pred_index,
-        classes=np.asarray(classes),
-        true_index=true_index,
-        pred_index=pred_index,
-    )
-
-
-def _check_flip_classes(encoded: _Labels) -> None:
+def _check_flip_classes(encoded: EncodedLabels) -> None:
     if encoded.n_classes < 2:
         raise ValueError(
             "Only one class is present in y_true and y_pred "
@@ -220,7 +108,7 @@ def _inverse_transition_matrix(matrix: np.ndarray) -> np.ndarray:
 # Accuracy
 # --------------------------------------------------------------------------- #
 def _accuracy_measurement(
-    encoded: _Labels, q: Any, matrix: np.ndarray | None, weight: np.ndarray | None
+    encoded: EncodedLabels, q: Any, matrix: np.ndarray | None, weight: np.ndarray | None
 ) -> tuple[float, float, float]:
     """Weighted totals ``(Σ w o, Σ w P, Σ w² P(1−P))`` with ``o`` the nominal hit."""
     n_samples = encoded.n_samples
@@ -262,7 +150,7 @@ def _accuracy_measurement(
 
 
 def _accuracy_truth(
-    encoded: _Labels, q: Any, matrix: np.ndarray | None, weight: np.ndarray | None
+    encoded: EncodedLabels, q: Any, matrix: np.ndarray | None, weight: np.ndarray | None
 ) -> tuple[float, float, float]:
     """Weighted totals ``(Σ w o, Σ w ĉ, Σ w² v)`` of the de-noised hits ``ĉ``.
 
@@ -403,7 +291,7 @@ def expected_accuracy_score(
     """
     check_estimand(estimand, metric="accuracy", supports_truth=True)
     check_noise_model(q, transition_matrix)
-    encoded = _encode_labels(y_true, y_pred, labels)
+    encoded = encode_labels(y_true, y_pred, labels)
     n_samples = encoded.n_samples
     weight = check_sample_weight(sample_weight, n_samples)
     matrix = None
@@ -567,7 +455,7 @@ def expected_confusion_matrix(
            [1, 1]])
     """
     check_noise_model(q, transition_matrix)
-    encoded = _encode_labels(y_true, y_pred, labels)
+    encoded = encode_labels(y_true, y_pred, labels)
     n_samples, n_classes = encoded.n_samples, encoded.n_classes
     weight = check_sample_weight(sample_weight, n_samples)
     matrix = None

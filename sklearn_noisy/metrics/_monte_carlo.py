@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from .._noisy_score import NoisyScore
+from ..utils._labels import check_classification_labels
 from ..utils._validation import (
-    check_classification_labels,
     check_finite,
     check_flip_probability,
     check_regression_target,

@@ -26,9 +26,9 @@ import numpy as np
 from scipy.special import ndtr
 
 from .._noisy_score import NoisyScore
+from ..utils._labels import check_classification_labels
 from ..utils._validation import (
     CHUNK_SIZE,
-    check_classification_labels,
     check_finite,
     check_flip_probability,
     check_regression_inputs,

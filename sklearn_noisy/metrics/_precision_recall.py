@@ -41,9 +41,8 @@ from sklearn.metrics import (
 )
 
 from .._noisy_score import NoisyScore
+from ..utils._labels import as_label_array, check_classification_labels
 from ..utils._validation import (
-    _as_label_array,
-    check_classification_labels,
     check_estimand,
     check_flip_probability,
     check_noise_model,
@@ -313,8 +312,8 @@ def _binary_inputs(
     validated ``q`` (None with a transition matrix).
     """
     check_noise_model(q, transition_matrix)
-    y_true = _as_label_array(y_true, name="y_true")
-    y_pred = _as_label_array(y_pred, name="y_pred")
+    y_true = as_label_array(y_true, name="y_true")
+    y_pred = as_label_array(y_pred, name="y_pred")
     n_samples = y_true.shape[0]
     if n_samples == 0:
         raise ValueError("y_true is empty: at least one sample is required.")
@@ -505,8 +504,8 @@ def _binary_present_labels(y_true: Any, y_pred: Any, labels: Any) -> list | None
         if labels.ndim != 1 or labels.size == 0:
             raise ValueError("labels must be a non-empty 1-D list of class labels.")
         return labels.tolist() if labels.size <= 2 else None
-    y_true = _as_label_array(y_true, name="y_true")
-    y_pred = _as_label_array(y_pred, name="y_pred")
+    y_true = as_label_array(y_true, name="y_true")
+    y_pred = as_label_array(y_pred, name="y_pred")
     if y_true.shape[0] == 0:
         raise ValueError("y_true is empty: at least one sample is required.")
     if _label_kind(y_true) != _label_kind(y_pred):

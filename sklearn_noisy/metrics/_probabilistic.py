@@ -20,9 +20,8 @@ from typing import Any
 import numpy as np
 
 from .._noisy_score import NoisyScore
+from ..utils._labels import as_label_array, check_classification_labels, encode_labels
 from ..utils._validation import (
-    _as_label_array,
-    check_classification_labels,
     check_estimand,
     check_finite,
     check_flip_probability,
@@ -34,7 +33,6 @@ from ._classification import (
     _check_invertible_flips,
     _chunk_of,
     _chunks,
-    _encode_labels,
     _inverse_transition_matrix,
     _weighted_totals,
 )
@@ -121,7 +119,7 @@ def _sorted_labels(labels: Any) -> tuple[np.ndarray, np.ndarray]:
 def _class_index(y_true: np.ndarray, classes: np.ndarray | None) -> tuple:
     """Positions of ``y_true`` in ``classes`` (default: its sorted classes)."""
     if classes is None:
-        encoded = _encode_labels(y_true, y_true, None)
+        encoded = encode_labels(y_true, y_true, None)
         return encoded.indices(slice(None))[0], encoded.classes
     index, _, classes = check_classification_labels(y_true, y_true, labels=classes)
     return index, classes
@@ -325,7 +323,7 @@ def _expected_loss(
     check_estimand(estimand, metric=metric, supports_truth=True)
     check_noise_model(q, transition_matrix)
     proba, eps = _check_proba(y_proba)
-    y_true = _as_label_array(y_true, name="y_true")
+    y_true = as_label_array(y_true, name="y_true")
     n_samples = proba.shape[0]
     if y_true.shape[0] != n_samples:
         raise ValueError(

@@ -27,7 +27,6 @@ from ._noise import (
 __all__ = [
     "CHUNK_SIZE",
     "as_float_array",
-    "check_classification_labels",
     "check_estimand",
     "check_finite",
     "check_flip_probability",
@@ -184,80 +183,3 @@ def check_estimand(
             f"{reason}; {instead}."
         )
     return estimand
-
-
-def _as_label_array(value: Any, *, name: str) -> np.ndarray:
-    if hasattr(value, "to_numpy") and not isinstance(value, np.ndarray):
-        value = value.to_numpy()
-    array = np.asarray(value)
-    if array.ndim == 2 and array.shape[1] == 1:
-        array = array[:, 0]
-    if array.ndim != 1:
-        raise ValueError(
-            f"{name} must be a 1-D array of class labels; got shape {array.shape}."
-        )
-    if array.dtype.kind == "f":
-        check_finite(array, name=name)
-    return array
-
-
-def check_classification_labels(
-    y_true: Any, y_pred: Any, *, labels: Any = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Validate class labels and encode them as indices into ``labels``.
-
-    Returns ``(true_index, pred_index, labels)``: ``labels`` is the given label
-    list, or the sorted union of the labels in ``y_true`` and ``y_pred``; the
-    index arrays give each sample's position in it.
-    """
-    y_true = _as_label_array(y_true, name="y_true")
-    y_pred = _as_label_array(y_pred, name="y_pred")
-    if y_true.shape[0] == 0:
-        raise ValueError("y_true is empty: at least one sample is required.")
-    if y_true.shape[0] != y_pred.shape[0]:
-        raise ValueError(
-            "y_true and y_pred must have the same number of samples; got "
-            f"{y_true.shape[0]} and {y_pred.shape[0]}."
-        )
-    if labels is None:
-        # Numbers mix with numbers, strings (unicode, or the object arrays of
-        # pandas) with strings; sorting rejects any other mixture.
-        kinds = {y_true.dtype.kind, y_pred.dtype.kind}
-        try:
-            if len(kinds) > 1 and not (kinds <= set("biuf") or kinds <= set("OU")):
-                raise TypeError
-            true_classes, true_index = np.unique(y_true, return_inverse=True)
-            pred_classes, pred_index = np.unique(y_pred, return_inverse=True)
-            classes = np.union1d(true_classes, pred_classes)
-        except TypeError as exc:
-            raise TypeError(
-                f"y_true and y_pred mix label types ({y_true.dtype} and "
-                f"{y_pred.dtype}); use one type, e.g. all int or all str."
-            ) from exc
-        if classes.dtype.kind == "f" and np.any(classes != np.round(classes)):
-            raise ValueError(
-                "y_true and y_pred must be class labels; got continuous values. "
-                "Use the regression metrics with sigma for continuous labels."
-            )
-        true_index = np.searchsorted(classes, true_classes)[true_index]
-        pred_index = np.searchsorted(classes, pred_classes)[pred_index]
-        return true_index, pred_index, classes
-    classes = np.asarray(labels)
-    if classes.ndim != 1 or classes.size == 0:
-        raise ValueError("labels must be a non-empty 1-D list of class labels.")
-    if np.unique(classes).size != classes.size:
-        raise ValueError("labels must not contain duplicates.")
-    order = np.argsort(classes, kind="stable")
-    sorted_classes = classes[order]
-    indices = []
-    for name, y in (("y_true", y_true), ("y_pred", y_pred)):
-        position = np.searchsorted(sorted_classes, y)
-        position = np.minimum(position, sorted_classes.size - 1)
-        outside = sorted_classes[position] != y
-        if outside.any():
-            raise ValueError(
-                f"{name} contains labels that are not in `labels`: "
-                f"{np.unique(y[outside])[:5].tolist()}."
-            )
-        indices.append(order[position])
-    return indices[0], indices[1], classes

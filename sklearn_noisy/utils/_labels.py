@@ -1,0 +1,208 @@
+"""Class labels: validation and encoding as positions in the list of classes.
+
+The one place where label arrays are checked (:func:`as_label_array`), where the
+classes of ``y_true`` and ``y_pred`` are found or checked against ``labels``
+(:func:`check_classification_labels`), and where the metrics get each sample's
+class position chunk by chunk (:func:`encode_labels`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._arrays import CHUNK_SIZE, check_finite
+
+__all__ = [
+    "EncodedLabels",
+    "as_label_array",
+    "check_classification_labels",
+    "encode_labels",
+]
+
+
+def as_label_array(value: Any, *, name: str) -> np.ndarray:
+    if hasattr(value, "to_numpy") and not isinstance(value, np.ndarray):
+        value = value.to_numpy()
+    array = np.asarray(value)
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if array.ndim != 1:
+        raise ValueError(
+            f"{name} must be a 1-D array of class labels; got shape {array.shape}."
+        )
+    if array.dtype.kind == "f":
+        check_finite(array, name=name)
+    return array
+
+
+def check_classification_labels(
+    y_true: Any, y_pred: Any, *, labels: Any = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validate class labels and encode them as indices into ``labels``.
+
+    Returns ``(true_index, pred_index, labels)``: ``labels`` is the given label
+    list, or the sorted union of the labels in ``y_true`` and ``y_pred``; the
+    index arrays give each sample's position in it.
+    """
+    y_true = as_label_array(y_true, name="y_true")
+    y_pred = as_label_array(y_pred, name="y_pred")
+    if y_true.shape[0] == 0:
+        raise ValueError("y_true is empty: at least one sample is required.")
+    if y_true.shape[0] != y_pred.shape[0]:
+        raise ValueError(
+            "y_true and y_pred must have the same number of samples; got "
+            f"{y_true.shape[0]} and {y_pred.shape[0]}."
+        )
+    if labels is None:
+        # Numbers mix with numbers, strings (unicode, or the object arrays of
+        # pandas) with strings; sorting rejects any other mixture.
+        kinds = {y_true.dtype.kind, y_pred.dtype.kind}
+        try:
+            if len(kinds) > 1 and not (kinds <= set("biuf") or kinds <= set("OU")):
+                raise TypeError
+            true_classes, true_index = np.unique(y_true, return_inverse=True)
+            pred_classes, pred_index = np.unique(y_pred, return_inverse=True)
+            classes = np.union1d(true_classes, pred_classes)
+        except TypeError as exc:
+            raise TypeError(
+                f"y_true and y_pred mix label types ({y_true.dtype} and "
+                f"{y_pred.dtype}); use one type, e.g. all int or all str."
+            ) from exc
+        if classes.dtype.kind == "f" and np.any(classes != np.round(classes)):
+            raise ValueError(
+                "y_true and y_pred must be class labels; got continuous values. "
+                "Use the regression metrics with sigma for continuous labels."
+            )
+        true_index = np.searchsorted(classes, true_classes)[true_index]
+        pred_index = np.searchsorted(classes, pred_classes)[pred_index]
+        return true_index, pred_index, classes
+    classes = np.asarray(labels)
+    if classes.ndim != 1 or classes.size == 0:
+        raise ValueError("labels must be a non-empty 1-D list of class labels.")
+    if np.unique(classes).size != classes.size:
+        raise ValueError("labels must not contain duplicates.")
+    order = np.argsort(classes, kind="stable")
+    sorted_classes = classes[order]
+    indices = []
+    for name, y in (("y_true", y_true), ("y_pred", y_pred)):
+        position = np.searchsorted(sorted_classes, y)
+        position = np.minimum(position, sorted_classes.size - 1)
+        outside = sorted_classes[position] != y
+        if outside.any():
+            raise ValueError(
+                f"{name} contains labels that are not in `labels`: "
+                f"{np.unique(y[outside])[:5].tolist()}."
+            )
+        indices.append(order[position])
+    return indices[0], indices[1], classes
+
+
+@dataclass(frozen=True)
+class EncodedLabels:
+    """Encoded class labels of ``y_true`` and ``y_pred``.
+
+    Either ``true_index``/``pred_index`` hold each sample's position in
+    ``classes``, or (fast path for small integer labels) ``offset`` and
+    ``lookup`` map a raw label ``y`` to ``lookup[y - offset]``; ``y_true`` and
+    ``y_pred`` are the raw 1-D arrays.
+    """
+
+    y_true: np.ndarray
+    y_pred: np.ndarray
+    classes: np.ndarray
+    true_index: np.ndarray | None = None
+    pred_index: np.ndarray | None = None
+    offset: int = 0
+    lookup: np.ndarray | None = None
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.classes.shape[0])
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.y_true.shape[0])
+
+    def correct(self, rows: slice) -> np.ndarray:
+        """``y_true == y_pred`` on a chunk of samples."""
+        if self.true_index is not None:
+            return self.true_index[rows] == self.pred_index[rows]
+        return self.y_true[rows] == self.y_pred[rows]
+
+    def indices(self, rows: slice) -> tuple[np.ndarray, np.ndarray]:
+        """Positions in ``classes`` of ``y_true`` and ``y_pred`` on a chunk."""
+        if self.true_index is not None:
+            return self.true_index[rows], self.pred_index[rows]
+        return (
+            self.lookup[self.y_true[rows].astype(np.intp) - self.offset],
+            self.lookup[self.y_pred[rows].astype(np.intp) - self.offset],
+        )
+
+
+def _as_small_int(array: np.ndarray) -> np.ndarray | None:
+    """A view of a bool or integer label array usable for integer arithmetic."""
+    if array.dtype.kind == "b":
+        return array.view(np.uint8)
+    if array.dtype.kind in "iu" and array.dtype != np.uint64:
+        return array
+    return None
+
+
+def _small_int_labels(y_true: np.ndarray, y_pred: np.ndarray) -> EncodedLabels | None:
+    """Encode integer labels without sorting, or return None when not possible.
+
+    The classes are found from the minimum and the maximum (two labels at
+    most one apart are both present, so no count is needed, which covers
+    every binary problem) or, for a range of at most a few times the number
+    of samples, from chunked bincounts. ``np.unique`` would sort the samples.
+    """
+    true_int, pred_int = _as_small_int(y_true), _as_small_int(y_pred)
+    if true_int is None or pred_int is None:
+        return None
+    low = min(int(true_int.min()), int(pred_int.min()))
+    high = max(int(true_int.max()), int(pred_int.max()))
+    span = high - low + 1
+    n_samples = y_true.shape[0]
+    if span <= 2:
+        present = np.ones(span, dtype=bool)
+    elif span <= 4 * n_samples + 1024:
+        counts = np.zeros(span, dtype=np.intp)
+        for start in range(0, n_samples, CHUNK_SIZE):
+            rows = slice(start, start + CHUNK_SIZE)
+            for array in (true_int, pred_int):
+                counts += np.bincount(array[rows].astype(np.intp) - low, minlength=span)
+        present = counts > 0
+    else:
+        return None
+    values = np.flatnonzero(present) + low
+    dtype = np.result_type(y_true.dtype, y_pred.dtype)
+    classes = values.astype(dtype)
+    lookup = np.cumsum(present, dtype=np.intp) - 1
+    return EncodedLabels(
+        y_true=true_int, y_pred=pred_int, classes=classes, offset=low, lookup=lookup
+    )
+
+
+def encode_labels(y_true: Any, y_pred: Any, labels: Any) -> EncodedLabels:
+    """Validate the labels and encode them (see :func:`check_classification_labels`)."""
+    if labels is None:
+        true_array = as_label_array(y_true, name="y_true")
+        pred_array = as_label_array(y_pred, name="y_pred")
+        if 0 < true_array.shape[0] == pred_array.shape[0]:
+            fast = _small_int_labels(true_array, pred_array)
+            if fast is not None:
+                return fast
+        y_true, y_pred = true_array, pred_array
+    true_index, pred_index, classes = check_classification_labels(
+        y_true, y_pred, labels=labels
+    )
+    return EncodedLabels(
+        y_true=true_index,
+        y_pred=pred_index,
+        classes=np.asarray(classes),
+        true_index=true_index,
+        pred_index=pred_index,
+    )
