@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import importlib
 import pickle
 import warnings
 
@@ -39,7 +38,10 @@ from sklearn_noisy import (
     get_noisy_scorer_names,
     make_noisy_scorer,
 )
-from sklearn_noisy.metrics._scorer import _METRICS, _NAMED_SCORERS
+from sklearn_noisy.metrics import get_metric_info, get_metric_names
+
+# Scorer name -> canonical metric, from the metric registry.
+_NAMED_SCORERS = {get_metric_info(m).scorer_name: m for m in get_metric_names()}
 
 # --------------------------------------------------------------------------- data
 _RNG = np.random.RandomState(42)
@@ -81,20 +83,19 @@ def _sigma_from_target(X, y):
 
 def _setup(metric):
     """Estimator, X, y, per-sample noise, constant noise and splitter of a metric."""
-    if _METRICS[metric].noise == "sigma":
+    if get_metric_info(metric).noise_parameter == "sigma":
         return Ridge(alpha=1.0), X_REG, Y_REG, SIGMA, 0.3, CV_REG
     return GaussianNB(), X_CLF, Y_CLF, Q, 0.1, CV_CLF
 
 
 def _function(metric):
-    spec = _METRICS[metric]
-    return getattr(importlib.import_module(spec.module), spec.function)
+    return get_metric_info(metric).function
 
 
 def _reference_fold_scores(metric, estimator, X, y, noise, cv, **kwargs):
     """The functional metric on each test fold, computed by hand."""
     function = _function(metric)
-    key = _METRICS[metric].noise
+    key = get_metric_info(metric).noise_parameter
     scores = []
     for train, test in cv.split(X, y):
         model = clone(estimator).fit(X[train], y[train])
@@ -118,7 +119,7 @@ def _reference_fold_scores(metric, estimator, X, y, noise, cv, **kwargs):
 
 
 def _signed(metric, values):
-    sign = 1.0 if _METRICS[metric].greater_is_better else -1.0
+    sign = 1.0 if get_metric_info(metric).greater_is_better else -1.0
     return sign * np.asarray(values)
 
 
@@ -152,7 +153,7 @@ def test_named_scorer_routed_matches_functional(name):
     metric = _NAMED_SCORERS[name]
     estimator, X, y, noise, _, cv = _setup(metric)
     scorer = get_noisy_scorer(name)
-    key = _METRICS[metric].noise
+    key = get_metric_info(metric).noise_parameter
     assert scorer.metric == metric
     assert scorer.requires_noise == key
     assert scorer.greater_is_better == (not name.startswith("neg_"))
@@ -182,7 +183,7 @@ def test_named_scorer_routed_matches_functional(name):
 def test_named_scorer_constant_source_matches_functional(name):
     metric = _NAMED_SCORERS[name]
     estimator, X, y, _, constant, cv = _setup(metric)
-    key = _METRICS[metric].noise
+    key = get_metric_info(metric).noise_parameter
     scorer = make_noisy_scorer(metric, **{key: constant}, output="all")
     assert key not in scorer.get_metadata_routing().score.requests
     result = cross_validate(
@@ -210,7 +211,7 @@ def test_named_scorer_constant_source_matches_functional(name):
 @pytest.mark.parametrize("metric", sorted(SKLEARN_SCORERS))
 def test_zero_noise_equals_sklearn_scorer(metric):
     estimator, X, y, _, _, cv = _setup(metric)
-    key = _METRICS[metric].noise
+    key = get_metric_info(metric).noise_parameter
     ours = cross_val_score(
         estimator,
         X,
@@ -866,18 +867,6 @@ def test_set_score_request_sample_weight_unsupported():
             make_noisy_scorer("f1").set_score_request(sample_weight=True)
 
 
-def test_metric_module_resolved_lazily(monkeypatch):
-    spec = _METRICS["mean_squared_error"]
-    missing = spec._replace(module="sklearn_noisy.metrics._not_there_yet")
-    monkeypatch.setitem(_METRICS, "mean_squared_error", missing)
-    scorer = make_noisy_scorer("mean_squared_error", sigma=0.1)  # builds fine
-    assert repr(scorer) == (
-        "make_noisy_scorer('mean_squared_error', greater_is_better=False, sigma=0.1)"
-    )
-    with pytest.raises(ImportError, match="_not_there_yet"):
-        scorer(Ridge().fit(X_REG, Y_REG), X_REG, Y_REG)
-
-
 def test_transition_matrix_is_copied():
     T = np.array([[0.9, 0.1], [0.2, 0.8]])
     scorer = make_noisy_scorer("accuracy", transition_matrix=T)
@@ -902,7 +891,7 @@ def test_signs_property(sigma, metric, greater_is_better):
     result = scorer(_FITTED_RIDGE, X_REG, Y_REG)
     sign = 1.0 if scorer.greater_is_better else -1.0
     assert scorer.greater_is_better == (
-        _METRICS[metric].greater_is_better
+        get_metric_info(metric).greater_is_better
         if greater_is_better is None
         else greater_is_better
     )

@@ -1,0 +1,490 @@
+"""Scorers that report expected metrics inside scikit-learn's ``scoring=``.
+
+A :class:`NoisyScorer` is a callable ``scorer(estimator, X, y, **metadata)``, as
+scikit-learn's scorers are, so it drops into
+:func:`~sklearn.model_selection.cross_val_score`,
+:func:`~sklearn.model_selection.cross_validate`,
+:class:`~sklearn.model_selection.GridSearchCV` and friends. It takes the label noise
+(``sigma`` for regression, ``q`` or a ``transition_matrix`` for classification) from
+a constant, a column of ``X``, a callable ``(X, y)`` or, by default, from the sample
+metadata that scikit-learn routes to it (see :ref:`metadata_routing` in the
+scikit-learn User Guide).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.utils.metadata_routing import UNCHANGED, MetadataRequest
+
+from .._noisy_score import NoisyScore
+from ..utils._noise import _source_repr, resolve_noise_source
+from ._registry import MetricInfo, get_metric_info
+from ._scorer_options import (
+    accepts_sample_weight,
+    check_estimand_option,
+    check_greater_is_better,
+    check_metric_kwargs,
+    check_noise_options,
+    check_output,
+    check_response_method,
+    check_signature_options,
+    require_sample_weight,
+    scorer_metric_info,
+)
+from ._scorer_response import prepare_probabilities
+from ._scorer_routing import (
+    missing_noise_message,
+    score_routing,
+    updated_score_request,
+)
+
+__all__ = ["NoisyScorer"]
+
+
+def _value_repr(value: Any) -> str:
+    """Repr of an option that evaluates back to an equivalent value."""
+    if isinstance(value, np.ndarray):
+        return repr(value.tolist())
+    if isinstance(value, np.generic):
+        return repr(value.item())
+    return repr(value)
+
+
+class NoisyScorer:
+    """A scikit-learn scorer that reports an expected metric under label noise.
+
+    Create it with :func:`make_noisy_scorer` or :func:`get_noisy_scorer`. Called as
+    ``scorer(estimator, X, y, **metadata)`` it returns, with scikit-learn's sign
+    convention (losses negated, so that greater is better), either the expected
+    value of the metric over the label noise (``output="expected"``, a float) or
+    a dict with the keys ``"expected"``, ``"variance"`` and ``"nominal"``
+    (``output="all"``). The variance is never negated.
+
+    Parameters
+    ----------
+    metric : str or callable
+        A metric name (see :func:`make_noisy_scorer`) or one of the
+        ``expected_*`` functions of :mod:`sklearn_noisy.metrics`.
+    greater_is_better : bool, default=None
+        ``False`` negates the expected and nominal values, as scikit-learn does for
+        losses. ``None`` takes the metric's own convention.
+    response_method : {"predict", "predict_proba"}, default=None
+        Method of the estimator that gives the metric's input. ``None`` takes
+        ``"predict_proba"`` for Brier score and log-loss, ``"predict"`` otherwise.
+    sigma, q : float, str, callable or None, default=None
+        Source of the label noise: ``sigma`` for a regression metric, ``q`` for a
+        classification metric. See :func:`make_noisy_scorer`.
+    transition_matrix : array-like of shape (n_classes, n_classes), default=None
+        A constant row-stochastic label transition matrix, instead of ``q``.
+    estimand : {"measurement", "truth"}, default="measurement"
+        Passed to the metric.
+    output : {"expected", "all"}, default="expected"
+        What a call returns.
+    metric_kwargs : dict, default=None
+        Further keyword arguments of the metric, e.g. ``pos_label``.
+
+    Attributes
+    ----------
+    metric : str
+        Canonical metric name, e.g. ``"mean_squared_error"``.
+    greater_is_better : bool
+        Whether the returned values are the metric (``True``) or its negation.
+    response_method : str
+        Method of the estimator that is scored.
+    requires_noise : {"sigma", "q"}
+        The kind of label noise of the metric.
+    sigma, q, transition_matrix, estimand, output, metric_kwargs
+        The configuration, as passed.
+
+    See Also
+    --------
+    make_noisy_scorer : Build a scorer, with the description of every option.
+    get_noisy_scorer : A scorer by name, e.g. ``"neg_expected_mean_squared_error"``.
+
+    Notes
+    -----
+    **Metadata routing.** A noise source left at ``None`` is requested as sample
+    metadata from the ``score`` method: with
+    ``sklearn.set_config(enable_metadata_routing=True)``, scikit-learn routes the
+    ``sigma`` (or ``q``) passed as ``cross_val_score(..., params={"sigma":
+    sigma})`` or ``GridSearchCV(...).fit(X, y, sigma=sigma)`` to the scorer,
+    sliced to each test fold. When routing is disabled scikit-learn gives such
+    metadata to the estimator's ``fit`` instead, which typically fails with
+    ``fit() got an unexpected keyword argument 'sigma'`` (or, for a pipeline,
+    ``Pipeline.fit does not accept the sigma parameter``): enable routing, or
+    configure the scorer with a constant, a column of ``X`` or a callable source.
+    ``sample_weight`` is not requested by default, as in scikit-learn; use
+    :meth:`set_score_request`.
+
+    A direct call ``scorer(estimator, X, y, sigma=sigma)`` always accepts the
+    metadata, whatever the routing configuration.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import sklearn
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from sklearn_noisy import make_noisy_scorer
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    >>> y = np.array([0.1, 0.9, 2.2, 2.8])
+    >>> model = LinearRegression().fit(X, y)
+    >>> scorer = make_noisy_scorer("mean_squared_error", output="all")
+    >>> scorer(model, X, y, sigma=0.2)
+    {'expected': -0.0605, 'variance': 0.00162, 'nominal': -0.0205}
+    >>> scorer.noisy_score(model, X, y, sigma=[0.1, 0.2, 0.2, 0.3])
+    NoisyScore(metric='mean_squared_error', expected=0.0655, std=0.04894, \
+nominal=0.0205, n_samples=4, method='exact')
+    >>> scorer.score_predictions(y, model.predict(X), sigma=0.2).expected
+    0.0605
+    >>> scorer.get_metadata_routing()
+    {'score': {'sigma': True, 'sample_weight': None}}
+    >>> with sklearn.config_context(enable_metadata_routing=True):
+    ...     scorer = scorer.set_score_request(sigma="label_error")
+    >>> scorer.get_metadata_routing()
+    {'score': {'sigma': 'label_error', 'sample_weight': None}}
+    """
+
+    def __init__(
+        self,
+        metric: Any,
+        *,
+        greater_is_better: bool | None = None,
+        response_method: str | None = None,
+        sigma: Any = None,
+        q: Any = None,
+        transition_matrix: Any = None,
+        estimand: str = "measurement",
+        output: str = "expected",
+        metric_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        info = scorer_metric_info(metric)
+        greater_is_better = check_greater_is_better(greater_is_better, info)
+        response_method = check_response_method(response_method, info)
+        source, transition_matrix = check_noise_options(
+            info, sigma=sigma, q=q, transition_matrix=transition_matrix
+        )
+        estimand = check_estimand_option(estimand)
+        output = check_output(output)
+        metric_kwargs = check_metric_kwargs(metric_kwargs)
+
+        key = info.noise_parameter
+        self.metric = info.name
+        self.greater_is_better = greater_is_better
+        self.response_method = response_method
+        self.requires_noise = key
+        self.sigma = source if key == "sigma" else None
+        self.q = source if key == "q" else None
+        self.transition_matrix = transition_matrix
+        self.estimand = estimand
+        self.output = output
+        self.metric_kwargs = metric_kwargs
+        # Default requests of the ``score`` method, as {param: alias}.
+        self._score_request: dict[str, Any] = {}
+        if source is None and transition_matrix is None:
+            self._score_request[key] = True
+        check_signature_options(info, metric_kwargs, transition_matrix, estimand)
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def _info(self) -> MetricInfo:
+        """The registry record of the metric."""
+        return get_metric_info(self.metric)
+
+    def _accept_sample_weight(self) -> bool:
+        # Used by scikit-learn's searches when routing is disabled, to decide
+        # whether to forward ``sample_weight`` to the scorer.
+        return accepts_sample_weight(self._info)
+
+    def _routing_repr(self) -> str:
+        # Used by scikit-learn's routing machinery in its messages.
+        return repr(self)
+
+    def __repr__(self) -> str:
+        parts = [repr(self.metric)]
+        if self.greater_is_better != self._info.greater_is_better or not (
+            self.greater_is_better
+        ):
+            parts.append(f"greater_is_better={self.greater_is_better}")
+        if self.sigma is not None:
+            parts.append(f"sigma={_source_repr(self.sigma)}")
+        if self.q is not None:
+            parts.append(f"q={_source_repr(self.q)}")
+        if self.transition_matrix is not None:
+            parts.append(f"transition_matrix={self.transition_matrix.tolist()!r}")
+        if self.estimand != "measurement":
+            parts.append(f"estimand={self.estimand!r}")
+        if self.output != "expected":
+            parts.append(f"output={self.output!r}")
+        parts.extend(
+            f"{key}={_value_repr(value)}" for key, value in self.metric_kwargs.items()
+        )
+        return f"make_noisy_scorer({', '.join(parts)})"
+
+    # ------------------------------------------------------- metadata routing
+    def get_metadata_routing(self) -> MetadataRequest:
+        """Get the metadata routing of this scorer.
+
+        The ``score`` method requests the noise metadata (``sigma`` for a
+        regression metric, ``q`` for a classification metric) when the scorer
+        takes it from routed metadata, i.e. when its source was left at ``None``.
+        ``sample_weight``, for metrics that accept it, is left unset as in
+        scikit-learn (passing it is an error until :meth:`set_score_request`). See
+        scikit-learn's :ref:`metadata_routing` User Guide.
+
+        Returns
+        -------
+        routing : MetadataRequest
+            A :class:`~sklearn.utils.metadata_routing.MetadataRequest` whose
+            ``score`` entry holds the requests.
+        """
+        return score_routing(self, self._score_request, self._accept_sample_weight())
+
+    def set_score_request(
+        self,
+        *,
+        sigma: Any = UNCHANGED,
+        q: Any = UNCHANGED,
+        sample_weight: Any = UNCHANGED,
+    ) -> NoisyScorer:
+        """Configure which metadata is routed to the scorer.
+
+        As for scikit-learn's estimators, each option is ``True`` (requested),
+        ``False`` (not requested), ``None`` (an error if passed) or a str (the
+        metadata is passed under this alias, e.g. ``sigma="label_error"``).
+        Only available when metadata routing is enabled.
+
+        Parameters
+        ----------
+        sigma : bool, None or str, default=UNCHANGED
+            Request for the label standard errors (regression metrics whose
+            ``sigma`` source is routed metadata).
+        q : bool, None or str, default=UNCHANGED
+            Request for the flip probabilities (classification metrics whose
+            ``q`` source is routed metadata).
+        sample_weight : bool, None or str, default=UNCHANGED
+            Request for sample weights, for metrics that accept them.
+
+        Returns
+        -------
+        self : NoisyScorer
+            The scorer, updated.
+        """
+        changes = {"sigma": sigma, "q": q, "sample_weight": sample_weight}
+        self._score_request = updated_score_request(self, changes)
+        return self
+
+    # ------------------------------------------------------------- scoring
+    def _noise_kwargs(
+        self, given_noise: Any, transition_matrix: Any, X: Any, y: Any, missing: str
+    ) -> dict[str, Any]:
+        """The noise arguments of the metric, from the scorer's source or the call."""
+        if self.transition_matrix is not None:
+            if given_noise is not None or transition_matrix is not None:
+                raise TypeError(
+                    "This scorer uses its constant transition_matrix; do not also "
+                    "pass q or transition_matrix."
+                )
+            return {"transition_matrix": self.transition_matrix}
+        if transition_matrix is not None:
+            if given_noise is not None:
+                raise TypeError("Pass either q or transition_matrix, not both.")
+            if self.q is not None:
+                raise TypeError(
+                    f"This scorer reads q from its own source (q={_source_repr(self.q)}"
+                    "); do not also pass transition_matrix."
+                )
+            return {"transition_matrix": transition_matrix}
+        key = self.requires_noise
+        source = self.sigma if key == "sigma" else self.q
+        return {
+            key: resolve_noise_source(key, source, given_noise, X, y, missing=missing)
+        }
+
+    def _compute(
+        self,
+        y_true: Any,
+        y_pred: Any,
+        *,
+        X: Any,
+        given_noise: Any,
+        transition_matrix: Any,
+        sample_weight: Any,
+        classes: Any,
+        missing: str,
+    ) -> NoisyScore:
+        info = self._info
+        kwargs: dict[str, Any] = dict(self.metric_kwargs)
+        kwargs.update(
+            self._noise_kwargs(given_noise, transition_matrix, X, y_true, missing)
+        )
+        if sample_weight is not None:
+            require_sample_weight(info)
+            kwargs["sample_weight"] = sample_weight
+        if self.estimand != "measurement":
+            kwargs["estimand"] = self.estimand
+        if self.response_method == "predict_proba":
+            y_pred = prepare_probabilities(self.metric, y_true, y_pred, classes, kwargs)
+        score = info.function(y_true, y_pred, **kwargs)
+        if not isinstance(score, NoisyScore):
+            raise TypeError(
+                f"{info.function.__name__} returned {type(score).__name__}, "
+                "not a single NoisyScore; a scorer needs one value (check "
+                "multioutput / average)."
+            )
+        return score
+
+    def score_predictions(
+        self,
+        y_true: Any,
+        y_pred: Any,
+        *,
+        X: Any = None,
+        sigma: Any = None,
+        q: Any = None,
+        transition_matrix: Any = None,
+        sample_weight: Any = None,
+        classes: Any = None,
+    ) -> NoisyScore:
+        """Score given predictions, resolving the noise as the scorer does.
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Best-known labels.
+        y_pred : array-like
+            The response of :attr:`response_method`: predictions, or class
+            probabilities of shape ``(n_samples, n_classes)`` (or the
+            positive-class column) for Brier score and log-loss.
+        X : array-like or DataFrame, default=None
+            The samples, needed when the noise is a column of ``X`` or a callable.
+        sigma, q : float or array-like, default=None
+            The noise, when the scorer takes it from metadata.
+        transition_matrix : array-like of shape (n_classes, n_classes), default=None
+            A label transition matrix, instead of ``q``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights, for metrics that accept them.
+        classes : array-like, default=None
+            Class labels in the order of the probability columns (an estimator's
+            ``classes_``). By default the metric's ``labels`` option, or the
+            classes found in ``y_true``.
+
+        Returns
+        -------
+        score : NoisyScore
+            The metric in its own units and sign (e.g. MSE positive).
+        """
+        key = self.requires_noise
+        if key == "sigma":
+            wrong = [
+                name
+                for name, value in (("q", q), ("transition_matrix", transition_matrix))
+                if value is not None
+            ]
+        else:
+            wrong = ["sigma"] if sigma is not None else []
+        if wrong:
+            takes = "sigma" if key == "sigma" else "q or transition_matrix"
+            raise TypeError(
+                f"The {self.metric!r} scorer takes {takes}, not {' or '.join(wrong)}."
+            )
+        missing = (
+            f"{self!r} takes {key} from metadata: pass {key}= to score_predictions, "
+            f"or build the scorer with its own {key} source (a constant, a column "
+            "name of X or a callable)."
+        )
+        return self._compute(
+            y_true,
+            y_pred,
+            X=X,
+            given_noise=sigma if key == "sigma" else q,
+            transition_matrix=transition_matrix,
+            sample_weight=sample_weight,
+            classes=classes,
+            missing=missing,
+        )
+
+    def _response(self, estimator: Any, X: Any) -> Any:
+        method = getattr(estimator, self.response_method, None)
+        if method is None:
+            raise TypeError(
+                f"The {self.metric!r} scorer calls {self.response_method}, which "
+                f"{type(estimator).__name__} does not have."
+            )
+        return method(X)
+
+    def noisy_score(
+        self, estimator: Any, X: Any, y: Any, **metadata: Any
+    ) -> NoisyScore:
+        """The metric of ``estimator`` on ``X, y`` as a :class:`NoisyScore`.
+
+        Parameters
+        ----------
+        estimator : object
+            A fitted estimator.
+        X : array-like or DataFrame
+            Test samples, passed as they are to the estimator's response method.
+        y : array-like
+            Best-known labels of the test samples.
+        **metadata : dict
+            ``sigma`` or ``q`` when the scorer takes its noise from metadata, and
+            ``sample_weight``.
+
+        Returns
+        -------
+        score : NoisyScore
+            The metric in its own units and sign (e.g. MSE positive).
+        """
+        allowed = {self.requires_noise, "sample_weight"}
+        unknown = sorted(set(metadata) - allowed)
+        if unknown:
+            raise TypeError(
+                f"{self!r} got unexpected metadata {unknown}; it accepts "
+                f"{sorted(allowed)}."
+            )
+        y_pred = self._response(estimator, X)
+        return self._compute(
+            y,
+            y_pred,
+            X=X,
+            given_noise=metadata.get(self.requires_noise),
+            transition_matrix=None,
+            sample_weight=metadata.get("sample_weight"),
+            classes=getattr(estimator, "classes_", None),
+            missing=missing_noise_message(self, self.requires_noise),
+        )
+
+    def __call__(
+        self, estimator: Any, X: Any, y: Any, **metadata: Any
+    ) -> float | dict[str, float]:
+        """Score ``estimator`` on ``X, y`` with scikit-learn's sign convention.
+
+        Parameters
+        ----------
+        estimator : object
+            A fitted estimator.
+        X : array-like or DataFrame
+            Test samples.
+        y : array-like
+            Best-known labels of the test samples.
+        **metadata : dict
+            ``sigma`` or ``q`` when the scorer takes its noise from metadata (routed
+            by scikit-learn, or passed directly), and ``sample_weight``.
+
+        Returns
+        -------
+        score : float or dict
+            The expected value of the metric, negated for a loss; with
+            ``output="all"``, a dict with ``"expected"``, ``"variance"`` and
+            ``"nominal"`` (the variance is never negated).
+        """
+        score = self.noisy_score(estimator, X, y, **metadata)
+        sign = 1.0 if self.greater_is_better else -1.0
+        if self.output == "expected":
+            return sign * score.expected
+        return {
+            "expected": sign * score.expected,
+            "variance": score.variance,
+            "nominal": sign * score.nominal,
+        }
