@@ -19,7 +19,12 @@ def test_import_with_docstrings_stripped():
         p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p
     )
     completed = subprocess.run(
-        [sys.executable, "-OO", "-c", "import sklearn_noisy, sklearn_noisy.cli"],
+        [
+            sys.executable,
+            "-OO",
+            "-c",
+            "import sklearn_noisy, sklearn_noisy.cli, sklearn_noisy.datasets",
+        ],
         capture_output=True,
         text=True,
         timeout=120,
