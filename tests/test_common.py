@@ -9,7 +9,8 @@ line of this file changing (see the contributor page of the documentation).
 The checks:
 
 - at zero noise (``sigma=0`` / ``q=0``) ``nominal`` and ``expected`` equal the
-  scikit-learn metric and the variance is 0;
+  scikit-learn metric and the variance is 0, for every estimand the registry
+  lists;
 - the order of the samples does not matter;
 - integer sample weights equal repeating the samples, and a weight of 0
   leaving the sample out;
@@ -195,22 +196,41 @@ def test_metric_table_is_the_registry():
 
 
 def test_unweighted_metrics_table():
-    lacking = {
-        name
-        for name in METRICS
-        if "sample_weight"
-        not in inspect.signature(get_metric_info(name).function).parameters
-    }
+    lacking = {name for name in METRICS if not _accepts(name, "sample_weight")}
     assert lacking == METRICS_WITHOUT_SAMPLE_WEIGHT
 
 
-@pytest.mark.parametrize("name", METRICS)
+def _accepts(name: str, parameter: str) -> bool:
+    function = get_metric_info(name).function
+    return parameter in inspect.signature(function).parameters
+
+
+def test_estimands_table():
+    """A metric offering more than the measurement estimand has the option."""
+    for name in METRICS:
+        estimands = get_metric_info(name).estimands
+        assert estimands[0] == "measurement"
+        assert _accepts(name, "estimand") or estimands == ("measurement",)
+
+
+@pytest.mark.parametrize(
+    ("name", "estimand"),
+    [
+        pytest.param(name, estimand, id=f"{name}-{estimand}")
+        for name in METRICS
+        for estimand in get_metric_info(name).estimands
+    ],
+)
 @pytest.mark.parametrize("zero", ["scalar", "per_sample"])
-def test_zero_noise_equals_scikit_learn(name, zero):
+def test_zero_noise_equals_scikit_learn(name, estimand, zero):
+    """Exact labels: both estimands are the scikit-learn metric, variance 0."""
     info = get_metric_info(name)
     data = _dataset(name)
     noise = 0.0 if zero == "scalar" else np.zeros(N_SAMPLES)
-    score = _score(name, data["y_true"], data["y_pred"], {info.noise_parameter: noise})
+    options = {"estimand": estimand} if _accepts(name, "estimand") else {}
+    score = _score(
+        name, data["y_true"], data["y_pred"], {info.noise_parameter: noise}, **options
+    )
     reference = info.sklearn_function(data["y_true"], data["y_pred"])
     np.testing.assert_allclose(score.nominal, reference, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(score.expected, reference, rtol=1e-12, atol=1e-15)
