@@ -42,9 +42,10 @@ N_SAMPLES = 40
 #: Every metric of the registry: the table all the checks run over.
 METRICS = get_metric_names()
 
-#: Metrics whose ``expected_*`` function has no ``sample_weight`` argument (their
-#: scikit-learn counterparts have one: the exact algorithms of these ratio
-#: metrics count unweighted samples). ``test_unweighted_metrics_table`` keeps
+#: Metrics whose ``expected_*`` function has no ``sample_weight`` argument,
+#: although their scikit-learn counterparts have one: their exact algorithms
+#: work on the distribution of integer counts of samples (Poisson-binomial),
+#: which weights would break. ``test_unweighted_metrics_table`` keeps
 #: this set equal to what the signatures say, so a metric that gains the
 #: argument is tested by ``test_sample_weight_equals_repetition`` at once.
 METRICS_WITHOUT_SAMPLE_WEIGHT = {
