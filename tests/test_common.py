@@ -73,14 +73,7 @@ TRANSITION_MATRIX = np.array([[0.9, 0.1], [0.25, 0.75]])
 #: Known failures, ``(check, noise level)`` -> reason, for every metric of the
 #: level's noise kind. Each case is marked ``xfail(strict=True)``, so that the
 #: test turns red once the failure is fixed and the entry must go.
-KNOWN_FAILURES = {
-    ("float32", "matrix"): (
-        "check_transition_matrix compares the row sums with 1 to atol=1e-9, so "
-        "the float32 matrix [[0.9, 0.1], [0.25, 0.75]] (row 0 sums to "
-        "0.99999998 in float64) raises 'transition_matrix must be "
-        "row-stochastic'"
-    ),
-}
+KNOWN_FAILURES: dict[tuple[str, str], str] = {}
 
 
 def _levels(name: str) -> tuple[str, ...]:
