@@ -77,6 +77,19 @@ def _build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    _add_data_arguments(evaluate)
+    _add_model_arguments(evaluate)
+    output = evaluate.add_argument_group("output")
+    output.add_argument("--json", metavar="PATH", help="write all results as JSON")
+    output.add_argument("--plot", metavar="PNG", help="save a plot of the folds")
+    output.add_argument(
+        "--quiet", action="store_true", help="no progress lines on stderr"
+    )
+    return parser
+
+
+def _add_data_arguments(evaluate: argparse.ArgumentParser) -> None:
+    """The options that choose the data and its label noise."""
     data = evaluate.add_argument_group("data (default: the embedded oxygen sensor)")
     data.add_argument("--data", metavar="CSV", help="CSV file with a header row")
     data.add_argument("--target", metavar="COL", help="column of the labels")
@@ -115,6 +128,10 @@ def _build_parser() -> argparse.ArgumentParser:
         metavar="COL,COL,...",
         help="feature columns (default: every other column)",
     )
+
+
+def _add_model_arguments(evaluate: argparse.ArgumentParser) -> None:
+    """The options that choose the estimator and the cross-validation."""
     model = evaluate.add_argument_group("model and evaluation")
     model.add_argument(
         "--estimator",
@@ -141,13 +158,6 @@ def _build_parser() -> argparse.ArgumentParser:
     model.add_argument(
         "--seed", type=int, default=0, metavar="N", help="seed of folds and model (0)"
     )
-    output = evaluate.add_argument_group("output")
-    output.add_argument("--json", metavar="PATH", help="write all results as JSON")
-    output.add_argument("--plot", metavar="PNG", help="save a plot of the folds")
-    output.add_argument(
-        "--quiet", action="store_true", help="no progress lines on stderr"
-    )
-    return parser
 
 
 # --------------------------------------------------------------------- data
@@ -238,96 +248,123 @@ def _labels(cells: list[str], name: str) -> np.ndarray:
     return numbers
 
 
+def _load_embedded(args: argparse.Namespace) -> dict[str, Any]:
+    """The embedded oxygen sensor (no data option may be given)."""
+    given = [
+        f"--{name.replace('_', '-')}"
+        for name in (
+            "target",
+            "sigma",
+            "q",
+            "repeats",
+            "features",
+            "instrument_sigma",
+        )
+        if getattr(args, name) is not None
+    ]
+    if given:
+        raise CLIError(f"{', '.join(given)} need(s) --data")
+    from .datasets import load_oxygen_sensor
+
+    sensor = load_oxygen_sensor()
+    return {
+        "X": sensor.data,
+        "y": sensor.target,
+        "sigma": sensor.target_sigma,
+        "q": None,
+        "task": "regression",
+        "source": "embedded oxygen sensor (load_oxygen_sensor)",
+        "features": list(sensor.feature_names),
+        "embedded": True,
+    }
+
+
+def _load_repeats(
+    args: argparse.Namespace, columns: dict[str, list[str]]
+) -> dict[str, Any]:
+    """Labels and sigma from columns of repeated measurements (``--repeats``)."""
+    if args.target is not None or args.sigma is not None or args.q is not None:
+        raise CLIError(
+            "--repeats gives the label and its sigma: do not combine it with "
+            "--target, --sigma or --q"
+        )
+    names = _split(args.repeats)
+    if not names:
+        raise CLIError("--repeats: give at least one column")
+    repeats = np.column_stack(
+        [
+            _numeric(
+                _column(columns, n, "--repeats"), n, "--repeats", allow_missing=True
+            )
+            for n in names
+        ]
+    )
+    from .preprocessing import summarize_repeats
+
+    summary = summarize_repeats(
+        repeats, sigma=args.repeat_sigma, instrument_sigma=args.instrument_sigma
+    )
+    return {
+        "y": summary.y_mean,
+        "sigma": summary.sigma,
+        "q": None,
+        "task": "regression",
+        "used": names,
+        "label": f"mean of {len(names)} repeat columns",
+    }
+
+
+def _load_target(
+    args: argparse.Namespace, columns: dict[str, list[str]]
+) -> dict[str, Any]:
+    """Labels from ``--target`` and their noise from ``--sigma`` or ``--q``."""
+    if args.target is None:
+        raise CLIError("--data needs --target COL (or --repeats COL,COL,...)")
+    if args.instrument_sigma is not None:
+        raise CLIError("--instrument-sigma needs --repeats")
+    cells = _column(columns, args.target, "--target")
+    sigma = q = None
+    if args.sigma is not None:
+        task = "regression"
+        y = _numeric(cells, args.target, "--target")
+        sigma, name = _noise_value(args.sigma, columns, "--sigma")
+    elif args.q is not None:
+        task = "classification"
+        y = _labels(cells, args.target)
+        q, name = _noise_value(args.q, columns, "--q")
+    else:
+        raise CLIError(
+            "give the label noise: --sigma COL|NUMBER (regression) or "
+            "--q COL|NUMBER (classification)"
+        )
+    used = [args.target] if name is None else [args.target, name]
+    return {
+        "y": y,
+        "sigma": sigma,
+        "q": q,
+        "task": task,
+        "used": used,
+        "label": args.target,
+    }
+
+
 def _load(args: argparse.Namespace) -> dict[str, Any]:
     """The data to evaluate: X, y, the noise and a description."""
     if args.data is None:
-        given = [
-            f"--{name.replace('_', '-')}"
-            for name in (
-                "target",
-                "sigma",
-                "q",
-                "repeats",
-                "features",
-                "instrument_sigma",
-            )
-            if getattr(args, name) is not None
-        ]
-        if given:
-            raise CLIError(f"{', '.join(given)} need(s) --data")
-        from .datasets import load_oxygen_sensor
-
-        sensor = load_oxygen_sensor()
-        return {
-            "X": sensor.data,
-            "y": sensor.target,
-            "sigma": sensor.target_sigma,
-            "q": None,
-            "task": "regression",
-            "source": "embedded oxygen sensor (load_oxygen_sensor)",
-            "features": list(sensor.feature_names),
-            "embedded": True,
-        }
-
+        return _load_embedded(args)
     header, columns = _read_csv(args.data)
     if args.sigma is not None and args.q is not None:
         raise CLIError("give --sigma (regression) or --q (classification), not both")
-    used: list[str] = []
-    sigma = q = None
     if args.repeats is not None:
-        if args.target is not None or args.sigma is not None or args.q is not None:
-            raise CLIError(
-                "--repeats gives the label and its sigma: do not combine it with "
-                "--target, --sigma or --q"
-            )
-        names = _split(args.repeats)
-        if not names:
-            raise CLIError("--repeats: give at least one column")
-        repeats = np.column_stack(
-            [
-                _numeric(
-                    _column(columns, n, "--repeats"), n, "--repeats", allow_missing=True
-                )
-                for n in names
-            ]
-        )
-        from .preprocessing import summarize_repeats
-
-        summary = summarize_repeats(
-            repeats, sigma=args.repeat_sigma, instrument_sigma=args.instrument_sigma
-        )
-        y, sigma, task = summary.y_mean, summary.sigma, "regression"
-        used += names
-        label = f"mean of {len(names)} repeat columns"
+        labels = _load_repeats(args, columns)
     else:
-        if args.target is None:
-            raise CLIError("--data needs --target COL (or --repeats COL,COL,...)")
-        if args.instrument_sigma is not None:
-            raise CLIError("--instrument-sigma needs --repeats")
-        cells = _column(columns, args.target, "--target")
-        used.append(args.target)
-        label = args.target
-        if args.sigma is not None:
-            task = "regression"
-            y = _numeric(cells, args.target, "--target")
-            sigma, name = _noise_value(args.sigma, columns, "--sigma")
-        elif args.q is not None:
-            task = "classification"
-            y = _labels(cells, args.target)
-            q, name = _noise_value(args.q, columns, "--q")
-        else:
-            raise CLIError(
-                "give the label noise: --sigma COL|NUMBER (regression) or "
-                "--q COL|NUMBER (classification)"
-            )
-        if name is not None:
-            used.append(name)
+        labels = _load_target(args, columns)
     if args.features is not None:
         features = _split(args.features)
         for name in features:
             _column(columns, name, "--features")
     else:
-        features = [name for name in header if name not in used]
+        features = [name for name in header if name not in labels["used"]]
     if not features:
         raise CLIError("no feature columns left: pass --features")
     X = np.column_stack(
@@ -335,11 +372,11 @@ def _load(args: argparse.Namespace) -> dict[str, Any]:
     )
     return {
         "X": X,
-        "y": y,
-        "sigma": sigma,
-        "q": q,
-        "task": task,
-        "source": f"{args.data} ({label})",
+        "y": labels["y"],
+        "sigma": labels["sigma"],
+        "q": labels["q"],
+        "task": labels["task"],
+        "source": f"{args.data} ({labels['label']})",
         "features": features,
         "embedded": False,
     }
