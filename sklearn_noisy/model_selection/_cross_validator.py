@@ -5,8 +5,9 @@
 :class:`joblib.Parallel` dispatch, so ``joblib.parallel_config(backend="dask")``
 sends the folds to a dask cluster), scores every fold with the noise-aware
 scorers of :mod:`sklearn_noisy.metrics`, and pools the out-of-fold predictions
-(user guide: :ref:`formula_pooling`). The folds run in :mod:`._validation`, the
-pooling is in :mod:`._pooling` and the reports in :mod:`._report`.
+(user guide: :ref:`formula_pooling`). The folds run in ``_validation``, the
+scorers are chosen in ``_scoring``, the pooling is in ``_pooling`` and the
+reports are written by ``_report``.
 """
 
 from __future__ import annotations
