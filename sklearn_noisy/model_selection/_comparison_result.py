@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from .._noisy_score import NoisyScore
@@ -221,56 +222,59 @@ class EstimatorComparison:
         ``df`` (corrected resampled t-test across folds).
         """
         rows = []
+        for a, b, key in self._pairs():
+            diff = self.differences[(a, b)][key]
+            test = self.t_tests[(a, b)][key]
+            low, high = diff.confidence_interval(self.confidence_level)
+            rows.append(
+                {
+                    "estimator_a": a,
+                    "estimator_b": b,
+                    "metric": key,
+                    "expected": diff.expected,
+                    "std": diff.std,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "nominal": diff.nominal,
+                    "method": diff.method,
+                    "t_statistic": test.statistic,
+                    "pvalue": test.pvalue,
+                    "df": test.df,
+                }
+            )
+        return _as_table(rows)
+
+    def _pairs(self) -> Iterator[tuple[str, str, str]]:
+        """``(a, b, metric)`` for every pair ``a < b`` in the given order."""
         for i, a in enumerate(self.names):
             for b in self.names[i + 1 :]:
                 for key in self.metrics:
-                    diff = self.differences[(a, b)][key]
-                    test = self.t_tests[(a, b)][key]
-                    low, high = diff.confidence_interval(self.confidence_level)
-                    rows.append(
-                        {
-                            "estimator_a": a,
-                            "estimator_b": b,
-                            "metric": key,
-                            "expected": diff.expected,
-                            "std": diff.std,
-                            "ci_low": low,
-                            "ci_high": high,
-                            "nominal": diff.nominal,
-                            "method": diff.method,
-                            "t_statistic": test.statistic,
-                            "pvalue": test.pvalue,
-                            "df": test.df,
-                        }
-                    )
-        return _as_table(rows)
+                    yield a, b, key
 
     def to_dict(self) -> dict[str, Any]:
         """All results as a JSON-serialisable dict (non-finite numbers as None)."""
         pairs = []
-        for i, a in enumerate(self.names):
-            for b in self.names[i + 1 :]:
-                for key in self.metrics:
-                    diff = self.differences[(a, b)][key]
-                    test = self.t_tests[(a, b)][key]
-                    pairs.append(
-                        {
-                            "estimator_a": a,
-                            "estimator_b": b,
-                            "metric": key,
-                            "expected": _json_number(diff.expected),
-                            "variance": _json_number(diff.variance),
-                            "nominal": _json_number(diff.nominal),
-                            "method": diff.method,
-                            "fold_expected": [
-                                _json_number(d.expected)
-                                for d in self.fold_differences[(a, b)][key]
-                            ],
-                            "t_statistic": _json_number(test.statistic),
-                            "pvalue": _json_number(test.pvalue),
-                            "df": test.df,
-                        }
-                    )
+        for a, b, key in self._pairs():
+            diff = self.differences[(a, b)][key]
+            test = self.t_tests[(a, b)][key]
+            pairs.append(
+                {
+                    "estimator_a": a,
+                    "estimator_b": b,
+                    "metric": key,
+                    "expected": _json_number(diff.expected),
+                    "variance": _json_number(diff.variance),
+                    "nominal": _json_number(diff.nominal),
+                    "method": diff.method,
+                    "fold_expected": [
+                        _json_number(d.expected)
+                        for d in self.fold_differences[(a, b)][key]
+                    ],
+                    "t_statistic": _json_number(test.statistic),
+                    "pvalue": _json_number(test.pvalue),
+                    "df": test.df,
+                }
+            )
         return {
             "estimators": list(self.names),
             "metrics": list(self.metrics),
