@@ -208,9 +208,6 @@ def test_version_and_classification_in_process(capsys, table, tmp_path):
 
 def test_plot(capsys, tmp_path):
     pytest.importorskip("matplotlib")
-    model_selection = pytest.importorskip("sklearn_noisy.model_selection")
-    if not hasattr(model_selection, "NoisyCVDisplay"):
-        pytest.skip("NoisyCVDisplay is not available yet")
     png = tmp_path / "folds.png"
     code = main(
         ["evaluate", "--metrics", "mean_squared_error", "--plot", str(png), "--quiet"]

@@ -235,5 +235,5 @@ def test_display_without_matplotlib(monkeypatch):
     )
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
-    with pytest.raises(ImportError, match="requires matplotlib"):
+    with pytest.raises(ImportError, match="NoiseResilienceDisplay needs matplotlib"):
         NoiseResilienceDisplay.from_results(curve)

@@ -1,13 +1,10 @@
 """Noise-aware cross-validation and paired model comparison."""
 
-from ._comparison import CorrectedTTest, EstimatorComparison, compare_estimators
+from ._comparison import compare_estimators
+from ._comparison_result import CorrectedTTest, EstimatorComparison
 from ._cross_validator import NoisyCrossValidator
-from ._display import NoisyCVDisplay
-from ._noise_resilience_curve import (
-    NoiseResilienceCurveResult,
-    NoiseResilienceDisplay,
-    noise_resilience_curve,
-)
+from ._noise_resilience_curve import NoiseResilienceCurveResult, noise_resilience_curve
+from ._plot import NoiseResilienceDisplay, NoisyCVDisplay
 
 __all__ = [
     "CorrectedTTest",

@@ -4,15 +4,17 @@
 with :class:`NoisyCrossValidator`, then compares each pair twice over:
 
 - against the **label noise**: the difference of the pooled metrics with its
-  exact paired variance (FORMULAS.md §9; both models are scored on the same
-  noisy labels, so the noise is shared);
+  exact paired variance (user guide: :ref:`formula_paired`; both models are
+  scored on the same noisy labels, so the noise is shared);
 - against the **split variability**: the Nadeau–Bengio corrected resampled
   t-test on the per-fold differences.
+
+It reads only public fitted attributes of the cross-validations
+(``oof_responses_``, ``pooled_``, ``fold_scores_``, ``labels_``, ...).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 from collections.abc import Mapping
@@ -25,58 +27,14 @@ from sklearn.model_selection import check_cv
 from sklearn.utils import _safe_indexing
 
 from .._noisy_score import NoisyScore
-from ..metrics._paired import expected_paired_difference
-from ._cross_validator import (
-    NoisyCrossValidator,
-    _json_number,
-    _pooled_method,
-    _take,
-    check_noisy_scoring,
-    default_metrics,
-    default_scoring,
-)
+from ..metrics import expected_paired_difference
+from ..utils._noise import resolve_noise_source, take_samples
+from ._comparison_result import CorrectedTTest, EstimatorComparison
+from ._cross_validator import NoisyCrossValidator
+from ._pooling import _pooled_method
+from ._scoring import check_noisy_scoring, default_metrics, default_scoring
 
-__all__ = ["CorrectedTTest", "EstimatorComparison", "compare_estimators"]
-
-
-class CorrectedTTest(NamedTuple):
-    """Nadeau–Bengio corrected resampled t-test of the per-fold differences.
-
-    ``statistic = mean / sqrt((1/K + n_test/n_train) s²)`` with ``s²`` the
-    sample variance of the ``K`` per-fold differences and ``df = K − 1``;
-    ``pvalue`` is two-sided. The correction term ``n_test/n_train`` accounts
-    for the overlap of the training sets (Nadeau & Bengio, 2003); the test is
-    still approximate.
-
-    Parameters
-    ----------
-    statistic : float
-        The corrected t statistic.
-    pvalue : float
-        Two-sided p-value from Student's t with ``df`` degrees of freedom.
-    df : int
-        Degrees of freedom, ``K − 1``.
-    mean_difference : float
-        Mean of the per-fold differences.
-    corrected_std_error : float
-        ``sqrt((1/K + n_test/n_train) s²)``.
-
-    See Also
-    --------
-    compare_estimators : Where these tests are computed.
-
-    Examples
-    --------
-    >>> from sklearn_noisy.model_selection import CorrectedTTest
-    >>> CorrectedTTest(2.0, 0.116, 4, 0.02, 0.01).df
-    4
-    """
-
-    statistic: float
-    pvalue: float
-    df: int
-    mean_difference: float
-    corrected_std_error: float
+__all__ = ["compare_estimators", "corrected_t_test"]
 
 
 def corrected_t_test(differences: Any, n_train: float, n_test: float) -> CorrectedTTest:
@@ -146,15 +104,11 @@ def _resolve_noise(
         if transition_matrix is not None and scorer.q is None:
             return {"transition_matrix": transition_matrix}
         source, given, key = scorer.q, q, "q"
-    if source is None:
-        value = given
-    elif isinstance(source, str):
-        column = X[source]
-        value = column.to_numpy() if hasattr(column, "to_numpy") else column
-    elif callable(source):
-        value = source(X, y)
-    else:
-        value = source
+    # The cross-validation has already scored every fold with this scorer, so
+    # the source and the given noise are consistent here.
+    value = resolve_noise_source(
+        key, source, given, X, y, missing=f"{scorer!r} needs {key}."
+    )
     if value is not None and not np.isscalar(value):
         value = np.asarray(value, dtype=np.float64)
     return {key: value}
@@ -162,281 +116,9 @@ def _resolve_noise(
 
 def _slice_noise(noise: dict[str, Any], rows: np.ndarray) -> dict[str, Any]:
     return {
-        key: value if key == "transition_matrix" else _take(value, rows)
+        key: value if key == "transition_matrix" else take_samples(value, rows)
         for key, value in noise.items()
     }
-
-
-class EstimatorComparison:
-    """Result of :func:`compare_estimators`.
-
-    Created by :func:`compare_estimators`; the parameters are stored as the
-    attributes of the same names.
-
-    Parameters
-    ----------
-    names : list of str
-        The estimators' names.
-    metrics : list of str
-        The metrics' result keys.
-    greater_is_better : dict of bool
-        Per metric, whether larger is better.
-    cv_results : dict of NoisyCrossValidator
-        The fitted cross-validations.
-    differences, fold_differences, t_tests : dict
-        The pairwise results described below.
-    confidence_level : float
-        Level of the intervals.
-
-    Attributes
-    ----------
-    names : list of str
-        The estimators' names, in the order given.
-    metrics : list of str
-        The result keys of the metrics (canonical metric names).
-    greater_is_better : dict of bool
-        Per metric, whether larger is better.
-    cv_results : dict of NoisyCrossValidator
-        The fitted cross-validation of every estimator (same splits).
-    pooled : dict of dict of NoisyScore
-        ``pooled[name][metric]``: the pooled score of each estimator.
-    differences : dict of dict of NoisyScore
-        ``differences[(name_a, name_b)][metric]``: ``metric_a − metric_b`` pooled
-        over the folds, i.e. on the concatenated out-of-fold predictions of both
-        models, with its paired label-noise variance. Exact for MSE, MAE,
-        accuracy, binary precision, Brier score and log-loss
-        (``method="exact"``). For the other
-        metrics ``expected`` and ``nominal`` are the exact differences of the
-        two pooled scores and the variance comes from a joint Monte Carlo in
-        which both models are scored on the same label draws
-        (``method="monte_carlo"``). Every ordered pair is present; ``(b, a)`` is
-        the negation of ``(a, b)``.
-    fold_differences : dict of dict of list of NoisyScore
-        The same per fold. For metrics without an exact paired variance the
-        per-fold ``variance`` is NaN (only the pooled difference gets the joint
-        Monte Carlo); ``expected`` and ``nominal`` are exact.
-    t_tests : dict of dict of CorrectedTTest
-        ``t_tests[(name_a, name_b)][metric]``: the Nadeau–Bengio corrected
-        resampled t-test on the per-fold *expected* differences. It addresses
-        split and training-set variability, which the label-noise variance
-        does not; it is approximate (folds share training data).
-    n_splits : int
-        Number of folds.
-    confidence_level : float
-        Level of the intervals in :meth:`summary` and :meth:`pairwise_summary`.
-
-    See Also
-    --------
-    compare_estimators : Builds this object.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn.dummy import DummyRegressor
-    >>> from sklearn.linear_model import LinearRegression
-    >>> from sklearn_noisy.model_selection import compare_estimators
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(60, 2))
-    >>> y = X @ [1.0, -1.0] + rng.normal(scale=0.3, size=60)
-    >>> result = compare_estimators(
-    ...     {"linear": LinearRegression(), "mean": DummyRegressor()},
-    ...     X, y, scoring=["mean_absolute_error"], sigma=0.3, cv=3)
-    >>> result.n_splits, result.metrics
-    (3, ['mean_absolute_error'])
-    >>> test = result.t_tests[("linear", "mean")]["mean_absolute_error"]
-    >>> test.df
-    2
-    """
-
-    def __init__(
-        self,
-        *,
-        names: list[str],
-        metrics: list[str],
-        greater_is_better: dict[str, bool],
-        cv_results: dict[str, NoisyCrossValidator],
-        differences: dict[tuple[str, str], dict[str, NoisyScore]],
-        fold_differences: dict[tuple[str, str], dict[str, list[NoisyScore]]],
-        t_tests: dict[tuple[str, str], dict[str, CorrectedTTest]],
-        confidence_level: float,
-    ) -> None:
-        self.names = names
-        self.metrics = metrics
-        self.greater_is_better = greater_is_better
-        self.cv_results = cv_results
-        self.pooled = {name: dict(cv.pooled_) for name, cv in cv_results.items()}
-        self.differences = differences
-        self.fold_differences = fold_differences
-        self.t_tests = t_tests
-        self.n_splits = next(iter(cv_results.values())).n_splits_
-        self.confidence_level = confidence_level
-
-    def ranking(self, metric: str | None = None) -> list[str]:
-        """Estimator names from best to worst by the pooled expected ``metric``.
-
-        ``metric`` defaults to the first metric.
-        """
-        metric = self.metrics[0] if metric is None else metric
-        if metric not in self.metrics:
-            raise ValueError(f"metric must be one of {self.metrics}; got {metric!r}.")
-        sign = -1.0 if self.greater_is_better[metric] else 1.0
-        return sorted(
-            self.names, key=lambda name: sign * self.pooled[name][metric].expected
-        )
-
-    def summary(self, metric: str | None = None) -> Any:
-        """Estimators ranked by the pooled expected ``metric`` (default: the first).
-
-        Returns
-        -------
-        table : pandas.DataFrame or list of dict
-            One row per estimator, best first: ``rank``, ``estimator`` and for
-            every metric ``<metric>`` (pooled expected value) and
-            ``<metric>_std`` (its label-noise standard deviation); then, versus
-            the best estimator, ``difference`` in the ranking metric, its paired
-            ``difference_std`` and the corrected t-test ``pvalue``.
-        """
-        metric = self.metrics[0] if metric is None else metric
-        order = self.ranking(metric)
-        best = order[0]
-        rows = []
-        for rank, name in enumerate(order, start=1):
-            row: dict[str, Any] = {"rank": rank, "estimator": name}
-            for key in self.metrics:
-                score = self.pooled[name][key]
-                row[key] = score.expected
-                row[f"{key}_std"] = score.std
-            if name == best:
-                row["difference"], row["difference_std"], row["pvalue"] = (
-                    0.0,
-                    0.0,
-                    math.nan,
-                )
-            else:
-                diff = self.differences[(name, best)][metric]
-                row["difference"] = diff.expected
-                row["difference_std"] = diff.std
-                row["pvalue"] = self.t_tests[(name, best)][metric].pvalue
-            rows.append(row)
-        return _as_table(rows)
-
-    def pairwise_summary(self) -> Any:
-        """Every pair ``a < b`` (in the given order) and metric, one row each.
-
-        Columns: ``estimator_a``, ``estimator_b``, ``metric``, ``expected``
-        (of ``metric_a − metric_b``), ``std`` (paired label noise), ``ci_low``,
-        ``ci_high``, ``nominal``, ``method``, ``t_statistic``, ``pvalue`` and
-        ``df`` (corrected resampled t-test across folds).
-        """
-        rows = []
-        for i, a in enumerate(self.names):
-            for b in self.names[i + 1 :]:
-                for key in self.metrics:
-                    diff = self.differences[(a, b)][key]
-                    test = self.t_tests[(a, b)][key]
-                    low, high = diff.confidence_interval(self.confidence_level)
-                    rows.append(
-                        {
-                            "estimator_a": a,
-                            "estimator_b": b,
-                            "metric": key,
-                            "expected": diff.expected,
-                            "std": diff.std,
-                            "ci_low": low,
-                            "ci_high": high,
-                            "nominal": diff.nominal,
-                            "method": diff.method,
-                            "t_statistic": test.statistic,
-                            "pvalue": test.pvalue,
-                            "df": test.df,
-                        }
-                    )
-        return _as_table(rows)
-
-    def to_dict(self) -> dict[str, Any]:
-        """All results as a JSON-serialisable dict (non-finite numbers as None)."""
-        pairs = []
-        for i, a in enumerate(self.names):
-            for b in self.names[i + 1 :]:
-                for key in self.metrics:
-                    diff = self.differences[(a, b)][key]
-                    test = self.t_tests[(a, b)][key]
-                    pairs.append(
-                        {
-                            "estimator_a": a,
-                            "estimator_b": b,
-                            "metric": key,
-                            "expected": _json_number(diff.expected),
-                            "variance": _json_number(diff.variance),
-                            "nominal": _json_number(diff.nominal),
-                            "method": diff.method,
-                            "fold_expected": [
-                                _json_number(d.expected)
-                                for d in self.fold_differences[(a, b)][key]
-                            ],
-                            "t_statistic": _json_number(test.statistic),
-                            "pvalue": _json_number(test.pvalue),
-                            "df": test.df,
-                        }
-                    )
-        return {
-            "estimators": list(self.names),
-            "metrics": list(self.metrics),
-            "n_splits": int(self.n_splits),
-            "confidence_level": float(self.confidence_level),
-            "cross_validation": {
-                name: cv.to_dict() for name, cv in self.cv_results.items()
-            },
-            "differences": pairs,
-        }
-
-    def to_json(self, **kwargs: Any) -> str:
-        """:meth:`to_dict` as a JSON string; ``kwargs`` go to :func:`json.dumps`."""
-        return json.dumps(self.to_dict(), **kwargs)
-
-    def __repr__(self) -> str:
-        return (
-            f"EstimatorComparison(names={self.names!r}, metrics={self.metrics!r}, "
-            f"n_splits={self.n_splits})"
-        )
-
-    def __str__(self) -> str:
-        level = self.confidence_level
-        lines = [
-            f"Comparison of {len(self.names)} estimators on the same "
-            f"{self.n_splits} folds"
-        ]
-        for key in self.metrics:
-            direction = "higher" if self.greater_is_better[key] else "lower"
-            lines += ["", f"{key} ({direction} is better), pooled over folds:"]
-            for rank, name in enumerate(self.ranking(key), start=1):
-                score = self.pooled[name][key]
-                lines.append(
-                    f"  {rank}. {name:<20} {score.expected:11.5g} ± {score.std:.3g}"
-                )
-            lines.append(
-                f"  pairwise a − b: expected ± std (paired label noise), "
-                f"{level:.0%} CI; corrected t-test across folds"
-            )
-            for i, a in enumerate(self.names):
-                for b in self.names[i + 1 :]:
-                    diff = self.differences[(a, b)][key]
-                    test = self.t_tests[(a, b)][key]
-                    low, high = diff.confidence_interval(level)
-                    lines.append(
-                        f"  {a} − {b}: {diff.expected:.5g} ± {diff.std:.3g} "
-                        f"[{low:.5g}, {high:.5g}] ({diff.method}); "
-                        f"t={test.statistic:.3g}, p={test.pvalue:.3g}, df={test.df}"
-                    )
-        return "\n".join(lines)
-
-
-def _as_table(rows: list[dict]) -> Any:
-    try:
-        import pandas as pd
-    except ImportError:
-        return rows
-    return pd.DataFrame(rows)
 
 
 def _check_estimators(estimators: Any) -> dict[str, Any]:
@@ -487,10 +169,11 @@ def compare_estimators(
     difference ``metric_a − metric_b`` pooled over the folds (on the
     concatenated out-of-fold predictions) with its variance over the label
     noise. Both models are scored on the same noisy labels, so the noise is
-    shared and the variance of the difference is exact and paired
-    (FORMULAS.md §9), e.g. for MSE ``4 Σ σ_i² (a_i − b_i)² / M²``; it is usually
-    far smaller than ``Var_A + Var_B`` for similar models (but not always:
-    for binary accuracy the ratio is twice the disagreement rate).
+    shared and the variance of the difference is exact and paired (user
+    guide: :ref:`formula_paired`), e.g. for MSE
+    ``4 Σ σ_i² (a_i − b_i)² / M²``; it is usually far smaller than
+    ``Var_A + Var_B`` for similar models (but not always: for binary
+    accuracy the ratio is twice the disagreement rate).
 
     The label-noise variance says whether the difference would survive a
     re-measurement of the labels, for these fitted models. Whether it would
@@ -579,68 +262,21 @@ def compare_estimators(
     estimators = _check_estimators(estimators)
     names = list(estimators)
     first = estimators[names[0]]
-    classifier = is_classifier(first)
-    if isinstance(scoring, str) and scoring == "default":
-        common = [set(default_metrics(est, y)) for est in estimators.values()]
-        scoring = default_scoring(
-            [m for m in default_metrics(first, y) if all(m in c for c in common)], y
-        )
-    if (
-        not (isinstance(n_draws, numbers.Integral) and not isinstance(n_draws, bool))
-        or n_draws < 2
-    ):
-        raise ValueError(f"n_draws must be an int >= 2; got {n_draws!r}.")
-    scoring = check_noisy_scoring(scoring, first, y)
-    for key, scorer in scoring.items():
-        estimand = getattr(scorer, "estimand", "measurement")
-        if estimand != "measurement":
-            raise ValueError(
-                f"The {key!r} scorer uses estimand={estimand!r}; paired "
-                "differences are computed for the 'measurement' estimand only."
-            )
-    splitter = check_cv(cv, y, classifier=classifier)
+    scorers = _check_comparison_scoring(scoring, estimators, y, n_draws)
+    splitter = check_cv(cv, y, classifier=is_classifier(first))
     splits = [
         (np.asarray(train), np.asarray(test))
         for train, test in splitter.split(X, y, groups)
     ]
-    cv_results = {}
-    for name, estimator in estimators.items():
-        runner = NoisyCrossValidator(
-            estimator,
-            scoring=scoring,
-            cv=splits,
-            n_jobs=n_jobs,
-            confidence_level=confidence_level,
-            error_score="raise",
+    noise = {"sigma": sigma, "q": q, "transition_matrix": transition_matrix}
+    cv_results = {
+        name: _cross_validate(
+            estimator, X, y, splits, scorers, noise, n_jobs, confidence_level
         )
-        runner._fit_splits(
-            X,
-            y,
-            splits,
-            classifier=classifier,
-            sigma=sigma,
-            q=q,
-            transition_matrix=transition_matrix,
-            fit_params={},
-        )
-        if runner.oof_indices_ is None:
-            raise ValueError(
-                "compare_estimators needs test sets that do not overlap (KFold, "
-                "StratifiedKFold, GroupKFold, ...); the splitter given repeats "
-                "samples across test sets."
-            )
-        cv_results[name] = runner
+        for name, estimator in estimators.items()
+    }
     reference = cv_results[names[0]]
-    scorers = reference.scorers_
-    metrics = list(scorers)
-    classes = reference._classes
-    oof = reference.oof_indices_
-    n_train = float(np.mean([train.shape[0] for train, _ in splits]))
-    n_test = float(np.mean([test.shape[0] for _, test in splits]))
-    y_oof = y if oof.shape[0] == reference.n_samples_ else _safe_indexing(y, oof)
-    fold_rows = [np.searchsorted(oof, test) for _, test in splits]
-    fold_y = [_safe_indexing(y, test) for _, test in splits]
-
+    folds = _Folds.from_splits(reference, y, splits)
     differences: dict[tuple[str, str], dict[str, NoisyScore]] = {}
     fold_differences: dict[tuple[str, str], dict[str, list[NoisyScore]]] = {}
     t_tests: dict[tuple[str, str], dict[str, CorrectedTTest]] = {}
@@ -651,92 +287,225 @@ def compare_estimators(
                 {},
                 {},
             )
-            for key, scorer in scorers.items():
-                method = _pooled_method(scorer, cv_results[a].oof_responses_)
-                response_a = cv_results[a].oof_responses_[method]
-                response_b = cv_results[b].oof_responses_[method]
-                noise = _resolve_noise(scorer, X, y, sigma, q, transition_matrix)
-                options = {
-                    "metric": scorer,
-                    "labels": classes if scorer.requires_noise == "q" else None,
-                    "classes": classes if method == "predict_proba" else None,
-                    "n_draws": n_draws,
-                    "random_state": random_state,
-                }
-                pooled = expected_paired_difference(
-                    y_oof,
-                    response_a,
-                    response_b,
-                    **_slice_noise(noise, oof),
-                    **options,
+            for key, scorer in reference.scorers_.items():
+                noise_values = _resolve_noise(scorer, X, y, **noise)
+                (
+                    differences[(a, b)][key],
+                    fold_differences[(a, b)][key],
+                    t_tests[(a, b)][key],
+                ) = _paired_difference(
+                    cv_results[a],
+                    cv_results[b],
+                    key,
+                    folds,
+                    noise_values,
+                    n_draws=n_draws,
+                    random_state=random_state,
                 )
-                exact = pooled.method == "exact"
-                score_a = cv_results[a].pooled_[key]
-                score_b = cv_results[b].pooled_[key]
-                if not exact:  # exact expectations, joint Monte Carlo variance
-                    pooled = NoisyScore(
-                        f"{scorer.metric}_difference",
-                        score_a.expected - score_b.expected,
-                        pooled.variance,
-                        score_a.nominal - score_b.nominal,
-                        pooled.n_samples,
-                        "monte_carlo",
-                    )
-                per_fold = []
-                for k, (_, test) in enumerate(splits):
-                    fold_a = cv_results[a].fold_scores_[key][k]
-                    fold_b = cv_results[b].fold_scores_[key][k]
-                    if exact:
-                        rows = fold_rows[k]
-                        per_fold.append(
-                            expected_paired_difference(
-                                fold_y[k],
-                                response_a[rows],
-                                response_b[rows],
-                                **_slice_noise(noise, test),
-                                **options,
-                            )
-                        )
-                    else:
-                        per_fold.append(
-                            NoisyScore(
-                                f"{scorer.metric}_difference",
-                                fold_a.expected - fold_b.expected,
-                                math.nan,
-                                fold_a.nominal - fold_b.nominal,
-                                fold_a.n_samples,
-                                "monte_carlo",
-                            )
-                        )
-                differences[(a, b)][key] = pooled
-                fold_differences[(a, b)][key] = per_fold
-                t_tests[(a, b)][key] = corrected_t_test(
-                    [d.expected for d in per_fold], n_train, n_test
+            differences[(b, a)], fold_differences[(b, a)], t_tests[(b, a)] = (
+                _reversed_pair(
+                    differences[(a, b)], fold_differences[(a, b)], t_tests[(a, b)]
                 )
-            differences[(b, a)] = {
-                key: _negate(score) for key, score in differences[(a, b)].items()
-            }
-            fold_differences[(b, a)] = {
-                key: [_negate(s) for s in scores]
-                for key, scores in fold_differences[(a, b)].items()
-            }
-            t_tests[(b, a)] = {
-                key: CorrectedTTest(
-                    -t.statistic,
-                    t.pvalue,
-                    t.df,
-                    -t.mean_difference,
-                    t.corrected_std_error,
-                )
-                for key, t in t_tests[(a, b)].items()
-            }
+            )
     return EstimatorComparison(
         names=names,
-        metrics=metrics,
-        greater_is_better={k: bool(s.greater_is_better) for k, s in scorers.items()},
+        metrics=list(reference.scorers_),
+        greater_is_better={
+            k: bool(s.greater_is_better) for k, s in reference.scorers_.items()
+        },
         cv_results=cv_results,
         differences=differences,
         fold_differences=fold_differences,
         t_tests=t_tests,
         confidence_level=confidence_level,
+    )
+
+
+def _check_comparison_scoring(
+    scoring: Any, estimators: dict[str, Any], y: Any, n_draws: Any
+) -> dict[str, Any]:
+    """The scorers of a comparison: defaults common to all, measurement only."""
+    first = next(iter(estimators.values()))
+    if isinstance(scoring, str) and scoring == "default":
+        common = [set(default_metrics(est, y)) for est in estimators.values()]
+        scoring = default_scoring(
+            [m for m in default_metrics(first, y) if all(m in c for c in common)], y
+        )
+    if (
+        not (isinstance(n_draws, numbers.Integral) and not isinstance(n_draws, bool))
+        or n_draws < 2
+    ):
+        raise ValueError(f"n_draws must be an int >= 2; got {n_draws!r}.")
+    scorers = check_noisy_scoring(scoring, first, y)
+    for key, scorer in scorers.items():
+        estimand = getattr(scorer, "estimand", "measurement")
+        if estimand != "measurement":
+            raise ValueError(
+                f"The {key!r} scorer uses estimand={estimand!r}; paired "
+                "differences are computed for the 'measurement' estimand only."
+            )
+    return scorers
+
+
+def _cross_validate(
+    estimator: Any,
+    X: Any,
+    y: Any,
+    splits: list[tuple[np.ndarray, np.ndarray]],
+    scorers: dict[str, Any],
+    noise: dict[str, Any],
+    n_jobs: int | None,
+    confidence_level: float,
+) -> NoisyCrossValidator:
+    """Cross-validate one estimator on the shared splits; require disjoint tests."""
+    runner = NoisyCrossValidator(
+        estimator,
+        scoring=scorers,
+        cv=splits,
+        n_jobs=n_jobs,
+        confidence_level=confidence_level,
+        error_score="raise",
+    ).fit(X, y, **noise)
+    if runner.oof_indices_ is None:
+        raise ValueError(
+            "compare_estimators needs test sets that do not overlap (KFold, "
+            "StratifiedKFold, GroupKFold, ...); the splitter given repeats "
+            "samples across test sets."
+        )
+    return runner
+
+
+class _Folds(NamedTuple):
+    """The shared splits, as the paired differences need them."""
+
+    splits: list[tuple[np.ndarray, np.ndarray]]
+    oof: np.ndarray
+    y_oof: Any
+    fold_rows: list[np.ndarray]
+    fold_y: list[Any]
+    classes: np.ndarray | None
+    n_train: float
+    n_test: float
+
+    @classmethod
+    def from_splits(
+        cls, reference: NoisyCrossValidator, y: Any, splits: list
+    ) -> _Folds:
+        oof = reference.oof_indices_
+        return cls(
+            splits=splits,
+            oof=oof,
+            y_oof=y if oof.shape[0] == reference.n_samples_ else _safe_indexing(y, oof),
+            fold_rows=[np.searchsorted(oof, test) for _, test in splits],
+            fold_y=[_safe_indexing(y, test) for _, test in splits],
+            classes=reference.labels_,
+            n_train=float(np.mean([train.shape[0] for train, _ in splits])),
+            n_test=float(np.mean([test.shape[0] for _, test in splits])),
+        )
+
+
+def _paired_difference(
+    cv_a: NoisyCrossValidator,
+    cv_b: NoisyCrossValidator,
+    key: str,
+    folds: _Folds,
+    noise: dict[str, Any],
+    *,
+    n_draws: int,
+    random_state: Any,
+) -> tuple[NoisyScore, list[NoisyScore], CorrectedTTest]:
+    """``metric_a − metric_b`` pooled and per fold, and the corrected t-test."""
+    scorer = cv_a.scorers_[key]
+    method = _pooled_method(scorer, cv_a.oof_responses_)
+    response_a = cv_a.oof_responses_[method]
+    response_b = cv_b.oof_responses_[method]
+    options = {
+        "metric": scorer,
+        "labels": folds.classes if scorer.requires_noise == "q" else None,
+        "classes": folds.classes if method == "predict_proba" else None,
+        "n_draws": n_draws,
+        "random_state": random_state,
+    }
+    pooled = expected_paired_difference(
+        folds.y_oof,
+        response_a,
+        response_b,
+        **_slice_noise(noise, folds.oof),
+        **options,
+    )
+    exact = pooled.method == "exact"
+    if not exact:  # exact expectations, joint Monte Carlo variance
+        pooled = _difference_of(
+            scorer,
+            cv_a.pooled_[key],
+            cv_b.pooled_[key],
+            pooled.variance,
+            pooled.n_samples,
+        )
+    per_fold = []
+    for k, (_, test) in enumerate(folds.splits):
+        if exact:
+            rows = folds.fold_rows[k]
+            per_fold.append(
+                expected_paired_difference(
+                    folds.fold_y[k],
+                    response_a[rows],
+                    response_b[rows],
+                    **_slice_noise(noise, test),
+                    **options,
+                )
+            )
+        else:
+            per_fold.append(
+                _difference_of(
+                    scorer,
+                    cv_a.fold_scores_[key][k],
+                    cv_b.fold_scores_[key][k],
+                    math.nan,
+                    cv_a.fold_scores_[key][k].n_samples,
+                )
+            )
+    t_test = corrected_t_test(
+        [d.expected for d in per_fold], folds.n_train, folds.n_test
+    )
+    return pooled, per_fold, t_test
+
+
+def _difference_of(
+    scorer: Any,
+    score_a: NoisyScore,
+    score_b: NoisyScore,
+    variance: float,
+    n_samples: int,
+) -> NoisyScore:
+    """The exact difference of two scores' expectations, with a given variance."""
+    return NoisyScore(
+        f"{scorer.metric}_difference",
+        score_a.expected - score_b.expected,
+        variance,
+        score_a.nominal - score_b.nominal,
+        n_samples,
+        "monte_carlo",
+    )
+
+
+def _reversed_pair(
+    differences: dict[str, NoisyScore],
+    fold_differences: dict[str, list[NoisyScore]],
+    t_tests: dict[str, CorrectedTTest],
+) -> tuple[dict, dict, dict]:
+    """The results of the pair ``(b, a)`` from those of ``(a, b)``."""
+    return (
+        {key: _negate(score) for key, score in differences.items()},
+        {key: [_negate(s) for s in scores] for key, scores in fold_differences.items()},
+        {
+            key: CorrectedTTest(
+                -t.statistic,
+                t.pvalue,
+                t.df,
+                -t.mean_difference,
+                t.corrected_std_error,
+            )
+            for key, t in t_tests.items()
+        },
     )

@@ -13,43 +13,24 @@ from sklearn.model_selection import KFold, check_cv, cross_val_predict
 from sklearn.utils import check_random_state
 
 from .._noisy_score import NoisyScore
-from ..metrics._noise_resilience import noise_resilience_score
-from ..utils._validation import as_float_array, check_finite
+from ..metrics import get_metric_info, get_metric_names, noise_resilience_score
+from ..utils._arrays import as_float_array, check_finite
 
-__all__ = [
-    "NoiseResilienceCurveResult",
-    "NoiseResilienceDisplay",
-    "noise_resilience_curve",
-]
-
-#: Regression metrics the curve can report: canonical name -> function name in
-#: :mod:`sklearn_noisy.metrics` (looked up when used).
-_METRIC_FUNCTIONS = {
-    "mean_squared_error": "expected_mean_squared_error",
-    "mean_absolute_error": "expected_mean_absolute_error",
-    "root_mean_squared_error": "expected_root_mean_squared_error",
-    "r2": "expected_r2_score",
-}
+__all__ = ["NoiseResilienceCurveResult", "noise_resilience_curve"]
 
 
 def _resolve_metric(metric: Any) -> tuple[str, Callable[..., NoisyScore]]:
+    """Name and function of a regression metric (by name) or of a callable."""
     if callable(metric):
         return getattr(metric, "__name__", "metric"), metric
-    if not isinstance(metric, str) or metric not in _METRIC_FUNCTIONS:
+    names = get_metric_names(noise="sigma")
+    if not isinstance(metric, str) or metric not in names:
         raise ValueError(
             f"metrics must hold regression metric names among "
-            f"{sorted(_METRIC_FUNCTIONS)} or callables (y_true, y_pred, *, sigma) "
+            f"{sorted(names)} or callables (y_true, y_pred, *, sigma) "
             f"-> NoisyScore; got {metric!r}."
         )
-    from .. import metrics as metrics_module
-
-    function = getattr(metrics_module, _METRIC_FUNCTIONS[metric], None)
-    if function is None:
-        raise ValueError(
-            f"The metric {metric!r} is not available in sklearn_noisy.metrics of "
-            "this installation."
-        )
-    return metric, function
+    return metric, get_metric_info(metric).function
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -123,6 +104,41 @@ class NoiseResilienceCurveResult:
             f"noise_levels={self.noise_levels.tolist()}, "
             f"score_mean={np.round(self.score_mean, 4).tolist()})"
         )
+
+
+#: The arrays the curve records per metric.
+_METRIC_KEYS = ("expected", "std", "nominal", "truth")
+
+
+def _check_noise_levels(noise_levels: Any) -> np.ndarray:
+    """The noise levels as a non-empty 1-D float array, every level ``> 0``."""
+    levels = as_float_array(noise_levels, name="noise_levels")
+    if levels.ndim != 1 or levels.size == 0:
+        raise ValueError("noise_levels must be a non-empty 1-D sequence of floats.")
+    check_finite(levels, name="noise_levels")
+    if levels.min() <= 0:
+        raise ValueError(
+            "noise_levels must all be > 0: the noise-resilience score compares the "
+            f"prediction with the noise; got {levels.min()!r}."
+        )
+    return levels
+
+
+def _feature_column(X: Any, feature: Any, n_samples: int) -> np.ndarray:
+    """The column of ``X`` along which NR is evaluated, as floats."""
+    if hasattr(X, "iloc") and not isinstance(feature, numbers.Integral):
+        x = X[feature]
+    elif hasattr(X, "iloc"):
+        x = X.iloc[:, feature]
+    else:
+        x = np.asarray(X)[:, feature]
+    x = as_float_array(x, name=f"X[:, {feature!r}]")
+    if x.shape[0] != n_samples:
+        raise ValueError(
+            f"X and y_ref must have the same number of samples; got {x.shape[0]} and "
+            f"{n_samples}."
+        )
+    return x
 
 
 def noise_resilience_curve(
@@ -202,31 +218,12 @@ def noise_resilience_curve(
     if y_ref.ndim != 1:
         raise ValueError(f"y_ref must be 1-D; got shape {y_ref.shape}.")
     check_finite(y_ref, name="y_ref")
-    levels = as_float_array(noise_levels, name="noise_levels")
-    if levels.ndim != 1 or levels.size == 0:
-        raise ValueError("noise_levels must be a non-empty 1-D sequence of floats.")
-    check_finite(levels, name="noise_levels")
-    if levels.min() <= 0:
-        raise ValueError(
-            "noise_levels must all be > 0: the noise-resilience score compares the "
-            f"prediction with the noise; got {levels.min()!r}."
-        )
+    levels = _check_noise_levels(noise_levels)
     if not isinstance(n_repeats, numbers.Integral) or n_repeats < 1:
         raise ValueError(f"n_repeats must be a positive integer; got {n_repeats!r}.")
     resolved = [_resolve_metric(metric) for metric in metrics]
-    if hasattr(X, "iloc") and not isinstance(feature, numbers.Integral):
-        x = X[feature]
-    elif hasattr(X, "iloc"):
-        x = X.iloc[:, feature]
-    else:
-        x = np.asarray(X)[:, feature]
-    x = as_float_array(x, name=f"X[:, {feature!r}]")
     n_samples = y_ref.shape[0]
-    if x.shape[0] != n_samples:
-        raise ValueError(
-            f"X and y_ref must have the same number of samples; got {x.shape[0]} and "
-            f"{n_samples}."
-        )
+    x = _feature_column(X, feature, n_samples)
 
     rng = check_random_state(random_state)
     if isinstance(cv, numbers.Integral):
@@ -260,164 +257,3 @@ def noise_resilience_curve(
         metrics=table,
         estimator_name=type(estimator).__name__,
     )
-
-
-_METRIC_KEYS = ("expected", "std", "nominal", "truth")
-
-
-def _import_pyplot() -> Any:
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise ImportError(
-            "NoiseResilienceDisplay requires matplotlib: pip install matplotlib."
-        ) from exc
-    return plt
-
-
-class NoiseResilienceDisplay:
-    """Plot of the noise-resilience score (and a metric) against the noise level.
-
-    Create it with :meth:`from_estimator` or :meth:`from_results`; it draws NR
-    (mean ± one standard deviation over the repeats) with reference lines at 1
-    (perfect recovery of the truth) and 0 (as good as the noisy data), and, on a
-    second axis, the expected metric with its label-noise standard deviation.
-    matplotlib is imported only when plotting.
-
-    Parameters
-    ----------
-    result : NoiseResilienceCurveResult
-        The curve to plot.
-    metric : str or None, default=None
-        Metric drawn on the second axis; default the first one of the result,
-        ``None`` and no metrics: NR only.
-    name : str or None, default=None
-        Legend label; default the estimator's class name.
-
-    Attributes
-    ----------
-    ax_ : matplotlib Axes
-    metric_ax_ : matplotlib Axes or None
-    figure_ : matplotlib Figure
-
-    Examples
-    --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> from sklearn.linear_model import LinearRegression
-    >>> from sklearn_noisy.datasets import load_oxygen_sensor
-    >>> from sklearn_noisy.model_selection import NoiseResilienceDisplay
-    >>> sensor = load_oxygen_sensor()
-    >>> display = NoiseResilienceDisplay.from_estimator(
-    ...     LinearRegression(), sensor.data, sensor.target_true, [0.2, 1.0],
-    ...     n_repeats=1, random_state=0, feature=1)
-    >>> display.ax_.get_ylabel()
-    'noise resilience NR'
-    """
-
-    def __init__(
-        self,
-        result: NoiseResilienceCurveResult,
-        *,
-        metric: str | None = None,
-        name: str | None = None,
-    ) -> None:
-        self.result = result
-        self.metric = metric
-        self.name = name
-
-    def plot(
-        self, ax: Any = None, *, name: str | None = None
-    ) -> NoiseResilienceDisplay:
-        """Draw on ``ax`` (a new figure when None); return self."""
-        plt = _import_pyplot()
-        if ax is None:
-            _, ax = plt.subplots()
-        result = self.result
-        label = name or self.name or result.estimator_name or "estimator"
-        levels = result.noise_levels
-        mean, std = result.score_mean, result.score_std
-        (line,) = ax.plot(levels, mean, marker="o", label=f"{label}: NR")
-        ax.fill_between(
-            levels, mean - std, mean + std, alpha=0.2, color=line.get_color()
-        )
-        ax.axhline(1.0, color="0.4", linestyle=":", linewidth=1)
-        ax.axhline(0.0, color="0.4", linestyle="--", linewidth=1)
-        ax.set_xlabel("label noise level σ")
-        ax.set_ylabel("noise resilience NR")
-        self.metric_ax_ = None
-        metric = self.metric
-        if metric is None and result.metrics:
-            metric = next(iter(result.metrics))
-        if metric is not None:
-            if metric not in result.metrics:
-                raise ValueError(
-                    f"metric {metric!r} is not in the result; available: "
-                    f"{sorted(result.metrics)}."
-                )
-            values = result.metrics[metric]
-            expected = values["expected"].mean(axis=1)
-            noise_std = values["std"].mean(axis=1)
-            twin = ax.twinx()
-            twin.errorbar(
-                levels,
-                expected,
-                yerr=noise_std,
-                color="C1",
-                linestyle="--",
-                marker="s",
-                capsize=3,
-                label=f"expected {metric} ± std",
-            )
-            twin.plot(
-                levels,
-                values["truth"].mean(axis=1),
-                color="C2",
-                linestyle=":",
-                marker="^",
-                label=f"{metric} vs truth",
-            )
-            twin.set_ylabel(metric)
-            handles = ax.get_legend_handles_labels()
-            twin_handles = twin.get_legend_handles_labels()
-            twin.legend(handles[0] + twin_handles[0], handles[1] + twin_handles[1])
-            self.metric_ax_ = twin
-        else:
-            ax.legend()
-        self.ax_ = ax
-        self.figure_ = ax.figure
-        return self
-
-    @classmethod
-    def from_results(
-        cls,
-        result: NoiseResilienceCurveResult,
-        *,
-        metric: str | None = None,
-        name: str | None = None,
-        ax: Any = None,
-    ) -> NoiseResilienceDisplay:
-        """Plot a :class:`NoiseResilienceCurveResult`."""
-        if not isinstance(result, NoiseResilienceCurveResult):
-            raise TypeError(
-                "result must be a NoiseResilienceCurveResult from "
-                f"noise_resilience_curve; got {type(result).__name__}."
-            )
-        return cls(result, metric=metric, name=name).plot(ax=ax)
-
-    @classmethod
-    def from_estimator(
-        cls,
-        estimator: Any,
-        X: Any,
-        y_ref: Any,
-        noise_levels: Sequence[float],
-        *,
-        metric: str | None = None,
-        name: str | None = None,
-        ax: Any = None,
-        **kwargs: Any,
-    ) -> NoiseResilienceDisplay:
-        """Run :func:`noise_resilience_curve` (``kwargs`` passed on) and plot it."""
-        result = noise_resilience_curve(estimator, X, y_ref, noise_levels, **kwargs)
-        return cls.from_results(result, metric=metric, name=name, ax=ax)

@@ -1,20 +1,10 @@
-"""The ``sklearn-noisy`` command line (also ``python -m sklearn_noisy``).
-
-``sklearn-noisy evaluate`` cross-validates a model and prints, per fold and
-pooled, each metric's expected value and its standard deviation over the label
-measurement error. With no options it runs on the embedded oxygen-sensor
-dataset; ``--data`` reads a CSV file.
-
-Errors in the input (a missing file, an unknown column, non-numeric data, an
-unknown estimator, a bad option) print one line on stderr and exit with code 2.
-"""
+"""The ``sklearn-noisy`` command: options, estimator, evaluation and output."""
 
 from __future__ import annotations
 
 import argparse
 import ast
 import contextlib
-import csv
 import importlib
 import json
 import os
@@ -23,7 +13,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import numpy as np
+from ._data import CLIError, _load, _split
 
 __all__ = ["main"]
 
@@ -45,10 +35,6 @@ with --q).
 """
 
 
-class CLIError(Exception):
-    """A user error: reported as one line on stderr, exit code 2."""
-
-
 class _Parser(argparse.ArgumentParser):
     """ArgumentParser whose errors are one line on stderr (exit code 2)."""
 
@@ -57,7 +43,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    from . import __version__
+    from .. import __version__
 
     parser = _Parser(
         prog=PROG,
@@ -77,6 +63,19 @@ def _build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    _add_data_arguments(evaluate)
+    _add_model_arguments(evaluate)
+    output = evaluate.add_argument_group("output")
+    output.add_argument("--json", metavar="PATH", help="write all results as JSON")
+    output.add_argument("--plot", metavar="PNG", help="save a plot of the folds")
+    output.add_argument(
+        "--quiet", action="store_true", help="no progress lines on stderr"
+    )
+    return parser
+
+
+def _add_data_arguments(evaluate: argparse.ArgumentParser) -> None:
+    """The options that choose the data and its label noise."""
     data = evaluate.add_argument_group("data (default: the embedded oxygen sensor)")
     data.add_argument("--data", metavar="CSV", help="CSV file with a header row")
     data.add_argument("--target", metavar="COL", help="column of the labels")
@@ -115,6 +114,10 @@ def _build_parser() -> argparse.ArgumentParser:
         metavar="COL,COL,...",
         help="feature columns (default: every other column)",
     )
+
+
+def _add_model_arguments(evaluate: argparse.ArgumentParser) -> None:
+    """The options that choose the estimator and the cross-validation."""
     model = evaluate.add_argument_group("model and evaluation")
     model.add_argument(
         "--estimator",
@@ -141,208 +144,6 @@ def _build_parser() -> argparse.ArgumentParser:
     model.add_argument(
         "--seed", type=int, default=0, metavar="N", help="seed of folds and model (0)"
     )
-    output = evaluate.add_argument_group("output")
-    output.add_argument("--json", metavar="PATH", help="write all results as JSON")
-    output.add_argument("--plot", metavar="PNG", help="save a plot of the folds")
-    output.add_argument(
-        "--quiet", action="store_true", help="no progress lines on stderr"
-    )
-    return parser
-
-
-# --------------------------------------------------------------------- data
-def _read_csv(path: str) -> tuple[list[str], dict[str, list[str]]]:
-    if not os.path.isfile(path):
-        raise CLIError(f"--data: no such file: {path!r}")
-    with open(path, newline="", encoding="utf-8-sig") as handle:
-        reader = csv.reader(handle)
-        try:
-            header = [name.strip() for name in next(reader)]
-        except StopIteration:
-            raise CLIError(f"--data: {path!r} is empty") from None
-        if len(set(header)) != len(header):
-            raise CLIError(f"--data: {path!r} has duplicate column names")
-        columns: dict[str, list[str]] = {name: [] for name in header}
-        for line, row in enumerate(reader, start=2):
-            if not row or all(not cell.strip() for cell in row):
-                continue
-            if len(row) != len(header):
-                raise CLIError(
-                    f"--data: line {line} of {path!r} has {len(row)} fields, the "
-                    f"header has {len(header)}"
-                )
-            for name, cell in zip(header, row, strict=True):
-                columns[name].append(cell.strip())
-    if not columns[header[0]]:
-        raise CLIError(f"--data: {path!r} has no data rows")
-    return header, columns
-
-
-def _column(columns: dict[str, list[str]], name: str, option: str) -> list[str]:
-    if name not in columns:
-        raise CLIError(
-            f"{option}: unknown column {name!r}; the columns are {list(columns)}"
-        )
-    return columns[name]
-
-
-def _numeric(
-    cells: list[str], name: str, option: str, *, allow_missing: bool = False
-) -> np.ndarray:
-    values = np.empty(len(cells))
-    for row, cell in enumerate(cells):
-        if not cell:
-            if not allow_missing:
-                raise CLIError(
-                    f"{option}: column {name!r} has an empty cell (row {row + 1})"
-                )
-            values[row] = np.nan
-            continue
-        try:
-            values[row] = float(cell)
-        except ValueError:
-            raise CLIError(
-                f"{option}: column {name!r} is not numeric (row {row + 1}: {cell!r})"
-            ) from None
-    return values
-
-
-def _split(value: str) -> list[str]:
-    return [item.strip() for item in value.split(",") if item.strip()]
-
-
-def _noise_value(
-    value: str, columns: dict[str, list[str]], option: str
-) -> tuple[Any, str | None]:
-    """A column (returns its values and name) or a number."""
-    if value in columns:
-        return _numeric(columns[value], value, option), value
-    try:
-        return float(value), None
-    except ValueError:
-        raise CLIError(
-            f"{option}: {value!r} is neither a number nor a column; the columns are "
-            f"{list(columns)}"
-        ) from None
-
-
-def _labels(cells: list[str], name: str) -> np.ndarray:
-    if any(not cell for cell in cells):
-        raise CLIError(f"--target: column {name!r} has empty cells")
-    try:
-        numbers = np.array([float(cell) for cell in cells])
-    except ValueError:
-        return np.array(cells)
-    if np.all(numbers == np.round(numbers)):
-        return numbers.astype(np.int64)
-    return numbers
-
-
-def _load(args: argparse.Namespace) -> dict[str, Any]:
-    """The data to evaluate: X, y, the noise and a description."""
-    if args.data is None:
-        given = [
-            f"--{name.replace('_', '-')}"
-            for name in (
-                "target",
-                "sigma",
-                "q",
-                "repeats",
-                "features",
-                "instrument_sigma",
-            )
-            if getattr(args, name) is not None
-        ]
-        if given:
-            raise CLIError(f"{', '.join(given)} need(s) --data")
-        from .datasets import load_oxygen_sensor
-
-        sensor = load_oxygen_sensor()
-        return {
-            "X": sensor.data,
-            "y": sensor.target,
-            "sigma": sensor.target_sigma,
-            "q": None,
-            "task": "regression",
-            "source": "embedded oxygen sensor (load_oxygen_sensor)",
-            "features": list(sensor.feature_names),
-            "embedded": True,
-        }
-
-    header, columns = _read_csv(args.data)
-    if args.sigma is not None and args.q is not None:
-        raise CLIError("give --sigma (regression) or --q (classification), not both")
-    used: list[str] = []
-    sigma = q = None
-    if args.repeats is not None:
-        if args.target is not None or args.sigma is not None or args.q is not None:
-            raise CLIError(
-                "--repeats gives the label and its sigma: do not combine it with "
-                "--target, --sigma or --q"
-            )
-        names = _split(args.repeats)
-        if not names:
-            raise CLIError("--repeats: give at least one column")
-        repeats = np.column_stack(
-            [
-                _numeric(
-                    _column(columns, n, "--repeats"), n, "--repeats", allow_missing=True
-                )
-                for n in names
-            ]
-        )
-        from .preprocessing import summarize_repeats
-
-        summary = summarize_repeats(
-            repeats, sigma=args.repeat_sigma, instrument_sigma=args.instrument_sigma
-        )
-        y, sigma, task = summary.y_mean, summary.sigma, "regression"
-        used += names
-        label = f"mean of {len(names)} repeat columns"
-    else:
-        if args.target is None:
-            raise CLIError("--data needs --target COL (or --repeats COL,COL,...)")
-        if args.instrument_sigma is not None:
-            raise CLIError("--instrument-sigma needs --repeats")
-        cells = _column(columns, args.target, "--target")
-        used.append(args.target)
-        label = args.target
-        if args.sigma is not None:
-            task = "regression"
-            y = _numeric(cells, args.target, "--target")
-            sigma, name = _noise_value(args.sigma, columns, "--sigma")
-        elif args.q is not None:
-            task = "classification"
-            y = _labels(cells, args.target)
-            q, name = _noise_value(args.q, columns, "--q")
-        else:
-            raise CLIError(
-                "give the label noise: --sigma COL|NUMBER (regression) or "
-                "--q COL|NUMBER (classification)"
-            )
-        if name is not None:
-            used.append(name)
-    if args.features is not None:
-        features = _split(args.features)
-        for name in features:
-            _column(columns, name, "--features")
-    else:
-        features = [name for name in header if name not in used]
-    if not features:
-        raise CLIError("no feature columns left: pass --features")
-    X = np.column_stack(
-        [_numeric(columns[n], n, "--features", allow_missing=True) for n in features]
-    )
-    return {
-        "X": X,
-        "y": y,
-        "sigma": sigma,
-        "q": q,
-        "task": task,
-        "source": f"{args.data} ({label})",
-        "features": features,
-        "embedded": False,
-    }
 
 
 # ----------------------------------------------------------------- estimator
@@ -484,7 +285,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     from sklearn.model_selection import KFold, StratifiedKFold
 
-    from .model_selection import NoisyCrossValidator
+    from ..model_selection import NoisyCrossValidator
 
     n_samples = loaded["X"].shape[0]
     if args.cv > n_samples:
@@ -524,7 +325,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     print(str(validator), flush=True)
 
     if args.json is not None:
-        from . import __version__
+        from .. import __version__
 
         payload = validator.to_dict()
         payload["data"] = loaded["source"]
@@ -539,15 +340,17 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _check_metrics(names: list[str]) -> None:
-    """Fail before any work on a metric name the scorers do not know."""
-    from .metrics import get_noisy_scorer, get_noisy_scorer_names, make_noisy_scorer
+    """Fail before any work on a name that is neither a metric nor a scorer."""
+    from ..metrics import get_metric_names, get_noisy_scorer_names
 
-    known = get_noisy_scorer_names()
+    metrics = get_metric_names()
+    scorers = get_noisy_scorer_names()
     for name in names:
-        try:
-            get_noisy_scorer(name) if name in known else make_noisy_scorer(name)
-        except (ValueError, TypeError, ImportError) as exc:
-            raise CLIError(f"--metrics: {exc}") from None
+        if name not in metrics and name not in scorers:
+            raise CLIError(
+                f"--metrics: unknown metric {name!r}; give metric names {metrics} "
+                f"or scorer names {scorers}"
+            )
 
 
 def _save_plot(validator: Any, path: str) -> None:
@@ -556,13 +359,9 @@ def _save_plot(validator: Any, path: str) -> None:
     except ImportError:
         raise CLIError("--plot needs matplotlib: pip install matplotlib") from None
     matplotlib.use("Agg")
-    try:
-        from .model_selection import NoisyCVDisplay
-    except ImportError:
-        raise CLIError(
-            "--plot: NoisyCVDisplay is not available in this installation"
-        ) from None
     import matplotlib.pyplot as plt
+
+    from ..model_selection import NoisyCVDisplay
 
     keys = list(validator.scorers_)
     figure, axes = plt.subplots(
@@ -642,7 +441,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         warnings.showwarning = previous
         sys.stderr.flush()
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

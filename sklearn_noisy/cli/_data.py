@@ -1,0 +1,242 @@
+"""The data of ``sklearn-noisy evaluate``: a CSV file or the embedded dataset.
+
+Reads the columns named by the options (labels, their noise, repeated
+measurements, features) into arrays; every error in the input is a
+:class:`CLIError`, reported as one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+from typing import Any
+
+import numpy as np
+
+__all__ = ["CLIError"]
+
+
+class CLIError(Exception):
+    """A user error: reported as one line on stderr, exit code 2."""
+
+
+def _read_csv(path: str) -> tuple[list[str], dict[str, list[str]]]:
+    if not os.path.isfile(path):
+        raise CLIError(f"--data: no such file: {path!r}")
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle)
+        try:
+            header = [name.strip() for name in next(reader)]
+        except StopIteration:
+            raise CLIError(f"--data: {path!r} is empty") from None
+        if len(set(header)) != len(header):
+            raise CLIError(f"--data: {path!r} has duplicate column names")
+        columns: dict[str, list[str]] = {name: [] for name in header}
+        for line, row in enumerate(reader, start=2):
+            if not row or all(not cell.strip() for cell in row):
+                continue
+            if len(row) != len(header):
+                raise CLIError(
+                    f"--data: line {line} of {path!r} has {len(row)} fields, the "
+                    f"header has {len(header)}"
+                )
+            for name, cell in zip(header, row, strict=True):
+                columns[name].append(cell.strip())
+    if not columns[header[0]]:
+        raise CLIError(f"--data: {path!r} has no data rows")
+    return header, columns
+
+
+def _column(columns: dict[str, list[str]], name: str, option: str) -> list[str]:
+    if name not in columns:
+        raise CLIError(
+            f"{option}: unknown column {name!r}; the columns are {list(columns)}"
+        )
+    return columns[name]
+
+
+def _numeric(
+    cells: list[str], name: str, option: str, *, allow_missing: bool = False
+) -> np.ndarray:
+    values = np.empty(len(cells))
+    for row, cell in enumerate(cells):
+        if not cell:
+            if not allow_missing:
+                raise CLIError(
+                    f"{option}: column {name!r} has an empty cell (row {row + 1})"
+                )
+            values[row] = np.nan
+            continue
+        try:
+            values[row] = float(cell)
+        except ValueError:
+            raise CLIError(
+                f"{option}: column {name!r} is not numeric (row {row + 1}: {cell!r})"
+            ) from None
+    return values
+
+
+def _split(value: str) -> list[str]:
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def _noise_value(
+    value: str, columns: dict[str, list[str]], option: str
+) -> tuple[Any, str | None]:
+    """A column (returns its values and name) or a number."""
+    if value in columns:
+        return _numeric(columns[value], value, option), value
+    try:
+        return float(value), None
+    except ValueError:
+        raise CLIError(
+            f"{option}: {value!r} is neither a number nor a column; the columns are "
+            f"{list(columns)}"
+        ) from None
+
+
+def _labels(cells: list[str], name: str) -> np.ndarray:
+    if any(not cell for cell in cells):
+        raise CLIError(f"--target: column {name!r} has empty cells")
+    try:
+        numbers = np.array([float(cell) for cell in cells])
+    except ValueError:
+        return np.array(cells)
+    if np.all(numbers == np.round(numbers)):
+        return numbers.astype(np.int64)
+    return numbers
+
+
+def _load_embedded(args: argparse.Namespace) -> dict[str, Any]:
+    """The embedded oxygen sensor (no data option may be given)."""
+    given = [
+        f"--{name.replace('_', '-')}"
+        for name in (
+            "target",
+            "sigma",
+            "q",
+            "repeats",
+            "features",
+            "instrument_sigma",
+        )
+        if getattr(args, name) is not None
+    ]
+    if given:
+        raise CLIError(f"{', '.join(given)} need(s) --data")
+    from ..datasets import load_oxygen_sensor
+
+    sensor = load_oxygen_sensor()
+    return {
+        "X": sensor.data,
+        "y": sensor.target,
+        "sigma": sensor.target_sigma,
+        "q": None,
+        "task": "regression",
+        "source": "embedded oxygen sensor (load_oxygen_sensor)",
+        "features": list(sensor.feature_names),
+        "embedded": True,
+    }
+
+
+def _load_repeats(
+    args: argparse.Namespace, columns: dict[str, list[str]]
+) -> dict[str, Any]:
+    """Labels and sigma from columns of repeated measurements (``--repeats``)."""
+    if args.target is not None or args.sigma is not None or args.q is not None:
+        raise CLIError(
+            "--repeats gives the label and its sigma: do not combine it with "
+            "--target, --sigma or --q"
+        )
+    names = _split(args.repeats)
+    if not names:
+        raise CLIError("--repeats: give at least one column")
+    repeats = np.column_stack(
+        [
+            _numeric(
+                _column(columns, n, "--repeats"), n, "--repeats", allow_missing=True
+            )
+            for n in names
+        ]
+    )
+    from ..preprocessing import summarize_repeats
+
+    summary = summarize_repeats(
+        repeats, sigma=args.repeat_sigma, instrument_sigma=args.instrument_sigma
+    )
+    return {
+        "y": summary.y_mean,
+        "sigma": summary.sigma,
+        "q": None,
+        "task": "regression",
+        "used": names,
+        "label": f"mean of {len(names)} repeat columns",
+    }
+
+
+def _load_target(
+    args: argparse.Namespace, columns: dict[str, list[str]]
+) -> dict[str, Any]:
+    """Labels from ``--target`` and their noise from ``--sigma`` or ``--q``."""
+    if args.target is None:
+        raise CLIError("--data needs --target COL (or --repeats COL,COL,...)")
+    if args.instrument_sigma is not None:
+        raise CLIError("--instrument-sigma needs --repeats")
+    cells = _column(columns, args.target, "--target")
+    sigma = q = None
+    if args.sigma is not None:
+        task = "regression"
+        y = _numeric(cells, args.target, "--target")
+        sigma, name = _noise_value(args.sigma, columns, "--sigma")
+    elif args.q is not None:
+        task = "classification"
+        y = _labels(cells, args.target)
+        q, name = _noise_value(args.q, columns, "--q")
+    else:
+        raise CLIError(
+            "give the label noise: --sigma COL|NUMBER (regression) or "
+            "--q COL|NUMBER (classification)"
+        )
+    used = [args.target] if name is None else [args.target, name]
+    return {
+        "y": y,
+        "sigma": sigma,
+        "q": q,
+        "task": task,
+        "used": used,
+        "label": args.target,
+    }
+
+
+def _load(args: argparse.Namespace) -> dict[str, Any]:
+    """The data to evaluate: X, y, the noise and a description."""
+    if args.data is None:
+        return _load_embedded(args)
+    header, columns = _read_csv(args.data)
+    if args.sigma is not None and args.q is not None:
+        raise CLIError("give --sigma (regression) or --q (classification), not both")
+    if args.repeats is not None:
+        labels = _load_repeats(args, columns)
+    else:
+        labels = _load_target(args, columns)
+    if args.features is not None:
+        features = _split(args.features)
+        for name in features:
+            _column(columns, name, "--features")
+    else:
+        features = [name for name in header if name not in labels["used"]]
+    if not features:
+        raise CLIError("no feature columns left: pass --features")
+    X = np.column_stack(
+        [_numeric(columns[n], n, "--features", allow_missing=True) for n in features]
+    )
+    return {
+        "X": X,
+        "y": labels["y"],
+        "sigma": labels["sigma"],
+        "q": labels["q"],
+        "task": labels["task"],
+        "source": f"{args.data} ({labels['label']})",
+        "features": features,
+        "embedded": False,
+    }

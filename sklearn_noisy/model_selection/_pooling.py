@@ -1,0 +1,150 @@
+"""Pooling the folds of a cross-validation into one score per metric.
+
+Over disjoint test sets the out-of-fold predictions are concatenated and every
+metric is scored on them (user guide: :ref:`formula_pooling`). The
+per-sample-additive regression losses (the registry's ``additive`` records)
+are pooled from the fold results instead, which is the same number without a
+second pass over the data.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, NamedTuple
+
+import numpy as np
+from sklearn.utils import _safe_indexing
+
+from .._noisy_score import NoisyScore
+from ..metrics import get_metric_info, get_metric_names
+from ..utils._arrays import weighted_totals
+from ._validation import Noise, _classes_kwarg, _noise_kwargs, _take_noise
+
+__all__: list[str] = []
+
+
+def _pool_additive(scores: list[NoisyScore]) -> NoisyScore:
+    """Pool per-sample-additive fold scores over disjoint test sets.
+
+    With ``w_k = M_k / M``: ``E = Σ w_k E_k``, ``Var = Σ w_k² V_k`` and the
+    nominal ``Σ w_k m_k``, which are exactly the metric of the concatenated
+    predictions and its variance, without a second pass over the data
+    (user guide: :ref:`formula_pooling`).
+    """
+    n = np.array([s.n_samples for s in scores], dtype=float)
+    total = float(n.sum())
+    expected, nominal, variance = weighted_totals(
+        n / total,
+        slice(None),
+        np.array([s.expected for s in scores], dtype=float),
+        np.array([s.nominal for s in scores], dtype=float),
+        np.array([s.variance for s in scores], dtype=float),
+    )
+    methods = {s.method for s in scores}
+    return NoisyScore(
+        scores[0].metric,
+        expected=expected,
+        variance=variance,
+        nominal=nominal,
+        n_samples=int(total),
+        method=methods.pop() if len(methods) == 1 else "delta",
+    )
+
+
+def _pools_from_folds(scorer: Any) -> bool:
+    """Whether a scorer's pooled score is the weighted sum of its fold scores."""
+    metric = scorer.metric
+    return (
+        metric in get_metric_names()
+        and get_metric_info(metric).additive
+        and not getattr(scorer, "metric_kwargs", None)
+    )
+
+
+def _pooled_method(scorer: Any, responses: dict[str, np.ndarray]) -> str:
+    """The recorded out-of-fold response a scorer takes (its response method)."""
+    methods = (
+        [scorer.response_method]
+        if isinstance(scorer.response_method, str)
+        else list(scorer.response_method)
+    )
+    for method in methods:
+        if method in responses:
+            return method
+    raise ValueError(
+        f"No out-of-fold {methods} responses were recorded for {scorer.metric!r}."
+    )
+
+
+class OutOfFold(NamedTuple):
+    """The out-of-fold responses of a cross-validation, sorted by sample index.
+
+    ``indices`` is None (and ``responses`` empty) when the test sets overlap.
+    """
+
+    indices: np.ndarray | None
+    responses: dict[str, np.ndarray]
+
+
+def _out_of_fold(results: list[dict]) -> OutOfFold:
+    """Concatenate the responses of the fitted folds, in sample order."""
+    fitted = [r for r in results if r["fit_error"] is None]
+    indices = np.concatenate([r["test"] for r in fitted])
+    order = np.argsort(indices, kind="stable")
+    indices = indices[order]
+    if indices.shape[0] > 1 and bool(np.any(indices[1:] == indices[:-1])):
+        warnings.warn(
+            "The test sets of the cross-validation overlap (e.g. ShuffleSplit "
+            "or repeated splits), so the out-of-fold predictions cannot be "
+            "pooled: pooled_ is empty and oof_predictions_ is None. Use a "
+            "splitter whose test sets are disjoint (KFold, StratifiedKFold, "
+            "GroupKFold, ...) to get pooled scores.",
+            UserWarning,
+            stacklevel=3,
+        )
+        return OutOfFold(None, {})
+    methods = set(fitted[0]["responses"]).intersection(
+        *(r["responses"] for r in fitted[1:])
+    )
+    responses = {
+        method: np.concatenate([r["responses"][method] for r in fitted])[order]
+        for method in methods
+    }
+    return OutOfFold(indices, responses)
+
+
+def _pool_scores(
+    results: list[dict],
+    oof: OutOfFold,
+    X: Any,
+    y: Any,
+    *,
+    n_samples: int,
+    scorers: dict[str, Any],
+    noise: Noise,
+    classes: np.ndarray | None,
+) -> dict[str, NoisyScore]:
+    """One pooled score per metric that succeeded on every fitted fold."""
+    fitted = [r for r in results if r["fit_error"] is None]
+    indices, responses = oof
+    if indices.shape[0] == n_samples:  # a partition: no copy of X or y
+        X_oof, y_oof = X, y
+    else:
+        X_oof, y_oof = _safe_indexing(X, indices), _safe_indexing(y, indices)
+    noise_oof = _take_noise(noise, indices)
+    pooled = {}
+    for key, scorer in scorers.items():
+        if any(r["scores"][key] is None for r in fitted):
+            continue  # the metric failed on some fold: nothing to pool
+        if _pools_from_folds(scorer):
+            pooled[key] = _pool_additive([r["scores"][key] for r in fitted])
+            continue
+        method = _pooled_method(scorer, responses)
+        pooled[key] = scorer.score_predictions(
+            y_oof,
+            responses[method],
+            X=X_oof,
+            **_noise_kwargs(scorer, noise_oof),
+            **_classes_kwarg(method, classes),
+        )
+    return pooled

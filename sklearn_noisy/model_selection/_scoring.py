@@ -1,0 +1,153 @@
+"""Which noisy scorers a cross-validation runs: defaults and ``scoring`` resolution.
+
+The defaults come from the metric registry (:func:`~sklearn_noisy.metrics.
+get_metric_info`): a metric is reported by default for the target types its
+record lists, and a metric on class probabilities only for an estimator with
+``predict_proba``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from sklearn.base import is_classifier
+from sklearn.utils.multiclass import type_of_target
+
+from ..metrics import (
+    get_metric_info,
+    get_metric_names,
+    get_noisy_scorer,
+    get_noisy_scorer_names,
+    make_noisy_scorer,
+)
+
+__all__ = [
+    "check_noisy_scoring",
+    "check_scorers_noise",
+    "default_metrics",
+    "default_scoring",
+]
+
+
+def default_metrics(estimator: Any, y: Any) -> list[str]:
+    """The metrics that ``scoring="default"`` reports for ``estimator`` on ``y``.
+
+    Regressors: MSE, RMSE, MAE and R². Classifiers: accuracy; for binary
+    targets also balanced accuracy and F1 (of the positive class, the larger
+    label), which are exact there; log-loss when the estimator has
+    ``predict_proba``. (Multiclass balanced accuracy and F1 are only available
+    by Monte Carlo, so they are left to an explicit ``scoring``.) The lists are
+    the ``default_targets`` of the registry records, in registry order.
+    """
+    if not is_classifier(estimator):
+        target = "continuous"
+    else:
+        target = "binary" if type_of_target(y) == "binary" else "multiclass"
+    metrics = []
+    for name in get_metric_names():
+        info = get_metric_info(name)
+        if target not in info.default_targets:
+            continue
+        if info.response_method == "predict_proba" and not hasattr(
+            estimator, "predict_proba"
+        ):
+            continue
+        metrics.append(name)
+    return metrics
+
+
+def default_scoring(metrics: list[str], y: Any) -> list[Any]:
+    """Default metric names as scoring entries for the target ``y``.
+
+    F1 is scored for the larger of the two labels, as the default ``pos_label=1``
+    only fits 0/1 (or -1/1, True/False) labels; the other names pass through.
+    """
+    scoring: list[Any] = []
+    for name in metrics:
+        if name == "f1":
+            classes = np.unique(np.asarray(y))
+            if classes.size == 2 and not any(c == 1 for c in classes.tolist()):
+                scoring.append(make_noisy_scorer("f1", pos_label=classes[-1]))
+                continue
+        scoring.append(name)
+    return scoring
+
+
+def _is_noisy_scorer(value: Any) -> bool:
+    return hasattr(value, "score_predictions") and hasattr(value, "metric")
+
+
+def _build_scorer(item: Any) -> Any:
+    """A NoisyScorer from a scorer, a named scorer or a metric name."""
+    if _is_noisy_scorer(item):
+        return item
+    if isinstance(item, str):
+        if item in get_noisy_scorer_names():
+            return get_noisy_scorer(item)
+        return make_noisy_scorer(item)
+    raise TypeError(
+        "scoring entries must be metric names (e.g. 'mean_squared_error') or "
+        f"NoisyScorer objects from make_noisy_scorer; got {item!r}."
+    )
+
+
+def check_noisy_scoring(scoring: Any, estimator: Any, y: Any) -> dict[str, Any]:
+    """Turn ``scoring`` into an ordered dict ``{result key: NoisyScorer}``.
+
+    Accepts ``"default"``, a metric name (``"mean_squared_error"``), a named
+    scorer (``"neg_expected_mean_squared_error"``), a NoisyScorer, a list of
+    these, or a dict ``{key: name or NoisyScorer}``. Results are keyed by the
+    scorer's canonical metric name unless a dict gives the keys.
+    """
+    if isinstance(scoring, str) and scoring == "default":
+        scoring = default_scoring(default_metrics(estimator, y), y)
+    if isinstance(scoring, Mapping):
+        if not scoring:
+            raise ValueError("scoring must not be an empty dict.")
+        scorers = {}
+        for key, item in scoring.items():
+            if not isinstance(key, str):
+                raise TypeError(f"scoring dict keys must be strings; got {key!r}.")
+            scorers[key] = _build_scorer(item)
+        return scorers
+    if isinstance(scoring, str) or _is_noisy_scorer(scoring):
+        scoring = [scoring]
+    if not isinstance(scoring, (list, tuple)) or not scoring:
+        raise TypeError(
+            "scoring must be 'default', a metric name, a NoisyScorer, a non-empty "
+            f"list of them or a dict {{name: scorer}}; got {scoring!r}."
+        )
+    scorers = {}
+    for item in scoring:
+        scorer = _build_scorer(item)
+        key = scorer.metric
+        if key in scorers:
+            raise ValueError(
+                f"scoring lists the metric {key!r} twice; pass a dict "
+                "{name: scorer} to give each scorer its own name."
+            )
+        scorers[key] = scorer
+    return scorers
+
+
+def check_scorers_noise(scorers: dict[str, Any], noise: str | None) -> None:
+    """Reject noise of the wrong kind for a scorer (``sigma`` for a classifier...).
+
+    ``noise`` is the keyword given to ``fit``: ``"sigma"``, ``"q"``,
+    ``"transition_matrix"`` or None.
+    """
+    for key, scorer in scorers.items():
+        takes = getattr(scorer, "requires_noise", None)
+        if takes == "sigma" and noise in ("q", "transition_matrix"):
+            raise TypeError(
+                f"The {key!r} metric is a regression metric (noise sigma), but "
+                "q / transition_matrix was given: pass sigma."
+            )
+        if takes == "q" and noise == "sigma":
+            raise TypeError(
+                f"The {key!r} metric is a classification metric (noise q or "
+                "transition_matrix), but sigma was given: pass q or "
+                "transition_matrix."
+            )

@@ -1,0 +1,272 @@
+"""Running the folds of a noisy cross-validation, and reporting their failures.
+
+:func:`_fit_and_score_fold` is one :class:`joblib.Parallel` task, as
+scikit-learn's ``_fit_and_score``: it fits a clone on the training set,
+records the responses on the test set and scores them with the noisy scorers.
+The fit and score failure warnings follow scikit-learn's wording.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections import Counter
+from collections.abc import Iterable
+from traceback import format_exc
+from typing import Any
+
+import numpy as np
+from sklearn.exceptions import FitFailedWarning
+from sklearn.utils import _safe_indexing
+from sklearn.utils.validation import _check_method_params
+
+from ..utils._noise import FlipNoise, GaussianNoise
+from ._report import _std
+
+__all__: list[str] = []
+
+#: The label noise of a cross-validation: Gaussian errors, flips or none given.
+Noise = GaussianNoise | FlipNoise | None
+
+
+def _check_noise(
+    sigma: Any, q: Any, transition_matrix: Any, y: Any, n_samples: int
+) -> Noise:
+    """Validate the label noise once, before any fold is fitted."""
+    if sigma is not None and (q is not None or transition_matrix is not None):
+        raise TypeError(
+            "Pass sigma (regression: Gaussian label errors) or q / "
+            "transition_matrix (classification: label flips), not both."
+        )
+    if sigma is not None:
+        y_shape = np.shape(y)
+        shape = (n_samples,) if len(y_shape) < 2 else (n_samples, y_shape[1])
+        return GaussianNoise.from_params(sigma, shape)
+    if q is not None or transition_matrix is not None:
+        return FlipNoise.from_params(
+            q, transition_matrix, n_samples=n_samples, n_classes=None
+        )
+    return None
+
+
+def _noise_name(noise: Noise) -> str | None:
+    """The keyword the noise was given by: ``sigma``, ``q``, ``transition_matrix``."""
+    if isinstance(noise, GaussianNoise):
+        return "sigma"
+    if isinstance(noise, FlipNoise):
+        return "q" if noise.matrix is None else "transition_matrix"
+    return None
+
+
+def _noise_kwargs(scorer: Any, noise: Noise) -> dict[str, Any]:
+    """The noise keywords a scorer takes: ``sigma`` or ``q`` / ``transition_matrix``."""
+    sigma = noise.sigma if isinstance(noise, GaussianNoise) else None
+    q, matrix = (noise.q, noise.matrix) if isinstance(noise, FlipNoise) else (None,) * 2
+    takes = getattr(scorer, "requires_noise", None)
+    if takes == "sigma":
+        return {"sigma": sigma}
+    if takes == "q":
+        return {"q": q, "transition_matrix": matrix}
+    return {"sigma": sigma, "q": q, "transition_matrix": matrix}
+
+
+def _take_noise(noise: Noise, indices: np.ndarray) -> Noise:
+    """The noise of the samples ``indices`` (None stays None)."""
+    return None if noise is None else noise.take(indices)
+
+
+def _classes_kwarg(method: str, classes: np.ndarray | None) -> dict:
+    """``classes=`` for a probability response: its columns follow ``classes``."""
+    if classes is not None and method == "predict_proba":
+        return {"classes": classes}
+    return {}
+
+
+def _response_method_name(estimator: Any, response_method: Any) -> str:
+    """The method of ``estimator`` that gives the response a scorer needs."""
+    methods = [response_method] if isinstance(response_method, str) else response_method
+    for method in methods:
+        if hasattr(estimator, method):
+            return method
+    raise AttributeError(
+        f"{type(estimator).__name__} has none of the response methods {methods} "
+        "that the scorer needs."
+    )
+
+
+def _get_response(
+    estimator: Any, method: str, X: Any, classes: np.ndarray | None
+) -> np.ndarray:
+    """Response of a fitted estimator, with class columns aligned to ``classes``."""
+    response = np.asarray(getattr(estimator, method)(X))
+    if (
+        classes is not None
+        and method == "predict_proba"
+        and response.ndim == 2
+        and hasattr(estimator, "classes_")
+        and response.shape[1] != classes.shape[0]
+    ):
+        # A class absent from this training fold: give it probability 0, as
+        # cross_val_predict does, so that folds can be concatenated.
+        full = np.zeros((response.shape[0], classes.shape[0]), dtype=response.dtype)
+        full[:, np.searchsorted(classes, estimator.classes_)] = response
+        response = full
+    return response
+
+
+def _score_fold(
+    estimator: Any,
+    X_test: Any,
+    y_test: Any,
+    result: dict[str, Any],
+    *,
+    scorers: dict[str, Any],
+    noise: Noise,
+    classes: np.ndarray | None,
+    error_score: Any,
+) -> None:
+    """Score a fitted fold estimator with every scorer, into ``result``."""
+    for key, scorer in scorers.items():
+        try:
+            method = _response_method_name(estimator, scorer.response_method)
+            if method not in result["responses"]:
+                result["responses"][method] = _get_response(
+                    estimator, method, X_test, classes
+                )
+            result["scores"][key] = scorer.score_predictions(
+                y_test,
+                result["responses"][method],
+                X=X_test,
+                **_noise_kwargs(scorer, noise),
+                **_classes_kwarg(method, classes),
+            )
+        except Exception:
+            if error_score == "raise":
+                raise
+            result["score_errors"][key] = format_exc()
+    if "predict" not in result["responses"] and hasattr(estimator, "predict"):
+        result["responses"]["predict"] = np.asarray(estimator.predict(X_test))
+
+
+def _fit_and_score_fold(
+    estimator: Any,
+    X: Any,
+    y: Any,
+    train: np.ndarray,
+    test: np.ndarray,
+    *,
+    scorers: dict[str, Any],
+    noise: Noise,
+    classes: np.ndarray | None,
+    fit_params: dict,
+    error_score: Any,
+    return_estimator: bool,
+    verbose: int,
+    split_progress: tuple[int, int],
+) -> dict[str, Any]:
+    """Fit on one training set, predict and score its test set (one joblib task)."""
+    fit_params = _check_method_params(X, params=fit_params, indices=train)
+    X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
+    X_test, y_test = _safe_indexing(X, test), _safe_indexing(y, test)
+    result: dict[str, Any] = {
+        "fit_error": None,
+        "score_errors": {},
+        "n_test": int(test.shape[0]),
+        "test": test,
+        "responses": {},
+        "scores": dict.fromkeys(scorers),
+    }
+    start = time.perf_counter()
+    try:
+        estimator.fit(X_train, y_train, **fit_params)
+    except Exception:
+        if error_score == "raise":
+            raise
+        result["fit_error"] = format_exc()
+        fit_time = time.perf_counter() - start
+        score_time = 0.0
+    else:
+        fit_time = time.perf_counter() - start
+        _score_fold(
+            estimator,
+            X_test,
+            y_test,
+            result,
+            scorers=scorers,
+            noise=_take_noise(noise, test),
+            classes=classes,
+            error_score=error_score,
+        )
+        score_time = time.perf_counter() - start - fit_time
+    result["fit_time"] = fit_time
+    result["score_time"] = score_time
+    if return_estimator:
+        result["estimator"] = estimator
+    if verbose > 0:
+        print(_end_message(result, split_progress), flush=True)
+    return result
+
+
+def _end_message(result: dict, split_progress: tuple[int, int]) -> str:
+    """One progress line per finished fold, like scikit-learn's ``[CV] END``."""
+    head = f"[CV {split_progress[0] + 1}/{split_progress[1]}] END"
+    if result["fit_error"] is not None:
+        body = " fit failed;"
+    else:
+        parts = []
+        for key, score in result["scores"].items():
+            if score is None:
+                parts.append(f" {key}: failed")
+            else:
+                parts.append(f" {key}: {score.expected:.4g}±{_std(score.variance):.2g}")
+        body = ";".join(parts) + ";"
+    total = result["fit_time"] + result["score_time"]
+    return f"{head}{body} n_test={result['n_test']}, total time={total:.3g}s"
+
+
+def _raise_or_warn_fit_failures(results: list[dict], error_score: Any) -> None:
+    """As scikit-learn: a warning when some fits failed, an error when all did."""
+    fit_errors = [r["fit_error"] for r in results if r["fit_error"] is not None]
+    if not fit_errors:
+        return
+    delimiter = "-" * 80 + "\n"
+    details = "\n".join(
+        f"{delimiter}{n} fits failed with the following error:\n{error}"
+        for error, n in Counter(fit_errors).items()
+    )
+    if len(fit_errors) == len(results):
+        raise ValueError(
+            f"\nAll the {len(results)} fits failed.\nIt is very likely that your "
+            "model is misconfigured.\nYou can try to debug the error by setting "
+            f"error_score='raise'.\n\nBelow are more details about the failures:\n"
+            f"{details}"
+        )
+    warnings.warn(
+        f"\n{len(fit_errors)} fits failed out of a total of {len(results)}.\nThe "
+        f"scores on these train-test partitions will be set to {error_score}.\nIf "
+        "these failures are not expected, you can try to debug them by setting "
+        f"error_score='raise'.\n\nBelow are more details about the failures:\n"
+        f"{details}",
+        FitFailedWarning,
+        stacklevel=3,
+    )
+
+
+def _raise_or_warn_score_failures(results: list[dict], keys: Iterable[str]) -> None:
+    """Warn for a metric that failed on some folds; raise if it failed on all."""
+    fitted = [r for r in results if r["fit_error"] is None]
+    for key in keys:
+        errors = [r["score_errors"][key] for r in fitted if key in r["score_errors"]]
+        if not errors:
+            continue
+        if len(errors) == len(fitted):
+            raise ValueError(
+                f"Scoring {key!r} failed on every fold. The first error was:\n"
+                f"{errors[0]}"
+            )
+        warnings.warn(
+            f"Scoring {key!r} failed on {len(errors)} of {len(fitted)} folds; its "
+            f"scores there are set to error_score. The first error was:\n{errors[0]}",
+            UserWarning,
+            stacklevel=3,
+        )
