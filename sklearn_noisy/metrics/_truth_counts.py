@@ -1,0 +1,476 @@
+"""De-noised confusion counts and the classification metrics built on them.
+
+The ``"truth"`` estimand of the count-based classification metrics
+(user guide: :ref:`formula_truth`). Sample ``i`` has an unknown true class
+``c_i``, an observed (noisy) label ``c̃_i`` drawn from row ``c_i`` of the flip
+model ``T`` and a fixed prediction ``ŷ_i``. The row ``r_i = T⁻¹[c̃_i, :]`` is
+unbiased for the one-hot vector of ``c_i``, so the de-noised confusion matrix::
+
+    C[k, j] = Σ_{i: ŷ_i = j} w_i r_i[k]     (rows: true class, columns: prediction)
+
+is unbiased for the (weighted) confusion matrix of the true labels. Its columns
+are sums over disjoint sets of independent samples, hence independent, with
+covariance ``Σ_{i: ŷ_i = j} w_i² Cov(r_i)``. That covariance is estimated
+without bias by ``Ĉov_i = r_i r_iᵀ − diag(r_i)``: given ``c_i = c``,
+``E[r rᵀ] = M_c = Σ_l T[c, l] T⁻¹[l, :]ᵀ T⁻¹[l, :]`` and ``E[diag(r)] = e_c e_cᵀ``.
+This is the same quantity as ``Σ_k r_i[k] M_k − diag(r_i)``, since
+``Σ_k r_i[k] T[k, :] = e_{c̃_i}`` makes ``Σ_k r_i[k] M_k = r_i r_iᵀ``. For binary
+flips the covariance is known exactly and does not depend on the labels:
+``Cov(r_i) = v_i [[1, −1], [−1, 1]]`` with ``v_i = q_i(1 − q_i)/(1 − 2q_i)²``.
+
+Every metric here is a function ``f(C)`` with an analytic gradient. Its truth
+estimate is ``f(Ĉ)`` and its variance, by the delta method over the independent
+per-sample terms, ``Σ_j ∇_jᵀ [Σ_{i: ŷ_i = j} w_i² Ĉov_i] ∇_j`` with
+``∇_j = ∂f/∂C[:, j]``. Accuracy and precision are linear in ``C`` with fixed
+denominators (column sums of ``C`` are the fixed prediction totals): for them the
+estimate is unbiased and the variance estimate is unbiased for the exact
+variance. Recall, F1, balanced accuracy, MCC and specificity are consistent
+(``method="delta"``). The variance estimate is unbiased, not non-negative: it is
+returned as computed, and can be negative on small samples.
+
+The inputs are validated by the caller: ``observed`` and ``pred`` are integer
+class positions in ``0 .. K−1``, ``noise`` a
+:class:`~sklearn_noisy.utils._noise.FlipNoise` with ``K`` classes, ``weight``
+None or non-negative floats with a positive sum.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..utils._arrays import chunks, read_only
+from ..utils._noise import FlipNoise
+
+__all__ = [
+    "AVERAGES",
+    "TRUTH_METRICS",
+    "DenoisedConfusion",
+    "denoised_confusion",
+    "metric_gradient",
+    "truth_metric",
+]
+
+#: The averages of recall, precision and F1, as in scikit-learn.
+AVERAGES = ("binary", "micro", "macro", "weighted")
+
+#: ``Cov(r_i) / v_i`` for binary flips: ``r_i = (1 − u_i, u_i)``.
+_BINARY_PATTERN = np.array([[1.0, -1.0], [-1.0, 1.0]])
+
+
+# --------------------------------------------------------------------------- #
+# The de-noised confusion matrix
+# --------------------------------------------------------------------------- #
+@dataclass(frozen=True, eq=False)
+class DenoisedConfusion:
+    """An unbiased confusion matrix of the true labels, with its covariance.
+
+    Parameters
+    ----------
+    counts : ndarray of shape (n_classes, n_classes)
+        ``C[k, j]``: the estimated (weighted) number of samples of true class
+        ``k`` predicted as ``j``, as in :func:`sklearn.metrics.confusion_matrix`.
+        Entries can be negative or exceed the column total; each column sums to
+        the fixed total weight of its predictions.
+    covariance : ndarray of shape (n_classes, n_classes, n_classes)
+        ``covariance[j]``: the unbiased estimate of the covariance matrix of the
+        column ``C[:, j]``. Different columns are independent.
+    """
+
+    counts: np.ndarray
+    covariance: np.ndarray
+
+    @property
+    def n_classes(self) -> int:
+        """``K``, the number of classes."""
+        return int(self.counts.shape[0])
+
+    @property
+    def cell_variance(self) -> np.ndarray:
+        """The estimated variance of each count ``C[k, j]``, shape ``(K, K)``."""
+        return np.diagonal(self.covariance, axis1=1, axis2=2).T.copy()
+
+    def variance(self, gradient: np.ndarray) -> float:
+        """``Σ_j ∇_jᵀ covariance[j] ∇_j``: the delta-method variance of ``f(C)``.
+
+        ``gradient`` is ``∂f/∂C``, of the shape of :attr:`counts`.
+        """
+        return float(np.einsum("kj,jkl,lj->", gradient, self.covariance, gradient))
+
+
+def denoised_confusion(
+    observed: np.ndarray,
+    pred: np.ndarray,
+    noise: FlipNoise,
+    weight: np.ndarray | None = None,
+) -> DenoisedConfusion:
+    """The de-noised confusion matrix of the true labels and its covariance.
+
+    ``C[k, j] = Σ_{i: ŷ_i = j} w_i (T⁻¹)[c̃_i, k]`` (user guide:
+    :ref:`formula_truth`), with ``covariance[j] = Σ_{i: ŷ_i = j} w_i² Ĉov_i``
+    (see the module docstring). A shared model (a matrix or a scalar ``q``)
+    needs only the weighted counts of the pairs ``(c̃_i, ŷ_i)``; binary flips
+    use their exact, label-free variance; a per-sample ``q`` with ``K > 2``
+    classes is handled sample by sample, chunk by chunk.
+
+    Parameters
+    ----------
+    observed : ndarray of shape (n_samples,)
+        Class position ``c̃_i`` of each observed (noisy) label.
+    pred : ndarray of shape (n_samples,)
+        Class position ``ŷ_i`` of each prediction.
+    noise : FlipNoise
+        The flip model, with ``noise.n_classes`` classes.
+    weight : ndarray of shape (n_samples,) or None, default=None
+        Sample weights; None is unit weights.
+
+    Returns
+    -------
+    DenoisedConfusion
+        The counts and the per-column covariance.
+
+    Raises
+    ------
+    ValueError
+        When the flip model is singular (no unbiased estimator exists).
+    """
+    if noise.matrix is not None:
+        inverse = noise.inverse_matrix()
+    else:
+        noise.check_invertible()
+        inverse = None
+    if noise.q is not None and noise.n_classes == 2:
+        counts, covariance = _binary_flip_totals(observed, pred, noise, weight)
+    elif noise.is_constant:
+        if inverse is None:
+            every_class = np.arange(noise.n_classes)
+            inverse = noise.inverse_rows(every_class, slice(None), None)
+        counts, covariance = _shared_totals(observed, pred, inverse, weight)
+    else:
+        counts, covariance = _per_sample_totals(observed, pred, noise, weight)
+    return DenoisedConfusion(read_only(counts), read_only(covariance))
+
+
+def _weights(weight: np.ndarray | None, rows: slice, size: int) -> np.ndarray:
+    return np.ones(size) if weight is None else weight[rows]
+
+
+def _column_sums(pred: np.ndarray, values: np.ndarray, n_classes: int) -> np.ndarray:
+    """``out[k, j] = Σ_{i: pred_i = j} values[i, k]``."""
+    return np.stack(
+        [
+            np.bincount(pred, weights=values[:, k], minlength=n_classes)
+            for k in range(n_classes)
+        ]
+    )
+
+
+def _binary_flip_totals(
+    observed: np.ndarray,
+    pred: np.ndarray,
+    noise: FlipNoise,
+    weight: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Counts and covariance for binary flips, with ``v_i = q_i(1−q_i)/(1−2q_i)²``."""
+    counts = np.zeros((2, 2))
+    flip_variance = np.zeros(2)
+    for rows in chunks(observed.shape[0]):
+        index = pred[rows]
+        w = _weights(weight, rows, index.shape[0])
+        rows_inverse = noise.inverse_rows(observed[rows], rows, None)
+        q, scale = noise.flip_scale(rows)  # with K = 2: (q_i, 1 − 2q_i)
+        v = np.broadcast_to(q * (1.0 - q) / (scale * scale), index.shape)
+        counts += _column_sums(index, w[:, None] * rows_inverse, 2)
+        flip_variance += np.bincount(index, weights=w * w * v, minlength=2)
+    return counts, flip_variance[:, None, None] * _BINARY_PATTERN
+
+
+def _shared_totals(
+    observed: np.ndarray,
+    pred: np.ndarray,
+    inverse: np.ndarray,
+    weight: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Counts and covariance from the weighted counts of the pairs ``(c̃, ŷ)``.
+
+    With ``N[l, j] = Σ w`` and ``N2[l, j] = Σ w²`` over the samples observed as
+    ``l`` and predicted as ``j``: ``C = T⁻ᵀ N`` and ``covariance[j] =
+    Σ_l N2[l, j] R_lᵀ R_l − diag(Σ_l N2[l, j] R_l)`` with ``R_l = T⁻¹[l, :]``.
+    """
+    n_classes = inverse.shape[0]
+    first = np.zeros(n_classes * n_classes)
+    second = np.zeros(n_classes * n_classes)
+    for rows in chunks(observed.shape[0]):
+        pair = observed[rows] * n_classes + pred[rows]
+        w = _weights(weight, rows, pair.shape[0])
+        first += np.bincount(pair, weights=w, minlength=n_classes * n_classes)
+        second += np.bincount(pair, weights=w * w, minlength=n_classes * n_classes)
+    first = first.reshape(n_classes, n_classes)
+    second = second.reshape(n_classes, n_classes)
+    covariance = np.einsum("lk,lj,lm->jkm", inverse, second, inverse)
+    diagonal = inverse.T @ second  # [k, j] = Σ_l N2[l, j] R_l[k]
+    index = np.arange(n_classes)
+    covariance[:, index, index] -= diagonal.T
+    return inverse.T @ first, covariance
+
+
+def _per_sample_totals(
+    observed: np.ndarray,
+    pred: np.ndarray,
+    noise: FlipNoise,
+    weight: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Counts and covariance summed sample by sample (a per-sample ``q``, K > 2)."""
+    n_classes = noise.n_classes
+    counts = np.zeros((n_classes, n_classes))
+    covariance = np.zeros((n_classes, n_classes, n_classes))
+    index = np.arange(n_classes)
+    for rows in chunks(observed.shape[0]):
+        column = pred[rows]
+        w = _weights(weight, rows, column.shape[0])
+        rows_inverse = noise.inverse_rows(observed[rows], rows, None)
+        counts += _column_sums(column, w[:, None] * rows_inverse, n_classes)
+        squared = (w * w)[:, None] * rows_inverse
+        for j in range(n_classes):
+            mine = column == j
+            covariance[j] += squared[mine].T @ rows_inverse[mine]
+            covariance[j, index, index] -= squared[mine].sum(axis=0)
+    return counts, covariance
+
+
+# --------------------------------------------------------------------------- #
+# Metrics of the confusion matrix, with their gradients
+# --------------------------------------------------------------------------- #
+def _class_ratios(
+    counts: np.ndarray,
+    scale: float,
+    *,
+    true: bool,
+    predicted: bool,
+    zero_division: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-class ``f_k = scale · C[k, k] / d_k`` and gradients ``∂f_k/∂C``.
+
+    ``d_k`` is the row sum (``true``), the column sum (``predicted``) or both:
+    recall ``(1, true)``, precision ``(1, predicted)``, F1 ``(2, both)``. A zero
+    ``d_k`` gives ``zero_division`` with a zero gradient, as in scikit-learn.
+    Returns values of shape ``(K,)`` and gradients of shape ``(K, K, K)``.
+    """
+    n_classes = counts.shape[0]
+    eye = np.eye(n_classes)
+    d_numerator = scale * eye[:, :, None] * eye[:, None, :]
+    d_denominator = np.zeros((n_classes, n_classes, n_classes))
+    denominator = np.zeros(n_classes)
+    if true:
+        d_denominator += eye[:, :, None]
+        denominator += counts.sum(axis=1)
+    if predicted:
+        d_denominator += eye[:, None, :]
+        denominator += counts.sum(axis=0)
+    defined = denominator != 0
+    safe = np.where(defined, denominator, 1.0)
+    values = np.where(defined, scale * np.diagonal(counts) / safe, zero_division)
+    gradients = (d_numerator - values[:, None, None] * d_denominator) / safe[
+        :, None, None
+    ]
+    gradients[~defined] = 0.0
+    return values, gradients
+
+
+_RATIO_KINDS = {
+    "recall": (1.0, True, False),
+    "precision": (1.0, False, True),
+    "f1": (2.0, True, True),
+}
+
+
+def _averaged(
+    name: str,
+    counts: np.ndarray,
+    pos_index: int | None,
+    average: str,
+    zero_division: float,
+) -> tuple[float, np.ndarray]:
+    """Recall, precision or F1 with scikit-learn's ``average``."""
+    scale, true, predicted = _RATIO_KINDS[name]
+    if average == "micro":  # pooled over the classes: scale · trace / (Σ d_k)
+        n_classes = counts.shape[0]
+        pooled = counts.sum() * (int(true) + int(predicted))
+        if pooled == 0:
+            return float(zero_division), np.zeros_like(counts)
+        value = scale * np.trace(counts) / pooled
+        share = (int(true) + int(predicted)) / pooled
+        return float(value), scale * np.eye(n_classes) / pooled - value * share
+    values, gradients = _class_ratios(
+        counts, scale, true=true, predicted=predicted, zero_division=zero_division
+    )
+    if average == "binary":
+        return float(values[pos_index]), gradients[pos_index]
+    if average == "macro":
+        return float(values.mean()), gradients.mean(axis=0)
+    support = counts.sum(axis=1)
+    total = support.sum()
+    value = float(support @ values / total)
+    gradient = np.einsum("k,kij->ij", support, gradients) + values[:, None]
+    return value, (gradient - value) / total
+
+
+def _balanced_accuracy(counts: np.ndarray) -> tuple[float, np.ndarray]:
+    """Mean recall over the classes with a non-zero (estimated) support.
+
+    As :func:`sklearn.metrics.balanced_accuracy_score`, which drops the classes
+    absent from ``y_true``.
+    """
+    values, gradients = _class_ratios(
+        counts, 1.0, true=True, predicted=False, zero_division=0.0
+    )
+    present = counts.sum(axis=1) != 0
+    return float(values[present].mean()), gradients[present].mean(axis=0)
+
+
+def _matthews(counts: np.ndarray) -> tuple[float, np.ndarray]:
+    """scikit-learn's multiclass MCC (the binary MCC when ``K = 2``).
+
+    ``(c n − t·p) / sqrt((n² − p·p)(n² − t·t))`` with ``t`` the row sums, ``p``
+    the column sums, ``c`` the trace and ``n`` the total. A non-positive product
+    under the root (zero as in scikit-learn, or negative when estimated class
+    totals fall outside ``[0, n]``) gives 0 with a zero gradient.
+    """
+    true = counts.sum(axis=1)
+    predicted = counts.sum(axis=0)
+    correct = np.trace(counts)
+    total = predicted.sum()
+    covariance = correct * total - true @ predicted
+    spread_pred = total**2 - predicted @ predicted
+    spread_true = total**2 - true @ true
+    product = spread_pred * spread_true
+    if not product > 0:
+        return 0.0, np.zeros_like(counts)
+    value = covariance / np.sqrt(product)
+    # ∂/∂C[k, j] of each part; every part also moves with the total n.
+    d_covariance = total * np.eye(counts.shape[0]) + correct
+    d_covariance -= predicted[:, None] + true[None, :]
+    d_spread_pred = 2.0 * (total - predicted)[None, :]
+    d_spread_true = 2.0 * (total - true)[:, None]
+    gradient = d_covariance / np.sqrt(product) - 0.5 * value * (
+        d_spread_pred / spread_pred + d_spread_true / spread_true
+    )
+    return float(value), gradient
+
+
+def _accuracy(counts: np.ndarray) -> tuple[float, np.ndarray]:
+    """``trace(C) / Σ C``: linear, with the fixed total weight as denominator."""
+    total = counts.sum()
+    value = np.trace(counts) / total
+    return float(value), (np.eye(counts.shape[0]) - value) / total
+
+
+def _specificity(
+    counts: np.ndarray, pos_index: int, zero_division: float
+) -> tuple[float, np.ndarray]:
+    """Binary ``TN / (TN + FP)``: the recall of the negative class."""
+    values, gradients = _class_ratios(
+        counts, 1.0, true=True, predicted=False, zero_division=zero_division
+    )
+    return float(values[1 - pos_index]), gradients[1 - pos_index]
+
+
+#: The metrics :func:`truth_metric` knows, by their registry names (and
+#: ``"specificity"``, binary only).
+TRUTH_METRICS = (
+    "accuracy",
+    "balanced_accuracy",
+    "f1",
+    "matthews_corrcoef",
+    "precision",
+    "recall",
+    "specificity",
+)
+
+_SIMPLE: dict[str, Callable[[np.ndarray], tuple[float, np.ndarray]]] = {
+    "accuracy": _accuracy,
+    "balanced_accuracy": _balanced_accuracy,
+    "matthews_corrcoef": _matthews,
+}
+
+
+def metric_gradient(
+    name: str,
+    counts: np.ndarray,
+    *,
+    pos_index: int | None = None,
+    average: str = "binary",
+    zero_division: float = 0.0,
+) -> tuple[float, np.ndarray]:
+    """A metric of a confusion matrix and its gradient ``∂f/∂C``.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`TRUTH_METRICS`.
+    counts : ndarray of shape (n_classes, n_classes)
+        A confusion matrix, rows true classes and columns predictions.
+    pos_index : int or None, default=None
+        Position of the positive class: required by ``average="binary"`` (for
+        recall, precision and F1) and by ``"specificity"`` (``K = 2``).
+    average : {"binary", "micro", "macro", "weighted"}, default="binary"
+        The average of recall, precision and F1, as in scikit-learn (over all
+        ``K`` classes); ignored by the other metrics.
+    zero_division : float, default=0.0
+        The value of a ratio whose denominator is zero, as in scikit-learn.
+
+    Returns
+    -------
+    value : float
+    gradient : ndarray of shape (n_classes, n_classes)
+    """
+    if name in _SIMPLE:
+        return _SIMPLE[name](counts)
+    if name not in _RATIO_KINDS and name != "specificity":
+        raise ValueError(f"name must be one of {TRUTH_METRICS}; got {name!r}.")
+    if name == "specificity" or average == "binary":
+        if pos_index is None:
+            raise ValueError(f"{name} needs pos_index, the positive class position.")
+        if name == "specificity":
+            if counts.shape[0] != 2:
+                raise ValueError(
+                    f"specificity is defined for two classes; got {counts.shape[0]}."
+                )
+            return _specificity(counts, pos_index, zero_division)
+    if average not in AVERAGES:
+        raise ValueError(f"average must be one of {AVERAGES}; got {average!r}.")
+    return _averaged(name, counts, pos_index, average, zero_division)
+
+
+def truth_metric(
+    name: str,
+    confusion: DenoisedConfusion,
+    *,
+    pos_index: int | None = None,
+    average: str = "binary",
+    zero_division: float = 0.0,
+) -> tuple[float, float]:
+    """The truth estimate of a metric and its delta-method variance.
+
+    ``f(C)`` on the de-noised counts and ``Σ_j ∇_jᵀ covariance[j] ∇_j`` (user
+    guide: :ref:`formula_truth`). For accuracy and precision (linear with fixed
+    denominators) the estimate is unbiased and the variance estimate unbiased
+    for the exact variance; the others are consistent. The variance is returned
+    as computed: being unbiased rather than non-negative, it can be negative.
+    The parameters are those of :func:`metric_gradient`.
+
+    Returns
+    -------
+    estimate : float
+    variance : float
+    """
+    value, gradient = metric_gradient(
+        name,
+        confusion.counts,
+        pos_index=pos_index,
+        average=average,
+        zero_division=zero_division,
+    )
+    return value, confusion.variance(gradient)
