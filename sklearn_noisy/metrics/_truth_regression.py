@@ -99,38 +99,41 @@ def _squared_error_sums(
     sigma: Any,
     sigma_dof: Any,
     weight: np.ndarray | None,
-) -> tuple[np.ndarray, ...]:
-    """``(W, Σ w d̃², Σ w σ̂², V_T, V_R)`` per output.
+    *,
+    k: float,
+) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """``(W, Σ w d̃², Σ w σ̂², Σ w² σ̂² (4d̃² − 2σ̂² (1 − k/(ν + 2))))`` per output.
 
-    ``V_T = Σ w² (4σ̂²d̃² − 2σ̂⁴ (ν − 1)/(ν + 2))`` is unbiased for
-    ``Var[Σ w (d̃² − σ̂²)]`` and ``V_R = Σ w² (4σ̂²d̃² − 2σ̂⁴ ν/(ν + 2))`` for
-    ``Var[Σ w d̃²]``; both are ``Σ w² (4σ̂²d̃² − 2σ̂⁴)`` when σ is known.
+    ``k = 3`` gives the unbiased estimate of ``Var[Σ w (d̃² − σ̂²)]`` (truth),
+    ``k = 2`` that of ``Var[Σ w d̃²]`` (remeasurement); both are
+    ``Σ w² (4σ̂²d̃² − 2σ̂⁴)`` when σ is known (``ν = inf`` or ``sigma_dof=None``).
     """
+    # Truth: Var(d̃² − σ̂²) = 4σ²d² + 2σ⁴ + 2σ⁴/ν (σ̂² independent of d̃).
+    # E[σ̂²d̃²] = σ²(d² + σ²), so 4σ²d² + 2σ⁴(1 + 1/ν) = 4E[σ̂²d̃²] − 2σ⁴(ν − 1)/ν,
+    # and σ⁴ = E[σ̂⁴] ν/(ν + 2): σ̂⁴ (ν − 1)/(ν + 2), i.e. 1 − 3/(ν + 2).
+    # Remeasurement: Var(d̃²) = 4σ²d² + 2σ⁴ = 4E[σ̂²d̃²] − 2σ⁴: 4σ²d² by
+    # 4(σ̂²d̃² − σ̂⁴ν/(ν + 2)) and 2σ⁴ by 2σ̂⁴ν/(ν + 2), i.e. 1 − 2/(ν + 2).
     n_samples, n_outputs = y.shape
-    totals = np.zeros((4, n_outputs))
+    totals = np.zeros((3, n_outputs))
     for rows in chunks(n_samples):
-        d2 = np.square(y[rows] - y_pred[rows])
-        s2 = np.broadcast_to(np.square(chunk_of(sigma, rows)), d2.shape)
+        d2 = np.subtract(y[rows], y_pred[rows])
+        np.square(d2, out=d2)
         w = None if weight is None else weight[rows]
         totals[0] += _weighted(d2, w)
-        totals[1] += _weighted(s2, w)
-        if sigma_dof is None:
-            v_truth = s2 * (4.0 * d2 - 2.0 * s2)
-            totals[2] += _weighted(v_truth, w, 2)
-            totals[3] += _weighted(v_truth, w, 2)
-            continue
-        # Truth: Var(d̃² − σ̂²) = 4σ²d² + 2σ⁴ + 2σ⁴/ν (σ̂² independent of d̃).
-        # E[σ̂²d̃²] = σ²(d² + σ²), so 4σ²d² + 2σ⁴(1 + 1/ν) = 4E[σ̂²d̃²] −
-        # 2σ⁴(ν − 1)/ν, and σ⁴ = E[σ̂⁴] ν/(ν + 2): the factor is
-        # (ν − 1)/(ν + 2) = 1 − 3/(ν + 2).
-        # Remeasurement: Var(d̃²) = 4σ²d² + 2σ⁴ = 4E[σ̂²d̃²] − 2σ⁴, factor
-        # ν/(ν + 2) = 1 − 2/(ν + 2). Both are 1 for ν = inf.
-        inverse = 1.0 / (np.broadcast_to(chunk_of(sigma_dof, rows), d2.shape) + 2.0)
-        four = 4.0 * d2
-        totals[2] += _weighted(s2 * (four - 2.0 * s2 * (1.0 - 3.0 * inverse)), w, 2)
-        totals[3] += _weighted(s2 * (four - 2.0 * s2 * (1.0 - 2.0 * inverse)), w, 2)
+        s2 = np.square(chunk_of(sigma, rows))
+        if isinstance(s2, np.ndarray):
+            totals[1] += _weighted(np.broadcast_to(s2, d2.shape), w)
+        else:
+            totals[1] += s2 * (d2.shape[0] if w is None else float(w.sum()))
+        twice = 2.0 * s2
+        if sigma_dof is not None:
+            twice = twice * (1.0 - k / (chunk_of(sigma_dof, rows) + 2.0))
+        d2 *= 4.0
+        d2 -= twice
+        d2 *= s2  # σ̂² (4d̃² − 2σ̂² c)
+        totals[2] += _weighted(d2, w, 2)
     w_sum = float(n_samples) if weight is None else float(weight.sum())
-    return (np.full(n_outputs, w_sum), *totals)
+    return w_sum, totals[0], totals[1], totals[2]
 
 
 def mse_truth(
@@ -149,10 +152,10 @@ def mse_truth(
     ``Σ w² (4σ̂²d̃² − 2σ̂⁴) / W²`` when σ is known (user guide:
     :ref:`formula_truth`). ``flag`` is all False.
     """
-    w_sum, nominal, s2_sum, v_truth, _ = _squared_error_sums(
-        y, y_pred, sigma, sigma_dof, weight
+    w_sum, nominal, s2_sum, v_truth = _squared_error_sums(
+        y, y_pred, sigma, sigma_dof, weight, k=3.0
     )
-    estimate = nominal / w_sum - s2_sum / w_sum
+    estimate = (nominal - s2_sum) / w_sum
     return RegressionEstimate(
         estimate,
         v_truth / (w_sum * w_sum),
@@ -176,8 +179,8 @@ def mse_remeasurement(
     ``Σ w² (4σ̂²d̃² − 2σ̂⁴ ν/(ν + 2)) / W²``: ``4(σ̂²d̃² − σ̂⁴ ν/(ν + 2))`` for
     ``4σ²d²`` and ``2σ̂⁴ ν/(ν + 2)`` for ``2σ⁴``. ``flag`` is all False.
     """
-    w_sum, nominal, _, _, v_remeasurement = _squared_error_sums(
-        y, y_pred, sigma, sigma_dof, weight
+    w_sum, nominal, _, v_remeasurement = _squared_error_sums(
+        y, y_pred, sigma, sigma_dof, weight, k=2.0
     )
     nominal = nominal / w_sum
     return RegressionEstimate(
@@ -226,7 +229,8 @@ def rmse_truth(
     term removes the second-order bias of ``√T̂`` (user guide:
     :ref:`formula_rmse`). Variance ``V / (4T̂)`` (delta method). When
     ``T̂ <= 0`` the estimate is 0 and ``flag`` is True: the caller warns. Near 0
-    the expansion is capped (see :func:`_root`); the result is never NaN.
+    the expansion is capped at a coefficient of variation of 1 (both
+    denominators take ``max(T̂, √V)``); the result is never NaN.
     """
     mse = mse_truth(y, y_pred, sigma, sigma_dof, weight)
     estimate, variance, flag = _root(mse.estimate, mse.variance, correct=True)
@@ -322,50 +326,67 @@ def r2_sums(
     ``(Σ w²σ²)²`` by ``(Σ w²σ̂²)² − Σ w⁴(σ̂⁴ − s4)``. This gives, per sample,
     ``Var X: w²(4σ̂²d̃² − 2s4)``, ``Cov: w²(4σ̂²c̃d̃ − 2s4 + 2w s4/W)``,
     ``Var Y: w²(4σ̂²c̃² − 2s4 + 4w s4/W)`` minus ``2(Σ w²σ̂²)²/W²``
-    (corrected as said). ``σ̂²`` enters ``A`` with coefficient ``−w`` and ``B``
-    with ``−w(1 − w/W)``, adding ``Σ w² g``, ``Σ w²(1 − w/W) g`` and
-    ``Σ w²(1 − w/W)² g`` with ``g = Var σ̂² = 2σ⁴/ν``. Two passes over the data.
+    (corrected as said), summed term by term. ``σ̂²`` enters ``A`` with
+    coefficient ``−w`` and ``B`` with ``−w(1 − w/W)``, adding ``Σ w² g``,
+    ``Σ w²(1 − w/W) g`` and ``Σ w²(1 − w/W)² g`` with ``g = Var σ̂² = 2σ⁴/ν``.
+    Two passes over the data.
     """
     mean, w_sum = _weighted_mean(y, weight)
     n_samples, n_outputs = y.shape
-    # Rows: X, Y, Σwσ̂², Σw²σ̂², VX, VY, C, Σw⁴(s4 − σ̂⁴), VA_g, VB_g, C_g.
-    totals = np.zeros((11, n_outputs))
+    # Rows: X, Y, Σw²σ̂²d̃², Σw²σ̂²c̃², Σw²σ̂²c̃d̃, then those of _sigma_sums.
+    totals = np.zeros((13, n_outputs))
     for rows in chunks(n_samples):
-        c = y[rows] - mean
-        d = y[rows] - y_pred[rows]
+        w = None if weight is None else weight[rows]
+        c = np.subtract(y[rows], mean)
+        d = np.subtract(y[rows], y_pred[rows])
+        s2 = np.square(chunk_of(sigma, rows))
+        square = np.multiply(d, d)
+        totals[0] += _weighted(square, w)
+        totals[2] += _weighted(np.multiply(square, s2, out=square), w, 2)
+        np.multiply(c, c, out=square)
+        totals[1] += _weighted(square, w)
+        totals[3] += _weighted(np.multiply(square, s2, out=square), w, 2)
+        c *= d
+        totals[4] += _weighted(np.multiply(c, s2, out=c), w, 2)
         dof = None if sigma_dof is None else chunk_of(sigma_dof, rows)
-        s2, s4, g = _dof_terms(chunk_of(sigma, rows), dof)
-        s2, s4 = np.broadcast_to(s2, d.shape), np.broadcast_to(s4, d.shape)
-        w = np.ones((d.shape[0], 1)) if weight is None else weight[rows, None]
-        share = w / w_sum
-        totals[0] += (w * d * d).sum(axis=0)
-        totals[1] += (w * c * c).sum(axis=0)
-        totals[2] += (w * s2).sum(axis=0)
-        w2 = w * w
-        totals[3] += (w2 * s2).sum(axis=0)
-        totals[4] += (w2 * (4.0 * s2 * d * d - 2.0 * s4)).sum(axis=0)
-        totals[5] += (w2 * (4.0 * s2 * c * c - 2.0 * s4 + 4.0 * share * s4)).sum(0)
-        totals[6] += (w2 * (4.0 * s2 * c * d - 2.0 * s4 + 2.0 * share * s4)).sum(0)
-        totals[7] += (w2 * w2 * (s4 - s2 * s2)).sum(axis=0)
-        if g is not None:
-            wg = w2 * np.broadcast_to(g, d.shape)
-            totals[8] += wg.sum(axis=0)
-            totals[9] += (wg * (1.0 - share) ** 2).sum(axis=0)
-            totals[10] += (wg * (1.0 - share)).sum(axis=0)
-    sse, sst, s2_sum, w2s2_sum = totals[:4]
-    square = w2s2_sum * w2s2_sum + totals[7]  # unbiased (Σ w²σ²)²
+        totals[5:] += _sigma_sums(chunk_of(sigma, rows), dof, w, d.shape[0])
+    sse, sst, s2d2, s2c2, s2cd = totals[:5]
+    s2_sum, w2s2_sum, s4_2, s4_3, s4_4, g_2, g_3, g_4 = totals[5:]
+    square = w2s2_sum * w2s2_sum + s4_4  # unbiased (Σ w²σ²)²
     return R2Sums(
         sse=sse,
         sst=sst,
         sse_truth=sse - s2_sum,
         sst_truth=sst - s2_sum + w2s2_sum / w_sum,
-        var_sse=totals[4],
-        var_sst=totals[5] - 2.0 * square / (w_sum * w_sum),
-        cov=totals[6],
-        var_sse_sigma=totals[8],
-        var_sst_sigma=totals[9],
-        cov_sigma=totals[10],
+        var_sse=4.0 * s2d2 - 2.0 * s4_2,
+        var_sst=4.0 * s2c2
+        - 2.0 * s4_2
+        + 4.0 * s4_3 / w_sum
+        - 2.0 * square / (w_sum * w_sum),
+        cov=4.0 * s2cd - 2.0 * s4_2 + 2.0 * s4_3 / w_sum,
+        var_sse_sigma=g_2,
+        var_sst_sigma=g_2 - 2.0 * g_3 / w_sum + g_4 / (w_sum * w_sum),
+        cov_sigma=g_2 - g_3 / w_sum,
     )
+
+
+def _sigma_sums(sigma: Any, sigma_dof: Any, w: np.ndarray | None, n: int) -> np.ndarray:
+    """Sums of a chunk that involve σ̂ only, by output (or for all outputs).
+
+    Rows: ``Σ w σ̂²``, ``Σ w² σ̂²``, ``Σ w² s4``, ``Σ w³ s4``, ``Σ w⁴ (s4 − σ̂⁴)``,
+    ``Σ w² g``, ``Σ w³ g``, ``Σ w⁴ g`` (the last three 0 when σ is known).
+    Computed on σ's own columns, one or one per output.
+    """
+    if np.ndim(sigma) == 0:
+        sigma = np.full((n, 1), sigma)
+    s2, s4, g = _dof_terms(sigma, sigma_dof)
+    s2, s4 = np.broadcast_arrays(s2, s4)
+    sums = [_weighted(s2, w), _weighted(s2, w, 2)]
+    sums += [_weighted(s4, w, 2), _weighted(s4, w, 3), _weighted(s4 - s2 * s2, w, 4)]
+    if g is None:
+        return np.array(sums + [0.0 * sums[0]] * 3)
+    g = np.broadcast_to(g, s2.shape)
+    return np.array(sums + [_weighted(g, w, power) for power in (2, 3, 4)])
 
 
 def _ratio_variance(
@@ -382,7 +403,7 @@ def _ratio_variance(
 
 
 def _nominal_r2(sums: R2Sums) -> np.ndarray:
-    """``1 − X/Y``; ``force_finite`` as scikit-learn: 1 if ``X = 0``, else 0 if ``Y = 0``."""
+    """``1 − X/Y``, ``force_finite`` as scikit-learn: 1 if X = 0, else 0 if Y = 0."""
     with np.errstate(divide="ignore", invalid="ignore"):
         r2 = 1.0 - sums.sse / sums.sst
     return np.where(sums.sse == 0.0, 1.0, np.where(sums.sst == 0.0, 0.0, r2))
