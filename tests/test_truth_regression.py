@@ -334,11 +334,12 @@ M = 300
 MAX_READINGS = 8
 
 
-def _experiment(rng, n_replicates):
+def _experiment(rng, n_replicates, error_scale):
     """True values, a fixed prediction, and the replicated labels (M, R)."""
     x = np.linspace(0.0, 1.0, M)
     mu = 5.0 + 3.0 * np.sin(4.0 * x) + rng.normal(0.0, 1.0, M)
-    y_pred = mu + 0.6 * np.cos(9.0 * x) + rng.normal(0.0, 0.5, M)  # structured error
+    error = 0.6 * np.cos(9.0 * x) + rng.normal(0.0, 0.5, M)  # structured
+    y_pred = mu + error_scale * error
     n_readings = rng.integers(3, MAX_READINGS + 1, M)
     sigma_single = rng.uniform(0.3, 1.5, M)
     readings = mu[:, None] + sigma_single[:, None] * rng.standard_normal(
@@ -366,9 +367,16 @@ def _remeasurement_targets(rng, mu, y_pred, sigma):
     )
 
 
-def test_end_to_end():
-    rng = np.random.default_rng(4)
-    mu, y_pred, sigma, labels, sigma_hat, dof = _experiment(rng, N_REPLICATES)
+def end_to_end_table(seed, n_replicates, error_scale=1.0):
+    """Rows ``(metric, estimand, sigma, bias/SD, SD ratio, coverage, flagged)``.
+
+    ``error_scale=1`` gives θ_T ≈ 2.4 mean σ²; 0.35 gives θ_T ≈ 0.3 mean σ²,
+    where the paper's E[MSE] is about 80 % above θ_R (the issue's setting).
+    """
+    rng = np.random.default_rng(seed)
+    mu, y_pred, sigma, labels, sigma_hat, dof = _experiment(
+        rng, n_replicates, error_scale
+    )
     predictions = np.broadcast_to(y_pred[:, None], labels.shape)
     mse = np.mean((mu - y_pred) ** 2)
     r2 = 1.0 - np.sum((mu - y_pred) ** 2) / np.sum((mu - mu.mean()) ** 2)
@@ -388,23 +396,36 @@ def test_end_to_end():
     ):
         for metric, estimand, kernel, target in cases:
             result = kernel(labels, predictions, s, nu)
-            assert not result.flag.any()
             estimate = result.estimate
             reported = np.sqrt(np.maximum(result.variance, 0.0))
             spread = estimate.std()
             bias = (estimate.mean() - target) / spread
             sd_ratio = reported.mean() / spread
             coverage = np.mean(np.abs(estimate - target) <= 1.959964 * reported)
-            rows.append((metric, estimand, sigma_case, bias, sd_ratio, coverage))
-    print(f"\nM = {M}, 3-8 readings, {N_REPLICATES} replicates")
-    print(f"{'metric':6} {'estimand':14} {'sigma':9} bias/SD  SD ratio  coverage")
-    for metric, estimand, sigma_case, bias, sd_ratio, coverage in rows:
+            flagged = result.flag.mean()
+            rows.append(
+                (metric, estimand, sigma_case, bias, sd_ratio, coverage, flagged)
+            )
+    print(
+        f"\nM = {M}, 3-8 readings, {n_replicates} replicates, θ_T/mean σ² = "
+        f"{mse / np.mean(sigma**2):.2f}"
+    )
+    print(
+        f"{'metric':6} {'estimand':14} {'sigma':9} bias/SD  SD ratio  coverage  flagged"
+    )
+    for metric, estimand, sigma_case, *numbers in rows:
         print(
-            f"{metric:6} {estimand:14} {sigma_case:9} {bias:+7.3f} {sd_ratio:9.3f}"
-            f" {coverage:9.3f}"
+            f"{metric:6} {estimand:14} {sigma_case:9} {numbers[0]:+7.3f} "
+            f"{numbers[1]:9.3f} {numbers[2]:9.3f} {numbers[3]:8.3f}"
         )
-    for metric, estimand, sigma_case, bias, sd_ratio, coverage in rows:
+    return rows
+
+
+def test_end_to_end():
+    rows = end_to_end_table(4, N_REPLICATES)
+    for metric, estimand, sigma_case, bias, sd_ratio, coverage, flagged in rows:
         where = (metric, estimand, sigma_case)
+        assert flagged == 0.0, where
         assert abs(bias) < 0.1, where
         assert 0.85 <= sd_ratio <= 1.15, where
         assert 0.93 <= coverage <= 0.97, where
