@@ -33,6 +33,9 @@ def _check(summary):
         summary.sigma, [S0 / math.sqrt(5), S1 / math.sqrt(6)], rtol=1e-14
     )
     np.testing.assert_array_equal(summary.n_repeats, [5, 6])
+    # Own spread: n - 1 degrees of freedom.
+    np.testing.assert_array_equal(summary.sigma_dof, [4.0, 5.0])
+    assert summary.sigma_dof.dtype == np.float64
 
 
 def test_padded_array():
@@ -93,6 +96,21 @@ def test_instrument_sigma_scalar_and_per_sample():
     # min_repeats=6: the 5-repeat sample also takes the instrument value / sqrt(5).
     summary = summarize_repeats(Y, instrument_sigma=0.5, min_repeats=6)
     np.testing.assert_allclose(summary.sigma, [0.5 / math.sqrt(5), 0.5, 0.5])
+    # Every sample now takes the known instrument sigma.
+    np.testing.assert_array_equal(summary.sigma_dof, [np.inf] * 3)
+
+
+def test_sigma_dof_own_spread_or_instrument():
+    Y = [ROWS[0], [7.0], ROWS[1][:3], [2.0, 4.0]]
+    for kwargs in ({}, {"sigma": "std"}, {"ddof": 0}):
+        with pytest.warns(UserWarning, match="fewer than 5 repeats"):
+            summary = summarize_repeats(Y, instrument_sigma=0.4, **kwargs)
+        np.testing.assert_array_equal(summary.sigma_dof, [4.0, np.inf, 2.0, 1.0])
+    # The new field comes last: the first four keep their positions.
+    y_mean, sigma, n_repeats, ids = summary[:4]
+    assert summary._fields[:4] == ("y_mean", "sigma", "n_repeats", "ids")
+    assert ids is None and n_repeats.tolist() == [5, 1, 3, 2]
+    assert RepeatSummary(y_mean, sigma, n_repeats).sigma_dof is None
 
 
 def test_missing_instrument_sigma_names_the_samples():

@@ -40,12 +40,20 @@ class RepeatSummary(NamedTuple):
     ids : ndarray of shape (n_samples,) or None
         The sample ids in output order (order of first appearance) for a long
         DataFrame input; ``None`` for array input, whose output follows the rows.
+    sigma_dof : ndarray of shape (n_samples,) or None
+        Degrees of freedom of each ``sigma``, to pass as ``sigma_dof``:
+        ``n_i - 1`` for a sample whose ``sigma`` comes from its own spread (its
+        squared ``sigma`` is then ``sigma_i² χ²_{n_i - 1} / (n_i - 1)`` for
+        Gaussian readings), ``inf`` for a sample that takes
+        ``instrument_sigma``, which is known. Last, so that the first four
+        fields keep their places; ``None`` only for a summary built by hand.
     """
 
     y_mean: np.ndarray
     sigma: np.ndarray
     n_repeats: np.ndarray
     ids: np.ndarray | None = None
+    sigma_dof: np.ndarray | None = None
 
 
 def _flatten_input(
@@ -210,8 +218,12 @@ def summarize_repeats(
     Returns
     -------
     summary : RepeatSummary
-        Named tuple ``(y_mean, sigma, n_repeats, ids)``; ``y_mean`` and ``sigma``
-        go straight into the expected metrics as ``y_true`` and ``sigma``.
+        Named tuple ``(y_mean, sigma, n_repeats, ids, sigma_dof)``; ``y_mean``,
+        ``sigma`` and ``sigma_dof`` go straight into the expected metrics as
+        ``y_true``, ``sigma`` and ``sigma_dof``. ``sigma_dof`` is ``n_i - 1`` for
+        the samples that use their own spread and ``inf`` for those that take
+        ``instrument_sigma``. With ``ddof=1`` (the default) the squared
+        ``sigma`` is unbiased, as the metrics' ``sigma_dof`` correction assumes.
 
     Raises
     ------
@@ -237,6 +249,8 @@ def summarize_repeats(
     array([5, 1])
     >>> summary.sigma  # the second sample: 0.3 / sqrt(1)
     array([0.08602325, 0.3       ])
+    >>> summary.sigma_dof  # 5 - 1; the instrument's sigma is known
+    array([ 4., inf])
     """
     if sigma not in ("sem", "std"):
         raise ValueError(f'sigma must be "sem" or "std"; got {sigma!r}.')
@@ -292,7 +306,9 @@ def summarize_repeats(
         )
 
     result_sigma = spread / np.sqrt(counts) if sigma == "sem" else spread
-    return RepeatSummary(y_mean, result_sigma, counts.astype(np.intp), ids)
+    # The centred sum of squares has n - 1 degrees of freedom whatever ddof.
+    sigma_dof = np.where(enough, counts - 1.0, np.inf)
+    return RepeatSummary(y_mean, result_sigma, counts.astype(np.intp), ids, sigma_dof)
 
 
 def _check_instrument_sigma(instrument_sigma: Any, n_samples: int) -> np.ndarray:
