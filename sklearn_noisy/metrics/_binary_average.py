@@ -267,10 +267,11 @@ def _binary_problem(
     if noise.matrix is not None:  # the classes as [negative, positive]
         positive = classes.index(pos_label)
         noise = noise.permute(np.array([1 - positive, positive]))
-    pi = noise.probability(true_pos.astype(np.intp), 1, slice(None))
+    # π_i = P(observed as class 1 | class true_pos_i)
+    pi = noise.probability(true_pos.view(np.int8), 1, slice(None))
     if noise.matrix is not None:
         var = pi * (1.0 - pi)
-    else:
+    else:  # q_i (1 - q_i); a float for a scalar q
         var, _ = noise.keep_flip_variance()
     return _BinaryProblem(true_pos, pred_pos, pi, var, noise)
 
@@ -280,26 +281,8 @@ def _binary_problem(
 # --------------------------------------------------------------------------
 
 
-def _binary_score(
-    metric: str,
-    y_true: Any,
-    y_pred: Any,
-    *,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    pos_label: Any,
-    method: str,
-) -> NoisyScore:
+def _binary_score(metric: str, problem: _BinaryProblem, method: str) -> NoisyScore:
     """Recall, F1, balanced accuracy or MCC: exact or by the delta method."""
-    problem = _binary_problem(
-        y_true,
-        y_pred,
-        q=q,
-        transition_matrix=transition_matrix,
-        labels=labels,
-        pos_label=pos_label,
-    )
     pi, pred_pos = problem.pi, problem.pred_pos
     if method == "exact":
         expected, variance = _exact_moments((metric,), pi, pred_pos)[metric]
@@ -312,24 +295,8 @@ def _binary_score(
     return NoisyScore(metric, expected, variance, nominal, pi.size, method)
 
 
-def _precision_measurement(
-    y_true: Any,
-    y_pred: Any,
-    *,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    pos_label: Any,
-) -> NoisyScore:
+def _precision_measurement(problem: _BinaryProblem) -> NoisyScore:
     """Closed form: E = Σ_P π_i / n_P, Var = Σ_P π_i (1 - π_i) / n_P²."""
-    problem = _binary_problem(
-        y_true,
-        y_pred,
-        q=q,
-        transition_matrix=transition_matrix,
-        labels=labels,
-        pos_label=pos_label,
-    )
     n_samples, n_pred_pos = problem.n_samples, problem.n_pred_pos
     if n_pred_pos == 0:
         return NoisyScore("precision", 0.0, 0.0, 0.0, n_samples, "exact")
@@ -343,27 +310,11 @@ def _precision_measurement(
     return NoisyScore("precision", expected, variance, nominal, n_samples, "exact")
 
 
-def _precision_truth(
-    y_true: Any,
-    y_pred: Any,
-    *,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    pos_label: Any,
-) -> NoisyScore:
-    """Unbiased precision against the unknown true labels.
+def _precision_truth(problem: _BinaryProblem) -> NoisyScore:
+    """Unbiased precision against the unknown true labels (flips ``q`` only).
 
     (User guide: :ref:`formula_truth`.)
     """
-    if transition_matrix is not None:
-        raise ValueError(
-            "estimand='truth' for precision is implemented for flip probabilities "
-            "q; pass q instead of transition_matrix."
-        )
-    problem = _binary_problem(
-        y_true, y_pred, q=q, transition_matrix=None, labels=labels, pos_label=pos_label
-    )
     pred_pos, n_pred_pos = problem.pred_pos, problem.n_pred_pos
     # Only the predicted positives enter the precision.
     noise = problem.noise.take(pred_pos)

@@ -20,6 +20,7 @@ from ._binary_average import (
     _METHODS,
     _NOISE_PARAMETERS,
     _binary_present_labels,
+    _binary_problem,
     _binary_score,
     _check_option,
     _check_ratio_estimand,
@@ -64,51 +65,41 @@ def _prf_score(
             "method='delta' is available for average='binary' only; with "
             f"average={average!r} the result is exact (micro) or Monte Carlo."
         )
-    if estimand == "truth":
-        if average != "binary":
-            raise ValueError(
-                "estimand='truth' for precision is available for average='binary' "
-                f"only; got average={average!r}."
-            )
-        return _precision_truth(
-            y_true,
-            y_pred,
-            q=q,
-            transition_matrix=transition_matrix,
-            labels=labels,
-            pos_label=pos_label,
+    if estimand == "truth" and average != "binary":
+        raise ValueError(
+            "estimand='truth' for precision is available for average='binary' "
+            f"only; got average={average!r}."
         )
-    if average == "binary":
-        if metric == "precision":
-            return _precision_measurement(
-                y_true,
-                y_pred,
-                q=q,
-                transition_matrix=transition_matrix,
-                labels=labels,
-                pos_label=pos_label,
-            )
-        return _binary_score(
+    if average != "binary":
+        return _multiclass_score(
             metric,
             y_true,
             y_pred,
             q=q,
             transition_matrix=transition_matrix,
             labels=labels,
-            pos_label=pos_label,
-            method=method,
+            average=average,
+            n_draws=n_draws,
+            random_state=random_state,
         )
-    return _multiclass_score(
-        metric,
+    if estimand == "truth" and transition_matrix is not None:
+        raise ValueError(
+            "estimand='truth' for precision is implemented for flip probabilities "
+            "q; pass q instead of transition_matrix."
+        )
+    problem = _binary_problem(
         y_true,
         y_pred,
         q=q,
         transition_matrix=transition_matrix,
         labels=labels,
-        average=average,
-        n_draws=n_draws,
-        random_state=random_state,
+        pos_label=pos_label,
     )
+    if estimand == "truth":
+        return _precision_truth(problem)
+    if metric == "precision":
+        return _precision_measurement(problem)
+    return _binary_score(metric, problem, method)
 
 
 _PRF_PARAMETERS = (
@@ -408,16 +399,15 @@ def _ba_mcc_score(
         )
     # Balanced accuracy and MCC are symmetric in the two classes: any of them
     # can play the positive one.
-    return _binary_score(
-        metric,
+    problem = _binary_problem(
         y_true,
         y_pred,
         q=q,
         transition_matrix=transition_matrix,
         labels=labels,
         pos_label=classes[-1],
-        method=method,
     )
+    return _binary_score(metric, problem, method)
 
 
 _BA_MCC_PARAMETERS = (

@@ -347,11 +347,15 @@ class FlipNoise:
         """``(q_i(1 - q_i), r_i(1 - r_i))`` on a chunk, ``r_i = q_i/(K-1)``.
 
         The variances of the indicators "kept its label" and "observed as one
-        given other class" (flip models only).
+        given other class" (flip models only). With two classes ``r_i = q_i``
+        and both are the same value (the same array).
         """
         q = _chunk(self.q, rows)
+        keep_variance = q * (1.0 - q)
+        if self.n_classes == 2:
+            return keep_variance, keep_variance
         r = q / (self.n_classes - 1)
-        return q * (1.0 - q), r * (1.0 - r)
+        return keep_variance, r * (1.0 - r)
 
     def probability(
         self, true_index: np.ndarray, observed_index: np.ndarray, rows: slice
