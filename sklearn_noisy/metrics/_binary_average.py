@@ -1,13 +1,13 @@
 """Binary labels: validation, the law of the observed labels, and the scores.
 
-The five metrics of :mod:`._binary_counts` with ``average="binary"`` (and
-balanced accuracy and MCC on two classes) start here: :func:`_binary_problem`
-validates the labels and the flip model and gives each sample's probability
-``π_i`` of being observed positive (``1 - q_i`` if ``y_true_i`` is the
-positive label, ``q_i`` otherwise, or ``T[y_true_i, pos_label]`` for a
-transition matrix). Precision ``TP / n_P`` is linear in the labels and has a
-closed form; the other metrics go through the exact count algorithm or the
-delta method (user guide: :ref:`formula_binary_counts`).
+Precision, recall and F1 with ``average="binary"``, and balanced accuracy and
+MCC on two classes, start here: :func:`_binary_problem` validates the labels
+and the flip model and gives each sample's probability ``π_i`` of being
+observed positive (``1 - q_i`` if ``y_true_i`` is the positive label, ``q_i``
+otherwise, or ``T[y_true_i, pos_label]`` for a transition matrix). Precision
+``TP / n_P`` is linear in the labels and has a closed form; the other metrics
+go through the exact count algorithm or the delta method (user guide:
+:ref:`formula_binary_counts`).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from ._binary_counts import _delta_moments, _exact_moments, _metric_from_counts
 #: The ways to compute the moments of a binary metric.
 _METHODS = ("exact", "delta")
 
+#: The first parameters of the docstrings of the binary count metrics.
 _NOISE_PARAMETERS = """\
     y_true : array-like of shape (n_samples,)
         Best-known labels (the reference labels around which the observed
@@ -198,7 +199,7 @@ def _binary_classes(
 # --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _BinaryProblem:
     """A validated binary problem and the law of its observed labels.
 

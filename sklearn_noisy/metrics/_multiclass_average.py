@@ -21,6 +21,7 @@ from ..utils._labels import check_classification_labels
 from ..utils._noise import FlipNoise
 from ._monte_carlo import monte_carlo_score
 
+#: The Monte Carlo parameters of the docstrings of the binary count metrics.
 _MC_PARAMETERS = """\
     n_draws : int, default=1000
         Monte Carlo redraws, used only where the result is Monte Carlo.

@@ -256,8 +256,7 @@ def _loss_totals(
     inverse = None
     if estimand == "truth":
         noise.check_invertible()
-        if noise.matrix is not None:
-            inverse = noise.inverse_matrix()
+        inverse = None if noise.matrix is None else noise.inverse_matrix()
     totals = np.zeros(3)
     for rows in chunks(index.shape[0]):
         losses = loss(proba[rows])

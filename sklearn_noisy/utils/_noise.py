@@ -328,7 +328,7 @@ class FlipNoise:
         return FlipNoise(take_samples(self.q, indices), self.matrix, self.n_classes)
 
     def permute(self, order: np.ndarray) -> FlipNoise:
-        """The model with the classes in the order ``order`` (positions in the old).
+        """The model with its classes reordered: new class ``i`` is old ``order[i]``.
 
         Reorders the rows and columns of a transition matrix; uniform flips do
         not depend on the order of the classes.
