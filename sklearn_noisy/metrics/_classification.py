@@ -1,4 +1,7 @@
-"""Expected accuracy and confusion matrix under label flips (FORMULAS.md §3, §4).
+"""Expected accuracy and confusion matrix under label flips.
+
+The formulas are in the user guide: :ref:`formula_accuracy` and, for
+``estimand="truth"``, :ref:`formula_truth`.
 
 Each observed label is drawn around the reference label ``y_true_i``: with a
 flip probability ``q`` (scalar or per sample; binary labels flip to the other
@@ -10,22 +13,16 @@ probability that a sample of reference class ``labels[j]`` is observed as
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .._noisy_score import NoisyScore
+from ..utils._arrays import check_sample_weight, chunks, read_only, weighted_totals
 from ..utils._labels import EncodedLabels, encode_labels
-from ..utils._validation import (
-    CHUNK_SIZE,
-    check_estimand,
-    check_flip_probability,
-    check_noise_model,
-    check_sample_weight,
-    check_transition_matrix,
-)
+from ..utils._noise import FlipNoise
+from ..utils._validation import check_estimand
 
 __all__ = [
     "NoisyConfusionMatrix",
@@ -33,91 +30,20 @@ __all__ = [
     "expected_confusion_matrix",
 ]
 
-#: A flip model whose inverse would be scaled by more than 1e12 is treated as
-#: singular for ``estimand="truth"``.
-_SINGULAR_TOL = 1e-12
-
-
-def _check_flip_classes(encoded: EncodedLabels) -> None:
-    if encoded.n_classes < 2:
-        raise ValueError(
-            "Only one class is present in y_true and y_pred "
-            f"({encoded.classes.tolist()}): with a flip probability q a label "
-            "flips to another class, so the set of classes must be known. Pass "
-            "all the classes through `labels`."
-        )
-
-
-def _chunks(n_samples: int) -> Iterator[slice]:
-    for start in range(0, n_samples, CHUNK_SIZE):
-        yield slice(start, start + CHUNK_SIZE)
-
-
-def _chunk_of(value: Any, rows: slice) -> Any:
-    return value if isinstance(value, float) else value[rows]
-
-
-def _weighted_totals(
-    weight: np.ndarray | None, rows: slice, *values: np.ndarray
-) -> list[float]:
-    """``[Σ w x for x in values[:-1]] + [Σ w² values[-1]]`` over a chunk."""
-    if weight is None:
-        return [float(np.sum(x)) for x in values]
-    w = weight[rows]
-    totals = [float(w @ x) for x in values[:-1]]
-    totals.append(float((w * w) @ values[-1]))
-    return totals
-
-
-def _check_invertible_flips(q: Any, n_classes: int) -> None:
-    """Reject flip probabilities for which the labels carry no information."""
-    singular_q = (n_classes - 1) / n_classes
-    q_array = np.asarray(q)
-    scale = 1.0 - q_array * (n_classes / (n_classes - 1))
-    if np.any(np.abs(scale) <= _SINGULAR_TOL):
-        where = (
-            ""
-            if q_array.ndim == 0
-            else f" (first at index {int(np.argmax(np.abs(scale) <= _SINGULAR_TOL))})"
-        )
-        raise ValueError(
-            f"estimand='truth' has no unbiased estimator when q = {singular_q:g}"
-            f"{where}: with K = {n_classes} classes a label flipped with this "
-            "probability is uniformly distributed whatever the true class, so it "
-            "carries no information about it (the flip matrix is singular). Use "
-            "estimand='measurement', or labels with q != "
-            f"{singular_q:g}."
-        )
-
-
-def _inverse_transition_matrix(matrix: np.ndarray) -> np.ndarray:
-    """``T⁻¹``, or a ValueError when ``T`` is (numerically) singular."""
-    singular_values = np.linalg.svd(matrix, compute_uv=False)
-    if not singular_values[-1] > _SINGULAR_TOL * singular_values[0]:
-        raise ValueError(
-            "estimand='truth' needs an invertible transition_matrix: this one is "
-            "singular (smallest singular value "
-            f"{singular_values[-1]:.3g}), so the observed labels do not determine "
-            "the distribution of the true labels and no unbiased estimator exists. "
-            "Use estimand='measurement'."
-        )
-    return np.linalg.inv(matrix)
-
 
 # --------------------------------------------------------------------------- #
 # Accuracy
 # --------------------------------------------------------------------------- #
 def _accuracy_measurement(
-    encoded: EncodedLabels, q: Any, matrix: np.ndarray | None, weight: np.ndarray | None
+    encoded: EncodedLabels, noise: FlipNoise, weight: np.ndarray | None
 ) -> tuple[float, float, float]:
     """Weighted totals ``(Σ w o, Σ w P, Σ w² P(1−P))`` with ``o`` the nominal hit."""
     n_samples = encoded.n_samples
-    if matrix is None and isinstance(q, float):
+    if noise.matrix is None and noise.is_constant:
         # P = 1 − q on correct predictions, q/(K−1) on wrong ones: only the
         # (weighted) number of correct predictions is needed.
-        r = q / (encoded.n_classes - 1)
         hits = hits_sq = 0.0
-        for rows in _chunks(n_samples):
+        for rows in chunks(n_samples):
             correct = encoded.correct(rows)
             if weight is None:
                 hits += float(np.count_nonzero(correct))
@@ -129,51 +55,45 @@ def _accuracy_measurement(
             total, total_sq, hits_sq = float(n_samples), float(n_samples), hits
         else:
             total, total_sq = float(weight.sum()), float(weight @ weight)
-        expected = hits * (1.0 - q) + (total - hits) * r
-        variance = hits_sq * q * (1.0 - q) + (total_sq - hits_sq) * r * (1.0 - r)
+        keep, r = noise.keep_flip()
+        expected = hits * keep + (total - hits) * r
+        variance = hits_sq * noise.q * keep + (total_sq - hits_sq) * r * (1.0 - r)
         return hits, expected, variance
     totals = np.zeros(3)
-    for rows in _chunks(n_samples):
-        if matrix is None:
+    for rows in chunks(n_samples):
+        if noise.matrix is None:
             correct = encoded.correct(rows)
-            q_rows = q[rows]
-            r_rows = q_rows / (encoded.n_classes - 1)
-            prob = np.where(correct, 1.0 - q_rows, r_rows)
-            var = np.where(correct, q_rows * (1.0 - q_rows), r_rows * (1.0 - r_rows))
+            prob = np.where(correct, *noise.keep_flip(rows))
+            var = np.where(correct, *noise.keep_flip_variance(rows))
         else:
             true_index, pred_index = encoded.indices(rows)
             correct = true_index == pred_index
-            prob = matrix[true_index, pred_index]
+            prob = noise.probability(true_index, pred_index, rows)
             var = prob * (1.0 - prob)
-        totals += _weighted_totals(weight, rows, correct, prob, var)
+        totals += weighted_totals(weight, rows, correct, prob, var)
     return float(totals[0]), float(totals[1]), float(totals[2])
 
 
 def _accuracy_truth(
-    encoded: EncodedLabels, q: Any, matrix: np.ndarray | None, weight: np.ndarray | None
+    encoded: EncodedLabels, noise: FlipNoise, weight: np.ndarray | None
 ) -> tuple[float, float, float]:
     """Weighted totals ``(Σ w o, Σ w ĉ, Σ w² v)`` of the de-noised hits ``ĉ``.
 
     ``v`` is the exact, label-free variance ``q(1−q)/(1−2q)²`` for binary flips
-    and the unbiased per-sample estimate ``ĉ² − ĉ`` otherwise (FORMULAS.md §4).
+    and the unbiased per-sample estimate ``ĉ² − ĉ`` otherwise (user guide:
+    :ref:`formula_truth`).
     """
-    n_classes = encoded.n_classes
-    n_samples = encoded.n_samples
-    inverse = None if matrix is None else _inverse_transition_matrix(matrix)
-    if matrix is None:
-        _check_invertible_flips(q, n_classes)
+    noise.check_invertible()
+    inverse = None if noise.matrix is None else noise.inverse_matrix()
     totals = np.zeros(3)
-    for rows in _chunks(n_samples):
+    for rows in chunks(encoded.n_samples):
         if inverse is None:
             observed = encoded.correct(rows)
-            q_rows = _chunk_of(q, rows)
-            r_rows = q_rows / (n_classes - 1)
-            scale = 1.0 - q_rows - r_rows  # 1 − 2q for binary labels
-            c_hat = (observed - r_rows) / scale
-            if n_classes == 2:
-                var = np.broadcast_to(
-                    q_rows * (1.0 - q_rows) / (scale * scale), c_hat.shape
-                )
+            r, scale = noise.flip_scale(rows)  # scale = 1 − 2q for binary labels
+            c_hat = (observed - r) / scale
+            if noise.n_classes == 2:
+                keep_variance, _ = noise.keep_flip_variance(rows)
+                var = np.broadcast_to(keep_variance / (scale * scale), c_hat.shape)
             else:
                 var = c_hat * (c_hat - 1.0)
         else:
@@ -181,7 +101,7 @@ def _accuracy_truth(
             observed = true_index == pred_index
             c_hat = inverse[true_index, pred_index]
             var = c_hat * (c_hat - 1.0)
-        totals += _weighted_totals(weight, rows, observed, c_hat, var)
+        totals += weighted_totals(weight, rows, observed, c_hat, var)
     return float(totals[0]), float(totals[1]), float(totals[2])
 
 
@@ -201,7 +121,7 @@ def expected_accuracy_score(
     reference classes and the observed labels are redrawn around them. Sample
     ``i`` is observed as correct with probability ``P_i = T[k_i, ŷ_i]``: for a
     flip probability ``q_i`` this is ``1 - q_i`` when ``ŷ_i = k_i`` and
-    ``q_i/(K-1)`` otherwise (FORMULAS.md §3). Exactly::
+    ``q_i/(K-1)`` otherwise (user guide: :ref:`formula_accuracy`). Exactly::
 
         E[acc]   = (1/M) Σ P_i           (binary, constant q: a + q(1 - 2a))
         Var[acc] = (1/M²) Σ P_i (1 - P_i) (binary: (1/M²) Σ q_i(1 - q_i))
@@ -212,7 +132,7 @@ def expected_accuracy_score(
 
     With ``estimand="truth"``, ``y_true`` holds single noisy observations and the
     result estimates the accuracy against the unknown true labels without bias
-    (FORMULAS.md §4): each hit ``o_i = 1[ỹ_i = ŷ_i]`` is replaced by
+    (user guide: :ref:`formula_truth`): each hit ``o_i = 1[ỹ_i = ŷ_i]`` is replaced by
     ``ĉ_i = T⁻¹[ỹ_i, ŷ_i]``, which for flips is ``(o_i - r_i)/(1 - q_i - r_i)``
     with ``r_i = q_i/(K-1)`` (binary: ``(o_i - q_i)/(1 - 2q_i)``). The estimate
     can fall outside [0, 1]. Its variance is exact and label-free for binary
@@ -290,18 +210,15 @@ def expected_accuracy_score(
     0.888888888889
     """
     check_estimand(estimand, metric="accuracy", supports_truth=True)
-    check_noise_model(q, transition_matrix)
     encoded = encode_labels(y_true, y_pred, labels)
     n_samples = encoded.n_samples
     weight = check_sample_weight(sample_weight, n_samples)
-    matrix = None
-    if transition_matrix is not None:
-        matrix = check_transition_matrix(transition_matrix, encoded.n_classes)
-    else:
-        q = check_flip_probability(q, n_samples)
-        _check_flip_classes(encoded)
+    noise = FlipNoise.from_params(
+        q, transition_matrix, n_samples=n_samples, n_classes=encoded.n_classes
+    )
+    noise.require_two_classes(encoded.classes)
     compute = _accuracy_measurement if estimand == "measurement" else _accuracy_truth
-    hits, expected, variance = compute(encoded, q, matrix, weight)
+    hits, expected, variance = compute(encoded, noise, weight)
     total = float(n_samples) if weight is None else float(weight.sum())
     return NoisyScore(
         "accuracy",
@@ -316,12 +233,6 @@ def expected_accuracy_score(
 # --------------------------------------------------------------------------- #
 # Confusion matrix
 # --------------------------------------------------------------------------- #
-def _read_only(array: Any, dtype: Any = None) -> np.ndarray:
-    array = np.array(array, dtype=dtype, copy=True)
-    array.setflags(write=False)
-    return array
-
-
 @dataclass(frozen=True, eq=False, repr=False)
 class NoisyConfusionMatrix:
     """Expected confusion matrix, and the variance of each count, under label flips.
@@ -362,10 +273,10 @@ class NoisyConfusionMatrix:
     n_samples: int
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "expected", _read_only(self.expected, float))
-        object.__setattr__(self, "variance", _read_only(self.variance, float))
-        object.__setattr__(self, "nominal", _read_only(self.nominal))
-        object.__setattr__(self, "labels", _read_only(self.labels))
+        object.__setattr__(self, "expected", read_only(self.expected, float))
+        object.__setattr__(self, "variance", read_only(self.variance, float))
+        object.__setattr__(self, "nominal", read_only(self.nominal))
+        object.__setattr__(self, "labels", read_only(self.labels))
         object.__setattr__(self, "n_samples", int(self.n_samples))
 
     @property
@@ -454,26 +365,20 @@ def expected_confusion_matrix(
     array([[1, 0],
            [1, 1]])
     """
-    check_noise_model(q, transition_matrix)
     encoded = encode_labels(y_true, y_pred, labels)
     n_samples, n_classes = encoded.n_samples, encoded.n_classes
     weight = check_sample_weight(sample_weight, n_samples)
-    matrix = None
-    if transition_matrix is not None:
-        matrix = check_transition_matrix(transition_matrix, n_classes)
-    else:
-        q = check_flip_probability(q, n_samples)
-        _check_flip_classes(encoded)
-        if isinstance(q, float):  # a constant flip is a shared T
-            r = q / (n_classes - 1)
-            matrix = np.full((n_classes, n_classes), r)
-            np.fill_diagonal(matrix, 1.0 - q)
+    noise = FlipNoise.from_params(
+        q, transition_matrix, n_samples=n_samples, n_classes=n_classes
+    )
+    noise.require_two_classes(encoded.classes)
+    matrix = noise.shared_matrix()  # a constant flip is a shared T
     size = n_classes * n_classes
     # Sums over the samples of each (reference class, prediction) cell:
     # counts, squared weights and, for per-sample q, the flip terms.
     n_sums = 2 if matrix is not None else 6
     sums = np.zeros((n_sums, size))
-    for rows in _chunks(n_samples):
+    for rows in chunks(n_samples):
         true_index, pred_index = encoded.indices(rows)
         cell = true_index * n_classes + pred_index
         w = None if weight is None else weight[rows]
@@ -481,13 +386,10 @@ def expected_confusion_matrix(
         sums[0] += np.bincount(cell, weights=w, minlength=size)
         sums[1] += np.bincount(cell, weights=w2, minlength=size)
         if matrix is None:
-            q_rows = q[rows]
-            r_rows = q_rows / (n_classes - 1)
-            keep = 1.0 - q_rows if w is None else w * (1.0 - q_rows)
-            flip = r_rows if w is None else w * r_rows
-            keep_var = q_rows * (1.0 - q_rows)
-            flip_var = r_rows * (1.0 - r_rows)
-            if w2 is not None:
+            keep, flip = noise.keep_flip(rows)
+            keep_var, flip_var = noise.keep_flip_variance(rows)
+            if w is not None:
+                keep, flip = w * keep, w * flip
                 keep_var, flip_var = w2 * keep_var, w2 * flip_var
             for row, values in enumerate((keep, flip, keep_var, flip_var), start=2):
                 sums[row] += np.bincount(cell, weights=values, minlength=size)

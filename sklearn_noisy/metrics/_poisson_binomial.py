@@ -1,4 +1,4 @@
-"""Probability mass function of a Poisson-binomial distribution (FORMULAS.md §8).
+"""Probability mass function of a Poisson-binomial distribution.
 
 The number of successes among independent Bernoulli trials with success
 probabilities ``p_1, ..., p_n`` has the generating polynomial
@@ -10,7 +10,8 @@ factors along a balanced divide-and-conquer tree:
 * while the polynomials are short, sibling pairs are multiplied by direct
   convolution (vectorised over all pairs of a level); above
   :data:`_FFT_MIN_LENGTH` coefficients the products use batched real FFTs, and
-  the round-off negatives they leave are clipped to 0 (FORMULAS.md Part III.7);
+  the round-off negatives they leave are clipped to 0 (user guide:
+  :ref:`formula_numerics`);
 * every node keeps only the window of counts that carries probability: by
   Bernstein's inequality the mass outside ``mean ± t`` is below
   :data:`_TAIL_MASS` (1e-60), far below the float64 round-off of the retained
@@ -20,6 +21,10 @@ factors along a balanced divide-and-conquer tree:
 
 Trials with ``p_i = 0`` or ``p_i = 1`` are certain: they shift the distribution
 and never enter the products. The result is renormalised to sum to one.
+
+The counts of the binary metrics are Poisson-binomial (user guide:
+:ref:`formula_binary_counts`); :func:`fft_convolve` is the package's one FFT
+convolution.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ import numpy as np
 from scipy import fft as sp_fft
 from scipy.stats import binom
 
-__all__ = ["poisson_binomial_pmf", "poisson_binomial_window"]
+__all__ = ["fft_convolve", "poisson_binomial_pmf", "poisson_binomial_window"]
 
 #: Trials per leaf block (PMF by the exact recurrence).
 _LEAF_SIZE = 16
@@ -81,6 +86,21 @@ def _leaf_pmfs(p: np.ndarray) -> np.ndarray:
     return pmf
 
 
+def fft_convolve(kernel: np.ndarray, *factors: np.ndarray) -> list[np.ndarray]:
+    """Full linear convolutions ``factor * kernel`` along axis 0, by real FFTs.
+
+    The spectrum of ``kernel`` is computed once for all ``factors``, which share
+    one length along axis 0 (2-D arrays convolve column by column). The results
+    are not clipped: a convolution of non-negative arrays can hold round-off
+    negatives of the order of 1e-16 times its largest value.
+    """
+    size = kernel.shape[0] + factors[0].shape[0] - 1
+    n_fft = sp_fft.next_fast_len(size, real=True)
+    spectrum = sp_fft.rfft(kernel, n_fft, axis=0)
+    products = (sp_fft.rfft(factor, n_fft, axis=0) * spectrum for factor in factors)
+    return [sp_fft.irfft(product, n_fft, axis=0)[:size] for product in products]
+
+
 def _multiply_pairs(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """Column-wise products of polynomials ``left[:, k] * right[:, k]``.
 
@@ -94,11 +114,9 @@ def _multiply_pairs(left: np.ndarray, right: np.ndarray) -> np.ndarray:
         for j in range(width):
             out[j : j + width] += left[j] * right
         return out
-    n_fft = sp_fft.next_fast_len(out_width, real=True)
-    spectrum = sp_fft.rfft(left, n_fft, axis=0)
-    spectrum *= sp_fft.rfft(right, n_fft, axis=0)
-    out = sp_fft.irfft(spectrum, n_fft, axis=0)[:out_width]
-    np.maximum(out, 0.0, out=out)  # FFT round-off negatives (FORMULAS Part III.7)
+    (out,) = fft_convolve(right, left)
+    # Clip the FFT round-off negatives (user guide: formula_numerics).
+    np.maximum(out, 0.0, out=out)
     return out
 
 
@@ -177,9 +195,7 @@ def _convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Full convolution of two PMFs: direct when short, else FFT (clipped at 0)."""
     if min(a.size, b.size) < _FFT_MIN_LENGTH:
         return np.convolve(a, b)
-    size = a.size + b.size - 1
-    n_fft = sp_fft.next_fast_len(size, real=True)
-    out = sp_fft.irfft(sp_fft.rfft(a, n_fft) * sp_fft.rfft(b, n_fft), n_fft)[:size]
+    (out,) = fft_convolve(b, a)
     return np.maximum(out, 0.0)
 
 

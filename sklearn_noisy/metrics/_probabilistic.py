@@ -1,4 +1,4 @@
-"""Expected Brier score and log-loss under label flips (FORMULAS.md §4, §7).
+"""Expected Brier score and log-loss under label flips.
 
 For each sample the loss is a known function ``L[i, j]`` of the label ``j`` it
 is observed with, and the observed label follows the row ``T[k_i, ·]`` of the
@@ -8,7 +8,8 @@ noise model (``k_i`` the reference class). Hence, exactly::
     Var = (1/M²) Σ_i Σ_j T[k_i, j] (L[i, j] − E_i)²      (centred, no cancellation)
 
 For binary labels the loss is affine in the label, ``L = A + B ỹ``, and the
-variance reduces to ``(1/M²) Σ B_i² q_i(1 − q_i)`` (FORMULAS.md §7).
+variance reduces to ``(1/M²) Σ B_i² q_i(1 − q_i)`` (user guide:
+:ref:`formula_probabilistic`; for ``estimand="truth"``, :ref:`formula_truth`).
 """
 
 from __future__ import annotations
@@ -20,22 +21,16 @@ from typing import Any
 import numpy as np
 
 from .._noisy_score import NoisyScore
-from ..utils._labels import as_label_array, check_classification_labels, encode_labels
-from ..utils._validation import (
-    check_estimand,
+from ..utils._arrays import (
     check_finite,
-    check_flip_probability,
-    check_noise_model,
     check_sample_weight,
-    check_transition_matrix,
+    chunks,
+    weighted_totals,
 )
-from ._classification import (
-    _check_invertible_flips,
-    _chunk_of,
-    _chunks,
-    _inverse_transition_matrix,
-    _weighted_totals,
-)
+from ..utils._docstring import fill_doc
+from ..utils._labels import as_label_array, check_classification_labels, encode_labels
+from ..utils._noise import FlipNoise
+from ..utils._validation import check_estimand
 
 __all__ = ["expected_brier_score_loss", "expected_log_loss"]
 
@@ -249,62 +244,44 @@ def _log_loss_factory(eps: float) -> _Loss:
 # --------------------------------------------------------------------------- #
 # Kernels
 # --------------------------------------------------------------------------- #
-def _flip_rows(k: np.ndarray, n_classes: int, keep: Any, flip: Any) -> np.ndarray:
-    """Rows with ``keep`` at column ``k_i`` and ``flip`` elsewhere."""
-    rows = np.empty((k.shape[0], n_classes))
-    rows[:] = flip if isinstance(flip, float) else flip[:, None]
-    rows[np.arange(k.shape[0]), k] = keep
-    return rows
-
-
 def _loss_totals(
     loss: _Loss,
     proba: np.ndarray,
     index: np.ndarray,
-    n_classes: int,
-    q: Any,
-    matrix: np.ndarray | None,
+    noise: FlipNoise,
     weight: np.ndarray | None,
     estimand: str,
 ) -> tuple[float, float, float]:
     """Weighted totals ``(Σ w ℓ_nominal, Σ w E_i, Σ w² V_i)``, chunk by chunk."""
     inverse = None
     if estimand == "truth":
-        if matrix is None:
-            _check_invertible_flips(q, n_classes)
-        else:
-            inverse = _inverse_transition_matrix(matrix)
+        noise.check_invertible()
+        inverse = None if noise.matrix is None else noise.inverse_matrix()
     totals = np.zeros(3)
-    for rows in _chunks(index.shape[0]):
+    for rows in chunks(index.shape[0]):
         losses = loss(proba[rows])
         k = index[rows]
         nominal = losses[np.arange(k.shape[0]), k]
-        if matrix is not None:
-            weights = matrix[k] if inverse is None else inverse[k]
-        else:
-            q_rows = _chunk_of(q, rows)
-            r_rows = q_rows / (n_classes - 1)
-            if estimand == "measurement":
-                weights = _flip_rows(k, n_classes, 1.0 - q_rows, r_rows)
-            else:  # T⁻¹ = (I − r J)/(1 − q − r) for uniform flips
-                scale = 1.0 - q_rows - r_rows
-                weights = _flip_rows(
-                    k, n_classes, (1.0 - r_rows) / scale, -r_rows / scale
-                )
+        if estimand == "measurement":
+            weights = noise.observation_rows(k, rows)
+        else:  # T⁻¹; for uniform flips (I − r J)/(1 − q − r)
+            weights = noise.inverse_rows(k, rows, inverse)
         expected = np.einsum("ij,ij->i", weights, losses)
         if estimand == "measurement":
             centred = losses - expected[:, None]
             variance = np.einsum("ij,ij->i", weights, centred * centred)
-        elif matrix is None and n_classes == 2:
+        elif noise.matrix is None and noise.n_classes == 2:
             # Exact and label-free: ℓ̂ = A + B ĉ with Var ĉ = q(1−q)/(1−2q)².
+            _, scale = noise.flip_scale(rows)
+            keep_variance, _ = noise.keep_flip_variance(rows)
             jump = losses[:, 1] - losses[:, 0]
-            variance = q_rows * (1.0 - q_rows) / (scale * scale) * jump * jump
+            variance = keep_variance / (scale * scale) * jump * jump
         else:
             # Unbiased estimate of Var ℓ̂_i: ℓ̂_i² − (backward-corrected ℓ_i²).
             variance = expected * expected - np.einsum(
                 "ij,ij->i", weights, losses * losses
             )
-        totals += _weighted_totals(weight, rows, nominal, expected, variance)
+        totals += weighted_totals(weight, rows, nominal, expected, variance)
     return float(totals[0]), float(totals[1]), float(totals[2])
 
 
@@ -321,7 +298,6 @@ def _expected_loss(
     estimand: str,
 ) -> NoisyScore:
     check_estimand(estimand, metric=metric, supports_truth=True)
-    check_noise_model(q, transition_matrix)
     proba, eps = _check_proba(y_proba)
     y_true = as_label_array(y_true, name="y_true")
     n_samples = proba.shape[0]
@@ -352,15 +328,14 @@ def _expected_loss(
                 + "). Pass all the classes through `labels`, in the order of the "
                 "columns of y_proba (sorted)."
             )
-    matrix = None
-    if transition_matrix is not None:
-        matrix = check_transition_matrix(transition_matrix, n_classes)
-        matrix = matrix[np.ix_(order, order)]
-    else:
-        q = check_flip_probability(q, n_samples)
+    noise = FlipNoise.from_params(
+        q, transition_matrix, n_samples=n_samples, n_classes=n_classes
+    )
+    if order is not None:
+        noise = noise.permute(order)
     loss = _brier_loss if metric == "brier_score_loss" else _log_loss_factory(eps)
     nominal, expected, variance = _loss_totals(
-        loss, proba, index, n_classes, q, matrix, weight, estimand
+        loss, proba, index, noise, weight, estimand
     )
     total = float(n_samples) if weight is None else float(weight.sum())
     return NoisyScore(
@@ -394,8 +369,8 @@ _COMMON_PARAMETERS_DOC = """\
         them. ``"truth"``: ``y_true`` are single noisy observations and
         ``expected`` is an unbiased estimate of the loss against the unknown
         true labels, by the backward correction
-        ``ℓ̂_i(ỹ) = Σ_j T⁻¹[ỹ, j] ℓ_i(j)`` (FORMULAS.md §4). Its variance is
-        exact and label-free for binary flips,
+        ``ℓ̂_i(ỹ) = Σ_j T⁻¹[ỹ, j] ℓ_i(j)`` (user guide: :ref:`formula_truth`).
+        Its variance is exact and label-free for binary flips,
         ``(1/M²) Σ q_i(1 - q_i)/(1 - 2q_i)² (ℓ_i(1) - ℓ_i(0))²``; otherwise it
         depends on the unknown labels and the unbiased estimate
         ``(1/M²) Σ [ℓ̂_i² - Σ_j T⁻¹[ỹ_i, j] ℓ_i(j)²]`` is reported, clipped at 0
@@ -404,6 +379,7 @@ _COMMON_PARAMETERS_DOC = """\
         the labels then carry no information about the true class."""
 
 
+@fill_doc(common=_COMMON_PARAMETERS_DOC)
 def expected_brier_score_loss(
     y_true: Any,
     y_proba: Any,
@@ -420,7 +396,8 @@ def expected_brier_score_loss(
     The Brier loss of sample ``i`` is, as in
     :func:`sklearn.metrics.brier_score_loss`, ``Σ_c (p_ic - 1[c = ỹ_i])²``,
     halved for binary problems. For a binary label it is affine,
-    ``ℓ_i = p_i² + (1 - 2p_i) ỹ_i``, so (FORMULAS.md §7)::
+    ``ℓ_i = p_i² + (1 - 2p_i) ỹ_i``, so (user guide:
+    :ref:`formula_probabilistic`)::
 
         E   = (1/M) Σ [p_i² + π_i (1 - 2p_i)]     π_i = P(ỹ_i = positive)
         Var = (1/M²) Σ (1 - 2p_i)² q_i(1 - q_i)
@@ -487,6 +464,7 @@ def expected_brier_score_loss(
     )
 
 
+@fill_doc(common=_COMMON_PARAMETERS_DOC)
 def expected_log_loss(
     y_true: Any,
     y_proba: Any,
@@ -503,8 +481,8 @@ def expected_log_loss(
     epsilon of ``y_proba``'s dtype, as in :func:`sklearn.metrics.log_loss`
     (so ``|logit p| <= 36.04`` in float64 and the expectation stays finite).
     For a binary label the loss is affine, ``ℓ_i = -log(1 - p_i) - ỹ_i logit
-    p_i``, computed as ``-log1p(-p)`` and ``log(p) - log1p(-p)`` (FORMULAS.md
-    §7, Part III.4)::
+    p_i``, computed as ``-log1p(-p)`` and ``log(p) - log1p(-p)`` (user guide:
+    :ref:`formula_probabilistic`, :ref:`formula_numerics`)::
 
         E   = (1/M) Σ [-log1p(-p_i) - π_i logit p_i]
         Var = (1/M²) Σ logit(p_i)² q_i(1 - q_i)
@@ -559,10 +537,4 @@ def expected_log_loss(
         pos_label=None,
         sample_weight=sample_weight,
         estimand=estimand,
-    )
-
-
-for _function in (expected_brier_score_loss, expected_log_loss):
-    _function.__doc__ = _function.__doc__.replace(
-        "    {common}", _COMMON_PARAMETERS_DOC
     )

@@ -333,11 +333,35 @@ class FlipNoise:
         """The noise of the samples ``indices`` (a cross-validation fold)."""
         return FlipNoise(take_samples(self.q, indices), self.matrix, self.n_classes)
 
+    def permute(self, order: np.ndarray) -> FlipNoise:
+        """The model with its classes reordered: new class ``i`` is old ``order[i]``.
+
+        Reorders the rows and columns of a transition matrix; uniform flips do
+        not depend on the order of the classes.
+        """
+        if self.matrix is None:
+            return self
+        return FlipNoise(None, self.matrix[np.ix_(order, order)], self.n_classes)
+
     # ------------------------------------------------ per-sample quantities
     def keep_flip(self, rows: slice = slice(None)) -> tuple[Any, Any]:
         """``(1 - q_i, q_i/(K-1))`` on a chunk of samples (flip models only)."""
         q = _chunk(self.q, rows)
         return 1.0 - q, q / (self.n_classes - 1)
+
+    def keep_flip_variance(self, rows: slice = slice(None)) -> tuple[Any, Any]:
+        """``(q_i(1 - q_i), r_i(1 - r_i))`` on a chunk, ``r_i = q_i/(K-1)``.
+
+        The variances of the indicators "kept its label" and "observed as one
+        given other class" (flip models only). With two classes ``r_i = q_i``
+        and both are the same value (the same array).
+        """
+        q = _chunk(self.q, rows)
+        keep_variance = q * (1.0 - q)
+        if self.n_classes == 2:
+            return keep_variance, keep_variance
+        r = q / (self.n_classes - 1)
+        return keep_variance, r * (1.0 - r)
 
     def probability(
         self, true_index: np.ndarray, observed_index: np.ndarray, rows: slice

@@ -1,0 +1,213 @@
+"""The moments of the binary count metrics: exact algorithm and delta method.
+
+For binary labels, let ``P`` be the samples predicted positive (``n_P`` of them,
+``n_N = M - n_P`` predicted negative) and ``π_i`` the probability that sample
+``i`` is observed positive. The true-positive count ``TP`` and the
+false-negative count ``FN`` are independent Poisson-binomial variables;
+``S = TP + FN`` is the number of observed positives (user guide:
+:ref:`formula_binary_counts`).
+
+* Given ``S = n``, precision, recall, F1, balanced accuracy and MCC are all
+  affine in TP, ``metric = α(n) + β(n) TP`` (:func:`_affine_coefficients`).
+  With the PMFs ``p_T`` and ``p_F`` of TP and FN (:mod:`._poisson_binomial`,
+  O(M log² M)) and the convolutions ``G_r = ((a - μ_T)^r p_T) * p_F``,
+  ``r = 0, 1, 2``, the mean and the centred variance are finite sums over
+  ``n``: exact up to float64 round-off (:func:`_exact_moments`).
+* :func:`_delta_moments` is the second-order delta method in ``(TP, FN)``,
+  accurate for large M (:data:`_DELTA_NOTES`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._poisson_binomial import fft_convolve, poisson_binomial_window
+
+#: Convolutions with a factor at most this long are computed directly.
+_DIRECT_CONVOLUTION_MAX = 64
+
+#: The description of the ``method`` option of the metrics that offer it.
+_METHOD_PARAMETER = """
+    method : {"exact", "delta"}, default="exact"
+        ``"exact"``: the Poisson-binomial algorithm (user guide:
+        :ref:`formula_binary_counts`). ``"delta"``: the second-order delta
+        method in (TP, FN), for very large samples (see Notes); binary only."""
+
+#: The Notes section of the metrics that offer ``method="delta"``.
+_DELTA_NOTES = """\
+    The delta method ignores zero-division events (which matter only for tiny
+    M). Its accuracy against the exact algorithm, maximum over recall, F1,
+    balanced accuracy and MCC (user guide: :ref:`formula_binary_counts`; recall
+    was always the worst)::
+
+        M      q                        max rel. err of E   max rel. err of Var
+        10     0.2                      3e-3                25 %
+        50     0.05 / 0.2               3e-4 / 1e-4         4 % / 5 %
+        500    0.05 / 0.2 / per-sample  <= 3e-6             0.3-0.7 %
+        5000   0.05 / 0.2               <= 2e-8             <= 0.06 %
+
+    The bias of its expected value was always below 0.011 standard deviations.
+    The exact method costs O(M log² M) (about 0.1 s at M = 10⁵ and 1 s at
+    M = 10⁶), so the delta method is only needed for M well above 10⁶."""
+
+
+# --------------------------------------------------------------------------
+# The metrics as affine functions of TP given S = n
+# (user guide: formula_binary_counts, the table)
+# --------------------------------------------------------------------------
+
+
+def _safe_reciprocal(denominator: np.ndarray) -> np.ndarray:
+    """``1/denominator`` where it is positive, 0 elsewhere (zero-division → 0)."""
+    out = np.zeros_like(denominator, dtype=np.float64)
+    np.divide(1.0, denominator, out=out, where=denominator > 0)
+    return out
+
+
+def _affine_coefficients(
+    metric: str, n: np.ndarray, n_pred_pos: int, n_samples: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(α(n), β(n))`` with ``metric = α(n) + β(n) TP`` given ``S = n``.
+
+    ``metric`` is ``"precision"``, ``"recall"``, ``"f1"``,
+    ``"balanced_accuracy"`` or ``"matthews_corrcoef"``. The zero-division
+    conventions are scikit-learn's defaults (``zero_division="warn"`` gives 0;
+    balanced accuracy averages only the classes present in the observed labels;
+    MCC is 0 when undefined).
+    """
+    n = np.asarray(n, dtype=np.float64)
+    m = float(n_samples)
+    n_pos = float(n_pred_pos)
+    n_neg = m - n_pos
+    zeros = np.zeros_like(n)
+    if metric == "precision":
+        return zeros, np.full_like(n, 1.0 / n_pos if n_pos > 0 else 0.0)
+    if metric == "recall":
+        return zeros, _safe_reciprocal(n)
+    if metric == "f1":
+        return zeros, 2.0 * _safe_reciprocal(n_pos + n)
+    if metric == "balanced_accuracy":
+        inv_neg = _safe_reciprocal(m - n)  # 1/(M - n), 0 at n = M
+        inv_pos = _safe_reciprocal(n)  # 1/n, 0 at n = 0
+        alpha = 0.5 * (n_neg - n) * inv_neg
+        beta = 0.5 * (inv_pos + inv_neg)
+        # Only one class observed: BA is the recall of that class alone.
+        alpha = np.where(n == 0, n_neg / m, np.where(n == m, 0.0, alpha))
+        beta = np.where(n == 0, 0.0, np.where(n == m, 1.0 / m, beta))
+        return alpha, beta
+    # matthews_corrcoef
+    inv_d = _safe_reciprocal(np.sqrt(n_pos * n_neg) * np.sqrt(n * (m - n)))
+    return -n_pos * n * inv_d, m * inv_d
+
+
+def _metric_from_counts(
+    metric: str, tp: int, n_obs_pos: int, n_pred_pos: int, n_samples: int
+) -> float:
+    """The metric on one labelling (scikit-learn's value, from the counts)."""
+    alpha, beta = _affine_coefficients(
+        metric, np.array([float(n_obs_pos)]), n_pred_pos, n_samples
+    )
+    return float(alpha[0] + beta[0] * tp)
+
+
+# --------------------------------------------------------------------------
+# Exact algorithm and delta method
+# --------------------------------------------------------------------------
+
+
+def _convolve_moments(
+    counts: np.ndarray, p_tp: np.ndarray, p_fn: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``G_r = (counts^r p_tp) * p_fn`` for r = 0, 1, 2 (FFT of p_fn shared)."""
+    factors = (p_tp, counts * p_tp, counts * counts * p_tp)
+    if min(p_tp.size, p_fn.size) <= _DIRECT_CONVOLUTION_MAX:
+        g0, g1, g2 = (np.convolve(f, p_fn) for f in factors)
+        return g0, g1, g2
+    g0, g1, g2 = fft_convolve(p_fn, *factors)
+    # G0 and G2 are convolutions of non-negative arrays: clip FFT round-off.
+    return np.maximum(g0, 0.0), g1, np.maximum(g2, 0.0)
+
+
+def _exact_moments(
+    metrics: tuple[str, ...], pi: np.ndarray, pred_pos: np.ndarray
+) -> dict[str, tuple[float, float]]:
+    """Exact ``(E, Var)`` of each metric by the Poisson-binomial algorithm.
+
+    ``p_T``, ``p_F`` and the three convolutions are shared by all ``metrics``.
+    TP is centred on its mean ``μ_T`` before the convolutions, so that the
+    conditional terms of the variance are of the order of the metric's own
+    spread and the centred sum loses no digits.
+    """
+    n_samples = pi.size
+    n_pred_pos = int(np.count_nonzero(pred_pos))
+    pi_pos = pi[pred_pos]
+    offset_tp, p_tp = poisson_binomial_window(pi_pos)
+    offset_fn, p_fn = poisson_binomial_window(pi[~pred_pos])
+    mean_tp = float(pi_pos.sum())
+    centred = (offset_tp - mean_tp) + np.arange(p_tp.size, dtype=np.float64)
+    g0, g1, g2 = _convolve_moments(centred, p_tp, p_fn)
+    n = offset_tp + offset_fn + np.arange(g0.size, dtype=np.float64)
+    mass = g0.sum()
+    results = {}
+    for metric in metrics:
+        alpha, beta = _affine_coefficients(metric, n, n_pred_pos, n_samples)
+        alpha = alpha + beta * mean_tp  # metric = α' + β (TP - μ_T)
+        expected = float((alpha @ g0 + beta @ g1) / mass)
+        dev = alpha - expected
+        variance = float(
+            (dev * dev @ g0 + 2.0 * (dev * beta) @ g1 + (beta * beta) @ g2) / mass
+        )
+        results[metric] = (expected, max(variance, 0.0))
+    return results
+
+
+def _delta_moments(
+    metric: str, pi: np.ndarray, var: np.ndarray, pred_pos: np.ndarray
+) -> tuple[float, float]:
+    """Second-order delta method in (TP, FN).
+
+    ``E ≈ f + ½ (f_TT V_T + f_FF V_F)`` and ``Var ≈ f_T² V_T + f_F² V_F`` at the
+    means; TP and FN are independent, so there are no cross terms.
+    """
+    m = float(pi.size)
+    n_pos = float(np.count_nonzero(pred_pos))
+    n_neg = m - n_pos
+    t = float(pi[pred_pos].sum())
+    f = float(pi[~pred_pos].sum())
+    v_t = float(var[pred_pos].sum())
+    v_f = float(var[~pred_pos].sum())
+    s = t + f
+    if v_t + v_f == 0.0:  # no label can flip: the metric is deterministic
+        return _metric_from_counts(metric, round(t), round(s), int(n_pos), int(m)), 0.0
+    if metric == "recall":
+        value = t / s
+        d_t, d_f = f / s**2, -t / s**2
+        d_tt, d_ff = -2.0 * f / s**3, 2.0 * t / s**3
+    elif metric == "f1":
+        d = n_pos + s
+        value = 2.0 * t / d
+        d_t, d_f = 2.0 * (n_pos + f) / d**2, -2.0 * t / d**2
+        d_tt, d_ff = -4.0 * (n_pos + f) / d**3, 4.0 * t / d**3
+    elif metric == "balanced_accuracy":
+        u, w = n_neg - f, m - s
+        value = 0.5 * (t / s + u / w)
+        d_t = 0.5 * (f / s**2 + u / w**2)
+        d_f = 0.5 * (-t / s**2 - (n_pos - t) / w**2)
+        d_tt = 0.5 * (-2.0 * f / s**3 + 2.0 * u / w**3)
+        d_ff = 0.5 * (2.0 * t / s**3 - 2.0 * (n_pos - t) / w**3)
+    else:  # matthews_corrcoef
+        if n_pos == 0 or n_neg == 0:  # D = 0 for every labelling: MCC = 0
+            return 0.0, 0.0
+        c = np.sqrt(n_pos * n_neg)
+        h = s * (m - s)
+        w0 = h**-0.5
+        w1 = -0.5 * h**-1.5 * (m - 2.0 * s)
+        w2 = 0.75 * h**-2.5 * (m - 2.0 * s) ** 2 + h**-1.5
+        num = n_neg * t - n_pos * f
+        value = num * w0 / c
+        d_t, d_f = (n_neg * w0 + num * w1) / c, (-n_pos * w0 + num * w1) / c
+        d_tt = (2.0 * n_neg * w1 + num * w2) / c
+        d_ff = (-2.0 * n_pos * w1 + num * w2) / c
+    expected = value + 0.5 * (d_tt * v_t + d_ff * v_f)
+    variance = d_t * d_t * v_t + d_f * d_f * v_f
+    return float(expected), float(variance)
