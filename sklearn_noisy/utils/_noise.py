@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ._arrays import _check_length, _is_scalar, as_float_array, check_finite
+from ._arrays import _check_length, _is_scalar, as_float_array, check_finite, chunk_of
 
 __all__ = [
     "NOISE_KINDS",
@@ -189,10 +189,6 @@ def take_samples(values: Any, indices: Any) -> Any:
     return values
 
 
-def _chunk(value: Any, rows: slice) -> Any:
-    return value if isinstance(value, float) else value[rows]
-
-
 # --------------------------------------------------------------------------- #
 # Regression: Gaussian errors
 # --------------------------------------------------------------------------- #
@@ -346,7 +342,7 @@ class FlipNoise:
     # ------------------------------------------------ per-sample quantities
     def keep_flip(self, rows: slice = slice(None)) -> tuple[Any, Any]:
         """``(1 - q_i, q_i/(K-1))`` on a chunk of samples (flip models only)."""
-        q = _chunk(self.q, rows)
+        q = chunk_of(self.q, rows)
         return 1.0 - q, q / (self.n_classes - 1)
 
     def keep_flip_variance(self, rows: slice = slice(None)) -> tuple[Any, Any]:
@@ -356,7 +352,7 @@ class FlipNoise:
         given other class" (flip models only). With two classes ``r_i = q_i``
         and both are the same value (the same array).
         """
-        q = _chunk(self.q, rows)
+        q = chunk_of(self.q, rows)
         keep_variance = q * (1.0 - q)
         if self.n_classes == 2:
             return keep_variance, keep_variance
@@ -427,7 +423,7 @@ class FlipNoise:
 
     def flip_scale(self, rows: slice = slice(None)) -> tuple[Any, Any]:
         """``(r_i, 1 - q_i - r_i)`` on a chunk: ``T⁻¹ = (I - r J)/(1 - q - r)``."""
-        q = _chunk(self.q, rows)
+        q = chunk_of(self.q, rows)
         r = q / (self.n_classes - 1)
         return r, 1.0 - q - r
 
