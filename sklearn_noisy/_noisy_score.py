@@ -8,6 +8,8 @@ from typing import NamedTuple
 
 from scipy.special import ndtri
 
+from .utils._validation import ESTIMANDS
+
 __all__ = ["METHODS", "ConfidenceInterval", "NoisyScore"]
 
 #: The ways an expected metric can be computed, as reported in ``NoisyScore.method``.
@@ -46,6 +48,11 @@ class NoisyScore:
     method : {"exact", "delta", "monte_carlo"}, default="exact"
         How ``expected`` and ``variance`` were computed: a closed form or exact
         algorithm, a delta-method (Taylor) approximation, or Monte Carlo.
+    estimand : {"forward", "truth", "remeasurement"}, default="forward"
+        The question ``expected`` answers (see :ref:`estimands`): the paper's
+        forward moments with ``y_true`` taken as exact, an estimate of the
+        metric against the unknown true values, or an estimate of the metric
+        expected when the samples are measured again.
 
     See Also
     --------
@@ -70,10 +77,15 @@ class NoisyScore:
     nominal: float
     n_samples: int
     method: str = "exact"
+    estimand: str = "forward"
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}; got {self.method!r}.")
+        if self.estimand not in ESTIMANDS:
+            raise ValueError(
+                f"estimand must be one of {ESTIMANDS}; got {self.estimand!r}."
+            )
         # Store plain Python numbers: reprs, pickles and JSON stay simple.
         object.__setattr__(self, "expected", float(self.expected))
         object.__setattr__(self, "variance", float(self.variance))
@@ -126,7 +138,9 @@ class NoisyScore:
         return (
             f"NoisyScore(metric={self.metric!r}, expected={self.expected:.6g}, "
             f"std={self.std:.4g}, nominal={self.nominal:.6g}, "
-            f"n_samples={self.n_samples}, method={self.method!r})"
+            f"n_samples={self.n_samples}, method={self.method!r}"
+            + ("" if self.estimand == "forward" else f", estimand={self.estimand!r}")
+            + ")"
         )
 
     def to_dict(self) -> dict[str, float | int | str]:
@@ -139,4 +153,5 @@ class NoisyScore:
             "nominal": self.nominal,
             "n_samples": self.n_samples,
             "method": self.method,
+            "estimand": self.estimand,
         }

@@ -203,8 +203,8 @@ def test_estimands_table():
     """A metric offering more than the measurement estimand has the option."""
     for name in METRICS:
         estimands = get_metric_info(name).estimands
-        assert estimands[0] == "measurement"
-        assert _accepts(name, "estimand") or estimands == ("measurement",)
+        assert estimands[0] == "forward"
+        assert _accepts(name, "estimand") or estimands == ("forward",)
 
 
 @pytest.mark.parametrize(

@@ -290,7 +290,7 @@ def test_contributing_example_passes_common_checks(check, key, monkeypatch):
     _, info = _contributing_example()
     monkeypatch.setitem(_registry._REGISTRY, info.name, info)
     for zero in ("scalar", "per_sample"):
-        test_common.test_zero_noise_equals_scikit_learn(info.name, "measurement", zero)
+        test_common.test_zero_noise_equals_scikit_learn(info.name, "forward", zero)
     test = getattr(test_common, check)
     for level in test_common._levels(info.name):
         if (key, level) in test_common.KNOWN_FAILURES:

@@ -127,6 +127,7 @@ def test_to_dict_json_round_trip():
         "nominal": 0.85,
         "n_samples": 500,
         "method": "delta",
+        "estimand": "forward",
     }
     back = json.loads(json.dumps(data))
     assert back == data

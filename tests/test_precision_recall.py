@@ -417,9 +417,7 @@ def test_precision_truth_estimand():
 
 @pytest.mark.parametrize("name", NONLINEAR)
 def test_truth_estimand_refused_with_reason(name):
-    with pytest.raises(
-        ValueError, match=r"no unbiased estimator.*estimand='measurement'"
-    ):
+    with pytest.raises(ValueError, match=r"no unbiased estimator.*estimand='forward'"):
         FUNCTIONS[name]([0, 1], [0, 1], q=0.1, estimand="truth")
 
 

@@ -333,7 +333,7 @@ def test_not_mutated_pandas_and_pickle():
     q = rng.uniform(0, 0.5, 50)
     copies = [a.copy() for a in (y, proba, q)]
     for fn in FUNCTIONS.values():
-        for estimand in ("measurement", "truth"):
+        for estimand in ("forward", "truth"):
             score = fn(y, proba, q=q, estimand=estimand)
             assert pickle.loads(pickle.dumps(score)) == score
         from_pandas = fn(pd.Series(y), pd.DataFrame(proba), q=pd.Series(q))

@@ -296,21 +296,24 @@ def test_unknown_estimand(fn, args, estimand):
 
 
 def test_check_estimand_wording():
-    assert check_estimand("truth", metric="m", supports_truth=True) == "truth"
-    assert check_estimand("measurement", metric="m", supports_truth=False) == (
-        "measurement"
+    assert (
+        check_estimand("truth", metric="m", supported=("forward", "truth")) == "truth"
     )
+    assert check_estimand("forward", metric="m", supported=("forward",)) == "forward"
     with pytest.raises(ValueError) as info:
         check_estimand(
             "truth",
             metric="mean_absolute_error",
-            supports_truth=False,
-            alternative="expected_mean_squared_error(..., estimand='truth')",
+            supported=("forward", "remeasurement"),
             reason="E|e| is analytic in d but |d| has a kink",
         )
-    message = str(info.value)
-    assert message.startswith(
+    assert str(info.value) == (
         "mean_absolute_error has no unbiased estimator against the true labels "
         "because E|e| is analytic in d but |d| has a kink; use "
-        "estimand='measurement' or expected_mean_squared_error"
+        "estimand='forward' or estimand='remeasurement'."
+    )
+    with pytest.raises(ValueError) as info:
+        check_estimand("remeasurement", metric="m", supported=("forward",))
+    assert str(info.value) == (
+        "m does not offer estimand='remeasurement'; use estimand='forward'."
     )

@@ -176,14 +176,16 @@ def test_regression_inputs_shapes_and_no_copy():
 
 
 def test_check_estimand():
-    assert check_estimand("measurement", metric="mae", supports_truth=False) == (
-        "measurement"
+    assert check_estimand("forward", metric="mae", supported=("forward",)) == "forward"
+    assert check_estimand("truth", metric="mse", supported=("forward", "truth")) == (
+        "truth"
     )
-    assert check_estimand("truth", metric="mse", supports_truth=True) == "truth"
     with pytest.raises(ValueError, match="estimand must be one of"):
-        check_estimand("true", metric="mse", supports_truth=True)
-    with pytest.raises(ValueError, match=r"mae has no unbiased estimator.*or other"):
-        check_estimand("truth", metric="mae", supports_truth=False, alternative="other")
+        check_estimand("true", metric="mse", supported=("forward", "truth"))
+    with pytest.raises(ValueError, match="estimand must be one of"):
+        check_estimand("measurement", metric="mse", supported=("forward", "truth"))
+    with pytest.raises(ValueError, match=r"mae has no unbiased estimator.*'forward'"):
+        check_estimand("truth", metric="mae", supported=("forward",))
 
 
 # --- classification noise -------------------------------------------------------

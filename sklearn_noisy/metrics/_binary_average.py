@@ -60,17 +60,12 @@ def _check_ratio_estimand(estimand: Any, metric: str, *, truth_supported: bool) 
     check_estimand(
         estimand,
         metric=metric,
-        supports_truth=truth_supported,
-        alternative=(
-            f"estimand='measurement' gives the expected {metric} you will observe "
-            "against noisy labels; unbiased truth estimates exist for precision "
-            "and accuracy (expected_precision_score / expected_accuracy_score with "
-            "estimand='truth')"
-        ),
+        supported=("forward", "truth") if truth_supported else ("forward",),
         reason=(
             f"the {metric} is a ratio of random counts (its denominator depends on "
             "the labels), so no correction of the noisy labels removes its bias "
-            "(user guide: formula_truth)"
+            "(user guide: formula_truth); unbiased truth estimates exist for "
+            "precision and accuracy"
         ),
     )
 

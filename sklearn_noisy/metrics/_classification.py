@@ -113,11 +113,11 @@ def expected_accuracy_score(
     transition_matrix: Any = None,
     labels: Any = None,
     sample_weight: Any = None,
-    estimand: str = "measurement",
+    estimand: str = "forward",
 ) -> NoisyScore:
     """Expected accuracy, and its variance, under label flips.
 
-    With ``estimand="measurement"`` (default) the labels ``y_true`` are the
+    With ``estimand="forward"`` (default) the labels ``y_true`` are the
     reference classes and the observed labels are redrawn around them. Sample
     ``i`` is observed as correct with probability ``P_i = T[k_i, ŷ_i]``: for a
     flip probability ``q_i`` this is ``1 - q_i`` when ``ŷ_i = k_i`` and
@@ -143,7 +143,7 @@ def expected_accuracy_score(
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        Reference class of each sample (``estimand="measurement"``) or its
+        Reference class of each sample (``estimand="forward"``) or its
         single observed label (``estimand="truth"``). Any label values that
         scikit-learn accepts: integers, strings, ...
 
@@ -169,7 +169,7 @@ def expected_accuracy_score(
         Sample weights: the accuracy is ``Σ w_i o_i / Σ w_i`` and its variance
         ``Σ w_i² Var[o_i] / (Σ w_i)²``.
 
-    estimand : {"measurement", "truth"}, default="measurement"
+    estimand : {"forward", "truth"}, default="forward"
         What ``expected`` describes: the accuracy observed against labels
         redrawn around ``y_true``, or an unbiased estimate of the accuracy
         against the unknown true labels of which ``y_true`` are noisy
@@ -209,7 +209,7 @@ def expected_accuracy_score(
     >>> round(truth.expected, 12)
     0.888888888889
     """
-    check_estimand(estimand, metric="accuracy", supports_truth=True)
+    check_estimand(estimand, metric="accuracy", supported=("forward", "truth"))
     encoded = encode_labels(y_true, y_pred, labels)
     n_samples = encoded.n_samples
     weight = check_sample_weight(sample_weight, n_samples)
@@ -217,7 +217,7 @@ def expected_accuracy_score(
         q, transition_matrix, n_samples=n_samples, n_classes=encoded.n_classes
     )
     noise.require_two_classes(encoded.classes)
-    compute = _accuracy_measurement if estimand == "measurement" else _accuracy_truth
+    compute = _accuracy_measurement if estimand == "forward" else _accuracy_truth
     hits, expected, variance = compute(encoded, noise, weight)
     total = float(n_samples) if weight is None else float(weight.sum())
     return NoisyScore(

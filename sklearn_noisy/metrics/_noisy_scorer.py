@@ -78,7 +78,7 @@ class NoisyScorer:
         classification metric. See :func:`make_noisy_scorer`.
     transition_matrix : array-like of shape (n_classes, n_classes), default=None
         A constant row-stochastic label transition matrix, instead of ``q``.
-    estimand : {"measurement", "truth"}, default="measurement"
+    estimand : {"forward", "truth"}, default="forward"
         Passed to the metric.
     output : {"expected", "all"}, default="expected"
         What a call returns.
@@ -155,7 +155,7 @@ nominal=0.0205, n_samples=4, method='exact')
         sigma: Any = None,
         q: Any = None,
         transition_matrix: Any = None,
-        estimand: str = "measurement",
+        estimand: str = "forward",
         output: str = "expected",
         metric_kwargs: dict[str, Any] | None = None,
     ) -> None:
@@ -213,7 +213,7 @@ nominal=0.0205, n_samples=4, method='exact')
             parts.append(f"q={_source_repr(self.q)}")
         if self.transition_matrix is not None:
             parts.append(f"transition_matrix={self.transition_matrix.tolist()!r}")
-        if self.estimand != "measurement":
+        if self.estimand != "forward":
             parts.append(f"estimand={self.estimand!r}")
         if self.output != "expected":
             parts.append(f"output={self.output!r}")
@@ -322,7 +322,7 @@ nominal=0.0205, n_samples=4, method='exact')
         if sample_weight is not None:
             require_sample_weight(info)
             kwargs["sample_weight"] = sample_weight
-        if self.estimand != "measurement":
+        if self.estimand != "forward":
             kwargs["estimand"] = self.estimand
         if self.response_method == "predict_proba":
             y_pred = prepare_probabilities(self.metric, y_true, y_pred, classes, kwargs)

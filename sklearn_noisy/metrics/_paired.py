@@ -520,8 +520,8 @@ nominal=0.25, n_samples=4, method='exact')
         name = scorer.metric
         options = dict(getattr(scorer, "metric_kwargs", None) or {})
         plain_options = not options
-        estimand = getattr(scorer, "estimand", "measurement")
-        if estimand != "measurement":
+        estimand = getattr(scorer, "estimand", "forward")
+        if estimand != "forward":
             raise ValueError(
                 "Paired differences are computed for the 'measurement' estimand "
                 f"(the metric observed on noisy labels); the scorer uses "

@@ -120,8 +120,8 @@ _PRF_PARAMETERS = (
         is then ``"monte_carlo"``)."""
     + _METHOD_PARAMETER
     + """
-    estimand : {"measurement", "truth"}, default="measurement"
-        ``"measurement"``: the metric observed against labels that flip around
+    estimand : {"forward", "truth"}, default="forward"
+        ``"forward"``: the metric observed against labels that flip around
         ``y_true``."""
 )
 
@@ -141,7 +141,7 @@ def expected_precision_score(
     pos_label: Any = 1,
     average: str = "binary",
     method: str = "exact",
-    estimand: str = "measurement",
+    estimand: str = "forward",
     n_draws: int = 1000,
     random_state: Any = None,
 ) -> NoisyScore:
@@ -225,7 +225,7 @@ def expected_recall_score(
     pos_label: Any = 1,
     average: str = "binary",
     method: str = "exact",
-    estimand: str = "measurement",
+    estimand: str = "forward",
     n_draws: int = 1000,
     random_state: Any = None,
 ) -> NoisyScore:
@@ -305,7 +305,7 @@ def expected_f1_score(
     pos_label: Any = 1,
     average: str = "binary",
     method: str = "exact",
-    estimand: str = "measurement",
+    estimand: str = "forward",
     n_draws: int = 1000,
     random_state: Any = None,
 ) -> NoisyScore:
@@ -419,7 +419,7 @@ _BA_MCC_PARAMETERS = (
         than two classes make the problem multiclass (Monte Carlo)."""
     + _METHOD_PARAMETER
     + """
-    estimand : {"measurement"}, default="measurement"
+    estimand : {"forward"}, default="forward"
         The metric observed against labels that flip around ``y_true``.
         ``"truth"`` raises ``ValueError``: this metric is a ratio of random
         counts and has no unbiased estimator against the unknown true labels."""
@@ -437,7 +437,7 @@ def expected_balanced_accuracy_score(
     transition_matrix: Any = None,
     labels: Any = None,
     method: str = "exact",
-    estimand: str = "measurement",
+    estimand: str = "forward",
     n_draws: int = 1000,
     random_state: Any = None,
 ) -> NoisyScore:
@@ -504,7 +504,7 @@ def expected_matthews_corrcoef(
     transition_matrix: Any = None,
     labels: Any = None,
     method: str = "exact",
-    estimand: str = "measurement",
+    estimand: str = "forward",
     n_draws: int = 1000,
     random_state: Any = None,
 ) -> NoisyScore:

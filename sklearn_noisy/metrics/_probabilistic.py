@@ -262,12 +262,12 @@ def _loss_totals(
         losses = loss(proba[rows])
         k = index[rows]
         nominal = losses[np.arange(k.shape[0]), k]
-        if estimand == "measurement":
+        if estimand == "forward":
             weights = noise.observation_rows(k, rows)
         else:  # T⁻¹; for uniform flips (I − r J)/(1 − q − r)
             weights = noise.inverse_rows(k, rows, inverse)
         expected = np.einsum("ij,ij->i", weights, losses)
-        if estimand == "measurement":
+        if estimand == "forward":
             centred = losses - expected[:, None]
             variance = np.einsum("ij,ij->i", weights, centred * centred)
         elif noise.matrix is None and noise.n_classes == 2:
@@ -297,7 +297,7 @@ def _expected_loss(
     sample_weight: Any,
     estimand: str,
 ) -> NoisyScore:
-    check_estimand(estimand, metric=metric, supports_truth=True)
+    check_estimand(estimand, metric=metric, supported=("forward", "truth"))
     proba, eps = _check_proba(y_proba)
     y_true = as_label_array(y_true, name="y_true")
     n_samples = proba.shape[0]
@@ -363,8 +363,8 @@ _COMMON_PARAMETERS_DOC = """\
         Sample weights: the loss is ``Σ w_i ℓ_i / Σ w_i`` and its variance
         ``Σ w_i² Var[ℓ_i] / (Σ w_i)²``.
 
-    estimand : {"measurement", "truth"}, default="measurement"
-        ``"measurement"``: ``y_true`` are the reference classes and
+    estimand : {"forward", "truth"}, default="forward"
+        ``"forward"``: ``y_true`` are the reference classes and
         ``expected`` is the mean loss observed against labels redrawn around
         them. ``"truth"``: ``y_true`` are single noisy observations and
         ``expected`` is an unbiased estimate of the loss against the unknown
@@ -389,7 +389,7 @@ def expected_brier_score_loss(
     pos_label: Any = None,
     labels: Any = None,
     sample_weight: Any = None,
-    estimand: str = "measurement",
+    estimand: str = "forward",
 ) -> NoisyScore:
     """Expected Brier score loss, and its variance, under label flips.
 
@@ -409,7 +409,7 @@ def expected_brier_score_loss(
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        Reference class of each sample (``estimand="measurement"``) or its
+        Reference class of each sample (``estimand="forward"``) or its
         single observed label (``estimand="truth"``).
 
     y_proba : array-like of shape (n_samples,) or (n_samples, n_classes)
@@ -473,7 +473,7 @@ def expected_log_loss(
     transition_matrix: Any = None,
     labels: Any = None,
     sample_weight: Any = None,
-    estimand: str = "measurement",
+    estimand: str = "forward",
 ) -> NoisyScore:
     """Expected log-loss, and its variance, under label flips.
 
@@ -494,7 +494,7 @@ def expected_log_loss(
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        Reference class of each sample (``estimand="measurement"``) or its
+        Reference class of each sample (``estimand="forward"``) or its
         single observed label (``estimand="truth"``).
 
     y_proba : array-like of shape (n_samples,) or (n_samples, n_classes)

@@ -152,8 +152,8 @@ def _classification(
     )
 
 
-_MEASUREMENT = ("measurement",)
-_BOTH = ("measurement", "truth")
+_FORWARD = ("forward",)
+_BOTH = ("forward", "truth")
 
 #: The metrics, in the order tables and defaults list them.
 _REGISTRY: dict[str, MetricInfo] = {
@@ -173,7 +173,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             sk.root_mean_squared_error,
             display_name="RMSE",
             additive=False,
-            estimands=_MEASUREMENT,
+            estimands=_FORWARD,
         ),
         _regression(
             "mean_absolute_error",
@@ -181,7 +181,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             sk.mean_absolute_error,
             display_name="MAE",
             additive=True,
-            estimands=_MEASUREMENT,
+            estimands=_FORWARD,
         ),
         _regression(
             "r2",
@@ -191,7 +191,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             greater_is_better=True,
             scorer_name="expected_r2",
             additive=False,
-            estimands=_MEASUREMENT,
+            estimands=_FORWARD,
         ),
         _classification(
             "accuracy",
@@ -206,7 +206,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             expected_balanced_accuracy_score,
             sk.balanced_accuracy_score,
             display_name="Balanced accuracy",
-            estimands=_MEASUREMENT,
+            estimands=_FORWARD,
             default_targets=("binary",),
         ),
         _classification(
@@ -214,7 +214,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             expected_f1_score,
             sk.f1_score,
             display_name="F1",
-            estimands=_MEASUREMENT,
+            estimands=_FORWARD,
             default_targets=("binary",),
         ),
         _classification(
@@ -229,14 +229,14 @@ _REGISTRY: dict[str, MetricInfo] = {
             expected_recall_score,
             sk.recall_score,
             display_name="Recall",
-            estimands=_MEASUREMENT,
+            estimands=_FORWARD,
         ),
         _classification(
             "matthews_corrcoef",
             expected_matthews_corrcoef,
             sk.matthews_corrcoef,
             display_name="MCC",
-            estimands=_MEASUREMENT,
+            estimands=_FORWARD,
         ),
         _classification(
             "brier_score_loss",

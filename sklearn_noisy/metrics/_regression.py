@@ -382,7 +382,7 @@ def expected_mean_squared_error(
     sigma: Any,
     sample_weight: Any = None,
     multioutput: Any = "uniform_average",
-    estimand: str = "measurement",
+    estimand: str = "forward",
 ) -> NoisyScore | list[NoisyScore]:
     """Expected mean squared error, and its variance, under Gaussian label error.
 
@@ -396,8 +396,8 @@ def expected_mean_squared_error(
     ----------
 {parameters}
 
-    estimand : {"measurement", "truth"}, default="measurement"
-        ``"measurement"``: the MSE observed against labels redrawn around
+    estimand : {"forward", "truth"}, default="forward"
+        ``"forward"``: the MSE observed against labels redrawn around
         ``y_true``, as above. ``"truth"``: ``y_true`` are single noisy
         measurements of the unknown true values and ``expected`` is the
         unbiased estimate ``MSE_obs - (1/M) Σ σ_i²`` of the MSE against them
@@ -432,10 +432,12 @@ nominal=0.375, n_samples=4, method='exact')
     >>> score.variance
     0.125
     """
-    check_estimand(estimand, metric="mean_squared_error", supports_truth=True)
+    check_estimand(
+        estimand, metric="mean_squared_error", supported=("forward", "truth")
+    )
     # The measurement kernel's sums are NaN/inf whenever an input is, so its
     # inputs are scanned for NaN/inf only when a result is not finite.
-    deferred = estimand == "measurement"
+    deferred = estimand == "forward"
     y_true, y_pred, sigma, weight, multioutput = check_regression_inputs(
         y_true,
         y_pred,

@@ -30,7 +30,7 @@ def make_noisy_scorer(
     sigma: Any = None,
     q: Any = None,
     transition_matrix: Any = None,
-    estimand: str = "measurement",
+    estimand: str = "forward",
     output: str = "expected",
     **metric_kwargs: Any,
 ) -> NoisyScorer:
@@ -76,7 +76,7 @@ def make_noisy_scorer(
     transition_matrix : array-like of shape (n_classes, n_classes), default=None
         Classification metrics that accept it (accuracy, Brier score, log-loss): a
         constant row-stochastic label transition matrix, instead of ``q``.
-    estimand : {"measurement", "truth"}, default="measurement"
+    estimand : {"forward", "truth"}, default="forward"
         Passed to the metric when it is ``"truth"``.
     output : {"expected", "all"}, default="expected"
         ``"expected"``: a call returns the expected value (a float, usable in

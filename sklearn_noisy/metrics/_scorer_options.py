@@ -238,9 +238,9 @@ def check_signature_options(
             f"{function} does not accept a transition_matrix; use q (a flip "
             "probability, constant or per sample)."
         )
-    if estimand != "measurement" and "estimand" not in parameters:
+    if estimand != "forward" and "estimand" not in parameters:
         raise ValueError(
-            f"{function} has no estimand option: only estimand='measurement' "
+            f"{function} has no estimand option: only estimand='forward' "
             "is available for this metric."
         )
 

@@ -338,11 +338,11 @@ def _check_comparison_scoring(
         raise ValueError(f"n_draws must be an int >= 2; got {n_draws!r}.")
     scorers = check_noisy_scoring(scoring, first, y)
     for key, scorer in scorers.items():
-        estimand = getattr(scorer, "estimand", "measurement")
-        if estimand != "measurement":
+        estimand = getattr(scorer, "estimand", "forward")
+        if estimand != "forward":
             raise ValueError(
                 f"The {key!r} scorer uses estimand={estimand!r}; paired "
-                "differences are computed for the 'measurement' estimand only."
+                "differences are computed for the 'forward' estimand only."
             )
     return scorers
 

@@ -401,7 +401,7 @@ class FlipNoise:
                 f"{where}: with K = {n_classes} classes a label flipped with this "
                 "probability is uniformly distributed whatever the true class, so "
                 "it carries no information about it (the flip matrix is singular). "
-                "Use estimand='measurement', or labels with q != "
+                "Use estimand='forward', or labels with q != "
                 f"{singular_q:g}."
             )
 
@@ -417,7 +417,7 @@ class FlipNoise:
                 "singular (smallest singular value "
                 f"{singular_values[-1]:.3g}), so the observed labels do not "
                 "determine the distribution of the true labels and no unbiased "
-                "estimator exists. Use estimand='measurement'."
+                "estimator exists. Use estimand='forward'."
             )
         return np.linalg.inv(matrix)
 

@@ -7,7 +7,8 @@ views, and the kernels only ever read from them.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -26,6 +27,7 @@ from ._noise import (
 
 __all__ = [
     "CHUNK_SIZE",
+    "ESTIMANDS",
     "as_float_array",
     "check_estimand",
     "check_finite",
@@ -36,7 +38,10 @@ __all__ = [
     "check_sample_weight",
     "check_sigma",
     "check_transition_matrix",
+    "supports_estimands",
 ]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def check_regression_target(value: Any, *, name: str) -> np.ndarray:
@@ -126,24 +131,42 @@ def _check_multioutput(multioutput: Any, n_outputs: int) -> Any:
     return weights
 
 
-#: The two targets an expected metric can describe (FORMULAS.md §4).
-ESTIMANDS = ("measurement", "truth")
+#: The three questions a metric's result can answer (user guide: estimands):
+#: the paper's forward moments with ``y_true`` taken as exact, the metric
+#: against the unknown true values, and the metric expected when the samples
+#: are measured again the same way.
+ESTIMANDS = ("forward", "truth", "remeasurement")
+
+
+def supports_estimands(*estimands: str) -> Callable[[F], F]:
+    """Decorator: the estimands an ``expected_*`` metric offers.
+
+    Sets ``function.estimands``, the one list of them: the metric checks its
+    ``estimand=`` against it (:func:`check_estimand`) and the metric registry
+    reads it.
+    """
+    unknown = set(estimands) - set(ESTIMANDS)
+    if unknown or not estimands or estimands[0] != "forward":
+        raise ValueError(
+            f"estimands must start with 'forward' and be among {ESTIMANDS}; got "
+            f"{estimands!r}."
+        )
+
+    def decorate(function: F) -> F:
+        function.estimands = tuple(estimands)  # type: ignore[attr-defined]
+        return function
+
+    return decorate
 
 
 def check_estimand(
     estimand: Any,
     *,
     metric: str,
-    supports_truth: bool,
-    alternative: str | None = None,
+    supported: tuple[str, ...],
     reason: str | None = None,
 ) -> str:
-    """Validate ``estimand`` and return it.
-
-    ``"measurement"`` asks for the metric that will be observed against noisy
-    labels whose best-known values are ``y_true``; ``"truth"`` treats ``y_true``
-    as single noisy observations and asks for an unbiased estimate of the metric
-    against the unknown true labels (FORMULAS.md §4).
+    """Validate ``estimand`` against the estimands a metric offers, and return it.
 
     Parameters
     ----------
@@ -151,35 +174,35 @@ def check_estimand(
         The value passed by the user.
     metric : str
         Metric name, used in the messages.
-    supports_truth : bool
-        Whether the metric has an unbiased estimator against the true labels.
-    alternative : str, optional
-        What to use instead when it has not, e.g.
-        ``"expected_mean_squared_error(..., estimand='truth')"``.
+    supported : tuple of str
+        The estimands the metric offers (its ``estimands`` attribute, see
+        :func:`supports_estimands`).
     reason : str, optional
-        Why no unbiased estimator exists; the default names the usual cause.
+        Why the metric offers no estimator of ``"truth"``; the default names
+        the usual cause.
 
     Raises
     ------
     ValueError
-        For a value other than ``"measurement"`` or ``"truth"``, and for
-        ``"truth"`` when ``supports_truth`` is false, with the same wording for
-        every metric.
+        For a value outside :data:`ESTIMANDS`, and for one the metric does not
+        offer, with the same wording for every metric.
     """
     if not isinstance(estimand, str) or estimand not in ESTIMANDS:
         raise ValueError(f"estimand must be one of {ESTIMANDS}; got {estimand!r}.")
-    if estimand == "truth" and not supports_truth:
+    if estimand not in supported:
+        instead = " or ".join(f"estimand={value!r}" for value in supported)
+        if estimand != "truth":
+            raise ValueError(
+                f"{metric} does not offer estimand={estimand!r}; use {instead}."
+            )
         if reason is None:
             reason = (
                 "its expectation over the label noise is not a linear function "
                 "of the per-sample label distributions, so no correction of the "
                 "noisy labels can remove the bias"
             )
-        instead = "use estimand='measurement'"
-        if alternative:
-            instead += f" or {alternative}"
         raise ValueError(
             f"{metric} has no unbiased estimator against the true labels because "
-            f"{reason}; {instead}."
+            f"{reason}; use {instead}."
         )
     return estimand
