@@ -22,7 +22,7 @@ from .._noisy_score import NoisyScore
 from ..utils._arrays import check_sample_weight, chunks, read_only, weighted_totals
 from ..utils._labels import EncodedLabels, encode_labels
 from ..utils._noise import FlipNoise
-from ..utils._validation import check_estimand
+from ..utils._validation import check_estimand, supports_estimands
 
 __all__ = [
     "NoisyConfusionMatrix",
@@ -105,6 +105,7 @@ def _accuracy_truth(
     return float(totals[0]), float(totals[1]), float(totals[2])
 
 
+@supports_estimands("forward", "truth")
 def expected_accuracy_score(
     y_true: Any,
     y_pred: Any,
@@ -209,7 +210,9 @@ def expected_accuracy_score(
     >>> round(truth.expected, 12)
     0.888888888889
     """
-    check_estimand(estimand, metric="accuracy", supported=("forward", "truth"))
+    check_estimand(
+        estimand, metric="accuracy", supported=expected_accuracy_score.estimands
+    )
     encoded = encode_labels(y_true, y_pred, labels)
     n_samples = encoded.n_samples
     weight = check_sample_weight(sample_weight, n_samples)

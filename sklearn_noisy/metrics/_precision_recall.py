@@ -16,6 +16,7 @@ from typing import Any
 
 from .._noisy_score import NoisyScore
 from ..utils._docstring import fill_doc
+from ..utils._validation import supports_estimands
 from ._binary_average import (
     _METHODS,
     _NOISE_PARAMETERS,
@@ -126,6 +127,7 @@ _PRF_PARAMETERS = (
 )
 
 
+@supports_estimands("forward", "truth")
 @fill_doc(
     parameters=_PRF_PARAMETERS,
     mc_parameters=_MC_PARAMETERS,
@@ -210,6 +212,7 @@ n_samples=6, method='exact')
     )
 
 
+@supports_estimands("forward")
 @fill_doc(
     parameters=_PRF_PARAMETERS,
     mc_parameters=_MC_PARAMETERS,
@@ -290,6 +293,7 @@ n_samples=6, method='exact')
     )
 
 
+@supports_estimands("forward")
 @fill_doc(
     parameters=_PRF_PARAMETERS,
     mc_parameters=_MC_PARAMETERS,
@@ -428,6 +432,7 @@ _BA_MCC_PARAMETERS = (
 )
 
 
+@supports_estimands("forward")
 @fill_doc(parameters=_BA_MCC_PARAMETERS, delta_notes=_DELTA_NOTES)
 def expected_balanced_accuracy_score(
     y_true: Any,
@@ -495,6 +500,7 @@ def expected_balanced_accuracy_score(
     )
 
 
+@supports_estimands("forward")
 @fill_doc(parameters=_BA_MCC_PARAMETERS, delta_notes=_DELTA_NOTES)
 def expected_matthews_corrcoef(
     y_true: Any,

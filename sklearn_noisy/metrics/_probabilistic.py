@@ -30,7 +30,7 @@ from ..utils._arrays import (
 from ..utils._docstring import fill_doc
 from ..utils._labels import as_label_array, check_classification_labels, encode_labels
 from ..utils._noise import FlipNoise
-from ..utils._validation import check_estimand
+from ..utils._validation import check_estimand, supports_estimands
 
 __all__ = ["expected_brier_score_loss", "expected_log_loss"]
 
@@ -297,7 +297,11 @@ def _expected_loss(
     sample_weight: Any,
     estimand: str,
 ) -> NoisyScore:
-    check_estimand(estimand, metric=metric, supported=("forward", "truth"))
+    public = {
+        "brier_score_loss": expected_brier_score_loss,
+        "log_loss": expected_log_loss,
+    }
+    check_estimand(estimand, metric=metric, supported=public[metric].estimands)
     proba, eps = _check_proba(y_proba)
     y_true = as_label_array(y_true, name="y_true")
     n_samples = proba.shape[0]
@@ -379,6 +383,7 @@ _COMMON_PARAMETERS_DOC = """\
         the labels then carry no information about the true class."""
 
 
+@supports_estimands("forward", "truth")
 @fill_doc(common=_COMMON_PARAMETERS_DOC)
 def expected_brier_score_loss(
     y_true: Any,
@@ -464,6 +469,7 @@ def expected_brier_score_loss(
     )
 
 
+@supports_estimands("forward", "truth")
 @fill_doc(common=_COMMON_PARAMETERS_DOC)
 def expected_log_loss(
     y_true: Any,

@@ -71,8 +71,6 @@ class MetricInfo:
         weighted sums of the fold results (the pooling section of the user
         guide). The others are recomputed on the concatenated out-of-fold
         predictions.
-    estimands : tuple of str
-        The values its ``estimand=`` option accepts.
     default_targets : tuple of str
         Target types for which the cross-validator reports it by default.
     paired : callable or None
@@ -93,7 +91,6 @@ class MetricInfo:
     response_method: str
     noise: str
     additive: bool
-    estimands: tuple[str, ...]
     default_targets: tuple[str, ...] = ()
     paired: Callable[..., Any] | None = None
 
@@ -110,6 +107,11 @@ class MetricInfo:
                 f"default_targets must be among {_TARGET_TYPES}; got "
                 f"{self.default_targets!r}."
             )
+
+    @property
+    def estimands(self) -> tuple[str, ...]:
+        """The values the function's ``estimand=`` accepts (set where it is defined)."""
+        return self.function.estimands
 
     @property
     def noise_parameter(self) -> str:
@@ -152,9 +154,6 @@ def _classification(
     )
 
 
-_FORWARD = ("forward",)
-_BOTH = ("forward", "truth")
-
 #: The metrics, in the order tables and defaults list them.
 _REGISTRY: dict[str, MetricInfo] = {
     info.name: info
@@ -165,7 +164,6 @@ _REGISTRY: dict[str, MetricInfo] = {
             sk.mean_squared_error,
             display_name="MSE",
             additive=True,
-            estimands=_BOTH,
         ),
         _regression(
             "root_mean_squared_error",
@@ -173,7 +171,6 @@ _REGISTRY: dict[str, MetricInfo] = {
             sk.root_mean_squared_error,
             display_name="RMSE",
             additive=False,
-            estimands=_FORWARD,
         ),
         _regression(
             "mean_absolute_error",
@@ -181,7 +178,6 @@ _REGISTRY: dict[str, MetricInfo] = {
             sk.mean_absolute_error,
             display_name="MAE",
             additive=True,
-            estimands=_FORWARD,
         ),
         _regression(
             "r2",
@@ -191,14 +187,12 @@ _REGISTRY: dict[str, MetricInfo] = {
             greater_is_better=True,
             scorer_name="expected_r2",
             additive=False,
-            estimands=_FORWARD,
         ),
         _classification(
             "accuracy",
             expected_accuracy_score,
             sk.accuracy_score,
             display_name="Accuracy",
-            estimands=_BOTH,
             default_targets=("binary", "multiclass"),
         ),
         _classification(
@@ -206,7 +200,6 @@ _REGISTRY: dict[str, MetricInfo] = {
             expected_balanced_accuracy_score,
             sk.balanced_accuracy_score,
             display_name="Balanced accuracy",
-            estimands=_FORWARD,
             default_targets=("binary",),
         ),
         _classification(
@@ -214,7 +207,6 @@ _REGISTRY: dict[str, MetricInfo] = {
             expected_f1_score,
             sk.f1_score,
             display_name="F1",
-            estimands=_FORWARD,
             default_targets=("binary",),
         ),
         _classification(
@@ -222,21 +214,18 @@ _REGISTRY: dict[str, MetricInfo] = {
             expected_precision_score,
             sk.precision_score,
             display_name="Precision",
-            estimands=_BOTH,
         ),
         _classification(
             "recall",
             expected_recall_score,
             sk.recall_score,
             display_name="Recall",
-            estimands=_FORWARD,
         ),
         _classification(
             "matthews_corrcoef",
             expected_matthews_corrcoef,
             sk.matthews_corrcoef,
             display_name="MCC",
-            estimands=_FORWARD,
         ),
         _classification(
             "brier_score_loss",
@@ -246,7 +235,6 @@ _REGISTRY: dict[str, MetricInfo] = {
             greater_is_better=False,
             scorer_name="neg_expected_brier_score",
             response_method="predict_proba",
-            estimands=_BOTH,
         ),
         _classification(
             "log_loss",
@@ -255,7 +243,6 @@ _REGISTRY: dict[str, MetricInfo] = {
             display_name="Log-loss",
             greater_is_better=False,
             response_method="predict_proba",
-            estimands=_BOTH,
             default_targets=("binary", "multiclass"),
         ),
     )

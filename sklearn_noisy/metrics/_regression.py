@@ -27,6 +27,7 @@ from ..utils._validation import (
     check_estimand,
     check_finite,
     check_regression_inputs,
+    supports_estimands,
 )
 from ._r2_quadrature import r2_moments
 from ._rmse_quadrature import rmse_moments, rmse_moments_delta
@@ -375,6 +376,7 @@ _REGRESSION_PARAMETERS_DOC = """\
         treat the label errors of different outputs as independent."""
 
 
+@supports_estimands("forward", "truth")
 def expected_mean_squared_error(
     y_true: Any,
     y_pred: Any,
@@ -433,7 +435,9 @@ nominal=0.375, n_samples=4, method='exact')
     0.125
     """
     check_estimand(
-        estimand, metric="mean_squared_error", supported=("forward", "truth")
+        estimand,
+        metric="mean_squared_error",
+        supported=expected_mean_squared_error.estimands,
     )
     # The measurement kernel's sums are NaN/inf whenever an input is, so its
     # inputs are scanned for NaN/inf only when a result is not finite.
@@ -473,6 +477,7 @@ nominal=0.375, n_samples=4, method='exact')
     )
 
 
+@supports_estimands("forward")
 def expected_mean_absolute_error(
     y_true: Any,
     y_pred: Any,
@@ -576,6 +581,7 @@ def _weighted_block_sum(values: Any, weight: np.ndarray | None) -> float:
     return float(np.sum(values if weight is None else weight * values))
 
 
+@supports_estimands("forward")
 def expected_root_mean_squared_error(
     y_true: Any,
     y_pred: Any,
@@ -716,6 +722,7 @@ def _r2_nominal(
     return 1.0 - numerator / denominator
 
 
+@supports_estimands("forward")
 def expected_r2_score(
     y_true: Any,
     y_pred: Any,
