@@ -141,7 +141,7 @@ print(f"MSE against the truth:            {true_mse:.4f}")
 print(f"MSE on a re-measurement, average: {fresh_mse.mean():.4f}")
 
 fig, ax = plt.subplots(figsize=(6.5, 3.2))
-for row, (estimand, score) in enumerate(scores.items()):
+for row, score in enumerate(scores.values()):
     low, high = score.confidence_interval(0.95)
     ax.errorbar(
         score.expected,
