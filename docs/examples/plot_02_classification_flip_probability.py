@@ -35,10 +35,13 @@ print(f"accuracy on the recorded labels: {np.mean(y_pred == y_test):.4f}")
 print(f"accuracy on the true classes:    {np.mean(y_pred == c_test):.4f}")
 
 # %%
-# What would we observe? (``estimand="measurement"``)
+# What would the assay show? (``estimand="forward"``)
 # ---------------------------------------------------
-# Take the true classes as the reference and ask what accuracy we would *observe*
-# against labels recorded by the assay. Sample *i* is observed as correct with
+# Here, and only because the data are simulated, we hold exact reference
+# classes: the true ones. That is when the forward estimand (the paper's
+# formulas, the default) is right: take the true classes as ``y_true`` and ask
+# what accuracy we would *observe* against labels recorded by the assay. Sample
+# *i* is observed as correct with
 # probability :math:`1 - q_i` if the prediction is right and :math:`q_i` if it is
 # wrong, so :math:`\mathrm{E} = \frac1M\sum_i P_i` and
 # :math:`\mathrm{Var} = \frac1{M^2}\sum_i q_i(1 - q_i)`, exactly.
@@ -98,9 +101,11 @@ fig.tight_layout()
 #
 # What is the accuracy on the truth? (``estimand="truth"``)
 # ---------------------------------------------------------
-# In practice we hold only the recorded labels. Each observed "correct" is then
-# corrected as :math:`(o_i - q_i)/(1 - 2q_i)`, which is unbiased for the accuracy
-# against the true classes; its variance is known exactly.
+# In practice we hold only the recorded labels, which are measurements: passing
+# them to the forward formula would apply the flips a second time (see
+# :ref:`estimands`). Instead, each observed "correct" is corrected as
+# :math:`(o_i - q_i)/(1 - 2q_i)`, which is unbiased for the accuracy against the
+# true classes; its variance is known exactly. This is the number to report.
 truth = expected_accuracy_score(y_test, y_pred, q=q_test, estimand="truth")
 print(truth)
 low, high = truth.confidence_interval(0.95)
@@ -111,11 +116,12 @@ print(f"true accuracy      {np.mean(y_pred == c_test):.3f}")
 # Cross-validation with per-sample q
 # ----------------------------------
 # :class:`~sklearn_noisy.model_selection.NoisyCrossValidator` takes ``q`` as a
-# per-sample array and slices it to every test fold. Here the recorded labels
-# play the role of the reference classes (the measurement estimand): the numbers
-# say how each fold's metrics would move if the assay were repeated. Accuracy and
-# precision are exact in closed form; recall, F1 and balanced accuracy come from
-# the exact Poisson-binomial algorithm.
+# per-sample array and slices it to every test fold. The recorded labels are
+# measurements, so the table leads with the truth estimate of every metric: the
+# de-noised accuracy and precision (unbiased, ``method="exact"``) and the
+# de-noised recall, F1 and balanced accuracy (consistent, ``method="delta"``),
+# each with its SD and interval, next to the nominal value and the forward
+# value.
 from sklearn_noisy.model_selection import NoisyCrossValidator, NoisyCVDisplay
 
 cv = NoisyCrossValidator(

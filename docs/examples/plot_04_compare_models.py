@@ -54,6 +54,13 @@ print(comparison)
 # in the labels, and its variance is exactly
 # :math:`\frac{4}{M^2}\sum_i \sigma_i^2 (a_i - b_i)^2`: only the samples where
 # the two predictions differ contribute.
+#
+# For MSE the difference needs no de-noising, although the labels are
+# measurements: the label variance :math:`\sigma_i^2` adds equally to both
+# models and cancels. Its expectation is the nominal difference, which is
+# unbiased both for the difference against the true values and for the
+# difference a re-measurement will show; the three estimands agree here (see
+# :ref:`paired_comparison`).
 difference = comparison.differences[("cubic", "quadratic")]["mean_squared_error"]
 print(difference)
 low, high = difference.confidence_interval(0.95)

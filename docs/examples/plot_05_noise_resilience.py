@@ -52,7 +52,8 @@ print(result.to_frame()[columns].round(4))
 # ---------
 # :func:`~sklearn_noisy.model_selection.noise_resilience_curve` repeats this for
 # increasing noise levels (two noise draws per level here) and reports, next to
-# NR, the expected MSE that a scientist holding the noisy labels would compute.
+# NR, the forward expected MSE computed from the noisy labels (the paper's
+# workflow, which counts the noise twice; see :ref:`estimands`).
 from sklearn_noisy.model_selection import NoiseResilienceDisplay, noise_resilience_curve
 
 levels = [0.1, 0.3, 1.0, 3.0]

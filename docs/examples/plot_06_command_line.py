@@ -16,8 +16,12 @@ evaluate ...``.
 # ---------------
 # With no options, the command evaluates a degree-3 polynomial ridge regression
 # on the embedded oxygen-sensor data (the mean of the repeated readings as the
-# label, their standard error as σ) and prints the per-fold and pooled table.
-# ``--quiet`` leaves out the progress lines that go to standard error.
+# label, their standard error as σ) and prints the per-fold and pooled table:
+# the nominal value, the truth estimate with its SD and interval, and the
+# forward value with its SD, each labelled with its question, and the line to
+# report. The labels are measurements, so the truth estimate leads (see
+# :ref:`estimands`). ``--quiet`` leaves out the progress lines that go to
+# standard error.
 from sklearn_noisy.cli import main
 
 code = main(["evaluate", "--quiet"])
@@ -27,9 +31,9 @@ print("exit code:", code)
 # Your own CSV file, with repeated measurements
 # ---------------------------------------------
 # A CSV file with one column per feature and one column per repeated reading.
-# ``--repeats`` averages the readings into the label and estimates σ from their
-# spread; ``--metrics`` picks the metrics, ``--json`` writes every number, and
-# ``--plot`` saves the per-fold figure.
+# ``--repeats`` averages the readings into the label and estimates σ and its
+# degrees of freedom from their spread; ``--metrics`` picks the metrics,
+# ``--json`` writes every number, and ``--plot`` saves the per-fold figure.
 import csv
 import json
 import os
