@@ -63,7 +63,9 @@ def test_paper_worked_example():
     assert score.metric == "accuracy" and score.method == "exact"
     assert score.nominal == pytest.approx(0.85, abs=1e-15)
     assert score.expected == pytest.approx(0.815, abs=1e-15)
-    # E7: E[acc] = a + q(1 - 2a) is correct as printed.
+    # The paper's E[acc] = a + q(1 - 2a), right when y_true is exact (forward);
+    # applied to labels that are themselves noisy it counts the flips twice
+    # (erratum E7).
     assert score.expected == pytest.approx(0.85 + 0.05 * (1 - 2 * 0.85), abs=1e-15)
     assert score.n_samples == 100
 
@@ -91,7 +93,7 @@ def test_per_sample_q_closed_form():
     q = np.array([0.0, 0.1, 0.2, 0.3, 0.5])
     score = expected_accuracy_score(y_true, y_pred, q=q)
     a = (y_true == y_pred).astype(float)
-    expected = np.mean(q + a * (1 - 2 * q))  # E7, per-sample form
+    expected = np.mean(q + a * (1 - 2 * q))  # the forward formula, per sample
     assert score.expected == pytest.approx(expected, abs=1e-15)
     assert score.variance == pytest.approx(np.sum(q * (1 - q)) / 25, abs=1e-15)
 

@@ -416,9 +416,13 @@ def test_precision_truth_estimand():
 
 
 @pytest.mark.parametrize("name", NONLINEAR)
-def test_truth_estimand_refused_with_reason(name):
-    with pytest.raises(ValueError, match=r"no unbiased estimator.*estimand='forward'"):
-        FUNCTIONS[name]([0, 1], [0, 1], q=0.1, estimand="truth")
+def test_ratio_metrics_offer_truth_and_remeasurement_by_delta(name):
+    y_true, y_pred = [0, 1, 1, 0, 1, 0, 1, 1], [0, 1, 0, 0, 1, 1, 1, 1]
+    for estimand in ("truth", "remeasurement"):
+        score = FUNCTIONS[name](y_true, y_pred, q=0.1, estimand=estimand)
+        assert (score.method, score.estimand) == ("delta", estimand)
+    remeasurement = FUNCTIONS[name](y_true, y_pred, q=0.1, estimand="remeasurement")
+    assert remeasurement.expected == remeasurement.nominal
 
 
 def test_validation_errors():
@@ -445,10 +449,12 @@ def test_validation_errors():
         expected_precision_score(y, y, q=0.1, estimand="true")
     with pytest.raises(ValueError, match=r"q != 0\.5"):
         expected_precision_score(y, y, q=0.5, estimand="truth")
-    with pytest.raises(ValueError, match="transition_matrix"):
-        expected_precision_score(y, y, transition_matrix=np.eye(2), estimand="truth")
-    with pytest.raises(ValueError, match="average='binary' only"):
-        expected_precision_score(y, y, q=0.1, estimand="truth", average="macro")
+    with pytest.raises(ValueError, match="invertible transition_matrix"):
+        expected_precision_score(
+            y, y, transition_matrix=np.full((2, 2), 0.5), estimand="truth"
+        )
+    with pytest.raises(ValueError, match=r"estimand='remeasurement'.*invertible"):
+        expected_recall_score(y, y, q=0.5, estimand="remeasurement")
     with pytest.raises(ValueError, match="method='delta' is available"):
         expected_f1_score(y, y, q=0.1, average="macro", method="delta")
     with pytest.raises(ValueError, match="same number of samples"):

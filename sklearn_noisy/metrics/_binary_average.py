@@ -20,8 +20,8 @@ import numpy as np
 from .._noisy_score import NoisyScore
 from ..utils._labels import as_label_array
 from ..utils._noise import FlipNoise
-from ..utils._validation import check_estimand
 from ._binary_counts import _delta_moments, _exact_moments, _metric_from_counts
+from ._count_estimands import count_estimand_score
 
 #: The ways to compute the moments of a binary metric.
 _METHODS = ("exact", "delta")
@@ -53,21 +53,6 @@ _NOISE_PARAMETERS = """\
 def _check_option(value: Any, allowed: tuple, *, name: str) -> None:
     if not isinstance(value, str) or value not in allowed:
         raise ValueError(f"{name} must be one of {allowed}; got {value!r}.")
-
-
-def _check_ratio_estimand(estimand: Any, metric: str, *, truth_supported: bool) -> None:
-    """``check_estimand`` with the reason a ratio of counts has no truth estimate."""
-    check_estimand(
-        estimand,
-        metric=metric,
-        supported=("forward", "truth") if truth_supported else ("forward",),
-        reason=(
-            f"the {metric} is a ratio of random counts (its denominator depends on "
-            "the labels), so no correction of the noisy labels removes its bias "
-            "(user guide: formula_truth); unbiased truth estimates exist for "
-            "precision and accuracy"
-        ),
-    )
 
 
 # --------------------------------------------------------------------------
@@ -323,7 +308,7 @@ def _precision_truth(problem: _BinaryProblem) -> NoisyScore:
     nominal = problem.nominal("precision")
     n_samples = problem.n_samples
     if n_pred_pos == 0:
-        return NoisyScore("precision", 0.0, 0.0, nominal, n_samples, "exact")
+        return NoisyScore("precision", 0.0, 0.0, nominal, n_samples, "exact", "truth")
     shrink = 1.0 - 2.0 * np.asarray(q_pos, dtype=np.float64)
     observed = problem.true_pos[pred_pos]
     estimate = np.sum((observed - q_pos) / shrink) / n_pred_pos
@@ -332,4 +317,27 @@ def _precision_truth(problem: _BinaryProblem) -> NoisyScore:
     if noise.is_constant:
         variance = variance * n_pred_pos
     variance /= float(n_pred_pos) ** 2
-    return NoisyScore("precision", estimate, variance, nominal, n_samples, "exact")
+    return NoisyScore(
+        "precision", estimate, variance, nominal, n_samples, "exact", "truth"
+    )
+
+
+def _binary_estimand(metric: str, problem: _BinaryProblem, estimand: str) -> NoisyScore:
+    """The truth or remeasurement estimate of a binary metric.
+
+    Precision against the truth with flips ``q`` keeps its closed form
+    (:func:`_precision_truth`); everything else goes through the confusion
+    matrix of the classes ``[negative, positive]``
+    (:func:`~._count_estimands.count_estimand_score`).
+    """
+    if metric == "precision" and estimand == "truth" and problem.noise.q is not None:
+        return _precision_truth(problem)
+    return count_estimand_score(
+        metric,
+        problem.true_pos.view(np.int8).astype(np.intp),
+        problem.pred_pos.view(np.int8).astype(np.intp),
+        problem.noise,
+        estimand=estimand,
+        nominal=problem.nominal(metric),
+        pos_index=1,
+    )

@@ -1,9 +1,11 @@
 """Multiclass labels: the micro average exactly, the others by Monte Carlo.
 
-The micro-averaged precision, recall and F1 all equal the accuracy, whose
-moments are exact (user guide: :ref:`formula_accuracy`). The macro and
-weighted averages, and multiclass balanced accuracy and MCC, are computed by
-:func:`~sklearn_noisy.metrics.monte_carlo_score` around scikit-learn's metric.
+``estimand="forward"``: the micro-averaged precision, recall and F1 all equal
+the accuracy, whose moments are exact (user guide: :ref:`formula_accuracy`).
+The macro and weighted averages, and multiclass balanced accuracy and MCC, are
+computed by :func:`~sklearn_noisy.metrics.monte_carlo_score` around
+scikit-learn's metric. ``"truth"`` and ``"remeasurement"`` go through the
+confusion matrix (:mod:`._count_estimands`; user guide: :ref:`formula_truth`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from sklearn.exceptions import UndefinedMetricWarning
 from .._noisy_score import NoisyScore
 from ..utils._labels import check_classification_labels
 from ..utils._noise import FlipNoise
+from ._count_estimands import count_estimand_score
 from ._monte_carlo import monte_carlo_score
 
 #: The Monte Carlo parameters of the docstrings of the binary count metrics.
@@ -73,6 +76,54 @@ def _micro_average(
     return NoisyScore(metric, expected, variance, nominal, n_samples, "exact")
 
 
+def _sklearn_options(metric: str, labels: Any, average: str | None) -> dict:
+    """The options of the scikit-learn metric that match ours."""
+    kwargs: dict[str, Any] = {} if average is None else {"average": average}
+    if metric in ("precision", "recall", "f1"):
+        kwargs["zero_division"] = 0
+        if labels is not None:
+            kwargs["labels"] = labels
+    return kwargs
+
+
+def _multiclass_estimand(
+    metric: str,
+    y_true: Any,
+    y_pred: Any,
+    *,
+    q: Any,
+    transition_matrix: Any,
+    labels: Any,
+    average: str | None,
+    estimand: str,
+) -> NoisyScore:
+    """The truth or remeasurement estimate for multiclass labels.
+
+    Through the confusion matrix of the observed labels
+    (:func:`~._count_estimands.count_estimand_score`); ``average=None`` for
+    balanced accuracy and MCC.
+    """
+    true_index, pred_index, classes = check_classification_labels(
+        y_true, y_pred, labels=labels
+    )
+    noise = FlipNoise.from_params(
+        q, transition_matrix, n_samples=true_index.size, n_classes=classes.size
+    )
+    noise.require_two_classes(classes)
+    sklearn_metric = _quiet(
+        _sklearn_metric(metric), **_sklearn_options(metric, labels, average)
+    )
+    return count_estimand_score(
+        metric,
+        true_index,
+        pred_index,
+        noise,
+        estimand=estimand,
+        nominal=float(sklearn_metric(y_true, y_pred)),
+        average="binary" if average is None else average,
+    )
+
+
 def _multiclass_score(
     metric: str,
     y_true: Any,
@@ -93,11 +144,7 @@ def _multiclass_score(
         return _micro_average(
             metric, true_index, pred_index, classes, q, transition_matrix
         )
-    kwargs: dict[str, Any] = {} if average is None else {"average": average}
-    if metric in ("precision", "recall", "f1"):
-        kwargs["zero_division"] = 0
-        if labels is not None:
-            kwargs["labels"] = labels
+    kwargs = _sklearn_options(metric, labels, average)
     score = monte_carlo_score(
         _quiet(_sklearn_metric(metric), **kwargs),
         y_true,

@@ -16,20 +16,24 @@ from typing import Any
 
 from .._noisy_score import NoisyScore
 from ..utils._docstring import fill_doc
-from ..utils._validation import supports_estimands
+from ..utils._validation import check_estimand, supports_estimands
 from ._binary_average import (
     _METHODS,
     _NOISE_PARAMETERS,
+    _binary_estimand,
     _binary_present_labels,
     _binary_problem,
     _binary_score,
     _check_option,
-    _check_ratio_estimand,
     _precision_measurement,
-    _precision_truth,
 )
 from ._binary_counts import _DELTA_NOTES, _METHOD_PARAMETER
-from ._multiclass_average import _MC_PARAMETERS, _multiclass_score
+from ._count_estimands import ESTIMAND_PARAMETER, TRUTH_NOTES
+from ._multiclass_average import (
+    _MC_PARAMETERS,
+    _multiclass_estimand,
+    _multiclass_score,
+)
 
 __all__ = [
     "expected_balanced_accuracy_score",
@@ -60,18 +64,24 @@ def _prf_score(
     """Check the options and compute precision, recall or F1 by the right path."""
     _check_option(average, _AVERAGES, name="average")
     _check_option(method, _METHODS, name="method")
-    _check_ratio_estimand(estimand, metric, truth_supported=metric == "precision")
+    check_estimand(estimand, metric=metric, supported=_PUBLIC[metric].estimands)
     if average != "binary" and method == "delta":
         raise ValueError(
             "method='delta' is available for average='binary' only; with "
             f"average={average!r} the result is exact (micro) or Monte Carlo."
         )
-    if estimand == "truth" and average != "binary":
-        raise ValueError(
-            "estimand='truth' for precision is available for average='binary' "
-            f"only; got average={average!r}."
-        )
     if average != "binary":
+        if estimand != "forward":
+            return _multiclass_estimand(
+                metric,
+                y_true,
+                y_pred,
+                q=q,
+                transition_matrix=transition_matrix,
+                labels=labels,
+                average=average,
+                estimand=estimand,
+            )
         return _multiclass_score(
             metric,
             y_true,
@@ -83,11 +93,6 @@ def _prf_score(
             n_draws=n_draws,
             random_state=random_state,
         )
-    if estimand == "truth" and transition_matrix is not None:
-        raise ValueError(
-            "estimand='truth' for precision is implemented for flip probabilities "
-            "q; pass q instead of transition_matrix."
-        )
     problem = _binary_problem(
         y_true,
         y_pred,
@@ -96,8 +101,8 @@ def _prf_score(
         labels=labels,
         pos_label=pos_label,
     )
-    if estimand == "truth":
-        return _precision_truth(problem)
+    if estimand != "forward":
+        return _binary_estimand(metric, problem, estimand)
     if metric == "precision":
         return _precision_measurement(problem)
     return _binary_score(metric, problem, method)
@@ -120,18 +125,16 @@ _PRF_PARAMETERS = (
         (:func:`~sklearn_noisy.metrics.monte_carlo_score`; ``NoisyScore.method``
         is then ``"monte_carlo"``)."""
     + _METHOD_PARAMETER
-    + """
-    estimand : {"forward", "truth"}, default="forward"
-        ``"forward"``: the metric observed against labels that flip around
-        ``y_true``."""
+    + ESTIMAND_PARAMETER
 )
 
 
-@supports_estimands("forward", "truth")
+@supports_estimands("forward", "truth", "remeasurement")
 @fill_doc(
     parameters=_PRF_PARAMETERS,
     mc_parameters=_MC_PARAMETERS,
     delta_notes=_DELTA_NOTES,
+    truth_notes=TRUTH_NOTES,
 )
 def expected_precision_score(
     y_true: Any,
@@ -159,17 +162,24 @@ def expected_precision_score(
     where ``P`` are the ``n_P`` samples predicted positive and ``π_i`` is the
     probability that sample ``i`` is observed positive. With no predicted
     positive the precision is 0, as scikit-learn's default
-    ``zero_division="warn"`` returns (no warning is emitted here).
+    ``zero_division="warn"`` returns (no warning is emitted here). These are
+    the moments of the ``"forward"`` estimand; see ``estimand`` for the
+    others (user guide: :ref:`estimands`).
+
+    Against the truth (``estimand="truth"``, user guide:
+    :ref:`formula_truth`) the binary precision with flips ``q`` is the
+    unbiased ``(1/n_P) Σ_{i∈P} (ỹ_i - q_i)/(1 - 2q_i)`` with its exact
+    variance ``(1/n_P²) Σ_{i∈P} q_i (1 - q_i)/(1 - 2q_i)²``; with a
+    transition matrix, and for the micro and macro averages, it is the same
+    linear function of the de-noised confusion matrix, unbiased with an
+    unbiased variance estimate (``method="exact"``). The weighted average
+    divides by estimated class supports and is consistent
+    (``method="delta"``, as the ratio metrics: see
+    :func:`expected_recall_score`). The estimate can leave [0, 1].
 
     Parameters
     ----------
     {parameters}
-        ``"truth"``: ``y_true`` are single noisy observations and the result is
-        the unbiased estimate of the precision against the unknown true labels,
-        ``(1/n_P) Σ_{i∈P} (ỹ_i - q_i)/(1 - 2q_i)``, with its exact variance
-        ``(1/n_P²) Σ_{i∈P} q_i (1 - q_i)/(1 - 2q_i)²`` (user guide:
-        :ref:`formula_truth`;
-        binary, ``q`` only, ``q_i != 0.5``). The estimate can leave [0, 1].
     {mc_parameters}
 
     Returns
@@ -178,7 +188,9 @@ def expected_precision_score(
         ``nominal`` is :func:`sklearn.metrics.precision_score` on ``y_true``
         (with ``zero_division=0``, computed from the counts). ``method`` is
         ``"exact"`` (the delta method of a linear metric is exact) or
-        ``"monte_carlo"`` for ``average="macro"``/``"weighted"``.
+        ``"monte_carlo"`` for ``average="macro"``/``"weighted"`` with
+        ``estimand="forward"``; ``"delta"`` for the weighted average of the
+        other estimands.
 
     See Also
     --------
@@ -212,11 +224,12 @@ n_samples=6, method='exact')
     )
 
 
-@supports_estimands("forward")
+@supports_estimands("forward", "truth", "remeasurement")
 @fill_doc(
     parameters=_PRF_PARAMETERS,
     mc_parameters=_MC_PARAMETERS,
     delta_notes=_DELTA_NOTES,
+    truth_notes=TRUTH_NOTES,
 )
 def expected_recall_score(
     y_true: Any,
@@ -241,12 +254,12 @@ def expected_recall_score(
     :ref:`formula_binary_counts`, O(M log² M)). With no observed positive the
     recall is 0, as scikit-learn's default ``zero_division="warn"`` returns (no
     warning is emitted here).
+    These are the moments of ``estimand="forward"``, which takes ``y_true`` as
+    exact; ``estimand`` chooses the question (user guide: :ref:`estimands`).
 
     Parameters
     ----------
     {parameters}
-        ``"truth"`` raises ``ValueError``: recall is a ratio of random counts
-        and has no unbiased estimator against the unknown true labels.
     {mc_parameters}
 
     Returns
@@ -263,6 +276,10 @@ def expected_recall_score(
 
     Notes
     -----
+    {truth_notes}
+
+    With ``estimand="forward"`` and ``method="delta"``:
+
     {delta_notes}
 
     Examples
@@ -293,11 +310,12 @@ n_samples=6, method='exact')
     )
 
 
-@supports_estimands("forward")
+@supports_estimands("forward", "truth", "remeasurement")
 @fill_doc(
     parameters=_PRF_PARAMETERS,
     mc_parameters=_MC_PARAMETERS,
     delta_notes=_DELTA_NOTES,
+    truth_notes=TRUTH_NOTES,
 )
 def expected_f1_score(
     y_true: Any,
@@ -320,12 +338,12 @@ def expected_f1_score(
     (user guide: :ref:`formula_binary_counts`, O(M log² M)). When
     ``n_P + S = 0`` the F1 score is 0, as scikit-learn's default
     ``zero_division="warn"`` returns (no warning is emitted here).
+    These are the moments of ``estimand="forward"``, which takes ``y_true`` as
+    exact; ``estimand`` chooses the question (user guide: :ref:`estimands`).
 
     Parameters
     ----------
     {parameters}
-        ``"truth"`` raises ``ValueError``: F1 is a ratio of random counts and
-        has no unbiased estimator against the unknown true labels.
     {mc_parameters}
 
     Returns
@@ -341,6 +359,10 @@ def expected_f1_score(
 
     Notes
     -----
+    {truth_notes}
+
+    With ``estimand="forward"`` and ``method="delta"``:
+
     {delta_notes}
 
     Examples
@@ -382,13 +404,24 @@ def _ba_mcc_score(
 ) -> NoisyScore:
     """Check the options; binary labels are exact, multiclass Monte Carlo."""
     _check_option(method, _METHODS, name="method")
-    _check_ratio_estimand(estimand, metric, truth_supported=False)
+    check_estimand(estimand, metric=metric, supported=_PUBLIC[metric].estimands)
     classes = _binary_present_labels(y_true, y_pred, labels)
     if classes is None:
         if method == "delta":
             raise ValueError(
                 "method='delta' is available for binary labels only; multiclass "
                 f"{metric} is computed by Monte Carlo."
+            )
+        if estimand != "forward":
+            return _multiclass_estimand(
+                metric,
+                y_true,
+                y_pred,
+                q=q,
+                transition_matrix=transition_matrix,
+                labels=labels,
+                average=None,
+                estimand=estimand,
             )
         return _multiclass_score(
             metric,
@@ -411,6 +444,8 @@ def _ba_mcc_score(
         labels=labels,
         pos_label=classes[-1],
     )
+    if estimand != "forward":
+        return _binary_estimand(metric, problem, estimand)
     return _binary_score(metric, problem, method)
 
 
@@ -422,18 +457,16 @@ _BA_MCC_PARAMETERS = (
         default the sorted labels present in ``y_true`` and ``y_pred``. More
         than two classes make the problem multiclass (Monte Carlo)."""
     + _METHOD_PARAMETER
-    + """
-    estimand : {"forward"}, default="forward"
-        The metric observed against labels that flip around ``y_true``.
-        ``"truth"`` raises ``ValueError``: this metric is a ratio of random
-        counts and has no unbiased estimator against the unknown true labels."""
+    + ESTIMAND_PARAMETER
     + "\n"
     + _MC_PARAMETERS
 )
 
 
-@supports_estimands("forward")
-@fill_doc(parameters=_BA_MCC_PARAMETERS, delta_notes=_DELTA_NOTES)
+@supports_estimands("forward", "truth", "remeasurement")
+@fill_doc(
+    parameters=_BA_MCC_PARAMETERS, delta_notes=_DELTA_NOTES, truth_notes=TRUTH_NOTES
+)
 def expected_balanced_accuracy_score(
     y_true: Any,
     y_pred: Any,
@@ -456,6 +489,8 @@ def expected_balanced_accuracy_score(
     ``TP/M`` with no observed negative); no warning is emitted. Binary labels
     are exact; multiclass labels are computed by Monte Carlo
     (:func:`~sklearn_noisy.metrics.monte_carlo_score`).
+    These are the moments of ``estimand="forward"``, which takes ``y_true`` as
+    exact; ``estimand`` chooses the question (user guide: :ref:`estimands`).
 
     Parameters
     ----------
@@ -474,6 +509,10 @@ def expected_balanced_accuracy_score(
 
     Notes
     -----
+    {truth_notes}
+
+    With ``estimand="forward"`` and ``method="delta"``:
+
     {delta_notes}
 
     Examples
@@ -500,8 +539,10 @@ def expected_balanced_accuracy_score(
     )
 
 
-@supports_estimands("forward")
-@fill_doc(parameters=_BA_MCC_PARAMETERS, delta_notes=_DELTA_NOTES)
+@supports_estimands("forward", "truth", "remeasurement")
+@fill_doc(
+    parameters=_BA_MCC_PARAMETERS, delta_notes=_DELTA_NOTES, truth_notes=TRUTH_NOTES
+)
 def expected_matthews_corrcoef(
     y_true: Any,
     y_pred: Any,
@@ -523,6 +564,8 @@ def expected_matthews_corrcoef(
     the MCC is 0, as in scikit-learn. Binary labels are exact; multiclass labels
     are computed by Monte Carlo
     (:func:`~sklearn_noisy.metrics.monte_carlo_score`).
+    These are the moments of ``estimand="forward"``, which takes ``y_true`` as
+    exact; ``estimand`` chooses the question (user guide: :ref:`estimands`).
 
     Parameters
     ----------
@@ -541,6 +584,10 @@ def expected_matthews_corrcoef(
 
     Notes
     -----
+    {truth_notes}
+
+    With ``estimand="forward"`` and ``method="delta"``:
+
     {delta_notes}
 
     Examples
@@ -565,3 +612,13 @@ def expected_matthews_corrcoef(
         n_draws=n_draws,
         random_state=random_state,
     )
+
+
+#: The public functions, whose ``estimands`` the shared paths check against.
+_PUBLIC = {
+    "precision": expected_precision_score,
+    "recall": expected_recall_score,
+    "f1": expected_f1_score,
+    "balanced_accuracy": expected_balanced_accuracy_score,
+    "matthews_corrcoef": expected_matthews_corrcoef,
+}

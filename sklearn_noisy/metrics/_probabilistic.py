@@ -31,6 +31,11 @@ from ..utils._docstring import fill_doc
 from ..utils._labels import as_label_array, check_classification_labels, encode_labels
 from ..utils._noise import FlipNoise
 from ..utils._validation import check_estimand, supports_estimands
+from ._remeasurement import (
+    check_remeasurable,
+    class_function_estimate,
+    observation_matrices,
+)
 
 __all__ = ["expected_brier_score_loss", "expected_log_loss"]
 
@@ -257,6 +262,8 @@ def _loss_totals(
     if estimand == "truth":
         noise.check_invertible()
         inverse = None if noise.matrix is None else noise.inverse_matrix()
+    elif estimand == "remeasurement":
+        inverse = check_remeasurable(noise)
     totals = np.zeros(3)
     for rows in chunks(index.shape[0]):
         losses = loss(proba[rows])
@@ -264,25 +271,60 @@ def _loss_totals(
         nominal = losses[np.arange(k.shape[0]), k]
         if estimand == "forward":
             weights = noise.observation_rows(k, rows)
-        else:  # T⁻¹; for uniform flips (I − r J)/(1 − q − r)
-            weights = noise.inverse_rows(k, rows, inverse)
-        expected = np.einsum("ij,ij->i", weights, losses)
-        if estimand == "forward":
+            expected = np.einsum("ij,ij->i", weights, losses)
             centred = losses - expected[:, None]
             variance = np.einsum("ij,ij->i", weights, centred * centred)
-        elif noise.matrix is None and noise.n_classes == 2:
-            # Exact and label-free: ℓ̂ = A + B ĉ with Var ĉ = q(1−q)/(1−2q)².
-            _, scale = noise.flip_scale(rows)
-            keep_variance, _ = noise.keep_flip_variance(rows)
-            jump = losses[:, 1] - losses[:, 0]
-            variance = keep_variance / (scale * scale) * jump * jump
+        elif estimand == "truth":
+            expected, variance = _truth_terms(losses, k, noise, rows, inverse)
         else:
-            # Unbiased estimate of Var ℓ̂_i: ℓ̂_i² − (backward-corrected ℓ_i²).
-            variance = expected * expected - np.einsum(
-                "ij,ij->i", weights, losses * losses
-            )
+            expected = nominal
+            variance = _remeasurement_terms(losses, k, noise, rows, inverse)
         totals += weighted_totals(weight, rows, nominal, expected, variance)
     return float(totals[0]), float(totals[1]), float(totals[2])
+
+
+def _truth_terms(
+    losses: np.ndarray,
+    k: np.ndarray,
+    noise: FlipNoise,
+    rows: slice,
+    inverse: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The backward-corrected losses of a chunk and their variances."""
+    weights = noise.inverse_rows(
+        k, rows, inverse
+    )  # T⁻¹; for flips (I − r J)/(1 − q − r)
+    expected = np.einsum("ij,ij->i", weights, losses)
+    if noise.matrix is None and noise.n_classes == 2:
+        # Exact and label-free: ℓ̂ = A + B ĉ with Var ĉ = q(1−q)/(1−2q)².
+        _, scale = noise.flip_scale(rows)
+        keep_variance, _ = noise.keep_flip_variance(rows)
+        jump = losses[:, 1] - losses[:, 0]
+        return expected, keep_variance / (scale * scale) * jump * jump
+    # Unbiased estimate of Var ℓ̂_i: ℓ̂_i² − (backward-corrected ℓ_i²).
+    return expected, expected * expected - np.einsum(
+        "ij,ij->i", weights, losses * losses
+    )
+
+
+def _remeasurement_terms(
+    losses: np.ndarray,
+    k: np.ndarray,
+    noise: FlipNoise,
+    rows: slice,
+    inverse: np.ndarray | None,
+) -> np.ndarray:
+    """Unbiased estimates of the label-noise variance of each observed loss.
+
+    With true class ``c`` the loss has variance ``h(c) = Σ_j T[c, j] (L_j −
+    m_c)²``, ``m_c = Σ_j T[c, j] L_j``; ``Σ_c T⁻¹[c̃, c] h(c)`` is unbiased for
+    it (user guide: :ref:`estimands`).
+    """
+    matrices = observation_matrices(noise, rows, k.shape[0])
+    means = np.einsum("icj,ij->ic", matrices, losses)
+    centred = losses[:, None, :] - means[:, :, None]
+    spread = np.einsum("icj,icj->ic", matrices, centred * centred)
+    return class_function_estimate(noise, k, rows, inverse, spread)
 
 
 def _expected_loss(
@@ -349,6 +391,7 @@ def _expected_loss(
         nominal=nominal / total,
         n_samples=n_samples,
         method="exact",
+        estimand=estimand,
     )
 
 
@@ -367,10 +410,12 @@ _COMMON_PARAMETERS_DOC = """\
         Sample weights: the loss is ``Σ w_i ℓ_i / Σ w_i`` and its variance
         ``Σ w_i² Var[ℓ_i] / (Σ w_i)²``.
 
-    estimand : {"forward", "truth"}, default="forward"
-        ``"forward"``: ``y_true`` are the reference classes and
-        ``expected`` is the mean loss observed against labels redrawn around
-        them. ``"truth"``: ``y_true`` are single noisy observations and
+    estimand : {"forward", "truth", "remeasurement"}, default="forward"
+        The question answered (user guide: :ref:`estimands`).
+        ``"forward"``: ``y_true`` is taken as exact and ``expected`` is the
+        mean loss over labels redrawn around it (the paper's moments, right
+        for exact references; not what a re-measurement of noisy labels
+        shows). ``"truth"``: ``y_true`` are single noisy observations and
         ``expected`` is an unbiased estimate of the loss against the unknown
         true labels, by the backward correction
         ``ℓ̂_i(ỹ) = Σ_j T⁻¹[ỹ, j] ℓ_i(j)`` (user guide: :ref:`formula_truth`).
@@ -380,10 +425,18 @@ _COMMON_PARAMETERS_DOC = """\
         ``(1/M²) Σ [ℓ̂_i² - Σ_j T⁻¹[ỹ_i, j] ℓ_i(j)²]`` is reported, clipped at 0
         (it can be negative). q = 0.5 for binary labels (``(K-1)/K`` for ``K``
         classes) or a singular ``transition_matrix`` raise a ``ValueError``:
-        the labels then carry no information about the true class."""
+        the labels then carry no information about the true class.
+        ``"remeasurement"``: ``y_true`` are single noisy observations and
+        ``expected`` is the nominal loss, exactly unbiased for the loss
+        expected when the samples are labelled again the same way; its
+        variance over such re-measurements, ``(1/M²) Σ h_i(c_i)`` with
+        ``h_i(k) = Σ_j T[k, j] ℓ_i(j)² - (Σ_j T[k, j] ℓ_i(j))²``, is estimated
+        without bias by ``(1/M²) Σ Σ_k T⁻¹[ỹ_i, k] h_i(k)`` (exact and
+        label-free for binary flips), clipped at 0; it needs the same
+        invertible flip model."""
 
 
-@supports_estimands("forward", "truth")
+@supports_estimands("forward", "truth", "remeasurement")
 @fill_doc(common=_COMMON_PARAMETERS_DOC)
 def expected_brier_score_loss(
     y_true: Any,
@@ -409,13 +462,14 @@ def expected_brier_score_loss(
 
     and for ``K`` classes ``E = (1/M) Σ_i Σ_j T[k_i, j] L_ij``,
     ``Var = (1/M²) Σ_i Σ_j T[k_i, j] (L_ij - E_i)²`` with ``L_ij`` the loss if
-    the label is class ``j``. Both are exact.
+    the label is class ``j``. Both are exact. These are the moments of
+    ``estimand="forward"``; see ``estimand`` for the other questions.
 
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
         Reference class of each sample (``estimand="forward"``) or its
-        single observed label (``estimand="truth"``).
+        single observed label (``"truth"``, ``"remeasurement"``).
 
     y_proba : array-like of shape (n_samples,) or (n_samples, n_classes)
         Predicted probabilities: of the positive class (1-D), or of each class
@@ -469,7 +523,7 @@ def expected_brier_score_loss(
     )
 
 
-@supports_estimands("forward", "truth")
+@supports_estimands("forward", "truth", "remeasurement")
 @fill_doc(common=_COMMON_PARAMETERS_DOC)
 def expected_log_loss(
     y_true: Any,
@@ -495,13 +549,15 @@ def expected_log_loss(
 
     and for ``K`` classes, with ``L_ij = -log p_ij``,
     ``E = (1/M) Σ_i Σ_j T[k_i, j] L_ij`` and
-    ``Var = (1/M²) Σ_i Σ_j T[k_i, j] (L_ij - E_i)²``. Both are exact.
+    ``Var = (1/M²) Σ_i Σ_j T[k_i, j] (L_ij - E_i)²``. Both are exact. These
+    are the moments of ``estimand="forward"``; see ``estimand`` for the other
+    questions.
 
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
         Reference class of each sample (``estimand="forward"``) or its
-        single observed label (``estimand="truth"``).
+        single observed label (``"truth"``, ``"remeasurement"``).
 
     y_proba : array-like of shape (n_samples,) or (n_samples, n_classes)
         Predicted probabilities: of the greater of the two classes (1-D), or of

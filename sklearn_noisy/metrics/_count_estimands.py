@@ -1,0 +1,154 @@
+"""The truth and remeasurement estimands of the confusion-matrix metrics.
+
+One entry point, :func:`count_estimand_score`, for accuracy, precision, recall,
+F1, balanced accuracy and MCC (binary and the multiclass averages), given the
+class positions of the observed labels and of the predictions and the flip
+model (user guide: :ref:`estimands`, :ref:`formula_truth`):
+
+* ``"truth"``: the metric of the de-noised confusion matrix ``Ĉ``
+  (:func:`~._truth_counts.denoised_confusion`). For the metrics that are linear
+  in ``C`` with a fixed denominator (:func:`is_linear`) it is unbiased and its
+  variance estimate is unbiased (``method="exact"``). For the others (ratios of
+  random counts) it is ``f(Ĉ) − ½ Σ_j tr(H_j Ĉov_j)``, the plug-in minus its
+  estimated second-order bias: consistent, its bias of a smaller order than
+  ``1/M`` (``method="delta"``).
+* ``"remeasurement"``: the nominal metric, exactly unbiased for the metric
+  expected over fresh labels; its variance is the delta method over the
+  observed confusion matrix with its unbiased covariance estimate
+  (:func:`~._remeasurement.observed_confusion`), exact for the linear metrics.
+
+The variance estimates are unbiased (or consistent), not non-negative: a
+negative value, possible for exotic flip matrices or tiny samples, is reported
+as 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._noisy_score import NoisyScore
+from ..utils._noise import FlipNoise
+from ._remeasurement import observed_confusion
+from ._truth_counts import denoised_confusion, second_order_bias, truth_metric
+
+__all__ = ["count_estimand_score", "is_linear"]
+
+
+def is_linear(metric: str, average: str) -> bool:
+    """Whether ``metric`` is linear in the confusion matrix, denominators fixed.
+
+    The column sums of the matrix (the prediction totals) are fixed; so are the
+    denominators of accuracy, of precision (binary and macro) and of the micro
+    averages (the total weight); the weighted recall is the accuracy. Then the
+    truth estimate is unbiased and both
+    variance estimates are unbiased for the exact variances.
+    """
+    if metric == "accuracy":
+        return True
+    if metric in ("precision", "recall", "f1") and average == "micro":
+        return True
+    if metric == "recall" and average == "weighted":  # Σ_k C[k, k] / Σ C
+        return True
+    return metric == "precision" and average in ("binary", "macro")
+
+
+def count_estimand_score(
+    metric: str,
+    observed: np.ndarray,
+    pred: np.ndarray,
+    noise: FlipNoise,
+    *,
+    estimand: str,
+    nominal: float,
+    pos_index: int | None = None,
+    average: str = "binary",
+    zero_division: float = 0.0,
+    weight: np.ndarray | None = None,
+) -> NoisyScore:
+    """The truth or remeasurement estimate of a confusion-matrix metric.
+
+    Parameters
+    ----------
+    metric : str
+        A name of :data:`~._truth_counts.TRUTH_METRICS`.
+    observed, pred : ndarray of shape (n_samples,)
+        Class positions of the observed labels and of the predictions.
+    noise : FlipNoise
+        The flip model, with as many classes as the positions.
+    estimand : {"truth", "remeasurement"}
+        The question answered.
+    nominal : float
+        The metric on the labels as given (the remeasurement estimate).
+    pos_index, average, zero_division
+        As for :func:`~._truth_counts.metric_gradient`.
+    weight : ndarray of shape (n_samples,) or None, default=None
+        Sample weights.
+
+    Returns
+    -------
+    NoisyScore
+        With ``method`` ``"exact"`` for the linear metrics, ``"delta"``
+        otherwise, and the variance clipped at 0.
+    """
+    options = {
+        "pos_index": pos_index,
+        "average": average,
+        "zero_division": zero_division,
+    }
+    linear = is_linear(metric, average)
+    if estimand == "truth":
+        confusion = denoised_confusion(observed, pred, noise, weight)
+        estimate, variance = truth_metric(metric, confusion, **options)
+        if not linear:
+            estimate -= second_order_bias(metric, confusion, **options)
+    else:
+        confusion = observed_confusion(observed, pred, noise, weight)
+        _, variance = truth_metric(metric, confusion, **options)
+        estimate = nominal
+    return NoisyScore(
+        metric,
+        expected=estimate,
+        variance=max(variance, 0.0),
+        nominal=nominal,
+        n_samples=observed.shape[0],
+        method="exact" if linear else "delta",
+        estimand=estimand,
+    )
+
+
+#: The ``estimand`` parameter of the confusion-matrix metrics' docstrings.
+ESTIMAND_PARAMETER = """
+    estimand : {"forward", "truth", "remeasurement"}, default="forward"
+        Which question ``expected`` answers (user guide: :ref:`estimands`).
+        ``"forward"``: ``y_true`` is taken as exact and the result is the
+        paper's distribution of the metric over labels flipped around it,
+        right for exact references (a gold standard, a simulation's ground
+        truth); it is not what a re-measurement of noisy labels shows.
+        ``"truth"``: ``y_true`` holds the noisy labels and the result
+        estimates the metric against the unknown true classes, from the
+        de-noised confusion matrix (user guide: :ref:`formula_truth`; see
+        Notes). ``"remeasurement"``: ``y_true`` holds the noisy labels and the
+        result is the nominal metric, exactly unbiased for the metric expected
+        when the samples are labelled again the same way, with an estimate of
+        its spread over such re-measurements (the delta method over the
+        observed confusion matrix, whose covariance is estimated without
+        bias; ``method="exact"`` where the metric is linear in the matrix).
+        Both need an invertible flip model (``q != (K-1)/K``, a non-singular
+        ``transition_matrix``), else a ``ValueError``; their variance
+        estimates, unbiased or consistent rather than non-negative, are
+        reported clipped at 0. The ``method`` option applies to
+        ``"forward"`` only."""
+
+#: What the truth estimate of a ratio metric is, for its Notes section.
+TRUTH_NOTES = """\
+    With ``estimand="truth"`` the estimate is ``f(Ĉ) − ½ Σ_j tr(H_j Ĉov_j)``:
+    the metric ``f`` of the de-noised confusion matrix ``Ĉ`` (rows the true
+    class, ``Ĉ[k, j] = Σ_{i: ŷ_i = j} T⁻¹[ỹ_i, k]``, unbiased), minus its
+    estimated second-order bias, with ``H_j`` the Hessian of ``f`` in column
+    ``j`` and ``Ĉov_j`` the unbiased covariance estimate of that column (user
+    guide: :ref:`formula_truth`). It is consistent, not unbiased
+    (``method="delta"``); its variance is the delta method over the
+    independent columns. In an end-to-end simulation (M = 300, per-sample
+    ``q`` and a 3-class ``T``, 1000 replicates) its bias stayed below 0.1
+    of its SD, the reported SD within 15 % of the actual spread and the 95 %
+    interval covered the true value in 93-97 % of replicates."""
