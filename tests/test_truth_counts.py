@@ -17,6 +17,7 @@ from sklearn_noisy.metrics._truth_counts import (
     TRUTH_METRICS,
     denoised_confusion,
     metric_gradient,
+    second_order_bias,
     truth_metric,
 )
 from sklearn_noisy.utils._noise import FlipNoise
@@ -389,3 +390,27 @@ def test_invalid_metric_requests_raise():
         metric_gradient("specificity", counts, pos_index=1)
     with pytest.raises(ValueError, match="average must be"):
         metric_gradient("f1", counts, average="samples")
+
+
+def test_second_order_bias():
+    """Zero for the linear metrics; the ratio formula for the binary recall."""
+    rng = np.random.default_rng(11)
+    y = rng.integers(0, 3, 200)
+    p = np.where(rng.random(200) < 0.7, y, rng.integers(0, 3, 200))
+    confusion = denoised_confusion(y, p, FlipNoise(None, T3, 3))
+    for name, average in (("accuracy", "binary"), ("precision", "macro")):
+        bias = second_order_bias(name, confusion, average=average)
+        assert bias == pytest.approx(0.0, abs=1e-9)
+    assert second_order_bias("recall", confusion, average="macro") != 0.0
+    # Binary recall N/D with N = C[1, 1], D = C[1, 0] + C[1, 1]: the bias of
+    # N̂/D̂ is (f Var D - Cov(N, D))/D² to second order.
+    y2, p2 = y % 2, p % 2
+    confusion = denoised_confusion(y2, p2, FlipNoise(0.15, None, 2))
+    counts, cov = confusion.counts, confusion.covariance
+    numerator, denominator = counts[1, 1], counts[1].sum()
+    value = numerator / denominator
+    var_d = cov[0, 1, 1] + cov[1, 1, 1]  # C[1, 0] and C[1, 1]: different columns
+    cov_nd = cov[1, 1, 1]
+    expected = (value * var_d - cov_nd) / denominator**2
+    bias = second_order_bias("recall", confusion, pos_index=1)
+    assert bias == pytest.approx(expected, rel=1e-6)

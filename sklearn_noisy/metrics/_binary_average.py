@@ -29,9 +29,10 @@ _METHODS = ("exact", "delta")
 #: The first parameters of the docstrings of the binary count metrics.
 _NOISE_PARAMETERS = """\
     y_true : array-like of shape (n_samples,)
-        Best-known labels (the reference labels around which the observed
-        labels flip). Any two label values; ``pos_label`` selects the positive
-        one.
+        The reference labels, taken as exact, around which the labels flip
+        (``estimand="forward"``), or the observed noisy labels (``"truth"``,
+        ``"remeasurement"``). Any label values; ``pos_label`` selects the
+        positive one.
     y_pred : array-like of shape (n_samples,)
         Predicted labels, held fixed.
     q : float or array-like of shape (n_samples,), default=None

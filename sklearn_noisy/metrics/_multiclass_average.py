@@ -135,8 +135,23 @@ def _multiclass_score(
     average: str | None,
     n_draws: int,
     random_state: Any,
+    estimand: str = "forward",
 ) -> NoisyScore:
-    """Micro average: exact (it is the accuracy). Otherwise Monte Carlo."""
+    """Micro average: exact (it is the accuracy). Otherwise Monte Carlo.
+
+    The other estimands go through :func:`_multiclass_estimand`.
+    """
+    if estimand != "forward":
+        return _multiclass_estimand(
+            metric,
+            y_true,
+            y_pred,
+            q=q,
+            transition_matrix=transition_matrix,
+            labels=labels,
+            average=average,
+            estimand=estimand,
+        )
     true_index, pred_index, classes = check_classification_labels(
         y_true, y_pred, labels=labels
     )

@@ -8,6 +8,9 @@ method. Multiclass labels go through :mod:`._multiclass_average`: the micro
 average of precision, recall and F1 equals the accuracy and is exact; the
 macro and weighted averages, and multiclass balanced accuracy and MCC, are
 Monte Carlo. Balanced accuracy and MCC are symmetric in the two classes.
+That is ``estimand="forward"``; ``"truth"`` and ``"remeasurement"`` go through
+the confusion matrix (:mod:`._count_estimands`; user guide:
+:ref:`estimands`).
 """
 
 from __future__ import annotations
@@ -29,11 +32,7 @@ from ._binary_average import (
 )
 from ._binary_counts import _DELTA_NOTES, _METHOD_PARAMETER
 from ._count_estimands import ESTIMAND_PARAMETER, TRUTH_NOTES
-from ._multiclass_average import (
-    _MC_PARAMETERS,
-    _multiclass_estimand,
-    _multiclass_score,
-)
+from ._multiclass_average import _MC_PARAMETERS, _multiclass_score
 
 __all__ = [
     "expected_balanced_accuracy_score",
@@ -71,17 +70,6 @@ def _prf_score(
             f"average={average!r} the result is exact (micro) or Monte Carlo."
         )
     if average != "binary":
-        if estimand != "forward":
-            return _multiclass_estimand(
-                metric,
-                y_true,
-                y_pred,
-                q=q,
-                transition_matrix=transition_matrix,
-                labels=labels,
-                average=average,
-                estimand=estimand,
-            )
         return _multiclass_score(
             metric,
             y_true,
@@ -92,6 +80,7 @@ def _prf_score(
             average=average,
             n_draws=n_draws,
             random_state=random_state,
+            estimand=estimand,
         )
     problem = _binary_problem(
         y_true,
@@ -412,17 +401,6 @@ def _ba_mcc_score(
                 "method='delta' is available for binary labels only; multiclass "
                 f"{metric} is computed by Monte Carlo."
             )
-        if estimand != "forward":
-            return _multiclass_estimand(
-                metric,
-                y_true,
-                y_pred,
-                q=q,
-                transition_matrix=transition_matrix,
-                labels=labels,
-                average=None,
-                estimand=estimand,
-            )
         return _multiclass_score(
             metric,
             y_true,
@@ -433,6 +411,7 @@ def _ba_mcc_score(
             average=None,
             n_draws=n_draws,
             random_state=random_state,
+            estimand=estimand,
         )
     # Balanced accuracy and MCC are symmetric in the two classes: any of them
     # can play the positive one.

@@ -25,7 +25,9 @@ per-sample terms, ``Σ_j ∇_jᵀ [Σ_{i: ŷ_i = j} w_i² Ĉov_i] ∇_j`` with
 denominators (column sums of ``C`` are the fixed prediction totals): for them the
 estimate is unbiased and the variance estimate is unbiased for the exact
 variance. Recall, F1, balanced accuracy, MCC and specificity are consistent
-(``method="delta"``). The variance estimate is unbiased, not non-negative: it is
+(``method="delta"``): their plug-in ``f(Ĉ)`` has a bias of order ``1/M``,
+which :func:`second_order_bias` estimates (``½ Σ_j tr(H_j Ĉov_j)``) so that the
+public metrics subtract it. The variance estimate is unbiased, not non-negative: it is
 returned as computed, and can be negative on small samples.
 
 The inputs are validated by the caller: ``observed`` and ``pred`` are integer
