@@ -17,6 +17,14 @@ from sklearn import metrics as sk
 
 from ..utils._noise import NOISE_KINDS
 from ._classification import expected_accuracy_score
+from ._paired_kernels import (
+    paired_accuracy,
+    paired_brier_score_loss,
+    paired_log_loss,
+    paired_mean_absolute_error,
+    paired_mean_squared_error,
+    paired_precision,
+)
 from ._precision_recall import (
     expected_balanced_accuracy_score,
     expected_f1_score,
@@ -166,6 +174,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             display_name="MSE",
             additive=True,
             estimands=_BOTH,
+            paired=paired_mean_squared_error,
         ),
         _regression(
             "root_mean_squared_error",
@@ -182,6 +191,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             display_name="MAE",
             additive=True,
             estimands=_MEASUREMENT,
+            paired=paired_mean_absolute_error,
         ),
         _regression(
             "r2",
@@ -200,6 +210,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             display_name="Accuracy",
             estimands=_BOTH,
             default_targets=("binary", "multiclass"),
+            paired=paired_accuracy,
         ),
         _classification(
             "balanced_accuracy",
@@ -223,6 +234,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             sk.precision_score,
             display_name="Precision",
             estimands=_BOTH,
+            paired=paired_precision,
         ),
         _classification(
             "recall",
@@ -247,6 +259,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             scorer_name="neg_expected_brier_score",
             response_method="predict_proba",
             estimands=_BOTH,
+            paired=paired_brier_score_loss,
         ),
         _classification(
             "log_loss",
@@ -257,6 +270,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             response_method="predict_proba",
             estimands=_BOTH,
             default_targets=("binary", "multiclass"),
+            paired=paired_log_loss,
         ),
     )
 }
