@@ -22,6 +22,7 @@ import numpy as np
 
 from .._noisy_score import NoisyScore
 from ..utils._arrays import check_finite
+from ._monte_carlo import monte_carlo_score
 from ._paired_kernels import union_labels
 from ._registry import MetricInfo, get_metric_info
 
@@ -77,10 +78,10 @@ def _monte_carlo_difference(
 
     Each draw of the labels is scored for A and for B with the classical metric
     (the scorer's ``nominal`` on noise-free labels, so every option of the scorer
-    applies) and the difference is recorded.
+    applies) and the difference is recorded. The noise is of the metric's kind
+    (checked by the caller): the other parameters are None.
     """
-    from ._monte_carlo import monte_carlo_score
-    from ._scorer import make_noisy_scorer
+    from ._scorer import make_noisy_scorer  # the scorers build on the metrics
 
     plain = make_noisy_scorer(scorer.metric, **dict(scorer.metric_kwargs))
     zero = {"sigma": 0.0} if plain.requires_noise == "sigma" else {"q": 0.0}
@@ -104,10 +105,10 @@ def _monte_carlo_difference(
         difference,
         y_true,
         np.zeros((n, 0)),
-        sigma=sigma if plain.requires_noise == "sigma" else None,
-        q=q if plain.requires_noise == "q" else None,
-        transition_matrix=transition_matrix if plain.requires_noise == "q" else None,
-        labels=labels if plain.requires_noise == "q" else None,
+        sigma=sigma,
+        q=q,
+        transition_matrix=transition_matrix,
+        labels=labels,
         n_draws=n_draws,
         random_state=random_state,
     )
@@ -258,7 +259,7 @@ nominal=0.25, n_samples=4, method='exact')
                 f"{name}_difference", expected, variance, nominal, n_samples, "exact"
             )
     if scorer is None:
-        from ._scorer import make_noisy_scorer
+        from ._scorer import make_noisy_scorer  # the scorers build on the metrics
 
         scorer = make_noisy_scorer(name)
     for value, label in ((y_pred_a, "y_pred_a"), (y_pred_b, "y_pred_b")):

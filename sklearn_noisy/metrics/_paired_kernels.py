@@ -16,6 +16,7 @@ checked that the noise is of the metric's kind (``sigma``, or exactly one of
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -160,9 +161,15 @@ def _regression_kernel(
     y_true: Any,
     y_pred_a: Any,
     y_pred_b: Any,
+    *,
     sigma: Any,
+    q: Any,
+    transition_matrix: Any,
+    labels: Any,
+    classes: Any,
     options: dict[str, Any],
 ) -> PairedResult | None:
+    """The paired kernel of ``difference``; None with metric options."""
     if options:
         return None
     y, a, b, s = _regression_pair(y_true, y_pred_a, y_pred_b, sigma)
@@ -170,40 +177,14 @@ def _regression_kernel(
     return expected, variance, nominal, y.shape[0]
 
 
-def paired_mean_squared_error(
-    y_true: Any,
-    y_pred_a: Any,
-    y_pred_b: Any,
-    *,
-    sigma: Any,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    classes: Any,
-    options: dict[str, Any],
-) -> PairedResult | None:
-    """MSE_A − MSE_B, exact; None with metric options (left to Monte Carlo)."""
-    return _regression_kernel(
-        _squared_error_difference, y_true, y_pred_a, y_pred_b, sigma, options
-    )
-
-
-def paired_mean_absolute_error(
-    y_true: Any,
-    y_pred_a: Any,
-    y_pred_b: Any,
-    *,
-    sigma: Any,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    classes: Any,
-    options: dict[str, Any],
-) -> PairedResult | None:
-    """MAE_A − MAE_B, exact; None with metric options (left to Monte Carlo)."""
-    return _regression_kernel(
-        _absolute_error_difference, y_true, y_pred_a, y_pred_b, sigma, options
-    )
+#: MSE_A − MSE_B, exact; None with metric options (left to Monte Carlo).
+paired_mean_squared_error = functools.partial(
+    _regression_kernel, _squared_error_difference
+)
+#: MAE_A − MAE_B, exact; None with metric options (left to Monte Carlo).
+paired_mean_absolute_error = functools.partial(
+    _regression_kernel, _absolute_error_difference
+)
 
 
 # --------------------------------------------------------------------------- #
@@ -325,18 +306,20 @@ def paired_precision(
 # --------------------------------------------------------------------------- #
 # Brier score and log-loss: per-sample losses of a categorical label
 # --------------------------------------------------------------------------- #
-def _probabilistic_difference(
+def _probabilistic_kernel(
     metric: str,
     y_true: Any,
     proba_a: Any,
     proba_b: Any,
     *,
+    sigma: Any,
     q: Any,
     transition_matrix: Any,
     labels: Any,
     classes: Any,
-) -> PairedResult:
-    """Brier score or log-loss of A minus that of B, exact.
+    options: dict[str, Any],
+) -> PairedResult | None:
+    """Brier score or log-loss of A minus that of B, exact; None with options.
 
     Both losses are sums of per-sample terms ``L_ij``, the loss of sample ``i``
     if its label is class ``j`` (user guide: :ref:`formula_probabilistic`). The
@@ -349,6 +332,8 @@ def _probabilistic_difference(
     :func:`~sklearn_noisy.metrics.expected_log_loss` (binary Brier on the
     probability of the larger class, log-loss clipped at the dtype's eps).
     """
+    if options:
+        return None
     a, eps_a = _check_proba(proba_a)
     b, eps_b = _check_proba(proba_b)
     if a.shape != b.shape:
@@ -409,55 +394,7 @@ def _column_positions(y_true: Any, classes: Any, n_classes: int) -> np.ndarray:
     return index
 
 
-def paired_brier_score_loss(
-    y_true: Any,
-    y_pred_a: Any,
-    y_pred_b: Any,
-    *,
-    sigma: Any,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    classes: Any,
-    options: dict[str, Any],
-) -> PairedResult | None:
-    """Brier score of A minus that of B, exact; None with metric options."""
-    if options:
-        return None
-    return _probabilistic_difference(
-        "brier_score_loss",
-        y_true,
-        y_pred_a,
-        y_pred_b,
-        q=q,
-        transition_matrix=transition_matrix,
-        labels=labels,
-        classes=classes,
-    )
-
-
-def paired_log_loss(
-    y_true: Any,
-    y_pred_a: Any,
-    y_pred_b: Any,
-    *,
-    sigma: Any,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    classes: Any,
-    options: dict[str, Any],
-) -> PairedResult | None:
-    """Log-loss of A minus that of B, exact; None with metric options."""
-    if options:
-        return None
-    return _probabilistic_difference(
-        "log_loss",
-        y_true,
-        y_pred_a,
-        y_pred_b,
-        q=q,
-        transition_matrix=transition_matrix,
-        labels=labels,
-        classes=classes,
-    )
+#: Brier score of A minus that of B, exact; None with metric options.
+paired_brier_score_loss = functools.partial(_probabilistic_kernel, "brier_score_loss")
+#: Log-loss of A minus that of B, exact; None with metric options.
+paired_log_loss = functools.partial(_probabilistic_kernel, "log_loss")
