@@ -293,7 +293,7 @@ def paired_precision(
     noise = FlipNoise.from_params(
         q, transition_matrix, n_samples=n, n_classes=labels.size
     )
-    if labels.size < 2:  # a single class: every label is (observed as) pos
+    if labels.size < 2:  # one class (the noise is still validated above)
         pi = np.ones(n)
     else:
         pi = noise.probability(true_index, np.full(n, pos), slice(None))
