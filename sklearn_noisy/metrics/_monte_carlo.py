@@ -19,15 +19,10 @@ from typing import Any
 import numpy as np
 
 from .._noisy_score import NoisyScore
+from ..utils._arrays import check_finite, check_sample_weight
 from ..utils._labels import check_classification_labels
-from ..utils._validation import (
-    check_finite,
-    check_flip_probability,
-    check_regression_target,
-    check_sample_weight,
-    check_sigma,
-    check_transition_matrix,
-)
+from ..utils._noise import FlipNoise, GaussianNoise
+from ..utils._validation import check_regression_target
 
 __all__ = ["MonteCarloScore", "monte_carlo_score"]
 
@@ -173,75 +168,6 @@ def _is_label_vector(y_pred: Any) -> bool:
     return array.dtype.kind in "biuUSO"
 
 
-class _GaussianSampler:
-    """Draws ``y ~ N(y_true, sigma²)``: one normal per label entry."""
-
-    def __init__(self, y_true: np.ndarray, sigma: Any) -> None:
-        self.y_true = y_true
-        self.sigma = sigma
-        self.floats_per_draw = y_true.size
-
-    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        block = rng.standard_normal((n, *self.y_true.shape))
-        block *= self.sigma
-        block += self.y_true
-        return block
-
-
-class _FlipSampler:
-    """Uniform flips: with probability ``q_i`` to one of the other K − 1 classes.
-
-    Each draw uses one uniform per sample (two when K > 2: the second picks the
-    new class), all from one ``Generator.random`` call per batch, so draw ``j``
-    sees the same random numbers whatever the batch size.
-    """
-
-    def __init__(self, index: np.ndarray, classes: np.ndarray, q: Any) -> None:
-        self.index = index
-        self.classes = classes
-        self.q = q
-        self.n_classes = classes.size
-        self.per_sample = 1 if self.n_classes == 2 else 2
-        self.floats_per_draw = index.size * self.per_sample
-
-    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        k = self.n_classes
-        if self.per_sample == 1:
-            u = rng.random((n, self.index.size))
-            flip = u < self.q
-            new = self.index ^ flip  # K = 2: the other class is 1 - index
-        else:
-            u = rng.random((n, self.index.size, 2))
-            flip = u[:, :, 0] < self.q
-            offset = np.minimum((u[:, :, 1] * (k - 1)).astype(np.intp), k - 2) + 1
-            offset *= flip
-            new = self.index + offset
-            new %= k
-        return self.classes[new]
-
-
-class _TransitionSampler:
-    """Draws ``y_i ~ Categorical(T[k_i, :])`` by inverting the row's CDF."""
-
-    def __init__(self, index: np.ndarray, classes: np.ndarray, matrix: np.ndarray):
-        self.classes = classes
-        cdf = np.cumsum(matrix, axis=1)
-        # A class after which a row has no mass ends the CDF at exactly 1, so the
-        # classes of probability 0 are never drawn despite round-off in cumsum.
-        tail = np.cumsum(matrix[:, ::-1], axis=1)[:, ::-1]
-        cdf[:, :-1][tail[:, 1:] == 0] = 1.0
-        # Per-sample thresholds, one column per class boundary: (n, K - 1).
-        self.thresholds = np.ascontiguousarray(cdf[index, :-1].T)
-        self.floats_per_draw = 2 * index.size
-
-    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        u = 1.0 - rng.random((n, self.thresholds.shape[1]))  # in (0, 1]
-        new = np.zeros(u.shape, dtype=np.intp)
-        for threshold in self.thresholds:
-            new += u > threshold
-        return self.classes[new]
-
-
 def _classification_sampler(
     y_true: Any, y_pred: Any, q: Any, transition_matrix: Any, labels: Any
 ) -> tuple[Any, int]:
@@ -249,19 +175,10 @@ def _classification_sampler(
         index, _, classes = check_classification_labels(y_true, y_pred, labels=labels)
     else:  # probabilities: the classes come from y_true (or labels)
         index, _, classes = check_classification_labels(y_true, y_true, labels=labels)
-    n_samples = index.size
-    if transition_matrix is not None:
-        matrix = check_transition_matrix(transition_matrix, classes.size)
-        return _TransitionSampler(index, classes, matrix), n_samples
-    q = check_flip_probability(q, n_samples)
-    if classes.size < 2 and np.any(np.asarray(q) > 0):
-        raise ValueError(
-            "q > 0 needs at least two classes to flip between, but only "
-            f"{classes.tolist()} occurs; pass labels=[...] with every class."
-        )
-    if classes.size < 2:  # nothing can flip
-        return _TransitionSampler(index, classes, np.ones((1, 1))), n_samples
-    return _FlipSampler(index, classes, q), n_samples
+    noise = FlipNoise.from_params(
+        q, transition_matrix, n_samples=index.size, n_classes=classes.size
+    )
+    return noise.sampler(index, classes), index.size
 
 
 def monte_carlo_score(
@@ -383,8 +300,7 @@ def monte_carlo_score(
     if sigma is not None:
         values = check_regression_target(y_true, name="y_true")
         check_finite(values, name="y_true")
-        sigma = check_sigma(sigma, values.shape)
-        sampler: Any = _GaussianSampler(values, sigma)
+        sampler: Any = GaussianNoise.from_params(sigma, values.shape).sampler(values)
         n_samples = values.shape[0]
     else:
         sampler, n_samples = _classification_sampler(

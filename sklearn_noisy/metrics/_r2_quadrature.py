@@ -1,4 +1,6 @@
-"""Exact moments of R² = 1 − SSE/SST under Gaussian label error (FORMULAS.md §6).
+"""Exact moments of R² = 1 − SSE/SST under Gaussian label error.
+
+User guide: :ref:`formula_r2`.
 
 Notation (weights ``w_i``, ``W = Σ w_i``; without weights ``w_i = 1``):
 ``X = Σ w_i (y_i − ŷ_i)²``, ``Y = Σ w_i (y_i − ȳ_w)²`` with ``ȳ_w`` the weighted
@@ -12,8 +14,8 @@ are evaluated in closed form at every ``t``: under the exponential tilt
 ``G = diag(σ²r) + γ ψψᵀ`` (Sherman–Morrison) where ``r_i = 1/(1 + 2t w_i σ_i²)``,
 ``ψ_i = w_i σ_i² r_i`` and ``γ = 2t/Σ w r``, and with mean
 ``m_i = ū + r_i (ȳ_i − ū)``, ``ū = Σ w r ȳ / Σ w r`` (the tilted mean written
-without the cancelling ``wᵀu`` sums of FORMULAS.md §6; it is the same
-quantity). Then
+without the cancelling ``wᵀu`` sums of the user guide's formula; it is the
+same quantity). Then
 
     L(t) = E e^{−tY} = Π_i (1 + a_i)^{−1/2} (Σ w r / W)^{−1/2} exp(−t Σ w r (ȳ − ū)²)
 
@@ -28,7 +30,7 @@ delta-method value of ``E[ρ]``,
 All sums over samples have the form ``Σ_i q_i τ_i^k r_i^β`` (``τ = wσ²``,
 ``q`` a product of ``w``, ``ȳ`` and ``d = ȳ − ŷ``), so the samples with
 small ``2tτ_i`` enter through power series whose coefficients are computed
-once (:class:`~._rmse_quadrature.BucketedPowerSums`), and a node costs
+once (:class:`~._quadrature.BucketedPowerSums`), and a node costs
 ``O(1)`` apart from the few samples with a large ``2tτ_i``.
 
 **Existence.** Let ``r`` be the rank of the centred noise (the number of noisy
@@ -46,12 +48,7 @@ from typing import Any
 import numpy as np
 from scipy.special import comb
 
-from ._rmse_quadrature import (
-    _SERIES_TERMS,
-    CHUNK_ROWS,
-    BucketedPowerSums,
-    gauss_kronrod,
-)
+from ._quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums, gauss_kronrod
 
 __all__ = ["R2Moments", "r2_moments"]
 
@@ -64,13 +61,13 @@ _BINOM = np.array(
     [
         [
             comb(beta + n - 1, n, exact=True) * (-1.0) ** n
-            for n in range(_SERIES_TERMS + 1)
+            for n in range(SERIES_TERMS + 1)
         ]
         for beta in (0, 1, 2, 3)
     ]
 )
 #: log1p(a) = Σ_{n≥1} (−1)^{n−1} a^n / n
-_LOG1P = np.array([0.0] + [(-1.0) ** (n - 1) / n for n in range(1, _SERIES_TERMS + 1)])
+_LOG1P = np.array([0.0] + [(-1.0) ** (n - 1) / n for n in range(1, SERIES_TERMS + 1)])
 _X_LOWER = -40.0
 _X_CAP = 150.0
 _LOG_TINY = -745.0
@@ -144,20 +141,20 @@ class _R2Integrand:
         n_lead, factor = self.sums.split(scale)
         series = factor > 0.0
         power_sums = self.sums.sums  # (n_buckets, 7, n_terms + 4)
-        n = np.arange(_SERIES_TERMS + 1)
+        n = np.arange(SERIES_TERMS + 1)
         powers = factor[:, :, None] ** n * series[:, :, None]
         total = np.empty((t.size, 7, len(_COMBOS)))
         tops = self.sums.tops
         for index, (k, beta) in enumerate(_COMBOS):
             weighted = (
-                power_sums[:, :, k : k + _SERIES_TERMS + 1] * (tops**k)[:, None, None]
+                power_sums[:, :, k : k + SERIES_TERMS + 1] * (tops**k)[:, None, None]
             )
             total[:, :, index] = (
                 np.einsum("ijn,jfn->if", powers * _BINOM[beta], weighted)
                 * self.tau_max**k
             )
         log1p_sum = np.einsum(
-            "ijn,jn->i", powers * _LOG1P, power_sums[:, _ONE, : _SERIES_TERMS + 1]
+            "ijn,jn->i", powers * _LOG1P, power_sums[:, _ONE, : SERIES_TERMS + 1]
         )
         extra = self.sums.direct(scale, n_lead, self._direct, 7 * (len(_COMBOS) + 1))
         extra = extra.reshape(t.size, 7, len(_COMBOS) + 1)
@@ -232,7 +229,9 @@ class _R2Integrand:
 
 
 def _delta_from_sums(totals: np.ndarray, w_total: float) -> tuple[float, float, float]:
-    """``μ_Y`` and the delta-method ``E[ρ]``, ``Var[ρ]`` (FORMULAS.md §6, weighted).
+    """``μ_Y`` and the delta-method ``E[ρ]``, ``Var[ρ]``, weighted.
+
+    User guide: :ref:`formula_r2`.
 
     ``totals`` are the sums ``(Σ wd², Σ wũ², Σ τ, Σ τ², Σ wτ, Σ wτ², Σ wd²τ,
     Σ wũ²τ, Σ wdũτ)`` with ``τ = wσ²`` and ``ũ`` centred at the weighted mean:
@@ -275,12 +274,22 @@ class _R2Data:
         n = y_true.shape[0]
         self.n = n
         self.w_factor = 1.0 if weight is None else n / float(weight.sum())
-        # Pass 1: counts for the existence rule, ranges for the scale.
+        s_min = self._scan()
+        if self.n_noisy == 0:
+            return
+        self._centre(s_min)
+        self._delta_sums()
+
+    def _scan(self) -> float:
+        """Pass 1: counts for the existence rule, ranges for the scale.
+
+        Returns the smallest positive ``σ`` (of a positively weighted sample).
+        """
         d_max = s_max = 0.0
         y_min, y_max, s_min = math.inf, -math.inf, math.inf
         n_noisy = n_eff = n_exact = 0
         exact_min, exact_max = math.inf, -math.inf
-        for i in _blocks(n):
+        for i in range(0, self.n, CHUNK_ROWS):
             y, d, s, w = self._block(i)
             positive = w > 0.0
             yp = y[positive]
@@ -303,15 +312,16 @@ class _R2Data:
         self.n_noisy, self.n_eff = n_noisy, n_eff
         self.bounded = n_exact >= 2 and exact_max > exact_min
         self.scale = max(y_max - y_min, d_max, s_max)
-        if n_noisy == 0:
-            return
-        # Pass 2: the numerically exact labels, and the centre.
+        return s_min
+
+    def _centre(self, s_min: float) -> None:
+        """Pass 2: the numerically exact labels, and the centre."""
         sums = np.zeros(4)  # Σ w ȳ, Σ w over exact; Σ π ȳ, Σ π (π = (σ_min/σ)²)
         tau_min, tau_max = math.inf, 0.0
         n_noisy_num = 0
         num_min, num_max = math.inf, -math.inf
         n_exact_num = 0
-        for i in _blocks(n):
+        for i in range(0, self.n, CHUNK_ROWS):
             y, _, s, w = self._block(i)
             tau = w * (s / self.scale) ** 2
             exact = (w > 0.0) & (tau == 0.0)
@@ -333,16 +343,19 @@ class _R2Data:
         self.n_noisy_num = n_noisy_num
         self.bounded_num = n_exact_num >= 2 and num_max > num_min
         self.tau_min, self.tau_max = tau_min, tau_max
-        # Pass 3: the delta-method sums, Σ w d², and the exact labels' sums.
+
+    def _delta_sums(self) -> None:
+        """Pass 3: the delta-method sums, Σ w d², and the exact labels' sums."""
+        n = self.n
         w_total = float(n)
         mean_u = 0.0
-        for i in _blocks(n):
+        for i in range(0, n, CHUNK_ROWS):
             y, _, _, w = self._block(i)
             mean_u += float(np.sum(w * (y - self.centre)))
         mean_u /= w_total * self.scale
         totals = np.zeros(9)
         exact_sums = np.zeros(3)
-        for i in _blocks(n):
+        for i in range(0, n, CHUNK_ROWS):
             y, d, s, w = self._block(i)
             u = (y - self.centre) / self.scale
             d = d / self.scale
@@ -397,10 +410,6 @@ class _R2Data:
         base[:, 1] = (y[noisy] - self.centre) / self.scale
         base[:, 2] = d[noisy] / self.scale
         return np.minimum(tau[noisy] / self.tau_max, 1.0), base
-
-
-def _blocks(n: int) -> range:
-    return range(0, n, CHUNK_ROWS)
 
 
 def _existence_message(n_noisy: int, n_eff: int, rank: int, what: str) -> str:
@@ -458,30 +467,25 @@ def r2_moments(
     if data.n_noisy_num == 0:  # σ below the double range: exact to ~1e-600
         return R2Moments(nominal, 0.0 if var_exists else math.inf, message)
 
-    sums = BucketedPowerSums(
-        data.source,
-        data.n,
-        _SERIES_TERMS + 3,
-        _r2_families,
-        uniform=data.tau_min == data.tau_max,
-        chunk=CHUNK_ROWS,
-    )
-    mu_y = data.mu_y
-    integrand = _R2Integrand(
-        sums,
-        data.tau_max,
-        data.exact_sums,
-        float(data.n),
-        data.wdd_total,
-        mu_y,
-        data.delta_mean,
-    )
-    integrand.second = var_exists
+    integrals = _integrate(data, var_exists)
+    mean_ratio = float(integrals[0])
+    if var_exists:
+        variance = float(integrals[1]) - (mean_ratio - data.delta_mean) ** 2
+        variance = max(variance, 0.0)
+    else:
+        variance = math.inf
+    return R2Moments(1.0 - mean_ratio, variance, message)
 
-    # Upper limit: where L(t) underflows, or (Y able to reach 0) where every
-    # noisy 2tτ_i ≥ 1e8 and the integrands follow their power law.
+
+def _upper_limit(
+    integrand: _R2Integrand, data: _R2Data, mu_y: float
+) -> tuple[float, bool]:
+    """The upper limit in ``x`` and whether a power-law tail is added there.
+
+    The limit is where ``L(t)`` underflows, or (``Y`` able to reach 0) where
+    every noisy ``2tτ_i ≥ 1e8`` and the integrands follow their power law.
+    """
     bounded_num = data.bounded_num
-    rank_num = data.n_noisy_num if data.n_noisy_num < n_eff else n_eff - 1
     upper, power_tail = _X_CAP, not bounded_num
     # Scan x in blocks (cheap ones first: for large M the first block ends it).
     for block in (
@@ -501,7 +505,33 @@ def r2_moments(
                 bool(saturated[first] and not tiny[first]),
             )
             break
+    return upper, power_tail
 
+
+def _integrate(data: _R2Data, var_exists: bool) -> np.ndarray:
+    """The integrals of ``E[X/Y]`` and (if it exists) ``E[(X − cY)²/Y²]``."""
+    sums = BucketedPowerSums(
+        data.source,
+        data.n,
+        SERIES_TERMS + 3,
+        _r2_families,
+        uniform=data.tau_min == data.tau_max,
+        chunk=CHUNK_ROWS,
+    )
+    mu_y = data.mu_y
+    integrand = _R2Integrand(
+        sums,
+        data.tau_max,
+        data.exact_sums,
+        float(data.n),
+        data.wdd_total,
+        mu_y,
+        data.delta_mean,
+    )
+    integrand.second = var_exists
+    upper, power_tail = _upper_limit(integrand, data, mu_y)
+    n_eff = data.n_eff
+    rank_num = data.n_noisy_num if data.n_noisy_num < n_eff else n_eff - 1
     delta_mean, delta_var = data.delta_mean, data.delta_var
     n_comp = 2 if var_exists else 1
     atol = np.array(
@@ -522,10 +552,4 @@ def r2_moments(
         integrals = integrals + np.where(
             kappa > 0, end / np.where(kappa > 0, kappa, 1.0), 0.0
         )
-    mean_ratio = float(integrals[0])
-    if var_exists:
-        variance = float(integrals[1]) - (mean_ratio - delta_mean) ** 2
-        variance = max(variance, 0.0)
-    else:
-        variance = math.inf
-    return R2Moments(1.0 - mean_ratio, variance, message)
+    return integrals

@@ -17,6 +17,14 @@ from sklearn import metrics as sk
 
 from ..utils._noise import NOISE_KINDS
 from ._classification import expected_accuracy_score
+from ._paired_kernels import (
+    paired_accuracy,
+    paired_brier_score_loss,
+    paired_log_loss,
+    paired_mean_absolute_error,
+    paired_mean_squared_error,
+    paired_precision,
+)
 from ._precision_recall import (
     expected_balanced_accuracy_score,
     expected_f1_score,
@@ -164,6 +172,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             sk.mean_squared_error,
             display_name="MSE",
             additive=True,
+            paired=paired_mean_squared_error,
         ),
         _regression(
             "root_mean_squared_error",
@@ -178,6 +187,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             sk.mean_absolute_error,
             display_name="MAE",
             additive=True,
+            paired=paired_mean_absolute_error,
         ),
         _regression(
             "r2",
@@ -194,6 +204,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             sk.accuracy_score,
             display_name="Accuracy",
             default_targets=("binary", "multiclass"),
+            paired=paired_accuracy,
         ),
         _classification(
             "balanced_accuracy",
@@ -214,6 +225,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             expected_precision_score,
             sk.precision_score,
             display_name="Precision",
+            paired=paired_precision,
         ),
         _classification(
             "recall",
@@ -235,6 +247,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             greater_is_better=False,
             scorer_name="neg_expected_brier_score",
             response_method="predict_proba",
+            paired=paired_brier_score_loss,
         ),
         _classification(
             "log_loss",
@@ -244,6 +257,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             greater_is_better=False,
             response_method="predict_proba",
             default_targets=("binary", "multiclass"),
+            paired=paired_log_loss,
         ),
     )
 }

@@ -1,35 +1,39 @@
-"""Expected regression metrics under Gaussian label error (FORMULAS.md §1, §2, §5, §6).
+"""Expected regression metrics under Gaussian label error.
 
 The observed label is ``y_i ~ N(y_true_i, sigma_i**2)``, independent across
 samples; ``y_pred`` is fixed. Every function returns a
 :class:`~sklearn_noisy.NoisyScore` (or a list of them with
-``multioutput="raw_values"``).
+``multioutput="raw_values"``). MSE and MAE are closed forms (user guide:
+:ref:`formula_mse`, :ref:`formula_mae`), summed by the chunked kernels of
+:mod:`~sklearn_noisy.metrics._regression_kernels`; RMSE and R² are exact
+one-dimensional quadratures (user guide: :ref:`formula_rmse`,
+:ref:`formula_r2`) or their delta-method approximations.
 """
 
 from __future__ import annotations
 
-import functools
-import math
-import os
-import threading
 import warnings
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import joblib
 import numpy as np
-from scipy.special import erfc
 
 from .._noisy_score import NoisyScore
+from ..utils._arrays import check_finite
+from ..utils._docstring import fill_doc
 from ..utils._validation import (
-    CHUNK_SIZE,
     check_estimand,
-    check_finite,
     check_regression_inputs,
     supports_estimands,
 )
 from ._r2_quadrature import r2_moments
+from ._regression_kernels import (
+    absolute_error_kernel,
+    accumulate,
+    output_column,
+    r2_nominal,
+    squared_error_kernel,
+    squared_error_truth_kernel,
+)
 from ._rmse_quadrature import rmse_moments, rmse_moments_delta
 
 __all__ = [
@@ -38,114 +42,6 @@ __all__ = [
     "expected_r2_score",
     "expected_root_mean_squared_error",
 ]
-
-_INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
-_INV_SQRT_2 = 1.0 / np.sqrt(2.0)
-#: Beyond t = |d|/sigma = 40 the linear-loss function g(t) is below 1e-300.
-_T_MAX = 40.0
-
-# A kernel maps a chunk ``d = y_true - y_pred`` of shape (n, n_outputs), the
-# matching sigma (a float or an array broadcastable to d) and the chunk weights
-# (None or shape (n,)) to the weighted sums over the chunk of the per-sample
-# nominal loss, expected loss and loss variance (variance weighted by w**2),
-# each of shape (n_outputs,).
-_Kernel = Callable[[np.ndarray, Any, "np.ndarray | None"], tuple[np.ndarray, ...]]
-
-
-def _weighted_sum(values: np.ndarray, weight: np.ndarray | None) -> np.ndarray:
-    if weight is None:
-        return values.sum(axis=0)
-    return weight @ values
-
-
-def _n_threads() -> int:
-    """Threads for the heavy kernels: ``OMP_NUM_THREADS`` if set, else the CPUs.
-
-    Honouring ``OMP_NUM_THREADS`` keeps joblib workers (which set it) from being
-    oversubscribed, as scikit-learn's OpenMP code does. At most 4.
-    """
-    value = os.environ.get("OMP_NUM_THREADS", "")
-    try:
-        n_threads = int(value)
-    except ValueError:
-        n_threads = _cpu_count()
-    return max(1, min(n_threads, 4))
-
-
-@functools.cache
-def _cpu_count() -> int:
-    """``joblib.cpu_count()`` (it honours cgroup quotas), read once: it is slow."""
-    return joblib.cpu_count()
-
-
-_WORKSPACE = threading.local()
-
-
-def _work(slot: int, shape: tuple[int, ...]) -> np.ndarray:
-    """A reusable float64 work array of ``shape`` for this thread (uninitialised).
-
-    The kernels run chunk after chunk with the same few temporaries; taking them
-    from a per-thread pool instead of allocating them afresh for every chunk
-    avoids page-faulting new memory each time, which costs as much as the
-    arithmetic. Slot 0 holds the chunk ``d`` of :func:`_accumulate`; kernels use
-    slots 1 and up. The pool keeps at most a few chunks' worth per thread.
-    """
-    pool = getattr(_WORKSPACE, "pool", None)
-    if pool is None:
-        pool = _WORKSPACE.pool = {}
-    size = math.prod(shape)
-    buffer = pool.get(slot)
-    if buffer is None or buffer.size < size:
-        buffer = pool[slot] = np.empty(max(size, CHUNK_SIZE))
-    return buffer[:size].reshape(shape)
-
-
-def _accumulate(
-    kernel: _Kernel,
-    y_true: np.ndarray,
-    y_pred: np.ndarray,
-    sigma: Any,
-    weight: np.ndarray | None,
-    *,
-    parallel: bool = False,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Weighted per-output means ``(nominal, expected, variance)`` of a kernel.
-
-    The samples are processed ``CHUNK_SIZE`` rows at a time, so the temporary
-    memory does not grow with the input. With weights ``w`` the mean is
-    ``Σ w_i x_i / Σ w_i`` and the variance ``Σ w_i² v_i / (Σ w_i)²``.
-
-    ``parallel=True`` runs the chunks on a few threads (for kernels dominated by
-    GIL-releasing ufuncs such as ``erfc``). The chunk sums are added in chunk
-    order either way, so the result does not depend on the number of threads.
-    """
-    n_samples, n_outputs = y_true.shape
-
-    def chunk_totals(start: int) -> np.ndarray:
-        rows = slice(start, start + CHUNK_SIZE)
-        chunk = y_true[rows]
-        d = np.subtract(chunk, y_pred[rows], out=_work(0, chunk.shape))
-        s = sigma if isinstance(sigma, float) else sigma[rows]
-        w = None if weight is None else weight[rows]
-        return np.stack(kernel(d, s, w))
-
-    starts = range(0, n_samples, CHUNK_SIZE)
-    n_threads = min(_n_threads(), len(starts)) if parallel and len(starts) > 1 else 1
-    if n_threads > 1:
-        with ThreadPoolExecutor(n_threads) as executor:
-            chunks = executor.map(chunk_totals, starts)
-            totals = np.zeros((3, n_outputs))
-            for chunk in chunks:
-                totals += chunk
-    else:
-        totals = np.zeros((3, n_outputs))
-        for start in starts:
-            totals += chunk_totals(start)
-    w_sum = float(n_samples) if weight is None else float(weight.sum())
-    nominal = totals[0] / w_sum
-    expected = totals[1] / w_sum
-    variance = totals[2] / (w_sum * w_sum)
-    return nominal, expected, variance
 
 
 def _aggregate_outputs(
@@ -184,72 +80,6 @@ def _aggregate_outputs(
     )
 
 
-def _columns(d: np.ndarray, s: Any) -> list[tuple[np.ndarray, Any]]:
-    """Split a chunk into 1-D columns ``(d_j, s_j)`` for the per-output kernels."""
-    if isinstance(s, float):
-        return [(d[:, j], s) for j in range(d.shape[1])]
-    last = s.shape[1] - 1  # s has one column, or one per output
-    return [(d[:, j], s[:, min(j, last)]) for j in range(d.shape[1])]
-
-
-# The kernels below reduce with pairwise ``ndarray.sum`` over in-place chunk
-# temporaries rather than BLAS dot products: as accurate as the plain sums, and
-# free of BLAS thread start-up, which costs more than the arithmetic on chunks of
-# this size when the other cores are busy.
-
-
-def _squared_error_kernel(
-    d: np.ndarray, s: Any, w: np.ndarray | None
-) -> tuple[np.ndarray, ...]:
-    # E[e²] = d² + σ²,  Var[e²] = 2σ⁴ + 4d²σ²   (FORMULAS.md §1), as the sums
-    # Σ w d², Σ w σ², Σ (wσ²)² and Σ (wσd)². ``d`` is a chunk temporary and is
-    # overwritten (a column of it, strided for several outputs, at a time).
-    totals = np.empty((3, d.shape[1]))
-    for j, (dj, sj) in enumerate(_columns(d, s)):
-        d2 = np.square(dj, out=dj)
-        wd2 = d2 if w is None else np.multiply(d2, w, out=d2)  # w d²
-        nominal = float(wd2.sum())
-        if isinstance(sj, float):
-            s2 = sj * sj
-            if w is None:
-                w_sum = w2_sum = float(dj.shape[0])
-                w2d2 = nominal
-            else:
-                w_sum = float(w.sum())
-                w2_sum = float(np.square(w).sum())
-                w2d2 = float(np.multiply(wd2, w, out=wd2).sum())
-            expected = nominal + s2 * w_sum
-            variance = 2.0 * s2 * s2 * w2_sum + 4.0 * s2 * w2d2
-        else:
-            ws2 = np.square(sj, out=_work(1, sj.shape))
-            if w is not None:
-                ws2 *= w  # w σ²
-            expected = nominal + float(ws2.sum())
-            wd2 *= ws2  # w² σ² d²
-            ws2 *= ws2  # (w σ²)²
-            variance = 2.0 * float(ws2.sum()) + 4.0 * float(wd2.sum())
-        totals[:, j] = nominal, expected, variance
-    return totals[0], totals[1], totals[2]
-
-
-def _squared_error_truth_kernel(
-    d: np.ndarray, s: Any, w: np.ndarray | None
-) -> tuple[np.ndarray, ...]:
-    # estimand="truth" (FORMULAS.md §4): d = e is the observed residual. Sums
-    # Σ w e², Σ w (e² − σ²) (unbiased for Σ w d_true²) and
-    # Σ w² (4σ²e² − 2σ⁴) (unbiased for Σ w² Var, which needs the unknown d).
-    totals = np.empty((3, d.shape[1]))
-    for j, (ej, sj) in enumerate(_columns(d, s)):
-        e2 = np.square(ej)
-        s2 = np.broadcast_to(np.square(sj), e2.shape)
-        w2 = None if w is None else np.square(w)
-        nominal = _weighted_sum(e2, w)
-        expected = nominal - _weighted_sum(s2, w)
-        variance = _weighted_sum(s2 * (4.0 * e2 - 2.0 * s2), w2)
-        totals[:, j] = nominal, expected, variance
-    return totals[0], totals[1], totals[2]
-
-
 def _check_finite_results(
     metric: str, inputs: tuple[Any, Any, Any], results: tuple[np.ndarray, ...]
 ) -> None:
@@ -282,76 +112,7 @@ def _clip_variance(score: NoisyScore) -> NoisyScore:
     )
 
 
-def _linear_loss_of_negative(u: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """``g(-u)`` for ``u = -t <= 0`` into ``out``: ``φ(u) + u Φ(u)``.
-
-    ``g(t) = φ(t) − tΦ(−t)`` is the normal linear-loss function (FORMULAS.md
-    §2, Part III.1), absolute error ~1e-17, and ``g(40) = 0`` exactly. The tail
-    ``Φ(u) = erfc(−u/√2)/2`` is taken from :func:`scipy.special.erfc` directly:
-    for ``u <= 0`` that is what :func:`scipy.special.ndtr` computes, at half
-    the cost. Uses work slot 3.
-    """
-    g = np.multiply(u, u, out=out)
-    g *= -0.5
-    np.exp(g, out=g)
-    g *= _INV_SQRT_2PI
-    tail = np.multiply(u, -_INV_SQRT_2, out=_work(3, u.shape))
-    erfc(tail, out=tail)
-    tail *= 0.5
-    tail *= u
-    g += tail
-    return g
-
-
-def _absolute_error_kernel(
-    d: np.ndarray, s: Any, w: np.ndarray | None
-) -> tuple[np.ndarray, ...]:
-    # With t = |d|/σ (clipped at 40) and G = σ g(t) (FORMULAS.md §2):
-    #   E|e| = |d| + 2G,   Var|e| = σ² (1 − 4 g (t + g)) = σ² − 4 G (|d| + G),
-    # since σ t = |d| wherever g > 0 (g(40) = 0 exactly). The sums are
-    # Σ w|d|, Σ w G, Σ w²σ² and Σ w² G(|d| + G), all of non-negative terms; the
-    # variance subtracts the last from the third, which removes at most
-    # 1 − 0.363 of it (1 − 4g(t + g) >= 1 − 2/π): no cancellation beyond a
-    # factor 2.75 in the relative rounding error. σ = 0 gives t = 40 and G = 0.
-    # ``d`` is a chunk temporary and is overwritten.
-    totals = np.empty((3, d.shape[1]))
-    for j, (dj, sj) in enumerate(_columns(d, s)):
-        neg_abs = np.copysign(dj, -1.0, out=dj)  # −|d|
-        nominal = -float(neg_abs.sum() if w is None else np.multiply(neg_abs, w).sum())
-        if isinstance(sj, float) and sj == 0.0:
-            totals[:, j] = nominal, nominal, 0.0
-            continue
-        # u = −t = max(−|d|/σ, −40); −inf (σ = 0 < |d|) and NaN (σ = |d| = 0)
-        # are deliberately replaced by −40 (fmax drops NaN).
-        u = _work(1, neg_abs.shape)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            np.divide(neg_abs, sj, out=u)
-        np.fmax(u, -_T_MAX, out=u)
-        big_g = _linear_loss_of_negative(u, out=_work(2, u.shape))  # g, to G below
-        big_g *= sj
-        if w is not None:
-            weighted_g = np.multiply(big_g, w, out=u)  # u is free from here on
-            bias = float(weighted_g.sum())
-        else:
-            bias = float(big_g.sum())
-        # neg_abs <- w² G (|d| + G), in place.
-        np.subtract(big_g, neg_abs, out=neg_abs)
-        if w is None:
-            neg_abs *= big_g
-        else:
-            neg_abs *= weighted_g
-            neg_abs *= w
-        removed = 4.0 * float(neg_abs.sum())
-        if isinstance(sj, float):
-            w2_sum = float(dj.shape[0]) if w is None else float(np.square(w).sum())
-            total = sj * sj * w2_sum
-        else:
-            ws = sj if w is None else np.multiply(w, sj, out=big_g)
-            total = float(np.square(ws, out=u).sum())
-        totals[:, j] = nominal, nominal + 2.0 * bias, max(total - removed, 0.0)
-    return totals[0], totals[1], totals[2]
-
-
+#: The parameters shared by the regression metrics, for :func:`fill_doc`.
 _REGRESSION_PARAMETERS_DOC = """\
     y_true : array-like of shape (n_samples,) or (n_samples, n_outputs)
         Best-known label values: the mean of repeated measurements, or the
@@ -377,6 +138,7 @@ _REGRESSION_PARAMETERS_DOC = """\
 
 
 @supports_estimands("forward", "truth")
+@fill_doc(parameters=_REGRESSION_PARAMETERS_DOC)
 def expected_mean_squared_error(
     y_true: Any,
     y_pred: Any,
@@ -389,21 +151,22 @@ def expected_mean_squared_error(
     """Expected mean squared error, and its variance, under Gaussian label error.
 
     Each observed label is ``y_i ~ N(y_true_i, sigma_i²)``. With
-    ``d_i = y_true_i - y_pred_i`` the moments are exact (FORMULAS.md §1)::
+    ``d_i = y_true_i - y_pred_i`` the moments are exact (user guide:
+    :ref:`formula_mse`)::
 
         E[MSE]   = (1/M) Σ (d_i² + σ_i²)
         Var[MSE] = (1/M²) Σ (2σ_i⁴ + 4 d_i² σ_i²)
 
     Parameters
     ----------
-{parameters}
+    {parameters}
 
     estimand : {"forward", "truth"}, default="forward"
         ``"forward"``: the MSE observed against labels redrawn around
         ``y_true``, as above. ``"truth"``: ``y_true`` are single noisy
         measurements of the unknown true values and ``expected`` is the
         unbiased estimate ``MSE_obs - (1/M) Σ σ_i²`` of the MSE against them
-        (FORMULAS.md §4); it can be negative. Its variance,
+        (user guide: :ref:`formula_truth`); it can be negative. Its variance,
         ``(1/M²) Σ (2σ_i⁴ + 4 d_i² σ_i²)``, needs the unknown true residuals
         ``d_i``: ``variance`` reports its unbiased estimate
         ``V̂ = (1/M²) Σ (4σ_i² e_i² - 2σ_i⁴)`` from the observed residuals
@@ -451,8 +214,8 @@ nominal=0.375, n_samples=4, method='exact')
         ensure_finite=not deferred,
     )
     if estimand == "truth":
-        nominal, expected, variance = _accumulate(
-            _squared_error_truth_kernel, y_true, y_pred, sigma, weight
+        nominal, expected, variance = accumulate(
+            squared_error_truth_kernel, y_true, y_pred, sigma, weight
         )
         result = _aggregate_outputs(
             "mean_squared_error",
@@ -466,8 +229,8 @@ nominal=0.375, n_samples=4, method='exact')
             return [_clip_variance(score) for score in result]
         return _clip_variance(result)
     with np.errstate(invalid="ignore", over="ignore"):  # checked just below
-        nominal, expected, variance = _accumulate(
-            _squared_error_kernel, y_true, y_pred, sigma, weight
+        nominal, expected, variance = accumulate(
+            squared_error_kernel, y_true, y_pred, sigma, weight
         )
     _check_finite_results(
         "mean_squared_error", (y_true, y_pred, sigma), (nominal, expected, variance)
@@ -478,6 +241,7 @@ nominal=0.375, n_samples=4, method='exact')
 
 
 @supports_estimands("forward")
+@fill_doc(parameters=_REGRESSION_PARAMETERS_DOC)
 def expected_mean_absolute_error(
     y_true: Any,
     y_pred: Any,
@@ -490,7 +254,7 @@ def expected_mean_absolute_error(
 
     Each ``|y_i - y_pred_i|`` is folded normal. With ``t_i = |d_i|/σ_i`` and the
     normal linear-loss function ``g(t) = φ(t) - tΦ(-t)`` the exact moments are
-    computed in their stable form (FORMULAS.md §2)::
+    computed in their stable form (user guide: :ref:`formula_mae`)::
 
         E|e_i|   = |d_i| + 2σ_i g(t_i)
         Var|e_i| = σ_i² [1 - 4 g(t_i) (t_i + g(t_i))]
@@ -539,22 +303,15 @@ def expected_mean_absolute_error(
         sample_weight=sample_weight,
         multioutput=multioutput,
     )
-    nominal, expected, variance = _accumulate(
-        _absolute_error_kernel, y_true, y_pred, sigma, weight, parallel=True
+    nominal, expected, variance = accumulate(
+        absolute_error_kernel, y_true, y_pred, sigma, weight, parallel=True
     )
     return _aggregate_outputs(
         "mean_absolute_error", nominal, expected, variance, y_true.shape[0], multioutput
     )
 
 
-for _function in (expected_mean_squared_error, expected_mean_absolute_error):
-    # "    {parameters}" (indented, which keeps ruff's docstring formatter happy)
-    # or "{parameters}" at the start of a line.
-    _function.__doc__ = _function.__doc__.replace(
-        "    {parameters}", "{parameters}"
-    ).replace("{parameters}", _REGRESSION_PARAMETERS_DOC)
-
-
+#: The ``method`` parameter of RMSE and R², for :func:`fill_doc`.
 _METHOD_DOC = """\
     method : {"exact", "delta"}, default="exact"
         ``"exact"``: the exact value by one-dimensional quadrature (below).
@@ -569,19 +326,8 @@ def _check_method(method: Any) -> str:
     return method
 
 
-def _output_column(values: Any, j: int) -> Any:
-    """Column ``j`` of a validated sigma (a float, or 1 or n_outputs columns)."""
-    if isinstance(values, float):
-        return values
-    return values[:, min(j, values.shape[1] - 1)]
-
-
-def _weighted_block_sum(values: Any, weight: np.ndarray | None) -> float:
-    """``Σ w_i v_i`` of a block (pairwise summation, no BLAS dot)."""
-    return float(np.sum(values if weight is None else weight * values))
-
-
 @supports_estimands("forward")
+@fill_doc(parameters=_REGRESSION_PARAMETERS_DOC, method=_METHOD_DOC)
 def expected_root_mean_squared_error(
     y_true: Any,
     y_pred: Any,
@@ -595,8 +341,8 @@ def expected_root_mean_squared_error(
 
     Each observed label is ``y_i ~ N(y_true_i, sigma_i²)``; ``RMSE = √MSE`` with
     ``MSE = Σ p_i (y_i - y_pred_i)²`` and ``p_i = w_i / Σ w`` (``1/M`` without
-    weights). With ``m = E[MSE]`` (FORMULAS.md §1) the exact moments follow from
-    one integral (FORMULAS.md §5)::
+    weights). With ``m = E[MSE]`` (user guide: :ref:`formula_mse`) the exact
+    moments follow from one integral (user guide: :ref:`formula_rmse`)::
 
         b = √m - E[RMSE] = (1/(2√π)) ∫₀^∞ [L(t) - e^{-tm}] t^{-3/2} dt
         L(t) = E e^{-t·MSE} = Π_i (1 + a_i)^{-1/2} exp(-t p_i d_i² / (1 + a_i))
@@ -619,9 +365,9 @@ def expected_root_mean_squared_error(
 
     Parameters
     ----------
-{parameters}
+    {parameters}
 
-{method}
+    {method}
 
     Returns
     -------
@@ -665,7 +411,7 @@ nominal=0.612372, n_samples=4, method='delta')
     for j in range(n_outputs):
         # The kernels also return the nominal RMSE, summed in scaled units.
         expected[j], variance[j], nominal[j] = kernel(
-            y_true[:, j], y_pred[:, j], _output_column(sigma, j), weight
+            y_true[:, j], y_pred[:, j], output_column(sigma, j), weight
         )
         if variance[j] == 0.0:  # no label noise: exactly the classical metric
             expected[j] = nominal[j]
@@ -680,49 +426,8 @@ nominal=0.612372, n_samples=4, method='delta')
     )
 
 
-def _r2_nominal(
-    y_true: np.ndarray, y_pred: np.ndarray, weight: np.ndarray | None
-) -> float:
-    """scikit-learn's ``r2_score`` of one output, block by block.
-
-    ``force_finite`` convention: 1.0 when the residuals are all 0, else 0.0
-    when ``y_true`` is constant. A constant ``y_true`` is detected exactly
-    (scikit-learn's rounded mean can leave a tiny positive total sum of
-    squares there and return a huge negative score).
-    """
-    n_samples = y_true.shape[0]
-    w_total = float(n_samples) if weight is None else float(weight.sum())
-    blocks = []
-    for i in range(0, n_samples, CHUNK_SIZE):
-        rows = slice(i, i + CHUNK_SIZE)
-        blocks.append((rows, None if weight is None else weight[rows]))
-    scale = 1.0
-    for _ in range(2):
-        # Squares can overflow for |y| > 1e154: then (and only then) the sums
-        # are discarded and taken again in units of max |y|.
-        with np.errstate(over="ignore", invalid="ignore"):
-            total = sum(_weighted_block_sum(y_true[rows], w) for rows, w in blocks)
-            mean = total / w_total / scale
-            numerator = denominator = 0.0
-            low, high = np.inf, -np.inf
-            for rows, w in blocks:
-                y = y_true[rows] / scale
-                d = y - y_pred[rows] / scale
-                numerator += _weighted_block_sum(d * d, w)
-                c = y - mean
-                denominator += _weighted_block_sum(c * c, w)
-                low, high = min(low, float(y.min())), max(high, float(y.max()))
-        if np.isfinite(numerator) and np.isfinite(denominator):
-            break
-        scale = max(float(np.max(np.abs(y_true))), float(np.max(np.abs(y_pred))), 1.0)
-    if numerator == 0.0:
-        return 1.0
-    if denominator == 0.0 or low == high:
-        return 0.0
-    return 1.0 - numerator / denominator
-
-
 @supports_estimands("forward")
+@fill_doc(parameters=_REGRESSION_PARAMETERS_DOC, method=_METHOD_DOC)
 def expected_r2_score(
     y_true: Any,
     y_pred: Any,
@@ -739,7 +444,7 @@ def expected_r2_score(
     y_pred_i)²`` and ``Y = Σ w_i (y_i - ȳ_w)²`` around their weighted mean
     ``ȳ_w`` (``w_i = 1`` without weights). Noise therefore lowers R² even on
     average. The exact moments of ``ρ = X/Y`` come from the identities
-    (FORMULAS.md §6)::
+    (user guide: :ref:`formula_r2`)::
 
         E[X/Y] = ∫₀^∞ E[X e^{-tY}] dt,      E[Z²/Y²] = ∫₀^∞ t E[Z² e^{-tY}] dt
 
@@ -767,9 +472,9 @@ def expected_r2_score(
 
     Parameters
     ----------
-{parameters}
+    {parameters}
 
-{method}
+    {method}
 
     Returns
     -------
@@ -829,11 +534,11 @@ n_samples=8, method='exact')
         )
     nominal, expected, variance = np.empty((3, n_outputs))
     for j in range(n_outputs):
-        nominal[j] = _r2_nominal(y_true[:, j], y_pred[:, j], weight)
+        nominal[j] = r2_nominal(y_true[:, j], y_pred[:, j], weight)
         result = r2_moments(
             y_true[:, j],
             y_pred[:, j],
-            _output_column(sigma, j),
+            output_column(sigma, j),
             weight,
             nominal=float(nominal[j]),
             method=method,
@@ -851,9 +556,3 @@ n_samples=8, method='exact')
     return _aggregate_outputs(
         "r2", nominal, expected, variance, n_samples, multioutput, method
     )
-
-
-for _function in (expected_root_mean_squared_error, expected_r2_score):
-    _function.__doc__ = _function.__doc__.replace(
-        "{parameters}", _REGRESSION_PARAMETERS_DOC
-    ).replace("{method}", _METHOD_DOC)

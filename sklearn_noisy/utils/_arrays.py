@@ -22,6 +22,7 @@ __all__ = [
     "chunk_of",
     "chunks",
     "read_only",
+    "weighted_sum",
     "weighted_totals",
 ]
 
@@ -140,6 +141,16 @@ def weighted_totals(
     totals = [float(w @ x) for x in values[:-1]]
     totals.append(float((w * w) @ values[-1]))
     return totals
+
+
+def weighted_sum(values: Any, weight: np.ndarray | None) -> float:
+    """``Σ w_i v_i`` (``Σ v_i`` for ``weight=None``) by pairwise summation.
+
+    The products are summed with :func:`numpy.sum` rather than a BLAS dot
+    product (as :func:`weighted_totals` does): the pairwise sum is as accurate,
+    and its rounding does not depend on the BLAS build.
+    """
+    return float(np.sum(values if weight is None else weight * values))
 
 
 def read_only(array: Any, dtype: Any = None) -> np.ndarray:

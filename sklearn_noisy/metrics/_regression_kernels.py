@@ -1,0 +1,317 @@
+"""Chunked kernels of the regression metrics.
+
+:func:`accumulate` runs a kernel over the samples ``CHUNK_SIZE`` rows at a
+time (on a few threads for the MAE) and returns the weighted per-output means
+of the nominal loss, the expected loss and its variance; the kernels are the
+closed forms of the MSE (user guide: :ref:`formula_mse`, and
+:ref:`formula_truth` for ``estimand="truth"``) and of the MAE (user guide:
+:ref:`formula_mae`). :func:`r2_nominal` is scikit-learn's ``r2_score`` of one
+output, block by block.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import joblib
+import numpy as np
+from scipy.special import erfc
+
+from ..utils._arrays import CHUNK_SIZE, chunk_of, chunks, weighted_sum, weighted_totals
+
+__all__ = [
+    "absolute_error_kernel",
+    "accumulate",
+    "output_column",
+    "r2_nominal",
+    "squared_error_kernel",
+    "squared_error_truth_kernel",
+]
+
+_INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
+_INV_SQRT_2 = 1.0 / np.sqrt(2.0)
+#: Beyond t = |d|/sigma = 40 the linear-loss function g(t) is below 1e-300.
+_T_MAX = 40.0
+
+# A kernel maps a chunk ``d = y_true - y_pred`` of shape (n, n_outputs), the
+# matching sigma (a float or an array broadcastable to d) and the chunk weights
+# (None or shape (n,)) to the weighted sums over the chunk of the per-sample
+# nominal loss, expected loss and loss variance (variance weighted by w**2),
+# each of shape (n_outputs,).
+_Kernel = Callable[[np.ndarray, Any, "np.ndarray | None"], tuple[np.ndarray, ...]]
+
+
+def _n_threads() -> int:
+    """Threads for the heavy kernels: ``OMP_NUM_THREADS`` if set, else the CPUs.
+
+    Honouring ``OMP_NUM_THREADS`` keeps joblib workers (which set it) from being
+    oversubscribed, as scikit-learn's OpenMP code does. At most 4.
+    """
+    value = os.environ.get("OMP_NUM_THREADS", "")
+    try:
+        n_threads = int(value)
+    except ValueError:
+        n_threads = _cpu_count()
+    return max(1, min(n_threads, 4))
+
+
+@functools.cache
+def _cpu_count() -> int:
+    """``joblib.cpu_count()`` (it honours cgroup quotas), read once: it is slow."""
+    return joblib.cpu_count()
+
+
+_WORKSPACE = threading.local()
+
+
+def _work(slot: int, shape: tuple[int, ...]) -> np.ndarray:
+    """A reusable float64 work array of ``shape`` for this thread (uninitialised).
+
+    The kernels run chunk after chunk with the same few temporaries; taking them
+    from a per-thread pool instead of allocating them afresh for every chunk
+    avoids page-faulting new memory each time, which costs as much as the
+    arithmetic. Slot 0 holds the chunk ``d`` of :func:`accumulate`; kernels use
+    slots 1 and up. The pool keeps at most a few chunks' worth per thread.
+    """
+    pool = getattr(_WORKSPACE, "pool", None)
+    if pool is None:
+        pool = _WORKSPACE.pool = {}
+    size = math.prod(shape)
+    buffer = pool.get(slot)
+    if buffer is None or buffer.size < size:
+        buffer = pool[slot] = np.empty(max(size, CHUNK_SIZE))
+    return buffer[:size].reshape(shape)
+
+
+def accumulate(
+    kernel: _Kernel,
+    y_true: np.ndarray,
+    y_pred: np.ndarray,
+    sigma: Any,
+    weight: np.ndarray | None,
+    *,
+    parallel: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Weighted per-output means ``(nominal, expected, variance)`` of a kernel.
+
+    The samples are processed ``CHUNK_SIZE`` rows at a time, so the temporary
+    memory does not grow with the input. With weights ``w`` the mean is
+    ``Σ w_i x_i / Σ w_i`` and the variance ``Σ w_i² v_i / (Σ w_i)²``.
+
+    ``parallel=True`` runs the chunks on a few threads (for kernels dominated by
+    GIL-releasing ufuncs such as ``erfc``). The chunk sums are added in chunk
+    order either way, so the result does not depend on the number of threads.
+    """
+    n_samples, n_outputs = y_true.shape
+
+    def chunk_totals(rows: slice) -> np.ndarray:
+        chunk = y_true[rows]
+        d = np.subtract(chunk, y_pred[rows], out=_work(0, chunk.shape))
+        w = None if weight is None else weight[rows]
+        return np.stack(kernel(d, chunk_of(sigma, rows), w))
+
+    blocks = list(chunks(n_samples))
+    n_threads = min(_n_threads(), len(blocks)) if parallel and len(blocks) > 1 else 1
+    totals = np.zeros((3, n_outputs))
+    if n_threads > 1:
+        with ThreadPoolExecutor(n_threads) as executor:
+            for block_totals in executor.map(chunk_totals, blocks):
+                totals += block_totals
+    else:
+        for rows in blocks:
+            totals += chunk_totals(rows)
+    w_sum = float(n_samples) if weight is None else float(weight.sum())
+    nominal = totals[0] / w_sum
+    expected = totals[1] / w_sum
+    variance = totals[2] / (w_sum * w_sum)
+    return nominal, expected, variance
+
+
+def output_column(sigma: Any, j: int) -> Any:
+    """Column ``j`` of a validated sigma (a float, or 1 or n_outputs columns)."""
+    if isinstance(sigma, float):
+        return sigma
+    return sigma[:, min(j, sigma.shape[1] - 1)]
+
+
+def _columns(d: np.ndarray, s: Any) -> list[tuple[np.ndarray, Any]]:
+    """Split a chunk into 1-D columns ``(d_j, s_j)`` for the per-output kernels."""
+    return [(d[:, j], output_column(s, j)) for j in range(d.shape[1])]
+
+
+# The kernels below reduce with pairwise ``ndarray.sum`` over in-place chunk
+# temporaries rather than BLAS dot products: as accurate as the plain sums, and
+# free of BLAS thread start-up, which costs more than the arithmetic on chunks of
+# this size when the other cores are busy.
+
+
+def squared_error_kernel(
+    d: np.ndarray, s: Any, w: np.ndarray | None
+) -> tuple[np.ndarray, ...]:
+    # E[e²] = d² + σ²,  Var[e²] = 2σ⁴ + 4d²σ²  (user guide: formula_mse), as the sums
+    # Σ w d², Σ w σ², Σ (wσ²)² and Σ (wσd)². ``d`` is a chunk temporary and is
+    # overwritten (a column of it, strided for several outputs, at a time).
+    totals = np.empty((3, d.shape[1]))
+    for j, (dj, sj) in enumerate(_columns(d, s)):
+        d2 = np.square(dj, out=dj)
+        wd2 = d2 if w is None else np.multiply(d2, w, out=d2)  # w d²
+        nominal = float(wd2.sum())
+        if isinstance(sj, float):
+            s2 = sj * sj
+            if w is None:
+                w_sum = w2_sum = float(dj.shape[0])
+                w2d2 = nominal
+            else:
+                w_sum = float(w.sum())
+                w2_sum = float(np.square(w).sum())
+                w2d2 = float(np.multiply(wd2, w, out=wd2).sum())
+            expected = nominal + s2 * w_sum
+            variance = 2.0 * s2 * s2 * w2_sum + 4.0 * s2 * w2d2
+        else:
+            ws2 = np.square(sj, out=_work(1, sj.shape))
+            if w is not None:
+                ws2 *= w  # w σ²
+            expected = nominal + float(ws2.sum())
+            wd2 *= ws2  # w² σ² d²
+            ws2 *= ws2  # (w σ²)²
+            variance = 2.0 * float(ws2.sum()) + 4.0 * float(wd2.sum())
+        totals[:, j] = nominal, expected, variance
+    return totals[0], totals[1], totals[2]
+
+
+def squared_error_truth_kernel(
+    d: np.ndarray, s: Any, w: np.ndarray | None
+) -> tuple[np.ndarray, ...]:
+    # estimand="truth" (user guide: formula_truth): d = e is the observed
+    # residual. Sums Σ w e², Σ w (e² − σ²) (unbiased for Σ w d_true²) and
+    # Σ w² (4σ²e² − 2σ⁴) (unbiased for Σ w² Var, which needs the unknown d).
+    totals = np.empty((3, d.shape[1]))
+    for j, (ej, sj) in enumerate(_columns(d, s)):
+        e2 = np.square(ej)
+        s2 = np.broadcast_to(np.square(sj), e2.shape)
+        nominal, sum_s2, variance = weighted_totals(
+            w, slice(None), e2, s2, s2 * (4.0 * e2 - 2.0 * s2)
+        )
+        totals[:, j] = nominal, nominal - sum_s2, variance
+    return totals[0], totals[1], totals[2]
+
+
+def _linear_loss_of_negative(u: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``g(-u)`` for ``u = -t <= 0`` into ``out``: ``φ(u) + u Φ(u)``.
+
+    ``g(t) = φ(t) − tΦ(−t)`` is the normal linear-loss function (user guide:
+    :ref:`formula_mae`, :ref:`formula_numerics`), absolute error ~1e-17, and
+    ``g(40) = 0`` exactly. The tail
+    ``Φ(u) = erfc(−u/√2)/2`` is taken from :func:`scipy.special.erfc` directly:
+    for ``u <= 0`` that is what :func:`scipy.special.ndtr` computes, at half
+    the cost. Uses work slot 3.
+    """
+    g = np.multiply(u, u, out=out)
+    g *= -0.5
+    np.exp(g, out=g)
+    g *= _INV_SQRT_2PI
+    tail = np.multiply(u, -_INV_SQRT_2, out=_work(3, u.shape))
+    erfc(tail, out=tail)
+    tail *= 0.5
+    tail *= u
+    g += tail
+    return g
+
+
+def absolute_error_kernel(
+    d: np.ndarray, s: Any, w: np.ndarray | None
+) -> tuple[np.ndarray, ...]:
+    # With t = |d|/σ (clipped at 40) and G = σ g(t) (user guide: formula_mae):
+    #   E|e| = |d| + 2G,   Var|e| = σ² (1 − 4 g (t + g)) = σ² − 4 G (|d| + G),
+    # since σ t = |d| wherever g > 0 (g(40) = 0 exactly). The sums are
+    # Σ w|d|, Σ w G, Σ w²σ² and Σ w² G(|d| + G), all of non-negative terms; the
+    # variance subtracts the last from the third, which removes at most
+    # 1 − 0.363 of it (1 − 4g(t + g) >= 1 − 2/π): no cancellation beyond a
+    # factor 2.75 in the relative rounding error. σ = 0 gives t = 40 and G = 0.
+    # ``d`` is a chunk temporary and is overwritten.
+    totals = np.empty((3, d.shape[1]))
+    for j, (dj, sj) in enumerate(_columns(d, s)):
+        neg_abs = np.copysign(dj, -1.0, out=dj)  # −|d|
+        nominal = -float(neg_abs.sum() if w is None else np.multiply(neg_abs, w).sum())
+        if isinstance(sj, float) and sj == 0.0:
+            totals[:, j] = nominal, nominal, 0.0
+            continue
+        # u = −t = max(−|d|/σ, −40); −inf (σ = 0 < |d|) and NaN (σ = |d| = 0)
+        # are deliberately replaced by −40 (fmax drops NaN).
+        u = _work(1, neg_abs.shape)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            np.divide(neg_abs, sj, out=u)
+        np.fmax(u, -_T_MAX, out=u)
+        big_g = _linear_loss_of_negative(u, out=_work(2, u.shape))  # g, to G below
+        big_g *= sj
+        if w is not None:
+            weighted_g = np.multiply(big_g, w, out=u)  # u is free from here on
+            bias = float(weighted_g.sum())
+        else:
+            bias = float(big_g.sum())
+        # neg_abs <- w² G (|d| + G), in place.
+        np.subtract(big_g, neg_abs, out=neg_abs)
+        if w is None:
+            neg_abs *= big_g
+        else:
+            neg_abs *= weighted_g
+            neg_abs *= w
+        removed = 4.0 * float(neg_abs.sum())
+        if isinstance(sj, float):
+            w2_sum = float(dj.shape[0]) if w is None else float(np.square(w).sum())
+            total = sj * sj * w2_sum
+        else:
+            ws = sj if w is None else np.multiply(w, sj, out=big_g)
+            total = float(np.square(ws, out=u).sum())
+        totals[:, j] = nominal, nominal + 2.0 * bias, max(total - removed, 0.0)
+    return totals[0], totals[1], totals[2]
+
+
+#: The parameters shared by the regression metrics, for :func:`fill_doc`.
+
+
+def r2_nominal(
+    y_true: np.ndarray, y_pred: np.ndarray, weight: np.ndarray | None
+) -> float:
+    """scikit-learn's ``r2_score`` of one output, block by block.
+
+    ``force_finite`` convention: 1.0 when the residuals are all 0, else 0.0
+    when ``y_true`` is constant. A constant ``y_true`` is detected exactly
+    (scikit-learn's rounded mean can leave a tiny positive total sum of
+    squares there and return a huge negative score).
+    """
+    n_samples = y_true.shape[0]
+    w_total = float(n_samples) if weight is None else float(weight.sum())
+    blocks = [
+        (rows, None if weight is None else weight[rows]) for rows in chunks(n_samples)
+    ]
+    scale = 1.0
+    for _ in range(2):
+        # Squares can overflow for |y| > 1e154: then (and only then) the sums
+        # are discarded and taken again in units of max |y|.
+        with np.errstate(over="ignore", invalid="ignore"):
+            total = sum(weighted_sum(y_true[rows], w) for rows, w in blocks)
+            mean = total / w_total / scale
+            numerator = denominator = 0.0
+            low, high = np.inf, -np.inf
+            for rows, w in blocks:
+                y = y_true[rows] / scale
+                d = y - y_pred[rows] / scale
+                numerator += weighted_sum(d * d, w)
+                c = y - mean
+                denominator += weighted_sum(c * c, w)
+                low, high = min(low, float(y.min())), max(high, float(y.max()))
+        if np.isfinite(numerator) and np.isfinite(denominator):
+            break
+        scale = max(float(np.max(np.abs(y_true))), float(np.max(np.abs(y_pred))), 1.0)
+    if numerator == 0.0:
+        return 1.0
+    if denominator == 0.0 or low == high:
+        return 0.0
+    return 1.0 - numerator / denominator
