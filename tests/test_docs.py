@@ -302,7 +302,6 @@ def test_contributing_example_passes_common_checks(check, key, monkeypatch):
             test(info.name, level)
 
 
-@pytest.mark.xfail(strict=True, reason="fixed by the docstring refactor")
 def test_no_reference_to_the_missing_formulas_file():
     """Formulas are referenced by their user-guide section, not FORMULAS.md."""
     root = DOCS.parent

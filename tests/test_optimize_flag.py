@@ -7,12 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.xfail(strict=True, reason="fixed by the docstring refactor")
 def test_import_with_docstrings_stripped():
     """``python -OO -c "import sklearn_noisy"`` succeeds."""
     path = os.pathsep.join(
