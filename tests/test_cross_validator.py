@@ -269,8 +269,16 @@ def test_results_layout_and_fold_summary(regression_data):
         "mean_squared_error_expected",
         "mean_squared_error_variance",
         "mean_squared_error_nominal",
+        "mean_squared_error_truth",
+        "mean_squared_error_truth_variance",
+        "mean_squared_error_forward",
+        "mean_squared_error_forward_variance",
     }
     assert all(values.shape == (6,) for values in results.values())
+    # the scorer's own estimand (forward) is the historical expected/variance
+    np.testing.assert_array_equal(
+        results["mean_squared_error_forward"], results["mean_squared_error_expected"]
+    )
     assert results["n_test"].sum() == y.size
     summary = cv.fold_summary_["mean_squared_error"]
     nominal = results["mean_squared_error_nominal"]
@@ -306,20 +314,27 @@ def test_summary_str_and_json_round_trip(regression_data):
     ).fit(X, y, sigma=sigma)
     table = cv.summary()
     assert len(table) == 2 * (3 + 1)
+    assert list(table["fold"][:4]) == [1, 2, 3, "pooled"]
     pooled = table[
         (table["fold"] == "pooled") & (table["metric"] == "mean_squared_error")
     ]
     score = cv.pooled_["mean_squared_error"]
-    low, high = score.confidence_interval(0.9)
-    assert pooled["expected"].item() == score.expected
+    truth = cv.pooled_estimates_["mean_squared_error"]["truth"]
+    low, high = truth.confidence_interval(0.9)
+    assert pooled["estimand"].item() == "truth"
+    assert pooled["estimate"].item() == truth.expected
+    assert pooled["truth"].item() == truth.expected
+    assert pooled["forward"].item() == score.expected
+    assert pooled["forward_sd"].item() == score.std
     np.testing.assert_allclose(pooled["ci_low"].item(), low)
     np.testing.assert_allclose(pooled["ci_high"].item(), high)
     text = str(cv)
     assert "mean_squared_error (lower is better)" in text
-    assert "pooled" in text and "90% CI" in text
+    assert "pooled" in text and "90 % interval" in text
     assert "not a standard error" in text
     loaded = json.loads(json.dumps(cv.to_dict(), allow_nan=False))
     assert loaded["n_splits"] == 3
+    assert [fold["fold"] for fold in loaded["folds"]] == [1, 2, 3]
     assert loaded["pooled"]["mean_squared_error"]["expected"] == score.expected
     assert (
         loaded["folds"][1]["metrics"]["mean_absolute_error"]["variance"]

@@ -481,6 +481,7 @@ def test_sample_weight_routing():
         )
         assert scorer.get_metadata_routing().score.requests == {
             "sigma": True,
+            "sigma_dof": True,
             "sample_weight": True,
         }
         unweighted_fit = Ridge().set_fit_request(sample_weight=False)
@@ -606,7 +607,11 @@ def test_metric_given_as_function():
 
 def test_metadata_routing_requests():
     requests = make_noisy_scorer("mean_squared_error").get_metadata_routing()
-    assert requests.score.requests == {"sigma": True, "sample_weight": None}
+    assert requests.score.requests == {
+        "sigma": True,
+        "sigma_dof": True,
+        "sample_weight": None,
+    }
     requests = make_noisy_scorer("accuracy", q="q").get_metadata_routing()
     assert requests.score.requests == {"sample_weight": None}
     assert make_noisy_scorer("f1").get_metadata_routing().score.requests == {"q": True}

@@ -23,7 +23,8 @@ from sklearn.model_selection import check_cv
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
-from ._pooling import _out_of_fold, _pool_scores
+from ._estimands import check_cv_estimand, estimand_note, plan_estimands
+from ._pooling import _out_of_fold, _pool_estimates, _pool_scores
 from ._report import _fold_summary, _format_table, _results_dict, _summary_table
 from ._scoring import check_noisy_scoring, check_scorers_noise
 from ._validation import (
@@ -260,6 +261,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         return_estimator: bool = False,
         refit: bool = False,
         error_score: Any = np.nan,
+        estimand: str = "auto",
     ) -> None:
         self.estimator = estimator
         self.scoring = scoring
@@ -270,6 +272,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         self.return_estimator = return_estimator
         self.refit = refit
         self.error_score = error_score
+        self.estimand = estimand
 
     # ------------------------------------------------------------------ fit
     def _check_params(self) -> None:
@@ -294,6 +297,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
                 "error_score must be the string 'raise' or a number; got "
                 f"{self.error_score!r}."
             )
+        check_cv_estimand(self.estimand)
         if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
             raise ValueError(
                 f"verbose must be a non-negative integer; got {self.verbose!r}."
@@ -308,6 +312,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         q: Any = None,
         transition_matrix: Any = None,
         groups: Any = None,
+        sigma_dof: Any = None,
         **fit_params: Any,
     ) -> NoisyCrossValidator:
         """Cross-validate ``estimator`` and score every fold under the label noise.
@@ -334,6 +339,13 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         groups : array-like of shape (n_samples,), default=None
             Group labels for group splitters such as ``GroupKFold``.
 
+        sigma_dof : float or array-like of shape (n_samples,), default=None
+            Degrees of freedom of ``sigma`` when it was estimated from a few
+            readings (``n_i - 1``; ``inf`` for a known σ), as returned by
+            :func:`~sklearn_noisy.preprocessing.summarize_repeats`; sliced per
+            fold like ``sigma`` and passed to the regression metrics. None: σ
+            known exactly.
+
         **fit_params : dict
             Passed to the estimator's ``fit``; per-sample arrays (such as
             ``sample_weight``) are sliced to each training set.
@@ -356,11 +368,15 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
                 f"X and y must have the same number of samples; got {n_samples} "
                 f"and {_num_samples(y)}."
             )
-        noise = _check_noise(sigma, q, transition_matrix, y, n_samples)
+        noise = _check_noise(sigma, q, transition_matrix, y, n_samples, sigma_dof)
         scorers = check_noisy_scoring(self.scoring, self.estimator, y)
         check_scorers_noise(scorers, _noise_name(noise))
         classes = np.unique(np.asarray(y)) if classifier else None
-        results = self._run_folds(X, y, splits, scorers, noise, classes, fit_params)
+        plans = {key: plan_estimands(s, self.estimand) for key, s in scorers.items()}
+        variants = {key: plan.variants for key, plan in plans.items()}
+        results = self._run_folds(
+            X, y, splits, scorers, noise, classes, fit_params, variants
+        )
 
         self.scorers_ = scorers
         self.n_splits_ = len(splits)
@@ -370,6 +386,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         self.noise_ = _noise_name(noise)
         self._store_fold_results(results)
         self._pool(results, X, y, noise)
+        self._store_estimates(results, plans, X, y, noise)
         if self.return_estimator:
             self.estimators_ = [r["estimator"] for r in results]
         if self.refit:
@@ -385,6 +402,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         noise: Noise,
         classes: np.ndarray | None,
         fit_params: dict,
+        variants: dict[str, dict[str, Any]],
     ) -> list[dict]:
         """Fit and score every split in parallel; warn or raise on failures."""
         parallel = Parallel(
@@ -405,6 +423,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
                 return_estimator=self.return_estimator,
                 verbose=self.verbose,
                 split_progress=(k, len(splits)),
+                variants=variants,
             )
             for k, (train, test) in enumerate(splits)
         )
@@ -453,6 +472,61 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
                 y,
                 n_samples=self.n_samples_,
                 scorers=self.scorers_,
+                noise=noise,
+                classes=self.labels_,
+            )
+        )
+
+    def _store_estimates(
+        self, results: list[dict], plans: dict, X: Any, y: Any, noise: Noise
+    ) -> None:
+        """Every shown estimand per fold (``cv_results_``) and pooled."""
+        fitted = [r for r in results if r["fit_error"] is None]
+        self.estimands_ = {}
+        self.fold_estimates_ = {}
+        for key, scorer in self.scorers_.items():
+            plan = plans[key]
+            notes = [estimand_note(key, plan)]
+            folds: dict[str, list] = {}
+            for estimand in plan.shown:
+                if estimand == scorer.estimand:
+                    folds[estimand] = list(self.fold_scores_[key])
+                else:
+                    folds[estimand] = [
+                        r["estimates"].get(key, {}).get(estimand)
+                        if r["fit_error"] is None
+                        else None
+                        for r in results
+                    ]
+                for r in fitted:
+                    error = r["estimand_errors"].get((key, estimand))
+                    if error is not None:
+                        notes.append(f"{estimand} failed on a fold: {error}")
+                        break
+                self.cv_results_[f"{key}_{estimand}"] = np.array(
+                    [np.nan if e is None else e.expected for e in folds[estimand]]
+                )
+                self.cv_results_[f"{key}_{estimand}_variance"] = np.array(
+                    [np.nan if e is None else e.variance for e in folds[estimand]]
+                )
+            self.fold_estimates_[key] = folds
+            self.estimands_[key] = {
+                "shown": plan.shown,
+                "lead": plan.lead,
+                "notes": [n for n in notes if n],
+            }
+        self.pooled_estimates_ = (
+            {}
+            if self.oof_indices_ is None
+            else _pool_estimates(
+                results,
+                _out_of_fold(results),
+                X,
+                y,
+                n_samples=self.n_samples_,
+                scorers=self.scorers_,
+                plans=plans,
+                pooled=self.pooled_,
                 noise=noise,
                 classes=self.labels_,
             )
