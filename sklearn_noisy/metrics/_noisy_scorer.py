@@ -365,7 +365,8 @@ nominal=0.0205, n_samples=4, method='exact')
     def _sigma_dof_kwargs(self, given: Any, X: Any, y: Any) -> dict[str, Any]:
         """``sigma_dof`` for the metric, from the scorer's source or the call.
 
-        Empty when none is configured nor given (σ known).
+        Empty when none is configured nor given (σ known), and for a metric
+        whose function takes no ``sigma_dof``.
         """
         if self.requires_noise != "sigma":
             if given is not None:
@@ -374,15 +375,13 @@ nominal=0.0205, n_samples=4, method='exact')
                     "sigma_dof applies to regression metrics only."
                 )
             return {}
-        if self.sigma_dof is None and given is None:
+        if (self.sigma_dof is None and given is None) or not takes_sigma_dof(
+            self._info
+        ):
             return {}
         value = resolve_noise_source(
             "sigma_dof", self.sigma_dof, given, X, y, missing=""
         )
-        if not takes_sigma_dof(self._info):
-            raise TypeError(
-                f"{self._info.function.__name__} does not accept sigma_dof."
-            )
         return {"sigma_dof": value}
 
     def _compute(

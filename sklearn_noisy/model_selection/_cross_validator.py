@@ -373,9 +373,8 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         check_scorers_noise(scorers, _noise_name(noise))
         classes = np.unique(np.asarray(y)) if classifier else None
         plans = {key: plan_estimands(s, self.estimand) for key, s in scorers.items()}
-        variants = {key: plan.variants for key, plan in plans.items()}
         results = self._run_folds(
-            X, y, splits, scorers, noise, classes, fit_params, variants
+            X, y, splits, scorers, noise, classes, fit_params, plans
         )
 
         self.scorers_ = scorers
@@ -402,7 +401,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         noise: Noise,
         classes: np.ndarray | None,
         fit_params: dict,
-        variants: dict[str, dict[str, Any]],
+        plans: dict[str, Any],
     ) -> list[dict]:
         """Fit and score every split in parallel; warn or raise on failures."""
         parallel = Parallel(
@@ -423,7 +422,8 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
                 return_estimator=self.return_estimator,
                 verbose=self.verbose,
                 split_progress=(k, len(splits)),
-                variants=variants,
+                variants={key: plan.variants for key, plan in plans.items()},
+                leads={key: plan.lead for key, plan in plans.items()},
             )
             for k, (train, test) in enumerate(splits)
         )

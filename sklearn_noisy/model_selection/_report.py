@@ -404,7 +404,10 @@ def _legend(cv: Any) -> list[str]:
 def _format_table(cv: Any) -> str:
     """Readable text report: a legend, then per metric its folds and pooled row."""
     leads = {info["lead"] for info in cv.estimands_.values()}
-    lead = leads.pop() if len(leads) == 1 else f"{cv.estimand} (see each metric)"
+    requested = "truth" if cv.estimand == "auto" else cv.estimand
+    lead = (
+        leads.pop() if len(leads) == 1 else f"{requested} where offered, else forward"
+    )
     lines = [
         f"NoisyCrossValidator({cv.estimator!r})",
         f"{cv.n_splits_} folds, {cv.n_samples_} samples, label noise: "

@@ -222,6 +222,7 @@ def _fit_and_score_fold(
     verbose: int,
     split_progress: tuple[int, int],
     variants: dict[str, dict[str, Any]] | None = None,
+    leads: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Fit on one training set, predict and score its test set (one joblib task)."""
     fit_params = _check_method_params(X, params=fit_params, indices=train)
@@ -236,6 +237,7 @@ def _fit_and_score_fold(
         "scores": dict.fromkeys(scorers),
         "estimates": {},
         "estimand_errors": {},
+        "leads": leads or {},
     }
     start = time.perf_counter()
     try:
@@ -280,7 +282,12 @@ def _end_message(result: dict, split_progress: tuple[int, int]) -> str:
             if score is None:
                 parts.append(f" {key}: failed")
             else:
-                parts.append(f" {key}: {score.expected:.4g}±{_std(score.variance):.2g}")
+                name = result["leads"].get(key, "")
+                lead = result["estimates"].get(key, {}).get(name)
+                score, name = (score, score.estimand) if lead is None else (lead, name)
+                parts.append(
+                    f" {key}: {name} {score.expected:.4g}±{_std(score.variance):.2g}"
+                )
         body = ";".join(parts) + ";"
     total = result["fit_time"] + result["score_time"]
     return f"{head}{body} n_test={result['n_test']}, total time={total:.3g}s"
