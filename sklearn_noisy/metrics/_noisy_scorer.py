@@ -375,14 +375,12 @@ nominal=0.0205, n_samples=4, method='exact')
                     "sigma_dof applies to regression metrics only."
                 )
             return {}
-        if (self.sigma_dof is None and given is None) or not takes_sigma_dof(
-            self._info
-        ):
+        if self.sigma_dof is None and given is None:
             return {}
         value = resolve_noise_source(
             "sigma_dof", self.sigma_dof, given, X, y, missing=""
         )
-        return {"sigma_dof": value}
+        return {"sigma_dof": value} if takes_sigma_dof(self._info) else {}
 
     def _compute(
         self,
