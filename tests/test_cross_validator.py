@@ -676,7 +676,9 @@ def test_estimand_validation(regression_data):
     X, y, sigma = regression_data
     with pytest.raises(ValueError, match="estimand must be one of"):
         NoisyCrossValidator(Ridge(), estimand="measurement").fit(X, y, sigma=sigma)
-    with pytest.raises(TypeError, match="sigma_dof .* needs sigma"):
+    with pytest.raises(
+        TypeError, match=r"sigma_dof \(the degrees of freedom of sigma\) needs sigma"
+    ):
         NoisyCrossValidator(Ridge()).fit(X, y, sigma_dof=3)
     with pytest.raises(ValueError, match="sigma_dof must be positive"):
         NoisyCrossValidator(Ridge()).fit(X, y, sigma=sigma, sigma_dof=-1)
@@ -703,7 +705,7 @@ def test_sigma_dof_is_sliced_per_fold(regression_data, monkeypatch):
     shown = cv.estimands_["r2"]["shown"]
     fold_calls = calls[: 3 * len(shown)]
     for k, test in enumerate(cv.test_indices_):
-        for estimand, given in fold_calls[k * len(shown) : (k + 1) * len(shown)]:
+        for _, given in fold_calls[k * len(shown) : (k + 1) * len(shown)]:
             np.testing.assert_array_equal(given, dof[test])
     # r2 is not additive: its pooled scores get every out-of-fold sample
     assert all(np.array_equal(given, dof) for _, given in calls[3 * len(shown) :])
@@ -744,8 +746,8 @@ def test_report_text_and_json(regression_data):
     assert "not what a re-measurement shows" in forward[0]
     assert text.count("report this:") == 2
     assert "report this: truth" in text
-    header = next(line for line in lines if line.split()[:3] == ["fold", "n_test",
-                                                                  "nominal"])  # fmt: skip
+    columns = ["fold", "n_test", "nominal"]
+    header = next(line for line in lines if line.split()[:3] == columns)
     assert header.split()[3:7] == ["truth", "SD", "95", "%"]
     folds = [line.split()[0] for line in lines if line[:6].strip().isdigit()]
     assert folds[:4] == ["1", "2", "3", "4"]
