@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -32,7 +31,7 @@ from ..metrics import expected_paired_difference
 from ..utils._noise import resolve_noise_source, take_samples
 from ._comparison_result import CorrectedTTest, EstimatorComparison
 from ._cross_validator import NoisyCrossValidator
-from ._paired_truth import paired_truth_difference, truth_unavailable
+from ._paired_truth import difference_estimands, paired_truth_difference
 from ._pooling import _pooled_method
 from ._scoring import check_noisy_scoring, default_metrics, default_scoring
 
@@ -309,7 +308,13 @@ def compare_estimators(
     }
     reference = cv_results[names[0]]
     folds = _Folds.from_splits(reference, y, splits)
-    kinds, notes = _difference_estimands(reference, X, y, noise, folds, estimand)
+    noise_values = {
+        key: _resolve_noise(scorer, X, y, **noise)
+        for key, scorer in reference.scorers_.items()
+    }
+    kinds, notes = difference_estimands(
+        reference.scorers_, folds.y_oof, folds.classes, noise_values, estimand
+    )
     differences: dict[tuple[str, str], dict[str, NoisyScore]] = {}
     fold_differences: dict[tuple[str, str], dict[str, list[NoisyScore]]] = {}
     t_tests: dict[tuple[str, str], dict[str, CorrectedTTest]] = {}
@@ -320,8 +325,7 @@ def compare_estimators(
                 {},
                 {},
             )
-            for key, scorer in reference.scorers_.items():
-                noise_values = _resolve_noise(scorer, X, y, **noise)
+            for key in reference.scorers_:
                 paired = _paired_truth if kinds[key] == "truth" else _paired_difference
                 (
                     differences[(a, b)][key],
@@ -332,7 +336,7 @@ def compare_estimators(
                     cv_results[b],
                     key,
                     folds,
-                    noise_values,
+                    noise_values[key],
                     n_draws=n_draws,
                     random_state=random_state,
                 )
@@ -355,34 +359,6 @@ def compare_estimators(
         estimands=kinds,
         notes=notes,
     )
-
-
-def _difference_estimands(
-    reference: NoisyCrossValidator,
-    X: Any,
-    y: Any,
-    noise: dict[str, Any],
-    folds: _Folds,
-    estimand: str,
-) -> tuple[dict[str, str], dict[str, str]]:
-    """Per metric the estimand of its paired difference, and why not truth."""
-    kinds, notes = {}, {}
-    for key, scorer in reference.scorers_.items():
-        kinds[key] = "forward"
-        if estimand != "truth":
-            continue
-        why = truth_unavailable(
-            scorer, folds.y_oof, folds.classes, _resolve_noise(scorer, X, y, **noise)
-        )
-        if why is None:
-            kinds[key] = "truth"
-            continue
-        notes[key] = (
-            f"no paired truth difference for {why}: the forward difference (the "
-            "paper's, if y_true were exact) is reported"
-        )
-        warnings.warn(f"{key}: {notes[key]}.", UserWarning, stacklevel=3)
-    return kinds, notes
 
 
 def _check_comparison_scoring(
@@ -546,21 +522,15 @@ def _paired_truth(
     """The truth estimand of ``metric_a − metric_b``, pooled and per fold."""
     scorer = cv_a.scorers_[key]
     method = _pooled_method(scorer, cv_a.oof_responses_)
-    response_a = cv_a.oof_responses_[method]
-    response_b = cv_b.oof_responses_[method]
-    pooled = paired_truth_difference(
-        scorer, folds.y_oof, response_a, response_b, _slice_noise(noise, folds.oof)
-    )
-    per_fold = [
-        paired_truth_difference(
-            scorer,
-            folds.fold_y[k],
-            response_a[folds.fold_rows[k]],
-            response_b[folds.fold_rows[k]],
-            _slice_noise(noise, test),
-        )
+    responses = (cv_a.oof_responses_[method], cv_b.oof_responses_[method])
+    parts = [(folds.y_oof, slice(None), _slice_noise(noise, folds.oof))] + [
+        (folds.fold_y[k], folds.fold_rows[k], _slice_noise(noise, test))
         for k, (_, test) in enumerate(folds.splits)
     ]
+    pooled, *per_fold = (
+        paired_truth_difference(scorer, y, *(r[rows] for r in responses), values)
+        for y, rows, values in parts
+    )
     t_test = corrected_t_test(
         [d.expected for d in per_fold], folds.n_train, folds.n_test
     )

@@ -21,6 +21,7 @@ __all__ = [
     "EstimandPlan",
     "check_cv_estimand",
     "estimand_note",
+    "fold_estimates",
     "plan_estimands",
     "report_this",
 ]
@@ -95,6 +96,38 @@ def estimand_note(metric: str, plan: EstimandPlan) -> str | None:
     if plan.lead == plan.requested:
         return None
     return f"{metric} offers no {plan.requested} estimate: {plan.lead} leads instead."
+
+
+def fold_estimates(
+    results: list[dict], key: str, own: str, plan: EstimandPlan, own_scores: list
+) -> tuple[dict[str, list], list[str]]:
+    """The per-fold scores of every shown estimand of ``key``, and the notes.
+
+    ``own`` is the scorer's own estimand, whose scores are ``own_scores``; the
+    others come from the fold results (``None`` where a fold failed). The
+    notes say why the requested estimand does not lead, and which estimand
+    failed on a fold.
+    """
+    notes = [estimand_note(key, plan)]
+    folds: dict[str, list] = {}
+    for estimand in plan.shown:
+        if estimand == own:
+            folds[estimand] = list(own_scores)
+            continue
+        folds[estimand] = [
+            None
+            if r["fit_error"] is not None
+            else r["estimates"].get(key, {}).get(estimand)
+            for r in results
+        ]
+        errors = [
+            r["estimand_errors"][key, estimand]
+            for r in results
+            if (key, estimand) in r.get("estimand_errors", {})
+        ]
+        if errors:
+            notes.append(f"{estimand} failed on {len(errors)} fold(s): {errors[0]}")
+    return folds, [note for note in notes if note]
 
 
 def report_this(

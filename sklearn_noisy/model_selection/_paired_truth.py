@@ -21,13 +21,14 @@ comparison reports their forward difference with that note.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
 from .._noisy_score import NoisyScore
 
-__all__ = ["paired_truth_difference", "truth_unavailable"]
+__all__ = ["difference_estimands", "paired_truth_difference", "truth_unavailable"]
 
 
 def truth_unavailable(
@@ -47,6 +48,34 @@ def truth_unavailable(
             return "accuracy with more than two classes"
         return None
     return scorer.metric
+
+
+def difference_estimands(
+    scorers: dict[str, Any],
+    y: Any,
+    classes: np.ndarray | None,
+    noise: dict[str, dict[str, Any]],
+    estimand: str,
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Per metric the estimand of its paired difference, and why not truth.
+
+    ``noise[key]`` holds the noise values of the scorer of ``key``. A metric
+    without a paired truth kernel keeps ``"forward"``, with a note and a
+    :class:`UserWarning`.
+    """
+    kinds, notes = {}, {}
+    for key, scorer in scorers.items():
+        why = truth_unavailable(scorer, y, classes, noise[key])
+        if estimand != "truth" or why is None:
+            kinds[key] = estimand
+            continue
+        kinds[key] = "forward"
+        notes[key] = (
+            f"no paired truth difference for {why}: the forward difference (the "
+            "paper's, if y_true were exact) is reported"
+        )
+        warnings.warn(f"{key}: {notes[key]}.", UserWarning, stacklevel=3)
+    return kinds, notes
 
 
 def paired_truth_difference(
