@@ -36,7 +36,7 @@ QUESTIONS = {
     "remeasurement": "the metric expected when these samples are measured again, "
     "the same way",
     "forward": "the paper's expected metric if y_true were exact (then measured "
-    "with noise sigma); not what a re-measurement shows",
+    "with the given noise); not what a re-measurement shows",
 }
 
 

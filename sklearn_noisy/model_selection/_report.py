@@ -302,10 +302,15 @@ def _report_line(cv: Any, key: str, decimals: int | None) -> str:
         values = cv.cv_results_[f"{key}_{info['lead']}"]
         estimate, variance, where = float(np.nanmean(values)), math.nan, "fold mean"
     value = f"{_num(estimate, decimals)} ({where})"
+    interval = (
+        "n/a (the test sets overlap)"
+        if where == "fold mean"
+        else _ci_text(estimate, variance, _z_value(cv.confidence_level), decimals)
+    )
     return report_this(
         info["lead"],
         value,
-        _ci_text(estimate, variance, _z_value(cv.confidence_level), decimals),
+        interval,
         _level(cv.confidence_level),
         "truth" in cv.estimands_[key]["shown"],
     )
