@@ -609,6 +609,10 @@ def test_truth_estimand_per_fold_and_pooled(regression_data):
     # variances combined, and equals the truth estimate on all the samples
     weights = results["n_test"] / results["n_test"].sum()
     pooled = cv.pooled_estimates_["mean_squared_error"]["truth"]
+    assert pooled.estimand == "truth"
+    assert all(
+        s.estimand == "truth" for s in cv.fold_estimates_["mean_squared_error"]["truth"]
+    )
     assert pooled.expected == pytest.approx(
         np.sum(weights * results["mean_squared_error_truth"]), rel=1e-12
     )

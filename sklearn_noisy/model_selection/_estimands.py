@@ -11,6 +11,7 @@ metric offers it (labels that are measurements, the common case), else with
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 from ..utils._validation import ESTIMANDS
@@ -114,11 +115,15 @@ def fold_estimates(
         if estimand == own:
             folds[estimand] = list(own_scores)
             continue
-        folds[estimand] = [
+        scores = [
             None
             if r["fit_error"] is not None
             else r["estimates"].get(key, {}).get(estimand)
             for r in results
+        ]
+        folds[estimand] = [
+            s if s is None or s.estimand == estimand else replace(s, estimand=estimand)
+            for s in scores
         ]
         errors = [
             r["estimand_errors"][key, estimand]

@@ -9,6 +9,7 @@ second pass over the data.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from typing import Any, NamedTuple
 
@@ -151,6 +152,13 @@ def _pool_scores(
     return pooled
 
 
+def _tagged(score: NoisyScore, estimand: str) -> NoisyScore:
+    """``score`` labelled with the estimand it was computed for."""
+    if score.estimand == estimand:
+        return score
+    return dataclasses.replace(score, estimand=estimand)
+
+
 def _estimand_view(results: list[dict], key: str, estimand: str) -> list[dict]:
     """The fold results as if ``key`` had been scored for ``estimand`` only."""
     return [
@@ -202,5 +210,5 @@ def _pool_estimates(
                 except (ValueError, ArithmeticError):  # the folds' notes say why
                     score = None
             if score is not None:
-                estimates[key][estimand] = score
+                estimates[key][estimand] = _tagged(score, estimand)
     return estimates
