@@ -201,28 +201,20 @@ def check_sigma_dof(sigma_dof: Any, n_samples: int) -> Any:
     """
     if sigma_dof is None:
         return None
-    if _is_scalar(sigma_dof):
-        value = float(sigma_dof)
-        if not value > 0:
-            raise ValueError(
-                f"sigma_dof must be positive (inf: sigma known); got {value!r}."
-            )
-        return value
     array = as_float_array(sigma_dof, name="sigma_dof")
-    if array.ndim == 0:
-        return check_sigma_dof(float(array), n_samples)
-    if array.ndim != 1:
+    if array.ndim > 1:
         raise ValueError(
             f"sigma_dof must be a scalar or an array of shape ({n_samples},); got "
             f"shape {array.shape}."
         )
-    _check_length(array, n_samples, name="sigma_dof")
-    if not bool(np.all(array > 0)):
+    if array.ndim == 1:
+        _check_length(array, n_samples, name="sigma_dof")
+    bad = np.ravel(array)[~(np.ravel(array) > 0)]
+    if bad.size:
         raise ValueError(
-            "sigma_dof must be positive (inf: sigma known) with no NaN; got "
-            f"{array[~(array > 0)][0]!r} at some sample."
+            f"sigma_dof must be positive (inf: sigma known); got {float(bad[0])!r}."
         )
-    return array
+    return float(array) if array.ndim == 0 else array
 
 
 @dataclass(frozen=True, eq=False)
