@@ -214,3 +214,98 @@ def test_plot(capsys, tmp_path):
     )
     assert code == 0, capsys.readouterr().err
     assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+# ------------------------------------------------------------------ estimands
+def test_default_run_leads_with_the_truth_estimate(capsys, monkeypatch):
+    from sklearn_noisy import NoisyCrossValidator
+    from sklearn_noisy.datasets import load_oxygen_sensor
+
+    given = {}
+    fit = NoisyCrossValidator.fit
+
+    def spy(self, X, y, **kwargs):
+        given.update(kwargs)
+        return fit(self, X, y, **kwargs)
+
+    monkeypatch.setattr(NoisyCrossValidator, "fit", spy)
+    assert main(["evaluate", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    sensor = load_oxygen_sensor()
+    np.testing.assert_array_equal(given["sigma"], sensor.target_sigma)
+    np.testing.assert_array_equal(given["sigma_dof"], sensor.n_repeats - 1)
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if "leading estimand" in line)
+    assert lines[header].endswith("leading estimand: truth") or lines[header].endswith(
+        "leading estimand: truth where offered, else forward"
+    )
+    assert lines[header + 1].startswith("Legend")
+    legend = lines[header + 2 : header + 5]
+    assert [line.split(":")[0].strip() for line in legend] == [
+        "nominal", "truth", "forward"
+    ]  # fmt: skip
+    block = lines[lines.index("mean_squared_error (lower is better)") :]
+    assert block[1].split()[:4] == ["fold", "n_test", "nominal", "truth"]
+    report = next(line for line in block if "report this:" in line)
+    assert report.strip().startswith("report this: truth")
+    # no line calls the forward value what a re-measurement shows
+    for line in lines:
+        if "re-measurement" in line or "remeasurement" in line:
+            assert "not what a re-measurement shows" in line or "forward" not in line
+
+
+def test_estimand_option_and_sigma_dof_column(capsys, table, tmp_path, monkeypatch):
+    from sklearn_noisy import NoisyCrossValidator
+
+    path = tmp_path / "dof.csv"
+    with open(table["path"]) as source, open(path, "w") as target:
+        for i, line in enumerate(source):
+            target.write(
+                line.rstrip("\n") + (",dof\n" if i == 0 else f",{i % 4 + 2}\n")
+            )
+    given = {}
+    fit = NoisyCrossValidator.fit
+
+    def spy(self, X, y, **kwargs):
+        given.update(kwargs, estimand=self.estimand, n_features=X.shape[1])
+        return fit(self, X, y, **kwargs)
+
+    monkeypatch.setattr(NoisyCrossValidator, "fit", spy)
+    args = ["evaluate", "--data", str(path), "--target", "y", "--sigma", "y_err",
+            "--sigma-dof", "dof", "--features", "x1,x2", "--estimator", LINEAR,
+            "--metrics", "mean_squared_error", "--quiet",
+            "--estimand", "forward"]  # fmt: skip
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert given["estimand"] == "forward" and given["n_features"] == 2
+    np.testing.assert_array_equal(given["sigma_dof"], np.arange(1, 41) % 4 + 2)
+    assert "leading estimand: forward" in out
+    assert "report this: forward" in out and "only if y_true is exact" in out
+    # --repeats passes summarize_repeats' sigma_dof through
+    args = ["evaluate", "--data", table["path"], "--repeats", "r1,r2,r3,r4",
+            "--features", "x1,x2", "--estimator", LINEAR, "--metrics",
+            "mean_squared_error", "--quiet"]  # fmt: skip
+    assert main(args) == 0
+    with pytest.warns(UserWarning, match="fewer than 5 repeats"):
+        summary = summarize_repeats(table["repeats"])
+    np.testing.assert_array_equal(given["sigma_dof"], summary.sigma_dof)
+    assert "report this: truth" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "extra, match",
+    [
+        (["--target", "y", "--q", "0.1", "--sigma-dof", "3"], "--sigma-dof needs"),
+        (["--repeats", "r1,r2", "--sigma-dof", "3"], "do not combine"),
+        (["--target", "y", "--sigma", "y_err", "--sigma-dof", "nope"], "--sigma-dof"),
+        (["--target", "y", "--sigma", "0.1", "--estimand", "paper"], "invalid choice"),
+    ],
+)
+def test_estimand_and_sigma_dof_errors(capsys, table, extra, match):
+    args = ["evaluate", "--data", table["path"], "--estimator", LINEAR, *extra]
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    _assert_one_line_error(captured.err)
+    assert match in captured.err
+    assert main(["evaluate", "--sigma-dof", "3"]) == 2
+    assert "need(s) --data" in capsys.readouterr().err

@@ -471,3 +471,109 @@ def test_corrected_t_test_degenerate_cases():
     test = corrected_t_test([0.1, 0.1, 0.1], 8, 2)
     assert test.statistic == math.inf and test.pvalue == 0.0
     assert math.isnan(corrected_t_test([0.1], 8, 2).statistic)
+
+
+# ------------------------------------------------------------------ estimands
+def test_truth_paired_mse_is_the_closed_form():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(90, 3))
+    sigma = rng.uniform(0.1, 0.9, size=90)
+    y = X @ [1.0, -1.0, 0.5] + rng.normal(scale=sigma)
+    models = {"ridge": Ridge(alpha=1.0), "linear": LinearRegression()}
+    forward = compare_estimators(
+        models, X, y, scoring=["mean_squared_error"], cv=KFold(3), sigma=sigma
+    )
+    truth = compare_estimators(
+        models,
+        X,
+        y,
+        scoring=["mean_squared_error"],
+        cv=KFold(3),
+        sigma=sigma,
+        estimand="truth",
+    )
+    assert truth.estimands == {"mean_squared_error": "truth"} and not truth.notes
+    a = truth.cv_results["ridge"].oof_predictions_
+    b = truth.cv_results["linear"].oof_predictions_
+    diff = truth.differences[("ridge", "linear")]["mean_squared_error"]
+    # σ² cancels: the truth difference is the nominal one, with variance
+    # 4 Σ σ² (a − b)² / M²
+    assert diff.estimand == "truth" and diff.method == "exact"
+    assert diff.expected == pytest.approx(
+        np.mean((y - a) ** 2) - np.mean((y - b) ** 2), rel=1e-12
+    )
+    assert diff.nominal == pytest.approx(diff.expected, rel=1e-12)
+    assert diff.variance == pytest.approx(
+        4.0 * np.sum(sigma**2 * (a - b) ** 2) / y.size**2, rel=1e-12
+    )
+    for k, (_, test) in enumerate(KFold(3).split(X)):
+        fold = truth.fold_differences[("ridge", "linear")]["mean_squared_error"][k]
+        assert fold.variance == pytest.approx(
+            4.0 * np.sum(sigma[test] ** 2 * (a[test] - b[test]) ** 2) / test.size**2,
+            rel=1e-12,
+        )
+    reverse = truth.differences[("linear", "ridge")]["mean_squared_error"]
+    assert reverse.expected == -diff.expected and reverse.estimand == "truth"
+    # the forward numbers are unchanged by the option
+    assert forward.estimands == {"mean_squared_error": "forward"}
+    forward_diff = forward.differences[("ridge", "linear")]["mean_squared_error"]
+    assert forward_diff.estimand == "forward"
+    assert "(truth)" in str(truth) and "(forward)" in str(forward)
+    payload = truth.to_dict()
+    assert payload["differences"][0]["estimand"] == "truth"
+
+
+def test_truth_paired_accuracy_and_fallback():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(120, 2))
+    y = (X[:, 0] + 0.7 * rng.normal(size=120) > 0).astype(int)
+    q = rng.uniform(0.0, 0.3, size=120)
+    models = {"logistic": LogisticRegression(), "tree": DecisionTreeClassifier(
+        max_depth=2, random_state=0)}  # fmt: skip
+    with pytest.warns(UserWarning, match="no paired truth difference for f1"):
+        result = compare_estimators(
+            models, X, y, scoring=["accuracy", "f1"], cv=3, q=q, estimand="truth"
+        )
+    assert result.estimands == {"accuracy": "truth", "f1": "forward"}
+    assert "forward difference" in result.notes["f1"]
+    assert "note: no paired truth difference for f1" in str(result)
+    a = result.cv_results["logistic"].oof_predictions_
+    b = result.cv_results["tree"].oof_predictions_
+    hits = (y == a).astype(float) - (y == b).astype(float)
+    diff = result.differences[("logistic", "tree")]["accuracy"]
+    assert diff.expected == pytest.approx(np.mean(hits / (1 - 2 * q)), rel=1e-12)
+    assert diff.nominal == pytest.approx(np.mean(hits), rel=1e-12)
+    assert diff.variance == pytest.approx(
+        np.sum((a != b) * 4 * q * (1 - q) / (1 - 2 * q) ** 2) / y.size**2, rel=1e-12
+    )
+    # unbiased for the difference of the true hits: exact enumeration on 3 samples
+    from sklearn_noisy.model_selection._paired_truth import paired_truth_difference
+
+    scorer = make_noisy_scorer("accuracy")
+    true = np.array([1, 0, 1])
+    pa, pb, qs = np.array([1, 1, 0]), np.array([0, 1, 1]), np.array([0.1, 0.2, 0.3])
+    mean = 0.0
+    for flips in np.ndindex(2, 2, 2):
+        flips = np.array(flips, dtype=bool)
+        weight = np.prod(np.where(flips, qs, 1 - qs))
+        observed = np.where(flips, 1 - true, true)
+        mean += (
+            weight
+            * paired_truth_difference(scorer, observed, pa, pb, {"q": qs}).expected
+        )
+    hits = (true == pa).astype(float) - (true == pb).astype(float)
+    assert mean == pytest.approx(np.mean(hits), abs=1e-12)
+
+
+def test_estimand_option_errors():
+    rng = np.random.default_rng(9)
+    X, y = rng.normal(size=(30, 2)), rng.normal(size=30)
+    sigma = np.full(30, 0.2)
+    with pytest.raises(ValueError, match="'forward' or 'truth'"):
+        compare_estimators(
+            {"a": Ridge(), "b": LinearRegression()},
+            X,
+            y,
+            sigma=sigma,
+            estimand="remeasurement",
+        )

@@ -41,7 +41,7 @@ def test_display_renders_png(fitted_cv, tmp_path):
 
 
 def test_display_contents(fitted_cv):
-    display = NoisyCVDisplay.from_cv_results(fitted_cv)
+    display = NoisyCVDisplay.from_cv_results(fitted_cv, estimand="forward")
     assert display.metric == "mean_squared_error"
     results = fitted_cv.cv_results_
     np.testing.assert_array_equal(
@@ -65,7 +65,33 @@ def test_display_contents(fitted_cv):
     y_low, y_high = display.ax_.get_ylim()
     assert y_low <= low and high <= y_high
     assert "lower is better" in display.ax_.get_ylabel()
+    assert display.forward_ is None
     plt.close(display.figure_)
+
+
+def test_display_leads_with_the_truth_estimate(fitted_cv):
+    display = NoisyCVDisplay.from_cv_results(fitted_cv)
+    results = fitted_cv.cv_results_
+    assert display.estimand == "truth"
+    np.testing.assert_array_equal(
+        display.fold_expected, results["mean_squared_error_truth"]
+    )
+    truth = fitted_cv.pooled_estimates_["mean_squared_error"]["truth"]
+    assert display.pooled_line_.get_ydata()[0] == truth.expected
+    np.testing.assert_array_equal(
+        display.forward_.get_ydata(), results["mean_squared_error_forward"]
+    )
+    labels = display.ax_.get_legend_handles_labels()[1]
+    assert "truth ± 90 % interval (label noise)" in labels
+    assert "forward (paper's, if y_true were exact)" in labels
+    assert "nominal (labels as given)" in labels
+    plt.close(display.figure_)
+    # MAE offers no truth estimate here: forward, and no separate markers
+    display = NoisyCVDisplay.from_cv_results(fitted_cv, "mean_absolute_error")
+    assert display.estimand == fitted_cv.estimands_["mean_absolute_error"]["lead"]
+    plt.close(display.figure_)
+    with pytest.raises(ValueError, match="estimand must be one of"):
+        NoisyCVDisplay.from_cv_results(fitted_cv, estimand="remeasurement")
 
 
 def test_display_from_estimator_on_given_axes():

@@ -119,6 +119,7 @@ def _load_embedded(args: argparse.Namespace) -> dict[str, Any]:
             "repeats",
             "features",
             "instrument_sigma",
+            "sigma_dof",
         )
         if getattr(args, name) is not None
     ]
@@ -131,6 +132,9 @@ def _load_embedded(args: argparse.Namespace) -> dict[str, Any]:
         "X": sensor.data,
         "y": sensor.target,
         "sigma": sensor.target_sigma,
+        # sigma is the standard error of n_repeats readings: n - 1 degrees of
+        # freedom, as summarize_repeats(sensor.repeats).sigma_dof gives.
+        "sigma_dof": sensor.n_repeats.astype(np.float64) - 1.0,
         "q": None,
         "task": "regression",
         "source": "embedded oxygen sensor (load_oxygen_sensor)",
@@ -143,10 +147,15 @@ def _load_repeats(
     args: argparse.Namespace, columns: dict[str, list[str]]
 ) -> dict[str, Any]:
     """Labels and sigma from columns of repeated measurements (``--repeats``)."""
-    if args.target is not None or args.sigma is not None or args.q is not None:
+    if (
+        args.target is not None
+        or args.sigma is not None
+        or args.q is not None
+        or args.sigma_dof is not None
+    ):
         raise CLIError(
-            "--repeats gives the label and its sigma: do not combine it with "
-            "--target, --sigma or --q"
+            "--repeats gives the label, its sigma and sigma's degrees of freedom: "
+            "do not combine it with --target, --sigma, --sigma-dof or --q"
         )
     names = _split(args.repeats)
     if not names:
@@ -167,6 +176,7 @@ def _load_repeats(
     return {
         "y": summary.y_mean,
         "sigma": summary.sigma,
+        "sigma_dof": summary.sigma_dof,
         "q": None,
         "task": "regression",
         "used": names,
@@ -183,11 +193,16 @@ def _load_target(
     if args.instrument_sigma is not None:
         raise CLIError("--instrument-sigma needs --repeats")
     cells = _column(columns, args.target, "--target")
-    sigma = q = None
+    sigma = q = sigma_dof = None
+    if args.sigma_dof is not None and args.sigma is None:
+        raise CLIError("--sigma-dof needs --sigma (the degrees of freedom of sigma)")
     if args.sigma is not None:
         task = "regression"
         y = _numeric(cells, args.target, "--target")
         sigma, name = _noise_value(args.sigma, columns, "--sigma")
+        if args.sigma_dof is not None:
+            sigma_dof, dof_name = _noise_value(args.sigma_dof, columns, "--sigma-dof")
+            used_dof = [] if dof_name is None else [dof_name]
     elif args.q is not None:
         task = "classification"
         y = _labels(cells, args.target)
@@ -198,9 +213,12 @@ def _load_target(
             "--q COL|NUMBER (classification)"
         )
     used = [args.target] if name is None else [args.target, name]
+    if sigma_dof is not None:
+        used += used_dof
     return {
         "y": y,
         "sigma": sigma,
+        "sigma_dof": sigma_dof,
         "q": q,
         "task": task,
         "used": used,
@@ -234,6 +252,7 @@ def _load(args: argparse.Namespace) -> dict[str, Any]:
         "X": X,
         "y": labels["y"],
         "sigma": labels["sigma"],
+        "sigma_dof": labels["sigma_dof"],
         "q": labels["q"],
         "task": labels["task"],
         "source": f"{args.data} ({labels['label']})",

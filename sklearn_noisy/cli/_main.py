@@ -25,13 +25,19 @@ examples:
       embedded oxygen-sensor data (mean of repeated readings, sigma = their
       standard error), degree-3 polynomial ridge regression, 5-fold CV
   sklearn-noisy evaluate --data runs.csv --target y --sigma y_err
+  sklearn-noisy evaluate --data runs.csv --target y --sigma y_sem --sigma-dof y_dof
   sklearn-noisy evaluate --data runs.csv --repeats r1,r2,r3 --json out.json
   sklearn-noisy evaluate --data labels.csv --target label --q 0.05 \\
       --estimator sklearn.linear_model.LogisticRegression --param C=0.5
 
---sigma and --q take a column name or a number (the same for every sample).
-With --data the default model is HistGradientBoostingRegressor (or ...Classifier
-with --q).
+--sigma, --sigma-dof and --q take a column name or a number (the same for every
+sample). With --data the default model is HistGradientBoostingRegressor (or
+...Classifier with --q).
+
+The report leads with the truth estimate (the metric against the true values,
+with its SD and 95 % interval) where the metric offers one: the number to report
+when the labels are measurements. The forward value is the paper's expected
+metric if y_true were exact; --estimand forward leads with it.
 """
 
 
@@ -57,9 +63,12 @@ def _build_parser() -> argparse.ArgumentParser:
     commands.required = True
     evaluate = commands.add_parser(
         "evaluate",
-        help="cross-validate a model and report expected metrics per fold and pooled",
+        help="cross-validate a model and report its metrics under label noise, per "
+        "fold and pooled",
         description="Cross-validate a model and report, per fold and pooled, each "
-        "metric's expected value and standard deviation over the label noise.",
+        "metric's nominal value, its truth estimate (against the true values) and "
+        "its forward value (the paper's, if y_true were exact), with their SDs "
+        "over the label noise.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -85,6 +94,12 @@ def _add_data_arguments(evaluate: argparse.ArgumentParser) -> None:
         help="standard error of each regression label: a column or a number",
     )
     data.add_argument(
+        "--sigma-dof",
+        metavar="COL|NUMBER",
+        help="with --sigma: degrees of freedom of sigma when it was estimated from "
+        "a few readings (n - 1; inf: known): a column or a number",
+    )
+    data.add_argument(
         "--q",
         metavar="COL|NUMBER",
         help="flip probability of each class label: a column or a number",
@@ -93,7 +108,8 @@ def _add_data_arguments(evaluate: argparse.ArgumentParser) -> None:
         "--repeats",
         metavar="COL,COL,...",
         help="columns of repeated measurements (empty cells allowed): the label is "
-        "their mean and sigma their standard error (summarize_repeats)",
+        "their mean, sigma their standard error and sigma's degrees of freedom "
+        "n - 1 (summarize_repeats)",
     )
     data.add_argument(
         "--repeat-sigma",
@@ -139,6 +155,14 @@ def _add_model_arguments(evaluate: argparse.ArgumentParser) -> None:
         metavar="a,b",
         help="metric names, e.g. mean_squared_error,r2 (default: a set suited to "
         "the task)",
+    )
+    model.add_argument(
+        "--estimand",
+        choices=("auto", "truth", "remeasurement", "forward"),
+        default="auto",
+        help="which estimate leads the report: auto (truth where the metric offers "
+        "it, else forward; for labels that are measurements), truth, "
+        "remeasurement, or forward (only if y_true is exact)",
     )
     model.add_argument("--n-jobs", type=int, default=None, metavar="N")
     model.add_argument(
@@ -306,6 +330,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         n_jobs=args.n_jobs,
         verbose=0 if args.quiet else 1,
         error_score="raise",
+        estimand=args.estimand,
     )
     if not args.quiet:
         print(
@@ -316,7 +341,7 @@ def _evaluate(args: argparse.Namespace) -> int:
             flush=True,
         )
     noise = (
-        {"sigma": loaded["sigma"]}
+        {"sigma": loaded["sigma"], "sigma_dof": loaded["sigma_dof"]}
         if loaded["task"] == "regression"
         else {"q": loaded["q"]}
     )

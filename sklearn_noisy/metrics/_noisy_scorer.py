@@ -13,6 +13,7 @@ scikit-learn User Guide).
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -29,9 +30,11 @@ from ._scorer_options import (
     check_noise_options,
     check_output,
     check_response_method,
+    check_sigma_dof_option,
     check_signature_options,
     require_sample_weight,
     scorer_metric_info,
+    takes_sigma_dof,
 )
 from ._scorer_response import prepare_probabilities
 from ._scorer_routing import (
@@ -78,10 +81,13 @@ class NoisyScorer:
         classification metric. See :func:`make_noisy_scorer`.
     transition_matrix : array-like of shape (n_classes, n_classes), default=None
         A constant row-stochastic label transition matrix, instead of ``q``.
-    estimand : {"forward", "truth"}, default="forward"
-        Passed to the metric.
+    estimand : {"forward", "truth", "remeasurement"}, default="forward"
+        Passed to the metric; it must be one of the metric's estimands.
     output : {"expected", "all"}, default="expected"
         What a call returns.
+    sigma_dof : float, str, callable or None, default=None
+        Source of the degrees of freedom of ``sigma`` (regression metrics);
+        ``None`` takes it from routed metadata when given, else σ is known.
     metric_kwargs : dict, default=None
         Further keyword arguments of the metric, e.g. ``pos_label``.
 
@@ -95,7 +101,7 @@ class NoisyScorer:
         Method of the estimator that is scored.
     requires_noise : {"sigma", "q"}
         The kind of label noise of the metric.
-    sigma, q, transition_matrix, estimand, output, metric_kwargs
+    sigma, q, transition_matrix, estimand, output, sigma_dof, metric_kwargs
         The configuration, as passed.
 
     See Also
@@ -115,6 +121,10 @@ class NoisyScorer:
     ``fit() got an unexpected keyword argument 'sigma'`` (or, for a pipeline,
     ``Pipeline.fit does not accept the sigma parameter``): enable routing, or
     configure the scorer with a constant, a column of ``X`` or a callable source.
+    A regression scorer whose ``sigma_dof`` source is ``None`` also requests
+    ``sigma_dof``; it is optional (σ is taken as known when it does not
+    arrive), so ``params={"sigma": s.sigma, "sigma_dof": s.sigma_dof}`` passes
+    a :func:`~sklearn_noisy.preprocessing.summarize_repeats` output through.
     ``sample_weight`` is not requested by default, as in scikit-learn; use
     :meth:`set_score_request`.
 
@@ -139,11 +149,11 @@ nominal=0.0205, n_samples=4, method='exact')
     >>> scorer.score_predictions(y, model.predict(X), sigma=0.2).expected
     0.0605
     >>> scorer.get_metadata_routing()
-    {'score': {'sigma': True, 'sample_weight': None}}
+    {'score': {'sigma': True, 'sigma_dof': True, 'sample_weight': None}}
     >>> with sklearn.config_context(enable_metadata_routing=True):
     ...     scorer = scorer.set_score_request(sigma="label_error")
     >>> scorer.get_metadata_routing()
-    {'score': {'sigma': 'label_error', 'sample_weight': None}}
+    {'score': {'sigma': 'label_error', 'sigma_dof': True, 'sample_weight': None}}
     """
 
     def __init__(
@@ -157,6 +167,7 @@ nominal=0.0205, n_samples=4, method='exact')
         transition_matrix: Any = None,
         estimand: str = "forward",
         output: str = "expected",
+        sigma_dof: Any = None,
         metric_kwargs: dict[str, Any] | None = None,
     ) -> None:
         info = scorer_metric_info(metric)
@@ -166,6 +177,7 @@ nominal=0.0205, n_samples=4, method='exact')
             info, sigma=sigma, q=q, transition_matrix=transition_matrix
         )
         estimand = check_estimand_option(estimand)
+        sigma_dof = check_sigma_dof_option(info, sigma_dof)
         output = check_output(output)
         metric_kwargs = check_metric_kwargs(metric_kwargs)
 
@@ -179,11 +191,14 @@ nominal=0.0205, n_samples=4, method='exact')
         self.transition_matrix = transition_matrix
         self.estimand = estimand
         self.output = output
+        self.sigma_dof = sigma_dof
         self.metric_kwargs = metric_kwargs
         # Default requests of the ``score`` method, as {param: alias}.
         self._score_request: dict[str, Any] = {}
         if source is None and transition_matrix is None:
             self._score_request[key] = True
+        if key == "sigma" and sigma_dof is None:
+            self._score_request["sigma_dof"] = True
         check_signature_options(info, metric_kwargs, transition_matrix, estimand)
 
     # ------------------------------------------------------------------ helpers
@@ -191,6 +206,40 @@ nominal=0.0205, n_samples=4, method='exact')
     def _info(self) -> MetricInfo:
         """The registry record of the metric."""
         return get_metric_info(self.metric)
+
+    @property
+    def estimands(self) -> tuple[str, ...]:
+        """The estimands the metric offers (its registry record's ``estimands``)."""
+        return tuple(self._info.estimands)
+
+    def with_estimand(self, estimand: str) -> NoisyScorer:
+        """A copy of this scorer that reports ``estimand``.
+
+        Parameters
+        ----------
+        estimand : {"forward", "truth", "remeasurement"}
+            One of :attr:`estimands`.
+
+        Returns
+        -------
+        scorer : NoisyScorer
+            The same metric, noise sources, options and metadata requests.
+
+        Raises
+        ------
+        ValueError
+            When the metric does not offer ``estimand``.
+        """
+        estimand = check_estimand_option(estimand)
+        if estimand not in self.estimands:
+            raise ValueError(
+                f"The {self.metric!r} metric offers the estimands {self.estimands}; "
+                f"got {estimand!r}."
+            )
+        scorer = copy.copy(self)
+        scorer.estimand = estimand
+        scorer._score_request = dict(self._score_request)
+        return scorer
 
     def _accept_sample_weight(self) -> bool:
         # Used by scikit-learn's searches when routing is disabled, to decide
@@ -217,6 +266,8 @@ nominal=0.0205, n_samples=4, method='exact')
             parts.append(f"estimand={self.estimand!r}")
         if self.output != "expected":
             parts.append(f"output={self.output!r}")
+        if self.sigma_dof is not None:
+            parts.append(f"sigma_dof={_source_repr(self.sigma_dof)}")
         parts.extend(
             f"{key}={_value_repr(value)}" for key, value in self.metric_kwargs.items()
         )
@@ -247,6 +298,7 @@ nominal=0.0205, n_samples=4, method='exact')
         sigma: Any = UNCHANGED,
         q: Any = UNCHANGED,
         sample_weight: Any = UNCHANGED,
+        sigma_dof: Any = UNCHANGED,
     ) -> NoisyScorer:
         """Configure which metadata is routed to the scorer.
 
@@ -265,13 +317,21 @@ nominal=0.0205, n_samples=4, method='exact')
             ``q`` source is routed metadata).
         sample_weight : bool, None or str, default=UNCHANGED
             Request for sample weights, for metrics that accept them.
+        sigma_dof : bool, None or str, default=UNCHANGED
+            Request for the degrees of freedom of ``sigma`` (regression metrics
+            whose ``sigma_dof`` source is routed metadata).
 
         Returns
         -------
         self : NoisyScorer
             The scorer, updated.
         """
-        changes = {"sigma": sigma, "q": q, "sample_weight": sample_weight}
+        changes = {
+            "sigma": sigma,
+            "q": q,
+            "sample_weight": sample_weight,
+            "sigma_dof": sigma_dof,
+        }
         self._score_request = updated_score_request(self, changes)
         return self
 
@@ -302,6 +362,26 @@ nominal=0.0205, n_samples=4, method='exact')
             key: resolve_noise_source(key, source, given_noise, X, y, missing=missing)
         }
 
+    def _sigma_dof_kwargs(self, given: Any, X: Any, y: Any) -> dict[str, Any]:
+        """``sigma_dof`` for the metric, from the scorer's source or the call.
+
+        Empty when none is configured nor given (σ known), and for a metric
+        whose function takes no ``sigma_dof``.
+        """
+        if self.requires_noise != "sigma":
+            if given is not None:
+                raise TypeError(
+                    f"The {self.metric!r} scorer takes q or transition_matrix; "
+                    "sigma_dof applies to regression metrics only."
+                )
+            return {}
+        if self.sigma_dof is None and given is None:
+            return {}
+        value = resolve_noise_source(
+            "sigma_dof", self.sigma_dof, given, X, y, missing=""
+        )
+        return {"sigma_dof": value} if takes_sigma_dof(self._info) else {}
+
     def _compute(
         self,
         y_true: Any,
@@ -313,12 +393,14 @@ nominal=0.0205, n_samples=4, method='exact')
         sample_weight: Any,
         classes: Any,
         missing: str,
+        sigma_dof: Any = None,
     ) -> NoisyScore:
         info = self._info
         kwargs: dict[str, Any] = dict(self.metric_kwargs)
         kwargs.update(
             self._noise_kwargs(given_noise, transition_matrix, X, y_true, missing)
         )
+        kwargs.update(self._sigma_dof_kwargs(sigma_dof, X, y_true))
         if sample_weight is not None:
             require_sample_weight(info)
             kwargs["sample_weight"] = sample_weight
@@ -346,6 +428,7 @@ nominal=0.0205, n_samples=4, method='exact')
         transition_matrix: Any = None,
         sample_weight: Any = None,
         classes: Any = None,
+        sigma_dof: Any = None,
     ) -> NoisyScore:
         """Score given predictions, resolving the noise as the scorer does.
 
@@ -369,6 +452,9 @@ nominal=0.0205, n_samples=4, method='exact')
             Class labels in the order of the probability columns (an estimator's
             ``classes_``). By default the metric's ``labels`` option, or the
             classes found in ``y_true``.
+        sigma_dof : float or array-like of shape (n_samples,), default=None
+            Degrees of freedom of ``sigma`` (regression), when the scorer takes
+            it from metadata; None: σ known (or the scorer's own source).
 
         Returns
         -------
@@ -403,6 +489,7 @@ nominal=0.0205, n_samples=4, method='exact')
             sample_weight=sample_weight,
             classes=classes,
             missing=missing,
+            sigma_dof=sigma_dof,
         )
 
     def _response(self, estimator: Any, X: Any) -> Any:
@@ -428,8 +515,8 @@ nominal=0.0205, n_samples=4, method='exact')
         y : array-like
             Best-known labels of the test samples.
         **metadata : dict
-            ``sigma`` or ``q`` when the scorer takes its noise from metadata, and
-            ``sample_weight``.
+            ``sigma`` or ``q`` when the scorer takes its noise from metadata,
+            ``sigma_dof`` (regression, optional) and ``sample_weight``.
 
         Returns
         -------
@@ -437,6 +524,8 @@ nominal=0.0205, n_samples=4, method='exact')
             The metric in its own units and sign (e.g. MSE positive).
         """
         allowed = {self.requires_noise, "sample_weight"}
+        if self.requires_noise == "sigma":
+            allowed.add("sigma_dof")
         unknown = sorted(set(metadata) - allowed)
         if unknown:
             raise TypeError(
@@ -453,6 +542,7 @@ nominal=0.0205, n_samples=4, method='exact')
             sample_weight=metadata.get("sample_weight"),
             classes=getattr(estimator, "classes_", None),
             missing=missing_noise_message(self, self.requires_noise),
+            sigma_dof=metadata.get("sigma_dof"),
         )
 
     def __call__(
@@ -470,7 +560,8 @@ nominal=0.0205, n_samples=4, method='exact')
             Best-known labels of the test samples.
         **metadata : dict
             ``sigma`` or ``q`` when the scorer takes its noise from metadata (routed
-            by scikit-learn, or passed directly), and ``sample_weight``.
+            by scikit-learn, or passed directly), ``sigma_dof`` (regression,
+            optional) and ``sample_weight``.
 
         Returns
         -------

@@ -32,6 +32,7 @@ def make_noisy_scorer(
     transition_matrix: Any = None,
     estimand: str = "forward",
     output: str = "expected",
+    sigma_dof: Any = None,
     **metric_kwargs: Any,
 ) -> NoisyScorer:
     """Make a scorer that reports an expected metric under label noise.
@@ -76,8 +77,12 @@ def make_noisy_scorer(
     transition_matrix : array-like of shape (n_classes, n_classes), default=None
         Classification metrics that accept it (accuracy, Brier score, log-loss): a
         constant row-stochastic label transition matrix, instead of ``q``.
-    estimand : {"forward", "truth"}, default="forward"
-        Passed to the metric when it is ``"truth"``.
+    estimand : {"forward", "truth", "remeasurement"}, default="forward"
+        Passed to the metric when it is not ``"forward"``: ``"truth"`` estimates
+        the metric against the true values, ``"remeasurement"`` the metric
+        expected when the samples are measured again, ``"forward"`` is the
+        paper's expected metric if ``y_true`` were exact. The metric must offer
+        it (``get_metric_info(metric).estimands``).
     output : {"expected", "all"}, default="expected"
         ``"expected"``: a call returns the expected value (a float, usable in
         :func:`~sklearn.model_selection.cross_val_score` and as a search's
@@ -87,6 +92,13 @@ def make_noisy_scorer(
         search can ``refit="expected"``. Such a scorer must be the whole
         ``scoring``: inside a dict or list of scorers scikit-learn needs floats,
         so use ``output="expected"`` there.
+    sigma_dof : float, str, callable or None, default=None
+        Regression metrics: the degrees of freedom of each ``sigma`` when it was
+        estimated from a few readings (``n_i - 1``; ``inf`` or no value: σ
+        known), as returned by
+        :func:`~sklearn_noisy.preprocessing.summarize_repeats`. The same kinds
+        of source as ``sigma``; with ``None`` it is requested as routed
+        metadata and, when none arrives, σ is taken as known.
     **metric_kwargs : dict
         Further keyword arguments of the metric, e.g. ``pos_label``, ``labels``,
         ``average``, ``method`` or ``multioutput``.
@@ -107,9 +119,11 @@ def make_noisy_scorer(
     ``sklearn.config_context``), a scorer whose noise source is ``None`` receives
     the ``sigma`` (or ``q``) passed as ``cross_val_score(..., params={"sigma":
     sigma})`` or ``GridSearchCV(...).fit(X, y, sigma=sigma)``, sliced to each
-    test fold. Without routing, scikit-learn hands such metadata to the
-    estimator's ``fit``, which rejects it: enable routing, or use a constant,
-    column or callable source.
+    test fold; a regression scorer also requests ``sigma_dof`` (optional), so
+    ``params={"sigma": sigma, "sigma_dof": sigma_dof}`` passes the output of
+    :func:`~sklearn_noisy.preprocessing.summarize_repeats` through. Without
+    routing, scikit-learn hands such metadata to the estimator's ``fit``, which
+    rejects it: enable routing, or use a constant, column or callable source.
 
     Examples
     --------
@@ -162,6 +176,7 @@ def make_noisy_scorer(
         transition_matrix=transition_matrix,
         estimand=estimand,
         output=output,
+        sigma_dof=sigma_dof,
         metric_kwargs=metric_kwargs,
     )
 

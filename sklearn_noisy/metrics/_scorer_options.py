@@ -30,11 +30,13 @@ __all__ = [
     "check_noise_options",
     "check_output",
     "check_response_method",
+    "check_sigma_dof_option",
     "check_signature_options",
     "metric_parameters",
     "named_scorers",
     "require_sample_weight",
     "scorer_metric_info",
+    "takes_sigma_dof",
 ]
 
 #: What a call of a scorer returns: the expected value, or expected, variance
@@ -47,6 +49,7 @@ RESERVED = frozenset(
         "y_pred",
         "y_proba",
         "sigma",
+        "sigma_dof",
         "q",
         "transition_matrix",
         "sample_weight",
@@ -163,6 +166,24 @@ def check_noise_options(
     matrix = check_transition_matrix(transition_matrix).copy()
     matrix.setflags(write=False)
     return None, matrix
+
+
+def check_sigma_dof_option(info: MetricInfo, sigma_dof: Any) -> Any:
+    """The validated source of the degrees of freedom of σ (regression only).
+
+    None (routed metadata, optional), a constant, a column name or a callable.
+    """
+    if sigma_dof is not None and info.noise_parameter != "sigma":
+        raise TypeError(
+            f"{info.name!r} is a classification metric: sigma_dof applies to "
+            "regression metrics (noise sigma) only."
+        )
+    return check_noise_source(sigma_dof, key="sigma_dof")
+
+
+def takes_sigma_dof(info: MetricInfo) -> bool:
+    """Whether the metric's function accepts ``sigma_dof``."""
+    return "sigma_dof" in metric_parameters(info)
 
 
 def check_output(output: Any) -> str:

@@ -73,12 +73,27 @@ def _check_noise_request(scorer: NoisyScorer, key: str) -> None:
         )
 
 
+def _check_sigma_dof_request(scorer: NoisyScorer) -> None:
+    """Raise when the scorer cannot take ``sigma_dof`` from routed metadata."""
+    if scorer.requires_noise != "sigma":
+        raise TypeError(
+            f"The {scorer.metric!r} scorer takes q; sigma_dof applies to "
+            "regression metrics only."
+        )
+    if scorer.sigma_dof is not None:
+        raise ValueError(
+            "This scorer reads sigma_dof from its own source (sigma_dof="
+            f"{_source_repr(scorer.sigma_dof)}), so it cannot also take sigma_dof "
+            "from metadata; build it with sigma_dof=None to route sigma_dof."
+        )
+
+
 def updated_score_request(
     scorer: NoisyScorer, changes: dict[str, Any]
 ) -> dict[str, Any]:
     """The scorer's ``score`` requests after ``set_score_request(**changes)``.
 
-    ``changes`` maps ``"sigma"``, ``"q"`` and ``"sample_weight"`` to
+    ``changes`` maps ``"sigma"``, ``"q"``, ``"sigma_dof"`` and ``"sample_weight"`` to
     ``UNCHANGED``, True, False, None or an alias; the aliases are validated by
     scikit-learn.
     """
@@ -93,6 +108,8 @@ def updated_score_request(
     for key in ("sigma", "q"):
         if key in changes:
             _check_noise_request(scorer, key)
+    if "sigma_dof" in changes:
+        _check_sigma_dof_request(scorer)
     if "sample_weight" in changes:
         require_sample_weight(scorer._info)
     requests = dict(scorer._score_request)

@@ -31,6 +31,7 @@ from ..metrics import expected_paired_difference
 from ..utils._noise import resolve_noise_source, take_samples
 from ._comparison_result import CorrectedTTest, EstimatorComparison
 from ._cross_validator import NoisyCrossValidator
+from ._paired_truth import difference_estimands, paired_truth_difference
 from ._pooling import _pooled_method
 from ._scoring import check_noisy_scoring, default_metrics, default_scoring
 
@@ -89,6 +90,7 @@ def _negate(score: NoisyScore) -> NoisyScore:
         -score.nominal,
         score.n_samples,
         score.method,
+        estimand=score.estimand,
     )
 
 
@@ -161,6 +163,8 @@ def compare_estimators(
     confidence_level: float = 0.95,
     n_draws: int = 1000,
     random_state: Any = 0,
+    sigma_dof: Any = None,
+    estimand: str = "forward",
 ) -> EstimatorComparison:
     """Compare estimators on the same folds, with the paired label-noise variance.
 
@@ -229,6 +233,21 @@ def compare_estimators(
     random_state : int, Generator or None, default=0
         Seed of that Monte Carlo (fixed by default: reproducible results).
 
+    sigma_dof : float or array-like of shape (n_samples,), default=None
+        Degrees of freedom of ``sigma``, passed to every cross-validation as in
+        :meth:`NoisyCrossValidator.fit`.
+
+    estimand : {"forward", "truth"}, default="forward"
+        What the paired difference estimates. ``"forward"``: the paper's
+        expected difference if ``y_true`` were exact (unchanged numbers).
+        ``"truth"``: the difference of the two models against the true
+        values, for labels that are measurements: for MSE the nominal
+        difference (``σ²`` cancels) with the exact variance
+        ``4 Σ σ_i² (a_i − b_i)² / M²``; for binary accuracy with ``q`` the
+        difference of the de-noised hits. The other metrics (and accuracy
+        with more classes or a transition matrix) keep their forward
+        difference, with a :class:`UserWarning` and a note in ``notes``.
+
     Returns
     -------
     EstimatorComparison
@@ -260,6 +279,11 @@ def compare_estimators(
     ('exact', True)
     """
     estimators = _check_estimators(estimators)
+    if estimand not in ("forward", "truth"):
+        raise ValueError(
+            "estimand must be 'forward' or 'truth' for a paired difference; got "
+            f"{estimand!r}."
+        )
     names = list(estimators)
     first = estimators[names[0]]
     scorers = _check_comparison_scoring(scoring, estimators, y, n_draws)
@@ -271,12 +295,26 @@ def compare_estimators(
     noise = {"sigma": sigma, "q": q, "transition_matrix": transition_matrix}
     cv_results = {
         name: _cross_validate(
-            estimator, X, y, splits, scorers, noise, n_jobs, confidence_level
+            estimator,
+            X,
+            y,
+            splits,
+            scorers,
+            {**noise, "sigma_dof": sigma_dof},
+            n_jobs,
+            confidence_level,
         )
         for name, estimator in estimators.items()
     }
     reference = cv_results[names[0]]
     folds = _Folds.from_splits(reference, y, splits)
+    noise_values = {
+        key: _resolve_noise(scorer, X, y, **noise)
+        for key, scorer in reference.scorers_.items()
+    }
+    kinds, notes = difference_estimands(
+        reference.scorers_, folds.y_oof, folds.classes, noise_values, estimand
+    )
     differences: dict[tuple[str, str], dict[str, NoisyScore]] = {}
     fold_differences: dict[tuple[str, str], dict[str, list[NoisyScore]]] = {}
     t_tests: dict[tuple[str, str], dict[str, CorrectedTTest]] = {}
@@ -287,18 +325,18 @@ def compare_estimators(
                 {},
                 {},
             )
-            for key, scorer in reference.scorers_.items():
-                noise_values = _resolve_noise(scorer, X, y, **noise)
+            for key in reference.scorers_:
+                paired = _paired_truth if kinds[key] == "truth" else _paired_difference
                 (
                     differences[(a, b)][key],
                     fold_differences[(a, b)][key],
                     t_tests[(a, b)][key],
-                ) = _paired_difference(
+                ) = paired(
                     cv_results[a],
                     cv_results[b],
                     key,
                     folds,
-                    noise_values,
+                    noise_values[key],
                     n_draws=n_draws,
                     random_state=random_state,
                 )
@@ -318,6 +356,8 @@ def compare_estimators(
         fold_differences=fold_differences,
         t_tests=t_tests,
         confidence_level=confidence_level,
+        estimands=kinds,
+        notes=notes,
     )
 
 
@@ -465,6 +505,32 @@ def _paired_difference(
                     cv_a.fold_scores_[key][k].n_samples,
                 )
             )
+    t_test = corrected_t_test(
+        [d.expected for d in per_fold], folds.n_train, folds.n_test
+    )
+    return pooled, per_fold, t_test
+
+
+def _paired_truth(
+    cv_a: NoisyCrossValidator,
+    cv_b: NoisyCrossValidator,
+    key: str,
+    folds: _Folds,
+    noise: dict[str, Any],
+    **_: Any,
+) -> tuple[NoisyScore, list[NoisyScore], CorrectedTTest]:
+    """The truth estimand of ``metric_a − metric_b``, pooled and per fold."""
+    scorer = cv_a.scorers_[key]
+    method = _pooled_method(scorer, cv_a.oof_responses_)
+    responses = (cv_a.oof_responses_[method], cv_b.oof_responses_[method])
+    parts = [(folds.y_oof, slice(None), _slice_noise(noise, folds.oof))] + [
+        (folds.fold_y[k], folds.fold_rows[k], _slice_noise(noise, test))
+        for k, (_, test) in enumerate(folds.splits)
+    ]
+    pooled, *per_fold = (
+        paired_truth_difference(scorer, y, *(r[rows] for r in responses), values)
+        for y, rows, values in parts
+    )
     t_test = corrected_t_test(
         [d.expected for d in per_fold], folds.n_train, folds.n_test
     )

@@ -80,6 +80,11 @@ class EstimatorComparison:
         The pairwise results described below.
     confidence_level : float
         Level of the intervals.
+    estimands : dict of str, default=None
+        Per metric, the estimand of its paired difference (``"forward"`` when
+        None).
+    notes : dict of str, default=None
+        Per metric, why the requested estimand was not available.
 
     Attributes
     ----------
@@ -117,6 +122,13 @@ class EstimatorComparison:
         Number of folds.
     confidence_level : float
         Level of the intervals in :meth:`summary` and :meth:`pairwise_summary`.
+    estimands : dict of str
+        Per metric, what its paired difference estimates: ``"truth"`` (against
+        the true values) or ``"forward"`` (the paper's, if ``y_true`` were
+        exact).
+    notes : dict of str
+        Per metric, why the truth difference was not available (its forward
+        difference is reported instead).
 
     See Also
     --------
@@ -152,6 +164,8 @@ class EstimatorComparison:
         fold_differences: dict[tuple[str, str], dict[str, list[NoisyScore]]],
         t_tests: dict[tuple[str, str], dict[str, CorrectedTTest]],
         confidence_level: float,
+        estimands: dict[str, str] | None = None,
+        notes: dict[str, str] | None = None,
     ) -> None:
         self.names = names
         self.metrics = metrics
@@ -163,6 +177,8 @@ class EstimatorComparison:
         self.t_tests = t_tests
         self.n_splits = next(iter(cv_results.values())).n_splits_
         self.confidence_level = confidence_level
+        self.estimands = estimands or dict.fromkeys(metrics, "forward")
+        self.notes = notes or {}
 
     def ranking(self, metric: str | None = None) -> list[str]:
         """Estimator names from best to worst by the pooled expected ``metric``.
@@ -266,6 +282,7 @@ class EstimatorComparison:
                     "variance": _json_number(diff.variance),
                     "nominal": _json_number(diff.nominal),
                     "method": diff.method,
+                    "estimand": self.estimands[key],
                     "fold_expected": [
                         _json_number(d.expected)
                         for d in self.fold_differences[(a, b)][key]
@@ -284,6 +301,7 @@ class EstimatorComparison:
                 name: cv.to_dict() for name, cv in self.cv_results.items()
             },
             "differences": pairs,
+            "notes": dict(self.notes),
         }
 
     def to_json(self, **kwargs: Any) -> str:
@@ -311,9 +329,12 @@ class EstimatorComparison:
                     f"  {rank}. {name:<20} {score.expected:11.5g} ± {score.std:.3g}"
                 )
             lines.append(
-                f"  pairwise a − b: expected ± std (paired label noise), "
-                f"{level:.0%} CI; corrected t-test across folds"
+                f"  pairwise a − b ({self.estimands[key]}): estimate ± SD (paired "
+                f"label noise), {level * 100:.4g} % interval; corrected t-test "
+                "across folds"
             )
+            if key in self.notes:
+                lines.append(f"  note: {self.notes[key]}")
             for i, a in enumerate(self.names):
                 for b in self.names[i + 1 :]:
                     diff = self.differences[(a, b)][key]

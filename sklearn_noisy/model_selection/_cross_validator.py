@@ -23,7 +23,8 @@ from sklearn.model_selection import check_cv
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
-from ._pooling import _out_of_fold, _pool_scores
+from ._estimands import check_cv_estimand, fold_estimates, plan_estimands
+from ._pooling import _out_of_fold, _pool_estimates, _pool_scores
 from ._report import _fold_summary, _format_table, _results_dict, _summary_table
 from ._scoring import check_noisy_scoring, check_scorers_noise
 from ._validation import (
@@ -50,14 +51,18 @@ def _estimator_has(attribute: str):
 class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
     """Cross-validate an estimator and report metrics under known label noise.
 
-    For each fold and each metric the result holds the *expected* value of the
-    metric over the measurement error of the test labels, its *variance* over
-    that error and the *nominal* value (the classical metric on the labels as
-    given). The out-of-fold predictions are then pooled into one
-    :class:`~sklearn_noisy.NoisyScore` per metric. Regression labels carry
-    Gaussian errors ``sigma``; classification labels flip with probability
-    ``q`` or follow a ``transition_matrix``. ``fit`` takes the noise as
-    per-sample arrays and slices them per fold itself.
+    For each fold and each metric the result holds the *nominal* value (the
+    classical metric on the labels as given), the **truth** estimate (the
+    metric against the true values, where the metric offers one) and the
+    **forward** value (the paper's expected metric if ``y_true`` were exact),
+    each with its variance over the label noise (user guide:
+    :ref:`estimands`). ``estimand`` chooses which one leads the report and
+    its "report this" line: by default the truth estimate, the number to
+    report for labels that are measurements. The out-of-fold predictions are
+    then pooled into one :class:`~sklearn_noisy.NoisyScore` per metric.
+    Regression labels carry Gaussian errors ``sigma``; classification labels
+    flip with probability ``q`` or follow a ``transition_matrix``. ``fit``
+    takes the noise as per-sample arrays and slices them per fold itself.
 
     Three kinds of uncertainty are reported separately; do not mix them up:
 
@@ -129,11 +134,41 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         ``"raise"`` re-raises the error. If every fit fails a ``ValueError`` is
         raised, as in scikit-learn.
 
+    estimand : {"auto", "truth", "remeasurement", "forward"}, default="auto"
+        The estimate that leads the reports (:meth:`summary`, :meth:`to_dict`,
+        ``str``, :class:`NoisyCVDisplay`). ``"auto"``: ``"truth"`` where the
+        metric offers it (labels that are measurements, the common case), else
+        ``"forward"``. ``"truth"``: the metric against the true values;
+        ``"remeasurement"``: the metric expected when the samples are measured
+        again; ``"forward"``: the paper's expected metric, right only when
+        ``y_true`` is exact. A metric that does not offer the requested one
+        leads with ``"forward"``, with a note. Every report shows the nominal
+        value, the truth estimate and the forward value whatever leads.
+
     Attributes
     ----------
     cv_results_ : dict of ndarray
         ``fit_time``, ``score_time``, ``n_test`` and, for every metric ``m``,
-        ``m_expected``, ``m_variance`` and ``m_nominal``, one entry per fold.
+        ``m_expected``, ``m_variance`` and ``m_nominal`` (the scorer's own
+        estimand, ``"forward"`` unless the scorer says otherwise) and, for
+        every estimand ``e`` the report shows, ``m_e`` and ``m_e_variance``,
+        one entry per fold.
+
+    estimands_ : dict of dict
+        Per metric: ``shown`` (the estimands reported, e.g. ``("truth",
+        "forward")``), ``lead`` (the one that leads) and ``notes`` (why the
+        requested estimand does not lead, or failed on a fold).
+
+    fold_estimates_ : dict of dict of list of NoisyScore
+        ``fold_estimates_[m][e]``: the per-fold scores of every shown
+        estimand (``None`` where a fold failed).
+
+    pooled_estimates_ : dict of dict of NoisyScore
+        ``pooled_estimates_[m][e]``: every shown estimand pooled over the
+        folds, as ``pooled_`` is (additive metrics: the weighted mean of the
+        fold estimates with their variances combined; the others: scored on
+        the concatenated out-of-fold predictions). Empty when the test sets
+        overlap.
 
     fold_scores_ : dict of list of NoisyScore
         The per-fold results as :class:`~sklearn_noisy.NoisyScore` objects
@@ -260,6 +295,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         return_estimator: bool = False,
         refit: bool = False,
         error_score: Any = np.nan,
+        estimand: str = "auto",
     ) -> None:
         self.estimator = estimator
         self.scoring = scoring
@@ -270,6 +306,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         self.return_estimator = return_estimator
         self.refit = refit
         self.error_score = error_score
+        self.estimand = estimand
 
     # ------------------------------------------------------------------ fit
     def _check_params(self) -> None:
@@ -294,6 +331,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
                 "error_score must be the string 'raise' or a number; got "
                 f"{self.error_score!r}."
             )
+        check_cv_estimand(self.estimand)
         if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
             raise ValueError(
                 f"verbose must be a non-negative integer; got {self.verbose!r}."
@@ -308,6 +346,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         q: Any = None,
         transition_matrix: Any = None,
         groups: Any = None,
+        sigma_dof: Any = None,
         **fit_params: Any,
     ) -> NoisyCrossValidator:
         """Cross-validate ``estimator`` and score every fold under the label noise.
@@ -334,6 +373,13 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         groups : array-like of shape (n_samples,), default=None
             Group labels for group splitters such as ``GroupKFold``.
 
+        sigma_dof : float or array-like of shape (n_samples,), default=None
+            Degrees of freedom of ``sigma`` when it was estimated from a few
+            readings (``n_i - 1``; ``inf`` for a known σ), as returned by
+            :func:`~sklearn_noisy.preprocessing.summarize_repeats`; sliced per
+            fold like ``sigma`` and passed to the regression metrics. None: σ
+            known exactly.
+
         **fit_params : dict
             Passed to the estimator's ``fit``; per-sample arrays (such as
             ``sample_weight``) are sliced to each training set.
@@ -356,11 +402,14 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
                 f"X and y must have the same number of samples; got {n_samples} "
                 f"and {_num_samples(y)}."
             )
-        noise = _check_noise(sigma, q, transition_matrix, y, n_samples)
+        noise = _check_noise(sigma, q, transition_matrix, y, n_samples, sigma_dof)
         scorers = check_noisy_scoring(self.scoring, self.estimator, y)
         check_scorers_noise(scorers, _noise_name(noise))
         classes = np.unique(np.asarray(y)) if classifier else None
-        results = self._run_folds(X, y, splits, scorers, noise, classes, fit_params)
+        plans = {key: plan_estimands(s, self.estimand) for key, s in scorers.items()}
+        results = self._run_folds(
+            X, y, splits, scorers, noise, classes, fit_params, plans
+        )
 
         self.scorers_ = scorers
         self.n_splits_ = len(splits)
@@ -370,6 +419,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         self.noise_ = _noise_name(noise)
         self._store_fold_results(results)
         self._pool(results, X, y, noise)
+        self._store_estimates(results, plans, X, y, noise)
         if self.return_estimator:
             self.estimators_ = [r["estimator"] for r in results]
         if self.refit:
@@ -385,6 +435,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         noise: Noise,
         classes: np.ndarray | None,
         fit_params: dict,
+        plans: dict[str, Any],
     ) -> list[dict]:
         """Fit and score every split in parallel; warn or raise on failures."""
         parallel = Parallel(
@@ -405,6 +456,8 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
                 return_estimator=self.return_estimator,
                 verbose=self.verbose,
                 split_progress=(k, len(splits)),
+                variants={key: plan.variants for key, plan in plans.items()},
+                leads={key: plan.lead for key, plan in plans.items()},
             )
             for k, (train, test) in enumerate(splits)
         )
@@ -458,6 +511,43 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
             )
         )
 
+    def _store_estimates(
+        self, results: list[dict], plans: dict, X: Any, y: Any, noise: Noise
+    ) -> None:
+        """Every shown estimand per fold (``cv_results_``) and pooled."""
+        self.estimands_, self.fold_estimates_ = {}, {}
+        for key, scorer in self.scorers_.items():
+            folds, notes = fold_estimates(
+                results, key, scorer.estimand, plans[key], self.fold_scores_[key]
+            )
+            for estimand, scores in folds.items():
+                self.cv_results_[f"{key}_{estimand}"] = np.array(
+                    [np.nan if e is None else e.expected for e in scores]
+                )
+                self.cv_results_[f"{key}_{estimand}_variance"] = np.array(
+                    [np.nan if e is None else e.variance for e in scores]
+                )
+            self.fold_estimates_[key] = folds
+            self.estimands_[key] = {
+                "shown": plans[key].shown,
+                "lead": plans[key].lead,
+                "notes": notes,
+            }
+        self.pooled_estimates_ = {}
+        if self.oof_indices_ is not None:
+            self.pooled_estimates_ = _pool_estimates(
+                results,
+                _out_of_fold(results),
+                X,
+                y,
+                n_samples=self.n_samples_,
+                scorers=self.scorers_,
+                plans=plans,
+                pooled=self.pooled_,
+                noise=noise,
+                classes=self.labels_,
+            )
+
     # ------------------------------------------------------------- results
     def summary(self) -> Any:
         """Per-fold and pooled results as a table, one row per fold and metric.
@@ -465,11 +555,13 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         Returns
         -------
         table : pandas.DataFrame or list of dict
-            Columns ``metric``, ``fold`` (an int, or ``"pooled"``), ``n_test``,
-            ``expected``, ``std`` (label noise), ``ci_low``, ``ci_high`` (the
-            label-noise interval at ``confidence_level``), ``nominal`` and
-            ``method``. A DataFrame when pandas is installed, else a list of
-            dicts.
+            Columns ``metric``, ``fold`` (1 to K, or ``"pooled"``), ``n_test``,
+            ``nominal``, ``estimand`` (the one that leads), ``estimate``,
+            ``sd`` (label noise), ``ci_low``, ``ci_high`` (its label-noise
+            interval at ``confidence_level``) and, for every shown estimand
+            ``e``, ``e`` and ``e_sd`` (e.g. ``truth``, ``truth_sd``,
+            ``forward``, ``forward_sd``). A DataFrame when pandas is
+            installed, else a list of dicts.
         """
         check_is_fitted(self, "cv_results_")
         return _summary_table(self)
@@ -484,11 +576,16 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         -------
         results : dict
             Keys ``estimator`` (its repr), ``n_samples``, ``n_splits``,
-            ``noise``, ``confidence_level``, ``metrics`` (name and direction),
-            ``folds`` (per fold: ``n_test``, times and per metric ``expected``,
-            ``variance``, ``std``, ``nominal``), ``pooled`` (per metric the
-            :meth:`NoisyScore.to_dict` fields and the interval) and
-            ``fold_summary``.
+            ``noise``, ``confidence_level``, ``estimand`` (the option),
+            ``legend`` (the question each quantity answers), ``metrics`` (per
+            metric: name, direction, ``lead``, ``estimands``, ``notes`` and
+            ``report_this``), ``folds`` (per fold, numbered from 1: ``n_test``,
+            times and per metric ``expected``, ``variance``, ``std``,
+            ``nominal`` of the scorer's own estimand and ``estimands``: per
+            shown estimand ``estimate``, ``variance``, ``sd``, and for the lead
+            ``ci_low`` and ``ci_high``), ``pooled`` (per metric the
+            :meth:`NoisyScore.to_dict` fields, the interval and the same
+            ``estimands``) and ``fold_summary``.
         """
         check_is_fitted(self, "cv_results_")
         return _results_dict(self)

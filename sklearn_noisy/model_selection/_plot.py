@@ -29,12 +29,15 @@ __all__ = ["NoiseResilienceDisplay", "NoisyCVDisplay"]
 
 
 class NoisyCVDisplay:
-    """Per-fold expected metric with its label-noise interval, and the pooled value.
+    """Per-fold estimate of a metric with its label-noise interval, and the pooled one.
 
-    Each fold is drawn as its expected value with an error bar spanning the
-    label-noise confidence interval, the nominal (noise-free) value as a
-    separate marker; the pooled score is a horizontal line with its own
-    interval as a band. Create it with :meth:`from_cv_results` or
+    Each fold is drawn as the estimate of ``estimand`` (the truth estimate by
+    default from a cross-validator, where the metric offers it) with an error
+    bar spanning its label-noise interval, the nominal value (the metric on the
+    labels as given) as a separate marker and, when another estimand leads,
+    the forward value (the paper's, if ``y_true`` were exact) as a grey
+    marker; the pooled score is a horizontal line with its own interval as a
+    band. Create it with :meth:`from_cv_results` or
     :meth:`from_estimator` rather than directly. matplotlib is optional: it is
     imported by :meth:`plot` only (install the ``plot`` extra).
 
@@ -51,6 +54,11 @@ class NoisyCVDisplay:
         Level of the intervals.
     greater_is_better : bool or None, default=None
         Shown in the axis label.
+    estimand : {"forward", "truth", "remeasurement"}, default="forward"
+        What ``fold_expected`` and ``pooled`` estimate (the legend says it).
+    fold_forward : ndarray of shape (n_folds,) or None, default=None
+        The forward values, drawn as markers when ``estimand`` is not
+        ``"forward"``.
 
     Attributes
     ----------
@@ -66,6 +74,8 @@ class NoisyCVDisplay:
         The pooled expected value.
     pooled_band_ : matplotlib Polygon or None
         The pooled interval.
+    forward_ : matplotlib Line2D or None
+        The per-fold forward markers, when drawn.
 
     See Also
     --------
@@ -97,8 +107,14 @@ class NoisyCVDisplay:
         pooled: NoisyScore | None,
         confidence_level: float = 0.95,
         greater_is_better: bool | None = None,
+        estimand: str = "forward",
+        fold_forward: Any = None,
     ) -> None:
         self.metric = metric
+        self.estimand = estimand
+        self.fold_forward = (
+            None if fold_forward is None else np.asarray(fold_forward, dtype=np.float64)
+        )
         self.fold_expected = np.asarray(fold_expected, dtype=np.float64)
         self.fold_std = np.asarray(fold_std, dtype=np.float64)
         self.fold_nominal = np.asarray(fold_nominal, dtype=np.float64)
@@ -113,6 +129,7 @@ class NoisyCVDisplay:
         metric: str | None = None,
         *,
         ax: Any = None,
+        estimand: str | None = None,
     ) -> NoisyCVDisplay:
         """Plot one metric of a fitted :class:`NoisyCrossValidator`.
 
@@ -122,6 +139,10 @@ class NoisyCVDisplay:
             A fitted cross-validator.
         metric : str, default=None
             The result key of the metric; by default the first one.
+        estimand : {"forward", "truth", "remeasurement"}, default=None
+            The estimate drawn with its interval; by default the one that
+            leads the cross-validator's report for this metric. It must be one
+            the report shows (``cv.estimands_[metric]["shown"]``).
         ax : matplotlib Axes, default=None
             Axes to draw on; a new figure by default.
 
@@ -139,15 +160,26 @@ class NoisyCVDisplay:
         metric = keys[0] if metric is None else metric
         if metric not in keys:
             raise ValueError(f"metric must be one of {keys}; got {metric!r}.")
-        variance = cv.cv_results_[f"{metric}_variance"]
+        info = cv.estimands_[metric]
+        estimand = info["lead"] if estimand is None else estimand
+        if estimand not in info["shown"]:
+            raise ValueError(
+                f"estimand must be one of {info['shown']} for {metric!r}; got "
+                f"{estimand!r}."
+            )
+        variance = cv.cv_results_[f"{metric}_{estimand}_variance"]
         display = cls(
             metric=metric,
-            fold_expected=cv.cv_results_[f"{metric}_expected"],
+            fold_expected=cv.cv_results_[f"{metric}_{estimand}"],
             fold_std=[_std(float(v)) for v in variance],
             fold_nominal=cv.cv_results_[f"{metric}_nominal"],
-            pooled=cv.pooled_.get(metric),
+            pooled=cv.pooled_estimates_.get(metric, {}).get(estimand),
             confidence_level=cv.confidence_level,
             greater_is_better=cv.scorers_[metric].greater_is_better,
+            estimand=estimand,
+            fold_forward=cv.cv_results_.get(f"{metric}_forward")
+            if estimand != "forward"
+            else None,
         )
         return display.plot(ax=ax)
 
@@ -168,6 +200,8 @@ class NoisyCVDisplay:
         n_jobs: int | None = None,
         confidence_level: float = 0.95,
         ax: Any = None,
+        sigma_dof: Any = None,
+        estimand: str = "auto",
     ) -> NoisyCVDisplay:
         """Cross-validate ``estimator`` and plot one metric.
 
@@ -196,6 +230,11 @@ class NoisyCVDisplay:
             Level of the intervals.
         ax : matplotlib Axes, default=None
             Axes to draw on.
+        sigma_dof : float or array-like, default=None
+            Degrees of freedom of ``sigma``, as in
+            :meth:`NoisyCrossValidator.fit`.
+        estimand : {"auto", "truth", "remeasurement", "forward"}, default="auto"
+            The estimate drawn, as the cross-validator's ``estimand``.
 
         Returns
         -------
@@ -210,6 +249,7 @@ class NoisyCVDisplay:
             cv=cv,
             n_jobs=n_jobs,
             confidence_level=confidence_level,
+            estimand=estimand,
         ).fit(
             X,
             y,
@@ -217,6 +257,7 @@ class NoisyCVDisplay:
             q=q,
             transition_matrix=transition_matrix,
             groups=groups,
+            sigma_dof=sigma_dof,
         )
         return cls.from_cv_results(runner, metric, ax=ax)
 
@@ -237,7 +278,7 @@ class NoisyCVDisplay:
         if ax is None:
             _, ax = plt.subplots()
         z = _z_value(self.confidence_level)
-        level = f"{self.confidence_level:.0%}"
+        level = f"{self.confidence_level * 100:.4g} %"
         folds = np.arange(1, self.fold_expected.size + 1)
         self.errorbar_ = ax.errorbar(
             folds,
@@ -245,8 +286,19 @@ class NoisyCVDisplay:
             yerr=z * self.fold_std,
             fmt="o",
             capsize=4,
-            label=f"expected ± {level} CI (label noise)",
+            label=f"{self.estimand} ± {level} interval (label noise)",
         )
+        self.forward_ = None
+        if self.fold_forward is not None and self.estimand != "forward":
+            (self.forward_,) = ax.plot(
+                folds,
+                self.fold_forward,
+                linestyle="none",
+                marker="s",
+                markersize=4,
+                color="grey",
+                label="forward (paper's, if y_true were exact)",
+            )
         (self.nominal_,) = ax.plot(
             folds,
             self.fold_nominal,
@@ -263,12 +315,12 @@ class NoisyCVDisplay:
                 high,
                 color="tab:orange",
                 alpha=0.2,
-                label=f"pooled {level} CI",
+                label=f"pooled {level} interval",
             )
             self.pooled_line_ = ax.axhline(
                 self.pooled.expected,
                 color="tab:orange",
-                label=f"pooled expected ({self.pooled.expected:.4g})",
+                label=f"pooled {self.estimand} ({self.pooled.expected:.4g})",
             )
         ax.set_xticks(folds)
         ax.set_xlabel("fold")

@@ -9,6 +9,7 @@ second pass over the data.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from typing import Any, NamedTuple
 
@@ -48,6 +49,7 @@ def _pool_additive(scores: list[NoisyScore]) -> NoisyScore:
         nominal=nominal,
         n_samples=int(total),
         method=methods.pop() if len(methods) == 1 else "delta",
+        estimand=scores[0].estimand,
     )
 
 
@@ -148,3 +150,65 @@ def _pool_scores(
             **_classes_kwarg(method, classes),
         )
     return pooled
+
+
+def _tagged(score: NoisyScore, estimand: str) -> NoisyScore:
+    """``score`` labelled with the estimand it was computed for."""
+    if score.estimand == estimand:
+        return score
+    return dataclasses.replace(score, estimand=estimand)
+
+
+def _estimand_view(results: list[dict], key: str, estimand: str) -> list[dict]:
+    """The fold results as if ``key`` had been scored for ``estimand`` only."""
+    return [
+        {
+            "fit_error": r["fit_error"],
+            "scores": {key: r["estimates"].get(key, {}).get(estimand)},
+        }
+        for r in results
+    ]
+
+
+def _pool_estimates(
+    results: list[dict],
+    oof: OutOfFold,
+    X: Any,
+    y: Any,
+    *,
+    n_samples: int,
+    scorers: dict[str, Any],
+    plans: dict[str, Any],
+    pooled: dict[str, NoisyScore],
+    noise: Noise,
+    classes: np.ndarray | None,
+) -> dict[str, dict[str, NoisyScore]]:
+    """Every shown estimand of every metric, pooled as the scorer's own is.
+
+    Additive metrics: the weighted mean of the fold estimates with their
+    variances combined; the others: scored again on the concatenated
+    out-of-fold predictions with the noise (user guide: :ref:`formula_pooling`).
+    """
+    estimates: dict[str, dict[str, NoisyScore]] = {}
+    for key, scorer in scorers.items():
+        estimates[key] = {}
+        for estimand in plans[key].shown:
+            if estimand == scorer.estimand:
+                score = pooled.get(key)
+            else:
+                try:
+                    score = _pool_scores(
+                        _estimand_view(results, key, estimand),
+                        oof,
+                        X,
+                        y,
+                        n_samples=n_samples,
+                        scorers={key: plans[key].variants[estimand]},
+                        noise=noise,
+                        classes=classes,
+                    ).get(key)
+                except (ValueError, ArithmeticError):  # the folds' notes say why
+                    score = None
+            if score is not None:
+                estimates[key][estimand] = _tagged(score, estimand)
+    return estimates

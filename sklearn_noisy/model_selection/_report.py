@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtri
 
+from ._estimands import QUESTIONS, report_this
+
 __all__: list[str] = []
 
 
@@ -77,41 +79,84 @@ def _fold_summary(cv_results: dict[str, np.ndarray], key: str) -> dict[str, floa
     }
 
 
+# ------------------------------------------------------------------ helpers
+def _level(confidence_level: float) -> str:
+    """A confidence level as the report writes it: ``"95 %"``."""
+    return f"{confidence_level * 100:.4g} %"
+
+
+def _interval(estimate: float, variance: float, z: float) -> tuple[float, float]:
+    std = _std(variance)
+    return estimate - z * std, estimate + z * std
+
+
+def _fold_estimate(cv: Any, key: str, estimand: str, k: int) -> tuple[float, float]:
+    """Estimate and variance of ``estimand`` on fold ``k`` (0-based)."""
+    return (
+        float(cv.cv_results_[f"{key}_{estimand}"][k]),
+        float(cv.cv_results_[f"{key}_{estimand}_variance"][k]),
+    )
+
+
+def _pooled_estimate(cv: Any, key: str, estimand: str) -> tuple[float, float]:
+    score = cv.pooled_estimates_.get(key, {}).get(estimand)
+    return (math.nan, math.nan) if score is None else (score.expected, score.variance)
+
+
+def _estimand_entries(
+    estimate: float, variance: float, z: float, lead: bool
+) -> dict[str, float]:
+    entry = {"estimate": estimate, "variance": variance, "sd": _std(variance)}
+    if lead:
+        entry["ci_low"], entry["ci_high"] = _interval(estimate, variance, z)
+    return entry
+
+
 # ---------------------------------------------------------------- summary()
-def _fold_rows(cv: Any, key: str, z: float) -> list[dict[str, Any]]:
+def _summary_row(
+    cv: Any, key: str, fold: Any, n_test: int, nominal: float, values: dict
+) -> dict[str, Any]:
+    """One row of the summary: the lead estimand first, then every shown one."""
+    info = cv.estimands_[key]
+    lead = values[info["lead"]]
+    row: dict[str, Any] = {
+        "metric": key,
+        "fold": fold,
+        "n_test": n_test,
+        "nominal": nominal,
+        "estimand": info["lead"],
+        "estimate": lead["estimate"],
+        "sd": lead["sd"],
+        "ci_low": lead["ci_low"],
+        "ci_high": lead["ci_high"],
+    }
+    for estimand in info["shown"]:
+        row[estimand] = values[estimand]["estimate"]
+        row[f"{estimand}_sd"] = values[estimand]["sd"]
+    return row
+
+
+def _metric_rows(cv: Any, key: str, z: float) -> list[dict[str, Any]]:
+    info = cv.estimands_[key]
     rows = []
-    for k, score in enumerate(cv.fold_scores_[key]):
-        expected = cv.cv_results_[f"{key}_expected"][k]
-        std = _std(cv.cv_results_[f"{key}_variance"][k])
+    for k in range(cv.n_splits_):
+        values = {
+            e: _estimand_entries(*_fold_estimate(cv, key, e, k), z, e == info["lead"])
+            for e in info["shown"]
+        }
+        n_test = int(cv.cv_results_["n_test"][k])
+        nominal = float(cv.cv_results_[f"{key}_nominal"][k])
+        rows.append(_summary_row(cv, key, k + 1, n_test, nominal, values))
+    pooled = cv.pooled_.get(key)
+    if pooled is not None:
+        values = {
+            e: _estimand_entries(*_pooled_estimate(cv, key, e), z, e == info["lead"])
+            for e in info["shown"]
+        }
         rows.append(
-            {
-                "metric": key,
-                "fold": k,
-                "n_test": int(cv.cv_results_["n_test"][k]),
-                "expected": float(expected),
-                "std": std,
-                "ci_low": float(expected - z * std),
-                "ci_high": float(expected + z * std),
-                "nominal": float(cv.cv_results_[f"{key}_nominal"][k]),
-                "method": None if score is None else score.method,
-            }
+            _summary_row(cv, key, "pooled", pooled.n_samples, pooled.nominal, values)
         )
     return rows
-
-
-def _pooled_row(key: str, pooled: Any, confidence_level: float) -> dict[str, Any]:
-    low, high = pooled.confidence_interval(confidence_level)
-    return {
-        "metric": key,
-        "fold": "pooled",
-        "n_test": pooled.n_samples,
-        "expected": pooled.expected,
-        "std": pooled.std,
-        "ci_low": low,
-        "ci_high": high,
-        "nominal": pooled.nominal,
-        "method": pooled.method,
-    }
 
 
 def _summary_table(cv: Any) -> Any:
@@ -119,125 +164,261 @@ def _summary_table(cv: Any) -> Any:
     z = _z_value(cv.confidence_level)
     rows = []
     for key in cv.scorers_:
-        rows += _fold_rows(cv, key, z)
-        pooled = cv.pooled_.get(key)
-        if pooled is not None:
-            rows.append(_pooled_row(key, pooled, cv.confidence_level))
+        rows += _metric_rows(cv, key, z)
     return _as_table(rows)
 
 
 # ------------------------------------------------------------------ to_dict()
-def _fold_dicts(cv: Any) -> list[dict[str, Any]]:
+def _json_entries(entries: dict[str, dict[str, float]]) -> dict[str, Any]:
+    return {
+        estimand: {name: _json_number(value) for name, value in entry.items()}
+        for estimand, entry in entries.items()
+    }
+
+
+def _fold_dicts(cv: Any, z: float) -> list[dict[str, Any]]:
     folds = []
     for k in range(cv.n_splits_):
         fold = {
-            "fold": k,
+            "fold": k + 1,
             "n_test": int(cv.cv_results_["n_test"][k]),
             "fit_time": float(cv.cv_results_["fit_time"][k]),
             "score_time": float(cv.cv_results_["score_time"][k]),
             "metrics": {},
         }
         for key in cv.scorers_:
+            info = cv.estimands_[key]
             variance = cv.cv_results_[f"{key}_variance"][k]
             fold["metrics"][key] = {
                 "expected": _json_number(cv.cv_results_[f"{key}_expected"][k]),
                 "variance": _json_number(variance),
                 "std": _json_number(_std(variance)),
                 "nominal": _json_number(cv.cv_results_[f"{key}_nominal"][k]),
+                "estimands": _json_entries(
+                    {
+                        e: _estimand_entries(
+                            *_fold_estimate(cv, key, e, k), z, e == info["lead"]
+                        )
+                        for e in info["shown"]
+                    }
+                ),
             }
         folds.append(fold)
     return folds
 
 
-def _pooled_dicts(cv: Any) -> dict[str, dict[str, Any]]:
+def _pooled_dicts(cv: Any, z: float) -> dict[str, dict[str, Any]]:
     pooled = {}
     for key, score in cv.pooled_.items():
+        info = cv.estimands_[key]
         entry = {
             field: _json_number(value) if isinstance(value, float) else value
             for field, value in score.to_dict().items()
         }
         low, high = score.confidence_interval(cv.confidence_level)
         entry["ci_low"], entry["ci_high"] = _json_number(low), _json_number(high)
+        entry["estimands"] = _json_entries(
+            {
+                e: _estimand_entries(
+                    *_pooled_estimate(cv, key, e), z, e == info["lead"]
+                )
+                for e in info["shown"]
+            }
+        )
         pooled[key] = entry
     return pooled
 
 
+def _metric_dict(cv: Any, key: str, scorer: Any) -> dict[str, Any]:
+    info = cv.estimands_[key]
+    return {
+        "metric": scorer.metric,
+        "greater_is_better": bool(scorer.greater_is_better),
+        "lead": info["lead"],
+        "estimands": list(info["shown"]),
+        "notes": list(info["notes"]),
+        "report_this": _report_line(cv, key, _decimals(cv, key)),
+    }
+
+
 def _results_dict(cv: Any) -> dict[str, Any]:
     """:meth:`NoisyCrossValidator.to_dict`: all results, JSON-serialisable."""
+    z = _z_value(cv.confidence_level)
     summary = {
         key: {name: _json_number(value) for name, value in values.items()}
         for key, values in cv.fold_summary_.items()
     }
+    shown = {e for info in cv.estimands_.values() for e in info["shown"]}
     return {
         "estimator": repr(cv.estimator),
         "n_samples": int(cv.n_samples_),
         "n_splits": int(cv.n_splits_),
         "noise": cv.noise_,
         "confidence_level": float(cv.confidence_level),
-        "metrics": {
-            key: {
-                "metric": scorer.metric,
-                "greater_is_better": bool(scorer.greater_is_better),
-            }
-            for key, scorer in cv.scorers_.items()
+        "estimand": cv.estimand,
+        "legend": {
+            name: text
+            for name, text in QUESTIONS.items()
+            if name == "nominal" or name in shown
         },
-        "folds": _fold_dicts(cv),
-        "pooled": _pooled_dicts(cv),
+        "metrics": {
+            key: _metric_dict(cv, key, scorer) for key, scorer in cv.scorers_.items()
+        },
+        "folds": _fold_dicts(cv, z),
+        "pooled": _pooled_dicts(cv, z),
         "fold_summary": summary,
     }
 
 
 # --------------------------------------------------------------------- str()
-def _fmt(value: float, width: int = 11) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "nan".rjust(width)
-    return f"{value:{width}.5g}"
-
-
-def _metric_block(cv: Any, key: str, scorer: Any, header: str) -> list[str]:
-    """The lines of one metric: its folds, the pooled row and the fold summary."""
-    level = cv.confidence_level
-    z = _z_value(level)
-    direction = "higher" if scorer.greater_is_better else "lower"
-    lines = ["", f"{key} ({direction} is better)", header]
+def _decimals(cv: Any, key: str) -> int | None:
+    """Decimals that give the smallest SD of a metric two significant figures."""
+    info = cv.estimands_[key]
+    sds = [_std(_pooled_estimate(cv, key, e)[1]) for e in info["shown"]]
     for k in range(cv.n_splits_):
-        expected = float(cv.cv_results_[f"{key}_expected"][k])
-        std = _std(float(cv.cv_results_[f"{key}_variance"][k]))
-        ci = f"[{expected - z * std:.5g}, {expected + z * std:.5g}]"
-        lines.append(
-            f"{k:>7} {int(cv.cv_results_['n_test'][k]):>7} {_fmt(expected)} "
-            f"{_fmt(std)} {ci:>25} "
-            f"{_fmt(float(cv.cv_results_[f'{key}_nominal'][k]))}"
-        )
+        sds += [_std(_fold_estimate(cv, key, e, k)[1]) for e in info["shown"]]
+    sds = [sd for sd in sds if math.isfinite(sd) and sd > 0]
+    if not sds:
+        return None
+    return min(max(1 - math.floor(math.log10(min(sds))), 0), 10)
+
+
+def _num(value: float, decimals: int | None) -> str:
+    if not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return f"{value:.4g}" if decimals is None else f"{value:.{decimals}f}"
+
+
+def _ci_text(estimate: float, variance: float, z: float, decimals: int | None) -> str:
+    low, high = _interval(estimate, variance, z)
+    return f"[{_num(low, decimals)}, {_num(high, decimals)}]"
+
+
+def _report_line(cv: Any, key: str, decimals: int | None) -> str:
+    info = cv.estimands_[key]
+    estimate, variance = _pooled_estimate(cv, key, info["lead"])
+    where = "pooled"
+    if not math.isfinite(estimate):  # overlapping test sets: the fold mean
+        values = cv.cv_results_[f"{key}_{info['lead']}"]
+        estimate, variance, where = float(np.nanmean(values)), math.nan, "fold mean"
+    value = f"{_num(estimate, decimals)} ({where})"
+    interval = (
+        "n/a (the test sets overlap)"
+        if where == "fold mean"
+        else _ci_text(estimate, variance, _z_value(cv.confidence_level), decimals)
+    )
+    return report_this(
+        info["lead"],
+        value,
+        interval,
+        _level(cv.confidence_level),
+        "truth" in cv.estimands_[key]["shown"],
+    )
+
+
+def _columns(info: dict[str, Any], level: str) -> list[tuple[str, int]]:
+    """The header of a metric block: (title, width) per column."""
+    lead = info["lead"]
+    columns = [("fold", 6), ("n_test", 6), ("nominal", 9), (lead, 9), ("SD", 8)]
+    columns.append((f"{level} interval", 22))
+    for estimand in info["shown"]:
+        if estimand != lead:
+            columns += [(estimand, 9), ("SD", 8)]
+    return columns
+
+
+def _row_cells(
+    info: dict[str, Any],
+    values: dict[str, tuple[float, float]],
+    z: float,
+    decimals: int | None,
+) -> list[str]:
+    lead = info["lead"]
+    estimate, variance = values[lead]
+    cells = [
+        _num(estimate, decimals),
+        _num(_std(variance), decimals),
+        _ci_text(estimate, variance, z, decimals),
+    ]
+    for estimand in info["shown"]:
+        if estimand != lead:
+            estimate, variance = values[estimand]
+            cells += [_num(estimate, decimals), _num(_std(variance), decimals)]
+    return cells
+
+
+def _line(cells: list[str], columns: list[tuple[str, int]]) -> str:
+    return " ".join(
+        cell.rjust(width) for cell, (_, width) in zip(cells, columns, strict=True)
+    )
+
+
+def _metric_block(cv: Any, key: str, scorer: Any) -> list[str]:
+    """The lines of one metric: its folds, the pooled row and what to report."""
+    info = cv.estimands_[key]
+    z = _z_value(cv.confidence_level)
+    decimals = _decimals(cv, key)
+    columns = _columns(info, _level(cv.confidence_level))
+    direction = "higher" if scorer.greater_is_better else "lower"
+    lines = ["", f"{key} ({direction} is better)"]
+    lines.append(_line([title for title, _ in columns], columns))
+    for k in range(cv.n_splits_):
+        values = {e: _fold_estimate(cv, key, e, k) for e in info["shown"]}
+        nominal = float(cv.cv_results_[f"{key}_nominal"][k])
+        head = [
+            str(k + 1),
+            str(int(cv.cv_results_["n_test"][k])),
+            _num(nominal, decimals),
+        ]
+        lines.append(_line(head + _row_cells(info, values, z, decimals), columns))
     pooled = cv.pooled_.get(key)
     if pooled is not None:
-        low, high = pooled.confidence_interval(level)
-        ci = f"[{low:.5g}, {high:.5g}]"
-        lines.append(
-            f"{'pooled':>7} {pooled.n_samples:>7} {_fmt(pooled.expected)} "
-            f"{_fmt(pooled.std)} {ci:>25} {_fmt(pooled.nominal)}"
-        )
+        values = {e: _pooled_estimate(cv, key, e) for e in info["shown"]}
+        head = ["pooled", str(pooled.n_samples), _num(pooled.nominal, decimals)]
+        lines.append(_line(head + _row_cells(info, values, z, decimals), columns))
+    lines += [f"  note: {note}" for note in info["notes"]]
+    lines.append("  " + _report_line(cv, key, decimals))
     summary = cv.fold_summary_[key]
+    noise_sd = _std(summary["mean_label_noise_variance"])
     lines.append(
-        f"  between-fold SD {summary['between_fold_sd']:.4g}; label noise "
-        f"alone explains SD {_std(summary['mean_label_noise_variance']):.4g}; "
-        f"excess SD {summary['excess_sd']:.4g} (not a standard error of CV)"
+        f"  between folds: SD of the nominal metric "
+        f"{summary['between_fold_sd']:.2g}, of which label noise alone explains "
+        f"{noise_sd:.2g}; "
+        f"the rest ({summary['excess_sd']:.2g}) comes from the splits and "
+        "refits (not a standard error of CV)"
     )
     return lines
 
 
+def _legend(cv: Any) -> list[str]:
+    shown = [
+        e
+        for e in ("truth", "remeasurement", "forward")
+        if any(e in info["shown"] for info in cv.estimands_.values())
+    ]
+    level = _level(cv.confidence_level)
+    lines = [
+        f"Legend (SD and {level} interval: label noise only, not test-set "
+        "sampling nor split variability):"
+    ]
+    for name in ["nominal", *shown]:
+        lines.append(f"  {name + ':':<15}{QUESTIONS[name]}")
+    return lines
+
+
 def _format_table(cv: Any) -> str:
-    """Readable text report: one block per metric, folds then the pooled row."""
+    """Readable text report: a legend, then per metric its folds and pooled row."""
+    leads = {info["lead"] for info in cv.estimands_.values()}
+    requested = "truth" if cv.estimand == "auto" else cv.estimand
+    lead = (
+        leads.pop() if len(leads) == 1 else f"{requested} where offered, else forward"
+    )
     lines = [
         f"NoisyCrossValidator({cv.estimator!r})",
         f"{cv.n_splits_} folds, {cv.n_samples_} samples, label noise: "
-        f"{cv.noise_ or 'from the scorers'}",
+        f"{cv.noise_ or 'from the scorers'}; leading estimand: {lead}",
+        *_legend(cv),
     ]
-    ci_head = f"{cv.confidence_level:.0%} CI (label noise)"
-    header = (
-        f"{'fold':>7} {'n_test':>7} {'expected':>11} {'std':>11} {ci_head:>25} "
-        f"{'nominal':>11}"
-    )
     for key, scorer in cv.scorers_.items():
-        lines += _metric_block(cv, key, scorer, header)
+        lines += _metric_block(cv, key, scorer)
     return "\n".join(lines)

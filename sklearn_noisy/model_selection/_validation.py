@@ -30,9 +30,19 @@ Noise = GaussianNoise | FlipNoise | None
 
 
 def _check_noise(
-    sigma: Any, q: Any, transition_matrix: Any, y: Any, n_samples: int
+    sigma: Any,
+    q: Any,
+    transition_matrix: Any,
+    y: Any,
+    n_samples: int,
+    sigma_dof: Any = None,
 ) -> Noise:
     """Validate the label noise once, before any fold is fitted."""
+    if sigma_dof is not None and sigma is None:
+        raise TypeError(
+            "sigma_dof (the degrees of freedom of sigma) needs sigma: pass both, "
+            "e.g. sigma=summary.sigma, sigma_dof=summary.sigma_dof."
+        )
     if sigma is not None and (q is not None or transition_matrix is not None):
         raise TypeError(
             "Pass sigma (regression: Gaussian label errors) or q / "
@@ -41,7 +51,7 @@ def _check_noise(
     if sigma is not None:
         y_shape = np.shape(y)
         shape = (n_samples,) if len(y_shape) < 2 else (n_samples, y_shape[1])
-        return GaussianNoise.from_params(sigma, shape)
+        return GaussianNoise.from_params(sigma, shape, sigma_dof=sigma_dof)
     if q is not None or transition_matrix is not None:
         return FlipNoise.from_params(
             q, transition_matrix, n_samples=n_samples, n_classes=None
@@ -63,6 +73,9 @@ def _noise_kwargs(scorer: Any, noise: Noise) -> dict[str, Any]:
     sigma = noise.sigma if isinstance(noise, GaussianNoise) else None
     q, matrix = (noise.q, noise.matrix) if isinstance(noise, FlipNoise) else (None,) * 2
     takes = getattr(scorer, "requires_noise", None)
+    if isinstance(noise, GaussianNoise) and noise.sigma_dof is not None:
+        if takes == "sigma":
+            return {"sigma": sigma, "sigma_dof": noise.sigma_dof}
     if takes == "sigma":
         return {"sigma": sigma}
     if takes == "q":
@@ -124,8 +137,14 @@ def _score_fold(
     noise: Noise,
     classes: np.ndarray | None,
     error_score: Any,
+    variants: dict[str, dict[str, Any]],
 ) -> None:
-    """Score a fitted fold estimator with every scorer, into ``result``."""
+    """Score a fitted fold estimator with every scorer, into ``result``.
+
+    ``variants[key]`` holds the scorer of ``key`` for each further estimand the
+    report shows; their failures are recorded, not raised, so that the
+    scorer's own estimand is always reported.
+    """
     for key, scorer in scorers.items():
         try:
             method = _response_method_name(estimator, scorer.response_method)
@@ -144,8 +163,47 @@ def _score_fold(
             if error_score == "raise":
                 raise
             result["score_errors"][key] = format_exc()
+            continue
+        _score_variants(
+            key, variants.get(key, {}), y_test, X_test, result, noise, classes
+        )
     if "predict" not in result["responses"] and hasattr(estimator, "predict"):
         result["responses"]["predict"] = np.asarray(estimator.predict(X_test))
+
+
+def _score_variants(
+    key: str,
+    variants: dict[str, Any],
+    y_test: Any,
+    X_test: Any,
+    result: dict[str, Any],
+    noise: Noise,
+    classes: np.ndarray | None,
+) -> None:
+    """Score the further estimands of one metric into ``result["estimates"]``."""
+    scorer = next(iter(variants.values()), None)
+    if scorer is None:
+        return
+    method = _response_method_name_in(result["responses"], scorer.response_method)
+    estimates = result["estimates"].setdefault(key, {})
+    for estimand, variant in variants.items():
+        try:
+            estimates[estimand] = variant.score_predictions(
+                y_test,
+                result["responses"][method],
+                X=X_test,
+                **_noise_kwargs(variant, noise),
+                **_classes_kwarg(method, classes),
+            )
+        except Exception as exc:  # reported as a note; the metric stays
+            estimates[estimand] = None
+            result["estimand_errors"][key, estimand] = f"{type(exc).__name__}: {exc}"
+
+
+def _response_method_name_in(responses: dict[str, Any], response_method: Any) -> str:
+    """The recorded response that a scorer with ``response_method`` takes."""
+    methods = [response_method] if isinstance(response_method, str) else response_method
+    return next(method for method in methods if method in responses)
 
 
 def _fit_and_score_fold(
@@ -163,6 +221,8 @@ def _fit_and_score_fold(
     return_estimator: bool,
     verbose: int,
     split_progress: tuple[int, int],
+    variants: dict[str, dict[str, Any]] | None = None,
+    leads: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Fit on one training set, predict and score its test set (one joblib task)."""
     fit_params = _check_method_params(X, params=fit_params, indices=train)
@@ -175,6 +235,9 @@ def _fit_and_score_fold(
         "test": test,
         "responses": {},
         "scores": dict.fromkeys(scorers),
+        "estimates": {},
+        "estimand_errors": {},
+        "leads": leads or {},
     }
     start = time.perf_counter()
     try:
@@ -196,6 +259,7 @@ def _fit_and_score_fold(
             noise=_take_noise(noise, test),
             classes=classes,
             error_score=error_score,
+            variants=variants or {},
         )
         score_time = time.perf_counter() - start - fit_time
     result["fit_time"] = fit_time
@@ -218,7 +282,12 @@ def _end_message(result: dict, split_progress: tuple[int, int]) -> str:
             if score is None:
                 parts.append(f" {key}: failed")
             else:
-                parts.append(f" {key}: {score.expected:.4g}±{_std(score.variance):.2g}")
+                name = result["leads"].get(key, "")
+                lead = result["estimates"].get(key, {}).get(name)
+                score, name = (score, score.estimand) if lead is None else (lead, name)
+                parts.append(
+                    f" {key}: {name} {score.expected:.4g}±{_std(score.variance):.2g}"
+                )
         body = ";".join(parts) + ";"
     total = result["fit_time"] + result["score_time"]
     return f"{head}{body} n_test={result['n_test']}, total time={total:.3g}s"

@@ -36,6 +36,7 @@ __all__ = [
     "check_noise_model",
     "check_noise_source",
     "check_sigma",
+    "check_sigma_dof",
     "check_transition_matrix",
     "resolve_noise_source",
     "take_samples",
@@ -192,6 +193,30 @@ def take_samples(values: Any, indices: Any) -> Any:
 # --------------------------------------------------------------------------- #
 # Regression: Gaussian errors
 # --------------------------------------------------------------------------- #
+def check_sigma_dof(sigma_dof: Any, n_samples: int) -> Any:
+    """Validate the degrees of freedom of σ: None, a scalar or one per sample.
+
+    ``None`` means σ is known exactly; ``inf`` (for a sample, or all) the same.
+    Returns None, a Python float or a float64 array of shape ``(n_samples,)``.
+    """
+    if sigma_dof is None:
+        return None
+    array = as_float_array(sigma_dof, name="sigma_dof")
+    if array.ndim > 1:
+        raise ValueError(
+            f"sigma_dof must be a scalar or an array of shape ({n_samples},); got "
+            f"shape {array.shape}."
+        )
+    if array.ndim == 1:
+        _check_length(array, n_samples, name="sigma_dof")
+    bad = np.ravel(array)[~(np.ravel(array) > 0)]
+    if bad.size:
+        raise ValueError(
+            f"sigma_dof must be positive (inf: sigma known); got {float(bad[0])!r}."
+        )
+    return float(array) if array.ndim == 0 else array
+
+
 @dataclass(frozen=True, eq=False)
 class GaussianNoise:
     """Gaussian label errors ``ỹ = y + e``, ``e ~ N(0, σ²)``, independent samples.
@@ -202,16 +227,30 @@ class GaussianNoise:
         As returned by :func:`check_sigma`: a Python float, or a float64 array
         of shape ``(n_samples,)``, ``(n_samples, 1)`` or ``(n_samples,
         n_outputs)``.
+    sigma_dof : float, ndarray of shape (n_samples,) or None, default=None
+        Degrees of freedom of σ when it was estimated from a few readings
+        (see :func:`check_sigma_dof`); None when σ is known exactly.
     """
 
     sigma: Any
+    sigma_dof: Any = None
 
     @classmethod
     def from_params(
-        cls, sigma: Any, shape: tuple[int, ...], *, name: str = "sigma"
+        cls,
+        sigma: Any,
+        shape: tuple[int, ...],
+        *,
+        name: str = "sigma",
+        sigma_dof: Any = None,
     ) -> GaussianNoise:
-        """Validate ``sigma`` for labels of ``shape`` (see :func:`check_sigma`)."""
-        return cls(check_sigma(sigma, shape, name=name))
+        """Validate ``sigma`` for labels of ``shape`` (see :func:`check_sigma`).
+
+        ``sigma_dof`` is checked by :func:`check_sigma_dof`.
+        """
+        return cls(
+            check_sigma(sigma, shape, name=name), check_sigma_dof(sigma_dof, shape[0])
+        )
 
     @property
     def is_constant(self) -> bool:
@@ -220,7 +259,9 @@ class GaussianNoise:
 
     def take(self, indices: Any) -> GaussianNoise:
         """The noise of the samples ``indices`` (a cross-validation fold)."""
-        return GaussianNoise(take_samples(self.sigma, indices))
+        return GaussianNoise(
+            take_samples(self.sigma, indices), take_samples(self.sigma_dof, indices)
+        )
 
     def sampler(self, y_true: np.ndarray) -> GaussianSampler:
         """A Monte Carlo sampler of labels drawn around ``y_true``."""
@@ -521,13 +562,16 @@ def _source_repr(value: Any) -> str:
 def check_noise_source(value: Any, *, key: str) -> Any:
     """Validate a noise source: None, a constant, a column name or a callable.
 
-    ``key`` is ``"sigma"`` or ``"q"``; a constant is validated as one.
+    ``key`` is ``"sigma"``, ``"sigma_dof"`` or ``"q"``; a constant is validated
+    as one.
     """
     if value is None or isinstance(value, str) or callable(value):
         return value
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         if key == "sigma":
             return check_sigma(float(value), (1,), name="sigma")
+        if key == "sigma_dof":
+            return check_sigma_dof(float(value), 1)
         return check_flip_probability(float(value), 1, name="q")
     if isinstance(value, np.ndarray) and value.ndim == 0:
         return check_noise_source(value.item(), key=key)

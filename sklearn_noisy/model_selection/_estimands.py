@@ -1,0 +1,164 @@
+"""Which estimands a cross-validation reports, which one leads, and what they mean.
+
+Every metric is reported as its nominal value, its ``truth`` estimate (when the
+metric offers one) and its ``forward`` value (the paper's formulas); the
+``estimand=`` option of the cross-validator chooses the one that leads the
+report and its "report this" line. ``"auto"`` leads with ``truth`` when the
+metric offers it (labels that are measurements, the common case), else with
+``forward``. The texts here label every number with the question it answers
+(user guide: :ref:`estimands`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, NamedTuple
+
+from ..utils._validation import ESTIMANDS
+
+__all__ = [
+    "ESTIMAND_CHOICES",
+    "QUESTIONS",
+    "EstimandPlan",
+    "check_cv_estimand",
+    "estimand_note",
+    "fold_estimates",
+    "plan_estimands",
+    "report_this",
+]
+
+#: The values of the cross-validator's ``estimand=`` option.
+ESTIMAND_CHOICES = ("auto", *ESTIMANDS)
+
+#: The question each reported quantity answers, as the report's legend says it.
+QUESTIONS = {
+    "nominal": "the metric on the labels as given",
+    "truth": "the metric against the true values (the label noise removed)",
+    "remeasurement": "the metric expected when these samples are measured again, "
+    "the same way",
+    "forward": "the paper's expected metric if y_true were exact (then measured "
+    "with the given noise); not what a re-measurement shows",
+}
+
+
+#: The order of the estimands in a report.
+_ORDER = ("truth", "remeasurement", "forward")
+
+
+class EstimandPlan(NamedTuple):
+    """The estimands reported for one metric.
+
+    ``shown`` in report order, ``lead`` the one that leads, ``requested`` what
+    ``estimand=`` asked for (``lead`` differs when the metric does not offer
+    it) and ``variants`` the scorer of every shown estimand other than the
+    scorer's own.
+    """
+
+    shown: tuple[str, ...]
+    lead: str
+    requested: str
+    variants: dict[str, Any]
+
+
+def check_cv_estimand(estimand: Any) -> str:
+    """Validate the cross-validator's ``estimand=`` option."""
+    if not isinstance(estimand, str) or estimand not in ESTIMAND_CHOICES:
+        raise ValueError(
+            f"estimand must be one of {ESTIMAND_CHOICES}; got {estimand!r}."
+        )
+    return estimand
+
+
+def _offered(scorer: Any) -> tuple[str, ...]:
+    """The estimands a scorer's metric offers (only its own for a foreign one)."""
+    estimands = getattr(scorer, "estimands", None)
+    return tuple(estimands) if estimands else (scorer.estimand,)
+
+
+def plan_estimands(scorer: Any, estimand: str) -> EstimandPlan:
+    """The estimands reported for ``scorer`` when ``estimand=`` leads.
+
+    Shown: ``truth`` when offered, the lead, and ``forward``; in that order
+    (``remeasurement`` only when it leads or is the scorer's own).
+    """
+    offered = _offered(scorer)
+    requested = "truth" if estimand == "auto" else estimand
+    lead = requested if requested in offered else "forward"
+    if lead not in offered:  # a foreign scorer: its own estimand
+        lead = scorer.estimand
+    wanted = {"truth", "forward", lead, scorer.estimand}
+    shown = tuple(e for e in _ORDER if e in wanted and e in offered)
+    variants = {e: scorer.with_estimand(e) for e in shown if e != scorer.estimand}
+    return EstimandPlan(shown, lead, requested, variants)
+
+
+def estimand_note(metric: str, plan: EstimandPlan) -> str | None:
+    """Why the lead is not the requested estimand, or None when it is."""
+    if plan.lead == plan.requested:
+        return None
+    return f"{metric} offers no {plan.requested} estimate: {plan.lead} leads instead."
+
+
+def fold_estimates(
+    results: list[dict], key: str, own: str, plan: EstimandPlan, own_scores: list
+) -> tuple[dict[str, list], list[str]]:
+    """The per-fold scores of every shown estimand of ``key``, and the notes.
+
+    ``own`` is the scorer's own estimand, whose scores are ``own_scores``; the
+    others come from the fold results (``None`` where a fold failed). The
+    notes say why the requested estimand does not lead, and which estimand
+    failed on a fold.
+    """
+    notes = [estimand_note(key, plan)]
+    folds: dict[str, list] = {}
+    for estimand in plan.shown:
+        if estimand == own:
+            folds[estimand] = list(own_scores)
+            continue
+        scores = [
+            None
+            if r["fit_error"] is not None
+            else r["estimates"].get(key, {}).get(estimand)
+            for r in results
+        ]
+        folds[estimand] = [
+            s if s is None or s.estimand == estimand else replace(s, estimand=estimand)
+            for s in scores
+        ]
+        errors = [
+            r["estimand_errors"][key, estimand]
+            for r in results
+            if (key, estimand) in r.get("estimand_errors", {})
+        ]
+        if errors:
+            notes.append(f"{estimand} failed on {len(errors)} fold(s): {errors[0]}")
+    return folds, [note for note in notes if note]
+
+
+def report_this(
+    lead: str, value: str, interval: str, level: str, truth_offered: bool
+) -> str:
+    """The one line that says which number of a metric to report.
+
+    ``value`` and ``interval`` are the formatted pooled estimate of ``lead``
+    and its interval at ``level`` (e.g. ``"95 %"``).
+    """
+    if lead == "truth":
+        return (
+            f"report this: truth {value}, {level} interval {interval} (labels "
+            "that are measurements); quote forward only when y_true is exact"
+        )
+    if lead == "remeasurement":
+        return (
+            f"report this: remeasurement {value}, {level} interval {interval} "
+            "(the metric on a fresh measurement of these samples)"
+        )
+    instead = (
+        "for labels that are measurements report truth instead"
+        if truth_offered
+        else "this metric has no truth estimate for labels that are measurements"
+    )
+    return (
+        f"report this: forward {value}, {level} interval {interval}, only if "
+        f"y_true is exact (a reference standard or a simulation); {instead}"
+    )
