@@ -547,9 +547,6 @@ def test_truth_paired_accuracy_and_fallback():
         np.sum((a != b) * 4 * q * (1 - q) / (1 - 2 * q) ** 2) / y.size**2, rel=1e-12
     )
     # unbiased for the difference of the true hits: exact enumeration on 3 samples
-    from sklearn_noisy.model_selection._paired_truth import paired_truth_difference
-
-    scorer = make_noisy_scorer("accuracy")
     true = np.array([1, 0, 1])
     pa, pb, qs = np.array([1, 1, 0]), np.array([0, 1, 1]), np.array([0.1, 0.2, 0.3])
     mean = 0.0
@@ -559,7 +556,9 @@ def test_truth_paired_accuracy_and_fallback():
         observed = np.where(flips, 1 - true, true)
         mean += (
             weight
-            * paired_truth_difference(scorer, observed, pa, pb, {"q": qs}).expected
+            * expected_paired_difference(
+                observed, pa, pb, metric="accuracy", q=qs, estimand="truth"
+            ).expected
         )
     hits = (true == pa).astype(float) - (true == pb).astype(float)
     assert mean == pytest.approx(np.mean(hits), abs=1e-12)

@@ -571,9 +571,6 @@ def test_two_loky_workers_match_serial(binary_data):
 
 
 # ------------------------------------------------------------------ estimands
-NEEDS_WIRING = pytest.mark.xfail(
-    strict=True, reason="needs the estimand wiring of issue 11"
-)
 
 
 def _expected_lead(metric, requested):
@@ -715,7 +712,6 @@ def test_sigma_dof_is_sliced_per_fold(regression_data, monkeypatch):
     assert all(np.array_equal(given, dof) for _, given in calls[3 * len(shown) :])
 
 
-@NEEDS_WIRING
 def test_sigma_dof_widens_the_truth_interval(regression_data):
     X, y, sigma = regression_data
     dof = np.full(y.size, 3.0)

@@ -923,9 +923,6 @@ def test_repr_of_array_options_round_trips():
 
 # --------------------------------------------------------------- sigma_dof
 DOF_REG = np.arange(N_REG, dtype=float) % 5 + 2.0  # 2 to 6 degrees of freedom
-NEEDS_WIRING = pytest.mark.xfail(
-    strict=True, reason="needs the estimand wiring of issue 11"
-)
 
 
 def _record_sigma_dof(monkeypatch):
@@ -1035,7 +1032,6 @@ def test_sigma_dof_errors():
             constant.set_score_request(sigma_dof=True)
 
 
-@NEEDS_WIRING
 def test_sigma_dof_reaches_the_metric():
     model = Ridge().fit(X_REG, Y_REG)
     scorer = make_noisy_scorer("mean_squared_error", estimand="truth", output="all")

@@ -223,8 +223,9 @@ def test_mse_truth_closed_form_and_clipping():
     assert score.expected == pytest.approx(np.mean(e**2 - sigma**2), abs=1e-15)
     v_hat = np.sum(4 * sigma**2 * e**2 - 2 * sigma**4) / 9
     assert v_hat < 0  # the unbiased variance estimate can be negative...
-    assert score.variance == 0.0  # ...and is then clipped at 0
-    # a positive estimate is reported as is
+    # ...and is then floored at the lower bound Σ 2σ⁴/M² of the variance
+    assert score.variance == pytest.approx(np.sum(2 * sigma**4) / 9, rel=1e-14)
+    # an estimate above the bound is reported as is
     score = expected_mean_squared_error([3.0], [0.0], sigma=0.5, estimand="truth")
     assert score.expected == pytest.approx(9.0 - 0.25)
     assert score.variance == pytest.approx(4 * 0.25 * 9 - 2 * 0.0625)
@@ -235,7 +236,7 @@ def test_mse_truth_closed_form_and_clipping():
         estimand="truth",
         multioutput="raw_values",
     )
-    assert len(raw) == 2 and all(s.variance >= 0 for s in raw)
+    assert len(raw) == 2 and all(s.variance > 0 for s in raw)
 
 
 # --------------------------------------------------------------------------- #

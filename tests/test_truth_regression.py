@@ -20,6 +20,7 @@ import pytest
 import sklearn_noisy.utils._arrays as arrays
 from sklearn_noisy.metrics import expected_mean_squared_error
 from sklearn_noisy.metrics._truth_regression import (
+    _squared_error_sums,
     mse_remeasurement,
     mse_truth,
     r2_remeasurement,
@@ -53,21 +54,31 @@ DOF3 = np.array([[2.0], [4.0], [np.inf]])
 
 def test_mse_closed_form():
     # T̂ = (Σ d̃² − Σ σ̂²)/3 = (2 − 3/2)/3.
-    # Truth, per sample 4σ̂²d̃² − 2σ̂⁴(ν − 1)/(ν + 2): 1 − 1/32, −1, 1 − 1/8.
-    # Remeasurement, 4σ̂²d̃² − 2σ̂⁴ν/(ν + 2): 1 − 1/16, −4/3, 1 − 1/8.
+    # Truth, per sample 4σ̂²d̃² − 2σ̂⁴(ν − 1)/(ν + 2): 1 − 1/32, −1, 1 − 1/8;
+    # its floor 2σ̂⁴(ν + 1)/(ν + 2): 3/32, 5/3, 1/8, larger here.
+    # Remeasurement, 4σ̂²d̃² − 2σ̂⁴ν/(ν + 2): 1 − 1/16, −4/3, 1 − 1/8;
+    # its floor 2σ̂⁴ν/(ν + 2): 1/16, 4/3, 1/8, larger too.
     truth = mse_truth(Y3, P3, SIGMA3, DOF3)
     np.testing.assert_allclose(truth.estimate, [1 / 6], rtol=1e-15)
     np.testing.assert_allclose(truth.nominal, [2 / 3], rtol=1e-15)
-    np.testing.assert_allclose(truth.variance, [(31 / 32 - 1 + 7 / 8) / 9], rtol=1e-14)
+    assert (31 / 32 - 1 + 7 / 8) < (3 / 32 + 5 / 3 + 1 / 8)
+    np.testing.assert_allclose(
+        truth.variance, [(3 / 32 + 5 / 3 + 1 / 8) / 9], rtol=1e-14
+    )
+    raw = _squared_error_sums(Y3, P3, SIGMA3, DOF3, None, k=3.0, floor_k=1.0)
+    np.testing.assert_allclose(raw[3], [31 / 32 - 1 + 7 / 8], rtol=1e-14)
     again = mse_remeasurement(Y3, P3, SIGMA3, DOF3)
     np.testing.assert_allclose(again.estimate, [2 / 3], rtol=1e-15)
     np.testing.assert_allclose(
-        again.variance, [(15 / 16 - 4 / 3 + 7 / 8) / 9], rtol=1e-14
+        again.variance, [(1 / 16 + 4 / 3 + 1 / 8) / 9], rtol=1e-14
     )
-    # σ known: both are Σ (4σ²d̃² − 2σ⁴)/9 = (7/8 − 2 + 7/8)/9.
+    raw = _squared_error_sums(Y3, P3, SIGMA3, DOF3, None, k=2.0, floor_k=2.0)
+    np.testing.assert_allclose(raw[3], [15 / 16 - 4 / 3 + 7 / 8], rtol=1e-14)
+    # σ known: both are Σ (4σ²d̃² − 2σ⁴)/9 = (7/8 − 2 + 7/8)/9 < 0, floored at
+    # Σ 2σ⁴/9 = (1/8 + 2 + 1/8)/9.
     for kernel in (mse_truth, mse_remeasurement):
         np.testing.assert_allclose(
-            kernel(Y3, P3, SIGMA3).variance, [(7 / 8 - 2 + 7 / 8) / 9], rtol=1e-14
+            kernel(Y3, P3, SIGMA3).variance, [(1 / 8 + 2 + 1 / 8) / 9], rtol=1e-14
         )
     # RMSE: √T̂ + V/(8 T̂^{3/2}), variance V/(4T̂), here with T̂ = 1/6 below
     # √V, where both denominators take √V instead: √T̂ + V^{1/4}/8 and √V/4.
@@ -126,15 +137,22 @@ def test_r2_closed_form():
     truth = r2_truth(Y3, P3, SIGMA3, DOF3)
     np.testing.assert_allclose(truth.estimate, [1 - rho], rtol=1e-15)
     np.testing.assert_allclose(truth.nominal, [1 - 2 / 8], rtol=1e-15)
-    variance = (
-        var_x + g - 2 * rho * (cov + 2 / 3 * g) + rho**2 * (var_y + 4 / 9 * g)
-    ) / 49
-    np.testing.assert_allclose(truth.variance, [variance], rtol=1e-13)
+    raw = var_x + g - 2 * rho * (cov + 2 / 3 * g) + rho**2 * (var_y + 4 / 9 * g)
+    # The floors: 2 tr(PSPS) = 2 s4, 2 tr(PSQS) = (4/3) s4,
+    # 2 tr(QSQS) = (2/3) s4 + 2 Q̂/9, and the σ-estimation part.
+    floor_x, floor_c, floor_y = 2 * s4, 4 / 3 * s4, 2 / 3 * s4 + 2 * q_hat / 9
+    floor = floor_x - 2 * rho * floor_c + rho**2 * floor_y
+    floor += g - 2 * rho * 2 / 3 * g + rho**2 * 4 / 9 * g
+    for name, value in (("floor_sse", floor_x), ("floor_cov", floor_c)):
+        np.testing.assert_allclose(getattr(sums, name), [value], rtol=1e-14)
+    np.testing.assert_allclose(sums.floor_sst, [floor_y], rtol=1e-14)
+    assert floor > raw  # the floor binds here
+    np.testing.assert_allclose(truth.variance, [floor / 49], rtol=1e-13)
     again = r2_remeasurement(Y3, P3, SIGMA3, DOF3)
     np.testing.assert_allclose(again.estimate, [0.75], rtol=1e-15)
-    np.testing.assert_allclose(
-        again.variance, [(var_x - 0.5 * cov + var_y / 16) / 64], rtol=1e-13
-    )
+    raw = var_x - 0.5 * cov + var_y / 16
+    floor = floor_x - 0.5 * floor_c + floor_y / 16
+    np.testing.assert_allclose(again.variance, [max(raw, floor) / 64], rtol=1e-13)
     assert not truth.flag.any() and not again.flag.any()
 
 
@@ -226,12 +244,15 @@ def test_chunks_and_outputs(kernel, monkeypatch):
 def test_degenerate_cases_never_nan():
     y = np.array([[1.0], [2.0], [3.0], [4.0]])
     # T̂ < 0: RMSE 0 with the flag, finite variance.
-    rmse = rmse_truth(y, y + 0.9, 1.0)  # T̂ = 0.81 − 1, V = (3.24 − 2)/4
+    # T̂ = 0.81 − 1, V = (3.24 − 2)/4 below its floor 2σ⁴/4.
+    rmse = rmse_truth(y, y + 0.9, 1.0)
     assert rmse.flag.all() and rmse.estimate[0] == 0.0
-    np.testing.assert_allclose(rmse.variance, [np.sqrt(1.24 / 4) / 4], rtol=1e-14)
-    # A negative variance estimate counts as 0.
+    np.testing.assert_allclose(rmse.variance, [np.sqrt(0.5) / 4], rtol=1e-14)
+    # A negative variance estimate is floored at 2σ̂⁴(ν + 1)/(ν + 2)/4: no
+    # zero-width interval.
     rmse = rmse_truth(y, y + 0.1, 1.0, 3.0)
-    assert rmse.flag.all() and rmse.estimate[0] == 0.0 and rmse.variance[0] == 0.0
+    assert rmse.flag.all() and rmse.estimate[0] == 0.0
+    np.testing.assert_allclose(rmse.variance, [np.sqrt(0.4) / 4], rtol=1e-14)
     # A perfect prediction of exact labels: everything 0, no NaN.
     for kernel in (rmse_truth, rmse_remeasurement):
         result = kernel(y, y, 0.0, None)
@@ -300,10 +321,26 @@ def test_unbiased_over_gaussian_draws(estimated, weighted):
 
     truth = mse_truth(labels, predictions, sigma, dof, weight)
     _check_mean(truth.estimate, theta)
-    _check_variance(truth.estimate, truth.variance)
     again = mse_remeasurement(labels, predictions, sigma, dof, weight)
     _check_mean(again.estimate, theta + w @ SIGMA4**2 / big_w)
-    _check_variance(again.estimate, again.variance)
+    for result, k, floor_k in ((truth, 3.0, 1.0), (again, 2.0, 2.0)):
+        # The raw variance estimate is unbiased, and so is its floor for the
+        # lower bound; the reported max of the two is at least the variance.
+        raw = _squared_error_sums(
+            labels, predictions, sigma, dof, weight, k=k, floor_k=floor_k
+        )
+        _check_variance(result.estimate, raw[3] / big_w**2)
+        bound = 2 * w**2 @ SIGMA4**4 / big_w**2
+        if estimated and k == 3.0:
+            bound += 2 * w**2 @ (SIGMA4**4 / DOF4) / big_w**2
+        if estimated:
+            _check_mean(raw[4] / big_w**2, bound)
+        else:  # σ known: the floor is the bound itself
+            np.testing.assert_allclose(raw[4] / big_w**2, bound, rtol=1e-14)
+        np.testing.assert_allclose(
+            result.variance, np.maximum(raw[3], raw[4]) / big_w**2, rtol=1e-15
+        )
+        assert result.variance.mean() >= result.estimate.var()
 
     sums = r2_sums(labels, predictions, sigma, dof, weight)
     _check_mean(sums.sse_truth, w @ (MU4 - PRED4) ** 2)

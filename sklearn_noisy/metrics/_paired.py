@@ -24,7 +24,7 @@ from .._noisy_score import NoisyScore
 from ..utils._arrays import check_finite
 from ._monte_carlo import monte_carlo_score
 from ._paired_kernels import union_labels
-from ._registry import MetricInfo, get_metric_info
+from ._registry import MetricInfo, get_metric_info, get_metric_names
 
 __all__ = ["expected_paired_difference"]
 
@@ -115,6 +115,43 @@ def _monte_carlo_difference(
     return dataclasses.replace(score, metric=f"{scorer.metric}_difference")
 
 
+def _truth_difference(
+    info: MetricInfo,
+    options: dict[str, Any],
+    y_true: Any,
+    y_pred_a: Any,
+    y_pred_b: Any,
+    **noise: Any,
+) -> NoisyScore:
+    """The truth estimand of the paired difference (the record's ``paired_truth``)."""
+    name, kernel = info.name, info.paired_truth
+    result = None
+    if kernel is not None:
+        result = kernel(
+            y_true, y_pred_a, y_pred_b, classes=None, options=options, **noise
+        )
+    if result is None:
+        offered = " and ".join(
+            repr(m) for m in get_metric_names() if get_metric_info(m).paired_truth
+        )
+        detail = f" with options {sorted(options)}" if kernel is not None else ""
+        raise ValueError(
+            f"{name}{detail} has no paired truth difference: estimand='truth' is "
+            f"offered for {offered} without metric options; use "
+            "estimand='forward'."
+        )
+    expected, variance, nominal, n_samples = result
+    return NoisyScore(
+        f"{name}_difference",
+        expected,
+        variance,
+        nominal,
+        n_samples,
+        "exact",
+        estimand="truth",
+    )
+
+
 def expected_paired_difference(
     y_true: Any,
     y_pred_a: Any,
@@ -128,6 +165,7 @@ def expected_paired_difference(
     classes: Any = None,
     n_draws: int = 1000,
     random_state: Any = 0,
+    estimand: str = "forward",
 ) -> NoisyScore:
     """Expected difference ``metric(A) − metric(B)`` of two models on the same labels.
 
@@ -210,6 +248,18 @@ def expected_paired_difference(
         Seed of the Monte Carlo path (fixed by default, so that results are
         reproducible).
 
+    estimand : {"forward", "truth"}, default="forward"
+        ``"forward"``: ``y_true`` taken as exact, the moments above.
+        ``"truth"``: ``y_true`` holds noisy labels and the result estimates the
+        difference against the true values (user guide: :ref:`estimands`).
+        Offered for ``"mean_squared_error"`` (the nominal difference, unbiased
+        since the noise adds the same ``σ_i²`` to both models; variance
+        ``4 Σ σ_i² (a_i − b_i)² / M²``, exact) and ``"accuracy"`` with any
+        invertible flip model (the difference of the de-noised hits
+        ``T⁻¹[c̃_i, ŷ_i]``, unbiased; its variance estimated without bias and
+        reported floored at 0, exact for binary ``q``); other metrics, or
+        metric options, raise a ``ValueError``.
+
     Returns
     -------
     score : NoisyScore
@@ -238,9 +288,26 @@ def expected_paired_difference(
     NoisyScore(metric='accuracy_difference', expected=0.2, std=0.15, \
 nominal=0.25, n_samples=4, method='exact')
     """
+    if estimand not in ("forward", "truth"):
+        raise ValueError(
+            "estimand must be 'forward' or 'truth' for a paired difference; got "
+            f"{estimand!r}."
+        )
     name, scorer, options = _resolve_metric(metric)
     info = get_metric_info(name)
     _check_noise(info, sigma, q, transition_matrix)
+    if estimand == "truth":
+        return _truth_difference(
+            info,
+            options,
+            y_true,
+            y_pred_a,
+            y_pred_b,
+            sigma=sigma,
+            q=q,
+            transition_matrix=transition_matrix,
+            labels=labels,
+        )
     if info.paired is not None:
         result = info.paired(
             y_true,

@@ -31,10 +31,12 @@ from ._probabilistic import _brier_loss, _check_proba, _log_loss_factory
 
 __all__ = [
     "paired_accuracy",
+    "paired_accuracy_truth",
     "paired_brier_score_loss",
     "paired_log_loss",
     "paired_mean_absolute_error",
     "paired_mean_squared_error",
+    "paired_mean_squared_error_truth",
     "paired_precision",
     "union_labels",
 ]
@@ -398,3 +400,93 @@ def _column_positions(y_true: Any, classes: Any, n_classes: int) -> np.ndarray:
 paired_brier_score_loss = functools.partial(_probabilistic_kernel, "brier_score_loss")
 #: Log-loss of A minus that of B, exact; None with metric options.
 paired_log_loss = functools.partial(_probabilistic_kernel, "log_loss")
+
+
+# --------------------------------------------------------------------------- #
+# The truth estimand: the difference against the true labels
+# --------------------------------------------------------------------------- #
+def paired_mean_squared_error_truth(
+    y_true: Any,
+    y_pred_a: Any,
+    y_pred_b: Any,
+    *,
+    sigma: Any,
+    q: Any,
+    transition_matrix: Any,
+    labels: Any,
+    classes: Any,
+    options: dict[str, Any],
+) -> PairedResult | None:
+    """MSE_A − MSE_B against the true values: the nominal difference.
+
+    The label noise adds the same ``σ_i²`` to both models' expected squared
+    errors, so the nominal difference ``(1/M) Σ (b−a)(2ỹ − a − b)`` is unbiased
+    for the difference against the true values, and its variance
+    ``(4/M²) Σ σ_i² (a_i − b_i)²`` is exact: σ⁴ cancels, so σ's own uncertainty
+    does not enter (user guide: :ref:`formula_paired`). The same arithmetic
+    as the forward kernel.
+    """
+    return paired_mean_squared_error(
+        y_true,
+        y_pred_a,
+        y_pred_b,
+        sigma=sigma,
+        q=q,
+        transition_matrix=transition_matrix,
+        labels=labels,
+        classes=classes,
+        options=options,
+    )
+
+
+def paired_accuracy_truth(
+    y_true: Any,
+    y_pred_a: Any,
+    y_pred_b: Any,
+    *,
+    sigma: Any,
+    q: Any,
+    transition_matrix: Any,
+    labels: Any,
+    classes: Any,
+    options: dict[str, Any],
+) -> PairedResult | None:
+    """acc_A − acc_B against the true classes: the difference of de-noised hits.
+
+    ``h_i(j) = T⁻¹[c̃_i, j]`` is unbiased for ``1[c_i = j]`` (user guide:
+    :ref:`formula_truth`), so ``D_i = h_i(ŷ_A,i) − h_i(ŷ_B,i)`` is unbiased for
+    the difference of the true hits, for any flip model. Per sample
+    ``Var D_i = E[D_i²] − δ_i²`` with ``δ_i² = 1[c_i = ŷ_A,i] + 1[c_i = ŷ_B,i]``
+    where the predictions differ, so ``D_i² − h_i(ŷ_A,i) − h_i(ŷ_B,i)`` is
+    unbiased for it; the sum is reported floored at 0 (binary with ``q``: it is
+    the exact ``4q(1 − q)/(1 − 2q)²`` per disagreement). Needs an invertible
+    flip model. None with metric options.
+    """
+    if options:
+        return None
+    true_index, a_index, b_index, labels = _encode_pair(
+        y_true, y_pred_a, y_pred_b, labels
+    )
+    n = true_index.size
+    noise = FlipNoise.from_params(
+        q, transition_matrix, n_samples=n, n_classes=labels.size
+    )
+    nominal = (
+        float(
+            np.count_nonzero(a_index == true_index)
+            - np.count_nonzero(b_index == true_index)
+        )
+        / n
+    )
+    differ = np.flatnonzero(a_index != b_index)
+    if differ.size == 0:
+        return 0.0, 0.0, nominal, n
+    inverse = noise.inverse_matrix() if noise.matrix is not None else None
+    if inverse is None:
+        noise.check_invertible()
+    rows = noise.inverse_rows(true_index, slice(None), inverse)[differ]
+    hit_a = rows[np.arange(differ.size), a_index[differ]]
+    hit_b = rows[np.arange(differ.size), b_index[differ]]
+    gap = hit_a - hit_b
+    variance = float(np.sum(gap * gap - hit_a - hit_b)) / (n * n)
+    return float(np.sum(gap)) / n, max(variance, 0.0), nominal, n

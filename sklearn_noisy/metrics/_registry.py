@@ -19,10 +19,12 @@ from ..utils._noise import NOISE_KINDS
 from ._classification import expected_accuracy_score
 from ._paired_kernels import (
     paired_accuracy,
+    paired_accuracy_truth,
     paired_brier_score_loss,
     paired_log_loss,
     paired_mean_absolute_error,
     paired_mean_squared_error,
+    paired_mean_squared_error_truth,
     paired_precision,
 )
 from ._precision_recall import (
@@ -88,6 +90,10 @@ class MetricInfo:
         variance, nominal, n_samples)``, or None where the options call for
         Monte Carlo. None: the joint Monte Carlo of
         :func:`~sklearn_noisy.metrics.expected_paired_difference`.
+    paired_truth : callable or None
+        The kernel of the paired difference against the true labels
+        (``estimand="truth"``), with the signature of ``paired``; None: the
+        metric has none.
     """
 
     name: str
@@ -101,6 +107,7 @@ class MetricInfo:
     additive: bool
     default_targets: tuple[str, ...] = ()
     paired: Callable[..., Any] | None = None
+    paired_truth: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         if self.noise not in NOISE_KINDS:
@@ -173,6 +180,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             display_name="MSE",
             additive=True,
             paired=paired_mean_squared_error,
+            paired_truth=paired_mean_squared_error_truth,
         ),
         _regression(
             "root_mean_squared_error",
@@ -205,6 +213,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             display_name="Accuracy",
             default_targets=("binary", "multiclass"),
             paired=paired_accuracy,
+            paired_truth=paired_accuracy_truth,
         ),
         _classification(
             "balanced_accuracy",

@@ -26,13 +26,22 @@ from ..utils._validation import (
     supports_estimands,
 )
 from ._r2_quadrature import r2_moments
+from ._regression_estimands import (
+    ESTIMAND_DOC,
+    MAE_REMEASUREMENT_DOC,
+    METHOD_DOC,
+    REGRESSION_PARAMETERS_DOC,
+    SIGMA_DOF_DOC,
+    aggregate_outputs,
+    check_regression_sigma_dof,
+    estimand_score,
+)
 from ._regression_kernels import (
     absolute_error_kernel,
     accumulate,
     output_column,
     r2_nominal,
     squared_error_kernel,
-    squared_error_truth_kernel,
 )
 from ._rmse_quadrature import rmse_moments, rmse_moments_delta
 
@@ -42,42 +51,6 @@ __all__ = [
     "expected_r2_score",
     "expected_root_mean_squared_error",
 ]
-
-
-def _aggregate_outputs(
-    metric: str,
-    nominal: np.ndarray,
-    expected: np.ndarray,
-    variance: np.ndarray,
-    n_samples: int,
-    multioutput: Any,
-    method: str = "exact",
-) -> NoisyScore | list[NoisyScore]:
-    """Combine per-output results as scikit-learn's ``multioutput`` does.
-
-    The outputs' label errors are taken as independent, so a weighted average
-    ``Σ a_k m_k / Σ a_k`` of the outputs has variance ``Σ a_k² V_k / (Σ a_k)²``.
-    """
-    if isinstance(multioutput, str) and multioutput == "raw_values":
-        return [
-            NoisyScore(metric, e, v, m, n_samples, method)
-            for m, e, v in zip(nominal, expected, variance, strict=True)
-        ]
-    if isinstance(multioutput, str):  # "uniform_average"
-        weights = np.ones_like(expected)
-    else:
-        weights = multioutput
-    total = weights.sum()
-    if not total > 0:
-        raise ValueError("multioutput weights must have a positive sum.")
-    return NoisyScore(
-        metric,
-        expected=float(weights @ expected / total),
-        variance=float((weights * weights) @ variance / (total * total)),
-        nominal=float(weights @ nominal / total),
-        n_samples=n_samples,
-        method=method,
-    )
 
 
 def _check_finite_results(
@@ -103,42 +76,12 @@ def _check_finite_results(
     )
 
 
-def _clip_variance(score: NoisyScore) -> NoisyScore:
-    """``score`` with a negative variance estimate replaced by 0."""
-    if score.variance >= 0.0:
-        return score
-    return NoisyScore(
-        score.metric, score.expected, 0.0, score.nominal, score.n_samples, score.method
-    )
-
-
-#: The parameters shared by the regression metrics, for :func:`fill_doc`.
-_REGRESSION_PARAMETERS_DOC = """\
-    y_true : array-like of shape (n_samples,) or (n_samples, n_outputs)
-        Best-known label values: the mean of repeated measurements, or the
-        single measured value.
-
-    y_pred : array-like of shape (n_samples,) or (n_samples, n_outputs)
-        Estimated target values.
-
-    sigma : float or array-like of shape (n_samples,) or (n_samples, n_outputs)
-        Standard error of each label, ``sigma_i >= 0``; ``0`` means the label
-        is exact. A scalar applies to every sample.
-
-    sample_weight : array-like of shape (n_samples,), default=None
-        Sample weights. The metric is the weighted mean ``Σ w_i ℓ_i / Σ w_i`` of
-        the per-sample losses, so its variance is
-        ``Σ w_i² Var[ℓ_i] / (Σ w_i)²``.
-
-    multioutput : {"raw_values", "uniform_average"} or array-like of shape \
-(n_outputs,), default="uniform_average"
-        How to combine outputs, as in scikit-learn. ``"raw_values"`` returns a
-        list with one :class:`~sklearn_noisy.NoisyScore` per output. Averages
-        treat the label errors of different outputs as independent."""
-
-
-@supports_estimands("forward", "truth")
-@fill_doc(parameters=_REGRESSION_PARAMETERS_DOC)
+@supports_estimands("forward", "truth", "remeasurement")
+@fill_doc(
+    parameters=REGRESSION_PARAMETERS_DOC,
+    sigma_dof=SIGMA_DOF_DOC,
+    estimand=ESTIMAND_DOC,
+)
 def expected_mean_squared_error(
     y_true: Any,
     y_pred: Any,
@@ -147,6 +90,7 @@ def expected_mean_squared_error(
     sample_weight: Any = None,
     multioutput: Any = "uniform_average",
     estimand: str = "forward",
+    sigma_dof: Any = None,
 ) -> NoisyScore | list[NoisyScore]:
     """Expected mean squared error, and its variance, under Gaussian label error.
 
@@ -161,29 +105,35 @@ def expected_mean_squared_error(
     ----------
     {parameters}
 
-    estimand : {"forward", "truth"}, default="forward"
-        ``"forward"``: the MSE observed against labels redrawn around
-        ``y_true``, as above. ``"truth"``: ``y_true`` are single noisy
-        measurements of the unknown true values and ``expected`` is the
-        unbiased estimate ``MSE_obs - (1/M) Σ σ_i²`` of the MSE against them
-        (user guide: :ref:`formula_truth`); it can be negative. Its variance,
-        ``(1/M²) Σ (2σ_i⁴ + 4 d_i² σ_i²)``, needs the unknown true residuals
-        ``d_i``: ``variance`` reports its unbiased estimate
-        ``V̂ = (1/M²) Σ (4σ_i² e_i² - 2σ_i⁴)`` from the observed residuals
-        ``e_i``. ``V̂`` can be negative; it is then clipped at 0, which biases
-        it upwards. ``nominal`` is the MSE on ``y_true`` as given.
+    {estimand}
+
+    {sigma_dof}
 
     Returns
     -------
     score : NoisyScore or list of NoisyScore
         ``expected`` and ``variance`` as above, ``nominal`` the classical
         :func:`sklearn.metrics.mean_squared_error` on ``y_true``; ``method`` is
-        ``"exact"``.
+        ``"exact"`` for every estimand.
 
     See Also
     --------
     sklearn.metrics.mean_squared_error : The metric on exact labels.
     expected_root_mean_squared_error : The same for RMSE.
+
+    Notes
+    -----
+    With ``estimand="truth"``, ``expected`` is the unbiased
+    ``T̂ = Σ w (d̃² - σ̂²) / W`` (``d̃ = y_true - y_pred``); it can be negative.
+    Its variance ``Σ w² (4σ²d² + 2σ⁴ (1 + 1/ν)) / W²`` (``d`` the unknown true
+    residual, ``ν`` = ``sigma_dof``, ``1/ν = 0`` when σ is known) is estimated
+    without bias by ``Σ w² (4σ̂²d̃² - 2σ̂⁴ (ν - 1)/(ν + 2)) / W²`` and floored at
+    ``Σ w² 2σ̂⁴ (ν + 1)/(ν + 2) / W²``, the estimate of its lower bound (user
+    guide: :ref:`formula_truth`). With ``estimand="remeasurement"``,
+    ``expected`` is the nominal MSE, exactly unbiased for
+    ``θ_T + Σ w σ² / W``, and its variance ``Σ w² (4σ²d² + 2σ⁴) / W²`` is
+    estimated without bias by ``Σ w² (4σ̂²d̃² - 2σ̂⁴ ν/(ν + 2)) / W²``, floored
+    at ``Σ w² 2σ̂⁴ ν/(ν + 2) / W²``.
 
     Examples
     --------
@@ -202,10 +152,10 @@ nominal=0.375, n_samples=4, method='exact')
         metric="mean_squared_error",
         supported=expected_mean_squared_error.estimands,
     )
-    # The measurement kernel's sums are NaN/inf whenever an input is, so its
+    # The forward kernel's sums are NaN/inf whenever an input is, so its
     # inputs are scanned for NaN/inf only when a result is not finite.
     deferred = estimand == "forward"
-    y_true, y_pred, sigma, weight, multioutput = check_regression_inputs(
+    inputs = check_regression_inputs(
         y_true,
         y_pred,
         sigma=sigma,
@@ -213,21 +163,10 @@ nominal=0.375, n_samples=4, method='exact')
         multioutput=multioutput,
         ensure_finite=not deferred,
     )
-    if estimand == "truth":
-        nominal, expected, variance = accumulate(
-            squared_error_truth_kernel, y_true, y_pred, sigma, weight
-        )
-        result = _aggregate_outputs(
-            "mean_squared_error",
-            nominal,
-            expected,
-            variance,
-            y_true.shape[0],
-            multioutput,
-        )
-        if isinstance(result, list):
-            return [_clip_variance(score) for score in result]
-        return _clip_variance(result)
+    if not deferred:
+        return estimand_score("mean_squared_error", estimand, inputs, sigma_dof)
+    check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
+    y_true, y_pred, sigma, weight, multioutput = inputs
     with np.errstate(invalid="ignore", over="ignore"):  # checked just below
         nominal, expected, variance = accumulate(
             squared_error_kernel, y_true, y_pred, sigma, weight
@@ -235,13 +174,21 @@ nominal=0.375, n_samples=4, method='exact')
     _check_finite_results(
         "mean_squared_error", (y_true, y_pred, sigma), (nominal, expected, variance)
     )
-    return _aggregate_outputs(
+    return aggregate_outputs(
         "mean_squared_error", nominal, expected, variance, y_true.shape[0], multioutput
     )
 
 
-@supports_estimands("forward")
-@fill_doc(parameters=_REGRESSION_PARAMETERS_DOC)
+#: Why the MAE has no truth estimand (user guide: estimands).
+_MAE_TRUTH_REASON = "E|e| is analytic in d but |d| has a kink"
+
+
+@supports_estimands("forward", "remeasurement")
+@fill_doc(
+    parameters=REGRESSION_PARAMETERS_DOC,
+    sigma_dof=SIGMA_DOF_DOC,
+    estimand=MAE_REMEASUREMENT_DOC,
+)
 def expected_mean_absolute_error(
     y_true: Any,
     y_pred: Any,
@@ -249,6 +196,8 @@ def expected_mean_absolute_error(
     sigma: Any,
     sample_weight: Any = None,
     multioutput: Any = "uniform_average",
+    estimand: str = "forward",
+    sigma_dof: Any = None,
 ) -> NoisyScore | list[NoisyScore]:
     """Expected mean absolute error, and its variance, under Gaussian label error.
 
@@ -269,6 +218,10 @@ def expected_mean_absolute_error(
     Parameters
     ----------
     {parameters}
+
+    {estimand}
+
+    {sigma_dof}
 
     Returns
     -------
@@ -296,28 +249,29 @@ def expected_mean_absolute_error(
     >>> score.nominal
     0.5
     """
-    y_true, y_pred, sigma, weight, multioutput = check_regression_inputs(
+    check_estimand(
+        estimand,
+        metric="mean_absolute_error",
+        supported=expected_mean_absolute_error.estimands,
+        reason=_MAE_TRUTH_REASON,
+    )
+    inputs = check_regression_inputs(
         y_true,
         y_pred,
         sigma=sigma,
         sample_weight=sample_weight,
         multioutput=multioutput,
     )
+    if estimand != "forward":
+        return estimand_score("mean_absolute_error", estimand, inputs, sigma_dof)
+    check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
+    y_true, y_pred, sigma, weight, multioutput = inputs
     nominal, expected, variance = accumulate(
         absolute_error_kernel, y_true, y_pred, sigma, weight, parallel=True
     )
-    return _aggregate_outputs(
+    return aggregate_outputs(
         "mean_absolute_error", nominal, expected, variance, y_true.shape[0], multioutput
     )
-
-
-#: The ``method`` parameter of RMSE and R², for :func:`fill_doc`.
-_METHOD_DOC = """\
-    method : {"exact", "delta"}, default="exact"
-        ``"exact"``: the exact value by one-dimensional quadrature (below).
-        ``"delta"``: the delta-method (Taylor) approximation, reported with
-        ``method="delta"``; it is cheaper but inaccurate for small samples or
-        strongly unequal ``sigma``."""
 
 
 def _check_method(method: Any) -> str:
@@ -326,8 +280,13 @@ def _check_method(method: Any) -> str:
     return method
 
 
-@supports_estimands("forward")
-@fill_doc(parameters=_REGRESSION_PARAMETERS_DOC, method=_METHOD_DOC)
+@supports_estimands("forward", "truth", "remeasurement")
+@fill_doc(
+    parameters=REGRESSION_PARAMETERS_DOC,
+    method=METHOD_DOC,
+    estimand=ESTIMAND_DOC,
+    sigma_dof=SIGMA_DOF_DOC,
+)
 def expected_root_mean_squared_error(
     y_true: Any,
     y_pred: Any,
@@ -336,6 +295,8 @@ def expected_root_mean_squared_error(
     sample_weight: Any = None,
     multioutput: Any = "uniform_average",
     method: str = "exact",
+    estimand: str = "forward",
+    sigma_dof: Any = None,
 ) -> NoisyScore | list[NoisyScore]:
     """Expected root mean squared error, and its variance, under Gaussian label error.
 
@@ -363,11 +324,25 @@ def expected_root_mean_squared_error(
     ``M = 5``, about 1 % at ``M = 100``, still +6 % at ``M = 1000`` with
     log-normal ``sigma``; the error in ``E`` stays below 1 %.
 
+    With ``estimand="truth"``: ``√T̂ + V / (8 T̂^{3/2})`` with ``T̂`` and ``V``
+    the truth MSE and its (floored) variance estimate, the second term removing
+    the second-order bias of ``√T̂``; variance ``V / (4T̂)`` (delta method,
+    ``method="delta"``; both denominators take ``max(T̂, √V)`` so they stay
+    finite as ``T̂ → 0``). Where ``T̂ <= 0`` (the label noise accounts for all
+    of the observed error) the estimate is 0, never NaN, and a
+    ``UserWarning`` says so. With ``estimand="remeasurement"``: the nominal
+    RMSE, exactly unbiased for the RMSE of a re-measurement, with the
+    delta-method variance ``V / (4 MSE)`` of the remeasurement MSE's ``V``.
+
     Parameters
     ----------
     {parameters}
 
     {method}
+
+    {estimand}
+
+    {sigma_dof}
 
     Returns
     -------
@@ -397,7 +372,12 @@ nominal=0.612372, n_samples=4, method='exact')
     NoisyScore(metric='root_mean_squared_error', expected=0.758947, std=0.2236, \
 nominal=0.612372, n_samples=4, method='delta')
     """
-    y_true, y_pred, sigma, weight, multioutput = check_regression_inputs(
+    check_estimand(
+        estimand,
+        metric="root_mean_squared_error",
+        supported=expected_root_mean_squared_error.estimands,
+    )
+    inputs = check_regression_inputs(
         y_true,
         y_pred,
         sigma=sigma,
@@ -405,6 +385,10 @@ nominal=0.612372, n_samples=4, method='delta')
         multioutput=multioutput,
     )
     method = _check_method(method)
+    if estimand != "forward":
+        return estimand_score("root_mean_squared_error", estimand, inputs, sigma_dof)
+    check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
+    y_true, y_pred, sigma, weight, multioutput = inputs
     kernel = rmse_moments if method == "exact" else rmse_moments_delta
     n_outputs = y_true.shape[1]
     nominal, expected, variance = np.empty((3, n_outputs))
@@ -415,7 +399,7 @@ nominal=0.612372, n_samples=4, method='delta')
         )
         if variance[j] == 0.0:  # no label noise: exactly the classical metric
             expected[j] = nominal[j]
-    return _aggregate_outputs(
+    return aggregate_outputs(
         "root_mean_squared_error",
         nominal,
         expected,
@@ -426,8 +410,13 @@ nominal=0.612372, n_samples=4, method='delta')
     )
 
 
-@supports_estimands("forward")
-@fill_doc(parameters=_REGRESSION_PARAMETERS_DOC, method=_METHOD_DOC)
+@supports_estimands("forward", "truth", "remeasurement")
+@fill_doc(
+    parameters=REGRESSION_PARAMETERS_DOC,
+    method=METHOD_DOC,
+    estimand=ESTIMAND_DOC,
+    sigma_dof=SIGMA_DOF_DOC,
+)
 def expected_r2_score(
     y_true: Any,
     y_pred: Any,
@@ -436,6 +425,8 @@ def expected_r2_score(
     sample_weight: Any = None,
     multioutput: Any = "uniform_average",
     method: str = "exact",
+    estimand: str = "forward",
+    sigma_dof: Any = None,
 ) -> NoisyScore | list[NoisyScore]:
     """Expected R² (coefficient of determination), and its variance, under label error.
 
@@ -470,11 +461,28 @@ def expected_r2_score(
     ``M = 30``, and it fails at ``M = 10`` with a low signal (-56 %); it
     returns a finite number even where the variance does not exist.
 
+    With ``estimand="truth"``: ``1 - SSÊ / SST̂``, with ``SSÊ = Σ w (d̃² - σ̂²)``
+    and ``SST̂ = Σ w (ỹ - ỹ̄_w)² - Σ w σ̂² + Σ w² σ̂² / W`` unbiased for the sums
+    of squares of the true values: the *fraction of explainable variance
+    explained* (FEVE) of neural-response models fitted to repeated trials.
+    It is consistent with bias ``O(1/M)``; its variance is the delta method
+    for the ratio with the exact (co)variances of the two Gaussian quadratic
+    forms, estimated from the data and floored at the estimate of their
+    lower bound (``method="delta"``). Where ``SST̂ <= 0`` (the labels vary no
+    more than their noise) R² against the true values is not estimable:
+    ``expected`` and ``variance`` are NaN and a ``UserWarning`` says so. With
+    ``estimand="remeasurement"``: the nominal R², exactly unbiased for the R²
+    of a re-measurement, with the delta-method variance of the ratio.
+
     Parameters
     ----------
     {parameters}
 
     {method}
+
+    {estimand}
+
+    {sigma_dof}
 
     Returns
     -------
@@ -517,7 +525,8 @@ n_samples=8, method='exact')
     >>> print(caught[0].message)  # doctest: +ELLIPSIS
     The variance of R² does not exist (it is infinite): all 5 labels are noisy...
     """
-    y_true, y_pred, sigma, weight, multioutput = check_regression_inputs(
+    check_estimand(estimand, metric="r2", supported=expected_r2_score.estimands)
+    inputs = check_regression_inputs(
         y_true,
         y_pred,
         sigma=sigma,
@@ -525,6 +534,10 @@ n_samples=8, method='exact')
         multioutput=multioutput,
     )
     method = _check_method(method)
+    if estimand != "forward":
+        return estimand_score("r2", estimand, inputs, sigma_dof)
+    check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
+    y_true, y_pred, sigma, weight, multioutput = inputs
     n_samples, n_outputs = y_true.shape
     n_positive = n_samples if weight is None else int(np.count_nonzero(weight))
     if n_positive < 2:
@@ -553,6 +566,6 @@ n_samples=8, method='exact')
                 else ""
             )
             warnings.warn(prefix + result.message + suffix, UserWarning, stacklevel=2)
-    return _aggregate_outputs(
+    return aggregate_outputs(
         "r2", nominal, expected, variance, n_samples, multioutput, method
     )

@@ -3,8 +3,7 @@
 :func:`accumulate` runs a kernel over the samples ``CHUNK_SIZE`` rows at a
 time (on a few threads for the MAE) and returns the weighted per-output means
 of the nominal loss, the expected loss and its variance; the kernels are the
-closed forms of the MSE (user guide: :ref:`formula_mse`, and
-:ref:`formula_truth` for ``estimand="truth"``) and of the MAE (user guide:
+closed forms of the MSE (user guide: :ref:`formula_mse`) and of the MAE (user guide:
 :ref:`formula_mae`). :func:`r2_nominal` is scikit-learn's ``r2_score`` of one
 output, block by block.
 """
@@ -23,7 +22,7 @@ import joblib
 import numpy as np
 from scipy.special import erfc
 
-from ..utils._arrays import CHUNK_SIZE, chunk_of, chunks, weighted_sum, weighted_totals
+from ..utils._arrays import CHUNK_SIZE, chunk_of, chunks, weighted_sum
 
 __all__ = [
     "absolute_error_kernel",
@@ -31,7 +30,6 @@ __all__ = [
     "output_column",
     "r2_nominal",
     "squared_error_kernel",
-    "squared_error_truth_kernel",
 ]
 
 _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
@@ -185,23 +183,6 @@ def squared_error_kernel(
     return totals[0], totals[1], totals[2]
 
 
-def squared_error_truth_kernel(
-    d: np.ndarray, s: Any, w: np.ndarray | None
-) -> tuple[np.ndarray, ...]:
-    # estimand="truth" (user guide: formula_truth): d = e is the observed
-    # residual. Sums Σ w e², Σ w (e² − σ²) (unbiased for Σ w d_true²) and
-    # Σ w² (4σ²e² − 2σ⁴) (unbiased for Σ w² Var, which needs the unknown d).
-    totals = np.empty((3, d.shape[1]))
-    for j, (ej, sj) in enumerate(_columns(d, s)):
-        e2 = np.square(ej)
-        s2 = np.broadcast_to(np.square(sj), e2.shape)
-        nominal, sum_s2, variance = weighted_totals(
-            w, slice(None), e2, s2, s2 * (4.0 * e2 - 2.0 * s2)
-        )
-        totals[:, j] = nominal, nominal - sum_s2, variance
-    return totals[0], totals[1], totals[2]
-
-
 def _linear_loss_of_negative(u: np.ndarray, out: np.ndarray) -> np.ndarray:
     """``g(-u)`` for ``u = -t <= 0`` into ``out``: ``φ(u) + u Φ(u)``.
 
@@ -271,9 +252,6 @@ def absolute_error_kernel(
             total = float(np.square(ws, out=u).sum())
         totals[:, j] = nominal, nominal + 2.0 * bias, max(total - removed, 0.0)
     return totals[0], totals[1], totals[2]
-
-
-#: The parameters shared by the regression metrics, for :func:`fill_doc`.
 
 
 def r2_nominal(

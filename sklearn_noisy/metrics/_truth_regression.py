@@ -25,8 +25,23 @@ The functions here are kernels on validated inputs: ``y`` and ``y_pred`` float64
 that shape; ``sigma_dof`` ``None`` (σ known exactly), a Python float or such an
 array, ``ν > 0`` and ``inf`` meaning known; ``weight`` ``None`` or 1-D. They
 return per-output float64 arrays and work :data:`CHUNK_SIZE` rows at a time.
-Variance estimates are unbiased (MSE) or plug-in (RMSE, R²) and may be
-negative: the caller clips them.
+
+Variance floor (one mechanism for every variance here). The unbiased variance
+estimates can come out negative, or near 0, when the residuals are small
+against σ. But the true variances have a known lower bound that does not
+involve the unknown residuals: the ``σ⁴`` part of a Gaussian quadratic form,
+``2 tr(ASAS)`` (plus σ-estimation terms for the truth estimand). For the truth
+MSE, ``Var = Σ w² (4σ²d² + 2σ⁴ (1 + 1/ν)) / W² >= Σ w² 2σ⁴ (1 + 1/ν) / W²``;
+for the remeasurement MSE the bound is ``Σ w² 2σ⁴ / W²``. Every variance is
+reported as ``max(unbiased estimate, estimate of the bound)``, the bound
+estimated with ``s4 = σ̂⁴ ν/(ν + 2)`` for ``σ⁴``. With σ known the bound is
+exact, so the floored estimate is never further from the true variance than
+the raw one; with σ estimated the bound is itself estimated without bias. The
+floor is carried through RMSE (``V / 4T̂``) and R², whose delta-method
+numerator ``N − ρD`` is a quadratic form with the bound
+``2 tr((P − ρQ)S(P − ρQ)S)`` plus its σ-estimation terms. So a variance is
+0 only when every label is exact (σ = 0), and an interval never has zero
+width otherwise.
 """
 
 from __future__ import annotations
@@ -101,39 +116,52 @@ def _squared_error_sums(
     weight: np.ndarray | None,
     *,
     k: float,
-) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
-    """``(W, Σ w d̃², Σ w σ̂², Σ w² σ̂² (4d̃² − 2σ̂² (1 − k/(ν + 2))))`` per output.
+    floor_k: float,
+) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(W, Σ w d̃², Σ w σ̂², variance sum, floor sum)`` per output.
 
-    ``k = 3`` gives the unbiased estimate of ``Var[Σ w (d̃² − σ̂²)]`` (truth),
-    ``k = 2`` that of ``Var[Σ w d̃²]`` (remeasurement); both are
+    The variance sum is ``Σ w² σ̂² (4d̃² − 2σ̂² (1 − k/(ν + 2)))``: ``k = 3``
+    gives the unbiased estimate of ``Var[Σ w (d̃² − σ̂²)]`` (truth), ``k = 2``
+    that of ``Var[Σ w d̃²]`` (remeasurement); both are
     ``Σ w² (4σ̂²d̃² − 2σ̂⁴)`` when σ is known (``ν = inf`` or ``sigma_dof=None``).
+    The floor sum ``Σ w² 2σ̂⁴ (1 − floor_k/(ν + 2))`` estimates the variance's
+    lower bound without bias: ``floor_k = 1`` gives ``2σ⁴ (1 + 1/ν)`` (truth),
+    ``floor_k = 2`` gives ``2σ⁴`` (remeasurement).
     """
     # Truth: Var(d̃² − σ̂²) = 4σ²d² + 2σ⁴ + 2σ⁴/ν (σ̂² independent of d̃).
     # E[σ̂²d̃²] = σ²(d² + σ²), so 4σ²d² + 2σ⁴(1 + 1/ν) = 4E[σ̂²d̃²] − 2σ⁴(ν − 1)/ν,
     # and σ⁴ = E[σ̂⁴] ν/(ν + 2): σ̂⁴ (ν − 1)/(ν + 2), i.e. 1 − 3/(ν + 2).
     # Remeasurement: Var(d̃²) = 4σ²d² + 2σ⁴ = 4E[σ̂²d̃²] − 2σ⁴: 4σ²d² by
     # 4(σ̂²d̃² − σ̂⁴ν/(ν + 2)) and 2σ⁴ by 2σ̂⁴ν/(ν + 2), i.e. 1 − 2/(ν + 2).
+    # Floors: 2σ⁴(1 + 1/ν) by 2σ̂⁴(ν + 1)/(ν + 2) and 2σ⁴ by 2σ̂⁴ν/(ν + 2).
     n_samples, n_outputs = y.shape
-    totals = np.zeros((3, n_outputs))
+    totals = np.zeros((4, n_outputs))
     for rows in chunks(n_samples):
         d2 = np.subtract(y[rows], y_pred[rows])
         np.square(d2, out=d2)
         w = None if weight is None else weight[rows]
         totals[0] += _weighted(d2, w)
         s2 = np.square(chunk_of(sigma, rows))
-        if isinstance(s2, np.ndarray):
-            totals[1] += _weighted(np.broadcast_to(s2, d2.shape), w)
-        else:
-            totals[1] += s2 * (d2.shape[0] if w is None else float(w.sum()))
+        dof = None if sigma_dof is None else chunk_of(sigma_dof, rows)
         twice = 2.0 * s2
-        if sigma_dof is not None:
-            twice = twice * (1.0 - k / (chunk_of(sigma_dof, rows) + 2.0))
+        floor = twice * s2
+        if dof is not None:
+            twice = twice * (1.0 - k / (dof + 2.0))
+            floor = floor * (1.0 - floor_k / (dof + 2.0))
+        if isinstance(s2, np.ndarray) or isinstance(floor, np.ndarray):
+            s2_full = np.broadcast_to(s2, d2.shape)
+            totals[1] += _weighted(s2_full, w)
+            totals[3] += _weighted(np.broadcast_to(floor, d2.shape), w, 2)
+        else:
+            w_sums = (d2.shape[0], d2.shape[0]) if w is None else (w.sum(), w @ w)
+            totals[1] += s2 * float(w_sums[0])
+            totals[3] += floor * float(w_sums[1])
         d2 *= 4.0
         d2 -= twice
         d2 *= s2  # σ̂² (4d̃² − 2σ̂² c)
         totals[2] += _weighted(d2, w, 2)
     w_sum = float(n_samples) if weight is None else float(weight.sum())
-    return w_sum, totals[0], totals[1], totals[2]
+    return w_sum, totals[0], totals[1], totals[2], totals[3]
 
 
 def mse_truth(
@@ -150,15 +178,17 @@ def mse_truth(
     term is the uncertainty of ``σ̂²``) is estimated without bias by
     ``Σ w² (4σ̂²d̃² − 2σ̂⁴ (ν − 1)/(ν + 2)) / W²``, which is
     ``Σ w² (4σ̂²d̃² − 2σ̂⁴) / W²`` when σ is known (user guide:
-    :ref:`formula_truth`). ``flag`` is all False.
+    :ref:`formula_truth`), floored at the estimate ``Σ w² 2σ̂⁴ (ν + 1)/(ν + 2)
+    / W²`` of its lower bound ``Σ w² 2σ⁴ (1 + 1/ν) / W²`` (module docstring).
+    ``flag`` is all False.
     """
-    w_sum, nominal, s2_sum, v_truth = _squared_error_sums(
-        y, y_pred, sigma, sigma_dof, weight, k=3.0
+    w_sum, nominal, s2_sum, v_truth, floor = _squared_error_sums(
+        y, y_pred, sigma, sigma_dof, weight, k=3.0, floor_k=1.0
     )
     estimate = (nominal - s2_sum) / w_sum
     return RegressionEstimate(
         estimate,
-        v_truth / (w_sum * w_sum),
+        np.maximum(v_truth, floor) / (w_sum * w_sum),
         nominal / w_sum,
         np.zeros(nominal.shape, dtype=bool),
     )
@@ -177,15 +207,17 @@ def mse_remeasurement(
     ``Σ w² (4σ²d² + 2σ⁴) / W²`` has no σ-estimation term (the nominal does not
     use ``σ̂``); it is estimated without bias by
     ``Σ w² (4σ̂²d̃² − 2σ̂⁴ ν/(ν + 2)) / W²``: ``4(σ̂²d̃² − σ̂⁴ ν/(ν + 2))`` for
-    ``4σ²d²`` and ``2σ̂⁴ ν/(ν + 2)`` for ``2σ⁴``. ``flag`` is all False.
+    ``4σ²d²`` and ``2σ̂⁴ ν/(ν + 2)`` for ``2σ⁴``, floored at the estimate
+    ``Σ w² 2σ̂⁴ ν/(ν + 2) / W²`` of its lower bound ``Σ w² 2σ⁴ / W²``.
+    ``flag`` is all False.
     """
-    w_sum, nominal, _, v_remeasurement = _squared_error_sums(
-        y, y_pred, sigma, sigma_dof, weight, k=2.0
+    w_sum, nominal, _, v_remeasurement, floor = _squared_error_sums(
+        y, y_pred, sigma, sigma_dof, weight, k=2.0, floor_k=2.0
     )
     nominal = nominal / w_sum
     return RegressionEstimate(
         nominal,
-        v_remeasurement / (w_sum * w_sum),
+        np.maximum(v_remeasurement, floor) / (w_sum * w_sum),
         nominal,
         np.zeros(nominal.shape, dtype=bool),
     )
@@ -276,6 +308,10 @@ class R2Sums(NamedTuple):
     var_sse_sigma, var_sst_sigma, cov_sigma : ndarray
         The terms that ``σ̂``'s uncertainty adds for ``A`` and ``B``: ``Var A =
         var_sse + var_sse_sigma`` and so on (0 when σ is known).
+    floor_sse, floor_sst, floor_cov : ndarray
+        Unbiased estimates of the ``σ⁴`` parts ``2 tr(PSPS)``, ``2 tr(QSQS)``
+        and ``2 tr(PSQS)`` of ``var_sse``, ``var_sst`` and ``cov``: the lower
+        bounds of the variances (see :func:`_ratio_variance`).
     """
 
     sse: np.ndarray
@@ -288,6 +324,9 @@ class R2Sums(NamedTuple):
     var_sse_sigma: np.ndarray
     var_sst_sigma: np.ndarray
     cov_sigma: np.ndarray
+    floor_sse: np.ndarray
+    floor_sst: np.ndarray
+    floor_cov: np.ndarray
 
 
 def _weighted_mean(
@@ -367,6 +406,9 @@ def r2_sums(
         var_sse_sigma=g_2,
         var_sst_sigma=g_2 - 2.0 * g_3 / w_sum + g_4 / (w_sum * w_sum),
         cov_sigma=g_2 - g_3 / w_sum,
+        floor_sse=2.0 * s4_2,
+        floor_sst=2.0 * s4_2 - 4.0 * s4_3 / w_sum + 2.0 * square / (w_sum * w_sum),
+        floor_cov=2.0 * s4_2 - 2.0 * s4_3 / w_sum,
     )
 
 
@@ -390,16 +432,29 @@ def _sigma_sums(sigma: Any, sigma_dof: Any, w: np.ndarray | None, n: int) -> np.
 
 
 def _ratio_variance(
-    ratio: np.ndarray,
-    denominator: np.ndarray,
-    var_numerator: np.ndarray,
-    var_denominator: np.ndarray,
-    cov: np.ndarray,
+    ratio: np.ndarray, denominator: np.ndarray, sums: R2Sums, *, truth: bool
 ) -> np.ndarray:
-    """Delta method: ``Var(N/D) ≈ (Var N − 2ρ Cov + ρ² Var D) / D²``, ``ρ = N/D``."""
-    return (
-        var_numerator - 2.0 * ratio * cov + ratio * ratio * var_denominator
-    ) / np.square(denominator)
+    """Delta method for ``N/D``, floored: ``(Var N − 2ρ Cov + ρ² Var D) / D²``.
+
+    ``ρ = N/D``; ``N, D`` are the truth sums ``A, B`` (``truth=True``, with
+    σ's own uncertainty) or the nominal ``X, Y``. The numerator is the variance
+    of the quadratic form ``N − ρD`` (matrix ``P − ρQ``), which is at least its
+    ``σ⁴`` part ``2 tr((P − ρQ)S(P − ρQ)S)`` (plus, for the truth, the
+    σ-estimation part ``Σ w² g (1 − ρ(1 − w/W))²``): the estimate is floored at
+    the estimate of that bound (module docstring), itself at least 0.
+    """
+    var_n, var_d, cov = sums.var_sse, sums.var_sst, sums.cov
+    floor = sums.floor_sse - 2.0 * ratio * sums.floor_cov
+    floor = floor + ratio * ratio * sums.floor_sst
+    if truth:
+        sigma_part = sums.var_sse_sigma - 2.0 * ratio * sums.cov_sigma
+        sigma_part = sigma_part + ratio * ratio * sums.var_sst_sigma
+        var_n = var_n + sums.var_sse_sigma
+        var_d = var_d + sums.var_sst_sigma
+        cov = cov + sums.cov_sigma
+        floor = floor + sigma_part
+    raw = var_n - 2.0 * ratio * cov + ratio * ratio * var_d
+    return np.maximum(raw, np.maximum(floor, 0.0)) / np.square(denominator)
 
 
 def _nominal_r2(sums: R2Sums) -> np.ndarray:
@@ -425,7 +480,8 @@ def r2_truth(
     for the true sums of squares; their ratio is consistent with bias
     ``O(1/M)``. Its variance is the delta method for the ratio, with the
     variances and covariance of the two quadratic forms and ``σ̂``'s own
-    uncertainty (user guide: :ref:`formula_r2`; ``method="delta"``).
+    uncertainty (user guide: :ref:`formula_r2`; ``method="delta"``), floored
+    at the estimate of its lower bound (module docstring).
 
     Where ``SST̂ <= 0`` (no variance above the noise) R² is not estimable: the
     estimate and variance are NaN and ``flag`` is True; the caller raises or
@@ -435,13 +491,7 @@ def r2_truth(
     flag = ~(sums.sst_truth > 0.0)
     denominator = np.where(flag, 1.0, sums.sst_truth)
     ratio = sums.sse_truth / denominator
-    variance = _ratio_variance(
-        ratio,
-        denominator,
-        sums.var_sse + sums.var_sse_sigma,
-        sums.var_sst + sums.var_sst_sigma,
-        sums.cov + sums.cov_sigma,
-    )
+    variance = _ratio_variance(ratio, denominator, sums, truth=True)
     return RegressionEstimate(
         np.where(flag, np.nan, 1.0 - ratio),
         np.where(flag, np.nan, variance),
@@ -462,14 +512,13 @@ def r2_remeasurement(
     The nominal R² has the law of ``R²(ỹ', ŷ)``, so it is exactly unbiased for
     ``θ_R`` (wherever that mean exists). Its label-noise variance is the delta
     method for ``X/Y`` with the (co)variances of :func:`r2_sums`, without
-    σ-estimation terms. ``flag`` is set where the labels are constant
+    σ-estimation terms, floored as the truth variance is. ``flag`` is set where
+    the labels are constant
     (``Y = 0``); the variance is then 0.
     """
     sums = r2_sums(y, y_pred, sigma, sigma_dof, weight)
     flag = ~(sums.sst > 0.0)
     denominator = np.where(flag, 1.0, sums.sst)
-    variance = _ratio_variance(
-        sums.sse / denominator, denominator, sums.var_sse, sums.var_sst, sums.cov
-    )
+    variance = _ratio_variance(sums.sse / denominator, denominator, sums, truth=False)
     nominal = _nominal_r2(sums)
     return RegressionEstimate(nominal, np.where(flag, 0.0, variance), nominal, flag)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -27,11 +28,10 @@ from sklearn.model_selection import check_cv
 from sklearn.utils import _safe_indexing
 
 from .._noisy_score import NoisyScore
-from ..metrics import expected_paired_difference
+from ..metrics import expected_paired_difference, get_metric_info
 from ..utils._noise import resolve_noise_source, take_samples
 from ._comparison_result import CorrectedTTest, EstimatorComparison
 from ._cross_validator import NoisyCrossValidator
-from ._paired_truth import difference_estimands, paired_truth_difference
 from ._pooling import _pooled_method
 from ._scoring import check_noisy_scoring, default_metrics, default_scoring
 
@@ -312,9 +312,7 @@ def compare_estimators(
         key: _resolve_noise(scorer, X, y, **noise)
         for key, scorer in reference.scorers_.items()
     }
-    kinds, notes = difference_estimands(
-        reference.scorers_, folds.y_oof, folds.classes, noise_values, estimand
-    )
+    kinds, notes = _difference_estimands(reference.scorers_, estimand)
     differences: dict[tuple[str, str], dict[str, NoisyScore]] = {}
     fold_differences: dict[tuple[str, str], dict[str, list[NoisyScore]]] = {}
     t_tests: dict[tuple[str, str], dict[str, CorrectedTTest]] = {}
@@ -511,6 +509,33 @@ def _paired_difference(
     return pooled, per_fold, t_test
 
 
+def _difference_estimands(
+    scorers: dict[str, Any], estimand: str
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Per metric the estimand of its paired difference, and why not truth.
+
+    Truth where the metric's record has a paired truth kernel and the scorer
+    no metric options; otherwise ``"forward"``, with a note and a
+    :class:`UserWarning`.
+    """
+    kinds, notes = {}, {}
+    for key, scorer in scorers.items():
+        options = getattr(scorer, "metric_kwargs", None)
+        if estimand != "truth" or (
+            get_metric_info(scorer.metric).paired_truth is not None and not options
+        ):
+            kinds[key] = estimand
+            continue
+        why = f"{scorer.metric} with options {sorted(options)}" if options else ""
+        kinds[key] = "forward"
+        notes[key] = (
+            f"no paired truth difference for {why or scorer.metric}: the forward "
+            "difference (the paper's, if y_true were exact) is reported"
+        )
+        warnings.warn(f"{key}: {notes[key]}.", UserWarning, stacklevel=3)
+    return kinds, notes
+
+
 def _paired_truth(
     cv_a: NoisyCrossValidator,
     cv_b: NoisyCrossValidator,
@@ -519,16 +544,28 @@ def _paired_truth(
     noise: dict[str, Any],
     **_: Any,
 ) -> tuple[NoisyScore, list[NoisyScore], CorrectedTTest]:
-    """The truth estimand of ``metric_a − metric_b``, pooled and per fold."""
+    """The truth estimand of ``metric_a − metric_b``, pooled and per fold.
+
+    From :func:`~sklearn_noisy.metrics.expected_paired_difference` with
+    ``estimand="truth"``.
+    """
     scorer = cv_a.scorers_[key]
     method = _pooled_method(scorer, cv_a.oof_responses_)
     responses = (cv_a.oof_responses_[method], cv_b.oof_responses_[method])
+    labels = {} if folds.classes is None else {"labels": folds.classes}
     parts = [(folds.y_oof, slice(None), _slice_noise(noise, folds.oof))] + [
         (folds.fold_y[k], folds.fold_rows[k], _slice_noise(noise, test))
         for k, (_, test) in enumerate(folds.splits)
     ]
     pooled, *per_fold = (
-        paired_truth_difference(scorer, y, *(r[rows] for r in responses), values)
+        expected_paired_difference(
+            y,
+            *(r[rows] for r in responses),
+            metric=scorer.metric,
+            estimand="truth",
+            **values,
+            **labels,
+        )
         for y, rows, values in parts
     )
     t_test = corrected_t_test(
