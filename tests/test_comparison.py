@@ -576,3 +576,61 @@ def test_estimand_option_errors():
             sigma=sigma,
             estimand="remeasurement",
         )
+
+
+def test_paired_truth_accuracy_any_flip_model_is_unbiased():
+    # Exact enumeration over every labelling of 3 samples with a 3-class T:
+    # the mean of the estimates is the difference of the true hits, and the
+    # mean of the variance estimates (before the floor) is the variance.
+    matrix = np.array([[0.8, 0.15, 0.05], [0.1, 0.7, 0.2], [0.1, 0.2, 0.7]])
+    true = np.array([0, 1, 2])
+    pa, pb = np.array([0, 2, 2]), np.array([1, 1, 2])
+    estimates, variances, weights = [], [], []
+    for observed in np.ndindex(3, 3, 3):
+        observed = np.array(observed)
+        weights.append(np.prod(matrix[true, observed]))
+        score = expected_paired_difference(
+            observed,
+            pa,
+            pb,
+            metric="accuracy",
+            transition_matrix=matrix,
+            labels=[0, 1, 2],
+            estimand="truth",
+        )
+        assert score.estimand == "truth" and score.method == "exact"
+        estimates.append(score.expected)
+        variances.append(score.variance)
+    weights, estimates = np.array(weights), np.array(estimates)
+    hits = (true == pa).astype(float) - (true == pb).astype(float)
+    mean = weights @ estimates
+    assert mean == pytest.approx(np.mean(hits), abs=1e-12)
+    actual = weights @ (estimates - mean) ** 2
+    assert weights @ np.array(variances) >= actual - 1e-12  # floored at 0
+
+
+def test_paired_truth_errors():
+    with pytest.raises(ValueError, match="f1 has no paired truth difference"):
+        expected_paired_difference(
+            [0, 1, 1], [0, 1, 0], [1, 1, 0], metric="f1", q=0.1, estimand="truth"
+        )
+    with pytest.raises(ValueError, match="with options"):
+        expected_paired_difference(
+            [0, 1, 1],
+            [0, 1, 0],
+            [1, 1, 0],
+            metric=make_noisy_scorer("accuracy", labels=[0, 1]),
+            q=0.1,
+            estimand="truth",
+        )
+    with pytest.raises(ValueError, match="'forward' or 'truth'"):
+        expected_paired_difference(
+            [1.0], [1.0], [2.0], metric="mean_squared_error", sigma=0.1,
+            estimand="remeasurement",
+        )  # fmt: skip
+    mse = expected_paired_difference(
+        [1.0, 2.0], [1.5, 2.0], [1.0, 2.5], metric="mean_squared_error",
+        sigma=[0.1, 0.2], estimand="truth",
+    )  # fmt: skip
+    assert mse.expected == mse.nominal == 0.0
+    assert mse.variance == pytest.approx(4 * (0.01 * 0.25 + 0.04 * 0.25) / 4)

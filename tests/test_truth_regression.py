@@ -7,11 +7,10 @@ experiment of the estimands' verification protocol (true values, 3 to 8
 readings per sample, ``summarize_repeats``, the kernels). The draws are put in
 the outputs' axis, so every kernel call handles all of them at once.
 
-Set ``SKLEARN_NOISY_FULL_SIMULATION=1`` for the full end-to-end run (20,000
-replicates instead of 2,000); ``pytest -s`` prints its table.
+``--run-slow`` adds the full end-to-end run (20,000 replicates instead of
+2,000); ``pytest -s`` prints its table.
 """
 
-import os
 import warnings
 
 import numpy as np
@@ -366,7 +365,6 @@ def test_unbiased_over_gaussian_draws(estimated, weighted):
 # --------------------------------------------------------------------------- #
 # End to end: true values, readings, summarize_repeats, the kernels
 # --------------------------------------------------------------------------- #
-N_REPLICATES = 20_000 if os.environ.get("SKLEARN_NOISY_FULL_SIMULATION") else 2_000
 M = 300
 MAX_READINGS = 8
 
@@ -458,11 +456,20 @@ def end_to_end_table(seed, n_replicates, error_scale=1.0):
     return rows
 
 
-def test_end_to_end():
-    rows = end_to_end_table(4, N_REPLICATES)
+def _check_end_to_end(n_replicates):
+    rows = end_to_end_table(4, n_replicates)
     for metric, estimand, sigma_case, bias, sd_ratio, coverage, flagged in rows:
         where = (metric, estimand, sigma_case)
         assert flagged == 0.0, where
         assert abs(bias) < 0.1, where
         assert 0.85 <= sd_ratio <= 1.15, where
         assert 0.93 <= coverage <= 0.97, where
+
+
+def test_end_to_end():
+    _check_end_to_end(2_000)
+
+
+@pytest.mark.slow
+def test_end_to_end_full():
+    _check_end_to_end(20_000)

@@ -152,21 +152,28 @@ nominal=0.375, n_samples=4, method='exact')
         metric="mean_squared_error",
         supported=expected_mean_squared_error.estimands,
     )
-    # The forward kernel's sums are NaN/inf whenever an input is, so its
-    # inputs are scanned for NaN/inf only when a result is not finite.
-    deferred = estimand == "forward"
+    # The kernels' sums are NaN/inf whenever an input is, so the inputs are
+    # scanned for NaN/inf only when a result is not finite.
     inputs = check_regression_inputs(
         y_true,
         y_pred,
         sigma=sigma,
         sample_weight=sample_weight,
         multioutput=multioutput,
-        ensure_finite=not deferred,
+        ensure_finite=False,
     )
-    if not deferred:
-        return estimand_score("mean_squared_error", estimand, inputs, sigma_dof)
-    check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
     y_true, y_pred, sigma, weight, multioutput = inputs
+    if estimand != "forward":
+        return estimand_score(
+            "mean_squared_error",
+            estimand,
+            inputs,
+            sigma_dof,
+            check=lambda results: _check_finite_results(
+                "mean_squared_error", (y_true, y_pred, sigma), results
+            ),
+        )
+    check_regression_sigma_dof(sigma_dof, y_true.shape[0])
     with np.errstate(invalid="ignore", over="ignore"):  # checked just below
         nominal, expected, variance = accumulate(
             squared_error_kernel, y_true, y_pred, sigma, weight

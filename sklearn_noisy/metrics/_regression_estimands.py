@@ -13,13 +13,15 @@ docstring blocks the metrics share.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from scipy.special import ndtr
 
 from .._noisy_score import NoisyScore
+from ..utils._arrays import chunk_of, chunks
 from ..utils._noise import check_sigma_dof
-from ._regression_kernels import absolute_error_kernel, accumulate
 from ._truth_regression import (
     mse_remeasurement,
     mse_truth,
@@ -28,6 +30,9 @@ from ._truth_regression import (
     rmse_remeasurement,
     rmse_truth,
 )
+
+#: Beyond t = |d|/σ = 40 the MAE variance estimate k(t) is 1 to double precision.
+_T_MAX = 40.0
 
 __all__ = [
     "ESTIMAND_DOC",
@@ -82,6 +87,56 @@ def _warn_flags(metric: str, flag: np.ndarray) -> None:
     warnings.warn(message, UserWarning, stacklevel=4)
 
 
+def _folded_variance_estimate(t: np.ndarray) -> np.ndarray:
+    """``k(t) = h(t) - h''(t)/2``, the per-sample MAE variance estimate in σ² units.
+
+    ``h(t) = Var|t + Z| = 1 - 4g(t)(t + g(t))`` (``g`` the normal linear-loss
+    function, user guide: :ref:`formula_mae`) is the folded-normal variance at
+    the true residual ``t = |d|/σ``. Plugging in the observed ``t̃`` overstates
+    it where ``t`` is small (``E h(Z) = 0.56`` against ``h(0) = 0.36``); since
+    ``E h(t + Z) = h(t) + h''(t)/2 + ...``, subtracting ``h''/2`` removes the
+    second-order term. With ``m = t + 2g``, ``m' = 1 - 2Φ(-t)`` and
+    ``h'' = 2 - 2m'² - 4mφ(t)``: ``k = m'² + 2mφ(t) - 4g(t + g)``, without
+    cancellation (``k → 1`` for large ``t``, ``k(0) = 0``). Over ``t`` from 0
+    to 10 the SD it implies is within +11 % (at ``t = 0``) and -3 % (at
+    ``t = 1.5``) of the true SD, against +25 % for the plain plug-in.
+    """
+    phi = np.exp(-0.5 * t * t) / np.sqrt(2.0 * np.pi)
+    upper = ndtr(-t)
+    g = phi - t * upper
+    slope = 1.0 - 2.0 * upper
+    k = slope * slope + 2.0 * (t + 2.0 * g) * phi - 4.0 * g * (t + g)
+    return np.maximum(k, 0.0)
+
+
+def _mae_remeasurement(
+    y_true: np.ndarray, y_pred: np.ndarray, sigma: Any, weight: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-output nominal MAE and the estimate of its remeasurement variance.
+
+    ``Σ w² σ̂² k(|d̃|/σ̂) / W²`` with ``k`` of :func:`_folded_variance_estimate`;
+    ``t`` is capped at 40 (``k = 1``), which also covers ``σ = 0``. Floored,
+    as the other regression variances, at the estimate ``Σ w² σ̂² h(0) / W²``
+    of its lower bound: ``h(t) >= h(0) = 1 - 2/π``.
+    """
+    n_samples, n_outputs = y_true.shape
+    totals = np.zeros((3, n_outputs))
+    for rows in chunks(n_samples):
+        d = np.abs(y_true[rows] - y_pred[rows])
+        w = None if weight is None else weight[rows]
+        s = chunk_of(sigma, rows)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.fmin(d / s, _T_MAX)
+        s2 = np.broadcast_to(np.square(s), d.shape)
+        variance = s2 * _folded_variance_estimate(t)
+        totals[0] += d.sum(axis=0) if w is None else w @ d
+        totals[1] += variance.sum(axis=0) if w is None else (w * w) @ variance
+        totals[2] += s2.sum(axis=0) if w is None else (w * w) @ s2
+    total = float(n_samples) if weight is None else float(weight.sum())
+    variance = np.maximum(totals[1], (1.0 - 2.0 / np.pi) * totals[2])
+    return totals[0] / total, variance / (total * total)
+
+
 def estimand_arrays(
     metric: str,
     estimand: str,
@@ -99,9 +154,7 @@ def estimand_arrays(
     where R² truth is not estimable (NaN).
     """
     if metric == "mean_absolute_error":  # remeasurement only
-        nominal, _, variance = accumulate(
-            absolute_error_kernel, y_true, y_pred, sigma, weight, parallel=True
-        )
+        nominal, variance = _mae_remeasurement(y_true, y_pred, sigma, weight)
         return nominal, nominal, variance, "delta"
     kernel, method = _KERNELS[metric, estimand]
     result = kernel(y_true, y_pred, sigma, sigma_dof, weight)
@@ -153,16 +206,22 @@ def estimand_score(
     estimand: str,
     inputs: tuple[np.ndarray, np.ndarray, Any, np.ndarray | None, Any],
     sigma_dof: Any,
+    check: Callable[[tuple[np.ndarray, ...]], None] | None = None,
 ) -> NoisyScore | list[NoisyScore]:
     """The truth or remeasurement result of ``metric`` on validated ``inputs``.
 
-    ``inputs`` as :func:`check_regression_inputs` returns them.
+    ``inputs`` as :func:`check_regression_inputs` returns them. ``check``, if
+    given, receives the per-output ``(nominal, estimate, variance)`` (for the
+    deferred NaN/inf check of the inputs).
     """
     y_true, y_pred, sigma, weight, multioutput = inputs
     dof = check_regression_sigma_dof(sigma_dof, y_true.shape[0])
-    nominal, expected, variance, method = estimand_arrays(
-        metric, estimand, y_true, y_pred, sigma, dof, weight
-    )
+    with np.errstate(invalid="ignore", over="ignore"):  # the caller's check
+        nominal, expected, variance, method = estimand_arrays(
+            metric, estimand, y_true, y_pred, sigma, dof, weight
+        )
+    if check is not None:
+        check((nominal, expected, variance))
     return aggregate_outputs(
         metric,
         nominal,
@@ -248,12 +307,17 @@ MAE_REMEASUREMENT_DOC = """\
         ``"remeasurement"``: ``y_true`` holds noisy measurements and
         ``expected`` is the nominal MAE, exactly unbiased for the MAE expected
         when the samples are measured again the same way. Its spread per
-        sample is the folded-normal variance ``σ_i² (1 - 4 g(t_i)(t_i +
-        g(t_i)))`` at the *true* residual; it is estimated by plugging in the
-        observed residual (and σ̂), a consistent plug-in reported as
-        ``method="delta"``. It overstates the variance where the true residual
-        is small against σ (by up to about 1/3 of it at ``d = 0``); in the
-        end-to-end simulation of the user guide's verification page (M = 300,
-        3-8 readings) the mean reported SD stayed within 15 % of the actual
+        sample is the folded-normal variance ``σ_i² h(t_i)``,
+        ``h(t) = 1 - 4 g(t)(t + g(t))``, at the *true* residual
+        ``t_i = |d_i|/σ_i``; it is estimated from the observed residual (and
+        σ̂) by ``σ̂_i² (h(t̃_i) - h''(t̃_i)/2)``, the plug-in with its
+        second-order bias removed: consistent, reported as
+        ``method="delta"``. Per sample the SD it implies is within +11 % (at
+        ``d = 0``) and -3 % of the true one (the plain plug-in: +25 %); the
+        sum is floored at ``Σ w² σ̂² (1 - 2/π) / W²``, the estimate of its
+        lower bound. In
+        the end-to-end simulation of the user guide's verification page
+        (M = 300, 3-8 readings, Ridge out of fold) the MAE's bias was below
+        0.03 of its SD and the mean reported SD within 15 % of the actual
         spread. ``"truth"`` is not offered: no unbiased estimator of ``|d|``
         exists (``E|e|`` is analytic in ``d``, ``|d|`` is not)."""

@@ -1,0 +1,244 @@
+"""End-to-end verification of the regression estimands (user guide: estimands).
+
+The whole experiment is simulated with a known truth, as the verification
+protocol asks: true values ``μ = Xβ + structure`` (M = 300), 3 to 8 readings
+per sample, :func:`~sklearn_noisy.preprocessing.summarize_repeats` for the
+labels, σ̂ and ``sigma_dof``, a Ridge model fitted out of fold
+(``cross_val_predict``), then the public ``expected_*`` functions. For MSE,
+RMSE, R² (truth and remeasurement) and MAE (remeasurement), with σ known and
+with σ estimated, over the replicates: the bias of the estimate for its own
+target in units of the actual spread, the mean reported SD over the actual
+spread, and the coverage of the 95 % interval.
+
+The truth target is the metric against ``μ`` with the replicate's
+predictions; the remeasurement target is the metric's mean over fresh labels
+measured the same way (Monte Carlo, the predictions fixed). The default run
+checks a small seeded version; ``--run-slow`` runs the full one (2000
+replicates) with the protocol's bounds and prints its table (``pytest -s``).
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.linear_model import Ridge
+from sklearn.model_selection import cross_val_predict
+
+from sklearn_noisy.metrics import (
+    expected_mean_absolute_error,
+    expected_mean_squared_error,
+    expected_r2_score,
+    expected_root_mean_squared_error,
+)
+from sklearn_noisy.preprocessing import summarize_repeats
+
+M = 300
+MAX_READINGS = 8
+N_FRESH = 400
+
+CASES = (
+    ("MSE", "truth", expected_mean_squared_error),
+    ("RMSE", "truth", expected_root_mean_squared_error),
+    ("R2", "truth", expected_r2_score),
+    ("MSE", "remeasurement", expected_mean_squared_error),
+    ("RMSE", "remeasurement", expected_root_mean_squared_error),
+    ("R2", "remeasurement", expected_r2_score),
+    ("MAE", "remeasurement", expected_mean_absolute_error),
+)
+
+
+def _metrics(labels, y_pred):
+    """MSE, RMSE, R², MAE of each row of ``labels`` (shape (n, M)) against y_pred."""
+    d = labels - y_pred
+    mse = np.mean(d * d, axis=-1)
+    centred = labels - labels.mean(axis=-1, keepdims=True)
+    r2 = 1.0 - np.sum(d * d, axis=-1) / np.sum(centred * centred, axis=-1)
+    return {
+        "MSE": mse,
+        "RMSE": np.sqrt(mse),
+        "R2": r2,
+        "MAE": np.mean(np.abs(d), axis=-1),
+    }
+
+
+def _design(rng, model_error):
+    """Features, true values, single-reading SDs and numbers of readings."""
+    X = rng.uniform(-1.0, 1.0, (M, 3))
+    mu = X @ [2.0, -1.0, 0.5] + model_error * np.sin(3.0 * X[:, 0] + 1.0)
+    single_sd = rng.uniform(0.3, 1.5, M)
+    n_readings = rng.integers(3, MAX_READINGS + 1, M)
+    return X, mu, single_sd, n_readings
+
+
+def simulate(seed, n_replicates, model_error=0.5):
+    """Per case and σ setting: arrays of (estimate, reported SD, target)."""
+    rng = np.random.default_rng(seed)
+    X, mu, single_sd, n_readings = _design(rng, model_error)
+    sigma_true = single_sd / np.sqrt(n_readings)
+    missing = np.arange(MAX_READINGS)[None, :] >= n_readings[:, None]
+    records = {}
+    for _ in range(n_replicates):
+        readings = mu[:, None] + single_sd[:, None] * rng.standard_normal(
+            (M, MAX_READINGS)
+        )
+        readings[missing] = np.nan
+        with warnings.catch_warnings():  # 3 or 4 readings: the expected warning
+            warnings.simplefilter("ignore", UserWarning)
+            summary = summarize_repeats(readings)
+        y = summary.y_mean
+        y_pred = cross_val_predict(Ridge(alpha=1.0), X, y, cv=5)
+        truth = {k: float(v) for k, v in _metrics(mu, y_pred).items()}
+        fresh = mu + sigma_true * rng.standard_normal((N_FRESH, M))
+        again = {k: float(v.mean()) for k, v in _metrics(fresh, y_pred).items()}
+        for setting, sigma, dof in (
+            ("known", sigma_true, None),
+            ("estimated", summary.sigma, summary.sigma_dof),
+        ):
+            for metric, estimand, function in CASES:
+                score = function(
+                    y, y_pred, sigma=sigma, sigma_dof=dof, estimand=estimand
+                )
+                target = (truth if estimand == "truth" else again)[metric]
+                records.setdefault((metric, estimand, setting), []).append(
+                    (score.expected, score.std, target)
+                )
+    return {key: np.array(rows) for key, rows in records.items()}
+
+
+def table(records):
+    """Rows ``(metric, estimand, sigma, bias/SD, SD ratio, coverage)``."""
+    rows = []
+    for (metric, estimand, setting), values in records.items():
+        estimate, reported, target = values.T
+        error = estimate - target
+        spread = error.std()
+        rows.append(
+            (
+                metric,
+                estimand,
+                setting,
+                error.mean() / spread,
+                reported.mean() / spread,
+                np.mean(np.abs(error) <= 1.959964 * reported),
+            )
+        )
+    return rows
+
+
+def print_table(rows, n_replicates):
+    print(f"\nM = {M}, 3-8 readings, Ridge out of fold, {n_replicates} replicates")
+    print(f"{'metric':6} {'estimand':14} {'sigma':9} bias/SD  SD ratio  coverage")
+    for metric, estimand, setting, bias, ratio, coverage in rows:
+        print(
+            f"{metric:6} {estimand:14} {setting:9} {bias:+7.3f} {ratio:9.3f} "
+            f"{coverage:9.3f}"
+        )
+
+
+def test_end_to_end_small():
+    rows = table(simulate(0, 300))
+    print_table(rows, 300)
+    assert len(rows) == 2 * len(CASES)
+    for metric, estimand, setting, bias, ratio, coverage in rows:
+        where = (metric, estimand, setting)
+        assert abs(bias) < 0.25, where
+        assert 0.8 <= ratio <= 1.2, where
+        assert 0.89 <= coverage <= 0.99, where
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model_error", [0.5, 0.15])
+def test_end_to_end_full(model_error):
+    n_replicates = 2000
+    rows = table(simulate(1, n_replicates, model_error))
+    print_table(rows, n_replicates)
+    for metric, estimand, setting, bias, ratio, coverage in rows:
+        where = (metric, estimand, setting)
+        assert abs(bias) < 0.1, where
+        assert 0.85 <= ratio <= 1.15, where
+        assert 0.93 <= coverage <= 0.97, where
+
+
+# --------------------------------------------------------------------------- #
+# The public functions on small hand-made cases
+# --------------------------------------------------------------------------- #
+Y = np.array([1.0, 3.0, 5.0, 4.0])
+P = np.array([0.0, 3.0, 6.0, 4.5])
+S = np.array([0.5, 1.0, 0.5, 0.2])
+DOF = np.array([2.0, 4.0, np.inf, 3.0])
+
+
+@pytest.mark.parametrize("estimand", ["truth", "remeasurement"])
+def test_mse_closed_form_with_sigma_dof(estimand):
+    score = expected_mean_squared_error(Y, P, sigma=S, sigma_dof=DOF, estimand=estimand)
+    d2, s2 = (Y - P) ** 2, S**2
+    k, floor_k = (3.0, 1.0) if estimand == "truth" else (2.0, 2.0)
+    raw = np.sum(4 * s2 * d2 - 2 * s2**2 * (1 - k / (DOF + 2))) / 16
+    floor = np.sum(2 * s2**2 * (1 - floor_k / (DOF + 2))) / 16
+    expected = np.mean(d2 - s2) if estimand == "truth" else np.mean(d2)
+    assert score.expected == pytest.approx(expected, rel=1e-14)
+    assert score.variance == pytest.approx(max(raw, floor), rel=1e-13)
+    assert score.nominal == pytest.approx(np.mean(d2), rel=1e-14)
+    assert (score.method, score.estimand) == ("exact", estimand)
+    # σ known (None) is inf degrees of freedom; forward ignores sigma_dof
+    known = expected_mean_squared_error(Y, P, sigma=S, estimand=estimand)
+    infinite = expected_mean_squared_error(
+        Y, P, sigma=S, sigma_dof=np.inf, estimand=estimand
+    )
+    assert known.variance == pytest.approx(infinite.variance, rel=1e-14)
+    forward = expected_mean_squared_error(Y, P, sigma=S)
+    assert expected_mean_squared_error(Y, P, sigma=S, sigma_dof=DOF) == forward
+
+
+def test_variances_never_zero_width():
+    # Predictions equal to the labels: every unbiased variance estimate is
+    # negative, and each is floored at its lower bound instead of 0.
+    for function in (
+        expected_mean_squared_error,
+        expected_root_mean_squared_error,
+        expected_mean_absolute_error,
+    ):
+        for estimand in function.estimands[1:]:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                score = function(Y, Y, sigma=S, sigma_dof=3.0, estimand=estimand)
+            assert score.variance > 0, (function.__name__, estimand)
+    score = expected_r2_score(Y, Y + 0.01, sigma=0.05, estimand="truth")
+    assert score.variance > 0
+
+
+def test_degenerate_truth_warns():
+    with pytest.warns(UserWarning, match="clipped at 0"):
+        score = expected_root_mean_squared_error(
+            Y, Y + 0.1, sigma=1.0, estimand="truth"
+        )
+    assert score.expected == 0.0 and np.isfinite(score.variance)
+    with pytest.warns(UserWarning, match="not estimable"):
+        score = expected_r2_score(Y, Y + 1.0, sigma=5.0, estimand="truth")
+    assert np.isnan(score.expected) and np.isnan(score.variance)
+
+
+def test_multioutput_and_errors():
+    y2, p2 = np.c_[Y, 2 * Y], np.c_[P, 2 * P]
+    raw = expected_r2_score(
+        y2, p2, sigma=S, sigma_dof=DOF, estimand="truth", multioutput="raw_values"
+    )
+    alone = [
+        expected_r2_score(y2[:, j], p2[:, j], sigma=S, sigma_dof=DOF, estimand="truth")
+        for j in range(2)
+    ]
+    for a, b in zip(raw, alone, strict=True):
+        assert a.expected == pytest.approx(b.expected, rel=1e-13)
+        assert a.variance == pytest.approx(b.variance, rel=1e-13)
+    average = expected_r2_score(y2, p2, sigma=S, sigma_dof=DOF, estimand="truth")
+    assert average.expected == pytest.approx(np.mean([s.expected for s in raw]))
+    assert average.estimand == "truth" and average.method == "delta"
+    with pytest.raises(ValueError, match="sigma_dof must be positive"):
+        expected_mean_squared_error(Y, P, sigma=S, sigma_dof=0.0, estimand="truth")
+    with pytest.raises(ValueError, match="sigma_dof"):
+        expected_r2_score(Y, P, sigma=S, sigma_dof=[1.0, 2.0], estimand="truth")
+    with pytest.raises(ValueError, match="kink"):
+        expected_mean_absolute_error(Y, P, sigma=S, estimand="truth")
+    with pytest.raises(ValueError, match="must be finite"):
+        expected_mean_squared_error([1.0, np.nan], [1.0, 2.0], sigma=0.1,
+                                    estimand="truth")  # fmt: skip
