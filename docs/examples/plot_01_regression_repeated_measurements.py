@@ -116,9 +116,14 @@ print(f"mean sigma^2 = {np.mean(sigma**2):.4f}")
 # zero, and the honest report is its upper end, "the MSE against the true
 # concentrations is at most about 0.011 (% O2)² (95 %)".
 #
-# Without ``sigma_dof`` the standard errors would be taken as exact, and the
-# truth SD would be about half as large: too small, since they rest on 3 to 8
-# readings.
+# Without ``sigma_dof`` the standard errors would be taken as exact, although
+# they rest on 3 to 8 readings. Here the model's error against the truth is far
+# below the labels' noise, so both SDs rest on the lower bound of the truth
+# variance, :math:`\frac{2}{M^2}\sum_i\sigma_i^4` (plus σ's own uncertainty),
+# and the two are close. With larger errors, ignoring ``sigma_dof`` makes the
+# truth interval too narrow: in a simulation with 3 to 8 readings its reported
+# SD was 0.63 of the actual one, and the interval covered the true MSE in 74.5 %
+# of replicates instead of 95 % (see :ref:`estimands`).
 no_dof = expected_mean_squared_error(y, oof, sigma=sigma, estimand="truth")
 print(f"truth SD with sigma_dof: {scores['truth'].std:.4f}, without: {no_dof.std:.4f}")
 

@@ -324,12 +324,11 @@ def compare_estimators(
                 {},
             )
             for key in reference.scorers_:
-                paired = _paired_truth if kinds[key] == "truth" else _paired_difference
                 (
                     differences[(a, b)][key],
                     fold_differences[(a, b)][key],
                     t_tests[(a, b)][key],
-                ) = paired(
+                ) = _paired_difference(
                     cv_results[a],
                     cv_results[b],
                     key,
@@ -337,6 +336,7 @@ def compare_estimators(
                     noise_values[key],
                     n_draws=n_draws,
                     random_state=random_state,
+                    estimand=kinds[key],
                 )
             differences[(b, a)], fold_differences[(b, a)], t_tests[(b, a)] = (
                 _reversed_pair(
@@ -451,8 +451,14 @@ def _paired_difference(
     *,
     n_draws: int,
     random_state: Any,
+    estimand: str = "forward",
 ) -> tuple[NoisyScore, list[NoisyScore], CorrectedTTest]:
-    """``metric_a − metric_b`` pooled and per fold, and the corrected t-test."""
+    """``metric_a − metric_b`` pooled and per fold, and the corrected t-test.
+
+    From :func:`~sklearn_noisy.metrics.expected_paired_difference`, for the
+    ``estimand`` of the difference (``"truth"`` only where the metric has a
+    paired truth kernel, see :func:`_difference_estimands`).
+    """
     scorer = cv_a.scorers_[key]
     method = _pooled_method(scorer, cv_a.oof_responses_)
     response_a = cv_a.oof_responses_[method]
@@ -463,6 +469,7 @@ def _paired_difference(
         "classes": folds.classes if method == "predict_proba" else None,
         "n_draws": n_draws,
         "random_state": random_state,
+        "estimand": estimand,
     }
     pooled = expected_paired_difference(
         folds.y_oof,
@@ -534,44 +541,6 @@ def _difference_estimands(
         )
         warnings.warn(f"{key}: {notes[key]}.", UserWarning, stacklevel=3)
     return kinds, notes
-
-
-def _paired_truth(
-    cv_a: NoisyCrossValidator,
-    cv_b: NoisyCrossValidator,
-    key: str,
-    folds: _Folds,
-    noise: dict[str, Any],
-    **_: Any,
-) -> tuple[NoisyScore, list[NoisyScore], CorrectedTTest]:
-    """The truth estimand of ``metric_a − metric_b``, pooled and per fold.
-
-    From :func:`~sklearn_noisy.metrics.expected_paired_difference` with
-    ``estimand="truth"``.
-    """
-    scorer = cv_a.scorers_[key]
-    method = _pooled_method(scorer, cv_a.oof_responses_)
-    responses = (cv_a.oof_responses_[method], cv_b.oof_responses_[method])
-    labels = {} if folds.classes is None else {"labels": folds.classes}
-    parts = [(folds.y_oof, slice(None), _slice_noise(noise, folds.oof))] + [
-        (folds.fold_y[k], folds.fold_rows[k], _slice_noise(noise, test))
-        for k, (_, test) in enumerate(folds.splits)
-    ]
-    pooled, *per_fold = (
-        expected_paired_difference(
-            y,
-            *(r[rows] for r in responses),
-            metric=scorer.metric,
-            estimand="truth",
-            **values,
-            **labels,
-        )
-        for y, rows, values in parts
-    )
-    t_test = corrected_t_test(
-        [d.expected for d in per_fold], folds.n_train, folds.n_test
-    )
-    return pooled, per_fold, t_test
 
 
 def _difference_of(
