@@ -243,10 +243,12 @@ def compare_estimators(
         ``"truth"``: the difference of the two models against the true
         values, for labels that are measurements: for MSE the nominal
         difference (``σ²`` cancels) with the exact variance
-        ``4 Σ σ_i² (a_i − b_i)² / M²``; for binary accuracy with ``q`` the
-        difference of the de-noised hits. The other metrics (and accuracy
-        with more classes or a transition matrix) keep their forward
-        difference, with a :class:`UserWarning` and a note in ``notes``.
+        ``4 Σ σ_i² (a_i − b_i)² / M²``; for accuracy, with any invertible
+        flip model, the difference of the de-noised hits ``T⁻¹[c̃_i, ŷ_i]``
+        (:func:`~sklearn_noisy.metrics.expected_paired_difference` with
+        ``estimand="truth"``). The other metrics, and scorers with metric
+        options, keep their forward difference, with a :class:`UserWarning`
+        and a note in ``notes``.
 
     Returns
     -------
