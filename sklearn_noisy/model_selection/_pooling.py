@@ -54,10 +54,18 @@ def _pool_additive(scores: list[NoisyScore]) -> NoisyScore:
 
 
 def _pools_from_folds(scorer: Any) -> bool:
-    """Whether a scorer's pooled score is the weighted sum of its fold scores."""
+    """Whether a scorer's pooled score is the weighted sum of its fold scores.
+
+    Only forward scores of additive metrics: their per-sample moments are exact
+    and add up. Truth and remeasurement variances are estimates floored at a
+    lower bound (user guide: :ref:`estimands`); a sum of per-fold floors would
+    overstate the pooled variance, so those are scored once on all the
+    out-of-fold predictions, with one floor.
+    """
     metric = scorer.metric
     return (
-        metric in get_metric_names()
+        getattr(scorer, "estimand", "forward") == "forward"
+        and metric in get_metric_names()
         and get_metric_info(metric).additive
         and not getattr(scorer, "metric_kwargs", None)
     )
@@ -183,11 +191,12 @@ def _pool_estimates(
     noise: Noise,
     classes: np.ndarray | None,
 ) -> dict[str, dict[str, NoisyScore]]:
-    """Every shown estimand of every metric, pooled as the scorer's own is.
+    """Every shown estimand of every metric, pooled.
 
-    Additive metrics: the weighted mean of the fold estimates with their
-    variances combined; the others: scored again on the concatenated
-    out-of-fold predictions with the noise (user guide: :ref:`formula_pooling`).
+    Forward scores of additive metrics: the weighted mean of the fold scores
+    with their variances combined; everything else: scored again on the
+    concatenated out-of-fold predictions with the noise (user guide:
+    :ref:`formula_pooling`).
     """
     estimates: dict[str, dict[str, NoisyScore]] = {}
     for key, scorer in scorers.items():
