@@ -250,10 +250,11 @@ def _binary_problem(
         positive = classes.index(pos_label)
         noise = noise.permute(np.array([1 - positive, positive]))
     # π_i = P(observed as class 1 | class true_pos_i)
-    pi = noise.probability(true_pos.view(np.int8), 1, slice(None))
     if noise.matrix is not None:
+        pi = noise.probability(true_pos.view(np.int8), 1, slice(None))
         var = pi * (1.0 - pi)
-    else:  # q_i (1 - q_i); a float for a scalar q
+    else:  # 1 - q_i on the positives, q_i on the others; variance q_i (1 - q_i)
+        pi = np.where(true_pos, *noise.keep_flip())
         var, _ = noise.keep_flip_variance()
     return _BinaryProblem(true_pos, pred_pos, pi, var, noise)
 
