@@ -161,7 +161,8 @@ def _add_model_arguments(evaluate: argparse.ArgumentParser) -> None:
         choices=("auto", "truth", "remeasurement", "forward"),
         default="auto",
         help="which estimate leads the report: auto (truth where the metric offers "
-        "it, else forward; for labels that are measurements), truth, "
+        "it, else remeasurement, else forward; for labels that are measurements), "
+        "truth, "
         "remeasurement, or forward (only if y_true is exact)",
     )
     model.add_argument("--n-jobs", type=int, default=None, metavar="N")

@@ -79,11 +79,20 @@ def plan_estimands(scorer: Any, estimand: str) -> EstimandPlan:
     """The estimands reported for ``scorer`` when ``estimand=`` leads.
 
     Shown: ``truth`` when offered, the lead, and ``forward``; in that order
-    (``remeasurement`` only when it leads or is the scorer's own).
+    (``remeasurement`` only when it leads or is the scorer's own). With
+    ``"auto"`` (labels that are measurements) truth leads; a metric without a
+    truth estimate leads with remeasurement, which answers a question about the
+    labels as measured rather than the paper's forward value, which counts the
+    noise twice on such labels.
     """
     offered = _offered(scorer)
     requested = "truth" if estimand == "auto" else estimand
-    lead = requested if requested in offered else "forward"
+    if requested in offered:
+        lead = requested
+    elif estimand == "auto" and "remeasurement" in offered:
+        lead = "remeasurement"
+    else:
+        lead = "forward"
     if lead not in offered:  # a foreign scorer: its own estimand
         lead = scorer.estimand
     wanted = {"truth", "forward", lead, scorer.estimand}

@@ -410,8 +410,11 @@ def _format_table(cv: Any) -> str:
     """Readable text report: a legend, then per metric its folds and pooled row."""
     leads = {info["lead"] for info in cv.estimands_.values()}
     requested = "truth" if cv.estimand == "auto" else cv.estimand
+    fallback = "remeasurement, else forward" if cv.estimand == "auto" else "forward"
     lead = (
-        leads.pop() if len(leads) == 1 else f"{requested} where offered, else forward"
+        leads.pop()
+        if len(leads) == 1
+        else f"{requested} where offered, else {fallback}"
     )
     lines = [
         f"NoisyCrossValidator({cv.estimator!r})",
