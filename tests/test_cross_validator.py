@@ -581,7 +581,7 @@ def _expected_lead(metric, requested):
     wanted = "truth" if requested == "auto" else requested
     if wanted in offered:
         return wanted
-    if requested == "auto" and "remeasurement" in offered:
+    if wanted == "truth" and "remeasurement" in offered:
         return "remeasurement"
     return "forward"
 

@@ -66,9 +66,10 @@ def _build_parser() -> argparse.ArgumentParser:
         help="cross-validate a model and report its metrics under label noise, per "
         "fold and pooled",
         description="Cross-validate a model and report, per fold and pooled, each "
-        "metric's nominal value, its truth estimate (against the true values) and "
-        "its forward value (the paper's, if y_true were exact), with their SDs "
-        "over the label noise.",
+        "metric's nominal value, its truth estimate (against the true values; "
+        "for a metric without one, its remeasurement estimate: the metric on a "
+        "fresh measurement of the samples) and its forward value (the paper's, "
+        "right only if y_true were exact), with their SDs over the label noise.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

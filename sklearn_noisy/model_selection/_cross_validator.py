@@ -138,11 +138,13 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         The estimate that leads the reports (:meth:`summary`, :meth:`to_dict`,
         ``str``, :class:`NoisyCVDisplay`). ``"auto"``: ``"truth"`` where the
         metric offers it (labels that are measurements, the common case), else
-        ``"forward"``. ``"truth"``: the metric against the true values;
+        ``"remeasurement"``, else ``"forward"``. ``"truth"``: the metric against
+        the true values;
         ``"remeasurement"``: the metric expected when the samples are measured
         again; ``"forward"``: the paper's expected metric, right only when
         ``y_true`` is exact. A metric that does not offer the requested one
-        leads with ``"forward"``, with a note. Every report shows the nominal
+        leads with ``"remeasurement"`` (when truth was asked for) or
+        ``"forward"``, with a note. Every report shows the nominal
         value, the truth estimate and the forward value whatever leads.
 
     Attributes
@@ -165,10 +167,11 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
 
     pooled_estimates_ : dict of dict of NoisyScore
         ``pooled_estimates_[m][e]``: every shown estimand pooled over the
-        folds, as ``pooled_`` is (additive metrics: the weighted mean of the
-        fold estimates with their variances combined; the others: scored on
-        the concatenated out-of-fold predictions). Empty when the test sets
-        overlap.
+        folds: the forward scores of additive metrics as ``pooled_`` is (the
+        weighted mean of the fold scores, variances combined); everything else
+        scored once on the concatenated out-of-fold predictions, so that a
+        truth or remeasurement variance has one floor (user guide:
+        :ref:`estimands`). Empty when the test sets overlap.
 
     fold_scores_ : dict of list of NoisyScore
         The per-fold results as :class:`~sklearn_noisy.NoisyScore` objects

@@ -80,16 +80,16 @@ def plan_estimands(scorer: Any, estimand: str) -> EstimandPlan:
 
     Shown: ``truth`` when offered, the lead, and ``forward``; in that order
     (``remeasurement`` only when it leads or is the scorer's own). With
-    ``"auto"`` (labels that are measurements) truth leads; a metric without a
-    truth estimate leads with remeasurement, which answers a question about the
-    labels as measured rather than the paper's forward value, which counts the
-    noise twice on such labels.
+    ``"auto"`` or ``"truth"`` (labels that are measurements) truth leads; a
+    metric without a truth estimate leads with remeasurement, which answers a
+    question about the labels as measured, rather than with the paper's
+    forward value, which counts the noise twice on such labels.
     """
     offered = _offered(scorer)
     requested = "truth" if estimand == "auto" else estimand
     if requested in offered:
         lead = requested
-    elif estimand == "auto" and "remeasurement" in offered:
+    elif requested == "truth" and "remeasurement" in offered:
         lead = "remeasurement"
     else:
         lead = "forward"

@@ -410,7 +410,7 @@ def _format_table(cv: Any) -> str:
     """Readable text report: a legend, then per metric its folds and pooled row."""
     leads = {info["lead"] for info in cv.estimands_.values()}
     requested = "truth" if cv.estimand == "auto" else cv.estimand
-    fallback = "remeasurement, else forward" if cv.estimand == "auto" else "forward"
+    fallback = "remeasurement, else forward" if requested == "truth" else "forward"
     lead = (
         leads.pop()
         if len(leads) == 1
