@@ -661,3 +661,19 @@ def test_streaming_paths_agree(monkeypatch):
     for a, b in zip(before, after, strict=True):
         assert b.expected == pytest.approx(a.expected, rel=1e-12)
         assert b.variance == pytest.approx(a.variance, rel=1e-10)
+
+
+@pytest.mark.parametrize("sigma", [1e-150, 1e-153, 1e-155, 1e-160, 1e-165])
+def test_r2_sigma_at_the_edge_of_underflow(sigma):
+    # (σ/S)² subnormal used to turn the quadrature's ratios into NaN (found by
+    # hypothesis at σ = 1.2e-153); such labels are exact for the numerics.
+    rng = np.random.default_rng(0)
+    y = rng.normal(size=20)
+    p = y + 0.3 * rng.normal(size=20)
+    score = expected_r2_score(y, p, sigma=sigma)
+    assert score.expected == score.nominal == r2_score(y, p)
+    assert score.variance == 0.0
+    mixed = np.full(20, 0.3)
+    exact = mixed.copy()
+    mixed[:5], exact[:5] = sigma, 0.0
+    assert expected_r2_score(y, p, sigma=mixed) == expected_r2_score(y, p, sigma=exact)

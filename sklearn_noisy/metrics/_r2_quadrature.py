@@ -52,6 +52,10 @@ from ._quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums, gauss_kron
 
 __all__ = ["R2Moments", "r2_moments"]
 
+#: Labels whose scaled variance ``w (σ/S)²`` is below this are exact for the
+#: numerics (far below double precision; see :meth:`_R2Data._tau`).
+_TAU_EXACT = 1e-280
+
 # Families q_i of the power sums, and the (k, β) pairs of Σ q τ^k r^β.
 _ONE, _W, _WU, _WUU, _WD, _WDU, _WDD = range(7)
 _COMBOS = ((0, 1), (0, 2), (1, 1), (1, 2), (1, 3), (2, 2), (2, 3), (3, 3))
@@ -323,7 +327,7 @@ class _R2Data:
         n_exact_num = 0
         for i in range(0, self.n, CHUNK_ROWS):
             y, _, s, w = self._block(i)
-            tau = w * (s / self.scale) ** 2
+            tau = self._tau(w, s)
             exact = (w > 0.0) & (tau == 0.0)
             noisy = tau > 0.0
             if exact.any():
@@ -359,7 +363,7 @@ class _R2Data:
             y, d, s, w = self._block(i)
             u = (y - self.centre) / self.scale
             d = d / self.scale
-            tau = w * (s / self.scale) ** 2
+            tau = self._tau(w, s)
             ub = u - mean_u
             wd = w * d
             wu = w * ub
@@ -385,6 +389,17 @@ class _R2Data:
         self.exact_sums = exact_sums
         self.mu_y, self.delta_mean, self.delta_var = _delta_from_sums(totals, w_total)
 
+    def _tau(self, w: np.ndarray, s: np.ndarray) -> np.ndarray:
+        """``τ = w (σ/S)²`` of a block, with the numerically exact labels at 0.
+
+        ``τ`` below :data:`_TAU_EXACT` (σ below about 1e-140 times the scale) is
+        flushed to 0: such a label moves R² by a relative ~τ, and subnormal
+        values of ``τ`` would otherwise overflow the integrand's ratios to NaN.
+        """
+        tau = w * (s / self.scale) ** 2
+        tau[tau < _TAU_EXACT] = 0.0
+        return tau
+
     def _block(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(ȳ, d, σ, w)`` of block ``i`` (``w`` normalised to ``Σ w = M``)."""
         rows = slice(i, i + CHUNK_ROWS)
@@ -403,7 +418,7 @@ class _R2Data:
     def source(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
         """``(τ/τ_max, base = (w, u, d))`` of the noisy rows ``start:stop``."""
         y, d, s, w = self._block(start)
-        tau = w * (s / self.scale) ** 2
+        tau = self._tau(w, s)
         noisy = tau > 0.0
         base = np.empty((int(np.count_nonzero(noisy)), 3))
         base[:, 0] = w[noisy]
