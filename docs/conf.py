@@ -203,7 +203,10 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
-html_sidebars = {"index": [], "getting_started": []}
+# The first pages a newcomer reads get the full width: no section navigation on
+# the left (the examples link to each other at their foot), so that a line of
+# code (88 characters at most) fits beside the page's table of contents.
+html_sidebars = {"index": [], "getting_started": [], "auto_examples/*": []}
 html_context = {"default_mode": "light"}
 
 # -- sphinx-gallery ----------------------------------------------------------

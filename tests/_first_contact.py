@@ -98,11 +98,24 @@ def mismatch(shown: str, printed: str) -> str | None:
                 if have[start : start + len(run)] == run
             ][:1]
         if not starts:
-            return f"these shown lines are not printed (in this order):\n{run}"
+            return _first_difference(run, have, position, anchored=index == 0)
         position = starts[0] + len(run)
     if anchored_end and position != len(have):
         return f"the output goes on after the shown lines: {have[position:]}"
     return None
+
+
+def _first_difference(
+    run: list[str], have: list[str], position: int, *, anchored: bool
+) -> str:
+    """The first shown line of ``run`` that the output does not continue with."""
+    for start in [position] if anchored else range(position, len(have)):
+        if anchored or have[start] == run[0]:
+            for shown, printed in zip(run, have[start:], strict=False):
+                if shown != printed:
+                    return f"shown {shown!r}\nprinted {printed!r}"
+            return f"the output ends before the shown line {run[len(have) - start]!r}"
+    return f"the shown line {run[0]!r} is not printed (after the lines before it)"
 
 
 def run_python(snippet: str) -> str:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _first_contact import mismatch, outputs, rst_blocks, run_command
 
 import sklearn_noisy
 
@@ -143,7 +144,14 @@ def test_sphinx_build_without_warnings(tmp_path):
     examples whose output it already has).
     """
     pytest.importorskip("sphinx", reason="the docs build needs the 'docs' extra")
-    for module in ("numpydoc", "pydata_sphinx_theme", "sphinx_gallery", "matplotlib"):
+    for module in (
+        "numpydoc",
+        "pydata_sphinx_theme",
+        "sphinx_gallery",
+        "sphinx_copybutton",
+        "sphinx-mathjax-offline",
+        "matplotlib",
+    ):
         pytest.importorskip(module, reason="the docs build needs the 'docs' extra")
     source = tmp_path / "docs"
     shutil.copytree(
@@ -170,7 +178,12 @@ def test_sphinx_build_without_warnings(tmp_path):
         capture_output=True,
         text=True,
         timeout=600,
-        env={**__import__("os").environ, "MPLBACKEND": "Agg"},
+        # Offline, whatever the machine: no intersphinx inventory is fetched.
+        env={
+            **__import__("os").environ,
+            "MPLBACKEND": "Agg",
+            "SKLEARN_NOISY_DOCS_INTERSPHINX": "0",
+        },
     )
     assert completed.returncode == 0, (
         "the documentation build failed (warnings are errors):\n"
@@ -179,6 +192,50 @@ def test_sphinx_build_without_warnings(tmp_path):
     assert (out / "index.html").is_file()
     assert (out / "api.html").is_file()
     assert (out / "user_guide" / "errata.html").is_file()
+    _check_built_site(out)
+
+
+def _check_built_site(out: Path) -> None:
+    """Math typeset offline, the copy button, the paper linked."""
+    assert (out / "_static" / "mathjax" / "tex-chtml.js").is_file()
+    getting_started = (out / "getting_started.html").read_text(encoding="utf-8")
+    assert 'src="_static/mathjax/tex-chtml.js"' in getting_started
+    assert r"\(\sigma_i^2\)" in getting_started  # math left for MathJax to typeset
+    for page in out.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        assert "cdn.jsdelivr.net" not in text, f"{page.name} loads from a CDN"
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert "copybutton.js" in index
+    assert 'href="https://arxiv.org/abs/2209.15588"' in index
+    errata = (out / "user_guide" / "errata.html").read_text(encoding="utf-8")
+    assert 'href="https://arxiv.org/abs/2209.15588"' in errata
+
+
+GETTING_STARTED_OUTPUTS = outputs(
+    rst_blocks((DOCS / "getting_started.rst").read_text())
+)
+
+
+def test_getting_started_shows_the_main_job_output():
+    assert [body for language, body, _ in GETTING_STARTED_OUTPUTS if language == "bash"]
+    text = (DOCS / "getting_started.rst").read_text(encoding="utf-8")
+    assert "<repository-url>" not in text
+    bash = "\n".join(body for language, body in rst_blocks(text) if language == "bash")
+    assert "pip install sklearn-noisy" not in bash  # not released yet
+
+
+@pytest.mark.parametrize(
+    ("language", "snippet", "shown"),
+    [block for block in GETTING_STARTED_OUTPUTS if block[0] == "bash"],
+)
+def test_getting_started_command_prints_what_is_shown(language, snippet, shown):
+    """The table on the page is what ``sklearn-noisy evaluate`` prints now."""
+    printed = run_command(snippet)
+    problem = mismatch(shown, printed)
+    assert problem is None, (
+        "docs/getting_started.rst: the output shown after the command is not what "
+        f"it prints: {problem}\n--- it prints ---\n{printed}"
+    )
 
 
 def _python_blocks(page: Path) -> list[str]:
@@ -315,3 +372,15 @@ def test_no_reference_to_the_missing_formulas_file():
         if "FORMULAS.md" in line
     ]
     assert not found, f"references to FORMULAS.md: {found}"
+
+
+@pytest.mark.parametrize("page", ["index.rst", "getting_started.rst"])
+def test_landing_page_python_blocks_are_doctests(page):
+    """Every Python block of a landing page is a ``>>>`` session doctest checks."""
+    blocks = [
+        body
+        for language, body in rst_blocks((DOCS / page).read_text(encoding="utf-8"))
+        if language == "python"
+    ]
+    assert blocks
+    assert all(body.lstrip().startswith(">>> ") for body in blocks)

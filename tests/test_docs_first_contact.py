@@ -162,6 +162,12 @@ def test_build_index_short_names_are_unique_public_sklearn_names():
             "py:function": {"sklearn.model_selection.cross_val_score": item()},
         },
         "numpy": {"py:function": {"numpy.unique": item()}},
+        "python": {
+            "py:data": {"None": item()},
+            "py:module": {"time": item()},
+            "py:exception": {"ValueError": item()},
+            "py:function": {"json.dumps": item()},
+        },
     }
     index = noisy_links.build_index(named, exclude=frozenset({"NoisyScore"}))
     assert "GridSearchCV" in index
@@ -171,6 +177,8 @@ def test_build_index_short_names_are_unique_public_sklearn_names():
     assert "Twice" not in index  # ambiguous
     assert "Hidden" not in index  # private path
     assert "NoisyScore" not in index  # sklearn-noisy's own name
+    assert {"ValueError", "json.dumps"} <= set(index)
+    assert not {"None", "time"} & set(index)  # undotted: exceptions only
     assert noisy_links._lookup(index, "np.unique") == "u"
     assert noisy_links._lookup(index, "cross_val_score()") == "u"
     assert noisy_links._lookup(index, "GridSearchCV(Ridge())") is None
@@ -229,3 +237,9 @@ def test_extension_links_literals_and_arxiv_ids(tmp_path):
     assert 'href="https://arxiv.org/abs/2209.15588"' in html
     assert "Unknown" in html
     assert html.count("sk.example/gs.html") == 1  # not inside the code block
+
+
+def test_mismatch_names_the_first_differing_line():
+    assert mismatch("a\nB\nc\n...", PRINTED) == "shown 'B'\nprinted 'b'"
+    assert mismatch("...\nc\nX", PRINTED) == "shown 'X'\nprinted 'd'"
+    assert "'e'" in mismatch("...\nd\ne", PRINTED)

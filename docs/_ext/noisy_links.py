@@ -68,16 +68,19 @@ def build_index(named_inventory: dict, *, exclude: frozenset = frozenset()) -> d
     Returns
     -------
     dict
-        Full names of every project's Python objects, and the short names of
-        scikit-learn's public classes and functions that name one object only.
+        Dotted full names of every project's Python objects (``json.dumps``,
+        ``numpy.unique``; of the undotted ones only exceptions, ``ValueError``:
+        ``None`` or ``time`` are too often not the object), and the short names
+        of scikit-learn's public classes and functions that name one object.
     """
     index: dict[str, str] = {}
     short: dict[str, set[str]] = {}
     for project, inventory in named_inventory.items():
         for object_type in _OBJECT_TYPES:
             for name, item in inventory.get(object_type, {}).items():
-                index.setdefault(name, _uri(item))
                 parts = name.split(".")
+                if len(parts) > 1 or object_type == "py:exception":
+                    index.setdefault(name, _uri(item))
                 if (
                     project == "sklearn"
                     and object_type in ("py:class", "py:function")
@@ -86,8 +89,8 @@ def build_index(named_inventory: dict, *, exclude: frozenset = frozenset()) -> d
                     short.setdefault(parts[-1], set()).add(name)
     for name, full_names in short.items():
         if len(full_names) == 1 and name not in exclude and name not in index:
-            index[name] = index[next(iter(full_names))]
-    return index
+            index[name] = index.get(next(iter(full_names)), "")
+    return {name: uri for name, uri in index.items() if uri}
 
 
 def _lookup(index: dict, text: str) -> str | None:
