@@ -13,6 +13,10 @@ Unreachable projects are left out, so an offline build stays warning-free; their
 names then show as plain code. ``SKLEARN_NOISY_DOCS_INTERSPHINX=0`` skips the web
 (the test-suite sets it, for a fast, repeatable build), ``=1`` uses it without
 probing.
+
+``python docs/_tools/check_rendering.py docs/_build/html index.html ...`` renders
+built pages in headless Chromium and reports horizontal overflow and untypeset
+formulas (with ``--screenshots DIR``, PNGs of them).
 """
 
 from __future__ import annotations
