@@ -36,7 +36,16 @@ _OBJECT_TYPES = (
     "py:attribute",
     "py:data",
 )
-_SKIP_PARENTS = (nodes.reference, nodes.literal_block, nodes.raw, nodes.title)
+_SKIP_PARENTS = (
+    nodes.reference,
+    nodes.literal_block,
+    nodes.doctest_block,
+    nodes.math,
+    nodes.math_block,
+    nodes.raw,
+    nodes.comment,
+    nodes.title,
+)
 
 
 def _uri(item) -> str:
