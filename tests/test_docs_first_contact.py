@@ -206,7 +206,8 @@ def test_extension_links_literals_and_arxiv_ids(tmp_path):
         "noisy_links_exclude = ['mean_squared_error']\n"
     )
     (source / "index.rst").write_text(
-        "Title\n=====\n\n.. a comment on Doe & Roe\n\nUse ``GridSearchCV`` and ``mean_squared_error``, "
+        "Title\n=====\n\n.. a comment on Doe & Roe\n\n"
+        "Use ``GridSearchCV`` and ``mean_squared_error``, "
         "``sklearn.metrics.mean_squared_error``, ``Unknown``; "
         "Doe & Roe (2020) and Doe & Roe again, arXiv:2209.15588.\n\n"
         ".. code-block:: python\n\n   GridSearchCV\n"
