@@ -82,8 +82,8 @@ def test_display_leads_with_the_truth_estimate(fitted_cv):
         display.forward_.get_ydata(), results["mean_squared_error_forward"]
     )
     labels = display.ax_.get_legend_handles_labels()[1]
-    assert "truth ± 90 % interval (label noise)" in labels
-    assert "forward (paper's, if y_true were exact)" in labels
+    assert "truth ± 90 % label-noise interval" in labels
+    assert "forward (if y_true were exact)" in labels
     assert "nominal (labels as given)" in labels
     plt.close(display.figure_)
     # MAE offers no truth estimate here: forward, and no separate markers

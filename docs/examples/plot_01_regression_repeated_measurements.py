@@ -180,7 +180,9 @@ print(cv.fold_summary_["mean_squared_error"])
 # Per fold, the RMSE as the cross-validator reports it:
 from sklearn_noisy.model_selection import NoisyCVDisplay
 
-display = NoisyCVDisplay.from_cv_results(cv, metric="root_mean_squared_error")
+display = NoisyCVDisplay.from_cv_results(
+    cv, metric="root_mean_squared_error", data_name="oxygen sensor"
+)
 plt.show()
 
 # %%

@@ -131,5 +131,5 @@ cv = NoisyCrossValidator(
 ).fit(X, y, q=q)
 print(cv)
 
-NoisyCVDisplay.from_cv_results(cv, metric="f1")
+NoisyCVDisplay.from_cv_results(cv, metric="f1", data_name="noisy diagnosis")
 plt.show()

@@ -20,10 +20,24 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._noisy_score import NoisyScore
+from ..metrics import get_metric_info
 from ..utils._plotting import import_pyplot
 from ._cross_validator import NoisyCrossValidator
 from ._noise_resilience_curve import NoiseResilienceCurveResult, noise_resilience_curve
 from ._report import _std, _z_value
+
+
+def metric_label(metric: str) -> str:
+    """Human-readable name of a metric for plots: the registry's display name.
+
+    A name the registry does not know (a custom scorer's key) is shown with
+    its underscores as spaces.
+    """
+    try:
+        return get_metric_info(metric).display_name
+    except (KeyError, ValueError):
+        return metric.replace("_", " ")
+
 
 __all__ = ["NoiseResilienceDisplay", "NoisyCVDisplay"]
 
@@ -59,6 +73,11 @@ class NoisyCVDisplay:
     fold_forward : ndarray of shape (n_folds,) or None, default=None
         The forward values, drawn as markers when ``estimand`` is not
         ``"forward"``.
+    name : str, default=None
+        Name of the model, shown in the title (as ``name`` of
+        :class:`sklearn.metrics.RocCurveDisplay`).
+    data_name : str, default=None
+        Name of the data, shown in the title.
 
     Attributes
     ----------
@@ -109,8 +128,12 @@ class NoisyCVDisplay:
         greater_is_better: bool | None = None,
         estimand: str = "forward",
         fold_forward: Any = None,
+        name: str | None = None,
+        data_name: str | None = None,
     ) -> None:
         self.metric = metric
+        self.name = name
+        self.data_name = data_name
         self.estimand = estimand
         self.fold_forward = (
             None if fold_forward is None else np.asarray(fold_forward, dtype=np.float64)
@@ -130,6 +153,9 @@ class NoisyCVDisplay:
         *,
         ax: Any = None,
         estimand: str | None = None,
+        name: str | None = None,
+        data_name: str | None = None,
+        legend: bool = True,
     ) -> NoisyCVDisplay:
         """Plot one metric of a fitted :class:`NoisyCrossValidator`.
 
@@ -145,6 +171,13 @@ class NoisyCVDisplay:
             the report shows (``cv.estimands_[metric]["shown"]``).
         ax : matplotlib Axes, default=None
             Axes to draw on; a new figure by default.
+        name : str, default=None
+            Name of the model in the title; the class name of ``cv.estimator``
+            by default.
+        data_name : str, default=None
+            Name of the data in the title; none by default.
+        legend : bool, default=True
+            Draw the legend (see :meth:`plot`).
 
         Returns
         -------
@@ -180,8 +213,10 @@ class NoisyCVDisplay:
             fold_forward=cv.cv_results_.get(f"{metric}_forward")
             if estimand != "forward"
             else None,
+            name=type(cv.estimator).__name__ if name is None else name,
+            data_name=data_name,
         )
-        return display.plot(ax=ax)
+        return display.plot(ax=ax, legend=legend)
 
     @classmethod
     def from_estimator(
@@ -202,6 +237,8 @@ class NoisyCVDisplay:
         ax: Any = None,
         sigma_dof: Any = None,
         estimand: str = "auto",
+        name: str | None = None,
+        data_name: str | None = None,
     ) -> NoisyCVDisplay:
         """Cross-validate ``estimator`` and plot one metric.
 
@@ -235,6 +272,10 @@ class NoisyCVDisplay:
             :meth:`NoisyCrossValidator.fit`.
         estimand : {"auto", "truth", "remeasurement", "forward"}, default="auto"
             The estimate drawn, as the cross-validator's ``estimand``.
+        name : str, default=None
+            Name of the model in the title; its class name by default.
+        data_name : str, default=None
+            Name of the data in the title; none by default.
 
         Returns
         -------
@@ -259,15 +300,25 @@ class NoisyCVDisplay:
             groups=groups,
             sigma_dof=sigma_dof,
         )
-        return cls.from_cv_results(runner, metric, ax=ax)
+        return cls.from_cv_results(
+            runner, metric, ax=ax, name=name, data_name=data_name
+        )
 
-    def plot(self, ax: Any = None) -> NoisyCVDisplay:
+    def plot(self, ax: Any = None, *, legend: bool = True) -> NoisyCVDisplay:
         """Draw the display.
+
+        Every marker is named in the legend, which sits outside the axes so
+        that it never covers an error bar: below them on a new figure (drawn
+        with the constrained layout), to their right on given axes.
 
         Parameters
         ----------
         ax : matplotlib Axes, default=None
             Axes to draw on; a new figure by default.
+        legend : bool, default=True
+            Draw the legend. Pass False when several displays share a figure
+            and draw one figure legend from ``ax_.get_legend_handles_labels()``
+            of one of them.
 
         Returns
         -------
@@ -275,8 +326,66 @@ class NoisyCVDisplay:
             ``self``, with ``ax_``, ``figure_`` and the artists set.
         """
         plt = import_pyplot("NoisyCVDisplay")
-        if ax is None:
-            _, ax = plt.subplots()
+        created = ax is None
+        if created:
+            _, ax = plt.subplots(layout="constrained")
+        self.ax_, self.figure_ = ax, ax.figure
+        self._draw_folds(ax)
+        self._draw_pooled(ax)
+        label = metric_label(self.metric)
+        folds = np.arange(1, self.fold_expected.size + 1)
+        ax.set_xticks(folds)
+        ax.set_xlabel("fold")
+        if self.greater_is_better is None:
+            ax.set_ylabel(label)
+        else:
+            better = "higher" if self.greater_is_better else "lower"
+            ax.set_ylabel(f"{label}\n({better} is better)")
+        ax.set_title(self._title(label), fontsize="medium")
+        if legend:
+            self._draw_legend(ax, created)
+        return self
+
+    def legend_entries(self) -> tuple[list[Any], list[str]]:
+        """Handles and labels of the legend, the per-fold estimate first.
+
+        Returns
+        -------
+        handles, labels : list
+            As :meth:`matplotlib.axes.Axes.get_legend_handles_labels`, for a
+            figure legend shared by several displays.
+        """
+        handles, labels = self.ax_.get_legend_handles_labels()
+        order = sorted(
+            range(len(handles)), key=lambda i: handles[i] is not self.errorbar_
+        )
+        return [handles[i] for i in order], [labels[i] for i in order]
+
+    def _draw_legend(self, ax: Any, created: bool) -> None:
+        handles, labels = self.legend_entries()
+        if created:
+            self.figure_.legend(
+                handles, labels, loc="outside lower center", ncols=2, fontsize="small"
+            )
+            return
+        if self.figure_.get_layout_engine() is None:
+            # Make room for the legend outside the axes; no label is clipped.
+            self.figure_.set_layout_engine("constrained")
+        ax.legend(
+            handles,
+            labels,
+            loc="upper left",
+            bbox_to_anchor=(1.02, 1.0),
+            borderaxespad=0.0,
+            fontsize="small",
+        )
+
+    def _title(self, label: str) -> str:
+        model = "" if self.name is None else f" of {self.name}"
+        data = "" if self.data_name is None else f" on {self.data_name}"
+        return f"{label}{model}{data}, per fold and pooled"
+
+    def _draw_folds(self, ax: Any) -> None:
         z = _z_value(self.confidence_level)
         level = f"{self.confidence_level * 100:.4g} %"
         folds = np.arange(1, self.fold_expected.size + 1)
@@ -286,7 +395,7 @@ class NoisyCVDisplay:
             yerr=z * self.fold_std,
             fmt="o",
             capsize=4,
-            label=f"{self.estimand} ± {level} interval (label noise)",
+            label=f"{self.estimand} ± {level} label-noise interval",
         )
         self.forward_ = None
         if self.fold_forward is not None and self.estimand != "forward":
@@ -297,7 +406,7 @@ class NoisyCVDisplay:
                 marker="s",
                 markersize=4,
                 color="grey",
-                label="forward (paper's, if y_true were exact)",
+                label="forward (if y_true were exact)",
             )
         (self.nominal_,) = ax.plot(
             folds,
@@ -307,36 +416,25 @@ class NoisyCVDisplay:
             color="black",
             label="nominal (labels as given)",
         )
+
+    def _draw_pooled(self, ax: Any) -> None:
         self.pooled_line_ = self.pooled_band_ = None
-        if self.pooled is not None:
-            low, high = self.pooled.confidence_interval(self.confidence_level)
-            self.pooled_band_ = ax.axhspan(
-                low,
-                high,
-                color="tab:orange",
-                alpha=0.2,
-                label=f"pooled {level} interval",
-            )
-            self.pooled_line_ = ax.axhline(
-                self.pooled.expected,
-                color="tab:orange",
-                label=f"pooled {self.estimand} ({self.pooled.expected:.4g})",
-            )
-        ax.set_xticks(folds)
-        ax.set_xlabel("fold")
-        direction = ""
-        if self.greater_is_better is not None:
-            direction = (
-                " (higher is better)"
-                if self.greater_is_better
-                else (" (lower is better)")
-            )
-        ax.set_ylabel(f"{self.metric}{direction}")
-        ax.set_title(f"{self.metric}: per fold and pooled, under label noise")
-        ax.legend(loc="best", fontsize="small")
-        self.ax_ = ax
-        self.figure_ = ax.figure
-        return self
+        if self.pooled is None:
+            return
+        level = f"{self.confidence_level * 100:.4g} %"
+        low, high = self.pooled.confidence_interval(self.confidence_level)
+        self.pooled_band_ = ax.axhspan(
+            low,
+            high,
+            color="tab:orange",
+            alpha=0.2,
+            label=f"pooled {level} interval",
+        )
+        self.pooled_line_ = ax.axhline(
+            self.pooled.expected,
+            color="tab:orange",
+            label=f"pooled {self.estimand} ({self.pooled.expected:.4g})",
+        )
 
 
 class NoiseResilienceDisplay:
