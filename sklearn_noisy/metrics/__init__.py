@@ -23,6 +23,7 @@ from ._regression import (
     expected_r2_score,
     expected_root_mean_squared_error,
 )
+from ._roc_auc import expected_roc_auc_score
 from ._scorer import (
     NoisyScorer,
     get_noisy_scorer,
@@ -49,6 +50,7 @@ __all__ = [
     "expected_precision_score",
     "expected_r2_score",
     "expected_recall_score",
+    "expected_roc_auc_score",
     "expected_root_mean_squared_error",
     "get_metric_info",
     "get_metric_names",
