@@ -8,6 +8,7 @@ from ._classification import (
 from ._monte_carlo import MonteCarloScore, monte_carlo_score
 from ._noise_resilience import NoiseResilienceResult, noise_resilience_score
 from ._paired import expected_paired_difference
+from ._plot_confusion_matrix import NoisyConfusionMatrixDisplay
 from ._precision_recall import (
     expected_balanced_accuracy_score,
     expected_f1_score,
@@ -36,6 +37,7 @@ __all__ = [
     "MonteCarloScore",
     "NoiseResilienceResult",
     "NoisyConfusionMatrix",
+    "NoisyConfusionMatrixDisplay",
     "NoisyScorer",
     "expected_accuracy_score",
     "expected_balanced_accuracy_score",
