@@ -8,6 +8,14 @@ from ._classification import (
 from ._monte_carlo import MonteCarloScore, monte_carlo_score
 from ._noise_resilience import NoiseResilienceResult, noise_resilience_score
 from ._paired import expected_paired_difference
+from ._percentage import (
+    expected_mean_absolute_percentage_error,
+    expected_mean_squared_percentage_error,
+    expected_root_mean_squared_percentage_error,
+    mean_squared_percentage_error,
+    root_mean_squared_percentage_error,
+)
+from ._plot_confusion_matrix import NoisyConfusionMatrixDisplay
 from ._precision_recall import (
     expected_balanced_accuracy_score,
     expected_f1_score,
@@ -23,6 +31,7 @@ from ._regression import (
     expected_r2_score,
     expected_root_mean_squared_error,
 )
+from ._roc_auc import expected_roc_auc_score
 from ._scorer import (
     NoisyScorer,
     get_noisy_scorer,
@@ -35,6 +44,7 @@ __all__ = [
     "MonteCarloScore",
     "NoiseResilienceResult",
     "NoisyConfusionMatrix",
+    "NoisyConfusionMatrixDisplay",
     "NoisyScorer",
     "expected_accuracy_score",
     "expected_balanced_accuracy_score",
@@ -44,17 +54,23 @@ __all__ = [
     "expected_log_loss",
     "expected_matthews_corrcoef",
     "expected_mean_absolute_error",
+    "expected_mean_absolute_percentage_error",
     "expected_mean_squared_error",
+    "expected_mean_squared_percentage_error",
     "expected_paired_difference",
     "expected_precision_score",
     "expected_r2_score",
     "expected_recall_score",
+    "expected_roc_auc_score",
     "expected_root_mean_squared_error",
+    "expected_root_mean_squared_percentage_error",
     "get_metric_info",
     "get_metric_names",
     "get_noisy_scorer",
     "get_noisy_scorer_names",
     "make_noisy_scorer",
+    "mean_squared_percentage_error",
     "monte_carlo_score",
     "noise_resilience_score",
+    "root_mean_squared_percentage_error",
 ]

@@ -1,0 +1,371 @@
+"""Percentage errors under Gaussian label error: MAPE, MSPE and RMSPE.
+
+The relative error of a sample is ``g = |y − ŷ| / max(|y|, ε)`` with
+scikit-learn's floor ``ε`` (the float64 machine epsilon):
+:func:`expected_mean_absolute_percentage_error` is the weighted mean of
+``g`` (scikit-learn's :func:`~sklearn.metrics.mean_absolute_percentage_error`,
+a fraction, not a percentage), :func:`expected_mean_squared_percentage_error`
+the weighted mean of ``g²`` and :func:`expected_root_mean_squared_percentage_error`
+its square root. The per-sample moments come from
+:mod:`._percentage_kernels` (user guide: :ref:`formula_percentage`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from sklearn.metrics import mean_absolute_percentage_error
+
+from .._noisy_score import NoisyScore
+from ..utils._docstring import fill_doc
+from ..utils._validation import (
+    check_estimand,
+    check_regression_inputs,
+    supports_estimands,
+)
+from ._percentage_kernels import (
+    EPSILON,
+    floor_sensitivity,
+    relative_error_moments,
+)
+from ._regression_estimands import REGRESSION_PARAMETERS_DOC, aggregate_outputs
+
+__all__ = [
+    "expected_mean_absolute_percentage_error",
+    "expected_mean_squared_percentage_error",
+    "expected_root_mean_squared_percentage_error",
+    "mean_squared_percentage_error",
+    "root_mean_squared_percentage_error",
+]
+
+_TRUTH_REASON = (
+    "no unbiased estimator of E[1/|Y|]-type ratios exists for a Gaussian label in "
+    "the denominator"
+)
+#: Above these shares the floor ε is said to drive the result.
+_MEAN_SHARE, _VARIANCE_SHARE = 1e-3, 1e-2
+
+
+def _relative_errors(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
+    return np.abs(y_pred - y_true) / np.maximum(np.abs(y_true), EPSILON)
+
+
+def mean_squared_percentage_error(
+    y_true: Any, y_pred: Any, *, sample_weight: Any = None,
+    multioutput: Any = "uniform_average",
+) -> float | np.ndarray:  # fmt: skip
+    """Mean squared relative error ``mean((y − ŷ)² / max(|y|, ε)²)``.
+
+    The classical MSPE, as a fraction (no factor 100), with scikit-learn's
+    MAPE floor ``ε``; the nominal value of
+    :func:`expected_mean_squared_percentage_error`.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        Labels and predictions.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Sample weights.
+    multioutput : {"raw_values", "uniform_average"} or array-like, \
+default="uniform_average"
+        How to combine outputs, as in scikit-learn.
+
+    Returns
+    -------
+    float or ndarray
+        The MSPE, or one per output with ``"raw_values"``.
+
+    Examples
+    --------
+    >>> from sklearn_noisy.metrics import mean_squared_percentage_error
+    >>> mean_squared_percentage_error([2.0, 4.0], [1.0, 5.0])
+    0.15625
+    """
+    y_true, y_pred, _, weight, multioutput = check_regression_inputs(
+        y_true, y_pred, sigma=0.0, sample_weight=sample_weight,
+        multioutput=multioutput,
+    )  # fmt: skip
+    per_output = np.average(
+        _relative_errors(y_true, y_pred) ** 2, axis=0, weights=weight
+    )
+    if isinstance(multioutput, str) and multioutput == "raw_values":
+        return per_output
+    weights = None if isinstance(multioutput, str) else multioutput
+    return float(np.average(per_output, weights=weights))
+
+
+def root_mean_squared_percentage_error(
+    y_true: Any, y_pred: Any, *, sample_weight: Any = None,
+    multioutput: Any = "uniform_average",
+) -> float | np.ndarray:  # fmt: skip
+    """Root mean squared relative error, per output then averaged (as RMSE).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        Labels and predictions.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Sample weights.
+    multioutput : {"raw_values", "uniform_average"} or array-like, \
+default="uniform_average"
+        How to combine outputs, as in scikit-learn.
+
+    Returns
+    -------
+    float or ndarray
+        The RMSPE, or one per output with ``"raw_values"``.
+
+    Examples
+    --------
+    >>> from sklearn_noisy.metrics import root_mean_squared_percentage_error
+    >>> root_mean_squared_percentage_error([2.0, 4.0], [1.0, 5.0])
+    0.3952847075210474
+    """
+    per_output = np.sqrt(
+        mean_squared_percentage_error(
+            y_true, y_pred, sample_weight=sample_weight, multioutput="raw_values"
+        )
+    )
+    if isinstance(multioutput, str) and multioutput == "raw_values":
+        return per_output
+    weights = None if isinstance(multioutput, str) else np.asarray(multioutput)
+    return float(np.average(per_output, weights=weights))
+
+
+def _warn_floor(
+    metric: str, y_true: np.ndarray, sigma: np.ndarray, y_pred: np.ndarray,
+    mean: np.ndarray, variance: np.ndarray, square: bool,
+) -> None:  # fmt: skip
+    """Warn when the floor ε, not the data, drives a sample's mean or variance."""
+    mean_part, variance_part = floor_sensitivity(y_true, sigma, y_pred, square=square)
+    driven = (mean_part > _MEAN_SHARE * np.abs(mean)) | (
+        variance_part > _VARIANCE_SHARE * variance
+    )
+    if driven.any():
+        warnings.warn(
+            f"For {int(np.count_nonzero(driven))} label(s) the noise reaches 0, "
+            f"where the relative error's denominator vanishes: the expected {metric} "
+            "(more than 0.1 %) or its variance (more than 1 %) then owes to the "
+            "floor max(|y|, eps) of scikit-learn's MAPE (eps = 2.2e-16), not to "
+            "the data; without the floor they do not exist. Consider an absolute "
+            "error instead.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def _moments(
+    metric: str, y_true: Any, y_pred: Any, sigma: Any, sample_weight: Any,
+    multioutput: Any, square: bool,
+) -> tuple:  # fmt: skip
+    """Per-output nominal, expected and variance of the mean of ``g`` or ``g²``."""
+    y_true, y_pred, sigma, weight, multioutput = check_regression_inputs(
+        y_true, y_pred, sigma=sigma, sample_weight=sample_weight,
+        multioutput=multioutput,
+    )  # fmt: skip
+    sigma = np.broadcast_to(np.asarray(sigma, dtype=np.float64), y_true.shape)
+    moments = relative_error_moments(y_true.ravel(), sigma.ravel(), y_pred.ravel())
+    shape = y_true.shape
+    center = moments.center.reshape(shape)
+    if square:
+        mean, spread = moments.d2, moments.d2_sq
+        nominal_terms, center = _relative_errors(y_true, y_pred) ** 2, center * center
+    else:
+        mean, spread = moments.d1, moments.d1_sq
+        nominal_terms = _relative_errors(y_true, y_pred)
+    mean, spread = mean.reshape(shape), spread.reshape(shape)
+    total = shape[0] if weight is None else weight.sum()
+    w = np.ones(shape[0]) if weight is None else weight
+    expected = (w @ center + w @ mean) / total
+    variance = (w * w) @ np.maximum(spread - mean * mean, 0.0) / total**2
+    if square:
+        nominal = np.average(nominal_terms, axis=0, weights=weight)
+    else:
+        nominal = np.atleast_1d(
+            mean_absolute_percentage_error(
+                y_true, y_pred, sample_weight=weight, multioutput="raw_values"
+            )
+        )
+    if not np.any(sigma > 0.0):  # exact labels: scikit-learn's number, bit for bit
+        return nominal, nominal.copy(), np.zeros_like(nominal), shape[0], multioutput
+    variance_i = np.maximum(spread - mean * mean, 0.0)
+    _warn_floor(metric, y_true, sigma, y_pred, center + mean, variance_i, square)
+    return nominal, expected, variance, shape[0], multioutput
+
+
+@fill_doc(parameters=REGRESSION_PARAMETERS_DOC)
+@supports_estimands("forward")
+def expected_mean_absolute_percentage_error(
+    y_true: Any,
+    y_pred: Any,
+    *,
+    sigma: Any,
+    sample_weight: Any = None,
+    multioutput: Any = "uniform_average",
+    estimand: str = "forward",
+) -> NoisyScore | list[NoisyScore]:
+    """Expected MAPE, and its variance, under Gaussian label error.
+
+    scikit-learn's :func:`~sklearn.metrics.mean_absolute_percentage_error`
+    (a fraction) with each label drawn as ``N(y_true_i, sigma_i²)`` and the
+    predictions fixed. The relative error's denominator ``max(|y|, ε)`` is
+    itself noisy: without the floor ``ε`` the expectation would not exist, and
+    for a label whose noise reaches 0 (within about 9 σ) the variance is set
+    by the floor; the function then warns. The moments are computed by
+    quadrature accurate to about 1e-14 relative (``method="exact"``; user
+    guide: :ref:`formula_percentage`).
+
+    Parameters
+    ----------
+    {parameters}
+
+    estimand : {"forward"}, default="forward"
+        Only the forward question (``y_true`` exact, then measured) is
+        answered: no unbiased estimator of the percentage error against the
+        true values exists when the label is in the denominator.
+
+    Returns
+    -------
+    NoisyScore or list of NoisyScore
+        ``nominal`` is scikit-learn's MAPE of ``y_true``.
+
+    See Also
+    --------
+    sklearn.metrics.mean_absolute_percentage_error : The metric on exact labels.
+
+    Examples
+    --------
+    >>> from sklearn_noisy.metrics import expected_mean_absolute_percentage_error
+    >>> score = expected_mean_absolute_percentage_error(
+    ...     [10.0, 20.0], [11.0, 18.0], sigma=0.5)
+    >>> round(score.nominal, 6), round(score.expected, 6), round(score.std, 6)
+    (0.1, 0.101478, 0.02933)
+    """
+    check_estimand(
+        estimand,
+        metric="mean_absolute_percentage_error",
+        supported=expected_mean_absolute_percentage_error.estimands,
+        reason=_TRUTH_REASON,
+    )
+    results = _moments(
+        "MAPE", y_true, y_pred, sigma, sample_weight, multioutput, square=False
+    )
+    nominal, expected, variance, n_samples, multioutput = results
+    return aggregate_outputs(
+        "mean_absolute_percentage_error", nominal, expected, variance, n_samples,
+        multioutput,
+    )  # fmt: skip
+
+
+@fill_doc(parameters=REGRESSION_PARAMETERS_DOC)
+@supports_estimands("forward")
+def expected_mean_squared_percentage_error(
+    y_true: Any,
+    y_pred: Any,
+    *,
+    sigma: Any,
+    sample_weight: Any = None,
+    multioutput: Any = "uniform_average",
+    estimand: str = "forward",
+) -> NoisyScore | list[NoisyScore]:
+    """Expected MSPE, and its variance, under Gaussian label error.
+
+    The weighted mean of ``(y − ŷ)² / max(|y|, ε)²`` (see
+    :func:`mean_squared_percentage_error`) with each label drawn as
+    ``N(y_true_i, sigma_i²)``. As for the MAPE, the floor ``ε`` keeps the
+    moments finite and sets them when a label's noise reaches 0 (with a
+    warning). Quadrature, ``method="exact"`` (:ref:`formula_percentage`).
+
+    Parameters
+    ----------
+    {parameters}
+
+    estimand : {"forward"}, default="forward"
+        Only the forward question is answered (see
+        :func:`expected_mean_absolute_percentage_error`).
+
+    Returns
+    -------
+    NoisyScore or list of NoisyScore
+
+    Examples
+    --------
+    >>> from sklearn_noisy.metrics import expected_mean_squared_percentage_error
+    >>> score = expected_mean_squared_percentage_error(
+    ...     [10.0, 20.0], [11.0, 18.0], sigma=0.5)
+    >>> round(score.nominal, 6), round(score.expected, 6)
+    (0.01, 0.012023)
+    """
+    check_estimand(
+        estimand,
+        metric="mean_squared_percentage_error",
+        supported=expected_mean_squared_percentage_error.estimands,
+        reason=_TRUTH_REASON,
+    )
+    results = _moments(
+        "MSPE", y_true, y_pred, sigma, sample_weight, multioutput, square=True
+    )
+    nominal, expected, variance, n_samples, multioutput = results
+    return aggregate_outputs(
+        "mean_squared_percentage_error", nominal, expected, variance, n_samples,
+        multioutput,
+    )  # fmt: skip
+
+
+@fill_doc(parameters=REGRESSION_PARAMETERS_DOC)
+@supports_estimands("forward")
+def expected_root_mean_squared_percentage_error(
+    y_true: Any,
+    y_pred: Any,
+    *,
+    sigma: Any,
+    sample_weight: Any = None,
+    multioutput: Any = "uniform_average",
+    estimand: str = "forward",
+) -> NoisyScore | list[NoisyScore]:
+    """Expected RMSPE, and its variance, under Gaussian label error (delta method).
+
+    The square root of :func:`expected_mean_squared_percentage_error`, per
+    output: with the MSPE's exact mean ``m`` and variance ``v``,
+    ``E ≈ √m − v / (8 m^{3/2})`` and ``Var ≈ v / (4m)``
+    (``method="delta"``; accurate when ``v ≪ m²``).
+
+    Parameters
+    ----------
+    {parameters}
+
+    estimand : {"forward"}, default="forward"
+        Only the forward question is answered (see
+        :func:`expected_mean_absolute_percentage_error`).
+
+    Returns
+    -------
+    NoisyScore or list of NoisyScore
+
+    Examples
+    --------
+    >>> from sklearn_noisy.metrics import expected_root_mean_squared_percentage_error
+    >>> score = expected_root_mean_squared_percentage_error(
+    ...     [10.0, 20.0], [11.0, 18.0], sigma=0.5)
+    >>> round(score.nominal, 6), round(score.expected, 6), score.method
+    (0.1, 0.105077, 'delta')
+    """
+    check_estimand(
+        estimand,
+        metric="root_mean_squared_percentage_error",
+        supported=expected_root_mean_squared_percentage_error.estimands,
+        reason=_TRUTH_REASON,
+    )
+    results = _moments(
+        "RMSPE", y_true, y_pred, sigma, sample_weight, multioutput, square=True
+    )
+    nominal, mean, variance, n_samples, multioutput = results
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = np.where(mean > 0, np.sqrt(mean) - variance / (8.0 * mean**1.5), 0.0)
+        root_variance = np.where(mean > 0, variance / (4.0 * mean), 0.0)
+    return aggregate_outputs(
+        "root_mean_squared_percentage_error", np.sqrt(nominal), expected,
+        root_variance, n_samples, multioutput, method="delta",
+    )  # fmt: skip

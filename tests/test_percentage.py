@@ -1,0 +1,250 @@
+"""MAPE, MSPE and RMSPE under Gaussian label error.
+
+The per-sample moments are checked against adaptive quadrature (scipy's
+``quad`` on the same integrals, split at the floor and at ŷ, in log scale near
+0), the metrics against scikit-learn at zero noise and against seeded Monte
+Carlo within 5 standard errors where the floor plays no part, and the floor
+warning against the samples whose moments it sets.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import pickle
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import integrate
+from sklearn.metrics import mean_absolute_percentage_error
+
+from sklearn_noisy.metrics import (
+    expected_mean_absolute_percentage_error,
+    expected_mean_squared_percentage_error,
+    expected_root_mean_squared_percentage_error,
+    mean_squared_percentage_error,
+    root_mean_squared_percentage_error,
+)
+from sklearn_noisy.metrics._percentage_kernels import (
+    EPSILON,
+    floor_sensitivity,
+    relative_error_moments,
+)
+
+_EXPECTED = {
+    "mape": expected_mean_absolute_percentage_error,
+    "mspe": expected_mean_squared_percentage_error,
+    "rmspe": expected_root_mean_squared_percentage_error,
+}
+
+
+def _quad_moment(mu, sigma, y_pred, function):
+    """``E[function(g)]`` by adaptive quadrature over ``μ ± 40σ``."""
+
+    def integrand(y):
+        g = abs(y - y_pred) / max(abs(y), EPSILON)
+        return function(g) * math.exp(-0.5 * ((y - mu) / sigma) ** 2)
+
+    low, high = mu - 40 * sigma, mu + 40 * sigma
+    cuts = {low, high, *(v for v in (-EPSILON, EPSILON, y_pred, mu) if low < v < high)}
+    cuts = sorted(cuts)
+    total = 0.0
+    for a, b in itertools.pairwise(cuts):
+        options = {"epsabs": 0.0, "epsrel": 1e-13, "limit": 500}
+        if a >= EPSILON:  # log scale: y = e^t
+            value = integrate.quad(
+                lambda t: integrand(math.exp(t)) * math.exp(t),
+                math.log(a), math.log(b), **options,
+            )[0]  # fmt: skip
+        elif b <= -EPSILON:
+            value = integrate.quad(
+                lambda t: integrand(-math.exp(t)) * math.exp(t),
+                math.log(-b), math.log(-a), **options,
+            )[0]  # fmt: skip
+        else:
+            value = integrate.quad(integrand, a, b, **options)[0]
+        total += value
+    return total / (sigma * math.sqrt(2.0 * math.pi))
+
+
+_CASES = [
+    (5.0, 0.1, 4.7),  # far from 0 in σ units? no: 50σ, the kink inside
+    (5.0, 0.1, 5.3),
+    (-5.0, 0.1, -4.9),
+    (-5.0, 0.1, 3.0),
+    (100.0, 1.0, 100.0),  # ŷ = μ
+    (41.0, 1.0, 60.0),
+    (20.0, 1.0, 20.5),  # near path, floor negligible for g, not for g²
+    (5.0, 1.0, 4.7),  # the floor sets the variance
+    (0.0, 1.0, 0.5),  # the label at 0
+    (0.3, 2.0, -1.0),
+    (1e-20, 1e-17, 1e-19),  # inside the floor's scale
+]
+
+
+@pytest.mark.parametrize(("mu", "sigma", "y_pred"), _CASES)
+def test_per_sample_moments_equal_quadrature(mu, sigma, y_pred):
+    m = relative_error_moments(np.array([mu]), np.array([sigma]), np.array([y_pred]))
+    c = float(m.center[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", integrate.IntegrationWarning)
+        # centred moments, as the library computes them, so that variances
+        # small against the mean keep their digits in the reference too
+        d1 = _quad_moment(mu, sigma, y_pred, lambda g: g - c)
+        d1_sq = _quad_moment(mu, sigma, y_pred, lambda g: (g - c) ** 2)
+        d2 = _quad_moment(mu, sigma, y_pred, lambda g: g * g - c * c)
+        d2_sq = _quad_moment(mu, sigma, y_pred, lambda g: (g * g - c * c) ** 2)
+    assert m.d1[0] + c == pytest.approx(d1 + c, rel=1e-11)
+    assert m.d1_sq[0] - m.d1[0] ** 2 == pytest.approx(d1_sq - d1**2, rel=1e-9)
+    assert m.d2[0] + c * c == pytest.approx(d2 + c * c, rel=1e-11)
+    assert m.d2_sq[0] - m.d2[0] ** 2 == pytest.approx(d2_sq - d2**2, rel=1e-9)
+
+
+@pytest.mark.parametrize(("mu", "sigma", "y_pred"), [(3.0, 1.0, 3.0), (8.0, 1.0, 8.5)])
+def test_floor_estimate_matches_the_variance_it_sets(mu, sigma, y_pred):
+    m = relative_error_moments(np.array([mu]), np.array([sigma]), np.array([y_pred]))
+    for square, mean, sq in ((False, m.d1, m.d1_sq), (True, m.d2, m.d2_sq)):
+        _, floor = floor_sensitivity(
+            np.array([mu]), np.array([sigma]), np.array([y_pred]), square=square
+        )
+        assert floor[0] == pytest.approx(sq[0] - mean[0] ** 2, rel=1e-4)
+
+
+@pytest.mark.parametrize(
+    "convert", [list, np.asarray, pd.Series, lambda v: np.asarray(v, np.float32)]
+)
+def test_zero_noise_is_scikit_learn(convert):
+    rng = np.random.default_rng(0)
+    y = rng.uniform(-3, 3, 30)
+    y[0] = 0.0  # the floor
+    y_pred = y + rng.normal(size=30)
+    weight = rng.uniform(0.5, 2.0, 30)
+    result = expected_mean_absolute_percentage_error(
+        convert(y), convert(y_pred), sigma=0.0, sample_weight=weight
+    )
+    sk = mean_absolute_percentage_error(
+        convert(y), convert(y_pred), sample_weight=weight
+    )
+    assert result.expected == result.nominal == sk
+    assert result.variance == 0.0
+    mspe = expected_mean_squared_percentage_error(y, y_pred, sigma=0.0)
+    g = np.abs(y - y_pred) / np.maximum(np.abs(y), EPSILON)
+    assert expected_mean_absolute_percentage_error(y, y_pred, sigma=0.0).expected == (
+        mean_absolute_percentage_error(y, y_pred)
+    )
+    assert mspe.expected == mspe.nominal == pytest.approx(np.mean(g**2), rel=1e-15)
+    assert mspe.nominal == mean_squared_percentage_error(y, y_pred)
+    root = expected_root_mean_squared_percentage_error(y, y_pred, sigma=0.0)
+    assert (
+        root.expected == root.nominal == root_mean_squared_percentage_error(y, y_pred)
+    )
+
+
+def test_multioutput_as_scikit_learn():
+    rng = np.random.default_rng(1)
+    y = rng.uniform(5, 10, (20, 2))
+    y_pred = y + rng.normal(size=(20, 2))
+    raw = expected_mean_absolute_percentage_error(
+        y, y_pred, sigma=0.0, multioutput="raw_values"
+    )
+    sk = mean_absolute_percentage_error(y, y_pred, multioutput="raw_values")
+    assert [r.expected for r in raw] == sk.tolist()
+    weighted = expected_mean_absolute_percentage_error(
+        y, y_pred, sigma=[0.1, 0.2] * np.ones((20, 2)), multioutput=[0.3, 0.7]
+    )
+    each = expected_mean_absolute_percentage_error(
+        y, y_pred, sigma=[0.1, 0.2] * np.ones((20, 2)), multioutput="raw_values"
+    )
+    assert weighted.expected == pytest.approx(
+        0.3 * each[0].expected + 0.7 * each[1].expected, rel=1e-14
+    )
+    assert weighted.variance == pytest.approx(
+        0.09 * each[0].variance + 0.49 * each[1].variance, rel=1e-14
+    )
+
+
+@pytest.mark.parametrize("n_samples", [5, 40])
+@pytest.mark.parametrize("metric", ["mape", "mspe", "rmspe"])
+def test_monte_carlo_where_the_floor_plays_no_part(n_samples, metric):
+    rng = np.random.default_rng(n_samples)
+    y = rng.uniform(5, 20, n_samples) * rng.choice([-1, 1], n_samples)
+    sigma = rng.uniform(0.02, 0.25, n_samples)  # |y|/σ ≥ 20
+    y_pred = y + rng.normal(scale=0.5, size=n_samples)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # no floor warning here
+        result = _EXPECTED[metric](y, y_pred, sigma=sigma)
+    draws = y + sigma * rng.normal(size=(200_000, n_samples))
+    g = np.abs(draws - y_pred) / np.abs(draws)
+    values = {"mape": g.mean(1), "mspe": (g * g).mean(1)}
+    values["rmspe"] = np.sqrt(values["mspe"])
+    sample = values[metric]
+    se = sample.std() / np.sqrt(sample.size)
+    centred = sample - sample.mean()
+    se_var = np.sqrt((np.mean(centred**4) - sample.var() ** 2) / sample.size)
+    if metric == "rmspe":  # delta method: its error, measured, well below 5 %
+        assert abs(result.expected - sample.mean()) < 0.02 * sample.std() + 5 * se
+        assert result.std == pytest.approx(sample.std(), rel=0.05)
+        return
+    assert abs(result.expected - sample.mean()) < 5 * se
+    assert abs(result.variance - sample.var()) < 5 * se_var
+
+
+def test_floor_warning_names_the_labels_near_zero():
+    y = np.array([10.0, 12.0, 3.0, 9.0])
+    y_pred = np.array([10.5, 11.0, 3.2, 9.4])
+    sigma = np.array([0.1, 0.1, 1.0, 0.1])  # the third label is 3σ from 0
+    with pytest.warns(UserWarning, match="For 1 label"):
+        result = expected_mean_absolute_percentage_error(y, y_pred, sigma=sigma)
+    assert result.variance > 1e10  # set by the floor, as the warning says
+    sigma[2] = 0.1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        expected_mean_absolute_percentage_error(y, y_pred, sigma=sigma)
+    # MSPE's variance holds ε^-3: the floor matters further out (15σ here)
+    y = np.array([5.7457729, 10.0])
+    with pytest.warns(UserWarning, match="For 1 label"):
+        expected_mean_squared_percentage_error(
+            y, [5.1630317, 10.0], sigma=[0.38013599, 0.1]
+        )
+
+
+@given(
+    st.lists(st.floats(2.0, 50.0), min_size=2, max_size=6),
+    st.floats(1e-3, 1e3),
+    st.randoms(use_true_random=False),
+)
+def test_invariant_to_order_and_common_scale(values, scale, random):
+    y = np.asarray(values)
+    y_pred = y * 1.1 + 0.3
+    sigma = y / 40.0  # 40σ from 0: no floor
+    order = list(range(y.size))
+    random.shuffle(order)
+    base = expected_mean_absolute_percentage_error(y, y_pred, sigma=sigma)
+    shuffled = expected_mean_absolute_percentage_error(
+        y[order], y_pred[order], sigma=sigma[order]
+    )
+    scaled = expected_mean_absolute_percentage_error(
+        y * scale, y_pred * scale, sigma=sigma * scale
+    )
+    for other in (shuffled, scaled):
+        assert other.expected == pytest.approx(base.expected, rel=1e-12)
+        assert other.variance == pytest.approx(base.variance, rel=1e-10)
+
+
+def test_errors_estimands_and_pickling():
+    with pytest.raises(ValueError, match="no unbiased estimator"):
+        expected_mean_absolute_percentage_error(
+            [1.0], [1.0], sigma=0.1, estimand="truth"
+        )
+    with pytest.raises(ValueError, match="sigma"):
+        expected_mean_squared_percentage_error([1.0, 2.0], [1.0, 2.0], sigma=-1.0)
+    with pytest.raises(ValueError, match="same number of samples"):
+        expected_mean_absolute_percentage_error([1.0, 2.0], [1.0], sigma=0.1)
+    y = np.array([10.0, 12.0])
+    y.setflags(write=False)
+    result = expected_mean_absolute_percentage_error(y, [9.0, 13.0], sigma=0.2)
+    assert pickle.loads(pickle.dumps(result)) == result
