@@ -52,8 +52,10 @@ def _texts_outside(figure):
         for text in figure.findobj(Text)
         if text.get_visible()
         and text.get_text().strip()
-        and not box.contains(*text.get_window_extent(renderer).min)
-        or not box.contains(*text.get_window_extent(renderer).max)
+        and not (
+            box.contains(*text.get_window_extent(renderer).min)
+            and box.contains(*text.get_window_extent(renderer).max)
+        )
     ] or [f"tight bbox {tight} outside {box}"]
 
 
