@@ -4,10 +4,12 @@ The curve and its display are tested in test_noise_resilience_curve.py.
 """
 
 import dataclasses
+import doctest
 import json
 import math
 import pickle
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -486,3 +488,17 @@ def test_result_object():
     assert "bound" not in frame.columns
     restored = pickle.loads(pickle.dumps(grouped))
     np.testing.assert_array_equal(restored.group_labels, grouped.group_labels)
+
+
+def test_user_guide_examples():
+    """The ``>>>`` examples of the user-guide page print what they say."""
+    page = Path(__file__).resolve().parents[1] / "docs/user_guide/noise_resilience.rst"
+    result = doctest.testfile(
+        str(page),
+        module_relative=False,
+        optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,
+        verbose=False,
+        report=True,
+    )
+    assert result.attempted >= 20
+    assert result.failed == 0, f"{result.failed} doctest failure(s) in {page.name}"

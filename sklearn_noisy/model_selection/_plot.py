@@ -535,7 +535,7 @@ class NoiseResilienceDisplay:
         if metric is not None:
             self.metric_ax_ = self._plot_metric(ax, metric)
         else:
-            ax.legend()
+            ax.legend(fontsize="small")
         self.ax_ = ax
         self.figure_ = ax.figure
         return self
@@ -574,5 +574,9 @@ class NoiseResilienceDisplay:
         twin.set_ylabel(metric)
         handles = ax.get_legend_handles_labels()
         twin_handles = twin.get_legend_handles_labels()
-        twin.legend(handles[0] + twin_handles[0], handles[1] + twin_handles[1])
+        twin.legend(
+            handles[0] + twin_handles[0],
+            handles[1] + twin_handles[1],
+            fontsize="small",
+        )
         return twin
