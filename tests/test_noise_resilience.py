@@ -502,3 +502,26 @@ def test_user_guide_examples():
     )
     assert result.attempted >= 20
     assert result.failed == 0, f"{result.failed} doctest failure(s) in {page.name}"
+
+
+def test_units_beyond_the_float_range():
+    # y at ~1e300, x at ~1e-300 (powers of two, exact): α = 0 stays 0 (it was
+    # 0 · inf = NaN before the units were restored by exact powers of two),
+    # B = S2/(2|S1|) ~ 1e600 is inf, and the dimensionless results are those of
+    # the unscaled data.
+    x, y, _, y_ref = _random_problem(13, 30)
+    y, y_ref = np.round(y * 1024) / 1024, np.round(y_ref * 1024) / 1024
+    offset = y_ref + 0.25  # exact: ŷ − μ is exactly constant
+    reference = noise_resilience_score(x, y, offset, y_ref, n_regions=3)
+    big, small = 2.0**997, 2.0**-997
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = noise_resilience_score(
+            small * x, big * y, big * offset, big * y_ref, n_regions=3
+        )
+    assert result.score == reference.score == 1.0
+    np.testing.assert_array_equal(result.alpha, 0.0)
+    np.testing.assert_array_equal(result.bound, np.inf)
+    np.testing.assert_array_equal(result.S1, reference.S1)  # 2**997 · 2**-997
+    np.testing.assert_array_equal(result.nr_linear, reference.nr_linear)
+    np.testing.assert_array_equal(result.condition, reference.condition)

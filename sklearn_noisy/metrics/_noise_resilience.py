@@ -71,7 +71,7 @@ class NoiseResilienceResult:
     S2 : ndarray
         ``Σ λ²`` [31].
     bound : ndarray or None
-        B = S2 / (2 |S1|) [33] (``inf`` where S1 = 0); None for several
+        ``B = S2 / (2 |S1|)`` [33] (``inf`` where S1 = 0); None for several
         features, where it has no scalar counterpart.
     condition : ndarray of bool
         The local condition of noise resilience, ``2 α·S1 + S2 >= 0`` [31].
@@ -305,12 +305,23 @@ def _sorted_inputs(
     """A canonical order: by group, then ``x``, ties broken by the other values.
 
     The result does not depend on the order in which the samples are given.
+    The other values are sorted on only when ``x`` (and the group) has ties.
     """
-    keys = [*([] if gamma is None else [gamma]), *arrays[::-1]]
-    keys += [x[:, k] for k in range(x.shape[1] - 1, -1, -1)]
+    primary = [x[:, k] for k in range(x.shape[1] - 1, -1, -1)]
     if group_index is not None:
-        keys.append(group_index)
-    return np.lexsort(keys)
+        primary.append(group_index)
+    if len(primary) == 1:
+        order = np.argsort(primary[0], kind="stable")
+    else:
+        order = np.lexsort(primary)
+    ties = np.ones(x.shape[0] - 1, dtype=bool)
+    for key in primary:
+        ordered = key[order]
+        ties &= ordered[1:] == ordered[:-1]
+    if not ties.any():
+        return order
+    secondary = [*([] if gamma is None else [gamma]), *arrays[::-1]]
+    return np.lexsort(secondary + primary)
 
 
 def _drop_undefined(

@@ -38,6 +38,11 @@ def _power_of_two(values: np.ndarray) -> np.ndarray:
     return np.where(values == 0, 1.0, scale)
 
 
+def _exponent(power_of_two: np.ndarray) -> np.ndarray:
+    """``e`` with ``power_of_two == 2**e``."""
+    return np.frexp(power_of_two)[1] - 1
+
+
 class _Segments:
     """Sums, extrema and broadcasts over the consecutive runs of gathered arrays."""
 
@@ -133,7 +138,11 @@ def region_statistics(
     x_scaled, x_scale = seg.scaled(x)
     dx = seg.centred(x_scaled)
     d, dx_scale = seg.scaled(dx)
-    x_unit = x_scale * dx_scale  # x = x_unit · d + const inside each region
+    # x = 2**x_exp · d + const and residual = 2**r_exp · scaled, per region:
+    # the results with units are scaled back by exact powers of two (ldexp),
+    # so that 0 stays 0 and only a value beyond the float range overflows.
+    x_exp = _exponent(x_scale) + _exponent(dx_scale)
+    r_exp = _exponent(r_scale)
     alpha, singular = _slopes(seg, d, b, slope)
     s1 = seg.sum(d * lam_s[:, None])
     s2 = seg.sum(lam_s * lam_s)
@@ -146,9 +155,9 @@ def region_statistics(
             "nr": np.where(defined, 1.0 - ss_pred / denominator, np.nan),
             "nr_linear": np.where(defined, linear / denominator, np.nan),
             "condition": linear >= 0,
-            "alpha": alpha * (r_scale[:, None] / x_unit),
-            "S1": s1 * (x_unit * r_scale[:, None]),
-            "S2": s2 * r_scale * r_scale,
+            "alpha": np.ldexp(alpha, r_exp[:, None] - x_exp),
+            "S1": np.ldexp(s1, x_exp + r_exp[:, None]),
+            "S2": np.ldexp(s2, 2 * r_exp),
             "bound": None,
             "x_min": seg.min(x),
             "x_max": seg.max(x),
@@ -158,7 +167,7 @@ def region_statistics(
             s1_abs = np.abs(s1[:, 0])
             ratio = s2 / (2.0 * np.where(s1_abs > 0, s1_abs, 1.0))
             stats["bound"] = np.where(
-                s1_abs > 0, ratio * (r_scale / x_unit[:, 0]), np.inf
+                s1_abs > 0, np.ldexp(ratio, r_exp - x_exp[:, 0]), np.inf
             )
     return stats
 
