@@ -525,3 +525,15 @@ def test_units_beyond_the_float_range():
     np.testing.assert_array_equal(result.S1, reference.S1)  # 2**997 · 2**-997
     np.testing.assert_array_equal(result.nr_linear, reference.nr_linear)
     np.testing.assert_array_equal(result.condition, reference.condition)
+
+
+def test_string_group_labels():
+    X, y, y_ref, groups = _two_feature_problem(14, 300)
+    names = np.array(["north", "south", "east", "west", "up", "down", "in", "out"])
+    labels = names[groups]
+    y_pred = y_ref + 0.1 * X[:, 1]
+    result = noise_resilience_score(X, y, y_pred, y_ref, groups=labels)
+    by_number = noise_resilience_score(X, y, y_pred, y_ref, groups=groups)
+    assert result.group_labels.tolist() == sorted(set(labels.tolist()))
+    order = np.argsort(names[np.unique(groups)])  # regions follow sorted labels
+    np.testing.assert_array_equal(result.nr, by_number.nr[order])

@@ -171,6 +171,8 @@ def test_display_renders_png(sensor, tmp_path):
     path = tmp_path / "nr.png"
     display.figure_.savefig(path)
     assert path.read_bytes()[:4] == b"\x89PNG"
+    unplotted = pickle.loads(pickle.dumps(NoiseResilienceDisplay(curve, name="m")))
+    np.testing.assert_array_equal(unplotted.result.scores, curve.scores)
     alone = NoiseResilienceDisplay(curve, metric=None).plot()
     assert alone.metric_ax_ is not None  # the first metric by default
     with pytest.raises(ValueError, match="not in the result"):

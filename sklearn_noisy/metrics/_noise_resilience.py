@@ -86,6 +86,22 @@ class NoiseResilienceResult:
         The group of each region (``groups`` mode), else None.
     n_omitted : int
         Regions left out because the data error had zero variance there.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_noisy.metrics import noise_resilience_score
+    >>> x = np.arange(8.0)
+    >>> y_ref = np.zeros(8)
+    >>> y = y_ref + [1.0, -1.0, 1.0, -1.0, 2.0, -2.0, 2.0, -2.0]
+    >>> result = noise_resilience_score(x, y, 0.5 * y, y_ref, n_regions=2)
+    >>> result.score, result.nr  # the error scatters half as much: 1 - 1/4
+    (0.75, array([0.75, 0.75]))
+    >>> result.to_frame()[["x_min", "x_max", "nr", "condition"]]
+            x_min  x_max    nr  condition
+    region
+    0         0.0    3.0  0.75       True
+    1         4.0    7.0  0.75       True
     """
 
     score: float

@@ -55,6 +55,16 @@ class NoiseResilienceCurveResult:
         the noise-free ``y_ref``).
     estimator_name : str
         Class name of the estimator.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_noisy.model_selection import NoiseResilienceCurveResult
+    >>> curve = NoiseResilienceCurveResult(
+    ...     noise_levels=[0.5, 1.0], scores=[[0.2, 0.4], [0.8, 0.9]],
+    ...     fraction_satisfied=[[1.0, 1.0], [1.0, 0.5]], estimator_name="Ridge")
+    >>> curve.score_mean, curve.fraction_satisfied_mean
+    (array([0.3 , 0.85]), array([1.  , 0.75]))
     """
 
     noise_levels: np.ndarray
