@@ -432,6 +432,8 @@ def test_bad_inputs():
         noise_resilience_score(np.r_[x[:-1], np.inf], y, y_pred, y_ref)
     with pytest.raises(ValueError, match="at least 3 samples"):
         noise_resilience_score(x[:2], y[:2], y_pred[:2], y_ref[:2])
+    with pytest.raises(ValueError, match="at least 3 samples"):
+        noise_resilience_score([], [], [], [], groups=[])
     with pytest.raises(ValueError, match=r"x has 2 columns.*need groups"):
         noise_resilience_score(np.ones((10, 2)), y, y_pred, y_ref)
     with pytest.raises(ValueError, match="y_ref must be 1-D"):

@@ -238,11 +238,6 @@ def _check_options(slope: Any, compensation: Any, zero_variance: Any) -> None:
 
 
 def _check_regions(n_samples: int, n_regions: Any, window: Any) -> tuple[str, int]:
-    if n_samples < MIN_REGION_SIZE:
-        raise ValueError(
-            f"noise_resilience_score needs at least {MIN_REGION_SIZE} samples; got "
-            f"{n_samples}."
-        )
     if n_regions is not None and window is not None:
         raise ValueError("Pass n_regions or window, not both.")
     if window is not None:
@@ -499,6 +494,11 @@ def noise_resilience_score(
     grouped = groups is not None
     x2 = _check_x(x, grouped)
     n_samples = x2.shape[0]
+    if n_samples < MIN_REGION_SIZE:
+        raise ValueError(
+            f"noise_resilience_score needs at least {MIN_REGION_SIZE} samples; got "
+            f"{n_samples}."
+        )
     arrays = [_as_column(v, n, n_samples) for v, n in ((y, "y"), (y_pred, "y_pred"))]
     arrays.append(_as_column(y_ref, "y_ref", n_samples))
     gamma = None
