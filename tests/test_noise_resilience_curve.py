@@ -138,6 +138,19 @@ def test_curve_bad_feature(sensor, X_kind, feature, error, match):
         )
 
 
+def test_curve_on_sparse_and_list_inputs(sensor):
+    sparse = pytest.importorskip("scipy.sparse")
+    kwargs = dict(n_repeats=1, random_state=0, cv=3, metrics=[], feature=1)
+    dense = noise_resilience_curve(
+        LinearRegression(), sensor.data, sensor.target_true, [1.0], **kwargs
+    )
+    for X in (sparse.csr_matrix(sensor.data), sensor.data.tolist()):
+        other = noise_resilience_curve(
+            LinearRegression(), X, sensor.target_true, [1.0], **kwargs
+        )
+        np.testing.assert_allclose(other.scores, dense.scores, rtol=1e-12)
+
+
 def test_curve_errors(sensor):
     X, y_ref = sensor.data, sensor.target_true
     with pytest.raises(ValueError, match="must all be > 0"):

@@ -208,7 +208,12 @@ def _feature_columns(X: Any, feature: Any, n_samples: int) -> np.ndarray:
         raise ValueError("feature must name at least one column of X.")
     columns = X.columns if frame else None
     positions = [_column_position(f, columns, shape[1]) for f in features]
-    values = X.iloc[:, positions] if frame else np.asarray(X)[:, positions]
+    if frame:
+        values = X.iloc[:, positions]
+    elif hasattr(X, "toarray"):  # a scipy sparse matrix or array
+        values = X[:, positions].toarray()
+    else:
+        values = np.asarray(X)[:, positions]
     x = as_float_array(values, name=f"X[:, {feature!r}]")
     check_finite(x, name=f"X[:, {feature!r}]")
     return x if several else x[:, 0]
