@@ -1,112 +1,185 @@
-"""Noise resilience of a regressor along one input variable.
+"""The noise-resilience score NR of Viaña & Cohen, its local conditions and G.
 
-After Viaña & Cohen, "Evaluation Criteria for Noise Resilience in Regression
-Algorithms": does a regressor trained on noisy labels recover the ground truth
-``y_ref`` better than the noisy data ``y`` do? The criterion is local: along the
-input ``x``, the error of the prediction ``ŷ − y_ref`` should not trend more
-steeply than the noise of the data can make a trend.
-
-The exact published definitions of the bound and of the aggregated score could
-not be retrieved here, so :func:`noise_resilience_score` implements the
-principled construction documented in its docstring; it has the properties the
-criterion asks for (score 1 at perfect recovery, no lower bound, a per-region
-condition on the local slope).
+J. Viaña and K. Cohen, "Evaluation Criteria for Noise Resilience in Regression
+Algorithms": a regressor trained on noisy observations ``y`` is noise resilient
+in a region of the input when its error against the ground truth ``y_ref``
+varies less there than the error of the data does. Equations in brackets are
+the paper's; the specification, with the errors of the print, is the user
+guide page :ref:`noise_resilience`.
 """
 
 from __future__ import annotations
 
-import math
 import numbers
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
+from sklearn.exceptions import UndefinedMetricWarning
 
-from ..utils._validation import CHUNK_SIZE, as_float_array, check_finite
+from ..utils._arrays import as_float_array, check_finite, read_only
+from ._noise_resilience_regions import region_bounds, statistics_of_regions
 
 __all__ = ["NoiseResilienceResult", "noise_resilience_score"]
 
 #: Smallest number of samples in a region: a slope and a spread need at least 3.
 MIN_REGION_SIZE = 3
 
-_COLUMNS = (
-    "start",
-    "stop",
+#: The per-region arrays of a result, in the order of its table.
+_REGION_FIELDS = (
     "n_samples",
     "x_min",
     "x_max",
-    "slope",
+    "nr",
+    "nr_linear",
+    "alpha",
+    "S1",
+    "S2",
     "bound",
-    "data_slope",
-    "noise_rms",
     "condition",
-    "local_score",
+    "G",
 )
 
 
 @dataclass(frozen=True, repr=False, eq=False)
 class NoiseResilienceResult:
-    """Result of :func:`noise_resilience_score`.
+    """Result of :func:`noise_resilience_score`: NR and its per-region table.
+
+    All arrays are read-only and have one entry (row) per region, in the order
+    of ``x`` (partitions and windows) or of the sorted group labels.
 
     Attributes
     ----------
     score : float
-        The noise-resilience score NR in ``[-inf, 1]``.
-    mode : {"partition", "window"}
+        NR [37], the mean of ``nr`` over the regions, in ``(-inf, 1]``.
+    n_samples : ndarray of int
+        N_j, the number of samples in each region.
+    x_min, x_max : ndarray of shape (n_regions,) or (n_regions, n_features)
+        The range of ``x`` in each region (per column for several features).
+    nr : ndarray
+        NR_j = 1 − s_ŷ,j / s_y,j [37], from the two sample variances.
+    nr_linear : ndarray
+        The paper's closed form [40], ``(2 α·S1 + S2) / Σ (ε_y − ε̄_y)²``:
+        equal to ``nr`` when ``y_pred − y_ref`` is linear in ``x`` inside the
+        region and ``Σ λ = 0`` there; their difference shows where the
+        locality hypothesis fails.
+    alpha : ndarray of shape (n_regions,) or (n_regions, n_features)
+        α, the slope (gradient) of ``y_pred − y_ref`` against ``x`` [8].
+    S1 : ndarray of shape (n_regions,) or (n_regions, n_features)
+        ``Σ (x − x̄) λ`` with ``λ = y − y_pred`` [30].
+    S2 : ndarray
+        ``Σ λ²`` [31].
+    bound : ndarray or None
+        ``B = S2 / (2 |S1|)`` [33] (``inf`` where S1 = 0); None for several
+        features, where it has no scalar counterpart.
+    condition : ndarray of bool
+        The local condition of noise resilience, ``2 α·S1 + S2 >= 0`` [31].
+    G : ndarray or None
+        The compensation [10] when ``confidence`` was given (NaN where the
+        confidence is constant in the region), else None.
+    mode : {"partition", "window", "groups"}
         How the regions were formed.
-    table : dict of str to ndarray
-        One entry per region, in order of ``x``: ``start``/``stop`` (positions in
-        the ``x``-sorted samples, stop exclusive), ``n_samples``, ``x_min``,
-        ``x_max``, ``slope`` (α, the least-squares slope of ``ŷ − y_ref``
-        against ``x``), ``bound`` (B), ``data_slope`` (the same slope for the
-        noisy data ``y − y_ref``), ``noise_rms`` (s), ``condition``
-        (``|α| <= B``) and ``local_score`` (``1 − (α/B)²``).
+    slope : {"least_squares", "endpoints"}
+        How α was computed.
+    group_labels : ndarray or None
+        The group of each region (``groups`` mode), else None.
+    n_omitted : int
+        Regions left out because the data error had zero variance there.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_noisy.metrics import noise_resilience_score
+    >>> x = np.arange(8.0)
+    >>> y_ref = np.zeros(8)
+    >>> y = y_ref + [1.0, -1.0, 1.0, -1.0, 2.0, -2.0, 2.0, -2.0]
+    >>> result = noise_resilience_score(x, y, 0.5 * y, y_ref, n_regions=2)
+    >>> result.score, result.nr  # the error scatters half as much: 1 - 1/4
+    (0.75, array([0.75, 0.75]))
+    >>> result.to_frame()[["x_min", "x_max", "nr", "condition"]]
+            x_min  x_max    nr  condition
+    region
+    0         0.0    3.0  0.75       True
+    1         4.0    7.0  0.75       True
     """
 
     score: float
-    mode: str
-    table: dict[str, np.ndarray] = field(default_factory=dict)
+    n_samples: np.ndarray
+    x_min: np.ndarray
+    x_max: np.ndarray
+    nr: np.ndarray
+    nr_linear: np.ndarray
+    alpha: np.ndarray
+    S1: np.ndarray
+    S2: np.ndarray
+    bound: np.ndarray | None
+    condition: np.ndarray
+    G: np.ndarray | None = None
+    mode: str = "partition"
+    slope: str = "least_squares"
+    group_labels: np.ndarray | None = None
+    n_omitted: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "score", float(self.score))
+        object.__setattr__(self, "n_omitted", int(self.n_omitted))
+        for name in (*_REGION_FIELDS, "group_labels"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, read_only(value))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Through the constructor, so that the arrays are read-only again.
+        return type(self), tuple(getattr(self, f.name) for f in fields(self))
 
     @property
     def n_regions(self) -> int:
-        """Number of regions (windows)."""
-        return int(self.table["slope"].shape[0])
+        """Number of regions (windows, groups) in the score."""
+        return int(self.nr.shape[0])
 
     @property
     def fraction_satisfied(self) -> float:
-        """Fraction of the regions where the local condition ``|α| <= B`` holds."""
-        return float(np.mean(self.table["condition"]))
+        """Fraction of the regions where the condition ``2 α·S1 + S2 >= 0`` holds."""
+        return float(np.mean(self.condition))
 
-    @property
-    def regions(self) -> list[dict[str, Any]]:
-        """The per-region table as a list of dicts (plain Python numbers)."""
-        columns = [self.table[name].tolist() for name in _COLUMNS]
-        return [
-            dict(zip(("region", *_COLUMNS), (k, *row), strict=True))
-            for k, row in enumerate(zip(*columns, strict=True))
-        ]
+    def _columns(self) -> dict[str, np.ndarray]:
+        columns: dict[str, np.ndarray] = {}
+        if self.group_labels is not None:
+            columns["group"] = self.group_labels
+        for name in _REGION_FIELDS:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if value.ndim == 2:
+                for k in range(value.shape[1]):
+                    columns[f"{name}_{k}"] = value[:, k]
+            else:
+                columns[name] = value
+        return columns
 
     def to_frame(self) -> Any:
-        """The per-region table as a pandas DataFrame (needs pandas)."""
-        try:
-            import pandas as pd
-        except ImportError as exc:  # pragma: no cover - pandas is a test dependency
-            raise ImportError(
-                "to_frame() requires pandas; use .regions for a list of dicts."
-            ) from exc
-        frame = pd.DataFrame({name: self.table[name] for name in _COLUMNS})
+        """The per-region table as a pandas DataFrame (needs pandas).
+
+        Columns with one value per feature (several features) are split into
+        ``alpha_0``, ``alpha_1``, ...
+        """
+        import pandas as pd
+
+        frame = pd.DataFrame(self._columns())
         frame.index.name = "region"
         return frame
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-serialisable summary: score, mode and the per-region table."""
+        """JSON-serialisable summary: the score and the per-region table."""
         return {
             "score": self.score,
             "mode": self.mode,
+            "slope": self.slope,
             "n_regions": self.n_regions,
+            "n_omitted": self.n_omitted,
             "fraction_satisfied": self.fraction_satisfied,
-            "regions": self.regions,
+            "regions": {name: v.tolist() for name, v in self._columns().items()},
         }
 
     def __float__(self) -> float:
@@ -120,27 +193,58 @@ class NoiseResilienceResult:
         )
 
 
-def _as_1d(value: Any, name: str) -> np.ndarray:
+def _as_column(value: Any, name: str, n_samples: int | None) -> np.ndarray:
     array = as_float_array(value, name=name)
     if array.ndim == 2 and array.shape[1] == 1:
         array = array[:, 0]
     if array.ndim != 1:
         raise ValueError(f"{name} must be 1-D; got an array of shape {array.shape}.")
+    if n_samples is not None and array.shape[0] != n_samples:
+        raise ValueError(
+            f"x and {name} must have the same number of samples; got "
+            f"{n_samples} and {array.shape[0]}."
+        )
     check_finite(array, name=name)
     return array
 
 
-def _check_regions(n_samples: int, n_regions: Any, window: Any) -> tuple[str, int]:
-    if n_samples < MIN_REGION_SIZE:
+def _check_x(x: Any, grouped: bool) -> np.ndarray:
+    """``x`` as a finite ``(n_samples, n_features)`` array."""
+    array = as_float_array(x, name="x")
+    if array.ndim == 1:
+        array = array[:, None]
+    if array.ndim != 2 or array.shape[1] == 0:
         raise ValueError(
-            f"noise_resilience_score needs at least {MIN_REGION_SIZE} samples; got "
-            f"{n_samples}."
+            f"x must be 1-D or 2-D (n_samples, n_features); got shape {array.shape}."
         )
+    if array.shape[1] > 1 and not grouped:
+        raise ValueError(
+            f"x has {array.shape[1]} columns: regions along several input "
+            "variables need groups (for example KMeans labels of x); without "
+            "groups x must be 1-D."
+        )
+    check_finite(array, name="x")
+    return array
+
+
+def _check_options(slope: Any, compensation: Any, zero_variance: Any) -> None:
+    for name, value, allowed in (
+        ("slope", slope, ("least_squares", "endpoints")),
+        ("compensation", compensation, ("sum", "mean")),
+        ("zero_variance", zero_variance, ("raise", "omit")),
+    ):
+        if not isinstance(value, str) or value not in allowed:
+            raise ValueError(f"{name} must be one of {allowed}; got {value!r}.")
+
+
+def _check_regions(n_samples: int, n_regions: Any, window: Any) -> tuple[str, int]:
     if n_regions is not None and window is not None:
         raise ValueError("Pass n_regions or window, not both.")
     if window is not None:
-        if not isinstance(window, numbers.Integral) or not (
-            MIN_REGION_SIZE <= window <= n_samples
+        if (
+            not isinstance(window, numbers.Integral)
+            or isinstance(window, bool)
+            or not MIN_REGION_SIZE <= window <= n_samples
         ):
             raise ValueError(
                 f"window must be an integer in [{MIN_REGION_SIZE}, n_samples="
@@ -150,7 +254,11 @@ def _check_regions(n_samples: int, n_regions: Any, window: Any) -> tuple[str, in
     if n_regions is None:
         n_regions = max(1, min(10, n_samples // 10))
     largest = n_samples // MIN_REGION_SIZE
-    if not isinstance(n_regions, numbers.Integral) or not 1 <= n_regions <= largest:
+    if (
+        not isinstance(n_regions, numbers.Integral)
+        or isinstance(n_regions, bool)
+        or not 1 <= n_regions <= largest
+    ):
         raise ValueError(
             f"n_regions must be an integer in [1, {largest}] so that every region "
             f"has at least {MIN_REGION_SIZE} of the {n_samples} samples; got "
@@ -159,61 +267,100 @@ def _check_regions(n_samples: int, n_regions: Any, window: Any) -> tuple[str, in
     return "partition", int(n_regions)
 
 
-def _segment_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    return np.add.reduceat(values, starts)
+def _check_groups(
+    groups: Any, n_samples: int, n_features: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted group labels and each sample's group index."""
+    labels = np.asarray(groups)
+    if labels.ndim != 1 or labels.shape[0] != n_samples:
+        raise ValueError(
+            f"groups must be 1-D with one label per sample ({n_samples}); got "
+            f"shape {labels.shape}."
+        )
+    if labels.dtype.kind == "f":
+        check_finite(labels, name="groups")
+    try:
+        unique, inverse, counts = np.unique(
+            labels, return_inverse=True, return_counts=True
+        )
+    except TypeError as exc:  # mixed types that do not sort
+        raise TypeError(f"groups must hold labels of one sortable type: {exc}") from exc
+    smallest = max(MIN_REGION_SIZE, n_features + 1)
+    small = np.flatnonzero(counts < smallest)
+    if small.size:
+        k = int(small[0])
+        raise ValueError(
+            f"every group needs at least {smallest} samples (a slope over "
+            f"{n_features} feature(s) and a spread); {small.size} group(s) have "
+            f"fewer, e.g. group {unique[k].tolist()!r} with {int(counts[k])}."
+        )
+    return unique, inverse
 
 
-def _partition_stats(
-    x: np.ndarray, e: np.ndarray, noise: np.ndarray, n_regions: int
-) -> dict[str, np.ndarray]:
-    n = x.shape[0]
-    bounds = np.linspace(0, n, n_regions + 1)
-    starts = np.floor(bounds[:-1] + 0.5).astype(np.intp)
-    stops = np.append(starts[1:], n)
-    counts = stops - starts
-    x_mean = _segment_sums(x, starts) / counts
-    dx = x - np.repeat(x_mean, counts)
-    sxx = _segment_sums(dx * dx, starts)
-    sxe = _segment_sums(dx * e, starts)
-    sxn = _segment_sums(dx * noise, starts)
-    snn = _segment_sums(noise * noise, starts)
-    return {
-        "start": starts,
-        "stop": stops,
-        "n_samples": counts,
-        "x_min": x[starts],
-        "x_max": x[stops - 1],
-        "sxx": sxx,
-        "sxe": sxe,
-        "sxn": sxn,
-        "snn": snn,
-    }
+def _residuals(
+    y: np.ndarray, y_pred: np.ndarray, y_ref: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``y − y_ref``, ``y_pred − y_ref`` and ``y − y_pred`` without overflow."""
+    largest = max(float(np.max(np.abs(a))) for a in (y, y_pred, y_ref))
+    if largest >= 2.0**1022:  # halving is exact here and makes room for a difference
+        y, y_pred, y_ref = y / 2, y_pred / 2, y_ref / 2
+    return y - y_ref, y_pred - y_ref, y - y_pred
 
 
-def _window_stats(
-    x: np.ndarray, e: np.ndarray, noise: np.ndarray, window: int
-) -> dict[str, np.ndarray]:
-    n_windows = x.shape[0] - window + 1
-    views = [sliding_window_view(a, window) for a in (x, e, noise)]
-    sums = {name: np.empty(n_windows) for name in ("sxx", "sxe", "sxn", "snn")}
-    step = max(1, CHUNK_SIZE // window)
-    for start in range(0, n_windows, step):
-        rows = slice(start, start + step)
-        xv, ev, nv = (v[rows] for v in views)
-        dx = xv - xv.mean(axis=1, keepdims=True)
-        sums["sxx"][rows] = np.einsum("ij,ij->i", dx, dx)
-        sums["sxe"][rows] = np.einsum("ij,ij->i", dx, ev)
-        sums["sxn"][rows] = np.einsum("ij,ij->i", dx, nv)
-        sums["snn"][rows] = np.einsum("ij,ij->i", nv, nv)
-    starts = np.arange(n_windows)
-    return {
-        "start": starts,
-        "stop": starts + window,
-        "n_samples": np.full(n_windows, window),
-        "x_min": x[:n_windows],
-        "x_max": x[window - 1 :],
-        **sums,
-    }
+def _sorted_inputs(
+    x: np.ndarray,
+    arrays: list[np.ndarray],
+    gamma: np.ndarray | None,
+    group_index: np.ndarray | None,
+) -> np.ndarray:
+    """A canonical order: by group, then ``x``, ties broken by the other values.
+
+    The result does not depend on the order in which the samples are given.
+    The other values are sorted on only when ``x`` (and the group) has ties.
+    """
+    primary = [x[:, k] for k in range(x.shape[1] - 1, -1, -1)]
+    if group_index is not None:
+        primary.append(group_index)
+    if len(primary) == 1:
+        order = np.argsort(primary[0], kind="stable")
+    else:
+        order = np.lexsort(primary)
+    ties = np.ones(x.shape[0] - 1, dtype=bool)
+    for key in primary:
+        ordered = key[order]
+        ties &= ordered[1:] == ordered[:-1]
+    if not ties.any():
+        return order
+    secondary = [*([] if gamma is None else [gamma]), *arrays[::-1]]
+    return np.lexsort(secondary + primary)
+
+
+def _drop_undefined(
+    stats: dict[str, Any], zero_variance: str, n_regions: int
+) -> tuple[np.ndarray, int]:
+    """Mask of the regions kept; raise or warn for zero-variance data errors."""
+    keep = stats["ss_y"] > 0
+    n_omitted = int(n_regions - keep.sum())
+    if n_omitted == 0:
+        return keep, 0
+    k = int(np.flatnonzero(~keep)[0])
+    where = (
+        f"{n_omitted} of the {n_regions} regions (the first has x from "
+        f"{stats['x_min'][k].tolist()} to {stats['x_max'][k].tolist()})"
+    )
+    if zero_variance == "raise" or n_omitted == n_regions:
+        raise ValueError(
+            f"The data error y - y_ref has zero variance in {where}: NR_j = "
+            "1 - s_pred/s_y is undefined there. Use larger regions, or pass "
+            "zero_variance='omit' to leave such regions out of the score."
+        )
+    warnings.warn(
+        f"The data error y - y_ref has zero variance in {where}; they were left "
+        "out of the score (zero_variance='omit').",
+        UndefinedMetricWarning,
+        stacklevel=3,
+    )
+    return keep, n_omitted
 
 
 def noise_resilience_score(
@@ -224,138 +371,211 @@ def noise_resilience_score(
     *,
     n_regions: int | None = None,
     window: int | None = None,
+    groups: Any = None,
+    slope: str = "least_squares",
+    confidence: Any = None,
+    compensation: str = "sum",
+    zero_variance: str = "raise",
 ) -> NoiseResilienceResult:
-    """Noise-resilience score NR of a regressor along one input variable.
+    """Noise-resilience score NR of Viaña & Cohen, with its local conditions.
 
-    After Viaña & Cohen, "Evaluation Criteria for Noise Resilience in Regression
-    Algorithms": a regressor trained on noisy labels ``y`` is noise resilient
-    when its prediction ``ŷ`` follows the ground truth ``y_ref`` more closely
-    than the noisy data do. The criterion is local in the input ``x``.
+    With ``ε_y = y − y_ref`` (the error of the data), ``ε_ŷ = y_pred − y_ref``
+    (the error of the prediction) and ``λ = y − y_pred``, the samples are split
+    into regions ``j`` and, with ``s`` the sample variance (divisor N_j − 1)::
 
-    **Definition implemented** (the paper's exact formulas could not be
-    retrieved; this is a principled construction with the properties the
-    criterion asks for). Sort the samples by ``x`` and form regions ``R_k``:
-    ``n_regions`` consecutive blocks of (almost) equal counts, or every run of
-    ``window`` consecutive samples (a sliding window). In each region, with
-    ``x̄`` the mean of ``x`` and ``S_xx = Σ (x_i − x̄)²``:
+        NR_j = 1 − s(ε_ŷ) / s(ε_y)          [37]
+        NR   = mean of NR_j over the regions
 
-    - the local slope of the prediction error ``e_i = ŷ_i − y_ref,i``,
-      ``α_k = Σ (x_i − x̄) e_i / S_xx`` (least squares);
-    - the noise of the data around the truth, ``s_k² = mean((y_i − y_ref,i)²)``;
-    - the bound ``B_k = s_k / √S_xx``: the standard deviation of the
-      least-squares slope that noise of that size produces over these ``x``;
-    - the local condition ``|α_k| <= B_k``: the prediction's error trends no
-      more steeply than the noise alone would make a trend;
-    - the local score ``1 − (α_k / B_k)²`` (``>= 0`` exactly when the condition
-      holds).
+    NR is in ``(-inf, 1]``: 1 when ``ε_ŷ`` is constant in every region (a
+    constant offset is invisible to it), 0 when the prediction scatters around
+    the truth as much as the data do (``y_pred = y``), negative when more. It
+    is computed from the two variances, without the linearity assumption of
+    the paper's closed form [40], which is reported per region as
+    ``nr_linear``. Per region also: α, the slope of ``ε_ŷ`` against ``x``
+    [8]; ``S1 = Σ (x − x̄) λ`` and ``S2 = Σ λ²`` [30]–[31]; ``B = S2 / (2|S1|)``
+    [33]; and the local condition of noise resilience ``2 α S1 + S2 >= 0``
+    [31], equivalently ``sign(α) = sign(S1)`` or ``|α| <= B`` [34]. When
+    ``ε_ŷ`` is linear in ``x`` inside a region and ``Σ λ = 0`` there [27],
+    ``nr_linear == nr`` and the condition holds exactly when ``nr >= 0``.
 
-    The score is the mean of the local scores, ``NR = 1 − mean_k (α_k/B_k)²``,
-    in ``[-inf, 1]``: ``NR = 1`` when the prediction's error has no local trend
-    (in particular when ``ŷ = y_ref``), and NR decreases without bound as the
-    error trends more steeply. For a "regressor" that reproduces the noisy data
-    (``ŷ = y``) and Gaussian noise of constant variance within each region,
-    ``(α_k/B_k)² = m·(u·n)²/|n|²`` with ``u`` a unit vector, which has
-    expectation exactly 1 (a ``Beta(1/2, (m−1)/2)`` times ``m``): ``E[NR] = 0``.
-    So NR > 0 means recovering the truth better than the noisy data, NR < 0
-    worse. A region where ``y = y_ref`` exactly has ``B = 0``: its local score is
-    1 if ``α = 0`` and ``-inf`` otherwise.
-
-    NR looks at local slopes only: a constant offset of the prediction is
-    invisible to it. Report it next to a metric such as the expected MSE.
+    The score is invariant to shifting ``x``, to rescaling ``x``, and to
+    rescaling ``y``, ``y_pred`` and ``y_ref`` together (every region is
+    computed in its own units; see :ref:`noise_resilience`).
 
     Parameters
     ----------
-    x : array-like of shape (n_samples,)
-        The input variable along which the regions are formed.
+    x : array-like of shape (n_samples,) or (n_samples, n_features)
+        The input variable. Several columns need ``groups``; α and ``S1`` are
+        then vectors (α the least-squares gradient) and the condition is
+        ``2 α·S1 + S2 >= 0`` (an extension of the paper, which treats one
+        input).
     y : array-like of shape (n_samples,)
-        The noisy labels the regressor was trained on.
+        The observations the regressor was trained on (noisy).
     y_pred : array-like of shape (n_samples,)
-        The regressor's predictions (out-of-sample, e.g. from
+        The regressor's predictions, out of sample (e.g. from
         ``cross_val_predict``).
     y_ref : array-like of shape (n_samples,)
-        The ground truth (noise-free values).
+        The ground truth μ, or an estimate of it independent of ``y``: with
+        repeated measurements, the mean of the *other* readings of the
+        sample, never one that includes ``y`` (see :ref:`noise_resilience`).
     n_regions : int, default=None
-        Number of equal-count regions. Default: ``n_samples // 10`` clipped to
-        ``[1, 10]``. Each region needs at least 3 samples.
+        Number of regions of (almost) equal counts along sorted ``x``.
+        Default: ``n_samples // 10`` clipped to ``[1, 10]``. Each region needs
+        at least 3 samples.
     window : int, default=None
-        Size of a sliding window (``n_samples − window + 1`` overlapping
-        regions), instead of ``n_regions``.
+        Instead of ``n_regions``: a sliding window of this many consecutive
+        samples along sorted ``x`` (``n_samples − window + 1`` regions).
+    groups : array-like of shape (n_samples,), default=None
+        Instead of ``n_regions``/``window``: one region per group label (for
+        example ``KMeans(...).fit_predict(X)``); each group needs at least
+        ``max(3, n_features + 1)`` samples.
+    slope : {"least_squares", "endpoints"}, default="least_squares"
+        α as the least-squares slope of ``ε_ŷ`` on ``x`` in the region, or as
+        the paper's slope between the samples of smallest and largest ``x``
+        [9] (one input variable only). The two agree when ``ε_ŷ`` is linear.
+    confidence : array-like of shape (n_samples,), default=None
+        A confidence γ per sample (for example ``1/σ²``). If given, the result
+        holds the compensation [10] ``G = Σ w λ`` per region, with
+        ``w = (γ − γ_min) / ((γ_max − γ_min)(1 + |x_c − x|))``, ``x_c`` the
+        centre of the region's range of ``x`` (for several features, ``|·|``
+        is the Euclidean distance). ``|x_c − x|`` is in the units of ``x``, so
+        G depends on how ``x`` is scaled. Where γ is constant in a region the
+        weights are undefined: G is NaN there, with a warning.
+    compensation : {"sum", "mean"}, default="sum"
+        ``"sum"``: G as printed in [10], a weighted sum (its weights do not
+        sum to one, although the paper calls G a weighted mean); ``"mean"``:
+        the normalised weighted mean ``Σ w λ / Σ w``.
+    zero_variance : {"raise", "omit"}, default="raise"
+        A region where ``ε_y`` has zero variance (noise-free data there) has
+        no NR_j: raise a ValueError, or leave such regions out of the score
+        and of the table with a warning that says how many.
 
     Returns
     -------
     result : NoiseResilienceResult
-        ``result.score`` and the per-region table (``result.regions``,
-        ``result.to_frame()``).
+        ``result.score`` (NR) and the per-region arrays.
+
+    See Also
+    --------
+    sklearn_noisy.model_selection.noise_resilience_curve : NR as the label
+        noise grows.
 
     References
     ----------
     J. Viaña and K. Cohen, "Evaluation Criteria for Noise Resilience in
-    Regression Algorithms".
+    Regression Algorithms", University of Cincinnati.
 
     Examples
     --------
+    One region of five samples (the worked example of the user guide):
+
     >>> import numpy as np
     >>> from sklearn_noisy.metrics import noise_resilience_score
-    >>> x = np.arange(6.0)
-    >>> y_ref = 2.0 * x
-    >>> y = y_ref + np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0])
-    >>> noise_resilience_score(x, y, y_ref, y_ref, n_regions=2).score
+    >>> x = np.arange(5.0)
+    >>> y_ref = np.array([3.0, -1.0, 4.0, 1.0, 5.0])
+    >>> y = y_ref + [1.0, -1.0, 2.0, 0.0, -2.0]       # s_y = 10/4
+    >>> y_pred = y_ref + [0.0, 1.0, 0.0, 1.0, 3.0]    # s_pred = 6/4
+    >>> result = noise_resilience_score(x, y, y_pred, y_ref, n_regions=1)
+    >>> result.score                                  # 1 - 6/10
+    0.4
+    >>> result.alpha, result.S1, result.S2, result.bound
+    (array([0.6]), array([-11.]), array([35.]), array([1.5909...]))
+    >>> result.condition, result.nr_linear  # (2 * 0.6 * -11 + 35) / 10
+    (array([ True]), array([2.18]))
+
+    A prediction that copies the data scores 0, the truth plus a constant 1:
+
+    >>> noise_resilience_score(x, y, y, y_ref, n_regions=1).score
+    0.0
+    >>> noise_resilience_score(x, y, y_ref + 7.0, y_ref, n_regions=1).score
     1.0
-    >>> result = noise_resilience_score(x, y, y_ref + 0.5 * x, y_ref, n_regions=2)
-    >>> result.score  # 1 - (0.5 / (1 / sqrt(2)))**2
-    0.5
-    >>> result.regions[0]["slope"], result.regions[0]["bound"]
-    (0.5, 0.7071...)
     """
-    x = _as_1d(x, "x")
-    n_samples = x.shape[0]
-    arrays = {}
-    for name, value in (("y", y), ("y_pred", y_pred), ("y_ref", y_ref)):
-        arrays[name] = _as_1d(value, name)
-        if arrays[name].shape[0] != n_samples:
-            raise ValueError(
-                f"x and {name} must have the same number of samples; got "
-                f"{n_samples} and {arrays[name].shape[0]}."
-            )
-    mode, size = _check_regions(n_samples, n_regions, window)
-
-    order = np.argsort(x, kind="stable")
-    xs = x[order]
-    e = arrays["y_pred"][order] - arrays["y_ref"][order]
-    noise = arrays["y"][order] - arrays["y_ref"][order]
-    if mode == "partition":
-        stats = _partition_stats(xs, e, noise, size)
-    else:
-        stats = _window_stats(xs, e, noise, size)
-
-    sxx = stats.pop("sxx")
-    flat = np.flatnonzero(~(sxx > 0))
-    if flat.size:
-        k = int(flat[0])
+    _check_options(slope, compensation, zero_variance)
+    grouped = groups is not None
+    x2 = _check_x(x, grouped)
+    n_samples = x2.shape[0]
+    if n_samples < MIN_REGION_SIZE:
         raise ValueError(
-            f"x is constant within {flat.size} region(s) (the first spans sorted "
-            f"positions {int(stats['start'][k])}..{int(stats['stop'][k]) - 1}, "
-            f"x = {stats['x_min'][k]!r}): no slope can be fitted. Use fewer regions "
-            "or a larger window."
+            f"noise_resilience_score needs at least {MIN_REGION_SIZE} samples; got "
+            f"{n_samples}."
         )
-    slope = stats.pop("sxe") / sxx
-    data_slope = stats.pop("sxn") / sxx
-    noise_rms = np.sqrt(stats.pop("snn") / stats["n_samples"])
-    bound = noise_rms / np.sqrt(sxx)
-    # ratio² = (α/B)²; B = 0 (noise-free region): 0 if α = 0, inf otherwise.
-    ratio2 = np.where(slope == 0.0, 0.0, np.inf)
-    np.divide(slope * slope, bound * bound, out=ratio2, where=bound > 0)
-    local_score = 1.0 - ratio2
+    arrays = [_as_column(v, n, n_samples) for v, n in ((y, "y"), (y_pred, "y_pred"))]
+    arrays.append(_as_column(y_ref, "y_ref", n_samples))
+    gamma = None
+    if confidence is not None:
+        gamma = _as_column(confidence, "confidence", n_samples)
+    group_labels = group_index = None
+    if grouped:
+        if n_regions is not None or window is not None:
+            raise ValueError("Pass groups, or n_regions/window, not both.")
+        group_labels, group_index = _check_groups(groups, n_samples, x2.shape[1])
+        mode, size = "groups", group_labels.size
+    else:
+        mode, size = _check_regions(n_samples, n_regions, window)
+    if slope == "endpoints" and x2.shape[1] > 1:
+        raise ValueError(
+            "slope='endpoints' needs one input variable; x has "
+            f"{x2.shape[1]} columns. Use slope='least_squares'."
+        )
+
+    order = _sorted_inputs(x2, arrays, gamma, group_index)
+    x2 = x2[order]
+    residuals = _residuals(*(a[order] for a in arrays))
+    if group_index is not None:
+        group_index = group_index[order]
+    starts, counts = region_bounds(mode, size, n_samples, group_index)
+    stats = statistics_of_regions(
+        x2,
+        residuals,
+        None if gamma is None else gamma[order],
+        (starts, counts),
+        slope=slope,
+        normalize=compensation == "mean",
+    )
+    _check_slopes(stats)
+    keep, n_omitted = _drop_undefined(stats, zero_variance, starts.size)
+    g = None if gamma is None else _check_compensation(stats["G"][keep])
+    squeeze = x2.shape[1] == 1
     table = {
-        **stats,
-        "slope": slope,
-        "bound": bound,
-        "data_slope": data_slope,
-        "noise_rms": noise_rms,
-        "condition": np.abs(slope) <= bound,
-        "local_score": local_score,
+        name: None if stats[name] is None else stats[name][keep]
+        for name in ("nr", "nr_linear", "alpha", "S1", "S2", "bound", "condition")
     }
-    score = float(np.mean(local_score))
-    if math.isnan(score):  # cannot happen with finite inputs; kept explicit
-        raise ValueError("noise_resilience_score is undefined for these inputs.")
-    return NoiseResilienceResult(score=score, mode=mode, table=table)
+    for name in ("alpha", "S1"):
+        table[name] = table[name][:, 0] if squeeze else table[name]
+    for name in ("x_min", "x_max"):
+        table[name] = stats[name][keep, 0] if squeeze else stats[name][keep]
+    return NoiseResilienceResult(
+        score=float(np.mean(table["nr"])),
+        n_samples=counts[keep],
+        G=g,
+        mode=mode,
+        slope=slope,
+        group_labels=None if group_labels is None else group_labels[keep],
+        n_omitted=n_omitted,
+        **table,
+    )
+
+
+def _check_slopes(stats: dict[str, Any]) -> None:
+    singular = np.flatnonzero(stats["singular"])
+    if singular.size:
+        k = int(singular[0])
+        raise ValueError(
+            f"x is constant (or its columns are collinear) within {singular.size} "
+            f"region(s), the first with x from {stats['x_min'][k].tolist()} to "
+            f"{stats['x_max'][k].tolist()}: no slope alpha can be fitted there. "
+            "Use fewer regions, a larger window or other groups."
+        )
+
+
+def _check_compensation(g: np.ndarray) -> np.ndarray:
+    """G, with a warning for the regions where the confidence is constant."""
+    n_constant = int(np.isnan(g).sum())
+    if n_constant:
+        warnings.warn(
+            f"The confidence is constant in {n_constant} of the {g.size} regions: "
+            "the weights of the compensation G are undefined there and G is NaN.",
+            UndefinedMetricWarning,
+            stacklevel=3,
+        )
+    return g

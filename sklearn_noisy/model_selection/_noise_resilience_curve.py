@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -14,7 +14,7 @@ from sklearn.utils import check_random_state
 
 from .._noisy_score import NoisyScore
 from ..metrics import get_metric_info, get_metric_names, noise_resilience_score
-from ..utils._arrays import as_float_array, check_finite
+from ..utils._arrays import as_float_array, check_finite, read_only
 
 __all__ = ["NoiseResilienceCurveResult", "noise_resilience_curve"]
 
@@ -35,7 +35,7 @@ def _resolve_metric(metric: Any) -> tuple[str, Callable[..., NoisyScore]]:
 
 @dataclass(frozen=True, repr=False, eq=False)
 class NoiseResilienceCurveResult:
-    """Result of :func:`noise_resilience_curve`.
+    """Result of :func:`noise_resilience_curve` (arrays read-only).
 
     Attributes
     ----------
@@ -43,6 +43,9 @@ class NoiseResilienceCurveResult:
         Standard deviations of the Gaussian noise added to the labels.
     scores : ndarray of shape (n_levels, n_repeats)
         The noise-resilience score NR of every level and repeat.
+    fraction_satisfied : ndarray of shape (n_levels, n_repeats)
+        The fraction of the regions where the local condition of noise
+        resilience ``2 α·S1 + S2 >= 0`` holds, per level and repeat.
     metrics : dict of str to dict of str to ndarray
         Per metric name, arrays of shape ``(n_levels, n_repeats)``:
         ``"expected"`` and ``"std"`` (the expected metric and its standard
@@ -52,12 +55,36 @@ class NoiseResilienceCurveResult:
         the noise-free ``y_ref``).
     estimator_name : str
         Class name of the estimator.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_noisy.model_selection import NoiseResilienceCurveResult
+    >>> curve = NoiseResilienceCurveResult(
+    ...     noise_levels=[0.5, 1.0], scores=[[0.2, 0.4], [0.8, 0.9]],
+    ...     fraction_satisfied=[[1.0, 1.0], [1.0, 0.5]], estimator_name="Ridge")
+    >>> curve.score_mean, curve.fraction_satisfied_mean
+    (array([0.3 , 0.85]), array([1.  , 0.75]))
     """
 
     noise_levels: np.ndarray
     scores: np.ndarray
+    fraction_satisfied: np.ndarray
     metrics: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
     estimator_name: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("noise_levels", "scores", "fraction_satisfied"):
+            object.__setattr__(self, name, read_only(getattr(self, name), float))
+        metrics = {
+            metric: {key: read_only(array, float) for key, array in values.items()}
+            for metric, values in self.metrics.items()
+        }
+        object.__setattr__(self, "metrics", metrics)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Through the constructor, so that the arrays are read-only again.
+        return type(self), tuple(getattr(self, f.name) for f in fields(self))
 
     @property
     def score_mean(self) -> np.ndarray:
@@ -71,6 +98,11 @@ class NoiseResilienceCurveResult:
             return np.zeros(self.scores.shape[0])
         return self.scores.std(axis=1, ddof=1)
 
+    @property
+    def fraction_satisfied_mean(self) -> np.ndarray:
+        """Mean over the repeats of the fraction of regions meeting the condition."""
+        return self.fraction_satisfied.mean(axis=1)
+
     def to_frame(self) -> Any:
         """Long table, one row per (noise level, repeat) (needs pandas)."""
         import pandas as pd
@@ -80,6 +112,7 @@ class NoiseResilienceCurveResult:
             "noise_level": np.repeat(self.noise_levels, n_repeats),
             "repeat": np.tile(np.arange(n_repeats), n_levels),
             "noise_resilience": self.scores.ravel(),
+            "fraction_satisfied": self.fraction_satisfied.ravel(),
         }
         for name, values in self.metrics.items():
             for key, array in values.items():
@@ -92,6 +125,7 @@ class NoiseResilienceCurveResult:
             "estimator": self.estimator_name,
             "noise_levels": self.noise_levels.tolist(),
             "noise_resilience": self.scores.tolist(),
+            "fraction_satisfied": self.fraction_satisfied.tolist(),
             "metrics": {
                 name: {key: array.tolist() for key, array in values.items()}
                 for name, values in self.metrics.items()
@@ -124,21 +158,65 @@ def _check_noise_levels(noise_levels: Any) -> np.ndarray:
     return levels
 
 
-def _feature_column(X: Any, feature: Any, n_samples: int) -> np.ndarray:
-    """The column of ``X`` along which NR is evaluated, as floats."""
-    if hasattr(X, "iloc") and not isinstance(feature, numbers.Integral):
-        x = X[feature]
-    elif hasattr(X, "iloc"):
-        x = X.iloc[:, feature]
-    else:
-        x = np.asarray(X)[:, feature]
-    x = as_float_array(x, name=f"X[:, {feature!r}]")
-    if x.shape[0] != n_samples:
+def _column_position(feature: Any, columns: Any, n_features: int) -> int:
+    """Position of one ``feature`` (an index, or a name when ``columns``)."""
+    if isinstance(feature, numbers.Integral) and not isinstance(feature, bool):
+        if not -n_features <= feature < n_features:
+            raise ValueError(
+                f"feature={feature!r} is out of range: X has {n_features} "
+                f"column(s), so an index must be in [{-n_features}, {n_features})."
+            )
+        return int(feature) % n_features
+    if columns is None:
+        if isinstance(feature, str):
+            raise ValueError(
+                f"feature={feature!r} is a column name, but X is not a pandas "
+                "DataFrame; give the column's integer index."
+            )
+        raise TypeError(
+            f"feature must be an integer column index (or a column name for a "
+            f"DataFrame); got {feature!r} of type {type(feature).__name__}."
+        )
+    try:
+        found = feature in columns
+    except TypeError:  # an unhashable feature
+        found = False
+    if not found:
         raise ValueError(
-            f"X and y_ref must have the same number of samples; got {x.shape[0]} and "
+            f"feature={feature!r} is not a column of X; its columns are "
+            f"{list(columns)}."
+        )
+    return int(columns.get_loc(feature))
+
+
+def _feature_columns(X: Any, feature: Any, n_samples: int) -> np.ndarray:
+    """The column(s) of ``X`` along which NR is evaluated, as floats."""
+    frame = hasattr(X, "iloc") and hasattr(X, "columns")
+    shape = X.shape if frame else np.shape(X)
+    if len(shape) != 2:
+        raise ValueError(
+            f"X must be 2-D (n_samples, n_features); got an array of shape {shape}."
+        )
+    if shape[0] != n_samples:
+        raise ValueError(
+            f"X and y_ref must have the same number of samples; got {shape[0]} and "
             f"{n_samples}."
         )
-    return x
+    several = isinstance(feature, (list, tuple, np.ndarray))
+    features = list(feature) if several else [feature]
+    if not features:
+        raise ValueError("feature must name at least one column of X.")
+    columns = X.columns if frame else None
+    positions = [_column_position(f, columns, shape[1]) for f in features]
+    if frame:
+        values = X.iloc[:, positions]
+    elif hasattr(X, "toarray"):  # a scipy sparse matrix or array
+        values = X[:, positions].toarray()
+    else:
+        values = np.asarray(X)[:, positions]
+    x = as_float_array(values, name=f"X[:, {feature!r}]")
+    check_finite(x, name=f"X[:, {feature!r}]")
+    return x if several else x[:, 0]
 
 
 def noise_resilience_curve(
@@ -154,6 +232,8 @@ def noise_resilience_curve(
     metrics: Sequence[Any] = ("mean_squared_error", "mean_absolute_error"),
     n_regions: int | None = None,
     window: int | None = None,
+    groups: Any = None,
+    slope: str = "least_squares",
     n_jobs: int | None = None,
 ) -> NoiseResilienceCurveResult:
     """Noise resilience and expected metrics as the training-label noise grows.
@@ -162,7 +242,8 @@ def noise_resilience_curve(
     ``y = y_ref + σ·N(0, 1)``; the estimator's out-of-fold predictions ``ŷ``
     (``cross_val_predict`` trained on ``y``) are scored with
     :func:`~sklearn_noisy.metrics.noise_resilience_score` along the input
-    column ``feature``, and with the expected metrics computed from ``y`` with
+    column(s) ``feature`` (NR and the fraction of regions where the local
+    condition holds), and with the expected metrics computed from ``y`` with
     ``sigma=σ`` (what a scientist holding these labels would report), next to
     the same metric against the noise-free ``y_ref``.
 
@@ -183,14 +264,21 @@ def noise_resilience_curve(
         Noise draws per level.
     random_state : int, RandomState instance or None, default=None
         Seeds the label noise and the folds.
-    feature : int or str, default=0
-        Column of ``X`` along which NR is evaluated (a name for DataFrames).
+    feature : int, str or list of them, default=0
+        Column(s) of ``X`` along which NR is evaluated: an index, or a name for
+        DataFrames. Several columns need ``groups``.
     metrics : sequence of str or callable, default=("mean_squared_error", \
 "mean_absolute_error")
         Expected regression metrics to report: canonical names, or callables
         ``(y_true, y_pred, *, sigma) -> NoisyScore``.
     n_regions, window : int, default=None
-        Regions of :func:`~sklearn_noisy.metrics.noise_resilience_score`.
+        Equal-count regions or a sliding window along ``feature``, as in
+        :func:`~sklearn_noisy.metrics.noise_resilience_score`.
+    groups : array-like of shape (n_samples,), default=None
+        One region per group label instead (for example KMeans labels of
+        ``X``); needed for several features.
+    slope : {"least_squares", "endpoints"}, default="least_squares"
+        How the local slope α is computed.
     n_jobs : int, default=None
         Passed to ``cross_val_predict``.
 
@@ -207,8 +295,8 @@ def noise_resilience_curve(
     >>> curve = noise_resilience_curve(
     ...     LinearRegression(), sensor.data, sensor.target_true, [0.1, 1.0],
     ...     n_repeats=2, random_state=0, feature=1)
-    >>> curve.scores.shape
-    (2, 2)
+    >>> curve.scores.shape, curve.fraction_satisfied.shape
+    ((2, 2), (2, 2))
     >>> sorted(curve.metrics)
     ['mean_absolute_error', 'mean_squared_error']
     """
@@ -223,18 +311,23 @@ def noise_resilience_curve(
         raise ValueError(f"n_repeats must be a positive integer; got {n_repeats!r}.")
     resolved = [_resolve_metric(metric) for metric in metrics]
     n_samples = y_ref.shape[0]
-    x = _feature_column(X, feature, n_samples)
+    x = _feature_columns(X, feature, n_samples)
+    if x.ndim == 2 and groups is None:
+        raise ValueError(
+            f"feature={feature!r} names {x.shape[1]} columns: several input "
+            "variables need groups (for example KMeans labels of X)."
+        )
+    options = dict(n_regions=n_regions, window=window, groups=groups, slope=slope)
 
     rng = check_random_state(random_state)
     if isinstance(cv, numbers.Integral):
         splitter = KFold(int(cv), shuffle=True, random_state=rng.randint(2**31 - 1))
     else:
         splitter = check_cv(cv)
-    n_levels = levels.size
-    scores = np.empty((n_levels, n_repeats))
+    shape = (levels.size, n_repeats)
+    scores, fractions = np.empty(shape), np.empty(shape)
     table = {
-        name: {key: np.empty((n_levels, n_repeats)) for key in _METRIC_KEYS}
-        for name, _ in resolved
+        name: {key: np.empty(shape) for key in _METRIC_KEYS} for name, _ in resolved
     }
     for i, level in enumerate(levels):
         for r in range(n_repeats):
@@ -242,9 +335,8 @@ def noise_resilience_curve(
             y_pred = cross_val_predict(
                 clone(estimator), X, y, cv=splitter, n_jobs=n_jobs
             )
-            scores[i, r] = noise_resilience_score(
-                x, y, y_pred, y_ref, n_regions=n_regions, window=window
-            ).score
+            score = noise_resilience_score(x, y, y_pred, y_ref, **options)
+            scores[i, r], fractions[i, r] = score.score, score.fraction_satisfied
             for name, function in resolved:
                 noisy = function(y, y_pred, sigma=float(level))
                 table[name]["expected"][i, r] = noisy.expected
@@ -252,8 +344,9 @@ def noise_resilience_curve(
                 table[name]["nominal"][i, r] = noisy.nominal
                 table[name]["truth"][i, r] = function(y_ref, y_pred, sigma=0.0).nominal
     return NoiseResilienceCurveResult(
-        noise_levels=levels.copy(),
+        noise_levels=levels,
         scores=scores,
+        fraction_satisfied=fractions,
         metrics=table,
         estimator_name=type(estimator).__name__,
     )

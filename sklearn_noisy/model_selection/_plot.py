@@ -443,9 +443,11 @@ class NoiseResilienceDisplay:
     Create it with :meth:`from_estimator` (runs the curve) or
     :meth:`from_cv_results` (plots a :class:`NoiseResilienceCurveResult`); it
     draws NR (mean ± one standard deviation over the repeats) with reference
-    lines at 1 (perfect recovery of the truth) and 0 (as good as the noisy
-    data), and, on a second axis, the expected metric with its label-noise
-    standard deviation. matplotlib is imported only when plotting.
+    lines at 1 (the prediction's error constant in every region) and 0 (it
+    scatters as much as the noisy data), the fraction of regions where the
+    local condition of noise resilience holds (mean over the repeats) and, on
+    a second axis, the expected metric with its label-noise standard
+    deviation. matplotlib is imported only when plotting.
 
     Parameters
     ----------
@@ -461,6 +463,8 @@ class NoiseResilienceDisplay:
     ----------
     ax_ : matplotlib Axes
         Axes with the NR curve.
+    fraction_line_ : matplotlib Line2D
+        The fraction of regions where the condition holds.
     metric_ax_ : matplotlib Axes or None
         The second axis with the metric, if one is drawn.
     figure_ : matplotlib Figure
@@ -596,7 +600,8 @@ class NoiseResilienceDisplay:
         Returns
         -------
         display : NoiseResilienceDisplay
-            ``self``, with ``ax_``, ``metric_ax_`` and ``figure_`` set.
+            ``self``, with ``ax_``, ``fraction_line_``, ``metric_ax_`` and
+            ``figure_`` set.
         """
         plt = import_pyplot("NoiseResilienceDisplay")
         if ax is None:
@@ -609,6 +614,14 @@ class NoiseResilienceDisplay:
         ax.fill_between(
             levels, mean - std, mean + std, alpha=0.2, color=line.get_color()
         )
+        (self.fraction_line_,) = ax.plot(
+            levels,
+            result.fraction_satisfied_mean,
+            marker="v",
+            linestyle=":",
+            color=line.get_color(),
+            label=f"{label}: fraction of regions where 2α·S1 + S2 ≥ 0",
+        )
         ax.axhline(1.0, color="0.4", linestyle=":", linewidth=1)
         ax.axhline(0.0, color="0.4", linestyle="--", linewidth=1)
         ax.set_xlabel("label noise level σ")
@@ -620,7 +633,7 @@ class NoiseResilienceDisplay:
         if metric is not None:
             self.metric_ax_ = self._plot_metric(ax, metric)
         else:
-            ax.legend()
+            ax.legend(fontsize="small")
         self.ax_ = ax
         self.figure_ = ax.figure
         return self
@@ -659,5 +672,9 @@ class NoiseResilienceDisplay:
         twin.set_ylabel(metric)
         handles = ax.get_legend_handles_labels()
         twin_handles = twin.get_legend_handles_labels()
-        twin.legend(handles[0] + twin_handles[0], handles[1] + twin_handles[1])
+        twin.legend(
+            handles[0] + twin_handles[0],
+            handles[1] + twin_handles[1],
+            fontsize="small",
+        )
         return twin
