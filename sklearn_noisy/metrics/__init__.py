@@ -24,6 +24,7 @@ from ._regression import (
     expected_root_mean_squared_error,
 )
 from ._scorer import (
+    MissingNoiseError,
     NoisyScorer,
     get_noisy_scorer,
     get_noisy_scorer_names,
@@ -32,6 +33,7 @@ from ._scorer import (
 
 __all__ = [
     "MetricInfo",
+    "MissingNoiseError",
     "MonteCarloScore",
     "NoiseResilienceResult",
     "NoisyConfusionMatrix",

@@ -13,8 +13,10 @@ from typing import Any
 from ._noisy_scorer import NoisyScorer
 from ._registry import get_metric_names
 from ._scorer_options import named_scorers
+from ._scorer_routing import MissingNoiseError
 
 __all__ = [
+    "MissingNoiseError",
     "NoisyScorer",
     "get_noisy_scorer",
     "get_noisy_scorer_names",

@@ -36,6 +36,7 @@ __all__ = [
     "named_scorers",
     "require_sample_weight",
     "scorer_metric_info",
+    "takes_labels",
     "takes_sigma_dof",
 ]
 
@@ -184,6 +185,11 @@ def check_sigma_dof_option(info: MetricInfo, sigma_dof: Any) -> Any:
 def takes_sigma_dof(info: MetricInfo) -> bool:
     """Whether the metric's function accepts ``sigma_dof``."""
     return "sigma_dof" in metric_parameters(info)
+
+
+def takes_labels(info: MetricInfo) -> bool:
+    """Whether the metric's function accepts ``labels`` (the list of classes)."""
+    return "labels" in metric_parameters(info)
 
 
 def check_output(output: Any) -> str:
