@@ -698,7 +698,9 @@ def test_pickle_round_trip():
 def test_error_routed_sigma_missing_with_routing_enabled():
     scorer = make_noisy_scorer("mean_squared_error")
     with sklearn.config_context(enable_metadata_routing=True):
-        with pytest.raises(MissingNoiseError, match=r"params=\{'sigma': sigma\}") as info:
+        with pytest.raises(
+            MissingNoiseError, match=r"params=\{'sigma': sigma\}"
+        ) as info:
             cross_val_score(
                 Ridge(), X_REG, Y_REG, cv=CV_REG, scoring=scorer, error_score="raise"
             )

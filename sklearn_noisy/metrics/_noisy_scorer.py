@@ -16,7 +16,6 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import numpy as np
 from sklearn.metrics._scorer import _BaseScorer
 from sklearn.utils.metadata_routing import UNCHANGED, MetadataRequest
 
@@ -35,27 +34,19 @@ from ._scorer_options import (
     check_signature_options,
     require_sample_weight,
     scorer_metric_info,
+    scorer_repr,
     takes_labels,
     takes_sigma_dof,
 )
 from ._scorer_response import cached_response, prepare_probabilities, scoring_labels
 from ._scorer_routing import (
-    MissingNoiseError,
+    check_score_metadata,
     missing_noise_message,
     score_routing,
     updated_score_request,
 )
 
 __all__ = ["NoisyScorer"]
-
-
-def _value_repr(value: Any) -> str:
-    """Repr of an option that evaluates back to an equivalent value."""
-    if isinstance(value, np.ndarray):
-        return repr(value.tolist())
-    if isinstance(value, np.generic):
-        return repr(value.item())
-    return repr(value)
 
 
 class NoisyScorer(_BaseScorer):
@@ -259,27 +250,7 @@ nominal=0.0205, n_samples=4, method='exact')
         return repr(self)
 
     def __repr__(self) -> str:
-        parts = [repr(self.metric)]
-        if self.greater_is_better != self._info.greater_is_better or not (
-            self.greater_is_better
-        ):
-            parts.append(f"greater_is_better={self.greater_is_better}")
-        if self.sigma is not None:
-            parts.append(f"sigma={_source_repr(self.sigma)}")
-        if self.q is not None:
-            parts.append(f"q={_source_repr(self.q)}")
-        if self.transition_matrix is not None:
-            parts.append(f"transition_matrix={self.transition_matrix.tolist()!r}")
-        if self.estimand != "forward":
-            parts.append(f"estimand={self.estimand!r}")
-        if self.output != "expected":
-            parts.append(f"output={self.output!r}")
-        if self.sigma_dof is not None:
-            parts.append(f"sigma_dof={_source_repr(self.sigma_dof)}")
-        parts.extend(
-            f"{key}={_value_repr(value)}" for key, value in self.metric_kwargs.items()
-        )
-        return f"make_noisy_scorer({', '.join(parts)})"
+        return scorer_repr(self)
 
     # ------------------------------------------------------- metadata routing
     def get_metadata_routing(self) -> MetadataRequest:
@@ -505,31 +476,11 @@ nominal=0.0205, n_samples=4, method='exact')
             sigma_dof=sigma_dof,
         )
 
-    def _check_metadata(self, metadata: dict[str, Any]) -> None:
-        """Reject unknown metadata; a missing noise source stops the caller."""
-        allowed = {self.requires_noise, "sample_weight"}
-        if self.requires_noise == "sigma":
-            allowed.add("sigma_dof")
-        unknown = sorted(set(metadata) - allowed)
-        if unknown:
-            raise TypeError(
-                f"{self!r} got unexpected metadata {unknown}; it accepts "
-                f"{sorted(allowed)}."
-            )
-        key = self.requires_noise
-        source = self.sigma if key == "sigma" else self.q
-        if (
-            source is None
-            and self.transition_matrix is None
-            and metadata.get(key) is None
-        ):
-            raise MissingNoiseError(missing_noise_message(self, key))
-
     def _estimator_score(
         self, method_caller: Any, estimator: Any, X: Any, y: Any, metadata: dict
     ) -> NoisyScore:
         """The metric of a fitted estimator; ``method_caller`` may cache responses."""
-        self._check_metadata(metadata)
+        check_score_metadata(self, metadata)
         if getattr(estimator, self.response_method, None) is None:
             raise TypeError(
                 f"The {self.metric!r} scorer calls {self.response_method}, which "

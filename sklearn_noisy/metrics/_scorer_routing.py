@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MissingNoiseError",
+    "check_score_metadata",
     "missing_noise_message",
     "routing_enabled",
     "score_routing",
@@ -187,3 +188,29 @@ def missing_noise_message(scorer: NoisyScorer, key: str) -> str:
         f"{scorer.metric!r}, {alternatives})."
     )
     return message
+
+
+def check_score_metadata(scorer: NoisyScorer, metadata: dict[str, Any]) -> None:
+    """Check the metadata a scorer is called with on an estimator.
+
+    Raises
+    ------
+    TypeError
+        For metadata the scorer does not take.
+    MissingNoiseError
+        When the scorer takes its noise from metadata and none was given.
+    """
+    key = scorer.requires_noise
+    allowed = {key, "sample_weight"}
+    if key == "sigma":
+        allowed.add("sigma_dof")
+    unknown = sorted(set(metadata) - allowed)
+    if unknown:
+        raise TypeError(
+            f"{scorer!r} got unexpected metadata {unknown}; it accepts "
+            f"{sorted(allowed)}."
+        )
+    source = scorer.sigma if key == "sigma" else scorer.q
+    routed = source is None and scorer.transition_matrix is None
+    if routed and metadata.get(key) is None:
+        raise MissingNoiseError(missing_noise_message(scorer, key))

@@ -12,7 +12,6 @@ reports are written by ``_report``.
 
 from __future__ import annotations
 
-import copy
 import json
 import numbers
 from typing import Any
@@ -21,18 +20,20 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.model_selection import check_cv
-from sklearn.utils import get_tags, indexable
+from sklearn.utils import indexable
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
-from ._estimands import check_cv_estimand, fold_estimates, plan_estimands
+from ._estimands import check_cv_estimand, estimand_tables, plan_estimands
 from ._pooling import _out_of_fold, _pool_estimates, _pool_or_warn
 from ._report import _fold_summary, _format_table, _results_dict, _summary_table
 from ._scoring import check_noisy_scoring, check_scorers_noise
 from ._validation import (
     Noise,
     _check_noise,
+    _delegated_tags,
     _fit_and_score_fold,
+    _fold_tables,
     _noise_name,
     _raise_or_warn_fit_failures,
     _raise_or_warn_score_failures,
@@ -104,8 +105,9 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         MSE, RMSE, MAE and R² for regressors; accuracy, balanced accuracy, F1
         (binary targets only) and log-loss (with ``predict_proba``) for
         classifiers. Classification metrics are computed over the classes of
-        ``y`` on every fold, also on a fold that holds only some of them. Results are keyed by metric name and given in the metric's
-        own units and sign: losses such as MSE are positive.
+        ``y`` on every fold, also on a fold that holds only some of them.
+        Results are keyed by metric name and given in the metric's own units
+        and sign: losses such as MSE are positive.
 
     cv : int, cross-validation generator or iterable, default=5
         As in scikit-learn: an int gives ``StratifiedKFold`` for classifiers and
@@ -321,13 +323,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         # The inputs and the predictions are the estimator's: sparse X or NaN
         # are accepted when it accepts them (each fold is fitted by it, and
         # predict / predict_proba delegate to it), as for GridSearchCV.
-        tags = super().__sklearn_tags__()
-        inner = get_tags(self.estimator)
-        tags.input_tags.sparse = inner.input_tags.sparse
-        tags.input_tags.allow_nan = inner.input_tags.allow_nan
-        tags.classifier_tags = copy.deepcopy(inner.classifier_tags)
-        tags.regressor_tags = copy.deepcopy(inner.regressor_tags)
-        return tags
+        return _delegated_tags(super().__sklearn_tags__(), self.estimator)
 
     # ------------------------------------------------------------------ fit
     def _check_params(self) -> None:
@@ -425,9 +421,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
             for train, test in splitter.split(X, y, groups)
         ]
         y_score = _scoring_target(y, classifier)
-        noise = _check_noise(
-            sigma, q, transition_matrix, y_score, n_samples, sigma_dof
-        )
+        noise = _check_noise(sigma, q, transition_matrix, y_score, n_samples, sigma_dof)
         scorers = check_noisy_scoring(self.scoring, self.estimator, y_score)
         check_scorers_noise(scorers, _noise_name(noise))
         classes = np.unique(np.asarray(y_score)) if classifier else None
@@ -498,25 +492,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         return results
 
     def _store_fold_results(self, results: list[dict]) -> None:
-        error = self.error_score if self.error_score != "raise" else np.nan
-        cv_results: dict[str, np.ndarray] = {
-            "fit_time": np.array([r["fit_time"] for r in results]),
-            "score_time": np.array([r["score_time"] for r in results]),
-            "n_test": np.array([r["n_test"] for r in results]),
-        }
-        fold_scores: dict[str, list] = {}
-        for key in self.scorers_:
-            scores = [r["scores"][key] for r in results]
-            fold_scores[key] = scores
-            cv_results[f"{key}_expected"] = np.array(
-                [error if s is None else s.expected for s in scores], dtype=float
-            )
-            cv_results[f"{key}_variance"] = np.array(
-                [np.nan if s is None else s.variance for s in scores], dtype=float
-            )
-            cv_results[f"{key}_nominal"] = np.array(
-                [error if s is None else s.nominal for s in scores], dtype=float
-            )
+        cv_results, fold_scores = _fold_tables(results, self.scorers_, self.error_score)
         self.cv_results_ = cv_results
         self.fold_scores_ = fold_scores
         self.fold_summary_ = {
@@ -548,24 +524,9 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         self, results: list[dict], plans: dict, X: Any, y: Any, noise: Noise
     ) -> None:
         """Every shown estimand per fold (``cv_results_``) and pooled."""
-        self.estimands_, self.fold_estimates_ = {}, {}
-        for key, scorer in self.scorers_.items():
-            folds, notes = fold_estimates(
-                results, key, scorer.estimand, plans[key], self.fold_scores_[key]
-            )
-            for estimand, scores in folds.items():
-                self.cv_results_[f"{key}_{estimand}"] = np.array(
-                    [np.nan if e is None else e.expected for e in scores]
-                )
-                self.cv_results_[f"{key}_{estimand}_variance"] = np.array(
-                    [np.nan if e is None else e.variance for e in scores]
-                )
-            self.fold_estimates_[key] = folds
-            self.estimands_[key] = {
-                "shown": plans[key].shown,
-                "lead": plans[key].lead,
-                "notes": notes,
-            }
+        self.estimands_, self.fold_estimates_ = estimand_tables(
+            results, self.scorers_, plans, self.fold_scores_, self.cv_results_
+        )
         self.pooled_estimates_ = {}
         if self.oof_indices_ is not None:
             self.pooled_estimates_ = _pool_estimates(

@@ -145,9 +145,11 @@ def _pool_scores(
     pooled = {}
     for key, scorer in scorers.items():
         scores = [r["scores"][key] for r in fitted]
-        if _pools_from_folds(scorer) and not any(
-            s is None or key in r.get("undefined", ()) for s, r in zip(scores, fitted)
-        ):
+        complete = all(
+            r["scores"][key] is not None and key not in r.get("undefined", ())
+            for r in fitted
+        )
+        if complete and _pools_from_folds(scorer):
             pooled[key] = _pool_additive(scores)
             continue
         # Scored once on all the out-of-fold predictions, also when the
@@ -171,7 +173,9 @@ def _pool_or_warn(results: list[dict], oof: OutOfFold, X: Any, y: Any, **kwargs:
     pooled = {}
     for key, scorer in kwargs.pop("scorers").items():
         try:
-            pooled.update(_pool_scores(results, oof, X, y, scorers={key: scorer}, **kwargs))
+            pooled.update(
+                _pool_scores(results, oof, X, y, scorers={key: scorer}, **kwargs)
+            )
         except Exception as exc:  # reported: the fold results stay
             warnings.warn(
                 f"{key!r} could not be pooled over the out-of-fold predictions, "

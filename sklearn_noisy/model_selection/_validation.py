@@ -8,6 +8,7 @@ The fit and score failure warnings follow scikit-learn's wording.
 
 from __future__ import annotations
 
+import copy
 import time
 import warnings
 from collections import Counter
@@ -17,7 +18,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.exceptions import FitFailedWarning, UndefinedMetricWarning
-from sklearn.utils import _safe_indexing
+from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.validation import (
     _check_method_params,
     _get_feature_names,
@@ -115,12 +116,56 @@ def _scoring_target(y: Any, classifier: bool) -> Any:
     shape = np.shape(y)
     if len(shape) == 2 and shape[1] == 1:
         y = column_or_1d(y)
-    if not classifier and getattr(y, "dtype", None) == object:
+    if not classifier and np.asarray(y).dtype == np.dtype(object):
         try:
             y = np.asarray(y, dtype=float)
         except (TypeError, ValueError):  # not numbers: the metric says so
             pass
     return y
+
+
+def _delegated_tags(tags: Any, estimator: Any) -> Any:
+    """The cross-validator's tags: its inputs and predictions are the estimator's.
+
+    Sparse X or NaN are accepted when the estimator accepts them (each fold is
+    fitted by it, and ``predict`` / ``predict_proba`` delegate to it), as for
+    :class:`~sklearn.model_selection.GridSearchCV`.
+    """
+    inner = get_tags(estimator)
+    tags.input_tags.sparse = inner.input_tags.sparse
+    tags.input_tags.allow_nan = inner.input_tags.allow_nan
+    tags.classifier_tags = copy.deepcopy(inner.classifier_tags)
+    tags.regressor_tags = copy.deepcopy(inner.regressor_tags)
+    return tags
+
+
+def _fold_tables(
+    results: list[dict], scorers: dict[str, Any], error_score: Any
+) -> tuple[dict[str, np.ndarray], dict[str, list]]:
+    """``cv_results_`` (times, sizes, each metric per fold) and ``fold_scores_``.
+
+    A failed fold's expected and nominal values are ``error_score`` (NaN for
+    ``"raise"``), its variance NaN.
+    """
+    error = error_score if error_score != "raise" else np.nan
+    cv_results: dict[str, np.ndarray] = {
+        "fit_time": np.array([r["fit_time"] for r in results]),
+        "score_time": np.array([r["score_time"] for r in results]),
+        "n_test": np.array([r["n_test"] for r in results]),
+    }
+    fold_scores: dict[str, list] = {}
+    for key in scorers:
+        scores = [r["scores"][key] for r in results]
+        fold_scores[key] = scores
+        for field, missing in (("expected", error), ("variance", np.nan)):
+            cv_results[f"{key}_{field}"] = np.array(
+                [missing if s is None else getattr(s, field) for s in scores],
+                dtype=float,
+            )
+        cv_results[f"{key}_nominal"] = np.array(
+            [error if s is None else s.nominal for s in scores], dtype=float
+        )
+    return cv_results, fold_scores
 
 
 def _store_input_attributes(estimator: Any, X: Any) -> None:
@@ -149,7 +194,10 @@ def _undefined_score(scorer: Any, n_test: int) -> NoisyScore | None:
     than two samples; None where the metric is defined.
     """
     metric = getattr(scorer, "metric", None)
-    if metric not in get_metric_names() or n_test >= get_metric_info(metric).min_samples:
+    if (
+        metric not in get_metric_names()
+        or n_test >= get_metric_info(metric).min_samples
+    ):
         return None
     nan = float("nan")
     return NoisyScore(
