@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.metrics._scorer import _cached_call
+from sklearn.utils.multiclass import type_of_target
 
 __all__ = ["cached_response", "prepare_probabilities", "scoring_labels"]
 
@@ -46,7 +47,9 @@ def cached_response(method_caller: Any, estimator: Any, method: str, X: Any) -> 
     to each scorer (a cache shared by all scorers of one fold), or None for a
     direct call. ``predict`` goes through it as for scikit-learn's own scorers,
     so their predictions and ours are computed once; the full ``predict_proba``
-    matrix is kept under a key of its own.
+    matrix is kept under a key of its own, and shared with scikit-learn's
+    scorers where theirs is the same matrix (not a binary problem, for which
+    they keep the positive column only: there each side calls it once).
     """
     if method_caller is None:
         return getattr(estimator, method)(X)
@@ -56,7 +59,16 @@ def cached_response(method_caller: Any, estimator: Any, method: str, X: Any) -> 
     if cache is None:
         return getattr(estimator, method)(X)
     if _FULL_PROBA_KEY not in cache:
-        cache[_FULL_PROBA_KEY] = getattr(estimator, method)(X)
+        # scikit-learn keeps a binary problem's positive column only, and
+        # other problems' matrices as they are: those it can share.
+        classes = getattr(estimator, "classes_", None)
+        as_is = classes is not None and type_of_target(classes) != "binary"
+        if as_is and method in cache:
+            cache[_FULL_PROBA_KEY] = cache[method]
+        else:
+            cache[_FULL_PROBA_KEY] = getattr(estimator, method)(X)
+            if as_is:
+                cache[method] = cache[_FULL_PROBA_KEY]
     return cache[_FULL_PROBA_KEY]
 
 
