@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -116,6 +117,30 @@ def test_metric_that_cannot_be_pooled_is_not_dropped_silently():
     with pytest.warns(UserWarning, match="'mean_squared_error' could not be pooled"):
         cv.fit(X, Y, sigma=0.3)
     assert "mean_squared_error" not in cv.pooled_
+
+
+# --------------------------------------------------- one prediction per fold
+class _CountingLogistic(LogisticRegression):
+    calls: ClassVar[dict[str, int]] = {"predict": 0, "predict_proba": 0}
+
+    def predict(self, X):
+        type(self).calls["predict"] += 1
+        return super().predict(X)
+
+    def predict_proba(self, X):
+        type(self).calls["predict_proba"] += 1
+        return super().predict_proba(X)
+
+
+def test_cross_validator_predicts_once_per_fold_and_method():
+    # Issue 15: every noisy scorer is fed the fold's one prediction, also the
+    # further estimands of each metric; pooling reuses the recorded responses.
+    _CountingLogistic.calls = {"predict": 0, "predict_proba": 0}
+    scoring = ["accuracy", "balanced_accuracy", "f1", "precision", "log_loss"]
+    cv = NoisyCrossValidator(_CountingLogistic(), scoring=scoring, cv=4)
+    cv.fit(X, Y_CLF, q=0.1)
+    assert _CountingLogistic.calls == {"predict": 4, "predict_proba": 4}
+    assert set(cv.pooled_) == set(scoring)
 
 
 # -------------------------------------------------------- one-column 2-D target
