@@ -6,12 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import sklearn
+from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.metrics import accuracy_score
 from sklearn.model_selection import (
     GridSearchCV,
     KFold,
+    LeaveOneOut,
     StratifiedKFold,
+    cross_val_predict,
     cross_val_score,
     cross_validate,
 )
@@ -227,3 +230,29 @@ def test_missing_noise_with_routing_enabled_stops_cross_val_score():
     with sklearn.config_context(enable_metadata_routing=True):
         with pytest.raises(MissingNoiseError, match=r"params=\{'sigma': sigma\}"):
             cross_val_score(Ridge(), X_REG, Y_REG, scoring=make_noisy_scorer("r2"))
+
+
+# ------------------------------------------------------------ tiny test sets
+def test_r2_scorer_on_one_sample_is_nan_as_scikit_learn():
+    # Issue 16: scikit-learn's r2 is NaN (with a warning) on a 1-sample fold;
+    # the noisy scorer raised, so error_score="raise" stopped the run.
+    scoring = {
+        "r2": make_noisy_scorer("r2", sigma=0.3),
+        "mse": make_noisy_scorer("mean_squared_error", sigma=0.3),
+        "sklearn_r2": "r2",
+    }
+    with pytest.warns(UndefinedMetricWarning, match="R² is not defined on fewer"):
+        results = cross_validate(
+            Ridge(),
+            X_REG[:8],
+            Y_REG[:8],
+            cv=LeaveOneOut(),
+            scoring=scoring,
+            error_score="raise",
+        )
+    assert np.all(np.isnan(results["test_sklearn_r2"]))
+    assert np.all(np.isnan(results["test_r2"]))
+    oof = cross_val_predict(Ridge(), X_REG[:8], Y_REG[:8], cv=LeaveOneOut())
+    np.testing.assert_allclose(
+        results["test_mse"], -((Y_REG[:8] - oof) ** 2 + 0.09), rtol=1e-12
+    )

@@ -18,6 +18,7 @@ from typing import Any
 
 from sklearn.metrics._scorer import _BaseScorer
 from sklearn.utils.metadata_routing import UNCHANGED, MetadataRequest
+from sklearn.utils.validation import _num_samples
 
 from .._noisy_score import NoisyScore
 from ..utils._noise import _source_repr, resolve_noise_source
@@ -37,6 +38,7 @@ from ._scorer_options import (
     scorer_repr,
     takes_labels,
     takes_sigma_dof,
+    undefined_score,
 )
 from ._scorer_response import cached_response, prepare_probabilities, scoring_labels
 from ._scorer_routing import (
@@ -389,6 +391,9 @@ nominal=0.0205, n_samples=4, method='exact')
             y_pred = prepare_probabilities(self.metric, y_true, y_pred, classes, kwargs)
         elif classes is not None and "labels" not in kwargs and takes_labels(info):
             kwargs["labels"] = scoring_labels(classes, y_true, y_pred)
+        n_samples = _num_samples(y_true)
+        if n_samples < info.min_samples:
+            return undefined_score(info, self.estimand, n_samples)
         score = info.function(y_true, y_pred, **kwargs)
         if not isinstance(score, NoisyScore):
             raise TypeError(

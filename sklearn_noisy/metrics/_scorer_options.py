@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import copy
 import inspect
+import warnings
 from typing import Any
 
 import numpy as np
+from sklearn.exceptions import UndefinedMetricWarning
 
+from .._noisy_score import NoisyScore
 from ..utils._noise import _source_repr, check_noise_source, check_transition_matrix
 from ..utils._validation import ESTIMANDS
 from ._registry import MetricInfo, get_metric_info, get_metric_names
@@ -39,6 +42,7 @@ __all__ = [
     "scorer_repr",
     "takes_labels",
     "takes_sigma_dof",
+    "undefined_score",
 ]
 
 #: What a call of a scorer returns: the expected value, or expected, variance
@@ -316,3 +320,27 @@ def scorer_repr(scorer: Any) -> str:
         f"{key}={_value_repr(value)}" for key, value in scorer.metric_kwargs.items()
     )
     return f"make_noisy_scorer({', '.join(parts)})"
+
+
+def undefined_score(info: MetricInfo, estimand: str, n_samples: int) -> NoisyScore:
+    """NaN, with a warning, for a metric on fewer samples than it is defined on.
+
+    As scikit-learn's scorers: ``r2_score`` of one sample is NaN with an
+    :class:`~sklearn.exceptions.UndefinedMetricWarning`, so that
+    ``cross_validate(..., cv=LeaveOneOut())`` reports NaN folds.
+    """
+    warnings.warn(
+        f"{info.display_name} is not defined on fewer than {info.min_samples} "
+        f"samples; got {n_samples}: the score is NaN, as scikit-learn's.",
+        UndefinedMetricWarning,
+        stacklevel=4,
+    )
+    nan = float("nan")
+    return NoisyScore(
+        info.name,
+        expected=nan,
+        variance=nan,
+        nominal=nan,
+        n_samples=n_samples,
+        estimand=estimand,
+    )
