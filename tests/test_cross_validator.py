@@ -244,7 +244,10 @@ def test_default_scoring(binary_data, multiclass_data, regression_data):
     X, y, T = multiclass_data
     cv = NoisyCrossValidator(DummyClassifier(strategy="prior"), cv=3)
     cv.fit(X, y, transition_matrix=T)
-    assert list(cv.scorers_) == ["accuracy", "log_loss"]
+    # Balanced accuracy is a default for multiclass targets too (issue 16: it
+    # was dropped although the docstring lists it).
+    assert list(cv.scorers_) == ["accuracy", "balanced_accuracy", "log_loss"]
+    assert set(cv.pooled_) == set(cv.scorers_)
     X, y, sigma = regression_data
     cv = NoisyCrossValidator(Ridge(), cv=3).fit(X, y, sigma=sigma)
     assert list(cv.scorers_) == [

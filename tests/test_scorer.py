@@ -39,7 +39,7 @@ from sklearn_noisy import (
     get_noisy_scorer_names,
     make_noisy_scorer,
 )
-from sklearn_noisy.metrics import get_metric_info, get_metric_names
+from sklearn_noisy.metrics import MissingNoiseError, get_metric_info, get_metric_names
 
 # Scorer name -> canonical metric, from the metric registry.
 _NAMED_SCORERS = {get_metric_info(m).scorer_name: m for m in get_metric_names()}
@@ -531,7 +531,7 @@ def test_alias_request():
             scoring=scorer,
             params={"label_error": SIGMA},
         )
-        with pytest.raises(ValueError, match="label_error"):
+        with pytest.raises(MissingNoiseError, match="label_error"):
             cross_val_score(
                 Ridge(), X_REG, Y_REG, cv=CV_REG, scoring=scorer, error_score="raise"
             )
@@ -698,7 +698,9 @@ def test_pickle_round_trip():
 def test_error_routed_sigma_missing_with_routing_enabled():
     scorer = make_noisy_scorer("mean_squared_error")
     with sklearn.config_context(enable_metadata_routing=True):
-        with pytest.raises(ValueError, match=r"params=\{'sigma': sigma\}") as info:
+        with pytest.raises(
+            MissingNoiseError, match=r"params=\{'sigma': sigma\}"
+        ) as info:
             cross_val_score(
                 Ridge(), X_REG, Y_REG, cv=CV_REG, scoring=scorer, error_score="raise"
             )
@@ -709,18 +711,17 @@ def test_error_routed_sigma_missing_with_routing_enabled():
 
 def test_error_routed_sigma_missing_with_routing_disabled():
     scorer = make_noisy_scorer("mean_squared_error")
-    with pytest.raises(ValueError, match="enable_metadata_routing=True") as info:
+    with pytest.raises(MissingNoiseError, match="enable_metadata_routing=True") as info:
         cross_val_score(
             Ridge(), X_REG, Y_REG, cv=CV_REG, scoring=scorer, error_score="raise"
         )
     assert "Metadata routing is disabled" in str(info.value)
-    # With scikit-learn's default error_score the message reaches the user as the
-    # warning that accompanies the NaN scores.
-    with pytest.warns(UserWarning, match="enable_metadata_routing=True"):
-        scores = cross_val_score(Ridge(), X_REG, Y_REG, cv=CV_REG, scoring=scorer)
-    assert np.all(np.isnan(scores))
+    # With scikit-learn's default error_score=nan the error still stops the run
+    # (issue 15: NaN scores and a warning made a search pick a candidate silently).
+    with pytest.raises(MissingNoiseError, match="enable_metadata_routing=True"):
+        cross_val_score(Ridge(), X_REG, Y_REG, cv=CV_REG, scoring=scorer)
     # A direct call names the direct way as well.
-    with pytest.raises(ValueError, match=r"scorer\(estimator, X, y, sigma=sigma\)"):
+    with pytest.raises(MissingNoiseError, match=r"scorer\(estimator, X, y, sigma="):
         scorer(Ridge().fit(X_REG, Y_REG), X_REG, Y_REG)
     with pytest.raises(ValueError, match="pass sigma= to score_predictions"):
         scorer.score_predictions(Y_REG, Y_REG)
@@ -760,7 +761,7 @@ def test_error_missing_column():
 def test_error_request_set_to_false():
     with sklearn.config_context(enable_metadata_routing=True):
         scorer = make_noisy_scorer("mean_squared_error").set_score_request(sigma=False)
-        with pytest.raises(ValueError, match=r"set_score_request\(sigma=True\)"):
+        with pytest.raises(MissingNoiseError, match=r"set_score_request\(sigma=True\)"):
             cross_val_score(
                 Ridge(), X_REG, Y_REG, cv=CV_REG, scoring=scorer, error_score="raise"
             )

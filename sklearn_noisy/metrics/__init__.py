@@ -33,6 +33,7 @@ from ._regression import (
 )
 from ._roc_auc import expected_roc_auc_score
 from ._scorer import (
+    MissingNoiseError,
     NoisyScorer,
     get_noisy_scorer,
     get_noisy_scorer_names,
@@ -41,6 +42,7 @@ from ._scorer import (
 
 __all__ = [
     "MetricInfo",
+    "MissingNoiseError",
     "MonteCarloScore",
     "NoiseResilienceResult",
     "NoisyConfusionMatrix",

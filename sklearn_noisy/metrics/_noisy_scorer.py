@@ -16,8 +16,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import numpy as np
+from sklearn.metrics._scorer import _BaseScorer
 from sklearn.utils.metadata_routing import UNCHANGED, MetadataRequest
+from sklearn.utils.validation import _num_samples
 
 from .._noisy_score import NoisyScore
 from ..utils._noise import _source_repr, resolve_noise_source
@@ -34,10 +35,14 @@ from ._scorer_options import (
     check_signature_options,
     require_sample_weight,
     scorer_metric_info,
+    scorer_repr,
+    takes_labels,
     takes_sigma_dof,
+    undefined_score,
 )
-from ._scorer_response import prepare_probabilities
+from ._scorer_response import cached_response, prepare_probabilities, scoring_labels
 from ._scorer_routing import (
+    check_score_metadata,
     missing_noise_message,
     score_routing,
     updated_score_request,
@@ -46,16 +51,7 @@ from ._scorer_routing import (
 __all__ = ["NoisyScorer"]
 
 
-def _value_repr(value: Any) -> str:
-    """Repr of an option that evaluates back to an equivalent value."""
-    if isinstance(value, np.ndarray):
-        return repr(value.tolist())
-    if isinstance(value, np.generic):
-        return repr(value.item())
-    return repr(value)
-
-
-class NoisyScorer:
+class NoisyScorer(_BaseScorer):
     """A scikit-learn scorer that reports an expected metric under label noise.
 
     Create it with :func:`make_noisy_scorer` or :func:`get_noisy_scorer`. Called as
@@ -208,6 +204,11 @@ nominal=0.0205, n_samples=4, method='exact')
         return get_metric_info(self.metric)
 
     @property
+    def _response_method(self) -> str:
+        # Read by scikit-learn's multimetric scoring to decide on its cache.
+        return self.response_method
+
+    @property
     def estimands(self) -> tuple[str, ...]:
         """The estimands the metric offers (its registry record's ``estimands``)."""
         return tuple(self._info.estimands)
@@ -251,27 +252,7 @@ nominal=0.0205, n_samples=4, method='exact')
         return repr(self)
 
     def __repr__(self) -> str:
-        parts = [repr(self.metric)]
-        if self.greater_is_better != self._info.greater_is_better or not (
-            self.greater_is_better
-        ):
-            parts.append(f"greater_is_better={self.greater_is_better}")
-        if self.sigma is not None:
-            parts.append(f"sigma={_source_repr(self.sigma)}")
-        if self.q is not None:
-            parts.append(f"q={_source_repr(self.q)}")
-        if self.transition_matrix is not None:
-            parts.append(f"transition_matrix={self.transition_matrix.tolist()!r}")
-        if self.estimand != "forward":
-            parts.append(f"estimand={self.estimand!r}")
-        if self.output != "expected":
-            parts.append(f"output={self.output!r}")
-        if self.sigma_dof is not None:
-            parts.append(f"sigma_dof={_source_repr(self.sigma_dof)}")
-        parts.extend(
-            f"{key}={_value_repr(value)}" for key, value in self.metric_kwargs.items()
-        )
-        return f"make_noisy_scorer({', '.join(parts)})"
+        return scorer_repr(self)
 
     # ------------------------------------------------------- metadata routing
     def get_metadata_routing(self) -> MetadataRequest:
@@ -408,6 +389,11 @@ nominal=0.0205, n_samples=4, method='exact')
             kwargs["estimand"] = self.estimand
         if self.response_method == "predict_proba":
             y_pred = prepare_probabilities(self.metric, y_true, y_pred, classes, kwargs)
+        elif classes is not None and "labels" not in kwargs and takes_labels(info):
+            kwargs["labels"] = scoring_labels(classes, y_true, y_pred)
+        n_samples = _num_samples(y_true)
+        if n_samples < info.min_samples:
+            return undefined_score(info, self.estimand, n_samples)
         score = info.function(y_true, y_pred, **kwargs)
         if not isinstance(score, NoisyScore):
             raise TypeError(
@@ -449,9 +435,12 @@ nominal=0.0205, n_samples=4, method='exact')
         sample_weight : array-like of shape (n_samples,), default=None
             Sample weights, for metrics that accept them.
         classes : array-like, default=None
-            Class labels in the order of the probability columns (an estimator's
-            ``classes_``). By default the metric's ``labels`` option, or the
-            classes found in ``y_true``.
+            The classes of the problem (an estimator's ``classes_``): the order
+            of the probability columns for Brier score and log-loss, and for a
+            metric on predictions the ``labels`` it is computed over (unless
+            the scorer sets ``labels``), with any other label of ``y_true`` or
+            ``y_pred`` appended. By default the metric's ``labels`` option, or
+            the classes found in ``y_true`` and ``y_pred``.
         sigma_dof : float or array-like of shape (n_samples,), default=None
             Degrees of freedom of ``sigma`` (regression), when the scorer takes
             it from metadata; None: σ known (or the scorer's own source).
@@ -492,14 +481,28 @@ nominal=0.0205, n_samples=4, method='exact')
             sigma_dof=sigma_dof,
         )
 
-    def _response(self, estimator: Any, X: Any) -> Any:
-        method = getattr(estimator, self.response_method, None)
-        if method is None:
+    def _estimator_score(
+        self, method_caller: Any, estimator: Any, X: Any, y: Any, metadata: dict
+    ) -> NoisyScore:
+        """The metric of a fitted estimator; ``method_caller`` may cache responses."""
+        check_score_metadata(self, metadata)
+        if getattr(estimator, self.response_method, None) is None:
             raise TypeError(
                 f"The {self.metric!r} scorer calls {self.response_method}, which "
                 f"{type(estimator).__name__} does not have."
             )
-        return method(X)
+        y_pred = cached_response(method_caller, estimator, self.response_method, X)
+        return self._compute(
+            y,
+            y_pred,
+            X=X,
+            given_noise=metadata.get(self.requires_noise),
+            transition_matrix=None,
+            sample_weight=metadata.get("sample_weight"),
+            classes=getattr(estimator, "classes_", None),
+            missing=missing_noise_message(self, self.requires_noise),
+            sigma_dof=metadata.get("sigma_dof"),
+        )
 
     def noisy_score(
         self, estimator: Any, X: Any, y: Any, **metadata: Any
@@ -509,7 +512,9 @@ nominal=0.0205, n_samples=4, method='exact')
         Parameters
         ----------
         estimator : object
-            A fitted estimator.
+            A fitted estimator. A classifier's ``classes_`` are the classes the
+            metric is computed over, also on a test set that holds only some
+            of them.
         X : array-like or DataFrame
             Test samples, passed as they are to the estimator's response method.
         y : array-like
@@ -522,28 +527,33 @@ nominal=0.0205, n_samples=4, method='exact')
         -------
         score : NoisyScore
             The metric in its own units and sign (e.g. MSE positive).
+
+        Raises
+        ------
+        MissingNoiseError
+            When the scorer takes its noise from metadata and none was given.
         """
-        allowed = {self.requires_noise, "sample_weight"}
-        if self.requires_noise == "sigma":
-            allowed.add("sigma_dof")
-        unknown = sorted(set(metadata) - allowed)
-        if unknown:
-            raise TypeError(
-                f"{self!r} got unexpected metadata {unknown}; it accepts "
-                f"{sorted(allowed)}."
-            )
-        y_pred = self._response(estimator, X)
-        return self._compute(
-            y,
-            y_pred,
-            X=X,
-            given_noise=metadata.get(self.requires_noise),
-            transition_matrix=None,
-            sample_weight=metadata.get("sample_weight"),
-            classes=getattr(estimator, "classes_", None),
-            missing=missing_noise_message(self, self.requires_noise),
-            sigma_dof=metadata.get("sigma_dof"),
-        )
+        return self._estimator_score(None, estimator, X, y, metadata)
+
+    def _signed(self, score: NoisyScore) -> float | dict[str, float]:
+        """A score with scikit-learn's sign convention, as :attr:`output` says."""
+        sign = 1.0 if self.greater_is_better else -1.0
+        if self.output == "expected":
+            return sign * score.expected
+        return {
+            "expected": sign * score.expected,
+            "variance": score.variance,
+            "nominal": sign * score.nominal,
+        }
+
+    def _score(
+        self, method_caller: Any, estimator: Any, X: Any, y_true: Any, **kwargs: Any
+    ) -> float | dict[str, float]:
+        # Called by scikit-learn's multimetric scoring (``cross_validate`` or a
+        # search with several scorers) with a ``method_caller`` whose cache all
+        # its scorers share: one prediction per fold, not one per scorer.
+        score = self._estimator_score(method_caller, estimator, X, y_true, kwargs)
+        return self._signed(score)
 
     def __call__(
         self, estimator: Any, X: Any, y: Any, **metadata: Any
@@ -570,12 +580,4 @@ nominal=0.0205, n_samples=4, method='exact')
             ``output="all"``, a dict with ``"expected"``, ``"variance"`` and
             ``"nominal"`` (the variance is never negated).
         """
-        score = self.noisy_score(estimator, X, y, **metadata)
-        sign = 1.0 if self.greater_is_better else -1.0
-        if self.output == "expected":
-            return sign * score.expected
-        return {
-            "expected": sign * score.expected,
-            "variance": score.variance,
-            "nominal": sign * score.nominal,
-        }
+        return self._signed(self.noisy_score(estimator, X, y, **metadata))

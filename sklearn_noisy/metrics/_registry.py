@@ -94,6 +94,10 @@ class MetricInfo:
         The kernel of the paired difference against the true labels
         (``estimand="truth"``), with the signature of ``paired``; None: the
         metric has none.
+    min_samples : int
+        The fewest samples the metric is defined on (2 for R², as in
+        scikit-learn, which gives NaN below); a cross-validation fold with
+        fewer reports NaN for it.
     """
 
     name: str
@@ -108,6 +112,7 @@ class MetricInfo:
     default_targets: tuple[str, ...] = ()
     paired: Callable[..., Any] | None = None
     paired_truth: Callable[..., Any] | None = None
+    min_samples: int = 1
 
     def __post_init__(self) -> None:
         if self.noise not in NOISE_KINDS:
@@ -205,6 +210,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             greater_is_better=True,
             scorer_name="expected_r2",
             additive=False,
+            min_samples=2,
         ),
         _classification(
             "accuracy",
@@ -220,7 +226,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             expected_balanced_accuracy_score,
             sk.balanced_accuracy_score,
             display_name="Balanced accuracy",
-            default_targets=("binary",),
+            default_targets=("binary", "multiclass"),
         ),
         _classification(
             "f1",

@@ -13,8 +13,10 @@ from typing import Any
 from ._noisy_scorer import NoisyScorer
 from ._registry import get_metric_names
 from ._scorer_options import named_scorers
+from ._scorer_routing import MissingNoiseError
 
 __all__ = [
+    "MissingNoiseError",
     "NoisyScorer",
     "get_noisy_scorer",
     "get_noisy_scorer_names",
@@ -124,6 +126,14 @@ def make_noisy_scorer(
     :func:`~sklearn_noisy.preprocessing.summarize_repeats` through. Without
     routing, scikit-learn hands such metadata to the estimator's ``fit``, which
     rejects it: enable routing, or use a constant, column or callable source.
+    A scorer called without the noise it requests raises
+    :class:`MissingNoiseError`, which scikit-learn's ``error_score`` does not
+    turn into NaN scores, so a search stops instead of ranking NaNs.
+
+    A classification scorer computes its metric over the fitted model's
+    ``classes_`` (passed as ``labels``), also on a test fold that holds only
+    some of them. With several scorers in ``cross_validate`` or a search, the
+    model predicts once per fold for all of them.
 
     Examples
     --------

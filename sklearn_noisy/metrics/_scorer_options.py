@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import copy
 import inspect
+import warnings
 from typing import Any
 
 import numpy as np
+from sklearn.exceptions import UndefinedMetricWarning
 
-from ..utils._noise import check_noise_source, check_transition_matrix
+from .._noisy_score import NoisyScore
+from ..utils._noise import _source_repr, check_noise_source, check_transition_matrix
 from ..utils._validation import ESTIMANDS
 from ._registry import MetricInfo, get_metric_info, get_metric_names
 
@@ -36,7 +39,10 @@ __all__ = [
     "named_scorers",
     "require_sample_weight",
     "scorer_metric_info",
+    "scorer_repr",
+    "takes_labels",
     "takes_sigma_dof",
+    "undefined_score",
 ]
 
 #: What a call of a scorer returns: the expected value, or expected, variance
@@ -186,6 +192,11 @@ def takes_sigma_dof(info: MetricInfo) -> bool:
     return "sigma_dof" in metric_parameters(info)
 
 
+def takes_labels(info: MetricInfo) -> bool:
+    """Whether the metric's function accepts ``labels`` (the list of classes)."""
+    return "labels" in metric_parameters(info)
+
+
 def check_output(output: Any) -> str:
     """What a call of the scorer returns: ``"expected"`` or ``"all"``."""
     if not isinstance(output, str) or output not in OUTPUTS:
@@ -275,3 +286,61 @@ def require_sample_weight(info: MetricInfo) -> None:
     """Raise TypeError when the metric takes no ``sample_weight``."""
     if not accepts_sample_weight(info):
         raise TypeError(f"{info.function.__name__} does not accept sample_weight.")
+
+
+def _value_repr(value: Any) -> str:
+    """Repr of an option that evaluates back to an equivalent value."""
+    if isinstance(value, np.ndarray):
+        return repr(value.tolist())
+    if isinstance(value, np.generic):
+        return repr(value.item())
+    return repr(value)
+
+
+def scorer_repr(scorer: Any) -> str:
+    """The repr of a scorer: the ``make_noisy_scorer`` call that rebuilds it."""
+    parts = [repr(scorer.metric)]
+    if scorer.greater_is_better != scorer._info.greater_is_better or not (
+        scorer.greater_is_better
+    ):
+        parts.append(f"greater_is_better={scorer.greater_is_better}")
+    if scorer.sigma is not None:
+        parts.append(f"sigma={_source_repr(scorer.sigma)}")
+    if scorer.q is not None:
+        parts.append(f"q={_source_repr(scorer.q)}")
+    if scorer.transition_matrix is not None:
+        parts.append(f"transition_matrix={scorer.transition_matrix.tolist()!r}")
+    if scorer.estimand != "forward":
+        parts.append(f"estimand={scorer.estimand!r}")
+    if scorer.output != "expected":
+        parts.append(f"output={scorer.output!r}")
+    if scorer.sigma_dof is not None:
+        parts.append(f"sigma_dof={_source_repr(scorer.sigma_dof)}")
+    parts.extend(
+        f"{key}={_value_repr(value)}" for key, value in scorer.metric_kwargs.items()
+    )
+    return f"make_noisy_scorer({', '.join(parts)})"
+
+
+def undefined_score(info: MetricInfo, estimand: str, n_samples: int) -> NoisyScore:
+    """NaN, with a warning, for a metric on fewer samples than it is defined on.
+
+    As scikit-learn's scorers: ``r2_score`` of one sample is NaN with an
+    :class:`~sklearn.exceptions.UndefinedMetricWarning`, so that
+    ``cross_validate(..., cv=LeaveOneOut())`` reports NaN folds.
+    """
+    warnings.warn(
+        f"{info.display_name} is not defined on fewer than {info.min_samples} "
+        f"samples; got {n_samples}: the score is NaN, as scikit-learn's.",
+        UndefinedMetricWarning,
+        stacklevel=4,
+    )
+    nan = float("nan")
+    return NoisyScore(
+        info.name,
+        expected=nan,
+        variance=nan,
+        nominal=nan,
+        n_samples=n_samples,
+        estimand=estimand,
+    )

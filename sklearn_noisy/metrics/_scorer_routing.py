@@ -23,11 +23,44 @@ if TYPE_CHECKING:
     from ._noisy_scorer import NoisyScorer
 
 __all__ = [
+    "MissingNoiseError",
+    "check_score_metadata",
     "missing_noise_message",
     "routing_enabled",
     "score_routing",
     "updated_score_request",
 ]
+
+
+class MissingNoiseError(BaseException):
+    """A scorer that takes its noise from metadata was called without it.
+
+    Raised by :class:`~sklearn_noisy.metrics.NoisyScorer` when it is called on
+    an estimator without the ``sigma`` (or ``q``) it requests, e.g. because
+    metadata routing is disabled or the noise was not passed to
+    ``cross_validate`` or a search. The message names the scorer and the fix.
+
+    It derives from :class:`BaseException`, not :class:`Exception`, on
+    purpose (as pytest's outcome exceptions do): scikit-learn turns any
+    :class:`Exception` raised by a scorer into ``error_score`` (NaN by
+    default) and a warning, and a search would then rank candidates whose
+    scores are all NaN and silently pick the first one. A missing noise source
+    is a configuration error that would fail on every fold, so it stops the
+    search instead. Catch it by name (``except MissingNoiseError``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import Ridge
+    >>> from sklearn_noisy.metrics import MissingNoiseError, make_noisy_scorer
+    >>> X, y = np.arange(8.0).reshape(4, 2), np.arange(4.0)
+    >>> scorer = make_noisy_scorer("mean_squared_error")
+    >>> try:
+    ...     scorer(Ridge().fit(X, y), X, y)
+    ... except MissingNoiseError as exc:
+    ...     print(str(exc)[:60])
+    make_noisy_scorer('mean_squared_error', greater_is_better=Fa
+    """
 
 
 def routing_enabled() -> bool:
@@ -155,3 +188,29 @@ def missing_noise_message(scorer: NoisyScorer, key: str) -> str:
         f"{scorer.metric!r}, {alternatives})."
     )
     return message
+
+
+def check_score_metadata(scorer: NoisyScorer, metadata: dict[str, Any]) -> None:
+    """Check the metadata a scorer is called with on an estimator.
+
+    Raises
+    ------
+    TypeError
+        For metadata the scorer does not take.
+    MissingNoiseError
+        When the scorer takes its noise from metadata and none was given.
+    """
+    key = scorer.requires_noise
+    allowed = {key, "sample_weight"}
+    if key == "sigma":
+        allowed.add("sigma_dof")
+    unknown = sorted(set(metadata) - allowed)
+    if unknown:
+        raise TypeError(
+            f"{scorer!r} got unexpected metadata {unknown}; it accepts "
+            f"{sorted(allowed)}."
+        )
+    source = scorer.sigma if key == "sigma" else scorer.q
+    routed = source is None and scorer.transition_matrix is None
+    if routed and metadata.get(key) is None:
+        raise MissingNoiseError(missing_noise_message(scorer, key))

@@ -20,20 +20,26 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.model_selection import check_cv
+from sklearn.utils import indexable
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
-from ._estimands import check_cv_estimand, fold_estimates, plan_estimands
-from ._pooling import _out_of_fold, _pool_estimates, _pool_scores
+from ._estimands import check_cv_estimand, estimand_tables, plan_estimands
+from ._pooling import _out_of_fold, _pool_estimates, _pool_or_warn
 from ._report import _fold_summary, _format_table, _results_dict, _summary_table
 from ._scoring import check_noisy_scoring, check_scorers_noise
 from ._validation import (
     Noise,
     _check_noise,
+    _delegated_tags,
     _fit_and_score_fold,
+    _fold_tables,
     _noise_name,
     _raise_or_warn_fit_failures,
     _raise_or_warn_score_failures,
+    _scoring_target,
+    _store_input_attributes,
+    _warn_undefined_scores,
 )
 
 __all__ = ["NoisyCrossValidator"]
@@ -97,9 +103,11 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         (``"neg_expected_mean_squared_error"``), NoisyScorers, a list of these,
         or a dict ``{name: metric name or NoisyScorer}``. ``"default"`` picks
         MSE, RMSE, MAE and R² for regressors; accuracy, balanced accuracy, F1
-        (binary targets) and log-loss (with ``predict_proba``) for
-        classifiers. Results are keyed by metric name and given in the metric's
-        own units and sign: losses such as MSE are positive.
+        (binary targets only) and log-loss (with ``predict_proba``) for
+        classifiers. Classification metrics are computed over the classes of
+        ``y`` on every fold, also on a fold that holds only some of them.
+        Results are keyed by metric name and given in the metric's own units
+        and sign: losses such as MSE are positive.
 
     cv : int, cross-validation generator or iterable, default=5
         As in scikit-learn: an int gives ``StratifiedKFold`` for classifiers and
@@ -311,6 +319,12 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         self.error_score = error_score
         self.estimand = estimand
 
+    def __sklearn_tags__(self) -> Any:
+        # The inputs and the predictions are the estimator's: sparse X or NaN
+        # are accepted when it accepts them (each fold is fitted by it, and
+        # predict / predict_proba delegate to it), as for GridSearchCV.
+        return _delegated_tags(super().__sklearn_tags__(), self.estimator)
+
     # ------------------------------------------------------------------ fit
     def _check_params(self) -> None:
         if not hasattr(self.estimator, "fit"):
@@ -394,26 +408,29 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         """
         self._check_params()
         classifier = is_classifier(self.estimator)
-        splitter = check_cv(self.cv, y, classifier=classifier)
-        splits = [
-            (np.asarray(train), np.asarray(test))
-            for train, test in splitter.split(X, y, groups)
-        ]
         n_samples = _num_samples(X)
         if _num_samples(y) != n_samples:
             raise ValueError(
                 f"X and y must have the same number of samples; got {n_samples} "
                 f"and {_num_samples(y)}."
             )
-        noise = _check_noise(sigma, q, transition_matrix, y, n_samples, sigma_dof)
-        scorers = check_noisy_scoring(self.scoring, self.estimator, y)
+        X, y, groups = indexable(X, y, groups)  # sparse X as CSR, as sklearn
+        splitter = check_cv(self.cv, y, classifier=classifier)
+        splits = [
+            (np.asarray(train), np.asarray(test))
+            for train, test in splitter.split(X, y, groups)
+        ]
+        y_score = _scoring_target(y, classifier)
+        noise = _check_noise(sigma, q, transition_matrix, y_score, n_samples, sigma_dof)
+        scorers = check_noisy_scoring(self.scoring, self.estimator, y_score)
         check_scorers_noise(scorers, _noise_name(noise))
-        classes = np.unique(np.asarray(y)) if classifier else None
+        classes = np.unique(np.asarray(y_score)) if classifier else None
         plans = {key: plan_estimands(s, self.estimand) for key, s in scorers.items()}
         results = self._run_folds(
-            X, y, splits, scorers, noise, classes, fit_params, plans
+            X, (y, y_score), splits, scorers, noise, classes, fit_params, plans
         )
 
+        _store_input_attributes(self, X)
         self.scorers_ = scorers
         self.n_splits_ = len(splits)
         self.n_samples_ = n_samples
@@ -421,8 +438,8 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         self.test_indices_ = [test for _, test in splits]
         self.noise_ = _noise_name(noise)
         self._store_fold_results(results)
-        self._pool(results, X, y, noise)
-        self._store_estimates(results, plans, X, y, noise)
+        self._pool(results, X, y_score, noise)
+        self._store_estimates(results, plans, X, y_score, noise)
         if self.return_estimator:
             self.estimators_ = [r["estimator"] for r in results]
         if self.refit:
@@ -440,10 +457,14 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         fit_params: dict,
         plans: dict[str, Any],
     ) -> list[dict]:
-        """Fit and score every split in parallel; warn or raise on failures."""
+        """Fit and score every split in parallel; warn or raise on failures.
+
+        ``y`` is the pair (target as given, target as the metrics take it).
+        """
         parallel = Parallel(
             n_jobs=self.n_jobs, verbose=self.verbose, pre_dispatch="2*n_jobs"
         )
+        y, y_score = y
         results = parallel(
             delayed(_fit_and_score_fold)(
                 clone(self.estimator),
@@ -461,37 +482,22 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
                 split_progress=(k, len(splits)),
                 variants={key: plan.variants for key, plan in plans.items()},
                 leads={key: plan.lead for key, plan in plans.items()},
+                y_score=y_score,
             )
             for k, (train, test) in enumerate(splits)
         )
         _raise_or_warn_fit_failures(results, self.error_score)
         _raise_or_warn_score_failures(results, scorers)
+        _warn_undefined_scores(results, scorers)
         return results
 
     def _store_fold_results(self, results: list[dict]) -> None:
-        error = self.error_score if self.error_score != "raise" else np.nan
-        cv_results: dict[str, np.ndarray] = {
-            "fit_time": np.array([r["fit_time"] for r in results]),
-            "score_time": np.array([r["score_time"] for r in results]),
-            "n_test": np.array([r["n_test"] for r in results]),
-        }
-        fold_scores: dict[str, list] = {}
-        for key in self.scorers_:
-            scores = [r["scores"][key] for r in results]
-            fold_scores[key] = scores
-            cv_results[f"{key}_expected"] = np.array(
-                [error if s is None else s.expected for s in scores], dtype=float
-            )
-            cv_results[f"{key}_variance"] = np.array(
-                [np.nan if s is None else s.variance for s in scores], dtype=float
-            )
-            cv_results[f"{key}_nominal"] = np.array(
-                [error if s is None else s.nominal for s in scores], dtype=float
-            )
+        cv_results, fold_scores = _fold_tables(results, self.scorers_, self.error_score)
         self.cv_results_ = cv_results
         self.fold_scores_ = fold_scores
         self.fold_summary_ = {
-            key: _fold_summary(cv_results, key) for key in self.scorers_
+            key: _fold_summary(cv_results, key, fold_scores[key])
+            for key in self.scorers_
         }
 
     def _pool(self, results: list[dict], X: Any, y: Any, noise: Noise) -> None:
@@ -502,7 +508,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         self.pooled_ = (
             {}
             if oof.indices is None
-            else _pool_scores(
+            else _pool_or_warn(
                 results,
                 oof,
                 X,
@@ -518,24 +524,9 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         self, results: list[dict], plans: dict, X: Any, y: Any, noise: Noise
     ) -> None:
         """Every shown estimand per fold (``cv_results_``) and pooled."""
-        self.estimands_, self.fold_estimates_ = {}, {}
-        for key, scorer in self.scorers_.items():
-            folds, notes = fold_estimates(
-                results, key, scorer.estimand, plans[key], self.fold_scores_[key]
-            )
-            for estimand, scores in folds.items():
-                self.cv_results_[f"{key}_{estimand}"] = np.array(
-                    [np.nan if e is None else e.expected for e in scores]
-                )
-                self.cv_results_[f"{key}_{estimand}_variance"] = np.array(
-                    [np.nan if e is None else e.variance for e in scores]
-                )
-            self.fold_estimates_[key] = folds
-            self.estimands_[key] = {
-                "shown": plans[key].shown,
-                "lead": plans[key].lead,
-                "notes": notes,
-            }
+        self.estimands_, self.fold_estimates_ = estimand_tables(
+            results, self.scorers_, plans, self.fold_scores_, self.cv_results_
+        )
         self.pooled_estimates_ = {}
         if self.oof_indices_ is not None:
             self.pooled_estimates_ = _pool_estimates(

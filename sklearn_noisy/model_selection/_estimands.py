@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from ..utils._validation import ESTIMANDS
 
 __all__ = [
@@ -22,6 +24,7 @@ __all__ = [
     "EstimandPlan",
     "check_cv_estimand",
     "estimand_note",
+    "estimand_tables",
     "fold_estimates",
     "plan_estimands",
     "report_this",
@@ -142,6 +145,39 @@ def fold_estimates(
         if errors:
             notes.append(f"{estimand} failed on {len(errors)} fold(s): {errors[0]}")
     return folds, [note for note in notes if note]
+
+
+def estimand_tables(
+    results: list[dict],
+    scorers: dict[str, Any],
+    plans: dict[str, EstimandPlan],
+    fold_scores: dict[str, list],
+    cv_results: dict[str, np.ndarray],
+) -> tuple[dict[str, dict], dict[str, dict]]:
+    """``estimands_`` and ``fold_estimates_``; ``cv_results`` gets ``m_e`` columns.
+
+    For every metric ``m`` and shown estimand ``e``, ``cv_results`` receives
+    ``m_e`` and ``m_e_variance`` (NaN where the fold failed).
+    """
+    estimands, estimates = {}, {}
+    for key, scorer in scorers.items():
+        folds, notes = fold_estimates(
+            results, key, scorer.estimand, plans[key], fold_scores[key]
+        )
+        for estimand, scores in folds.items():
+            cv_results[f"{key}_{estimand}"] = np.array(
+                [np.nan if e is None else e.expected for e in scores]
+            )
+            cv_results[f"{key}_{estimand}_variance"] = np.array(
+                [np.nan if e is None else e.variance for e in scores]
+            )
+        estimates[key] = folds
+        estimands[key] = {
+            "shown": plans[key].shown,
+            "lead": plans[key].lead,
+            "notes": notes,
+        }
+    return estimands, estimates
 
 
 def report_this(

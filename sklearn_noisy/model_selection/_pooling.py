@@ -144,11 +144,16 @@ def _pool_scores(
     noise_oof = _take_noise(noise, indices)
     pooled = {}
     for key, scorer in scorers.items():
-        if any(r["scores"][key] is None for r in fitted):
-            continue  # the metric failed on some fold: nothing to pool
-        if _pools_from_folds(scorer):
-            pooled[key] = _pool_additive([r["scores"][key] for r in fitted])
+        scores = [r["scores"][key] for r in fitted]
+        complete = all(
+            r["scores"][key] is not None and key not in r.get("undefined", ())
+            for r in fitted
+        )
+        if complete and _pools_from_folds(scorer):
+            pooled[key] = _pool_additive(scores)
             continue
+        # Scored once on all the out-of-fold predictions, also when the
+        # metric failed on (or is not defined for) some fold.
         method = _pooled_method(scorer, responses)
         pooled[key] = scorer.score_predictions(
             y_oof,
@@ -157,6 +162,27 @@ def _pool_scores(
             **_noise_kwargs(scorer, noise_oof),
             **_classes_kwarg(method, classes),
         )
+    return pooled
+
+
+def _pool_or_warn(results: list[dict], oof: OutOfFold, X: Any, y: Any, **kwargs: Any):
+    """:func:`_pool_scores` metric by metric; a metric that cannot be pooled warns.
+
+    Never drops a metric silently: the warning names it and gives the error.
+    """
+    pooled = {}
+    for key, scorer in kwargs.pop("scorers").items():
+        try:
+            pooled.update(
+                _pool_scores(results, oof, X, y, scorers={key: scorer}, **kwargs)
+            )
+        except Exception as exc:  # reported: the fold results stay
+            warnings.warn(
+                f"{key!r} could not be pooled over the out-of-fold predictions, "
+                f"so pooled_ has no entry for it: {type(exc).__name__}: {exc}",
+                UserWarning,
+                stacklevel=4,
+            )
     return pooled
 
 

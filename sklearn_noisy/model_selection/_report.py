@@ -42,40 +42,53 @@ def _as_table(rows: list[dict]) -> Any:
     return pd.DataFrame(rows)
 
 
-def _fold_summary(cv_results: dict[str, np.ndarray], key: str) -> dict[str, float]:
+def _mean(values: np.ndarray) -> float:
+    """Mean of the values that are not NaN: ±inf when one is, NaN for none.
+
+    Infinities of both signs have no mean (NaN); no warning either way.
+    """
+    values = values[~np.isnan(values)]
+    if values.size == 0 or (np.any(values == np.inf) and np.any(values == -np.inf)):
+        return math.nan
+    if not np.all(np.isfinite(values)):
+        return float(values[~np.isfinite(values)][0])
+    return float(np.mean(values))
+
+
+def _fold_summary(
+    cv_results: dict[str, np.ndarray], key: str, scores: list
+) -> dict[str, float]:
     """Fold mean, between-fold SD and its excess over label noise.
 
-    (user guide: :ref:`formula_pooling`)
+    Over the folds whose metric was computed (``scores[k]`` not None), each
+    statistic from the folds where its input is not NaN: a fold whose
+    expectation is infinite still contributes its finite nominal value. An
+    infinite nominal value makes the between-fold SD infinite; an infinite
+    label-noise variance leaves no excess (user guide: :ref:`formula_pooling`).
     """
-    expected = cv_results[f"{key}_expected"]
-    nominal = cv_results[f"{key}_nominal"]
-    variance = cv_results[f"{key}_variance"]
-    ok = np.isfinite(expected) & np.isfinite(nominal) & ~np.isnan(variance)
-    n_ok = int(ok.sum())
-    nan = math.nan
-    if n_ok == 0:
-        return {
-            "mean_expected": nan,
-            "mean_nominal": nan,
-            "between_fold_sd": nan,
-            "mean_label_noise_variance": nan,
-            "excess_variance": nan,
-            "excess_sd": nan,
-        }
-    mean_noise = float(np.mean(variance[ok]))
-    if n_ok > 1:
-        s_b2 = float(np.var(nominal[ok], ddof=1))
-        excess = max(s_b2 - mean_noise, 0.0)
-        s_b, excess_sd = math.sqrt(s_b2), math.sqrt(excess)
+    done = np.array([s is not None for s in scores], dtype=bool)
+    expected = cv_results[f"{key}_expected"][done]
+    nominal = cv_results[f"{key}_nominal"][done]
+    variance = cv_results[f"{key}_variance"][done]
+    values = nominal[~np.isnan(nominal)]
+    mean_noise = _mean(variance)
+    s_b2 = math.nan
+    if values.size > 1:
+        finite = bool(np.all(np.isfinite(values)))
+        s_b2 = float(np.var(values, ddof=1)) if finite else math.inf
+    if math.isnan(s_b2) or math.isnan(mean_noise):
+        excess = math.nan
+    elif math.isinf(mean_noise):  # the label noise explains any spread
+        excess = math.nan if math.isinf(s_b2) else 0.0
     else:
-        s_b = excess = excess_sd = nan
+        excess = max(s_b2 - mean_noise, 0.0)
     return {
-        "mean_expected": float(np.mean(expected[ok])),
-        "mean_nominal": float(np.mean(nominal[ok])),
-        "between_fold_sd": s_b,
+        "mean_expected": _mean(expected),
+        "mean_nominal": _mean(nominal),
+        "between_fold_sd": math.sqrt(s_b2) if not math.isnan(s_b2) else math.nan,
         "mean_label_noise_variance": mean_noise,
         "excess_variance": excess,
-        "excess_sd": excess_sd,
+        "excess_sd": math.sqrt(excess) if excess >= 0 else math.nan,
     }
 
 
@@ -86,7 +99,18 @@ def _level(confidence_level: float) -> str:
 
 
 def _interval(estimate: float, variance: float, z: float) -> tuple[float, float]:
+    """``estimate ± z sd``; ``(-inf, inf)`` for an infinite variance, no warning.
+
+    An infinite estimate with a finite variance is the interval of that one
+    point; a NaN anywhere gives NaN bounds.
+    """
     std = _std(variance)
+    if math.isnan(estimate) or math.isnan(std):
+        return math.nan, math.nan
+    if math.isinf(std):
+        return -math.inf, math.inf
+    if math.isinf(estimate):
+        return estimate, estimate
     return estimate - z * std, estimate + z * std
 
 
@@ -300,7 +324,7 @@ def _report_line(cv: Any, key: str, decimals: int | None) -> str:
     where = "pooled"
     if not math.isfinite(estimate):  # overlapping test sets: the fold mean
         values = cv.cv_results_[f"{key}_{info['lead']}"]
-        estimate, variance, where = float(np.nanmean(values)), math.nan, "fold mean"
+        estimate, variance, where = _mean(values), math.nan, "fold mean"
     value = f"{_num(estimate, decimals)} ({where})"
     interval = (
         "n/a (the test sets overlap)"

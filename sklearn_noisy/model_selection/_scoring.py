@@ -34,12 +34,11 @@ __all__ = [
 def default_metrics(estimator: Any, y: Any) -> list[str]:
     """The metrics that ``scoring="default"`` reports for ``estimator`` on ``y``.
 
-    Regressors: MSE, RMSE, MAE and R². Classifiers: accuracy; for binary
-    targets also balanced accuracy and F1 (of the positive class, the larger
-    label), which are exact there; log-loss when the estimator has
-    ``predict_proba``. (Multiclass balanced accuracy and F1 are only available
-    by Monte Carlo, so they are left to an explicit ``scoring``.) The lists are
-    the ``default_targets`` of the registry records, in registry order.
+    Regressors: MSE, RMSE, MAE and R². Classifiers: accuracy and balanced
+    accuracy; for binary targets also F1 (of the positive class, the larger
+    label; a multiclass F1 needs an ``average``, so it is left to an explicit
+    ``scoring``); log-loss when the estimator has ``predict_proba``. The lists
+    are the ``default_targets`` of the registry records, in registry order.
     """
     if not is_classifier(estimator):
         target = "continuous"

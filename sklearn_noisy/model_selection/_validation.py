@@ -8,6 +8,7 @@ The fit and score failure warnings follow scikit-learn's wording.
 
 from __future__ import annotations
 
+import copy
 import time
 import warnings
 from collections import Counter
@@ -16,10 +17,17 @@ from traceback import format_exc
 from typing import Any
 
 import numpy as np
-from sklearn.exceptions import FitFailedWarning
-from sklearn.utils import _safe_indexing
-from sklearn.utils.validation import _check_method_params
+from sklearn.exceptions import FitFailedWarning, UndefinedMetricWarning
+from sklearn.utils import _safe_indexing, get_tags
+from sklearn.utils.validation import (
+    _check_method_params,
+    _get_feature_names,
+    _num_features,
+    column_or_1d,
+)
 
+from .._noisy_score import NoisyScore
+from ..metrics import get_metric_info, get_metric_names
 from ..utils._noise import FlipNoise, GaussianNoise
 from ._report import _std
 
@@ -89,10 +97,117 @@ def _take_noise(noise: Noise, indices: np.ndarray) -> Noise:
 
 
 def _classes_kwarg(method: str, classes: np.ndarray | None) -> dict:
-    """``classes=`` for a probability response: its columns follow ``classes``."""
-    if classes is not None and method == "predict_proba":
-        return {"classes": classes}
-    return {}
+    """``classes=``: the classes of ``y`` (all folds are scored over them).
+
+    The columns of a probability response follow them; a metric on
+    predictions takes them as its ``labels``, so that a fold holding only some
+    classes is scored as the problem it is part of.
+    """
+    return {} if classes is None else {"classes": classes}
+
+
+def _scoring_target(y: Any, classifier: bool) -> Any:
+    """``y`` as the metrics take it, as scikit-learn's estimators read it.
+
+    A one-column 2-D target (``df[["y"]]``) becomes 1-D, and a regressor's
+    numbers held in an object array become floats. The estimator is still
+    fitted on ``y`` as given.
+    """
+    shape = np.shape(y)
+    if len(shape) == 2 and shape[1] == 1:
+        y = column_or_1d(y)
+    if not classifier and np.asarray(y).dtype == np.dtype(object):
+        try:
+            y = np.asarray(y, dtype=float)
+        except (TypeError, ValueError):  # not numbers: the metric says so
+            pass
+    return y
+
+
+def _delegated_tags(tags: Any, estimator: Any) -> Any:
+    """The cross-validator's tags: its inputs and predictions are the estimator's.
+
+    Sparse X or NaN are accepted when the estimator accepts them (each fold is
+    fitted by it, and ``predict`` / ``predict_proba`` delegate to it), as for
+    :class:`~sklearn.model_selection.GridSearchCV`.
+    """
+    inner = get_tags(estimator)
+    tags.input_tags.sparse = inner.input_tags.sparse
+    tags.input_tags.allow_nan = inner.input_tags.allow_nan
+    tags.classifier_tags = copy.deepcopy(inner.classifier_tags)
+    tags.regressor_tags = copy.deepcopy(inner.regressor_tags)
+    return tags
+
+
+def _fold_tables(
+    results: list[dict], scorers: dict[str, Any], error_score: Any
+) -> tuple[dict[str, np.ndarray], dict[str, list]]:
+    """``cv_results_`` (times, sizes, each metric per fold) and ``fold_scores_``.
+
+    A failed fold's expected and nominal values are ``error_score`` (NaN for
+    ``"raise"``), its variance NaN.
+    """
+    error = error_score if error_score != "raise" else np.nan
+    cv_results: dict[str, np.ndarray] = {
+        "fit_time": np.array([r["fit_time"] for r in results]),
+        "score_time": np.array([r["score_time"] for r in results]),
+        "n_test": np.array([r["n_test"] for r in results]),
+    }
+    fold_scores: dict[str, list] = {}
+    for key in scorers:
+        scores = [r["scores"][key] for r in results]
+        fold_scores[key] = scores
+        for field, missing in (("expected", error), ("variance", np.nan)):
+            cv_results[f"{key}_{field}"] = np.array(
+                [missing if s is None else getattr(s, field) for s in scores],
+                dtype=float,
+            )
+        cv_results[f"{key}_nominal"] = np.array(
+            [error if s is None else s.nominal for s in scores], dtype=float
+        )
+    return cv_results, fold_scores
+
+
+def _store_input_attributes(estimator: Any, X: Any) -> None:
+    """``n_features_in_`` and ``feature_names_in_``, as scikit-learn records them.
+
+    ``X`` itself is passed on unchanged (a scorer may read a column of it);
+    an input without a feature count (e.g. a list of texts for a pipeline)
+    leaves ``n_features_in_`` unset, as for scikit-learn's meta-estimators.
+    """
+    for name in ("n_features_in_", "feature_names_in_"):
+        if hasattr(estimator, name):
+            delattr(estimator, name)
+    try:
+        estimator.n_features_in_ = _num_features(X)
+    except TypeError:
+        pass
+    names = _get_feature_names(X)
+    if names is not None:
+        estimator.feature_names_in_ = names
+
+
+def _undefined_score(scorer: Any, n_test: int) -> NoisyScore | None:
+    """A NaN score where the metric is not defined on ``n_test`` samples.
+
+    As scikit-learn's ``r2_score``, which is NaN (with a warning) on fewer
+    than two samples; None where the metric is defined.
+    """
+    metric = getattr(scorer, "metric", None)
+    if (
+        metric not in get_metric_names()
+        or n_test >= get_metric_info(metric).min_samples
+    ):
+        return None
+    nan = float("nan")
+    return NoisyScore(
+        metric,
+        expected=nan,
+        variance=nan,
+        nominal=nan,
+        n_samples=n_test,
+        estimand=scorer.estimand,
+    )
 
 
 def _response_method_name(estimator: Any, response_method: Any) -> str:
@@ -108,10 +223,21 @@ def _response_method_name(estimator: Any, response_method: Any) -> str:
 
 
 def _get_response(
-    estimator: Any, method: str, X: Any, classes: np.ndarray | None
+    estimator: Any, method: str, X: Any, classes: np.ndarray | None, y_test: Any
 ) -> np.ndarray:
-    """Response of a fitted estimator, with class columns aligned to ``classes``."""
+    """Response of a fitted estimator, with class columns aligned to ``classes``.
+
+    One-column predictions of a 1-D target (a model fitted on ``df[["y"]]``)
+    are raveled, as the target is.
+    """
     response = np.asarray(getattr(estimator, method)(X))
+    if (
+        method == "predict"
+        and response.ndim == 2
+        and response.shape[1] == 1
+        and np.ndim(y_test) == 1
+    ):
+        response = response.ravel()
     if (
         classes is not None
         and method == "predict_proba"
@@ -150,8 +276,14 @@ def _score_fold(
             method = _response_method_name(estimator, scorer.response_method)
             if method not in result["responses"]:
                 result["responses"][method] = _get_response(
-                    estimator, method, X_test, classes
+                    estimator, method, X_test, classes, y_test
                 )
+            undefined = _undefined_score(scorer, result["n_test"])
+            if undefined is not None:
+                result["scores"][key] = undefined
+                result["undefined"].add(key)
+                _score_variants(key, variants.get(key, {}), None, None, result, noise)
+                continue
             result["scores"][key] = scorer.score_predictions(
                 y_test,
                 result["responses"][method],
@@ -168,7 +300,9 @@ def _score_fold(
             key, variants.get(key, {}), y_test, X_test, result, noise, classes
         )
     if "predict" not in result["responses"] and hasattr(estimator, "predict"):
-        result["responses"]["predict"] = np.asarray(estimator.predict(X_test))
+        result["responses"]["predict"] = _get_response(
+            estimator, "predict", X_test, classes, y_test
+        )
 
 
 def _score_variants(
@@ -178,7 +312,7 @@ def _score_variants(
     X_test: Any,
     result: dict[str, Any],
     noise: Noise,
-    classes: np.ndarray | None,
+    classes: np.ndarray | None = None,
 ) -> None:
     """Score the further estimands of one metric into ``result["estimates"]``."""
     scorer = next(iter(variants.values()), None)
@@ -187,6 +321,10 @@ def _score_variants(
     method = _response_method_name_in(result["responses"], scorer.response_method)
     estimates = result["estimates"].setdefault(key, {})
     for estimand, variant in variants.items():
+        undefined = _undefined_score(variant, result["n_test"])
+        if undefined is not None:
+            estimates[estimand] = undefined
+            continue
         try:
             estimates[estimand] = variant.score_predictions(
                 y_test,
@@ -223,14 +361,21 @@ def _fit_and_score_fold(
     split_progress: tuple[int, int],
     variants: dict[str, dict[str, Any]] | None = None,
     leads: dict[str, str] | None = None,
+    y_score: Any = None,
 ) -> dict[str, Any]:
-    """Fit on one training set, predict and score its test set (one joblib task)."""
+    """Fit on one training set, predict and score its test set (one joblib task).
+
+    The estimator is fitted on ``y``; the test set is scored against
+    ``y_score`` (``y`` as the metrics take it, see :func:`_scoring_target`).
+    """
     fit_params = _check_method_params(X, params=fit_params, indices=train)
     X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
-    X_test, y_test = _safe_indexing(X, test), _safe_indexing(y, test)
+    X_test = _safe_indexing(X, test)
+    y_test = _safe_indexing(y if y_score is None else y_score, test)
     result: dict[str, Any] = {
         "fit_error": None,
         "score_errors": {},
+        "undefined": set(),
         "n_test": int(test.shape[0]),
         "test": test,
         "responses": {},
@@ -337,5 +482,22 @@ def _raise_or_warn_score_failures(results: list[dict], keys: Iterable[str]) -> N
             f"Scoring {key!r} failed on {len(errors)} of {len(fitted)} folds; its "
             f"scores there are set to error_score. The first error was:\n{errors[0]}",
             UserWarning,
+            stacklevel=3,
+        )
+
+
+def _warn_undefined_scores(results: list[dict], scorers: dict[str, Any]) -> None:
+    """One warning per metric that is NaN on folds too small for it."""
+    for key, scorer in scorers.items():
+        n_folds = sum(key in r.get("undefined", ()) for r in results)
+        if not n_folds:
+            continue
+        info = get_metric_info(scorer.metric)
+        warnings.warn(
+            f"{info.display_name} is not defined on fewer than {info.min_samples} "
+            f"samples: {key!r} is NaN on {n_folds} of {len(results)} folds (as "
+            "scikit-learn's metric is); pooled_ scores it over all the "
+            "out-of-fold predictions.",
+            UndefinedMetricWarning,
             stacklevel=3,
         )
