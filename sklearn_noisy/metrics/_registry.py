@@ -27,6 +27,13 @@ from ._paired_kernels import (
     paired_mean_squared_error_truth,
     paired_precision,
 )
+from ._percentage import (
+    expected_mean_absolute_percentage_error,
+    expected_mean_squared_percentage_error,
+    expected_root_mean_squared_percentage_error,
+    mean_squared_percentage_error,
+    root_mean_squared_percentage_error,
+)
 from ._precision_recall import (
     expected_balanced_accuracy_score,
     expected_f1_score,
@@ -41,6 +48,7 @@ from ._regression import (
     expected_r2_score,
     expected_root_mean_squared_error,
 )
+from ._roc_auc import expected_roc_auc_score
 
 __all__ = ["MetricInfo", "get_metric_info", "get_metric_names"]
 
@@ -144,13 +152,13 @@ def _regression(
 ) -> MetricInfo:
     options.setdefault("greater_is_better", False)
     options.setdefault("scorer_name", f"neg_expected_{name}")
+    options.setdefault("default_targets", ("continuous",))
     return MetricInfo(
         name=name,
         function=function,
         sklearn_function=sklearn_function,
         response_method="predict",
         noise="sigma",
-        default_targets=("continuous",),
         **options,
     )
 
@@ -211,6 +219,32 @@ _REGISTRY: dict[str, MetricInfo] = {
             scorer_name="expected_r2",
             additive=False,
             min_samples=2,
+        ),
+        # Percentage errors: not defaults (near-zero labels make them
+        # depend on scikit-learn's floor of the denominator).
+        _regression(
+            "mean_absolute_percentage_error",
+            expected_mean_absolute_percentage_error,
+            sk.mean_absolute_percentage_error,
+            display_name="MAPE",
+            additive=True,
+            default_targets=(),
+        ),
+        _regression(
+            "mean_squared_percentage_error",
+            expected_mean_squared_percentage_error,
+            mean_squared_percentage_error,
+            display_name="MSPE",
+            additive=True,
+            default_targets=(),
+        ),
+        _regression(
+            "root_mean_squared_percentage_error",
+            expected_root_mean_squared_percentage_error,
+            root_mean_squared_percentage_error,
+            display_name="RMSPE",
+            additive=False,
+            default_targets=(),
         ),
         _classification(
             "accuracy",
@@ -274,6 +308,14 @@ _REGISTRY: dict[str, MetricInfo] = {
             default_targets=("binary", "multiclass"),
             paired=paired_log_loss,
         ),
+        _classification(
+            "roc_auc",
+            expected_roc_auc_score,
+            sk.roc_auc_score,
+            display_name="ROC AUC",
+            response_method="predict_proba",
+            scorer_name="expected_roc_auc",
+        ),
     )
 }
 
@@ -294,7 +336,7 @@ def get_metric_names(*, noise: str | None = None) -> list[str]:
     Examples
     --------
     >>> from sklearn_noisy.metrics import get_metric_names
-    >>> get_metric_names(noise="sigma")
+    >>> get_metric_names(noise="sigma")[:4]
     ['mean_squared_error', 'root_mean_squared_error', 'mean_absolute_error', 'r2']
     """
     if noise is not None and noise not in NOISE_KINDS:

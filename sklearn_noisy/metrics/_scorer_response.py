@@ -145,7 +145,7 @@ def prepare_probabilities(
 
     Parameters
     ----------
-    metric : {"brier_score_loss", "log_loss"}
+    metric : {"brier_score_loss", "log_loss", "roc_auc"}
         The canonical name of the metric.
     y_true : array-like
         Best-known labels, whose classes stand in for missing ``classes``.
@@ -172,6 +172,12 @@ def prepare_probabilities(
     if metric == "log_loss":
         if classes is not None and "labels" not in kwargs:
             kwargs["labels"] = np.asarray(classes)
+        return proba
+    if metric == "roc_auc":  # the score of the positive (greater) class
+        if proba.ndim == 2 and proba.shape[1] == 2:
+            if classes is not None and "labels" not in kwargs:
+                kwargs["labels"] = np.asarray(classes)
+            return proba[:, 1]
         return proba
     # Brier score: the binary metric takes the positive-class column.
     if proba.ndim == 2 and proba.shape[1] == 2:
