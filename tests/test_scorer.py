@@ -41,6 +41,12 @@ from sklearn_noisy import (
 )
 from sklearn_noisy.metrics import MissingNoiseError, get_metric_info, get_metric_names
 
+# The regression data hold labels near 0, where the percentage errors warn
+# that scikit-learn's floor sets their moments (tested in test_percentage.py).
+pytestmark = pytest.mark.filterwarnings(
+    r"ignore:For \d+ label\(s\) the noise reaches 0:UserWarning"
+)
+
 # Scorer name -> canonical metric, from the metric registry.
 _NAMED_SCORERS = {get_metric_info(m).scorer_name: m for m in get_metric_names()}
 
@@ -106,6 +112,9 @@ def _reference_fold_scores(metric, estimator, X, y, noise, cv, **kwargs):
             score = function(
                 y[test], proba, pos_label=model.classes_[1], **{key: fold_noise}
             )
+        elif metric == "roc_auc":
+            proba = model.predict_proba(X[test])[:, 1]
+            score = function(y[test], proba, labels=model.classes_, **{key: fold_noise})
         elif metric == "log_loss":
             proba = model.predict_proba(X[test])
             score = function(
@@ -141,6 +150,10 @@ def test_named_scorers_list():
         "expected_matthews_corrcoef",
         "neg_expected_brier_score",
         "neg_expected_log_loss",
+        "expected_roc_auc",
+        "neg_expected_mean_absolute_percentage_error",
+        "neg_expected_mean_squared_percentage_error",
+        "neg_expected_root_mean_squared_percentage_error",
     }
     first = get_noisy_scorer("expected_r2")
     second = get_noisy_scorer("expected_r2")
@@ -159,7 +172,9 @@ def test_named_scorer_routed_matches_functional(name):
     assert scorer.requires_noise == key
     assert scorer.greater_is_better == (not name.startswith("neg_"))
     assert scorer.response_method == (
-        "predict_proba" if metric in ("brier_score_loss", "log_loss") else "predict"
+        "predict_proba"
+        if metric in ("brier_score_loss", "log_loss", "roc_auc")
+        else "predict"
     )
     with sklearn.config_context(enable_metadata_routing=True):
         scores = cross_val_score(
