@@ -50,7 +50,7 @@ from scipy.special import comb
 
 from ._quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums, gauss_kronrod
 
-__all__ = ["R2Moments", "r2_moments"]
+__all__ = ["R2Moments", "delta_ratio", "r2_delta_parts", "r2_moments"]
 
 #: Labels whose scaled variance ``w (σ/S)²`` is below this are exact for the
 #: numerics (far below double precision; see :meth:`_R2Data._tau`).
@@ -72,6 +72,11 @@ _BINOM = np.array(
 )
 #: log1p(a) = Σ_{n≥1} (−1)^{n−1} a^n / n
 _LOG1P = np.array([0.0] + [(-1.0) ** (n - 1) / n for n in range(1, SERIES_TERMS + 1)])
+#: Below this ``CV²`` (see :func:`delta_ratio`) the second-order delta
+#: method is exact to double precision (its relative error is about ``CV²``),
+#: while the quadrature's centred integrands cancel to ``1e-16/CV²``: the
+#: delta values are returned as the exact ones.
+_CV2_DELTA_EXACT = 1e-15
 _X_LOWER = -40.0
 _X_CAP = 150.0
 _LOG_TINY = -745.0
@@ -80,12 +85,20 @@ _LOG_TINY = -745.0
 class R2Moments:
     """Result of :func:`r2_moments` for one output."""
 
-    __slots__ = ("expected", "message", "variance")
+    __slots__ = ("expected", "message", "noisy", "variance")
 
-    def __init__(self, expected: float, variance: float, message: str | None) -> None:
+    def __init__(
+        self,
+        expected: float,
+        variance: float,
+        message: str | None,
+        *,
+        noisy: bool = True,
+    ) -> None:
         self.expected = expected
         self.variance = variance
         self.message = message
+        self.noisy = noisy  # some positively weighted label is noisy
 
 
 def _r2_families(base: np.ndarray) -> np.ndarray:
@@ -232,8 +245,8 @@ class _R2Integrand:
         return np.stack([first, second])
 
 
-def _delta_from_sums(totals: np.ndarray, w_total: float) -> tuple[float, float, float]:
-    """``μ_Y`` and the delta-method ``E[ρ]``, ``Var[ρ]``, weighted.
+def _delta_parts(totals: np.ndarray, w_total: float) -> np.ndarray:
+    """``(μ_X, μ_Y, V_X, V_Y, C_XY)``, the moments of the two sums, weighted.
 
     User guide: :ref:`formula_r2`.
 
@@ -251,10 +264,22 @@ def _delta_from_sums(totals: np.ndarray, w_total: float) -> tuple[float, float, 
     v_y = 2.0 * (sum_tau2 - 2.0 * sum_wtau2 / w_total + (sum_wtau / w_total) ** 2)
     v_y += 4.0 * wuut
     c_xy = 2.0 * (sum_tau2 - sum_wtau2 / w_total) + 4.0 * wdut
+    return np.array([mu_x, mu_y, v_x, v_y, c_xy])
+
+
+def delta_ratio(parts: np.ndarray) -> tuple[float, float, float]:
+    """Second-order delta ``E[X/Y]``, first-order ``Var[X/Y]``, and ``CV²``.
+
+    ``parts`` as :func:`_delta_parts` returns them. ``CV² = V_X/μ_X² +
+    V_Y/μ_Y²`` sets the relative size of the terms the delta method leaves
+    out.
+    """
+    mu_x, mu_y, v_x, v_y, c_xy = (float(value) for value in parts)
     ratio = mu_x / mu_y
     mean = ratio - c_xy / mu_y**2 + mu_x * v_y / mu_y**3
     var = (v_x - 2.0 * ratio * c_xy + ratio * ratio * v_y) / mu_y**2
-    return mu_y, mean, max(var, 0.0)
+    cv2 = v_x / mu_x**2 + v_y / mu_y**2 if mu_x > 0.0 else math.inf
+    return mean, max(var, 0.0), cv2
 
 
 class _R2Data:
@@ -293,12 +318,16 @@ class _R2Data:
         y_min, y_max, s_min = math.inf, -math.inf, math.inf
         n_noisy = n_eff = n_exact = 0
         exact_min, exact_max = math.inf, -math.inf
+        pred_min, pred_max = math.inf, -math.inf
         for i in range(0, self.n, CHUNK_ROWS):
             y, d, s, w = self._block(i)
             positive = w > 0.0
             yp = y[positive]
             if yp.size:
                 y_min, y_max = min(y_min, float(yp.min())), max(y_max, float(yp.max()))
+                pred = self.y_pred[i : i + CHUNK_ROWS][positive]
+                pred_min = min(pred_min, float(pred.min()))
+                pred_max = max(pred_max, float(pred.max()))
             d_max = max(d_max, float(np.abs(d).max()))
             s_pos = s[positive]
             if s_pos.size:
@@ -315,8 +344,27 @@ class _R2Data:
                 exact_max = max(exact_max, float(exact_y.max()))
         self.n_noisy, self.n_eff = n_noisy, n_eff
         self.bounded = n_exact >= 2 and exact_max > exact_min
+        # The constant prediction of every positively weighted sample, if any.
+        self.constant_pred = pred_min if pred_min == pred_max else None
+        self.ratio_bounded = self._ratio_bounded(n_exact, exact_min, exact_max)
         self.scale = max(y_max - y_min, d_max, s_max)
         return s_min
+
+    def _ratio_bounded(self, n_exact: int, exact_min: float, exact_max: float) -> bool:
+        """Whether ``X/Y`` is bounded although ``Y`` can reach 0.
+
+        With the exact labels all equal to ``v`` and every prediction equal to
+        ``v`` too, both sums are quadratic forms in ``e = y - v`` without
+        linear terms, and ``Y`` is positive definite on the noisy labels (the
+        exact ones have ``e = 0``): ``X/Y`` lies between the extreme
+        generalised eigenvalues, and every moment of R² exists.
+        """
+        return (
+            n_exact >= 1
+            and exact_min == exact_max
+            and self.constant_pred is not None
+            and self.constant_pred == exact_min
+        )
 
     def _centre(self, s_min: float) -> None:
         """Pass 2: the numerically exact labels, and the centre."""
@@ -346,6 +394,7 @@ class _R2Data:
         self.centre = sums[0] / sums[1] if n_exact_num else sums[2] / sums[3]
         self.n_noisy_num = n_noisy_num
         self.bounded_num = n_exact_num >= 2 and num_max > num_min
+        self.ratio_bounded_num = self._ratio_bounded(n_exact_num, num_min, num_max)
         self.tau_min, self.tau_max = tau_min, tau_max
 
     def _delta_sums(self) -> None:
@@ -387,7 +436,9 @@ class _R2Data:
                 exact_sums += (we.sum(), np.sum(we * ue), np.sum(we * ue * ue))
         self.wdd_total = float(totals[0])
         self.exact_sums = exact_sums
-        self.mu_y, self.delta_mean, self.delta_var = _delta_from_sums(totals, w_total)
+        self.parts = _delta_parts(totals, w_total)
+        self.mu_y = float(self.parts[1])
+        self.delta_mean, self.delta_var, self.cv2 = delta_ratio(self.parts)
 
     def _tau(self, w: np.ndarray, s: np.ndarray) -> np.ndarray:
         """``τ = w (σ/S)²`` of a block, with the numerically exact labels at 0.
@@ -427,6 +478,21 @@ class _R2Data:
         return np.minimum(tau[noisy] / self.tau_max, 1.0), base
 
 
+def r2_delta_parts(
+    y_true: np.ndarray, y_pred: np.ndarray, sigma: Any, weight: np.ndarray | None
+) -> np.ndarray | None:
+    """``(μ_X, μ_Y, V_X, V_Y, C_XY)`` of one output in the units of ``y``.
+
+    Weights normalised to ``Σ w = M``; ``None`` when no label is noisy. The
+    sums of several outputs combine by addition (independent outputs).
+    """
+    data = _R2Data(y_true, y_pred, sigma, weight)
+    if data.n_noisy == 0:
+        return None
+    s2 = data.scale * data.scale
+    return data.parts * np.array([s2, s2, s2 * s2, s2 * s2, s2 * s2])
+
+
 def _existence_message(n_noisy: int, n_eff: int, rank: int, what: str) -> str:
     need = 2 if what == "expected value" else 4
     if n_noisy < n_eff:
@@ -464,10 +530,11 @@ def r2_moments(
     data = _R2Data(y_true, y_pred, sigma, weight)
     n_noisy, n_eff = data.n_noisy, data.n_eff
     if n_noisy == 0:
-        return R2Moments(nominal, 0.0, None)
+        return R2Moments(nominal, 0.0, None, noisy=False)
     rank = n_noisy if n_noisy < n_eff else n_eff - 1
-    mean_exists = data.bounded or rank > 2
-    var_exists = data.bounded or rank > 4
+    bounded = data.bounded or data.ratio_bounded
+    mean_exists = bounded or rank > 2
+    var_exists = bounded or rank > 4
     if not mean_exists:
         return R2Moments(
             -math.inf,
@@ -477,8 +544,9 @@ def r2_moments(
     message = (
         None if var_exists else _existence_message(n_noisy, n_eff, rank, "variance")
     )
-    if method == "delta":
-        return R2Moments(1.0 - data.delta_mean, data.delta_var, message)
+    if method == "delta" or data.cv2 <= _CV2_DELTA_EXACT:
+        variance = data.delta_var if var_exists or method == "delta" else math.inf
+        return R2Moments(1.0 - data.delta_mean, variance, message)
     if data.n_noisy_num == 0:  # σ below the double range: exact to ~1e-600
         return R2Moments(nominal, 0.0 if var_exists else math.inf, message)
 
@@ -563,7 +631,13 @@ def _integrate(data: _R2Data, var_exists: bool) -> np.ndarray:
     )
     if power_tail:
         end = integrand(np.array([upper]))[:, 0]
-        kappa = np.array([rank_num / 2.0 - 1.0, rank_num / 2.0 - 2.0])[:n_comp]
+        # Integrands in x = log t: t L E_t[X] ~ t^{1 - r/2} and t² L E_t[Z²] ~
+        # t^{2 - r/2}; where X/Y is bounded, E_t[X] and E_t[Z²] fall as 1/t
+        # and 1/t² too, and both decay as t^{-r/2}.
+        if data.ratio_bounded_num:
+            kappa = np.full(n_comp, rank_num / 2.0)
+        else:
+            kappa = np.array([rank_num / 2.0 - 1.0, rank_num / 2.0 - 2.0])[:n_comp]
         integrals = integrals + np.where(
             kappa > 0, end / np.where(kappa > 0, kappa, 1.0), 0.0
         )

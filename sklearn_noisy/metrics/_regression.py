@@ -25,7 +25,7 @@ from ..utils._validation import (
     check_regression_inputs,
     supports_estimands,
 )
-from ._r2_quadrature import r2_moments
+from ._r2_outputs import r2_forward
 from ._regression_estimands import (
     ESTIMAND_DOC,
     MAE_REMEASUREMENT_DOC,
@@ -40,10 +40,9 @@ from ._regression_kernels import (
     absolute_error_kernel,
     accumulate,
     output_column,
-    r2_nominal,
     squared_error_kernel,
 )
-from ._rmse_quadrature import rmse_moments, rmse_moments_delta
+from ._rmse_quadrature import rmse_moments, rmse_moments_delta, rmse_nominal
 
 __all__ = [
     "expected_mean_absolute_error",
@@ -69,8 +68,8 @@ def _check_finite_results(
         if isinstance(array, np.ndarray):
             check_finite(array[:, 0] if array.shape[1] == 1 else array, name=name)
     warnings.warn(
-        f"{metric} overflowed: the squared errors or sigma**4 exceed the float64 "
-        "range, so the result is inf. Rescale y_true, y_pred and sigma.",
+        f"{metric} overflowed: the errors or their moments exceed the float64 "
+        "range, so part of the result is inf. Rescale y_true, y_pred and sigma.",
         RuntimeWarning,
         stacklevel=3,
     )
@@ -160,6 +159,7 @@ nominal=0.375, n_samples=4, method='exact')
         sigma=sigma,
         sample_weight=sample_weight,
         multioutput=multioutput,
+        metric='mean_squared_error',
         ensure_finite=False,
     )
     y_true, y_pred, sigma, weight, multioutput = inputs
@@ -268,6 +268,7 @@ def expected_mean_absolute_error(
         sigma=sigma,
         sample_weight=sample_weight,
         multioutput=multioutput,
+        metric='mean_absolute_error',
     )
     if estimand != "forward":
         return estimand_score("mean_absolute_error", estimand, inputs, sigma_dof)
@@ -275,6 +276,9 @@ def expected_mean_absolute_error(
     y_true, y_pred, sigma, weight, multioutput = inputs
     nominal, expected, variance = accumulate(
         absolute_error_kernel, y_true, y_pred, sigma, weight, parallel=True
+    )
+    _check_finite_results(
+        "mean_absolute_error", (y_true, y_pred, sigma), (nominal, expected, variance)
     )
     return aggregate_outputs(
         "mean_absolute_error", nominal, expected, variance, y_true.shape[0], multioutput
@@ -390,6 +394,7 @@ nominal=0.612372, n_samples=4, method='delta')
         sigma=sigma,
         sample_weight=sample_weight,
         multioutput=multioutput,
+        metric='root_mean_squared_error',
     )
     method = _check_method(method)
     if estimand != "forward":
@@ -399,9 +404,12 @@ nominal=0.612372, n_samples=4, method='delta')
     kernel = rmse_moments if method == "exact" else rmse_moments_delta
     n_outputs = y_true.shape[1]
     nominal, expected, variance = np.empty((3, n_outputs))
+    with np.errstate(over="ignore", under="ignore"):  # rmse_nominal rescales
+        mse = accumulate(squared_error_kernel, y_true, y_pred, 0.0, weight)[0]
     for j in range(n_outputs):
-        # The kernels also return the nominal RMSE, summed in scaled units.
-        expected[j], variance[j], nominal[j] = kernel(
+        # The nominal as scikit-learn computes it, independent of sigma.
+        nominal[j] = rmse_nominal(y_true[:, j], y_pred[:, j], weight, float(mse[j]))
+        expected[j], variance[j], _ = kernel(
             y_true[:, j], y_pred[:, j], output_column(sigma, j), weight
         )
         if variance[j] == 0.0:  # no label noise: exactly the classical metric
@@ -434,6 +442,7 @@ def expected_r2_score(
     method: str = "exact",
     estimand: str = "forward",
     sigma_dof: Any = None,
+    force_finite: bool = True,
 ) -> NoisyScore | list[NoisyScore]:
     """Expected R² (coefficient of determination), and its variance, under label error.
 
@@ -539,40 +548,22 @@ n_samples=8, method='exact')
         sigma=sigma,
         sample_weight=sample_weight,
         multioutput=multioutput,
+        metric="r2",
     )
     method = _check_method(method)
+    if not isinstance(force_finite, (bool, np.bool_)):
+        raise TypeError(f"force_finite must be a bool; got {force_finite!r}.")
     if estimand != "forward":
+        if not force_finite or (
+            isinstance(inputs[4], str)
+            and inputs[4] == "variance_weighted"
+            and inputs[0].shape[1] > 1
+        ):
+            raise ValueError(
+                f"estimand={estimand!r} is offered with force_finite=True and "
+                "without multioutput='variance_weighted': its estimates of the "
+                "sums of squares are not the sums scikit-learn's options refer to."
+            )
         return estimand_score("r2", estimand, inputs, sigma_dof)
     check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
-    y_true, y_pred, sigma, weight, multioutput = inputs
-    n_samples, n_outputs = y_true.shape
-    n_positive = n_samples if weight is None else int(np.count_nonzero(weight))
-    if n_positive < 2:
-        raise ValueError(
-            "R² is not defined with fewer than two samples (with a positive "
-            f"sample_weight); got {n_positive}."
-        )
-    nominal, expected, variance = np.empty((3, n_outputs))
-    for j in range(n_outputs):
-        nominal[j] = r2_nominal(y_true[:, j], y_pred[:, j], weight)
-        result = r2_moments(
-            y_true[:, j],
-            y_pred[:, j],
-            output_column(sigma, j),
-            weight,
-            nominal=float(nominal[j]),
-            method=method,
-        )
-        expected[j], variance[j] = result.expected, result.variance
-        if result.message is not None:
-            prefix = f"Output {j}: " if n_outputs > 1 else ""
-            suffix = (
-                " The delta method returns a finite number here, which is not "
-                "meaningful."
-                if method == "delta"
-                else ""
-            )
-            warnings.warn(prefix + result.message + suffix, UserWarning, stacklevel=2)
-    return aggregate_outputs(
-        "r2", nominal, expected, variance, n_samples, multioutput, method
-    )
+    return r2_forward(inputs, method=method, force_finite=bool(force_finite))

@@ -187,9 +187,7 @@ def aggregate_outputs(
         weights = np.ones_like(expected)
     else:
         weights = multioutput
-    total = weights.sum()
-    if not total > 0:
-        raise ValueError("multioutput weights must have a positive sum.")
+    total = weights.sum()  # non-zero: checked by check_regression_inputs
     return NoisyScore(
         metric,
         expected=float(weights @ expected / total),

@@ -28,7 +28,9 @@ __all__ = [
     "absolute_error_kernel",
     "accumulate",
     "output_column",
+    "r2_from_sums",
     "r2_nominal",
+    "r2_sums",
     "squared_error_kernel",
 ]
 
@@ -215,7 +217,16 @@ def absolute_error_kernel(
     # variance subtracts the last from the third, which removes at most
     # 1 − 0.363 of it (1 − 4g(t + g) >= 1 − 2/π): no cancellation beyond a
     # factor 2.75 in the relative rounding error. σ = 0 gives t = 40 and G = 0.
-    # ``d`` is a chunk temporary and is overwritten.
+    # ``d`` is a chunk temporary and is overwritten. Beyond the float64 range
+    # the sums are inf (the variance too: it is at least 0.36 of Σ w²σ²),
+    # never NaN, and numpy's warnings are silenced (the caller warns once).
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _absolute_error_totals(d, s, w)
+
+
+def _absolute_error_totals(
+    d: np.ndarray, s: Any, w: np.ndarray | None
+) -> tuple[np.ndarray, ...]:
     totals = np.empty((3, d.shape[1]))
     for j, (dj, sj) in enumerate(_columns(d, s)):
         neg_abs = np.copysign(dj, -1.0, out=dj)  # −|d|
@@ -250,19 +261,21 @@ def absolute_error_kernel(
         else:
             ws = sj if w is None else np.multiply(w, sj, out=big_g)
             total = float(np.square(ws, out=u).sum())
-        totals[:, j] = nominal, nominal + 2.0 * bias, max(total - removed, 0.0)
+        variance = math.inf if math.isinf(total) else max(total - removed, 0.0)
+        totals[:, j] = nominal, nominal + 2.0 * bias, variance
     return totals[0], totals[1], totals[2]
 
 
-def r2_nominal(
+def r2_sums(
     y_true: np.ndarray, y_pred: np.ndarray, weight: np.ndarray | None
-) -> float:
-    """scikit-learn's ``r2_score`` of one output, block by block.
+) -> tuple[float, float, float]:
+    """scikit-learn's numerator and denominator of ``r2_score`` for one output.
 
-    ``force_finite`` convention: 1.0 when the residuals are all 0, else 0.0
-    when ``y_true`` is constant. A constant ``y_true`` is detected exactly
-    (scikit-learn's rounded mean can leave a tiny positive total sum of
-    squares there and return a huge negative score).
+    ``Σ w (y - ŷ)²`` and ``Σ w (y - ȳ_w)²``, block by block, in units of
+    the returned ``scale`` (1.0 unless the squares overflow, ``|y| > 1e154``). A constant
+    ``y_true`` (over the positively weighted samples) is detected exactly and
+    gives a denominator of exactly 0, where scikit-learn's rounded mean can
+    leave a tiny positive one (and a huge negative score).
     """
     n_samples = y_true.shape[0]
     w_total = float(n_samples) if weight is None else float(weight.sum())
@@ -284,12 +297,42 @@ def r2_nominal(
                 numerator += weighted_sum(d * d, w)
                 c = y - mean
                 denominator += weighted_sum(c * c, w)
-                low, high = min(low, float(y.min())), max(high, float(y.max()))
+                positive = y if w is None else y[w > 0]
+                if positive.size:
+                    low = min(low, float(positive.min()))
+                    high = max(high, float(positive.max()))
         if np.isfinite(numerator) and np.isfinite(denominator):
             break
         scale = max(float(np.max(np.abs(y_true))), float(np.max(np.abs(y_pred))), 1.0)
-    if numerator == 0.0:
-        return 1.0
-    if denominator == 0.0 or low == high:
-        return 0.0
+    if low == high:
+        denominator = 0.0
+    return numerator, denominator, scale
+
+
+def r2_from_sums(numerator: float, denominator: float, *, force_finite: bool) -> float:
+    """``1 - numerator/denominator`` with scikit-learn's ``force_finite`` rule.
+
+    ``force_finite=True``: 1.0 when the numerator is 0 (perfect predictions),
+    else 0.0 when the denominator is 0 (constant ``y_true``).
+    ``force_finite=False``: NaN for 0/0 and ``-inf`` for x/0.
+    """
+    if force_finite:
+        if numerator == 0.0:
+            return 1.0
+        if denominator == 0.0:
+            return 0.0
+    elif denominator == 0.0:
+        return math.nan if numerator == 0.0 else -math.inf
     return 1.0 - numerator / denominator
+
+
+def r2_nominal(
+    y_true: np.ndarray,
+    y_pred: np.ndarray,
+    weight: np.ndarray | None,
+    *,
+    force_finite: bool = True,
+) -> float:
+    """scikit-learn's ``r2_score`` of one output (see :func:`r2_sums`)."""
+    numerator, denominator, _ = r2_sums(y_true, y_pred, weight)
+    return r2_from_sums(numerator, denominator, force_finite=force_finite)

@@ -16,6 +16,8 @@ import numpy as np
 
 __all__ = [
     "CHUNK_SIZE",
+    "InputOverflowError",
+    "WeightSumError",
     "as_float_array",
     "check_finite",
     "check_sample_weight",
@@ -31,28 +33,56 @@ __all__ = [
 CHUNK_SIZE = 1 << 16
 
 
+class InputOverflowError(ValueError, OverflowError):
+    """A number beyond the float64 range, such as a Python int above 1.8e308.
+
+    A ``ValueError`` naming the parameter, and an ``OverflowError`` as
+    scikit-learn raises for the same input.
+    """
+
+
+class WeightSumError(ValueError, ZeroDivisionError):
+    """Weights that sum to zero: a ``ValueError`` naming the parameter, and the
+    ``ZeroDivisionError`` scikit-learn raises for the same input."""
+
+
 def _is_scalar(value: Any) -> bool:
     return isinstance(value, numbers.Real) or (
         isinstance(value, np.ndarray) and value.ndim == 0
     )
 
 
-def as_float_array(value: Any, *, name: str) -> np.ndarray:
+def as_float_array(
+    value: Any, *, name: str, error: type[Exception] = TypeError
+) -> np.ndarray:
     """Convert ``value`` to a float64 array without copying when it already is one.
 
-    Accepts lists, tuples, numpy arrays, pandas Series and one-column objects.
-    Raises a ``TypeError`` naming ``name`` when the values are not numeric.
+    Accepts lists, tuples, numpy arrays, pandas Series (nullable dtypes
+    included), one-column objects and object arrays of numbers. Raises
+    ``error`` (``TypeError`` unless the caller matches scikit-learn's
+    ``ValueError``) naming ``name`` when the values are not real numbers, and
+    :class:`InputOverflowError` for a number beyond the float64 range.
     """
     if hasattr(value, "to_numpy") and not isinstance(value, np.ndarray):
         value = value.to_numpy()
     try:
         array = np.asarray(value)
     except (TypeError, ValueError) as exc:  # ragged lists and the like
-        raise TypeError(
-            f"{name} must be array-like of numbers; got {value!r}."
-        ) from exc
+        raise error(f"{name} must be array-like of numbers; got {value!r}.") from exc
+    if array.dtype.kind == "O":  # Python ints beyond int64, Decimals, None
+        try:
+            array = array.astype(np.float64)
+        except OverflowError as exc:
+            raise InputOverflowError(
+                f"{name} holds a number beyond the float64 range (about "
+                "±1.8e308); rescale it."
+            ) from exc
+        except (TypeError, ValueError) as exc:
+            raise error(
+                f"{name} must hold real numbers; got an array of objects."
+            ) from exc
     if array.dtype.kind not in "biuf":
-        raise TypeError(
+        raise error(
             f"{name} must hold real numbers; got an array of dtype {array.dtype}."
         )
     return array.astype(np.float64, copy=False)
@@ -97,7 +127,7 @@ def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray | None
     """
     if sample_weight is None:
         return None
-    weight = as_float_array(sample_weight, name="sample_weight")
+    weight = as_float_array(sample_weight, name="sample_weight", error=ValueError)
     if weight.ndim != 1:
         raise ValueError(
             f"sample_weight must be 1-D; got an array of shape {weight.shape}."
