@@ -85,9 +85,7 @@ def test_mae_variance_overflows_to_inf_without_numpy_warnings():
             score = expected_mean_absolute_error(y_true, y_pred, sigma=sigma)
         assert score.variance == np.inf
         assert np.isfinite(score.nominal)
-        assert [str(w.message).split(" ")[0] for w in caught] == [
-            "mean_absolute_error"
-        ]
+        assert [str(w.message).split(" ")[0] for w in caught] == ["mean_absolute_error"]
         assert all(w.filename == __file__ for w in caught)
 
 

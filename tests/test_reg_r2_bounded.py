@@ -74,7 +74,8 @@ def _direction_moments(y, y_pred, sigma, noisy):
 
         def average(power, centre):
             def integrand(theta):
-                value, weight = r2_and_weight(np.array([math.cos(theta), math.sin(theta)]))
+                direction = np.array([math.cos(theta), math.sin(theta)])
+                value, weight = r2_and_weight(direction)
                 return (value - centre) ** power * weight
 
             return integrate.quad(

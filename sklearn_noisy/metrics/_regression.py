@@ -159,7 +159,7 @@ nominal=0.375, n_samples=4, method='exact')
         sigma=sigma,
         sample_weight=sample_weight,
         multioutput=multioutput,
-        metric='mean_squared_error',
+        metric="mean_squared_error",
         ensure_finite=False,
     )
     y_true, y_pred, sigma, weight, multioutput = inputs
@@ -268,7 +268,7 @@ def expected_mean_absolute_error(
         sigma=sigma,
         sample_weight=sample_weight,
         multioutput=multioutput,
-        metric='mean_absolute_error',
+        metric="mean_absolute_error",
     )
     if estimand != "forward":
         return estimand_score("mean_absolute_error", estimand, inputs, sigma_dof)
@@ -394,7 +394,7 @@ nominal=0.612372, n_samples=4, method='delta')
         sigma=sigma,
         sample_weight=sample_weight,
         multioutput=multioutput,
-        metric='root_mean_squared_error',
+        metric="root_mean_squared_error",
     )
     method = _check_method(method)
     if estimand != "forward":

@@ -272,8 +272,8 @@ def r2_sums(
     """scikit-learn's numerator and denominator of ``r2_score`` for one output.
 
     ``Σ w (y - ŷ)²`` and ``Σ w (y - ȳ_w)²``, block by block, in units of
-    the returned ``scale`` (1.0 unless the squares overflow, ``|y| > 1e154``). A constant
-    ``y_true`` (over the positively weighted samples) is detected exactly and
+    the returned ``scale`` (1.0 unless the squares overflow, ``|y| > 1e154``).
+    A constant ``y_true`` (over the positively weighted samples) is detected exactly and
     gives a denominator of exactly 0, where scikit-learn's rounded mean can
     leave a tiny positive one (and a huge negative score).
     """

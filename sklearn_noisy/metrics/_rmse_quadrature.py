@@ -287,9 +287,8 @@ def rmse_nominal(
     digits to underflow), the residuals are summed again in units of the
     largest one. ``sigma`` plays no part.
     """
-    if _MSE_NORMAL[0] < mse < _MSE_NORMAL[1] or mse == 0.0 and not np.any(
-        y_true != y_pred
-    ):
+    in_range = _MSE_NORMAL[0] < mse < _MSE_NORMAL[1]
+    if in_range or (mse == 0.0 and not np.any(y_true != y_pred)):
         return math.sqrt(mse)
     n = y_true.shape[0]
     d_max = max(

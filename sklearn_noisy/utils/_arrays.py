@@ -17,6 +17,7 @@ import numpy as np
 __all__ = [
     "CHUNK_SIZE",
     "InputOverflowError",
+    "NonNumericError",
     "WeightSumError",
     "as_float_array",
     "check_finite",
@@ -38,6 +39,15 @@ class InputOverflowError(ValueError, OverflowError):
 
     A ``ValueError`` naming the parameter, and an ``OverflowError`` as
     scikit-learn raises for the same input.
+    """
+
+
+class NonNumericError(ValueError, TypeError):
+    """Values that are not real numbers (strings, complex, ragged lists).
+
+    Both a ``ValueError`` and a ``TypeError``: scikit-learn raises either for
+    such input, depending on the container (``ValueError`` for strings and
+    complex arrays, ``TypeError`` for a list of complex numbers).
     """
 
 
@@ -127,7 +137,7 @@ def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray | None
     """
     if sample_weight is None:
         return None
-    weight = as_float_array(sample_weight, name="sample_weight", error=ValueError)
+    weight = as_float_array(sample_weight, name="sample_weight", error=NonNumericError)
     if weight.ndim != 1:
         raise ValueError(
             f"sample_weight must be 1-D; got an array of shape {weight.shape}."

@@ -15,6 +15,7 @@ import numpy as np
 from ._arrays import (
     CHUNK_SIZE,
     InputOverflowError,
+    NonNumericError,
     WeightSumError,
     _is_scalar,
     as_float_array,
@@ -32,6 +33,7 @@ __all__ = [
     "CHUNK_SIZE",
     "ESTIMANDS",
     "InputOverflowError",
+    "NonNumericError",
     "WeightSumError",
     "as_float_array",
     "check_estimand",
@@ -53,10 +55,11 @@ def check_regression_target(value: Any, *, name: str) -> np.ndarray:
     """``value`` as a non-empty 1-D or 2-D ``(n_samples, n_outputs)`` float64 array.
 
     Finiteness is left to the caller (see ``ensure_finite`` of
-    :func:`check_regression_inputs`). Non-numeric values raise ``ValueError``,
-    as in scikit-learn.
+    :func:`check_regression_inputs`). Non-numeric values raise
+    :class:`NonNumericError` (a ``ValueError`` and a ``TypeError``: scikit-learn
+    raises either, depending on the container).
     """
-    array = as_float_array(value, name=name, error=ValueError)
+    array = as_float_array(value, name=name, error=NonNumericError)
     if array.ndim not in (1, 2):
         raise ValueError(
             f"{name} must be 1-D or 2-D (n_samples, n_outputs); got shape "
@@ -161,15 +164,14 @@ def _check_multioutput(multioutput: Any, n_outputs: int, metric: str | None) -> 
             extra = (
                 ""
                 if metric == "r2"
-                else " ('variance_weighted' is offered by R² only, as in "
-                "scikit-learn.)"
+                else " ('variance_weighted' is offered by R² only, as in scikit-learn.)"
             )
             raise ValueError(
                 f"multioutput must be one of {allowed} or an array of output "
                 f"weights; got {multioutput!r}.{extra}"
             )
         return multioutput
-    weights = as_float_array(multioutput, name="multioutput", error=ValueError)
+    weights = as_float_array(multioutput, name="multioutput", error=NonNumericError)
     if n_outputs == 1 and metric not in (None, "root_mean_squared_error"):
         raise ValueError(
             "multioutput weights are useful only with several outputs; y_true "
