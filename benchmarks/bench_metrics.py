@@ -151,9 +151,9 @@ def _bench_size(m: int, measure_memory: bool, rows: list, memory_rows: list) -> 
     for label, ours, reference, goal in (
         ("E[MSE]+Var, sigma_i", "mse_sigma_i", "sk_mse", 1.5),
         ("E[MSE]+Var, scalar sigma", "mse_sigma", "sk_mse", 1.5),
-        ("E[MAE]+Var, sigma_i", "mae_sigma_i", "sk_mae", 3.0),
-        ("E[MAE]+Var, scalar sigma", "mae_sigma", "sk_mae", 3.0),
-        ("E[MAE]+Var, sigma_i, 1 thr", "mae_sigma_i_1t", "sk_mae", 3.0),
+        ("E[MAE]+Var, sigma_i", "mae_sigma_i", "sk_mae", 2.0),
+        ("E[MAE]+Var, scalar sigma", "mae_sigma", "sk_mae", 2.0),
+        ("E[MAE]+Var, sigma_i, 1 thr", "mae_sigma_i_1t", "sk_mae", 2.0),
         ("E[acc]+Var, q_i", "acc_q_i", "sk_acc", 0.5),
         ("E[acc]+Var, scalar q", "acc_q", "sk_acc", 0.5),
     ):

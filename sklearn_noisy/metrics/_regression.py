@@ -464,13 +464,18 @@ def expected_r2_score(
     to close to double precision.
 
     **Existence.** Let ``r`` be the rank of the centred noise: the number of
-    noisy labels if some label is exact, else ``M - 1``. Unless at least two
-    exact labels (``sigma = 0``) have distinct values, ``Y`` can come
-    arbitrarily close to 0, and then ``E[R²]`` is finite only if ``r > 2`` and
-    ``Var[R²]`` only if ``r > 4``. Where the variance does not exist,
-    ``variance`` is ``inf`` and a ``UserWarning`` explains why (for instance,
-    five samples, all noisy); where the mean does not exist, ``expected`` is
-    ``-inf`` too.
+    noisy labels if some label is exact, else ``M - 1``. ``Y`` can come
+    arbitrarily close to 0 unless at least two exact labels (``sigma = 0``)
+    have distinct values, and then ``E[R²]`` is finite only if ``r > 2`` and
+    ``Var[R²]`` only if ``r > 4`` -- except where the ratio stays bounded:
+    when every exact label and every prediction share one value ``v``,
+    ``X`` vanishes with ``Y`` and all moments exist. Where the variance does
+    not exist, ``variance`` is ``inf`` and a ``UserWarning`` explains why (for
+    instance, five samples, all noisy); where the mean does not exist,
+    ``expected`` is ``-inf`` too. Where the noise is so small that the
+    second-order delta method is exact to double precision (``CV² <=
+    1e-15``), its values are returned (the quadrature's integrands cancel
+    there).
 
     With ``method="delta"``: the second-order delta method for the ratio
     ``X/Y``. Its variance is off by -2 % at ``M = 100`` and by -8 % to -18 % at
@@ -490,6 +495,13 @@ def expected_r2_score(
     ``estimand="remeasurement"``: the nominal R², exactly unbiased for the R²
     of a re-measurement, with the delta-method variance of the ratio.
 
+    ``multioutput`` also takes ``"variance_weighted"`` and ``None`` (the
+    uniform average), as scikit-learn's ``r2_score``. Variance-weighted, the
+    average is ``1 - Σ_k X_k / Σ_k Y_k`` over the outputs with ``Y_k > 0``;
+    under noise its weights are random, and its moments are those of that
+    ratio by the second-order delta method (``method="delta"``; exact with
+    one output, scikit-learn's number at zero noise).
+
     Parameters
     ----------
     {parameters}
@@ -500,20 +512,23 @@ def expected_r2_score(
 
     {sigma_dof}
 
+    force_finite : bool, default=True
+        scikit-learn's option: 1.0 for perfect predictions and 0.0 for a
+        constant ``y_true`` instead of NaN and ``-inf``. Under noise ``Y`` is
+        positive almost surely (two positively weighted samples, one noisy),
+        so it changes only ``nominal``; with one positively weighted, noisy
+        sample R² is 0 (``-inf`` with ``force_finite=False``). The truth and
+        remeasurement estimands require ``True``.
+
     Returns
     -------
     score : NoisyScore or list of NoisyScore
-        ``nominal`` is :func:`sklearn.metrics.r2_score` on ``y_true``
-        (``force_finite`` convention: 1.0 for a constant ``y_true`` predicted
-        exactly, else 0.0; the constant is detected exactly, where
-        scikit-learn's rounded weighted mean can leave a tiny total sum of
-        squares and a huge negative score). When every label is exact,
-        ``expected`` equals ``nominal`` and ``variance`` is 0.
-
-    Raises
-    ------
-    ValueError
-        If fewer than two samples have a positive weight: R² is not defined.
+        ``nominal`` is :func:`sklearn.metrics.r2_score` on ``y_true`` (a
+        constant ``y_true`` is detected exactly, where scikit-learn's rounded
+        weighted mean can leave a tiny total sum of squares and a huge
+        negative score). When every label is exact, ``expected`` equals
+        ``nominal`` and ``variance`` is 0. Fewer than two samples give NaN
+        and an ``UndefinedMetricWarning``, as in scikit-learn.
 
     See Also
     --------

@@ -252,8 +252,9 @@ REGRESSION_PARAMETERS_DOC = """\
 
     multioutput : {"raw_values", "uniform_average"} or array-like of shape \
 (n_outputs,), default="uniform_average"
-        How to combine outputs, as in scikit-learn. ``"raw_values"`` returns a
-        list with one :class:`~sklearn_noisy.NoisyScore` per output. Averages
+        How to combine outputs, as in scikit-learn (R² also takes
+        ``"variance_weighted"`` and None). ``"raw_values"`` returns a list
+        with one :class:`~sklearn_noisy.NoisyScore` per output. Averages
         treat the label errors of different outputs as independent."""
 
 
