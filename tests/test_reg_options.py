@@ -8,6 +8,7 @@ before.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -95,29 +96,59 @@ def test_variance_weighted_single_output_is_the_exact_r2():
     assert weighted == plain and weighted.method == "exact"
 
 
-def test_variance_weighted_monte_carlo():
-    # 1 - Σ_k SSE_k / Σ_k SST_k over independent outputs (delta method).
-    rng = np.random.default_rng(5)
-    n, k = 40, 3
-    y_true = rng.normal(size=(n, k)) * [1.0, 3.0, 0.5]
-    y_pred = y_true + rng.normal(size=(n, k)) * [0.5, 1.0, 0.3]
-    sigma = rng.uniform(0.2, 0.8, (n, k))
-    score = expected_r2_score(
-        y_true, y_pred, sigma=sigma, multioutput="variance_weighted"
+def _vw_draws(y_true, y_pred, sigma, seed, n_draws=200_000):
+    sse, sst = _r2_draws(y_true, y_pred, sigma, np.random.default_rng(seed), n_draws)
+    return 1.0 - sse.sum(axis=1) / sst.sum(axis=1)
+
+
+@pytest.mark.parametrize("n_samples, n_outputs", [(40, 3), (6, 2), (4, 3)])
+def test_variance_weighted_monte_carlo(n_samples, n_outputs):
+    # 1 - Σ_k SSE_k / Σ_k SST_k over independent outputs, exact quadrature.
+    # With (4, 3) no output alone has a variance (rank 3 each), the combined
+    # ratio has (rank 9): no warning.
+    rng = np.random.default_rng(n_samples)
+    scales = np.array([1.0, 3.0, 0.5])[:n_outputs]
+    y_true = rng.normal(size=(n_samples, n_outputs)) * scales
+    y_pred = y_true + rng.normal(size=(n_samples, n_outputs)) * scales / 2
+    sigma = rng.uniform(0.2, 0.8, (n_samples, n_outputs))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        score = expected_r2_score(
+            y_true, y_pred, sigma=sigma, multioutput="variance_weighted"
+        )
+    assert score.method == "exact"
+    draws = _vw_draws(y_true, y_pred, sigma, seed=n_samples + 1)
+    se_mean = draws.std() / math.sqrt(draws.size)
+    se_var = ((draws - draws.mean()) ** 2).std() / math.sqrt(draws.size)
+    assert abs(score.expected - draws.mean()) < 5 * se_mean
+    assert abs(score.variance - draws.var()) < 5 * se_var
+    delta = expected_r2_score(
+        y_true, y_pred, sigma=sigma, multioutput="variance_weighted", method="delta"
     )
-    assert score.method == "delta"
-    n_draws = 100_000
-    sse, sst = _r2_draws(y_true, y_pred, sigma, np.random.default_rng(6), n_draws)
-    draws = 1.0 - sse.sum(axis=1) / sst.sum(axis=1)
-    se = draws.std() / math.sqrt(n_draws)
-    # The delta method's bias is O(1/M²) relative: well within 5 SE here.
-    assert abs(score.expected - draws.mean()) < 5 * se
-    assert score.variance == pytest.approx(draws.var(), rel=0.05)
+    assert delta.method == "delta"
+    if n_samples == 40:  # the delta method converges to it
+        assert delta.variance == pytest.approx(score.variance, rel=0.02)
+
+
+def test_variance_weighted_existence_sums_the_ranks():
+    # Three noisy samples per output: rank 2 each, 4 in all; the mean exists
+    # (r > 2), the variance does not (r <= 4).
+    y = np.array([[1.0, 2.0], [2.0, 0.0], [4.0, 1.0]])
+    with pytest.warns(UserWarning, match="variance of the variance-weighted R²"):
+        score = expected_r2_score(
+            y, y + 0.5, sigma=0.3, multioutput="variance_weighted"
+        )
+    assert np.isfinite(score.expected) and score.variance == np.inf
+    with pytest.warns(UserWarning, match="expected value of the variance-weighted"):
+        score = expected_r2_score(
+            y[:2], y[:2] + 0.5, sigma=0.3, multioutput="variance_weighted"
+        )
+    assert score.expected == -np.inf
 
 
 def test_variance_weighted_with_an_exact_constant_output():
     # An output with exact, constant labels has Y_k = 0: weight 0, as in
-    # scikit-learn; the rest is the variance-weighted R² of the others.
+    # scikit-learn; the rest is the R² of the other output, exactly.
     rng = np.random.default_rng(7)
     y_true = np.column_stack([rng.normal(size=30), np.full(30, 2.0)])
     y_pred = np.column_stack([y_true[:, 0] + rng.normal(size=30), np.full(30, 2.5)])
@@ -125,6 +156,6 @@ def test_variance_weighted_with_an_exact_constant_output():
     both = expected_r2_score(
         y_true, y_pred, sigma=sigma, multioutput="variance_weighted"
     )
-    first = expected_r2_score(y_true[:, 0], y_pred[:, 0], sigma=0.3, method="delta")
-    assert both.expected == pytest.approx(first.expected, rel=1e-14)
-    assert both.variance == pytest.approx(first.variance, rel=1e-12)
+    first = expected_r2_score(y_true[:, 0], y_pred[:, 0], sigma=0.3)
+    assert both.expected == pytest.approx(first.expected, rel=1e-13)
+    assert both.variance == pytest.approx(first.variance, rel=1e-10)

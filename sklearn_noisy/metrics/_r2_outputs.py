@@ -16,7 +16,8 @@ import numpy as np
 from sklearn.exceptions import UndefinedMetricWarning
 
 from .._noisy_score import NoisyScore
-from ._r2_quadrature import delta_ratio, r2_delta_parts, r2_moments
+from ._r2_moments import r2_moments
+from ._r2_variance_weighted import r2_variance_weighted_moments
 from ._regression_estimands import aggregate_outputs
 from ._regression_kernels import output_column, r2_from_sums, r2_sums
 
@@ -50,6 +51,14 @@ def _single_sample(
     return (0.0, 0.0) if force_finite else (-math.inf, math.nan)
 
 
+def _has_noise(sigma: Any, weight: np.ndarray | None) -> bool:
+    """Whether some positively weighted label of one output is noisy."""
+    if isinstance(sigma, float):
+        return sigma > 0.0
+    noisy = sigma > 0.0
+    return bool(np.any(noisy if weight is None else noisy & (weight > 0.0)))
+
+
 def _warn_existence(message: str | None, j: int, n_outputs: int, method: str) -> None:
     if message is None:
         return
@@ -74,6 +83,12 @@ def r2_forward(
     if n_samples < 2:
         return _undefined(n_samples, n_outputs, multioutput)
     n_positive = n_samples if weight is None else int(np.count_nonzero(weight))
+    combined = (
+        isinstance(multioutput, str)
+        and multioutput == "variance_weighted"
+        and n_outputs > 1
+        and n_positive > 1
+    )
     nominal, expected, variance = np.empty((3, n_outputs))
     sums = np.empty((n_outputs, 3))
     noisy = np.zeros(n_outputs, dtype=bool)
@@ -90,6 +105,9 @@ def r2_forward(
             expected[j], variance[j] = single
             noisy[j] = True
             continue
+        if combined:  # only the ratio of the sums over the outputs is needed
+            noisy[j] = _has_noise(sigma_j, weight)
+            continue
         result = r2_moments(
             y_true[:, j],
             y_pred[:, j],
@@ -101,11 +119,11 @@ def r2_forward(
         expected[j], variance[j] = result.expected, result.variance
         noisy[j] = result.noisy
         _warn_existence(result.message, j, n_outputs, method)
+    if combined:
+        return _variance_weighted(inputs, sums, nominal, noisy, method)
     if isinstance(multioutput, str) and multioutput == "variance_weighted":
-        if n_outputs > 1:
-            return _variance_weighted(
-                inputs, sums, (nominal, expected, variance), noisy, method
-            )
+        # One output, or one positively weighted sample (every Y_k is 0):
+        # scikit-learn's weights are then uniform.
         multioutput = "uniform_average"
     return aggregate_outputs(
         "r2", nominal, expected, variance, n_samples, multioutput, method
@@ -115,45 +133,34 @@ def r2_forward(
 def _variance_weighted(
     inputs: tuple[np.ndarray, np.ndarray, Any, np.ndarray | None, Any],
     sums: np.ndarray,
-    moments: tuple[np.ndarray, np.ndarray, np.ndarray],
+    nominal: np.ndarray,
     noisy: np.ndarray,
     method: str,
-) -> NoisyScore | list[NoisyScore]:
+) -> NoisyScore:
     """``multioutput="variance_weighted"`` of several outputs.
 
     scikit-learn weights the outputs' R² by their total sums of squares
     ``Y_k`` (uniformly if all are 0), which makes the average ``1 - Σ X_k /
     Σ Y_k`` over the outputs with ``Y_k > 0``. At zero noise this is computed
-    as scikit-learn does. Under noise the weights are random too: the
-    moments of the ratio of the two sums over the outputs (independent label
-    errors) are taken by the delta method (``method="delta"``), whose error
-    falls as ``1/M``; see the user guide.
+    as scikit-learn does; under noise the weights are random too, and the
+    moments are those of the ratio of the two sums (exact, or the delta
+    method with ``method="delta"``).
     """
     y_true, y_pred, sigma, weight, _ = inputs
     n_samples, n_outputs = y_true.shape
-    nominal = moments[0]
     denominators = sums[:, 1] * sums[:, 2] ** 2
-    averaged = np.average(
-        nominal, weights=denominators if np.any(denominators != 0) else None
+    averaged = float(
+        np.average(nominal, weights=denominators if np.any(denominators != 0) else None)
     )
     if not noisy.any():
-        return NoisyScore("r2", float(averaged), 0.0, float(averaged), n_samples)
-    w_factor = 1.0 if weight is None else n_samples / float(weight.sum())
-    total = np.zeros(5)
-    for j in range(n_outputs):
-        parts = None
-        if noisy[j]:
-            parts = r2_delta_parts(
-                y_true[:, j], y_pred[:, j], output_column(sigma, j), weight
-            )
-        if parts is None:  # exact labels: the sums are constants
-            s2 = sums[j, 2] ** 2 * w_factor
-            parts = np.array([sums[j, 0] * s2, sums[j, 1] * s2, 0.0, 0.0, 0.0])
-        if parts[1] > 0.0:  # outputs with Y_k = 0 get weight 0
-            total += parts
-    if not total[1] > 0.0:  # every Y_k is 0: the uniform average
-        return aggregate_outputs("r2", *moments, n_samples, "uniform_average", method)
-    mean_ratio, var_ratio, _ = delta_ratio(total)
+        return NoisyScore("r2", averaged, 0.0, averaged, n_samples)
+    columns = [
+        (y_true[:, j], y_pred[:, j], output_column(sigma, j))
+        for j in range(n_outputs)
+        if noisy[j] or denominators[j] != 0.0
+    ]
+    result = r2_variance_weighted_moments(columns, weight, method=method)
+    _warn_existence(result.message, 0, 1, method)
     return NoisyScore(
-        "r2", 1.0 - mean_ratio, var_ratio, float(averaged), n_samples, "delta"
+        "r2", result.expected, result.variance, averaged, n_samples, method
     )

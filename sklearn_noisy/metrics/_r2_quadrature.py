@@ -48,9 +48,9 @@ from typing import Any
 import numpy as np
 from scipy.special import comb
 
-from ._quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums, gauss_kronrod
+from ._quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums
 
-__all__ = ["R2Moments", "delta_ratio", "r2_delta_parts", "r2_moments"]
+__all__ = ["R2Moments", "delta_ratio", "make_integrand"]
 
 #: Labels whose scaled variance ``w (σ/S)²`` is below this are exact for the
 #: numerics (far below double precision; see :meth:`_R2Data._tau`).
@@ -189,6 +189,23 @@ class _R2Integrand:
 
     def evaluate(self, x: np.ndarray, log_only: bool = False) -> np.ndarray:
         t = np.exp(x) / self.mu_y
+        if log_only:
+            return self.tilted(t, log_only=True)[0]
+        log_l, mean_x, mean_z, var_z = self.tilted(t)
+        lik = np.exp(np.minimum(log_l, 0.0))
+        first = t * lik * mean_x
+        if not self.second:
+            return first[None, :]
+        second = t * t * lik * (var_z + mean_z * mean_z)
+        return np.stack([first, second])
+
+    def tilted(self, t: np.ndarray, log_only: bool = False) -> tuple[np.ndarray, ...]:
+        """``(log L, E_t[X], E_t[Z], Var_t[Z])`` at the tilts ``t`` (scaled units).
+
+        ``E_t`` is the expectation under the exponential tilt ``e^{-tY}``;
+        ``Z = X - cY``. Only ``log L`` with ``log_only``; ``E_t[Z]`` and
+        ``Var_t[Z]`` are None unless ``self.second``.
+        """
         T, log1p_sum = self._sums(t)
         s_r = T[:, _W, _C01]
         s_ru = T[:, _WU, _C01]
@@ -196,8 +213,7 @@ class _R2Integrand:
         exponent = T[:, _WUU, _C01] - ubar * s_ru  # Σ w r (u − ū)²
         log_l = -0.5 * log1p_sum - 0.5 * np.log(s_r / self.w_total) - t * exponent
         if log_only:
-            return log_l
-        lik = np.exp(np.minimum(log_l, 0.0))
+            return (log_l,)
         gamma = 2.0 * t / s_r
 
         def xi(combo: int) -> np.ndarray:
@@ -219,9 +235,8 @@ class _R2Integrand:
         wv2 = self.wdd_total - 4.0 * t * dxi(_C11) + 4.0 * t * t * xi2(_C22)
         tr_wg = sum_psi + gw2
         mean_x = wv2 + tr_wg
-        first = t * lik * mean_x
         if not self.second:
-            return first[None, :]
+            return log_l, mean_x, None, None
         c = self.c
         cw = c / self.w_total
         g1 = 1.0 + gamma * sum_wpsi
@@ -241,8 +256,7 @@ class _R2Integrand:
         )
         fv = T[:, _WD, _C11] - 2.0 * t * xi(_C22) - c * xi(_C12)
         var_z = 2.0 * tr_agag + 4.0 * (fvv + (gamma * fv) * fv)
-        second = t * t * lik * (var_z + mean_z * mean_z)
-        return np.stack([first, second])
+        return log_l, mean_x, mean_z, var_z
 
 
 def _delta_parts(totals: np.ndarray, w_total: float) -> np.ndarray:
@@ -478,121 +492,8 @@ class _R2Data:
         return np.minimum(tau[noisy] / self.tau_max, 1.0), base
 
 
-def r2_delta_parts(
-    y_true: np.ndarray, y_pred: np.ndarray, sigma: Any, weight: np.ndarray | None
-) -> np.ndarray | None:
-    """``(μ_X, μ_Y, V_X, V_Y, C_XY)`` of one output in the units of ``y``.
-
-    Weights normalised to ``Σ w = M``; ``None`` when no label is noisy. The
-    sums of several outputs combine by addition (independent outputs).
-    """
-    data = _R2Data(y_true, y_pred, sigma, weight)
-    if data.n_noisy == 0:
-        return None
-    s2 = data.scale * data.scale
-    return data.parts * np.array([s2, s2, s2 * s2, s2 * s2, s2 * s2])
-
-
-def _existence_message(n_noisy: int, n_eff: int, rank: int, what: str) -> str:
-    need = 2 if what == "expected value" else 4
-    if n_noisy < n_eff:
-        why = (
-            f"{n_noisy} of the {n_eff} labels are noisy and the exact labels do not "
-            "take two distinct values, so the noise has rank "
-            f"r = {n_noisy}"
-        )
-    else:
-        why = f"all {n_eff} labels are noisy, so the centred noise has rank r = {rank}"
-    return (
-        f"The {what} of R² does not exist (it is infinite): {why}. The total sum of "
-        "squares can then come arbitrarily close to 0, and the "
-        f"{what} of R² is finite only when r > {need}. Use more samples, or "
-        "include at least two exact labels (sigma = 0) with distinct values."
-    )
-
-
-def r2_moments(
-    y_true: np.ndarray,
-    y_pred: np.ndarray,
-    sigma: Any,
-    weight: np.ndarray | None,
-    *,
-    nominal: float,
-    method: str = "exact",
-) -> R2Moments:
-    """``E[R²]``, ``Var[R²]`` (and an existence message) for one output.
-
-    ``y_true``, ``y_pred`` are 1-D (possibly strided) arrays, ``sigma`` a float
-    or a 1-D array, ``weight`` None or 1-D. ``nominal`` is scikit-learn's
-    ``r2_score`` on ``y_true``; it is returned as the expected value when every
-    label is exact. Memory is bounded by the block size.
-    """
-    data = _R2Data(y_true, y_pred, sigma, weight)
-    n_noisy, n_eff = data.n_noisy, data.n_eff
-    if n_noisy == 0:
-        return R2Moments(nominal, 0.0, None, noisy=False)
-    rank = n_noisy if n_noisy < n_eff else n_eff - 1
-    bounded = data.bounded or data.ratio_bounded
-    mean_exists = bounded or rank > 2
-    var_exists = bounded or rank > 4
-    if not mean_exists:
-        return R2Moments(
-            -math.inf,
-            math.inf,
-            _existence_message(n_noisy, n_eff, rank, "expected value"),
-        )
-    message = (
-        None if var_exists else _existence_message(n_noisy, n_eff, rank, "variance")
-    )
-    if method == "delta" or data.cv2 <= _CV2_DELTA_EXACT:
-        variance = data.delta_var if var_exists or method == "delta" else math.inf
-        return R2Moments(1.0 - data.delta_mean, variance, message)
-    if data.n_noisy_num == 0:  # σ below the double range: exact to ~1e-600
-        return R2Moments(nominal, 0.0 if var_exists else math.inf, message)
-
-    integrals = _integrate(data, var_exists)
-    mean_ratio = float(integrals[0])
-    if var_exists:
-        variance = float(integrals[1]) - (mean_ratio - data.delta_mean) ** 2
-        variance = max(variance, 0.0)
-    else:
-        variance = math.inf
-    return R2Moments(1.0 - mean_ratio, variance, message)
-
-
-def _upper_limit(
-    integrand: _R2Integrand, data: _R2Data, mu_y: float
-) -> tuple[float, bool]:
-    """The upper limit in ``x`` and whether a power-law tail is added there.
-
-    The limit is where ``L(t)`` underflows, or (``Y`` able to reach 0) where
-    every noisy ``2tτ_i ≥ 1e8`` and the integrands follow their power law.
-    """
-    bounded_num = data.bounded_num
-    upper, power_tail = _X_CAP, not bounded_num
-    # Scan x in blocks (cheap ones first: for large M the first block ends it).
-    for block in (
-        np.arange(0.0, 12.0, 4.0),
-        np.arange(12.0, 40.0, 4.0),
-        np.arange(40.0, _X_CAP, 4.0),
-    ):
-        log_l = integrand.log_l(block)
-        a_min = 2.0 * np.exp(block) / mu_y * data.tau_min
-        tiny = log_l < _LOG_TINY
-        saturated = (a_min >= 1e8) & (not bounded_num)
-        stop = tiny | saturated
-        if stop.any():
-            first = int(np.argmax(stop))
-            upper, power_tail = (
-                float(block[first]),
-                bool(saturated[first] and not tiny[first]),
-            )
-            break
-    return upper, power_tail
-
-
-def _integrate(data: _R2Data, var_exists: bool) -> np.ndarray:
-    """The integrals of ``E[X/Y]`` and (if it exists) ``E[(X − cY)²/Y²]``."""
+def make_integrand(data: _R2Data, second: bool, c: float) -> _R2Integrand:
+    """The tilted moments of one output (``second``: also those of ``Z = X - cY``)."""
     sums = BucketedPowerSums(
         data.source,
         data.n,
@@ -601,44 +502,14 @@ def _integrate(data: _R2Data, var_exists: bool) -> np.ndarray:
         uniform=data.tau_min == data.tau_max,
         chunk=CHUNK_ROWS,
     )
-    mu_y = data.mu_y
     integrand = _R2Integrand(
         sums,
         data.tau_max,
         data.exact_sums,
         float(data.n),
         data.wdd_total,
-        mu_y,
-        data.delta_mean,
+        data.mu_y,
+        c,
     )
-    integrand.second = var_exists
-    upper, power_tail = _upper_limit(integrand, data, mu_y)
-    n_eff = data.n_eff
-    rank_num = data.n_noisy_num if data.n_noisy_num < n_eff else n_eff - 1
-    delta_mean, delta_var = data.delta_mean, data.delta_var
-    n_comp = 2 if var_exists else 1
-    atol = np.array(
-        [1e-16 * max(abs(delta_mean), 1e-300), 1e-15 * max(delta_var, 1e-300)]
-    )[:n_comp]
-    n_panels = max(4, math.ceil((upper - _X_LOWER) / 2.5))
-    integrals = gauss_kronrod(
-        integrand,
-        _X_LOWER,
-        upper,
-        n_panels=n_panels,
-        atol=atol,
-        rtol=np.array([1e-14, 1e-12])[:n_comp],
-    )
-    if power_tail:
-        end = integrand(np.array([upper]))[:, 0]
-        # Integrands in x = log t: t L E_t[X] ~ t^{1 - r/2} and t² L E_t[Z²] ~
-        # t^{2 - r/2}; where X/Y is bounded, E_t[X] and E_t[Z²] fall as 1/t
-        # and 1/t² too, and both decay as t^{-r/2}.
-        if data.ratio_bounded_num:
-            kappa = np.full(n_comp, rank_num / 2.0)
-        else:
-            kappa = np.array([rank_num / 2.0 - 1.0, rank_num / 2.0 - 2.0])[:n_comp]
-        integrals = integrals + np.where(
-            kappa > 0, end / np.where(kappa > 0, kappa, 1.0), 0.0
-        )
-    return integrals
+    integrand.second = second
+    return integrand

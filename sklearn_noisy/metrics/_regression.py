@@ -498,9 +498,9 @@ def expected_r2_score(
     ``multioutput`` also takes ``"variance_weighted"`` and ``None`` (the
     uniform average), as scikit-learn's ``r2_score``. Variance-weighted, the
     average is ``1 - Σ_k X_k / Σ_k Y_k`` over the outputs with ``Y_k > 0``;
-    under noise its weights are random, and its moments are those of that
-    ratio by the second-order delta method (``method="delta"``; exact with
-    one output, scikit-learn's number at zero noise).
+    under noise its weights are random, and the result is the distribution
+    of that ratio, by the same exact quadrature over the independent outputs
+    (its moments exist when the ranks summed over the outputs exceed 2 and 4).
 
     Parameters
     ----------
