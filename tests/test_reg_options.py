@@ -159,3 +159,15 @@ def test_variance_weighted_with_an_exact_constant_output():
     first = expected_r2_score(y_true[:, 0], y_pred[:, 0], sigma=0.3)
     assert both.expected == pytest.approx(first.expected, rel=1e-13)
     assert both.variance == pytest.approx(first.variance, rel=1e-10)
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_negative_sample_weight_only_without_noise(metric):
+    # scikit-learn accepts negative weights (rejected before at any sigma);
+    # with a noisy label the metric has no distribution over the noise.
+    y_true, y_pred = [1.0, 2.0, 4.0, 7.0], [1.5, 2.0, 3.0, 8.0]
+    weight = [1.0, -0.5, 2.0, 1.0]
+    exact = metric(y_true, y_pred, sigma=0.0, sample_weight=weight)
+    assert exact.variance == 0.0 and exact.expected == exact.nominal
+    with pytest.raises(ValueError, match="sample_weight must be non-negative"):
+        metric(y_true, y_pred, sigma=[0.0, 0.0, 0.1, 0.0], sample_weight=weight)

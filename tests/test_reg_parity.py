@@ -111,6 +111,8 @@ WEIGHTS = {
     "float32": RNG.uniform(0.5, 2.0, N).astype(np.float32),
     "series": pd.Series(RNG.uniform(0.5, 2.0, N)),
     "zeros": np.where(np.arange(N) % 4 == 0, 0.0, 1.0),
+    "negative": np.where(np.arange(N) % 5 == 0, -0.5, 1.0),  # sum > 0
+    "negative-sum": np.where(np.arange(N) % 2 == 0, -2.0, 1.0),  # sum < 0
 }
 
 
@@ -265,6 +267,7 @@ BAD_INPUTS = [
     ("weight NaN", Y1, P1, {"sample_weight": [np.nan] + [1.0] * (N - 1)}, PAIRS),
     ("weight strings", Y1, P1, {"sample_weight": ["a"] * N}, PAIRS),
     ("weight zeros", Y1, P1, {"sample_weight": np.zeros(N)}, PAIRS),
+    ("weights sum to 0", Y1, P1, {"sample_weight": [1.0, -1.0] * 11 + [0.0]}, PAIRS),
     ("weight scalar", Y1, P1, {"sample_weight": 2.0}, PAIRS),
     ("weight big int", Y1, P1, {"sample_weight": [10**400] + [1] * (N - 1)}, PAIRS),
     ("multioutput string", Y3, P3, {"multioutput": "mean"}, PAIRS),
@@ -278,7 +281,7 @@ BAD_INPUTS = [
     ),
     ("weights, one output", Y1, P1, {"multioutput": [1.0]}, ("mse", "mae", "r2")),
     ("weights shape", Y3, P3, {"multioutput": [1.0, 2.0]}, ("mse", "mae", "r2")),
-    ("weights sum to 0", Y3, P3, {"multioutput": [1.0, -1.0, 0.0]}, PAIRS),
+    ("outputs sum to 0", Y3, P3, {"multioutput": [1.0, -1.0, 0.0]}, PAIRS),
     ("force_finite", Y1, P1, {"force_finite": "yes"}, ("r2",)),
 ]
 

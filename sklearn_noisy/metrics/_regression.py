@@ -23,6 +23,7 @@ from ..utils._docstring import fill_doc
 from ..utils._validation import (
     check_estimand,
     check_regression_inputs,
+    has_noise,
     supports_estimands,
 )
 from ._r2_outputs import r2_forward
@@ -409,8 +410,12 @@ nominal=0.612372, n_samples=4, method='delta')
     for j in range(n_outputs):
         # The nominal as scikit-learn computes it, independent of sigma.
         nominal[j] = rmse_nominal(y_true[:, j], y_pred[:, j], weight, float(mse[j]))
+        sigma_j = output_column(sigma, j)
+        if not has_noise(sigma_j):  # exact labels: no quadrature
+            expected[j], variance[j] = nominal[j], 0.0
+            continue
         expected[j], variance[j], _ = kernel(
-            y_true[:, j], y_pred[:, j], output_column(sigma, j), weight
+            y_true[:, j], y_pred[:, j], sigma_j, weight
         )
         if variance[j] == 0.0:  # no label noise: exactly the classical metric
             expected[j] = nominal[j]

@@ -248,7 +248,8 @@ REGRESSION_PARAMETERS_DOC = """\
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights. The metric is the weighted mean ``Σ w_i ℓ_i / Σ w_i`` of
         the per-sample losses, so its variance is
-        ``Σ w_i² Var[ℓ_i] / (Σ w_i)²``.
+        ``Σ w_i² Var[ℓ_i] / (Σ w_i)²``. Negative weights are accepted at
+        ``sigma=0`` only, as scikit-learn accepts them.
 
     multioutput : {"raw_values", "uniform_average"} or array-like of shape \
 (n_outputs,), default="uniform_average"

@@ -273,8 +273,8 @@ def r2_sums(
 
     ``Σ w (y - ŷ)²`` and ``Σ w (y - ȳ_w)²``, block by block, in units of
     the returned ``scale`` (1.0 unless the squares overflow, ``|y| > 1e154``).
-    A constant ``y_true`` (over the positively weighted samples) is detected exactly and
-    gives a denominator of exactly 0, where scikit-learn's rounded mean can
+    A constant ``y_true`` (over the samples of non-zero weight) is detected
+    exactly and gives a denominator of exactly 0, where scikit-learn's rounded mean can
     leave a tiny positive one (and a huge negative score).
     """
     n_samples = y_true.shape[0]
@@ -297,7 +297,7 @@ def r2_sums(
                 numerator += weighted_sum(d * d, w)
                 c = y - mean
                 denominator += weighted_sum(c * c, w)
-                positive = y if w is None else y[w > 0]
+                positive = y if w is None else y[w != 0]
                 if positive.size:
                     low = min(low, float(positive.min()))
                     high = max(high, float(positive.max()))

@@ -290,6 +290,8 @@ def rmse_nominal(
     in_range = _MSE_NORMAL[0] < mse < _MSE_NORMAL[1]
     if in_range or (mse == 0.0 and not np.any(y_true != y_pred)):
         return math.sqrt(mse)
+    if mse < 0.0:  # negative sample weights: scikit-learn's sqrt gives NaN
+        return math.nan
     n = y_true.shape[0]
     d_max = max(
         float(np.max(np.abs(y_true[i : i + CHUNK_ROWS] - y_pred[i : i + CHUNK_ROWS])))

@@ -129,11 +129,17 @@ def _check_length(array: np.ndarray, n_samples: int, *, name: str) -> None:
         )
 
 
-def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray | None:
-    """Validate ``sample_weight``: finite, non-negative, one per sample, sum > 0.
+def check_sample_weight(
+    sample_weight: Any, n_samples: int, *, allow_negative: bool = False
+) -> np.ndarray | None:
+    """Validate ``sample_weight``: finite, one per sample, non-negative, sum > 0.
 
-    Weights far from 1 (largest outside [1e-100, 1e100]) are returned divided by
-    their largest value, which leaves every weighted mean unchanged.
+    ``allow_negative=True`` (scikit-learn's regression metrics) accepts
+    negative weights with a non-zero sum; a zero sum raises
+    :class:`WeightSumError`, as scikit-learn's ``ZeroDivisionError``. All
+    zeros raise ``ValueError`` either way. Weights far from 1 (largest
+    magnitude outside [1e-100, 1e100]) are returned divided by it, which
+    leaves every weighted mean unchanged.
     """
     if sample_weight is None:
         return None
@@ -144,11 +150,14 @@ def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray | None
         )
     _check_length(weight, n_samples, name="sample_weight")
     check_finite(weight, name="sample_weight")
-    if weight.min() < 0:
+    negative = weight.min() < 0
+    if negative and not allow_negative:
         raise ValueError("sample_weight must be non-negative.")
-    if not weight.sum() > 0:
+    if not negative and not weight.sum() > 0:
         raise ValueError("sample_weight must have a positive sum.")
-    largest = weight.max()
+    if negative and weight.sum() == 0:
+        raise WeightSumError("sample_weight must not sum to zero.")
+    largest = float(np.max(np.abs(weight)))
     if not 1e-100 <= largest <= 1e100:
         # Only ratios of weights matter to a weighted mean; squares of weights
         # this small or large would underflow or overflow in the variance.

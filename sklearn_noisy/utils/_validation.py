@@ -45,6 +45,7 @@ __all__ = [
     "check_sample_weight",
     "check_sigma",
     "check_transition_matrix",
+    "has_noise",
     "supports_estimands",
 ]
 
@@ -118,9 +119,23 @@ def check_regression_inputs(
         check_finite(y_pred, name="y_pred")
     shape = y_true.shape
     sigma = _check_regression_sigma(sigma, shape, ensure_finite=ensure_finite)
-    weight = check_sample_weight(sample_weight, shape[0])
+    weight = check_sample_weight(sample_weight, shape[0], allow_negative=True)
+    if weight is not None and weight.min() < 0.0 and has_noise(sigma):
+        raise ValueError(
+            "sample_weight must be non-negative when a label is noisy (sigma > "
+            "0): with negative weights the metric is not a mean of losses and "
+            "has no distribution over the label noise. Negative weights are "
+            "accepted at sigma = 0, as in scikit-learn."
+        )
     multioutput = _check_multioutput(multioutput, shape[1], metric)
     return y_true, y_pred, sigma, weight, multioutput
+
+
+def has_noise(sigma: Any) -> bool:
+    """Whether a validated ``sigma`` (a float or an array) has a positive entry."""
+    if isinstance(sigma, float):
+        return sigma > 0.0
+    return bool(np.any(sigma > 0.0))
 
 
 def _check_regression_sigma(
