@@ -192,3 +192,35 @@ def test_summarize_repeats_validates_an_unused_instrument_sigma(
     Y = [[1.0, 2.0, 3.0, 4.0, 5.0], [2.0, 3.0, 4.0, 5.0, 6.0]]
     with pytest.raises(ValueError, match=match):
         summarize_repeats(Y, instrument_sigma=instrument_sigma)
+
+
+@pytest.mark.parametrize(
+    "y_scale, sigma, variance",
+    [
+        (1e160, 0.0, 0.0),  # exact labels: 0, not 0·inf = NaN
+        (1e160, [0.0, 0.0, 0.0, 0.0], 0.0),
+        (1e150, 1e-150, None),  # 4 d² σ² in range although d² and σ² are not
+        (1e200, 1.0, np.inf),  # 4 d² σ² beyond the range
+    ],
+)
+def test_mse_moments_beyond_the_squares_range(y_scale, sigma, variance):
+    # Before: variance NaN wherever a squared residual overflowed.
+    y_true = np.array(Y_TRUE) * y_scale
+    y_pred = np.array(Y_PRED) * y_scale
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        score = expected_mean_squared_error(y_true, y_pred, sigma=sigma)
+    if variance is None:  # Σ 4 d_i² σ² / M² with d in units of y_scale
+        d = np.array(Y_TRUE) - np.array(Y_PRED)
+        variance = float(np.sum(4.0 * d * d) / 16.0)
+        assert score.variance == pytest.approx(variance, rel=1e-14)
+    else:
+        assert score.variance == variance
+
+
+@pytest.mark.parametrize("ratio", [1e-160, 1e-200, 1e-300])
+def test_rmse_noise_far_below_the_residuals(ratio):
+    # Before: "math domain error" (the quadrature's tolerance underflowed).
+    score = expected_root_mean_squared_error(Y_TRUE, Y_PRED, sigma=ratio)
+    assert score.expected == pytest.approx(root_mean_squared_error(Y_TRUE, Y_PRED))
+    assert score.variance >= 0.0 and np.isfinite(score.variance)

@@ -41,6 +41,7 @@ from ._regression_kernels import (
     absolute_error_kernel,
     accumulate,
     output_column,
+    rescaled_squared_error,
     squared_error_kernel,
 )
 from ._rmse_quadrature import rmse_moments, rmse_moments_delta, rmse_nominal
@@ -179,6 +180,10 @@ nominal=0.375, n_samples=4, method='exact')
         nominal, expected, variance = accumulate(
             squared_error_kernel, y_true, y_pred, sigma, weight
         )
+        if not all(np.isfinite(v).all() for v in (nominal, expected, variance)):
+            nominal, expected, variance = rescaled_squared_error(
+                y_true, y_pred, sigma, weight
+            )
     _check_finite_results(
         "mean_squared_error", (y_true, y_pred, sigma), (nominal, expected, variance)
     )

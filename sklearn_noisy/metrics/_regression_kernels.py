@@ -31,6 +31,7 @@ __all__ = [
     "r2_from_sums",
     "r2_nominal",
     "r2_sums",
+    "rescaled_squared_error",
     "squared_error_kernel",
 ]
 
@@ -183,6 +184,46 @@ def squared_error_kernel(
             variance = 2.0 * float(ws2.sum()) + 4.0 * float(wd2.sum())
         totals[:, j] = nominal, expected, variance
     return totals[0], totals[1], totals[2]
+
+
+def rescaled_squared_error(
+    y_true: np.ndarray, y_pred: np.ndarray, sigma: Any, weight: np.ndarray | None
+) -> tuple[np.ndarray, ...]:
+    """The MSE's moments with the residuals and sigma in units of their largest.
+
+    Squares beyond the float64 range (``|d|`` or ``σ`` above ~1e154) made the
+    plain sums inf, and ``0·inf`` NaN for exact labels. Here ``Σ w d̃²``,
+    ``Σ w σ̃²``, ``Σ w² σ̃⁴`` and ``Σ w² d̃² σ̃²`` are summed in scaled units
+    (``d̃ = d/S_d``, ``σ̃ = σ/S_σ``) and multiplied back term by term, so a
+    moment is inf only where its true value is. NaN and inf inputs give NaN
+    for the caller's check. A slow path, taken only then.
+    """
+    n_samples, n_outputs = y_true.shape
+    with np.errstate(invalid="ignore"):
+        s_d = max(float(np.max(np.abs(y_true))), float(np.max(np.abs(y_pred))))
+        s_s = float(sigma) if isinstance(sigma, float) else float(np.max(sigma))
+    s_d = s_d if np.isfinite(s_d) and s_d > 0.0 else 1.0
+    s_s = s_s if np.isfinite(s_s) and s_s > 0.0 else 1.0
+    sums = np.zeros((4, n_outputs))
+    for rows in chunks(n_samples):
+        d = y_true[rows] / s_d - y_pred[rows] / s_d
+        s = np.broadcast_to(np.asarray(chunk_of(sigma, rows)) / s_s, d.shape)
+        w = np.ones(d.shape[0]) if weight is None else weight[rows]
+        d2, s2 = d * d, s * s
+        sums += (w @ d2, w @ s2, (w * w) @ (s2 * s2), (w * w) @ (d2 * s2))
+    w_sum = float(n_samples) if weight is None else float(weight.sum())
+
+    def times(value: np.ndarray, factor: float) -> np.ndarray:
+        return np.where(value == 0.0, 0.0, value * factor)
+
+    with np.errstate(over="ignore"):  # inf where the true value overflows
+        nominal = times(sums[0], s_d * s_d) / w_sum
+        expected = nominal + times(sums[1], s_s * s_s) / w_sum
+        cross = (s_d * s_s) * (s_d * s_s)
+        variance = (
+            2.0 * times(sums[2], s_s * s_s * (s_s * s_s)) + 4.0 * times(sums[3], cross)
+        ) / (w_sum * w_sum)
+    return nominal, expected, variance
 
 
 def _linear_loss_of_negative(u: np.ndarray, out: np.ndarray) -> np.ndarray:

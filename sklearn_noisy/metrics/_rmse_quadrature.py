@@ -40,6 +40,9 @@ from ._quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums, gauss_kron
 __all__ = ["rmse_moments", "rmse_moments_delta", "rmse_nominal"]
 
 _INV_2_SQRT_PI = 0.5 / math.sqrt(math.pi)
+#: Below this ``CV² = Var[MSE]/E[MSE]²`` the delta method is exact to double
+#: precision (its relative error is of order ``CV``).
+_CV2_DELTA_EXACT = 1e-32
 
 
 def _half_a_minus_log1p(a: np.ndarray) -> np.ndarray:
@@ -221,6 +224,11 @@ def rmse_moments(
     root_m = data.scale * math.sqrt(data.m)
     if data.n_noisy == 0:  # every label exact: no quadrature
         return data.nominal, 0.0, data.nominal
+    if data.cv2 < _CV2_DELTA_EXACT:
+        # The noise is below double precision against the residuals: the
+        # delta method's relative error, of order CV, is below 1e-16 there
+        # (and the quadrature's tolerance, a multiple of CV², underflows).
+        return rmse_moments_delta(y_true, y_pred, sigma, weight)
     sums = BucketedPowerSums(
         data.source,
         data.n,
