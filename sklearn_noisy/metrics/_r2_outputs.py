@@ -1,7 +1,7 @@
 """R² of validated inputs: per output, ``force_finite``, and the output average.
 
 :func:`r2_forward` runs the exact (or delta-method) moments of
-:mod:`~sklearn_noisy.metrics._r2_quadrature` on every output and combines them
+:mod:`~sklearn_noisy.metrics._r2_moments` on every output and combines them
 as scikit-learn's ``r2_score`` does, ``multioutput="variance_weighted"``
 included (user guide: :ref:`formula_r2`).
 """
@@ -36,7 +36,7 @@ def _undefined(n_samples: int, n_outputs: int, multioutput: Any) -> Any:
 
 
 def _single_sample(
-    y_pred: np.ndarray, sigma: Any, weight: np.ndarray, force_finite: bool
+    sigma: Any, weight: np.ndarray, force_finite: bool
 ) -> tuple[float, float] | None:
     """Moments when one sample carries all the weight, or None if it is exact.
 
@@ -97,7 +97,7 @@ def r2_forward(
         nominal[j] = r2_from_sums(sums[j, 0], sums[j, 1], force_finite=force_finite)
         sigma_j = output_column(sigma, j)
         single = (
-            _single_sample(y_pred[:, j], sigma_j, weight, force_finite)
+            _single_sample(sigma_j, weight, force_finite)
             if n_positive == 1 and weight is not None
             else None
         )
