@@ -14,7 +14,11 @@ In one run, at M = 10⁴, 10⁶ and 10⁷, it times:
 and measures the peak extra memory (tracemalloc) of each of ours at M = 10⁷.
 Every timing is the best of k runs after a warm-up, ours and scikit-learn's
 interleaved so that both see the same machine load. The goals of issue 2 are
-checked at M = 10⁶ and printed as PASS / FAIL.
+checked at M = 10⁶ and printed as PASS / FAIL, with the MAE goal of issue 15
+(expected MAE with its variance at most 2x ``mean_absolute_error``; the
+1-thread row is printed against the same goal, for information). The memory
+of every regression estimand at M = 10⁷ is measured by
+``bench_reg_memory.py``.
 """
 
 from __future__ import annotations
@@ -151,9 +155,9 @@ def _bench_size(m: int, measure_memory: bool, rows: list, memory_rows: list) -> 
     for label, ours, reference, goal in (
         ("E[MSE]+Var, sigma_i", "mse_sigma_i", "sk_mse", 1.5),
         ("E[MSE]+Var, scalar sigma", "mse_sigma", "sk_mse", 1.5),
-        ("E[MAE]+Var, sigma_i", "mae_sigma_i", "sk_mae", 3.0),
-        ("E[MAE]+Var, scalar sigma", "mae_sigma", "sk_mae", 3.0),
-        ("E[MAE]+Var, sigma_i, 1 thr", "mae_sigma_i_1t", "sk_mae", 3.0),
+        ("E[MAE]+Var, sigma_i", "mae_sigma_i", "sk_mae", 2.0),
+        ("E[MAE]+Var, scalar sigma", "mae_sigma", "sk_mae", 2.0),
+        ("E[MAE]+Var, sigma_i, 1 thr", "mae_sigma_i_1t", "sk_mae", 2.0),
         ("E[acc]+Var, q_i", "acc_q_i", "sk_acc", 0.5),
         ("E[acc]+Var, scalar q", "acc_q", "sk_acc", 0.5),
     ):

@@ -570,8 +570,9 @@ def test_input_validation(function):
         function([1.0, np.nan, 2.0, 3.0], [1.0, 2.0, 2.0, 3.0], sigma=1.0)
     with pytest.raises(ValueError, match="sample_weight"):
         function(y, y, sigma=1.0, sample_weight=[1.0] * 5)
-    with pytest.raises(ValueError, match="multioutput"):
-        function(y, y, sigma=1.0, multioutput="variance_weighted")
+    if function is expected_root_mean_squared_error:  # R² offers it
+        with pytest.raises(ValueError, match="multioutput"):
+            function(y, y, sigma=1.0, multioutput="variance_weighted")
 
 
 def test_noise_only_on_zero_weight_rows_is_no_noise():
@@ -586,13 +587,36 @@ def test_noise_only_on_zero_weight_rows_is_no_noise():
             assert score.expected == pytest.approx(reference.expected, rel=1e-15)
 
 
-def test_r2_needs_two_samples():
-    with pytest.raises(ValueError, match="two samples"):
-        expected_r2_score([1.0], [1.0], sigma=1.0)
-    with pytest.raises(ValueError, match="two samples"):
-        expected_r2_score(
-            [1.0, 2.0, 3.0], [1.0, 2.0, 2.0], sigma=1.0, sample_weight=[0, 1, 0]
+def test_r2_fewer_than_two_samples_is_nan_as_in_scikit_learn():
+    # scikit-learn: NaN and an UndefinedMetricWarning (this raised before).
+    from sklearn.exceptions import UndefinedMetricWarning
+
+    for sigma in (0.0, 1.0):
+        with pytest.warns(UndefinedMetricWarning, match="two samples"):
+            score = expected_r2_score([1.0], [1.0], sigma=sigma)
+        assert np.isnan(score.expected) and np.isnan(score.nominal)
+    with pytest.warns(UndefinedMetricWarning):
+        assert np.isnan(r2_score([1.0], [1.0]))
+
+
+def test_r2_one_positive_weight_is_scikit_learns_constant():
+    # One sample carries all the weight: the total sum of squares is 0, so
+    # scikit-learn gives 1.0 (perfect) or 0.0 (force_finite), NaN or -inf
+    # without; under noise the residual is positive almost surely (this raised).
+    y, p, w = [1.0, 2.0, 3.0], [1.0, 2.0, 2.0], [0, 1, 0]
+    for force_finite in (True, False):
+        exact = expected_r2_score(
+            y, p, sigma=0.0, sample_weight=w, force_finite=force_finite
         )
+        with np.errstate(divide="ignore", invalid="ignore"):  # scikit-learn's 0/0
+            reference = r2_score(y, p, sample_weight=w, force_finite=force_finite)
+        np.testing.assert_equal(exact.nominal, reference)  # NaN == NaN here
+        np.testing.assert_equal(exact.expected, reference)
+        assert exact.variance == 0.0
+    noisy = expected_r2_score(y, p, sigma=1.0, sample_weight=w)
+    assert (noisy.expected, noisy.variance, noisy.nominal) == (0.0, 0.0, 1.0)
+    noisy = expected_r2_score(y, p, sigma=1.0, sample_weight=w, force_finite=False)
+    assert noisy.expected == -np.inf and np.isnan(noisy.variance)
 
 
 def test_inputs_unchanged_and_float32_lists_series():

@@ -48,9 +48,9 @@ from typing import Any
 import numpy as np
 from scipy.special import comb
 
-from ._quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums, gauss_kronrod
+from ._quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums
 
-__all__ = ["R2Moments", "r2_moments"]
+__all__ = ["R2Moments", "delta_ratio", "make_integrand"]
 
 #: Labels whose scaled variance ``w (σ/S)²`` is below this are exact for the
 #: numerics (far below double precision; see :meth:`_R2Data._tau`).
@@ -72,6 +72,11 @@ _BINOM = np.array(
 )
 #: log1p(a) = Σ_{n≥1} (−1)^{n−1} a^n / n
 _LOG1P = np.array([0.0] + [(-1.0) ** (n - 1) / n for n in range(1, SERIES_TERMS + 1)])
+#: Below this ``CV²`` (see :func:`delta_ratio`) the second-order delta
+#: method is exact to double precision (its relative error is about ``CV²``),
+#: while the quadrature's centred integrands cancel to ``1e-16/CV²``: the
+#: delta values are returned as the exact ones.
+_CV2_DELTA_EXACT = 1e-15
 _X_LOWER = -40.0
 _X_CAP = 150.0
 _LOG_TINY = -745.0
@@ -80,12 +85,20 @@ _LOG_TINY = -745.0
 class R2Moments:
     """Result of :func:`r2_moments` for one output."""
 
-    __slots__ = ("expected", "message", "variance")
+    __slots__ = ("expected", "message", "noisy", "variance")
 
-    def __init__(self, expected: float, variance: float, message: str | None) -> None:
+    def __init__(
+        self,
+        expected: float,
+        variance: float,
+        message: str | None,
+        *,
+        noisy: bool = True,
+    ) -> None:
         self.expected = expected
         self.variance = variance
         self.message = message
+        self.noisy = noisy  # some positively weighted label is noisy
 
 
 def _r2_families(base: np.ndarray) -> np.ndarray:
@@ -176,6 +189,23 @@ class _R2Integrand:
 
     def evaluate(self, x: np.ndarray, log_only: bool = False) -> np.ndarray:
         t = np.exp(x) / self.mu_y
+        if log_only:
+            return self.tilted(t, log_only=True)[0]
+        log_l, mean_x, mean_z, var_z = self.tilted(t)
+        lik = np.exp(np.minimum(log_l, 0.0))
+        first = t * lik * mean_x
+        if not self.second:
+            return first[None, :]
+        second = t * t * lik * (var_z + mean_z * mean_z)
+        return np.stack([first, second])
+
+    def tilted(self, t: np.ndarray, log_only: bool = False) -> tuple[np.ndarray, ...]:
+        """``(log L, E_t[X], E_t[Z], Var_t[Z])`` at the tilts ``t`` (scaled units).
+
+        ``E_t`` is the expectation under the exponential tilt ``e^{-tY}``;
+        ``Z = X - cY``. Only ``log L`` with ``log_only``; ``E_t[Z]`` and
+        ``Var_t[Z]`` are None unless ``self.second``.
+        """
         T, log1p_sum = self._sums(t)
         s_r = T[:, _W, _C01]
         s_ru = T[:, _WU, _C01]
@@ -183,8 +213,7 @@ class _R2Integrand:
         exponent = T[:, _WUU, _C01] - ubar * s_ru  # Σ w r (u − ū)²
         log_l = -0.5 * log1p_sum - 0.5 * np.log(s_r / self.w_total) - t * exponent
         if log_only:
-            return log_l
-        lik = np.exp(np.minimum(log_l, 0.0))
+            return (log_l,)
         gamma = 2.0 * t / s_r
 
         def xi(combo: int) -> np.ndarray:
@@ -206,9 +235,8 @@ class _R2Integrand:
         wv2 = self.wdd_total - 4.0 * t * dxi(_C11) + 4.0 * t * t * xi2(_C22)
         tr_wg = sum_psi + gw2
         mean_x = wv2 + tr_wg
-        first = t * lik * mean_x
         if not self.second:
-            return first[None, :]
+            return log_l, mean_x, None, None
         c = self.c
         cw = c / self.w_total
         g1 = 1.0 + gamma * sum_wpsi
@@ -228,12 +256,11 @@ class _R2Integrand:
         )
         fv = T[:, _WD, _C11] - 2.0 * t * xi(_C22) - c * xi(_C12)
         var_z = 2.0 * tr_agag + 4.0 * (fvv + (gamma * fv) * fv)
-        second = t * t * lik * (var_z + mean_z * mean_z)
-        return np.stack([first, second])
+        return log_l, mean_x, mean_z, var_z
 
 
-def _delta_from_sums(totals: np.ndarray, w_total: float) -> tuple[float, float, float]:
-    """``μ_Y`` and the delta-method ``E[ρ]``, ``Var[ρ]``, weighted.
+def _delta_parts(totals: np.ndarray, w_total: float) -> np.ndarray:
+    """``(μ_X, μ_Y, V_X, V_Y, C_XY)``, the moments of the two sums, weighted.
 
     User guide: :ref:`formula_r2`.
 
@@ -251,10 +278,22 @@ def _delta_from_sums(totals: np.ndarray, w_total: float) -> tuple[float, float, 
     v_y = 2.0 * (sum_tau2 - 2.0 * sum_wtau2 / w_total + (sum_wtau / w_total) ** 2)
     v_y += 4.0 * wuut
     c_xy = 2.0 * (sum_tau2 - sum_wtau2 / w_total) + 4.0 * wdut
+    return np.array([mu_x, mu_y, v_x, v_y, c_xy])
+
+
+def delta_ratio(parts: np.ndarray) -> tuple[float, float, float]:
+    """Second-order delta ``E[X/Y]``, first-order ``Var[X/Y]``, and ``CV²``.
+
+    ``parts`` as :func:`_delta_parts` returns them. ``CV² = V_X/μ_X² +
+    V_Y/μ_Y²`` sets the relative size of the terms the delta method leaves
+    out.
+    """
+    mu_x, mu_y, v_x, v_y, c_xy = (float(value) for value in parts)
     ratio = mu_x / mu_y
     mean = ratio - c_xy / mu_y**2 + mu_x * v_y / mu_y**3
     var = (v_x - 2.0 * ratio * c_xy + ratio * ratio * v_y) / mu_y**2
-    return mu_y, mean, max(var, 0.0)
+    cv2 = v_x / mu_x**2 + v_y / mu_y**2 if mu_x > 0.0 else math.inf
+    return mean, max(var, 0.0), cv2
 
 
 class _R2Data:
@@ -293,12 +332,16 @@ class _R2Data:
         y_min, y_max, s_min = math.inf, -math.inf, math.inf
         n_noisy = n_eff = n_exact = 0
         exact_min, exact_max = math.inf, -math.inf
+        pred_min, pred_max = math.inf, -math.inf
         for i in range(0, self.n, CHUNK_ROWS):
             y, d, s, w = self._block(i)
             positive = w > 0.0
             yp = y[positive]
             if yp.size:
                 y_min, y_max = min(y_min, float(yp.min())), max(y_max, float(yp.max()))
+                pred = self.y_pred[i : i + CHUNK_ROWS][positive]
+                pred_min = min(pred_min, float(pred.min()))
+                pred_max = max(pred_max, float(pred.max()))
             d_max = max(d_max, float(np.abs(d).max()))
             s_pos = s[positive]
             if s_pos.size:
@@ -315,8 +358,27 @@ class _R2Data:
                 exact_max = max(exact_max, float(exact_y.max()))
         self.n_noisy, self.n_eff = n_noisy, n_eff
         self.bounded = n_exact >= 2 and exact_max > exact_min
+        # The constant prediction of every positively weighted sample, if any.
+        self.constant_pred = pred_min if pred_min == pred_max else None
+        self.ratio_bounded = self._ratio_bounded(n_exact, exact_min, exact_max)
         self.scale = max(y_max - y_min, d_max, s_max)
         return s_min
+
+    def _ratio_bounded(self, n_exact: int, exact_min: float, exact_max: float) -> bool:
+        """Whether ``X/Y`` is bounded although ``Y`` can reach 0.
+
+        With the exact labels all equal to ``v`` and every prediction equal to
+        ``v`` too, both sums are quadratic forms in ``e = y - v`` without
+        linear terms, and ``Y`` is positive definite on the noisy labels (the
+        exact ones have ``e = 0``): ``X/Y`` lies between the extreme
+        generalised eigenvalues, and every moment of R² exists.
+        """
+        return (
+            n_exact >= 1
+            and exact_min == exact_max
+            and self.constant_pred is not None
+            and self.constant_pred == exact_min
+        )
 
     def _centre(self, s_min: float) -> None:
         """Pass 2: the numerically exact labels, and the centre."""
@@ -346,6 +408,7 @@ class _R2Data:
         self.centre = sums[0] / sums[1] if n_exact_num else sums[2] / sums[3]
         self.n_noisy_num = n_noisy_num
         self.bounded_num = n_exact_num >= 2 and num_max > num_min
+        self.ratio_bounded_num = self._ratio_bounded(n_exact_num, num_min, num_max)
         self.tau_min, self.tau_max = tau_min, tau_max
 
     def _delta_sums(self) -> None:
@@ -387,7 +450,9 @@ class _R2Data:
                 exact_sums += (we.sum(), np.sum(we * ue), np.sum(we * ue * ue))
         self.wdd_total = float(totals[0])
         self.exact_sums = exact_sums
-        self.mu_y, self.delta_mean, self.delta_var = _delta_from_sums(totals, w_total)
+        self.parts = _delta_parts(totals, w_total)
+        self.mu_y = float(self.parts[1])
+        self.delta_mean, self.delta_var, self.cv2 = delta_ratio(self.parts)
 
     def _tau(self, w: np.ndarray, s: np.ndarray) -> np.ndarray:
         """``τ = w (σ/S)²`` of a block, with the numerically exact labels at 0.
@@ -427,104 +492,8 @@ class _R2Data:
         return np.minimum(tau[noisy] / self.tau_max, 1.0), base
 
 
-def _existence_message(n_noisy: int, n_eff: int, rank: int, what: str) -> str:
-    need = 2 if what == "expected value" else 4
-    if n_noisy < n_eff:
-        why = (
-            f"{n_noisy} of the {n_eff} labels are noisy and the exact labels do not "
-            "take two distinct values, so the noise has rank "
-            f"r = {n_noisy}"
-        )
-    else:
-        why = f"all {n_eff} labels are noisy, so the centred noise has rank r = {rank}"
-    return (
-        f"The {what} of R² does not exist (it is infinite): {why}. The total sum of "
-        "squares can then come arbitrarily close to 0, and the "
-        f"{what} of R² is finite only when r > {need}. Use more samples, or "
-        "include at least two exact labels (sigma = 0) with distinct values."
-    )
-
-
-def r2_moments(
-    y_true: np.ndarray,
-    y_pred: np.ndarray,
-    sigma: Any,
-    weight: np.ndarray | None,
-    *,
-    nominal: float,
-    method: str = "exact",
-) -> R2Moments:
-    """``E[R²]``, ``Var[R²]`` (and an existence message) for one output.
-
-    ``y_true``, ``y_pred`` are 1-D (possibly strided) arrays, ``sigma`` a float
-    or a 1-D array, ``weight`` None or 1-D. ``nominal`` is scikit-learn's
-    ``r2_score`` on ``y_true``; it is returned as the expected value when every
-    label is exact. Memory is bounded by the block size.
-    """
-    data = _R2Data(y_true, y_pred, sigma, weight)
-    n_noisy, n_eff = data.n_noisy, data.n_eff
-    if n_noisy == 0:
-        return R2Moments(nominal, 0.0, None)
-    rank = n_noisy if n_noisy < n_eff else n_eff - 1
-    mean_exists = data.bounded or rank > 2
-    var_exists = data.bounded or rank > 4
-    if not mean_exists:
-        return R2Moments(
-            -math.inf,
-            math.inf,
-            _existence_message(n_noisy, n_eff, rank, "expected value"),
-        )
-    message = (
-        None if var_exists else _existence_message(n_noisy, n_eff, rank, "variance")
-    )
-    if method == "delta":
-        return R2Moments(1.0 - data.delta_mean, data.delta_var, message)
-    if data.n_noisy_num == 0:  # σ below the double range: exact to ~1e-600
-        return R2Moments(nominal, 0.0 if var_exists else math.inf, message)
-
-    integrals = _integrate(data, var_exists)
-    mean_ratio = float(integrals[0])
-    if var_exists:
-        variance = float(integrals[1]) - (mean_ratio - data.delta_mean) ** 2
-        variance = max(variance, 0.0)
-    else:
-        variance = math.inf
-    return R2Moments(1.0 - mean_ratio, variance, message)
-
-
-def _upper_limit(
-    integrand: _R2Integrand, data: _R2Data, mu_y: float
-) -> tuple[float, bool]:
-    """The upper limit in ``x`` and whether a power-law tail is added there.
-
-    The limit is where ``L(t)`` underflows, or (``Y`` able to reach 0) where
-    every noisy ``2tτ_i ≥ 1e8`` and the integrands follow their power law.
-    """
-    bounded_num = data.bounded_num
-    upper, power_tail = _X_CAP, not bounded_num
-    # Scan x in blocks (cheap ones first: for large M the first block ends it).
-    for block in (
-        np.arange(0.0, 12.0, 4.0),
-        np.arange(12.0, 40.0, 4.0),
-        np.arange(40.0, _X_CAP, 4.0),
-    ):
-        log_l = integrand.log_l(block)
-        a_min = 2.0 * np.exp(block) / mu_y * data.tau_min
-        tiny = log_l < _LOG_TINY
-        saturated = (a_min >= 1e8) & (not bounded_num)
-        stop = tiny | saturated
-        if stop.any():
-            first = int(np.argmax(stop))
-            upper, power_tail = (
-                float(block[first]),
-                bool(saturated[first] and not tiny[first]),
-            )
-            break
-    return upper, power_tail
-
-
-def _integrate(data: _R2Data, var_exists: bool) -> np.ndarray:
-    """The integrals of ``E[X/Y]`` and (if it exists) ``E[(X − cY)²/Y²]``."""
+def make_integrand(data: _R2Data, second: bool, c: float) -> _R2Integrand:
+    """The tilted moments of one output (``second``: also those of ``Z = X - cY``)."""
     sums = BucketedPowerSums(
         data.source,
         data.n,
@@ -533,38 +502,14 @@ def _integrate(data: _R2Data, var_exists: bool) -> np.ndarray:
         uniform=data.tau_min == data.tau_max,
         chunk=CHUNK_ROWS,
     )
-    mu_y = data.mu_y
     integrand = _R2Integrand(
         sums,
         data.tau_max,
         data.exact_sums,
         float(data.n),
         data.wdd_total,
-        mu_y,
-        data.delta_mean,
+        data.mu_y,
+        c,
     )
-    integrand.second = var_exists
-    upper, power_tail = _upper_limit(integrand, data, mu_y)
-    n_eff = data.n_eff
-    rank_num = data.n_noisy_num if data.n_noisy_num < n_eff else n_eff - 1
-    delta_mean, delta_var = data.delta_mean, data.delta_var
-    n_comp = 2 if var_exists else 1
-    atol = np.array(
-        [1e-16 * max(abs(delta_mean), 1e-300), 1e-15 * max(delta_var, 1e-300)]
-    )[:n_comp]
-    n_panels = max(4, math.ceil((upper - _X_LOWER) / 2.5))
-    integrals = gauss_kronrod(
-        integrand,
-        _X_LOWER,
-        upper,
-        n_panels=n_panels,
-        atol=atol,
-        rtol=np.array([1e-14, 1e-12])[:n_comp],
-    )
-    if power_tail:
-        end = integrand(np.array([upper]))[:, 0]
-        kappa = np.array([rank_num / 2.0 - 1.0, rank_num / 2.0 - 2.0])[:n_comp]
-        integrals = integrals + np.where(
-            kappa > 0, end / np.where(kappa > 0, kappa, 1.0), 0.0
-        )
-    return integrals
+    integrand.second = second
+    return integrand

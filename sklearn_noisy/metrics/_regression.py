@@ -23,9 +23,10 @@ from ..utils._docstring import fill_doc
 from ..utils._validation import (
     check_estimand,
     check_regression_inputs,
+    has_noise,
     supports_estimands,
 )
-from ._r2_quadrature import r2_moments
+from ._r2_outputs import r2_forward
 from ._regression_estimands import (
     ESTIMAND_DOC,
     MAE_REMEASUREMENT_DOC,
@@ -40,10 +41,10 @@ from ._regression_kernels import (
     absolute_error_kernel,
     accumulate,
     output_column,
-    r2_nominal,
+    rescaled_squared_error,
     squared_error_kernel,
 )
-from ._rmse_quadrature import rmse_moments, rmse_moments_delta
+from ._rmse_quadrature import rmse_moments, rmse_moments_delta, rmse_nominal
 
 __all__ = [
     "expected_mean_absolute_error",
@@ -69,8 +70,8 @@ def _check_finite_results(
         if isinstance(array, np.ndarray):
             check_finite(array[:, 0] if array.shape[1] == 1 else array, name=name)
     warnings.warn(
-        f"{metric} overflowed: the squared errors or sigma**4 exceed the float64 "
-        "range, so the result is inf. Rescale y_true, y_pred and sigma.",
+        f"{metric} overflowed: the errors or their moments exceed the float64 "
+        "range, so part of the result is inf. Rescale y_true, y_pred and sigma.",
         RuntimeWarning,
         stacklevel=3,
     )
@@ -160,6 +161,7 @@ nominal=0.375, n_samples=4, method='exact')
         sigma=sigma,
         sample_weight=sample_weight,
         multioutput=multioutput,
+        metric="mean_squared_error",
         ensure_finite=False,
     )
     y_true, y_pred, sigma, weight, multioutput = inputs
@@ -178,6 +180,10 @@ nominal=0.375, n_samples=4, method='exact')
         nominal, expected, variance = accumulate(
             squared_error_kernel, y_true, y_pred, sigma, weight
         )
+        if not all(np.isfinite(v).all() for v in (nominal, expected, variance)):
+            nominal, expected, variance = rescaled_squared_error(
+                y_true, y_pred, sigma, weight
+            )
     _check_finite_results(
         "mean_squared_error", (y_true, y_pred, sigma), (nominal, expected, variance)
     )
@@ -268,6 +274,7 @@ def expected_mean_absolute_error(
         sigma=sigma,
         sample_weight=sample_weight,
         multioutput=multioutput,
+        metric="mean_absolute_error",
     )
     if estimand != "forward":
         return estimand_score("mean_absolute_error", estimand, inputs, sigma_dof)
@@ -275,6 +282,9 @@ def expected_mean_absolute_error(
     y_true, y_pred, sigma, weight, multioutput = inputs
     nominal, expected, variance = accumulate(
         absolute_error_kernel, y_true, y_pred, sigma, weight, parallel=True
+    )
+    _check_finite_results(
+        "mean_absolute_error", (y_true, y_pred, sigma), (nominal, expected, variance)
     )
     return aggregate_outputs(
         "mean_absolute_error", nominal, expected, variance, y_true.shape[0], multioutput
@@ -390,6 +400,7 @@ nominal=0.612372, n_samples=4, method='delta')
         sigma=sigma,
         sample_weight=sample_weight,
         multioutput=multioutput,
+        metric="root_mean_squared_error",
     )
     method = _check_method(method)
     if estimand != "forward":
@@ -399,10 +410,17 @@ nominal=0.612372, n_samples=4, method='delta')
     kernel = rmse_moments if method == "exact" else rmse_moments_delta
     n_outputs = y_true.shape[1]
     nominal, expected, variance = np.empty((3, n_outputs))
+    with np.errstate(over="ignore", under="ignore"):  # rmse_nominal rescales
+        mse = accumulate(squared_error_kernel, y_true, y_pred, 0.0, weight)[0]
     for j in range(n_outputs):
-        # The kernels also return the nominal RMSE, summed in scaled units.
-        expected[j], variance[j], nominal[j] = kernel(
-            y_true[:, j], y_pred[:, j], output_column(sigma, j), weight
+        # The nominal as scikit-learn computes it, independent of sigma.
+        nominal[j] = rmse_nominal(y_true[:, j], y_pred[:, j], weight, float(mse[j]))
+        sigma_j = output_column(sigma, j)
+        if not has_noise(sigma_j):  # exact labels: no quadrature
+            expected[j], variance[j] = nominal[j], 0.0
+            continue
+        expected[j], variance[j], _ = kernel(
+            y_true[:, j], y_pred[:, j], sigma_j, weight
         )
         if variance[j] == 0.0:  # no label noise: exactly the classical metric
             expected[j] = nominal[j]
@@ -434,6 +452,7 @@ def expected_r2_score(
     method: str = "exact",
     estimand: str = "forward",
     sigma_dof: Any = None,
+    force_finite: bool = True,
 ) -> NoisyScore | list[NoisyScore]:
     """Expected R² (coefficient of determination), and its variance, under label error.
 
@@ -455,13 +474,18 @@ def expected_r2_score(
     to close to double precision.
 
     **Existence.** Let ``r`` be the rank of the centred noise: the number of
-    noisy labels if some label is exact, else ``M - 1``. Unless at least two
-    exact labels (``sigma = 0``) have distinct values, ``Y`` can come
-    arbitrarily close to 0, and then ``E[R²]`` is finite only if ``r > 2`` and
-    ``Var[R²]`` only if ``r > 4``. Where the variance does not exist,
-    ``variance`` is ``inf`` and a ``UserWarning`` explains why (for instance,
-    five samples, all noisy); where the mean does not exist, ``expected`` is
-    ``-inf`` too.
+    noisy labels if some label is exact, else ``M - 1``. ``Y`` can come
+    arbitrarily close to 0 unless at least two exact labels (``sigma = 0``)
+    have distinct values, and then ``E[R²]`` is finite only if ``r > 2`` and
+    ``Var[R²]`` only if ``r > 4`` -- except where the ratio stays bounded:
+    when every exact label and every prediction share one value ``v``,
+    ``X`` vanishes with ``Y`` and all moments exist. Where the variance does
+    not exist, ``variance`` is ``inf`` and a ``UserWarning`` explains why (for
+    instance, five samples, all noisy); where the mean does not exist,
+    ``expected`` is ``-inf`` too. Where the noise is so small that the
+    second-order delta method is exact to double precision (``CV² <=
+    1e-15``), its values are returned (the quadrature's integrands cancel
+    there).
 
     With ``method="delta"``: the second-order delta method for the ratio
     ``X/Y``. Its variance is off by -2 % at ``M = 100`` and by -8 % to -18 % at
@@ -481,6 +505,13 @@ def expected_r2_score(
     ``estimand="remeasurement"``: the nominal R², exactly unbiased for the R²
     of a re-measurement, with the delta-method variance of the ratio.
 
+    ``multioutput`` also takes ``"variance_weighted"`` and ``None`` (the
+    uniform average), as scikit-learn's ``r2_score``. Variance-weighted, the
+    average is ``1 - Σ_k X_k / Σ_k Y_k`` over the outputs with ``Y_k > 0``;
+    under noise its weights are random, and the result is the distribution
+    of that ratio, by the same exact quadrature over the independent outputs
+    (its moments exist when the ranks summed over the outputs exceed 2 and 4).
+
     Parameters
     ----------
     {parameters}
@@ -491,20 +522,23 @@ def expected_r2_score(
 
     {sigma_dof}
 
+    force_finite : bool, default=True
+        scikit-learn's option: 1.0 for perfect predictions and 0.0 for a
+        constant ``y_true`` instead of NaN and ``-inf``. Under noise ``Y`` is
+        positive almost surely (two positively weighted samples, one noisy),
+        so it changes only ``nominal``; with one positively weighted, noisy
+        sample R² is 0 (``-inf`` with ``force_finite=False``). The truth and
+        remeasurement estimands require ``True``.
+
     Returns
     -------
     score : NoisyScore or list of NoisyScore
-        ``nominal`` is :func:`sklearn.metrics.r2_score` on ``y_true``
-        (``force_finite`` convention: 1.0 for a constant ``y_true`` predicted
-        exactly, else 0.0; the constant is detected exactly, where
-        scikit-learn's rounded weighted mean can leave a tiny total sum of
-        squares and a huge negative score). When every label is exact,
-        ``expected`` equals ``nominal`` and ``variance`` is 0.
-
-    Raises
-    ------
-    ValueError
-        If fewer than two samples have a positive weight: R² is not defined.
+        ``nominal`` is :func:`sklearn.metrics.r2_score` on ``y_true`` (a
+        constant ``y_true`` is detected exactly, where scikit-learn's rounded
+        weighted mean can leave a tiny total sum of squares and a huge
+        negative score). When every label is exact, ``expected`` equals
+        ``nominal`` and ``variance`` is 0. Fewer than two samples give NaN
+        and an ``UndefinedMetricWarning``, as in scikit-learn.
 
     See Also
     --------
@@ -539,40 +573,22 @@ n_samples=8, method='exact')
         sigma=sigma,
         sample_weight=sample_weight,
         multioutput=multioutput,
+        metric="r2",
     )
     method = _check_method(method)
+    if not isinstance(force_finite, (bool, np.bool_)):
+        raise TypeError(f"force_finite must be a bool; got {force_finite!r}.")
     if estimand != "forward":
+        if not force_finite or (
+            isinstance(inputs[4], str)
+            and inputs[4] == "variance_weighted"
+            and inputs[0].shape[1] > 1
+        ):
+            raise ValueError(
+                f"estimand={estimand!r} is offered with force_finite=True and "
+                "without multioutput='variance_weighted': its estimates of the "
+                "sums of squares are not the sums scikit-learn's options refer to."
+            )
         return estimand_score("r2", estimand, inputs, sigma_dof)
     check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
-    y_true, y_pred, sigma, weight, multioutput = inputs
-    n_samples, n_outputs = y_true.shape
-    n_positive = n_samples if weight is None else int(np.count_nonzero(weight))
-    if n_positive < 2:
-        raise ValueError(
-            "R² is not defined with fewer than two samples (with a positive "
-            f"sample_weight); got {n_positive}."
-        )
-    nominal, expected, variance = np.empty((3, n_outputs))
-    for j in range(n_outputs):
-        nominal[j] = r2_nominal(y_true[:, j], y_pred[:, j], weight)
-        result = r2_moments(
-            y_true[:, j],
-            y_pred[:, j],
-            output_column(sigma, j),
-            weight,
-            nominal=float(nominal[j]),
-            method=method,
-        )
-        expected[j], variance[j] = result.expected, result.variance
-        if result.message is not None:
-            prefix = f"Output {j}: " if n_outputs > 1 else ""
-            suffix = (
-                " The delta method returns a finite number here, which is not "
-                "meaningful."
-                if method == "delta"
-                else ""
-            )
-            warnings.warn(prefix + result.message + suffix, UserWarning, stacklevel=2)
-    return aggregate_outputs(
-        "r2", nominal, expected, variance, n_samples, multioutput, method
-    )
+    return r2_forward(inputs, method=method, force_finite=bool(force_finite))

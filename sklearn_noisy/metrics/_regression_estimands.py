@@ -187,9 +187,7 @@ def aggregate_outputs(
         weights = np.ones_like(expected)
     else:
         weights = multioutput
-    total = weights.sum()
-    if not total > 0:
-        raise ValueError("multioutput weights must have a positive sum.")
+    total = weights.sum()  # non-zero: checked by check_regression_inputs
     return NoisyScore(
         metric,
         expected=float(weights @ expected / total),
@@ -250,12 +248,14 @@ REGRESSION_PARAMETERS_DOC = """\
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights. The metric is the weighted mean ``Σ w_i ℓ_i / Σ w_i`` of
         the per-sample losses, so its variance is
-        ``Σ w_i² Var[ℓ_i] / (Σ w_i)²``.
+        ``Σ w_i² Var[ℓ_i] / (Σ w_i)²``. Negative weights are accepted at
+        ``sigma=0`` only, as scikit-learn accepts them.
 
     multioutput : {"raw_values", "uniform_average"} or array-like of shape \
 (n_outputs,), default="uniform_average"
-        How to combine outputs, as in scikit-learn. ``"raw_values"`` returns a
-        list with one :class:`~sklearn_noisy.NoisyScore` per output. Averages
+        How to combine outputs, as in scikit-learn (R² also takes
+        ``"variance_weighted"`` and None). ``"raw_values"`` returns a list
+        with one :class:`~sklearn_noisy.NoisyScore` per output. Averages
         treat the label errors of different outputs as independent."""
 
 

@@ -28,7 +28,10 @@ __all__ = [
     "absolute_error_kernel",
     "accumulate",
     "output_column",
+    "r2_from_sums",
     "r2_nominal",
+    "r2_sums",
+    "rescaled_squared_error",
     "squared_error_kernel",
 ]
 
@@ -183,6 +186,46 @@ def squared_error_kernel(
     return totals[0], totals[1], totals[2]
 
 
+def rescaled_squared_error(
+    y_true: np.ndarray, y_pred: np.ndarray, sigma: Any, weight: np.ndarray | None
+) -> tuple[np.ndarray, ...]:
+    """The MSE's moments with the residuals and sigma in units of their largest.
+
+    Squares beyond the float64 range (``|d|`` or ``σ`` above ~1e154) made the
+    plain sums inf, and ``0·inf`` NaN for exact labels. Here ``Σ w d̃²``,
+    ``Σ w σ̃²``, ``Σ w² σ̃⁴`` and ``Σ w² d̃² σ̃²`` are summed in scaled units
+    (``d̃ = d/S_d``, ``σ̃ = σ/S_σ``) and multiplied back term by term, so a
+    moment is inf only where its true value is. NaN and inf inputs give NaN
+    for the caller's check. A slow path, taken only then.
+    """
+    n_samples, n_outputs = y_true.shape
+    with np.errstate(invalid="ignore"):
+        s_d = max(float(np.max(np.abs(y_true))), float(np.max(np.abs(y_pred))))
+        s_s = float(sigma) if isinstance(sigma, float) else float(np.max(sigma))
+    s_d = s_d if np.isfinite(s_d) and s_d > 0.0 else 1.0
+    s_s = s_s if np.isfinite(s_s) and s_s > 0.0 else 1.0
+    sums = np.zeros((4, n_outputs))
+    for rows in chunks(n_samples):
+        d = y_true[rows] / s_d - y_pred[rows] / s_d
+        s = np.broadcast_to(np.asarray(chunk_of(sigma, rows)) / s_s, d.shape)
+        w = np.ones(d.shape[0]) if weight is None else weight[rows]
+        d2, s2 = d * d, s * s
+        sums += (w @ d2, w @ s2, (w * w) @ (s2 * s2), (w * w) @ (d2 * s2))
+    w_sum = float(n_samples) if weight is None else float(weight.sum())
+
+    def times(value: np.ndarray, factor: float) -> np.ndarray:
+        return np.where(value == 0.0, 0.0, value * factor)
+
+    with np.errstate(over="ignore"):  # inf where the true value overflows
+        nominal = times(sums[0], s_d * s_d) / w_sum
+        expected = nominal + times(sums[1], s_s * s_s) / w_sum
+        cross = (s_d * s_s) * (s_d * s_s)
+        variance = (
+            2.0 * times(sums[2], s_s * s_s * (s_s * s_s)) + 4.0 * times(sums[3], cross)
+        ) / (w_sum * w_sum)
+    return nominal, expected, variance
+
+
 def _linear_loss_of_negative(u: np.ndarray, out: np.ndarray) -> np.ndarray:
     """``g(-u)`` for ``u = -t <= 0`` into ``out``: ``φ(u) + u Φ(u)``.
 
@@ -215,7 +258,16 @@ def absolute_error_kernel(
     # variance subtracts the last from the third, which removes at most
     # 1 − 0.363 of it (1 − 4g(t + g) >= 1 − 2/π): no cancellation beyond a
     # factor 2.75 in the relative rounding error. σ = 0 gives t = 40 and G = 0.
-    # ``d`` is a chunk temporary and is overwritten.
+    # ``d`` is a chunk temporary and is overwritten. Beyond the float64 range
+    # the sums are inf (the variance too: it is at least 0.36 of Σ w²σ²),
+    # never NaN, and numpy's warnings are silenced (the caller warns once).
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _absolute_error_totals(d, s, w)
+
+
+def _absolute_error_totals(
+    d: np.ndarray, s: Any, w: np.ndarray | None
+) -> tuple[np.ndarray, ...]:
     totals = np.empty((3, d.shape[1]))
     for j, (dj, sj) in enumerate(_columns(d, s)):
         neg_abs = np.copysign(dj, -1.0, out=dj)  # −|d|
@@ -250,19 +302,21 @@ def absolute_error_kernel(
         else:
             ws = sj if w is None else np.multiply(w, sj, out=big_g)
             total = float(np.square(ws, out=u).sum())
-        totals[:, j] = nominal, nominal + 2.0 * bias, max(total - removed, 0.0)
+        variance = math.inf if math.isinf(total) else max(total - removed, 0.0)
+        totals[:, j] = nominal, nominal + 2.0 * bias, variance
     return totals[0], totals[1], totals[2]
 
 
-def r2_nominal(
+def r2_sums(
     y_true: np.ndarray, y_pred: np.ndarray, weight: np.ndarray | None
-) -> float:
-    """scikit-learn's ``r2_score`` of one output, block by block.
+) -> tuple[float, float, float]:
+    """scikit-learn's numerator and denominator of ``r2_score`` for one output.
 
-    ``force_finite`` convention: 1.0 when the residuals are all 0, else 0.0
-    when ``y_true`` is constant. A constant ``y_true`` is detected exactly
-    (scikit-learn's rounded mean can leave a tiny positive total sum of
-    squares there and return a huge negative score).
+    ``Σ w (y - ŷ)²`` and ``Σ w (y - ȳ_w)²``, block by block, in units of
+    the returned ``scale`` (1.0 unless the squares overflow, ``|y| > 1e154``).
+    A constant ``y_true`` (over the samples of non-zero weight) is detected
+    exactly and gives a denominator of exactly 0, where scikit-learn's rounded mean can
+    leave a tiny positive one (and a huge negative score).
     """
     n_samples = y_true.shape[0]
     w_total = float(n_samples) if weight is None else float(weight.sum())
@@ -284,12 +338,42 @@ def r2_nominal(
                 numerator += weighted_sum(d * d, w)
                 c = y - mean
                 denominator += weighted_sum(c * c, w)
-                low, high = min(low, float(y.min())), max(high, float(y.max()))
+                positive = y if w is None else y[w != 0]
+                if positive.size:
+                    low = min(low, float(positive.min()))
+                    high = max(high, float(positive.max()))
         if np.isfinite(numerator) and np.isfinite(denominator):
             break
         scale = max(float(np.max(np.abs(y_true))), float(np.max(np.abs(y_pred))), 1.0)
-    if numerator == 0.0:
-        return 1.0
-    if denominator == 0.0 or low == high:
-        return 0.0
+    if low == high:
+        denominator = 0.0
+    return numerator, denominator, scale
+
+
+def r2_from_sums(numerator: float, denominator: float, *, force_finite: bool) -> float:
+    """``1 - numerator/denominator`` with scikit-learn's ``force_finite`` rule.
+
+    ``force_finite=True``: 1.0 when the numerator is 0 (perfect predictions),
+    else 0.0 when the denominator is 0 (constant ``y_true``).
+    ``force_finite=False``: NaN for 0/0 and ``-inf`` for x/0.
+    """
+    if force_finite:
+        if numerator == 0.0:
+            return 1.0
+        if denominator == 0.0:
+            return 0.0
+    elif denominator == 0.0:
+        return math.nan if numerator == 0.0 else -math.inf
     return 1.0 - numerator / denominator
+
+
+def r2_nominal(
+    y_true: np.ndarray,
+    y_pred: np.ndarray,
+    weight: np.ndarray | None,
+    *,
+    force_finite: bool = True,
+) -> float:
+    """scikit-learn's ``r2_score`` of one output (see :func:`r2_sums`)."""
+    numerator, denominator, _ = r2_sums(y_true, y_pred, weight)
+    return r2_from_sums(numerator, denominator, force_finite=force_finite)

@@ -37,9 +37,12 @@ import numpy as np
 
 from ._quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums, gauss_kronrod
 
-__all__ = ["rmse_moments", "rmse_moments_delta"]
+__all__ = ["rmse_moments", "rmse_moments_delta", "rmse_nominal"]
 
 _INV_2_SQRT_PI = 0.5 / math.sqrt(math.pi)
+#: Below this ``CV² = Var[MSE]/E[MSE]²`` the delta method is exact to double
+#: precision (its relative error is of order ``CV``).
+_CV2_DELTA_EXACT = 1e-32
 
 
 def _half_a_minus_log1p(a: np.ndarray) -> np.ndarray:
@@ -221,6 +224,11 @@ def rmse_moments(
     root_m = data.scale * math.sqrt(data.m)
     if data.n_noisy == 0:  # every label exact: no quadrature
         return data.nominal, 0.0, data.nominal
+    if data.cv2 < _CV2_DELTA_EXACT:
+        # The noise is below double precision against the residuals: the
+        # delta method's relative error, of order CV, is below 1e-16 there
+        # (and the quadrature's tolerance, a multiple of CV², underflows).
+        return rmse_moments_delta(y_true, y_pred, sigma, weight)
     sums = BucketedPowerSums(
         data.source,
         data.n,
@@ -267,4 +275,40 @@ def rmse_moments_delta(
         return 0.0, 0.0, 0.0
     root_m = data.scale * math.sqrt(data.m)
     expected = root_m * (1.0 - data.cv2 / 8.0)
-    return expected, data.scale**2 * data.m * data.cv2 / 4.0, data.nominal
+    # Products of Python floats give inf beyond the float64 range (** raises).
+    variance = data.scale * data.scale * (data.m * data.cv2 / 4.0)
+    return expected, variance, data.nominal
+
+
+#: Mean squared errors in this range are summed without scaling: neither the
+#: squares nor their sum left the normal float64 range.
+_MSE_NORMAL = (1e-290, 1e300)
+
+
+def rmse_nominal(
+    y_true: np.ndarray, y_pred: np.ndarray, weight: np.ndarray | None, mse: float
+) -> float:
+    """The nominal RMSE of one output: ``√mse`` as scikit-learn computes it.
+
+    ``mse`` is the plain weighted mean of the squared residuals. Where it left
+    the normal range (residuals beyond ~1e150 overflow, below ~1e-145 lose
+    digits to underflow), the residuals are summed again in units of the
+    largest one. ``sigma`` plays no part.
+    """
+    in_range = _MSE_NORMAL[0] < mse < _MSE_NORMAL[1]
+    if in_range or (mse == 0.0 and not np.any(y_true != y_pred)):
+        return math.sqrt(mse)
+    if mse < 0.0:  # negative sample weights: scikit-learn's sqrt gives NaN
+        return math.nan
+    n = y_true.shape[0]
+    d_max = max(
+        float(np.max(np.abs(y_true[i : i + CHUNK_ROWS] - y_pred[i : i + CHUNK_ROWS])))
+        for i in range(0, n, CHUNK_ROWS)
+    )
+    total = 0.0
+    for i in range(0, n, CHUNK_ROWS):
+        d = (y_true[i : i + CHUNK_ROWS] - y_pred[i : i + CHUNK_ROWS]) / d_max
+        d *= d
+        total += float(np.sum(d if weight is None else d * weight[i : i + CHUNK_ROWS]))
+    w_total = float(n) if weight is None else float(weight.sum())
+    return d_max * math.sqrt(total / w_total)

@@ -262,6 +262,12 @@ def summarize_repeats(
             f"needs n - ddof > 0); got {min_repeats!r}."
         )
     values, codes, n_samples, ids = _flatten_input(Y, id_column, value_column)
+    # Validated whether or not some sample needs it: a bad value is a bad call.
+    instrument = (
+        None
+        if instrument_sigma is None
+        else _check_instrument_sigma(instrument_sigma, n_samples)
+    )
 
     counts = np.bincount(codes, minlength=n_samples)
     empty = np.flatnonzero(counts == 0)
@@ -271,18 +277,12 @@ def summarize_repeats(
             f"{_listing(empty, ids)}."
         )
     y_mean = np.bincount(codes, weights=values, minlength=n_samples) / counts
-    # Two-pass variance: centred squares, no E[y²] − E[y]² cancellation.
-    centred = values - y_mean[codes]
-    sum_sq = np.bincount(codes, weights=centred * centred, minlength=n_samples)
-
     enough = counts >= min_repeats
-    spread = np.zeros(n_samples)
-    np.divide(sum_sq, counts - ddof, out=spread, where=enough)
-    spread = np.sqrt(spread)
+    spread = _spread(values, codes, y_mean, counts, enough, ddof)
 
     few = ~enough
     if few.any():
-        if instrument_sigma is None:
+        if instrument is None:
             bad = np.flatnonzero(few)
             raise ValueError(
                 f"{bad.size} sample(s) have fewer than min_repeats={min_repeats} "
@@ -290,7 +290,7 @@ def summarize_repeats(
                 "Pass instrument_sigma (the standard deviation of one measurement) "
                 "or lower min_repeats."
             )
-        spread[few] = _check_instrument_sigma(instrument_sigma, n_samples)[few]
+        spread[few] = instrument[few]
 
     own = np.flatnonzero(enough & (counts < FEW_REPEATS))
     if own.size:
@@ -309,6 +309,39 @@ def summarize_repeats(
     # The centred sum of squares has n - 1 degrees of freedom whatever ddof.
     sigma_dof = np.where(enough, counts - 1.0, np.inf)
     return RepeatSummary(y_mean, result_sigma, counts.astype(np.intp), ids, sigma_dof)
+
+
+def _spread(
+    values: np.ndarray,
+    codes: np.ndarray,
+    y_mean: np.ndarray,
+    counts: np.ndarray,
+    enough: np.ndarray,
+    ddof: int,
+) -> np.ndarray:
+    """``s_i = sqrt(Σ_j (y_ij − ȳ_i)² / (n_i − ddof))`` of the samples with ``enough``.
+
+    Two-pass variance (centred squares, no ``E[y²] − E[y]²`` cancellation).
+    Where the squares leave the normal float64 range (repeats at the 1e-300 or
+    1e200 scale), that sample's deviations are taken in units of its largest
+    one, so ``s_i`` is 0 only when the repeats are equal.
+    """
+    n_samples = y_mean.size
+    centred = values - y_mean[codes]
+    spread = np.zeros(n_samples)
+    with np.errstate(over="ignore", under="ignore"):
+        sum_sq = np.bincount(codes, weights=centred * centred, minlength=n_samples)
+    np.divide(sum_sq, counts - ddof, out=spread, where=enough)
+    spread = np.sqrt(spread)
+    scale = np.zeros(n_samples)
+    np.maximum.at(scale, codes, np.abs(centred))
+    redo = enough & (scale > 0.0) & ~((sum_sq > 1e-290) & (sum_sq < 1e300))
+    if redo.any():
+        rows = redo[codes]
+        ratio = centred[rows] / scale[codes[rows]]
+        scaled = np.bincount(codes[rows], weights=ratio * ratio, minlength=n_samples)
+        spread[redo] = scale[redo] * np.sqrt(scaled[redo] / (counts[redo] - ddof))
+    return spread
 
 
 def _check_instrument_sigma(instrument_sigma: Any, n_samples: int) -> np.ndarray:

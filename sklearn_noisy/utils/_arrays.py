@@ -16,6 +16,9 @@ import numpy as np
 
 __all__ = [
     "CHUNK_SIZE",
+    "InputOverflowError",
+    "NonNumericError",
+    "WeightSumError",
     "as_float_array",
     "check_finite",
     "check_sample_weight",
@@ -31,28 +34,65 @@ __all__ = [
 CHUNK_SIZE = 1 << 16
 
 
+class InputOverflowError(ValueError, OverflowError):
+    """A number beyond the float64 range, such as a Python int above 1.8e308.
+
+    A ``ValueError`` naming the parameter, and an ``OverflowError`` as
+    scikit-learn raises for the same input.
+    """
+
+
+class NonNumericError(ValueError, TypeError):
+    """Values that are not real numbers (strings, complex, ragged lists).
+
+    Both a ``ValueError`` and a ``TypeError``: scikit-learn raises either for
+    such input, depending on the container (``ValueError`` for strings and
+    complex arrays, ``TypeError`` for a list of complex numbers).
+    """
+
+
+class WeightSumError(ValueError, ZeroDivisionError):
+    """Weights that sum to zero: a ``ValueError`` naming the parameter, and the
+    ``ZeroDivisionError`` scikit-learn raises for the same input."""
+
+
 def _is_scalar(value: Any) -> bool:
     return isinstance(value, numbers.Real) or (
         isinstance(value, np.ndarray) and value.ndim == 0
     )
 
 
-def as_float_array(value: Any, *, name: str) -> np.ndarray:
+def as_float_array(
+    value: Any, *, name: str, error: type[Exception] = TypeError
+) -> np.ndarray:
     """Convert ``value`` to a float64 array without copying when it already is one.
 
-    Accepts lists, tuples, numpy arrays, pandas Series and one-column objects.
-    Raises a ``TypeError`` naming ``name`` when the values are not numeric.
+    Accepts lists, tuples, numpy arrays, pandas Series (nullable dtypes
+    included), one-column objects and object arrays of numbers. Raises
+    ``error`` (``TypeError`` unless the caller matches scikit-learn's
+    ``ValueError``) naming ``name`` when the values are not real numbers, and
+    :class:`InputOverflowError` for a number beyond the float64 range.
     """
     if hasattr(value, "to_numpy") and not isinstance(value, np.ndarray):
         value = value.to_numpy()
     try:
         array = np.asarray(value)
     except (TypeError, ValueError) as exc:  # ragged lists and the like
-        raise TypeError(
-            f"{name} must be array-like of numbers; got {value!r}."
-        ) from exc
+        raise error(f"{name} must be array-like of numbers; got {value!r}.") from exc
+    if array.dtype.kind == "O":  # Python ints beyond int64, Decimals, None
+        try:
+            array = array.astype(np.float64)
+        except OverflowError as exc:
+            raise InputOverflowError(
+                f"{name} holds a number beyond the float64 range (about "
+                "±1.8e308); rescale it."
+            ) from exc
+        except (TypeError, ValueError) as exc:
+            raise error(
+                f"{name} must hold real numbers; got an array of objects."
+            ) from exc
     if array.dtype.kind not in "biuf":
-        raise TypeError(
+        raise error(
             f"{name} must hold real numbers; got an array of dtype {array.dtype}."
         )
     return array.astype(np.float64, copy=False)
@@ -89,26 +129,35 @@ def _check_length(array: np.ndarray, n_samples: int, *, name: str) -> None:
         )
 
 
-def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray | None:
-    """Validate ``sample_weight``: finite, non-negative, one per sample, sum > 0.
+def check_sample_weight(
+    sample_weight: Any, n_samples: int, *, allow_negative: bool = False
+) -> np.ndarray | None:
+    """Validate ``sample_weight``: finite, one per sample, non-negative, sum > 0.
 
-    Weights far from 1 (largest outside [1e-100, 1e100]) are returned divided by
-    their largest value, which leaves every weighted mean unchanged.
+    ``allow_negative=True`` (scikit-learn's regression metrics) accepts
+    negative weights with a non-zero sum; a zero sum raises
+    :class:`WeightSumError`, as scikit-learn's ``ZeroDivisionError``. All
+    zeros raise ``ValueError`` either way. Weights far from 1 (largest
+    magnitude outside [1e-100, 1e100]) are returned divided by it, which
+    leaves every weighted mean unchanged.
     """
     if sample_weight is None:
         return None
-    weight = as_float_array(sample_weight, name="sample_weight")
+    weight = as_float_array(sample_weight, name="sample_weight", error=NonNumericError)
     if weight.ndim != 1:
         raise ValueError(
             f"sample_weight must be 1-D; got an array of shape {weight.shape}."
         )
     _check_length(weight, n_samples, name="sample_weight")
     check_finite(weight, name="sample_weight")
-    if weight.min() < 0:
+    negative = weight.min() < 0
+    if negative and not allow_negative:
         raise ValueError("sample_weight must be non-negative.")
-    if not weight.sum() > 0:
+    if not negative and not weight.sum() > 0:
         raise ValueError("sample_weight must have a positive sum.")
-    largest = weight.max()
+    if negative and weight.sum() == 0:
+        raise WeightSumError("sample_weight must not sum to zero.")
+    largest = float(np.max(np.abs(weight)))
     if not 1e-100 <= largest <= 1e100:
         # Only ratios of weights matter to a weighted mean; squares of weights
         # this small or large would underflow or overflow in the variance.

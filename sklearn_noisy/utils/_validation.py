@@ -14,6 +14,10 @@ import numpy as np
 
 from ._arrays import (
     CHUNK_SIZE,
+    InputOverflowError,
+    NonNumericError,
+    WeightSumError,
+    _is_scalar,
     as_float_array,
     check_finite,
     check_sample_weight,
@@ -28,6 +32,9 @@ from ._noise import (
 __all__ = [
     "CHUNK_SIZE",
     "ESTIMANDS",
+    "InputOverflowError",
+    "NonNumericError",
+    "WeightSumError",
     "as_float_array",
     "check_estimand",
     "check_finite",
@@ -38,6 +45,7 @@ __all__ = [
     "check_sample_weight",
     "check_sigma",
     "check_transition_matrix",
+    "has_noise",
     "supports_estimands",
 ]
 
@@ -48,9 +56,11 @@ def check_regression_target(value: Any, *, name: str) -> np.ndarray:
     """``value`` as a non-empty 1-D or 2-D ``(n_samples, n_outputs)`` float64 array.
 
     Finiteness is left to the caller (see ``ensure_finite`` of
-    :func:`check_regression_inputs`).
+    :func:`check_regression_inputs`). Non-numeric values raise
+    :class:`NonNumericError` (a ``ValueError`` and a ``TypeError``: scikit-learn
+    raises either, depending on the container).
     """
-    array = as_float_array(value, name=name)
+    array = as_float_array(value, name=name, error=NonNumericError)
     if array.ndim not in (1, 2):
         raise ValueError(
             f"{name} must be 1-D or 2-D (n_samples, n_outputs); got shape "
@@ -69,8 +79,14 @@ def check_regression_inputs(
     sample_weight: Any = None,
     multioutput: Any = "uniform_average",
     ensure_finite: bool = True,
+    metric: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray, Any, np.ndarray | None, Any]:
     """Validate the inputs of a regression metric.
+
+    ``metric`` selects scikit-learn's ``multioutput`` rules of that metric:
+    ``"r2"`` also takes ``"variance_weighted"`` and ``None`` (the uniform
+    average), and every metric but ``"root_mean_squared_error"`` rejects
+    output weights for a single output.
 
     ``ensure_finite=False`` skips the NaN/inf scans of ``y_true``, ``y_pred`` and
     an array ``sigma`` (one pass each). Only for kernels whose sums are
@@ -102,32 +118,89 @@ def check_regression_inputs(
         check_finite(y_true, name="y_true")
         check_finite(y_pred, name="y_pred")
     shape = y_true.shape
-    sigma = check_sigma(
-        sigma, shape if shape[1] > 1 else (shape[0],), ensure_finite=ensure_finite
-    )
-    if isinstance(sigma, np.ndarray) and sigma.ndim == 1:
-        sigma = sigma[:, None]
-    weight = check_sample_weight(sample_weight, shape[0])
-    multioutput = _check_multioutput(multioutput, shape[1])
+    sigma = _check_regression_sigma(sigma, shape, ensure_finite=ensure_finite)
+    weight = check_sample_weight(sample_weight, shape[0], allow_negative=True)
+    if weight is not None and weight.min() < 0.0 and has_noise(sigma):
+        raise ValueError(
+            "sample_weight must be non-negative when a label is noisy (sigma > "
+            "0): with negative weights the metric is not a mean of losses and "
+            "has no distribution over the label noise. Negative weights are "
+            "accepted at sigma = 0, as in scikit-learn."
+        )
+    multioutput = _check_multioutput(multioutput, shape[1], metric)
     return y_true, y_pred, sigma, weight, multioutput
 
 
-def _check_multioutput(multioutput: Any, n_outputs: int) -> Any:
+def has_noise(sigma: Any) -> bool:
+    """Whether a validated ``sigma`` (a float or an array) has a positive entry."""
+    if isinstance(sigma, float):
+        return sigma > 0.0
+    return bool(np.any(sigma > 0.0))
+
+
+def _check_regression_sigma(
+    sigma: Any, shape: tuple[int, int], *, ensure_finite: bool
+) -> Any:
+    """``sigma`` as :func:`check_sigma` returns it, a 1-D array as a column.
+
+    A one-column target also takes a one-column ``(n_samples, 1)`` sigma (as
+    ``df[["sigma"]]`` gives it), and a Python int beyond the float64 range
+    raises :class:`InputOverflowError` naming ``sigma``.
+    """
+    if sigma is not None and not _is_scalar(sigma) and shape[1] == 1:
+        array = as_float_array(sigma, name="sigma")
+        if array.shape == (shape[0], 1):
+            sigma = array[:, 0]
+    try:
+        sigma = check_sigma(
+            sigma, shape if shape[1] > 1 else (shape[0],), ensure_finite=ensure_finite
+        )
+    except OverflowError as exc:
+        if isinstance(exc, InputOverflowError):
+            raise
+        raise InputOverflowError(
+            f"sigma must be within the float64 range (about 1.8e308); got {sigma!r}."
+        ) from exc
+    if isinstance(sigma, np.ndarray) and sigma.ndim == 1:
+        sigma = sigma[:, None]
+    return sigma
+
+
+#: ``multioutput`` strings of every regression metric, and R²'s extra one.
+_MULTIOUTPUT = ("raw_values", "uniform_average")
+
+
+def _check_multioutput(multioutput: Any, n_outputs: int, metric: str | None) -> Any:
+    if metric == "r2" and multioutput is None:  # scikit-learn: uniform average
+        return "uniform_average"
     if isinstance(multioutput, str):
-        allowed = ("raw_values", "uniform_average")
+        allowed = _MULTIOUTPUT + (("variance_weighted",) if metric == "r2" else ())
         if multioutput not in allowed:
+            extra = (
+                ""
+                if metric == "r2"
+                else " ('variance_weighted' is offered by R² only, as in scikit-learn.)"
+            )
             raise ValueError(
                 f"multioutput must be one of {allowed} or an array of output "
-                f"weights; got {multioutput!r}. ('variance_weighted' is not "
-                "supported: its weights would themselves depend on the noise.)"
+                f"weights; got {multioutput!r}.{extra}"
             )
         return multioutput
-    weights = as_float_array(multioutput, name="multioutput")
+    weights = as_float_array(multioutput, name="multioutput", error=NonNumericError)
+    if n_outputs == 1 and metric not in (None, "root_mean_squared_error"):
+        raise ValueError(
+            "multioutput weights are useful only with several outputs; y_true "
+            "has one (as in scikit-learn, use a string)."
+        )
     if weights.shape != (n_outputs,):
         raise ValueError(
             f"multioutput weights must have shape ({n_outputs},); got {weights.shape}."
         )
     check_finite(weights, name="multioutput")
+    if weights.sum() == 0.0:  # negative weights are allowed, as in scikit-learn
+        raise WeightSumError(
+            "multioutput weights must have a non-zero sum; they sum to zero."
+        )
     return weights
 
 

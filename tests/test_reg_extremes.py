@@ -1,0 +1,226 @@
+"""The regression metrics at the extremes of the float64 range (issue 15).
+
+Each test failed before its fix: a sigma far above the residuals zeroed the
+nominal RMSE and overflowed its delta method, the MAE variance was NaN with raw
+numpy warnings, R²'s variance lost its digits (and depended on the sample
+order) at tiny sigma, Python ints beyond the float range raised the wrong
+errors, and ``summarize_repeats`` lost tiny spreads and ignored a bad unused
+``instrument_sigma``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.metrics import (
+    mean_absolute_error,
+    mean_squared_error,
+    r2_score,
+    root_mean_squared_error,
+)
+
+from sklearn_noisy.metrics import (
+    expected_mean_absolute_error,
+    expected_mean_squared_error,
+    expected_r2_score,
+    expected_root_mean_squared_error,
+)
+from sklearn_noisy.preprocessing import summarize_repeats
+
+Y_TRUE = [3.0, -0.5, 2.0, 7.0]
+Y_PRED = [2.5, 0.0, 2.0, 8.0]
+
+METRICS = [
+    (expected_mean_squared_error, mean_squared_error),
+    (expected_mean_absolute_error, mean_absolute_error),
+    (expected_root_mean_squared_error, root_mean_squared_error),
+    (expected_r2_score, r2_score),
+]
+
+
+@pytest.mark.parametrize("method", ["exact", "delta"])
+@pytest.mark.parametrize("big", [1e100, 1e155, 1e160, 1e200, 1e300])
+def test_rmse_nominal_does_not_depend_on_sigma(big, method):
+    # Before: nominal 0 at sigma 1e200 (scikit-learn: 0.612), and OverflowError
+    # from method="delta" at 1e160.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        score = expected_root_mean_squared_error(
+            Y_TRUE, Y_PRED, sigma=[0.5, 0.5, 0.5, big], method=method
+        )
+    assert score.nominal == root_mean_squared_error(Y_TRUE, Y_PRED)
+    assert round(score.nominal, 3) == 0.612
+    # RMSE is about big |z| / 2: E = big/√(2π) (the delta method, with
+    # CV² = 2 for one χ²₁ term: big/2 · (1 - 2/8)); variance big² (1/4 - 1/(2π)).
+    if method == "exact":
+        assert score.expected == pytest.approx(big / math.sqrt(2 * math.pi), rel=1e-12)
+    else:
+        assert score.expected == pytest.approx(0.375 * big, rel=1e-12)
+    assert not np.isnan(score.variance)
+    if big >= 1e160:
+        assert score.variance == np.inf
+
+
+def test_rmse_nominal_of_tiny_and_huge_residuals():
+    # Residuals whose squares under- or overflow: the nominal stays exact.
+    for scale in (1e-170, 1e170):
+        y_true = np.array(Y_TRUE) * scale
+        y_pred = np.array(Y_PRED) * scale
+        score = expected_root_mean_squared_error(y_true, y_pred, sigma=0.0)
+        expected = root_mean_squared_error(Y_TRUE, Y_PRED) * scale
+        assert score.nominal == pytest.approx(expected, rel=1e-15)
+
+
+def test_mae_variance_overflows_to_inf_without_numpy_warnings():
+    # Before: variance NaN, and numpy's "overflow encountered in multiply".
+    for y_true, y_pred, sigma in (
+        (Y_TRUE, Y_PRED, [0.5, 0.5, 0.5, 1e200]),
+        ([1e300, -1e300], [0.0, 0.0], 1e300),
+    ):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            score = expected_mean_absolute_error(y_true, y_pred, sigma=sigma)
+        assert score.variance == np.inf
+        assert np.isfinite(score.nominal)
+        assert [str(w.message).split(" ")[0] for w in caught] == ["mean_absolute_error"]
+        assert all(w.filename == __file__ for w in caught)
+
+
+def test_mae_variance_just_below_overflow_is_finite():
+    score = expected_mean_absolute_error([0.0, 0.0], [0.0, 0.0], sigma=1e150)
+    assert score.variance == pytest.approx((1 - 2 / math.pi) * 1e300 / 2, rel=1e-14)
+
+
+@pytest.mark.parametrize("scale", [1e-9, 1e-12, 1e-15, 1e-18, 1e-30, 1e-100])
+def test_r2_variance_at_tiny_sigma_is_accurate_and_order_free(scale):
+    # Before: relative errors of 1e-8 at 1e-12, a factor 5000 (or 0) at 1e-18,
+    # changing with the sample order. The second-order delta method is exact
+    # to a relative O(CV²) there, far below double precision.
+    rng = np.random.default_rng(0)
+    y_true = rng.normal(size=12)
+    y_pred = y_true + 0.5 * rng.normal(size=12)
+    sigma = scale * rng.uniform(0.5, 2.0, 12)
+    reference = expected_r2_score(y_true, y_pred, sigma=sigma, method="delta")
+    variances = []
+    for _ in range(5):
+        order = rng.permutation(12)
+        score = expected_r2_score(y_true[order], y_pred[order], sigma=sigma[order])
+        assert score.method == "exact"
+        variances.append(score.variance)
+    assert np.allclose(variances, reference.variance, rtol=1e-14, atol=0)
+
+
+def test_r2_variance_between_quadrature_and_delta_is_continuous():
+    # Near the switch (CV² = 1e-15) the quadrature and the delta method agree
+    # to the double precision that both have there.
+    rng = np.random.default_rng(1)
+    y_true = rng.normal(size=30)
+    y_pred = y_true + 0.5 * rng.normal(size=30)
+    base = rng.uniform(0.5, 2.0, 30)
+    values = [
+        expected_r2_score(y_true, y_pred, sigma=s * base).variance / s**2
+        for s in (3e-8, 1e-8, 3e-9)
+    ]
+    assert np.ptp(values) / np.mean(values) < 1e-6  # a smooth function of s²
+
+
+@pytest.mark.parametrize("ours, theirs", METRICS)
+@pytest.mark.parametrize("argument", ["y_true", "y_pred", "sample_weight"])
+def test_python_ints_beyond_float_range(ours, theirs, argument):
+    # scikit-learn raises OverflowError; ours is that and a ValueError naming
+    # the argument (before: TypeError "must hold real numbers").
+    arguments = {"y_true": [1, 2, 3], "y_pred": [1, 2, 2], "sample_weight": None}
+    arguments[argument] = [10**400, 1, 2]
+    y_true, y_pred = arguments.pop("y_true"), arguments.pop("y_pred")
+    with pytest.raises(OverflowError):
+        theirs(y_true, y_pred, **arguments)
+    with pytest.raises(OverflowError, match=argument) as info:
+        ours(y_true, y_pred, sigma=0.0, **arguments)
+    assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize("ours", [m[0] for m in METRICS])
+@pytest.mark.parametrize("sigma", [10**400, [10**400, 1, 1]])
+def test_python_int_sigma_beyond_float_range(ours, sigma):
+    # Before: a bare OverflowError (scalar) or TypeError (list).
+    with pytest.raises(ValueError, match="sigma") as info:
+        ours([1.0, 2.0, 3.0], [1.0, 2.0, 2.0], sigma=sigma)
+    assert isinstance(info.value, OverflowError)
+
+
+@pytest.mark.parametrize("ours, theirs", METRICS)
+def test_python_ints_beyond_int64_are_accepted(ours, theirs):
+    # numpy makes an object array of them; scikit-learn converts it (before:
+    # TypeError "must hold real numbers").
+    y_true, y_pred = [10**20, 1, 2, 5], [10**20, 1, 3, 4]
+    score = ours(y_true, y_pred, sigma=0.0)
+    assert score.nominal == pytest.approx(theirs(y_true, y_pred), rel=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-200, 1.0, 1e150, 1e200])
+def test_summarize_repeats_keeps_tiny_and_huge_spreads(scale):
+    # Before: sigma 0 for repeats at the 1e-300 scale (the squares underflow).
+    repeats = np.array([[1.0, 2.0, 3.0, 4.0, 5.0], [2.0, 2.5, 1.5, 2.2, 1.8]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        summary = summarize_repeats(repeats * scale)
+    reference = repeats.std(axis=1, ddof=1) / math.sqrt(5)
+    np.testing.assert_allclose(summary.sigma, reference * scale, rtol=1e-14)
+
+
+def test_summarize_repeats_constant_repeats_still_have_zero_spread():
+    summary = summarize_repeats([[1e-300] * 5, [3.0] * 5])
+    np.testing.assert_array_equal(summary.sigma, [0.0, 0.0])
+
+
+@pytest.mark.parametrize(
+    "instrument_sigma, match",
+    [
+        (-1.0, "instrument_sigma must be finite and non-negative"),
+        (np.nan, "instrument_sigma must be finite and non-negative"),
+        ([0.1, 0.2, 0.3], r"instrument_sigma must be a scalar or have one value"),
+    ],
+)
+def test_summarize_repeats_validates_an_unused_instrument_sigma(
+    instrument_sigma, match
+):
+    # Every sample has enough repeats, so instrument_sigma is not used; before,
+    # a bad value passed silently.
+    Y = [[1.0, 2.0, 3.0, 4.0, 5.0], [2.0, 3.0, 4.0, 5.0, 6.0]]
+    with pytest.raises(ValueError, match=match):
+        summarize_repeats(Y, instrument_sigma=instrument_sigma)
+
+
+@pytest.mark.parametrize(
+    "y_scale, sigma, variance",
+    [
+        (1e160, 0.0, 0.0),  # exact labels: 0, not 0·inf = NaN
+        (1e160, [0.0, 0.0, 0.0, 0.0], 0.0),
+        (1e150, 1e-150, None),  # 4 d² σ² in range although d² and σ² are not
+        (1e200, 1.0, np.inf),  # 4 d² σ² beyond the range
+    ],
+)
+def test_mse_moments_beyond_the_squares_range(y_scale, sigma, variance):
+    # Before: variance NaN wherever a squared residual overflowed.
+    y_true = np.array(Y_TRUE) * y_scale
+    y_pred = np.array(Y_PRED) * y_scale
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        score = expected_mean_squared_error(y_true, y_pred, sigma=sigma)
+    if variance is None:  # Σ 4 d_i² σ² / M² with d in units of y_scale
+        d = np.array(Y_TRUE) - np.array(Y_PRED)
+        variance = float(np.sum(4.0 * d * d) / 16.0)
+        assert score.variance == pytest.approx(variance, rel=1e-14)
+    else:
+        assert score.variance == variance
+
+
+@pytest.mark.parametrize("ratio", [1e-160, 1e-200, 1e-300])
+def test_rmse_noise_far_below_the_residuals(ratio):
+    # Before: "math domain error" (the quadrature's tolerance underflowed).
+    score = expected_root_mean_squared_error(Y_TRUE, Y_PRED, sigma=ratio)
+    assert score.expected == pytest.approx(root_mean_squared_error(Y_TRUE, Y_PRED))
+    assert score.variance >= 0.0 and np.isfinite(score.variance)
