@@ -16,14 +16,18 @@ Monte Carlo, in which both models are scored on the same label draws
 from __future__ import annotations
 
 import dataclasses
+import math
+import warnings
 from typing import Any
 
 import numpy as np
 
 from .._noisy_score import NoisyScore
-from ..utils._arrays import check_finite
+from ..utils._arrays import check_finite, check_sample_weight
+from ..utils._validation import check_regression_inputs
 from ._monte_carlo import monte_carlo_score
-from ._paired_kernels import union_labels
+from ._paired_existence import r2_difference_existence
+from ._paired_kernels import pair_classes
 from ._registry import MetricInfo, get_metric_info, get_metric_names
 
 __all__ = ["expected_paired_difference"]
@@ -60,6 +64,34 @@ def _check_noise(info: MetricInfo, sigma: Any, q: Any, transition_matrix: Any) -
         raise TypeError("Pass exactly one of q and transition_matrix.")
 
 
+def _n_rows(value: Any, name: str) -> int:
+    array = value.to_numpy() if hasattr(value, "to_numpy") else np.asarray(value)
+    if array.ndim == 0:
+        raise ValueError(f"{name} must be array-like with one entry per sample.")
+    return int(array.shape[0])
+
+
+def _check_predictions(y_true: Any, y_pred_a: Any, y_pred_b: Any) -> None:
+    """Both predictions finite (where numeric) and one per sample, by name."""
+    n = _n_rows(y_true, "y_true")
+    for value, name in ((y_pred_a, "y_pred_a"), (y_pred_b, "y_pred_b")):
+        array = value.to_numpy() if hasattr(value, "to_numpy") else np.asarray(value)
+        if array.dtype.kind == "f":
+            check_finite(array, name=name)
+        if _n_rows(array, name) != n:
+            raise ValueError(
+                f"y_true and {name} must have the same number of samples; got "
+                f"{n} and {_n_rows(array, name)}."
+            )
+
+
+def _plain_scorer(scorer: Any) -> Any:
+    """A scorer of the same metric and options that takes the noise as given."""
+    from ._scorer import make_noisy_scorer  # the scorers build on the metrics
+
+    return make_noisy_scorer(scorer.metric, **dict(scorer.metric_kwargs))
+
+
 def _monte_carlo_difference(
     scorer: Any,
     y_true: Any,
@@ -73,6 +105,7 @@ def _monte_carlo_difference(
     classes: Any,
     n_draws: int,
     random_state: Any,
+    sample_weight: Any = None,
 ) -> NoisyScore:
     """Joint Monte Carlo: both models scored on the same label draws.
 
@@ -81,15 +114,13 @@ def _monte_carlo_difference(
     applies) and the difference is recorded. The noise is of the metric's kind
     (checked by the caller): the other parameters are None.
     """
-    from ._scorer import make_noisy_scorer  # the scorers build on the metrics
-
-    plain = make_noisy_scorer(scorer.metric, **dict(scorer.metric_kwargs))
+    plain = _plain_scorer(scorer)
     zero = {"sigma": 0.0} if plain.requires_noise == "sigma" else {"q": 0.0}
     extra = {} if classes is None else {"classes": classes}
 
-    def difference(y: Any, _placeholder: Any) -> float:
-        score_a = plain.score_predictions(y, y_pred_a, **zero, **extra)
-        score_b = plain.score_predictions(y, y_pred_b, **zero, **extra)
+    def difference(y: Any, _placeholder: Any, **weight: Any) -> float:
+        score_a = plain.score_predictions(y, y_pred_a, **zero, **extra, **weight)
+        score_b = plain.score_predictions(y, y_pred_b, **zero, **extra, **weight)
         return score_a.nominal - score_b.nominal
 
     if plain.requires_noise == "q" and labels is None:
@@ -97,7 +128,7 @@ def _monte_carlo_difference(
         if labels is None:
             a, b = np.asarray(y_pred_a), np.asarray(y_pred_b)
             if a.ndim == 1 and b.ndim == 1:
-                labels = union_labels(y_true, a, b)
+                labels = pair_classes(y_true, a, b)
     n = len(y_true)
     # y_pred is passed through to the callable untouched: an empty 2-D
     # placeholder with one row per sample (the predictions are closed over).
@@ -111,8 +142,64 @@ def _monte_carlo_difference(
         labels=labels,
         n_draws=n_draws,
         random_state=random_state,
+        sample_weight=sample_weight,
     )
     return dataclasses.replace(score, metric=f"{scorer.metric}_difference")
+
+
+def _r2_without_moments(
+    scorer: Any,
+    y_true: Any,
+    y_pred_a: Any,
+    y_pred_b: Any,
+    *,
+    sigma: Any,
+    sample_weight: Any,
+    monte_carlo: Any,
+) -> NoisyScore | None:
+    """The R² difference where its mean or variance does not exist, else None.
+
+    The rules are those of :mod:`~sklearn_noisy.metrics._paired_existence`.
+    A mean that does not exist is reported as ``±inf`` or NaN, a variance as
+    ``inf``, with a warning. Where only the variance does not exist the mean is
+    ``E[R²_A] − E[R²_B]``, exact, when both exist (otherwise the joint Monte
+    Carlo mean, whose standard error is then infinite).
+    """
+    y, a, s, weight, multioutput = check_regression_inputs(
+        y_true,
+        y_pred_a,
+        sigma=sigma,
+        sample_weight=sample_weight,
+        multioutput=scorer.metric_kwargs.get("multioutput", "uniform_average"),
+    )
+    _, b, _, _, _ = check_regression_inputs(y_true, y_pred_b, sigma=sigma)
+    existence = r2_difference_existence(
+        y, a, b, s, weight, None if isinstance(multioutput, str) else multioutput
+    )
+    if existence.variance_exists:
+        return None
+    warnings.warn(existence.message, UserWarning, stacklevel=3)
+    plain = _plain_scorer(scorer)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the single models' own
+        scores = [
+            plain.score_predictions(y_true, p, sigma=sigma, sample_weight=sample_weight)
+            for p in (y_pred_a, y_pred_b)
+        ]
+    nominal = scores[0].nominal - scores[1].nominal
+    name, n = f"{scorer.metric}_difference", y.shape[0]
+    if not existence.mean_exists:
+        return NoisyScore(name, existence.expected, math.inf, nominal, n, "exact")
+    expected = scores[0].expected - scores[1].expected
+    if math.isfinite(expected):
+        return NoisyScore(name, expected, math.inf, nominal, n, "exact")
+    score = monte_carlo()
+    return dataclasses.replace(
+        score,
+        variance=math.inf,
+        standard_error=math.inf,
+        variance_standard_error=math.nan,
+    )
 
 
 def _truth_difference(
@@ -163,6 +250,7 @@ def expected_paired_difference(
     transition_matrix: Any = None,
     labels: Any = None,
     classes: Any = None,
+    sample_weight: Any = None,
     n_draws: int = 1000,
     random_state: Any = 0,
     estimand: str = "forward",
@@ -296,6 +384,9 @@ nominal=0.25, n_samples=4, method='exact')
     name, scorer, options = _resolve_metric(metric)
     info = get_metric_info(name)
     _check_noise(info, sigma, q, transition_matrix)
+    _check_predictions(y_true, y_pred_a, y_pred_b)
+    check_sample_weight(sample_weight, _n_rows(y_true, "y_true"))
+    noise = {"sigma": sigma, "q": q, "transition_matrix": transition_matrix}
     if estimand == "truth":
         return _truth_difference(
             info,
@@ -303,22 +394,20 @@ nominal=0.25, n_samples=4, method='exact')
             y_true,
             y_pred_a,
             y_pred_b,
-            sigma=sigma,
-            q=q,
-            transition_matrix=transition_matrix,
             labels=labels,
+            sample_weight=sample_weight,
+            **noise,
         )
     if info.paired is not None:
         result = info.paired(
             y_true,
             y_pred_a,
             y_pred_b,
-            sigma=sigma,
-            q=q,
-            transition_matrix=transition_matrix,
             labels=labels,
             classes=classes,
+            sample_weight=sample_weight,
             options=options,
+            **noise,
         )
         if result is not None:
             expected, variance, nominal, n_samples = result
@@ -329,20 +418,31 @@ nominal=0.25, n_samples=4, method='exact')
         from ._scorer import make_noisy_scorer  # the scorers build on the metrics
 
         scorer = make_noisy_scorer(name)
-    for value, label in ((y_pred_a, "y_pred_a"), (y_pred_b, "y_pred_b")):
-        values = np.asarray(value)
-        if values.dtype.kind == "f":
-            check_finite(values, name=label)
-    return _monte_carlo_difference(
-        scorer,
-        y_true,
-        y_pred_a,
-        y_pred_b,
-        sigma=sigma,
-        q=q,
-        transition_matrix=transition_matrix,
-        labels=labels,
-        classes=classes,
-        n_draws=n_draws,
-        random_state=random_state,
-    )
+
+    def monte_carlo() -> NoisyScore:
+        return _monte_carlo_difference(
+            scorer,
+            y_true,
+            y_pred_a,
+            y_pred_b,
+            labels=labels,
+            classes=classes,
+            n_draws=n_draws,
+            random_state=random_state,
+            sample_weight=sample_weight,
+            **noise,
+        )
+
+    if name == "r2":
+        result = _r2_without_moments(
+            scorer,
+            y_true,
+            y_pred_a,
+            y_pred_b,
+            sigma=sigma,
+            sample_weight=sample_weight,
+            monte_carlo=monte_carlo,
+        )
+        if result is not None:
+            return result
+    return monte_carlo()
