@@ -318,3 +318,15 @@ def test_chunked_kernels_match_the_unchunked_formulas():
         acc.variance,
         acc.nominal,
     )
+
+
+def test_singular_flip_found_in_a_later_chunk():
+    # check_invertible now scans q chunk by chunk; the index is global
+    n = CHUNK_SIZE + 500
+    q = np.full(n, 0.1)
+    q[CHUNK_SIZE + 7] = 0.5
+    c = np.arange(n) % 2
+    with pytest.raises(ValueError, match=f"first at index {CHUNK_SIZE + 7}"):
+        expected_paired_difference(
+            c, c, 1 - c, metric="accuracy", q=q, estimand="truth"
+        )

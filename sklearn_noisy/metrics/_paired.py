@@ -290,6 +290,18 @@ def expected_paired_difference(
     correlation between them. ``method`` is then ``"monte_carlo"`` and the
     result carries the Monte Carlo standard errors of its mean and variance.
 
+    For R² the two models share the total sum of squares ``Y`` of the noisy
+    labels, so ``R²_A − R²_B = L(y)/Y`` with ``L = SSE_B − SSE_A`` affine in
+    the labels. When ``Y`` can come arbitrarily close to 0 (fewer than two
+    exact labels with distinct values) the moments exist only for enough noisy
+    labels: with ``r`` the rank of the centred noise (the number of noisy
+    labels if some label is exact, else ``M − 1``), the moment of order ``k``
+    exists iff ``r > 2k``, or iff ``r > k`` when ``L`` vanishes wherever ``Y``
+    does. A mean that does not exist is returned as ``±inf`` (where ``L`` keeps
+    one sign there) or NaN, a variance as ``inf``, with a ``UserWarning``;
+    where only the variance does not exist the mean is
+    ``E[R²_A] − E[R²_B]``, exact (user guide: :ref:`paired_existence`).
+
     Pairing helps when the models are similar: for binary accuracy with a
     constant ``q`` the ratio of the paired variance to ``Var_A + Var_B`` is
     twice the fraction of samples on which the two models disagree, so it is
@@ -329,6 +341,11 @@ def expected_paired_difference(
         classes of ``y_true``). For a binary Brier score the larger class is
         the positive one.
 
+    sample_weight : array-like of shape (n_samples,), default=None
+        Sample weights, as in scikit-learn's metrics: every mean is the
+        weighted mean, and sample ``i`` enters the variance with
+        ``w_i² / (Σ w)²``.
+
     n_draws : int, default=1000
         Label draws of the Monte Carlo path.
 
@@ -355,6 +372,13 @@ def expected_paired_difference(
         are the mean and variance of ``metric(A) − metric(B)`` over the label
         noise and ``nominal`` the difference on the labels as given.
         ``method`` is ``"exact"`` or ``"monte_carlo"``.
+
+    Raises
+    ------
+    ValueError
+        For NaN or infinite predictions (naming ``y_pred_a`` or ``y_pred_b``),
+        continuous values where class labels are expected (as scikit-learn's
+        classification metrics), or invalid ``sample_weight``.
 
     See Also
     --------

@@ -37,6 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from ..utils._arrays import chunks
+
 __all__ = ["DifferenceExistence", "r2_difference_existence"]
 
 
@@ -126,6 +128,21 @@ def _one_output(
     return (1 if bool(np.any(gap != 0.0)) else None), math.nan
 
 
+def _counts(sigma: np.ndarray, weight: np.ndarray | None) -> tuple[int, int]:
+    """Positively weighted labels, and the noisy ones among them (chunked)."""
+    n_eff = n_noisy = 0
+    for rows in chunks(sigma.shape[0]):
+        noisy = sigma[rows] > 0.0
+        if weight is None:
+            n_eff += noisy.shape[0]
+        else:
+            positive = weight[rows] > 0.0
+            n_eff += int(np.count_nonzero(positive))
+            noisy &= positive
+        n_noisy += int(np.count_nonzero(noisy))
+    return n_eff, n_noisy
+
+
 def r2_difference_existence(
     y_true: np.ndarray,
     y_pred_a: np.ndarray,
@@ -144,8 +161,6 @@ def r2_difference_existence(
     """
     n, n_outputs = y_true.shape
     sigma = np.broadcast_to(np.asarray(sigma, dtype=np.float64), y_true.shape)
-    positive = np.ones(n, dtype=bool) if weight is None else weight > 0.0
-    w = np.ones(n) if weight is None else weight
     signs: set[float] = set()
     mean_fails: list[tuple[int, int, int]] = []
     var_fails: list[tuple[int, int, int]] = []
@@ -153,17 +168,17 @@ def r2_difference_existence(
         if output_weights is not None and np.asarray(output_weights)[j] == 0.0:
             continue
         s = sigma[:, j]
-        n_eff = int(np.count_nonzero(positive))
-        n_noisy = int(np.count_nonzero(positive & (s > 0.0)))
+        n_eff, n_noisy = _counts(s, weight)
         rank = n_noisy if n_noisy < n_eff else n_eff - 1
         if n_noisy == 0 or rank > 4:
             continue
+        rows = slice(None) if weight is None else np.flatnonzero(weight > 0.0)
         need, sign = _one_output(
-            y_true[positive, j],
-            y_pred_a[positive, j],
-            y_pred_b[positive, j],
-            s[positive],
-            w[positive],
+            y_true[rows, j],
+            y_pred_a[rows, j],
+            y_pred_b[rows, j],
+            s[rows],
+            np.ones(n) if weight is None else weight[rows],
         )
         if need is not None and rank <= need:
             mean_fails.append((j, rank, need))
