@@ -25,9 +25,16 @@ import numpy as np
 from .._noisy_score import NoisyScore
 from ..utils._arrays import check_finite, check_sample_weight
 from ..utils._validation import check_regression_inputs
-from ._monte_carlo import monte_carlo_score
+from ._monte_carlo import (
+    MonteCarloScore,
+    _check_generator,
+    _check_positive_int,
+    _summarise,
+    monte_carlo_score,
+)
 from ._paired_existence import r2_difference_existence
 from ._paired_kernels import pair_classes
+from ._paired_streaming import streamed_difference_draws
 from ._registry import MetricInfo, get_metric_info, get_metric_names
 
 __all__ = ["expected_paired_difference"]
@@ -145,6 +152,50 @@ def _monte_carlo_difference(
         sample_weight=sample_weight,
     )
     return dataclasses.replace(score, metric=f"{scorer.metric}_difference")
+
+
+def _streamed_difference(
+    name: str,
+    options: dict[str, Any],
+    y_true: Any,
+    y_pred_a: Any,
+    y_pred_b: Any,
+    *,
+    n_draws: int,
+    random_state: Any,
+    **kwargs: Any,
+) -> NoisyScore | None:
+    """The joint Monte Carlo streamed over the samples, where it is offered.
+
+    (:mod:`~sklearn_noisy.metrics._paired_streaming`); None elsewhere. Without
+    random labels the difference is its nominal value, exactly.
+    """
+    n_draws = _check_positive_int(n_draws, name="n_draws", minimum=2)
+    rng = _check_generator(random_state)
+    result = streamed_difference_draws(
+        name, y_true, y_pred_a, y_pred_b, options=options, n_draws=n_draws, rng=rng,
+        **kwargs,
+    )  # fmt: skip
+    if result is None:
+        return None
+    nominal, draws = result
+    n = _n_rows(y_true, "y_true")
+    metric = f"{name}_difference"
+    if draws.size == 0:
+        return NoisyScore(metric, nominal, 0.0, nominal, n, "exact")
+    expected, variance, standard_error, variance_se = _summarise(draws)
+    return MonteCarloScore(
+        metric=metric,
+        expected=expected,
+        variance=variance,
+        nominal=nominal,
+        n_samples=n,
+        method="monte_carlo",
+        n_draws=n_draws,
+        standard_error=standard_error,
+        variance_standard_error=variance_se,
+        draws=draws,
+    )
 
 
 def _r2_without_moments(
@@ -444,6 +495,20 @@ nominal=0.25, n_samples=4, method='exact')
         scorer = make_noisy_scorer(name)
 
     def monte_carlo() -> NoisyScore:
+        streamed = _streamed_difference(
+            name,
+            options,
+            y_true,
+            y_pred_a,
+            y_pred_b,
+            labels=labels,
+            sample_weight=sample_weight,
+            n_draws=n_draws,
+            random_state=random_state,
+            **noise,
+        )
+        if streamed is not None:
+            return streamed
         return _monte_carlo_difference(
             scorer,
             y_true,
