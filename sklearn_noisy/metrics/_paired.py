@@ -10,7 +10,11 @@ record in the registry has a paired kernel
 precision, Brier score, log-loss), otherwise (RMSE, R², recall, F1, balanced
 accuracy, MCC, and metric options the kernel does not cover) by a *joint*
 Monte Carlo, in which both models are scored on the same label draws
-(:func:`~sklearn_noisy.metrics.monte_carlo_score`); ``method="monte_carlo"``.
+(streamed over the samples by :mod:`~sklearn_noisy.metrics._paired_streaming`
+where the metric is a function of per-draw sums, else
+:func:`~sklearn_noisy.metrics.monte_carlo_score`); ``method="monte_carlo"``.
+The R² difference is first checked for moments that do not exist
+(:mod:`~sklearn_noisy.metrics._paired_existence`).
 """
 
 from __future__ import annotations
@@ -335,11 +339,15 @@ def expected_paired_difference(
       :func:`~sklearn_noisy.metrics.expected_log_loss`).
 
     Every other metric (RMSE, R², recall, F1, balanced accuracy, MCC,
-    multiclass precision) goes through a *joint* Monte Carlo:
-    :func:`~sklearn_noisy.metrics.monte_carlo_score` redraws the labels
-    ``n_draws`` times and scores both models on each draw, which keeps the
-    correlation between them. ``method`` is then ``"monte_carlo"`` and the
-    result carries the Monte Carlo standard errors of its mean and variance.
+    multiclass precision) goes through a *joint* Monte Carlo: the labels are
+    redrawn ``n_draws`` times and both models are scored on each draw, which
+    keeps the correlation between them. ``method`` is then ``"monte_carlo"``
+    and the result carries the Monte Carlo standard errors of its mean and
+    variance. RMSE, R² and binary recall, F1, balanced accuracy and MCC are
+    computed from per-draw sums over the samples, drawn chunk by chunk (memory
+    independent of the number of samples); other options score each draw with
+    the metric (:func:`~sklearn_noisy.metrics.monte_carlo_score`). Without
+    label noise the difference is its nominal value, ``method="exact"``.
 
     For R² the two models share the total sum of squares ``Y`` of the noisy
     labels, so ``R²_A − R²_B = L(y)/Y`` with ``L = SSE_B − SSE_A`` affine in

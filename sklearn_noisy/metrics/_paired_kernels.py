@@ -102,7 +102,9 @@ def pair_classes(
     """
     y, a, b = _label_arrays(y_true, y_pred_a, y_pred_b)
     if labels is not None:
-        return check_classification_labels(y[:1], a[:1], labels=labels)[2]
+        return _named(
+            check_classification_labels, "y_pred_a", y[:1], a[:1], labels=labels
+        )[2]
     fast = [_small_int_labels(y, values) for values in (a, b)]
     if fast[0] is not None and fast[1] is not None:
         return np.union1d(fast[0].classes, fast[1].classes)
@@ -379,7 +381,10 @@ def paired_precision(
     for rows in chunks(n):
         _, a_index, b_index = _encode_chunk(y, a, b, rows, classes)
         positive = np.stack((a_index == pos, b_index == pos))
-        predicted += positive.sum(axis=1) if weight is None else positive @ weight[rows]
+        if weight is None:
+            predicted += np.count_nonzero(positive, axis=1)
+        else:
+            predicted += positive.astype(np.float64) @ weight[rows]
     scale = [1.0 / count if count > 0 else 0.0 for count in predicted]
     totals = np.zeros(3)
     for rows in chunks(n):
@@ -392,7 +397,7 @@ def paired_precision(
         else:
             pi = noise.probability(true_index, np.full_like(true_index, pos), rows)
         totals += (
-            coefficient @ (true_index == pos),
+            coefficient @ (true_index == pos).astype(np.float64),
             coefficient @ pi,
             (coefficient * coefficient) @ (pi * (1.0 - pi)),
         )

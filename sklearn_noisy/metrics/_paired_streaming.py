@@ -147,11 +147,13 @@ def _binary_sums(data: tuple[Any, ...], size: int, rng: Any) -> tuple[np.ndarray
             pi = noise.probability(true_index, np.full_like(true_index, pos), rows)
             positive = rng.random((size, true_index.shape[0])) < pi
         counted = (w > 0.0).astype(np.float64)
+        positive = positive.astype(np.float64)  # matmul with BLAS, not bool loops
         sums[0] += positive @ w
         sums[1] += positive @ (w * (a_index == pos))
         sums[2] += positive @ (w * (b_index == pos))
-        sums[3] += (~positive) @ counted
-        sums[4] += positive @ counted
+        observed = positive @ counted
+        sums[3] += counted.sum() - observed
+        sums[4] += observed
     return sums, random
 
 
@@ -211,7 +213,8 @@ def _predicted_positives(data: tuple[Any, ...]) -> tuple[float, float]:
     for rows in chunks(y.shape[0]):
         _, a_index, b_index = _encode_chunk(y, a, b, rows, classes)
         w = _weights(weight, rows, a_index.shape[0])
-        totals += (w @ (a_index == pos), w @ (b_index == pos))
+        predicted = np.stack((a_index == pos, b_index == pos)).astype(np.float64)
+        totals += predicted @ w
     return float(totals[0]), float(totals[1])
 
 
