@@ -20,6 +20,7 @@ The R² difference is first checked for moments that do not exist
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import warnings
 from typing import Any
@@ -199,6 +200,26 @@ def _streamed_difference(
         standard_error=standard_error,
         variance_standard_error=variance_se,
         draws=draws,
+    )
+
+
+def _joint_monte_carlo(
+    name: str,
+    scorer: Any,
+    options: dict[str, Any],
+    y_true: Any,
+    y_pred_a: Any,
+    y_pred_b: Any,
+    *,
+    classes: Any,
+    **kwargs: Any,
+) -> NoisyScore:
+    """The joint Monte Carlo: streamed where offered, else scorer by scorer."""
+    streamed = _streamed_difference(name, options, y_true, y_pred_a, y_pred_b, **kwargs)
+    if streamed is not None:
+        return streamed
+    return _monte_carlo_difference(
+        scorer, y_true, y_pred_a, y_pred_b, classes=classes, **kwargs
     )
 
 
@@ -502,34 +523,21 @@ nominal=0.25, n_samples=4, method='exact')
 
         scorer = make_noisy_scorer(name)
 
-    def monte_carlo() -> NoisyScore:
-        streamed = _streamed_difference(
-            name,
-            options,
-            y_true,
-            y_pred_a,
-            y_pred_b,
-            labels=labels,
-            sample_weight=sample_weight,
-            n_draws=n_draws,
-            random_state=random_state,
-            **noise,
-        )
-        if streamed is not None:
-            return streamed
-        return _monte_carlo_difference(
-            scorer,
-            y_true,
-            y_pred_a,
-            y_pred_b,
-            labels=labels,
-            classes=classes,
-            n_draws=n_draws,
-            random_state=random_state,
-            sample_weight=sample_weight,
-            **noise,
-        )
-
+    monte_carlo = functools.partial(
+        _joint_monte_carlo,
+        name,
+        scorer,
+        options,
+        y_true,
+        y_pred_a,
+        y_pred_b,
+        labels=labels,
+        classes=classes,
+        sample_weight=sample_weight,
+        n_draws=n_draws,
+        random_state=random_state,
+        **noise,
+    )
     if name == "r2":
         result = _r2_without_moments(
             scorer,
