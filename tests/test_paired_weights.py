@@ -330,3 +330,38 @@ def test_singular_flip_found_in_a_later_chunk():
         expected_paired_difference(
             c, c, 1 - c, metric="accuracy", q=q, estimand="truth"
         )
+
+
+def test_chunked_probabilistic_precision_and_truth_kernels():
+    n = CHUNK_SIZE + 321
+    rng = np.random.default_rng(10)
+    c = rng.integers(0, 2, n)
+    ca = np.where(rng.random(n) < 0.8, c, 1 - c)
+    cb = np.where(rng.random(n) < 0.7, c, 1 - c)
+    q = rng.uniform(0.0, 0.3, n)
+    proba_a = np.clip(0.6 * c + 0.2 + 0.1 * rng.normal(size=n), 0.01, 0.99)
+    proba_b = np.clip(0.5 * c + 0.25 + 0.1 * rng.normal(size=n), 0.01, 0.99)
+    for metric, single in (
+        ("brier_score_loss", expected_brier_score_loss),
+        ("log_loss", expected_log_loss),
+    ):
+        d = expected_paired_difference(c, proba_a, proba_b, metric=metric, q=q)
+        scores = [single(c, p, q=q) for p in (proba_a, proba_b)]
+        assert d.expected == pytest.approx(
+            scores[0].expected - scores[1].expected, abs=1e-13
+        )
+        assert d.nominal == pytest.approx(
+            scores[0].nominal - scores[1].nominal, abs=1e-13
+        )
+    p = expected_paired_difference(c, ca, cb, metric="precision", q=q)
+    pi = np.where(c == 1, 1 - q, q)
+    coef = (ca == 1) / np.sum(ca == 1) - (cb == 1) / np.sum(cb == 1)
+    assert p.expected == pytest.approx(coef @ pi, abs=1e-14)
+    assert p.variance == pytest.approx((coef**2) @ (pi * (1 - pi)), rel=1e-12)
+    t = expected_paired_difference(c, ca, cb, metric="accuracy", q=q, estimand="truth")
+    differ = ca != cb
+    assert t.variance == pytest.approx(
+        np.sum(differ * 4 * q * (1 - q) / (1 - 2 * q) ** 2) / n**2, rel=1e-12
+    )
+    hit = lambda p: np.where(c == p, 1 - q, -q) / (1 - 2 * q)  # noqa: E731
+    assert t.expected == pytest.approx(np.sum(hit(ca) - hit(cb)) / n, abs=1e-14)
