@@ -21,28 +21,48 @@ class CLIError(Exception):
     """A user error: reported as one line on stderr, exit code 2."""
 
 
+#: The largest CSV field accepted (characters); the csv module's default,
+#: 131,072, is too small for long text columns. A C long on every platform.
+_FIELD_SIZE_LIMIT = 2**31 - 1
+
+
 def _read_csv(path: str) -> tuple[list[str], dict[str, list[str]]]:
     if not os.path.isfile(path):
         raise CLIError(f"--data: no such file: {path!r}")
-    with open(path, newline="", encoding="utf-8-sig") as handle:
-        reader = csv.reader(handle)
-        try:
-            header = [name.strip() for name in next(reader)]
-        except StopIteration:
-            raise CLIError(f"--data: {path!r} is empty") from None
-        if len(set(header)) != len(header):
-            raise CLIError(f"--data: {path!r} has duplicate column names")
-        columns: dict[str, list[str]] = {name: [] for name in header}
-        for line, row in enumerate(reader, start=2):
-            if not row or all(not cell.strip() for cell in row):
-                continue
-            if len(row) != len(header):
-                raise CLIError(
-                    f"--data: line {line} of {path!r} has {len(row)} fields, the "
-                    f"header has {len(header)}"
-                )
-            for name, cell in zip(header, row, strict=True):
-                columns[name].append(cell.strip())
+    previous = csv.field_size_limit(_FIELD_SIZE_LIMIT)
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            return _read_rows(csv.reader(handle), path)
+    except UnicodeDecodeError as exc:
+        raise CLIError(
+            f"--data: {path!r} is not UTF-8 text (byte {exc.object[exc.start]:#04x} "
+            f"at offset {exc.start}); save it with the UTF-8 encoding"
+        ) from None
+    except csv.Error as exc:
+        raise CLIError(f"--data: {path!r} is not a valid CSV file: {exc}") from None
+    finally:
+        csv.field_size_limit(previous)
+
+
+def _read_rows(reader: Any, path: str) -> tuple[list[str], dict[str, list[str]]]:
+    """The header and the columns of an open CSV reader."""
+    try:
+        header = [name.strip() for name in next(reader)]
+    except StopIteration:
+        raise CLIError(f"--data: {path!r} is empty") from None
+    if len(set(header)) != len(header):
+        raise CLIError(f"--data: {path!r} has duplicate column names")
+    columns: dict[str, list[str]] = {name: [] for name in header}
+    for line, row in enumerate(reader, start=2):
+        if not row or all(not cell.strip() for cell in row):
+            continue
+        if len(row) != len(header):
+            raise CLIError(
+                f"--data: line {line} of {path!r} has {len(row)} fields, the "
+                f"header has {len(header)}"
+            )
+        for name, cell in zip(header, row, strict=True):
+            columns[name].append(cell.strip())
     if not columns[header[0]]:
         raise CLIError(f"--data: {path!r} has no data rows")
     return header, columns

@@ -6,6 +6,7 @@ import argparse
 import ast
 import contextlib
 import importlib
+import importlib.util
 import json
 import os
 import sys
@@ -76,7 +77,12 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_data_arguments(evaluate)
     _add_model_arguments(evaluate)
     output = evaluate.add_argument_group("output")
-    output.add_argument("--json", metavar="PATH", help="write all results as JSON")
+    output.add_argument(
+        "--json",
+        metavar="PATH",
+        help="write all results as JSON (-: to standard output, the table then "
+        "goes to stderr)",
+    )
     output.add_argument("--plot", metavar="PNG", help="save a plot of the folds")
     output.add_argument(
         "--quiet", action="store_true", help="no progress lines on stderr"
@@ -174,6 +180,11 @@ def _add_model_arguments(evaluate: argparse.ArgumentParser) -> None:
 
 # ----------------------------------------------------------------- estimator
 def _import_estimator(path: str) -> Any:
+    if not all(part.isidentifier() for part in path.split(".")):
+        raise CLIError(
+            f"--estimator: expected a dotted path such as "
+            f"sklearn.linear_model.Ridge or a scikit-learn class name; got {path!r}"
+        )
     if "." not in path:
         from sklearn.utils import all_estimators
 
@@ -295,17 +306,51 @@ def _stdout_to_stderr() -> Iterator[None]:
         os.close(saved)
 
 
-def _evaluate(args: argparse.Namespace) -> int:
+#: The seeds numpy accepts: 0 to 2**32 - 1.
+_MAX_SEED = 2**32 - 1
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """Fail before any work on an option value that cannot be used."""
     if args.cv < 2:
         raise CLIError(f"--cv must be at least 2; got {args.cv}")
     if args.n_jobs is not None and args.n_jobs == 0:
         raise CLIError("--n-jobs must not be 0")
+    if not 0 <= args.seed <= _MAX_SEED:
+        raise CLIError(
+            f"--seed must be an integer from 0 to {_MAX_SEED}; got {args.seed}"
+        )
     for option in ("json", "plot"):
         path = getattr(args, option)
-        if path is not None:
-            folder = os.path.dirname(os.path.abspath(path))
-            if not os.path.isdir(folder):
-                raise CLIError(f"--{option}: no such directory: {folder!r}")
+        if path is not None and not (option == "json" and path == "-"):
+            _check_writable(path, f"--{option}")
+    if args.plot is not None and importlib.util.find_spec("matplotlib") is None:
+        raise CLIError("--plot needs matplotlib: pip install matplotlib")
+
+
+def _check_writable(path: str, option: str) -> None:
+    """Raise a CLIError unless ``path`` can be created or overwritten.
+
+    The file is opened (and, if it did not exist, removed again): permission
+    bits alone do not tell, e.g. for root or on a read-only file system.
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise CLIError(f"{option}: no such directory: {folder!r}")
+    if os.path.isdir(path):
+        raise CLIError(f"{option}: {path!r} is a directory; give a file name")
+    existed = os.path.exists(path)
+    try:
+        with open(path, "a" if existed else "x", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise CLIError(f"{option}: cannot write to {path!r}: {exc.strerror}") from None
+    if not existed:
+        os.remove(path)
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    _check_options(args)
     loaded = _load(args)
     estimator = _make_estimator(args, loaded["task"], loaded["embedded"])
 
@@ -349,21 +394,31 @@ def _evaluate(args: argparse.Namespace) -> int:
     )
     with _stdout_to_stderr():
         validator.fit(loaded["X"], loaded["y"], **noise)
-    print(str(validator), flush=True)
-
+    # With --json - the JSON is standard output, and the table goes to stderr.
+    table_stream = sys.stderr if args.json == "-" else sys.stdout
+    print(str(validator), file=table_stream, flush=True)
     if args.json is not None:
-        from .. import __version__
-
-        payload = validator.to_dict()
-        payload["data"] = loaded["source"]
-        payload["features"] = loaded["features"]
-        payload["sklearn_noisy_version"] = __version__
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(payload, handle, indent=2, allow_nan=False)
-            handle.write("\n")
+        _write_json(validator, loaded, args.json)
     if args.plot is not None:
         _save_plot(validator, args.plot)
     return 0
+
+
+def _write_json(validator: Any, loaded: dict[str, Any], path: str) -> None:
+    """All results as JSON, to ``path`` (``-``: standard output)."""
+    from .. import __version__
+
+    payload = validator.to_dict()
+    payload["data"] = loaded["source"]
+    payload["features"] = loaded["features"]
+    payload["sklearn_noisy_version"] = __version__
+    text = json.dumps(payload, indent=2, allow_nan=False) + "\n"
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 def _check_metrics(names: list[str]) -> None:

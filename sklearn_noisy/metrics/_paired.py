@@ -10,20 +10,36 @@ record in the registry has a paired kernel
 precision, Brier score, log-loss), otherwise (RMSE, R², recall, F1, balanced
 accuracy, MCC, and metric options the kernel does not cover) by a *joint*
 Monte Carlo, in which both models are scored on the same label draws
-(:func:`~sklearn_noisy.metrics.monte_carlo_score`); ``method="monte_carlo"``.
+(streamed over the samples by :mod:`~sklearn_noisy.metrics._paired_streaming`
+where the metric is a function of per-draw sums, else
+:func:`~sklearn_noisy.metrics.monte_carlo_score`); ``method="monte_carlo"``.
+The R² difference is first checked for moments that do not exist
+(:mod:`~sklearn_noisy.metrics._paired_existence`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import math
+import warnings
 from typing import Any
 
 import numpy as np
 
 from .._noisy_score import NoisyScore
-from ..utils._arrays import check_finite
-from ._monte_carlo import monte_carlo_score
-from ._paired_kernels import union_labels
+from ..utils._arrays import check_finite, check_sample_weight
+from ..utils._validation import check_regression_inputs
+from ._monte_carlo import (
+    MonteCarloScore,
+    _check_generator,
+    _check_positive_int,
+    _summarise,
+    monte_carlo_score,
+)
+from ._paired_existence import r2_difference_existence
+from ._paired_kernels import pair_classes
+from ._paired_streaming import streamed_difference_draws
 from ._registry import MetricInfo, get_metric_info, get_metric_names
 
 __all__ = ["expected_paired_difference"]
@@ -60,6 +76,34 @@ def _check_noise(info: MetricInfo, sigma: Any, q: Any, transition_matrix: Any) -
         raise TypeError("Pass exactly one of q and transition_matrix.")
 
 
+def _n_rows(value: Any, name: str) -> int:
+    array = value.to_numpy() if hasattr(value, "to_numpy") else np.asarray(value)
+    if array.ndim == 0:
+        raise ValueError(f"{name} must be array-like with one entry per sample.")
+    return int(array.shape[0])
+
+
+def _check_predictions(y_true: Any, y_pred_a: Any, y_pred_b: Any) -> None:
+    """Both predictions finite (where numeric) and one per sample, by name."""
+    n = _n_rows(y_true, "y_true")
+    for value, name in ((y_pred_a, "y_pred_a"), (y_pred_b, "y_pred_b")):
+        array = value.to_numpy() if hasattr(value, "to_numpy") else np.asarray(value)
+        if array.dtype.kind == "f":
+            check_finite(array, name=name)
+        if _n_rows(array, name) != n:
+            raise ValueError(
+                f"y_true and {name} must have the same number of samples; got "
+                f"{n} and {_n_rows(array, name)}."
+            )
+
+
+def _plain_scorer(scorer: Any) -> Any:
+    """A scorer of the same metric and options that takes the noise as given."""
+    from ._scorer import make_noisy_scorer  # the scorers build on the metrics
+
+    return make_noisy_scorer(scorer.metric, **dict(scorer.metric_kwargs))
+
+
 def _monte_carlo_difference(
     scorer: Any,
     y_true: Any,
@@ -73,6 +117,7 @@ def _monte_carlo_difference(
     classes: Any,
     n_draws: int,
     random_state: Any,
+    sample_weight: Any = None,
 ) -> NoisyScore:
     """Joint Monte Carlo: both models scored on the same label draws.
 
@@ -81,15 +126,13 @@ def _monte_carlo_difference(
     applies) and the difference is recorded. The noise is of the metric's kind
     (checked by the caller): the other parameters are None.
     """
-    from ._scorer import make_noisy_scorer  # the scorers build on the metrics
-
-    plain = make_noisy_scorer(scorer.metric, **dict(scorer.metric_kwargs))
+    plain = _plain_scorer(scorer)
     zero = {"sigma": 0.0} if plain.requires_noise == "sigma" else {"q": 0.0}
     extra = {} if classes is None else {"classes": classes}
 
-    def difference(y: Any, _placeholder: Any) -> float:
-        score_a = plain.score_predictions(y, y_pred_a, **zero, **extra)
-        score_b = plain.score_predictions(y, y_pred_b, **zero, **extra)
+    def difference(y: Any, _placeholder: Any, **weight: Any) -> float:
+        score_a = plain.score_predictions(y, y_pred_a, **zero, **extra, **weight)
+        score_b = plain.score_predictions(y, y_pred_b, **zero, **extra, **weight)
         return score_a.nominal - score_b.nominal
 
     if plain.requires_noise == "q" and labels is None:
@@ -97,7 +140,7 @@ def _monte_carlo_difference(
         if labels is None:
             a, b = np.asarray(y_pred_a), np.asarray(y_pred_b)
             if a.ndim == 1 and b.ndim == 1:
-                labels = union_labels(y_true, a, b)
+                labels = pair_classes(y_true, a, b)
     n = len(y_true)
     # y_pred is passed through to the callable untouched: an empty 2-D
     # placeholder with one row per sample (the predictions are closed over).
@@ -111,8 +154,128 @@ def _monte_carlo_difference(
         labels=labels,
         n_draws=n_draws,
         random_state=random_state,
+        sample_weight=sample_weight,
     )
     return dataclasses.replace(score, metric=f"{scorer.metric}_difference")
+
+
+def _streamed_difference(
+    name: str,
+    options: dict[str, Any],
+    y_true: Any,
+    y_pred_a: Any,
+    y_pred_b: Any,
+    *,
+    n_draws: int,
+    random_state: Any,
+    **kwargs: Any,
+) -> NoisyScore | None:
+    """The joint Monte Carlo streamed over the samples, where it is offered.
+
+    (:mod:`~sklearn_noisy.metrics._paired_streaming`); None elsewhere. Without
+    random labels the difference is its nominal value, exactly.
+    """
+    n_draws = _check_positive_int(n_draws, name="n_draws", minimum=2)
+    rng = _check_generator(random_state)
+    result = streamed_difference_draws(
+        name, y_true, y_pred_a, y_pred_b, options=options, n_draws=n_draws, rng=rng,
+        **kwargs,
+    )  # fmt: skip
+    if result is None:
+        return None
+    nominal, draws = result
+    n = _n_rows(y_true, "y_true")
+    metric = f"{name}_difference"
+    if draws.size == 0:
+        return NoisyScore(metric, nominal, 0.0, nominal, n, "exact")
+    expected, variance, standard_error, variance_se = _summarise(draws)
+    return MonteCarloScore(
+        metric=metric,
+        expected=expected,
+        variance=variance,
+        nominal=nominal,
+        n_samples=n,
+        method="monte_carlo",
+        n_draws=n_draws,
+        standard_error=standard_error,
+        variance_standard_error=variance_se,
+        draws=draws,
+    )
+
+
+def _joint_monte_carlo(
+    name: str,
+    scorer: Any,
+    options: dict[str, Any],
+    y_true: Any,
+    y_pred_a: Any,
+    y_pred_b: Any,
+    *,
+    classes: Any,
+    **kwargs: Any,
+) -> NoisyScore:
+    """The joint Monte Carlo: streamed where offered, else scorer by scorer."""
+    streamed = _streamed_difference(name, options, y_true, y_pred_a, y_pred_b, **kwargs)
+    if streamed is not None:
+        return streamed
+    return _monte_carlo_difference(
+        scorer, y_true, y_pred_a, y_pred_b, classes=classes, **kwargs
+    )
+
+
+def _r2_without_moments(
+    scorer: Any,
+    y_true: Any,
+    y_pred_a: Any,
+    y_pred_b: Any,
+    *,
+    sigma: Any,
+    sample_weight: Any,
+    monte_carlo: Any,
+) -> NoisyScore | None:
+    """The R² difference where its mean or variance does not exist, else None.
+
+    The rules are those of :mod:`~sklearn_noisy.metrics._paired_existence`.
+    A mean that does not exist is reported as ``±inf`` or NaN, a variance as
+    ``inf``, with a warning. Where only the variance does not exist the mean is
+    ``E[R²_A] − E[R²_B]``, exact, when both exist (otherwise the joint Monte
+    Carlo mean, whose standard error is then infinite).
+    """
+    y, a, s, weight, multioutput = check_regression_inputs(
+        y_true,
+        y_pred_a,
+        sigma=sigma,
+        sample_weight=sample_weight,
+        multioutput=scorer.metric_kwargs.get("multioutput", "uniform_average"),
+    )
+    _, b, _, _, _ = check_regression_inputs(y_true, y_pred_b, sigma=sigma)
+    existence = r2_difference_existence(
+        y, a, b, s, weight, None if isinstance(multioutput, str) else multioutput
+    )
+    if existence.variance_exists:
+        return None
+    warnings.warn(existence.message, UserWarning, stacklevel=3)
+    plain = _plain_scorer(scorer)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the single models' own
+        scores = [
+            plain.score_predictions(y_true, p, sigma=sigma, sample_weight=sample_weight)
+            for p in (y_pred_a, y_pred_b)
+        ]
+    nominal = scores[0].nominal - scores[1].nominal
+    name, n = f"{scorer.metric}_difference", y.shape[0]
+    if not existence.mean_exists:
+        return NoisyScore(name, existence.expected, math.inf, nominal, n, "exact")
+    expected = scores[0].expected - scores[1].expected
+    if math.isfinite(expected):
+        return NoisyScore(name, expected, math.inf, nominal, n, "exact")
+    score = monte_carlo()
+    return dataclasses.replace(
+        score,
+        variance=math.inf,
+        standard_error=math.inf,
+        variance_standard_error=math.nan,
+    )
 
 
 def _truth_difference(
@@ -163,6 +326,7 @@ def expected_paired_difference(
     transition_matrix: Any = None,
     labels: Any = None,
     classes: Any = None,
+    sample_weight: Any = None,
     n_draws: int = 1000,
     random_state: Any = 0,
     estimand: str = "forward",
@@ -196,11 +360,27 @@ def expected_paired_difference(
       :func:`~sklearn_noisy.metrics.expected_log_loss`).
 
     Every other metric (RMSE, R², recall, F1, balanced accuracy, MCC,
-    multiclass precision) goes through a *joint* Monte Carlo:
-    :func:`~sklearn_noisy.metrics.monte_carlo_score` redraws the labels
-    ``n_draws`` times and scores both models on each draw, which keeps the
-    correlation between them. ``method`` is then ``"monte_carlo"`` and the
-    result carries the Monte Carlo standard errors of its mean and variance.
+    multiclass precision) goes through a *joint* Monte Carlo: the labels are
+    redrawn ``n_draws`` times and both models are scored on each draw, which
+    keeps the correlation between them. ``method`` is then ``"monte_carlo"``
+    and the result carries the Monte Carlo standard errors of its mean and
+    variance. RMSE, R² and binary recall, F1, balanced accuracy and MCC are
+    computed from per-draw sums over the samples, drawn chunk by chunk (memory
+    independent of the number of samples); other options score each draw with
+    the metric (:func:`~sklearn_noisy.metrics.monte_carlo_score`). Without
+    label noise the difference is its nominal value, ``method="exact"``.
+
+    For R² the two models share the total sum of squares ``Y`` of the noisy
+    labels, so ``R²_A − R²_B = L(y)/Y`` with ``L = SSE_B − SSE_A`` affine in
+    the labels. When ``Y`` can come arbitrarily close to 0 (fewer than two
+    exact labels with distinct values) the moments exist only for enough noisy
+    labels: with ``r`` the rank of the centred noise (the number of noisy
+    labels if some label is exact, else ``M − 1``), the moment of order ``k``
+    exists iff ``r > 2k``, or iff ``r > k`` when ``L`` vanishes wherever ``Y``
+    does. A mean that does not exist is returned as ``±inf`` (where ``L`` keeps
+    one sign there) or NaN, a variance as ``inf``, with a ``UserWarning``;
+    where only the variance does not exist the mean is
+    ``E[R²_A] − E[R²_B]``, exact (user guide: :ref:`paired_existence`).
 
     Pairing helps when the models are similar: for binary accuracy with a
     constant ``q`` the ratio of the paired variance to ``Var_A + Var_B`` is
@@ -241,6 +421,11 @@ def expected_paired_difference(
         classes of ``y_true``). For a binary Brier score the larger class is
         the positive one.
 
+    sample_weight : array-like of shape (n_samples,), default=None
+        Sample weights, as in scikit-learn's metrics: every mean is the
+        weighted mean, and sample ``i`` enters the variance with
+        ``w_i² / (Σ w)²``.
+
     n_draws : int, default=1000
         Label draws of the Monte Carlo path.
 
@@ -267,6 +452,13 @@ def expected_paired_difference(
         are the mean and variance of ``metric(A) − metric(B)`` over the label
         noise and ``nominal`` the difference on the labels as given.
         ``method`` is ``"exact"`` or ``"monte_carlo"``.
+
+    Raises
+    ------
+    ValueError
+        For NaN or infinite predictions (naming ``y_pred_a`` or ``y_pred_b``),
+        continuous values where class labels are expected (as scikit-learn's
+        classification metrics), or invalid ``sample_weight``.
 
     See Also
     --------
@@ -296,6 +488,9 @@ nominal=0.25, n_samples=4, method='exact')
     name, scorer, options = _resolve_metric(metric)
     info = get_metric_info(name)
     _check_noise(info, sigma, q, transition_matrix)
+    _check_predictions(y_true, y_pred_a, y_pred_b)
+    check_sample_weight(sample_weight, _n_rows(y_true, "y_true"))
+    noise = {"sigma": sigma, "q": q, "transition_matrix": transition_matrix}
     if estimand == "truth":
         return _truth_difference(
             info,
@@ -303,22 +498,20 @@ nominal=0.25, n_samples=4, method='exact')
             y_true,
             y_pred_a,
             y_pred_b,
-            sigma=sigma,
-            q=q,
-            transition_matrix=transition_matrix,
             labels=labels,
+            sample_weight=sample_weight,
+            **noise,
         )
     if info.paired is not None:
         result = info.paired(
             y_true,
             y_pred_a,
             y_pred_b,
-            sigma=sigma,
-            q=q,
-            transition_matrix=transition_matrix,
             labels=labels,
             classes=classes,
+            sample_weight=sample_weight,
             options=options,
+            **noise,
         )
         if result is not None:
             expected, variance, nominal, n_samples = result
@@ -329,20 +522,32 @@ nominal=0.25, n_samples=4, method='exact')
         from ._scorer import make_noisy_scorer  # the scorers build on the metrics
 
         scorer = make_noisy_scorer(name)
-    for value, label in ((y_pred_a, "y_pred_a"), (y_pred_b, "y_pred_b")):
-        values = np.asarray(value)
-        if values.dtype.kind == "f":
-            check_finite(values, name=label)
-    return _monte_carlo_difference(
+
+    monte_carlo = functools.partial(
+        _joint_monte_carlo,
+        name,
         scorer,
+        options,
         y_true,
         y_pred_a,
         y_pred_b,
-        sigma=sigma,
-        q=q,
-        transition_matrix=transition_matrix,
         labels=labels,
         classes=classes,
+        sample_weight=sample_weight,
         n_draws=n_draws,
         random_state=random_state,
+        **noise,
     )
+    if name == "r2":
+        result = _r2_without_moments(
+            scorer,
+            y_true,
+            y_pred_a,
+            y_pred_b,
+            sigma=sigma,
+            sample_weight=sample_weight,
+            monte_carlo=monte_carlo,
+        )
+        if result is not None:
+            return result
+    return monte_carlo()

@@ -5,13 +5,21 @@ Both models are scored on the same noisy labels (user guide:
 :attr:`~sklearn_noisy.metrics.MetricInfo.paired`::
 
     paired(y_true, y_pred_a, y_pred_b, *, sigma, q, transition_matrix, labels,
-           classes, options) -> (expected, variance, nominal, n_samples) or None
+           classes, sample_weight, options)
+        -> (expected, variance, nominal, n_samples) or None
 
 and returns None where the metric options (a scorer's ``metric_kwargs``) or the
 labels call for the joint Monte Carlo of
 :func:`~sklearn_noisy.metrics.expected_paired_difference`. The caller has
 checked that the noise is of the metric's kind (``sigma``, or exactly one of
-``q`` and ``transition_matrix``).
+``q`` and ``transition_matrix``). With ``sample_weight`` every mean is the
+weighted mean, as in scikit-learn, and the variance weighs sample ``i`` by
+``w_i² / (Σ w)²``.
+
+Every kernel streams its samples in chunks of
+:data:`~sklearn_noisy.utils._arrays.CHUNK_SIZE` rows (the class labels are
+encoded chunk by chunk too), so that its temporary memory does not grow with
+the number of samples.
 """
 
 from __future__ import annotations
@@ -23,13 +31,18 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtr
 
-from ..utils._arrays import chunks
-from ..utils._labels import check_classification_labels
+from ..utils._arrays import check_sample_weight, chunk_of, chunks, weighted_totals
+from ..utils._labels import (
+    _small_int_labels,
+    as_label_array,
+    check_classification_labels,
+)
 from ..utils._noise import FlipNoise
 from ..utils._validation import check_regression_inputs
 from ._probabilistic import _brier_loss, _check_proba, _log_loss_factory
 
 __all__ = [
+    "pair_classes",
     "paired_accuracy",
     "paired_accuracy_truth",
     "paired_brier_score_loss",
@@ -38,7 +51,6 @@ __all__ = [
     "paired_mean_squared_error",
     "paired_mean_squared_error_truth",
     "paired_precision",
-    "union_labels",
 ]
 
 #: The result of a kernel: ``(expected, variance, nominal, n_samples)``.
@@ -50,41 +62,112 @@ _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
 _Z_MAX = 1000.0
 
 
-def union_labels(*arrays: Any) -> np.ndarray:
-    """The sorted union of the labels in ``arrays`` (lists, arrays or Series)."""
-    values = [
-        np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v).ravel()
-        for v in arrays
-    ]
-    return np.unique(np.concatenate(values))
+def _named(function: Callable[..., Any], name: str, *args: Any, **kwargs: Any) -> Any:
+    """``function(*args, **kwargs)`` with ``y_pred`` in its errors named ``name``."""
+    try:
+        return function(*args, **kwargs)
+    except (TypeError, ValueError) as exc:
+        message = str(exc)
+        if "y_pred" not in message:
+            raise
+        raise type(exc)(message.replace("y_pred", name)) from exc
+
+
+def _label_arrays(
+    y_true: Any, y_pred_a: Any, y_pred_b: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The three label vectors (1-D, not copied), of one length, not empty."""
+    y = as_label_array(y_true, name="y_true")
+    a = as_label_array(y_pred_a, name="y_pred_a")
+    b = as_label_array(y_pred_b, name="y_pred_b")
+    if y.shape[0] == 0:
+        raise ValueError("y_true is empty: at least one sample is required.")
+    for name, values in (("y_pred_a", a), ("y_pred_b", b)):
+        if values.shape[0] != y.shape[0]:
+            raise ValueError(
+                f"y_true and {name} must have the same number of samples; got "
+                f"{y.shape[0]} and {values.shape[0]}."
+            )
+    return y, a, b
+
+
+def pair_classes(
+    y_true: Any, y_pred_a: Any, y_pred_b: Any, labels: Any = None
+) -> np.ndarray:
+    """The classes of a paired comparison: ``labels``, or the sorted union.
+
+    Checked as scikit-learn checks a classification target: continuous values
+    and mixed label types raise. The union is found chunk by chunk (small
+    integer labels without sorting), so no array of the samples' size is made.
+    """
+    y, a, b = _label_arrays(y_true, y_pred_a, y_pred_b)
+    if labels is not None:
+        return _named(
+            check_classification_labels, "y_pred_a", y[:1], a[:1], labels=labels
+        )[2]
+    fast = [_small_int_labels(y, values) for values in (a, b)]
+    if fast[0] is not None and fast[1] is not None:
+        return np.union1d(fast[0].classes, fast[1].classes)
+    classes: np.ndarray | None = None
+    for rows in chunks(y.shape[0]):
+        for name, values in (("y_pred_a", a), ("y_pred_b", b)):
+            found = _named(check_classification_labels, name, y[rows], values[rows])[2]
+            classes = found if classes is None else np.union1d(classes, found)
+    return classes
+
+
+def _encode_chunk(
+    y: np.ndarray, a: np.ndarray, b: np.ndarray, rows: slice, classes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Class positions of ``y_true``, ``y_pred_a`` and ``y_pred_b`` on a chunk."""
+    true_index, a_index, _ = _named(
+        check_classification_labels, "y_pred_a", y[rows], a[rows], labels=classes
+    )
+    _, b_index, _ = _named(
+        check_classification_labels, "y_pred_b", y[rows], b[rows], labels=classes
+    )
+    return true_index, a_index, b_index
+
+
+def _total_weight(weight: np.ndarray | None, n: int) -> float:
+    return float(n) if weight is None else float(weight.sum())
 
 
 # --------------------------------------------------------------------------- #
 # Regression: Gaussian label errors
 # --------------------------------------------------------------------------- #
 def _regression_pair(
-    y_true: Any, y_pred_a: Any, y_pred_b: Any, sigma: Any
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Validated 2-D ``y_true``, ``a``, ``b`` and a broadcastable ``sigma``."""
-    y, a, s, _, _ = check_regression_inputs(y_true, y_pred_a, sigma=sigma)
-    _, b, _, _, _ = check_regression_inputs(y_true, y_pred_b, sigma=sigma)
-    return y, a, b, np.broadcast_to(np.asarray(s, dtype=np.float64), y.shape)
+    y_true: Any, y_pred_a: Any, y_pred_b: Any, sigma: Any, sample_weight: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, Any, np.ndarray | None]:
+    """Validated 2-D ``y_true``, ``a``, ``b``, ``sigma`` (float or array), weights."""
+    y, a, s, weight, _ = _named(
+        check_regression_inputs,
+        "y_pred_a",
+        y_true,
+        y_pred_a,
+        sigma=sigma,
+        sample_weight=sample_weight,
+    )
+    _, b, _, _, _ = _named(
+        check_regression_inputs, "y_pred_b", y_true, y_pred_b, sigma=sigma
+    )
+    return y, a, b, s, weight
 
 
 def _squared_error_difference(
-    y_true: np.ndarray, a: np.ndarray, b: np.ndarray, sigma: np.ndarray
-) -> tuple[float, float, float]:
-    """MSE_A − MSE_B: ``(b − a)(2y − a − b)`` is linear in y.
+    y_true: np.ndarray, a: np.ndarray, b: np.ndarray, sigma: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-sample ``(expected, nominal, variance)`` of MSE_A − MSE_B on a chunk.
 
-    ``E = (1/M) Σ (b−a)(2ȳ − a − b)`` (= ``d_A² − d_B²`` in product form, no
-    cancellation) and ``Var = (4/M²) Σ σ² (a − b)²``; the nominal difference on
-    ``ȳ`` equals the expectation (user guide: :ref:`formula_paired`).
+    ``(b − a)(2y − a − b)`` is linear in y: the expected term is
+    ``(b−a)(2ȳ − a − b)`` (= ``d_A² − d_B²`` in product form, no cancellation),
+    equal to the nominal one, and the variance ``4 σ² (a − b)²`` (user guide:
+    :ref:`formula_paired`). Summed over the outputs.
     """
-    n = y_true.size
     gap = b - a
-    expected = float(np.sum(gap * ((y_true - a) + (y_true - b)))) / n
-    variance = 4.0 * float(np.sum((sigma * gap) ** 2)) / (n * n)
-    return expected, variance, expected
+    terms = np.sum(gap * ((y_true - a) + (y_true - b)), axis=1)
+    scaled = sigma * gap
+    return terms, terms, 4.0 * np.sum(scaled * scaled, axis=1)
 
 
 def _phi(z: np.ndarray) -> np.ndarray:
@@ -132,34 +215,33 @@ def _clipped_normal_moments(
 
 
 def _absolute_error_difference(
-    y_true: np.ndarray, a: np.ndarray, b: np.ndarray, sigma: np.ndarray
-) -> tuple[float, float, float]:
-    """MAE_A − MAE_B through a clipped normal (user guide: :ref:`formula_paired`).
+    y_true: np.ndarray, a: np.ndarray, b: np.ndarray, sigma: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-sample ``(expected, nominal, variance)`` of MAE_A − MAE_B on a chunk.
 
     Per sample ``|y − a| − |y − b| = sgn(b − a)·clip(2(y − c), −w, w)`` with
-    ``c = (a + b)/2`` and ``w = |a − b|``, and ``2(y − c) ~ N(2(ȳ − c), 4σ²)``.
-    Samples with ``σ = 0`` or ``a = b`` take the branch ``Var = 0``.
+    ``c = (a + b)/2`` and ``w = |a − b|``, and ``2(y − c) ~ N(2(ȳ − c), 4σ²)``
+    (user guide: :ref:`formula_paired`). Samples with ``σ = 0`` or ``a = b``
+    take the branch ``Var = 0``. Summed over the outputs.
     """
-    n = y_true.size
-    y_true, a, b, sigma = (v.ravel() for v in (y_true, a, b, sigma))
-    nominal_terms = np.abs(y_true - a) - np.abs(y_true - b)
-    sign = np.sign(b - a)
+    sigma = np.broadcast_to(sigma, y_true.shape)
+    nominal = np.abs(y_true - a) - np.abs(y_true - b)
     w = np.abs(a - b)
     noisy = (sigma > 0.0) & (w > 0.0)
-    expected_terms = nominal_terms.copy()
-    variance = 0.0
+    expected = nominal.copy()
+    variance = np.zeros(y_true.shape)
     if noisy.any():
         c = 0.5 * (a[noisy] + b[noisy])
         mean, var = _clipped_normal_moments(
             2.0 * (y_true[noisy] - c), 2.0 * sigma[noisy], w[noisy]
         )
-        expected_terms[noisy] = sign[noisy] * mean
-        variance = float(np.sum(var)) / (n * n)
-    return float(np.sum(expected_terms)) / n, variance, float(np.sum(nominal_terms)) / n
+        expected[noisy] = np.sign(b[noisy] - a[noisy]) * mean
+        variance[noisy] = var
+    return expected.sum(axis=1), nominal.sum(axis=1), variance.sum(axis=1)
 
 
 def _regression_kernel(
-    difference: Callable[..., tuple[float, float, float]],
+    difference: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]],
     y_true: Any,
     y_pred_a: Any,
     y_pred_b: Any,
@@ -169,14 +251,28 @@ def _regression_kernel(
     transition_matrix: Any,
     labels: Any,
     classes: Any,
+    sample_weight: Any,
     options: dict[str, Any],
 ) -> PairedResult | None:
-    """The paired kernel of ``difference``; None with metric options."""
+    """The paired kernel of ``difference``, chunk by chunk; None with options.
+
+    The means are uniform over the outputs and weighted over the samples, as
+    scikit-learn's ``multioutput="uniform_average"``.
+    """
     if options:
         return None
-    y, a, b, s = _regression_pair(y_true, y_pred_a, y_pred_b, sigma)
-    expected, variance, nominal = difference(y, a, b, s)
-    return expected, variance, nominal, y.shape[0]
+    y, a, b, s, weight = _regression_pair(
+        y_true, y_pred_a, y_pred_b, sigma, sample_weight
+    )
+    n, n_outputs = y.shape
+    totals = np.zeros(3)
+    for rows in chunks(n):
+        expected, nominal, variance = difference(
+            y[rows], a[rows], b[rows], chunk_of(s, rows)
+        )
+        totals += weighted_totals(weight, rows, expected, nominal, variance)
+    total = _total_weight(weight, n) * n_outputs
+    return totals[0] / total, totals[2] / (total * total), totals[1] / total, n
 
 
 #: MSE_A − MSE_B, exact; None with metric options (left to Monte Carlo).
@@ -192,19 +288,6 @@ paired_mean_absolute_error = functools.partial(
 # --------------------------------------------------------------------------- #
 # Classification: label flips
 # --------------------------------------------------------------------------- #
-def _encode_pair(
-    y_true: Any, y_pred_a: Any, y_pred_b: Any, labels: Any
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(true_index, a_index, b_index, classes)``; default classes: the union."""
-    if labels is None:
-        labels = union_labels(y_true, y_pred_a, y_pred_b)
-    true_index, a_index, classes = check_classification_labels(
-        y_true, y_pred_a, labels=labels
-    )
-    _, b_index, _ = check_classification_labels(y_true, y_pred_b, labels=labels)
-    return true_index, a_index, b_index, classes
-
-
 def paired_accuracy(
     y_true: Any,
     y_pred_a: Any,
@@ -215,6 +298,7 @@ def paired_accuracy(
     transition_matrix: Any,
     labels: Any,
     classes: Any,
+    sample_weight: Any,
     options: dict[str, Any],
 ) -> PairedResult | None:
     """acc_A − acc_B, exact (user guide: :ref:`formula_paired`).
@@ -228,24 +312,27 @@ def paired_accuracy(
     """
     if options:
         return None
-    true_index, a_index, b_index, labels = _encode_pair(
-        y_true, y_pred_a, y_pred_b, labels
-    )
-    n = true_index.size
+    y, a, b = _label_arrays(y_true, y_pred_a, y_pred_b)
+    classes = pair_classes(y, a, b, labels)
+    n = y.shape[0]
+    weight = check_sample_weight(sample_weight, n)
     noise = FlipNoise.from_params(
-        q, transition_matrix, n_samples=n, n_classes=labels.size
+        q, transition_matrix, n_samples=n, n_classes=classes.size
     )
-    correct_a = int(np.count_nonzero(a_index == true_index))
-    correct_b = int(np.count_nonzero(b_index == true_index))
-    nominal = (correct_a - correct_b) / n
-    differ = a_index != b_index
-    if not differ.any():  # also every single-class problem
-        return 0.0, 0.0, nominal, n
-    p_a = noise.probability(true_index, a_index, slice(None))[differ]
-    p_b = noise.probability(true_index, b_index, slice(None))[differ]
-    expected = float(np.sum(p_a - p_b)) / n
-    per_sample = p_a * (1.0 - p_a) + p_b * (1.0 - p_b) + 2.0 * p_a * p_b
-    return expected, float(np.sum(per_sample)) / (n * n), nominal, n
+    totals = np.zeros(3)
+    for rows in chunks(n):
+        true_index, a_index, b_index = _encode_chunk(y, a, b, rows, classes)
+        differ = a_index != b_index
+        p_a = noise.probability(true_index, a_index, rows)
+        p_b = noise.probability(true_index, b_index, rows)
+        hits = (a_index == true_index).astype(np.float64) - (b_index == true_index)
+        expected = np.where(differ, p_a - p_b, 0.0)
+        variance = np.where(
+            differ, p_a * (1.0 - p_a) + p_b * (1.0 - p_b) + 2.0 * p_a * p_b, 0.0
+        )
+        totals += weighted_totals(weight, rows, hits, expected, variance)
+    total = _total_weight(weight, n)
+    return totals[1] / total, totals[2] / (total * total), totals[0] / total, n
 
 
 def paired_precision(
@@ -258,15 +345,16 @@ def paired_precision(
     transition_matrix: Any,
     labels: Any,
     classes: Any,
+    sample_weight: Any,
     options: dict[str, Any],
 ) -> PairedResult | None:
     """Binary precision of A minus that of B, exact.
 
-    Precision is ``TP / n_P`` with ``n_P`` the number of predicted positives,
-    which does not depend on the labels (user guide:
+    Precision is ``TP / n_P`` with ``n_P`` the (weighted) number of predicted
+    positives, which does not depend on the labels (user guide:
     :ref:`formula_binary_counts`). The difference is therefore linear in the
     observed positives: ``Σ_i c_i 1[ỹ_i = pos]`` with
-    ``c_i = 1[ŷ_A,i = pos]/n_PA − 1[ŷ_B,i = pos]/n_PB`` (a model without
+    ``c_i = w_i (1[ŷ_A,i = pos]/n_PA − 1[ŷ_B,i = pos]/n_PB)`` (a model without
     predicted positives has precision 0, scikit-learn's default), so
     ``E = Σ c_i π_i`` and ``Var = Σ c_i² π_i (1 − π_i)`` with
     ``π_i = P(ỹ_i = pos)``. None (Monte Carlo) with options other than
@@ -275,34 +363,45 @@ def paired_precision(
     """
     if not set(options) <= {"pos_label"}:
         return None
-    true_index, a_index, b_index, labels = _encode_pair(
-        y_true, y_pred_a, y_pred_b, labels
-    )
-    if labels.size > 2:
+    y, a, b = _label_arrays(y_true, y_pred_a, y_pred_b)
+    classes = pair_classes(y, a, b, labels)
+    if classes.size > 2:
         return None
     pos_label = options.get("pos_label", 1)
-    matches = [i for i, c in enumerate(labels.tolist()) if c == pos_label]
+    matches = [i for i, c in enumerate(classes.tolist()) if c == pos_label]
     if not matches:
         return None
     pos = matches[0]
-    n = true_index.shape[0]
-    coefficient = np.zeros(n)
-    for index, sign in ((a_index, 1.0), (b_index, -1.0)):
-        predicted = index == pos
-        n_predicted = int(np.count_nonzero(predicted))
-        if n_predicted:
-            coefficient[predicted] += sign / n_predicted
+    n = y.shape[0]
+    weight = check_sample_weight(sample_weight, n)
     noise = FlipNoise.from_params(
-        q, transition_matrix, n_samples=n, n_classes=labels.size
+        q, transition_matrix, n_samples=n, n_classes=classes.size
     )
-    if labels.size < 2:  # one class (the noise is still validated above)
-        pi = np.ones(n)
-    else:
-        pi = noise.probability(true_index, np.full(n, pos), slice(None))
-    nominal = float(coefficient @ (true_index == pos))
-    expected = float(coefficient @ pi)
-    variance = float((coefficient * coefficient) @ (pi * (1.0 - pi)))
-    return expected, variance, nominal, n
+    predicted = np.zeros(2)  # the (weighted) predicted positives of A and B
+    for rows in chunks(n):
+        _, a_index, b_index = _encode_chunk(y, a, b, rows, classes)
+        positive = np.stack((a_index == pos, b_index == pos))
+        if weight is None:
+            predicted += np.count_nonzero(positive, axis=1)
+        else:
+            predicted += positive.astype(np.float64) @ weight[rows]
+    scale = [1.0 / count if count > 0 else 0.0 for count in predicted]
+    totals = np.zeros(3)
+    for rows in chunks(n):
+        true_index, a_index, b_index = _encode_chunk(y, a, b, rows, classes)
+        coefficient = (a_index == pos) * scale[0] - (b_index == pos) * scale[1]
+        if weight is not None:
+            coefficient *= weight[rows]
+        if classes.size < 2:  # one class (the noise is still validated above)
+            pi = np.ones(true_index.shape[0])
+        else:
+            pi = noise.probability(true_index, np.full_like(true_index, pos), rows)
+        totals += (
+            coefficient @ (true_index == pos).astype(np.float64),
+            coefficient @ pi,
+            (coefficient * coefficient) @ (pi * (1.0 - pi)),
+        )
+    return float(totals[1]), float(totals[2]), float(totals[0]), n
 
 
 # --------------------------------------------------------------------------- #
@@ -319,6 +418,7 @@ def _probabilistic_kernel(
     transition_matrix: Any,
     labels: Any,
     classes: Any,
+    sample_weight: Any,
     options: dict[str, Any],
 ) -> PairedResult | None:
     """Brier score or log-loss of A minus that of B, exact; None with options.
@@ -344,13 +444,15 @@ def _probabilistic_kernel(
             f"{a.shape} and {b.shape}."
         )
     n_classes = 2 if a.ndim == 1 else a.shape[1]
-    index = _column_positions(y_true, labels if classes is None else classes, n_classes)
-    n = index.shape[0]
+    y = as_label_array(y_true, name="y_true")
+    n = y.shape[0]
     if a.shape[0] != n:
         raise ValueError(
             "y_true and the probabilities must have the same number of samples; "
             f"got {n} and {a.shape[0]}."
         )
+    columns = _column_classes(y, labels if classes is None else classes, n_classes)
+    weight = check_sample_weight(sample_weight, n)
     if metric == "brier_score_loss":
         if a.ndim == 2 and n_classes == 2:  # the positive (larger) class column
             a, b = a[:, 1], b[:, 1]
@@ -362,28 +464,29 @@ def _probabilistic_kernel(
     )
     totals = np.zeros(3)
     for rows in chunks(n):
-        k = index[rows]
+        k = check_classification_labels(y[rows], y[rows], labels=columns)[0]
         difference = loss_a(a[rows]) - loss_b(b[rows])
         weights = noise.observation_rows(k, rows)
         expected = np.einsum("ij,ij->i", weights, difference)
         centred = difference - expected[:, None]
-        totals += (
-            difference[np.arange(k.shape[0]), k].sum(),
-            expected.sum(),
-            np.einsum("ij,ij->", weights, centred * centred),
+        totals += weighted_totals(
+            weight,
+            rows,
+            difference[np.arange(k.shape[0]), k],
+            expected,
+            np.einsum("ij,ij->i", weights, centred * centred),
         )
-    return totals[1] / n, totals[2] / (n * n), totals[0] / n, n
+    total = _total_weight(weight, n)
+    return totals[1] / total, totals[2] / (total * total), totals[0] / total, n
 
 
-def _column_positions(y_true: Any, classes: Any, n_classes: int) -> np.ndarray:
-    """Each label's column in the probabilities: its position in ``classes``.
+def _column_classes(y: np.ndarray, classes: Any, n_classes: int) -> np.ndarray:
+    """The classes of the probability columns, checked against their number.
 
-    ``classes`` (default: the classes of ``y_true``) must be sorted, as the
-    columns of ``predict_proba``, and one per column.
+    ``classes`` (default: the classes of ``y_true``, found chunk by chunk) must
+    be sorted, as the columns of ``predict_proba``, and one per column.
     """
-    if classes is None:
-        classes = np.unique(np.asarray(y_true))
-    classes = np.asarray(classes)
+    classes = pair_classes(y, y, y) if classes is None else np.asarray(classes)
     if classes.size != n_classes:
         raise ValueError(
             f"The probabilities have {n_classes} columns but there are "
@@ -392,8 +495,7 @@ def _column_positions(y_true: Any, classes: Any, n_classes: int) -> np.ndarray:
         )
     if np.any(classes[1:] <= classes[:-1]):
         raise ValueError("classes must be sorted, as the columns of predict_proba.")
-    index, _, _ = check_classification_labels(y_true, y_true, labels=classes)
-    return index
+    return classes
 
 
 #: Brier score of A minus that of B, exact; None with metric options.
@@ -415,6 +517,7 @@ def paired_mean_squared_error_truth(
     transition_matrix: Any,
     labels: Any,
     classes: Any,
+    sample_weight: Any,
     options: dict[str, Any],
 ) -> PairedResult | None:
     """MSE_A − MSE_B against the true values: the nominal difference.
@@ -435,6 +538,7 @@ def paired_mean_squared_error_truth(
         transition_matrix=transition_matrix,
         labels=labels,
         classes=classes,
+        sample_weight=sample_weight,
         options=options,
     )
 
@@ -449,6 +553,7 @@ def paired_accuracy_truth(
     transition_matrix: Any,
     labels: Any,
     classes: Any,
+    sample_weight: Any,
     options: dict[str, Any],
 ) -> PairedResult | None:
     """acc_A − acc_B against the true classes: the difference of de-noised hits.
@@ -464,29 +569,27 @@ def paired_accuracy_truth(
     """
     if options:
         return None
-    true_index, a_index, b_index, labels = _encode_pair(
-        y_true, y_pred_a, y_pred_b, labels
-    )
-    n = true_index.size
+    y, a, b = _label_arrays(y_true, y_pred_a, y_pred_b)
+    classes = pair_classes(y, a, b, labels)
+    n = y.shape[0]
+    weight = check_sample_weight(sample_weight, n)
     noise = FlipNoise.from_params(
-        q, transition_matrix, n_samples=n, n_classes=labels.size
+        q, transition_matrix, n_samples=n, n_classes=classes.size
     )
-    nominal = (
-        float(
-            np.count_nonzero(a_index == true_index)
-            - np.count_nonzero(b_index == true_index)
-        )
-        / n
-    )
-    differ = np.flatnonzero(a_index != b_index)
-    if differ.size == 0:
-        return 0.0, 0.0, nominal, n
     inverse = noise.inverse_matrix() if noise.matrix is not None else None
     if inverse is None:
         noise.check_invertible()
-    rows = noise.inverse_rows(true_index, slice(None), inverse)[differ]
-    hit_a = rows[np.arange(differ.size), a_index[differ]]
-    hit_b = rows[np.arange(differ.size), b_index[differ]]
-    gap = hit_a - hit_b
-    variance = float(np.sum(gap * gap - hit_a - hit_b)) / (n * n)
-    return float(np.sum(gap)) / n, max(variance, 0.0), nominal, n
+    totals = np.zeros(3)
+    for rows in chunks(n):
+        true_index, a_index, b_index = _encode_chunk(y, a, b, rows, classes)
+        inverse_rows = noise.inverse_rows(true_index, rows, inverse)
+        size = np.arange(true_index.shape[0])
+        hit_a, hit_b = inverse_rows[size, a_index], inverse_rows[size, b_index]
+        differ = a_index != b_index
+        gap = np.where(differ, hit_a - hit_b, 0.0)
+        variance = np.where(differ, gap * gap - hit_a - hit_b, 0.0)
+        hits = (a_index == true_index).astype(np.float64) - (b_index == true_index)
+        totals += weighted_totals(weight, rows, hits, gap, variance)
+    total = _total_weight(weight, n)
+    variance = max(float(totals[2]) / (total * total), 0.0)
+    return totals[1] / total, variance, totals[0] / total, n

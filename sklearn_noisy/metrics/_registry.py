@@ -94,8 +94,8 @@ class MetricInfo:
     paired : callable or None
         The exact kernel of the paired difference ``metric(A) - metric(B)`` on
         the same noisy labels, ``paired(y_true, y_pred_a, y_pred_b, *, sigma, q,
-        transition_matrix, labels, classes, options)`` returning ``(expected,
-        variance, nominal, n_samples)``, or None where the options call for
+        transition_matrix, labels, classes, sample_weight, options)`` returning
+        ``(expected, variance, nominal, n_samples)``, or None where the options call for
         Monte Carlo. None: the joint Monte Carlo of
         :func:`~sklearn_noisy.metrics.expected_paired_difference`.
     paired_truth : callable or None

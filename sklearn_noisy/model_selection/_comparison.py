@@ -315,36 +315,14 @@ def compare_estimators(
         for key, scorer in reference.scorers_.items()
     }
     kinds, notes = _difference_estimands(reference.scorers_, estimand)
-    differences: dict[tuple[str, str], dict[str, NoisyScore]] = {}
-    fold_differences: dict[tuple[str, str], dict[str, list[NoisyScore]]] = {}
-    t_tests: dict[tuple[str, str], dict[str, CorrectedTTest]] = {}
-    for i, a in enumerate(names):
-        for b in names[i + 1 :]:
-            differences[(a, b)], fold_differences[(a, b)], t_tests[(a, b)] = (
-                {},
-                {},
-                {},
-            )
-            for key in reference.scorers_:
-                (
-                    differences[(a, b)][key],
-                    fold_differences[(a, b)][key],
-                    t_tests[(a, b)][key],
-                ) = _paired_difference(
-                    cv_results[a],
-                    cv_results[b],
-                    key,
-                    folds,
-                    noise_values[key],
-                    n_draws=n_draws,
-                    random_state=random_state,
-                    estimand=kinds[key],
-                )
-            differences[(b, a)], fold_differences[(b, a)], t_tests[(b, a)] = (
-                _reversed_pair(
-                    differences[(a, b)], fold_differences[(a, b)], t_tests[(a, b)]
-                )
-            )
+    differences, fold_differences, t_tests = _all_pairs(
+        cv_results,
+        folds,
+        noise_values,
+        kinds,
+        n_draws=n_draws,
+        random_state=random_state,
+    )
     return EstimatorComparison(
         names=names,
         metrics=list(reference.scorers_),
@@ -359,6 +337,51 @@ def compare_estimators(
         estimands=kinds,
         notes=notes,
     )
+
+
+def _all_pairs(
+    cv_results: dict[str, Any],
+    folds: _Folds,
+    noise_values: dict[str, dict[str, Any]],
+    kinds: dict[str, str],
+    *,
+    n_draws: int,
+    random_state: Any,
+) -> tuple[dict[Any, Any], dict[Any, Any], dict[Any, Any]]:
+    """``(differences, fold_differences, t_tests)`` of every ordered pair.
+
+    Each unordered pair is computed once, in the order of ``cv_results``; the
+    reversed pair is its negation.
+    """
+    names = list(cv_results)
+    keys = list(cv_results[names[0]].scorers_)
+    differences: dict[tuple[str, str], dict[str, NoisyScore]] = {}
+    fold_differences: dict[tuple[str, str], dict[str, list[NoisyScore]]] = {}
+    t_tests: dict[tuple[str, str], dict[str, CorrectedTTest]] = {}
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            results = {
+                key: _paired_difference(
+                    cv_results[a],
+                    cv_results[b],
+                    key,
+                    folds,
+                    noise_values[key],
+                    n_draws=n_draws,
+                    random_state=random_state,
+                    estimand=kinds[key],
+                )
+                for key in keys
+            }
+            differences[(a, b)] = {key: r[0] for key, r in results.items()}
+            fold_differences[(a, b)] = {key: r[1] for key, r in results.items()}
+            t_tests[(a, b)] = {key: r[2] for key, r in results.items()}
+            differences[(b, a)], fold_differences[(b, a)], t_tests[(b, a)] = (
+                _reversed_pair(
+                    differences[(a, b)], fold_differences[(a, b)], t_tests[(a, b)]
+                )
+            )
+    return differences, fold_differences, t_tests
 
 
 def _check_comparison_scoring(

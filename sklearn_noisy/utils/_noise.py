@@ -26,7 +26,14 @@ from typing import Any
 
 import numpy as np
 
-from ._arrays import _check_length, _is_scalar, as_float_array, check_finite, chunk_of
+from ._arrays import (
+    _check_length,
+    _is_scalar,
+    as_float_array,
+    check_finite,
+    chunk_of,
+    chunks,
+)
 from ._sampling import FlipSampler, GaussianSampler, TransitionSampler
 
 __all__ = [
@@ -415,14 +422,15 @@ class FlipNoise:
         n_classes = self.n_classes
         singular_q = (n_classes - 1) / n_classes
         q_array = np.asarray(self.q)
-        scale = 1.0 - q_array * (n_classes / (n_classes - 1))
-        if np.any(np.abs(scale) <= _SINGULAR_TOL):
-            where = (
-                ""
-                if q_array.ndim == 0
-                else " (first at index "
-                f"{int(np.argmax(np.abs(scale) <= _SINGULAR_TOL))})"
-            )
+        where = None
+        for rows in chunks(q_array.size) if q_array.ndim else [Ellipsis]:
+            scale = 1.0 - q_array[rows] * (n_classes / (n_classes - 1))
+            singular = np.abs(scale) <= _SINGULAR_TOL
+            if np.any(singular):  # chunk by chunk: no array of the samples' size
+                first = rows.start + int(np.argmax(singular)) if q_array.ndim else 0
+                where = "" if q_array.ndim == 0 else f" (first at index {first})"
+                break
+        if where is not None:
             raise ValueError(
                 f"estimand='truth' has no unbiased estimator when q = {singular_q:g}"
                 f"{where}: with K = {n_classes} classes a label flipped with this "
