@@ -10,6 +10,7 @@ import importlib.util
 import json
 import os
 import sys
+import textwrap
 import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -400,7 +401,11 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.json is not None:
         _write_json(validator, loaded, args.json)
     if args.plot is not None:
-        _save_plot(validator, args.plot)
+        _save_plot(
+            validator,
+            args.plot,
+            f"{type(estimator).__name__} on {loaded['source']}",
+        )
     return 0
 
 
@@ -435,7 +440,7 @@ def _check_metrics(names: list[str]) -> None:
             )
 
 
-def _save_plot(validator: Any, path: str) -> None:
+def _save_plot(validator: Any, path: str, title: str) -> None:
     try:
         import matplotlib
     except ImportError:
@@ -443,15 +448,32 @@ def _save_plot(validator: Any, path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from ..metrics import get_metric_info
     from ..model_selection import NoisyCVDisplay
 
     keys = list(validator.scorers_)
     figure, axes = plt.subplots(
-        len(keys), 1, figsize=(6.4, 2.6 * len(keys) + 0.6), squeeze=False
+        len(keys),
+        1,
+        figsize=(6.4, 2.4 * len(keys) + 1.4),
+        squeeze=False,
+        layout="constrained",
     )
+    entries: dict[str, Any] = {}  # one legend for all panels, by label
     for key, ax in zip(keys, axes[:, 0], strict=True):
-        NoisyCVDisplay.from_cv_results(validator, key, ax=ax)
-    figure.tight_layout()
+        display = NoisyCVDisplay.from_cv_results(validator, key, ax=ax, legend=False)
+        metric = get_metric_info(validator.scorers_[key].metric).display_name
+        ax.set_title(metric, fontsize="medium")
+        for handle, label in zip(*display.legend_entries(), strict=True):
+            entries.setdefault(label, handle)
+    figure.suptitle("\n".join(textwrap.wrap(title, 64)), fontsize="medium")
+    figure.legend(
+        list(entries.values()),
+        list(entries),
+        loc="outside lower center",
+        ncols=2,
+        fontsize="small",
+    )
     figure.savefig(path, dpi=120)
     plt.close(figure)
 

@@ -433,7 +433,7 @@ class NoisyCVDisplay:
         self.pooled_line_ = ax.axhline(
             self.pooled.expected,
             color="tab:orange",
-            label=f"pooled {self.estimand} ({self.pooled.expected:.4g})",
+            label=f"pooled {self.estimand}",
         )
 
 
