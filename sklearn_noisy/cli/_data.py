@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import re
 from typing import Any
 
 import numpy as np
@@ -138,7 +139,9 @@ def _load_embedded(args: argparse.Namespace) -> dict[str, Any]:
             "q",
             "repeats",
             "features",
+            "drop",
             "instrument_sigma",
+            "min_repeats",
             "sigma_dof",
         )
         if getattr(args, name) is not None
@@ -190,9 +193,16 @@ def _load_repeats(
     )
     from ..preprocessing import summarize_repeats
 
-    summary = summarize_repeats(
-        repeats, sigma=args.repeat_sigma, instrument_sigma=args.instrument_sigma
-    )
+    options = {} if args.min_repeats is None else {"min_repeats": args.min_repeats}
+    try:
+        summary = summarize_repeats(
+            repeats,
+            sigma=args.repeat_sigma,
+            instrument_sigma=args.instrument_sigma,
+            **options,
+        )
+    except ValueError as exc:
+        raise CLIError(f"--repeats: {exc}") from None
     return {
         "y": summary.y_mean,
         "sigma": summary.sigma,
@@ -212,6 +222,8 @@ def _load_target(
         raise CLIError("--data needs --target COL (or --repeats COL,COL,...)")
     if args.instrument_sigma is not None:
         raise CLIError("--instrument-sigma needs --repeats")
+    if args.min_repeats is not None:
+        raise CLIError("--min-repeats needs --repeats")
     cells = _column(columns, args.target, "--target")
     sigma = q = sigma_dof = None
     if args.sigma_dof is not None and args.sigma is None:
@@ -257,14 +269,7 @@ def _load(args: argparse.Namespace) -> dict[str, Any]:
         labels = _load_repeats(args, columns)
     else:
         labels = _load_target(args, columns)
-    if args.features is not None:
-        features = _split(args.features)
-        for name in features:
-            _column(columns, name, "--features")
-    else:
-        features = [name for name in header if name not in labels["used"]]
-    if not features:
-        raise CLIError("no feature columns left: pass --features")
+    features, left_out = _features(args, header, columns, labels["used"])
     X = np.column_stack(
         [_numeric(columns[n], n, "--features", allow_missing=True) for n in features]
     )
@@ -277,5 +282,54 @@ def _load(args: argparse.Namespace) -> dict[str, Any]:
         "task": labels["task"],
         "source": f"{args.data} ({labels['label']})",
         "features": features,
+        "left_out": left_out,
         "embedded": False,
     }
+
+
+#: Words that mark a column as a label, a true value or a label's noise.
+_LABEL_WORDS = frozenset(
+    {"label", "labels", "target", "truth", "true", "sigma", "sem", "stderr",
+     "err", "error", "dof", "flip", "noise"}
+)  # fmt: skip
+
+
+def _looks_like_label(name: str) -> bool:
+    """Whether a column name marks a label, a true value or a label's noise."""
+    words = {word for word in re.split(r"[^0-9a-z]+", name.lower()) if word}
+    return bool(words & _LABEL_WORDS)
+
+
+def _features(
+    args: argparse.Namespace,
+    header: list[str],
+    columns: dict[str, list[str]],
+    used: list[str],
+) -> tuple[list[str], list[str]]:
+    """The feature columns, and the columns left out because they look like labels.
+
+    ``--features`` names them; otherwise every column not used for the label
+    or its noise, minus ``--drop`` and minus the columns whose name marks a
+    label, a true value or a label's noise (``label_true``,
+    ``flip_probability``, ``y_err``...), which would leak the answer.
+    """
+    if args.features is not None:
+        if args.drop is not None:
+            raise CLIError("give --features or --drop, not both")
+        features = _split(args.features)
+        for name in features:
+            _column(columns, name, "--features")
+        return features, []
+    dropped = [] if args.drop is None else _split(args.drop)
+    for name in dropped:
+        _column(columns, name, "--drop")
+    rest = [name for name in header if name not in used and name not in dropped]
+    left_out = [name for name in rest if _looks_like_label(name)]
+    features = [name for name in rest if name not in left_out]
+    if not features:
+        raise CLIError(
+            "no feature columns left"
+            + (f" (left out as label-like: {left_out})" if left_out else "")
+            + ": pass --features"
+        )
+    return features, left_out

@@ -88,6 +88,9 @@ def _build_parser() -> argparse.ArgumentParser:
     output.add_argument(
         "--quiet", action="store_true", help="no progress lines on stderr"
     )
+    output.add_argument(
+        "--verbose", action="store_true", help="also joblib's own progress lines"
+    )
     return parser
 
 
@@ -134,9 +137,23 @@ def _add_data_arguments(evaluate: argparse.ArgumentParser) -> None:
         "samples with a single repeat",
     )
     data.add_argument(
+        "--min-repeats",
+        type=int,
+        metavar="N",
+        help="with --repeats: fewest readings for a sample's own standard error "
+        "(2); samples with fewer use --instrument-sigma",
+    )
+    data.add_argument(
         "--features",
         metavar="COL,COL,...",
-        help="feature columns (default: every other column)",
+        help="feature columns (default: every column not used for the label or "
+        "its noise, except those whose name marks a label, a true value or a "
+        "label's noise, such as label_true or flip_probability)",
+    )
+    data.add_argument(
+        "--drop",
+        metavar="COL,COL,...",
+        help="columns to leave out of the default features",
     )
 
 
@@ -376,7 +393,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         scoring=scoring,
         cv=splitter,
         n_jobs=args.n_jobs,
-        verbose=0 if args.quiet else 1,
+        verbose=0 if args.quiet else (2 if args.verbose else 1),
         error_score="raise",
         estimand=args.estimand,
     )
@@ -388,12 +405,13 @@ def _evaluate(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
+        _print_columns(loaded)
     noise = (
         {"sigma": loaded["sigma"], "sigma_dof": loaded["sigma_dof"]}
         if loaded["task"] == "regression"
         else {"q": loaded["q"]}
     )
-    with _stdout_to_stderr():
+    with _stdout_to_stderr(), _thread_limits(loaded["X"]):
         validator.fit(loaded["X"], loaded["y"], **noise)
     # With --json - the JSON is standard output, and the table goes to stderr.
     table_stream = sys.stderr if args.json == "-" else sys.stdout
@@ -407,6 +425,33 @@ def _evaluate(args: argparse.Namespace) -> int:
             f"{type(estimator).__name__} on {loaded['source']}",
         )
     return 0
+
+
+def _print_columns(loaded: dict[str, Any]) -> None:
+    """Name the feature columns, and those left out because they look like labels."""
+    print(f"  features: {', '.join(loaded['features'])}", file=sys.stderr)
+    if loaded.get("left_out"):
+        print(
+            f"  left out: {', '.join(loaded['left_out'])} (the name marks a label, "
+            "a true value or a label's noise; --features to use it)",
+            file=sys.stderr,
+        )
+    sys.stderr.flush()
+
+
+#: Up to this many data values (samples x features), native thread pools run
+#: one thread: small fits gain nothing from threads and can wait long on a
+#: busy machine when OpenMP or BLAS threads outnumber its free cores.
+_SMALL_DATA = 2_000_000
+
+
+def _thread_limits(X: Any) -> Any:
+    """One native thread (OpenMP, BLAS) for small data; unlimited otherwise."""
+    if X.shape[0] * max(X.shape[1], 1) > _SMALL_DATA:
+        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1)
 
 
 def _write_json(validator: Any, loaded: dict[str, Any], path: str) -> None:

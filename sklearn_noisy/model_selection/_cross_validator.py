@@ -26,6 +26,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from ._estimands import check_cv_estimand, estimand_tables, plan_estimands
 from ._pooling import _out_of_fold, _pool_estimates, _pool_or_warn
+from ._progress import FoldProgress
 from ._report import _fold_summary, _format_table, _results_dict, _summary_table
 from ._scoring import check_noisy_scoring, check_scorers_noise
 from ._validation import (
@@ -120,9 +121,11 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         ``None`` means 1 unless in a :func:`joblib.parallel_config` context.
 
     verbose : int, default=0
-        With ``verbose > 0`` a line is printed for every fold as it finishes
-        (the line is printed by the worker, as in scikit-learn); it is also
-        passed to :class:`joblib.Parallel`.
+        With ``verbose > 0`` a line is printed for every fold as it finishes,
+        as scikit-learn's ``[CV k/K] END ...``, with the elapsed time and an
+        estimate of the time left (on a terminal also a live bar). The lines
+        are printed in this process, in fold order. ``verbose - 1`` is passed
+        to :class:`joblib.Parallel`: its own lines appear from ``verbose=2``.
 
     confidence_level : float, default=0.95
         Level of the label-noise intervals in :meth:`summary`, ``str`` and the
@@ -461,11 +464,16 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
 
         ``y`` is the pair (target as given, target as the metrics take it).
         """
+        # joblib's own lines only from verbose=2 on; the fold lines are printed
+        # here, in this process, as the folds finish (with time left).
         parallel = Parallel(
-            n_jobs=self.n_jobs, verbose=self.verbose, pre_dispatch="2*n_jobs"
+            n_jobs=self.n_jobs,
+            verbose=max(self.verbose - 1, 0),
+            pre_dispatch="2*n_jobs",
+            return_as="generator",
         )
         y, y_score = y
-        results = parallel(
+        tasks = parallel(
             delayed(_fit_and_score_fold)(
                 clone(self.estimator),
                 X,
@@ -478,7 +486,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
                 fit_params=fit_params,
                 error_score=self.error_score,
                 return_estimator=self.return_estimator,
-                verbose=self.verbose,
+                verbose=0,
                 split_progress=(k, len(splits)),
                 variants={key: plan.variants for key, plan in plans.items()},
                 leads={key: plan.lead for key, plan in plans.items()},
@@ -486,6 +494,14 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
             )
             for k, (train, test) in enumerate(splits)
         )
+        progress = FoldProgress(len(splits)) if self.verbose > 0 else None
+        results = []
+        for result in tasks:
+            results.append(result)
+            if progress is not None:
+                progress.update(result)
+        if progress is not None:
+            progress.close()
         _raise_or_warn_fit_failures(results, self.error_score)
         _raise_or_warn_score_failures(results, scorers)
         _warn_undefined_scores(results, scorers)

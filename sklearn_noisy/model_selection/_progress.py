@@ -1,0 +1,93 @@
+"""Progress of the folds: a line per finished fold, with the time left.
+
+:class:`FoldProgress` runs in the process that dispatches the folds, so its
+lines appear in order whatever joblib's backend. Each line is scikit-learn's
+``[CV k/K] END ...`` with the elapsed time and an estimate of the time left
+(the mean time per finished fold times the folds to go). On a terminal a bar
+below the lines shows the same live.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, TextIO
+
+from ._validation import _end_message
+
+__all__ = ["FoldProgress"]
+
+_BAR_WIDTH = 24
+
+
+def format_seconds(seconds: float) -> str:
+    """``"0.4 s"``, ``"12 s"``, ``"3 min 05 s"``, ``"1 h 02 min"``."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {rest:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+class FoldProgress:
+    """Report finished folds to ``stream`` (standard output by default).
+
+    Parameters
+    ----------
+    n_folds : int
+        The number of folds to run.
+    stream : file-like, default=None
+        Where to write; ``sys.stdout`` at the time of each write by default.
+    """
+
+    def __init__(self, n_folds: int, stream: TextIO | None = None) -> None:
+        self.n_folds = n_folds
+        self.stream = stream
+        self.done = 0
+        self.start = time.perf_counter()
+        self._bar_shown = False
+
+    @property
+    def _out(self) -> TextIO:
+        return sys.stdout if self.stream is None else self.stream
+
+    def _live(self) -> bool:
+        isatty = getattr(self._out, "isatty", None)
+        return bool(isatty and isatty())
+
+    def update(self, result: dict[str, Any]) -> None:
+        """Print the line of a finished fold (``result`` of one fold)."""
+        self.done += 1
+        elapsed = time.perf_counter() - self.start
+        left = self.n_folds - self.done
+        timing = f"; elapsed {format_seconds(elapsed)}"
+        if left:
+            timing += f", about {format_seconds(elapsed / self.done * left)} left"
+        # the folds come back in order: this is fold number self.done
+        line = _end_message(result, (self.done - 1, self.n_folds)) + timing
+        out = self._out
+        if self._live():
+            out.write("\r\033[K" + line + "\n" + self._bar(elapsed, left))
+            self._bar_shown = True
+        else:
+            out.write(line + "\n")
+        out.flush()
+
+    def _bar(self, elapsed: float, left: int) -> str:
+        filled = round(_BAR_WIDTH * self.done / self.n_folds)
+        bar = "#" * filled + "." * (_BAR_WIDTH - filled)
+        text = f"[{bar}] {self.done}/{self.n_folds} folds, {format_seconds(elapsed)}"
+        if left:
+            text += f", about {format_seconds(elapsed / self.done * left)} left"
+        return text
+
+    def close(self) -> None:
+        """Clear the live bar, if one is shown."""
+        if self._bar_shown:
+            self._out.write("\r\033[K")
+            self._out.flush()
+            self._bar_shown = False
