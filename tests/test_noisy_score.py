@@ -72,7 +72,10 @@ def test_zero_and_infinite_variance():
     assert exact.std == 0.0
     infinite = _score(metric="r2", variance=math.inf)
     assert infinite.std == math.inf
-    assert infinite.confidence_interval() == (-math.inf, math.inf)
+    # R² never exceeds 1: the unbounded normal interval is clipped there.
+    assert infinite.confidence_interval() == (-math.inf, 1.0)
+    unknown = _score(metric="custom_metric", variance=math.inf)
+    assert unknown.confidence_interval() == (-math.inf, math.inf)
     assert json.loads(json.dumps(infinite.to_dict()))["variance"] == math.inf
 
 

@@ -23,6 +23,7 @@ from ..utils._arrays import check_sample_weight, chunks, read_only, weighted_tot
 from ..utils._labels import EncodedLabels, encode_labels
 from ..utils._noise import FlipNoise
 from ..utils._validation import ESTIMANDS, check_estimand, supports_estimands
+from ._count_distributions import accuracy_distribution
 from ._remeasurement import (
     check_remeasurable,
     class_function_estimate,
@@ -284,6 +285,9 @@ def expected_accuracy_score(
         n_samples=n_samples,
         method="exact",
         estimand=estimand,
+        distribution=None
+        if estimand != "forward"
+        else accuracy_distribution(encoded, noise, weight, hits),
     )
 
 

@@ -25,6 +25,12 @@ from ..utils._validation import (
     check_regression_inputs,
     supports_estimands,
 )
+from ._gaussian_forms import (
+    mae_distribution,
+    mse_distribution,
+    output_distributions,
+    r2_distribution,
+)
 from ._r2_quadrature import r2_moments
 from ._regression_estimands import (
     ESTIMAND_DOC,
@@ -182,7 +188,15 @@ nominal=0.375, n_samples=4, method='exact')
         "mean_squared_error", (y_true, y_pred, sigma), (nominal, expected, variance)
     )
     return aggregate_outputs(
-        "mean_squared_error", nominal, expected, variance, y_true.shape[0], multioutput
+        "mean_squared_error",
+        nominal,
+        expected,
+        variance,
+        y_true.shape[0],
+        multioutput,
+        distributions=output_distributions(
+            mse_distribution, y_true, y_pred, sigma, weight, nominal_mse=nominal
+        ),
     )
 
 
@@ -277,7 +291,15 @@ def expected_mean_absolute_error(
         absolute_error_kernel, y_true, y_pred, sigma, weight, parallel=True
     )
     return aggregate_outputs(
-        "mean_absolute_error", nominal, expected, variance, y_true.shape[0], multioutput
+        "mean_absolute_error",
+        nominal,
+        expected,
+        variance,
+        y_true.shape[0],
+        multioutput,
+        distributions=output_distributions(
+            mae_distribution, y_true, y_pred, sigma, weight
+        ),
     )
 
 
@@ -414,6 +436,15 @@ nominal=0.612372, n_samples=4, method='delta')
         y_true.shape[0],
         multioutput,
         method,
+        distributions=output_distributions(
+            mse_distribution,
+            y_true,
+            y_pred,
+            sigma,
+            weight,
+            nominal_mse=nominal**2,
+            root=True,
+        ),
     )
 
 
@@ -574,5 +605,14 @@ n_samples=8, method='exact')
             )
             warnings.warn(prefix + result.message + suffix, UserWarning, stacklevel=2)
     return aggregate_outputs(
-        "r2", nominal, expected, variance, n_samples, multioutput, method
+        "r2",
+        nominal,
+        expected,
+        variance,
+        n_samples,
+        multioutput,
+        method,
+        distributions=output_distributions(
+            r2_distribution, y_true, y_pred, sigma, weight, nominal=nominal
+        ),
     )

@@ -1,0 +1,251 @@
+"""Exact distributions of the counting metrics over label flips, for intervals.
+
+With the predictions fixed and the labels flipping independently, every
+counting metric is a function of Poisson-binomial counts (user guide:
+:ref:`exact_intervals`):
+
+* accuracy is ``X / M``, ``X`` the number of observed hits;
+* binary precision is ``TP / n_P``;
+* binary recall, F1, balanced accuracy and MCC are functions of the two
+  independent counts ``TP`` (flips among the predicted positives) and ``FN``
+  (among the predicted negatives): their distribution is the table of
+  ``P(TP = t) P(FN = f)`` over the grid of ``(t, f)``, built when it has at
+  most :data:`MAX_GRID_CELLS` cells.
+
+The objects below are what :class:`~sklearn_noisy.NoisyScore` keeps: the
+per-sample probabilities (as few ``(value, multiplicity)`` groups when they
+take at most 64 distinct values, which a constant flip probability always
+does, else as an array of at most :data:`MAX_STORED_SAMPLES` floats); the PMFs
+are computed when an interval is asked for. Larger problems get no exact
+distribution and their intervals use the normal approximation, which their
+``method`` says.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from ..utils._labels import EncodedLabels
+from ..utils._noise import FlipNoise
+from ._binary_counts import _affine_coefficients
+from ._poisson_binomial import poisson_binomial_window
+
+__all__ = [
+    "MAX_GRID_CELLS",
+    "MAX_STORED_SAMPLES",
+    "CountDistribution",
+    "TwoCountDistribution",
+    "accuracy_distribution",
+    "count_metric_distribution",
+    "discrete_interval",
+]
+
+#: Per-sample probabilities are kept for at most this many samples (8 MB).
+MAX_STORED_SAMPLES = 2**20
+#: The (TP, FN) grid of the two-count metrics is built up to this many cells.
+MAX_GRID_CELLS = 10**7
+#: At most this many distinct probabilities are kept as (value, count) groups.
+_MAX_GROUPS = 64
+#: Probability dropped from each end of a count's PMF before the grid is built.
+_TAIL = 1e-15
+#: Atoms closer than this (relative to max(1, |value|)) are one value: the same
+#: rational number computed in two ways can differ in the last bits.
+_TIE = 1e-12
+
+
+def discrete_interval(
+    values: np.ndarray, probs: np.ndarray, confidence_level: float
+) -> tuple[float, float, float]:
+    """Equal-tailed interval of a discrete distribution, and its content.
+
+    ``low`` is the smallest atom with ``P(X <= low) > α/2`` (so ``P(X < low) <=
+    α/2``) and ``high`` the smallest atom with ``P(X > high) <= α/2``, ``α = 1 -
+    confidence_level``: the shortest interval whose two tails each hold at most
+    ``α/2``. Its content ``P(low <= X <= high)`` is at least the confidence
+    level. Atoms within :data:`_TIE` of each other are merged first.
+    """
+    order = np.argsort(values, kind="stable")
+    v, p = values[order], probs[order]
+    if v.size > 1:
+        new = np.empty(v.size, dtype=bool)
+        new[0] = True
+        new[1:] = np.diff(v) > _TIE * np.maximum(1.0, np.abs(v[1:]))
+        starts = np.flatnonzero(new)
+        v, p = v[starts], np.add.reduceat(p, starts)
+    p = p / p.sum()
+    half = 0.5 * (1.0 - confidence_level)
+    below = np.cumsum(p)  # P(X <= v_j)
+    above = np.concatenate([np.cumsum(p[::-1])[::-1][1:], [0.0]])  # P(X > v_j)
+    low = min(int(np.searchsorted(below, half, side="right")), v.size - 1)
+    high = int(np.argmax(above <= half))
+    high = max(high, low)
+    content = float(p[low : high + 1].sum())
+    return float(v[low]), float(v[high]), content
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class _Counts:
+    """A Poisson-binomial count: its probabilities, kept compactly.
+
+    ``values`` are the success probabilities; ``counts`` their multiplicities
+    (None: one trial each).
+    """
+
+    values: np.ndarray
+    counts: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, p: np.ndarray) -> _Counts | None:
+        """The compact form of ``p``, or None when it is too large to keep."""
+        p = np.asarray(p, dtype=np.float64).ravel()
+        groups = _groups(p)
+        if groups is not None:
+            return cls(*groups)
+        if p.size > MAX_STORED_SAMPLES:
+            return None
+        return cls(p.copy())
+
+    @property
+    def variance(self) -> float:
+        spread = self.values * (1.0 - self.values)
+        return float(spread.sum() if self.counts is None else spread @ self.counts)
+
+    def width(self) -> float:
+        """An upper estimate of the number of counts that carry probability."""
+        n = float(self.values.size if self.counts is None else self.counts.sum())
+        return min(n + 1.0, 18.0 * math.sqrt(self.variance) + 3.0)
+
+    def window(self) -> tuple[int, np.ndarray]:
+        """``(offset, pmf)`` with ``_TAIL`` trimmed from each end."""
+        p = self.values if self.counts is None else np.repeat(self.values, self.counts)
+        offset, pmf = poisson_binomial_window(p)
+        below = np.cumsum(pmf)
+        above = np.cumsum(pmf[::-1])[::-1]
+        start = int(np.searchsorted(below, _TAIL, side="right"))
+        stop = pmf.size - int(np.searchsorted(above[::-1], _TAIL, side="right"))
+        start, stop = min(start, pmf.size - 1), max(stop, start + 1)
+        return offset + start, pmf[start:stop]
+
+
+def _groups(p: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(values, counts)`` when ``p`` holds at most 64 values, in O(M)."""
+    if p.size == 0:
+        return np.zeros(0), np.zeros(0, dtype=np.int64)
+    candidates = np.unique(p[:: max(1, p.size // 1024)])
+    if candidates.size > _MAX_GROUPS:
+        return None
+    index = np.minimum(np.searchsorted(candidates, p), candidates.size - 1)
+    if not np.array_equal(candidates[index], p):
+        return None
+    return candidates, np.bincount(index, minlength=candidates.size)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class CountDistribution:
+    """The distribution of ``shift + scale * X``, ``X`` a Poisson-binomial count."""
+
+    counts: _Counts
+    scale: float
+    shift: float = 0.0
+
+    @cached_property
+    def _table(self) -> tuple[np.ndarray, np.ndarray]:
+        offset, pmf = self.counts.window()
+        values = self.shift + self.scale * (offset + np.arange(pmf.size))
+        return values, pmf
+
+    def interval(self, confidence_level: float) -> tuple[float, float, float]:
+        """Equal-tailed exact interval (:func:`discrete_interval`)."""
+        return discrete_interval(*self._table, confidence_level)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class TwoCountDistribution:
+    """A binary metric as a function of the independent counts TP and FN."""
+
+    metric: str
+    tp: _Counts
+    fn: _Counts
+    n_pred_pos: int
+    n_samples: int
+
+    @cached_property
+    def _table(self) -> tuple[np.ndarray, np.ndarray]:
+        offset_t, p_t = self.tp.window()
+        offset_f, p_f = self.fn.window()
+        t = offset_t + np.arange(p_t.size, dtype=np.float64)
+        n = offset_t + offset_f + np.arange(p_t.size + p_f.size - 1, dtype=np.float64)
+        alpha, beta = _affine_coefficients(
+            self.metric, n, self.n_pred_pos, self.n_samples
+        )
+        # Cell (i, j) has TP = t_i and S = TP + FN = n_{i + j}.
+        index = np.arange(p_t.size)[:, None] + np.arange(p_f.size)[None, :]
+        values = alpha[index] + beta[index] * t[:, None]
+        probs = p_t[:, None] * p_f[None, :]
+        return values.ravel(), probs.ravel()
+
+    def interval(self, confidence_level: float) -> tuple[float, float, float]:
+        """Equal-tailed exact interval over the (TP, FN) grid."""
+        return discrete_interval(*self._table, confidence_level)
+
+
+def count_metric_distribution(
+    metric: str, pi: np.ndarray, pred_pos: np.ndarray
+) -> CountDistribution | TwoCountDistribution | None:
+    """The exact distribution of a binary count metric, or None.
+
+    ``pi[i]`` is the probability that sample ``i`` is observed positive and
+    ``pred_pos`` the predicted positives (the ``_BinaryProblem`` of
+    :mod:`._binary_average`). None when the probabilities are too many to keep
+    or the (TP, FN) grid has more than :data:`MAX_GRID_CELLS` cells.
+    """
+    n_pred_pos = int(np.count_nonzero(pred_pos))
+    tp = _Counts.of(pi[pred_pos])
+    if metric == "precision":
+        if tp is None or n_pred_pos == 0:
+            return None
+        return CountDistribution(tp, 1.0 / n_pred_pos)
+    fn = _Counts.of(pi[~pred_pos])
+    if tp is None or fn is None or tp.width() * fn.width() > MAX_GRID_CELLS:
+        return None
+    return TwoCountDistribution(metric, tp, fn, n_pred_pos, int(pi.size))
+
+
+def accuracy_distribution(
+    encoded: EncodedLabels,
+    noise: FlipNoise,
+    weight: np.ndarray | None,
+    hits: float,
+) -> CountDistribution | None:
+    """The exact distribution of the (forward) accuracy, or None.
+
+    The number of observed hits is Poisson-binomial with the probabilities
+    ``P_i`` that sample ``i`` is observed as its prediction. A constant flip
+    probability needs only the nominal number of ``hits`` (``P_i`` is ``1 - q``
+    on them and ``q/(K-1)`` elsewhere). With ``sample_weight`` the accuracy is
+    a weighted sum, not a count: None (normal approximation).
+    """
+    n_samples = encoded.n_samples
+    if weight is not None or n_samples == 0:
+        return None
+    if noise.matrix is None and noise.is_constant:
+        keep, flip = noise.keep_flip()
+        n_hits = round(hits)
+        counts = _Counts(
+            np.array([float(flip), float(keep)]), np.array([n_samples - n_hits, n_hits])
+        )
+        return CountDistribution(counts, 1.0 / n_samples)
+    if n_samples > MAX_STORED_SAMPLES:
+        return None
+    rows = slice(None)
+    if noise.matrix is None:
+        prob = np.where(encoded.correct(rows), *noise.keep_flip(rows))
+    else:
+        true_index, pred_index = encoded.indices(rows)
+        prob = noise.probability(true_index, pred_index, rows)
+    counts = _Counts.of(np.broadcast_to(prob, (n_samples,)))
+    return None if counts is None else CountDistribution(counts, 1.0 / n_samples)
