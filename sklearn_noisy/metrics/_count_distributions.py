@@ -36,18 +36,25 @@ from ._poisson_binomial import poisson_binomial_window
 
 __all__ = [
     "MAX_GRID_CELLS",
+    "MAX_LOSS_ATOMS",
+    "MAX_LOSS_SAMPLES",
     "MAX_STORED_SAMPLES",
     "CountDistribution",
     "TwoCountDistribution",
     "accuracy_distribution",
     "count_metric_distribution",
     "discrete_interval",
+    "loss_distribution",
 ]
 
 #: Per-sample probabilities are kept for at most this many samples (8 MB).
 MAX_STORED_SAMPLES = 2**20
 #: The (TP, FN) grid of the two-count metrics is built up to this many cells.
 MAX_GRID_CELLS = 10**7
+#: The Brier score and log-loss keep their per-sample losses up to this many samples.
+MAX_LOSS_SAMPLES = 4096
+#: ... and enumerate their distribution up to this many atoms.
+MAX_LOSS_ATOMS = 2**20
 #: At most this many distinct probabilities are kept as (value, count) groups.
 _MAX_GROUPS = 64
 #: Probability dropped from each end of a count's PMF before the grid is built.
@@ -55,6 +62,19 @@ _TAIL = 1e-15
 #: Atoms closer than this (relative to max(1, |value|)) are one value: the same
 #: rational number computed in two ways can differ in the last bits.
 _TIE = 1e-12
+
+
+def _merge(values: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct atoms, those within :data:`_TIE` of each other merged."""
+    order = np.argsort(values, kind="stable")
+    v, p = values[order], probs[order]
+    if v.size > 1:
+        new = np.empty(v.size, dtype=bool)
+        new[0] = True
+        new[1:] = np.diff(v) > _TIE * np.maximum(1.0, np.abs(v[1:]))
+        starts = np.flatnonzero(new)
+        v, p = v[starts], np.add.reduceat(p, starts)
+    return v, p
 
 
 def discrete_interval(
@@ -68,14 +88,7 @@ def discrete_interval(
     ``α/2``. Its content ``P(low <= X <= high)`` is at least the confidence
     level. Atoms within :data:`_TIE` of each other are merged first.
     """
-    order = np.argsort(values, kind="stable")
-    v, p = values[order], probs[order]
-    if v.size > 1:
-        new = np.empty(v.size, dtype=bool)
-        new[0] = True
-        new[1:] = np.diff(v) > _TIE * np.maximum(1.0, np.abs(v[1:]))
-        starts = np.flatnonzero(new)
-        v, p = v[starts], np.add.reduceat(p, starts)
+    v, p = _merge(values, probs)
     p = p / p.sum()
     half = 0.5 * (1.0 - confidence_level)
     below = np.cumsum(p)  # P(X <= v_j)
@@ -249,3 +262,70 @@ def accuracy_distribution(
         prob = noise.probability(true_index, pred_index, rows)
     counts = _Counts.of(np.broadcast_to(prob, (n_samples,)))
     return None if counts is None else CountDistribution(counts, 1.0 / n_samples)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class LossSumDistribution:
+    """A weighted mean of independent per-sample losses with finite support.
+
+    Row ``i`` of ``losses`` holds the loss of sample ``i`` for each observed
+    class, already multiplied by ``w_i / W``, and row ``i`` of ``probs`` the
+    probabilities of those classes; ``shift`` is the sum of the losses that
+    cannot vary. The support of the sum is enumerated, sample after sample,
+    equal values merged.
+    """
+
+    losses: np.ndarray
+    probs: np.ndarray
+    shift: float = 0.0
+
+    @cached_property
+    def _table(self) -> tuple[np.ndarray, np.ndarray]:
+        values, probs = np.full(1, self.shift), np.ones(1)
+        for loss, prob in zip(self.losses, self.probs, strict=True):
+            keep = prob > 0.0
+            values = (values[:, None] + loss[keep][None, :]).ravel()
+            probs = (probs[:, None] * prob[keep][None, :]).ravel()
+            values, probs = _merge(values, probs)
+        return values, probs
+
+    def interval(self, confidence_level: float) -> tuple[float, float, float]:
+        """Equal-tailed exact interval (:func:`discrete_interval`)."""
+        return discrete_interval(*self._table, confidence_level)
+
+
+def loss_distribution(
+    losses: np.ndarray, probs: np.ndarray, weight: np.ndarray | None
+) -> LossSumDistribution | None:
+    """The exact distribution of a mean loss (Brier score, log-loss), or None.
+
+    ``losses[i, j]`` is the loss of sample ``i`` when its label is observed as
+    class ``j``, which happens with probability ``probs[i, j]``. The sum has at
+    most ``Π_g C(n_g + K_g - 1, K_g - 1)`` atoms, over the groups ``g`` of
+    ``n_g`` identical samples with ``K_g`` possible labels; beyond
+    :data:`MAX_LOSS_ATOMS`, or beyond :data:`MAX_LOSS_SAMPLES` samples, None
+    (the normal approximation).
+    """
+    n_samples = losses.shape[0]
+    if n_samples == 0 or n_samples > MAX_LOSS_SAMPLES:
+        return None
+    scale = (
+        np.full(n_samples, 1.0 / n_samples) if weight is None else weight / weight.sum()
+    )
+    scaled = losses * scale[:, None]
+    possible = probs > 0.0
+    random = (possible.sum(axis=1) > 1) & (scale > 0.0)
+    fixed = float((probs * scaled)[~random].sum())
+    rows, counts = np.unique(
+        np.concatenate([scaled[random], probs[random]], axis=1),
+        axis=0,
+        return_counts=True,
+    )
+    n_classes = (rows[:, losses.shape[1] :] > 0.0).sum(axis=1)
+    log_atoms = sum(
+        math.log(math.comb(int(n) + int(k) - 1, int(k) - 1))
+        for n, k in zip(counts, n_classes, strict=True)
+    )
+    if log_atoms > math.log(MAX_LOSS_ATOMS):
+        return None
+    return LossSumDistribution(scaled[random], probs[random], fixed)
