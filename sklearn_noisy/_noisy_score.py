@@ -16,6 +16,7 @@ __all__ = [
     "METRIC_RANGES",
     "ConfidenceInterval",
     "NoisyScore",
+    "clip_to_range",
 ]
 
 #: The ways an expected metric can be computed, as reported in ``NoisyScore.method``.
@@ -41,6 +42,19 @@ METRIC_RANGES: dict[str, tuple[float, float]] = {
     "log_loss": (0.0, math.inf),
     "r2": (-math.inf, 1.0),
 }
+
+
+def clip_to_range(metric: str, low: float, high: float) -> tuple[float, float]:
+    """``(low, high)`` clipped to the range of ``metric`` (:data:`METRIC_RANGES`).
+
+    Unknown metrics are not clipped. An interval wholly outside the range
+    becomes the point at its nearer end.
+    """
+    low_bound, high_bound = METRIC_RANGES.get(metric, (-math.inf, math.inf))
+    return (
+        min(max(low, low_bound), high_bound),
+        max(min(high, high_bound), low_bound),
+    )
 
 
 class Distribution(Protocol):
@@ -249,7 +263,6 @@ class NoisyScore:
             )
         if method == "auto":
             method = self.interval_method
-        low_bound, high_bound = METRIC_RANGES.get(self.metric, (-math.inf, math.inf))
         if method == "exact":
             if self.distribution is None:
                 raise ValueError(
@@ -259,10 +272,7 @@ class NoisyScore:
                 )
             low, high, content = self.distribution.interval(float(confidence_level))
             return ConfidenceInterval(
-                min(max(low, low_bound), high_bound),
-                max(min(high, high_bound), low_bound),
-                "exact",
-                content,
+                *clip_to_range(self.metric, low, high), "exact", content
             )
         if math.isinf(self.variance):
             low, high = -math.inf, math.inf
@@ -270,11 +280,7 @@ class NoisyScore:
             half_width = float(ndtri(0.5 + confidence_level / 2.0)) * self.std
             low, high = self.expected - half_width, self.expected + half_width
         # Clipped to the range; an estimate outside it gives a point at the edge.
-        return ConfidenceInterval(
-            min(max(low, low_bound), high_bound),
-            max(min(high, high_bound), low_bound),
-            "normal",
-        )
+        return ConfidenceInterval(*clip_to_range(self.metric, low, high), "normal")
 
     def __float__(self) -> float:
         return self.expected

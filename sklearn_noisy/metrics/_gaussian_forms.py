@@ -217,13 +217,19 @@ class _QuadraticForm:
                 self.b**2 / (2.0 * self.d**2),
                 np.where(self.b != 0, np.inf, 0.0),
             )
-        if float(limit.sum()) <= _DAMPED:
+        total = float(limit.sum())
+        if total <= _DAMPED:
             c = self.shift()
             return gil_pelaez_cdf(self.phi(c), x - c)
-        end = 1.0
-        while float(
-            (2.0 * end * end * self.b**2 / (1.0 + 4.0 * end**2 * self.d**2)).sum()
-        ) < (_DAMPED + 5.0):
+        # |φ(u)| <= exp(-Σ 2u²b²/(1 + 4u²d²)): double the range until that
+        # exponent passes _DAMPED (its limit, total, is larger).
+        target = min(_DAMPED + 5.0, 0.5 * (_DAMPED + total))
+        b2, d2, end = self.b**2, self.d**2, 1.0
+        for _ in range(_MAX_DOUBLINGS):
+            if float((2.0 * end * end * b2 / (1.0 + 4.0 * end * end * d2)).sum()) >= (
+                target
+            ):
+                break
             end *= 2.0
         return _finite_range_cdf(self.phi(0.0), x, end)
 
