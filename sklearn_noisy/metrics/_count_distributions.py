@@ -159,16 +159,15 @@ def _groups(p: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
 
 @dataclass(frozen=True, eq=False, repr=False)
 class CountDistribution:
-    """The distribution of ``shift + scale * X``, ``X`` a Poisson-binomial count."""
+    """The distribution of ``X / denominator``, ``X`` a Poisson-binomial count."""
 
     counts: _Counts
-    scale: float
-    shift: float = 0.0
+    denominator: int
 
     @cached_property
     def _table(self) -> tuple[np.ndarray, np.ndarray]:
         offset, pmf = self.counts.window()
-        values = self.shift + self.scale * (offset + np.arange(pmf.size))
+        values = (offset + np.arange(pmf.size)) / self.denominator
         return values, pmf
 
     def interval(self, confidence_level: float) -> tuple[float, float, float]:
@@ -221,7 +220,7 @@ def count_metric_distribution(
     if metric == "precision":
         if tp is None or n_pred_pos == 0:
             return None
-        return CountDistribution(tp, 1.0 / n_pred_pos)
+        return CountDistribution(tp, n_pred_pos)
     fn = _Counts.of(pi[~pred_pos])
     if tp is None or fn is None or tp.width() * fn.width() > MAX_GRID_CELLS:
         return None
@@ -251,7 +250,7 @@ def accuracy_distribution(
         counts = _Counts(
             np.array([float(flip), float(keep)]), np.array([n_samples - n_hits, n_hits])
         )
-        return CountDistribution(counts, 1.0 / n_samples)
+        return CountDistribution(counts, n_samples)
     if n_samples > MAX_STORED_SAMPLES:
         return None
     rows = slice(None)
@@ -261,7 +260,7 @@ def accuracy_distribution(
         true_index, pred_index = encoded.indices(rows)
         prob = noise.probability(true_index, pred_index, rows)
     counts = _Counts.of(np.broadcast_to(prob, (n_samples,)))
-    return None if counts is None else CountDistribution(counts, 1.0 / n_samples)
+    return None if counts is None else CountDistribution(counts, n_samples)
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -65,6 +65,9 @@ _SQRT_HALF = math.sqrt(0.5)
 _MAX_DOUBLINGS = 48
 #: A shift below this (in standard deviations) is the round-off of 0.
 _TINY_SHIFT = 1e-9
+#: scipy's ncx2 is accurate up to this non-centrality (NaN at 1e12); beyond,
+#: the MSE is normal to within its skewness, about 1e-5.
+_MAX_NONCENTRALITY = 1e9
 #: ``|φ|`` below ``exp(-_DAMPED)`` is negligible (1e-17).
 _DAMPED = 40.0
 
@@ -155,7 +158,7 @@ def _quantile(
         return high
     scale = max(abs(low), abs(high), 1e-300)
     return float(
-        optimize.brentq(lambda x: cdf(x) - p, low, high, xtol=1e-13 * scale, rtol=1e-12)
+        optimize.brentq(lambda x: cdf(x) - p, low, high, xtol=1e-11 * scale, rtol=1e-10)
     )
 
 
@@ -338,7 +341,9 @@ def mse_distribution(
         if sigma == 0.0:
             return None
         unit = sigma**2 / n
-        nc = nominal_mse / unit
+        nc = nominal_mse / unit if unit > 0.0 else math.inf
+        if not nc <= _MAX_NONCENTRALITY:  # σ² underflows, or residuals dwarf it
+            return None
         return MSEDistribution(unit, n + nc, 0.0, math.inf, None, (float(n), nc), root)
     if _too_many_noisy(sigma, weight, n):
         return None
@@ -351,6 +356,8 @@ def mse_distribution(
     lam = a[noisy] * s[noisy] ** 2
     b = a[noisy] * s[noisy] * d[noisy]
     unit = math.sqrt(float(2.0 * lam @ lam + 4.0 * b @ b))
+    if not (0.0 < unit < math.inf):  # σ² underflows or overflows
+        return None
     k = float(a @ (d * d))
     form = _QuadraticForm(lam, 0.0, np.zeros(lam.size), b, k)
     centre = (k + float(lam.sum())) / unit
@@ -432,9 +439,11 @@ def r2_distribution(
         float(w @ (pred * mu)),
         float(w @ (pred * pred)),
     )
-    if not all(math.isfinite(x) for x in sums):
+    if not all(math.isfinite(x) for x in sums) or not np.isfinite(s).all():
         return None
     s2 = s[noisy] ** 2
+    if not (np.isfinite(s2).all() and np.all(s2 > 0.0)):  # over- or underflow
+        return None
     # A first step of the order of the SD of R²: 2 Σ wσ² |d| / SST, at least 0.01.
     sst = sums[2] - sums[1] ** 2 / sums[0]
     guess = 2.0 * math.sqrt(float((w[noisy] * s2) @ (w[noisy] * (s2 + sst / sums[0]))))
@@ -506,6 +515,8 @@ def mae_distribution(
     shift = float(a[~noisy] @ np.abs(d[~noisy]))
     an, dn, sn = a[noisy], d[noisy], s[noisy]
     unit = math.sqrt(float((an * sn) @ (an * sn)))
+    if not (0.0 < unit < math.inf):
+        return None
     centre = (shift + float(an @ np.abs(dn))) / unit
     return MAEDistribution(
         unit, centre, 0.0, math.inf, an.copy(), dn.copy(), sn.copy(), shift
@@ -525,6 +536,19 @@ def output_distributions(
     Array ``options`` hold one value per output; other options are passed on.
     """
     n_outputs = y_true.shape[1]
+    with np.errstate(all="ignore"):  # each builder checks what it computes
+        return _build_all(builder, y_true, y_pred, sigma, weight, n_outputs, options)
+
+
+def _build_all(
+    builder: Callable[..., Any],
+    y_true: np.ndarray,
+    y_pred: np.ndarray,
+    sigma: Any,
+    weight: np.ndarray | None,
+    n_outputs: int,
+    options: dict[str, Any],
+) -> list[Any]:
     return [
         builder(
             y_true[:, j],
