@@ -44,15 +44,24 @@ def test_homoscedastic_mse_is_scaled_ncx2(level):
 
 @pytest.mark.parametrize("m", [1, 3, 10])
 def test_inversion_matches_ncx2_with_equal_sigma(m):
-    """The Gil-Pelaez CDF (forced by a per-sample σ) against scipy's ncx2."""
-    y, p, _ = _problem(m, seed=m)
-    sigma = np.full(m, 0.8)
-    dist = gf.mse_distribution(y, p, sigma, None, nominal_mse=np.mean((y - p) ** 2))
-    assert dist.form is not None  # the inversion, not the ncx2 shortcut
-    nc = np.sum((y - p) ** 2) / 0.64
-    for x in np.linspace(0.02, 4.0, 9):
-        reference = stats.ncx2.cdf(x * m / 0.64, m, nc)
-        assert dist.cdf(x / dist.unit) == pytest.approx(reference, abs=1e-10)
+    """The Gil-Pelaez CDF of Σ λ(Z_i + δ_i)² against scipy's ncx2."""
+    rng = np.random.default_rng(m)
+    lam, delta = 0.3, rng.normal(0.0, 1.5, m)
+    form = gf._QuadraticForm(
+        np.full(m, lam), 0.0, np.zeros(m), lam * delta, lam * float(delta @ delta)
+    )
+    nc = float(delta @ delta)
+    for level in np.linspace(0.001, 0.999, 11):
+        x = lam * stats.ncx2.ppf(level, m, nc)
+        assert form.cdf(x) == pytest.approx(level, abs=1e-10)
+    # equal σ through the metric: the ncx2 form, offset by the exact labels
+    y, p, _ = _problem(m + 2, seed=m)
+    sigma = np.r_[0.0, 0.0, np.full(m, 0.8)]
+    score = expected_mean_squared_error(y, p, sigma=sigma)
+    fixed = np.sum((y - p)[:2] ** 2) / (m + 2)
+    nc = np.sum((y - p)[2:] ** 2) / 0.64
+    low, high = fixed + 0.64 / (m + 2) * stats.ncx2.ppf([0.025, 0.975], m, nc)
+    assert score.confidence_interval() == pytest.approx((low, high), rel=1e-12)
 
 
 def test_folded_normal_cdf_single_sample():

@@ -83,9 +83,17 @@ def gil_pelaez_cdf(phi: Callable[[float], complex], y: float) -> float:
     def head(u: float) -> float:
         return (phi(u) * complex(math.cos(u * y), -math.sin(u * y))).imag / u
 
+    # The head runs to where e^{-iuy} starts to oscillate, u = 1/|y|, in
+    # decades; QAWF takes the rest (its cycles are too long for a small |y|).
+    split = 1.0 if abs(y) < _TINY_SHIFT else max(1.0, 1.0 / abs(y))
+    edges = [0.0, *np.geomspace(1.0, split, max(1, math.ceil(math.log10(split))) + 1)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", integrate.IntegrationWarning)
-        total, _ = integrate.quad(head, 0.0, 1.0, limit=200, epsabs=_EPSABS)
+        total = sum(
+            integrate.quad(head, a, b, limit=200, epsabs=_EPSABS)[0]
+            for a, b in zip(edges[:-1], edges[1:], strict=True)
+            if b > a
+        )
         if abs(y) < _TINY_SHIFT:  # no oscillation: the shift is round-off
             tail, _ = integrate.quad(
                 lambda u: phi(u).imag / u, 1.0, np.inf, limit=200, epsabs=_EPSABS
@@ -93,7 +101,7 @@ def gil_pelaez_cdf(phi: Callable[[float], complex], y: float) -> float:
         else:
             cosine, _ = integrate.quad(
                 lambda u: phi(u).imag / u,
-                1.0,
+                split,
                 np.inf,
                 weight="cos",
                 wvar=abs(y),
@@ -102,7 +110,7 @@ def gil_pelaez_cdf(phi: Callable[[float], complex], y: float) -> float:
             )
             sine, _ = integrate.quad(
                 lambda u: phi(u).real / u,
-                1.0,
+                split,
                 np.inf,
                 weight="sin",
                 wvar=abs(y),
@@ -273,7 +281,8 @@ class _Continuous:
 class MSEDistribution(_Continuous):
     """MSE, or RMSE with ``root=True``: a quadratic form, or a scaled ncx2.
 
-    ``ncx2_params = (dof, nc)``: the MSE is ``unit`` times a non-central χ².
+    ``ncx2_params = (dof, nc, offset)``: the MSE is ``unit`` times a
+    non-central χ² plus ``offset`` (the exact labels' share).
     """
 
     form: _QuadraticForm | None = None
@@ -282,7 +291,8 @@ class MSEDistribution(_Continuous):
 
     def cdf(self, x: float) -> float:
         if self.ncx2_params is not None:
-            return float(ncx2.cdf(x, *self.ncx2_params))
+            dof, nc, offset = self.ncx2_params
+            return float(ncx2.cdf(x - offset, dof, nc))
         return self.form.cdf(x)
 
     def _transform(self, x: float) -> float:
@@ -293,7 +303,8 @@ class MSEDistribution(_Continuous):
         if self.ncx2_params is None:
             return super().interval(confidence_level)
         half = 0.5 * (1.0 - confidence_level)
-        low, high = ncx2.ppf([half, 1.0 - half], *self.ncx2_params)
+        dof, nc, offset = self.ncx2_params
+        low, high = offset + ncx2.ppf([half, 1.0 - half], dof, nc)
         return self._transform(low), self._transform(high), confidence_level
 
 
@@ -344,7 +355,8 @@ def mse_distribution(
         nc = nominal_mse / unit if unit > 0.0 else math.inf
         if not nc <= _MAX_NONCENTRALITY:  # σ² underflows, or residuals dwarf it
             return None
-        return MSEDistribution(unit, n + nc, 0.0, math.inf, None, (float(n), nc), root)
+        params = (float(n), nc, 0.0)
+        return MSEDistribution(unit, n + nc, 0.0, math.inf, None, params, root)
     if _too_many_noisy(sigma, weight, n):
         return None
     a = _weights(n, weight)
@@ -359,8 +371,16 @@ def mse_distribution(
     if not (0.0 < unit < math.inf):  # σ² underflows or overflows
         return None
     k = float(a @ (d * d))
-    form = _QuadraticForm(lam, 0.0, np.zeros(lam.size), b, k)
     centre = (k + float(lam.sum())) / unit
+    if np.all(lam == lam[0]):  # equal weights σ²: λ times a non-central χ²
+        nc = float((b * b).sum()) / (lam[0] * lam[0])
+        if nc <= _MAX_NONCENTRALITY:
+            fixed = k - float((b * b).sum()) / lam[0]  # the exact labels
+            params = (float(lam.size), nc, max(fixed, 0.0) / lam[0])
+            centre *= unit / float(lam[0])
+            unit = float(lam[0])
+            return MSEDistribution(unit, centre, 0.0, math.inf, None, params, root)
+    form = _QuadraticForm(lam, 0.0, np.zeros(lam.size), b, k)
     return MSEDistribution(unit, centre, 0.0, math.inf, form.scaled(unit), None, root)
 
 
