@@ -33,6 +33,7 @@ ones use the normal approximation, clipped, except the MSE and RMSE with one
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 from collections.abc import Callable
@@ -91,7 +92,7 @@ def gil_pelaez_cdf(phi: Callable[[float], complex], y: float) -> float:
         warnings.simplefilter("ignore", integrate.IntegrationWarning)
         total = sum(
             integrate.quad(head, a, b, limit=200, epsabs=_EPSABS)[0]
-            for a, b in zip(edges[:-1], edges[1:], strict=True)
+            for a, b in itertools.pairwise(edges)
             if b > a
         )
         if abs(y) < _TINY_SHIFT:  # no oscillation: the shift is round-off
