@@ -23,6 +23,7 @@ from sklearn_noisy.metrics import _count_distributions as cd
 from sklearn_noisy.metrics import (
     expected_accuracy_score,
     expected_brier_score_loss,
+    expected_confusion_matrix,
     expected_log_loss,
     expected_precision_score,
 )
@@ -238,3 +239,32 @@ def test_full_coverage(name, q):
     if name in LOSS_METRICS:
         high_bound = math.inf
     assert low_bound <= interval.low <= interval.high <= high_bound
+
+
+def test_confusion_matrix_cells_are_sums_of_binomials():
+    y_true = np.array([0, 1, 1, 0, 2, 2, 1, 0, 0, 1, 2])
+    y_pred = np.array([0, 1, 0, 0, 2, 1, 1, 2, 0, 1, 2])
+    q = 0.25
+    cm = expected_confusion_matrix(y_true, y_pred, q=q)
+    assert cm.interval_method == "exact"
+    low, high = cm.confidence_interval(0.9)
+    matrix = np.full((3, 3), q / 2) + np.eye(3) * (1 - q - q / 2)
+    nominal = skm.confusion_matrix(y_true, y_pred)
+    for j, k in itertools.product(range(3), repeat=2):
+        pmf = np.ones(1)
+        for r in range(3):
+            pmf = np.convolve(
+                pmf,
+                stats.binom.pmf(
+                    np.arange(nominal[r, k] + 1), nominal[r, k], matrix[r, j]
+                ),
+            )
+        ref_low, ref_high, _ = _reference_interval(np.arange(pmf.size), pmf, 0.9)
+        assert (low[j, k], high[j, k]) == (ref_low, ref_high)
+    # per-sample q: normal, clipped to [0, column total]
+    cm = expected_confusion_matrix(y_true, y_pred, q=np.linspace(0.05, 0.4, 11))
+    assert cm.interval_method == "normal"
+    low, high = cm.confidence_interval(0.99)
+    assert np.all(low >= 0) and np.all(high <= nominal.sum(axis=0))
+    with pytest.raises(ValueError, match="confidence_level"):
+        cm.confidence_interval(1.5)

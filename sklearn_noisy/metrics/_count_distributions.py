@@ -23,11 +23,13 @@ distribution and their intervals use the normal approximation, which their
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
+from scipy.special import ndtri
 
 from ..utils._labels import EncodedLabels
 from ..utils._noise import FlipNoise
@@ -39,9 +41,12 @@ __all__ = [
     "MAX_LOSS_ATOMS",
     "MAX_LOSS_SAMPLES",
     "MAX_STORED_SAMPLES",
+    "ConfusionDistribution",
     "CountDistribution",
     "TwoCountDistribution",
     "accuracy_distribution",
+    "confusion_distribution",
+    "confusion_intervals",
     "count_metric_distribution",
     "discrete_interval",
     "loss_distribution",
@@ -328,3 +333,64 @@ def loss_distribution(
     if log_atoms > math.log(MAX_LOSS_ATOMS):
         return None
     return LossSumDistribution(scaled[random], probs[random], fixed)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class ConfusionDistribution:
+    """The cells of a confusion matrix under a shared transition matrix.
+
+    Cell ``(j, k)`` counts the samples predicted ``k`` observed as ``j``: a sum
+    over the reference classes ``r`` of ``Binomial(N[r, k], T[r, j])``, with
+    ``N`` the nominal matrix; it is kept as those two small matrices.
+    """
+
+    counts: np.ndarray
+    matrix: np.ndarray
+
+    def cell(self, j: int, k: int) -> CountDistribution:
+        """The distribution of cell ``(j, k)``."""
+        return CountDistribution(_Counts(self.matrix[:, j], self.counts[:, k]), 1)
+
+
+def confusion_distribution(
+    noise: FlipNoise, weight: np.ndarray | None, counts: np.ndarray
+) -> ConfusionDistribution | None:
+    """The exact cell distributions of a forward confusion matrix, or None.
+
+    Only without ``sample_weight`` and with a flip model shared by all samples
+    (a constant ``q`` or one transition matrix).
+    """
+    matrix = noise.shared_matrix()
+    if matrix is None or weight is not None:
+        return None
+    return ConfusionDistribution(np.rint(counts).astype(np.int64), np.asarray(matrix))
+
+
+def confusion_intervals(
+    distribution: ConfusionDistribution | None,
+    expected: np.ndarray,
+    variance: np.ndarray,
+    column_totals: np.ndarray,
+    confidence_level: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(low, high)`` of every cell: exact quantiles, else normal and clipped.
+
+    The exact intervals are those of :func:`discrete_interval` (content at
+    least ``confidence_level``); the normal ones ``expected ± z·std`` clipped
+    to ``[0, column total]``.
+    """
+    if not 0.0 < confidence_level < 1.0:
+        raise ValueError(
+            "confidence_level must be a number in the open interval (0, 1); "
+            f"got {confidence_level!r}."
+        )
+    if distribution is None:
+        half_width = float(ndtri(0.5 + confidence_level / 2.0)) * np.sqrt(variance)
+        high_bound = np.broadcast_to(column_totals, expected.shape)
+        low = np.clip(expected - half_width, 0.0, high_bound)
+        return low, np.clip(expected + half_width, low, high_bound)
+    n_classes = expected.shape[0]
+    low, high = np.empty((2, n_classes, n_classes))
+    for j, k in itertools.product(range(n_classes), repeat=2):
+        low[j, k], high[j, k], _ = distribution.cell(j, k).interval(confidence_level)
+    return low, high
