@@ -37,6 +37,7 @@ from ._binary_counts import _affine_coefficients
 from ._poisson_binomial import poisson_binomial_window
 
 __all__ = [
+    "MAX_ACCURACY_SAMPLES",
     "MAX_GRID_CELLS",
     "MAX_LOSS_ATOMS",
     "MAX_LOSS_SAMPLES",
@@ -54,6 +55,9 @@ __all__ = [
 
 #: Per-sample probabilities are kept for at most this many samples (8 MB).
 MAX_STORED_SAMPLES = 2**20
+#: The accuracy's per-sample probabilities, which take a second pass over the
+#: labels, are computed up to this many samples (a constant q: any size).
+MAX_ACCURACY_SAMPLES = 2**16
 #: The (TP, FN) grid of the two-count metrics is built up to this many cells.
 MAX_GRID_CELLS = 10**7
 #: The Brier score and log-loss keep their per-sample losses up to this many samples.
@@ -243,8 +247,9 @@ def accuracy_distribution(
     The number of observed hits is Poisson-binomial with the probabilities
     ``P_i`` that sample ``i`` is observed as its prediction. A constant flip
     probability needs only the nominal number of ``hits`` (``P_i`` is ``1 - q``
-    on them and ``q/(K-1)`` elsewhere). With ``sample_weight`` the accuracy is
-    a weighted sum, not a count: None (normal approximation).
+    on them and ``q/(K-1)`` elsewhere); otherwise the ``P_i`` are computed
+    again, up to :data:`MAX_ACCURACY_SAMPLES` samples. With ``sample_weight``
+    the accuracy is a weighted sum, not a count: None (normal approximation).
     """
     n_samples = encoded.n_samples
     if weight is not None or n_samples == 0:
@@ -256,7 +261,7 @@ def accuracy_distribution(
             np.array([float(flip), float(keep)]), np.array([n_samples - n_hits, n_hits])
         )
         return CountDistribution(counts, n_samples)
-    if n_samples > MAX_STORED_SAMPLES:
+    if n_samples > MAX_ACCURACY_SAMPLES:
         return None
     rows = slice(None)
     if noise.matrix is None:
