@@ -179,7 +179,7 @@ def test_large_or_weighted_problems_fall_back_to_normal(monkeypatch):
     monkeypatch.setattr(cd, "MAX_ACCURACY_SAMPLES", 40)
     assert expected_accuracy_score(y, 1 - y, q=q).interval_method == "normal"
     assert COUNT_METRICS["recall"][0](y, 1 - y, q=q).interval_method == "exact"
-    monkeypatch.setattr(cd, "MAX_STORED_SAMPLES", 40)
+    monkeypatch.setattr(cd, "MAX_STORED_SAMPLES", 10)  # per count, TP or FN
     assert COUNT_METRICS["recall"][0](y, 1 - y, q=q).interval_method == "normal"
     # a constant q is kept as two groups, whatever the size
     assert expected_accuracy_score(y, y, q=0.1).interval_method == "exact"
