@@ -174,12 +174,14 @@ def test_large_or_weighted_problems_fall_back_to_normal(monkeypatch):
     assert weighted.confidence_interval().method == "normal"
     with pytest.raises(ValueError, match="exact distribution of accuracy"):
         weighted.confidence_interval(method="exact")
-    q = rng.uniform(0.01, 0.2, 50)
+    # 300 distinct probabilities: more than the 64 kept as groups
+    y = np.r_[np.zeros(150), np.ones(150)].astype(int)
+    q = rng.uniform(0.01, 0.2, 300)
     assert expected_accuracy_score(y, 1 - y, q=q).interval_method == "exact"
-    monkeypatch.setattr(cd, "MAX_ACCURACY_SAMPLES", 40)
+    monkeypatch.setattr(cd, "MAX_ACCURACY_SAMPLES", 200)
     assert expected_accuracy_score(y, 1 - y, q=q).interval_method == "normal"
     assert COUNT_METRICS["recall"][0](y, 1 - y, q=q).interval_method == "exact"
-    monkeypatch.setattr(cd, "MAX_STORED_SAMPLES", 10)  # per count, TP or FN
+    monkeypatch.setattr(cd, "MAX_STORED_SAMPLES", 100)  # per count, TP or FN
     assert COUNT_METRICS["recall"][0](y, 1 - y, q=q).interval_method == "normal"
     # a constant q is kept as two groups, whatever the size
     assert expected_accuracy_score(y, y, q=0.1).interval_method == "exact"
