@@ -3,24 +3,124 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import NamedTuple
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from scipy.special import ndtri
 
 from .utils._validation import ESTIMANDS
 
-__all__ = ["METHODS", "ConfidenceInterval", "NoisyScore"]
+__all__ = [
+    "INTERVAL_METHODS",
+    "METHODS",
+    "METRIC_RANGES",
+    "ConfidenceInterval",
+    "NoisyScore",
+    "clip_to_range",
+]
 
 #: The ways an expected metric can be computed, as reported in ``NoisyScore.method``.
 METHODS = ("exact", "delta", "monte_carlo")
 
+#: The ways a confidence interval can be built (``ConfidenceInterval.method``):
+#: quantiles of the exact distribution of the metric over the label noise, or
+#: the normal approximation clipped to the metric's range.
+INTERVAL_METHODS = ("exact", "normal")
 
-class ConfidenceInterval(NamedTuple):
-    """Lower and upper bound of a confidence interval, as in :mod:`scipy.stats`."""
+#: The values each metric can take: every interval is clipped to them.
+METRIC_RANGES: dict[str, tuple[float, float]] = {
+    "accuracy": (0.0, 1.0),
+    "precision": (0.0, 1.0),
+    "recall": (0.0, 1.0),
+    "f1": (0.0, 1.0),
+    "balanced_accuracy": (0.0, 1.0),
+    "matthews_corrcoef": (-1.0, 1.0),
+    "mean_squared_error": (0.0, math.inf),
+    "root_mean_squared_error": (0.0, math.inf),
+    "mean_absolute_error": (0.0, math.inf),
+    "brier_score_loss": (0.0, math.inf),
+    "log_loss": (0.0, math.inf),
+    "r2": (-math.inf, 1.0),
+}
 
-    low: float
-    high: float
+
+def clip_to_range(metric: str, low: float, high: float) -> tuple[float, float]:
+    """``(low, high)`` clipped to the range of ``metric`` (:data:`METRIC_RANGES`).
+
+    Unknown metrics are not clipped. An interval wholly outside the range
+    becomes the point at its nearer end.
+    """
+    low_bound, high_bound = METRIC_RANGES.get(metric, (-math.inf, math.inf))
+    return (
+        min(max(low, low_bound), high_bound),
+        max(min(high, high_bound), low_bound),
+    )
+
+
+class Distribution(Protocol):
+    """What :class:`NoisyScore` needs of the exact distribution of its metric."""
+
+    def interval(self, confidence_level: float) -> tuple[float, float, float]:
+        """``(low, high, content)``: the equal-tailed exact interval."""
+
+
+class ConfidenceInterval(tuple):
+    """Lower and upper bound of a confidence interval, as in :mod:`scipy.stats`.
+
+    A pair ``(low, high)``: it unpacks, indexes and compares as a 2-tuple. Two
+    read-only attributes say how it was built.
+
+    Attributes
+    ----------
+    low, high : float
+        The bounds, inside the range of the metric.
+    method : {"exact", "normal"}
+        ``"exact"``: equal-tailed quantiles of the exact distribution of the
+        metric over the label noise (user guide: :ref:`exact_intervals`).
+        ``"normal"``: ``expected ± z·std`` clipped to the metric's range.
+    content : float
+        The probability of ``[low, high]`` under the exact distribution of the
+        metric: at least the confidence level, more where the distribution is
+        discrete. NaN for the normal approximation, whose content is unknown.
+    """
+
+    def __new__(
+        cls,
+        low: float,
+        high: float,
+        method: str = "normal",
+        content: float = math.nan,
+    ) -> ConfidenceInterval:
+        if method not in INTERVAL_METHODS:
+            raise ValueError(
+                f"method must be one of {INTERVAL_METHODS}; got {method!r}."
+            )
+        self = super().__new__(cls, (float(low), float(high)))
+        object.__setattr__(self, "method", method)
+        object.__setattr__(self, "content", float(content))
+        return self
+
+    def __getnewargs__(self) -> tuple[float, float, str, float]:
+        return (self[0], self[1], self.method, self.content)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("ConfidenceInterval is read-only.")
+
+    @property
+    def low(self) -> float:
+        """Lower bound."""
+        return self[0]
+
+    @property
+    def high(self) -> float:
+        """Upper bound."""
+        return self[1]
+
+    def __repr__(self) -> str:
+        return (
+            f"ConfidenceInterval(low={self[0]!r}, high={self[1]!r}, "
+            f"method={self.method!r})"
+        )
 
 
 @dataclass(frozen=True, repr=False)
@@ -53,6 +153,13 @@ class NoisyScore:
         forward moments with ``y_true`` taken as exact, an estimate of the
         metric against the unknown true values, or an estimate of the metric
         expected when the samples are measured again.
+    distribution : object, default=None
+        The exact distribution of the metric over the label noise, where the
+        metric could build it (forward estimand): anything with a method
+        ``interval(confidence_level) -> (low, high, content)``. It is small
+        (per-sample probabilities or weights, or a short probability table)
+        and left out of the repr, of :meth:`to_dict`, of comparisons and of
+        the hash.
 
     See Also
     --------
@@ -67,8 +174,10 @@ class NoisyScore:
     NoisyScore(metric='accuracy', expected=0.815, std=0.01732, nominal=0.85, n_samples=500, method='exact')
     >>> float(score)
     0.815
+    >>> score.interval_method
+    'normal'
     >>> score.confidence_interval(0.95)
-    ConfidenceInterval(low=0.78105..., high=0.84894...)
+    ConfidenceInterval(low=0.78105..., high=0.84894..., method='normal')
     """  # noqa: E501
 
     metric: str
@@ -78,6 +187,7 @@ class NoisyScore:
     n_samples: int
     method: str = "exact"
     estimand: str = "forward"
+    distribution: Distribution | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -97,25 +207,48 @@ class NoisyScore:
         """Standard deviation of the metric over the label noise."""
         return math.sqrt(self.variance)
 
-    def confidence_interval(self, confidence_level: float = 0.95) -> ConfidenceInterval:
+    @property
+    def interval_method(self) -> str:
+        """How :meth:`confidence_interval` builds its default interval.
+
+        ``"exact"`` where the exact distribution of the metric is known (see
+        :ref:`exact_intervals`), else ``"normal"``.
+        """
+        return "normal" if self.distribution is None else "exact"
+
+    def confidence_interval(
+        self, confidence_level: float = 0.95, *, method: str = "auto"
+    ) -> ConfidenceInterval:
         """Two-sided interval for the metric observed under the label noise.
 
-        The interval is the normal approximation
-        ``expected ± z * std`` with ``z = Φ⁻¹((1 + confidence_level) / 2)``. It
-        describes where the metric computed on one noisy draw of the labels
-        falls; it is not an interval for the metric on the true labels, and it
-        ignores test-set sampling and cross-validation split variability. Where the
-        variance is infinite the interval is ``(-inf, inf)``.
+        It describes where the metric computed on one noisy draw of the labels
+        falls; it is not an interval for the metric on the true labels (see
+        the truth estimand for that), and it ignores test-set sampling and
+        cross-validation split variability. Every interval lies inside the
+        metric's range (:data:`METRIC_RANGES`: [0, 1] for accuracy, MCC in
+        [-1, 1], losses >= 0, R² <= 1).
 
         Parameters
         ----------
         confidence_level : float, default=0.95
             Probability mass of the interval, in the open interval (0, 1).
+        method : {"auto", "exact", "normal"}, default="auto"
+            ``"exact"``: the equal-tailed quantiles of the exact distribution
+            of the metric (user guide: :ref:`exact_intervals`), ``low`` the
+            largest value with ``P(metric < low) <= α/2`` and ``high`` the
+            smallest with ``P(metric > high) <= α/2``, ``α = 1 -
+            confidence_level``; raises a ``ValueError`` where the distribution
+            is not known (see :attr:`interval_method`). ``"normal"``:
+            ``expected ± z·std``, ``z = Φ⁻¹((1 + confidence_level)/2)``,
+            clipped to the metric's range; ``(-inf, inf)`` clipped where the
+            variance is infinite. ``"auto"``: ``"exact"`` where available,
+            else ``"normal"``.
 
         Returns
         -------
         ConfidenceInterval
-            Named tuple ``(low, high)``.
+            The pair ``(low, high)``; its ``method`` says which construction
+            was used and ``content`` the exact probability of the interval.
         """
         if not isinstance(confidence_level, (int, float)) or not (
             0.0 < confidence_level < 1.0
@@ -124,12 +257,30 @@ class NoisyScore:
                 "confidence_level must be a number in the open interval (0, 1); "
                 f"got {confidence_level!r}."
             )
+        if method not in ("auto", *INTERVAL_METHODS):
+            raise ValueError(
+                f'method must be one of ("auto", "exact", "normal"); got {method!r}.'
+            )
+        if method == "auto":
+            method = self.interval_method
+        if method == "exact":
+            if self.distribution is None:
+                raise ValueError(
+                    f"method='exact': the exact distribution of {self.metric} is "
+                    "not available for this result (see the user guide, "
+                    "'Exact intervals'); use method='normal' or 'auto'."
+                )
+            low, high, content = self.distribution.interval(float(confidence_level))
+            return ConfidenceInterval(
+                *clip_to_range(self.metric, low, high), "exact", content
+            )
         if math.isinf(self.variance):
-            return ConfidenceInterval(-math.inf, math.inf)
-        half_width = float(ndtri(0.5 + confidence_level / 2.0)) * self.std
-        return ConfidenceInterval(
-            self.expected - half_width, self.expected + half_width
-        )
+            low, high = -math.inf, math.inf
+        else:
+            half_width = float(ndtri(0.5 + confidence_level / 2.0)) * self.std
+            low, high = self.expected - half_width, self.expected + half_width
+        # Clipped to the range; an estimate outside it gives a point at the edge.
+        return ConfidenceInterval(*clip_to_range(self.metric, low, high), "normal")
 
     def __float__(self) -> float:
         return self.expected

@@ -7,9 +7,12 @@ import pickle
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy import stats
 
 from sklearn_noisy import ConfidenceInterval, NoisyScore
+from sklearn_noisy._noisy_score import METRIC_RANGES
 
 
 def _score(**overrides):
@@ -72,7 +75,10 @@ def test_zero_and_infinite_variance():
     assert exact.std == 0.0
     infinite = _score(metric="r2", variance=math.inf)
     assert infinite.std == math.inf
-    assert infinite.confidence_interval() == (-math.inf, math.inf)
+    # R² never exceeds 1: the unbounded normal interval is clipped there.
+    assert infinite.confidence_interval() == (-math.inf, 1.0)
+    unknown = _score(metric="custom_metric", variance=math.inf)
+    assert unknown.confidence_interval() == (-math.inf, math.inf)
     assert json.loads(json.dumps(infinite.to_dict()))["variance"] == math.inf
 
 
@@ -133,3 +139,62 @@ def test_to_dict_json_round_trip():
     assert back == data
     rebuilt = NoisyScore(**{key: value for key, value in back.items() if key != "std"})
     assert rebuilt == score
+
+
+def test_confidence_interval_object():
+    interval = _score().confidence_interval(0.9)
+    low, high = interval  # unpacks as a pair
+    assert (interval.low, interval.high) == (low, high) == interval
+    assert interval.method == "normal" and math.isnan(interval.content)
+    assert repr(interval).endswith("method='normal')")
+    clone = pickle.loads(pickle.dumps(interval))
+    assert clone == interval and clone.method == "normal"
+    with pytest.raises(AttributeError):
+        interval.method = "exact"
+    with pytest.raises(ValueError, match="method must be one of"):
+        ConfidenceInterval(0.0, 1.0, "bootstrap")
+    exact = ConfidenceInterval(0.1, 0.2, "exact", 0.97)
+    assert pickle.loads(pickle.dumps(exact)).content == 0.97
+
+
+@pytest.mark.parametrize("method", ["", "Exact", None, "wald"])
+def test_bad_interval_method(method):
+    with pytest.raises(ValueError, match="method must be one of"):
+        _score().confidence_interval(method=method)
+
+
+def test_exact_needs_a_distribution():
+    assert _score().interval_method == "normal"
+    with pytest.raises(ValueError, match="exact distribution of accuracy"):
+        _score().confidence_interval(method="exact")
+
+
+class _Fixed:
+    """A stand-in distribution: a fixed exact interval, partly out of range."""
+
+    def interval(self, confidence_level):
+        return -0.2, 0.9, 0.99
+
+
+def test_distribution_is_used_clipped_and_ignored_by_comparisons():
+    score = _score(distribution=_Fixed())
+    assert score.interval_method == "exact"
+    interval = score.confidence_interval()
+    assert interval == (0.0, 0.9) and interval.method == "exact"
+    assert interval.content == 0.99
+    assert score.confidence_interval(method="normal") == _score().confidence_interval()
+    assert score == _score() and hash(score) == hash(_score())
+    assert repr(score) == repr(_score()) and score.to_dict() == _score().to_dict()
+
+
+@given(
+    metric=st.sampled_from(sorted(METRIC_RANGES)),
+    expected=st.floats(-5, 5),
+    variance=st.one_of(st.floats(0, 100), st.just(math.inf)),
+    level=st.floats(0.01, 0.999),
+)
+def test_normal_intervals_stay_in_range(metric, expected, variance, level):
+    score = _score(metric=metric, expected=expected, variance=variance)
+    low, high = score.confidence_interval(level)
+    low_bound, high_bound = METRIC_RANGES[metric]
+    assert low_bound <= low <= high <= high_bound

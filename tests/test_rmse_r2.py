@@ -392,7 +392,11 @@ def test_r2_variance_infinite_with_five_noisy_samples():
     assert all(not issubclass(w.category, RuntimeWarning) for w in record)
     assert score.variance == math.inf
     assert math.isfinite(score.expected)
-    assert score.confidence_interval() == (-math.inf, math.inf)
+    # The normal interval is unbounded (clipped at R² <= 1); the default is
+    # the exact one, from the distribution of R², which exists.
+    assert score.confidence_interval(method="normal") == (-math.inf, 1.0)
+    low, high = score.confidence_interval()
+    assert math.isfinite(low) and low < score.expected < high < 1.0
     # One exact label: rank 4 again (setting A).
     y_true, y_pred, sigma = formulas_setting("A")
     with pytest.warns(UserWarning, match=r"4 of the 5 labels are noisy"):

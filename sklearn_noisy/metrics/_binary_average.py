@@ -21,6 +21,7 @@ from .._noisy_score import NoisyScore
 from ..utils._labels import as_label_array
 from ..utils._noise import FlipNoise
 from ._binary_counts import _delta_moments, _exact_moments, _metric_from_counts
+from ._count_distributions import count_metric_distribution
 from ._count_estimands import count_estimand_score
 
 #: The ways to compute the moments of a binary metric.
@@ -275,7 +276,15 @@ def _binary_score(metric: str, problem: _BinaryProblem, method: str) -> NoisySco
             var = np.full(pi.size, float(var))
         expected, variance = _delta_moments(metric, pi, var, pred_pos)
     nominal = problem.nominal(metric)
-    return NoisyScore(metric, expected, variance, nominal, pi.size, method)
+    return NoisyScore(
+        metric,
+        expected,
+        variance,
+        nominal,
+        pi.size,
+        method,
+        distribution=count_metric_distribution(metric, pi, pred_pos),
+    )
 
 
 def _precision_measurement(problem: _BinaryProblem) -> NoisyScore:
@@ -290,7 +299,15 @@ def _precision_measurement(problem: _BinaryProblem) -> NoisyScore:
         variance = problem.var / n_pred_pos
     else:
         variance = float(problem.var[pred_pos].sum()) / float(n_pred_pos) ** 2
-    return NoisyScore("precision", expected, variance, nominal, n_samples, "exact")
+    return NoisyScore(
+        "precision",
+        expected,
+        variance,
+        nominal,
+        n_samples,
+        "exact",
+        distribution=count_metric_distribution("precision", problem.pi, pred_pos),
+    )
 
 
 def _precision_truth(problem: _BinaryProblem) -> NoisyScore:

@@ -13,7 +13,7 @@ probability that a sample of reference class ``labels[j]`` is observed as
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,11 @@ from ..utils._arrays import check_sample_weight, chunks, read_only, weighted_tot
 from ..utils._labels import EncodedLabels, encode_labels
 from ..utils._noise import FlipNoise
 from ..utils._validation import ESTIMANDS, check_estimand, supports_estimands
+from ._count_distributions import (
+    accuracy_distribution,
+    confusion_distribution,
+    confusion_intervals,
+)
 from ._remeasurement import (
     check_remeasurable,
     class_function_estimate,
@@ -284,6 +289,9 @@ def expected_accuracy_score(
         n_samples=n_samples,
         method="exact",
         estimand=estimand,
+        distribution=None
+        if estimand != "forward"
+        else accuracy_distribution(encoded, noise, weight, hits),
     )
 
 
@@ -337,6 +345,7 @@ class NoisyConfusionMatrix:
     labels: np.ndarray
     n_samples: int
     estimand: str = "forward"
+    distribution: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "expected", read_only(self.expected, float))
@@ -350,6 +359,30 @@ class NoisyConfusionMatrix:
     def std(self) -> np.ndarray:
         """Standard deviation of each count."""
         return np.sqrt(self.variance)
+
+    @property
+    def interval_method(self) -> str:
+        """``"exact"`` (Poisson-binomial cells) or ``"normal"`` (see below)."""
+        return "normal" if self.distribution is None else "exact"
+
+    def confidence_interval(
+        self, confidence_level: float = 0.95
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(low, high)`` arrays: an interval for every count.
+
+        Forward, without ``sample_weight`` and with one flip model for all
+        samples, each cell is a sum of binomials and the interval is its
+        equal-tailed exact one, of probability at least ``confidence_level``
+        (user guide: :ref:`exact_intervals`); otherwise ``expected ± z·std``
+        clipped to ``[0, column total]``.
+        """
+        return confusion_intervals(
+            self.distribution,
+            self.expected,
+            self.variance,
+            self.nominal.sum(axis=0),
+            confidence_level,
+        )
 
     def __repr__(self) -> str:
         return (
@@ -539,4 +572,7 @@ def expected_confusion_matrix(
         labels=encoded.classes,
         n_samples=n_samples,
         estimand=estimand,
+        distribution=None
+        if estimand != "forward"
+        else confusion_distribution(noise, weight, counts),
     )

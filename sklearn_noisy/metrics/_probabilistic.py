@@ -31,6 +31,7 @@ from ..utils._docstring import fill_doc
 from ..utils._labels import as_label_array, check_classification_labels, encode_labels
 from ..utils._noise import FlipNoise
 from ..utils._validation import check_estimand, supports_estimands
+from ._count_distributions import MAX_LOSS_SAMPLES, loss_distribution
 from ._remeasurement import (
     check_remeasurable,
     class_function_estimate,
@@ -392,6 +393,11 @@ def _expected_loss(
         n_samples=n_samples,
         method="exact",
         estimand=estimand,
+        distribution=None
+        if estimand != "forward" or n_samples > MAX_LOSS_SAMPLES
+        else loss_distribution(
+            loss(proba), noise.observation_rows(index, slice(None)), weight
+        ),
     )
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from sklearn.exceptions import UndefinedMetricWarning
 
 from .._noisy_score import NoisyScore
+from ._gaussian_forms import output_distributions, r2_distribution
 from ._r2_moments import r2_moments
 from ._r2_variance_weighted import r2_variance_weighted_moments
 from ._regression_estimands import aggregate_outputs
@@ -125,8 +126,22 @@ def r2_forward(
         # One output, or one positively weighted sample (every Y_k is 0):
         # scikit-learn's weights are then uniform.
         multioutput = "uniform_average"
+    distributions = (
+        output_distributions(
+            r2_distribution, y_true, y_pred, sigma, weight, nominal=nominal
+        )
+        if n_positive > 1 and force_finite
+        else None
+    )
     return aggregate_outputs(
-        "r2", nominal, expected, variance, n_samples, multioutput, method
+        "r2",
+        nominal,
+        expected,
+        variance,
+        n_samples,
+        multioutput,
+        method,
+        distributions=distributions,
     )
 
 

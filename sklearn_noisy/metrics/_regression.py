@@ -26,6 +26,11 @@ from ..utils._validation import (
     has_noise,
     supports_estimands,
 )
+from ._gaussian_forms import (
+    mae_distribution,
+    mse_distribution,
+    output_distributions,
+)
 from ._r2_outputs import r2_forward
 from ._regression_estimands import (
     ESTIMAND_DOC,
@@ -188,7 +193,15 @@ nominal=0.375, n_samples=4, method='exact')
         "mean_squared_error", (y_true, y_pred, sigma), (nominal, expected, variance)
     )
     return aggregate_outputs(
-        "mean_squared_error", nominal, expected, variance, y_true.shape[0], multioutput
+        "mean_squared_error",
+        nominal,
+        expected,
+        variance,
+        y_true.shape[0],
+        multioutput,
+        distributions=output_distributions(
+            mse_distribution, y_true, y_pred, sigma, weight, nominal_mse=nominal
+        ),
     )
 
 
@@ -287,7 +300,15 @@ def expected_mean_absolute_error(
         "mean_absolute_error", (y_true, y_pred, sigma), (nominal, expected, variance)
     )
     return aggregate_outputs(
-        "mean_absolute_error", nominal, expected, variance, y_true.shape[0], multioutput
+        "mean_absolute_error",
+        nominal,
+        expected,
+        variance,
+        y_true.shape[0],
+        multioutput,
+        distributions=output_distributions(
+            mae_distribution, y_true, y_pred, sigma, weight
+        ),
     )
 
 
@@ -432,6 +453,15 @@ nominal=0.612372, n_samples=4, method='delta')
         y_true.shape[0],
         multioutput,
         method,
+        distributions=output_distributions(
+            mse_distribution,
+            y_true,
+            y_pred,
+            sigma,
+            weight,
+            nominal_mse=nominal**2,
+            root=True,
+        ),
     )
 
 

@@ -172,16 +172,20 @@ def aggregate_outputs(
     multioutput: Any,
     method: str = "exact",
     estimand: str = "forward",
+    distributions: list[Any] | None = None,
 ) -> NoisyScore | list[NoisyScore]:
     """Combine per-output results as scikit-learn's ``multioutput`` does.
 
     The outputs' label errors are taken as independent, so a weighted average
     ``Σ a_k m_k / Σ a_k`` of the outputs has variance ``Σ a_k² V_k / (Σ a_k)²``.
+    ``distributions``: the exact distribution of each output's metric, kept
+    for one output or ``"raw_values"`` (user guide: exact_intervals).
     """
+    dists = distributions or [None] * len(expected)
     if isinstance(multioutput, str) and multioutput == "raw_values":
         return [
-            NoisyScore(metric, e, v, m, n_samples, method, estimand)
-            for m, e, v in zip(nominal, expected, variance, strict=True)
+            NoisyScore(metric, e, v, m, n_samples, method, estimand, dist)
+            for m, e, v, dist in zip(nominal, expected, variance, dists, strict=True)
         ]
     if isinstance(multioutput, str):  # "uniform_average"
         weights = np.ones_like(expected)
@@ -196,6 +200,7 @@ def aggregate_outputs(
         n_samples=n_samples,
         method=method,
         estimand=estimand,
+        distribution=dists[0] if len(dists) == 1 else None,
     )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtri
 
+from .._noisy_score import clip_to_range
 from ._estimands import QUESTIONS, report_this
 
 __all__: list[str] = []
@@ -98,20 +99,23 @@ def _level(confidence_level: float) -> str:
     return f"{confidence_level * 100:.4g} %"
 
 
-def _interval(estimate: float, variance: float, z: float) -> tuple[float, float]:
-    """``estimate ± z sd``; ``(-inf, inf)`` for an infinite variance, no warning.
+def _interval(
+    estimate: float, variance: float, z: float, key: str = ""
+) -> tuple[float, float]:
+    """``estimate ± z sd`` clipped to the metric's range, without warnings.
 
-    An infinite estimate with a finite variance is the interval of that one
-    point; a NaN anywhere gives NaN bounds.
+    ``(-inf, inf)`` (clipped) for an infinite variance; an infinite estimate
+    with a finite variance is the interval of that one point; a NaN anywhere
+    gives NaN bounds.
     """
     std = _std(variance)
     if math.isnan(estimate) or math.isnan(std):
         return math.nan, math.nan
     if math.isinf(std):
-        return -math.inf, math.inf
+        return clip_to_range(key, -math.inf, math.inf)
     if math.isinf(estimate):
         return estimate, estimate
-    return estimate - z * std, estimate + z * std
+    return clip_to_range(key, estimate - z * std, estimate + z * std)
 
 
 def _fold_estimate(cv: Any, key: str, estimand: str, k: int) -> tuple[float, float]:
@@ -128,11 +132,11 @@ def _pooled_estimate(cv: Any, key: str, estimand: str) -> tuple[float, float]:
 
 
 def _estimand_entries(
-    estimate: float, variance: float, z: float, lead: bool
+    estimate: float, variance: float, z: float, lead: bool, key: str = ""
 ) -> dict[str, float]:
     entry = {"estimate": estimate, "variance": variance, "sd": _std(variance)}
     if lead:
-        entry["ci_low"], entry["ci_high"] = _interval(estimate, variance, z)
+        entry["ci_low"], entry["ci_high"] = _interval(estimate, variance, z, key)
     return entry
 
 
@@ -165,7 +169,9 @@ def _metric_rows(cv: Any, key: str, z: float) -> list[dict[str, Any]]:
     rows = []
     for k in range(cv.n_splits_):
         values = {
-            e: _estimand_entries(*_fold_estimate(cv, key, e, k), z, e == info["lead"])
+            e: _estimand_entries(
+                *_fold_estimate(cv, key, e, k), z, e == info["lead"], key
+            )
             for e in info["shown"]
         }
         n_test = int(cv.cv_results_["n_test"][k])
@@ -174,7 +180,9 @@ def _metric_rows(cv: Any, key: str, z: float) -> list[dict[str, Any]]:
     pooled = cv.pooled_.get(key)
     if pooled is not None:
         values = {
-            e: _estimand_entries(*_pooled_estimate(cv, key, e), z, e == info["lead"])
+            e: _estimand_entries(
+                *_pooled_estimate(cv, key, e), z, e == info["lead"], key
+            )
             for e in info["shown"]
         }
         rows.append(
@@ -221,7 +229,7 @@ def _fold_dicts(cv: Any, z: float) -> list[dict[str, Any]]:
                 "estimands": _json_entries(
                     {
                         e: _estimand_entries(
-                            *_fold_estimate(cv, key, e, k), z, e == info["lead"]
+                            *_fold_estimate(cv, key, e, k), z, e == info["lead"], key
                         )
                         for e in info["shown"]
                     }
@@ -244,7 +252,7 @@ def _pooled_dicts(cv: Any, z: float) -> dict[str, dict[str, Any]]:
         entry["estimands"] = _json_entries(
             {
                 e: _estimand_entries(
-                    *_pooled_estimate(cv, key, e), z, e == info["lead"]
+                    *_pooled_estimate(cv, key, e), z, e == info["lead"], key
                 )
                 for e in info["shown"]
             }
@@ -313,8 +321,10 @@ def _num(value: float, decimals: int | None) -> str:
     return f"{value:.4g}" if decimals is None else f"{value:.{decimals}f}"
 
 
-def _ci_text(estimate: float, variance: float, z: float, decimals: int | None) -> str:
-    low, high = _interval(estimate, variance, z)
+def _ci_text(
+    estimate: float, variance: float, z: float, decimals: int | None, key: str = ""
+) -> str:
+    low, high = _interval(estimate, variance, z, key)
     return f"[{_num(low, decimals)}, {_num(high, decimals)}]"
 
 
@@ -329,7 +339,7 @@ def _report_line(cv: Any, key: str, decimals: int | None) -> str:
     interval = (
         "n/a (the test sets overlap)"
         if where == "fold mean"
-        else _ci_text(estimate, variance, _z_value(cv.confidence_level), decimals)
+        else _ci_text(estimate, variance, _z_value(cv.confidence_level), decimals, key)
     )
     return report_this(
         info["lead"],
@@ -356,13 +366,14 @@ def _row_cells(
     values: dict[str, tuple[float, float]],
     z: float,
     decimals: int | None,
+    key: str = "",
 ) -> list[str]:
     lead = info["lead"]
     estimate, variance = values[lead]
     cells = [
         _num(estimate, decimals),
         _num(_std(variance), decimals),
-        _ci_text(estimate, variance, z, decimals),
+        _ci_text(estimate, variance, z, decimals, key),
     ]
     for estimand in info["shown"]:
         if estimand != lead:
@@ -394,12 +405,12 @@ def _metric_block(cv: Any, key: str, scorer: Any) -> list[str]:
             str(int(cv.cv_results_["n_test"][k])),
             _num(nominal, decimals),
         ]
-        lines.append(_line(head + _row_cells(info, values, z, decimals), columns))
+        lines.append(_line(head + _row_cells(info, values, z, decimals, key), columns))
     pooled = cv.pooled_.get(key)
     if pooled is not None:
         values = {e: _pooled_estimate(cv, key, e) for e in info["shown"]}
         head = ["pooled", str(pooled.n_samples), _num(pooled.nominal, decimals)]
-        lines.append(_line(head + _row_cells(info, values, z, decimals), columns))
+        lines.append(_line(head + _row_cells(info, values, z, decimals, key), columns))
     lines += [f"  note: {note}" for note in info["notes"]]
     lines.append("  " + _report_line(cv, key, decimals))
     summary = cv.fold_summary_[key]

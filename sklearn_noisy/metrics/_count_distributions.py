@@ -1,0 +1,401 @@
+"""Exact distributions of the counting metrics over label flips, for intervals.
+
+With the predictions fixed and the labels flipping independently, every
+counting metric is a function of Poisson-binomial counts (user guide:
+:ref:`exact_intervals`):
+
+* accuracy is ``X / M``, ``X`` the number of observed hits;
+* binary precision is ``TP / n_P``;
+* binary recall, F1, balanced accuracy and MCC are functions of the two
+  independent counts ``TP`` (flips among the predicted positives) and ``FN``
+  (among the predicted negatives): their distribution is the table of
+  ``P(TP = t) P(FN = f)`` over the grid of ``(t, f)``, built when it has at
+  most :data:`MAX_GRID_CELLS` cells.
+
+The objects below are what :class:`~sklearn_noisy.NoisyScore` keeps: the
+per-sample probabilities (as few ``(value, multiplicity)`` groups when they
+take at most 64 distinct values, which a constant flip probability always
+does, else as an array of at most :data:`MAX_STORED_SAMPLES` floats); the PMFs
+are computed when an interval is asked for. Larger problems get no exact
+distribution and their intervals use the normal approximation, which their
+``method`` says.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from scipy.special import ndtri
+
+from ..utils._labels import EncodedLabels
+from ..utils._noise import FlipNoise
+from ._binary_counts import _affine_coefficients
+from ._poisson_binomial import poisson_binomial_window
+
+__all__ = [
+    "MAX_ACCURACY_SAMPLES",
+    "MAX_GRID_CELLS",
+    "MAX_LOSS_ATOMS",
+    "MAX_LOSS_SAMPLES",
+    "MAX_STORED_SAMPLES",
+    "ConfusionDistribution",
+    "CountDistribution",
+    "TwoCountDistribution",
+    "accuracy_distribution",
+    "confusion_distribution",
+    "confusion_intervals",
+    "count_metric_distribution",
+    "discrete_interval",
+    "loss_distribution",
+]
+
+#: Per-sample probabilities are kept for at most this many samples (8 MB).
+MAX_STORED_SAMPLES = 2**20
+#: The accuracy's per-sample probabilities, which take a second pass over the
+#: labels, are computed up to this many samples (a constant q: any size).
+MAX_ACCURACY_SAMPLES = 2**16
+#: The (TP, FN) grid of the two-count metrics is built up to this many cells.
+MAX_GRID_CELLS = 10**7
+#: The Brier score and log-loss keep their per-sample losses up to this many samples.
+MAX_LOSS_SAMPLES = 4096
+#: ... and enumerate their distribution up to this many atoms.
+MAX_LOSS_ATOMS = 2**20
+#: At most this many distinct probabilities are kept as (value, count) groups.
+_MAX_GROUPS = 64
+#: Probability dropped from each end of a count's PMF before the grid is built.
+_TAIL = 1e-15
+#: Atoms closer than this (relative to max(1, |value|)) are one value: the same
+#: rational number computed in two ways can differ in the last bits.
+_TIE = 1e-12
+
+
+def _merge(values: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct atoms, those within :data:`_TIE` of each other merged."""
+    order = np.argsort(values, kind="stable")
+    v, p = values[order], probs[order]
+    if v.size > 1:
+        new = np.empty(v.size, dtype=bool)
+        new[0] = True
+        new[1:] = np.diff(v) > _TIE * np.maximum(1.0, np.abs(v[1:]))
+        starts = np.flatnonzero(new)
+        v, p = v[starts], np.add.reduceat(p, starts)
+    return v, p
+
+
+def discrete_interval(
+    values: np.ndarray, probs: np.ndarray, confidence_level: float
+) -> tuple[float, float, float]:
+    """Equal-tailed interval of a discrete distribution, and its content.
+
+    ``low`` is the smallest atom with ``P(X <= low) > α/2`` (so ``P(X < low) <=
+    α/2``) and ``high`` the smallest atom with ``P(X > high) <= α/2``, ``α = 1 -
+    confidence_level``: the shortest interval whose two tails each hold at most
+    ``α/2``. Its content ``P(low <= X <= high)`` is at least the confidence
+    level. Atoms within :data:`_TIE` of each other are merged first.
+    """
+    v, p = _merge(values, probs)
+    p = p / p.sum()
+    half = 0.5 * (1.0 - confidence_level)
+    below = np.cumsum(p)  # P(X <= v_j)
+    above = np.concatenate([np.cumsum(p[::-1])[::-1][1:], [0.0]])  # P(X > v_j)
+    low = min(int(np.searchsorted(below, half, side="right")), v.size - 1)
+    high = int(np.argmax(above <= half))
+    high = max(high, low)
+    content = float(p[low : high + 1].sum())
+    return float(v[low]), float(v[high]), content
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class _Counts:
+    """A Poisson-binomial count: its probabilities, kept compactly.
+
+    ``values`` are the success probabilities; ``counts`` their multiplicities
+    (None: one trial each).
+    """
+
+    values: np.ndarray
+    counts: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, p: np.ndarray) -> _Counts | None:
+        """The compact form of ``p``, or None when it is too large to keep."""
+        p = np.asarray(p, dtype=np.float64).ravel()
+        groups = _groups(p)
+        if groups is not None:
+            return cls(*groups)
+        if p.size > MAX_STORED_SAMPLES:
+            return None
+        return cls(p.copy())
+
+    @property
+    def variance(self) -> float:
+        spread = self.values * (1.0 - self.values)
+        return float(spread.sum() if self.counts is None else spread @ self.counts)
+
+    def width(self) -> float:
+        """An upper estimate of the number of counts that carry probability."""
+        n = float(self.values.size if self.counts is None else self.counts.sum())
+        return min(n + 1.0, 18.0 * math.sqrt(self.variance) + 3.0)
+
+    def window(self) -> tuple[int, np.ndarray]:
+        """``(offset, pmf)`` with ``_TAIL`` trimmed from each end."""
+        p = self.values if self.counts is None else np.repeat(self.values, self.counts)
+        offset, pmf = poisson_binomial_window(p)
+        below = np.cumsum(pmf)
+        above = np.cumsum(pmf[::-1])[::-1]
+        start = int(np.searchsorted(below, _TAIL, side="right"))
+        stop = pmf.size - int(np.searchsorted(above[::-1], _TAIL, side="right"))
+        start, stop = min(start, pmf.size - 1), max(stop, start + 1)
+        return offset + start, pmf[start:stop]
+
+
+def _groups(p: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(values, counts)`` when ``p`` holds at most 64 values, in O(M)."""
+    if p.size == 0:
+        return np.zeros(0), np.zeros(0, dtype=np.int64)
+    candidates = np.unique(p[:: max(1, p.size // 1024)])
+    if candidates.size > _MAX_GROUPS:
+        return None
+    index = np.minimum(np.searchsorted(candidates, p), candidates.size - 1)
+    if not np.array_equal(candidates[index], p):
+        return None
+    return candidates, np.bincount(index, minlength=candidates.size)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class CountDistribution:
+    """The distribution of ``X / denominator``, ``X`` a Poisson-binomial count."""
+
+    counts: _Counts
+    denominator: int
+
+    @cached_property
+    def _table(self) -> tuple[np.ndarray, np.ndarray]:
+        offset, pmf = self.counts.window()
+        values = (offset + np.arange(pmf.size)) / self.denominator
+        return values, pmf
+
+    def interval(self, confidence_level: float) -> tuple[float, float, float]:
+        """Equal-tailed exact interval (:func:`discrete_interval`)."""
+        return discrete_interval(*self._table, confidence_level)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class TwoCountDistribution:
+    """A binary metric as a function of the independent counts TP and FN."""
+
+    metric: str
+    tp: _Counts
+    fn: _Counts
+    n_pred_pos: int
+    n_samples: int
+
+    @cached_property
+    def _table(self) -> tuple[np.ndarray, np.ndarray]:
+        offset_t, p_t = self.tp.window()
+        offset_f, p_f = self.fn.window()
+        t = offset_t + np.arange(p_t.size, dtype=np.float64)
+        n = offset_t + offset_f + np.arange(p_t.size + p_f.size - 1, dtype=np.float64)
+        alpha, beta = _affine_coefficients(
+            self.metric, n, self.n_pred_pos, self.n_samples
+        )
+        # Cell (i, j) has TP = t_i and S = TP + FN = n_{i + j}.
+        index = np.arange(p_t.size)[:, None] + np.arange(p_f.size)[None, :]
+        values = alpha[index] + beta[index] * t[:, None]
+        probs = p_t[:, None] * p_f[None, :]
+        return values.ravel(), probs.ravel()
+
+    def interval(self, confidence_level: float) -> tuple[float, float, float]:
+        """Equal-tailed exact interval over the (TP, FN) grid."""
+        return discrete_interval(*self._table, confidence_level)
+
+
+def count_metric_distribution(
+    metric: str, pi: np.ndarray, pred_pos: np.ndarray
+) -> CountDistribution | TwoCountDistribution | None:
+    """The exact distribution of a binary count metric, or None.
+
+    ``pi[i]`` is the probability that sample ``i`` is observed positive and
+    ``pred_pos`` the predicted positives (the ``_BinaryProblem`` of
+    :mod:`._binary_average`). None when the probabilities are too many to keep
+    or the (TP, FN) grid has more than :data:`MAX_GRID_CELLS` cells.
+    """
+    n_pred_pos = int(np.count_nonzero(pred_pos))
+    tp = _Counts.of(pi[pred_pos])
+    if metric == "precision":
+        if tp is None or n_pred_pos == 0:
+            return None
+        return CountDistribution(tp, n_pred_pos)
+    fn = _Counts.of(pi[~pred_pos])
+    if tp is None or fn is None or tp.width() * fn.width() > MAX_GRID_CELLS:
+        return None
+    return TwoCountDistribution(metric, tp, fn, n_pred_pos, int(pi.size))
+
+
+def accuracy_distribution(
+    encoded: EncodedLabels,
+    noise: FlipNoise,
+    weight: np.ndarray | None,
+    hits: float,
+) -> CountDistribution | None:
+    """The exact distribution of the (forward) accuracy, or None.
+
+    The number of observed hits is Poisson-binomial with the probabilities
+    ``P_i`` that sample ``i`` is observed as its prediction. A constant flip
+    probability needs only the nominal number of ``hits`` (``P_i`` is ``1 - q``
+    on them and ``q/(K-1)`` elsewhere); otherwise the ``P_i`` are computed
+    again, up to :data:`MAX_ACCURACY_SAMPLES` samples. With ``sample_weight``
+    the accuracy is a weighted sum, not a count: None (normal approximation).
+    """
+    n_samples = encoded.n_samples
+    if weight is not None or n_samples == 0:
+        return None
+    if noise.matrix is None and noise.is_constant:
+        keep, flip = noise.keep_flip()
+        n_hits = round(hits)
+        counts = _Counts(
+            np.array([float(flip), float(keep)]), np.array([n_samples - n_hits, n_hits])
+        )
+        return CountDistribution(counts, n_samples)
+    if n_samples > MAX_ACCURACY_SAMPLES:
+        return None
+    rows = slice(None)
+    if noise.matrix is None:
+        prob = np.where(encoded.correct(rows), *noise.keep_flip(rows))
+    else:
+        true_index, pred_index = encoded.indices(rows)
+        prob = noise.probability(true_index, pred_index, rows)
+    counts = _Counts.of(np.broadcast_to(prob, (n_samples,)))
+    return None if counts is None else CountDistribution(counts, n_samples)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class LossSumDistribution:
+    """A weighted mean of independent per-sample losses with finite support.
+
+    Row ``i`` of ``losses`` holds the loss of sample ``i`` for each observed
+    class, already multiplied by ``w_i / W``, and row ``i`` of ``probs`` the
+    probabilities of those classes; ``shift`` is the sum of the losses that
+    cannot vary. The support of the sum is enumerated, sample after sample,
+    equal values merged.
+    """
+
+    losses: np.ndarray
+    probs: np.ndarray
+    shift: float = 0.0
+
+    @cached_property
+    def _table(self) -> tuple[np.ndarray, np.ndarray]:
+        values, probs = np.full(1, self.shift), np.ones(1)
+        for loss, prob in zip(self.losses, self.probs, strict=True):
+            keep = prob > 0.0
+            values = (values[:, None] + loss[keep][None, :]).ravel()
+            probs = (probs[:, None] * prob[keep][None, :]).ravel()
+            values, probs = _merge(values, probs)
+        return values, probs
+
+    def interval(self, confidence_level: float) -> tuple[float, float, float]:
+        """Equal-tailed exact interval (:func:`discrete_interval`)."""
+        return discrete_interval(*self._table, confidence_level)
+
+
+def loss_distribution(
+    losses: np.ndarray, probs: np.ndarray, weight: np.ndarray | None
+) -> LossSumDistribution | None:
+    """The exact distribution of a mean loss (Brier score, log-loss), or None.
+
+    ``losses[i, j]`` is the loss of sample ``i`` when its label is observed as
+    class ``j``, which happens with probability ``probs[i, j]``. The sum has at
+    most ``Π_g C(n_g + K_g - 1, K_g - 1)`` atoms, over the groups ``g`` of
+    ``n_g`` identical samples with ``K_g`` possible labels; beyond
+    :data:`MAX_LOSS_ATOMS`, or beyond :data:`MAX_LOSS_SAMPLES` samples, None
+    (the normal approximation).
+    """
+    n_samples = losses.shape[0]
+    if n_samples == 0 or n_samples > MAX_LOSS_SAMPLES:
+        return None
+    scale = (
+        np.full(n_samples, 1.0 / n_samples) if weight is None else weight / weight.sum()
+    )
+    scaled = losses * scale[:, None]
+    possible = probs > 0.0
+    random = (possible.sum(axis=1) > 1) & (scale > 0.0)
+    fixed = float((probs * scaled)[~random].sum())
+    rows, counts = np.unique(
+        np.concatenate([scaled[random], probs[random]], axis=1),
+        axis=0,
+        return_counts=True,
+    )
+    n_classes = (rows[:, losses.shape[1] :] > 0.0).sum(axis=1)
+    log_atoms = sum(
+        math.log(math.comb(int(n) + int(k) - 1, int(k) - 1))
+        for n, k in zip(counts, n_classes, strict=True)
+    )
+    if log_atoms > math.log(MAX_LOSS_ATOMS):
+        return None
+    return LossSumDistribution(scaled[random], probs[random], fixed)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class ConfusionDistribution:
+    """The cells of a confusion matrix under a shared transition matrix.
+
+    Cell ``(j, k)`` counts the samples predicted ``k`` observed as ``j``: a sum
+    over the reference classes ``r`` of ``Binomial(N[r, k], T[r, j])``, with
+    ``N`` the nominal matrix; it is kept as those two small matrices.
+    """
+
+    counts: np.ndarray
+    matrix: np.ndarray
+
+    def cell(self, j: int, k: int) -> CountDistribution:
+        """The distribution of cell ``(j, k)``."""
+        return CountDistribution(_Counts(self.matrix[:, j], self.counts[:, k]), 1)
+
+
+def confusion_distribution(
+    noise: FlipNoise, weight: np.ndarray | None, counts: np.ndarray
+) -> ConfusionDistribution | None:
+    """The exact cell distributions of a forward confusion matrix, or None.
+
+    Only without ``sample_weight`` and with a flip model shared by all samples
+    (a constant ``q`` or one transition matrix).
+    """
+    matrix = noise.shared_matrix()
+    if matrix is None or weight is not None:
+        return None
+    return ConfusionDistribution(np.rint(counts).astype(np.int64), np.asarray(matrix))
+
+
+def confusion_intervals(
+    distribution: ConfusionDistribution | None,
+    expected: np.ndarray,
+    variance: np.ndarray,
+    column_totals: np.ndarray,
+    confidence_level: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(low, high)`` of every cell: exact quantiles, else normal and clipped.
+
+    The exact intervals are those of :func:`discrete_interval` (content at
+    least ``confidence_level``); the normal ones ``expected ± z·std`` clipped
+    to ``[0, column total]``.
+    """
+    if not 0.0 < confidence_level < 1.0:
+        raise ValueError(
+            "confidence_level must be a number in the open interval (0, 1); "
+            f"got {confidence_level!r}."
+        )
+    if distribution is None:
+        half_width = float(ndtri(0.5 + confidence_level / 2.0)) * np.sqrt(variance)
+        high_bound = np.broadcast_to(column_totals, expected.shape)
+        low = np.clip(expected - half_width, 0.0, high_bound)
+        return low, np.clip(expected + half_width, low, high_bound)
+    n_classes = expected.shape[0]
+    low, high = np.empty((2, n_classes, n_classes))
+    for j, k in itertools.product(range(n_classes), repeat=2):
+        low[j, k], high[j, k], _ = distribution.cell(j, k).interval(confidence_level)
+    return low, high

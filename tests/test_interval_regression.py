@@ -1,0 +1,175 @@
+"""Exact intervals of MSE, RMSE, MAE and R² (Gil-Pelaez inversion, ncx2)."""
+
+import math
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from _interval_coverage import REGRESSION_METRICS, regression_coverage
+from scipy import stats
+
+from sklearn_noisy.metrics import _gaussian_forms as gf
+from sklearn_noisy.metrics import (
+    expected_mean_absolute_error,
+    expected_mean_squared_error,
+    expected_r2_score,
+    expected_root_mean_squared_error,
+)
+
+
+def _problem(m, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.normal(0, 2, m)
+    return y, y + rng.normal(0, 0.5, m), rng.uniform(0.2, 1.5, m)
+
+
+@pytest.mark.parametrize("level", [0.5, 0.95, 0.999])
+def test_homoscedastic_mse_is_scaled_ncx2(level):
+    y, p, _ = _problem(12)
+    sigma = 0.7
+    score = expected_mean_squared_error(y, p, sigma=sigma)
+    half = (1 - level) / 2
+    nc = np.sum((y - p) ** 2) / sigma**2
+    low, high = sigma**2 / 12 * stats.ncx2.ppf([half, 1 - half], 12, nc)
+    interval = score.confidence_interval(level)
+    assert interval.method == "exact" and interval.content == level
+    assert interval.low == pytest.approx(low, rel=1e-12)
+    assert interval.high == pytest.approx(high, rel=1e-12)
+    rmse = expected_root_mean_squared_error(y, p, sigma=sigma).confidence_interval(
+        level
+    )
+    assert rmse == pytest.approx((math.sqrt(low), math.sqrt(high)), rel=1e-12)
+
+
+@pytest.mark.parametrize("m", [1, 3, 10])
+def test_inversion_matches_ncx2_with_equal_sigma(m):
+    """The Gil-Pelaez CDF of Σ λ(Z_i + δ_i)² against scipy's ncx2."""
+    rng = np.random.default_rng(m)
+    lam, delta = 0.3, rng.normal(0.0, 1.5, m)
+    form = gf._QuadraticForm(
+        np.full(m, lam), 0.0, np.zeros(m), lam * delta, lam * float(delta @ delta)
+    )
+    nc = float(delta @ delta)
+    for level in np.linspace(0.001, 0.999, 11):
+        x = lam * stats.ncx2.ppf(level, m, nc)
+        assert form.cdf(x) == pytest.approx(level, abs=1e-10)
+    # equal σ through the metric: the ncx2 form, offset by the exact labels
+    y, p, _ = _problem(m + 2, seed=m)
+    sigma = np.r_[0.0, 0.0, np.full(m, 0.8)]
+    score = expected_mean_squared_error(y, p, sigma=sigma)
+    fixed = np.sum((y - p)[:2] ** 2) / (m + 2)
+    nc = np.sum((y - p)[2:] ** 2) / 0.64
+    low, high = fixed + 0.64 / (m + 2) * stats.ncx2.ppf([0.025, 0.975], m, nc)
+    assert score.confidence_interval() == pytest.approx((low, high), rel=1e-12)
+
+
+def test_folded_normal_cdf_single_sample():
+    """One sample: P(|d + σZ| <= x) = Φ((x - d)/σ) - Φ((-x - d)/σ)."""
+    d, s = 0.4, 0.9
+    dist = gf.mae_distribution(np.array([d]), np.array([0.0]), np.array([s]), None)
+    for x in [0.01, 0.2, 0.5, 1.0, 2.0, 3.5]:
+        reference = stats.norm.cdf((x - d) / s) - stats.norm.cdf((-x - d) / s)
+        assert dist.cdf(x / dist.unit) == pytest.approx(reference, abs=1e-10)
+
+
+def test_mae_cdf_against_monte_carlo():
+    y, p, sigma = _problem(6, seed=3)
+    dist = gf.mae_distribution(y, p, sigma, None)
+    rng = np.random.default_rng(4)
+    n = 200_000
+    values = np.abs(y + sigma * rng.standard_normal((n, 6)) - p).mean(axis=1)
+    for x in np.quantile(values, [0.05, 0.5, 0.95]):
+        empirical = np.mean(values <= x)
+        se = math.sqrt(empirical * (1 - empirical) / n)
+        assert abs(dist.cdf(x / dist.unit) - empirical) < 5 * se
+
+
+def test_r2_with_infinite_variance_has_an_exact_interval():
+    """Five noisy labels: Var[R²] is infinite, its quantiles are not."""
+    y, p, sigma = _problem(5, seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        score = expected_r2_score(y, p, sigma=sigma)
+    assert math.isinf(score.variance)
+    interval = score.confidence_interval(0.9)
+    assert interval.method == "exact" and interval.high < 1.0
+    assert score.confidence_interval(0.9, method="normal") == (-math.inf, 1.0)
+    rng = np.random.default_rng(6)
+    draws = y + sigma * rng.standard_normal((100_000, 5))
+    total = ((draws - draws.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
+    r2 = 1 - ((draws - p) ** 2).sum(axis=1) / total
+    for end, tail in ((interval.low, 0.05), (interval.high, 0.95)):
+        assert abs(np.mean(r2 <= end) - tail) < 5 * math.sqrt(tail * (1 - tail) / 1e5)
+
+
+def test_exact_labels_and_sizes():
+    y, p, sigma = _problem(8)
+    sigma[:3] = 0.0  # some exact labels: fixed terms
+    for function in REGRESSION_METRICS.values():
+        score = function[0](y, p, sigma=sigma)
+        assert score.interval_method == "exact"
+        low, high = score.confidence_interval()
+        assert low <= score.expected <= high
+    exact = expected_mean_squared_error(y, p, sigma=0.0)
+    assert exact.interval_method == "normal"
+    assert exact.confidence_interval() == (exact.nominal, exact.nominal)
+    weighted = expected_mean_absolute_error(y, p, sigma=sigma, sample_weight=np.ones(8))
+    unweighted = expected_mean_absolute_error(y, p, sigma=sigma)
+    assert weighted.confidence_interval() == pytest.approx(
+        unweighted.confidence_interval(), rel=1e-9
+    )
+
+
+def test_large_problems_fall_back_to_normal(monkeypatch):
+    y, p, sigma = _problem(30)
+    monkeypatch.setattr(gf, "MAX_FORM_SAMPLES", 20)
+    for function, _ in REGRESSION_METRICS.values():
+        score = function(y, p, sigma=sigma)
+        assert score.interval_method == "normal"
+        assert score.confidence_interval().method == "normal"
+    # one σ, no weights: the ncx2 form has no size limit
+    assert expected_mean_squared_error(y, p, sigma=0.5).interval_method == "exact"
+
+
+def test_multioutput():
+    y, p, _ = _problem(10)
+    y2, p2 = np.c_[y, -y], np.c_[p, -p + 0.1]
+    raw = expected_mean_squared_error(y2, p2, sigma=0.5, multioutput="raw_values")
+    single = expected_mean_squared_error(y, p, sigma=0.5)
+    assert raw[0].confidence_interval() == single.confidence_interval()
+    assert raw[1].interval_method == "exact"
+    averaged = expected_mean_squared_error(y2, p2, sigma=0.5)
+    assert averaged.interval_method == "normal"
+
+
+def test_pickle_and_no_bloat():
+    y, p, sigma = _problem(20)
+    score = expected_r2_score(y, p, sigma=sigma)
+    clone = pickle.loads(pickle.dumps(score))
+    assert clone.confidence_interval() == score.confidence_interval()
+    assert len(repr(score)) < 130 and len(pickle.dumps(score)) < 3000
+
+
+@pytest.mark.parametrize("name", list(REGRESSION_METRICS))
+def test_default_coverage_small(name):
+    """Seeded, M = 8, heteroscedastic σ: each tail holds 2.5 %."""
+    n_draws = 20_000
+    interval, _, below, above = regression_coverage(name, 8, n_draws=n_draws)
+    se = math.sqrt(0.025 * 0.975 / n_draws)
+    assert interval.method == "exact"
+    assert abs(below - 0.025) < 5 * se and abs(above - 0.025) < 5 * se, (below, above)
+    low_bound = -math.inf if name == "r2" else 0.0
+    high_bound = 1.0 if name == "r2" else math.inf
+    assert low_bound <= interval.low <= interval.high <= high_bound
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("m", [8, 20])
+@pytest.mark.parametrize("name", list(REGRESSION_METRICS))
+def test_full_coverage(name, m):
+    n_draws = 200_000
+    _, cover, below, above = regression_coverage(name, m, n_draws=n_draws)
+    se = math.sqrt(0.025 * 0.975 / n_draws)
+    assert abs(below - 0.025) < 5 * se and abs(above - 0.025) < 5 * se
+    assert abs(cover - 0.95) < 5 * math.sqrt(0.05 * 0.95 / n_draws)
