@@ -225,7 +225,8 @@ def test_two_sample_folds_fold_summary_and_summary():
     assert not table[["ci_low", "ci_high"]].isna().to_numpy().any()
     infinite = np.isinf(table["sd"].to_numpy())
     assert np.all(table["ci_low"].to_numpy()[infinite] == -np.inf)
-    assert np.all(table["ci_high"].to_numpy()[infinite] == np.inf)
+    # clipped to the range of R² (issue 16): at most 1
+    assert np.all(table["ci_high"].to_numpy()[infinite] == 1.0)
     assert "nan" not in text.split("report this")[0]
 
 
