@@ -21,12 +21,7 @@ from typing import Any
 import numpy as np
 
 from .._noisy_score import NoisyScore
-from ..utils._arrays import (
-    check_finite,
-    check_sample_weight,
-    chunks,
-    weighted_totals,
-)
+from ..utils._arrays import check_finite, chunks, weighted_totals
 from ..utils._docstring import fill_doc
 from ..utils._labels import as_label_array, check_classification_labels, encode_labels
 from ..utils._noise import FlipNoise
@@ -36,6 +31,7 @@ from ._remeasurement import (
     class_function_estimate,
     observation_matrices,
 )
+from ._weights import check_bool, check_option, weights_and_scale
 
 __all__ = ["expected_brier_score_loss", "expected_log_loss"]
 
@@ -257,14 +253,18 @@ def _loss_totals(
     weight: np.ndarray | None,
     estimand: str,
 ) -> tuple[float, float, float]:
-    """Weighted totals ``(Σ w ℓ_nominal, Σ w E_i, Σ w² V_i)``, chunk by chunk."""
+    """Weighted totals ``(Σ w ℓ_nominal, Σ w E_i, Σ w² V_i, floor)``, by chunks.
+
+    ``floor`` (truth only) is ``Σ w² min_c Var(ℓ̂_i | c)``, the exact lower
+    bound of the variance (:ref:`variance_floor`).
+    """
     inverse = None
     if estimand == "truth":
         noise.check_invertible()
         inverse = None if noise.matrix is None else noise.inverse_matrix()
     elif estimand == "remeasurement":
         inverse = check_remeasurable(noise)
-    totals = np.zeros(3)
+    totals = np.zeros(4)
     for rows in chunks(index.shape[0]):
         losses = loss(proba[rows])
         k = index[rows]
@@ -276,11 +276,13 @@ def _loss_totals(
             variance = np.einsum("ij,ij->i", weights, centred * centred)
         elif estimand == "truth":
             expected, variance = _truth_terms(losses, k, noise, rows, inverse)
+            floor = noise.variance_floor(losses, rows, inverse)
+            totals[3] += weighted_totals(weight, rows, floor)[0]  # Σ w² floor
         else:
             expected = nominal
             variance = _remeasurement_terms(losses, k, noise, rows, inverse)
-        totals += weighted_totals(weight, rows, nominal, expected, variance)
-    return float(totals[0]), float(totals[1]), float(totals[2])
+        totals[:3] += weighted_totals(weight, rows, nominal, expected, variance)
+    return tuple(float(t) for t in totals)
 
 
 def _truth_terms(
@@ -338,12 +340,18 @@ def _expected_loss(
     pos_label: Any,
     sample_weight: Any,
     estimand: str,
+    normalize: bool = True,
+    scale_by_half: Any = "auto",
 ) -> NoisyScore:
     public = {
         "brier_score_loss": expected_brier_score_loss,
         "log_loss": expected_log_loss,
     }
     check_estimand(estimand, metric=metric, supported=public[metric].estimands)
+    normalize = check_bool(normalize, name="normalize")
+    scale_by_half = check_option(
+        scale_by_half, ("auto", True, False), name="scale_by_half"
+    )
     proba, eps = _check_proba(y_proba)
     y_true = as_label_array(y_true, name="y_true")
     n_samples = proba.shape[0]
@@ -352,7 +360,7 @@ def _expected_loss(
             "y_true and y_proba must have the same number of samples; got "
             f"{y_true.shape[0]} and {n_samples}."
         )
-    weight = check_sample_weight(sample_weight, n_samples)
+    weight, scale = weights_and_scale(sample_weight, n_samples)
     need_order = transition_matrix is not None
     if proba.ndim == 1:
         n_classes = 2
@@ -380,15 +388,23 @@ def _expected_loss(
     if order is not None:
         noise = noise.permute(order)
     loss = _brier_loss if metric == "brier_score_loss" else _log_loss_factory(eps)
-    nominal, expected, variance = _loss_totals(
+    nominal, expected, variance, floor = _loss_totals(
         loss, proba, index, noise, weight, estimand
     )
-    total = float(n_samples) if weight is None else float(weight.sum())
+    if normalize:
+        scale = 1.0 / (float(n_samples) if weight is None else float(weight.sum()))
+    if metric == "brier_score_loss" and scale_by_half != "auto":
+        # the loss is halved for two classes ("auto"); scale_by_half overrides
+        scale *= (
+            (1.0 if scale_by_half else 2.0)
+            if n_classes == 2
+            else 0.5 ** bool(scale_by_half)
+        )
     return NoisyScore(
         metric,
-        expected=expected / total,
-        variance=max(variance, 0.0) / (total * total),
-        nominal=nominal / total,
+        expected=expected * scale,
+        variance=max(variance, floor, 0.0) * scale * scale,
+        nominal=nominal * scale,
         n_samples=n_samples,
         method="exact",
         estimand=estimand,
@@ -447,6 +463,7 @@ def expected_brier_score_loss(
     pos_label: Any = None,
     labels: Any = None,
     sample_weight: Any = None,
+    scale_by_half: Any = "auto",
     estimand: str = "forward",
 ) -> NoisyScore:
     """Expected Brier score loss, and its variance, under label flips.
@@ -520,6 +537,7 @@ def expected_brier_score_loss(
         pos_label=pos_label,
         sample_weight=sample_weight,
         estimand=estimand,
+        scale_by_half=scale_by_half,
     )
 
 
@@ -531,8 +549,9 @@ def expected_log_loss(
     *,
     q: Any = None,
     transition_matrix: Any = None,
-    labels: Any = None,
+    normalize: bool = True,
     sample_weight: Any = None,
+    labels: Any = None,
     estimand: str = "forward",
 ) -> NoisyScore:
     """Expected log-loss, and its variance, under label flips.
@@ -599,4 +618,5 @@ def expected_log_loss(
         pos_label=None,
         sample_weight=sample_weight,
         estimand=estimand,
+        normalize=normalize,
     )
