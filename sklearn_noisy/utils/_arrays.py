@@ -51,11 +51,27 @@ def as_float_array(value: Any, *, name: str) -> np.ndarray:
         raise TypeError(
             f"{name} must be array-like of numbers; got {value!r}."
         ) from exc
+    if array.dtype.kind == "O":  # Python numbers beyond int64, as scikit-learn
+        array = _object_as_float(array, name=name)
     if array.dtype.kind not in "biuf":
         raise TypeError(
             f"{name} must hold real numbers; got an array of dtype {array.dtype}."
         )
     return array.astype(np.float64, copy=False)
+
+
+def _object_as_float(array: np.ndarray, *, name: str) -> np.ndarray:
+    """An object array of real numbers as float64 (else returned unchanged)."""
+    if not all(
+        isinstance(v, numbers.Real) and not isinstance(v, bool) for v in array.flat
+    ):
+        return array
+    try:
+        return array.astype(np.float64)
+    except OverflowError:
+        raise ValueError(
+            f"{name} holds an integer too large for a float64 (beyond 1.8e308)."
+        ) from None
 
 
 def check_finite(array: np.ndarray, *, name: str) -> None:

@@ -59,9 +59,9 @@ def _object_labels(array: np.ndarray, *, name: str) -> np.ndarray:
             except OverflowError:
                 pass
         raise ValueError(
-            f"{name} holds integers outside the 64-bit range (largest magnitude "
-            f"{max(abs(int(v)) for v in values):.3e}); class labels must be "
-            "integers that fit in 64 bits, or strings."
+            f"{name} holds integers outside the 64-bit range (the largest has "
+            f"{len(str(max(abs(int(v)) for v in values)))} digits); class labels "
+            "must be integers that fit in 64 bits, or strings."
         )
     return array
 
