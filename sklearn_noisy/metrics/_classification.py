@@ -311,16 +311,17 @@ def expected_accuracy_score(
     hits, expected, variance, floor = _ACCURACY_KERNELS[estimand](
         encoded, noise, weight
     )
-    if normalize:
-        total = float(n_samples) if weight is None else float(np.sum(weight))
-        scale = 1.0 / total
+    divisor = 1.0
+    if normalize:  # divided, not multiplied by 1/W: scikit-learn's last bit
+        divisor = float(n_samples) if weight is None else float(np.sum(weight))
+        scale = 1.0
     elif weight is not None:  # scikit-learn: np.dot(hits, sample_weight)
-        hits = float(_hits_dot(encoded, weight))
+        hits = _hits_dot(encoded, weight)
     return NoisyScore(
         "accuracy",
-        expected=expected * scale,
-        variance=max(variance, floor, 0.0) * scale * scale,
-        nominal=hits * scale,
+        expected=expected * scale / divisor,
+        variance=max(variance, floor, 0.0) * (scale * scale) / (divisor * divisor),
+        nominal=hits * scale / divisor,
         n_samples=n_samples,
         method="exact",
         estimand=estimand,

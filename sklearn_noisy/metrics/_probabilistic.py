@@ -391,20 +391,19 @@ def _expected_loss(
     nominal, expected, variance, floor = _loss_totals(
         loss, proba, index, noise, weight, estimand
     )
-    if normalize:
-        scale = 1.0 / (float(n_samples) if weight is None else float(weight.sum()))
+    divisor = 1.0
+    if normalize:  # divided, not multiplied by 1/W: scikit-learn's last bit
+        divisor = float(n_samples) if weight is None else float(weight.sum())
+        scale = 1.0
     if metric == "brier_score_loss" and scale_by_half != "auto":
         # the loss is halved for two classes ("auto"); scale_by_half overrides
-        scale *= (
-            (1.0 if scale_by_half else 2.0)
-            if n_classes == 2
-            else 0.5 ** bool(scale_by_half)
-        )
+        half = bool(scale_by_half)
+        scale *= (1.0 if half else 2.0) if n_classes == 2 else 0.5**half
     return NoisyScore(
         metric,
-        expected=expected * scale,
-        variance=max(variance, floor, 0.0) * scale * scale,
-        nominal=nominal * scale,
+        expected=expected * scale / divisor,
+        variance=max(variance, floor, 0.0) * (scale * scale) / (divisor * divisor),
+        nominal=nominal * scale / divisor,
         n_samples=n_samples,
         method="exact",
         estimand=estimand,
