@@ -215,8 +215,12 @@ def expected_accuracy_score(
     ``(o_i - q_i)/(1 - 2q_i)``). The estimate can fall outside [0, 1]. Its
     variance is exact and label-free for binary flips,
     ``(1/M²) Σ q_i(1 - q_i)/(1 - 2q_i)²``; otherwise it depends on the unknown
-    labels and the unbiased estimate ``(1/M²) Σ (ĉ_i² - ĉ_i)`` is reported,
-    clipped at 0 (it can be negative).
+    labels: the unbiased estimate ``(1/M²) Σ (ĉ_i² - ĉ_i)``, which can be
+    negative, is reported floored at the exact, label-free lower bound
+    ``(1/M²) Σ min_c Var(ĉ_i | c_i = c)`` (user guide:
+    :ref:`variance_floor`), so the interval never has zero width while
+    labels can flip. ``method="exact"``: the estimate is unbiased and the
+    variance an estimate floored at its bound, as for the truth MSE.
 
     With ``estimand="remeasurement"``, ``y_true`` holds the noisy labels and
     the result is the nominal accuracy, exactly unbiased for the accuracy
@@ -250,7 +254,14 @@ def expected_accuracy_score(
     labels : array-like of shape (n_classes,), default=None
         The classes, which fixes ``K`` and the order of ``transition_matrix``.
         Default: the sorted union of the labels in ``y_true`` and ``y_pred``.
-        Required with ``q`` when only one class is present.
+        With a single class present and no ``labels``, only ``q = 0`` is
+        defined (scikit-learn's value): with ``q > 0`` a ``ValueError`` asks
+        for ``labels``. In cross-validation, pass the model's ``classes_``.
+
+    normalize : bool, default=True
+        As in scikit-learn: the fraction of correct predictions, or with
+        ``False`` their (weighted) number, ``Σ w_i o_i`` with variance
+        ``Σ w_i² Var[o_i]``.
 
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights: the accuracy is ``Σ w_i o_i / Σ w_i`` and its variance

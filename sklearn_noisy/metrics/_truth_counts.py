@@ -27,8 +27,13 @@ estimate is unbiased and the variance estimate is unbiased for the exact
 variance. Recall, F1, balanced accuracy, MCC and specificity are consistent
 (``method="delta"``): their plug-in ``f(Ĉ)`` has a bias of order ``1/M``,
 which :func:`second_order_bias` estimates (``½ Σ_j tr(H_j Ĉov_j)``) so that the
-public metrics subtract it. The variance estimate is unbiased, not non-negative: it is
-returned as computed, and can be negative on small samples.
+public metrics subtract it. The variance estimate is unbiased, not non-negative: it
+can be negative on small samples. It is reported floored at its exact lower bound
+(user guide: :ref:`variance_floor`): the variance of sample ``i``'s term
+``r_i·∇_j`` given its true class ``c`` is known for every ``c``
+(:meth:`~sklearn_noisy.utils._noise.FlipNoise.variance_floor`), and
+``Σ_j Σ_{i: ŷ_i = j} w_i² min_c`` of it bounds the variance whatever the
+classes (:meth:`DenoisedConfusion.variance_floor`).
 
 The inputs are validated by the caller: ``observed`` and ``pred`` are integer
 class positions in ``0 .. K−1``, ``noise`` a
@@ -80,6 +85,11 @@ class DenoisedConfusion:
     covariance : ndarray of shape (n_classes, n_classes, n_classes)
         ``covariance[j]``: the unbiased estimate of the covariance matrix of the
         column ``C[:, j]``. Different columns are independent.
+    noise, observed, pred, weight : optional
+        The flip model, the class positions of the observed labels and of the
+        predictions, and the weights the matrix was built from: with them the
+        variances are floored at their exact lower bound
+        (:meth:`variance_floor`); without (None), they are not.
     """
 
     counts: np.ndarray
@@ -511,8 +521,10 @@ def truth_metric(
     ``f(C)`` on the de-noised counts and ``Σ_j ∇_jᵀ covariance[j] ∇_j`` (user
     guide: :ref:`formula_truth`). For accuracy and precision (linear with fixed
     denominators) the estimate is unbiased and the variance estimate unbiased
-    for the exact variance; the others are consistent. The variance is returned
-    as computed: being unbiased rather than non-negative, it can be negative.
+    for the exact variance; the others are consistent. Being unbiased rather
+    than non-negative, the estimate can be negative: it is returned floored at
+    the exact lower bound :meth:`DenoisedConfusion.variance_floor` (0 for a
+    matrix without its flip model, such as the remeasurement's).
     The parameters are those of :func:`metric_gradient`.
 
     Returns
