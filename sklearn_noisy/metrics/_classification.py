@@ -117,7 +117,7 @@ def _accuracy_truth(
     ``v`` is the exact, label-free variance ``q(1−q)/(1−2q)²`` for binary flips
     and the unbiased per-sample estimate ``ĉ² − ĉ`` otherwise (user guide:
     :ref:`formula_truth`); ``floor`` is ``Σ w² min_c Var(ĉ_i | c)``, the
-    exact lower bound of the variance (:ref:`variance_floor`).
+    exact lower bound of the variance (:ref:`variance floor <variance_floor>`).
     """
     noise.check_invertible()
     inverse = None if noise.matrix is None else noise.inverse_matrix()
@@ -218,7 +218,7 @@ def expected_accuracy_score(
     labels: the unbiased estimate ``(1/M²) Σ (ĉ_i² - ĉ_i)``, which can be
     negative, is reported floored at the exact, label-free lower bound
     ``(1/M²) Σ min_c Var(ĉ_i | c_i = c)`` (user guide:
-    :ref:`variance_floor`), so the interval never has zero width while
+    :ref:`variance floor <variance_floor>`), so the interval never has zero width while
     labels can flip. ``method="exact"``: the estimate is unbiased and the
     variance an estimate floored at its bound, as for the truth MSE.
 

@@ -65,9 +65,10 @@ class NoisyConfusionMatrix:
     variance : ndarray of shape (n_classes, n_classes)
         Variance of each entry over the label noise: exact (``"forward"``,
         ``method="exact"``), by the delta method (``method="delta"``), or
-        estimated without bias and floored at its exact lower bound
-        (``"truth"``, ``"remeasurement"``; :ref:`variance_floor`). Entries in
-        the same column are dependent; their covariances are not reported.
+        estimated without bias, floored at its exact lower bound
+        (``"truth"``; :ref:`variance floor <variance_floor>`) or clipped at 0
+        (``"remeasurement"``). Entries in the same column are dependent;
+        their covariances are not reported.
     nominal : ndarray of shape (n_classes, n_classes)
         :func:`sklearn.metrics.confusion_matrix` on the labels as given.
     labels : ndarray of shape (n_classes,)
@@ -389,10 +390,10 @@ def expected_confusion_matrix(
     (rows: true class), ``Ĉ[k, j] = Σ_{i: ŷ_i = j} w_i T⁻¹[ỹ_i, k]``, with
     estimates of its cell variances (user guide: :ref:`formula_truth`),
     unbiased and floored at their exact lower bound
-    (:ref:`variance_floor`). Cells can be negative. With ``"remeasurement"``
-    the result is the observed matrix, unbiased for the matrix a fresh
-    labelling gives on average, with unbiased estimates of the cell variances
-    over such re-measurements, clipped at 0. Both need an invertible flip
+    (:ref:`variance floor <variance_floor>`). Cells can be negative. With
+    ``"remeasurement"`` the result is the observed matrix, unbiased for the
+    matrix a fresh labelling gives on average, with unbiased estimates of the
+    cell variances over such re-measurements, clipped at 0. Both need an invertible flip
     model (else a ``ValueError``).
 
     ``normalize`` divides by the row sums (``"true"``), the column sums

@@ -78,7 +78,7 @@ def _loss_totals(
     """Weighted totals ``(Σ w ℓ_nominal, Σ w E_i, Σ w² V_i, floor)``, by chunks.
 
     ``floor`` (truth only) is ``Σ w² min_c Var(ℓ̂_i | c)``, the exact lower
-    bound of the variance (:ref:`variance_floor`).
+    bound of the variance (:ref:`variance floor <variance_floor>`).
     """
     inverse = None
     if estimand == "truth":
@@ -261,7 +261,7 @@ _COMMON_PARAMETERS_DOC = """\
         depends on the unknown labels and the unbiased estimate
         ``(1/M²) Σ [ℓ̂_i² - Σ_j T⁻¹[ỹ_i, j] ℓ_i(j)²]``, which can be negative,
         is reported floored at the exact lower bound
-        ``(1/M²) Σ min_c Var(ℓ̂_i | c_i = c)`` (:ref:`variance_floor`).
+        ``(1/M²) Σ min_c Var(ℓ̂_i | c_i = c)`` (:ref:`variance floor <variance_floor>`).
         q = 0.5 for binary labels (``(K-1)/K`` for ``K`` classes) or a
         singular ``transition_matrix`` raise a ``ValueError``:
         the labels then carry no information about the true class.

@@ -28,8 +28,9 @@ variance. Recall, F1, balanced accuracy, MCC and specificity are consistent
 (``method="delta"``): their plug-in ``f(Ĉ)`` has a bias of order ``1/M``,
 which :func:`second_order_bias` estimates (``½ Σ_j tr(H_j Ĉov_j)``) so that the
 public metrics subtract it. The variance estimate is unbiased, not non-negative: it
-can be negative on small samples. It is reported floored at its exact lower bound
-(user guide: :ref:`variance_floor`): the variance of sample ``i``'s term
+can be negative on small samples. It is reported floored at its exact lower
+bound (user guide: :ref:`variance floor <variance_floor>`): the variance of
+sample ``i``'s term
 ``r_i·∇_j`` given its true class ``c`` is known for every ``c``
 (:meth:`~sklearn_noisy.utils._noise.FlipNoise.variance_floor`), and
 ``Σ_j Σ_{i: ŷ_i = j} w_i² min_c`` of it bounds the variance whatever the
