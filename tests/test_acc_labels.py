@@ -48,9 +48,11 @@ def test_one_class_is_scikit_learn(estimand, noise):
 
 
 def test_one_class_with_flips_needs_the_classes():
-    with pytest.raises(ValueError, match=r"q > 0.*Pass all the classes.*labels"):
+    with pytest.raises(
+        ValueError, match=r"flip probability q.*Pass all the classes.*labels"
+    ):
         expected_accuracy_score([0, 0, 0], [0, 0, 0], q=0.1)
-    with pytest.raises(ValueError, match=r"q > 0.*labels"):
+    with pytest.raises(ValueError, match=r"flip probability q.*labels"):
         expected_accuracy_score([0, 0, 0], [0, 0, 0], q=[0.0, 0.1, 0.0])
     # with the classes known the flips are defined: 1 - q, exactly
     score = expected_accuracy_score([0, 0, 0], [0, 0, 0], q=0.1, labels=[0, 1])

@@ -346,8 +346,8 @@ class FlipNoise:
         if self.q is not None and self.n_classes < 2:
             raise ValueError(
                 "Only one class is present in y_true and y_pred "
-                f"({np.asarray(classes).tolist()}): with a flip probability q > 0 "
-                "a label flips to another class, which is unknown here. Pass all "
+                f"({np.asarray(classes).tolist()}): with a flip probability q a "
+                "label flips to another class, which is unknown here. Pass all "
                 "the classes through `labels` (in a scorer: the fitted model's "
                 "classes_)."
             )
