@@ -199,10 +199,17 @@ def test_result_object_is_frozen_read_only_and_pickles():
 
 
 def test_errors_and_no_mutation():
-    with pytest.raises(ValueError, match="labels"):
+    with (
+        pytest.raises(ValueError, match="labels"),
+        pytest.warns(UserWarning, match="single label"),
+    ):
         expected_confusion_matrix([1, 1], [1, 1], q=0.1)
+    # a subset of the classes is scikit-learn's labels=, but a transition
+    # matrix is indexed by labels and needs every class
     with pytest.raises(ValueError, match="not in `labels`"):
-        expected_confusion_matrix([0, 1, 2], [0, 1, 1], q=0.1, labels=[0, 1])
+        expected_confusion_matrix(
+            [0, 1, 2], [0, 1, 1], transition_matrix=np.eye(2), labels=[0, 1]
+        )
     with pytest.raises(ValueError, match="3 x 3"):
         expected_confusion_matrix([0, 1, 2], [0, 1, 1], transition_matrix=np.eye(2))
     with pytest.raises(TypeError):

@@ -222,17 +222,26 @@ def test_exact_expectation_over_every_outcome(noise):
     # is unbiased and the variance estimate unbiased for its exact variance.
     linear = [("accuracy", "binary"), ("precision", "macro"), ("precision", "micro")]
     linear += [("precision", "binary")] if n_classes == 2 else []
+    # The reported variance is that estimate floored at the exact, label-free
+    # lower bound of the variance: never below it, never below the estimate.
     for name, average in linear:
-        pairs = np.array(
-            [truth_metric(name, r, pos_index=1, average=average) for r in results]
+        options = {"pos_index": 1, "average": average}
+        pairs = np.array([truth_metric(name, r, **options) for r in results])
+        gradients = [metric_gradient(name, r.counts, **options)[1] for r in results]
+        raw = np.array([r.variance(g) for r, g in zip(results, gradients, strict=True)])
+        floors = np.array(
+            [r.variance_floor(g) for r, g in zip(results, gradients, strict=True)]
         )
-        target = metric_gradient(name, reference, pos_index=1, average=average)[0]
+        target = metric_gradient(name, reference, **options)[0]
         estimate_mean = probability @ pairs[:, 0]
         exact_variance = probability @ (pairs[:, 0] - estimate_mean) ** 2
         assert estimate_mean == pytest.approx(target, rel=0, abs=1e-12), name
-        assert probability @ pairs[:, 1] == pytest.approx(
-            exact_variance, rel=0, abs=1e-12
-        ), name
+        assert probability @ raw == pytest.approx(exact_variance, rel=0, abs=1e-12), (
+            name
+        )
+        np.testing.assert_array_equal(pairs[:, 1], np.maximum(raw, floors))
+        assert np.all(floors <= exact_variance * (1 + 1e-12)), name
+        assert np.all(floors > 0), name
 
 
 # --------------------------------------------------------------------------- #

@@ -14,213 +14,31 @@ variance reduces to ``(1/M²) Σ B_i² q_i(1 − q_i)`` (user guide:
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .._noisy_score import NoisyScore
-from ..utils._arrays import (
-    check_finite,
-    check_sample_weight,
-    chunks,
-    weighted_totals,
-)
+from ..utils._arrays import chunks, weighted_totals
 from ..utils._docstring import fill_doc
-from ..utils._labels import as_label_array, check_classification_labels, encode_labels
+from ..utils._labels import as_label_array
 from ..utils._noise import FlipNoise
 from ..utils._validation import check_estimand, supports_estimands
 from ._count_distributions import MAX_LOSS_SAMPLES, loss_distribution
+from ._probabilistic_inputs import _binary_problem, _check_proba, _classes_of
 from ._remeasurement import (
     check_remeasurable,
     class_function_estimate,
     observation_matrices,
 )
+from ._weights import check_bool, check_option, weights_and_scale
 
 __all__ = ["expected_brier_score_loss", "expected_log_loss"]
 
 # A loss maps a chunk of probabilities (n, n_columns) to the loss matrix
 # (n, K): L[i, j] is the loss of sample i if its label is the j-th class.
 _Loss = Callable[[np.ndarray], np.ndarray]
-
-
-# --------------------------------------------------------------------------- #
-# Validation
-# --------------------------------------------------------------------------- #
-def _check_proba(y_proba: Any) -> tuple[np.ndarray, float]:
-    """``y_proba`` as float64 (1-D or 2-D) and the clipping eps of its dtype.
-
-    As scikit-learn, float32 input is clipped at float32's machine epsilon and
-    everything else at float64's; the arithmetic is float64 throughout.
-    """
-    if hasattr(y_proba, "to_numpy") and not isinstance(y_proba, np.ndarray):
-        y_proba = y_proba.to_numpy()
-    try:
-        array = np.asarray(y_proba)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(
-            f"y_proba must be an array-like of probabilities; got {y_proba!r}."
-        ) from exc
-    if array.dtype.kind not in "biuf":
-        raise TypeError(
-            f"y_proba must hold probabilities; got an array of dtype {array.dtype}."
-        )
-    dtype = np.float32 if array.dtype == np.float32 else np.float64
-    eps = float(np.finfo(dtype).eps)
-    array = array.astype(np.float64, copy=False)
-    if array.ndim == 2 and array.shape[1] == 1:
-        array = array[:, 0]
-    if array.ndim not in (1, 2):
-        raise ValueError(
-            "y_proba must be 1-D (probability of the positive class) or 2-D "
-            f"(n_samples, n_classes); got shape {array.shape}."
-        )
-    if array.shape[0] == 0:
-        raise ValueError("y_proba is empty: at least one sample is required.")
-    check_finite(array, name="y_proba")
-    if array.max() > 1.0:
-        raise ValueError(f"y_proba contains values greater than 1: {array.max()!r}.")
-    if array.min() < 0.0:
-        raise ValueError(f"y_proba contains values lower than 0: {array.min()!r}.")
-    if array.ndim == 2:
-        row_sums = array.sum(axis=1)
-        if np.max(np.abs(row_sums - 1.0)) > np.sqrt(eps):
-            warnings.warn(
-                "The y_proba values do not sum to one. Make sure to pass "
-                "probabilities.",
-                UserWarning,
-                stacklevel=3,
-            )
-    return array, eps
-
-
-def _sorted_labels(labels: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``labels`` sorted as the columns of ``y_proba``, and the permutation.
-
-    ``y_proba``'s columns follow the sorted labels, as in scikit-learn; an
-    unsorted ``labels`` gets scikit-learn's warning.
-    """
-    classes = np.asarray(labels)
-    if classes.ndim != 1 or classes.size == 0:
-        raise ValueError("labels must be a non-empty 1-D list of class labels.")
-    order = np.argsort(classes, kind="stable")
-    if np.any(order != np.arange(classes.size)):
-        warnings.warn(
-            f"Labels passed were {classes.tolist()}. The columns of y_proba are "
-            "taken to follow the sorted labels "
-            f"{classes[order].tolist()}, as in scikit-learn; transition_matrix "
-            "stays in the order of `labels`.",
-            UserWarning,
-            stacklevel=3,
-        )
-    return classes[order], order
-
-
-def _class_index(y_true: np.ndarray, classes: np.ndarray | None) -> tuple:
-    """Positions of ``y_true`` in ``classes`` (default: its sorted classes)."""
-    if classes is None:
-        encoded = encode_labels(y_true, y_true, None)
-        return encoded.indices(slice(None))[0], encoded.classes
-    index, _, classes = check_classification_labels(y_true, y_true, labels=classes)
-    return index, classes
-
-
-def _classes_of(y_true: np.ndarray, labels: Any) -> tuple:
-    """``(index, classes, order)`` of ``y_true`` against the sorted ``labels``.
-
-    ``classes`` is the sorted ``labels`` (default: the classes of ``y_true``),
-    ``index`` each sample's position in it and ``order`` the permutation that
-    sorts ``labels``. One class is an error, with scikit-learn's message.
-    """
-    if labels is not None:
-        classes, order = _sorted_labels(labels)
-        index, classes = _class_index(y_true, classes)
-    else:
-        index, classes = _class_index(y_true, None)
-        order = np.arange(classes.size)
-    if classes.size == 1:
-        raise ValueError(
-            f"y_true contains only one label ({classes[0]!r}). Please provide "
-            "the list of all expected class labels explicitly through the "
-            "labels argument."
-        )
-    return index, classes, order
-
-
-def _binary_pos_label(classes: np.ndarray, pos_label: Any) -> Any:
-    """scikit-learn's default positive class for a 1-D ``y_proba`` (Brier)."""
-    if pos_label is not None:
-        return pos_label
-    if classes.dtype.kind in "OUS":
-        raise ValueError(
-            f"y_true takes value in {classes.tolist()} and pos_label is not "
-            "specified: either make y_true take value in {0, 1} or {-1, 1} or "
-            "pass pos_label explicitly."
-        )
-    values = set(classes.tolist())
-    if values <= {0, 1} or values <= {-1, 1}:
-        return 1
-    return classes[-1]
-
-
-def _binary_problem(
-    y_true: np.ndarray,
-    *,
-    metric: str,
-    labels: Any,
-    pos_label: Any,
-    need_pair: bool,
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """Encode a binary problem with a 1-D ``y_proba``.
-
-    Returns the positive-class indicator of each sample (0/1) and, when
-    ``need_pair``, the order ``[negative, positive]`` of the two classes as
-    indices into ``labels`` (to reorder ``transition_matrix``).
-    """
-    if metric == "log_loss":
-        # scikit-learn: the two classes are `labels` (sorted) or those of
-        # y_true; the probabilities are those of the greater one.
-        _, classes, order = _classes_of(y_true, labels)
-        if classes.size != 2:
-            raise ValueError(
-                "y_proba is 1-D (a binary problem) but there are "
-                f"{classes.size} classes: {classes.tolist()}. Pass a 2-D y_proba "
-                "with one column per class."
-            )
-        indicator = (y_true == classes[1]).astype(np.intp)
-        return indicator, (order if need_pair else None)
-    # Brier score: scikit-learn's pos_label rules.
-    if labels is not None:
-        classes = np.asarray(labels)
-        if classes.ndim != 1 or classes.size != 2 or np.unique(classes).size != 2:
-            raise ValueError(
-                "With a 1-D y_proba, labels must list the two classes; got "
-                f"{classes.tolist()!r}."
-            )
-        _class_index(y_true, classes)
-    else:
-        _, classes = _class_index(y_true, None)
-        if classes.size > 2:
-            raise ValueError(
-                "The type of the target inferred from y_true is multiclass "
-                f"({classes.size} classes) but should be binary according to the "
-                "shape of y_proba."
-            )
-    pos_label = _binary_pos_label(np.sort(classes), pos_label)
-    indicator = (y_true == pos_label).astype(np.intp)
-    if not need_pair:
-        return indicator, None
-    if labels is None and not np.any(classes == pos_label):
-        classes = np.union1d(classes, np.asarray([pos_label]))
-    positive = np.flatnonzero(classes == pos_label)
-    if classes.size != 2 or positive.size != 1:
-        raise ValueError(
-            "transition_matrix needs the two classes of the binary problem: pass "
-            "them through `labels` (with pos_label among them); found "
-            f"{classes.tolist()!r} for pos_label={pos_label!r}."
-        )
-    return indicator, np.array([1 - positive[0], positive[0]])
 
 
 # --------------------------------------------------------------------------- #
@@ -258,14 +76,18 @@ def _loss_totals(
     weight: np.ndarray | None,
     estimand: str,
 ) -> tuple[float, float, float]:
-    """Weighted totals ``(Σ w ℓ_nominal, Σ w E_i, Σ w² V_i)``, chunk by chunk."""
+    """Weighted totals ``(Σ w ℓ_nominal, Σ w E_i, Σ w² V_i, floor)``, by chunks.
+
+    ``floor`` (truth only) is ``Σ w² min_c Var(ℓ̂_i | c)``, the exact lower
+    bound of the variance (:ref:`variance floor <variance_floor>`).
+    """
     inverse = None
     if estimand == "truth":
         noise.check_invertible()
         inverse = None if noise.matrix is None else noise.inverse_matrix()
     elif estimand == "remeasurement":
         inverse = check_remeasurable(noise)
-    totals = np.zeros(3)
+    totals = np.zeros(4)
     for rows in chunks(index.shape[0]):
         losses = loss(proba[rows])
         k = index[rows]
@@ -277,11 +99,13 @@ def _loss_totals(
             variance = np.einsum("ij,ij->i", weights, centred * centred)
         elif estimand == "truth":
             expected, variance = _truth_terms(losses, k, noise, rows, inverse)
+            floor = noise.variance_floor(losses, rows, inverse)
+            totals[3] += weighted_totals(weight, rows, floor)[0]  # Σ w² floor
         else:
             expected = nominal
             variance = _remeasurement_terms(losses, k, noise, rows, inverse)
-        totals += weighted_totals(weight, rows, nominal, expected, variance)
-    return float(totals[0]), float(totals[1]), float(totals[2])
+        totals[:3] += weighted_totals(weight, rows, nominal, expected, variance)
+    return tuple(float(t) for t in totals)
 
 
 def _truth_terms(
@@ -339,12 +163,18 @@ def _expected_loss(
     pos_label: Any,
     sample_weight: Any,
     estimand: str,
+    normalize: bool = True,
+    scale_by_half: Any = "auto",
 ) -> NoisyScore:
     public = {
         "brier_score_loss": expected_brier_score_loss,
         "log_loss": expected_log_loss,
     }
     check_estimand(estimand, metric=metric, supported=public[metric].estimands)
+    normalize = check_bool(normalize, name="normalize")
+    scale_by_half = check_option(
+        scale_by_half, ("auto", True, False), name="scale_by_half"
+    )
     proba, eps = _check_proba(y_proba)
     y_true = as_label_array(y_true, name="y_true")
     n_samples = proba.shape[0]
@@ -353,7 +183,7 @@ def _expected_loss(
             "y_true and y_proba must have the same number of samples; got "
             f"{y_true.shape[0]} and {n_samples}."
         )
-    weight = check_sample_weight(sample_weight, n_samples)
+    weight, scale = weights_and_scale(sample_weight, n_samples)
     need_order = transition_matrix is not None
     if proba.ndim == 1:
         n_classes = 2
@@ -381,15 +211,22 @@ def _expected_loss(
     if order is not None:
         noise = noise.permute(order)
     loss = _brier_loss if metric == "brier_score_loss" else _log_loss_factory(eps)
-    nominal, expected, variance = _loss_totals(
+    nominal, expected, variance, floor = _loss_totals(
         loss, proba, index, noise, weight, estimand
     )
-    total = float(n_samples) if weight is None else float(weight.sum())
+    divisor = 1.0
+    if normalize:  # divided, not multiplied by 1/W: scikit-learn's last bit
+        divisor = float(n_samples) if weight is None else float(weight.sum())
+        scale = 1.0
+    if metric == "brier_score_loss" and scale_by_half != "auto":
+        # the loss is halved for two classes ("auto"); scale_by_half overrides
+        half = bool(scale_by_half)
+        scale *= (1.0 if half else 2.0) if n_classes == 2 else 0.5**half
     return NoisyScore(
         metric,
-        expected=expected / total,
-        variance=max(variance, 0.0) / (total * total),
-        nominal=nominal / total,
+        expected=expected * scale / divisor,
+        variance=max(variance, floor, 0.0) * (scale * scale) / (divisor * divisor),
+        nominal=nominal * scale / divisor,
         n_samples=n_samples,
         method="exact",
         estimand=estimand,
@@ -428,9 +265,11 @@ _COMMON_PARAMETERS_DOC = """\
         Its variance is exact and label-free for binary flips,
         ``(1/M²) Σ q_i(1 - q_i)/(1 - 2q_i)² (ℓ_i(1) - ℓ_i(0))²``; otherwise it
         depends on the unknown labels and the unbiased estimate
-        ``(1/M²) Σ [ℓ̂_i² - Σ_j T⁻¹[ỹ_i, j] ℓ_i(j)²]`` is reported, clipped at 0
-        (it can be negative). q = 0.5 for binary labels (``(K-1)/K`` for ``K``
-        classes) or a singular ``transition_matrix`` raise a ``ValueError``:
+        ``(1/M²) Σ [ℓ̂_i² - Σ_j T⁻¹[ỹ_i, j] ℓ_i(j)²]``, which can be negative,
+        is reported floored at the exact lower bound
+        ``(1/M²) Σ min_c Var(ℓ̂_i | c_i = c)`` (:ref:`variance floor <variance_floor>`).
+        q = 0.5 for binary labels (``(K-1)/K`` for ``K`` classes) or a
+        singular ``transition_matrix`` raise a ``ValueError``:
         the labels then carry no information about the true class.
         ``"remeasurement"``: ``y_true`` are single noisy observations and
         ``expected`` is the nominal loss, exactly unbiased for the loss
@@ -453,6 +292,7 @@ def expected_brier_score_loss(
     pos_label: Any = None,
     labels: Any = None,
     sample_weight: Any = None,
+    scale_by_half: Any = "auto",
     estimand: str = "forward",
 ) -> NoisyScore:
     """Expected Brier score loss, and its variance, under label flips.
@@ -494,6 +334,10 @@ def expected_brier_score_loss(
         the two classes (needed with ``transition_matrix`` when ``y_true`` holds
         only one class and the other cannot be inferred).
 
+    scale_by_half : bool or "auto", default="auto"
+        As in scikit-learn: halve ``Σ_c (p_ic - 1[c = ỹ_i])²``; ``"auto"``
+        halves it for two classes (1-D ``y_proba`` or two columns).
+
     Returns
     -------
     score : NoisyScore
@@ -526,6 +370,7 @@ def expected_brier_score_loss(
         pos_label=pos_label,
         sample_weight=sample_weight,
         estimand=estimand,
+        scale_by_half=scale_by_half,
     )
 
 
@@ -537,8 +382,9 @@ def expected_log_loss(
     *,
     q: Any = None,
     transition_matrix: Any = None,
-    labels: Any = None,
+    normalize: bool = True,
     sample_weight: Any = None,
+    labels: Any = None,
     estimand: str = "forward",
 ) -> NoisyScore:
     """Expected log-loss, and its variance, under label flips.
@@ -570,6 +416,10 @@ def expected_log_loss(
         each class with the columns in sorted label order, as in scikit-learn.
 
     {common}
+
+    normalize : bool, default=True
+        As in scikit-learn: the mean loss, or with ``False`` the (weighted)
+        sum of the losses (variance ``Σ w_i² Var[ℓ_i]``).
 
     labels : array-like of shape (n_classes,), default=None
         The classes, as in scikit-learn: inferred from ``y_true`` when not
@@ -605,4 +455,5 @@ def expected_log_loss(
         pos_label=None,
         sample_weight=sample_weight,
         estimand=estimand,
+        normalize=normalize,
     )

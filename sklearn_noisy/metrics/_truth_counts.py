@@ -27,8 +27,14 @@ estimate is unbiased and the variance estimate is unbiased for the exact
 variance. Recall, F1, balanced accuracy, MCC and specificity are consistent
 (``method="delta"``): their plug-in ``f(Ĉ)`` has a bias of order ``1/M``,
 which :func:`second_order_bias` estimates (``½ Σ_j tr(H_j Ĉov_j)``) so that the
-public metrics subtract it. The variance estimate is unbiased, not non-negative: it is
-returned as computed, and can be negative on small samples.
+public metrics subtract it. The variance estimate is unbiased, not non-negative: it
+can be negative on small samples. It is reported floored at its exact lower
+bound (user guide: :ref:`variance floor <variance_floor>`): the variance of
+sample ``i``'s term
+``r_i·∇_j`` given its true class ``c`` is known for every ``c``
+(:meth:`~sklearn_noisy.utils._noise.FlipNoise.variance_floor`), and
+``Σ_j Σ_{i: ŷ_i = j} w_i² min_c`` of it bounds the variance whatever the
+classes (:meth:`DenoisedConfusion.variance_floor`).
 
 The inputs are validated by the caller: ``observed`` and ``pred`` are integer
 class positions in ``0 .. K−1``, ``noise`` a
@@ -80,10 +86,19 @@ class DenoisedConfusion:
     covariance : ndarray of shape (n_classes, n_classes, n_classes)
         ``covariance[j]``: the unbiased estimate of the covariance matrix of the
         column ``C[:, j]``. Different columns are independent.
+    noise, observed, pred, weight : optional
+        The flip model, the class positions of the observed labels and of the
+        predictions, and the weights the matrix was built from: with them the
+        variances are floored at their exact lower bound
+        (:meth:`variance_floor`); without (None), they are not.
     """
 
     counts: np.ndarray
     covariance: np.ndarray
+    noise: FlipNoise | None = None
+    observed: np.ndarray | None = None
+    pred: np.ndarray | None = None
+    weight: np.ndarray | None = None
 
     @property
     def n_classes(self) -> int:
@@ -92,15 +107,60 @@ class DenoisedConfusion:
 
     @property
     def cell_variance(self) -> np.ndarray:
-        """The estimated variance of each count ``C[k, j]``, shape ``(K, K)``."""
-        return np.diagonal(self.covariance, axis1=1, axis2=2).T.copy()
+        """The estimated variance of each count ``C[k, j]``, shape ``(K, K)``.
+
+        Unbiased, and floored at the exact lower bound of each cell's variance
+        (:meth:`variance_floor` with the gradient of the cell) when the flip
+        model is known (:func:`denoised_confusion`).
+        """
+        variance = np.diagonal(self.covariance, axis1=1, axis2=2).T.copy()
+        if self.noise is None:
+            return variance
+        n_classes = self.n_classes
+        floor = np.empty_like(variance)
+        for k in range(n_classes):
+            cell = np.zeros((n_classes, n_classes))
+            cell[k] = 1.0
+            floor[k] = self._column_floors(cell)
+        return np.maximum(variance, floor)
 
     def variance(self, gradient: np.ndarray) -> float:
         """``Σ_j ∇_jᵀ covariance[j] ∇_j``: the delta-method variance of ``f(C)``.
 
-        ``gradient`` is ``∂f/∂C``, of the shape of :attr:`counts`.
+        ``gradient`` is ``∂f/∂C``, of the shape of :attr:`counts`. The
+        unbiased estimate, which can be negative; :func:`truth_metric` floors
+        it with :meth:`variance_floor`.
         """
         return float(np.einsum("kj,jkl,lj->", gradient, self.covariance, gradient))
+
+    def variance_floor(self, gradient: np.ndarray) -> float:
+        """The exact lower bound of the delta-method variance, label-free.
+
+        ``Σ_j Σ_{i: ŷ_i = j} w_i² min_c Var(r_i·∇_j | c_i = c)`` (see
+        :meth:`~sklearn_noisy.utils._noise.FlipNoise.variance_floor`): whatever
+        the unknown true classes, the variance is at least this. 0 when the
+        flip model is not attached (no floor known).
+        """
+        if self.noise is None:
+            return 0.0
+        return float(self._column_floors(gradient).sum())
+
+    def _column_floors(self, gradient: np.ndarray) -> np.ndarray:
+        """Per column ``j``: ``Σ_{i: ŷ_i = j} w_i² min_c Var(r_i·∇_j | c)``."""
+        noise, pred, weight = self.noise, self.pred, self.weight
+        n_classes = self.n_classes
+        inverse = None if noise.matrix is None else noise.inverse_matrix()
+        if noise.is_constant:  # one bound per column, times Σ w² of the column
+            bounds = noise.variance_floor(gradient.T, slice(None), inverse)
+            squares = None if weight is None else weight * weight
+            return bounds * np.bincount(pred, weights=squares, minlength=n_classes)
+        floors = np.zeros(n_classes)
+        for rows in chunks(pred.shape[0]):
+            column = pred[rows]
+            w = _weights(weight, rows, column.shape[0])
+            bounds = noise.variance_floor(gradient.T[column], rows, inverse)
+            floors += np.bincount(column, weights=w * w * bounds, minlength=n_classes)
+        return floors
 
 
 def denoised_confusion(
@@ -153,7 +213,9 @@ def denoised_confusion(
         counts, covariance = _shared_totals(observed, pred, inverse, weight)
     else:
         counts, covariance = _per_sample_totals(observed, pred, noise, weight)
-    return DenoisedConfusion(read_only(counts), read_only(covariance))
+    return DenoisedConfusion(
+        read_only(counts), read_only(covariance), noise, observed, pred, weight
+    )
 
 
 def _weights(weight: np.ndarray | None, rows: slice, size: int) -> np.ndarray:
@@ -460,8 +522,10 @@ def truth_metric(
     ``f(C)`` on the de-noised counts and ``Σ_j ∇_jᵀ covariance[j] ∇_j`` (user
     guide: :ref:`formula_truth`). For accuracy and precision (linear with fixed
     denominators) the estimate is unbiased and the variance estimate unbiased
-    for the exact variance; the others are consistent. The variance is returned
-    as computed: being unbiased rather than non-negative, it can be negative.
+    for the exact variance; the others are consistent. Being unbiased rather
+    than non-negative, the estimate can be negative: it is returned floored at
+    the exact lower bound :meth:`DenoisedConfusion.variance_floor` (0 for a
+    matrix without its flip model, such as the remeasurement's).
     The parameters are those of :func:`metric_gradient`.
 
     Returns
@@ -476,7 +540,8 @@ def truth_metric(
         average=average,
         zero_division=zero_division,
     )
-    return value, confusion.variance(gradient)
+    variance = confusion.variance(gradient)
+    return value, max(variance, confusion.variance_floor(gradient))
 
 
 def second_order_bias(

@@ -17,13 +17,63 @@ from ._arrays import CHUNK_SIZE, check_finite
 
 __all__ = [
     "EncodedLabels",
+    "LabelTypeError",
     "as_label_array",
     "check_classification_labels",
+    "check_labels",
     "encode_labels",
+    "encode_labels_subset",
 ]
+
+#: Object arrays of strings at most this long are stored as fixed-width unicode.
+_MAX_UNICODE_LENGTH = 64
+
+
+class LabelTypeError(TypeError, ValueError):
+    """Labels of incompatible types (numbers against strings, ...).
+
+    A ``TypeError`` and, as scikit-learn raises for the same input, a
+    ``ValueError``.
+    """
+
+
+def _object_labels(array: np.ndarray, *, name: str) -> np.ndarray:
+    """An object label array as strings or integers where it holds only those.
+
+    Strings (pandas' ``str`` and ``category`` dtypes, object predictions of a
+    model fitted on a Series) become fixed-width unicode, the form NumPy string
+    arrays have, so that the two compare, sort and mix; integers become int64
+    (scikit-learn rejects object integers; they are accepted here). Python
+    integers beyond the int64 range are a ``ValueError`` (scikit-learn: a
+    ``ValueError``, "unknown is not supported"). Anything else is returned as
+    is, for the caller's checks.
+    """
+    values = array.tolist()
+    if all(isinstance(v, str) for v in values):
+        longest = max((len(v) for v in values), default=0)
+        return array.astype(str) if longest <= _MAX_UNICODE_LENGTH else array
+    if all(isinstance(v, (int, np.integer)) for v in values):
+        for dtype in (np.int64, np.uint64):
+            try:
+                return np.asarray(values, dtype=dtype)
+            except OverflowError:
+                pass
+        raise ValueError(
+            f"{name} holds integers outside the 64-bit range (the largest has "
+            f"{len(str(max(abs(int(v)) for v in values)))} digits); class labels "
+            "must be integers that fit in 64 bits, or strings."
+        )
+    return array
 
 
 def as_label_array(value: Any, *, name: str) -> np.ndarray:
+    """``value`` as a 1-D array of class labels (a one-column 2-D is accepted).
+
+    pandas objects of any dtype are converted with ``to_numpy``; object arrays
+    of strings or integers take the canonical NumPy dtype (see
+    :func:`_object_labels`), so that labels of different array types mix as
+    in scikit-learn. Float labels must be finite.
+    """
     if hasattr(value, "to_numpy") and not isinstance(value, np.ndarray):
         value = value.to_numpy()
     array = np.asarray(value)
@@ -33,9 +83,29 @@ def as_label_array(value: Any, *, name: str) -> np.ndarray:
         raise ValueError(
             f"{name} must be a 1-D array of class labels; got shape {array.shape}."
         )
+    if array.dtype.kind == "O":
+        array = _object_labels(array, name=name)
     if array.dtype.kind == "f":
         check_finite(array, name=name)
     return array
+
+
+def _kind_family(array: np.ndarray) -> str:
+    """``"number"``, ``"str"`` (unicode, bytes, object) or the dtype kind."""
+    kind = array.dtype.kind
+    return "number" if kind in "biuf" else "str" if kind in "OUS" else kind
+
+
+def check_labels(labels: Any) -> np.ndarray:
+    """``labels`` as a non-empty 1-D array of distinct class labels."""
+    classes = np.asarray(labels)
+    if classes.ndim != 1 or classes.size == 0:
+        raise ValueError("labels must be a non-empty 1-D list of class labels.")
+    if classes.dtype.kind == "O":
+        classes = _object_labels(classes, name="labels")
+    if np.unique(classes).size != classes.size:
+        raise ValueError("labels must not contain duplicates.")
+    return classes
 
 
 def check_classification_labels(
@@ -67,7 +137,7 @@ def check_classification_labels(
             pred_classes, pred_index = np.unique(y_pred, return_inverse=True)
             classes = np.union1d(true_classes, pred_classes)
         except TypeError as exc:
-            raise TypeError(
+            raise LabelTypeError(
                 f"y_true and y_pred mix label types ({y_true.dtype} and "
                 f"{y_pred.dtype}); use one type, e.g. all int or all str."
             ) from exc
@@ -79,15 +149,16 @@ def check_classification_labels(
         true_index = np.searchsorted(classes, true_classes)[true_index]
         pred_index = np.searchsorted(classes, pred_classes)[pred_index]
         return true_index, pred_index, classes
-    classes = np.asarray(labels)
-    if classes.ndim != 1 or classes.size == 0:
-        raise ValueError("labels must be a non-empty 1-D list of class labels.")
-    if np.unique(classes).size != classes.size:
-        raise ValueError("labels must not contain duplicates.")
+    classes = check_labels(labels)
     order = np.argsort(classes, kind="stable")
     sorted_classes = classes[order]
     indices = []
     for name, y in (("y_true", y_true), ("y_pred", y_pred)):
+        if _kind_family(y) != _kind_family(classes):
+            raise LabelTypeError(
+                f"{name} and labels mix label types ({y.dtype} and "
+                f"{classes.dtype}); use one type, e.g. all int or all str."
+            )
         position = np.searchsorted(sorted_classes, y)
         position = np.minimum(position, sorted_classes.size - 1)
         outside = sorted_classes[position] != y
@@ -205,4 +276,32 @@ def encode_labels(y_true: Any, y_pred: Any, labels: Any) -> EncodedLabels:
         classes=np.asarray(classes),
         true_index=true_index,
         pred_index=pred_index,
+    )
+
+
+def encode_labels_subset(
+    y_true: Any, y_pred: Any, labels: Any
+) -> tuple[EncodedLabels, int]:
+    """Encode the labels over ``labels`` followed by every other class present.
+
+    For a metric that reports a subset of the classes (scikit-learn's
+    ``confusion_matrix(labels=...)``) while the flips move labels among all
+    of them. Returns the encoding, whose classes are ``labels`` (in the given
+    order) then the other classes of ``y_true`` and ``y_pred`` (sorted), and
+    the number of classes in ``labels``.
+    """
+    classes = check_labels(labels)
+    true_array = as_label_array(y_true, name="y_true")
+    pred_array = as_label_array(y_pred, name="y_pred")
+    _, _, present = check_classification_labels(true_array, pred_array)
+    if _kind_family(present) != _kind_family(classes):
+        raise LabelTypeError(
+            f"labels and the labels of y_true and y_pred mix label types "
+            f"({classes.dtype} and {present.dtype}); use one type."
+        )
+    extra = present[~np.isin(present, classes)]
+    if extra.size:
+        classes = np.concatenate([classes, extra])
+    return encode_labels(true_array, pred_array, classes), int(
+        classes.size - extra.size
     )

@@ -62,6 +62,17 @@ _SINGULAR_TOL = 1e-12
 # --------------------------------------------------------------------------- #
 # Parameter checks
 # --------------------------------------------------------------------------- #
+def _as_float(value: Any, *, name: str) -> float:
+    """A real scalar as a Python float; an integer beyond float range is an error."""
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(
+            f"{name} must be a finite real number; got an integer too large for a "
+            "float64."
+        ) from None
+
+
 def check_sigma(
     sigma: Any,
     shape: tuple[int, ...],
@@ -83,7 +94,7 @@ def check_sigma(
             "or one value per sample; 0 means the label is exact)."
         )
     if _is_scalar(sigma):
-        value = float(sigma)
+        value = _as_float(sigma, name=name)
         if not np.isfinite(value):
             raise ValueError(f"{name} must be finite; got {value!r}.")
         if value < 0:
@@ -117,7 +128,7 @@ def check_flip_probability(q: Any, n_samples: int, *, name: str = "q") -> Any:
     Returns a Python float or a 1-D float64 array.
     """
     if _is_scalar(q):
-        value = float(q)
+        value = _as_float(q, name=name)
         if not 0.0 <= value <= 1.0:  # also rejects NaN
             raise ValueError(f"{name} must be a probability in [0, 1]; got {value!r}.")
         return value
@@ -343,9 +354,26 @@ class FlipNoise:
             raise ValueError(
                 "Only one class is present in y_true and y_pred "
                 f"({np.asarray(classes).tolist()}): with a flip probability q a "
-                "label flips to another class, so the set of classes must be known. "
-                "Pass all the classes through `labels`."
+                "label flips to another class, which is unknown here. Pass all "
+                "the classes through `labels` (in a scorer: the fitted model's "
+                "classes_)."
             )
+
+    def for_classes(self, classes: Any) -> FlipNoise:
+        """The model for the classes found, with one class handled as scikit-learn.
+
+        With ``K ≥ 2`` classes the model itself. With one class (a fold, or
+        data, holding a single label) the flips are well defined only if
+        nothing flips (every ``q_i = 0``; a ``1 x 1`` matrix is the identity):
+        then the identity model on that class. A flip probability ``q > 0``
+        with one known class has no class to flip to: a ``ValueError`` says to
+        pass every class through ``labels``.
+        """
+        if self.n_classes >= 2:
+            return self
+        if self.matrix is None and np.any(np.asarray(self.q) > 0):
+            self.require_two_classes(classes)
+        return FlipNoise(None, np.ones((1, 1)), 1)
 
     def shared_matrix(self) -> np.ndarray | None:
         """The transition matrix shared by every sample, or None for per-sample q."""
@@ -474,6 +502,43 @@ class FlipNoise:
             return inverse[observed_index]
         r, scale = self.flip_scale(rows)
         return flip_rows(observed_index, self.n_classes, (1.0 - r) / scale, -r / scale)
+
+    def variance_floor(
+        self,
+        values: np.ndarray,
+        rows: slice,
+        inverse: np.ndarray | None = None,
+        *,
+        denoised: bool = True,
+    ) -> np.ndarray:
+        """``min_c Var(v_i | c_i = c)``: a label-free lower bound per sample.
+
+        ``values`` (shape ``(n, K)``) holds a function ``g_i`` of the class for
+        each sample of a chunk. With ``denoised`` (the truth estimand) the
+        variable is the de-noised ``v_i = Σ_k T_i⁻¹[c̃_i, k] g_i(k)``, whose
+        variance given ``c_i = c`` is ``Σ_l T_i[c, l] u_l² − g_i(c)²`` with
+        ``u = T_i⁻¹ g_i``; otherwise it is the observed ``v_i = g_i(c̃_i)``,
+        with variance ``Σ_l T_i[c, l] g_i(l)² − (Σ_l T_i[c, l] g_i(l))²``. Both
+        are known for every class ``c``; their minimum bounds the variance of
+        sample ``i`` whatever its unknown class, exactly. ``inverse`` is
+        :meth:`inverse_matrix` for a transition matrix (needed if
+        ``denoised``). The bound is 0 only where ``v_i`` does not vary.
+        """
+        values = np.asarray(values, dtype=float)
+        if self.matrix is not None:
+            u = values @ inverse.T if denoised else values
+            second = (u * u) @ self.matrix.T  # [i, c] = Σ_l T[c, l] u_il²
+            first = values if denoised else values @ self.matrix.T
+        else:
+            q = chunk_of(self.q, rows)
+            q = q if isinstance(q, float) else q[:, None]
+            r = q / (self.n_classes - 1)
+            keep = 1.0 - q - r  # T = keep·I + r·J
+            total = values.sum(axis=1, keepdims=True)
+            u = (values - r * total) / keep if denoised else values
+            second = r * (u * u).sum(axis=1, keepdims=True) + keep * u * u
+            first = values if denoised else r * total + keep * values
+        return np.maximum(np.min(second - first * first, axis=1), 0.0)
 
     # ------------------------------------------------------------ sampling
     def sampler(self, index: np.ndarray, classes: np.ndarray) -> Any:

@@ -1,0 +1,196 @@
+"""Validation of the inputs of the Brier score and the log-loss.
+
+The probabilities (:func:`_check_proba`), the classes and their order against
+the columns of ``y_proba`` (:func:`_classes_of`) and the binary problem of a
+1-D ``y_proba`` (:func:`_binary_problem`), with scikit-learn's rules.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ..utils._arrays import check_finite
+from ..utils._labels import check_classification_labels, encode_labels
+
+__all__ = ["_binary_problem", "_check_proba", "_classes_of"]
+
+
+# --------------------------------------------------------------------------- #
+# Validation
+# --------------------------------------------------------------------------- #
+def _check_proba(y_proba: Any) -> tuple[np.ndarray, float]:
+    """``y_proba`` as float64 (1-D or 2-D) and the clipping eps of its dtype.
+
+    As scikit-learn, float32 input is clipped at float32's machine epsilon and
+    everything else at float64's; the arithmetic is float64 throughout.
+    """
+    if hasattr(y_proba, "to_numpy") and not isinstance(y_proba, np.ndarray):
+        y_proba = y_proba.to_numpy()
+    try:
+        array = np.asarray(y_proba)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"y_proba must be an array-like of probabilities; got {y_proba!r}."
+        ) from exc
+    if array.dtype.kind not in "biuf":
+        raise TypeError(
+            f"y_proba must hold probabilities; got an array of dtype {array.dtype}."
+        )
+    dtype = np.float32 if array.dtype == np.float32 else np.float64
+    eps = float(np.finfo(dtype).eps)
+    array = array.astype(np.float64, copy=False)
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if array.ndim not in (1, 2):
+        raise ValueError(
+            "y_proba must be 1-D (probability of the positive class) or 2-D "
+            f"(n_samples, n_classes); got shape {array.shape}."
+        )
+    if array.shape[0] == 0:
+        raise ValueError("y_proba is empty: at least one sample is required.")
+    check_finite(array, name="y_proba")
+    if array.max() > 1.0:
+        raise ValueError(f"y_proba contains values greater than 1: {array.max()!r}.")
+    if array.min() < 0.0:
+        raise ValueError(f"y_proba contains values lower than 0: {array.min()!r}.")
+    if array.ndim == 2:
+        row_sums = array.sum(axis=1)
+        if np.max(np.abs(row_sums - 1.0)) > np.sqrt(eps):
+            warnings.warn(
+                "The y_proba values do not sum to one. Make sure to pass "
+                "probabilities.",
+                UserWarning,
+                stacklevel=3,
+            )
+    return array, eps
+
+
+def _sorted_labels(labels: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``labels`` sorted as the columns of ``y_proba``, and the permutation.
+
+    ``y_proba``'s columns follow the sorted labels, as in scikit-learn; an
+    unsorted ``labels`` gets scikit-learn's warning.
+    """
+    classes = np.asarray(labels)
+    if classes.ndim != 1 or classes.size == 0:
+        raise ValueError("labels must be a non-empty 1-D list of class labels.")
+    order = np.argsort(classes, kind="stable")
+    if np.any(order != np.arange(classes.size)):
+        warnings.warn(
+            f"Labels passed were {classes.tolist()}. The columns of y_proba are "
+            "taken to follow the sorted labels "
+            f"{classes[order].tolist()}, as in scikit-learn; transition_matrix "
+            "stays in the order of `labels`.",
+            UserWarning,
+            stacklevel=3,
+        )
+    return classes[order], order
+
+
+def _class_index(y_true: np.ndarray, classes: np.ndarray | None) -> tuple:
+    """Positions of ``y_true`` in ``classes`` (default: its sorted classes)."""
+    if classes is None:
+        encoded = encode_labels(y_true, y_true, None)
+        return encoded.indices(slice(None))[0], encoded.classes
+    index, _, classes = check_classification_labels(y_true, y_true, labels=classes)
+    return index, classes
+
+
+def _classes_of(y_true: np.ndarray, labels: Any) -> tuple:
+    """``(index, classes, order)`` of ``y_true`` against the sorted ``labels``.
+
+    ``classes`` is the sorted ``labels`` (default: the classes of ``y_true``),
+    ``index`` each sample's position in it and ``order`` the permutation that
+    sorts ``labels``. One class is an error, with scikit-learn's message.
+    """
+    if labels is not None:
+        classes, order = _sorted_labels(labels)
+        index, classes = _class_index(y_true, classes)
+    else:
+        index, classes = _class_index(y_true, None)
+        order = np.arange(classes.size)
+    if classes.size == 1:
+        raise ValueError(
+            f"y_true contains only one label ({classes[0]!r}). Please provide "
+            "the list of all expected class labels explicitly through the "
+            "labels argument."
+        )
+    return index, classes, order
+
+
+def _binary_pos_label(classes: np.ndarray, pos_label: Any) -> Any:
+    """scikit-learn's default positive class for a 1-D ``y_proba`` (Brier)."""
+    if pos_label is not None:
+        return pos_label
+    if classes.dtype.kind in "OUS":
+        raise ValueError(
+            f"y_true takes value in {classes.tolist()} and pos_label is not "
+            "specified: either make y_true take value in {0, 1} or {-1, 1} or "
+            "pass pos_label explicitly."
+        )
+    values = set(classes.tolist())
+    if values <= {0, 1} or values <= {-1, 1}:
+        return 1
+    return classes[-1]
+
+
+def _binary_problem(
+    y_true: np.ndarray,
+    *,
+    metric: str,
+    labels: Any,
+    pos_label: Any,
+    need_pair: bool,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Encode a binary problem with a 1-D ``y_proba``.
+
+    Returns the positive-class indicator of each sample (0/1) and, when
+    ``need_pair``, the order ``[negative, positive]`` of the two classes as
+    indices into ``labels`` (to reorder ``transition_matrix``).
+    """
+    if metric == "log_loss":
+        # scikit-learn: the two classes are `labels` (sorted) or those of
+        # y_true; the probabilities are those of the greater one.
+        _, classes, order = _classes_of(y_true, labels)
+        if classes.size != 2:
+            raise ValueError(
+                "y_proba is 1-D (a binary problem) but there are "
+                f"{classes.size} classes: {classes.tolist()}. Pass a 2-D y_proba "
+                "with one column per class."
+            )
+        indicator = (y_true == classes[1]).astype(np.intp)
+        return indicator, (order if need_pair else None)
+    # Brier score: scikit-learn's pos_label rules.
+    if labels is not None:
+        classes = np.asarray(labels)
+        if classes.ndim != 1 or classes.size != 2 or np.unique(classes).size != 2:
+            raise ValueError(
+                "With a 1-D y_proba, labels must list the two classes; got "
+                f"{classes.tolist()!r}."
+            )
+        _class_index(y_true, classes)
+    else:
+        _, classes = _class_index(y_true, None)
+        if classes.size > 2:
+            raise ValueError(
+                "The type of the target inferred from y_true is multiclass "
+                f"({classes.size} classes) but should be binary according to the "
+                "shape of y_proba."
+            )
+    pos_label = _binary_pos_label(np.sort(classes), pos_label)
+    indicator = (y_true == pos_label).astype(np.intp)
+    if not need_pair:
+        return indicator, None
+    if labels is None and not np.any(classes == pos_label):
+        classes = np.union1d(classes, np.asarray([pos_label]))
+    positive = np.flatnonzero(classes == pos_label)
+    if classes.size != 2 or positive.size != 1:
+        raise ValueError(
+            "transition_matrix needs the two classes of the binary problem: pass "
+            "them through `labels` (with pos_label among them); found "
+            f"{classes.tolist()!r} for pos_label={pos_label!r}."
+        )
+    return indicator, np.array([1 - positive[0], positive[0]])
