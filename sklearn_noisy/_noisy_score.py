@@ -41,6 +41,10 @@ METRIC_RANGES: dict[str, tuple[float, float]] = {
     "brier_score_loss": (0.0, math.inf),
     "log_loss": (0.0, math.inf),
     "r2": (-math.inf, 1.0),
+    "roc_auc": (0.0, 1.0),
+    "mean_absolute_percentage_error": (0.0, math.inf),
+    "mean_squared_percentage_error": (0.0, math.inf),
+    "root_mean_squared_percentage_error": (0.0, math.inf),
 }
 
 
@@ -48,9 +52,18 @@ def clip_to_range(metric: str, low: float, high: float) -> tuple[float, float]:
     """``(low, high)`` clipped to the range of ``metric`` (:data:`METRIC_RANGES`).
 
     Unknown metrics are not clipped. An interval wholly outside the range
-    becomes the point at its nearer end.
+    (a truth estimate of the MSE below 0 by more than its half-width, say)
+    never collapses to a point: it becomes the interval of half its width at
+    the nearer end of the range, ``[0, half-width]`` for the MSE. That says
+    "consistent with the bound, up to the noise scale" without claiming a
+    certainty the data do not give.
     """
     low_bound, high_bound = METRIC_RANGES.get(metric, (-math.inf, math.inf))
+    half = 0.5 * (high - low) if high >= low else 0.0
+    if high < low_bound and math.isfinite(half):
+        return low_bound, min(low_bound + half, high_bound)
+    if low > high_bound and math.isfinite(half):
+        return max(high_bound - half, low_bound), high_bound
     return (
         min(max(low, low_bound), high_bound),
         max(min(high, high_bound), low_bound),

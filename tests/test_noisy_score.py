@@ -198,3 +198,26 @@ def test_normal_intervals_stay_in_range(metric, expected, variance, level):
     low, high = score.confidence_interval(level)
     low_bound, high_bound = METRIC_RANGES[metric]
     assert low_bound <= low <= high <= high_bound
+
+
+def test_every_registry_metric_has_a_range():
+    from sklearn_noisy._noisy_score import METRIC_RANGES
+    from sklearn_noisy.metrics import get_metric_names
+
+    assert set(get_metric_names()) <= set(METRIC_RANGES)
+
+
+def test_an_interval_wholly_outside_the_range_keeps_a_width():
+    from sklearn_noisy._noisy_score import clip_to_range
+
+    # a truth MSE estimate of -0.3 with half-width 0.2: [0, 0.2], not [0, 0]
+    assert clip_to_range("mean_squared_error", -0.5, -0.1) == (0.0, 0.2)
+    assert clip_to_range("accuracy", 1.1, 1.3) == (0.9, 1.0)
+    assert clip_to_range("r2", 0.2, 0.9) == (0.2, 0.9)
+    assert clip_to_range("unknown", -5.0, -4.0) == (-5.0, -4.0)
+    score = NoisyScore(
+        "mean_squared_error", expected=-0.3, variance=0.01, nominal=0.1,
+        n_samples=10, estimand="truth",
+    )  # fmt: skip
+    low, high = score.confidence_interval(0.95)
+    assert low == 0.0 and high == pytest.approx(1.959964 * 0.1, rel=1e-6)
