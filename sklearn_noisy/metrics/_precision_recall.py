@@ -15,10 +15,14 @@ the confusion matrix (:mod:`._count_estimands`; user guide:
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
+
+import numpy as np
 
 from .._noisy_score import NoisyScore
 from ..utils._docstring import fill_doc
+from ..utils._labels import as_label_array, check_classification_labels
 from ..utils._validation import check_estimand, supports_estimands
 from ._binary_average import (
     _METHODS,
@@ -27,12 +31,21 @@ from ._binary_average import (
     _binary_present_labels,
     _binary_problem,
     _binary_score,
+    _BinaryProblem,
     _check_option,
     _precision_measurement,
+    check_zero_division,
 )
 from ._binary_counts import _DELTA_NOTES, _METHOD_PARAMETER
+from ._confusion_draws import confusion_scores, draw_confusions, draw_moments
 from ._count_estimands import ESTIMAND_PARAMETER, TRUTH_NOTES
-from ._multiclass_average import _MC_PARAMETERS, _multiclass_score
+from ._multiclass_average import (
+    _MC_PARAMETERS,
+    _multiclass_score,
+    adjust_balanced_accuracy,
+    is_identity,
+    sklearn_value,
+)
 
 __all__ = [
     "expected_balanced_accuracy_score",
@@ -42,7 +55,140 @@ __all__ = [
     "expected_recall_score",
 ]
 
-_AVERAGES = ("binary", "micro", "macro", "weighted")
+_AVERAGES = ("binary", "micro", "macro", "weighted", "samples", None)
+
+
+def _check_common(metric: str, method: Any, estimand: Any, n_draws: Any) -> None:
+    _check_option(method, _METHODS, name="method")
+    check_estimand(estimand, metric=metric, supported=_PUBLIC[metric].estimands)
+    if (
+        isinstance(n_draws, bool)
+        or not isinstance(n_draws, (int, np.integer))
+        or (n_draws < 2)
+    ):
+        raise ValueError(f"n_draws must be an integer >= 2; got {n_draws!r}.")
+
+
+def _without_zero_weights(y_true: Any, y_pred: Any, noise: dict, weight: Any) -> Any:
+    """The samples of positive weight (they alone enter every count).
+
+    Returns ``(y_true, y_pred, noise, weight)`` restricted to them, with
+    ``labels`` fixed to the classes of all samples so that the set of classes
+    stays scikit-learn's; None when no weight is 0.
+    """
+    if weight is None:
+        return None
+    weight = np.asarray(weight)
+    if weight.ndim != 1 or weight.dtype.kind not in "biuf" or np.all(weight != 0):
+        return None
+    keep = weight != 0
+    y_true = as_label_array(y_true, name="y_true")
+    y_pred = as_label_array(y_pred, name="y_pred")
+    if y_true.shape != keep.shape or y_pred.shape != keep.shape:
+        return None  # the usual checks will name the problem
+    noise = dict(noise)
+    if noise["labels"] is None:
+        _, _, noise["labels"] = check_classification_labels(y_true, y_pred)
+    q = noise["q"]
+    if q is not None and np.ndim(q) == 1 and len(q) == keep.size:
+        noise["q"] = np.asarray(q)[keep]
+    return y_true[keep], y_pred[keep], noise, weight[keep]
+
+
+def _count_all_samples(score: Any, n_samples: int) -> Any:
+    if isinstance(score, list):
+        return [_count_all_samples(s, n_samples) for s in score]
+    return dataclasses.replace(score, n_samples=n_samples)
+
+
+def _binary_draws(metric: str, options: dict, mc: dict) -> Any:
+    """Monte Carlo ``(E, Var)`` of a weighted binary problem (a callable)."""
+
+    def moments(problem: _BinaryProblem) -> tuple[float, float]:
+        def indices(rows: slice) -> tuple[np.ndarray, np.ndarray]:
+            return (
+                problem.true_pos[rows].view(np.int8),
+                problem.pred_pos[rows].view(np.int8),
+            )
+
+        confusions = draw_confusions(
+            indices,
+            problem.n_samples,
+            problem.noise,
+            weight=problem.weight,
+            n_draws=mc["n_draws"],
+            rng=np.random.default_rng(mc["random_state"]),
+        )
+        values = confusion_scores(metric, confusions, pos_index=1, **options)
+        expected, variance = draw_moments(values)
+        return float(expected), float(variance)
+
+    return moments
+
+
+def _binary_path(
+    metric: str,
+    y_true: Any,
+    y_pred: Any,
+    *,
+    noise: dict,
+    pos_label: Any,
+    sample_weight: Any,
+    zero_division: Any,
+    adjusted: bool,
+    method: str,
+    estimand: str,
+    mc: dict,
+) -> NoisyScore:
+    """Binary labels (and balanced accuracy and MCC on two classes)."""
+    zero = check_zero_division(zero_division)
+    kept = _without_zero_weights(y_true, y_pred, noise, sample_weight)
+    if kept is not None:
+        score = _binary_path(
+            metric,
+            *kept[:2],
+            noise=kept[2],
+            pos_label=pos_label,
+            sample_weight=kept[3],
+            zero_division=zero_division,
+            adjusted=adjusted,
+            method=method,
+            estimand=estimand,
+            mc=mc,
+        )
+        return _count_all_samples(score, len(sample_weight))
+    problem = _binary_problem(
+        y_true, y_pred, pos_label=pos_label, sample_weight=sample_weight, **noise
+    )
+    if sample_weight is None:
+        nominal = problem.nominal(metric, zero_division=zero, adjusted=adjusted)
+    else:
+        kwargs: dict[str, Any] = {"sample_weight": sample_weight}
+        if metric == "balanced_accuracy":
+            kwargs["adjusted"] = adjusted
+        elif metric != "matthews_corrcoef":
+            kwargs.update(pos_label=pos_label, zero_division=zero_division)
+        nominal = float(sklearn_value(metric, y_true, y_pred, **kwargs))
+    m = problem.n_samples
+    if estimand != "forward":
+        score = _binary_estimand(
+            metric, problem, estimand, nominal=nominal, zero_division=zero
+        )
+        return adjust_balanced_accuracy(score, 2, adjusted)
+    if is_identity(problem.noise):
+        return NoisyScore(metric, nominal, 0.0, nominal, m, "exact")
+    if metric == "precision":
+        return _precision_measurement(problem, nominal=nominal, zero_division=zero)
+    options = {"average": "binary", "zero_division": zero, "adjusted": adjusted}
+    return _binary_score(
+        metric,
+        problem,
+        method,
+        nominal=nominal,
+        zero_division=zero,
+        adjusted=adjusted,
+        draws=_binary_draws(metric, options, mc),
+    )
 
 
 def _prf_score(
@@ -55,67 +201,126 @@ def _prf_score(
     labels: Any,
     pos_label: Any,
     average: Any,
+    sample_weight: Any,
+    zero_division: Any,
     method: Any,
     estimand: Any,
     n_draws: int,
     random_state: Any,
-) -> NoisyScore:
+) -> NoisyScore | list[NoisyScore]:
     """Check the options and compute precision, recall or F1 by the right path."""
-    _check_option(average, _AVERAGES, name="average")
-    _check_option(method, _METHODS, name="method")
-    check_estimand(estimand, metric=metric, supported=_PUBLIC[metric].estimands)
-    if average != "binary" and method == "delta":
+    if average is not None:
+        _check_option(average, _AVERAGES[:-1], name="average")
+    _check_common(metric, method, estimand, n_draws)
+    zero = check_zero_division(zero_division)
+    if average == "samples":
         raise ValueError(
-            "method='delta' is available for average='binary' only; with "
-            f"average={average!r} the result is exact (micro) or Monte Carlo."
+            "average='samples' is meaningful only for multilabel targets (one "
+            "column per label), as in scikit-learn; these labels are one column."
         )
+    noise = {"q": q, "transition_matrix": transition_matrix, "labels": labels}
+    mc = {"n_draws": n_draws, "random_state": random_state}
+    kept = _without_zero_weights(y_true, y_pred, noise, sample_weight)
+    if kept is not None and average != "binary":
+        y_true, y_pred, noise, weight = kept
+        score = _prf_score(
+            metric,
+            y_true,
+            y_pred,
+            **noise,
+            pos_label=pos_label,
+            average=average,
+            sample_weight=weight,
+            zero_division=zero_division,
+            method=method,
+            estimand=estimand,
+            **mc,
+        )
+        return _count_all_samples(score, len(sample_weight))
     if average != "binary":
+        if method == "delta":
+            raise ValueError(
+                "method='delta' is available for average='binary' only; with "
+                f"average={average!r} the expectation is exact and the variance "
+                "exact or Monte Carlo (see the result's method)."
+            )
         return _multiclass_score(
             metric,
             y_true,
             y_pred,
-            q=q,
-            transition_matrix=transition_matrix,
-            labels=labels,
+            **noise,
             average=average,
-            n_draws=n_draws,
-            random_state=random_state,
+            sample_weight=sample_weight,
+            zero_division=zero_division,
+            zero_value=zero,
             estimand=estimand,
+            **mc,
         )
-    problem = _binary_problem(
+    return _binary_path(
+        metric,
         y_true,
         y_pred,
-        q=q,
-        transition_matrix=transition_matrix,
-        labels=labels,
+        noise=noise,
         pos_label=pos_label,
+        sample_weight=sample_weight,
+        zero_division=zero_division,
+        adjusted=False,
+        method=method,
+        estimand=estimand,
+        mc=mc,
     )
-    if estimand != "forward":
-        return _binary_estimand(metric, problem, estimand)
-    if metric == "precision":
-        return _precision_measurement(problem)
-    return _binary_score(metric, problem, method)
 
 
 _PRF_PARAMETERS = (
     _NOISE_PARAMETERS
     + """
     labels : array-like, default=None
-        The classes, in the order of the rows of ``transition_matrix``; by
-        default the sorted labels present in ``y_true`` and ``y_pred``. With
-        ``average="macro"`` or ``"weighted"`` it is also passed to the
-        scikit-learn metric, as there.
+        The classes, in the order of the rows of ``transition_matrix`` and of
+        the per-class results of ``average=None``; by default the sorted
+        labels present in ``y_true`` and ``y_pred``. It must hold every
+        label present (it is the set of classes a label can flip to).
     pos_label : int, float, bool or str, default=1
         The positive class for ``average="binary"``, as in scikit-learn.
-    average : {"binary", "micro", "macro", "weighted"}, default="binary"
-        ``"binary"``: exact (``method="exact"``). ``"micro"``: equal to the
-        accuracy, exact (user guide: :ref:`formula_accuracy`). ``"macro"`` and
-        ``"weighted"``: Monte Carlo over ``n_draws`` redraws of the labels
-        (:func:`~sklearn_noisy.metrics.monte_carlo_score`; ``NoisyScore.method``
-        is then ``"monte_carlo"``)."""
+    average : {"binary", "micro", "macro", "weighted"} or None, default="binary"
+        As in scikit-learn. ``"binary"``: exact (``method="exact"``).
+        ``"micro"``: equal to the accuracy, exact (user guide:
+        :ref:`formula_accuracy`). ``None``: one :class:`NoisyScore` per class,
+        each exact. ``"macro"`` and ``"weighted"``: the expectation is exact
+        (user guide: :ref:`formula_multiclass`); so is the variance of the
+        macro precision and the weighted recall, and the other variances are
+        Monte Carlo over ``n_draws`` redrawn confusion matrices
+        (``method="monte_carlo"``). The classes averaged are ``labels``
+        (all of them) in every draw, as scikit-learn with ``labels=``.
+        ``"samples"`` needs multilabel targets, which these functions do not
+        take (a ``ValueError`` says so).
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative sample weights, as in scikit-learn. With unequal weights
+        the counts are not integers: precision, and the micro averages
+        (the weighted accuracy), stay exact; the other results are Monte
+        Carlo with ``method="exact"`` and the weighted delta method with
+        ``method="delta"`` (binary only).
+    zero_division : {"warn", 0.0, 1.0, np.nan}, default="warn"
+        The value of a ratio whose denominator is 0, as in scikit-learn
+        (``"warn"`` is 0; no warning is emitted). Under noise the ratio can be
+        0/0 in some draws only: a number enters the expectation with the
+        probability of that event; with ``np.nan`` the expectation is NaN
+        when the event has a positive probability (a binary metric, or a
+        class of ``average=None``), and the macro average ignores undefined
+        classes draw by draw, as scikit-learn's (Monte Carlo where that
+        makes the set of classes random)."""
     + _METHOD_PARAMETER
     + ESTIMAND_PARAMETER
 )
+
+_PRF_RETURNS = """    score : NoisyScore or list of NoisyScore
+        One :class:`~sklearn_noisy.NoisyScore`, or with ``average=None`` a
+        list with one per class in the order of ``labels`` (scikit-learn's
+        array is ``[s.expected for s in score]`` at zero noise). ``nominal``
+        is the scikit-learn metric on ``y_true`` with the same options, to
+        the last bit. ``method`` is ``"exact"``, ``"delta"`` or
+        ``"monte_carlo"`` (see ``average`` and ``sample_weight``). With no
+        noise at all (``q=0``) nothing is sampled: ``expected`` is
+        ``nominal`` and the variance 0."""
 
 
 @supports_estimands("forward", "truth", "remeasurement")
@@ -124,6 +329,7 @@ _PRF_PARAMETERS = (
     mc_parameters=_MC_PARAMETERS,
     delta_notes=_DELTA_NOTES,
     truth_notes=TRUTH_NOTES,
+    returns=_PRF_RETURNS,
 )
 def expected_precision_score(
     y_true: Any,
@@ -133,12 +339,14 @@ def expected_precision_score(
     transition_matrix: Any = None,
     labels: Any = None,
     pos_label: Any = 1,
-    average: str = "binary",
+    average: str | None = "binary",
+    sample_weight: Any = None,
+    zero_division: Any = "warn",
     method: str = "exact",
     estimand: str = "forward",
     n_draws: int = 1000,
-    random_state: Any = None,
-) -> NoisyScore:
+    random_state: Any = 0,
+) -> NoisyScore | list[NoisyScore]:
     """Expected precision, and its variance, under label flips.
 
     Precision ``TP / n_P`` has a denominator fixed by the predictions, so it is
@@ -150,8 +358,9 @@ def expected_precision_score(
 
     where ``P`` are the ``n_P`` samples predicted positive and ``π_i`` is the
     probability that sample ``i`` is observed positive. With no predicted
-    positive the precision is 0, as scikit-learn's default
-    ``zero_division="warn"`` returns (no warning is emitted here). These are
+    positive the precision is ``zero_division`` (0 for the default "warn",
+    without a warning). With sample weights ``w_i`` the sums are weighted
+    (``w_i`` in the mean, ``w_i²`` in the variance). These are
     the moments of the ``"forward"`` estimand; see ``estimand`` for the
     others (user guide: :ref:`estimands`).
 
@@ -173,13 +382,7 @@ def expected_precision_score(
 
     Returns
     -------
-    score : NoisyScore
-        ``nominal`` is :func:`sklearn.metrics.precision_score` on ``y_true``
-        (with ``zero_division=0``, computed from the counts). ``method`` is
-        ``"exact"`` (the delta method of a linear metric is exact) or
-        ``"monte_carlo"`` for ``average="macro"``/``"weighted"`` with
-        ``estimand="forward"``; ``"delta"`` for the weighted average of the
-        other estimands.
+    {returns}
 
     See Also
     --------
@@ -206,6 +409,8 @@ n_samples=6, method='exact')
         labels=labels,
         pos_label=pos_label,
         average=average,
+        sample_weight=sample_weight,
+        zero_division=zero_division,
         method=method,
         estimand=estimand,
         n_draws=n_draws,
@@ -219,6 +424,7 @@ n_samples=6, method='exact')
     mc_parameters=_MC_PARAMETERS,
     delta_notes=_DELTA_NOTES,
     truth_notes=TRUTH_NOTES,
+    returns=_PRF_RETURNS,
 )
 def expected_recall_score(
     y_true: Any,
@@ -228,12 +434,14 @@ def expected_recall_score(
     transition_matrix: Any = None,
     labels: Any = None,
     pos_label: Any = 1,
-    average: str = "binary",
+    average: str | None = "binary",
+    sample_weight: Any = None,
+    zero_division: Any = "warn",
     method: str = "exact",
     estimand: str = "forward",
     n_draws: int = 1000,
-    random_state: Any = None,
-) -> NoisyScore:
+    random_state: Any = 0,
+) -> NoisyScore | list[NoisyScore]:
     """Expected recall, and its variance, under label flips.
 
     Recall ``TP / S`` divides by the number ``S`` of observed positives, which
@@ -241,8 +449,8 @@ def expected_recall_score(
     TP, so the exact moments are finite sums over the joint law of TP and FN,
     two independent Poisson-binomial counts (user guide:
     :ref:`formula_binary_counts`, O(M log² M)). With no observed positive the
-    recall is 0, as scikit-learn's default ``zero_division="warn"`` returns (no
-    warning is emitted here).
+    recall is ``zero_division`` (0 for the default "warn", without a
+    warning).
     These are the moments of ``estimand="forward"``, which takes ``y_true`` as
     exact; ``estimand`` chooses the question (user guide: :ref:`estimands`).
 
@@ -253,10 +461,7 @@ def expected_recall_score(
 
     Returns
     -------
-    score : NoisyScore
-        ``nominal`` is :func:`sklearn.metrics.recall_score` on ``y_true``.
-        ``method`` is ``"exact"``, ``"delta"`` or ``"monte_carlo"`` (``average=
-        "macro"``/``"weighted"``).
+    {returns}
 
     See Also
     --------
@@ -292,6 +497,8 @@ n_samples=6, method='exact')
         labels=labels,
         pos_label=pos_label,
         average=average,
+        sample_weight=sample_weight,
+        zero_division=zero_division,
         method=method,
         estimand=estimand,
         n_draws=n_draws,
@@ -305,6 +512,7 @@ n_samples=6, method='exact')
     mc_parameters=_MC_PARAMETERS,
     delta_notes=_DELTA_NOTES,
     truth_notes=TRUTH_NOTES,
+    returns=_PRF_RETURNS,
 )
 def expected_f1_score(
     y_true: Any,
@@ -314,19 +522,21 @@ def expected_f1_score(
     transition_matrix: Any = None,
     labels: Any = None,
     pos_label: Any = 1,
-    average: str = "binary",
+    average: str | None = "binary",
+    sample_weight: Any = None,
+    zero_division: Any = "warn",
     method: str = "exact",
     estimand: str = "forward",
     n_draws: int = 1000,
-    random_state: Any = None,
-) -> NoisyScore:
+    random_state: Any = 0,
+) -> NoisyScore | list[NoisyScore]:
     """Expected F1 score, and its variance, under label flips.
 
     ``F1 = 2 TP / (n_P + S)``; given the number ``S = n`` of observed positives
     it is affine in TP, so the moments are exact sums over the law of (TP, FN)
     (user guide: :ref:`formula_binary_counts`, O(M log² M)). When
-    ``n_P + S = 0`` the F1 score is 0, as scikit-learn's default
-    ``zero_division="warn"`` returns (no warning is emitted here).
+    ``n_P + S = 0`` the F1 score is ``zero_division`` (0 for the default
+    "warn", without a warning).
     These are the moments of ``estimand="forward"``, which takes ``y_true`` as
     exact; ``estimand`` chooses the question (user guide: :ref:`estimands`).
 
@@ -337,10 +547,7 @@ def expected_f1_score(
 
     Returns
     -------
-    score : NoisyScore
-        ``nominal`` is :func:`sklearn.metrics.f1_score` on ``y_true``.
-        ``method`` is ``"exact"``, ``"delta"`` or ``"monte_carlo"`` (``average=
-        "macro"``/``"weighted"``).
+    {returns}
 
     See Also
     --------
@@ -371,6 +578,8 @@ def expected_f1_score(
         labels=labels,
         pos_label=pos_label,
         average=average,
+        sample_weight=sample_weight,
+        zero_division=zero_division,
         method=method,
         estimand=estimand,
         n_draws=n_draws,
@@ -386,20 +595,41 @@ def _ba_mcc_score(
     q: Any,
     transition_matrix: Any,
     labels: Any,
+    sample_weight: Any,
+    adjusted: bool,
     method: Any,
     estimand: Any,
     n_draws: int,
     random_state: Any,
 ) -> NoisyScore:
-    """Check the options; binary labels are exact, multiclass Monte Carlo."""
-    _check_option(method, _METHODS, name="method")
-    check_estimand(estimand, metric=metric, supported=_PUBLIC[metric].estimands)
+    """Check the options; binary labels are exact, multiclass see the module."""
+    _check_common(metric, method, estimand, n_draws)
+    if not isinstance(adjusted, (bool, np.bool_)):
+        raise ValueError(f"adjusted must be True or False; got {adjusted!r}.")
+    mc = {"n_draws": n_draws, "random_state": random_state}
     classes = _binary_present_labels(y_true, y_pred, labels)
+    noise = {"q": q, "transition_matrix": transition_matrix, "labels": labels}
+    kept = _without_zero_weights(y_true, y_pred, noise, sample_weight)
+    if kept is not None and classes is None:
+        y_true, y_pred, noise, weight = kept
+        score = _ba_mcc_score(
+            metric,
+            y_true,
+            y_pred,
+            **noise,
+            sample_weight=weight,
+            adjusted=adjusted,
+            method=method,
+            estimand=estimand,
+            **mc,
+        )
+        return _count_all_samples(score, len(sample_weight))
     if classes is None:
         if method == "delta":
             raise ValueError(
                 "method='delta' is available for binary labels only; multiclass "
-                f"{metric} is computed by Monte Carlo."
+                f"{metric} has an exact expectation where it is an average of "
+                "classes, and is Monte Carlo otherwise."
             )
         return _multiclass_score(
             metric,
@@ -408,24 +638,27 @@ def _ba_mcc_score(
             q=q,
             transition_matrix=transition_matrix,
             labels=labels,
-            average=None,
-            n_draws=n_draws,
-            random_state=random_state,
+            average="macro",
+            sample_weight=sample_weight,
+            adjusted=bool(adjusted),
             estimand=estimand,
+            **mc,
         )
     # Balanced accuracy and MCC are symmetric in the two classes: any of them
     # can play the positive one.
-    problem = _binary_problem(
+    return _binary_path(
+        metric,
         y_true,
         y_pred,
-        q=q,
-        transition_matrix=transition_matrix,
-        labels=labels,
+        noise={"q": q, "transition_matrix": transition_matrix, "labels": labels},
         pos_label=classes[-1],
+        sample_weight=sample_weight,
+        zero_division=0.0,
+        adjusted=bool(adjusted),
+        method=method,
+        estimand=estimand,
+        mc=mc,
     )
-    if estimand != "forward":
-        return _binary_estimand(metric, problem, estimand)
-    return _binary_score(metric, problem, method)
 
 
 _BA_MCC_PARAMETERS = (
@@ -434,7 +667,11 @@ _BA_MCC_PARAMETERS = (
     labels : array-like, default=None
         The classes, in the order of the rows of ``transition_matrix``; by
         default the sorted labels present in ``y_true`` and ``y_pred``. More
-        than two classes make the problem multiclass (Monte Carlo)."""
+        than two classes make the problem multiclass (see Notes).
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative sample weights, as in scikit-learn. With unequal weights
+        the counts are not integers: ``method="exact"`` is then Monte Carlo
+        and ``method="delta"`` the weighted delta method (binary only)."""
     + _METHOD_PARAMETER
     + ESTIMAND_PARAMETER
     + "\n"
@@ -453,10 +690,12 @@ def expected_balanced_accuracy_score(
     q: Any = None,
     transition_matrix: Any = None,
     labels: Any = None,
+    sample_weight: Any = None,
+    adjusted: bool = False,
     method: str = "exact",
     estimand: str = "forward",
     n_draws: int = 1000,
-    random_state: Any = None,
+    random_state: Any = 0,
 ) -> NoisyScore:
     """Expected balanced accuracy, and its variance, under label flips.
 
@@ -511,6 +750,8 @@ def expected_balanced_accuracy_score(
         q=q,
         transition_matrix=transition_matrix,
         labels=labels,
+        sample_weight=sample_weight,
+        adjusted=adjusted,
         method=method,
         estimand=estimand,
         n_draws=n_draws,
@@ -529,10 +770,11 @@ def expected_matthews_corrcoef(
     q: Any = None,
     transition_matrix: Any = None,
     labels: Any = None,
+    sample_weight: Any = None,
     method: str = "exact",
     estimand: str = "forward",
     n_draws: int = 1000,
-    random_state: Any = None,
+    random_state: Any = 0,
 ) -> NoisyScore:
     """Expected Matthews correlation coefficient, and its variance, under flips.
 
@@ -586,6 +828,8 @@ def expected_matthews_corrcoef(
         q=q,
         transition_matrix=transition_matrix,
         labels=labels,
+        sample_weight=sample_weight,
+        adjusted=False,
         method=method,
         estimand=estimand,
         n_draws=n_draws,
