@@ -104,7 +104,19 @@ def _distinct_values(y: np.ndarray, skip: np.ndarray) -> np.ndarray:
 
 
 def _label_kind(y: np.ndarray) -> str:
-    return "number" if y.dtype.kind in "biuf" else y.dtype.kind
+    """ "number" or "str" (object arrays by their first value, as pandas gives)."""
+    kind = y.dtype.kind
+    if kind in "biuf":
+        return "number"
+    if kind in "US":
+        return "str"
+    if kind == "O" and y.size:
+        first = y[0]
+        if isinstance(first, str):
+            return "str"
+        if isinstance(first, numbers.Number):
+            return "number"
+    return kind
 
 
 def _present_labels(
@@ -123,9 +135,14 @@ def _present_labels(
         raise TypeError(
             f"y_true and y_pred mix label types ({y_true.dtype} and {y_pred.dtype})."
         )
-    others = np.union1d(
-        _distinct_values(y_true, true_pos), _distinct_values(y_pred, pred_pos)
-    ).tolist()
+    try:
+        others = np.union1d(
+            _distinct_values(y_true, true_pos), _distinct_values(y_pred, pred_pos)
+        ).tolist()
+    except TypeError as exc:  # e.g. an object array mixing numbers and str
+        raise TypeError(
+            f"y_true and y_pred mix label types ({y_true.dtype} and {y_pred.dtype})."
+        ) from exc
     if true_pos.any() or pred_pos.any():
         return sorted([*others, pos_label])
     return others
