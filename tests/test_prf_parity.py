@@ -146,8 +146,8 @@ def test_prf_zero_noise_equals_scikit_learn(kind, data):
     full = kind in ("ndarray", "numpy_str")
     zero_divisions = ZERO_DIVISION if full else [np.nan]
     weights = [None, "w"] if full or kind == "list" else [None]
-    grid = itertools.product(PRF.items(), averages, zero_divisions, weights)
-    for (name, (ours, theirs)), average, zero_division, weight in grid:
+    grid = itertools.product(PRF.values(), averages, zero_divisions, weights)
+    for (ours, theirs), average, zero_division, weight in grid:
         options = {"average": average, "zero_division": zero_division}
         if weight is not None:
             options["sample_weight"] = WEIGHTS[data]
