@@ -27,6 +27,9 @@ from ._binary_counts import CountLaws, _delta_moments, exact_moments, metric_val
 from ._count_estimands import count_estimand_score
 from ._poisson_binomial import poisson_binomial_groups, poisson_binomial_stream
 
+#: Samples per piece of the streamed Poisson-binomial laws (2 MB of floats).
+_STREAM = 1 << 18
+
 #: The ways to compute the moments of a binary metric.
 _METHODS = ("exact", "delta")
 
@@ -296,14 +299,17 @@ class _BinaryProblem:
             mean_tp = shared[0] * pp + shared[1] * np_
         else:
             mean_tp = 0.0
-            for rows in chunks(self.n_samples):
-                mean_tp += float(self.pi(rows)[self.pred_pos[rows]].sum())
-            tp = poisson_binomial_stream(
-                self.pi(r)[self.pred_pos[r]] for r in chunks(self.n_samples)
-            )
-            fn = poisson_binomial_stream(
-                self.pi(r)[~self.pred_pos[r]] for r in chunks(self.n_samples)
-            )
+
+            def pieces() -> Any:
+                nonlocal mean_tp
+                for start in range(0, self.n_samples, _STREAM):
+                    rows = slice(start, start + _STREAM)
+                    pi, pred = self.pi(rows), self.pred_pos[rows]
+                    pi_pos = pi[pred]
+                    mean_tp += float(pi_pos.sum())
+                    yield pi_pos, pi[~pred]
+
+            tp, fn = poisson_binomial_stream(pieces())
         return CountLaws(tp, fn, mean_tp, self.n_pred_pos, self.n_samples)
 
     def sums(self) -> tuple[float, float, float, float, float, float]:

@@ -44,6 +44,7 @@ from ._confusion_draws import (
 )
 from ._count_estimands import count_estimand_score
 from ._poisson_binomial import poisson_binomial_groups, poisson_binomial_stream
+from ._sklearn_arithmetic import sklearn_from_confusion
 
 #: Events less likely than this are ignored: the metrics are bounded by 1 in
 #: absolute value, so the expectation moves by less than its round-off.
@@ -78,23 +79,20 @@ def is_identity(noise: FlipNoise) -> bool:
 
 
 class _Problem:
-    """Encoded multiclass labels, the flip model and the sample weights."""
+    """Encoded multiclass labels, the flip model, the weights, the counts.
 
-    def __init__(self, encoded: EncodedLabels, noise: FlipNoise, weight: Any):
+    ``cells[k, j]`` counts the samples of class ``k`` predicted ``j``.
+    """
+
+    def __init__(
+        self, encoded: EncodedLabels, noise: FlipNoise, weight: Any, cells: Any
+    ):
         self.encoded = encoded
         self.noise = noise
         self.weight = weight
+        self.cells = cells
         self.n_samples = encoded.n_samples
         self.n_classes = encoded.n_classes
-        self._cells: np.ndarray | None = None
-
-    @property
-    def cells(self) -> np.ndarray:
-        if self._cells is None:
-            self._cells = confusion_counts(
-                self.encoded.indices, self.n_samples, self.n_classes
-            )
-        return self._cells
 
     def class_laws(self, k: int) -> CountLaws:
         """The laws of ``TP_k`` and ``FN_k`` of class ``k`` against the rest."""
@@ -108,16 +106,19 @@ class _Problem:
             mean_tp = float(column @ cells[:, k])
             return CountLaws(tp, fn, mean_tp, n_pred, self.n_samples)
 
-        def pieces(rows: slice, predicted: bool) -> np.ndarray:
-            true, pred = self.encoded.indices(rows)
-            pi = self.noise.probability(true, np.full(true.shape, k), rows)
-            return pi[(pred == k) == predicted]
+        mean_tp = 0.0
 
-        n = self.n_samples
-        mean_tp = sum(float(pieces(r, True).sum()) for r in chunks(n))
-        tp = poisson_binomial_stream(pieces(r, True) for r in chunks(n))
-        fn = poisson_binomial_stream(pieces(r, False) for r in chunks(n))
-        return CountLaws(tp, fn, mean_tp, n_pred, n)
+        def pieces() -> Any:
+            nonlocal mean_tp
+            for rows in chunks(self.n_samples):
+                true, pred = self.encoded.indices(rows)
+                pi = self.noise.probability(true, np.full(true.shape, k), rows)
+                predicted = pred == k
+                mean_tp += float(pi[predicted].sum())
+                yield pi[predicted], pi[~predicted]
+
+        tp, fn = poisson_binomial_stream(pieces())
+        return CountLaws(tp, fn, mean_tp, n_pred, self.n_samples)
 
     def correct_probability_sums(self) -> tuple[float, float, float]:
         """``(Σ w p, Σ w² p (1 - p), Σ w)``, ``p_i = P(observed = ŷ_i)``."""
@@ -319,9 +320,20 @@ def _multiclass_score(
         zero_division=zero_division,
         adjusted=adjusted,
     )
-    nominal = sklearn_value(
-        metric, y_true, y_pred, sample_weight=sample_weight, **sk_options
-    )
+    cells = confusion_counts(encoded.indices, m, k)
+    if sample_weight is None:
+        nominal = sklearn_from_confusion(
+            metric,
+            cells,
+            encoded.classes,
+            average=average,
+            zero_division=zero_value,
+            adjusted=adjusted,
+        )
+    else:  # weighted sums: scikit-learn's own order of summation
+        nominal = sklearn_value(
+            metric, y_true, y_pred, sample_weight=sample_weight, **sk_options
+        )
     if average is None and metric in ("precision", "recall", "f1"):
         nominal = list(np.asarray(nominal, dtype=np.float64))
     else:
@@ -342,7 +354,7 @@ def _multiclass_score(
         return _multiclass_estimand(
             metric, encoded, noise, weight, options, nominal, estimand
         )
-    problem = _Problem(encoded, noise, weight)
+    problem = _Problem(encoded, noise, weight, cells)
     mc = {"n_draws": n_draws, "random_state": random_state}
     return _forward(metric, problem, options, nominal, mc)
 

@@ -254,28 +254,52 @@ def _trim_window(
     return offset + start, pmf[start : stop + 1]
 
 
-def poisson_binomial_stream(chunks: Iterable[np.ndarray]) -> tuple[int, np.ndarray]:
-    """Window ``(offset, pmf)`` of the trials of all ``chunks`` together.
+class _RunningProduct:
+    """The law of the trials seen so far, trimmed to its Bernstein window."""
 
-    Each chunk's law is computed on its own (:func:`poisson_binomial_window`)
-    and multiplied into a running product, trimmed to its Bernstein window
-    after every step: the memory is that of one chunk and two windows,
-    whatever the number of trials.
-    """
-    offset, pmf = 0, np.ones(1)
-    mean = variance = 0.0
-    count = 0
-    for p in chunks:
-        p = np.asarray(p, dtype=np.float64)
+    def __init__(self) -> None:
+        self.offset, self.pmf = 0, np.ones(1)
+        self.mean = self.variance = 0.0
+        self.count = 0
+
+    def add(self, p: np.ndarray) -> None:
         if p.size == 0:
-            continue
+            return
         chunk_offset, chunk_pmf = poisson_binomial_window(p)
-        mean += float(p.sum())
-        variance += float(np.dot(p, 1.0 - p))
-        count += p.size
-        offset, pmf = offset + chunk_offset, _convolve(pmf, chunk_pmf)
-        offset, pmf = _trim_window(offset, pmf, mean, variance, count)
-    return offset, pmf / pmf.sum()
+        self.mean += float(p.sum())
+        self.variance += float(np.dot(p, 1.0 - p))
+        self.count += p.size
+        self.offset, self.pmf = _trim_window(
+            self.offset + chunk_offset,
+            _convolve(self.pmf, chunk_pmf),
+            self.mean,
+            self.variance,
+            self.count,
+        )
+
+    def window(self) -> tuple[int, np.ndarray]:
+        return self.offset, self.pmf / self.pmf.sum()
+
+
+def poisson_binomial_stream(
+    chunks: Iterable[tuple[np.ndarray, ...]],
+) -> list[tuple[int, np.ndarray]]:
+    """Windows ``(offset, pmf)`` of several counts whose trials come in chunks.
+
+    Each item of ``chunks`` holds one array of success probabilities per
+    count (the same number every time). Each chunk's law is computed on its
+    own (:func:`poisson_binomial_window`) and multiplied into the count's
+    running product, trimmed to its Bernstein window after every step: the
+    memory is that of one chunk and the windows, whatever the number of
+    trials.
+    """
+    products: list[_RunningProduct] = []
+    for arrays in chunks:
+        while len(products) < len(arrays):
+            products.append(_RunningProduct())
+        for product, p in zip(products, arrays, strict=True):
+            product.add(np.asarray(p, dtype=np.float64))
+    return [product.window() for product in products]
 
 
 def poisson_binomial_window(p: np.ndarray) -> tuple[int, np.ndarray]:
