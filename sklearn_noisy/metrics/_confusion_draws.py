@@ -67,6 +67,8 @@ def draw_confusions(
                 cells[true, pred], matrix[true], size=n_draws
             )
         return out
+    if noise.matrix is None:
+        return _draw_flips(indices, n_samples, noise, weight, n_draws, rng)
     out = np.zeros(n_draws * k * k)
     classes = np.arange(k)
     for rows in chunks(n_samples):
@@ -83,6 +85,51 @@ def draw_confusions(
             out += np.bincount(
                 flat.ravel(),
                 weights=np.broadcast_to(w, observed.shape).ravel(),
+                minlength=out.size,
+            )
+    return out.reshape(n_draws, k, k)
+
+
+def _draw_flips(
+    indices: IndexFn,
+    n_samples: int,
+    noise: FlipNoise,
+    weight: np.ndarray | None,
+    n_draws: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Per-sample flips: only the flipped samples are moved in each draw.
+
+    One uniform ``u`` per sample and draw: the label flips when ``u < q_i``,
+    and then ``u/q_i``, uniform on (0, 1), picks one of the ``K - 1`` other
+    classes. The matrix of a draw is the confusion matrix of ``y_true``
+    minus the flipped samples' cells plus their new ones.
+    """
+    k = noise.n_classes
+    out = np.zeros((n_draws, k * k))
+    for rows in chunks(n_samples):
+        true, pred = indices(rows)
+        true = true.astype(np.intp)
+        size = true.shape[0]
+        w = np.ones(size) if weight is None else weight[rows]
+        out += np.bincount(true * k + pred, weights=w, minlength=k * k)
+        q = np.broadcast_to(np.asarray(noise.q, dtype=np.float64)[()], (n_samples,))
+        q = q[rows]
+        batch = max(1, _BLOCK // max(size, 1))
+        for start in range(0, n_draws, batch):
+            stop = min(start + batch, n_draws)
+            u = rng.random((stop - start, size))
+            draw, sample = np.nonzero(u < q)
+            shift = (u[draw, sample] / q[sample] * (k - 1)).astype(np.intp)
+            new = (true[sample] + 1 + np.minimum(shift, k - 2)) % k
+            column = pred[sample]
+            base = (draw + start) * (k * k)
+            moved = w[sample]
+            out.ravel()[:] += np.bincount(
+                np.concatenate(
+                    [base + true[sample] * k + column, base + new * k + column]
+                ),
+                weights=np.concatenate([-moved, moved]),
                 minlength=out.size,
             )
     return out.reshape(n_draws, k, k)
