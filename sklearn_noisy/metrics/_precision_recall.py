@@ -41,10 +41,12 @@ _PRF_PARAMETERS = (
         The classes, in the order of the rows of ``transition_matrix`` and of
         the per-class results of ``average=None``; by default the sorted
         labels present in ``y_true`` and ``y_pred``. It must hold every
-        label present (it is the set of classes a label can flip to).
+        label present (it is the set of classes a label can flip to). For
+        multilabel targets: the columns to use, as in scikit-learn.
     pos_label : int, float, bool or str, default=1
         The positive class for ``average="binary"``, as in scikit-learn.
-    average : {"binary", "micro", "macro", "weighted"} or None, default="binary"
+    average : {"binary", "micro", "macro", "weighted", "samples"} or None, \
+default="binary"
         As in scikit-learn. ``"binary"``: exact (``method="exact"``).
         ``"micro"``: equal to the accuracy, exact (user guide:
         :ref:`formula_accuracy`). ``None``: one :class:`NoisyScore` per class,
@@ -54,8 +56,12 @@ _PRF_PARAMETERS = (
         Monte Carlo over ``n_draws`` redrawn confusion matrices
         (``method="monte_carlo"``). The classes averaged are ``labels``
         (all of them) in every draw, as scikit-learn with ``labels=``.
-        ``"samples"`` needs multilabel targets, which these functions do not
-        take (a ``ValueError`` says so).
+        ``"samples"`` (multilabel targets only, as in scikit-learn): exact.
+        Multilabel indicator targets, shape ``(n_samples, n_labels)``, flip
+        entry by entry (``q`` a scalar, one per sample or one per entry; or
+        a 2 × 2 ``transition_matrix``); ``None``, ``"micro"``, ``"macro"``
+        and ``"samples"`` are exact, ``"weighted"`` Monte Carlo (user guide:
+        :ref:`formula_multiclass`).
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative sample weights, as in scikit-learn. With unequal weights
         the counts are not integers: precision, and the micro averages

@@ -35,6 +35,7 @@ from ._multiclass_average import (
     is_identity,
     sklearn_value,
 )
+from ._prf_multilabel import is_multilabel, multilabel_score
 
 #: The estimands of the five metrics.
 _ESTIMANDS = ("forward", "truth", "remeasurement")
@@ -197,6 +198,26 @@ def _prf_score(
         _check_option(average, _AVERAGES[:-1], name="average")
     _check_common(metric, method, estimand, n_draws)
     zero = check_zero_division(zero_division)
+    if is_multilabel(y_true, y_pred):
+        if method == "delta":
+            raise ValueError(
+                "method='delta' is not available for multilabel targets, whose "
+                "results are exact (or Monte Carlo, see the result's method)."
+            )
+        return multilabel_score(
+            metric,
+            y_true,
+            y_pred,
+            q=q,
+            transition_matrix=transition_matrix,
+            labels=labels,
+            average=average,
+            sample_weight=sample_weight,
+            zero_division=zero_division,
+            zero_value=zero,
+            estimand=estimand,
+            mc={"n_draws": n_draws, "random_state": random_state},
+        )
     if average == "samples":
         raise ValueError(
             "average='samples' is meaningful only for multilabel targets (one "
