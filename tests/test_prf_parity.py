@@ -59,6 +59,8 @@ def _container(kind, values):
         return out
     if kind == "non_contiguous":
         return np.repeat(values, 2)[::2]
+    if kind == "column":
+        return values.reshape(-1, 1)
     if kind == "series_int":
         return pd.Series(values)
     if kind == "series_bool":
@@ -86,6 +88,7 @@ CONTAINERS = [
     "float64",
     "read_only",
     "non_contiguous",
+    "column",
     "series_int",
     "series_bool",
     "numpy_str",
