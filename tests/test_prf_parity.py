@@ -187,6 +187,23 @@ def test_ba_mcc_zero_noise_equals_scikit_learn(kind, data):
         )
 
 
+@pytest.mark.parametrize("average", ["micro", "macro", "weighted"])
+@pytest.mark.parametrize("labels", [[2, 0], [3, 1, 5], [1]])
+def test_labels_subset_equals_scikit_learn(labels, average):
+    for ours, theirs in PRF.values():
+        options = {"labels": labels, "average": average}
+        expected = _sklearn(theirs, MULTI_TRUE, MULTI_PRED, **options)
+        _same(ours(MULTI_TRUE, MULTI_PRED, q=0.0, **options), expected)
+        weight = WEIGHTS["multi"]
+        expected = _sklearn(
+            theirs, MULTI_TRUE, MULTI_PRED, sample_weight=weight, **options
+        )
+        _same(
+            ours(MULTI_TRUE, MULTI_PRED, q=0.0, sample_weight=weight, **options),
+            expected,
+        )
+
+
 def test_labels_order_and_per_class_lists():
     labels = [2, 0, 3, 1]
     for name, (ours, theirs) in PRF.items():

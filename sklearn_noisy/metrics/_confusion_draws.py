@@ -195,10 +195,13 @@ def confusion_scores(
     zero_division: float = 0.0,
     adjusted: bool = False,
     pos_index: int | None = None,
+    label_index: np.ndarray | None = None,
 ) -> np.ndarray:
     """scikit-learn's ``metric`` on each matrix of ``confusion`` (``(D, K, K)``).
 
     Returns shape ``(D,)``, or ``(D, K)`` for ``average=None``.
+    ``label_index`` restricts precision, recall and F1 to some classes
+    (scikit-learn's ``labels`` as a subset).
     """
     tp = np.diagonal(confusion, axis1=-2, axis2=-1)
     true_sum = confusion.sum(-1)
@@ -207,6 +210,9 @@ def confusion_scores(
     if metric == "matthews_corrcoef":
         return _matthews(confusion, tp)
     pred_sum = confusion.sum(-2)
+    if label_index is not None:
+        tp, true_sum = tp[..., label_index], true_sum[..., label_index]
+        pred_sum = pred_sum[..., label_index]
     if average == "binary":
         tp, true_sum, pred_sum = (
             tp[:, pos_index],

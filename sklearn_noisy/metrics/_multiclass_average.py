@@ -142,6 +142,36 @@ class _Problem:
         )
 
 
+def _class_set(
+    metric: str, y_true: Any, y_pred: Any, labels: Any, transition_matrix: Any
+) -> tuple[Any, np.ndarray | None]:
+    """The classes a label can flip to, and the positions of ``labels`` in them.
+
+    scikit-learn's ``labels`` may leave out classes present in the data
+    (precision, recall and F1 then average over ``labels`` only). The flips
+    still go to every class: the classes are ``labels`` followed by the
+    others present. ``label_index`` is None when ``labels`` holds them all
+    (or with a transition matrix, whose rows ``labels`` must name).
+    """
+    if labels is None or transition_matrix is not None:
+        return labels, None
+    if metric not in ("precision", "recall", "f1"):
+        return labels, None
+    given = np.asarray(labels)
+    if given.ndim != 1 or given.size == 0:
+        return labels, None  # the usual check names the problem
+    present = encode_labels(y_true, y_pred, None).classes
+    try:
+        missing = present[~np.isin(present, given)]
+    except TypeError:
+        return labels, None
+    if missing.size == 0:
+        return labels, None
+    return np.concatenate([given.astype(object), missing.astype(object)]), np.arange(
+        given.size
+    )
+
+
 def _sklearn_options(
     metric: str, *, labels: Any, average: Any, zero_division: Any, adjusted: bool
 ) -> dict:
@@ -210,7 +240,8 @@ def _class_average(
     """Unweighted counts: exact per-class laws, exact expectations."""
     average, zero = options["average"], options["zero_division"]
     m, k = problem.n_samples, problem.n_classes
-    laws = [problem.class_laws(j) for j in range(k)]
+    index = np.arange(k) if options["label_index"] is None else options["label_index"]
+    laws = [problem.class_laws(j) for j in index]
     if metric == "balanced_accuracy":
         absent = np.array([law.probability_observed(0) for law in laws])
         if np.any((absent > NEGLIGIBLE) & (absent < 1.0 - NEGLIGIBLE)):
@@ -233,7 +264,9 @@ def _class_average(
         random_weight = (
             weighted
             and metric == "precision"
-            and np.any((undefined > NEGLIGIBLE) & (problem.cells.sum(axis=1) > 0))
+            and np.any(
+                (undefined > NEGLIGIBLE) & (problem.cells.sum(axis=1)[index] > 0)
+            )
         )
         if partial.any() or random_weight:
             return _monte_carlo(metric, problem, options, nominal, mc)
@@ -265,6 +298,9 @@ def _forward(
 ) -> NoisyScore | list[NoisyScore]:
     """The forward moments of a multiclass metric, exact where possible."""
     average, m = options["average"], problem.n_samples
+    subset = options["label_index"] is not None
+    if subset and average in ("micro", "weighted"):  # sums over some classes
+        return _monte_carlo(metric, problem, options, nominal, mc)
     if average == "micro" or (metric == "recall" and average == "weighted"):
         # Micro averages and the weighted recall are the accuracy: linear.
         mean, square, total = problem.correct_probability_sums()
@@ -275,6 +311,9 @@ def _forward(
         return _class_average(metric, problem, options, nominal, mc)
     if metric == "precision" and average in ("macro", None):
         expected_k, variance_k = _weighted_precision(problem, options["zero_division"])
+        if subset:
+            expected_k = [expected_k[j] for j in options["label_index"]]
+            variance_k = [variance_k[j] for j in options["label_index"]]
         if average is None:
             return _per_class(metric, expected_k, variance_k, nominal, m, "exact")
         e, v = np.array(expected_k), np.array(variance_k)
@@ -309,7 +348,8 @@ def _multiclass_score(
     ``average`` is ignored by balanced accuracy and MCC. ``zero_division``
     is scikit-learn's option as given, ``zero_value`` its number.
     """
-    encoded = encode_labels(y_true, y_pred, labels)
+    classes, label_index = _class_set(metric, y_true, y_pred, labels, transition_matrix)
+    encoded = encode_labels(y_true, y_pred, classes)
     m, k = encoded.n_samples, encoded.n_classes
     noise = FlipNoise.from_params(q, transition_matrix, n_samples=m, n_classes=k)
     weight = check_sample_weight(sample_weight, m)
@@ -329,6 +369,7 @@ def _multiclass_score(
             average=average,
             zero_division=zero_value,
             adjusted=adjusted,
+            label_index=label_index,
         )
     else:  # weighted sums: scikit-learn's own order of summation
         nominal = sklearn_value(
@@ -340,7 +381,8 @@ def _multiclass_score(
         nominal = float(nominal)
     if is_identity(noise) and estimand == "forward":
         if isinstance(nominal, list):
-            return _per_class(metric, nominal, [0.0] * k, nominal, m, "exact")
+            zeros = [0.0] * len(nominal)
+            return _per_class(metric, nominal, zeros, nominal, m, "exact")
         return NoisyScore(metric, nominal, 0.0, nominal, m, "exact")
     noise.require_two_classes(encoded.classes)
     if weight is not None and weight.min() == weight.max():
@@ -349,8 +391,15 @@ def _multiclass_score(
         "average": average,
         "zero_division": zero_value,
         "adjusted": adjusted,
+        "label_index": label_index,
     }
     if estimand != "forward":
+        if label_index is not None:
+            raise ValueError(
+                f"labels leaving out classes present in the data is available "
+                f"for estimand='forward' only; with estimand={estimand!r} pass "
+                "every class."
+            )
         return _multiclass_estimand(
             metric, encoded, noise, weight, options, nominal, estimand
         )

@@ -40,9 +40,14 @@ _PRF_PARAMETERS = (
     labels : array-like, default=None
         The classes, in the order of the rows of ``transition_matrix`` and of
         the per-class results of ``average=None``; by default the sorted
-        labels present in ``y_true`` and ``y_pred``. It must hold every
-        label present (it is the set of classes a label can flip to). For
-        multilabel targets: the columns to use, as in scikit-learn.
+        labels present in ``y_true`` and ``y_pred``. As in scikit-learn it
+        may leave out classes present (they are then not averaged, but a
+        flip with ``q`` still goes to them: the classes are ``labels``
+        followed by the others present; the micro and weighted averages over
+        such a subset are Monte Carlo) or name absent ones (a flip with
+        ``q`` can reach them). With a ``transition_matrix`` it names every
+        class, in the matrix's order. For multilabel targets: the columns to
+        use, as in scikit-learn.
     pos_label : int, float, bool or str, default=1
         The positive class for ``average="binary"``, as in scikit-learn.
     average : {"binary", "micro", "macro", "weighted", "samples"} or None, \

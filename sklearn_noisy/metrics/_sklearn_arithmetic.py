@@ -44,10 +44,14 @@ def _nanaverage(values: np.ndarray, weights: np.ndarray | None) -> float:
         return float(np.average(values))
 
 
-def _prf(metric: str, confusion: np.ndarray, average: Any, zero: float) -> Any:
+def _prf(
+    metric: str, confusion: np.ndarray, average: Any, zero: float, index: Any
+) -> Any:
     tp_sum = np.diagonal(confusion).copy()
     pred_sum = confusion.sum(axis=0)
     true_sum = confusion.sum(axis=1)
+    if index is not None:  # scikit-learn's labels as a subset of the classes
+        tp_sum, pred_sum, true_sum = tp_sum[index], pred_sum[index], true_sum[index]
     if average == "micro":
         tp_sum = np.reshape(np.sum(tp_sum), (1,))
         pred_sum = np.reshape(np.sum(pred_sum), (1,))
@@ -72,6 +76,7 @@ def sklearn_from_confusion(
     average: Any = None,
     zero_division: float = 0.0,
     adjusted: bool = False,
+    label_index: Any = None,
 ) -> Any:
     """scikit-learn's ``metric`` of the labels whose confusion matrix is given.
 
@@ -79,9 +84,10 @@ def sklearn_from_confusion(
     ``classes[j]`` (integers, rows the true class). Precision, recall and F1
     follow ``classes`` (scikit-learn's ``labels``); balanced accuracy and MCC
     use the sorted classes present, as scikit-learn's ``confusion_matrix``.
+    ``label_index`` selects the classes of precision, recall and F1.
     """
     if metric in ("precision", "recall", "f1"):
-        return _prf(metric, confusion, average, zero_division)
+        return _prf(metric, confusion, average, zero_division, label_index)
     order = np.argsort(classes, kind="stable")
     confusion = confusion[np.ix_(order, order)]
     present = (confusion.sum(axis=0) + confusion.sum(axis=1)) > 0
