@@ -198,33 +198,24 @@ def _prf_score(
         _check_option(average, _AVERAGES[:-1], name="average")
     _check_common(metric, method, estimand, n_draws)
     zero = check_zero_division(zero_division)
+    noise = {"q": q, "transition_matrix": transition_matrix, "labels": labels}
+    mc = {"n_draws": n_draws, "random_state": random_state}
     if is_multilabel(y_true, y_pred):
         if method == "delta":
             raise ValueError(
                 "method='delta' is not available for multilabel targets, whose "
                 "results are exact (or Monte Carlo, see the result's method)."
             )
+        options = {"average": average, "sample_weight": sample_weight}
+        options.update(zero_division=zero_division, zero_value=zero)
         return multilabel_score(
-            metric,
-            y_true,
-            y_pred,
-            q=q,
-            transition_matrix=transition_matrix,
-            labels=labels,
-            average=average,
-            sample_weight=sample_weight,
-            zero_division=zero_division,
-            zero_value=zero,
-            estimand=estimand,
-            mc={"n_draws": n_draws, "random_state": random_state},
+            metric, y_true, y_pred, **noise, **options, estimand=estimand, mc=mc
         )
     if average == "samples":
         raise ValueError(
             "average='samples' is meaningful only for multilabel targets (one "
             "column per label), as in scikit-learn; these labels are one column."
         )
-    noise = {"q": q, "transition_matrix": transition_matrix, "labels": labels}
-    mc = {"n_draws": n_draws, "random_state": random_state}
     kept = _without_zero_weights(y_true, y_pred, noise, sample_weight)
     if kept is not None and average != "binary":
         y_true, y_pred, noise, weight = kept
