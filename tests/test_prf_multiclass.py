@@ -286,3 +286,33 @@ def test_labels_subset_by_enumeration(name, average):
     exact_variance = average == "macro" and name == "precision"
     assert score.method == ("exact" if exact_variance else "monte_carlo")
     check_against(score, law, exact_mean=exact_mean, exact_variance=exact_variance)
+
+
+def test_streamed_and_grouped_poisson_binomial_windows():
+    from sklearn_noisy.metrics._poisson_binomial import (
+        poisson_binomial_groups,
+        poisson_binomial_pmf,
+        poisson_binomial_stream,
+    )
+
+    def full(window, n):
+        offset, pmf = window
+        out = np.zeros(n + 1)
+        out[offset : offset + pmf.size] = pmf
+        return out
+
+    rng = np.random.default_rng(11)
+    p = rng.uniform(0.0, 1.0, 3000)
+    p[:50] = 1.0
+    p[50:80] = 0.0
+    reference = poisson_binomial_pmf(p)
+    pieces = [(p[a : a + 700],) for a in range(0, p.size, 700)]
+    (streamed,) = poisson_binomial_stream(pieces)
+    np.testing.assert_allclose(full(streamed, p.size), reference, atol=1e-15)
+    values, counts = np.array([0.0, 0.2, 0.7, 1.0]), np.array([3, 400, 250, 5])
+    grouped = poisson_binomial_groups(values, counts)
+    np.testing.assert_allclose(
+        full(grouped, counts.sum()),
+        poisson_binomial_pmf(np.repeat(values, counts)),
+        atol=1e-15,
+    )
