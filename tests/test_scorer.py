@@ -630,8 +630,12 @@ def test_metadata_routing_requests():
     }
     requests = make_noisy_scorer("accuracy", q="q").get_metadata_routing()
     assert requests.score.requests == {"sample_weight": None}
-    assert make_noisy_scorer("f1").get_metadata_routing().score.requests == {"q": True}
-    assert make_noisy_scorer("f1", q="q").get_metadata_routing().score.requests == {}
+    assert make_noisy_scorer("f1").get_metadata_routing().score.requests == {
+        "q": True,
+        "sample_weight": None,
+    }
+    requests = make_noisy_scorer("f1", q="q").get_metadata_routing().score.requests
+    assert requests == {"sample_weight": None}
 
 
 # ------------------------------------------------------------- repr and pickle
@@ -883,10 +887,12 @@ def test_call_errors():
         make_noisy_scorer("log_loss", q=0.1)(model, X_REG, Y_REG)
 
 
-def test_set_score_request_sample_weight_unsupported():
+def test_set_score_request_sample_weight_f1():
+    # F1 takes sample_weight since issue 15 (it raised "does not accept" before).
     with sklearn.config_context(enable_metadata_routing=True):
-        with pytest.raises(TypeError, match="does not accept sample_weight"):
-            make_noisy_scorer("f1").set_score_request(sample_weight=True)
+        scorer = make_noisy_scorer("f1").set_score_request(sample_weight=True)
+        requests = scorer.get_metadata_routing().score.requests
+        assert requests["sample_weight"] is True
 
 
 def test_transition_matrix_is_copied():

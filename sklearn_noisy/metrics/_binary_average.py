@@ -12,17 +12,24 @@ go through the exact count algorithm or the delta method (user guide:
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .._noisy_score import NoisyScore
+from ..utils._arrays import check_sample_weight, chunks
 from ..utils._labels import as_label_array
 from ..utils._noise import FlipNoise
-from ._binary_counts import _delta_moments, _exact_moments, _metric_from_counts
+from ._binary_counts import CountLaws, _delta_moments, exact_moments, metric_value
 from ._count_distributions import count_metric_distribution
 from ._count_estimands import count_estimand_score
+from ._poisson_binomial import poisson_binomial_groups, poisson_binomial_stream
+
+#: Samples per piece of the streamed Poisson-binomial laws (2 MB of floats).
+_STREAM = 1 << 18
 
 #: The ways to compute the moments of a binary metric.
 _METHODS = ("exact", "delta")
@@ -32,8 +39,7 @@ _NOISE_PARAMETERS = """\
     y_true : array-like of shape (n_samples,)
         The reference labels, taken as exact, around which the labels flip
         (``estimand="forward"``), or the observed noisy labels (``"truth"``,
-        ``"remeasurement"``). Any label values; ``pos_label`` selects the
-        positive one.
+        ``"remeasurement"``). Any label values.
     y_pred : array-like of shape (n_samples,)
         Predicted labels, held fixed.
     q : float or array-like of shape (n_samples,), default=None
@@ -78,21 +84,43 @@ def _label_arrays(y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _distinct_values(y: np.ndarray, skip: np.ndarray) -> np.ndarray:
-    """The distinct values of ``y[~skip]`` (at most two of them when numeric)."""
-    rest = y[~skip]
-    if rest.size == 0:
-        return rest
-    if y.dtype.kind in "biuf":  # O(M) instead of a sort: min and max suffice
-        low, high = rest.min(), rest.max()
-        if low == high:
-            return np.array([low])
-        middle = rest[(rest != low) & (rest != high)]
-        return np.array([low, high] if middle.size == 0 else [low, middle[0], high])
-    return np.unique(rest)
+    """The distinct values of ``y[~skip]`` (at most three of them when numeric).
+
+    Numeric labels are scanned chunk by chunk (minimum, maximum and one value
+    in between suffice to tell binary from multiclass), so that no copy of
+    the labels is made.
+    """
+    if y.dtype.kind not in "biuf":
+        return np.unique(y[~skip])
+    found: list = []
+    for rows in chunks(y.shape[0]):
+        rest = y[rows][~skip[rows]]
+        if rest.size == 0:
+            continue
+        values = [rest.min(), rest.max(), *found]
+        low, high = min(values), max(values)
+        middle = [v for v in found if low < v < high]
+        if not middle:
+            inside = rest[(rest != low) & (rest != high)]
+            middle = [inside[0]] if inside.size else []
+        found = sorted({low, high, *middle[:1]})
+    return np.array(found, dtype=y.dtype)
 
 
 def _label_kind(y: np.ndarray) -> str:
-    return "number" if y.dtype.kind in "biuf" else y.dtype.kind
+    """ "number" or "str" (object arrays by their first value, as pandas gives)."""
+    kind = y.dtype.kind
+    if kind in "biuf":
+        return "number"
+    if kind in "US":
+        return "str"
+    if kind == "O" and y.size:
+        first = y[0]
+        if isinstance(first, str):
+            return "str"
+        if isinstance(first, numbers.Number):
+            return "number"
+    return kind
 
 
 def _present_labels(
@@ -111,9 +139,14 @@ def _present_labels(
         raise TypeError(
             f"y_true and y_pred mix label types ({y_true.dtype} and {y_pred.dtype})."
         )
-    others = np.union1d(
-        _distinct_values(y_true, true_pos), _distinct_values(y_pred, pred_pos)
-    ).tolist()
+    try:
+        others = np.union1d(
+            _distinct_values(y_true, true_pos), _distinct_values(y_pred, pred_pos)
+        ).tolist()
+    except TypeError as exc:  # e.g. an object array mixing numbers and str
+        raise TypeError(
+            f"y_true and y_pred mix label types ({y_true.dtype} and {y_pred.dtype})."
+        ) from exc
     if true_pos.any() or pred_pos.any():
         return sorted([*others, pos_label])
     return others
@@ -181,6 +214,27 @@ def _binary_classes(
 # --------------------------------------------------------------------------
 
 
+def check_zero_division(zero_division: Any) -> float:
+    """scikit-learn's ``zero_division`` as a number: "warn" is 0 (no warning)."""
+    if isinstance(zero_division, str):
+        if zero_division == "warn":
+            return 0.0
+    elif isinstance(zero_division, numbers.Real) and (
+        zero_division in (0, 1) or math.isnan(zero_division)
+    ):
+        return float(zero_division)
+    raise ValueError(
+        "zero_division must be 'warn', 0.0, 1.0 or np.nan, as in scikit-learn; "
+        f"got {zero_division!r}."
+    )
+
+
+def is_certain(noise: FlipNoise) -> bool:
+    """Whether no label can flip: every flip probability is 0 or 1."""
+    values = noise.matrix if noise.matrix is not None else np.asarray(noise.q)
+    return bool(np.all((values == 0.0) | (values == 1.0)))
+
+
 @dataclass(frozen=True, eq=False)
 class _BinaryProblem:
     """A validated binary problem and the law of its observed labels.
@@ -189,37 +243,115 @@ class _BinaryProblem:
     ----------
     true_pos, pred_pos : ndarray of bool
         Whether ``y_true`` (``y_pred``) is the positive label.
-    pi : ndarray
-        ``π_i``, the probability that the observed label is positive.
-    var : float or ndarray
-        The variance of the indicator "observed positive": ``q_i (1 - q_i)``
-        (a float for a scalar ``q``) or ``π_i (1 - π_i)`` for a matrix.
     noise : FlipNoise
-        The validated flip model.
+        The validated flip model, classes ordered ``[negative, positive]``.
+    weight : ndarray or None
+        The sample weights (None: unit weights, or weights all equal).
     """
 
     true_pos: np.ndarray
     pred_pos: np.ndarray
-    pi: np.ndarray
-    var: Any
     noise: FlipNoise
+    weight: np.ndarray | None = None
 
     @property
     def n_samples(self) -> int:
-        return int(self.pi.size)
+        return int(self.true_pos.size)
 
     @property
     def n_pred_pos(self) -> int:
         return int(np.count_nonzero(self.pred_pos))
 
-    def nominal(self, metric: str) -> float:
-        """The metric on ``y_true`` itself."""
-        return _metric_from_counts(
+    def pi(self, rows: slice = slice(None)) -> np.ndarray:
+        """``π_i``, the probability that the observed label is positive."""
+        true_pos = self.true_pos[rows]
+        if self.noise.matrix is not None:
+            return self.noise.matrix[true_pos.view(np.int8), 1]
+        keep, flip = self.noise.keep_flip(rows)
+        return np.where(true_pos, keep, flip)
+
+    def _shared_probabilities(self) -> tuple[float, float] | None:
+        """``(P(obs + | true +), P(obs + | true −))`` when shared by all samples."""
+        if self.noise.matrix is not None:
+            return float(self.noise.matrix[1, 1]), float(self.noise.matrix[0, 1])
+        if isinstance(self.noise.q, float):
+            return 1.0 - self.noise.q, self.noise.q
+        return None
+
+    def _cell_counts(self) -> tuple[int, int, int, int]:
+        """``(n_{+,P}, n_{−,P}, n_{+,N}, n_{−,N})``: true class × prediction."""
+        pos_pos = int(np.count_nonzero(self.true_pos & self.pred_pos))
+        n_pred_pos, n_true_pos = self.n_pred_pos, int(np.count_nonzero(self.true_pos))
+        pos_neg = n_true_pos - pos_pos
+        return (
+            pos_pos,
+            n_pred_pos - pos_pos,
+            pos_neg,
+            self.n_samples - n_pred_pos - pos_neg,
+        )
+
+    def laws(self) -> CountLaws:
+        """The laws of TP and FN, streamed: no per-sample array is built."""
+        shared = self._shared_probabilities()
+        if shared is not None:
+            pp, np_, pn, nn = self._cell_counts()
+            tp = poisson_binomial_groups(shared, (pp, np_))
+            fn = poisson_binomial_groups(shared, (pn, nn))
+            mean_tp = shared[0] * pp + shared[1] * np_
+        else:
+            mean_tp = 0.0
+
+            def pieces() -> Any:
+                nonlocal mean_tp
+                for start in range(0, self.n_samples, _STREAM):
+                    rows = slice(start, start + _STREAM)
+                    pi, pred = self.pi(rows), self.pred_pos[rows]
+                    pi_pos = pi[pred]
+                    mean_tp += float(pi_pos.sum())
+                    yield pi_pos, pi[~pred]
+
+            tp, fn = poisson_binomial_stream(pieces())
+        return CountLaws(tp, fn, mean_tp, self.n_pred_pos, self.n_samples)
+
+    def sums(self) -> tuple[float, float, float, float, float, float]:
+        """``(E[TP], E[FN], Var[TP], Var[FN], n_P, M)``, weighted by ``w``."""
+        totals = np.zeros(6)
+        for rows in chunks(self.n_samples):
+            pi, pred = self.pi(rows), self.pred_pos[rows]
+            w = np.ones(pi.size) if self.weight is None else self.weight[rows]
+            var = pi * (1.0 - pi) * w * w
+            mean = pi * w
+            totals += [
+                mean[pred].sum(),
+                mean[~pred].sum(),
+                var[pred].sum(),
+                var[~pred].sum(),
+                w[pred].sum(),
+                w.sum(),
+            ]
+        return tuple(float(v) for v in totals)
+
+    def observed_counts(self) -> tuple[float, float]:
+        """``(TP, S)`` on the observed labels when the noise is certain."""
+        tp = s = 0
+        for rows in chunks(self.n_samples):
+            observed = self.pi(rows) == 1.0
+            tp += int(np.count_nonzero(observed & self.pred_pos[rows]))
+            s += int(np.count_nonzero(observed))
+        return tp, s
+
+    def nominal(
+        self, metric: str, *, zero_division: float = 0.0, adjusted: bool = False
+    ) -> float:
+        """The metric on ``y_true`` itself (unit weights), as scikit-learn."""
+        return metric_value(
             metric,
             int(np.count_nonzero(self.true_pos & self.pred_pos)),
             int(np.count_nonzero(self.true_pos)),
             self.n_pred_pos,
             self.n_samples,
+            zero_division=zero_division,
+            adjusted=adjusted,
         )
 
 
@@ -231,8 +363,9 @@ def _binary_problem(
     transition_matrix: Any,
     labels: Any,
     pos_label: Any,
+    sample_weight: Any = None,
 ) -> _BinaryProblem:
-    """Validate binary labels and the flip model; ``π_i`` of every sample."""
+    """Validate binary labels, the flip model and the sample weights."""
     true_pos, pred_pos, classes = _binary_classes(
         y_true, y_pred, labels=labels, pos_label=pos_label
     )
@@ -250,14 +383,10 @@ def _binary_problem(
     if noise.matrix is not None:  # the classes as [negative, positive]
         positive = classes.index(pos_label)
         noise = noise.permute(np.array([1 - positive, positive]))
-    # π_i = P(observed as class 1 | class true_pos_i)
-    if noise.matrix is not None:
-        pi = noise.probability(true_pos.view(np.int8), 1, slice(None))
-        var = pi * (1.0 - pi)
-    else:  # 1 - q_i on the positives, q_i on the others; variance q_i (1 - q_i)
-        pi = np.where(true_pos, *noise.keep_flip())
-        var, _ = noise.keep_flip_variance()
-    return _BinaryProblem(true_pos, pred_pos, pi, var, noise)
+    weight = check_sample_weight(sample_weight, true_pos.size)
+    if weight is not None and weight.min() == weight.max():
+        weight = None  # equal weights: every metric is a ratio of counts
+    return _BinaryProblem(true_pos, pred_pos, noise, weight)
 
 
 # --------------------------------------------------------------------------
@@ -265,52 +394,103 @@ def _binary_problem(
 # --------------------------------------------------------------------------
 
 
-def _binary_score(metric: str, problem: _BinaryProblem, method: str) -> NoisyScore:
-    """Recall, F1, balanced accuracy or MCC: exact or by the delta method."""
-    pi, pred_pos = problem.pi, problem.pred_pos
-    if method == "exact":
-        expected, variance = _exact_moments((metric,), pi, pred_pos)[metric]
-    else:
-        var = problem.var
-        if not isinstance(var, np.ndarray):
-            var = np.full(pi.size, float(var))
-        expected, variance = _delta_moments(metric, pi, var, pred_pos)
-    nominal = problem.nominal(metric)
+def _binary_score(
+    metric: str,
+    problem: _BinaryProblem,
+    method: str,
+    *,
+    nominal: float,
+    zero_division: float = 0.0,
+    adjusted: bool = False,
+    draws: Any = None,
+) -> NoisyScore:
+    """Recall, F1, balanced accuracy or MCC: exact, delta or Monte Carlo.
+
+    Exact where the counts are unweighted; with unequal sample weights the
+    counts are no longer integers and ``method="exact"`` becomes Monte Carlo
+    (``draws``: a callable ``(problem) -> (E, Var)``).
+    """
+    m = problem.n_samples
+    options = {"zero_division": zero_division, "adjusted": adjusted}
+    if is_certain(problem.noise) and problem.weight is None:
+        tp, s = problem.observed_counts()
+        value = metric_value(metric, tp, s, problem.n_pred_pos, m, **options)
+        return NoisyScore(metric, value, 0.0, nominal, m, "exact")
+    if method == "delta":
+        *sums, n_pred_pos, total = problem.sums()
+        degenerate = metric == "balanced_accuracy" and n_pred_pos in (0.0, total)
+        if not degenerate and not (
+            adjusted or math.isnan(zero_division) or sums[2] + sums[3] == 0.0
+        ):
+            expected, variance = _delta_moments(metric, sums, n_pred_pos, total)
+            return NoisyScore(
+                metric, expected, variance, nominal, m, "delta",
+                distribution=_distribution(metric, problem, **options),
+            )  # fmt: skip
+        # A constant prediction leaves balanced accuracy 1/2 except where a
+        # single class is observed: the variance lies entirely in those
+        # events, which the delta method cannot see; the exact law can.
+    if problem.weight is not None:
+        expected, variance = draws(problem)
+        return NoisyScore(metric, expected, variance, nominal, m, "monte_carlo")
+    moments = exact_moments((metric,), problem.laws(), **options)
+    expected, variance = moments[metric]
     return NoisyScore(
-        metric,
-        expected,
-        variance,
-        nominal,
-        pi.size,
-        method,
-        distribution=count_metric_distribution(metric, pi, pred_pos),
-    )
+        metric, expected, variance, nominal, m, "exact",
+        distribution=_distribution(metric, problem, **options),
+    )  # fmt: skip
 
 
-def _precision_measurement(problem: _BinaryProblem) -> NoisyScore:
-    """Closed form: E = Σ_P π_i / n_P, Var = Σ_P π_i (1 - π_i) / n_P²."""
-    n_samples, n_pred_pos = problem.n_samples, problem.n_pred_pos
+#: Up to this many samples a score keeps the exact distribution of its metric
+#: (for :meth:`NoisyScore.confidence_interval`); beyond, the normal
+#: approximation is accurate and the per-sample probabilities are not kept.
+_MAX_DISTRIBUTION_SAMPLES = 1 << 20
+
+
+def _distribution(
+    metric: str, problem: _BinaryProblem, *, zero_division: float = 0.0,
+    adjusted: bool = False,
+) -> Any:  # fmt: skip
+    """The exact distribution of a binary count metric, where one is kept.
+
+    Unweighted, with scikit-learn's default ``zero_division=0`` and without
+    ``adjusted``: the distribution's values are those of the plain metric.
+    """
+    if (
+        problem.weight is not None
+        or adjusted
+        or zero_division != 0.0
+        or problem.n_samples > _MAX_DISTRIBUTION_SAMPLES
+    ):
+        return None
+    return count_metric_distribution(metric, problem.pi(), problem.pred_pos)
+
+
+def _precision_measurement(
+    problem: _BinaryProblem, *, nominal: float, zero_division: float = 0.0
+) -> NoisyScore:
+    """Closed form: E = Σ_P w π / Σ_P w, Var = Σ_P w² π (1 - π) / (Σ_P w)²."""
+    n_samples = problem.n_samples
+    t, _, v_t, _, n_pred_pos, _ = problem.sums()
     if n_pred_pos == 0:
-        return NoisyScore("precision", 0.0, 0.0, 0.0, n_samples, "exact")
-    pred_pos = problem.pred_pos
-    nominal = int(np.count_nonzero(problem.true_pos & pred_pos)) / n_pred_pos
-    expected = float(problem.pi[pred_pos].sum()) / n_pred_pos
-    if isinstance(problem.var, float):
-        variance = problem.var / n_pred_pos
+        return NoisyScore("precision", zero_division, 0.0, nominal, n_samples, "exact")
+    if is_certain(problem.noise) and problem.weight is None:
+        tp, _ = problem.observed_counts()
+        expected = metric_value("precision", tp, 0, n_pred_pos, n_samples)
     else:
-        variance = float(problem.var[pred_pos].sum()) / float(n_pred_pos) ** 2
+        expected = t / n_pred_pos
+    variance = v_t / n_pred_pos**2
     return NoisyScore(
-        "precision",
-        expected,
-        variance,
-        nominal,
-        n_samples,
-        "exact",
-        distribution=count_metric_distribution("precision", problem.pi, pred_pos),
-    )
+        "precision", expected, variance, nominal, n_samples, "exact",
+        distribution=_distribution(
+            "precision", problem, zero_division=zero_division
+        ),
+    )  # fmt: skip
 
 
-def _precision_truth(problem: _BinaryProblem) -> NoisyScore:
+def _precision_truth(
+    problem: _BinaryProblem, nominal: float, zero_division: float
+) -> NoisyScore:
     """Unbiased precision against the unknown true labels (flips ``q`` only).
 
     (User guide: :ref:`formula_truth`.)
@@ -324,10 +504,11 @@ def _precision_truth(problem: _BinaryProblem) -> NoisyScore:
             "estimand='truth' needs q != 0.5 for every predicted positive: at "
             "q = 0.5 the observed label carries no information about the true one."
         )
-    nominal = problem.nominal("precision")
     n_samples = problem.n_samples
     if n_pred_pos == 0:
-        return NoisyScore("precision", 0.0, 0.0, nominal, n_samples, "exact", "truth")
+        return NoisyScore(
+            "precision", zero_division, 0.0, nominal, n_samples, "exact", "truth"
+        )
     shrink = 1.0 - 2.0 * np.asarray(q_pos, dtype=np.float64)
     observed = problem.true_pos[pred_pos]
     estimate = np.sum((observed - q_pos) / shrink) / n_pred_pos
@@ -341,22 +522,36 @@ def _precision_truth(problem: _BinaryProblem) -> NoisyScore:
     )
 
 
-def _binary_estimand(metric: str, problem: _BinaryProblem, estimand: str) -> NoisyScore:
+def _binary_estimand(
+    metric: str,
+    problem: _BinaryProblem,
+    estimand: str,
+    *,
+    nominal: float,
+    zero_division: float = 0.0,
+) -> NoisyScore:
     """The truth or remeasurement estimate of a binary metric.
 
-    Precision against the truth with flips ``q`` keeps its closed form
-    (:func:`_precision_truth`); everything else goes through the confusion
-    matrix of the classes ``[negative, positive]``
+    Precision against the truth with flips ``q`` and no sample weights keeps
+    its closed form (:func:`_precision_truth`); everything else goes through
+    the confusion matrix of the classes ``[negative, positive]``
     (:func:`~._count_estimands.count_estimand_score`).
     """
-    if metric == "precision" and estimand == "truth" and problem.noise.q is not None:
-        return _precision_truth(problem)
+    if (
+        metric == "precision"
+        and estimand == "truth"
+        and problem.noise.q is not None
+        and problem.weight is None
+    ):
+        return _precision_truth(problem, nominal, zero_division)
     return count_estimand_score(
         metric,
         problem.true_pos.view(np.int8).astype(np.intp),
         problem.pred_pos.view(np.int8).astype(np.intp),
         problem.noise,
         estimand=estimand,
-        nominal=problem.nominal(metric),
+        nominal=nominal,
         pos_index=1,
+        zero_division=zero_division,
+        weight=problem.weight,
     )

@@ -19,6 +19,9 @@ false-negative count ``FN`` are independent Poisson-binomial variables;
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 import numpy as np
 
 from ._poisson_binomial import fft_convolve, poisson_binomial_window
@@ -35,20 +38,31 @@ _METHOD_PARAMETER = """
 
 #: The Notes section of the metrics that offer ``method="delta"``.
 _DELTA_NOTES = """\
-    The delta method ignores zero-division events (which matter only for tiny
-    M). Its accuracy against the exact algorithm, maximum over recall, F1,
-    balanced accuracy and MCC (user guide: :ref:`formula_binary_counts`; recall
-    was always the worst)::
+    The delta method ignores zero-division events, which carry the whole
+    variance when few positives are observed. Its accuracy against the exact
+    algorithm, worst case over recall, F1, balanced accuracy and MCC and over
+    balanced labels, 5 % positives, a single positive and no positive
+    (``benchmarks/delta_accuracy.py``; user guide:
+    :ref:`formula_binary_counts`)::
 
-        M      q                        max rel. err of E   max rel. err of Var
-        10     0.2                      3e-3                25 %
-        50     0.05 / 0.2               3e-4 / 1e-4         4 % / 5 %
-        500    0.05 / 0.2 / per-sample  <= 3e-6             0.3-0.7 %
-        5000   0.05 / 0.2               <= 2e-8             <= 0.06 %
+        M      q: 0.05 / 0.2 / per-sample U(0, 0.3)
+               max |error of E| / SD      max relative error of Var
+        10     0.18 / 0.08 / 0.08         +42 % / -60 % / -56 %
+        20     0.07 / 0.04 / 0.07         +48 % / -60 % / -63 %
+        50     0.10 / 0.01 / 0.03         -66 % / -33 % / -48 %
+        200    0.03 / 1e-3 / 2e-3         -43 % / -9 % / -11 %
+        500    8e-3 / 2e-4 / 6e-4         -19 % / -4 % / -5 %
+        5000   1e-4 / 7e-6 / 1e-5         -2 % / -0.4 % / -0.5 %
 
-    The bias of its expected value was always below 0.011 standard deviations.
-    The exact method costs O(M log² M) (about 0.1 s at M = 10⁵ and 1 s at
-    M = 10⁶), so the delta method is only needed for M well above 10⁶."""
+    The worst case was always a single positive label (recall, or balanced
+    accuracy): the error is governed by the expected number of observed
+    positives, not by M, and is below 1 % only when it reaches a few
+    hundred. A constant prediction leaves balanced accuracy at 1/2 except
+    where a single class is observed; the delta method cannot see those
+    events, so there the exact algorithm is used (``method="exact"`` in the
+    result). The exact method costs O(M log² M) (about 0.1 s at M = 10⁵ and
+    1 s at M = 10⁶), so the delta method is only needed for M well above
+    10⁶."""
 
 
 # --------------------------------------------------------------------------
@@ -58,22 +72,29 @@ _DELTA_NOTES = """\
 
 
 def _safe_reciprocal(denominator: np.ndarray) -> np.ndarray:
-    """``1/denominator`` where it is positive, 0 elsewhere (zero-division → 0)."""
+    """``1/denominator`` where it is positive, 0 elsewhere."""
     out = np.zeros_like(denominator, dtype=np.float64)
     np.divide(1.0, denominator, out=out, where=denominator > 0)
     return out
 
 
 def _affine_coefficients(
-    metric: str, n: np.ndarray, n_pred_pos: int, n_samples: int
+    metric: str,
+    n: np.ndarray,
+    n_pred_pos: float,
+    n_samples: float,
+    *,
+    zero_division: float = 0.0,
+    adjusted: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(α(n), β(n))`` with ``metric = α(n) + β(n) TP`` given ``S = n``.
 
     ``metric`` is ``"precision"``, ``"recall"``, ``"f1"``,
-    ``"balanced_accuracy"`` or ``"matthews_corrcoef"``. The zero-division
-    conventions are scikit-learn's defaults (``zero_division="warn"`` gives 0;
-    balanced accuracy averages only the classes present in the observed labels;
-    MCC is 0 when undefined).
+    ``"balanced_accuracy"`` or ``"matthews_corrcoef"``. Where the metric is
+    undefined, precision, recall and F1 take ``zero_division`` (``α = z``,
+    ``β = 0``; NaN stays NaN); balanced accuracy averages only the classes
+    present in the observed labels (as scikit-learn) and, with ``adjusted``,
+    is NaN when a single class is observed; MCC is 0 when undefined.
     """
     n = np.asarray(n, dtype=np.float64)
     m = float(n_samples)
@@ -81,16 +102,23 @@ def _affine_coefficients(
     n_neg = m - n_pos
     zeros = np.zeros_like(n)
     if metric == "precision":
-        return zeros, np.full_like(n, 1.0 / n_pos if n_pos > 0 else 0.0)
+        if n_pos > 0:
+            return zeros, np.full_like(n, 1.0 / n_pos)
+        return np.full_like(n, zero_division), zeros
     if metric == "recall":
-        return zeros, _safe_reciprocal(n)
+        return np.where(n > 0, 0.0, zero_division), _safe_reciprocal(n)
     if metric == "f1":
-        return zeros, 2.0 * _safe_reciprocal(n_pos + n)
+        return np.where(n_pos + n > 0, 0.0, zero_division), 2.0 * _safe_reciprocal(
+            n_pos + n
+        )
     if metric == "balanced_accuracy":
         inv_neg = _safe_reciprocal(m - n)  # 1/(M - n), 0 at n = M
         inv_pos = _safe_reciprocal(n)  # 1/n, 0 at n = 0
         alpha = 0.5 * (n_neg - n) * inv_neg
         beta = 0.5 * (inv_pos + inv_neg)
+        single = (n == 0) | (n == m)
+        if adjusted:  # (BA - 1/2) / (1/2) with two classes; 1/0 with one
+            return np.where(single, np.nan, 2.0 * alpha - 1.0), 2.0 * beta
         # Only one class observed: BA is the recall of that class alone.
         alpha = np.where(n == 0, n_neg / m, np.where(n == m, 0.0, alpha))
         beta = np.where(n == 0, 0.0, np.where(n == m, 1.0 / m, beta))
@@ -100,19 +128,79 @@ def _affine_coefficients(
     return -n_pos * n * inv_d, m * inv_d
 
 
-def _metric_from_counts(
-    metric: str, tp: int, n_obs_pos: int, n_pred_pos: int, n_samples: int
+def metric_value(
+    metric: str,
+    tp: float,
+    n_obs_pos: float,
+    n_pred_pos: float,
+    n_samples: float,
+    *,
+    zero_division: float = 0.0,
+    adjusted: bool = False,
 ) -> float:
-    """The metric on one labelling (scikit-learn's value, from the counts)."""
-    alpha, beta = _affine_coefficients(
-        metric, np.array([float(n_obs_pos)]), n_pred_pos, n_samples
-    )
-    return float(alpha[0] + beta[0] * tp)
+    """The metric on one labelling, with scikit-learn's own arithmetic.
+
+    The same operations in the same order as :mod:`sklearn.metrics` on the
+    confusion matrix, so that the result agrees to the last bit (an F1 of
+    ``2·3/(7 + 3)`` is 0.6, not 0.6000000000000001).
+    """
+    tp, s, n_pos, m = float(tp), float(n_obs_pos), float(n_pred_pos), float(n_samples)
+    if metric == "precision":
+        return tp / n_pos if n_pos else float(zero_division)
+    if metric == "recall":
+        return tp / s if s else float(zero_division)
+    if metric == "f1":
+        denominator = 1.0 * s + n_pos
+        return 2.0 * tp / denominator if denominator else float(zero_division)
+    tn = (m - n_pos) - (s - tp)
+    if metric == "balanced_accuracy":
+        rows = [(tn, m - s), (tp, s)]
+        per_class = np.array([d / t for d, t in rows if t > 0])
+        score = np.mean(per_class)
+        if adjusted:
+            chance = 1 / per_class.shape[0]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                score -= chance
+                score /= 1 - chance
+        return float(score)
+    # matthews_corrcoef, as sklearn.metrics.matthews_corrcoef
+    t_sum = np.array([m - s, s])
+    p_sum = np.array([m - n_pos, n_pos])
+    n_correct = tp + tn
+    cov_ytyp = n_correct * m - np.dot(t_sum, p_sum)
+    cov_ypyp = m**2 - np.dot(p_sum, p_sum)
+    cov_ytyt = m**2 - np.dot(t_sum, t_sum)
+    product = cov_ypyp * cov_ytyt
+    return 0.0 if product == 0 else float(cov_ytyp / np.sqrt(product))
 
 
 # --------------------------------------------------------------------------
 # Exact algorithm and delta method
 # --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CountLaws:
+    """The laws of TP and FN of one binary problem, on their windows.
+
+    ``tp = (offset, pmf)`` and ``fn = (offset, pmf)`` as returned by
+    :func:`~._poisson_binomial.poisson_binomial_window`; ``mean_tp`` is
+    ``E[TP]``; ``n_pred_pos`` and ``n_samples`` are ``n_P`` and ``M``.
+    """
+
+    tp: tuple[int, np.ndarray]
+    fn: tuple[int, np.ndarray]
+    mean_tp: float
+    n_pred_pos: int
+    n_samples: int
+
+    def probability_observed(self, n: int) -> float:
+        """``P(S = n)``, S = TP + FN the number of observed positives."""
+        (o_t, p_t), (o_f, p_f) = self.tp, self.fn
+        k = np.arange(p_t.size)
+        j = n - o_t - o_f - k
+        valid = (j >= 0) & (j < p_f.size)
+        return float(p_t[valid] @ p_f[j[valid]])
 
 
 def _convolve_moments(
@@ -128,29 +216,51 @@ def _convolve_moments(
     return np.maximum(g0, 0.0), g1, np.maximum(g2, 0.0)
 
 
-def _exact_moments(
-    metrics: tuple[str, ...], pi: np.ndarray, pred_pos: np.ndarray
+def exact_moments(
+    metrics: tuple[str, ...],
+    laws: CountLaws,
+    *,
+    zero_division: float = 0.0,
+    adjusted: bool = False,
+    support_weighted: bool = False,
 ) -> dict[str, tuple[float, float]]:
-    """Exact ``(E, Var)`` of each metric by the Poisson-binomial algorithm.
+    """Exact ``(E, Var)`` of each metric from the laws of TP and FN.
 
-    ``p_T``, ``p_F`` and the three convolutions are shared by all ``metrics``.
-    TP is centred on its mean ``μ_T`` before the convolutions, so that the
-    conditional terms of the variance are of the order of the metric's own
-    spread and the centred sum loses no digits.
+    The three convolutions are shared by all ``metrics``. TP is centred on
+    its mean ``μ_T`` before the convolutions, so that the conditional terms
+    of the variance are of the order of the metric's own spread and the
+    centred sum loses no digits. ``support_weighted`` multiplies the metric
+    by ``S/M`` (a class's term of scikit-learn's ``average="weighted"``).
+    A metric that is undefined (NaN) with positive probability has NaN
+    moments.
     """
-    n_samples = pi.size
-    n_pred_pos = int(np.count_nonzero(pred_pos))
-    pi_pos = pi[pred_pos]
-    offset_tp, p_tp = poisson_binomial_window(pi_pos)
-    offset_fn, p_fn = poisson_binomial_window(pi[~pred_pos])
-    mean_tp = float(pi_pos.sum())
+    (offset_tp, p_tp), (offset_fn, p_fn) = laws.tp, laws.fn
+    mean_tp = laws.mean_tp
     centred = (offset_tp - mean_tp) + np.arange(p_tp.size, dtype=np.float64)
     g0, g1, g2 = _convolve_moments(centred, p_tp, p_fn)
     n = offset_tp + offset_fn + np.arange(g0.size, dtype=np.float64)
     mass = g0.sum()
     results = {}
     for metric in metrics:
-        alpha, beta = _affine_coefficients(metric, n, n_pred_pos, n_samples)
+        alpha, beta = _affine_coefficients(
+            metric,
+            n,
+            laws.n_pred_pos,
+            laws.n_samples,
+            zero_division=zero_division,
+            adjusted=adjusted,
+        )
+        undefined = ~np.isfinite(alpha)
+        if undefined.any():
+            if g0[undefined].sum() > 1e-18 * mass:  # see NEGLIGIBLE
+                results[metric] = (math.nan, math.nan)
+                continue
+            alpha, beta = (
+                np.where(undefined, 0.0, alpha),
+                np.where(undefined, 0.0, beta),
+            )
+        if support_weighted:
+            alpha, beta = alpha * (n / laws.n_samples), beta * (n / laws.n_samples)
         alpha = alpha + beta * mean_tp  # metric = α' + β (TP - μ_T)
         expected = float((alpha @ g0 + beta @ g1) / mass)
         dev = alpha - expected
@@ -161,24 +271,39 @@ def _exact_moments(
     return results
 
 
+def _exact_moments(
+    metrics: tuple[str, ...], pi: np.ndarray, pred_pos: np.ndarray
+) -> dict[str, tuple[float, float]]:
+    """Exact ``(E, Var)`` from the per-sample probabilities ``π_i``."""
+    pi_pos = pi[pred_pos]
+    laws = CountLaws(
+        poisson_binomial_window(pi_pos),
+        poisson_binomial_window(pi[~pred_pos]),
+        float(pi_pos.sum()),
+        int(np.count_nonzero(pred_pos)),
+        int(pi.size),
+    )
+    return exact_moments(metrics, laws)
+
+
 def _delta_moments(
-    metric: str, pi: np.ndarray, var: np.ndarray, pred_pos: np.ndarray
+    metric: str,
+    sums: tuple[float, float, float, float],
+    n_pred_pos: float,
+    n_samples: float,
 ) -> tuple[float, float]:
     """Second-order delta method in (TP, FN).
 
-    ``E ≈ f + ½ (f_TT V_T + f_FF V_F)`` and ``Var ≈ f_T² V_T + f_F² V_F`` at the
-    means; TP and FN are independent, so there are no cross terms.
+    ``sums`` are ``(E[TP], E[FN], Var[TP], Var[FN])`` (weighted counts with
+    sample weights: then ``n_pred_pos`` and ``n_samples`` are weight totals).
+    ``E ≈ f + ½ (f_TT V_T + f_FF V_F)`` and ``Var ≈ f_T² V_T + f_F² V_F`` at
+    the means; TP and FN are independent, so there are no cross terms.
     """
-    m = float(pi.size)
-    n_pos = float(np.count_nonzero(pred_pos))
+    t, f, v_t, v_f = sums
+    m = float(n_samples)
+    n_pos = float(n_pred_pos)
     n_neg = m - n_pos
-    t = float(pi[pred_pos].sum())
-    f = float(pi[~pred_pos].sum())
-    v_t = float(var[pred_pos].sum())
-    v_f = float(var[~pred_pos].sum())
     s = t + f
-    if v_t + v_f == 0.0:  # no label can flip: the metric is deterministic
-        return _metric_from_counts(metric, round(t), round(s), int(n_pos), int(m)), 0.0
     if metric == "recall":
         value = t / s
         d_t, d_f = f / s**2, -t / s**2

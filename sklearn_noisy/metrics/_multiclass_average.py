@@ -1,17 +1,30 @@
-"""Multiclass labels: the micro average exactly, the others by Monte Carlo.
+"""Multiclass labels: exact per-class laws, averages, and Monte Carlo variances.
 
-``estimand="forward"``: the micro-averaged precision, recall and F1 all equal
-the accuracy, whose moments are exact (user guide: :ref:`formula_accuracy`).
-The macro and weighted averages, and multiclass balanced accuracy and MCC, are
-computed by :func:`~sklearn_noisy.metrics.monte_carlo_score` around
-scikit-learn's metric. ``"truth"`` and ``"remeasurement"`` go through the
-confusion matrix (:mod:`._count_estimands`; user guide: :ref:`formula_truth`).
+``estimand="forward"``. Each class ``k`` is a binary problem (observed as
+``k`` or not) whose counts ``TP_k`` and ``FN_k`` are independent
+Poisson-binomial variables; with a flip model shared by all samples their
+trials fall into at most ``K`` groups (the true classes), so their laws come
+from the confusion matrix alone (user guide: :ref:`formula_multiclass`):
+
+* ``average=None``: each class's metric exactly (:mod:`._binary_counts`);
+* the expectation of a macro average is the mean of the per-class
+  expectations, and a class's term of the weighted average,
+  ``(S_k/M) f_k``, is affine in ``TP_k`` given ``S_k``: both exact;
+* the macro precision has a fixed denominator per class and its classes use
+  disjoint samples, so its variance is exact too; the weighted recall is the
+  accuracy, and the micro averages are the accuracy: exact;
+* the other variances need the covariances between classes, and multiclass
+  MCC is not an average of classes: these are Monte Carlo over redrawn
+  confusion matrices (:mod:`._confusion_draws`), seeded by ``random_state``
+  (0 by default), ``method="monte_carlo"``.
+
+``"truth"`` and ``"remeasurement"`` go through the confusion matrix
+(:mod:`._count_estimands`; user guide: :ref:`formula_truth`).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
+import math
 import warnings
 from typing import Any
 
@@ -19,109 +32,298 @@ import numpy as np
 from sklearn.exceptions import UndefinedMetricWarning
 
 from .._noisy_score import NoisyScore
-from ..utils._labels import check_classification_labels
+from ..utils._arrays import check_sample_weight, chunks
+from ..utils._labels import EncodedLabels, encode_labels
 from ..utils._noise import FlipNoise
+from ._binary_counts import CountLaws, exact_moments
+from ._confusion_draws import (
+    confusion_counts,
+    confusion_scores,
+    draw_confusions,
+    draw_moments,
+)
 from ._count_estimands import count_estimand_score
-from ._monte_carlo import monte_carlo_score
+from ._poisson_binomial import poisson_binomial_groups, poisson_binomial_stream
+from ._sklearn_arithmetic import sklearn_from_confusion
+
+#: Events less likely than this are ignored: the metrics are bounded by 1 in
+#: absolute value, so the expectation moves by less than its round-off.
+NEGLIGIBLE = 1e-18
 
 #: The Monte Carlo parameters of the docstrings of the binary count metrics.
 _MC_PARAMETERS = """\
     n_draws : int, default=1000
         Monte Carlo redraws, used only where the result is Monte Carlo.
-    random_state : int, numpy.random.Generator or None, default=None
-        Seed of the Monte Carlo redraws."""
+    random_state : int, numpy.random.Generator or None, default=0
+        Seed of the Monte Carlo redraws; the default makes every result
+        reproducible (None draws fresh entropy)."""
 
 
-def _quiet(metric: Any, /, **kwargs: Any) -> Any:
-    """Wrap a scikit-learn metric so that Monte Carlo draws do not warn."""
-    return functools.partial(_call_quietly, metric, kwargs)
+def sklearn_value(metric: str, y_true: Any, y_pred: Any, **kwargs: Any) -> Any:
+    """scikit-learn's metric on the labels as given, without its warnings."""
+    from ._registry import get_metric_info
 
-
-def _call_quietly(metric: Any, kwargs: dict, y_true: Any, y_pred: Any) -> float:
+    function = get_metric_info(metric).sklearn_function
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
         warnings.simplefilter("ignore", UserWarning)
-        return metric(y_true, y_pred, **kwargs)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return function(y_true, y_pred, **kwargs)
 
 
-def _sklearn_metric(metric: str) -> Any:
-    """The scikit-learn counterpart of ``metric``, from its registry record.
+def is_identity(noise: FlipNoise) -> bool:
+    """Whether the observed labels are ``y_true`` itself (no flip at all)."""
+    if noise.matrix is not None:
+        return bool(np.array_equal(noise.matrix, np.eye(noise.n_classes)))
+    return bool(np.all(np.asarray(noise.q) == 0.0))
 
-    The registry imports the metric functions, so it is read when a score is
-    computed, not when this module is imported.
+
+class _Problem:
+    """Encoded multiclass labels, the flip model, the weights, the counts.
+
+    ``cells[k, j]`` counts the samples of class ``k`` predicted ``j``.
     """
-    from ._registry import get_metric_info
 
-    return get_metric_info(metric).sklearn_function
+    def __init__(
+        self, encoded: EncodedLabels, noise: FlipNoise, weight: Any, cells: Any
+    ):
+        self.encoded = encoded
+        self.noise = noise
+        self.weight = weight
+        self.cells = cells
+        self.n_samples = encoded.n_samples
+        self.n_classes = encoded.n_classes
+
+    def class_laws(self, k: int) -> CountLaws:
+        """The laws of ``TP_k`` and ``FN_k`` of class ``k`` against the rest."""
+        matrix = self.noise.shared_matrix()
+        cells = self.cells
+        n_pred = int(cells[:, k].sum())
+        if matrix is not None:
+            column = matrix[:, k]
+            tp = poisson_binomial_groups(column, cells[:, k])
+            fn = poisson_binomial_groups(column, cells.sum(axis=1) - cells[:, k])
+            mean_tp = float(column @ cells[:, k])
+            return CountLaws(tp, fn, mean_tp, n_pred, self.n_samples)
+
+        mean_tp = 0.0
+
+        def pieces() -> Any:
+            nonlocal mean_tp
+            for rows in chunks(self.n_samples):
+                true, pred = self.encoded.indices(rows)
+                pi = self.noise.probability(true, np.full(true.shape, k), rows)
+                predicted = pred == k
+                mean_tp += float(pi[predicted].sum())
+                yield pi[predicted], pi[~predicted]
+
+        tp, fn = poisson_binomial_stream(pieces())
+        return CountLaws(tp, fn, mean_tp, n_pred, self.n_samples)
+
+    def correct_probability_sums(self) -> tuple[float, float, float]:
+        """``(Σ w p, Σ w² p (1 - p), Σ w)``, ``p_i = P(observed = ŷ_i)``."""
+        totals = np.zeros(3)
+        for rows in chunks(self.n_samples):
+            true, pred = self.encoded.indices(rows)
+            p = self.noise.probability(true, pred, rows)
+            w = np.ones(p.shape) if self.weight is None else self.weight[rows]
+            totals += [w @ p, (w * w) @ (p * (1.0 - p)), w.sum()]
+        return float(totals[0]), float(totals[1]), float(totals[2])
+
+    def draws(self, n_draws: int, random_state: Any) -> np.ndarray:
+        rng = np.random.default_rng(random_state)
+        return draw_confusions(
+            self.encoded.indices,
+            self.n_samples,
+            self.noise,
+            weight=self.weight,
+            n_draws=n_draws,
+            rng=rng,
+        )
 
 
-def _micro_average(
-    metric: str,
-    true_index: np.ndarray,
-    pred_index: np.ndarray,
-    classes: np.ndarray,
-    q: Any,
-    transition_matrix: Any,
-) -> NoisyScore:
-    """The micro average: the accuracy, exactly."""
-    n_samples = true_index.size
-    noise = FlipNoise.from_params(
-        q, transition_matrix, n_samples=n_samples, n_classes=classes.size
-    )
-    noise.require_two_classes(classes)
-    nominal = float(np.mean(true_index == pred_index))
-    p_correct = noise.probability(true_index, pred_index, slice(None))
-    expected = float(p_correct.mean())
-    variance = float((p_correct * (1.0 - p_correct)).sum() / n_samples**2)
-    return NoisyScore(metric, expected, variance, nominal, n_samples, "exact")
+def _class_set(
+    metric: str, y_true: Any, y_pred: Any, labels: Any, transition_matrix: Any
+) -> tuple[Any, np.ndarray | None]:
+    """The classes a label can flip to, and the positions of ``labels`` in them.
 
-
-def _sklearn_options(metric: str, labels: Any, average: str | None) -> dict:
-    """The options of the scikit-learn metric that match ours."""
-    kwargs: dict[str, Any] = {} if average is None else {"average": average}
-    if metric in ("precision", "recall", "f1"):
-        kwargs["zero_division"] = 0
-        if labels is not None:
-            kwargs["labels"] = labels
-    return kwargs
-
-
-def _multiclass_estimand(
-    metric: str,
-    y_true: Any,
-    y_pred: Any,
-    *,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    average: str | None,
-    estimand: str,
-) -> NoisyScore:
-    """The truth or remeasurement estimate for multiclass labels.
-
-    Through the confusion matrix of the observed labels
-    (:func:`~._count_estimands.count_estimand_score`); ``average=None`` for
-    balanced accuracy and MCC.
+    scikit-learn's ``labels`` may leave out classes present in the data
+    (precision, recall and F1 then average over ``labels`` only). The flips
+    still go to every class: the classes are ``labels`` followed by the
+    others present. ``label_index`` is None when ``labels`` holds them all
+    (or with a transition matrix, whose rows ``labels`` must name).
     """
-    true_index, pred_index, classes = check_classification_labels(
-        y_true, y_pred, labels=labels
+    if labels is None or transition_matrix is not None:
+        return labels, None
+    if metric not in ("precision", "recall", "f1"):
+        return labels, None
+    given = np.asarray(labels)
+    if given.ndim != 1 or given.size == 0:
+        return labels, None  # the usual check names the problem
+    present = encode_labels(y_true, y_pred, None).classes
+    try:
+        missing = present[~np.isin(present, given)]
+    except TypeError:
+        return labels, None
+    if missing.size == 0:
+        return labels, None
+    return np.concatenate([given.astype(object), missing.astype(object)]), np.arange(
+        given.size
     )
-    noise = FlipNoise.from_params(
-        q, transition_matrix, n_samples=true_index.size, n_classes=classes.size
-    )
-    noise.require_two_classes(classes)
-    sklearn_metric = _quiet(
-        _sklearn_metric(metric), **_sklearn_options(metric, labels, average)
-    )
-    return count_estimand_score(
-        metric,
-        true_index,
-        pred_index,
-        noise,
-        estimand=estimand,
-        nominal=float(sklearn_metric(y_true, y_pred)),
-        average="binary" if average is None else average,
-    )
+
+
+def _sklearn_options(
+    metric: str, *, labels: Any, average: Any, zero_division: Any, adjusted: bool
+) -> dict:
+    if metric == "balanced_accuracy":
+        return {"adjusted": adjusted}
+    if metric == "matthews_corrcoef":
+        return {}
+    return {"labels": labels, "average": average, "zero_division": zero_division}
+
+
+def _per_class(
+    metric: str, values: Any, variances: Any, nominal: Any, m: int, method: str
+) -> list[NoisyScore]:
+    return [
+        NoisyScore(metric, e, v, n, m, method)
+        for e, v, n in zip(values, variances, nominal, strict=True)
+    ]
+
+
+def _monte_carlo(
+    metric: str, problem: _Problem, options: dict, nominal: Any, mc: dict
+) -> NoisyScore | list[NoisyScore]:
+    """E and Var both from redrawn confusion matrices."""
+    values = confusion_scores(metric, problem.draws(**mc), **options)
+    expected, variance = draw_moments(values)
+    m = problem.n_samples
+    if options["average"] is None:
+        return _per_class(metric, expected, variance, nominal, m, "monte_carlo")
+    return NoisyScore(metric, expected, variance, nominal, m, "monte_carlo")
+
+
+def _mc_variance(metric: str, problem: _Problem, options: dict, mc: dict) -> float:
+    values = confusion_scores(metric, problem.draws(**mc), **options)
+    return float(values.var(ddof=1))
+
+
+def _weighted_precision(problem: _Problem, zero: float) -> tuple[list, list]:
+    """Per-class precision with sample weights: fixed denominators, exact."""
+    k = problem.n_classes
+    totals = np.zeros((3, k))
+    for rows in chunks(problem.n_samples):
+        true, pred = problem.encoded.indices(rows)
+        p = problem.noise.probability(true, pred, rows)
+        w = problem.weight[rows]
+        totals[0] += np.bincount(pred, weights=w * p, minlength=k)
+        totals[1] += np.bincount(pred, weights=w * w * p * (1.0 - p), minlength=k)
+        totals[2] += np.bincount(pred, weights=w, minlength=k)
+    defined = totals[2] > 0
+    safe = np.where(defined, totals[2], 1.0)
+    expected = np.where(defined, totals[0] / safe, zero)
+    return list(expected), list(np.where(defined, totals[1] / safe**2, 0.0))
+
+
+def _undefined_probability(metric: str, law: CountLaws) -> float:
+    """The probability that a class's precision, recall or F1 is 0/0."""
+    if metric == "precision":
+        return float(law.n_pred_pos == 0)
+    if metric == "f1" and law.n_pred_pos > 0:
+        return 0.0
+    return law.probability_observed(0)
+
+
+def _class_average(
+    metric: str, problem: _Problem, options: dict, nominal: Any, mc: dict
+) -> NoisyScore | list[NoisyScore]:
+    """Unweighted counts: exact per-class laws, exact expectations."""
+    average, zero = options["average"], options["zero_division"]
+    m, k = problem.n_samples, problem.n_classes
+    index = np.arange(k) if options["label_index"] is None else options["label_index"]
+    laws = [problem.class_laws(j) for j in index]
+    if metric == "balanced_accuracy":
+        absent = np.array([law.probability_observed(0) for law in laws])
+        if np.any((absent > NEGLIGIBLE) & (absent < 1.0 - NEGLIGIBLE)):
+            return _monte_carlo(metric, problem, options, nominal, mc)
+        keep = [law for law, a in zip(laws, absent, strict=True) if a <= NEGLIGIBLE]
+        expected = float(
+            np.mean([exact_moments(("recall",), law)["recall"][0] for law in keep])
+        )
+        if options["adjusted"]:
+            chance = 1.0 / len(keep)
+            expected = (
+                (expected - chance) / (1.0 - chance) if len(keep) > 1 else math.nan
+            )
+        variance = _mc_variance(metric, problem, options, mc)
+        return NoisyScore(metric, expected, variance, nominal, m, "monte_carlo")
+    undefined = np.array([_undefined_probability(metric, law) for law in laws])
+    weighted = average == "weighted"
+    if math.isnan(zero):
+        partial = (undefined > NEGLIGIBLE) & (undefined < 1.0 - NEGLIGIBLE)
+        random_weight = (
+            weighted
+            and metric == "precision"
+            and np.any(
+                (undefined > NEGLIGIBLE) & (problem.cells.sum(axis=1)[index] > 0)
+            )
+        )
+        if partial.any() or random_weight:
+            return _monte_carlo(metric, problem, options, nominal, mc)
+    moments = [
+        exact_moments((metric,), law, zero_division=zero, support_weighted=weighted)[
+            metric
+        ]
+        for law in laws
+    ]
+    expected_k, variance_k = (np.array(v) for v in zip(*moments, strict=True))
+    if average is None:
+        return _per_class(metric, expected_k, variance_k, nominal, m, "exact")
+    if weighted:
+        expected = float(np.nansum(expected_k))
+    else:
+        defined = ~np.isnan(expected_k)
+        if not defined.any():
+            return NoisyScore(metric, math.nan, math.nan, nominal, m, "exact")
+        expected = float(expected_k[defined].mean())
+        if metric == "precision":  # disjoint samples per class: independent
+            variance = float(variance_k[defined].sum() / defined.sum() ** 2)
+            return NoisyScore(metric, expected, variance, nominal, m, "exact")
+    variance = _mc_variance(metric, problem, options, mc)
+    return NoisyScore(metric, expected, variance, nominal, m, "monte_carlo")
+
+
+def _forward(
+    metric: str, problem: _Problem, options: dict, nominal: Any, mc: dict
+) -> NoisyScore | list[NoisyScore]:
+    """The forward moments of a multiclass metric, exact where possible."""
+    average, m = options["average"], problem.n_samples
+    subset = options["label_index"] is not None
+    if subset and average in ("micro", "weighted"):  # sums over some classes
+        return _monte_carlo(metric, problem, options, nominal, mc)
+    if average == "micro" or (metric == "recall" and average == "weighted"):
+        # Micro averages and the weighted recall are the accuracy: linear.
+        mean, square, total = problem.correct_probability_sums()
+        return NoisyScore(metric, mean / total, square / total**2, nominal, m, "exact")
+    if metric == "matthews_corrcoef":
+        return _monte_carlo(metric, problem, options, nominal, mc)
+    if problem.weight is None:
+        return _class_average(metric, problem, options, nominal, mc)
+    if metric == "precision" and average in ("macro", None):
+        expected_k, variance_k = _weighted_precision(problem, options["zero_division"])
+        if subset:
+            expected_k = [expected_k[j] for j in options["label_index"]]
+            variance_k = [variance_k[j] for j in options["label_index"]]
+        if average is None:
+            return _per_class(metric, expected_k, variance_k, nominal, m, "exact")
+        e, v = np.array(expected_k), np.array(variance_k)
+        defined = ~np.isnan(e)
+        if not defined.any():
+            return NoisyScore(metric, math.nan, math.nan, nominal, m, "exact")
+        expected = float(e[defined].mean())
+        variance = float(v[defined].sum() / defined.sum() ** 2)
+        return NoisyScore(metric, expected, variance, nominal, m, "exact")
+    return _monte_carlo(metric, problem, options, nominal, mc)
 
 
 def _multiclass_score(
@@ -133,41 +335,134 @@ def _multiclass_score(
     transition_matrix: Any,
     labels: Any,
     average: str | None,
-    n_draws: int,
-    random_state: Any,
+    sample_weight: Any = None,
+    zero_division: Any = "warn",
+    zero_value: float = 0.0,
+    adjusted: bool = False,
+    n_draws: int = 1000,
+    random_state: Any = 0,
     estimand: str = "forward",
-) -> NoisyScore:
-    """Micro average: exact (it is the accuracy). Otherwise Monte Carlo.
+) -> NoisyScore | list[NoisyScore]:
+    """A multiclass average (or per-class scores for ``average=None``).
 
-    The other estimands go through :func:`_multiclass_estimand`.
+    ``average`` is ignored by balanced accuracy and MCC. ``zero_division``
+    is scikit-learn's option as given, ``zero_value`` its number.
     """
-    if estimand != "forward":
-        return _multiclass_estimand(
+    classes, label_index = _class_set(metric, y_true, y_pred, labels, transition_matrix)
+    encoded = encode_labels(y_true, y_pred, classes)
+    m, k = encoded.n_samples, encoded.n_classes
+    noise = FlipNoise.from_params(q, transition_matrix, n_samples=m, n_classes=k)
+    weight = check_sample_weight(sample_weight, m)
+    sk_options = _sklearn_options(
+        metric,
+        labels=labels,
+        average=average,
+        zero_division=zero_division,
+        adjusted=adjusted,
+    )
+    cells = confusion_counts(encoded.indices, m, k)
+    if sample_weight is None:
+        nominal = sklearn_from_confusion(
             metric,
-            y_true,
-            y_pred,
-            q=q,
-            transition_matrix=transition_matrix,
-            labels=labels,
+            cells,
+            encoded.classes,
             average=average,
-            estimand=estimand,
+            zero_division=zero_value,
+            adjusted=adjusted,
+            label_index=label_index,
         )
-    true_index, pred_index, classes = check_classification_labels(
-        y_true, y_pred, labels=labels
-    )
-    if average == "micro":
-        return _micro_average(
-            metric, true_index, pred_index, classes, q, transition_matrix
+    else:  # weighted sums: scikit-learn's own order of summation
+        nominal = sklearn_value(
+            metric, y_true, y_pred, sample_weight=sample_weight, **sk_options
         )
-    kwargs = _sklearn_options(metric, labels, average)
-    score = monte_carlo_score(
-        _quiet(_sklearn_metric(metric), **kwargs),
-        y_true,
-        y_pred,
-        q=q,
-        transition_matrix=transition_matrix,
-        labels=classes if labels is None else labels,
-        n_draws=n_draws,
-        random_state=random_state,
+    if average is None and metric in ("precision", "recall", "f1"):
+        nominal = list(np.asarray(nominal, dtype=np.float64))
+    else:
+        nominal = float(nominal)
+    if is_identity(noise) and estimand == "forward":
+        if isinstance(nominal, list):
+            zeros = [0.0] * len(nominal)
+            return _per_class(metric, nominal, zeros, nominal, m, "exact")
+        return NoisyScore(metric, nominal, 0.0, nominal, m, "exact")
+    noise.require_two_classes(encoded.classes)
+    if weight is not None and weight.min() == weight.max():
+        weight = None  # equal weights: every metric is a ratio of counts
+    options = {
+        "average": average,
+        "zero_division": zero_value,
+        "adjusted": adjusted,
+        "label_index": label_index,
+    }
+    if estimand != "forward":
+        if label_index is not None:
+            raise ValueError(
+                f"labels leaving out classes present in the data is available "
+                f"for estimand='forward' only; with estimand={estimand!r} pass "
+                "every class."
+            )
+        return _multiclass_estimand(
+            metric, encoded, noise, weight, options, nominal, estimand
+        )
+    problem = _Problem(encoded, noise, weight, cells)
+    mc = {"n_draws": n_draws, "random_state": random_state}
+    return _forward(metric, problem, options, nominal, mc)
+
+
+def _multiclass_estimand(
+    metric: str,
+    encoded: EncodedLabels,
+    noise: FlipNoise,
+    weight: Any,
+    options: dict,
+    nominal: Any,
+    estimand: str,
+) -> NoisyScore:
+    """The truth or remeasurement estimate, through the confusion matrix."""
+    if options["average"] is None and metric in ("precision", "recall", "f1"):
+        raise ValueError(
+            f"average=None is available for estimand='forward' only; with "
+            f"estimand={estimand!r} choose 'micro', 'macro' or 'weighted'."
+        )
+    true, pred = encoded.indices(slice(None))
+    average = (
+        options["average"] if metric in ("precision", "recall", "f1") else "binary"
     )
-    return dataclasses.replace(score, metric=metric)
+    score = count_estimand_score(
+        metric,
+        np.asarray(true, dtype=np.intp),
+        np.asarray(pred, dtype=np.intp),
+        noise,
+        estimand=estimand,
+        nominal=nominal,
+        average=average,
+        zero_division=options["zero_division"],
+        weight=weight,
+    )
+    return adjust_balanced_accuracy(score, encoded.n_classes, options["adjusted"])
+
+
+def adjust_balanced_accuracy(
+    score: NoisyScore, n_classes: int, adjusted: bool
+) -> NoisyScore:
+    """``(BA - 1/K)/(1 - 1/K)`` of a truth or remeasurement estimate."""
+    if (
+        not adjusted
+        or score.estimand == "forward"
+        or score.metric != "balanced_accuracy"
+    ):
+        return score
+    scale = 1.0 - 1.0 / n_classes
+    expected = score.expected
+    if score.estimand == "truth":
+        expected = (expected - 1.0 / n_classes) / scale
+    else:  # remeasurement: the nominal, already adjusted by scikit-learn
+        expected = score.nominal
+    return NoisyScore(
+        score.metric,
+        expected,
+        score.variance / scale**2,
+        score.nominal,
+        score.n_samples,
+        score.method,
+        score.estimand,
+    )

@@ -30,12 +30,20 @@ convolution.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 from scipy import fft as sp_fft
 from scipy.stats import binom
 
-__all__ = ["fft_convolve", "poisson_binomial_pmf", "poisson_binomial_window"]
+__all__ = [
+    "fft_convolve",
+    "poisson_binomial_groups",
+    "poisson_binomial_pmf",
+    "poisson_binomial_stream",
+    "poisson_binomial_window",
+]
 
 #: Trials per leaf block (PMF by the exact recurrence).
 _LEAF_SIZE = 16
@@ -199,6 +207,101 @@ def _convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.maximum(out, 0.0)
 
 
+def _binomial_product(values: np.ndarray, counts: np.ndarray) -> tuple[int, np.ndarray]:
+    """Window of a sum of binomials ``Σ_g Binomial(counts[g], values[g])``.
+
+    Each factor is scipy's binomial PMF (Boost, accurate to a few ulp) on its
+    Bernstein window; the factors are convolved (directly or by FFT).
+    """
+    offset, pmf = 0, np.ones(1)
+    for prob, n in zip(values, counts, strict=True):
+        n = int(n)
+        if n == 0 or prob <= 0.0:
+            continue
+        if prob >= 1.0:
+            offset += n
+            continue
+        low, high = _windows(
+            np.array([n * prob]), np.array([n * prob * (1.0 - prob)]), np.array([n])
+        )
+        factor = binom.pmf(np.arange(low[0], high[0] + 1), n, prob)
+        offset, pmf = offset + int(low[0]), _convolve(pmf, factor)
+    pmf = np.asarray(pmf, dtype=np.float64)
+    return offset, pmf / pmf.sum()
+
+
+def poisson_binomial_groups(values: Any, counts: Any) -> tuple[int, np.ndarray]:
+    """Window ``(offset, pmf)`` of trials that share a few probabilities.
+
+    ``counts[g]`` trials have the success probability ``values[g]``: a
+    constant flip probability or a transition matrix gives one probability
+    per true class, so the law needs no per-sample array at all.
+    """
+    values = np.asarray(values, dtype=np.float64).ravel()
+    counts = np.asarray(counts).ravel()
+    return _binomial_product(values, counts)
+
+
+def _trim_window(
+    offset: int, pmf: np.ndarray, mean: float, variance: float, count: int
+) -> tuple[int, np.ndarray]:
+    """Cut a running product to the Bernstein window of its mean and variance."""
+    low, high = _windows(np.array([mean]), np.array([variance]), np.array([count]))
+    start = max(int(low[0]) - offset, 0)
+    stop = min(int(high[0]) - offset, pmf.size - 1)
+    if start == 0 and stop == pmf.size - 1:
+        return offset, pmf
+    return offset + start, pmf[start : stop + 1]
+
+
+class _RunningProduct:
+    """The law of the trials seen so far, trimmed to its Bernstein window."""
+
+    def __init__(self) -> None:
+        self.offset, self.pmf = 0, np.ones(1)
+        self.mean = self.variance = 0.0
+        self.count = 0
+
+    def add(self, p: np.ndarray) -> None:
+        if p.size == 0:
+            return
+        chunk_offset, chunk_pmf = poisson_binomial_window(p)
+        self.mean += float(p.sum())
+        self.variance += float(np.dot(p, 1.0 - p))
+        self.count += p.size
+        self.offset, self.pmf = _trim_window(
+            self.offset + chunk_offset,
+            _convolve(self.pmf, chunk_pmf),
+            self.mean,
+            self.variance,
+            self.count,
+        )
+
+    def window(self) -> tuple[int, np.ndarray]:
+        return self.offset, self.pmf / self.pmf.sum()
+
+
+def poisson_binomial_stream(
+    chunks: Iterable[tuple[np.ndarray, ...]],
+) -> list[tuple[int, np.ndarray]]:
+    """Windows ``(offset, pmf)`` of several counts whose trials come in chunks.
+
+    Each item of ``chunks`` holds one array of success probabilities per
+    count (the same number every time). Each chunk's law is computed on its
+    own (:func:`poisson_binomial_window`) and multiplied into the count's
+    running product, trimmed to its Bernstein window after every step: the
+    memory is that of one chunk and the windows, whatever the number of
+    trials.
+    """
+    products: list[_RunningProduct] = []
+    for arrays in chunks:
+        while len(products) < len(arrays):
+            products.append(_RunningProduct())
+        for product, p in zip(products, arrays, strict=True):
+            product.add(np.asarray(p, dtype=np.float64))
+    return [product.window() for product in products]
+
+
 def poisson_binomial_window(p: np.ndarray) -> tuple[int, np.ndarray]:
     """PMF of a Poisson-binomial count on the window of counts that carry mass.
 
@@ -223,18 +326,12 @@ def poisson_binomial_window(p: np.ndarray) -> tuple[int, np.ndarray]:
     groups = _few_distinct(uncertain)
     if groups is None:
         offset, pmf = _product_tree(uncertain)
+        pmf = np.asarray(pmf, dtype=np.float64)
+        pmf /= pmf.sum()
     else:
         # Few distinct probabilities (a constant flip probability gives two):
         # a product of binomial PMFs (scipy/Boost, accurate to a few ulp).
-        offset, pmf = 0, np.ones(1)
-        for prob, n in zip(*groups, strict=True):
-            low, high = _windows(
-                np.array([n * prob]), np.array([n * prob * (1.0 - prob)]), np.array([n])
-            )
-            factor = binom.pmf(np.arange(low[0], high[0] + 1), n, prob)
-            offset, pmf = offset + int(low[0]), _convolve(pmf, factor)
-    pmf = np.asarray(pmf, dtype=np.float64)
-    pmf /= pmf.sum()
+        offset, pmf = _binomial_product(*groups)
     return offset + certain, pmf
 
 

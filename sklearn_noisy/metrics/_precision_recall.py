@@ -19,20 +19,12 @@ from typing import Any
 
 from .._noisy_score import NoisyScore
 from ..utils._docstring import fill_doc
-from ..utils._validation import check_estimand, supports_estimands
-from ._binary_average import (
-    _METHODS,
-    _NOISE_PARAMETERS,
-    _binary_estimand,
-    _binary_present_labels,
-    _binary_problem,
-    _binary_score,
-    _check_option,
-    _precision_measurement,
-)
+from ..utils._validation import supports_estimands
+from ._binary_average import _NOISE_PARAMETERS
 from ._binary_counts import _DELTA_NOTES, _METHOD_PARAMETER
 from ._count_estimands import ESTIMAND_PARAMETER, TRUTH_NOTES
-from ._multiclass_average import _MC_PARAMETERS, _multiclass_score
+from ._multiclass_average import _MC_PARAMETERS
+from ._prf_paths import _ba_mcc_score, _prf_score
 
 __all__ = [
     "expected_balanced_accuracy_score",
@@ -42,80 +34,67 @@ __all__ = [
     "expected_recall_score",
 ]
 
-_AVERAGES = ("binary", "micro", "macro", "weighted")
-
-
-def _prf_score(
-    metric: str,
-    y_true: Any,
-    y_pred: Any,
-    *,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    pos_label: Any,
-    average: Any,
-    method: Any,
-    estimand: Any,
-    n_draws: int,
-    random_state: Any,
-) -> NoisyScore:
-    """Check the options and compute precision, recall or F1 by the right path."""
-    _check_option(average, _AVERAGES, name="average")
-    _check_option(method, _METHODS, name="method")
-    check_estimand(estimand, metric=metric, supported=_PUBLIC[metric].estimands)
-    if average != "binary" and method == "delta":
-        raise ValueError(
-            "method='delta' is available for average='binary' only; with "
-            f"average={average!r} the result is exact (micro) or Monte Carlo."
-        )
-    if average != "binary":
-        return _multiclass_score(
-            metric,
-            y_true,
-            y_pred,
-            q=q,
-            transition_matrix=transition_matrix,
-            labels=labels,
-            average=average,
-            n_draws=n_draws,
-            random_state=random_state,
-            estimand=estimand,
-        )
-    problem = _binary_problem(
-        y_true,
-        y_pred,
-        q=q,
-        transition_matrix=transition_matrix,
-        labels=labels,
-        pos_label=pos_label,
-    )
-    if estimand != "forward":
-        return _binary_estimand(metric, problem, estimand)
-    if metric == "precision":
-        return _precision_measurement(problem)
-    return _binary_score(metric, problem, method)
-
-
 _PRF_PARAMETERS = (
     _NOISE_PARAMETERS
     + """
     labels : array-like, default=None
-        The classes, in the order of the rows of ``transition_matrix``; by
-        default the sorted labels present in ``y_true`` and ``y_pred``. With
-        ``average="macro"`` or ``"weighted"`` it is also passed to the
-        scikit-learn metric, as there.
+        The classes, in the order of the rows of ``transition_matrix`` and of
+        the per-class results of ``average=None``; by default the sorted
+        labels present in ``y_true`` and ``y_pred``. As in scikit-learn it
+        may leave out classes present (they are then not averaged, but a
+        flip with ``q`` still goes to them: the classes are ``labels``
+        followed by the others present; the micro and weighted averages over
+        such a subset are Monte Carlo) or name absent ones (a flip with
+        ``q`` can reach them). With a ``transition_matrix`` it names every
+        class, in the matrix's order. For multilabel targets: the columns to
+        use, as in scikit-learn.
     pos_label : int, float, bool or str, default=1
         The positive class for ``average="binary"``, as in scikit-learn.
-    average : {"binary", "micro", "macro", "weighted"}, default="binary"
-        ``"binary"``: exact (``method="exact"``). ``"micro"``: equal to the
-        accuracy, exact (user guide: :ref:`formula_accuracy`). ``"macro"`` and
-        ``"weighted"``: Monte Carlo over ``n_draws`` redraws of the labels
-        (:func:`~sklearn_noisy.metrics.monte_carlo_score`; ``NoisyScore.method``
-        is then ``"monte_carlo"``)."""
+    average : {"binary", "micro", "macro", "weighted", "samples"} or None, \
+default="binary"
+        As in scikit-learn. ``"binary"``: exact (``method="exact"``).
+        ``"micro"``: equal to the accuracy, exact (user guide:
+        :ref:`formula_accuracy`). ``None``: one :class:`NoisyScore` per class,
+        each exact. ``"macro"`` and ``"weighted"``: the expectation is exact
+        (user guide: :ref:`formula_multiclass`); so is the variance of the
+        macro precision and the weighted recall, and the other variances are
+        Monte Carlo over ``n_draws`` redrawn confusion matrices
+        (``method="monte_carlo"``). The classes averaged are ``labels``
+        (all of them) in every draw, as scikit-learn with ``labels=``.
+        ``"samples"`` (multilabel targets only, as in scikit-learn): exact.
+        Multilabel indicator targets, shape ``(n_samples, n_labels)``, flip
+        entry by entry (``q`` a scalar, one per sample or one per entry; or
+        a 2 × 2 ``transition_matrix``); ``None``, ``"micro"``, ``"macro"``
+        and ``"samples"`` are exact, ``"weighted"`` Monte Carlo (user guide:
+        :ref:`formula_multiclass`).
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative sample weights, as in scikit-learn. With unequal weights
+        the counts are not integers: precision, and the micro averages
+        (the weighted accuracy), stay exact; the other results are Monte
+        Carlo with ``method="exact"`` and the weighted delta method with
+        ``method="delta"`` (binary only).
+    zero_division : {"warn", 0.0, 1.0, np.nan}, default="warn"
+        The value of a ratio whose denominator is 0, as in scikit-learn
+        (``"warn"`` is 0; no warning is emitted). Under noise the ratio can be
+        0/0 in some draws only: a number enters the expectation with the
+        probability of that event; with ``np.nan`` the expectation is NaN
+        when the event has a positive probability (a binary metric, or a
+        class of ``average=None``), and the macro average ignores undefined
+        classes draw by draw, as scikit-learn's (Monte Carlo where that
+        makes the set of classes random)."""
     + _METHOD_PARAMETER
     + ESTIMAND_PARAMETER
 )
+
+_PRF_RETURNS = """    score : NoisyScore or list of NoisyScore
+        One :class:`~sklearn_noisy.NoisyScore`, or with ``average=None`` a
+        list with one per class in the order of ``labels`` (scikit-learn's
+        array is ``[s.expected for s in score]`` at zero noise). ``nominal``
+        is the scikit-learn metric on ``y_true`` with the same options, to
+        the last bit. ``method`` is ``"exact"``, ``"delta"`` or
+        ``"monte_carlo"`` (see ``average`` and ``sample_weight``). With no
+        noise at all (``q=0``) nothing is sampled: ``expected`` is
+        ``nominal`` and the variance 0."""
 
 
 @supports_estimands("forward", "truth", "remeasurement")
@@ -124,6 +103,7 @@ _PRF_PARAMETERS = (
     mc_parameters=_MC_PARAMETERS,
     delta_notes=_DELTA_NOTES,
     truth_notes=TRUTH_NOTES,
+    returns=_PRF_RETURNS,
 )
 def expected_precision_score(
     y_true: Any,
@@ -133,12 +113,14 @@ def expected_precision_score(
     transition_matrix: Any = None,
     labels: Any = None,
     pos_label: Any = 1,
-    average: str = "binary",
+    average: str | None = "binary",
+    sample_weight: Any = None,
+    zero_division: Any = "warn",
     method: str = "exact",
     estimand: str = "forward",
     n_draws: int = 1000,
-    random_state: Any = None,
-) -> NoisyScore:
+    random_state: Any = 0,
+) -> NoisyScore | list[NoisyScore]:
     """Expected precision, and its variance, under label flips.
 
     Precision ``TP / n_P`` has a denominator fixed by the predictions, so it is
@@ -150,8 +132,9 @@ def expected_precision_score(
 
     where ``P`` are the ``n_P`` samples predicted positive and ``π_i`` is the
     probability that sample ``i`` is observed positive. With no predicted
-    positive the precision is 0, as scikit-learn's default
-    ``zero_division="warn"`` returns (no warning is emitted here). These are
+    positive the precision is ``zero_division`` (0 for the default "warn",
+    without a warning). With sample weights ``w_i`` the sums are weighted
+    (``w_i`` in the mean, ``w_i²`` in the variance). These are
     the moments of the ``"forward"`` estimand; see ``estimand`` for the
     others (user guide: :ref:`estimands`).
 
@@ -173,13 +156,7 @@ def expected_precision_score(
 
     Returns
     -------
-    score : NoisyScore
-        ``nominal`` is :func:`sklearn.metrics.precision_score` on ``y_true``
-        (with ``zero_division=0``, computed from the counts). ``method`` is
-        ``"exact"`` (the delta method of a linear metric is exact) or
-        ``"monte_carlo"`` for ``average="macro"``/``"weighted"`` with
-        ``estimand="forward"``; ``"delta"`` for the weighted average of the
-        other estimands.
+    {returns}
 
     See Also
     --------
@@ -206,6 +183,8 @@ n_samples=6, method='exact')
         labels=labels,
         pos_label=pos_label,
         average=average,
+        sample_weight=sample_weight,
+        zero_division=zero_division,
         method=method,
         estimand=estimand,
         n_draws=n_draws,
@@ -219,6 +198,7 @@ n_samples=6, method='exact')
     mc_parameters=_MC_PARAMETERS,
     delta_notes=_DELTA_NOTES,
     truth_notes=TRUTH_NOTES,
+    returns=_PRF_RETURNS,
 )
 def expected_recall_score(
     y_true: Any,
@@ -228,12 +208,14 @@ def expected_recall_score(
     transition_matrix: Any = None,
     labels: Any = None,
     pos_label: Any = 1,
-    average: str = "binary",
+    average: str | None = "binary",
+    sample_weight: Any = None,
+    zero_division: Any = "warn",
     method: str = "exact",
     estimand: str = "forward",
     n_draws: int = 1000,
-    random_state: Any = None,
-) -> NoisyScore:
+    random_state: Any = 0,
+) -> NoisyScore | list[NoisyScore]:
     """Expected recall, and its variance, under label flips.
 
     Recall ``TP / S`` divides by the number ``S`` of observed positives, which
@@ -241,8 +223,8 @@ def expected_recall_score(
     TP, so the exact moments are finite sums over the joint law of TP and FN,
     two independent Poisson-binomial counts (user guide:
     :ref:`formula_binary_counts`, O(M log² M)). With no observed positive the
-    recall is 0, as scikit-learn's default ``zero_division="warn"`` returns (no
-    warning is emitted here).
+    recall is ``zero_division`` (0 for the default "warn", without a
+    warning).
     These are the moments of ``estimand="forward"``, which takes ``y_true`` as
     exact; ``estimand`` chooses the question (user guide: :ref:`estimands`).
 
@@ -253,10 +235,7 @@ def expected_recall_score(
 
     Returns
     -------
-    score : NoisyScore
-        ``nominal`` is :func:`sklearn.metrics.recall_score` on ``y_true``.
-        ``method`` is ``"exact"``, ``"delta"`` or ``"monte_carlo"`` (``average=
-        "macro"``/``"weighted"``).
+    {returns}
 
     See Also
     --------
@@ -292,6 +271,8 @@ n_samples=6, method='exact')
         labels=labels,
         pos_label=pos_label,
         average=average,
+        sample_weight=sample_weight,
+        zero_division=zero_division,
         method=method,
         estimand=estimand,
         n_draws=n_draws,
@@ -305,6 +286,7 @@ n_samples=6, method='exact')
     mc_parameters=_MC_PARAMETERS,
     delta_notes=_DELTA_NOTES,
     truth_notes=TRUTH_NOTES,
+    returns=_PRF_RETURNS,
 )
 def expected_f1_score(
     y_true: Any,
@@ -314,19 +296,21 @@ def expected_f1_score(
     transition_matrix: Any = None,
     labels: Any = None,
     pos_label: Any = 1,
-    average: str = "binary",
+    average: str | None = "binary",
+    sample_weight: Any = None,
+    zero_division: Any = "warn",
     method: str = "exact",
     estimand: str = "forward",
     n_draws: int = 1000,
-    random_state: Any = None,
-) -> NoisyScore:
+    random_state: Any = 0,
+) -> NoisyScore | list[NoisyScore]:
     """Expected F1 score, and its variance, under label flips.
 
     ``F1 = 2 TP / (n_P + S)``; given the number ``S = n`` of observed positives
     it is affine in TP, so the moments are exact sums over the law of (TP, FN)
     (user guide: :ref:`formula_binary_counts`, O(M log² M)). When
-    ``n_P + S = 0`` the F1 score is 0, as scikit-learn's default
-    ``zero_division="warn"`` returns (no warning is emitted here).
+    ``n_P + S = 0`` the F1 score is ``zero_division`` (0 for the default
+    "warn", without a warning).
     These are the moments of ``estimand="forward"``, which takes ``y_true`` as
     exact; ``estimand`` chooses the question (user guide: :ref:`estimands`).
 
@@ -337,10 +321,7 @@ def expected_f1_score(
 
     Returns
     -------
-    score : NoisyScore
-        ``nominal`` is :func:`sklearn.metrics.f1_score` on ``y_true``.
-        ``method`` is ``"exact"``, ``"delta"`` or ``"monte_carlo"`` (``average=
-        "macro"``/``"weighted"``).
+    {returns}
 
     See Also
     --------
@@ -371,61 +352,13 @@ def expected_f1_score(
         labels=labels,
         pos_label=pos_label,
         average=average,
+        sample_weight=sample_weight,
+        zero_division=zero_division,
         method=method,
         estimand=estimand,
         n_draws=n_draws,
         random_state=random_state,
     )
-
-
-def _ba_mcc_score(
-    metric: str,
-    y_true: Any,
-    y_pred: Any,
-    *,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    method: Any,
-    estimand: Any,
-    n_draws: int,
-    random_state: Any,
-) -> NoisyScore:
-    """Check the options; binary labels are exact, multiclass Monte Carlo."""
-    _check_option(method, _METHODS, name="method")
-    check_estimand(estimand, metric=metric, supported=_PUBLIC[metric].estimands)
-    classes = _binary_present_labels(y_true, y_pred, labels)
-    if classes is None:
-        if method == "delta":
-            raise ValueError(
-                "method='delta' is available for binary labels only; multiclass "
-                f"{metric} is computed by Monte Carlo."
-            )
-        return _multiclass_score(
-            metric,
-            y_true,
-            y_pred,
-            q=q,
-            transition_matrix=transition_matrix,
-            labels=labels,
-            average=None,
-            n_draws=n_draws,
-            random_state=random_state,
-            estimand=estimand,
-        )
-    # Balanced accuracy and MCC are symmetric in the two classes: any of them
-    # can play the positive one.
-    problem = _binary_problem(
-        y_true,
-        y_pred,
-        q=q,
-        transition_matrix=transition_matrix,
-        labels=labels,
-        pos_label=classes[-1],
-    )
-    if estimand != "forward":
-        return _binary_estimand(metric, problem, estimand)
-    return _binary_score(metric, problem, method)
 
 
 _BA_MCC_PARAMETERS = (
@@ -434,7 +367,11 @@ _BA_MCC_PARAMETERS = (
     labels : array-like, default=None
         The classes, in the order of the rows of ``transition_matrix``; by
         default the sorted labels present in ``y_true`` and ``y_pred``. More
-        than two classes make the problem multiclass (Monte Carlo)."""
+        than two classes make the problem multiclass (see Notes).
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative sample weights, as in scikit-learn. With unequal weights
+        the counts are not integers: ``method="exact"`` is then Monte Carlo
+        and ``method="delta"`` the weighted delta method (binary only)."""
     + _METHOD_PARAMETER
     + ESTIMAND_PARAMETER
     + "\n"
@@ -442,9 +379,17 @@ _BA_MCC_PARAMETERS = (
 )
 
 
+_ADJUSTED = """\
+    adjusted : bool, default=False
+        Rescale so that chance scores 0 and perfect 1, as in scikit-learn."""
+
+
 @supports_estimands("forward", "truth", "remeasurement")
 @fill_doc(
-    parameters=_BA_MCC_PARAMETERS, delta_notes=_DELTA_NOTES, truth_notes=TRUTH_NOTES
+    parameters=_BA_MCC_PARAMETERS,
+    adjusted=_ADJUSTED,
+    delta_notes=_DELTA_NOTES,
+    truth_notes=TRUTH_NOTES,
 )
 def expected_balanced_accuracy_score(
     y_true: Any,
@@ -453,10 +398,12 @@ def expected_balanced_accuracy_score(
     q: Any = None,
     transition_matrix: Any = None,
     labels: Any = None,
+    sample_weight: Any = None,
+    adjusted: bool = False,
     method: str = "exact",
     estimand: str = "forward",
     n_draws: int = 1000,
-    random_state: Any = None,
+    random_state: Any = 0,
 ) -> NoisyScore:
     """Expected balanced accuracy, and its variance, under label flips.
 
@@ -465,15 +412,21 @@ def expected_balanced_accuracy_score(
     law of (TP, FN) (user guide: :ref:`formula_binary_counts`, O(M log² M)). As
     in scikit-learn, when the observed labels hold a single class only that
     class's recall is averaged (``BA = n_N/M`` with no observed positive,
-    ``TP/M`` with no observed negative); no warning is emitted. Binary labels
-    are exact; multiclass labels are computed by Monte Carlo
-    (:func:`~sklearn_noisy.metrics.monte_carlo_score`).
+    ``TP/M`` with no observed negative); no warning is emitted. With
+    ``adjusted=True`` the score is ``(BA − 1/K)/(1 − 1/K)`` with ``K`` the
+    number of observed classes, as in scikit-learn: undefined (NaN) when a
+    single class is observed, so the expectation is NaN when that event has a
+    positive probability. Binary labels are exact. For multiclass labels the
+    expectation is exact (the mean of the per-class recalls) unless a class
+    may or may not be observed, and the variance is Monte Carlo (user guide:
+    :ref:`formula_multiclass`).
     These are the moments of ``estimand="forward"``, which takes ``y_true`` as
     exact; ``estimand`` chooses the question (user guide: :ref:`estimands`).
 
     Parameters
     ----------
     {parameters}
+    {adjusted}
 
     Returns
     -------
@@ -511,6 +464,8 @@ def expected_balanced_accuracy_score(
         q=q,
         transition_matrix=transition_matrix,
         labels=labels,
+        sample_weight=sample_weight,
+        adjusted=adjusted,
         method=method,
         estimand=estimand,
         n_draws=n_draws,
@@ -529,10 +484,11 @@ def expected_matthews_corrcoef(
     q: Any = None,
     transition_matrix: Any = None,
     labels: Any = None,
+    sample_weight: Any = None,
     method: str = "exact",
     estimand: str = "forward",
     n_draws: int = 1000,
-    random_state: Any = None,
+    random_state: Any = 0,
 ) -> NoisyScore:
     """Expected Matthews correlation coefficient, and its variance, under flips.
 
@@ -540,9 +496,11 @@ def expected_matthews_corrcoef(
     observed positives. Given ``S = n`` it is affine in TP, so the moments are
     exact sums over the law of (TP, FN) (user guide:
     :ref:`formula_binary_counts`, O(M log² M)). Where the denominator vanishes
-    the MCC is 0, as in scikit-learn. Binary labels are exact; multiclass labels
-    are computed by Monte Carlo
-    (:func:`~sklearn_noisy.metrics.monte_carlo_score`).
+    the MCC is 0, as in scikit-learn. Binary labels are exact. The multiclass
+    MCC is not an average of per-class scores (its denominator holds the
+    squared class totals): its expectation and variance are Monte Carlo over
+    ``n_draws`` redrawn confusion matrices, seeded by ``random_state``
+    (user guide: :ref:`formula_multiclass`).
     These are the moments of ``estimand="forward"``, which takes ``y_true`` as
     exact; ``estimand`` chooses the question (user guide: :ref:`estimands`).
 
@@ -586,18 +544,10 @@ def expected_matthews_corrcoef(
         q=q,
         transition_matrix=transition_matrix,
         labels=labels,
+        sample_weight=sample_weight,
+        adjusted=False,
         method=method,
         estimand=estimand,
         n_draws=n_draws,
         random_state=random_state,
     )
-
-
-#: The public functions, whose ``estimands`` the shared paths check against.
-_PUBLIC = {
-    "precision": expected_precision_score,
-    "recall": expected_recall_score,
-    "f1": expected_f1_score,
-    "balanced_accuracy": expected_balanced_accuracy_score,
-    "matthews_corrcoef": expected_matthews_corrcoef,
-}

@@ -1,0 +1,314 @@
+"""Precision, recall and F1 of multilabel indicator targets under label flips.
+
+Each entry ``y[i, l]`` of an indicator matrix is a binary label that flips
+on its own, with probability ``q`` (a scalar, one per sample, or one per
+entry, shape ``(n_samples, n_labels)``) or through a shared 2 × 2
+``transition_matrix``. The entries are independent, so:
+
+* ``average=None``: each label is a binary problem, exact
+  (:mod:`._binary_counts`);
+* ``"micro"``: the pooled counts are one binary problem over all entries,
+  exact;
+* ``"macro"``: the labels use disjoint entries, so they are independent: the
+  mean of the exact per-label moments, with variance ``Σ_l Var_l / L²``,
+  exact;
+* ``"samples"``: the samples are independent too: each sample's metric over
+  its ``L`` labels has an exact law (a small Poisson-binomial table per
+  sample), and the (weighted) mean of independent terms is exact;
+* ``"weighted"`` (the total observed support is random) and unequal sample
+  weights (except for ``"samples"``) are Monte Carlo over ``n_draws`` redrawn
+  indicator matrices, seeded by ``random_state``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .._noisy_score import NoisyScore
+from ..utils._arrays import as_float_array, check_sample_weight
+from ..utils._noise import FlipNoise
+from ._binary_counts import CountLaws, exact_moments
+from ._multiclass_average import NEGLIGIBLE, sklearn_value
+from ._poisson_binomial import poisson_binomial_window
+
+__all__ = ["is_multilabel", "multilabel_score"]
+
+#: Samples whose per-sample law tables are built at a time.
+_SAMPLE_BLOCK = 2048
+
+
+def _as_2d(y: Any) -> np.ndarray | None:
+    if hasattr(y, "toarray"):  # a scipy.sparse matrix
+        y = y.toarray()
+    if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
+        y = y.to_numpy()
+    try:
+        array = np.asarray(y)
+    except (TypeError, ValueError):
+        return None
+    return array if array.ndim == 2 and array.shape[1] > 1 else None
+
+
+def is_multilabel(y_true: Any, y_pred: Any) -> bool:
+    """Whether either target is a 2-D indicator-like array with several columns."""
+    return _as_2d(y_true) is not None or _as_2d(y_pred) is not None
+
+
+def _indicator(y: Any, name: str) -> np.ndarray:
+    array = _as_2d(y)
+    if (
+        array is None
+        or array.dtype.kind not in "biuf"
+        or not np.all((array == 0) | (array == 1))
+    ):
+        raise ValueError(
+            f"{name} must be a multilabel indicator matrix (n_samples, n_labels) of "
+            "0 and 1 like the other target; scikit-learn does not mix multilabel "
+            "and multiclass targets either."
+        )
+    return array.astype(bool)
+
+
+def _positive_probability(
+    y_true: np.ndarray, q: Any, transition_matrix: Any
+) -> np.ndarray:
+    """``π[i, l]``, the probability that entry ``(i, l)`` is observed as 1."""
+    shape = y_true.shape
+    if transition_matrix is not None or np.ndim(q) < 2:
+        noise = FlipNoise.from_params(
+            q, transition_matrix, n_samples=shape[0], n_classes=2
+        )
+        if noise.matrix is not None:
+            return np.where(y_true, noise.matrix[1, 1], noise.matrix[0, 1])
+        flip = np.asarray(noise.q, dtype=np.float64)
+        flip = flip if flip.ndim == 0 else flip[:, None]
+        return np.where(y_true, 1.0 - flip, flip)
+    flip = as_float_array(q, name="q")
+    if flip.shape != shape:
+        raise ValueError(
+            f"q must be a scalar, one value per sample or one per entry of shape "
+            f"{shape}; got shape {flip.shape}."
+        )
+    if not np.all((flip >= 0.0) & (flip <= 1.0)):
+        raise ValueError("q must hold probabilities in [0, 1].")
+    return np.where(y_true, 1.0 - flip, flip)
+
+
+def _label_moments(pi: np.ndarray, pred: np.ndarray, metric: str, zero: float):
+    """Exact ``(E, Var)`` of a binary metric with trials ``pi`` (any shape)."""
+    pi, pred = pi.ravel(), pred.ravel()
+    pi_pos = pi[pred]
+    laws = CountLaws(
+        poisson_binomial_window(pi_pos),
+        poisson_binomial_window(pi[~pred]),
+        float(pi_pos.sum()),
+        int(np.count_nonzero(pred)),
+        int(pi.size),
+    )
+    return exact_moments((metric,), laws, zero_division=zero)[metric]
+
+
+def _count_table(pi: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """PMFs, one row per sample, of the number of observed 1s among ``mask``."""
+    n, n_labels = pi.shape
+    table = np.zeros((n, n_labels + 1))
+    table[:, 0] = 1.0
+    for label in range(n_labels):
+        p = np.where(mask[:, label], pi[:, label], 0.0)[:, None]
+        table[:, 1:] = table[:, 1:] * (1.0 - p) + table[:, :-1] * p
+        table[:, 0] *= 1.0 - p[:, 0]
+    return table
+
+
+def _ratio(metric: str, tp: Any, s: Any, n_pred: Any, zero: float) -> np.ndarray:
+    """Precision, recall or F1 of counts (broadcast), ``zero`` where 0/0."""
+    denominator = {"precision": n_pred + 0 * s, "recall": s + 0 * n_pred}.get(
+        metric, n_pred + s
+    )
+    numerator = tp if metric != "f1" else 2.0 * tp
+    safe = np.where(denominator == 0, 1.0, denominator)
+    return np.where(denominator == 0, zero, numerator / safe)
+
+
+def _sample_moments(pi: np.ndarray, pred: np.ndarray, metric: str, zero: float):
+    """Exact ``(E_i, Var_i, P_i(undefined))`` of each sample's metric."""
+    means, variances, undefined = [], [], []
+    n_labels = pi.shape[1]
+    counts = np.arange(n_labels + 1, dtype=np.float64)
+    for start in range(0, pi.shape[0], _SAMPLE_BLOCK):
+        rows = slice(start, start + _SAMPLE_BLOCK)
+        p_tp = _count_table(pi[rows], pred[rows])
+        p_fn = _count_table(pi[rows], ~pred[rows])
+        joint = p_tp[:, :, None] * p_fn[:, None, :]
+        n_pred = pred[rows].sum(axis=1).astype(np.float64)[:, None, None]
+        tp, fn = counts[None, :, None], counts[None, None, :]
+        values = _ratio(metric, tp, tp + fn, n_pred, 0.0 if math.isnan(zero) else zero)
+        expected = (joint * values).sum(axis=(1, 2))
+        means.append(expected)
+        variances.append((joint * (values - expected[:, None, None]) ** 2).sum((1, 2)))
+        flag = _ratio(metric, tp, tp + fn, n_pred, 1.0) - _ratio(
+            metric, tp, tp + fn, n_pred, 0.0
+        )
+        undefined.append((joint * flag).sum(axis=(1, 2)))
+    return np.concatenate(means), np.concatenate(variances), np.concatenate(undefined)
+
+
+def _monte_carlo(
+    metric: str,
+    pi: np.ndarray,
+    pred: np.ndarray,
+    weight: np.ndarray | None,
+    options: dict,
+    mc: dict,
+) -> tuple[Any, Any]:
+    """Mean and variance over redrawn indicator matrices."""
+    rng = np.random.default_rng(mc["random_state"])
+    n, n_labels = pi.shape
+    w = np.ones(n) if weight is None else weight
+    average, zero = options["average"], options["zero_division"]
+    values = []
+    batch = max(1, (1 << 20) // pi.size)
+    for start in range(0, mc["n_draws"], batch):
+        size = min(batch, mc["n_draws"] - start)
+        observed = rng.random((size, n, n_labels)) < pi
+        hits = observed & pred
+        if average == "samples":
+            tp, s = hits.sum(axis=2), observed.sum(axis=2)
+            per = _ratio(metric, tp, s, pred.sum(axis=1), zero)
+            values.append(_average(per, w))
+            continue
+        tp = np.einsum("i,dil->dl", w, hits.astype(np.float64))
+        s = np.einsum("i,dil->dl", w, observed.astype(np.float64))
+        n_pred = w @ pred
+        if average == "micro":
+            tp, s, n_pred = tp.sum(axis=1), s.sum(axis=1), n_pred.sum()
+        per = _ratio(metric, tp, s, n_pred, zero)
+        if average in ("macro", "weighted"):
+            per = _average(per, s if average == "weighted" else None)
+        values.append(per)
+    draws = np.concatenate(values)
+    return draws.mean(axis=0), draws.var(axis=0, ddof=1)
+
+
+def _average(values: np.ndarray, weights: Any) -> np.ndarray:
+    """scikit-learn's NaN-ignoring (weighted) mean along the last axis."""
+    defined = ~np.isnan(values)
+    clean = np.where(defined, values, 0.0)
+    w = (
+        np.ones(values.shape)
+        if weights is None
+        else np.broadcast_to(weights, values.shape)
+    )
+    w = np.where(defined, w, 0.0)
+    total = w.sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        weighted = (clean * w).sum(axis=-1) / total
+        plain = clean.sum(axis=-1) / defined.sum(axis=-1)
+    return np.where(total > 0, weighted, plain)
+
+
+def _exact(
+    metric: str, pi: np.ndarray, pred: np.ndarray, weight: Any, options: dict
+) -> tuple[Any, Any] | None:
+    """Exact moments where the entries' independence gives them; else None."""
+    average, zero = options["average"], options["zero_division"]
+    if average == "samples":
+        mean, var, undefined = _sample_moments(pi, pred, metric, zero)
+        if math.isnan(zero):
+            if np.any((undefined > NEGLIGIBLE) & (undefined < 1.0 - NEGLIGIBLE)):
+                return None
+            keep = undefined <= NEGLIGIBLE
+            mean, var = mean[keep], var[keep]
+            weight = None if weight is None else weight[keep]
+            if mean.size == 0:
+                return math.nan, math.nan
+        w = np.ones(mean.size) if weight is None else weight
+        return (w @ mean) / w.sum(), (w * w) @ var / w.sum() ** 2
+    if weight is not None or average == "weighted":
+        return None
+    if average == "micro":
+        return _label_moments(pi, pred, metric, zero)
+    moments = np.array(
+        [_label_moments(pi[:, k], pred[:, k], metric, zero) for k in range(pi.shape[1])]
+    )
+    if average is None:
+        return moments[:, 0], moments[:, 1]
+    defined = ~np.isnan(moments[:, 0])
+    if not defined.any():
+        return math.nan, math.nan
+    return (
+        moments[defined, 0].mean(),
+        moments[defined, 1].sum() / defined.sum() ** 2,
+    )
+
+
+def multilabel_score(
+    metric: str,
+    y_true: Any,
+    y_pred: Any,
+    *,
+    q: Any,
+    transition_matrix: Any,
+    labels: Any,
+    average: Any,
+    sample_weight: Any,
+    zero_division: Any,
+    zero_value: float,
+    estimand: str,
+    mc: dict,
+) -> NoisyScore | list[NoisyScore]:
+    """Precision, recall or F1 of multilabel indicator targets (module doc)."""
+    truth, pred = _indicator(y_true, "y_true"), _indicator(y_pred, "y_pred")
+    if truth.shape != pred.shape:
+        raise ValueError(
+            f"y_true and y_pred must have the same shape; got {truth.shape} and "
+            f"{pred.shape}."
+        )
+    if average == "binary":
+        raise ValueError(
+            "Target is multilabel-indicator but average='binary'. Please choose "
+            "another average setting, one of [None, 'micro', 'macro', 'weighted', "
+            "'samples']."
+        )
+    if estimand != "forward":
+        raise ValueError(
+            "Multilabel targets support estimand='forward' only: the truth and "
+            "remeasurement estimates de-noise a confusion matrix of one label."
+        )
+    nominal = sklearn_value(
+        metric,
+        truth.astype(int),
+        pred.astype(int),
+        labels=labels,
+        average=average,
+        sample_weight=sample_weight,
+        zero_division=zero_division,
+    )
+    columns = np.arange(truth.shape[1]) if labels is None else np.asarray(labels)
+    pi = _positive_probability(truth, q, transition_matrix)[:, columns]
+    truth, pred = truth[:, columns], pred[:, columns]
+    weight = check_sample_weight(sample_weight, truth.shape[0])
+    if weight is not None and weight.min() == weight.max():
+        weight = None
+    options = {"average": average, "zero_division": zero_value}
+    m = truth.shape[0]
+    if np.all((pi == 0.0) | (pi == 1.0)) and np.array_equal(pi == 1.0, truth):
+        result: tuple[Any, Any] | None = (nominal, np.zeros(np.shape(nominal)))
+    else:
+        result = _exact(metric, pi, pred, weight, options)
+    method = "exact"
+    if result is None:
+        result, method = (
+            _monte_carlo(metric, pi, pred, weight, options, mc),
+            "monte_carlo",
+        )
+    expected, variance = result
+    if average is None:
+        return [
+            NoisyScore(metric, e, v, n, m, method)
+            for e, v, n in zip(expected, variance, np.asarray(nominal), strict=True)
+        ]
+    return NoisyScore(metric, expected, variance, nominal, m, method)
