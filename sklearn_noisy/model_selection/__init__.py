@@ -4,7 +4,8 @@ from ._comparison import compare_estimators
 from ._comparison_result import CorrectedTTest, EstimatorComparison
 from ._cross_validator import NoisyCrossValidator
 from ._noise_resilience_curve import NoiseResilienceCurveResult, noise_resilience_curve
-from ._plot import NoiseResilienceDisplay, NoisyCVDisplay
+from ._noise_resilience_plot import NoiseResilienceDisplay
+from ._plot import NoisyCVDisplay
 
 __all__ = [
     "CorrectedTTest",

@@ -1,0 +1,260 @@
+"""The display of a noise-resilience curve: :class:`NoiseResilienceDisplay`.
+
+Built as the other displays: ``from_estimator(...)`` runs the curve and plots
+it, ``from_results(...)`` plots a curve already computed, and
+``plot(ax=None)`` draws on given axes. matplotlib is imported only when
+plotting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..utils._plotting import import_pyplot
+from ._noise_resilience_curve import NoiseResilienceCurveResult, noise_resilience_curve
+
+__all__ = ["NoiseResilienceDisplay"]
+
+
+class NoiseResilienceDisplay:
+    """Plot of the noise-resilience score (and a metric) against the noise level.
+
+    Create it with :meth:`from_estimator` (runs the curve) or
+    :meth:`from_cv_results` (plots a :class:`NoiseResilienceCurveResult`); it
+    draws NR (mean ± one standard deviation over the repeats) with reference
+    lines at 1 (the prediction's error constant in every region) and 0 (it
+    scatters as much as the noisy data), the fraction of regions where the
+    local condition of noise resilience holds (mean over the repeats) and, on
+    a second axis, the expected metric with its label-noise standard
+    deviation. matplotlib is imported only when plotting.
+
+    Parameters
+    ----------
+    result : NoiseResilienceCurveResult
+        The curve to plot.
+    metric : str or None, default=None
+        Metric drawn on the second axis; default the first one of the result,
+        ``None`` and no metrics: NR only.
+    name : str or None, default=None
+        Legend label; default the estimator's class name.
+
+    Attributes
+    ----------
+    ax_ : matplotlib Axes
+        Axes with the NR curve.
+    fraction_line_ : matplotlib Line2D
+        The fraction of regions where the condition holds.
+    metric_ax_ : matplotlib Axes or None
+        The second axis with the metric, if one is drawn.
+    figure_ : matplotlib Figure
+        Figure containing the plot.
+
+    See Also
+    --------
+    noise_resilience_curve : Computes the curve shown.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from sklearn_noisy.datasets import load_oxygen_sensor
+    >>> from sklearn_noisy.model_selection import NoiseResilienceDisplay
+    >>> sensor = load_oxygen_sensor()
+    >>> display = NoiseResilienceDisplay.from_estimator(
+    ...     LinearRegression(), sensor.data, sensor.target_true, [0.2, 1.0],
+    ...     n_repeats=1, random_state=0, feature=1)
+    >>> display.ax_.get_ylabel()
+    'noise resilience NR'
+    """
+
+    def __init__(
+        self,
+        result: NoiseResilienceCurveResult,
+        *,
+        metric: str | None = None,
+        name: str | None = None,
+    ) -> None:
+        self.result = result
+        self.metric = metric
+        self.name = name
+
+    @classmethod
+    def from_cv_results(
+        cls,
+        result: NoiseResilienceCurveResult,
+        metric: str | None = None,
+        *,
+        name: str | None = None,
+        ax: Any = None,
+    ) -> NoiseResilienceDisplay:
+        """Plot a :class:`NoiseResilienceCurveResult`.
+
+        Parameters
+        ----------
+        result : NoiseResilienceCurveResult
+            The output of :func:`noise_resilience_curve`.
+        metric : str, default=None
+            Metric drawn on the second axis; by default the first one.
+        name : str, default=None
+            Legend label; by default the estimator's class name.
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure by default.
+
+        Returns
+        -------
+        display : NoiseResilienceDisplay
+            The plotted display.
+        """
+        if not isinstance(result, NoiseResilienceCurveResult):
+            raise TypeError(
+                "result must be a NoiseResilienceCurveResult from "
+                f"noise_resilience_curve; got {type(result).__name__}."
+            )
+        return cls(result, metric=metric, name=name).plot(ax=ax)
+
+    @classmethod
+    def from_results(
+        cls,
+        result: NoiseResilienceCurveResult,
+        *,
+        metric: str | None = None,
+        name: str | None = None,
+        ax: Any = None,
+    ) -> NoiseResilienceDisplay:
+        """Plot a :class:`NoiseResilienceCurveResult` (same as :meth:`from_cv_results`).
+
+        Kept as the name of the first releases; see :meth:`from_cv_results`.
+        """
+        return cls.from_cv_results(result, metric, name=name, ax=ax)
+
+    @classmethod
+    def from_estimator(
+        cls,
+        estimator: Any,
+        X: Any,
+        y_ref: Any,
+        noise_levels: Sequence[float],
+        *,
+        metric: str | None = None,
+        name: str | None = None,
+        ax: Any = None,
+        **kwargs: Any,
+    ) -> NoiseResilienceDisplay:
+        """Run :func:`noise_resilience_curve` (``kwargs`` passed on) and plot it.
+
+        Parameters
+        ----------
+        estimator : regressor
+            The estimator of the curve.
+        X, y_ref : array-like
+            Inputs and noise-free targets.
+        noise_levels : sequence of float
+            The label noise levels.
+        metric, name, ax : optional
+            As in :meth:`from_cv_results`.
+        **kwargs : dict
+            Other arguments of :func:`noise_resilience_curve`.
+
+        Returns
+        -------
+        display : NoiseResilienceDisplay
+            The plotted display.
+        """
+        result = noise_resilience_curve(estimator, X, y_ref, noise_levels, **kwargs)
+        return cls.from_cv_results(result, metric, name=name, ax=ax)
+
+    def plot(
+        self, ax: Any = None, *, name: str | None = None
+    ) -> NoiseResilienceDisplay:
+        """Draw the display.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure by default.
+        name : str, default=None
+            Legend label, overriding the one given at construction.
+
+        Returns
+        -------
+        display : NoiseResilienceDisplay
+            ``self``, with ``ax_``, ``fraction_line_``, ``metric_ax_`` and
+            ``figure_`` set.
+        """
+        plt = import_pyplot("NoiseResilienceDisplay")
+        if ax is None:
+            _, ax = plt.subplots()
+        result = self.result
+        label = name or self.name or result.estimator_name or "estimator"
+        levels = result.noise_levels
+        mean, std = result.score_mean, result.score_std
+        (line,) = ax.plot(levels, mean, marker="o", label=f"{label}: NR")
+        ax.fill_between(
+            levels, mean - std, mean + std, alpha=0.2, color=line.get_color()
+        )
+        (self.fraction_line_,) = ax.plot(
+            levels,
+            result.fraction_satisfied_mean,
+            marker="v",
+            linestyle=":",
+            color=line.get_color(),
+            label=f"{label}: fraction of regions where 2α·S1 + S2 ≥ 0",
+        )
+        ax.axhline(1.0, color="0.4", linestyle=":", linewidth=1)
+        ax.axhline(0.0, color="0.4", linestyle="--", linewidth=1)
+        ax.set_xlabel("label noise level σ")
+        ax.set_ylabel("noise resilience NR")
+        self.metric_ax_ = None
+        metric = self.metric
+        if metric is None and result.metrics:
+            metric = next(iter(result.metrics))
+        if metric is not None:
+            self.metric_ax_ = self._plot_metric(ax, metric)
+        else:
+            ax.legend(fontsize="small")
+        self.ax_ = ax
+        self.figure_ = ax.figure
+        return self
+
+    def _plot_metric(self, ax: Any, metric: str) -> Any:
+        """Draw ``metric`` on a twin axis of ``ax``; return that axis."""
+        result = self.result
+        if metric not in result.metrics:
+            raise ValueError(
+                f"metric {metric!r} is not in the result; available: "
+                f"{sorted(result.metrics)}."
+            )
+        levels = result.noise_levels
+        values = result.metrics[metric]
+        expected = values["expected"].mean(axis=1)
+        noise_std = values["std"].mean(axis=1)
+        twin = ax.twinx()
+        twin.errorbar(
+            levels,
+            expected,
+            yerr=noise_std,
+            color="C1",
+            linestyle="--",
+            marker="s",
+            capsize=3,
+            label=f"expected {metric} ± std",
+        )
+        twin.plot(
+            levels,
+            values["truth"].mean(axis=1),
+            color="C2",
+            linestyle=":",
+            marker="^",
+            label=f"{metric} vs truth",
+        )
+        twin.set_ylabel(metric)
+        handles = ax.get_legend_handles_labels()
+        twin_handles = twin.get_legend_handles_labels()
+        twin.legend(
+            handles[0] + twin_handles[0],
+            handles[1] + twin_handles[1],
+            fontsize="small",
+        )
+        return twin
