@@ -212,25 +212,25 @@ HUGE = 2**1100
         ),
         (
             lambda: expected_accuracy_score([0, 1], [0, 1], q=HUGE),
-            "q must be a finite real number",
+            "q holds a number beyond the float64 range",
         ),
         (
             lambda: expected_accuracy_score([0, 1], [0, 1], q=[HUGE, 0]),
-            "q holds an integer too large",
+            "q holds a number beyond the float64 range",
         ),
         (
             lambda: expected_accuracy_score(
                 [0, 1], [0, 1], q=0, sample_weight=[HUGE, 1]
             ),
-            "sample_weight holds an integer too large",
+            "sample_weight holds a number beyond the float64 range",
         ),
         (
             lambda: expected_log_loss([0, 1], [0.2, 0.6], q=0, sample_weight=[HUGE, 1]),
-            "sample_weight holds an integer too large",
+            "sample_weight holds a number beyond the float64 range",
         ),
         (
             lambda: expected_mean_squared_error([0.0, 1.0], [0.0, 1.0], sigma=HUGE),
-            "sigma must be a finite real number",
+            "sigma holds a number beyond the float64 range",
         ),
     ],
 )

@@ -312,6 +312,12 @@ def expected_mean_absolute_error(
     )
 
 
+def _squared(values: np.ndarray) -> np.ndarray:
+    """``values²`` without a warning where it under- or overflows."""
+    with np.errstate(over="ignore", under="ignore"):
+        return values * values
+
+
 def _check_method(method: Any) -> str:
     if not isinstance(method, str) or method not in ("exact", "delta"):
         raise ValueError(f"method must be 'exact' or 'delta'; got {method!r}.")
@@ -459,7 +465,7 @@ nominal=0.612372, n_samples=4, method='delta')
             y_pred,
             sigma,
             weight,
-            nominal_mse=nominal**2,
+            nominal_mse=_squared(nominal),
             root=True,
         ),
     )

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ._arrays import (
+    InputOverflowError,
     _check_length,
     _is_scalar,
     as_float_array,
@@ -67,9 +68,9 @@ def _as_float(value: Any, *, name: str) -> float:
     try:
         return float(value)
     except OverflowError:
-        raise ValueError(
-            f"{name} must be a finite real number; got an integer too large for a "
-            "float64."
+        raise InputOverflowError(
+            f"{name} holds a number beyond the float64 range (about ±1.8e308); "
+            "rescale it."
         ) from None
 
 
