@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._poisson_binomial import fft_convolve, poisson_binomial_window
+from ._sklearn_arithmetic import ba_mcc_of_confusion
 
 #: Convolutions with a factor at most this long are computed directly.
 _DIRECT_CONVOLUTION_MAX = 64
@@ -153,25 +154,8 @@ def metric_value(
         denominator = 1.0 * s + n_pos
         return 2.0 * tp / denominator if denominator else float(zero_division)
     tn = (m - n_pos) - (s - tp)
-    if metric == "balanced_accuracy":
-        rows = [(tn, m - s), (tp, s)]
-        per_class = np.array([d / t for d, t in rows if t > 0])
-        score = np.mean(per_class)
-        if adjusted:
-            chance = 1 / per_class.shape[0]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                score -= chance
-                score /= 1 - chance
-        return float(score)
-    # matthews_corrcoef, as sklearn.metrics.matthews_corrcoef
-    t_sum = np.array([m - s, s])
-    p_sum = np.array([m - n_pos, n_pos])
-    n_correct = tp + tn
-    cov_ytyp = n_correct * m - np.dot(t_sum, p_sum)
-    cov_ypyp = m**2 - np.dot(p_sum, p_sum)
-    cov_ytyt = m**2 - np.dot(t_sum, t_sum)
-    product = cov_ypyp * cov_ytyt
-    return 0.0 if product == 0 else float(cov_ytyp / np.sqrt(product))
+    confusion = np.array([[tn, n_pos - tp], [s - tp, tp]])
+    return ba_mcc_of_confusion(metric, confusion, adjusted=adjusted)
 
 
 # --------------------------------------------------------------------------

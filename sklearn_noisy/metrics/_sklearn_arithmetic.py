@@ -92,6 +92,18 @@ def sklearn_from_confusion(
     confusion = confusion[np.ix_(order, order)]
     present = (confusion.sum(axis=0) + confusion.sum(axis=1)) > 0
     confusion = confusion[np.ix_(present, present)]
+    return ba_mcc_of_confusion(metric, confusion, adjusted=adjusted)
+
+
+def ba_mcc_of_confusion(
+    metric: str, confusion: np.ndarray, *, adjusted: bool = False
+) -> float:
+    """Balanced accuracy or MCC of a confusion matrix, as scikit-learn computes.
+
+    ``confusion`` holds the classes present, rows the true class; the same
+    operations in the same order as :mod:`sklearn.metrics`, so that results
+    agree to the last bit.
+    """
     if metric == "balanced_accuracy":
         with np.errstate(divide="ignore", invalid="ignore"):
             per_class = np.diagonal(confusion) / np.sum(confusion, axis=1)
