@@ -26,7 +26,12 @@ from ..utils._labels import as_label_array
 from ..utils._noise import FlipNoise
 from ..utils._validation import check_estimand, supports_estimands
 from ._count_distributions import MAX_LOSS_SAMPLES, loss_distribution
-from ._probabilistic_inputs import _binary_problem, _check_proba, _classes_of
+from ._probabilistic_inputs import (
+    ClassIndex,
+    _binary_problem,
+    _check_proba,
+    _classes_of,
+)
 from ._remeasurement import (
     check_remeasurable,
     class_function_estimate,
@@ -71,7 +76,7 @@ def _log_loss_factory(eps: float) -> _Loss:
 def _loss_totals(
     loss: _Loss,
     proba: np.ndarray,
-    index: np.ndarray,
+    index: ClassIndex,
     noise: FlipNoise,
     weight: np.ndarray | None,
     estimand: str,
@@ -233,7 +238,9 @@ def _expected_loss(
         distribution=None
         if estimand != "forward" or n_samples > MAX_LOSS_SAMPLES
         else loss_distribution(
-            loss(proba), noise.observation_rows(index, slice(None)), weight
+            loss(proba),
+            noise.observation_rows(index[slice(None)], slice(None)),
+            weight,
         ),
     )
 

@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 
 from ..utils._arrays import check_finite
-from ..utils._labels import check_classification_labels, encode_labels
+from ..utils._labels import EncodedLabels, check_classification_labels, encode_labels
 
-__all__ = ["_binary_problem", "_check_proba", "_classes_of"]
+__all__ = ["ClassIndex", "_binary_problem", "_check_proba", "_classes_of"]
 
 
 # --------------------------------------------------------------------------- #
@@ -90,13 +90,33 @@ def _sorted_labels(labels: Any) -> tuple[np.ndarray, np.ndarray]:
     return classes[order], order
 
 
+class ClassIndex:
+    """Each sample's class position, read a chunk at a time: ``index[rows]``.
+
+    Small integer labels are encoded per chunk (no array of M positions is
+    built: memory stays below one input array at any M); other labels hold
+    their encoded positions. A 0/1 indicator array serves as it is.
+    """
+
+    def __init__(self, source: EncodedLabels | np.ndarray) -> None:
+        self._source = source
+        self.shape = (
+            (source.n_samples,) if isinstance(source, EncodedLabels) else source.shape
+        )
+
+    def __getitem__(self, rows: slice) -> np.ndarray:
+        if isinstance(self._source, EncodedLabels):
+            return self._source.indices(rows)[0]
+        return self._source[rows]
+
+
 def _class_index(y_true: np.ndarray, classes: np.ndarray | None) -> tuple:
     """Positions of ``y_true`` in ``classes`` (default: its sorted classes)."""
     if classes is None:
         encoded = encode_labels(y_true, y_true, None)
-        return encoded.indices(slice(None))[0], encoded.classes
+        return ClassIndex(encoded), encoded.classes
     index, _, classes = check_classification_labels(y_true, y_true, labels=classes)
-    return index, classes
+    return ClassIndex(index), classes
 
 
 def _classes_of(y_true: np.ndarray, labels: Any) -> tuple:
@@ -161,8 +181,8 @@ def _binary_problem(
                 f"{classes.size} classes: {classes.tolist()}. Pass a 2-D y_proba "
                 "with one column per class."
             )
-        indicator = (y_true == classes[1]).astype(np.intp)
-        return indicator, (order if need_pair else None)
+        indicator = np.asarray(y_true == classes[1]).view(np.int8)
+        return ClassIndex(indicator), (order if need_pair else None)
     # Brier score: scikit-learn's pos_label rules.
     if labels is not None:
         classes = np.asarray(labels)
@@ -181,7 +201,7 @@ def _binary_problem(
                 "shape of y_proba."
             )
     pos_label = _binary_pos_label(np.sort(classes), pos_label)
-    indicator = (y_true == pos_label).astype(np.intp)
+    indicator = ClassIndex(np.asarray(y_true == pos_label).view(np.int8))
     if not need_pair:
         return indicator, None
     if labels is None and not np.any(classes == pos_label):
