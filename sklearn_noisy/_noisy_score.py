@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from html import escape
 from typing import Any, Protocol
 
 from scipy.special import ndtri
@@ -306,6 +307,29 @@ class NoisyScore:
             + ("" if self.estimand == "forward" else f", estimand={self.estimand!r}")
             + ")"
         )
+
+    def _repr_html_(self) -> str:
+        """A small table for notebooks: the estimate, its SD and interval."""
+        low, high = self.confidence_interval(0.95)
+        rows = [
+            ("metric", self.metric),
+            ("estimand", self.estimand),
+            ("expected", f"{self.expected:.6g}"),
+            ("SD (label noise)", f"{self.std:.4g}"),
+            (
+                "95 % label-noise interval",
+                f"[{low:.6g}, {high:.6g}] ({self.interval_method})",
+            ),
+            ("nominal", f"{self.nominal:.6g}"),
+            ("n_samples", str(self.n_samples)),
+            ("method", self.method),
+        ]
+        cells = "".join(
+            f"<tr><th style='text-align:left'>{escape(name)}</th>"
+            f"<td style='text-align:right'>{escape(value)}</td></tr>"
+            for name, value in rows
+        )
+        return f"<table class='sklearn-noisy-score'>{cells}</table>"
 
     def to_dict(self) -> dict[str, float | int | str]:
         """Return the fields and ``std`` as a JSON-serialisable dict."""

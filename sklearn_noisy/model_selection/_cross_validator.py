@@ -28,6 +28,7 @@ from ._estimands import check_cv_estimand, estimand_tables, plan_estimands
 from ._pooling import _out_of_fold, _pool_estimates, _pool_or_warn
 from ._progress import FoldProgress
 from ._report import _fold_summary, _format_table, _results_dict, _summary_table
+from ._report_html import results_html
 from ._scoring import check_noisy_scoring, check_scorers_noise
 from ._validation import (
     Noise,
@@ -608,6 +609,19 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         if not hasattr(self, "cv_results_"):
             return repr(self)
         return _format_table(self)
+
+    def _repr_html_inner(self) -> str:
+        # scikit-learn's estimator diagram, then (once fitted) the report.
+        html = super()._repr_html_inner()
+        if hasattr(self, "cv_results_"):
+            html += results_html(self)
+        return html
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, str]:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if "text/html" in bundle and hasattr(self, "cv_results_"):
+            bundle["text/html"] += results_html(self)
+        return bundle
 
     # ------------------------------------------------------- delegation
     @available_if(_estimator_has("predict"))

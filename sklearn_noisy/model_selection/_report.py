@@ -388,15 +388,17 @@ def _line(cells: list[str], columns: list[tuple[str, int]]) -> str:
     )
 
 
-def _metric_block(cv: Any, key: str, scorer: Any) -> list[str]:
-    """The lines of one metric: its folds, the pooled row and what to report."""
+def metric_parts(cv: Any, key: str, scorer: Any) -> dict[str, Any]:
+    """One metric's report: title, column titles, a row of cells per fold and
+    the pooled row, and the lines below the table (notes, what to report, the
+    spread between folds). The text and the HTML reports render these.
+    """
     info = cv.estimands_[key]
     z = _z_value(cv.confidence_level)
     decimals = _decimals(cv, key)
     columns = _columns(info, _level(cv.confidence_level))
     direction = "higher" if scorer.greater_is_better else "lower"
-    lines = ["", f"{key} ({direction} is better)"]
-    lines.append(_line([title for title, _ in columns], columns))
+    rows = []
     for k in range(cv.n_splits_):
         values = {e: _fold_estimate(cv, key, e, k) for e in info["shown"]}
         nominal = float(cv.cv_results_[f"{key}_nominal"][k])
@@ -405,27 +407,42 @@ def _metric_block(cv: Any, key: str, scorer: Any) -> list[str]:
             str(int(cv.cv_results_["n_test"][k])),
             _num(nominal, decimals),
         ]
-        lines.append(_line(head + _row_cells(info, values, z, decimals, key), columns))
+        rows.append(head + _row_cells(info, values, z, decimals, key))
     pooled = cv.pooled_.get(key)
     if pooled is not None:
         values = {e: _pooled_estimate(cv, key, e) for e in info["shown"]}
         head = ["pooled", str(pooled.n_samples), _num(pooled.nominal, decimals)]
-        lines.append(_line(head + _row_cells(info, values, z, decimals, key), columns))
-    lines += [f"  note: {note}" for note in info["notes"]]
-    lines.append("  " + _report_line(cv, key, decimals))
+        rows.append(head + _row_cells(info, values, z, decimals, key))
     summary = cv.fold_summary_[key]
     noise_sd = _std(summary["mean_label_noise_variance"])
-    lines.append(
-        f"  between folds: SD of the nominal metric "
+    notes = [f"note: {note}" for note in info["notes"]]
+    notes.append(_report_line(cv, key, decimals))
+    notes.append(
+        f"between folds: SD of the nominal metric "
         f"{summary['between_fold_sd']:.2g}, of which label noise alone explains "
         f"{noise_sd:.2g}; "
         f"the rest ({summary['excess_sd']:.2g}) comes from the splits and "
         "refits (not a standard error of CV)"
     )
+    return {
+        "title": f"{key} ({direction} is better)",
+        "columns": columns,
+        "rows": rows,
+        "notes": notes,
+    }
+
+
+def _metric_block(cv: Any, key: str, scorer: Any) -> list[str]:
+    """The lines of one metric: its folds, the pooled row and what to report."""
+    parts = metric_parts(cv, key, scorer)
+    columns = parts["columns"]
+    lines = ["", parts["title"], _line([title for title, _ in columns], columns)]
+    lines += [_line(cells, columns) for cells in parts["rows"]]
+    lines += [f"  {note}" for note in parts["notes"]]
     return lines
 
 
-def _legend(cv: Any) -> list[str]:
+def legend_lines(cv: Any) -> list[str]:
     shown = [
         e
         for e in ("truth", "remeasurement", "forward")
@@ -441,8 +458,8 @@ def _legend(cv: Any) -> list[str]:
     return lines
 
 
-def _format_table(cv: Any) -> str:
-    """Readable text report: a legend, then per metric its folds and pooled row."""
+def header_line(cv: Any) -> str:
+    """Folds, samples, the noise and which estimand leads the report."""
     leads = {info["lead"] for info in cv.estimands_.values()}
     requested = "truth" if cv.estimand == "auto" else cv.estimand
     fallback = "remeasurement, else forward" if requested == "truth" else "forward"
@@ -451,11 +468,18 @@ def _format_table(cv: Any) -> str:
         if len(leads) == 1
         else f"{requested} where offered, else {fallback}"
     )
+    return (
+        f"{cv.n_splits_} folds, {cv.n_samples_} samples, label noise: "
+        f"{cv.noise_ or 'from the scorers'}; leading estimand: {lead}"
+    )
+
+
+def _format_table(cv: Any) -> str:
+    """Readable text report: a legend, then per metric its folds and pooled row."""
     lines = [
         f"NoisyCrossValidator({cv.estimator!r})",
-        f"{cv.n_splits_} folds, {cv.n_samples_} samples, label noise: "
-        f"{cv.noise_ or 'from the scorers'}; leading estimand: {lead}",
-        *_legend(cv),
+        header_line(cv),
+        *legend_lines(cv),
     ]
     for key, scorer in cv.scorers_.items():
         lines += _metric_block(cv, key, scorer)
