@@ -19,7 +19,7 @@ from .._noisy_score import NoisyScore
 from ..metrics import get_metric_info
 from ..utils._plotting import import_pyplot
 from ._cross_validator import NoisyCrossValidator
-from ._report import _std, _z_value
+from ._report import _interval, _std, _z_value
 
 
 def metric_label(metric: str) -> str:
@@ -384,14 +384,40 @@ class NoisyCVDisplay:
         z = _z_value(self.confidence_level)
         level = f"{self.confidence_level * 100:.4g} %"
         folds = np.arange(1, self.fold_expected.size + 1)
+        # The report's intervals: clipped to the metric's range, so a bar
+        # never crosses a bound the metric cannot pass (an RMSE below 0).
+        bounds = np.array(
+            [
+                _interval(e, s * s, z, self.metric)
+                for e, s in zip(self.fold_expected, self.fold_std, strict=True)
+            ]
+        ).reshape(-1, 2)
+        low, high = bounds[:, 0], bounds[:, 1]
+        # An estimate outside its clipped interval (a truth MSE below 0) gets
+        # no bar of its own: its interval is drawn beside it (below).
+        outside = (self.fold_expected < low) | (self.fold_expected > high)
+        with np.errstate(invalid="ignore"):
+            below = np.where(outside, 0.0, np.maximum(self.fold_expected - low, 0.0))
+            above = np.where(outside, 0.0, np.maximum(high - self.fold_expected, 0.0))
         self.errorbar_ = ax.errorbar(
             folds,
             self.fold_expected,
-            yerr=z * self.fold_std,
+            yerr=np.vstack([below, above]),
             fmt="o",
             capsize=4,
             label=f"{self.estimand} ± {level} label-noise interval",
         )
+        if outside.any():  # the interval on its own, in the same colour
+            colour = self.errorbar_.lines[0].get_color()
+            ax.vlines(folds[outside], low[outside], high[outside], color=colour)
+            ax.plot(
+                np.repeat(folds[outside], 2),
+                np.column_stack([low[outside], high[outside]]).ravel(),
+                linestyle="none",
+                marker="_",
+                markersize=8,
+                color=colour,
+            )
         self.forward_ = None
         if self.fold_forward is not None and self.estimand != "forward":
             (self.forward_,) = ax.plot(
