@@ -213,3 +213,18 @@ def test_fold_bars_are_the_reports_clipped_intervals():
                     for s in beside
                 )
         plt.close(display.figure_)
+
+
+def test_noise_resilience_display_fits_its_figure():
+    from sklearn.linear_model import LinearRegression
+
+    from sklearn_noisy.datasets import load_oxygen_sensor
+    from sklearn_noisy.model_selection import NoiseResilienceDisplay
+
+    sensor = load_oxygen_sensor()
+    display = NoiseResilienceDisplay.from_estimator(
+        LinearRegression(), sensor.data, sensor.target_true, [0.2, 1.0, 3.0],
+        n_repeats=2, random_state=0, feature=1, cv=3, name="linear",
+    )  # fmt: skip
+    assert _texts_outside(display.figure_) == []
+    plt.close(display.figure_)
