@@ -175,7 +175,7 @@ def test_display_renders_png(sensor, tmp_path):
         n_repeats=1, random_state=0, feature=1, cv=3,
     )  # fmt: skip
     display = NoiseResilienceDisplay.from_cv_results(curve, name="linear")
-    assert display.metric_ax_.get_ylabel() == "mean_squared_error"
+    assert display.metric_ax_.get_ylabel() == "MSE"  # the registry's short name
     np.testing.assert_allclose(display.ax_.lines[0].get_ydata(), curve.score_mean)
     np.testing.assert_allclose(
         display.fraction_line_.get_ydata(), curve.fraction_satisfied_mean

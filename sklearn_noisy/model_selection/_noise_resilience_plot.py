@@ -13,6 +13,7 @@ from typing import Any
 
 from ..utils._plotting import import_pyplot
 from ._noise_resilience_curve import NoiseResilienceCurveResult, noise_resilience_curve
+from ._plot import metric_label
 
 __all__ = ["NoiseResilienceDisplay"]
 
@@ -184,13 +185,19 @@ class NoiseResilienceDisplay:
             ``figure_`` set.
         """
         plt = import_pyplot("NoiseResilienceDisplay")
-        if ax is None:
-            _, ax = plt.subplots()
+        created = ax is None
+        if created:
+            _, ax = plt.subplots(layout="constrained")
+        elif ax.figure.get_layout_engine() is None:
+            # room for the legend below the axes: no label is clipped
+            ax.figure.set_layout_engine("constrained")
         result = self.result
         label = name or self.name or result.estimator_name or "estimator"
         levels = result.noise_levels
         mean, std = result.score_mean, result.score_std
-        (line,) = ax.plot(levels, mean, marker="o", label=f"{label}: NR")
+        (line,) = ax.plot(
+            levels, mean, marker="o", label=f"{label}: NR (band: ± 1 SD over repeats)"
+        )
         ax.fill_between(
             levels, mean - std, mean + std, alpha=0.2, color=line.get_color()
         )
@@ -202,18 +209,41 @@ class NoiseResilienceDisplay:
             color=line.get_color(),
             label=f"{label}: fraction of regions where 2α·S1 + S2 ≥ 0",
         )
-        ax.axhline(1.0, color="0.4", linestyle=":", linewidth=1)
-        ax.axhline(0.0, color="0.4", linestyle="--", linewidth=1)
+        ax.axhline(
+            1.0,
+            color="0.4",
+            linestyle=":",
+            linewidth=1,
+            label="NR = 1: the prediction's error is free of the label noise",
+        )
+        ax.axhline(
+            0.0, color="0.4", linestyle="--", linewidth=1,
+            label="NR = 0: the prediction follows the noisy labels",
+        )  # fmt: skip
         ax.set_xlabel("label noise level σ")
         ax.set_ylabel("noise resilience NR")
         self.metric_ax_ = None
         metric = self.metric
         if metric is None and result.metrics:
             metric = next(iter(result.metrics))
+        handles, labels = ax.get_legend_handles_labels()
+        title = f"Noise resilience of {label}"
         if metric is not None:
             self.metric_ax_ = self._plot_metric(ax, metric)
-        else:
-            ax.legend(fontsize="small")
+            extra = self.metric_ax_.get_legend_handles_labels()
+            handles, labels = handles + extra[0], labels + extra[1]
+            title += f", and its {metric_label(metric)}"
+        ax.set_title(title, fontsize="medium")
+        # one legend, below the axes, naming every line and marker
+        ax.legend(
+            handles,
+            labels,
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.14),
+            ncols=1,
+            fontsize="small",
+            frameon=False,
+        )
         self.ax_ = ax
         self.figure_ = ax.figure
         return self
@@ -239,7 +269,7 @@ class NoiseResilienceDisplay:
             linestyle="--",
             marker="s",
             capsize=3,
-            label=f"expected {metric} ± std",
+            label=f"expected {metric_label(metric)} ± SD (label noise)",
         )
         twin.plot(
             levels,
@@ -247,14 +277,7 @@ class NoiseResilienceDisplay:
             color="C2",
             linestyle=":",
             marker="^",
-            label=f"{metric} vs truth",
+            label=f"{metric_label(metric)} against the noise-free targets",
         )
-        twin.set_ylabel(metric)
-        handles = ax.get_legend_handles_labels()
-        twin_handles = twin.get_legend_handles_labels()
-        twin.legend(
-            handles[0] + twin_handles[0],
-            handles[1] + twin_handles[1],
-            fontsize="small",
-        )
+        twin.set_ylabel(metric_label(metric))
         return twin
