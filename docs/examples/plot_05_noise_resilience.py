@@ -82,16 +82,8 @@ for ax, (name, model) in zip(axes, models, strict=True):
         ax.set_yscale("symlog", linthresh=1.0)
         ax.set_ylim(2 * lowest, 1.5)
     display.metric_ax_.set_yscale("log")
-    # The legend of both axes, below the panel.
-    legend = display.metric_ax_.get_legend()
-    handles, labels = legend.legend_handles, [t.get_text() for t in legend.texts]
-    legend.remove()
-    ax.legend(
-        handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.15),
-        fontsize="small",
-    )  # fmt: skip
     ax.set_title(name)
-fig.tight_layout()
+# Each panel has its legend below it; the display lays the figure out.
 plt.show()
 
 # %%
