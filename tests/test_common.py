@@ -70,6 +70,9 @@ NOT_MEANS_OF_SAMPLE_TERMS = {
     "f1",
     "balanced_accuracy",
     "matthews_corrcoef",
+    "specificity",
+    "false_positive_rate",
+    "false_negative_rate",
 }
 
 #: Noise settings of the invariance checks: none, one level for every sample,

@@ -24,6 +24,16 @@ from ._precision_recall import (
     expected_recall_score,
 )
 from ._probabilistic import expected_brier_score_loss, expected_log_loss
+from ._rates import (
+    expected_false_negative_rate,
+    expected_false_positive_rate,
+    expected_negative_predictive_value,
+    expected_specificity_score,
+    false_negative_rate,
+    false_positive_rate,
+    negative_predictive_value,
+    specificity_score,
+)
 from ._registry import MetricInfo, get_metric_info, get_metric_names
 from ._regression import (
     expected_mean_absolute_error,
@@ -53,12 +63,15 @@ __all__ = [
     "expected_brier_score_loss",
     "expected_confusion_matrix",
     "expected_f1_score",
+    "expected_false_negative_rate",
+    "expected_false_positive_rate",
     "expected_log_loss",
     "expected_matthews_corrcoef",
     "expected_mean_absolute_error",
     "expected_mean_absolute_percentage_error",
     "expected_mean_squared_error",
     "expected_mean_squared_percentage_error",
+    "expected_negative_predictive_value",
     "expected_paired_difference",
     "expected_precision_score",
     "expected_r2_score",
@@ -66,6 +79,9 @@ __all__ = [
     "expected_roc_auc_score",
     "expected_root_mean_squared_error",
     "expected_root_mean_squared_percentage_error",
+    "expected_specificity_score",
+    "false_negative_rate",
+    "false_positive_rate",
     "get_metric_info",
     "get_metric_names",
     "get_noisy_scorer",
@@ -73,6 +89,8 @@ __all__ = [
     "make_noisy_scorer",
     "mean_squared_percentage_error",
     "monte_carlo_score",
+    "negative_predictive_value",
     "noise_resilience_score",
     "root_mean_squared_percentage_error",
+    "specificity_score",
 ]

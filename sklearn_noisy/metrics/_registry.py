@@ -42,6 +42,16 @@ from ._precision_recall import (
     expected_recall_score,
 )
 from ._probabilistic import expected_brier_score_loss, expected_log_loss
+from ._rates import (
+    expected_false_negative_rate,
+    expected_false_positive_rate,
+    expected_negative_predictive_value,
+    expected_specificity_score,
+    false_negative_rate,
+    false_positive_rate,
+    negative_predictive_value,
+    specificity_score,
+)
 from ._regression import (
     expected_mean_absolute_error,
     expected_mean_squared_error,
@@ -307,6 +317,32 @@ _REGISTRY: dict[str, MetricInfo] = {
             response_method="predict_proba",
             default_targets=("binary", "multiclass"),
             paired=paired_log_loss,
+        ),
+        _classification(
+            "specificity",
+            expected_specificity_score,
+            specificity_score,
+            display_name="Specificity",
+        ),
+        _classification(
+            "negative_predictive_value",
+            expected_negative_predictive_value,
+            negative_predictive_value,
+            display_name="NPV",
+        ),
+        _classification(
+            "false_positive_rate",
+            expected_false_positive_rate,
+            false_positive_rate,
+            display_name="FPR",
+            greater_is_better=False,
+        ),
+        _classification(
+            "false_negative_rate",
+            expected_false_negative_rate,
+            false_negative_rate,
+            display_name="FNR",
+            greater_is_better=False,
         ),
         _classification(
             "roc_auc",
