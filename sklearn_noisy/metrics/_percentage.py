@@ -40,6 +40,9 @@ __all__ = [
     "root_mean_squared_percentage_error",
 ]
 
+#: The percentage errors answer the forward question only (no unbiased
+#: estimator of a ratio with the noisy label in its denominator exists).
+_ESTIMANDS = ("forward",)
 _TRUTH_REASON = (
     "no unbiased estimator of E[1/|Y|]-type ratios exists for a Gaussian label in "
     "the denominator"
@@ -157,10 +160,15 @@ def _warn_floor(
 
 
 def _moments(
-    metric: str, y_true: Any, y_pred: Any, sigma: Any, sample_weight: Any,
-    multioutput: Any, square: bool,
+    metric: str, name: str, y_true: Any, y_pred: Any, sigma: Any,
+    sample_weight: Any, multioutput: Any, estimand: Any, square: bool,
 ) -> tuple:  # fmt: skip
-    """Per-output nominal, expected and variance of the mean of ``g`` or ``g²``."""
+    """Per-output nominal, expected and variance of the mean of ``g`` or ``g²``.
+
+    ``name`` is the metric's registry name (for the estimand check), ``metric``
+    its short name in warnings.
+    """
+    check_estimand(estimand, metric=name, supported=_ESTIMANDS, reason=_TRUTH_REASON)
     y_true, y_pred, sigma, weight, multioutput = check_regression_inputs(
         y_true, y_pred, sigma=sigma, sample_weight=sample_weight,
         multioutput=multioutput,
@@ -196,7 +204,7 @@ def _moments(
 
 
 @fill_doc(parameters=REGRESSION_PARAMETERS_DOC)
-@supports_estimands("forward")
+@supports_estimands(*_ESTIMANDS)
 def expected_mean_absolute_percentage_error(
     y_true: Any,
     y_pred: Any,
@@ -243,15 +251,10 @@ def expected_mean_absolute_percentage_error(
     >>> round(score.nominal, 6), round(score.expected, 6), round(score.std, 6)
     (0.1, 0.101478, 0.02933)
     """
-    check_estimand(
-        estimand,
-        metric="mean_absolute_percentage_error",
-        supported=expected_mean_absolute_percentage_error.estimands,
-        reason=_TRUTH_REASON,
-    )
     results = _moments(
-        "MAPE", y_true, y_pred, sigma, sample_weight, multioutput, square=False
-    )
+        "MAPE", "mean_absolute_percentage_error", y_true, y_pred, sigma,
+        sample_weight, multioutput, estimand, square=False,
+    )  # fmt: skip
     nominal, expected, variance, n_samples, multioutput = results
     return aggregate_outputs(
         "mean_absolute_percentage_error", nominal, expected, variance, n_samples,
@@ -260,7 +263,7 @@ def expected_mean_absolute_percentage_error(
 
 
 @fill_doc(parameters=REGRESSION_PARAMETERS_DOC)
-@supports_estimands("forward")
+@supports_estimands(*_ESTIMANDS)
 def expected_mean_squared_percentage_error(
     y_true: Any,
     y_pred: Any,
@@ -298,15 +301,10 @@ def expected_mean_squared_percentage_error(
     >>> round(score.nominal, 6), round(score.expected, 6)
     (0.01, 0.012023)
     """
-    check_estimand(
-        estimand,
-        metric="mean_squared_percentage_error",
-        supported=expected_mean_squared_percentage_error.estimands,
-        reason=_TRUTH_REASON,
-    )
     results = _moments(
-        "MSPE", y_true, y_pred, sigma, sample_weight, multioutput, square=True
-    )
+        "MSPE", "mean_squared_percentage_error", y_true, y_pred, sigma,
+        sample_weight, multioutput, estimand, square=True,
+    )  # fmt: skip
     nominal, expected, variance, n_samples, multioutput = results
     return aggregate_outputs(
         "mean_squared_percentage_error", nominal, expected, variance, n_samples,
@@ -315,7 +313,7 @@ def expected_mean_squared_percentage_error(
 
 
 @fill_doc(parameters=REGRESSION_PARAMETERS_DOC)
-@supports_estimands("forward")
+@supports_estimands(*_ESTIMANDS)
 def expected_root_mean_squared_percentage_error(
     y_true: Any,
     y_pred: Any,
@@ -352,15 +350,10 @@ def expected_root_mean_squared_percentage_error(
     >>> round(score.nominal, 6), round(score.expected, 6), score.method
     (0.1, 0.105077, 'delta')
     """
-    check_estimand(
-        estimand,
-        metric="root_mean_squared_percentage_error",
-        supported=expected_root_mean_squared_percentage_error.estimands,
-        reason=_TRUTH_REASON,
-    )
     results = _moments(
-        "RMSPE", y_true, y_pred, sigma, sample_weight, multioutput, square=True
-    )
+        "RMSPE", "root_mean_squared_percentage_error", y_true, y_pred, sigma,
+        sample_weight, multioutput, estimand, square=True,
+    )  # fmt: skip
     nominal, mean, variance, n_samples, multioutput = results
     with np.errstate(divide="ignore", invalid="ignore"):
         expected = np.where(mean > 0, np.sqrt(mean) - variance / (8.0 * mean**1.5), 0.0)

@@ -23,7 +23,7 @@ from sklearn.metrics import precision_score, recall_score
 
 from .._noisy_score import NoisyScore
 from ..utils._docstring import fill_doc
-from ..utils._labels import as_label_array
+from ..utils._labels import encode_labels
 from ..utils._validation import supports_estimands
 from ._precision_recall import expected_precision_score, expected_recall_score
 
@@ -43,14 +43,8 @@ def _negative_label(y_true: Any, y_pred: Any, labels: Any, pos_label: Any) -> An
     """The other class of a binary problem: the one that is not ``pos_label``."""
     if labels is not None:
         classes = np.asarray(labels).tolist()
-    else:
-        values = np.concatenate(
-            [
-                as_label_array(y_true, name="y_true"),
-                as_label_array(y_pred, name="y_pred"),
-            ]
-        )
-        classes = np.unique(values).tolist()
+    else:  # the one label encoder (integer labels without a sort or a copy)
+        classes = encode_labels(y_true, y_pred, None).classes.tolist()
     others = [c for c in classes if c != pos_label]
     if len(others) != 1 or len(classes) > 2:
         raise ValueError(
