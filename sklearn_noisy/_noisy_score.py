@@ -15,6 +15,8 @@ __all__ = [
     "INTERVAL_METHODS",
     "METHODS",
     "METRIC_RANGES",
+    "SAMPLING_METHODS",
+    "SOURCES",
     "ConfidenceInterval",
     "NoisyScore",
     "clip_to_range",
@@ -24,9 +26,18 @@ __all__ = [
 METHODS = ("exact", "delta", "monte_carlo")
 
 #: The ways a confidence interval can be built (``ConfidenceInterval.method``):
-#: quantiles of the exact distribution of the metric over the label noise, or
-#: the normal approximation clipped to the metric's range.
-INTERVAL_METHODS = ("exact", "normal")
+#: quantiles of the exact distribution of the metric over the label noise, the
+#: normal approximation clipped to the metric's range, and for the accuracy's
+#: test-set sampling the binomial (Wald) and Wilson score intervals.
+INTERVAL_METHODS = ("exact", "normal", "binomial", "wilson")
+
+#: The sources of uncertainty an interval can cover (``confidence_interval``).
+SOURCES = ("label_noise", "sampling", "both")
+
+#: How ``NoisyScore.sampling_variance`` was estimated: the variance of a mean
+#: of per-sample terms (law of total variance), the delta method, or a
+#: bootstrap over the test samples (user guide: :ref:`error_budget`).
+SAMPLING_METHODS = ("per_sample_terms", "delta", "bootstrap")
 
 #: The values each metric can take: every interval is clipped to them.
 METRIC_RANGES: dict[str, tuple[float, float]] = {
@@ -75,6 +86,28 @@ def clip_to_range(metric: str, low: float, high: float) -> tuple[float, float]:
     )
 
 
+def _check_level(confidence_level: Any) -> None:
+    if not isinstance(confidence_level, (int, float)) or not (
+        0.0 < confidence_level < 1.0
+    ):
+        raise ValueError(
+            "confidence_level must be a number in the open interval (0, 1); "
+            f"got {confidence_level!r}."
+        )
+
+
+def _normal_interval(
+    metric: str, centre: float, variance: float, confidence_level: float
+) -> tuple[float, float]:
+    """``centre ± z·sqrt(variance)`` clipped to the range of ``metric``."""
+    if math.isinf(variance):
+        low, high = -math.inf, math.inf
+    else:
+        half_width = float(ndtri(0.5 + confidence_level / 2.0)) * math.sqrt(variance)
+        low, high = centre - half_width, centre + half_width
+    return clip_to_range(metric, low, high)
+
+
 class Distribution(Protocol):
     """What :class:`NoisyScore` needs of the exact distribution of its metric."""
 
@@ -92,10 +125,13 @@ class ConfidenceInterval(tuple):
     ----------
     low, high : float
         The bounds, inside the range of the metric.
-    method : {"exact", "normal"}
+    method : {"exact", "normal", "binomial", "wilson"}
         ``"exact"``: equal-tailed quantiles of the exact distribution of the
         metric over the label noise (user guide: :ref:`exact_intervals`).
-        ``"normal"``: ``expected ± z·std`` clipped to the metric's range.
+        ``"normal"``: ``expected ± z·SD`` clipped to the metric's range.
+        ``"binomial"`` and ``"wilson"``: the accuracy's binomial (Wald) and
+        Wilson score intervals over the test-set sampling (user guide:
+        :ref:`error_budget`).
     content : float
         The probability of ``[low, high]`` under the exact distribution of the
         metric: at least the confidence level, more where the distribution is
@@ -178,6 +214,19 @@ class NoisyScore:
         (per-sample probabilities or weights, or a short probability table)
         and left out of the repr, of :meth:`to_dict`, of comparisons and of
         the hash.
+    sampling_variance : float, default=nan
+        Variance of ``expected`` over the test-set sampling: the test samples
+        seen as a draw of ``n_samples`` from a population, with the label
+        noise averaged out, so that ``variance + sampling_variance`` is the
+        variance over new test sets of the same size with new label noise
+        (the law of total variance; user guide: :ref:`error_budget`). NaN
+        where it was not asked for (``test_set_sampling=False``, the default
+        of the metric functions).
+    sampling_method : {"per_sample_terms", "delta", "bootstrap"} or None, \
+default=None
+        How ``sampling_variance`` was estimated: exactly unbiased from the
+        per-sample terms of a metric that is their mean, the delta method, or
+        a bootstrap over the test samples. None where it was not computed.
 
     See Also
     --------
@@ -206,10 +255,27 @@ class NoisyScore:
     method: str = "exact"
     estimand: str = "forward"
     distribution: Distribution | None = field(default=None, compare=False)
+    sampling_variance: float = math.nan
+    sampling_method: str | None = None
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}; got {self.method!r}.")
+        if self.sampling_method not in (None, *SAMPLING_METHODS):
+            raise ValueError(
+                f"sampling_method must be None or one of {SAMPLING_METHODS}; got "
+                f"{self.sampling_method!r}."
+            )
+        sampling = (
+            math.nan
+            if self.sampling_variance is None
+            else float(self.sampling_variance)
+        )
+        # one NaN object, so that results without it compare equal (also
+        # after a pickle round trip, see __setstate__)
+        object.__setattr__(
+            self, "sampling_variance", math.nan if math.isnan(sampling) else sampling
+        )
         if self.estimand not in ESTIMANDS:
             raise ValueError(
                 f"estimand must be one of {ESTIMANDS}; got {self.estimand!r}."
@@ -220,10 +286,31 @@ class NoisyScore:
         object.__setattr__(self, "nominal", float(self.nominal))
         object.__setattr__(self, "n_samples", int(self.n_samples))
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        if math.isnan(state.get("sampling_variance", math.nan)):
+            state = {**state, "sampling_variance": math.nan}
+        state.setdefault("sampling_method", None)
+        self.__dict__.update(state)
+
     @property
     def std(self) -> float:
         """Standard deviation of the metric over the label noise."""
         return math.sqrt(self.variance)
+
+    @property
+    def sampling_std(self) -> float:
+        """Standard deviation over the test-set sampling (NaN if not computed)."""
+        return math.sqrt(self.sampling_variance)
+
+    @property
+    def total_variance(self) -> float:
+        """``variance + sampling_variance``: both sources (NaN if not computed)."""
+        return self.variance + self.sampling_variance
+
+    @property
+    def total_std(self) -> float:
+        """Standard deviation of both sources together (NaN if not computed)."""
+        return math.sqrt(self.total_variance)
 
     @property
     def interval_method(self) -> str:
@@ -235,32 +322,53 @@ class NoisyScore:
         return "normal" if self.distribution is None else "exact"
 
     def confidence_interval(
-        self, confidence_level: float = 0.95, *, method: str = "auto"
+        self,
+        confidence_level: float = 0.95,
+        *,
+        method: str = "auto",
+        source: str = "label_noise",
     ) -> ConfidenceInterval:
-        """Two-sided interval for the metric observed under the label noise.
+        """Two-sided interval for the metric, from one source of uncertainty or both.
 
-        It describes where the metric computed on one noisy draw of the labels
-        falls; it is not an interval for the metric on the true labels (see
-        the truth estimand for that), and it ignores test-set sampling and
-        cross-validation split variability. Every interval lies inside the
-        metric's range (:data:`METRIC_RANGES`: [0, 1] for accuracy, MCC in
-        [-1, 1], losses >= 0, R² <= 1).
+        ``source="label_noise"`` (default) describes where the metric computed
+        on one noisy draw of the labels of these samples falls: it is not an
+        interval for the metric on the true labels (see the truth estimand for
+        that), and it ignores test-set sampling and cross-validation split
+        variability. ``source="sampling"`` uses the test-set sampling variance
+        alone, and ``"both"`` adds the two (user guide: :ref:`error_budget`):
+        for the truth and remeasurement estimands, a confidence interval for
+        the estimand's value on the population the test set was drawn from.
+        For the metric of a *new* test set, see :meth:`prediction_interval`.
+        Every interval lies inside the metric's range (:data:`METRIC_RANGES`:
+        [0, 1] for accuracy, MCC in [-1, 1], losses >= 0, R² <= 1).
 
         Parameters
         ----------
         confidence_level : float, default=0.95
             Probability mass of the interval, in the open interval (0, 1).
-        method : {"auto", "exact", "normal"}, default="auto"
-            ``"exact"``: the equal-tailed quantiles of the exact distribution
-            of the metric (user guide: :ref:`exact_intervals`), ``low`` the
-            largest value with ``P(metric < low) <= α/2`` and ``high`` the
-            smallest with ``P(metric > high) <= α/2``, ``α = 1 -
-            confidence_level``; raises a ``ValueError`` where the distribution
-            is not known (see :attr:`interval_method`). ``"normal"``:
-            ``expected ± z·std``, ``z = Φ⁻¹((1 + confidence_level)/2)``,
-            clipped to the metric's range; ``(-inf, inf)`` clipped where the
-            variance is infinite. ``"auto"``: ``"exact"`` where available,
-            else ``"normal"``.
+        method : {"auto", "exact", "normal", "binomial", "wilson"}, \
+default="auto"
+            ``"exact"`` (label noise only): the equal-tailed quantiles of the
+            exact distribution of the metric (user guide:
+            :ref:`exact_intervals`), ``low`` the largest value with
+            ``P(metric < low) <= α/2`` and ``high`` the smallest with
+            ``P(metric > high) <= α/2``, ``α = 1 - confidence_level``; raises a
+            ``ValueError`` where the distribution is not known (see
+            :attr:`interval_method`). ``"normal"``: ``expected ± z·SD``,
+            ``z = Φ⁻¹((1 + confidence_level)/2)``, with the SD of the chosen
+            source, clipped to the metric's range; ``(-inf, inf)`` clipped
+            where the variance is infinite. ``"binomial"`` and ``"wilson"``
+            (accuracy, ``source`` "sampling" or "both"): the binomial (Wald)
+            interval ``p ± z·sqrt(p(1 - p)/n)`` of the performance-evaluation
+            lecture and Wilson's score interval, with ``n`` the effective
+            number of samples ``p(1 - p)/V`` of the source's variance ``V``
+            (the test-set size for the plain accuracy of unit-weight samples
+            without label noise). ``"auto"``: ``"exact"`` for the label noise
+            where available, else ``"normal"``.
+        source : {"label_noise", "sampling", "both"}, default="label_noise"
+            The uncertainty covered: :attr:`variance`,
+            :attr:`sampling_variance` or their sum :attr:`total_variance`.
+            The last two need a result computed with ``test_set_sampling``.
 
         Returns
         -------
@@ -268,20 +376,22 @@ class NoisyScore:
             The pair ``(low, high)``; its ``method`` says which construction
             was used and ``content`` the exact probability of the interval.
         """
-        if not isinstance(confidence_level, (int, float)) or not (
-            0.0 < confidence_level < 1.0
-        ):
-            raise ValueError(
-                "confidence_level must be a number in the open interval (0, 1); "
-                f"got {confidence_level!r}."
-            )
+        _check_level(confidence_level)
+        if source not in SOURCES:
+            raise ValueError(f"source must be one of {SOURCES}; got {source!r}.")
         if method not in ("auto", *INTERVAL_METHODS):
             raise ValueError(
-                f'method must be one of ("auto", "exact", "normal"); got {method!r}.'
+                f"method must be one of {('auto', *INTERVAL_METHODS)}; got {method!r}."
             )
         if method == "auto":
-            method = self.interval_method
+            method = self.interval_method if source == "label_noise" else "normal"
+        variance = self._source_variance(source)
         if method == "exact":
+            if source != "label_noise":
+                raise ValueError(
+                    "method='exact' is the exact distribution over the label noise; "
+                    f"source={source!r} needs method 'normal', 'binomial' or 'wilson'."
+                )
             if self.distribution is None:
                 raise ValueError(
                     f"method='exact': the exact distribution of {self.metric} is "
@@ -292,13 +402,83 @@ class NoisyScore:
             return ConfidenceInterval(
                 *clip_to_range(self.metric, low, high), "exact", content
             )
-        if math.isinf(self.variance):
-            low, high = -math.inf, math.inf
+        if method in ("binomial", "wilson"):
+            return self._proportion_interval(confidence_level, method, source)
+        return ConfidenceInterval(
+            *_normal_interval(self.metric, self.expected, variance, confidence_level),
+            "normal",
+        )
+
+    def prediction_interval(self, confidence_level: float = 0.95) -> ConfidenceInterval:
+        """Interval for the metric of a new test set of the same size.
+
+        Where the metric will fall when the whole evaluation is repeated on
+        ``n_samples`` new samples from the same population, with new label
+        noise: the metric against the true values for the truth estimand,
+        the metric of the labels as measured for the remeasurement and
+        forward estimands. Its variance adds the uncertainty of this estimate
+        and the spread of the new test set's metric (user guide:
+        :ref:`error_budget`): ``variance + 2 sampling_variance`` for the
+        truth and forward estimands, ``2 (variance + sampling_variance)`` for
+        the remeasurement, whose estimate and target both carry label noise.
+        Normal, clipped to the metric's range.
+
+        Parameters
+        ----------
+        confidence_level : float, default=0.95
+            Probability mass of the interval, in the open interval (0, 1).
+
+        Returns
+        -------
+        ConfidenceInterval
+            The pair ``(low, high)``, ``method="normal"``.
+        """
+        _check_level(confidence_level)
+        self._source_variance("both")  # needs the sampling variance
+        label = 2.0 if self.estimand == "remeasurement" else 1.0
+        variance = label * self.variance + 2.0 * self.sampling_variance
+        return ConfidenceInterval(
+            *_normal_interval(self.metric, self.expected, variance, confidence_level),
+            "normal",
+        )
+
+    def _source_variance(self, source: str) -> float:
+        if source == "label_noise":
+            return self.variance
+        if math.isnan(self.sampling_variance):
+            raise ValueError(
+                f"source={source!r} needs the test-set sampling variance: compute "
+                "the score with test_set_sampling=True (user guide: 'The error "
+                "budget')."
+            )
+        return self.sampling_variance if source == "sampling" else self.total_variance
+
+    def _proportion_interval(
+        self, confidence_level: float, method: str, source: str
+    ) -> ConfidenceInterval:
+        """The binomial (Wald) or Wilson interval of the accuracy (see above)."""
+        if self.metric != "accuracy" or source == "label_noise":
+            raise ValueError(
+                f"method={method!r} is the accuracy's interval over the test-set "
+                "sampling: it needs metric 'accuracy' and source 'sampling' or "
+                f"'both'; got metric {self.metric!r} and source {source!r}."
+            )
+        p = min(max(self.expected, 0.0), 1.0)
+        variance = self._source_variance(source)
+        z = float(ndtri(0.5 + confidence_level / 2.0))
+        if variance == 0.0 or p * (1.0 - p) == 0.0:
+            n = math.inf if variance == 0.0 else float(self.n_samples)
         else:
-            half_width = float(ndtri(0.5 + confidence_level / 2.0)) * self.std
-            low, high = self.expected - half_width, self.expected + half_width
-        # Clipped to the range; an estimate outside it gives a point at the edge.
-        return ConfidenceInterval(*clip_to_range(self.metric, low, high), "normal")
+            n = p * (1.0 - p) / variance
+        if method == "binomial":
+            half = z * math.sqrt(p * (1.0 - p) / n)
+            low, high = p - half, p + half
+        else:
+            z2n = z * z / n
+            centre = (p + z2n / 2.0) / (1.0 + z2n)
+            half = z * math.sqrt(p * (1.0 - p) / n + z2n / (4.0 * n)) / (1.0 + z2n)
+            low, high = centre - half, centre + half
+        return ConfidenceInterval(*clip_to_range(self.metric, low, high), method)
 
     def __float__(self) -> float:
         return self.expected
@@ -309,6 +489,11 @@ class NoisyScore:
             f"std={self.std:.4g}, nominal={self.nominal:.6g}, "
             f"n_samples={self.n_samples}, method={self.method!r}"
             + ("" if self.estimand == "forward" else f", estimand={self.estimand!r}")
+            + (
+                ""
+                if self.sampling_method is None
+                else f", sampling_std={self.sampling_std:.4g}"
+            )
             + ")"
         )
 
@@ -328,6 +513,13 @@ class NoisyScore:
             ("n_samples", str(self.n_samples)),
             ("method", self.method),
         ]
+        if self.sampling_method is not None:
+            low, high = self.confidence_interval(0.95, source="both")
+            rows[4:4] = [
+                ("SD (test-set sampling)", f"{self.sampling_std:.4g}"),
+                ("95 % interval, both sources", f"[{low:.6g}, {high:.6g}]"),
+            ]
+            rows.append(("sampling method", self.sampling_method))
         cells = "".join(
             f"<tr><th style='text-align:left'>{escape(name)}</th>"
             f"<td style='text-align:right'>{escape(value)}</td></tr>"
@@ -336,7 +528,7 @@ class NoisyScore:
         return f"<table class='sklearn-noisy-score'>{cells}</table>"
 
     def to_dict(self) -> dict[str, float | int | str]:
-        """Return the fields and ``std`` as a JSON-serialisable dict."""
+        """The fields, ``std`` and ``sampling_std`` as a JSON-serialisable dict."""
         return {
             "metric": self.metric,
             "expected": self.expected,
@@ -346,4 +538,10 @@ class NoisyScore:
             "n_samples": self.n_samples,
             "method": self.method,
             "estimand": self.estimand,
+            # None (JSON null) where the test-set sampling was not computed
+            "sampling_variance": None
+            if self.sampling_method is None
+            else self.sampling_variance,
+            "sampling_std": None if self.sampling_method is None else self.sampling_std,
+            "sampling_method": self.sampling_method,
         }

@@ -122,7 +122,9 @@ def test_api_reference_lists_every_public_name():
     )
 
 
-@pytest.mark.parametrize("page", ["index.rst", "getting_started.rst"])
+@pytest.mark.parametrize(
+    "page", ["index.rst", "getting_started.rst", "user_guide/error_budget.rst"]
+)
 def test_rst_code_examples(page):
     """The ``>>>`` examples of the landing pages print what they say."""
     result = doctest.testfile(
@@ -374,7 +376,9 @@ def test_no_reference_to_the_missing_formulas_file():
     assert not found, f"references to FORMULAS.md: {found}"
 
 
-@pytest.mark.parametrize("page", ["index.rst", "getting_started.rst"])
+@pytest.mark.parametrize(
+    "page", ["index.rst", "getting_started.rst", "user_guide/error_budget.rst"]
+)
 def test_landing_page_python_blocks_are_doctests(page):
     """Every Python block of a landing page is a ``>>>`` session doctest checks."""
     blocks = [

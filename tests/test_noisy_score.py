@@ -134,10 +134,14 @@ def test_to_dict_json_round_trip():
         "n_samples": 500,
         "method": "delta",
         "estimand": "forward",
+        "sampling_variance": None,
+        "sampling_std": None,
+        "sampling_method": None,
     }
     back = json.loads(json.dumps(data))
     assert back == data
-    rebuilt = NoisyScore(**{key: value for key, value in back.items() if key != "std"})
+    derived = ("std", "sampling_std")
+    rebuilt = NoisyScore(**{k: v for k, v in back.items() if k not in derived})
     assert rebuilt == score
 
 

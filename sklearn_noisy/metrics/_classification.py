@@ -13,6 +13,7 @@ probability that a sample of reference class ``labels[j]`` is observed as
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,7 @@ from ._remeasurement import (
     class_function_estimate,
     observation_matrices,
 )
+from ._sampling import with_test_set_sampling
 from ._weights import check_bool, weights_and_scale
 
 __all__ = [
@@ -87,17 +89,47 @@ def _accuracy_measurement(
         return hits, expected, variance, 0.0
     totals = np.zeros(3)
     for rows in chunks(n_samples):
+        correct, prob = hit_probability(encoded, noise, rows)
         if noise.matrix is None:
-            correct = encoded.correct(rows)
-            prob = np.where(correct, *noise.keep_flip(rows))
             var = np.where(correct, *noise.keep_flip_variance(rows))
         else:
-            true_index, pred_index = encoded.indices(rows)
-            correct = true_index == pred_index
-            prob = noise.probability(true_index, pred_index, rows)
             var = prob * (1.0 - prob)
         totals += _hit_totals(weight, rows, correct, prob, var)
     return float(totals[0]), float(totals[1]), float(totals[2]), 0.0
+
+
+def hit_probability(
+    encoded: EncodedLabels, noise: FlipNoise, rows: slice
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(o, P)`` of the samples ``rows``: the nominal hit and ``P = T[k, ŷ]``.
+
+    ``P`` is the probability that the sample is observed as correct: the
+    forward estimand's per-sample term.
+    """
+    if noise.matrix is None:
+        correct = encoded.correct(rows)
+        return correct, np.where(correct, *noise.keep_flip(rows))
+    true_index, pred_index = encoded.indices(rows)
+    return true_index == pred_index, noise.probability(true_index, pred_index, rows)
+
+
+def denoised_hit(
+    encoded: EncodedLabels,
+    noise: FlipNoise,
+    inverse: np.ndarray | None,
+    rows: slice,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(o, ĉ, pred_index)`` of the samples ``rows``: the hit and its de-noised value.
+
+    ``ĉ = T⁻¹[ỹ, ŷ]``, unbiased for the hit against the true label (the truth
+    estimand's per-sample term); for flips ``(o − r)/(1 − q − r)``.
+    """
+    true_index, pred_index = encoded.indices(rows)
+    observed = true_index == pred_index
+    if inverse is None:
+        r, scale = noise.flip_scale(rows)  # scale = 1 − 2q for binary labels
+        return observed, (observed - r) / scale, pred_index
+    return observed, inverse[true_index, pred_index], pred_index
 
 
 def _hit_totals(
@@ -124,18 +156,12 @@ def _accuracy_truth(
     inverse = None if noise.matrix is None else noise.inverse_matrix()
     totals = np.zeros(4)
     for rows in chunks(encoded.n_samples):
-        true_index, pred_index = encoded.indices(rows)
-        observed = true_index == pred_index
-        if inverse is None:
-            r, scale = noise.flip_scale(rows)  # scale = 1 − 2q for binary labels
-            c_hat = (observed - r) / scale
-            if noise.n_classes == 2:
-                keep_variance, _ = noise.keep_flip_variance(rows)
-                var = np.broadcast_to(keep_variance / (scale * scale), c_hat.shape)
-            else:
-                var = c_hat * (c_hat - 1.0)
+        observed, c_hat, pred_index = denoised_hit(encoded, noise, inverse, rows)
+        if inverse is None and noise.n_classes == 2:
+            keep_variance, _ = noise.keep_flip_variance(rows)
+            scale = noise.flip_scale(rows)[1]
+            var = np.broadcast_to(keep_variance / (scale * scale), c_hat.shape)
         else:
-            c_hat = inverse[true_index, pred_index]
             var = c_hat * (c_hat - 1.0)
         floor = noise.variance_floor(
             _one_hot(pred_index, noise.n_classes), rows, inverse
@@ -175,6 +201,60 @@ _ACCURACY_KERNELS = {
 }
 
 
+def accuracy_inputs(
+    y_true: Any,
+    y_pred: Any,
+    q: Any,
+    transition_matrix: Any,
+    labels: Any,
+    sample_weight: Any,
+) -> tuple[EncodedLabels, np.ndarray | None, float, FlipNoise]:
+    """Validated ``(encoded labels, weight, scale, noise)`` of the accuracy."""
+    encoded = encode_labels(y_true, y_pred, labels)
+    n_samples = encoded.n_samples
+    weight, scale = weights_and_scale(sample_weight, n_samples)
+    noise = FlipNoise.from_params(
+        q, transition_matrix, n_samples=n_samples, n_classes=encoded.n_classes
+    ).for_classes(encoded.classes)
+    return encoded, weight, scale, noise
+
+
+def accuracy_terms(
+    arguments: dict[str, Any], score: NoisyScore
+) -> tuple[np.ndarray, np.ndarray | None, float]:
+    """The accuracy's per-sample terms (table above); ``scale`` ``Σ w`` unnormalised."""
+    encoded, weight, _, noise = accuracy_inputs(
+        arguments["y_true"],
+        arguments["y_pred"],
+        arguments.get("q"),
+        arguments.get("transition_matrix"),
+        arguments.get("labels"),
+        arguments.get("sample_weight"),
+    )
+    estimand = arguments.get("estimand", "forward")
+    inverse = None
+    if estimand == "truth" and noise.matrix is not None:
+        inverse = noise.inverse_matrix()
+    h = np.empty(encoded.n_samples)
+    for rows in chunks(encoded.n_samples):
+        if estimand == "forward":
+            h[rows] = hit_probability(encoded, noise, rows)[1]
+        elif estimand == "truth":
+            h[rows] = denoised_hit(encoded, noise, inverse, rows)[1]
+        else:
+            h[rows] = encoded.correct(rows)
+    scale = 1.0
+    if not arguments.get("normalize", True):
+        sample_weight = arguments.get("sample_weight")
+        scale = (
+            float(encoded.n_samples)
+            if sample_weight is None
+            else math.fsum(np.asarray(sample_weight, dtype=float))
+        )
+    return h, weight, scale
+
+
+@with_test_set_sampling(accuracy_terms, label_arguments=("y_true", "y_pred"))
 @supports_estimands("forward", "truth", "remeasurement")
 def expected_accuracy_score(
     y_true: Any,
@@ -314,12 +394,10 @@ def expected_accuracy_score(
         estimand, metric="accuracy", supported=expected_accuracy_score.estimands
     )
     normalize = check_bool(normalize, name="normalize")
-    encoded = encode_labels(y_true, y_pred, labels)
+    encoded, weight, scale, noise = accuracy_inputs(
+        y_true, y_pred, q, transition_matrix, labels, sample_weight
+    )
     n_samples = encoded.n_samples
-    weight, scale = weights_and_scale(sample_weight, n_samples)
-    noise = FlipNoise.from_params(
-        q, transition_matrix, n_samples=n_samples, n_classes=encoded.n_classes
-    ).for_classes(encoded.classes)
     hits, expected, variance, floor = _ACCURACY_KERNELS[estimand](
         encoded, noise, weight
     )

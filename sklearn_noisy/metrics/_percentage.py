@@ -31,6 +31,7 @@ from ._percentage_kernels import (
     relative_error_moments,
 )
 from ._regression_estimands import REGRESSION_PARAMETERS_DOC, aggregate_outputs
+from ._sampling import with_test_set_sampling
 
 __all__ = [
     "expected_mean_absolute_percentage_error",
@@ -203,6 +204,7 @@ def _moments(
     return nominal, expected, variance, shape[0], multioutput
 
 
+@with_test_set_sampling()
 @fill_doc(parameters=REGRESSION_PARAMETERS_DOC)
 @supports_estimands(*_ESTIMANDS)
 def expected_mean_absolute_percentage_error(
@@ -262,6 +264,7 @@ def expected_mean_absolute_percentage_error(
     )  # fmt: skip
 
 
+@with_test_set_sampling()
 @fill_doc(parameters=REGRESSION_PARAMETERS_DOC)
 @supports_estimands(*_ESTIMANDS)
 def expected_mean_squared_percentage_error(
@@ -312,6 +315,7 @@ def expected_mean_squared_percentage_error(
     )  # fmt: skip
 
 
+@with_test_set_sampling()
 @fill_doc(parameters=REGRESSION_PARAMETERS_DOC)
 @supports_estimands(*_ESTIMANDS)
 def expected_root_mean_squared_percentage_error(

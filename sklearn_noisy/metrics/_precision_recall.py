@@ -25,6 +25,7 @@ from ._binary_counts import _DELTA_NOTES, _METHOD_PARAMETER
 from ._count_estimands import ESTIMAND_PARAMETER, TRUTH_NOTES
 from ._multiclass_average import _MC_PARAMETERS
 from ._prf_paths import _ba_mcc_score, _prf_score
+from ._sampling import with_test_set_sampling
 
 __all__ = [
     "expected_balanced_accuracy_score",
@@ -96,7 +97,11 @@ _PRF_RETURNS = """    score : NoisyScore or list of NoisyScore
         noise at all (``q=0``) nothing is sampled: ``expected`` is
         ``nominal`` and the variance 0."""
 
+#: The arguments that hold class labels (the bootstrap fixes ``labels``).
+_LABEL_ARGUMENTS = ("y_true", "y_pred")
 
+
+@with_test_set_sampling(label_arguments=_LABEL_ARGUMENTS)
 @supports_estimands("forward", "truth", "remeasurement")
 @fill_doc(
     parameters=_PRF_PARAMETERS,
@@ -192,6 +197,7 @@ n_samples=6, method='exact')
     )
 
 
+@with_test_set_sampling(label_arguments=_LABEL_ARGUMENTS)
 @supports_estimands("forward", "truth", "remeasurement")
 @fill_doc(
     parameters=_PRF_PARAMETERS,
@@ -280,6 +286,7 @@ n_samples=6, method='exact')
     )
 
 
+@with_test_set_sampling(label_arguments=_LABEL_ARGUMENTS)
 @supports_estimands("forward", "truth", "remeasurement")
 @fill_doc(
     parameters=_PRF_PARAMETERS,
@@ -384,6 +391,7 @@ _ADJUSTED = """\
         Rescale so that chance scores 0 and perfect 1, as in scikit-learn."""
 
 
+@with_test_set_sampling(label_arguments=_LABEL_ARGUMENTS)
 @supports_estimands("forward", "truth", "remeasurement")
 @fill_doc(
     parameters=_BA_MCC_PARAMETERS,
@@ -473,6 +481,7 @@ def expected_balanced_accuracy_score(
     )
 
 
+@with_test_set_sampling(label_arguments=_LABEL_ARGUMENTS)
 @supports_estimands("forward", "truth", "remeasurement")
 @fill_doc(
     parameters=_BA_MCC_PARAMETERS, delta_notes=_DELTA_NOTES, truth_notes=TRUTH_NOTES

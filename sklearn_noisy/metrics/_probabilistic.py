@@ -37,6 +37,7 @@ from ._remeasurement import (
     class_function_estimate,
     observation_matrices,
 )
+from ._sampling import with_test_set_sampling
 from ._weights import check_bool, check_option, weights_and_scale
 
 __all__ = ["expected_brier_score_loss", "expected_log_loss"]
@@ -288,6 +289,7 @@ _COMMON_PARAMETERS_DOC = """\
         invertible flip model."""
 
 
+@with_test_set_sampling(label_arguments=("y_true",))
 @supports_estimands("forward", "truth", "remeasurement")
 @fill_doc(common=_COMMON_PARAMETERS_DOC)
 def expected_brier_score_loss(
@@ -381,6 +383,7 @@ def expected_brier_score_loss(
     )
 
 
+@with_test_set_sampling(label_arguments=("y_true",))
 @supports_estimands("forward", "truth", "remeasurement")
 @fill_doc(common=_COMMON_PARAMETERS_DOC)
 def expected_log_loss(

@@ -49,7 +49,9 @@ from ._regression_kernels import (
     rescaled_squared_error,
     squared_error_kernel,
 )
+from ._regression_sampling import mse_terms, rmse_sampling
 from ._rmse_quadrature import rmse_moments, rmse_moments_delta, rmse_nominal
+from ._sampling import with_test_set_sampling
 
 __all__ = [
     "expected_mean_absolute_error",
@@ -82,6 +84,7 @@ def _check_finite_results(
     )
 
 
+@with_test_set_sampling(mse_terms)
 @supports_estimands("forward", "truth", "remeasurement")
 @fill_doc(
     parameters=REGRESSION_PARAMETERS_DOC,
@@ -209,6 +212,7 @@ nominal=0.375, n_samples=4, method='exact')
 _MAE_TRUTH_REASON = "E|e| is analytic in d but |d| has a kink"
 
 
+@with_test_set_sampling()
 @supports_estimands("forward", "remeasurement")
 @fill_doc(
     parameters=REGRESSION_PARAMETERS_DOC,
@@ -324,6 +328,7 @@ def _check_method(method: Any) -> str:
     return method
 
 
+@with_test_set_sampling(hook=rmse_sampling)
 @supports_estimands("forward", "truth", "remeasurement")
 @fill_doc(
     parameters=REGRESSION_PARAMETERS_DOC,
@@ -471,6 +476,7 @@ nominal=0.612372, n_samples=4, method='delta')
     )
 
 
+@with_test_set_sampling()
 @supports_estimands("forward", "truth", "remeasurement")
 @fill_doc(
     parameters=REGRESSION_PARAMETERS_DOC,

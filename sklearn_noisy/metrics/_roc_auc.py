@@ -25,6 +25,7 @@ from ._roc_auc_kernels import (
     exact_cost,
     tie_groups,
 )
+from ._sampling import with_test_set_sampling
 
 __all__ = ["expected_roc_auc_score"]
 
@@ -169,6 +170,7 @@ def _truth(
     return estimate, variance
 
 
+@with_test_set_sampling()
 @supports_estimands("forward", "truth")
 def expected_roc_auc_score(
     y_true: Any,

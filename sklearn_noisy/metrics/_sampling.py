@@ -1,0 +1,245 @@
+"""The test-set sampling part of the error budget: ``test_set_sampling=``.
+
+Every ``expected_*`` metric takes ``test_set_sampling``: with ``True`` its
+:class:`~sklearn_noisy.NoisyScore` also carries ``sampling_variance``, the
+variance of its estimate over the draw of the test samples from their
+population, the label noise averaged out (user guide: :ref:`error_budget`).
+By the law of total variance, the variance of the estimate over new test sets
+of the same size with new label noise is ``V_total = variance +
+sampling_variance``, and:
+
+* a metric that is a weighted mean ``m = Σ w h / W`` of per-sample terms
+  ``h_i`` (its estimate of one sample) has ``V_total`` estimated without bias
+  by ``n/(n − 1) · Σ w² (h − m)² / W²`` (``s²/n`` for unit weights), so
+  ``sampling_variance = V_total − variance`` for the truth and remeasurement
+  estimands, whose estimate carries the label noise of the test set, and
+  ``V_total`` itself for the forward estimand, whose terms are expectations
+  over the noise (``method="per_sample_terms"``). The metric module names its
+  terms (:func:`with_test_set_sampling`);
+* the RMSE follows from the MSE by the delta method (``"delta"``);
+* every other metric: a nonparametric bootstrap over the test samples (pairs
+  of label and prediction with their noise parameters and weights), seeded,
+  :data:`N_RESAMPLES` resamples of the estimate, its variance less the label
+  part as above (``"bootstrap"``). The classes are fixed to those of the whole
+  test set, so that a resample missing a class keeps its ``K``.
+
+The sampling variance is floored at 0 (the difference of two estimates can
+fall below it when the test set is small or the label noise dominates).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import math
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._noisy_score import NoisyScore
+
+__all__ = [
+    "N_RESAMPLES",
+    "mean_total_variance",
+    "sampling_from_total",
+    "with_test_set_sampling",
+]
+
+#: Bootstrap resamples of the estimate (relative SE of the variance ≈ 10 %).
+N_RESAMPLES = 200
+
+#: The arguments other than the first two that hold one value per sample.
+_PER_SAMPLE = ("sigma", "q", "sigma_dof", "sample_weight")
+
+_PARAMETER_DOC = """\
+    test_set_sampling : bool or "bootstrap", default=False
+        Also estimate the variance of the result over the sampling of the test
+        set (``sampling_variance``, user guide: :ref:`error_budget`): from the
+        per-sample terms where the metric is their mean (the law of total
+        variance), by the delta method for the RMSE, else by a seeded
+        bootstrap over the test samples; ``"bootstrap"`` forces the bootstrap.
+        Then ``confidence_interval(source="sampling" or "both")`` and
+        ``prediction_interval()`` are available.
+
+"""
+
+#: ``terms(arguments, score)`` returns ``(h, weight, scale)``: the per-sample
+#: terms whose weighted mean is ``score.expected / scale``; or a sampling hook
+#: ``(arguments, score) -> (sampling_variance, method)``.
+Terms = Callable[[dict[str, Any], NoisyScore], tuple[np.ndarray, Any, float]]
+Hook = Callable[[dict[str, Any], NoisyScore], tuple[float, str] | None]
+
+
+def mean_total_variance(h: np.ndarray, weight: np.ndarray | None) -> float:
+    """``n/(n − 1) · Σ w² (h − m)² / W²``, ``m = Σ w h / W``: unbiased for ``V_total``.
+
+    The variance of the weighted mean of ``n`` independent draws of ``h``
+    (the per-sample terms, label noise included); NaN below two samples.
+    """
+    n = h.shape[0]
+    if n < 2:
+        return math.nan
+    if weight is None:
+        m = float(np.mean(h))
+        return float(np.sum(np.square(h - m))) / (n * (n - 1.0))
+    w_sum = float(np.sum(weight))
+    m = float(weight @ h) / w_sum
+    return float(np.square(weight) @ np.square(h - m)) / w_sum**2 * n / (n - 1.0)
+
+
+def sampling_from_total(total: float, score: NoisyScore) -> float:
+    """``V_total`` less the label part of the estimate, floored at 0 (docstring)."""
+    if score.estimand != "forward":
+        total -= score.variance
+    return max(total, 0.0) if not math.isnan(total) else math.nan
+
+
+def _check_option(value: Any) -> str | None:
+    if value is False or value is None:
+        return None
+    if value is True:
+        return "auto"
+    if isinstance(value, str) and value == "bootstrap":
+        return "bootstrap"
+    raise ValueError(
+        f"test_set_sampling must be True, False or 'bootstrap'; got {value!r}."
+    )
+
+
+def _with_parameter_doc(doc: str | None) -> str | None:
+    if doc is None:  # python -OO
+        return None
+    marker = "\n    Returns\n    -------"
+    if marker not in doc:
+        return doc
+    head, tail = doc.split(marker, 1)
+    return head.rstrip() + "\n\n" + _PARAMETER_DOC.rstrip() + "\n" + marker + tail
+
+
+def with_test_set_sampling(
+    terms: Terms | None = None,
+    *,
+    hook: Hook | None = None,
+    label_arguments: tuple[str, ...] = (),
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator: add the keyword ``test_set_sampling`` to an ``expected_*`` metric.
+
+    Parameters
+    ----------
+    terms : callable, default=None
+        ``terms(arguments, score) -> (h, weight, scale)`` for a metric that is
+        a weighted mean of per-sample terms (module docstring); ``arguments``
+        are the bound arguments of the call.
+    hook : callable, default=None
+        ``hook(arguments, score) -> (sampling_variance, method)``, for metrics
+        with another rule (the RMSE's delta method); it returns None where the
+        rule does not apply, and the bootstrap is used.
+    label_arguments : tuple of str, default=()
+        The arguments holding class labels: a bootstrap fixes ``labels`` to
+        the classes they show, when the metric takes ``labels`` and the call
+        did not give them.
+    """
+
+    def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
+        signature = inspect.signature(function)
+
+        @functools.wraps(function)
+        def wrapper(*args: Any, test_set_sampling: Any = False, **kwargs: Any) -> Any:
+            how = _check_option(test_set_sampling)
+            score = function(*args, **kwargs)
+            if how is None:
+                return score
+            arguments = signature.bind(*args, **kwargs).arguments
+            if how == "auto" and isinstance(score, NoisyScore):
+                if terms is not None:
+                    h, weight, scale = terms(arguments, score)
+                    total = mean_total_variance(h, weight) * scale * scale
+                    variance = sampling_from_total(total, score)
+                    return _with(score, variance, "per_sample_terms")
+                rule = None if hook is None else hook(arguments, score)
+                if rule is not None:
+                    return _with(score, *rule)
+            return _bootstrap(function, signature, arguments, score, label_arguments)
+
+        parameter = inspect.Parameter(
+            "test_set_sampling", inspect.Parameter.KEYWORD_ONLY, default=False
+        )
+        wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[*signature.parameters.values(), parameter]
+        )
+        wrapper.__doc__ = _with_parameter_doc(function.__doc__)
+        return wrapper
+
+    return decorate
+
+
+def _with(score: NoisyScore, variance: float, method: str) -> NoisyScore:
+    return dataclasses.replace(
+        score, sampling_variance=variance, sampling_method=method
+    )
+
+
+def _per_sample(value: Any, n: int) -> bool:
+    return (
+        value is not None
+        and not isinstance(value, (str, bytes, int, float))
+        and np.ndim(value) >= 1
+        and np.shape(value)[0] == n
+    )
+
+
+def _bootstrap(
+    function: Callable[..., Any],
+    signature: inspect.Signature,
+    arguments: dict[str, Any],
+    score: Any,
+    label_arguments: tuple[str, ...],
+) -> Any:
+    """The bootstrap rule of the module docstring, for one score or a list."""
+    names = list(signature.parameters)
+    data = {name: np.asarray(arguments[name]) for name in names[:2]}
+    n = data[names[0]].shape[0]
+    for name in _PER_SAMPLE:
+        if name in arguments and _per_sample(arguments[name], n):
+            data[name] = np.asarray(arguments[name])
+    fixed = {k: v for k, v in arguments.items() if k not in data}
+    if label_arguments and "labels" in names and fixed.get("labels") is None:
+        fixed["labels"] = np.unique(
+            np.concatenate([data[a].ravel() for a in label_arguments])
+        )
+    scores = score if isinstance(score, list) else [score]
+    rng = np.random.default_rng(0)
+    draws = np.full((N_RESAMPLES, len(scores)), np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for b in range(N_RESAMPLES):
+            index = rng.integers(0, n, n)
+            resample = {k: v[index] for k, v in data.items()}
+            try:
+                result = function(**resample, **fixed)
+            except (ValueError, ZeroDivisionError, FloatingPointError):
+                continue
+            results = result if isinstance(result, list) else [result]
+            draws[b] = [r.expected for r in results]
+    finite = np.isfinite(draws).all(axis=1)
+    if finite.sum() < N_RESAMPLES:
+        warnings.warn(
+            f"test_set_sampling: {N_RESAMPLES - int(finite.sum())} of {N_RESAMPLES} "
+            "bootstrap resamples of the test set gave no finite estimate and were "
+            "left out.",
+            UserWarning,
+            stacklevel=3,
+        )
+    out = []
+    for j, s in enumerate(scores):
+        if finite.sum() < 2:
+            variance = math.nan
+        else:
+            variance = float(np.var(draws[finite, j], ddof=1))
+            if s.estimand != "forward":
+                variance = max(variance - s.variance, 0.0)
+        out.append(_with(s, variance, "bootstrap"))
+    return out if isinstance(score, list) else out[0]
