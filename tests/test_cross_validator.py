@@ -772,16 +772,29 @@ def test_report_text_and_json(regression_data):
     assert decimals == 1 - int(np.floor(np.log10(smallest)))
     payload = json.loads(cv.to_json(allow_nan=False))
     assert payload["estimand"] == "auto"
-    assert set(payload["legend"]) == {"nominal", "truth", "forward"}
+    assert set(payload["legend"]) == {"nominal", "truth", "forward", "sampling"}
     metric = payload["metrics"]["mean_squared_error"]
     assert metric["lead"] == "truth" and metric["estimands"] == ["truth", "forward"]
     assert metric["report_this"].startswith("report this: truth")
     pooled = payload["pooled"]["mean_squared_error"]["estimands"]
     assert set(pooled["truth"]) == {
-        "estimate", "variance", "sd", "ci_low", "ci_high"
+        "estimate", "variance", "sd", "ci_low", "ci_high",
+        "sampling_sd", "total_sd", "both_ci_low", "both_ci_high",
     }  # fmt: skip
-    assert set(pooled["forward"]) == {"estimate", "variance", "sd"}
+    assert set(pooled["forward"]) == {
+        "estimate", "variance", "sd", "sampling_sd", "total_sd"
+    }  # fmt: skip
     assert pooled["truth"]["estimate"] == truth.expected
+    # the error budget: the MSE's per-sample terms on the out-of-fold predictions
+    assert truth.sampling_method == "per_sample_terms"
+    assert pooled["truth"]["sampling_sd"] == pytest.approx(truth.sampling_std)
+    both = truth.confidence_interval(0.95, source="both")
+    assert (pooled["truth"]["both_ci_low"], pooled["truth"]["both_ci_high"]) == (
+        pytest.approx(both.low),
+        pytest.approx(both.high),
+    )
+    assert "with label noise and test-set sampling" in metric["report_this"]
+    assert text.count("error budget of the pooled truth: SD ") == 2
     fold = payload["folds"][0]
     assert fold["fold"] == 1
     assert (

@@ -71,7 +71,8 @@ def _build_parser() -> argparse.ArgumentParser:
         "metric's nominal value, its truth estimate (against the true values; "
         "for a metric without one, its remeasurement estimate: the metric on a "
         "fresh measurement of the samples) and its forward value (the paper's, "
-        "right only if y_true were exact), with their SDs over the label noise.",
+        "right only if y_true were exact), with their SDs over the label noise, "
+        "and the test-set sampling of the pooled estimates (the error budget).",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -189,6 +190,13 @@ def _add_model_arguments(evaluate: argparse.ArgumentParser) -> None:
         "it, else remeasurement, else forward; for labels that are measurements), "
         "truth, "
         "remeasurement, or forward (only if y_true is exact)",
+    )
+    model.add_argument(
+        "--no-test-set-sampling",
+        dest="test_set_sampling",
+        action="store_false",
+        help="leave the test-set sampling out of the error budget (it costs a "
+        "bootstrap for some metrics)",
     )
     model.add_argument("--n-jobs", type=int, default=None, metavar="N")
     model.add_argument(
@@ -396,6 +404,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         verbose=0 if args.quiet else (2 if args.verbose else 1),
         error_score="raise",
         estimand=args.estimand,
+        test_set_sampling=args.test_set_sampling,
     )
     if not args.quiet:
         print(

@@ -26,7 +26,6 @@ import numpy as np
 
 from .._noisy_score import NoisyScore
 from ..utils._validation import check_regression_inputs
-from ._sampling import mean_total_variance, sampling_from_total
 
 __all__ = ["mse_terms", "rmse_sampling"]
 
@@ -58,19 +57,27 @@ def mse_terms(
 def rmse_sampling(
     arguments: dict[str, Any], score: NoisyScore
 ) -> tuple[float, str] | None:
-    """The RMSE's sampling variance by the delta method from the MSE's terms.
+    """The RMSE's sampling variance by the delta method from the MSE's.
 
-    ``V_total(RMSE) ≈ V_total(MSE) / (4 MSE)`` with the MSE estimate of the
-    same estimand; None (the bootstrap) for several outputs or a non-positive
-    MSE estimate.
+    ``S(RMSE) ≈ S(MSE) / (4 MSE)``: the sampling variance of the MSE of the
+    same estimand (per-sample terms, its own label part taken off) divided by
+    four times its estimate, so that the two agree on what the test set
+    resolves. None (the bootstrap) for several outputs or a non-positive MSE
+    estimate.
     """
+    from ._regression import expected_mean_squared_error  # the MSE uses this module
+
     if arguments.get("multioutput", "uniform_average") != "uniform_average" or (
         np.ndim(arguments["y_true"]) > 1 and np.shape(arguments["y_true"])[1] > 1
     ):
         return None
-    h, weight, _ = mse_terms({**arguments, "multioutput": "uniform_average"}, score)
-    mse = float(np.mean(h) if weight is None else weight @ h / np.sum(weight))
-    if not mse > 0.0:
+    options = ("sigma", "sample_weight", "estimand", "sigma_dof")
+    mse = expected_mean_squared_error(
+        arguments["y_true"],
+        arguments["y_pred"],
+        **{k: arguments[k] for k in options if k in arguments},
+        test_set_sampling=True,
+    )
+    if not mse.expected > 0.0:
         return None
-    total = mean_total_variance(h, weight) / (4.0 * mse)
-    return sampling_from_total(total, score), "delta"
+    return mse.sampling_variance / (4.0 * mse.expected), "delta"

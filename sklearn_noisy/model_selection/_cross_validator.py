@@ -25,7 +25,12 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from ._estimands import check_cv_estimand, estimand_tables, plan_estimands
-from ._pooling import _out_of_fold, _pool_estimates, _pool_or_warn
+from ._pooling import (
+    _out_of_fold,
+    _pool_estimates,
+    _pool_or_warn,
+    add_test_set_sampling,
+)
 from ._progress import FoldProgress
 from ._report import _fold_summary, _format_table, _results_dict, _summary_table
 from ._report_html import results_html
@@ -84,8 +89,12 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
       the cross-validation estimate: the folds share training data, so
       ``s_b / sqrt(K)`` understates that uncertainty, and no unbiased
       estimator of it exists (Bengio & Grandvalet, 2004);
-    - **test-set sampling** (for accuracy, roughly
-      ``e ± z sqrt(e (1 − e) / n)``), which none of the numbers here includes.
+    - **test-set sampling** (``test_set_sampling=True``, the default): the
+      spread of each pooled estimate over the draw of the test samples from
+      their population (``sampling_variance`` of the ``pooled_estimates_``;
+      for accuracy roughly ``e (1 − e) / n``). The report shows it beside the
+      label noise, and its "report this" interval covers both (user guide:
+      :ref:`error_budget`). The folds' own rows are label noise only.
 
     Folds run through :class:`joblib.Parallel` exactly as in
     :func:`sklearn.model_selection.cross_validate`, and each job fits, predicts
@@ -159,6 +168,14 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         ``"forward"``, with a note. Every report shows the nominal
         value, the truth estimate and the forward value whatever leads.
 
+    test_set_sampling : bool, default=True
+        Estimate the test-set sampling variance of every pooled estimate (its
+        ``sampling_variance``; user guide: :ref:`error_budget`): from the
+        per-sample terms for MSE and accuracy, by the delta method for the
+        RMSE, by a seeded bootstrap of the out-of-fold predictions for the
+        other metrics. The report then shows both sources of uncertainty.
+        ``False`` skips it (the bootstrap costs 200 evaluations of a metric).
+
     Attributes
     ----------
     cv_results_ : dict of ndarray
@@ -183,7 +200,9 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         weighted mean of the fold scores, variances combined); everything else
         scored once on the concatenated out-of-fold predictions, so that a
         truth or remeasurement variance has one floor (user guide:
-        :ref:`estimands`). Empty when the test sets overlap.
+        :ref:`estimands`). With ``test_set_sampling=True`` each also carries
+        its ``sampling_variance`` (:ref:`error_budget`). Empty when the test
+        sets overlap.
 
     fold_scores_ : dict of list of NoisyScore
         The per-fold results as :class:`~sklearn_noisy.NoisyScore` objects
@@ -311,6 +330,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         refit: bool = False,
         error_score: Any = np.nan,
         estimand: str = "auto",
+        test_set_sampling: bool = True,
     ) -> None:
         self.estimator = estimator
         self.scoring = scoring
@@ -322,6 +342,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         self.refit = refit
         self.error_score = error_score
         self.estimand = estimand
+        self.test_set_sampling = test_set_sampling
 
     def __sklearn_tags__(self) -> Any:
         # The inputs and the predictions are the estimator's: sparse X or NaN
@@ -353,6 +374,11 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
                 f"{self.error_score!r}."
             )
         check_cv_estimand(self.estimand)
+        if not isinstance(self.test_set_sampling, (bool, np.bool_)):
+            raise TypeError(
+                "test_set_sampling must be True or False; got "
+                f"{self.test_set_sampling!r}."
+            )
         if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
             raise ValueError(
                 f"verbose must be a non-negative integer; got {self.verbose!r}."
@@ -558,6 +584,22 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
                 noise=noise,
                 classes=self.labels_,
             )
+            if self.test_set_sampling:
+                add_test_set_sampling(
+                    self.pooled_estimates_,
+                    _out_of_fold(results),
+                    X,
+                    y,
+                    n_samples=self.n_samples_,
+                    scorers=self.scorers_,
+                    plans=plans,
+                    noise=noise,
+                    classes=self.labels_,
+                )
+                for key, scorer in self.scorers_.items():
+                    own = self.pooled_estimates_.get(key, {}).get(scorer.estimand)
+                    if own is not None and key in self.pooled_:
+                        self.pooled_[key] = own
 
     # ------------------------------------------------------------- results
     def summary(self) -> Any:

@@ -41,6 +41,9 @@ QUESTIONS = {
     "the same way",
     "forward": "the paper's expected metric if y_true were exact (then measured "
     "with the given noise); not what a re-measurement shows",
+    "sampling": "the spread of the pooled estimate over the draw of the test "
+    "samples from their population (below each table); the report-this interval "
+    "covers it and the label noise",
 }
 
 
@@ -194,9 +197,12 @@ def report_this(
             "that are measurements); quote forward only when y_true is exact"
         )
     if lead == "remeasurement":
+        which = (
+            "samples like these" if "test-set sampling" in interval else "these samples"
+        )
         return (
             f"report this: remeasurement {value}, {level} interval {interval} "
-            "(the metric on a fresh measurement of these samples)"
+            f"(the metric on a fresh measurement of {which})"
         )
     instead = (
         "for labels that are measurements report truth instead"

@@ -9,6 +9,7 @@ second pass over the data.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import warnings
 from typing import Any, NamedTuple
@@ -21,7 +22,7 @@ from ..metrics import get_metric_info, get_metric_names
 from ..utils._arrays import weighted_totals
 from ._validation import Noise, _classes_kwarg, _noise_kwargs, _take_noise
 
-__all__: list[str] = []
+__all__ = ["add_test_set_sampling"]
 
 
 def _pool_additive(scores: list[NoisyScore]) -> NoisyScore:
@@ -247,3 +248,68 @@ def _pool_estimates(
             if score is not None:
                 estimates[key][estimand] = _tagged(score, estimand)
     return estimates
+
+
+def _sampling_scorer(scorer: Any) -> Any:
+    """A copy of ``scorer`` whose metric also estimates the test-set sampling."""
+    sampling = copy.copy(scorer)
+    sampling.metric_kwargs = {**scorer.metric_kwargs, "test_set_sampling": True}
+    return sampling
+
+
+def add_test_set_sampling(
+    estimates: dict[str, dict[str, NoisyScore]],
+    oof: OutOfFold,
+    X: Any,
+    y: Any,
+    *,
+    n_samples: int,
+    scorers: dict[str, Any],
+    plans: dict[str, Any],
+    noise: Noise,
+    classes: np.ndarray | None,
+) -> None:
+    """Give every pooled estimate its test-set sampling variance, in place.
+
+    Each is scored again on the concatenated out-of-fold predictions with
+    ``test_set_sampling=True`` (user guide: :ref:`error_budget`); its own
+    numbers stay, the sampling variance and its method are added. A metric
+    whose sampling variance fails warns and keeps its estimate without it.
+    """
+    indices, responses = oof
+    if indices.shape[0] == n_samples:
+        X_oof, y_oof = X, y
+    else:
+        X_oof, y_oof = _safe_indexing(X, indices), _safe_indexing(y, indices)
+    noise_oof = _take_noise(noise, indices)
+    for key, scorer in scorers.items():
+        for estimand, score in estimates.get(key, {}).items():
+            variant = scorer if estimand == scorer.estimand else None
+            variant = variant or plans[key].variants.get(estimand)
+            if variant is None or not hasattr(variant, "metric_kwargs"):
+                continue
+            method = _pooled_method(variant, responses)
+            try:
+                with warnings.catch_warnings():  # the pooled estimate warned
+                    warnings.simplefilter("ignore")
+                    sampled = _sampling_scorer(variant).score_predictions(
+                        y_oof,
+                        responses[method],
+                        X=X_oof,
+                        **_noise_kwargs(variant, noise_oof),
+                        **_classes_kwarg(method, classes),
+                    )
+            except Exception as exc:  # reported: the estimate stays
+                warnings.warn(
+                    f"The test-set sampling variance of the pooled {key!r} "
+                    f"({estimand}) could not be computed: {type(exc).__name__}: "
+                    f"{exc}",
+                    UserWarning,
+                    stacklevel=4,
+                )
+                continue
+            estimates[key][estimand] = dataclasses.replace(
+                score,
+                sampling_variance=sampled.sampling_variance,
+                sampling_method=sampled.sampling_method,
+            )

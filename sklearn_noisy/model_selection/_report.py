@@ -131,6 +131,26 @@ def _pooled_estimate(cv: Any, key: str, estimand: str) -> tuple[float, float]:
     return (math.nan, math.nan) if score is None else (score.expected, score.variance)
 
 
+def _pooled_sampling(cv: Any, key: str, estimand: str) -> float:
+    """The test-set sampling variance of a pooled estimate (NaN without it)."""
+    score = cv.pooled_estimates_.get(key, {}).get(estimand)
+    return math.nan if score is None else score.sampling_variance
+
+
+def _sampling_entries(
+    cv: Any, key: str, estimand: str, z: float, lead: bool
+) -> dict[str, float]:
+    """``sampling_sd`` and ``total_sd`` (and the lead's interval with both)."""
+    estimate, variance = _pooled_estimate(cv, key, estimand)
+    sampling = _pooled_sampling(cv, key, estimand)
+    entry = {"sampling_sd": _std(sampling), "total_sd": _std(variance + sampling)}
+    if lead:
+        entry["both_ci_low"], entry["both_ci_high"] = _interval(
+            estimate, variance + sampling, z, key
+        )
+    return entry
+
+
 def _estimand_entries(
     estimate: float, variance: float, z: float, lead: bool, key: str = ""
 ) -> dict[str, float]:
@@ -161,6 +181,13 @@ def _summary_row(
     for estimand in info["shown"]:
         row[estimand] = values[estimand]["estimate"]
         row[f"{estimand}_sd"] = values[estimand]["sd"]
+    # the test-set sampling of the lead: on the pooled row only (NaN on folds)
+    row.update(
+        sampling_sd=math.nan,
+        total_sd=math.nan,
+        both_ci_low=math.nan,
+        both_ci_high=math.nan,
+    )
     return row
 
 
@@ -185,9 +212,9 @@ def _metric_rows(cv: Any, key: str, z: float) -> list[dict[str, Any]]:
             )
             for e in info["shown"]
         }
-        rows.append(
-            _summary_row(cv, key, "pooled", pooled.n_samples, pooled.nominal, values)
-        )
+        row = _summary_row(cv, key, "pooled", pooled.n_samples, pooled.nominal, values)
+        row.update(_sampling_entries(cv, key, info["lead"], z, True))
+        rows.append(row)
     return rows
 
 
@@ -251,9 +278,12 @@ def _pooled_dicts(cv: Any, z: float) -> dict[str, dict[str, Any]]:
         entry["ci_low"], entry["ci_high"] = _json_number(low), _json_number(high)
         entry["estimands"] = _json_entries(
             {
-                e: _estimand_entries(
-                    *_pooled_estimate(cv, key, e), z, e == info["lead"], key
-                )
+                e: {
+                    **_estimand_entries(
+                        *_pooled_estimate(cv, key, e), z, e == info["lead"], key
+                    ),
+                    **_sampling_entries(cv, key, e, z, e == info["lead"]),
+                }
                 for e in info["shown"]
             }
         )
@@ -291,7 +321,9 @@ def _results_dict(cv: Any) -> dict[str, Any]:
         "legend": {
             name: text
             for name, text in QUESTIONS.items()
-            if name == "nominal" or name in shown
+            if name == "nominal"
+            or name in shown
+            or (name == "sampling" and _has_sampling(cv))
         },
         "metrics": {
             key: _metric_dict(cv, key, scorer) for key, scorer in cv.scorers_.items()
@@ -336,17 +368,48 @@ def _report_line(cv: Any, key: str, decimals: int | None) -> str:
         values = cv.cv_results_[f"{key}_{info['lead']}"]
         estimate, variance, where = _mean(values), math.nan, "fold mean"
     value = f"{_num(estimate, decimals)} ({where})"
-    interval = (
-        "n/a (the test sets overlap)"
-        if where == "fold mean"
-        else _ci_text(estimate, variance, _z_value(cv.confidence_level), decimals, key)
-    )
+    z = _z_value(cv.confidence_level)
+    sampling = _pooled_sampling(cv, key, info["lead"])
+    if where == "fold mean":
+        interval = "n/a (the test sets overlap)"
+    elif math.isnan(sampling):
+        interval = (
+            _ci_text(estimate, variance, z, decimals, key) + " of the label noise"
+        )
+    else:
+        interval = (
+            _ci_text(estimate, variance + sampling, z, decimals, key)
+            + " with label noise and test-set sampling"
+        )
     return report_this(
         info["lead"],
         value,
         interval,
         _level(cv.confidence_level),
         "truth" in cv.estimands_[key]["shown"],
+    )
+
+
+def _budget_line(cv: Any, key: str, decimals: int | None) -> str:
+    """The pooled lead's error budget: both SDs and the label-noise interval."""
+    lead = cv.estimands_[key]["lead"]
+    estimate, variance = _pooled_estimate(cv, key, lead)
+    sampling = _pooled_sampling(cv, key, lead)
+    if math.isnan(sampling) or not math.isfinite(estimate):
+        return ""
+    method = cv.pooled_estimates_[key][lead].sampling_method.replace("_", " ")
+    z = _z_value(cv.confidence_level)
+    sampling_text = (
+        f"{_num(_std(sampling), decimals)} test-set sampling ({method})"
+        if sampling > 0
+        else f"0 test-set sampling ({method}; not resolved beside the label noise)"
+    )
+    return (
+        f"error budget of the pooled {lead}: SD {_num(_std(variance), decimals)} "
+        f"label noise, {sampling_text}, {_num(_std(variance + sampling), decimals)} "
+        "both; "
+        f"{_level(cv.confidence_level)} interval, label noise only: "
+        f"{_ci_text(estimate, variance, z, decimals, key)}"
     )
 
 
@@ -417,6 +480,9 @@ def metric_parts(cv: Any, key: str, scorer: Any) -> dict[str, Any]:
     noise_sd = _std(summary["mean_label_noise_variance"])
     notes = [f"note: {note}" for note in info["notes"]]
     notes.append(_report_line(cv, key, decimals))
+    budget = _budget_line(cv, key, decimals)
+    if budget:
+        notes.append(budget)
     notes.append(
         f"between folds: SD of the nominal metric "
         f"{summary['between_fold_sd']:.2g}, of which label noise alone explains "
@@ -442,6 +508,15 @@ def _metric_block(cv: Any, key: str, scorer: Any) -> list[str]:
     return lines
 
 
+def _has_sampling(cv: Any) -> bool:
+    """Whether any pooled estimate carries its test-set sampling variance."""
+    return any(
+        not math.isnan(score.sampling_variance)
+        for estimates in cv.pooled_estimates_.values()
+        for score in estimates.values()
+    )
+
+
 def legend_lines(cv: Any) -> list[str]:
     shown = [
         e
@@ -450,11 +525,13 @@ def legend_lines(cv: Any) -> list[str]:
     ]
     level = _level(cv.confidence_level)
     lines = [
-        f"Legend (SD and {level} interval: label noise only, not test-set "
-        "sampling nor split variability):"
+        f"Legend (SD and {level} interval: label noise only in the tables, not "
+        "test-set sampling nor split variability):"
     ]
     for name in ["nominal", *shown]:
         lines.append(f"  {name + ':':<15}{QUESTIONS[name]}")
+    if _has_sampling(cv):
+        lines.append(f"  {'sampling:':<15}{QUESTIONS['sampling']}")
     return lines
 
 
