@@ -613,8 +613,11 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
             ``sd`` (label noise), ``ci_low``, ``ci_high`` (its label-noise
             interval at ``confidence_level``) and, for every shown estimand
             ``e``, ``e`` and ``e_sd`` (e.g. ``truth``, ``truth_sd``,
-            ``forward``, ``forward_sd``). A DataFrame when pandas is
-            installed, else a list of dicts.
+            ``forward``, ``forward_sd``), and on the pooled row the error
+            budget of the lead: ``sampling_sd``, ``total_sd``, ``both_ci_low``
+            and ``both_ci_high`` (NaN on the folds and without
+            ``test_set_sampling``). A DataFrame when pandas is installed, else
+            a list of dicts.
         """
         check_is_fitted(self, "cv_results_")
         return _summary_table(self)
@@ -638,7 +641,9 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
             shown estimand ``estimate``, ``variance``, ``sd``, and for the lead
             ``ci_low`` and ``ci_high``), ``pooled`` (per metric the
             :meth:`NoisyScore.to_dict` fields, the interval and the same
-            ``estimands``) and ``fold_summary``.
+            ``estimands`` with their ``sampling_sd`` and ``total_sd``, and
+            for the lead ``both_ci_low`` and ``both_ci_high``) and
+            ``fold_summary``.
         """
         check_is_fitted(self, "cv_results_")
         return _results_dict(self)

@@ -1,0 +1,137 @@
+"""The error budget in the cross-validator, its reports and the command line."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.model_selection import KFold, StratifiedKFold
+
+from sklearn_noisy import NoisyCrossValidator
+from sklearn_noisy.cli import main
+from sklearn_noisy.metrics import (
+    expected_accuracy_score,
+    expected_mean_squared_error,
+    expected_r2_score,
+)
+
+
+@pytest.fixture(scope="module")
+def regression():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(150, 3))
+    sigma = rng.uniform(0.1, 0.6, size=150)
+    y = X @ [1.0, -1.0, 0.5] + 0.4 * X[:, 0] ** 2 + rng.normal(scale=sigma)
+    return X, y, sigma
+
+
+@pytest.fixture(scope="module")
+def classification():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(160, 2))
+    y = (X[:, 0] + rng.normal(size=160) > 0).astype(int)
+    q = rng.uniform(0.0, 0.2, size=160)
+    return X, y, q
+
+
+def test_pooled_estimates_carry_the_metric_functions_sampling(regression):
+    X, y, sigma = regression
+    cv = NoisyCrossValidator(
+        Ridge(), scoring=["mean_squared_error", "r2"], cv=KFold(5)
+    ).fit(X, y, sigma=sigma)
+    oof = cv.oof_predictions_
+    for estimand in ("truth", "forward"):
+        pooled = cv.pooled_estimates_["mean_squared_error"][estimand]
+        direct = expected_mean_squared_error(
+            y, oof, sigma=sigma, estimand=estimand, test_set_sampling=True
+        )
+        assert pooled.sampling_method == "per_sample_terms"
+        assert pooled.sampling_variance == pytest.approx(
+            direct.sampling_variance, rel=1e-12
+        )
+        assert pooled.expected == pytest.approx(direct.expected, rel=1e-12)
+    r2 = cv.pooled_estimates_["r2"]["truth"]
+    direct = expected_r2_score(
+        y, oof, sigma=sigma, estimand="truth", test_set_sampling=True
+    )
+    assert r2.sampling_method == "bootstrap"  # seeded: the same resamples
+    assert r2.sampling_variance == pytest.approx(direct.sampling_variance, rel=1e-9)
+    # pooled_ holds the scorer's own estimand, with its sampling too
+    assert cv.pooled_["mean_squared_error"].sampling_method == "per_sample_terms"
+
+
+def test_the_report_shows_both_sources(classification):
+    X, y, q = classification
+    cv = NoisyCrossValidator(
+        LogisticRegression(), scoring=["accuracy"], cv=StratifiedKFold(4)
+    ).fit(X, y, q=q)
+    truth = cv.pooled_estimates_["accuracy"]["truth"]
+    direct = expected_accuracy_score(
+        y, cv.oof_predictions_, q=q, estimand="truth", test_set_sampling=True
+    )
+    assert truth.sampling_variance == pytest.approx(direct.sampling_variance)
+    text = str(cv)
+    low, high = truth.confidence_interval(0.95, source="both")
+    decimals = len(text.split("report this: truth ")[1].split()[0].split(".")[1])
+    both = f"[{low:.{decimals}f}, {high:.{decimals}f}]"
+    assert f"95 % interval {both} with label noise and test-set sampling" in text
+    budget = next(line for line in text.splitlines() if "error budget" in line)
+    assert f"SD {truth.std:.{decimals}f} label noise" in budget
+    assert f"{truth.sampling_std:.{decimals}f} test-set sampling" in budget
+    assert "  sampling:" in text  # the legend says what it is
+    assert "error budget of the pooled truth" in cv._repr_html_()
+    row = cv.summary().iloc[-1]
+    assert row["fold"] == "pooled"
+    assert row["sampling_sd"] == pytest.approx(truth.sampling_std)
+    assert row["total_sd"] == pytest.approx(truth.total_std)
+    assert (row["both_ci_low"], row["both_ci_high"]) == (
+        pytest.approx(low),
+        pytest.approx(high),
+    )
+    assert math.isnan(cv.summary().iloc[0]["sampling_sd"])  # folds: label noise
+
+
+def test_without_test_set_sampling(classification):
+    X, y, q = classification
+    cv = NoisyCrossValidator(
+        LogisticRegression(),
+        scoring=["accuracy"],
+        cv=StratifiedKFold(4),
+        test_set_sampling=False,
+    ).fit(X, y, q=q)
+    truth = cv.pooled_estimates_["accuracy"]["truth"]
+    assert truth.sampling_method is None and math.isnan(truth.sampling_variance)
+    text = str(cv)
+    assert "error budget" not in text and "  sampling:" not in text
+    assert "of the label noise" in text
+    payload = json.loads(cv.to_json(allow_nan=False))
+    entry = payload["pooled"]["accuracy"]["estimands"]["truth"]
+    assert entry["sampling_sd"] is None and entry["both_ci_low"] is None
+    assert "sampling" not in payload["legend"]
+
+
+@pytest.mark.parametrize("value", [1, "yes", None])
+def test_test_set_sampling_must_be_a_bool(classification, value):
+    X, y, q = classification
+    cv = NoisyCrossValidator(LogisticRegression(), test_set_sampling=value)
+    with pytest.raises(TypeError, match="test_set_sampling must be True or False"):
+        cv.fit(X, y, q=q)
+
+
+def test_command_line_json_has_the_budget(tmp_path, capsys):
+    out = tmp_path / "run.json"
+    assert main(["evaluate", "--quiet", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "error budget of the pooled truth" in printed
+    pooled = json.loads(out.read_text())["pooled"]["mean_squared_error"]
+    assert pooled["sampling_method"] == "per_sample_terms"
+    assert pooled["estimands"]["truth"]["sampling_sd"] is not None
+    assert (
+        main(["evaluate", "--quiet", "--no-test-set-sampling", "--json", str(out)]) == 0
+    )
+    assert "error budget" not in capsys.readouterr().out
+    pooled = json.loads(out.read_text())["pooled"]["mean_squared_error"]
+    assert pooled["sampling_method"] is None
