@@ -135,3 +135,23 @@ def test_command_line_json_has_the_budget(tmp_path, capsys):
     assert "error budget" not in capsys.readouterr().out
     pooled = json.loads(out.read_text())["pooled"]["mean_squared_error"]
     assert pooled["sampling_method"] is None
+
+
+def test_paired_difference_sampling_is_the_bootstrap_of_the_differences():
+    # At zero noise the difference of accuracies is the mean of o_A − o_B: its
+    # sampling variance is s²/n of those, which the seeded bootstrap of 200
+    # resamples estimates with a relative SE of sqrt(2/199) ≈ 0.1 (5 SE: 0.5).
+    from sklearn_noisy.metrics import expected_paired_difference
+
+    rng = np.random.default_rng(5)
+    n = 400
+    c = rng.integers(0, 2, n)
+    a = np.where(rng.random(n) < 0.8, c, 1 - c)
+    b = np.where(rng.random(n) < 0.7, c, 1 - c)
+    score = expected_paired_difference(
+        c, a, b, metric="accuracy", q=0.0, test_set_sampling=True
+    )
+    h = (a == c).astype(float) - (b == c)
+    assert score.sampling_method == "bootstrap"
+    assert score.sampling_variance == pytest.approx(np.var(h, ddof=1) / n, rel=0.5)
+    assert score.variance == 0.0

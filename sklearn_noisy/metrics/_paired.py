@@ -41,6 +41,7 @@ from ._paired_existence import r2_difference_existence
 from ._paired_kernels import pair_classes
 from ._paired_streaming import streamed_difference_draws
 from ._registry import MetricInfo, get_metric_info, get_metric_names
+from ._sampling import with_test_set_sampling
 
 __all__ = ["expected_paired_difference"]
 
@@ -315,6 +316,7 @@ def _truth_difference(
     )
 
 
+@with_test_set_sampling(label_arguments=("y_true",), data_arguments=3)
 def expected_paired_difference(
     y_true: Any,
     y_pred_a: Any,

@@ -124,6 +124,7 @@ def with_test_set_sampling(
     *,
     hook: Hook | None = None,
     label_arguments: tuple[str, ...] = (),
+    data_arguments: int = 2,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: add the keyword ``test_set_sampling`` to an ``expected_*`` metric.
 
@@ -139,8 +140,11 @@ def with_test_set_sampling(
         rule does not apply, and the bootstrap is used.
     label_arguments : tuple of str, default=()
         The arguments holding class labels: a bootstrap fixes ``labels`` to
-        the classes they show, when the metric takes ``labels`` and the call
-        did not give them.
+        the classes they show, when the metric takes ``labels``, the call did
+        not give them and the labels are not floating-point values.
+    data_arguments : int, default=2
+        The number of leading positional arguments that hold one value per
+        sample (``y_true, y_pred``; 3 for a paired difference).
     """
 
     def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -162,7 +166,9 @@ def with_test_set_sampling(
                 rule = None if hook is None else hook(arguments, score)
                 if rule is not None:
                     return _with(score, *rule)
-            return _bootstrap(function, signature, arguments, score, label_arguments)
+            return _bootstrap(
+                function, signature, arguments, score, label_arguments, data_arguments
+            )
 
         parameter = inspect.Parameter(
             "test_set_sampling", inspect.Parameter.KEYWORD_ONLY, default=False
@@ -197,19 +203,24 @@ def _bootstrap(
     arguments: dict[str, Any],
     score: Any,
     label_arguments: tuple[str, ...],
+    data_arguments: int,
 ) -> Any:
     """The bootstrap rule of the module docstring, for one score or a list."""
     names = list(signature.parameters)
-    data = {name: np.asarray(arguments[name]) for name in names[:2]}
+    data = {name: np.asarray(arguments[name]) for name in names[:data_arguments]}
     n = data[names[0]].shape[0]
     for name in _PER_SAMPLE:
         if name in arguments and _per_sample(arguments[name], n):
             data[name] = np.asarray(arguments[name])
     fixed = {k: v for k, v in arguments.items() if k not in data}
-    if label_arguments and "labels" in names and fixed.get("labels") is None:
-        fixed["labels"] = np.unique(
-            np.concatenate([data[a].ravel() for a in label_arguments])
-        )
+    given = [data[a].ravel() for a in label_arguments]
+    if (
+        given
+        and "labels" in names
+        and fixed.get("labels") is None
+        and not any(values.dtype.kind in "fc" for values in given)
+    ):
+        fixed["labels"] = np.unique(np.concatenate(given))
     scores = score if isinstance(score, list) else [score]
     rng = np.random.default_rng(0)
     draws = np.full((N_RESAMPLES, len(scores)), np.nan)
