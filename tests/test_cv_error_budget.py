@@ -155,3 +155,17 @@ def test_paired_difference_sampling_is_the_bootstrap_of_the_differences():
     assert score.sampling_method == "bootstrap"
     assert score.sampling_variance == pytest.approx(np.var(h, ddof=1) / n, rel=0.5)
     assert score.variance == 0.0
+
+
+@pytest.mark.parametrize("test_set_sampling", [False, True])
+def test_warnings_point_at_the_callers_line(test_set_sampling):
+    # The decorator that adds test_set_sampling adds a frame; the warnings
+    # find the first frame outside the package, so they still point here.
+    from sklearn_noisy.metrics import expected_mean_absolute_percentage_error
+
+    y = np.array([0.0, 1.0, 2.0, 3.0])
+    with pytest.warns(UserWarning, match="the noise reaches 0") as caught:
+        expected_mean_absolute_percentage_error(
+            y, y + 0.5, sigma=0.1, test_set_sampling=test_set_sampling
+        )
+    assert {w.filename for w in caught} == {__file__}

@@ -30,7 +30,7 @@ from ._remeasurement import (
     class_function_estimate,
     observation_matrices,
 )
-from ._sampling import with_test_set_sampling
+from ._test_set_sampling import with_test_set_sampling
 from ._weights import check_bool, weights_and_scale
 
 __all__ = [

@@ -28,6 +28,7 @@ from ..utils._arrays import chunks, read_only
 from ..utils._labels import EncodedLabels, encode_labels, encode_labels_subset
 from ..utils._noise import FlipNoise
 from ..utils._validation import ESTIMANDS, check_estimand, supports_estimands
+from ..utils._warnings import find_stack_level
 from ._count_distributions import confusion_distribution, confusion_intervals
 from ._remeasurement import observed_confusion
 from ._truth_counts import denoised_confusion
@@ -354,7 +355,7 @@ def _encode(
                 "confusion matrix to have the correct shape, use the 'labels' "
                 "parameter to pass all known labels.",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=find_stack_level(),
             )
         return encoded, encoded.n_classes
     if transition_matrix is not None:

@@ -23,6 +23,7 @@ from ..utils._arrays import check_finite, check_sample_weight
 from ..utils._labels import check_classification_labels
 from ..utils._noise import FlipNoise, GaussianNoise
 from ..utils._validation import check_regression_target
+from ..utils._warnings import find_stack_level
 
 __all__ = ["MonteCarloScore", "monte_carlo_score"]
 
@@ -378,7 +379,7 @@ def _summarise(draws: np.ndarray) -> tuple[float, float, float, float]:
             f"{n_draws} label draws; the Monte Carlo mean and variance are not "
             "finite either.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=find_stack_level(),
         )
         with np.errstate(invalid="ignore", over="ignore"):  # inf - inf is NaN
             return (

@@ -19,6 +19,7 @@ import numpy as np
 from sklearn.exceptions import UndefinedMetricWarning
 
 from ..utils._arrays import as_float_array, check_finite, read_only
+from ..utils._warnings import find_stack_level
 from ._noise_resilience_regions import region_bounds, statistics_of_regions
 
 __all__ = ["NoiseResilienceResult", "noise_resilience_score"]
@@ -358,7 +359,7 @@ def _drop_undefined(
         f"The data error y - y_ref has zero variance in {where}; they were left "
         "out of the score (zero_variance='omit').",
         UndefinedMetricWarning,
-        stacklevel=3,
+        stacklevel=find_stack_level(),
     )
     return keep, n_omitted
 
@@ -576,6 +577,6 @@ def _check_compensation(g: np.ndarray) -> np.ndarray:
             f"The confidence is constant in {n_constant} of the {g.size} regions: "
             "the weights of the compensation G are undefined there and G is NaN.",
             UndefinedMetricWarning,
-            stacklevel=3,
+            stacklevel=find_stack_level(),
         )
     return g

@@ -30,6 +30,7 @@ import numpy as np
 from .._noisy_score import NoisyScore
 from ..utils._arrays import check_finite, check_sample_weight
 from ..utils._validation import check_regression_inputs
+from ..utils._warnings import find_stack_level
 from ._monte_carlo import (
     MonteCarloScore,
     _check_generator,
@@ -41,7 +42,7 @@ from ._paired_existence import r2_difference_existence
 from ._paired_kernels import pair_classes
 from ._paired_streaming import streamed_difference_draws
 from ._registry import MetricInfo, get_metric_info, get_metric_names
-from ._sampling import with_test_set_sampling
+from ._test_set_sampling import with_test_set_sampling
 
 __all__ = ["expected_paired_difference"]
 
@@ -255,7 +256,7 @@ def _r2_without_moments(
     )
     if existence.variance_exists:
         return None
-    warnings.warn(existence.message, UserWarning, stacklevel=3)
+    warnings.warn(existence.message, UserWarning, stacklevel=find_stack_level())
     plain = _plain_scorer(scorer)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # the single models' own

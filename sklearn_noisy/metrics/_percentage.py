@@ -25,13 +25,14 @@ from ..utils._validation import (
     check_regression_inputs,
     supports_estimands,
 )
+from ..utils._warnings import find_stack_level
 from ._percentage_kernels import (
     EPSILON,
     floor_sensitivity,
     relative_error_moments,
 )
 from ._regression_estimands import REGRESSION_PARAMETERS_DOC, aggregate_outputs
-from ._sampling import with_test_set_sampling
+from ._test_set_sampling import with_test_set_sampling
 
 __all__ = [
     "expected_mean_absolute_percentage_error",
@@ -156,7 +157,7 @@ def _warn_floor(
             "the data; without the floor they do not exist. Consider an absolute "
             "error instead.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=find_stack_level(),
         )
 
 

@@ -25,7 +25,7 @@ from ._binary_counts import _DELTA_NOTES, _METHOD_PARAMETER
 from ._count_estimands import ESTIMAND_PARAMETER, TRUTH_NOTES
 from ._multiclass_average import _MC_PARAMETERS
 from ._prf_paths import _ba_mcc_score, _prf_score
-from ._sampling import with_test_set_sampling
+from ._test_set_sampling import with_test_set_sampling
 
 __all__ = [
     "expected_balanced_accuracy_score",

@@ -37,7 +37,7 @@ from ._remeasurement import (
     class_function_estimate,
     observation_matrices,
 )
-from ._sampling import with_test_set_sampling
+from ._test_set_sampling import with_test_set_sampling
 from ._weights import check_bool, check_option, weights_and_scale
 
 __all__ = ["expected_brier_score_loss", "expected_log_loss"]

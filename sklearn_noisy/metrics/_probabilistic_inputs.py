@@ -14,6 +14,7 @@ import numpy as np
 
 from ..utils._arrays import check_finite
 from ..utils._labels import EncodedLabels, check_classification_labels, encode_labels
+from ..utils._warnings import find_stack_level
 
 __all__ = ["ClassIndex", "_binary_problem", "_check_proba", "_classes_of"]
 
@@ -63,7 +64,7 @@ def _check_proba(y_proba: Any) -> tuple[np.ndarray, float]:
                 "The y_proba values do not sum to one. Make sure to pass "
                 "probabilities.",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=find_stack_level(),
             )
     return array, eps
 
@@ -85,7 +86,7 @@ def _sorted_labels(labels: Any) -> tuple[np.ndarray, np.ndarray]:
             f"{classes[order].tolist()}, as in scikit-learn; transition_matrix "
             "stays in the order of `labels`.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=find_stack_level(),
         )
     return classes[order], order
 

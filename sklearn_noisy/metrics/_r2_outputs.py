@@ -16,6 +16,7 @@ import numpy as np
 from sklearn.exceptions import UndefinedMetricWarning
 
 from .._noisy_score import NoisyScore
+from ..utils._warnings import find_stack_level
 from ._gaussian_forms import output_distributions, r2_distribution
 from ._r2_moments import r2_moments
 from ._r2_variance_weighted import r2_variance_weighted_moments
@@ -30,7 +31,7 @@ def _undefined(n_samples: int, n_outputs: int, multioutput: Any) -> Any:
     warnings.warn(
         "R² is not well-defined with fewer than two samples: the result is NaN.",
         UndefinedMetricWarning,
-        stacklevel=4,
+        stacklevel=find_stack_level(),
     )
     nan = np.full(n_outputs, math.nan)
     return aggregate_outputs("r2", nan, nan, nan, n_samples, multioutput)
@@ -69,7 +70,7 @@ def _warn_existence(message: str | None, j: int, n_outputs: int, method: str) ->
         if method == "delta"
         else ""
     )
-    warnings.warn(prefix + message + suffix, UserWarning, stacklevel=4)
+    warnings.warn(prefix + message + suffix, UserWarning, stacklevel=find_stack_level())
 
 
 def r2_forward(

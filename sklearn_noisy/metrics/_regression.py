@@ -26,6 +26,7 @@ from ..utils._validation import (
     has_noise,
     supports_estimands,
 )
+from ..utils._warnings import find_stack_level
 from ._gaussian_forms import (
     mae_distribution,
     mse_distribution,
@@ -51,7 +52,7 @@ from ._regression_kernels import (
 )
 from ._regression_sampling import mse_terms, rmse_sampling
 from ._rmse_quadrature import rmse_moments, rmse_moments_delta, rmse_nominal
-from ._sampling import with_test_set_sampling
+from ._test_set_sampling import with_test_set_sampling
 
 __all__ = [
     "expected_mean_absolute_error",
@@ -80,7 +81,7 @@ def _check_finite_results(
         f"{metric} overflowed: the errors or their moments exceed the float64 "
         "range, so part of the result is inf. Rescale y_true, y_pred and sigma.",
         RuntimeWarning,
-        stacklevel=3,
+        stacklevel=find_stack_level(),
     )
 
 

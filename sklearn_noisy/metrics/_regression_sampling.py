@@ -1,6 +1,6 @@
 """The regression metrics' rules of the test-set sampling variance.
 
-For :func:`~sklearn_noisy.metrics._sampling.with_test_set_sampling`. Each
+For :func:`~sklearn_noisy.metrics._test_set_sampling.with_test_set_sampling`. Each
 function takes the bound arguments of a metric call and its result, and
 returns the terms ``h_i`` whose weighted mean is the result (user guide:
 :ref:`error_budget`), one per estimand:

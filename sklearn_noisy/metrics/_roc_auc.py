@@ -17,6 +17,7 @@ from ..utils._arrays import as_float_array, check_finite
 from ..utils._labels import as_label_array
 from ..utils._noise import FlipNoise
 from ..utils._validation import check_estimand, supports_estimands
+from ..utils._warnings import find_stack_level
 from ._roc_auc_kernels import (
     EXACT_BUDGET,
     auc_moments_delta,
@@ -25,7 +26,7 @@ from ._roc_auc_kernels import (
     exact_cost,
     tie_groups,
 )
-from ._sampling import with_test_set_sampling
+from ._test_set_sampling import with_test_set_sampling
 
 __all__ = ["expected_roc_auc_score"]
 
@@ -125,7 +126,7 @@ def _forward(
             "draws, where the ROC AUC is undefined; the expectation and variance "
             "are conditional on both classes being present.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=find_stack_level(),
         )
     return moments.mean, moments.variance, method
 
@@ -154,7 +155,7 @@ def _truth(
             "The de-noised number of positive-negative pairs is <= 0: the labels "
             "carry no information on both classes; the truth AUC is undefined.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=find_stack_level(),
         )
         return float("nan"), float("nan")
     estimate = count / pairs

@@ -21,6 +21,7 @@ from sklearn.exceptions import UndefinedMetricWarning
 from .._noisy_score import NoisyScore
 from ..utils._noise import _source_repr, check_noise_source, check_transition_matrix
 from ..utils._validation import ESTIMANDS
+from ..utils._warnings import find_stack_level
 from ._registry import MetricInfo, get_metric_info, get_metric_names
 
 __all__ = [
@@ -333,7 +334,7 @@ def undefined_score(info: MetricInfo, estimand: str, n_samples: int) -> NoisySco
         f"{info.display_name} is not defined on fewer than {info.min_samples} "
         f"samples; got {n_samples}: the score is NaN, as scikit-learn's.",
         UndefinedMetricWarning,
-        stacklevel=4,
+        stacklevel=find_stack_level(),
     )
     nan = float("nan")
     return NoisyScore(

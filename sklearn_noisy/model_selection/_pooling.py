@@ -20,6 +20,7 @@ from sklearn.utils import _safe_indexing
 from .._noisy_score import NoisyScore
 from ..metrics import get_metric_info, get_metric_names
 from ..utils._arrays import weighted_totals
+from ..utils._warnings import find_stack_level
 from ._validation import Noise, _classes_kwarg, _noise_kwargs, _take_noise
 
 __all__ = ["add_test_set_sampling"]
@@ -111,7 +112,7 @@ def _out_of_fold(results: list[dict]) -> OutOfFold:
             "splitter whose test sets are disjoint (KFold, StratifiedKFold, "
             "GroupKFold, ...) to get pooled scores.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=find_stack_level(),
         )
         return OutOfFold(None, {})
     methods = set(fitted[0]["responses"]).intersection(
@@ -182,7 +183,7 @@ def _pool_or_warn(results: list[dict], oof: OutOfFold, X: Any, y: Any, **kwargs:
                 f"{key!r} could not be pooled over the out-of-fold predictions, "
                 f"so pooled_ has no entry for it: {type(exc).__name__}: {exc}",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=find_stack_level(),
             )
     return pooled
 
@@ -305,7 +306,7 @@ def add_test_set_sampling(
                     f"({estimand}) could not be computed: {type(exc).__name__}: "
                     f"{exc}",
                     UserWarning,
-                    stacklevel=4,
+                    stacklevel=find_stack_level(),
                 )
                 continue
             estimates[key][estimand] = dataclasses.replace(

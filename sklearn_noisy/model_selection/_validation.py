@@ -29,6 +29,7 @@ from sklearn.utils.validation import (
 from .._noisy_score import NoisyScore
 from ..metrics import get_metric_info, get_metric_names
 from ..utils._noise import FlipNoise, GaussianNoise
+from ..utils._warnings import find_stack_level
 from ._report import _std
 
 __all__: list[str] = []
@@ -462,7 +463,7 @@ def _raise_or_warn_fit_failures(results: list[dict], error_score: Any) -> None:
         f"error_score='raise'.\n\nBelow are more details about the failures:\n"
         f"{details}",
         FitFailedWarning,
-        stacklevel=3,
+        stacklevel=find_stack_level(),
     )
 
 
@@ -482,7 +483,7 @@ def _raise_or_warn_score_failures(results: list[dict], keys: Iterable[str]) -> N
             f"Scoring {key!r} failed on {len(errors)} of {len(fitted)} folds; its "
             f"scores there are set to error_score. The first error was:\n{errors[0]}",
             UserWarning,
-            stacklevel=3,
+            stacklevel=find_stack_level(),
         )
 
 
@@ -499,5 +500,5 @@ def _warn_undefined_scores(results: list[dict], scorers: dict[str, Any]) -> None
             "scikit-learn's metric is); pooled_ scores it over all the "
             "out-of-fold predictions.",
             UndefinedMetricWarning,
-            stacklevel=3,
+            stacklevel=find_stack_level(),
         )

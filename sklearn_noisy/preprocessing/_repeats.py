@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..utils._validation import as_float_array
+from ..utils._warnings import find_stack_level
 
 __all__ = ["FEW_REPEATS", "RepeatSummary", "summarize_repeats"]
 
@@ -302,7 +303,7 @@ def summarize_repeats(
             f"{1.0 / math.sqrt(2.0 * (n_min - 1)):.0%} for n = {n_min}. Consider "
             "instrument_sigma with a higher min_repeats, or a pooled estimate.",
             UserWarning,
-            stacklevel=2,
+            stacklevel=find_stack_level(),
         )
 
     result_sigma = spread / np.sqrt(counts) if sigma == "sem" else spread

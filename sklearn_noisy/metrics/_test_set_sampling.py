@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from .._noisy_score import NoisyScore
+from ..utils._warnings import find_stack_level
 
 __all__ = [
     "N_RESAMPLES",
@@ -242,7 +243,7 @@ def _bootstrap(
             "bootstrap resamples of the test set gave no finite estimate and were "
             "left out.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=find_stack_level(),
         )
     out = []
     for j, s in enumerate(scores):
