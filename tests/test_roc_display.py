@@ -166,10 +166,10 @@ def test_legend_labels_and_a_single_legend_inside_the_figure():
     assert display.ax_.get_legend() is None
     expected = display.score
     assert [text.get_text() for text in legend.get_texts()] == [
-        f"model A, labels as given (AUC = {display.roc_auc:.2f})",
-        f"mean under label flips: AUC = {expected.expected:.2f} ± "
+        f"model A (labels as given, AUC = {display.roc_auc:.2f})",
+        f"under flips: AUC = {expected.expected:.2f} ± "
         f"{expected.std:.2f} (label noise)",
-        "95 % pointwise band of the flipped-label curves",
+        "95 % pointwise band under flips",
         "Chance level (AUC = 0.5)",
     ]
     assert _inside(display.figure_)
@@ -178,9 +178,7 @@ def test_legend_labels_and_a_single_legend_inside_the_figure():
         Y, SCORE, q=0.01, confidence_level=0.9, legend=False
     )
     assert display.figure_.legends == [] and display.ax_.get_legend() is None
-    assert (
-        display.band_.get_label() == "90 % pointwise band of the flipped-label curves"
-    )
+    assert display.band_.get_label() == "90 % pointwise band under flips"
     # An SD of 0.0x shows three decimals.
     assert display.expected_line_.get_label().endswith(
         f"{display.score.expected:.3f} ± {display.score.std:.3f} (label noise)"
@@ -188,20 +186,28 @@ def test_legend_labels_and_a_single_legend_inside_the_figure():
     plt.close(display.figure_)
 
 
-def test_given_axes_are_reused_with_the_legend_beside_them():
+def test_given_axes_are_reused_with_one_legend_inside_them():
     figure, ax = plt.subplots()
     first = NoisyRocCurveDisplay.from_predictions(Y, SCORE, q=0.1, ax=ax, name="A")
+    assert first.ax_ is ax and first.figure_ is figure
+    assert figure.legends == [] and figure.get_layout_engine() is None
+    assert _inside(figure)
+    renderer = figure.canvas.get_renderer()
+    legend = ax.get_legend().get_window_extent(renderer)
+    axes = ax.get_window_extent(renderer)
+    assert axes.contains(legend.x0, legend.y0) and axes.contains(legend.x1, legend.y1)
     second = NoisyRocCurveDisplay.from_predictions(
         Y, SCORE[::-1], q=0.1, ax=ax, name="B", curve_kwargs={"color": "red"}
     )
-    assert first.ax_ is second.ax_ is ax and second.figure_ is figure
-    assert figure.legends == []
+    assert second.ax_ is ax
     labels = [text.get_text() for text in ax.get_legend().get_texts()]
-    assert (
-        len(labels) == 6 and labels[0].startswith("A,") and labels[3].startswith("B,")
-    )
-    assert second.line_.get_color() == "red"
-    assert _inside(figure)
+    assert len(labels) == 6
+    assert labels[0].startswith("A (") and labels[3].startswith("B (")
+    # Each display in its own colour: the next of the cycle, or the one given.
+    to_rgb = matplotlib.colors.to_rgb
+    assert to_rgb(first.expected_line_.get_color()) == to_rgb("C0")
+    assert to_rgb(first.line_.get_color()) == to_rgb("C0")
+    assert second.line_.get_color() == second.expected_line_.get_color() == "red"
     plt.close(figure)
 
 

@@ -296,9 +296,9 @@ class NoisyRocCurveDisplay:
     >>> display.roc_auc, display.method, display.n_draws
     (0.92, 'monte_carlo', 1000)
     >>> display.line_.get_label()
-    'Classifier, labels as given (AUC = 0.92)'
+    'Classifier (labels as given, AUC = 0.92)'
     >>> display.expected_line_.get_label()
-    'mean under label flips: AUC = 0.85 ± 0.11 (label noise)'
+    'under flips: AUC = 0.85 ± 0.11 (label noise)'
     """
 
     def __init__(
@@ -360,7 +360,9 @@ class NoisyRocCurveDisplay:
 
         One legend names the three (with the nominal AUC and the AUC under the
         flips, ``expected ± SD``): below the axes on a new figure (drawn with
-        the constrained layout), to their right on given axes.
+        the constrained layout), in their lower right corner on given axes
+        (as :class:`~sklearn.metrics.RocCurveDisplay` places it), where it
+        names every labelled line of the axes.
 
         Parameters
         ----------
@@ -395,31 +397,35 @@ class NoisyRocCurveDisplay:
         self.ax_, self.figure_ = ax, ax.figure
         name = self.name if name is None else name
         level = f"{self.confidence_level * 100:.4g} %"
-        nominal = "" if name is None else f"{name}, "
+        nominal = f"AUC = {_auc_text(self.roc_auc)}"
         options = {
-            "color": "black",
             "linewidth": 1.0,
             "zorder": 2.5,  # above the mean curve
-            "label": f"{nominal}labels as given (AUC = {_auc_text(self.roc_auc)})",
+            "label": f"labels as given ({nominal})"
+            if name is None
+            else f"{name} (labels as given, {nominal})",
         }
         (self.line_,) = ax.plot(
             self.fpr, self.tpr, **{**options, **(curve_kwargs or {})}
         )
+        colour = self.line_.get_color()  # the next of the axes' cycle by default
         expected = _auc_text(self.score.expected, self.score.std)
         (self.expected_line_,) = ax.plot(
             self.fpr_grid,
             self.tpr_expected,
-            color="tab:blue",
-            label=f"mean under label flips: AUC = {expected} (label noise)",
+            color=colour,
+            linestyle="--",
+            linewidth=1.5,
+            label=f"under flips: AUC = {expected} (label noise)",
         )
         self.band_ = ax.fill_between(
             self.fpr_grid,
             self.tpr_low,
             self.tpr_high,
-            color="tab:blue",
-            alpha=0.25,
+            color=colour,
+            alpha=0.2,
             linewidth=0.0,
-            label=f"{level} pointwise band of the flipped-label curves",
+            label=f"{level} pointwise band under flips",
         )
         self.chance_level_ = None
         if plot_chance_level:
@@ -449,17 +455,11 @@ class NoisyRocCurveDisplay:
                 handles, labels, loc="outside lower center", fontsize="small"
             )
             return
-        if self.figure_.get_layout_engine() is None:
-            # Make room for the legend outside the axes; no label is clipped.
-            self.figure_.set_layout_engine("constrained")
-        ax.legend(
-            handles,
-            labels,
-            loc="upper left",
-            bbox_to_anchor=(1.02, 1.0),
-            borderaxespad=0.0,
-            fontsize="small",
-        )
+        # On given axes, as scikit-learn does: inside, in the corner that a
+        # curve above the chance level leaves free. (Outside the axes, the
+        # constrained layout does not reliably make room beside an axes of
+        # fixed aspect.)
+        ax.legend(handles, labels, loc="lower right", fontsize="small")
 
     @classmethod
     def from_predictions(
