@@ -342,3 +342,47 @@ def test_pickles_and_needs_matplotlib_only_to_plot(monkeypatch):
         display.plot()
     with pytest.raises(ImportError, match=r"sklearn-noisy\[plot\]"):
         NoisyRocCurveDisplay.from_predictions(Y, SCORE, q=0.1)
+
+
+def test_small_sample_against_the_exact_sum_over_all_draws(monkeypatch):
+    """M = 5: every label vector enumerated, single-class draws left out."""
+    from itertools import product
+
+    from sklearn_noisy.metrics import _roc_curve_draws
+
+    y = np.array([0, 1, 1, 0, 1])
+    score = np.array([0.2, 0.9, 0.4, 0.4, 0.7])
+    q = np.array([0.3, 0.1, 0.25, 0.05, 0.4])
+    p = np.where(y == 1, 1.0 - q, q)
+    index = np.array([7, 31, 53, 77, 101, 113])  # j/120: denominators above 5
+    grid = index / 120
+    mean, second, total = np.zeros(grid.size), np.zeros(grid.size), 0.0
+    for labels in product([0, 1], repeat=5):
+        labels = np.array(labels)
+        if not 0 < labels.sum() < 5:
+            continue
+        weight = np.prod(np.where(labels == 1, p, 1.0 - p))
+        fpr, tpr, _ = roc_curve(labels, score)
+        values = np.interp(grid, fpr, tpr)
+        mean += weight * values
+        second += weight * values**2
+        total += weight
+    mean, std = mean / total, np.sqrt(second / total - (mean / total) ** 2)
+    with pytest.warns(UserWarning, match="one class is missing in 0.0127"):
+        display = NoisyRocCurveDisplay.from_predictions(
+            y, score, q=q, n_draws=20000, n_grid=121
+        )
+    z = (display.tpr_expected[index] - mean) / display.tpr_standard_error[index]
+    assert np.all(np.abs(z) < 5), z
+    np.testing.assert_allclose(display.tpr_std[index], std, rtol=0.05)
+    plt.close(display.figure_)
+    # Batches of one draw give the same draws, hence the same curve.
+    kwargs = {"q": q, "n_draws": 300}
+    with pytest.warns(UserWarning):
+        big = NoisyRocCurveDisplay.from_predictions(y, score, **kwargs)
+    monkeypatch.setattr(_roc_curve_draws, "_BATCH_ELEMENTS", 1)
+    with pytest.warns(UserWarning):
+        small = NoisyRocCurveDisplay.from_predictions(y, score, **kwargs)
+    np.testing.assert_array_equal(big.tpr_expected, small.tpr_expected)
+    np.testing.assert_array_equal(big.tpr_low, small.tpr_low)
+    plt.close("all")
