@@ -296,6 +296,15 @@ def test_bad_options_name_the_parameter(kwargs, error, match):
     plt.close("all")
 
 
+def test_labels_that_almost_never_hold_both_classes_raise():
+    with pytest.warns(UserWarning, match="one class is missing"):
+        with pytest.raises(ValueError, match="n_draws=5"):
+            NoisyRocCurveDisplay.from_predictions(
+                [0, 1], [0.1, 0.9], q=[0.0, 1.0 - 1e-9], n_draws=5
+            )
+    plt.close("all")
+
+
 def test_bad_scores_and_estimators_raise_as_scikit_learn():
     bad_scores = [np.r_[SCORE[:-1], np.nan], np.c_[SCORE, SCORE]]
     for score in bad_scores:

@@ -96,8 +96,8 @@ class NoisyRocCurveDisplay:
     * a **pointwise band**: at each ``f`` the equal-tailed
       ``confidence_level`` quantiles (numpy's linear interpolation) of those
       true positive rates: where the ROC curve of one draw of the labels lies
-      at that ``f`` with that probability. It is not a band for the whole
-      curve at once.
+      at that ``f`` with that probability (up to the Monte Carlo error). It
+      is not a band for the whole curve at once.
 
     Draws in which every label is of one class (no ROC curve) are redrawn:
     like the AUC, the curve is conditional on both classes being present.
@@ -139,7 +139,8 @@ class NoisyRocCurveDisplay:
     method : {"monte_carlo", "exact"}
         How the mean curve and the band were computed.
     n_draws : int
-        Number of redraws of the labels (with both classes present).
+        Number of redraws of the labels (with both classes present); unused
+        when ``method`` is ``"exact"``.
     confidence_level : float, default=0.95
         Level of the pointwise band.
     name : str, default=None
