@@ -112,13 +112,15 @@ class NoisyRocCurveDisplay:
     the true positive rate at a given false positive rate is read at the
     threshold where the number of false positives reaches ``f`` times the
     number of negatives, and both that threshold and the number of negatives
-    vary with the draw, so its law needs, for every sample, the joint law of
-    the positives and the negatives scored above it and the total: order
-    ``M³`` operations against ``n_draws · M`` for the redraws. (Averaging at
-    fixed thresholds would be exact, through the Poisson-binomial counts of
-    the AUC, but its points move along both axes, so it has no vertical band
-    and no area equal to the expected AUC.) The Monte Carlo standard error of
-    the mean curve is :attr:`tpr_standard_error`.
+    vary with the draw. Its mean alone needs, for every sample, the joint law
+    of the negatives scored above it and below it (two Poisson-binomial
+    counts), summed up to ``f`` times their total: order ``M³`` operations
+    per grid point; the band needs the whole law of that rate, not only its
+    mean. The redraws cost order ``n_draws · M`` in all. (Averaging at fixed
+    thresholds would be exact, through the Poisson-binomial counts of the
+    AUC, but its points move along both axes, so it has no vertical band and
+    no area equal to the expected AUC.) The Monte Carlo standard error of the
+    mean curve is :attr:`tpr_standard_error`.
 
     Sample weights are not offered, as in
     :func:`~sklearn_noisy.metrics.expected_roc_auc_score`. matplotlib is
