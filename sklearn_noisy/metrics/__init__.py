@@ -16,6 +16,7 @@ from ._percentage import (
     root_mean_squared_percentage_error,
 )
 from ._plot_confusion_matrix import NoisyConfusionMatrixDisplay
+from ._plot_roc_curve import NoisyRocCurveDisplay
 from ._precision_recall import (
     expected_balanced_accuracy_score,
     expected_f1_score,
@@ -57,6 +58,7 @@ __all__ = [
     "NoiseResilienceResult",
     "NoisyConfusionMatrix",
     "NoisyConfusionMatrixDisplay",
+    "NoisyRocCurveDisplay",
     "NoisyScorer",
     "expected_accuracy_score",
     "expected_balanced_accuracy_score",

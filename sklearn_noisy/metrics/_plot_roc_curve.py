@@ -1,0 +1,503 @@
+"""The ROC curve with its band when binary labels flip.
+
+:class:`NoisyRocCurveDisplay`, after scikit-learn's
+:class:`~sklearn.metrics.RocCurveDisplay`. The nominal curve is scikit-learn's
+:func:`~sklearn.metrics.roc_curve`; the curve under the flips is the vertical
+average of the ROC curves of redrawn labels, by seeded Monte Carlo
+(user guide: :ref:`roc_curve_display`); the AUC under the flips comes from
+:func:`~sklearn_noisy.metrics.expected_roc_auc_score`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from sklearn.metrics import auc, roc_curve
+from sklearn.utils._response import _get_response_values_binary
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import _check_pos_label_consistency
+
+from .._noisy_score import NoisyScore
+from ..utils._plotting import import_pyplot
+from ._monte_carlo import _check_generator, _check_positive_int
+from ._plot_confusion_matrix import _sd_decimals
+from ._roc_auc import _check_inputs, expected_roc_auc_score
+from ._roc_curve_draws import noisy_roc_curve
+
+__all__ = ["NoisyRocCurveDisplay"]
+
+
+def _check_level(confidence_level: Any) -> float:
+    if isinstance(confidence_level, bool) or not isinstance(
+        confidence_level, (int, float)
+    ):
+        raise TypeError(
+            "confidence_level must be a number in the open interval (0, 1); got "
+            f"{confidence_level!r}."
+        )
+    if not 0.0 < confidence_level < 1.0:
+        raise ValueError(
+            "confidence_level must be a number in the open interval (0, 1); got "
+            f"{confidence_level!r}."
+        )
+    return float(confidence_level)
+
+
+def _binary_classes(y_true: Any, pos_label: Any) -> tuple[Any, list]:
+    """scikit-learn's positive label and the classes ``[negative, positive]``."""
+    kind = type_of_target(y_true, input_name="y_true")
+    if kind != "binary":
+        raise ValueError(
+            f"y_true must hold binary labels (the target y is not binary); got a "
+            f"{kind!r} target."
+        )
+    pos_label = _check_pos_label_consistency(pos_label, y_true)
+    classes = np.unique(np.asarray(y_true)).tolist()
+    if len(classes) != 2:
+        raise ValueError(
+            f"y_true must hold both classes; got only {classes}: the ROC curve of "
+            "the labels as given is undefined with one class."
+        )
+    if pos_label not in classes:
+        raise ValueError(f"pos_label={pos_label!r} is not a class of y_true {classes}.")
+    negative = classes[0] if classes[1] == pos_label else classes[1]
+    return pos_label, [negative, pos_label]
+
+
+def _auc_text(value: float, sd: float | None = None) -> str:
+    """The AUC rounded to two significant figures of its SD (2 decimals at SD 0)."""
+    decimals = 2 if sd is None or not sd > 0.0 else max(2, _sd_decimals(sd))
+    if sd is None:
+        return f"{value:.{decimals}f}"
+    return f"{value:.{decimals}f} ± {sd:.{decimals}f}"
+
+
+class NoisyRocCurveDisplay:
+    """ROC curve of the labels as given, and its mean and band when they flip.
+
+    Built like :class:`sklearn.metrics.RocCurveDisplay`: prefer
+    :meth:`from_predictions` or :meth:`from_estimator`. The scores are held
+    fixed and each label flips independently (flip probability ``q``, scalar
+    or per sample, or a 2 x 2 transition matrix), as in
+    :func:`~sklearn_noisy.metrics.expected_roc_auc_score`. Three things are
+    drawn (user guide: :ref:`roc_curve_display`):
+
+    * the **nominal curve**: :func:`sklearn.metrics.roc_curve` on the labels
+      as given (``fpr``, ``tpr``, ``roc_auc``: the same arrays and number as
+      :class:`~sklearn.metrics.RocCurveDisplay`, whatever the noise);
+    * the **mean curve under the flips**, by vertical averaging: at each
+      false positive rate ``f = j / (n_grid - 1)`` of a grid, the mean over
+      redraws of the labels of the true positive rate of the redrawn labels'
+      ROC curve at ``f`` (linear between the curve's points; on a vertical
+      step the higher end). Its area is the expected AUC (the mean of the
+      areas), up to the grid and the Monte Carlo error;
+    * a **pointwise band**: at each ``f`` the equal-tailed
+      ``confidence_level`` quantiles (numpy's linear interpolation) of those
+      true positive rates: where the ROC curve of one draw of the labels lies
+      at that ``f`` with that probability (up to the Monte Carlo error). It
+      is not a band for the whole curve at once.
+
+    Draws in which every label is of one class (no ROC curve) are redrawn:
+    like the AUC, the curve is conditional on both classes being present.
+    The legend's AUC, ``expected ± SD (label noise)``, is exact (or as its
+    ``method`` says): it is :attr:`score`, the result of
+    :func:`~sklearn_noisy.metrics.expected_roc_auc_score`.
+
+    **Method of the curve.** Seeded Monte Carlo (``method="monte_carlo"``,
+    ``n_draws`` redraws, ``random_state=0`` by default, so a figure is
+    reproducible); with no flips at all it is the nominal curve on the grid,
+    exact (``method="exact"``). An exact vertical average is not affordable:
+    the true positive rate at a given false positive rate is read at the
+    threshold where the number of false positives reaches ``f`` times the
+    number of negatives, and both that threshold and the number of negatives
+    vary with the draw. Its mean alone needs, for every sample, the joint law
+    of the negatives scored above it and below it (two Poisson-binomial
+    counts), summed up to ``f`` times their total: order ``M³`` operations
+    per grid point; the band needs the whole law of that rate, not only its
+    mean. The redraws cost order ``n_draws · M`` in all. (Averaging at fixed
+    thresholds would be exact, through the Poisson-binomial counts of the
+    AUC, but its points move along both axes, so it has no vertical band and
+    no area equal to the expected AUC.) The Monte Carlo standard error of the
+    mean curve is :attr:`tpr_standard_error`.
+
+    Sample weights are not offered, as in
+    :func:`~sklearn_noisy.metrics.expected_roc_auc_score`. matplotlib is
+    imported by :meth:`plot` only (install the ``plot`` extra).
+
+    Parameters
+    ----------
+    fpr, tpr : ndarray
+        The nominal ROC curve (:func:`sklearn.metrics.roc_curve`).
+    roc_auc : float
+        Its area (:func:`sklearn.metrics.auc`).
+    score : NoisyScore
+        The AUC under the flips
+        (:func:`~sklearn_noisy.metrics.expected_roc_auc_score`).
+    fpr_grid, tpr_expected, tpr_std, tpr_low, tpr_high : ndarray of shape (n_grid,)
+        The grid of false positive rates, the mean true positive rate under
+        the flips at each, its SD over the flips and the band.
+    method : {"monte_carlo", "exact"}
+        How the mean curve and the band were computed.
+    n_draws : int
+        Number of redraws of the labels (with both classes present); unused
+        when ``method`` is ``"exact"``.
+    confidence_level : float, default=0.95
+        Level of the pointwise band.
+    name : str, default=None
+        Name of the classifier in the legend.
+    pos_label : int, float, bool or str, default=None
+        The positive class, shown in the axis labels.
+
+    Attributes
+    ----------
+    tpr_standard_error : ndarray of shape (n_grid,)
+        Monte Carlo standard error of ``tpr_expected`` (0 when exact).
+    line_ : matplotlib Line2D
+        The nominal ROC curve.
+    expected_line_ : matplotlib Line2D
+        The mean curve under the flips.
+    band_ : matplotlib PolyCollection
+        The pointwise band.
+    chance_level_ : matplotlib Line2D or None
+        The chance level line, when drawn.
+    ax_ : matplotlib Axes
+        Axes with the curves.
+    figure_ : matplotlib Figure
+        Figure containing them.
+
+    See Also
+    --------
+    sklearn_noisy.metrics.expected_roc_auc_score : The AUC in the legend.
+    sklearn.metrics.RocCurveDisplay : The display on exact labels.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from sklearn_noisy.metrics import NoisyRocCurveDisplay
+    >>> y = [0, 0, 1, 1, 0, 1, 0, 1, 1, 0]
+    >>> score = [0.1, 0.4, 0.35, 0.8, 0.2, 0.7, 0.3, 0.6, 0.9, 0.5]
+    >>> display = NoisyRocCurveDisplay.from_predictions(y, score, q=0.1)
+    >>> display.roc_auc, display.method, display.n_draws
+    (0.92, 'monte_carlo', 1000)
+    >>> display.line_.get_label()
+    'Classifier (labels as given, AUC = 0.92)'
+    >>> display.expected_line_.get_label()
+    'under flips: AUC = 0.85 ± 0.11 (label noise)'
+    """
+
+    def __init__(
+        self,
+        *,
+        fpr: Any,
+        tpr: Any,
+        roc_auc: float,
+        score: NoisyScore,
+        fpr_grid: Any,
+        tpr_expected: Any,
+        tpr_std: Any,
+        tpr_low: Any,
+        tpr_high: Any,
+        method: str,
+        n_draws: int,
+        confidence_level: float = 0.95,
+        name: str | None = None,
+        pos_label: Any = None,
+    ) -> None:
+        if not isinstance(score, NoisyScore):
+            raise TypeError(
+                "score must be a NoisyScore (the result of expected_roc_auc_score); "
+                f"got {type(score).__name__}."
+            )
+        self.fpr = np.asarray(fpr, dtype=np.float64)
+        self.tpr = np.asarray(tpr, dtype=np.float64)
+        self.roc_auc = float(roc_auc)
+        self.score = score
+        self.fpr_grid = np.asarray(fpr_grid, dtype=np.float64)
+        self.tpr_expected = np.asarray(tpr_expected, dtype=np.float64)
+        self.tpr_std = np.asarray(tpr_std, dtype=np.float64)
+        self.tpr_low = np.asarray(tpr_low, dtype=np.float64)
+        self.tpr_high = np.asarray(tpr_high, dtype=np.float64)
+        self.method = method
+        self.n_draws = int(n_draws)
+        self.confidence_level = _check_level(confidence_level)
+        self.name = name
+        self.pos_label = pos_label
+
+    @property
+    def tpr_standard_error(self) -> np.ndarray:
+        """Monte Carlo standard error of ``tpr_expected`` (0 when exact)."""
+        if self.method == "exact":
+            return np.zeros_like(self.tpr_expected)
+        return self.tpr_std / math.sqrt(self.n_draws)
+
+    def plot(
+        self,
+        ax: Any = None,
+        *,
+        name: str | None = None,
+        curve_kwargs: dict | None = None,
+        plot_chance_level: bool = False,
+        chance_level_kw: dict | None = None,
+        legend: bool = True,
+    ) -> NoisyRocCurveDisplay:
+        """Draw the nominal curve, the mean curve under the flips and the band.
+
+        One legend names the three (with the nominal AUC and the AUC under the
+        flips, ``expected ± SD``): below the axes on a new figure (drawn with
+        the constrained layout), in their lower right corner on given axes
+        (as :class:`~sklearn.metrics.RocCurveDisplay` places it), where it
+        names every labelled line of the axes.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure by default.
+        name : str, default=None
+            Name of the classifier in the legend; ``self.name`` by default.
+        curve_kwargs : dict, default=None
+            Keywords of ``plot`` for the nominal curve.
+        plot_chance_level : bool, default=False
+            Draw the chance level (the diagonal).
+        chance_level_kw : dict, default=None
+            Keywords of ``plot`` for the chance level.
+        legend : bool, default=True
+            Draw the legend.
+
+        Returns
+        -------
+        display : NoisyRocCurveDisplay
+            ``self``, with the artists, ``ax_`` and ``figure_`` set.
+        """
+        for key, value in (
+            ("curve_kwargs", curve_kwargs),
+            ("chance_level_kw", chance_level_kw),
+        ):
+            if value is not None and not isinstance(value, dict):
+                raise TypeError(f"{key} must be a dict or None; got {value!r}.")
+        plt = import_pyplot("NoisyRocCurveDisplay")
+        created = ax is None
+        if created:
+            _, ax = plt.subplots(layout="constrained")
+        self.ax_, self.figure_ = ax, ax.figure
+        name = self.name if name is None else name
+        level = f"{self.confidence_level * 100:.4g} %"
+        nominal = f"AUC = {_auc_text(self.roc_auc)}"
+        options = {
+            "linewidth": 1.0,
+            "zorder": 2.5,  # above the mean curve
+            "label": f"labels as given ({nominal})"
+            if name is None
+            else f"{name} (labels as given, {nominal})",
+        }
+        (self.line_,) = ax.plot(
+            self.fpr, self.tpr, **{**options, **(curve_kwargs or {})}
+        )
+        colour = self.line_.get_color()  # the next of the axes' cycle by default
+        expected = _auc_text(self.score.expected, self.score.std)
+        (self.expected_line_,) = ax.plot(
+            self.fpr_grid,
+            self.tpr_expected,
+            color=colour,
+            linestyle="--",
+            linewidth=1.5,
+            label=f"under flips: AUC = {expected} (label noise)",
+        )
+        self.band_ = ax.fill_between(
+            self.fpr_grid,
+            self.tpr_low,
+            self.tpr_high,
+            color=colour,
+            alpha=0.2,
+            linewidth=0.0,
+            label=f"{level} pointwise band under flips",
+        )
+        self.chance_level_ = None
+        if plot_chance_level:
+            chance = {"color": "k", "linestyle": "--", "linewidth": 1.0}
+            chance["label"] = "Chance level (AUC = 0.5)"
+            (self.chance_level_,) = ax.plot(
+                (0, 1), (0, 1), **{**chance, **(chance_level_kw or {})}
+            )
+        positive = (
+            "" if self.pos_label is None else f" (Positive label: {self.pos_label})"
+        )
+        ax.set(
+            xlabel=f"False Positive Rate{positive}",
+            ylabel=f"True Positive Rate{positive}",
+            xlim=(-0.01, 1.01),
+            ylim=(-0.01, 1.01),
+            aspect="equal",
+        )
+        if legend:
+            self._draw_legend(ax, created)
+        return self
+
+    def _draw_legend(self, ax: Any, created: bool) -> None:
+        handles, labels = ax.get_legend_handles_labels()
+        if created:
+            self.figure_.legend(
+                handles, labels, loc="outside lower center", fontsize="small"
+            )
+            return
+        # On given axes, as scikit-learn does: inside, in the corner that a
+        # curve above the chance level leaves free. (Outside the axes, the
+        # constrained layout does not reliably make room beside an axes of
+        # fixed aspect.)
+        ax.legend(handles, labels, loc="lower right", fontsize="small")
+
+    @classmethod
+    def from_predictions(
+        cls,
+        y_true: Any,
+        y_score: Any,
+        *,
+        q: Any = None,
+        transition_matrix: Any = None,
+        pos_label: Any = None,
+        confidence_level: float = 0.95,
+        n_draws: int = 1000,
+        n_grid: int = 201,
+        random_state: Any = 0,
+        name: str | None = None,
+        ax: Any = None,
+        **plot_kw: Any,
+    ) -> NoisyRocCurveDisplay:
+        """Compute the curves of fixed scores under label flips and plot them.
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n_samples,)
+            The labels as given (two classes), around which they flip.
+        y_score : array-like of shape (n_samples,)
+            Scores of the positive class (probabilities or decision values),
+            held fixed.
+        q : float or array-like of shape (n_samples,), default=None
+            Probability that each label is observed as the other class.
+            Exactly one of ``q`` and ``transition_matrix`` is required.
+        transition_matrix : array-like of shape (2, 2), default=None
+            ``T[j, k]``: probability that a sample of class ``j`` is observed
+            as class ``k``, the negative class first.
+        pos_label : int, float, bool or str, default=None
+            The positive class; as in :func:`sklearn.metrics.roc_curve`, by
+            default 1 when the classes are {0, 1} or {-1, 1} (otherwise it
+            must be given).
+        confidence_level : float, default=0.95
+            Level of the pointwise band, in (0, 1).
+        n_draws : int, default=1000
+            Redraws of the labels for the mean curve and the band.
+        n_grid : int, default=201
+            Number of false positive rates ``j / (n_grid - 1)`` of the grid.
+        random_state : None, int, numpy Generator, SeedSequence or RandomState, \
+default=0
+            Seed of the redraws; the default makes the figure reproducible.
+        name : str, default=None
+            Name of the classifier in the legend; ``"Classifier"`` by default.
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure by default.
+        **plot_kw
+            Keywords of :meth:`plot` (``curve_kwargs``, ``plot_chance_level``,
+            ``chance_level_kw``, ``legend``).
+
+        Returns
+        -------
+        display : NoisyRocCurveDisplay
+        """
+        import_pyplot("NoisyRocCurveDisplay")
+        level = _check_level(confidence_level)
+        n_draws = _check_positive_int(n_draws, name="n_draws", minimum=2)
+        n_grid = _check_positive_int(n_grid, name="n_grid", minimum=2)
+        rng = _check_generator(random_state)
+        pos_label, classes = _binary_classes(y_true, pos_label)
+        score = expected_roc_auc_score(
+            y_true, y_score, q=q, transition_matrix=transition_matrix, labels=classes
+        )
+        positive, scores, _ = _check_inputs(y_true, y_score, classes)
+        fpr, tpr, _ = roc_curve(positive, scores)
+        curve = noisy_roc_curve(
+            positive,
+            scores,
+            q,
+            transition_matrix,
+            n_draws=n_draws,
+            n_grid=n_grid,
+            confidence_level=level,
+            rng=rng,
+        )
+        display = cls(
+            fpr=fpr,
+            tpr=tpr,
+            roc_auc=auc(fpr, tpr),
+            score=score,
+            fpr_grid=curve.fpr_grid,
+            tpr_expected=curve.tpr_expected,
+            tpr_std=curve.tpr_std,
+            tpr_low=curve.tpr_low,
+            tpr_high=curve.tpr_high,
+            method=curve.method,
+            n_draws=n_draws,
+            confidence_level=level,
+            name="Classifier" if name is None else name,
+            pos_label=pos_label,
+        )
+        return display.plot(ax=ax, **plot_kw)
+
+    @classmethod
+    def from_estimator(
+        cls,
+        estimator: Any,
+        X: Any,
+        y: Any,
+        *,
+        q: Any = None,
+        transition_matrix: Any = None,
+        response_method: str = "auto",
+        pos_label: Any = None,
+        name: str | None = None,
+        **kwargs: Any,
+    ) -> NoisyRocCurveDisplay:
+        """Score with a fitted binary classifier and plot its curves under flips.
+
+        Parameters
+        ----------
+        estimator : fitted classifier
+            A binary classifier (or a pipeline ending in one).
+        X : array-like of shape (n_samples, n_features)
+            Input data.
+        y : array-like of shape (n_samples,)
+            The labels as given, around which they flip.
+        q, transition_matrix : optional
+            The label flips (exactly one), as in :meth:`from_predictions`.
+        response_method : {"predict_proba", "decision_function", "auto"}, \
+default="auto"
+            The scores: the positive class's probability or the decision
+            function (``"auto"``: the first that exists), as in
+            :meth:`sklearn.metrics.RocCurveDisplay.from_estimator`.
+        pos_label : int, float, bool or str, default=None
+            The positive class; ``estimator.classes_[1]`` by default.
+        name : str, default=None
+            Name in the legend; the estimator's class name by default.
+        **kwargs
+            Keywords of :meth:`from_predictions` (``confidence_level``,
+            ``n_draws``, ``n_grid``, ``random_state``, ``ax`` and those of
+            :meth:`plot`).
+
+        Returns
+        -------
+        display : NoisyRocCurveDisplay
+        """
+        import_pyplot("NoisyRocCurveDisplay")
+        y_score, pos_label = _get_response_values_binary(
+            estimator, X, response_method=response_method, pos_label=pos_label
+        )
+        return cls.from_predictions(
+            y,
+            y_score,
+            q=q,
+            transition_matrix=transition_matrix,
+            pos_label=pos_label,
+            name=type(estimator).__name__ if name is None else name,
+            **kwargs,
+        )
