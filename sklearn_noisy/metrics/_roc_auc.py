@@ -204,8 +204,10 @@ def expected_roc_auc_score(
         Scores of the positive class (probabilities or decision values), held
         fixed.
     q : float or array-like of shape (n_samples,), default=None
-        Probability in [0, 0.5) that each observed label is the other class.
-        Exactly one of ``q`` and ``transition_matrix`` is required.
+        Probability in [0, 1] that each observed label is the other class
+        (``q != 0.5`` for ``estimand="truth"``, which needs labels that carry
+        information). Exactly one of ``q`` and ``transition_matrix`` is
+        required.
     transition_matrix : array-like of shape (2, 2), default=None
         ``T[j, k]``: probability that a sample of class ``labels[j]`` is
         observed as ``labels[k]``.
