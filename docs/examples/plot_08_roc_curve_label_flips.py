@@ -40,8 +40,8 @@ score = model.predict_proba(X_test)[:, 1]
 # The curve on exact labels, and under the assay's flips
 # ------------------------------------------------------
 # ``from_estimator`` takes the reference labels (here the true classes) and the
-# per-sample flip probabilities. The black line is scikit-learn's ROC curve of
-# those labels; the blue line and band come from 1,000 redraws of the labels
+# per-sample flip probabilities. The thin solid line is scikit-learn's ROC curve of
+# those labels; the dashed line and the band come from 1,000 redraws of the labels
 # (seeded: the figure is reproducible), and the AUC in the legend is the exact
 # expectation and SD of :func:`~sklearn_noisy.metrics.expected_roc_auc_score`.
 # The orange line is the ROC curve of the labels the assay actually recorded:
