@@ -169,3 +169,29 @@ def test_warnings_point_at_the_callers_line(test_set_sampling):
             y, y + 0.5, sigma=0.1, test_set_sampling=test_set_sampling
         )
     assert {w.filename for w in caught} == {__file__}
+
+
+def test_display_draws_the_pooled_interval_with_both_sources(regression):
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    from sklearn_noisy.model_selection import NoisyCVDisplay
+
+    X, y, sigma = regression
+    cv = NoisyCrossValidator(Ridge(), scoring=["mean_squared_error"]).fit(
+        X, y, sigma=sigma
+    )
+    display = NoisyCVDisplay.from_cv_results(cv, "mean_squared_error")
+    pooled = cv.pooled_estimates_["mean_squared_error"]["truth"]
+    low, high = pooled.confidence_interval(0.95, source="both")
+    band = display.pooled_both_band_  # a Rectangle in data units along y
+    assert (band.get_y(), band.get_y() + band.get_height()) == (
+        pytest.approx(low),
+        pytest.approx(high),
+    )
+    assert display.pooled_both_band_.get_label() == "pooled, with test-set sampling"
+    plt.close(display.figure_)
+    cv.set_params(test_set_sampling=False).fit(X, y, sigma=sigma)
+    display = NoisyCVDisplay.from_cv_results(cv, "mean_squared_error")
+    assert display.pooled_both_band_ is None
+    plt.close(display.figure_)

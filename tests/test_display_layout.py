@@ -96,6 +96,7 @@ def test_names_title_and_markers(fitted_cv):
         "forward (if y_true were exact)",
         "nominal (labels as given)",
         "pooled 95 % interval",
+        "pooled, with test-set sampling",
         "pooled truth",
     ]
     plt.close(display.figure_)

@@ -10,6 +10,7 @@ imported only when plotting.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -87,7 +88,12 @@ class NoisyCVDisplay:
     pooled_line_ : matplotlib Line2D or None
         The pooled expected value.
     pooled_band_ : matplotlib Polygon or None
-        The pooled interval.
+        The pooled label-noise interval.
+    pooled_both_band_ : matplotlib Polygon or None
+        The pooled interval of the label noise and the test-set sampling, at
+        the same level (hatched, "pooled, with test-set sampling"; user guide:
+        :ref:`error_budget`), where the pooled score carries its sampling
+        variance.
     forward_ : matplotlib Line2D or None
         The per-fold forward markers, when drawn.
 
@@ -439,7 +445,7 @@ class NoisyCVDisplay:
         )
 
     def _draw_pooled(self, ax: Any) -> None:
-        self.pooled_line_ = self.pooled_band_ = None
+        self.pooled_line_ = self.pooled_band_ = self.pooled_both_band_ = None
         if self.pooled is None:
             return
         level = f"{self.confidence_level * 100:.4g} %"
@@ -451,6 +457,20 @@ class NoisyCVDisplay:
             alpha=0.2,
             label=f"pooled {level} interval",
         )
+        if not math.isnan(self.pooled.sampling_variance):
+            low, high = self.pooled.confidence_interval(
+                self.confidence_level, source="both"
+            )
+            self.pooled_both_band_ = ax.axhspan(
+                low,
+                high,
+                facecolor="none",
+                edgecolor="tab:orange",
+                hatch="///",
+                linewidth=0.0,
+                alpha=0.5,
+                label="pooled, with test-set sampling",
+            )
         self.pooled_line_ = ax.axhline(
             self.pooled.expected,
             color="tab:orange",
