@@ -99,10 +99,8 @@ def sampling_from_total(total: float, score: NoisyScore) -> float:
 
 
 def _check_option(value: Any) -> str | None:
-    if value is False or value is None:
-        return None
-    if value is True:
-        return "auto"
+    if isinstance(value, (bool, np.bool_)):
+        return "auto" if value else None
     if isinstance(value, str) and value == "bootstrap":
         return "bootstrap"
     raise ValueError(
