@@ -226,9 +226,10 @@ def _simulate(name, y, y_pred, rows, average, weight, n, rng):
         size = min(2000, n - start)
         u = rng.random((size, m, 1))
         z = np.minimum((u > cumulative).sum(axis=2), k - 1)
-        confusion = np.zeros((size, k, k))
-        for i in range(m):
-            np.add.at(confusion, (np.arange(size), z[:, i], y_pred[i]), w[i])
+        flat = (np.arange(size)[:, None] * k + z) * k + y_pred
+        confusion = np.bincount(
+            flat.ravel(), np.broadcast_to(w, flat.shape).ravel(), size * k * k
+        ).reshape(size, k, k)
         values.append(_rate(name, *_counts(confusion), average))
     return np.concatenate(values)
 
@@ -432,3 +433,43 @@ def test_macro_scorer_in_cross_validate():
             LogisticRegression(), X, y, cv=KFold(3), scoring=scorer
         )["test_score"]
         assert scores.shape == (3,) and np.all((scores > 0.5) & (scores < 1.0))
+
+
+# ------------------------------------------------------------ cross-checks
+def test_two_classes_macro_specificity_is_balanced_accuracy():
+    from sklearn_noisy.metrics import (
+        expected_accuracy_score,
+        expected_balanced_accuracy_score,
+    )
+
+    rng = np.random.default_rng(9)
+    y = rng.integers(0, 2, 40)
+    y_pred = np.where(rng.random(40) < 0.8, y, 1 - y)
+    q = rng.uniform(0.0, 0.3, 40)
+    macro = expected_specificity_score(y, y_pred, q=q, average="macro")
+    balanced = expected_balanced_accuracy_score(y, y_pred, q=q)
+    assert macro.expected == pytest.approx(balanced.expected, rel=1e-12)
+    assert macro.nominal == pytest.approx(balanced.nominal, rel=1e-15)
+    micro = expected_specificity_score(y, y_pred, q=q, average="micro")
+    accuracy = expected_accuracy_score(y, y_pred, q=q)
+    assert micro.expected == pytest.approx(accuracy.expected, rel=1e-12)
+    assert micro.variance == pytest.approx(accuracy.variance, rel=1e-12)
+
+
+def test_nan_zero_division_leaves_out_undefined_classes():
+    rng = np.random.default_rng(12)
+    y = rng.integers(0, 3, 30)
+    y_pred = np.zeros(30, int)  # NPV_0 is 0/0 in every labelling
+    options = {"q": 0.2, "labels": [0, 1, 2], "zero_division": np.nan}
+    per_class = expected_negative_predictive_value(y, y_pred, average=None, **options)
+    assert np.isnan(per_class[0].expected) and np.isnan(per_class[0].nominal)
+    macro = expected_negative_predictive_value(y, y_pred, average="macro", **options)
+    assert macro.method == "exact"
+    # (NPV_1 + NPV_2)/2 = (M + #(observed 0)) / (2M): closed form
+    keep = np.where(y == 0, 0.8, 0.1)  # P(observed 0)
+    m = y.size
+    assert macro.expected == pytest.approx((m + keep.sum()) / (2 * m), rel=1e-14)
+    assert macro.variance == pytest.approx(
+        np.sum(keep * (1 - keep)) / (4 * m * m), rel=1e-12
+    )
+    assert macro.nominal == pytest.approx((m + np.sum(y == 0)) / (2 * m), rel=1e-15)

@@ -192,7 +192,11 @@ def expected_specificity_score(
     """Expected specificity (true negative rate), and its variance, under flips.
 
     ``TN / (TN + FP)``, the recall of the negative class: exact by the recall's
-    algorithm (user guide: :ref:`rates`).
+    algorithm (user guide: :ref:`rates`). With a multiclass ``average``, class
+    ``k`` against the rest: ``spec_k = TN_k / (TN_k + FP_k)``, exact per class
+    (``average=None``) and for ``"micro"`` (``(K − 2 + accuracy)/(K − 1)``);
+    the expectations of ``"macro"`` and ``"weighted"`` are exact, their
+    variances Monte Carlo.
 
     {parameters}
     """
@@ -229,7 +233,20 @@ def expected_negative_predictive_value(
 
     ``TN / (TN + FN)``, the precision of the negative class: the predicted
     negatives are fixed, so it is a mean of per-sample terms with a closed form
-    (user guide: :ref:`rates`).
+    (user guide: :ref:`rates`). With a multiclass ``average``, class ``k``
+    against the rest: ``NPV_k = TN_k / (TN_k + FN_k)``, exact per class and
+    for ``"micro"`` and ``"macro"`` (also with sample weights); ``"weighted"``
+    (by the true support ``S_k``) has an exact expectation and a Monte Carlo
+    variance.
+
+    Examples
+    --------
+    >>> from sklearn_noisy.metrics import expected_negative_predictive_value
+    >>> y_true = [0, 1, 2, 2, 1, 0]
+    >>> y_pred = [0, 2, 2, 1, 1, 0]
+    >>> expected_negative_predictive_value(y_true, y_pred, q=0.1, average="macro")
+    NoisyScore(metric='negative_predictive_value', expected=0.808333, \
+std=0.05621, nominal=0.833333, n_samples=6, method='exact')
 
     {parameters}
     """
@@ -264,7 +281,9 @@ def expected_false_positive_rate(
 ) -> NoisyScore | list[NoisyScore]:
     """Expected false positive rate ``FP / (FP + TN)`` = 1 − specificity, under flips.
 
-    The variance is the specificity's (user guide: :ref:`rates`).
+    The variance is the specificity's (user guide: :ref:`rates`); with a
+    multiclass ``average``, ``FPR_k = 1 − spec_k`` (an undefined rate is
+    ``1 − zero_division``).
 
     {parameters}
     """
@@ -299,7 +318,10 @@ def expected_false_negative_rate(
 ) -> NoisyScore | list[NoisyScore]:
     """Expected false negative rate ``FN / (FN + TP)`` = 1 − recall, under flips.
 
-    The variance is the recall's (user guide: :ref:`rates`).
+    The variance is the recall's (user guide: :ref:`rates`); with a multiclass
+    ``average``, ``FNR_k = 1 − recall_k`` averaged as recall (the micro and
+    weighted FNR are ``1 −`` accuracy). Multilabel targets, and
+    ``average="samples"``, are those of :func:`expected_recall_score`.
 
     {parameters}
     """
