@@ -405,21 +405,8 @@ def test_other_errors():
         expected_negative_predictive_value(
             y, y_pred, q=0.1, average=None, estimand="truth"
         )
-    with pytest.raises(ValueError, match="multilabel"):
+    with pytest.raises(ValueError, match="multilabel-indicator but average='binary'"):
         expected_specificity_score(np.eye(3, dtype=int), np.eye(3, dtype=int), q=0.1)
-
-
-def test_false_negative_rate_takes_multilabel_targets():
-    y = np.array([[1, 0, 1], [0, 1, 1], [1, 1, 0], [0, 0, 1]])
-    y_pred = np.array([[1, 0, 0], [0, 1, 1], [1, 0, 0], [1, 0, 1]])
-    for average in ("micro", "macro", "samples"):
-        result = expected_false_negative_rate(y, y_pred, q=0.0, average=average)
-        assert result.expected == pytest.approx(
-            1.0
-            - float(
-                __import__("sklearn").metrics.recall_score(y, y_pred, average=average)
-            )
-        )
 
 
 # ---------------------------------------------------------------------- scorer
@@ -473,3 +460,85 @@ def test_nan_zero_division_leaves_out_undefined_classes():
         np.sum(keep * (1 - keep)) / (4 * m * m), rel=1e-12
     )
     assert macro.nominal == pytest.approx((m + np.sum(y == 0)) / (2 * m), rel=1e-15)
+
+
+# ------------------------------------------------------------------ multilabel
+def _multilabel_data(seed=6, n=40, n_labels=3):
+    rng = np.random.default_rng(seed)
+    y = (rng.random((n, n_labels)) < 0.4).astype(int)
+    y_pred = np.where(rng.random((n, n_labels)) < 0.8, y, 1 - y)
+    return rng, y, y_pred
+
+
+def _multilabel_rate(name, y, y_pred, average, weight=None):
+    """The rate from scikit-learn's multilabel confusion matrices."""
+    mcm = multilabel_confusion_matrix(
+        y, y_pred, sample_weight=weight, samplewise=average == "samples"
+    )
+    tn, fp, fn, tp = mcm[:, 0, 0], mcm[:, 0, 1], mcm[:, 1, 0], mcm[:, 1, 1]
+    if average == "samples":
+        values = _rate(name, tn, fp, fn, tp, None)
+        return np.average(values, weights=weight)
+    return _rate(name, tn, fp, fn, tp, average)
+
+
+@pytest.mark.parametrize("name", list(EXPECTED))
+@pytest.mark.parametrize("average", [None, "micro", "macro", "samples"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_multilabel_zero_noise(name, average, weighted):
+    rng, y, y_pred = _multilabel_data()
+    weight = rng.uniform(0.5, 2.0, y.shape[0]) if weighted else None
+    reference = _multilabel_rate(name, y, y_pred, average, weight)
+    result = EXPECTED[name](y, y_pred, q=0.0, average=average, sample_weight=weight)
+    nominal = NOMINAL[name](y, y_pred, average=average, sample_weight=weight)
+    np.testing.assert_allclose(_values(result)[0], reference, rtol=1e-14)
+    np.testing.assert_allclose(nominal, reference, rtol=1e-14)
+
+
+@pytest.mark.parametrize("name", list(EXPECTED))
+@pytest.mark.parametrize("average", [None, "micro", "macro", "samples"])
+def test_multilabel_monte_carlo(name, average):
+    rng, y, y_pred = _multilabel_data(n=12)
+    q = rng.uniform(0.0, 0.3, y.shape)  # one per entry
+    result = EXPECTED[name](y, y_pred, q=q, average=average)
+    n = 20_000
+    observed = np.where(rng.random((n, *y.shape)) < q, 1 - y, y)
+    tn = ((observed == 0) & (y_pred == 0)).astype(float)
+    fp = ((observed == 0) & (y_pred == 1)).astype(float)
+    fn = ((observed == 1) & (y_pred == 0)).astype(float)
+    tp = ((observed == 1) & (y_pred == 1)).astype(float)
+    if average == "samples":  # per sample over its labels, then the mean
+        counts = (a.sum(-1) for a in (tn, fp, fn, tp))
+        values = _rate(name, *counts, None).mean(-1)
+    else:
+        counts = (a.sum(-2) for a in (tn, fp, fn, tp))
+        values = _rate(name, *counts, average)
+    methods = [s.method for s in result] if average is None else [result.method]
+    assert set(methods) == {"exact"}
+    _check_against_simulation(result, values, 1)
+
+
+def test_multilabel_transition_matrix_is_swapped_with_the_entries():
+    _, y, y_pred = _multilabel_data()
+    matrix = np.array([[0.9, 0.1], [0.3, 0.7]])  # P(0 -> 1) = 0.1, P(1 -> 0) = 0.3
+    q = np.where(y == 1, 0.3, 0.1)
+    for name in ("specificity", "npv"):
+        for average in (None, "micro", "macro", "samples"):
+            by_matrix = EXPECTED[name](
+                y, y_pred, transition_matrix=matrix, average=average
+            )
+            by_q = EXPECTED[name](y, y_pred, q=q, average=average)
+            np.testing.assert_allclose(
+                _values(by_matrix), _values(by_q), rtol=1e-12, atol=1e-15
+            )
+
+
+def test_multilabel_weighted_is_refused_but_fnr():
+    _, y, y_pred = _multilabel_data()
+    for name in ("specificity", "npv", "fpr"):
+        with pytest.raises(ValueError, match="average='weighted' is not offered"):
+            EXPECTED[name](y, y_pred, q=0.1, average="weighted")
+    result = expected_false_negative_rate(y, y_pred, q=0.0, average="weighted")
+    assert result.expected == pytest.approx(
+        _multilabel_rate("fnr", y, y_pred, "weighted")
+    )

@@ -31,7 +31,7 @@ from ..utils._labels import encode_labels
 from ..utils._validation import supports_estimands
 from ._binary_average import _check_option, check_zero_division
 from ._precision_recall import expected_precision_score, expected_recall_score
-from ._prf_multilabel import is_multilabel
+from ._prf_multilabel import _as_2d, is_multilabel
 from ._prf_paths import _AVERAGES, _check_common
 from ._rates_average import multiclass_rate_score, rate_nominal
 
@@ -66,29 +66,45 @@ def _negative_label(y_true: Any, y_pred: Any, labels: Any, pos_label: Any) -> An
 
 
 def _check_average(
-    average: Any, y_true: Any, y_pred: Any, *, multilabel: bool = False
-) -> None:
-    """The averages of the precision family; ``"samples"`` needs multilabel.
+    average: Any, y_true: Any, y_pred: Any, *, weighted_multilabel: bool = False
+) -> bool:
+    """The averages of the precision family; whether the targets are multilabel.
 
-    ``multilabel``: whether multilabel targets are accepted (by the false
-    negative rate, ``1 −`` recall).
+    ``"samples"`` needs multilabel targets, as in scikit-learn.
+    ``weighted_multilabel``: whether ``"weighted"`` is offered for them (by the
+    false negative rate, ``1 −`` recall).
     """
     if average is not None:
         _check_option(average, _AVERAGES[:-1], name="average")
-    if multilabel:
-        return
     if is_multilabel(y_true, y_pred):
-        raise ValueError(
-            "The negative-class rates take one column of class labels (binary or "
-            "multiclass); for multilabel indicator targets use "
-            "expected_recall_score / expected_precision_score on 1 - y_true and "
-            "1 - y_pred (the specificity and NPV of each label)."
-        )
+        if average == "weighted" and not weighted_multilabel:
+            raise ValueError(
+                "average='weighted' is not offered for the specificity and the "
+                "negative predictive value of multilabel targets (each label "
+                "would be weighted by its positives, a random total under the "
+                "flips); choose average=None, 'micro', 'macro' or 'samples'."
+            )
+        return True
     if average == "samples":
         raise ValueError(
             "average='samples' is meaningful only for multilabel targets (one "
             "column per label), as in scikit-learn; these labels are one column."
         )
+    return False
+
+
+def _swap_indicator(y: Any) -> Any:
+    """``1 − y`` of a multilabel indicator matrix (anything else as it is)."""
+    array = _as_2d(y)
+    return y if array is None else 1 - array
+
+
+def _swap_noise(kwargs: dict) -> dict:
+    """The flip model of the swapped entries: a 2 × 2 matrix reversed."""
+    matrix = kwargs["transition_matrix"]
+    if matrix is not None and np.ndim(matrix) == 2:
+        kwargs = {**kwargs, "transition_matrix": np.asarray(matrix)[::-1, ::-1]}
+    return kwargs
 
 
 def _averaged(name: str, y_true: Any, y_pred: Any, kwargs: dict) -> Any:
@@ -109,14 +125,25 @@ def _averaged(name: str, y_true: Any, y_pred: Any, kwargs: dict) -> Any:
 def _negative_class_score(
     function: Any, name: str, y_true: Any, y_pred: Any, kwargs: dict
 ) -> NoisyScore | list[NoisyScore]:
-    """``function`` (recall or precision) of the negative class, renamed."""
-    _check_average(kwargs["average"], y_true, y_pred)
+    """``function`` (recall or precision) of the negative class, renamed.
+
+    Multilabel targets: ``function`` of ``1 − y`` (each label's 0 entries).
+    """
+    if _check_average(kwargs["average"], y_true, y_pred):
+        swapped = (_swap_indicator(y_true), _swap_indicator(y_pred))
+        return _renamed(function(*swapped, **_swap_noise(kwargs)), name)
     if kwargs["average"] != "binary":
         return _averaged(name, y_true, y_pred, kwargs)
     kwargs.pop("average")
     pos_label = kwargs.pop("pos_label", 1)
     negative = _negative_label(y_true, y_pred, kwargs.get("labels"), pos_label)
     score = function(y_true, y_pred, pos_label=negative, **kwargs)
+    return _renamed(score, name)
+
+
+def _renamed(score: Any, name: str) -> Any:
+    if isinstance(score, list):  # average=None: one score per class
+        return [_renamed(s, name) for s in score]
     return dataclasses.replace(score, metric=name)
 
 
@@ -160,8 +187,11 @@ default="binary"
         the rate of the counts summed over the classes. Which results are
         exact and which Monte Carlo over ``n_draws`` redrawn confusion
         matrices (``method="monte_carlo"``): user guide :ref:`rates`.
-        Multilabel targets (and ``"samples"``) are offered by the false
-        negative rate only, ``1 −`` :func:`expected_recall_score`.
+        Multilabel indicator targets: each label's specificity and NPV are
+        the recall and precision of its 0 entries (of ``1 − y``, with the
+        flips of :func:`expected_recall_score`; ``"samples"`` averages over
+        each sample's labels); ``"weighted"`` is offered by the false negative
+        rate only.
 
     Returns
     -------
@@ -325,7 +355,7 @@ def expected_false_negative_rate(
 
     {parameters}
     """
-    _check_average(average, y_true, y_pred, multilabel=True)
+    _check_average(average, y_true, y_pred, weighted_multilabel=True)
     kwargs = dict(
         q=q, transition_matrix=transition_matrix, labels=labels,
         pos_label=pos_label, average=average, sample_weight=sample_weight,
@@ -343,7 +373,13 @@ def _nominal_rate(
 ) -> Any:  # fmt: skip
     """Specificity or NPV on the labels as given: scikit-learn's recall or
     precision of the negative class (binary), else one-vs-rest."""
-    _check_average(average, y_true, y_pred)
+    function = recall_score if name == "specificity" else precision_score
+    if _check_average(average, y_true, y_pred):
+        return function(
+            _swap_indicator(y_true), _swap_indicator(y_pred), pos_label=pos_label,
+            labels=labels, average=average, sample_weight=sample_weight,
+            zero_division=zero_division,
+        )  # fmt: skip
     if average != "binary":
         zero = check_zero_division(zero_division)
         return rate_nominal(
@@ -351,7 +387,6 @@ def _nominal_rate(
             sample_weight=sample_weight, zero=zero,
         )  # fmt: skip
     negative = _negative_label(y_true, y_pred, labels, pos_label)
-    function = recall_score if name == "specificity" else precision_score
     return float(
         function(
             y_true, y_pred, pos_label=negative, labels=labels,
@@ -440,7 +475,7 @@ def false_negative_rate(
     >>> false_negative_rate([0, 0, 1, 1], [0, 0, 0, 1])
     0.5
     """
-    _check_average(average, y_true, y_pred, multilabel=True)
+    _check_average(average, y_true, y_pred, weighted_multilabel=True)
     recall = recall_score(
         y_true, y_pred, pos_label=pos_label, labels=labels, average=average,
         sample_weight=sample_weight, zero_division=zero_division,
