@@ -542,3 +542,26 @@ def test_multilabel_weighted_is_refused_but_fnr():
     assert result.expected == pytest.approx(
         _multilabel_rate("fnr", y, y_pred, "weighted")
     )
+
+
+@pytest.mark.parametrize("metric", ["specificity", "negative_predictive_value"])
+@pytest.mark.parametrize("average", ["micro", "macro", "weighted"])
+def test_rate_gradient_is_the_derivative(metric, average):
+    from sklearn_noisy.metrics._rates_average import _rate_gradient, rate_of_counts
+
+    rng = np.random.default_rng(4)
+    counts = rng.integers(1, 20, (4, 4)).astype(float)
+    value, gradient = _rate_gradient(counts, metric=metric, average=average, zero=0.0)
+    tn, fp, fn, tp = _counts(counts)
+    reference = rate_of_counts(metric, tn, fp, fn, tp + fn, average=average, zero=0.0)
+    assert value == pytest.approx(reference, rel=1e-14)
+    step = 1e-6
+    for a, b in itertools.product(range(4), repeat=2):
+        moved = [counts.copy(), counts.copy()]
+        moved[0][a, b] += step
+        moved[1][a, b] -= step
+        up, down = (
+            _rate_gradient(c, metric=metric, average=average, zero=0.0)[0]
+            for c in moved
+        )
+        assert gradient[a, b] == pytest.approx((up - down) / (2 * step), abs=1e-8)
