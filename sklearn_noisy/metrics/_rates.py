@@ -371,15 +371,19 @@ def _nominal_rate(
     name: str, y_true: Any, y_pred: Any, *, pos_label: Any, labels: Any,
     average: Any, sample_weight: Any, zero_division: Any,
 ) -> Any:  # fmt: skip
-    """Specificity or NPV on the labels as given: scikit-learn's recall or
-    precision of the negative class (binary), else one-vs-rest."""
+    """Specificity or NPV of the labels as given, for every ``average``.
+
+    Binary: scikit-learn's recall or precision of the negative class;
+    multilabel: of ``1 − y``; otherwise one-vs-rest (:func:`rate_nominal`).
+    """
     function = recall_score if name == "specificity" else precision_score
     if _check_average(average, y_true, y_pred):
-        return function(
+        value = function(
             _swap_indicator(y_true), _swap_indicator(y_pred), pos_label=pos_label,
             labels=labels, average=average, sample_weight=sample_weight,
             zero_division=zero_division,
         )  # fmt: skip
+        return value if average is None else float(value)
     if average != "binary":
         zero = check_zero_division(zero_division)
         return rate_nominal(
