@@ -45,6 +45,12 @@ NOMINAL = {
 }
 AVERAGES = [None, "micro", "macro", "weighted"]
 
+# the nominal FNR (and the multilabel rates) call scikit-learn's recall and
+# precision with zero_division="warn", which warn as scikit-learn does
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::sklearn.exceptions.UndefinedMetricWarning"
+)
+
 
 def _counts(confusion):
     """One-vs-rest ``(tn, fp, fn, tp)`` of matrices ``(..., K, K)``, rows true."""
@@ -420,6 +426,37 @@ def test_macro_scorer_in_cross_validate():
             LogisticRegression(), X, y, cv=KFold(3), scoring=scorer
         )["test_score"]
         assert scores.shape == (3,) and np.all((scores > 0.5) & (scores < 1.0))
+
+
+def test_macro_scorer_in_the_cross_validator_and_a_search():
+    from sklearn.model_selection import GridSearchCV, cross_val_predict
+
+    from sklearn_noisy import NoisyCrossValidator
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(120, 2))
+    y = np.digitize(X[:, 0] + 0.5 * rng.normal(size=120), [-0.5, 0.5])
+    scoring = {
+        "spec": make_noisy_scorer("specificity", average="macro"),
+        "npv": make_noisy_scorer("negative_predictive_value", average="weighted"),
+    }
+    cv = NoisyCrossValidator(LogisticRegression(), scoring=scoring, cv=KFold(3))
+    cv.fit(X, y, q=0.1)
+    predicted = cross_val_predict(LogisticRegression(), X, y, cv=KFold(3))
+    for key, function, average in (
+        ("spec", expected_specificity_score, "macro"),
+        ("npv", expected_negative_predictive_value, "weighted"),
+    ):
+        direct = function(y, predicted, q=0.1, average=average)
+        assert cv.pooled_[key].expected == pytest.approx(direct.expected, rel=1e-12)
+        assert cv.pooled_[key].variance == pytest.approx(direct.variance, rel=1e-12)
+    search = GridSearchCV(
+        LogisticRegression(),
+        {"C": [0.1, 1.0]},
+        scoring=make_noisy_scorer("specificity", q=0.1, average="macro"),
+        cv=KFold(3),
+    ).fit(X, y)
+    assert 0.5 < search.best_score_ < 1.0
 
 
 # ------------------------------------------------------------ cross-checks
