@@ -349,8 +349,8 @@ def expected_false_negative_rate(
     """Expected false negative rate ``FN / (FN + TP)`` = 1 − recall, under flips.
 
     The variance is the recall's (user guide: :ref:`rates`); with a multiclass
-    ``average``, ``FNR_k = 1 − recall_k`` averaged as recall (the micro and
-    weighted FNR are ``1 −`` accuracy). Multilabel targets, and
+    ``average``, ``FNR_k = 1 − recall_k`` averaged as recall (over every
+    class the micro and weighted FNR are ``1 −`` accuracy). Multilabel targets, and
     ``average="samples"``, are those of :func:`expected_recall_score`.
 
     {parameters}
