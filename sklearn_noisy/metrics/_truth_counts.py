@@ -473,8 +473,9 @@ def metric_gradient(
 
     Parameters
     ----------
-    name : str
-        One of :data:`TRUTH_METRICS`.
+    name : str or callable
+        One of :data:`TRUTH_METRICS`, or a function ``counts -> (value,
+        gradient)`` (the other options are then its own).
     counts : ndarray of shape (n_classes, n_classes)
         A confusion matrix, rows true classes and columns predictions.
     pos_index : int or None, default=None
@@ -491,6 +492,8 @@ def metric_gradient(
     value : float
     gradient : ndarray of shape (n_classes, n_classes)
     """
+    if callable(name):  # another metric of C: ``name(counts) -> (value, ∂/∂C)``
+        return name(counts)
     if name in _SIMPLE:
         return _SIMPLE[name](counts)
     if name not in _RATIO_KINDS and name != "specificity":

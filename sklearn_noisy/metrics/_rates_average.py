@@ -1,0 +1,422 @@
+"""Multiclass averages of specificity and the negative predictive value.
+
+Class ``k`` against the rest (one-vs-rest, as
+:func:`sklearn.metrics.multilabel_confusion_matrix`) has the counts ``TP_k``,
+``FP_k``, ``FN_k`` and ``TN_k``; specificity ``TN_k / (TN_k + FP_k)`` is the
+recall of "not ``k``" and the negative predictive value
+``TN_k / (TN_k + FN_k)`` its precision. ``average=None`` gives one value per
+class, ``"macro"`` their unweighted mean, ``"weighted"`` their mean weighted
+by the true support ``S_k`` of each class (as scikit-learn's recall and
+imbalanced-learn's ``specificity_score``) and ``"micro"`` the pooled
+``Σ_k TN_k / Σ_k (TN_k + FP_k)`` (user guide: :ref:`rates`).
+
+``estimand="forward"`` (user guide: :ref:`formula_multiclass`):
+
+* specificity of class ``k``: ``TN_k`` and ``FP_k`` are ``n_N,k − FN_k`` and
+  ``n_P,k − TP_k``, independent Poisson-binomial counts read off the laws of
+  :meth:`~._multiclass_average._Problem.class_laws` by reflection, so each
+  class is the exact recall algorithm (:mod:`._binary_counts`); the weighted
+  term ``(S_k/M) spec_k = spec_k − ((M − S_k)/M) spec_k`` is exact the same way;
+* the negative predictive value has the fixed denominator ``n_N,k`` (the
+  samples not predicted ``k``): a sum of independent per-sample terms, exact
+  per class and for the macro mean (each sample's term is a function of its
+  own observed label), with sample weights too; its weighted mean has an exact
+  expectation (``Cov(S_k, TN_k)`` in closed form);
+* both micro averages equal ``((K − 2) + accuracy) / (K − 1)``: exact;
+* the variances of the other averages, and specificity with unequal sample
+  weights, are Monte Carlo over redrawn confusion matrices
+  (:mod:`._confusion_draws`, ``method="monte_carlo"``).
+
+``"truth"`` and ``"remeasurement"`` go through the confusion matrix
+(:mod:`._truth_counts`), with the gradients of :func:`_rate_gradient`.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from functools import partial
+from typing import Any
+
+import numpy as np
+from sklearn.exceptions import UndefinedMetricWarning
+from sklearn.metrics import multilabel_confusion_matrix
+
+from .._noisy_score import NoisyScore
+from ..utils._arrays import check_sample_weight, chunks
+from ..utils._labels import encode_labels
+from ..utils._noise import FlipNoise
+from ._binary_counts import CountLaws, exact_moments
+from ._confusion_draws import _divide, _nanaverage, confusion_counts, draw_moments
+from ._multiclass_average import NEGLIGIBLE, _class_set, _Problem, is_identity
+from ._remeasurement import observed_confusion
+from ._sklearn_arithmetic import _nanaverage as _sklearn_nanaverage
+from ._sklearn_arithmetic import _prf_divide
+from ._truth_counts import denoised_confusion, second_order_bias, truth_metric
+
+__all__ = ["RATE_METRICS", "multiclass_rate_score", "rate_nominal"]
+
+#: The rates computed here, by their registry names.
+RATE_METRICS = ("specificity", "negative_predictive_value")
+
+
+# ------------------------------------------------------------ the counts
+def _one_vs_rest(confusion: np.ndarray, label_index: Any) -> tuple:
+    """``(TN, FP, FN, support)`` per class of confusion matrices ``(..., K, K)``.
+
+    Rows are the (observed) true classes, columns the predictions.
+    """
+    tp = np.diagonal(confusion, axis1=-2, axis2=-1)
+    true_sum = confusion.sum(-1)
+    pred_sum = confusion.sum(-2)
+    total = true_sum.sum(-1)[..., None]
+    fp, fn = pred_sum - tp, true_sum - tp
+    tn = total - tp - fp - fn
+    if label_index is not None:
+        tn, fp, fn, true_sum = (a[..., label_index] for a in (tn, fp, fn, true_sum))
+    return tn, fp, fn, true_sum
+
+
+def _draw_rates(
+    metric: str, confusion: np.ndarray, *, average: Any, zero: float, label_index: Any
+) -> np.ndarray:
+    """The rate of each redrawn matrix ``(D, K, K)``: ``(D,)`` or ``(D, K)``."""
+    tn, fp, fn, support = _one_vs_rest(confusion, label_index)
+    other = fp if metric == "specificity" else fn
+    if average == "micro":
+        tn, other = tn.sum(-1), other.sum(-1)
+    values = _divide(tn, tn + other, zero)
+    if average in ("macro", "weighted"):
+        return _nanaverage(values, support if average == "weighted" else None)
+    return values
+
+
+def rate_of_counts(
+    metric: str, tn: Any, fp: Any, fn: Any, support: Any, *, average: Any, zero: float
+) -> Any:
+    """The rate from one-vs-rest counts, with scikit-learn's arithmetic.
+
+    ``tn``, ``fp``, ``fn`` and ``support`` (the true count of each class) as
+    in :func:`sklearn.metrics.multilabel_confusion_matrix`; ``average`` as in
+    scikit-learn (``None``: an array, one value per class).
+    """
+    tn = np.asarray(tn)
+    other = np.asarray(fp if metric == "specificity" else fn)
+    if average == "micro":
+        tn, other = np.reshape(np.sum(tn), (1,)), np.reshape(np.sum(other), (1,))
+    values = _prf_divide(tn, tn + other, zero)
+    if average is None:
+        return values
+    weights = np.asarray(support) if average == "weighted" else None
+    return _sklearn_nanaverage(values, weights)
+
+
+def rate_nominal(
+    metric: str, y_true: Any, y_pred: Any, *, labels: Any, average: Any,
+    sample_weight: Any, zero: float,
+) -> Any:  # fmt: skip
+    """The rate of ``y_true`` from scikit-learn's multilabel confusion matrix."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        counts = multilabel_confusion_matrix(
+            y_true, y_pred, sample_weight=sample_weight, labels=labels
+        )
+    tn, fp, fn, tp = (counts[:, i // 2, i % 2] for i in range(4))
+    return rate_of_counts(metric, tn, fp, fn, fn + tp, average=average, zero=zero)
+
+
+# ------------------------------------------------------- forward moments
+def _reflect(law: tuple[int, np.ndarray], total: int) -> tuple[int, np.ndarray]:
+    """The window of ``total − X`` from that of ``X``."""
+    offset, pmf = law
+    return total - (offset + pmf.size - 1), pmf[::-1]
+
+
+def _negative_laws(law: CountLaws) -> CountLaws:
+    """The laws of ``(TN_k, FP_k)`` from those of ``(TP_k, FN_k)`` of class ``k``.
+
+    ``TN_k = n_N − FN_k`` and ``FP_k = n_P − TP_k``: the recall of this law is
+    the specificity of class ``k``, its precision the negative predictive value.
+    """
+    n_neg = law.n_samples - law.n_pred_pos
+    offset, pmf = law.fn
+    mean_fn = float((offset + np.arange(pmf.size)) @ pmf)
+    return CountLaws(
+        _reflect(law.fn, n_neg),
+        _reflect(law.tp, law.n_pred_pos),
+        n_neg - mean_fn,
+        n_neg,
+        law.n_samples,
+    )
+
+
+def _score(metric: str, e: Any, v: Any, nominal: Any, m: int, method: str) -> Any:
+    if isinstance(nominal, list):
+        return [
+            NoisyScore(metric, a, b, n, m, method)
+            for a, b, n in zip(e, v, nominal, strict=True)
+        ]
+    return NoisyScore(metric, float(e), float(v), nominal, m, method)
+
+
+def _monte_carlo(metric: str, problem: _Problem, options: dict, nominal: Any, mc: dict):
+    values = _draw_rates(metric, problem.draws(**mc), **options)
+    expected, variance = draw_moments(values)
+    return _score(metric, expected, variance, nominal, problem.n_samples, "monte_carlo")
+
+
+def _mc_variance(metric: str, problem: _Problem, options: dict, mc: dict) -> float:
+    return float(_draw_rates(metric, problem.draws(**mc), **options).var(ddof=1))
+
+
+def _micro(problem: _Problem) -> tuple[float, float]:
+    """``Σ_k TN_k / ((K − 1) W) = ((K − 2) W + Σ w [correct]) / ((K − 1) W)``."""
+    mean, square, total = problem.correct_probability_sums()
+    scale = (problem.n_classes - 1) * total
+    return ((problem.n_classes - 2) * total + mean) / scale, square / scale**2
+
+
+def _specificity(
+    problem: _Problem, options: dict, nominal: Any, mc: dict
+) -> NoisyScore | list[NoisyScore]:
+    """Unweighted specificity: exact per class, exact expectations of averages."""
+    average, zero = options["average"], options["zero"]
+    index = options["label_index"]
+    index = np.arange(problem.n_classes) if index is None else index
+    laws = [_negative_laws(problem.class_laws(k)) for k in index]
+    undefined = np.array([law.probability_observed(0) for law in laws])
+    if math.isnan(zero) and np.any(
+        (undefined > NEGLIGIBLE)
+        & ((undefined < 1.0 - NEGLIGIBLE) | (average == "weighted"))
+    ):
+        return _monte_carlo("specificity", problem, options, nominal, mc)
+    moments = np.array(
+        [exact_moments(("recall",), law, zero_division=zero)["recall"] for law in laws]
+    )
+    m = problem.n_samples
+    if average is None:
+        return _score("specificity", *moments.T, nominal, m, "exact")
+    if average == "weighted":  # (S_k/M) f_k = f_k − ((M − S_k)/M) f_k
+        rest = [
+            exact_moments(("recall",), law, zero_division=zero, support_weighted=True)
+            for law in laws
+        ]
+        expected = float(np.sum(moments[:, 0] - [r["recall"][0] for r in rest]))
+    else:
+        defined = ~np.isnan(moments[:, 0])
+        if not defined.any():
+            return NoisyScore("specificity", math.nan, math.nan, nominal, m, "exact")
+        expected = float(moments[defined, 0].mean())
+    variance = _mc_variance("specificity", problem, options, mc)
+    return NoisyScore("specificity", expected, variance, nominal, m, "monte_carlo")
+
+
+def _npv_sums(problem: _Problem) -> dict:
+    """Per class: the fixed denominators and the first moments of ``TN_k``, ``S_k``.
+
+    ``n[k] = Σ_{ŷ_i ≠ k} w_i``, ``tn[k] = E[TN_k]``, ``var[k] = Var[TN_k] =
+    −Cov(S_k, TN_k)`` and ``support[k] = E[S_k]``.
+    """
+    k = problem.n_classes
+    sums = {key: np.zeros(k) for key in ("n", "tn", "var", "support")}
+    for rows in chunks(problem.n_samples):
+        true, pred = problem.encoded.indices(rows)
+        p = problem.noise.observation_rows(true, rows)
+        w = np.ones(true.shape[0]) if problem.weight is None else problem.weight[rows]
+        other = (pred[:, None] != np.arange(k)) * w[:, None]
+        sums["n"] += other.sum(axis=0)
+        sums["tn"] += ((1.0 - p) * other).sum(axis=0)
+        sums["var"] += (p * (1.0 - p) * other * w[:, None]).sum(axis=0)
+        sums["support"] += w @ p
+    return sums
+
+
+def _npv_macro_variance(
+    problem: _Problem, n: np.ndarray, averaged: np.ndarray
+) -> float:
+    """Exact: sample ``i`` adds ``−w_i [o ≠ ŷ_i, o averaged] / n_o`` (``o`` its label).
+
+    The rest of its term is fixed; ``averaged`` marks the classes averaged
+    (those of ``labels`` that are not NaN), and the result is divided by their
+    number². A class with ``n_o = 0`` is the constant ``zero_division``.
+    """
+    varying = averaged & (n > 0)
+    a = np.where(varying, 1.0 / np.where(varying, n, 1.0), 0.0)
+    total = 0.0
+    for rows in chunks(problem.n_samples):
+        true, pred = problem.encoded.indices(rows)
+        p = problem.noise.observation_rows(true, rows)
+        w = np.ones(true.shape[0]) if problem.weight is None else problem.weight[rows]
+        values = np.broadcast_to(a, p.shape).copy()
+        values[np.arange(pred.shape[0]), pred] = 0.0
+        mean = np.einsum("ik,ik->i", p, values)
+        second = np.einsum("ik,ik->i", p, values * values)
+        total += float((w * w) @ np.maximum(second - mean * mean, 0.0))
+    return total / averaged.sum() ** 2
+
+
+def _npv(
+    problem: _Problem, options: dict, nominal: Any, mc: dict
+) -> NoisyScore | list[NoisyScore]:
+    """The negative predictive value: fixed denominators, exact but the weighted Var."""
+    average, zero = options["average"], options["zero"]
+    sums = _npv_sums(problem)
+    n = sums["n"]
+    defined = n > 0
+    safe = np.where(defined, n, 1.0)
+    expected_k = np.where(defined, sums["tn"] / safe, zero)
+    variance_k = np.where(defined, sums["var"] / safe**2, 0.0)
+    index = options["label_index"]
+    index = np.arange(problem.n_classes) if index is None else index
+    m, name = problem.n_samples, "negative_predictive_value"
+    if average is None:
+        return _score(name, expected_k[index], variance_k[index], nominal, m, "exact")
+    chosen = np.zeros(problem.n_classes, dtype=bool)
+    chosen[index] = True
+    if average == "macro":
+        averaged = chosen & ~np.isnan(expected_k)
+        if not averaged.any():
+            return NoisyScore(name, math.nan, math.nan, nominal, m, "exact")
+        variance = _npv_macro_variance(problem, n, averaged)
+        return NoisyScore(
+            name, expected_k[averaged].mean(), variance, nominal, m, "exact"
+        )
+    if math.isnan(zero) and not defined.all():  # random weights of defined classes
+        return _monte_carlo(name, problem, options, nominal, mc)
+    # E[S_k TN_k] = E[S_k] E[TN_k] + Cov(S_k, TN_k), Cov = −var[k]
+    total = float(np.sum(sums["support"]))
+    joint = sums["support"] * sums["tn"] - sums["var"]
+    terms = np.where(defined, joint / safe, sums["support"] * zero) / total
+    variance = _mc_variance(name, problem, options, mc)
+    return NoisyScore(name, float(terms.sum()), variance, nominal, m, "monte_carlo")
+
+
+def _forward(metric: str, problem: _Problem, options: dict, nominal: Any, mc: dict):
+    average, subset = options["average"], options["label_index"] is not None
+    if average == "micro" and not subset:
+        expected, variance = _micro(problem)
+        return NoisyScore(
+            metric, expected, variance, nominal, problem.n_samples, "exact"
+        )
+    if subset and average in ("micro", "weighted"):  # random sums of some classes
+        return _monte_carlo(metric, problem, options, nominal, mc)
+    if metric == "negative_predictive_value":
+        return _npv(problem, options, nominal, mc)
+    if problem.weight is not None:  # counts that are not integers
+        return _monte_carlo(metric, problem, options, nominal, mc)
+    return _specificity(problem, options, nominal, mc)
+
+
+# ------------------------------------------------ truth and remeasurement
+def _rate_gradient(
+    counts: np.ndarray, *, metric: str, average: str, zero: float
+) -> tuple[float, np.ndarray]:
+    """The rate of a confusion matrix (rows: true class) and ``∂rate/∂C``.
+
+    ``TN_k = Σ_{a ≠ k, b ≠ k} C[a, b]``; the denominator ``D_k`` is the sum of
+    the rows ``a ≠ k`` (specificity) or of the columns ``b ≠ k`` (NPV).
+    """
+    k = counts.shape[0]
+    total = counts.sum()
+    if average == "micro":  # Σ_k TN_k / ((K − 1) total), for both rates
+        value = ((k - 2) * total + np.trace(counts)) / ((k - 1) * total)
+        gradient = ((k - 2) + np.eye(k)) / ((k - 1) * total) - value / total
+        return float(value), gradient
+    other = 1.0 - np.eye(k)  # other[k, a] = [a ≠ k]
+    both = other[:, :, None] * other[:, None, :]  # [k, a, b] = [a ≠ k][b ≠ k]
+    tn = np.einsum("kab,ab->k", both, counts)
+    if metric == "specificity":
+        side = np.broadcast_to(other[:, :, None], both.shape)
+    else:
+        side = np.broadcast_to(other[:, None, :], both.shape)
+    denominator = np.einsum("kab,ab->k", side, counts)
+    defined = denominator != 0
+    safe = np.where(defined, denominator, 1.0)
+    values = np.where(defined, tn / safe, zero)
+    gradients = (both - values[:, None, None] * side) / safe[:, None, None]
+    gradients[~defined] = 0.0
+    if average == "macro":
+        return float(values.mean()), gradients.mean(axis=0)
+    support = counts.sum(axis=1)
+    value = float(support @ values / total)
+    gradient = np.einsum("k,kij->ij", support, gradients) + values[:, None]
+    return value, (gradient - value) / total
+
+
+def _estimand(
+    metric: str, encoded: Any, noise: FlipNoise, weight: Any, options: dict,
+    nominal: Any, estimand: str,
+) -> NoisyScore:  # fmt: skip
+    """The truth or remeasurement estimate, through the confusion matrix."""
+    average = options["average"]
+    if average is None or options["label_index"] is not None:
+        raise ValueError(
+            f"estimand={estimand!r} needs one average over every class: choose "
+            "average='micro', 'macro' or 'weighted' and pass every class in "
+            "labels (average=None and a subset of labels are available for "
+            "estimand='forward' only)."
+        )
+    true, pred = encoded.indices(slice(None))
+    observed = np.asarray(true, dtype=np.intp)
+    pred = np.asarray(pred, dtype=np.intp)
+    rate = partial(_rate_gradient, metric=metric, average=average, zero=options["zero"])
+    # Linear in C with fixed denominators: the micro averages, the macro NPV.
+    linear = average == "micro" or (
+        metric == "negative_predictive_value" and average == "macro"
+    )
+    if estimand == "truth":
+        confusion = denoised_confusion(observed, pred, noise, weight)
+        expected, variance = truth_metric(rate, confusion)
+        if not linear:
+            expected -= second_order_bias(rate, confusion)
+    else:
+        confusion = observed_confusion(observed, pred, noise, weight)
+        _, variance = truth_metric(rate, confusion)
+        expected = nominal
+    method = "exact" if linear else "delta"
+    m = observed.shape[0]
+    return NoisyScore(
+        metric, expected, max(variance, 0.0), nominal, m, method, estimand
+    )
+
+
+# ------------------------------------------------------------ entry point
+def multiclass_rate_score(
+    metric: str, y_true: Any, y_pred: Any, *, q: Any, transition_matrix: Any,
+    labels: Any, average: Any, sample_weight: Any, zero: float, estimand: str,
+    n_draws: int, random_state: Any,
+) -> NoisyScore | list[NoisyScore]:  # fmt: skip
+    """Specificity or NPV with ``average`` None, micro, macro or weighted.
+
+    The options are validated by the caller except the labels, the flip
+    model and the weights; ``zero`` is ``zero_division`` as a number.
+    """
+    classes, label_index = _class_set(
+        "recall", y_true, y_pred, labels, transition_matrix
+    )
+    encoded = encode_labels(y_true, y_pred, classes)
+    m, k = encoded.n_samples, encoded.n_classes
+    noise = FlipNoise.from_params(q, transition_matrix, n_samples=m, n_classes=k)
+    weight = check_sample_weight(sample_weight, m)
+    cells = confusion_counts(encoded.indices, m, k)
+    if sample_weight is None:  # integer counts: exact from the confusion matrix
+        counts = _one_vs_rest(cells, label_index)
+        nominal = rate_of_counts(metric, *counts, average=average, zero=zero)
+    else:
+        nominal = rate_nominal(
+            metric, y_true, y_pred, labels=labels, average=average,
+            sample_weight=sample_weight, zero=zero,
+        )  # fmt: skip
+    nominal = list(np.asarray(nominal, float)) if average is None else float(nominal)
+    options = {"average": average, "zero": zero, "label_index": label_index}
+    if is_identity(noise) and estimand == "forward":
+        zeros = [0.0] * len(nominal) if average is None else 0.0
+        return _score(metric, nominal, zeros, nominal, m, "exact")
+    noise.require_two_classes(encoded.classes)
+    if weight is not None and weight.min() == weight.max():
+        weight = None  # equal weights: every rate is a ratio of counts
+    if estimand != "forward":
+        return _estimand(metric, encoded, noise, weight, options, nominal, estimand)
+    problem = _Problem(encoded, noise, weight, cells)
+    mc = {"n_draws": n_draws, "random_state": random_state}
+    return _forward(metric, problem, options, nominal, mc)
