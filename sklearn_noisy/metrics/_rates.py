@@ -34,6 +34,7 @@ from ._precision_recall import expected_precision_score, expected_recall_score
 from ._prf_multilabel import _as_2d, is_multilabel
 from ._prf_paths import _AVERAGES, _check_common
 from ._rates_average import multiclass_rate_score, rate_nominal
+from ._test_set_sampling import with_test_set_sampling
 
 __all__ = [
     "expected_false_negative_rate",
@@ -201,6 +202,7 @@ default="binary"
 """
 
 
+@with_test_set_sampling(label_arguments=("y_true", "y_pred"))
 @fill_doc(parameters=_PARAMETERS_DOC)
 @supports_estimands("forward", "truth", "remeasurement")
 def expected_specificity_score(
@@ -241,6 +243,7 @@ def expected_specificity_score(
     )
 
 
+@with_test_set_sampling(label_arguments=("y_true", "y_pred"))
 @fill_doc(parameters=_PARAMETERS_DOC)
 @supports_estimands("forward", "truth", "remeasurement")
 def expected_negative_predictive_value(
@@ -291,6 +294,7 @@ std=0.05621, nominal=0.833333, n_samples=6, method='exact')
     )
 
 
+@with_test_set_sampling(label_arguments=("y_true", "y_pred"))
 @fill_doc(parameters=_PARAMETERS_DOC)
 @supports_estimands("forward", "truth", "remeasurement")
 def expected_false_positive_rate(
@@ -328,6 +332,7 @@ def expected_false_positive_rate(
     )
 
 
+@with_test_set_sampling(label_arguments=("y_true", "y_pred"))
 @fill_doc(parameters=_PARAMETERS_DOC)
 @supports_estimands("forward", "truth", "remeasurement")
 def expected_false_negative_rate(
