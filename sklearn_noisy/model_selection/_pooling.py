@@ -125,6 +125,17 @@ def _out_of_fold(results: list[dict]) -> OutOfFold:
     return OutOfFold(indices, responses)
 
 
+def _oof_data(
+    oof: OutOfFold, X: Any, y: Any, noise: Noise, n_samples: int
+) -> tuple[Any, Any, Noise]:
+    """``X``, ``y`` and the noise of the out-of-fold samples, in their order."""
+    if oof.indices.shape[0] == n_samples:  # a partition: no copy of X or y
+        X_oof, y_oof = X, y
+    else:
+        X_oof, y_oof = _safe_indexing(X, oof.indices), _safe_indexing(y, oof.indices)
+    return X_oof, y_oof, _take_noise(noise, oof.indices)
+
+
 def _pool_scores(
     results: list[dict],
     oof: OutOfFold,
@@ -138,12 +149,8 @@ def _pool_scores(
 ) -> dict[str, NoisyScore]:
     """One pooled score per metric that succeeded on every fitted fold."""
     fitted = [r for r in results if r["fit_error"] is None]
-    indices, responses = oof
-    if indices.shape[0] == n_samples:  # a partition: no copy of X or y
-        X_oof, y_oof = X, y
-    else:
-        X_oof, y_oof = _safe_indexing(X, indices), _safe_indexing(y, indices)
-    noise_oof = _take_noise(noise, indices)
+    responses = oof.responses
+    X_oof, y_oof, noise_oof = _oof_data(oof, X, y, noise, n_samples)
     pooled = {}
     for key, scorer in scorers.items():
         scores = [r["scores"][key] for r in fitted]
@@ -277,12 +284,8 @@ def add_test_set_sampling(
     numbers stay, the sampling variance and its method are added. A metric
     whose sampling variance fails warns and keeps its estimate without it.
     """
-    indices, responses = oof
-    if indices.shape[0] == n_samples:
-        X_oof, y_oof = X, y
-    else:
-        X_oof, y_oof = _safe_indexing(X, indices), _safe_indexing(y, indices)
-    noise_oof = _take_noise(noise, indices)
+    responses = oof.responses
+    X_oof, y_oof, noise_oof = _oof_data(oof, X, y, noise, n_samples)
     for key, scorer in scorers.items():
         for estimand, score in estimates.get(key, {}).items():
             variant = scorer if estimand == scorer.estimand else None
