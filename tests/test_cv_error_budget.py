@@ -195,3 +195,31 @@ def test_display_draws_the_pooled_interval_with_both_sources(regression):
     display = NoisyCVDisplay.from_cv_results(cv, "mean_squared_error")
     assert display.pooled_both_band_ is None
     plt.close(display.figure_)
+
+
+def test_comparison_differences_carry_their_test_set_sampling(regression):
+    from sklearn.tree import DecisionTreeRegressor
+
+    from sklearn_noisy.model_selection import compare_estimators
+
+    X, y, sigma = regression
+    result = compare_estimators(
+        {"ridge": Ridge(), "tree": DecisionTreeRegressor(max_depth=3, random_state=0)},
+        X,
+        y,
+        sigma=sigma,
+        scoring=["mean_squared_error"],
+        cv=KFold(5),
+    )
+    diff = result.differences[("ridge", "tree")]["mean_squared_error"]
+    assert diff.sampling_method == "bootstrap"
+    # forward per-sample terms d_A² − d_B² (σ² cancels): s²/n, bootstrap ±50 %
+    a = result.cv_results["ridge"].oof_predictions_
+    b = result.cv_results["tree"].oof_predictions_
+    h = (y - a) ** 2 - (y - b) ** 2
+    assert diff.sampling_variance == pytest.approx(np.var(h, ddof=1) / y.size, rel=0.5)
+    reverse = result.differences[("tree", "ridge")]["mean_squared_error"]
+    assert reverse.sampling_variance == diff.sampling_variance
+    assert "with test-set sampling (SD" in str(result)
+    pair = result.to_dict()["differences"][0]
+    assert pair["sampling_method"] == "bootstrap" and pair["sampling_variance"] > 0

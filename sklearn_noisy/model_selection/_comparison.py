@@ -92,6 +92,8 @@ def _negate(score: NoisyScore) -> NoisyScore:
         score.n_samples,
         score.method,
         estimand=score.estimand,
+        sampling_variance=score.sampling_variance,
+        sampling_method=score.sampling_method,
     )
 
 
@@ -505,6 +507,15 @@ def _paired_difference(
         **options,
     )
     exact = pooled.method == "exact"
+    if exact:  # the bootstrap of an exact kernel is affordable: the error budget
+        pooled = expected_paired_difference(
+            folds.y_oof,
+            response_a,
+            response_b,
+            **_slice_noise(noise, folds.oof),
+            **options,
+            test_set_sampling=True,
+        )
     if not exact:  # exact expectations, joint Monte Carlo variance
         pooled = _difference_of(
             scorer,

@@ -108,7 +108,10 @@ class EstimatorComparison:
         two pooled scores and the variance comes from a joint Monte Carlo in
         which both models are scored on the same label draws
         (``method="monte_carlo"``). Every ordered pair is present; ``(b, a)`` is
-        the negation of ``(a, b)``.
+        the negation of ``(a, b)``. Exact differences also carry their
+        test-set sampling variance (``sampling_variance``, a bootstrap over
+        the out-of-fold samples; user guide: :ref:`error_budget`): would the
+        difference hold on new samples, for these fitted models?
     fold_differences : dict of dict of list of NoisyScore
         The same per fold. For metrics without an exact paired variance the
         per-fold ``variance`` is NaN (only the pooled difference gets the joint
@@ -282,6 +285,8 @@ class EstimatorComparison:
                     "variance": _json_number(diff.variance),
                     "nominal": _json_number(diff.nominal),
                     "method": diff.method,
+                    "sampling_variance": _json_number(diff.sampling_variance),
+                    "sampling_method": diff.sampling_method,
                     "estimand": self.estimands[key],
                     "fold_expected": [
                         _json_number(d.expected)
@@ -345,4 +350,10 @@ class EstimatorComparison:
                         f"[{low:.5g}, {high:.5g}] ({diff.method}); "
                         f"t={test.statistic:.3g}, p={test.pvalue:.3g}, df={test.df}"
                     )
+                    if diff.sampling_method is not None:
+                        low, high = diff.confidence_interval(level, source="both")
+                        lines.append(
+                            f"    with test-set sampling (SD {diff.sampling_std:.3g},"
+                            f" {diff.sampling_method}): [{low:.5g}, {high:.5g}]"
+                        )
         return "\n".join(lines)
