@@ -466,8 +466,12 @@ default="auto"
         p = min(max(self.expected, 0.0), 1.0)
         variance = self._source_variance(source)
         z = float(ndtri(0.5 + confidence_level / 2.0))
-        if variance == 0.0 or p * (1.0 - p) == 0.0:
-            n = math.inf if variance == 0.0 else float(self.n_samples)
+        if p * (1.0 - p) == 0.0:
+            # p(1 - p)/V is undefined at p = 0 or 1: the test-set size, so that
+            # Wilson's interval keeps its width there ([n/(n + z²), 1] at p = 1)
+            n = float(self.n_samples)
+        elif variance == 0.0:
+            n = math.inf
         else:
             n = p * (1.0 - p) / variance
         if method == "binomial":

@@ -26,6 +26,7 @@ from ..utils._docstring import fill_doc
 from ..utils._labels import encode_labels
 from ..utils._validation import supports_estimands
 from ._precision_recall import expected_precision_score, expected_recall_score
+from ._sampling import with_test_set_sampling
 
 __all__ = [
     "expected_false_negative_rate",
@@ -110,6 +111,7 @@ method, estimand, n_draws, random_state
 """
 
 
+@with_test_set_sampling(label_arguments=("y_true", "y_pred"))
 @fill_doc(parameters=_PARAMETERS_DOC)
 @supports_estimands("forward", "truth", "remeasurement")
 def expected_specificity_score(
@@ -146,6 +148,7 @@ def expected_specificity_score(
     )
 
 
+@with_test_set_sampling(label_arguments=("y_true", "y_pred"))
 @fill_doc(parameters=_PARAMETERS_DOC)
 @supports_estimands("forward", "truth", "remeasurement")
 def expected_negative_predictive_value(
@@ -183,6 +186,7 @@ def expected_negative_predictive_value(
     )
 
 
+@with_test_set_sampling(label_arguments=("y_true", "y_pred"))
 @fill_doc(parameters=_PARAMETERS_DOC)
 @supports_estimands("forward", "truth", "remeasurement")
 def expected_false_positive_rate(
@@ -218,6 +222,7 @@ def expected_false_positive_rate(
     )
 
 
+@with_test_set_sampling(label_arguments=("y_true", "y_pred"))
 @fill_doc(parameters=_PARAMETERS_DOC)
 @supports_estimands("forward", "truth", "remeasurement")
 def expected_false_negative_rate(
