@@ -363,8 +363,9 @@ default="auto"
             lecture and Wilson's score interval, with ``n`` the effective
             number of samples ``p(1 - p)/V`` of the source's variance ``V``
             (the test-set size for the plain accuracy of unit-weight samples
-            without label noise). ``"auto"``: ``"exact"`` for the label noise
-            where available, else ``"normal"``.
+            without label noise, and at ``p`` = 0 or 1). ``"auto"``:
+            ``"exact"`` for the label noise where available, else
+            ``"normal"``.
         source : {"label_noise", "sampling", "both"}, default="label_noise"
             The uncertainty covered: :attr:`variance`,
             :attr:`sampling_variance` or their sum :attr:`total_variance`.
