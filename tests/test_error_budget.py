@@ -750,3 +750,31 @@ def test_inputs_are_not_mutated(how):
             )  # fmt: skip
         for key, value in data.items():
             np.testing.assert_array_equal(value, copies[key], err_msg=key)
+
+
+def test_bootstrap_keeps_the_classes_of_the_whole_test_set():
+    # one sample of class 2: most resamples lack it, and the flips must still
+    # go to K - 1 = 2 other classes. The documented bootstrap, by hand, with
+    # the classes of the whole test set given, is the library's to the bit;
+    # with the classes each resample shows it is not.
+    rng = np.random.default_rng(26)
+    y = rng.integers(0, 2, size=60)
+    y[0] = 2
+    pred = np.where(rng.random(60) < 0.7, y, 1 - y % 2)
+    q = rng.uniform(0.1, 0.4, size=60)
+    boot = expected_accuracy_score(y, pred, q=q, test_set_sampling="bootstrap")
+
+    def by_hand(labels):
+        draw = np.random.default_rng(0)
+        values = []
+        for _ in range(200):
+            index = draw.integers(0, 60, 60)
+            values.append(
+                expected_accuracy_score(
+                    y[index], pred[index], q=q[index], labels=labels
+                ).expected
+            )
+        return float(np.var(values, ddof=1))
+
+    assert boot.sampling_variance == by_hand([0, 1, 2])
+    assert boot.sampling_variance != by_hand(None)
