@@ -363,8 +363,9 @@ default="auto"
             lecture and Wilson's score interval, with ``n`` the effective
             number of samples ``p(1 - p)/V`` of the source's variance ``V``
             (the test-set size for the plain accuracy of unit-weight samples
-            without label noise). ``"auto"``: ``"exact"`` for the label noise
-            where available, else ``"normal"``.
+            without label noise, and at ``p`` = 0 or 1). ``"auto"``:
+            ``"exact"`` for the label noise where available, else
+            ``"normal"``.
         source : {"label_noise", "sampling", "both"}, default="label_noise"
             The uncertainty covered: :attr:`variance`,
             :attr:`sampling_variance` or their sum :attr:`total_variance`.
@@ -466,8 +467,12 @@ default="auto"
         p = min(max(self.expected, 0.0), 1.0)
         variance = self._source_variance(source)
         z = float(ndtri(0.5 + confidence_level / 2.0))
-        if variance == 0.0 or p * (1.0 - p) == 0.0:
-            n = math.inf if variance == 0.0 else float(self.n_samples)
+        if p * (1.0 - p) == 0.0:
+            # p(1 - p)/V is undefined at p = 0 or 1: the test-set size, so that
+            # Wilson's interval keeps its width there ([n/(n + z²), 1] at p = 1)
+            n = float(self.n_samples)
+        elif variance == 0.0:
+            n = math.inf
         else:
             n = p * (1.0 - p) / variance
         if method == "binomial":
