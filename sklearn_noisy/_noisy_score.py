@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any, Protocol
 
-from scipy.special import ndtri
+from scipy.special import ndtri, stdtrit
 
 from .utils._validation import ESTIMANDS
 
@@ -28,8 +28,9 @@ METHODS = ("exact", "delta", "monte_carlo")
 #: The ways a confidence interval can be built (``ConfidenceInterval.method``):
 #: quantiles of the exact distribution of the metric over the label noise, the
 #: normal approximation clipped to the metric's range, and for the accuracy's
-#: test-set sampling the binomial (Wald) and Wilson score intervals.
-INTERVAL_METHODS = ("exact", "normal", "binomial", "wilson")
+#: test-set sampling Student's t (the variance estimated from the test set)
+#: and the accuracy's binomial (Wald) and Wilson score intervals.
+INTERVAL_METHODS = ("exact", "normal", "t", "binomial", "wilson")
 
 #: The sources of uncertainty an interval can cover (``confidence_interval``).
 SOURCES = ("label_noise", "sampling", "both")
@@ -97,13 +98,22 @@ def _check_level(confidence_level: Any) -> None:
 
 
 def _normal_interval(
-    metric: str, centre: float, variance: float, confidence_level: float
+    metric: str,
+    centre: float,
+    variance: float,
+    confidence_level: float,
+    dof: float = math.inf,
 ) -> tuple[float, float]:
-    """``centre ± z·sqrt(variance)`` clipped to the range of ``metric``."""
+    """``centre ± z·sqrt(variance)`` clipped to the range of ``metric``.
+
+    ``z`` the normal quantile, or Student's for finite ``dof``.
+    """
+    p = 0.5 + confidence_level / 2.0
+    z = float(ndtri(p)) if math.isinf(dof) else float(stdtrit(dof, p))
     if math.isinf(variance):
         low, high = -math.inf, math.inf
     else:
-        half_width = float(ndtri(0.5 + confidence_level / 2.0)) * math.sqrt(variance)
+        half_width = z * math.sqrt(variance)
         low, high = centre - half_width, centre + half_width
     return clip_to_range(metric, low, high)
 
@@ -125,10 +135,12 @@ class ConfidenceInterval(tuple):
     ----------
     low, high : float
         The bounds, inside the range of the metric.
-    method : {"exact", "normal", "binomial", "wilson"}
+    method : {"exact", "normal", "t", "binomial", "wilson"}
         ``"exact"``: equal-tailed quantiles of the exact distribution of the
         metric over the label noise (user guide: :ref:`exact_intervals`).
         ``"normal"``: ``expected ± z·SD`` clipped to the metric's range.
+        ``"t"``: the same with Student's quantile for ``sampling_dof``
+        degrees of freedom (the test-set sampling variance is an estimate).
         ``"binomial"`` and ``"wilson"``: the accuracy's binomial (Wald) and
         Wilson score intervals over the test-set sampling (user guide:
         :ref:`error_budget`).
@@ -227,6 +239,13 @@ default=None
         How ``sampling_variance`` was estimated: exactly unbiased from the
         per-sample terms of a metric that is their mean, the delta method, or
         a bootstrap over the test samples. None where it was not computed.
+    sampling_dof : float, default=inf
+        Degrees of freedom of the estimate of the test-set sampling variance:
+        ``2 n/(κ − 1)`` (Satterthwaite) with ``κ`` the kurtosis of the
+        per-sample terms and ``n`` their (effective) number, for the
+        per-sample-terms and delta rules; ``inf`` for the bootstrap. The
+        intervals that include the sampling use Student's quantile for them
+        (user guide: :ref:`error_budget`).
 
     See Also
     --------
@@ -257,6 +276,7 @@ default=None
     distribution: Distribution | None = field(default=None, compare=False)
     sampling_variance: float = math.nan
     sampling_method: str | None = None
+    sampling_dof: float = math.inf
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -276,6 +296,12 @@ default=None
         object.__setattr__(
             self, "sampling_variance", math.nan if math.isnan(sampling) else sampling
         )
+        dof = math.inf if self.sampling_dof is None else float(self.sampling_dof)
+        if not dof > 0.0:
+            raise ValueError(
+                f"sampling_dof must be positive; got {self.sampling_dof!r}."
+            )
+        object.__setattr__(self, "sampling_dof", dof)
         if self.estimand not in ESTIMANDS:
             raise ValueError(
                 f"estimand must be one of {ESTIMANDS}; got {self.estimand!r}."
@@ -290,6 +316,7 @@ default=None
         if math.isnan(state.get("sampling_variance", math.nan)):
             state = {**state, "sampling_variance": math.nan}
         state.setdefault("sampling_method", None)
+        state.setdefault("sampling_dof", math.inf)
         self.__dict__.update(state)
 
     @property
@@ -346,7 +373,7 @@ default=None
         ----------
         confidence_level : float, default=0.95
             Probability mass of the interval, in the open interval (0, 1).
-        method : {"auto", "exact", "normal", "binomial", "wilson"}, \
+        method : {"auto", "exact", "normal", "t", "binomial", "wilson"}, \
 default="auto"
             ``"exact"`` (label noise only): the equal-tailed quantiles of the
             exact distribution of the metric (user guide:
@@ -357,7 +384,10 @@ default="auto"
             :attr:`interval_method`). ``"normal"``: ``expected ± z·SD``,
             ``z = Φ⁻¹((1 + confidence_level)/2)``, with the SD of the chosen
             source, clipped to the metric's range; ``(-inf, inf)`` clipped
-            where the variance is infinite. ``"binomial"`` and ``"wilson"``
+            where the variance is infinite. ``"t"`` (``source`` "sampling" or
+            "both"): the same with Student's quantile for
+            :attr:`sampling_dof` degrees of freedom, for a sampling variance
+            estimated from the test set. ``"binomial"`` and ``"wilson"``
             (accuracy, ``source`` "sampling" or "both"): the binomial (Wald)
             interval ``p ± z·sqrt(p(1 - p)/n)`` of the performance-evaluation
             lecture and Wilson's score interval, with ``n`` the effective
@@ -365,7 +395,7 @@ default="auto"
             (the test-set size for the plain accuracy of unit-weight samples
             without label noise, and at ``p`` = 0 or 1). ``"auto"``:
             ``"exact"`` for the label noise where available, else
-            ``"normal"``.
+            ``"normal"``; ``"t"`` for the sources with the sampling.
         source : {"label_noise", "sampling", "both"}, default="label_noise"
             The uncertainty covered: :attr:`variance`,
             :attr:`sampling_variance` or their sum :attr:`total_variance`.
@@ -385,13 +415,20 @@ default="auto"
                 f"method must be one of {('auto', *INTERVAL_METHODS)}; got {method!r}."
             )
         if method == "auto":
-            method = self.interval_method if source == "label_noise" else "normal"
+            method = self.interval_method if source == "label_noise" else "t"
         variance = self._source_variance(source)
+        if method == "t" and source == "label_noise":
+            raise ValueError(
+                "method='t' is for the intervals with the test-set sampling, whose "
+                "variance is estimated; source='label_noise' takes 'exact' or "
+                "'normal'."
+            )
         if method == "exact":
             if source != "label_noise":
                 raise ValueError(
                     "method='exact' is the exact distribution over the label noise; "
-                    f"source={source!r} needs method 'normal', 'binomial' or 'wilson'."
+                    f"source={source!r} needs method 't', 'normal', 'binomial' or "
+                    "'wilson'."
                 )
             if self.distribution is None:
                 raise ValueError(
@@ -405,9 +442,12 @@ default="auto"
             )
         if method in ("binomial", "wilson"):
             return self._proportion_interval(confidence_level, method, source)
+        dof = self.sampling_dof if method == "t" else math.inf
         return ConfidenceInterval(
-            *_normal_interval(self.metric, self.expected, variance, confidence_level),
-            "normal",
+            *_normal_interval(
+                self.metric, self.expected, variance, confidence_level, dof
+            ),
+            method,
         )
 
     def prediction_interval(self, confidence_level: float = 0.95) -> ConfidenceInterval:
@@ -422,7 +462,8 @@ default="auto"
         :ref:`error_budget`): ``variance + 2 sampling_variance`` for the
         truth and forward estimands, ``2 (variance + sampling_variance)`` for
         the remeasurement, whose estimate and target both carry label noise.
-        Normal, clipped to the metric's range.
+        Student's t with :attr:`sampling_dof` degrees of freedom, clipped to
+        the metric's range.
 
         Parameters
         ----------
@@ -432,15 +473,21 @@ default="auto"
         Returns
         -------
         ConfidenceInterval
-            The pair ``(low, high)``, ``method="normal"``.
+            The pair ``(low, high)``, ``method="t"``.
         """
         _check_level(confidence_level)
         self._source_variance("both")  # needs the sampling variance
         label = 2.0 if self.estimand == "remeasurement" else 1.0
         variance = label * self.variance + 2.0 * self.sampling_variance
         return ConfidenceInterval(
-            *_normal_interval(self.metric, self.expected, variance, confidence_level),
-            "normal",
+            *_normal_interval(
+                self.metric,
+                self.expected,
+                variance,
+                confidence_level,
+                self.sampling_dof,
+            ),
+            "t",
         )
 
     def _source_variance(self, source: str) -> float:
@@ -549,4 +596,5 @@ default="auto"
             else self.sampling_variance,
             "sampling_std": None if self.sampling_method is None else self.sampling_std,
             "sampling_method": self.sampling_method,
+            "sampling_dof": None if self.sampling_method is None else self.sampling_dof,
         }

@@ -53,6 +53,9 @@ def test_pooled_estimates_carry_the_metric_functions_sampling(regression):
             direct.sampling_variance, rel=1e-12
         )
         assert pooled.expected == pytest.approx(direct.expected, rel=1e-12)
+        # its Student's t degrees of freedom too (the "both" interval uses them)
+        assert math.isfinite(pooled.sampling_dof)
+        assert pooled.sampling_dof == pytest.approx(direct.sampling_dof, rel=1e-12)
     r2 = cv.pooled_estimates_["r2"]["truth"]
     direct = expected_r2_score(
         y, oof, sigma=sigma, estimand="truth", test_set_sampling=True
@@ -220,6 +223,9 @@ def test_comparison_differences_carry_their_test_set_sampling(regression):
     assert diff.sampling_variance == pytest.approx(np.var(h, ddof=1) / y.size, rel=0.5)
     reverse = result.differences[("tree", "ridge")]["mean_squared_error"]
     assert reverse.sampling_variance == diff.sampling_variance
+    assert reverse.confidence_interval(source="both") == pytest.approx(
+        tuple(-x for x in diff.confidence_interval(source="both")[::-1])
+    )
     assert "with test-set sampling (SD" in str(result)
     pair = result.to_dict()["differences"][0]
     assert pair["sampling_method"] == "bootstrap" and pair["sampling_variance"] > 0

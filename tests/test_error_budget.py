@@ -34,7 +34,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
-from scipy.special import ndtri
+from scipy.special import ndtri, stdtrit
 from sklearn import metrics as skm
 
 from sklearn_noisy import NoisyScore
@@ -332,9 +332,21 @@ def test_binomial_and_wilson_for_plain_accuracy(estimand, n, n_wrong):
     lecture_half = Z95 * math.sqrt(p * (1 - p) / n)
     half = lecture_half * math.sqrt(n / (n - 1))
     for source in ("sampling", "both"):
-        normal = score.confidence_interval(0.95, source=source)
+        normal = score.confidence_interval(0.95, method="normal", source=source)
         binomial = score.confidence_interval(0.95, method="binomial", source=source)
         assert binomial.method == "binomial" and normal.method == "normal"
+        # the default: Student's t for the estimated sampling variance, with
+        # Satterthwaite's 2n/(κ − 1) degrees of freedom (Bernoulli kurtosis)
+        kurtosis = (1.0 - 3.0 * p * (1.0 - p)) / (p * (1.0 - p))
+        assert score.sampling_dof == pytest.approx(2.0 * n / (kurtosis - 1.0))
+        student = score.confidence_interval(0.95, source=source)
+        t_half = float(stdtrit(score.sampling_dof, 0.975)) * math.sqrt(
+            score.sampling_variance
+        )
+        assert student.method == "t"
+        assert tuple(student) == pytest.approx(
+            (p - t_half, min(p + t_half, 1.0)), rel=1e-12
+        )
         assert tuple(binomial) == pytest.approx(
             (p - half, min(p + half, 1.0)), rel=1e-12
         )
@@ -413,7 +425,7 @@ def test_effective_sample_size_with_label_noise():
         )
         # the binomial interval with the effective n is the normal interval
         binomial = score.confidence_interval(0.9, method="binomial", source=source)
-        normal = score.confidence_interval(0.9, source=source)
+        normal = score.confidence_interval(0.9, method="normal", source=source)
         assert tuple(binomial) == pytest.approx(tuple(normal), rel=1e-12)
 
 
@@ -438,9 +450,11 @@ def test_intervals_by_source_and_prediction_interval(estimand):
             (score.expected - half, score.expected + half), rel=1e-12
         )
     label = 2.0 if estimand == "remeasurement" else 1.0
-    half = z * math.sqrt(label * score.variance + 2.0 * score.sampling_variance)
+    t = float(stdtrit(score.sampling_dof, 0.95))
+    assert math.isfinite(score.sampling_dof) and t > z
+    half = t * math.sqrt(label * score.variance + 2.0 * score.sampling_variance)
     interval = score.prediction_interval(0.9)
-    assert interval.method == "normal"
+    assert interval.method == "t"
     assert tuple(interval) == pytest.approx(
         (score.expected - half, score.expected + half), rel=1e-12
     )
@@ -578,7 +592,12 @@ def test_every_registry_metric_takes_test_set_sampling(name):
         unsampled = info.function(y, pred, **noise, estimand=estimand)
         # only the two sampling fields differ
         assert (
-            dataclasses.replace(score, sampling_variance=math.nan, sampling_method=None)
+            dataclasses.replace(
+                score,
+                sampling_variance=math.nan,
+                sampling_method=None,
+                sampling_dof=math.inf,
+            )
             == unsampled
         )
         low, high = score.prediction_interval(0.95)

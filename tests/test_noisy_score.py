@@ -137,6 +137,7 @@ def test_to_dict_json_round_trip():
         "sampling_variance": None,
         "sampling_std": None,
         "sampling_method": None,
+        "sampling_dof": None,
     }
     back = json.loads(json.dumps(data))
     assert back == data

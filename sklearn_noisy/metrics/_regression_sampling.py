@@ -56,14 +56,14 @@ def mse_terms(
 
 def rmse_sampling(
     arguments: dict[str, Any], score: NoisyScore
-) -> tuple[float, str] | None:
+) -> tuple[float, str, float] | None:
     """The RMSE's sampling variance by the delta method from the MSE's.
 
     ``S(RMSE) ≈ S(MSE) / (4 MSE)``: the sampling variance of the MSE of the
     same estimand (per-sample terms, its own label part taken off) divided by
     four times its estimate, so that the two agree on what the test set
-    resolves. None (the bootstrap) for several outputs or a non-positive MSE
-    estimate.
+    resolves; the MSE's degrees of freedom. None (the bootstrap) for several
+    outputs or a non-positive MSE estimate.
     """
     from ._regression import expected_mean_squared_error  # the MSE uses this module
 
@@ -80,4 +80,4 @@ def rmse_sampling(
     )
     if not mse.expected > 0.0:
         return None
-    return mse.sampling_variance / (4.0 * mse.expected), "delta"
+    return mse.sampling_variance / (4.0 * mse.expected), "delta", mse.sampling_dof

@@ -69,26 +69,38 @@ _PARAMETER_DOC = """\
 
 #: ``terms(arguments, score)`` returns ``(h, weight, scale)``: the per-sample
 #: terms whose weighted mean is ``score.expected / scale``; or a sampling hook
-#: ``(arguments, score) -> (sampling_variance, method)``.
+#: ``(arguments, score) -> (sampling_variance, method, dof)``.
 Terms = Callable[[dict[str, Any], NoisyScore], tuple[np.ndarray, Any, float]]
-Hook = Callable[[dict[str, Any], NoisyScore], tuple[float, str] | None]
+Hook = Callable[[dict[str, Any], NoisyScore], tuple[float, str, float] | None]
 
 
-def mean_total_variance(h: np.ndarray, weight: np.ndarray | None) -> float:
-    """``n/(n − 1) · Σ w² (h − m)² / W²``, ``m = Σ w h / W``: unbiased for ``V_total``.
+def mean_total_variance(
+    h: np.ndarray, weight: np.ndarray | None
+) -> tuple[float, float]:
+    """``(V_total, dof)`` of the weighted mean ``m = Σ w h / W`` of the terms ``h``.
 
-    The variance of the weighted mean of ``n`` independent draws of ``h``
-    (the per-sample terms, label noise included); NaN below two samples.
+    ``V_total = n/(n − 1) · Σ w² (h − m)² / W²`` is unbiased for the variance
+    of the weighted mean of ``n`` independent draws of ``h`` (the per-sample
+    terms, label noise included); NaN below two samples. ``dof = 2 n_e/(κ −
+    1)`` is Satterthwaite's degrees of freedom of that estimate, with ``κ``
+    the (weighted) kurtosis of ``h`` and ``n_e = W²/Σ w²`` the effective
+    number of samples: the relative variance of a sample variance is ``(κ −
+    1)/n``. ``inf`` where ``h`` is constant or two-valued and balanced.
     """
     n = h.shape[0]
     if n < 2:
-        return math.nan
-    if weight is None:
-        m = float(np.mean(h))
-        return float(np.sum(np.square(h - m))) / (n * (n - 1.0))
-    w_sum = float(np.sum(weight))
-    m = float(weight @ h) / w_sum
-    return float(np.square(weight) @ np.square(h - m)) / w_sum**2 * n / (n - 1.0)
+        return math.nan, math.inf
+    w = np.ones(n) if weight is None else weight
+    w_sum = float(np.sum(w))
+    m = float(w @ h) / w_sum
+    r2 = np.square(h - m)
+    total = float(np.square(w) @ r2) / w_sum**2 * n / (n - 1.0)
+    m2 = float(w @ r2) / w_sum
+    m4 = float(w @ np.square(r2)) / w_sum
+    kurtosis = m4 / (m2 * m2) if m2 > 0.0 else 1.0
+    n_effective = w_sum**2 / float(w @ w)
+    dof = 2.0 * n_effective / (kurtosis - 1.0) if kurtosis > 1.0 + 1e-12 else math.inf
+    return total, dof
 
 
 def sampling_from_total(total: float, score: NoisyScore) -> float:
@@ -134,7 +146,7 @@ def with_test_set_sampling(
         a weighted mean of per-sample terms (module docstring); ``arguments``
         are the bound arguments of the call.
     hook : callable, default=None
-        ``hook(arguments, score) -> (sampling_variance, method)``, for metrics
+        ``hook(arguments, score) -> (sampling_variance, method, dof)``, for metrics
         with another rule (the RMSE's delta method); it returns None where the
         rule does not apply, and the bootstrap is used.
     label_arguments : tuple of str, default=()
@@ -159,9 +171,9 @@ def with_test_set_sampling(
             if how == "auto" and isinstance(score, NoisyScore):
                 if terms is not None:
                     h, weight, scale = terms(arguments, score)
-                    total = mean_total_variance(h, weight) * scale * scale
-                    variance = sampling_from_total(total, score)
-                    return _with(score, variance, "per_sample_terms")
+                    total, dof = mean_total_variance(h, weight)
+                    variance = sampling_from_total(total * scale * scale, score)
+                    return _with(score, variance, "per_sample_terms", dof)
                 rule = None if hook is None else hook(arguments, score)
                 if rule is not None:
                     return _with(score, *rule)
@@ -181,9 +193,11 @@ def with_test_set_sampling(
     return decorate
 
 
-def _with(score: NoisyScore, variance: float, method: str) -> NoisyScore:
+def _with(
+    score: NoisyScore, variance: float, method: str, dof: float = math.inf
+) -> NoisyScore:
     return dataclasses.replace(
-        score, sampling_variance=variance, sampling_method=method
+        score, sampling_variance=variance, sampling_method=method, sampling_dof=dof
     )
 
 

@@ -94,6 +94,7 @@ def _negate(score: NoisyScore) -> NoisyScore:
         estimand=score.estimand,
         sampling_variance=score.sampling_variance,
         sampling_method=score.sampling_method,
+        sampling_dof=score.sampling_dof,
     )
 
 

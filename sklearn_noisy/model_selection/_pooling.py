@@ -316,4 +316,5 @@ def add_test_set_sampling(
                 score,
                 sampling_variance=sampled.sampling_variance,
                 sampling_method=sampled.sampling_method,
+                sampling_dof=sampled.sampling_dof,
             )

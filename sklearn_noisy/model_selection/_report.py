@@ -137,17 +137,23 @@ def _pooled_sampling(cv: Any, key: str, estimand: str) -> float:
     return math.nan if score is None else score.sampling_variance
 
 
+def _both_interval(cv: Any, key: str, estimand: str) -> tuple[float, float]:
+    """The pooled interval with both sources (the score's own), NaN without it."""
+    score = cv.pooled_estimates_.get(key, {}).get(estimand)
+    if score is None or math.isnan(score.sampling_variance):
+        return math.nan, math.nan
+    return tuple(score.confidence_interval(cv.confidence_level, source="both"))
+
+
 def _sampling_entries(
     cv: Any, key: str, estimand: str, z: float, lead: bool
 ) -> dict[str, float]:
     """``sampling_sd`` and ``total_sd`` (and the lead's interval with both)."""
-    estimate, variance = _pooled_estimate(cv, key, estimand)
+    _, variance = _pooled_estimate(cv, key, estimand)
     sampling = _pooled_sampling(cv, key, estimand)
     entry = {"sampling_sd": _std(sampling), "total_sd": _std(variance + sampling)}
     if lead:
-        entry["both_ci_low"], entry["both_ci_high"] = _interval(
-            estimate, variance + sampling, z, key
-        )
+        entry["both_ci_low"], entry["both_ci_high"] = _both_interval(cv, key, estimand)
     return entry
 
 
@@ -377,9 +383,10 @@ def _report_line(cv: Any, key: str, decimals: int | None) -> str:
             _ci_text(estimate, variance, z, decimals, key) + " of the label noise"
         )
     else:
+        low, high = _both_interval(cv, key, info["lead"])
         interval = (
-            _ci_text(estimate, variance + sampling, z, decimals, key)
-            + " with label noise and test-set sampling"
+            f"[{_num(low, decimals)}, {_num(high, decimals)}] with label noise and "
+            "test-set sampling"
         )
     return report_this(
         info["lead"],
