@@ -150,6 +150,9 @@ class _R2Integrand:
         ):
             out[:, :, index] = column @ q
         out[:, 0, -1] = np.log1p(a) @ q[:, _ONE]
+        # The other families' last column is not used, but it is summed with
+        # the rest: uninitialised memory there could hold NaN or inf.
+        out[:, 1:, -1] = 0.0
         return out.reshape(scale.size, -1)
 
     def _sums(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
