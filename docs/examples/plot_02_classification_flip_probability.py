@@ -133,3 +133,20 @@ print(cv)
 
 NoisyCVDisplay.from_cv_results(cv, metric="f1", data_name="noisy diagnosis")
 plt.show()
+
+# %%
+# The confusion matrix under the flips
+# ------------------------------------
+# :class:`~sklearn_noisy.metrics.NoisyConfusionMatrixDisplay` draws the
+# expected confusion matrix as a colour map, every cell with its SD over the
+# label noise, as :class:`~sklearn.metrics.ConfusionMatrixDisplay` draws
+# scikit-learn's. With ``estimand="truth"`` the rows are the de-noised true
+# classes of the test samples: each recorded label is replaced by its unbiased
+# one-hot estimate (user guide: :ref:`formula_truth`).
+from sklearn_noisy.metrics import NoisyConfusionMatrixDisplay
+
+display = NoisyConfusionMatrixDisplay.from_predictions(
+    y_test, y_pred, q=q_test, estimand="truth"
+)
+display.ax_.set_title("Test set, de-noised true classes")
+plt.show()
