@@ -100,3 +100,26 @@ def test_errors_and_pickling(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(ImportError, match=r"sklearn-noisy\[plot\]"):
         display.plot()
+
+
+@pytest.mark.parametrize("normalize", ["true", "pred", "all"])
+def test_normalised_matrices_as_scikit_learns_display(normalize):
+    from sklearn.metrics import ConfusionMatrixDisplay
+
+    y = [0, 1, 2, 1, 0, 2, 2, 1, 0, 0]
+    y_pred = [0, 1, 1, 1, 0, 2, 0, 1, 0, 2]
+    display = NoisyConfusionMatrixDisplay.from_predictions(
+        y, y_pred, q=0.2, normalize=normalize
+    )
+    matrix = expected_confusion_matrix(y, y_pred, q=0.2, normalize=normalize)
+    np.testing.assert_array_equal(display.im_.get_array(), matrix.expected)
+    plt.close(display.figure_)
+    # without noise: scikit-learn's normalised matrix
+    ours = NoisyConfusionMatrixDisplay.from_predictions(
+        y, y_pred, q=0.0, normalize=normalize
+    )
+    theirs = ConfusionMatrixDisplay.from_predictions(y, y_pred, normalize=normalize)
+    np.testing.assert_allclose(
+        ours.im_.get_array(), theirs.confusion_matrix, rtol=0, atol=1e-15
+    )
+    plt.close("all")

@@ -187,6 +187,7 @@ class NoisyConfusionMatrixDisplay:
         transition_matrix: Any = None,
         labels: Any = None,
         sample_weight: Any = None,
+        normalize: str | None = None,
         estimand: str = "forward",
         display_labels: Any = None,
         **plot_kw: Any,
@@ -204,6 +205,11 @@ class NoisyConfusionMatrixDisplay:
             The classes, in row and column order.
         sample_weight : array-like of shape (n_samples,), default=None
             Sample weights.
+        normalize : {"true", "pred", "all"}, default=None
+            As in :class:`sklearn.metrics.ConfusionMatrixDisplay`: rates over
+            the rows, the columns or the whole matrix instead of counts
+            (see :func:`~sklearn_noisy.metrics.expected_confusion_matrix`
+            for their moments).
         estimand : {"forward", "truth", "remeasurement"}, default="forward"
             The matrix shown (see :ref:`estimands`).
         display_labels : array-like, default=None
@@ -222,6 +228,7 @@ class NoisyConfusionMatrixDisplay:
             transition_matrix=transition_matrix,
             labels=labels,
             sample_weight=sample_weight,
+            normalize=normalize,
             estimand=estimand,
         )
         return cls(matrix, display_labels=display_labels).plot(**plot_kw)
@@ -252,8 +259,8 @@ class NoisyConfusionMatrixDisplay:
             The classes; ``estimator.classes_`` by default.
         **kwargs
             Keywords of :meth:`from_predictions` (``q``, ``transition_matrix``,
-            ``sample_weight``, ``estimand``, ``display_labels`` and those of
-            :meth:`plot`).
+            ``sample_weight``, ``normalize``, ``estimand``, ``display_labels``
+            and those of :meth:`plot`).
 
         Returns
         -------
