@@ -17,7 +17,6 @@ import numbers
 from typing import Any
 
 import numpy as np
-from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.model_selection import check_cv
 from sklearn.utils import indexable
@@ -31,7 +30,6 @@ from ._pooling import (
     _pool_or_warn,
     add_test_set_sampling,
 )
-from ._progress import FoldProgress
 from ._report import _fold_summary, _format_table, _results_dict, _summary_table
 from ._report_html import results_html
 from ._scoring import check_noisy_scoring, check_scorers_noise
@@ -39,14 +37,11 @@ from ._validation import (
     Noise,
     _check_noise,
     _delegated_tags,
-    _fit_and_score_fold,
     _fold_tables,
     _noise_name,
-    _raise_or_warn_fit_failures,
-    _raise_or_warn_score_failures,
     _scoring_target,
     _store_input_attributes,
-    _warn_undefined_scores,
+    run_folds,
 )
 
 __all__ = ["NoisyCrossValidator"]
@@ -456,8 +451,8 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         check_scorers_noise(scorers, _noise_name(noise))
         classes = np.unique(np.asarray(y_score)) if classifier else None
         plans = {key: plan_estimands(s, self.estimand) for key, s in scorers.items()}
-        results = self._run_folds(
-            X, (y, y_score), splits, scorers, noise, classes, fit_params, plans
+        results = run_folds(
+            self, X, (y, y_score), splits, scorers, noise, classes, fit_params, plans
         )
 
         _store_input_attributes(self, X)
@@ -475,64 +470,6 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         if self.refit:
             self.estimator_ = clone(self.estimator).fit(X, y, **fit_params)
         return self
-
-    def _run_folds(
-        self,
-        X: Any,
-        y: Any,
-        splits: list[tuple[np.ndarray, np.ndarray]],
-        scorers: dict[str, Any],
-        noise: Noise,
-        classes: np.ndarray | None,
-        fit_params: dict,
-        plans: dict[str, Any],
-    ) -> list[dict]:
-        """Fit and score every split in parallel; warn or raise on failures.
-
-        ``y`` is the pair (target as given, target as the metrics take it).
-        """
-        # joblib's own lines only from verbose=2 on; the fold lines are printed
-        # here, in this process, as the folds finish (with time left).
-        parallel = Parallel(
-            n_jobs=self.n_jobs,
-            verbose=max(self.verbose - 1, 0),
-            pre_dispatch="2*n_jobs",
-            return_as="generator",
-        )
-        y, y_score = y
-        tasks = parallel(
-            delayed(_fit_and_score_fold)(
-                clone(self.estimator),
-                X,
-                y,
-                train,
-                test,
-                scorers=scorers,
-                noise=noise,
-                classes=classes,
-                fit_params=fit_params,
-                error_score=self.error_score,
-                return_estimator=self.return_estimator,
-                verbose=0,
-                split_progress=(k, len(splits)),
-                variants={key: plan.variants for key, plan in plans.items()},
-                leads={key: plan.lead for key, plan in plans.items()},
-                y_score=y_score,
-            )
-            for k, (train, test) in enumerate(splits)
-        )
-        progress = FoldProgress(len(splits)) if self.verbose > 0 else None
-        results = []
-        for result in tasks:
-            results.append(result)
-            if progress is not None:
-                progress.update(result)
-        if progress is not None:
-            progress.close()
-        _raise_or_warn_fit_failures(results, self.error_score)
-        _raise_or_warn_score_failures(results, scorers)
-        _warn_undefined_scores(results, scorers)
-        return results
 
     def _store_fold_results(self, results: list[dict]) -> None:
         cv_results, fold_scores = _fold_tables(results, self.scorers_, self.error_score)
@@ -584,9 +521,10 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
                 noise=noise,
                 classes=self.labels_,
             )
-            if self.test_set_sampling:
+            if self.test_set_sampling:  # also into pooled_, the scorers' own
                 add_test_set_sampling(
                     self.pooled_estimates_,
+                    self.pooled_,
                     _out_of_fold(results),
                     X,
                     y,
@@ -596,10 +534,6 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
                     noise=noise,
                     classes=self.labels_,
                 )
-                for key, scorer in self.scorers_.items():
-                    own = self.pooled_estimates_.get(key, {}).get(scorer.estimand)
-                    if own is not None and key in self.pooled_:
-                        self.pooled_[key] = own
 
     # ------------------------------------------------------------- results
     def summary(self) -> Any:

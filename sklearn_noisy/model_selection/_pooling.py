@@ -267,6 +267,7 @@ def _sampling_scorer(scorer: Any) -> Any:
 
 def add_test_set_sampling(
     estimates: dict[str, dict[str, NoisyScore]],
+    pooled: dict[str, NoisyScore],
     oof: OutOfFold,
     X: Any,
     y: Any,
@@ -278,6 +279,9 @@ def add_test_set_sampling(
     classes: np.ndarray | None,
 ) -> None:
     """Give every pooled estimate its test-set sampling variance, in place.
+
+    ``estimates`` is ``pooled_estimates_``; ``pooled`` (``pooled_``, each
+    scorer's own estimand) receives the same scores.
 
     Each is scored again on the concatenated out-of-fold predictions with
     ``test_set_sampling=True`` (user guide: :ref:`error_budget`); its own
@@ -318,3 +322,5 @@ def add_test_set_sampling(
                 sampling_method=sampled.sampling_method,
                 sampling_dof=sampled.sampling_dof,
             )
+            if estimand == scorer.estimand and key in pooled:
+                pooled[key] = estimates[key][estimand]

@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Any, TextIO
 
-from ._validation import _end_message
+from ._report import _std
 
 __all__ = ["FoldProgress"]
 
@@ -31,6 +31,28 @@ def format_seconds(seconds: float) -> str:
         return f"{minutes} min {rest:02d} s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes:02d} min"
+
+
+def _end_message(result: dict, split_progress: tuple[int, int]) -> str:
+    """One progress line per finished fold, like scikit-learn's ``[CV] END``."""
+    head = f"[CV {split_progress[0] + 1}/{split_progress[1]}] END"
+    if result["fit_error"] is not None:
+        body = " fit failed;"
+    else:
+        parts = []
+        for key, score in result["scores"].items():
+            if score is None:
+                parts.append(f" {key}: failed")
+            else:
+                name = result["leads"].get(key, "")
+                lead = result["estimates"].get(key, {}).get(name)
+                score, name = (score, score.estimand) if lead is None else (lead, name)
+                parts.append(
+                    f" {key}: {name} {score.expected:.4g}±{_std(score.variance):.2g}"
+                )
+        body = ";".join(parts) + ";"
+    total = result["fit_time"] + result["score_time"]
+    return f"{head}{body} n_test={result['n_test']}, total time={total:.3g}s"
 
 
 class FoldProgress:

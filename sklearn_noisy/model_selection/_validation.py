@@ -17,6 +17,8 @@ from traceback import format_exc
 from typing import Any
 
 import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import clone
 from sklearn.exceptions import FitFailedWarning, UndefinedMetricWarning
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.validation import (
@@ -30,7 +32,7 @@ from .._noisy_score import NoisyScore
 from ..metrics import get_metric_info, get_metric_names
 from ..utils._noise import FlipNoise, GaussianNoise
 from ..utils._warnings import find_stack_level
-from ._report import _std
+from ._progress import FoldProgress, _end_message
 
 __all__: list[str] = []
 
@@ -417,28 +419,6 @@ def _fit_and_score_fold(
     return result
 
 
-def _end_message(result: dict, split_progress: tuple[int, int]) -> str:
-    """One progress line per finished fold, like scikit-learn's ``[CV] END``."""
-    head = f"[CV {split_progress[0] + 1}/{split_progress[1]}] END"
-    if result["fit_error"] is not None:
-        body = " fit failed;"
-    else:
-        parts = []
-        for key, score in result["scores"].items():
-            if score is None:
-                parts.append(f" {key}: failed")
-            else:
-                name = result["leads"].get(key, "")
-                lead = result["estimates"].get(key, {}).get(name)
-                score, name = (score, score.estimand) if lead is None else (lead, name)
-                parts.append(
-                    f" {key}: {name} {score.expected:.4g}±{_std(score.variance):.2g}"
-                )
-        body = ";".join(parts) + ";"
-    total = result["fit_time"] + result["score_time"]
-    return f"{head}{body} n_test={result['n_test']}, total time={total:.3g}s"
-
-
 def _raise_or_warn_fit_failures(results: list[dict], error_score: Any) -> None:
     """As scikit-learn: a warning when some fits failed, an error when all did."""
     fit_errors = [r["fit_error"] for r in results if r["fit_error"] is not None]
@@ -502,3 +482,64 @@ def _warn_undefined_scores(results: list[dict], scorers: dict[str, Any]) -> None
             UndefinedMetricWarning,
             stacklevel=find_stack_level(),
         )
+
+
+def run_folds(
+    cv: Any,
+    X: Any,
+    y: Any,
+    splits: list[tuple[np.ndarray, np.ndarray]],
+    scorers: dict[str, Any],
+    noise: Noise,
+    classes: np.ndarray | None,
+    fit_params: dict,
+    plans: dict[str, Any],
+) -> list[dict]:
+    """Fit and score every split of ``cv`` in parallel; warn or raise on failures.
+
+    ``cv`` is the :class:`NoisyCrossValidator` (its ``estimator``, ``n_jobs``,
+    ``verbose``, ``error_score`` and ``return_estimator``); ``y`` is the pair
+    (target as given, target as the metrics take it).
+    """
+    # joblib's own lines only from verbose=2 on; the fold lines are printed
+    # here, in this process, as the folds finish (with time left).
+    parallel = Parallel(
+        n_jobs=cv.n_jobs,
+        verbose=max(cv.verbose - 1, 0),
+        pre_dispatch="2*n_jobs",
+        return_as="generator",
+    )
+    y, y_score = y
+    tasks = parallel(
+        delayed(_fit_and_score_fold)(
+            clone(cv.estimator),
+            X,
+            y,
+            train,
+            test,
+            scorers=scorers,
+            noise=noise,
+            classes=classes,
+            fit_params=fit_params,
+            error_score=cv.error_score,
+            return_estimator=cv.return_estimator,
+            verbose=0,
+            split_progress=(k, len(splits)),
+            variants={key: plan.variants for key, plan in plans.items()},
+            leads={key: plan.lead for key, plan in plans.items()},
+            y_score=y_score,
+        )
+        for k, (train, test) in enumerate(splits)
+    )
+    progress = FoldProgress(len(splits)) if cv.verbose > 0 else None
+    results = []
+    for result in tasks:
+        results.append(result)
+        if progress is not None:
+            progress.update(result)
+    if progress is not None:
+        progress.close()
+    _raise_or_warn_fit_failures(results, cv.error_score)
+    _raise_or_warn_score_failures(results, scorers)
+    _warn_undefined_scores(results, scorers)
+    return results
