@@ -481,36 +481,20 @@ def _check_ratios(ratios: list[float]) -> None:
 
 
 @pytest.mark.parametrize("estimand", ESTIMANDS)
-def test_bootstrap_agrees_with_terms_mse(estimand):
+@pytest.mark.parametrize("metric", ["mean_squared_error", "accuracy"])
+def test_bootstrap_agrees_with_terms(metric, estimand):
     ratios = []
     for seed in SEEDS:
-        d = _regression(seed, n=150)
-        kwargs = dict(sigma=d["sigma"], sample_weight=d["weight"], estimand=estimand)
-        terms = expected_mean_squared_error(
-            d["y"], d["pred"], **kwargs, test_set_sampling=True
-        )
-        boot = expected_mean_squared_error(
-            d["y"], d["pred"], **kwargs, test_set_sampling="bootstrap"
-        )
+        if metric == "accuracy":
+            d, function, noise = _binary(seed, n=150), expected_accuracy_score, "q"
+        else:
+            d, function = _regression(seed, n=150), expected_mean_squared_error
+            noise = "sigma"
+        kwargs = {noise: d[noise], "sample_weight": d["weight"], "estimand": estimand}
+        terms = function(d["y"], d["pred"], **kwargs, test_set_sampling=True)
+        boot = function(d["y"], d["pred"], **kwargs, test_set_sampling="bootstrap")
         assert boot.sampling_method == "bootstrap"
         assert boot.expected == terms.expected and boot.variance == terms.variance
-        ratios.append(_total_of(boot) / _total_of(terms))
-    _check_ratios(ratios)
-
-
-@pytest.mark.parametrize("estimand", ESTIMANDS)
-def test_bootstrap_agrees_with_terms_accuracy(estimand):
-    ratios = []
-    for seed in SEEDS:
-        d = _binary(seed, n=150)
-        kwargs = dict(q=d["q"], sample_weight=d["weight"], estimand=estimand)
-        terms = expected_accuracy_score(
-            d["y"], d["pred"], **kwargs, test_set_sampling=True
-        )
-        boot = expected_accuracy_score(
-            d["y"], d["pred"], **kwargs, test_set_sampling="bootstrap"
-        )
-        assert boot.sampling_method == "bootstrap"
         ratios.append(_total_of(boot) / _total_of(terms))
     _check_ratios(ratios)
 
