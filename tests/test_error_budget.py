@@ -290,7 +290,7 @@ def test_zero_noise_bootstrap_is_sklearns_metric_resampled(name):
             else d["pred"]
         )
     score = info.function(
-        y, pred, **{info.noise_parameter: 0.0}, test_set_sampling=True
+        y, pred, **{info.noise_parameter: 0.0}, test_set_sampling="bootstrap"
     )
     assert score.sampling_method == "bootstrap"
     assert score.variance == 0.0
@@ -588,7 +588,10 @@ def test_every_registry_metric_takes_test_set_sampling(name):
         assert low <= high
     rule = {
         "mean_squared_error": "per_sample_terms",
+        "mean_absolute_error": "per_sample_terms",
         "accuracy": "per_sample_terms",
+        "brier_score_loss": "per_sample_terms",
+        "log_loss": "per_sample_terms",
         "root_mean_squared_error": "delta",
     }.get(name, "bootstrap")
     assert score.sampling_method == rule
@@ -783,3 +786,31 @@ def test_bootstrap_keeps_the_classes_of_the_whole_test_set():
 
     assert boot.sampling_variance == by_hand([0, 1, 2])
     assert boot.sampling_variance != by_hand(None)
+
+
+@pytest.mark.parametrize(
+    "name", ["mean_absolute_error", "log_loss", "brier_score_loss"]
+)
+def test_zero_noise_terms_are_the_per_sample_losses(name):
+    # without label noise the per-sample terms are the losses themselves:
+    # the sampling variance is s²/n of scikit-learn's per-sample losses
+    info = get_metric_info(name)
+    if info.noise == "sigma":
+        d = _regression(5)
+        y, pred = d["y"], d["pred"]
+        losses = np.abs(y - pred)
+    else:
+        y = _binary(5)["y"]
+        pred = np.clip(
+            0.5 + (y - 0.5) * 0.6 + np.linspace(-0.3, 0.3, y.size), 0.01, 0.99
+        )
+        p_true = np.where(y == 1, pred, 1.0 - pred)
+        losses = -np.log(p_true) if name == "log_loss" else np.square(1.0 - p_true)
+    score = info.function(
+        y, pred, **{info.noise_parameter: 0.0}, test_set_sampling=True
+    )
+    assert score.sampling_method == "per_sample_terms"
+    assert score.nominal == pytest.approx(np.mean(losses), rel=1e-12)
+    assert score.sampling_variance == pytest.approx(
+        np.var(losses, ddof=1) / y.size, rel=1e-10
+    )

@@ -81,11 +81,14 @@ def _loss_totals(
     noise: FlipNoise,
     weight: np.ndarray | None,
     estimand: str,
+    terms: np.ndarray | None = None,
 ) -> tuple[float, float, float]:
     """Weighted totals ``(Σ w ℓ_nominal, Σ w E_i, Σ w² V_i, floor)``, by chunks.
 
     ``floor`` (truth only) is ``Σ w² min_c Var(ℓ̂_i | c)``, the exact lower
-    bound of the variance (:ref:`variance floor <variance_floor>`).
+    bound of the variance (:ref:`variance floor <variance_floor>`). ``terms``,
+    if given, receives the per-sample estimates ``E_i`` (the test-set sampling
+    rule, :mod:`._test_set_sampling`).
     """
     inverse = None
     if estimand == "truth":
@@ -111,6 +114,8 @@ def _loss_totals(
             expected = nominal
             variance = _remeasurement_terms(losses, k, noise, rows, inverse)
         totals[:3] += weighted_totals(weight, rows, nominal, expected, variance)
+        if terms is not None:
+            terms[rows] = expected
     return tuple(float(t) for t in totals)
 
 
@@ -181,6 +186,45 @@ def _expected_loss(
     scale_by_half = check_option(
         scale_by_half, ("auto", True, False), name="scale_by_half"
     )
+    loss, proba, index, noise, weight, scale = _loss_inputs(
+        metric, y_true, y_proba, q, transition_matrix, labels, pos_label, sample_weight
+    )
+    n_samples = proba.shape[0]
+    nominal, expected, variance, floor = _loss_totals(
+        loss, proba, index, noise, weight, estimand
+    )
+    scale, divisor = _output_scale(
+        metric, noise.n_classes, n_samples, weight, scale, normalize, scale_by_half
+    )
+    return NoisyScore(
+        metric,
+        expected=expected * scale / divisor,
+        variance=max(variance, floor, 0.0) * (scale * scale) / (divisor * divisor),
+        nominal=nominal * scale / divisor,
+        n_samples=n_samples,
+        method="exact",
+        estimand=estimand,
+        distribution=None
+        if estimand != "forward" or n_samples > MAX_LOSS_SAMPLES
+        else loss_distribution(
+            loss(proba),
+            noise.observation_rows(index[slice(None)], slice(None)),
+            weight,
+        ),
+    )
+
+
+def _loss_inputs(
+    metric: str,
+    y_true: Any,
+    y_proba: Any,
+    q: Any,
+    transition_matrix: Any,
+    labels: Any,
+    pos_label: Any,
+    sample_weight: Any,
+) -> tuple[_Loss, np.ndarray, ClassIndex, FlipNoise, np.ndarray | None, float]:
+    """Validated ``(loss, proba, class index, noise, weight, weight scale)``."""
     proba, eps = _check_proba(y_proba)
     y_true = as_label_array(y_true, name="y_true")
     n_samples = proba.shape[0]
@@ -217,9 +261,19 @@ def _expected_loss(
     if order is not None:
         noise = noise.permute(order)
     loss = _brier_loss if metric == "brier_score_loss" else _log_loss_factory(eps)
-    nominal, expected, variance, floor = _loss_totals(
-        loss, proba, index, noise, weight, estimand
-    )
+    return loss, proba, index, noise, weight, scale
+
+
+def _output_scale(
+    metric: str,
+    n_classes: int,
+    n_samples: int,
+    weight: np.ndarray | None,
+    scale: float,
+    normalize: bool,
+    scale_by_half: Any,
+) -> tuple[float, float]:
+    """``(scale, divisor)``: the metric is ``scale · Σ w ℓ / divisor``."""
     divisor = 1.0
     if normalize:  # divided, not multiplied by 1/W: scikit-learn's last bit
         divisor = float(n_samples) if weight is None else float(weight.sum())
@@ -228,22 +282,43 @@ def _expected_loss(
         # the loss is halved for two classes ("auto"); scale_by_half overrides
         half = bool(scale_by_half)
         scale *= (1.0 if half else 2.0) if n_classes == 2 else 0.5**half
-    return NoisyScore(
-        metric,
-        expected=expected * scale / divisor,
-        variance=max(variance, floor, 0.0) * (scale * scale) / (divisor * divisor),
-        nominal=nominal * scale / divisor,
-        n_samples=n_samples,
-        method="exact",
-        estimand=estimand,
-        distribution=None
-        if estimand != "forward" or n_samples > MAX_LOSS_SAMPLES
-        else loss_distribution(
-            loss(proba),
-            noise.observation_rows(index[slice(None)], slice(None)),
-            weight,
-        ),
+    return scale, divisor
+
+
+def loss_terms(
+    arguments: dict[str, Any], score: NoisyScore
+) -> tuple[np.ndarray, np.ndarray | None, float]:
+    """The Brier score's or log-loss's per-sample terms (the sampling rule).
+
+    ``E_i`` of :func:`_loss_totals` for the estimand: the expected loss over
+    the flips (forward), the backward-corrected loss (truth) or the observed
+    loss (remeasurement); the metric is their weighted mean times the scale.
+    """
+    loss, proba, index, noise, weight, scale = _loss_inputs(
+        score.metric,
+        arguments["y_true"],
+        arguments["y_proba"],
+        arguments.get("q"),
+        arguments.get("transition_matrix"),
+        arguments.get("labels"),
+        arguments.get("pos_label"),
+        arguments.get("sample_weight"),
     )
+    h = np.empty(proba.shape[0])
+    _loss_totals(
+        loss, proba, index, noise, weight, arguments.get("estimand", "forward"), h
+    )
+    scale, divisor = _output_scale(
+        score.metric,
+        noise.n_classes,
+        proba.shape[0],
+        weight,
+        scale,
+        arguments.get("normalize", True),
+        arguments.get("scale_by_half", "auto"),
+    )
+    w_sum = float(proba.shape[0]) if weight is None else float(np.sum(weight))
+    return h, weight, scale * w_sum / divisor
 
 
 _COMMON_PARAMETERS_DOC = """\
@@ -289,7 +364,7 @@ _COMMON_PARAMETERS_DOC = """\
         invertible flip model."""
 
 
-@with_test_set_sampling(label_arguments=("y_true",))
+@with_test_set_sampling(loss_terms, label_arguments=("y_true",))
 @supports_estimands("forward", "truth", "remeasurement")
 @fill_doc(common=_COMMON_PARAMETERS_DOC)
 def expected_brier_score_loss(
@@ -383,7 +458,7 @@ def expected_brier_score_loss(
     )
 
 
-@with_test_set_sampling(label_arguments=("y_true",))
+@with_test_set_sampling(loss_terms, label_arguments=("y_true",))
 @supports_estimands("forward", "truth", "remeasurement")
 @fill_doc(common=_COMMON_PARAMETERS_DOC)
 def expected_log_loss(

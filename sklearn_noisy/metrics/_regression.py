@@ -50,7 +50,7 @@ from ._regression_kernels import (
     rescaled_squared_error,
     squared_error_kernel,
 )
-from ._regression_sampling import mse_terms, rmse_sampling
+from ._regression_sampling import mae_terms, mse_terms, rmse_sampling
 from ._rmse_quadrature import rmse_moments, rmse_moments_delta, rmse_nominal
 from ._test_set_sampling import with_test_set_sampling
 
@@ -213,7 +213,7 @@ nominal=0.375, n_samples=4, method='exact')
 _MAE_TRUTH_REASON = "E|e| is analytic in d but |d| has a kink"
 
 
-@with_test_set_sampling()
+@with_test_set_sampling(mae_terms)
 @supports_estimands("forward", "remeasurement")
 @fill_doc(
     parameters=REGRESSION_PARAMETERS_DOC,

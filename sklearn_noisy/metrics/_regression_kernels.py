@@ -38,7 +38,7 @@ __all__ = [
 _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
 _INV_SQRT_2 = 1.0 / np.sqrt(2.0)
 #: Beyond t = |d|/sigma = 40 the linear-loss function g(t) is below 1e-300.
-_T_MAX = 40.0
+T_MAX = 40.0
 
 # A kernel maps a chunk ``d = y_true - y_pred`` of shape (n, n_outputs), the
 # matching sigma (a float or an array broadcastable to d) and the chunk weights
@@ -226,7 +226,7 @@ def rescaled_squared_error(
     return nominal, expected, variance
 
 
-def _linear_loss_of_negative(u: np.ndarray, out: np.ndarray) -> np.ndarray:
+def linear_loss_of_negative(u: np.ndarray, out: np.ndarray) -> np.ndarray:
     """``g(-u)`` for ``u = -t <= 0`` into ``out``: ``φ(u) + u Φ(u)``.
 
     ``g(t) = φ(t) − tΦ(−t)`` is the normal linear-loss function (user guide:
@@ -280,8 +280,8 @@ def _absolute_error_totals(
         u = _work(1, neg_abs.shape)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             np.divide(neg_abs, sj, out=u)
-        np.fmax(u, -_T_MAX, out=u)
-        big_g = _linear_loss_of_negative(u, out=_work(2, u.shape))  # g, to G below
+        np.fmax(u, -T_MAX, out=u)
+        big_g = linear_loss_of_negative(u, out=_work(2, u.shape))  # g, to G below
         big_g *= sj
         if w is not None:
             weighted_g = np.multiply(big_g, w, out=u)  # u is free from here on
