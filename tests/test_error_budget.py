@@ -592,7 +592,10 @@ def test_every_registry_metric_takes_test_set_sampling(name):
         "accuracy": "per_sample_terms",
         "brier_score_loss": "per_sample_terms",
         "log_loss": "per_sample_terms",
+        "mean_absolute_percentage_error": "per_sample_terms",
+        "mean_squared_percentage_error": "per_sample_terms",
         "root_mean_squared_error": "delta",
+        "root_mean_squared_percentage_error": "delta",
     }.get(name, "bootstrap")
     assert score.sampling_method == rule
 
@@ -814,3 +817,26 @@ def test_zero_noise_terms_are_the_per_sample_losses(name):
     assert score.sampling_variance == pytest.approx(
         np.var(losses, ddof=1) / y.size, rel=1e-10
     )
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "mean_absolute_percentage_error",
+        "mean_squared_percentage_error",
+        "root_mean_squared_percentage_error",
+    ],
+)
+def test_percentage_errors_agree_with_the_bootstrap(name):
+    # labels far from 0 (the floor plays no part): the per-sample terms (and
+    # the RMSPE's delta method) against the 200-resample bootstrap, 5 SE
+    function = get_metric_info(name).function
+    rng = np.random.default_rng(8)
+    y = rng.uniform(100.0, 200.0, 200)
+    pred = y * (1.0 + rng.normal(scale=0.1, size=200))
+    sigma = rng.uniform(0.1, 1.0, 200)
+    rule = function(y, pred, sigma=sigma, test_set_sampling=True)
+    boot = function(y, pred, sigma=sigma, test_set_sampling="bootstrap")
+    assert rule.sampling_method != "bootstrap"
+    ratio = boot.sampling_variance / rule.sampling_variance
+    assert abs(ratio - 1.0) < 5 * BOOTSTRAP_RSE, ratio

@@ -161,6 +161,74 @@ def _warn_floor(
         )
 
 
+def _per_sample(
+    y_true: np.ndarray, y_pred: np.ndarray, sigma: np.ndarray, square: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per sample and output: ``(g(μ), E[g − g(μ)], E[(g − g(μ))²], nominal g)``.
+
+    ``g`` the relative error or its square; the expected term is the sum of
+    the first two (centred moments, :mod:`._percentage_kernels`).
+    """
+    moments = relative_error_moments(y_true.ravel(), sigma.ravel(), y_pred.ravel())
+    shape = y_true.shape
+    center = moments.center.reshape(shape)
+    if square:
+        mean, spread = moments.d2, moments.d2_sq
+        nominal_terms, center = _relative_errors(y_true, y_pred) ** 2, center * center
+    else:
+        mean, spread = moments.d1, moments.d1_sq
+        nominal_terms = _relative_errors(y_true, y_pred)
+    return center, mean.reshape(shape), spread.reshape(shape), nominal_terms
+
+
+def _percentage_terms(
+    arguments: dict[str, Any], score: NoisyScore, square: bool
+) -> tuple[np.ndarray, np.ndarray | None, float]:
+    """The forward per-sample terms ``E[g_i]`` (the test-set sampling rule)."""
+    y_true, y_pred, sigma, weight, multioutput = check_regression_inputs(
+        arguments["y_true"], arguments["y_pred"], sigma=arguments["sigma"],
+        sample_weight=arguments.get("sample_weight"),
+        multioutput=arguments.get("multioutput", "uniform_average"),
+    )  # fmt: skip
+    sigma = np.broadcast_to(np.asarray(sigma, dtype=np.float64), y_true.shape)
+    center, mean, _, nominal_terms = _per_sample(y_true, y_pred, sigma, square)
+    h = nominal_terms if not np.any(sigma > 0.0) else center + mean
+    if isinstance(multioutput, str):
+        return h.mean(axis=1), weight, 1.0
+    return h @ multioutput / multioutput.sum(), weight, 1.0
+
+
+def _mape_terms(arguments: dict[str, Any], score: NoisyScore) -> tuple:
+    return _percentage_terms(arguments, score, square=False)
+
+
+def _mspe_terms(arguments: dict[str, Any], score: NoisyScore) -> tuple:
+    return _percentage_terms(arguments, score, square=True)
+
+
+def _rmspe_sampling(
+    arguments: dict[str, Any], score: NoisyScore
+) -> tuple[float, str, float] | None:
+    """The RMSPE's sampling variance by the delta method from the MSPE's.
+
+    ``S(RMSPE) ≈ S(MSPE) / (4 MSPE)``; None (the bootstrap) for several
+    outputs or a zero MSPE.
+    """
+    if arguments.get("multioutput", "uniform_average") != "uniform_average" or (
+        np.ndim(arguments["y_true"]) > 1 and np.shape(arguments["y_true"])[1] > 1
+    ):
+        return None
+    with warnings.catch_warnings():  # the RMSPE call warned already
+        warnings.simplefilter("ignore")
+        mspe = expected_mean_squared_percentage_error(
+            arguments["y_true"], arguments["y_pred"], sigma=arguments["sigma"],
+            sample_weight=arguments.get("sample_weight"), test_set_sampling=True,
+        )  # fmt: skip
+    if not mspe.expected > 0.0:
+        return None
+    return mspe.sampling_variance / (4.0 * mspe.expected), "delta", mspe.sampling_dof
+
+
 def _moments(
     metric: str, name: str, y_true: Any, y_pred: Any, sigma: Any,
     sample_weight: Any, multioutput: Any, estimand: Any, square: bool,
@@ -176,16 +244,8 @@ def _moments(
         multioutput=multioutput,
     )  # fmt: skip
     sigma = np.broadcast_to(np.asarray(sigma, dtype=np.float64), y_true.shape)
-    moments = relative_error_moments(y_true.ravel(), sigma.ravel(), y_pred.ravel())
+    center, mean, spread, nominal_terms = _per_sample(y_true, y_pred, sigma, square)
     shape = y_true.shape
-    center = moments.center.reshape(shape)
-    if square:
-        mean, spread = moments.d2, moments.d2_sq
-        nominal_terms, center = _relative_errors(y_true, y_pred) ** 2, center * center
-    else:
-        mean, spread = moments.d1, moments.d1_sq
-        nominal_terms = _relative_errors(y_true, y_pred)
-    mean, spread = mean.reshape(shape), spread.reshape(shape)
     total = shape[0] if weight is None else weight.sum()
     w = np.ones(shape[0]) if weight is None else weight
     expected = (w @ center + w @ mean) / total
@@ -205,7 +265,7 @@ def _moments(
     return nominal, expected, variance, shape[0], multioutput
 
 
-@with_test_set_sampling()
+@with_test_set_sampling(_mape_terms)
 @fill_doc(parameters=REGRESSION_PARAMETERS_DOC)
 @supports_estimands(*_ESTIMANDS)
 def expected_mean_absolute_percentage_error(
@@ -265,7 +325,7 @@ def expected_mean_absolute_percentage_error(
     )  # fmt: skip
 
 
-@with_test_set_sampling()
+@with_test_set_sampling(_mspe_terms)
 @fill_doc(parameters=REGRESSION_PARAMETERS_DOC)
 @supports_estimands(*_ESTIMANDS)
 def expected_mean_squared_percentage_error(
@@ -316,7 +376,7 @@ def expected_mean_squared_percentage_error(
     )  # fmt: skip
 
 
-@with_test_set_sampling()
+@with_test_set_sampling(hook=_rmspe_sampling)
 @fill_doc(parameters=REGRESSION_PARAMETERS_DOC)
 @supports_estimands(*_ESTIMANDS)
 def expected_root_mean_squared_percentage_error(

@@ -14,10 +14,11 @@ sampling_variance``, and:
   ``sampling_variance = V_total − variance`` for the truth and remeasurement
   estimands, whose estimate carries the label noise of the test set, and
   ``V_total`` itself for the forward estimand, whose terms are expectations
-  over the noise (``method="per_sample_terms"``): MSE, MAE, accuracy, Brier
-  score and log-loss. The metric module names its terms
+  over the noise (``method="per_sample_terms"``): MSE, MAE, MAPE, MSPE,
+  accuracy, Brier score and log-loss. The metric module names its terms
   (:func:`with_test_set_sampling`);
-* the RMSE follows from the MSE by the delta method (``"delta"``);
+* the RMSE and RMSPE follow from the MSE and MSPE by the delta method
+  (``"delta"``);
 * every other metric: a nonparametric bootstrap over the test samples (pairs
   of label and prediction with their noise parameters and weights), seeded,
   :data:`N_RESAMPLES` resamples of the estimate, its variance less the label

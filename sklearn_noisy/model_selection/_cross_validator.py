@@ -166,11 +166,12 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
     test_set_sampling : bool, default=True
         Estimate the test-set sampling variance of every pooled estimate (its
         ``sampling_variance``; user guide: :ref:`error_budget`): from the
-        per-sample terms for MSE, MAE, accuracy, Brier score and log-loss,
-        by the delta method for the RMSE, by a seeded bootstrap of the
-        out-of-fold predictions for the other metrics. The report then shows
-        both sources of uncertainty. ``False`` skips it (the bootstrap costs
-        200 evaluations of a metric).
+        per-sample terms for the metrics that are means (MSE, MAE, MAPE,
+        MSPE, accuracy, Brier score, log-loss), by the delta method for the
+        RMSE and RMSPE, by a seeded bootstrap of the out-of-fold predictions
+        for the other metrics. The report then shows both sources of
+        uncertainty. ``False`` skips it (the bootstrap costs 200 evaluations
+        of a metric).
 
     Attributes
     ----------
