@@ -32,6 +32,7 @@ from ._percentage_kernels import (
     relative_error_moments,
 )
 from ._regression_estimands import REGRESSION_PARAMETERS_DOC, aggregate_outputs
+from ._regression_sampling import average_outputs, root_sampling
 from ._test_set_sampling import with_test_set_sampling
 
 __all__ = [
@@ -193,9 +194,7 @@ def _percentage_terms(
     sigma = np.broadcast_to(np.asarray(sigma, dtype=np.float64), y_true.shape)
     center, mean, _, nominal_terms = _per_sample(y_true, y_pred, sigma, square)
     h = nominal_terms if not np.any(sigma > 0.0) else center + mean
-    if isinstance(multioutput, str):
-        return h.mean(axis=1), weight, 1.0
-    return h @ multioutput / multioutput.sum(), weight, 1.0
+    return average_outputs(h, multioutput), weight, 1.0
 
 
 def _mape_terms(arguments: dict[str, Any], score: NoisyScore) -> tuple:
@@ -204,29 +203,6 @@ def _mape_terms(arguments: dict[str, Any], score: NoisyScore) -> tuple:
 
 def _mspe_terms(arguments: dict[str, Any], score: NoisyScore) -> tuple:
     return _percentage_terms(arguments, score, square=True)
-
-
-def _rmspe_sampling(
-    arguments: dict[str, Any], score: NoisyScore
-) -> tuple[float, str, float] | None:
-    """The RMSPE's sampling variance by the delta method from the MSPE's.
-
-    ``S(RMSPE) ≈ S(MSPE) / (4 MSPE)``; None (the bootstrap) for several
-    outputs or a zero MSPE.
-    """
-    if arguments.get("multioutput", "uniform_average") != "uniform_average" or (
-        np.ndim(arguments["y_true"]) > 1 and np.shape(arguments["y_true"])[1] > 1
-    ):
-        return None
-    with warnings.catch_warnings():  # the RMSPE call warned already
-        warnings.simplefilter("ignore")
-        mspe = expected_mean_squared_percentage_error(
-            arguments["y_true"], arguments["y_pred"], sigma=arguments["sigma"],
-            sample_weight=arguments.get("sample_weight"), test_set_sampling=True,
-        )  # fmt: skip
-    if not mspe.expected > 0.0:
-        return None
-    return mspe.sampling_variance / (4.0 * mspe.expected), "delta", mspe.sampling_dof
 
 
 def _moments(
@@ -376,7 +352,7 @@ def expected_mean_squared_percentage_error(
     )  # fmt: skip
 
 
-@with_test_set_sampling(hook=_rmspe_sampling)
+@with_test_set_sampling(hook=root_sampling(expected_mean_squared_percentage_error))
 @fill_doc(parameters=REGRESSION_PARAMETERS_DOC)
 @supports_estimands(*_ESTIMANDS)
 def expected_root_mean_squared_percentage_error(

@@ -50,7 +50,7 @@ from ._regression_kernels import (
     rescaled_squared_error,
     squared_error_kernel,
 )
-from ._regression_sampling import mae_terms, mse_terms, rmse_sampling
+from ._regression_sampling import mae_terms, mse_terms, root_sampling
 from ._rmse_quadrature import rmse_moments, rmse_moments_delta, rmse_nominal
 from ._test_set_sampling import with_test_set_sampling
 
@@ -329,7 +329,7 @@ def _check_method(method: Any) -> str:
     return method
 
 
-@with_test_set_sampling(hook=rmse_sampling)
+@with_test_set_sampling(hook=root_sampling(expected_mean_squared_error))
 @supports_estimands("forward", "truth", "remeasurement")
 @fill_doc(
     parameters=REGRESSION_PARAMETERS_DOC,

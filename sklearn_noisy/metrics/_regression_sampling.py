@@ -22,6 +22,8 @@ RMSE's sampling variance follows from the MSE's by the delta method.
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -30,7 +32,7 @@ from .._noisy_score import NoisyScore
 from ..utils._validation import check_regression_inputs
 from ._regression_kernels import T_MAX, linear_loss_of_negative
 
-__all__ = ["mae_terms", "mse_terms", "rmse_sampling"]
+__all__ = ["average_outputs", "mae_terms", "mse_terms", "root_sampling"]
 
 
 def mse_terms(
@@ -44,7 +46,7 @@ def mse_terms(
         h += np.square(s)
     elif estimand == "truth":
         h -= np.square(s)
-    return _average_outputs(h, multioutput), weight, 1.0
+    return average_outputs(h, multioutput), weight, 1.0
 
 
 def _regression_arrays(
@@ -64,7 +66,7 @@ def _regression_arrays(
     return d, s, weight, multioutput
 
 
-def _average_outputs(h: np.ndarray, multioutput: Any) -> np.ndarray:
+def average_outputs(h: np.ndarray, multioutput: Any) -> np.ndarray:
     """The per-sample terms averaged over the outputs as the metric averages."""
     if isinstance(multioutput, str):
         return h.mean(axis=1)
@@ -85,33 +87,42 @@ def mae_terms(
         with np.errstate(divide="ignore", invalid="ignore"):
             u = np.fmax(-h / s, -T_MAX)  # σ = 0: −inf or NaN, then −40: g = 0
         h = h + 2.0 * s * linear_loss_of_negative(u, out=np.empty(u.shape))
-    return _average_outputs(h, multioutput), weight, 1.0
+    return average_outputs(h, multioutput), weight, 1.0
 
 
-def rmse_sampling(
-    arguments: dict[str, Any], score: NoisyScore
-) -> tuple[float, str, float] | None:
-    """The RMSE's sampling variance by the delta method from the MSE's.
+def root_sampling(mean_metric: Callable[..., NoisyScore]) -> Callable[..., Any]:
+    """The sampling rule of a root metric (RMSE, RMSPE) by the delta method.
 
-    ``S(RMSE) ≈ S(MSE) / (4 MSE)``: the sampling variance of the MSE of the
-    same estimand (per-sample terms, its own label part taken off) divided by
-    four times its estimate, so that the two agree on what the test set
-    resolves; the MSE's degrees of freedom. None (the bootstrap) for several
-    outputs or a non-positive MSE estimate.
+    ``S(√m) ≈ S(m) / (4 m)``: the sampling variance of the mean metric
+    ``mean_metric`` of the same estimand (per-sample terms, its own label
+    part taken off) over four times its estimate, with its degrees of
+    freedom, so that the two agree on what the test set resolves. The hook
+    returns None (the bootstrap) for several outputs or a non-positive
+    estimate of the mean metric.
     """
-    from ._regression import expected_mean_squared_error  # the MSE uses this module
 
-    if arguments.get("multioutput", "uniform_average") != "uniform_average" or (
-        np.ndim(arguments["y_true"]) > 1 and np.shape(arguments["y_true"])[1] > 1
-    ):
-        return None
-    options = ("sigma", "sample_weight", "estimand", "sigma_dof")
-    mse = expected_mean_squared_error(
-        arguments["y_true"],
-        arguments["y_pred"],
-        **{k: arguments[k] for k in options if k in arguments},
-        test_set_sampling=True,
-    )
-    if not mse.expected > 0.0:
-        return None
-    return mse.sampling_variance / (4.0 * mse.expected), "delta", mse.sampling_dof
+    def hook(
+        arguments: dict[str, Any], score: NoisyScore
+    ) -> tuple[float, str, float] | None:
+        if arguments.get("multioutput", "uniform_average") != "uniform_average" or (
+            np.ndim(arguments["y_true"]) > 1 and np.shape(arguments["y_true"])[1] > 1
+        ):
+            return None
+        options = ("sigma", "sample_weight", "estimand", "sigma_dof")
+        with warnings.catch_warnings():  # the root metric's call warned already
+            warnings.simplefilter("ignore")
+            mean = mean_metric(
+                arguments["y_true"],
+                arguments["y_pred"],
+                **{k: arguments[k] for k in options if k in arguments},
+                test_set_sampling=True,
+            )
+        if not mean.expected > 0.0:
+            return None
+        return (
+            mean.sampling_variance / (4.0 * mean.expected),
+            "delta",
+            mean.sampling_dof,
+        )
+
+    return hook
