@@ -567,7 +567,7 @@ default="auto"
         ]
         if self.sampling_method is not None:
             low, high = self.confidence_interval(0.95, source="both")
-            rows[4:4] = [
+            rows[5:5] = [
                 ("SD (test-set sampling)", f"{self.sampling_std:.4g}"),
                 ("95 % interval, both sources", f"[{low:.6g}, {high:.6g}]"),
             ]
