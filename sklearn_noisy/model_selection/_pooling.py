@@ -292,8 +292,8 @@ def add_test_set_sampling(
     X_oof, y_oof, noise_oof = _oof_data(oof, X, y, noise, n_samples)
     for key, scorer in scorers.items():
         for estimand, score in estimates.get(key, {}).items():
-            variant = scorer if estimand == scorer.estimand else None
-            variant = variant or plans[key].variants.get(estimand)
+            own = estimand == scorer.estimand
+            variant = scorer if own else plans[key].variants.get(estimand)
             if variant is None or not hasattr(variant, "metric_kwargs"):
                 continue
             method = _pooled_method(variant, responses)
@@ -322,5 +322,5 @@ def add_test_set_sampling(
                 sampling_method=sampled.sampling_method,
                 sampling_dof=sampled.sampling_dof,
             )
-            if estimand == scorer.estimand and key in pooled:
+            if own and key in pooled:
                 pooled[key] = estimates[key][estimand]

@@ -145,9 +145,7 @@ def _both_interval(cv: Any, key: str, estimand: str) -> tuple[float, float]:
     return tuple(score.confidence_interval(cv.confidence_level, source="both"))
 
 
-def _sampling_entries(
-    cv: Any, key: str, estimand: str, z: float, lead: bool
-) -> dict[str, float]:
+def _sampling_entries(cv: Any, key: str, estimand: str, lead: bool) -> dict[str, float]:
     """``sampling_sd`` and ``total_sd`` (and the lead's interval with both)."""
     _, variance = _pooled_estimate(cv, key, estimand)
     sampling = _pooled_sampling(cv, key, estimand)
@@ -219,7 +217,7 @@ def _metric_rows(cv: Any, key: str, z: float) -> list[dict[str, Any]]:
             for e in info["shown"]
         }
         row = _summary_row(cv, key, "pooled", pooled.n_samples, pooled.nominal, values)
-        row.update(_sampling_entries(cv, key, info["lead"], z, True))
+        row.update(_sampling_entries(cv, key, info["lead"], True))
         rows.append(row)
     return rows
 
@@ -288,7 +286,7 @@ def _pooled_dicts(cv: Any, z: float) -> dict[str, dict[str, Any]]:
                     **_estimand_entries(
                         *_pooled_estimate(cv, key, e), z, e == info["lead"], key
                     ),
-                    **_sampling_entries(cv, key, e, z, e == info["lead"]),
+                    **_sampling_entries(cv, key, e, e == info["lead"]),
                 }
                 for e in info["shown"]
             }
