@@ -363,7 +363,7 @@ nominal=0.0205, n_samples=4, method='exact')
         )
         return {"sigma_dof": value} if takes_sigma_dof(self._info) else {}
 
-    def _compute(
+    def _metric_call(
         self,
         y_true: Any,
         y_pred: Any,
@@ -375,7 +375,8 @@ nominal=0.0205, n_samples=4, method='exact')
         classes: Any,
         missing: str,
         sigma_dof: Any = None,
-    ) -> NoisyScore:
+    ) -> tuple[Any, dict[str, Any]]:
+        """The metric's input and keyword arguments, every estimand's alike."""
         info = self._info
         kwargs: dict[str, Any] = dict(self.metric_kwargs)
         kwargs.update(
@@ -385,15 +386,22 @@ nominal=0.0205, n_samples=4, method='exact')
         if sample_weight is not None:
             require_sample_weight(info)
             kwargs["sample_weight"] = sample_weight
-        if self.estimand != "forward":
-            kwargs["estimand"] = self.estimand
         if self.response_method == "predict_proba":
             y_pred = prepare_probabilities(self.metric, y_true, y_pred, classes, kwargs)
         elif classes is not None and "labels" not in kwargs and takes_labels(info):
             kwargs["labels"] = scoring_labels(classes, y_true, y_pred)
+        return y_pred, kwargs
+
+    def _evaluate(
+        self, y_true: Any, y_pred: Any, kwargs: dict[str, Any], estimand: str
+    ) -> NoisyScore:
+        """The metric of ``estimand`` on prepared input (see :meth:`_metric_call`)."""
+        info = self._info
         n_samples = _num_samples(y_true)
         if n_samples < info.min_samples:
-            return undefined_score(info, self.estimand, n_samples)
+            return undefined_score(info, estimand, n_samples)
+        if estimand != "forward":
+            kwargs = {**kwargs, "estimand": estimand}
         score = info.function(y_true, y_pred, **kwargs)
         if not isinstance(score, NoisyScore):
             raise TypeError(
@@ -402,6 +410,80 @@ nominal=0.0205, n_samples=4, method='exact')
                 "multioutput / average)."
             )
         return score
+
+    def _compute(self, y_true: Any, y_pred: Any, **options: Any) -> NoisyScore:
+        y_pred, kwargs = self._metric_call(y_true, y_pred, **options)
+        return self._evaluate(y_true, y_pred, kwargs, self.estimand)
+
+    def _score_estimands(
+        self,
+        y_true: Any,
+        y_pred: Any,
+        estimands: tuple[str, ...],
+        *,
+        X: Any = None,
+        sigma: Any = None,
+        q: Any = None,
+        transition_matrix: Any = None,
+        classes: Any = None,
+        sigma_dof: Any = None,
+        test_set_sampling: bool = False,
+    ) -> dict[str, NoisyScore | Exception]:
+        """Score several estimands of the metric on one prepared input.
+
+        As :meth:`score_predictions` for each estimand in turn (any of
+        :attr:`estimands`), with the noise resolved and the labels or
+        probabilities prepared once. An estimand whose metric call raises maps
+        to the exception; an error in the shared preparation is raised.
+        ``test_set_sampling=True`` also gives each score its sampling variance.
+        """
+        self._check_call_noise(sigma, q, transition_matrix)
+        key = self.requires_noise
+        y_pred, kwargs = self._metric_call(
+            y_true,
+            y_pred,
+            X=X,
+            given_noise=sigma if key == "sigma" else q,
+            transition_matrix=transition_matrix,
+            sample_weight=None,
+            classes=classes,
+            missing=self._missing_message(),
+            sigma_dof=sigma_dof,
+        )
+        if test_set_sampling:
+            kwargs["test_set_sampling"] = True
+        scores: dict[str, NoisyScore | Exception] = {}
+        for estimand in estimands:
+            try:
+                scores[estimand] = self._evaluate(y_true, y_pred, kwargs, estimand)
+            except Exception as exc:  # the caller reports it per estimand
+                scores[estimand] = exc
+        return scores
+
+    def _check_call_noise(self, sigma: Any, q: Any, transition_matrix: Any) -> None:
+        """Reject noise keywords of the other kind (``q`` for a regression metric)."""
+        key = self.requires_noise
+        if key == "sigma":
+            wrong = [
+                name
+                for name, value in (("q", q), ("transition_matrix", transition_matrix))
+                if value is not None
+            ]
+        else:
+            wrong = ["sigma"] if sigma is not None else []
+        if wrong:
+            takes = "sigma" if key == "sigma" else "q or transition_matrix"
+            raise TypeError(
+                f"The {self.metric!r} scorer takes {takes}, not {' or '.join(wrong)}."
+            )
+
+    def _missing_message(self) -> str:
+        key = self.requires_noise
+        return (
+            f"{self!r} takes {key} from metadata: pass {key}= to score_predictions, "
+            f"or build the scorer with its own {key} source (a constant, a column "
+            "name of X or a callable)."
+        )
 
     def score_predictions(
         self,
@@ -450,25 +532,9 @@ nominal=0.0205, n_samples=4, method='exact')
         score : NoisyScore
             The metric in its own units and sign (e.g. MSE positive).
         """
+        self._check_call_noise(sigma, q, transition_matrix)
         key = self.requires_noise
-        if key == "sigma":
-            wrong = [
-                name
-                for name, value in (("q", q), ("transition_matrix", transition_matrix))
-                if value is not None
-            ]
-        else:
-            wrong = ["sigma"] if sigma is not None else []
-        if wrong:
-            takes = "sigma" if key == "sigma" else "q or transition_matrix"
-            raise TypeError(
-                f"The {self.metric!r} scorer takes {takes}, not {' or '.join(wrong)}."
-            )
-        missing = (
-            f"{self!r} takes {key} from metadata: pass {key}= to score_predictions, "
-            f"or build the scorer with its own {key} source (a constant, a column "
-            "name of X or a callable)."
-        )
+        missing = self._missing_message()
         return self._compute(
             y_true,
             y_pred,

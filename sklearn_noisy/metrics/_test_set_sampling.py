@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from .._noisy_score import NoisyScore
+from ..utils._noise import GaussianNoise
 from ..utils._warnings import find_stack_level
 
 __all__ = [
@@ -225,8 +226,12 @@ def _bootstrap(
     data = {name: np.asarray(arguments[name]) for name in names[:data_arguments]}
     n = data[names[0]].shape[0]
     for name in _PER_SAMPLE:
-        if name in arguments and _per_sample(arguments[name], n):
-            data[name] = np.asarray(arguments[name])
+        value = arguments.get(name)
+        if isinstance(value, GaussianNoise):  # validated: resampled as it is
+            if not value.is_constant:
+                data[name] = value
+        elif _per_sample(value, n):
+            data[name] = np.asarray(value)
     fixed = {k: v for k, v in arguments.items() if k not in data}
     given = [data[a].ravel() for a in label_arguments]
     if (
@@ -243,7 +248,10 @@ def _bootstrap(
         warnings.simplefilter("ignore")
         for b in range(N_RESAMPLES):
             index = rng.integers(0, n, n)
-            resample = {k: v[index] for k, v in data.items()}
+            resample = {
+                k: v.take(index) if isinstance(v, GaussianNoise) else v[index]
+                for k, v in data.items()
+            }
             try:
                 result = function(**resample, **fixed)
             except (ValueError, ZeroDivisionError, FloatingPointError):
