@@ -47,6 +47,7 @@ from ._scorer_routing import (
     score_routing,
     updated_score_request,
 )
+from ._test_set_sampling import add_test_set_sampling
 
 __all__ = ["NoisyScorer"]
 
@@ -428,6 +429,7 @@ nominal=0.0205, n_samples=4, method='exact')
         classes: Any = None,
         sigma_dof: Any = None,
         test_set_sampling: bool = False,
+        known: dict[str, NoisyScore] | None = None,
     ) -> dict[str, NoisyScore | Exception]:
         """Score several estimands of the metric on one prepared input.
 
@@ -435,7 +437,9 @@ nominal=0.0205, n_samples=4, method='exact')
         :attr:`estimands`), with the noise resolved and the labels or
         probabilities prepared once. An estimand whose metric call raises maps
         to the exception; an error in the shared preparation is raised.
-        ``test_set_sampling=True`` also gives each score its sampling variance.
+        ``test_set_sampling=True`` also gives each score its sampling variance;
+        the estimands in ``known`` (their scores on this input, e.g. pooled
+        from folds) then get only that.
         """
         self._check_call_noise(sigma, q, transition_matrix)
         key = self.requires_noise
@@ -450,12 +454,24 @@ nominal=0.0205, n_samples=4, method='exact')
             missing=self._missing_message(),
             sigma_dof=sigma_dof,
         )
-        if test_set_sampling:
-            kwargs["test_set_sampling"] = True
+        known = known if test_set_sampling else None
         scores: dict[str, NoisyScore | Exception] = {}
         for estimand in estimands:
             try:
-                scores[estimand] = self._evaluate(y_true, y_pred, kwargs, estimand)
+                if known is not None and estimand in known:
+                    options = {**kwargs, "estimand": estimand}
+                    if estimand == "forward":
+                        del options["estimand"]
+                    scores[estimand] = add_test_set_sampling(
+                        self._info.function, known[estimand], y_true, y_pred, **options
+                    )
+                    continue
+                options = (
+                    {**kwargs, "test_set_sampling": True}
+                    if test_set_sampling
+                    else kwargs
+                )
+                scores[estimand] = self._evaluate(y_true, y_pred, options, estimand)
             except Exception as exc:  # the caller reports it per estimand
                 scores[estimand] = exc
         return scores

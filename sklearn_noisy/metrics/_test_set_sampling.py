@@ -47,6 +47,7 @@ from ..utils._warnings import find_stack_level
 
 __all__ = [
     "N_RESAMPLES",
+    "add_test_set_sampling",
     "mean_total_variance",
     "sampling_from_total",
     "with_test_set_sampling",
@@ -191,9 +192,34 @@ def with_test_set_sampling(
             parameters=[*signature.parameters.values(), parameter]
         )
         wrapper.__doc__ = _with_parameter_doc(function.__doc__)
+        wrapper._sampling_terms = (terms, signature)  # type: ignore[attr-defined]
         return wrapper
 
     return decorate
+
+
+def add_test_set_sampling(
+    metric: Callable[..., Any], score: NoisyScore, *args: Any, **kwargs: Any
+) -> NoisyScore:
+    """``score``, the result of ``metric(*args, **kwargs)``, with its sampling variance.
+
+    As ``metric(*args, test_set_sampling=True, **kwargs)`` gives it. For a
+    metric that is a mean of per-sample terms the terms are computed from the
+    arguments, without computing the metric again; the other rules call it.
+    """
+    terms, signature = getattr(metric, "_sampling_terms", (None, None))
+    if terms is None:
+        sampled = metric(*args, test_set_sampling=True, **kwargs)
+        return _with(
+            score,
+            sampled.sampling_variance,
+            sampled.sampling_method,
+            sampled.sampling_dof,
+        )
+    h, weight, scale = terms(signature.bind(*args, **kwargs).arguments, score)
+    total, dof = mean_total_variance(h, weight)
+    variance = sampling_from_total(total * scale * scale, score)
+    return _with(score, variance, "per_sample_terms", dof)
 
 
 def _with(

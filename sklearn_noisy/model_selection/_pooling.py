@@ -312,11 +312,12 @@ def _add_sampling(
 ) -> None:
     """The test-set sampling of the fold-pooled estimates, in place (one call).
 
-    Their own numbers stay; the sampling variance and its method are added.
-    The call's warnings are those of the folds' scores again: silenced.
+    Their own numbers stay; the sampling variance and its method are added,
+    from the per-sample terms where the metric is their mean (no second
+    score). Warnings are those of the folds' scores again: silenced.
     """
-    estimands = tuple(e for e in scores if e not in skip)
-    if not estimands:
+    known = {e: s for e, s in scores.items() if e not in skip}
+    if not known:
         return
     try:
         with warnings.catch_warnings():  # the fold scores warned already
@@ -326,15 +327,16 @@ def _add_sampling(
                 y_oof,
                 oof.responses,
                 X_oof,
-                estimands=estimands,
+                estimands=tuple(known),
                 noise=noise_oof,
                 classes=classes,
                 test_set_sampling=True,
+                known=known,
             )
     except Exception as exc:
-        sampled = dict.fromkeys(estimands, exc)
-    for estimand in estimands:
+        sampled = dict.fromkeys(known, exc)
+    for estimand, score in known.items():
         if isinstance(sampled[estimand], Exception):
             _warn_sampling(key, estimand, sampled[estimand])
         else:
-            scores[estimand] = _with_sampling(scores[estimand], sampled[estimand])
+            scores[estimand] = _with_sampling(score, sampled[estimand])

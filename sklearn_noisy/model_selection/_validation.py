@@ -110,13 +110,15 @@ def score_estimands(
     noise: Noise,
     classes: np.ndarray | None,
     test_set_sampling: bool = False,
+    known: dict[str, NoisyScore] | None = None,
 ) -> dict[str, Any]:
     """Every estimand in ``estimands`` of one scorer, from one scorer call.
 
     Maps each estimand to its :class:`NoisyScore`, or to the exception its
     metric raised. A scorer that is not one of ours gives its own estimand
     only (without test-set sampling); an error common to every estimand (no
-    response, no noise) is raised.
+    response, no noise) is raised. With ``test_set_sampling``, the estimands
+    in ``known`` (their scores on this input) get only their sampling variance.
     """
     method = _response_method_name_in(responses, scorer.response_method)
     options = {
@@ -130,6 +132,7 @@ def score_estimands(
             responses[method],
             estimands,
             test_set_sampling=test_set_sampling,
+            known=known,
             **options,
         )
     try:
