@@ -500,60 +500,11 @@ def expected_r2_score(
     """Expected R² (coefficient of determination), and its variance, under label error.
 
     Each observed label is ``y_i ~ N(y_true_i, sigma_i²)``, and both sums of
-    ``R² = 1 - X/Y`` are built from the noisy labels: ``X = Σ w_i (y_i -
-    y_pred_i)²`` and ``Y = Σ w_i (y_i - ȳ_w)²`` around their weighted mean
-    ``ȳ_w`` (``w_i = 1`` without weights). Noise therefore lowers R² even on
-    average. The exact moments of ``ρ = X/Y`` come from the identities
-    (user guide: :ref:`formula_r2`)::
-
-        E[X/Y] = ∫₀^∞ E[X e^{-tY}] dt,      E[Z²/Y²] = ∫₀^∞ t E[Z² e^{-tY}] dt
-
-    with ``Z = X - cY``: under the exponential tilt ``e^{-tY}`` the labels are
-    again Gaussian (a diagonal-plus-rank-one covariance, by Sherman–Morrison),
-    so both integrands are closed forms in ``O(M)`` (``O(1)`` per quadrature
-    node for all but the noisiest samples). The variance is taken centred,
-    ``Var[R²] = E[(ρ - c)²] - (E[ρ] - c)²`` with ``c`` close to ``E[ρ]``, and the
-    integrals are computed by adaptive Gauss–Kronrod quadrature in ``log t``
-    to close to double precision.
-
-    **Existence.** Let ``r`` be the rank of the centred noise: the number of
-    noisy labels if some label is exact, else ``M - 1``. ``Y`` can come
-    arbitrarily close to 0 unless at least two exact labels (``sigma = 0``)
-    have distinct values, and then ``E[R²]`` is finite only if ``r > 2`` and
-    ``Var[R²]`` only if ``r > 4`` -- except where the ratio stays bounded:
-    when every exact label and every prediction share one value ``v``,
-    ``X`` vanishes with ``Y`` and all moments exist. Where the variance does
-    not exist, ``variance`` is ``inf`` and a ``UserWarning`` explains why (for
-    instance, five samples, all noisy); where the mean does not exist,
-    ``expected`` is ``-inf`` too. Where the noise is so small that the
-    second-order delta method is exact to double precision (``CV² <=
-    1e-15``), its values are returned (the quadrature's integrands cancel
-    there).
-
-    With ``method="delta"``: the second-order delta method for the ratio
-    ``X/Y``. Its variance is off by -2 % at ``M = 100`` and by -8 % to -18 % at
-    ``M = 30``, and it fails at ``M = 10`` with a low signal (-56 %); it
-    returns a finite number even where the variance does not exist.
-
-    With ``estimand="truth"``: ``1 - SSÊ / SST̂``, with ``SSÊ = Σ w (d̃² - σ̂²)``
-    and ``SST̂ = Σ w (ỹ - ỹ̄_w)² - Σ w σ̂² + Σ w² σ̂² / W`` unbiased for the sums
-    of squares of the true values: the *fraction of explainable variance
-    explained* (FEVE) of neural-response models fitted to repeated trials.
-    It is consistent with bias ``O(1/M)``; its variance is the delta method
-    for the ratio with the exact (co)variances of the two Gaussian quadratic
-    forms, estimated from the data and floored at the estimate of their
-    lower bound (``method="delta"``). Where ``SST̂ <= 0`` (the labels vary no
-    more than their noise) R² against the true values is not estimable:
-    ``expected`` and ``variance`` are NaN and a ``UserWarning`` says so. With
-    ``estimand="remeasurement"``: the nominal R², exactly unbiased for the R²
-    of a re-measurement, with the delta-method variance of the ratio.
-
-    ``multioutput`` also takes ``"variance_weighted"`` and ``None`` (the
-    uniform average), as scikit-learn's ``r2_score``. Variance-weighted, the
-    average is ``1 - Σ_k X_k / Σ_k Y_k`` over the outputs with ``Y_k > 0``;
-    under noise its weights are random, and the result is the distribution
-    of that ratio, by the same exact quadrature over the independent outputs
-    (its moments exist when the ranks summed over the outputs exceed 2 and 4).
+    ``R² = 1 - X/Y`` are built from the noisy labels, so noise lowers R² even on
+    average. The moments of ``X/Y`` are computed exactly by quadrature (or by the
+    delta method); where they do not exist (too few noisy labels) the result is
+    infinite, with a ``UserWarning``. Read more in the
+    :ref:`User Guide <formula_r2>`.
 
     Parameters
     ----------
@@ -567,21 +518,15 @@ def expected_r2_score(
 
     force_finite : bool, default=True
         scikit-learn's option: 1.0 for perfect predictions and 0.0 for a
-        constant ``y_true`` instead of NaN and ``-inf``. Under noise ``Y`` is
-        positive almost surely (two positively weighted samples, one noisy),
-        so it changes only ``nominal``; with one positively weighted, noisy
-        sample R² is 0 (``-inf`` with ``force_finite=False``). The truth and
+        constant ``y_true`` instead of NaN and ``-inf``. The truth and
         remeasurement estimands require ``True``.
 
     Returns
     -------
     score : NoisyScore or list of NoisyScore
-        ``nominal`` is :func:`sklearn.metrics.r2_score` on ``y_true`` (a
-        constant ``y_true`` is detected exactly, where scikit-learn's rounded
-        weighted mean can leave a tiny total sum of squares and a huge
-        negative score). When every label is exact, ``expected`` equals
-        ``nominal`` and ``variance`` is 0. Fewer than two samples give NaN
-        and an ``UndefinedMetricWarning``, as in scikit-learn.
+        ``nominal`` is :func:`sklearn.metrics.r2_score` on ``y_true``. Fewer than
+        two samples give NaN and an ``UndefinedMetricWarning``, as in
+        scikit-learn.
 
     See Also
     --------
@@ -593,21 +538,9 @@ def expected_r2_score(
     >>> from sklearn_noisy.metrics import expected_r2_score
     >>> y_true = np.array([3.0, -0.5, 2.0, 7.0, 4.2, 1.1, 5.5, 0.3])
     >>> y_pred = np.array([2.5, 0.0, 2.0, 8.0, 4.0, 1.5, 5.0, 0.0])
-    >>> score = expected_r2_score(y_true, y_pred, sigma=0.5)
-    >>> score
+    >>> expected_r2_score(y_true, y_pred, sigma=0.5)
     NoisyScore(metric='r2', expected=0.916235, std=0.03933, nominal=0.957138, \
-n_samples=8, method='exact')
-
-    With five noisy samples the variance of R² is infinite:
-
-    >>> import warnings
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     score = expected_r2_score(y_true[:5], y_pred[:5], sigma=0.5)
-    >>> score.variance
-    inf
-    >>> print(caught[0].message)  # doctest: +ELLIPSIS
-    The variance of R² does not exist (it is infinite): all 5 labels are noisy...
+    n_samples=8, method='exact')
     """
     check_estimand(estimand, metric="r2", supported=expected_r2_score.estimands)
     inputs = check_regression_inputs(
