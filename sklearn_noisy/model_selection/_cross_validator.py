@@ -456,25 +456,16 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
     def to_dict(self) -> dict[str, Any]:
         """All results as a JSON-serialisable dict (``json.dumps`` works on it).
 
-        NaN and infinite numbers (a failed fold, an infinite variance) are
-        written as ``None``, so ``json.dumps(..., allow_nan=False)`` works.
+        NaN and infinite numbers (a failed fold, an infinite variance) are written
+        as ``None``, so ``json.dumps(..., allow_nan=False)`` works.
 
         Returns
         -------
         results : dict
-            Keys ``estimator`` (its repr), ``n_samples``, ``n_splits``,
-            ``noise``, ``confidence_level``, ``estimand`` (the option),
-            ``legend`` (the question each quantity answers), ``metrics`` (per
-            metric: name, direction, ``lead``, ``estimands``, ``notes`` and
-            ``report_this``), ``folds`` (per fold, numbered from 1: ``n_test``,
-            times and per metric ``expected``, ``variance``, ``std``,
-            ``nominal`` of the scorer's own estimand and ``estimands``: per
-            shown estimand ``estimate``, ``variance``, ``sd``, and for the lead
-            ``ci_low`` and ``ci_high``), ``pooled`` (per metric the
-            :meth:`NoisyScore.to_dict` fields, the interval and the same
-            ``estimands`` with their ``sampling_sd`` and ``total_sd``, and
-            for the lead ``both_ci_low`` and ``both_ci_high``) and
-            ``fold_summary``.
+            Keys ``estimator``, ``n_samples``, ``n_splits``, ``noise``,
+            ``confidence_level``, ``estimand``, ``legend``, ``metrics``, ``folds``,
+            ``pooled`` and ``fold_summary``, described in the
+            :ref:`User Guide <cv_reports>`.
         """
         check_is_fitted(self, "cv_results_")
         return _results_dict(self)
