@@ -1,11 +1,4 @@
-"""Monte Carlo expected value and variance of any metric under label noise.
-
-:func:`monte_carlo_score` redraws the labels from their noise model (Gaussian
-errors ``sigma``, flips ``q`` or a transition matrix), calls the metric on each
-draw and summarises the draws. It works for every callable
-``metric(y_true, y_pred)``, and it is how the exact formulas of this package are
-checked.
-"""
+"""Monte Carlo expected value and variance of any metric under label noise."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
 """The noise-resilience score NR of Viaña & Cohen, its local conditions and G.
 
-J. Viaña and K. Cohen, "Evaluation Criteria for Noise Resilience in Regression
-Algorithms": a regressor trained on noisy observations ``y`` is noise resilient
-in a region of the input when its error against the ground truth ``y_ref``
-varies less there than the error of the data does. Equations in brackets are
-the paper's; the specification, with the errors of the print, is the user
-guide page :ref:`noise_resilience`.
+Equations in brackets are the paper's; the specification, with the errors of
+the print, is the user guide page :ref:`noise_resilience`.
 """
 
 from __future__ import annotations

@@ -1,12 +1,4 @@
-"""The ROC curve with its band when binary labels flip.
-
-:class:`NoisyRocCurveDisplay`, after scikit-learn's
-:class:`~sklearn.metrics.RocCurveDisplay`. The nominal curve is scikit-learn's
-:func:`~sklearn.metrics.roc_curve`; the curve under the flips is the vertical
-average of the ROC curves of redrawn labels, by seeded Monte Carlo
-(user guide: :ref:`roc_curve_display`); the AUC under the flips comes from
-:func:`~sklearn_noisy.metrics.expected_roc_auc_score`.
-"""
+"""The ROC curve with its band when binary labels flip: :class:`NoisyRocCurveDisplay`."""
 
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
 """Paired comparison of several estimators on the same folds and the same noisy labels.
 
-:func:`compare_estimators` cross-validates every estimator on identical splits
-with :class:`NoisyCrossValidator`, then compares each pair twice over:
-
-- against the **label noise**: the difference of the pooled metrics with its
-  exact paired variance (user guide: :ref:`formula_paired`; both models are
-  scored on the same noisy labels, so the noise is shared);
-- against the **split variability**: the Nadeau–Bengio corrected resampled
-  t-test on the per-fold differences.
-
-It reads only public fitted attributes of the cross-validations
-(``oof_responses_``, ``pooled_``, ``fold_scores_``, ``labels_``, ...).
+It reads only public fitted attributes of the cross-validations.
 """
 
 from __future__ import annotations
@@ -456,12 +446,7 @@ def _paired_difference(
     random_state: Any,
     estimand: str = "forward",
 ) -> tuple[NoisyScore, list[NoisyScore], CorrectedTTest]:
-    """``metric_a − metric_b`` pooled and per fold, and the corrected t-test.
-
-    From :func:`~sklearn_noisy.metrics.expected_paired_difference`, for the
-    ``estimand`` of the difference (``"truth"`` only where the metric has a
-    paired truth kernel, see :func:`_difference_estimands`).
-    """
+    """``metric_a − metric_b`` pooled and per fold, and the corrected t-test."""
     scorer = cv_a.scorers_[key]
     method = _pooled_method(scorer, cv_a.oof_responses_)
     response_a = cv_a.oof_responses_[method]
@@ -531,12 +516,7 @@ def _paired_difference(
 def _difference_estimands(
     scorers: dict[str, Any], estimand: str
 ) -> tuple[dict[str, str], dict[str, str]]:
-    """Per metric the estimand of its paired difference, and why not truth.
-
-    Truth where the metric's record has a paired truth kernel and the scorer
-    no metric options; otherwise ``"forward"``, with a note and a
-    :class:`UserWarning`.
-    """
+    """Per metric the estimand of its paired difference, and why it is not truth."""
     kinds, notes = {}, {}
     for key, scorer in scorers.items():
         options = getattr(scorer, "metric_kwargs", None)

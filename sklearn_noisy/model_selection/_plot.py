@@ -1,12 +1,4 @@
-"""The display of a cross-validation: :class:`NoisyCVDisplay`.
-
-Built after scikit-learn's ``*Display``: ``from_estimator(...)`` runs the
-cross-validation and plots it, ``from_cv_results(...)`` plots a fitted
-:class:`NoisyCrossValidator`, and ``plot(ax=None)`` draws on given axes (a new
-figure by default). The noise-resilience curve has the same constructors
-(:mod:`._noise_resilience_plot`). matplotlib is an optional dependency,
-imported only when plotting.
-"""
+"""The display of a cross-validation: :class:`NoisyCVDisplay`."""
 
 from __future__ import annotations
 
