@@ -1,4 +1,4 @@
-"""The ROC curve with its band when binary labels flip: :class:`NoisyRocCurveDisplay`."""
+"""The ROC curve and its band when binary labels flip: NoisyRocCurveDisplay."""
 
 from __future__ import annotations
 
