@@ -122,9 +122,9 @@ class NoisyScorer(_BaseScorer):
     A noise source left at ``None`` is requested as metadata by ``score``: with
     ``sklearn.set_config(enable_metadata_routing=True)`` scikit-learn routes it
     to the scorer, sliced to each test fold. Without routing scikit-learn gives
-    it to the estimator's ``fit``, which fails with ``fit() got an unexpected
-    keyword argument 'sigma'``: enable routing, or give the scorer a constant,
-    column or callable source. A direct call ``scorer(estimator, X, y,
+    it to the estimator's ``fit``, which fails with
+    ``fit() got an unexpected keyword argument 'sigma'``: enable routing, or
+    give the scorer a constant, column or callable source. A direct call ``scorer(estimator, X, y,
     sigma=sigma)`` always accepts the metadata.
 
     Examples
