@@ -124,8 +124,8 @@ class NoisyScorer(_BaseScorer):
     to the scorer, sliced to each test fold. Without routing scikit-learn gives
     it to the estimator's ``fit``, which fails with
     ``fit() got an unexpected keyword argument 'sigma'``: enable routing, or
-    give the scorer a constant, column or callable source. A direct call ``scorer(estimator, X, y,
-    sigma=sigma)`` always accepts the metadata.
+    give the scorer a constant, column or callable source. A direct call
+    ``scorer(estimator, X, y, sigma=sigma)`` always accepts the metadata.
 
     Examples
     --------
