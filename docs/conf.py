@@ -207,10 +207,16 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
-# The first pages a newcomer reads get the full width: no section navigation on
-# the left (the examples link to each other at their foot), so that a line of
-# code (88 characters at most) fits beside the page's table of contents.
-html_sidebars = {"index": [], "getting_started": [], "auto_examples/*": []}
+# The first pages a newcomer reads, and the page that explains the printed
+# report, get the full width: no section navigation on the left (the examples
+# link to each other at their foot), so that a line of code (88 characters at
+# most) and a row of the report's tables fit beside the page's table of contents.
+html_sidebars = {
+    "index": [],
+    "getting_started": [],
+    "user_guide/reading_results": [],
+    "auto_examples/*": [],
+}
 html_context = {"default_mode": "light"}
 
 # -- sphinx-gallery ----------------------------------------------------------
