@@ -207,14 +207,16 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
-# The first pages a newcomer reads, and the page that explains the printed
-# report, get the full width: no section navigation on the left (the examples
-# link to each other at their foot), so that a line of code (88 characters at
-# most) and a row of the report's tables fit beside the page's table of contents.
+# The first pages a newcomer reads, the page that explains the printed report
+# and the page of verification tables get the full width: no section navigation
+# on the left (the examples link to each other at their foot), so that a line of
+# code (88 characters at most) and a table's row fit beside the page's table of
+# contents.
 html_sidebars = {
     "index": [],
     "getting_started": [],
     "user_guide/reading_results": [],
+    "user_guide/verification": [],
     "auto_examples/*": [],
 }
 html_context = {"default_mode": "light"}
