@@ -15,8 +15,9 @@ names then show as plain code. ``SKLEARN_NOISY_DOCS_INTERSPHINX=0`` skips the we
 probing.
 
 ``python docs/_tools/check_rendering.py docs/_build/html index.html ...`` renders
-built pages in headless Chromium and reports horizontal overflow and untypeset
-formulas (with ``--screenshots DIR``, PNGs of them).
+built pages in headless Chromium and reports horizontal overflow, wrapped lines
+of code or printed output, and untypeset formulas (with ``--screenshots DIR``,
+PNGs of them).
 """
 
 from __future__ import annotations
