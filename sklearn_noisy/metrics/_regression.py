@@ -47,8 +47,8 @@ from ._regression_kernels import (
     absolute_error_kernel,
     accumulate,
     output_column,
-    rescaled_squared_error,
-    squared_error_kernel,
+    rescaled_squared_error_sums,
+    squared_error_sums,
 )
 from ._regression_sampling import mae_terms, mse_terms, root_sampling
 from ._rmse_quadrature import rmse_moments, rmse_moments_delta, rmse_nominal
@@ -186,13 +186,11 @@ nominal=0.375, n_samples=4, method='exact')
         )
     check_regression_sigma_dof(sigma_dof, y_true.shape[0])
     with np.errstate(invalid="ignore", over="ignore"):  # checked just below
-        nominal, expected, variance = accumulate(
-            squared_error_kernel, y_true, y_pred, sigma, weight
-        )
-        if not all(np.isfinite(v).all() for v in (nominal, expected, variance)):
-            nominal, expected, variance = rescaled_squared_error(
-                y_true, y_pred, sigma, weight
-            )
+        moments = squared_error_sums(y_true, y_pred, sigma, weight).forward()
+        if not all(np.isfinite(v).all() for v in moments):
+            moments = rescaled_squared_error_sums(y_true, y_pred, sigma, weight)
+            moments = moments.forward()
+    nominal, expected, variance = moments
     _check_finite_results(
         "mean_squared_error", (y_true, y_pred, sigma), (nominal, expected, variance)
     )
@@ -444,7 +442,8 @@ nominal=0.612372, n_samples=4, method='delta')
     n_outputs = y_true.shape[1]
     nominal, expected, variance = np.empty((3, n_outputs))
     with np.errstate(over="ignore", under="ignore"):  # rmse_nominal rescales
-        mse = accumulate(squared_error_kernel, y_true, y_pred, 0.0, weight)[0]
+        sums = squared_error_sums(y_true, y_pred, 0.0, weight)
+        mse = sums.d2 / sums.weight
     for j in range(n_outputs):
         # The nominal as scikit-learn computes it, independent of sigma.
         nominal[j] = rmse_nominal(y_true[:, j], y_pred[:, j], weight, float(mse[j]))

@@ -51,7 +51,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..utils._arrays import chunk_of, chunks
-from ._regression_kernels import _work
+from ._regression_kernels import squared_error_sums
 
 __all__ = [
     "R2Sums",
@@ -135,44 +135,9 @@ def _squared_error_sums(
     # Remeasurement: Var(d̃²) = 4σ²d² + 2σ⁴ = 4E[σ̂²d̃²] − 2σ⁴: 4σ²d² by
     # 4(σ̂²d̃² − σ̂⁴ν/(ν + 2)) and 2σ⁴ by 2σ̂⁴ν/(ν + 2), i.e. 1 − 2/(ν + 2).
     # Floors: 2σ⁴(1 + 1/ν) by 2σ̂⁴(ν + 1)/(ν + 2) and 2σ⁴ by 2σ̂⁴ν/(ν + 2).
-    # Per chunk the sums Σ w d̃², Σ w σ̂², Σ w² σ̂²d̃², Σ w² σ̂⁴ and
-    # Σ w² σ̂⁴/(ν + 2), from which both combinations follow; σ's columns (one,
-    # or one per output) are summed on their own and broadcast.
-    n_samples, n_outputs = y.shape
-    totals = np.zeros((5, n_outputs))
-    for rows in chunks(n_samples):
-        chunk = y[rows]
-        d2 = np.subtract(chunk, y_pred[rows], out=_work(0, chunk.shape))
-        np.square(d2, out=d2)
-        w = None if weight is None else weight[rows]
-        size = d2.shape[0]
-        w_sum, w2_sum = (size, size) if w is None else (w.sum(), w @ w)
-        chunk_sum = _weighted(d2, w)
-        totals[0] += chunk_sum
-        sigma_chunk = chunk_of(sigma, rows)
-        if isinstance(sigma_chunk, np.ndarray):
-            s2 = np.square(sigma_chunk, out=_work(1, sigma_chunk.shape))
-            totals[1] += _weighted(s2, w)
-            totals[2] += _weighted(np.multiply(d2, s2, out=d2), w, 2)
-            s4 = np.square(s2, out=s2)
-            totals[3] += _weighted(s4, w, 2)
-        else:
-            s2 = sigma_chunk * sigma_chunk
-            s4 = s2 * s2
-            totals[1] += s2 * w_sum
-            totals[2] += s2 * (chunk_sum if w is None else _weighted(d2, w, 2))
-            totals[3] += s4 * w2_sum
-        if sigma_dof is not None:
-            scaled = s4 / (chunk_of(sigma_dof, rows) + 2.0)
-            if isinstance(scaled, np.ndarray):
-                totals[4] += _weighted(scaled, w, 2)
-            else:
-                totals[4] += scaled * w2_sum
-    total = float(n_samples) if weight is None else float(weight.sum())
-    nominal, s2_sum, s2d2, s4_sum, s4_dof = totals
-    variance = 4.0 * s2d2 - 2.0 * s4_sum + 2.0 * k * s4_dof
-    floor = 2.0 * s4_sum - 2.0 * floor_k * s4_dof
-    return total, nominal, s2_sum, variance, floor
+    sums = squared_error_sums(y, y_pred, sigma, weight, sigma_dof)
+    variance, floor = sums.unbiased_variance(k, floor_k)
+    return sums.weight, sums.d2, sums.s2, variance, floor
 
 
 def mse_truth(
