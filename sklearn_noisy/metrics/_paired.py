@@ -180,8 +180,8 @@ def _streamed_difference(
     n_draws = _check_positive_int(n_draws, name="n_draws", minimum=2)
     rng = _check_generator(random_state)
     result = streamed_difference_draws(
-        name, y_true, y_pred_a, y_pred_b, options=options, n_draws=n_draws, rng=rng,
-        **kwargs,
+        get_metric_info(name), y_true, y_pred_a, y_pred_b, options=options,
+        n_draws=n_draws, rng=rng, **kwargs,
     )  # fmt: skip
     if result is None:
         return None

@@ -58,6 +58,13 @@ from ._regression import (
     expected_r2_score,
     expected_root_mean_squared_error,
 )
+from ._regression_definitions import (
+    MEAN_ABSOLUTE_ERROR,
+    MEAN_SQUARED_ERROR,
+    R2,
+    ROOT_MEAN_SQUARED_ERROR,
+    RegressionLoss,
+)
 from ._roc_auc import expected_roc_auc_score
 
 __all__ = ["MetricInfo", "get_metric_info", "get_metric_names"]
@@ -116,6 +123,9 @@ class MetricInfo:
         The fewest samples the metric is defined on (2 for R², as in
         scikit-learn, which gives NaN below); a cross-validation fold with
         fewer reports NaN for it.
+    definition : RegressionLoss or None
+        The loss's definition, which the engines read
+        (:mod:`~sklearn_noisy.metrics._regression_definitions`).
     """
 
     name: str
@@ -131,6 +141,7 @@ class MetricInfo:
     paired: Callable[..., Any] | None = None
     paired_truth: Callable[..., Any] | None = None
     min_samples: int = 1
+    definition: RegressionLoss | None = None
 
     def __post_init__(self) -> None:
         if self.noise not in NOISE_KINDS:
@@ -200,6 +211,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             "mean_squared_error",
             expected_mean_squared_error,
             sk.mean_squared_error,
+            definition=MEAN_SQUARED_ERROR,
             display_name="MSE",
             additive=True,
             paired=paired_mean_squared_error,
@@ -209,6 +221,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             "root_mean_squared_error",
             expected_root_mean_squared_error,
             sk.root_mean_squared_error,
+            definition=ROOT_MEAN_SQUARED_ERROR,
             display_name="RMSE",
             additive=False,
         ),
@@ -216,6 +229,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             "mean_absolute_error",
             expected_mean_absolute_error,
             sk.mean_absolute_error,
+            definition=MEAN_ABSOLUTE_ERROR,
             display_name="MAE",
             additive=True,
             paired=paired_mean_absolute_error,
@@ -224,6 +238,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             "r2",
             expected_r2_score,
             sk.r2_score,
+            definition=R2,
             display_name="R²",
             greater_is_better=True,
             scorer_name="expected_r2",

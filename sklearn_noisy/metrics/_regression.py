@@ -33,6 +33,12 @@ from ._gaussian_forms import (
     output_distributions,
 )
 from ._r2_outputs import r2_forward
+from ._regression_definitions import (
+    MEAN_ABSOLUTE_ERROR,
+    MEAN_SQUARED_ERROR,
+    R2,
+    ROOT_MEAN_SQUARED_ERROR,
+)
 from ._regression_estimands import (
     ESTIMAND_DOC,
     MAE_REMEASUREMENT_DOC,
@@ -50,7 +56,7 @@ from ._regression_kernels import (
     rescaled_squared_error_sums,
     squared_error_sums,
 )
-from ._regression_sampling import mae_terms, mse_terms, root_sampling
+from ._regression_sampling import loss_terms, root_sampling
 from ._rmse_quadrature import rmse_moments, rmse_moments_delta, rmse_nominal
 from ._test_set_sampling import with_test_set_sampling
 
@@ -85,7 +91,7 @@ def _check_finite_results(
     )
 
 
-@with_test_set_sampling(mse_terms)
+@with_test_set_sampling(loss_terms(MEAN_SQUARED_ERROR))
 @supports_estimands("forward", "truth", "remeasurement")
 @fill_doc(
     parameters=REGRESSION_PARAMETERS_DOC,
@@ -176,7 +182,7 @@ nominal=0.375, n_samples=4, method='exact')
     y_true, y_pred, sigma, weight, multioutput = inputs
     if estimand != "forward":
         return estimand_score(
-            "mean_squared_error",
+            MEAN_SQUARED_ERROR,
             estimand,
             inputs,
             sigma_dof,
@@ -211,7 +217,7 @@ nominal=0.375, n_samples=4, method='exact')
 _MAE_TRUTH_REASON = "E|e| is analytic in d but |d| has a kink"
 
 
-@with_test_set_sampling(mae_terms)
+@with_test_set_sampling(loss_terms(MEAN_ABSOLUTE_ERROR))
 @supports_estimands("forward", "remeasurement")
 @fill_doc(
     parameters=REGRESSION_PARAMETERS_DOC,
@@ -293,7 +299,7 @@ def expected_mean_absolute_error(
         metric="mean_absolute_error",
     )
     if estimand != "forward":
-        return estimand_score("mean_absolute_error", estimand, inputs, sigma_dof)
+        return estimand_score(MEAN_ABSOLUTE_ERROR, estimand, inputs, sigma_dof)
     check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
     y_true, y_pred, sigma, weight, multioutput = inputs
     nominal, expected, variance = accumulate(
@@ -435,7 +441,7 @@ nominal=0.612372, n_samples=4, method='delta')
     )
     method = _check_method(method)
     if estimand != "forward":
-        return estimand_score("root_mean_squared_error", estimand, inputs, sigma_dof)
+        return estimand_score(ROOT_MEAN_SQUARED_ERROR, estimand, inputs, sigma_dof)
     check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
     y_true, y_pred, sigma, weight, multioutput = inputs
     kernel = rmse_moments if method == "exact" else rmse_moments_delta
@@ -631,6 +637,6 @@ n_samples=8, method='exact')
                 "without multioutput='variance_weighted': its estimates of the "
                 "sums of squares are not the sums scikit-learn's options refer to."
             )
-        return estimand_score("r2", estimand, inputs, sigma_dof)
+        return estimand_score(R2, estimand, inputs, sigma_dof)
     check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
     return r2_forward(inputs, method=method, force_finite=bool(force_finite))

@@ -49,13 +49,15 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
+from scipy.special import ndtr
 
 from ..utils._arrays import chunk_of, chunks
-from ._regression_kernels import squared_error_sums
+from ._regression_kernels import T_MAX, squared_error_sums
 
 __all__ = [
     "R2Sums",
     "RegressionEstimate",
+    "mae_remeasurement",
     "mse_remeasurement",
     "mse_truth",
     "r2_remeasurement",
@@ -263,6 +265,63 @@ def rmse_remeasurement(
     _, variance, flag = _root(mse.nominal, mse.variance, correct=False)
     nominal = np.sqrt(mse.nominal)
     return RegressionEstimate(nominal, variance, nominal, flag)
+
+
+def _folded_variance_estimate(t: np.ndarray) -> np.ndarray:
+    """``k(t) = h(t) - h''(t)/2``, the per-sample MAE variance estimate in σ² units.
+
+    ``h(t) = Var|t + Z| = 1 - 4g(t)(t + g(t))`` (``g`` the normal linear-loss
+    function, user guide: :ref:`formula_mae`) is the folded-normal variance at
+    the true residual ``t = |d|/σ``. Plugging in the observed ``t̃`` overstates
+    it where ``t`` is small (``E h(Z) = 0.56`` against ``h(0) = 0.36``); since
+    ``E h(t + Z) = h(t) + h''(t)/2 + ...``, subtracting ``h''/2`` removes the
+    second-order term. With ``m = t + 2g``, ``m' = 1 - 2Φ(-t)`` and
+    ``h'' = 2 - 2m'² - 4mφ(t)``: ``k = m'² + 2mφ(t) - 4g(t + g)``, without
+    cancellation (``k → 1`` for large ``t``, ``k(0) = 0``). Over ``t`` from 0
+    to 10 the SD it implies is within +11 % (at ``t = 0``) and -3 % (at
+    ``t = 1.5``) of the true SD, against +25 % for the plain plug-in.
+    """
+    phi = np.exp(-0.5 * t * t) / np.sqrt(2.0 * np.pi)
+    upper = ndtr(-t)
+    g = phi - t * upper
+    slope = 1.0 - 2.0 * upper
+    k = slope * slope + 2.0 * (t + 2.0 * g) * phi - 4.0 * g * (t + g)
+    return np.maximum(k, 0.0)
+
+
+def mae_remeasurement(
+    y: np.ndarray,
+    y_pred: np.ndarray,
+    sigma: Any,
+    sigma_dof: Any = None,
+    weight: np.ndarray | None = None,
+) -> RegressionEstimate:
+    """The nominal MAE and the estimate of its remeasurement variance.
+
+    ``Σ w² σ̂² k(|d̃|/σ̂) / W²`` with ``k`` of :func:`_folded_variance_estimate`;
+    ``t`` is capped at 40 (``k = 1``), which also covers ``σ = 0``. Floored,
+    as the other regression variances, at the estimate ``Σ w² σ̂² h(0) / W²``
+    of its lower bound: ``h(t) >= h(0) = 1 - 2/π``. ``flag`` is all False.
+    """
+    n_samples, n_outputs = y.shape
+    totals = np.zeros((3, n_outputs))
+    for rows in chunks(n_samples):
+        d = np.abs(y[rows] - y_pred[rows])
+        w = None if weight is None else weight[rows]
+        s = chunk_of(sigma, rows)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.fmin(d / s, T_MAX)
+        s2 = np.broadcast_to(np.square(s), d.shape)
+        variance = s2 * _folded_variance_estimate(t)
+        totals[0] += d.sum(axis=0) if w is None else w @ d
+        totals[1] += variance.sum(axis=0) if w is None else (w * w) @ variance
+        totals[2] += s2.sum(axis=0) if w is None else (w * w) @ s2
+    total = float(n_samples) if weight is None else float(weight.sum())
+    variance = np.maximum(totals[1], (1.0 - 2.0 / np.pi) * totals[2])
+    nominal = totals[0] / total
+    return RegressionEstimate(
+        nominal, variance / (total * total), nominal, np.zeros(n_outputs, dtype=bool)
+    )
 
 
 class R2Sums(NamedTuple):

@@ -1,0 +1,141 @@
+"""The regression losses, each defined once.
+
+A :class:`RegressionLoss` holds what the engines need to know about one loss,
+so that no engine knows a loss by name: its per-sample terms for each
+estimand (the weighted mean of the terms is the reported estimate: the
+test-set sampling engine's input), its truth and remeasurement kernels with
+the ``method`` they report, the warning for a degenerate truth estimate, and
+the difference of two models from the sums the streamed paired Monte Carlo
+draws. The sums themselves are taken once, by the accumulators of
+:mod:`~sklearn_noisy.metrics._regression_kernels`. The registry record points
+at the definition (:attr:`~sklearn_noisy.metrics.MetricInfo.definition`),
+which also holds the scikit-learn counterpart and the scorer's conventions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ._regression_kernels import T_MAX, linear_loss_of_negative
+from ._truth_regression import (
+    mae_remeasurement,
+    mse_remeasurement,
+    mse_truth,
+    r2_remeasurement,
+    r2_truth,
+    rmse_remeasurement,
+    rmse_truth,
+)
+
+__all__ = [
+    "MEAN_ABSOLUTE_ERROR",
+    "MEAN_SQUARED_ERROR",
+    "R2",
+    "ROOT_MEAN_SQUARED_ERROR",
+    "RegressionLoss",
+]
+
+#: ``terms(y_true, y_pred, sigma) -> h``, all of shape ``(n_samples, n_outputs)``.
+Terms = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class RegressionLoss:
+    """One regression loss, as the engines read it.
+
+    Parameters
+    ----------
+    name : str
+        The registry name (``NoisyScore.metric``).
+    terms : mapping of str to callable
+        Per estimand, ``terms(y_true, y_pred, sigma) -> h``: the per-sample
+        terms whose weighted mean is the estimate (user guide:
+        :ref:`error_budget`). Absent for a loss that is not such a mean.
+    estimands : mapping of str to (callable, str)
+        Per non-forward estimand, the kernel ``(y, y_pred, sigma, sigma_dof,
+        weight) -> RegressionEstimate`` of
+        :mod:`~sklearn_noisy.metrics._truth_regression` and the ``method`` its
+        result reports.
+    degenerate : str
+        The warning where a truth estimate is flagged degenerate, with
+        ``{outputs}`` where the flagged outputs go ("" if none can be).
+    streamed_difference : callable or None
+        ``(sse_a, sse_b, sst, w_total) -> per-output metric(A) − metric(B)``
+        from one draw's sums of squared errors of both models and total sum of
+        squares (the streamed paired Monte Carlo); None: not streamed.
+    """
+
+    name: str
+    terms: Mapping[str, Terms] = field(default_factory=dict)
+    estimands: Mapping[str, tuple[Callable[..., Any], str]] = field(
+        default_factory=dict
+    )
+    degenerate: str = ""
+    streamed_difference: Callable[..., np.ndarray] | None = None
+
+
+def _mean_absolute(y: np.ndarray, y_pred: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """``E|d + e| = |d| + 2σ g(|d|/σ)`` with the kernel's linear-loss function."""
+    h = np.abs(y - y_pred)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = np.fmax(-h / s, -T_MAX)  # σ = 0: −inf or NaN, then −40: g = 0
+    return h + 2.0 * s * linear_loss_of_negative(u, out=np.empty(u.shape))
+
+
+MEAN_SQUARED_ERROR = RegressionLoss(
+    "mean_squared_error",
+    terms={
+        "forward": lambda y, p, s: np.square(y - p) + np.square(s),
+        "truth": lambda y, p, s: np.square(y - p) - np.square(s),
+        "remeasurement": lambda y, p, s: np.square(y - p),
+    },
+    estimands={
+        "truth": (mse_truth, "exact"),
+        "remeasurement": (mse_remeasurement, "exact"),
+    },
+)
+
+ROOT_MEAN_SQUARED_ERROR = RegressionLoss(
+    "root_mean_squared_error",
+    estimands={
+        "truth": (rmse_truth, "delta"),
+        "remeasurement": (rmse_remeasurement, "delta"),
+    },
+    degenerate=(
+        "The truth estimate of the MSE is <= 0{outputs}: the label noise "
+        "accounts for all of the observed error, so the RMSE against the true "
+        "values is reported clipped at 0; its interval's upper end is the "
+        "informative number."
+    ),
+    streamed_difference=lambda sse_a, sse_b, sst, w: (
+        np.sqrt(sse_a / w) - np.sqrt(sse_b / w)
+    ),
+)
+
+MEAN_ABSOLUTE_ERROR = RegressionLoss(
+    "mean_absolute_error",
+    terms={
+        "forward": _mean_absolute,
+        "remeasurement": lambda y, p, s: np.abs(y - p),
+    },
+    estimands={"remeasurement": (mae_remeasurement, "delta")},
+)
+
+R2 = RegressionLoss(
+    "r2",
+    estimands={
+        "truth": (r2_truth, "delta"),
+        "remeasurement": (r2_remeasurement, "delta"),
+    },
+    degenerate=(
+        "R² against the true values is not estimable{outputs}: the estimated "
+        "total sum of squares of the true values is <= 0 (the labels vary no "
+        "more than their noise), so the estimate and its variance are NaN."
+    ),
+    # R²_A − R²_B = (SSE_B − SSE_A) / SST, SST shared
+    streamed_difference=lambda sse_a, sse_b, sst, w: (sse_b - sse_a) / sst,
+)
