@@ -60,9 +60,12 @@ from ._regression import (
 )
 from ._regression_definitions import (
     MEAN_ABSOLUTE_ERROR,
+    MEAN_ABSOLUTE_PERCENTAGE_ERROR,
     MEAN_SQUARED_ERROR,
+    MEAN_SQUARED_PERCENTAGE_ERROR,
     R2,
     ROOT_MEAN_SQUARED_ERROR,
+    ROOT_MEAN_SQUARED_PERCENTAGE_ERROR,
     RegressionLoss,
 )
 from ._roc_auc import expected_roc_auc_score
@@ -251,6 +254,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             "mean_absolute_percentage_error",
             expected_mean_absolute_percentage_error,
             sk.mean_absolute_percentage_error,
+            definition=MEAN_ABSOLUTE_PERCENTAGE_ERROR,
             display_name="MAPE",
             additive=True,
             default_targets=(),
@@ -259,6 +263,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             "mean_squared_percentage_error",
             expected_mean_squared_percentage_error,
             mean_squared_percentage_error,
+            definition=MEAN_SQUARED_PERCENTAGE_ERROR,
             display_name="MSPE",
             additive=True,
             default_targets=(),
@@ -267,6 +272,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             "root_mean_squared_percentage_error",
             expected_root_mean_squared_percentage_error,
             root_mean_squared_percentage_error,
+            definition=ROOT_MEAN_SQUARED_PERCENTAGE_ERROR,
             display_name="RMSPE",
             additive=False,
             default_targets=(),

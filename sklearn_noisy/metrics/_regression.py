@@ -176,7 +176,7 @@ nominal=0.375, n_samples=4, method='exact')
         sigma=sigma,
         sample_weight=sample_weight,
         multioutput=multioutput,
-        metric="mean_squared_error",
+        multioutput_rules=MEAN_SQUARED_ERROR.multioutput,
         ensure_finite=False,
     )
     y_true, y_pred, sigma, weight, multioutput = inputs
@@ -296,7 +296,7 @@ def expected_mean_absolute_error(
         sigma=sigma,
         sample_weight=sample_weight,
         multioutput=multioutput,
-        metric="mean_absolute_error",
+        multioutput_rules=MEAN_ABSOLUTE_ERROR.multioutput,
     )
     if estimand != "forward":
         return estimand_score(MEAN_ABSOLUTE_ERROR, estimand, inputs, sigma_dof)
@@ -437,7 +437,7 @@ nominal=0.612372, n_samples=4, method='delta')
         sigma=sigma,
         sample_weight=sample_weight,
         multioutput=multioutput,
-        metric="root_mean_squared_error",
+        multioutput_rules=ROOT_MEAN_SQUARED_ERROR.multioutput,
     )
     method = _check_method(method)
     if estimand != "forward":
@@ -621,7 +621,7 @@ n_samples=8, method='exact')
         sigma=sigma,
         sample_weight=sample_weight,
         multioutput=multioutput,
-        metric="r2",
+        multioutput_rules=R2.multioutput,
     )
     method = _check_method(method)
     if not isinstance(force_finite, (bool, np.bool_)):

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from ..utils._validation import MultioutputRules
+from ._percentage_kernels import relative_error_terms
 from ._regression_kernels import T_MAX, linear_loss_of_negative
 from ._truth_regression import (
     mae_remeasurement,
@@ -33,11 +35,17 @@ from ._truth_regression import (
 
 __all__ = [
     "MEAN_ABSOLUTE_ERROR",
+    "MEAN_ABSOLUTE_PERCENTAGE_ERROR",
     "MEAN_SQUARED_ERROR",
+    "MEAN_SQUARED_PERCENTAGE_ERROR",
     "R2",
     "ROOT_MEAN_SQUARED_ERROR",
+    "ROOT_MEAN_SQUARED_PERCENTAGE_ERROR",
     "RegressionLoss",
 ]
+
+#: The ``multioutput`` rules of the means of per-sample losses (scikit-learn's).
+_MEAN_RULES = MultioutputRules(one_output_weights=False)
 
 #: ``terms(y_true, y_pred, sigma) -> h``, all of shape ``(n_samples, n_outputs)``.
 Terms = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
@@ -67,6 +75,8 @@ class RegressionLoss:
         ``(sse_a, sse_b, sst, w_total) -> per-output metric(A) − metric(B)``
         from one draw's sums of squared errors of both models and total sum of
         squares (the streamed paired Monte Carlo); None: not streamed.
+    multioutput : MultioutputRules
+        scikit-learn's ``multioutput`` rules of the metric.
     """
 
     name: str
@@ -76,6 +86,7 @@ class RegressionLoss:
     )
     degenerate: str = ""
     streamed_difference: Callable[..., np.ndarray] | None = None
+    multioutput: MultioutputRules = _MEAN_RULES
 
 
 def _mean_absolute(y: np.ndarray, y_pred: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -114,6 +125,7 @@ ROOT_MEAN_SQUARED_ERROR = RegressionLoss(
     streamed_difference=lambda sse_a, sse_b, sst, w: (
         np.sqrt(sse_a / w) - np.sqrt(sse_b / w)
     ),
+    multioutput=MultioutputRules(one_output_weights=True),
 )
 
 MEAN_ABSOLUTE_ERROR = RegressionLoss(
@@ -138,4 +150,38 @@ R2 = RegressionLoss(
     ),
     # R²_A − R²_B = (SSE_B − SSE_A) / SST, SST shared
     streamed_difference=lambda sse_a, sse_b, sst, w: (sse_b - sse_a) / sst,
+    multioutput=MultioutputRules(variance_weighted=True, one_output_weights=False),
+)
+
+
+def _relative(square: bool) -> Terms:
+    """The forward terms ``E[g_i]`` of the relative error ``g`` (or ``g²``).
+
+    The nominal terms, bit for bit, when every label is exact.
+    """
+
+    def terms(y: np.ndarray, y_pred: np.ndarray, s: np.ndarray) -> np.ndarray:
+        center, mean, _, nominal_terms = relative_error_terms(y, y_pred, s, square)
+        return nominal_terms if not np.any(s > 0.0) else center + mean
+
+    return terms
+
+
+#: The percentage errors take output weights for a single output.
+_PERCENTAGE_RULES = MultioutputRules()
+
+MEAN_ABSOLUTE_PERCENTAGE_ERROR = RegressionLoss(
+    "mean_absolute_percentage_error",
+    terms={"forward": _relative(square=False)},
+    multioutput=_PERCENTAGE_RULES,
+)
+
+MEAN_SQUARED_PERCENTAGE_ERROR = RegressionLoss(
+    "mean_squared_percentage_error",
+    terms={"forward": _relative(square=True)},
+    multioutput=_PERCENTAGE_RULES,
+)
+
+ROOT_MEAN_SQUARED_PERCENTAGE_ERROR = RegressionLoss(
+    "root_mean_squared_percentage_error", multioutput=_PERCENTAGE_RULES
 )

@@ -51,7 +51,7 @@ def loss_terms(definition: RegressionLoss) -> Callable[..., Any]:
             sigma=arguments["sigma"],
             sample_weight=arguments.get("sample_weight"),
             multioutput=arguments.get("multioutput", "uniform_average"),
-            metric=definition.name,
+            multioutput_rules=definition.multioutput,
         )
         s = np.broadcast_to(np.asarray(sigma, dtype=float), y_true.shape)
         h = definition.terms[arguments.get("estimand", "forward")](y_true, y_pred, s)
