@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..utils._validation import MultioutputRules
+from ._paired_existence import r2_difference_existence
 from ._percentage_kernels import relative_error_terms
 from ._regression_kernels import T_MAX, linear_loss_of_negative
 from ._truth_regression import (
@@ -77,6 +78,10 @@ class RegressionLoss:
         squares (the streamed paired Monte Carlo); None: not streamed.
     multioutput : MultioutputRules
         scikit-learn's ``multioutput`` rules of the metric.
+    paired_existence : callable or None
+        ``(y, a, b, sigma, weight, output_weights) -> existence`` where the
+        moments of a paired difference may not exist
+        (:func:`~._paired_existence.r2_difference_existence`); None: they do.
     """
 
     name: str
@@ -87,6 +92,7 @@ class RegressionLoss:
     degenerate: str = ""
     streamed_difference: Callable[..., np.ndarray] | None = None
     multioutput: MultioutputRules = _MEAN_RULES
+    paired_existence: Callable[..., Any] | None = None
 
 
 def _mean_absolute(y: np.ndarray, y_pred: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -151,6 +157,7 @@ R2 = RegressionLoss(
     # R²_A − R²_B = (SSE_B − SSE_A) / SST, SST shared
     streamed_difference=lambda sse_a, sse_b, sst, w: (sse_b - sse_a) / sst,
     multioutput=MultioutputRules(variance_weighted=True, one_output_weights=False),
+    paired_existence=r2_difference_existence,
 )
 
 

@@ -150,23 +150,11 @@ def _columns(d: np.ndarray, s: Any) -> list[tuple[np.ndarray, Any]]:
 
 
 class SquaredErrorSums(NamedTuple):
-    """Per-output sums of the squared-error terms: the MSE's sums, written once.
-
-    Every engine of the MSE family reads them: the forward moments, the truth
-    and remeasurement estimates and their variance floors (user guide:
-    :ref:`formula_mse`, :ref:`formula_truth`). Arrays of shape ``(n_outputs,)``.
-
-    Attributes
-    ----------
-    weight : float
-        ``W = Σ w``.
-    d2, s2 : ndarray
-        ``Σ w d²`` and ``Σ w σ²``.
-    s2d2, s4 : ndarray
-        ``Σ w² σ² d²`` and ``Σ w² σ⁴``.
-    s4_dof : ndarray
-        ``Σ w² σ⁴ / (ν + 2)`` (0 when σ is known, ``sigma_dof=None``).
-    """
+    """Per-output sums of the squared-error terms, from which every engine of
+    the MSE family reduces (forward, truth, remeasurement; user guide:
+    :ref:`formula_mse`, :ref:`formula_truth`): ``W = Σ w``, ``Σ w d²``,
+    ``Σ w σ²``, ``Σ w² σ² d²``, ``Σ w² σ⁴`` and ``Σ w² σ⁴ / (ν + 2)`` (0 when
+    σ is known)."""
 
     weight: float
     d2: np.ndarray
@@ -176,23 +164,12 @@ class SquaredErrorSums(NamedTuple):
     s4_dof: np.ndarray
 
     def forward(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(nominal, E, Var)`` of the MSE: ``E = Σ w (d² + σ²) / W`` and
+        """``(nominal, E, Var)`` of the MSE: ``E = Σ w (d² + σ²) / W``,
         ``Var = Σ w² (2σ⁴ + 4σ²d²) / W²``."""
         w_sum = self.weight
         nominal = self.d2 / w_sum
-        expected = nominal + self.s2 / w_sum
         variance = (2.0 * self.s4 + 4.0 * self.s2d2) / (w_sum * w_sum)
-        return nominal, expected, variance
-
-    def unbiased_variance(self, k: float, floor_k: float) -> tuple[np.ndarray, ...]:
-        """``(Σ w² σ̂² (4d̃² − 2σ̂² (1 − k/(ν + 2))), Σ w² 2σ̂⁴ (1 − floor_k/(ν + 2)))``.
-
-        The truth (``k = 3``, ``floor_k = 1``) and remeasurement (``k = 2``,
-        ``floor_k = 2``) variance sums and the sums of their floors
-        (:mod:`~sklearn_noisy.metrics._truth_regression`).
-        """
-        variance = 4.0 * self.s2d2 - 2.0 * self.s4 + 2.0 * k * self.s4_dof
-        return variance, 2.0 * self.s4 - 2.0 * floor_k * self.s4_dof
+        return nominal, nominal + self.s2 / w_sum, variance
 
 
 def squared_error_sums(
@@ -215,13 +192,12 @@ def squared_error_sums(
     totals = np.zeros((5, n_outputs))
     for rows in chunks(n_samples):
         chunk = y_true[rows]
+        s = chunk_of(sigma, rows)
         if scale is None:
             d = np.subtract(chunk, y_pred[rows], out=_work(0, chunk.shape))
-            s = chunk_of(sigma, rows)
         else:
             d = chunk / scale[0] - y_pred[rows] / scale[0]
-            s = chunk_of(sigma, rows)
-            s = s / scale[1] if isinstance(s, float) else np.asarray(s) / scale[1]
+            s = np.divide(s, scale[1])
         w = None if weight is None else weight[rows]
         dof = None if sigma_dof is None else chunk_of(sigma_dof, rows)
         _squared_error_chunk(d, s, w, dof, totals)

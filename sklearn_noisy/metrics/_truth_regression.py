@@ -138,7 +138,8 @@ def _squared_error_sums(
     # 4(σ̂²d̃² − σ̂⁴ν/(ν + 2)) and 2σ⁴ by 2σ̂⁴ν/(ν + 2), i.e. 1 − 2/(ν + 2).
     # Floors: 2σ⁴(1 + 1/ν) by 2σ̂⁴(ν + 1)/(ν + 2) and 2σ⁴ by 2σ̂⁴ν/(ν + 2).
     sums = squared_error_sums(y, y_pred, sigma, weight, sigma_dof)
-    variance, floor = sums.unbiased_variance(k, floor_k)
+    variance = 4.0 * sums.s2d2 - 2.0 * sums.s4 + 2.0 * k * sums.s4_dof
+    floor = 2.0 * sums.s4 - 2.0 * floor_k * sums.s4_dof
     return sums.weight, sums.d2, sums.s2, variance, floor
 
 
