@@ -38,6 +38,7 @@ from ._regression_definitions import (
     MEAN_SQUARED_ERROR,
     R2,
     ROOT_MEAN_SQUARED_ERROR,
+    RegressionLoss,
 )
 from ._regression_estimands import (
     ESTIMAND_DOC,
@@ -68,6 +69,32 @@ __all__ = [
 ]
 
 
+def _validated(
+    definition: RegressionLoss,
+    estimand: str,
+    y_true: Any,
+    y_pred: Any,
+    sigma: Any,
+    sample_weight: Any,
+    multioutput: Any,
+    *,
+    reason: str | None = None,
+    ensure_finite: bool = True,
+) -> tuple[np.ndarray, np.ndarray, Any, np.ndarray | None, Any]:
+    """``estimand`` checked against the loss's, then the inputs validated."""
+    supported = ("forward", *definition.estimands)
+    check_estimand(estimand, metric=definition.name, supported=supported, reason=reason)
+    return check_regression_inputs(
+        y_true,
+        y_pred,
+        sigma=sigma,
+        sample_weight=sample_weight,
+        multioutput=multioutput,
+        multioutput_rules=definition.multioutput,
+        ensure_finite=ensure_finite,
+    )
+
+
 def _check_finite_results(
     metric: str, inputs: tuple[Any, Any, Any], results: tuple[np.ndarray, ...]
 ) -> None:
@@ -92,7 +119,7 @@ def _check_finite_results(
 
 
 @with_test_set_sampling(loss_terms(MEAN_SQUARED_ERROR))
-@supports_estimands("forward", "truth", "remeasurement")
+@supports_estimands("forward", *MEAN_SQUARED_ERROR.estimands)
 @fill_doc(
     parameters=REGRESSION_PARAMETERS_DOC,
     sigma_dof=SIGMA_DOF_DOC,
@@ -147,22 +174,12 @@ def expected_mean_squared_error(
     NoisyScore(metric='mean_squared_error', expected=0.625, std=0.3536, \
     nominal=0.375, n_samples=4, method='exact')
     """
-    check_estimand(
-        estimand,
-        metric="mean_squared_error",
-        supported=expected_mean_squared_error.estimands,
-    )
     # The kernels' sums are NaN/inf whenever an input is, so the inputs are
     # scanned for NaN/inf only when a result is not finite.
-    inputs = check_regression_inputs(
-        y_true,
-        y_pred,
-        sigma=sigma,
-        sample_weight=sample_weight,
-        multioutput=multioutput,
-        multioutput_rules=MEAN_SQUARED_ERROR.multioutput,
-        ensure_finite=False,
-    )
+    inputs = _validated(
+        MEAN_SQUARED_ERROR, estimand, y_true, y_pred, sigma, sample_weight,
+        multioutput, ensure_finite=False,
+    )  # fmt: skip
     y_true, y_pred, sigma, weight, multioutput = inputs
     if estimand != "forward":
         return estimand_score(
@@ -202,7 +219,7 @@ _MAE_TRUTH_REASON = "E|e| is analytic in d but |d| has a kink"
 
 
 @with_test_set_sampling(loss_terms(MEAN_ABSOLUTE_ERROR))
-@supports_estimands("forward", "remeasurement")
+@supports_estimands("forward", *MEAN_ABSOLUTE_ERROR.estimands)
 @fill_doc(
     parameters=REGRESSION_PARAMETERS_DOC,
     sigma_dof=SIGMA_DOF_DOC,
@@ -249,20 +266,10 @@ def expected_mean_absolute_error(
     >>> round(score.expected, 6), round(score.variance, 6), score.nominal
     (0.982258, 0.250588, 0.5)
     """
-    check_estimand(
-        estimand,
-        metric="mean_absolute_error",
-        supported=expected_mean_absolute_error.estimands,
-        reason=_MAE_TRUTH_REASON,
-    )
-    inputs = check_regression_inputs(
-        y_true,
-        y_pred,
-        sigma=sigma,
-        sample_weight=sample_weight,
-        multioutput=multioutput,
-        multioutput_rules=MEAN_ABSOLUTE_ERROR.multioutput,
-    )
+    inputs = _validated(
+        MEAN_ABSOLUTE_ERROR, estimand, y_true, y_pred, sigma, sample_weight,
+        multioutput, reason=_MAE_TRUTH_REASON,
+    )  # fmt: skip
     if estimand != "forward":
         return estimand_score(MEAN_ABSOLUTE_ERROR, estimand, inputs, sigma_dof)
     check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
@@ -299,7 +306,7 @@ def _check_method(method: Any) -> str:
 
 
 @with_test_set_sampling(hook=root_sampling(expected_mean_squared_error))
-@supports_estimands("forward", "truth", "remeasurement")
+@supports_estimands("forward", *ROOT_MEAN_SQUARED_ERROR.estimands)
 @fill_doc(
     parameters=REGRESSION_PARAMETERS_DOC,
     method=METHOD_DOC,
@@ -355,19 +362,10 @@ def expected_root_mean_squared_error(
     NoisyScore(metric='root_mean_squared_error', expected=0.758283, std=0.2236, \
     nominal=0.612372, n_samples=4, method='exact')
     """
-    check_estimand(
-        estimand,
-        metric="root_mean_squared_error",
-        supported=expected_root_mean_squared_error.estimands,
-    )
-    inputs = check_regression_inputs(
-        y_true,
-        y_pred,
-        sigma=sigma,
-        sample_weight=sample_weight,
-        multioutput=multioutput,
-        multioutput_rules=ROOT_MEAN_SQUARED_ERROR.multioutput,
-    )
+    inputs = _validated(
+        ROOT_MEAN_SQUARED_ERROR, estimand, y_true, y_pred, sigma, sample_weight,
+        multioutput,
+    )  # fmt: skip
     method = _check_method(method)
     if estimand != "forward":
         return estimand_score(ROOT_MEAN_SQUARED_ERROR, estimand, inputs, sigma_dof)
@@ -412,7 +410,7 @@ def expected_root_mean_squared_error(
 
 
 @with_test_set_sampling()
-@supports_estimands("forward", "truth", "remeasurement")
+@supports_estimands("forward", *R2.estimands)
 @fill_doc(
     parameters=REGRESSION_PARAMETERS_DOC,
     method=METHOD_DOC,
@@ -476,15 +474,7 @@ def expected_r2_score(
     NoisyScore(metric='r2', expected=0.916235, std=0.03933, nominal=0.957138, \
     n_samples=8, method='exact')
     """
-    check_estimand(estimand, metric="r2", supported=expected_r2_score.estimands)
-    inputs = check_regression_inputs(
-        y_true,
-        y_pred,
-        sigma=sigma,
-        sample_weight=sample_weight,
-        multioutput=multioutput,
-        multioutput_rules=R2.multioutput,
-    )
+    inputs = _validated(R2, estimand, y_true, y_pred, sigma, sample_weight, multioutput)
     method = _check_method(method)
     if not isinstance(force_finite, (bool, np.bool_)):
         raise TypeError(f"force_finite must be a bool; got {force_finite!r}.")
