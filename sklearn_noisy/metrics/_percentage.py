@@ -257,7 +257,7 @@ def expected_mean_absolute_percentage_error(
     )  # fmt: skip
     nominal, expected, variance, n_samples, multioutput = results
     return aggregate_outputs(
-        "mean_absolute_percentage_error", nominal, expected, variance, n_samples,
+        MEAN_ABSOLUTE_PERCENTAGE_ERROR.name, nominal, expected, variance, n_samples,
         multioutput,
     )  # fmt: skip
 
@@ -308,7 +308,7 @@ def expected_mean_squared_percentage_error(
     )  # fmt: skip
     nominal, expected, variance, n_samples, multioutput = results
     return aggregate_outputs(
-        "mean_squared_percentage_error", nominal, expected, variance, n_samples,
+        MEAN_SQUARED_PERCENTAGE_ERROR.name, nominal, expected, variance, n_samples,
         multioutput,
     )  # fmt: skip
 
@@ -361,6 +361,6 @@ def expected_root_mean_squared_percentage_error(
         expected = np.where(mean > 0, np.sqrt(mean) - variance / (8.0 * mean**1.5), 0.0)
         root_variance = np.where(mean > 0, variance / (4.0 * mean), 0.0)
     return aggregate_outputs(
-        "root_mean_squared_percentage_error", np.sqrt(nominal), expected,
+        ROOT_MEAN_SQUARED_PERCENTAGE_ERROR.name, np.sqrt(nominal), expected,
         root_variance, n_samples, multioutput, method="delta",
     )  # fmt: skip

@@ -188,7 +188,7 @@ def expected_mean_squared_error(
             inputs,
             sigma_dof,
             check=lambda results: _check_finite_results(
-                "mean_squared_error", (y_true, y_pred, sigma), results
+                MEAN_SQUARED_ERROR.name, (y_true, y_pred, sigma), results
             ),
         )
     check_regression_sigma_dof(sigma_dof, y_true.shape[0])
@@ -199,10 +199,10 @@ def expected_mean_squared_error(
             moments = moments.forward()
     nominal, expected, variance = moments
     _check_finite_results(
-        "mean_squared_error", (y_true, y_pred, sigma), (nominal, expected, variance)
+        MEAN_SQUARED_ERROR.name, (y_true, y_pred, sigma), (nominal, expected, variance)
     )
     return aggregate_outputs(
-        "mean_squared_error",
+        MEAN_SQUARED_ERROR.name,
         nominal,
         expected,
         variance,
@@ -278,10 +278,10 @@ def expected_mean_absolute_error(
         absolute_error_kernel, y_true, y_pred, sigma, weight, parallel=True
     )
     _check_finite_results(
-        "mean_absolute_error", (y_true, y_pred, sigma), (nominal, expected, variance)
+        MEAN_ABSOLUTE_ERROR.name, (y_true, y_pred, sigma), (nominal, expected, variance)
     )
     return aggregate_outputs(
-        "mean_absolute_error",
+        MEAN_ABSOLUTE_ERROR.name,
         nominal,
         expected,
         variance,
@@ -390,7 +390,7 @@ def expected_root_mean_squared_error(
         if variance[j] == 0.0:  # no label noise: exactly the classical metric
             expected[j] = nominal[j]
     return aggregate_outputs(
-        "root_mean_squared_error",
+        ROOT_MEAN_SQUARED_ERROR.name,
         nominal,
         expected,
         variance,
