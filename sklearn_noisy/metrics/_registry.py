@@ -172,17 +172,22 @@ class MetricInfo:
 
 
 def _regression(
-    name: str, function: Callable, sklearn_function: Callable, **options: Any
+    definition: RegressionLoss,
+    function: Callable,
+    sklearn_function: Callable,
+    **options: Any,
 ) -> MetricInfo:
     options.setdefault("greater_is_better", False)
-    options.setdefault("scorer_name", f"neg_expected_{name}")
+    options.setdefault("scorer_name", f"neg_expected_{definition.name}")
     options.setdefault("default_targets", ("continuous",))
     return MetricInfo(
-        name=name,
+        name=definition.name,
+        additive=bool(definition.terms),  # a mean of per-sample terms
         function=function,
         sklearn_function=sklearn_function,
         response_method="predict",
         noise="sigma",
+        definition=definition,
         **options,
     )
 
@@ -211,70 +216,56 @@ _REGISTRY: dict[str, MetricInfo] = {
     info.name: info
     for info in (
         _regression(
-            "mean_squared_error",
+            MEAN_SQUARED_ERROR,
             expected_mean_squared_error,
             sk.mean_squared_error,
-            definition=MEAN_SQUARED_ERROR,
             display_name="MSE",
-            additive=True,
             paired=paired_mean_squared_error,
             paired_truth=paired_mean_squared_error_truth,
         ),
         _regression(
-            "root_mean_squared_error",
+            ROOT_MEAN_SQUARED_ERROR,
             expected_root_mean_squared_error,
             sk.root_mean_squared_error,
-            definition=ROOT_MEAN_SQUARED_ERROR,
             display_name="RMSE",
-            additive=False,
         ),
         _regression(
-            "mean_absolute_error",
+            MEAN_ABSOLUTE_ERROR,
             expected_mean_absolute_error,
             sk.mean_absolute_error,
-            definition=MEAN_ABSOLUTE_ERROR,
             display_name="MAE",
-            additive=True,
             paired=paired_mean_absolute_error,
         ),
         _regression(
-            "r2",
+            R2,
             expected_r2_score,
             sk.r2_score,
-            definition=R2,
             display_name="R²",
             greater_is_better=True,
             scorer_name="expected_r2",
-            additive=False,
             min_samples=2,
         ),
         # Percentage errors: not defaults (near-zero labels make them
         # depend on scikit-learn's floor of the denominator).
         _regression(
-            "mean_absolute_percentage_error",
+            MEAN_ABSOLUTE_PERCENTAGE_ERROR,
             expected_mean_absolute_percentage_error,
             sk.mean_absolute_percentage_error,
-            definition=MEAN_ABSOLUTE_PERCENTAGE_ERROR,
             display_name="MAPE",
-            additive=True,
             default_targets=(),
         ),
         _regression(
-            "mean_squared_percentage_error",
+            MEAN_SQUARED_PERCENTAGE_ERROR,
             expected_mean_squared_percentage_error,
             mean_squared_percentage_error,
-            definition=MEAN_SQUARED_PERCENTAGE_ERROR,
             display_name="MSPE",
-            additive=True,
             default_targets=(),
         ),
         _regression(
-            "root_mean_squared_percentage_error",
+            ROOT_MEAN_SQUARED_PERCENTAGE_ERROR,
             expected_root_mean_squared_percentage_error,
             root_mean_squared_percentage_error,
-            definition=ROOT_MEAN_SQUARED_PERCENTAGE_ERROR,
             display_name="RMSPE",
-            additive=False,
             default_targets=(),
         ),
         _classification(

@@ -1,15 +1,8 @@
-"""The regression losses, each defined once.
+"""The regression losses, each defined once, as the engines read them.
 
-A :class:`RegressionLoss` holds what the engines need to know about one loss,
-so that no engine knows a loss by name: its per-sample terms for each
-estimand (the weighted mean of the terms is the reported estimate: the
-test-set sampling engine's input), its truth and remeasurement kernels with
-the ``method`` they report, the warning for a degenerate truth estimate, and
-the difference of two models from the sums the streamed paired Monte Carlo
-draws. The sums themselves are taken once, by the accumulators of
-:mod:`~sklearn_noisy.metrics._regression_kernels`. The registry record points
-at the definition (:attr:`~sklearn_noisy.metrics.MetricInfo.definition`),
-which also holds the scikit-learn counterpart and the scorer's conventions.
+No engine knows a loss by name: each reads its :class:`RegressionLoss`,
+which the registry record points at (``MetricInfo.definition``). The sums are
+taken by the accumulators of :mod:`~sklearn_noisy.metrics._regression_kernels`.
 """
 
 from __future__ import annotations
