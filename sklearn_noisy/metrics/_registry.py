@@ -9,6 +9,7 @@ contributor page of the documentation, "How the code is organised").
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -22,10 +23,8 @@ from ._paired_kernels import (
     paired_accuracy_truth,
     paired_brier_score_loss,
     paired_log_loss,
-    paired_mean_absolute_error,
-    paired_mean_squared_error,
-    paired_mean_squared_error_truth,
     paired_precision,
+    paired_regression,
 )
 from ._percentage import (
     expected_mean_absolute_percentage_error,
@@ -180,6 +179,10 @@ def _regression(
     options.setdefault("greater_is_better", False)
     options.setdefault("scorer_name", f"neg_expected_{definition.name}")
     options.setdefault("default_targets", ("continuous",))
+    for estimand, key in (("forward", "paired"), ("truth", "paired_truth")):
+        if estimand in definition.paired:
+            difference = definition.paired[estimand]
+            options[key] = functools.partial(paired_regression, difference)
     return MetricInfo(
         name=definition.name,
         additive=bool(definition.terms),  # a mean of per-sample terms
@@ -220,8 +223,6 @@ _REGISTRY: dict[str, MetricInfo] = {
             expected_mean_squared_error,
             sk.mean_squared_error,
             display_name="MSE",
-            paired=paired_mean_squared_error,
-            paired_truth=paired_mean_squared_error_truth,
         ),
         _regression(
             ROOT_MEAN_SQUARED_ERROR,
@@ -234,7 +235,6 @@ _REGISTRY: dict[str, MetricInfo] = {
             expected_mean_absolute_error,
             sk.mean_absolute_error,
             display_name="MAE",
-            paired=paired_mean_absolute_error,
         ),
         _regression(
             R2,

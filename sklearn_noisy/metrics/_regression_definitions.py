@@ -15,6 +15,7 @@ import numpy as np
 
 from ..utils._validation import MultioutputRules
 from ._paired_existence import r2_difference_existence
+from ._paired_kernels import absolute_error_difference, squared_error_difference
 from ._percentage_kernels import relative_error_terms
 from ._regression_kernels import T_MAX, linear_loss_of_negative
 from ._truth_regression import (
@@ -71,6 +72,11 @@ class RegressionLoss:
         squares (the streamed paired Monte Carlo); None: not streamed.
     multioutput : MultioutputRules
         scikit-learn's ``multioutput`` rules of the metric.
+    paired : mapping of str to callable
+        Per estimand of a paired difference, ``difference(y, a, b, sigma) ->
+        (expected, nominal, variance)`` per sample, summed over the outputs,
+        of ``loss(A) − loss(B)`` on the same labels
+        (:mod:`~sklearn_noisy.metrics._paired_kernels`); absent: Monte Carlo.
     paired_existence : callable or None
         ``(y, a, b, sigma, weight, output_weights) -> existence`` where the
         moments of a paired difference may not exist
@@ -85,6 +91,7 @@ class RegressionLoss:
     degenerate: str = ""
     streamed_difference: Callable[..., np.ndarray] | None = None
     multioutput: MultioutputRules = _MEAN_RULES
+    paired: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     paired_existence: Callable[..., Any] | None = None
 
 
@@ -106,6 +113,12 @@ MEAN_SQUARED_ERROR = RegressionLoss(
     estimands={
         "truth": (mse_truth, "exact"),
         "remeasurement": (mse_remeasurement, "exact"),
+    },
+    # Against the true values too: the noise adds the same σ² to both models'
+    # expected squared errors, and σ⁴ cancels from the variance.
+    paired={
+        "forward": squared_error_difference,
+        "truth": squared_error_difference,
     },
 )
 
@@ -134,6 +147,7 @@ MEAN_ABSOLUTE_ERROR = RegressionLoss(
         "remeasurement": lambda y, p, s: np.abs(y - p),
     },
     estimands={"remeasurement": (mae_remeasurement, "delta")},
+    paired={"forward": absolute_error_difference},
 )
 
 R2 = RegressionLoss(
