@@ -26,13 +26,7 @@ __all__ = ["pool_scores"]
 
 
 def _pool_additive(scores: list[NoisyScore]) -> NoisyScore:
-    """Pool per-sample-additive fold scores over disjoint test sets.
-
-    With ``w_k = M_k / M``: ``E = Σ w_k E_k``, ``Var = Σ w_k² V_k`` and the
-    nominal ``Σ w_k m_k``, which are exactly the metric of the concatenated
-    predictions and its variance, without a second pass over the data
-    (user guide: :ref:`formula_pooling`).
-    """
+    """Pool per-sample-additive fold scores: ``Σ w_k E_k`` and ``Σ w_k² V_k``."""
     n = np.array([s.n_samples for s in scores], dtype=float)
     total = float(n.sum())
     expected, nominal, variance = weighted_totals(
@@ -57,11 +51,8 @@ def _pool_additive(scores: list[NoisyScore]) -> NoisyScore:
 def _pools_from_folds(scorer: Any, estimand: str) -> bool:
     """Whether a pooled score is the weighted sum of its fold scores.
 
-    Only forward scores of additive metrics: their per-sample moments are exact
-    and add up. Truth and remeasurement variances are estimates floored at a
-    lower bound (user guide: :ref:`estimands`); a sum of per-fold floors would
-    overstate the pooled variance, so those are scored once on all the
-    out-of-fold predictions, with one floor.
+    Only forward scores of additive metrics: a sum of floored per-fold variances
+    would overstate the pooled variance.
     """
     metric = scorer.metric
     return (
@@ -190,16 +181,10 @@ def pool_scores(
     classes: np.ndarray | None,
     test_set_sampling: bool,
 ) -> tuple[dict[str, NoisyScore], dict[str, dict[str, NoisyScore]]]:
-    """``pooled_`` and ``pooled_estimates_``: every shown estimand, pooled.
+    """``pooled_`` and ``pooled_estimates_`` (:ref:`formula_pooling`).
 
-    Forward scores of additive metrics that succeeded on every fitted fold:
-    the weighted mean of the fold scores, variances combined (user guide:
-    :ref:`formula_pooling`); every other estimand: scored on the concatenated
-    out-of-fold predictions, all of a metric's in one scorer call that also
-    gives their test-set sampling variance (:ref:`error_budget`). The fold
-    pooled ones take theirs from one more call on the out-of-fold
-    predictions. A metric whose own estimand cannot be pooled warns and has
-    no entry; a failed sampling variance warns and the estimate stays.
+    The estimands not pooled from the folds are scored on the out-of-fold
+    predictions in one scorer call, with their test-set sampling.
     """
     fitted = [r for r in results if r["fit_error"] is None]
     X_oof, y_oof, noise_oof = _oof_data(oof, X, y, noise, n_samples)
@@ -260,11 +245,7 @@ def _score_oof(
     noise_oof: Noise,
     classes: np.ndarray | None,
 ) -> dict[str, Any]:
-    """``estimands`` of ``scorer`` on the out-of-fold predictions, in one call.
-
-    With ``sampled``, their test-set sampling too; an estimand whose sampling
-    fails is scored again without it, with a warning.
-    """
+    """``estimands`` on the out-of-fold predictions; a failed sampling warns."""
     if not estimands:
         return {}
     try:
@@ -310,11 +291,9 @@ def _add_sampling(
     *,
     skip: tuple[str, ...],
 ) -> None:
-    """The test-set sampling of the fold-pooled estimates, in place (one call).
+    """The test-set sampling of the fold-pooled estimates, in place.
 
-    Their own numbers stay; the sampling variance and its method are added,
-    from the per-sample terms where the metric is their mean (no second
-    score). Warnings are those of the folds' scores again: silenced.
+    Their warnings are the folds' again: silenced.
     """
     known = {e: s for e, s in scores.items() if e not in skip}
     if not known:
