@@ -20,7 +20,7 @@ import numpy as np
 
 from .._noisy_score import NoisyScore
 from ..utils._arrays import chunks, weighted_totals
-from ..utils._labels import EncodedLabels, encode_labels
+from ..utils._labels import EncodedLabels, check_targets, encode_labels
 from ..utils._noise import FlipNoise
 from ..utils._validation import check_estimand, supports_estimands
 from ._confusion_matrix import NoisyConfusionMatrix, expected_confusion_matrix
@@ -394,6 +394,7 @@ def expected_accuracy_score(
         estimand, metric="accuracy", supported=expected_accuracy_score.estimands
     )
     normalize = check_bool(normalize, name="normalize")
+    y_true, y_pred = check_targets(y_true, y_pred)
     encoded, weight, scale, noise = accuracy_inputs(
         y_true, y_pred, q, transition_matrix, labels, sample_weight
     )

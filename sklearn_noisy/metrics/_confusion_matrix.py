@@ -25,7 +25,12 @@ from typing import Any
 import numpy as np
 
 from ..utils._arrays import chunks, read_only
-from ..utils._labels import EncodedLabels, encode_labels, encode_labels_subset
+from ..utils._labels import (
+    EncodedLabels,
+    check_targets,
+    encode_labels,
+    encode_labels_subset,
+)
 from ..utils._noise import FlipNoise
 from ..utils._validation import ESTIMANDS, check_estimand, supports_estimands
 from ..utils._warnings import find_stack_level
@@ -522,6 +527,7 @@ def expected_confusion_matrix(
         supported=expected_confusion_matrix.estimands,
     )
     _check_normalize(normalize)
+    y_true, y_pred = check_targets(y_true, y_pred)
     encoded, shown = _encode(y_true, y_pred, labels, transition_matrix)
     n_samples, n_classes = encoded.n_samples, encoded.n_classes
     weight, scale = weights_and_scale(sample_weight, n_samples)

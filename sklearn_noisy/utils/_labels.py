@@ -8,12 +8,13 @@ class position chunk by chunk (:func:`encode_labels`).
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ._arrays import CHUNK_SIZE, check_finite
+from ._arrays import CHUNK_SIZE, check_finite, chunks
 
 __all__ = [
     "EncodedLabels",
@@ -21,8 +22,10 @@ __all__ = [
     "as_label_array",
     "check_classification_labels",
     "check_labels",
+    "check_targets",
     "encode_labels",
     "encode_labels_subset",
+    "label_totals",
 ]
 
 #: Object arrays of strings at most this long are stored as fixed-width unicode.
@@ -49,6 +52,12 @@ def _object_labels(array: np.ndarray, *, name: str) -> np.ndarray:
     is, for the caller's checks.
     """
     values = array.tolist()
+    if any(isinstance(v, (list, tuple, set, np.ndarray)) for v in values):
+        raise ValueError(
+            f"{name} holds sequences: the legacy multi-label representation "
+            "(a sequence of sequences) is not supported, as in scikit-learn; "
+            "use a binary indicator array (MultiLabelBinarizer)."
+        )
     if all(isinstance(v, str) for v in values):
         longest = max((len(v) for v in values), default=0)
         return array.astype(str) if longest <= _MAX_UNICODE_LENGTH else array
@@ -62,6 +71,11 @@ def _object_labels(array: np.ndarray, *, name: str) -> np.ndarray:
             f"{name} holds integers outside the 64-bit range (the largest has "
             f"{len(str(max(abs(int(v)) for v in values)))} digits); class labels "
             "must be integers that fit in 64 bits, or strings."
+        )
+    if not all(isinstance(v, numbers.Number) for v in values):
+        raise LabelTypeError(
+            f"{name} mixes label types or holds values that are neither strings "
+            "nor numbers (None, ...); use one type, e.g. all int or all str."
         )
     return array
 
@@ -94,6 +108,83 @@ def _kind_family(array: np.ndarray) -> str:
     """``"number"``, ``"str"`` (unicode, bytes, object) or the dtype kind."""
     kind = array.dtype.kind
     return "number" if kind in "biuf" else "str" if kind in "OUS" else kind
+
+
+def _family(array: np.ndarray) -> str:
+    """:func:`_kind_family`, object arrays by their first value (long strings)."""
+    if array.dtype.kind == "O" and array.size:
+        return "str" if isinstance(array.flat[0], str) else "number"
+    return _kind_family(array)
+
+
+def _check_not_continuous(array: np.ndarray, *, name: str) -> None:
+    """Raise ``ValueError`` for float labels that are not all integers."""
+    check_finite(array, name=name)
+    flat = array.reshape(-1)
+    for rows in chunks(flat.shape[0]):
+        values = flat[rows]
+        fractional = values != np.trunc(values)
+        if np.any(fractional):
+            raise ValueError(
+                f"{name} holds continuous values (e.g. "
+                f"{float(values[fractional][0])!r}): class labels must be "
+                "integers or strings; continuous is not supported, as in "
+                "scikit-learn."
+            )
+
+
+def check_targets(y_true: Any, y_pred: Any) -> tuple[Any, Any]:
+    """Reject the classification targets that scikit-learn's ``_check_targets`` rejects.
+
+    With the exception types scikit-learn raises: ``ValueError`` for
+    sequences of sequences (the legacy multi-label form), for continuous
+    (non-integer float) labels, and, as :class:`LabelTypeError` (also a
+    ``TypeError``), for strings mixed with numbers within or across
+    ``y_true`` and ``y_pred``. Object arrays of integers are accepted (an
+    extension: scikit-learn rejects them). Shapes are left to the metrics.
+
+    Returns ``y_true`` and ``y_pred`` as arrays (object arrays of strings or
+    integers converted as in :func:`as_label_array`), so that the metrics
+    do not convert them again; sparse matrices are returned as given.
+
+    Examples
+    --------
+    >>> from sklearn_noisy.utils._labels import check_targets
+    >>> y_true, y_pred = check_targets(["a", "b"], ["b", "b"])
+    >>> y_true.dtype.kind
+    'U'
+    """
+    arrays = []
+    for name, y in (("y_true", y_true), ("y_pred", y_pred)):
+        if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
+            y = y.to_numpy()
+        if hasattr(y, "tocsr"):  # a sparse multilabel indicator matrix
+            return y_true, y_pred
+        try:
+            array = np.asarray(y)
+        except ValueError as exc:  # ragged sequences of sequences
+            raise ValueError(
+                f"{name} must be an array of class labels; sequences of "
+                "sequences (the legacy multi-label representation) are not "
+                "supported, as in scikit-learn."
+            ) from exc
+        if array.dtype.kind == "S":
+            raise LabelTypeError(
+                f"{name} holds bytes: labels as bytes are not supported, as in "
+                "scikit-learn; decode them to str (e.g. y.astype(str))."
+            )
+        if array.dtype.kind == "O" and array.ndim == 1:
+            array = _object_labels(array, name=name)
+        if array.dtype.kind == "f" and array.ndim in (1, 2):
+            _check_not_continuous(array, name=name)
+        arrays.append(array)
+    true_family, pred_family = (_family(a) for a in arrays)
+    if true_family != pred_family and {true_family, pred_family} <= {"str", "number"}:
+        raise LabelTypeError(
+            f"y_true and y_pred mix label types ({arrays[0].dtype} and "
+            f"{arrays[1].dtype}); use one type, e.g. all int or all str."
+        )
+    return arrays[0], arrays[1]
 
 
 def check_labels(labels: Any) -> np.ndarray:
@@ -305,3 +396,28 @@ def encode_labels_subset(
     return encode_labels(true_array, pred_array, classes), int(
         classes.size - extra.size
     )
+
+
+def label_totals(y: np.ndarray, classes: np.ndarray, weight: Any = None) -> np.ndarray:
+    """The (weighted) number of samples of ``y`` in each class of ``classes``.
+
+    ``y`` and ``classes`` are label arrays of one kind (validated); samples of
+    other classes are not counted. ``weight`` None counts each sample once.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_noisy.utils._labels import label_totals
+    >>> label_totals(np.array([0, 2, 2, 5]), np.array([2, 1]))
+    array([2., 0.])
+    """
+    classes = np.asarray(classes)
+    order = np.argsort(classes, kind="stable")
+    ordered = classes[order]
+    position = np.minimum(np.searchsorted(ordered, y), ordered.size - 1)
+    found = ordered[position] == y
+    weights = None if weight is None else np.asarray(weight, dtype=float)[found]
+    counts = np.bincount(position[found], weights=weights, minlength=ordered.size)
+    totals = np.empty(ordered.size)
+    totals[order] = counts
+    return totals
