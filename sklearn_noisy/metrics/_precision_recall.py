@@ -82,13 +82,15 @@ default="binary"
         ``method="delta"`` (binary only).
     zero_division : {"warn", 0.0, 1.0, np.nan}, default="warn"
         The value of a ratio whose denominator is 0, as in scikit-learn
-        (``"warn"`` is 0; no warning is emitted). Under noise the ratio can be
-        0/0 in some draws only: a number enters the expectation with the
-        probability of that event; with ``np.nan`` the expectation is NaN
-        when the event has a positive probability (a binary metric, or a
-        class of ``average=None``), and the macro average ignores undefined
-        classes draw by draw, as scikit-learn's (Monte Carlo where that
-        makes the set of classes random)."""
+        (``"warn"`` is 0, with scikit-learn's ``UndefinedMetricWarning`` when
+        a ratio of the nominal metric is 0/0; none for the draws under
+        noise). Under noise the ratio can be 0/0 in some draws only: a
+        number enters the expectation with the probability of that event;
+        with ``np.nan`` the expectation is NaN when the event has a positive
+        probability (a binary metric, or a class of ``average=None``), and
+        the macro average ignores undefined classes draw by draw, as
+        scikit-learn's (Monte Carlo where that makes the set of classes
+        random)."""
     + _METHOD_PARAMETER
     + ESTIMAND_PARAMETER
 )
@@ -444,7 +446,8 @@ def expected_balanced_accuracy_score(
     law of (TP, FN) (user guide: :ref:`formula_binary_counts`, O(M log² M)). As
     in scikit-learn, when the observed labels hold a single class only that
     class's recall is averaged (``BA = n_N/M`` with no observed positive,
-    ``TP/M`` with no observed negative); no warning is emitted. With
+    ``TP/M`` with no observed negative); the nominal warns as scikit-learn's
+    when ``y_pred`` has a class that ``y_true`` has not. With
     ``adjusted=True`` the score is ``(BA − 1/K)/(1 − 1/K)`` with ``K`` the
     number of observed classes, as in scikit-learn: undefined (NaN) when a
     single class is observed, so the expectation is NaN when that event has a
