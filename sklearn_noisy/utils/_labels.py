@@ -181,8 +181,9 @@ def check_targets(y_true: Any, y_pred: Any) -> tuple[Any, Any]:
     true_family, pred_family = (_family(a) for a in arrays)
     if true_family != pred_family and {true_family, pred_family} <= {"str", "number"}:
         raise LabelTypeError(
-            f"y_true and y_pred mix label types ({arrays[0].dtype} and "
-            f"{arrays[1].dtype}); use one type, e.g. all int or all str."
+            "Mix of label input types (string and number): y_true and y_pred "
+            f"mix label types ({arrays[0].dtype} and {arrays[1].dtype}); use "
+            "one type, e.g. all int or all str."
         )
     return arrays[0], arrays[1]
 
