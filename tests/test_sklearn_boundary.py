@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 import sklearn.metrics as skm
 from sklearn.exceptions import UndefinedMetricWarning
 
@@ -180,3 +181,70 @@ def test_confusion_matrix_sums_integer_weights_as_scikit_learn(weight):
     nominal = ours.expected_confusion_matrix(y, y, q=0.0, sample_weight=weight).nominal
     assert nominal.dtype == expected.dtype
     np.testing.assert_array_equal(nominal, expected)
+
+
+def _multilabel_case():
+    rng = np.random.default_rng(0)
+    y_true = rng.integers(0, 2, (40, 3))
+    y_pred = np.where(rng.random((40, 3)) < 0.8, y_true, 1 - y_true)
+    return y_true, y_pred, rng.random(40)
+
+
+@pytest.mark.parametrize("normalize", [True, False])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("container", [np.asarray, sp.csr_matrix])
+def test_subset_accuracy_is_scikit_learns(normalize, weighted, container):
+    y_true, y_pred, weight = _multilabel_case()
+    options = {"normalize": normalize, "sample_weight": weight if weighted else None}
+    expected = skm.accuracy_score(container(y_true), container(y_pred), **options)
+    score = ours.expected_accuracy_score(
+        container(y_true), container(y_pred), q=0.0, **options
+    )
+    assert score.nominal == expected  # bit for bit
+    assert score.expected == pytest.approx(expected, rel=1e-12)
+    assert score.variance == 0.0
+
+
+@pytest.mark.parametrize(
+    "noise",
+    [
+        {"q": 0.2},
+        {"q": [0.1, 0.3, 0.0]},
+        {"q": [[0.1, 0.2], [0.3, 0.0], [0.5, 0.25]]},
+        {"transition_matrix": [[0.9, 0.1], [0.3, 0.7]]},
+    ],
+    ids=["scalar", "per sample", "per entry", "transition matrix"],
+)
+def test_subset_accuracy_forward_moments_by_enumeration(noise):
+    """Every observed indicator matrix of 3 × 2 entries, with its probability."""
+    y_true = np.array([[1, 0], [0, 0], [1, 1]])
+    y_pred = np.array([[1, 0], [0, 1], [0, 1]])
+    weight = np.array([1.0, 2.0, 0.5])
+    if "q" in noise:
+        flip = np.broadcast_to(
+            np.reshape(noise["q"], (3, -1) if np.ndim(noise["q"]) else ()), (3, 2)
+        )
+        p_one = np.where(y_true == 1, 1.0 - flip, flip)
+    else:
+        matrix = np.asarray(noise["transition_matrix"])
+        p_one = matrix[y_true, 1]
+    values, probabilities = [], []
+    for bits in range(2**6):
+        observed = np.array([(bits >> k) & 1 for k in range(6)]).reshape(3, 2)
+        probabilities.append(np.prod(np.where(observed == 1, p_one, 1.0 - p_one)))
+        values.append(skm.accuracy_score(observed, y_pred, sample_weight=weight))
+    values, probabilities = np.array(values), np.array(probabilities)
+    mean = probabilities @ values
+    score = ours.expected_accuracy_score(y_true, y_pred, sample_weight=weight, **noise)
+    assert score.expected == pytest.approx(mean, rel=1e-12)
+    assert score.variance == pytest.approx(
+        probabilities @ (values - mean) ** 2, rel=1e-12
+    )
+
+
+def test_subset_accuracy_offers_the_forward_estimand_only():
+    y_true, y_pred, _ = _multilabel_case()
+    with pytest.raises(ValueError, match="forward"):
+        ours.expected_accuracy_score(y_true, y_pred, q=0.1, estimand="truth")
+    with pytest.raises(ValueError, match="indicator"):
+        ours.expected_accuracy_score(y_true, y_pred[:, 0] * 2, q=0.1)
