@@ -23,7 +23,7 @@ from sklearn.exceptions import UndefinedMetricWarning
 
 from .._noisy_score import NoisyScore
 from ..utils._docstring import fill_doc
-from ..utils._labels import check_targets, encode_labels, label_totals
+from ..utils._labels import check_targets, class_totals
 from ..utils._validation import supports_estimands
 from ..utils._warnings import find_stack_level
 from ._binary_average import _NOISE_PARAMETERS
@@ -678,15 +678,9 @@ def _prf_totals(
         else:
             true_sum, pred_sum = weight @ true, weight @ pred
     else:
-        if average == "binary":
-            classes = np.asarray([pos_label])
-        elif labels is not None:
-            classes = np.asarray(labels)
-        else:
-            classes = encode_labels(y_true, y_pred, None).classes
+        labels = [pos_label] if average == "binary" else labels
         y_true, y_pred = y_true.reshape(-1), y_pred.reshape(-1)
-        true_sum = label_totals(y_true, classes, weight)
-        pred_sum = label_totals(y_pred, classes, weight)
+        _, true_sum, pred_sum = class_totals(y_true, y_pred, labels, weight)
     if average == "micro":
         return np.sum(true_sum, keepdims=True), np.sum(pred_sum, keepdims=True)
     return np.asarray(true_sum, float), np.asarray(pred_sum, float)
@@ -697,9 +691,9 @@ def _warn_unseen_classes(y_true: Any, y_pred: Any, sample_weight: Any) -> None:
 
     Its recall is 0/0 and left out of the mean, as scikit-learn does.
     """
-    classes = encode_labels(y_true, y_pred, None).classes
     weight = None if sample_weight is None else np.asarray(sample_weight, float)
-    if np.any(label_totals(np.asarray(y_true).reshape(-1), classes, weight) == 0):
+    y_true, y_pred = np.asarray(y_true).reshape(-1), np.asarray(y_pred).reshape(-1)
+    if np.any(class_totals(y_true, y_pred, None, weight, count_pred=False)[1] == 0):
         warnings.warn(
             "y_pred contains classes not in y_true",
             UserWarning,

@@ -23,9 +23,9 @@ __all__ = [
     "check_classification_labels",
     "check_labels",
     "check_targets",
+    "class_totals",
     "encode_labels",
     "encode_labels_subset",
-    "label_totals",
 ]
 
 #: Object arrays of strings at most this long are stored as fixed-width unicode.
@@ -399,26 +399,38 @@ def encode_labels_subset(
     )
 
 
-def label_totals(y: np.ndarray, classes: np.ndarray, weight: Any = None) -> np.ndarray:
-    """The (weighted) number of samples of ``y`` in each class of ``classes``.
+def class_totals(
+    y_true: Any,
+    y_pred: Any,
+    labels: Any = None,
+    weight: Any = None,
+    *,
+    count_pred: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """``(classes, true_totals, pred_totals)``: each class's (weighted) count.
 
-    ``y`` and ``classes`` are label arrays of one kind (validated); samples of
-    other classes are not counted. ``weight`` None counts each sample once.
+    ``classes`` are ``labels`` (present in the data or not) or the classes of
+    ``y_true`` and ``y_pred``; ``true_totals[k]`` is the (weighted) number of
+    samples of ``y_true`` in ``classes[k]``, ``pred_totals[k]`` of ``y_pred``.
+    Integer labels are counted without a sort (:func:`encode_labels`).
+    ``count_pred=False`` counts ``y_true`` only (``pred_totals`` is None).
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from sklearn_noisy.utils._labels import label_totals
-    >>> label_totals(np.array([0, 2, 2, 5]), np.array([2, 1]))
-    array([2., 0.])
+    >>> from sklearn_noisy.utils._labels import class_totals
+    >>> class_totals([0, 2, 2], [2, 2, 5], labels=[2, 1])
+    (array([2, 1]), array([2., 0.]), array([2., 0.]))
     """
-    classes = np.asarray(classes)
-    order = np.argsort(classes, kind="stable")
-    ordered = classes[order]
-    position = np.minimum(np.searchsorted(ordered, y), ordered.size - 1)
-    found = ordered[position] == y
-    weights = None if weight is None else np.asarray(weight, dtype=float)[found]
-    counts = np.bincount(position[found], weights=weights, minlength=ordered.size)
-    totals = np.empty(ordered.size)
-    totals[order] = counts
-    return totals
+    if labels is None:
+        encoded, shown = encode_labels(y_true, y_pred, None), None
+    else:
+        encoded, shown = encode_labels_subset(y_true, y_pred, labels)
+    k = encoded.n_classes
+    totals = np.zeros((2, k))
+    for rows in chunks(encoded.n_samples):
+        w = None if weight is None else np.asarray(weight, dtype=float)[rows]
+        indices = encoded.indices(rows)
+        for total, index in zip(totals, indices[: 1 + count_pred], strict=False):
+            total += np.bincount(index, weights=w, minlength=k)
+    pred_totals = totals[1, :shown] if count_pred else None
+    return encoded.classes[:shown], totals[0, :shown], pred_totals
