@@ -48,16 +48,12 @@ def _object_labels(array: np.ndarray, *, name: str) -> np.ndarray:
     arrays have, so that the two compare, sort and mix; integers become int64
     (scikit-learn rejects object integers; they are accepted here). Python
     integers beyond the int64 range are a ``ValueError`` (scikit-learn: a
-    ``ValueError``, "unknown is not supported"). Anything else is returned as
-    is, for the caller's checks.
+    ``ValueError``, "unknown is not supported"). Other numbers are returned
+    as is. As scikit-learn rejects them: sequences (the legacy multi-label
+    form) raise ``ValueError``, strings mixed with other values and objects
+    that are neither (None, ...) :class:`LabelTypeError`.
     """
     values = array.tolist()
-    if any(isinstance(v, (list, tuple, set, np.ndarray)) for v in values):
-        raise ValueError(
-            f"{name} holds sequences: the legacy multi-label representation "
-            "(a sequence of sequences) is not supported, as in scikit-learn; "
-            "use a binary indicator array (MultiLabelBinarizer)."
-        )
     if all(isinstance(v, str) for v in values):
         longest = max((len(v) for v in values), default=0)
         return array.astype(str) if longest <= _MAX_UNICODE_LENGTH else array
@@ -71,6 +67,12 @@ def _object_labels(array: np.ndarray, *, name: str) -> np.ndarray:
             f"{name} holds integers outside the 64-bit range (the largest has "
             f"{len(str(max(abs(int(v)) for v in values)))} digits); class labels "
             "must be integers that fit in 64 bits, or strings."
+        )
+    if any(isinstance(v, (list, tuple, set, np.ndarray)) for v in values):
+        raise ValueError(
+            f"{name} holds sequences: the legacy multi-label representation "
+            "(a sequence of sequences) is not supported, as in scikit-learn; "
+            "use a binary indicator array (MultiLabelBinarizer)."
         )
     if not all(isinstance(v, numbers.Number) for v in values):
         raise LabelTypeError(
