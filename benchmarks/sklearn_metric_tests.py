@@ -104,7 +104,7 @@ CAUSES = [
     (r"^IndexError: pop from empty list", "warning missing"),
     (r"unexpected keyword argument '(\w+)'", "parameter not offered: {0}"),
     (r"Warning: ", "unexpected warning raised as an error"),
-    (r"^LabelTypeError", "TypeError (LabelTypeError) for mixed label types"),
+    (r"^TypeError: .*mix label types", "TypeError for mixed label types"),
     (r"must be a 1-D array of class labels", "2-D / multilabel targets rejected"),
     (r"Arrays are not|Not equal|assert .* ==|Mismatch", "different value"),
 ]
