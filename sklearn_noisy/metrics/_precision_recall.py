@@ -554,6 +554,9 @@ def _warn_zero_division(
     values = [s.nominal for s in score] if isinstance(score, list) else [score.nominal]
     if average in ("binary", "micro", None) and all(v != 0 for v in values):
         return
+    if metric == "f1" and labels is None and sample_weight is None:
+        if average not in ("binary", "samples") and np.ndim(y_true) == 1:
+            return  # every class present is in y_true or y_pred
     true_sum, pred_sum = _prf_totals(
         _dense(y_true),
         _dense(y_pred),
