@@ -120,8 +120,8 @@ class Ratio:
 
     def of_sums(self, tp: Any, true_sum: Any, pred_sum: Any, zero: float) -> Any:
         """The ratio of per-class sums (broadcast), ``zero`` where 0/0."""
-        denominator = (1 * true_sum if self.true else 0) + (
-            pred_sum if self.predicted else 0
+        denominator = (1 * true_sum if self.true else 0 * true_sum) + (
+            pred_sum if self.predicted else 0 * pred_sum
         )
         numerator = self.scale * np.asarray(tp, dtype=np.float64)
         return _divide(numerator, denominator, zero)
@@ -224,7 +224,7 @@ def _recall_delta(t: float, f: float, n_pos: float, m: float) -> tuple:
 
 
 def _f1_delta(t: float, f: float, n_pos: float, m: float) -> tuple:
-    d = n_pos + t + f
+    d = n_pos + (t + f)
     return (
         2.0 * t / d,
         2.0 * (n_pos + f) / d**2,
@@ -421,8 +421,8 @@ class CountMetric:
     present_classes: bool = False
     _value: Callable[..., Any] | None = None
     _gradient: Callable[..., Any] | None = None
-    affine: Callable[..., Any] | None = None
-    delta: Callable[..., Any] | None = None
+    _affine: Callable[..., Any] | None = None
+    _delta: Callable[..., Any] | None = None
 
     @property
     def averaged(self) -> bool:
@@ -457,6 +457,40 @@ class CountMetric:
             self.ratio, counts, pos_index=pos_index, average=average, zero=zero_division
         )
 
+    def affine(
+        self,
+        n: Any,
+        n_pred_pos: float,
+        n_samples: float,
+        *,
+        zero_division: float = 0.0,
+        adjusted: bool = False,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(α(n), β(n))`` with ``metric = α(n) + β(n) TP`` given ``S = n``.
+
+        ``S = TP + FN`` is the number of observed positives, ``n_pred_pos``
+        and ``n_samples`` the predicted positives and the samples (weight
+        totals). Where the metric is undefined, a ratio takes
+        ``zero_division`` (``α = z``, ``β = 0``; NaN stays NaN); balanced
+        accuracy averages only the classes observed (as scikit-learn) and,
+        with ``adjusted``, is NaN when a single class is observed; MCC is 0.
+        """
+        n = np.asarray(n, dtype=np.float64)
+        return self._affine(
+            n, float(n_pred_pos), float(n_samples), zero_division, adjusted=adjusted
+        )
+
+    def delta(
+        self, t: float, f: float, n_pred_pos: float, n_samples: float
+    ) -> tuple[float, float, float, float, float]:
+        """``(f, ∂f/∂TP, ∂f/∂FN, ∂²f/∂TP², ∂²f/∂FN²)`` at ``(TP, FN) = (t, f)``."""
+        return self._delta(t, f, float(n_pred_pos), float(n_samples))
+
+    @property
+    def fixed_denominator(self) -> bool:
+        """Whether it is a ratio over a prediction total alone (fixed)."""
+        return self.ratio is not None and self.ratio.fixed_denominator
+
     def is_linear(self, average: Any) -> bool:
         """Linear in ``C`` with fixed denominators under ``average``."""
         return average in self.linear_averages
@@ -488,7 +522,7 @@ COUNT_METRICS: dict[str, CountMetric] = {
             ratio=_PRECISION,
             linear_averages=("binary", "macro", "micro"),
             accuracy_averages=("micro",),
-            affine=_precision_affine,
+            _affine=_precision_affine,
         ),
         CountMetric(
             "recall",
@@ -496,8 +530,8 @@ COUNT_METRICS: dict[str, CountMetric] = {
             ratio=_RECALL,
             linear_averages=("micro", "weighted"),
             accuracy_averages=("micro", "weighted"),
-            affine=_recall_affine,
-            delta=_recall_delta,
+            _affine=_recall_affine,
+            _delta=_recall_delta,
         ),
         CountMetric(
             "f1",
@@ -505,8 +539,8 @@ COUNT_METRICS: dict[str, CountMetric] = {
             ratio=_F1,
             linear_averages=("micro",),
             accuracy_averages=("micro",),
-            affine=_f1_affine,
-            delta=_f1_delta,
+            _affine=_f1_affine,
+            _delta=_f1_delta,
         ),
         CountMetric(
             "balanced_accuracy",
@@ -515,8 +549,8 @@ COUNT_METRICS: dict[str, CountMetric] = {
             present_classes=True,
             _value=_balanced_accuracy_value,
             _gradient=_balanced_accuracy_gradient,
-            affine=_balanced_accuracy_affine,
-            delta=_balanced_accuracy_delta,
+            _affine=_balanced_accuracy_affine,
+            _delta=_balanced_accuracy_delta,
         ),
         CountMetric(
             "matthews_corrcoef",
@@ -524,8 +558,8 @@ COUNT_METRICS: dict[str, CountMetric] = {
             range=(-1.0, 1.0),
             _value=_matthews_value,
             _gradient=_matthews_gradient,
-            affine=_matthews_affine,
-            delta=_matthews_delta,
+            _affine=_matthews_affine,
+            _delta=_matthews_delta,
         ),
         CountMetric(
             "specificity",

@@ -28,6 +28,7 @@ import numpy as np
 
 from .._noisy_score import NoisyScore
 from ..utils._noise import FlipNoise
+from ._count_definitions import COUNT_METRICS
 from ._remeasurement import observed_confusion
 from ._truth_counts import denoised_confusion, second_order_bias, truth_metric
 
@@ -43,13 +44,7 @@ def is_linear(metric: str, average: str) -> bool:
     truth estimate is unbiased and both
     variance estimates are unbiased for the exact variances.
     """
-    if metric == "accuracy":
-        return True
-    if metric in ("precision", "recall", "f1") and average == "micro":
-        return True
-    if metric == "recall" and average == "weighted":  # Σ_k C[k, k] / Σ C
-        return True
-    return metric == "precision" and average in ("binary", "macro")
+    return COUNT_METRICS[metric].is_linear(average)
 
 
 def count_estimand_score(

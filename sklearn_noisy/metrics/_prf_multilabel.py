@@ -31,6 +31,7 @@ from .._noisy_score import NoisyScore
 from ..utils._arrays import as_float_array, check_sample_weight
 from ..utils._noise import FlipNoise
 from ._binary_counts import CountLaws, exact_moments
+from ._count_definitions import COUNT_METRICS
 from ._multiclass_average import NEGLIGIBLE, sklearn_value
 from ._poisson_binomial import poisson_binomial_window
 
@@ -125,12 +126,7 @@ def _count_table(pi: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 def _ratio(metric: str, tp: Any, s: Any, n_pred: Any, zero: float) -> np.ndarray:
     """Precision, recall or F1 of counts (broadcast), ``zero`` where 0/0."""
-    denominator = {"precision": n_pred + 0 * s, "recall": s + 0 * n_pred}.get(
-        metric, n_pred + s
-    )
-    numerator = tp if metric != "f1" else 2.0 * tp
-    safe = np.where(denominator == 0, 1.0, denominator)
-    return np.where(denominator == 0, zero, numerator / safe)
+    return COUNT_METRICS[metric].ratio.of_sums(tp, s, n_pred, zero)
 
 
 def _sample_moments(pi: np.ndarray, pred: np.ndarray, metric: str, zero: float):

@@ -47,11 +47,10 @@ from ..utils._arrays import check_sample_weight, chunks
 from ..utils._labels import encode_labels
 from ..utils._noise import FlipNoise
 from ._binary_counts import CountLaws, exact_moments
-from ._confusion_draws import _divide, _nanaverage, confusion_counts, draw_moments
+from ._confusion_draws import confusion_counts, draw_moments
+from ._count_definitions import COUNT_METRICS, nanaverage
 from ._multiclass_average import NEGLIGIBLE, _class_set, _Problem, is_identity
 from ._remeasurement import observed_confusion
-from ._sklearn_arithmetic import _nanaverage as _sklearn_nanaverage
-from ._sklearn_arithmetic import _prf_divide
 from ._truth_counts import denoised_confusion, second_order_bias, truth_metric
 
 __all__ = ["RATE_METRICS", "multiclass_rate_score", "rate_nominal"]
@@ -82,13 +81,7 @@ def _draw_rates(
 ) -> np.ndarray:
     """The rate of each redrawn matrix ``(D, K, K)``: ``(D,)`` or ``(D, K)``."""
     tn, fp, fn, support = _one_vs_rest(confusion, label_index)
-    other = fp if metric == "specificity" else fn
-    if average == "micro":
-        tn, other = tn.sum(-1), other.sum(-1)
-    values = _divide(tn, tn + other, zero)
-    if average in ("macro", "weighted"):
-        return _nanaverage(values, support if average == "weighted" else None)
-    return values
+    return rate_of_counts(metric, tn, fp, fn, support, average=average, zero=zero)
 
 
 def rate_of_counts(
@@ -97,18 +90,18 @@ def rate_of_counts(
     """The rate from one-vs-rest counts, with scikit-learn's arithmetic.
 
     ``tn``, ``fp``, ``fn`` and ``support`` (the true count of each class) as
-    in :func:`sklearn.metrics.multilabel_confusion_matrix`; ``average`` as in
-    scikit-learn (``None``: an array, one value per class).
+    in :func:`sklearn.metrics.multilabel_confusion_matrix`, along the last
+    axis; ``average`` as in scikit-learn (``None``: one value per class). The
+    rate is its definition's ratio of the negative class: ``TN`` over the true
+    negatives (specificity) or the predicted ones (NPV).
     """
-    tn = np.asarray(tn)
-    other = np.asarray(fp if metric == "specificity" else fn)
+    tn, fp, fn = (np.asarray(a) for a in (tn, fp, fn))
     if average == "micro":
-        tn, other = np.reshape(np.sum(tn), (1,)), np.reshape(np.sum(other), (1,))
-    values = _prf_divide(tn, tn + other, zero)
+        tn, fp, fn = (a.sum(-1, keepdims=True) for a in (tn, fp, fn))
+    values = COUNT_METRICS[metric].ratio.of_sums(tn, tn + fp, tn + fn, zero)
     if average is None:
         return values
-    weights = np.asarray(support) if average == "weighted" else None
-    return _sklearn_nanaverage(values, weights)
+    return nanaverage(values, np.asarray(support) if average == "weighted" else None)
 
 
 def rate_nominal(
@@ -300,7 +293,7 @@ def _forward(metric: str, problem: _Problem, options: dict, nominal: Any, mc: di
         )
     if subset and average in ("micro", "weighted"):  # random sums of some classes
         return _monte_carlo(metric, problem, options, nominal, mc)
-    if metric == "negative_predictive_value":
+    if COUNT_METRICS[metric].fixed_denominator:  # NPV: over predicted negatives
         return _npv(problem, options, nominal, mc)
     if problem.weight is not None:  # counts that are not integers
         return _monte_carlo(metric, problem, options, nominal, mc)
@@ -325,9 +318,9 @@ def _rate_gradient(
     other = 1.0 - np.eye(k)  # other[k, a] = [a ≠ k]
     both = other[:, :, None] * other[:, None, :]  # [k, a, b] = [a ≠ k][b ≠ k]
     tn = np.einsum("kab,ab->k", both, counts)
-    if metric == "specificity":
+    if COUNT_METRICS[metric].ratio.true:  # over the true negatives
         side = np.broadcast_to(other[:, :, None], both.shape)
-    else:
+    else:  # over the predicted negatives
         side = np.broadcast_to(other[:, None, :], both.shape)
     denominator = np.einsum("kab,ab->k", side, counts)
     defined = denominator != 0
@@ -361,9 +354,7 @@ def _estimand(
     pred = np.asarray(pred, dtype=np.intp)
     rate = partial(_rate_gradient, metric=metric, average=average, zero=options["zero"])
     # Linear in C with fixed denominators: the micro averages, the macro NPV.
-    linear = average == "micro" or (
-        metric == "negative_predictive_value" and average == "macro"
-    )
+    linear = COUNT_METRICS[metric].is_linear(average)
     if estimand == "truth":
         confusion = denoised_confusion(observed, pred, noise, weight)
         expected, variance = truth_metric(rate, confusion)
