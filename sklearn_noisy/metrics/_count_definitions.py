@@ -118,13 +118,15 @@ class Ratio:
         """Whether the denominator is a prediction total alone (fixed)."""
         return self.predicted and not self.true
 
+    def denominator(self, true_sum: Any, pred_sum: Any) -> Any:
+        """``d`` of per-class sums, in scikit-learn's order (broadcast)."""
+        true_sum = 1 * true_sum if self.true else 0 * true_sum
+        return true_sum + (pred_sum if self.predicted else 0 * pred_sum)
+
     def of_sums(self, tp: Any, true_sum: Any, pred_sum: Any, zero: float) -> Any:
         """The ratio of per-class sums (broadcast), ``zero`` where 0/0."""
-        denominator = (1 * true_sum if self.true else 0 * true_sum) + (
-            pred_sum if self.predicted else 0 * pred_sum
-        )
         numerator = self.scale * np.asarray(tp, dtype=np.float64)
-        return _divide(numerator, denominator, zero)
+        return _divide(numerator, self.denominator(true_sum, pred_sum), zero)
 
     def undefined_probability(self, n_pred_pos: float, p_no_positive: float) -> float:
         """``P(d = 0)`` given the predicted total and ``P(no observed positive)``."""
@@ -177,11 +179,11 @@ def _ratio_gradient(
         d_denominator += eye[:, :, None]
     if ratio.predicted:
         d_denominator += eye[:, None, :]
-    true_sum, pred_sum = counts.sum(axis=1), counts.sum(axis=0)
-    denominator = (true_sum if ratio.true else 0) + (pred_sum if ratio.predicted else 0)
+    true_sum = counts.sum(axis=1)
+    denominator = ratio.denominator(true_sum, counts.sum(axis=0))
+    values = ratio.of_sums(np.diagonal(counts), true_sum, counts.sum(axis=0), zero)
     defined = denominator != 0
     safe = np.where(defined, denominator, 1.0)
-    values = np.where(defined, ratio.scale * np.diagonal(counts) / safe, zero)
     gradients = (d_numerator - values[:, None, None] * d_denominator) / safe[
         :, None, None
     ]

@@ -53,10 +53,7 @@ from ._multiclass_average import NEGLIGIBLE, _class_set, _Problem, is_identity
 from ._remeasurement import observed_confusion
 from ._truth_counts import denoised_confusion, second_order_bias, truth_metric
 
-__all__ = ["RATE_METRICS", "multiclass_rate_score", "rate_nominal"]
-
-#: The rates computed here, by their registry names.
-RATE_METRICS = ("specificity", "negative_predictive_value")
+__all__ = ["multiclass_rate_score", "rate_nominal"]
 
 
 # ------------------------------------------------------------ the counts
