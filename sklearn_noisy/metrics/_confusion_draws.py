@@ -135,5 +135,11 @@ def _draw_flips(
 
 
 def draw_moments(values: np.ndarray) -> tuple[Any, Any]:
-    """Mean and variance (``ddof=1``) of Monte Carlo values along axis 0."""
+    """Mean and variance (``ddof=1``) of Monte Carlo values along axis 0.
+
+    A draw whose value is not finite is undefined (scikit-learn's ``-inf``
+    of the adjusted balanced accuracy of a single class): it makes both NaN,
+    as in the exact algorithm.
+    """
+    values = np.where(np.isfinite(values), values, np.nan)
     return values.mean(axis=0), values.var(axis=0, ddof=1)

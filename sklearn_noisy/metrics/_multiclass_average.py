@@ -188,7 +188,7 @@ def _monte_carlo(
 
 def _mc_variance(metric: str, problem: _Problem, options: dict, mc: dict) -> float:
     values = COUNT_METRICS[metric].value(problem.draws(**mc), **options)
-    return float(values.var(ddof=1))
+    return float(draw_moments(values)[1])
 
 
 def _weighted_precision(problem: _Problem, zero: float) -> tuple[list, list]:
