@@ -161,29 +161,48 @@ def _ratio_value(
 
 
 def _ratio_gradient(
-    ratio: Ratio, counts: np.ndarray, *, pos_index: Any, average: str, zero: float
+    ratio: Ratio,
+    counts: np.ndarray,
+    *,
+    pos_index: Any,
+    average: str,
+    zero: float,
+    negative: bool = False,
 ) -> tuple[float, np.ndarray]:
-    """The ratio of one matrix with scikit-learn's ``average``, and ``∂f/∂C``."""
+    """The ratio of one matrix with scikit-learn's ``average``, and ``∂f/∂C``.
+
+    Class ``k``'s ratio is ``N_k / D_k``, both linear in ``C``: ``N_k`` is
+    ``scale · C[k, k]``, or with ``negative`` (the rates, one class against
+    the rest) ``TN_k = Σ_{a ≠ k, b ≠ k} C[a, b]``; ``D_k`` sums the rows
+    (``true``) and / or the columns (``predicted``) of the same class, or of
+    the other classes. The micro average is ``Σ N_k / Σ D_k``;
+    ``"present"`` averages the classes of non-zero support (balanced
+    accuracy).
+    """
     n_classes = counts.shape[0]
-    eye = np.eye(n_classes)
-    if average == "micro":  # pooled over the classes: scale · trace / (Σ d_k)
-        parts = int(ratio.true) + int(ratio.predicted)
-        pooled = counts.sum() * parts
+    mine = np.eye(n_classes) if not negative else 1.0 - np.eye(n_classes)
+    rows, columns = mine[:, :, None], mine[:, None, :]
+    d_numerator = (1.0 if negative else ratio.scale) * rows * columns
+    d_denominator = (rows if ratio.true else 0 * rows) + (
+        columns if ratio.predicted else 0 * columns
+    )
+    true_sum = counts.sum(axis=1)
+    if negative:
+        numerator = np.einsum("kab,ab->k", d_numerator, counts)
+        denominator = np.einsum("kab,ab->k", d_denominator, counts)
+    else:
+        numerator = ratio.scale * np.diagonal(counts)
+        denominator = ratio.denominator(true_sum, counts.sum(axis=0))
+    if average == "micro":  # pooled over the classes: a ratio of two sums
+        pooled = denominator.sum()
         if pooled == 0:
             return float(zero), np.zeros_like(counts)
-        value = ratio.scale * np.trace(counts) / pooled
-        return float(value), ratio.scale * eye / pooled - value * (parts / pooled)
-    d_numerator = ratio.scale * eye[:, :, None] * eye[:, None, :]
-    d_denominator = np.zeros((n_classes, n_classes, n_classes))
-    if ratio.true:
-        d_denominator += eye[:, :, None]
-    if ratio.predicted:
-        d_denominator += eye[:, None, :]
-    true_sum = counts.sum(axis=1)
-    denominator = ratio.denominator(true_sum, counts.sum(axis=0))
-    values = ratio.of_sums(np.diagonal(counts), true_sum, counts.sum(axis=0), zero)
+        value = numerator.sum() / pooled
+        gradient = d_numerator.sum(axis=0) - value * d_denominator.sum(axis=0)
+        return float(value), gradient / pooled
     defined = denominator != 0
     safe = np.where(defined, denominator, 1.0)
+    values = np.where(defined, numerator / safe, zero)
     gradients = (d_numerator - values[:, None, None] * d_denominator) / safe[
         :, None, None
     ]
@@ -456,7 +475,12 @@ class CountMetric:
         if self._gradient is not None:
             return self._gradient(counts)
         return _ratio_gradient(
-            self.ratio, counts, pos_index=pos_index, average=average, zero=zero_division
+            self.ratio,
+            counts,
+            pos_index=pos_index,
+            average=average,
+            zero=zero_division,
+            negative=self.negative,
         )
 
     def affine(

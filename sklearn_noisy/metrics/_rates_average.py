@@ -28,7 +28,8 @@ imbalanced-learn's ``specificity_score``) and ``"micro"`` the pooled
   (:mod:`._confusion_draws`, ``method="monte_carlo"``).
 
 ``"truth"`` and ``"remeasurement"`` go through the confusion matrix
-(:mod:`._truth_counts`), with the gradients of :func:`_rate_gradient`.
+(:mod:`._truth_counts`), with the gradients of their definitions
+(:mod:`._count_definitions`).
 """
 
 from __future__ import annotations
@@ -298,41 +299,6 @@ def _forward(metric: str, problem: _Problem, options: dict, nominal: Any, mc: di
 
 
 # ------------------------------------------------ truth and remeasurement
-def _rate_gradient(
-    counts: np.ndarray, *, metric: str, average: str, zero: float
-) -> tuple[float, np.ndarray]:
-    """The rate of a confusion matrix (rows: true class) and ``∂rate/∂C``.
-
-    ``TN_k = Σ_{a ≠ k, b ≠ k} C[a, b]``; the denominator ``D_k`` is the sum of
-    the rows ``a ≠ k`` (specificity) or of the columns ``b ≠ k`` (NPV).
-    """
-    k = counts.shape[0]
-    total = counts.sum()
-    if average == "micro":  # Σ_k TN_k / ((K − 1) total), for both rates
-        value = ((k - 2) * total + np.trace(counts)) / ((k - 1) * total)
-        gradient = ((k - 2) + np.eye(k)) / ((k - 1) * total) - value / total
-        return float(value), gradient
-    other = 1.0 - np.eye(k)  # other[k, a] = [a ≠ k]
-    both = other[:, :, None] * other[:, None, :]  # [k, a, b] = [a ≠ k][b ≠ k]
-    tn = np.einsum("kab,ab->k", both, counts)
-    if COUNT_METRICS[metric].ratio.true:  # over the true negatives
-        side = np.broadcast_to(other[:, :, None], both.shape)
-    else:  # over the predicted negatives
-        side = np.broadcast_to(other[:, None, :], both.shape)
-    denominator = np.einsum("kab,ab->k", side, counts)
-    defined = denominator != 0
-    safe = np.where(defined, denominator, 1.0)
-    values = np.where(defined, tn / safe, zero)
-    gradients = (both - values[:, None, None] * side) / safe[:, None, None]
-    gradients[~defined] = 0.0
-    if average == "macro":
-        return float(values.mean()), gradients.mean(axis=0)
-    support = counts.sum(axis=1)
-    value = float(support @ values / total)
-    gradient = np.einsum("k,kij->ij", support, gradients) + values[:, None]
-    return value, (gradient - value) / total
-
-
 def _estimand(
     metric: str, encoded: Any, noise: FlipNoise, weight: Any, options: dict,
     nominal: Any, estimand: str,
@@ -349,7 +315,9 @@ def _estimand(
     true, pred = encoded.indices(slice(None))
     observed = np.asarray(true, dtype=np.intp)
     pred = np.asarray(pred, dtype=np.intp)
-    rate = partial(_rate_gradient, metric=metric, average=average, zero=options["zero"])
+    rate = partial(
+        COUNT_METRICS[metric].gradient, average=average, zero_division=options["zero"]
+    )
     # Linear in C with fixed denominators: the micro averages, the macro NPV.
     linear = COUNT_METRICS[metric].is_linear(average)
     if estimand == "truth":

@@ -363,12 +363,12 @@ def metric_gradient(
                 raise ValueError(
                     f"{name} needs pos_index, the positive class position."
                 )
-        if definition.negative:  # the ratio of the negative class
+        if definition.negative:  # binary here; one-vs-rest in ._rates_average
             if counts.shape[0] != 2:
                 raise ValueError(
                     f"{name} is defined for two classes; got {counts.shape[0]}."
                 )
-            pos_index, average = 1 - pos_index, "binary"
+            average = "binary"
         if average not in AVERAGES:
             raise ValueError(f"average must be one of {AVERAGES}; got {average!r}.")
     return definition.gradient(
