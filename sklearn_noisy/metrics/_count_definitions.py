@@ -37,7 +37,6 @@ __all__ = [
     "COUNT_METRICS",
     "CountMetric",
     "Ratio",
-    "count_metric",
     "nanaverage",
     "sklearn_from_confusion",
 ]
@@ -620,16 +619,6 @@ COUNT_METRICS: dict[str, CountMetric] = {
 }
 
 
-def count_metric(metric: str) -> CountMetric:
-    """The definition of a count metric, by its registry name."""
-    try:
-        return COUNT_METRICS[metric]
-    except KeyError:
-        raise ValueError(
-            f"metric must be one of {tuple(COUNT_METRICS)}; got {metric!r}."
-        ) from None
-
-
 def sklearn_from_confusion(
     metric: str,
     confusion: np.ndarray,
@@ -649,7 +638,7 @@ def sklearn_from_confusion(
     ``labels``; ``label_index`` selects some of them); the others use the
     sorted classes present, as scikit-learn's ``confusion_matrix``.
     """
-    definition = count_metric(metric)
+    definition = COUNT_METRICS[metric]
     if not definition.averaged:
         order = np.argsort(classes, kind="stable")
         confusion = confusion[np.ix_(order, order)]
