@@ -145,3 +145,28 @@ def test_gradient_value_is_the_value(metric):
         value, _ = definition.gradient(counts, pos_index=1, average=average)
         expected = definition.value(counts, average=average, pos_index=1)
         assert value == pytest.approx(float(expected), rel=1e-12)
+
+
+@pytest.mark.parametrize("average", [None, "micro", "macro", "weighted"])
+def test_rates_value_is_the_nominal_rate(average):
+    """The rates' definitions: one class against the rest, the false rates 1 −."""
+    from sklearn_noisy.metrics import (
+        false_negative_rate,
+        false_positive_rate,
+        negative_predictive_value,
+        specificity_score,
+    )
+
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 4, 60)
+    p = np.where(rng.random(60) < 0.6, y, rng.integers(0, 4, 60))
+    cells = confusion_matrix(y, p, labels=np.arange(4))
+    for name, function in (
+        ("specificity", specificity_score),
+        ("negative_predictive_value", negative_predictive_value),
+        ("false_positive_rate", false_positive_rate),
+        ("false_negative_rate", false_negative_rate),
+    ):
+        value = COUNT_METRICS[name].value(cells, average=average)
+        expected = function(y, p, average=average, zero_division=0.0)
+        np.testing.assert_allclose(value, expected, rtol=1e-14, atol=1e-15)

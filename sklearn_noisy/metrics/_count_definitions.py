@@ -138,24 +138,38 @@ def _ratio_value(
     ratio: Ratio,
     confusion: np.ndarray,
     *,
+    negative: bool = False,
     average: Any = None,
     zero_division: float = 0.0,
     pos_index: int | None = None,
     label_index: Any = None,
     **_: Any,
 ) -> Any:
-    """Precision, recall or F1 of each matrix with scikit-learn's ``average``."""
+    """A ratio of each matrix with scikit-learn's ``average``.
+
+    ``negative``: of each class against the rest, ``TN_k`` over the true
+    negatives (``ratio.true``) or the predicted ones, as
+    :func:`sklearn.metrics.multilabel_confusion_matrix` counts them.
+    """
     tp, true_sum, pred_sum = _sums(confusion)
+    if negative:
+        fp, fn = pred_sum - tp, true_sum - tp
+        tn = true_sum.sum(-1)[..., None] - tp - fp - fn
+        parts = (tn, fp, fn, true_sum)
+    else:
+        parts = (tp, true_sum, pred_sum, true_sum)
     if label_index is not None:  # scikit-learn's labels as a subset
-        tp, true_sum = tp[..., label_index], true_sum[..., label_index]
-        pred_sum = pred_sum[..., label_index]
+        parts = tuple(a[..., label_index] for a in parts)
     if average == "binary":
-        tp, true_sum, pred_sum = (a[..., pos_index] for a in (tp, true_sum, pred_sum))
+        parts = tuple(a[..., pos_index] for a in parts)
     elif average == "micro":
-        tp, true_sum, pred_sum = tp.sum(-1), true_sum.sum(-1), pred_sum.sum(-1)
-    values = ratio.of_sums(tp, true_sum, pred_sum, zero_division)
+        parts = tuple(a.sum(-1) for a in parts)
+    numerator, first, second, support = parts
+    if negative:
+        first, second = numerator + first, numerator + second
+    values = ratio.of_sums(numerator, first, second, zero_division)
     if average in ("macro", "weighted"):
-        return nanaverage(values, true_sum if average == "weighted" else None)
+        return nanaverage(values, support if average == "weighted" else None)
     return values
 
 
@@ -401,32 +415,17 @@ def _accuracy_gradient(counts: np.ndarray, **_: Any) -> tuple[float, np.ndarray]
 class CountMetric:
     """One count metric: everything an engine needs to know about it.
 
-    Parameters
-    ----------
-    name : str
-        The registry name.
-    sklearn_function : callable
-        The scikit-learn function it equals at zero noise (for the rates: the
-        one it mirrors, on the negative class).
-    range : tuple of float
-        The values it can take.
-    ratio : Ratio or None
-        For the ratios of a class's counts (precision, recall, F1 and the
-        rates, which mirror recall or precision): which sums they divide by.
-        These take scikit-learn's ``average``.
-    linear_averages : tuple of str
-        The averages under which it is linear in ``C`` with fixed denominators
-        (then the truth estimate is unbiased): accuracy always.
-    accuracy_averages : tuple of str
-        The multiclass averages under which it equals the accuracy.
-    negative : bool
-        Whether it is the ratio of the negative class (the rates).
-    complement : bool
-        Whether it is ``1 −`` the metric of ``ratio`` (the false rates).
-    adjustable : bool
-        Whether it takes scikit-learn's ``adjusted`` (balanced accuracy).
-    present_classes : bool
-        Whether it averages over the classes present in ``y_true`` only.
+    ``sklearn_function`` is the scikit-learn function it equals at zero noise
+    (for the rates, the one they mirror on the negative class). ``ratio``:
+    for the ratios of a class's counts (precision, recall, F1 and the rates),
+    the sums they divide by; these take scikit-learn's ``average``.
+    ``linear_averages``: the averages under which it is linear in ``C`` with
+    fixed denominators (the truth estimate is then unbiased);
+    ``accuracy_averages``: the multiclass averages under which it is the
+    accuracy. ``negative``: the ratio of the negative class, one class against
+    the rest (the rates); ``complement``: ``1 −`` that ratio (the false
+    rates); ``adjustable``: takes scikit-learn's ``adjusted``;
+    ``present_classes``: averages over the classes present in ``y_true``.
     """
 
     name: str
@@ -458,9 +457,10 @@ class CountMetric:
         ``average=None``.
         """
         confusion = np.asarray(confusion)
-        if self._value is None:
-            return _ratio_value(self.ratio, confusion, **options)
-        return self._value(confusion, **options)
+        if self._value is not None:
+            return self._value(confusion, **options)
+        values = _ratio_value(self.ratio, confusion, negative=self.negative, **options)
+        return 1.0 - values if self.complement else values
 
     def gradient(
         self,

@@ -58,28 +58,14 @@ __all__ = ["multiclass_rate_score", "rate_nominal"]
 
 
 # ------------------------------------------------------------ the counts
-def _one_vs_rest(confusion: np.ndarray, label_index: Any) -> tuple:
-    """``(TN, FP, FN, support)`` per class of confusion matrices ``(..., K, K)``.
-
-    Rows are the (observed) true classes, columns the predictions.
-    """
-    tp = np.diagonal(confusion, axis1=-2, axis2=-1)
-    true_sum = confusion.sum(-1)
-    pred_sum = confusion.sum(-2)
-    total = true_sum.sum(-1)[..., None]
-    fp, fn = pred_sum - tp, true_sum - tp
-    tn = total - tp - fp - fn
-    if label_index is not None:
-        tn, fp, fn, true_sum = (a[..., label_index] for a in (tn, fp, fn, true_sum))
-    return tn, fp, fn, true_sum
-
-
-def _draw_rates(
-    metric: str, confusion: np.ndarray, *, average: Any, zero: float, label_index: Any
-) -> np.ndarray:
-    """The rate of each redrawn matrix ``(D, K, K)``: ``(D,)`` or ``(D, K)``."""
-    tn, fp, fn, support = _one_vs_rest(confusion, label_index)
-    return rate_of_counts(metric, tn, fp, fn, support, average=average, zero=zero)
+def _draw_rates(metric: str, confusion: np.ndarray, options: dict) -> np.ndarray:
+    """The rate of each matrix ``(..., K, K)``, by its definition."""
+    return COUNT_METRICS[metric].value(
+        confusion,
+        average=options["average"],
+        zero_division=options["zero"],
+        label_index=options["label_index"],
+    )
 
 
 def rate_of_counts(
@@ -151,13 +137,13 @@ def _score(metric: str, e: Any, v: Any, nominal: Any, m: int, method: str) -> An
 
 
 def _monte_carlo(metric: str, problem: _Problem, options: dict, nominal: Any, mc: dict):
-    values = _draw_rates(metric, problem.draws(**mc), **options)
+    values = _draw_rates(metric, problem.draws(**mc), options)
     expected, variance = draw_moments(values)
     return _score(metric, expected, variance, nominal, problem.n_samples, "monte_carlo")
 
 
 def _mc_variance(metric: str, problem: _Problem, options: dict, mc: dict) -> float:
-    return float(_draw_rates(metric, problem.draws(**mc), **options).var(ddof=1))
+    return float(_draw_rates(metric, problem.draws(**mc), options).var(ddof=1))
 
 
 def _micro(problem: _Problem) -> tuple[float, float]:
@@ -356,8 +342,8 @@ def multiclass_rate_score(
     weight = check_sample_weight(sample_weight, m)
     cells = confusion_counts(encoded.indices, m, k)
     if sample_weight is None:  # integer counts: exact from the confusion matrix
-        counts = _one_vs_rest(cells, label_index)
-        nominal = rate_of_counts(metric, *counts, average=average, zero=zero)
+        options = {"average": average, "zero": zero, "label_index": label_index}
+        nominal = _draw_rates(metric, cells, options)
     else:
         nominal = rate_nominal(
             metric, y_true, y_pred, labels=labels, average=average,

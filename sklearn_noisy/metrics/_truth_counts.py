@@ -331,26 +331,13 @@ def metric_gradient(
 ) -> tuple[float, np.ndarray]:
     """A metric of a confusion matrix and its gradient ``∂f/∂C``.
 
-    Parameters
-    ----------
-    name : str or callable
-        One of :data:`TRUTH_METRICS`, or a function ``counts -> (value,
-        gradient)`` (the other options are then its own).
-    counts : ndarray of shape (n_classes, n_classes)
-        A confusion matrix, rows true classes and columns predictions.
-    pos_index : int or None, default=None
-        Position of the positive class: required by ``average="binary"`` (for
-        recall, precision and F1) and by ``"specificity"`` (``K = 2``).
-    average : {"binary", "micro", "macro", "weighted"}, default="binary"
-        The average of recall, precision and F1, as in scikit-learn (over all
-        ``K`` classes); ignored by the other metrics.
-    zero_division : float, default=0.0
-        The value of a ratio whose denominator is zero, as in scikit-learn.
-
-    Returns
-    -------
-    value : float
-    gradient : ndarray of shape (n_classes, n_classes)
+    ``name`` is one of :data:`TRUTH_METRICS` (read from its definition,
+    :mod:`._count_definitions`) or a function ``counts -> (value, gradient)``.
+    ``counts`` has rows the true classes; ``pos_index`` (the positive class)
+    is needed by ``average="binary"`` and by ``"specificity"`` (two classes);
+    ``average`` is scikit-learn's, over all the classes, for the ratios;
+    ``zero_division`` the value of a ratio whose denominator is zero.
+    Returns the value and the gradient, of the shape of ``counts``.
     """
     if callable(name):  # another metric of C: ``name(counts) -> (value, ∂/∂C)``
         return name(counts)
