@@ -31,7 +31,7 @@ __all__ = ["MonteCarloScore", "monte_carlo_score"]
 _BATCH_BYTES = 8 * 2**20
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)  # NoisyScore's __eq__ and __hash__
 class MonteCarloScore(NoisyScore):
     """A :class:`~sklearn_noisy.NoisyScore` estimated by Monte Carlo.
 
