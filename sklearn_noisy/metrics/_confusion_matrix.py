@@ -18,7 +18,6 @@ the classes (``labels=``): those ratios use the delta method
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +27,7 @@ from ..utils._arrays import chunks, read_only
 from ..utils._labels import EncodedLabels, encode_labels, encode_labels_subset
 from ..utils._noise import FlipNoise
 from ..utils._validation import ESTIMANDS, check_estimand, supports_estimands
-from ..utils._warnings import find_stack_level
+from ..utils._warnings import warn
 from ._count_distributions import confusion_distribution, confusion_intervals
 from ._remeasurement import observed_confusion
 from ._truth_counts import denoised_confusion
@@ -350,12 +349,11 @@ def _encode(
     if labels is None:
         encoded = encode_labels(y_true, y_pred, None)
         if encoded.n_classes == 1:
-            warnings.warn(
+            warn(
                 "A single label was found in 'y_true' and 'y_pred'. For the "
                 "confusion matrix to have the correct shape, use the 'labels' "
                 "parameter to pass all known labels.",
                 UserWarning,
-                stacklevel=find_stack_level(),
             )
         return encoded, encoded.n_classes
     if transition_matrix is not None:

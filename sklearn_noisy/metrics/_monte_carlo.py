@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +22,7 @@ from ..utils._arrays import check_finite, check_sample_weight
 from ..utils._labels import check_classification_labels
 from ..utils._noise import FlipNoise, GaussianNoise
 from ..utils._validation import check_regression_target
-from ..utils._warnings import find_stack_level
+from ..utils._warnings import warn
 
 __all__ = ["MonteCarloScore", "monte_carlo_score"]
 
@@ -374,12 +373,11 @@ def _summarise(draws: np.ndarray) -> tuple[float, float, float, float]:
     n_draws = draws.size
     finite = np.isfinite(draws)
     if not finite.all():
-        warnings.warn(
+        warn(
             f"The metric was not finite on {int(n_draws - finite.sum())} of "
             f"{n_draws} label draws; the Monte Carlo mean and variance are not "
             "finite either.",
             UserWarning,
-            stacklevel=find_stack_level(),
         )
         with np.errstate(invalid="ignore", over="ignore"):  # inf - inf is NaN
             return (

@@ -25,11 +25,11 @@ from the confusion matrix alone (user guide: :ref:`formula_multiclass`):
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
-from sklearn.exceptions import UndefinedMetricWarning
+from sklearn.metrics import confusion_matrix
+from sklearn.utils.multiclass import unique_labels
 
 from .._noisy_score import NoisyScore
 from ..utils._arrays import check_sample_weight, chunks
@@ -44,7 +44,7 @@ from ._confusion_draws import (
 )
 from ._count_estimands import count_estimand_score
 from ._poisson_binomial import poisson_binomial_groups, poisson_binomial_stream
-from ._sklearn_arithmetic import sklearn_from_confusion
+from ._sklearn_arithmetic import ba_mcc_of_confusion, sklearn_from_confusion
 
 #: Events less likely than this are ignored: the metrics are bounded by 1 in
 #: absolute value, so the expectation moves by less than its round-off.
@@ -60,15 +60,29 @@ _MC_PARAMETERS = """\
 
 
 def sklearn_value(metric: str, y_true: Any, y_pred: Any, **kwargs: Any) -> Any:
-    """scikit-learn's metric on the labels as given, without its warnings."""
+    """scikit-learn's metric on the labels as given, called so that it does not warn.
+
+    ``zero_division="warn"`` goes in as its value, 0. The balanced accuracy and
+    the MCC take scikit-learn's arithmetic on its confusion matrix
+    (:func:`ba_mcc_of_confusion`), where a class missing from ``y_true`` and a
+    single class need no warning. Floating-point warnings are off
+    (``np.errstate``, local to the thread).
+    """
     from ._registry import get_metric_info
 
-    function = get_metric_info(metric).sklearn_function
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UndefinedMetricWarning)
-        warnings.simplefilter("ignore", UserWarning)
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return function(y_true, y_pred, **kwargs)
+    with np.errstate(all="ignore"):
+        if metric in ("balanced_accuracy", "matthews_corrcoef"):
+            weight = kwargs.get("sample_weight")
+            if unique_labels(y_true, y_pred).shape[0] == 1:
+                total = len(y_true) if weight is None else np.sum(weight)
+                confusion = np.array([[total]])  # its (1, 1) matrix warns
+            else:
+                confusion = confusion_matrix(y_true, y_pred, sample_weight=weight)
+            adjusted = kwargs.get("adjusted", False)
+            return ba_mcc_of_confusion(metric, confusion, adjusted=adjusted)
+        if isinstance(kwargs.get("zero_division"), str):  # "warn"
+            kwargs = {**kwargs, "zero_division": 0.0}
+        return get_metric_info(metric).sklearn_function(y_true, y_pred, **kwargs)
 
 
 def is_identity(noise: FlipNoise) -> bool:

@@ -12,7 +12,6 @@ one-dimensional quadratures (user guide: :ref:`formula_rmse`,
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -26,7 +25,7 @@ from ..utils._validation import (
     has_noise,
     supports_estimands,
 )
-from ..utils._warnings import find_stack_level
+from ..utils._warnings import warn
 from ._gaussian_forms import (
     mae_distribution,
     mse_distribution,
@@ -77,11 +76,10 @@ def _check_finite_results(
     for name, array in zip(("y_true", "y_pred", "sigma"), inputs, strict=True):
         if isinstance(array, np.ndarray):
             check_finite(array[:, 0] if array.shape[1] == 1 else array, name=name)
-    warnings.warn(
+    warn(
         f"{metric} overflowed: the errors or their moments exceed the float64 "
         "range, so part of the result is inf. Rescale y_true, y_pred and sigma.",
         RuntimeWarning,
-        stacklevel=find_stack_level(),
     )
 
 
@@ -598,16 +596,13 @@ def expected_r2_score(
     NoisyScore(metric='r2', expected=0.916235, std=0.03933, nominal=0.957138, \
 n_samples=8, method='exact')
 
-    With five noisy samples the variance of R² is infinite:
+    With five noisy samples the variance of R² is infinite, and a
+    ``UserWarning`` says so ("The variance of R² does not exist (it is
+    infinite): all 5 labels are noisy..."):
 
-    >>> import warnings
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     score = expected_r2_score(y_true[:5], y_pred[:5], sigma=0.5)
+    >>> score = expected_r2_score(y_true[:5], y_pred[:5], sigma=0.5)
     >>> score.variance
     inf
-    >>> print(caught[0].message)  # doctest: +ELLIPSIS
-    The variance of R² does not exist (it is infinite): all 5 labels are noisy...
     """
     check_estimand(estimand, metric="r2", supported=expected_r2_score.estimands)
     inputs = check_regression_inputs(

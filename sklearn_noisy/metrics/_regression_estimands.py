@@ -12,7 +12,6 @@ docstring blocks the metrics share.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -22,7 +21,7 @@ from scipy.special import ndtr
 from .._noisy_score import NoisyScore
 from ..utils._arrays import chunk_of, chunks
 from ..utils._noise import check_sigma_dof
-from ..utils._warnings import find_stack_level
+from ..utils._warnings import warn
 from ._truth_regression import (
     mse_remeasurement,
     mse_truth,
@@ -85,7 +84,7 @@ def _warn_flags(metric: str, flag: np.ndarray) -> None:
             "labels vary no more than their noise), so the estimate and its "
             "variance are NaN."
         )
-    warnings.warn(message, UserWarning, stacklevel=find_stack_level())
+    warn(message, UserWarning)
 
 
 def _folded_variance_estimate(t: np.ndarray) -> np.ndarray:
