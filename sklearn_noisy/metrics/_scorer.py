@@ -127,8 +127,9 @@ def make_noisy_scorer(
     routing, scikit-learn hands such metadata to the estimator's ``fit``, which
     rejects it: enable routing, or use a constant, column or callable source.
     A scorer called without the noise it requests raises
-    :class:`MissingNoiseError`, which scikit-learn's ``error_score`` does not
-    turn into NaN scores, so a search stops instead of ranking NaNs.
+    :class:`MissingNoiseError` (a ``ValueError``): scikit-learn's default
+    ``error_score=np.nan`` turns it into NaN scores and a "Scoring failed"
+    warning carrying its message; ``error_score="raise"`` stops the search.
 
     A classification scorer computes its metric over the fitted model's
     ``classes_`` (passed as ``labels``), also on a test fold that holds only
