@@ -58,9 +58,7 @@ def _json(capsys, args):
     return json.loads(out), err
 
 
-def test_readings_and_copies_of_the_target_are_never_default_features(
-    capsys, readings
-):
+def test_readings_and_copies_of_the_target_are_never_default_features(capsys, readings):
     base = ["evaluate", "--data", readings, "--target", "y", "--sigma", "y_sem",
             "--estimator", LINEAR, *MSE, "--cv", "3"]  # fmt: skip
     payload, err = _json(capsys, base)
@@ -73,7 +71,8 @@ def test_readings_and_copies_of_the_target_are_never_default_features(
         ),
     }
     (line,) = [line for line in err.splitlines() if "left out" in line]
-    assert "y_copy (an affine copy" in line and "r1, r2, r3, r4, r5, r6 (readings" in line
+    assert "y_copy (an affine copy" in line
+    assert "r1, r2, r3, r4, r5, r6 (readings" in line
     # asked for by name they are used, with a one-line warning (the default
     # model handles the missing readings)
     leaked, err = _json(
@@ -125,7 +124,8 @@ def test_a_binary_target_given_sigma_warns_and_q_is_no_feature(capsys, tmp_path)
     x1, x2 = rng.normal(size=(2, 50))
     label = (x1 + 0.5 * rng.normal(size=50) > 0).astype(int)
     path = tmp_path / "binary.csv"
-    rows = ["x1,x2,y,q"] + [f"{x1[i]:.4f},{x2[i]:.4f},{label[i]},0.1" for i in range(50)]
+    rows = ["x1,x2,y,q"]
+    rows += [f"{x1[i]:.4f},{x2[i]:.4f},{label[i]},0.1" for i in range(50)]
     path.write_text("\n".join(rows) + "\n")
     payload, err = _json(
         capsys,
