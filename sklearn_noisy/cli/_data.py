@@ -269,9 +269,15 @@ def _load(args: argparse.Namespace) -> dict[str, Any]:
         labels = _load_repeats(args, columns)
     else:
         labels = _load_target(args, columns)
-    features, left_out, notes = _features(args, header, columns, labels)
+    parsed: dict[str, np.ndarray] = {}  # the numeric columns, read once
+    features, left_out, notes = _features(args, header, columns, labels, parsed)
     X = np.column_stack(
-        [_numeric(columns[n], n, "--features", allow_missing=True) for n in features]
+        [
+            parsed[n]
+            if n in parsed
+            else _numeric(columns[n], n, "--features", allow_missing=True)
+            for n in features
+        ]
     )
     return {
         "X": X,
@@ -298,6 +304,9 @@ _FEW_CLASSES = 5
 
 #: A column whose correlation with the target exceeds this is an affine copy.
 _COPY_CORRELATION = 0.9999
+
+#: The least-squares search for readings runs on at most this many columns.
+_MAX_SEARCHED = 200
 
 
 def _looks_like_label(name: str, *, classes: bool = False) -> bool:
@@ -374,7 +383,7 @@ def _readings(
         if _is_mean_of(np.column_stack([values[n] for n in names]), y, tolerance):
             return names
     names = list(values)
-    if not names:
+    if not 2 <= len(names) <= _MAX_SEARCHED:
         return []
     block = np.column_stack([values[n] for n in names])
     complete = np.all(np.isfinite(block), axis=1)
@@ -394,11 +403,13 @@ def _leaks(
     names: list[str],
     columns: dict[str, list[str]],
     labels: dict[str, Any],
+    parsed: dict[str, np.ndarray],
 ) -> dict[str, str]:
     """The columns among ``names`` that reproduce the target, with the reason.
 
     A copy (equal to the target, or an affine copy: ``|corr|`` above 0.9999)
-    or, for regression, the readings the target was averaged from.
+    or, for regression, the readings the target was averaged from. The
+    numeric columns read are kept in ``parsed``.
     """
     y = labels["y"]
     if y.dtype.kind not in "iuf" or np.ptp(y) == 0:
@@ -407,7 +418,9 @@ def _leaks(
     values: dict[str, np.ndarray] = {}
     for name in names:
         try:
-            values[name] = _numeric(columns[name], name, "", allow_missing=True)
+            values[name] = parsed[name] = _numeric(
+                columns[name], name, "", allow_missing=True
+            )
         except CLIError:
             continue  # not numeric: reported when used as a feature
     found: dict[str, str] = {}
@@ -431,6 +444,7 @@ def _features(
     header: list[str],
     columns: dict[str, list[str]],
     labels: dict[str, Any],
+    parsed: dict[str, np.ndarray],
 ) -> tuple[list[str], dict[str, str], list[str]]:
     """The feature columns, those left out (with the reason), and warnings.
 
@@ -463,7 +477,7 @@ def _features(
                 f"--features: {args.target!r} is the target (--target); a model "
                 "given its own labels scores perfectly: leave it out"
             )
-        leaks = _leaks([n for n in features if n not in used], columns, labels)
+        leaks = _leaks([n for n in features if n not in used], columns, labels, parsed)
         leaks.update({n: "the repeats the label is the mean of" for n in features
                       if n in used})  # fmt: skip
         if leaks:
@@ -481,7 +495,8 @@ def _features(
         for name in rest
         if _looks_like_label(name, classes=classes)
     }
-    left_out.update(_leaks([n for n in rest if n not in left_out], columns, labels))
+    rest = [name for name in rest if name not in left_out]
+    left_out.update(_leaks(rest, columns, labels, parsed))
     features = [name for name in rest if name not in left_out]
     if not features:
         raise CLIError(

@@ -153,7 +153,8 @@ def _add_data_arguments(evaluate: argparse.ArgumentParser) -> None:
         metavar="COL,COL,...",
         help="feature columns (default: every column not used for the label or "
         "its noise, except those whose name marks a label, a true value or a "
-        "label's noise, such as label_true or flip_probability)",
+        "label's noise, such as label_true or flip_probability, copies of the "
+        "label and the readings it is the mean of); never the label itself",
     )
     data.add_argument(
         "--drop",
