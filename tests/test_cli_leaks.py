@@ -150,6 +150,8 @@ def test_one_default_model_rule_stated_first(capsys, readings, tmp_path):
         capsys, ["evaluate", "--data", readings, "--target", "y", "--sigma", "y_sem"]
     )
     assert embedded == on_csv
+    payload, _ = _json(capsys, ["evaluate", *MSE, "--cv", "3", "--quiet"])
+    assert payload["model"] == embedded.removeprefix("model: ")
     assert embedded.startswith("model: degree-3 polynomial ridge, the default")
     with_missing = _first_line(
         capsys,

@@ -416,7 +416,7 @@ def _evaluate(args: argparse.Namespace, printer: _WarningPrinter) -> int:
     loaded = _load(args)
     for note in loaded.get("notes", ()):
         print(f"{PROG}: warning: {note}", file=sys.stderr, flush=True)
-    estimator, chosen = _make_estimator(args, loaded["task"], loaded["X"])
+    estimator, loaded["model"] = _make_estimator(args, loaded["task"], loaded["X"])
 
     from sklearn.model_selection import KFold, StratifiedKFold
 
@@ -465,7 +465,7 @@ def _evaluate(args: argparse.Namespace, printer: _WarningPrinter) -> int:
         printer.flush()
     # With --json - the JSON is standard output, and the table goes to stderr.
     table_stream = sys.stderr if args.json == "-" else sys.stdout
-    print(chosen, file=table_stream)
+    print(loaded["model"], file=table_stream)
     print(str(validator), file=table_stream, flush=True)
     if args.json is not None:
         _write_json(validator, loaded, args.json)
@@ -512,6 +512,7 @@ def _write_json(validator: Any, loaded: dict[str, Any], path: str) -> None:
     payload["data"] = loaded["source"]
     payload["features"] = loaded["features"]
     payload["left_out"] = loaded.get("left_out", {})
+    payload["model"] = loaded["model"].removeprefix("model: ")
     payload["sklearn_noisy_version"] = __version__
     text = json.dumps(payload, indent=2, allow_nan=False) + "\n"
     if path == "-":
