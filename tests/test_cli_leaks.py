@@ -64,7 +64,7 @@ def test_readings_and_copies_of_the_target_are_never_default_features(capsys, re
     payload, err = _json(capsys, base)
     assert payload["features"] == ["x1", "x2"]
     assert payload["left_out"] == {
-        "y_copy": "an affine copy of the target (|corr| > 0.9999)",
+        "y_copy": "an affine copy of the target, |corr| > 0.9999",
         **dict.fromkeys(
             ["r1", "r2", "r3", "r4", "r5", "r6"],
             "readings whose row mean is the target",

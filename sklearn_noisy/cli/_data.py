@@ -431,7 +431,7 @@ def _leaks(
         if np.array_equal(column[rows], y[rows]):
             found[name] = "equal to the target"
         elif abs(np.corrcoef(column[rows], y[rows])[0, 1]) > _COPY_CORRELATION:
-            found[name] = "an affine copy of the target (|corr| > 0.9999)"
+            found[name] = "an affine copy of the target, |corr| > 0.9999"
     if labels["task"] == "regression":
         rest = {n: v for n, v in values.items() if n not in found}
         readings = _readings(rest, y, _tolerance(labels.get("cells"), y))
