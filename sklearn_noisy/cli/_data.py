@@ -390,7 +390,7 @@ def _readings(
     if complete.sum() <= len(names) + 1:
         return []
     weights = np.linalg.lstsq(block[complete], y[complete], rcond=None)[0]
-    support = np.abs(weights) > 1e-6
+    support = np.abs(weights) > 0.5 / len(names)  # each reading weighs 1/k
     k = int(support.sum())
     if k < 2 or not np.allclose(weights[support], 1.0 / k, atol=1e-3):
         return []
