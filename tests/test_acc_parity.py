@@ -172,12 +172,61 @@ def _accuracy_parity(name, y_true, y_pred, normalize, sample_weight):
     assert ours.variance == 0.0
 
 
-@pytest.mark.parametrize(
-    "labels", [None, "all", "subset", "reordered", "superset"], ids=str
-)
-@pytest.mark.parametrize("normalize", [None, "true", "pred", "all"])
-@pytest.mark.parametrize("weight", ["none", "list", "int"])
+CM_LABELS = [None, "all", "subset", "reordered", "superset"]
+CM_NORMALIZE = [None, "true", "pred", "all"]
+CM_WEIGHTS = ["none", "list", "int"]
+
+
+def _covering_pairs(labels, normalize, weight):
+    """The label pairs checked by default with these confusion-matrix options.
+
+    Pair ``i`` goes with labels option ``j`` and the (normalize, weight) of
+    ``c = (i + j) % 12`` (``normalize = CM_NORMALIZE[c % 4]``, ``weight =
+    CM_WEIGHTS[c % 3]``): every (pair, labels option) once, and every pair
+    meets every normalize and every weight (five consecutive ``c``), every
+    (labels, normalize, weight) has pairs of both label kinds. 280 calls
+    instead of 3,360; the full grid runs with ``--run-slow``.
+    """
+    j = CM_LABELS.index(labels)
+    c = next(
+        c for c in range(12)
+        if c % 4 == CM_NORMALIZE.index(normalize) and c % 3 == CM_WEIGHTS.index(weight)
+    )  # fmt: skip
+    return [pair for i, pair in enumerate(LABEL_PAIRS) if (i + j) % 12 == c]
+
+
+def test_confusion_matrix_covering_design():
+    grid = list(itertools.product(CM_LABELS, CM_NORMALIZE, CM_WEIGHTS))
+    rows = [
+        (pair[0], options)
+        for options in grid
+        for pair in _covering_pairs(*options)
+    ]  # fmt: skip
+    names = [pair[0] for pair in LABEL_PAIRS]
+    assert len(rows) == len(LABEL_PAIRS) * len(CM_LABELS)
+    for position, values in enumerate((CM_LABELS, CM_NORMALIZE, CM_WEIGHTS)):
+        met = {(name, options[position]) for name, options in rows}
+        assert met == set(itertools.product(names, values)), position
+    for options in grid:
+        kinds = {name.split(":")[0] for name, met in rows if met == options}
+        assert kinds == {"int", "str"}, options
+
+
+@pytest.mark.parametrize("labels", CM_LABELS, ids=str)
+@pytest.mark.parametrize("normalize", CM_NORMALIZE)
+@pytest.mark.parametrize("weight", CM_WEIGHTS)
 def test_confusion_matrix_parity(labels, normalize, weight):
+    _check_each(
+        _covering_pairs(labels, normalize, weight),
+        lambda *pair: _confusion_matrix_parity(*pair, labels, normalize, weight),
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("labels", CM_LABELS, ids=str)
+@pytest.mark.parametrize("normalize", CM_NORMALIZE)
+@pytest.mark.parametrize("weight", CM_WEIGHTS)
+def test_confusion_matrix_parity_every_pair(labels, normalize, weight):
     _check_each(
         LABEL_PAIRS,
         lambda *pair: _confusion_matrix_parity(*pair, labels, normalize, weight),
