@@ -15,11 +15,17 @@ the confusion matrix (:mod:`._count_estimands`; user guide:
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
+
+import numpy as np
+from sklearn.exceptions import UndefinedMetricWarning
 
 from .._noisy_score import NoisyScore
 from ..utils._docstring import fill_doc
+from ..utils._labels import check_targets, class_totals
 from ..utils._validation import supports_estimands
+from ..utils._warnings import find_stack_level
 from ._binary_average import _NOISE_PARAMETERS
 from ._binary_counts import _DELTA_NOTES, _METHOD_PARAMETER
 from ._count_estimands import ESTIMAND_PARAMETER, TRUTH_NOTES
@@ -76,13 +82,15 @@ default="binary"
         ``method="delta"`` (binary only).
     zero_division : {"warn", 0.0, 1.0, np.nan}, default="warn"
         The value of a ratio whose denominator is 0, as in scikit-learn
-        (``"warn"`` is 0; no warning is emitted). Under noise the ratio can be
-        0/0 in some draws only: a number enters the expectation with the
-        probability of that event; with ``np.nan`` the expectation is NaN
-        when the event has a positive probability (a binary metric, or a
-        class of ``average=None``), and the macro average ignores undefined
-        classes draw by draw, as scikit-learn's (Monte Carlo where that
-        makes the set of classes random)."""
+        (``"warn"`` is 0, with scikit-learn's ``UndefinedMetricWarning`` when
+        a ratio of the nominal metric is 0/0; none for the draws under
+        noise). Under noise the ratio can be 0/0 in some draws only: a
+        number enters the expectation with the probability of that event;
+        with ``np.nan`` the expectation is NaN when the event has a positive
+        probability (a binary metric, or a class of ``average=None``), and
+        the macro average ignores undefined classes draw by draw, as
+        scikit-learn's (Monte Carlo where that makes the set of classes
+        random)."""
     + _METHOD_PARAMETER
     + ESTIMAND_PARAMETER
 )
@@ -129,30 +137,14 @@ def expected_precision_score(
     """Expected precision, and its variance, under label flips.
 
     Precision ``TP / n_P`` has a denominator fixed by the predictions, so it is
-    linear in the labels and its moments have a closed form (user guide:
-    :ref:`formula_binary_counts`)::
+    linear in the labels and its moments are exact::
 
         E[precision]   = (1/n_P) Σ_{i∈P} π_i
         Var[precision] = (1/n_P²) Σ_{i∈P} π_i (1 - π_i)
 
-    where ``P`` are the ``n_P`` samples predicted positive and ``π_i`` is the
-    probability that sample ``i`` is observed positive. With no predicted
-    positive the precision is ``zero_division`` (0 for the default "warn",
-    without a warning). With sample weights ``w_i`` the sums are weighted
-    (``w_i`` in the mean, ``w_i²`` in the variance). These are
-    the moments of the ``"forward"`` estimand; see ``estimand`` for the
-    others (user guide: :ref:`estimands`).
-
-    Against the truth (``estimand="truth"``, user guide:
-    :ref:`formula_truth`) the binary precision with flips ``q`` is the
-    unbiased ``(1/n_P) Σ_{i∈P} (ỹ_i - q_i)/(1 - 2q_i)`` with its exact
-    variance ``(1/n_P²) Σ_{i∈P} q_i (1 - q_i)/(1 - 2q_i)²``; with a
-    transition matrix, and for the micro and macro averages, it is the same
-    linear function of the de-noised confusion matrix, unbiased with an
-    unbiased variance estimate (``method="exact"``). The weighted average
-    divides by estimated class supports and is consistent
-    (``method="delta"``, as the ratio metrics: see
-    :func:`expected_recall_score`). The estimate can leave [0, 1].
+    with ``P`` the samples predicted positive and ``π_i`` the probability that
+    sample ``i`` is observed positive. Read more in the
+    :ref:`User Guide <formula_binary_counts>`.
 
     Parameters
     ----------
@@ -175,11 +167,10 @@ def expected_precision_score(
     >>> y_pred = [0, 1, 0, 1, 1, 1]
     >>> expected_precision_score(y_true, y_pred, q=0.1)
     NoisyScore(metric='precision', expected=0.7, std=0.15, nominal=0.75, \
-n_samples=6, method='exact')
-    >>> expected_precision_score(y_true, y_pred, q=0.1, estimand="truth").expected
-    0.8125
+    n_samples=6, method='exact')
     """
-    return _prf_score(
+    y_true, y_pred = check_targets(y_true, y_pred)
+    score = _prf_score(
         "precision",
         y_true,
         y_pred,
@@ -195,6 +186,11 @@ n_samples=6, method='exact')
         n_draws=n_draws,
         random_state=random_state,
     )
+    _warn_zero_division(
+        "precision", score, y_true, y_pred, labels, pos_label, average, sample_weight,
+        zero_division,
+    )  # fmt: skip
+    return score
 
 
 @with_test_set_sampling(label_arguments=_LABEL_ARGUMENTS)
@@ -225,14 +221,10 @@ def expected_recall_score(
     """Expected recall, and its variance, under label flips.
 
     Recall ``TP / S`` divides by the number ``S`` of observed positives, which
-    itself depends on the labels. Given ``S = n`` it is ``TP / n``, affine in
-    TP, so the exact moments are finite sums over the joint law of TP and FN,
-    two independent Poisson-binomial counts (user guide:
-    :ref:`formula_binary_counts`, O(M log² M)). With no observed positive the
-    recall is ``zero_division`` (0 for the default "warn", without a
-    warning).
-    These are the moments of ``estimand="forward"``, which takes ``y_true`` as
-    exact; ``estimand`` chooses the question (user guide: :ref:`estimands`).
+    depends on the labels; the moments are exact sums over the joint law of TP
+    and FN, in ``O(M log² M)``, or a delta-method approximation. Read more in
+    the :ref:`User Guide <formula_binary_counts>` (other estimands:
+    :ref:`formula_truth`).
 
     Parameters
     ----------
@@ -248,27 +240,17 @@ def expected_recall_score(
     sklearn.metrics.recall_score : The metric on exact labels.
     expected_f1_score : The expected F1 score.
 
-    Notes
-    -----
-    {truth_notes}
-
-    With ``estimand="forward"`` and ``method="delta"``:
-
-    {delta_notes}
-
     Examples
     --------
     >>> from sklearn_noisy.metrics import expected_recall_score
     >>> y_true = [0, 1, 1, 0, 1, 1]
     >>> y_pred = [0, 1, 0, 1, 1, 1]
-    >>> score = expected_recall_score(y_true, y_pred, q=0.1)
-    >>> score
+    >>> expected_recall_score(y_true, y_pred, q=0.1)
     NoisyScore(metric='recall', expected=0.739034, std=0.1082, nominal=0.75, \
-n_samples=6, method='exact')
-    >>> expected_recall_score(y_true, y_pred, q=0.1, method="delta").method
-    'delta'
+    n_samples=6, method='exact')
     """
-    return _prf_score(
+    y_true, y_pred = check_targets(y_true, y_pred)
+    score = _prf_score(
         "recall",
         y_true,
         y_pred,
@@ -284,6 +266,11 @@ n_samples=6, method='exact')
         n_draws=n_draws,
         random_state=random_state,
     )
+    _warn_zero_division(
+        "recall", score, y_true, y_pred, labels, pos_label, average, sample_weight,
+        zero_division,
+    )  # fmt: skip
+    return score
 
 
 @with_test_set_sampling(label_arguments=_LABEL_ARGUMENTS)
@@ -313,13 +300,11 @@ def expected_f1_score(
 ) -> NoisyScore | list[NoisyScore]:
     """Expected F1 score, and its variance, under label flips.
 
-    ``F1 = 2 TP / (n_P + S)``; given the number ``S = n`` of observed positives
-    it is affine in TP, so the moments are exact sums over the law of (TP, FN)
-    (user guide: :ref:`formula_binary_counts`, O(M log² M)). When
-    ``n_P + S = 0`` the F1 score is ``zero_division`` (0 for the default
-    "warn", without a warning).
-    These are the moments of ``estimand="forward"``, which takes ``y_true`` as
-    exact; ``estimand`` chooses the question (user guide: :ref:`estimands`).
+    ``F1 = 2 TP / (n_P + S)`` with ``S`` the number of observed positives; the
+    moments are exact sums over the joint law of TP and FN, in
+    ``O(M log² M)``, or a delta-method approximation. Read more in the
+    :ref:`User Guide <formula_binary_counts>` (other estimands:
+    :ref:`formula_truth`).
 
     Parameters
     ----------
@@ -334,14 +319,6 @@ def expected_f1_score(
     --------
     sklearn.metrics.f1_score : The metric on exact labels.
 
-    Notes
-    -----
-    {truth_notes}
-
-    With ``estimand="forward"`` and ``method="delta"``:
-
-    {delta_notes}
-
     Examples
     --------
     >>> from sklearn_noisy.metrics import expected_f1_score
@@ -350,7 +327,8 @@ def expected_f1_score(
     >>> expected_f1_score(y_true, y_pred, q=0.1).expected
     0.7118...
     """
-    return _prf_score(
+    y_true, y_pred = check_targets(y_true, y_pred)
+    score = _prf_score(
         "f1",
         y_true,
         y_pred,
@@ -366,6 +344,11 @@ def expected_f1_score(
         n_draws=n_draws,
         random_state=random_state,
     )
+    _warn_zero_division(
+        "f1", score, y_true, y_pred, labels, pos_label, average, sample_weight,
+        zero_division,
+    )  # fmt: skip
+    return score
 
 
 _BA_MCC_PARAMETERS = (
@@ -416,20 +399,13 @@ def expected_balanced_accuracy_score(
     """Expected balanced accuracy, and its variance, under label flips.
 
     ``BA = ½ (TP/S + TN/(M - S))`` with ``S`` the number of observed positives.
-    Given ``S = n`` it is affine in TP, so the moments are exact sums over the
-    law of (TP, FN) (user guide: :ref:`formula_binary_counts`, O(M log² M)). As
-    in scikit-learn, when the observed labels hold a single class only that
-    class's recall is averaged (``BA = n_N/M`` with no observed positive,
-    ``TP/M`` with no observed negative); no warning is emitted. With
-    ``adjusted=True`` the score is ``(BA − 1/K)/(1 − 1/K)`` with ``K`` the
-    number of observed classes, as in scikit-learn: undefined (NaN) when a
-    single class is observed, so the expectation is NaN when that event has a
-    positive probability. Binary labels are exact. For multiclass labels the
-    expectation is exact (the mean of the per-class recalls) unless a class
-    may or may not be observed, and the variance is Monte Carlo (user guide:
-    :ref:`formula_multiclass`).
-    These are the moments of ``estimand="forward"``, which takes ``y_true`` as
-    exact; ``estimand`` chooses the question (user guide: :ref:`estimands`).
+    Binary labels are exact (sums over the joint law of TP and FN); for
+    multiclass labels the expectation is exact and the variance Monte Carlo. As
+    in scikit-learn, when the observed labels hold one class only, that class's
+    recall is averaged, and the nominal warns as scikit-learn's when
+    ``y_pred`` has a class that ``y_true`` has not. Read more in the
+    :ref:`User Guide <formula_binary_counts>` (multiclass:
+    :ref:`formula_multiclass`; other estimands: :ref:`formula_truth`).
 
     Parameters
     ----------
@@ -447,25 +423,16 @@ def expected_balanced_accuracy_score(
     --------
     sklearn.metrics.balanced_accuracy_score : The metric on exact labels.
 
-    Notes
-    -----
-    {truth_notes}
-
-    With ``estimand="forward"`` and ``method="delta"``:
-
-    {delta_notes}
-
     Examples
     --------
     >>> from sklearn_noisy.metrics import expected_balanced_accuracy_score
     >>> y_true = [0, 1, 0, 0, 1, 0]
     >>> y_pred = [0, 1, 0, 0, 0, 1]
-    >>> expected_balanced_accuracy_score(y_true, y_pred, q=0.0).expected
-    0.625
     >>> expected_balanced_accuracy_score(y_true, y_pred, q=0.1).expected
     0.6030...
     """
-    return _ba_mcc_score(
+    y_true, y_pred = check_targets(y_true, y_pred)
+    score = _ba_mcc_score(
         "balanced_accuracy",
         y_true,
         y_pred,
@@ -479,6 +446,8 @@ def expected_balanced_accuracy_score(
         n_draws=n_draws,
         random_state=random_state,
     )
+    _warn_unseen_classes(y_true, y_pred, sample_weight)
+    return score
 
 
 @with_test_set_sampling(label_arguments=_LABEL_ARGUMENTS)
@@ -502,16 +471,12 @@ def expected_matthews_corrcoef(
     """Expected Matthews correlation coefficient, and its variance, under flips.
 
     ``MCC = (M·TP - n_P S) / √(n_P n_N S (M - S))`` with ``S`` the number of
-    observed positives. Given ``S = n`` it is affine in TP, so the moments are
-    exact sums over the law of (TP, FN) (user guide:
-    :ref:`formula_binary_counts`, O(M log² M)). Where the denominator vanishes
-    the MCC is 0, as in scikit-learn. Binary labels are exact. The multiclass
-    MCC is not an average of per-class scores (its denominator holds the
-    squared class totals): its expectation and variance are Monte Carlo over
-    ``n_draws`` redrawn confusion matrices, seeded by ``random_state``
-    (user guide: :ref:`formula_multiclass`).
-    These are the moments of ``estimand="forward"``, which takes ``y_true`` as
-    exact; ``estimand`` chooses the question (user guide: :ref:`estimands`).
+    observed positives; where the denominator vanishes the MCC is 0, as in
+    scikit-learn. Binary labels are exact (sums over the joint law of TP and
+    FN); the multiclass MCC is Monte Carlo over ``n_draws`` redrawn confusion
+    matrices. Read more in the :ref:`User Guide <formula_binary_counts>`
+    (multiclass: :ref:`formula_multiclass`; other estimands:
+    :ref:`formula_truth`).
 
     Parameters
     ----------
@@ -528,25 +493,16 @@ def expected_matthews_corrcoef(
     --------
     sklearn.metrics.matthews_corrcoef : The metric on exact labels.
 
-    Notes
-    -----
-    {truth_notes}
-
-    With ``estimand="forward"`` and ``method="delta"``:
-
-    {delta_notes}
-
     Examples
     --------
     >>> from sklearn_noisy.metrics import expected_matthews_corrcoef
     >>> y_true = [1, 1, 1, 0]
     >>> y_pred = [1, 0, 1, 1]
-    >>> expected_matthews_corrcoef(y_true, y_pred, q=0.0).expected
-    -0.3333...
     >>> expected_matthews_corrcoef(y_true, y_pred, q=0.2).expected
     -0.1914...
     """
-    return _ba_mcc_score(
+    y_true, y_pred = check_targets(y_true, y_pred)
+    score = _ba_mcc_score(
         "matthews_corrcoef",
         y_true,
         y_pred,
@@ -560,3 +516,114 @@ def expected_matthews_corrcoef(
         n_draws=n_draws,
         random_state=random_state,
     )
+    return score
+
+
+#: scikit-learn's words for a ratio with a zero denominator: the name and what
+#: the denominator counts.
+_ILL_DEFINED = {
+    "precision": ("Precision is", "predicted"),
+    "recall": ("Recall is", "true"),
+    "f1": ("F-score is", "true nor predicted"),
+}
+
+
+def _warn_zero_division(
+    metric: str,
+    score: Any,
+    y_true: Any,
+    y_pred: Any,
+    labels: Any,
+    pos_label: Any,
+    average: Any,
+    sample_weight: Any,
+    zero_division: Any,
+) -> None:
+    """scikit-learn's ``UndefinedMetricWarning`` for a nominal ratio 0/0.
+
+    Only with ``zero_division="warn"``, when a ratio of the nominal metric has
+    a zero denominator: the (weighted) predicted count for precision, the
+    true count for recall, both for F1, of a class of ``labels`` (or of
+    ``pos_label``; the totals for ``average="micro"``, each sample's for
+    ``"samples"``). The message is scikit-learn's. Such a ratio is 0, so the
+    counts are looked at only when a value of the score is 0 or it is an
+    average over classes.
+    """
+    if not isinstance(zero_division, str) or zero_division != "warn":
+        return
+    values = [s.nominal for s in score] if isinstance(score, list) else [score.nominal]
+    if average in ("binary", "micro", None) and all(v != 0 for v in values):
+        return
+    if metric == "f1" and labels is None and sample_weight is None:
+        if average not in ("binary", "samples") and np.ndim(y_true) == 1:
+            return  # every class present is in y_true or y_pred
+    true_sum, pred_sum = _prf_totals(
+        _dense(y_true),
+        _dense(y_pred),
+        labels,
+        pos_label,
+        average,
+        sample_weight,
+    )
+    denominator = {"precision": pred_sum, "recall": true_sum}.get(
+        metric, true_sum + pred_sum
+    )
+    if not np.any(denominator == 0):
+        return
+    start, modifier = _ILL_DEFINED[metric]
+    axis0, axis1 = ("label", "sample") if average == "samples" else ("sample", "label")
+    where = "due to" if denominator.size == 1 else f"in {axis1}s with"
+    warnings.warn(
+        f"{start} ill-defined and being set to 0.0 {where} no {modifier} "
+        f"{axis0}s. Use `zero_division` parameter to control this behavior.",
+        UndefinedMetricWarning,
+        stacklevel=find_stack_level(),
+    )
+
+
+def _dense(y: Any) -> np.ndarray:
+    """A label array, a sparse indicator matrix made dense."""
+    return np.asarray(y.toarray() if hasattr(y, "toarray") else y)
+
+
+def _prf_totals(
+    y_true: np.ndarray,
+    y_pred: np.ndarray,
+    labels: Any,
+    pos_label: Any,
+    average: Any,
+    sample_weight: Any,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The true and predicted (weighted) counts that scikit-learn divides by."""
+    weight = None if sample_weight is None else np.asarray(sample_weight, float)
+    if y_true.ndim == 2 and y_true.shape[1] > 1:  # multilabel indicators
+        columns = slice(None) if labels is None else np.asarray(labels)
+        true, pred = y_true[:, columns], y_pred[:, columns]
+        if average == "samples":
+            true_sum, pred_sum = true.sum(axis=1), pred.sum(axis=1)
+        elif weight is None:
+            true_sum, pred_sum = true.sum(axis=0), pred.sum(axis=0)
+        else:
+            true_sum, pred_sum = weight @ true, weight @ pred
+    else:
+        labels = [pos_label] if average == "binary" else labels
+        y_true, y_pred = y_true.reshape(-1), y_pred.reshape(-1)
+        _, true_sum, pred_sum = class_totals(y_true, y_pred, labels, weight)
+    if average == "micro":
+        return np.sum(true_sum, keepdims=True), np.sum(pred_sum, keepdims=True)
+    return np.asarray(true_sum, float), np.asarray(pred_sum, float)
+
+
+def _warn_unseen_classes(y_true: Any, y_pred: Any, sample_weight: Any) -> None:
+    """scikit-learn's warning of balanced accuracy: a class absent from ``y_true``.
+
+    Its recall is 0/0 and left out of the mean, as scikit-learn does.
+    """
+    weight = None if sample_weight is None else np.asarray(sample_weight, float)
+    y_true, y_pred = np.asarray(y_true).reshape(-1), np.asarray(y_pred).reshape(-1)
+    if np.any(class_totals(y_true, y_pred, None, weight, count_pred=False)[1] == 0):
+        warnings.warn(
+            "y_pred contains classes not in y_true",
+            UserWarning,
+            stacklevel=find_stack_level(),
+        )
