@@ -15,11 +15,11 @@ import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
-from sklearn.utils import _safe_indexing
 
 from .._noisy_score import NoisyScore
 from ..metrics import get_metric_info, get_metric_names
 from ..utils._arrays import weighted_totals
+from ..utils._sklearn_compat import _safe_indexing
 from ..utils._warnings import find_stack_level
 from ._validation import Noise, _classes_kwarg, _noise_kwargs, _take_noise
 
