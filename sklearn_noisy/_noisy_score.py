@@ -195,57 +195,49 @@ class NoisyScore:
 
     Returned by every ``expected_*`` metric of :mod:`sklearn_noisy.metrics`. The
     expectation and the variance are taken over the measurement error of the
-    labels only: the predictions are held fixed.
+    labels only: the predictions are held fixed. Read more in the
+    :ref:`User Guide <reading_results>`.
 
     Parameters
     ----------
     metric : str
         Name of the metric, e.g. ``"mean_squared_error"``.
+
     expected : float
-        Expected value of the metric when the labels are redrawn from their noise
-        model around the best-known values ``y_true``.
+        Expected value of the metric (or the estimate of ``estimand``).
+
     variance : float
-        Variance of the metric over the label noise. ``inf`` where the variance
-        does not exist (see :func:`~sklearn_noisy.metrics.expected_r2_score`).
+        Variance of the metric over the label noise; ``inf`` where it does not
+        exist.
+
     nominal : float
-        The classical metric computed on the labels as given, ignoring the noise.
+        The classical metric computed on the labels as given.
+
     n_samples : int
         Number of samples the metric was computed on.
+
     method : {"exact", "delta", "monte_carlo"}, default="exact"
-        How ``expected`` and ``variance`` were computed: a closed form or exact
-        algorithm, a delta-method (Taylor) approximation, or Monte Carlo.
+        How ``expected`` and ``variance`` were computed.
+
     estimand : {"forward", "truth", "remeasurement"}, default="forward"
-        The question ``expected`` answers (see :ref:`estimands`): the paper's
-        forward moments with ``y_true`` taken as exact, an estimate of the
-        metric against the unknown true values, or an estimate of the metric
-        expected when the samples are measured again.
+        The question ``expected`` answers (:ref:`estimands`).
+
     distribution : object, default=None
-        The exact distribution of the metric over the label noise, where the
-        metric could build it (forward estimand): anything with a method
-        ``interval(confidence_level) -> (low, high, content)``. It is small
-        (per-sample probabilities or weights, or a short probability table)
-        and left out of the repr, of :meth:`to_dict`, of comparisons and of
-        the hash.
+        The exact distribution of the metric over the label noise, where known:
+        anything with ``interval(confidence_level) -> (low, high, content)``.
+        Left out of the repr, :meth:`to_dict`, comparisons and the hash.
+
     sampling_variance : float, default=nan
-        Variance of ``expected`` over the test-set sampling: the test samples
-        seen as a draw of ``n_samples`` from a population, with the label
-        noise averaged out, so that ``variance + sampling_variance`` is the
-        variance over new test sets of the same size with new label noise
-        (the law of total variance; user guide: :ref:`error_budget`). NaN
-        where it was not asked for (``test_set_sampling=False``, the default
-        of the metric functions).
+        Variance of ``expected`` over the test-set sampling
+        (:ref:`error_budget`); NaN where it was not asked for.
+
     sampling_method : {"per_sample_terms", "delta", "bootstrap"} or None, \
-default=None
-        How ``sampling_variance`` was estimated: exactly unbiased from the
-        per-sample terms of a metric that is their mean, the delta method, or
-        a bootstrap over the test samples. None where it was not computed.
+    default=None
+        How ``sampling_variance`` was estimated; None where it was not computed.
+
     sampling_dof : float, default=inf
-        Degrees of freedom of the estimate of the test-set sampling variance:
-        ``2 n/(κ − 1)`` (Satterthwaite) with ``κ`` the kurtosis of the
-        per-sample terms and ``n`` their (effective) number, for the
-        per-sample-terms and delta rules; ``inf`` for the bootstrap. The
-        intervals that include the sampling use Student's quantile for them
-        (user guide: :ref:`error_budget`).
+        Degrees of freedom of the estimate of the test-set sampling variance,
+        used by the intervals that include the sampling.
 
     See Also
     --------
@@ -258,10 +250,6 @@ default=None
     ...                    nominal=0.85, n_samples=500)
     >>> score
     NoisyScore(metric='accuracy', expected=0.815, std=0.01732, nominal=0.85, n_samples=500, method='exact')
-    >>> float(score)
-    0.815
-    >>> score.interval_method
-    'normal'
     >>> score.confidence_interval(0.95)
     ConfidenceInterval(low=0.78105..., high=0.84894..., method='normal')
     """  # noqa: E501
@@ -357,55 +345,37 @@ default=None
     ) -> ConfidenceInterval:
         """Two-sided interval for the metric, from one source of uncertainty or both.
 
-        ``source="label_noise"`` (default) describes where the metric computed
-        on one noisy draw of the labels of these samples falls: it is not an
-        interval for the metric on the true labels (see the truth estimand for
-        that), and it ignores test-set sampling and cross-validation split
-        variability. ``source="sampling"`` uses the test-set sampling variance
-        alone, and ``"both"`` adds the two (user guide: :ref:`error_budget`):
-        for the truth and remeasurement estimands, a confidence interval for
-        the estimand's value on the population the test set was drawn from.
-        For the metric of a *new* test set, see :meth:`prediction_interval`.
-        Every interval lies inside the metric's range (:data:`METRIC_RANGES`:
-        [0, 1] for accuracy, MCC in [-1, 1], losses >= 0, R² <= 1).
+        ``source="label_noise"`` (default) describes where the metric computed on
+        one noisy draw of the labels of these samples falls; ``"sampling"`` uses the
+        test-set sampling variance alone and ``"both"`` adds the two. Every interval
+        lies inside the metric's range. Read more in the
+        :ref:`User Guide <error_budget_intervals>`.
 
         Parameters
         ----------
         confidence_level : float, default=0.95
             Probability mass of the interval, in the open interval (0, 1).
+
         method : {"auto", "exact", "normal", "t", "binomial", "wilson"}, \
-default="auto"
-            ``"exact"`` (label noise only): the equal-tailed quantiles of the
-            exact distribution of the metric (user guide:
-            :ref:`exact_intervals`), ``low`` the largest value with
-            ``P(metric < low) <= α/2`` and ``high`` the smallest with
-            ``P(metric > high) <= α/2``, ``α = 1 - confidence_level``; raises a
-            ``ValueError`` where the distribution is not known (see
-            :attr:`interval_method`). ``"normal"``: ``expected ± z·SD``,
-            ``z = Φ⁻¹((1 + confidence_level)/2)``, with the SD of the chosen
-            source, clipped to the metric's range; ``(-inf, inf)`` clipped
-            where the variance is infinite. ``"t"`` (``source`` "sampling" or
-            "both"): the same with Student's quantile for
-            :attr:`sampling_dof` degrees of freedom, for a sampling variance
-            estimated from the test set. ``"binomial"`` and ``"wilson"``
-            (accuracy, ``source`` "sampling" or "both"): the binomial (Wald)
-            interval ``p ± z·sqrt(p(1 - p)/n)`` of the performance-evaluation
-            lecture and Wilson's score interval, with ``n`` the effective
-            number of samples ``p(1 - p)/V`` of the source's variance ``V``
-            (the test-set size for the plain accuracy of unit-weight samples
-            without label noise, and at ``p`` = 0 or 1). ``"auto"``:
-            ``"exact"`` for the label noise where available, else
-            ``"normal"``; ``"t"`` for the sources with the sampling.
+        default="auto"
+            ``"exact"`` (label noise only): equal-tailed quantiles of the exact
+            distribution (:ref:`exact_intervals`; ``ValueError`` where it is not
+            known). ``"normal"``: ``expected ± z·SD``. ``"t"`` (with the sampling):
+            Student's quantile for :attr:`sampling_dof` degrees of freedom.
+            ``"binomial"`` and ``"wilson"`` (accuracy, with the sampling): the Wald
+            and Wilson score intervals. ``"auto"``: ``"exact"`` for the label noise
+            where available, else ``"normal"``; ``"t"`` with the sampling.
+
         source : {"label_noise", "sampling", "both"}, default="label_noise"
-            The uncertainty covered: :attr:`variance`,
-            :attr:`sampling_variance` or their sum :attr:`total_variance`.
-            The last two need a result computed with ``test_set_sampling``.
+            The uncertainty covered: :attr:`variance`, :attr:`sampling_variance` or
+            their sum :attr:`total_variance`. The last two need a result computed
+            with ``test_set_sampling``.
 
         Returns
         -------
         ConfidenceInterval
-            The pair ``(low, high)``; its ``method`` says which construction
-            was used and ``content`` the exact probability of the interval.
+            The pair ``(low, high)``; its ``method`` says which construction was
+            used and ``content`` the exact probability of the interval.
         """
         _check_level(confidence_level)
         if source not in SOURCES:
@@ -454,16 +424,9 @@ default="auto"
         """Interval for the metric of a new test set of the same size.
 
         Where the metric will fall when the whole evaluation is repeated on
-        ``n_samples`` new samples from the same population, with new label
-        noise: the metric against the true values for the truth estimand,
-        the metric of the labels as measured for the remeasurement and
-        forward estimands. Its variance adds the uncertainty of this estimate
-        and the spread of the new test set's metric (user guide:
-        :ref:`error_budget`): ``variance + 2 sampling_variance`` for the
-        truth and forward estimands, ``2 (variance + sampling_variance)`` for
-        the remeasurement, whose estimate and target both carry label noise.
-        Student's t with :attr:`sampling_dof` degrees of freedom, clipped to
-        the metric's range.
+        ``n_samples`` new samples from the same population, with new label noise:
+        Student's t with :attr:`sampling_dof` degrees of freedom, clipped to the
+        metric's range. Read more in the :ref:`User Guide <error_budget_intervals>`.
 
         Parameters
         ----------

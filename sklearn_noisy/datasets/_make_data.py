@@ -1,49 +1,11 @@
 """Generate the embedded datasets of :mod:`sklearn_noisy.datasets`.
 
-No open real data with repeated label measurements and known label error could
-be shipped, so both datasets are simulated from the documented generating
-models below with fixed seeds. Running this module rewrites the shipped files
-byte for byte (the test suite checks it)::
+Both are simulated with ``numpy.random.default_rng(seed)`` from the
+generating models given in their ``DESCR`` (``OXYGEN_DESCR`` and
+``DIAGNOSIS_DESCR`` in ``_base.py``). Running this module rewrites the
+shipped CSV files byte for byte (the test suite checks it)::
 
     python -m sklearn_noisy.datasets._make_data
-
-Both use ``numpy.random.default_rng(seed)`` (PCG64) and write fixed-precision
-CSV text, so the output depends only on numpy's documented generator streams.
-
-**Oxygen sensor** (``oxygen_sensor.csv``, seed 20230415, 300 samples). A
-luminescence (phase-fluorometric) oxygen sensor: oxygen quenches the dye, so its
-lifetime ``τ`` and intensity ``I`` follow the Stern–Volmer law
-``τ0/τ = I0/I = 1 + K_sv(T)·[O2]``. Per sample, in this order:
-
-1. true oxygen ``c ~ Uniform(0, 21)`` % O2 (volume fraction at 1013 hPa);
-2. temperature ``T ~ Uniform(5, 45)`` °C;
-3. ``K_sv = 0.060·(1 + 0.010·(T − 25))`` per % O2,
-   ``τ0 = 55 µs·(1 − 0.004·(T − 25))``, ``τ = τ0/(1 + K_sv·c)``;
-4. phase angle at 4 kHz modulation ``φ = degrees(arctan(2π·4000·τ)) + N(0, 0.05²)``;
-5. intensity ``I = 12000·(1 − 0.006·(T − 25))/(1 + K_sv·c)·(1 + N(0, 0.01²))``
-   counts;
-6. measured temperature ``T + N(0, 0.1²)``;
-7. number of repeats ``n ~ Integers[3, 8]``;
-8. eight reference-analyser readings ``c + s·N(0, 1)`` with heteroscedastic
-   ``s = 0.05 + 0.03·c`` % O2; readings beyond the ``n``-th are left empty.
-
-Columns: ``phase_deg`` (3 decimals), ``intensity_counts`` (1), ``temperature_c``
-(2), ``o2_true`` (4) and ``o2_rep_1`` … ``o2_rep_8`` (3).
-
-**Noisy diagnosis** (``noisy_diagnosis.csv``, seed 20230416, 400 samples). A
-binary diagnosis from four standardised biomarkers whose recorded label comes
-from an imperfect assay with a known per-sample flip probability. Per sample:
-
-1. biomarkers ``x ~ N(0, I_4)`` (rounded to 4 decimals; the rounded values are
-   used below);
-2. ``η = −0.4 + 1.6·x1 − 1.1·x2 + 0.7·x3`` (``x4`` is uninformative), the true
-   class ``c ~ Bernoulli(1/(1 + e^−η))``;
-3. flip probability ``q = 0.02 + 0.30·e^−|η|`` rounded to 3 decimals:
-   borderline cases (small ``|η|``) are less reliably labelled;
-4. recorded label ``ỹ = c`` with probability ``1 − q``, else ``1 − c``.
-
-Columns: ``marker_1`` … ``marker_4``, ``label`` (recorded), ``label_true``,
-``flip_probability``.
 """
 
 from __future__ import annotations

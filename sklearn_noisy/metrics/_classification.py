@@ -269,64 +269,24 @@ def expected_accuracy_score(
 ) -> NoisyScore:
     """Expected accuracy, and its variance, under label flips.
 
-    ``estimand`` chooses the question the result answers (user guide:
-    :ref:`estimands`).
-
-    With ``estimand="forward"`` (default) ``y_true`` is taken as exact and the
-    observed labels are redrawn around it: the paper's moments, right for exact
-    references, not what a re-measurement of noisy labels shows. Sample ``i``
-    is observed as correct with probability ``P_i = T[k_i, ŷ_i]``: for a flip
-    probability ``q_i`` this is ``1 - q_i`` when ``ŷ_i = k_i`` and
-    ``q_i/(K-1)`` otherwise (user guide: :ref:`formula_accuracy`). Exactly::
-
-        E[acc]   = (1/M) Σ P_i           (binary, constant q: a + q(1 - 2a))
-        Var[acc] = (1/M²) Σ P_i (1 - P_i) (binary: (1/M²) Σ q_i(1 - q_i))
-
-    where ``a`` is the accuracy on ``y_true``; ``M · acc`` is Poisson-binomial.
-    The source paper prints ``Var = q(1 - q)``, the variance of a single sample:
-    it is too large by the factor ``M`` (erratum E6, :ref:`errata`). Applied to
-    labels that are themselves noisy, ``a + q(1 - 2a)`` counts the flips twice
-    (erratum E7).
-
-    With ``estimand="truth"``, ``y_true`` holds the noisy labels and the
-    result estimates the accuracy against the unknown true labels without bias
-    (user guide: :ref:`formula_truth`): each hit ``o_i = 1[ỹ_i = ŷ_i]`` is
-    replaced by ``ĉ_i = T⁻¹[ỹ_i, ŷ_i]``, which for flips is
-    ``(o_i - r_i)/(1 - q_i - r_i)`` with ``r_i = q_i/(K-1)`` (binary:
-    ``(o_i - q_i)/(1 - 2q_i)``). The estimate can fall outside [0, 1]. Its
-    variance is exact and label-free for binary flips,
-    ``(1/M²) Σ q_i(1 - q_i)/(1 - 2q_i)²``; otherwise it depends on the unknown
-    labels: the unbiased estimate ``(1/M²) Σ (ĉ_i² - ĉ_i)``, which can be
-    negative, is reported floored at the exact, label-free lower bound
-    ``(1/M²) Σ min_c Var(ĉ_i | c_i = c)`` (user guide:
-    :ref:`variance floor <variance_floor>`), so the interval never has zero width while
-    labels can flip. ``method="exact"``: the estimate is unbiased and the
-    variance an estimate floored at its bound, as for the truth MSE.
-
-    With ``estimand="remeasurement"``, ``y_true`` holds the noisy labels and
-    the result is the nominal accuracy, exactly unbiased for the accuracy
-    expected when the samples are labelled again the same way. Its variance
-    over such re-measurements, ``(1/M²) Σ P_i(1 - P_i)`` with ``P_i =
-    T[c_i, ŷ_i]`` for the unknown true class ``c_i``, is estimated without
-    bias by replacing each ``h(c_i) = P_i(1 - P_i)`` with
-    ``Σ_k T⁻¹[ỹ_i, k] h(k)`` (exact and label-free, ``q_i(1 - q_i)``, for
-    binary flips), clipped at 0.
+    Sample ``i`` is observed as correct with probability ``P_i = T[k_i, ŷ_i]``,
+    so ``E[acc] = (1/M) Σ P_i`` and ``Var[acc] = (1/M²) Σ P_i (1 - P_i)``,
+    exactly. ``estimand`` chooses the question the result answers. Read more in
+    the :ref:`User Guide <formula_accuracy>`.
 
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        Reference class of each sample (``estimand="forward"``) or its
-        single observed label (``"truth"``, ``"remeasurement"``). Any label
-        values that scikit-learn accepts: integers, strings, ...
+        Reference class of each sample (``estimand="forward"``) or its single
+        observed label (``"truth"``, ``"remeasurement"``).
 
     y_pred : array-like of shape (n_samples,)
         Predicted classes.
 
     q : float or array-like of shape (n_samples,), default=None
-        Probability that a label is flipped. Binary labels flip to the other
-        class; with ``K > 2`` classes a flip goes to each other class with
-        probability ``q/(K-1)``. Exactly one of ``q`` and ``transition_matrix``
-        is required.
+        Probability that a label is flipped (with ``K > 2`` classes, to each
+        other class with probability ``q/(K-1)``). Exactly one of ``q`` and
+        ``transition_matrix`` is required.
 
     transition_matrix : array-like of shape (n_classes, n_classes), default=None
         Row-stochastic matrix, ``T[j, k]`` the probability that a sample of
@@ -335,28 +295,19 @@ def expected_accuracy_score(
     labels : array-like of shape (n_classes,), default=None
         The classes, which fixes ``K`` and the order of ``transition_matrix``.
         Default: the sorted union of the labels in ``y_true`` and ``y_pred``.
-        With a single class present and no ``labels``, only ``q = 0`` is
-        defined (scikit-learn's value): with ``q > 0`` a ``ValueError`` asks
-        for ``labels``. In cross-validation, pass the model's ``classes_``.
 
     normalize : bool, default=True
         As in scikit-learn: the fraction of correct predictions, or with
-        ``False`` their (weighted) number, ``Σ w_i o_i`` with variance
-        ``Σ w_i² Var[o_i]``.
+        ``False`` their (weighted) number.
 
     sample_weight : array-like of shape (n_samples,), default=None
-        Sample weights: the accuracy is ``Σ w_i o_i / Σ w_i`` and its variance
-        ``Σ w_i² Var[o_i] / (Σ w_i)²``.
+        Sample weights.
 
     estimand : {"forward", "truth", "remeasurement"}, default="forward"
-        What ``expected`` describes (user guide: :ref:`estimands`): the
-        accuracy over labels redrawn around an exact ``y_true``; an unbiased
-        estimate of the accuracy against the unknown true labels of which
-        ``y_true`` are noisy observations; or the accuracy expected when the
-        samples are labelled again, with its spread. ``"truth"`` and
-        ``"remeasurement"`` need labels that carry information: q = 0.5 for
-        binary labels (``(K-1)/K`` for ``K`` classes) or a singular
-        ``transition_matrix`` raise a ``ValueError``.
+        ``"forward"``: ``y_true`` taken as exact; ``"truth"``: an unbiased
+        estimate of the accuracy against the unknown true labels;
+        ``"remeasurement"``: the accuracy expected when the samples are labelled
+        again (:ref:`estimands`). The last two need an invertible noise model.
 
     Returns
     -------
@@ -371,24 +322,13 @@ def expected_accuracy_score(
 
     Examples
     --------
-    The worked example of the source paper: accuracy 0.85, flip probability
-    0.05.
-
     >>> import numpy as np
     >>> from sklearn_noisy.metrics import expected_accuracy_score
     >>> y_true = np.r_[np.ones(85), np.zeros(15)].astype(int)
     >>> y_pred = np.ones(100, dtype=int)
     >>> score = expected_accuracy_score(y_true, y_pred, q=0.05)
-    >>> round(score.expected, 12), score.nominal
-    (0.815, 0.85)
-    >>> round(score.variance, 12)  # q(1 - q)/M, not the paper's q(1 - q)
-    0.000475
-
-    An unbiased estimate of the accuracy against the true labels:
-
-    >>> truth = expected_accuracy_score(y_true, y_pred, q=0.05, estimand="truth")
-    >>> round(truth.expected, 12)
-    0.888888888889
+    >>> round(score.expected, 12), round(score.variance, 12), score.nominal
+    (0.815, 0.000475, 0.85)
     """
     check_estimand(
         estimand, metric="accuracy", supported=expected_accuracy_score.estimands

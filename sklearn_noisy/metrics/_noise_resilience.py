@@ -1,11 +1,7 @@
 """The noise-resilience score NR of Viaña & Cohen, its local conditions and G.
 
-J. Viaña and K. Cohen, "Evaluation Criteria for Noise Resilience in Regression
-Algorithms": a regressor trained on noisy observations ``y`` is noise resilient
-in a region of the input when its error against the ground truth ``y_ref``
-varies less there than the error of the data does. Equations in brackets are
-the paper's; the specification, with the errors of the print, is the user
-guide page :ref:`noise_resilience`.
+Equations in brackets are the paper's; the specification, with the errors of
+the print, is the user guide page :ref:`noise_resilience`.
 """
 
 from __future__ import annotations
@@ -380,76 +376,56 @@ def noise_resilience_score(
 ) -> NoiseResilienceResult:
     """Noise-resilience score NR of Viaña & Cohen, with its local conditions.
 
-    With ``ε_y = y − y_ref`` (the error of the data), ``ε_ŷ = y_pred − y_ref``
-    (the error of the prediction) and ``λ = y − y_pred``, the samples are split
-    into regions ``j`` and, with ``s`` the sample variance (divisor N_j − 1)::
-
-        NR_j = 1 − s(ε_ŷ) / s(ε_y)          [37]
-        NR   = mean of NR_j over the regions
-
-    NR is in ``(-inf, 1]``: 1 when ``ε_ŷ`` is constant in every region (a
-    constant offset is invisible to it), 0 when the prediction scatters around
-    the truth as much as the data do (``y_pred = y``), negative when more. It
-    is computed from the two variances, without the linearity assumption of
-    the paper's closed form [40], which is reported per region as
-    ``nr_linear``. Per region also: α, the slope of ``ε_ŷ`` against ``x``
-    [8]; ``S1 = Σ (x − x̄) λ`` and ``S2 = Σ λ²`` [30]–[31]; ``B = S2 / (2|S1|)``
-    [33]; and the local condition of noise resilience ``2 α S1 + S2 >= 0``
-    [31], equivalently ``sign(α) = sign(S1)`` or ``|α| <= B`` [34]. When
-    ``ε_ŷ`` is linear in ``x`` inside a region and ``Σ λ = 0`` there [27],
-    ``nr_linear == nr`` and the condition holds exactly when ``nr >= 0``.
-
-    The score is invariant to shifting ``x``, to rescaling ``x``, and to
-    rescaling ``y``, ``y_pred`` and ``y_ref`` together (every region is
-    computed in its own units; see :ref:`noise_resilience`).
+    With ``ε_y = y − y_ref`` and ``ε_ŷ = y_pred − y_ref``, the samples are split
+    into regions ``j`` and ``NR_j = 1 − s(ε_ŷ) / s(ε_y)`` (``s`` the sample
+    variance); NR is the mean of ``NR_j`` over the regions, in ``(-inf, 1]``.
+    Per region the result also holds the paper's slope α, ``S1``, ``S2``, bound
+    ``B``, local condition and compensation ``G``. Read more in the
+    :ref:`User Guide <noise_resilience>`.
 
     Parameters
     ----------
     x : array-like of shape (n_samples,) or (n_samples, n_features)
-        The input variable. Several columns need ``groups``; α and ``S1`` are
-        then vectors (α the least-squares gradient) and the condition is
-        ``2 α·S1 + S2 >= 0`` (an extension of the paper, which treats one
-        input).
+        The input variable. Several columns need ``groups``.
+
     y : array-like of shape (n_samples,)
         The observations the regressor was trained on (noisy).
+
     y_pred : array-like of shape (n_samples,)
         The regressor's predictions, out of sample (e.g. from
         ``cross_val_predict``).
+
     y_ref : array-like of shape (n_samples,)
-        The ground truth μ, or an estimate of it independent of ``y``: with
-        repeated measurements, the mean of the *other* readings of the
-        sample, never one that includes ``y`` (see :ref:`noise_resilience`).
+        The ground truth, or an estimate of it independent of ``y``.
+
     n_regions : int, default=None
-        Number of regions of (almost) equal counts along sorted ``x``.
-        Default: ``n_samples // 10`` clipped to ``[1, 10]``. Each region needs
-        at least 3 samples.
+        Number of regions of (almost) equal counts along sorted ``x``. Default:
+        ``n_samples // 10`` clipped to ``[1, 10]``. Each region needs at least 3
+        samples.
+
     window : int, default=None
         Instead of ``n_regions``: a sliding window of this many consecutive
-        samples along sorted ``x`` (``n_samples − window + 1`` regions).
+        samples along sorted ``x``.
+
     groups : array-like of shape (n_samples,), default=None
-        Instead of ``n_regions``/``window``: one region per group label (for
-        example ``KMeans(...).fit_predict(X)``); each group needs at least
-        ``max(3, n_features + 1)`` samples.
+        Instead of ``n_regions``/``window``: one region per group label; each
+        group needs at least ``max(3, n_features + 1)`` samples.
+
     slope : {"least_squares", "endpoints"}, default="least_squares"
         α as the least-squares slope of ``ε_ŷ`` on ``x`` in the region, or as
-        the paper's slope between the samples of smallest and largest ``x``
-        [9] (one input variable only). The two agree when ``ε_ŷ`` is linear.
+        the paper's slope between the end samples (one input variable only).
+
     confidence : array-like of shape (n_samples,), default=None
-        A confidence γ per sample (for example ``1/σ²``). If given, the result
-        holds the compensation [10] ``G = Σ w λ`` per region, with
-        ``w = (γ − γ_min) / ((γ_max − γ_min)(1 + |x_c − x|))``, ``x_c`` the
-        centre of the region's range of ``x`` (for several features, ``|·|``
-        is the Euclidean distance). ``|x_c − x|`` is in the units of ``x``, so
-        G depends on how ``x`` is scaled. Where γ is constant in a region the
-        weights are undefined: G is NaN there, with a warning.
+        A confidence γ per sample (for example ``1/σ²``); if given, the result
+        holds the compensation ``G`` per region (NaN where γ is constant).
+
     compensation : {"sum", "mean"}, default="sum"
-        ``"sum"``: G as printed in [10], a weighted sum (its weights do not
-        sum to one, although the paper calls G a weighted mean); ``"mean"``:
-        the normalised weighted mean ``Σ w λ / Σ w``.
+        ``"sum"``: G as printed in the paper, a weighted sum; ``"mean"``: the
+        normalised weighted mean.
+
     zero_variance : {"raise", "omit"}, default="raise"
-        A region where ``ε_y`` has zero variance (noise-free data there) has
-        no NR_j: raise a ValueError, or leave such regions out of the score
-        and of the table with a warning that says how many.
+        A region where ``ε_y`` has zero variance has no ``NR_j``: raise a
+        ValueError, or leave such regions out with a warning.
 
     Returns
     -------
@@ -468,28 +444,14 @@ def noise_resilience_score(
 
     Examples
     --------
-    One region of five samples (the worked example of the user guide):
-
     >>> import numpy as np
     >>> from sklearn_noisy.metrics import noise_resilience_score
     >>> x = np.arange(5.0)
     >>> y_ref = np.array([3.0, -1.0, 4.0, 1.0, 5.0])
-    >>> y = y_ref + [1.0, -1.0, 2.0, 0.0, -2.0]       # s_y = 10/4
-    >>> y_pred = y_ref + [0.0, 1.0, 0.0, 1.0, 3.0]    # s_pred = 6/4
-    >>> result = noise_resilience_score(x, y, y_pred, y_ref, n_regions=1)
-    >>> result.score                                  # 1 - 6/10
+    >>> y = y_ref + [1.0, -1.0, 2.0, 0.0, -2.0]
+    >>> y_pred = y_ref + [0.0, 1.0, 0.0, 1.0, 3.0]
+    >>> noise_resilience_score(x, y, y_pred, y_ref, n_regions=1).score
     0.4
-    >>> result.alpha, result.S1, result.S2, result.bound
-    (array([0.6]), array([-11.]), array([35.]), array([1.5909...]))
-    >>> result.condition, result.nr_linear  # (2 * 0.6 * -11 + 35) / 10
-    (array([ True]), array([2.18]))
-
-    A prediction that copies the data scores 0, the truth plus a constant 1:
-
-    >>> noise_resilience_score(x, y, y, y_ref, n_regions=1).score
-    0.0
-    >>> noise_resilience_score(x, y, y_ref + 7.0, y_ref, n_regions=1).score
-    1.0
     """
     _check_options(slope, compensation, zero_variance)
     grouped = groups is not None

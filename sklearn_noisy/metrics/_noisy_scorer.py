@@ -55,34 +55,42 @@ class NoisyScorer(_BaseScorer):
 
     Create it with :func:`make_noisy_scorer` or :func:`get_noisy_scorer`. Called as
     ``scorer(estimator, X, y, **metadata)`` it returns, with scikit-learn's sign
-    convention (losses negated, so that greater is better), either the expected
-    value of the metric over the label noise (``output="expected"``, a float) or
-    a dict with the keys ``"expected"``, ``"variance"`` and ``"nominal"``
-    (``output="all"``). The variance is never negated.
+    convention (losses negated), either the expected value of the metric over the
+    label noise (``output="expected"``) or a dict with the keys ``"expected"``,
+    ``"variance"`` and ``"nominal"`` (``output="all"``; the variance is never
+    negated). Read more in the :ref:`User Guide <metadata_routing>`.
 
     Parameters
     ----------
     metric : str or callable
         A metric name (see :func:`make_noisy_scorer`) or one of the
         ``expected_*`` functions of :mod:`sklearn_noisy.metrics`.
+
     greater_is_better : bool, default=None
-        ``False`` negates the expected and nominal values, as scikit-learn does for
-        losses. ``None`` takes the metric's own convention.
+        ``False`` negates the expected and nominal values, as scikit-learn does
+        for losses. ``None`` takes the metric's own convention.
+
     response_method : {"predict", "predict_proba"}, default=None
         Method of the estimator that gives the metric's input. ``None`` takes
         ``"predict_proba"`` for Brier score and log-loss, ``"predict"`` otherwise.
+
     sigma, q : float, str, callable or None, default=None
-        Source of the label noise: ``sigma`` for a regression metric, ``q`` for a
-        classification metric. See :func:`make_noisy_scorer`.
+        Source of the label noise: ``sigma`` for a regression metric, ``q`` for
+        a classification metric. See :func:`make_noisy_scorer`.
+
     transition_matrix : array-like of shape (n_classes, n_classes), default=None
         A constant row-stochastic label transition matrix, instead of ``q``.
+
     estimand : {"forward", "truth", "remeasurement"}, default="forward"
         Passed to the metric; it must be one of the metric's estimands.
+
     output : {"expected", "all"}, default="expected"
         What a call returns.
+
     sigma_dof : float, str, callable or None, default=None
         Source of the degrees of freedom of ``sigma`` (regression metrics);
         ``None`` takes it from routed metadata when given, else σ is known.
+
     metric_kwargs : dict, default=None
         Further keyword arguments of the metric, e.g. ``pos_label``.
 
@@ -90,12 +98,16 @@ class NoisyScorer(_BaseScorer):
     ----------
     metric : str
         Canonical metric name, e.g. ``"mean_squared_error"``.
+
     greater_is_better : bool
         Whether the returned values are the metric (``True``) or its negation.
+
     response_method : str
         Method of the estimator that is scored.
+
     requires_noise : {"sigma", "q"}
         The kind of label noise of the metric.
+
     sigma, q, transition_matrix, estimand, output, sigma_dof, metric_kwargs
         The configuration, as passed.
 
@@ -106,30 +118,17 @@ class NoisyScorer(_BaseScorer):
 
     Notes
     -----
-    **Metadata routing.** A noise source left at ``None`` is requested as sample
-    metadata from the ``score`` method: with
-    ``sklearn.set_config(enable_metadata_routing=True)``, scikit-learn routes the
-    ``sigma`` (or ``q``) passed as ``cross_val_score(..., params={"sigma":
-    sigma})`` or ``GridSearchCV(...).fit(X, y, sigma=sigma)`` to the scorer,
-    sliced to each test fold. When routing is disabled scikit-learn gives such
-    metadata to the estimator's ``fit`` instead, which typically fails with
-    ``fit() got an unexpected keyword argument 'sigma'`` (or, for a pipeline,
-    ``Pipeline.fit does not accept the sigma parameter``): enable routing, or
-    configure the scorer with a constant, a column of ``X`` or a callable source.
-    A regression scorer whose ``sigma_dof`` source is ``None`` also requests
-    ``sigma_dof``; it is optional (σ is taken as known when it does not
-    arrive), so ``params={"sigma": s.sigma, "sigma_dof": s.sigma_dof}`` passes
-    a :func:`~sklearn_noisy.preprocessing.summarize_repeats` output through.
-    ``sample_weight`` is not requested by default, as in scikit-learn; use
-    :meth:`set_score_request`.
-
-    A direct call ``scorer(estimator, X, y, sigma=sigma)`` always accepts the
-    metadata, whatever the routing configuration.
+    A noise source left at ``None`` is requested as metadata by ``score``: with
+    ``sklearn.set_config(enable_metadata_routing=True)`` scikit-learn routes it
+    to the scorer, sliced to each test fold. Without routing scikit-learn gives
+    it to the estimator's ``fit``, which fails with
+    ``fit() got an unexpected keyword argument 'sigma'``: enable routing, or
+    give the scorer a constant, column or callable source. A direct call
+    ``scorer(estimator, X, y, sigma=sigma)`` always accepts the metadata.
 
     Examples
     --------
     >>> import numpy as np
-    >>> import sklearn
     >>> from sklearn.linear_model import LinearRegression
     >>> from sklearn_noisy import make_noisy_scorer
     >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
@@ -138,17 +137,6 @@ class NoisyScorer(_BaseScorer):
     >>> scorer = make_noisy_scorer("mean_squared_error", output="all")
     >>> scorer(model, X, y, sigma=0.2)
     {'expected': -0.0605, 'variance': 0.00162, 'nominal': -0.0205}
-    >>> scorer.noisy_score(model, X, y, sigma=[0.1, 0.2, 0.2, 0.3])
-    NoisyScore(metric='mean_squared_error', expected=0.0655, std=0.04894, \
-nominal=0.0205, n_samples=4, method='exact')
-    >>> scorer.score_predictions(y, model.predict(X), sigma=0.2).expected
-    0.0605
-    >>> scorer.get_metadata_routing()
-    {'score': {'sigma': True, 'sigma_dof': True, 'sample_weight': None}}
-    >>> with sklearn.config_context(enable_metadata_routing=True):
-    ...     scorer = scorer.set_score_request(sigma="label_error")
-    >>> scorer.get_metadata_routing()
-    {'score': {'sigma': 'label_error', 'sigma_dof': True, 'sample_weight': None}}
     """
 
     def __init__(

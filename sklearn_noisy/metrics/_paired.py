@@ -336,59 +336,12 @@ def expected_paired_difference(
 ) -> NoisyScore:
     """Expected difference ``metric(A) − metric(B)`` of two models on the same labels.
 
-    The two models are scored against the same noisy labels, so the label
-    noise is shared: the variance of the difference is not the sum of the two
-    variances (user guide: :ref:`formula_paired`). It is exact for
-
-    - ``"mean_squared_error"``: ``MSE_A − MSE_B = (1/M) Σ (b−a)(2y−a−b)`` is
-      linear in y, so ``E = (1/M) Σ (d_A² − d_B²)`` and
-      ``Var = (4/M²) Σ σ_i² (a_i − b_i)²``: the σ⁴ terms cancel;
-    - ``"mean_absolute_error"``: per sample ``|y−a| − |y−b|`` is
-      ``±clip(2(y − (a+b)/2), −|a−b|, |a−b|)``, a clipped normal whose two
-      moments are closed forms (evaluated centred at the clip of the mean, so
-      without cancellation);
-    - ``"accuracy"``: where the predictions differ the two "correct" events
-      are disjoint, so ``Var = P_A(1−P_A) + P_B(1−P_B) + 2P_A P_B`` per
-      disagreement, with ``P = T[k_i, ŷ_i]`` (binary: ``4 q_i(1−q_i)`` when one
-      of the two is right);
-    - ``"precision"`` (binary): the number of predicted positives does not
-      depend on the labels, so the difference is linear in the observed
-      positives, ``E = Σ c_i π_i`` and ``Var = Σ c_i² π_i(1−π_i)`` with
-      ``c_i = 1[ŷ_A,i = pos]/n_PA − 1[ŷ_B,i = pos]/n_PB``;
-    - ``"brier_score_loss"`` and ``"log_loss"``: per sample the difference of
-      the two losses is a function ``D_ij`` of the label ``j``, so
-      ``E_i = Σ_j P(j) D_ij`` and ``Var_i = Σ_j P(j) (D_ij − E_i)²`` over the
-      label distribution of the sample (the loss conventions are those of
-      :func:`~sklearn_noisy.metrics.expected_brier_score_loss` and
-      :func:`~sklearn_noisy.metrics.expected_log_loss`).
-
-    Every other metric (RMSE, R², recall, F1, balanced accuracy, MCC,
-    multiclass precision) goes through a *joint* Monte Carlo: the labels are
-    redrawn ``n_draws`` times and both models are scored on each draw, which
-    keeps the correlation between them. ``method`` is then ``"monte_carlo"``
-    and the result carries the Monte Carlo standard errors of its mean and
-    variance. RMSE, R² and binary recall, F1, balanced accuracy and MCC are
-    computed from per-draw sums over the samples, drawn chunk by chunk (memory
-    independent of the number of samples); other options score each draw with
-    the metric (:func:`~sklearn_noisy.metrics.monte_carlo_score`). Without
-    label noise the difference is its nominal value, ``method="exact"``.
-
-    For R² the two models share the total sum of squares ``Y`` of the noisy
-    labels, so ``R²_A − R²_B = L(y)/Y`` with ``L = SSE_B − SSE_A`` affine in
-    the labels. When ``Y`` can come arbitrarily close to 0 (fewer than two
-    exact labels with distinct values) the moments exist only for enough noisy
-    labels: with ``r`` the rank of the centred noise (the number of noisy
-    labels if some label is exact, else ``M − 1``), the moment of order ``k``
-    exists iff ``r > 2k``, or iff ``r > k`` when ``L`` vanishes wherever ``Y``
-    does. A mean that does not exist is returned as ``±inf`` (where ``L`` keeps
-    one sign there) or NaN, a variance as ``inf``, with a ``UserWarning``;
-    where only the variance does not exist the mean is
-    ``E[R²_A] − E[R²_B]``, exact (user guide: :ref:`paired_existence`).
-
-    Pairing helps when the models are similar: for binary accuracy with a
-    constant ``q`` the ratio of the paired variance to ``Var_A + Var_B`` is
-    twice the fraction of samples on which the two models disagree, so it is
-    *larger* than 1 above 50 % disagreement.
+    The two models are scored against the same noisy labels, so the label noise
+    is shared and the variance of the difference is not the sum of the two
+    variances. The moments are exact for MSE, MAE, accuracy, binary precision,
+    Brier score and log-loss; every other metric goes through a joint Monte
+    Carlo that scores both models on the same label draws. Read more in the
+    :ref:`User Guide <formula_paired>`.
 
     Parameters
     ----------
@@ -402,7 +355,7 @@ def expected_paired_difference(
     metric : str or NoisyScorer
         A canonical metric name (``"mean_squared_error"``, ``"accuracy"``, ...)
         or a :class:`~sklearn_noisy.metrics.NoisyScorer`, whose metric options
-        (``pos_label``, ``average``, ...) are then used by the Monte Carlo path.
+        (``pos_label``, ``average``, ...) are then used.
 
     sigma : float or array-like of shape (n_samples,), default=None
         Standard error of each regression label.
@@ -420,33 +373,21 @@ def expected_paired_difference(
 
     classes : array-like, default=None
         The classes in the order of the probability columns, for Brier score
-        and log-loss (an estimator's ``classes_``; default: ``labels``, or the
-        classes of ``y_true``). For a binary Brier score the larger class is
-        the positive one.
+        and log-loss (default: ``labels``, or the classes of ``y_true``).
 
     sample_weight : array-like of shape (n_samples,), default=None
-        Sample weights, as in scikit-learn's metrics: every mean is the
-        weighted mean, and sample ``i`` enters the variance with
-        ``w_i² / (Σ w)²``.
+        Sample weights, as in scikit-learn's metrics.
 
     n_draws : int, default=1000
         Label draws of the Monte Carlo path.
 
     random_state : int, Generator or None, default=0
-        Seed of the Monte Carlo path (fixed by default, so that results are
-        reproducible).
+        Seed of the Monte Carlo path (fixed by default, for reproducibility).
 
     estimand : {"forward", "truth"}, default="forward"
-        ``"forward"``: ``y_true`` taken as exact, the moments above.
-        ``"truth"``: ``y_true`` holds noisy labels and the result estimates the
-        difference against the true values (user guide: :ref:`estimands`).
-        Offered for ``"mean_squared_error"`` (the nominal difference, unbiased
-        since the noise adds the same ``σ_i²`` to both models; variance
-        ``4 Σ σ_i² (a_i − b_i)² / M²``, exact) and ``"accuracy"`` with any
-        invertible flip model (the difference of the de-noised hits
-        ``T⁻¹[c̃_i, ŷ_i]``, unbiased; its variance estimated without bias and
-        reported floored at 0, exact for binary ``q``); other metrics, or
-        metric options, raise a ``ValueError``.
+        ``"forward"`` takes ``y_true`` as exact; ``"truth"`` estimates the
+        difference against the true values (:ref:`estimands`), offered for
+        ``"mean_squared_error"`` and ``"accuracy"`` only.
 
     Returns
     -------
@@ -455,13 +396,6 @@ def expected_paired_difference(
         are the mean and variance of ``metric(A) − metric(B)`` over the label
         noise and ``nominal`` the difference on the labels as given.
         ``method`` is ``"exact"`` or ``"monte_carlo"``.
-
-    Raises
-    ------
-    ValueError
-        For NaN or infinite predictions (naming ``y_pred_a`` or ``y_pred_b``),
-        continuous values where class labels are expected (as scikit-learn's
-        classification metrics), or invalid ``sample_weight``.
 
     See Also
     --------
@@ -476,12 +410,8 @@ def expected_paired_difference(
     >>> b = [1.0, 2.3, 3.1, 3.6]
     >>> d = expected_paired_difference(y, a, b, metric="mean_squared_error",
     ...                                sigma=0.5)
-    >>> round(d.expected, 6), round(d.variance, 6)  # 4 Σ σ²(a−b)² / M²
+    >>> round(d.expected, 6), round(d.variance, 6)
     (-0.04, 0.03125)
-    >>> expected_paired_difference([0, 1, 1, 0], [0, 1, 0, 0], [0, 0, 0, 0],
-    ...                            metric="accuracy", q=0.1)
-    NoisyScore(metric='accuracy_difference', expected=0.2, std=0.15, \
-nominal=0.25, n_samples=4, method='exact')
     """
     if estimand not in ("forward", "truth"):
         raise ValueError(

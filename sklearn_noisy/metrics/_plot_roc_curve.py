@@ -1,12 +1,4 @@
-"""The ROC curve with its band when binary labels flip.
-
-:class:`NoisyRocCurveDisplay`, after scikit-learn's
-:class:`~sklearn.metrics.RocCurveDisplay`. The nominal curve is scikit-learn's
-:func:`~sklearn.metrics.roc_curve`; the curve under the flips is the vertical
-average of the ROC curves of redrawn labels, by seeded Monte Carlo
-(user guide: :ref:`roc_curve_display`); the AUC under the flips comes from
-:func:`~sklearn_noisy.metrics.expected_roc_auc_score`.
-"""
+"""The ROC curve and its band when binary labels flip: NoisyRocCurveDisplay."""
 
 from __future__ import annotations
 
@@ -81,74 +73,40 @@ class NoisyRocCurveDisplay:
 
     Built like :class:`sklearn.metrics.RocCurveDisplay`: prefer
     :meth:`from_predictions` or :meth:`from_estimator`. The scores are held
-    fixed and each label flips independently (flip probability ``q``, scalar
-    or per sample, or a 2 x 2 transition matrix), as in
-    :func:`~sklearn_noisy.metrics.expected_roc_auc_score`. Three things are
-    drawn (user guide: :ref:`roc_curve_display`):
-
-    * the **nominal curve**: :func:`sklearn.metrics.roc_curve` on the labels
-      as given (``fpr``, ``tpr``, ``roc_auc``: the same arrays and number as
-      :class:`~sklearn.metrics.RocCurveDisplay`, whatever the noise);
-    * the **mean curve under the flips**, by vertical averaging: at each
-      false positive rate ``f = j / (n_grid - 1)`` of a grid, the mean over
-      redraws of the labels of the true positive rate of the redrawn labels'
-      ROC curve at ``f`` (linear between the curve's points; on a vertical
-      step the higher end). Its area is the expected AUC (the mean of the
-      areas), up to the grid and the Monte Carlo error;
-    * a **pointwise band**: at each ``f`` the equal-tailed
-      ``confidence_level`` quantiles (numpy's linear interpolation) of those
-      true positive rates: where the ROC curve of one draw of the labels lies
-      at that ``f`` with that probability (up to the Monte Carlo error). It
-      is not a band for the whole curve at once.
-
-    Draws in which every label is of one class (no ROC curve) are redrawn:
-    like the AUC, the curve is conditional on both classes being present.
-    The legend's AUC, ``expected ± SD (label noise)``, is exact (or as its
-    ``method`` says): it is :attr:`score`, the result of
-    :func:`~sklearn_noisy.metrics.expected_roc_auc_score`.
-
-    **Method of the curve.** Seeded Monte Carlo (``method="monte_carlo"``,
-    ``n_draws`` redraws, ``random_state=0`` by default, so a figure is
-    reproducible); with no flips at all it is the nominal curve on the grid,
-    exact (``method="exact"``). An exact vertical average is not affordable:
-    the true positive rate at a given false positive rate is read at the
-    threshold where the number of false positives reaches ``f`` times the
-    number of negatives, and both that threshold and the number of negatives
-    vary with the draw. Its mean alone needs, for every sample, the joint law
-    of the negatives scored above it and below it (two Poisson-binomial
-    counts), summed up to ``f`` times their total: order ``M³`` operations
-    per grid point; the band needs the whole law of that rate, not only its
-    mean. The redraws cost order ``n_draws · M`` in all. (Averaging at fixed
-    thresholds would be exact, through the Poisson-binomial counts of the
-    AUC, but its points move along both axes, so it has no vertical band and
-    no area equal to the expected AUC.) The Monte Carlo standard error of the
-    mean curve is :attr:`tpr_standard_error`.
-
-    Sample weights are not offered, as in
-    :func:`~sklearn_noisy.metrics.expected_roc_auc_score`. matplotlib is
-    imported by :meth:`plot` only (install the ``plot`` extra).
+    fixed and each label flips independently. Three things are drawn: the
+    nominal curve, the mean curve under the flips (vertical averaging over
+    seeded redraws of the labels) and a pointwise band; the legend's AUC is
+    :attr:`score`. matplotlib is imported by :meth:`plot` only. Read more in
+    the :ref:`User Guide <roc_curve_display>`.
 
     Parameters
     ----------
     fpr, tpr : ndarray
         The nominal ROC curve (:func:`sklearn.metrics.roc_curve`).
+
     roc_auc : float
         Its area (:func:`sklearn.metrics.auc`).
+
     score : NoisyScore
         The AUC under the flips
         (:func:`~sklearn_noisy.metrics.expected_roc_auc_score`).
+
     fpr_grid, tpr_expected, tpr_std, tpr_low, tpr_high : ndarray of shape (n_grid,)
-        The grid of false positive rates, the mean true positive rate under
-        the flips at each, its SD over the flips and the band.
+        The grid of false positive rates, the mean true positive rate under the
+        flips at each, its SD over the flips and the band.
+
     method : {"monte_carlo", "exact"}
         How the mean curve and the band were computed.
+
     n_draws : int
-        Number of redraws of the labels (with both classes present); unused
-        when ``method`` is ``"exact"``.
+        Number of redraws of the labels; unused when ``method`` is ``"exact"``.
+
     confidence_level : float, default=0.95
         Level of the pointwise band.
+
     name : str, default=None
         Name of the classifier in the legend.
+
     pos_label : int, float, bool or str, default=None
         The positive class, shown in the axis labels.
 
@@ -156,16 +114,22 @@ class NoisyRocCurveDisplay:
     ----------
     tpr_standard_error : ndarray of shape (n_grid,)
         Monte Carlo standard error of ``tpr_expected`` (0 when exact).
+
     line_ : matplotlib Line2D
         The nominal ROC curve.
+
     expected_line_ : matplotlib Line2D
         The mean curve under the flips.
+
     band_ : matplotlib PolyCollection
         The pointwise band.
+
     chance_level_ : matplotlib Line2D or None
         The chance level line, when drawn.
+
     ax_ : matplotlib Axes
         Axes with the curves.
+
     figure_ : matplotlib Figure
         Figure containing them.
 
@@ -184,10 +148,6 @@ class NoisyRocCurveDisplay:
     >>> display = NoisyRocCurveDisplay.from_predictions(y, score, q=0.1)
     >>> display.roc_auc, display.method, display.n_draws
     (0.92, 'monte_carlo', 1000)
-    >>> display.line_.get_label()
-    'Classifier (labels as given, AUC = 0.92)'
-    >>> display.expected_line_.get_label()
-    'under flips: AUC = 0.85 ± 0.11 (label noise)'
     """
 
     def __init__(

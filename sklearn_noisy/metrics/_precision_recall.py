@@ -129,30 +129,14 @@ def expected_precision_score(
     """Expected precision, and its variance, under label flips.
 
     Precision ``TP / n_P`` has a denominator fixed by the predictions, so it is
-    linear in the labels and its moments have a closed form (user guide:
-    :ref:`formula_binary_counts`)::
+    linear in the labels and its moments are exact::
 
         E[precision]   = (1/n_P) Σ_{i∈P} π_i
         Var[precision] = (1/n_P²) Σ_{i∈P} π_i (1 - π_i)
 
-    where ``P`` are the ``n_P`` samples predicted positive and ``π_i`` is the
-    probability that sample ``i`` is observed positive. With no predicted
-    positive the precision is ``zero_division`` (0 for the default "warn",
-    without a warning). With sample weights ``w_i`` the sums are weighted
-    (``w_i`` in the mean, ``w_i²`` in the variance). These are
-    the moments of the ``"forward"`` estimand; see ``estimand`` for the
-    others (user guide: :ref:`estimands`).
-
-    Against the truth (``estimand="truth"``, user guide:
-    :ref:`formula_truth`) the binary precision with flips ``q`` is the
-    unbiased ``(1/n_P) Σ_{i∈P} (ỹ_i - q_i)/(1 - 2q_i)`` with its exact
-    variance ``(1/n_P²) Σ_{i∈P} q_i (1 - q_i)/(1 - 2q_i)²``; with a
-    transition matrix, and for the micro and macro averages, it is the same
-    linear function of the de-noised confusion matrix, unbiased with an
-    unbiased variance estimate (``method="exact"``). The weighted average
-    divides by estimated class supports and is consistent
-    (``method="delta"``, as the ratio metrics: see
-    :func:`expected_recall_score`). The estimate can leave [0, 1].
+    with ``P`` the samples predicted positive and ``π_i`` the probability that
+    sample ``i`` is observed positive. Read more in the
+    :ref:`User Guide <formula_binary_counts>`.
 
     Parameters
     ----------
@@ -175,9 +159,7 @@ def expected_precision_score(
     >>> y_pred = [0, 1, 0, 1, 1, 1]
     >>> expected_precision_score(y_true, y_pred, q=0.1)
     NoisyScore(metric='precision', expected=0.7, std=0.15, nominal=0.75, \
-n_samples=6, method='exact')
-    >>> expected_precision_score(y_true, y_pred, q=0.1, estimand="truth").expected
-    0.8125
+    n_samples=6, method='exact')
     """
     return _prf_score(
         "precision",
@@ -225,14 +207,10 @@ def expected_recall_score(
     """Expected recall, and its variance, under label flips.
 
     Recall ``TP / S`` divides by the number ``S`` of observed positives, which
-    itself depends on the labels. Given ``S = n`` it is ``TP / n``, affine in
-    TP, so the exact moments are finite sums over the joint law of TP and FN,
-    two independent Poisson-binomial counts (user guide:
-    :ref:`formula_binary_counts`, O(M log² M)). With no observed positive the
-    recall is ``zero_division`` (0 for the default "warn", without a
-    warning).
-    These are the moments of ``estimand="forward"``, which takes ``y_true`` as
-    exact; ``estimand`` chooses the question (user guide: :ref:`estimands`).
+    depends on the labels; the moments are exact sums over the joint law of TP
+    and FN, in ``O(M log² M)``, or a delta-method approximation. Read more in
+    the :ref:`User Guide <formula_binary_counts>` (other estimands:
+    :ref:`formula_truth`).
 
     Parameters
     ----------
@@ -248,25 +226,14 @@ def expected_recall_score(
     sklearn.metrics.recall_score : The metric on exact labels.
     expected_f1_score : The expected F1 score.
 
-    Notes
-    -----
-    {truth_notes}
-
-    With ``estimand="forward"`` and ``method="delta"``:
-
-    {delta_notes}
-
     Examples
     --------
     >>> from sklearn_noisy.metrics import expected_recall_score
     >>> y_true = [0, 1, 1, 0, 1, 1]
     >>> y_pred = [0, 1, 0, 1, 1, 1]
-    >>> score = expected_recall_score(y_true, y_pred, q=0.1)
-    >>> score
+    >>> expected_recall_score(y_true, y_pred, q=0.1)
     NoisyScore(metric='recall', expected=0.739034, std=0.1082, nominal=0.75, \
-n_samples=6, method='exact')
-    >>> expected_recall_score(y_true, y_pred, q=0.1, method="delta").method
-    'delta'
+    n_samples=6, method='exact')
     """
     return _prf_score(
         "recall",
@@ -313,13 +280,11 @@ def expected_f1_score(
 ) -> NoisyScore | list[NoisyScore]:
     """Expected F1 score, and its variance, under label flips.
 
-    ``F1 = 2 TP / (n_P + S)``; given the number ``S = n`` of observed positives
-    it is affine in TP, so the moments are exact sums over the law of (TP, FN)
-    (user guide: :ref:`formula_binary_counts`, O(M log² M)). When
-    ``n_P + S = 0`` the F1 score is ``zero_division`` (0 for the default
-    "warn", without a warning).
-    These are the moments of ``estimand="forward"``, which takes ``y_true`` as
-    exact; ``estimand`` chooses the question (user guide: :ref:`estimands`).
+    ``F1 = 2 TP / (n_P + S)`` with ``S`` the number of observed positives; the
+    moments are exact sums over the joint law of TP and FN, in
+    ``O(M log² M)``, or a delta-method approximation. Read more in the
+    :ref:`User Guide <formula_binary_counts>` (other estimands:
+    :ref:`formula_truth`).
 
     Parameters
     ----------
@@ -333,14 +298,6 @@ def expected_f1_score(
     See Also
     --------
     sklearn.metrics.f1_score : The metric on exact labels.
-
-    Notes
-    -----
-    {truth_notes}
-
-    With ``estimand="forward"`` and ``method="delta"``:
-
-    {delta_notes}
 
     Examples
     --------
@@ -416,20 +373,12 @@ def expected_balanced_accuracy_score(
     """Expected balanced accuracy, and its variance, under label flips.
 
     ``BA = ½ (TP/S + TN/(M - S))`` with ``S`` the number of observed positives.
-    Given ``S = n`` it is affine in TP, so the moments are exact sums over the
-    law of (TP, FN) (user guide: :ref:`formula_binary_counts`, O(M log² M)). As
-    in scikit-learn, when the observed labels hold a single class only that
-    class's recall is averaged (``BA = n_N/M`` with no observed positive,
-    ``TP/M`` with no observed negative); no warning is emitted. With
-    ``adjusted=True`` the score is ``(BA − 1/K)/(1 − 1/K)`` with ``K`` the
-    number of observed classes, as in scikit-learn: undefined (NaN) when a
-    single class is observed, so the expectation is NaN when that event has a
-    positive probability. Binary labels are exact. For multiclass labels the
-    expectation is exact (the mean of the per-class recalls) unless a class
-    may or may not be observed, and the variance is Monte Carlo (user guide:
-    :ref:`formula_multiclass`).
-    These are the moments of ``estimand="forward"``, which takes ``y_true`` as
-    exact; ``estimand`` chooses the question (user guide: :ref:`estimands`).
+    Binary labels are exact (sums over the joint law of TP and FN); for
+    multiclass labels the expectation is exact and the variance Monte Carlo. As
+    in scikit-learn, when the observed labels hold one class only, that class's
+    recall is averaged. Read more in the
+    :ref:`User Guide <formula_binary_counts>` (multiclass:
+    :ref:`formula_multiclass`; other estimands: :ref:`formula_truth`).
 
     Parameters
     ----------
@@ -447,21 +396,11 @@ def expected_balanced_accuracy_score(
     --------
     sklearn.metrics.balanced_accuracy_score : The metric on exact labels.
 
-    Notes
-    -----
-    {truth_notes}
-
-    With ``estimand="forward"`` and ``method="delta"``:
-
-    {delta_notes}
-
     Examples
     --------
     >>> from sklearn_noisy.metrics import expected_balanced_accuracy_score
     >>> y_true = [0, 1, 0, 0, 1, 0]
     >>> y_pred = [0, 1, 0, 0, 0, 1]
-    >>> expected_balanced_accuracy_score(y_true, y_pred, q=0.0).expected
-    0.625
     >>> expected_balanced_accuracy_score(y_true, y_pred, q=0.1).expected
     0.6030...
     """
@@ -502,16 +441,12 @@ def expected_matthews_corrcoef(
     """Expected Matthews correlation coefficient, and its variance, under flips.
 
     ``MCC = (M·TP - n_P S) / √(n_P n_N S (M - S))`` with ``S`` the number of
-    observed positives. Given ``S = n`` it is affine in TP, so the moments are
-    exact sums over the law of (TP, FN) (user guide:
-    :ref:`formula_binary_counts`, O(M log² M)). Where the denominator vanishes
-    the MCC is 0, as in scikit-learn. Binary labels are exact. The multiclass
-    MCC is not an average of per-class scores (its denominator holds the
-    squared class totals): its expectation and variance are Monte Carlo over
-    ``n_draws`` redrawn confusion matrices, seeded by ``random_state``
-    (user guide: :ref:`formula_multiclass`).
-    These are the moments of ``estimand="forward"``, which takes ``y_true`` as
-    exact; ``estimand`` chooses the question (user guide: :ref:`estimands`).
+    observed positives; where the denominator vanishes the MCC is 0, as in
+    scikit-learn. Binary labels are exact (sums over the joint law of TP and
+    FN); the multiclass MCC is Monte Carlo over ``n_draws`` redrawn confusion
+    matrices. Read more in the :ref:`User Guide <formula_binary_counts>`
+    (multiclass: :ref:`formula_multiclass`; other estimands:
+    :ref:`formula_truth`).
 
     Parameters
     ----------
@@ -528,21 +463,11 @@ def expected_matthews_corrcoef(
     --------
     sklearn.metrics.matthews_corrcoef : The metric on exact labels.
 
-    Notes
-    -----
-    {truth_notes}
-
-    With ``estimand="forward"`` and ``method="delta"``:
-
-    {delta_notes}
-
     Examples
     --------
     >>> from sklearn_noisy.metrics import expected_matthews_corrcoef
     >>> y_true = [1, 1, 1, 0]
     >>> y_pred = [1, 0, 1, 1]
-    >>> expected_matthews_corrcoef(y_true, y_pred, q=0.0).expected
-    -0.3333...
     >>> expected_matthews_corrcoef(y_true, y_pred, q=0.2).expected
     -0.1914...
     """

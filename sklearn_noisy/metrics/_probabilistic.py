@@ -337,31 +337,11 @@ _COMMON_PARAMETERS_DOC = """\
         ``Σ w_i² Var[ℓ_i] / (Σ w_i)²``.
 
     estimand : {"forward", "truth", "remeasurement"}, default="forward"
-        The question answered (user guide: :ref:`estimands`).
-        ``"forward"``: ``y_true`` is taken as exact and ``expected`` is the
-        mean loss over labels redrawn around it (the paper's moments, right
-        for exact references; not what a re-measurement of noisy labels
-        shows). ``"truth"``: ``y_true`` are single noisy observations and
-        ``expected`` is an unbiased estimate of the loss against the unknown
-        true labels, by the backward correction
-        ``ℓ̂_i(ỹ) = Σ_j T⁻¹[ỹ, j] ℓ_i(j)`` (user guide: :ref:`formula_truth`).
-        Its variance is exact and label-free for binary flips,
-        ``(1/M²) Σ q_i(1 - q_i)/(1 - 2q_i)² (ℓ_i(1) - ℓ_i(0))²``; otherwise it
-        depends on the unknown labels and the unbiased estimate
-        ``(1/M²) Σ [ℓ̂_i² - Σ_j T⁻¹[ỹ_i, j] ℓ_i(j)²]``, which can be negative,
-        is reported floored at the exact lower bound
-        ``(1/M²) Σ min_c Var(ℓ̂_i | c_i = c)`` (:ref:`variance floor <variance_floor>`).
-        q = 0.5 for binary labels (``(K-1)/K`` for ``K`` classes) or a
-        singular ``transition_matrix`` raise a ``ValueError``:
-        the labels then carry no information about the true class.
-        ``"remeasurement"``: ``y_true`` are single noisy observations and
-        ``expected`` is the nominal loss, exactly unbiased for the loss
-        expected when the samples are labelled again the same way; its
-        variance over such re-measurements, ``(1/M²) Σ h_i(c_i)`` with
-        ``h_i(k) = Σ_j T[k, j] ℓ_i(j)² - (Σ_j T[k, j] ℓ_i(j))²``, is estimated
-        without bias by ``(1/M²) Σ Σ_k T⁻¹[ỹ_i, k] h_i(k)`` (exact and
-        label-free for binary flips), clipped at 0; it needs the same
-        invertible flip model."""
+        ``"forward"``: ``y_true`` taken as exact; ``"truth"``: an unbiased
+        estimate of the loss against the unknown true labels (backward
+        correction, :ref:`formula_truth`); ``"remeasurement"``: the loss
+        expected when the samples are labelled again (:ref:`estimands`). The
+        last two need an invertible flip model."""
 
 
 @with_test_set_sampling(loss_terms, label_arguments=("y_true",))
@@ -382,18 +362,10 @@ def expected_brier_score_loss(
     """Expected Brier score loss, and its variance, under label flips.
 
     The Brier loss of sample ``i`` is, as in
-    :func:`sklearn.metrics.brier_score_loss`, ``Σ_c (p_ic - 1[c = ỹ_i])²``,
-    halved for binary problems. For a binary label it is affine,
-    ``ℓ_i = p_i² + (1 - 2p_i) ỹ_i``, so (user guide:
-    :ref:`formula_probabilistic`)::
-
-        E   = (1/M) Σ [p_i² + π_i (1 - 2p_i)]     π_i = P(ỹ_i = positive)
-        Var = (1/M²) Σ (1 - 2p_i)² q_i(1 - q_i)
-
-    and for ``K`` classes ``E = (1/M) Σ_i Σ_j T[k_i, j] L_ij``,
-    ``Var = (1/M²) Σ_i Σ_j T[k_i, j] (L_ij - E_i)²`` with ``L_ij`` the loss if
-    the label is class ``j``. Both are exact. These are the moments of
-    ``estimand="forward"``; see ``estimand`` for the other questions.
+    :func:`sklearn.metrics.brier_score_loss`, ``Σ_c (p_ic - 1[c = ỹ_i])²``
+    (halved for binary problems). Its mean and variance over the label flips are
+    exact sums over the samples. Read more in the
+    :ref:`User Guide <formula_probabilistic>`.
 
     Parameters
     ----------
@@ -408,19 +380,15 @@ def expected_brier_score_loss(
     {common}
 
     pos_label : int, float, bool or str, default=None
-        Positive class for a 1-D ``y_proba``, inferred as scikit-learn does: 1
-        if the labels are in {0, 1} or {-1, 1}, an error for strings, else the
-        greater label.
+        Positive class for a 1-D ``y_proba``, inferred as scikit-learn does.
 
     labels : array-like of shape (n_classes,), default=None
-        The classes. 2-D ``y_proba``: its columns follow the sorted labels, and
-        ``labels`` is needed when ``y_true`` misses a class. 1-D ``y_proba``:
-        the two classes (needed with ``transition_matrix`` when ``y_true`` holds
-        only one class and the other cannot be inferred).
+        The classes: the order of the columns of a 2-D ``y_proba`` (needed when
+        ``y_true`` misses a class), or the two classes of a 1-D one.
 
     scale_by_half : bool or "auto", default="auto"
-        As in scikit-learn: halve ``Σ_c (p_ic - 1[c = ỹ_i])²``; ``"auto"``
-        halves it for two classes (1-D ``y_proba`` or two columns).
+        As in scikit-learn: halve the loss; ``"auto"`` halves it for two
+        classes.
 
     Returns
     -------
@@ -436,13 +404,9 @@ def expected_brier_score_loss(
     Examples
     --------
     >>> from sklearn_noisy.metrics import expected_brier_score_loss
-    >>> y_true = [0, 1, 1, 0]
-    >>> y_proba = [0.1, 0.9, 0.8, 0.3]
-    >>> score = expected_brier_score_loss(y_true, y_proba, q=0.1)
-    >>> round(score.nominal, 12), round(score.expected, 12)
-    (0.0375, 0.1025)
-    >>> round(score.variance, 12)  # Σ (1 - 2p)² q(1 - q) / M²
-    0.010125
+    >>> score = expected_brier_score_loss([0, 1, 1, 0], [0.1, 0.9, 0.8, 0.3], q=0.1)
+    >>> round(score.nominal, 12), round(score.expected, 12), round(score.variance, 12)
+    (0.0375, 0.1025, 0.010125)
     """
     return _expected_loss(
         "brier_score_loss",
@@ -474,21 +438,10 @@ def expected_log_loss(
 ) -> NoisyScore:
     """Expected log-loss, and its variance, under label flips.
 
-    The probabilities are clipped to ``[eps, 1 - eps]`` with ``eps`` the machine
-    epsilon of ``y_proba``'s dtype, as in :func:`sklearn.metrics.log_loss`
-    (so ``|logit p| <= 36.04`` in float64 and the expectation stays finite).
-    For a binary label the loss is affine, ``ℓ_i = -log(1 - p_i) - ỹ_i logit
-    p_i``, computed as ``-log1p(-p)`` and ``log(p) - log1p(-p)`` (user guide:
-    :ref:`formula_probabilistic`, :ref:`formula_numerics`)::
-
-        E   = (1/M) Σ [-log1p(-p_i) - π_i logit p_i]
-        Var = (1/M²) Σ logit(p_i)² q_i(1 - q_i)
-
-    and for ``K`` classes, with ``L_ij = -log p_ij``,
-    ``E = (1/M) Σ_i Σ_j T[k_i, j] L_ij`` and
-    ``Var = (1/M²) Σ_i Σ_j T[k_i, j] (L_ij - E_i)²``. Both are exact. These
-    are the moments of ``estimand="forward"``; see ``estimand`` for the other
-    questions.
+    The probabilities are clipped to ``[eps, 1 - eps]`` as in
+    :func:`sklearn.metrics.log_loss`; the mean and variance of the loss over
+    the label flips are exact sums over the samples, computed without
+    cancellation. Read more in the :ref:`User Guide <formula_probabilistic>`.
 
     Parameters
     ----------
@@ -504,7 +457,7 @@ def expected_log_loss(
 
     normalize : bool, default=True
         As in scikit-learn: the mean loss, or with ``False`` the (weighted)
-        sum of the losses (variance ``Σ w_i² Var[ℓ_i]``).
+        sum of the losses.
 
     labels : array-like of shape (n_classes,), default=None
         The classes, as in scikit-learn: inferred from ``y_true`` when not

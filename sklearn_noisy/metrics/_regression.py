@@ -105,11 +105,13 @@ def expected_mean_squared_error(
     """Expected mean squared error, and its variance, under Gaussian label error.
 
     Each observed label is ``y_i ~ N(y_true_i, sigma_i²)``. With
-    ``d_i = y_true_i - y_pred_i`` the moments are exact (user guide:
-    :ref:`formula_mse`)::
+    ``d_i = y_true_i - y_pred_i`` the moments are exact::
 
         E[MSE]   = (1/M) Σ (d_i² + σ_i²)
         Var[MSE] = (1/M²) Σ (2σ_i⁴ + 4 d_i² σ_i²)
+
+    Read more in the :ref:`User Guide <formula_mse>` (the truth and
+    remeasurement estimands: :ref:`formula_truth`).
 
     Parameters
     ----------
@@ -122,40 +124,22 @@ def expected_mean_squared_error(
     Returns
     -------
     score : NoisyScore or list of NoisyScore
-        ``expected`` and ``variance`` as above, ``nominal`` the classical
-        :func:`sklearn.metrics.mean_squared_error` on ``y_true``; ``method`` is
-        ``"exact"`` for every estimand.
+        ``nominal`` is :func:`sklearn.metrics.mean_squared_error` on ``y_true``;
+        ``method`` is ``"exact"`` for every estimand.
 
     See Also
     --------
     sklearn.metrics.mean_squared_error : The metric on exact labels.
     expected_root_mean_squared_error : The same for RMSE.
 
-    Notes
-    -----
-    With ``estimand="truth"``, ``expected`` is the unbiased
-    ``T̂ = Σ w (d̃² - σ̂²) / W`` (``d̃ = y_true - y_pred``); it can be negative.
-    Its variance ``Σ w² (4σ²d² + 2σ⁴ (1 + 1/ν)) / W²`` (``d`` the unknown true
-    residual, ``ν`` = ``sigma_dof``, ``1/ν = 0`` when σ is known) is estimated
-    without bias by ``Σ w² (4σ̂²d̃² - 2σ̂⁴ (ν - 1)/(ν + 2)) / W²`` and floored at
-    ``Σ w² 2σ̂⁴ (ν + 1)/(ν + 2) / W²``, the estimate of its lower bound (user
-    guide: :ref:`formula_truth`). With ``estimand="remeasurement"``,
-    ``expected`` is the nominal MSE, exactly unbiased for
-    ``θ_T + Σ w σ² / W``, and its variance ``Σ w² (4σ²d² + 2σ⁴) / W²`` is
-    estimated without bias by ``Σ w² (4σ̂²d̃² - 2σ̂⁴ ν/(ν + 2)) / W²``, floored
-    at ``Σ w² 2σ̂⁴ ν/(ν + 2) / W²``.
-
     Examples
     --------
     >>> from sklearn_noisy.metrics import expected_mean_squared_error
     >>> y_true = [3.0, -0.5, 2.0, 7.0]
     >>> y_pred = [2.5, 0.0, 2.0, 8.0]
-    >>> score = expected_mean_squared_error(y_true, y_pred, sigma=0.5)
-    >>> score
+    >>> expected_mean_squared_error(y_true, y_pred, sigma=0.5)
     NoisyScore(metric='mean_squared_error', expected=0.625, std=0.3536, \
-nominal=0.375, n_samples=4, method='exact')
-    >>> score.variance
-    0.125
+    nominal=0.375, n_samples=4, method='exact')
     """
     check_estimand(
         estimand,
@@ -232,19 +216,9 @@ def expected_mean_absolute_error(
 ) -> NoisyScore | list[NoisyScore]:
     """Expected mean absolute error, and its variance, under Gaussian label error.
 
-    Each ``|y_i - y_pred_i|`` is folded normal. With ``t_i = |d_i|/σ_i`` and the
-    normal linear-loss function ``g(t) = φ(t) - tΦ(-t)`` the exact moments are
-    computed in their stable form (user guide: :ref:`formula_mae`)::
-
-        E|e_i|   = |d_i| + 2σ_i g(t_i)
-        Var|e_i| = σ_i² [1 - 4 g(t_i) (t_i + g(t_i))]
-
-    and ``E[MAE] = (1/M) Σ E|e_i|``, ``Var[MAE] = (1/M²) Σ Var|e_i|``. This form
-    has no cancellation: it stays exact for ``σ_i = 0`` (``E = |d_i|``, no
-    variance) and for ``|d_i|/σ_i`` as large as 1e300 (``Var → σ_i²``), where
-    the textbook ``d² + σ² - E²`` returns 0. The source paper prints this
-    formula with three errors (σ for μ, a sign, erfc for erf); see
-    :ref:`errata`.
+    Each ``|y_i - y_pred_i|`` is folded normal; its exact moments are computed in
+    a form without cancellation, exact for ``σ_i = 0`` and for very large
+    ``|d_i|/σ_i``. Read more in the :ref:`User Guide <formula_mae>`.
 
     Parameters
     ----------
@@ -264,21 +238,12 @@ def expected_mean_absolute_error(
     --------
     sklearn.metrics.mean_absolute_error : The metric on exact labels.
 
-    Notes
-    -----
-    The normal tail ``Φ(-t)`` (:func:`scipy.special.erfc`) dominates the cost.
-    Inputs longer than 65536 samples are processed in chunks on up to 4
-    threads (``OMP_NUM_THREADS`` if set, else the number of CPUs); the result
-    is bit-for-bit the same for any number of threads.
-
     Examples
     --------
     >>> from sklearn_noisy.metrics import expected_mean_absolute_error
     >>> score = expected_mean_absolute_error([0.0, 1.0], [0.0, 0.0], sigma=1.0)
-    >>> round(score.expected, 6), round(score.variance, 6)
-    (0.982258, 0.250588)
-    >>> score.nominal
-    0.5
+    >>> round(score.expected, 6), round(score.variance, 6), score.nominal
+    (0.982258, 0.250588, 0.5)
     """
     check_estimand(
         estimand,
@@ -350,39 +315,10 @@ def expected_root_mean_squared_error(
 ) -> NoisyScore | list[NoisyScore]:
     """Expected root mean squared error, and its variance, under Gaussian label error.
 
-    Each observed label is ``y_i ~ N(y_true_i, sigma_i²)``; ``RMSE = √MSE`` with
-    ``MSE = Σ p_i (y_i - y_pred_i)²`` and ``p_i = w_i / Σ w`` (``1/M`` without
-    weights). With ``m = E[MSE]`` (user guide: :ref:`formula_mse`) the exact
-    moments follow from one integral (user guide: :ref:`formula_rmse`)::
-
-        b = √m - E[RMSE] = (1/(2√π)) ∫₀^∞ [L(t) - e^{-tm}] t^{-3/2} dt
-        L(t) = E e^{-t·MSE} = Π_i (1 + a_i)^{-1/2} exp(-t p_i d_i² / (1 + a_i))
-        E[RMSE] = √m - b,        Var[RMSE] = 2√m·b - b²
-
-    where ``d_i = y_true_i - y_pred_i`` and ``a_i = 2tp_iσ_i²``. The integral
-    is computed by adaptive Gauss–Kronrod quadrature in ``log t`` to close to
-    double precision (it
-    agrees with the noncentral-χ result ``scipy.stats.ncx2`` for constant
-    ``sigma`` to ~1e-15 in ``E``); the variance form has no cancellation. The
-    cost is ``O(M)`` once plus ``O(1)`` per quadrature node for all but the few
-    samples with the largest ``p_i σ_i²``. By Jensen's inequality
-    ``E[RMSE] ≤ √E[MSE]``.
-
-    With ``method="delta"``: ``E ≈ √m - v/(8 m^{3/2})`` and ``Var ≈ v/(4m)``
-    (``v = Var[MSE]``). Its relative error in ``Var`` is about
-    ``½·skew(MSE)·CV - (7/8)·CV²`` with ``CV² = v/m²``: +9 % to +18 % at
-    ``M = 5``, about 1 % at ``M = 100``, still +6 % at ``M = 1000`` with
-    log-normal ``sigma``; the error in ``E`` stays below 1 %.
-
-    With ``estimand="truth"``: ``√T̂ + V / (8 T̂^{3/2})`` with ``T̂`` and ``V``
-    the truth MSE and its (floored) variance estimate, the second term removing
-    the second-order bias of ``√T̂``; variance ``V / (4T̂)`` (delta method,
-    ``method="delta"``; both denominators take ``max(T̂, √V)`` so they stay
-    finite as ``T̂ → 0``). Where ``T̂ <= 0`` (the label noise accounts for all
-    of the observed error) the estimate is 0, never NaN, and a
-    ``UserWarning`` says so. With ``estimand="remeasurement"``: the nominal
-    RMSE, exactly unbiased for the RMSE of a re-measurement, with the
-    delta-method variance ``V / (4 MSE)`` of the remeasurement MSE's ``V``.
+    Each observed label is ``y_i ~ N(y_true_i, sigma_i²)``. The exact moments of
+    ``RMSE = √MSE`` follow from one integral, computed by quadrature to close to
+    double precision; ``method="delta"`` gives the delta-method approximation.
+    Read more in the :ref:`User Guide <formula_rmse>`.
 
     Parameters
     ----------
@@ -398,9 +334,8 @@ def expected_root_mean_squared_error(
     -------
     score : NoisyScore or list of NoisyScore
         ``nominal`` is :func:`sklearn.metrics.root_mean_squared_error` on
-        ``y_true``. When every label is exact, ``expected`` equals ``nominal``
-        and ``variance`` is 0. Multiple outputs are averaged after taking the
-        root per output, as in scikit-learn.
+        ``y_true``. Multiple outputs are averaged after taking the root per
+        output, as in scikit-learn.
 
     See Also
     --------
@@ -412,15 +347,9 @@ def expected_root_mean_squared_error(
     >>> from sklearn_noisy.metrics import expected_root_mean_squared_error
     >>> y_true = [3.0, -0.5, 2.0, 7.0]
     >>> y_pred = [2.5, 0.0, 2.0, 8.0]
-    >>> score = expected_root_mean_squared_error(y_true, y_pred, sigma=0.5)
-    >>> score
+    >>> expected_root_mean_squared_error(y_true, y_pred, sigma=0.5)
     NoisyScore(metric='root_mean_squared_error', expected=0.758283, std=0.2236, \
-nominal=0.612372, n_samples=4, method='exact')
-    >>> round(score.expected**2 + score.variance, 12)  # = E[MSE]
-    0.625
-    >>> expected_root_mean_squared_error(y_true, y_pred, sigma=0.5, method="delta")
-    NoisyScore(metric='root_mean_squared_error', expected=0.758947, std=0.2236, \
-nominal=0.612372, n_samples=4, method='delta')
+    nominal=0.612372, n_samples=4, method='exact')
     """
     check_estimand(
         estimand,
@@ -500,60 +429,11 @@ def expected_r2_score(
     """Expected R² (coefficient of determination), and its variance, under label error.
 
     Each observed label is ``y_i ~ N(y_true_i, sigma_i²)``, and both sums of
-    ``R² = 1 - X/Y`` are built from the noisy labels: ``X = Σ w_i (y_i -
-    y_pred_i)²`` and ``Y = Σ w_i (y_i - ȳ_w)²`` around their weighted mean
-    ``ȳ_w`` (``w_i = 1`` without weights). Noise therefore lowers R² even on
-    average. The exact moments of ``ρ = X/Y`` come from the identities
-    (user guide: :ref:`formula_r2`)::
-
-        E[X/Y] = ∫₀^∞ E[X e^{-tY}] dt,      E[Z²/Y²] = ∫₀^∞ t E[Z² e^{-tY}] dt
-
-    with ``Z = X - cY``: under the exponential tilt ``e^{-tY}`` the labels are
-    again Gaussian (a diagonal-plus-rank-one covariance, by Sherman–Morrison),
-    so both integrands are closed forms in ``O(M)`` (``O(1)`` per quadrature
-    node for all but the noisiest samples). The variance is taken centred,
-    ``Var[R²] = E[(ρ - c)²] - (E[ρ] - c)²`` with ``c`` close to ``E[ρ]``, and the
-    integrals are computed by adaptive Gauss–Kronrod quadrature in ``log t``
-    to close to double precision.
-
-    **Existence.** Let ``r`` be the rank of the centred noise: the number of
-    noisy labels if some label is exact, else ``M - 1``. ``Y`` can come
-    arbitrarily close to 0 unless at least two exact labels (``sigma = 0``)
-    have distinct values, and then ``E[R²]`` is finite only if ``r > 2`` and
-    ``Var[R²]`` only if ``r > 4`` -- except where the ratio stays bounded:
-    when every exact label and every prediction share one value ``v``,
-    ``X`` vanishes with ``Y`` and all moments exist. Where the variance does
-    not exist, ``variance`` is ``inf`` and a ``UserWarning`` explains why (for
-    instance, five samples, all noisy); where the mean does not exist,
-    ``expected`` is ``-inf`` too. Where the noise is so small that the
-    second-order delta method is exact to double precision (``CV² <=
-    1e-15``), its values are returned (the quadrature's integrands cancel
-    there).
-
-    With ``method="delta"``: the second-order delta method for the ratio
-    ``X/Y``. Its variance is off by -2 % at ``M = 100`` and by -8 % to -18 % at
-    ``M = 30``, and it fails at ``M = 10`` with a low signal (-56 %); it
-    returns a finite number even where the variance does not exist.
-
-    With ``estimand="truth"``: ``1 - SSÊ / SST̂``, with ``SSÊ = Σ w (d̃² - σ̂²)``
-    and ``SST̂ = Σ w (ỹ - ỹ̄_w)² - Σ w σ̂² + Σ w² σ̂² / W`` unbiased for the sums
-    of squares of the true values: the *fraction of explainable variance
-    explained* (FEVE) of neural-response models fitted to repeated trials.
-    It is consistent with bias ``O(1/M)``; its variance is the delta method
-    for the ratio with the exact (co)variances of the two Gaussian quadratic
-    forms, estimated from the data and floored at the estimate of their
-    lower bound (``method="delta"``). Where ``SST̂ <= 0`` (the labels vary no
-    more than their noise) R² against the true values is not estimable:
-    ``expected`` and ``variance`` are NaN and a ``UserWarning`` says so. With
-    ``estimand="remeasurement"``: the nominal R², exactly unbiased for the R²
-    of a re-measurement, with the delta-method variance of the ratio.
-
-    ``multioutput`` also takes ``"variance_weighted"`` and ``None`` (the
-    uniform average), as scikit-learn's ``r2_score``. Variance-weighted, the
-    average is ``1 - Σ_k X_k / Σ_k Y_k`` over the outputs with ``Y_k > 0``;
-    under noise its weights are random, and the result is the distribution
-    of that ratio, by the same exact quadrature over the independent outputs
-    (its moments exist when the ranks summed over the outputs exceed 2 and 4).
+    ``R² = 1 - X/Y`` are built from the noisy labels, so noise lowers R² even on
+    average. The moments of ``X/Y`` are computed exactly by quadrature (or by the
+    delta method); where they do not exist (too few noisy labels) the result is
+    infinite, with a ``UserWarning``. Read more in the
+    :ref:`User Guide <formula_r2>`.
 
     Parameters
     ----------
@@ -567,21 +447,15 @@ def expected_r2_score(
 
     force_finite : bool, default=True
         scikit-learn's option: 1.0 for perfect predictions and 0.0 for a
-        constant ``y_true`` instead of NaN and ``-inf``. Under noise ``Y`` is
-        positive almost surely (two positively weighted samples, one noisy),
-        so it changes only ``nominal``; with one positively weighted, noisy
-        sample R² is 0 (``-inf`` with ``force_finite=False``). The truth and
+        constant ``y_true`` instead of NaN and ``-inf``. The truth and
         remeasurement estimands require ``True``.
 
     Returns
     -------
     score : NoisyScore or list of NoisyScore
-        ``nominal`` is :func:`sklearn.metrics.r2_score` on ``y_true`` (a
-        constant ``y_true`` is detected exactly, where scikit-learn's rounded
-        weighted mean can leave a tiny total sum of squares and a huge
-        negative score). When every label is exact, ``expected`` equals
-        ``nominal`` and ``variance`` is 0. Fewer than two samples give NaN
-        and an ``UndefinedMetricWarning``, as in scikit-learn.
+        ``nominal`` is :func:`sklearn.metrics.r2_score` on ``y_true``. Fewer than
+        two samples give NaN and an ``UndefinedMetricWarning``, as in
+        scikit-learn.
 
     See Also
     --------
@@ -593,21 +467,9 @@ def expected_r2_score(
     >>> from sklearn_noisy.metrics import expected_r2_score
     >>> y_true = np.array([3.0, -0.5, 2.0, 7.0, 4.2, 1.1, 5.5, 0.3])
     >>> y_pred = np.array([2.5, 0.0, 2.0, 8.0, 4.0, 1.5, 5.0, 0.0])
-    >>> score = expected_r2_score(y_true, y_pred, sigma=0.5)
-    >>> score
+    >>> expected_r2_score(y_true, y_pred, sigma=0.5)
     NoisyScore(metric='r2', expected=0.916235, std=0.03933, nominal=0.957138, \
-n_samples=8, method='exact')
-
-    With five noisy samples the variance of R² is infinite:
-
-    >>> import warnings
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     score = expected_r2_score(y_true[:5], y_pred[:5], sigma=0.5)
-    >>> score.variance
-    inf
-    >>> print(caught[0].message)  # doctest: +ELLIPSIS
-    The variance of R² does not exist (it is infinite): all 5 labels are noisy...
+    n_samples=8, method='exact')
     """
     check_estimand(estimand, metric="r2", supported=expected_r2_score.estimands)
     inputs = check_regression_inputs(

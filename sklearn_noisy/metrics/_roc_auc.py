@@ -185,54 +185,48 @@ def expected_roc_auc_score(
 ) -> NoisyScore:
     """Expected ROC AUC, and its variance, when binary labels flip.
 
-    The scores are held fixed; each label is observed positive with
-    probability ``1 - q_i`` if it is positive and ``q_i`` if it is negative (or
-    as a 2 x 2 transition matrix says). The number of positives is itself
-    random, and the AUC is undefined on a draw with one class: the moments are
-    conditional on both classes being present, with a warning when that
-    matters (one class missing in more than 0.1 % of draws). User guide:
-    :ref:`formula_roc_auc`.
+    The scores are held fixed and each label flips with probability ``q_i`` (or
+    as a 2 x 2 transition matrix says). The moments are conditional on both
+    classes being present, with a warning when one class is missing in more
+    than 0.1 % of draws. Read more in the :ref:`User Guide <formula_roc_auc>`.
 
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        The reference labels, taken as exact, around which the labels flip
-        (``estimand="forward"``), or the observed noisy labels
-        (``estimand="truth"``). Two classes; the greater is positive, as in
+        The reference labels (``estimand="forward"``) or the observed noisy
+        labels (``"truth"``). Two classes; the greater is positive, as in
         :func:`sklearn.metrics.roc_auc_score`.
+
     y_score : array-like of shape (n_samples,)
-        Scores of the positive class (probabilities or decision values), held
-        fixed.
+        Scores of the positive class (probabilities or decision values).
+
     q : float or array-like of shape (n_samples,), default=None
-        Probability in [0, 1] that each observed label is the other class
-        (``q != 0.5`` for ``estimand="truth"``, which needs labels that carry
-        information). Exactly one of ``q`` and ``transition_matrix`` is
-        required.
+        Probability in [0, 1] that each observed label is the other class.
+        Exactly one of ``q`` and ``transition_matrix`` is required.
+
     transition_matrix : array-like of shape (2, 2), default=None
         ``T[j, k]``: probability that a sample of class ``labels[j]`` is
         observed as ``labels[k]``.
+
     labels : array-like of shape (2,), default=None
         The classes ``[negative, positive]``; by default the sorted classes of
         ``y_true``. Needed when ``y_true`` holds one class only.
+
     method : {"auto", "exact", "delta"}, default="auto"
-        ``"exact"``: the exact conditional moments, by generating functions
-        (cost about ``M × width of the count distribution``); ``"delta"``: a
-        second-order expansion in the number of positives (relative variance
-        error about 0.15 at M = 20, 0.002 at M = 1000). ``"auto"`` is exact
-        when that costs at most 5·10⁶ terms (for example M = 5,000 at q = 0.1),
-        else delta. The truth estimand always uses the delta method.
+        ``"exact"``: the exact conditional moments; ``"delta"``: a second-order
+        expansion in the number of positives. ``"auto"`` is exact up to 5·10⁶
+        terms, else delta. The truth estimand always uses the delta method.
+
     estimand : {"forward", "truth"}, default="forward"
-        ``"forward"``: the paper's question, the AUC over flips of exact
-        labels ``y_true``. ``"truth"``: the AUC against the unknown true
-        classes, estimated from the observed labels ``y_true`` by a ratio of
-        unbiased pair counts (consistent; delta-method variance). See
-        :ref:`estimands`.
+        ``"forward"``: the AUC over flips of exact labels ``y_true``;
+        ``"truth"``: an estimate of the AUC against the unknown true classes
+        (:ref:`estimands`).
 
     Returns
     -------
     NoisyScore
-        ``expected``, ``variance``, ``nominal`` (scikit-learn's ROC AUC of
-        ``y_true``; NaN when it holds one class) and ``method``.
+        ``nominal`` is scikit-learn's ROC AUC of ``y_true`` (NaN when it holds
+        one class).
 
     See Also
     --------
@@ -246,8 +240,6 @@ def expected_roc_auc_score(
     >>> result = expected_roc_auc_score(y, score, q=0.1)
     >>> round(result.nominal, 4), round(result.expected, 4), round(result.std, 4)
     (0.92, 0.847, 0.1083)
-    >>> result.method
-    'exact'
     """
     if not isinstance(method, str) or method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}; got {method!r}.")

@@ -42,65 +42,51 @@ def make_noisy_scorer(
     The scorer is used as ``scoring=`` in scikit-learn's cross-validation and
     searches. Its noise comes from the sample metadata that scikit-learn routes
     to it (the default), from a constant, from a column of ``X`` or from a
-    callable.
+    callable. Read more in the :ref:`User Guide <scikit_learn>`.
 
     Parameters
     ----------
     metric : str or callable
-        One of ``"mean_squared_error"``, ``"mean_absolute_error"``,
-        ``"root_mean_squared_error"``, ``"r2"`` (regression: noise ``sigma``),
-        ``"accuracy"``, ``"balanced_accuracy"``, ``"precision"``, ``"recall"``,
-        ``"f1"``, ``"matthews_corrcoef"``, ``"brier_score_loss"``, ``"log_loss"``
-        (classification: noise ``q`` or ``transition_matrix``), or one of the
-        matching ``expected_*`` functions of :mod:`sklearn_noisy.metrics`.
+        A metric name such as ``"mean_squared_error"``, ``"r2"`` (regression:
+        noise ``sigma``), ``"accuracy"`` or ``"f1"`` (classification: noise
+        ``q`` or ``transition_matrix``), or the matching ``expected_*`` function
+        of :mod:`sklearn_noisy.metrics`.
+
     greater_is_better : bool, default=None
-        Whether the metric is a score (``True``) or a loss (``False``), which
-        the scorer negates as scikit-learn does. ``None`` takes the metric's own:
-        ``False`` for the errors, Brier score and log-loss.
+        Whether the metric is a score (``True``) or a loss (``False``), which the
+        scorer negates as scikit-learn does. ``None`` takes the metric's own.
+
     response_method : {"predict", "predict_proba"}, default=None
         Method of the estimator to score. ``None`` takes ``"predict_proba"`` for
-        Brier score and log-loss (the positive-class column for a binary
-        problem, the full matrix with ``labels=estimator.classes_`` otherwise) and
-        ``"predict"`` for the other metrics; no other value is accepted.
-    sigma : float, str, callable or None, default=None
-        Regression metrics: the standard error of each label.
+        Brier score and log-loss and ``"predict"`` for the other metrics.
 
-        - a float: the same for every sample;
-        - a str: the name of a column of ``X``, read from each test fold's
-          DataFrame. The estimator receives the same ``X``, so drop the column in
-          the pipeline, e.g. ``make_pipeline(ColumnTransformer([("drop", "drop",
-          ["sigma"])], remainder="passthrough"), Ridge())``;
-        - a callable ``(X, y) -> array`` of one value per sample;
-        - ``None``: routed metadata (``sigma`` is requested by the ``score``
-          method), see the Notes.
+    sigma : float, str, callable or None, default=None
+        Regression metrics: the standard error of each label, as a constant, the
+        name of a column of ``X``, a callable ``(X, y) -> array`` or ``None``
+        (routed metadata, :ref:`metadata_routing`).
+
     q : float, str, callable or None, default=None
         Classification metrics: the flip probability of each label, with the
         same kinds of source as ``sigma``.
+
     transition_matrix : array-like of shape (n_classes, n_classes), default=None
-        Classification metrics that accept it (accuracy, Brier score, log-loss): a
-        constant row-stochastic label transition matrix, instead of ``q``.
+        Classification metrics that accept it (accuracy, Brier score, log-loss):
+        a constant row-stochastic label transition matrix, instead of ``q``.
+
     estimand : {"forward", "truth", "remeasurement"}, default="forward"
-        Passed to the metric when it is not ``"forward"``: ``"truth"`` estimates
-        the metric against the true values, ``"remeasurement"`` the metric
-        expected when the samples are measured again, ``"forward"`` is the
-        paper's expected metric if ``y_true`` were exact. The metric must offer
-        it (``get_metric_info(metric).estimands``).
+        The estimate the scorer returns (:ref:`estimands`); the metric must
+        offer it (``get_metric_info(metric).estimands``).
+
     output : {"expected", "all"}, default="expected"
-        ``"expected"``: a call returns the expected value (a float, usable in
-        :func:`~sklearn.model_selection.cross_val_score` and as a search's
-        score). ``"all"``: a dict with ``"expected"``, ``"variance"`` and
-        ``"nominal"``, so that :func:`~sklearn.model_selection.cross_validate`
-        returns ``test_expected``, ``test_variance`` and ``test_nominal`` and a
-        search can ``refit="expected"``. Such a scorer must be the whole
-        ``scoring``: inside a dict or list of scorers scikit-learn needs floats,
-        so use ``output="expected"`` there.
+        ``"expected"``: a call returns the expected value (a float). ``"all"``: a
+        dict with ``"expected"``, ``"variance"`` and ``"nominal"``; such a scorer
+        must be the whole ``scoring``.
+
     sigma_dof : float, str, callable or None, default=None
-        Regression metrics: the degrees of freedom of each ``sigma`` when it was
-        estimated from a few readings (``n_i - 1``; ``inf`` or no value: σ
-        known), as returned by
-        :func:`~sklearn_noisy.preprocessing.summarize_repeats`. The same kinds
-        of source as ``sigma``; with ``None`` it is requested as routed
-        metadata and, when none arrives, σ is taken as known.
+        Regression metrics: the degrees of freedom of each ``sigma`` estimated
+        from a few readings (``inf`` or no value: σ known), with the same kinds
+        of source as ``sigma``.
+
     **metric_kwargs : dict
         Further keyword arguments of the metric, e.g. ``pos_label``, ``labels``,
         ``average``, ``method`` or ``multioutput``.
@@ -115,67 +101,21 @@ def make_noisy_scorer(
     get_noisy_scorer : Named scorers, e.g. ``"neg_expected_mean_squared_error"``.
     NoisyScorer : The scorer's methods and its metadata routing.
 
-    Notes
-    -----
-    With ``sklearn.set_config(enable_metadata_routing=True)`` (or inside
-    ``sklearn.config_context``), a scorer whose noise source is ``None`` receives
-    the ``sigma`` (or ``q``) passed as ``cross_val_score(..., params={"sigma":
-    sigma})`` or ``GridSearchCV(...).fit(X, y, sigma=sigma)``, sliced to each
-    test fold; a regression scorer also requests ``sigma_dof`` (optional), so
-    ``params={"sigma": sigma, "sigma_dof": sigma_dof}`` passes the output of
-    :func:`~sklearn_noisy.preprocessing.summarize_repeats` through. Without
-    routing, scikit-learn hands such metadata to the estimator's ``fit``, which
-    rejects it: enable routing, or use a constant, column or callable source.
-    A scorer called without the noise it requests raises
-    :class:`MissingNoiseError`, which scikit-learn's ``error_score`` does not
-    turn into NaN scores, so a search stops instead of ranking NaNs.
-
-    A classification scorer computes its metric over the fitted model's
-    ``classes_`` (passed as ``labels``), also on a test fold that holds only
-    some of them. With several scorers in ``cross_validate`` or a search, the
-    model predicts once per fold for all of them.
-
     Examples
     --------
     >>> import numpy as np
-    >>> import sklearn
     >>> from sklearn.linear_model import LinearRegression
-    >>> from sklearn.model_selection import cross_val_score, cross_validate
+    >>> from sklearn.model_selection import cross_validate
     >>> from sklearn_noisy import make_noisy_scorer
     >>> rng = np.random.RandomState(0)
     >>> X = rng.normal(size=(40, 2))
     >>> y = X @ [1.0, -2.0] + rng.normal(scale=0.3, size=40)
-    >>> sigma = np.full(40, 0.3)
-    >>> scorer = make_noisy_scorer("mean_squared_error")
-    >>> scorer
-    make_noisy_scorer('mean_squared_error', greater_is_better=False)
-    >>> with sklearn.config_context(enable_metadata_routing=True):
-    ...     scores = cross_val_score(LinearRegression(), X, y, cv=4,
-    ...                              scoring=scorer, params={"sigma": sigma})
-    >>> scores.round(3)
-    array([-0.228, -0.139, -0.291, -0.159])
-
-    A constant source needs no routing; ``output="all"`` gives the variance too:
-
     >>> scorer = make_noisy_scorer("mean_squared_error", sigma=0.3, output="all")
     >>> result = cross_validate(LinearRegression(), X, y, cv=4, scoring=scorer)
     >>> result["test_expected"].round(3)
     array([-0.228, -0.139, -0.291, -0.159])
     >>> np.sqrt(result["test_variance"]).round(3)
     array([0.081, 0.058, 0.094, 0.064])
-
-    ``sigma`` read from a column of ``X``, dropped before the model sees it:
-
-    >>> import pandas as pd
-    >>> from sklearn.compose import ColumnTransformer
-    >>> from sklearn.pipeline import make_pipeline
-    >>> frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "sigma": sigma})
-    >>> model = make_pipeline(
-    ...     ColumnTransformer([("drop", "drop", ["sigma"])], remainder="passthrough"),
-    ...     LinearRegression())
-    >>> scorer = make_noisy_scorer("mean_squared_error", sigma="sigma")
-    >>> cross_val_score(model, frame, y, cv=4, scoring=scorer).round(3)
-    array([-0.228, -0.139, -0.291, -0.159])
     """
     return NoisyScorer(
         metric,

@@ -1,16 +1,6 @@
 """Paired comparison of several estimators on the same folds and the same noisy labels.
 
-:func:`compare_estimators` cross-validates every estimator on identical splits
-with :class:`NoisyCrossValidator`, then compares each pair twice over:
-
-- against the **label noise**: the difference of the pooled metrics with its
-  exact paired variance (user guide: :ref:`formula_paired`; both models are
-  scored on the same noisy labels, so the noise is shared);
-- against the **split variability**: the Nadeau–Bengio corrected resampled
-  t-test on the per-fold differences.
-
-It reads only public fitted attributes of the cross-validations
-(``oof_responses_``, ``pooled_``, ``fold_scores_``, ``labels_``, ...).
+It reads only public fitted attributes of the cross-validations.
 """
 
 from __future__ import annotations
@@ -173,23 +163,11 @@ def compare_estimators(
     """Compare estimators on the same folds, with the paired label-noise variance.
 
     Every estimator is cross-validated by :class:`NoisyCrossValidator` on the
-    *same* splits. For every pair ``(a, b)`` and metric the result holds the
-    difference ``metric_a − metric_b`` pooled over the folds (on the
-    concatenated out-of-fold predictions) with its variance over the label
-    noise. Both models are scored on the same noisy labels, so the noise is
-    shared and the variance of the difference is exact and paired (user
-    guide: :ref:`formula_paired`), e.g. for MSE
-    ``4 Σ σ_i² (a_i − b_i)² / M²``; it is usually far smaller than
-    ``Var_A + Var_B`` for similar models (but not always: for binary
-    accuracy the ratio is twice the disagreement rate).
-
-    The label-noise variance says whether the difference would survive a
-    re-measurement of the labels, for these fitted models. Whether it would
-    survive another training set is a different question: the result also
-    holds, per pair and metric, the Nadeau–Bengio corrected resampled t-test
-    on the per-fold expected differences (``t = mean / sqrt((1/K +
-    n_test/n_train) s²)``, ``K − 1`` degrees of freedom), the usual remedy for
-    the overlap of cross-validation training sets. Report both.
+    same splits. For every pair ``(a, b)`` and metric the result holds the
+    difference ``metric_a − metric_b`` pooled over the folds, with its paired
+    variance over the label noise, and the Nadeau–Bengio corrected resampled
+    t-test on the per-fold differences. Read more in the
+    :ref:`User Guide <paired_comparison>`.
 
     Parameters
     ----------
@@ -204,8 +182,7 @@ def compare_estimators(
 
     scoring : "default", str, NoisyScorer, list or dict, default="default"
         As in :class:`NoisyCrossValidator`; ``"default"`` takes the default
-        metrics common to all estimators (log-loss only if every classifier
-        has ``predict_proba``).
+        metrics common to all estimators.
 
     cv : int, cross-validation generator or iterable, default=5
         The splitter; its splits are computed once and shared. The test sets
@@ -224,8 +201,7 @@ def compare_estimators(
         Group labels for group splitters.
 
     n_jobs : int, default=None
-        Folds fitted in parallel (per estimator), as in
-        :class:`NoisyCrossValidator`.
+        Folds fitted in parallel (per estimator).
 
     confidence_level : float, default=0.95
         Level of the intervals in the summaries.
@@ -238,21 +214,12 @@ def compare_estimators(
         Seed of that Monte Carlo (fixed by default: reproducible results).
 
     sigma_dof : float or array-like of shape (n_samples,), default=None
-        Degrees of freedom of ``sigma``, passed to every cross-validation as in
-        :meth:`NoisyCrossValidator.fit`.
+        Degrees of freedom of ``sigma``, as in :meth:`NoisyCrossValidator.fit`.
 
     estimand : {"forward", "truth"}, default="forward"
-        What the paired difference estimates. ``"forward"``: the paper's
-        expected difference if ``y_true`` were exact (unchanged numbers).
-        ``"truth"``: the difference of the two models against the true
-        values, for labels that are measurements: for MSE the nominal
-        difference (``σ²`` cancels) with the exact variance
-        ``4 Σ σ_i² (a_i − b_i)² / M²``; for accuracy, with any invertible
-        flip model, the difference of the de-noised hits ``T⁻¹[c̃_i, ŷ_i]``
-        (:func:`~sklearn_noisy.metrics.expected_paired_difference` with
-        ``estimand="truth"``). The other metrics, and scorers with metric
-        options, keep their forward difference, with a :class:`UserWarning`
-        and a note in ``notes``.
+        What the paired difference estimates (:ref:`estimands`); ``"truth"`` is
+        offered for MSE and accuracy, and the other metrics keep their forward
+        difference with a :class:`UserWarning` and a note.
 
     Returns
     -------
@@ -280,9 +247,6 @@ def compare_estimators(
     ...     X, y, scoring=["mean_squared_error"], sigma=0.3)
     >>> result.ranking()
     ['linear', 'mean']
-    >>> diff = result.differences[("linear", "mean")]["mean_squared_error"]
-    >>> diff.method, diff.expected < 0
-    ('exact', True)
     """
     estimators = _check_estimators(estimators)
     if estimand not in ("forward", "truth"):
@@ -482,12 +446,7 @@ def _paired_difference(
     random_state: Any,
     estimand: str = "forward",
 ) -> tuple[NoisyScore, list[NoisyScore], CorrectedTTest]:
-    """``metric_a − metric_b`` pooled and per fold, and the corrected t-test.
-
-    From :func:`~sklearn_noisy.metrics.expected_paired_difference`, for the
-    ``estimand`` of the difference (``"truth"`` only where the metric has a
-    paired truth kernel, see :func:`_difference_estimands`).
-    """
+    """``metric_a − metric_b`` pooled and per fold, and the corrected t-test."""
     scorer = cv_a.scorers_[key]
     method = _pooled_method(scorer, cv_a.oof_responses_)
     response_a = cv_a.oof_responses_[method]
@@ -557,12 +516,7 @@ def _paired_difference(
 def _difference_estimands(
     scorers: dict[str, Any], estimand: str
 ) -> tuple[dict[str, str], dict[str, str]]:
-    """Per metric the estimand of its paired difference, and why not truth.
-
-    Truth where the metric's record has a paired truth kernel and the scorer
-    no metric options; otherwise ``"forward"``, with a note and a
-    :class:`UserWarning`.
-    """
+    """Per metric the estimand of its paired difference, and why it is not truth."""
     kinds, notes = {}, {}
     for key, scorer in scorers.items():
         options = getattr(scorer, "metric_kwargs", None)

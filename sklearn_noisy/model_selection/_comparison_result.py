@@ -64,74 +64,57 @@ class EstimatorComparison:
     """Result of :func:`compare_estimators`.
 
     Created by :func:`compare_estimators`; the parameters are stored as the
-    attributes of the same names.
+    attributes of the same names. Read more in the
+    :ref:`User Guide <paired_comparison>`.
 
     Parameters
     ----------
     names : list of str
-        The estimators' names.
+        The estimators' names, in the order given.
+
     metrics : list of str
-        The metrics' result keys.
+        The result keys of the metrics (canonical metric names).
+
     greater_is_better : dict of bool
         Per metric, whether larger is better.
+
     cv_results : dict of NoisyCrossValidator
-        The fitted cross-validations.
+        The fitted cross-validation of every estimator (same splits).
+
     differences, fold_differences, t_tests : dict
-        The pairwise results described below.
+        The pairwise results (see Attributes).
+
     confidence_level : float
-        Level of the intervals.
+        Level of the intervals in :meth:`summary` and :meth:`pairwise_summary`.
+
     estimands : dict of str, default=None
-        Per metric, the estimand of its paired difference (``"forward"`` when
-        None).
+        Per metric, the estimand of its paired difference, ``"truth"`` or
+        ``"forward"`` (``"forward"`` when None).
+
     notes : dict of str, default=None
         Per metric, why the requested estimand was not available.
 
     Attributes
     ----------
-    names : list of str
-        The estimators' names, in the order given.
-    metrics : list of str
-        The result keys of the metrics (canonical metric names).
-    greater_is_better : dict of bool
-        Per metric, whether larger is better.
-    cv_results : dict of NoisyCrossValidator
-        The fitted cross-validation of every estimator (same splits).
     pooled : dict of dict of NoisyScore
         ``pooled[name][metric]``: the pooled score of each estimator.
+
     differences : dict of dict of NoisyScore
-        ``differences[(name_a, name_b)][metric]``: ``metric_a − metric_b`` pooled
-        over the folds, i.e. on the concatenated out-of-fold predictions of both
-        models, with its paired label-noise variance. Exact for MSE, MAE,
-        accuracy, binary precision, Brier score and log-loss
-        (``method="exact"``). For the other
-        metrics ``expected`` and ``nominal`` are the exact differences of the
-        two pooled scores and the variance comes from a joint Monte Carlo in
-        which both models are scored on the same label draws
-        (``method="monte_carlo"``). Every ordered pair is present; ``(b, a)`` is
-        the negation of ``(a, b)``. Exact differences also carry their
-        test-set sampling variance (``sampling_variance``, a bootstrap over
-        the out-of-fold samples; user guide: :ref:`error_budget`): would the
-        difference hold on new samples, for these fitted models?
+        ``differences[(name_a, name_b)][metric]``: ``metric_a − metric_b`` on the
+        concatenated out-of-fold predictions, with its paired label-noise
+        variance (``method`` ``"exact"`` or ``"monte_carlo"``) and, where exact,
+        its test-set ``sampling_variance``. ``(b, a)`` is the negation of
+        ``(a, b)``.
+
     fold_differences : dict of dict of list of NoisyScore
-        The same per fold. For metrics without an exact paired variance the
-        per-fold ``variance`` is NaN (only the pooled difference gets the joint
-        Monte Carlo); ``expected`` and ``nominal`` are exact.
+        The same per fold (variance NaN where only a Monte Carlo gives it).
+
     t_tests : dict of dict of CorrectedTTest
         ``t_tests[(name_a, name_b)][metric]``: the Nadeau–Bengio corrected
-        resampled t-test on the per-fold *expected* differences. It addresses
-        split and training-set variability, which the label-noise variance
-        does not; it is approximate (folds share training data).
+        resampled t-test on the per-fold expected differences.
+
     n_splits : int
         Number of folds.
-    confidence_level : float
-        Level of the intervals in :meth:`summary` and :meth:`pairwise_summary`.
-    estimands : dict of str
-        Per metric, what its paired difference estimates: ``"truth"`` (against
-        the true values) or ``"forward"`` (the paper's, if ``y_true`` were
-        exact).
-    notes : dict of str
-        Per metric, why the truth difference was not available (its forward
-        difference is reported instead).
 
     See Also
     --------
@@ -149,10 +132,7 @@ class EstimatorComparison:
     >>> result = compare_estimators(
     ...     {"linear": LinearRegression(), "mean": DummyRegressor()},
     ...     X, y, scoring=["mean_absolute_error"], sigma=0.3, cv=3)
-    >>> result.n_splits, result.metrics
-    (3, ['mean_absolute_error'])
-    >>> test = result.t_tests[("linear", "mean")]["mean_absolute_error"]
-    >>> test.df
+    >>> result.t_tests[("linear", "mean")]["mean_absolute_error"].df
     2
     """
 

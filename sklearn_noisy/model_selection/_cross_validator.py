@@ -60,43 +60,12 @@ def _estimator_has(attribute: str):
 class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
     """Cross-validate an estimator and report metrics under known label noise.
 
-    For each fold and each metric the result holds the *nominal* value (the
-    classical metric on the labels as given), the **truth** estimate (the
-    metric against the true values, where the metric offers one) and the
-    **forward** value (the paper's expected metric if ``y_true`` were exact),
-    each with its variance over the label noise (user guide:
-    :ref:`estimands`). ``estimand`` chooses which one leads the report and
-    its "report this" line: by default the truth estimate, the number to
-    report for labels that are measurements. The out-of-fold predictions are
-    then pooled into one :class:`~sklearn_noisy.NoisyScore` per metric.
-    Regression labels carry Gaussian errors ``sigma``; classification labels
-    flip with probability ``q`` or follow a ``transition_matrix``. ``fit``
-    takes the noise as per-sample arrays and slices them per fold itself.
-
-    Three kinds of uncertainty are reported separately; do not mix them up:
-
-    - **label noise** (``variance`` of each fold, and of the pooled score): how
-      much the metric moves if the labels were measured again, for fixed
-      predictions;
-    - **between-fold variability** (``fold_summary_``): how much the fold
-      metrics differ from one split to the next. Its excess over the label
-      noise, ``max(s_b² − mean V_k, 0)``, is a moment estimate of the part due
-      to the split and the refitted model. It is **not** a standard error of
-      the cross-validation estimate: the folds share training data, so
-      ``s_b / sqrt(K)`` understates that uncertainty, and no unbiased
-      estimator of it exists (Bengio & Grandvalet, 2004);
-    - **test-set sampling** (``test_set_sampling=True``, the default): the
-      spread of each pooled estimate over the draw of the test samples from
-      their population (``sampling_variance`` of the ``pooled_estimates_``;
-      for accuracy roughly ``e (1 − e) / n``). The report shows it beside the
-      label noise, and its "report this" interval covers both (user guide:
-      :ref:`error_budget`). The folds' own rows are label noise only.
-
-    Folds run through :class:`joblib.Parallel` exactly as in
-    :func:`sklearn.model_selection.cross_validate`, and each job fits, predicts
-    and scores its fold. Inside ``with joblib.parallel_config(backend="dask"):``
-    the folds therefore run on a ``dask.distributed`` cluster: this is the way
-    to go past one machine.
+    For each fold and metric the result holds the nominal value (the classical
+    metric on the labels as given), the truth estimate and the forward value,
+    each with its variance over the label noise; the out-of-fold predictions are
+    then pooled into one :class:`~sklearn_noisy.NoisyScore` per metric. Label
+    noise, between-fold variability and test-set sampling are reported
+    separately. Read more in the :ref:`User Guide <cross_validation>`.
 
     Parameters
     ----------
@@ -105,33 +74,24 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
 
     scoring : "default", str, NoisyScorer, list or dict, default="default"
         Metric names as accepted by
-        :func:`~sklearn_noisy.metrics.make_noisy_scorer`
-        (``"mean_squared_error"``, ``"accuracy"``, ...), named scorers
+        :func:`~sklearn_noisy.metrics.make_noisy_scorer`, named scorers
         (``"neg_expected_mean_squared_error"``), NoisyScorers, a list of these,
         or a dict ``{name: metric name or NoisyScorer}``. ``"default"`` picks
         MSE, RMSE, MAE and R² for regressors; accuracy, balanced accuracy, F1
-        (binary targets only) and log-loss (with ``predict_proba``) for
-        classifiers. Classification metrics are computed over the classes of
-        ``y`` on every fold, also on a fold that holds only some of them.
-        Results are keyed by metric name and given in the metric's own units
-        and sign: losses such as MSE are positive.
+        (binary targets) and log-loss (with ``predict_proba``) for classifiers.
 
     cv : int, cross-validation generator or iterable, default=5
-        As in scikit-learn: an int gives ``StratifiedKFold`` for classifiers and
-        ``KFold`` otherwise (see :func:`sklearn.model_selection.check_cv`).
-        Pooling needs test sets that do not overlap; with overlapping test
-        sets (``ShuffleSplit``) only the per-fold results are reported.
+        As in :func:`sklearn.model_selection.check_cv`. Pooling needs test sets
+        that do not overlap; otherwise only the per-fold results are reported.
 
     n_jobs : int, default=None
         Number of folds fitted in parallel by :class:`joblib.Parallel`.
         ``None`` means 1 unless in a :func:`joblib.parallel_config` context.
 
     verbose : int, default=0
-        With ``verbose > 0`` a line is printed for every fold as it finishes,
-        as scikit-learn's ``[CV k/K] END ...``, with the elapsed time and an
-        estimate of the time left (on a terminal also a live bar). The lines
-        are printed in this process, in fold order. ``verbose - 1`` is passed
-        to :class:`joblib.Parallel`: its own lines appear from ``verbose=2``.
+        With ``verbose > 0`` a line is printed as each fold finishes, as
+        scikit-learn's ``[CV k/K] END ...``; ``verbose - 1`` is passed to
+        :class:`joblib.Parallel`.
 
     confidence_level : float, default=0.95
         Level of the label-noise intervals in :meth:`summary`, ``str`` and the
@@ -141,110 +101,70 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         Keep the estimator fitted on each fold in ``estimators_``.
 
     refit : bool, default=False
-        Refit a clone of ``estimator`` on all the data after cross-validation
-        (``estimator_``); :meth:`predict` and :meth:`predict_proba` then
-        delegate to it.
+        Refit a clone of ``estimator`` on all the data (``estimator_``);
+        :meth:`predict` and :meth:`predict_proba` then delegate to it.
 
     error_score : "raise" or float, default=np.nan
-        Score given to a fold whose fit fails (expected and nominal values; the
-        variance is NaN), with a :class:`~sklearn.exceptions.FitFailedWarning`.
-        ``"raise"`` re-raises the error. If every fit fails a ``ValueError`` is
-        raised, as in scikit-learn.
+        Score given to a fold whose fit fails, with a
+        :class:`~sklearn.exceptions.FitFailedWarning`; ``"raise"`` re-raises the
+        error. If every fit fails a ``ValueError`` is raised.
 
     estimand : {"auto", "truth", "remeasurement", "forward"}, default="auto"
-        The estimate that leads the reports (:meth:`summary`, :meth:`to_dict`,
-        ``str``, :class:`NoisyCVDisplay`). ``"auto"``: ``"truth"`` where the
-        metric offers it (labels that are measurements, the common case), else
-        ``"remeasurement"``, else ``"forward"``. ``"truth"``: the metric against
-        the true values;
-        ``"remeasurement"``: the metric expected when the samples are measured
-        again; ``"forward"``: the paper's expected metric, right only when
-        ``y_true`` is exact. A metric that does not offer the requested one
-        leads with ``"remeasurement"`` (when truth was asked for) or
-        ``"forward"``, with a note. Every report shows the nominal
-        value, the truth estimate and the forward value whatever leads.
+        The estimate that leads the reports (:ref:`estimands`). ``"auto"`` is
+        ``"truth"`` where the metric offers it, else ``"remeasurement"``, else
+        ``"forward"``; a metric without the requested one falls back likewise,
+        with a note.
 
     test_set_sampling : bool, default=True
         Estimate the test-set sampling variance of every pooled estimate (its
-        ``sampling_variance``; user guide: :ref:`error_budget`): from the
-        per-sample terms for the metrics that are means (MSE, MAE, MAPE,
-        MSPE, accuracy, Brier score, log-loss), by the delta method for the
-        RMSE and RMSPE, by a seeded bootstrap of the out-of-fold predictions
-        for the other metrics. The report then shows both sources of
-        uncertainty. ``False`` skips it (the bootstrap costs 200 evaluations
-        of a metric).
+        ``sampling_variance``, :ref:`error_budget`). ``False`` skips it.
 
     Attributes
     ----------
     cv_results_ : dict of ndarray
         ``fit_time``, ``score_time``, ``n_test`` and, for every metric ``m``,
-        ``m_expected``, ``m_variance`` and ``m_nominal`` (the scorer's own
-        estimand, ``"forward"`` unless the scorer says otherwise) and, for
-        every estimand ``e`` the report shows, ``m_e`` and ``m_e_variance``,
-        one entry per fold.
+        ``m_expected``, ``m_variance``, ``m_nominal`` and, for every shown
+        estimand ``e``, ``m_e`` and ``m_e_variance``: one entry per fold.
 
     estimands_ : dict of dict
-        Per metric: ``shown`` (the estimands reported, e.g. ``("truth",
-        "forward")``), ``lead`` (the one that leads) and ``notes`` (why the
-        requested estimand does not lead, or failed on a fold).
+        Per metric: ``shown`` (the estimands reported), ``lead`` (the one that
+        leads) and ``notes``.
 
     fold_estimates_ : dict of dict of list of NoisyScore
-        ``fold_estimates_[m][e]``: the per-fold scores of every shown
-        estimand (``None`` where a fold failed).
-
-    pooled_estimates_ : dict of dict of NoisyScore
-        ``pooled_estimates_[m][e]``: every shown estimand pooled over the
-        folds: the forward scores of additive metrics as ``pooled_`` is (the
-        weighted mean of the fold scores, variances combined); everything else
-        scored once on the concatenated out-of-fold predictions, so that a
-        truth or remeasurement variance has one floor (user guide:
-        :ref:`estimands`). With ``test_set_sampling=True`` each also carries
-        its ``sampling_variance`` (:ref:`error_budget`). Empty when the test
-        sets overlap.
-
-    fold_scores_ : dict of list of NoisyScore
-        The per-fold results as :class:`~sklearn_noisy.NoisyScore` objects
+        ``fold_estimates_[m][e]``: the per-fold scores of every shown estimand
         (``None`` where a fold failed).
 
+    pooled_estimates_ : dict of dict of NoisyScore
+        ``pooled_estimates_[m][e]``: every shown estimand pooled over the folds
+        (:ref:`formula_pooling`). Empty when the test sets overlap.
+
+    fold_scores_ : dict of list of NoisyScore
+        The per-fold results (``None`` where a fold failed).
+
     pooled_ : dict of NoisyScore
-        One score per metric over all out-of-fold predictions (user guide:
-        :ref:`formula_pooling`). For the per-sample-additive metrics (MSE,
-        MAE, accuracy, Brier score, log-loss) it is exactly the
-        test-size-weighted mean of the fold metrics, and its variance is the
-        sum of the per-sample variances over all test samples divided by
-        ``M²``. For the others (RMSE, R², F1, recall, balanced accuracy, MCC,
-        ...) it is the metric of the concatenated out-of-fold predictions,
-        which is a different estimand from the mean of the fold metrics.
-        Empty when the test sets overlap.
+        One score per metric over all out-of-fold predictions
+        (:ref:`formula_pooling`). Empty when the test sets overlap.
 
     fold_summary_ : dict of dict
-        Per metric: ``mean_expected`` and ``mean_nominal`` (unweighted means
-        over the folds), ``between_fold_sd`` (``s_b``, the sample standard
-        deviation of the nominal fold metrics), ``mean_label_noise_variance``
-        (mean of the fold variances ``V_k``, the part of ``s_b²`` that label
-        noise alone explains), ``excess_variance`` (``max(s_b² − mean V_k,
-        0)``) and ``excess_sd``. See the caveat above: none of these is a
-        standard error of cross-validation.
+        Per metric: ``mean_expected``, ``mean_nominal``, ``between_fold_sd``,
+        ``mean_label_noise_variance``, ``excess_variance`` and ``excess_sd``
+        (:ref:`between_fold_spread`; none of these is a standard error of
+        cross-validation).
 
     oof_predictions_ : ndarray or None
         Output of ``predict`` for every tested sample, in the order of
-        ``oof_indices_`` (all samples in their original order when the test
-        sets partition the data, as in
-        :func:`~sklearn.model_selection.cross_val_predict`).
+        ``oof_indices_``.
 
     oof_responses_ : dict of ndarray
-        Out-of-fold output of every response method the scorers used (for
-        example ``"predict_proba"``, its columns in the order of ``labels_``),
-        aligned with ``oof_indices_``. Empty when the test sets overlap.
+        Out-of-fold output of every response method the scorers used, aligned
+        with ``oof_indices_``. Empty when the test sets overlap.
 
     oof_indices_ : ndarray or None
         Sorted indices of the samples that were in a test set; None when the
         test sets overlap.
 
     labels_ : ndarray or None
-        The sorted class labels of ``y`` for a classifier (the classes every
-        fold was scored over, and the column order of the probability
-        responses), None for a regressor.
+        The sorted class labels of ``y`` for a classifier, None for a regressor.
 
     test_indices_ : list of ndarray
         The test indices of every fold.
@@ -274,29 +194,6 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
     compare_estimators : Paired comparison of several estimators on the same folds.
     NoisyCVDisplay : Plot of the per-fold and pooled results.
 
-    Notes
-    -----
-    Sample weights passed to ``fit`` are used to fit each fold; the metrics
-    themselves are unweighted. The noise source of a NoisyScorer created with
-    a constant, a column name or a callable takes precedence over no keyword:
-    ``fit`` passes ``sigma`` / ``q`` only when given.
-
-    To run the folds on a ``dask.distributed`` cluster (the ``distributed``
-    extra), connect a client and select joblib's dask backend; the numbers are
-    the same as with ``n_jobs=1``::
-
-        import joblib
-        from dask.distributed import Client
-
-        client = Client("tcp://scheduler-address:8786")  # or Client(LocalCluster())
-        with joblib.parallel_config(backend="dask"):
-            cv = NoisyCrossValidator(model, n_jobs=-1).fit(X, y, sigma=sigma)
-
-    Each fold job receives ``X`` and ``y`` (joblib's dask backend scatters
-    large arrays to the workers automatically; ``parallel_config(backend=
-    "dask", scatter=[X, y])`` broadcasts them up front) and returns only its
-    predictions and scores.
-
     Examples
     --------
     >>> import numpy as np
@@ -308,8 +205,6 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
     >>> y = X @ [1.0, 2.0, -1.0] + rng.normal(scale=sigma)
     >>> cv = NoisyCrossValidator(LinearRegression(), scoring=["mean_squared_error"])
     >>> cv = cv.fit(X, y, sigma=sigma)
-    >>> cv.cv_results_["mean_squared_error_expected"].shape
-    (5,)
     >>> pooled = cv.pooled_["mean_squared_error"]
     >>> pooled.n_samples, round(pooled.expected - pooled.nominal, 6)
     (100, 0.25)
@@ -562,25 +457,16 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
     def to_dict(self) -> dict[str, Any]:
         """All results as a JSON-serialisable dict (``json.dumps`` works on it).
 
-        NaN and infinite numbers (a failed fold, an infinite variance) are
-        written as ``None``, so ``json.dumps(..., allow_nan=False)`` works.
+        NaN and infinite numbers (a failed fold, an infinite variance) are written
+        as ``None``, so ``json.dumps(..., allow_nan=False)`` works.
 
         Returns
         -------
         results : dict
-            Keys ``estimator`` (its repr), ``n_samples``, ``n_splits``,
-            ``noise``, ``confidence_level``, ``estimand`` (the option),
-            ``legend`` (the question each quantity answers), ``metrics`` (per
-            metric: name, direction, ``lead``, ``estimands``, ``notes`` and
-            ``report_this``), ``folds`` (per fold, numbered from 1: ``n_test``,
-            times and per metric ``expected``, ``variance``, ``std``,
-            ``nominal`` of the scorer's own estimand and ``estimands``: per
-            shown estimand ``estimate``, ``variance``, ``sd``, and for the lead
-            ``ci_low`` and ``ci_high``), ``pooled`` (per metric the
-            :meth:`NoisyScore.to_dict` fields, the interval and the same
-            ``estimands`` with their ``sampling_sd`` and ``total_sd``, and
-            for the lead ``both_ci_low`` and ``both_ci_high``) and
-            ``fold_summary``.
+            Keys ``estimator``, ``n_samples``, ``n_splits``, ``noise``,
+            ``confidence_level``, ``estimand``, ``legend``, ``metrics``, ``folds``,
+            ``pooled`` and ``fold_summary``, described in the
+            :ref:`User Guide <cv_reports>`.
         """
         check_is_fitted(self, "cv_results_")
         return _results_dict(self)

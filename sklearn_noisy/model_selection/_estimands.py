@@ -1,12 +1,7 @@
 """Which estimands a cross-validation reports, which one leads, and what they mean.
 
-Every metric is reported as its nominal value, its ``truth`` estimate (when the
-metric offers one) and its ``forward`` value (the paper's formulas); the
-``estimand=`` option of the cross-validator chooses the one that leads the
-report and its "report this" line. ``"auto"`` leads with ``truth`` when the
-metric offers it (labels that are measurements, the common case), else with
-``forward``. The texts here label every number with the question it answers
-(user guide: :ref:`estimands`).
+The texts here label every number with the question it answers (user guide:
+:ref:`estimands`).
 """
 
 from __future__ import annotations

@@ -239,13 +239,11 @@ def noise_resilience_curve(
     """Noise resilience and expected metrics as the training-label noise grows.
 
     For each noise level ``σ`` and each of ``n_repeats`` draws, the labels are
-    ``y = y_ref + σ·N(0, 1)``; the estimator's out-of-fold predictions ``ŷ``
-    (``cross_val_predict`` trained on ``y``) are scored with
-    :func:`~sklearn_noisy.metrics.noise_resilience_score` along the input
-    column(s) ``feature`` (NR and the fraction of regions where the local
-    condition holds), and with the expected metrics computed from ``y`` with
-    ``sigma=σ`` (what a scientist holding these labels would report), next to
-    the same metric against the noise-free ``y_ref``.
+    ``y = y_ref + σ·N(0, 1)``; the estimator's out-of-fold predictions are
+    scored with :func:`~sklearn_noisy.metrics.noise_resilience_score` along
+    ``feature``, and with the expected metrics computed from ``y`` with
+    ``sigma=σ``, next to the same metrics against ``y_ref``. Read more in the
+    :ref:`User Guide <noise_resilience>`.
 
     Parameters
     ----------

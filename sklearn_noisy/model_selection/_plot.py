@@ -1,12 +1,4 @@
-"""The display of a cross-validation: :class:`NoisyCVDisplay`.
-
-Built after scikit-learn's ``*Display``: ``from_estimator(...)`` runs the
-cross-validation and plots it, ``from_cv_results(...)`` plots a fitted
-:class:`NoisyCrossValidator`, and ``plot(ax=None)`` draws on given axes (a new
-figure by default). The noise-resilience curve has the same constructors
-(:mod:`._noise_resilience_plot`). matplotlib is an optional dependency,
-imported only when plotting.
-"""
+"""The display of a cross-validation: :class:`NoisyCVDisplay`."""
 
 from __future__ import annotations
 
@@ -41,15 +33,12 @@ __all__ = ["NoisyCVDisplay"]
 class NoisyCVDisplay:
     """Per-fold estimate of a metric with its label-noise interval, and the pooled one.
 
-    Each fold is drawn as the estimate of ``estimand`` (the truth estimate by
-    default from a cross-validator, where the metric offers it) with an error
-    bar spanning its label-noise interval, the nominal value (the metric on the
-    labels as given) as a separate marker and, when another estimand leads,
-    the forward value (the paper's, if ``y_true`` were exact) as a grey
-    marker; the pooled score is a horizontal line with its own interval as a
-    band. Create it with :meth:`from_cv_results` or
-    :meth:`from_estimator` rather than directly. matplotlib is optional: it is
-    imported by :meth:`plot` only (install the ``plot`` extra).
+    Each fold is drawn as the estimate of ``estimand`` with an error bar
+    spanning its label-noise interval, beside its nominal value (and its
+    forward value when another estimand leads); the pooled score is a line with
+    its interval as a band. Create it with :meth:`from_cv_results` or
+    :meth:`from_estimator`; matplotlib is imported by :meth:`plot` only. Read
+    more in the :ref:`User Guide <cross_validation>`.
 
     Parameters
     ----------
@@ -90,10 +79,9 @@ class NoisyCVDisplay:
     pooled_band_ : matplotlib Polygon or None
         The pooled label-noise interval.
     pooled_both_band_ : matplotlib Polygon or None
-        The pooled interval of the label noise and the test-set sampling, at
-        the same level (hatched, "pooled, with test-set sampling"; user guide:
-        :ref:`error_budget`), where the pooled score carries its sampling
-        variance.
+        The pooled interval of the label noise and the test-set sampling
+        (hatched; :ref:`error_budget`), where the pooled score carries its
+        sampling variance.
     forward_ : matplotlib Line2D or None
         The per-fold forward markers, when drawn.
 

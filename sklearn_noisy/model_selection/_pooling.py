@@ -27,13 +27,7 @@ __all__ = ["add_test_set_sampling"]
 
 
 def _pool_additive(scores: list[NoisyScore]) -> NoisyScore:
-    """Pool per-sample-additive fold scores over disjoint test sets.
-
-    With ``w_k = M_k / M``: ``E = Σ w_k E_k``, ``Var = Σ w_k² V_k`` and the
-    nominal ``Σ w_k m_k``, which are exactly the metric of the concatenated
-    predictions and its variance, without a second pass over the data
-    (user guide: :ref:`formula_pooling`).
-    """
+    """Pool per-sample-additive fold scores: ``Σ w_k E_k`` and ``Σ w_k² V_k``."""
     n = np.array([s.n_samples for s in scores], dtype=float)
     total = float(n.sum())
     expected, nominal, variance = weighted_totals(
@@ -58,11 +52,8 @@ def _pool_additive(scores: list[NoisyScore]) -> NoisyScore:
 def _pools_from_folds(scorer: Any) -> bool:
     """Whether a scorer's pooled score is the weighted sum of its fold scores.
 
-    Only forward scores of additive metrics: their per-sample moments are exact
-    and add up. Truth and remeasurement variances are estimates floored at a
-    lower bound (user guide: :ref:`estimands`); a sum of per-fold floors would
-    overstate the pooled variance, so those are scored once on all the
-    out-of-fold predictions, with one floor.
+    Only forward scores of additive metrics: a sum of floored per-fold variances
+    would overstate the pooled variance.
     """
     metric = scorer.metric
     return (
@@ -226,13 +217,7 @@ def _pool_estimates(
     noise: Noise,
     classes: np.ndarray | None,
 ) -> dict[str, dict[str, NoisyScore]]:
-    """Every shown estimand of every metric, pooled.
-
-    Forward scores of additive metrics: the weighted mean of the fold scores
-    with their variances combined; everything else: scored again on the
-    concatenated out-of-fold predictions with the noise (user guide:
-    :ref:`formula_pooling`).
-    """
+    """Every shown estimand of every metric, pooled (:ref:`formula_pooling`)."""
     estimates: dict[str, dict[str, NoisyScore]] = {}
     for key, scorer in scorers.items():
         estimates[key] = {}

@@ -59,14 +59,7 @@ def _mean(values: np.ndarray) -> float:
 def _fold_summary(
     cv_results: dict[str, np.ndarray], key: str, scores: list
 ) -> dict[str, float]:
-    """Fold mean, between-fold SD and its excess over label noise.
-
-    Over the folds whose metric was computed (``scores[k]`` not None), each
-    statistic from the folds where its input is not NaN: a fold whose
-    expectation is infinite still contributes its finite nominal value. An
-    infinite nominal value makes the between-fold SD infinite; an infinite
-    label-noise variance leaves no excess (user guide: :ref:`formula_pooling`).
-    """
+    """Fold mean, between-fold SD and its excess over label noise (NaN-aware)."""
     done = np.array([s is not None for s in scores], dtype=bool)
     expected = cv_results[f"{key}_expected"][done]
     nominal = cv_results[f"{key}_nominal"][done]
@@ -102,12 +95,7 @@ def _level(confidence_level: float) -> str:
 def _interval(
     estimate: float, variance: float, z: float, key: str = ""
 ) -> tuple[float, float]:
-    """``estimate ± z sd`` clipped to the metric's range, without warnings.
-
-    ``(-inf, inf)`` (clipped) for an infinite variance; an infinite estimate
-    with a finite variance is the interval of that one point; a NaN anywhere
-    gives NaN bounds.
-    """
+    """``estimate ± z sd`` clipped to the metric's range, without warnings."""
     std = _std(variance)
     if math.isnan(estimate) or math.isnan(std):
         return math.nan, math.nan

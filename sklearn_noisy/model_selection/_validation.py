@@ -101,21 +101,14 @@ def _take_noise(noise: Noise, indices: np.ndarray) -> Noise:
 
 
 def _classes_kwarg(method: str, classes: np.ndarray | None) -> dict:
-    """``classes=``: the classes of ``y`` (all folds are scored over them).
-
-    The columns of a probability response follow them; a metric on
-    predictions takes them as its ``labels``, so that a fold holding only some
-    classes is scored as the problem it is part of.
-    """
+    """``classes=``: the classes of ``y``, over which every fold is scored."""
     return {} if classes is None else {"classes": classes}
 
 
 def _scoring_target(y: Any, classifier: bool) -> Any:
-    """``y`` as the metrics take it, as scikit-learn's estimators read it.
+    """``y`` as the metrics take it: a one-column 2-D target as 1-D.
 
-    A one-column 2-D target (``df[["y"]]``) becomes 1-D, and a regressor's
-    numbers held in an object array become floats. The estimator is still
-    fitted on ``y`` as given.
+    A regressor's numbers held in an object array become floats.
     """
     shape = np.shape(y)
     if len(shape) == 2 and shape[1] == 1:
@@ -129,12 +122,7 @@ def _scoring_target(y: Any, classifier: bool) -> Any:
 
 
 def _delegated_tags(tags: Any, estimator: Any) -> Any:
-    """The cross-validator's tags: its inputs and predictions are the estimator's.
-
-    Sparse X or NaN are accepted when the estimator accepts them (each fold is
-    fitted by it, and ``predict`` / ``predict_proba`` delegate to it), as for
-    :class:`~sklearn.model_selection.GridSearchCV`.
-    """
+    """The cross-validator's tags: its inputs and predictions are the estimator's."""
     inner = get_tags(estimator)
     tags.input_tags.sparse = inner.input_tags.sparse
     tags.input_tags.allow_nan = inner.input_tags.allow_nan
@@ -173,12 +161,7 @@ def _fold_tables(
 
 
 def _store_input_attributes(estimator: Any, X: Any) -> None:
-    """``n_features_in_`` and ``feature_names_in_``, as scikit-learn records them.
-
-    ``X`` itself is passed on unchanged (a scorer may read a column of it);
-    an input without a feature count (e.g. a list of texts for a pipeline)
-    leaves ``n_features_in_`` unset, as for scikit-learn's meta-estimators.
-    """
+    """Record ``n_features_in_`` and ``feature_names_in_`` as scikit-learn does."""
     for name in ("n_features_in_", "feature_names_in_"):
         if hasattr(estimator, name):
             delattr(estimator, name)
@@ -271,9 +254,7 @@ def _score_fold(
 ) -> None:
     """Score a fitted fold estimator with every scorer, into ``result``.
 
-    ``variants[key]`` holds the scorer of ``key`` for each further estimand the
-    report shows; their failures are recorded, not raised, so that the
-    scorer's own estimand is always reported.
+    Failures of the estimand variants are recorded, not raised.
     """
     for key, scorer in scorers.items():
         try:

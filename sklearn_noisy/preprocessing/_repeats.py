@@ -157,53 +157,27 @@ def summarize_repeats(
 ) -> RepeatSummary:
     """Mean and uncertainty of each sample's repeated measurements.
 
-    Each sample ``i`` has ``n_i`` repeated measurements ``y_i1 … y_in_i`` of its
-    label. The label is their mean ``ȳ_i`` and its uncertainty is estimated
-    from their sample standard deviation
-    ``s_i = sqrt(Σ_j (y_ij − ȳ_i)² / (n_i − ddof))``.
-
-    **Which sigma?** ``sigma="sem"`` (default) returns the standard error of the
-    mean, ``s_i / √n_i``: the uncertainty of ``ȳ_i`` itself. Use it when the
-    label you evaluate against *is* the mean of the repeats and the model is
-    meant to predict the underlying true value (the usual case: the expected
-    metric then describes the evaluation you actually ran on ``ȳ``).
-    ``sigma="std"`` returns ``s_i``, the spread of a *single* measurement. Use it
-    when the metric should describe how a prediction compares with one future
-    measurement (for example when the model will be checked against single
-    readings of the same instrument).
-
-    Samples with fewer than ``min_repeats`` repeats cannot estimate their
-    spread. They take ``instrument_sigma``, the standard deviation of one
-    measurement of the instrument (scalar or per sample, e.g. propagated from the
-    instrument's specifications); with ``sigma="sem"`` it is divided by
-    ``√n_i``. Samples with at least ``min_repeats`` repeats always use their own
-    ``s_i``.
-
-    A standard deviation from few repeats is itself uncertain: for Gaussian
-    errors the relative standard error of ``s`` is about ``1/√(2(n − 1))``
-    (71 % for ``n = 2``, 50 % for 3, 41 % for 4, 35 % for 5). A ``UserWarning``
-    is raised when some ``s_i`` rests on fewer than 5 repeats.
+    The label of sample ``i`` is the mean ``ȳ_i`` of its ``n_i`` readings and its
+    uncertainty comes from their sample standard deviation ``s_i``. Samples with
+    fewer than ``min_repeats`` readings take ``instrument_sigma``. A
+    ``UserWarning`` is raised when some ``s_i`` rests on fewer than 5 readings.
+    Read more in the :ref:`User Guide <repeated_measurements>`.
 
     Parameters
     ----------
     Y : array-like, list of array-like or pandas DataFrame
-        The repeated measurements, in one of three forms:
-
-        - a 2-D array ``(n_samples, max_repeats)``, missing repeats as NaN (a
-          wide DataFrame, one row per sample, works the same way);
-        - a list with one 1-D array of repeats per sample (lengths may differ);
-        - a long DataFrame with one row per measurement: pass ``id_column``
-          (and ``value_column`` when there are other columns). Samples are
-          returned in the order their id first appears.
+        The repeated measurements: a 2-D array ``(n_samples, max_repeats)``
+        (or wide DataFrame) with missing repeats as NaN; a list with one 1-D
+        array of repeats per sample; or a long DataFrame with one row per
+        measurement (pass ``id_column``, and ``value_column`` when there are
+        other columns; samples in the order their id first appears).
 
     ddof : int, default=1
-        Delta degrees of freedom of the standard deviation: ``1`` gives the
-        usual unbiased variance estimate.
+        Delta degrees of freedom of the standard deviation.
 
     instrument_sigma : float or array-like of shape (n_samples,), default=None
         Standard deviation of a single measurement, used for the samples with
-        fewer than ``min_repeats`` repeats (per-sample values in output order).
-        ``None`` makes such samples an error.
+        fewer than ``min_repeats`` repeats. ``None`` makes such samples an error.
 
     min_repeats : int, default=2
         Smallest number of repeats from which a sample's own spread is used.
@@ -213,45 +187,32 @@ def summarize_repeats(
         Column names of the long DataFrame form.
 
     sigma : {"sem", "std"}, default="sem"
-        ``"sem"``: standard error of the mean; ``"std"``: standard deviation of
-        one measurement. See above for when to use which.
+        ``"sem"``: standard error of the mean, ``s_i / √n_i``; ``"std"``:
+        standard deviation of one measurement, ``s_i``.
 
     Returns
     -------
     summary : RepeatSummary
         Named tuple ``(y_mean, sigma, n_repeats, ids, sigma_dof)``; ``y_mean``,
-        ``sigma`` and ``sigma_dof`` go straight into the expected metrics as
-        ``y_true``, ``sigma`` and ``sigma_dof``. ``sigma_dof`` is ``n_i - 1`` for
-        the samples that use their own spread and ``inf`` for those that take
-        ``instrument_sigma``. With ``ddof=1`` (the default) the squared
-        ``sigma`` is unbiased, as the metrics' ``sigma_dof`` correction assumes.
+        ``sigma`` and ``sigma_dof`` go straight into the expected metrics.
+        ``sigma_dof`` is ``n_i - 1``, or ``inf`` where ``instrument_sigma`` is
+        used.
 
     Raises
     ------
     ValueError
         If a sample has no measurement, or fewer than ``min_repeats`` and no
-        ``instrument_sigma`` (the message lists the samples).
+        ``instrument_sigma``.
 
     Examples
     --------
-    >>> import numpy as np
     >>> from sklearn_noisy.preprocessing import summarize_repeats
     >>> Y = [[9.8, 10.1, 10.4, 9.9, 10.3], [20.5, 19.5, 20.0, 20.2, 19.8]]
     >>> summary = summarize_repeats(Y)
     >>> summary.y_mean
     array([10.1, 20. ])
-    >>> summary.sigma  # standard error of the mean
+    >>> summary.sigma
     array([0.11401754, 0.17029386])
-    >>> summarize_repeats(Y, sigma="std").sigma  # one measurement
-    array([0.25495098, 0.38078866])
-    >>> Y = np.array([[1.0, 1.4, 1.2, 0.9, 1.1], [2.0] + [np.nan] * 4])
-    >>> summary = summarize_repeats(Y, instrument_sigma=0.3)
-    >>> summary.n_repeats
-    array([5, 1])
-    >>> summary.sigma  # the second sample: 0.3 / sqrt(1)
-    array([0.08602325, 0.3       ])
-    >>> summary.sigma_dof  # 5 - 1; the instrument's sigma is known
-    array([ 4., inf])
     """
     if sigma not in ("sem", "std"):
         raise ValueError(f'sigma must be "sem" or "std"; got {sigma!r}.')
