@@ -38,7 +38,6 @@ from ._monte_carlo import (
     _summarise,
     monte_carlo_score,
 )
-from ._paired_existence import r2_difference_existence
 from ._paired_kernels import pair_classes
 from ._paired_streaming import streamed_difference_draws
 from ._registry import MetricInfo, get_metric_info, get_metric_names
@@ -180,8 +179,8 @@ def _streamed_difference(
     n_draws = _check_positive_int(n_draws, name="n_draws", minimum=2)
     rng = _check_generator(random_state)
     result = streamed_difference_draws(
-        name, y_true, y_pred_a, y_pred_b, options=options, n_draws=n_draws, rng=rng,
-        **kwargs,
+        get_metric_info(name), y_true, y_pred_a, y_pred_b, options=options,
+        n_draws=n_draws, rng=rng, **kwargs,
     )  # fmt: skip
     if result is None:
         return None
@@ -225,7 +224,8 @@ def _joint_monte_carlo(
     )
 
 
-def _r2_without_moments(
+def _without_moments(
+    existence_rule: Any,
     scorer: Any,
     y_true: Any,
     y_pred_a: Any,
@@ -235,9 +235,10 @@ def _r2_without_moments(
     sample_weight: Any,
     monte_carlo: Any,
 ) -> NoisyScore | None:
-    """The R² difference where its mean or variance does not exist, else None.
+    """The difference where its mean or variance does not exist, else None.
 
-    The rules are those of :mod:`~sklearn_noisy.metrics._paired_existence`.
+    ``existence_rule`` is the definition's ``paired_existence`` (R²'s:
+    :mod:`~sklearn_noisy.metrics._paired_existence`).
     A mean that does not exist is reported as ``±inf`` or NaN, a variance as
     ``inf``, with a warning. Where only the variance does not exist the mean is
     ``E[R²_A] − E[R²_B]``, exact, when both exist (otherwise the joint Monte
@@ -251,7 +252,7 @@ def _r2_without_moments(
         multioutput=scorer.metric_kwargs.get("multioutput", "uniform_average"),
     )
     _, b, _, _, _ = check_regression_inputs(y_true, y_pred_b, sigma=sigma)
-    existence = r2_difference_existence(
+    existence = existence_rule(
         y, a, b, s, weight, None if isinstance(multioutput, str) else multioutput
     )
     if existence.variance_exists:
@@ -471,8 +472,9 @@ def expected_paired_difference(
         random_state=random_state,
         **noise,
     )
-    if name == "r2":
-        result = _r2_without_moments(
+    if info.definition is not None and info.definition.paired_existence is not None:
+        result = _without_moments(
+            info.definition.paired_existence,
             scorer,
             y_true,
             y_pred_a,

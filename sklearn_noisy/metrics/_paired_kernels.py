@@ -42,15 +42,15 @@ from ..utils._validation import check_regression_inputs
 from ._probabilistic import _brier_loss, _check_proba, _log_loss_factory
 
 __all__ = [
+    "absolute_error_difference",
     "pair_classes",
     "paired_accuracy",
     "paired_accuracy_truth",
     "paired_brier_score_loss",
     "paired_log_loss",
-    "paired_mean_absolute_error",
-    "paired_mean_squared_error",
-    "paired_mean_squared_error_truth",
     "paired_precision",
+    "paired_regression",
+    "squared_error_difference",
 ]
 
 #: The result of a kernel: ``(expected, variance, nominal, n_samples)``.
@@ -154,7 +154,7 @@ def _regression_pair(
     return y, a, b, s, weight
 
 
-def _squared_error_difference(
+def squared_error_difference(
     y_true: np.ndarray, a: np.ndarray, b: np.ndarray, sigma: Any
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-sample ``(expected, nominal, variance)`` of MSE_A − MSE_B on a chunk.
@@ -214,7 +214,7 @@ def _clipped_normal_moments(
     return k + mean_y, variance
 
 
-def _absolute_error_difference(
+def absolute_error_difference(
     y_true: np.ndarray, a: np.ndarray, b: np.ndarray, sigma: Any
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-sample ``(expected, nominal, variance)`` of MAE_A − MAE_B on a chunk.
@@ -240,7 +240,7 @@ def _absolute_error_difference(
     return expected.sum(axis=1), nominal.sum(axis=1), variance.sum(axis=1)
 
 
-def _regression_kernel(
+def paired_regression(
     difference: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]],
     y_true: Any,
     y_pred_a: Any,
@@ -254,7 +254,8 @@ def _regression_kernel(
     sample_weight: Any,
     options: dict[str, Any],
 ) -> PairedResult | None:
-    """The paired kernel of ``difference``, chunk by chunk; None with options.
+    """The paired kernel of a loss's ``difference`` terms (its definition's
+    ``paired``), chunk by chunk; None with options (left to Monte Carlo).
 
     The means are uniform over the outputs and weighted over the samples, as
     scikit-learn's ``multioutput="uniform_average"``.
@@ -273,16 +274,6 @@ def _regression_kernel(
         totals += weighted_totals(weight, rows, expected, nominal, variance)
     total = _total_weight(weight, n) * n_outputs
     return totals[0] / total, totals[2] / (total * total), totals[1] / total, n
-
-
-#: MSE_A − MSE_B, exact; None with metric options (left to Monte Carlo).
-paired_mean_squared_error = functools.partial(
-    _regression_kernel, _squared_error_difference
-)
-#: MAE_A − MAE_B, exact; None with metric options (left to Monte Carlo).
-paired_mean_absolute_error = functools.partial(
-    _regression_kernel, _absolute_error_difference
-)
 
 
 # --------------------------------------------------------------------------- #
@@ -507,42 +498,6 @@ paired_log_loss = functools.partial(_probabilistic_kernel, "log_loss")
 # --------------------------------------------------------------------------- #
 # The truth estimand: the difference against the true labels
 # --------------------------------------------------------------------------- #
-def paired_mean_squared_error_truth(
-    y_true: Any,
-    y_pred_a: Any,
-    y_pred_b: Any,
-    *,
-    sigma: Any,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    classes: Any,
-    sample_weight: Any,
-    options: dict[str, Any],
-) -> PairedResult | None:
-    """MSE_A − MSE_B against the true values: the nominal difference.
-
-    The label noise adds the same ``σ_i²`` to both models' expected squared
-    errors, so the nominal difference ``(1/M) Σ (b−a)(2ỹ − a − b)`` is unbiased
-    for the difference against the true values, and its variance
-    ``(4/M²) Σ σ_i² (a_i − b_i)²`` is exact: σ⁴ cancels, so σ's own uncertainty
-    does not enter (user guide: :ref:`formula_paired`). The same arithmetic
-    as the forward kernel.
-    """
-    return paired_mean_squared_error(
-        y_true,
-        y_pred_a,
-        y_pred_b,
-        sigma=sigma,
-        q=q,
-        transition_matrix=transition_matrix,
-        labels=labels,
-        classes=classes,
-        sample_weight=sample_weight,
-        options=options,
-    )
-
-
 def paired_accuracy_truth(
     y_true: Any,
     y_pred_a: Any,

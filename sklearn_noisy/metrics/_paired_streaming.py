@@ -12,7 +12,7 @@ draws at a time and accumulates those sums, so that no drawn label vector is
 ever held whole: the memory does not grow with the number of samples. The
 metric of each draw is then computed from its sums with scikit-learn's
 conventions (the affine forms of
-:func:`~sklearn_noisy.metrics._binary_counts._affine_coefficients`).
+:mod:`~sklearn_noisy.metrics._count_definitions`, ``affine``).
 
 Both models see the same drawn labels, as in the scorer-based joint Monte Carlo
 of :func:`~sklearn_noisy.metrics.expected_paired_difference`, which remains the
@@ -29,20 +29,17 @@ import numpy as np
 from ..utils._arrays import CHUNK_SIZE, check_sample_weight, chunk_of, chunks
 from ..utils._noise import FlipNoise
 from ..utils._validation import check_regression_inputs
-from ._binary_counts import _affine_coefficients
+from ._count_definitions import COUNT_METRICS
 from ._paired_kernels import _encode_chunk, _label_arrays, pair_classes
+from ._registry import MetricInfo
+from ._regression_definitions import RegressionLoss
 
-__all__ = ["STREAMED_METRICS", "streamed_difference_draws"]
+__all__ = ["STREAMED_COUNT_METRICS", "streamed_difference_draws"]
 
-#: The metrics whose paired Monte Carlo is streamed, and their noise kind.
-STREAMED_METRICS = {
-    "root_mean_squared_error": "sigma",
-    "r2": "sigma",
-    "recall": "flips",
-    "f1": "flips",
-    "balanced_accuracy": "flips",
-    "matthews_corrcoef": "flips",
-}
+#: The count metrics whose paired Monte Carlo is streamed (the regression
+#: losses say so by their definition's ``streamed_difference``).
+STREAMED_COUNT_METRICS = ("recall", "f1", "balanced_accuracy", "matthews_corrcoef")
+
 
 #: Random numbers drawn at a time (one batch of draws over one chunk).
 _BATCH_FLOATS = 2**19
@@ -87,7 +84,7 @@ def _regression_sums(
 
 
 def _regression_draws(
-    metric: str,
+    definition: RegressionLoss,
     y_true: Any,
     y_pred_a: Any,
     y_pred_b: Any,
@@ -96,7 +93,7 @@ def _regression_draws(
     n_draws: int,
     rng: np.random.Generator,
 ) -> tuple[float, np.ndarray]:
-    """``(nominal, draws)`` of RMSE or R² of A minus that of B."""
+    """``(nominal, draws)`` of a streamed loss (RMSE, R²) of A minus that of B."""
     y, a, s, weight, _ = check_regression_inputs(
         y_true, y_pred_a, sigma=sigma, sample_weight=sample_weight
     )
@@ -110,11 +107,8 @@ def _regression_draws(
     data = (y, a, b, s, weight)
 
     def difference(sums: np.ndarray) -> np.ndarray:
-        if metric == "root_mean_squared_error":
-            per_output = np.sqrt(sums[0] / w_total) - np.sqrt(sums[1] / w_total)
-        else:  # R²_A − R²_B = (SSE_B − SSE_A) / SST, SST shared
-            sst = sums[3] - sums[2] * sums[2] / w_total
-            per_output = (sums[1] - sums[0]) / sst
+        sst = sums[3] - sums[2] * sums[2] / w_total
+        per_output = definition.streamed_difference(sums[0], sums[1], sst, w_total)
         return per_output.mean(axis=1)
 
     nominal = float(difference(_regression_sums(data, centre, 1, None))[0])
@@ -191,7 +185,7 @@ def _binary_draws(
         observed = np.where(sums[3] == 0, w_total, np.where(sums[4] == 0, 0.0, sums[0]))
         values = []
         for tp, n_pred in ((sums[1], predicted[0]), (sums[2], predicted[1])):
-            alpha, beta = _affine_coefficients(metric, observed, n_pred, w_total)
+            alpha, beta = COUNT_METRICS[metric].affine(observed, n_pred, w_total)
             values.append(alpha + beta * tp)
         return values[0] - values[1]
 
@@ -219,7 +213,7 @@ def _predicted_positives(data: tuple[Any, ...]) -> tuple[float, float]:
 
 
 def streamed_difference_draws(
-    metric: str,
+    info: MetricInfo,
     y_true: Any,
     y_pred_a: Any,
     y_pred_b: Any,
@@ -235,24 +229,24 @@ def streamed_difference_draws(
 ) -> tuple[float, np.ndarray] | None:
     """``(nominal, draws)`` of ``metric(A) − metric(B)``, streamed.
 
-    Offered for the metrics of :data:`STREAMED_METRICS` without metric options
-    (``pos_label`` excepted), for binary labels where the metric counts; None
-    elsewhere. ``nominal`` is the difference on the labels as given (from the
-    same sums); ``draws`` is empty when no label is random (the difference is
-    then its nominal value, exactly).
+    Offered for the regression losses whose definition has a
+    ``streamed_difference`` and for :data:`STREAMED_COUNT_METRICS`, without
+    metric options (``pos_label`` excepted), for binary labels where the
+    metric counts; None elsewhere. ``nominal`` is the difference on the labels
+    as given (from the same sums); ``draws`` is empty when no label is random
+    (the difference is then its nominal value, exactly).
     """
-    if metric not in STREAMED_METRICS:
-        return None
-    if STREAMED_METRICS[metric] == "sigma":
-        if options:
+    if info.definition is not None:
+        if options or info.definition.streamed_difference is None:
             return None
         return _regression_draws(
-            metric, y_true, y_pred_a, y_pred_b, sigma, sample_weight, n_draws, rng
-        )
-    if not set(options) <= {"pos_label"}:
+            info.definition, y_true, y_pred_a, y_pred_b, sigma, sample_weight,
+            n_draws, rng,
+        )  # fmt: skip
+    if info.name not in STREAMED_COUNT_METRICS or not set(options) <= {"pos_label"}:
         return None
     return _binary_draws(
-        metric,
+        info.name,
         y_true,
         y_pred_a,
         y_pred_b,

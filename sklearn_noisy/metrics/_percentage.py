@@ -27,12 +27,18 @@ from ..utils._validation import (
 )
 from ..utils._warnings import find_stack_level
 from ._percentage_kernels import (
-    EPSILON,
     floor_sensitivity,
-    relative_error_moments,
+    relative_error_terms,
+    relative_errors,
+)
+from ._regression_definitions import (
+    MEAN_ABSOLUTE_PERCENTAGE_ERROR,
+    MEAN_SQUARED_PERCENTAGE_ERROR,
+    ROOT_MEAN_SQUARED_PERCENTAGE_ERROR,
+    RegressionLoss,
 )
 from ._regression_estimands import REGRESSION_PARAMETERS_DOC, aggregate_outputs
-from ._regression_sampling import average_outputs, root_sampling
+from ._regression_sampling import loss_terms, root_sampling
 from ._test_set_sampling import with_test_set_sampling
 
 __all__ = [
@@ -52,10 +58,6 @@ _TRUTH_REASON = (
 )
 #: Above these shares the floor ε is said to drive the result.
 _MEAN_SHARE, _VARIANCE_SHARE = 1e-3, 1e-2
-
-
-def _relative_errors(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
-    return np.abs(y_pred - y_true) / np.maximum(np.abs(y_true), EPSILON)
 
 
 def mean_squared_percentage_error(
@@ -94,7 +96,7 @@ default="uniform_average"
         multioutput=multioutput,
     )  # fmt: skip
     per_output = np.average(
-        _relative_errors(y_true, y_pred) ** 2, axis=0, weights=weight
+        relative_errors(y_true, y_pred) ** 2, axis=0, weights=weight
     )
     if isinstance(multioutput, str) and multioutput == "raw_values":
         return per_output
@@ -162,65 +164,24 @@ def _warn_floor(
         )
 
 
-def _per_sample(
-    y_true: np.ndarray, y_pred: np.ndarray, sigma: np.ndarray, square: bool
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per sample and output: ``(g(μ), E[g − g(μ)], E[(g − g(μ))²], nominal g)``.
-
-    ``g`` the relative error or its square; the expected term is the sum of
-    the first two (centred moments, :mod:`._percentage_kernels`).
-    """
-    moments = relative_error_moments(y_true.ravel(), sigma.ravel(), y_pred.ravel())
-    shape = y_true.shape
-    center = moments.center.reshape(shape)
-    if square:
-        mean, spread = moments.d2, moments.d2_sq
-        nominal_terms, center = _relative_errors(y_true, y_pred) ** 2, center * center
-    else:
-        mean, spread = moments.d1, moments.d1_sq
-        nominal_terms = _relative_errors(y_true, y_pred)
-    return center, mean.reshape(shape), spread.reshape(shape), nominal_terms
-
-
-def _percentage_terms(
-    arguments: dict[str, Any], score: NoisyScore, square: bool
-) -> tuple[np.ndarray, np.ndarray | None, float]:
-    """The forward per-sample terms ``E[g_i]`` (the test-set sampling rule)."""
-    y_true, y_pred, sigma, weight, multioutput = check_regression_inputs(
-        arguments["y_true"], arguments["y_pred"], sigma=arguments["sigma"],
-        sample_weight=arguments.get("sample_weight"),
-        multioutput=arguments.get("multioutput", "uniform_average"),
-    )  # fmt: skip
-    sigma = np.broadcast_to(np.asarray(sigma, dtype=np.float64), y_true.shape)
-    center, mean, _, nominal_terms = _per_sample(y_true, y_pred, sigma, square)
-    h = nominal_terms if not np.any(sigma > 0.0) else center + mean
-    return average_outputs(h, multioutput), weight, 1.0
-
-
-def _mape_terms(arguments: dict[str, Any], score: NoisyScore) -> tuple:
-    return _percentage_terms(arguments, score, square=False)
-
-
-def _mspe_terms(arguments: dict[str, Any], score: NoisyScore) -> tuple:
-    return _percentage_terms(arguments, score, square=True)
-
-
 def _moments(
-    metric: str, name: str, y_true: Any, y_pred: Any, sigma: Any,
-    sample_weight: Any, multioutput: Any, estimand: Any, square: bool,
+    definition: RegressionLoss, metric: str, y_true: Any, y_pred: Any,
+    sigma: Any, sample_weight: Any, multioutput: Any, estimand: Any, square: bool,
 ) -> tuple:  # fmt: skip
     """Per-output nominal, expected and variance of the mean of ``g`` or ``g²``.
 
-    ``name`` is the metric's registry name (for the estimand check), ``metric``
-    its short name in warnings.
+    ``metric`` is the loss's short name in warnings.
     """
-    check_estimand(estimand, metric=name, supported=_ESTIMANDS, reason=_TRUTH_REASON)
+    check_estimand(
+        estimand, metric=definition.name, supported=_ESTIMANDS, reason=_TRUTH_REASON
+    )
     y_true, y_pred, sigma, weight, multioutput = check_regression_inputs(
         y_true, y_pred, sigma=sigma, sample_weight=sample_weight,
-        multioutput=multioutput,
+        multioutput=multioutput, multioutput_rules=definition.multioutput,
     )  # fmt: skip
     sigma = np.broadcast_to(np.asarray(sigma, dtype=np.float64), y_true.shape)
-    center, mean, spread, nominal_terms = _per_sample(y_true, y_pred, sigma, square)
+    terms = relative_error_terms(y_true, y_pred, sigma, square)
+    center, mean, spread, nominal_terms = terms
     shape = y_true.shape
     total = shape[0] if weight is None else weight.sum()
     w = np.ones(shape[0]) if weight is None else weight
@@ -241,7 +202,7 @@ def _moments(
     return nominal, expected, variance, shape[0], multioutput
 
 
-@with_test_set_sampling(_mape_terms)
+@with_test_set_sampling(loss_terms(MEAN_ABSOLUTE_PERCENTAGE_ERROR))
 @fill_doc(parameters=REGRESSION_PARAMETERS_DOC)
 @supports_estimands(*_ESTIMANDS)
 def expected_mean_absolute_percentage_error(
@@ -291,17 +252,17 @@ def expected_mean_absolute_percentage_error(
     (0.1, 0.101478, 0.02933)
     """
     results = _moments(
-        "MAPE", "mean_absolute_percentage_error", y_true, y_pred, sigma,
+        MEAN_ABSOLUTE_PERCENTAGE_ERROR, "MAPE", y_true, y_pred, sigma,
         sample_weight, multioutput, estimand, square=False,
     )  # fmt: skip
     nominal, expected, variance, n_samples, multioutput = results
     return aggregate_outputs(
-        "mean_absolute_percentage_error", nominal, expected, variance, n_samples,
+        MEAN_ABSOLUTE_PERCENTAGE_ERROR.name, nominal, expected, variance, n_samples,
         multioutput,
     )  # fmt: skip
 
 
-@with_test_set_sampling(_mspe_terms)
+@with_test_set_sampling(loss_terms(MEAN_SQUARED_PERCENTAGE_ERROR))
 @fill_doc(parameters=REGRESSION_PARAMETERS_DOC)
 @supports_estimands(*_ESTIMANDS)
 def expected_mean_squared_percentage_error(
@@ -342,12 +303,12 @@ def expected_mean_squared_percentage_error(
     (0.01, 0.012023)
     """
     results = _moments(
-        "MSPE", "mean_squared_percentage_error", y_true, y_pred, sigma,
+        MEAN_SQUARED_PERCENTAGE_ERROR, "MSPE", y_true, y_pred, sigma,
         sample_weight, multioutput, estimand, square=True,
     )  # fmt: skip
     nominal, expected, variance, n_samples, multioutput = results
     return aggregate_outputs(
-        "mean_squared_percentage_error", nominal, expected, variance, n_samples,
+        MEAN_SQUARED_PERCENTAGE_ERROR.name, nominal, expected, variance, n_samples,
         multioutput,
     )  # fmt: skip
 
@@ -392,7 +353,7 @@ def expected_root_mean_squared_percentage_error(
     (0.1, 0.105077, 'delta')
     """
     results = _moments(
-        "RMSPE", "root_mean_squared_percentage_error", y_true, y_pred, sigma,
+        ROOT_MEAN_SQUARED_PERCENTAGE_ERROR, "RMSPE", y_true, y_pred, sigma,
         sample_weight, multioutput, estimand, square=True,
     )  # fmt: skip
     nominal, mean, variance, n_samples, multioutput = results
@@ -400,6 +361,6 @@ def expected_root_mean_squared_percentage_error(
         expected = np.where(mean > 0, np.sqrt(mean) - variance / (8.0 * mean**1.5), 0.0)
         root_variance = np.where(mean > 0, variance / (4.0 * mean), 0.0)
     return aggregate_outputs(
-        "root_mean_squared_percentage_error", np.sqrt(nominal), expected,
+        ROOT_MEAN_SQUARED_PERCENTAGE_ERROR.name, np.sqrt(nominal), expected,
         root_variance, n_samples, multioutput, method="delta",
     )  # fmt: skip

@@ -26,7 +26,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["EPSILON", "RelativeErrorMoments", "relative_error_moments"]
+__all__ = [
+    "EPSILON",
+    "RelativeErrorMoments",
+    "relative_error_moments",
+    "relative_error_terms",
+    "relative_errors",
+]
 
 #: scikit-learn's floor of the denominator.
 EPSILON = float(np.finfo(np.float64).eps)
@@ -225,3 +231,27 @@ def floor_sensitivity(
     if square:
         return 4.0 * a**2 * density / EPSILON, 8.0 * a**4 * density / (3.0 * EPSILON**3)
     return 2.0 * a * density, 4.0 * a**2 * density / EPSILON
+
+
+def relative_errors(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
+    return np.abs(y_pred - y_true) / np.maximum(np.abs(y_true), EPSILON)
+
+
+def relative_error_terms(
+    y_true: np.ndarray, y_pred: np.ndarray, sigma: np.ndarray, square: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per sample and output: ``(g(μ), E[g − g(μ)], E[(g − g(μ))²], nominal g)``.
+
+    ``g`` the relative error or its square; the expected term is the sum of
+    the first two (centred moments, :func:`relative_error_moments`).
+    """
+    moments = relative_error_moments(y_true.ravel(), sigma.ravel(), y_pred.ravel())
+    shape = y_true.shape
+    center = moments.center.reshape(shape)
+    if square:
+        mean, spread = moments.d2, moments.d2_sq
+        nominal_terms, center = relative_errors(y_true, y_pred) ** 2, center * center
+    else:
+        mean, spread = moments.d1, moments.d1_sq
+        nominal_terms = relative_errors(y_true, y_pred)
+    return center, mean.reshape(shape), spread.reshape(shape), nominal_terms

@@ -20,6 +20,7 @@ from ..utils._warnings import find_stack_level
 from ._gaussian_forms import output_distributions, r2_distribution
 from ._r2_moments import r2_moments
 from ._r2_variance_weighted import r2_variance_weighted_moments
+from ._regression_definitions import R2
 from ._regression_estimands import aggregate_outputs
 from ._regression_kernels import output_column, r2_from_sums, r2_sums
 
@@ -34,7 +35,7 @@ def _undefined(n_samples: int, n_outputs: int, multioutput: Any) -> Any:
         stacklevel=find_stack_level(),
     )
     nan = np.full(n_outputs, math.nan)
-    return aggregate_outputs("r2", nan, nan, nan, n_samples, multioutput)
+    return aggregate_outputs(R2.name, nan, nan, nan, n_samples, multioutput)
 
 
 def _single_sample(
@@ -135,7 +136,7 @@ def r2_forward(
         else None
     )
     return aggregate_outputs(
-        "r2",
+        R2.name,
         nominal,
         expected,
         variance,
@@ -169,7 +170,7 @@ def _variance_weighted(
         np.average(nominal, weights=denominators if np.any(denominators != 0) else None)
     )
     if not noisy.any():
-        return NoisyScore("r2", averaged, 0.0, averaged, n_samples)
+        return NoisyScore(R2.name, averaged, 0.0, averaged, n_samples)
     columns = [
         (y_true[:, j], y_pred[:, j], output_column(sigma, j))
         for j in range(n_outputs)
@@ -178,5 +179,5 @@ def _variance_weighted(
     result = r2_variance_weighted_moments(columns, weight, method=method)
     _warn_existence(result.message, 0, 1, method)
     return NoisyScore(
-        "r2", result.expected, result.variance, averaged, n_samples, method
+        R2.name, result.expected, result.variance, averaged, n_samples, method
     )

@@ -9,6 +9,7 @@ contributor page of the documentation, "How the code is organised").
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -22,10 +23,8 @@ from ._paired_kernels import (
     paired_accuracy_truth,
     paired_brier_score_loss,
     paired_log_loss,
-    paired_mean_absolute_error,
-    paired_mean_squared_error,
-    paired_mean_squared_error_truth,
     paired_precision,
+    paired_regression,
 )
 from ._percentage import (
     expected_mean_absolute_percentage_error,
@@ -57,6 +56,16 @@ from ._regression import (
     expected_mean_squared_error,
     expected_r2_score,
     expected_root_mean_squared_error,
+)
+from ._regression_definitions import (
+    MEAN_ABSOLUTE_ERROR,
+    MEAN_ABSOLUTE_PERCENTAGE_ERROR,
+    MEAN_SQUARED_ERROR,
+    MEAN_SQUARED_PERCENTAGE_ERROR,
+    R2,
+    ROOT_MEAN_SQUARED_ERROR,
+    ROOT_MEAN_SQUARED_PERCENTAGE_ERROR,
+    RegressionLoss,
 )
 from ._roc_auc import expected_roc_auc_score
 
@@ -116,6 +125,9 @@ class MetricInfo:
         The fewest samples the metric is defined on (2 for R², as in
         scikit-learn, which gives NaN below); a cross-validation fold with
         fewer reports NaN for it.
+    definition : RegressionLoss or None
+        The loss's definition, which the engines read
+        (:mod:`~sklearn_noisy.metrics._regression_definitions`).
     """
 
     name: str
@@ -131,6 +143,7 @@ class MetricInfo:
     paired: Callable[..., Any] | None = None
     paired_truth: Callable[..., Any] | None = None
     min_samples: int = 1
+    definition: RegressionLoss | None = None
 
     def __post_init__(self) -> None:
         if self.noise not in NOISE_KINDS:
@@ -158,17 +171,26 @@ class MetricInfo:
 
 
 def _regression(
-    name: str, function: Callable, sklearn_function: Callable, **options: Any
+    definition: RegressionLoss,
+    function: Callable,
+    sklearn_function: Callable,
+    **options: Any,
 ) -> MetricInfo:
     options.setdefault("greater_is_better", False)
-    options.setdefault("scorer_name", f"neg_expected_{name}")
+    options.setdefault("scorer_name", f"neg_expected_{definition.name}")
     options.setdefault("default_targets", ("continuous",))
+    for estimand, key in (("forward", "paired"), ("truth", "paired_truth")):
+        if estimand in definition.paired:
+            difference = definition.paired[estimand]
+            options[key] = functools.partial(paired_regression, difference)
     return MetricInfo(
-        name=name,
+        name=definition.name,
+        additive=bool(definition.terms),  # a mean of per-sample terms
         function=function,
         sklearn_function=sklearn_function,
         response_method="predict",
         noise="sigma",
+        definition=definition,
         **options,
     )
 
@@ -197,63 +219,53 @@ _REGISTRY: dict[str, MetricInfo] = {
     info.name: info
     for info in (
         _regression(
-            "mean_squared_error",
+            MEAN_SQUARED_ERROR,
             expected_mean_squared_error,
             sk.mean_squared_error,
             display_name="MSE",
-            additive=True,
-            paired=paired_mean_squared_error,
-            paired_truth=paired_mean_squared_error_truth,
         ),
         _regression(
-            "root_mean_squared_error",
+            ROOT_MEAN_SQUARED_ERROR,
             expected_root_mean_squared_error,
             sk.root_mean_squared_error,
             display_name="RMSE",
-            additive=False,
         ),
         _regression(
-            "mean_absolute_error",
+            MEAN_ABSOLUTE_ERROR,
             expected_mean_absolute_error,
             sk.mean_absolute_error,
             display_name="MAE",
-            additive=True,
-            paired=paired_mean_absolute_error,
         ),
         _regression(
-            "r2",
+            R2,
             expected_r2_score,
             sk.r2_score,
             display_name="R²",
             greater_is_better=True,
             scorer_name="expected_r2",
-            additive=False,
             min_samples=2,
         ),
         # Percentage errors: not defaults (near-zero labels make them
         # depend on scikit-learn's floor of the denominator).
         _regression(
-            "mean_absolute_percentage_error",
+            MEAN_ABSOLUTE_PERCENTAGE_ERROR,
             expected_mean_absolute_percentage_error,
             sk.mean_absolute_percentage_error,
             display_name="MAPE",
-            additive=True,
             default_targets=(),
         ),
         _regression(
-            "mean_squared_percentage_error",
+            MEAN_SQUARED_PERCENTAGE_ERROR,
             expected_mean_squared_percentage_error,
             mean_squared_percentage_error,
             display_name="MSPE",
-            additive=True,
             default_targets=(),
         ),
         _regression(
-            "root_mean_squared_percentage_error",
+            ROOT_MEAN_SQUARED_PERCENTAGE_ERROR,
             expected_root_mean_squared_percentage_error,
             root_mean_squared_percentage_error,
             display_name="RMSPE",
-            additive=False,
             default_targets=(),
         ),
         _classification(

@@ -33,6 +33,13 @@ from ._gaussian_forms import (
     output_distributions,
 )
 from ._r2_outputs import r2_forward
+from ._regression_definitions import (
+    MEAN_ABSOLUTE_ERROR,
+    MEAN_SQUARED_ERROR,
+    R2,
+    ROOT_MEAN_SQUARED_ERROR,
+    RegressionLoss,
+)
 from ._regression_estimands import (
     ESTIMAND_DOC,
     MAE_REMEASUREMENT_DOC,
@@ -47,10 +54,10 @@ from ._regression_kernels import (
     absolute_error_kernel,
     accumulate,
     output_column,
-    rescaled_squared_error,
-    squared_error_kernel,
+    rescaled_squared_error_sums,
+    squared_error_sums,
 )
-from ._regression_sampling import mae_terms, mse_terms, root_sampling
+from ._regression_sampling import loss_terms, root_sampling
 from ._rmse_quadrature import rmse_moments, rmse_moments_delta, rmse_nominal
 from ._test_set_sampling import with_test_set_sampling
 
@@ -60,6 +67,32 @@ __all__ = [
     "expected_r2_score",
     "expected_root_mean_squared_error",
 ]
+
+
+def _validated(
+    definition: RegressionLoss,
+    estimand: str,
+    y_true: Any,
+    y_pred: Any,
+    sigma: Any,
+    sample_weight: Any,
+    multioutput: Any,
+    *,
+    reason: str | None = None,
+    ensure_finite: bool = True,
+) -> tuple[np.ndarray, np.ndarray, Any, np.ndarray | None, Any]:
+    """``estimand`` checked against the loss's, then the inputs validated."""
+    supported = ("forward", *definition.estimands)
+    check_estimand(estimand, metric=definition.name, supported=supported, reason=reason)
+    return check_regression_inputs(
+        y_true,
+        y_pred,
+        sigma=sigma,
+        sample_weight=sample_weight,
+        multioutput=multioutput,
+        multioutput_rules=definition.multioutput,
+        ensure_finite=ensure_finite,
+    )
 
 
 def _check_finite_results(
@@ -85,8 +118,8 @@ def _check_finite_results(
     )
 
 
-@with_test_set_sampling(mse_terms)
-@supports_estimands("forward", "truth", "remeasurement")
+@with_test_set_sampling(loss_terms(MEAN_SQUARED_ERROR))
+@supports_estimands("forward", *MEAN_SQUARED_ERROR.estimands)
 @fill_doc(
     parameters=REGRESSION_PARAMETERS_DOC,
     sigma_dof=SIGMA_DOF_DOC,
@@ -141,47 +174,35 @@ def expected_mean_squared_error(
     NoisyScore(metric='mean_squared_error', expected=0.625, std=0.3536, \
     nominal=0.375, n_samples=4, method='exact')
     """
-    check_estimand(
-        estimand,
-        metric="mean_squared_error",
-        supported=expected_mean_squared_error.estimands,
-    )
     # The kernels' sums are NaN/inf whenever an input is, so the inputs are
     # scanned for NaN/inf only when a result is not finite.
-    inputs = check_regression_inputs(
-        y_true,
-        y_pred,
-        sigma=sigma,
-        sample_weight=sample_weight,
-        multioutput=multioutput,
-        metric="mean_squared_error",
-        ensure_finite=False,
-    )
+    inputs = _validated(
+        MEAN_SQUARED_ERROR, estimand, y_true, y_pred, sigma, sample_weight,
+        multioutput, ensure_finite=False,
+    )  # fmt: skip
     y_true, y_pred, sigma, weight, multioutput = inputs
     if estimand != "forward":
         return estimand_score(
-            "mean_squared_error",
+            MEAN_SQUARED_ERROR,
             estimand,
             inputs,
             sigma_dof,
             check=lambda results: _check_finite_results(
-                "mean_squared_error", (y_true, y_pred, sigma), results
+                MEAN_SQUARED_ERROR.name, (y_true, y_pred, sigma), results
             ),
         )
     check_regression_sigma_dof(sigma_dof, y_true.shape[0])
     with np.errstate(invalid="ignore", over="ignore"):  # checked just below
-        nominal, expected, variance = accumulate(
-            squared_error_kernel, y_true, y_pred, sigma, weight
-        )
-        if not all(np.isfinite(v).all() for v in (nominal, expected, variance)):
-            nominal, expected, variance = rescaled_squared_error(
-                y_true, y_pred, sigma, weight
-            )
+        moments = squared_error_sums(y_true, y_pred, sigma, weight).forward()
+        if not all(np.isfinite(v).all() for v in moments):
+            moments = rescaled_squared_error_sums(y_true, y_pred, sigma, weight)
+            moments = moments.forward()
+    nominal, expected, variance = moments
     _check_finite_results(
-        "mean_squared_error", (y_true, y_pred, sigma), (nominal, expected, variance)
+        MEAN_SQUARED_ERROR.name, (y_true, y_pred, sigma), (nominal, expected, variance)
     )
     return aggregate_outputs(
-        "mean_squared_error",
+        MEAN_SQUARED_ERROR.name,
         nominal,
         expected,
         variance,
@@ -197,8 +218,8 @@ def expected_mean_squared_error(
 _MAE_TRUTH_REASON = "E|e| is analytic in d but |d| has a kink"
 
 
-@with_test_set_sampling(mae_terms)
-@supports_estimands("forward", "remeasurement")
+@with_test_set_sampling(loss_terms(MEAN_ABSOLUTE_ERROR))
+@supports_estimands("forward", *MEAN_ABSOLUTE_ERROR.estimands)
 @fill_doc(
     parameters=REGRESSION_PARAMETERS_DOC,
     sigma_dof=SIGMA_DOF_DOC,
@@ -245,32 +266,22 @@ def expected_mean_absolute_error(
     >>> round(score.expected, 6), round(score.variance, 6), score.nominal
     (0.982258, 0.250588, 0.5)
     """
-    check_estimand(
-        estimand,
-        metric="mean_absolute_error",
-        supported=expected_mean_absolute_error.estimands,
-        reason=_MAE_TRUTH_REASON,
-    )
-    inputs = check_regression_inputs(
-        y_true,
-        y_pred,
-        sigma=sigma,
-        sample_weight=sample_weight,
-        multioutput=multioutput,
-        metric="mean_absolute_error",
-    )
+    inputs = _validated(
+        MEAN_ABSOLUTE_ERROR, estimand, y_true, y_pred, sigma, sample_weight,
+        multioutput, reason=_MAE_TRUTH_REASON,
+    )  # fmt: skip
     if estimand != "forward":
-        return estimand_score("mean_absolute_error", estimand, inputs, sigma_dof)
+        return estimand_score(MEAN_ABSOLUTE_ERROR, estimand, inputs, sigma_dof)
     check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
     y_true, y_pred, sigma, weight, multioutput = inputs
     nominal, expected, variance = accumulate(
         absolute_error_kernel, y_true, y_pred, sigma, weight, parallel=True
     )
     _check_finite_results(
-        "mean_absolute_error", (y_true, y_pred, sigma), (nominal, expected, variance)
+        MEAN_ABSOLUTE_ERROR.name, (y_true, y_pred, sigma), (nominal, expected, variance)
     )
     return aggregate_outputs(
-        "mean_absolute_error",
+        MEAN_ABSOLUTE_ERROR.name,
         nominal,
         expected,
         variance,
@@ -295,7 +306,7 @@ def _check_method(method: Any) -> str:
 
 
 @with_test_set_sampling(hook=root_sampling(expected_mean_squared_error))
-@supports_estimands("forward", "truth", "remeasurement")
+@supports_estimands("forward", *ROOT_MEAN_SQUARED_ERROR.estimands)
 @fill_doc(
     parameters=REGRESSION_PARAMETERS_DOC,
     method=METHOD_DOC,
@@ -351,29 +362,21 @@ def expected_root_mean_squared_error(
     NoisyScore(metric='root_mean_squared_error', expected=0.758283, std=0.2236, \
     nominal=0.612372, n_samples=4, method='exact')
     """
-    check_estimand(
-        estimand,
-        metric="root_mean_squared_error",
-        supported=expected_root_mean_squared_error.estimands,
-    )
-    inputs = check_regression_inputs(
-        y_true,
-        y_pred,
-        sigma=sigma,
-        sample_weight=sample_weight,
-        multioutput=multioutput,
-        metric="root_mean_squared_error",
-    )
+    inputs = _validated(
+        ROOT_MEAN_SQUARED_ERROR, estimand, y_true, y_pred, sigma, sample_weight,
+        multioutput,
+    )  # fmt: skip
     method = _check_method(method)
     if estimand != "forward":
-        return estimand_score("root_mean_squared_error", estimand, inputs, sigma_dof)
+        return estimand_score(ROOT_MEAN_SQUARED_ERROR, estimand, inputs, sigma_dof)
     check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
     y_true, y_pred, sigma, weight, multioutput = inputs
     kernel = rmse_moments if method == "exact" else rmse_moments_delta
     n_outputs = y_true.shape[1]
     nominal, expected, variance = np.empty((3, n_outputs))
     with np.errstate(over="ignore", under="ignore"):  # rmse_nominal rescales
-        mse = accumulate(squared_error_kernel, y_true, y_pred, 0.0, weight)[0]
+        sums = squared_error_sums(y_true, y_pred, 0.0, weight)
+        mse = sums.d2 / sums.weight
     for j in range(n_outputs):
         # The nominal as scikit-learn computes it, independent of sigma.
         nominal[j] = rmse_nominal(y_true[:, j], y_pred[:, j], weight, float(mse[j]))
@@ -387,7 +390,7 @@ def expected_root_mean_squared_error(
         if variance[j] == 0.0:  # no label noise: exactly the classical metric
             expected[j] = nominal[j]
     return aggregate_outputs(
-        "root_mean_squared_error",
+        ROOT_MEAN_SQUARED_ERROR.name,
         nominal,
         expected,
         variance,
@@ -407,7 +410,7 @@ def expected_root_mean_squared_error(
 
 
 @with_test_set_sampling()
-@supports_estimands("forward", "truth", "remeasurement")
+@supports_estimands("forward", *R2.estimands)
 @fill_doc(
     parameters=REGRESSION_PARAMETERS_DOC,
     method=METHOD_DOC,
@@ -471,15 +474,7 @@ def expected_r2_score(
     NoisyScore(metric='r2', expected=0.916235, std=0.03933, nominal=0.957138, \
     n_samples=8, method='exact')
     """
-    check_estimand(estimand, metric="r2", supported=expected_r2_score.estimands)
-    inputs = check_regression_inputs(
-        y_true,
-        y_pred,
-        sigma=sigma,
-        sample_weight=sample_weight,
-        multioutput=multioutput,
-        metric="r2",
-    )
+    inputs = _validated(R2, estimand, y_true, y_pred, sigma, sample_weight, multioutput)
     method = _check_method(method)
     if not isinstance(force_finite, (bool, np.bool_)):
         raise TypeError(f"force_finite must be a bool; got {force_finite!r}.")
@@ -494,6 +489,6 @@ def expected_r2_score(
                 "without multioutput='variance_weighted': its estimates of the "
                 "sums of squares are not the sums scikit-learn's options refer to."
             )
-        return estimand_score("r2", estimand, inputs, sigma_dof)
+        return estimand_score(R2, estimand, inputs, sigma_dof)
     check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
     return r2_forward(inputs, method=method, force_finite=bool(force_finite))

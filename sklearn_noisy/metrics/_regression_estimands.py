@@ -17,23 +17,11 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy.special import ndtr
 
 from .._noisy_score import NoisyScore
-from ..utils._arrays import chunk_of, chunks
 from ..utils._noise import check_sigma_dof
 from ..utils._warnings import find_stack_level
-from ._truth_regression import (
-    mse_remeasurement,
-    mse_truth,
-    r2_remeasurement,
-    r2_truth,
-    rmse_remeasurement,
-    rmse_truth,
-)
-
-#: Beyond t = |d|/σ = 40 the MAE variance estimate k(t) is 1 to double precision.
-_T_MAX = 40.0
+from ._regression_definitions import RegressionLoss
 
 __all__ = [
     "ESTIMAND_DOC",
@@ -47,16 +35,6 @@ __all__ = [
     "estimand_score",
 ]
 
-#: The kernel and the reported ``method`` of every (metric, estimand).
-_KERNELS = {
-    ("mean_squared_error", "truth"): (mse_truth, "exact"),
-    ("mean_squared_error", "remeasurement"): (mse_remeasurement, "exact"),
-    ("root_mean_squared_error", "truth"): (rmse_truth, "delta"),
-    ("root_mean_squared_error", "remeasurement"): (rmse_remeasurement, "delta"),
-    ("r2", "truth"): (r2_truth, "delta"),
-    ("r2", "remeasurement"): (r2_remeasurement, "delta"),
-}
-
 
 def check_regression_sigma_dof(sigma_dof: Any, n_samples: int) -> Any:
     """``sigma_dof`` validated, a per-sample array as a column ``(n, 1)``."""
@@ -66,80 +44,18 @@ def check_regression_sigma_dof(sigma_dof: Any, n_samples: int) -> Any:
     return dof
 
 
-def _warn_flags(metric: str, flag: np.ndarray) -> None:
-    """Say where the truth estimate of RMSE or R² is degenerate."""
+def _warn_flags(message: str, flag: np.ndarray) -> None:
+    """Say where a truth estimate is degenerate (``message`` of the definition)."""
     if not flag.any():
         return
     outputs = "" if flag.size == 1 else f" (outputs {np.flatnonzero(flag).tolist()})"
-    if metric == "root_mean_squared_error":
-        message = (
-            "The truth estimate of the MSE is <= 0" + outputs + ": the label "
-            "noise accounts for all of the observed error, so the RMSE against "
-            "the true values is reported clipped at 0; its interval's upper end "
-            "is the informative number."
-        )
-    else:
-        message = (
-            "R² against the true values is not estimable" + outputs + ": the "
-            "estimated total sum of squares of the true values is <= 0 (the "
-            "labels vary no more than their noise), so the estimate and its "
-            "variance are NaN."
-        )
-    warnings.warn(message, UserWarning, stacklevel=find_stack_level())
-
-
-def _folded_variance_estimate(t: np.ndarray) -> np.ndarray:
-    """``k(t) = h(t) - h''(t)/2``, the per-sample MAE variance estimate in σ² units.
-
-    ``h(t) = Var|t + Z| = 1 - 4g(t)(t + g(t))`` (``g`` the normal linear-loss
-    function, user guide: :ref:`formula_mae`) is the folded-normal variance at
-    the true residual ``t = |d|/σ``. Plugging in the observed ``t̃`` overstates
-    it where ``t`` is small (``E h(Z) = 0.56`` against ``h(0) = 0.36``); since
-    ``E h(t + Z) = h(t) + h''(t)/2 + ...``, subtracting ``h''/2`` removes the
-    second-order term. With ``m = t + 2g``, ``m' = 1 - 2Φ(-t)`` and
-    ``h'' = 2 - 2m'² - 4mφ(t)``: ``k = m'² + 2mφ(t) - 4g(t + g)``, without
-    cancellation (``k → 1`` for large ``t``, ``k(0) = 0``). Over ``t`` from 0
-    to 10 the SD it implies is within +11 % (at ``t = 0``) and -3 % (at
-    ``t = 1.5``) of the true SD, against +25 % for the plain plug-in.
-    """
-    phi = np.exp(-0.5 * t * t) / np.sqrt(2.0 * np.pi)
-    upper = ndtr(-t)
-    g = phi - t * upper
-    slope = 1.0 - 2.0 * upper
-    k = slope * slope + 2.0 * (t + 2.0 * g) * phi - 4.0 * g * (t + g)
-    return np.maximum(k, 0.0)
-
-
-def _mae_remeasurement(
-    y_true: np.ndarray, y_pred: np.ndarray, sigma: Any, weight: np.ndarray | None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per-output nominal MAE and the estimate of its remeasurement variance.
-
-    ``Σ w² σ̂² k(|d̃|/σ̂) / W²`` with ``k`` of :func:`_folded_variance_estimate`;
-    ``t`` is capped at 40 (``k = 1``), which also covers ``σ = 0``. Floored,
-    as the other regression variances, at the estimate ``Σ w² σ̂² h(0) / W²``
-    of its lower bound: ``h(t) >= h(0) = 1 - 2/π``.
-    """
-    n_samples, n_outputs = y_true.shape
-    totals = np.zeros((3, n_outputs))
-    for rows in chunks(n_samples):
-        d = np.abs(y_true[rows] - y_pred[rows])
-        w = None if weight is None else weight[rows]
-        s = chunk_of(sigma, rows)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.fmin(d / s, _T_MAX)
-        s2 = np.broadcast_to(np.square(s), d.shape)
-        variance = s2 * _folded_variance_estimate(t)
-        totals[0] += d.sum(axis=0) if w is None else w @ d
-        totals[1] += variance.sum(axis=0) if w is None else (w * w) @ variance
-        totals[2] += s2.sum(axis=0) if w is None else (w * w) @ s2
-    total = float(n_samples) if weight is None else float(weight.sum())
-    variance = np.maximum(totals[1], (1.0 - 2.0 / np.pi) * totals[2])
-    return totals[0] / total, variance / (total * total)
+    warnings.warn(
+        message.format(outputs=outputs), UserWarning, stacklevel=find_stack_level()
+    )
 
 
 def estimand_arrays(
-    metric: str,
+    definition: RegressionLoss,
     estimand: str,
     y_true: np.ndarray,
     y_pred: np.ndarray,
@@ -151,16 +67,13 @@ def estimand_arrays(
 
     Inputs validated as for the kernels: 2-D ``y_true`` and ``y_pred``, ``sigma``
     a float or columns, ``sigma_dof`` from :func:`check_regression_sigma_dof`.
-    Warns (``UserWarning``) where the RMSE truth estimate is clipped at 0 and
-    where R² truth is not estimable (NaN).
+    Warns (``UserWarning``, the definition's ``degenerate`` message) where a
+    truth estimate is degenerate (the RMSE clipped at 0, R² not estimable).
     """
-    if metric == "mean_absolute_error":  # remeasurement only
-        nominal, variance = _mae_remeasurement(y_true, y_pred, sigma, weight)
-        return nominal, nominal, variance, "delta"
-    kernel, method = _KERNELS[metric, estimand]
+    kernel, method = definition.estimands[estimand]
     result = kernel(y_true, y_pred, sigma, sigma_dof, weight)
     if estimand == "truth":
-        _warn_flags(metric, result.flag)
+        _warn_flags(definition.degenerate, result.flag)
     return result.nominal, result.estimate, result.variance, method
 
 
@@ -206,13 +119,13 @@ def aggregate_outputs(
 
 
 def estimand_score(
-    metric: str,
+    definition: RegressionLoss,
     estimand: str,
     inputs: tuple[np.ndarray, np.ndarray, Any, np.ndarray | None, Any],
     sigma_dof: Any,
     check: Callable[[tuple[np.ndarray, ...]], None] | None = None,
 ) -> NoisyScore | list[NoisyScore]:
-    """The truth or remeasurement result of ``metric`` on validated ``inputs``.
+    """The truth or remeasurement result of a loss on validated ``inputs``.
 
     ``inputs`` as :func:`check_regression_inputs` returns them. ``check``, if
     given, receives the per-output ``(nominal, estimate, variance)`` (for the
@@ -222,12 +135,12 @@ def estimand_score(
     dof = check_regression_sigma_dof(sigma_dof, y_true.shape[0])
     with np.errstate(invalid="ignore", over="ignore"):  # the caller's check
         nominal, expected, variance, method = estimand_arrays(
-            metric, estimand, y_true, y_pred, sigma, dof, weight
+            definition, estimand, y_true, y_pred, sigma, dof, weight
         )
     if check is not None:
         check((nominal, expected, variance))
     return aggregate_outputs(
-        metric,
+        definition.name,
         nominal,
         expected,
         variance,

@@ -1,9 +1,11 @@
-"""Chunked kernels of the regression metrics.
+"""Chunked accumulators of the regression metrics.
 
-:func:`accumulate` runs a kernel over the samples ``CHUNK_SIZE`` rows at a
-time (on a few threads for the MAE) and returns the weighted per-output means
-of the nominal loss, the expected loss and its variance; the kernels are the
-closed forms of the MSE (user guide: :ref:`formula_mse`) and of the MAE (user guide:
+:func:`squared_error_sums` takes every sum of squared-error terms that the
+MSE family's engines need (forward, truth, remeasurement) in one pass of
+``CHUNK_SIZE`` rows at a time (user guide: :ref:`formula_mse`).
+:func:`accumulate` runs a per-sample kernel the same way (on a few threads)
+and returns the weighted per-output means of the nominal loss, the expected
+loss and its variance; :func:`absolute_error_kernel` is the MAE's (user guide:
 :ref:`formula_mae`). :func:`r2_nominal` is scikit-learn's ``r2_score`` of one
 output, block by block.
 """
@@ -16,7 +18,7 @@ import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, NamedTuple
 
 import joblib
 import numpy as np
@@ -25,14 +27,15 @@ from scipy.special import erfc
 from ..utils._arrays import CHUNK_SIZE, chunk_of, chunks, weighted_sum
 
 __all__ = [
+    "SquaredErrorSums",
     "absolute_error_kernel",
     "accumulate",
     "output_column",
     "r2_from_sums",
     "r2_nominal",
     "r2_sums",
-    "rescaled_squared_error",
-    "squared_error_kernel",
+    "rescaled_squared_error_sums",
+    "squared_error_sums",
 ]
 
 _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
@@ -146,84 +149,137 @@ def _columns(d: np.ndarray, s: Any) -> list[tuple[np.ndarray, Any]]:
     return [(d[:, j], output_column(s, j)) for j in range(d.shape[1])]
 
 
-# The kernels below reduce with pairwise ``ndarray.sum`` over in-place chunk
+class SquaredErrorSums(NamedTuple):
+    """Per-output sums of the squared-error terms, from which every engine of
+    the MSE family reduces (forward, truth, remeasurement; user guide:
+    :ref:`formula_mse`, :ref:`formula_truth`): ``W = Σ w``, ``Σ w d²``,
+    ``Σ w σ²``, ``Σ w² σ² d²``, ``Σ w² σ⁴`` and ``Σ w² σ⁴ / (ν + 2)`` (0 when
+    σ is known)."""
+
+    weight: float
+    d2: np.ndarray
+    s2: np.ndarray
+    s2d2: np.ndarray
+    s4: np.ndarray
+    s4_dof: np.ndarray
+
+    def forward(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(nominal, E, Var)`` of the MSE: ``E = Σ w (d² + σ²) / W``,
+        ``Var = Σ w² (2σ⁴ + 4σ²d²) / W²``."""
+        w_sum = self.weight
+        nominal = self.d2 / w_sum
+        variance = (2.0 * self.s4 + 4.0 * self.s2d2) / (w_sum * w_sum)
+        return nominal, nominal + self.s2 / w_sum, variance
+
+
+def squared_error_sums(
+    y_true: np.ndarray,
+    y_pred: np.ndarray,
+    sigma: Any,
+    weight: np.ndarray | None,
+    sigma_dof: Any = None,
+    *,
+    scale: tuple[float, float] | None = None,
+) -> SquaredErrorSums:
+    """The :class:`SquaredErrorSums` of validated inputs, in one chunked pass.
+
+    ``y_true``, ``y_pred`` of shape ``(n, n_outputs)``; ``sigma`` a float or
+    columns (one, or one per output); ``sigma_dof`` None, a float or a column.
+    ``scale=(S_d, S_σ)`` sums ``d/S_d`` and ``σ/S_σ`` instead (the caller
+    multiplies back: :func:`rescaled_squared_error_sums`).
+    """
+    n_samples, n_outputs = y_true.shape
+    totals = np.zeros((5, n_outputs))
+    for rows in chunks(n_samples):
+        chunk = y_true[rows]
+        s = chunk_of(sigma, rows)
+        if scale is None:
+            d = np.subtract(chunk, y_pred[rows], out=_work(0, chunk.shape))
+        else:
+            d = chunk / scale[0] - y_pred[rows] / scale[0]
+            s = np.divide(s, scale[1])
+        w = None if weight is None else weight[rows]
+        dof = None if sigma_dof is None else chunk_of(sigma_dof, rows)
+        _squared_error_chunk(d, s, w, dof, totals)
+    w_sum = float(n_samples) if weight is None else float(weight.sum())
+    return SquaredErrorSums(w_sum, *totals)
+
+
+# The chunk kernel reduces with pairwise ``ndarray.sum`` over in-place chunk
 # temporaries rather than BLAS dot products: as accurate as the plain sums, and
 # free of BLAS thread start-up, which costs more than the arithmetic on chunks of
 # this size when the other cores are busy.
+def _squared_error_chunk(
+    d: np.ndarray, s: Any, w: np.ndarray | None, dof: Any, totals: np.ndarray
+) -> None:
+    """Add a chunk's ``Σ w d², Σ w σ², Σ w² σ²d², Σ w² σ⁴, Σ w² σ⁴/(ν + 2)``.
 
-
-def squared_error_kernel(
-    d: np.ndarray, s: Any, w: np.ndarray | None
-) -> tuple[np.ndarray, ...]:
-    # E[e²] = d² + σ²,  Var[e²] = 2σ⁴ + 4d²σ²  (user guide: formula_mse), as the sums
-    # Σ w d², Σ w σ², Σ (wσ²)² and Σ (wσd)². ``d`` is a chunk temporary and is
-    # overwritten (a column of it, strided for several outputs, at a time).
-    totals = np.empty((3, d.shape[1]))
+    ``d`` is a chunk temporary and is overwritten (a column of it, strided for
+    several outputs, at a time).
+    """
+    dof_column = dof[:, 0] if isinstance(dof, np.ndarray) else dof
     for j, (dj, sj) in enumerate(_columns(d, s)):
         d2 = np.square(dj, out=dj)
         wd2 = d2 if w is None else np.multiply(d2, w, out=d2)  # w d²
-        nominal = float(wd2.sum())
+        sum_d2 = float(wd2.sum())
         if isinstance(sj, float):
             s2 = sj * sj
             if w is None:
                 w_sum = w2_sum = float(dj.shape[0])
-                w2d2 = nominal
+                w2d2 = sum_d2
             else:
                 w_sum = float(w.sum())
                 w2_sum = float(np.square(w).sum())
                 w2d2 = float(np.multiply(wd2, w, out=wd2).sum())
-            expected = nominal + s2 * w_sum
-            variance = 2.0 * s2 * s2 * w2_sum + 4.0 * s2 * w2d2
+            sums = (sum_d2, s2 * w_sum, s2 * w2d2, s2 * s2 * w2_sum)
+            if isinstance(dof_column, np.ndarray):
+                w2 = np.ones(dj.shape[0]) if w is None else np.square(w)
+                s4_dof = s2 * s2 * float((w2 / (dof_column + 2.0)).sum())
+            elif dof_column is not None:
+                s4_dof = sums[3] / (dof_column + 2.0)
         else:
             ws2 = np.square(sj, out=_work(1, sj.shape))
             if w is not None:
                 ws2 *= w  # w σ²
-            expected = nominal + float(ws2.sum())
+            sum_s2 = float(ws2.sum())
             wd2 *= ws2  # w² σ² d²
             ws2 *= ws2  # (w σ²)²
-            variance = 2.0 * float(ws2.sum()) + 4.0 * float(wd2.sum())
-        totals[:, j] = nominal, expected, variance
-    return totals[0], totals[1], totals[2]
+            sums = (sum_d2, sum_s2, float(wd2.sum()), float(ws2.sum()))
+            if dof_column is not None:
+                s4_dof = float(np.divide(ws2, dof_column + 2.0, out=ws2).sum())
+        totals[:4, j] += sums
+        if dof_column is not None:
+            totals[4, j] += s4_dof
 
 
-def rescaled_squared_error(
+def rescaled_squared_error_sums(
     y_true: np.ndarray, y_pred: np.ndarray, sigma: Any, weight: np.ndarray | None
-) -> tuple[np.ndarray, ...]:
-    """The MSE's moments with the residuals and sigma in units of their largest.
+) -> SquaredErrorSums:
+    """The sums with the residuals and sigma in units of their largest.
 
     Squares beyond the float64 range (``|d|`` or ``σ`` above ~1e154) made the
-    plain sums inf, and ``0·inf`` NaN for exact labels. Here ``Σ w d̃²``,
-    ``Σ w σ̃²``, ``Σ w² σ̃⁴`` and ``Σ w² d̃² σ̃²`` are summed in scaled units
-    (``d̃ = d/S_d``, ``σ̃ = σ/S_σ``) and multiplied back term by term, so a
-    moment is inf only where its true value is. NaN and inf inputs give NaN
-    for the caller's check. A slow path, taken only then.
+    plain sums inf, and ``0·inf`` NaN for exact labels. Here the sums are
+    taken in scaled units (``d̃ = d/S_d``, ``σ̃ = σ/S_σ``) and multiplied back
+    term by term, so a sum is inf only where its true value is. NaN and inf
+    inputs give NaN for the caller's check. A slow path, taken only then.
     """
-    n_samples, n_outputs = y_true.shape
     with np.errstate(invalid="ignore"):
         s_d = max(float(np.max(np.abs(y_true))), float(np.max(np.abs(y_pred))))
         s_s = float(sigma) if isinstance(sigma, float) else float(np.max(sigma))
     s_d = s_d if np.isfinite(s_d) and s_d > 0.0 else 1.0
     s_s = s_s if np.isfinite(s_s) and s_s > 0.0 else 1.0
-    sums = np.zeros((4, n_outputs))
-    for rows in chunks(n_samples):
-        d = y_true[rows] / s_d - y_pred[rows] / s_d
-        s = np.broadcast_to(np.asarray(chunk_of(sigma, rows)) / s_s, d.shape)
-        w = np.ones(d.shape[0]) if weight is None else weight[rows]
-        d2, s2 = d * d, s * s
-        sums += (w @ d2, w @ s2, (w * w) @ (s2 * s2), (w * w) @ (d2 * s2))
-    w_sum = float(n_samples) if weight is None else float(weight.sum())
+    sums = squared_error_sums(y_true, y_pred, sigma, weight, scale=(s_d, s_s))
 
     def times(value: np.ndarray, factor: float) -> np.ndarray:
         return np.where(value == 0.0, 0.0, value * factor)
 
     with np.errstate(over="ignore"):  # inf where the true value overflows
-        nominal = times(sums[0], s_d * s_d) / w_sum
-        expected = nominal + times(sums[1], s_s * s_s) / w_sum
-        cross = (s_d * s_s) * (s_d * s_s)
-        variance = (
-            2.0 * times(sums[2], s_s * s_s * (s_s * s_s)) + 4.0 * times(sums[3], cross)
-        ) / (w_sum * w_sum)
-    return nominal, expected, variance
+        return sums._replace(
+            d2=times(sums.d2, s_d * s_d),
+            s2=times(sums.s2, s_s * s_s),
+            s2d2=times(sums.s2d2, (s_d * s_s) * (s_d * s_s)),
+            s4=times(sums.s4, s_s * s_s * (s_s * s_s)),
+        )
 
 
 def linear_loss_of_negative(u: np.ndarray, out: np.ndarray) -> np.ndarray:

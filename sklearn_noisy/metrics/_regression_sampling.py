@@ -1,9 +1,9 @@
 """The regression metrics' rules of the test-set sampling variance.
 
-For :func:`~sklearn_noisy.metrics._test_set_sampling.with_test_set_sampling`. Each
-function takes the bound arguments of a metric call and its result, and
-returns the terms ``h_i`` whose weighted mean is the result (user guide:
-:ref:`error_budget`), one per estimand:
+For :func:`~sklearn_noisy.metrics._test_set_sampling.with_test_set_sampling`:
+:func:`loss_terms` returns the terms ``h_i`` whose weighted mean is the result
+(user guide: :ref:`error_budget`), one per estimand, as each loss's definition
+(:mod:`~sklearn_noisy.metrics._regression_definitions`) gives them:
 
 ======================  ==================  ===================  ==============
 metric                  forward             truth                remeasurement
@@ -30,40 +30,34 @@ import numpy as np
 
 from .._noisy_score import NoisyScore
 from ..utils._validation import check_regression_inputs
-from ._regression_kernels import T_MAX, linear_loss_of_negative
+from ._regression_definitions import RegressionLoss
 
-__all__ = ["average_outputs", "mae_terms", "mse_terms", "root_sampling"]
-
-
-def mse_terms(
-    arguments: dict[str, Any], score: NoisyScore
-) -> tuple[np.ndarray, np.ndarray | None, float]:
-    """The MSE's per-sample terms (table above), output weights applied."""
-    d, s, weight, multioutput = _regression_arrays(arguments, "mean_squared_error")
-    h = np.square(d)
-    estimand = arguments.get("estimand", "forward")
-    if estimand == "forward":
-        h += np.square(s)
-    elif estimand == "truth":
-        h -= np.square(s)
-    return average_outputs(h, multioutput), weight, 1.0
+__all__ = ["average_outputs", "loss_terms", "root_sampling"]
 
 
-def _regression_arrays(
-    arguments: dict[str, Any], metric: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, Any]:
-    """``(d, σ, weight, multioutput)``, ``d = y_true − ŷ`` and σ as 2-D arrays."""
-    y_true, y_pred, sigma, weight, multioutput = check_regression_inputs(
-        arguments["y_true"],
-        arguments["y_pred"],
-        sigma=arguments["sigma"],
-        sample_weight=arguments.get("sample_weight"),
-        multioutput=arguments.get("multioutput", "uniform_average"),
-        metric=metric,
-    )
-    d = y_true - y_pred
-    s = np.broadcast_to(np.asarray(sigma, dtype=float), d.shape)
-    return d, s, weight, multioutput
+def loss_terms(definition: RegressionLoss) -> Callable[..., Any]:
+    """The test-set sampling rule of a loss: its per-sample terms (table above).
+
+    The terms of the call's estimand (:attr:`RegressionLoss.terms`), averaged
+    over the outputs as the metric averages them.
+    """
+
+    def terms(
+        arguments: dict[str, Any], score: NoisyScore
+    ) -> tuple[np.ndarray, np.ndarray | None, float]:
+        y_true, y_pred, sigma, weight, multioutput = check_regression_inputs(
+            arguments["y_true"],
+            arguments["y_pred"],
+            sigma=arguments["sigma"],
+            sample_weight=arguments.get("sample_weight"),
+            multioutput=arguments.get("multioutput", "uniform_average"),
+            multioutput_rules=definition.multioutput,
+        )
+        s = np.broadcast_to(np.asarray(sigma, dtype=float), y_true.shape)
+        h = definition.terms[arguments.get("estimand", "forward")](y_true, y_pred, s)
+        return average_outputs(h, multioutput), weight, 1.0
+
+    return terms
 
 
 def average_outputs(h: np.ndarray, multioutput: Any) -> np.ndarray:
@@ -71,23 +65,6 @@ def average_outputs(h: np.ndarray, multioutput: Any) -> np.ndarray:
     if isinstance(multioutput, str):
         return h.mean(axis=1)
     return h @ multioutput / multioutput.sum()
-
-
-def mae_terms(
-    arguments: dict[str, Any], score: NoisyScore
-) -> tuple[np.ndarray, np.ndarray | None, float]:
-    """The MAE's per-sample terms (table above), output weights applied.
-
-    Forward: ``E|d + e| = |d| + 2σ g(|d|/σ)`` with the kernel's linear-loss
-    function; remeasurement: the observed ``|d̃|``.
-    """
-    d, s, weight, multioutput = _regression_arrays(arguments, "mean_absolute_error")
-    h = np.abs(d)
-    if arguments.get("estimand", "forward") == "forward":
-        with np.errstate(divide="ignore", invalid="ignore"):
-            u = np.fmax(-h / s, -T_MAX)  # σ = 0: −inf or NaN, then −40: g = 0
-        h = h + 2.0 * s * linear_loss_of_negative(u, out=np.empty(u.shape))
-    return average_outputs(h, multioutput), weight, 1.0
 
 
 def root_sampling(mean_metric: Callable[..., NoisyScore]) -> Callable[..., Any]:

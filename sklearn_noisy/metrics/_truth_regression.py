@@ -49,13 +49,15 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
+from scipy.special import ndtr
 
 from ..utils._arrays import chunk_of, chunks
-from ._regression_kernels import _work
+from ._regression_kernels import T_MAX, squared_error_sums
 
 __all__ = [
     "R2Sums",
     "RegressionEstimate",
+    "mae_remeasurement",
     "mse_remeasurement",
     "mse_truth",
     "r2_remeasurement",
@@ -135,44 +137,10 @@ def _squared_error_sums(
     # Remeasurement: Var(d̃²) = 4σ²d² + 2σ⁴ = 4E[σ̂²d̃²] − 2σ⁴: 4σ²d² by
     # 4(σ̂²d̃² − σ̂⁴ν/(ν + 2)) and 2σ⁴ by 2σ̂⁴ν/(ν + 2), i.e. 1 − 2/(ν + 2).
     # Floors: 2σ⁴(1 + 1/ν) by 2σ̂⁴(ν + 1)/(ν + 2) and 2σ⁴ by 2σ̂⁴ν/(ν + 2).
-    # Per chunk the sums Σ w d̃², Σ w σ̂², Σ w² σ̂²d̃², Σ w² σ̂⁴ and
-    # Σ w² σ̂⁴/(ν + 2), from which both combinations follow; σ's columns (one,
-    # or one per output) are summed on their own and broadcast.
-    n_samples, n_outputs = y.shape
-    totals = np.zeros((5, n_outputs))
-    for rows in chunks(n_samples):
-        chunk = y[rows]
-        d2 = np.subtract(chunk, y_pred[rows], out=_work(0, chunk.shape))
-        np.square(d2, out=d2)
-        w = None if weight is None else weight[rows]
-        size = d2.shape[0]
-        w_sum, w2_sum = (size, size) if w is None else (w.sum(), w @ w)
-        chunk_sum = _weighted(d2, w)
-        totals[0] += chunk_sum
-        sigma_chunk = chunk_of(sigma, rows)
-        if isinstance(sigma_chunk, np.ndarray):
-            s2 = np.square(sigma_chunk, out=_work(1, sigma_chunk.shape))
-            totals[1] += _weighted(s2, w)
-            totals[2] += _weighted(np.multiply(d2, s2, out=d2), w, 2)
-            s4 = np.square(s2, out=s2)
-            totals[3] += _weighted(s4, w, 2)
-        else:
-            s2 = sigma_chunk * sigma_chunk
-            s4 = s2 * s2
-            totals[1] += s2 * w_sum
-            totals[2] += s2 * (chunk_sum if w is None else _weighted(d2, w, 2))
-            totals[3] += s4 * w2_sum
-        if sigma_dof is not None:
-            scaled = s4 / (chunk_of(sigma_dof, rows) + 2.0)
-            if isinstance(scaled, np.ndarray):
-                totals[4] += _weighted(scaled, w, 2)
-            else:
-                totals[4] += scaled * w2_sum
-    total = float(n_samples) if weight is None else float(weight.sum())
-    nominal, s2_sum, s2d2, s4_sum, s4_dof = totals
-    variance = 4.0 * s2d2 - 2.0 * s4_sum + 2.0 * k * s4_dof
-    floor = 2.0 * s4_sum - 2.0 * floor_k * s4_dof
-    return total, nominal, s2_sum, variance, floor
+    sums = squared_error_sums(y, y_pred, sigma, weight, sigma_dof)
+    variance = 4.0 * sums.s2d2 - 2.0 * sums.s4 + 2.0 * k * sums.s4_dof
+    floor = 2.0 * sums.s4 - 2.0 * floor_k * sums.s4_dof
+    return sums.weight, sums.d2, sums.s2, variance, floor
 
 
 def mse_truth(
@@ -298,6 +266,63 @@ def rmse_remeasurement(
     _, variance, flag = _root(mse.nominal, mse.variance, correct=False)
     nominal = np.sqrt(mse.nominal)
     return RegressionEstimate(nominal, variance, nominal, flag)
+
+
+def _folded_variance_estimate(t: np.ndarray) -> np.ndarray:
+    """``k(t) = h(t) - h''(t)/2``, the per-sample MAE variance estimate in σ² units.
+
+    ``h(t) = Var|t + Z| = 1 - 4g(t)(t + g(t))`` (``g`` the normal linear-loss
+    function, user guide: :ref:`formula_mae`) is the folded-normal variance at
+    the true residual ``t = |d|/σ``. Plugging in the observed ``t̃`` overstates
+    it where ``t`` is small (``E h(Z) = 0.56`` against ``h(0) = 0.36``); since
+    ``E h(t + Z) = h(t) + h''(t)/2 + ...``, subtracting ``h''/2`` removes the
+    second-order term. With ``m = t + 2g``, ``m' = 1 - 2Φ(-t)`` and
+    ``h'' = 2 - 2m'² - 4mφ(t)``: ``k = m'² + 2mφ(t) - 4g(t + g)``, without
+    cancellation (``k → 1`` for large ``t``, ``k(0) = 0``). Over ``t`` from 0
+    to 10 the SD it implies is within +11 % (at ``t = 0``) and -3 % (at
+    ``t = 1.5``) of the true SD, against +25 % for the plain plug-in.
+    """
+    phi = np.exp(-0.5 * t * t) / np.sqrt(2.0 * np.pi)
+    upper = ndtr(-t)
+    g = phi - t * upper
+    slope = 1.0 - 2.0 * upper
+    k = slope * slope + 2.0 * (t + 2.0 * g) * phi - 4.0 * g * (t + g)
+    return np.maximum(k, 0.0)
+
+
+def mae_remeasurement(
+    y: np.ndarray,
+    y_pred: np.ndarray,
+    sigma: Any,
+    sigma_dof: Any = None,
+    weight: np.ndarray | None = None,
+) -> RegressionEstimate:
+    """The nominal MAE and the estimate of its remeasurement variance.
+
+    ``Σ w² σ̂² k(|d̃|/σ̂) / W²`` with ``k`` of :func:`_folded_variance_estimate`;
+    ``t`` is capped at 40 (``k = 1``), which also covers ``σ = 0``. Floored,
+    as the other regression variances, at the estimate ``Σ w² σ̂² h(0) / W²``
+    of its lower bound: ``h(t) >= h(0) = 1 - 2/π``. ``flag`` is all False.
+    """
+    n_samples, n_outputs = y.shape
+    totals = np.zeros((3, n_outputs))
+    for rows in chunks(n_samples):
+        d = np.abs(y[rows] - y_pred[rows])
+        w = None if weight is None else weight[rows]
+        s = chunk_of(sigma, rows)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.fmin(d / s, T_MAX)
+        s2 = np.broadcast_to(np.square(s), d.shape)
+        variance = s2 * _folded_variance_estimate(t)
+        totals[0] += d.sum(axis=0) if w is None else w @ d
+        totals[1] += variance.sum(axis=0) if w is None else (w * w) @ variance
+        totals[2] += s2.sum(axis=0) if w is None else (w * w) @ s2
+    total = float(n_samples) if weight is None else float(weight.sum())
+    variance = np.maximum(totals[1], (1.0 - 2.0 / np.pi) * totals[2])
+    nominal = totals[0] / total
+    return RegressionEstimate(
+        nominal, variance / (total * total), nominal, np.zeros(n_outputs, dtype=bool)
+    )
 
 
 class R2Sums(NamedTuple):

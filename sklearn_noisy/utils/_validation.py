@@ -8,7 +8,7 @@ views, and the kernels only ever read from them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -33,6 +33,7 @@ __all__ = [
     "CHUNK_SIZE",
     "ESTIMANDS",
     "InputOverflowError",
+    "MultioutputRules",
     "NonNumericError",
     "WeightSumError",
     "as_float_array",
@@ -79,14 +80,13 @@ def check_regression_inputs(
     sample_weight: Any = None,
     multioutput: Any = "uniform_average",
     ensure_finite: bool = True,
-    metric: str | None = None,
+    multioutput_rules: MultioutputRules | None = None,
 ) -> tuple[np.ndarray, np.ndarray, Any, np.ndarray | None, Any]:
     """Validate the inputs of a regression metric.
 
-    ``metric`` selects scikit-learn's ``multioutput`` rules of that metric:
-    ``"r2"`` also takes ``"variance_weighted"`` and ``None`` (the uniform
-    average), and every metric but ``"root_mean_squared_error"`` rejects
-    output weights for a single output.
+    ``multioutput_rules`` are scikit-learn's ``multioutput`` rules of the
+    metric (its definition's; None: every string but ``"variance_weighted"``,
+    and output weights even for a single output).
 
     ``ensure_finite=False`` skips the NaN/inf scans of ``y_true``, ``y_pred`` and
     an array ``sigma`` (one pass each). Only for kernels whose sums are
@@ -127,7 +127,9 @@ def check_regression_inputs(
             "has no distribution over the label noise. Negative weights are "
             "accepted at sigma = 0, as in scikit-learn."
         )
-    multioutput = _check_multioutput(multioutput, shape[1], metric)
+    multioutput = _check_multioutput(
+        multioutput, shape[1], multioutput_rules or MultioutputRules()
+    )
     return y_true, y_pred, sigma, weight, multioutput
 
 
@@ -170,15 +172,35 @@ def _check_regression_sigma(
 _MULTIOUTPUT = ("raw_values", "uniform_average")
 
 
-def _check_multioutput(multioutput: Any, n_outputs: int, metric: str | None) -> Any:
-    if metric == "r2" and multioutput is None:  # scikit-learn: uniform average
+class MultioutputRules(NamedTuple):
+    """scikit-learn's ``multioutput`` rules of one regression metric.
+
+    Attributes
+    ----------
+    variance_weighted : bool
+        Whether ``"variance_weighted"`` and None (the uniform average) are
+        accepted (R²).
+    one_output_weights : bool
+        Whether output weights are accepted for a single output (RMSE).
+    """
+
+    variance_weighted: bool = False
+    one_output_weights: bool = True
+
+
+def _check_multioutput(
+    multioutput: Any, n_outputs: int, rules: MultioutputRules
+) -> Any:
+    if rules.variance_weighted and multioutput is None:  # scikit-learn: uniform
         return "uniform_average"
     if isinstance(multioutput, str):
-        allowed = _MULTIOUTPUT + (("variance_weighted",) if metric == "r2" else ())
+        allowed = _MULTIOUTPUT + (
+            ("variance_weighted",) if rules.variance_weighted else ()
+        )
         if multioutput not in allowed:
             extra = (
                 ""
-                if metric == "r2"
+                if rules.variance_weighted
                 else " ('variance_weighted' is offered by R² only, as in scikit-learn.)"
             )
             raise ValueError(
@@ -187,7 +209,7 @@ def _check_multioutput(multioutput: Any, n_outputs: int, metric: str | None) -> 
             )
         return multioutput
     weights = as_float_array(multioutput, name="multioutput", error=NonNumericError)
-    if n_outputs == 1 and metric not in (None, "root_mean_squared_error"):
+    if n_outputs == 1 and not rules.one_output_weights:
         raise ValueError(
             "multioutput weights are useful only with several outputs; y_true "
             "has one (as in scikit-learn, use a string)."
