@@ -14,11 +14,11 @@ import numpy as np
 from scipy import stats
 from sklearn.base import is_classifier
 from sklearn.model_selection import check_cv
-from sklearn.utils import _safe_indexing
 
 from .._noisy_score import NoisyScore
 from ..metrics import expected_paired_difference, get_metric_info
 from ..utils._noise import resolve_noise_source, take_samples
+from ..utils._sklearn_compat import _safe_indexing
 from ..utils._warnings import warn
 from ._comparison_result import CorrectedTTest, EstimatorComparison
 from ._cross_validator import NoisyCrossValidator

@@ -14,11 +14,11 @@ import dataclasses
 from typing import Any, NamedTuple
 
 import numpy as np
-from sklearn.utils import _safe_indexing
 
 from .._noisy_score import NoisyScore
 from ..metrics import get_metric_info, get_metric_names
 from ..utils._arrays import weighted_totals
+from ..utils._sklearn_compat import _safe_indexing
 from ..utils._warnings import quiet, warn
 from ._validation import Noise, _classes_kwarg, _noise_kwargs, _take_noise
 

@@ -19,17 +19,18 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.exceptions import FitFailedWarning, UndefinedMetricWarning
-from sklearn.utils import _safe_indexing, get_tags
-from sklearn.utils.validation import (
-    _check_method_params,
-    _get_feature_names,
-    _num_features,
-    column_or_1d,
-)
+from sklearn.utils.validation import column_or_1d
 
 from .._noisy_score import NoisyScore
 from ..metrics import get_metric_info, get_metric_names
 from ..utils._noise import FlipNoise, GaussianNoise
+from ..utils._sklearn_compat import (
+    _check_method_params,
+    _get_feature_names,
+    _num_features,
+    _safe_indexing,
+    get_tags,
+)
 from ..utils._warnings import warn
 from ._progress import FoldProgress, _end_message
 
