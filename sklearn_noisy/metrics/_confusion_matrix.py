@@ -18,17 +18,21 @@ the classes (``labels=``): those ratios use the delta method
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..utils._arrays import chunks, read_only
-from ..utils._labels import EncodedLabels, encode_labels, encode_labels_subset
+from ..utils._labels import (
+    EncodedLabels,
+    check_targets,
+    encode_labels,
+    encode_labels_subset,
+)
 from ..utils._noise import FlipNoise
 from ..utils._validation import ESTIMANDS, check_estimand, supports_estimands
-from ..utils._warnings import find_stack_level
+from ..utils._warnings import warn
 from ._count_distributions import confusion_distribution, confusion_intervals
 from ._remeasurement import observed_confusion
 from ._truth_counts import denoised_confusion
@@ -350,12 +354,11 @@ def _encode(
     if labels is None:
         encoded = encode_labels(y_true, y_pred, None)
         if encoded.n_classes == 1:
-            warnings.warn(
+            warn(
                 "A single label was found in 'y_true' and 'y_pred'. For the "
                 "confusion matrix to have the correct shape, use the 'labels' "
                 "parameter to pass all known labels.",
                 UserWarning,
-                stacklevel=find_stack_level(),
             )
         return encoded, encoded.n_classes
     if transition_matrix is not None:
@@ -397,6 +400,21 @@ def _moments(
         confusion = observed_confusion(observed, pred_index, noise, weight)
     variance = np.maximum(confusion.cell_variance, 0.0)
     return np.array(confusion.counts), variance, confusion.covariance, nominal
+
+
+def _integer_counts(encoded: EncodedLabels, sample_weight: Any) -> np.ndarray:
+    """The counts of integer weights summed in int64, as scikit-learn sums them.
+
+    Exact below 2⁶³ and wrapping around beyond, as scikit-learn's int64 sum
+    does (float64 counts are exact only below 2⁵³).
+    """
+    k = encoded.n_classes
+    weight = np.asarray(sample_weight).astype(np.int64)
+    counts = np.zeros(k * k, dtype=np.int64)
+    for rows in chunks(encoded.n_samples):
+        true_index, pred_index = encoded.indices(rows)
+        np.add.at(counts, true_index.astype(np.intp) * k + pred_index, weight[rows])
+    return counts.reshape(k, k)
 
 
 @supports_estimands("forward", "truth", "remeasurement")
@@ -522,6 +540,7 @@ def expected_confusion_matrix(
         supported=expected_confusion_matrix.estimands,
     )
     _check_normalize(normalize)
+    y_true, y_pred = check_targets(y_true, y_pred)
     encoded, shown = _encode(y_true, y_pred, labels, transition_matrix)
     n_samples, n_classes = encoded.n_samples, encoded.n_classes
     weight, scale = weights_and_scale(sample_weight, n_samples)
@@ -540,7 +559,10 @@ def expected_confusion_matrix(
         np.asarray(sample_weight).dtype.kind in "iub"
     )
     counts = counts * scale
-    nominal = np.rint(counts).astype(np.int64) if integer_weights else counts
+    if integer_weights and sample_weight is not None and np.abs(counts).max() >= 2**53:
+        nominal = _integer_counts(encoded, sample_weight)  # beyond float64's ints
+    else:
+        nominal = np.rint(counts).astype(np.int64) if integer_weights else counts
     identity = _is_identity(noise)
     method = "exact"
     sub = (slice(0, shown), slice(0, shown))

@@ -10,16 +10,15 @@ second pass over the data.
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
-from sklearn.utils import _safe_indexing
 
 from .._noisy_score import NoisyScore
 from ..metrics import get_metric_info, get_metric_names
 from ..utils._arrays import weighted_totals
-from ..utils._warnings import find_stack_level
+from ..utils._sklearn_compat import _safe_indexing
+from ..utils._warnings import quiet, warn
 from ._validation import Noise, _take_noise, score_estimands
 
 __all__ = ["pool_scores"]
@@ -95,14 +94,13 @@ def _out_of_fold(results: list[dict]) -> OutOfFold:
     order = np.argsort(indices, kind="stable")
     indices = indices[order]
     if indices.shape[0] > 1 and bool(np.any(indices[1:] == indices[:-1])):
-        warnings.warn(
+        warn(
             "The test sets of the cross-validation overlap (e.g. ShuffleSplit "
             "or repeated splits), so the out-of-fold predictions cannot be "
             "pooled: pooled_ is empty and oof_predictions_ is None. Use a "
             "splitter whose test sets are disjoint (KFold, StratifiedKFold, "
             "GroupKFold, ...) to get pooled scores.",
             UserWarning,
-            stacklevel=find_stack_level(),
         )
         return OutOfFold(None, {})
     methods = set(fitted[0]["responses"]).intersection(
@@ -151,20 +149,18 @@ def _with_sampling(score: NoisyScore, sampled: NoisyScore) -> NoisyScore:
 
 
 def _warn_sampling(key: str, estimand: str, exc: Exception) -> None:
-    warnings.warn(
+    warn(
         f"The test-set sampling variance of the pooled {key!r} ({estimand}) "
         f"could not be computed: {type(exc).__name__}: {exc}",
         UserWarning,
-        stacklevel=find_stack_level(),
     )
 
 
 def _warn_unpooled(key: str, exc: Exception) -> None:
-    warnings.warn(
+    warn(
         f"{key!r} could not be pooled over the out-of-fold predictions, "
         f"so pooled_ has no entry for it: {type(exc).__name__}: {exc}",
         UserWarning,
-        stacklevel=find_stack_level(),
     )
 
 
@@ -299,8 +295,7 @@ def _add_sampling(
     if not known:
         return
     try:
-        with warnings.catch_warnings():  # the fold scores warned already
-            warnings.simplefilter("ignore")
+        with quiet():  # the fold scores warned already
             sampled = score_estimands(
                 scorer,
                 y_oof,
