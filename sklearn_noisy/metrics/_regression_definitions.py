@@ -7,6 +7,7 @@ taken by the accumulators of :mod:`~sklearn_noisy.metrics._regression_kernels`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -81,6 +82,8 @@ class RegressionLoss:
         ``(y, a, b, sigma, weight, output_weights) -> existence`` where the
         moments of a paired difference may not exist
         (:func:`~._paired_existence.r2_difference_existence`); None: they do.
+    range : tuple of float
+        The values the metric can take (intervals are clipped to them).
     """
 
     name: str
@@ -93,6 +96,7 @@ class RegressionLoss:
     multioutput: MultioutputRules = _MEAN_RULES
     paired: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     paired_existence: Callable[..., Any] | None = None
+    range: tuple[float, float] = (0.0, math.inf)
 
 
 def _mean_absolute(y: np.ndarray, y_pred: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -165,6 +169,7 @@ R2 = RegressionLoss(
     streamed_difference=lambda sse_a, sse_b, sst, w: (sse_b - sse_a) / sst,
     multioutput=MultioutputRules(variance_weighted=True, one_output_weights=False),
     paired_existence=r2_difference_existence,
+    range=(-math.inf, 1.0),
 )
 
 
