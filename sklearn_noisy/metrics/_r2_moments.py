@@ -53,15 +53,17 @@ def r2_moments(
     *,
     nominal: float,
     method: str = "exact",
+    centred: bool = False,
 ) -> R2Moments:
     """``E[R²]``, ``Var[R²]`` (and an existence message) for one output.
 
     ``y_true``, ``y_pred`` are 1-D (possibly strided) arrays, ``sigma`` a float
     or a 1-D array, ``weight`` None or 1-D. ``nominal`` is scikit-learn's
     ``r2_score`` on ``y_true``; it is returned as the expected value when every
-    label is exact. Memory is bounded by the block size.
+    label is exact. Memory is bounded by the block size. ``centred``: the
+    explained variance (the residuals centred at their weighted mean).
     """
-    data = _R2Data(y_true, y_pred, sigma, weight)
+    data = _R2Data(y_true, y_pred, sigma, weight, centred)
     n_noisy, n_eff = data.n_noisy, data.n_eff
     if n_noisy == 0:
         return R2Moments(nominal, 0.0, None, noisy=False)

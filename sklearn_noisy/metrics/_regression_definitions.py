@@ -84,6 +84,15 @@ class RegressionLoss:
         (:func:`~._paired_existence.r2_difference_existence`); None: they do.
     range : tuple of float
         The values the metric can take (intervals are clipped to them).
+    centred : bool
+        For a fraction of explained variation ``1 - X/Y`` (R²'s engines):
+        whether ``X`` sums the squared residuals centred at their weighted mean
+        (explained variance) rather than the residuals (R²).
+    function_name, doc : str
+        The name and docstring of the public function the registry builds
+        from the definition (:func:`~._regression.fraction_of_variance`), for
+        the fractions of explained variation; "" for the others, whose
+        functions are written out.
     """
 
     name: str
@@ -97,6 +106,9 @@ class RegressionLoss:
     paired: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     paired_existence: Callable[..., Any] | None = None
     range: tuple[float, float] = (0.0, math.inf)
+    centred: bool = False
+    function_name: str = ""
+    doc: str = ""
 
 
 def _mean_absolute(y: np.ndarray, y_pred: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -170,6 +182,53 @@ R2 = RegressionLoss(
     multioutput=MultioutputRules(variance_weighted=True, one_output_weights=False),
     paired_existence=r2_difference_existence,
     range=(-math.inf, 1.0),
+    function_name="expected_r2_score",
+    doc="""\
+Expected R² (coefficient of determination), and its variance, under label error.
+
+    Each observed label is ``y_i ~ N(y_true_i, sigma_i²)``, and both sums of
+    ``R² = 1 - X/Y`` are built from the noisy labels, so noise lowers R² even on
+    average. The moments of ``X/Y`` are computed exactly by quadrature (or by the
+    delta method); where they do not exist (too few noisy labels) the result is
+    infinite, with a ``UserWarning``. Read more in the
+    :ref:`User Guide <formula_r2>`.
+
+    Parameters
+    ----------
+    {parameters}
+
+    {method}
+
+    {estimand}
+
+    {sigma_dof}
+
+    force_finite : bool, default=True
+        scikit-learn's option: 1.0 for perfect predictions and 0.0 for a
+        constant ``y_true`` instead of NaN and ``-inf``. The truth and
+        remeasurement estimands require ``True``.
+
+    Returns
+    -------
+    score : NoisyScore or list of NoisyScore
+        ``nominal`` is :func:`sklearn.metrics.r2_score` on ``y_true``. Fewer than
+        two samples give NaN and an ``UndefinedMetricWarning``, as in
+        scikit-learn.
+
+    See Also
+    --------
+    sklearn.metrics.r2_score : The metric on exact labels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_noisy.metrics import expected_r2_score
+    >>> y_true = np.array([3.0, -0.5, 2.0, 7.0, 4.2, 1.1, 5.5, 0.3])
+    >>> y_pred = np.array([2.5, 0.0, 2.0, 8.0, 4.0, 1.5, 5.0, 0.0])
+    >>> expected_r2_score(y_true, y_pred, sigma=0.5)
+    NoisyScore(metric='r2', expected=0.916235, std=0.03933, nominal=0.957138, \
+    n_samples=8, method='exact')
+    """,
 )
 
 
