@@ -60,6 +60,7 @@ from ._regression import (
     fraction_of_variance,
 )
 from ._regression_definitions import (
+    EXPLAINED_VARIANCE,
     MEAN_ABSOLUTE_ERROR,
     MEAN_ABSOLUTE_PERCENTAGE_ERROR,
     MEAN_SQUARED_ERROR,
@@ -251,6 +252,14 @@ _REGISTRY: dict[str, MetricInfo] = {
             display_name="R²",
             greater_is_better=True,
             min_samples=2,
+        ),
+        _regression(
+            EXPLAINED_VARIANCE,
+            fraction_of_variance(EXPLAINED_VARIANCE),
+            sk.explained_variance_score,
+            display_name="Explained variance",
+            greater_is_better=True,
+            default_targets=(),
         ),
         # Percentage errors: not defaults (near-zero labels make them
         # depend on scikit-learn's floor of the denominator).

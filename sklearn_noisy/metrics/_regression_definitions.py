@@ -7,6 +7,7 @@ taken by the accumulators of :mod:`~sklearn_noisy.metrics._regression_kernels`.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from ._truth_regression import (
 )
 
 __all__ = [
+    "EXPLAINED_VARIANCE",
     "MEAN_ABSOLUTE_ERROR",
     "MEAN_ABSOLUTE_PERCENTAGE_ERROR",
     "MEAN_SQUARED_ERROR",
@@ -228,6 +230,71 @@ Expected R² (coefficient of determination), and its variance, under label error
     >>> expected_r2_score(y_true, y_pred, sigma=0.5)
     NoisyScore(metric='r2', expected=0.916235, std=0.03933, nominal=0.957138, \
     n_samples=8, method='exact')
+    """,
+)
+
+EXPLAINED_VARIANCE = RegressionLoss(
+    "explained_variance",
+    estimands={
+        "truth": (functools.partial(r2_truth, centred=True), "delta"),
+        "remeasurement": (functools.partial(r2_remeasurement, centred=True), "delta"),
+    },
+    degenerate=(
+        "The explained variance against the true values is not estimable"
+        "{outputs}: the estimated variance of the true values is <= 0 (the "
+        "labels vary no more than their noise), so the estimate and its "
+        "variance are NaN."
+    ),
+    multioutput=R2.multioutput,
+    range=(-math.inf, 1.0),
+    centred=True,
+    function_name="expected_explained_variance_score",
+    doc="""\
+Expected explained variance score, and its variance, under label error.
+
+    Each observed label is ``y_i ~ N(y_true_i, sigma_i²)``. The explained
+    variance ``1 - X/Y`` is R² with the residuals centred at their weighted
+    mean: ``X = Σ w (d - d̄_w)²``, ``Y = Σ w (y - ȳ_w)²``, both of the noisy
+    labels. The moments of ``X/Y`` are computed exactly by quadrature (or by
+    the delta method); where they do not exist (too few noisy labels) the
+    result is infinite, with a ``UserWarning``. Read more in the
+    :ref:`User Guide <formula_explained_variance>`.
+
+    Parameters
+    ----------
+    {parameters}
+
+    {method}
+
+    {estimand}
+
+    {sigma_dof}
+
+    force_finite : bool, default=True
+        scikit-learn's option: 1.0 for perfect predictions (up to a constant)
+        and 0.0 for a constant ``y_true`` instead of NaN and ``-inf``. The
+        truth and remeasurement estimands require ``True``.
+
+    Returns
+    -------
+    score : NoisyScore or list of NoisyScore
+        ``nominal`` is :func:`sklearn.metrics.explained_variance_score` on
+        ``y_true``.
+
+    See Also
+    --------
+    sklearn.metrics.explained_variance_score : The metric on exact labels.
+    expected_r2_score : The same without centring the residuals.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_noisy.metrics import expected_explained_variance_score
+    >>> y_true = np.array([3.0, -0.5, 2.0, 7.0, 4.2, 1.1, 5.5, 0.3])
+    >>> y_pred = np.array([2.5, 0.0, 2.0, 8.0, 4.0, 1.5, 5.0, 0.0])
+    >>> expected_explained_variance_score(y_true, y_pred, sigma=0.5)
+    NoisyScore(metric='explained_variance', expected=0.921819, std=0.0382, \
+    nominal=0.957559, n_samples=8, method='exact')
     """,
 )
 
