@@ -15,8 +15,9 @@ names then show as plain code. ``SKLEARN_NOISY_DOCS_INTERSPHINX=0`` skips the we
 probing.
 
 ``python docs/_tools/check_rendering.py docs/_build/html index.html ...`` renders
-built pages in headless Chromium and reports horizontal overflow and untypeset
-formulas (with ``--screenshots DIR``, PNGs of them).
+built pages in headless Chromium and reports horizontal overflow, wrapped lines
+of code or printed output, and untypeset formulas (with ``--screenshots DIR``,
+PNGs of them).
 """
 
 from __future__ import annotations
@@ -208,10 +209,18 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
-# The first pages a newcomer reads get the full width: no section navigation on
-# the left (the examples link to each other at their foot), so that a line of
-# code (88 characters at most) fits beside the page's table of contents.
-html_sidebars = {"index": [], "getting_started": [], "auto_examples/*": []}
+# The first pages a newcomer reads, the page that explains the printed report
+# and the page of verification tables get the full width: no section navigation
+# on the left (the examples link to each other at their foot), so that a line of
+# code (88 characters at most) and a table's row fit beside the page's table of
+# contents.
+html_sidebars = {
+    "index": [],
+    "getting_started": [],
+    "user_guide/reading_results": [],
+    "user_guide/verification": [],
+    "auto_examples/*": [],
+}
 html_context = {"default_mode": "light"}
 
 # -- sphinx-gallery ----------------------------------------------------------

@@ -303,7 +303,9 @@ def test_shape_and_length_errors():
     with pytest.raises(ValueError, match="empty"):
         expected_accuracy_score([], [], q=0.1)
     with pytest.raises(ValueError, match="1-D"):
-        expected_accuracy_score(np.zeros((3, 2)), np.zeros((3, 2)), q=0.1)
+        # 2-D indicator matrices are multilabel targets (subset accuracy, as
+        # in scikit-learn: tests/test_sklearn_boundary.py); 3-D is no target
+        expected_accuracy_score(np.zeros((3, 2, 2)), np.zeros((3, 2, 2)), q=0.1)
 
 
 def test_single_class_needs_labels():

@@ -405,3 +405,39 @@ def test_landing_page_python_blocks_are_doctests(page):
     ]
     assert blocks
     assert all(body.lstrip().startswith(">>> ") for body in blocks)
+
+
+def _css_rules(css: str) -> dict[str, dict[str, str]]:
+    """``selector -> {property: value}`` of a flat stylesheet, print rules left out."""
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    css = re.sub(r"@media print\s*\{(?:[^{}]*\{[^{}]*\})*\s*\}", "", css)
+    rules: dict[str, dict[str, str]] = {}
+    for selectors, body in re.findall(r"([^{}]+)\{([^{}]*)\}", css):
+        declarations = dict(
+            (part.split(":", 1)[0].strip(), part.split(":", 1)[1].strip())
+            for part in body.split(";")
+            if ":" in part
+        )
+        for selector in selectors.split(","):
+            rules.setdefault(" ".join(selector.split()), {}).update(declarations)
+    return rules
+
+
+def test_printed_output_and_value_tables_do_not_wrap():
+    """A report's rows stay one line each in the HTML: they scroll, not wrap.
+
+    Printed output (text blocks, the examples' output) keeps its lines as code
+    does, inside a box that scrolls; on screen it never wraps (on paper it may).
+    Tables of values (``:class: nowrap``) keep each row on one line too.
+    ``docs/_tools/check_rendering.py`` measures the result in a browser.
+    """
+    rules = _css_rules((DOCS / "_static" / "custom.css").read_text(encoding="utf-8"))
+    for selector in ("div.highlight-text pre", "div.sphx-glr-script-out pre"):
+        assert rules[selector].get("white-space") == "pre", selector
+    assert not [s for s, d in rules.items() if d.get("white-space") == "pre-wrap"]
+    assert rules[".bd-article pre"]["overflow-x"] == "auto"
+    for cell in ("td", "th"):
+        assert rules[f".bd-article table.nowrap {cell}"]["white-space"] == "nowrap"
+    # the tables of values on the page that explains the report are marked so
+    page = (DOCS / "user_guide" / "reading_results.rst").read_text(encoding="utf-8")
+    assert ":class: nowrap" in page

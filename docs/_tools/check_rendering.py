@@ -7,6 +7,8 @@ and, once MathJax has typeset, measured in the browser:
   past the right edge of the article column (boxes that scroll inside
   themselves, such as code blocks, wide tables and long formulas, are listed
   but allowed);
+* wrapped lines: a code or printed-output block with more lines on screen
+  than in its text (its lines must scroll inside the box, not wrap);
 * raw TeX: ``\\(`` or ``\\[`` left in the visible text (MathJax did not run);
 * how many formulas MathJax typeset.
 
@@ -15,8 +17,9 @@ Usage (after ``python -m sphinx -b html docs docs/_build/html``)::
     python docs/_tools/check_rendering.py docs/_build/html index.html \\
         getting_started.html --screenshots /tmp/screens
 
-Exits with status 1 when a page overflows or shows raw TeX. Needs a
-``chromium`` (or ``chromium-browser``, ``google-chrome``) executable.
+Exits with status 1 when a page overflows, wraps a block's lines or shows raw
+TeX. Needs a ``chromium`` (or ``chromium-browser``, ``google-chrome``)
+executable.
 """
 
 from __future__ import annotations
@@ -45,7 +48,8 @@ _PROBE = r"""
 function noisyProbe() {
   const root = document.documentElement;
   const result = {width: root.scrollWidth, window: root.clientWidth,
-                  outside: [], scrolling: [], raw_tex: 0, formulas: 0};
+                  outside: [], scrolling: [], wrapped: [], raw_tex: 0,
+                  formulas: 0};
   const column = document.querySelector(".bd-article-container") || document.body;
   const edge = column.getBoundingClientRect().right + 1;
   const boxes = ".pst-scrollable-table-container, pre, div.math, .highlight, "
@@ -61,6 +65,15 @@ function noisyProbe() {
       // a box whose content is wider: it must scroll, not spill over
       const spills = getComputedStyle(el).overflowX === "visible";
       (spills ? result.outside : result.scrolling).push(label(el));
+    }
+  }
+  for (const pre of column.querySelectorAll("pre")) {
+    // a printed or code line the browser wrapped: more line boxes than lines
+    const range = document.createRange();
+    range.selectNodeContents(pre);
+    const tops = new Set(Array.from(range.getClientRects(), (r) => Math.round(r.top)));
+    if (tops.size > pre.textContent.replace(/\n$/, "").split("\n").length) {
+      result.wrapped.push(label(pre));
     }
   }
   result.formulas = document.querySelectorAll("mjx-container").length;
@@ -149,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
             bad = (
                 result["width"] > result["window"]
                 or result["outside"]
+                or result["wrapped"]
                 or result["raw_tex"]
             )
             failed = failed or bool(bad)
@@ -157,11 +171,14 @@ def main(argv: list[str] | None = None) -> int:
                 f"page {result['width']}/{result['window']} px, "
                 f"{len(result['outside'])} past the edge, "
                 f"{len(result['scrolling'])} scrolling inside their box, "
+                f"{len(result['wrapped'])} with wrapped lines, "
                 f"{result['formulas']} formulas typeset, "
                 f"{result['raw_tex']} raw TeX"
             )
             for item in result["outside"][:5]:
                 print(f"     past the edge: {item}")
+            for item in result["wrapped"][:5]:
+                print(f"     wrapped lines: {item}")
         if args.screenshots:
             args.screenshots.mkdir(parents=True, exist_ok=True)
             target = args.screenshots / (Path(name).stem + ".png")

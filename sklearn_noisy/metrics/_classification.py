@@ -19,8 +19,13 @@ from typing import Any
 import numpy as np
 
 from .._noisy_score import NoisyScore
-from ..utils._arrays import chunks, weighted_totals
-from ..utils._labels import EncodedLabels, encode_labels
+from ..utils._arrays import (
+    as_float_array,
+    check_sample_weight,
+    chunks,
+    weighted_totals,
+)
+from ..utils._labels import EncodedLabels, check_targets, encode_labels
 from ..utils._noise import FlipNoise
 from ..utils._validation import check_estimand, supports_estimands
 from ._confusion_matrix import NoisyConfusionMatrix, expected_confusion_matrix
@@ -201,6 +206,92 @@ _ACCURACY_KERNELS = {
 }
 
 
+def _indicator(y: Any) -> np.ndarray | None:
+    """A 2-D target of several columns as a dense array (None for other targets)."""
+    if hasattr(y, "toarray"):  # a scipy.sparse matrix
+        y = y.toarray()
+    array = np.asarray(y)
+    return array if array.ndim == 2 and array.shape[1] > 1 else None
+
+
+def _subset_accuracy(
+    y_true: Any,
+    y_pred: Any,
+    q: Any,
+    transition_matrix: Any,
+    labels: Any,
+    normalize: bool,
+    sample_weight: Any,
+    estimand: str,
+) -> NoisyScore:
+    """The accuracy of multilabel indicator targets: a hit is a whole row.
+
+    Entry ``(i, l)`` is observed as ``ŷ_il`` with probability ``m_il``
+    (``1 − q`` where ``y_il = ŷ_il``, ``q`` otherwise; ``T[y_il, ŷ_il]`` for
+    a transition matrix), independently, so row ``i`` is a hit with
+    probability ``P_i = Π_l m_il`` and the forward moments are those of
+    :func:`expected_accuracy_score` with this ``P_i``.
+    """
+    truth, pred = _indicator(y_true), _indicator(y_pred)
+    for name, array in (("y_true", truth), ("y_pred", pred)):
+        if array is None or not np.all((array == 0) | (array == 1)):
+            raise ValueError(
+                f"{name} must be a multilabel indicator matrix (n_samples, "
+                "n_labels) of 0 and 1 like the other target; scikit-learn does "
+                "not mix multilabel and multiclass targets either."
+            )
+    if truth.shape != pred.shape:
+        raise ValueError(
+            f"y_true and y_pred must have the same shape; got {truth.shape} and "
+            f"{pred.shape}."
+        )
+    if estimand != "forward" or labels is not None:
+        raise ValueError(
+            "Multilabel targets support estimand='forward' and labels=None only "
+            "(their entries are binary, with the flips of q or a 2 x 2 "
+            "transition_matrix)."
+        )
+    n_samples = truth.shape[0]
+    weight = check_sample_weight(sample_weight, n_samples)
+    match = truth == pred
+    if transition_matrix is None and np.ndim(q) == 2:
+        flip = as_float_array(q, name="q")
+        if flip.shape != truth.shape or not np.all((flip >= 0.0) & (flip <= 1.0)):
+            raise ValueError(
+                f"q must hold probabilities in [0, 1]: a scalar, one per sample "
+                f"or one per entry of shape {truth.shape}; got shape {flip.shape}."
+            )
+        probability = np.where(match, 1.0 - flip, flip)
+    else:
+        noise = FlipNoise.from_params(
+            q, transition_matrix, n_samples=n_samples, n_classes=2
+        )
+        if noise.matrix is not None:
+            probability = noise.matrix[truth.astype(np.intp), pred.astype(np.intp)]
+        else:
+            flip = np.asarray(noise.q, dtype=np.float64)
+            flip = flip if flip.ndim == 0 else flip[:, None]
+            probability = np.where(match, 1.0 - flip, flip)
+    hit = np.prod(probability, axis=1)
+    score = match.all(axis=1)
+    if normalize:  # as scikit-learn's _average
+        nominal = float(np.average(score, weights=weight))
+        total = float(n_samples) if weight is None else float(np.sum(weight))
+    else:
+        nominal = float(score.sum() if weight is None else np.dot(score, weight))
+        total = 1.0
+    w = np.ones(n_samples) if weight is None else weight
+    return NoisyScore(
+        "accuracy",
+        expected=float(w @ hit) / total,
+        variance=float((w * w) @ (hit * (1.0 - hit))) / (total * total),
+        nominal=nominal,
+        n_samples=n_samples,
+        method="exact",
+        estimand=estimand,
+    )
+
+
 def accuracy_inputs(
     y_true: Any,
     y_pred: Any,
@@ -276,12 +367,16 @@ def expected_accuracy_score(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
+    y_true : array-like of shape (n_samples,) or (n_samples, n_labels)
         Reference class of each sample (``estimand="forward"``) or its single
-        observed label (``"truth"``, ``"remeasurement"``).
+        observed label (``"truth"``, ``"remeasurement"``). A 2-D 0/1 indicator
+        matrix (dense or sparse) is a multilabel target: the subset accuracy,
+        as in scikit-learn, with entries that flip independently (``q`` a
+        scalar, one per sample or one per entry, or a 2 × 2
+        ``transition_matrix``); ``estimand="forward"`` only.
 
-    y_pred : array-like of shape (n_samples,)
-        Predicted classes.
+    y_pred : array-like of shape (n_samples,) or (n_samples, n_labels)
+        Predicted classes (indicator matrix for multilabel targets).
 
     q : float or array-like of shape (n_samples,), default=None
         Probability that a label is flipped (with ``K > 2`` classes, to each
@@ -334,6 +429,12 @@ def expected_accuracy_score(
         estimand, metric="accuracy", supported=expected_accuracy_score.estimands
     )
     normalize = check_bool(normalize, name="normalize")
+    y_true, y_pred = check_targets(y_true, y_pred)
+    if _indicator(y_true) is not None or _indicator(y_pred) is not None:
+        return _subset_accuracy(
+            y_true, y_pred, q, transition_matrix, labels, normalize, sample_weight,
+            estimand,
+        )  # fmt: skip
     encoded, weight, scale, noise = accuracy_inputs(
         y_true, y_pred, q, transition_matrix, labels, sample_weight
     )

@@ -25,7 +25,12 @@ from typing import Any
 import numpy as np
 
 from ..utils._arrays import chunks, read_only
-from ..utils._labels import EncodedLabels, encode_labels, encode_labels_subset
+from ..utils._labels import (
+    EncodedLabels,
+    check_targets,
+    encode_labels,
+    encode_labels_subset,
+)
 from ..utils._noise import FlipNoise
 from ..utils._validation import ESTIMANDS, check_estimand, supports_estimands
 from ..utils._warnings import find_stack_level
@@ -399,6 +404,21 @@ def _moments(
     return np.array(confusion.counts), variance, confusion.covariance, nominal
 
 
+def _integer_counts(encoded: EncodedLabels, sample_weight: Any) -> np.ndarray:
+    """The counts of integer weights summed in int64, as scikit-learn sums them.
+
+    Exact below 2⁶³ and wrapping around beyond, as scikit-learn's int64 sum
+    does (float64 counts are exact only below 2⁵³).
+    """
+    k = encoded.n_classes
+    weight = np.asarray(sample_weight).astype(np.int64)
+    counts = np.zeros(k * k, dtype=np.int64)
+    for rows in chunks(encoded.n_samples):
+        true_index, pred_index = encoded.indices(rows)
+        np.add.at(counts, true_index.astype(np.intp) * k + pred_index, weight[rows])
+    return counts.reshape(k, k)
+
+
 @supports_estimands("forward", "truth", "remeasurement")
 def expected_confusion_matrix(
     y_true: Any,
@@ -522,6 +542,7 @@ def expected_confusion_matrix(
         supported=expected_confusion_matrix.estimands,
     )
     _check_normalize(normalize)
+    y_true, y_pred = check_targets(y_true, y_pred)
     encoded, shown = _encode(y_true, y_pred, labels, transition_matrix)
     n_samples, n_classes = encoded.n_samples, encoded.n_classes
     weight, scale = weights_and_scale(sample_weight, n_samples)
@@ -540,7 +561,10 @@ def expected_confusion_matrix(
         np.asarray(sample_weight).dtype.kind in "iub"
     )
     counts = counts * scale
-    nominal = np.rint(counts).astype(np.int64) if integer_weights else counts
+    if integer_weights and sample_weight is not None and np.abs(counts).max() >= 2**53:
+        nominal = _integer_counts(encoded, sample_weight)  # beyond float64's ints
+    else:
+        nominal = np.rint(counts).astype(np.int64) if integer_weights else counts
     identity = _is_identity(noise)
     method = "exact"
     sub = (slice(0, shown), slice(0, shown))

@@ -15,11 +15,17 @@ the confusion matrix (:mod:`._count_estimands`; user guide:
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
+
+import numpy as np
+from sklearn.exceptions import UndefinedMetricWarning
 
 from .._noisy_score import NoisyScore
 from ..utils._docstring import fill_doc
+from ..utils._labels import check_targets, class_totals
 from ..utils._validation import supports_estimands
+from ..utils._warnings import find_stack_level
 from ._binary_average import _NOISE_PARAMETERS
 from ._binary_counts import _DELTA_NOTES, _METHOD_PARAMETER
 from ._count_estimands import ESTIMAND_PARAMETER, TRUTH_NOTES
@@ -76,13 +82,15 @@ default="binary"
         ``method="delta"`` (binary only).
     zero_division : {"warn", 0.0, 1.0, np.nan}, default="warn"
         The value of a ratio whose denominator is 0, as in scikit-learn
-        (``"warn"`` is 0; no warning is emitted). Under noise the ratio can be
-        0/0 in some draws only: a number enters the expectation with the
-        probability of that event; with ``np.nan`` the expectation is NaN
-        when the event has a positive probability (a binary metric, or a
-        class of ``average=None``), and the macro average ignores undefined
-        classes draw by draw, as scikit-learn's (Monte Carlo where that
-        makes the set of classes random)."""
+        (``"warn"`` is 0, with scikit-learn's ``UndefinedMetricWarning`` when
+        a ratio of the nominal metric is 0/0; none for the draws under
+        noise). Under noise the ratio can be 0/0 in some draws only: a
+        number enters the expectation with the probability of that event;
+        with ``np.nan`` the expectation is NaN when the event has a positive
+        probability (a binary metric, or a class of ``average=None``), and
+        the macro average ignores undefined classes draw by draw, as
+        scikit-learn's (Monte Carlo where that makes the set of classes
+        random)."""
     + _METHOD_PARAMETER
     + ESTIMAND_PARAMETER
 )
@@ -161,7 +169,8 @@ def expected_precision_score(
     NoisyScore(metric='precision', expected=0.7, std=0.15, nominal=0.75, \
     n_samples=6, method='exact')
     """
-    return _prf_score(
+    y_true, y_pred = check_targets(y_true, y_pred)
+    score = _prf_score(
         "precision",
         y_true,
         y_pred,
@@ -177,6 +186,11 @@ def expected_precision_score(
         n_draws=n_draws,
         random_state=random_state,
     )
+    _warn_zero_division(
+        "precision", score, y_true, y_pred, labels, pos_label, average, sample_weight,
+        zero_division,
+    )  # fmt: skip
+    return score
 
 
 @with_test_set_sampling(label_arguments=_LABEL_ARGUMENTS)
@@ -235,7 +249,8 @@ def expected_recall_score(
     NoisyScore(metric='recall', expected=0.739034, std=0.1082, nominal=0.75, \
     n_samples=6, method='exact')
     """
-    return _prf_score(
+    y_true, y_pred = check_targets(y_true, y_pred)
+    score = _prf_score(
         "recall",
         y_true,
         y_pred,
@@ -251,6 +266,11 @@ def expected_recall_score(
         n_draws=n_draws,
         random_state=random_state,
     )
+    _warn_zero_division(
+        "recall", score, y_true, y_pred, labels, pos_label, average, sample_weight,
+        zero_division,
+    )  # fmt: skip
+    return score
 
 
 @with_test_set_sampling(label_arguments=_LABEL_ARGUMENTS)
@@ -307,7 +327,8 @@ def expected_f1_score(
     >>> expected_f1_score(y_true, y_pred, q=0.1).expected
     0.7118...
     """
-    return _prf_score(
+    y_true, y_pred = check_targets(y_true, y_pred)
+    score = _prf_score(
         "f1",
         y_true,
         y_pred,
@@ -323,6 +344,11 @@ def expected_f1_score(
         n_draws=n_draws,
         random_state=random_state,
     )
+    _warn_zero_division(
+        "f1", score, y_true, y_pred, labels, pos_label, average, sample_weight,
+        zero_division,
+    )  # fmt: skip
+    return score
 
 
 _BA_MCC_PARAMETERS = (
@@ -376,7 +402,8 @@ def expected_balanced_accuracy_score(
     Binary labels are exact (sums over the joint law of TP and FN); for
     multiclass labels the expectation is exact and the variance Monte Carlo. As
     in scikit-learn, when the observed labels hold one class only, that class's
-    recall is averaged. Read more in the
+    recall is averaged, and the nominal warns as scikit-learn's when
+    ``y_pred`` has a class that ``y_true`` has not. Read more in the
     :ref:`User Guide <formula_binary_counts>` (multiclass:
     :ref:`formula_multiclass`; other estimands: :ref:`formula_truth`).
 
@@ -404,7 +431,8 @@ def expected_balanced_accuracy_score(
     >>> expected_balanced_accuracy_score(y_true, y_pred, q=0.1).expected
     0.6030...
     """
-    return _ba_mcc_score(
+    y_true, y_pred = check_targets(y_true, y_pred)
+    score = _ba_mcc_score(
         "balanced_accuracy",
         y_true,
         y_pred,
@@ -418,6 +446,8 @@ def expected_balanced_accuracy_score(
         n_draws=n_draws,
         random_state=random_state,
     )
+    _warn_unseen_classes(y_true, y_pred, sample_weight)
+    return score
 
 
 @with_test_set_sampling(label_arguments=_LABEL_ARGUMENTS)
@@ -471,7 +501,8 @@ def expected_matthews_corrcoef(
     >>> expected_matthews_corrcoef(y_true, y_pred, q=0.2).expected
     -0.1914...
     """
-    return _ba_mcc_score(
+    y_true, y_pred = check_targets(y_true, y_pred)
+    score = _ba_mcc_score(
         "matthews_corrcoef",
         y_true,
         y_pred,
@@ -485,3 +516,114 @@ def expected_matthews_corrcoef(
         n_draws=n_draws,
         random_state=random_state,
     )
+    return score
+
+
+#: scikit-learn's words for a ratio with a zero denominator: the name and what
+#: the denominator counts.
+_ILL_DEFINED = {
+    "precision": ("Precision is", "predicted"),
+    "recall": ("Recall is", "true"),
+    "f1": ("F-score is", "true nor predicted"),
+}
+
+
+def _warn_zero_division(
+    metric: str,
+    score: Any,
+    y_true: Any,
+    y_pred: Any,
+    labels: Any,
+    pos_label: Any,
+    average: Any,
+    sample_weight: Any,
+    zero_division: Any,
+) -> None:
+    """scikit-learn's ``UndefinedMetricWarning`` for a nominal ratio 0/0.
+
+    Only with ``zero_division="warn"``, when a ratio of the nominal metric has
+    a zero denominator: the (weighted) predicted count for precision, the
+    true count for recall, both for F1, of a class of ``labels`` (or of
+    ``pos_label``; the totals for ``average="micro"``, each sample's for
+    ``"samples"``). The message is scikit-learn's. Such a ratio is 0, so the
+    counts are looked at only when a value of the score is 0 or it is an
+    average over classes.
+    """
+    if not isinstance(zero_division, str) or zero_division != "warn":
+        return
+    values = [s.nominal for s in score] if isinstance(score, list) else [score.nominal]
+    if average in ("binary", "micro", None) and all(v != 0 for v in values):
+        return
+    if metric == "f1" and labels is None and sample_weight is None:
+        if average not in ("binary", "samples") and np.ndim(y_true) == 1:
+            return  # every class present is in y_true or y_pred
+    true_sum, pred_sum = _prf_totals(
+        _dense(y_true),
+        _dense(y_pred),
+        labels,
+        pos_label,
+        average,
+        sample_weight,
+    )
+    denominator = {"precision": pred_sum, "recall": true_sum}.get(
+        metric, true_sum + pred_sum
+    )
+    if not np.any(denominator == 0):
+        return
+    start, modifier = _ILL_DEFINED[metric]
+    axis0, axis1 = ("label", "sample") if average == "samples" else ("sample", "label")
+    where = "due to" if denominator.size == 1 else f"in {axis1}s with"
+    warnings.warn(
+        f"{start} ill-defined and being set to 0.0 {where} no {modifier} "
+        f"{axis0}s. Use `zero_division` parameter to control this behavior.",
+        UndefinedMetricWarning,
+        stacklevel=find_stack_level(),
+    )
+
+
+def _dense(y: Any) -> np.ndarray:
+    """A label array, a sparse indicator matrix made dense."""
+    return np.asarray(y.toarray() if hasattr(y, "toarray") else y)
+
+
+def _prf_totals(
+    y_true: np.ndarray,
+    y_pred: np.ndarray,
+    labels: Any,
+    pos_label: Any,
+    average: Any,
+    sample_weight: Any,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The true and predicted (weighted) counts that scikit-learn divides by."""
+    weight = None if sample_weight is None else np.asarray(sample_weight, float)
+    if y_true.ndim == 2 and y_true.shape[1] > 1:  # multilabel indicators
+        columns = slice(None) if labels is None else np.asarray(labels)
+        true, pred = y_true[:, columns], y_pred[:, columns]
+        if average == "samples":
+            true_sum, pred_sum = true.sum(axis=1), pred.sum(axis=1)
+        elif weight is None:
+            true_sum, pred_sum = true.sum(axis=0), pred.sum(axis=0)
+        else:
+            true_sum, pred_sum = weight @ true, weight @ pred
+    else:
+        labels = [pos_label] if average == "binary" else labels
+        y_true, y_pred = y_true.reshape(-1), y_pred.reshape(-1)
+        _, true_sum, pred_sum = class_totals(y_true, y_pred, labels, weight)
+    if average == "micro":
+        return np.sum(true_sum, keepdims=True), np.sum(pred_sum, keepdims=True)
+    return np.asarray(true_sum, float), np.asarray(pred_sum, float)
+
+
+def _warn_unseen_classes(y_true: Any, y_pred: Any, sample_weight: Any) -> None:
+    """scikit-learn's warning of balanced accuracy: a class absent from ``y_true``.
+
+    Its recall is 0/0 and left out of the mean, as scikit-learn does.
+    """
+    weight = None if sample_weight is None else np.asarray(sample_weight, float)
+    y_true, y_pred = np.asarray(y_true).reshape(-1), np.asarray(y_pred).reshape(-1)
+    if np.any(class_totals(y_true, y_pred, None, weight, count_pred=False)[1] == 0):
+        warnings.warn(
+            "y_pred contains classes not in y_true",
+            UserWarning,
+            stacklevel=find_stack_level(),
+        )

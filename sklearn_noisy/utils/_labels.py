@@ -8,12 +8,13 @@ class position chunk by chunk (:func:`encode_labels`).
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ._arrays import CHUNK_SIZE, check_finite
+from ._arrays import CHUNK_SIZE, check_finite, chunks
 
 __all__ = [
     "EncodedLabels",
@@ -21,6 +22,8 @@ __all__ = [
     "as_label_array",
     "check_classification_labels",
     "check_labels",
+    "check_targets",
+    "class_totals",
     "encode_labels",
     "encode_labels_subset",
 ]
@@ -45,8 +48,10 @@ def _object_labels(array: np.ndarray, *, name: str) -> np.ndarray:
     arrays have, so that the two compare, sort and mix; integers become int64
     (scikit-learn rejects object integers; they are accepted here). Python
     integers beyond the int64 range are a ``ValueError`` (scikit-learn: a
-    ``ValueError``, "unknown is not supported"). Anything else is returned as
-    is, for the caller's checks.
+    ``ValueError``, "unknown is not supported"). Other numbers are returned
+    as is. As scikit-learn rejects them: sequences (the legacy multi-label
+    form) raise ``ValueError``, strings mixed with other values and objects
+    that are neither (None, ...) :class:`LabelTypeError`.
     """
     values = array.tolist()
     if all(isinstance(v, str) for v in values):
@@ -62,6 +67,17 @@ def _object_labels(array: np.ndarray, *, name: str) -> np.ndarray:
             f"{name} holds integers outside the 64-bit range (the largest has "
             f"{len(str(max(abs(int(v)) for v in values)))} digits); class labels "
             "must be integers that fit in 64 bits, or strings."
+        )
+    if any(isinstance(v, (list, tuple, set, np.ndarray)) for v in values):
+        raise ValueError(
+            f"{name} holds sequences: the legacy multi-label representation "
+            "(a sequence of sequences) is not supported, as in scikit-learn; "
+            "use a binary indicator array (MultiLabelBinarizer)."
+        )
+    if not all(isinstance(v, numbers.Number) for v in values):
+        raise LabelTypeError(
+            f"{name} mixes label types or holds values that are neither strings "
+            "nor numbers (None, ...); use one type, e.g. all int or all str."
         )
     return array
 
@@ -94,6 +110,84 @@ def _kind_family(array: np.ndarray) -> str:
     """``"number"``, ``"str"`` (unicode, bytes, object) or the dtype kind."""
     kind = array.dtype.kind
     return "number" if kind in "biuf" else "str" if kind in "OUS" else kind
+
+
+def _family(array: np.ndarray) -> str:
+    """:func:`_kind_family`, object arrays by their first value (long strings)."""
+    if array.dtype.kind == "O" and array.size:
+        return "str" if isinstance(array.flat[0], str) else "number"
+    return _kind_family(array)
+
+
+def _check_not_continuous(array: np.ndarray, *, name: str) -> None:
+    """Raise ``ValueError`` for float labels that are not all integers."""
+    check_finite(array, name=name)
+    flat = array.reshape(-1)
+    for rows in chunks(flat.shape[0]):
+        values = flat[rows]
+        fractional = values != np.trunc(values)
+        if np.any(fractional):
+            raise ValueError(
+                f"{name} holds continuous values (e.g. "
+                f"{float(values[fractional][0])!r}): class labels must be "
+                "integers or strings; continuous is not supported, as in "
+                "scikit-learn."
+            )
+
+
+def check_targets(y_true: Any, y_pred: Any) -> tuple[Any, Any]:
+    """Reject the classification targets that scikit-learn's ``_check_targets`` rejects.
+
+    With the exception types scikit-learn raises: ``ValueError`` for
+    sequences of sequences (the legacy multi-label form), for continuous
+    (non-integer float) labels, and, as :class:`LabelTypeError` (also a
+    ``TypeError``), for strings mixed with numbers within or across
+    ``y_true`` and ``y_pred``. Object arrays of integers are accepted (an
+    extension: scikit-learn rejects them). Shapes are left to the metrics.
+
+    Returns ``y_true`` and ``y_pred`` as arrays (object arrays of strings or
+    integers converted as in :func:`as_label_array`), so that the metrics
+    do not convert them again; sparse matrices are returned as given.
+
+    Examples
+    --------
+    >>> from sklearn_noisy.utils._labels import check_targets
+    >>> y_true, y_pred = check_targets(["a", "b"], ["b", "b"])
+    >>> y_true.dtype.kind
+    'U'
+    """
+    arrays = []
+    for name, y in (("y_true", y_true), ("y_pred", y_pred)):
+        if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
+            y = y.to_numpy()
+        if hasattr(y, "tocsr"):  # a sparse multilabel indicator matrix
+            return y_true, y_pred
+        try:
+            array = np.asarray(y)
+        except ValueError as exc:  # ragged sequences of sequences
+            raise ValueError(
+                f"{name} must be an array of class labels; sequences of "
+                "sequences (the legacy multi-label representation) are not "
+                "supported, as in scikit-learn."
+            ) from exc
+        if array.dtype.kind == "S":
+            raise LabelTypeError(
+                f"{name} holds bytes: labels as bytes are not supported, as in "
+                "scikit-learn; decode them to str (e.g. y.astype(str))."
+            )
+        if array.dtype.kind == "O" and array.ndim == 1:
+            array = _object_labels(array, name=name)
+        if array.dtype.kind == "f" and array.ndim in (1, 2):
+            _check_not_continuous(array, name=name)
+        arrays.append(array)
+    true_family, pred_family = (_family(a) for a in arrays)
+    if true_family != pred_family and {true_family, pred_family} <= {"str", "number"}:
+        raise LabelTypeError(
+            "Mix of label input types (string and number): y_true and y_pred "
+            f"mix label types ({arrays[0].dtype} and {arrays[1].dtype}); use "
+            "one type, e.g. all int or all str."
+        )
+    return arrays[0], arrays[1]
 
 
 def check_labels(labels: Any) -> np.ndarray:
@@ -305,3 +399,40 @@ def encode_labels_subset(
     return encode_labels(true_array, pred_array, classes), int(
         classes.size - extra.size
     )
+
+
+def class_totals(
+    y_true: Any,
+    y_pred: Any,
+    labels: Any = None,
+    weight: Any = None,
+    *,
+    count_pred: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """``(classes, true_totals, pred_totals)``: each class's (weighted) count.
+
+    ``classes`` are ``labels`` (present in the data or not) or the classes of
+    ``y_true`` and ``y_pred``; ``true_totals[k]`` is the (weighted) number of
+    samples of ``y_true`` in ``classes[k]``, ``pred_totals[k]`` of ``y_pred``.
+    Integer labels are counted without a sort (:func:`encode_labels`).
+    ``count_pred=False`` counts ``y_true`` only (``pred_totals`` is None).
+
+    Examples
+    --------
+    >>> from sklearn_noisy.utils._labels import class_totals
+    >>> class_totals([0, 2, 2], [2, 2, 5], labels=[2, 1])
+    (array([2, 1]), array([2., 0.]), array([2., 0.]))
+    """
+    if labels is None:
+        encoded, shown = encode_labels(y_true, y_pred, None), None
+    else:
+        encoded, shown = encode_labels_subset(y_true, y_pred, labels)
+    k = encoded.n_classes
+    totals = np.zeros((2, k))
+    for rows in chunks(encoded.n_samples):
+        w = None if weight is None else np.asarray(weight, dtype=float)[rows]
+        indices = encoded.indices(rows)
+        for total, index in zip(totals, indices[: 1 + count_pred], strict=False):
+            total += np.bincount(index, weights=w, minlength=k)
+    pred_totals = totals[1, :shown] if count_pred else None
+    return encoded.classes[:shown], totals[0, :shown], pred_totals
