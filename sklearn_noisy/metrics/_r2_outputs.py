@@ -131,6 +131,7 @@ def r2_forward(
             nominal=float(nominal[j]),
             method=method,
             centred=centred,
+            label=definition.label,
         )
         expected[j], variance[j] = result.expected, result.variance
         noisy[j] = result.noisy
@@ -191,7 +192,11 @@ def _variance_weighted(
         if noisy[j] or denominators[j] != 0.0
     ]
     result = r2_variance_weighted_moments(
-        columns, weight, method=method, centred=definition.centred
+        columns,
+        weight,
+        method=method,
+        centred=definition.centred,
+        label=definition.label,
     )
     _warn_existence(result.message, 0, 1, method)
     return NoisyScore(

@@ -166,10 +166,10 @@ def _upper_limit(integrand: _Integrand, combined: _Combined) -> tuple[float, boo
     return _X_CAP, not bounded
 
 
-def _message(rank: int, what: str) -> str:
+def _message(rank: int, what: str, label: str = "R²") -> str:
     need = 2 if what == "expected value" else 4
     return (
-        f"The {what} of the variance-weighted R² does not exist (it is "
+        f"The {what} of the variance-weighted {label} does not exist (it is "
         f"infinite): the total sum of squares of all outputs can come "
         f"arbitrarily close to 0, and the noise has rank r = {rank} summed over "
         f"the outputs; the {what} is finite only when r > {need}."
@@ -182,6 +182,7 @@ def r2_variance_weighted_moments(
     *,
     method: str = "exact",
     centred: bool = False,
+    label: str = "R²",
 ) -> R2Moments:
     """``E`` and ``Var`` of ``1 - Σ X_k / Σ Y_k`` (outputs with ``Y_k > 0``).
 
@@ -194,9 +195,9 @@ def r2_variance_weighted_moments(
     bounded, ratio_bounded, rank = combined.existence()
     bounded = bounded or ratio_bounded
     if not (bounded or rank > 2):
-        return R2Moments(-math.inf, math.inf, _message(rank, "expected value"))
+        return R2Moments(-math.inf, math.inf, _message(rank, "expected value", label))
     var_exists = bounded or rank > 4
-    message = None if var_exists else _message(rank, "variance")
+    message = None if var_exists else _message(rank, "variance", label)
     if method == "delta" or combined.cv2 <= _CV2_DELTA_EXACT:
         variance = combined.delta_var if var_exists or method == "delta" else math.inf
         return R2Moments(1.0 - combined.delta_mean, variance, message)

@@ -90,6 +90,8 @@ class RegressionLoss:
         For a fraction of explained variation ``1 - X/Y`` (R²'s engines):
         whether ``X`` sums the squared residuals centred at their weighted mean
         (explained variance) rather than the residuals (R²).
+    label : str
+        How warnings name the metric (default: its name, in words).
     function_name, doc : str
         The name and docstring of the public function the registry builds
         from the definition (:func:`~._regression.fraction_of_variance`), for
@@ -109,8 +111,13 @@ class RegressionLoss:
     paired_existence: Callable[..., Any] | None = None
     range: tuple[float, float] = (0.0, math.inf)
     centred: bool = False
+    label: str = ""
     function_name: str = ""
     doc: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            object.__setattr__(self, "label", self.name.replace("_", " "))
 
 
 def _mean_absolute(y: np.ndarray, y_pred: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -184,6 +191,7 @@ R2 = RegressionLoss(
     multioutput=MultioutputRules(variance_weighted=True, one_output_weights=False),
     paired_existence=r2_difference_existence,
     range=(-math.inf, 1.0),
+    label="R²",
     function_name="expected_r2_score",
     doc="""\
 Expected R² (coefficient of determination), and its variance, under label error.
