@@ -25,11 +25,11 @@ from the confusion matrix alone (user guide: :ref:`formula_multiclass`):
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
-from sklearn.exceptions import UndefinedMetricWarning
+from sklearn.metrics import confusion_matrix
+from sklearn.utils.multiclass import unique_labels
 
 from .._noisy_score import NoisyScore
 from ..utils._arrays import check_sample_weight, chunks
@@ -55,13 +55,27 @@ _MC_PARAMETERS = """\
 
 
 def sklearn_value(metric: str, y_true: Any, y_pred: Any, **kwargs: Any) -> Any:
-    """scikit-learn's metric on the labels as given, without its warnings."""
-    function = COUNT_METRICS[metric].sklearn_function
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UndefinedMetricWarning)
-        warnings.simplefilter("ignore", UserWarning)
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return function(y_true, y_pred, **kwargs)
+    """scikit-learn's metric on the labels as given, called so that it does not warn.
+
+    ``zero_division="warn"`` goes in as its value, 0. The metrics that are not
+    averaged over classes (balanced accuracy, MCC) take the definition's value
+    of scikit-learn's confusion matrix, where a class missing from ``y_true``
+    and a single class need no warning. Floating-point warnings are off
+    (``np.errstate``, local to the thread).
+    """
+    definition = COUNT_METRICS[metric]
+    with np.errstate(all="ignore"):
+        if not definition.averaged:
+            weight = kwargs.get("sample_weight")
+            if unique_labels(y_true, y_pred).shape[0] == 1:
+                total = len(y_true) if weight is None else np.sum(weight)
+                confusion = np.array([[total]])  # its (1, 1) matrix warns
+            else:
+                confusion = confusion_matrix(y_true, y_pred, sample_weight=weight)
+            return definition.value(confusion, adjusted=kwargs.get("adjusted", False))
+        if isinstance(kwargs.get("zero_division"), str):  # "warn"
+            kwargs = {**kwargs, "zero_division": 0.0}
+        return definition.sklearn_function(y_true, y_pred, **kwargs)
 
 
 def is_identity(noise: FlipNoise) -> bool:

@@ -12,7 +12,6 @@ its square root. The per-sample moments come from
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -25,7 +24,7 @@ from ..utils._validation import (
     check_regression_inputs,
     supports_estimands,
 )
-from ..utils._warnings import find_stack_level
+from ..utils._warnings import warn
 from ._percentage_kernels import (
     floor_sensitivity,
     relative_error_terms,
@@ -152,7 +151,7 @@ def _warn_floor(
         variance_part > _VARIANCE_SHARE * variance
     )
     if driven.any():
-        warnings.warn(
+        warn(
             f"For {int(np.count_nonzero(driven))} label(s) the noise reaches 0, "
             f"where the relative error's denominator vanishes: the expected {metric} "
             "(more than 0.1 %) or its variance (more than 1 %) then owes to the "
@@ -160,7 +159,6 @@ def _warn_floor(
             "the data; without the floor they do not exist. Consider an absolute "
             "error instead.",
             UserWarning,
-            stacklevel=find_stack_level(),
         )
 
 

@@ -35,12 +35,10 @@ imbalanced-learn's ``specificity_score``) and ``"micro"`` the pooled
 from __future__ import annotations
 
 import math
-import warnings
 from functools import partial
 from typing import Any
 
 import numpy as np
-from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.metrics import multilabel_confusion_matrix
 
 from .._noisy_score import NoisyScore
@@ -93,11 +91,9 @@ def rate_nominal(
     sample_weight: Any, zero: float,
 ) -> Any:  # fmt: skip
     """The rate of ``y_true`` from scikit-learn's multilabel confusion matrix."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UndefinedMetricWarning)
-        counts = multilabel_confusion_matrix(
-            y_true, y_pred, sample_weight=sample_weight, labels=labels
-        )
+    counts = multilabel_confusion_matrix(
+        y_true, y_pred, sample_weight=sample_weight, labels=labels
+    )
     tn, fp, fn, tp = (counts[:, i // 2, i % 2] for i in range(4))
     return rate_of_counts(metric, tn, fp, fn, fn + tp, average=average, zero=zero)
 
