@@ -194,21 +194,24 @@ def test_monte_carlo_where_the_floor_plays_no_part(n_samples, metric):
 
 
 def test_floor_warning_names_the_labels_near_zero():
+    # zero_margin=0: the unconditional moments with scikit-learn's floor
     y = np.array([10.0, 12.0, 3.0, 9.0])
     y_pred = np.array([10.5, 11.0, 3.2, 9.4])
     sigma = np.array([0.1, 0.1, 1.0, 0.1])  # the third label is 3σ from 0
     with pytest.warns(UserWarning, match="For 1 label"):
-        result = expected_mean_absolute_percentage_error(y, y_pred, sigma=sigma)
+        result = expected_mean_absolute_percentage_error(
+            y, y_pred, sigma=sigma, zero_margin=0.0
+        )
     assert result.variance > 1e10  # set by the floor, as the warning says
     sigma[2] = 0.1
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
-        expected_mean_absolute_percentage_error(y, y_pred, sigma=sigma)
+        expected_mean_absolute_percentage_error(y, y_pred, sigma=sigma, zero_margin=0.0)
     # MSPE's variance holds ε^-3: the floor matters further out (15σ here)
     y = np.array([5.7457729, 10.0])
     with pytest.warns(UserWarning, match="For 1 label"):
         expected_mean_squared_percentage_error(
-            y, [5.1630317, 10.0], sigma=[0.38013599, 0.1]
+            y, [5.1630317, 10.0], sigma=[0.38013599, 0.1], zero_margin=0.0
         )
 
 

@@ -25,9 +25,12 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from scipy.special import ndtr
 
 __all__ = [
     "EPSILON",
+    "ZERO_MARGIN",
+    "excluded_probability",
     "RelativeErrorMoments",
     "relative_error_moments",
     "relative_error_terms",
@@ -36,6 +39,8 @@ __all__ = [
 
 #: scikit-learn's floor of the denominator.
 EPSILON = float(np.finfo(np.float64).eps)
+#: The default neighbourhood ``|y| < ZERO_MARGIN·σ`` of 0 left out of the moments.
+ZERO_MARGIN = 1.0
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(16)
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
 #: Half-width of the far-from-zero window, in σ (density below 1e-42 outside).
@@ -47,6 +52,9 @@ _FAR_PIECES = 7  # pieces of at most 2σ over one side of μ ± 14σ
 _HERMITE_NODES, _HERMITE_WEIGHTS = np.polynomial.hermite_e.hermegauss(48)
 _HERMITE_WEIGHTS = _HERMITE_WEIGHTS / _SQRT_2PI
 _CHUNK = 4096
+#: Conditional moments near 0: window ``μ ± 10σ`` (density below 2e-22 of its
+#: peak outside) and pieces of at most 4σ above the geometric ones.
+_CONDITIONAL_HALF_WIDTH, _CONDITIONAL_PIECE = 10.0, 5.0
 
 
 class RelativeErrorMoments(NamedTuple):
@@ -184,12 +192,93 @@ def _near_one(mu: float, sigma: float, y_pred: float, center: float) -> np.ndarr
     return (values * w).sum(axis=-1)
 
 
+def _conditional_near(
+    mu: np.ndarray, sigma: np.ndarray, y_pred: np.ndarray, margin: float
+) -> np.ndarray:
+    """Raw moments of samples near 0 on ``|Y| ≥ margin·σ`` (not yet divided).
+
+    Vectorised: in standard units ``t = Y/σ`` each side of 0 (the negative one
+    mirrored, ``t → −t``, ``ŷ → −ŷ``) is the interval from the margin to the
+    edge of the window ``μ ± 14σ``, cut at ``ŷ``; each part takes pieces of
+    ratio at most ``e`` in ``log t`` below ``t = 2`` (where ``|t|^{-k}`` varies
+    fast) and of width at most 2 above, 16 Gauss–Legendre nodes each.
+    """
+    z, p = mu / sigma, y_pred / sigma
+    rows, lows, highs, flips = [], [], [], []
+    for flip in (1.0, -1.0):
+        zs, ps = flip * z, flip * p
+        a = np.maximum(margin, zs - _CONDITIONAL_HALF_WIDTH)
+        b = zs + _CONDITIONAL_HALF_WIDTH
+        c = np.clip(ps, a, b)
+        for lo, hi in ((a, c), (c, b)):
+            keep = np.flatnonzero(hi > lo)
+            rows.append(keep)
+            lows.append(lo[keep])
+            highs.append(hi[keep])
+            flips.append(np.full(keep.size, flip))
+    row, lo, hi = np.concatenate(rows), np.concatenate(lows), np.concatenate(highs)
+    flip = np.concatenate(flips)
+    # pieces: geometric on [lo, min(hi, 2)], linear (width ≤ 2) above
+    knee = np.clip(2.0, lo, hi)
+    n_log = np.where(knee > lo, np.ceil(np.log(knee / lo)), 0).astype(np.int64)
+    n_lin = np.ceil((hi - knee) / _CONDITIONAL_PIECE).astype(np.int64)
+    counts = n_log + n_lin
+    piece_row = np.repeat(np.arange(row.size), counts)
+    first = np.repeat(np.cumsum(counts) - counts, counts)
+    j = np.arange(piece_row.size) - first  # index of the piece in its part
+    nl, lo_p, knee_p = n_log[piece_row], lo[piece_row], knee[piece_row]
+    geometric = j < nl
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.log(knee_p / lo_p) / np.where(nl > 0, nl, 1)
+        step = (hi[piece_row] - knee_p) / np.where(n_lin > 0, n_lin, 1)[piece_row]
+    start = np.where(geometric, lo_p * np.exp(ratio * j), knee_p + step * (j - nl))
+    end = np.where(geometric, lo_p * np.exp(ratio * (j + 1)), start + step)
+    end = np.where(geometric & (j + 1 == nl), knee_p, end)
+    half = 0.5 * (end - start)
+    t = (start + half)[:, None] + half[:, None] * _NODES
+    sample = row[piece_row]
+    sign = flip[piece_row]
+    density = t - (sign * z[sample])[:, None]
+    np.square(density, out=density)
+    density *= -0.5
+    np.exp(density, out=density)
+    density *= half[:, None] * (_WEIGHTS / _SQRT_2PI)
+    g = t - (sign * p[sample])[:, None]
+    np.abs(g, out=g)
+    g /= t
+    term = g * density
+    first = term.sum(axis=-1)
+    term *= g
+    second = term.sum(axis=-1)
+    np.square(g, out=g)
+    term *= g
+    fourth = term.sum(axis=-1)
+    out = np.empty((4, mu.size))
+    for k, values in enumerate((first, second, second, fourth)):
+        out[k] = np.bincount(sample, values, minlength=mu.size)
+    return out
+
+
+def excluded_probability(
+    mu: np.ndarray, sigma: np.ndarray, margin: float
+) -> np.ndarray:
+    """``P(|Y| < margin·σ)`` per sample, ``Y ~ N(μ, σ²)`` (0 where ``σ = 0``)."""
+    noisy = sigma > 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(noisy, np.abs(mu) / np.where(noisy, sigma, 1.0), np.inf)
+    # Φ(m − z) − Φ(−m − z), both tails below the mean: no cancellation
+    return np.where(noisy, ndtr(margin - z) - ndtr(-margin - z), 0.0)
+
+
 def relative_error_moments(
-    mu: np.ndarray, sigma: np.ndarray, y_pred: np.ndarray
+    mu: np.ndarray, sigma: np.ndarray, y_pred: np.ndarray, margin: float = 0.0
 ) -> RelativeErrorMoments:
     """Per-sample moments of ``g = |Y − ŷ| / max(|Y|, ε)``, ``Y ~ N(μ, σ²)``.
 
-    ``σ = 0`` gives ``g(μ)`` exactly (all centred moments 0).
+    ``σ = 0`` gives ``g(μ)`` exactly (all centred moments 0). With ``margin``
+    ``k > 0`` the moments are conditional on ``|Y| ≥ kσ`` (the floor then
+    plays no part); the far-from-0 samples (``|μ| > 40σ``, where that event
+    has probability below ``Φ(k − 40)``) keep their unconditional moments.
     """
     mu, sigma, y_pred = np.broadcast_arrays(
         np.asarray(mu, dtype=np.float64),
@@ -198,6 +287,11 @@ def relative_error_moments(
     )
     noisy = sigma > 0.0
     far = noisy & (np.abs(mu) - _NEAR_HALF_WIDTH * sigma > EPSILON)
+    if margin > 0.0:  # the floor plays no part: far also in σ units (tiny scales)
+        width = max(_NEAR_HALF_WIDTH, _FAR_HALF_WIDTH + margin)
+        far = noisy & (
+            (np.abs(mu) - width * sigma > EPSILON) | (np.abs(mu) > 2.0 * width * sigma)
+        )
     # Centre at g(μ) where g is smooth around μ (far from 0, or exact labels):
     # the variances then keep their digits. Near 0 the moments are raw.
     center = np.where(noisy & ~far, 0.0, np.abs(mu - y_pred) / _floored(mu))
@@ -206,7 +300,15 @@ def relative_error_moments(
     for start in range(0, index.size, _CHUNK):
         rows = index[start : start + _CHUNK]
         moments[:, rows] = _far(mu[rows], sigma[rows], y_pred[rows], center[rows])
-    for i in np.flatnonzero(noisy & ~far):
+    near = np.flatnonzero(noisy & ~far)
+    if margin > 0.0:
+        for start in range(0, near.size, _CHUNK):
+            rows = near[start : start + _CHUNK]
+            kept = 1.0 - excluded_probability(mu[rows], sigma[rows], margin)
+            raw = _conditional_near(mu[rows], sigma[rows], y_pred[rows], margin)
+            moments[:, rows] = raw / kept
+        return RelativeErrorMoments(center, *moments)
+    for i in near:
         moments[:, i] = _near_one(mu[i], sigma[i], y_pred[i], center[i])
     return RelativeErrorMoments(center, *moments)
 
@@ -238,14 +340,18 @@ def relative_errors(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
 
 
 def relative_error_terms(
-    y_true: np.ndarray, y_pred: np.ndarray, sigma: np.ndarray, square: bool
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    y_true: np.ndarray, y_pred: np.ndarray, sigma: np.ndarray, square: bool,
+    margin: float = ZERO_MARGIN,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     """Per sample and output: ``(g(μ), E[g − g(μ)], E[(g − g(μ))²], nominal g)``.
 
     ``g`` the relative error or its square; the expected term is the sum of
-    the first two (centred moments, :func:`relative_error_moments`).
+    the first two (centred moments, :func:`relative_error_moments`, given
+    ``|Y| ≥ margin·σ``).
     """
-    moments = relative_error_moments(y_true.ravel(), sigma.ravel(), y_pred.ravel())
+    moments = relative_error_moments(
+        y_true.ravel(), sigma.ravel(), y_pred.ravel(), margin
+    )
     shape = y_true.shape
     center = moments.center.reshape(shape)
     if square:
