@@ -36,6 +36,7 @@ from ._percentage_kernels import (
     relative_error_terms,
     relative_errors,
 )
+from ._regression import _check_finite_results
 from ._regression_definitions import (
     MEAN_ABSOLUTE_PERCENTAGE_ERROR,
     MEAN_SQUARED_PERCENTAGE_ERROR,
@@ -252,26 +253,33 @@ def _moments(
     shape = y_true.shape
     total = shape[0] if weight is None else weight.sum()
     w = np.ones(shape[0]) if weight is None else weight
-    expected = (w @ center + w @ mean) / total
-    variance = (w * w) @ np.maximum(spread - mean * mean, 0.0) / total**2
-    if square:
-        nominal = np.average(nominal_terms, axis=0, weights=weight)
-    else:
-        nominal = np.atleast_1d(
-            mean_absolute_percentage_error(
-                y_true, y_pred, sample_weight=weight, multioutput="raw_values"
+    # Beyond the float64 range: inf or NaN, reported below with the package's
+    # warning (as the other regression metrics do).
+    with np.errstate(over="ignore", invalid="ignore"):
+        expected = (w @ center + w @ mean) / total
+        variance_i = np.maximum(spread - mean * mean, 0.0)
+        variance = (w * w) @ variance_i / total**2
+        if square:
+            nominal = np.average(nominal_terms, axis=0, weights=weight)
+        else:
+            nominal = np.atleast_1d(
+                mean_absolute_percentage_error(
+                    y_true, y_pred, sample_weight=weight, multioutput="raw_values"
+                )
             )
-        )
     if not np.any(sigma > 0.0):  # exact labels: scikit-learn's number, bit for bit
         zero = np.zeros_like(nominal)
         return nominal, nominal.copy(), zero, shape[0], multioutput, "exact"
+    _check_finite_results(
+        definition.name, (y_true, y_pred, sigma), (expected, variance)
+    )
     if margin > 0.0:
         excluded = excluded_probability(y_true.ravel(), sigma.ravel(), margin)
         total = _warn_excluded(metric, excluded, margin)
         method = "conditional" if 1.0 - total < 1.0 else "exact"
         return nominal, expected, variance, shape[0], multioutput, method
-    variance_i = np.maximum(spread - mean * mean, 0.0)
-    _warn_floor(metric, y_true, sigma, y_pred, center + mean, variance_i, square)
+    with np.errstate(over="ignore", invalid="ignore"):
+        _warn_floor(metric, y_true, sigma, y_pred, center + mean, variance_i, square)
     return nominal, expected, variance, shape[0], multioutput, "exact"
 
 
