@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from html import escape
 from typing import Any, Protocol
 
@@ -63,6 +63,10 @@ METRIC_RANGES: dict[str, tuple[float, float]] = {
     "mean_squared_percentage_error": (0.0, math.inf),
     "root_mean_squared_percentage_error": (0.0, math.inf),
 }
+
+
+#: Stands for NaN in the fields compared by ``NoisyScore.__eq__``: equal to itself.
+_NAN = object()
 
 
 def clip_to_range(metric: str, low: float, high: float) -> tuple[float, float]:
@@ -278,15 +282,9 @@ class NoisyScore:
                 f"sampling_method must be None or one of {SAMPLING_METHODS}; got "
                 f"{self.sampling_method!r}."
             )
-        sampling = (
-            math.nan
-            if self.sampling_variance is None
-            else float(self.sampling_variance)
-        )
-        # one NaN object, so that results without it compare equal (also
-        # after a pickle round trip, see __setstate__)
+        sampling = self.sampling_variance
         object.__setattr__(
-            self, "sampling_variance", math.nan if math.isnan(sampling) else sampling
+            self, "sampling_variance", math.nan if sampling is None else float(sampling)
         )
         dof = math.inf if self.sampling_dof is None else float(self.sampling_dof)
         if not dof > 0.0:
@@ -305,11 +303,29 @@ class NoisyScore:
         object.__setattr__(self, "n_samples", int(self.n_samples))
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        if math.isnan(state.get("sampling_variance", math.nan)):
-            state = {**state, "sampling_variance": math.nan}
+        state.setdefault("sampling_variance", math.nan)
         state.setdefault("sampling_method", None)
         state.setdefault("sampling_dof", math.inf)
         self.__dict__.update(state)
+
+    def _compared(self) -> tuple[Any, ...]:
+        """The compared fields, each NaN replaced by one marker."""
+        values = (getattr(self, f.name) for f in fields(self) if f.compare)
+        return tuple(
+            _NAN if isinstance(v, float) and math.isnan(v) else v for v in values
+        )
+
+    def __eq__(self, other: object) -> bool:
+        # Field by field, a NaN in the same field on both sides counting as
+        # equal: Python 3.13's dataclass __eq__ compares fields with ``==``,
+        # where NaN != NaN, so the generated one would make two identical
+        # results (and a result and its unpickled copy) unequal.
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._compared() == other._compared()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._compared())
 
     @property
     def std(self) -> float:

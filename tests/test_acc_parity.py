@@ -6,6 +6,11 @@ dtype, pandas Series of every dtype (``category`` and pandas' ``str``
 included), read-only and non-contiguous arrays and one-column 2-D arrays. At
 q = 0 the numbers are scikit-learn's, bit for bit; where scikit-learn raises,
 we raise the same kind of exception.
+
+Each parity test is parametrised over the metric's options and loops over the
+input forms (cheap calls sharing the set-up): every (input form, option) pair
+of the full grid is still checked, and a failure lists every failing form by
+name.
 """
 
 import itertools
@@ -93,20 +98,37 @@ def _assert_same_error(ours, theirs):
     assert isinstance(ours, kinds), (ours, theirs)
 
 
+def _check_each(cases, check):
+    """Run ``check(*case)`` for every case; fail listing every failing case.
+
+    Each case starts with its name, which the failure message shows.
+    """
+    failures = []
+    for case in cases:
+        try:
+            check(*case)
+        except AssertionError as exc:
+            failures.append(f"{case[0]}: {exc}")
+    assert not failures, f"{len(failures)} of {len(cases)} cases failed:\n" + (
+        "\n".join(failures)
+    )
+
+
 def _label_pairs():
     """(name, y_true, y_pred) over every container pair of interest."""
     for labels in (INT_LABELS, NAMES[INT_LABELS]):
         pred = INT_PRED if labels.dtype.kind in "iu" else NAMES[INT_PRED]
         true_forms = _containers(labels)
         pred_forms = _containers(pred)
+        kind = "int" if labels.dtype.kind in "iu" else "str"
         for true_name, true in true_forms.items():
-            yield f"{true_name}-ndarray", true, pred_forms["ndarray"]
+            yield f"{kind}: {true_name}-ndarray", true, pred_forms["ndarray"]
         for pred_name, pred_value in pred_forms.items():
-            yield f"list-{pred_name}", true_forms["list"], pred_value
+            yield f"{kind}: list-{pred_name}", true_forms["list"], pred_value
         # mixed containers of string labels (a model fitted on a Series)
         if labels.dtype.kind == "U":
             for a, b in itertools.permutations(("str", "category", "object"), 2):
-                yield f"{a}-{b}", true_forms[a], pred_forms[b]
+                yield f"{kind}: {a}-{b}", true_forms[a], pred_forms[b]
 
 
 LABEL_PAIRS = list(_label_pairs())
@@ -120,11 +142,17 @@ WEIGHT_FORMS = {
 }
 
 
-@pytest.mark.parametrize("name, y_true, y_pred", LABEL_PAIRS, ids=lambda v: None)
 @pytest.mark.parametrize("normalize", [True, False])
 @pytest.mark.parametrize("weight", list(WEIGHT_FORMS))
-def test_accuracy_parity(name, y_true, y_pred, normalize, weight):
+def test_accuracy_parity(normalize, weight):
     sample_weight = WEIGHT_FORMS[weight]
+    _check_each(
+        LABEL_PAIRS,
+        lambda *pair: _accuracy_parity(*pair, normalize, sample_weight),
+    )
+
+
+def _accuracy_parity(name, y_true, y_pred, normalize, sample_weight):
     kind, theirs = _outcome(
         sk.accuracy_score, _as_sklearn_accepts(y_true), _as_sklearn_accepts(y_pred),
         normalize=normalize,
@@ -144,13 +172,68 @@ def test_accuracy_parity(name, y_true, y_pred, normalize, weight):
     assert ours.variance == 0.0
 
 
-@pytest.mark.parametrize("name, y_true, y_pred", LABEL_PAIRS, ids=lambda v: None)
-@pytest.mark.parametrize(
-    "labels", [None, "all", "subset", "reordered", "superset"], ids=str
-)
-@pytest.mark.parametrize("normalize", [None, "true", "pred", "all"])
-@pytest.mark.parametrize("weight", ["none", "list", "int"])
-def test_confusion_matrix_parity(name, y_true, y_pred, labels, normalize, weight):
+CM_LABELS = [None, "all", "subset", "reordered", "superset"]
+CM_NORMALIZE = [None, "true", "pred", "all"]
+CM_WEIGHTS = ["none", "list", "int"]
+
+
+def _covering_pairs(labels, normalize, weight):
+    """The label pairs checked by default with these confusion-matrix options.
+
+    Pair ``i`` goes with labels option ``j`` and the (normalize, weight) of
+    ``c = (i + j) % 12`` (``normalize = CM_NORMALIZE[c % 4]``, ``weight =
+    CM_WEIGHTS[c % 3]``): every (pair, labels option) once, and every pair
+    meets every normalize and every weight (five consecutive ``c``), every
+    (labels, normalize, weight) has pairs of both label kinds. 280 calls
+    instead of 3,360; the full grid runs with ``--run-slow``.
+    """
+    j = CM_LABELS.index(labels)
+    c = next(
+        c for c in range(12)
+        if c % 4 == CM_NORMALIZE.index(normalize) and c % 3 == CM_WEIGHTS.index(weight)
+    )  # fmt: skip
+    return [pair for i, pair in enumerate(LABEL_PAIRS) if (i + j) % 12 == c]
+
+
+def test_confusion_matrix_covering_design():
+    grid = list(itertools.product(CM_LABELS, CM_NORMALIZE, CM_WEIGHTS))
+    rows = [
+        (pair[0], options)
+        for options in grid
+        for pair in _covering_pairs(*options)
+    ]  # fmt: skip
+    names = [pair[0] for pair in LABEL_PAIRS]
+    assert len(rows) == len(LABEL_PAIRS) * len(CM_LABELS)
+    for position, values in enumerate((CM_LABELS, CM_NORMALIZE, CM_WEIGHTS)):
+        met = {(name, options[position]) for name, options in rows}
+        assert met == set(itertools.product(names, values)), position
+    for options in grid:
+        kinds = {name.split(":")[0] for name, met in rows if met == options}
+        assert kinds == {"int", "str"}, options
+
+
+@pytest.mark.parametrize("labels", CM_LABELS, ids=str)
+@pytest.mark.parametrize("normalize", CM_NORMALIZE)
+@pytest.mark.parametrize("weight", CM_WEIGHTS)
+def test_confusion_matrix_parity(labels, normalize, weight):
+    _check_each(
+        _covering_pairs(labels, normalize, weight),
+        lambda *pair: _confusion_matrix_parity(*pair, labels, normalize, weight),
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("labels", CM_LABELS, ids=str)
+@pytest.mark.parametrize("normalize", CM_NORMALIZE)
+@pytest.mark.parametrize("weight", CM_WEIGHTS)
+def test_confusion_matrix_parity_every_pair(labels, normalize, weight):
+    _check_each(
+        LABEL_PAIRS,
+        lambda *pair: _confusion_matrix_parity(*pair, labels, normalize, weight),
+    )
+
+
+def _confusion_matrix_parity(name, y_true, y_pred, labels, normalize, weight):
     classes = np.unique(np.asarray(y_true).ravel().astype(str))
     strings = classes[0] == "ant"
     universe = NAMES if strings else np.array([0, 1, 2])
@@ -236,12 +319,16 @@ def _probabilistic_cases():
 PROBABILISTIC_CASES = list(_probabilistic_cases())
 
 
-@pytest.mark.parametrize(
-    "name, y_true, y_proba, options", PROBABILISTIC_CASES, ids=lambda v: None
-)
 @pytest.mark.parametrize("weight", ["none", "list", "float32"])
 @pytest.mark.parametrize("scale_by_half", ["auto", True, False])
-def test_brier_parity(name, y_true, y_proba, options, weight, scale_by_half):
+def test_brier_parity(weight, scale_by_half):
+    _check_each(
+        PROBABILISTIC_CASES,
+        lambda *case: _brier_parity(*case, weight, scale_by_half),
+    )
+
+
+def _brier_parity(name, y_true, y_proba, options, weight, scale_by_half):
     options = {
         **options,
         "sample_weight": WEIGHT_FORMS[weight][: len(y_true)]
@@ -264,12 +351,16 @@ def test_brier_parity(name, y_true, y_proba, options, weight, scale_by_half):
     assert ours.variance == 0.0
 
 
-@pytest.mark.parametrize(
-    "name, y_true, y_proba, options", PROBABILISTIC_CASES, ids=lambda v: None
-)
 @pytest.mark.parametrize("weight", ["none", "list", "float32"])
 @pytest.mark.parametrize("normalize", [True, False])
-def test_log_loss_parity(name, y_true, y_proba, options, weight, normalize):
+def test_log_loss_parity(weight, normalize):
+    _check_each(
+        PROBABILISTIC_CASES,
+        lambda *case: _log_loss_parity(*case, weight, normalize),
+    )
+
+
+def _log_loss_parity(name, y_true, y_proba, options, weight, normalize):
     options = {k: v for k, v in options.items() if k != "pos_label"}
     options["sample_weight"] = (
         None if weight == "none" else WEIGHT_FORMS[weight][: len(y_true)]

@@ -1,8 +1,9 @@
 """Tests for the sklearn-noisy command line.
 
-A few runs go through a real subprocess (``python -m sklearn_noisy``); the error
-paths are also checked in-process through ``main(argv)``, which is the same code
-and much faster than one interpreter start per case.
+Two runs go through a real subprocess (``python -m sklearn_noisy``: the default
+run and an error's exit code); the CSV runs and the error paths are checked
+in-process through ``main(argv)``, which is the same code and much faster than
+one interpreter start per case.
 """
 
 import csv
@@ -91,15 +92,16 @@ def test_default_run_prints_the_table():
     assert "[CV 5/5]" in result.stderr and "[CV" not in out
 
 
-def test_csv_sigma_column_with_json(table, tmp_path):
+def test_csv_sigma_column_with_json(capsys, table, tmp_path):
     out_json = tmp_path / "out.json"
-    result = _run(
-        "evaluate", "--data", table["path"], "--target", "y", "--sigma", "y_err",
-        "--features", "x1,x2", "--estimator", LINEAR, "--metrics",
-        "mean_squared_error,mean_absolute_error", "--json", str(out_json),
+    code = main(
+        ["evaluate", "--data", table["path"], "--target", "y", "--sigma", "y_err",
+         "--features", "x1,x2", "--estimator", LINEAR, "--metrics",
+         "mean_squared_error,mean_absolute_error", "--json", str(out_json)]
     )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    assert "mean_squared_error" in result.stdout
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "mean_squared_error" in captured.out
     loaded = json.loads(out_json.read_text())
     pooled = loaded["pooled"]["mean_squared_error"]
     reference = _oof_mse(table["X"], table["y"], table["y_err"])
@@ -109,17 +111,18 @@ def test_csv_sigma_column_with_json(table, tmp_path):
     assert loaded["features"] == ["x1", "x2"]
 
 
-def test_csv_repeats(table, tmp_path):
+def test_csv_repeats(capsys, table, tmp_path):
     out_json = tmp_path / "repeats.json"
-    result = _run(
-        "evaluate", "--data", table["path"], "--repeats", "r1,r2,r3,r4",
-        "--features", "x1,x2", "--estimator", LINEAR, "--cv", "4",
-        "--seed", "3", "--metrics", "mean_squared_error", "--json", str(out_json),
-        "--quiet",
+    code = main(
+        ["evaluate", "--data", table["path"], "--repeats", "r1,r2,r3,r4",
+         "--features", "x1,x2", "--estimator", LINEAR, "--cv", "4",
+         "--seed", "3", "--metrics", "mean_squared_error", "--json", str(out_json),
+         "--quiet"]
     )  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    stderr = capsys.readouterr().err
+    assert code == 0, stderr
     # 3-4 repeats: one summarize_repeats warning, as a single line.
-    assert result.stderr.count("\n") == 1 and "UserWarning" in result.stderr
+    assert stderr.count("\n") == 1 and "UserWarning" in stderr
     with pytest.warns(UserWarning, match="fewer than 5 repeats"):
         summary = summarize_repeats(table["repeats"])
     reference = _oof_mse(table["X"], summary.y_mean, summary.sigma, seed=3, n_splits=4)

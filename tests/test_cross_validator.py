@@ -441,11 +441,24 @@ def test_error_score(regression_data):
         all_fail.fit(X_zero, np.arange(10.0), sigma=0.1)
 
 
-def test_missing_noise_raises_clear_error(regression_data):
+def test_missing_noise_raises_clear_error(regression_data, binary_data):
     X, y, _ = regression_data
     cv = NoisyCrossValidator(Ridge(), scoring=["mean_squared_error"], cv=3)
-    with pytest.raises(ValueError, match="sigma"):
+    with pytest.raises(ValueError, match="sigma") as info:
         cv.fit(X, y)
+    # One clear error before any fold, naming the public keyword (not the
+    # internal score_predictions, nor an embedded traceback).
+    message = str(info.value)
+    assert r"fit(X, y, sigma=sigma)" in message
+    assert "score_predictions" not in message and "Traceback" not in message
+    X, y, _ = binary_data
+    with pytest.raises(ValueError, match=r"fit\(X, y, q=q\)") as info:
+        NoisyCrossValidator(LogisticRegression(), cv=3).fit(X, y)
+    assert "transition_matrix=T" in str(info.value)
+    assert "Traceback" not in str(info.value)
+    # A scorer with its own source needs nothing from fit.
+    own = make_noisy_scorer("accuracy", q=0.1)
+    NoisyCrossValidator(LogisticRegression(), scoring=own, cv=3).fit(X, y)
 
 
 def test_scorer_with_column_source(regression_data):

@@ -10,9 +10,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
+from sklearn.metrics import accuracy_score
 
 from sklearn_noisy import ConfidenceInterval, NoisyScore
 from sklearn_noisy._noisy_score import METRIC_RANGES
+from sklearn_noisy.metrics import (
+    expected_accuracy_score,
+    expected_mean_squared_error,
+    expected_paired_difference,
+    monte_carlo_score,
+)
 
 
 def _score(**overrides):
@@ -120,6 +127,55 @@ def test_pickle_equality_and_hash():
     assert hash(clone) == hash(score)
     assert clone.confidence_interval() == score.confidence_interval()
     assert _score(expected=0.8) != score
+
+
+def _same_results():
+    """Pairs of results of identical calls: regression, classification, paired."""
+    y, a, b = [1.0, 2.0, 3.0, 4.0], [1.1, 2.1, 2.8, 4.2], [1.0, 2.3, 3.1, 3.6]
+    calls = [
+        lambda: expected_accuracy_score([0, 1], [0, 1], q=0.1),
+        lambda: expected_accuracy_score([0, 1, 1], [0, 1, 0], q=0.1, estimand="truth"),
+        lambda: expected_mean_squared_error(y, a, sigma=0.1),
+        lambda: expected_mean_squared_error(y, a, sigma=0.1, test_set_sampling=True),
+        lambda: expected_paired_difference(
+            y, a, b, metric="mean_squared_error", sigma=0.1
+        ),
+        lambda: expected_paired_difference(
+            [0, 1, 1, 0], [0, 1, 0, 0], [0, 0, 0, 0], metric="accuracy", q=0.1
+        ),
+        lambda: monte_carlo_score(
+            accuracy_score, [0, 1, 1], [0, 1, 0], q=0.1, n_draws=50, random_state=0
+        ),
+    ]
+    return [(call(), call()) for call in calls]
+
+
+def test_identical_results_compare_equal_with_nan_fields():
+    # Python 3.13's dataclass __eq__ compares field by field (NaN != NaN): the
+    # fields that default to NaN must not make identical results unequal.
+    pairs = _same_results()
+    assert any(math.isnan(first.sampling_variance) for first, _ in pairs)
+    for first, second in pairs:
+        assert first == second
+        assert hash(first) == hash(second)
+        restored = pickle.loads(pickle.dumps(first))
+        assert restored == first
+        assert hash(restored) == hash(first)
+        if math.isnan(first.sampling_variance):  # a NaN made anew
+            assert dataclasses.replace(first, sampling_variance=float("nan")) == first
+        assert first != dataclasses.replace(first, expected=first.expected + 1.0)
+    assert len({first for first, _ in pairs}) == len(pairs)
+
+
+def test_nan_fields_compare_equal_and_hash_alike():
+    nan = float("nan")
+    first = _score(expected=nan, variance=nan, nominal=nan)
+    second = _score(expected=float("nan"), variance=nan, nominal=nan)
+    assert first == second
+    assert hash(first) == hash(second)
+    assert first != _score(expected=0.5, variance=nan, nominal=nan)
+    assert first != _score()
+    assert _score() != _score(metric="f1")
 
 
 def test_to_dict_json_round_trip():

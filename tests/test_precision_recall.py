@@ -507,20 +507,56 @@ def test_pickling():
 # --------------------------------------------------------------------------
 
 
-def independent_mc(metric, y_true, y_pred, q, classes, n_draws, seed):
+def independent_draws(y_true, q, classes, n_draws, seed):
+    """Observed labels of ``n_draws`` independent flips, one row per draw."""
     rng = np.random.default_rng(seed)
     y_true = np.asarray(y_true)
     k = len(classes)
     index = np.searchsorted(classes, y_true)
-    values = np.empty(n_draws)
+    observed = np.empty((n_draws, y_true.size), dtype=np.asarray(classes).dtype)
     for d in range(n_draws):
         flip = rng.random(y_true.size) < q
         shift = rng.integers(1, k, y_true.size)
-        observed = np.asarray(classes)[np.where(flip, (index + shift) % k, index)]
+        observed[d] = np.asarray(classes)[np.where(flip, (index + shift) % k, index)]
+    return observed
+
+
+def independent_mc(metric, y_true, y_pred, q, classes, n_draws, seed):
+    values = np.empty(n_draws)
+    for d, observed in enumerate(independent_draws(y_true, q, classes, n_draws, seed)):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             values[d] = metric(observed, y_pred)
     return values
+
+
+def prf_of_draws(name, average, observed, y_pred, classes):
+    """scikit-learn's P/R/F1 (``zero_division=0``) of every row of ``observed``.
+
+    From the per-class counts of all draws at once (every class of
+    ``classes`` present in ``y_pred``, so that they are scikit-learn's labels
+    in every draw); checked against scikit-learn on the first draws.
+    """
+    classes = np.asarray(classes)[:, None, None]
+    is_true = observed[None] == classes  # (class, draw, sample)
+    is_pred = np.asarray(y_pred)[None, None] == classes
+    tp = (is_true & is_pred).sum(axis=2).T.astype(float)  # (draw, class)
+    n_true = is_true.sum(axis=2).T.astype(float)
+    n_pred = np.broadcast_to(is_pred.sum(axis=2).T, tp.shape).astype(float)
+    if average == "micro":
+        tp, n_true, n_pred = (
+            x.sum(axis=1, keepdims=True) for x in (tp, n_true, n_pred)
+        )
+    numerator, denominator = {
+        "precision": (tp, n_pred),
+        "recall": (tp, n_true),
+        "f1": (2 * tp, n_true + n_pred),
+    }[name]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_class = np.where(denominator > 0, numerator / denominator, 0.0)
+    if average == "weighted":
+        return np.sum(per_class * n_true, axis=1) / n_true.sum(axis=1)
+    return per_class.mean(axis=1)
 
 
 @pytest.mark.parametrize("average", ["macro", "weighted", "micro"])
@@ -544,7 +580,11 @@ def test_multiclass_against_independent_monte_carlo(name, average):
     score = FUNCTIONS[name](
         y_true, y_pred, q=q, average=average, n_draws=n_draws, random_state=1
     )
-    reference = independent_mc(metric, y_true, y_pred, q, [0, 1, 2], n_draws, 2)
+    observed = independent_draws(y_true, q, [0, 1, 2], n_draws, 2)
+    reference = prf_of_draws(name, average, observed, y_pred, [0, 1, 2])
+    assert np.unique(y_pred).size == 3  # scikit-learn's labels: the 3 classes
+    for row, value in zip(observed[:20], reference[:20], strict=True):
+        assert value == pytest.approx(metric(row, y_pred), rel=1e-12, abs=1e-15)
     assert score.nominal == pytest.approx(metric(y_true, y_pred), abs=1e-12)
     assert score.metric == name
     # The expectation is exact for every average; the variance is exact for

@@ -9,6 +9,7 @@ is exact.
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -584,11 +585,15 @@ def test_multilabel_weighted_is_refused_but_fnr():
 @pytest.mark.parametrize("metric", ["specificity", "negative_predictive_value"])
 @pytest.mark.parametrize("average", ["micro", "macro", "weighted"])
 def test_rate_gradient_is_the_derivative(metric, average):
-    from sklearn_noisy.metrics._rates_average import _rate_gradient, rate_of_counts
+    from sklearn_noisy.metrics._count_definitions import COUNT_METRICS
+    from sklearn_noisy.metrics._rates_average import rate_of_counts
 
+    rate = functools.partial(
+        COUNT_METRICS[metric].gradient, average=average, zero_division=0.0
+    )
     rng = np.random.default_rng(4)
     counts = rng.integers(1, 20, (4, 4)).astype(float)
-    value, gradient = _rate_gradient(counts, metric=metric, average=average, zero=0.0)
+    value, gradient = rate(counts)
     tn, fp, fn, tp = _counts(counts)
     reference = rate_of_counts(metric, tn, fp, fn, tp + fn, average=average, zero=0.0)
     assert value == pytest.approx(reference, rel=1e-14)
@@ -597,8 +602,5 @@ def test_rate_gradient_is_the_derivative(metric, average):
         moved = [counts.copy(), counts.copy()]
         moved[0][a, b] += step
         moved[1][a, b] -= step
-        up, down = (
-            _rate_gradient(c, metric=metric, average=average, zero=0.0)[0]
-            for c in moved
-        )
+        up, down = (rate(c)[0] for c in moved)
         assert gradient[a, b] == pytest.approx((up - down) / (2 * step), abs=1e-8)

@@ -79,15 +79,36 @@ def test_zero_noise_with_string_classes_and_a_transition_matrix():
 
 
 def _redrawn_tpr(y, score, p, grid, n_draws, seed):
-    """TPR at ``grid`` of independent redraws (scikit-learn's roc_curve)."""
+    """TPR at ``grid`` of independent redraws, with both classes present.
+
+    The draws are those of a loop of ``rng.random(y.size)`` (drawn by blocks:
+    the same stream); the curve of every draw is counted at once: the scores
+    are the same in every draw, so one ordering and one cumulative sum give
+    each draw's (FPR, TPR) at every distinct threshold, scikit-learn's
+    ``roc_curve(labels, score, drop_intermediate=False)``. The first draws
+    are checked against ``roc_curve`` itself.
+    """
     rng = np.random.default_rng(seed)
-    values = []
-    while len(values) < n_draws:
-        labels = (rng.random(y.size) < p).astype(int)
-        if 0 < labels.sum() < y.size:
-            fpr, tpr, _ = roc_curve(labels, score)
-            values.append(np.interp(grid, fpr, tpr))
-    return np.array(values)
+    blocks, n_kept = [], 0
+    while n_kept < n_draws:
+        labels = (rng.random((n_draws, y.size)) < p).astype(int)
+        labels = labels[(labels.sum(axis=1) > 0) & (labels.sum(axis=1) < y.size)]
+        blocks.append(labels)
+        n_kept += len(labels)
+    labels = np.concatenate(blocks)[:n_draws]
+    order = np.argsort(score, kind="mergesort")[::-1]
+    ordered = score[order]
+    ends = np.r_[np.flatnonzero(np.diff(ordered)), ordered.size - 1]
+    tps = np.cumsum(labels[:, order], axis=1)[:, ends]
+    fps = (ends + 1)[None, :] - tps
+    zero = np.zeros((len(labels), 1))
+    tpr = np.hstack([zero, tps / tps[:, -1:]])
+    fpr = np.hstack([zero, fps / fps[:, -1:]])
+    values = np.array([np.interp(grid, f, t) for f, t in zip(fpr, tpr, strict=True)])
+    for row, value in zip(labels[:20], values[:20], strict=True):
+        sk_fpr, sk_tpr, _ = roc_curve(row, score)
+        np.testing.assert_allclose(value, np.interp(grid, sk_fpr, sk_tpr), rtol=1e-12)
+    return values
 
 
 @pytest.mark.parametrize("noise", ["q", "transition_matrix"])

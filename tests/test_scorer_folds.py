@@ -203,33 +203,57 @@ def test_probability_scorers_share_one_predict_proba(n_classes):
 
 
 # ---------------------------------------------------- missing noise source
-@pytest.mark.parametrize("multimetric", [False, True])
-@pytest.mark.parametrize("n_jobs", [None, 2])
-def test_missing_noise_stops_a_search(multimetric, n_jobs):
-    # Issue 15: error_score=nan turned the error into NaN scores and the search
-    # silently picked the first candidate.
+def _search(multimetric, n_jobs, **options):
     scorer = make_noisy_scorer("r2")
     scoring = {"r2": scorer, "mse": make_noisy_scorer("mean_squared_error")}
-    search = GridSearchCV(
+    return GridSearchCV(
         Ridge(),
         {"alpha": [0.1, 10.0]},
         scoring=scoring if multimetric else scorer,
         refit=False,
         cv=3,
         n_jobs=n_jobs,
+        **options,
     )
+
+
+@pytest.mark.parametrize("multimetric", [False, True])
+@pytest.mark.parametrize("n_jobs", [None, 2])
+def test_missing_noise_stops_a_search_with_error_score_raise(multimetric, n_jobs):
+    # Issue 15: a missing noise source must not pass unnoticed; MissingNoiseError
+    # is a ValueError, so error_score decides, and "raise" stops the search.
+    search = _search(multimetric, n_jobs, error_score="raise")
     with pytest.raises(MissingNoiseError) as info:
         search.fit(X_REG, Y_REG)
     message = str(info.value)
     assert "make_noisy_scorer('r2'" in message  # names the scorer
     assert "enable_metadata_routing=True" in message  # and the fix
-    assert not isinstance(info.value, Exception)  # error_score cannot catch it
+    assert isinstance(info.value, ValueError)  # ``except Exception`` catches it
+
+
+@pytest.mark.parametrize("multimetric", [False, True])
+def test_missing_noise_with_error_score_nan_warns_with_the_message(multimetric):
+    # The default error_score=nan: NaN scores, and scikit-learn's warnings say
+    # why (the documented behaviour of MissingNoiseError).
+    with pytest.warns(UserWarning) as record:
+        search = _search(multimetric, None).fit(X_REG, Y_REG)
+    key = "mean_test_r2" if multimetric else "mean_test_score"
+    assert np.isnan(search.cv_results_[key]).all()
+    messages = [str(w.message) for w in record]
+    assert any("Scoring failed" in m and "MissingNoiseError" in m for m in messages)
+    assert any("make_noisy_scorer('r2'" in m for m in messages)
 
 
 def test_missing_noise_with_routing_enabled_stops_cross_val_score():
     with sklearn.config_context(enable_metadata_routing=True):
         with pytest.raises(MissingNoiseError, match=r"params=\{'sigma': sigma\}"):
-            cross_val_score(Ridge(), X_REG, Y_REG, scoring=make_noisy_scorer("r2"))
+            cross_val_score(
+                Ridge(),
+                X_REG,
+                Y_REG,
+                scoring=make_noisy_scorer("r2"),
+                error_score="raise",
+            )
 
 
 # ------------------------------------------------------------ tiny test sets

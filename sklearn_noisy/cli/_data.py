@@ -162,7 +162,6 @@ def _load_embedded(args: argparse.Namespace) -> dict[str, Any]:
         "task": "regression",
         "source": "embedded oxygen sensor (load_oxygen_sensor)",
         "features": list(sensor.feature_names),
-        "embedded": True,
     }
 
 
@@ -255,6 +254,7 @@ def _load_target(
         "task": task,
         "used": used,
         "label": args.target,
+        "cells": cells,
     }
 
 
@@ -269,9 +269,15 @@ def _load(args: argparse.Namespace) -> dict[str, Any]:
         labels = _load_repeats(args, columns)
     else:
         labels = _load_target(args, columns)
-    features, left_out = _features(args, header, columns, labels["used"])
+    parsed: dict[str, np.ndarray] = {}  # the numeric columns, read once
+    features, left_out, notes = _features(args, header, columns, labels, parsed)
     X = np.column_stack(
-        [_numeric(columns[n], n, "--features", allow_missing=True) for n in features]
+        [
+            parsed[n]
+            if n in parsed
+            else _numeric(columns[n], n, "--features", allow_missing=True)
+            for n in features
+        ]
     )
     return {
         "X": X,
@@ -283,7 +289,7 @@ def _load(args: argparse.Namespace) -> dict[str, Any]:
         "source": f"{args.data} ({labels['label']})",
         "features": features,
         "left_out": left_out,
-        "embedded": False,
+        "notes": notes,
     }
 
 
@@ -293,43 +299,217 @@ _LABEL_WORDS = frozenset(
      "err", "error", "dof", "flip", "noise"}
 )  # fmt: skip
 
+#: Classes: a target of at most this many distinct integers looks like classes.
+_FEW_CLASSES = 5
 
-def _looks_like_label(name: str) -> bool:
-    """Whether a column name marks a label, a true value or a label's noise."""
+#: A column whose correlation with the target exceeds this is an affine copy.
+_COPY_CORRELATION = 0.9999
+
+#: The least-squares search for readings runs on at most this many columns.
+_MAX_SEARCHED = 200
+
+
+def _looks_like_label(name: str, *, classes: bool = False) -> bool:
+    """Whether a column name marks a label, a true value or a label's noise.
+
+    With ``classes`` (class labels), a column named ``q`` (a flip probability)
+    is one too.
+    """
     words = {word for word in re.split(r"[^0-9a-z]+", name.lower()) if word}
-    return bool(words & _LABEL_WORDS)
+    return bool(words & _LABEL_WORDS) or (classes and "q" in words)
+
+
+def _looks_like_classes(y: np.ndarray) -> bool:
+    """Whether numeric labels are a few integers (0/1, classes 0 to 4...)."""
+    return bool(
+        y.dtype.kind in "iuf"
+        and np.all(y == np.round(y))
+        and np.unique(y).size <= _FEW_CLASSES
+    )
+
+
+def _tolerance(cells: list[str] | None, y: np.ndarray) -> np.ndarray:
+    """Per row, how far a mean of readings may be from the target and match it.
+
+    A unit in the last written digit of the target's cell (``cells``: half for
+    its rounding, half for the readings'), plus float precision; float
+    precision alone for a computed target.
+    """
+    tolerance = 1e-9 * np.maximum(1.0, np.abs(y))
+    if cells is None:
+        return tolerance
+    last_digit = np.empty(len(cells))
+    for row, cell in enumerate(cells):
+        mantissa, _, exponent = cell.lower().partition("e")
+        decimals = len(mantissa.partition(".")[2])
+        last_digit[row] = 10.0 ** (int(exponent or 0) - decimals)
+    return tolerance + last_digit
+
+
+def _row_mean(block: np.ndarray) -> np.ndarray:
+    """The mean of each row over its non-missing cells (NaN where none)."""
+    counts = np.isfinite(block).sum(axis=1)
+    sums = np.where(np.isfinite(block), block, 0.0).sum(axis=1)
+    return np.divide(sums, counts, out=np.full(len(block), np.nan), where=counts > 0)
+
+
+def _is_mean_of(block: np.ndarray, y: np.ndarray, tolerance: np.ndarray) -> bool:
+    """Whether the row means of ``block`` (2 columns or more) are the target."""
+    if block.shape[1] < 2:
+        return False
+    mean = _row_mean(block)
+    rows = np.isfinite(mean)
+    return bool(
+        rows.sum() >= max(3, len(y) // 2)
+        and np.all(np.abs(mean[rows] - y[rows]) <= tolerance[rows])
+    )
+
+
+def _readings(
+    values: dict[str, np.ndarray], y: np.ndarray, tolerance: np.ndarray
+) -> list[str]:
+    """Columns whose row mean is the target: the readings it was averaged from.
+
+    Two searches: columns named alike (``r1``, ``r2``, ...; missing cells
+    allowed), and the least-squares fit of the target on every column over
+    the complete rows, whose equal weights 1/k mark k columns averaged.
+    """
+    stems: dict[str, list[str]] = {}
+    for name in values:
+        match = re.fullmatch(r"(.*?)[_\-. ]?\d+", name.lower())
+        if match:
+            stems.setdefault(match.group(1), []).append(name)
+    for names in stems.values():
+        if _is_mean_of(np.column_stack([values[n] for n in names]), y, tolerance):
+            return names
+    names = list(values)
+    if not 2 <= len(names) <= _MAX_SEARCHED:
+        return []
+    block = np.column_stack([values[n] for n in names])
+    complete = np.all(np.isfinite(block), axis=1)
+    if complete.sum() <= len(names) + 1:
+        return []
+    weights = np.linalg.lstsq(block[complete], y[complete], rcond=None)[0]
+    support = np.abs(weights) > 0.5 / len(names)  # each reading weighs 1/k
+    k = int(support.sum())
+    if k < 2 or not np.allclose(weights[support], 1.0 / k, atol=1e-3):
+        return []
+    chosen = [n for n, used in zip(names, support, strict=True) if used]
+    block = np.column_stack([values[n] for n in chosen])
+    return chosen if _is_mean_of(block, y, tolerance) else []
+
+
+def _leaks(
+    names: list[str],
+    columns: dict[str, list[str]],
+    labels: dict[str, Any],
+    parsed: dict[str, np.ndarray],
+) -> dict[str, str]:
+    """The columns among ``names`` that reproduce the target, with the reason.
+
+    A copy (equal to the target, or an affine copy: ``|corr|`` above 0.9999)
+    or, for regression, the readings the target was averaged from. The
+    numeric columns read are kept in ``parsed``.
+    """
+    y = labels["y"]
+    if y.dtype.kind not in "iuf" or np.ptp(y) == 0:
+        return {}
+    y = y.astype(np.float64)
+    values: dict[str, np.ndarray] = {}
+    for name in names:
+        try:
+            values[name] = parsed[name] = _numeric(
+                columns[name], name, "", allow_missing=True
+            )
+        except CLIError:
+            continue  # not numeric: reported when used as a feature
+    found: dict[str, str] = {}
+    for name, column in values.items():
+        rows = np.isfinite(column)
+        if rows.sum() < 3 or np.ptp(column[rows]) == 0:
+            continue
+        if np.array_equal(column[rows], y[rows]):
+            found[name] = "equal to the target"
+        elif abs(np.corrcoef(column[rows], y[rows])[0, 1]) > _COPY_CORRELATION:
+            found[name] = "an affine copy of the target, |corr| > 0.9999"
+    if labels["task"] == "regression":
+        rest = {n: v for n, v in values.items() if n not in found}
+        readings = _readings(rest, y, _tolerance(labels.get("cells"), y))
+        found.update(dict.fromkeys(readings, "readings whose row mean is the target"))
+    return found
 
 
 def _features(
     args: argparse.Namespace,
     header: list[str],
     columns: dict[str, list[str]],
-    used: list[str],
-) -> tuple[list[str], list[str]]:
-    """The feature columns, and the columns left out because they look like labels.
+    labels: dict[str, Any],
+    parsed: dict[str, np.ndarray],
+) -> tuple[list[str], dict[str, str], list[str]]:
+    """The feature columns, those left out (with the reason), and warnings.
 
-    ``--features`` names them; otherwise every column not used for the label
-    or its noise, minus ``--drop`` and minus the columns whose name marks a
-    label, a true value or a label's noise (``label_true``,
-    ``flip_probability``, ``y_err``...), which would leak the answer.
+    ``--features`` names them (the target among them is an error; a copy of
+    the target or the readings it was averaged from, a warning); otherwise
+    every column not used for the label or its noise, minus ``--drop``, the
+    columns whose name marks a label, a true value or a label's noise
+    (``label_true``, ``flip_probability``, ``y_err``...; ``q`` for class
+    labels), and the columns that reproduce the target: each would leak the
+    answer.
     """
+    used = labels["used"]
+    classes = labels["task"] == "classification" or _looks_like_classes(labels["y"])
+    notes = []
+    if labels["task"] == "regression" and args.repeats is None and classes:
+        values = ", ".join(f"{v:g}" for v in np.unique(labels["y"]))
+        notes.append(
+            f"--target {args.target!r} holds only the integers {values}: --sigma is "
+            "for continuous measurements; for class labels give their flip "
+            "probability with --q COL|NUMBER"
+        )
     if args.features is not None:
         if args.drop is not None:
             raise CLIError("give --features or --drop, not both")
         features = _split(args.features)
         for name in features:
             _column(columns, name, "--features")
-        return features, []
+        if args.target is not None and args.target in features:
+            raise CLIError(
+                f"--features: {args.target!r} is the target (--target); a model "
+                "given its own labels scores perfectly: leave it out"
+            )
+        leaks = _leaks([n for n in features if n not in used], columns, labels, parsed)
+        leaks.update({n: "the repeats the label is the mean of" for n in features
+                      if n in used})  # fmt: skip
+        if leaks:
+            notes.append(
+                f"--features includes {_reasons(leaks)}: the scores will look "
+                "better than the model is"
+            )
+        return features, {}, notes
     dropped = [] if args.drop is None else _split(args.drop)
     for name in dropped:
         _column(columns, name, "--drop")
     rest = [name for name in header if name not in used and name not in dropped]
-    left_out = [name for name in rest if _looks_like_label(name)]
+    left_out = {
+        name: "the name marks a label, a true value or a label's noise"
+        for name in rest
+        if _looks_like_label(name, classes=classes)
+    }
+    rest = [name for name in rest if name not in left_out]
+    left_out.update(_leaks(rest, columns, labels, parsed))
     features = [name for name in rest if name not in left_out]
     if not features:
         raise CLIError(
             "no feature columns left"
-            + (f" (left out as label-like: {left_out})" if left_out else "")
+            + (f" (left out: {_reasons(left_out)})" if left_out else "")
             + ": pass --features"
         )
-    return features, left_out
+    return features, left_out, notes
+
+
+def _reasons(columns: dict[str, str]) -> str:
+    """``"a, b (reason); c (other reason)"``: columns grouped by reason."""
+    groups: dict[str, list[str]] = {}
+    for name, reason in columns.items():
+        groups.setdefault(reason, []).append(name)
+    return "; ".join(f"{', '.join(names)} ({why})" for why, names in groups.items())

@@ -15,7 +15,9 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ._data import CLIError, _load, _split
+import numpy as np
+
+from ._data import CLIError, _load, _reasons, _split
 
 __all__ = ["main"]
 
@@ -33,8 +35,10 @@ examples:
       --estimator sklearn.linear_model.LogisticRegression --param C=0.5
 
 --sigma, --sigma-dof and --q take a column name or a number (the same for every
-sample). With --data the default model is HistGradientBoostingRegressor (or
-...Classifier with --q).
+sample). The default model, for the embedded data and a CSV file alike: a
+degree-3 polynomial ridge for regression on at most 10 features without missing
+cells, else HistGradientBoostingRegressor; HistGradientBoostingClassifier with
+--q. The report's first line names it and says why.
 
 The report leads with the truth estimate (the metric against the true values,
 with its SD and 95 % interval) where the metric offers one: the number to report
@@ -149,7 +153,8 @@ def _add_data_arguments(evaluate: argparse.ArgumentParser) -> None:
         metavar="COL,COL,...",
         help="feature columns (default: every column not used for the label or "
         "its noise, except those whose name marks a label, a true value or a "
-        "label's noise, such as label_true or flip_probability)",
+        "label's noise, such as label_true or flip_probability, copies of the "
+        "label and the readings it is the mean of); never the label itself",
     )
     data.add_argument(
         "--drop",
@@ -248,33 +253,64 @@ def _parse_params(items: Sequence[str]) -> dict[str, Any]:
     return params
 
 
-def _default_estimator(task: str, embedded: bool, seed: int) -> Any:
+#: The default regression model is a degree-3 polynomial ridge up to this many
+#: features (286 polynomial terms); gradient boosting above.
+_POLYNOMIAL_FEATURES = 10
+
+
+def _default_estimator(task: str, X: Any, seed: int) -> tuple[Any, str]:
+    """The default model for ``X``, the same rule for embedded and CSV data.
+
+    Returns the estimator and the line that names it and says why.
+    """
+    from sklearn.ensemble import (
+        HistGradientBoostingClassifier,
+        HistGradientBoostingRegressor,
+    )
+
     if task == "classification":
-        from sklearn.ensemble import HistGradientBoostingClassifier
-
-        return HistGradientBoostingClassifier(random_state=seed)
-    if embedded:
-        from sklearn.linear_model import RidgeCV
-        from sklearn.pipeline import make_pipeline
-        from sklearn.preprocessing import PolynomialFeatures, StandardScaler
-
-        # The Stern–Volmer inversion is smooth: a cubic ridge fits it well.
-        return make_pipeline(
-            StandardScaler(),
-            PolynomialFeatures(degree=3),
-            RidgeCV(alphas=(1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0, 10.0)),
+        return HistGradientBoostingClassifier(random_state=seed), (
+            "model: HistGradientBoostingClassifier, the default for classification "
+            "(flexible, handles missing cells); --estimator for another"
         )
-    from sklearn.ensemble import HistGradientBoostingRegressor
+    n_features = X.shape[1]
+    if n_features > _POLYNOMIAL_FEATURES or np.isnan(X).any():
+        why = (
+            "with missing cells (which it handles)"
+            if np.isnan(X).any()
+            else f"on more than {_POLYNOMIAL_FEATURES} features (too many "
+            "polynomial terms)"
+        )
+        return HistGradientBoostingRegressor(random_state=seed), (
+            f"model: HistGradientBoostingRegressor, the default for regression {why}; "
+            "--estimator for another"
+        )
+    from sklearn.linear_model import RidgeCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import PolynomialFeatures, StandardScaler
 
-    return HistGradientBoostingRegressor(random_state=seed)
+    # Calibrations and dose-responses are smooth: a cubic ridge fits them well
+    # and stays stable on small data, where trees fit steps.
+    estimator = make_pipeline(
+        StandardScaler(),
+        PolynomialFeatures(degree=3),
+        RidgeCV(alphas=(1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0, 10.0)),
+    )
+    return estimator, (
+        "model: degree-3 polynomial ridge, the default for regression on at most "
+        f"{_POLYNOMIAL_FEATURES} features without missing cells (smooth, stable on "
+        "small data); --estimator for another"
+    )
 
 
-def _make_estimator(args: argparse.Namespace, task: str, embedded: bool) -> Any:
+def _make_estimator(args: argparse.Namespace, task: str, X: Any) -> tuple[Any, str]:
+    """The estimator to cross-validate, and the line that names it and says why."""
     from sklearn.base import is_classifier, is_regressor
 
     if args.estimator is None:
-        estimator = _default_estimator(task, embedded, args.seed)
+        estimator, chosen = _default_estimator(task, X, args.seed)
     else:
+        chosen = f"model: {args.estimator}, from --estimator"
         cls = _import_estimator(args.estimator)
         if not isinstance(cls, type):
             raise CLIError(f"--estimator: {args.estimator!r} is not a class")
@@ -308,7 +344,7 @@ def _make_estimator(args: argparse.Namespace, task: str, embedded: bool) -> Any:
             f"--sigma/--repeats mean regression, but {type(estimator).__name__} is "
             "not a regressor"
         )
-    return estimator
+    return estimator, chosen
 
 
 # -------------------------------------------------------------------- run
@@ -375,10 +411,12 @@ def _check_writable(path: str, option: str) -> None:
         os.remove(path)
 
 
-def _evaluate(args: argparse.Namespace) -> int:
+def _evaluate(args: argparse.Namespace, printer: _WarningPrinter) -> int:
     _check_options(args)
     loaded = _load(args)
-    estimator = _make_estimator(args, loaded["task"], loaded["embedded"])
+    for note in loaded.get("notes", ()):
+        print(f"{PROG}: warning: {note}", file=sys.stderr, flush=True)
+    estimator, loaded["model"] = _make_estimator(args, loaded["task"], loaded["X"])
 
     from sklearn.model_selection import KFold, StratifiedKFold
 
@@ -420,10 +458,14 @@ def _evaluate(args: argparse.Namespace) -> int:
         if loaded["task"] == "regression"
         else {"q": loaded["q"]}
     )
-    with _stdout_to_stderr(), _thread_limits(loaded["X"]):
-        validator.fit(loaded["X"], loaded["y"], **noise)
+    try:
+        with _stdout_to_stderr(), _thread_limits(loaded["X"]):
+            validator.fit(loaded["X"], loaded["y"], **noise)
+    finally:
+        printer.flush()
     # With --json - the JSON is standard output, and the table goes to stderr.
     table_stream = sys.stderr if args.json == "-" else sys.stdout
+    print(loaded["model"], file=table_stream)
     print(str(validator), file=table_stream, flush=True)
     if args.json is not None:
         _write_json(validator, loaded, args.json)
@@ -437,12 +479,11 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _print_columns(loaded: dict[str, Any]) -> None:
-    """Name the feature columns, and those left out because they look like labels."""
+    """Name the feature columns, and those left out (one line, with the reasons)."""
     print(f"  features: {', '.join(loaded['features'])}", file=sys.stderr)
     if loaded.get("left_out"):
         print(
-            f"  left out: {', '.join(loaded['left_out'])} (the name marks a label, "
-            "a true value or a label's noise; --features to use it)",
+            f"  left out: {_reasons(loaded['left_out'])}; --features to use them",
             file=sys.stderr,
         )
     sys.stderr.flush()
@@ -470,6 +511,8 @@ def _write_json(validator: Any, loaded: dict[str, Any], path: str) -> None:
     payload = validator.to_dict()
     payload["data"] = loaded["source"]
     payload["features"] = loaded["features"]
+    payload["left_out"] = loaded.get("left_out", {})
+    payload["model"] = loaded["model"].removeprefix("model: ")
     payload["sklearn_noisy_version"] = __version__
     text = json.dumps(payload, indent=2, allow_nan=False) + "\n"
     if path == "-":
@@ -536,14 +579,46 @@ def _one_line(message: str) -> str:
     return " ".join(str(message).split())
 
 
-def _show_warning(
-    message: Any, category: type, filename: str, lineno: int, file: Any = None,
-    line: Any = None,
-) -> None:  # fmt: skip
-    print(
-        f"{PROG}: warning: {category.__name__}: {_one_line(message)}",
-        file=sys.stderr,
-    )
+def _fold_of_caller() -> int | None:
+    """The fold (1, 2, ...) whose fit or scoring is running in this thread, if any."""
+    from ..model_selection._validation import _fit_and_score_fold
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code is _fit_and_score_fold.__code__:
+            return frame.f_locals["split_progress"][0] + 1
+        frame = frame.f_back
+    return None
+
+
+class _WarningPrinter:
+    """The command line's ``warnings.showwarning``: one line per warning.
+
+    A warning raised while a fold is fitted or scored (in this process) is
+    held, and :meth:`flush` prints it once per distinct message with the
+    folds named: ``fold 2, 4: ConvergenceWarning: ...``.
+    """
+
+    def __init__(self) -> None:
+        self.held: dict[str, list[int]] = {}
+
+    def __call__(
+        self, message: Any, category: type, filename: str, lineno: int,
+        file: Any = None, line: Any = None,
+    ) -> None:  # fmt: skip
+        text = f"{category.__name__}: {_one_line(message)}"
+        fold = _fold_of_caller()
+        if fold is None:
+            print(f"{PROG}: warning: {text}", file=sys.stderr)
+        elif fold not in self.held.setdefault(text, []):
+            self.held[text].append(fold)
+
+    def flush(self) -> None:
+        for text, folds in self.held.items():
+            names = ", ".join(str(fold) for fold in sorted(folds))
+            print(f"{PROG}: warning: fold {names}: {text}", file=sys.stderr)
+        self.held.clear()
+        sys.stderr.flush()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -567,9 +642,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version, or an argparse error
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     previous = warnings.showwarning
-    warnings.showwarning = _show_warning
+    warnings.showwarning = printer = _WarningPrinter()
     try:
-        return _evaluate(args)
+        return _evaluate(args, printer)
     except CLIError as exc:
         print(f"{PROG} {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return 2

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import warnings
 from importlib import resources
 from typing import Any
 
@@ -11,6 +10,7 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from ..preprocessing import summarize_repeats
+from ..utils._warnings import quiet
 from ._make_data import (
     DIAGNOSIS_FILE,
     DIAGNOSIS_SEED,
@@ -158,8 +158,7 @@ def load_oxygen_sensor(*, as_frame: bool = False, return_X_y: bool = False) -> A
     data = values[:, :3]
     target_true = values[:, 3]
     repeats = values[:, 4 : 4 + OXYGEN_MAX_REPEATS]
-    with warnings.catch_warnings():  # 3 to 8 repeats by design, documented
-        warnings.simplefilter("ignore", UserWarning)
+    with quiet():  # 3 to 8 repeats by design, documented
         summary = summarize_repeats(repeats)
     target, target_sigma, n_repeats = summary.y_mean, summary.sigma, summary.n_repeats
     frame = None

@@ -24,6 +24,7 @@ from ..utils._arrays import check_sample_weight, chunks
 from ..utils._labels import as_label_array
 from ..utils._noise import FlipNoise
 from ._binary_counts import CountLaws, _delta_moments, exact_moments, metric_value
+from ._count_definitions import COUNT_METRICS
 from ._count_distributions import count_metric_distribution
 from ._count_estimands import count_estimand_score
 from ._poisson_binomial import poisson_binomial_groups, poisson_binomial_stream
@@ -418,7 +419,8 @@ def _binary_score(
         return NoisyScore(metric, value, 0.0, nominal, m, "exact")
     if method == "delta":
         *sums, n_pred_pos, total = problem.sums()
-        degenerate = metric == "balanced_accuracy" and n_pred_pos in (0.0, total)
+        constant = n_pred_pos in (0.0, total)  # a constant prediction
+        degenerate = constant and COUNT_METRICS[metric].present_classes
         if not degenerate and not (
             adjusted or math.isnan(zero_division) or sums[2] + sums[3] == 0.0
         ):
@@ -538,7 +540,7 @@ def _binary_estimand(
     (:func:`~._count_estimands.count_estimand_score`).
     """
     if (
-        metric == "precision"
+        COUNT_METRICS[metric].fixed_denominator
         and estimand == "truth"
         and problem.noise.q is not None
         and problem.weight is None

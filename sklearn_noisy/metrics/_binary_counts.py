@@ -8,7 +8,7 @@ false-negative count ``FN`` are independent Poisson-binomial variables;
 :ref:`formula_binary_counts`).
 
 * Given ``S = n``, precision, recall, F1, balanced accuracy and MCC are all
-  affine in TP, ``metric = α(n) + β(n) TP`` (:func:`_affine_coefficients`).
+  affine in TP, ``metric = α(n) + β(n) TP`` (their definitions' ``affine``).
   With the PMFs ``p_T`` and ``p_F`` of TP and FN (:mod:`._poisson_binomial`,
   O(M log² M)) and the convolutions ``G_r = ((a - μ_T)^r p_T) * p_F``,
   ``r = 0, 1, 2``, the mean and the centred variance are finite sums over
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._count_definitions import COUNT_METRICS
 from ._poisson_binomial import fft_convolve, poisson_binomial_window
-from ._sklearn_arithmetic import ba_mcc_of_confusion
 
 #: Convolutions with a factor at most this long are computed directly.
 _DIRECT_CONVOLUTION_MAX = 64
@@ -66,69 +66,6 @@ _DELTA_NOTES = """\
     10⁶."""
 
 
-# --------------------------------------------------------------------------
-# The metrics as affine functions of TP given S = n
-# (user guide: formula_binary_counts, the table)
-# --------------------------------------------------------------------------
-
-
-def _safe_reciprocal(denominator: np.ndarray) -> np.ndarray:
-    """``1/denominator`` where it is positive, 0 elsewhere."""
-    out = np.zeros_like(denominator, dtype=np.float64)
-    np.divide(1.0, denominator, out=out, where=denominator > 0)
-    return out
-
-
-def _affine_coefficients(
-    metric: str,
-    n: np.ndarray,
-    n_pred_pos: float,
-    n_samples: float,
-    *,
-    zero_division: float = 0.0,
-    adjusted: bool = False,
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(α(n), β(n))`` with ``metric = α(n) + β(n) TP`` given ``S = n``.
-
-    ``metric`` is ``"precision"``, ``"recall"``, ``"f1"``,
-    ``"balanced_accuracy"`` or ``"matthews_corrcoef"``. Where the metric is
-    undefined, precision, recall and F1 take ``zero_division`` (``α = z``,
-    ``β = 0``; NaN stays NaN); balanced accuracy averages only the classes
-    present in the observed labels (as scikit-learn) and, with ``adjusted``,
-    is NaN when a single class is observed; MCC is 0 when undefined.
-    """
-    n = np.asarray(n, dtype=np.float64)
-    m = float(n_samples)
-    n_pos = float(n_pred_pos)
-    n_neg = m - n_pos
-    zeros = np.zeros_like(n)
-    if metric == "precision":
-        if n_pos > 0:
-            return zeros, np.full_like(n, 1.0 / n_pos)
-        return np.full_like(n, zero_division), zeros
-    if metric == "recall":
-        return np.where(n > 0, 0.0, zero_division), _safe_reciprocal(n)
-    if metric == "f1":
-        return np.where(n_pos + n > 0, 0.0, zero_division), 2.0 * _safe_reciprocal(
-            n_pos + n
-        )
-    if metric == "balanced_accuracy":
-        inv_neg = _safe_reciprocal(m - n)  # 1/(M - n), 0 at n = M
-        inv_pos = _safe_reciprocal(n)  # 1/n, 0 at n = 0
-        alpha = 0.5 * (n_neg - n) * inv_neg
-        beta = 0.5 * (inv_pos + inv_neg)
-        single = (n == 0) | (n == m)
-        if adjusted:  # (BA - 1/2) / (1/2) with two classes; 1/0 with one
-            return np.where(single, np.nan, 2.0 * alpha - 1.0), 2.0 * beta
-        # Only one class observed: BA is the recall of that class alone.
-        alpha = np.where(n == 0, n_neg / m, np.where(n == m, 0.0, alpha))
-        beta = np.where(n == 0, 0.0, np.where(n == m, 1.0 / m, beta))
-        return alpha, beta
-    # matthews_corrcoef
-    inv_d = _safe_reciprocal(np.sqrt(n_pos * n_neg) * np.sqrt(n * (m - n)))
-    return -n_pos * n * inv_d, m * inv_d
-
-
 def metric_value(
     metric: str,
     tp: float,
@@ -141,21 +78,20 @@ def metric_value(
 ) -> float:
     """The metric on one labelling, with scikit-learn's own arithmetic.
 
-    The same operations in the same order as :mod:`sklearn.metrics` on the
-    confusion matrix, so that the result agrees to the last bit (an F1 of
-    ``2·3/(7 + 3)`` is 0.6, not 0.6000000000000001).
+    Its definition's value of the confusion matrix ``[[TN, FP], [FN, TP]]``,
+    so that the result agrees to the last bit (an F1 of ``2·3/(7 + 3)`` is
+    0.6, not 0.6000000000000001).
     """
     tp, s, n_pos, m = float(tp), float(n_obs_pos), float(n_pred_pos), float(n_samples)
-    if metric == "precision":
-        return tp / n_pos if n_pos else float(zero_division)
-    if metric == "recall":
-        return tp / s if s else float(zero_division)
-    if metric == "f1":
-        denominator = 1.0 * s + n_pos
-        return 2.0 * tp / denominator if denominator else float(zero_division)
-    tn = (m - n_pos) - (s - tp)
-    confusion = np.array([[tn, n_pos - tp], [s - tp, tp]])
-    return ba_mcc_of_confusion(metric, confusion, adjusted=adjusted)
+    confusion = np.array([[(m - n_pos) - (s - tp), n_pos - tp], [s - tp, tp]])
+    value = COUNT_METRICS[metric].value(
+        confusion,
+        average="binary",
+        pos_index=1,
+        zero_division=zero_division,
+        adjusted=adjusted,
+    )
+    return float(value)
 
 
 # --------------------------------------------------------------------------
@@ -226,8 +162,7 @@ def exact_moments(
     mass = g0.sum()
     results = {}
     for metric in metrics:
-        alpha, beta = _affine_coefficients(
-            metric,
+        alpha, beta = COUNT_METRICS[metric].affine(
             n,
             laws.n_pred_pos,
             laws.n_samples,
@@ -284,39 +219,9 @@ def _delta_moments(
     the means; TP and FN are independent, so there are no cross terms.
     """
     t, f, v_t, v_f = sums
-    m = float(n_samples)
-    n_pos = float(n_pred_pos)
-    n_neg = m - n_pos
-    s = t + f
-    if metric == "recall":
-        value = t / s
-        d_t, d_f = f / s**2, -t / s**2
-        d_tt, d_ff = -2.0 * f / s**3, 2.0 * t / s**3
-    elif metric == "f1":
-        d = n_pos + s
-        value = 2.0 * t / d
-        d_t, d_f = 2.0 * (n_pos + f) / d**2, -2.0 * t / d**2
-        d_tt, d_ff = -4.0 * (n_pos + f) / d**3, 4.0 * t / d**3
-    elif metric == "balanced_accuracy":
-        u, w = n_neg - f, m - s
-        value = 0.5 * (t / s + u / w)
-        d_t = 0.5 * (f / s**2 + u / w**2)
-        d_f = 0.5 * (-t / s**2 - (n_pos - t) / w**2)
-        d_tt = 0.5 * (-2.0 * f / s**3 + 2.0 * u / w**3)
-        d_ff = 0.5 * (2.0 * t / s**3 - 2.0 * (n_pos - t) / w**3)
-    else:  # matthews_corrcoef
-        if n_pos == 0 or n_neg == 0:  # D = 0 for every labelling: MCC = 0
-            return 0.0, 0.0
-        c = np.sqrt(n_pos * n_neg)
-        h = s * (m - s)
-        w0 = h**-0.5
-        w1 = -0.5 * h**-1.5 * (m - 2.0 * s)
-        w2 = 0.75 * h**-2.5 * (m - 2.0 * s) ** 2 + h**-1.5
-        num = n_neg * t - n_pos * f
-        value = num * w0 / c
-        d_t, d_f = (n_neg * w0 + num * w1) / c, (-n_pos * w0 + num * w1) / c
-        d_tt = (2.0 * n_neg * w1 + num * w2) / c
-        d_ff = (-2.0 * n_pos * w1 + num * w2) / c
+    value, d_t, d_f, d_tt, d_ff = COUNT_METRICS[metric].delta(
+        t, f, n_pred_pos, n_samples
+    )
     expected = value + 0.5 * (d_tt * v_t + d_ff * v_f)
     variance = d_t * d_t * v_t + d_f * d_f * v_f
     return float(expected), float(variance)

@@ -18,7 +18,6 @@ the classes (``labels=``): those ratios use the delta method
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +32,7 @@ from ..utils._labels import (
 )
 from ..utils._noise import FlipNoise
 from ..utils._validation import ESTIMANDS, check_estimand, supports_estimands
-from ..utils._warnings import find_stack_level
+from ..utils._warnings import warn
 from ._count_distributions import confusion_distribution, confusion_intervals
 from ._remeasurement import observed_confusion
 from ._truth_counts import denoised_confusion
@@ -355,12 +354,11 @@ def _encode(
     if labels is None:
         encoded = encode_labels(y_true, y_pred, None)
         if encoded.n_classes == 1:
-            warnings.warn(
+            warn(
                 "A single label was found in 'y_true' and 'y_pred'. For the "
                 "confusion matrix to have the correct shape, use the 'labels' "
                 "parameter to pass all known labels.",
                 UserWarning,
-                stacklevel=find_stack_level(),
             )
         return encoded, encoded.n_classes
     if transition_matrix is not None:

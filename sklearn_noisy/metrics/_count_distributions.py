@@ -33,7 +33,7 @@ from scipy.special import ndtri
 
 from ..utils._labels import EncodedLabels
 from ..utils._noise import FlipNoise
-from ._binary_counts import _affine_coefficients
+from ._count_definitions import COUNT_METRICS
 from ._poisson_binomial import poisson_binomial_window
 
 __all__ = [
@@ -200,8 +200,8 @@ class TwoCountDistribution:
         offset_f, p_f = self.fn.window()
         t = offset_t + np.arange(p_t.size, dtype=np.float64)
         n = offset_t + offset_f + np.arange(p_t.size + p_f.size - 1, dtype=np.float64)
-        alpha, beta = _affine_coefficients(
-            self.metric, n, self.n_pred_pos, self.n_samples
+        alpha, beta = COUNT_METRICS[self.metric].affine(
+            n, self.n_pred_pos, self.n_samples
         )
         # Cell (i, j) has TP = t_i and S = TP + FN = n_{i + j}.
         index = np.arange(p_t.size)[:, None] + np.arange(p_f.size)[None, :]
@@ -226,7 +226,7 @@ def count_metric_distribution(
     """
     n_pred_pos = int(np.count_nonzero(pred_pos))
     tp = _Counts.of(pi[pred_pos])
-    if metric == "precision":
+    if COUNT_METRICS[metric].fixed_denominator:  # TP over a fixed total
         if tp is None or n_pred_pos == 0:
             return None
         return CountDistribution(tp, n_pred_pos)

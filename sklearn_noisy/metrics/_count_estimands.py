@@ -7,7 +7,8 @@ model (user guide: :ref:`estimands`, :ref:`formula_truth`):
 
 * ``"truth"``: the metric of the de-noised confusion matrix ``Ĉ``
   (:func:`~._truth_counts.denoised_confusion`). For the metrics that are linear
-  in ``C`` with a fixed denominator (:func:`is_linear`) it is unbiased and its
+  in ``C`` with a fixed denominator (the definition's ``is_linear``: the column
+  sums of ``C``, the prediction totals, are fixed) it is unbiased and its
   variance estimate is unbiased (``method="exact"``). For the others (ratios of
   random counts) it is ``f(Ĉ) − ½ Σ_j tr(H_j Ĉov_j)``, the plug-in minus its
   estimated second-order bias: consistent, its bias of a smaller order than
@@ -28,28 +29,11 @@ import numpy as np
 
 from .._noisy_score import NoisyScore
 from ..utils._noise import FlipNoise
+from ._count_definitions import COUNT_METRICS
 from ._remeasurement import observed_confusion
 from ._truth_counts import denoised_confusion, second_order_bias, truth_metric
 
-__all__ = ["count_estimand_score", "is_linear"]
-
-
-def is_linear(metric: str, average: str) -> bool:
-    """Whether ``metric`` is linear in the confusion matrix, denominators fixed.
-
-    The column sums of the matrix (the prediction totals) are fixed; so are the
-    denominators of accuracy, of precision (binary and macro) and of the micro
-    averages (the total weight); the weighted recall is the accuracy. Then the
-    truth estimate is unbiased and both
-    variance estimates are unbiased for the exact variances.
-    """
-    if metric == "accuracy":
-        return True
-    if metric in ("precision", "recall", "f1") and average == "micro":
-        return True
-    if metric == "recall" and average == "weighted":  # Σ_k C[k, k] / Σ C
-        return True
-    return metric == "precision" and average in ("binary", "macro")
+__all__ = ["count_estimand_score"]
 
 
 def count_estimand_score(
@@ -95,7 +79,7 @@ def count_estimand_score(
         "average": average,
         "zero_division": zero_division,
     }
-    linear = is_linear(metric, average)
+    linear = COUNT_METRICS[metric].is_linear(average)
     if estimand == "truth":
         confusion = denoised_confusion(observed, pred, noise, weight)
         estimate, variance = truth_metric(metric, confusion, **options)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +15,7 @@ from ..utils._arrays import check_finite, check_sample_weight
 from ..utils._labels import check_classification_labels
 from ..utils._noise import FlipNoise, GaussianNoise
 from ..utils._validation import check_regression_target
-from ..utils._warnings import find_stack_level
+from ..utils._warnings import warn
 
 __all__ = ["MonteCarloScore", "monte_carlo_score"]
 
@@ -24,7 +23,7 @@ __all__ = ["MonteCarloScore", "monte_carlo_score"]
 _BATCH_BYTES = 8 * 2**20
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)  # NoisyScore's __eq__ and __hash__
 class MonteCarloScore(NoisyScore):
     """A :class:`~sklearn_noisy.NoisyScore` estimated by Monte Carlo.
 
@@ -357,12 +356,11 @@ def _summarise(draws: np.ndarray) -> tuple[float, float, float, float]:
     n_draws = draws.size
     finite = np.isfinite(draws)
     if not finite.all():
-        warnings.warn(
+        warn(
             f"The metric was not finite on {int(n_draws - finite.sum())} of "
             f"{n_draws} label draws; the Monte Carlo mean and variance are not "
             "finite either.",
             UserWarning,
-            stacklevel=find_stack_level(),
         )
         with np.errstate(invalid="ignore", over="ignore"):  # inf - inf is NaN
             return (

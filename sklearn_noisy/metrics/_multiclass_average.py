@@ -25,26 +25,21 @@ from the confusion matrix alone (user guide: :ref:`formula_multiclass`):
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
-from sklearn.exceptions import UndefinedMetricWarning
+from sklearn.metrics import confusion_matrix
+from sklearn.utils.multiclass import unique_labels
 
 from .._noisy_score import NoisyScore
 from ..utils._arrays import check_sample_weight, chunks
 from ..utils._labels import EncodedLabels, encode_labels
 from ..utils._noise import FlipNoise
 from ._binary_counts import CountLaws, exact_moments
-from ._confusion_draws import (
-    confusion_counts,
-    confusion_scores,
-    draw_confusions,
-    draw_moments,
-)
+from ._confusion_draws import confusion_counts, draw_confusions, draw_moments
+from ._count_definitions import COUNT_METRICS, sklearn_from_confusion
 from ._count_estimands import count_estimand_score
 from ._poisson_binomial import poisson_binomial_groups, poisson_binomial_stream
-from ._sklearn_arithmetic import sklearn_from_confusion
 
 #: Events less likely than this are ignored: the metrics are bounded by 1 in
 #: absolute value, so the expectation moves by less than its round-off.
@@ -60,15 +55,27 @@ _MC_PARAMETERS = """\
 
 
 def sklearn_value(metric: str, y_true: Any, y_pred: Any, **kwargs: Any) -> Any:
-    """scikit-learn's metric on the labels as given, without its warnings."""
-    from ._registry import get_metric_info
+    """scikit-learn's metric on the labels as given, called so that it does not warn.
 
-    function = get_metric_info(metric).sklearn_function
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UndefinedMetricWarning)
-        warnings.simplefilter("ignore", UserWarning)
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return function(y_true, y_pred, **kwargs)
+    ``zero_division="warn"`` goes in as its value, 0. The metrics that are not
+    averaged over classes (balanced accuracy, MCC) take the definition's value
+    of scikit-learn's confusion matrix, where a class missing from ``y_true``
+    and a single class need no warning. Floating-point warnings are off
+    (``np.errstate``, local to the thread).
+    """
+    definition = COUNT_METRICS[metric]
+    with np.errstate(all="ignore"):
+        if not definition.averaged:
+            weight = kwargs.get("sample_weight")
+            if unique_labels(y_true, y_pred).shape[0] == 1:
+                total = len(y_true) if weight is None else np.sum(weight)
+                confusion = np.array([[total]])  # its (1, 1) matrix warns
+            else:
+                confusion = confusion_matrix(y_true, y_pred, sample_weight=weight)
+            return definition.value(confusion, adjusted=kwargs.get("adjusted", False))
+        if isinstance(kwargs.get("zero_division"), str):  # "warn"
+            kwargs = {**kwargs, "zero_division": 0.0}
+        return definition.sklearn_function(y_true, y_pred, **kwargs)
 
 
 def is_identity(noise: FlipNoise) -> bool:
@@ -155,7 +162,7 @@ def _class_set(
     """
     if labels is None or transition_matrix is not None:
         return labels, None
-    if metric not in ("precision", "recall", "f1"):
+    if not COUNT_METRICS[metric].averaged:
         return labels, None
     given = np.asarray(labels)
     if given.ndim != 1 or given.size == 0:
@@ -172,16 +179,6 @@ def _class_set(
     )
 
 
-def _sklearn_options(
-    metric: str, *, labels: Any, average: Any, zero_division: Any, adjusted: bool
-) -> dict:
-    if metric == "balanced_accuracy":
-        return {"adjusted": adjusted}
-    if metric == "matthews_corrcoef":
-        return {}
-    return {"labels": labels, "average": average, "zero_division": zero_division}
-
-
 def _per_class(
     metric: str, values: Any, variances: Any, nominal: Any, m: int, method: str
 ) -> list[NoisyScore]:
@@ -195,7 +192,7 @@ def _monte_carlo(
     metric: str, problem: _Problem, options: dict, nominal: Any, mc: dict
 ) -> NoisyScore | list[NoisyScore]:
     """E and Var both from redrawn confusion matrices."""
-    values = confusion_scores(metric, problem.draws(**mc), **options)
+    values = COUNT_METRICS[metric].value(problem.draws(**mc), **options)
     expected, variance = draw_moments(values)
     m = problem.n_samples
     if options["average"] is None:
@@ -204,8 +201,8 @@ def _monte_carlo(
 
 
 def _mc_variance(metric: str, problem: _Problem, options: dict, mc: dict) -> float:
-    values = confusion_scores(metric, problem.draws(**mc), **options)
-    return float(values.var(ddof=1))
+    values = COUNT_METRICS[metric].value(problem.draws(**mc), **options)
+    return float(draw_moments(values)[1])
 
 
 def _weighted_precision(problem: _Problem, zero: float) -> tuple[list, list]:
@@ -225,15 +222,6 @@ def _weighted_precision(problem: _Problem, zero: float) -> tuple[list, list]:
     return list(expected), list(np.where(defined, totals[1] / safe**2, 0.0))
 
 
-def _undefined_probability(metric: str, law: CountLaws) -> float:
-    """The probability that a class's precision, recall or F1 is 0/0."""
-    if metric == "precision":
-        return float(law.n_pred_pos == 0)
-    if metric == "f1" and law.n_pred_pos > 0:
-        return 0.0
-    return law.probability_observed(0)
-
-
 def _class_average(
     metric: str, problem: _Problem, options: dict, nominal: Any, mc: dict
 ) -> NoisyScore | list[NoisyScore]:
@@ -242,7 +230,8 @@ def _class_average(
     m, k = problem.n_samples, problem.n_classes
     index = np.arange(k) if options["label_index"] is None else options["label_index"]
     laws = [problem.class_laws(j) for j in index]
-    if metric == "balanced_accuracy":
+    definition = COUNT_METRICS[metric]
+    if definition.present_classes:  # the mean recall over the classes present
         absent = np.array([law.probability_observed(0) for law in laws])
         if np.any((absent > NEGLIGIBLE) & (absent < 1.0 - NEGLIGIBLE)):
             return _monte_carlo(metric, problem, options, nominal, mc)
@@ -257,13 +246,20 @@ def _class_average(
             )
         variance = _mc_variance(metric, problem, options, mc)
         return NoisyScore(metric, expected, variance, nominal, m, "monte_carlo")
-    undefined = np.array([_undefined_probability(metric, law) for law in laws])
+    undefined = np.array(
+        [
+            definition.ratio.undefined_probability(
+                law.n_pred_pos, law.probability_observed(0)
+            )
+            for law in laws
+        ]
+    )
     weighted = average == "weighted"
     if math.isnan(zero):
         partial = (undefined > NEGLIGIBLE) & (undefined < 1.0 - NEGLIGIBLE)
         random_weight = (
             weighted
-            and metric == "precision"
+            and definition.fixed_denominator
             and np.any(
                 (undefined > NEGLIGIBLE) & (problem.cells.sum(axis=1)[index] > 0)
             )
@@ -286,7 +282,7 @@ def _class_average(
         if not defined.any():
             return NoisyScore(metric, math.nan, math.nan, nominal, m, "exact")
         expected = float(expected_k[defined].mean())
-        if metric == "precision":  # disjoint samples per class: independent
+        if definition.fixed_denominator:  # disjoint samples: independent
             variance = float(variance_k[defined].sum() / defined.sum() ** 2)
             return NoisyScore(metric, expected, variance, nominal, m, "exact")
     variance = _mc_variance(metric, problem, options, mc)
@@ -298,18 +294,19 @@ def _forward(
 ) -> NoisyScore | list[NoisyScore]:
     """The forward moments of a multiclass metric, exact where possible."""
     average, m = options["average"], problem.n_samples
+    definition = COUNT_METRICS[metric]
     subset = options["label_index"] is not None
     if subset and average in ("micro", "weighted"):  # sums over some classes
         return _monte_carlo(metric, problem, options, nominal, mc)
-    if average == "micro" or (metric == "recall" and average == "weighted"):
+    if average in definition.accuracy_averages:
         # Micro averages and the weighted recall are the accuracy: linear.
         mean, square, total = problem.correct_probability_sums()
         return NoisyScore(metric, mean / total, square / total**2, nominal, m, "exact")
-    if metric == "matthews_corrcoef":
+    if not (definition.averaged or definition.present_classes):  # not by class
         return _monte_carlo(metric, problem, options, nominal, mc)
     if problem.weight is None:
         return _class_average(metric, problem, options, nominal, mc)
-    if metric == "precision" and average in ("macro", None):
+    if definition.fixed_denominator and average in ("macro", None):
         expected_k, variance_k = _weighted_precision(problem, options["zero_division"])
         if subset:
             expected_k = [expected_k[j] for j in options["label_index"]]
@@ -353,12 +350,9 @@ def _multiclass_score(
     m, k = encoded.n_samples, encoded.n_classes
     noise = FlipNoise.from_params(q, transition_matrix, n_samples=m, n_classes=k)
     weight = check_sample_weight(sample_weight, m)
-    sk_options = _sklearn_options(
-        metric,
-        labels=labels,
-        average=average,
-        zero_division=zero_division,
-        adjusted=adjusted,
+    definition = COUNT_METRICS[metric]
+    sk_options = definition.sklearn_options(
+        labels=labels, average=average, zero_division=zero_division, adjusted=adjusted
     )
     cells = confusion_counts(encoded.indices, m, k)
     if sample_weight is None:
@@ -375,7 +369,7 @@ def _multiclass_score(
         nominal = sklearn_value(
             metric, y_true, y_pred, sample_weight=sample_weight, **sk_options
         )
-    if average is None and metric in ("precision", "recall", "f1"):
+    if average is None and definition.averaged:
         nominal = list(np.asarray(nominal, dtype=np.float64))
     else:
         nominal = float(nominal)
@@ -418,15 +412,14 @@ def _multiclass_estimand(
     estimand: str,
 ) -> NoisyScore:
     """The truth or remeasurement estimate, through the confusion matrix."""
-    if options["average"] is None and metric in ("precision", "recall", "f1"):
+    averaged = COUNT_METRICS[metric].averaged
+    if options["average"] is None and averaged:
         raise ValueError(
             f"average=None is available for estimand='forward' only; with "
             f"estimand={estimand!r} choose 'micro', 'macro' or 'weighted'."
         )
     true, pred = encoded.indices(slice(None))
-    average = (
-        options["average"] if metric in ("precision", "recall", "f1") else "binary"
-    )
+    average = options["average"] if averaged else "binary"
     score = count_estimand_score(
         metric,
         np.asarray(true, dtype=np.intp),
@@ -448,7 +441,7 @@ def adjust_balanced_accuracy(
     if (
         not adjusted
         or score.estimand == "forward"
-        or score.metric != "balanced_accuracy"
+        or not COUNT_METRICS[score.metric].adjustable
     ):
         return score
     scale = 1.0 - 1.0 / n_classes

@@ -7,7 +7,6 @@ the print, is the user guide page :ref:`noise_resilience`.
 from __future__ import annotations
 
 import numbers
-import warnings
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -15,7 +14,7 @@ import numpy as np
 from sklearn.exceptions import UndefinedMetricWarning
 
 from ..utils._arrays import as_float_array, check_finite, read_only
-from ..utils._warnings import find_stack_level
+from ..utils._warnings import warn
 from ._noise_resilience_regions import region_bounds, statistics_of_regions
 
 __all__ = ["NoiseResilienceResult", "noise_resilience_score"]
@@ -351,11 +350,10 @@ def _drop_undefined(
             "1 - s_pred/s_y is undefined there. Use larger regions, or pass "
             "zero_variance='omit' to leave such regions out of the score."
         )
-    warnings.warn(
+    warn(
         f"The data error y - y_ref has zero variance in {where}; they were left "
         "out of the score (zero_variance='omit').",
         UndefinedMetricWarning,
-        stacklevel=find_stack_level(),
     )
     return keep, n_omitted
 
@@ -535,10 +533,9 @@ def _check_compensation(g: np.ndarray) -> np.ndarray:
     """G, with a warning for the regions where the confidence is constant."""
     n_constant = int(np.isnan(g).sum())
     if n_constant:
-        warnings.warn(
+        warn(
             f"The confidence is constant in {n_constant} of the {g.size} regions: "
             "the weights of the compensation G are undefined there and G is NaN.",
             UndefinedMetricWarning,
-            stacklevel=find_stack_level(),
         )
     return g

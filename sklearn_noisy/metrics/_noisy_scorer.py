@@ -16,12 +16,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from sklearn.metrics._scorer import _BaseScorer
 from sklearn.utils.metadata_routing import UNCHANGED, MetadataRequest
-from sklearn.utils.validation import _num_samples
 
 from .._noisy_score import NoisyScore
 from ..utils._noise import _source_repr, resolve_noise_source
+from ..utils._sklearn_compat import _BaseScorer, _num_samples
 from ._registry import MetricInfo, get_metric_info
 from ._scorer_options import (
     accepts_sample_weight,

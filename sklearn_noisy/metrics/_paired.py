@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import warnings
 from typing import Any
 
 import numpy as np
@@ -30,7 +29,7 @@ import numpy as np
 from .._noisy_score import NoisyScore
 from ..utils._arrays import check_finite, check_sample_weight
 from ..utils._validation import check_regression_inputs
-from ..utils._warnings import find_stack_level
+from ..utils._warnings import quiet, warn
 from ._monte_carlo import (
     MonteCarloScore,
     _check_generator,
@@ -257,10 +256,9 @@ def _without_moments(
     )
     if existence.variance_exists:
         return None
-    warnings.warn(existence.message, UserWarning, stacklevel=find_stack_level())
+    warn(existence.message, UserWarning)
     plain = _plain_scorer(scorer)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # the single models' own
+    with quiet():  # the single models' own warnings
         scores = [
             plain.score_predictions(y_true, p, sigma=sigma, sample_weight=sample_weight)
             for p in (y_pred_a, y_pred_b)

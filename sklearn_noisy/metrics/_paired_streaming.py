@@ -12,7 +12,7 @@ draws at a time and accumulates those sums, so that no drawn label vector is
 ever held whole: the memory does not grow with the number of samples. The
 metric of each draw is then computed from its sums with scikit-learn's
 conventions (the affine forms of
-:func:`~sklearn_noisy.metrics._binary_counts._affine_coefficients`).
+:mod:`~sklearn_noisy.metrics._count_definitions`, ``affine``).
 
 Both models see the same drawn labels, as in the scorer-based joint Monte Carlo
 of :func:`~sklearn_noisy.metrics.expected_paired_difference`, which remains the
@@ -29,7 +29,7 @@ import numpy as np
 from ..utils._arrays import CHUNK_SIZE, check_sample_weight, chunk_of, chunks
 from ..utils._noise import FlipNoise
 from ..utils._validation import check_regression_inputs
-from ._binary_counts import _affine_coefficients
+from ._count_definitions import COUNT_METRICS
 from ._paired_kernels import _encode_chunk, _label_arrays, pair_classes
 from ._registry import MetricInfo
 from ._regression_definitions import RegressionLoss
@@ -185,7 +185,7 @@ def _binary_draws(
         observed = np.where(sums[3] == 0, w_total, np.where(sums[4] == 0, 0.0, sums[0]))
         values = []
         for tp, n_pred in ((sums[1], predicted[0]), (sums[2], predicted[1])):
-            alpha, beta = _affine_coefficients(metric, observed, n_pred, w_total)
+            alpha, beta = COUNT_METRICS[metric].affine(observed, n_pred, w_total)
             values.append(alpha + beta * tp)
         return values[0] - values[1]
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-import warnings
 from typing import Any
 
 import numpy as np
@@ -28,7 +27,7 @@ from ..utils._validation import (
     check_regression_inputs,
     supports_estimands,
 )
-from ..utils._warnings import find_stack_level
+from ..utils._warnings import warn
 from ._percentage_kernels import (
     ZERO_MARGIN,
     excluded_probability,
@@ -198,7 +197,7 @@ def _warn_floor(
         variance_part > _VARIANCE_SHARE * variance
     )
     if driven.any():
-        warnings.warn(
+        warn(
             f"For {int(np.count_nonzero(driven))} label(s) the noise reaches 0, "
             f"where the relative error's denominator vanishes: the expected {metric} "
             "(more than 0.1 %) or its variance (more than 1 %) then owes to the "
@@ -206,7 +205,6 @@ def _warn_floor(
             "the data; without the floor they do not exist. Consider an absolute "
             "error instead.",
             UserWarning,
-            stacklevel=find_stack_level(),
         )
 
 
@@ -215,7 +213,7 @@ def _warn_excluded(metric: str, excluded: np.ndarray, margin: float) -> float:
     total = float(-np.expm1(np.sum(np.log1p(-excluded))))
     if total > _EXCLUDED_WARNING:
         count = int(np.count_nonzero(excluded > _EXCLUDED_WARNING * 1e-3))
-        warnings.warn(
+        warn(
             f"For {count} label(s) the noise reaches 0, where the relative error's "
             f"denominator vanishes and the {metric}'s moments do not exist: the "
             f"expected {metric} and its variance are conditional on every noisy "
@@ -223,7 +221,6 @@ def _warn_excluded(metric: str, excluded: np.ndarray, margin: float) -> float:
             f"which leaves out draws of total probability {total:.3g}. Consider "
             "an absolute error instead.",
             UserWarning,
-            stacklevel=find_stack_level(),
         )
     return total
 

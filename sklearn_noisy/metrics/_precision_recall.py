@@ -15,7 +15,6 @@ the confusion matrix (:mod:`._count_estimands`; user guide:
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -25,7 +24,7 @@ from .._noisy_score import NoisyScore
 from ..utils._docstring import fill_doc
 from ..utils._labels import check_targets, class_totals
 from ..utils._validation import supports_estimands
-from ..utils._warnings import find_stack_level
+from ..utils._warnings import warn
 from ._binary_average import _NOISE_PARAMETERS
 from ._binary_counts import _DELTA_NOTES, _METHOD_PARAMETER
 from ._count_estimands import ESTIMAND_PARAMETER, TRUTH_NOTES
@@ -573,11 +572,10 @@ def _warn_zero_division(
     start, modifier = _ILL_DEFINED[metric]
     axis0, axis1 = ("label", "sample") if average == "samples" else ("sample", "label")
     where = "due to" if denominator.size == 1 else f"in {axis1}s with"
-    warnings.warn(
+    warn(
         f"{start} ill-defined and being set to 0.0 {where} no {modifier} "
         f"{axis0}s. Use `zero_division` parameter to control this behavior.",
         UndefinedMetricWarning,
-        stacklevel=find_stack_level(),
     )
 
 
@@ -622,8 +620,4 @@ def _warn_unseen_classes(y_true: Any, y_pred: Any, sample_weight: Any) -> None:
     weight = None if sample_weight is None else np.asarray(sample_weight, float)
     y_true, y_pred = np.asarray(y_true).reshape(-1), np.asarray(y_pred).reshape(-1)
     if np.any(class_totals(y_true, y_pred, None, weight, count_pred=False)[1] == 0):
-        warnings.warn(
-            "y_pred contains classes not in y_true",
-            UserWarning,
-            stacklevel=find_stack_level(),
-        )
+        warn("y_pred contains classes not in y_true")

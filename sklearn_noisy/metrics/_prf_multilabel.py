@@ -31,6 +31,7 @@ from .._noisy_score import NoisyScore
 from ..utils._arrays import as_float_array, check_sample_weight
 from ..utils._noise import FlipNoise
 from ._binary_counts import CountLaws, exact_moments
+from ._count_definitions import COUNT_METRICS, nanaverage
 from ._multiclass_average import NEGLIGIBLE, sklearn_value
 from ._poisson_binomial import poisson_binomial_window
 
@@ -123,18 +124,9 @@ def _count_table(pi: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return table
 
 
-def _ratio(metric: str, tp: Any, s: Any, n_pred: Any, zero: float) -> np.ndarray:
-    """Precision, recall or F1 of counts (broadcast), ``zero`` where 0/0."""
-    denominator = {"precision": n_pred + 0 * s, "recall": s + 0 * n_pred}.get(
-        metric, n_pred + s
-    )
-    numerator = tp if metric != "f1" else 2.0 * tp
-    safe = np.where(denominator == 0, 1.0, denominator)
-    return np.where(denominator == 0, zero, numerator / safe)
-
-
 def _sample_moments(pi: np.ndarray, pred: np.ndarray, metric: str, zero: float):
     """Exact ``(E_i, Var_i, P_i(undefined))`` of each sample's metric."""
+    ratio = COUNT_METRICS[metric].ratio
     means, variances, undefined = [], [], []
     n_labels = pi.shape[1]
     counts = np.arange(n_labels + 1, dtype=np.float64)
@@ -145,12 +137,12 @@ def _sample_moments(pi: np.ndarray, pred: np.ndarray, metric: str, zero: float):
         joint = p_tp[:, :, None] * p_fn[:, None, :]
         n_pred = pred[rows].sum(axis=1).astype(np.float64)[:, None, None]
         tp, fn = counts[None, :, None], counts[None, None, :]
-        values = _ratio(metric, tp, tp + fn, n_pred, 0.0 if math.isnan(zero) else zero)
+        values = ratio.of_sums(tp, tp + fn, n_pred, 0.0 if math.isnan(zero) else zero)
         expected = (joint * values).sum(axis=(1, 2))
         means.append(expected)
         variances.append((joint * (values - expected[:, None, None]) ** 2).sum((1, 2)))
-        flag = _ratio(metric, tp, tp + fn, n_pred, 1.0) - _ratio(
-            metric, tp, tp + fn, n_pred, 0.0
+        flag = ratio.of_sums(tp, tp + fn, n_pred, 1.0) - ratio.of_sums(
+            tp, tp + fn, n_pred, 0.0
         )
         undefined.append((joint * flag).sum(axis=(1, 2)))
     return np.concatenate(means), np.concatenate(variances), np.concatenate(undefined)
@@ -165,6 +157,7 @@ def _monte_carlo(
     mc: dict,
 ) -> tuple[Any, Any]:
     """Mean and variance over redrawn indicator matrices."""
+    ratio = COUNT_METRICS[metric].ratio
     rng = np.random.default_rng(mc["random_state"])
     n, n_labels = pi.shape
     w = np.ones(n) if weight is None else weight
@@ -177,37 +170,20 @@ def _monte_carlo(
         hits = observed & pred
         if average == "samples":
             tp, s = hits.sum(axis=2), observed.sum(axis=2)
-            per = _ratio(metric, tp, s, pred.sum(axis=1), zero)
-            values.append(_average(per, w))
+            per = ratio.of_sums(tp, s, pred.sum(axis=1), zero)
+            values.append(nanaverage(per, w))
             continue
         tp = np.einsum("i,dil->dl", w, hits.astype(np.float64))
         s = np.einsum("i,dil->dl", w, observed.astype(np.float64))
         n_pred = w @ pred
         if average == "micro":
             tp, s, n_pred = tp.sum(axis=1), s.sum(axis=1), n_pred.sum()
-        per = _ratio(metric, tp, s, n_pred, zero)
+        per = ratio.of_sums(tp, s, n_pred, zero)
         if average in ("macro", "weighted"):
-            per = _average(per, s if average == "weighted" else None)
+            per = nanaverage(per, s if average == "weighted" else None)
         values.append(per)
     draws = np.concatenate(values)
     return draws.mean(axis=0), draws.var(axis=0, ddof=1)
-
-
-def _average(values: np.ndarray, weights: Any) -> np.ndarray:
-    """scikit-learn's NaN-ignoring (weighted) mean along the last axis."""
-    defined = ~np.isnan(values)
-    clean = np.where(defined, values, 0.0)
-    w = (
-        np.ones(values.shape)
-        if weights is None
-        else np.broadcast_to(weights, values.shape)
-    )
-    w = np.where(defined, w, 0.0)
-    total = w.sum(axis=-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        weighted = (clean * w).sum(axis=-1) / total
-        plain = clean.sum(axis=-1) / defined.sum(axis=-1)
-    return np.where(total > 0, weighted, plain)
 
 
 def _exact(

@@ -28,7 +28,8 @@ from ._binary_average import (
     _precision_measurement,
     check_zero_division,
 )
-from ._confusion_draws import confusion_scores, draw_confusions, draw_moments
+from ._confusion_draws import draw_confusions, draw_moments
+from ._count_definitions import COUNT_METRICS
 from ._multiclass_average import (
     _multiclass_score,
     adjust_balanced_accuracy,
@@ -104,7 +105,7 @@ def _binary_draws(metric: str, options: dict, mc: dict) -> Any:
             n_draws=mc["n_draws"],
             rng=np.random.default_rng(mc["random_state"]),
         )
-        values = confusion_scores(metric, confusions, pos_index=1, **options)
+        values = COUNT_METRICS[metric].value(confusions, pos_index=1, **options)
         expected, variance = draw_moments(values)
         return float(expected), float(variance)
 
@@ -148,10 +149,10 @@ def _binary_path(
     if sample_weight is None:
         nominal = problem.nominal(metric, zero_division=zero, adjusted=adjusted)
     else:
+        definition = COUNT_METRICS[metric]
         kwargs: dict[str, Any] = {"sample_weight": sample_weight}
-        if metric == "balanced_accuracy":
-            kwargs["adjusted"] = adjusted
-        elif metric != "matthews_corrcoef":
+        kwargs.update(definition.sklearn_options(adjusted=adjusted))
+        if definition.averaged:
             kwargs.update(pos_label=pos_label, zero_division=zero_division)
         nominal = float(sklearn_value(metric, y_true, y_pred, **kwargs))
     m = problem.n_samples
@@ -162,7 +163,7 @@ def _binary_path(
         return adjust_balanced_accuracy(score, 2, adjusted)
     if is_identity(problem.noise):
         return NoisyScore(metric, nominal, 0.0, nominal, m, "exact")
-    if metric == "precision":
+    if COUNT_METRICS[metric].fixed_denominator:
         return _precision_measurement(problem, nominal=nominal, zero_division=zero)
     options = {"average": "binary", "zero_division": zero, "adjusted": adjusted}
     return _binary_score(

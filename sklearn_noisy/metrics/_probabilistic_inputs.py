@@ -7,14 +7,13 @@ the columns of ``y_proba`` (:func:`_classes_of`) and the binary problem of a
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
 from ..utils._arrays import check_finite
 from ..utils._labels import EncodedLabels, check_classification_labels, encode_labels
-from ..utils._warnings import find_stack_level
+from ..utils._warnings import warn
 
 __all__ = ["ClassIndex", "_binary_problem", "_check_proba", "_classes_of"]
 
@@ -60,11 +59,10 @@ def _check_proba(y_proba: Any) -> tuple[np.ndarray, float]:
     if array.ndim == 2:
         row_sums = array.sum(axis=1)
         if np.max(np.abs(row_sums - 1.0)) > np.sqrt(eps):
-            warnings.warn(
+            warn(
                 "The y_proba values do not sum to one. Make sure to pass "
                 "probabilities.",
                 UserWarning,
-                stacklevel=find_stack_level(),
             )
     return array, eps
 
@@ -80,13 +78,12 @@ def _sorted_labels(labels: Any) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError("labels must be a non-empty 1-D list of class labels.")
     order = np.argsort(classes, kind="stable")
     if np.any(order != np.arange(classes.size)):
-        warnings.warn(
+        warn(
             f"Labels passed were {classes.tolist()}. The columns of y_proba are "
             "taken to follow the sorted labels "
             f"{classes[order].tolist()}, as in scikit-learn; transition_matrix "
             "stays in the order of `labels`.",
             UserWarning,
-            stacklevel=find_stack_level(),
         )
     return classes[order], order
 

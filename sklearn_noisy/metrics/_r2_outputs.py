@@ -9,14 +9,13 @@ included (user guide: :ref:`formula_r2`).
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
 from sklearn.exceptions import UndefinedMetricWarning
 
 from .._noisy_score import NoisyScore
-from ..utils._warnings import find_stack_level
+from ..utils._warnings import warn
 from ._gaussian_forms import output_distributions, r2_distribution
 from ._r2_moments import r2_moments
 from ._r2_variance_weighted import r2_variance_weighted_moments
@@ -29,10 +28,9 @@ __all__ = ["r2_forward"]
 
 def _undefined(n_samples: int, n_outputs: int, multioutput: Any) -> Any:
     """NaN scores for fewer than two samples, with scikit-learn's warning."""
-    warnings.warn(
+    warn(
         "R² is not well-defined with fewer than two samples: the result is NaN.",
         UndefinedMetricWarning,
-        stacklevel=find_stack_level(),
     )
     nan = np.full(n_outputs, math.nan)
     return aggregate_outputs(R2.name, nan, nan, nan, n_samples, multioutput)
@@ -71,7 +69,7 @@ def _warn_existence(message: str | None, j: int, n_outputs: int, method: str) ->
         if method == "delta"
         else ""
     )
-    warnings.warn(prefix + message + suffix, UserWarning, stacklevel=find_stack_level())
+    warn(prefix + message + suffix, UserWarning)
 
 
 def r2_forward(

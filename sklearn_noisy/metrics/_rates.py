@@ -23,13 +23,14 @@ import dataclasses
 from typing import Any
 
 import numpy as np
-from sklearn.metrics import precision_score, recall_score
+from sklearn.metrics import recall_score
 
 from .._noisy_score import NoisyScore
 from ..utils._docstring import fill_doc
 from ..utils._labels import encode_labels
 from ..utils._validation import supports_estimands
 from ._binary_average import _check_option, check_zero_division
+from ._count_definitions import COUNT_METRICS
 from ._precision_recall import expected_precision_score, expected_recall_score
 from ._prf_multilabel import _as_2d, is_multilabel
 from ._prf_paths import _AVERAGES, _check_common
@@ -381,7 +382,7 @@ def _nominal_rate(
     Binary: scikit-learn's recall or precision of the negative class;
     multilabel: of ``1 − y``; otherwise one-vs-rest (:func:`rate_nominal`).
     """
-    function = recall_score if name == "specificity" else precision_score
+    function = COUNT_METRICS[name].sklearn_function  # of the negative class
     if _check_average(average, y_true, y_pred):
         value = function(
             _swap_indicator(y_true), _swap_indicator(y_pred), pos_label=pos_label,

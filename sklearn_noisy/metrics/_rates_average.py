@@ -28,18 +28,17 @@ imbalanced-learn's ``specificity_score``) and ``"micro"`` the pooled
   (:mod:`._confusion_draws`, ``method="monte_carlo"``).
 
 ``"truth"`` and ``"remeasurement"`` go through the confusion matrix
-(:mod:`._truth_counts`), with the gradients of :func:`_rate_gradient`.
+(:mod:`._truth_counts`), with the gradients of their definitions
+(:mod:`._count_definitions`).
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from functools import partial
 from typing import Any
 
 import numpy as np
-from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.metrics import multilabel_confusion_matrix
 
 from .._noisy_score import NoisyScore
@@ -47,48 +46,24 @@ from ..utils._arrays import check_sample_weight, chunks
 from ..utils._labels import encode_labels
 from ..utils._noise import FlipNoise
 from ._binary_counts import CountLaws, exact_moments
-from ._confusion_draws import _divide, _nanaverage, confusion_counts, draw_moments
+from ._confusion_draws import confusion_counts, draw_moments
+from ._count_definitions import COUNT_METRICS, nanaverage
 from ._multiclass_average import NEGLIGIBLE, _class_set, _Problem, is_identity
 from ._remeasurement import observed_confusion
-from ._sklearn_arithmetic import _nanaverage as _sklearn_nanaverage
-from ._sklearn_arithmetic import _prf_divide
 from ._truth_counts import denoised_confusion, second_order_bias, truth_metric
 
-__all__ = ["RATE_METRICS", "multiclass_rate_score", "rate_nominal"]
-
-#: The rates computed here, by their registry names.
-RATE_METRICS = ("specificity", "negative_predictive_value")
+__all__ = ["multiclass_rate_score", "rate_nominal"]
 
 
 # ------------------------------------------------------------ the counts
-def _one_vs_rest(confusion: np.ndarray, label_index: Any) -> tuple:
-    """``(TN, FP, FN, support)`` per class of confusion matrices ``(..., K, K)``.
-
-    Rows are the (observed) true classes, columns the predictions.
-    """
-    tp = np.diagonal(confusion, axis1=-2, axis2=-1)
-    true_sum = confusion.sum(-1)
-    pred_sum = confusion.sum(-2)
-    total = true_sum.sum(-1)[..., None]
-    fp, fn = pred_sum - tp, true_sum - tp
-    tn = total - tp - fp - fn
-    if label_index is not None:
-        tn, fp, fn, true_sum = (a[..., label_index] for a in (tn, fp, fn, true_sum))
-    return tn, fp, fn, true_sum
-
-
-def _draw_rates(
-    metric: str, confusion: np.ndarray, *, average: Any, zero: float, label_index: Any
-) -> np.ndarray:
-    """The rate of each redrawn matrix ``(D, K, K)``: ``(D,)`` or ``(D, K)``."""
-    tn, fp, fn, support = _one_vs_rest(confusion, label_index)
-    other = fp if metric == "specificity" else fn
-    if average == "micro":
-        tn, other = tn.sum(-1), other.sum(-1)
-    values = _divide(tn, tn + other, zero)
-    if average in ("macro", "weighted"):
-        return _nanaverage(values, support if average == "weighted" else None)
-    return values
+def _draw_rates(metric: str, confusion: np.ndarray, options: dict) -> np.ndarray:
+    """The rate of each matrix ``(..., K, K)``, by its definition."""
+    return COUNT_METRICS[metric].value(
+        confusion,
+        average=options["average"],
+        zero_division=options["zero"],
+        label_index=options["label_index"],
+    )
 
 
 def rate_of_counts(
@@ -97,18 +72,18 @@ def rate_of_counts(
     """The rate from one-vs-rest counts, with scikit-learn's arithmetic.
 
     ``tn``, ``fp``, ``fn`` and ``support`` (the true count of each class) as
-    in :func:`sklearn.metrics.multilabel_confusion_matrix`; ``average`` as in
-    scikit-learn (``None``: an array, one value per class).
+    in :func:`sklearn.metrics.multilabel_confusion_matrix`, along the last
+    axis; ``average`` as in scikit-learn (``None``: one value per class). The
+    rate is its definition's ratio of the negative class: ``TN`` over the true
+    negatives (specificity) or the predicted ones (NPV).
     """
-    tn = np.asarray(tn)
-    other = np.asarray(fp if metric == "specificity" else fn)
+    tn, fp, fn = (np.asarray(a) for a in (tn, fp, fn))
     if average == "micro":
-        tn, other = np.reshape(np.sum(tn), (1,)), np.reshape(np.sum(other), (1,))
-    values = _prf_divide(tn, tn + other, zero)
+        tn, fp, fn = (a.sum(-1, keepdims=True) for a in (tn, fp, fn))
+    values = COUNT_METRICS[metric].ratio.of_sums(tn, tn + fp, tn + fn, zero)
     if average is None:
         return values
-    weights = np.asarray(support) if average == "weighted" else None
-    return _sklearn_nanaverage(values, weights)
+    return nanaverage(values, np.asarray(support) if average == "weighted" else None)
 
 
 def rate_nominal(
@@ -116,11 +91,9 @@ def rate_nominal(
     sample_weight: Any, zero: float,
 ) -> Any:  # fmt: skip
     """The rate of ``y_true`` from scikit-learn's multilabel confusion matrix."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UndefinedMetricWarning)
-        counts = multilabel_confusion_matrix(
-            y_true, y_pred, sample_weight=sample_weight, labels=labels
-        )
+    counts = multilabel_confusion_matrix(
+        y_true, y_pred, sample_weight=sample_weight, labels=labels
+    )
     tn, fp, fn, tp = (counts[:, i // 2, i % 2] for i in range(4))
     return rate_of_counts(metric, tn, fp, fn, fn + tp, average=average, zero=zero)
 
@@ -160,13 +133,13 @@ def _score(metric: str, e: Any, v: Any, nominal: Any, m: int, method: str) -> An
 
 
 def _monte_carlo(metric: str, problem: _Problem, options: dict, nominal: Any, mc: dict):
-    values = _draw_rates(metric, problem.draws(**mc), **options)
+    values = _draw_rates(metric, problem.draws(**mc), options)
     expected, variance = draw_moments(values)
     return _score(metric, expected, variance, nominal, problem.n_samples, "monte_carlo")
 
 
 def _mc_variance(metric: str, problem: _Problem, options: dict, mc: dict) -> float:
-    return float(_draw_rates(metric, problem.draws(**mc), **options).var(ddof=1))
+    return float(_draw_rates(metric, problem.draws(**mc), options).var(ddof=1))
 
 
 def _micro(problem: _Problem) -> tuple[float, float]:
@@ -300,7 +273,7 @@ def _forward(metric: str, problem: _Problem, options: dict, nominal: Any, mc: di
         )
     if subset and average in ("micro", "weighted"):  # random sums of some classes
         return _monte_carlo(metric, problem, options, nominal, mc)
-    if metric == "negative_predictive_value":
+    if COUNT_METRICS[metric].fixed_denominator:  # NPV: over predicted negatives
         return _npv(problem, options, nominal, mc)
     if problem.weight is not None:  # counts that are not integers
         return _monte_carlo(metric, problem, options, nominal, mc)
@@ -308,41 +281,6 @@ def _forward(metric: str, problem: _Problem, options: dict, nominal: Any, mc: di
 
 
 # ------------------------------------------------ truth and remeasurement
-def _rate_gradient(
-    counts: np.ndarray, *, metric: str, average: str, zero: float
-) -> tuple[float, np.ndarray]:
-    """The rate of a confusion matrix (rows: true class) and ``∂rate/∂C``.
-
-    ``TN_k = Σ_{a ≠ k, b ≠ k} C[a, b]``; the denominator ``D_k`` is the sum of
-    the rows ``a ≠ k`` (specificity) or of the columns ``b ≠ k`` (NPV).
-    """
-    k = counts.shape[0]
-    total = counts.sum()
-    if average == "micro":  # Σ_k TN_k / ((K − 1) total), for both rates
-        value = ((k - 2) * total + np.trace(counts)) / ((k - 1) * total)
-        gradient = ((k - 2) + np.eye(k)) / ((k - 1) * total) - value / total
-        return float(value), gradient
-    other = 1.0 - np.eye(k)  # other[k, a] = [a ≠ k]
-    both = other[:, :, None] * other[:, None, :]  # [k, a, b] = [a ≠ k][b ≠ k]
-    tn = np.einsum("kab,ab->k", both, counts)
-    if metric == "specificity":
-        side = np.broadcast_to(other[:, :, None], both.shape)
-    else:
-        side = np.broadcast_to(other[:, None, :], both.shape)
-    denominator = np.einsum("kab,ab->k", side, counts)
-    defined = denominator != 0
-    safe = np.where(defined, denominator, 1.0)
-    values = np.where(defined, tn / safe, zero)
-    gradients = (both - values[:, None, None] * side) / safe[:, None, None]
-    gradients[~defined] = 0.0
-    if average == "macro":
-        return float(values.mean()), gradients.mean(axis=0)
-    support = counts.sum(axis=1)
-    value = float(support @ values / total)
-    gradient = np.einsum("k,kij->ij", support, gradients) + values[:, None]
-    return value, (gradient - value) / total
-
-
 def _estimand(
     metric: str, encoded: Any, noise: FlipNoise, weight: Any, options: dict,
     nominal: Any, estimand: str,
@@ -359,11 +297,11 @@ def _estimand(
     true, pred = encoded.indices(slice(None))
     observed = np.asarray(true, dtype=np.intp)
     pred = np.asarray(pred, dtype=np.intp)
-    rate = partial(_rate_gradient, metric=metric, average=average, zero=options["zero"])
-    # Linear in C with fixed denominators: the micro averages, the macro NPV.
-    linear = average == "micro" or (
-        metric == "negative_predictive_value" and average == "macro"
+    rate = partial(
+        COUNT_METRICS[metric].gradient, average=average, zero_division=options["zero"]
     )
+    # Linear in C with fixed denominators: the micro averages, the macro NPV.
+    linear = COUNT_METRICS[metric].is_linear(average)
     if estimand == "truth":
         confusion = denoised_confusion(observed, pred, noise, weight)
         expected, variance = truth_metric(rate, confusion)
@@ -400,8 +338,8 @@ def multiclass_rate_score(
     weight = check_sample_weight(sample_weight, m)
     cells = confusion_counts(encoded.indices, m, k)
     if sample_weight is None:  # integer counts: exact from the confusion matrix
-        counts = _one_vs_rest(cells, label_index)
-        nominal = rate_of_counts(metric, *counts, average=average, zero=zero)
+        options = {"average": average, "zero": zero, "label_index": label_index}
+        nominal = _draw_rates(metric, cells, options)
     else:
         nominal = rate_nominal(
             metric, y_true, y_pred, labels=labels, average=average,

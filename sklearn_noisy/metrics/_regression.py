@@ -12,7 +12,6 @@ one-dimensional quadratures (user guide: :ref:`formula_rmse`,
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -26,7 +25,7 @@ from ..utils._validation import (
     has_noise,
     supports_estimands,
 )
-from ..utils._warnings import find_stack_level
+from ..utils._warnings import warn
 from ._gaussian_forms import (
     mae_distribution,
     mse_distribution,
@@ -110,11 +109,10 @@ def _check_finite_results(
     for name, array in zip(("y_true", "y_pred", "sigma"), inputs, strict=True):
         if isinstance(array, np.ndarray):
             check_finite(array[:, 0] if array.shape[1] == 1 else array, name=name)
-    warnings.warn(
+    warn(
         f"{metric} overflowed: the errors or their moments exceed the float64 "
         "range, so part of the result is inf. Rescale y_true, y_pred and sigma.",
         RuntimeWarning,
-        stacklevel=find_stack_level(),
     )
 
 

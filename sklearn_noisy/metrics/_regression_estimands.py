@@ -12,7 +12,6 @@ docstring blocks the metrics share.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -20,7 +19,7 @@ import numpy as np
 
 from .._noisy_score import NoisyScore
 from ..utils._noise import check_sigma_dof
-from ..utils._warnings import find_stack_level
+from ..utils._warnings import warn
 from ._regression_definitions import RegressionLoss
 
 __all__ = [
@@ -49,9 +48,7 @@ def _warn_flags(message: str, flag: np.ndarray) -> None:
     if not flag.any():
         return
     outputs = "" if flag.size == 1 else f" (outputs {np.flatnonzero(flag).tolist()})"
-    warnings.warn(
-        message.format(outputs=outputs), UserWarning, stacklevel=find_stack_level()
-    )
+    warn(message.format(outputs=outputs), UserWarning)
 
 
 def estimand_arrays(

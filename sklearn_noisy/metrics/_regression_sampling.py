@@ -22,7 +22,6 @@ RMSE's sampling variance follows from the MSE's by the delta method.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +29,7 @@ import numpy as np
 
 from .._noisy_score import NoisyScore
 from ..utils._validation import check_regression_inputs
+from ..utils._warnings import quiet
 from ._regression_definitions import RegressionLoss
 
 __all__ = ["average_outputs", "bounded_root", "loss_terms", "root_sampling"]
@@ -118,8 +118,7 @@ def root_sampling(mean_metric: Callable[..., NoisyScore]) -> Callable[..., Any]:
         ):
             return None
         options = ("sigma", "sample_weight", "estimand", "sigma_dof", "zero_margin")
-        with warnings.catch_warnings():  # the root metric's call warned already
-            warnings.simplefilter("ignore")
+        with quiet():  # the root metric's call warned already
             mean = mean_metric(
                 arguments["y_true"],
                 arguments["y_pred"],

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -17,7 +16,7 @@ from ..utils._arrays import as_float_array, check_finite
 from ..utils._labels import as_label_array
 from ..utils._noise import FlipNoise
 from ..utils._validation import check_estimand, supports_estimands
-from ..utils._warnings import find_stack_level
+from ..utils._warnings import warn
 from ._roc_auc_kernels import (
     EXACT_BUDGET,
     auc_moments_delta,
@@ -121,12 +120,11 @@ def _forward(
             "Every draw of the labels has a single class: the ROC AUC is undefined."
         )
     if missing > _UNDEFINED_WARNING:
-        warnings.warn(
+        warn(
             f"With this label noise one class is missing in {missing:.3g} of the "
             "draws, where the ROC AUC is undefined; the expectation and variance "
             "are conditional on both classes being present.",
             UserWarning,
-            stacklevel=find_stack_level(),
         )
     return moments.mean, moments.variance, method
 
@@ -151,11 +149,10 @@ def _truth(
     count = float(np.dot(u, ranks)) - 0.5 * cross
     pairs = (n_samples - 1) * total - cross
     if not pairs > 0.0:
-        warnings.warn(
+        warn(
             "The de-noised number of positive-negative pairs is <= 0: the labels "
             "carry no information on both classes; the truth AUC is undefined.",
             UserWarning,
-            stacklevel=find_stack_level(),
         )
         return float("nan"), float("nan")
     estimate = count / pairs

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import inspect
-import warnings
 from typing import Any
 
 import numpy as np
@@ -21,7 +20,7 @@ from sklearn.exceptions import UndefinedMetricWarning
 from .._noisy_score import NoisyScore
 from ..utils._noise import _source_repr, check_noise_source, check_transition_matrix
 from ..utils._validation import ESTIMANDS
-from ..utils._warnings import find_stack_level
+from ..utils._warnings import warn
 from ._registry import MetricInfo, get_metric_info, get_metric_names
 
 __all__ = [
@@ -330,11 +329,10 @@ def undefined_score(info: MetricInfo, estimand: str, n_samples: int) -> NoisySco
     :class:`~sklearn.exceptions.UndefinedMetricWarning`, so that
     ``cross_validate(..., cv=LeaveOneOut())`` reports NaN folds.
     """
-    warnings.warn(
+    warn(
         f"{info.display_name} is not defined on fewer than {info.min_samples} "
         f"samples; got {n_samples}: the score is NaN, as scikit-learn's.",
         UndefinedMetricWarning,
-        stacklevel=find_stack_level(),
     )
     nan = float("nan")
     return NoisyScore(

@@ -17,8 +17,9 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-from sklearn.metrics._scorer import _cached_call
 from sklearn.utils.multiclass import type_of_target
+
+from ..utils._sklearn_compat import _cached_call
 
 __all__ = ["cached_response", "prepare_probabilities", "scoring_labels"]
 

@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-class MissingNoiseError(BaseException):
+class MissingNoiseError(ValueError):
     """A scorer that takes its noise from metadata was called without it.
 
     Raised by :class:`~sklearn_noisy.metrics.NoisyScorer` when it is called on
@@ -40,13 +40,14 @@ class MissingNoiseError(BaseException):
     metadata routing is disabled or the noise was not passed to
     ``cross_validate`` or a search. The message names the scorer and the fix.
 
-    It derives from :class:`BaseException`, not :class:`Exception`, on
-    purpose (as pytest's outcome exceptions do): scikit-learn turns any
-    :class:`Exception` raised by a scorer into ``error_score`` (NaN by
-    default) and a warning, and a search would then rank candidates whose
-    scores are all NaN and silently pick the first one. A missing noise source
-    is a configuration error that would fail on every fold, so it stops the
-    search instead. Catch it by name (``except MissingNoiseError``).
+    A :class:`ValueError`, so ``except ValueError`` and ``except Exception``
+    catch it. In ``cross_val_score``, ``cross_validate`` and the searches,
+    scikit-learn's ``error_score`` decides what happens: with
+    ``error_score="raise"`` it stops the run at the first fold; with the
+    default ``error_score=np.nan`` scikit-learn records NaN scores and warns
+    "Scoring failed" with this message in the details, and a search warns
+    that its test scores are non-finite. Pass ``error_score="raise"`` to make
+    a missing noise source stop a search instead of ranking NaNs.
 
     Examples
     --------

@@ -35,14 +35,13 @@ import dataclasses
 import functools
 import inspect
 import math
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .._noisy_score import NoisyScore
-from ..utils._warnings import find_stack_level
+from ..utils._warnings import quiet, warn
 
 __all__ = [
     "N_RESAMPLES",
@@ -239,8 +238,9 @@ def _bootstrap(
     scores = score if isinstance(score, list) else [score]
     rng = np.random.default_rng(0)
     draws = np.full((N_RESAMPLES, len(scores)), np.nan)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    # The resamples' warnings repeat those of the call on the whole test set:
+    # left out in this thread only (no change to the warning filters).
+    with quiet(), np.errstate(all="ignore"):
         for b in range(N_RESAMPLES):
             index = rng.integers(0, n, n)
             resample = {k: v[index] for k, v in data.items()}
@@ -252,12 +252,11 @@ def _bootstrap(
             draws[b] = [r.expected for r in results]
     finite = np.isfinite(draws).all(axis=1)
     if finite.sum() < N_RESAMPLES:
-        warnings.warn(
+        warn(
             f"test_set_sampling: {N_RESAMPLES - int(finite.sum())} of {N_RESAMPLES} "
             "bootstrap resamples of the test set gave no finite estimate and were "
             "left out.",
             UserWarning,
-            stacklevel=find_stack_level(),
         )
     out = []
     for j, s in enumerate(scores):

@@ -44,13 +44,13 @@ None or non-negative floats with a positive sum.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..utils._arrays import chunks, read_only
 from ..utils._noise import FlipNoise
+from ._count_definitions import COUNT_METRICS
 
 __all__ = [
     "AVERAGES",
@@ -306,142 +306,8 @@ def _per_sample_totals(
 
 
 # --------------------------------------------------------------------------- #
-# Metrics of the confusion matrix, with their gradients
+# Metrics of the confusion matrix, with their gradients (their definitions)
 # --------------------------------------------------------------------------- #
-def _class_ratios(
-    counts: np.ndarray,
-    scale: float,
-    *,
-    true: bool,
-    predicted: bool,
-    zero_division: float,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per-class ``f_k = scale · C[k, k] / d_k`` and gradients ``∂f_k/∂C``.
-
-    ``d_k`` is the row sum (``true``), the column sum (``predicted``) or both:
-    recall ``(1, true)``, precision ``(1, predicted)``, F1 ``(2, both)``. A zero
-    ``d_k`` gives ``zero_division`` with a zero gradient, as in scikit-learn.
-    Returns values of shape ``(K,)`` and gradients of shape ``(K, K, K)``.
-    """
-    n_classes = counts.shape[0]
-    eye = np.eye(n_classes)
-    d_numerator = scale * eye[:, :, None] * eye[:, None, :]
-    d_denominator = np.zeros((n_classes, n_classes, n_classes))
-    denominator = np.zeros(n_classes)
-    if true:
-        d_denominator += eye[:, :, None]
-        denominator += counts.sum(axis=1)
-    if predicted:
-        d_denominator += eye[:, None, :]
-        denominator += counts.sum(axis=0)
-    defined = denominator != 0
-    safe = np.where(defined, denominator, 1.0)
-    values = np.where(defined, scale * np.diagonal(counts) / safe, zero_division)
-    gradients = (d_numerator - values[:, None, None] * d_denominator) / safe[
-        :, None, None
-    ]
-    gradients[~defined] = 0.0
-    return values, gradients
-
-
-_RATIO_KINDS = {
-    "recall": (1.0, True, False),
-    "precision": (1.0, False, True),
-    "f1": (2.0, True, True),
-}
-
-
-def _averaged(
-    name: str,
-    counts: np.ndarray,
-    pos_index: int | None,
-    average: str,
-    zero_division: float,
-) -> tuple[float, np.ndarray]:
-    """Recall, precision or F1 with scikit-learn's ``average``."""
-    scale, true, predicted = _RATIO_KINDS[name]
-    if average == "micro":  # pooled over the classes: scale · trace / (Σ d_k)
-        n_classes = counts.shape[0]
-        pooled = counts.sum() * (int(true) + int(predicted))
-        if pooled == 0:
-            return float(zero_division), np.zeros_like(counts)
-        value = scale * np.trace(counts) / pooled
-        share = (int(true) + int(predicted)) / pooled
-        return float(value), scale * np.eye(n_classes) / pooled - value * share
-    values, gradients = _class_ratios(
-        counts, scale, true=true, predicted=predicted, zero_division=zero_division
-    )
-    if average == "binary":
-        return float(values[pos_index]), gradients[pos_index]
-    if average == "macro":
-        return float(values.mean()), gradients.mean(axis=0)
-    support = counts.sum(axis=1)
-    total = support.sum()
-    value = float(support @ values / total)
-    gradient = np.einsum("k,kij->ij", support, gradients) + values[:, None]
-    return value, (gradient - value) / total
-
-
-def _balanced_accuracy(counts: np.ndarray) -> tuple[float, np.ndarray]:
-    """Mean recall over the classes with a non-zero (estimated) support.
-
-    As :func:`sklearn.metrics.balanced_accuracy_score`, which drops the classes
-    absent from ``y_true``.
-    """
-    values, gradients = _class_ratios(
-        counts, 1.0, true=True, predicted=False, zero_division=0.0
-    )
-    present = counts.sum(axis=1) != 0
-    return float(values[present].mean()), gradients[present].mean(axis=0)
-
-
-def _matthews(counts: np.ndarray) -> tuple[float, np.ndarray]:
-    """scikit-learn's multiclass MCC (the binary MCC when ``K = 2``).
-
-    ``(c n − t·p) / sqrt((n² − p·p)(n² − t·t))`` with ``t`` the row sums, ``p``
-    the column sums, ``c`` the trace and ``n`` the total. A non-positive product
-    under the root (zero as in scikit-learn, or negative when estimated class
-    totals fall outside ``[0, n]``) gives 0 with a zero gradient.
-    """
-    true = counts.sum(axis=1)
-    predicted = counts.sum(axis=0)
-    correct = np.trace(counts)
-    total = predicted.sum()
-    covariance = correct * total - true @ predicted
-    spread_pred = total**2 - predicted @ predicted
-    spread_true = total**2 - true @ true
-    product = spread_pred * spread_true
-    if not product > 0:
-        return 0.0, np.zeros_like(counts)
-    value = covariance / np.sqrt(product)
-    # ∂/∂C[k, j] of each part; every part also moves with the total n.
-    d_covariance = total * np.eye(counts.shape[0]) + correct
-    d_covariance -= predicted[:, None] + true[None, :]
-    d_spread_pred = 2.0 * (total - predicted)[None, :]
-    d_spread_true = 2.0 * (total - true)[:, None]
-    gradient = d_covariance / np.sqrt(product) - 0.5 * value * (
-        d_spread_pred / spread_pred + d_spread_true / spread_true
-    )
-    return float(value), gradient
-
-
-def _accuracy(counts: np.ndarray) -> tuple[float, np.ndarray]:
-    """``trace(C) / Σ C``: linear, with the fixed total weight as denominator."""
-    total = counts.sum()
-    value = np.trace(counts) / total
-    return float(value), (np.eye(counts.shape[0]) - value) / total
-
-
-def _specificity(
-    counts: np.ndarray, pos_index: int, zero_division: float
-) -> tuple[float, np.ndarray]:
-    """Binary ``TN / (TN + FP)``: the recall of the negative class."""
-    values, gradients = _class_ratios(
-        counts, 1.0, true=True, predicted=False, zero_division=zero_division
-    )
-    return float(values[1 - pos_index]), gradients[1 - pos_index]
-
-
 #: The metrics :func:`truth_metric` knows, by their registry names (and
 #: ``"specificity"``, binary only).
 TRUTH_METRICS = (
@@ -454,12 +320,6 @@ TRUTH_METRICS = (
     "specificity",
 )
 
-_SIMPLE: dict[str, Callable[[np.ndarray], tuple[float, np.ndarray]]] = {
-    "accuracy": _accuracy,
-    "balanced_accuracy": _balanced_accuracy,
-    "matthews_corrcoef": _matthews,
-}
-
 
 def metric_gradient(
     name: str,
@@ -471,45 +331,36 @@ def metric_gradient(
 ) -> tuple[float, np.ndarray]:
     """A metric of a confusion matrix and its gradient ``∂f/∂C``.
 
-    Parameters
-    ----------
-    name : str or callable
-        One of :data:`TRUTH_METRICS`, or a function ``counts -> (value,
-        gradient)`` (the other options are then its own).
-    counts : ndarray of shape (n_classes, n_classes)
-        A confusion matrix, rows true classes and columns predictions.
-    pos_index : int or None, default=None
-        Position of the positive class: required by ``average="binary"`` (for
-        recall, precision and F1) and by ``"specificity"`` (``K = 2``).
-    average : {"binary", "micro", "macro", "weighted"}, default="binary"
-        The average of recall, precision and F1, as in scikit-learn (over all
-        ``K`` classes); ignored by the other metrics.
-    zero_division : float, default=0.0
-        The value of a ratio whose denominator is zero, as in scikit-learn.
-
-    Returns
-    -------
-    value : float
-    gradient : ndarray of shape (n_classes, n_classes)
+    ``name`` is one of :data:`TRUTH_METRICS` (read from its definition,
+    :mod:`._count_definitions`) or a function ``counts -> (value, gradient)``.
+    ``counts`` has rows the true classes; ``pos_index`` (the positive class)
+    is needed by ``average="binary"`` and by ``"specificity"`` (two classes);
+    ``average`` is scikit-learn's, over all the classes, for the ratios;
+    ``zero_division`` the value of a ratio whose denominator is zero.
+    Returns the value and the gradient, of the shape of ``counts``.
     """
     if callable(name):  # another metric of C: ``name(counts) -> (value, ∂/∂C)``
         return name(counts)
-    if name in _SIMPLE:
-        return _SIMPLE[name](counts)
-    if name not in _RATIO_KINDS and name != "specificity":
+    if name not in TRUTH_METRICS:
         raise ValueError(f"name must be one of {TRUTH_METRICS}; got {name!r}.")
-    if name == "specificity" or average == "binary":
-        if pos_index is None:
-            raise ValueError(f"{name} needs pos_index, the positive class position.")
-        if name == "specificity":
+    definition = COUNT_METRICS[name]
+    if definition.averaged:
+        if definition.negative or average == "binary":
+            if pos_index is None:
+                raise ValueError(
+                    f"{name} needs pos_index, the positive class position."
+                )
+        if definition.negative:  # binary here; one-vs-rest in ._rates_average
             if counts.shape[0] != 2:
                 raise ValueError(
-                    f"specificity is defined for two classes; got {counts.shape[0]}."
+                    f"{name} is defined for two classes; got {counts.shape[0]}."
                 )
-            return _specificity(counts, pos_index, zero_division)
-    if average not in AVERAGES:
-        raise ValueError(f"average must be one of {AVERAGES}; got {average!r}.")
-    return _averaged(name, counts, pos_index, average, zero_division)
+            average = "binary"
+        if average not in AVERAGES:
+            raise ValueError(f"average must be one of {AVERAGES}; got {average!r}.")
+    return definition.gradient(
+        counts, pos_index=pos_index, average=average, zero_division=zero_division
+    )
 
 
 def truth_metric(

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -15,12 +14,12 @@ import numpy as np
 from scipy import stats
 from sklearn.base import is_classifier
 from sklearn.model_selection import check_cv
-from sklearn.utils import _safe_indexing
 
 from .._noisy_score import NoisyScore
 from ..metrics import expected_paired_difference, get_metric_info
 from ..utils._noise import resolve_noise_source, take_samples
-from ..utils._warnings import find_stack_level
+from ..utils._sklearn_compat import _safe_indexing
+from ..utils._warnings import warn
 from ._comparison_result import CorrectedTTest, EstimatorComparison
 from ._cross_validator import NoisyCrossValidator
 from ._pooling import _pooled_method
@@ -531,9 +530,7 @@ def _difference_estimands(
             f"no paired truth difference for {why or scorer.metric}: the forward "
             "difference (the paper's, if y_true were exact) is reported"
         )
-        warnings.warn(
-            f"{key}: {notes[key]}.", UserWarning, stacklevel=find_stack_level()
-        )
+        warn(f"{key}: {notes[key]}.", UserWarning)
     return kinds, notes
 
 

@@ -21,8 +21,9 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.model_selection import check_cv
 from sklearn.utils import indexable
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import _num_samples, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
+from ..utils._sklearn_compat import _num_samples
 from ._estimands import check_cv_estimand, estimand_tables, plan_estimands
 from ._pooling import (
     _out_of_fold,

@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
-from sklearn.utils import _safe_indexing
 
 from .._noisy_score import NoisyScore
 from ..metrics import get_metric_info, get_metric_names
 from ..utils._arrays import weighted_totals
-from ..utils._warnings import find_stack_level
+from ..utils._sklearn_compat import _safe_indexing
+from ..utils._warnings import quiet, warn
 from ._validation import Noise, _classes_kwarg, _noise_kwargs, _take_noise
 
 __all__ = ["add_test_set_sampling"]
@@ -96,14 +95,13 @@ def _out_of_fold(results: list[dict]) -> OutOfFold:
     order = np.argsort(indices, kind="stable")
     indices = indices[order]
     if indices.shape[0] > 1 and bool(np.any(indices[1:] == indices[:-1])):
-        warnings.warn(
+        warn(
             "The test sets of the cross-validation overlap (e.g. ShuffleSplit "
             "or repeated splits), so the out-of-fold predictions cannot be "
             "pooled: pooled_ is empty and oof_predictions_ is None. Use a "
             "splitter whose test sets are disjoint (KFold, StratifiedKFold, "
             "GroupKFold, ...) to get pooled scores.",
             UserWarning,
-            stacklevel=find_stack_level(),
         )
         return OutOfFold(None, {})
     methods = set(fitted[0]["responses"]).intersection(
@@ -177,11 +175,10 @@ def _pool_or_warn(results: list[dict], oof: OutOfFold, X: Any, y: Any, **kwargs:
                 _pool_scores(results, oof, X, y, scorers={key: scorer}, **kwargs)
             )
         except Exception as exc:  # reported: the fold results stay
-            warnings.warn(
+            warn(
                 f"{key!r} could not be pooled over the out-of-fold predictions, "
                 f"so pooled_ has no entry for it: {type(exc).__name__}: {exc}",
                 UserWarning,
-                stacklevel=find_stack_level(),
             )
     return pooled
 
@@ -283,8 +280,7 @@ def add_test_set_sampling(
                 continue
             method = _pooled_method(variant, responses)
             try:
-                with warnings.catch_warnings():  # the pooled estimate warned
-                    warnings.simplefilter("ignore")
+                with quiet():  # the pooled estimate warned
                     sampled = _sampling_scorer(variant).score_predictions(
                         y_oof,
                         responses[method],
@@ -293,12 +289,11 @@ def add_test_set_sampling(
                         **_classes_kwarg(method, classes),
                     )
             except Exception as exc:  # reported: the estimate stays
-                warnings.warn(
+                warn(
                     f"The test-set sampling variance of the pooled {key!r} "
                     f"({estimand}) could not be computed: {type(exc).__name__}: "
                     f"{exc}",
                     UserWarning,
-                    stacklevel=find_stack_level(),
                 )
                 continue
             estimates[key][estimand] = dataclasses.replace(

@@ -135,10 +135,24 @@ def check_scorers_noise(scorers: dict[str, Any], noise: str | None) -> None:
     """Reject noise of the wrong kind for a scorer (``sigma`` for a classifier...).
 
     ``noise`` is the keyword given to ``fit``: ``"sigma"``, ``"q"``,
-    ``"transition_matrix"`` or None.
+    ``"transition_matrix"`` or None. None is an error for a scorer without a
+    noise source of its own, raised before any fold is fitted.
     """
     for key, scorer in scorers.items():
         takes = getattr(scorer, "requires_noise", None)
+        own = getattr(scorer, takes, None) if takes in ("sigma", "q") else None
+        routed = own is None and getattr(scorer, "transition_matrix", None) is None
+        if takes is not None and noise is None and routed:
+            fix = (
+                "fit(X, y, sigma=sigma)"
+                if takes == "sigma"
+                else "fit(X, y, q=q) or fit(X, y, transition_matrix=T)"
+            )
+            raise ValueError(
+                f"The {key!r} metric takes the label noise from fit: pass {fix}, "
+                "or give its scorer a source of its own, "
+                f"make_noisy_scorer({scorer.metric!r}, {takes}=...)."
+            )
         if takes == "sigma" and noise in ("q", "transition_matrix"):
             raise TypeError(
                 f"The {key!r} metric is a regression metric (noise sigma), but "

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import time
-import warnings
 from collections import Counter
 from collections.abc import Iterable
 from traceback import format_exc
@@ -20,18 +19,19 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.exceptions import FitFailedWarning, UndefinedMetricWarning
-from sklearn.utils import _safe_indexing, get_tags
-from sklearn.utils.validation import (
-    _check_method_params,
-    _get_feature_names,
-    _num_features,
-    column_or_1d,
-)
+from sklearn.utils.validation import column_or_1d
 
 from .._noisy_score import NoisyScore
 from ..metrics import get_metric_info, get_metric_names
 from ..utils._noise import FlipNoise, GaussianNoise
-from ..utils._warnings import find_stack_level
+from ..utils._sklearn_compat import (
+    _check_method_params,
+    _get_feature_names,
+    _num_features,
+    _safe_indexing,
+    get_tags,
+)
+from ..utils._warnings import warn
 from ._progress import FoldProgress, _end_message
 
 __all__: list[str] = []
@@ -417,14 +417,13 @@ def _raise_or_warn_fit_failures(results: list[dict], error_score: Any) -> None:
             f"error_score='raise'.\n\nBelow are more details about the failures:\n"
             f"{details}"
         )
-    warnings.warn(
+    warn(
         f"\n{len(fit_errors)} fits failed out of a total of {len(results)}.\nThe "
         f"scores on these train-test partitions will be set to {error_score}.\nIf "
         "these failures are not expected, you can try to debug them by setting "
         f"error_score='raise'.\n\nBelow are more details about the failures:\n"
         f"{details}",
         FitFailedWarning,
-        stacklevel=find_stack_level(),
     )
 
 
@@ -440,11 +439,10 @@ def _raise_or_warn_score_failures(results: list[dict], keys: Iterable[str]) -> N
                 f"Scoring {key!r} failed on every fold. The first error was:\n"
                 f"{errors[0]}"
             )
-        warnings.warn(
+        warn(
             f"Scoring {key!r} failed on {len(errors)} of {len(fitted)} folds; its "
             f"scores there are set to error_score. The first error was:\n{errors[0]}",
             UserWarning,
-            stacklevel=find_stack_level(),
         )
 
 
@@ -455,13 +453,12 @@ def _warn_undefined_scores(results: list[dict], scorers: dict[str, Any]) -> None
         if not n_folds:
             continue
         info = get_metric_info(scorer.metric)
-        warnings.warn(
+        warn(
             f"{info.display_name} is not defined on fewer than {info.min_samples} "
             f"samples: {key!r} is NaN on {n_folds} of {len(results)} folds (as "
             "scikit-learn's metric is); pooled_ scores it over all the "
             "out-of-fold predictions.",
             UndefinedMetricWarning,
-            stacklevel=find_stack_level(),
         )
 
 

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..utils._validation import as_float_array
-from ..utils._warnings import find_stack_level
+from ..utils._warnings import warn
 
 __all__ = ["FEW_REPEATS", "RepeatSummary", "summarize_repeats"]
 
@@ -257,14 +256,13 @@ def summarize_repeats(
     own = np.flatnonzero(enough & (counts < FEW_REPEATS))
     if own.size:
         n_min = int(counts[own].min())
-        warnings.warn(
+        warn(
             f"The spread of {own.size} sample(s) rests on fewer than {FEW_REPEATS} "
             f"repeats (as few as {n_min}): a standard deviation from n repeats has a "
             f"relative standard error of about 1/sqrt(2(n-1)), "
             f"{1.0 / math.sqrt(2.0 * (n_min - 1)):.0%} for n = {n_min}. Consider "
             "instrument_sigma with a higher min_repeats, or a pooled estimate.",
             UserWarning,
-            stacklevel=find_stack_level(),
         )
 
     result_sigma = spread / np.sqrt(counts) if sigma == "sem" else spread

@@ -1,0 +1,653 @@
+"""The count metrics, each defined once: functions of a confusion matrix.
+
+Accuracy, precision, recall, F1, balanced accuracy, MCC and the rates of the
+binary confusion matrix (specificity, negative predictive value, false positive
+and false negative rates) are functions of a confusion matrix ``C`` (rows the
+true class, columns the prediction; weighted counts). Each is one frozen
+:class:`CountMetric` in :data:`COUNT_METRICS`, and every engine reads it:
+
+* ``value``: the metric of a stack of matrices ``(..., K, K)``, with
+  scikit-learn's arithmetic (the same floating-point operations in the same
+  order as :mod:`sklearn.metrics`: ``_prf_divide``, ``_nanaverage``,
+  ``matthews_corrcoef``), so that the nominal value agrees to the last bit and
+  the Monte Carlo engine applies the same rule to every drawn matrix;
+* ``gradient``: the value and ``∂f/∂C`` of one matrix (truth, remeasurement);
+* ``affine``: ``(α(n), β(n))`` with ``metric = α(n) + β(n) TP`` given ``n``
+  observed positives, the form of the exact binary engine
+  (:mod:`._binary_counts`; user guide: :ref:`formula_binary_counts`);
+* ``delta``: the metric and its first and second derivatives in ``(TP, FN)``,
+  for the binary delta method;
+* the zero-division rule (one place, :func:`_divide`): a ratio whose
+  denominator is 0 is ``zero_division``, with a zero gradient, as in
+  scikit-learn; MCC is 0 where the product under its root is not positive;
+* the range, the scikit-learn function and the structure the engines need
+  (which sums a ratio divides by, the averages under which it is linear).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn import metrics as sk
+
+__all__ = [
+    "COUNT_METRICS",
+    "CountMetric",
+    "Ratio",
+    "nanaverage",
+    "sklearn_from_confusion",
+]
+
+
+# --------------------------------------------------------------------------
+# scikit-learn's arithmetic, vectorised over a stack of matrices
+# --------------------------------------------------------------------------
+def _divide(numerator: Any, denominator: Any, zero: float) -> np.ndarray:
+    """``numerator/denominator``, ``zero`` where the denominator is 0.
+
+    scikit-learn's ``_prf_divide``: the zero denominators are set to 1 before
+    the division, so that every defined value has the same bits.
+    """
+    denominator = np.asarray(denominator, dtype=np.float64)
+    undefined = denominator == 0
+    safe = np.where(undefined, 1.0, denominator)
+    return np.where(undefined, zero, np.asarray(numerator, dtype=np.float64) / safe)
+
+
+def nanaverage(values: Any, weights: Any, *, drop: bool | None = None) -> Any:
+    """scikit-learn's ``_nanaverage`` along the last axis (NaN entries ignored).
+
+    scikit-learn's ``nanmean`` counts the NaN entries as 0 in the sum; its
+    weighted average (``drop``, the default with ``weights``) and balanced
+    accuracy's mean remove them first: so are they here for one matrix, so
+    that the sums agree to the last bit (a stack counts them as 0). All
+    weights zero: the unweighted mean of the defined entries, as scikit-learn.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    defined = ~np.isnan(values)
+    if (weights is not None if drop is None else drop) and values.size:
+        rows = defined.reshape(-1, values.shape[-1])
+        if rows.shape[0] == 1:
+            values, defined = values[..., rows[0]], defined[..., rows[0]]
+            weights = None if weights is None else np.asarray(weights)[..., rows[0]]
+    clean = np.where(defined, values, 0.0)
+    count = defined.sum(-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.where(count > 0, clean.sum(-1) / np.maximum(count, 1), np.nan)
+        if weights is None:
+            return mean
+        w = np.where(defined, weights, 0)
+        total = w.sum(-1)
+        weighted = (clean * w).sum(-1) / np.where(total > 0, total, 1)
+    return np.where(total > 0, weighted, mean)
+
+
+def _safe_reciprocal(denominator: np.ndarray) -> np.ndarray:
+    """``1/denominator`` where it is positive, 0 elsewhere."""
+    out = np.zeros_like(denominator, dtype=np.float64)
+    np.divide(1.0, denominator, out=out, where=denominator > 0)
+    return out
+
+
+def _sums(confusion: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(diagonal, row sums, column sums)`` of a stack of matrices."""
+    tp = np.diagonal(confusion, axis1=-2, axis2=-1)
+    return tp, confusion.sum(-1), confusion.sum(-2)
+
+
+# --------------------------------------------------------------------------
+# Ratios of the diagonal: precision, recall, F1
+# --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Ratio:
+    """``scale · C[k, k] / d_k``: ``d_k`` the row sum, the column sum or both.
+
+    Recall ``(1, true)``, precision ``(1, predicted)``, F1 ``(2, both)``.
+    """
+
+    scale: float
+    true: bool
+    predicted: bool
+
+    @property
+    def fixed_denominator(self) -> bool:
+        """Whether the denominator is a prediction total alone (fixed)."""
+        return self.predicted and not self.true
+
+    def denominator(self, true_sum: Any, pred_sum: Any) -> Any:
+        """``d`` of per-class sums, in scikit-learn's order (broadcast)."""
+        true_sum = 1 * true_sum if self.true else 0 * true_sum
+        return true_sum + (pred_sum if self.predicted else 0 * pred_sum)
+
+    def of_sums(self, tp: Any, true_sum: Any, pred_sum: Any, zero: float) -> Any:
+        """The ratio of per-class sums (broadcast), ``zero`` where 0/0."""
+        numerator = self.scale * np.asarray(tp, dtype=np.float64)
+        return _divide(numerator, self.denominator(true_sum, pred_sum), zero)
+
+    def undefined_probability(self, n_pred_pos: float, p_no_positive: float) -> float:
+        """``P(d = 0)`` given the predicted total and ``P(no observed positive)``."""
+        if self.predicted and n_pred_pos > 0:
+            return 0.0
+        return p_no_positive if self.true else 1.0
+
+
+def _ratio_value(
+    ratio: Ratio,
+    confusion: np.ndarray,
+    *,
+    negative: bool = False,
+    average: Any = None,
+    zero_division: float = 0.0,
+    pos_index: int | None = None,
+    label_index: Any = None,
+    **_: Any,
+) -> Any:
+    """A ratio of each matrix with scikit-learn's ``average``.
+
+    ``negative``: of each class against the rest, ``TN_k`` over the true
+    negatives (``ratio.true``) or the predicted ones, as
+    :func:`sklearn.metrics.multilabel_confusion_matrix` counts them.
+    """
+    tp, true_sum, pred_sum = _sums(confusion)
+    if negative:
+        fp, fn = pred_sum - tp, true_sum - tp
+        tn = true_sum.sum(-1)[..., None] - tp - fp - fn
+        parts = (tn, fp, fn, true_sum)
+    else:
+        parts = (tp, true_sum, pred_sum, true_sum)
+    if label_index is not None:  # scikit-learn's labels as a subset
+        parts = tuple(a[..., label_index] for a in parts)
+    if average == "binary":
+        parts = tuple(a[..., pos_index] for a in parts)
+    elif average == "micro":
+        parts = tuple(a.sum(-1) for a in parts)
+    numerator, first, second, support = parts
+    if negative:
+        first, second = numerator + first, numerator + second
+    values = ratio.of_sums(numerator, first, second, zero_division)
+    if average in ("macro", "weighted"):
+        return nanaverage(values, support if average == "weighted" else None)
+    return values
+
+
+def _ratio_gradient(
+    ratio: Ratio,
+    counts: np.ndarray,
+    *,
+    pos_index: Any,
+    average: str,
+    zero: float,
+    negative: bool = False,
+) -> tuple[float, np.ndarray]:
+    """The ratio of one matrix with scikit-learn's ``average``, and ``∂f/∂C``.
+
+    Class ``k``'s ratio is ``N_k / D_k``, both linear in ``C``: ``N_k`` is
+    ``scale · C[k, k]``, or with ``negative`` (the rates, one class against
+    the rest) ``TN_k = Σ_{a ≠ k, b ≠ k} C[a, b]``; ``D_k`` sums the rows
+    (``true``) and / or the columns (``predicted``) of the same class, or of
+    the other classes. The micro average is ``Σ N_k / Σ D_k``;
+    ``"present"`` averages the classes of non-zero support (balanced
+    accuracy).
+    """
+    n_classes = counts.shape[0]
+    mine = np.eye(n_classes) if not negative else 1.0 - np.eye(n_classes)
+    rows, columns = mine[:, :, None], mine[:, None, :]
+    d_numerator = (1.0 if negative else ratio.scale) * rows * columns
+    d_denominator = (rows if ratio.true else 0 * rows) + (
+        columns if ratio.predicted else 0 * columns
+    )
+    true_sum = counts.sum(axis=1)
+    if negative:
+        numerator = np.einsum("kab,ab->k", d_numerator, counts)
+        denominator = np.einsum("kab,ab->k", d_denominator, counts)
+    else:
+        numerator = ratio.scale * np.diagonal(counts)
+        denominator = ratio.denominator(true_sum, counts.sum(axis=0))
+    if average == "micro":  # pooled over the classes: a ratio of two sums
+        pooled = denominator.sum()
+        if pooled == 0:
+            return float(zero), np.zeros_like(counts)
+        value = numerator.sum() / pooled
+        gradient = d_numerator.sum(axis=0) - value * d_denominator.sum(axis=0)
+        return float(value), gradient / pooled
+    defined = denominator != 0
+    safe = np.where(defined, denominator, 1.0)
+    values = np.where(defined, numerator / safe, zero)
+    gradients = (d_numerator - values[:, None, None] * d_denominator) / safe[
+        :, None, None
+    ]
+    gradients[~defined] = 0.0
+    if average == "binary":
+        return float(values[pos_index]), gradients[pos_index]
+    if average == "macro":
+        return float(values.mean()), gradients.mean(axis=0)
+    if average == "present":  # the classes of non-zero support (balanced accuracy)
+        present = true_sum != 0
+        return float(values[present].mean()), gradients[present].mean(axis=0)
+    total = true_sum.sum()  # weighted
+    value = float(true_sum @ values / total)
+    gradient = np.einsum("k,kij->ij", true_sum, gradients) + values[:, None]
+    return value, (gradient - value) / total
+
+
+_PRECISION = Ratio(1.0, False, True)
+_RECALL = Ratio(1.0, True, False)
+_F1 = Ratio(2.0, True, True)
+
+
+def _precision_affine(n: np.ndarray, n_pos: float, m: float, zero: float, **_: Any):
+    if n_pos > 0:
+        return np.zeros_like(n), np.full_like(n, 1.0 / n_pos)
+    return np.full_like(n, zero), np.zeros_like(n)
+
+
+def _recall_affine(n: np.ndarray, n_pos: float, m: float, zero: float, **_: Any):
+    return np.where(n > 0, 0.0, zero), _safe_reciprocal(n)
+
+
+def _f1_affine(n: np.ndarray, n_pos: float, m: float, zero: float, **_: Any):
+    return np.where(n_pos + n > 0, 0.0, zero), 2.0 * _safe_reciprocal(n_pos + n)
+
+
+def _recall_delta(t: float, f: float, n_pos: float, m: float) -> tuple:
+    s = t + f
+    return t / s, f / s**2, -t / s**2, -2.0 * f / s**3, 2.0 * t / s**3
+
+
+def _f1_delta(t: float, f: float, n_pos: float, m: float) -> tuple:
+    d = n_pos + (t + f)
+    return (
+        2.0 * t / d,
+        2.0 * (n_pos + f) / d**2,
+        -2.0 * t / d**2,
+        -4.0 * (n_pos + f) / d**3,
+        4.0 * t / d**3,
+    )
+
+
+# --------------------------------------------------------------------------
+# Balanced accuracy
+# --------------------------------------------------------------------------
+def _balanced_accuracy_value(
+    confusion: np.ndarray, *, adjusted: bool = False, **_: Any
+) -> Any:
+    """Mean recall over the classes present in ``y_true``; adjusted from chance.
+
+    As scikit-learn, ``(score − 1/K)/(1 − 1/K)`` with ``K`` the classes present
+    (``-inf`` or NaN when a single class is present).
+    """
+    tp, true_sum, _ = _sums(confusion)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_class = np.where(
+            true_sum > 0, tp / np.where(true_sum > 0, true_sum, 1), np.nan
+        )
+    score = nanaverage(per_class, None, drop=True)
+    if adjusted:
+        chance = 1.0 / (true_sum > 0).sum(-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            score = (score - chance) / (1.0 - chance)
+    return score
+
+
+def _balanced_accuracy_gradient(counts: np.ndarray, **_: Any) -> tuple:
+    return _ratio_gradient(_RECALL, counts, pos_index=None, average="present", zero=0.0)
+
+
+def _balanced_accuracy_affine(
+    n: np.ndarray, n_pos: float, m: float, zero: float, *, adjusted: bool = False
+):
+    n_neg = m - n_pos
+    inv_neg = _safe_reciprocal(m - n)  # 1/(M - n), 0 at n = M
+    inv_pos = _safe_reciprocal(n)  # 1/n, 0 at n = 0
+    alpha = 0.5 * (n_neg - n) * inv_neg
+    beta = 0.5 * (inv_pos + inv_neg)
+    single = (n == 0) | (n == m)
+    if adjusted:  # (BA - 1/2) / (1/2) with two classes; undefined with one
+        return np.where(single, np.nan, 2.0 * alpha - 1.0), 2.0 * beta
+    # Only one class observed: BA is the recall of that class alone.
+    alpha = np.where(n == 0, n_neg / m, np.where(n == m, 0.0, alpha))
+    beta = np.where(n == 0, 0.0, np.where(n == m, 1.0 / m, beta))
+    return alpha, beta
+
+
+def _balanced_accuracy_delta(t: float, f: float, n_pos: float, m: float) -> tuple:
+    s = t + f
+    u, w = (m - n_pos) - f, m - s
+    return (
+        0.5 * (t / s + u / w),
+        0.5 * (f / s**2 + u / w**2),
+        0.5 * (-t / s**2 - (n_pos - t) / w**2),
+        0.5 * (-2.0 * f / s**3 + 2.0 * u / w**3),
+        0.5 * (2.0 * t / s**3 - 2.0 * (n_pos - t) / w**3),
+    )
+
+
+# --------------------------------------------------------------------------
+# Matthews correlation coefficient
+# --------------------------------------------------------------------------
+def _matthews_parts(confusion: np.ndarray) -> tuple:
+    """``(c n − t·p, n² − p·p, n² − t·t)`` and the sums, scikit-learn's order."""
+    tp, t_sum, p_sum = _sums(confusion)
+    n_correct = tp.sum(-1)
+    n = p_sum.sum(-1)
+    cov_ytyp = n_correct * n - (t_sum * p_sum).sum(-1)
+    cov_ypyp = n * n - (p_sum * p_sum).sum(-1)
+    cov_ytyt = n * n - (t_sum * t_sum).sum(-1)
+    return cov_ytyp, cov_ypyp, cov_ytyt, n_correct, n, t_sum, p_sum
+
+
+def _matthews_value(confusion: np.ndarray, **_: Any) -> Any:
+    """scikit-learn's multiclass MCC: 0 where the product under the root is not > 0.
+
+    The product is never negative for a matrix of counts (then the rule is
+    scikit-learn's ``== 0``); it can be for estimated (de-noised) counts.
+    """
+    cov_ytyp, cov_ypyp, cov_ytyt = _matthews_parts(np.asarray(confusion, float))[:3]
+    product = cov_ypyp * cov_ytyt
+    positive = product > 0
+    return np.where(positive, cov_ytyp / np.sqrt(np.where(positive, product, 1.0)), 0.0)
+
+
+def _matthews_gradient(counts: np.ndarray, **_: Any) -> tuple[float, np.ndarray]:
+    _, spread_pred, spread_true, correct, total, true, predicted = _matthews_parts(
+        counts
+    )
+    value = float(_matthews_value(counts))
+    if not spread_pred * spread_true > 0:
+        return 0.0, np.zeros_like(counts)
+    # ∂/∂C[k, j] of each part; every part also moves with the total n.
+    d_covariance = total * np.eye(counts.shape[0]) + correct
+    d_covariance -= predicted[:, None] + true[None, :]
+    d_spread_pred = 2.0 * (total - predicted)[None, :]
+    d_spread_true = 2.0 * (total - true)[:, None]
+    gradient = d_covariance / np.sqrt(spread_pred * spread_true) - 0.5 * value * (
+        d_spread_pred / spread_pred + d_spread_true / spread_true
+    )
+    return value, gradient
+
+
+def _matthews_affine(n: np.ndarray, n_pos: float, m: float, zero: float, **_: Any):
+    inv_d = _safe_reciprocal(np.sqrt(n_pos * (m - n_pos)) * np.sqrt(n * (m - n)))
+    return -n_pos * n * inv_d, m * inv_d
+
+
+def _matthews_delta(t: float, f: float, n_pos: float, m: float) -> tuple:
+    n_neg = m - n_pos
+    if n_pos == 0 or n_neg == 0:  # D = 0 for every labelling: MCC = 0
+        return 0.0, 0.0, 0.0, 0.0, 0.0
+    s = t + f
+    c = np.sqrt(n_pos * n_neg)
+    h = s * (m - s)
+    w0 = h**-0.5
+    w1 = -0.5 * h**-1.5 * (m - 2.0 * s)
+    w2 = 0.75 * h**-2.5 * (m - 2.0 * s) ** 2 + h**-1.5
+    num = n_neg * t - n_pos * f
+    return (
+        num * w0 / c,
+        (n_neg * w0 + num * w1) / c,
+        (-n_pos * w0 + num * w1) / c,
+        (2.0 * n_neg * w1 + num * w2) / c,
+        (-2.0 * n_pos * w1 + num * w2) / c,
+    )
+
+
+# --------------------------------------------------------------------------
+# Accuracy
+# --------------------------------------------------------------------------
+def _accuracy_value(confusion: np.ndarray, **_: Any) -> Any:
+    return np.trace(confusion, axis1=-2, axis2=-1) / confusion.sum((-2, -1))
+
+
+def _accuracy_gradient(counts: np.ndarray, **_: Any) -> tuple[float, np.ndarray]:
+    """``trace(C) / Σ C``: linear, with the fixed total weight as denominator."""
+    total = counts.sum()
+    value = np.trace(counts) / total
+    return float(value), (np.eye(counts.shape[0]) - value) / total
+
+
+# --------------------------------------------------------------------------
+# The definitions
+# --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CountMetric:
+    """One count metric: everything an engine needs to know about it.
+
+    ``sklearn_function`` is the scikit-learn function it equals at zero noise
+    (for the rates, the one they mirror on the negative class). ``ratio``:
+    for the ratios of a class's counts (precision, recall, F1 and the rates),
+    the sums they divide by; these take scikit-learn's ``average``.
+    ``linear_averages``: the averages under which it is linear in ``C`` with
+    fixed denominators (the truth estimate is then unbiased);
+    ``accuracy_averages``: the multiclass averages under which it is the
+    accuracy. ``negative``: the ratio of the negative class, one class against
+    the rest (the rates); ``complement``: ``1 −`` that ratio (the false
+    rates); ``adjustable``: takes scikit-learn's ``adjusted``;
+    ``present_classes``: averages over the classes present in ``y_true``.
+    """
+
+    name: str
+    sklearn_function: Callable[..., Any]
+    range: tuple[float, float] = (0.0, 1.0)
+    ratio: Ratio | None = None
+    linear_averages: tuple[str, ...] = ()
+    accuracy_averages: tuple[str, ...] = ()
+    negative: bool = False
+    complement: bool = False
+    adjustable: bool = False
+    present_classes: bool = False
+    _value: Callable[..., Any] | None = None
+    _gradient: Callable[..., Any] | None = None
+    _affine: Callable[..., Any] | None = None
+    _delta: Callable[..., Any] | None = None
+
+    @property
+    def averaged(self) -> bool:
+        """Whether it takes scikit-learn's ``average`` (and ``labels``)."""
+        return self.ratio is not None
+
+    def value(self, confusion: Any, **options: Any) -> Any:
+        """The metric of each matrix of ``confusion`` (``(..., K, K)``).
+
+        ``options``: ``average``, ``zero_division``, ``pos_index`` and
+        ``label_index`` (the ratios), ``adjusted`` (balanced accuracy).
+        Returns ``confusion.shape[:-2]``, with one more axis of classes for
+        ``average=None``.
+        """
+        confusion = np.asarray(confusion)
+        if self._value is not None:
+            return self._value(confusion, **options)
+        values = _ratio_value(self.ratio, confusion, negative=self.negative, **options)
+        return 1.0 - values if self.complement else values
+
+    def gradient(
+        self,
+        counts: np.ndarray,
+        *,
+        pos_index: int | None = None,
+        average: str = "binary",
+        zero_division: float = 0.0,
+    ) -> tuple[float, np.ndarray]:
+        """The metric of one matrix and ``∂f/∂C`` (``average`` of the ratios)."""
+        if self._gradient is not None:
+            return self._gradient(counts)
+        return _ratio_gradient(
+            self.ratio,
+            counts,
+            pos_index=pos_index,
+            average=average,
+            zero=zero_division,
+            negative=self.negative,
+        )
+
+    def affine(
+        self,
+        n: Any,
+        n_pred_pos: float,
+        n_samples: float,
+        *,
+        zero_division: float = 0.0,
+        adjusted: bool = False,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(α(n), β(n))`` with ``metric = α(n) + β(n) TP`` given ``S = n``.
+
+        ``S = TP + FN`` is the number of observed positives, ``n_pred_pos``
+        and ``n_samples`` the predicted positives and the samples (weight
+        totals). Where the metric is undefined, a ratio takes
+        ``zero_division`` (``α = z``, ``β = 0``; NaN stays NaN); balanced
+        accuracy averages only the classes observed (as scikit-learn) and,
+        with ``adjusted``, is NaN when a single class is observed; MCC is 0.
+        """
+        n = np.asarray(n, dtype=np.float64)
+        return self._affine(
+            n, float(n_pred_pos), float(n_samples), zero_division, adjusted=adjusted
+        )
+
+    def delta(
+        self, t: float, f: float, n_pred_pos: float, n_samples: float
+    ) -> tuple[float, float, float, float, float]:
+        """``(f, ∂f/∂TP, ∂f/∂FN, ∂²f/∂TP², ∂²f/∂FN²)`` at ``(TP, FN) = (t, f)``."""
+        return self._delta(t, f, float(n_pred_pos), float(n_samples))
+
+    @property
+    def fixed_denominator(self) -> bool:
+        """Whether it is a ratio over a prediction total alone (fixed)."""
+        return self.ratio is not None and self.ratio.fixed_denominator
+
+    def is_linear(self, average: Any) -> bool:
+        """Linear in ``C`` with fixed denominators under ``average``."""
+        return average in self.linear_averages
+
+    def sklearn_options(self, **options: Any) -> dict:
+        """The keyword arguments of :attr:`sklearn_function` among ``options``."""
+        if self.averaged:
+            names: tuple[str, ...] = ("labels", "average", "zero_division")
+        else:
+            names = ("adjusted",) if self.adjustable else ()
+        return {name: options[name] for name in names if name in options}
+
+
+_ALL = ("binary", "micro", "macro", "weighted", None)
+
+COUNT_METRICS: dict[str, CountMetric] = {
+    d.name: d
+    for d in (
+        CountMetric(
+            "accuracy",
+            sk.accuracy_score,
+            linear_averages=_ALL,
+            _value=_accuracy_value,
+            _gradient=_accuracy_gradient,
+        ),
+        CountMetric(
+            "precision",
+            sk.precision_score,
+            ratio=_PRECISION,
+            linear_averages=("binary", "macro", "micro"),
+            accuracy_averages=("micro",),
+            _affine=_precision_affine,
+        ),
+        CountMetric(
+            "recall",
+            sk.recall_score,
+            ratio=_RECALL,
+            linear_averages=("micro", "weighted"),
+            accuracy_averages=("micro", "weighted"),
+            _affine=_recall_affine,
+            _delta=_recall_delta,
+        ),
+        CountMetric(
+            "f1",
+            sk.f1_score,
+            ratio=_F1,
+            linear_averages=("micro",),
+            accuracy_averages=("micro",),
+            _affine=_f1_affine,
+            _delta=_f1_delta,
+        ),
+        CountMetric(
+            "balanced_accuracy",
+            sk.balanced_accuracy_score,
+            adjustable=True,
+            present_classes=True,
+            _value=_balanced_accuracy_value,
+            _gradient=_balanced_accuracy_gradient,
+            _affine=_balanced_accuracy_affine,
+            _delta=_balanced_accuracy_delta,
+        ),
+        CountMetric(
+            "matthews_corrcoef",
+            sk.matthews_corrcoef,
+            range=(-1.0, 1.0),
+            _value=_matthews_value,
+            _gradient=_matthews_gradient,
+            _affine=_matthews_affine,
+            _delta=_matthews_delta,
+        ),
+        CountMetric(
+            "specificity",
+            sk.recall_score,
+            ratio=_RECALL,
+            linear_averages=("micro",),
+            negative=True,
+        ),
+        CountMetric(
+            "negative_predictive_value",
+            sk.precision_score,
+            ratio=_PRECISION,
+            linear_averages=("micro", "macro"),
+            negative=True,
+        ),
+        CountMetric(
+            "false_positive_rate",
+            sk.recall_score,
+            ratio=_RECALL,
+            linear_averages=("micro",),
+            negative=True,
+            complement=True,
+        ),
+        CountMetric(
+            "false_negative_rate",
+            sk.recall_score,
+            ratio=_RECALL,
+            linear_averages=("micro", "weighted"),
+            complement=True,
+        ),
+    )
+}
+
+
+def sklearn_from_confusion(
+    metric: str,
+    confusion: np.ndarray,
+    classes: np.ndarray,
+    *,
+    average: Any = None,
+    zero_division: float = 0.0,
+    adjusted: bool = False,
+    label_index: Any = None,
+) -> Any:
+    """scikit-learn's ``metric`` of the labels whose confusion matrix is given.
+
+    ``confusion[k, j]`` counts the samples of class ``classes[k]`` predicted
+    ``classes[j]`` (integers, rows the true class), so that the result agrees
+    to the last bit without calling scikit-learn (whose label handling copies
+    and sorts the labels). The ratios follow ``classes`` (scikit-learn's
+    ``labels``; ``label_index`` selects some of them); the others use the
+    sorted classes present, as scikit-learn's ``confusion_matrix``.
+    """
+    definition = COUNT_METRICS[metric]
+    if not definition.averaged:
+        order = np.argsort(classes, kind="stable")
+        confusion = confusion[np.ix_(order, order)]
+        present = (confusion.sum(axis=0) + confusion.sum(axis=1)) > 0
+        confusion = confusion[np.ix_(present, present)]
+    return definition.value(
+        confusion,
+        average=average,
+        zero_division=zero_division,
+        adjusted=adjusted,
+        label_index=label_index,
+    )
