@@ -272,7 +272,7 @@ def _quad_conditional(mu, sigma, y_pred, margin, function):
                 integrand, a, b, points=points, epsabs=0.0, epsrel=1e-13, limit=500
             )[0]
     z = abs(mu) / sigma
-    kept = 1.0 - (ndtr(margin - z) - ndtr(-margin - z))
+    kept = ndtr(z - margin) + ndtr(-z - margin)
     return total / (sigma * math.sqrt(2.0 * math.pi) * kept)
 
 
@@ -297,6 +297,23 @@ def test_conditional_moments_equal_quadrature(mu, sigma, y_pred, margin):
     assert m.d1_sq[0] == pytest.approx(reference[1], rel=1e-12)
     assert m.d2[0] == pytest.approx(reference[1], rel=1e-12)
     assert m.d2_sq[0] == pytest.approx(reference[2], rel=1e-12)
+
+
+@pytest.mark.parametrize("margin", [5.0, 20.0])
+@pytest.mark.parametrize(("mu", "y_pred"), [(0.3, 0.5), (-2.0, 3.0)])
+def test_conditional_moments_of_labels_inside_the_margin(mu, y_pred, margin):
+    # the conditional law sits just beyond the margin, decaying fast
+    m = relative_error_moments(
+        np.array([mu]), np.array([1.0]), np.array([y_pred]), margin
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", integrate.IntegrationWarning)
+        mean = _quad_conditional(mu, 1.0, y_pred, margin, lambda g: g)
+        square = _quad_conditional(mu, 1.0, y_pred, margin, lambda g: g * g)
+    assert m.d1[0] == pytest.approx(mean, rel=1e-12)
+    assert m.d1_sq[0] == pytest.approx(square, rel=1e-12)
+    with pytest.raises(ValueError, match="zero_margin=50 leaves out every draw"):
+        relative_error_moments(np.array([mu]), np.array([1.0]), np.array([1.0]), 50.0)
 
 
 def _near_zero_design(seed: int, sigma_max: float):

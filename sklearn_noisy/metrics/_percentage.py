@@ -210,7 +210,8 @@ def _warn_floor(
 
 def _warn_excluded(metric: str, excluded: np.ndarray, margin: float) -> float:
     """The probability of the excluded draws; warn above ``_EXCLUDED_WARNING``."""
-    total = float(-np.expm1(np.sum(np.log1p(-excluded))))
+    with np.errstate(divide="ignore"):  # a label excluded for sure: total 1
+        total = float(-np.expm1(np.sum(np.log1p(-excluded))))
     if total > _EXCLUDED_WARNING:
         count = int(np.count_nonzero(excluded > _EXCLUDED_WARNING * 1e-3))
         warn(

@@ -206,18 +206,27 @@ def _conditional_near(
 
     Vectorised over the samples: in standard units ``t = Y/σ`` each side of 0
     (the negative one mirrored, ``t → −t``, ``ŷ → −ŷ``) is the interval from
-    the margin to the edge of the window ``μ ± 10σ``, cut at ``ŷ``; each part
+    the margin to the edge of the window ``μ ± 10σ`` (past the margin for a
+    label inside it), cut at ``ŷ``; each part
     takes pieces of ratio at most ``e`` below ``t = 2`` (geometric, where
     ``t^{-k}`` varies fast) and of width at most 5 above, 16 Gauss–Legendre
     nodes each: about 10 pieces a sample, whatever its distance from 0.
     Returns ``∫ φ·[g, g², g², g⁴]`` over that set, per sample.
     """
     z, p = mu / sigma, y_pred / sigma
-    rows, lows, highs, flips = [], [], [], []
+    rows, lows, highs, flips, widths = [], [], [], [], []
     for flip in (1.0, -1.0):
         zs, ps = flip * z, flip * p
+        # A side d > 1 standard errors beyond the label: its density decays
+        # like exp(−d·(t − k)), so the pieces shrink with 1/d; for a label
+        # inside the margin, the window past it too (density left below 1e-17).
+        d = np.maximum(margin - zs, 1.0)
         a = np.maximum(margin, zs - _CONDITIONAL_HALF_WIDTH)
-        b = zs + _CONDITIONAL_HALF_WIDTH
+        b = np.where(
+            np.abs(z) < margin,  # the label itself inside: both sides beyond it
+            margin + np.minimum(_CONDITIONAL_HALF_WIDTH, 40.0 / d),
+            zs + _CONDITIONAL_HALF_WIDTH,
+        )
         c = np.clip(ps, a, b)
         for lo, hi in ((a, c), (c, b)):
             keep = np.flatnonzero(hi > lo)
@@ -225,12 +234,13 @@ def _conditional_near(
             lows.append(lo[keep])
             highs.append(hi[keep])
             flips.append(np.full(keep.size, flip))
+            widths.append(_CONDITIONAL_PIECE / d[keep])
     row, lo, hi = np.concatenate(rows), np.concatenate(lows), np.concatenate(highs)
-    flip = np.concatenate(flips)
-    # pieces: geometric on [lo, min(hi, 2)], linear (width ≤ 2) above
+    flip, width = np.concatenate(flips), np.concatenate(widths)
+    # pieces: geometric on [lo, min(hi, 2)], linear (width ≤ 5/d) above
     knee = np.clip(2.0, lo, hi)
     n_log = np.where(knee > lo, np.ceil(np.log(knee / lo)), 0).astype(np.int64)
-    n_lin = np.ceil((hi - knee) / _CONDITIONAL_PIECE).astype(np.int64)
+    n_lin = np.ceil((hi - knee) / width).astype(np.int64)
     counts = n_log + n_lin
     piece_row = np.repeat(np.arange(row.size), counts)
     first = np.repeat(np.cumsum(counts) - counts, counts)
@@ -323,7 +333,14 @@ def relative_error_moments(
     if margin > 0.0:
         for start in range(0, near.size, _CHUNK):
             rows = near[start : start + _CHUNK]
-            kept = 1.0 - excluded_probability(mu[rows], sigma[rows], margin)
+            z = np.abs(mu[rows]) / sigma[rows]
+            kept = ndtr(z - margin) + ndtr(-z - margin)  # P(|Y| ≥ kσ), no cancellation
+            if not np.all(kept > 1e-300):
+                raise ValueError(
+                    f"zero_margin={margin:g} leaves out every draw of a label "
+                    f"{np.min(margin - z):.3g} standard errors inside it; choose a "
+                    "smaller zero_margin."
+                )
             raw = _conditional_near(mu[rows], sigma[rows], y_pred[rows], margin)
             moments[:, rows] = raw / kept
         return RelativeErrorMoments(center, *moments)
