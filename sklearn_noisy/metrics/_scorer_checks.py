@@ -1,11 +1,16 @@
-"""The configuration of a noise-aware scorer: which metric, which noise, which options.
+"""The checks of a noise-aware scorer: its options when it is built, its metadata.
 
 Everything :class:`~sklearn_noisy.metrics.NoisyScorer` checks when it is built:
-the metric (a name or an ``expected_*`` function, looked up in the metric
-registry), the sign and response conventions, the noise source (``sigma`` for
-regression, ``q`` or a constant ``transition_matrix`` for classification), the
-estimand, the output and the further keyword arguments of the metric, against
-the metric's own signature.
+the sign and response conventions, the noise source (``sigma`` for regression,
+``q`` or a constant ``transition_matrix`` for classification), the estimand, the
+output and the further keyword arguments of the metric, against the metric's own
+signature. And its metadata routing: a scorer whose noise source is left at
+``None`` requests ``sigma`` (or ``q``) from its ``score`` method, so that
+scikit-learn routes it, sliced to each test fold (see :ref:`metadata_routing` in
+the scikit-learn User Guide); the requests are held as ``{param: alias}`` and
+turned into scikit-learn's :class:`~sklearn.utils.metadata_routing.MetadataRequest`
+on demand. The checks take the metric's registry record and plain values, not
+the scorer.
 """
 
 from __future__ import annotations
@@ -15,17 +20,17 @@ import inspect
 from typing import Any
 
 import numpy as np
-from sklearn.exceptions import UndefinedMetricWarning
+import sklearn
+from sklearn.utils.metadata_routing import UNCHANGED, MetadataRequest
 
-from .._noisy_score import NoisyScore
 from ..utils._noise import _source_repr, check_noise_source, check_transition_matrix
 from ..utils._validation import ESTIMANDS
-from ..utils._warnings import warn
-from ._registry import MetricInfo, get_metric_info, get_metric_names
+from ._registry import MetricInfo
 
 __all__ = [
     "OUTPUTS",
     "RESERVED",
+    "MissingNoiseError",
     "accepts_sample_weight",
     "check_estimand_option",
     "check_greater_is_better",
@@ -36,13 +41,13 @@ __all__ = [
     "check_sigma_dof_option",
     "check_signature_options",
     "metric_parameters",
-    "named_scorers",
+    "missing_noise_message",
     "require_sample_weight",
-    "scorer_metric_info",
-    "scorer_repr",
+    "routing_enabled",
+    "score_routing",
     "takes_labels",
     "takes_sigma_dof",
-    "undefined_score",
+    "updated_score_request",
 ]
 
 #: What a call of a scorer returns: the expected value, or expected, variance
@@ -62,49 +67,6 @@ RESERVED = frozenset(
         "estimand",
     }
 )
-
-
-def named_scorers() -> dict[str, str]:
-    """Scorer name (after scikit-learn's scorer names) -> canonical metric name."""
-    return {get_metric_info(name).scorer_name: name for name in get_metric_names()}
-
-
-def scorer_metric_info(metric: Any) -> MetricInfo:
-    """The registry record of a metric name or of one of our ``expected_*`` functions.
-
-    Raises
-    ------
-    ValueError
-        For a str that is not a metric name (with a hint for a scorer name).
-    TypeError
-        For any other object.
-    """
-    names = sorted(get_metric_names())
-    if isinstance(metric, str):
-        if metric in names:
-            return get_metric_info(metric)
-        hint = ""
-        scorers = named_scorers()
-        if metric in scorers:
-            hint = (
-                f" {metric!r} is a scorer name: use get_noisy_scorer({metric!r}) or "
-                f"make_noisy_scorer({scorers[metric]!r})."
-            )
-        raise ValueError(
-            f"metric must be one of {names} or one of sklearn_noisy's "
-            f"expected_* functions; got {metric!r}.{hint}"
-        )
-    if callable(metric):
-        try:
-            return get_metric_info(metric)
-        except TypeError:
-            pass
-    raise TypeError(
-        "metric must be a metric name (one of "
-        f"{names}) or one of sklearn_noisy's expected_* functions; got "
-        f"{metric!r}. For another metric use sklearn.metrics.make_scorer, or "
-        "sklearn_noisy.metrics.monte_carlo_score to get its moments by simulation."
-    )
 
 
 def check_greater_is_better(greater_is_better: Any, info: MetricInfo) -> bool:
@@ -288,58 +250,160 @@ def require_sample_weight(info: MetricInfo) -> None:
         raise TypeError(f"{info.function.__name__} does not accept sample_weight.")
 
 
-def _value_repr(value: Any) -> str:
-    """Repr of an option that evaluates back to an equivalent value."""
-    if isinstance(value, np.ndarray):
-        return repr(value.tolist())
-    if isinstance(value, np.generic):
-        return repr(value.item())
-    return repr(value)
+class MissingNoiseError(ValueError):
+    """A scorer that takes its noise from metadata was called without it.
 
+    Raised by :class:`~sklearn_noisy.metrics.NoisyScorer` when it is called on
+    an estimator without the ``sigma`` (or ``q``) it requests, e.g. because
+    metadata routing is disabled or the noise was not passed to
+    ``cross_validate`` or a search. The message names the scorer and the fix.
 
-def scorer_repr(scorer: Any) -> str:
-    """The repr of a scorer: the ``make_noisy_scorer`` call that rebuilds it."""
-    parts = [repr(scorer.metric)]
-    if scorer.greater_is_better != scorer._info.greater_is_better or not (
-        scorer.greater_is_better
-    ):
-        parts.append(f"greater_is_better={scorer.greater_is_better}")
-    if scorer.sigma is not None:
-        parts.append(f"sigma={_source_repr(scorer.sigma)}")
-    if scorer.q is not None:
-        parts.append(f"q={_source_repr(scorer.q)}")
-    if scorer.transition_matrix is not None:
-        parts.append(f"transition_matrix={scorer.transition_matrix.tolist()!r}")
-    if scorer.estimand != "forward":
-        parts.append(f"estimand={scorer.estimand!r}")
-    if scorer.output != "expected":
-        parts.append(f"output={scorer.output!r}")
-    if scorer.sigma_dof is not None:
-        parts.append(f"sigma_dof={_source_repr(scorer.sigma_dof)}")
-    parts.extend(
-        f"{key}={_value_repr(value)}" for key, value in scorer.metric_kwargs.items()
-    )
-    return f"make_noisy_scorer({', '.join(parts)})"
+    A :class:`ValueError`, so ``except ValueError`` and ``except Exception``
+    catch it. In ``cross_val_score``, ``cross_validate`` and the searches,
+    scikit-learn's ``error_score`` decides what happens: with
+    ``error_score="raise"`` it stops the run at the first fold; with the
+    default ``error_score=np.nan`` scikit-learn records NaN scores and warns
+    "Scoring failed" with this message in the details, and a search warns
+    that its test scores are non-finite. Pass ``error_score="raise"`` to make
+    a missing noise source stop a search instead of ranking NaNs.
 
-
-def undefined_score(info: MetricInfo, estimand: str, n_samples: int) -> NoisyScore:
-    """NaN, with a warning, for a metric on fewer samples than it is defined on.
-
-    As scikit-learn's scorers: ``r2_score`` of one sample is NaN with an
-    :class:`~sklearn.exceptions.UndefinedMetricWarning`, so that
-    ``cross_validate(..., cv=LeaveOneOut())`` reports NaN folds.
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import Ridge
+    >>> from sklearn_noisy.metrics import MissingNoiseError, make_noisy_scorer
+    >>> X, y = np.arange(8.0).reshape(4, 2), np.arange(4.0)
+    >>> scorer = make_noisy_scorer("mean_squared_error")
+    >>> try:
+    ...     scorer(Ridge().fit(X, y), X, y)
+    ... except MissingNoiseError as exc:
+    ...     print(str(exc)[:60])
+    make_noisy_scorer('mean_squared_error', greater_is_better=Fa
     """
-    warn(
-        f"{info.display_name} is not defined on fewer than {info.min_samples} "
-        f"samples; got {n_samples}: the score is NaN, as scikit-learn's.",
-        UndefinedMetricWarning,
+
+
+def routing_enabled() -> bool:
+    """Whether scikit-learn's metadata routing is enabled."""
+    return bool(sklearn.get_config().get("enable_metadata_routing", False))
+
+
+def score_routing(
+    owner: Any, score_request: dict[str, Any], accepts_sample_weight: bool
+) -> MetadataRequest:
+    """The routing of a scorer whose ``score`` method makes ``score_request``.
+
+    ``sample_weight``, when the metric accepts it and nothing was requested, is
+    left unset as in scikit-learn's scorers: an error if passed.
+    """
+    request = MetadataRequest(owner=owner)
+    requests = dict(score_request)
+    if "sample_weight" not in requests and accepts_sample_weight:
+        # As scikit-learn's scorers: an error if passed without a request.
+        requests["sample_weight"] = None
+    for param, alias in requests.items():
+        request.score.add_request(param=param, alias=alias)
+    return request
+
+
+def _check_request(info: MetricInfo, sources: dict[str, Any], key: str) -> None:
+    """Raise when a scorer with these ``sources`` cannot take ``key`` from metadata.
+
+    ``sources`` maps ``"sigma"``, ``"q"``, ``"transition_matrix"`` and
+    ``"sigma_dof"`` to the scorer's own sources (None where it has none).
+    """
+    takes = info.noise_parameter
+    if key == "sigma_dof" and takes != "sigma":
+        raise TypeError(
+            f"The {info.name!r} scorer takes q; sigma_dof applies to "
+            "regression metrics only."
+        )
+    if key in ("sigma", "q") and key != takes:
+        raise TypeError(f"The {info.name!r} scorer takes {takes}, not {key}.")
+    if key != "sigma_dof" and sources["transition_matrix"] is not None:
+        raise ValueError(
+            "This scorer uses a constant transition_matrix, so it takes no "
+            "q from metadata; build it without transition_matrix to route q."
+        )
+    if sources[key] is not None:
+        raise ValueError(
+            f"This scorer reads {key} from its own source ({key}="
+            f"{_source_repr(sources[key])}), so it cannot also take {key} from "
+            f"metadata; build it with {key}=None to route {key}."
+        )
+
+
+def updated_score_request(
+    owner: Any,
+    requests: dict[str, Any],
+    changes: dict[str, Any],
+    *,
+    info: MetricInfo,
+    sources: dict[str, Any],
+) -> dict[str, Any]:
+    """The ``score`` requests after ``set_score_request(**changes)``.
+
+    ``requests`` are the current ones; ``changes`` maps ``"sigma"``, ``"q"``,
+    ``"sigma_dof"`` and ``"sample_weight"`` to ``UNCHANGED``, True, False, None
+    or an alias; the aliases are validated by scikit-learn. ``owner`` names the
+    scorer in scikit-learn's messages; ``sources`` as for :func:`_check_request`.
+    """
+    if not routing_enabled():
+        raise RuntimeError(
+            "set_score_request is only available when metadata routing is "
+            "enabled: call sklearn.set_config(enable_metadata_routing=True) "
+            "(or use `with sklearn.config_context(enable_metadata_routing="
+            "True):`)."
+        )
+    changes = {k: v for k, v in changes.items() if v is not UNCHANGED}
+    for key in sorted(changes, key=("sigma", "q", "sigma_dof", "sample_weight").index):
+        if key == "sample_weight":
+            require_sample_weight(info)
+        else:
+            _check_request(info, sources, key)
+    requests = dict(requests)
+    probe = MetadataRequest(owner=owner)  # validates the aliases
+    for param, alias in changes.items():
+        probe.score.add_request(param=param, alias=alias)
+    requests.update(probe.score.requests)
+    return requests
+
+
+def missing_noise_message(scorer_repr: str, metric: str, key: str, alias: Any) -> str:
+    """Why a scorer called without its routed ``key`` got none, and what to do.
+
+    ``scorer_repr`` names the scorer, ``alias`` is its request for ``key``.
+    """
+    name = alias if isinstance(alias, str) and alias.isidentifier() else key
+    message = (
+        f"{scorer_repr} takes {key} from metadata, but it was called without {key}. "
     )
-    nan = float("nan")
-    return NoisyScore(
-        info.name,
-        expected=nan,
-        variance=nan,
-        nominal=nan,
-        n_samples=n_samples,
-        estimand=estimand,
+    if alias is False or alias is None:
+        message += (
+            f"Its request for {key} is set to {alias}, so scikit-learn never "
+            f"passes {key} to it: call set_score_request({key}=True). "
+        )
+    elif not routing_enabled():
+        message += (
+            "Metadata routing is disabled, so scikit-learn passes no metadata to "
+            "scorers: enable it with sklearn.set_config("
+            "enable_metadata_routing=True) (or inside `with "
+            "sklearn.config_context(enable_metadata_routing=True):`), then "
+        )
+    else:
+        message += "With metadata routing enabled, "
+    if alias is not False and alias is not None:
+        message += (
+            f"pass {name} with the data, e.g. cross_val_score(..., "
+            f"params={{'{name}': {name}}}), cross_validate(..., params="
+            f"{{'{name}': {name}}}) or GridSearchCV(...).fit(X, y, "
+            f"{name}={name}); a direct call takes scorer(estimator, X, y, "
+            f"{key}={key}). "
+        )
+    alternatives = f"{key}=0.1 (a constant), {key}='<column of X>' or {key}=callable"
+    if key == "q":
+        alternatives += " or transition_matrix=T"
+    message += (
+        "Alternatively give the scorer its own source: make_noisy_scorer("
+        f"{metric!r}, {alternatives})."
     )
+    return message
