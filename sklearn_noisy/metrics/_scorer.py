@@ -146,34 +146,11 @@ class NoisyScorer(_BaseScorer):
 
     Parameters
     ----------
-    metric : str or callable
-        A metric name (see :func:`make_noisy_scorer`) or one of the
-        ``expected_*`` functions of :mod:`sklearn_noisy.metrics`.
+    metric, greater_is_better, response_method, sigma, q
+        As for :func:`make_noisy_scorer`, which describes each option.
 
-    greater_is_better : bool, default=None
-        ``False`` negates the expected and nominal values, as scikit-learn does
-        for losses. ``None`` takes the metric's own convention.
-
-    response_method : {"predict", "predict_proba"}, default=None
-        Method of the estimator that gives the metric's input. ``None`` takes
-        ``"predict_proba"`` for Brier score and log-loss, ``"predict"`` otherwise.
-
-    sigma, q : float, str, callable or None, default=None
-        Source of the label noise: ``sigma`` for a regression metric, ``q`` for
-        a classification metric. See :func:`make_noisy_scorer`.
-
-    transition_matrix : array-like of shape (n_classes, n_classes), default=None
-        A constant row-stochastic label transition matrix, instead of ``q``.
-
-    estimand : {"forward", "truth", "remeasurement"}, default="forward"
-        Passed to the metric; it must be one of the metric's estimands.
-
-    output : {"expected", "all"}, default="expected"
-        What a call returns.
-
-    sigma_dof : float, str, callable or None, default=None
-        Source of the degrees of freedom of ``sigma`` (regression metrics);
-        ``None`` takes it from routed metadata when given, else σ is known.
+    transition_matrix, estimand, output, sigma_dof
+        As for :func:`make_noisy_scorer`.
 
     metric_kwargs : dict, default=None
         Further keyword arguments of the metric, e.g. ``pos_label``.
@@ -511,10 +488,6 @@ class NoisyScorer(_BaseScorer):
             )
         return score
 
-    def _compute(self, y_true: Any, y_pred: Any, **options: Any) -> NoisyScore:
-        y_pred, kwargs = self._metric_call(y_true, y_pred, **options)
-        return self._evaluate(y_true, y_pred, kwargs, self.estimand)
-
     def _score_estimands(
         self,
         y_true: Any,
@@ -535,17 +508,13 @@ class NoisyScorer(_BaseScorer):
         Maps each estimand to its score or the exception it raised; ``known``
         scores (e.g. pooled from folds) get only their test-set sampling.
         """
-        self._check_call_noise(sigma, q, transition_matrix)
-        key = self.requires_noise
-        y_pred, kwargs = self._metric_call(
+        y_pred, kwargs = self._call_input(
             y_true,
             y_pred,
             X=X,
-            given_noise=sigma if key == "sigma" else q,
-            transition_matrix=transition_matrix,
+            noise=(sigma, q, transition_matrix),
             sample_weight=None,
             classes=classes,
-            missing=self._missing_message(),
             sigma_dof=sigma_dof,
         )
         known = known if test_set_sampling else None
@@ -553,9 +522,8 @@ class NoisyScorer(_BaseScorer):
         for estimand in estimands:
             try:
                 if known is not None and estimand in known:
-                    options = {**kwargs, "estimand": estimand}
-                    if estimand == "forward":
-                        del options["estimand"]
+                    forward = estimand == "forward"
+                    options = kwargs if forward else {**kwargs, "estimand": estimand}
                     scores[estimand] = add_test_set_sampling(
                         self._info.function, known[estimand], y_true, y_pred, **options
                     )
@@ -570,8 +538,13 @@ class NoisyScorer(_BaseScorer):
                 scores[estimand] = exc
         return scores
 
-    def _check_call_noise(self, sigma: Any, q: Any, transition_matrix: Any) -> None:
-        """Reject noise keywords of the other kind (``q`` for a regression metric)."""
+    def _call_input(
+        self, y_true: Any, y_pred: Any, *, noise: tuple, **options: Any
+    ) -> tuple[Any, dict[str, Any]]:
+        """:meth:`_metric_call` for the ``noise=(sigma, q, transition_matrix)``
+        of a direct call, rejecting noise of the other kind (``q`` for a
+        regression metric)."""
+        sigma, q, transition_matrix = noise
         key = self.requires_noise
         if key == "sigma":
             wrong = [
@@ -586,6 +559,14 @@ class NoisyScorer(_BaseScorer):
             raise TypeError(
                 f"The {self.metric!r} scorer takes {takes}, not {' or '.join(wrong)}."
             )
+        return self._metric_call(
+            y_true,
+            y_pred,
+            given_noise=sigma if key == "sigma" else q,
+            transition_matrix=transition_matrix,
+            missing=self._missing_message(),
+            **options,
+        )
 
     @property
     def _source(self) -> Any:
@@ -653,20 +634,16 @@ class NoisyScorer(_BaseScorer):
         score : NoisyScore
             The metric in its own units and sign (e.g. MSE positive).
         """
-        self._check_call_noise(sigma, q, transition_matrix)
-        key = self.requires_noise
-        missing = self._missing_message()
-        return self._compute(
+        y_pred, kwargs = self._call_input(
             y_true,
             y_pred,
             X=X,
-            given_noise=sigma if key == "sigma" else q,
-            transition_matrix=transition_matrix,
+            noise=(sigma, q, transition_matrix),
             sample_weight=sample_weight,
             classes=classes,
-            missing=missing,
             sigma_dof=sigma_dof,
         )
+        return self._evaluate(y_true, y_pred, kwargs, self.estimand)
 
     def _estimator_score(
         self, method_caller: Any, estimator: Any, X: Any, y: Any, metadata: dict
@@ -689,7 +666,7 @@ class NoisyScorer(_BaseScorer):
                 f"{type(estimator).__name__} does not have."
             )
         y_pred = cached_response(method_caller, estimator, self.response_method, X)
-        return self._compute(
+        y_pred, kwargs = self._metric_call(
             y,
             y_pred,
             X=X,
@@ -700,6 +677,7 @@ class NoisyScorer(_BaseScorer):
             missing=self._missing_metadata_message(),
             sigma_dof=metadata.get("sigma_dof"),
         )
+        return self._evaluate(y, y_pred, kwargs, self.estimand)
 
     def noisy_score(
         self, estimator: Any, X: Any, y: Any, **metadata: Any
