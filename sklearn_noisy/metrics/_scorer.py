@@ -31,7 +31,6 @@ from ..utils._warnings import warn
 from ._registry import MetricInfo, get_metric_info, get_metric_names
 from ._scorer_checks import (
     MissingNoiseError,
-    accepts_sample_weight,
     check_estimand_option,
     check_greater_is_better,
     check_metric_kwargs,
@@ -43,8 +42,7 @@ from ._scorer_checks import (
     missing_noise_message,
     require_sample_weight,
     score_routing,
-    takes_labels,
-    takes_sigma_dof,
+    takes,
     updated_score_request,
 )
 from ._scorer_response import cached_response, prepare_probabilities, scoring_labels
@@ -293,7 +291,7 @@ class NoisyScorer(_BaseScorer):
     def _accept_sample_weight(self) -> bool:
         # Used by scikit-learn's searches when routing is disabled, to decide
         # whether to forward ``sample_weight`` to the scorer.
-        return accepts_sample_weight(self._info)
+        return takes(self._info, "sample_weight")
 
     def _routing_repr(self) -> str:
         # Used by scikit-learn's routing machinery in its messages.
@@ -436,7 +434,7 @@ class NoisyScorer(_BaseScorer):
         value = resolve_noise_source(
             "sigma_dof", self.sigma_dof, given, X, y, missing=""
         )
-        return {"sigma_dof": value} if takes_sigma_dof(self._info) else {}
+        return {"sigma_dof": value} if takes(self._info, "sigma_dof") else {}
 
     def _metric_call(
         self,
@@ -465,7 +463,7 @@ class NoisyScorer(_BaseScorer):
             y_pred = prepare_probabilities(
                 info.binary_proba, y_true, y_pred, classes, kwargs
             )
-        elif classes is not None and "labels" not in kwargs and takes_labels(info):
+        elif classes is not None and "labels" not in kwargs and takes(info, "labels"):
             kwargs["labels"] = scoring_labels(classes, y_true, y_pred)
         return y_pred, kwargs
 
@@ -555,9 +553,9 @@ class NoisyScorer(_BaseScorer):
         else:
             wrong = ["sigma"] if sigma is not None else []
         if wrong:
-            takes = "sigma" if key == "sigma" else "q or transition_matrix"
+            wanted = "sigma" if key == "sigma" else "q or transition_matrix"
             raise TypeError(
-                f"The {self.metric!r} scorer takes {takes}, not {' or '.join(wrong)}."
+                f"The {self.metric!r} scorer takes {wanted}, not {' or '.join(wrong)}."
             )
         return self._metric_call(
             y_true,

@@ -31,7 +31,6 @@ __all__ = [
     "OUTPUTS",
     "RESERVED",
     "MissingNoiseError",
-    "accepts_sample_weight",
     "check_estimand_option",
     "check_greater_is_better",
     "check_metric_kwargs",
@@ -45,8 +44,7 @@ __all__ = [
     "require_sample_weight",
     "routing_enabled",
     "score_routing",
-    "takes_labels",
-    "takes_sigma_dof",
+    "takes",
     "updated_score_request",
 ]
 
@@ -149,16 +147,6 @@ def check_sigma_dof_option(info: MetricInfo, sigma_dof: Any) -> Any:
     return check_noise_source(sigma_dof, key="sigma_dof")
 
 
-def takes_sigma_dof(info: MetricInfo) -> bool:
-    """Whether the metric's function accepts ``sigma_dof``."""
-    return "sigma_dof" in metric_parameters(info)
-
-
-def takes_labels(info: MetricInfo) -> bool:
-    """Whether the metric's function accepts ``labels`` (the list of classes)."""
-    return "labels" in metric_parameters(info)
-
-
 def check_output(output: Any) -> str:
     """What a call of the scorer returns: ``"expected"`` or ``"all"``."""
     if not isinstance(output, str) or output not in OUTPUTS:
@@ -210,6 +198,11 @@ def metric_parameters(info: MetricInfo) -> dict[str, inspect.Parameter]:
     return dict(inspect.signature(info.function).parameters)
 
 
+def takes(info: MetricInfo, parameter: str) -> bool:
+    """Whether the metric's function accepts ``parameter`` (e.g. ``"labels"``)."""
+    return parameter in metric_parameters(info)
+
+
 def check_signature_options(
     info: MetricInfo,
     metric_kwargs: dict[str, Any],
@@ -239,14 +232,9 @@ def check_signature_options(
         )
 
 
-def accepts_sample_weight(info: MetricInfo) -> bool:
-    """Whether the metric's function takes ``sample_weight``."""
-    return "sample_weight" in metric_parameters(info)
-
-
 def require_sample_weight(info: MetricInfo) -> None:
     """Raise TypeError when the metric takes no ``sample_weight``."""
-    if not accepts_sample_weight(info):
+    if not takes(info, "sample_weight"):
         raise TypeError(f"{info.function.__name__} does not accept sample_weight.")
 
 
