@@ -607,7 +607,7 @@ class NoisyScorer(_BaseScorer):
         y_pred : array-like
             The response of :attr:`response_method`: predictions, or class
             probabilities of shape ``(n_samples, n_classes)`` (or the
-            positive-class column) for Brier score and log-loss.
+            positive-class column) for the metrics on probabilities.
         X : array-like or DataFrame, default=None
             The samples, needed when the noise is a column of ``X`` or a callable.
         sigma, q : float or array-like, default=None
@@ -618,7 +618,7 @@ class NoisyScorer(_BaseScorer):
             Sample weights, for metrics that accept them.
         classes : array-like, default=None
             The classes of the problem (an estimator's ``classes_``): the order
-            of the probability columns for Brier score and log-loss, and for a
+            of the probability columns for the metrics on probabilities, and for a
             metric on predictions the ``labels`` it is computed over (unless
             the scorer sets ``labels``), with any other label of ``y_true`` or
             ``y_pred`` appended. By default the metric's ``labels`` option, or
@@ -789,8 +789,9 @@ def make_noisy_scorer(
         scorer negates as scikit-learn does. ``None`` takes the metric's own.
 
     response_method : {"predict", "predict_proba"}, default=None
-        Method of the estimator to score. ``None`` takes ``"predict_proba"`` for
-        Brier score and log-loss and ``"predict"`` for the other metrics.
+        Method of the estimator to score. ``None`` takes the metric's own (its
+        record's ``response_method``: ``"predict_proba"`` for Brier score,
+        log-loss and ROC AUC, ``"predict"`` for the other metrics).
 
     sigma : float, str, callable or None, default=None
         Regression metrics: the standard error of each label, as a constant, the
@@ -866,15 +867,12 @@ def make_noisy_scorer(
 def get_noisy_scorer(scoring: Any) -> NoisyScorer:
     """Get a noise-aware scorer by name.
 
-    The names mirror scikit-learn's (losses are ``neg_``):
-    ``"neg_expected_mean_squared_error"``, ``"neg_expected_mean_absolute_error"``,
-    ``"neg_expected_root_mean_squared_error"``, ``"expected_r2"``,
-    ``"expected_accuracy"``, ``"expected_balanced_accuracy"``,
-    ``"expected_precision"``, ``"expected_recall"``, ``"expected_f1"``,
-    ``"expected_matthews_corrcoef"``, ``"neg_expected_brier_score"`` and
-    ``"neg_expected_log_loss"``. A named scorer takes its noise from routed
-    metadata (``sigma`` or ``q``); use :func:`make_noisy_scorer` for another
-    source.
+    One name per metric of the registry (its record's ``scorer_name``), after
+    scikit-learn's (losses are ``neg_``): ``"neg_expected_mean_squared_error"``,
+    ``"expected_r2"``, ``"expected_accuracy"``, ``"neg_expected_log_loss"``, ...
+    (:func:`get_noisy_scorer_names` lists them). A named scorer takes its noise
+    from routed metadata (``sigma`` or ``q``); use :func:`make_noisy_scorer` for
+    another source.
 
     Parameters
     ----------

@@ -2,9 +2,10 @@
 
 A scorer gets its response from the estimator once per fold: scikit-learn's
 multimetric scoring hands every scorer a caching ``method_caller``
-(:func:`cached_response` shares it). Brier score takes, for a binary problem,
-the probability of the positive class (one column); log-loss takes the full
-matrix with its columns in ``labels`` order. A scorer knows the estimator's
+(:func:`cached_response` shares it). What a metric takes of a binary problem's
+two probability columns is its registry record's ``binary_proba``: the full
+matrix with its columns in ``labels`` order (log-loss), the ``pos_label`` column
+(Brier score) or the greater class's (ROC AUC). A scorer knows the estimator's
 ``classes_``: :func:`prepare_probabilities` puts the probabilities and the
 class options together, and :func:`scoring_labels` gives the metrics on
 predictions the classes the labels can flip between, those of the fitted
