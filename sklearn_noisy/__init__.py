@@ -14,27 +14,15 @@ from .metrics import (
     NoisyConfusionMatrixDisplay,
     NoisyRocCurveDisplay,
     NoisyScorer,
-    expected_accuracy_score,
-    expected_balanced_accuracy_score,
-    expected_brier_score_loss,
     expected_confusion_matrix,
-    expected_f1_score,
-    expected_log_loss,
-    expected_matthews_corrcoef,
-    expected_mean_absolute_error,
-    expected_mean_squared_error,
     expected_paired_difference,
-    expected_precision_score,
-    expected_r2_score,
-    expected_recall_score,
-    expected_roc_auc_score,
-    expected_root_mean_squared_error,
     get_noisy_scorer,
     get_noisy_scorer_names,
     make_noisy_scorer,
     monte_carlo_score,
     noise_resilience_score,
 )
+from .metrics._registry import metric_functions as _metric_functions
 from .model_selection import (
     CorrectedTTest,
     EstimatorComparison,
@@ -46,6 +34,10 @@ from .model_selection import (
     noise_resilience_curve,
 )
 from .preprocessing import RepeatSummary, summarize_repeats
+
+#: Every metric's ``expected_*`` function, from the registry.
+_METRIC_FUNCTIONS = _metric_functions()
+globals().update(_METRIC_FUNCTIONS)
 
 __version__ = "0.1.0.dev0"
 
@@ -67,21 +59,8 @@ __all__ = [
     "RepeatSummary",
     "__version__",
     "compare_estimators",
-    "expected_accuracy_score",
-    "expected_balanced_accuracy_score",
-    "expected_brier_score_loss",
     "expected_confusion_matrix",
-    "expected_f1_score",
-    "expected_log_loss",
-    "expected_matthews_corrcoef",
-    "expected_mean_absolute_error",
-    "expected_mean_squared_error",
     "expected_paired_difference",
-    "expected_precision_score",
-    "expected_r2_score",
-    "expected_recall_score",
-    "expected_roc_auc_score",
-    "expected_root_mean_squared_error",
     "get_noisy_scorer",
     "get_noisy_scorer_names",
     "make_noisy_scorer",
@@ -90,3 +69,4 @@ __all__ = [
     "noise_resilience_score",
     "summarize_repeats",
 ]
+__all__ += sorted(_METRIC_FUNCTIONS)

@@ -40,29 +40,10 @@ SOURCES = ("label_noise", "sampling", "both")
 #: bootstrap over the test samples (user guide: :ref:`error_budget`).
 SAMPLING_METHODS = ("per_sample_terms", "delta", "bootstrap")
 
-#: The values each metric can take: every interval is clipped to them.
-METRIC_RANGES: dict[str, tuple[float, float]] = {
-    "accuracy": (0.0, 1.0),
-    "precision": (0.0, 1.0),
-    "recall": (0.0, 1.0),
-    "f1": (0.0, 1.0),
-    "balanced_accuracy": (0.0, 1.0),
-    "matthews_corrcoef": (-1.0, 1.0),
-    "mean_squared_error": (0.0, math.inf),
-    "root_mean_squared_error": (0.0, math.inf),
-    "mean_absolute_error": (0.0, math.inf),
-    "brier_score_loss": (0.0, math.inf),
-    "log_loss": (0.0, math.inf),
-    "r2": (-math.inf, 1.0),
-    "roc_auc": (0.0, 1.0),
-    "specificity": (0.0, 1.0),
-    "negative_predictive_value": (0.0, 1.0),
-    "false_positive_rate": (0.0, 1.0),
-    "false_negative_rate": (0.0, 1.0),
-    "mean_absolute_percentage_error": (0.0, math.inf),
-    "mean_squared_percentage_error": (0.0, math.inf),
-    "root_mean_squared_percentage_error": (0.0, math.inf),
-}
+#: The values each metric can take: every interval is clipped to them. Filled
+#: from the registry's records (``MetricInfo.value_range``) when
+#: :mod:`sklearn_noisy.metrics` is imported, which importing this package does.
+METRIC_RANGES: dict[str, tuple[float, float]] = {}
 
 
 #: Stands for NaN in the fields compared by ``NoisyScore.__eq__``: equal to itself.

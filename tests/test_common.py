@@ -63,9 +63,12 @@ WEIGHTED_METRICS = [m for m in METRICS if m not in METRICS_WITHOUT_SAMPLE_WEIGHT
 #: between a weight and repeated samples (see
 #: ``test_sample_weight_equals_repetition``).
 NOT_MEANS_OF_SAMPLE_TERMS = {
-    "root_mean_squared_error",
-    "r2",
-    "root_mean_squared_percentage_error",
+    # The regression metrics are such means exactly when the registry says so.
+    *(
+        name
+        for name in METRICS
+        if get_metric_info(name).noise == "sigma" and not get_metric_info(name).additive
+    ),
     "recall",
     "f1",
     "balanced_accuracy",

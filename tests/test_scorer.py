@@ -137,7 +137,15 @@ def _signed(metric, values):
 def test_named_scorers_list():
     names = get_noisy_scorer_names()
     assert names == sorted(names)
-    assert set(names) == {
+    # One name per metric of the registry, read from its record: scikit-learn's
+    # form (``neg_`` for losses) unless the record says otherwise.
+    records = [get_metric_info(name) for name in get_metric_names()]
+    assert set(names) == {info.scorer_name for info in records}
+    for info in records:
+        sign = "" if info.greater_is_better else "neg_"
+        assert info.scorer_name.startswith(f"{sign}expected_")
+    # The names scikit-learn users know stay.
+    assert set(names) >= {
         "neg_expected_mean_squared_error",
         "neg_expected_mean_absolute_error",
         "neg_expected_root_mean_squared_error",

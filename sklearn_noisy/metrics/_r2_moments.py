@@ -27,7 +27,9 @@ from ._r2_quadrature import (
 __all__ = ["r2_moments"]
 
 
-def _existence_message(n_noisy: int, n_eff: int, rank: int, what: str) -> str:
+def _existence_message(
+    n_noisy: int, n_eff: int, rank: int, what: str, label: str = "R²"
+) -> str:
     need = 2 if what == "expected value" else 4
     if n_noisy < n_eff:
         why = (
@@ -38,9 +40,9 @@ def _existence_message(n_noisy: int, n_eff: int, rank: int, what: str) -> str:
     else:
         why = f"all {n_eff} labels are noisy, so the centred noise has rank r = {rank}"
     return (
-        f"The {what} of R² does not exist (it is infinite): {why}. The total sum of "
-        "squares can then come arbitrarily close to 0, and the "
-        f"{what} of R² is finite only when r > {need}. Use more samples, or "
+        f"The {what} of {label} does not exist (it is infinite): {why}. The total "
+        "sum of squares can then come arbitrarily close to 0, and the "
+        f"{what} of {label} is finite only when r > {need}. Use more samples, or "
         "include at least two exact labels (sigma = 0) with distinct values."
     )
 
@@ -53,15 +55,19 @@ def r2_moments(
     *,
     nominal: float,
     method: str = "exact",
+    centred: bool = False,
+    label: str = "R²",
 ) -> R2Moments:
     """``E[R²]``, ``Var[R²]`` (and an existence message) for one output.
 
     ``y_true``, ``y_pred`` are 1-D (possibly strided) arrays, ``sigma`` a float
     or a 1-D array, ``weight`` None or 1-D. ``nominal`` is scikit-learn's
     ``r2_score`` on ``y_true``; it is returned as the expected value when every
-    label is exact. Memory is bounded by the block size.
+    label is exact. Memory is bounded by the block size. ``centred``: the
+    explained variance (the residuals centred at their weighted mean).
+    ``label`` names the metric in the warnings.
     """
-    data = _R2Data(y_true, y_pred, sigma, weight)
+    data = _R2Data(y_true, y_pred, sigma, weight, centred)
     n_noisy, n_eff = data.n_noisy, data.n_eff
     if n_noisy == 0:
         return R2Moments(nominal, 0.0, None, noisy=False)
@@ -73,10 +79,12 @@ def r2_moments(
         return R2Moments(
             -math.inf,
             math.inf,
-            _existence_message(n_noisy, n_eff, rank, "expected value"),
+            _existence_message(n_noisy, n_eff, rank, "expected value", label),
         )
     message = (
-        None if var_exists else _existence_message(n_noisy, n_eff, rank, "variance")
+        None
+        if var_exists
+        else _existence_message(n_noisy, n_eff, rank, "variance", label)
     )
     if method == "delta" or data.cv2 <= _CV2_DELTA_EXACT:
         variance = data.delta_var if var_exists or method == "delta" else math.inf

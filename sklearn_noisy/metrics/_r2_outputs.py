@@ -3,7 +3,9 @@
 :func:`r2_forward` runs the exact (or delta-method) moments of
 :mod:`~sklearn_noisy.metrics._r2_moments` on every output and combines them
 as scikit-learn's ``r2_score`` does, ``multioutput="variance_weighted"``
-included (user guide: :ref:`formula_r2`).
+included (user guide: :ref:`formula_r2`). It serves every fraction of
+explained variation, ``1 - X/Y``: R² and, with the definition's ``centred``
+numerator, the explained variance.
 """
 
 from __future__ import annotations
@@ -19,21 +21,21 @@ from ..utils._warnings import warn
 from ._gaussian_forms import output_distributions, r2_distribution
 from ._r2_moments import r2_moments
 from ._r2_variance_weighted import r2_variance_weighted_moments
-from ._regression_definitions import R2
+from ._regression_definitions import RegressionLoss
 from ._regression_estimands import aggregate_outputs
 from ._regression_kernels import output_column, r2_from_sums, r2_sums
 
 __all__ = ["r2_forward"]
 
 
-def _undefined(n_samples: int, n_outputs: int, multioutput: Any) -> Any:
+def _undefined(name: str, n_samples: int, n_outputs: int, multioutput: Any) -> Any:
     """NaN scores for fewer than two samples, with scikit-learn's warning."""
     warn(
         "R² is not well-defined with fewer than two samples: the result is NaN.",
         UndefinedMetricWarning,
     )
     nan = np.full(n_outputs, math.nan)
-    return aggregate_outputs(R2.name, nan, nan, nan, n_samples, multioutput)
+    return aggregate_outputs(name, nan, nan, nan, n_samples, multioutput)
 
 
 def _single_sample(
@@ -73,16 +75,23 @@ def _warn_existence(message: str | None, j: int, n_outputs: int, method: str) ->
 
 
 def r2_forward(
+    definition: RegressionLoss,
     inputs: tuple[np.ndarray, np.ndarray, Any, np.ndarray | None, Any],
     *,
     method: str,
     force_finite: bool,
 ) -> NoisyScore | list[NoisyScore]:
-    """The forward R² of validated inputs, combined as ``multioutput`` says."""
+    """The forward ``1 - X/Y`` of validated inputs, combined as ``multioutput`` says.
+
+    ``definition.centred``: ``X`` of the residuals centred at their weighted
+    mean (explained variance), which is 0 for one sample: the metric is then
+    its nominal value (scikit-learn's 1.0, or NaN without ``force_finite``).
+    """
     y_true, y_pred, sigma, weight, multioutput = inputs
+    name, centred = definition.name, definition.centred
     n_samples, n_outputs = y_true.shape
-    if n_samples < 2:
-        return _undefined(n_samples, n_outputs, multioutput)
+    if n_samples < 2 and not centred:
+        return _undefined(name, n_samples, n_outputs, multioutput)
     n_positive = n_samples if weight is None else int(np.count_nonzero(weight))
     combined = (
         isinstance(multioutput, str)
@@ -94,9 +103,12 @@ def r2_forward(
     sums = np.empty((n_outputs, 3))
     noisy = np.zeros(n_outputs, dtype=bool)
     for j in range(n_outputs):
-        sums[j] = r2_sums(y_true[:, j], y_pred[:, j], weight)
+        sums[j] = r2_sums(y_true[:, j], y_pred[:, j], weight, centred=centred)
         nominal[j] = r2_from_sums(sums[j, 0], sums[j, 1], force_finite=force_finite)
         sigma_j = output_column(sigma, j)
+        if centred and n_positive < 2:  # X = Y = 0 whatever the noise
+            expected[j], variance[j] = nominal[j], 0.0
+            continue
         single = (
             _single_sample(sigma_j, weight, force_finite)
             if n_positive == 1 and weight is not None
@@ -116,12 +128,14 @@ def r2_forward(
             weight,
             nominal=float(nominal[j]),
             method=method,
+            centred=centred,
+            label=definition.label,
         )
         expected[j], variance[j] = result.expected, result.variance
         noisy[j] = result.noisy
         _warn_existence(result.message, j, n_outputs, method)
     if combined:
-        return _variance_weighted(inputs, sums, nominal, noisy, method)
+        return _variance_weighted(definition, inputs, sums, nominal, noisy, method)
     if isinstance(multioutput, str) and multioutput == "variance_weighted":
         # One output, or one positively weighted sample (every Y_k is 0):
         # scikit-learn's weights are then uniform.
@@ -130,11 +144,11 @@ def r2_forward(
         output_distributions(
             r2_distribution, y_true, y_pred, sigma, weight, nominal=nominal
         )
-        if n_positive > 1 and force_finite
+        if n_positive > 1 and force_finite and not centred
         else None
     )
     return aggregate_outputs(
-        R2.name,
+        name,
         nominal,
         expected,
         variance,
@@ -146,6 +160,7 @@ def r2_forward(
 
 
 def _variance_weighted(
+    definition: RegressionLoss,
     inputs: tuple[np.ndarray, np.ndarray, Any, np.ndarray | None, Any],
     sums: np.ndarray,
     nominal: np.ndarray,
@@ -168,14 +183,20 @@ def _variance_weighted(
         np.average(nominal, weights=denominators if np.any(denominators != 0) else None)
     )
     if not noisy.any():
-        return NoisyScore(R2.name, averaged, 0.0, averaged, n_samples)
+        return NoisyScore(definition.name, averaged, 0.0, averaged, n_samples)
     columns = [
         (y_true[:, j], y_pred[:, j], output_column(sigma, j))
         for j in range(n_outputs)
         if noisy[j] or denominators[j] != 0.0
     ]
-    result = r2_variance_weighted_moments(columns, weight, method=method)
+    result = r2_variance_weighted_moments(
+        columns,
+        weight,
+        method=method,
+        centred=definition.centred,
+        label=definition.label,
+    )
     _warn_existence(result.message, 0, 1, method)
     return NoisyScore(
-        R2.name, result.expected, result.variance, averaged, n_samples, method
+        definition.name, result.expected, result.variance, averaged, n_samples, method
     )

@@ -33,6 +33,14 @@ small ``2tτ_i`` enter through power series whose coefficients are computed
 once (:class:`~._quadrature.BucketedPowerSums`), and a node costs
 ``O(1)`` apart from the few samples with a large ``2tτ_i``.
 
+**Explained variance** (``centred``): ``X = Σ w (d − d̄_w)²`` is the same
+quadratic form ``C`` as ``Y``, in the residuals. It does not change when a
+constant is added to ``ŷ``, so ``ŷ`` is shifted to make the true residuals'
+weighted mean 0; under the tilt ``Σ w (m − ŷ) = −2t Σ w τ r (ȳ − ū)``, and the
+centring subtracts ``[(Σ w (m − ŷ))² + wᵀGw]/W`` from ``E_t[X]`` and
+``E_t[Z]``, replaces ``diag(w)`` by ``C`` in ``tr((AG)²)`` and ``b`` by
+``b − κw`` (``κ = Σ w (m − ŷ)/W``) in ``bᵀGb``.
+
 **Existence.** Let ``r`` be the rank of the centred noise (the number of noisy
 samples if some sample is exact, else ``M − 1``). If ``Y`` can reach 0 (fewer
 than two exact samples with distinct values), ``E[R²]`` is finite iff
@@ -127,7 +135,9 @@ class _R2Integrand:
         wdd_total: float,
         mu_y: float,
         c: float,
+        centred: bool = False,
     ) -> None:
+        self.centred = centred
         self.tau_max = tau_max
         self.sums = sums
         self.exact_sums = exact_sums  # Σ over exact samples of (w, wu, wu²)
@@ -238,17 +248,24 @@ class _R2Integrand:
         wv2 = self.wdd_total - 4.0 * t * dxi(_C11) + 4.0 * t * t * xi2(_C22)
         tr_wg = sum_psi + gw2
         mean_x = wv2 + tr_wg
+        g1 = 1.0 + gamma * sum_wpsi
+        w_total = self.w_total
+        if self.centred:  # minus [(Σ w (m − ŷ))² + wᵀGw]/W, Σ w d = 0
+            kappa = -2.0 * t * xi(_C11) / w_total
+            centring = w_total * kappa * kappa + sum_wpsi * g1 / w_total
+            mean_x = mean_x - centring
         if not self.second:
             return log_l, mean_x, None, None
         c = self.c
-        cw = c / self.w_total
-        g1 = 1.0 + gamma * sum_wpsi
+        cw = c / w_total
         mean_z = (1.0 - c) * tr_wg + cw * sum_wpsi * g1 + wv2 - c * xi2(_C02)
         tr_wgwg = T[:, _ONE, _C22] + 2.0 * gamma * T[:, _W, _C33] + gw2 * gw2
+        # A = α diag(w) + β wwᵀ: β = c/W (R²), or −(1 − c)/W (A = (1 − c)C)
+        beta = -(1.0 - c) / w_total if self.centred else cw
         tr_agag = (
             (1.0 - c) ** 2 * tr_wgwg
-            + 2.0 * (1.0 - c) * cw * g1 * g1 * T[:, _W, _C22]
-            + (cw * sum_wpsi * g1) ** 2
+            + 2.0 * (1.0 - c) * beta * g1 * g1 * T[:, _W, _C22]
+            + (beta * sum_wpsi * g1) ** 2
         )
         fvv = (
             T[:, _WDD, _C11]
@@ -258,11 +275,17 @@ class _R2Integrand:
             + c * c * xi2(_C13)
         )
         fv = T[:, _WD, _C11] - 2.0 * t * xi(_C22) - c * xi(_C12)
+        if self.centred:  # b − κw
+            mean_z = mean_z - centring
+            fvv = fvv - 2.0 * kappa * fv + kappa * kappa * sum_wpsi
+            fv = fv - kappa * sum_wpsi
         var_z = 2.0 * tr_agag + 4.0 * (fvv + (gamma * fv) * fv)
         return log_l, mean_x, mean_z, var_z
 
 
-def _delta_parts(totals: np.ndarray, w_total: float) -> np.ndarray:
+def _delta_parts(
+    totals: np.ndarray, w_total: float, centred: bool = False
+) -> np.ndarray:
     """``(μ_X, μ_Y, V_X, V_Y, C_XY)``, the moments of the two sums, weighted.
 
     User guide: :ref:`formula_r2`.
@@ -272,7 +295,10 @@ def _delta_parts(totals: np.ndarray, w_total: float) -> np.ndarray:
     ``μ_X = Σ wd² + Σ τ``, ``μ_Y = Σ wũ² + Σ τ − Σ wτ/W``,
     ``V_X = Σ (2τ² + 4wd²τ)``,
     ``V_Y = 2[Σ τ² − 2 Σ wτ²/W + (Σ wτ/W)²] + 4 Σ wũ²τ`` and
-    ``C_XY = 2[Σ τ² − Σ wτ²/W] + 4 Σ wdũτ``.
+    ``C_XY = 2[Σ τ² − Σ wτ²/W] + 4 Σ wdũτ``. ``centred`` (``d`` centred at
+    its weighted mean, ``X`` of matrix ``C`` too): ``X`` takes ``Y``'s forms,
+    ``μ_X = Σ wd² + Σ τ − Σ wτ/W``, ``V_X`` and ``C_XY`` the bracket of ``V_Y``
+    with ``4 Σ wd²τ`` and ``4 Σ wdũτ``.
     """
     wdd, wuu, sum_tau, sum_tau2, sum_wtau, sum_wtau2, wddt, wuut, wdut = totals
     mu_x = wdd + sum_tau
@@ -281,6 +307,11 @@ def _delta_parts(totals: np.ndarray, w_total: float) -> np.ndarray:
     v_y = 2.0 * (sum_tau2 - 2.0 * sum_wtau2 / w_total + (sum_wtau / w_total) ** 2)
     v_y += 4.0 * wuut
     c_xy = 2.0 * (sum_tau2 - sum_wtau2 / w_total) + 4.0 * wdut
+    if centred:
+        trace = sum_tau2 - 2.0 * sum_wtau2 / w_total + (sum_wtau / w_total) ** 2
+        mu_x = mu_x - sum_wtau / w_total
+        v_x = 2.0 * trace + 4.0 * wddt
+        c_xy = 2.0 * trace + 4.0 * wdut
     return np.array([mu_x, mu_y, v_x, v_y, c_xy])
 
 
@@ -313,13 +344,28 @@ class _R2Data:
     """
 
     def __init__(
-        self, y_true: np.ndarray, y_pred: np.ndarray, sigma: Any, weight: Any
+        self,
+        y_true: np.ndarray,
+        y_pred: np.ndarray,
+        sigma: Any,
+        weight: Any,
+        centred: bool = False,
     ) -> None:
         self.y_true, self.y_pred = y_true, y_pred
         self.sigma, self.weight = sigma, weight
+        self.centred = centred
         n = y_true.shape[0]
         self.n = n
         self.w_factor = 1.0 if weight is None else n / float(weight.sum())
+        # ``centred``: ŷ shifted by the weighted mean residual (X does not move)
+        self.shift = 0.0
+        if centred:
+            total = 0.0
+            for i in range(0, n, CHUNK_ROWS):
+                rows = slice(i, i + CHUNK_ROWS)
+                d = y_true[rows] - y_pred[rows]
+                total += float(np.sum(d if weight is None else weight[rows] * d))
+            self.shift = total / (n if weight is None else float(weight.sum()))
         s_min = self._scan()
         if self.n_noisy == 0:
             return
@@ -374,8 +420,11 @@ class _R2Data:
         ``v`` too, both sums are quadratic forms in ``e = y - v`` without
         linear terms, and ``Y`` is positive definite on the noisy labels (the
         exact ones have ``e = 0``): ``X/Y`` lies between the extreme
-        generalised eigenvalues, and every moment of R² exists.
+        generalised eigenvalues, and every moment of R² exists. ``centred``:
+        a constant prediction makes ``X = Y``.
         """
+        if self.centred and self.constant_pred is not None:
+            return True
         return (
             n_exact >= 1
             and exact_min == exact_max
@@ -453,7 +502,7 @@ class _R2Data:
                 exact_sums += (we.sum(), np.sum(we * ue), np.sum(we * ue * ue))
         self.wdd_total = float(totals[0])
         self.exact_sums = exact_sums
-        self.parts = _delta_parts(totals, w_total)
+        self.parts = _delta_parts(totals, w_total, self.centred)
         self.mu_y = float(self.parts[1])
         self.delta_mean, self.delta_var, self.cv2 = delta_ratio(self.parts)
 
@@ -473,6 +522,8 @@ class _R2Data:
         rows = slice(i, i + CHUNK_ROWS)
         y = self.y_true[rows]
         d = y - self.y_pred[rows]
+        if self.centred:
+            d = d - self.shift
         if isinstance(self.sigma, float):
             s = np.full(y.shape, self.sigma)
         else:
@@ -513,6 +564,7 @@ def make_integrand(data: _R2Data, second: bool, c: float) -> _R2Integrand:
         data.wdd_total,
         data.mu_y,
         c,
+        data.centred,
     )
     integrand.second = second
     return integrand

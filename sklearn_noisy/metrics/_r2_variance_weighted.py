@@ -49,15 +49,17 @@ def _rank(data: _R2Data, numeric: bool = False) -> int:
 class _Combined:
     """The outputs of one variance-weighted R², in units of ``U = E[Y]``."""
 
-    def __init__(self, columns: list[tuple[Any, Any, Any]], weight: Any) -> None:
+    def __init__(
+        self, columns: list[tuple[Any, Any, Any]], weight: Any, centred: bool
+    ) -> None:
         self.noisy: list[_R2Data] = []
         exact = np.zeros(2)  # X and Y of the outputs with exact labels
         numeric = np.zeros(2)  # and of those whose σ underflows in the numerics
         parts = []
         for y_true, y_pred, sigma in columns:
-            data = _R2Data(y_true, y_pred, sigma, weight)
+            data = _R2Data(y_true, y_pred, sigma, weight, centred)
             if data.n_noisy == 0 or data.n_noisy_num == 0:
-                x, y = _exact_sums(y_true, y_pred, weight)
+                x, y = _exact_sums(y_true, y_pred, weight, centred)
                 if y > 0.0:  # Y_k = 0: weight 0, as in scikit-learn
                     (exact if data.n_noisy == 0 else numeric)[:] += (x, y)
                 if data.n_noisy == 0:
@@ -89,9 +91,11 @@ class _Combined:
         return bool(bounded), bool(ratio), rank
 
 
-def _exact_sums(y_true: Any, y_pred: Any, weight: Any) -> tuple[float, float]:
+def _exact_sums(
+    y_true: Any, y_pred: Any, weight: Any, centred: bool
+) -> tuple[float, float]:
     """``X_k`` and ``Y_k`` of an output with exact labels (weights ``Σ w = M``)."""
-    numerator, denominator, scale = r2_sums(y_true, y_pred, weight)
+    numerator, denominator, scale = r2_sums(y_true, y_pred, weight, centred=centred)
     factor = scale * scale * (1.0 if weight is None else y_true.shape[0] / weight.sum())
     return numerator * factor, denominator * factor
 
@@ -162,10 +166,10 @@ def _upper_limit(integrand: _Integrand, combined: _Combined) -> tuple[float, boo
     return _X_CAP, not bounded
 
 
-def _message(rank: int, what: str) -> str:
+def _message(rank: int, what: str, label: str = "R²") -> str:
     need = 2 if what == "expected value" else 4
     return (
-        f"The {what} of the variance-weighted R² does not exist (it is "
+        f"The {what} of the variance-weighted {label} does not exist (it is "
         f"infinite): the total sum of squares of all outputs can come "
         f"arbitrarily close to 0, and the noise has rank r = {rank} summed over "
         f"the outputs; the {what} is finite only when r > {need}."
@@ -173,22 +177,27 @@ def _message(rank: int, what: str) -> str:
 
 
 def r2_variance_weighted_moments(
-    columns: list[tuple[Any, Any, Any]], weight: Any, *, method: str = "exact"
+    columns: list[tuple[Any, Any, Any]],
+    weight: Any,
+    *,
+    method: str = "exact",
+    centred: bool = False,
+    label: str = "R²",
 ) -> R2Moments:
     """``E`` and ``Var`` of ``1 - Σ X_k / Σ Y_k`` (outputs with ``Y_k > 0``).
 
     ``columns`` holds ``(y_true, y_pred, sigma)`` of each output, 1-D, as for
     :func:`~sklearn_noisy.metrics._r2_quadrature.r2_moments`; some label
     must be noisy. ``method="delta"``: the second-order delta method for the
-    ratio of the two sums.
+    ratio of the two sums. ``centred``: of the explained variance.
     """
-    combined = _Combined(columns, weight)
+    combined = _Combined(columns, weight, centred)
     bounded, ratio_bounded, rank = combined.existence()
     bounded = bounded or ratio_bounded
     if not (bounded or rank > 2):
-        return R2Moments(-math.inf, math.inf, _message(rank, "expected value"))
+        return R2Moments(-math.inf, math.inf, _message(rank, "expected value", label))
     var_exists = bounded or rank > 4
-    message = None if var_exists else _message(rank, "variance")
+    message = None if var_exists else _message(rank, "variance", label)
     if method == "delta" or combined.cv2 <= _CV2_DELTA_EXACT:
         variance = combined.delta_var if var_exists or method == "delta" else math.inf
         return R2Moments(1.0 - combined.delta_mean, variance, message)

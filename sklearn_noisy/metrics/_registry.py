@@ -10,12 +10,14 @@ contributor page of the documentation, "How the code is organised").
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from sklearn import metrics as sk
 
+from .._noisy_score import METRIC_RANGES
 from ..utils._noise import NOISE_KINDS
 from ._classification import expected_accuracy_score
 from ._paired_kernels import (
@@ -54,10 +56,11 @@ from ._rates import (
 from ._regression import (
     expected_mean_absolute_error,
     expected_mean_squared_error,
-    expected_r2_score,
     expected_root_mean_squared_error,
+    fraction_of_variance,
 )
 from ._regression_definitions import (
+    EXPLAINED_VARIANCE,
     MEAN_ABSOLUTE_ERROR,
     MEAN_ABSOLUTE_PERCENTAGE_ERROR,
     MEAN_SQUARED_ERROR,
@@ -69,7 +72,7 @@ from ._regression_definitions import (
 )
 from ._roc_auc import expected_roc_auc_score
 
-__all__ = ["MetricInfo", "get_metric_info", "get_metric_names"]
+__all__ = ["MetricInfo", "get_metric_info", "get_metric_names", "metric_functions"]
 
 _RESPONSE_METHODS = ("predict", "predict_proba")
 #: Target types (:func:`sklearn.utils.multiclass.type_of_target`) for which a
@@ -128,6 +131,9 @@ class MetricInfo:
     definition : RegressionLoss or None
         The loss's definition, which the engines read
         (:mod:`~sklearn_noisy.metrics._regression_definitions`).
+    value_range : tuple of float
+        The values the metric can take; every interval is clipped to them
+        (the loss's ``range`` for a regression metric).
     """
 
     name: str
@@ -144,6 +150,7 @@ class MetricInfo:
     paired_truth: Callable[..., Any] | None = None
     min_samples: int = 1
     definition: RegressionLoss | None = None
+    value_range: tuple[float, float] = (0.0, 1.0)
 
     def __post_init__(self) -> None:
         if self.noise not in NOISE_KINDS:
@@ -177,7 +184,8 @@ def _regression(
     **options: Any,
 ) -> MetricInfo:
     options.setdefault("greater_is_better", False)
-    options.setdefault("scorer_name", f"neg_expected_{definition.name}")
+    sign = "" if options["greater_is_better"] else "neg_"  # scikit-learn's names
+    options.setdefault("scorer_name", f"{sign}expected_{definition.name}")
     options.setdefault("default_targets", ("continuous",))
     for estimand, key in (("forward", "paired"), ("truth", "paired_truth")):
         if estimand in definition.paired:
@@ -191,6 +199,7 @@ def _regression(
         response_method="predict",
         noise="sigma",
         definition=definition,
+        value_range=definition.range,
         **options,
     )
 
@@ -238,12 +247,19 @@ _REGISTRY: dict[str, MetricInfo] = {
         ),
         _regression(
             R2,
-            expected_r2_score,
+            fraction_of_variance(R2),
             sk.r2_score,
             display_name="R²",
             greater_is_better=True,
-            scorer_name="expected_r2",
             min_samples=2,
+        ),
+        _regression(
+            EXPLAINED_VARIANCE,
+            fraction_of_variance(EXPLAINED_VARIANCE),
+            sk.explained_variance_score,
+            display_name="Explained variance",
+            greater_is_better=True,
+            default_targets=(),
         ),
         # Percentage errors: not defaults (near-zero labels make them
         # depend on scikit-learn's floor of the denominator).
@@ -309,6 +325,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             expected_matthews_corrcoef,
             sk.matthews_corrcoef,
             display_name="MCC",
+            value_range=(-1.0, 1.0),
         ),
         _classification(
             "brier_score_loss",
@@ -317,6 +334,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             display_name="Brier score",
             greater_is_better=False,
             scorer_name="neg_expected_brier_score",
+            value_range=(0.0, math.inf),
             response_method="predict_proba",
             paired=paired_brier_score_loss,
         ),
@@ -326,6 +344,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             sk.log_loss,
             display_name="Log-loss",
             greater_is_better=False,
+            value_range=(0.0, math.inf),
             response_method="predict_proba",
             default_targets=("binary", "multiclass"),
             paired=paired_log_loss,
@@ -365,6 +384,16 @@ _REGISTRY: dict[str, MetricInfo] = {
             scorer_name="expected_roc_auc",
         ),
     )
+}
+
+METRIC_RANGES.update({name: info.value_range for name, info in _REGISTRY.items()})
+
+#: The examples of the functions built here from their definitions, which
+#: doctest would not find in the module that defines their body.
+__test__ = {
+    info.function.__name__: info.function
+    for info in _REGISTRY.values()
+    if info.definition is not None and info.definition.function_name
 }
 
 
@@ -433,3 +462,13 @@ def get_metric_info(metric: Any) -> MetricInfo:
         f"metric must be a metric name (one of {sorted(_REGISTRY)}) or one of "
         f"sklearn_noisy's expected_* functions; got {metric!r}."
     )
+
+
+def metric_functions() -> dict[str, Callable[..., Any]]:
+    """The ``expected_*`` function of every metric, by its name, in table order.
+
+    The public modules export them from here (``sklearn_noisy.metrics`` and
+    ``sklearn_noisy``), and the API reference lists them
+    (``docs/_ext/registry_api.py``): a new metric's record is its only export.
+    """
+    return {info.function.__name__: info.function for info in _REGISTRY.values()}

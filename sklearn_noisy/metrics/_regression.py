@@ -12,6 +12,7 @@ one-dimensional quadratures (user guide: :ref:`formula_rmse`,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -35,7 +36,6 @@ from ._r2_outputs import r2_forward
 from ._regression_definitions import (
     MEAN_ABSOLUTE_ERROR,
     MEAN_SQUARED_ERROR,
-    R2,
     ROOT_MEAN_SQUARED_ERROR,
     RegressionLoss,
 )
@@ -63,8 +63,8 @@ from ._test_set_sampling import with_test_set_sampling
 __all__ = [
     "expected_mean_absolute_error",
     "expected_mean_squared_error",
-    "expected_r2_score",
     "expected_root_mean_squared_error",
+    "fraction_of_variance",
 ]
 
 
@@ -407,86 +407,59 @@ def expected_root_mean_squared_error(
     )
 
 
-@with_test_set_sampling()
-@supports_estimands("forward", *R2.estimands)
-@fill_doc(
-    parameters=REGRESSION_PARAMETERS_DOC,
-    method=METHOD_DOC,
-    estimand=ESTIMAND_DOC,
-    sigma_dof=SIGMA_DOF_DOC,
-)
-def expected_r2_score(
-    y_true: Any,
-    y_pred: Any,
-    *,
-    sigma: Any,
-    sample_weight: Any = None,
-    multioutput: Any = "uniform_average",
-    method: str = "exact",
-    estimand: str = "forward",
-    sigma_dof: Any = None,
-    force_finite: bool = True,
-) -> NoisyScore | list[NoisyScore]:
-    """Expected R² (coefficient of determination), and its variance, under label error.
+def fraction_of_variance(definition: RegressionLoss) -> Callable[..., Any]:
+    """The public function of a fraction of explained variation, ``1 - X/Y``.
 
-    Each observed label is ``y_i ~ N(y_true_i, sigma_i²)``, and both sums of
-    ``R² = 1 - X/Y`` are built from the noisy labels, so noise lowers R² even on
-    average. The moments of ``X/Y`` are computed exactly by quadrature (or by the
-    delta method); where they do not exist (too few noisy labels) the result is
-    infinite, with a ``UserWarning``. Read more in the
-    :ref:`User Guide <formula_r2>`.
-
-    Parameters
-    ----------
-    {parameters}
-
-    {method}
-
-    {estimand}
-
-    {sigma_dof}
-
-    force_finite : bool, default=True
-        scikit-learn's option: 1.0 for perfect predictions and 0.0 for a
-        constant ``y_true`` instead of NaN and ``-inf``. The truth and
-        remeasurement estimands require ``True``.
-
-    Returns
-    -------
-    score : NoisyScore or list of NoisyScore
-        ``nominal`` is :func:`sklearn.metrics.r2_score` on ``y_true``. Fewer than
-        two samples give NaN and an ``UndefinedMetricWarning``, as in
-        scikit-learn.
-
-    See Also
-    --------
-    sklearn.metrics.r2_score : The metric on exact labels.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_noisy.metrics import expected_r2_score
-    >>> y_true = np.array([3.0, -0.5, 2.0, 7.0, 4.2, 1.1, 5.5, 0.3])
-    >>> y_pred = np.array([2.5, 0.0, 2.0, 8.0, 4.0, 1.5, 5.0, 0.0])
-    >>> expected_r2_score(y_true, y_pred, sigma=0.5)
-    NoisyScore(metric='r2', expected=0.916235, std=0.03933, nominal=0.957138, \
-    n_samples=8, method='exact')
+    R² and the explained variance differ only in ``X``
+    (``definition.centred``), so one function body serves both; its name and
+    docstring are the definition's (``function_name``, ``doc``). The registry
+    builds it from the record's definition.
     """
-    inputs = _validated(R2, estimand, y_true, y_pred, sigma, sample_weight, multioutput)
-    method = _check_method(method)
-    if not isinstance(force_finite, (bool, np.bool_)):
-        raise TypeError(f"force_finite must be a bool; got {force_finite!r}.")
-    if estimand != "forward":
-        if not force_finite or (
-            isinstance(inputs[4], str)
-            and inputs[4] == "variance_weighted"
-            and inputs[0].shape[1] > 1
-        ):
-            raise ValueError(
-                f"estimand={estimand!r} is offered with force_finite=True and "
-                "without multioutput='variance_weighted': its estimates of the "
-                "sums of squares are not the sums scikit-learn's options refer to."
-            )
-        return estimand_score(R2, estimand, inputs, sigma_dof)
-    check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
-    return r2_forward(inputs, method=method, force_finite=bool(force_finite))
+
+    def score(
+        y_true: Any,
+        y_pred: Any,
+        *,
+        sigma: Any,
+        sample_weight: Any = None,
+        multioutput: Any = "uniform_average",
+        method: str = "exact",
+        estimand: str = "forward",
+        sigma_dof: Any = None,
+        force_finite: bool = True,
+    ) -> NoisyScore | list[NoisyScore]:
+        inputs = _validated(
+            definition, estimand, y_true, y_pred, sigma, sample_weight, multioutput
+        )
+        method = _check_method(method)
+        if not isinstance(force_finite, (bool, np.bool_)):
+            raise TypeError(f"force_finite must be a bool; got {force_finite!r}.")
+        if estimand != "forward":
+            if not force_finite or (
+                isinstance(inputs[4], str)
+                and inputs[4] == "variance_weighted"
+                and inputs[0].shape[1] > 1
+            ):
+                raise ValueError(
+                    f"estimand={estimand!r} is offered with force_finite=True and "
+                    "without multioutput='variance_weighted': its estimates of the "
+                    "sums of squares are not the sums scikit-learn's options refer "
+                    "to."
+                )
+            return estimand_score(definition, estimand, inputs, sigma_dof)
+        check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
+        return r2_forward(
+            definition, inputs, method=method, force_finite=bool(force_finite)
+        )
+
+    score.__name__ = score.__qualname__ = definition.function_name
+    score.__module__ = "sklearn_noisy.metrics"  # exported there, pickled from there
+    score.__doc__ = definition.doc
+    score = fill_doc(
+        parameters=REGRESSION_PARAMETERS_DOC,
+        method=METHOD_DOC,
+        estimand=ESTIMAND_DOC,
+        sigma_dof=SIGMA_DOF_DOC,
+    )(score)
+    score = supports_estimands("forward", *definition.estimands)(score)
+    return with_test_set_sampling()(score)

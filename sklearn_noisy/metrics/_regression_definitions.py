@@ -7,6 +7,8 @@ taken by the accumulators of :mod:`~sklearn_noisy.metrics._regression_kernels`.
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +31,7 @@ from ._truth_regression import (
 )
 
 __all__ = [
+    "EXPLAINED_VARIANCE",
     "MEAN_ABSOLUTE_ERROR",
     "MEAN_ABSOLUTE_PERCENTAGE_ERROR",
     "MEAN_SQUARED_ERROR",
@@ -81,6 +84,19 @@ class RegressionLoss:
         ``(y, a, b, sigma, weight, output_weights) -> existence`` where the
         moments of a paired difference may not exist
         (:func:`~._paired_existence.r2_difference_existence`); None: they do.
+    range : tuple of float
+        The values the metric can take (intervals are clipped to them).
+    centred : bool
+        For a fraction of explained variation ``1 - X/Y`` (R²'s engines):
+        whether ``X`` sums the squared residuals centred at their weighted mean
+        (explained variance) rather than the residuals (R²).
+    label : str
+        How warnings name the metric (default: its name, in words).
+    function_name, doc : str
+        The name and docstring of the public function the registry builds
+        from the definition (:func:`~._regression.fraction_of_variance`), for
+        the fractions of explained variation; "" for the others, whose
+        functions are written out.
     """
 
     name: str
@@ -93,6 +109,15 @@ class RegressionLoss:
     multioutput: MultioutputRules = _MEAN_RULES
     paired: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     paired_existence: Callable[..., Any] | None = None
+    range: tuple[float, float] = (0.0, math.inf)
+    centred: bool = False
+    label: str = ""
+    function_name: str = ""
+    doc: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            object.__setattr__(self, "label", self.name.replace("_", " "))
 
 
 def _mean_absolute(y: np.ndarray, y_pred: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -165,6 +190,120 @@ R2 = RegressionLoss(
     streamed_difference=lambda sse_a, sse_b, sst, w: (sse_b - sse_a) / sst,
     multioutput=MultioutputRules(variance_weighted=True, one_output_weights=False),
     paired_existence=r2_difference_existence,
+    range=(-math.inf, 1.0),
+    label="R²",
+    function_name="expected_r2_score",
+    doc="""\
+Expected R² (coefficient of determination), and its variance, under label error.
+
+    Each observed label is ``y_i ~ N(y_true_i, sigma_i²)``, and both sums of
+    ``R² = 1 - X/Y`` are built from the noisy labels, so noise lowers R² even on
+    average. The moments of ``X/Y`` are computed exactly by quadrature (or by the
+    delta method); where they do not exist (too few noisy labels) the result is
+    infinite, with a ``UserWarning``. Read more in the
+    :ref:`User Guide <formula_r2>`.
+
+    Parameters
+    ----------
+    {parameters}
+
+    {method}
+
+    {estimand}
+
+    {sigma_dof}
+
+    force_finite : bool, default=True
+        scikit-learn's option: 1.0 for perfect predictions and 0.0 for a
+        constant ``y_true`` instead of NaN and ``-inf``. The truth and
+        remeasurement estimands require ``True``.
+
+    Returns
+    -------
+    score : NoisyScore or list of NoisyScore
+        ``nominal`` is :func:`sklearn.metrics.r2_score` on ``y_true``. Fewer than
+        two samples give NaN and an ``UndefinedMetricWarning``, as in
+        scikit-learn.
+
+    See Also
+    --------
+    sklearn.metrics.r2_score : The metric on exact labels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_noisy.metrics import expected_r2_score
+    >>> y_true = np.array([3.0, -0.5, 2.0, 7.0, 4.2, 1.1, 5.5, 0.3])
+    >>> y_pred = np.array([2.5, 0.0, 2.0, 8.0, 4.0, 1.5, 5.0, 0.0])
+    >>> expected_r2_score(y_true, y_pred, sigma=0.5)
+    NoisyScore(metric='r2', expected=0.916235, std=0.03933, nominal=0.957138, \
+    n_samples=8, method='exact')
+    """,
+)
+
+EXPLAINED_VARIANCE = RegressionLoss(
+    "explained_variance",
+    estimands={
+        "truth": (functools.partial(r2_truth, centred=True), "delta"),
+        "remeasurement": (functools.partial(r2_remeasurement, centred=True), "delta"),
+    },
+    degenerate=(
+        "The explained variance against the true values is not estimable"
+        "{outputs}: the estimated variance of the true values is <= 0 (the "
+        "labels vary no more than their noise), so the estimate and its "
+        "variance are NaN."
+    ),
+    multioutput=R2.multioutput,
+    range=(-math.inf, 1.0),
+    centred=True,
+    function_name="expected_explained_variance_score",
+    doc="""\
+Expected explained variance score, and its variance, under label error.
+
+    Each observed label is ``y_i ~ N(y_true_i, sigma_i²)``. The explained
+    variance ``1 - X/Y`` is R² with the residuals centred at their weighted
+    mean: ``X = Σ w (d - d̄_w)²``, ``Y = Σ w (y - ȳ_w)²``, both of the noisy
+    labels. The moments of ``X/Y`` are computed exactly by quadrature (or by
+    the delta method); where they do not exist (too few noisy labels) the
+    result is infinite, with a ``UserWarning``. Read more in the
+    :ref:`User Guide <formula_explained_variance>`.
+
+    Parameters
+    ----------
+    {parameters}
+
+    {method}
+
+    {estimand}
+
+    {sigma_dof}
+
+    force_finite : bool, default=True
+        scikit-learn's option: 1.0 for perfect predictions (up to a constant)
+        and 0.0 for a constant ``y_true`` instead of NaN and ``-inf``. The
+        truth and remeasurement estimands require ``True``.
+
+    Returns
+    -------
+    score : NoisyScore or list of NoisyScore
+        ``nominal`` is :func:`sklearn.metrics.explained_variance_score` on
+        ``y_true``.
+
+    See Also
+    --------
+    sklearn.metrics.explained_variance_score : The metric on exact labels.
+    expected_r2_score : The same without centring the residuals.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_noisy.metrics import expected_explained_variance_score
+    >>> y_true = np.array([3.0, -0.5, 2.0, 7.0, 4.2, 1.1, 5.5, 0.3])
+    >>> y_pred = np.array([2.5, 0.0, 2.0, 8.0, 4.0, 1.5, 5.0, 0.0])
+    >>> expected_explained_variance_score(y_true, y_pred, sigma=0.5)
+    NoisyScore(metric='explained_variance', expected=0.921819, std=0.0382, \
+    nominal=0.957559, n_samples=8, method='exact')
+    """,
 )
 
 

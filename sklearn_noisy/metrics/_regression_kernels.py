@@ -364,7 +364,11 @@ def _absolute_error_totals(
 
 
 def r2_sums(
-    y_true: np.ndarray, y_pred: np.ndarray, weight: np.ndarray | None
+    y_true: np.ndarray,
+    y_pred: np.ndarray,
+    weight: np.ndarray | None,
+    *,
+    centred: bool = False,
 ) -> tuple[float, float, float]:
     """scikit-learn's numerator and denominator of ``r2_score`` for one output.
 
@@ -372,7 +376,9 @@ def r2_sums(
     the returned ``scale`` (1.0 unless the squares overflow, ``|y| > 1e154``).
     A constant ``y_true`` (over the samples of non-zero weight) is detected
     exactly and gives a denominator of exactly 0, where scikit-learn's rounded mean can
-    leave a tiny positive one (and a huge negative score).
+    leave a tiny positive one (and a huge negative score). ``centred``: the
+    residuals centred on their weighted mean, ``Σ w (d - d̄_w)²`` (explained
+    variance), 0 exactly for a constant residual.
     """
     n_samples = y_true.shape[0]
     w_total = float(n_samples) if weight is None else float(weight.sum())
@@ -386,11 +392,25 @@ def r2_sums(
         with np.errstate(over="ignore", invalid="ignore"):
             total = sum(weighted_sum(y_true[rows], w) for rows, w in blocks)
             mean = total / w_total / scale
+            shift = 0.0
+            if centred:
+                shift = sum(
+                    weighted_sum(y_true[rows] / scale - y_pred[rows] / scale, w)
+                    for rows, w in blocks
+                )
+                shift /= w_total
             numerator = denominator = 0.0
             low, high = np.inf, -np.inf
+            d_low, d_high = np.inf, -np.inf
             for rows, w in blocks:
                 y = y_true[rows] / scale
                 d = y - y_pred[rows] / scale
+                if centred:
+                    kept = d if w is None else d[w != 0]
+                    if kept.size:
+                        d_low = min(d_low, float(kept.min()))
+                        d_high = max(d_high, float(kept.max()))
+                    d = d - shift
                 numerator += weighted_sum(d * d, w)
                 c = y - mean
                 denominator += weighted_sum(c * c, w)
@@ -403,6 +423,8 @@ def r2_sums(
         scale = max(float(np.max(np.abs(y_true))), float(np.max(np.abs(y_pred))), 1.0)
     if low == high:
         denominator = 0.0
+    if centred and d_low == d_high:
+        numerator = 0.0
     return numerator, denominator, scale
 
 

@@ -382,6 +382,8 @@ def r2_sums(
     sigma: Any,
     sigma_dof: Any = None,
     weight: np.ndarray | None = None,
+    *,
+    centred: bool = False,
 ) -> R2Sums:
     """The sums of squares of R², unbiased truth versions and their (co)variances.
 
@@ -405,8 +407,20 @@ def r2_sums(
     coefficient ``−w`` and ``B`` with ``−w(1 − w/W)``, adding ``Σ w² g``,
     ``Σ w²(1 − w/W) g`` and ``Σ w²(1 − w/W)² g`` with ``g = Var σ̂² = 2σ⁴/ν``.
     Two passes over the data.
+
+    ``centred`` (explained variance): ``X = Σ w (d̃ − d̃̄_w)²`` has ``Q`` too,
+    with ``p = 2wr``, ``r = d − d̄_w``. Then ``A = X − Σ w σ̂² + Σ w² σ̂²/W``
+    (``E[X] = Σ w r² + Σ w σ²(1 − w/W)``, the bias of ``Y``), and ``Var X``,
+    ``Cov`` and their ``σ``-parts take ``Var Y``'s form with ``σ̂² r̃²`` and
+    ``σ̂² r̃ c̃`` (``E[σ̂_i² r̃_i c̃_i] = σ² r c + σ⁴(1 − 2w/W) + σ_i² Σ w²σ²/W²``).
     """
     mean, w_sum = _weighted_mean(y, weight)
+    shift = 0.0
+    if centred:
+        for rows in chunks(y.shape[0]):
+            w = None if weight is None else weight[rows]
+            shift = shift + _weighted(np.subtract(y[rows], y_pred[rows]), w)
+        shift = shift / w_sum
     n_samples, n_outputs = y.shape
     # Rows: X, Y, Σw²σ̂²d̃², Σw²σ̂²c̃², Σw²σ̂²c̃d̃, then those of _sigma_sums.
     totals = np.zeros((13, n_outputs))
@@ -414,6 +428,8 @@ def r2_sums(
         w = None if weight is None else weight[rows]
         c = np.subtract(y[rows], mean)
         d = np.subtract(y[rows], y_pred[rows])
+        if centred:
+            d -= shift
         s2 = np.square(chunk_of(sigma, rows))
         square = np.multiply(d, d)
         totals[0] += _weighted(square, w)
@@ -428,6 +444,25 @@ def r2_sums(
     sse, sst, s2d2, s2c2, s2cd = totals[:5]
     s2_sum, w2s2_sum, s4_2, s4_3, s4_4, g_2, g_3, g_4 = totals[5:]
     square = w2s2_sum * w2s2_sum + s4_4  # unbiased (Σ w²σ²)²
+    if centred:  # both forms are Y's: A, Var X, Cov and the σ-parts as Y's
+        centring = -2.0 * s4_2 + 4.0 * s4_3 / w_sum - 2.0 * square / (w_sum * w_sum)
+        var_sigma = g_2 - 2.0 * g_3 / w_sum + g_4 / (w_sum * w_sum)
+        floor = 2.0 * s4_2 - 4.0 * s4_3 / w_sum + 2.0 * square / (w_sum * w_sum)
+        return R2Sums(
+            sse=sse,
+            sst=sst,
+            sse_truth=sse - s2_sum + w2s2_sum / w_sum,
+            sst_truth=sst - s2_sum + w2s2_sum / w_sum,
+            var_sse=4.0 * s2d2 + centring,
+            var_sst=4.0 * s2c2 + centring,
+            cov=4.0 * s2cd + centring,
+            var_sse_sigma=var_sigma,
+            var_sst_sigma=var_sigma,
+            cov_sigma=var_sigma,
+            floor_sse=floor,
+            floor_sst=floor,
+            floor_cov=floor,
+        )
     return R2Sums(
         sse=sse,
         sst=sst,
@@ -506,6 +541,8 @@ def r2_truth(
     sigma: Any,
     sigma_dof: Any = None,
     weight: np.ndarray | None = None,
+    *,
+    centred: bool = False,
 ) -> RegressionEstimate:
     """Estimate of R² against the true values: ``1 − SSÊ / SST̂``, delta-method variance.
 
@@ -523,7 +560,7 @@ def r2_truth(
     estimate and variance are NaN and ``flag`` is True; the caller raises or
     warns.
     """
-    sums = r2_sums(y, y_pred, sigma, sigma_dof, weight)
+    sums = r2_sums(y, y_pred, sigma, sigma_dof, weight, centred=centred)
     flag = ~(sums.sst_truth > 0.0)
     denominator = np.where(flag, 1.0, sums.sst_truth)
     ratio = sums.sse_truth / denominator
@@ -542,6 +579,8 @@ def r2_remeasurement(
     sigma: Any,
     sigma_dof: Any = None,
     weight: np.ndarray | None = None,
+    *,
+    centred: bool = False,
 ) -> RegressionEstimate:
     """The nominal R² as the estimate of ``θ_R = E[R²(ỹ', ŷ)]``, delta-method variance.
 
@@ -552,7 +591,7 @@ def r2_remeasurement(
     the labels are constant
     (``Y = 0``); the variance is then 0.
     """
-    sums = r2_sums(y, y_pred, sigma, sigma_dof, weight)
+    sums = r2_sums(y, y_pred, sigma, sigma_dof, weight, centred=centred)
     flag = ~(sums.sst > 0.0)
     denominator = np.where(flag, 1.0, sums.sst)
     variance = _ratio_variance(sums.sse / denominator, denominator, sums, truth=False)
