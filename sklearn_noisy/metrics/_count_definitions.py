@@ -113,6 +113,11 @@ class Ratio:
     predicted: bool
 
     @property
+    def exact_binary(self) -> bool:
+        """Whether the exact binary engine serves it (it has ``affine``)."""
+        return self._affine is not None
+
+    @property
     def fixed_denominator(self) -> bool:
         """Whether the denominator is a prediction total alone (fixed)."""
         return self.predicted and not self.true
@@ -426,6 +431,13 @@ class CountMetric:
     the rest (the rates); ``complement``: ``1 −`` that ratio (the false
     rates); ``adjustable``: takes scikit-learn's ``adjusted``;
     ``present_classes``: averages over the classes present in ``y_true``.
+    ``parameters``: the metric's own keyword options with their defaults
+    (passed to ``value``, ``gradient`` and scikit-learn's function), checked
+    by ``check_parameters``; the multiclass, truth and remeasurement engines
+    pass them on, the binary forms (``affine``, ``delta``) are those of two
+    classes, where they must not matter. ``function_name`` and ``doc``: the name and the
+    docstring of the public function built from the definition (the others
+    write theirs by hand).
     """
 
     name: str
@@ -438,6 +450,10 @@ class CountMetric:
     complement: bool = False
     adjustable: bool = False
     present_classes: bool = False
+    parameters: tuple[tuple[str, Any], ...] = ()
+    check_parameters: Callable[..., None] | None = None
+    function_name: str = ""
+    doc: str = ""
     _value: Callable[..., Any] | None = None
     _gradient: Callable[..., Any] | None = None
     _affine: Callable[..., Any] | None = None
@@ -469,11 +485,15 @@ class CountMetric:
         pos_index: int | None = None,
         average: str = "binary",
         zero_division: float = 0.0,
+        **options: Any,
     ) -> tuple[float, np.ndarray]:
-        """The metric of one matrix and ``∂f/∂C`` (``average`` of the ratios)."""
+        """The metric of one matrix and ``∂f/∂C`` (``average`` of the ratios).
+
+        ``options``: the definition's ``parameters``.
+        """
         if self._gradient is not None:
-            return self._gradient(counts)
-        return _ratio_gradient(
+            return self._gradient(counts, **options)
+        value, gradient = _ratio_gradient(
             self.ratio,
             counts,
             pos_index=pos_index,
@@ -481,6 +501,7 @@ class CountMetric:
             zero=zero_division,
             negative=self.negative,
         )
+        return (1.0 - value, -gradient) if self.complement else (value, gradient)
 
     def affine(
         self,
@@ -512,6 +533,11 @@ class CountMetric:
         return self._delta(t, f, float(n_pred_pos), float(n_samples))
 
     @property
+    def exact_binary(self) -> bool:
+        """Whether the exact binary engine serves it (it has ``affine``)."""
+        return self._affine is not None
+
+    @property
     def fixed_denominator(self) -> bool:
         """Whether it is a ratio over a prediction total alone (fixed)."""
         return self.ratio is not None and self.ratio.fixed_denominator
@@ -526,6 +552,7 @@ class CountMetric:
             names: tuple[str, ...] = ("labels", "average", "zero_division")
         else:
             names = ("adjusted",) if self.adjustable else ()
+        names += tuple(name for name, _ in self.parameters)
         return {name: options[name] for name in names if name in options}
 
 
@@ -628,6 +655,7 @@ def sklearn_from_confusion(
     zero_division: float = 0.0,
     adjusted: bool = False,
     label_index: Any = None,
+    **parameters: Any,
 ) -> Any:
     """scikit-learn's ``metric`` of the labels whose confusion matrix is given.
 
@@ -650,4 +678,5 @@ def sklearn_from_confusion(
         zero_division=zero_division,
         adjusted=adjusted,
         label_index=label_index,
+        **parameters,
     )

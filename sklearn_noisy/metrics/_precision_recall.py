@@ -15,6 +15,8 @@ the confusion matrix (:mod:`._count_estimands`; user guide:
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -27,12 +29,14 @@ from ..utils._validation import supports_estimands
 from ..utils._warnings import warn
 from ._binary_average import _NOISE_PARAMETERS
 from ._binary_counts import _DELTA_NOTES, _METHOD_PARAMETER
+from ._count_definitions import CountMetric
 from ._count_estimands import ESTIMAND_PARAMETER, TRUTH_NOTES
 from ._multiclass_average import _MC_PARAMETERS
 from ._prf_paths import _ba_mcc_score, _prf_score
 from ._test_set_sampling import with_test_set_sampling
 
 __all__ = [
+    "count_metric_function",
     "expected_balanced_accuracy_score",
     "expected_f1_score",
     "expected_matthews_corrcoef",
@@ -516,6 +520,69 @@ def expected_matthews_corrcoef(
         random_state=random_state,
     )
     return score
+
+
+def count_metric_function(definition: CountMetric) -> Callable[..., Any]:
+    """The public function of a count metric that is not averaged over classes.
+
+    The options and the engines are those of MCC (exact binary, multiclass
+    Monte Carlo, truth, remeasurement, test-set sampling), plus the
+    definition's own ``parameters`` (keyword-only, after ``labels``, as in
+    scikit-learn); its name and docstring are the definition's
+    (``function_name``, ``doc``, whose ``{parameters}`` line takes the common
+    options). The registry builds it from the record's definition.
+    """
+    own = dict(definition.parameters)
+
+    def score(
+        y_true: Any,
+        y_pred: Any,
+        *,
+        q: Any = None,
+        transition_matrix: Any = None,
+        labels: Any = None,
+        sample_weight: Any = None,
+        method: str = "exact",
+        estimand: str = "forward",
+        n_draws: int = 1000,
+        random_state: Any = 0,
+        **parameters: Any,
+    ) -> NoisyScore:
+        unknown = sorted(set(parameters) - set(own))
+        if unknown:
+            raise TypeError(
+                f"{definition.function_name}() got an unexpected keyword "
+                f"argument {unknown[0]!r}."
+            )
+        y_true, y_pred = check_targets(y_true, y_pred)
+        return _ba_mcc_score(
+            definition.name,
+            y_true,
+            y_pred,
+            q=q,
+            transition_matrix=transition_matrix,
+            labels=labels,
+            sample_weight=sample_weight,
+            adjusted=False,
+            method=method,
+            estimand=estimand,
+            n_draws=n_draws,
+            random_state=random_state,
+            parameters=parameters,
+        )
+
+    fields = list(inspect.signature(score).parameters.values())[:-1]
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    fields[5:5] = [inspect.Parameter(n, keyword, default=d) for n, d in own.items()]
+    score.__signature__ = inspect.Signature(fields, return_annotation=NoisyScore)
+    score.__name__ = score.__qualname__ = definition.function_name
+    score.__module__ = "sklearn_noisy.metrics"  # exported there, pickled from there
+    score.__doc__ = definition.doc or None
+    score = fill_doc(
+        parameters=_BA_MCC_PARAMETERS, delta_notes=_DELTA_NOTES, truth_notes=TRUTH_NOTES
+    )(score)
+    score = supports_estimands("forward", "truth", "remeasurement")(score)
+    return with_test_set_sampling(label_arguments=_LABEL_ARGUMENTS)(score)
 
 
 #: scikit-learn's words for a ratio with a zero denominator: the name and what

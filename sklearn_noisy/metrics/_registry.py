@@ -20,6 +20,7 @@ from sklearn import metrics as sk
 from .._noisy_score import METRIC_RANGES
 from ..utils._noise import NOISE_KINDS
 from ._classification import expected_accuracy_score
+from ._count_definitions import CountMetric
 from ._paired_kernels import (
     paired_accuracy,
     paired_accuracy_truth,
@@ -36,6 +37,7 @@ from ._percentage import (
     root_mean_squared_percentage_error,
 )
 from ._precision_recall import (
+    count_metric_function,
     expected_balanced_accuracy_score,
     expected_f1_score,
     expected_matthews_corrcoef,
@@ -223,6 +225,21 @@ def _classification(
     )
 
 
+def _count(definition: CountMetric, **options: Any) -> MetricInfo:
+    """The record of a count metric whose public function its definition builds.
+
+    The name, the scikit-learn function and the range are the definition's
+    (:func:`~._precision_recall.count_metric_function`).
+    """
+    return _classification(
+        definition.name,
+        count_metric_function(definition),
+        definition.sklearn_function,
+        value_range=definition.range,
+        **options,
+    )
+
+
 #: The metrics, in the order tables and defaults list them.
 _REGISTRY: dict[str, MetricInfo] = {
     info.name: info
@@ -393,7 +410,7 @@ METRIC_RANGES.update({name: info.value_range for name, info in _REGISTRY.items()
 __test__ = {
     info.function.__name__: info.function
     for info in _REGISTRY.values()
-    if info.definition is not None and info.definition.function_name
+    if getattr(info.function, "__module__", None) == __package__
 }
 
 
