@@ -59,8 +59,9 @@ def sklearn_value(metric: str, y_true: Any, y_pred: Any, **kwargs: Any) -> Any:
 
     ``zero_division="warn"`` goes in as its value, 0. The metrics that are not
     averaged over classes (balanced accuracy, MCC) take the definition's value
-    of scikit-learn's confusion matrix, where a class missing from ``y_true``
-    and a single class need no warning. Floating-point warnings are off
+    of scikit-learn's confusion matrix (over ``labels`` where its options hold
+    them), where a class missing from ``y_true`` and a single class need no
+    warning. Floating-point warnings are off
     (``np.errstate``, local to the thread).
     """
     definition = COUNT_METRICS[metric]
@@ -70,8 +71,10 @@ def sklearn_value(metric: str, y_true: Any, y_pred: Any, **kwargs: Any) -> Any:
             if unique_labels(y_true, y_pred).shape[0] == 1:
                 total = len(y_true) if weight is None else np.sum(weight)
                 confusion = np.array([[total]])  # its (1, 1) matrix warns
-            else:
-                confusion = confusion_matrix(y_true, y_pred, sample_weight=weight)
+            else:  # ``labels`` where the definition takes them (kappa)
+                confusion = confusion_matrix(
+                    y_true, y_pred, labels=kwargs.get("labels"), sample_weight=weight
+                )
             parameters = {n: kwargs[n] for n, _ in definition.parameters if n in kwargs}
             adjusted = kwargs.get("adjusted", False)
             return definition.value(confusion, adjusted=adjusted, **parameters)
