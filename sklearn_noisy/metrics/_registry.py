@@ -20,7 +20,7 @@ from sklearn import metrics as sk
 from .._noisy_score import METRIC_RANGES
 from ..utils._noise import NOISE_KINDS
 from ._classification import expected_accuracy_score
-from ._count_definitions import CountMetric
+from ._count_definitions import COUNT_METRICS, CountMetric
 from ._paired_kernels import (
     paired_accuracy,
     paired_accuracy_truth,
@@ -344,6 +344,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             display_name="MCC",
             value_range=(-1.0, 1.0),
         ),
+        _count(COUNT_METRICS["cohen_kappa"], display_name="Cohen's kappa"),
         _classification(
             "brier_score_loss",
             expected_brier_score_loss,
