@@ -64,10 +64,14 @@ def test_registry_export_scorer_and_pickle():
     )
     assert info.value_range == (-np.inf, 1.0)
     assert pickle.loads(pickle.dumps(EV)) is EV
-    score = EV([1.0, 2.0, 4.0, 3.0, 0.5], [1.5, 2.0, 3.0, 3.0, 1.0], sigma=0.3)
+    y, pred, _, _ = _data(8)
+    score = EV(y, pred, sigma=0.3)
     assert pickle.loads(pickle.dumps(score)) == score
 
 
+# scikit-learn's own 1 - 0/0 and x/0 of force_finite=False
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize(
     "multioutput", ["raw_values", "uniform_average", "variance_weighted", "array"]
@@ -229,7 +233,7 @@ def test_remeasurement_is_the_nominal_with_its_variance():
     """From noisy labels: the nominal, and an estimate of its noise variance."""
     y, pred, sigma, weight = _data(80, seed=4)
     rng = np.random.default_rng(5)
-    noisy = y + rng.normal(size=(2000, 80)) * sigma
+    noisy = y + rng.normal(size=(500, 80)) * sigma
     variances = []
     for labels in noisy:
         score = EV(
@@ -237,7 +241,7 @@ def test_remeasurement_is_the_nominal_with_its_variance():
         )
         assert score.expected == score.nominal
         variances.append(score.variance)
-    draws = _ev_draws(noisy, pred, weight)
+    draws = _ev_draws(y + rng.normal(size=(200_000, 80)) * sigma, pred, weight)
     # the delta-method variance, averaged, is the variance of the nominal
     np.testing.assert_allclose(np.mean(variances), draws.var(), rtol=0.1)
 
@@ -264,9 +268,9 @@ def test_test_set_sampling_and_paired_difference():
         y, pred, other, metric="explained_variance", sigma=sigma, n_draws=4000
     )
     draws = _ev_draws(
-        y + np.random.default_rng(3).normal(size=(100_000, 50)) * sigma, pred, None
+        y + np.random.default_rng(3).normal(size=(40_000, 50)) * sigma, pred, None
     ) - _ev_draws(
-        y + np.random.default_rng(3).normal(size=(100_000, 50)) * sigma, other, None
+        y + np.random.default_rng(3).normal(size=(40_000, 50)) * sigma, other, None
     )
     assert abs(difference.expected - draws.mean()) < 5.0 * difference.standard_error
     np.testing.assert_allclose(

@@ -604,3 +604,19 @@ def test_rate_gradient_is_the_derivative(metric, average):
         moved[1][a, b] -= step
         up, down = (rate(c)[0] for c in moved)
         assert gradient[a, b] == pytest.approx((up - down) / (2 * step), abs=1e-8)
+
+
+def test_nominal_rate_of_one_matrix_is_a_float():
+    # Averaged rates of the labels as given are Python floats, as scikit-learn's
+    # recall_score returns; per-class (average=None) an array.
+    from sklearn_noisy.metrics import (
+        false_positive_rate,
+        negative_predictive_value,
+        specificity_score,
+    )
+
+    for rate in (specificity_score, negative_predictive_value, false_positive_rate):
+        for average in ("macro", "weighted", "micro"):
+            value = rate([0, 1, 2, 2], [0, 2, 2, 1], average=average)
+            assert type(value) is float, (rate.__name__, average, type(value))
+        assert rate([0, 1, 2, 2], [0, 2, 2, 1], average=None).shape == (3,)

@@ -83,7 +83,8 @@ def rate_of_counts(
     values = COUNT_METRICS[metric].ratio.of_sums(tn, tn + fp, tn + fn, zero)
     if average is None:
         return values
-    return nanaverage(values, np.asarray(support) if average == "weighted" else None)
+    mean = nanaverage(values, np.asarray(support) if average == "weighted" else None)
+    return float(mean) if np.ndim(mean) == 0 else mean  # one matrix: a float
 
 
 def rate_nominal(

@@ -3,8 +3,10 @@
 Each :class:`MetricInfo` holds the ``expected_*`` function itself, its
 scikit-learn counterpart and the conventions the scorers, the cross-validator,
 the paired comparison, the noise-resilience curve and the command line need.
-Adding a metric means adding its function and one record here (see the
-contributor page of the documentation, "How the code is organised").
+Adding a metric means adding its function (or, for a fraction of explained
+variation, its definition) and one record here; the public modules and the API
+reference read the records (see the contributor page of the documentation,
+"Adding a metric").
 """
 
 from __future__ import annotations
