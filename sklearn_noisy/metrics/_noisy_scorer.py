@@ -46,6 +46,7 @@ from ._scorer_routing import (
     score_routing,
     updated_score_request,
 )
+from ._test_set_sampling import add_test_set_sampling
 
 __all__ = ["NoisyScorer"]
 
@@ -350,7 +351,7 @@ class NoisyScorer(_BaseScorer):
         )
         return {"sigma_dof": value} if takes_sigma_dof(self._info) else {}
 
-    def _compute(
+    def _metric_call(
         self,
         y_true: Any,
         y_pred: Any,
@@ -362,7 +363,8 @@ class NoisyScorer(_BaseScorer):
         classes: Any,
         missing: str,
         sigma_dof: Any = None,
-    ) -> NoisyScore:
+    ) -> tuple[Any, dict[str, Any]]:
+        """The metric's input and keyword arguments, every estimand's alike."""
         info = self._info
         kwargs: dict[str, Any] = dict(self.metric_kwargs)
         kwargs.update(
@@ -372,15 +374,22 @@ class NoisyScorer(_BaseScorer):
         if sample_weight is not None:
             require_sample_weight(info)
             kwargs["sample_weight"] = sample_weight
-        if self.estimand != "forward":
-            kwargs["estimand"] = self.estimand
         if self.response_method == "predict_proba":
             y_pred = prepare_probabilities(self.metric, y_true, y_pred, classes, kwargs)
         elif classes is not None and "labels" not in kwargs and takes_labels(info):
             kwargs["labels"] = scoring_labels(classes, y_true, y_pred)
+        return y_pred, kwargs
+
+    def _evaluate(
+        self, y_true: Any, y_pred: Any, kwargs: dict[str, Any], estimand: str
+    ) -> NoisyScore:
+        """The metric of ``estimand`` on prepared input (see :meth:`_metric_call`)."""
+        info = self._info
         n_samples = _num_samples(y_true)
         if n_samples < info.min_samples:
-            return undefined_score(info, self.estimand, n_samples)
+            return undefined_score(info, estimand, n_samples)
+        if estimand != "forward":
+            kwargs = {**kwargs, "estimand": estimand}
         score = info.function(y_true, y_pred, **kwargs)
         if not isinstance(score, NoisyScore):
             raise TypeError(
@@ -389,6 +398,90 @@ class NoisyScorer(_BaseScorer):
                 "multioutput / average)."
             )
         return score
+
+    def _compute(self, y_true: Any, y_pred: Any, **options: Any) -> NoisyScore:
+        y_pred, kwargs = self._metric_call(y_true, y_pred, **options)
+        return self._evaluate(y_true, y_pred, kwargs, self.estimand)
+
+    def _score_estimands(
+        self,
+        y_true: Any,
+        y_pred: Any,
+        estimands: tuple[str, ...],
+        *,
+        X: Any = None,
+        sigma: Any = None,
+        q: Any = None,
+        transition_matrix: Any = None,
+        classes: Any = None,
+        sigma_dof: Any = None,
+        test_set_sampling: bool = False,
+        known: dict[str, NoisyScore] | None = None,
+    ) -> dict[str, NoisyScore | Exception]:
+        """:meth:`score_predictions` of several estimands, the input prepared once.
+
+        Maps each estimand to its score or the exception it raised; ``known``
+        scores (e.g. pooled from folds) get only their test-set sampling.
+        """
+        self._check_call_noise(sigma, q, transition_matrix)
+        key = self.requires_noise
+        y_pred, kwargs = self._metric_call(
+            y_true,
+            y_pred,
+            X=X,
+            given_noise=sigma if key == "sigma" else q,
+            transition_matrix=transition_matrix,
+            sample_weight=None,
+            classes=classes,
+            missing=self._missing_message(),
+            sigma_dof=sigma_dof,
+        )
+        known = known if test_set_sampling else None
+        scores: dict[str, NoisyScore | Exception] = {}
+        for estimand in estimands:
+            try:
+                if known is not None and estimand in known:
+                    options = {**kwargs, "estimand": estimand}
+                    if estimand == "forward":
+                        del options["estimand"]
+                    scores[estimand] = add_test_set_sampling(
+                        self._info.function, known[estimand], y_true, y_pred, **options
+                    )
+                    continue
+                options = (
+                    {**kwargs, "test_set_sampling": True}
+                    if test_set_sampling
+                    else kwargs
+                )
+                scores[estimand] = self._evaluate(y_true, y_pred, options, estimand)
+            except Exception as exc:  # the caller reports it per estimand
+                scores[estimand] = exc
+        return scores
+
+    def _check_call_noise(self, sigma: Any, q: Any, transition_matrix: Any) -> None:
+        """Reject noise keywords of the other kind (``q`` for a regression metric)."""
+        key = self.requires_noise
+        if key == "sigma":
+            wrong = [
+                name
+                for name, value in (("q", q), ("transition_matrix", transition_matrix))
+                if value is not None
+            ]
+        else:
+            wrong = ["sigma"] if sigma is not None else []
+        if wrong:
+            takes = "sigma" if key == "sigma" else "q or transition_matrix"
+            raise TypeError(
+                f"The {self.metric!r} scorer takes {takes}, not {' or '.join(wrong)}."
+            )
+
+    def _missing_message(self) -> str:
+        key = self.requires_noise
+        return (
+            f"{self!r} takes {key} from metadata: pass {key}= to score_predictions, "
+            f"or build the scorer with its own {key} source (a constant, a column "
+            "name of X or a callable)."
+        )
 
     def score_predictions(
         self,
@@ -437,25 +530,9 @@ class NoisyScorer(_BaseScorer):
         score : NoisyScore
             The metric in its own units and sign (e.g. MSE positive).
         """
+        self._check_call_noise(sigma, q, transition_matrix)
         key = self.requires_noise
-        if key == "sigma":
-            wrong = [
-                name
-                for name, value in (("q", q), ("transition_matrix", transition_matrix))
-                if value is not None
-            ]
-        else:
-            wrong = ["sigma"] if sigma is not None else []
-        if wrong:
-            takes = "sigma" if key == "sigma" else "q or transition_matrix"
-            raise TypeError(
-                f"The {self.metric!r} scorer takes {takes}, not {' or '.join(wrong)}."
-            )
-        missing = (
-            f"{self!r} takes {key} from metadata: pass {key}= to score_predictions, "
-            f"or build the scorer with its own {key} source (a constant, a column "
-            "name of X or a callable)."
-        )
+        missing = self._missing_message()
         return self._compute(
             y_true,
             y_pred,

@@ -41,10 +41,12 @@ from typing import Any
 import numpy as np
 
 from .._noisy_score import NoisyScore
+from ..utils._noise import GaussianNoise
 from ..utils._warnings import quiet, warn
 
 __all__ = [
     "N_RESAMPLES",
+    "add_test_set_sampling",
     "mean_total_variance",
     "sampling_from_total",
     "with_test_set_sampling",
@@ -189,9 +191,34 @@ def with_test_set_sampling(
             parameters=[*signature.parameters.values(), parameter]
         )
         wrapper.__doc__ = _with_parameter_doc(function.__doc__)
+        wrapper._sampling_terms = (terms, signature)  # type: ignore[attr-defined]
         return wrapper
 
     return decorate
+
+
+def add_test_set_sampling(
+    metric: Callable[..., Any], score: NoisyScore, *args: Any, **kwargs: Any
+) -> NoisyScore:
+    """``score``, the result of ``metric(*args, **kwargs)``, with its sampling variance.
+
+    As ``metric(*args, test_set_sampling=True, **kwargs)`` gives it. For a
+    metric that is a mean of per-sample terms the terms are computed from the
+    arguments, without computing the metric again; the other rules call it.
+    """
+    terms, signature = getattr(metric, "_sampling_terms", (None, None))
+    if terms is None:
+        sampled = metric(*args, test_set_sampling=True, **kwargs)
+        return _with(
+            score,
+            sampled.sampling_variance,
+            sampled.sampling_method,
+            sampled.sampling_dof,
+        )
+    h, weight, scale = terms(signature.bind(*args, **kwargs).arguments, score)
+    total, dof = mean_total_variance(h, weight)
+    variance = sampling_from_total(total * scale * scale, score)
+    return _with(score, variance, "per_sample_terms", dof)
 
 
 def _with(
@@ -224,8 +251,12 @@ def _bootstrap(
     data = {name: np.asarray(arguments[name]) for name in names[:data_arguments]}
     n = data[names[0]].shape[0]
     for name in _PER_SAMPLE:
-        if name in arguments and _per_sample(arguments[name], n):
-            data[name] = np.asarray(arguments[name])
+        value = arguments.get(name)
+        if isinstance(value, GaussianNoise):  # validated: resampled as it is
+            if not value.is_constant:
+                data[name] = value
+        elif _per_sample(value, n):
+            data[name] = np.asarray(value)
     fixed = {k: v for k, v in arguments.items() if k not in data}
     given = [data[a].ravel() for a in label_arguments]
     if (
@@ -243,7 +274,10 @@ def _bootstrap(
     with quiet(), np.errstate(all="ignore"):
         for b in range(N_RESAMPLES):
             index = rng.integers(0, n, n)
-            resample = {k: v[index] for k, v in data.items()}
+            resample = {
+                k: v.take(index) if isinstance(v, GaussianNoise) else v[index]
+                for k, v in data.items()
+            }
             try:
                 result = function(**resample, **fixed)
             except (ValueError, ZeroDivisionError, FloatingPointError):

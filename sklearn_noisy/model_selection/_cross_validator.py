@@ -25,12 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils._sklearn_compat import _num_samples
 from ._estimands import check_cv_estimand, estimand_tables, plan_estimands
-from ._pooling import (
-    _out_of_fold,
-    _pool_estimates,
-    _pool_or_warn,
-    add_test_set_sampling,
-)
+from ._pooling import _out_of_fold, pool_scores
 from ._report import _fold_summary, _format_table, _results_dict, _summary_table
 from ._report_html import results_html
 from ._scoring import check_noisy_scoring, check_scorers_noise
@@ -361,8 +356,10 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         self.test_indices_ = [test for _, test in splits]
         self.noise_ = _noise_name(noise)
         self._store_fold_results(results)
-        self._pool(results, X, y_score, noise)
-        self._store_estimates(results, plans, X, y_score, noise)
+        self.estimands_, self.fold_estimates_ = estimand_tables(
+            results, self.scorers_, plans, self.fold_scores_, self.cv_results_
+        )
+        self._pool(results, plans, X, y_score, noise)
         if self.return_estimator:
             self.estimators_ = [r["estimator"] for r in results]
         if self.refit:
@@ -378,60 +375,28 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
             for key in self.scorers_
         }
 
-    def _pool(self, results: list[dict], X: Any, y: Any, noise: Noise) -> None:
+    def _pool(
+        self, results: list[dict], plans: dict, X: Any, y: Any, noise: Noise
+    ) -> None:
+        """``pooled_`` and ``pooled_estimates_`` over the out-of-fold predictions."""
         oof = _out_of_fold(results)
         self.oof_indices_ = oof.indices
         self.oof_responses_ = oof.responses
         self.oof_predictions_ = oof.responses.get("predict")
-        self.pooled_ = (
-            {}
-            if oof.indices is None
-            else _pool_or_warn(
+        self.pooled_, self.pooled_estimates_ = {}, {}
+        if oof.indices is not None:
+            self.pooled_, self.pooled_estimates_ = pool_scores(
                 results,
                 oof,
                 X,
                 y,
                 n_samples=self.n_samples_,
                 scorers=self.scorers_,
-                noise=noise,
-                classes=self.labels_,
-            )
-        )
-
-    def _store_estimates(
-        self, results: list[dict], plans: dict, X: Any, y: Any, noise: Noise
-    ) -> None:
-        """Every shown estimand per fold (``cv_results_``) and pooled."""
-        self.estimands_, self.fold_estimates_ = estimand_tables(
-            results, self.scorers_, plans, self.fold_scores_, self.cv_results_
-        )
-        self.pooled_estimates_ = {}
-        if self.oof_indices_ is not None:
-            self.pooled_estimates_ = _pool_estimates(
-                results,
-                _out_of_fold(results),
-                X,
-                y,
-                n_samples=self.n_samples_,
-                scorers=self.scorers_,
                 plans=plans,
-                pooled=self.pooled_,
                 noise=noise,
                 classes=self.labels_,
+                test_set_sampling=bool(self.test_set_sampling),
             )
-            if self.test_set_sampling:  # also into pooled_, the scorers' own
-                add_test_set_sampling(
-                    self.pooled_estimates_,
-                    self.pooled_,
-                    _out_of_fold(results),
-                    X,
-                    y,
-                    n_samples=self.n_samples_,
-                    scorers=self.scorers_,
-                    plans=plans,
-                    noise=noise,
-                    classes=self.labels_,
-                )
 
     # ------------------------------------------------------------- results
     def summary(self) -> Any:

@@ -49,16 +49,14 @@ _ORDER = ("truth", "remeasurement", "forward")
 class EstimandPlan(NamedTuple):
     """The estimands reported for one metric.
 
-    ``shown`` in report order, ``lead`` the one that leads, ``requested`` what
-    ``estimand=`` asked for (``lead`` differs when the metric does not offer
-    it) and ``variants`` the scorer of every shown estimand other than the
-    scorer's own.
+    ``shown`` in report order, ``lead`` the one that leads and ``requested``
+    what ``estimand=`` asked for (``lead`` differs when the metric does not
+    offer it). One scorer call computes every shown estimand.
     """
 
     shown: tuple[str, ...]
     lead: str
     requested: str
-    variants: dict[str, Any]
 
 
 def check_cv_estimand(estimand: Any) -> str:
@@ -98,8 +96,7 @@ def plan_estimands(scorer: Any, estimand: str) -> EstimandPlan:
         lead = scorer.estimand
     wanted = {"truth", "forward", lead, scorer.estimand}
     shown = tuple(e for e in _ORDER if e in wanted and e in offered)
-    variants = {e: scorer.with_estimand(e) for e in shown if e != scorer.estimand}
-    return EstimandPlan(shown, lead, requested, variants)
+    return EstimandPlan(shown, lead, requested)
 
 
 def estimand_note(metric: str, plan: EstimandPlan) -> str | None:

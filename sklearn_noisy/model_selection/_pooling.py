@@ -9,7 +9,6 @@ second pass over the data.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from typing import Any, NamedTuple
 
@@ -20,9 +19,9 @@ from ..metrics import get_metric_info, get_metric_names
 from ..utils._arrays import weighted_totals
 from ..utils._sklearn_compat import _safe_indexing
 from ..utils._warnings import quiet, warn
-from ._validation import Noise, _classes_kwarg, _noise_kwargs, _take_noise
+from ._validation import Noise, _take_noise, score_estimands
 
-__all__ = ["add_test_set_sampling"]
+__all__ = ["pool_scores"]
 
 
 def _pool_additive(scores: list[NoisyScore]) -> NoisyScore:
@@ -48,15 +47,15 @@ def _pool_additive(scores: list[NoisyScore]) -> NoisyScore:
     )
 
 
-def _pools_from_folds(scorer: Any) -> bool:
-    """Whether a scorer's pooled score is the weighted sum of its fold scores.
+def _pools_from_folds(scorer: Any, estimand: str) -> bool:
+    """Whether a pooled score is the weighted sum of its fold scores.
 
     Only forward scores of additive metrics: a sum of floored per-fold variances
     would overstate the pooled variance.
     """
     metric = scorer.metric
     return (
-        getattr(scorer, "estimand", "forward") == "forward"
+        estimand == "forward"
         and metric in get_metric_names()
         and get_metric_info(metric).additive
         and not getattr(scorer, "metric_kwargs", None)
@@ -125,62 +124,11 @@ def _oof_data(
     return X_oof, y_oof, _take_noise(noise, oof.indices)
 
 
-def _pool_scores(
-    results: list[dict],
-    oof: OutOfFold,
-    X: Any,
-    y: Any,
-    *,
-    n_samples: int,
-    scorers: dict[str, Any],
-    noise: Noise,
-    classes: np.ndarray | None,
-) -> dict[str, NoisyScore]:
-    """One pooled score per metric that succeeded on every fitted fold."""
-    fitted = [r for r in results if r["fit_error"] is None]
-    responses = oof.responses
-    X_oof, y_oof, noise_oof = _oof_data(oof, X, y, noise, n_samples)
-    pooled = {}
-    for key, scorer in scorers.items():
-        scores = [r["scores"][key] for r in fitted]
-        complete = all(
-            r["scores"][key] is not None and key not in r.get("undefined", ())
-            for r in fitted
-        )
-        if complete and _pools_from_folds(scorer):
-            pooled[key] = _pool_additive(scores)
-            continue
-        # Scored once on all the out-of-fold predictions, also when the
-        # metric failed on (or is not defined for) some fold.
-        method = _pooled_method(scorer, responses)
-        pooled[key] = scorer.score_predictions(
-            y_oof,
-            responses[method],
-            X=X_oof,
-            **_noise_kwargs(scorer, noise_oof),
-            **_classes_kwarg(method, classes),
-        )
-    return pooled
-
-
-def _pool_or_warn(results: list[dict], oof: OutOfFold, X: Any, y: Any, **kwargs: Any):
-    """:func:`_pool_scores` metric by metric; a metric that cannot be pooled warns.
-
-    Never drops a metric silently: the warning names it and gives the error.
-    """
-    pooled = {}
-    for key, scorer in kwargs.pop("scorers").items():
-        try:
-            pooled.update(
-                _pool_scores(results, oof, X, y, scorers={key: scorer}, **kwargs)
-            )
-        except Exception as exc:  # reported: the fold results stay
-            warn(
-                f"{key!r} could not be pooled over the out-of-fold predictions, "
-                f"so pooled_ has no entry for it: {type(exc).__name__}: {exc}",
-                UserWarning,
-            )
-    return pooled
+def _fold_scores(results: list[dict], key: str, estimand: str, own: bool) -> list:
+    """The fold scores of ``estimand`` of ``key`` (None where a fold failed)."""
+    if own:
+        return [r["scores"][key] for r in results]
+    return [r["estimates"].get(key, {}).get(estimand) for r in results]
 
 
 def _tagged(score: NoisyScore, estimand: str) -> NoisyScore:
@@ -190,18 +138,33 @@ def _tagged(score: NoisyScore, estimand: str) -> NoisyScore:
     return dataclasses.replace(score, estimand=estimand)
 
 
-def _estimand_view(results: list[dict], key: str, estimand: str) -> list[dict]:
-    """The fold results as if ``key`` had been scored for ``estimand`` only."""
-    return [
-        {
-            "fit_error": r["fit_error"],
-            "scores": {key: r["estimates"].get(key, {}).get(estimand)},
-        }
-        for r in results
-    ]
+def _with_sampling(score: NoisyScore, sampled: NoisyScore) -> NoisyScore:
+    """``score`` with the test-set sampling variance of ``sampled``."""
+    return dataclasses.replace(
+        score,
+        sampling_variance=sampled.sampling_variance,
+        sampling_method=sampled.sampling_method,
+        sampling_dof=sampled.sampling_dof,
+    )
 
 
-def _pool_estimates(
+def _warn_sampling(key: str, estimand: str, exc: Exception) -> None:
+    warn(
+        f"The test-set sampling variance of the pooled {key!r} ({estimand}) "
+        f"could not be computed: {type(exc).__name__}: {exc}",
+        UserWarning,
+    )
+
+
+def _warn_unpooled(key: str, exc: Exception) -> None:
+    warn(
+        f"{key!r} could not be pooled over the out-of-fold predictions, "
+        f"so pooled_ has no entry for it: {type(exc).__name__}: {exc}",
+        UserWarning,
+    )
+
+
+def pool_scores(
     results: list[dict],
     oof: OutOfFold,
     X: Any,
@@ -210,97 +173,144 @@ def _pool_estimates(
     n_samples: int,
     scorers: dict[str, Any],
     plans: dict[str, Any],
-    pooled: dict[str, NoisyScore],
     noise: Noise,
     classes: np.ndarray | None,
-) -> dict[str, dict[str, NoisyScore]]:
-    """Every shown estimand of every metric, pooled (:ref:`formula_pooling`)."""
+    test_set_sampling: bool,
+) -> tuple[dict[str, NoisyScore], dict[str, dict[str, NoisyScore]]]:
+    """``pooled_`` and ``pooled_estimates_`` (:ref:`formula_pooling`).
+
+    The estimands not pooled from the folds are scored on the out-of-fold
+    predictions in one scorer call, with their test-set sampling.
+    """
+    fitted = [r for r in results if r["fit_error"] is None]
+    X_oof, y_oof, noise_oof = _oof_data(oof, X, y, noise, n_samples)
+    pooled: dict[str, NoisyScore] = {}
     estimates: dict[str, dict[str, NoisyScore]] = {}
     for key, scorer in scorers.items():
+        own = scorer.estimand
+        shown = plans[key].shown
+        shown = shown if own in shown else (own, *shown)
+        sampled = test_set_sampling and hasattr(scorer, "_score_estimands")
+        scores: dict[str, Any] = {}
+        for estimand in shown:
+            folds = _fold_scores(fitted, key, estimand, estimand == own)
+            complete = all(s is not None for s in folds) and (
+                estimand != own
+                or not any(key in r.get("undefined", ()) for r in fitted)
+            )
+            if complete and _pools_from_folds(scorer, estimand):
+                scores[estimand] = _pool_additive(folds)
+        # Scored once on all the out-of-fold predictions, also when the
+        # metric failed on (or is not defined for) some fold.
+        rest = tuple(e for e in shown if e not in scores)
+        scores.update(
+            _score_oof(
+                scorer, key, rest, sampled, oof, X_oof, y_oof, noise_oof, classes
+            )
+        )
+        if sampled:
+            _add_sampling(
+                scores, scorer, key, oof, X_oof, y_oof, noise_oof, classes, skip=rest
+            )
+        if isinstance(scores.get(own), Exception):
+            _warn_unpooled(key, scores[own])
         estimates[key] = {}
         for estimand in plans[key].shown:
-            if estimand == scorer.estimand:
-                score = pooled.get(key)
-            else:
-                try:
-                    score = _pool_scores(
-                        _estimand_view(results, key, estimand),
-                        oof,
-                        X,
-                        y,
-                        n_samples=n_samples,
-                        scorers={key: plans[key].variants[estimand]},
-                        noise=noise,
-                        classes=classes,
-                    ).get(key)
-                except (ValueError, ArithmeticError):  # the folds' notes say why
-                    score = None
+            score = scores.get(estimand)
+            if isinstance(score, Exception):
+                if estimand != own and not isinstance(
+                    score, (ValueError, ArithmeticError)
+                ):
+                    raise score
+                continue  # the folds' notes say why
             if score is not None:
                 estimates[key][estimand] = _tagged(score, estimand)
-    return estimates
+        if isinstance(scores.get(own), NoisyScore):
+            pooled[key] = scores[own]
+    return pooled, estimates
 
 
-def _sampling_scorer(scorer: Any) -> Any:
-    """A copy of ``scorer`` whose metric also estimates the test-set sampling."""
-    sampling = copy.copy(scorer)
-    sampling.metric_kwargs = {**scorer.metric_kwargs, "test_set_sampling": True}
-    return sampling
-
-
-def add_test_set_sampling(
-    estimates: dict[str, dict[str, NoisyScore]],
-    pooled: dict[str, NoisyScore],
+def _score_oof(
+    scorer: Any,
+    key: str,
+    estimands: tuple[str, ...],
+    sampled: bool,
     oof: OutOfFold,
-    X: Any,
-    y: Any,
-    *,
-    n_samples: int,
-    scorers: dict[str, Any],
-    plans: dict[str, Any],
-    noise: Noise,
+    X_oof: Any,
+    y_oof: Any,
+    noise_oof: Noise,
     classes: np.ndarray | None,
+) -> dict[str, Any]:
+    """``estimands`` on the out-of-fold predictions; a failed sampling warns."""
+    if not estimands:
+        return {}
+    try:
+        scores = score_estimands(
+            scorer,
+            y_oof,
+            oof.responses,
+            X_oof,
+            estimands=estimands,
+            noise=noise_oof,
+            classes=classes,
+            test_set_sampling=sampled,
+        )
+    except Exception as exc:  # common to every estimand: none is pooled
+        return dict.fromkeys(estimands, exc)
+    failed = tuple(e for e in estimands if isinstance(scores[e], Exception))
+    if sampled and failed:
+        again = score_estimands(
+            scorer,
+            y_oof,
+            oof.responses,
+            X_oof,
+            estimands=failed,
+            noise=noise_oof,
+            classes=classes,
+        )
+        for estimand, score in again.items():
+            if isinstance(score, NoisyScore):
+                _warn_sampling(key, estimand, scores[estimand])
+                scores[estimand] = score
+    return scores
+
+
+def _add_sampling(
+    scores: dict[str, Any],
+    scorer: Any,
+    key: str,
+    oof: OutOfFold,
+    X_oof: Any,
+    y_oof: Any,
+    noise_oof: Noise,
+    classes: np.ndarray | None,
+    *,
+    skip: tuple[str, ...],
 ) -> None:
-    """Give every pooled estimate its test-set sampling variance, in place.
+    """The test-set sampling of the fold-pooled estimates, in place.
 
-    ``estimates`` is ``pooled_estimates_``; ``pooled`` (``pooled_``, each
-    scorer's own estimand) receives the same scores.
-
-    Each is scored again on the concatenated out-of-fold predictions with
-    ``test_set_sampling=True`` (user guide: :ref:`error_budget`); its own
-    numbers stay, the sampling variance and its method are added. A metric
-    whose sampling variance fails warns and keeps its estimate without it.
+    Their warnings are the folds' again: silenced.
     """
-    responses = oof.responses
-    X_oof, y_oof, noise_oof = _oof_data(oof, X, y, noise, n_samples)
-    for key, scorer in scorers.items():
-        for estimand, score in estimates.get(key, {}).items():
-            own = estimand == scorer.estimand
-            variant = scorer if own else plans[key].variants.get(estimand)
-            if variant is None or not hasattr(variant, "metric_kwargs"):
-                continue
-            method = _pooled_method(variant, responses)
-            try:
-                with quiet():  # the pooled estimate warned
-                    sampled = _sampling_scorer(variant).score_predictions(
-                        y_oof,
-                        responses[method],
-                        X=X_oof,
-                        **_noise_kwargs(variant, noise_oof),
-                        **_classes_kwarg(method, classes),
-                    )
-            except Exception as exc:  # reported: the estimate stays
-                warn(
-                    f"The test-set sampling variance of the pooled {key!r} "
-                    f"({estimand}) could not be computed: {type(exc).__name__}: "
-                    f"{exc}",
-                    UserWarning,
-                )
-                continue
-            estimates[key][estimand] = dataclasses.replace(
-                score,
-                sampling_variance=sampled.sampling_variance,
-                sampling_method=sampled.sampling_method,
-                sampling_dof=sampled.sampling_dof,
+    known = {e: s for e, s in scores.items() if e not in skip}
+    if not known:
+        return
+    try:
+        with quiet():  # the fold scores warned already
+            sampled = score_estimands(
+                scorer,
+                y_oof,
+                oof.responses,
+                X_oof,
+                estimands=tuple(known),
+                noise=noise_oof,
+                classes=classes,
+                test_set_sampling=True,
+                known=known,
             )
-            if own and key in pooled:
-                pooled[key] = estimates[key][estimand]
+    except Exception as exc:
+        sampled = dict.fromkeys(known, exc)
+    for estimand, score in known.items():
+        if isinstance(sampled[estimand], Exception):
+            _warn_sampling(key, estimand, sampled[estimand])
+        else:
+            scores[estimand] = _with_sampling(score, sampled[estimand])

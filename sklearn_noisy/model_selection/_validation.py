@@ -80,18 +80,58 @@ def _noise_name(noise: Noise) -> str | None:
 
 
 def _noise_kwargs(scorer: Any, noise: Noise) -> dict[str, Any]:
-    """The noise keywords a scorer takes: ``sigma`` or ``q`` / ``transition_matrix``."""
-    sigma = noise.sigma if isinstance(noise, GaussianNoise) else None
-    q, matrix = (noise.q, noise.matrix) if isinstance(noise, FlipNoise) else (None,) * 2
+    """The noise keywords a scorer takes; ``sigma`` as the validated GaussianNoise."""
     takes = getattr(scorer, "requires_noise", None)
-    if isinstance(noise, GaussianNoise) and noise.sigma_dof is not None:
-        if takes == "sigma":
-            return {"sigma": sigma, "sigma_dof": noise.sigma_dof}
     if takes == "sigma":
-        return {"sigma": sigma}
+        if not isinstance(noise, GaussianNoise):
+            return {"sigma": None}
+        if noise.sigma_dof is not None:
+            return {"sigma": noise, "sigma_dof": noise.sigma_dof}
+        return {"sigma": noise}
+    q, matrix = (noise.q, noise.matrix) if isinstance(noise, FlipNoise) else (None,) * 2
     if takes == "q":
         return {"q": q, "transition_matrix": matrix}
+    sigma = noise.sigma if isinstance(noise, GaussianNoise) else None
     return {"sigma": sigma, "q": q, "transition_matrix": matrix}
+
+
+def score_estimands(
+    scorer: Any,
+    y: Any,
+    responses: dict[str, Any],
+    X: Any,
+    *,
+    estimands: tuple[str, ...],
+    noise: Noise,
+    classes: np.ndarray | None,
+    test_set_sampling: bool = False,
+    known: dict[str, NoisyScore] | None = None,
+) -> dict[str, Any]:
+    """``{estimand: NoisyScore or the exception}`` from one scorer call.
+
+    A foreign scorer gives its own estimand only; ``known`` scores get only
+    their test-set sampling.
+    """
+    method = _response_method_name_in(responses, scorer.response_method)
+    options = {
+        "X": X,
+        **_noise_kwargs(scorer, noise),
+        **_classes_kwarg(method, classes),
+    }
+    if hasattr(scorer, "_score_estimands"):
+        return scorer._score_estimands(
+            y,
+            responses[method],
+            estimands,
+            test_set_sampling=test_set_sampling,
+            known=known,
+            **options,
+        )
+    try:
+        score = scorer.score_predictions(y, responses[method], **options)
+    except Exception as exc:
+        score = exc
+    return {scorer.estimand: score}
 
 
 def _take_noise(noise: Noise, indices: np.ndarray) -> Noise:
@@ -173,7 +213,9 @@ def _store_input_attributes(estimator: Any, X: Any) -> None:
         estimator.feature_names_in_ = names
 
 
-def _undefined_score(scorer: Any, n_test: int) -> NoisyScore | None:
+def _undefined_score(
+    scorer: Any, n_test: int, estimand: str | None = None
+) -> NoisyScore | None:
     """A NaN score where the metric is not defined on ``n_test`` samples.
 
     As scikit-learn's ``r2_score``, which is NaN (with a warning) on fewer
@@ -192,7 +234,7 @@ def _undefined_score(scorer: Any, n_test: int) -> NoisyScore | None:
         variance=nan,
         nominal=nan,
         n_samples=n_test,
-        estimand=scorer.estimand,
+        estimand=scorer.estimand if estimand is None else estimand,
     )
 
 
@@ -249,13 +291,15 @@ def _score_fold(
     noise: Noise,
     classes: np.ndarray | None,
     error_score: Any,
-    variants: dict[str, dict[str, Any]],
+    shown: dict[str, tuple[str, ...]],
 ) -> None:
     """Score a fitted fold estimator with every scorer, into ``result``.
 
-    Failures of the estimand variants are recorded, not raised.
+    One call per scorer gives every shown estimand; their failures are
+    recorded, not raised.
     """
     for key, scorer in scorers.items():
+        others = tuple(e for e in shown.get(key, ()) if e != scorer.estimand)
         try:
             method = _response_method_name(estimator, scorer.response_method)
             if method not in result["responses"]:
@@ -266,60 +310,41 @@ def _score_fold(
             if undefined is not None:
                 result["scores"][key] = undefined
                 result["undefined"].add(key)
-                _score_variants(key, variants.get(key, {}), None, None, result, noise)
+                result["estimates"][key] = {
+                    e: _undefined_score(scorer, result["n_test"], e) for e in others
+                }
                 continue
-            result["scores"][key] = scorer.score_predictions(
+            scores = score_estimands(
+                scorer,
                 y_test,
-                result["responses"][method],
-                X=X_test,
-                **_noise_kwargs(scorer, noise),
-                **_classes_kwarg(method, classes),
+                result["responses"],
+                X_test,
+                estimands=(scorer.estimand, *others),
+                noise=noise,
+                classes=classes,
             )
+            own = scores.pop(scorer.estimand)
+            if isinstance(own, Exception):
+                raise own
+            result["scores"][key] = own
         except Exception:
             if error_score == "raise":
                 raise
             result["score_errors"][key] = format_exc()
             continue
-        _score_variants(
-            key, variants.get(key, {}), y_test, X_test, result, noise, classes
-        )
+        estimates = result["estimates"].setdefault(key, {})
+        for estimand, score in scores.items():
+            if isinstance(score, Exception):  # reported as a note; the metric stays
+                estimates[estimand] = None
+                result["estimand_errors"][key, estimand] = (
+                    f"{type(score).__name__}: {score}"
+                )
+            else:
+                estimates[estimand] = score
     if "predict" not in result["responses"] and hasattr(estimator, "predict"):
         result["responses"]["predict"] = _get_response(
             estimator, "predict", X_test, classes, y_test
         )
-
-
-def _score_variants(
-    key: str,
-    variants: dict[str, Any],
-    y_test: Any,
-    X_test: Any,
-    result: dict[str, Any],
-    noise: Noise,
-    classes: np.ndarray | None = None,
-) -> None:
-    """Score the further estimands of one metric into ``result["estimates"]``."""
-    scorer = next(iter(variants.values()), None)
-    if scorer is None:
-        return
-    method = _response_method_name_in(result["responses"], scorer.response_method)
-    estimates = result["estimates"].setdefault(key, {})
-    for estimand, variant in variants.items():
-        undefined = _undefined_score(variant, result["n_test"])
-        if undefined is not None:
-            estimates[estimand] = undefined
-            continue
-        try:
-            estimates[estimand] = variant.score_predictions(
-                y_test,
-                result["responses"][method],
-                X=X_test,
-                **_noise_kwargs(variant, noise),
-                **_classes_kwarg(method, classes),
-            )
-        except Exception as exc:  # reported as a note; the metric stays
-            estimates[estimand] = None
-            result["estimand_errors"][key, estimand] = f"{type(exc).__name__}: {exc}"
 
 
 def _response_method_name_in(responses: dict[str, Any], response_method: Any) -> str:
@@ -343,7 +368,7 @@ def _fit_and_score_fold(
     return_estimator: bool,
     verbose: int,
     split_progress: tuple[int, int],
-    variants: dict[str, dict[str, Any]] | None = None,
+    shown: dict[str, tuple[str, ...]] | None = None,
     leads: dict[str, str] | None = None,
     y_score: Any = None,
 ) -> dict[str, Any]:
@@ -388,7 +413,7 @@ def _fit_and_score_fold(
             noise=_take_noise(noise, test),
             classes=classes,
             error_score=error_score,
-            variants=variants or {},
+            shown=shown or {},
         )
         score_time = time.perf_counter() - start - fit_time
     result["fit_time"] = fit_time
@@ -503,7 +528,7 @@ def run_folds(
             return_estimator=cv.return_estimator,
             verbose=0,
             split_progress=(k, len(splits)),
-            variants={key: plan.variants for key, plan in plans.items()},
+            shown={key: plan.shown for key, plan in plans.items()},
             leads={key: plan.lead for key, plan in plans.items()},
             y_score=y_score,
         )

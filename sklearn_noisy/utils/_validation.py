@@ -23,6 +23,7 @@ from ._arrays import (
     check_sample_weight,
 )
 from ._noise import (
+    GaussianNoise,
     check_flip_probability,
     check_noise_model,
     check_sigma,
@@ -147,8 +148,14 @@ def _check_regression_sigma(
 
     A one-column target also takes a one-column ``(n_samples, 1)`` sigma (as
     ``df[["sigma"]]`` gives it), and a Python int beyond the float64 range
-    raises :class:`InputOverflowError` naming ``sigma``.
+    raises :class:`InputOverflowError` naming ``sigma``. A validated
+    :class:`~sklearn_noisy.utils._noise.GaussianNoise` is taken as it is.
     """
+    if isinstance(sigma, GaussianNoise):
+        validated = _validated_sigma(sigma.sigma, shape)
+        if validated is not None:
+            return validated
+        sigma = sigma.sigma  # another shape: checked, and rejected, below
     if sigma is not None and not _is_scalar(sigma) and shape[1] == 1:
         array = as_float_array(sigma, name="sigma")
         if array.shape == (shape[0], 1):
@@ -166,6 +173,15 @@ def _check_regression_sigma(
     if isinstance(sigma, np.ndarray) and sigma.ndim == 1:
         sigma = sigma[:, None]
     return sigma
+
+
+def _validated_sigma(sigma: Any, shape: tuple[int, int]) -> Any:
+    """A validated ``sigma`` as a scalar or a column, or None if it does not fit."""
+    if isinstance(sigma, float):
+        return sigma
+    if sigma.ndim == 1:
+        sigma = sigma[:, None]
+    return sigma if sigma.shape in ((shape[0], 1), shape) else None
 
 
 #: ``multioutput`` strings of every regression metric, and R²'s extra one.
