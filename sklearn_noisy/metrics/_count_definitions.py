@@ -402,6 +402,42 @@ def _matthews_delta(t: float, f: float, n_pos: float, m: float) -> tuple:
     )
 
 
+_MATTHEWS_DOC = """\
+Expected Matthews correlation coefficient, and its variance, under flips.
+
+    ``MCC = (M·TP - n_P S) / √(n_P n_N S (M - S))`` with ``S`` the number of
+    observed positives; where the denominator vanishes the MCC is 0, as in
+    scikit-learn. Binary labels are exact (sums over the joint law of TP and
+    FN); the multiclass MCC is Monte Carlo over ``n_draws`` redrawn confusion
+    matrices. Read more in the :ref:`User Guide <formula_binary_counts>`
+    (multiclass: :ref:`formula_multiclass`; other estimands:
+    :ref:`formula_truth`).
+
+    Parameters
+    ----------
+    {parameters}
+
+    Returns
+    -------
+    score : NoisyScore
+        ``nominal`` is :func:`sklearn.metrics.matthews_corrcoef` on ``y_true``.
+        ``method`` is ``"exact"``, ``"delta"`` or ``"monte_carlo"``
+        (multiclass).
+
+    See Also
+    --------
+    sklearn.metrics.matthews_corrcoef : The metric on exact labels.
+
+    Examples
+    --------
+    >>> from sklearn_noisy.metrics import expected_matthews_corrcoef
+    >>> y_true = [1, 1, 1, 0]
+    >>> y_pred = [1, 0, 1, 1]
+    >>> expected_matthews_corrcoef(y_true, y_pred, q=0.2).expected
+    -0.1914...
+"""
+
+
 # --------------------------------------------------------------------------
 # Accuracy
 # --------------------------------------------------------------------------
@@ -747,6 +783,8 @@ COUNT_METRICS: dict[str, CountMetric] = {
             "matthews_corrcoef",
             sk.matthews_corrcoef,
             range=(-1.0, 1.0),
+            function_name="expected_matthews_corrcoef",
+            doc=_MATTHEWS_DOC,
             _value=_matthews_value,
             _gradient=_matthews_gradient,
             _affine=_matthews_affine,

@@ -42,7 +42,6 @@ from ._precision_recall import (
     count_metric_function,
     expected_balanced_accuracy_score,
     expected_f1_score,
-    expected_matthews_corrcoef,
     expected_precision_score,
     expected_recall_score,
 )
@@ -339,13 +338,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             sk.recall_score,
             display_name="Recall",
         ),
-        _classification(
-            "matthews_corrcoef",
-            expected_matthews_corrcoef,
-            sk.matthews_corrcoef,
-            display_name="MCC",
-            value_range=(-1.0, 1.0),
-        ),
+        _count(COUNT_METRICS["matthews_corrcoef"], display_name="MCC"),
         _count(COUNT_METRICS["cohen_kappa"], display_name="Cohen's kappa"),
         _classification(
             "brier_score_loss",
