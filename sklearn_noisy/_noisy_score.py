@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 #: The ways an expected metric can be computed, as reported in ``NoisyScore.method``.
-METHODS = ("exact", "delta", "monte_carlo")
+METHODS = ("exact", "delta", "monte_carlo", "conditional", "delta_bounded")
 
 #: The ways a confidence interval can be built (``ConfidenceInterval.method``):
 #: quantiles of the exact distribution of the metric over the label noise, the
@@ -201,8 +201,12 @@ class NoisyScore:
     n_samples : int
         Number of samples the metric was computed on.
 
-    method : {"exact", "delta", "monte_carlo"}, default="exact"
-        How ``expected`` and ``variance`` were computed.
+    method : {"exact", "delta", "monte_carlo", "conditional", "delta_bounded"}, \
+    default="exact"
+        How ``expected`` and ``variance`` were computed: ``"conditional"``, the
+        exact moments given an event the function states (the percentage
+        errors: every noisy label away from 0); ``"delta_bounded"``, the delta
+        method held at the bounds the moments it starts from put on it.
 
     estimand : {"forward", "truth", "remeasurement"}, default="forward"
         The question ``expected`` answers (:ref:`estimands`).

@@ -12,6 +12,9 @@ its square root. The per-sample moments come from
 
 from __future__ import annotations
 
+import dataclasses
+import math
+import numbers
 from typing import Any
 
 import numpy as np
@@ -26,10 +29,13 @@ from ..utils._validation import (
 )
 from ..utils._warnings import warn
 from ._percentage_kernels import (
+    ZERO_MARGIN,
+    excluded_probability,
     floor_sensitivity,
     relative_error_terms,
     relative_errors,
 )
+from ._regression import _check_finite_results
 from ._regression_definitions import (
     MEAN_ABSOLUTE_PERCENTAGE_ERROR,
     MEAN_SQUARED_PERCENTAGE_ERROR,
@@ -37,7 +43,7 @@ from ._regression_definitions import (
     RegressionLoss,
 )
 from ._regression_estimands import REGRESSION_PARAMETERS_DOC, aggregate_outputs
-from ._regression_sampling import loss_terms, root_sampling
+from ._regression_sampling import bounded_root, loss_terms, root_sampling
 from ._test_set_sampling import with_test_set_sampling
 
 __all__ = [
@@ -55,8 +61,48 @@ _TRUTH_REASON = (
     "no unbiased estimator of E[1/|Y|]-type ratios exists for a Gaussian label in "
     "the denominator"
 )
-#: Above these shares the floor ε is said to drive the result.
+#: Above these shares the floor ε is said to drive the result (zero_margin=0).
 _MEAN_SHARE, _VARIANCE_SHARE = 1e-3, 1e-2
+#: Above this probability of the excluded draws the functions warn.
+_EXCLUDED_WARNING = 1e-9
+
+ZERO_MARGIN_DOC = """\
+    zero_margin : float, default=1.0
+        The neighbourhood of 0 left out, in units of each label's ``sigma``:
+        the moments are those conditional on every noisy label staying at
+        ``|y| >= zero_margin * sigma`` (``method="conditional"`` where the
+        left-out draws have a probability float64 resolves, with a warning
+        giving it above 1e-9); without such a condition they do not exist.
+        ``0`` gives the unconditional moments with scikit-learn's floor
+        ``max(|y|, eps)`` instead, which the floor sets wherever the noise
+        reaches 0 (user guide: :ref:`formula_percentage`)."""
+
+
+def _check_zero_margin(zero_margin: Any) -> float:
+    """``zero_margin`` as a float ``>= 0``, or the usual errors naming it."""
+    if isinstance(zero_margin, bool) or not isinstance(zero_margin, numbers.Real):
+        raise TypeError(
+            f"zero_margin must be a real number; got {type(zero_margin).__name__}."
+        )
+    if not (math.isfinite(zero_margin) and zero_margin >= 0.0):
+        raise ValueError(
+            f"zero_margin must be a finite number >= 0; got {zero_margin!r}."
+        )
+    return float(zero_margin)
+
+
+def _sampling_rule(definition: RegressionLoss) -> Any:
+    """The test-set sampling rule of MAPE or MSPE at the call's ``zero_margin``."""
+
+    def terms(arguments: dict[str, Any], score: NoisyScore) -> tuple:
+        margin = _check_zero_margin(arguments.get("zero_margin", ZERO_MARGIN))
+        forward = definition.terms["forward"]
+        bound = dataclasses.replace(
+            definition, terms={"forward": lambda y, p, s: forward(y, p, s, margin)}
+        )
+        return loss_terms(bound)(arguments, score)
+
+    return terms
 
 
 def mean_squared_percentage_error(
@@ -162,14 +208,36 @@ def _warn_floor(
         )
 
 
+def _warn_excluded(metric: str, excluded: np.ndarray, margin: float) -> float:
+    """The probability of the excluded draws; warn above ``_EXCLUDED_WARNING``."""
+    with np.errstate(divide="ignore"):  # a label excluded for sure: total 1
+        total = float(-np.expm1(np.sum(np.log1p(-excluded))))
+    if total > _EXCLUDED_WARNING:
+        count = int(np.count_nonzero(excluded > _EXCLUDED_WARNING * 1e-3))
+        warn(
+            f"For {count} label(s) the noise reaches 0, where the relative error's "
+            f"denominator vanishes and the {metric}'s moments do not exist: the "
+            f"expected {metric} and its variance are conditional on every noisy "
+            f"label staying at |y| >= zero_margin * sigma (zero_margin={margin:g}), "
+            f"which leaves out draws of total probability {total:.3g}. Consider "
+            "an absolute error instead.",
+            UserWarning,
+        )
+    return total
+
+
 def _moments(
     definition: RegressionLoss, metric: str, y_true: Any, y_pred: Any,
     sigma: Any, sample_weight: Any, multioutput: Any, estimand: Any, square: bool,
+    zero_margin: Any,
 ) -> tuple:  # fmt: skip
     """Per-output nominal, expected and variance of the mean of ``g`` or ``g²``.
 
-    ``metric`` is the loss's short name in warnings.
+    ``metric`` is the loss's short name in warnings. Also returns the method:
+    ``"conditional"`` where the left-out draws have a probability that
+    float64 resolves (``1 − P < 1``), else ``"exact"``.
     """
+    margin = _check_zero_margin(zero_margin)
     check_estimand(
         estimand, metric=definition.name, supported=_ESTIMANDS, reason=_TRUTH_REASON
     )
@@ -178,30 +246,43 @@ def _moments(
         multioutput=multioutput, multioutput_rules=definition.multioutput,
     )  # fmt: skip
     sigma = np.broadcast_to(np.asarray(sigma, dtype=np.float64), y_true.shape)
-    terms = relative_error_terms(y_true, y_pred, sigma, square)
+    terms = relative_error_terms(y_true, y_pred, sigma, square, margin)
     center, mean, spread, nominal_terms = terms
     shape = y_true.shape
     total = shape[0] if weight is None else weight.sum()
     w = np.ones(shape[0]) if weight is None else weight
-    expected = (w @ center + w @ mean) / total
-    variance = (w * w) @ np.maximum(spread - mean * mean, 0.0) / total**2
-    if square:
-        nominal = np.average(nominal_terms, axis=0, weights=weight)
-    else:
-        nominal = np.atleast_1d(
-            mean_absolute_percentage_error(
-                y_true, y_pred, sample_weight=weight, multioutput="raw_values"
+    # Beyond the float64 range: inf or NaN, reported below with the package's
+    # warning (as the other regression metrics do).
+    with np.errstate(over="ignore", invalid="ignore"):
+        expected = (w @ center + w @ mean) / total
+        variance_i = np.maximum(spread - mean * mean, 0.0)
+        variance = (w * w) @ variance_i / total**2
+        if square:
+            nominal = np.average(nominal_terms, axis=0, weights=weight)
+        else:
+            nominal = np.atleast_1d(
+                mean_absolute_percentage_error(
+                    y_true, y_pred, sample_weight=weight, multioutput="raw_values"
+                )
             )
-        )
     if not np.any(sigma > 0.0):  # exact labels: scikit-learn's number, bit for bit
-        return nominal, nominal.copy(), np.zeros_like(nominal), shape[0], multioutput
-    variance_i = np.maximum(spread - mean * mean, 0.0)
-    _warn_floor(metric, y_true, sigma, y_pred, center + mean, variance_i, square)
-    return nominal, expected, variance, shape[0], multioutput
+        zero = np.zeros_like(nominal)
+        return nominal, nominal.copy(), zero, shape[0], multioutput, "exact"
+    _check_finite_results(
+        definition.name, (y_true, y_pred, sigma), (expected, variance)
+    )
+    if margin > 0.0:
+        excluded = excluded_probability(y_true.ravel(), sigma.ravel(), margin)
+        total = _warn_excluded(metric, excluded, margin)
+        method = "conditional" if 1.0 - total < 1.0 else "exact"
+        return nominal, expected, variance, shape[0], multioutput, method
+    with np.errstate(over="ignore", invalid="ignore"):
+        _warn_floor(metric, y_true, sigma, y_pred, center + mean, variance_i, square)
+    return nominal, expected, variance, shape[0], multioutput, "exact"
 
 
-@with_test_set_sampling(loss_terms(MEAN_ABSOLUTE_PERCENTAGE_ERROR))
-@fill_doc(parameters=REGRESSION_PARAMETERS_DOC)
+@with_test_set_sampling(_sampling_rule(MEAN_ABSOLUTE_PERCENTAGE_ERROR))
+@fill_doc(parameters=REGRESSION_PARAMETERS_DOC, zero_margin=ZERO_MARGIN_DOC)
 @supports_estimands(*_ESTIMANDS)
 def expected_mean_absolute_percentage_error(
     y_true: Any,
@@ -211,6 +292,7 @@ def expected_mean_absolute_percentage_error(
     sample_weight: Any = None,
     multioutput: Any = "uniform_average",
     estimand: str = "forward",
+    zero_margin: float = ZERO_MARGIN,
 ) -> NoisyScore | list[NoisyScore]:
     """Expected MAPE, and its variance, under Gaussian label error.
 
@@ -232,6 +314,8 @@ def expected_mean_absolute_percentage_error(
         answered: no unbiased estimator of the percentage error against the
         true values exists when the label is in the denominator.
 
+    {zero_margin}
+
     Returns
     -------
     NoisyScore or list of NoisyScore
@@ -251,17 +335,17 @@ def expected_mean_absolute_percentage_error(
     """
     results = _moments(
         MEAN_ABSOLUTE_PERCENTAGE_ERROR, "MAPE", y_true, y_pred, sigma,
-        sample_weight, multioutput, estimand, square=False,
+        sample_weight, multioutput, estimand, square=False, zero_margin=zero_margin,
     )  # fmt: skip
-    nominal, expected, variance, n_samples, multioutput = results
+    nominal, expected, variance, n_samples, multioutput, method = results
     return aggregate_outputs(
         MEAN_ABSOLUTE_PERCENTAGE_ERROR.name, nominal, expected, variance, n_samples,
-        multioutput,
+        multioutput, method=method,
     )  # fmt: skip
 
 
-@with_test_set_sampling(loss_terms(MEAN_SQUARED_PERCENTAGE_ERROR))
-@fill_doc(parameters=REGRESSION_PARAMETERS_DOC)
+@with_test_set_sampling(_sampling_rule(MEAN_SQUARED_PERCENTAGE_ERROR))
+@fill_doc(parameters=REGRESSION_PARAMETERS_DOC, zero_margin=ZERO_MARGIN_DOC)
 @supports_estimands(*_ESTIMANDS)
 def expected_mean_squared_percentage_error(
     y_true: Any,
@@ -271,6 +355,7 @@ def expected_mean_squared_percentage_error(
     sample_weight: Any = None,
     multioutput: Any = "uniform_average",
     estimand: str = "forward",
+    zero_margin: float = ZERO_MARGIN,
 ) -> NoisyScore | list[NoisyScore]:
     """Expected MSPE, and its variance, under Gaussian label error.
 
@@ -288,6 +373,8 @@ def expected_mean_squared_percentage_error(
         Only the forward question is answered (see
         :func:`expected_mean_absolute_percentage_error`).
 
+    {zero_margin}
+
     Returns
     -------
     NoisyScore or list of NoisyScore
@@ -302,17 +389,17 @@ def expected_mean_squared_percentage_error(
     """
     results = _moments(
         MEAN_SQUARED_PERCENTAGE_ERROR, "MSPE", y_true, y_pred, sigma,
-        sample_weight, multioutput, estimand, square=True,
+        sample_weight, multioutput, estimand, square=True, zero_margin=zero_margin,
     )  # fmt: skip
-    nominal, expected, variance, n_samples, multioutput = results
+    nominal, expected, variance, n_samples, multioutput, method = results
     return aggregate_outputs(
         MEAN_SQUARED_PERCENTAGE_ERROR.name, nominal, expected, variance, n_samples,
-        multioutput,
+        multioutput, method=method,
     )  # fmt: skip
 
 
 @with_test_set_sampling(hook=root_sampling(expected_mean_squared_percentage_error))
-@fill_doc(parameters=REGRESSION_PARAMETERS_DOC)
+@fill_doc(parameters=REGRESSION_PARAMETERS_DOC, zero_margin=ZERO_MARGIN_DOC)
 @supports_estimands(*_ESTIMANDS)
 def expected_root_mean_squared_percentage_error(
     y_true: Any,
@@ -322,13 +409,17 @@ def expected_root_mean_squared_percentage_error(
     sample_weight: Any = None,
     multioutput: Any = "uniform_average",
     estimand: str = "forward",
+    zero_margin: float = ZERO_MARGIN,
 ) -> NoisyScore | list[NoisyScore]:
     """Expected RMSPE, and its variance, under Gaussian label error (delta method).
 
     The square root of :func:`expected_mean_squared_percentage_error`, per
-    output: with the MSPE's exact mean ``m`` and variance ``v``,
-    ``E ≈ √m − v / (8 m^{3/2})`` and ``Var ≈ v / (4m)``
-    (``method="delta"``; accurate when ``v ≪ m²``).
+    output: with the MSPE's mean ``m`` and variance ``v`` (conditional as
+    ``zero_margin`` says), ``E ≈ √m − v / (8 m^{3/2})`` and ``Var ≈ v / (4m)``
+    (``method="delta"``; accurate when ``v ≪ m²``). Both are held inside the
+    bounds ``m`` and ``v`` put on them, ``√m / √(1 + v/m²) ≤ E ≤ √m`` and
+    ``Var ≤ m − (√m / √(1 + v/m²))²``; where the delta method leaves them
+    (``v > 3m²``) the bound is returned and ``method="delta_bounded"``.
 
     Parameters
     ----------
@@ -337,6 +428,8 @@ def expected_root_mean_squared_percentage_error(
     estimand : {"forward"}, default="forward"
         Only the forward question is answered (see
         :func:`expected_mean_absolute_percentage_error`).
+
+    {zero_margin}
 
     Returns
     -------
@@ -352,13 +445,12 @@ def expected_root_mean_squared_percentage_error(
     """
     results = _moments(
         ROOT_MEAN_SQUARED_PERCENTAGE_ERROR, "RMSPE", y_true, y_pred, sigma,
-        sample_weight, multioutput, estimand, square=True,
+        sample_weight, multioutput, estimand, square=True, zero_margin=zero_margin,
     )  # fmt: skip
-    nominal, mean, variance, n_samples, multioutput = results
-    with np.errstate(divide="ignore", invalid="ignore"):
-        expected = np.where(mean > 0, np.sqrt(mean) - variance / (8.0 * mean**1.5), 0.0)
-        root_variance = np.where(mean > 0, variance / (4.0 * mean), 0.0)
+    nominal, mean, variance, n_samples, multioutput, _ = results
+    expected, root_variance, bounded = bounded_root(mean, variance)
     return aggregate_outputs(
         ROOT_MEAN_SQUARED_PERCENTAGE_ERROR.name, np.sqrt(nominal), expected,
-        root_variance, n_samples, multioutput, method="delta",
+        root_variance, n_samples, multioutput,
+        method="delta_bounded" if bounded.any() else "delta",
     )  # fmt: skip

@@ -16,6 +16,11 @@ in ``log |y|``) from ``ε`` up to ``σ/8``, where ``|y|^{-k}`` varies over many
 decades, then linear (σ/2) over the rest. Far from 0 (``|μ| > 40σ``) the smooth
 part is a 48-point Gauss–Hermite rule and only the kink at ``ŷ`` takes
 Gauss–Legendre pieces (of at most 2σ over ``μ ± 14σ``).
+
+With a margin ``k > 0`` (the functions' ``zero_margin``, default 1) the
+moments near 0 are those conditional on ``|Y| ≥ kσ``, where the floor plays
+no part: one vectorised rule for all samples (:func:`_conditional_near`),
+divided by ``1 − P(|Y| < kσ)`` (:func:`excluded_probability`).
 """
 
 from __future__ import annotations
@@ -25,10 +30,13 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from scipy.special import ndtr
 
 __all__ = [
     "EPSILON",
+    "ZERO_MARGIN",
     "RelativeErrorMoments",
+    "excluded_probability",
     "relative_error_moments",
     "relative_error_terms",
     "relative_errors",
@@ -36,6 +44,8 @@ __all__ = [
 
 #: scikit-learn's floor of the denominator.
 EPSILON = float(np.finfo(np.float64).eps)
+#: The default neighbourhood ``|y| < ZERO_MARGIN·σ`` of 0 left out of the moments.
+ZERO_MARGIN = 1.0
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(16)
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
 #: Half-width of the far-from-zero window, in σ (density below 1e-42 outside).
@@ -47,6 +57,9 @@ _FAR_PIECES = 7  # pieces of at most 2σ over one side of μ ± 14σ
 _HERMITE_NODES, _HERMITE_WEIGHTS = np.polynomial.hermite_e.hermegauss(48)
 _HERMITE_WEIGHTS = _HERMITE_WEIGHTS / _SQRT_2PI
 _CHUNK = 4096
+#: Conditional moments near 0: window ``μ ± 10σ`` (density below 2e-22 of its
+#: peak outside) and pieces of at most 4σ above the geometric ones.
+_CONDITIONAL_HALF_WIDTH, _CONDITIONAL_PIECE = 10.0, 5.0
 
 
 class RelativeErrorMoments(NamedTuple):
@@ -151,7 +164,9 @@ def _side_segments(a: float, b: float, sigma: float) -> list[tuple]:
     parts = []
     knee = min(b, max(a, sigma / 8.0))
     if knee > a:
-        parts.append(_segment(a, knee, max(1, math.ceil(math.log(knee / a))), True))
+        # log(knee) − log(a): knee/a itself may overflow
+        n_pieces = max(1, math.ceil(math.log(knee) - math.log(a)))
+        parts.append(_segment(a, knee, n_pieces, True))
     if b > knee:
         parts.append(
             _segment(knee, b, max(1, math.ceil((b - knee) / (0.5 * sigma))), False)
@@ -184,12 +199,105 @@ def _near_one(mu: float, sigma: float, y_pred: float, center: float) -> np.ndarr
     return (values * w).sum(axis=-1)
 
 
+def _conditional_near(
+    mu: np.ndarray, sigma: np.ndarray, y_pred: np.ndarray, margin: float
+) -> np.ndarray:
+    """Raw moments of samples near 0 on ``|Y| ≥ margin·σ`` (not yet divided).
+
+    Vectorised over the samples: in standard units ``t = Y/σ`` each side of 0
+    (the negative one mirrored, ``t → −t``, ``ŷ → −ŷ``) is the interval from
+    the margin to the edge of the window ``μ ± 10σ`` (past the margin for a
+    label inside it), cut at ``ŷ``; each part
+    takes pieces of ratio at most ``e`` below ``t = 2`` (geometric, where
+    ``t^{-k}`` varies fast) and of width at most 5 above, 16 Gauss–Legendre
+    nodes each: about 10 pieces a sample, whatever its distance from 0.
+    Returns ``∫ φ·[g, g², g², g⁴]`` over that set, per sample.
+    """
+    z, p = mu / sigma, y_pred / sigma
+    rows, lows, highs, flips, widths = [], [], [], [], []
+    for flip in (1.0, -1.0):
+        zs, ps = flip * z, flip * p
+        # A side d > 1 standard errors beyond the label: its density decays
+        # like exp(−d·(t − k)), so the pieces shrink with 1/d; for a label
+        # inside the margin, the window past it too (density left below 1e-17).
+        d = np.maximum(margin - zs, 1.0)
+        a = np.maximum(margin, zs - _CONDITIONAL_HALF_WIDTH)
+        b = np.where(
+            np.abs(z) < margin,  # the label itself inside: both sides beyond it
+            margin + np.minimum(_CONDITIONAL_HALF_WIDTH, 40.0 / d),
+            zs + _CONDITIONAL_HALF_WIDTH,
+        )
+        c = np.clip(ps, a, b)
+        for lo, hi in ((a, c), (c, b)):
+            keep = np.flatnonzero(hi > lo)
+            rows.append(keep)
+            lows.append(lo[keep])
+            highs.append(hi[keep])
+            flips.append(np.full(keep.size, flip))
+            widths.append(_CONDITIONAL_PIECE / d[keep])
+    row, lo, hi = np.concatenate(rows), np.concatenate(lows), np.concatenate(highs)
+    flip, width = np.concatenate(flips), np.concatenate(widths)
+    # pieces: geometric on [lo, min(hi, 2)], linear (width ≤ 5/d) above
+    knee = np.clip(2.0, lo, hi)
+    n_log = np.where(knee > lo, np.ceil(np.log(knee / lo)), 0).astype(np.int64)
+    n_lin = np.ceil((hi - knee) / width).astype(np.int64)
+    counts = n_log + n_lin
+    piece_row = np.repeat(np.arange(row.size), counts)
+    first = np.repeat(np.cumsum(counts) - counts, counts)
+    j = np.arange(piece_row.size) - first  # index of the piece in its part
+    nl, lo_p, knee_p = n_log[piece_row], lo[piece_row], knee[piece_row]
+    geometric = j < nl
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.log(knee_p / lo_p) / np.where(nl > 0, nl, 1)
+        step = (hi[piece_row] - knee_p) / np.where(n_lin > 0, n_lin, 1)[piece_row]
+    start = np.where(geometric, lo_p * np.exp(ratio * j), knee_p + step * (j - nl))
+    end = np.where(geometric, lo_p * np.exp(ratio * (j + 1)), start + step)
+    end = np.where(geometric & (j + 1 == nl), knee_p, end)
+    half = 0.5 * (end - start)
+    t = (start + half)[:, None] + half[:, None] * _NODES
+    sample = row[piece_row]
+    sign = flip[piece_row]
+    density = t - (sign * z[sample])[:, None]
+    np.square(density, out=density)
+    density *= -0.5
+    np.exp(density, out=density)
+    density *= half[:, None] * (_WEIGHTS / _SQRT_2PI)
+    g = t - (sign * p[sample])[:, None]
+    np.abs(g, out=g)
+    g /= t
+    term = g * density
+    first = term.sum(axis=-1)
+    term *= g
+    second = term.sum(axis=-1)
+    np.square(g, out=g)
+    term *= g
+    fourth = term.sum(axis=-1)
+    out = np.empty((4, mu.size))
+    for k, values in enumerate((first, second, second, fourth)):
+        out[k] = np.bincount(sample, values, minlength=mu.size)
+    return out
+
+
+def excluded_probability(
+    mu: np.ndarray, sigma: np.ndarray, margin: float
+) -> np.ndarray:
+    """``P(|Y| < margin·σ)`` per sample, ``Y ~ N(μ, σ²)`` (0 where ``σ = 0``)."""
+    noisy = sigma > 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(noisy, np.abs(mu) / np.where(noisy, sigma, 1.0), np.inf)
+    # Φ(m − z) − Φ(−m − z), both tails below the mean: no cancellation
+    return np.where(noisy, ndtr(margin - z) - ndtr(-margin - z), 0.0)
+
+
 def relative_error_moments(
-    mu: np.ndarray, sigma: np.ndarray, y_pred: np.ndarray
+    mu: np.ndarray, sigma: np.ndarray, y_pred: np.ndarray, margin: float = 0.0
 ) -> RelativeErrorMoments:
     """Per-sample moments of ``g = |Y − ŷ| / max(|Y|, ε)``, ``Y ~ N(μ, σ²)``.
 
-    ``σ = 0`` gives ``g(μ)`` exactly (all centred moments 0).
+    ``σ = 0`` gives ``g(μ)`` exactly (all centred moments 0). With ``margin``
+    ``k > 0`` the moments are conditional on ``|Y| ≥ kσ`` (the floor then
+    plays no part); the far-from-0 samples (``|μ| > 40σ``, where that event
+    has probability below ``Φ(k − 40)``) keep their unconditional moments.
     """
     mu, sigma, y_pred = np.broadcast_arrays(
         np.asarray(mu, dtype=np.float64),
@@ -198,6 +306,14 @@ def relative_error_moments(
     )
     noisy = sigma > 0.0
     far = noisy & (np.abs(mu) - _NEAR_HALF_WIDTH * sigma > EPSILON)
+    if margin > 0.0:  # the floor plays no part: far also in σ units (tiny scales)
+        width = max(_NEAR_HALF_WIDTH, _FAR_HALF_WIDTH + margin)
+        far = noisy & (
+            (np.abs(mu) - width * sigma > EPSILON) | (np.abs(mu) > 2.0 * width * sigma)
+        )
+    else:  # a window μ ± 40σ that float64 cannot resolve: the label is exact
+        low, high = mu - _NEAR_HALF_WIDTH * sigma, mu + _NEAR_HALF_WIDTH * sigma
+        noisy &= far | (low != high)
     # Centre at g(μ) where g is smooth around μ (far from 0, or exact labels):
     # the variances then keep their digits. Near 0 the moments are raw.
     center = np.where(noisy & ~far, 0.0, np.abs(mu - y_pred) / _floored(mu))
@@ -205,8 +321,30 @@ def relative_error_moments(
     index = np.flatnonzero(far)
     for start in range(0, index.size, _CHUNK):
         rows = index[start : start + _CHUNK]
-        moments[:, rows] = _far(mu[rows], sigma[rows], y_pred[rows], center[rows])
-    for i in np.flatnonzero(noisy & ~far):
+        # g is invariant to a common scale of μ, σ and ŷ: a power of 2 that
+        # brings max(|μ|, σ) into [1/2, 1) (exact) keeps the products of the
+        # far path inside the float64 range at any scale of the labels
+        _, exponent = np.frexp(np.maximum(np.abs(mu[rows]), sigma[rows]))
+        mu_s, sigma_s, pred_s = (
+            np.ldexp(v[rows], -exponent) for v in (mu, sigma, y_pred)
+        )
+        moments[:, rows] = _far(mu_s, sigma_s, pred_s, center[rows])
+    near = np.flatnonzero(noisy & ~far)
+    if margin > 0.0:
+        for start in range(0, near.size, _CHUNK):
+            rows = near[start : start + _CHUNK]
+            z = np.abs(mu[rows]) / sigma[rows]
+            kept = ndtr(z - margin) + ndtr(-z - margin)  # P(|Y| ≥ kσ), no cancellation
+            if not np.all(kept > 1e-300):
+                raise ValueError(
+                    f"zero_margin={margin:g} leaves out every draw of a label "
+                    f"{np.min(margin - z):.3g} standard errors inside it; choose a "
+                    "smaller zero_margin."
+                )
+            raw = _conditional_near(mu[rows], sigma[rows], y_pred[rows], margin)
+            moments[:, rows] = raw / kept
+        return RelativeErrorMoments(center, *moments)
+    for i in near:
         moments[:, i] = _near_one(mu[i], sigma[i], y_pred[i], center[i])
     return RelativeErrorMoments(center, *moments)
 
@@ -238,20 +376,29 @@ def relative_errors(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
 
 
 def relative_error_terms(
-    y_true: np.ndarray, y_pred: np.ndarray, sigma: np.ndarray, square: bool
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    y_true: np.ndarray, y_pred: np.ndarray, sigma: np.ndarray, square: bool,
+    margin: float = ZERO_MARGIN,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     """Per sample and output: ``(g(μ), E[g − g(μ)], E[(g − g(μ))²], nominal g)``.
 
     ``g`` the relative error or its square; the expected term is the sum of
-    the first two (centred moments, :func:`relative_error_moments`).
+    the first two (centred moments, :func:`relative_error_moments`, given
+    ``|Y| ≥ margin·σ``).
     """
-    moments = relative_error_moments(y_true.ravel(), sigma.ravel(), y_pred.ravel())
+    # Overflow here (errors or moments beyond the float64 range) gives inf or
+    # NaN, which the callers report with the package's warning.
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        moments = relative_error_moments(
+            y_true.ravel(), sigma.ravel(), y_pred.ravel(), margin
+        )
     shape = y_true.shape
     center = moments.center.reshape(shape)
     if square:
         mean, spread = moments.d2, moments.d2_sq
-        nominal_terms, center = relative_errors(y_true, y_pred) ** 2, center * center
+        with np.errstate(over="ignore"):
+            nominal_terms, center = relative_errors(y_true, y_pred) ** 2, center**2
     else:
         mean, spread = moments.d1, moments.d1_sq
-        nominal_terms = relative_errors(y_true, y_pred)
+        with np.errstate(over="ignore"):
+            nominal_terms = relative_errors(y_true, y_pred)
     return center, mean.reshape(shape), spread.reshape(shape), nominal_terms

@@ -18,7 +18,7 @@ import numpy as np
 from ..utils._validation import MultioutputRules
 from ._paired_existence import r2_difference_existence
 from ._paired_kernels import absolute_error_difference, squared_error_difference
-from ._percentage_kernels import relative_error_terms
+from ._percentage_kernels import ZERO_MARGIN, relative_error_terms
 from ._regression_kernels import T_MAX, linear_loss_of_negative
 from ._truth_regression import (
     mae_remeasurement,
@@ -310,11 +310,16 @@ Expected explained variance score, and its variance, under label error.
 def _relative(square: bool) -> Terms:
     """The forward terms ``E[g_i]`` of the relative error ``g`` (or ``g²``).
 
-    The nominal terms, bit for bit, when every label is exact.
+    Given ``|Y_i| ≥ margin·σ_i`` (the functions' ``zero_margin``). The
+    nominal terms, bit for bit, when every label is exact.
     """
 
-    def terms(y: np.ndarray, y_pred: np.ndarray, s: np.ndarray) -> np.ndarray:
-        center, mean, _, nominal_terms = relative_error_terms(y, y_pred, s, square)
+    def terms(
+        y: np.ndarray, y_pred: np.ndarray, s: np.ndarray, margin: float = ZERO_MARGIN
+    ) -> np.ndarray:
+        center, mean, _, nominal_terms = relative_error_terms(
+            y, y_pred, s, square, margin
+        )
         return nominal_terms if not np.any(s > 0.0) else center + mean
 
     return terms

@@ -32,7 +32,7 @@ from ..utils._validation import check_regression_inputs
 from ..utils._warnings import quiet
 from ._regression_definitions import RegressionLoss
 
-__all__ = ["average_outputs", "loss_terms", "root_sampling"]
+__all__ = ["average_outputs", "bounded_root", "loss_terms", "root_sampling"]
 
 
 def loss_terms(definition: RegressionLoss) -> Callable[..., Any]:
@@ -67,10 +67,42 @@ def average_outputs(h: np.ndarray, multioutput: Any) -> np.ndarray:
     return h @ multioutput / multioutput.sum()
 
 
+def bounded_root(
+    mean: np.ndarray, variance: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Moments of ``√X`` from the mean ``m`` and variance ``v`` of ``X ≥ 0``.
+
+    The delta method, ``E ≈ √m (1 − c/8)`` and ``Var ≈ v/(4m)`` with
+    ``c = v/m²``, held inside the sharp bounds that ``m`` and ``v`` put on
+    them: ``√m/√(1 + c) ≤ E √X ≤ √m`` (Jensen above; below, the quadratic
+    ``√x ≥ 3x/(2√a) − x²/(2a^{3/2})``, tangent at ``a = m(1 + c)``, whose
+    bound a two-point law at 0 and ``a`` attains) and ``Var √X =
+    m − (E √X)² ≤ m c/(1 + c)``. The delta method is inside both while
+    ``c ≤ 3``; beyond, the bound is returned, and ``bounded`` (the third
+    array) says so. ``m = 0`` gives 0 and 0.
+    """
+    mean = np.asarray(mean, dtype=float)
+    variance = np.maximum(np.asarray(variance, dtype=float), 0.0)
+    positive = mean > 0.0
+    safe = np.where(positive, mean, 1.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        c = np.where(positive, variance / safe / safe, 0.0)
+        root = np.sqrt(safe)
+        delta = root - variance / (8.0 * safe**1.5)
+        lower = root / np.sqrt(1.0 + c)
+        delta_variance = variance / (4.0 * safe)
+        upper_variance = safe * (c / (1.0 + c))
+    bounded = positive & ((delta < lower) | (delta_variance > upper_variance))
+    expected = np.where(positive, np.maximum(delta, lower), 0.0)
+    root_variance = np.where(positive, np.minimum(delta_variance, upper_variance), 0.0)
+    return expected, root_variance, bounded
+
+
 def root_sampling(mean_metric: Callable[..., NoisyScore]) -> Callable[..., Any]:
     """The sampling rule of a root metric (RMSE, RMSPE) by the delta method.
 
-    ``S(√m) ≈ S(m) / (4 m)``: the sampling variance of the mean metric
+    ``S(√m) ≈ S(m) / (4 m)`` (at most ``m c/(1 + c)``, ``c = S/m²``:
+    :func:`bounded_root`): the sampling variance of the mean metric
     ``mean_metric`` of the same estimand (per-sample terms, its own label
     part taken off) over four times its estimate, with its degrees of
     freedom, so that the two agree on what the test set resolves. The hook
@@ -85,7 +117,7 @@ def root_sampling(mean_metric: Callable[..., NoisyScore]) -> Callable[..., Any]:
             np.ndim(arguments["y_true"]) > 1 and np.shape(arguments["y_true"])[1] > 1
         ):
             return None
-        options = ("sigma", "sample_weight", "estimand", "sigma_dof")
+        options = ("sigma", "sample_weight", "estimand", "sigma_dof", "zero_margin")
         with quiet():  # the root metric's call warned already
             mean = mean_metric(
                 arguments["y_true"],
@@ -95,10 +127,7 @@ def root_sampling(mean_metric: Callable[..., NoisyScore]) -> Callable[..., Any]:
             )
         if not mean.expected > 0.0:
             return None
-        return (
-            mean.sampling_variance / (4.0 * mean.expected),
-            "delta",
-            mean.sampling_dof,
-        )
+        _, variance, _ = bounded_root(mean.expected, mean.sampling_variance)
+        return float(variance), "delta", mean.sampling_dof
 
     return hook
