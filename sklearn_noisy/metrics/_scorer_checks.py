@@ -28,8 +28,6 @@ from ..utils._validation import ESTIMANDS
 from ._registry import MetricInfo
 
 __all__ = [
-    "OUTPUTS",
-    "RESERVED",
     "MissingNoiseError",
     "check_estimand_option",
     "check_greater_is_better",
@@ -39,10 +37,8 @@ __all__ = [
     "check_response_method",
     "check_sigma_dof_option",
     "check_signature_options",
-    "metric_parameters",
     "missing_noise_message",
     "require_sample_weight",
-    "routing_enabled",
     "score_routing",
     "takes",
     "updated_score_request",
