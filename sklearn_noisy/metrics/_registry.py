@@ -78,6 +78,7 @@ from ._roc_auc import expected_roc_auc_score
 __all__ = ["MetricInfo", "get_metric_info", "get_metric_names", "metric_functions"]
 
 _RESPONSE_METHODS = ("predict", "predict_proba")
+_BINARY_PROBA = ("matrix", "pos_label", "greater_class")
 #: Target types (:func:`sklearn.utils.multiclass.type_of_target`) for which a
 #: metric can be among the cross-validator's defaults.
 _TARGET_TYPES = ("continuous", "binary", "multiclass")
@@ -137,6 +138,13 @@ class MetricInfo:
     value_range : tuple of float
         The values the metric can take; every interval is clipped to them
         (the loss's ``range`` for a regression metric).
+    binary_proba : {"matrix", "pos_label", "greater_class"}
+        A metric on probabilities: what a scorer makes of a binary problem's
+        two ``predict_proba`` columns. ``"matrix"``: both, with ``labels`` set
+        to the classes for any problem (log-loss); ``"pos_label"``: the column
+        of ``pos_label`` (Brier score; a multiclass matrix gets ``labels``);
+        ``"greater_class"``: the column of the greater class, with ``labels``
+        (ROC AUC; a multiclass matrix passes as it is).
     """
 
     name: str
@@ -154,6 +162,7 @@ class MetricInfo:
     min_samples: int = 1
     definition: RegressionLoss | None = None
     value_range: tuple[float, float] = (0.0, 1.0)
+    binary_proba: str = "matrix"
 
     def __post_init__(self) -> None:
         if self.noise not in NOISE_KINDS:
@@ -162,6 +171,11 @@ class MetricInfo:
             raise ValueError(
                 f"response_method must be one of {_RESPONSE_METHODS}; got "
                 f"{self.response_method!r}."
+            )
+        if self.binary_proba not in _BINARY_PROBA:
+            raise ValueError(
+                f"binary_proba must be one of {_BINARY_PROBA}; got "
+                f"{self.binary_proba!r}."
             )
         if not set(self.default_targets) <= set(_TARGET_TYPES):
             raise ValueError(
@@ -349,6 +363,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             scorer_name="neg_expected_brier_score",
             value_range=(0.0, math.inf),
             response_method="predict_proba",
+            binary_proba="pos_label",
             paired=paired_brier_score_loss,
         ),
         _classification(
@@ -394,6 +409,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             sk.roc_auc_score,
             display_name="ROC AUC",
             response_method="predict_proba",
+            binary_proba="greater_class",
             scorer_name="expected_roc_auc",
         ),
     )

@@ -2,9 +2,10 @@
 
 A scorer gets its response from the estimator once per fold: scikit-learn's
 multimetric scoring hands every scorer a caching ``method_caller``
-(:func:`cached_response` shares it). Brier score takes, for a binary problem,
-the probability of the positive class (one column); log-loss takes the full
-matrix with its columns in ``labels`` order. A scorer knows the estimator's
+(:func:`cached_response` shares it). What a metric takes of a binary problem's
+two probability columns is its registry record's ``binary_proba``: the full
+matrix with its columns in ``labels`` order (log-loss), the ``pos_label`` column
+(Brier score) or the greater class's (ROC AUC). A scorer knows the estimator's
 ``classes_``: :func:`prepare_probabilities` puts the probabilities and the
 class options together, and :func:`scoring_labels` gives the metrics on
 predictions the classes the labels can flip between, those of the fitted
@@ -140,14 +141,16 @@ def _positive_column(
 
 
 def prepare_probabilities(
-    metric: str, y_true: Any, y_proba: Any, classes: Any, kwargs: dict[str, Any]
+    binary_proba: str, y_true: Any, y_proba: Any, classes: Any, kwargs: dict[str, Any]
 ) -> Any:
-    """Turn a ``predict_proba`` response into the input of ``metric``.
+    """Turn a ``predict_proba`` response into the input of a metric.
 
     Parameters
     ----------
-    metric : {"brier_score_loss", "log_loss", "roc_auc"}
-        The canonical name of the metric.
+    binary_proba : {"matrix", "pos_label", "greater_class"}
+        The metric's registry field of that name: what the two columns of a
+        binary problem become (the matrix, the ``pos_label`` column or the
+        greater class's column).
     y_true : array-like
         Best-known labels, whose classes stand in for missing ``classes``.
     y_proba : array-like or DataFrame
@@ -157,7 +160,7 @@ def prepare_probabilities(
         None for the metric's ``labels`` option, if any.
     kwargs : dict
         The metric's keyword arguments, completed in place with ``labels`` (or,
-        for a binary Brier score, ``pos_label``).
+        for ``"pos_label"`` on a binary problem, ``pos_label``).
 
     Returns
     -------
@@ -170,19 +173,14 @@ def prepare_probabilities(
     proba = np.asarray(proba)
     if classes is None and kwargs.get("labels") is not None:
         classes = kwargs["labels"]
-    if metric == "log_loss":
-        if classes is not None and "labels" not in kwargs:
-            kwargs["labels"] = np.asarray(classes)
-        return proba
-    if metric == "roc_auc":  # the score of the positive (greater) class
-        if proba.ndim == 2 and proba.shape[1] == 2:
-            if classes is not None and "labels" not in kwargs:
-                kwargs["labels"] = np.asarray(classes)
-            return proba[:, 1]
-        return proba
-    # Brier score: the binary metric takes the positive-class column.
-    if proba.ndim == 2 and proba.shape[1] == 2:
+    binary = proba.ndim == 2 and proba.shape[1] == 2
+    if binary and binary_proba == "pos_label":
         return _positive_column(y_true, proba, classes, kwargs)
-    if proba.ndim == 2 and classes is not None and "labels" not in kwargs:
+    labelled = {
+        "matrix": True,
+        "pos_label": proba.ndim == 2,
+        "greater_class": binary,
+    }[binary_proba]
+    if labelled and classes is not None and "labels" not in kwargs:
         kwargs["labels"] = np.asarray(classes)
-    return proba
+    return proba[:, 1] if binary and binary_proba == "greater_class" else proba
