@@ -25,9 +25,8 @@ from ._classification import expected_accuracy_score
 from ._paired_kernels import (
     paired_accuracy,
     paired_accuracy_truth,
-    paired_brier_score_loss,
-    paired_log_loss,
     paired_precision,
+    paired_probabilistic,
     paired_regression,
 )
 from ._percentage import (
@@ -45,6 +44,7 @@ from ._precision_recall import (
     expected_recall_score,
 )
 from ._probabilistic import expected_brier_score_loss, expected_log_loss
+from ._probabilistic_definitions import BRIER_SCORE_LOSS, LOG_LOSS, ProbabilisticLoss
 from ._rates import (
     expected_false_negative_rate,
     expected_false_positive_rate,
@@ -130,9 +130,10 @@ class MetricInfo:
         The fewest samples the metric is defined on (2 for R², as in
         scikit-learn, which gives NaN below); a cross-validation fold with
         fewer reports NaN for it.
-    definition : RegressionLoss or None
+    definition : RegressionLoss, ProbabilisticLoss or None
         The loss's definition, which the engines read
-        (:mod:`~sklearn_noisy.metrics._regression_definitions`).
+        (:mod:`~sklearn_noisy.metrics._regression_definitions`,
+        :mod:`~sklearn_noisy.metrics._probabilistic_definitions`).
     value_range : tuple of float
         The values the metric can take; every interval is clipped to them
         (the loss's ``range`` for a regression metric).
@@ -151,7 +152,7 @@ class MetricInfo:
     paired: Callable[..., Any] | None = None
     paired_truth: Callable[..., Any] | None = None
     min_samples: int = 1
-    definition: RegressionLoss | None = None
+    definition: RegressionLoss | ProbabilisticLoss | None = None
     value_range: tuple[float, float] = (0.0, 1.0)
 
     def __post_init__(self) -> None:
@@ -202,6 +203,25 @@ def _regression(
         noise="sigma",
         definition=definition,
         value_range=definition.range,
+        **options,
+    )
+
+
+def _probabilistic(
+    definition: ProbabilisticLoss,
+    function: Callable,
+    sklearn_function: Callable,
+    **options: Any,
+) -> MetricInfo:
+    return _classification(
+        definition.name,
+        function,
+        sklearn_function,
+        greater_is_better=False,
+        value_range=(0.0, math.inf),
+        response_method="predict_proba",
+        paired=functools.partial(paired_probabilistic, definition),
+        definition=definition,
         **options,
     )
 
@@ -329,27 +349,19 @@ _REGISTRY: dict[str, MetricInfo] = {
             display_name="MCC",
             value_range=(-1.0, 1.0),
         ),
-        _classification(
-            "brier_score_loss",
+        _probabilistic(
+            BRIER_SCORE_LOSS,
             expected_brier_score_loss,
             sk.brier_score_loss,
             display_name="Brier score",
-            greater_is_better=False,
             scorer_name="neg_expected_brier_score",
-            value_range=(0.0, math.inf),
-            response_method="predict_proba",
-            paired=paired_brier_score_loss,
         ),
-        _classification(
-            "log_loss",
+        _probabilistic(
+            LOG_LOSS,
             expected_log_loss,
             sk.log_loss,
             display_name="Log-loss",
-            greater_is_better=False,
-            value_range=(0.0, math.inf),
-            response_method="predict_proba",
             default_targets=("binary", "multiclass"),
-            paired=paired_log_loss,
         ),
         _classification(
             "specificity",
