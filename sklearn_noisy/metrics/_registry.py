@@ -19,7 +19,7 @@ from typing import Any
 
 from sklearn import metrics as sk
 
-from .._noisy_score import METRIC_RANGES
+from .._noisy_score import METRIC_INTERVALS, METRIC_RANGES
 from ..utils._noise import NOISE_KINDS
 from ._classification import expected_accuracy_score
 from ._paired_kernels import (
@@ -137,6 +137,10 @@ class MetricInfo:
     value_range : tuple of float
         The values the metric can take; every interval is clipped to them
         (the loss's ``range`` for a regression metric).
+    interval_methods : tuple of str
+        The intervals of a proportion over the test-set sampling the result
+        offers (``NoisyScore.confidence_interval(method=...)``): ``"binomial"``
+        and ``"wilson"`` for the accuracy, a mean of 0/1 hits.
     """
 
     name: str
@@ -154,6 +158,7 @@ class MetricInfo:
     min_samples: int = 1
     definition: RegressionLoss | ProbabilisticLoss | None = None
     value_range: tuple[float, float] = (0.0, 1.0)
+    interval_methods: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.noise not in NOISE_KINDS:
@@ -314,6 +319,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             default_targets=("binary", "multiclass"),
             paired=paired_accuracy,
             paired_truth=paired_accuracy_truth,
+            interval_methods=("binomial", "wilson"),
         ),
         _classification(
             "balanced_accuracy",
@@ -401,6 +407,7 @@ _REGISTRY: dict[str, MetricInfo] = {
 }
 
 METRIC_RANGES.update({name: info.value_range for name, info in _REGISTRY.items()})
+METRIC_INTERVALS.update({name: i.interval_methods for name, i in _REGISTRY.items()})
 
 #: The examples of the functions built here from their definitions, which
 #: doctest would not find in the module that defines their body.
