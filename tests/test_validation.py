@@ -1,11 +1,17 @@
 """Tests of the shared input validation in :mod:`sklearn_noisy.utils._validation`."""
 
+import inspect
 import warnings
 
 import numpy as np
 import pytest
 
-from sklearn_noisy import expected_mean_absolute_error, expected_mean_squared_error
+from sklearn_noisy import (
+    expected_accuracy_score,
+    expected_mean_absolute_error,
+    expected_mean_squared_error,
+)
+from sklearn_noisy.metrics import get_metric_info, get_metric_names
 from sklearn_noisy.utils._labels import check_classification_labels
 from sklearn_noisy.utils._validation import (
     as_float_array,
@@ -378,3 +384,40 @@ def test_validation_raises_no_warnings():
         check_finite(np.array([1e308, 1e308]), name="x")
         for metric in REGRESSION_METRICS:
             metric([0.0, 1e150, 1.0], [0.0, -1e150, 1.0], sigma=[0.0, 1e-320, 0.0])
+
+
+_WEIGHTED_COUNT_METRICS = [
+    name
+    for name in get_metric_names(noise="flips")
+    if "sample_weight" in inspect.signature(get_metric_info(name).function).parameters
+]
+
+
+@pytest.mark.parametrize("name", _WEIGHTED_COUNT_METRICS)
+def test_all_zero_weights_name_the_weights(name):
+    # Every classification metric says what is wrong with all-zero weights
+    # (not that y_true is empty), as the accuracy, the MSE and the log-loss do.
+    info = get_metric_info(name)
+    if info.response_method == "predict":
+        y_true, y_pred = [0, 1, 2, 2], [0, 1, 2, 0]
+    else:
+        y_true, y_pred = [0, 1, 1, 0], [0.2, 0.7, 0.4, 0.1]
+    parameters = inspect.signature(info.function).parameters
+    options = {"average": "macro"} if "average" in parameters else {}
+    with pytest.raises(ValueError, match="sample_weight must have a positive sum"):
+        info.function(y_true, y_pred, sample_weight=[0, 0, 0, 0], q=0.1, **options)
+    if "average" in parameters:  # the binary path too
+        with pytest.raises(ValueError, match="sample_weight must have a positive"):
+            info.function([0, 1, 1, 0], [0, 1, 0, 0], sample_weight=[0] * 4, q=0.1)
+
+
+def test_flip_probability_above_one_half_warns():
+    # Labels more often wrong than right: usually q given as 1 - q.
+    with pytest.warns(UserWarning, match="q is above 0.5") as record:
+        expected_accuracy_score([0, 1, 1, 0], [0, 1, 0, 0], q=0.6)
+    assert record[0].filename == __file__  # points at the caller's line
+    with pytest.warns(UserWarning, match="q is above 0.5"):
+        expected_accuracy_score([0, 1, 1, 0], [0, 1, 0, 0], q=[0.1, 0.1, 0.7, 0.1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        expected_accuracy_score([0, 1, 1, 0], [0, 1, 0, 0], q=0.5)

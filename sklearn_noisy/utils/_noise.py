@@ -36,6 +36,7 @@ from ._arrays import (
     chunks,
 )
 from ._sampling import FlipSampler, GaussianSampler, TransitionSampler
+from ._warnings import warn
 
 __all__ = [
     "NOISE_KINDS",
@@ -341,6 +342,12 @@ class FlipNoise:
             matrix = check_transition_matrix(transition_matrix, n_classes)
             return cls(None, matrix, int(matrix.shape[0]))
         q = check_flip_probability(q, n_samples)
+        if np.max(q) > 0.5:
+            warn(
+                "q is above 0.5: those labels are more often wrong than right, "
+                "which usually means a swapped definition (q is the probability "
+                "that a label is wrong, not that it is right)."
+            )
         return cls(q, None, 2 if n_classes is None else int(n_classes))
 
     # ------------------------------------------------------------ structure
