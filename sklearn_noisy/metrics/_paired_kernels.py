@@ -443,7 +443,7 @@ def paired_probabilistic(
         )
     columns = _column_classes(y, labels if classes is None else classes, n_classes)
     weight = check_sample_weight(sample_weight, n)
-    if definition.positive_column and a.ndim == 2 and n_classes == 2:
+    if definition.pos_label and a.ndim == 2 and n_classes == 2:
         a, b = a[:, 1], b[:, 1]  # the positive (larger) class column
     loss_a, loss_b = definition.loss(eps_a), definition.loss(eps_b)
     noise = FlipNoise.from_params(

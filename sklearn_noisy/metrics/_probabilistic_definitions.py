@@ -63,16 +63,14 @@ class ProbabilisticLoss:
         ``j``-th class; ``eps`` is the machine epsilon of the probabilities'
         dtype, where a loss clips them (the log-loss, as scikit-learn).
     pos_label : bool
-        Whether a 1-D ``y_proba`` is the probability of ``pos_label``, with
-        scikit-learn's rules for it (the Brier score), rather than of the
-        greater of the two classes (the log-loss).
+        Whether the binary loss is that of the positive class's probability
+        (the Brier score): a 1-D ``y_proba`` is that of ``pos_label``, with
+        scikit-learn's rules, and the paired kernel takes the last of two
+        columns; else a 1-D ``y_proba`` is that of the greater class (the
+        log-loss).
     scale_by_half : bool
         Whether the metric takes scikit-learn's ``scale_by_half`` option
         (halve the loss; by default for two classes).
-    positive_column : bool
-        Whether the paired kernel takes two-column probabilities as the 1-D
-        probabilities of the positive (larger) class, as scikit-learn's metric
-        does.
     """
 
     #: What the readers of any registry definition ask: no streamed paired
@@ -85,16 +83,11 @@ class ProbabilisticLoss:
     loss: Callable[[float], Loss]
     pos_label: bool = False
     scale_by_half: bool = False
-    positive_column: bool = False
 
 
 #: The Brier score: ``Σ_c (p_c − 1[c = y])²``, halved for two classes.
 BRIER_SCORE_LOSS = ProbabilisticLoss(
-    "brier_score_loss",
-    _brier_loss,
-    pos_label=True,
-    scale_by_half=True,
-    positive_column=True,
+    "brier_score_loss", _brier_loss, pos_label=True, scale_by_half=True
 )
 #: The log-loss: ``−log p_y``, the probabilities clipped at the dtype's eps.
 LOG_LOSS = ProbabilisticLoss("log_loss", _log_loss)
