@@ -36,6 +36,7 @@ import pytest
 
 from sklearn_noisy import NoisyScore
 from sklearn_noisy.metrics import get_metric_info, get_metric_names
+from sklearn_noisy.metrics._count_definitions import COUNT_METRICS
 
 N_SAMPLES = 40
 
@@ -69,13 +70,15 @@ NOT_MEANS_OF_SAMPLE_TERMS = {
         for name in METRICS
         if get_metric_info(name).noise == "sigma" and not get_metric_info(name).additive
     ),
-    "recall",
-    "f1",
-    "balanced_accuracy",
-    "matthews_corrcoef",
-    "specificity",
-    "false_positive_rate",
-    "false_negative_rate",
+    # The count metrics are such means where they are linear in the confusion
+    # matrix with a fixed denominator (accuracy, precision, NPV).
+    *(
+        name
+        for name in METRICS
+        if name in COUNT_METRICS
+        and not COUNT_METRICS[name].fixed_denominator
+        and not COUNT_METRICS[name].is_linear("binary")
+    ),
 }
 
 #: Noise settings of the invariance checks: none, one level for every sample,

@@ -13,6 +13,7 @@ import pytest
 from sklearn import metrics as sk
 
 from sklearn_noisy.metrics import expected_accuracy_score, expected_precision_score
+from sklearn_noisy.metrics._count_definitions import COUNT_METRICS
 from sklearn_noisy.metrics._truth_counts import (
     TRUTH_METRICS,
     denoised_confusion,
@@ -38,19 +39,26 @@ ALL_METRICS = [
 
 def metrics_for(n_classes):
     """The (name, average) pairs defined for ``n_classes`` classes."""
-    binary_only = {("specificity", "binary")} | {
-        (name, "binary") for name in ("recall", "precision", "f1")
+    binary_only = {
+        (name, "binary") for name in TRUTH_METRICS if COUNT_METRICS[name].averaged
     }
     return [pair for pair in ALL_METRICS if n_classes == 2 or pair not in binary_only]
 
 
 def sklearn_value(name, average, y, p, n_classes, weight):
-    if name == "specificity":
-        (tn, fp), _ = sk.confusion_matrix(y, p, labels=[0, 1], sample_weight=weight)
-        return tn / (tn + fp)
-    if name in ("recall", "precision", "f1"):
-        function = getattr(sk, f"{name}_score")
-        return function(
+    definition = COUNT_METRICS[name]
+    if definition.negative or definition.complement:  # the rates, from the cells
+        (tn, fp), (fn, tp) = sk.confusion_matrix(
+            y, p, labels=[0, 1], sample_weight=weight
+        )
+        return {
+            "specificity": tn / (tn + fp),
+            "negative_predictive_value": tn / (tn + fn),
+            "false_positive_rate": fp / (fp + tn),
+            "false_negative_rate": fn / (fn + tp),
+        }[name]
+    if definition.averaged:
+        return definition.sklearn_function(
             y,
             p,
             labels=list(range(n_classes)),
@@ -59,8 +67,7 @@ def sklearn_value(name, average, y, p, n_classes, weight):
             sample_weight=weight,
             zero_division=0,
         )
-    function = getattr(sk, name if name == "matthews_corrcoef" else f"{name}_score")
-    return function(y, p, sample_weight=weight)
+    return definition.sklearn_function(y, p, sample_weight=weight)
 
 
 # --------------------------------------------------------------------------- #

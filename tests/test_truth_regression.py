@@ -473,3 +473,19 @@ def test_end_to_end():
 @pytest.mark.slow
 def test_end_to_end_full():
     _check_end_to_end(20_000)
+
+
+def test_truth_estimate_far_outside_the_range_warns():
+    # Predictions that reproduce the noisy labels (the label among the
+    # features): the truth MSE is about -sigma² with a small SD, 10 SD below 0;
+    # chance alone (the true model) stays inside and does not warn.
+    rng = np.random.default_rng(0)
+    truth = rng.normal(size=200)
+    y = truth + rng.normal(scale=0.5, size=200)
+    with pytest.warns(UserWarning, match="SD outside its range") as record:
+        score = expected_mean_squared_error(y, y + 0.01, sigma=0.5, estimand="truth")
+    assert score.expected < -3 * score.std
+    assert "sigma looks overstated" in str(record[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        expected_mean_squared_error(y, truth, sigma=0.5, estimand="truth")

@@ -1,16 +1,18 @@
 """The count metrics, each defined once: functions of a confusion matrix.
 
-Accuracy, precision, recall, F1, balanced accuracy, MCC and the rates of the
-binary confusion matrix (specificity, negative predictive value, false positive
-and false negative rates) are functions of a confusion matrix ``C`` (rows the
-true class, columns the prediction; weighted counts). Each is one frozen
-:class:`CountMetric` in :data:`COUNT_METRICS`, and every engine reads it:
+Accuracy, precision, recall, F1, balanced accuracy, MCC, Cohen's kappa and
+the rates of the binary confusion matrix (specificity, negative predictive
+value, false positive and false negative rates) are functions of a confusion
+matrix ``C`` (rows the true class, columns the prediction; weighted counts).
+Each is one frozen :class:`CountMetric` in :data:`COUNT_METRICS`, and every
+engine reads it:
 
 * ``value``: the metric of a stack of matrices ``(..., K, K)``, with
   scikit-learn's arithmetic (the same floating-point operations in the same
   order as :mod:`sklearn.metrics`: ``_prf_divide``, ``_nanaverage``,
-  ``matthews_corrcoef``), so that the nominal value agrees to the last bit and
-  the Monte Carlo engine applies the same rule to every drawn matrix;
+  ``matthews_corrcoef``, ``cohen_kappa_score``), so that the nominal value
+  agrees to the last bit and the Monte Carlo engine applies the same rule to
+  every drawn matrix;
 * ``gradient``: the value and ``∂f/∂C`` of one matrix (truth, remeasurement);
 * ``affine``: ``(α(n), β(n))`` with ``metric = α(n) + β(n) TP`` given ``n``
   observed positives, the form of the exact binary engine
@@ -26,6 +28,7 @@ true class, columns the prediction; weighted counts). Each is one frozen
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -111,6 +114,11 @@ class Ratio:
     scale: float
     true: bool
     predicted: bool
+
+    @property
+    def exact_binary(self) -> bool:
+        """Whether the exact binary engine serves it (it has ``affine``)."""
+        return self._affine is not None
 
     @property
     def fixed_denominator(self) -> bool:
@@ -394,6 +402,42 @@ def _matthews_delta(t: float, f: float, n_pos: float, m: float) -> tuple:
     )
 
 
+_MATTHEWS_DOC = """\
+Expected Matthews correlation coefficient, and its variance, under flips.
+
+    ``MCC = (M·TP - n_P S) / √(n_P n_N S (M - S))`` with ``S`` the number of
+    observed positives; where the denominator vanishes the MCC is 0, as in
+    scikit-learn. Binary labels are exact (sums over the joint law of TP and
+    FN); the multiclass MCC is Monte Carlo over ``n_draws`` redrawn confusion
+    matrices. Read more in the :ref:`User Guide <formula_binary_counts>`
+    (multiclass: :ref:`formula_multiclass`; other estimands:
+    :ref:`formula_truth`).
+
+    Parameters
+    ----------
+    {parameters}
+
+    Returns
+    -------
+    score : NoisyScore
+        ``nominal`` is :func:`sklearn.metrics.matthews_corrcoef` on ``y_true``.
+        ``method`` is ``"exact"``, ``"delta"`` or ``"monte_carlo"``
+        (multiclass).
+
+    See Also
+    --------
+    sklearn.metrics.matthews_corrcoef : The metric on exact labels.
+
+    Examples
+    --------
+    >>> from sklearn_noisy.metrics import expected_matthews_corrcoef
+    >>> y_true = [1, 1, 1, 0]
+    >>> y_pred = [1, 0, 1, 1]
+    >>> expected_matthews_corrcoef(y_true, y_pred, q=0.2).expected
+    -0.1914...
+"""
+
+
 # --------------------------------------------------------------------------
 # Accuracy
 # --------------------------------------------------------------------------
@@ -406,6 +450,138 @@ def _accuracy_gradient(counts: np.ndarray, **_: Any) -> tuple[float, np.ndarray]
     total = counts.sum()
     value = np.trace(counts) / total
     return float(value), (np.eye(counts.shape[0]) - value) / total
+
+
+# --------------------------------------------------------------------------
+# Cohen's kappa
+# --------------------------------------------------------------------------
+_KAPPA_WEIGHTS = (None, "linear", "quadratic")
+
+
+def _check_kappa(*, weights: Any = None) -> None:
+    if not (
+        weights is None or (isinstance(weights, str) and weights in _KAPPA_WEIGHTS)
+    ):
+        raise ValueError(
+            f"weights must be None, 'linear' or 'quadratic'; got {weights!r}."
+        )
+
+
+def _kappa_weights(n_classes: int, weights: Any) -> np.ndarray:
+    """scikit-learn's disagreement weights ``w_ij``: 1 off the diagonal, ``|i − j|``
+    or ``(i − j)²``."""
+    if weights is None:
+        w = np.ones((n_classes, n_classes))
+        w.flat[:: n_classes + 1] = 0.0
+        return w
+    w = np.zeros((n_classes, n_classes)) + np.arange(n_classes)
+    return np.abs(w - w.T) if weights == "linear" else (w - w.T) ** 2
+
+
+def _kappa_value(confusion: np.ndarray, *, weights: Any = None, **_: Any) -> Any:
+    """``1 − Σ w C / Σ w E``, ``E = c rᵀ / n``: scikit-learn's operations in order.
+
+    ``c`` the column sums (predictions), ``r`` the row sums; NaN where
+    ``Σ w E = 0`` (one class in both, or no sample), as scikit-learn's default
+    ``replace_undefined_by``.
+    """
+    confusion = np.asarray(confusion, dtype=np.float64)
+    sum0 = confusion.sum(-2)
+    sum1 = confusion.sum(-1)
+    total = sum0.sum(-1)[..., None, None]
+    w = _kappa_weights(confusion.shape[-1], weights)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = (sum0[..., :, None] * sum1[..., None, :]) / total
+        numerator = (w * confusion).sum((-2, -1))
+        denominator = (w * expected).sum((-2, -1))
+        defined = (denominator != 0) & (total[..., 0, 0] != 0)
+        return np.where(defined, 1 - numerator / denominator, np.nan)
+
+
+def _kappa_gradient(counts: np.ndarray, *, weights: Any = None, **_: Any) -> tuple:
+    """``κ = 1 − A/B``, ``A = Σ w C``, ``B = cᵀ W r / n``: ``∂κ = (A ∂B − B ∂A)/B²``."""
+    w = _kappa_weights(counts.shape[0], weights)
+    columns, rows, total = counts.sum(axis=0), counts.sum(axis=1), counts.sum()
+    a = float(np.sum(w * counts))
+    b = float(columns @ w @ rows) / total if total != 0 else 0.0
+    value = float(_kappa_value(counts, weights=weights))
+    if b == 0:
+        return value, np.zeros_like(counts)
+    # ∂B/∂C[k, j] = ((W r)_j + (Wᵀ c)_k − B)/n: C[k, j] adds to r_k, c_j and n.
+    d_b = ((w @ rows)[None, :] + (w.T @ columns)[:, None] - b) / total
+    return value, (a * d_b - b * w) / (b * b)
+
+
+def _kappa_parts(n: np.ndarray, n_pos: float, m: float) -> np.ndarray:
+    """``B(n) = ((M − n_P) n + n_P (M − n))/M``, the expected disagreement."""
+    return ((m - n_pos) * n + n_pos * (m - n)) / m
+
+
+def _kappa_affine(n: np.ndarray, n_pos: float, m: float, zero: float, **_: Any):
+    """``κ = 1 − (n_P + n − 2 TP)/B(n)``: NaN where ``B(n) = 0``."""
+    b = _kappa_parts(n, n_pos, m)
+    inverse = _safe_reciprocal(b)  # B(n) >= 0
+    alpha = np.where(b != 0, 1.0 - (n_pos + n) * inverse, np.nan)
+    return alpha, 2.0 * inverse
+
+
+def _kappa_delta(t: float, f: float, n_pos: float, m: float) -> tuple:
+    """``κ = 1 − N/B`` with ``N = n_P + FN − TP`` and ``B = n_P + a (TP + FN)``."""
+    a = (m - 2.0 * n_pos) / m
+    b = n_pos + a * (t + f)
+    if b == 0:
+        return (math.nan,) * 5
+    numerator = n_pos + f - t
+    return (
+        1.0 - numerator / b,
+        (b + a * numerator) / b**2,
+        (a * numerator - b) / b**2,
+        -2.0 * a * (b + a * numerator) / b**3,
+        2.0 * a * (b - a * numerator) / b**3,
+    )
+
+
+_KAPPA_DOC = """\
+Expected Cohen's kappa, and its variance, under label flips.
+
+    ``κ = (p_o − p_e)/(1 − p_e)``, the agreement ``p_o`` of ``y_true`` and
+    ``y_pred`` beyond the agreement ``p_e`` expected by chance from their class
+    totals (with ``weights``, ``1 − Σ w C / Σ w E``, as in scikit-learn).
+    Given the number ``S`` of observed positives, binary kappa is affine in TP,
+    so binary labels are exact (sums over the joint law of TP and FN);
+    multiclass kappa is Monte Carlo over ``n_draws`` redrawn confusion
+    matrices. Where it is undefined (both label sets one and the same class)
+    it is NaN, as in scikit-learn. Read more in the
+    :ref:`User Guide <formula_kappa>`.
+
+    Parameters
+    ----------
+    {parameters}
+    weights : {"linear", "quadratic"} or None, default=None
+        As in scikit-learn: the weight of a disagreement between the ``i``-th
+        and ``j``-th classes of ``labels`` (or of the sorted classes),
+        ``|i − j|`` or ``(i − j)²``; None weighs every disagreement 1. With
+        two classes the three are the same.
+
+    Returns
+    -------
+    score : NoisyScore
+        ``nominal`` is :func:`sklearn.metrics.cohen_kappa_score` on ``y_true``.
+        ``method`` is ``"exact"``, ``"delta"`` or ``"monte_carlo"``
+        (multiclass).
+
+    See Also
+    --------
+    sklearn.metrics.cohen_kappa_score : The metric on exact labels.
+
+    Examples
+    --------
+    >>> from sklearn_noisy.metrics import expected_cohen_kappa_score
+    >>> y_true = [0, 1, 0, 0, 1, 0]
+    >>> y_pred = [0, 1, 0, 0, 0, 1]
+    >>> expected_cohen_kappa_score(y_true, y_pred, q=0.1).expected
+    0.1961...
+"""
 
 
 # --------------------------------------------------------------------------
@@ -426,6 +602,15 @@ class CountMetric:
     the rest (the rates); ``complement``: ``1 −`` that ratio (the false
     rates); ``adjustable``: takes scikit-learn's ``adjusted``;
     ``present_classes``: averages over the classes present in ``y_true``.
+    ``labelled``: not averaged, but takes scikit-learn's ``labels`` (their
+    order, absent classes included, is the matrix's: kappa's weights).
+    ``parameters``: the metric's own keyword options with their defaults
+    (passed to ``value``, ``gradient`` and scikit-learn's function), checked
+    by ``check_parameters``; the multiclass, truth and remeasurement engines
+    pass them on, the binary forms (``affine``, ``delta``) are those of two
+    classes, where they must not matter. ``function_name`` and ``doc``: the name and the
+    docstring of the public function built from the definition (the others
+    write theirs by hand).
     """
 
     name: str
@@ -438,6 +623,11 @@ class CountMetric:
     complement: bool = False
     adjustable: bool = False
     present_classes: bool = False
+    labelled: bool = False
+    parameters: tuple[tuple[str, Any], ...] = ()
+    check_parameters: Callable[..., None] | None = None
+    function_name: str = ""
+    doc: str = ""
     _value: Callable[..., Any] | None = None
     _gradient: Callable[..., Any] | None = None
     _affine: Callable[..., Any] | None = None
@@ -469,11 +659,15 @@ class CountMetric:
         pos_index: int | None = None,
         average: str = "binary",
         zero_division: float = 0.0,
+        **options: Any,
     ) -> tuple[float, np.ndarray]:
-        """The metric of one matrix and ``∂f/∂C`` (``average`` of the ratios)."""
+        """The metric of one matrix and ``∂f/∂C`` (``average`` of the ratios).
+
+        ``options``: the definition's ``parameters``.
+        """
         if self._gradient is not None:
-            return self._gradient(counts)
-        return _ratio_gradient(
+            return self._gradient(counts, **options)
+        value, gradient = _ratio_gradient(
             self.ratio,
             counts,
             pos_index=pos_index,
@@ -481,6 +675,7 @@ class CountMetric:
             zero=zero_division,
             negative=self.negative,
         )
+        return (1.0 - value, -gradient) if self.complement else (value, gradient)
 
     def affine(
         self,
@@ -512,6 +707,11 @@ class CountMetric:
         return self._delta(t, f, float(n_pred_pos), float(n_samples))
 
     @property
+    def exact_binary(self) -> bool:
+        """Whether the exact binary engine serves it (it has ``affine``)."""
+        return self._affine is not None
+
+    @property
     def fixed_denominator(self) -> bool:
         """Whether it is a ratio over a prediction total alone (fixed)."""
         return self.ratio is not None and self.ratio.fixed_denominator
@@ -526,6 +726,8 @@ class CountMetric:
             names: tuple[str, ...] = ("labels", "average", "zero_division")
         else:
             names = ("adjusted",) if self.adjustable else ()
+            names += ("labels",) if self.labelled else ()
+        names += tuple(name for name, _ in self.parameters)
         return {name: options[name] for name in names if name in options}
 
 
@@ -581,10 +783,26 @@ COUNT_METRICS: dict[str, CountMetric] = {
             "matthews_corrcoef",
             sk.matthews_corrcoef,
             range=(-1.0, 1.0),
+            function_name="expected_matthews_corrcoef",
+            doc=_MATTHEWS_DOC,
             _value=_matthews_value,
             _gradient=_matthews_gradient,
             _affine=_matthews_affine,
             _delta=_matthews_delta,
+        ),
+        CountMetric(
+            "cohen_kappa",
+            sk.cohen_kappa_score,
+            range=(-1.0, 1.0),
+            labelled=True,
+            parameters=(("weights", None),),
+            check_parameters=_check_kappa,
+            function_name="expected_cohen_kappa_score",
+            doc=_KAPPA_DOC,
+            _value=_kappa_value,
+            _gradient=_kappa_gradient,
+            _affine=_kappa_affine,
+            _delta=_kappa_delta,
         ),
         CountMetric(
             "specificity",
@@ -628,18 +846,20 @@ def sklearn_from_confusion(
     zero_division: float = 0.0,
     adjusted: bool = False,
     label_index: Any = None,
+    **parameters: Any,
 ) -> Any:
     """scikit-learn's ``metric`` of the labels whose confusion matrix is given.
 
     ``confusion[k, j]`` counts the samples of class ``classes[k]`` predicted
     ``classes[j]`` (integers, rows the true class), so that the result agrees
     to the last bit without calling scikit-learn (whose label handling copies
-    and sorts the labels). The ratios follow ``classes`` (scikit-learn's
-    ``labels``; ``label_index`` selects some of them); the others use the
-    sorted classes present, as scikit-learn's ``confusion_matrix``.
+    and sorts the labels). The ratios and kappa follow ``classes``
+    (scikit-learn's ``labels``; ``label_index`` selects some of them); the
+    others use the sorted classes present, as scikit-learn's
+    ``confusion_matrix``.
     """
     definition = COUNT_METRICS[metric]
-    if not definition.averaged:
+    if not (definition.averaged or definition.labelled):
         order = np.argsort(classes, kind="stable")
         confusion = confusion[np.ix_(order, order)]
         present = (confusion.sum(axis=0) + confusion.sum(axis=1)) > 0
@@ -650,4 +870,5 @@ def sklearn_from_confusion(
         zero_division=zero_division,
         adjusted=adjusted,
         label_index=label_index,
+        **parameters,
     )

@@ -48,6 +48,7 @@ def count_estimand_score(
     average: str = "binary",
     zero_division: float = 0.0,
     weight: np.ndarray | None = None,
+    parameters: dict | None = None,
 ) -> NoisyScore:
     """The truth or remeasurement estimate of a confusion-matrix metric.
 
@@ -67,6 +68,8 @@ def count_estimand_score(
         As for :func:`~._truth_counts.metric_gradient`.
     weight : ndarray of shape (n_samples,) or None, default=None
         Sample weights.
+    parameters : dict or None, default=None
+        The definition's own options (kappa's ``weights``).
 
     Returns
     -------
@@ -78,6 +81,7 @@ def count_estimand_score(
         "pos_index": pos_index,
         "average": average,
         "zero_division": zero_division,
+        **(parameters or {}),
     }
     linear = COUNT_METRICS[metric].is_linear(average)
     if estimand == "truth":

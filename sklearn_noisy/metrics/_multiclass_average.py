@@ -59,8 +59,9 @@ def sklearn_value(metric: str, y_true: Any, y_pred: Any, **kwargs: Any) -> Any:
 
     ``zero_division="warn"`` goes in as its value, 0. The metrics that are not
     averaged over classes (balanced accuracy, MCC) take the definition's value
-    of scikit-learn's confusion matrix, where a class missing from ``y_true``
-    and a single class need no warning. Floating-point warnings are off
+    of scikit-learn's confusion matrix (over ``labels`` where its options hold
+    them), where a class missing from ``y_true`` and a single class need no
+    warning. Floating-point warnings are off
     (``np.errstate``, local to the thread).
     """
     definition = COUNT_METRICS[metric]
@@ -70,9 +71,13 @@ def sklearn_value(metric: str, y_true: Any, y_pred: Any, **kwargs: Any) -> Any:
             if unique_labels(y_true, y_pred).shape[0] == 1:
                 total = len(y_true) if weight is None else np.sum(weight)
                 confusion = np.array([[total]])  # its (1, 1) matrix warns
-            else:
-                confusion = confusion_matrix(y_true, y_pred, sample_weight=weight)
-            return definition.value(confusion, adjusted=kwargs.get("adjusted", False))
+            else:  # ``labels`` where the definition takes them (kappa)
+                confusion = confusion_matrix(
+                    y_true, y_pred, labels=kwargs.get("labels"), sample_weight=weight
+                )
+            parameters = {n: kwargs[n] for n, _ in definition.parameters if n in kwargs}
+            adjusted = kwargs.get("adjusted", False)
+            return definition.value(confusion, adjusted=adjusted, **parameters)
         if isinstance(kwargs.get("zero_division"), str):  # "warn"
             kwargs = {**kwargs, "zero_division": 0.0}
         return definition.sklearn_function(y_true, y_pred, **kwargs)
@@ -339,12 +344,15 @@ def _multiclass_score(
     n_draws: int = 1000,
     random_state: Any = 0,
     estimand: str = "forward",
+    parameters: dict | None = None,
 ) -> NoisyScore | list[NoisyScore]:
     """A multiclass average (or per-class scores for ``average=None``).
 
     ``average`` is ignored by balanced accuracy and MCC. ``zero_division``
-    is scikit-learn's option as given, ``zero_value`` its number.
+    is scikit-learn's option as given, ``zero_value`` its number;
+    ``parameters`` the definition's own options (kappa's ``weights``).
     """
+    parameters = parameters or {}
     classes, label_index = _class_set(metric, y_true, y_pred, labels, transition_matrix)
     encoded = encode_labels(y_true, y_pred, classes)
     m, k = encoded.n_samples, encoded.n_classes
@@ -352,7 +360,11 @@ def _multiclass_score(
     weight = check_sample_weight(sample_weight, m)
     definition = COUNT_METRICS[metric]
     sk_options = definition.sklearn_options(
-        labels=labels, average=average, zero_division=zero_division, adjusted=adjusted
+        labels=labels,
+        average=average,
+        zero_division=zero_division,
+        adjusted=adjusted,
+        **parameters,
     )
     cells = confusion_counts(encoded.indices, m, k)
     if sample_weight is None:
@@ -364,6 +376,7 @@ def _multiclass_score(
             zero_division=zero_value,
             adjusted=adjusted,
             label_index=label_index,
+            **parameters,
         )
     else:  # weighted sums: scikit-learn's own order of summation
         nominal = sklearn_value(
@@ -386,6 +399,7 @@ def _multiclass_score(
         "zero_division": zero_value,
         "adjusted": adjusted,
         "label_index": label_index,
+        **parameters,
     }
     if estimand != "forward":
         if label_index is not None:
@@ -430,6 +444,10 @@ def _multiclass_estimand(
         average=average,
         zero_division=options["zero_division"],
         weight=weight,
+        parameters={
+            name: options.get(name, default)
+            for name, default in COUNT_METRICS[metric].parameters
+        },
     )
     return adjust_balanced_accuracy(score, encoded.n_classes, options["adjusted"])
 

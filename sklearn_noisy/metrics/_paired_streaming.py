@@ -36,9 +36,14 @@ from ._regression_definitions import RegressionLoss
 
 __all__ = ["STREAMED_COUNT_METRICS", "streamed_difference_draws"]
 
-#: The count metrics whose paired Monte Carlo is streamed (the regression
+#: The count metrics whose paired Monte Carlo is streamed: those of the exact
+#: binary engine, but precision, whose paired kernel is exact (the regression
 #: losses say so by their definition's ``streamed_difference``).
-STREAMED_COUNT_METRICS = ("recall", "f1", "balanced_accuracy", "matthews_corrcoef")
+STREAMED_COUNT_METRICS = tuple(
+    name
+    for name, definition in COUNT_METRICS.items()
+    if definition.exact_binary and not definition.fixed_denominator
+)
 
 
 #: Random numbers drawn at a time (one batch of draws over one chunk).

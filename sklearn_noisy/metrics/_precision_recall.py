@@ -8,6 +8,8 @@ method. Multiclass labels go through :mod:`._multiclass_average`: the micro
 average of precision, recall and F1 equals the accuracy and is exact; the
 macro and weighted averages, and multiclass balanced accuracy and MCC, are
 Monte Carlo. Balanced accuracy and MCC are symmetric in the two classes.
+The functions of MCC and Cohen's kappa are built from their definitions
+(:func:`count_metric_function`).
 That is ``estimand="forward"``; ``"truth"`` and ``"remeasurement"`` go through
 the confusion matrix (:mod:`._count_estimands`; user guide:
 :ref:`estimands`).
@@ -15,6 +17,8 @@ the confusion matrix (:mod:`._count_estimands`; user guide:
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -27,16 +31,16 @@ from ..utils._validation import supports_estimands
 from ..utils._warnings import warn
 from ._binary_average import _NOISE_PARAMETERS
 from ._binary_counts import _DELTA_NOTES, _METHOD_PARAMETER
-from ._count_definitions import COUNT_METRICS
+from ._count_definitions import COUNT_METRICS, CountMetric
 from ._count_estimands import ESTIMAND_PARAMETER, TRUTH_NOTES
 from ._multiclass_average import _MC_PARAMETERS
 from ._prf_paths import _ba_mcc_score, _prf_score
 from ._test_set_sampling import with_test_set_sampling
 
 __all__ = [
+    "count_metric_function",
     "expected_balanced_accuracy_score",
     "expected_f1_score",
-    "expected_matthews_corrcoef",
     "expected_precision_score",
     "expected_recall_score",
 ]
@@ -450,73 +454,68 @@ def expected_balanced_accuracy_score(
     return score
 
 
-@with_test_set_sampling(label_arguments=_LABEL_ARGUMENTS)
-@supports_estimands("forward", "truth", "remeasurement")
-@fill_doc(
-    parameters=_BA_MCC_PARAMETERS, delta_notes=_DELTA_NOTES, truth_notes=TRUTH_NOTES
-)
-def expected_matthews_corrcoef(
-    y_true: Any,
-    y_pred: Any,
-    *,
-    q: Any = None,
-    transition_matrix: Any = None,
-    labels: Any = None,
-    sample_weight: Any = None,
-    method: str = "exact",
-    estimand: str = "forward",
-    n_draws: int = 1000,
-    random_state: Any = 0,
-) -> NoisyScore:
-    """Expected Matthews correlation coefficient, and its variance, under flips.
+def count_metric_function(definition: CountMetric) -> Callable[..., Any]:
+    """The public function of a count metric that is not averaged over classes.
 
-    ``MCC = (M·TP - n_P S) / √(n_P n_N S (M - S))`` with ``S`` the number of
-    observed positives; where the denominator vanishes the MCC is 0, as in
-    scikit-learn. Binary labels are exact (sums over the joint law of TP and
-    FN); the multiclass MCC is Monte Carlo over ``n_draws`` redrawn confusion
-    matrices. Read more in the :ref:`User Guide <formula_binary_counts>`
-    (multiclass: :ref:`formula_multiclass`; other estimands:
-    :ref:`formula_truth`).
-
-    Parameters
-    ----------
-    {parameters}
-
-    Returns
-    -------
-    score : NoisyScore
-        ``nominal`` is :func:`sklearn.metrics.matthews_corrcoef` on ``y_true``.
-        ``method`` is ``"exact"``, ``"delta"`` or ``"monte_carlo"``
-        (multiclass).
-
-    See Also
-    --------
-    sklearn.metrics.matthews_corrcoef : The metric on exact labels.
-
-    Examples
-    --------
-    >>> from sklearn_noisy.metrics import expected_matthews_corrcoef
-    >>> y_true = [1, 1, 1, 0]
-    >>> y_pred = [1, 0, 1, 1]
-    >>> expected_matthews_corrcoef(y_true, y_pred, q=0.2).expected
-    -0.1914...
+    The options and the engines are those of MCC (exact binary, multiclass
+    Monte Carlo, truth, remeasurement, test-set sampling), plus the
+    definition's own ``parameters`` (keyword-only, after ``labels``, as in
+    scikit-learn); its name and docstring are the definition's
+    (``function_name``, ``doc``, whose ``{parameters}`` line takes the common
+    options). The registry builds it from the record's definition.
     """
-    y_true, y_pred = check_targets(y_true, y_pred)
-    score = _ba_mcc_score(
-        "matthews_corrcoef",
-        y_true,
-        y_pred,
-        q=q,
-        transition_matrix=transition_matrix,
-        labels=labels,
-        sample_weight=sample_weight,
-        adjusted=False,
-        method=method,
-        estimand=estimand,
-        n_draws=n_draws,
-        random_state=random_state,
-    )
-    return score
+    own = dict(definition.parameters)
+
+    def score(
+        y_true: Any,
+        y_pred: Any,
+        *,
+        q: Any = None,
+        transition_matrix: Any = None,
+        labels: Any = None,
+        sample_weight: Any = None,
+        method: str = "exact",
+        estimand: str = "forward",
+        n_draws: int = 1000,
+        random_state: Any = 0,
+        **parameters: Any,
+    ) -> NoisyScore:
+        unknown = sorted(set(parameters) - set(own))
+        if unknown:
+            raise TypeError(
+                f"{definition.function_name}() got an unexpected keyword "
+                f"argument {unknown[0]!r}."
+            )
+        y_true, y_pred = check_targets(y_true, y_pred)
+        return _ba_mcc_score(
+            definition.name,
+            y_true,
+            y_pred,
+            q=q,
+            transition_matrix=transition_matrix,
+            labels=labels,
+            sample_weight=sample_weight,
+            adjusted=False,
+            method=method,
+            estimand=estimand,
+            n_draws=n_draws,
+            random_state=random_state,
+            parameters=parameters,
+        )
+
+    signature = inspect.signature(score)
+    fields = list(signature.parameters.values())[:-1]
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    fields[5:5] = [inspect.Parameter(n, keyword, default=d) for n, d in own.items()]
+    score.__signature__ = signature.replace(parameters=fields)
+    score.__name__ = score.__qualname__ = definition.function_name
+    score.__module__ = "sklearn_noisy.metrics"  # exported there, pickled from there
+    score.__doc__ = definition.doc or None
+    score = fill_doc(
+        parameters=_BA_MCC_PARAMETERS, delta_notes=_DELTA_NOTES, truth_notes=TRUTH_NOTES
+    )(score)
+    score = supports_estimands("forward", "truth", "remeasurement")(score)
+    return with_test_set_sampling(label_arguments=_LABEL_ARGUMENTS)(score)
 
 
 #: scikit-learn's words for a ratio with a zero denominator: the name and what

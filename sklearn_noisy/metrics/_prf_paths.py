@@ -284,9 +284,21 @@ def _ba_mcc_score(
     estimand: Any,
     n_draws: int,
     random_state: Any,
+    parameters: dict | None = None,
 ) -> NoisyScore:
-    """Check the options; binary labels are exact, multiclass see the module."""
+    """Check the options; binary labels are exact, multiclass see the module.
+
+    ``parameters``: the definition's own options (checked by it), which the
+    multiclass engines take; the binary forms are those of two classes.
+    """
     _check_common(metric, method, estimand, n_draws)
+    definition = COUNT_METRICS[metric]
+    parameters = {
+        name: (parameters or {}).get(name, default)
+        for name, default in definition.parameters
+    }
+    if definition.check_parameters is not None:
+        definition.check_parameters(**parameters)
     if not isinstance(adjusted, (bool, np.bool_)):
         raise ValueError(f"adjusted must be True or False; got {adjusted!r}.")
     mc = {"n_draws": n_draws, "random_state": random_state}
@@ -305,6 +317,7 @@ def _ba_mcc_score(
             method=method,
             estimand=estimand,
             **mc,
+            parameters=parameters,
         )
         return _count_all_samples(score, len(sample_weight))
     if classes is None:
@@ -326,6 +339,7 @@ def _ba_mcc_score(
             adjusted=bool(adjusted),
             estimand=estimand,
             **mc,
+            parameters=parameters,
         )
     # Balanced accuracy and MCC are symmetric in the two classes: any of them
     # can play the positive one.

@@ -22,6 +22,7 @@ from sklearn import metrics as sk
 from .._noisy_score import METRIC_INTERVALS, METRIC_RANGES
 from ..utils._noise import NOISE_KINDS
 from ._classification import expected_accuracy_score
+from ._count_definitions import COUNT_METRICS, CountMetric
 from ._paired_kernels import (
     paired_accuracy,
     paired_accuracy_truth,
@@ -37,9 +38,9 @@ from ._percentage import (
     root_mean_squared_percentage_error,
 )
 from ._precision_recall import (
+    count_metric_function,
     expected_balanced_accuracy_score,
     expected_f1_score,
-    expected_matthews_corrcoef,
     expected_precision_score,
     expected_recall_score,
 )
@@ -250,6 +251,21 @@ def _classification(
     )
 
 
+def _count(definition: CountMetric, **options: Any) -> MetricInfo:
+    """The record of a count metric whose public function its definition builds.
+
+    The name, the scikit-learn function and the range are the definition's
+    (:func:`~._precision_recall.count_metric_function`).
+    """
+    return _classification(
+        definition.name,
+        count_metric_function(definition),
+        definition.sklearn_function,
+        value_range=definition.range,
+        **options,
+    )
+
+
 #: The metrics, in the order tables and defaults list them.
 _REGISTRY: dict[str, MetricInfo] = {
     info.name: info
@@ -348,13 +364,8 @@ _REGISTRY: dict[str, MetricInfo] = {
             sk.recall_score,
             display_name="Recall",
         ),
-        _classification(
-            "matthews_corrcoef",
-            expected_matthews_corrcoef,
-            sk.matthews_corrcoef,
-            display_name="MCC",
-            value_range=(-1.0, 1.0),
-        ),
+        _count(COUNT_METRICS["matthews_corrcoef"], display_name="MCC"),
+        _count(COUNT_METRICS["cohen_kappa"], display_name="Cohen's kappa"),
         _probabilistic(
             BRIER_SCORE_LOSS,
             expected_brier_score_loss,
@@ -414,7 +425,7 @@ METRIC_INTERVALS.update({name: i.interval_methods for name, i in _REGISTRY.items
 __test__ = {
     info.function.__name__: info.function
     for info in _REGISTRY.values()
-    if info.definition is not None and info.definition.function_name
+    if getattr(info.function, "__module__", None) == __package__
 }
 
 

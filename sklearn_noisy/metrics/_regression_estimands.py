@@ -71,7 +71,36 @@ def estimand_arrays(
     result = kernel(y_true, y_pred, sigma, sigma_dof, weight)
     if estimand == "truth":
         _warn_flags(definition.degenerate, result.flag)
+        _warn_beyond_range(definition, result.estimate, result.variance)
     return result.nominal, result.estimate, result.variance, method
+
+
+#: A truth estimate this many SDs outside the metric's range is not chance.
+_BEYOND_RANGE_SDS = 3.0
+
+
+def _warn_beyond_range(
+    definition: RegressionLoss, estimate: np.ndarray, variance: np.ndarray
+) -> None:
+    """Warn where a truth estimate lies several SDs outside the metric's range.
+
+    Chance puts an unbiased estimate a little outside the range when the
+    metric is near its bound; several SDs mean the model of the noise is off.
+    """
+    low, high = definition.range
+    with np.errstate(invalid="ignore", divide="ignore"):
+        excess = np.fmax(low - estimate, estimate - high) / np.sqrt(variance)
+    far = np.asarray(excess > _BEYOND_RANGE_SDS)
+    if not far.any():
+        return
+    worst = float(np.nanmax(np.where(far, excess, np.nan)))
+    outputs = "" if far.size == 1 else f" (outputs {np.flatnonzero(far).tolist()})"
+    warn(
+        f"The {definition.name} against the true values is estimated {worst:.3g} "
+        f"SD outside its range [{low:g}, {high:g}]{outputs}: sigma looks "
+        "overstated, or the predictions reproduce the noisy labels (features that "
+        "contain the label, or its readings)."
+    )
 
 
 def aggregate_outputs(

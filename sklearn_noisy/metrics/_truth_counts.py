@@ -45,6 +45,7 @@ None or non-negative floats with a positive sum.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -308,17 +309,8 @@ def _per_sample_totals(
 # --------------------------------------------------------------------------- #
 # Metrics of the confusion matrix, with their gradients (their definitions)
 # --------------------------------------------------------------------------- #
-#: The metrics :func:`truth_metric` knows, by their registry names (and
-#: ``"specificity"``, binary only).
-TRUTH_METRICS = (
-    "accuracy",
-    "balanced_accuracy",
-    "f1",
-    "matthews_corrcoef",
-    "precision",
-    "recall",
-    "specificity",
-)
+#: The metrics :func:`truth_metric` knows by name: every count definition.
+TRUTH_METRICS = tuple(sorted(COUNT_METRICS))
 
 
 def metric_gradient(
@@ -328,6 +320,7 @@ def metric_gradient(
     pos_index: int | None = None,
     average: str = "binary",
     zero_division: float = 0.0,
+    **parameters: Any,
 ) -> tuple[float, np.ndarray]:
     """A metric of a confusion matrix and its gradient ``∂f/∂C``.
 
@@ -336,7 +329,8 @@ def metric_gradient(
     ``counts`` has rows the true classes; ``pos_index`` (the positive class)
     is needed by ``average="binary"`` and by ``"specificity"`` (two classes);
     ``average`` is scikit-learn's, over all the classes, for the ratios;
-    ``zero_division`` the value of a ratio whose denominator is zero.
+    ``zero_division`` the value of a ratio whose denominator is zero;
+    ``parameters`` the definition's own options (kappa's ``weights``).
     Returns the value and the gradient, of the shape of ``counts``.
     """
     if callable(name):  # another metric of C: ``name(counts) -> (value, ∂/∂C)``
@@ -359,7 +353,11 @@ def metric_gradient(
         if average not in AVERAGES:
             raise ValueError(f"average must be one of {AVERAGES}; got {average!r}.")
     return definition.gradient(
-        counts, pos_index=pos_index, average=average, zero_division=zero_division
+        counts,
+        pos_index=pos_index,
+        average=average,
+        zero_division=zero_division,
+        **parameters,
     )
 
 
@@ -370,6 +368,7 @@ def truth_metric(
     pos_index: int | None = None,
     average: str = "binary",
     zero_division: float = 0.0,
+    **parameters: Any,
 ) -> tuple[float, float]:
     """The truth estimate of a metric and its delta-method variance.
 
@@ -393,6 +392,7 @@ def truth_metric(
         pos_index=pos_index,
         average=average,
         zero_division=zero_division,
+        **parameters,
     )
     variance = confusion.variance(gradient)
     return value, max(variance, confusion.variance_floor(gradient))
@@ -405,6 +405,7 @@ def second_order_bias(
     pos_index: int | None = None,
     average: str = "binary",
     zero_division: float = 0.0,
+    **parameters: Any,
 ) -> float:
     """``½ Σ_j tr(H_j Ĉov_j)``: the estimated second-order bias of ``f(Ĉ)``.
 
@@ -418,7 +419,7 @@ def second_order_bias(
     counts = confusion.counts
     n_classes = counts.shape[0]
     step = 1e-4 * max(float(abs(counts.sum())), 1.0)
-    options = {"pos_index": pos_index, "average": average}
+    options = {"pos_index": pos_index, "average": average, **parameters}
     bias = 0.0
     for j in range(n_classes):
         hessian = np.empty((n_classes, n_classes))
