@@ -73,11 +73,10 @@ class ProbabilisticLoss:
         (halve the loss; by default for two classes).
     """
 
-    #: What the readers of any registry definition ask: no streamed paired
-    #: difference, no existence condition, no function built from it.
+    #: What the paired comparison asks of any registry definition: no
+    #: streamed difference, no existence condition.
     streamed_difference: ClassVar[Any] = None
     paired_existence: ClassVar[Any] = None
-    function_name: ClassVar[str] = ""
 
     name: str
     loss: Callable[[float], Loss]
