@@ -14,6 +14,7 @@ from .utils._validation import ESTIMANDS
 __all__ = [
     "INTERVAL_METHODS",
     "METHODS",
+    "METRIC_INTERVALS",
     "METRIC_RANGES",
     "SAMPLING_METHODS",
     "SOURCES",
@@ -44,6 +45,11 @@ SAMPLING_METHODS = ("per_sample_terms", "delta", "bootstrap")
 #: from the registry's records (``MetricInfo.value_range``) when
 #: :mod:`sklearn_noisy.metrics` is imported, which importing this package does.
 METRIC_RANGES: dict[str, tuple[float, float]] = {}
+
+#: The proportion intervals (``"binomial"``, ``"wilson"``) each metric offers
+#: over the test-set sampling, filled the same way
+#: (``MetricInfo.interval_methods``): the accuracy's.
+METRIC_INTERVALS: dict[str, tuple[str, ...]] = {}
 
 
 #: Stands for NaN in the fields compared by ``NoisyScore.__eq__``: equal to itself.
@@ -469,10 +475,12 @@ class NoisyScore:
         self, confidence_level: float, method: str, source: str
     ) -> ConfidenceInterval:
         """The binomial (Wald) or Wilson interval of the accuracy (see above)."""
-        if self.metric != "accuracy" or source == "label_noise":
+        offered = [m for m, methods in METRIC_INTERVALS.items() if method in methods]
+        if self.metric not in offered or source == "label_noise":
             raise ValueError(
-                f"method={method!r} is the accuracy's interval over the test-set "
-                "sampling: it needs metric 'accuracy' and source 'sampling' or "
+                f"method={method!r} is the {' or '.join(offered)}'s interval over "
+                "the test-set sampling: it needs metric "
+                f"{' or '.join(map(repr, offered))} and source 'sampling' or "
                 f"'both'; got metric {self.metric!r} and source {source!r}."
             )
         p = min(max(self.expected, 0.0), 1.0)

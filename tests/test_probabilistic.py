@@ -340,3 +340,19 @@ def test_not_mutated_pandas_and_pickle():
         assert from_pandas == fn(y, proba, q=q)
     for a, b in zip((y, proba, q), copies, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_registry_records_point_at_the_probabilistic_definitions():
+    from sklearn_noisy.metrics import get_metric_info
+    from sklearn_noisy.metrics._probabilistic_definitions import (
+        BRIER_SCORE_LOSS,
+        LOG_LOSS,
+    )
+
+    for definition in (BRIER_SCORE_LOSS, LOG_LOSS):
+        info = get_metric_info(definition.name)
+        assert info.definition is definition
+        assert info.paired.args == (definition,)
+    # the Brier score alone takes pos_label and scale_by_half
+    assert BRIER_SCORE_LOSS.pos_label and BRIER_SCORE_LOSS.scale_by_half
+    assert not (LOG_LOSS.pos_label or LOG_LOSS.scale_by_half)

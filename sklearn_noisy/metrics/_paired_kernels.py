@@ -24,7 +24,6 @@ the number of samples.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -39,16 +38,16 @@ from ..utils._labels import (
 )
 from ..utils._noise import FlipNoise
 from ..utils._validation import check_regression_inputs
-from ._probabilistic import _brier_loss, _check_proba, _log_loss_factory
+from ._probabilistic_definitions import ProbabilisticLoss
+from ._probabilistic_inputs import _check_proba
 
 __all__ = [
     "absolute_error_difference",
     "pair_classes",
     "paired_accuracy",
     "paired_accuracy_truth",
-    "paired_brier_score_loss",
-    "paired_log_loss",
     "paired_precision",
+    "paired_probabilistic",
     "paired_regression",
     "squared_error_difference",
 ]
@@ -398,8 +397,8 @@ def paired_precision(
 # --------------------------------------------------------------------------- #
 # Brier score and log-loss: per-sample losses of a categorical label
 # --------------------------------------------------------------------------- #
-def _probabilistic_kernel(
-    metric: str,
+def paired_probabilistic(
+    definition: ProbabilisticLoss,
     y_true: Any,
     proba_a: Any,
     proba_b: Any,
@@ -444,12 +443,9 @@ def _probabilistic_kernel(
         )
     columns = _column_classes(y, labels if classes is None else classes, n_classes)
     weight = check_sample_weight(sample_weight, n)
-    if metric == "brier_score_loss":
-        if a.ndim == 2 and n_classes == 2:  # the positive (larger) class column
-            a, b = a[:, 1], b[:, 1]
-        loss_a = loss_b = _brier_loss
-    else:
-        loss_a, loss_b = _log_loss_factory(eps_a), _log_loss_factory(eps_b)
+    if definition.pos_label and a.ndim == 2 and n_classes == 2:
+        a, b = a[:, 1], b[:, 1]  # the positive (larger) class column
+    loss_a, loss_b = definition.loss(eps_a), definition.loss(eps_b)
     noise = FlipNoise.from_params(
         q, transition_matrix, n_samples=n, n_classes=n_classes
     )
@@ -487,12 +483,6 @@ def _column_classes(y: np.ndarray, classes: Any, n_classes: int) -> np.ndarray:
     if np.any(classes[1:] <= classes[:-1]):
         raise ValueError("classes must be sorted, as the columns of predict_proba.")
     return classes
-
-
-#: Brier score of A minus that of B, exact; None with metric options.
-paired_brier_score_loss = functools.partial(_probabilistic_kernel, "brier_score_loss")
-#: Log-loss of A minus that of B, exact; None with metric options.
-paired_log_loss = functools.partial(_probabilistic_kernel, "log_loss")
 
 
 # --------------------------------------------------------------------------- #

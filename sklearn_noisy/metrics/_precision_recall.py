@@ -31,7 +31,7 @@ from ..utils._validation import supports_estimands
 from ..utils._warnings import warn
 from ._binary_average import _NOISE_PARAMETERS
 from ._binary_counts import _DELTA_NOTES, _METHOD_PARAMETER
-from ._count_definitions import CountMetric
+from ._count_definitions import COUNT_METRICS, CountMetric
 from ._count_estimands import ESTIMAND_PARAMETER, TRUTH_NOTES
 from ._multiclass_average import _MC_PARAMETERS
 from ._prf_paths import _ba_mcc_score, _prf_score
@@ -553,9 +553,10 @@ def _warn_zero_division(
     values = [s.nominal for s in score] if isinstance(score, list) else [score.nominal]
     if average in ("binary", "micro", None) and all(v != 0 for v in values):
         return
-    if metric == "f1" and labels is None and sample_weight is None:
+    ratio = COUNT_METRICS[metric].ratio
+    if ratio.true and ratio.predicted and labels is None and sample_weight is None:
         if average not in ("binary", "samples") and np.ndim(y_true) == 1:
-            return  # every class present is in y_true or y_pred
+            return  # every class present is in y_true or y_pred: d_k > 0
     true_sum, pred_sum = _prf_totals(
         _dense(y_true),
         _dense(y_pred),
@@ -564,9 +565,7 @@ def _warn_zero_division(
         average,
         sample_weight,
     )
-    denominator = {"precision": pred_sum, "recall": true_sum}.get(
-        metric, true_sum + pred_sum
-    )
+    denominator = ratio.denominator(true_sum, pred_sum)
     if not np.any(denominator == 0):
         return
     start, modifier = _ILL_DEFINED[metric]

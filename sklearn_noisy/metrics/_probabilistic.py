@@ -14,7 +14,7 @@ variance reduces to ``(1/M²) Σ B_i² q_i(1 − q_i)`` (user guide:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,12 @@ from ..utils._labels import as_label_array
 from ..utils._noise import FlipNoise
 from ..utils._validation import check_estimand, supports_estimands
 from ._count_distributions import MAX_LOSS_SAMPLES, loss_distribution
+from ._probabilistic_definitions import (
+    BRIER_SCORE_LOSS,
+    LOG_LOSS,
+    Loss,
+    ProbabilisticLoss,
+)
 from ._probabilistic_inputs import (
     ClassIndex,
     _binary_problem,
@@ -42,40 +48,12 @@ from ._weights import check_bool, check_option, weights_and_scale
 
 __all__ = ["expected_brier_score_loss", "expected_log_loss"]
 
-# A loss maps a chunk of probabilities (n, n_columns) to the loss matrix
-# (n, K): L[i, j] is the loss of sample i if its label is the j-th class.
-_Loss = Callable[[np.ndarray], np.ndarray]
-
-
-# --------------------------------------------------------------------------- #
-# Loss matrices
-# --------------------------------------------------------------------------- #
-def _brier_loss(proba: np.ndarray) -> np.ndarray:
-    if proba.ndim == 1:  # binary: (y − p)², y ∈ {0, 1}
-        return np.stack((proba * proba, (1.0 - proba) ** 2), axis=1)
-    # Σ_c (p_c − 1[c = j])² = Σ_{c≠j} p_c² + (1 − p_j)²; halved for 2 classes
-    squares = proba * proba
-    loss = squares.sum(axis=1, keepdims=True) - squares + (1.0 - proba) ** 2
-    if proba.shape[1] == 2:
-        loss *= 0.5
-    return loss
-
-
-def _log_loss_factory(eps: float) -> _Loss:
-    def loss(proba: np.ndarray) -> np.ndarray:
-        clipped = np.clip(proba, eps, 1.0 - eps)
-        if proba.ndim == 1:  # −log(1 − p), −log p: logit p = log p − log1p(−p)
-            return np.stack((-np.log1p(-clipped), -np.log(clipped)), axis=1)
-        return -np.log(clipped)
-
-    return loss
-
 
 # --------------------------------------------------------------------------- #
 # Kernels
 # --------------------------------------------------------------------------- #
 def _loss_totals(
-    loss: _Loss,
+    loss: Loss,
     proba: np.ndarray,
     index: ClassIndex,
     noise: FlipNoise,
@@ -164,7 +142,8 @@ def _remeasurement_terms(
 
 
 def _expected_loss(
-    metric: str,
+    definition: ProbabilisticLoss,
+    supported: tuple[str, ...],
     y_true: Any,
     y_proba: Any,
     *,
@@ -177,27 +156,30 @@ def _expected_loss(
     normalize: bool = True,
     scale_by_half: Any = "auto",
 ) -> NoisyScore:
-    public = {
-        "brier_score_loss": expected_brier_score_loss,
-        "log_loss": expected_log_loss,
-    }
-    check_estimand(estimand, metric=metric, supported=public[metric].estimands)
+    check_estimand(estimand, metric=definition.name, supported=supported)
     normalize = check_bool(normalize, name="normalize")
     scale_by_half = check_option(
         scale_by_half, ("auto", True, False), name="scale_by_half"
     )
     loss, proba, index, noise, weight, scale = _loss_inputs(
-        metric, y_true, y_proba, q, transition_matrix, labels, pos_label, sample_weight
+        definition,
+        y_true,
+        y_proba,
+        q,
+        transition_matrix,
+        labels,
+        pos_label,
+        sample_weight,
     )
     n_samples = proba.shape[0]
     nominal, expected, variance, floor = _loss_totals(
         loss, proba, index, noise, weight, estimand
     )
     scale, divisor = _output_scale(
-        metric, noise.n_classes, n_samples, weight, scale, normalize, scale_by_half
+        definition, noise.n_classes, n_samples, weight, scale, normalize, scale_by_half
     )
     return NoisyScore(
-        metric,
+        definition.name,
         expected=expected * scale / divisor,
         variance=max(variance, floor, 0.0) * (scale * scale) / (divisor * divisor),
         nominal=nominal * scale / divisor,
@@ -215,7 +197,7 @@ def _expected_loss(
 
 
 def _loss_inputs(
-    metric: str,
+    definition: ProbabilisticLoss,
     y_true: Any,
     y_proba: Any,
     q: Any,
@@ -223,7 +205,7 @@ def _loss_inputs(
     labels: Any,
     pos_label: Any,
     sample_weight: Any,
-) -> tuple[_Loss, np.ndarray, ClassIndex, FlipNoise, np.ndarray | None, float]:
+) -> tuple[Loss, np.ndarray, ClassIndex, FlipNoise, np.ndarray | None, float]:
     """Validated ``(loss, proba, class index, noise, weight, weight scale)``."""
     proba, eps = _check_proba(y_proba)
     y_true = as_label_array(y_true, name="y_true")
@@ -239,7 +221,7 @@ def _loss_inputs(
         n_classes = 2
         index, order = _binary_problem(
             y_true,
-            metric=metric,
+            pos_label_rules=definition.pos_label,
             labels=labels,
             pos_label=pos_label,
             need_pair=need_order,
@@ -260,12 +242,11 @@ def _loss_inputs(
     )
     if order is not None:
         noise = noise.permute(order)
-    loss = _brier_loss if metric == "brier_score_loss" else _log_loss_factory(eps)
-    return loss, proba, index, noise, weight, scale
+    return definition.loss(eps), proba, index, noise, weight, scale
 
 
 def _output_scale(
-    metric: str,
+    definition: ProbabilisticLoss,
     n_classes: int,
     n_samples: int,
     weight: np.ndarray | None,
@@ -278,15 +259,15 @@ def _output_scale(
     if normalize:  # divided, not multiplied by 1/W: scikit-learn's last bit
         divisor = float(n_samples) if weight is None else float(weight.sum())
         scale = 1.0
-    if metric == "brier_score_loss" and scale_by_half != "auto":
+    if definition.scale_by_half and scale_by_half != "auto":
         # the loss is halved for two classes ("auto"); scale_by_half overrides
         half = bool(scale_by_half)
         scale *= (1.0 if half else 2.0) if n_classes == 2 else 0.5**half
     return scale, divisor
 
 
-def loss_terms(
-    arguments: dict[str, Any], score: NoisyScore
+def _loss_terms(
+    definition: ProbabilisticLoss, arguments: dict[str, Any], score: NoisyScore
 ) -> tuple[np.ndarray, np.ndarray | None, float]:
     """The Brier score's or log-loss's per-sample terms (the sampling rule).
 
@@ -295,7 +276,7 @@ def loss_terms(
     loss (remeasurement); the metric is their weighted mean times the scale.
     """
     loss, proba, index, noise, weight, scale = _loss_inputs(
-        score.metric,
+        definition,
         arguments["y_true"],
         arguments["y_proba"],
         arguments.get("q"),
@@ -309,7 +290,7 @@ def loss_terms(
         loss, proba, index, noise, weight, arguments.get("estimand", "forward"), h
     )
     scale, divisor = _output_scale(
-        score.metric,
+        definition,
         noise.n_classes,
         proba.shape[0],
         weight,
@@ -344,7 +325,9 @@ _COMMON_PARAMETERS_DOC = """\
         last two need an invertible flip model."""
 
 
-@with_test_set_sampling(loss_terms, label_arguments=("y_true",))
+@with_test_set_sampling(
+    functools.partial(_loss_terms, BRIER_SCORE_LOSS), label_arguments=("y_true",)
+)
 @supports_estimands("forward", "truth", "remeasurement")
 @fill_doc(common=_COMMON_PARAMETERS_DOC)
 def expected_brier_score_loss(
@@ -409,7 +392,8 @@ def expected_brier_score_loss(
     (0.0375, 0.1025, 0.010125)
     """
     return _expected_loss(
-        "brier_score_loss",
+        BRIER_SCORE_LOSS,
+        expected_brier_score_loss.estimands,
         y_true,
         y_proba,
         q=q,
@@ -422,7 +406,9 @@ def expected_brier_score_loss(
     )
 
 
-@with_test_set_sampling(loss_terms, label_arguments=("y_true",))
+@with_test_set_sampling(
+    functools.partial(_loss_terms, LOG_LOSS), label_arguments=("y_true",)
+)
 @supports_estimands("forward", "truth", "remeasurement")
 @fill_doc(common=_COMMON_PARAMETERS_DOC)
 def expected_log_loss(
@@ -484,7 +470,8 @@ def expected_log_loss(
     (0.216162, 0.376156)
     """
     return _expected_loss(
-        "log_loss",
+        LOG_LOSS,
+        expected_log_loss.estimands,
         y_true,
         y_proba,
         q=q,

@@ -158,7 +158,7 @@ def _binary_pos_label(classes: np.ndarray, pos_label: Any) -> Any:
 def _binary_problem(
     y_true: np.ndarray,
     *,
-    metric: str,
+    pos_label_rules: bool,
     labels: Any,
     pos_label: Any,
     need_pair: bool,
@@ -168,8 +168,11 @@ def _binary_problem(
     Returns the positive-class indicator of each sample (0/1) and, when
     ``need_pair``, the order ``[negative, positive]`` of the two classes as
     indices into ``labels`` (to reorder ``transition_matrix``).
+    ``pos_label_rules``: ``y_proba`` is the probability of ``pos_label``
+    (``ProbabilisticLoss.pos_label``, the Brier score), else of the greater of
+    the two classes (the log-loss).
     """
-    if metric == "log_loss":
+    if not pos_label_rules:
         # scikit-learn: the two classes are `labels` (sorted) or those of
         # y_true; the probabilities are those of the greater one.
         _, classes, order = _classes_of(y_true, labels)

@@ -19,16 +19,15 @@ from typing import Any
 
 from sklearn import metrics as sk
 
-from .._noisy_score import METRIC_RANGES
+from .._noisy_score import METRIC_INTERVALS, METRIC_RANGES
 from ..utils._noise import NOISE_KINDS
 from ._classification import expected_accuracy_score
 from ._count_definitions import COUNT_METRICS, CountMetric
 from ._paired_kernels import (
     paired_accuracy,
     paired_accuracy_truth,
-    paired_brier_score_loss,
-    paired_log_loss,
     paired_precision,
+    paired_probabilistic,
     paired_regression,
 )
 from ._percentage import (
@@ -46,6 +45,7 @@ from ._precision_recall import (
     expected_recall_score,
 )
 from ._probabilistic import expected_brier_score_loss, expected_log_loss
+from ._probabilistic_definitions import BRIER_SCORE_LOSS, LOG_LOSS, ProbabilisticLoss
 from ._rates import (
     expected_false_negative_rate,
     expected_false_positive_rate,
@@ -132,9 +132,10 @@ class MetricInfo:
         The fewest samples the metric is defined on (2 for R², as in
         scikit-learn, which gives NaN below); a cross-validation fold with
         fewer reports NaN for it.
-    definition : RegressionLoss or None
+    definition : RegressionLoss, ProbabilisticLoss or None
         The loss's definition, which the engines read
-        (:mod:`~sklearn_noisy.metrics._regression_definitions`).
+        (:mod:`~sklearn_noisy.metrics._regression_definitions`,
+        :mod:`~sklearn_noisy.metrics._probabilistic_definitions`).
     value_range : tuple of float
         The values the metric can take; every interval is clipped to them
         (the loss's ``range`` for a regression metric).
@@ -145,6 +146,10 @@ class MetricInfo:
         of ``pos_label`` (Brier score; a multiclass matrix gets ``labels``);
         ``"greater_class"``: the column of the greater class, with ``labels``
         (ROC AUC; a multiclass matrix passes as it is).
+    interval_methods : tuple of str
+        The intervals of a proportion over the test-set sampling the result
+        offers (``NoisyScore.confidence_interval(method=...)``): ``"binomial"``
+        and ``"wilson"`` for the accuracy, a mean of 0/1 hits.
     """
 
     name: str
@@ -160,9 +165,10 @@ class MetricInfo:
     paired: Callable[..., Any] | None = None
     paired_truth: Callable[..., Any] | None = None
     min_samples: int = 1
-    definition: RegressionLoss | None = None
+    definition: RegressionLoss | ProbabilisticLoss | None = None
     value_range: tuple[float, float] = (0.0, 1.0)
     binary_proba: str = "matrix"
+    interval_methods: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.noise not in NOISE_KINDS:
@@ -217,6 +223,25 @@ def _regression(
         noise="sigma",
         definition=definition,
         value_range=definition.range,
+        **options,
+    )
+
+
+def _probabilistic(
+    definition: ProbabilisticLoss,
+    function: Callable,
+    sklearn_function: Callable,
+    **options: Any,
+) -> MetricInfo:
+    return _classification(
+        definition.name,
+        function,
+        sklearn_function,
+        greater_is_better=False,
+        value_range=(0.0, math.inf),
+        response_method="predict_proba",
+        paired=functools.partial(paired_probabilistic, definition),
+        definition=definition,
         **options,
     )
 
@@ -324,6 +349,7 @@ _REGISTRY: dict[str, MetricInfo] = {
             default_targets=("binary", "multiclass"),
             paired=paired_accuracy,
             paired_truth=paired_accuracy_truth,
+            interval_methods=("binomial", "wilson"),
         ),
         _classification(
             "balanced_accuracy",
@@ -354,28 +380,20 @@ _REGISTRY: dict[str, MetricInfo] = {
         ),
         _count(COUNT_METRICS["matthews_corrcoef"], display_name="MCC"),
         _count(COUNT_METRICS["cohen_kappa"], display_name="Cohen's kappa"),
-        _classification(
-            "brier_score_loss",
+        _probabilistic(
+            BRIER_SCORE_LOSS,
             expected_brier_score_loss,
             sk.brier_score_loss,
             display_name="Brier score",
-            greater_is_better=False,
             scorer_name="neg_expected_brier_score",
-            value_range=(0.0, math.inf),
-            response_method="predict_proba",
             binary_proba="pos_label",
-            paired=paired_brier_score_loss,
         ),
-        _classification(
-            "log_loss",
+        _probabilistic(
+            LOG_LOSS,
             expected_log_loss,
             sk.log_loss,
             display_name="Log-loss",
-            greater_is_better=False,
-            value_range=(0.0, math.inf),
-            response_method="predict_proba",
             default_targets=("binary", "multiclass"),
-            paired=paired_log_loss,
         ),
         _classification(
             "specificity",
@@ -416,6 +434,7 @@ _REGISTRY: dict[str, MetricInfo] = {
 }
 
 METRIC_RANGES.update({name: info.value_range for name, info in _REGISTRY.items()})
+METRIC_INTERVALS.update({name: i.interval_methods for name, i in _REGISTRY.items()})
 
 #: The examples of the functions built here from their definitions, which
 #: doctest would not find in the module that defines their body.

@@ -8,6 +8,7 @@ record lists, and a metric on class probabilities only for an estimator with
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from typing import Any
 
@@ -60,15 +61,17 @@ def default_metrics(estimator: Any, y: Any) -> list[str]:
 def default_scoring(metrics: list[str], y: Any) -> list[Any]:
     """Default metric names as scoring entries for the target ``y``.
 
-    F1 is scored for the larger of the two labels, as the default ``pos_label=1``
-    only fits 0/1 (or -1/1, True/False) labels; the other names pass through.
+    A metric whose function takes ``pos_label`` (F1) is scored for the larger
+    of the two labels, as the default ``pos_label=1`` only fits 0/1 (or -1/1,
+    True/False) labels; the other names pass through.
     """
     scoring: list[Any] = []
     for name in metrics:
-        if name == "f1":
+        function = get_metric_info(name).function
+        if "pos_label" in inspect.signature(function).parameters:
             classes = np.unique(np.asarray(y))
             if classes.size == 2 and not any(c == 1 for c in classes.tolist()):
-                scoring.append(make_noisy_scorer("f1", pos_label=classes[-1]))
+                scoring.append(make_noisy_scorer(name, pos_label=classes[-1]))
                 continue
         scoring.append(name)
     return scoring
