@@ -83,8 +83,13 @@ def metric_value(
     0.6, not 0.6000000000000001).
     """
     tp, s, n_pos, m = float(tp), float(n_obs_pos), float(n_pred_pos), float(n_samples)
+    definition = COUNT_METRICS[metric]
+    if definition.ratio is not None and not (
+        definition.negative or definition.complement
+    ):
+        return definition.ratio.of_counts(tp, s, n_pos, zero_division)  # no arrays
     confusion = np.array([[(m - n_pos) - (s - tp), n_pos - tp], [s - tp, tp]])
-    value = COUNT_METRICS[metric].value(
+    value = definition.value(
         confusion,
         average="binary",
         pos_index=1,

@@ -135,6 +135,15 @@ class Ratio:
         numerator = self.scale * np.asarray(tp, dtype=np.float64)
         return _divide(numerator, self.denominator(true_sum, pred_sum), zero)
 
+    def of_counts(
+        self, tp: float, true_sum: float, pred_sum: float, zero: float
+    ) -> float:
+        """:meth:`of_sums` of one class's counts, in Python floats (no arrays)."""
+        denominator = (1.0 * true_sum if self.true else 0.0) + (
+            pred_sum if self.predicted else 0.0
+        )
+        return self.scale * tp / denominator if denominator else float(zero)
+
     def undefined_probability(self, n_pred_pos: float, p_no_positive: float) -> float:
         """``P(d = 0)`` given the predicted total and ``P(no observed positive)``."""
         if self.predicted and n_pred_pos > 0:

@@ -342,7 +342,7 @@ class FlipNoise:
             matrix = check_transition_matrix(transition_matrix, n_classes)
             return cls(None, matrix, int(matrix.shape[0]))
         q = check_flip_probability(q, n_samples)
-        if np.max(q) > 0.5:
+        if (q if isinstance(q, float) else q.max(initial=0.0)) > 0.5:
             warn(
                 "q is above 0.5: those labels are more often wrong than right, "
                 "which usually means a swapped definition (q is the probability "
