@@ -1094,5 +1094,29 @@ def test_with_estimand():
     missing = [e for e in ("forward", "truth", "remeasurement") if e not in
                get_metric_info("f1").estimands]  # fmt: skip
     for estimand in missing:
-        with pytest.raises(ValueError, match="offers the estimands"):
+        with pytest.raises(ValueError, match=r"does not offer|no unbiased estimator"):
             make_noisy_scorer("f1").with_estimand(estimand)
+
+
+@pytest.mark.parametrize(
+    ("metric", "estimand", "reason"),
+    [
+        ("mean_absolute_error", "truth", "kink"),
+        ("mean_absolute_percentage_error", "truth", "denominator"),
+        ("roc_auc", "remeasurement", "does not offer"),
+    ],
+)
+def test_scorer_refuses_an_estimand_its_metric_lacks_at_construction(
+    metric, estimand, reason
+):
+    # Accepted before, then every fold scored NaN and a search ranked the
+    # NaNs: GridSearchCV picked the worst candidate. Now the reason comes first.
+    info = get_metric_info(metric)
+    noise = {info.noise_parameter: 0.1}
+    with pytest.raises(ValueError, match=reason) as direct:
+        info.function([1.0, 0.0], [1.0, 0.0], estimand=estimand, **noise)
+    with pytest.raises(ValueError, match=reason) as built:
+        make_noisy_scorer(metric, estimand=estimand)
+    assert str(built.value) == str(direct.value)  # the metric's own message
+    with pytest.raises(ValueError, match=reason):
+        make_noisy_scorer(metric).with_estimand(estimand)

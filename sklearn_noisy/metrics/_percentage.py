@@ -57,10 +57,6 @@ __all__ = [
 #: The percentage errors answer the forward question only (no unbiased
 #: estimator of a ratio with the noisy label in its denominator exists).
 _ESTIMANDS = ("forward",)
-_TRUTH_REASON = (
-    "no unbiased estimator of E[1/|Y|]-type ratios exists for a Gaussian label in "
-    "the denominator"
-)
 #: Above these shares the floor ε is said to drive the result (zero_margin=0).
 _MEAN_SHARE, _VARIANCE_SHARE = 1e-3, 1e-2
 #: Above this probability of the excluded draws the functions warn.
@@ -239,7 +235,10 @@ def _moments(
     """
     margin = _check_zero_margin(zero_margin)
     check_estimand(
-        estimand, metric=definition.name, supported=_ESTIMANDS, reason=_TRUTH_REASON
+        estimand,
+        metric=definition.name,
+        supported=_ESTIMANDS,
+        reason=definition.truth_reason,
     )
     y_true, y_pred, sigma, weight, multioutput = check_regression_inputs(
         y_true, y_pred, sigma=sigma, sample_weight=sample_weight,

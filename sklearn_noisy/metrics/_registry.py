@@ -21,6 +21,7 @@ from sklearn import metrics as sk
 
 from .._noisy_score import METRIC_INTERVALS, METRIC_RANGES
 from ..utils._noise import NOISE_KINDS
+from ..utils._validation import check_estimand
 from ._classification import expected_accuracy_score
 from ._count_definitions import COUNT_METRICS, CountMetric
 from ._paired_kernels import (
@@ -193,6 +194,15 @@ class MetricInfo:
     def estimands(self) -> tuple[str, ...]:
         """The values the function's ``estimand=`` accepts (set where it is defined)."""
         return self.function.estimands
+
+    def check_estimand(self, estimand: Any) -> str:
+        """``estimand`` if the metric offers it, else the metric's own ValueError."""
+        return check_estimand(
+            estimand,
+            metric=self.name,
+            supported=self.estimands,
+            reason=getattr(self.definition, "truth_reason", None),
+        )
 
     @property
     def noise_parameter(self) -> str:

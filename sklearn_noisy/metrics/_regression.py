@@ -77,12 +77,16 @@ def _validated(
     sample_weight: Any,
     multioutput: Any,
     *,
-    reason: str | None = None,
     ensure_finite: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, Any, np.ndarray | None, Any]:
     """``estimand`` checked against the loss's, then the inputs validated."""
     supported = ("forward", *definition.estimands)
-    check_estimand(estimand, metric=definition.name, supported=supported, reason=reason)
+    check_estimand(
+        estimand,
+        metric=definition.name,
+        supported=supported,
+        reason=definition.truth_reason,
+    )
     return check_regression_inputs(
         y_true,
         y_pred,
@@ -212,10 +216,6 @@ def expected_mean_squared_error(
     )
 
 
-#: Why the MAE has no truth estimand (user guide: estimands).
-_MAE_TRUTH_REASON = "E|e| is analytic in d but |d| has a kink"
-
-
 @with_test_set_sampling(loss_terms(MEAN_ABSOLUTE_ERROR))
 @supports_estimands("forward", *MEAN_ABSOLUTE_ERROR.estimands)
 @fill_doc(
@@ -266,7 +266,7 @@ def expected_mean_absolute_error(
     """
     inputs = _validated(
         MEAN_ABSOLUTE_ERROR, estimand, y_true, y_pred, sigma, sample_weight,
-        multioutput, reason=_MAE_TRUTH_REASON,
+        multioutput,
     )  # fmt: skip
     if estimand != "forward":
         return estimand_score(MEAN_ABSOLUTE_ERROR, estimand, inputs, sigma_dof)

@@ -86,6 +86,9 @@ class RegressionLoss:
         (:func:`~._paired_existence.r2_difference_existence`); None: they do.
     range : tuple of float
         The values the metric can take (intervals are clipped to them).
+    truth_reason : str or None
+        Why the loss has no truth estimand, where it has none and the reason
+        is its own (the message then ends "because <truth_reason>").
     centred : bool
         For a fraction of explained variation ``1 - X/Y`` (R²'s engines):
         whether ``X`` sums the squared residuals centred at their weighted mean
@@ -109,6 +112,7 @@ class RegressionLoss:
     multioutput: MultioutputRules = _MEAN_RULES
     paired: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     paired_existence: Callable[..., Any] | None = None
+    truth_reason: str | None = None
     range: tuple[float, float] = (0.0, math.inf)
     centred: bool = False
     label: str = ""
@@ -173,6 +177,7 @@ MEAN_ABSOLUTE_ERROR = RegressionLoss(
     },
     estimands={"remeasurement": (mae_remeasurement, "delta")},
     paired={"forward": absolute_error_difference},
+    truth_reason="E|e| is analytic in d but |d| has a kink",
 )
 
 R2 = RegressionLoss(
@@ -327,19 +332,28 @@ def _relative(square: bool) -> Terms:
 
 #: The percentage errors take output weights for a single output.
 _PERCENTAGE_RULES = MultioutputRules()
+#: Why the percentage errors have no truth estimand (user guide: estimands).
+_PERCENTAGE_TRUTH = (
+    "no unbiased estimator of E[1/|Y|]-type ratios exists for a Gaussian label in "
+    "the denominator"
+)
 
 MEAN_ABSOLUTE_PERCENTAGE_ERROR = RegressionLoss(
     "mean_absolute_percentage_error",
     terms={"forward": _relative(square=False)},
     multioutput=_PERCENTAGE_RULES,
+    truth_reason=_PERCENTAGE_TRUTH,
 )
 
 MEAN_SQUARED_PERCENTAGE_ERROR = RegressionLoss(
     "mean_squared_percentage_error",
     terms={"forward": _relative(square=True)},
     multioutput=_PERCENTAGE_RULES,
+    truth_reason=_PERCENTAGE_TRUTH,
 )
 
 ROOT_MEAN_SQUARED_PERCENTAGE_ERROR = RegressionLoss(
-    "root_mean_squared_percentage_error", multioutput=_PERCENTAGE_RULES
+    "root_mean_squared_percentage_error",
+    multioutput=_PERCENTAGE_RULES,
+    truth_reason=_PERCENTAGE_TRUTH,
 )

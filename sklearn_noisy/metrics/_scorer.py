@@ -242,6 +242,7 @@ class NoisyScorer(_BaseScorer):
         if key == "sigma" and sigma_dof is None:
             self._score_request["sigma_dof"] = True
         check_signature_options(info, metric_kwargs, transition_matrix, estimand)
+        info.check_estimand(estimand)  # refused now, not at every fold's call
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -277,12 +278,7 @@ class NoisyScorer(_BaseScorer):
         ValueError
             When the metric does not offer ``estimand``.
         """
-        estimand = check_estimand_option(estimand)
-        if estimand not in self.estimands:
-            raise ValueError(
-                f"The {self.metric!r} metric offers the estimands {self.estimands}; "
-                f"got {estimand!r}."
-            )
+        estimand = self._info.check_estimand(estimand)
         scorer = copy.copy(self)
         scorer.estimand = estimand
         scorer._score_request = dict(self._score_request)
