@@ -116,11 +116,6 @@ class Ratio:
     predicted: bool
 
     @property
-    def exact_binary(self) -> bool:
-        """Whether the exact binary engine serves it (it has ``affine``)."""
-        return self._affine is not None
-
-    @property
     def fixed_denominator(self) -> bool:
         """Whether the denominator is a prediction total alone (fixed)."""
         return self.predicted and not self.true
