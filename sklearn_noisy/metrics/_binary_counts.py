@@ -14,7 +14,7 @@ false-negative count ``FN`` are independent Poisson-binomial variables;
   ``r = 0, 1, 2``, the mean and the centred variance are finite sums over
   ``n``: exact up to float64 round-off (:func:`_exact_moments`).
 * :func:`_delta_moments` is the second-order delta method in ``(TP, FN)``,
-  accurate for large M (:data:`_DELTA_NOTES`).
+  accurate for large M (its accuracy: user guide, :ref:`formula_binary_counts`).
 """
 
 from __future__ import annotations
@@ -35,35 +35,8 @@ _METHOD_PARAMETER = """
     method : {"exact", "delta"}, default="exact"
         ``"exact"``: the Poisson-binomial algorithm (user guide:
         :ref:`formula_binary_counts`). ``"delta"``: the second-order delta
-        method in (TP, FN), for very large samples (see Notes); binary only."""
-
-#: The Notes section of the metrics that offer ``method="delta"``.
-_DELTA_NOTES = """\
-    The delta method ignores zero-division events, which carry the whole
-    variance when few positives are observed. Its accuracy against the exact
-    algorithm, worst case over recall, F1, balanced accuracy and MCC and over
-    balanced labels, 5 % positives, a single positive and no positive
-    (``benchmarks/delta_accuracy.py``; user guide:
-    :ref:`formula_binary_counts`)::
-
-        M      q: 0.05 / 0.2 / per-sample U(0, 0.3)
-               max |error of E| / SD      max relative error of Var
-        10     0.18 / 0.08 / 0.08         +42 % / -60 % / -56 %
-        20     0.07 / 0.04 / 0.07         +48 % / -60 % / -63 %
-        50     0.10 / 0.01 / 0.03         -66 % / -33 % / -48 %
-        200    0.03 / 1e-3 / 2e-3         -43 % / -9 % / -11 %
-        500    8e-3 / 2e-4 / 6e-4         -19 % / -4 % / -5 %
-        5000   1e-4 / 7e-6 / 1e-5         -2 % / -0.4 % / -0.5 %
-
-    The worst case was always a single positive label (recall, or balanced
-    accuracy): the error is governed by the expected number of observed
-    positives, not by M, and is below 1 % only when it reaches a few
-    hundred. A constant prediction leaves balanced accuracy at 1/2 except
-    where a single class is observed; the delta method cannot see those
-    events, so there the exact algorithm is used (``method="exact"`` in the
-    result). The exact method costs O(M log² M) (about 0.1 s at M = 10⁵ and
-    1 s at M = 10⁶), so the delta method is only needed for M well above
-    10⁶."""
+        method in (TP, FN), for very large samples (its accuracy is in the same
+        section); binary only."""
 
 
 def metric_value(

@@ -126,17 +126,3 @@ ESTIMAND_PARAMETER = """
         estimates, unbiased or consistent rather than non-negative, are
         reported clipped at 0. The ``method`` option applies to
         ``"forward"`` only."""
-
-#: What the truth estimate of a ratio metric is, for its Notes section.
-TRUTH_NOTES = """\
-    With ``estimand="truth"`` the estimate is ``f(Ĉ) − ½ Σ_j tr(H_j Ĉov_j)``:
-    the metric ``f`` of the de-noised confusion matrix ``Ĉ`` (rows the true
-    class, ``Ĉ[k, j] = Σ_{i: ŷ_i = j} T⁻¹[ỹ_i, k]``, unbiased), minus its
-    estimated second-order bias, with ``H_j`` the Hessian of ``f`` in column
-    ``j`` and ``Ĉov_j`` the unbiased covariance estimate of that column (user
-    guide: :ref:`formula_truth`). It is consistent, not unbiased
-    (``method="delta"``); its variance is the delta method over the
-    independent columns. In an end-to-end simulation (M = 300, per-sample
-    ``q`` and a 3-class ``T``, 1000 replicates) its bias stayed below 0.1
-    of its SD, the reported SD within 15 % of the actual spread and the 95 %
-    interval covered the true value in 93-97 % of replicates."""

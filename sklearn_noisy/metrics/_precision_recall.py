@@ -30,9 +30,9 @@ from ..utils._labels import check_targets, class_totals
 from ..utils._validation import supports_estimands
 from ..utils._warnings import warn
 from ._binary_average import _NOISE_PARAMETERS
-from ._binary_counts import _DELTA_NOTES, _METHOD_PARAMETER
+from ._binary_counts import _METHOD_PARAMETER
 from ._count_definitions import COUNT_METRICS, CountMetric
-from ._count_estimands import ESTIMAND_PARAMETER, TRUTH_NOTES
+from ._count_estimands import ESTIMAND_PARAMETER
 from ._multiclass_average import _MC_PARAMETERS
 from ._prf_paths import _ba_mcc_score, _prf_score
 from ._test_set_sampling import with_test_set_sampling
@@ -118,8 +118,6 @@ _LABEL_ARGUMENTS = ("y_true", "y_pred")
 @fill_doc(
     parameters=_PRF_PARAMETERS,
     mc_parameters=_MC_PARAMETERS,
-    delta_notes=_DELTA_NOTES,
-    truth_notes=TRUTH_NOTES,
     returns=_PRF_RETURNS,
 )
 def expected_precision_score(
@@ -202,8 +200,6 @@ def expected_precision_score(
 @fill_doc(
     parameters=_PRF_PARAMETERS,
     mc_parameters=_MC_PARAMETERS,
-    delta_notes=_DELTA_NOTES,
-    truth_notes=TRUTH_NOTES,
     returns=_PRF_RETURNS,
 )
 def expected_recall_score(
@@ -282,8 +278,6 @@ def expected_recall_score(
 @fill_doc(
     parameters=_PRF_PARAMETERS,
     mc_parameters=_MC_PARAMETERS,
-    delta_notes=_DELTA_NOTES,
-    truth_notes=TRUTH_NOTES,
     returns=_PRF_RETURNS,
 )
 def expected_f1_score(
@@ -361,7 +355,8 @@ _BA_MCC_PARAMETERS = (
     labels : array-like, default=None
         The classes, in the order of the rows of ``transition_matrix``; by
         default the sorted labels present in ``y_true`` and ``y_pred``. More
-        than two classes make the problem multiclass (see Notes).
+        than two classes make the problem multiclass (user guide:
+        :ref:`formula_binary_counts`).
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative sample weights, as in scikit-learn. With unequal weights
         the counts are not integers: ``method="exact"`` is then Monte Carlo
@@ -383,8 +378,6 @@ _ADJUSTED = """\
 @fill_doc(
     parameters=_BA_MCC_PARAMETERS,
     adjusted=_ADJUSTED,
-    delta_notes=_DELTA_NOTES,
-    truth_notes=TRUTH_NOTES,
 )
 def expected_balanced_accuracy_score(
     y_true: Any,
@@ -511,9 +504,7 @@ def count_metric_function(definition: CountMetric) -> Callable[..., Any]:
     score.__name__ = score.__qualname__ = definition.function_name
     score.__module__ = "sklearn_noisy.metrics"  # exported there, pickled from there
     score.__doc__ = definition.doc or None
-    score = fill_doc(
-        parameters=_BA_MCC_PARAMETERS, delta_notes=_DELTA_NOTES, truth_notes=TRUTH_NOTES
-    )(score)
+    score = fill_doc(parameters=_BA_MCC_PARAMETERS)(score)
     score = supports_estimands("forward", "truth", "remeasurement")(score)
     return with_test_set_sampling(label_arguments=_LABEL_ARGUMENTS)(score)
 

@@ -236,7 +236,7 @@ ESTIMAND_DOC = """\
         simulation's ground truth), not what a re-measurement of noisy labels
         shows. ``"truth"``: ``y_true`` holds noisy measurements of unknown
         true values and ``expected`` estimates the metric against those
-        (user guide: :ref:`formula_truth`); see Notes. ``"remeasurement"``:
+        (user guide: :ref:`formula_truth`). ``"remeasurement"``:
         ``expected`` is the nominal metric, exactly unbiased for the metric
         expected when the samples are measured again the same way, and
         ``variance`` estimates its spread over such re-measurements. The
