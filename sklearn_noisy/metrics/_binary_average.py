@@ -1,13 +1,9 @@
 """Binary labels: validation, the law of the observed labels, and the scores.
 
-Precision, recall and F1 with ``average="binary"``, and balanced accuracy and
-MCC on two classes, start here: :func:`_binary_problem` validates the labels
-and the flip model and gives each sample's probability ``π_i`` of being
-observed positive (``1 - q_i`` if ``y_true_i`` is the positive label, ``q_i``
-otherwise, or ``T[y_true_i, pos_label]`` for a transition matrix). Precision
-``TP / n_P`` is linear in the labels and has a closed form; the other metrics
-go through the exact count algorithm or the delta method (user guide:
-:ref:`formula_binary_counts`).
+:func:`_binary_problem` validates the labels and the flip model and gives each
+sample's probability ``π_i`` of being observed positive; precision has a closed
+form, the other metrics go through the exact count algorithm or the delta
+method (user guide: :ref:`formula_binary_counts`).
 """
 
 from __future__ import annotations
@@ -54,19 +50,9 @@ _NOISE_PARAMETERS = """\
         ``labels=[negative, positive]`` unless both classes occur in the data."""
 
 
-# --------------------------------------------------------------------------
-# Options
-# --------------------------------------------------------------------------
-
-
 def _check_option(value: Any, allowed: tuple, *, name: str) -> None:
     if not isinstance(value, str) or value not in allowed:
         raise ValueError(f"{name} must be one of {allowed}; got {value!r}.")
-
-
-# --------------------------------------------------------------------------
-# Labels
-# --------------------------------------------------------------------------
 
 
 def _label_arrays(y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -85,12 +71,8 @@ def _label_arrays(y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _distinct_values(y: np.ndarray, skip: np.ndarray) -> np.ndarray:
-    """The distinct values of ``y[~skip]`` (at most three of them when numeric).
-
-    Numeric labels are scanned chunk by chunk (minimum, maximum and one value
-    in between suffice to tell binary from multiclass), so that no copy of
-    the labels is made.
-    """
+    """The distinct values of ``y[~skip]``, at most three when numeric (scanned
+    chunk by chunk: minimum, maximum and one value in between, no copy)."""
     if y.dtype.kind not in "biuf":
         return np.unique(y[~skip])
     found: list = []
@@ -131,34 +113,33 @@ def _present_labels(
     pred_pos: np.ndarray,
     pos_label: Any,
 ) -> list:
-    """The sorted labels of ``y_true`` and ``y_pred`` (two or three when numeric).
-
-    ``true_pos`` and ``pred_pos`` mark the samples known to hold ``pos_label``,
-    which are not searched again.
-    """
+    """The sorted labels of ``y_true`` and ``y_pred`` (two or three when numeric);
+    the samples ``true_pos`` and ``pred_pos`` hold ``pos_label``."""
+    mixed = f"y_true and y_pred mix label types ({y_true.dtype} and {y_pred.dtype})."
     if _label_kind(y_true) != _label_kind(y_pred):
-        raise TypeError(
-            f"y_true and y_pred mix label types ({y_true.dtype} and {y_pred.dtype})."
-        )
+        raise TypeError(mixed)
     try:
         others = np.union1d(
             _distinct_values(y_true, true_pos), _distinct_values(y_pred, pred_pos)
         ).tolist()
     except TypeError as exc:  # e.g. an object array mixing numbers and str
-        raise TypeError(
-            f"y_true and y_pred mix label types ({y_true.dtype} and {y_pred.dtype})."
-        ) from exc
+        raise TypeError(mixed) from exc
     if true_pos.any() or pred_pos.any():
         return sorted([*others, pos_label])
     return others
 
 
+def _check_labels(labels: Any) -> np.ndarray:
+    labels = np.asarray(labels)
+    if labels.ndim != 1 or labels.size == 0:
+        raise ValueError("labels must be a non-empty 1-D list of class labels.")
+    return labels
+
+
 def _binary_present_labels(y_true: Any, y_pred: Any, labels: Any) -> list | None:
     """The classes of a binary problem, or None when it is multiclass."""
     if labels is not None:
-        labels = np.asarray(labels)
-        if labels.ndim != 1 or labels.size == 0:
-            raise ValueError("labels must be a non-empty 1-D list of class labels.")
+        labels = _check_labels(labels)
         return labels.tolist() if labels.size <= 2 else None
     y_true, y_pred = _label_arrays(y_true, y_pred)
     nowhere = np.zeros(y_true.shape[0], dtype=bool)
@@ -169,11 +150,7 @@ def _binary_present_labels(y_true: Any, y_pred: Any, labels: Any) -> list | None
 def _binary_classes(
     y_true: Any, y_pred: Any, *, labels: Any, pos_label: Any
 ) -> tuple[np.ndarray, np.ndarray, list]:
-    """``(true_pos, pred_pos, classes)``: which samples hold ``pos_label``.
-
-    ``classes`` are ``labels`` or the labels present in ``y_true`` and
-    ``y_pred``; more than two of them is an error.
-    """
+    """``(true_pos, pred_pos, classes)``; more than two classes is an error."""
     y_true, y_pred = _label_arrays(y_true, y_pred)
     n_samples = y_true.shape[0]
     true_pos = np.asarray(y_true == pos_label, dtype=bool)
@@ -183,9 +160,7 @@ def _binary_classes(
         pred_pos = np.zeros(n_samples, dtype=bool)
     present = _present_labels(y_true, y_pred, true_pos, pred_pos, pos_label)
     if labels is not None:
-        labels = np.asarray(labels)
-        if labels.ndim != 1 or labels.size == 0:
-            raise ValueError("labels must be a non-empty 1-D list of class labels.")
+        labels = _check_labels(labels)
         if labels.size > 2:
             raise ValueError(
                 f"average='binary' needs two classes, but labels has {labels.size}; "
@@ -208,11 +183,6 @@ def _binary_classes(
             f"{present}."
         )
     return true_pos, pred_pos, present if labels is None else labels.tolist()
-
-
-# --------------------------------------------------------------------------
-# The law of the observed labels
-# --------------------------------------------------------------------------
 
 
 def check_zero_division(zero_division: Any) -> float:
@@ -238,17 +208,8 @@ def is_certain(noise: FlipNoise) -> bool:
 
 @dataclass(frozen=True, eq=False)
 class _BinaryProblem:
-    """A validated binary problem and the law of its observed labels.
-
-    Parameters
-    ----------
-    true_pos, pred_pos : ndarray of bool
-        Whether ``y_true`` (``y_pred``) is the positive label.
-    noise : FlipNoise
-        The validated flip model, classes ordered ``[negative, positive]``.
-    weight : ndarray or None
-        The sample weights (None: unit weights, or weights all equal).
-    """
+    """Whether ``y_true`` and ``y_pred`` are positive, the flip model with the
+    classes ``[negative, positive]`` and the weights (None: all equal)."""
 
     true_pos: np.ndarray
     pred_pos: np.ndarray
@@ -271,47 +232,29 @@ class _BinaryProblem:
         keep, flip = self.noise.keep_flip(rows)
         return np.where(true_pos, keep, flip)
 
-    def _shared_probabilities(self) -> tuple[float, float] | None:
-        """``(P(obs + | true +), P(obs + | true −))`` when shared by all samples."""
-        if self.noise.matrix is not None:
-            return float(self.noise.matrix[1, 1]), float(self.noise.matrix[0, 1])
-        if isinstance(self.noise.q, float):
-            return 1.0 - self.noise.q, self.noise.q
-        return None
-
-    def _cell_counts(self) -> tuple[int, int, int, int]:
-        """``(n_{+,P}, n_{−,P}, n_{+,N}, n_{−,N})``: true class × prediction."""
-        pos_pos = int(np.count_nonzero(self.true_pos & self.pred_pos))
-        n_pred_pos, n_true_pos = self.n_pred_pos, int(np.count_nonzero(self.true_pos))
-        pos_neg = n_true_pos - pos_pos
-        return (
-            pos_pos,
-            n_pred_pos - pos_pos,
-            pos_neg,
-            self.n_samples - n_pred_pos - pos_neg,
-        )
-
     def laws(self) -> CountLaws:
         """The laws of TP and FN, streamed: no per-sample array is built."""
-        shared = self._shared_probabilities()
-        if shared is not None:
-            pp, np_, pn, nn = self._cell_counts()
+        matrix = self.noise.shared_matrix()
+        if matrix is not None:  # P(obs + | true +), P(obs + | true −)
+            shared = float(matrix[1, 1]), float(matrix[0, 1])
+            pp = int(np.count_nonzero(self.true_pos & self.pred_pos))
+            pn = int(np.count_nonzero(self.true_pos)) - pp
+            np_ = self.n_pred_pos - pp
             tp = poisson_binomial_groups(shared, (pp, np_))
-            fn = poisson_binomial_groups(shared, (pn, nn))
+            fn = poisson_binomial_groups(shared, (pn, self.n_samples - pp - np_ - pn))
             mean_tp = shared[0] * pp + shared[1] * np_
-        else:
-            mean_tp = 0.0
+            return CountLaws(tp, fn, mean_tp, self.n_pred_pos, self.n_samples)
+        mean_tp = 0.0
 
-            def pieces() -> Any:
-                nonlocal mean_tp
-                for start in range(0, self.n_samples, _STREAM):
-                    rows = slice(start, start + _STREAM)
-                    pi, pred = self.pi(rows), self.pred_pos[rows]
-                    pi_pos = pi[pred]
-                    mean_tp += float(pi_pos.sum())
-                    yield pi_pos, pi[~pred]
+        def pieces() -> Any:
+            nonlocal mean_tp
+            for start in range(0, self.n_samples, _STREAM):
+                rows = slice(start, start + _STREAM)
+                pi, pred = self.pi(rows), self.pred_pos[rows]
+                mean_tp += float(pi[pred].sum())
+                yield pi[pred], pi[~pred]
 
-            tp, fn = poisson_binomial_stream(pieces())
+        tp, fn = poisson_binomial_stream(pieces())
         return CountLaws(tp, fn, mean_tp, self.n_pred_pos, self.n_samples)
 
     def sums(self) -> tuple[float, float, float, float, float, float]:
@@ -390,11 +333,6 @@ def _binary_problem(
     return _BinaryProblem(true_pos, pred_pos, noise, weight)
 
 
-# --------------------------------------------------------------------------
-# Scores
-# --------------------------------------------------------------------------
-
-
 def _binary_score(
     metric: str,
     problem: _BinaryProblem,
@@ -405,11 +343,10 @@ def _binary_score(
     adjusted: bool = False,
     draws: Any = None,
 ) -> NoisyScore:
-    """Recall, F1, balanced accuracy or MCC: exact, delta or Monte Carlo.
+    """A binary metric with a random denominator: exact, delta or Monte Carlo.
 
-    Exact where the counts are unweighted; with unequal sample weights the
-    counts are no longer integers and ``method="exact"`` becomes Monte Carlo
-    (``draws``: a callable ``(problem) -> (E, Var)``).
+    Unequal sample weights make ``method="exact"`` Monte Carlo (``draws``: a
+    callable ``(problem) -> (E, Var)``).
     """
     m = problem.n_samples
     options = {"zero_division": zero_division, "adjusted": adjusted}
@@ -417,9 +354,12 @@ def _binary_score(
         tp, s = problem.observed_counts()
         value = metric_value(metric, tp, s, problem.n_pred_pos, m, **options)
         return NoisyScore(metric, value, 0.0, nominal, m, "exact")
+    distribution = _distribution(metric, problem, **options)
     if method == "delta":
         *sums, n_pred_pos, total = problem.sums()
-        constant = n_pred_pos in (0.0, total)  # a constant prediction
+        # A constant prediction leaves balanced accuracy 1/2 but where a single
+        # class is observed: events the delta method cannot see.
+        constant = n_pred_pos in (0.0, total)
         degenerate = constant and COUNT_METRICS[metric].present_classes
         if not degenerate and not (
             adjusted or math.isnan(zero_division) or sums[2] + sums[3] == 0.0
@@ -427,25 +367,19 @@ def _binary_score(
             expected, variance = _delta_moments(metric, sums, n_pred_pos, total)
             return NoisyScore(
                 metric, expected, variance, nominal, m, "delta",
-                distribution=_distribution(metric, problem, **options),
+                distribution=distribution,
             )  # fmt: skip
-        # A constant prediction leaves balanced accuracy 1/2 except where a
-        # single class is observed: the variance lies entirely in those
-        # events, which the delta method cannot see; the exact law can.
     if problem.weight is not None:
         expected, variance = draws(problem)
         return NoisyScore(metric, expected, variance, nominal, m, "monte_carlo")
-    moments = exact_moments((metric,), problem.laws(), **options)
-    expected, variance = moments[metric]
+    expected, variance = exact_moments((metric,), problem.laws(), **options)[metric]
     return NoisyScore(
-        metric, expected, variance, nominal, m, "exact",
-        distribution=_distribution(metric, problem, **options),
-    )  # fmt: skip
+        metric, expected, variance, nominal, m, "exact", distribution=distribution
+    )
 
 
 #: Up to this many samples a score keeps the exact distribution of its metric
-#: (for :meth:`NoisyScore.confidence_interval`); beyond, the normal
-#: approximation is accurate and the per-sample probabilities are not kept.
+#: (for :meth:`NoisyScore.confidence_interval`).
 _MAX_DISTRIBUTION_SAMPLES = 1 << 20
 
 
@@ -453,11 +387,7 @@ def _distribution(
     metric: str, problem: _BinaryProblem, *, zero_division: float = 0.0,
     adjusted: bool = False,
 ) -> Any:  # fmt: skip
-    """The exact distribution of a binary count metric, where one is kept.
-
-    Unweighted, with scikit-learn's default ``zero_division=0`` and without
-    ``adjusted``: the distribution's values are those of the plain metric.
-    """
+    """The exact distribution of the plain metric, unweighted, where one is kept."""
     if (
         problem.weight is not None
         or adjusted
@@ -476,52 +406,14 @@ def _precision_measurement(
     t, _, v_t, _, n_pred_pos, _ = problem.sums()
     if n_pred_pos == 0:
         return NoisyScore("precision", zero_division, 0.0, nominal, n_samples, "exact")
+    expected = t / n_pred_pos
     if is_certain(problem.noise) and problem.weight is None:
         tp, _ = problem.observed_counts()
         expected = metric_value("precision", tp, 0, n_pred_pos, n_samples)
-    else:
-        expected = t / n_pred_pos
-    variance = v_t / n_pred_pos**2
     return NoisyScore(
-        "precision", expected, variance, nominal, n_samples, "exact",
-        distribution=_distribution(
-            "precision", problem, zero_division=zero_division
-        ),
+        "precision", expected, v_t / n_pred_pos**2, nominal, n_samples, "exact",
+        distribution=_distribution("precision", problem, zero_division=zero_division),
     )  # fmt: skip
-
-
-def _precision_truth(
-    problem: _BinaryProblem, nominal: float, zero_division: float
-) -> NoisyScore:
-    """Unbiased precision against the unknown true labels (flips ``q`` only).
-
-    (User guide: :ref:`formula_truth`.)
-    """
-    pred_pos, n_pred_pos = problem.pred_pos, problem.n_pred_pos
-    # Only the predicted positives enter the precision.
-    noise = problem.noise.take(pred_pos)
-    q_pos = noise.q
-    if np.any(np.asarray(q_pos) == 0.5):
-        raise ValueError(
-            "estimand='truth' needs q != 0.5 for every predicted positive: at "
-            "q = 0.5 the observed label carries no information about the true one."
-        )
-    n_samples = problem.n_samples
-    if n_pred_pos == 0:
-        return NoisyScore(
-            "precision", zero_division, 0.0, nominal, n_samples, "exact", "truth"
-        )
-    shrink = 1.0 - 2.0 * np.asarray(q_pos, dtype=np.float64)
-    observed = problem.true_pos[pred_pos]
-    estimate = np.sum((observed - q_pos) / shrink) / n_pred_pos
-    keep_variance, _ = noise.keep_flip_variance()
-    variance = np.sum(keep_variance / shrink**2)
-    if noise.is_constant:
-        variance = variance * n_pred_pos
-    variance /= float(n_pred_pos) ** 2
-    return NoisyScore(
-        "precision", estimate, variance, nominal, n_samples, "exact", "truth"
-    )
 
 
 def _binary_estimand(
@@ -532,28 +424,43 @@ def _binary_estimand(
     nominal: float,
     zero_division: float = 0.0,
 ) -> NoisyScore:
-    """The truth or remeasurement estimate of a binary metric.
-
-    Precision against the truth with flips ``q`` and no sample weights keeps
-    its closed form (:func:`_precision_truth`); everything else goes through
-    the confusion matrix of the classes ``[negative, positive]``
-    (:func:`~._count_estimands.count_estimand_score`).
-    """
-    if (
+    """The truth or remeasurement estimate, through the confusion matrix of
+    ``[negative, positive]``; precision against the truth with flips ``q``
+    and no weights in closed form (user guide: :ref:`formula_truth`)."""
+    if not (
         COUNT_METRICS[metric].fixed_denominator
         and estimand == "truth"
         and problem.noise.q is not None
         and problem.weight is None
     ):
-        return _precision_truth(problem, nominal, zero_division)
-    return count_estimand_score(
-        metric,
-        problem.true_pos.view(np.int8).astype(np.intp),
-        problem.pred_pos.view(np.int8).astype(np.intp),
-        problem.noise,
-        estimand=estimand,
-        nominal=nominal,
-        pos_index=1,
-        zero_division=zero_division,
-        weight=problem.weight,
-    )
+        return count_estimand_score(
+            metric,
+            problem.true_pos.view(np.int8).astype(np.intp),
+            problem.pred_pos.view(np.int8).astype(np.intp),
+            problem.noise,
+            estimand=estimand,
+            nominal=nominal,
+            pos_index=1,
+            zero_division=zero_division,
+            weight=problem.weight,
+        )
+    pred_pos, n_pred_pos = problem.pred_pos, problem.n_pred_pos
+    noise = problem.noise.take(pred_pos)  # only the predicted positives count
+    q_pos = noise.q
+    if np.any(np.asarray(q_pos) == 0.5):
+        raise ValueError(
+            "estimand='truth' needs q != 0.5 for every predicted positive: at "
+            "q = 0.5 the observed label carries no information about the true one."
+        )
+    score = ("precision", zero_division, 0.0, nominal, problem.n_samples, "exact")
+    if n_pred_pos == 0:
+        return NoisyScore(*score, "truth")
+    shrink = 1.0 - 2.0 * np.asarray(q_pos, dtype=np.float64)
+    observed = problem.true_pos[pred_pos]
+    estimate = np.sum((observed - q_pos) / shrink) / n_pred_pos
+    keep_variance, _ = noise.keep_flip_variance()
+    variance = np.sum(keep_variance / shrink**2)
+    if noise.is_constant:
+        variance = variance * n_pred_pos
+    variance /= float(n_pred_pos) ** 2
+    return NoisyScore("precision", estimate, variance, *score[3:], "truth")
