@@ -22,8 +22,8 @@ from ..utils._noise import FlipNoise
 from ._binary_counts import CountLaws, _delta_moments, exact_moments, metric_value
 from ._count_definitions import COUNT_METRICS
 from ._count_distributions import count_metric_distribution
-from ._count_estimands import count_estimand_score
 from ._poisson_binomial import poisson_binomial_groups, poisson_binomial_stream
+from ._truth_counts import count_estimand_score
 
 #: Samples per piece of the streamed Poisson-binomial laws (2 MB of floats).
 _STREAM = 1 << 18

@@ -49,8 +49,12 @@ from ._binary_counts import CountLaws, exact_moments
 from ._confusion_draws import confusion_counts, draw_moments
 from ._count_definitions import COUNT_METRICS, nanaverage
 from ._multiclass_average import NEGLIGIBLE, _class_set, _Problem, is_identity
-from ._remeasurement import observed_confusion
-from ._truth_counts import denoised_confusion, second_order_bias, truth_metric
+from ._truth_counts import (
+    denoised_confusion,
+    observed_confusion,
+    second_order_bias,
+    truth_metric,
+)
 
 __all__ = ["multiclass_rate_score", "rate_nominal"]
 
