@@ -422,60 +422,55 @@ def _kappa_delta(t: float, f: float, n_pos: float, m: float) -> tuple:
     )
 
 
-_DOC = """\
-Expected {title}, and its variance, under label flips.
+_MATTHEWS_DOC = """\
+Expected Matthews correlation coefficient, and its variance, under label flips.
 
-    Binary labels are exact (sums over the joint law of TP and FN); the
-    multiclass metric is Monte Carlo over ``n_draws`` redrawn confusion
-    matrices. Where it is undefined it is {undefined}, as in scikit-learn.
-    Read more in the :ref:`User Guide <{guide}>`.
+    Binary labels are exact, multiclass labels Monte Carlo over ``n_draws``
+    redrawn confusion matrices; where it is undefined it is 0, as in
+    scikit-learn. Read more in the :ref:`User Guide <formula_binary_counts>`.
 
     Parameters
     ----------
-    {{parameters}}{extra}
+    {parameters}
 
     Returns
     -------
     score : NoisyScore
-        ``nominal`` is :func:`sklearn.metrics.{function}` on ``y_true``;
-        ``method`` is ``"exact"``, ``"delta"`` or ``"monte_carlo"``.
+        ``nominal`` is :func:`sklearn.metrics.matthews_corrcoef` on ``y_true``.
 
     Examples
     --------
-    >>> from sklearn_noisy.metrics import {name}
-    >>> {name}([{y_true}], [{y_pred}], q={q}).expected
-    {result}
+    >>> from sklearn_noisy.metrics import expected_matthews_corrcoef
+    >>> expected_matthews_corrcoef([1, 1, 1, 0], [1, 0, 1, 1], q=0.2).expected
+    -0.1914...
 """
 
-_MATTHEWS_DOC = _DOC.format(
-    title="Matthews correlation coefficient",
-    undefined="0",
-    guide="formula_binary_counts",
-    extra="",
-    function="matthews_corrcoef",
-    name="expected_matthews_corrcoef",
-    y_true="1, 1, 1, 0",
-    y_pred="1, 0, 1, 1",
-    q=0.2,
-    result="-0.1914...",
-)
+_KAPPA_DOC = """\
+Expected Cohen's kappa, and its variance, under label flips.
 
-_KAPPA_DOC = _DOC.format(
-    title="Cohen's kappa",
-    undefined="NaN",
-    guide="formula_kappa",
-    extra="""
+    Binary labels are exact, multiclass labels Monte Carlo over ``n_draws``
+    redrawn confusion matrices; where it is undefined it is NaN, as in
+    scikit-learn. Read more in the :ref:`User Guide <formula_kappa>`.
+
+    Parameters
+    ----------
+    {parameters}
     weights : {"linear", "quadratic"} or None, default=None
-        As in scikit-learn: the weight of a disagreement between the ``i``-th
-        and ``j``-th classes, ``|i − j|`` or ``(i − j)²``; None weighs every
-        disagreement 1.""",
-    function="cohen_kappa_score",
-    name="expected_cohen_kappa_score",
-    y_true="0, 1, 0, 0, 1, 0",
-    y_pred="0, 1, 0, 0, 0, 1",
-    q=0.1,
-    result="0.1961...",
-)
+        As in scikit-learn: a disagreement between the ``i``-th and ``j``-th
+        classes weighs ``|i − j|`` or ``(i − j)²``; None weighs each 1.
+
+    Returns
+    -------
+    score : NoisyScore
+        ``nominal`` is :func:`sklearn.metrics.cohen_kappa_score` on ``y_true``.
+
+    Examples
+    --------
+    >>> from sklearn_noisy.metrics import expected_cohen_kappa_score
+    >>> y_true, y_pred = [0, 1, 0, 0, 1, 0], [0, 1, 0, 0, 0, 1]
+    >>> expected_cohen_kappa_score(y_true, y_pred, q=0.1).expected
+    0.1961...
+"""
 
 
 @dataclass(frozen=True)

@@ -150,15 +150,13 @@ def denoised_confusion(
     else:
         noise.check_invertible()
         inverse = None
-    if noise.q is not None and noise.n_classes == 2:
-        counts, covariance = _binary_flip_totals(observed, pred, noise, weight)
-    elif noise.is_constant:
+    if noise.q is not None and (noise.n_classes == 2 or not noise.is_constant):
+        counts, covariance = _sample_totals(observed, pred, noise, weight)
+    else:
         if inverse is None:
             every_class = np.arange(noise.n_classes)
             inverse = noise.inverse_rows(every_class, slice(None), None)
         counts, covariance = _shared_totals(observed, pred, inverse, weight)
-    else:
-        counts, covariance = _per_sample_totals(observed, pred, noise, weight)
     return DenoisedConfusion(
         read_only(counts), read_only(covariance), noise, observed, pred, weight
     )
@@ -172,26 +170,6 @@ def _column_sums(pred: np.ndarray, values: np.ndarray, n_classes: int) -> np.nda
             for k in range(n_classes)
         ]
     )
-
-
-def _binary_flip_totals(
-    observed: np.ndarray,
-    pred: np.ndarray,
-    noise: FlipNoise,
-    weight: np.ndarray | None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Counts and covariance for binary flips, with ``v_i = q_i(1−q_i)/(1−2q_i)²``."""
-    counts = np.zeros((2, 2))
-    flip_variance = np.zeros(2)
-    for rows in chunks(observed.shape[0]):
-        index = pred[rows]
-        w = _weights(weight, rows, index.shape[0])
-        rows_inverse = noise.inverse_rows(observed[rows], rows, None)
-        q, scale = noise.flip_scale(rows)  # with K = 2: (q_i, 1 − 2q_i)
-        v = np.broadcast_to(q * (1.0 - q) / (scale * scale), index.shape)
-        counts += _column_sums(index, w[:, None] * rows_inverse, 2)
-        flip_variance += np.bincount(index, weights=w * w * v, minlength=2)
-    return counts, flip_variance[:, None, None] * _BINARY_PATTERN
 
 
 def _shared_totals(
@@ -219,27 +197,37 @@ def _shared_totals(
     return inverse.T @ first, covariance
 
 
-def _per_sample_totals(
+def _sample_totals(
     observed: np.ndarray,
     pred: np.ndarray,
     noise: FlipNoise,
     weight: np.ndarray | None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Counts and covariance summed sample by sample (a per-sample ``q``, K > 2)."""
+    """Counts and covariance summed chunk by chunk (flips ``q``): with two
+    classes the exact ``v_i [[1, −1], [−1, 1]]``, ``v_i = q_i(1−q_i)/(1−2q_i)²``,
+    else ``r_i r_iᵀ − diag(r_i)``."""
     n_classes = noise.n_classes
     counts = np.zeros((n_classes, n_classes))
     covariance = np.zeros((n_classes, n_classes, n_classes))
+    flip_variance = np.zeros(2)
     index = np.arange(n_classes)
     for rows in chunks(observed.shape[0]):
         column = pred[rows]
         w = _weights(weight, rows, column.shape[0])
         rows_inverse = noise.inverse_rows(observed[rows], rows, None)
         counts += _column_sums(column, w[:, None] * rows_inverse, n_classes)
+        if n_classes == 2:
+            q, scale = noise.flip_scale(rows)  # (q_i, 1 − 2q_i)
+            v = np.broadcast_to(q * (1.0 - q) / (scale * scale), column.shape)
+            flip_variance += np.bincount(column, weights=w * w * v, minlength=2)
+            continue
         squared = (w * w)[:, None] * rows_inverse
         for j in range(n_classes):
             mine = column == j
             covariance[j] += squared[mine].T @ rows_inverse[mine]
             covariance[j, index, index] -= squared[mine].sum(axis=0)
+    if n_classes == 2:
+        covariance = flip_variance[:, None, None] * _BINARY_PATTERN
     return counts, covariance
 
 
