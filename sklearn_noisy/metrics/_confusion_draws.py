@@ -16,8 +16,6 @@ import numpy as np
 from ..utils._arrays import chunks
 from ..utils._noise import FlipNoise
 
-__all__ = ["confusion_counts", "draw_confusions", "draw_moments"]
-
 #: Random draws of single labels generated at a time (bounds the memory).
 _BLOCK = 1 << 20
 

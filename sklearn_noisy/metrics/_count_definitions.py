@@ -17,14 +17,6 @@ from typing import Any
 import numpy as np
 from sklearn import metrics as sk
 
-__all__ = [
-    "COUNT_METRICS",
-    "CountMetric",
-    "Ratio",
-    "nanaverage",
-    "sklearn_from_confusion",
-]
-
 
 def _divide(numerator: Any, denominator: Any, zero: float) -> np.ndarray:
     """scikit-learn's ``_prf_divide``: ``zero`` where the denominator is 0."""

@@ -24,23 +24,6 @@ from ..utils._noise import FlipNoise
 from ._count_definitions import COUNT_METRICS
 from ._poisson_binomial import poisson_binomial_window
 
-__all__ = [
-    "MAX_ACCURACY_SAMPLES",
-    "MAX_GRID_CELLS",
-    "MAX_LOSS_ATOMS",
-    "MAX_LOSS_SAMPLES",
-    "MAX_STORED_SAMPLES",
-    "ConfusionDistribution",
-    "CountDistribution",
-    "TwoCountDistribution",
-    "accuracy_distribution",
-    "confusion_distribution",
-    "confusion_intervals",
-    "count_metric_distribution",
-    "discrete_interval",
-    "loss_distribution",
-]
-
 #: Per-sample probabilities are kept for at most this many samples (8 MB).
 MAX_STORED_SAMPLES = 2**20
 #: The accuracy's per-sample probabilities, which take a second pass over the

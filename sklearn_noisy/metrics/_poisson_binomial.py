@@ -19,14 +19,6 @@ import numpy as np
 from scipy import fft as sp_fft
 from scipy.stats import binom
 
-__all__ = [
-    "fft_convolve",
-    "poisson_binomial_groups",
-    "poisson_binomial_pmf",
-    "poisson_binomial_stream",
-    "poisson_binomial_window",
-]
-
 #: Trials per leaf block (PMF by the exact recurrence).
 _LEAF_SIZE = 16
 #: Polynomials at least this long are multiplied by FFT, shorter ones directly.

@@ -22,22 +22,6 @@ from ..utils._arrays import chunks, read_only
 from ..utils._noise import FlipNoise
 from ._count_definitions import COUNT_METRICS
 
-__all__ = [
-    "AVERAGES",
-    "ESTIMAND_PARAMETER",
-    "TRUTH_METRICS",
-    "DenoisedConfusion",
-    "check_remeasurable",
-    "class_function_estimate",
-    "count_estimand_score",
-    "denoised_confusion",
-    "metric_gradient",
-    "observation_matrices",
-    "observed_confusion",
-    "second_order_bias",
-    "truth_metric",
-]
-
 #: The averages of recall, precision and F1, as in scikit-learn.
 AVERAGES = ("binary", "micro", "macro", "weighted")
 

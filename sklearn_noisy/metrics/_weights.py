@@ -8,8 +8,6 @@ import numpy as np
 
 from ..utils._arrays import as_float_array, check_sample_weight
 
-__all__ = ["InvalidParameterError", "check_bool", "check_option", "weights_and_scale"]
-
 
 class InvalidParameterError(ValueError, TypeError):
     """A parameter of the wrong type or value: as scikit-learn's, both errors."""
