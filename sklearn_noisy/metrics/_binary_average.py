@@ -93,17 +93,9 @@ def _distinct_values(y: np.ndarray, skip: np.ndarray) -> np.ndarray:
 def _label_kind(y: np.ndarray) -> str:
     """ "number" or "str" (object arrays by their first value, as pandas gives)."""
     kind = y.dtype.kind
-    if kind in "biuf":
-        return "number"
-    if kind in "US":
-        return "str"
-    if kind == "O" and y.size:
-        first = y[0]
-        if isinstance(first, str):
-            return "str"
-        if isinstance(first, numbers.Number):
-            return "number"
-    return kind
+    if kind == "O" and y.size and isinstance(y[0], (str, numbers.Number)):
+        return "str" if isinstance(y[0], str) else "number"
+    return "number" if kind in "biuf" else "str" if kind in "US" else kind
 
 
 def _present_labels(

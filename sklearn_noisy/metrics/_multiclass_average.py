@@ -273,17 +273,15 @@ def _class_average(
         for law in laws
     ]
     expected_k, variance_k = (np.array(v) for v in zip(*moments, strict=True))
-    if definition.fixed_denominator and not weighted:
-        return _class_mean(metric, expected_k, variance_k, nominal, m)
-    if average is None:
-        return _scores(metric, expected_k, variance_k, nominal, m, "exact")
     if weighted:
         expected = float(np.nansum(expected_k))
-    else:
-        defined = ~np.isnan(expected_k)
-        if not defined.any():
-            return NoisyScore(metric, math.nan, math.nan, nominal, m, "exact")
-        expected = float(expected_k[defined].mean())
+    else:  # exact with independent classes (precision), or per class
+        score = _class_mean(metric, expected_k, variance_k, nominal, m)
+        if isinstance(score, list) or definition.fixed_denominator:
+            return score
+        if math.isnan(score.expected):  # no class defined
+            return score
+        expected = score.expected
     variance = float(_draw(metric, problem, options, mc)[1])
     return NoisyScore(metric, expected, variance, nominal, m, "monte_carlo")
 
