@@ -20,13 +20,11 @@ from ..utils._arrays import check_sample_weight, chunks
 from ..utils._labels import as_label_array
 from ..utils._noise import FlipNoise
 from ._binary_counts import CountLaws, _delta_moments, exact_moments, metric_value
+from ._confusion_draws import confusion_counts
 from ._count_definitions import COUNT_METRICS
 from ._count_distributions import count_metric_distribution
-from ._poisson_binomial import poisson_binomial_groups, poisson_binomial_stream
+from ._multiclass_average import _Problem
 from ._truth_counts import count_estimand_score
-
-#: Samples per piece of the streamed Poisson-binomial laws (2 MB of floats).
-_STREAM = 1 << 18
 
 #: The ways to compute the moments of a binary metric.
 _METHODS = ("exact", "delta")
@@ -224,30 +222,16 @@ class _BinaryProblem:
         keep, flip = self.noise.keep_flip(rows)
         return np.where(true_pos, keep, flip)
 
+    n_classes = 2
+
+    def indices(self, rows: slice) -> tuple[np.ndarray, np.ndarray]:
+        """Class positions ``(true, pred)`` of a chunk, 1 the positive class."""
+        return self.true_pos[rows].view(np.int8), self.pred_pos[rows].view(np.int8)
+
     def laws(self) -> CountLaws:
         """The laws of TP and FN, streamed: no per-sample array is built."""
-        matrix = self.noise.shared_matrix()
-        if matrix is not None:  # P(obs + | true +), P(obs + | true −)
-            shared = float(matrix[1, 1]), float(matrix[0, 1])
-            pp = int(np.count_nonzero(self.true_pos & self.pred_pos))
-            pn = int(np.count_nonzero(self.true_pos)) - pp
-            np_ = self.n_pred_pos - pp
-            tp = poisson_binomial_groups(shared, (pp, np_))
-            fn = poisson_binomial_groups(shared, (pn, self.n_samples - pp - np_ - pn))
-            mean_tp = shared[0] * pp + shared[1] * np_
-            return CountLaws(tp, fn, mean_tp, self.n_pred_pos, self.n_samples)
-        mean_tp = 0.0
-
-        def pieces() -> Any:
-            nonlocal mean_tp
-            for start in range(0, self.n_samples, _STREAM):
-                rows = slice(start, start + _STREAM)
-                pi, pred = self.pi(rows), self.pred_pos[rows]
-                mean_tp += float(pi[pred].sum())
-                yield pi[pred], pi[~pred]
-
-        tp, fn = poisson_binomial_stream(pieces())
-        return CountLaws(tp, fn, mean_tp, self.n_pred_pos, self.n_samples)
+        cells = confusion_counts(self.indices, self.n_samples, 2)
+        return _Problem(self, self.noise, None, cells).class_laws(1)
 
     def sums(self) -> tuple[float, float, float, float, float, float]:
         """``(E[TP], E[FN], Var[TP], Var[FN], n_P, M)``, weighted by ``w``."""

@@ -32,6 +32,9 @@ from ._truth_counts import count_estimand_score
 #: absolute value, so the expectation moves by less than its round-off.
 NEGLIGIBLE = 1e-18
 
+#: Samples per piece of the streamed Poisson-binomial laws (2 MB of floats).
+_STREAM = 1 << 18
+
 #: The Monte Carlo parameters of the docstrings of the binary count metrics.
 _MC_PARAMETERS = """\
     n_draws : int, default=1000
@@ -106,7 +109,8 @@ class _Problem:
 
         def pieces() -> Any:
             nonlocal mean_tp
-            for rows in chunks(self.n_samples):
+            for start in range(0, self.n_samples, _STREAM):
+                rows = slice(start, start + _STREAM)
                 true, pred = self.encoded.indices(rows)
                 pi = self.noise.probability(true, np.full(true.shape, k), rows)
                 predicted = pred == k
