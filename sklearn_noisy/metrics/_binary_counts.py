@@ -1,9 +1,7 @@
 """The moments of the binary count metrics: exact algorithm and delta method.
 
-TP (flips among the predicted positives) and FN (among the predicted
-negatives) are independent Poisson-binomial counts; given ``S = TP + FN = n``
-every binary metric is affine in TP (its definition's ``affine``), so its mean
-and variance are finite sums over ``n`` (user guide: :ref:`formula_binary_counts`).
+Given ``S = TP + FN = n`` every binary metric is affine in TP, so its moments
+are finite sums over ``n`` (user guide: :ref:`formula_binary_counts`).
 """
 
 from __future__ import annotations
@@ -91,13 +89,9 @@ def exact_moments(
     adjusted: bool = False,
     support_weighted: bool = False,
 ) -> dict[str, tuple[float, float]]:
-    """Exact ``(E, Var)`` of each metric from the laws of TP and FN.
-
-    The convolutions ``G_r = ((TP − μ_T)^r p_T) * p_F`` (centred, so that no
-    digits are lost) are shared by all ``metrics``. ``support_weighted``
-    multiplies the metric by ``S/M`` (a term of ``average="weighted"``). A
-    metric undefined (NaN) with positive probability has NaN moments.
-    """
+    """Exact ``(E, Var)`` of each metric from the centred convolutions
+    ``G_r = ((TP − μ_T)^r p_T) * p_F``; ``support_weighted`` multiplies it by
+    ``S/M``; NaN where it is undefined with positive probability."""
     (offset_tp, p_tp), (offset_fn, p_fn) = laws.tp, laws.fn
     mean_tp = laws.mean_tp
     centred = (offset_tp - mean_tp) + np.arange(p_tp.size, dtype=np.float64)
@@ -143,11 +137,8 @@ def _delta_moments(
     n_pred_pos: float,
     n_samples: float,
 ) -> tuple[float, float]:
-    """Second-order delta method in the independent TP and FN.
-
-    ``sums`` are ``(E[TP], E[FN], Var[TP], Var[FN])``: ``E ≈ f + ½ (f_TT V_T
-    + f_FF V_F)``, ``Var ≈ f_T² V_T + f_F² V_F`` at the means.
-    """
+    """Second-order delta method in the independent TP and FN, from ``sums``
+    ``(E[TP], E[FN], Var[TP], Var[FN])``."""
     t, f, v_t, v_f = sums
     value, d_t, d_f, d_tt, d_ff = COUNT_METRICS[metric].delta(
         t, f, n_pred_pos, n_samples

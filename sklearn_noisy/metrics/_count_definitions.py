@@ -1,10 +1,7 @@
 """The count metrics, each defined once as a function of a confusion matrix.
 
-Each :class:`CountMetric` of :data:`COUNT_METRICS` holds the metric's value of
-a stack of matrices (scikit-learn's arithmetic, bit for bit), its gradient (truth,
-remeasurement), its affine form given the observed positives (exact binary
-engine) and its derivatives in ``(TP, FN)`` (delta method), its range and its
-scikit-learn function (user guide: :ref:`formula_binary_counts`).
+A :class:`CountMetric` holds the value (scikit-learn's bits), the gradient, the
+affine form given the observed positives and the derivatives in ``(TP, FN)``.
 """
 
 from __future__ import annotations
@@ -27,12 +24,8 @@ def _divide(numerator: Any, denominator: Any, zero: float) -> np.ndarray:
 
 
 def nanaverage(values: Any, weights: Any, *, drop: bool | None = None) -> Any:
-    """scikit-learn's ``_nanaverage`` along the last axis (NaN entries ignored).
-
-    ``drop`` (the default with ``weights``) removes the NaN entries of one
-    matrix before summing, as scikit-learn does, so that the sums agree to
-    the last bit. All weights zero: the mean of the defined entries.
-    """
+    """scikit-learn's ``_nanaverage`` along the last axis, to the last bit
+    (``drop``, default with ``weights``: the NaN entries of one row removed)."""
     values = np.asarray(values, dtype=np.float64)
     defined = ~np.isnan(values)
     if (weights is not None if drop is None else drop) and values.size:
@@ -508,12 +501,8 @@ class CountMetric:
         return self.ratio is not None
 
     def value(self, confusion: Any, **options: Any) -> Any:
-        """The metric of each matrix of ``confusion`` (``(..., K, K)``).
-
-        ``options``: ``average``, ``zero_division``, ``pos_index``,
-        ``label_index``, ``adjusted`` and the ``parameters``. One more axis of
-        classes for ``average=None``.
-        """
+        """The metric of each matrix of ``confusion`` (``(..., K, K)``), one more
+        axis of classes for ``average=None``."""
         confusion = np.asarray(confusion)
         if self._value is not None:
             return self._value(confusion, **options)
@@ -698,13 +687,9 @@ COUNT_METRICS: dict[str, CountMetric] = {
 def sklearn_from_confusion(
     metric: str, confusion: np.ndarray, classes: np.ndarray, **options: Any
 ) -> Any:
-    """scikit-learn's ``metric`` of the labels whose confusion matrix is given.
-
-    ``confusion[k, j]`` counts the samples of ``classes[k]`` predicted
-    ``classes[j]``; ``options`` are those of :meth:`CountMetric.value`. The
-    ratios and kappa follow ``classes`` (scikit-learn's ``labels``); the
-    others use the sorted classes present, as ``confusion_matrix``.
-    """
+    """scikit-learn's ``metric`` of the labels whose confusion matrix over
+    ``classes`` is given (the others than ratios and kappa: over the sorted
+    classes present)."""
     definition = COUNT_METRICS[metric]
     if not (definition.averaged or definition.labelled):
         order = np.argsort(classes, kind="stable")

@@ -1,12 +1,8 @@
 """Exact distributions of the count metrics over label flips, for intervals.
 
-With fixed predictions and independent flips, accuracy is ``X / M`` and binary
-precision ``TP / n_P``, ``X`` and ``TP`` Poisson-binomial; the other binary
-metrics are functions of the independent TP and FN, tabulated on their grid;
-the Brier score and log-loss are means of independent per-sample losses. The
-per-sample probabilities are kept (compactly) and the tables built when an
-interval is asked for; larger problems get none, hence normal intervals
-(user guide: :ref:`exact_intervals`).
+The per-sample probabilities are kept compactly and the tables built when an
+interval is asked for; larger problems get none (user guide:
+:ref:`exact_intervals`).
 """
 
 from __future__ import annotations
@@ -60,12 +56,8 @@ def _merge(values: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarra
 def discrete_interval(
     values: np.ndarray, probs: np.ndarray, confidence_level: float
 ) -> tuple[float, float, float]:
-    """Equal-tailed interval of a discrete distribution, and its content.
-
-    The smallest atoms ``low`` with ``P(X <= low) > α/2`` and ``high`` with
-    ``P(X > high) <= α/2``, ``α = 1 - confidence_level``: each tail holds at
-    most ``α/2``, the content at least the confidence level.
-    """
+    """``(low, high, content)``: the equal-tailed interval whose tails each hold
+    at most ``(1 - confidence_level)/2``."""
     v, p = _merge(values, probs)
     p = p / p.sum()
     half = 0.5 * (1.0 - confidence_level)
@@ -181,10 +173,8 @@ class TwoCountDistribution(_Tabled):
 def count_metric_distribution(
     metric: str, pi: np.ndarray, pred_pos: np.ndarray
 ) -> CountDistribution | TwoCountDistribution | None:
-    """The exact distribution of a binary count metric, or None when too large.
-
-    ``pi[i]``: the probability that sample ``i`` is observed positive.
-    """
+    """The exact distribution of a binary count metric, or None when too large;
+    ``pi[i]`` is the probability that sample ``i`` is observed positive."""
     n_pred_pos = int(np.count_nonzero(pred_pos))
     tp = _Counts.of(pi[pred_pos])
     if COUNT_METRICS[metric].fixed_denominator:  # TP over a fixed total
@@ -203,12 +193,8 @@ def accuracy_distribution(
     weight: np.ndarray | None,
     hits: float,
 ) -> CountDistribution | None:
-    """The exact distribution of the (forward) accuracy, or None (weights).
-
-    The observed hits are Poisson-binomial: a constant flip probability needs
-    only the nominal number of ``hits``, otherwise the probabilities are
-    computed again, up to :data:`MAX_ACCURACY_SAMPLES` samples.
-    """
+    """The exact distribution of the (forward) accuracy, or None (weights, or
+    more than :data:`MAX_ACCURACY_SAMPLES` samples with a per-sample model)."""
     n_samples = encoded.n_samples
     if weight is not None or n_samples == 0:
         return None
@@ -255,13 +241,8 @@ class LossSumDistribution(_Tabled):
 def loss_distribution(
     losses: np.ndarray, probs: np.ndarray, weight: np.ndarray | None
 ) -> LossSumDistribution | None:
-    """The exact distribution of a mean loss (Brier score, log-loss), or None.
-
-    ``losses[i, j]``: the loss of sample ``i`` observed as class ``j``, of
-    probability ``probs[i, j]``. None beyond :data:`MAX_LOSS_SAMPLES` samples
-    or :data:`MAX_LOSS_ATOMS` atoms (``Π_g C(n_g + K_g - 1, K_g - 1)`` over
-    the groups of ``n_g`` identical samples with ``K_g`` possible labels).
-    """
+    """The exact distribution of a mean loss (Brier score, log-loss), or None
+    beyond :data:`MAX_LOSS_SAMPLES` samples or :data:`MAX_LOSS_ATOMS` atoms."""
     n_samples = losses.shape[0]
     if n_samples == 0 or n_samples > MAX_LOSS_SAMPLES:
         return None

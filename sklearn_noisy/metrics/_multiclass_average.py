@@ -1,11 +1,8 @@
 """Multiclass labels: exact per-class laws, averages, and Monte Carlo variances.
 
-Each class is a binary problem whose TP and FN are Poisson-binomial; per-class
-values, the expectations of the macro and weighted averages, the macro
-precision and the accuracy-like averages are exact. The other variances and
-the metrics that are not averages of classes are Monte Carlo over redrawn
-confusion matrices (user guide: :ref:`formula_multiclass`). ``"truth"`` and
-``"remeasurement"`` go through the confusion matrix (:mod:`._truth_counts`).
+Per-class values and the expectations of the averages are exact; the other
+variances are Monte Carlo over redrawn confusion matrices (user guide:
+:ref:`formula_multiclass`).
 """
 
 from __future__ import annotations
@@ -145,12 +142,8 @@ class _Problem:
 def _class_set(
     metric: str, y_true: Any, y_pred: Any, labels: Any, transition_matrix: Any
 ) -> tuple[Any, np.ndarray | None]:
-    """The classes a label can flip to, and the positions of ``labels`` in them.
-
-    A ``labels`` leaving out classes present in the data (the ratios average
-    over it only) is followed by the others; ``label_index`` is None when it
-    holds them all (or with a transition matrix, whose rows it names).
-    """
+    """The classes a label can flip to (``labels``, then the others present) and
+    the positions of ``labels`` in them (None: all of them)."""
     if labels is None or transition_matrix is not None:
         return labels, None
     if not COUNT_METRICS[metric].averaged:

@@ -1,12 +1,9 @@
 """Probability mass function of a Poisson-binomial distribution.
 
-The generating polynomial ``prod_i (1 - p_i + p_i z)`` is multiplied along a
-balanced tree: leaves of :data:`_LEAF_SIZE` trials by the exact recurrence,
-short products by direct convolution, long ones by batched real FFTs (their
-round-off negatives clipped to 0). Every node keeps only the window of counts
-outside which Bernstein's inequality leaves less than :data:`_TAIL_MASS`, so
-the long FFTs cost ``O(sqrt(n))``. Certain trials (``p_i`` 0 or 1) only shift
-the result, which is renormalised (user guide: :ref:`formula_numerics`).
+``prod_i (1 - p_i + p_i z)`` is multiplied along a balanced tree (exact leaves,
+direct or FFT products), each node trimmed to the window outside which
+Bernstein's inequality leaves less than :data:`_TAIL_MASS` (user guide:
+:ref:`formula_numerics`).
 """
 
 from __future__ import annotations
@@ -33,11 +30,8 @@ _LOG_TAIL = math.log(2.0 / _TAIL_MASS)
 def _windows(
     mean: np.ndarray, variance: np.ndarray, count: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Integer windows ``[low, high]`` holding all but ``_TAIL_MASS`` of each count.
-
-    Bernstein: ``P(|X - mean| >= t) <= 2 exp(-t² / (2 (v + t/3)))``, which is
-    ``_TAIL_MASS`` at ``t = L/3 + sqrt(L²/9 + 2 L v)``.
-    """
+    """Integer windows ``[low, high]`` holding all but ``_TAIL_MASS`` of each count
+    (Bernstein: ``2 exp(-t² / (2 (v + t/3)))`` at ``t = L/3 + sqrt(L²/9 + 2 L v)``)."""
     third = _LOG_TAIL / 3.0
     half = third + np.sqrt(third * third + 2.0 * _LOG_TAIL * variance)
     low = np.maximum(np.floor(mean - half), 0.0).astype(np.int64)
@@ -62,11 +56,8 @@ def _leaf_pmfs(p: np.ndarray) -> np.ndarray:
 
 
 def fft_convolve(kernel: np.ndarray, *factors: np.ndarray) -> list[np.ndarray]:
-    """Full linear convolutions ``factor * kernel`` along axis 0, by real FFTs.
-
-    The spectrum of ``kernel`` is computed once for all ``factors`` (of one
-    length). The results are not clipped: round-off negatives remain.
-    """
+    """Full convolutions ``factor * kernel`` along axis 0 by real FFTs, the
+    spectrum of ``kernel`` shared (not clipped: round-off negatives remain)."""
     size = kernel.shape[0] + factors[0].shape[0] - 1
     n_fft = sp_fft.next_fast_len(size, real=True)
     spectrum = sp_fft.rfft(kernel, n_fft, axis=0)
@@ -163,10 +154,8 @@ def _convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def poisson_binomial_groups(values: Any, counts: Any) -> tuple[int, np.ndarray]:
-    """Window ``(offset, pmf)`` of ``counts[g]`` trials of probability ``values[g]``.
-
-    A product of scipy's binomial PMFs (accurate to a few ulp) on their windows.
-    """
+    """Window ``(offset, pmf)`` of ``counts[g]`` trials of probability ``values[g]``:
+    a product of scipy's binomial PMFs (accurate to a few ulp)."""
     values = np.asarray(values, dtype=np.float64).ravel()
     offset, pmf = 0, np.ones(1)
     for prob, n in zip(values, np.asarray(counts).ravel(), strict=True):
@@ -188,12 +177,8 @@ def poisson_binomial_groups(values: Any, counts: Any) -> tuple[int, np.ndarray]:
 def poisson_binomial_stream(
     chunks: Iterable[tuple[np.ndarray, ...]],
 ) -> list[tuple[int, np.ndarray]]:
-    """Windows ``(offset, pmf)`` of several counts whose trials come in chunks.
-
-    Each item holds one array of probabilities per count; each count's law is
-    multiplied chunk by chunk and trimmed to its window, so that the memory is
-    that of one chunk whatever the number of trials.
-    """
+    """Windows ``(offset, pmf)`` of several counts whose trials come in chunks
+    (one array per count each), multiplied and trimmed chunk by chunk."""
     laws: list[list] = []  # per count: offset, pmf, mean, variance, number
     for arrays in chunks:
         laws += [[0, np.ones(1), 0.0, 0.0, 0] for _ in arrays[len(laws) :]]
@@ -215,21 +200,8 @@ def poisson_binomial_stream(
 
 
 def poisson_binomial_window(p: np.ndarray) -> tuple[int, np.ndarray]:
-    """PMF of a Poisson-binomial count on the window of counts that carry mass.
-
-    Parameters
-    ----------
-    p : ndarray of shape (n,)
-        Success probabilities in [0, 1].
-
-    Returns
-    -------
-    offset : int
-        The count that ``pmf[0]`` refers to.
-    pmf : ndarray
-        ``pmf[j] = P(X = offset + j)``, summing to 1; the counts outside hold
-        less than 1e-60 in total.
-    """
+    """``(offset, pmf)``, ``pmf[j] = P(X = offset + j)`` of the successes of trials
+    ``p``, on the window outside which less than 1e-60 lies."""
     p = np.asarray(p, dtype=np.float64)
     certain = int(np.count_nonzero(p >= 1.0))
     uncertain = p[(p > 0.0) & (p < 1.0)]
@@ -246,24 +218,8 @@ def poisson_binomial_window(p: np.ndarray) -> tuple[int, np.ndarray]:
 
 
 def poisson_binomial_pmf(p: np.ndarray) -> np.ndarray:
-    """PMF of the number of successes of independent Bernoulli(p_i) trials.
+    """``pmf[k] = P(X = k)``, ``X`` the successes of independent Bernoulli(p_i).
 
-    Parameters
-    ----------
-    p : array-like of shape (n,)
-        Success probabilities in [0, 1].
-
-    Returns
-    -------
-    pmf : ndarray of shape (n + 1,)
-        ``pmf[k] = P(X = k)``; counts whose probability is below 1e-60 in total
-        are returned as 0.
-
-    Examples
-    --------
-    >>> from sklearn_noisy.metrics._poisson_binomial import poisson_binomial_pmf
-    >>> poisson_binomial_pmf([0.5, 0.5]).tolist()
-    [0.25, 0.5, 0.25]
     >>> poisson_binomial_pmf([1.0, 0.2]).round(12).tolist()
     [0.0, 0.8, 0.2]
     """

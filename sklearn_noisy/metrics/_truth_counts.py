@@ -1,13 +1,9 @@
 """The truth and remeasurement estimands of the count metrics.
 
-``T⁻¹[c̃_i, :]`` is unbiased for the one-hot vector of sample ``i``'s true
-class, so the de-noised confusion matrix ``C[k, j] = Σ_{i: ŷ_i = j} w_i
-T⁻¹[c̃_i, k]`` is unbiased for the true one; its columns are independent, with
-a covariance estimated without bias. The truth estimate of a metric is
-``f(Ĉ)``, less its estimated second-order bias unless the metric is linear,
-with the delta-method variance floored at its exact lower bound; the
-remeasurement estimate is the nominal metric, with the delta-method variance
-over the observed matrix (user guide: :ref:`formula_truth`, :ref:`estimands`).
+Truth: ``f`` of the de-noised confusion matrix ``C[k, j] = Σ_{i: ŷ_i = j} w_i
+T⁻¹[c̃_i, k]`` (less its second-order bias unless linear); remeasurement: the
+nominal metric. Both take the delta-method variance over the matrix's
+independent columns (user guide: :ref:`formula_truth`, :ref:`estimands`).
 """
 
 from __future__ import annotations
@@ -52,14 +48,9 @@ def _weights(weight: np.ndarray | None, rows: slice, size: int) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class DenoisedConfusion:
-    """An estimated confusion matrix and the covariance of each of its columns.
-
-    ``counts[k, j]``: rows the (true or observed) class, columns the
-    prediction; ``covariance[j]``: the unbiased estimate of the covariance of
-    the column ``counts[:, j]`` (the columns are independent). With the flip
-    model, the class positions and the weights it was built from, variances
-    are floored at their exact lower bound (:meth:`variance_floor`).
-    """
+    """An estimated confusion matrix ``counts`` (rows the class, columns the
+    prediction) and the unbiased covariance estimate of each column; with the
+    flip model and the data it was built from, variances have a floor."""
 
     counts: np.ndarray
     covariance: np.ndarray
@@ -92,9 +83,7 @@ class DenoisedConfusion:
         return float(np.einsum("kj,jkl,lj->", gradient, self.covariance, gradient))
 
     def variance_floor(self, gradient: np.ndarray) -> float:
-        """``Σ_j Σ_{i: ŷ_i = j} w_i² min_c Var(r_i·∇_j | c_i = c)``, the exact
-        lower bound of the variance whatever the true classes (0 without the
-        flip model)."""
+        """``Σ_j Σ_{i: ŷ_i = j} w_i² min_c Var(r_i·∇_j | c)``, the exact lower bound."""
         if self.noise is None:
             return 0.0
         return float(self._column_floors(gradient).sum())
@@ -122,13 +111,8 @@ def denoised_confusion(
     noise: FlipNoise,
     weight: np.ndarray | None = None,
 ) -> DenoisedConfusion:
-    """The de-noised confusion matrix of the true labels and its covariance.
-
-    ``observed`` and ``pred`` are class positions. A shared model needs only
-    the weighted counts of the pairs ``(c̃_i, ŷ_i)``, binary flips have an
-    exact label-free variance, a per-sample ``q`` with ``K > 2`` is summed
-    sample by sample. A singular flip model raises a ``ValueError``.
-    """
+    """The de-noised confusion matrix of the true labels and its covariance,
+    from class positions; a singular flip model raises a ``ValueError``."""
     if noise.matrix is not None:
         inverse = noise.inverse_matrix()
     else:
@@ -187,9 +171,8 @@ def _sample_totals(
     noise: FlipNoise,
     weight: np.ndarray | None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Counts and covariance summed chunk by chunk (flips ``q``): with two
-    classes the exact ``v_i [[1, −1], [−1, 1]]``, ``v_i = q_i(1−q_i)/(1−2q_i)²``,
-    else ``r_i r_iᵀ − diag(r_i)``."""
+    """Counts and covariance summed chunk by chunk (flips ``q``); two classes have
+    the exact ``Cov(r_i) = q_i(1−q_i)/(1−2q_i)² [[1, −1], [−1, 1]]``."""
     n_classes = noise.n_classes
     counts = np.zeros((n_classes, n_classes))
     covariance = np.zeros((n_classes, n_classes, n_classes))
@@ -293,12 +276,8 @@ def metric_gradient(
     zero_division: float = 0.0,
     **parameters: Any,
 ) -> tuple[float, np.ndarray]:
-    """A metric of a confusion matrix (rows the true class) and ``∂f/∂C``.
-
-    ``name``: one of :data:`TRUTH_METRICS`, or a function ``counts -> (value,
-    gradient)``. ``pos_index`` is needed by ``average="binary"`` and by the
-    rates (two classes); ``parameters``: the definition's own options.
-    """
+    """A metric of a confusion matrix and ``∂f/∂C``; ``name`` is one of
+    :data:`TRUTH_METRICS` or a function ``counts -> (value, gradient)``."""
     if callable(name):
         return name(counts)
     if name not in TRUTH_METRICS:
@@ -327,21 +306,15 @@ def metric_gradient(
 def truth_metric(
     name: str, confusion: DenoisedConfusion, **options: Any
 ) -> tuple[float, float]:
-    """``f(C)`` and its delta-method variance, floored at the exact lower bound
-    (:meth:`DenoisedConfusion.variance_floor`); ``options`` as for
-    :func:`metric_gradient`."""
+    """``f(C)`` and its delta-method variance, floored at its exact lower bound."""
     value, gradient = metric_gradient(name, confusion.counts, **options)
     variance = confusion.variance(gradient)
     return value, max(variance, confusion.variance_floor(gradient))
 
 
 def second_order_bias(name: str, confusion: DenoisedConfusion, **options: Any) -> float:
-    """``½ Σ_j tr(H_j Ĉov_j)``, the estimated second-order bias of ``f(Ĉ)``.
-
-    ``H_j``, the Hessian in the column ``j``, by central differences of the
-    gradient (a step of ``10⁻⁴`` of the total weight); ``options`` as for
-    :func:`metric_gradient`.
-    """
+    """``½ Σ_j tr(H_j Ĉov_j)``, the estimated second-order bias of ``f(Ĉ)``, the
+    Hessians by central differences of the gradient."""
     counts = confusion.counts
     n_classes = counts.shape[0]
     step = 1e-4 * max(float(abs(counts.sum())), 1.0)
@@ -372,13 +345,8 @@ def count_estimand_score(
     parameters: dict | None = None,
     **options: Any,
 ) -> NoisyScore:
-    """The truth or remeasurement estimate of a count metric.
-
-    ``observed`` and ``pred`` are class positions; ``options`` (``pos_index``,
-    ``zero_division``) and ``parameters`` go to :func:`metric_gradient`. The
-    method is ``"exact"`` for the linear metrics, else ``"delta"``; the
-    variance is clipped at 0.
-    """
+    """The truth or remeasurement score of a count metric from class positions;
+    ``options`` and ``parameters`` go to :func:`metric_gradient`."""
     options = {"average": average, **options, **(parameters or {})}
     linear = COUNT_METRICS[metric].is_linear(average)
     if estimand == "truth":
