@@ -330,7 +330,7 @@ def _binary_score(
         tp, s = problem.observed_counts()
         value = metric_value(metric, tp, s, problem.n_pred_pos, m, **options)
         return NoisyScore(metric, value, 0.0, nominal, m, "exact")
-    distribution = _distribution(metric, problem, **options)
+    distribution = count_metric_distribution(metric, problem, **options)
     if method == "delta":
         *sums, n_pred_pos, total = problem.sums()
         # A constant prediction leaves balanced accuracy 1/2 but where a single
@@ -354,26 +354,6 @@ def _binary_score(
     )
 
 
-#: Up to this many samples a score keeps the exact distribution of its metric
-#: (for :meth:`NoisyScore.confidence_interval`).
-_MAX_DISTRIBUTION_SAMPLES = 1 << 20
-
-
-def _distribution(
-    metric: str, problem: _BinaryProblem, *, zero_division: float = 0.0,
-    adjusted: bool = False,
-) -> Any:  # fmt: skip
-    """The exact distribution of the plain metric, unweighted, where one is kept."""
-    if (
-        problem.weight is not None
-        or adjusted
-        or zero_division != 0.0
-        or problem.n_samples > _MAX_DISTRIBUTION_SAMPLES
-    ):
-        return None
-    return count_metric_distribution(metric, problem.pi(), problem.pred_pos)
-
-
 def _precision_measurement(
     problem: _BinaryProblem, *, nominal: float, zero_division: float = 0.0
 ) -> NoisyScore:
@@ -388,7 +368,9 @@ def _precision_measurement(
         expected = metric_value("precision", tp, 0, n_pred_pos, n_samples)
     return NoisyScore(
         "precision", expected, v_t / n_pred_pos**2, nominal, n_samples, "exact",
-        distribution=_distribution("precision", problem, zero_division=zero_division),
+        distribution=count_metric_distribution(
+            "precision", problem, zero_division=zero_division
+        ),
     )  # fmt: skip
 
 

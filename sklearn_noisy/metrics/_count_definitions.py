@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -225,10 +226,6 @@ def _balanced_accuracy_value(
         with np.errstate(divide="ignore", invalid="ignore"):
             score = (score - chance) / (1.0 - chance)
     return score
-
-
-def _balanced_accuracy_gradient(counts: np.ndarray, **_: Any) -> tuple:
-    return _ratio_gradient(_RECALL, counts, pos_index=None, average="present", zero=0.0)
 
 
 def _balanced_accuracy_affine(
@@ -622,7 +619,9 @@ COUNT_METRICS: dict[str, CountMetric] = {
             adjustable=True,
             present_classes=True,
             _value=_balanced_accuracy_value,
-            _gradient=_balanced_accuracy_gradient,
+            _gradient=partial(
+                _ratio_gradient, _RECALL, pos_index=None, average="present", zero=0.0
+            ),
             _affine=_balanced_accuracy_affine,
             _delta=_balanced_accuracy_delta,
         ),

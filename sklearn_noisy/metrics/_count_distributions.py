@@ -11,6 +11,7 @@ import itertools
 import math
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 from scipy.special import ndtri
@@ -171,10 +172,18 @@ class TwoCountDistribution(_Tabled):
 
 
 def count_metric_distribution(
-    metric: str, pi: np.ndarray, pred_pos: np.ndarray
+    metric: str, problem: Any, *, zero_division: float = 0.0, adjusted: bool = False
 ) -> CountDistribution | TwoCountDistribution | None:
-    """The exact distribution of a binary count metric, or None when too large;
-    ``pi[i]`` is the probability that sample ``i`` is observed positive."""
+    """The exact distribution of the plain binary metric of an unweighted
+    ``_BinaryProblem``, or None when too large."""
+    if (
+        problem.weight is not None
+        or adjusted
+        or zero_division != 0.0
+        or problem.n_samples > MAX_STORED_SAMPLES
+    ):
+        return None
+    pi, pred_pos = problem.pi(), problem.pred_pos
     n_pred_pos = int(np.count_nonzero(pred_pos))
     tp = _Counts.of(pi[pred_pos])
     if COUNT_METRICS[metric].fixed_denominator:  # TP over a fixed total
