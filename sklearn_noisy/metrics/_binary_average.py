@@ -23,7 +23,7 @@ from ._binary_counts import CountLaws, _delta_moments, exact_moments, metric_val
 from ._confusion_draws import confusion_counts
 from ._count_definitions import COUNT_METRICS
 from ._count_distributions import count_metric_distribution
-from ._multiclass_average import _Problem
+from ._multiclass_average import _draw, _Problem
 from ._truth_counts import count_estimand_score
 
 #: The ways to compute the moments of a binary metric.
@@ -317,13 +317,10 @@ def _binary_score(
     nominal: float,
     zero_division: float = 0.0,
     adjusted: bool = False,
-    draws: Any = None,
+    mc: dict | None = None,
 ) -> NoisyScore:
-    """A binary metric with a random denominator: exact, delta or Monte Carlo.
-
-    Unequal sample weights make ``method="exact"`` Monte Carlo (``draws``: a
-    callable ``(problem) -> (E, Var)``).
-    """
+    """A binary metric with a random denominator: exact, delta or Monte Carlo
+    (``method="exact"`` with unequal weights, ``mc`` its options)."""
     m = problem.n_samples
     options = {"zero_division": zero_division, "adjusted": adjusted}
     if is_certain(problem.noise) and problem.weight is None:
@@ -346,7 +343,9 @@ def _binary_score(
                 distribution=distribution,
             )  # fmt: skip
     if problem.weight is not None:
-        expected, variance = draws(problem)
+        draws = _Problem(problem, problem.noise, problem.weight, None)
+        options.update(average="binary", pos_index=1)
+        expected, variance = _draw(metric, draws, options, mc)
         return NoisyScore(metric, expected, variance, nominal, m, "monte_carlo")
     expected, variance = exact_moments((metric,), problem.laws(), **options)[metric]
     return NoisyScore(
