@@ -214,19 +214,15 @@ class _BinaryProblem:
     def n_pred_pos(self) -> int:
         return int(np.count_nonzero(self.pred_pos))
 
-    def pi(self, rows: slice = slice(None)) -> np.ndarray:
-        """``π_i``, the probability that the observed label is positive."""
-        true_pos = self.true_pos[rows]
-        if self.noise.matrix is not None:
-            return self.noise.matrix[true_pos.view(np.int8), 1]
-        keep, flip = self.noise.keep_flip(rows)
-        return np.where(true_pos, keep, flip)
-
     n_classes = 2
 
     def indices(self, rows: slice) -> tuple[np.ndarray, np.ndarray]:
         """Class positions ``(true, pred)`` of a chunk, 1 the positive class."""
         return self.true_pos[rows].view(np.int8), self.pred_pos[rows].view(np.int8)
+
+    def pi(self, rows: slice = slice(None)) -> np.ndarray:
+        """``π_i``, the probability that the observed label is positive."""
+        return self.noise.probability(self.indices(rows)[0], 1, rows)
 
     def laws(self) -> CountLaws:
         """The laws of TP and FN, streamed: no per-sample array is built."""
