@@ -16,14 +16,6 @@ import numpy as np
 from sklearn import metrics as sk
 
 
-def _divide(numerator: Any, denominator: Any, zero: float) -> np.ndarray:
-    """scikit-learn's ``_prf_divide``: ``zero`` where the denominator is 0."""
-    denominator = np.asarray(denominator, dtype=np.float64)
-    undefined = denominator == 0
-    safe = np.where(undefined, 1.0, denominator)
-    return np.where(undefined, zero, np.asarray(numerator, dtype=np.float64) / safe)
-
-
 def nanaverage(values: Any, weights: Any, *, drop: bool | None = None) -> Any:
     """scikit-learn's ``_nanaverage`` along the last axis, to the last bit
     (``drop``, default with ``weights``: the NaN entries of one row removed)."""
@@ -74,9 +66,13 @@ class Ratio:
         return true_sum + (pred_sum if self.predicted else 0 * pred_sum)
 
     def of_sums(self, tp: Any, true_sum: Any, pred_sum: Any, zero: float) -> Any:
-        """The ratio of per-class sums (broadcast), ``zero`` where 0/0."""
+        """The ratio of per-class sums (broadcast), ``zero`` where the
+        denominator is 0 (scikit-learn's ``_prf_divide``)."""
         numerator = self.scale * np.asarray(tp, dtype=np.float64)
-        return _divide(numerator, self.denominator(true_sum, pred_sum), zero)
+        denominator = np.asarray(self.denominator(true_sum, pred_sum), np.float64)
+        undefined = denominator == 0
+        safe = np.where(undefined, 1.0, denominator)
+        return np.where(undefined, zero, numerator / safe)
 
     def undefined_probability(self, n_pred_pos: float, p_no_positive: float) -> float:
         """``P(d = 0)`` given the predicted total and ``P(no observed positive)``."""

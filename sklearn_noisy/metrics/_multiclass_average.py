@@ -394,7 +394,7 @@ def _multiclass_score(
         average=average if definition.averaged else "binary",
         zero_division=zero_value,
         weight=weight,
-        parameters=parameters,
+        **parameters,
     )
     return adjust_balanced_accuracy(score, k, adjusted)
 

@@ -342,12 +342,11 @@ def count_estimand_score(
     nominal: float,
     average: str = "binary",
     weight: np.ndarray | None = None,
-    parameters: dict | None = None,
     **options: Any,
 ) -> NoisyScore:
     """The truth or remeasurement score of a count metric from class positions;
-    ``options`` and ``parameters`` go to :func:`metric_gradient`."""
-    options = {"average": average, **options, **(parameters or {})}
+    ``options`` go to :func:`metric_gradient`."""
+    options = {"average": average, **options}
     linear = COUNT_METRICS[metric].is_linear(average)
     if estimand == "truth":
         confusion = denoised_confusion(observed, pred, noise, weight)
