@@ -1,8 +1,4 @@
-"""The area under the ROC curve when binary labels flip.
-
-:func:`expected_roc_auc_score`: exact moments over the flips (user guide:
-:ref:`formula_roc_auc`), and a de-noised estimate of the AUC on the true classes.
-"""
+"""The area under the ROC curve when binary labels flip (:ref:`roc_auc`)."""
 
 from __future__ import annotations
 
@@ -132,14 +128,7 @@ def _forward(
 def _truth(
     positive: np.ndarray, scores: np.ndarray, t0: np.ndarray, t1: np.ndarray
 ) -> tuple[float, float]:
-    """De-noised AUC ``Û / D̂`` from unbiased per-pair terms, delta variance.
-
-    ``u_i = (1[observed positive] − t0_i) / (t1_i − t0_i)`` is unbiased for the
-    true indicator and independent across samples, so
-    ``Û = Σ_{i≠j} h_ij u_i (1 − u_j) = Σ u_i r_i − (S² − Σ u²)/2`` and
-    ``D̂ = Σ_{i≠j} u_i (1 − u_j) = (M − 1) S − (S² − Σ u²)`` are unbiased for the
-    true Mann-Whitney count and for ``N₊ N₋`` (``S = Σ u``).
-    """
+    """De-noised AUC ``Û / D̂`` and its delta variance (user guide: truth estimate)."""
     n_samples = positive.size
     scale = t1 - t0
     u = (positive - t0) / scale
@@ -158,8 +147,8 @@ def _truth(
     estimate = count / pairs
     rest = total - u
     gradient = (ranks - rest - estimate * ((n_samples - 1) - 2.0 * rest)) / pairs
-    # Var(u_i) = π_i (1 − π_i) / (t1 − t0)², π_i (1 − π_i) estimated without bias
-    # (it is linear in the true indicator), kept within its two possible values.
+    # Var(u_i) = π_i (1 − π_i) / (t1 − t0)², estimated without bias and kept
+    # within its two possible values.
     low, high = t0 * (1.0 - t0), t1 * (1.0 - t1)
     spread = np.clip(
         low + u * (high - low), np.minimum(low, high), np.maximum(low, high)
@@ -182,10 +171,8 @@ def expected_roc_auc_score(
 ) -> NoisyScore:
     """Expected ROC AUC, and its variance, when binary labels flip.
 
-    The scores are held fixed and each label flips with probability ``q_i`` (or
-    as a 2 x 2 transition matrix says). The moments are conditional on both
-    classes being present, with a warning when one class is missing in more
-    than 0.1 % of draws. Read more in the :ref:`User Guide <formula_roc_auc>`.
+    The scores are held fixed; the moments are conditional on both classes
+    being present. Read more in the :ref:`User Guide <formula_roc_auc>`.
 
     Parameters
     ----------
@@ -210,24 +197,18 @@ def expected_roc_auc_score(
         ``y_true``. Needed when ``y_true`` holds one class only.
 
     method : {"auto", "exact", "delta"}, default="auto"
-        ``"exact"``: the exact conditional moments; ``"delta"``: a second-order
-        expansion in the number of positives. ``"auto"`` is exact up to 5·10⁶
-        terms, else delta. The truth estimand always uses the delta method.
+        Exact conditional moments, or a delta expansion in the number of
+        positives; ``"auto"`` is exact up to 5·10⁶ terms. Truth uses delta.
 
     estimand : {"forward", "truth"}, default="forward"
-        ``"forward"``: the AUC over flips of exact labels ``y_true``;
-        ``"truth"``: an estimate of the AUC against the unknown true classes
-        (:ref:`estimands`).
+        The AUC over flips of exact labels ``y_true``, or an estimate of the
+        AUC against the unknown true classes (:ref:`estimands`).
 
     Returns
     -------
     NoisyScore
         ``nominal`` is scikit-learn's ROC AUC of ``y_true`` (NaN when it holds
         one class).
-
-    See Also
-    --------
-    sklearn.metrics.roc_auc_score : The metric on exact labels.
 
     Examples
     --------
@@ -247,7 +228,7 @@ def expected_roc_auc_score(
     t0, t1, noise = _flip_law(positive, q, transition_matrix)
     nominal = _nominal(positive, scores)
     n_samples = positive.size
-    if not (np.any(t0 > 0.0) or np.any(t1 < 1.0)):  # no noise: scikit-learn's
+    if not (np.any(t0 > 0.0) or np.any(t1 < 1.0)):
         if np.isnan(nominal):
             raise ValueError(
                 "Only one class present in y_true. ROC AUC score is not defined "
