@@ -129,56 +129,30 @@ def _loss_totals(
             centred = losses - expected[:, None]
             variance = np.einsum("ij,ij->i", weights, centred * centred)
         elif estimand == "truth":
-            expected, variance = _truth_terms(losses, k, noise, rows, inverse)
+            weights = noise.inverse_rows(k, rows, inverse)
+            expected = np.einsum("ij,ij->i", weights, losses)
+            if noise.matrix is None and noise.n_classes == 2:
+                # exact: ℓ̂ = A + B ĉ with Var ĉ = q(1−q)/(1−2q)²
+                _, scale = noise.flip_scale(rows)
+                keep_variance, _ = noise.keep_flip_variance(rows)
+                jump = losses[:, 1] - losses[:, 0]
+                variance = keep_variance / (scale * scale) * jump * jump
+            else:  # unbiased: ℓ̂² − the backward-corrected ℓ²
+                squares = np.einsum("ij,ij->i", weights, losses * losses)
+                variance = expected * expected - squares
             floor = noise.variance_floor(losses, rows, inverse)
             totals[3] += weighted_totals(weight, rows, floor)[0]  # Σ w² floor
-        else:
+        else:  # Σ_c T⁻¹[c̃, c] h(c), h(c) the loss's variance given class c
             expected = nominal
-            variance = _remeasurement_terms(losses, k, noise, rows, inverse)
+            matrices = observation_matrices(noise, rows, k.shape[0])
+            means = np.einsum("icj,ij->ic", matrices, losses)
+            centred = losses[:, None, :] - means[:, :, None]
+            spread = np.einsum("icj,icj->ic", matrices, centred * centred)
+            variance = class_function_estimate(noise, k, rows, inverse, spread)
         totals[:3] += weighted_totals(weight, rows, nominal, expected, variance)
         if terms is not None:
             terms[rows] = expected
     return tuple(float(t) for t in totals)
-
-
-def _truth_terms(
-    losses: np.ndarray,
-    k: np.ndarray,
-    noise: FlipNoise,
-    rows: slice,
-    inverse: np.ndarray | None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The backward-corrected losses of a chunk and their variances."""
-    weights = noise.inverse_rows(k, rows, inverse)
-    expected = np.einsum("ij,ij->i", weights, losses)
-    if noise.matrix is None and noise.n_classes == 2:
-        # Exact and label-free: ℓ̂ = A + B ĉ with Var ĉ = q(1−q)/(1−2q)².
-        _, scale = noise.flip_scale(rows)
-        keep_variance, _ = noise.keep_flip_variance(rows)
-        jump = losses[:, 1] - losses[:, 0]
-        return expected, keep_variance / (scale * scale) * jump * jump
-    # Unbiased estimate of Var ℓ̂_i: ℓ̂_i² − (backward-corrected ℓ_i²).
-    return expected, expected * expected - np.einsum(
-        "ij,ij->i", weights, losses * losses
-    )
-
-
-def _remeasurement_terms(
-    losses: np.ndarray,
-    k: np.ndarray,
-    noise: FlipNoise,
-    rows: slice,
-    inverse: np.ndarray | None,
-) -> np.ndarray:
-    """Unbiased estimates of the label-noise variance of each observed loss.
-
-    ``Σ_c T⁻¹[c̃, c] h(c)``, ``h(c)`` the loss's variance given true class ``c``.
-    """
-    matrices = observation_matrices(noise, rows, k.shape[0])
-    means = np.einsum("icj,ij->ic", matrices, losses)
-    centred = losses[:, None, :] - means[:, :, None]
-    spread = np.einsum("icj,icj->ic", matrices, centred * centred)
-    return class_function_estimate(noise, k, rows, inverse, spread)
 
 
 def _expected_loss(
