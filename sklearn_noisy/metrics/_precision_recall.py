@@ -11,7 +11,7 @@ Monte Carlo. Balanced accuracy and MCC are symmetric in the two classes.
 The functions of MCC and Cohen's kappa are built from their definitions
 (:func:`count_metric_function`).
 That is ``estimand="forward"``; ``"truth"`` and ``"remeasurement"`` go through
-the confusion matrix (:mod:`._count_estimands`; user guide:
+the confusion matrix (:mod:`._truth_counts`; user guide:
 :ref:`estimands`).
 """
 
