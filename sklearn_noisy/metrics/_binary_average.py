@@ -315,11 +315,24 @@ def _binary_score(
     adjusted: bool = False,
     mc: dict | None = None,
 ) -> NoisyScore:
-    """A binary metric with a random denominator: exact, delta or Monte Carlo
-    (``method="exact"`` with unequal weights, ``mc`` its options)."""
+    """A binary metric: precision in closed form, the others exact, delta or
+    Monte Carlo (``method="exact"`` with unequal weights, ``mc`` its options)."""
     m = problem.n_samples
     options = {"zero_division": zero_division, "adjusted": adjusted}
-    if is_certain(problem.noise) and problem.weight is None:
+    certain = is_certain(problem.noise) and problem.weight is None
+    if COUNT_METRICS[metric].fixed_denominator:  # Σ_P w π / Σ_P w
+        t, _, v_t, _, n_pred_pos, _ = problem.sums()
+        if n_pred_pos == 0:
+            return NoisyScore(metric, zero_division, 0.0, nominal, m, "exact")
+        expected = t / n_pred_pos
+        if certain:
+            tp, _ = problem.observed_counts()
+            expected = metric_value(metric, tp, 0, n_pred_pos, m)
+        return NoisyScore(
+            metric, expected, v_t / n_pred_pos**2, nominal, m, "exact",
+            distribution=count_metric_distribution(metric, problem, **options),
+        )  # fmt: skip
+    if certain:
         tp, s = problem.observed_counts()
         value = metric_value(metric, tp, s, problem.n_pred_pos, m, **options)
         return NoisyScore(metric, value, 0.0, nominal, m, "exact")
@@ -347,26 +360,6 @@ def _binary_score(
     return NoisyScore(
         metric, expected, variance, nominal, m, "exact", distribution=distribution
     )
-
-
-def _precision_measurement(
-    problem: _BinaryProblem, *, nominal: float, zero_division: float = 0.0
-) -> NoisyScore:
-    """Closed form: E = Σ_P w π / Σ_P w, Var = Σ_P w² π (1 - π) / (Σ_P w)²."""
-    n_samples = problem.n_samples
-    t, _, v_t, _, n_pred_pos, _ = problem.sums()
-    if n_pred_pos == 0:
-        return NoisyScore("precision", zero_division, 0.0, nominal, n_samples, "exact")
-    expected = t / n_pred_pos
-    if is_certain(problem.noise) and problem.weight is None:
-        tp, _ = problem.observed_counts()
-        expected = metric_value("precision", tp, 0, n_pred_pos, n_samples)
-    return NoisyScore(
-        "precision", expected, v_t / n_pred_pos**2, nominal, n_samples, "exact",
-        distribution=count_metric_distribution(
-            "precision", problem, zero_division=zero_division
-        ),
-    )  # fmt: skip
 
 
 def _binary_estimand(

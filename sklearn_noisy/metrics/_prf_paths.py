@@ -24,7 +24,6 @@ from ._binary_average import (
     _binary_problem,
     _binary_score,
     _check_option,
-    _precision_measurement,
     check_zero_division,
 )
 from ._count_definitions import COUNT_METRICS
@@ -138,8 +137,6 @@ def _binary_path(
         return adjust_balanced_accuracy(score, 2, adjusted)
     if is_identity(problem.noise):
         return NoisyScore(metric, nominal, 0.0, nominal, m, "exact")
-    if COUNT_METRICS[metric].fixed_denominator:
-        return _precision_measurement(problem, nominal=nominal, zero_division=zero)
     return _binary_score(
         metric,
         problem,
