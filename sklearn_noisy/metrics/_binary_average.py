@@ -205,6 +205,7 @@ class _BinaryProblem:
     pred_pos: np.ndarray
     noise: FlipNoise
     weight: np.ndarray | None = None
+    n_classes = 2  # the class positions: 0 negative, 1 positive
 
     @property
     def n_samples(self) -> int:
@@ -213,8 +214,6 @@ class _BinaryProblem:
     @property
     def n_pred_pos(self) -> int:
         return int(np.count_nonzero(self.pred_pos))
-
-    n_classes = 2
 
     def indices(self, rows: slice) -> tuple[np.ndarray, np.ndarray]:
         """Class positions ``(true, pred)`` of a chunk, 1 the positive class."""
