@@ -94,6 +94,15 @@ def _check_length(array: np.ndarray, n_samples: int, *, name: str) -> None:
         )
 
 
+def check_same_length(y_true: Any, other: Any, name: str = "y_pred") -> None:
+    """Raise ``ValueError`` unless ``y_true`` and ``other`` have as many samples."""
+    if y_true.shape[0] != other.shape[0]:
+        raise ValueError(
+            f"y_true and {name} must have the same number of samples; got "
+            f"{y_true.shape[0]} and {other.shape[0]}."
+        )
+
+
 def check_sample_weight(
     sample_weight: Any, n_samples: int, *, allow_negative: bool = False
 ) -> np.ndarray | None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ._arrays import CHUNK_SIZE, check_finite, chunks
+from ._arrays import check_finite, check_same_length, chunks
 
 #: Object arrays of strings at most this long are stored as fixed-width unicode.
 _MAX_UNICODE_LENGTH = 64
@@ -170,11 +170,7 @@ def check_classification_labels(
     y_pred = as_label_array(y_pred, name="y_pred")
     if y_true.shape[0] == 0:
         raise ValueError("y_true is empty: at least one sample is required.")
-    if y_true.shape[0] != y_pred.shape[0]:
-        raise ValueError(
-            "y_true and y_pred must have the same number of samples; got "
-            f"{y_true.shape[0]} and {y_pred.shape[0]}."
-        )
+    check_same_length(y_true, y_pred)
     if labels is None:
         kinds = {y_true.dtype.kind, y_pred.dtype.kind}
         try:
@@ -283,8 +279,7 @@ def _small_int_labels(y_true: np.ndarray, y_pred: np.ndarray) -> EncodedLabels |
         present = np.ones(span, dtype=bool)
     elif span <= 4 * n_samples + 1024:
         counts = np.zeros(span, dtype=np.intp)
-        for start in range(0, n_samples, CHUNK_SIZE):
-            rows = slice(start, start + CHUNK_SIZE)
+        for rows in chunks(n_samples):
             for array in (true_int, pred_int):
                 counts += np.bincount(array[rows].astype(np.intp) - low, minlength=span)
         present = counts > 0

@@ -18,6 +18,7 @@ from ._arrays import (
     _is_scalar,
     as_float_array,
     check_finite,
+    check_same_length,
     check_sample_weight,
 )
 from ._noise import GaussianNoise, check_sigma
@@ -62,11 +63,7 @@ def check_regression_inputs(
         y_true = y_true[:, None]
     if y_pred.ndim == 1:
         y_pred = y_pred[:, None]
-    if y_true.shape[0] != y_pred.shape[0]:
-        raise ValueError(
-            "y_true and y_pred must have the same number of samples; got "
-            f"{y_true.shape[0]} and {y_pred.shape[0]}."
-        )
+    check_same_length(y_true, y_pred)
     if y_true.shape[1] != y_pred.shape[1]:
         raise ValueError(
             "y_true and y_pred must have the same number of outputs; got "
