@@ -605,17 +605,6 @@ class _WarningPrinter:
         sys.stderr.flush()
 
 
-#: The exceptions that report an error in the input or the options (exit 2).
-_USER_ERRORS = (
-    ValueError,
-    TypeError,
-    LookupError,
-    OSError,
-    ImportError,
-    ArithmeticError,
-)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (0 success, 2 user error).
 
@@ -643,7 +632,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CLIError as exc:
         print(f"{PROG} {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
-    except _USER_ERRORS as exc:
+    except (
+        ValueError,
+        TypeError,
+        LookupError,
+        OSError,
+        ImportError,
+        ArithmeticError,
+    ) as exc:
         print(
             f"{PROG} {args.command}: error: {type(exc).__name__}: {_one_line(exc)}",
             file=sys.stderr,
