@@ -9,6 +9,7 @@ from typing import Any
 
 from scipy.special import ndtri, stdtrit
 
+from .utils._unified_interval import unified_interval
 from .utils._validation import ESTIMANDS
 
 #: How an expected metric was computed (``NoisyScore.method``).
@@ -339,11 +340,25 @@ default="auto"
     def _normal_interval(
         self, variance: float, level: float, dof: float, method: str = "t"
     ) -> ConfidenceInterval:
-        """``expected ± z·sqrt(variance)``, ``z`` normal or Student's for ``dof``."""
+        """``expected ± z·sqrt(variance)``, ``z`` normal or Student's for ``dof``.
+
+        The truth and remeasurement estimates can fall beyond the metric's
+        range: near a bound their interval is Feldman and Cousins's unified
+        interval (its SD scaled by Student's quantile for a finite ``dof``), which
+        keeps its coverage and ends at the bound (a limit) when the estimate
+        lies at or beyond it. The forward value's interval is clipped.
+        """
         p = 0.5 + level / 2.0
         z = float(ndtri(p)) if math.isinf(dof) else float(stdtrit(dof, p))
         if math.isinf(variance):
             low, high = -math.inf, math.inf
+        elif self.estimand != "forward":
+            sd = math.sqrt(variance) * z / float(ndtri(p))
+            lower, upper = METRIC_RANGES.get(self.metric, (-math.inf, math.inf))
+            low, high = unified_interval(
+                self.expected, sd, lower=lower, upper=upper, confidence=level
+            )
+            return ConfidenceInterval(low, high, method)
         else:
             half = z * math.sqrt(variance)
             low, high = self.expected - half, self.expected + half
