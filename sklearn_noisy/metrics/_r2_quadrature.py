@@ -1,51 +1,9 @@
-"""Exact moments of R² = 1 − SSE/SST under Gaussian label error.
+"""Exact moments of ``1 - X/Y`` (R², explained variance) under Gaussian label error.
 
-User guide: :ref:`formula_r2`.
-
-Notation (weights ``w_i``, ``W = Σ w_i``; without weights ``w_i = 1``):
-``X = Σ w_i (y_i − ŷ_i)²``, ``Y = Σ w_i (y_i − ȳ_w)²`` with ``ȳ_w`` the weighted
-mean of the noisy labels, and ``ρ = X/Y`` so that ``R² = 1 − ρ``. With
-``Y = yᵀC y``, ``C = diag(w) − w wᵀ/W``, the identities
-
-    E[X/Y]  = ∫₀^∞ E[X e^{−tY}] dt,        E[Z²/Y²] = ∫₀^∞ t E[Z² e^{−tY}] dt
-
-are evaluated in closed form at every ``t``: under the exponential tilt
-``e^{−tY}`` the labels stay Gaussian, with covariance
-``G = diag(σ²r) + γ ψψᵀ`` (Sherman–Morrison) where ``r_i = 1/(1 + 2t w_i σ_i²)``,
-``ψ_i = w_i σ_i² r_i`` and ``γ = 2t/Σ w r``, and with mean
-``m_i = ū + r_i (ȳ_i − ū)``, ``ū = Σ w r ȳ / Σ w r`` (the tilted mean written
-without the cancelling ``wᵀu`` sums of the user guide's formula; it is the
-same quantity). Then
-
-    L(t) = E e^{−tY} = Π_i (1 + a_i)^{−1/2} (Σ w r / W)^{−1/2} exp(−t Σ w r (ȳ − ū)²)
-
-(the det form ``Π D_i · (1/W) Σ w/D_i``; the exponent is a weighted sum of
-squares, so it never cancels), and ``X`` and ``Z = X − cY`` are Gaussian
-quadratic forms whose tilted mean and variance are traces and sums over the
-structured ``G``. The variance is computed centred: with ``c`` the
-delta-method value of ``E[ρ]``,
-``Var[ρ] = E[(X − cY)²/Y²] − (E[ρ] − c)²``, which avoids the cancellation of
-``E[ρ²] − E[ρ]²``.
-
-All sums over samples have the form ``Σ_i q_i τ_i^k r_i^β`` (``τ = wσ²``,
-``q`` a product of ``w``, ``ȳ`` and ``d = ȳ − ŷ``), so the samples with
-small ``2tτ_i`` enter through power series whose coefficients are computed
-once (:class:`~._quadrature.BucketedPowerSums`), and a node costs
-``O(1)`` apart from the few samples with a large ``2tτ_i``.
-
-**Explained variance** (``centred``): ``X = Σ w (d − d̄_w)²`` is the same
-quadratic form ``C`` as ``Y``, in the residuals. It does not change when a
-constant is added to ``ŷ``, so ``ŷ`` is shifted to make the true residuals'
-weighted mean 0; under the tilt ``Σ w (m − ŷ) = −2t Σ w τ r (ȳ − ū)``, and the
-centring subtracts ``[(Σ w (m − ŷ))² + wᵀGw]/W`` from ``E_t[X]`` and
-``E_t[Z]``, replaces ``diag(w)`` by ``C`` in ``tr((AG)²)`` and ``b`` by
-``b − κw`` (``κ = Σ w (m − ŷ)/W``) in ``bᵀGb``.
-
-**Existence.** Let ``r`` be the rank of the centred noise (the number of noisy
-samples if some sample is exact, else ``M − 1``). If ``Y`` can reach 0 (fewer
-than two exact samples with distinct values), ``E[R²]`` is finite iff
-``r > 2`` and ``Var[R²]`` iff ``r > 4``; the integrands then decay like a
-power of ``t``, and the quadrature adds the tail analytically.
+:func:`ratio_moments` gives the mean and variance of one output's ratio or of
+the variance-weighted ratio ``Σ X_k / Σ Y_k`` of several outputs, by
+quadrature over the exponential tilt ``e^{-tY}`` or by the delta method, and
+decides which moments exist (user guide: :ref:`formula_r2`).
 """
 
 from __future__ import annotations
@@ -56,12 +14,12 @@ from typing import Any
 import numpy as np
 from scipy.special import comb
 
-from ._quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums
+from ._quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums, gauss_kronrod
 
-__all__ = ["R2Moments", "delta_ratio", "make_integrand"]
+__all__ = ["delta_ratio", "ratio_moments"]
 
 #: Labels whose scaled variance ``w (σ/S)²`` is below this are exact for the
-#: numerics (far below double precision; see :meth:`_R2Data._tau`).
+#: numerics (see :meth:`_R2Data._tau`).
 _TAU_EXACT = 1e-280
 
 # Families q_i of the power sums, and the (k, β) pairs of Σ q τ^k r^β.
@@ -80,33 +38,12 @@ _BINOM = np.array(
 )
 #: log1p(a) = Σ_{n≥1} (−1)^{n−1} a^n / n
 _LOG1P = np.array([0.0] + [(-1.0) ** (n - 1) / n for n in range(1, SERIES_TERMS + 1)])
-#: Below this ``CV²`` (see :func:`delta_ratio`) the second-order delta
-#: method is exact to double precision (its relative error is about ``CV²``),
-#: while the quadrature's centred integrands cancel to ``1e-16/CV²``: the
-#: delta values are returned as the exact ones.
+#: Below this ``CV²`` the delta method is exact to double precision and is
+#: returned as the exact value (user guide: formula_r2, "Tiny noise").
 _CV2_DELTA_EXACT = 1e-15
 _X_LOWER = -40.0
 _X_CAP = 150.0
 _LOG_TINY = -745.0
-
-
-class R2Moments:
-    """Result of :func:`r2_moments` for one output."""
-
-    __slots__ = ("expected", "message", "noisy", "variance")
-
-    def __init__(
-        self,
-        expected: float,
-        variance: float,
-        message: str | None,
-        *,
-        noisy: bool = True,
-    ) -> None:
-        self.expected = expected
-        self.variance = variance
-        self.message = message
-        self.noisy = noisy  # some positively weighted label is noisy
 
 
 def _r2_families(base: np.ndarray) -> np.ndarray:
@@ -124,28 +61,28 @@ def _r2_families(base: np.ndarray) -> np.ndarray:
 
 
 class _R2Integrand:
-    """Tilted moments at ``t = eˣ/μ_Y`` (scaled units), vectorised over nodes."""
+    """One output's tilted moments at tilts ``t`` (its scaled units).
 
-    def __init__(
-        self,
-        sums: BucketedPowerSums,
-        tau_max: float,
-        exact_sums: np.ndarray,
-        w_total: float,
-        wdd_total: float,
-        mu_y: float,
-        c: float,
-        centred: bool = False,
-    ) -> None:
-        self.centred = centred
-        self.tau_max = tau_max
-        self.sums = sums
-        self.exact_sums = exact_sums  # Σ over exact samples of (w, wu, wu²)
-        self.w_total = w_total
-        self.wdd_total = wdd_total
-        self.mu_y = mu_y
+    ``c`` is the centre of ``Z = X - cY``; ``second``: also the moments of
+    ``Z`` (user guide: formula_r2).
+    """
+
+    def __init__(self, data: _R2Data, c: float, second: bool) -> None:
+        self.sums = BucketedPowerSums(
+            data.source,
+            data.n,
+            SERIES_TERMS + 3,
+            _r2_families,
+            uniform=data.tau_min == data.tau_max,
+            chunk=CHUNK_ROWS,
+        )
+        self.centred = data.centred
+        self.tau_max = data.tau_max
+        self.exact_sums = data.exact_sums  # Σ over exact samples of (w, wu, wu²)
+        self.w_total = float(data.n)
+        self.wdd_total = data.wdd_total
         self.c = c
-        self.second = True
+        self.second = second
 
     def _direct(self, scale: np.ndarray, s: np.ndarray, q: np.ndarray) -> np.ndarray:
         """Per-sample sums ``Σ q τ^k r^β`` (56 columns) and ``Σ log1p(a)``."""
@@ -193,24 +130,6 @@ class _R2Integrand:
         total[:, _W : _WUU + 1, _C01] += self.exact_sums
         total[:, _W : _WUU + 1, _C02] += self.exact_sums
         return total, log1p_sum
-
-    def log_l(self, x: np.ndarray) -> np.ndarray:
-        return self.evaluate(np.asarray(x, dtype=float), log_only=True)
-
-    def __call__(self, x: np.ndarray) -> np.ndarray:
-        return self.evaluate(np.asarray(x, dtype=float))
-
-    def evaluate(self, x: np.ndarray, log_only: bool = False) -> np.ndarray:
-        t = np.exp(x) / self.mu_y
-        if log_only:
-            return self.tilted(t, log_only=True)[0]
-        log_l, mean_x, mean_z, var_z = self.tilted(t)
-        lik = np.exp(np.minimum(log_l, 0.0))
-        first = t * lik * mean_x
-        if not self.second:
-            return first[None, :]
-        second = t * t * lik * (var_z + mean_z * mean_z)
-        return np.stack([first, second])
 
     def tilted(self, t: np.ndarray, log_only: bool = False) -> tuple[np.ndarray, ...]:
         """``(log L, E_t[X], E_t[Z], Var_t[Z])`` at the tilts ``t`` (scaled units).
@@ -283,64 +202,11 @@ class _R2Integrand:
         return log_l, mean_x, mean_z, var_z
 
 
-def _delta_parts(
-    totals: np.ndarray, w_total: float, centred: bool = False
-) -> np.ndarray:
-    """``(μ_X, μ_Y, V_X, V_Y, C_XY)``, the moments of the two sums, weighted.
-
-    User guide: :ref:`formula_r2`.
-
-    ``totals`` are the sums ``(Σ wd², Σ wũ², Σ τ, Σ τ², Σ wτ, Σ wτ², Σ wd²τ,
-    Σ wũ²τ, Σ wdũτ)`` with ``τ = wσ²`` and ``ũ`` centred at the weighted mean:
-    ``μ_X = Σ wd² + Σ τ``, ``μ_Y = Σ wũ² + Σ τ − Σ wτ/W``,
-    ``V_X = Σ (2τ² + 4wd²τ)``,
-    ``V_Y = 2[Σ τ² − 2 Σ wτ²/W + (Σ wτ/W)²] + 4 Σ wũ²τ`` and
-    ``C_XY = 2[Σ τ² − Σ wτ²/W] + 4 Σ wdũτ``. ``centred`` (``d`` centred at
-    its weighted mean, ``X`` of matrix ``C`` too): ``X`` takes ``Y``'s forms,
-    ``μ_X = Σ wd² + Σ τ − Σ wτ/W``, ``V_X`` and ``C_XY`` the bracket of ``V_Y``
-    with ``4 Σ wd²τ`` and ``4 Σ wdũτ``.
-    """
-    wdd, wuu, sum_tau, sum_tau2, sum_wtau, sum_wtau2, wddt, wuut, wdut = totals
-    mu_x = wdd + sum_tau
-    mu_y = wuu + sum_tau - sum_wtau / w_total
-    v_x = 2.0 * sum_tau2 + 4.0 * wddt
-    v_y = 2.0 * (sum_tau2 - 2.0 * sum_wtau2 / w_total + (sum_wtau / w_total) ** 2)
-    v_y += 4.0 * wuut
-    c_xy = 2.0 * (sum_tau2 - sum_wtau2 / w_total) + 4.0 * wdut
-    if centred:
-        trace = sum_tau2 - 2.0 * sum_wtau2 / w_total + (sum_wtau / w_total) ** 2
-        mu_x = mu_x - sum_wtau / w_total
-        v_x = 2.0 * trace + 4.0 * wddt
-        c_xy = 2.0 * trace + 4.0 * wdut
-    return np.array([mu_x, mu_y, v_x, v_y, c_xy])
-
-
-def delta_ratio(parts: np.ndarray) -> tuple[float, float, float]:
-    """Second-order delta ``E[X/Y]``, first-order ``Var[X/Y]``, and ``CV²``.
-
-    ``parts`` as :func:`_delta_parts` returns them. ``CV² = V_X/μ_X² +
-    V_Y/μ_Y²`` sets the relative size of the terms the delta method leaves
-    out.
-    """
-    mu_x, mu_y, v_x, v_y, c_xy = (float(value) for value in parts)
-    ratio = mu_x / mu_y
-    mean = ratio - c_xy / mu_y**2 + mu_x * v_y / mu_y**3
-    var = (v_x - 2.0 * ratio * c_xy + ratio * ratio * v_y) / mu_y**2
-    cv2 = v_x / mu_x**2 + v_y / mu_y**2 if mu_x > 0.0 else math.inf
-    return mean, max(var, 0.0), cv2
-
-
 class _R2Data:
-    """One output's inputs, read block by block (never copied whole).
+    """One output's inputs, read block by block, with its counts and delta sums.
 
-    ``w`` is normalised to ``Σ w = M``. Labels are scaled by
-    ``S = max(spread of y_true, |d|, σ)`` and centred at ū(∞), the limit of the
-    tilted mean ``ū = Σ w r ȳ / Σ w r`` for ``t → ∞``: the mean of the exact
-    labels if any, else the 1/σ²-weighted mean. The least noisy labels, which
-    dominate the exponent ``Σ w r (ȳ − ū)²`` at large ``t``, then sit near 0
-    and it does not cancel. "Exact" in the numerics includes σ so small that
-    ``(σ/S)²`` underflows: such labels are exact to far below double precision
-    (the existence rule still counts them as noisy).
+    ``w`` is normalised to ``Σ w = M``; labels are scaled by ``S`` and centred
+    at the limit of the tilted mean for ``t → ∞`` (user guide: formula_r2).
     """
 
     def __init__(
@@ -367,16 +233,14 @@ class _R2Data:
                 total += float(np.sum(d if weight is None else weight[rows] * d))
             self.shift = total / (n if weight is None else float(weight.sum()))
         s_min = self._scan()
+        self.n_noisy_num = 0
         if self.n_noisy == 0:
             return
         self._centre(s_min)
         self._delta_sums()
 
     def _scan(self) -> float:
-        """Pass 1: counts for the existence rule, ranges for the scale.
-
-        Returns the smallest positive ``σ`` (of a positively weighted sample).
-        """
+        """Pass 1: counts, ranges and the scale; returns the smallest ``σ > 0``."""
         d_max = s_max = 0.0
         y_min, y_max, s_min = math.inf, -math.inf, math.inf
         n_noisy = n_eff = n_exact = 0
@@ -413,16 +277,14 @@ class _R2Data:
         self.scale = max(y_max - y_min, d_max, s_max)
         return s_min
 
-    def _ratio_bounded(self, n_exact: int, exact_min: float, exact_max: float) -> bool:
-        """Whether ``X/Y`` is bounded although ``Y`` can reach 0.
+    def rank(self, numeric: bool = False) -> int:
+        """The rank of the centred noise (``numeric``: of the labels noisy in
+        the numerics)."""
+        n_noisy = self.n_noisy_num if numeric else self.n_noisy
+        return n_noisy if n_noisy < self.n_eff else self.n_eff - 1
 
-        With the exact labels all equal to ``v`` and every prediction equal to
-        ``v`` too, both sums are quadratic forms in ``e = y - v`` without
-        linear terms, and ``Y`` is positive definite on the noisy labels (the
-        exact ones have ``e = 0``): ``X/Y`` lies between the extreme
-        generalised eigenvalues, and every moment of R² exists. ``centred``:
-        a constant prediction makes ``X = Y``.
-        """
+    def _ratio_bounded(self, n_exact: int, exact_min: float, exact_max: float) -> bool:
+        """Whether ``X/Y`` is bounded although ``Y`` can reach 0 (user guide)."""
         if self.centred and self.constant_pred is not None:
             return True
         return (
@@ -503,15 +365,12 @@ class _R2Data:
         self.wdd_total = float(totals[0])
         self.exact_sums = exact_sums
         self.parts = _delta_parts(totals, w_total, self.centred)
-        self.mu_y = float(self.parts[1])
-        self.delta_mean, self.delta_var, self.cv2 = delta_ratio(self.parts)
 
     def _tau(self, w: np.ndarray, s: np.ndarray) -> np.ndarray:
-        """``τ = w (σ/S)²`` of a block, with the numerically exact labels at 0.
+        """``τ = w (σ/S)²`` of a block, flushed to 0 below :data:`_TAU_EXACT`.
 
-        ``τ`` below :data:`_TAU_EXACT` (σ below about 1e-140 times the scale) is
-        flushed to 0: such a label moves R² by a relative ~τ, and subnormal
-        values of ``τ`` would otherwise overflow the integrand's ratios to NaN.
+        Such a label moves R² by a relative ~τ; subnormal ``τ`` would overflow
+        the integrand's ratios to NaN.
         """
         tau = w * (s / self.scale) ** 2
         tau[tau < _TAU_EXACT] = 0.0
@@ -546,25 +405,230 @@ class _R2Data:
         return np.minimum(tau[noisy] / self.tau_max, 1.0), base
 
 
-def make_integrand(data: _R2Data, second: bool, c: float) -> _R2Integrand:
-    """The tilted moments of one output (``second``: also those of ``Z = X - cY``)."""
-    sums = BucketedPowerSums(
-        data.source,
-        data.n,
-        SERIES_TERMS + 3,
-        _r2_families,
-        uniform=data.tau_min == data.tau_max,
-        chunk=CHUNK_ROWS,
+def _delta_parts(
+    totals: np.ndarray, w_total: float, centred: bool = False
+) -> np.ndarray:
+    """``(μ_X, μ_Y, V_X, V_Y, C_XY)``, the moments of the two sums.
+
+    ``totals`` are ``(Σ wd², Σ wũ², Σ τ, Σ τ², Σ wτ, Σ wτ², Σ wd²τ, Σ wũ²τ,
+    Σ wdũτ)`` with ``τ = wσ²`` and ``ũ`` centred at the weighted mean (user
+    guide: formula_r2, formula_explained_variance for ``centred``).
+    """
+    wdd, wuu, sum_tau, sum_tau2, sum_wtau, sum_wtau2, wddt, wuut, wdut = totals
+    mu_x = wdd + sum_tau
+    mu_y = wuu + sum_tau - sum_wtau / w_total
+    v_x = 2.0 * sum_tau2 + 4.0 * wddt
+    v_y = 2.0 * (sum_tau2 - 2.0 * sum_wtau2 / w_total + (sum_wtau / w_total) ** 2)
+    v_y += 4.0 * wuut
+    c_xy = 2.0 * (sum_tau2 - sum_wtau2 / w_total) + 4.0 * wdut
+    if centred:
+        trace = sum_tau2 - 2.0 * sum_wtau2 / w_total + (sum_wtau / w_total) ** 2
+        mu_x = mu_x - sum_wtau / w_total
+        v_x = 2.0 * trace + 4.0 * wddt
+        c_xy = 2.0 * trace + 4.0 * wdut
+    return np.array([mu_x, mu_y, v_x, v_y, c_xy])
+
+
+def delta_ratio(parts: np.ndarray) -> tuple[float, float, float]:
+    """Second-order delta ``E[X/Y]``, first-order ``Var[X/Y]``, and ``CV²``.
+
+    ``parts`` as :func:`_delta_parts` returns them; ``CV² = V_X/μ_X² +
+    V_Y/μ_Y²`` is the relative size of the terms the delta method leaves out.
+    """
+    mu_x, mu_y, v_x, v_y, c_xy = (float(value) for value in parts)
+    ratio = mu_x / mu_y
+    mean = ratio - c_xy / mu_y**2 + mu_x * v_y / mu_y**3
+    var = (v_x - 2.0 * ratio * c_xy + ratio * ratio * v_y) / mu_y**2
+    cv2 = v_x / mu_x**2 + v_y / mu_y**2 if mu_x > 0.0 else math.inf
+    return mean, max(var, 0.0), cv2
+
+
+class _Integrand:
+    """``[t L E_t[X], t² L (Var_t[Z] + E_t[Z]²)]`` at ``t = eˣ/μ_Y``.
+
+    Summed over the outputs (each at its own scale, ``t β_k``), which stay
+    independent under the tilt; the outputs with numerically exact labels add
+    the constants ``(X, Y)``.
+    """
+
+    def __init__(
+        self,
+        outputs: list[tuple[float, _R2Data]],
+        constants: np.ndarray,
+        mu_y: float,
+        c: float,
+        second: bool,
+    ) -> None:
+        self.parts = [
+            (beta, _R2Integrand(data, c, second))
+            for beta, data in outputs
+            if data.n_noisy_num > 0
+        ]
+        x_const, y_const = constants
+        self.exact = (x_const, y_const, x_const - c * y_const)
+        self.mu_y, self.second = mu_y, second
+
+    def __call__(self, x: np.ndarray, log_only: bool = False) -> np.ndarray:
+        t = np.exp(np.asarray(x, dtype=float)) / self.mu_y
+        log_l = -t * self.exact[1]
+        mean_x = np.full(t.shape, self.exact[0])
+        mean_z = np.full(t.shape, self.exact[2])
+        var_z = np.zeros(t.shape)
+        for beta, part in self.parts:
+            moments = part.tilted(t * beta, log_only)
+            log_l += moments[0]
+            if log_only:
+                continue
+            mean_x += beta * moments[1]
+            if self.second:
+                mean_z += beta * moments[2]
+                var_z += beta * beta * moments[3]
+        if log_only:
+            return log_l
+        lik = np.exp(np.minimum(log_l, 0.0))
+        first = t * lik * mean_x
+        if not self.second:
+            return first[None, :]
+        return np.stack([first, t * t * lik * (var_z + mean_z * mean_z)])
+
+
+def _upper_limit(
+    integrand: _Integrand, tau_min: float, bounded: bool
+) -> tuple[float, bool]:
+    """The upper limit in ``x`` and whether a power-law tail is added there.
+
+    The limit is where ``L(t)`` underflows, or (``Y`` able to reach 0) where
+    every noisy ``2tτ_i ≥ 1e8`` and the integrands follow their power law.
+    """
+    for block in (
+        np.arange(0.0, 12.0, 4.0),
+        np.arange(12.0, 40.0, 4.0),
+        np.arange(40.0, _X_CAP, 4.0),
+    ):
+        tiny = integrand(block, log_only=True) < _LOG_TINY
+        a_min = 2.0 * np.exp(block) / integrand.mu_y * tau_min
+        saturated = (a_min >= 1e8) & (not bounded)
+        stop = tiny | saturated
+        if stop.any():
+            first = int(np.argmax(stop))
+            return float(block[first]), bool(saturated[first] and not tiny[first])
+    return _X_CAP, not bounded
+
+
+def _missing(what: str, rank: int, label: str, data: _R2Data | None) -> str:
+    """Why the ``what`` of the ratio does not exist (``data``: of one output)."""
+    need = 2 if what == "expected value" else 4
+    if data is None:
+        return (
+            f"The {what} of the variance-weighted {label} does not exist (it is "
+            f"infinite): the total sum of squares of all outputs can come "
+            f"arbitrarily close to 0, and the noise has rank r = {rank} summed over "
+            f"the outputs; the {what} is finite only when r > {need}."
+        )
+    if data.n_noisy < data.n_eff:
+        why = (
+            f"{data.n_noisy} of the {data.n_eff} labels are noisy and the exact "
+            "labels do not take two distinct values, so the noise has rank "
+            f"r = {data.n_noisy}"
+        )
+    else:
+        why = (
+            f"all {data.n_eff} labels are noisy, so the centred noise has rank "
+            f"r = {rank}"
+        )
+    return (
+        f"The {what} of {label} does not exist (it is infinite): {why}. The total "
+        "sum of squares can then come arbitrarily close to 0, and the "
+        f"{what} of {label} is finite only when r > {need}. Use more samples, or "
+        "include at least two exact labels (sigma = 0) with distinct values."
     )
-    integrand = _R2Integrand(
-        sums,
-        data.tau_max,
-        data.exact_sums,
-        float(data.n),
-        data.wdd_total,
-        data.mu_y,
-        c,
-        data.centred,
+
+
+def ratio_moments(
+    columns: list[tuple[np.ndarray, np.ndarray, Any, float, float]],
+    weight: np.ndarray | None,
+    *,
+    method: str,
+    centred: bool,
+    label: str,
+    nominal: float | None = None,
+) -> tuple[float, float, str | None]:
+    """``(E, Var, message)`` of ``1 - Σ X_k / Σ Y_k`` over the outputs ``columns``.
+
+    ``columns`` holds ``(y_true, y_pred, sigma, X, Y)`` of each output: 1-D
+    arrays, ``sigma`` a float or 1-D, and the sums of the labels as given
+    (weights normalised to ``Σ w = M``); some label must be noisy. ``nominal``:
+    the one output's value where its labels are exact for the numerics; None
+    for the variance-weighted ratio of several outputs. ``centred``: the
+    explained variance. ``message`` says which moment does not exist, if any.
+    """
+    noisy: list[_R2Data] = []
+    exact, numeric = np.zeros(2), np.zeros(2)  # (X, Y) of the exact outputs
+    for y_true, y_pred, sigma, x, y in columns:
+        data = _R2Data(y_true, y_pred, sigma, weight, centred)
+        if data.n_noisy_num == 0 and y > 0.0:  # Y_k = 0: weight 0 (scikit-learn)
+            (exact if data.n_noisy == 0 else numeric)[:] += (x, y)
+        if data.n_noisy:
+            noisy.append(data)
+    # In units of the first noisy output's scale: β_k = (S_k/S_0)².
+    unit = noisy[0].scale
+    outputs = [((data.scale / unit) ** 2, data) for data in noisy]
+    total = np.sum(
+        [data.parts * np.array([b, b, b * b, b * b, b * b]) for b, data in outputs],
+        axis=0,
+    ) + np.array([*exact / (unit * unit), 0.0, 0.0, 0.0])
+    delta_mean, delta_var, cv2 = delta_ratio(total)
+    rank = sum(data.rank() for data in noisy)
+    bounded = (
+        exact[1] > 0.0
+        or any(data.bounded for data in noisy)
+        or all(data.ratio_bounded for data in noisy)
     )
-    integrand.second = second
-    return integrand
+    one = noisy[0] if nominal is not None else None
+    if not (bounded or rank > 2):
+        return -math.inf, math.inf, _missing("expected value", rank, label, one)
+    var_exists = bounded or rank > 4
+    message = None if var_exists else _missing("variance", rank, label, one)
+    if method == "delta" or cv2 <= _CV2_DELTA_EXACT:
+        variance = delta_var if var_exists or method == "delta" else math.inf
+        return 1.0 - delta_mean, variance, message
+    constants = (exact + numeric) / (unit * unit)
+    integrand = _Integrand(outputs, constants, float(total[1]), delta_mean, var_exists)
+    if not integrand.parts:  # σ below the double range: exact to ~1e-600
+        expected = 1.0 - delta_mean if nominal is None else nominal
+        return expected, 0.0 if var_exists else math.inf, message
+    live = [(b, data) for b, data in outputs if data.n_noisy_num > 0]
+    upper, power_tail = _upper_limit(
+        integrand,
+        min(b * data.tau_min for b, data in live),
+        constants[1] > 0.0 or any(data.bounded_num for _, data in live),
+    )
+    n_comp = 2 if var_exists else 1
+    atol = np.array(
+        [1e-16 * max(abs(delta_mean), 1e-300), 1e-15 * max(delta_var, 1e-300)]
+    )
+    integrals = gauss_kronrod(
+        integrand,
+        _X_LOWER,
+        upper,
+        n_panels=max(4, math.ceil((upper - _X_LOWER) / 2.5)),
+        atol=atol[:n_comp],
+        rtol=np.array([1e-14, 1e-12])[:n_comp],
+    )
+    if power_tail:
+        # In x = log t the integrands decay as t^{-κ}: κ = r/2 where X/Y is
+        # bounded, else r/2 − 1 and r/2 − 2 (user guide: formula_r2).
+        rank_num = sum(data.rank(numeric=True) for _, data in live)
+        end = integrand(np.array([upper]))[:, 0]
+        if all(data.ratio_bounded_num for _, data in live):
+            kappa = np.full(n_comp, rank_num / 2.0)
+        else:
+            kappa = np.array([rank_num / 2.0 - 1.0, rank_num / 2.0 - 2.0])[:n_comp]
+        integrals = integrals + np.where(
+            kappa > 0, end / np.where(kappa > 0, kappa, 1.0), 0.0
+        )
+    mean_ratio = float(integrals[0])
+    if not var_exists:
+        return 1.0 - mean_ratio, math.inf, message
+    variance = float(integrals[1]) - (mean_ratio - delta_mean) ** 2
+    return 1.0 - mean_ratio, max(variance, 0.0), message
