@@ -67,18 +67,13 @@ def _named(function: Callable[..., Any], name: str, *args: Any, **kwargs: Any) -
 def _label_arrays(
     y_true: Any, y_pred_a: Any, y_pred_b: Any
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The three label vectors (1-D, not copied), of one length, not empty."""
+    """The three label vectors (1-D, not copied), not empty (their lengths are
+    checked at the public boundary)."""
     y = as_label_array(y_true, name="y_true")
     a = as_label_array(y_pred_a, name="y_pred_a")
     b = as_label_array(y_pred_b, name="y_pred_b")
     if y.shape[0] == 0:
         raise ValueError("y_true is empty: at least one sample is required.")
-    for name, values in (("y_pred_a", a), ("y_pred_b", b)):
-        if values.shape[0] != y.shape[0]:
-            raise ValueError(
-                f"y_true and {name} must have the same number of samples; got "
-                f"{y.shape[0]} and {values.shape[0]}."
-            )
     return y, a, b
 
 
@@ -341,11 +336,8 @@ def paired_precision(
     predicted = np.zeros(2)  # the (weighted) predicted positives of A and B
     for rows in chunks(y.shape[0]):
         _, a_index, b_index = _encode_chunk(y, a, b, rows, classes)
-        positive = np.stack((a_index == pos, b_index == pos))
-        if weight is None:
-            predicted += np.count_nonzero(positive, axis=1)
-        else:
-            predicted += positive.astype(np.float64) @ weight[rows]
+        positive = np.stack((a_index == pos, b_index == pos)).astype(np.float64)
+        predicted += positive.sum(1) if weight is None else positive @ weight[rows]
     scale = [1.0 / count if count > 0 else 0.0 for count in predicted]
     totals = np.zeros(3)
     for rows in chunks(y.shape[0]):
@@ -485,14 +477,9 @@ class DifferenceExistence(NamedTuple):
 def _exact_sign(
     w: np.ndarray, a: np.ndarray, b: np.ndarray, kind: str, v: float = 0.0
 ) -> int:
-    """The sign of ``Σ w (a − b) f``, decided exactly.
-
-    ``f`` is 1 (``kind="slope"``), ``a + b`` (``"level"``) or ``2v − a − b``
-    (``"point"``). The float sum is used when its error bound (relative
-    ``(n + 8) ε`` of ``Σ |terms|``, plus the subnormal range) cannot change
-    the sign; otherwise the sum is recomputed with :class:`fractions.Fraction`
-    from the inputs.
-    """
+    """The sign of ``Σ w (a − b) f``, ``f`` 1 (``kind="slope"``), ``a + b``
+    (``"level"``) or ``2v − a − b`` (``"point"``): from the float sum where its
+    rounding bound decides it, else in rational arithmetic."""
     with np.errstate(over="ignore", invalid="ignore"):
         terms = w * (a - b)
         if kind == "level":
@@ -517,12 +504,9 @@ def _exact_sign(
 def _one_output(
     y: np.ndarray, a: np.ndarray, b: np.ndarray, s: np.ndarray, w: np.ndarray
 ) -> tuple[int | None, float]:
-    """``(need, sign)`` of one output's positively weighted samples.
-
-    ``need`` is the factor in the rule "order ``k`` exists iff ``r > need·k``"
-    (2 or 1) or None when every moment exists; ``sign`` is the sign of an
-    infinite mean, NaN for an undefined one.
-    """
+    """``(need, sign)`` of one output's positively weighted samples: order ``k``
+    exists iff ``r > need·k`` (None: every order), and the sign of an infinite
+    mean (NaN: undefined). User guide: paired_existence."""
     noisy = s > 0.0
     exact_y = y[~noisy]
     if np.count_nonzero(noisy) == 0 or (
@@ -568,13 +552,11 @@ def r2_difference_existence(
     weight: np.ndarray | None,
     output_weights: Any = None,
 ) -> DifferenceExistence:
-    """The existence of ``E`` and ``Var`` of ``R²_A − R²_B`` (module docstring).
+    """Whether ``E`` and ``Var`` of ``R²_A − R²_B`` exist (:ref:`paired_existence`).
 
-    ``y_true``, ``y_pred_a``, ``y_pred_b`` are 2-D ``(n_samples, n_outputs)``,
-    ``sigma`` a float or an array broadcastable to them, ``weight`` None or
-    1-D, ``output_weights`` None (uniform) or the weights of the outputs
-    (outputs of weight 0 are left out). Only outputs with a centred-noise rank
-    ``r ≤ 4`` are examined sample by sample.
+    2-D validated inputs; ``output_weights`` None (uniform) or the outputs'
+    weights (outputs of weight 0 are left out). Only outputs with a centred-noise
+    rank ``r ≤ 4`` are examined sample by sample.
     """
     n, n_outputs = y_true.shape
     sigma = np.broadcast_to(np.asarray(sigma, dtype=np.float64), y_true.shape)
@@ -607,28 +589,19 @@ def r2_difference_existence(
     expected = math.nan
     if mean_fails and len(signs) == 1 and not math.isnan(next(iter(signs))):
         expected = math.copysign(math.inf, next(iter(signs)))
-    fail = mean_fails[0] if mean_fails else var_fails[0]
-    message = _message(fail, bool(mean_fails), n_outputs)
-    return DifferenceExistence(not mean_fails, False, expected, message)
-
-
-def _message(fail: tuple[int, int, int], mean: bool, n_outputs: int) -> str:
-    j, rank, need = fail
+    j, rank, need = mean_fails[0] if mean_fails else var_fails[0]
+    what, order = ("expected value", 1) if mean_fails else ("variance", 2)
     where = f" (output {j})" if n_outputs > 1 else ""
-    what, order = ("expected value", 1) if mean else ("variance", 2)
-    if need == 2:
-        why = (
-            "the shared total sum of squares can come arbitrarily close to 0 while "
-            "the difference of the squared errors does not"
-        )
-    else:
-        why = (
-            "the shared total sum of squares can come arbitrarily close to 0, and "
-            "the difference of the squared errors vanishes there only linearly"
-        )
-    return (
-        f"The {what} of the R² difference does not exist{where}: {why}; "
-        f"the noise has rank r = {rank} and the moment of order {order} needs "
-        f"r > {need * order}. Use more noisy labels, or include at least two "
-        "exact labels (sigma = 0) with distinct values."
+    why = (
+        " while the difference of the squared errors does not"
+        if need == 2
+        else ", and the difference of the squared errors vanishes there only linearly"
     )
+    message = (
+        f"The {what} of the R² difference does not exist{where}: the shared total "
+        f"sum of squares can come arbitrarily close to 0{why}; the noise has rank "
+        f"r = {rank} and the moment of order {order} needs r > {need * order}. Use "
+        "more noisy labels, or include at least two exact labels (sigma = 0) with "
+        "distinct values."
+    )
+    return DifferenceExistence(not mean_fails, False, expected, message)

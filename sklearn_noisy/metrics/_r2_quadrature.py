@@ -1,9 +1,10 @@
-"""Exact moments of ``1 - X/Y`` (R², explained variance) under Gaussian label error.
+"""The forward ``1 - X/Y`` (R², explained variance) under Gaussian label error.
 
-:func:`ratio_moments` gives the mean and variance of one output's ratio or of
-the variance-weighted ratio ``Σ X_k / Σ Y_k`` of several outputs, by
-quadrature over the exponential tilt ``e^{-tY}`` or by the delta method, and
-decides which moments exist (user guide: :ref:`formula_r2`).
+:func:`r2_forward` takes each output's sums once and combines the outputs as
+scikit-learn does; :func:`ratio_moments` gives the mean and variance of one
+output's ratio or of the variance-weighted ratio ``Σ X_k / Σ Y_k`` of several
+outputs, by quadrature over the exponential tilt ``e^{-tY}`` or by the delta
+method, and decides which moments exist (user guide: :ref:`formula_r2`).
 """
 
 from __future__ import annotations
@@ -13,10 +14,17 @@ from typing import Any
 
 import numpy as np
 from scipy.special import comb
+from sklearn.exceptions import UndefinedMetricWarning
 
+from .._noisy_score import NoisyScore
+from ..utils._warnings import warn
+from ._gaussian_forms import output_distributions, r2_distribution
 from ._quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums, gauss_kronrod
+from ._regression_definitions import RegressionLoss
+from ._regression_estimands import aggregate_outputs
+from ._regression_kernels import output_column, r2_from_sums, r2_sums
 
-__all__ = ["delta_ratio", "ratio_moments"]
+__all__ = ["delta_ratio", "r2_forward", "ratio_moments"]
 
 #: Labels whose scaled variance ``w (σ/S)²`` is below this are exact for the
 #: numerics (see :meth:`_R2Data._tau`).
@@ -44,20 +52,21 @@ _CV2_DELTA_EXACT = 1e-15
 _X_LOWER = -40.0
 _X_CAP = 150.0
 _LOG_TINY = -745.0
+_EMPTY = (math.inf, -math.inf)
+
+
+def _extend(bounds: tuple[float, float], values: np.ndarray) -> tuple[float, float]:
+    """``(min, max)`` of ``bounds`` and ``values``."""
+    if values.size == 0:
+        return bounds
+    return min(bounds[0], float(values.min())), max(bounds[1], float(values.max()))
 
 
 def _r2_families(base: np.ndarray) -> np.ndarray:
     """``q = (1, w, wu, wu², wd, wdu, wd²)`` from ``base = (w, u, d)``."""
-    w, u, d = base[:, 0], base[:, 1], base[:, 2]
-    q = np.empty((base.shape[0], 7))
-    q[:, _ONE] = 1.0
-    q[:, _W] = w
-    np.multiply(w, u, out=q[:, _WU])
-    np.multiply(q[:, _WU], u, out=q[:, _WUU])
-    np.multiply(w, d, out=q[:, _WD])
-    np.multiply(q[:, _WD], u, out=q[:, _WDU])
-    np.multiply(q[:, _WD], d, out=q[:, _WDD])
-    return q
+    w, u, d = base.T
+    wu, wd = w * u, w * d
+    return np.column_stack([np.ones_like(w), w, wu, wu * u, wd, wd * u, wd * d])
 
 
 class _R2Integrand:
@@ -76,13 +85,7 @@ class _R2Integrand:
             uniform=data.tau_min == data.tau_max,
             chunk=CHUNK_ROWS,
         )
-        self.centred = data.centred
-        self.tau_max = data.tau_max
-        self.exact_sums = data.exact_sums  # Σ over exact samples of (w, wu, wu²)
-        self.w_total = float(data.n)
-        self.wdd_total = data.wdd_total
-        self.c = c
-        self.second = second
+        self.data, self.tau_max, self.c, self.second = data, data.tau_max, c, second
 
     def _direct(self, scale: np.ndarray, s: np.ndarray, q: np.ndarray) -> np.ndarray:
         """Per-sample sums ``Σ q τ^k r^β`` (56 columns) and ``Σ log1p(a)``."""
@@ -127,8 +130,8 @@ class _R2Integrand:
         extra = extra.reshape(t.size, 7, len(_COMBOS) + 1)
         total += extra[:, :, :-1]
         log1p_sum += extra[:, 0, -1]
-        total[:, _W : _WUU + 1, _C01] += self.exact_sums
-        total[:, _W : _WUU + 1, _C02] += self.exact_sums
+        total[:, _W : _WUU + 1, _C01] += self.data.exact_sums
+        total[:, _W : _WUU + 1, _C02] += self.data.exact_sums
         return total, log1p_sum
 
     def tilted(self, t: np.ndarray, log_only: bool = False) -> tuple[np.ndarray, ...]:
@@ -143,7 +146,8 @@ class _R2Integrand:
         s_ru = T[:, _WU, _C01]
         ubar = s_ru / s_r
         exponent = T[:, _WUU, _C01] - ubar * s_ru  # Σ w r (u − ū)²
-        log_l = -0.5 * log1p_sum - 0.5 * np.log(s_r / self.w_total) - t * exponent
+        w_total = float(self.data.n)
+        log_l = -0.5 * log1p_sum - 0.5 * np.log(s_r / w_total) - t * exponent
         if log_only:
             return (log_l,)
         gamma = 2.0 * t / s_r
@@ -164,12 +168,12 @@ class _R2Integrand:
         sum_psi = T[:, _ONE, _C11]
         sum_wpsi = T[:, _W, _C11]
         gw2 = gamma * T[:, _W, _C22]  # γ Σ w ψ²
-        wv2 = self.wdd_total - 4.0 * t * dxi(_C11) + 4.0 * t * t * xi2(_C22)
+        wv2 = self.data.wdd_total - 4.0 * t * dxi(_C11) + 4.0 * t * t * xi2(_C22)
         tr_wg = sum_psi + gw2
         mean_x = wv2 + tr_wg
         g1 = 1.0 + gamma * sum_wpsi
-        w_total = self.w_total
-        if self.centred:  # minus [(Σ w (m − ŷ))² + wᵀGw]/W, Σ w d = 0
+        centred = self.data.centred
+        if centred:  # minus [(Σ w (m − ŷ))² + wᵀGw]/W, Σ w d = 0
             kappa = -2.0 * t * xi(_C11) / w_total
             centring = w_total * kappa * kappa + sum_wpsi * g1 / w_total
             mean_x = mean_x - centring
@@ -180,7 +184,7 @@ class _R2Integrand:
         mean_z = (1.0 - c) * tr_wg + cw * sum_wpsi * g1 + wv2 - c * xi2(_C02)
         tr_wgwg = T[:, _ONE, _C22] + 2.0 * gamma * T[:, _W, _C33] + gw2 * gw2
         # A = α diag(w) + β wwᵀ: β = c/W (R²), or −(1 − c)/W (A = (1 − c)C)
-        beta = -(1.0 - c) / w_total if self.centred else cw
+        beta = -(1.0 - c) / w_total if centred else cw
         tr_agag = (
             (1.0 - c) ** 2 * tr_wgwg
             + 2.0 * (1.0 - c) * beta * g1 * g1 * T[:, _W, _C22]
@@ -194,7 +198,7 @@ class _R2Integrand:
             + c * c * xi2(_C13)
         )
         fv = T[:, _WD, _C11] - 2.0 * t * xi(_C22) - c * xi(_C12)
-        if self.centred:  # b − κw
+        if centred:  # b − κw
             mean_z = mean_z - centring
             fvv = fvv - 2.0 * kappa * fv + kappa * kappa * sum_wpsi
             fv = fv - kappa * sum_wpsi
@@ -241,41 +245,27 @@ class _R2Data:
 
     def _scan(self) -> float:
         """Pass 1: counts, ranges and the scale; returns the smallest ``σ > 0``."""
-        d_max = s_max = 0.0
-        y_min, y_max, s_min = math.inf, -math.inf, math.inf
-        n_noisy = n_eff = n_exact = 0
-        exact_min, exact_max = math.inf, -math.inf
-        pred_min, pred_max = math.inf, -math.inf
+        y_range = pred_range = exact_range = s_range = _EMPTY
+        d_max, n_noisy, n_eff = 0.0, 0, 0
         for i in range(0, self.n, CHUNK_ROWS):
             y, d, s, w = self._block(i)
             positive = w > 0.0
-            yp = y[positive]
-            if yp.size:
-                y_min, y_max = min(y_min, float(yp.min())), max(y_max, float(yp.max()))
-                pred = self.y_pred[i : i + CHUNK_ROWS][positive]
-                pred_min = min(pred_min, float(pred.min()))
-                pred_max = max(pred_max, float(pred.max()))
-            d_max = max(d_max, float(np.abs(d).max()))
-            s_pos = s[positive]
-            if s_pos.size:
-                s_max = max(s_max, float(s_pos.max()))
+            yp, s_pos = y[positive], s[positive]
             noisy = s_pos > 0.0
+            y_range = _extend(y_range, yp)
+            pred_range = _extend(pred_range, self.y_pred[i : i + CHUNK_ROWS][positive])
+            exact_range = _extend(exact_range, yp[~noisy])
+            s_range = _extend(s_range, s_pos[noisy])
+            d_max = max(d_max, float(np.abs(d).max()))
             n_eff += int(yp.size)
             n_noisy += int(np.count_nonzero(noisy))
-            if noisy.any():
-                s_min = min(s_min, float(s_pos[noisy].min()))
-            exact_y = yp[~noisy]
-            if exact_y.size:
-                n_exact += exact_y.size
-                exact_min = min(exact_min, float(exact_y.min()))
-                exact_max = max(exact_max, float(exact_y.max()))
         self.n_noisy, self.n_eff = n_noisy, n_eff
-        self.bounded = n_exact >= 2 and exact_max > exact_min
+        self.bounded = exact_range[1] > exact_range[0]
         # The constant prediction of every positively weighted sample, if any.
-        self.constant_pred = pred_min if pred_min == pred_max else None
-        self.ratio_bounded = self._ratio_bounded(n_exact, exact_min, exact_max)
-        self.scale = max(y_max - y_min, d_max, s_max)
-        return s_min
+        self.constant_pred = pred_range[0] if pred_range[0] == pred_range[1] else None
+        self.ratio_bounded = self._ratio_bounded(*exact_range)
+        self.scale = max(y_range[1] - y_range[0], d_max, max(s_range[1], 0.0))
+        return s_range[0]
 
     def rank(self, numeric: bool = False) -> int:
         """The rank of the centred noise (``numeric``: of the labels noisy in
@@ -283,47 +273,39 @@ class _R2Data:
         n_noisy = self.n_noisy_num if numeric else self.n_noisy
         return n_noisy if n_noisy < self.n_eff else self.n_eff - 1
 
-    def _ratio_bounded(self, n_exact: int, exact_min: float, exact_max: float) -> bool:
-        """Whether ``X/Y`` is bounded although ``Y`` can reach 0 (user guide)."""
+    def _ratio_bounded(self, low: float, high: float) -> bool:
+        """Whether ``X/Y`` is bounded although ``Y`` can reach 0, the exact
+        labels spanning ``[low, high]`` (user guide: formula_r2)."""
         if self.centred and self.constant_pred is not None:
             return True
-        return (
-            n_exact >= 1
-            and exact_min == exact_max
-            and self.constant_pred is not None
-            and self.constant_pred == exact_min
-        )
+        return low == high == self.constant_pred
 
     def _centre(self, s_min: float) -> None:
         """Pass 2: the numerically exact labels, and the centre."""
         sums = np.zeros(4)  # Σ w ȳ, Σ w over exact; Σ π ȳ, Σ π (π = (σ_min/σ)²)
-        tau_min, tau_max = math.inf, 0.0
+        tau_range = num_range = _EMPTY
         n_noisy_num = 0
-        num_min, num_max = math.inf, -math.inf
-        n_exact_num = 0
         for i in range(0, self.n, CHUNK_ROWS):
             y, _, s, w = self._block(i)
             tau = self._tau(w, s)
             exact = (w > 0.0) & (tau == 0.0)
             noisy = tau > 0.0
-            if exact.any():
-                sums[0] += float(np.sum(w[exact] * y[exact]))
-                sums[1] += float(w[exact].sum())
-                n_exact_num += int(np.count_nonzero(exact))
-                num_min = min(num_min, float(y[exact].min()))
-                num_max = max(num_max, float(y[exact].max()))
-            if noisy.any():
-                precision = (s_min / s[noisy]) ** 2
-                sums[2] += float(np.sum(precision * y[noisy]))
-                sums[3] += float(precision.sum())
-                tau_min = min(tau_min, float(tau[noisy].min()))
-                tau_max = max(tau_max, float(tau[noisy].max()))
-                n_noisy_num += int(np.count_nonzero(noisy))
-        self.centre = sums[0] / sums[1] if n_exact_num else sums[2] / sums[3]
+            precision = (s_min / s[noisy]) ** 2
+            sums += (
+                np.sum(w[exact] * y[exact]),
+                w[exact].sum(),
+                np.sum(precision * y[noisy]),
+                precision.sum(),
+            )
+            num_range = _extend(num_range, y[exact])
+            tau_range = _extend(tau_range, tau[noisy])
+            n_noisy_num += int(np.count_nonzero(noisy))
+        exact_num = math.isfinite(num_range[0])
+        self.centre = sums[0] / sums[1] if exact_num else sums[2] / sums[3]
         self.n_noisy_num = n_noisy_num
-        self.bounded_num = n_exact_num >= 2 and num_max > num_min
-        self.ratio_bounded_num = self._ratio_bounded(n_exact_num, num_min, num_max)
-        self.tau_min, self.tau_max = tau_min, tau_max
+        self.bounded_num = num_range[1] > num_range[0]
+        self.ratio_bounded_num = self._ratio_bounded(*num_range)
+        self.tau_min, self.tau_max = tau_range
 
     def _delta_sums(self) -> None:
         """Pass 3: the delta-method sums, Σ w d², and the exact labels' sums."""
@@ -342,26 +324,13 @@ class _R2Data:
             d = d / self.scale
             tau = self._tau(w, s)
             ub = u - mean_u
-            wd = w * d
-            wu = w * ub
-            wdd = wd * d
-            wuu = wu * ub
-            wtb = w * tau
-            totals += (
-                np.sum(wdd),
-                np.sum(wuu),
-                np.sum(tau),
-                np.sum(tau * tau),
-                np.sum(wtb),
-                np.sum(wtb * tau),
-                np.sum(wdd * tau),
-                np.sum(wuu * tau),
-                np.sum(wd * ub * tau),
-            )
+            wd, wu, wtb = w * d, w * ub, w * tau
+            wdd, wuu = wd * d, wu * ub
+            terms = (wdd, wuu, tau, tau * tau, wtb, wtb * tau, wdd * tau, wuu * tau)
+            totals += np.stack([*terms, wd * ub * tau]).sum(axis=1)
             exact = tau == 0.0
-            if exact.any():
-                we, ue = w[exact], u[exact]
-                exact_sums += (we.sum(), np.sum(we * ue), np.sum(we * ue * ue))
+            we, ue = w[exact], u[exact]
+            exact_sums += (we.sum(), np.sum(we * ue), np.sum(we * ue * ue))
         self.wdd_total = float(totals[0])
         self.exact_sums = exact_sums
         self.parts = _delta_parts(totals, w_total, self.centred)
@@ -398,10 +367,8 @@ class _R2Data:
         y, d, s, w = self._block(start)
         tau = self._tau(w, s)
         noisy = tau > 0.0
-        base = np.empty((int(np.count_nonzero(noisy)), 3))
-        base[:, 0] = w[noisy]
-        base[:, 1] = (y[noisy] - self.centre) / self.scale
-        base[:, 2] = d[noisy] / self.scale
+        u = (y[noisy] - self.centre) / self.scale
+        base = np.column_stack([w[noisy], u, d[noisy] / self.scale])
         return np.minimum(tau[noisy] / self.tau_max, 1.0), base
 
 
@@ -632,3 +599,128 @@ def ratio_moments(
         return 1.0 - mean_ratio, math.inf, message
     variance = float(integrals[1]) - (mean_ratio - delta_mean) ** 2
     return 1.0 - mean_ratio, max(variance, 0.0), message
+
+
+def _undefined(name: str, n_samples: int, n_outputs: int, multioutput: Any) -> Any:
+    """NaN scores for fewer than two samples, with scikit-learn's warning."""
+    warn(
+        "R² is not well-defined with fewer than two samples: the result is NaN.",
+        UndefinedMetricWarning,
+    )
+    nan = np.full(n_outputs, math.nan)
+    return aggregate_outputs(name, nan, nan, nan, n_samples, multioutput)
+
+
+def _has_noise(sigma: Any, weight: np.ndarray | None) -> bool:
+    """Whether some positively weighted label of one output is noisy."""
+    if isinstance(sigma, float):
+        return sigma > 0.0
+    noisy = sigma > 0.0
+    return bool(np.any(noisy if weight is None else noisy & (weight > 0.0)))
+
+
+def _warn_existence(message: str | None, j: int, n_outputs: int, method: str) -> None:
+    """Warn that a moment does not exist (on output ``j``), if it does not."""
+    if message is None:
+        return
+    prefix = f"Output {j}: " if n_outputs > 1 else ""
+    suffix = (
+        " The delta method returns a finite number here, which is not meaningful."
+        if method == "delta"
+        else ""
+    )
+    warn(prefix + message + suffix, UserWarning)
+
+
+def r2_forward(
+    definition: RegressionLoss,
+    inputs: tuple[np.ndarray, np.ndarray, Any, np.ndarray | None, Any],
+    *,
+    method: str,
+    force_finite: bool,
+) -> NoisyScore | list[NoisyScore]:
+    """The forward ``1 - X/Y`` of validated inputs, combined as ``multioutput`` says.
+
+    ``definition.centred``: ``X`` of the residuals centred at their weighted
+    mean (explained variance), which is 0 for one sample: the metric is then
+    its nominal value (scikit-learn's 1.0, or NaN without ``force_finite``).
+    One positively weighted sample makes ``Y`` identically 0: a noisy R² is
+    then 0 with ``force_finite`` (variance 0), else ``-inf`` (variance NaN).
+    """
+    y_true, y_pred, sigma, weight, multioutput = inputs
+    name, centred = definition.name, definition.centred
+    n_samples, n_outputs = y_true.shape
+    if n_samples < 2 and not centred:
+        return _undefined(name, n_samples, n_outputs, multioutput)
+    n_positive = n_samples if weight is None else int(np.count_nonzero(weight))
+    variance_weighted = (
+        isinstance(multioutput, str) and multioutput == "variance_weighted"
+    )
+    combined = variance_weighted and n_outputs > 1 and n_positive > 1
+    w_factor = 1.0 if weight is None else n_samples / float(weight.sum())
+    nominal, expected, variance, denominators = np.zeros((4, n_outputs))
+    noisy = np.zeros(n_outputs, dtype=bool)
+    columns = []
+    for j in range(n_outputs):
+        x, y, scale = r2_sums(y_true[:, j], y_pred[:, j], weight, centred=centred)
+        nominal[j] = expected[j] = r2_from_sums(x, y, force_finite=force_finite)
+        denominators[j] = y * scale**2
+        sigma_j = output_column(sigma, j)
+        noisy[j] = _has_noise(sigma_j, weight)
+        factor = scale * scale * w_factor  # the sums with Σ w = M
+        columns.append((y_true[:, j], y_pred[:, j], sigma_j, x * factor, y * factor))
+        if combined or not noisy[j] or (centred and n_positive < 2):
+            continue
+        if n_positive == 1:
+            expected[j], variance[j] = (
+                (0.0, 0.0) if force_finite else (-math.inf, math.nan)
+            )
+            continue
+        expected[j], variance[j], message = ratio_moments(
+            [columns[j]],
+            weight,
+            method=method,
+            centred=centred,
+            label=definition.label,
+            nominal=float(nominal[j]),
+        )
+        _warn_existence(message, j, n_outputs, method)
+    if combined:
+        averaged = float(
+            np.average(
+                nominal, weights=denominators if np.any(denominators != 0) else None
+            )
+        )
+        if not noisy.any():
+            return NoisyScore(name, averaged, 0.0, averaged, n_samples)
+        # The outputs with Y_k = 0 have weight 0, as in scikit-learn.
+        mean, var, message = ratio_moments(
+            [columns[j] for j in np.flatnonzero(noisy | (denominators != 0))],
+            weight,
+            method=method,
+            centred=centred,
+            label=definition.label,
+        )
+        _warn_existence(message, 0, 1, method)
+        return NoisyScore(name, mean, var, averaged, n_samples, method)
+    if variance_weighted:
+        # One output, or one positively weighted sample (every Y_k is 0):
+        # scikit-learn's weights are then uniform.
+        multioutput = "uniform_average"
+    distributions = (
+        output_distributions(
+            r2_distribution, y_true, y_pred, sigma, weight, nominal=nominal
+        )
+        if n_positive > 1 and force_finite and not centred
+        else None
+    )
+    return aggregate_outputs(
+        name,
+        nominal,
+        expected,
+        variance,
+        n_samples,
+        multioutput,
+        method,
+        distributions=distributions,
+    )
