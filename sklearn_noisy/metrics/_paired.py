@@ -1,11 +1,10 @@
 """Paired difference of a metric between two models scored on the same noisy labels.
 
-:func:`expected_paired_difference` returns the mean and variance of
-``metric(A) − metric(B)`` over the shared label noise (user guide:
-:ref:`formula_paired`): exact where the metric's registry record has a paired
-kernel (:mod:`~sklearn_noisy.metrics._paired_kernels`), otherwise by a joint
-Monte Carlo that scores both models on the same label draws, streamed over the
-samples where the metric is a function of per-draw sums.
+Exact where the metric's registry record has a paired kernel
+(:mod:`~sklearn_noisy.metrics._paired_kernels`), otherwise by a joint Monte
+Carlo that scores both models on the same label draws, streamed over the
+samples where the metric is a function of per-draw sums (user guide:
+:ref:`formula_paired`).
 """
 
 from __future__ import annotations
@@ -37,7 +36,6 @@ from ._monte_carlo import (
 )
 from ._paired_kernels import _encode_chunk, flip_pair, pair_classes, regression_pair
 from ._registry import MetricInfo, get_metric_info, get_metric_names
-from ._regression_definitions import RegressionLoss
 from ._test_set_sampling import with_test_set_sampling
 
 __all__ = ["expected_paired_difference"]
@@ -53,8 +51,8 @@ _STREAMED_COUNT_METRICS = tuple(
 _BATCH_FLOATS = 2**19
 
 
-def _resolve_metric(metric: Any) -> tuple[str, Any, dict[str, Any]]:
-    """``(name, scorer or None, metric options)`` of a metric name or a scorer."""
+def _resolve_metric(metric: Any) -> tuple[str, dict[str, Any]]:
+    """``(name, metric options)`` of a metric name or a scorer."""
     if hasattr(metric, "score_predictions"):
         estimand = getattr(metric, "estimand", "forward")
         if estimand != "forward":
@@ -63,9 +61,9 @@ def _resolve_metric(metric: Any) -> tuple[str, Any, dict[str, Any]]:
                 f"(the paper's formulas, y_true taken as exact); the scorer uses "
                 f"estimand={estimand!r}. Pass a scorer with the default estimand."
             )
-        return metric.metric, metric, dict(getattr(metric, "metric_kwargs", None) or {})
+        return metric.metric, dict(getattr(metric, "metric_kwargs", None) or {})
     if isinstance(metric, str):
-        return metric, None, {}
+        return metric, {}
     raise TypeError(
         "metric must be a metric name such as 'mean_squared_error' or a "
         f"NoisyScorer; got {metric!r}."
@@ -84,25 +82,14 @@ def _check_noise(info: MetricInfo, sigma: Any, q: Any, transition_matrix: Any) -
         raise TypeError("Pass exactly one of q and transition_matrix.")
 
 
-def _n_rows(value: Any, name: str) -> int:
+def _n_rows(value: Any, name: str, check: bool = False) -> int:
+    """The number of rows of ``value`` (``check``: finite where numeric)."""
     array = value.to_numpy() if hasattr(value, "to_numpy") else np.asarray(value)
+    if check and array.dtype.kind == "f":
+        check_finite(array, name=name)
     if array.ndim == 0:
         raise ValueError(f"{name} must be array-like with one entry per sample.")
     return int(array.shape[0])
-
-
-def _check_predictions(y_true: Any, y_pred_a: Any, y_pred_b: Any) -> None:
-    """Both predictions finite (where numeric) and one per sample, by name."""
-    n = _n_rows(y_true, "y_true")
-    for value, name in ((y_pred_a, "y_pred_a"), (y_pred_b, "y_pred_b")):
-        array = value.to_numpy() if hasattr(value, "to_numpy") else np.asarray(value)
-        if array.dtype.kind == "f":
-            check_finite(array, name=name)
-        if _n_rows(array, name) != n:
-            raise ValueError(
-                f"y_true and {name} must have the same number of samples; got "
-                f"{n} and {_n_rows(array, name)}."
-            )
 
 
 def _plain_scorer(name: str, options: dict[str, Any]) -> Any:
@@ -118,19 +105,15 @@ def _monte_carlo_difference(
     y_pred_a: Any,
     y_pred_b: Any,
     *,
-    sigma: Any,
-    q: Any,
-    transition_matrix: Any,
     labels: Any,
     classes: Any,
     n_draws: int,
     random_state: Any,
     sample_weight: Any = None,
+    **noise: Any,
 ) -> NoisyScore:
-    """Joint Monte Carlo: each label draw scored for A and for B by the scorer.
-
-    The scorer's ``nominal`` on noise-free labels applies all its options.
-    """
+    """Joint Monte Carlo: each label draw scored for A and for B by the scorer
+    (its ``nominal`` on noise-free labels, so that all its options apply)."""
     plain = _plain_scorer(scorer.metric, dict(scorer.metric_kwargs))
     zero = {"sigma": 0.0} if plain.requires_noise == "sigma" else {"q": 0.0}
     extra = {} if classes is None else {"classes": classes}
@@ -142,22 +125,19 @@ def _monte_carlo_difference(
 
     if plain.requires_noise == "q" and labels is None:
         labels = classes
-        if labels is None:
-            a, b = np.asarray(y_pred_a), np.asarray(y_pred_b)
-            if a.ndim == 1 and b.ndim == 1:
-                labels = pair_classes(y_true, a, b)
+        a, b = np.asarray(y_pred_a), np.asarray(y_pred_b)
+        if labels is None and a.ndim == 1 and b.ndim == 1:
+            labels = pair_classes(y_true, a, b)
     # y_pred reaches the callable untouched: an empty placeholder per sample.
     score = monte_carlo_score(
         difference,
         y_true,
         np.zeros((len(y_true), 0)),
-        sigma=sigma,
-        q=q,
-        transition_matrix=transition_matrix,
         labels=labels,
         n_draws=n_draws,
         random_state=random_state,
         sample_weight=sample_weight,
+        **noise,
     )
     return dataclasses.replace(score, metric=f"{scorer.metric}_difference")
 
@@ -183,7 +163,7 @@ def _draws(
 
 
 def _regression_draws(
-    definition: RegressionLoss,
+    info: MetricInfo,
     y_true: Any,
     y_pred_a: Any,
     y_pred_b: Any,
@@ -191,11 +171,9 @@ def _regression_draws(
     n_draws: int,
     rng: np.random.Generator,
 ) -> tuple[float, np.ndarray]:
-    """``(nominal, draws)`` of a loss of A minus that of B from per-draw sums.
-
-    The sums are ``SSE_A``, ``SSE_B``, ``Σ w(y−c)`` and ``Σ w(y−c)²`` per
-    output, with ``c`` the labels' weighted mean (so that they do not cancel).
-    """
+    """``(nominal, draws)`` of a loss of A minus that of B from per-draw sums:
+    ``SSE_A``, ``SSE_B``, ``Σ w(y−c)`` and ``Σ w(y−c)²`` per output, with
+    ``c`` the labels' weighted mean (so that they do not cancel)."""
     y, a, b, s, weight, _ = regression_pair(
         y_true, y_pred_a, y_pred_b, noise["sigma"], noise["sample_weight"]
     )
@@ -229,7 +207,7 @@ def _regression_draws(
 
     def difference(sums: np.ndarray) -> np.ndarray:
         sst = sums[3] - sums[2] * sums[2] / w_total
-        per_output = definition.streamed_difference(sums[0], sums[1], sst, w_total)
+        per_output = info.definition.streamed_difference(sums[0], sums[1], sst, w_total)
         return per_output.mean(axis=1)
 
     nominal = float(difference(sums(1, None))[0])
@@ -239,22 +217,17 @@ def _regression_draws(
 
 
 def _binary_draws(
-    metric: str,
+    info: MetricInfo,
     y_true: Any,
     y_pred_a: Any,
     y_pred_b: Any,
     noise: dict[str, Any],
-    pos_label: Any,
     n_draws: int,
     rng: np.random.Generator,
+    pos_label: Any = 1,
 ) -> tuple[float, np.ndarray] | None:
-    """``(nominal, draws)`` of a binary count metric of A minus that of B.
-
-    Per draw: the (weighted) observed positives overall and among A's and B's
-    predicted positives, and the positively weighted samples observed negative
-    and positive. None unless the labels are binary with ``pos_label`` among
-    them.
-    """
+    """``(nominal, draws)`` of a binary count metric of A minus that of B; None
+    unless the labels are binary with ``pos_label`` among them."""
     pair = flip_pair(
         y_true, y_pred_a, y_pred_b, **noise, pos_label=pos_label, n_classes=(2,)
     )
@@ -263,11 +236,13 @@ def _binary_draws(
     y, a, b, classes, weight, flips, pos = pair
     n = y.shape[0]
     w_total = float(n) if weight is None else float(weight.sum())
+    affine = COUNT_METRICS[info.name].affine
 
     def sums(size: int, rng: Any) -> np.ndarray:
-        """The sums of ``size`` draws (``rng=None``: of the labels as given),
-        then (the same in every draw) A's and B's predicted positives and the
-        number of random labels."""
+        """Per draw (``rng=None``: the labels as given) the weighted observed
+        positives overall and among A's and B's predicted positives, the
+        positively weighted samples observed negative and positive; then A's
+        and B's predicted positives and the number of random labels."""
         out = np.zeros((8, size))
         for rows in chunks(n):
             true_index, a_index, b_index = _encode_chunk(y, a, b, rows, classes)
@@ -290,18 +265,14 @@ def _binary_draws(
             out[7] += np.count_nonzero((pi > 0.0) & (pi < 1.0))
         return out
 
-    given = sums(1, None)
-    predicted = given[5:7, 0]
-
     def difference(sums: np.ndarray) -> np.ndarray:
         # exact ends: no observed negative (positive) means S = W (S = 0)
         observed = np.where(sums[3] == 0, w_total, np.where(sums[4] == 0, 0.0, sums[0]))
-        values = []
-        for tp, n_pred in ((sums[1], predicted[0]), (sums[2], predicted[1])):
-            alpha, beta = COUNT_METRICS[metric].affine(observed, n_pred, w_total)
-            values.append(alpha + beta * tp)
-        return values[0] - values[1]
+        alpha_a, beta_a = affine(observed, sums[5, 0], w_total)
+        alpha_b, beta_b = affine(observed, sums[6, 0], w_total)
+        return (alpha_a + beta_a * sums[1]) - (alpha_b + beta_b * sums[2])
 
+    given = sums(1, None)
     nominal = float(difference(given)[0])
     if given[7, 0] == 0:
         return nominal, np.empty(0)
@@ -310,7 +281,6 @@ def _binary_draws(
 
 def _joint_monte_carlo(
     info: MetricInfo,
-    scorer: Any,
     options: dict[str, Any],
     y_true: Any,
     y_pred_a: Any,
@@ -320,29 +290,22 @@ def _joint_monte_carlo(
     random_state: Any,
     **noise: Any,
 ) -> NoisyScore:
-    """The joint Monte Carlo, streamed over the samples where it is offered.
-
-    Streamed: the losses with a ``streamed_difference`` and the binary count
-    metrics, without options but ``pos_label``; else scorer by scorer. Without
-    random labels the difference is its nominal value, exactly.
-    """
+    """The joint Monte Carlo, streamed for the losses with a
+    ``streamed_difference`` and the binary count metrics (without options but
+    ``pos_label``), else scorer by scorer. Without random labels the
+    difference is its nominal value, exactly."""
     n_draws = _check_positive_int(n_draws, name="n_draws", minimum=2)
     rng = _check_generator(random_state)
+    args = (info, y_true, y_pred_a, y_pred_b, noise, n_draws, rng)
     result = None
     if getattr(info.definition, "streamed_difference", None) is not None:
-        if not options:
-            result = _regression_draws(
-                info.definition, y_true, y_pred_a, y_pred_b, noise, n_draws, rng
-            )
+        result = None if options else _regression_draws(*args)
     elif info.name in _STREAMED_COUNT_METRICS and set(options) <= {"pos_label"}:
-        result = _binary_draws(
-            info.name, y_true, y_pred_a, y_pred_b, noise, options.get("pos_label", 1),
-            n_draws, rng,
-        )  # fmt: skip
+        result = _binary_draws(*args, **options)
     if result is None:
         return _monte_carlo_difference(
-            scorer, y_true, y_pred_a, y_pred_b, n_draws=n_draws,
-            random_state=random_state, **noise,
+            _plain_scorer(info.name, options), y_true, y_pred_a, y_pred_b,
+            n_draws=n_draws, random_state=random_state, **noise,
         )  # fmt: skip
     nominal, draws = result
     n, metric = _n_rows(y_true, "y_true"), f"{info.name}_difference"
@@ -350,60 +313,49 @@ def _joint_monte_carlo(
         return NoisyScore(metric, nominal, 0.0, nominal, n, "exact")
     expected, variance, standard_error, variance_se = _summarise(draws)
     return MonteCarloScore(
-        metric=metric,
-        expected=expected,
-        variance=variance,
-        nominal=nominal,
-        n_samples=n,
-        method="monte_carlo",
-        n_draws=n_draws,
-        standard_error=standard_error,
-        variance_standard_error=variance_se,
-        draws=draws,
-    )
+        metric, expected, variance, nominal, n, "monte_carlo",
+        n_draws=n_draws, standard_error=standard_error,
+        variance_standard_error=variance_se, draws=draws,
+    )  # fmt: skip
 
 
 def _without_moments(
-    existence_rule: Callable[..., Any],
-    name: str,
+    info: MetricInfo,
     options: dict[str, Any],
     y_true: Any,
     y_pred_a: Any,
     y_pred_b: Any,
+    monte_carlo: Callable[[], NoisyScore],
     *,
     sigma: Any,
     sample_weight: Any,
-    monte_carlo: Callable[[], NoisyScore],
+    **_: Any,
 ) -> NoisyScore | None:
     """The difference where its mean or variance does not exist, else None.
 
-    ``existence_rule`` is the definition's ``paired_existence``. A mean that
-    does not exist is ``±inf`` or NaN, a variance ``inf``, with a warning.
-    Where only the variance does not exist the mean is ``E[R²_A] − E[R²_B]``
-    when both exist, else the joint Monte Carlo mean.
+    By the definition's ``paired_existence``: a mean that does not exist is
+    ``±inf`` or NaN, a variance ``inf``, with a warning. Where only the
+    variance does not exist the mean is ``E[R²_A] − E[R²_B]`` if both exist,
+    else the joint Monte Carlo mean.
     """
+    multioutput = options.get("multioutput", "uniform_average")
     y, a, b, s, weight, multioutput = regression_pair(
-        y_true,
-        y_pred_a,
-        y_pred_b,
-        sigma,
-        sample_weight,
-        options.get("multioutput", "uniform_average"),
+        y_true, y_pred_a, y_pred_b, sigma, sample_weight, multioutput
     )
-    existence = existence_rule(
+    existence = info.definition.paired_existence(
         y, a, b, s, weight, None if isinstance(multioutput, str) else multioutput
     )
     if existence.variance_exists:
         return None
     warn(existence.message, UserWarning)
-    plain = _plain_scorer(name, options)
+    plain = _plain_scorer(info.name, options)
     with quiet():  # the single models' own warnings
         scores = [
             plain.score_predictions(y_true, p, sigma=sigma, sample_weight=sample_weight)
             for p in (y_pred_a, y_pred_b)
         ]
     nominal = scores[0].nominal - scores[1].nominal
-    metric, n = f"{name}_difference", y.shape[0]
+    metric, n = f"{info.name}_difference", y.shape[0]
     if not existence.mean_exists:
         return NoisyScore(metric, existence.expected, math.inf, nominal, n, "exact")
     expected = scores[0].expected - scores[1].expected
@@ -511,18 +463,24 @@ def expected_paired_difference(
             "estimand must be 'forward' or 'truth' for a paired difference; got "
             f"{estimand!r}."
         )
-    name, scorer, options = _resolve_metric(metric)
+    name, options = _resolve_metric(metric)
     info = get_metric_info(name)
     _check_noise(info, sigma, q, transition_matrix)
-    _check_predictions(y_true, y_pred_a, y_pred_b)
-    check_sample_weight(sample_weight, _n_rows(y_true, "y_true"))
-    noise = {
-        "sigma": sigma,
-        "q": q,
-        "transition_matrix": transition_matrix,
-        "labels": labels,
-        "sample_weight": sample_weight,
-    }
+    n = _n_rows(y_true, "y_true")
+    for value, pred in ((y_pred_a, "y_pred_a"), (y_pred_b, "y_pred_b")):
+        if _n_rows(value, pred, check=True) != n:
+            raise ValueError(
+                f"y_true and {pred} must have the same number of samples; got "
+                f"{n} and {_n_rows(value, pred)}."
+            )
+    check_sample_weight(sample_weight, n)
+    noise = dict(
+        sigma=sigma,
+        q=q,
+        transition_matrix=transition_matrix,
+        labels=labels,
+        sample_weight=sample_weight,
+    )
     kernel = info.paired_truth if estimand == "truth" else info.paired
     result = None
     if kernel is not None:
@@ -530,16 +488,7 @@ def expected_paired_difference(
             y_true, y_pred_a, y_pred_b, classes=classes, options=options, **noise
         )
     if result is not None:
-        expected, variance, nominal, n_samples = result
-        return NoisyScore(
-            f"{name}_difference",
-            expected,
-            variance,
-            nominal,
-            n_samples,
-            "exact",
-            estimand=estimand,
-        )
+        return NoisyScore(f"{name}_difference", *result, "exact", estimand=estimand)
     if estimand == "truth":
         offered = " and ".join(
             repr(m) for m in get_metric_names() if get_metric_info(m).paired_truth
@@ -551,29 +500,11 @@ def expected_paired_difference(
             "estimand='forward'."
         )
     monte_carlo = functools.partial(
-        _joint_monte_carlo,
-        info,
-        _plain_scorer(name, {}) if scorer is None else scorer,
-        options,
-        y_true,
-        y_pred_a,
-        y_pred_b,
-        classes=classes,
-        n_draws=n_draws,
-        random_state=random_state,
-        **noise,
-    )
-    existence_rule = getattr(info.definition, "paired_existence", None)
-    if existence_rule is not None:
+        _joint_monte_carlo, info, options, y_true, y_pred_a, y_pred_b,
+        classes=classes, n_draws=n_draws, random_state=random_state, **noise,
+    )  # fmt: skip
+    if getattr(info.definition, "paired_existence", None) is not None:
         result = _without_moments(
-            existence_rule,
-            name,
-            options,
-            y_true,
-            y_pred_a,
-            y_pred_b,
-            sigma=sigma,
-            sample_weight=sample_weight,
-            monte_carlo=monte_carlo,
+            info, options, y_true, y_pred_a, y_pred_b, monte_carlo, **noise
         )
     return monte_carlo() if result is None else result
