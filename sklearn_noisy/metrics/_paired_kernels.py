@@ -11,6 +11,7 @@ decides whether the moments of an R² difference exist
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from fractions import Fraction
@@ -289,30 +290,53 @@ def paired_regression(
 
 
 def paired_accuracy(
-    y_true: Any, y_pred_a: Any, y_pred_b: Any, *, options: dict[str, Any], **noise: Any
+    y_true: Any,
+    y_pred_a: Any,
+    y_pred_b: Any,
+    *,
+    options: dict[str, Any],
+    truth: bool = False,
+    **noise: Any,
 ) -> PairedResult | None:
     """acc_A − acc_B, exact; None with metric options.
 
     Where the predictions differ, "observed = ŷ_A" and "= ŷ_B" are disjoint
     events: ``E = P_A − P_B``, ``Var = P_A(1−P_A) + P_B(1−P_B) + 2 P_A P_B``.
+    ``truth``: against the true classes, with the de-noised hits
+    ``h_i(j) = T⁻¹[c̃_i, j]`` for ``P`` and ``D_i² − h_i(ŷ_A) − h_i(ŷ_B)``
+    unbiased for the variance, floored at 0 (user guide: formula_truth).
     """
     if options:
         return None
     y, a, b, classes, weight, flips, _ = flip_pair(y_true, y_pred_a, y_pred_b, **noise)
+    inverse = None
+    if truth:
+        inverse = flips.inverse_matrix() if flips.matrix is not None else None
+        if inverse is None:
+            flips.check_invertible()
 
     def terms(rows: slice) -> tuple[np.ndarray, ...]:
         true_index, a_index, b_index = _encode_chunk(y, a, b, rows, classes)
         differ = a_index != b_index
-        p_a = flips.probability(true_index, a_index, rows)
-        p_b = flips.probability(true_index, b_index, rows)
+        if truth:
+            inverse_rows = flips.inverse_rows(true_index, rows, inverse)
+            size = np.arange(true_index.shape[0])
+            p_a, p_b = inverse_rows[size, a_index], inverse_rows[size, b_index]
+            gap = p_a - p_b
+            variance = gap * gap - p_a - p_b
+        else:
+            p_a = flips.probability(true_index, a_index, rows)
+            p_b = flips.probability(true_index, b_index, rows)
+            variance = p_a * (1.0 - p_a) + p_b * (1.0 - p_b) + 2.0 * p_a * p_b
         hits = (a_index == true_index).astype(np.float64) - (b_index == true_index)
-        expected = np.where(differ, p_a - p_b, 0.0)
-        variance = np.where(
-            differ, p_a * (1.0 - p_a) + p_b * (1.0 - p_b) + 2.0 * p_a * p_b, 0.0
-        )
-        return hits, expected, variance
+        return hits, np.where(differ, p_a - p_b, 0.0), np.where(differ, variance, 0.0)
 
-    return _reduce(y.shape[0], weight, terms)
+    expected, variance, nominal, n = _reduce(y.shape[0], weight, terms)
+    return expected, max(float(variance), 0.0) if truth else variance, nominal, n
+
+
+#: acc_A − acc_B against the true classes (``estimand="truth"``).
+paired_accuracy_truth = functools.partial(paired_accuracy, truth=True)
 
 
 def paired_precision(
@@ -430,38 +454,6 @@ def _column_classes(y: np.ndarray, classes: Any, n_classes: int) -> np.ndarray:
     if np.any(classes[1:] <= classes[:-1]):
         raise ValueError("classes must be sorted, as the columns of predict_proba.")
     return classes
-
-
-def paired_accuracy_truth(
-    y_true: Any, y_pred_a: Any, y_pred_b: Any, *, options: dict[str, Any], **noise: Any
-) -> PairedResult | None:
-    """acc_A − acc_B against the true classes: the difference of de-noised hits.
-
-    ``h_i(j) = T⁻¹[c̃_i, j]`` is unbiased for ``1[c_i = j]``, and
-    ``D_i² − h_i(ŷ_A) − h_i(ŷ_B)`` for ``Var D_i`` where the predictions
-    differ (user guide: formula_truth); the variance is floored at 0. Needs an
-    invertible flip model; None with metric options.
-    """
-    if options:
-        return None
-    y, a, b, classes, weight, flips, _ = flip_pair(y_true, y_pred_a, y_pred_b, **noise)
-    inverse = flips.inverse_matrix() if flips.matrix is not None else None
-    if inverse is None:
-        flips.check_invertible()
-
-    def terms(rows: slice) -> tuple[np.ndarray, ...]:
-        true_index, a_index, b_index = _encode_chunk(y, a, b, rows, classes)
-        inverse_rows = flips.inverse_rows(true_index, rows, inverse)
-        size = np.arange(true_index.shape[0])
-        hit_a, hit_b = inverse_rows[size, a_index], inverse_rows[size, b_index]
-        differ = a_index != b_index
-        gap = np.where(differ, hit_a - hit_b, 0.0)
-        variance = np.where(differ, gap * gap - hit_a - hit_b, 0.0)
-        hits = (a_index == true_index).astype(np.float64) - (b_index == true_index)
-        return hits, gap, variance
-
-    expected, variance, nominal, n = _reduce(y.shape[0], weight, terms)
-    return expected, max(float(variance), 0.0), nominal, n
 
 
 class DifferenceExistence(NamedTuple):

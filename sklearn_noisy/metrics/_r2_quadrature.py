@@ -17,6 +17,7 @@ from scipy.special import comb
 from sklearn.exceptions import UndefinedMetricWarning
 
 from .._noisy_score import NoisyScore
+from ..utils._arrays import chunk_of
 from ..utils._warnings import warn
 from ._gaussian_forms import output_distributions, r2_distribution
 from ._quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums, gauss_kronrod
@@ -227,7 +228,6 @@ class _R2Data:
         n = y_true.shape[0]
         self.n = n
         self.w_factor = 1.0 if weight is None else n / float(weight.sum())
-        # ``centred``: ŷ shifted by the weighted mean residual (X does not move)
         self.shift = 0.0
         if centred:
             total = 0.0
@@ -349,17 +349,13 @@ class _R2Data:
         """``(ȳ, d, σ, w)`` of block ``i`` (``w`` normalised to ``Σ w = M``)."""
         rows = slice(i, i + CHUNK_ROWS)
         y = self.y_true[rows]
-        d = y - self.y_pred[rows]
-        if self.centred:
-            d = d - self.shift
-        if isinstance(self.sigma, float):
-            s = np.full(y.shape, self.sigma)
-        else:
-            s = self.sigma[rows]
-        if self.weight is None:
-            w = np.ones(y.shape)
-        else:
-            w = self.weight[rows] * self.w_factor
+        d = y - self.y_pred[rows] - self.shift  # ``centred``: shifted (X stays)
+        s = np.broadcast_to(chunk_of(self.sigma, rows), y.shape)
+        w = (
+            np.ones(y.shape)
+            if self.weight is None
+            else self.weight[rows] * self.w_factor
+        )
         return y, d, s, w
 
     def source(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
@@ -601,16 +597,6 @@ def ratio_moments(
     return 1.0 - mean_ratio, max(variance, 0.0), message
 
 
-def _undefined(name: str, n_samples: int, n_outputs: int, multioutput: Any) -> Any:
-    """NaN scores for fewer than two samples, with scikit-learn's warning."""
-    warn(
-        "R² is not well-defined with fewer than two samples: the result is NaN.",
-        UndefinedMetricWarning,
-    )
-    nan = np.full(n_outputs, math.nan)
-    return aggregate_outputs(name, nan, nan, nan, n_samples, multioutput)
-
-
 def _has_noise(sigma: Any, weight: np.ndarray | None) -> bool:
     """Whether some positively weighted label of one output is noisy."""
     if isinstance(sigma, float):
@@ -651,7 +637,12 @@ def r2_forward(
     name, centred = definition.name, definition.centred
     n_samples, n_outputs = y_true.shape
     if n_samples < 2 and not centred:
-        return _undefined(name, n_samples, n_outputs, multioutput)
+        warn(
+            "R² is not well-defined with fewer than two samples: the result is NaN.",
+            UndefinedMetricWarning,
+        )
+        nan = np.full(n_outputs, math.nan)
+        return aggregate_outputs(name, nan, nan, nan, n_samples, multioutput)
     n_positive = n_samples if weight is None else int(np.count_nonzero(weight))
     variance_weighted = (
         isinstance(multioutput, str) and multioutput == "variance_weighted"
