@@ -404,9 +404,8 @@ def expected_paired_difference(
         Brier score and log-loss.
 
     metric : str or NoisyScorer
-        A canonical metric name (``"mean_squared_error"``, ``"accuracy"``, ...)
-        or a :class:`~sklearn_noisy.metrics.NoisyScorer`, whose metric options
-        are then used.
+        A metric name (``"mean_squared_error"``, ``"accuracy"``, ...) or a
+        :class:`~sklearn_noisy.metrics.NoisyScorer`, whose options are used.
 
     sigma : float or array-like of shape (n_samples,), default=None
         Standard error of each regression label.
@@ -418,8 +417,7 @@ def expected_paired_difference(
         Row-stochastic label transition matrix in the order of ``labels``.
 
     labels : array-like, default=None
-        The classes (default: the sorted union of the labels in ``y_true``,
-        ``y_pred_a`` and ``y_pred_b``).
+        The classes (default: the sorted union of the three label arrays).
 
     classes : array-like, default=None
         The classes of the probability columns, for Brier score and log-loss

@@ -155,13 +155,13 @@ def _reduce(
     terms: Callable[[slice], tuple[np.ndarray, ...]],
     n_outputs: int = 1,
 ) -> PairedResult:
-    """The weighted means of per-sample ``terms(rows) -> (nominal, expected,
+    """The weighted means of per-sample ``terms(rows) -> (expected, nominal,
     variance)`` over the chunks, the variance weighted by ``w²/W²``."""
     totals = np.zeros(3)
     for rows in chunks(n):
         totals += weighted_totals(weight, rows, *terms(rows))
     total = (float(n) if weight is None else float(weight.sum())) * n_outputs
-    return totals[1] / total, totals[2] / (total * total), totals[0] / total, n
+    return totals[0] / total, totals[2] / (total * total), totals[1] / total, n
 
 
 def regression_pair(
@@ -281,10 +281,7 @@ def paired_regression(
     )
 
     def terms(rows: slice) -> tuple[np.ndarray, ...]:
-        expected, nominal, variance = difference(
-            y[rows], a[rows], b[rows], chunk_of(s, rows)
-        )
-        return nominal, expected, variance
+        return difference(y[rows], a[rows], b[rows], chunk_of(s, rows))
 
     return _reduce(y.shape[0], weight, terms, y.shape[1])
 
@@ -329,7 +326,7 @@ def paired_accuracy(
             p_b = flips.probability(true_index, b_index, rows)
             variance = p_a * (1.0 - p_a) + p_b * (1.0 - p_b) + 2.0 * p_a * p_b
         hits = (a_index == true_index).astype(np.float64) - (b_index == true_index)
-        return hits, np.where(differ, p_a - p_b, 0.0), np.where(differ, variance, 0.0)
+        return np.where(differ, p_a - p_b, 0.0), hits, np.where(differ, variance, 0.0)
 
     expected, variance, nominal, n = _reduce(y.shape[0], weight, terms)
     return expected, max(float(variance), 0.0) if truth else variance, nominal, n
@@ -433,8 +430,8 @@ def paired_probabilistic(
         expected = np.einsum("ij,ij->i", weights, difference)
         centred = difference - expected[:, None]
         return (
-            difference[np.arange(k.shape[0]), k],
             expected,
+            difference[np.arange(k.shape[0]), k],
             np.einsum("ij,ij->i", weights, centred * centred),
         )
 
