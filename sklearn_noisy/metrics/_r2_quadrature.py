@@ -478,57 +478,61 @@ def _upper_limit(
     return _X_CAP, not bounded
 
 
-def _missing(what: str, rank: int, label: str, data: _R2Data | None) -> str:
-    """Why the ``what`` of the ratio does not exist (``data``: of one output)."""
+def _warn_missing(
+    what: str, rank: int, label: str, data: _R2Data | None, method: str, prefix: str
+) -> None:
+    """Warn that the ``what`` of the ratio does not exist (``data``: of one output)."""
     need = 2 if what == "expected value" else 4
     if data is None:
-        return (
+        message = (
             f"The {what} of the variance-weighted {label} does not exist (it is "
             f"infinite): the total sum of squares of all outputs can come "
             f"arbitrarily close to 0, and the noise has rank r = {rank} summed over "
             f"the outputs; the {what} is finite only when r > {need}."
         )
-    if data.n_noisy < data.n_eff:
+    else:
         why = (
             f"{data.n_noisy} of the {data.n_eff} labels are noisy and the exact "
             "labels do not take two distinct values, so the noise has rank "
             f"r = {data.n_noisy}"
+            if data.n_noisy < data.n_eff
+            else f"all {data.n_eff} labels are noisy, so the centred noise has "
+            f"rank r = {rank}"
         )
-    else:
-        why = (
-            f"all {data.n_eff} labels are noisy, so the centred noise has rank "
-            f"r = {rank}"
+        message = (
+            f"The {what} of {label} does not exist (it is infinite): {why}. The "
+            "total sum of squares can then come arbitrarily close to 0, and the "
+            f"{what} of {label} is finite only when r > {need}. Use more samples, "
+            "or include at least two exact labels (sigma = 0) with distinct values."
         )
-    return (
-        f"The {what} of {label} does not exist (it is infinite): {why}. The total "
-        "sum of squares can then come arbitrarily close to 0, and the "
-        f"{what} of {label} is finite only when r > {need}. Use more samples, or "
-        "include at least two exact labels (sigma = 0) with distinct values."
-    )
+    if method == "delta":
+        message += (
+            " The delta method returns a finite number here, which is not meaningful."
+        )
+    warn(prefix + message, UserWarning)
 
 
 def ratio_moments(
     columns: list[tuple[np.ndarray, np.ndarray, Any, float, float]],
     weight: np.ndarray | None,
-    *,
+    definition: RegressionLoss,
     method: str,
-    centred: bool,
-    label: str,
     nominal: float | None = None,
-) -> tuple[float, float, str | None]:
-    """``(E, Var, message)`` of ``1 - Σ X_k / Σ Y_k`` over the outputs ``columns``.
+    prefix: str = "",
+) -> tuple[float, float]:
+    """``(E, Var)`` of ``1 - Σ X_k / Σ Y_k`` over the outputs ``columns``.
 
     ``columns`` holds ``(y_true, y_pred, sigma, X, Y)`` of each output: 1-D
     arrays, ``sigma`` a float or 1-D, and the sums of the labels as given
     (weights normalised to ``Σ w = M``); some label must be noisy. ``nominal``:
     the one output's value where its labels are exact for the numerics; None
-    for the variance-weighted ratio of several outputs. ``centred``: the
-    explained variance. ``message`` says which moment does not exist, if any.
+    for the variance-weighted ratio of several outputs. A moment that does not
+    exist is warned of (``prefix`` names the output).
     """
     noisy: list[_R2Data] = []
     exact, numeric = np.zeros(2), np.zeros(2)  # (X, Y) of the exact outputs
     for y_true, y_pred, sigma, x, y in columns:
-        data = _R2Data(y_true, y_pred, sigma, weight, centred)
+        data = _R2Data(y_true, y_pred, sigma, weight, definition.centred)
         if data.n_noisy_num == 0 and y > 0.0:  # Y_k = 0: weight 0 (scikit-learn)
             (exact if data.n_noisy == 0 else numeric)[:] += (x, y)
         if data.n_noisy:
@@ -547,19 +551,23 @@ def ratio_moments(
         or any(data.bounded for data in noisy)
         or all(data.ratio_bounded for data in noisy)
     )
-    one = noisy[0] if nominal is not None else None
-    if not (bounded or rank > 2):
-        return -math.inf, math.inf, _missing("expected value", rank, label, one)
     var_exists = bounded or rank > 4
-    message = None if var_exists else _missing("variance", rank, label, one)
+    if not var_exists:
+        what = "variance" if bounded or rank > 2 else "expected value"
+        one = noisy[0] if nominal is not None else None
+        _warn_missing(what, rank, definition.label, one, method, prefix)
+        if what == "expected value":
+            return -math.inf, math.inf
     if method == "delta" or cv2 <= _CV2_DELTA_EXACT:
-        variance = delta_var if var_exists or method == "delta" else math.inf
-        return 1.0 - delta_mean, variance, message
+        return (
+            1.0 - delta_mean,
+            delta_var if var_exists or method == "delta" else math.inf,
+        )
     constants = (exact + numeric) / (unit * unit)
     integrand = _Integrand(outputs, constants, float(total[1]), delta_mean, var_exists)
     if not integrand.parts:  # σ below the double range: exact to ~1e-600
         expected = 1.0 - delta_mean if nominal is None else nominal
-        return expected, 0.0 if var_exists else math.inf, message
+        return expected, 0.0 if var_exists else math.inf
     live = [(b, data) for b, data in outputs if data.n_noisy_num > 0]
     upper, power_tail = _upper_limit(
         integrand,
@@ -592,9 +600,9 @@ def ratio_moments(
         )
     mean_ratio = float(integrals[0])
     if not var_exists:
-        return 1.0 - mean_ratio, math.inf, message
+        return 1.0 - mean_ratio, math.inf
     variance = float(integrals[1]) - (mean_ratio - delta_mean) ** 2
-    return 1.0 - mean_ratio, max(variance, 0.0), message
+    return 1.0 - mean_ratio, max(variance, 0.0)
 
 
 def _has_noise(sigma: Any, weight: np.ndarray | None) -> bool:
@@ -603,19 +611,6 @@ def _has_noise(sigma: Any, weight: np.ndarray | None) -> bool:
         return sigma > 0.0
     noisy = sigma > 0.0
     return bool(np.any(noisy if weight is None else noisy & (weight > 0.0)))
-
-
-def _warn_existence(message: str | None, j: int, n_outputs: int, method: str) -> None:
-    """Warn that a moment does not exist (on output ``j``), if it does not."""
-    if message is None:
-        return
-    prefix = f"Output {j}: " if n_outputs > 1 else ""
-    suffix = (
-        " The delta method returns a finite number here, which is not meaningful."
-        if method == "delta"
-        else ""
-    )
-    warn(prefix + message + suffix, UserWarning)
 
 
 def r2_forward(
@@ -667,15 +662,10 @@ def r2_forward(
                 (0.0, 0.0) if force_finite else (-math.inf, math.nan)
             )
             continue
-        expected[j], variance[j], message = ratio_moments(
-            [columns[j]],
-            weight,
-            method=method,
-            centred=centred,
-            label=definition.label,
-            nominal=float(nominal[j]),
+        prefix = f"Output {j}: " if n_outputs > 1 else ""
+        expected[j], variance[j] = ratio_moments(
+            [columns[j]], weight, definition, method, float(nominal[j]), prefix
         )
-        _warn_existence(message, j, n_outputs, method)
     if combined:
         averaged = float(
             np.average(
@@ -685,14 +675,8 @@ def r2_forward(
         if not noisy.any():
             return NoisyScore(name, averaged, 0.0, averaged, n_samples)
         # The outputs with Y_k = 0 have weight 0, as in scikit-learn.
-        mean, var, message = ratio_moments(
-            [columns[j] for j in np.flatnonzero(noisy | (denominators != 0))],
-            weight,
-            method=method,
-            centred=centred,
-            label=definition.label,
-        )
-        _warn_existence(message, 0, 1, method)
+        kept = [columns[j] for j in np.flatnonzero(noisy | (denominators != 0))]
+        mean, var = ratio_moments(kept, weight, definition, method)
         return NoisyScore(name, mean, var, averaged, n_samples, method)
     if variance_weighted:
         # One output, or one positively weighted sample (every Y_k is 0):
