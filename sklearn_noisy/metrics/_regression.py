@@ -32,7 +32,7 @@ from ._gaussian_forms import (
     mse_distribution,
     output_distributions,
 )
-from ._r2_outputs import r2_forward
+from ._r2_quadrature import r2_forward
 from ._regression_definitions import (
     MEAN_ABSOLUTE_ERROR,
     MEAN_SQUARED_ERROR,

@@ -16,8 +16,11 @@ from typing import Any
 import numpy as np
 
 from ..utils._validation import MultioutputRules
-from ._paired_existence import r2_difference_existence
-from ._paired_kernels import absolute_error_difference, squared_error_difference
+from ._paired_kernels import (
+    absolute_error_difference,
+    r2_difference_existence,
+    squared_error_difference,
+)
 from ._percentage_kernels import ZERO_MARGIN, relative_error_terms
 from ._regression_kernels import T_MAX, linear_loss_of_negative
 from ._truth_regression import (
@@ -83,7 +86,7 @@ class RegressionLoss:
     paired_existence : callable or None
         ``(y, a, b, sigma, weight, output_weights) -> existence`` where the
         moments of a paired difference may not exist
-        (:func:`~._paired_existence.r2_difference_existence`); None: they do.
+        (:func:`~._paired_kernels.r2_difference_existence`); None: they do.
     range : tuple of float
         The values the metric can take (intervals are clipped to them).
     truth_reason : str or None
