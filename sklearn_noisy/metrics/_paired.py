@@ -31,10 +31,9 @@ from ..utils._arrays import check_finite, check_sample_weight
 from ..utils._validation import check_regression_inputs
 from ..utils._warnings import quiet, warn
 from ._monte_carlo import (
-    MonteCarloScore,
     _check_generator,
     _check_positive_int,
-    _summarise,
+    _from_draws,
     monte_carlo_score,
 )
 from ._paired_kernels import pair_classes
@@ -188,19 +187,7 @@ def _streamed_difference(
     metric = f"{name}_difference"
     if draws.size == 0:
         return NoisyScore(metric, nominal, 0.0, nominal, n, "exact")
-    expected, variance, standard_error, variance_se = _summarise(draws)
-    return MonteCarloScore(
-        metric=metric,
-        expected=expected,
-        variance=variance,
-        nominal=nominal,
-        n_samples=n,
-        method="monte_carlo",
-        n_draws=n_draws,
-        standard_error=standard_error,
-        variance_standard_error=variance_se,
-        draws=draws,
-    )
+    return _from_draws(metric, nominal, n, draws)
 
 
 def _joint_monte_carlo(

@@ -90,12 +90,12 @@ def _scorer_table() -> dict[str, str]:
 
 def _metric_info(metric: Any) -> MetricInfo:
     """The registry record of a metric name or ``expected_*`` function."""
-    names = sorted(get_metric_names())
+    try:
+        return get_metric_info(metric)
+    except (TypeError, ValueError):
+        names = sorted(get_metric_names())
     if isinstance(metric, str):
-        if metric in names:
-            return get_metric_info(metric)
-        hint = ""
-        scorers = _scorer_table()
+        scorers, hint = _scorer_table(), ""
         if metric in scorers:
             hint = (
                 f" {metric!r} is a scorer name: use get_noisy_scorer({metric!r}) or "
@@ -105,11 +105,6 @@ def _metric_info(metric: Any) -> MetricInfo:
             f"metric must be one of {names} or one of sklearn_noisy's "
             f"expected_* functions; got {metric!r}.{hint}"
         )
-    if callable(metric):
-        try:
-            return get_metric_info(metric)
-        except TypeError:
-            pass
     raise TypeError(
         "metric must be a metric name (one of "
         f"{names}) or one of sklearn_noisy's expected_* functions; got "
