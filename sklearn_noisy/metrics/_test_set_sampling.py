@@ -22,13 +22,7 @@ from .._noisy_score import NoisyScore
 from ..utils._noise import GaussianNoise
 from ..utils._warnings import quiet, warn
 
-__all__ = [
-    "N_RESAMPLES",
-    "add_test_set_sampling",
-    "mean_total_variance",
-    "sampling_from_total",
-    "with_test_set_sampling",
-]
+__all__ = ["add_test_set_sampling", "with_test_set_sampling"]
 
 #: Bootstrap resamples of the estimate (relative SE of the variance ≈ 10 %).
 N_RESAMPLES = 200
@@ -173,12 +167,9 @@ def add_test_set_sampling(
     """
     terms, signature = getattr(metric, "_sampling_terms", (None, None))
     if terms is None:
-        sampled = metric(*args, test_set_sampling=True, **kwargs)
+        new = metric(*args, test_set_sampling=True, **kwargs)
         return _with(
-            score,
-            sampled.sampling_variance,
-            sampled.sampling_method,
-            sampled.sampling_dof,
+            score, new.sampling_variance, new.sampling_method, new.sampling_dof
         )
     return _from_terms(terms, signature.bind(*args, **kwargs).arguments, score)
 
