@@ -63,10 +63,8 @@ class MonteCarloScore(NoisyScore):
     def __post_init__(self) -> None:
         super().__post_init__()
         object.__setattr__(self, "n_draws", int(self.n_draws))
-        object.__setattr__(self, "standard_error", float(self.standard_error))
-        object.__setattr__(
-            self, "variance_standard_error", float(self.variance_standard_error)
-        )
+        for name in ("standard_error", "variance_standard_error"):
+            object.__setattr__(self, name, float(getattr(self, name)))
         if self.draws is not None:
             draws = np.array(self.draws, dtype=np.float64)  # a private copy
             draws.flags.writeable = False
@@ -228,15 +226,8 @@ def monte_carlo_score(
     """
     if not callable(metric):
         raise TypeError(f"metric must be callable; got {metric!r}.")
-    given = [
-        name
-        for name, value in (
-            ("sigma", sigma),
-            ("q", q),
-            ("transition_matrix", transition_matrix),
-        )
-        if value is not None
-    ]
+    noise = {"sigma": sigma, "q": q, "transition_matrix": transition_matrix}
+    given = [name for name, value in noise.items() if value is not None]
     if len(given) != 1:
         raise TypeError(
             "Pass exactly one noise model: sigma (regression), q or "

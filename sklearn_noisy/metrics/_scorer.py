@@ -638,14 +638,9 @@ class NoisyScorer(_BaseScorer):
     ) -> dict[str, Any]:
         """The noise arguments of the metric, from the scorer's source or the call."""
         key = self.requires_noise
-        if key == "sigma":
-            wrong = [
-                name
-                for name, value in (("q", q), ("transition_matrix", transition_matrix))
-                if value is not None
-            ]
-        else:
-            wrong = ["sigma"] if sigma is not None else []
+        noise = {"sigma": sigma, "q": q, "transition_matrix": transition_matrix}
+        kind = ("sigma",) if key == "sigma" else ("q", "transition_matrix")
+        wrong = [k for k, v in noise.items() if v is not None and k not in kind]
         if wrong:
             wanted = "sigma" if key == "sigma" else "q or transition_matrix"
             raise TypeError(
