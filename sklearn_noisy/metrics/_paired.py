@@ -28,10 +28,9 @@ from ..utils._arrays import (
 from ..utils._warnings import quiet, warn
 from ._count_definitions import COUNT_METRICS
 from ._monte_carlo import (
-    MonteCarloScore,
     _check_generator,
     _check_positive_int,
-    _summarise,
+    _from_draws,
     monte_carlo_score,
 )
 from ._paired_kernels import _encode_chunk, flip_pair, pair_classes, regression_pair
@@ -311,12 +310,7 @@ def _joint_monte_carlo(
     n, metric = _n_rows(y_true, "y_true"), f"{info.name}_difference"
     if draws.size == 0:
         return NoisyScore(metric, nominal, 0.0, nominal, n, "exact")
-    expected, variance, standard_error, variance_se = _summarise(draws)
-    return MonteCarloScore(
-        metric, expected, variance, nominal, n, "monte_carlo",
-        n_draws=n_draws, standard_error=standard_error,
-        variance_standard_error=variance_se, draws=draws,
-    )  # fmt: skip
+    return _from_draws(metric, nominal, n, draws)
 
 
 def _without_moments(
