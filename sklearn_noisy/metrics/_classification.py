@@ -1,14 +1,8 @@
 """Expected accuracy and confusion matrix under label flips.
 
-The formulas are in the user guide: :ref:`formula_accuracy` and, for
-``estimand="truth"``, :ref:`formula_truth`.
-
-Each observed label is drawn around the reference label ``y_true_i``: with a
-flip probability ``q`` (scalar or per sample; binary labels flip to the other
-class, multiclass labels flip uniformly to one of the ``K - 1`` other classes)
-or from a row-stochastic transition matrix ``T`` (``T[j, k]`` is the
-probability that a sample of reference class ``labels[j]`` is observed as
-``labels[k]``). Samples are independent; ``y_pred`` is fixed.
+Each observed label is drawn around ``y_true_i`` with a flip probability ``q``
+or from a transition matrix; the samples are independent and ``y_pred`` is
+fixed (user guide: :ref:`formula_accuracy`, :ref:`formula_truth`).
 """
 
 from __future__ import annotations
@@ -67,10 +61,7 @@ def _one_hot(index: np.ndarray, n_classes: int) -> np.ndarray:
 def _accuracy_measurement(
     encoded: EncodedLabels, noise: FlipNoise, weight: np.ndarray | None
 ) -> tuple[float, float, float, float]:
-    """Weighted totals ``(Σ w o, Σ w P, Σ w² P(1−P), 0)`` with ``o`` the nominal hit.
-
-    The variance is exact: no floor (the last total) is needed.
-    """
+    """Weighted totals ``(Σ w o, Σ w P, Σ w² P(1−P), 0)``, ``o`` the nominal hit."""
     n_samples = encoded.n_samples
     if noise.matrix is None and noise.is_constant:
         # P = 1 − q on correct predictions, q/(K−1) on wrong ones: only the
@@ -106,11 +97,7 @@ def _accuracy_measurement(
 def hit_probability(
     encoded: EncodedLabels, noise: FlipNoise, rows: slice
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(o, P)`` of the samples ``rows``: the nominal hit and ``P = T[k, ŷ]``.
-
-    ``P`` is the probability that the sample is observed as correct: the
-    forward estimand's per-sample term.
-    """
+    """``(o, P)`` of ``rows``: the nominal hit and ``P = T[k, ŷ]`` (forward term)."""
     if noise.matrix is None:
         correct = encoded.correct(rows)
         return correct, np.where(correct, *noise.keep_flip(rows))
@@ -124,11 +111,7 @@ def denoised_hit(
     inverse: np.ndarray | None,
     rows: slice,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(o, ĉ, pred_index)`` of the samples ``rows``: the hit and its de-noised value.
-
-    ``ĉ = T⁻¹[ỹ, ŷ]``, unbiased for the hit against the true label (the truth
-    estimand's per-sample term); for flips ``(o − r)/(1 − q − r)``.
-    """
+    """``(o, ĉ, pred_index)`` of ``rows``: the hit and ``ĉ = T⁻¹[ỹ, ŷ]``."""
     true_index, pred_index = encoded.indices(rows)
     observed = true_index == pred_index
     if inverse is None:
@@ -152,10 +135,8 @@ def _accuracy_truth(
 ) -> tuple[float, float, float, float]:
     """Weighted totals ``(Σ w o, Σ w ĉ, Σ w² v, floor)`` of the de-noised hits ``ĉ``.
 
-    ``v`` is the exact, label-free variance ``q(1−q)/(1−2q)²`` for binary flips
-    and the unbiased per-sample estimate ``ĉ² − ĉ`` otherwise (user guide:
-    :ref:`formula_truth`); ``floor`` is ``Σ w² min_c Var(ĉ_i | c)``, the
-    exact lower bound of the variance (:ref:`variance floor <variance_floor>`).
+    ``v`` is ``q(1−q)/(1−2q)²`` for binary flips, the unbiased ``ĉ² − ĉ``
+    otherwise; ``floor`` the exact lower bound ``Σ w² min_c Var(ĉ_i | c)``.
     """
     noise.check_invertible()
     inverse = None if noise.matrix is None else noise.inverse_matrix()
@@ -181,10 +162,8 @@ def _accuracy_remeasurement(
 ) -> tuple[float, float, float, float]:
     """Weighted totals ``(Σ w o, Σ w o, Σ w² ĥ, 0)``: the nominal and its variance.
 
-    The hit ``o_i`` has variance ``h(c_i) = P(1−P)`` with ``P = T[c_i, ŷ_i]``;
-    ``ĥ_i = Σ_k T⁻¹[c̃_i, k] h(k)`` is unbiased for it (user guide:
-    :ref:`estimands`). Label-free, ``q_i(1−q_i)``, for binary flips. Clipped
-    at 0 (no floor), as the other remeasurement variances.
+    ``ĥ_i = Σ_k T⁻¹[c̃_i, k] h(k)`` is unbiased for the hit's variance
+    ``h(c_i) = P(1−P)``, ``P = T[c_i, ŷ_i]``.
     """
     inverse = check_remeasurable(noise)
     totals = np.zeros(3)
@@ -226,11 +205,8 @@ def _subset_accuracy(
 ) -> NoisyScore:
     """The accuracy of multilabel indicator targets: a hit is a whole row.
 
-    Entry ``(i, l)`` is observed as ``ŷ_il`` with probability ``m_il``
-    (``1 − q`` where ``y_il = ŷ_il``, ``q`` otherwise; ``T[y_il, ŷ_il]`` for
-    a transition matrix), independently, so row ``i`` is a hit with
-    probability ``P_i = Π_l m_il`` and the forward moments are those of
-    :func:`expected_accuracy_score` with this ``P_i``.
+    Row ``i`` is a hit with probability ``P_i = Π_l P(entry (i, l) observed
+    as ŷ_il)``; the moments are the accuracy's with this ``P_i``.
     """
     truth, pred = _indicator(y_true), _indicator(y_pred)
     for name, array in (("y_true", truth), ("y_pred", pred)):
@@ -313,7 +289,7 @@ def accuracy_inputs(
 def accuracy_terms(
     arguments: dict[str, Any], score: NoisyScore
 ) -> tuple[np.ndarray, np.ndarray | None, float]:
-    """The accuracy's per-sample terms (table above); ``scale`` ``Σ w`` unnormalised."""
+    """The accuracy's per-sample terms, weights and scale (test-set sampling)."""
     encoded, weight, _, noise = accuracy_inputs(
         arguments["y_true"],
         arguments["y_pred"],
@@ -362,47 +338,36 @@ def expected_accuracy_score(
 
     Sample ``i`` is observed as correct with probability ``P_i = T[k_i, ŷ_i]``,
     so ``E[acc] = (1/M) Σ P_i`` and ``Var[acc] = (1/M²) Σ P_i (1 - P_i)``,
-    exactly. ``estimand`` chooses the question the result answers. Read more in
-    the :ref:`User Guide <formula_accuracy>`.
+    exactly. Read more in the :ref:`User Guide <formula_accuracy>`.
 
     Parameters
     ----------
     y_true : array-like of shape (n_samples,) or (n_samples, n_labels)
-        Reference class of each sample (``estimand="forward"``) or its single
-        observed label (``"truth"``, ``"remeasurement"``). A 2-D 0/1 indicator
-        matrix (dense or sparse) is a multilabel target: the subset accuracy,
-        as in scikit-learn, with entries that flip independently (``q`` a
-        scalar, one per sample or one per entry, or a 2 × 2
-        ``transition_matrix``); ``estimand="forward"`` only.
-
+        Reference labels (``estimand="forward"``) or the observed labels
+        (``"truth"``, ``"remeasurement"``). A 0/1 indicator matrix is a
+        multilabel target: the subset accuracy, as in scikit-learn, with
+        entries that flip independently (``estimand="forward"`` only).
     y_pred : array-like of shape (n_samples,) or (n_samples, n_labels)
-        Predicted classes (indicator matrix for multilabel targets).
-
+        Predicted labels, held fixed.
     q : float or array-like of shape (n_samples,), default=None
-        Probability that a label is flipped (with ``K > 2`` classes, to each
-        other class with probability ``q/(K-1)``). Exactly one of ``q`` and
-        ``transition_matrix`` is required.
-
+        Probability that a label is flipped (uniformly to the ``K - 1`` other
+        classes). Exactly one of ``q`` and ``transition_matrix`` is required.
     transition_matrix : array-like of shape (n_classes, n_classes), default=None
         Row-stochastic matrix, ``T[j, k]`` the probability that a sample of
         class ``labels[j]`` is observed as ``labels[k]``.
-
     labels : array-like of shape (n_classes,), default=None
-        The classes, which fixes ``K`` and the order of ``transition_matrix``.
-        Default: the sorted union of the labels in ``y_true`` and ``y_pred``.
-
+        The classes, in the order of ``transition_matrix``; by default the
+        sorted labels present.
     normalize : bool, default=True
         As in scikit-learn: the fraction of correct predictions, or with
         ``False`` their (weighted) number.
-
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights.
-
     estimand : {"forward", "truth", "remeasurement"}, default="forward"
         ``"forward"``: ``y_true`` taken as exact; ``"truth"``: an unbiased
-        estimate of the accuracy against the unknown true labels;
-        ``"remeasurement"``: the accuracy expected when the samples are labelled
-        again (:ref:`estimands`). The last two need an invertible noise model.
+        estimate against the unknown true labels; ``"remeasurement"``: the
+        accuracy expected when the samples are labelled again
+        (:ref:`estimands`). The last two need an invertible noise model.
 
     Returns
     -------
@@ -413,7 +378,6 @@ def expected_accuracy_score(
     See Also
     --------
     sklearn.metrics.accuracy_score : The metric on exact labels.
-    expected_confusion_matrix : Expected counts of every (label, prediction) pair.
 
     Examples
     --------

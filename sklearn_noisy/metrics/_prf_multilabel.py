@@ -1,23 +1,9 @@
 """Precision, recall and F1 of multilabel indicator targets under label flips.
 
-Each entry ``y[i, l]`` of an indicator matrix is a binary label that flips
-on its own, with probability ``q`` (a scalar, one per sample, or one per
-entry, shape ``(n_samples, n_labels)``) or through a shared 2 × 2
-``transition_matrix``. The entries are independent, so:
-
-* ``average=None``: each label is a binary problem, exact
-  (:mod:`._binary_counts`);
-* ``"micro"``: the pooled counts are one binary problem over all entries,
-  exact;
-* ``"macro"``: the labels use disjoint entries, so they are independent: the
-  mean of the exact per-label moments, with variance ``Σ_l Var_l / L²``,
-  exact;
-* ``"samples"``: the samples are independent too: each sample's metric over
-  its ``L`` labels has an exact law (a small Poisson-binomial table per
-  sample), and the (weighted) mean of independent terms is exact;
-* ``"weighted"`` (the total observed support is random) and unequal sample
-  weights (except for ``"samples"``) are Monte Carlo over ``n_draws`` redrawn
-  indicator matrices, seeded by ``random_state``.
+Each entry of an indicator matrix flips on its own (``q`` a scalar, one per
+sample or one per entry; or a shared 2 × 2 ``transition_matrix``). The labels
+and the samples are independent: which averages are exact and which Monte
+Carlo is in the user guide (:ref:`formula_multiclass`).
 """
 
 from __future__ import annotations

@@ -155,21 +155,6 @@ def _binary_path(
 ) -> NoisyScore:
     """Binary labels (balanced accuracy, MCC and kappa on two classes too)."""
     zero = check_zero_division(zero_division)
-    kept = _without_zero_weights(y_true, y_pred, noise, sample_weight)
-    if kept is not None:
-        score = _binary_path(
-            metric,
-            *kept[:2],
-            noise=kept[2],
-            pos_label=pos_label,
-            sample_weight=kept[3],
-            zero_division=zero_division,
-            adjusted=adjusted,
-            method=method,
-            estimand=estimand,
-            mc=mc,
-        )
-        return _count_all_samples(score, len(sample_weight))
     problem = _binary_problem(
         y_true, y_pred, pos_label=pos_label, sample_weight=sample_weight, **noise
     )
@@ -262,7 +247,7 @@ def _class_score(
         classes = _binary_present_labels(y_true, y_pred, labels)
         binary, average, pos_label = classes is not None, "macro", classes
     kept = _without_zero_weights(y_true, y_pred, noise, sample_weight)
-    if kept is not None and not binary:
+    if kept is not None:
         y_true, y_pred, noise, weight = kept
         score = _class_score(
             definition,

@@ -11,15 +11,15 @@ rest, as :func:`sklearn.metrics.multilabel_confusion_matrix` counts it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from sklearn.metrics import recall_score
 
 from ._binary_average import check_zero_division
-from ._count_definitions import COUNT_METRICS
+from ._count_definitions import COUNT_METRICS, CountMetric
 from ._precision_recall import count_metric_function
-from ._prf_paths import _check_average, _negative_label, _swap_indicator
+from ._prf_paths import _check_average, _mirror, _negative_label, _swap_indicator
 from ._rates_average import rate_nominal
 
 __all__ = [
@@ -121,42 +121,59 @@ expected_false_negative_rate = _rate_function(
 
 
 def _nominal_rate(
-    name: str, y_true: Any, y_pred: Any, *, pos_label: Any, labels: Any,
-    average: Any, sample_weight: Any, zero_division: Any,
-) -> Any:  # fmt: skip
-    """Specificity or NPV of the labels as given, for every ``average``.
+    definition: CountMetric, y_true: Any, y_pred: Any, options: dict
+) -> Any:
+    """The rate of the labels as given, for every ``average``.
 
     Binary: scikit-learn's recall or precision of the negative class;
     multilabel: of ``1 − y``; otherwise one-vs-rest (:func:`rate_nominal`).
     """
-    function = COUNT_METRICS[name].sklearn_function  # of the negative class
+    average = options["average"]
+    function = definition.sklearn_function  # of the negative class
+    if definition.complement and definition.negative:
+        specificity = _mirror(definition, negative=True)
+        return 1.0 - _nominal_rate(specificity, y_true, y_pred, options)
+    if definition.complement:
+        _check_average(average, y_true, y_pred, weighted_multilabel=True)
+        recall = function(y_true, y_pred, **options)
+        return 1.0 - (float(recall) if average is not None else np.asarray(recall))
     if _check_average(average, y_true, y_pred):
-        value = function(
-            _swap_indicator(y_true), _swap_indicator(y_pred), pos_label=pos_label,
-            labels=labels, average=average, sample_weight=sample_weight,
-            zero_division=zero_division,
-        )  # fmt: skip
+        swapped = (_swap_indicator(y_true), _swap_indicator(y_pred))
+        value = function(*swapped, **options)
         return value if average is None else float(value)
     if average != "binary":
-        zero = check_zero_division(zero_division)
+        zero = check_zero_division(options["zero_division"])
         return rate_nominal(
-            name, y_true, y_pred, labels=labels, average=average,
-            sample_weight=sample_weight, zero=zero,
+            definition.name, y_true, y_pred, labels=options["labels"],
+            average=average, sample_weight=options["sample_weight"], zero=zero,
         )  # fmt: skip
-    negative = _negative_label(y_true, y_pred, labels, pos_label)
-    return float(
-        function(
-            y_true, y_pred, pos_label=negative, labels=labels,
-            sample_weight=sample_weight, zero_division=zero_division,
-        )
-    )  # fmt: skip
+    options = dict(options)
+    del options["average"]
+    negative = _negative_label(y_true, y_pred, options["labels"], options["pos_label"])
+    return float(function(y_true, y_pred, **{**options, "pos_label": negative}))
 
 
-def specificity_score(
-    y_true: Any, y_pred: Any, *, pos_label: Any = 1, labels: Any = None,
-    average: str | None = "binary", sample_weight: Any = None,
-    zero_division: Any = "warn",
-) -> Any:  # fmt: skip
+def _nominal_function(metric: str, name: str, doc: str) -> Callable[..., Any]:
+    """The function of a rate on the labels as given (scikit-learn's options)."""
+    definition = COUNT_METRICS[metric]
+
+    def rate(
+        y_true: Any, y_pred: Any, *, pos_label: Any = 1, labels: Any = None,
+        average: str | None = "binary", sample_weight: Any = None,
+        zero_division: Any = "warn",
+    ) -> Any:  # fmt: skip
+        options = {"pos_label": pos_label, "labels": labels, "average": average}
+        options.update(sample_weight=sample_weight, zero_division=zero_division)
+        return _nominal_rate(definition, y_true, y_pred, options)
+
+    rate.__name__ = rate.__qualname__ = name
+    rate.__doc__ = doc
+    return rate
+
+
+specificity_score = _nominal_function(
+    "specificity",
+    "specificity_score",
     """Specificity ``TN / (TN + FP)``: scikit-learn's recall of the negative class.
 
     With ``average`` other than ``"binary"``: each class against the rest,
@@ -170,18 +187,12 @@ def specificity_score(
     0.5
     >>> specificity_score([0, 1, 2, 2], [0, 2, 2, 1], average="macro")
     0.7222...
-    """
-    return _nominal_rate(
-        "specificity", y_true, y_pred, pos_label=pos_label, labels=labels,
-        average=average, sample_weight=sample_weight, zero_division=zero_division,
-    )  # fmt: skip
+    """,
+)
 
-
-def negative_predictive_value(
-    y_true: Any, y_pred: Any, *, pos_label: Any = 1, labels: Any = None,
-    average: str | None = "binary", sample_weight: Any = None,
-    zero_division: Any = "warn",
-) -> Any:  # fmt: skip
+negative_predictive_value = _nominal_function(
+    "negative_predictive_value",
+    "negative_predictive_value",
     """Negative predictive value ``TN / (TN + FN)``: the negative class's precision.
 
     With ``average`` other than ``"binary"``: each class against the rest,
@@ -192,19 +203,12 @@ def negative_predictive_value(
     >>> from sklearn_noisy.metrics import negative_predictive_value
     >>> negative_predictive_value([0, 0, 1, 1], [0, 1, 1, 1])
     1.0
-    """
-    return _nominal_rate(
-        "negative_predictive_value", y_true, y_pred, pos_label=pos_label,
-        labels=labels, average=average, sample_weight=sample_weight,
-        zero_division=zero_division,
-    )  # fmt: skip
+    """,
+)
 
-
-def false_positive_rate(
-    y_true: Any, y_pred: Any, *, pos_label: Any = 1, labels: Any = None,
-    average: str | None = "binary", sample_weight: Any = None,
-    zero_division: Any = "warn",
-) -> Any:  # fmt: skip
+false_positive_rate = _nominal_function(
+    "false_positive_rate",
+    "false_positive_rate",
     """False positive rate ``FP / (FP + TN)`` = 1 − :func:`specificity_score`.
 
     Examples
@@ -212,18 +216,12 @@ def false_positive_rate(
     >>> from sklearn_noisy.metrics import false_positive_rate
     >>> false_positive_rate([0, 0, 1, 1], [0, 1, 1, 1])
     0.5
-    """
-    return 1.0 - specificity_score(
-        y_true, y_pred, pos_label=pos_label, labels=labels, average=average,
-        sample_weight=sample_weight, zero_division=zero_division,
-    )  # fmt: skip
+    """,
+)
 
-
-def false_negative_rate(
-    y_true: Any, y_pred: Any, *, pos_label: Any = 1, labels: Any = None,
-    average: str | None = "binary", sample_weight: Any = None,
-    zero_division: Any = "warn",
-) -> Any:  # fmt: skip
+false_negative_rate = _nominal_function(
+    "false_negative_rate",
+    "false_negative_rate",
     """False negative rate ``FN / (FN + TP)`` = 1 − scikit-learn's recall.
 
     Examples
@@ -231,10 +229,5 @@ def false_negative_rate(
     >>> from sklearn_noisy.metrics import false_negative_rate
     >>> false_negative_rate([0, 0, 1, 1], [0, 0, 0, 1])
     0.5
-    """
-    _check_average(average, y_true, y_pred, weighted_multilabel=True)
-    recall = recall_score(
-        y_true, y_pred, pos_label=pos_label, labels=labels, average=average,
-        sample_weight=sample_weight, zero_division=zero_division,
-    )  # fmt: skip
-    return 1.0 - (float(recall) if average is not None else np.asarray(recall))
+    """,
+)
