@@ -14,6 +14,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from .._noisy_score import NoisyScore
 from ..utils._docstring import fill_doc
 from ..utils._validation import supports_estimands
 from ._binary_average import _NOISE_PARAMETERS
@@ -95,49 +96,37 @@ AVERAGED_RETURNS = """\
         ``y_true`` with the same options, to the last bit; ``method`` is
         ``"exact"``, ``"delta"`` or ``"monte_carlo"``."""
 
-_ANY = "Any"
-_OPTIONS = {
-    "head": (
-        ("q", None, _ANY),
-        ("transition_matrix", None, _ANY),
-        ("labels", None, _ANY),
-    ),
-    "averaged": (
-        ("pos_label", 1, _ANY),
-        ("average", "binary", "str | None"),
-        ("sample_weight", None, _ANY),
-        ("zero_division", "warn", _ANY),
-    ),
-    "tail": (
-        ("method", "exact", "str"),
-        ("estimand", "forward", "str"),
-        ("n_draws", 1000, "int"),
-        ("random_state", 0, _ANY),
-    ),
-}
+
+def _averaged(
+    y_true: Any, y_pred: Any, *, q: Any = None, transition_matrix: Any = None,
+    labels: Any = None, pos_label: Any = 1, average: str | None = "binary",
+    sample_weight: Any = None, zero_division: Any = "warn", method: str = "exact",
+    estimand: str = "forward", n_draws: int = 1000, random_state: Any = 0,
+) -> NoisyScore | list[NoisyScore]:  # fmt: skip
+    """The signature of the metrics averaged over classes."""
+
+
+def _unaveraged(
+    y_true: Any, y_pred: Any, *, q: Any = None, transition_matrix: Any = None,
+    labels: Any = None, sample_weight: Any = None, adjusted: bool = False,
+    method: str = "exact", estimand: str = "forward", n_draws: int = 1000,
+    random_state: Any = 0,
+) -> NoisyScore:  # fmt: skip
+    """The signature of the others: their own ``parameters`` go after ``labels``."""
 
 
 def _signature(definition: CountMetric) -> inspect.Signature:
-    """The public function's signature: scikit-learn's options, then the engines'."""
     if definition.averaged:
-        middle = _OPTIONS["averaged"]
-    else:
-        own = tuple((name, default, None) for name, default in definition.parameters)
-        adjusted = (("adjusted", False, "bool"),) if definition.adjustable else ()
-        middle = (*own, ("sample_weight", None, _ANY), *adjusted)
-    keyword = inspect.Parameter.KEYWORD_ONLY
-    empty = inspect.Parameter.empty
+        return inspect.signature(_averaged)
+    signature = inspect.signature(_unaveraged)
     fields = [
-        inspect.Parameter(name, keyword, default=default, annotation=kind or empty)
-        for name, default, kind in (*_OPTIONS["head"], *middle, *_OPTIONS["tail"])
+        p
+        for p in signature.parameters.values()
+        if p.name != "adjusted" or definition.adjustable
     ]
-    data = inspect.Parameter.POSITIONAL_OR_KEYWORD
-    returns = "NoisyScore | list[NoisyScore]" if definition.averaged else "NoisyScore"
-    return inspect.Signature(
-        [inspect.Parameter(n, data, annotation=_ANY) for n in ("y_true", "y_pred")]
-        + fields,
-        return_annotation=returns,
-    )
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    own = [inspect.Parameter(n, keyword, default=d) for n, d in definition.parameters]
+    return signature.replace(parameters=[*fields[:5], *own, *fields[5:]])
 
 
 def count_metric_function(
@@ -176,8 +165,17 @@ def count_metric_function(
     return with_test_set_sampling(label_arguments=("y_true", "y_pred"))(score)
 
 
-def _averaged_doc(summary: str, body: str, sklearn_name: str, example: str) -> str:
-    """The docstring of a metric averaged over classes."""
+def metric_doc(summary: str, body: str, sklearn_name: str, example: str) -> str:
+    """The docstring of a count metric: ``{parameters}`` and ``{returns}`` filled."""
+    see_also = (
+        f"""
+    See Also
+    --------
+    sklearn.metrics.{sklearn_name} : The metric on exact labels.
+"""
+        if sklearn_name
+        else ""
+    )
     return f"""{summary}
 
     {body}
@@ -189,11 +187,7 @@ def _averaged_doc(summary: str, body: str, sklearn_name: str, example: str) -> s
     Returns
     -------
     {{returns}}
-
-    See Also
-    --------
-    sklearn.metrics.{sklearn_name} : The metric on exact labels.
-
+{see_also}
     Examples
     --------
     >>> from sklearn_noisy.metrics import {example}
@@ -204,7 +198,7 @@ expected_precision_score = count_metric_function(
     COUNT_METRICS["precision"],
     name="expected_precision_score",
     module=__name__,
-    doc=_averaged_doc(
+    doc=metric_doc(
         "Expected precision, and its variance, under label flips.",
         """Precision ``TP / n_P`` has a denominator fixed by the predictions: it is
     linear in the labels and its moments are exact. Read more in the
@@ -222,7 +216,7 @@ expected_recall_score = count_metric_function(
     COUNT_METRICS["recall"],
     name="expected_recall_score",
     module=__name__,
-    doc=_averaged_doc(
+    doc=metric_doc(
         "Expected recall, and its variance, under label flips.",
         """Recall ``TP / S`` divides by the number ``S`` of observed positives; the
     moments are exact sums over the joint law of TP and FN, or a delta-method
@@ -240,7 +234,7 @@ expected_f1_score = count_metric_function(
     COUNT_METRICS["f1"],
     name="expected_f1_score",
     module=__name__,
-    doc=_averaged_doc(
+    doc=metric_doc(
         "Expected F1 score, and its variance, under label flips.",
         """``F1 = 2 TP / (n_P + S)`` with ``S`` the number of observed positives; the
     moments are exact sums over the joint law of TP and FN, or a delta-method

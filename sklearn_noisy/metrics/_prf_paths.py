@@ -140,89 +140,67 @@ def _binary_draws(metric: str, options: dict, mc: dict) -> Any:
 
 
 def _binary_path(
-    metric: str,
-    y_true: Any,
-    y_pred: Any,
-    *,
-    noise: dict,
-    pos_label: Any,
-    sample_weight: Any,
-    zero_division: Any,
-    adjusted: bool,
-    method: str,
-    estimand: str,
-    mc: dict,
+    metric: str, y_true: Any, y_pred: Any, noise: dict, pos_label: Any, options: dict
 ) -> NoisyScore:
     """Binary labels (balanced accuracy, MCC and kappa on two classes too)."""
+    sample_weight, estimand = options["sample_weight"], options["estimand"]
+    zero_division = options.get("zero_division", 0.0)
+    adjusted = bool(options.get("adjusted", False))
     zero = check_zero_division(zero_division)
     problem = _binary_problem(
         y_true, y_pred, pos_label=pos_label, sample_weight=sample_weight, **noise
     )
+    definition = COUNT_METRICS[metric]
     if sample_weight is None:
         nominal = problem.nominal(metric, zero_division=zero, adjusted=adjusted)
     else:
-        definition = COUNT_METRICS[metric]
         kwargs: dict[str, Any] = {"sample_weight": sample_weight}
         kwargs.update(definition.sklearn_options(adjusted=adjusted))
         if definition.averaged:
             kwargs.update(pos_label=pos_label, zero_division=zero_division)
         nominal = float(sklearn_value(metric, y_true, y_pred, **kwargs))
-    m = problem.n_samples
     if estimand != "forward":
         score = _binary_estimand(
             metric, problem, estimand, nominal=nominal, zero_division=zero
         )
         return adjust_balanced_accuracy(score, 2, adjusted)
     if is_identity(problem.noise):
-        return NoisyScore(metric, nominal, 0.0, nominal, m, "exact")
-    if COUNT_METRICS[metric].fixed_denominator:
+        return NoisyScore(metric, nominal, 0.0, nominal, problem.n_samples, "exact")
+    if definition.fixed_denominator:
         return _precision_measurement(problem, nominal=nominal, zero_division=zero)
-    options = {"average": "binary", "zero_division": zero, "adjusted": adjusted}
+    mc = {"n_draws": options["n_draws"], "random_state": options["random_state"]}
+    draws = {"average": "binary", "zero_division": zero, "adjusted": adjusted}
     return _binary_score(
         metric,
         problem,
-        method,
+        options["method"],
         nominal=nominal,
         zero_division=zero,
         adjusted=adjusted,
-        draws=_binary_draws(metric, options, mc),
+        draws=_binary_draws(metric, draws, mc),
     )
 
 
 def _class_score(
-    definition: CountMetric,
-    y_true: Any,
-    y_pred: Any,
-    *,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    sample_weight: Any,
-    method: Any,
-    estimand: Any,
-    n_draws: int,
-    random_state: Any,
-    pos_label: Any = 1,
-    average: Any = "binary",
-    zero_division: Any = 0.0,
-    adjusted: Any = False,
-    **parameters: Any,
+    definition: CountMetric, y_true: Any, y_pred: Any, options: dict
 ) -> NoisyScore | list[NoisyScore]:
     """Check the options and compute the metric of the classes as given.
 
     The averaged metrics (precision, recall, F1) are binary with
     ``average="binary"``; the others (balanced accuracy, MCC, kappa) with two
     classes, any of which can play the positive one (they are symmetric).
-    ``parameters``: the definition's own options, which the multiclass
-    engines take; the binary forms are those of two classes.
+    Their own ``parameters`` go to the multiclass engines; the binary forms
+    are those of two classes.
     """
-    metric, averaged = definition.name, definition.averaged
+    metric, averaged, method = definition.name, definition.averaged, options["method"]
+    average, estimand = options.get("average"), options["estimand"]
     if averaged and average is not None:
         _check_option(average, _AVERAGES[:-1], name="average")
-    _check_common(metric, method, estimand, n_draws)
-    noise = {"q": q, "transition_matrix": transition_matrix, "labels": labels}
-    mc = {"n_draws": n_draws, "random_state": random_state}
+    _check_common(metric, method, estimand, options["n_draws"])
+    noise = {k: options[k] for k in ("q", "transition_matrix", "labels")}
+    zero_division = options.get("zero_division", 0.0)
     zero = check_zero_division(zero_division)
+    parameters = {n: options[n] for n, _ in definition.parameters}
     if averaged:
         if is_multilabel(y_true, y_pred):
             if method == "delta":
@@ -230,77 +208,50 @@ def _class_score(
                     "method='delta' is not available for multilabel targets, whose "
                     "results are exact (or Monte Carlo, see the result's method)."
                 )
-            options = {"average": average, "sample_weight": sample_weight}
-            options.update(zero_division=zero_division, zero_value=zero)
+            mc = {
+                "n_draws": options["n_draws"],
+                "random_state": options["random_state"],
+            }
             return multilabel_score(
-                metric, y_true, y_pred, **noise, **options, estimand=estimand, mc=mc
-            )
+                metric, y_true, y_pred, **noise, average=average,
+                sample_weight=options["sample_weight"], zero_division=zero_division,
+                zero_value=zero, estimand=estimand, mc=mc,
+            )  # fmt: skip
         if average == "samples":
             raise ValueError(_SAMPLES_ONLY_MULTILABEL)
-        binary = average == "binary"
+        binary, pos_label = average == "binary", options["pos_label"]
     else:
-        parameters = {n: parameters.get(n, d) for n, d in definition.parameters}
         if definition.check_parameters is not None:
             definition.check_parameters(**parameters)
+        adjusted = options.get("adjusted", False)
         if not isinstance(adjusted, (bool, np.bool_)):
             raise ValueError(f"adjusted must be True or False; got {adjusted!r}.")
-        classes = _binary_present_labels(y_true, y_pred, labels)
-        binary, average, pos_label = classes is not None, "macro", classes
-    kept = _without_zero_weights(y_true, y_pred, noise, sample_weight)
+        classes = _binary_present_labels(y_true, y_pred, noise["labels"])
+        binary, average = classes is not None, "macro"
+        pos_label = classes[-1] if binary else None
+    kept = _without_zero_weights(y_true, y_pred, noise, options["sample_weight"])
     if kept is not None:
         y_true, y_pred, noise, weight = kept
-        score = _class_score(
-            definition,
-            y_true,
-            y_pred,
-            **noise,
-            sample_weight=weight,
-            method=method,
-            estimand=estimand,
-            **mc,
-            pos_label=pos_label,
-            average=average if averaged else "binary",
-            zero_division=zero_division,
-            adjusted=adjusted,
-            **parameters,
+        kept_options = {**options, **noise, "sample_weight": weight}
+        score = _class_score(definition, y_true, y_pred, kept_options)
+        return _count_all_samples(score, len(options["sample_weight"]))
+    if binary:
+        return _binary_path(metric, y_true, y_pred, noise, pos_label, options)
+    if method == "delta" and averaged:
+        raise _delta_binary_only(average)
+    if method == "delta":
+        raise ValueError(
+            "method='delta' is available for binary labels only; multiclass "
+            f"{metric} has an exact expectation where it is an average of "
+            "classes, and is Monte Carlo otherwise."
         )
-        return _count_all_samples(score, len(sample_weight))
-    if not binary:
-        if method == "delta" and averaged:
-            raise _delta_binary_only(average)
-        if method == "delta":
-            raise ValueError(
-                "method='delta' is available for binary labels only; multiclass "
-                f"{metric} has an exact expectation where it is an average of "
-                "classes, and is Monte Carlo otherwise."
-            )
-        return _multiclass_score(
-            metric,
-            y_true,
-            y_pred,
-            **noise,
-            average=average,
-            sample_weight=sample_weight,
-            zero_division=zero_division,
-            zero_value=zero,
-            adjusted=bool(adjusted),
-            estimand=estimand,
-            **mc,
-            parameters=parameters,
-        )
-    return _binary_path(
-        metric,
-        y_true,
-        y_pred,
-        noise=noise,
-        pos_label=pos_label if averaged else pos_label[-1],
-        sample_weight=sample_weight,
-        zero_division=zero_division,
-        adjusted=bool(adjusted),
-        method=method,
-        estimand=estimand,
-        mc=mc,
-    )
+    return _multiclass_score(
+        metric, y_true, y_pred, **noise, average=average,
+        sample_weight=options["sample_weight"], zero_division=zero_division,
+        zero_value=zero, adjusted=bool(options.get("adjusted", False)),
+        estimand=estimand, n_draws=options["n_draws"],
+        random_state=options["random_state"], parameters=parameters,
+    )  # fmt: skip
 
 
 # ----------------------------------------------------- the one entry point
@@ -316,7 +267,7 @@ def count_score(
     if definition.negative:  # recall or precision of the negative class
         return _negative_class_score(definition, y_true, y_pred, options)
     y_true, y_pred = check_targets(y_true, y_pred)
-    score = _class_score(definition, y_true, y_pred, **options)
+    score = _class_score(definition, y_true, y_pred, options)
     if definition.averaged:
         _warn_zero_division(definition, score, y_true, y_pred, **options)
     elif definition.present_classes:

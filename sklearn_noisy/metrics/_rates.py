@@ -18,7 +18,7 @@ import numpy as np
 
 from ._binary_average import check_zero_division
 from ._count_definitions import COUNT_METRICS, CountMetric
-from ._precision_recall import count_metric_function
+from ._precision_recall import count_metric_function, metric_doc
 from ._prf_paths import _check_average, _mirror, _negative_label, _swap_indicator
 from ._rates_average import rate_nominal
 
@@ -34,26 +34,6 @@ __all__ = [
 ]
 
 
-def _rate_doc(summary: str, body: str, example: str) -> str:
-    """The docstring of an expected rate."""
-    return f"""{summary}
-
-    {body} Read more in the :ref:`User Guide <rates>`.
-
-    Parameters
-    ----------
-    {{parameters}}
-
-    Returns
-    -------
-    {{returns}}
-
-    Examples
-    --------
-    >>> from sklearn_noisy.metrics import {example}
-    """
-
-
 def _rate_function(metric: str, name: str, doc: str) -> Any:
     return count_metric_function(
         COUNT_METRICS[metric], name=name, doc=doc, module=__name__
@@ -63,12 +43,14 @@ def _rate_function(metric: str, name: str, doc: str) -> Any:
 expected_specificity_score = _rate_function(
     "specificity",
     "expected_specificity_score",
-    _rate_doc(
+    metric_doc(
         "Expected specificity (true negative rate), and its variance, under flips.",
         """``TN / (TN + FP)``, the recall of the negative class: exact by the recall's
     algorithm. With a multiclass ``average``, ``spec_k = TN_k / (TN_k + FP_k)``:
     exact per class and for ``"micro"``; the expectations of ``"macro"`` and
-    ``"weighted"`` are exact, their variances Monte Carlo.""",
+    ``"weighted"`` are exact, their variances Monte Carlo.
+    Read more in the :ref:`User Guide <rates>`.""",
+        "",
         """expected_specificity_score
     >>> expected_specificity_score([0, 0, 1, 1, 0], [0, 1, 1, 1, 0], q=0.1).expected
     0.6299...""",
@@ -78,12 +60,14 @@ expected_specificity_score = _rate_function(
 expected_negative_predictive_value = _rate_function(
     "negative_predictive_value",
     "expected_negative_predictive_value",
-    _rate_doc(
+    metric_doc(
         "Expected negative predictive value, and its variance, under flips.",
         """``TN / (TN + FN)``, the precision of the negative class: the predicted
     negatives are fixed, so its moments are exact. With a multiclass
     ``average``, ``NPV_k = TN_k / (TN_k + FN_k)``: exact but the variance of
-    ``"weighted"`` (Monte Carlo).""",
+    ``"weighted"`` (Monte Carlo).
+    Read more in the :ref:`User Guide <rates>`.""",
+        "",
         """expected_negative_predictive_value
     >>> y_true = [0, 1, 2, 2, 1, 0]
     >>> y_pred = [0, 2, 2, 1, 1, 0]
@@ -96,10 +80,12 @@ std=0.05621, nominal=0.833333, n_samples=6, method='exact')""",
 expected_false_positive_rate = _rate_function(
     "false_positive_rate",
     "expected_false_positive_rate",
-    _rate_doc(
+    metric_doc(
         "Expected false positive rate ``FP/(FP + TN)`` (1 − specificity) under flips.",
         """The variance is the specificity's; an undefined rate is
-    ``1 − zero_division``.""",
+    ``1 − zero_division``.
+    Read more in the :ref:`User Guide <rates>`.""",
+        "",
         """expected_false_positive_rate
     >>> expected_false_positive_rate([0, 0, 1, 1, 0], [0, 1, 1, 1, 0], q=0.1).expected
     0.3700...""",
@@ -109,10 +95,12 @@ expected_false_positive_rate = _rate_function(
 expected_false_negative_rate = _rate_function(
     "false_negative_rate",
     "expected_false_negative_rate",
-    _rate_doc(
+    metric_doc(
         "Expected false negative rate ``FN / (FN + TP)`` = 1 − recall, under flips.",
         """The variance is the recall's; with a multiclass ``average`` it is
-    ``1 − recall_k`` averaged as recall (multilabel targets too).""",
+    ``1 − recall_k`` averaged as recall (multilabel targets too).
+    Read more in the :ref:`User Guide <rates>`.""",
+        "",
         """expected_false_negative_rate
     >>> expected_false_negative_rate([0, 0, 1, 1, 0], [0, 1, 1, 0, 0], q=0.1).expected
     0.5211...""",
