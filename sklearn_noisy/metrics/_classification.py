@@ -52,18 +52,17 @@ def _sum_squared_weights(
     return float((w * w) @ x)
 
 
-def _one_hot(index: np.ndarray, n_classes: int) -> np.ndarray:
-    rows = np.zeros((index.shape[0], n_classes))
-    rows[np.arange(index.shape[0]), index] = 1.0
-    return rows
-
-
-def _accuracy_measurement(
-    encoded: EncodedLabels, noise: FlipNoise, weight: np.ndarray | None
+def _accuracy_totals(
+    estimand: str, encoded: EncodedLabels, noise: FlipNoise, weight: np.ndarray | None
 ) -> tuple[float, float, float, float]:
-    """Weighted totals ``(Σ w o, Σ w P, Σ w² P(1−P), 0)``, ``o`` the nominal hit."""
+    """Weighted totals ``(Σ w o, Σ w h, Σ w² v, floor)`` of the estimand's terms.
+
+    ``o`` is the nominal hit, ``h`` the estimand's term (:func:`_sample_terms`),
+    ``v`` its variance and ``floor`` the exact lower bound of the truth
+    estimate's variance, ``Σ w² min_c Var(ĉ_i | c)`` (0 for the others).
+    """
     n_samples = encoded.n_samples
-    if noise.matrix is None and noise.is_constant:
+    if estimand == "forward" and noise.matrix is None and noise.is_constant:
         # P = 1 − q on correct predictions, q/(K−1) on wrong ones: only the
         # (weighted) number of correct predictions is needed.
         hits = hits_sq = 0.0
@@ -83,15 +82,68 @@ def _accuracy_measurement(
         expected = hits * keep + (total - hits) * r
         variance = hits_sq * noise.q * keep + (total_sq - hits_sq) * r * (1.0 - r)
         return hits, expected, variance, 0.0
-    totals = np.zeros(3)
+    inverse = _inverse(estimand, noise)
+    totals = np.zeros(4)
     for rows in chunks(n_samples):
+        correct, term, var, floor = _sample_terms(
+            estimand, encoded, noise, inverse, rows
+        )
+        totals[:3] += _hit_totals(weight, rows, correct, term, var)
+        if floor is not None:
+            totals[3] += _sum_squared_weights(weight, rows, floor)
+    return tuple(float(t) for t in totals)
+
+
+def _inverse(estimand: str, noise: FlipNoise) -> np.ndarray | None:
+    """The inverse flip matrix of the estimand's terms (None for flips, forward)."""
+    if estimand == "truth":
+        noise.check_invertible()
+        return None if noise.matrix is None else noise.inverse_matrix()
+    return check_remeasurable(noise) if estimand == "remeasurement" else None
+
+
+def _sample_terms(
+    estimand: str,
+    encoded: EncodedLabels,
+    noise: FlipNoise,
+    inverse: np.ndarray | None,
+    rows: slice,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """``(o, h, v, floor)`` of ``rows``: the hit, the estimand's term, its variance.
+
+    Forward: ``h = P = T[k, ŷ]``. Truth: the de-noised hit ``ĉ = T⁻¹[ỹ, ŷ]``,
+    ``v`` the exact ``q(1−q)/(1−2q)²`` for binary flips, else the unbiased
+    ``ĉ² − ĉ``. Remeasurement: ``h = o``, ``v = Σ_k T⁻¹[c̃, k] P_k(1−P_k)``,
+    unbiased for the hit's variance.
+    """
+    if estimand == "forward":
         correct, prob = hit_probability(encoded, noise, rows)
         if noise.matrix is None:
-            var = np.where(correct, *noise.keep_flip_variance(rows))
+            return (
+                correct,
+                prob,
+                np.where(correct, *noise.keep_flip_variance(rows)),
+                None,
+            )
+        return correct, prob, prob * (1.0 - prob), None
+    if estimand == "truth":
+        observed, c_hat, pred_index = denoised_hit(encoded, noise, inverse, rows)
+        if inverse is None and noise.n_classes == 2:
+            keep_variance, _ = noise.keep_flip_variance(rows)
+            scale = noise.flip_scale(rows)[1]
+            var = np.broadcast_to(keep_variance / (scale * scale), c_hat.shape)
         else:
-            var = prob * (1.0 - prob)
-        totals += _hit_totals(weight, rows, correct, prob, var)
-    return float(totals[0]), float(totals[1]), float(totals[2]), 0.0
+            var = c_hat * (c_hat - 1.0)
+        one_hot = np.zeros((pred_index.shape[0], noise.n_classes))
+        one_hot[np.arange(pred_index.shape[0]), pred_index] = 1.0
+        return observed, c_hat, var, noise.variance_floor(one_hot, rows, inverse)
+    observed, pred_index = encoded.indices(rows)
+    size = observed.shape[0]
+    matrices = observation_matrices(noise, rows, size)
+    hit = matrices[np.arange(size)[:, None], :, pred_index[:, None]][:, 0, :]
+    var = class_function_estimate(noise, observed, rows, inverse, hit * (1.0 - hit))
+    correct = observed == pred_index
+    return correct, correct, var, None
 
 
 def hit_probability(
@@ -128,61 +180,6 @@ def _hit_totals(
     if weight is not None:  # np.average: a pairwise sum of w·o, not a dot product
         totals[0] = float(np.sum(weight[rows] * correct))
     return np.asarray(totals)
-
-
-def _accuracy_truth(
-    encoded: EncodedLabels, noise: FlipNoise, weight: np.ndarray | None
-) -> tuple[float, float, float, float]:
-    """Weighted totals ``(Σ w o, Σ w ĉ, Σ w² v, floor)`` of the de-noised hits ``ĉ``.
-
-    ``v`` is ``q(1−q)/(1−2q)²`` for binary flips, the unbiased ``ĉ² − ĉ``
-    otherwise; ``floor`` the exact lower bound ``Σ w² min_c Var(ĉ_i | c)``.
-    """
-    noise.check_invertible()
-    inverse = None if noise.matrix is None else noise.inverse_matrix()
-    totals = np.zeros(4)
-    for rows in chunks(encoded.n_samples):
-        observed, c_hat, pred_index = denoised_hit(encoded, noise, inverse, rows)
-        if inverse is None and noise.n_classes == 2:
-            keep_variance, _ = noise.keep_flip_variance(rows)
-            scale = noise.flip_scale(rows)[1]
-            var = np.broadcast_to(keep_variance / (scale * scale), c_hat.shape)
-        else:
-            var = c_hat * (c_hat - 1.0)
-        floor = noise.variance_floor(
-            _one_hot(pred_index, noise.n_classes), rows, inverse
-        )
-        totals[:3] += _hit_totals(weight, rows, observed, c_hat, var)
-        totals[3] += _sum_squared_weights(weight, rows, floor)
-    return tuple(float(t) for t in totals)
-
-
-def _accuracy_remeasurement(
-    encoded: EncodedLabels, noise: FlipNoise, weight: np.ndarray | None
-) -> tuple[float, float, float, float]:
-    """Weighted totals ``(Σ w o, Σ w o, Σ w² ĥ, 0)``: the nominal and its variance.
-
-    ``ĥ_i = Σ_k T⁻¹[c̃_i, k] h(k)`` is unbiased for the hit's variance
-    ``h(c_i) = P(1−P)``, ``P = T[c_i, ŷ_i]``.
-    """
-    inverse = check_remeasurable(noise)
-    totals = np.zeros(3)
-    for rows in chunks(encoded.n_samples):
-        observed, pred_index = encoded.indices(rows)
-        size = observed.shape[0]
-        matrices = observation_matrices(noise, rows, size)
-        hit = matrices[np.arange(size)[:, None], :, pred_index[:, None]][:, 0, :]
-        var = class_function_estimate(noise, observed, rows, inverse, hit * (1.0 - hit))
-        correct = observed == pred_index
-        totals += _hit_totals(weight, rows, correct, correct, var)
-    return float(totals[0]), float(totals[1]), float(totals[2]), 0.0
-
-
-_ACCURACY_KERNELS = {
-    "forward": _accuracy_measurement,
-    "truth": _accuracy_truth,
-    "remeasurement": _accuracy_remeasurement,
-}
 
 
 def _indicator(y: Any) -> np.ndarray | None:
@@ -299,17 +296,10 @@ def accuracy_terms(
         arguments.get("sample_weight"),
     )
     estimand = arguments.get("estimand", "forward")
-    inverse = None
-    if estimand == "truth" and noise.matrix is not None:
-        inverse = noise.inverse_matrix()
+    inverse = _inverse(estimand, noise)
     h = np.empty(encoded.n_samples)
     for rows in chunks(encoded.n_samples):
-        if estimand == "forward":
-            h[rows] = hit_probability(encoded, noise, rows)[1]
-        elif estimand == "truth":
-            h[rows] = denoised_hit(encoded, noise, inverse, rows)[1]
-        else:
-            h[rows] = encoded.correct(rows)
+        h[rows] = _sample_terms(estimand, encoded, noise, inverse, rows)[1]
     scale = 1.0
     if not arguments.get("normalize", True):
         sample_weight = arguments.get("sample_weight")
@@ -403,9 +393,7 @@ def expected_accuracy_score(
         y_true, y_pred, q, transition_matrix, labels, sample_weight
     )
     n_samples = encoded.n_samples
-    hits, expected, variance, floor = _ACCURACY_KERNELS[estimand](
-        encoded, noise, weight
-    )
+    hits, expected, variance, floor = _accuracy_totals(estimand, encoded, noise, weight)
     divisor = 1.0
     if normalize:  # divided, not multiplied by 1/W: scikit-learn's last bit
         divisor = float(n_samples) if weight is None else float(np.sum(weight))

@@ -39,32 +39,22 @@ AVERAGED_PARAMETERS = (
     _NOISE_PARAMETERS
     + """
     labels : array-like, default=None
-        The classes, in the order of the rows of ``transition_matrix`` and of
-        the results of ``average=None``; by default the sorted labels present.
-        As in scikit-learn it may leave out classes present (a flip with ``q``
-        still reaches them) or name absent ones. For multilabel targets: the
-        columns to use.
+        The classes, in the order of ``transition_matrix`` and of the results
+        of ``average=None``; by default the sorted labels present. As in
+        scikit-learn it may leave out classes present or name absent ones.
     pos_label : int, float, bool or str, default=1
-        The positive class of ``average="binary"``, as in scikit-learn (for
-        the rates, the other class is the negative one).
+        The positive class of ``average="binary"``, as in scikit-learn.
     average : {"binary", "micro", "macro", "weighted", "samples"} or None, \
 default="binary"
-        As in scikit-learn (the rates: each class against the rest). Which
-        results are exact and which Monte Carlo over ``n_draws`` redrawn
-        confusion matrices (``method="monte_carlo"``): user guide
-        :ref:`formula_multiclass` and :ref:`rates`. Multilabel indicator
-        targets flip entry by entry (``q`` a scalar, one per sample or one
-        per entry; or a 2 × 2 ``transition_matrix``).
+        As in scikit-learn (the rates: each class against the rest; which
+        results are exact: user guide :ref:`formula_multiclass`). Multilabel
+        indicator targets flip entry by entry.
     sample_weight : array-like of shape (n_samples,), default=None
-        Non-negative sample weights, as in scikit-learn. With unequal weights
-        the results that are not linear in the counts are Monte Carlo
-        (``method="exact"``) or the weighted delta method (``"delta"``).
+        Non-negative sample weights, as in scikit-learn.
     zero_division : {"warn", 0.0, 1.0, np.nan}, default="warn"
-        The value of a ratio whose denominator is 0, as in scikit-learn
-        (``"warn"`` is 0 and warns as scikit-learn for the nominal metric).
-        Under noise a number enters the expectation with the probability of
-        that event; ``np.nan`` makes the expectation NaN when that probability
-        is positive, and the macro average ignores undefined classes."""
+        The value of a ratio whose denominator is 0, as in scikit-learn;
+        under noise it enters the expectation with the probability of that
+        event."""
     + _METHOD_PARAMETER
     + ESTIMAND_PARAMETER
     + "\n"
@@ -76,13 +66,10 @@ UNAVERAGED_PARAMETERS = (
     _NOISE_PARAMETERS
     + """
     labels : array-like, default=None
-        The classes, in the order of the rows of ``transition_matrix``; by
-        default the sorted labels present. More than two make the problem
-        multiclass.
+        The classes, in the order of ``transition_matrix``; by default the
+        sorted labels present. More than two make the problem multiclass.
     sample_weight : array-like of shape (n_samples,), default=None
-        Non-negative sample weights, as in scikit-learn. With unequal weights
-        ``method="exact"`` is Monte Carlo and ``"delta"`` the weighted delta
-        method (binary only)."""
+        Non-negative sample weights, as in scikit-learn."""
     + _METHOD_PARAMETER
     + ESTIMAND_PARAMETER
     + "\n"
