@@ -24,6 +24,7 @@ from ..utils._noise import FlipNoise
 from ..utils._validation import check_estimand, supports_estimands
 from ._confusion_matrix import NoisyConfusionMatrix, expected_confusion_matrix
 from ._count_distributions import accuracy_distribution
+from ._prf_multilabel import _as_2d
 from ._remeasurement import (
     check_remeasurable,
     class_function_estimate,
@@ -182,14 +183,6 @@ def _hit_totals(
     return np.asarray(totals)
 
 
-def _indicator(y: Any) -> np.ndarray | None:
-    """A 2-D target of several columns as a dense array (None for other targets)."""
-    if hasattr(y, "toarray"):  # a scipy.sparse matrix
-        y = y.toarray()
-    array = np.asarray(y)
-    return array if array.ndim == 2 and array.shape[1] > 1 else None
-
-
 def _subset_accuracy(
     y_true: Any,
     y_pred: Any,
@@ -205,7 +198,7 @@ def _subset_accuracy(
     Row ``i`` is a hit with probability ``P_i = Π_l P(entry (i, l) observed
     as ŷ_il)``; the moments are the accuracy's with this ``P_i``.
     """
-    truth, pred = _indicator(y_true), _indicator(y_pred)
+    truth, pred = _as_2d(y_true), _as_2d(y_pred)
     for name, array in (("y_true", truth), ("y_pred", pred)):
         if array is None or not np.all((array == 0) | (array == 1)):
             raise ValueError(
@@ -384,7 +377,7 @@ def expected_accuracy_score(
     )
     normalize = check_bool(normalize, name="normalize")
     y_true, y_pred = check_targets(y_true, y_pred)
-    if _indicator(y_true) is not None or _indicator(y_pred) is not None:
+    if _as_2d(y_true) is not None or _as_2d(y_pred) is not None:
         return _subset_accuracy(
             y_true, y_pred, q, transition_matrix, labels, normalize, sample_weight,
             estimand,

@@ -208,15 +208,7 @@ def _class_score(
                     "method='delta' is not available for multilabel targets, whose "
                     "results are exact (or Monte Carlo, see the result's method)."
                 )
-            mc = {
-                "n_draws": options["n_draws"],
-                "random_state": options["random_state"],
-            }
-            return multilabel_score(
-                metric, y_true, y_pred, **noise, average=average,
-                sample_weight=options["sample_weight"], zero_division=zero_division,
-                zero_value=zero, estimand=estimand, mc=mc,
-            )  # fmt: skip
+            return multilabel_score(metric, y_true, y_pred, options, zero)
         if average == "samples":
             raise ValueError(_SAMPLES_ONLY_MULTILABEL)
         binary, pos_label = average == "binary", options["pos_label"]
