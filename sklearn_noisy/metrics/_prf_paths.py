@@ -347,18 +347,8 @@ def _negative_class_score(
         _check_common(name, options["method"], options["estimand"], options["n_draws"])
         if options["method"] == "delta":
             raise _delta_binary_only(average)
-        kwargs = {k: options[k] for k in ("q", "transition_matrix", "labels")}
-        kwargs.update({k: options[k] for k in ("sample_weight", "estimand")})
-        return multiclass_rate_score(
-            name,
-            y_true,
-            y_pred,
-            average=average,
-            zero=check_zero_division(options["zero_division"]),
-            n_draws=options["n_draws"],
-            random_state=options["random_state"],
-            **kwargs,
-        )
+        zero = check_zero_division(options["zero_division"])
+        return multiclass_rate_score(name, y_true, y_pred, options, zero)
     negative = _negative_label(y_true, y_pred, options["labels"], options["pos_label"])
     score = count_score(positive, y_true, y_pred, {**options, "pos_label": negative})
     return _renamed(score, name)

@@ -279,15 +279,16 @@ def _estimand(
 
 # ------------------------------------------------------------ entry point
 def multiclass_rate_score(
-    metric: str, y_true: Any, y_pred: Any, *, q: Any, transition_matrix: Any,
-    labels: Any, average: Any, sample_weight: Any, zero: float, estimand: str,
-    n_draws: int, random_state: Any,
-) -> NoisyScore | list[NoisyScore]:  # fmt: skip
+    metric: str, y_true: Any, y_pred: Any, options: dict, zero: float
+) -> NoisyScore | list[NoisyScore]:
     """Specificity or NPV with ``average`` None, micro, macro or weighted.
 
-    The options are validated by the caller except the labels, the flip
-    model and the weights; ``zero`` is ``zero_division`` as a number.
+    ``options``: the public function's, checked but the labels, the flip model
+    and the weights; ``zero`` is ``zero_division`` as a number.
     """
+    q, transition_matrix = options["q"], options["transition_matrix"]
+    labels, average = options["labels"], options["average"]
+    sample_weight, estimand = options["sample_weight"], options["estimand"]
     classes, label_index = _class_set(
         "recall", y_true, y_pred, labels, transition_matrix
     )
@@ -306,7 +307,7 @@ def multiclass_rate_score(
             sample_weight=sample_weight, zero=zero,
         )  # fmt: skip
     nominal = list(np.asarray(nominal, float)) if average is None else float(nominal)
-    options = {"average": average, "zero_division": zero, "label_index": label_index}
+    engine = {"average": average, "zero_division": zero, "label_index": label_index}
     if is_identity(noise) and estimand == "forward":
         if average is None:
             zeros = [0.0] * len(nominal)
@@ -316,7 +317,7 @@ def multiclass_rate_score(
     if weight is not None and weight.min() == weight.max():
         weight = None  # equal weights: every rate is a ratio of counts
     if estimand != "forward":
-        return _estimand(metric, encoded, noise, weight, options, nominal, estimand)
+        return _estimand(metric, encoded, noise, weight, engine, nominal, estimand)
     problem = _Problem(encoded, noise, weight, cells)
-    mc = {"n_draws": n_draws, "random_state": random_state}
-    return _forward(metric, problem, options, nominal, mc)
+    mc = {"n_draws": options["n_draws"], "random_state": options["random_state"]}
+    return _forward(metric, problem, engine, nominal, mc)
