@@ -1,34 +1,9 @@
 """Exact distributions of the regression metrics over Gaussian label error.
 
-With ``y_i = y_true_i + σ_i Z_i`` and the predictions fixed (user guide:
-:ref:`exact_intervals`):
-
-* MSE ``= Σ a_i (d_i + σ_i Z_i)²`` (``a_i = w_i / W``) is a weighted sum of
-  independent non-central χ² variables with one degree of freedom. With one
-  σ and no weights it is ``σ²/M`` times a non-central χ² with ``M``
-  degrees of freedom and non-centrality ``Σ d_i²/σ²``
-  (:data:`scipy.stats.ncx2`); otherwise its CDF is the Gil-Pelaez inversion
-  of its characteristic function.
-* RMSE ``= sqrt(MSE)``: its quantiles are the square roots of the MSE's.
-* R² ``= 1 - SSE/SST``: ``P(R² <= r) = P(SSE - (1 - r) SST >= 0)``, and
-  ``SSE - c SST`` is one quadratic form ``Z'(D + ρ v v')Z + 2 b'Z + k`` in the
-  Gaussian labels (a diagonal plus a rank-one matrix, ``ρ = c / W``), whose
-  characteristic function the matrix determinant lemma and Sherman–Morrison
-  give in ``O(M)``: exact, also where the moments of R² do not exist.
-* MAE ``= Σ a_i |d_i + σ_i Z_i|`` is a weighted sum of independent folded
-  normals, whose characteristic functions are closed forms in the Faddeeva
-  function :func:`scipy.special.wofz`.
-
-The inversion (:func:`gil_pelaez_cdf`) is
-``P(X <= x) = 1/2 - (1/π) ∫_0^∞ Im[e^{-iux} φ(u)] / u du``: adaptive
-Gauss–Kronrod (:func:`scipy.integrate.quad`) on ``[0, 1]`` in units of the
-standard deviation, and QUADPACK's QAWF Fourier-integral routine beyond,
-after the linear phase of ``φ`` has been taken out so that what multiplies
-the sine and cosine no longer oscillates. Quantiles are found by Brent's
-method on the CDF. Only problems with at most :data:`MAX_FORM_SAMPLES` noisy
-samples keep what the inversion needs (three floats per noisy sample); larger
-ones use the normal approximation, clipped, except the MSE and RMSE with one
-σ and no weights (three numbers, any size).
+MSE and RMSE (a weighted sum of non-central χ² variables, or a scaled
+non-central χ²), R² (one quadratic form, diagonal plus rank one) and MAE (a sum
+of folded normals): their CDFs by Gil-Pelaez inversion of the characteristic
+function, their quantiles by Brent's method (user guide: :ref:`exact_intervals`).
 """
 
 from __future__ import annotations
@@ -75,27 +50,28 @@ _DAMPED = 40.0
 def _quad(
     function: Callable[[float], float], a: float, b: float, **options: Any
 ) -> float:
-    """:func:`scipy.integrate.quad`'s value, without its ``IntegrationWarning``.
-
-    ``full_output=1`` returns the reason instead of warning; the value is the
-    same and ``epsabs`` bounds its error where it matters.
-    """
+    """:func:`scipy.integrate.quad`'s value, without its ``IntegrationWarning``."""
     return float(integrate.quad(function, a, b, full_output=1, **options)[0])
 
 
-def gil_pelaez_cdf(phi: Callable[[float], complex], y: float) -> float:
-    """``P(X - c <= y)`` from ``phi(u) = E exp(iu(X - c))``, for a continuous X.
+def _inversion_integrand(
+    phi: Callable[[float], complex], y: float
+) -> Callable[[float], float]:
+    """``u -> Im[e^{-iuy} φ(u)] / u``, the Gil-Pelaez integrand."""
 
-    ``c`` is the linear phase of the characteristic function of ``X``, so
-    that ``phi`` does not oscillate for large ``u``; ``X`` is scaled to a
-    standard deviation of about 1.
-    """
-
-    def head(u: float) -> float:
+    def integrand(u: float) -> float:
         return (phi(u) * complex(math.cos(u * y), -math.sin(u * y))).imag / u
 
-    # The head runs to where e^{-iuy} starts to oscillate, u = 1/|y|, in
-    # decades; QAWF takes the rest (its cycles are too long for a small |y|).
+    return integrand
+
+
+def gil_pelaez_cdf(phi: Callable[[float], complex], y: float) -> float:
+    """``P(X - c <= y)`` from ``phi(u) = E exp(iu(X - c))``, ``X`` of SD about 1.
+
+    ``c`` is the linear phase of ``X``'s characteristic function. The head runs
+    to ``u = 1/|y|`` in decades; QAWF takes the oscillating rest.
+    """
+    head = _inversion_integrand(phi, y)
     split = 1.0 if abs(y) < _TINY_SHIFT else max(1.0, 1.0 / abs(y))
     edges = [0.0, *np.geomspace(1.0, split, max(1, math.ceil(math.log10(split))) + 1)]
     total = sum(
@@ -130,11 +106,7 @@ def gil_pelaez_cdf(phi: Callable[[float], complex], y: float) -> float:
 
 def _finite_range_cdf(phi: Callable[[float], complex], y: float, end: float) -> float:
     """``P(X <= y)`` from ``phi(u) = E exp(iuX)``, negligible beyond ``end``."""
-
-    def integrand(u: float) -> float:
-        return (phi(u) * complex(math.cos(u * y), -math.sin(u * y))).imag / u
-
-    total = _quad(integrand, 0.0, end, limit=1000, epsabs=_EPSABS)
+    total = _quad(_inversion_integrand(phi, y), 0.0, end, limit=1000, epsabs=_EPSABS)
     return min(max(0.5 - total / math.pi, 0.0), 1.0)
 
 
@@ -146,10 +118,7 @@ def _quantile(
     lower: float,
     upper: float,
 ) -> float:
-    """The ``x`` in ``[lower, upper]`` with ``cdf(x) = p``, by Brent's method.
-
-    The bracket grows geometrically from ``start ± step``.
-    """
+    """The ``x`` in ``[lower, upper]`` with ``cdf(x) = p`` (Brent), bracket doubling."""
     low, high = max(start - step, lower), min(start + step, upper)
     for _ in range(_MAX_DOUBLINGS):
         if low == lower or cdf(low) <= p:
@@ -220,13 +189,8 @@ class _QuadraticForm:
         return phi
 
     def cdf(self, x: float) -> float:
-        """``P(Q <= x)``.
-
-        Where the non-central part damps ``|φ|`` below ``e^{-40}`` before its
-        phase becomes linear (a component with ``b_j² / (2 d_j²) > 40``, the
-        exponent's limit), the integral is taken over the finite range where
-        ``|φ|`` is not negligible, without a shift; otherwise with the shift.
-        """
+        """``P(Q <= x)``: over the finite range where ``|φ|`` is not negligible
+        if the non-central part damps it below ``e^{-40}``, else shifted."""
         with np.errstate(divide="ignore", invalid="ignore"):
             limit = np.where(
                 self.d != 0.0,
@@ -252,12 +216,8 @@ class _QuadraticForm:
 
 @dataclass(frozen=True, eq=False, repr=False)
 class _Continuous:
-    """A continuous metric in units of ``unit``: quantiles of ``cdf`` by Brent.
-
-    ``cdf`` takes the metric divided by ``unit`` (about one standard
-    deviation); ``centre`` and ``lower``/``upper`` (the support) are in the same
-    units.
-    """
+    """A continuous metric in units of ``unit`` (about one SD): ``centre`` and
+    the support ``lower``/``upper`` in those units, quantiles of ``cdf``."""
 
     unit: float
     centre: float
@@ -284,11 +244,8 @@ class _Continuous:
 
 @dataclass(frozen=True, eq=False, repr=False)
 class MSEDistribution(_Continuous):
-    """MSE, or RMSE with ``root=True``: a quadratic form, or a scaled ncx2.
-
-    ``ncx2_params = (dof, nc, offset)``: the MSE is ``unit`` times a
-    non-central χ² plus ``offset`` (the exact labels' share).
-    """
+    """MSE (RMSE with ``root``): a quadratic form, or ``unit`` times a
+    non-central χ² ``(dof, nc)`` plus ``offset`` (``ncx2_params``)."""
 
     form: _QuadraticForm | None = None
     ncx2_params: tuple[float, float] | None = None
@@ -313,23 +270,16 @@ class MSEDistribution(_Continuous):
         return self._transform(low), self._transform(high), confidence_level
 
 
-def _noisy(sigma: Any, weight: np.ndarray | None, n: int) -> np.ndarray:
-    """Mask of the samples whose label is noisy and weight positive."""
-    mask = np.broadcast_to(np.asarray(sigma, dtype=np.float64) > 0.0, (n,))
-    if weight is not None:
-        mask = mask & (weight > 0.0)
-    return mask
+def _noisy(sigma: Any, weight: np.ndarray | None, n: int) -> tuple | None:
+    """``(mask, σ)`` of the noisy, positively weighted samples, or None when
+    there are none or more than :data:`MAX_FORM_SAMPLES`."""
+    s = np.broadcast_to(np.asarray(sigma, dtype=np.float64), (n,))
+    mask = s > 0.0 if weight is None else (s > 0.0) & (weight > 0.0)
+    return (mask, s) if 0 < np.count_nonzero(mask) <= MAX_FORM_SAMPLES else None
 
 
 def _weights(n: int, weight: np.ndarray | None) -> np.ndarray:
     return np.full(n, 1.0 / n) if weight is None else weight / weight.sum()
-
-
-def _too_many_noisy(sigma: Any, weight: np.ndarray | None, n: int) -> bool:
-    """Whether more than :data:`MAX_FORM_SAMPLES` labels are noisy."""
-    return n > MAX_FORM_SAMPLES and (
-        int(np.count_nonzero(_noisy(sigma, weight, n))) > MAX_FORM_SAMPLES
-    )
 
 
 def mse_distribution(
@@ -343,12 +293,8 @@ def mse_distribution(
 ) -> MSEDistribution | None:
     """The exact distribution of one output's MSE (RMSE with ``root``), or None.
 
-    1-D ``y_true`` and ``y_pred``, ``sigma`` a float or 1-D, as validated by
-    the metric; ``nominal_mse`` the MSE on ``y_true``. With one σ and no
-    weights the MSE is ``σ²/M`` times a non-central χ² with ``M`` degrees of
-    freedom and non-centrality ``M·nominal_mse/σ²``, at any size. Otherwise
-    None when more than :data:`MAX_FORM_SAMPLES` labels are noisy. None when
-    no label is noisy.
+    None when no label is noisy, or more than :data:`MAX_FORM_SAMPLES` are
+    (except with one σ and no weights: a scaled non-central χ², any size).
     """
     n = y_true.shape[0]
     if not (math.isfinite(nominal_mse) and n > 0):
@@ -362,14 +308,12 @@ def mse_distribution(
             return None
         params = (float(n), nc, 0.0)
         return MSEDistribution(unit, n + nc, 0.0, math.inf, None, params, root)
-    if _too_many_noisy(sigma, weight, n):
+    found = _noisy(sigma, weight, n)
+    if found is None:
         return None
+    noisy, s = found
     a = _weights(n, weight)
     d = y_true - y_pred
-    s = np.broadcast_to(np.asarray(sigma, dtype=np.float64), (n,))
-    noisy = _noisy(sigma, weight, n)
-    if not noisy.any():
-        return None
     lam = a[noisy] * s[noisy] ** 2
     b = a[noisy] * s[noisy] * d[noisy]
     unit = math.sqrt(float(2.0 * lam @ lam + 4.0 * b @ b))
@@ -393,9 +337,8 @@ def mse_distribution(
 class R2Distribution(_Continuous):
     """R² ``= 1 - SSE/SST``: ``P(R² <= r) = P(SSE - (1 - r) SST >= 0)``.
 
-    ``v = wσ``, ``sigma``, ``mu`` (``y_true``) and ``pred`` of the noisy
-    samples; ``sums = (W, Σwμ, Σwμ², Σwŷμ, Σwŷ²)`` over all samples. ``unit``
-    is 1 (R² is scale-free).
+    ``v = wσ``, ``sigma``, ``mu`` and ``pred`` of the noisy samples; ``sums =
+    (W, Σwμ, Σwμ², Σwŷμ, Σwŷ²)`` over all samples.
     """
 
     v: np.ndarray = None  # type: ignore[assignment]
@@ -443,19 +386,13 @@ def r2_distribution(
     *,
     nominal: float,
 ) -> R2Distribution | None:
-    """The exact distribution of one output's R², or None.
-
-    None when no label is noisy or more than :data:`MAX_FORM_SAMPLES` are.
-    The search for the quantiles starts at the ``nominal`` R².
-    """
+    """The exact distribution of one output's R², or None (as for the MSE)."""
     n = y_true.shape[0]
-    if _too_many_noisy(sigma, weight, n):
+    found = _noisy(sigma, weight, n)
+    if found is None:
         return None
+    noisy, s = found
     w = np.ones(n) if weight is None else weight
-    noisy = _noisy(sigma, weight, n)
-    if not noisy.any():
-        return None
-    s = np.broadcast_to(np.asarray(sigma, dtype=np.float64), (n,))
     mu, pred = y_true, y_pred
     sums = (
         float(w.sum()),
@@ -488,13 +425,7 @@ def r2_distribution(
 
 
 def _folded_phi(a: np.ndarray, d: np.ndarray, sigma: np.ndarray) -> Callable:
-    """``u -> Π E exp(iu a_i |d_i + σ_i Z_i|)`` (Faddeeva function ``wofz``).
-
-    With ``t = |d|/σ`` and ``s = aσu``:
-    ``E e^{iua|X|} = e^{iua|d| - s²/2} - ½ e^{-t²/2} w((-s + it)/√2)
-    + ½ e^{-t²/2} w((s + it)/√2)``, every argument of ``w`` in the upper
-    half-plane (no overflow).
-    """
+    """``u -> Π E exp(iu a_i |d_i + σ_i Z_i|)``, closed forms in ``wofz``."""
     t = np.abs(d) / sigma
     ad = a * np.abs(d)
     damp = 0.5 * np.exp(-0.5 * t * t)
@@ -529,14 +460,12 @@ def mae_distribution(
 ) -> MAEDistribution | None:
     """The exact distribution of one output's MAE, or None (as for the MSE)."""
     n = y_true.shape[0]
-    if _too_many_noisy(sigma, weight, n):
-        return None
-    a = _weights(n, weight)
+    found = _noisy(sigma, weight, n)
     d = y_true - y_pred
-    s = np.broadcast_to(np.asarray(sigma, dtype=np.float64), (n,))
-    noisy = _noisy(sigma, weight, n)
-    if not noisy.any() or not np.all(np.isfinite(d)):
+    if found is None or not np.all(np.isfinite(d)):
         return None
+    noisy, s = found
+    a = _weights(n, weight)
     shift = float(a[~noisy] @ np.abs(d[~noisy]))
     an, dn, sn = a[noisy], d[noisy], s[noisy]
     unit = math.sqrt(float((an * sn) @ (an * sn)))
@@ -556,34 +485,18 @@ def output_distributions(
     weight: np.ndarray | None,
     **options: Any,
 ) -> list[Any]:
-    """``builder`` applied to each output column (validated 2-D inputs).
-
-    Array ``options`` hold one value per output; other options are passed on.
-    """
-    n_outputs = y_true.shape[1]
+    """``builder`` applied to each output column; array ``options`` per output."""
     with np.errstate(all="ignore"):  # each builder checks what it computes
-        return _build_all(builder, y_true, y_pred, sigma, weight, n_outputs, options)
-
-
-def _build_all(
-    builder: Callable[..., Any],
-    y_true: np.ndarray,
-    y_pred: np.ndarray,
-    sigma: Any,
-    weight: np.ndarray | None,
-    n_outputs: int,
-    options: dict[str, Any],
-) -> list[Any]:
-    return [
-        builder(
-            y_true[:, j],
-            y_pred[:, j],
-            output_column(sigma, j),
-            weight,
-            **{
-                key: float(value[j]) if isinstance(value, np.ndarray) else value
-                for key, value in options.items()
-            },
-        )
-        for j in range(n_outputs)
-    ]
+        return [
+            builder(
+                y_true[:, j],
+                y_pred[:, j],
+                output_column(sigma, j),
+                weight,
+                **{
+                    key: float(value[j]) if isinstance(value, np.ndarray) else value
+                    for key, value in options.items()
+                },
+            )
+            for j in range(y_true.shape[1])
+        ]

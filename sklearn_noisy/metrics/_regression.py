@@ -29,6 +29,7 @@ from ..utils._validation import (
 from ..utils._warnings import quiet, warn
 from ._gaussian_forms import mae_distribution, mse_distribution, output_distributions
 from ._percentage_kernels import ZERO_MARGIN
+from ._quadrature import rmse_moments, rmse_moments_delta, rmse_nominal
 from ._r2_outputs import r2_forward
 from ._regression_definitions import (
     MEAN_ABSOLUTE_ERROR,
@@ -48,7 +49,6 @@ from ._regression_kernels import (
     rescaled_squared_error_sums,
     squared_error_sums,
 )
-from ._rmse_quadrature import rmse_moments, rmse_moments_delta, rmse_nominal
 from ._test_set_sampling import with_test_set_sampling
 
 __all__ = [

@@ -1,13 +1,10 @@
 """Chunked accumulators of the regression metrics.
 
-:func:`squared_error_sums` takes every sum of squared-error terms that the
-MSE family's engines need (forward, truth, remeasurement) in one pass of
-``CHUNK_SIZE`` rows at a time (user guide: :ref:`formula_mse`).
-:func:`accumulate` runs a per-sample kernel the same way (on a few threads)
-and returns the weighted per-output means of the nominal loss, the expected
-loss and its variance; :func:`absolute_error_kernel` is the MAE's (user guide:
-:ref:`formula_mae`). :func:`r2_nominal` is scikit-learn's ``r2_score`` of one
-output, block by block.
+:func:`squared_error_sums` takes the sums of the MSE family's engines in one
+pass, :func:`accumulate` runs a per-sample kernel (the MAE's,
+:func:`absolute_error_kernel`) on a few threads, and :func:`r2_sums` gives
+scikit-learn's sums of ``r2_score`` (user guide: :ref:`formula_mse`,
+:ref:`formula_mae`).
 """
 
 from __future__ import annotations
@@ -32,7 +29,6 @@ __all__ = [
     "accumulate",
     "output_column",
     "r2_from_sums",
-    "r2_nominal",
     "r2_sums",
     "rescaled_squared_error_sums",
     "squared_error_sums",
@@ -43,20 +39,13 @@ _INV_SQRT_2 = 1.0 / np.sqrt(2.0)
 #: Beyond t = |d|/sigma = 40 the linear-loss function g(t) is below 1e-300.
 T_MAX = 40.0
 
-# A kernel maps a chunk ``d = y_true - y_pred`` of shape (n, n_outputs), the
-# matching sigma (a float or an array broadcastable to d) and the chunk weights
-# (None or shape (n,)) to the weighted sums over the chunk of the per-sample
-# nominal loss, expected loss and loss variance (variance weighted by w**2),
-# each of shape (n_outputs,).
+#: ``kernel(d, sigma, w)``: a chunk's per-output sums of the nominal loss, the
+#: expected loss (weighted by ``w``) and its variance (by ``w²``).
 _Kernel = Callable[[np.ndarray, Any, "np.ndarray | None"], tuple[np.ndarray, ...]]
 
 
 def _n_threads() -> int:
-    """Threads for the heavy kernels: ``OMP_NUM_THREADS`` if set, else the CPUs.
-
-    Honouring ``OMP_NUM_THREADS`` keeps joblib workers (which set it) from being
-    oversubscribed, as scikit-learn's OpenMP code does. At most 4.
-    """
+    """Threads for the heavy kernels: ``OMP_NUM_THREADS`` if set, else the CPUs (≤ 4)."""
     value = os.environ.get("OMP_NUM_THREADS", "")
     try:
         n_threads = int(value)
@@ -75,13 +64,9 @@ _WORKSPACE = threading.local()
 
 
 def _work(slot: int, shape: tuple[int, ...]) -> np.ndarray:
-    """A reusable float64 work array of ``shape`` for this thread (uninitialised).
+    """A reusable, uninitialised float64 work array of this thread (slot 0: ``d``).
 
-    The kernels run chunk after chunk with the same few temporaries; taking them
-    from a per-thread pool instead of allocating them afresh for every chunk
-    avoids page-faulting new memory each time, which costs as much as the
-    arithmetic. Slot 0 holds the chunk ``d`` of :func:`accumulate`; kernels use
-    slots 1 and up. The pool keeps at most a few chunks' worth per thread.
+    Reusing the chunk temporaries avoids page-faulting new memory per chunk.
     """
     pool = getattr(_WORKSPACE, "pool", None)
     if pool is None:
@@ -104,13 +89,8 @@ def accumulate(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Weighted per-output means ``(nominal, expected, variance)`` of a kernel.
 
-    The samples are processed ``CHUNK_SIZE`` rows at a time, so the temporary
-    memory does not grow with the input. With weights ``w`` the mean is
-    ``Σ w_i x_i / Σ w_i`` and the variance ``Σ w_i² v_i / (Σ w_i)²``.
-
-    ``parallel=True`` runs the chunks on a few threads (for kernels dominated by
-    GIL-releasing ufuncs such as ``erfc``). The chunk sums are added in chunk
-    order either way, so the result does not depend on the number of threads.
+    ``CHUNK_SIZE`` rows at a time; ``parallel`` runs the chunks on a few threads
+    and adds their sums in chunk order (the result does not depend on threads).
     """
     n_samples, n_outputs = y_true.shape
 
@@ -150,11 +130,8 @@ def _columns(d: np.ndarray, s: Any) -> list[tuple[np.ndarray, Any]]:
 
 
 class SquaredErrorSums(NamedTuple):
-    """Per-output sums of the squared-error terms, from which every engine of
-    the MSE family reduces (forward, truth, remeasurement; user guide:
-    :ref:`formula_mse`, :ref:`formula_truth`): ``W = Σ w``, ``Σ w d²``,
-    ``Σ w σ²``, ``Σ w² σ² d²``, ``Σ w² σ⁴`` and ``Σ w² σ⁴ / (ν + 2)`` (0 when
-    σ is known)."""
+    """``W = Σ w``, ``Σ w d²``, ``Σ w σ²``, ``Σ w² σ² d²``, ``Σ w² σ⁴`` and
+    ``Σ w² σ⁴ / (ν + 2)`` (0 when σ is known), per output."""
 
     weight: float
     d2: np.ndarray
@@ -183,10 +160,7 @@ def squared_error_sums(
 ) -> SquaredErrorSums:
     """The :class:`SquaredErrorSums` of validated inputs, in one chunked pass.
 
-    ``y_true``, ``y_pred`` of shape ``(n, n_outputs)``; ``sigma`` a float or
-    columns (one, or one per output); ``sigma_dof`` None, a float or a column.
-    ``scale=(S_d, S_σ)`` sums ``d/S_d`` and ``σ/S_σ`` instead (the caller
-    multiplies back: :func:`rescaled_squared_error_sums`).
+    ``scale=(S_d, S_σ)`` sums ``d/S_d`` and ``σ/S_σ`` instead.
     """
     n_samples, n_outputs = y_true.shape
     totals = np.zeros((5, n_outputs))
@@ -205,18 +179,10 @@ def squared_error_sums(
     return SquaredErrorSums(w_sum, *totals)
 
 
-# The chunk kernel reduces with pairwise ``ndarray.sum`` over in-place chunk
-# temporaries rather than BLAS dot products: as accurate as the plain sums, and
-# free of BLAS thread start-up, which costs more than the arithmetic on chunks of
-# this size when the other cores are busy.
 def _squared_error_chunk(
     d: np.ndarray, s: Any, w: np.ndarray | None, dof: Any, totals: np.ndarray
 ) -> None:
-    """Add a chunk's ``Σ w d², Σ w σ², Σ w² σ²d², Σ w² σ⁴, Σ w² σ⁴/(ν + 2)``.
-
-    ``d`` is a chunk temporary and is overwritten (a column of it, strided for
-    several outputs, at a time).
-    """
+    """Add a chunk's sums to ``totals`` (pairwise sums, no BLAS); overwrites ``d``."""
     dof_column = dof[:, 0] if isinstance(dof, np.ndarray) else dof
     for j, (dj, sj) in enumerate(_columns(d, s)):
         d2 = np.square(dj, out=dj)
@@ -255,13 +221,10 @@ def _squared_error_chunk(
 def rescaled_squared_error_sums(
     y_true: np.ndarray, y_pred: np.ndarray, sigma: Any, weight: np.ndarray | None
 ) -> SquaredErrorSums:
-    """The sums with the residuals and sigma in units of their largest.
+    """The sums in units of the largest residual and sigma, multiplied back.
 
-    Squares beyond the float64 range (``|d|`` or ``σ`` above ~1e154) made the
-    plain sums inf, and ``0·inf`` NaN for exact labels. Here the sums are
-    taken in scaled units (``d̃ = d/S_d``, ``σ̃ = σ/S_σ``) and multiplied back
-    term by term, so a sum is inf only where its true value is. NaN and inf
-    inputs give NaN for the caller's check. A slow path, taken only then.
+    The slow path where the plain sums overflowed: a sum is inf only where its
+    true value is.
     """
     with np.errstate(invalid="ignore"):
         s_d = max(float(np.max(np.abs(y_true))), float(np.max(np.abs(y_pred))))
@@ -283,14 +246,10 @@ def rescaled_squared_error_sums(
 
 
 def linear_loss_of_negative(u: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """``g(-u)`` for ``u = -t <= 0`` into ``out``: ``φ(u) + u Φ(u)``.
+    """``g(-u) = φ(u) + u Φ(u)`` for ``u <= 0`` into ``out`` (work slot 3).
 
-    ``g(t) = φ(t) − tΦ(−t)`` is the normal linear-loss function (user guide:
-    :ref:`formula_mae`, :ref:`formula_numerics`), absolute error ~1e-17, and
-    ``g(40) = 0`` exactly. The tail
-    ``Φ(u) = erfc(−u/√2)/2`` is taken from :func:`scipy.special.erfc` directly:
-    for ``u <= 0`` that is what :func:`scipy.special.ndtr` computes, at half
-    the cost. Uses work slot 3.
+    ``g`` is the normal linear-loss function (:ref:`formula_numerics`), with
+    ``Φ`` from :func:`scipy.special.erfc` directly; ``g(40) = 0`` exactly.
     """
     g = np.multiply(u, u, out=out)
     g *= -0.5
@@ -307,16 +266,10 @@ def linear_loss_of_negative(u: np.ndarray, out: np.ndarray) -> np.ndarray:
 def absolute_error_kernel(
     d: np.ndarray, s: Any, w: np.ndarray | None
 ) -> tuple[np.ndarray, ...]:
-    # With t = |d|/σ (clipped at 40) and G = σ g(t) (user guide: formula_mae):
-    #   E|e| = |d| + 2G,   Var|e| = σ² (1 − 4 g (t + g)) = σ² − 4 G (|d| + G),
-    # since σ t = |d| wherever g > 0 (g(40) = 0 exactly). The sums are
-    # Σ w|d|, Σ w G, Σ w²σ² and Σ w² G(|d| + G), all of non-negative terms; the
-    # variance subtracts the last from the third, which removes at most
-    # 1 − 0.363 of it (1 − 4g(t + g) >= 1 − 2/π): no cancellation beyond a
-    # factor 2.75 in the relative rounding error. σ = 0 gives t = 40 and G = 0.
-    # ``d`` is a chunk temporary and is overwritten. Beyond the float64 range
-    # the sums are inf (the variance too: it is at least 0.36 of Σ w²σ²),
-    # never NaN, and numpy's warnings are silenced (the caller warns once).
+    """The MAE's chunk sums: ``E|e| = |d| + 2G``, ``Var|e| = σ² − 4G(|d| + G)``.
+
+    ``G = σ g(|d|/σ)``; every sum has non-negative terms. Overwrites ``d``.
+    """
     with np.errstate(over="ignore", invalid="ignore"):
         return _absolute_error_totals(d, s, w)
 
@@ -370,15 +323,11 @@ def r2_sums(
     *,
     centred: bool = False,
 ) -> tuple[float, float, float]:
-    """scikit-learn's numerator and denominator of ``r2_score`` for one output.
+    """scikit-learn's numerator and denominator of ``r2_score``, and their scale.
 
-    ``Σ w (y - ŷ)²`` and ``Σ w (y - ȳ_w)²``, block by block, in units of
-    the returned ``scale`` (1.0 unless the squares overflow, ``|y| > 1e154``).
-    A constant ``y_true`` (over the samples of non-zero weight) is detected
-    exactly and gives a denominator of exactly 0, where scikit-learn's rounded mean can
-    leave a tiny positive one (and a huge negative score). ``centred``: the
-    residuals centred on their weighted mean, ``Σ w (d - d̄_w)²`` (explained
-    variance), 0 exactly for a constant residual.
+    ``Σ w (y - ŷ)²`` (``centred``: ``Σ w (d - d̄_w)²``) and ``Σ w (y - ȳ_w)²`` of
+    one output in units of ``scale`` (1.0 unless the squares overflow); exactly
+    0 for a constant ``y_true`` (or residual, ``centred``).
     """
     n_samples = y_true.shape[0]
     w_total = float(n_samples) if weight is None else float(weight.sum())
@@ -387,8 +336,6 @@ def r2_sums(
     ]
     scale = 1.0
     for _ in range(2):
-        # Squares can overflow for |y| > 1e154: then (and only then) the sums
-        # are discarded and taken again in units of max |y|.
         with np.errstate(over="ignore", invalid="ignore"):
             total = sum(weighted_sum(y_true[rows], w) for rows, w in blocks)
             mean = total / w_total / scale
@@ -429,12 +376,7 @@ def r2_sums(
 
 
 def r2_from_sums(numerator: float, denominator: float, *, force_finite: bool) -> float:
-    """``1 - numerator/denominator`` with scikit-learn's ``force_finite`` rule.
-
-    ``force_finite=True``: 1.0 when the numerator is 0 (perfect predictions),
-    else 0.0 when the denominator is 0 (constant ``y_true``).
-    ``force_finite=False``: NaN for 0/0 and ``-inf`` for x/0.
-    """
+    """``1 - numerator/denominator`` with scikit-learn's ``force_finite`` rule."""
     if force_finite:
         if numerator == 0.0:
             return 1.0
@@ -443,15 +385,3 @@ def r2_from_sums(numerator: float, denominator: float, *, force_finite: bool) ->
     elif denominator == 0.0:
         return math.nan if numerator == 0.0 else -math.inf
     return 1.0 - numerator / denominator
-
-
-def r2_nominal(
-    y_true: np.ndarray,
-    y_pred: np.ndarray,
-    weight: np.ndarray | None,
-    *,
-    force_finite: bool = True,
-) -> float:
-    """scikit-learn's ``r2_score`` of one output (see :func:`r2_sums`)."""
-    numerator, denominator, _ = r2_sums(y_true, y_pred, weight)
-    return r2_from_sums(numerator, denominator, force_finite=force_finite)
