@@ -45,7 +45,7 @@ _Kernel = Callable[[np.ndarray, Any, "np.ndarray | None"], tuple[np.ndarray, ...
 
 
 def _n_threads() -> int:
-    """Threads for the heavy kernels: ``OMP_NUM_THREADS`` if set, else the CPUs (≤ 4)."""
+    """Threads for the heavy kernels: ``OMP_NUM_THREADS`` if set, else CPUs, ≤ 4."""
     value = os.environ.get("OMP_NUM_THREADS", "")
     try:
         n_threads = int(value)
