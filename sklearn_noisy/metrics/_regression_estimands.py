@@ -10,6 +10,7 @@ unbiased estimate of its lower bound, the ``σ⁴`` part of the quadratic form
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -89,42 +90,26 @@ def _squared_error_sums(
     return sums.weight, sums.d2, sums.s2, variance, floor
 
 
-def mse_truth(
+def _mse(
     y: np.ndarray,
     y_pred: np.ndarray,
     sigma: Any,
     sigma_dof: Any = None,
     weight: np.ndarray | None = None,
+    *,
+    truth: bool,
 ) -> RegressionEstimate:
-    """The unbiased ``Σ w (d̃² − σ̂²) / W`` of the MSE against the true values."""
-    w_sum, nominal, s2_sum, v_truth, floor = _squared_error_sums(
-        y, y_pred, sigma, sigma_dof, weight, k=3.0, floor_k=1.0
-    )
-    estimate = (nominal - s2_sum) / w_sum
+    """The truth MSE ``Σ w (d̃² − σ̂²) / W`` (unbiased), or the nominal MSE,
+    exactly unbiased for its remeasurement; with their variances."""
+    w_sum, nominal, s2_sum, variance, floor = _squared_error_sums(
+        y, y_pred, sigma, sigma_dof, weight, k=3.0 if truth else 2.0,
+        floor_k=1.0 if truth else 2.0,
+    )  # fmt: skip
+    estimate = (nominal - s2_sum) / w_sum if truth else nominal / w_sum
     return RegressionEstimate(
         estimate,
-        np.maximum(v_truth, floor) / (w_sum * w_sum),
+        np.maximum(variance, floor) / (w_sum * w_sum),
         nominal / w_sum,
-        np.zeros(nominal.shape, dtype=bool),
-    )
-
-
-def mse_remeasurement(
-    y: np.ndarray,
-    y_pred: np.ndarray,
-    sigma: Any,
-    sigma_dof: Any = None,
-    weight: np.ndarray | None = None,
-) -> RegressionEstimate:
-    """The nominal MSE, exactly unbiased for its remeasurement, and its variance."""
-    w_sum, nominal, _, v_remeasurement, floor = _squared_error_sums(
-        y, y_pred, sigma, sigma_dof, weight, k=2.0, floor_k=2.0
-    )
-    nominal = nominal / w_sum
-    return RegressionEstimate(
-        nominal,
-        np.maximum(v_remeasurement, floor) / (w_sum * w_sum),
-        nominal,
         np.zeros(nominal.shape, dtype=bool),
     )
 
@@ -150,31 +135,27 @@ def _root(
     return estimate, root_variance, flag
 
 
-def rmse_truth(
+def _rmse(
     y: np.ndarray,
     y_pred: np.ndarray,
     sigma: Any,
     sigma_dof: Any = None,
     weight: np.ndarray | None = None,
+    *,
+    truth: bool,
 ) -> RegressionEstimate:
-    """The RMSE against the true values from :func:`mse_truth` (delta method)."""
-    mse = mse_truth(y, y_pred, sigma, sigma_dof, weight)
-    estimate, variance, flag = _root(mse.estimate, mse.variance, correct=True)
-    return RegressionEstimate(estimate, variance, np.sqrt(mse.nominal), flag)
-
-
-def rmse_remeasurement(
-    y: np.ndarray,
-    y_pred: np.ndarray,
-    sigma: Any,
-    sigma_dof: Any = None,
-    weight: np.ndarray | None = None,
-) -> RegressionEstimate:
-    """The nominal RMSE and its variance ``V / (4 MSE)`` (delta method)."""
-    mse = mse_remeasurement(y, y_pred, sigma, sigma_dof, weight)
-    _, variance, flag = _root(mse.nominal, mse.variance, correct=False)
+    """The RMSE from :func:`_mse` by the delta method (the nominal RMSE for the
+    remeasurement)."""
+    mse = _mse(y, y_pred, sigma, sigma_dof, weight, truth=truth)
+    estimate, variance, flag = _root(mse.estimate, mse.variance, correct=truth)
     nominal = np.sqrt(mse.nominal)
-    return RegressionEstimate(nominal, variance, nominal, flag)
+    return RegressionEstimate(estimate if truth else nominal, variance, nominal, flag)
+
+
+mse_truth = functools.partial(_mse, truth=True)
+mse_remeasurement = functools.partial(_mse, truth=False)
+rmse_truth = functools.partial(_rmse, truth=True)
+rmse_remeasurement = functools.partial(_rmse, truth=False)
 
 
 def _folded_variance_estimate(t: np.ndarray) -> np.ndarray:
@@ -370,45 +351,32 @@ def _nominal_r2(sums: R2Sums) -> np.ndarray:
     return np.where(sums.sse == 0.0, 1.0, np.where(sums.sst == 0.0, 0.0, r2))
 
 
-def r2_truth(
+def _fraction(
     y: np.ndarray,
     y_pred: np.ndarray,
     sigma: Any,
     sigma_dof: Any = None,
     weight: np.ndarray | None = None,
     *,
+    truth: bool,
     centred: bool = False,
 ) -> RegressionEstimate:
-    """``1 − A/B`` against the true values; NaN and ``flag`` where ``B <= 0``."""
+    """``1 − A/B`` against the true values (NaN and ``flag`` where ``B <= 0``),
+    or the nominal ``1 − X/Y`` (``flag`` and variance 0 where ``Y = 0``)."""
     sums = r2_sums(y, y_pred, sigma, sigma_dof, weight, centred=centred)
-    flag = ~(sums.sst_truth > 0.0)
-    denominator = np.where(flag, 1.0, sums.sst_truth)
-    ratio = sums.sse_truth / denominator
-    variance = _ratio_variance(ratio, denominator, sums, truth=True)
-    return RegressionEstimate(
-        np.where(flag, np.nan, 1.0 - ratio),
-        np.where(flag, np.nan, variance),
-        _nominal_r2(sums),
-        flag,
-    )
-
-
-def r2_remeasurement(
-    y: np.ndarray,
-    y_pred: np.ndarray,
-    sigma: Any,
-    sigma_dof: Any = None,
-    weight: np.ndarray | None = None,
-    *,
-    centred: bool = False,
-) -> RegressionEstimate:
-    """The nominal ``1 − X/Y``; ``flag`` (and variance 0) where ``Y = 0``."""
-    sums = r2_sums(y, y_pred, sigma, sigma_dof, weight, centred=centred)
-    flag = ~(sums.sst > 0.0)
-    denominator = np.where(flag, 1.0, sums.sst)
-    variance = _ratio_variance(sums.sse / denominator, denominator, sums, truth=False)
+    flag = ~((sums.sst_truth if truth else sums.sst) > 0.0)
+    denominator = np.where(flag, 1.0, sums.sst_truth if truth else sums.sst)
+    ratio = (sums.sse_truth if truth else sums.sse) / denominator
+    variance = _ratio_variance(ratio, denominator, sums, truth=truth)
     nominal = _nominal_r2(sums)
-    return RegressionEstimate(nominal, np.where(flag, 0.0, variance), nominal, flag)
+    if not truth:
+        return RegressionEstimate(nominal, np.where(flag, 0.0, variance), nominal, flag)
+    estimate = np.where(flag, np.nan, 1.0 - ratio)
+    return RegressionEstimate(estimate, np.where(flag, np.nan, variance), nominal, flag)
+
+
+r2_truth = functools.partial(_fraction, truth=True)
+r2_remeasurement = functools.partial(_fraction, truth=False)
 
 
 def check_regression_sigma_dof(sigma_dof: Any, n_samples: int) -> Any:
