@@ -12,6 +12,7 @@ import functools
 import inspect
 import math
 import numbers
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -128,14 +129,8 @@ def _estimand_doc(definition: RegressionLoss) -> str:
     if "truth" not in offered:
         text += f' ``"truth"`` is not offered: {definition.truth_reason}.'
     choices = ", ".join(f'"{e}"' for e in offered)
-    lines, line = [], ""
-    for word in text.split():
-        if len(line) + len(word) >= 72:
-            lines.append(line)
-            line = ""
-        line = f"{line} {word}" if line else word
-    body = "".join(f"\n        {text}" for text in [*lines, line])
-    return f'    estimand : {{{choices}}}, default="forward"{body}'
+    body = textwrap.fill(text, 80, initial_indent=" " * 8, subsequent_indent=" " * 8)
+    return f'    estimand : {{{choices}}}, default="forward"\n{body}'
 
 
 def _check_method(method: Any) -> str:

@@ -50,68 +50,49 @@ Terms = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 @dataclass(frozen=True)
 class RegressionLoss:
-    """One regression loss, as the engines read it.
+    """One regression loss, as the engines read it (one comment per field)."""
 
-    Parameters
-    ----------
-    name : str
-        The registry name (``NoisyScore.metric``).
-    terms : mapping of str to callable
-        Per estimand, ``terms(y_true, y_pred, sigma) -> h``: the per-sample
-        terms whose weighted mean is the estimate (user guide:
-        :ref:`error_budget`); empty for a loss that is not such a mean.
-    estimands : mapping of str to (callable, str)
-        Per non-forward estimand, the kernel ``(y, y_pred, sigma, sigma_dof,
-        weight) -> RegressionEstimate`` and the ``method`` its result reports.
-    degenerate : str
-        The warning where a truth estimate is degenerate, with ``{outputs}``.
-    streamed_difference : callable or None
-        ``(sse_a, sse_b, sst, w_total) -> metric(A) − metric(B)`` per output,
-        for the streamed paired Monte Carlo; None: not streamed.
-    multioutput : MultioutputRules
-        scikit-learn's ``multioutput`` rules of the metric.
-    paired : mapping of str to callable
-        Per estimand, the per-sample ``difference(y, a, b, sigma)`` of a paired
-        difference; absent: Monte Carlo.
-    paired_existence : callable or None
-        Where the moments of a paired difference may not exist; None: they do.
-    truth_reason : str or None
-        Why the loss has no truth estimand, where the reason is its own.
-    range : tuple of float
-        The values the metric can take (intervals are clipped to them).
-    centred : bool
-        For ``1 - X/Y``: whether ``X`` centres the residuals at their weighted
-        mean (explained variance) rather than not (R²).
-    label : str
-        How warnings name the metric (default: its name, in words).
-    function_name, doc : str
-        The name and docstring of the public function built from the
-        definition (:func:`~._regression.regression_function`).
-    options : tuple of str
-        The public function's own keywords besides ``estimand``, in order.
-    """
-
+    #: The registry name (``NoisyScore.metric``).
     name: str
+    #: Per estimand, ``terms(y_true, y_pred, sigma) -> h``, whose weighted mean
+    #: is the estimate (:ref:`error_budget`); empty if the loss is no such mean.
     terms: Mapping[str, Terms] = field(default_factory=dict)
+    #: Per other estimand, the kernel ``(y, y_pred, sigma, sigma_dof, weight) ->
+    #: RegressionEstimate`` and the ``method`` its result reports.
     estimands: Mapping[str, tuple[Callable[..., Any], str]] = field(
         default_factory=dict
     )
+    #: The warning where a truth estimate is degenerate, with ``{outputs}``.
     degenerate: str = ""
+    #: ``(sse_a, sse_b, sst, w_total) -> metric(A) − metric(B)`` per output
+    #: (the streamed paired Monte Carlo); None: not streamed.
     streamed_difference: Callable[..., np.ndarray] | None = None
+    #: scikit-learn's ``multioutput`` rules of the metric.
     multioutput: MultioutputRules = _MEAN_RULES
+    #: Per estimand, ``difference(y, a, b, sigma)`` per sample of a paired
+    #: difference; absent: Monte Carlo.
     paired: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    #: Where the moments of a paired difference may not exist; None: they do.
     paired_existence: Callable[..., Any] | None = None
+    #: Why the loss has no truth estimand, where the reason is its own.
     truth_reason: str | None = None
+    #: The values the metric can take (intervals are clipped to them).
     range: tuple[float, float] = (0.0, math.inf)
+    #: ``1 - X/Y`` with ``X`` of the residuals centred (explained variance).
     centred: bool = False
+    #: How warnings name the metric (default: its name, in words).
     label: str = ""
+    #: The public function's name (default ``expected_<name>``) and docstring.
     function_name: str = ""
     doc: str = ""
+    #: The public function's own keywords besides ``estimand``, in order.
     options: tuple[str, ...] = ("sigma_dof",)
 
     def __post_init__(self) -> None:
         if not self.label:
             object.__setattr__(self, "label", self.name.replace("_", " "))
+        if not self.function_name:
+            object.__setattr__(self, "function_name", f"expected_{self.name}")
 
 
 def _mean_absolute(y: np.ndarray, y_pred: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -202,7 +183,6 @@ MEAN_SQUARED_ERROR = RegressionLoss(
         "forward": squared_error_difference,
         "truth": squared_error_difference,
     },
-    function_name="expected_mean_squared_error",
     doc=_doc(
         "expected_mean_squared_error",
         "mean squared error",
@@ -231,7 +211,6 @@ ROOT_MEAN_SQUARED_ERROR = RegressionLoss(
         np.sqrt(sse_a / w) - np.sqrt(sse_b / w)
     ),
     multioutput=MultioutputRules(one_output_weights=True),
-    function_name="expected_root_mean_squared_error",
     doc=_doc(
         "expected_root_mean_squared_error",
         "root mean squared error",
@@ -255,7 +234,6 @@ MEAN_ABSOLUTE_ERROR = RegressionLoss(
     estimands={"remeasurement": (mae_remeasurement, "delta")},
     paired={"forward": absolute_error_difference},
     truth_reason="E|e| is analytic in d but |d| has a kink",
-    function_name="expected_mean_absolute_error",
     doc=_doc(
         "expected_mean_absolute_error",
         "mean absolute error",
@@ -363,7 +341,6 @@ MEAN_ABSOLUTE_PERCENTAGE_ERROR = RegressionLoss(
     "mean_absolute_percentage_error",
     terms={"forward": _relative(square=False)},
     label="MAPE",
-    function_name="expected_mean_absolute_percentage_error",
     doc=_doc(
         "expected_mean_absolute_percentage_error",
         "MAPE",
@@ -381,7 +358,6 @@ MEAN_SQUARED_PERCENTAGE_ERROR = RegressionLoss(
     "mean_squared_percentage_error",
     terms={"forward": _relative(square=True)},
     label="MSPE",
-    function_name="expected_mean_squared_percentage_error",
     doc=_doc(
         "expected_mean_squared_percentage_error",
         "MSPE",
@@ -398,7 +374,6 @@ MEAN_SQUARED_PERCENTAGE_ERROR = RegressionLoss(
 ROOT_MEAN_SQUARED_PERCENTAGE_ERROR = RegressionLoss(
     "root_mean_squared_percentage_error",
     label="RMSPE",
-    function_name="expected_root_mean_squared_percentage_error",
     doc=_doc(
         "expected_root_mean_squared_percentage_error",
         "RMSPE",
