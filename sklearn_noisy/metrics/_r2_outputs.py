@@ -18,12 +18,17 @@ from sklearn.exceptions import UndefinedMetricWarning
 
 from .._noisy_score import NoisyScore
 from ..utils._warnings import warn
-from ._gaussian_forms import output_distributions, r2_distribution
 from ._r2_moments import r2_moments
 from ._r2_variance_weighted import r2_variance_weighted_moments
 from ._regression_definitions import RegressionLoss
 from ._regression_estimands import aggregate_outputs
-from ._regression_kernels import output_column, r2_from_sums, r2_sums
+from ._regression_kernels import (
+    output_column,
+    output_distributions,
+    r2_distribution,
+    r2_from_sums,
+    r2_sums,
+)
 
 __all__ = ["r2_forward"]
 

@@ -28,7 +28,6 @@ from ..utils._validation import (
     supports_estimands,
 )
 from ..utils._warnings import quiet, warn
-from ._gaussian_forms import mae_distribution, mse_distribution, output_distributions
 from ._percentage_kernels import ZERO_MARGIN
 from ._quadrature import rmse_moments, rmse_moments_delta, rmse_nominal
 from ._r2_outputs import r2_forward
@@ -46,7 +45,10 @@ from ._regression_estimands import (
 from ._regression_kernels import (
     absolute_error_kernel,
     accumulate,
+    mae_distribution,
+    mse_distribution,
     output_column,
+    output_distributions,
     rescaled_squared_error_sums,
     squared_error_sums,
 )
