@@ -83,9 +83,12 @@ def _classical(root: bool) -> Any:
         multioutput: Any = "uniform_average",
     ) -> float | np.ndarray:
         y_true, y_pred, _, weight, checked = check_regression_inputs(
-            y_true, y_pred, sigma=0.0, sample_weight=sample_weight,
+            y_true,
+            y_pred,
+            sigma=0.0,
+            sample_weight=sample_weight,
             multioutput="raw_values" if root else multioutput,
-        )  # fmt: skip
+        )
         per_output = np.average(
             relative_errors(y_true, y_pred) ** 2, axis=0, weights=weight
         )
@@ -98,9 +101,7 @@ def _classical(root: bool) -> Any:
         weights = None if isinstance(multioutput, str) else np.asarray(multioutput)
         return float(np.average(per_output, weights=weights))
 
-    name = "root_mean_squared_percentage_error" if root else (
-        "mean_squared_percentage_error"
-    )  # fmt: skip
+    name = f"{'root_' if root else ''}mean_squared_percentage_error"
     score.__name__ = score.__qualname__ = name
     score.__module__ = __name__
     score.__doc__ = _CLASSICAL_DOC.format(
@@ -204,9 +205,14 @@ def _mean(
         definition, inputs, square, zero_margin
     )
     return aggregate_outputs(
-        definition.name, nominal, expected, variance, inputs[0].shape[0], inputs[4],
+        definition.name,
+        nominal,
+        expected,
+        variance,
+        inputs[0].shape[0],
+        inputs[4],
         method=method,
-    )  # fmt: skip
+    )
 
 
 def _root(definition: RegressionLoss, inputs: tuple, zero_margin: float) -> Any:
@@ -214,10 +220,14 @@ def _root(definition: RegressionLoss, inputs: tuple, zero_margin: float) -> Any:
     nominal, mean, variance, _ = _moments(definition, inputs, True, zero_margin)
     expected, root_variance, bounded = bounded_root(mean, variance)
     return aggregate_outputs(
-        definition.name, np.sqrt(nominal), expected, root_variance,
-        inputs[0].shape[0], inputs[4],
+        definition.name,
+        np.sqrt(nominal),
+        expected,
+        root_variance,
+        inputs[0].shape[0],
+        inputs[4],
         method="delta_bounded" if bounded.any() else "delta",
-    )  # fmt: skip
+    )
 
 
 expected_mean_absolute_percentage_error = regression_function(

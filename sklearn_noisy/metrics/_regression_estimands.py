@@ -102,9 +102,14 @@ def _mse(
     """The truth MSE ``Σ w (d̃² − σ̂²) / W`` (unbiased), or the nominal MSE,
     exactly unbiased for its remeasurement; with their variances."""
     w_sum, nominal, s2_sum, variance, floor = _squared_error_sums(
-        y, y_pred, sigma, sigma_dof, weight, k=3.0 if truth else 2.0,
+        y,
+        y_pred,
+        sigma,
+        sigma_dof,
+        weight,
+        k=3.0 if truth else 2.0,
         floor_k=1.0 if truth else 2.0,
-    )  # fmt: skip
+    )
     estimate = (nominal - s2_sum) / w_sum if truth else nominal / w_sum
     return RegressionEstimate(
         estimate,
