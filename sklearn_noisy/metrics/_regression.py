@@ -129,7 +129,7 @@ def _estimand_doc(definition: RegressionLoss) -> str:
     text = "Which question ``expected`` answers (user guide: :ref:`estimands`). "
     text += " ".join(_ESTIMAND_DOCS[e] for e in offered)
     if "truth" not in offered:
-        text += f' ``"truth"`` is not offered: {definition.truth_reason}.'
+        text += ' ``"truth"`` is not offered: no unbiased estimator of it exists.'
     choices = ", ".join(f'"{e}"' for e in offered)
     body = textwrap.fill(text, 80, initial_indent=" " * 8, subsequent_indent=" " * 8)
     return f'    estimand : {{{choices}}}, default="forward"\n{body}'

@@ -140,18 +140,10 @@ def _root(
     return estimate, root_variance, flag
 
 
-def _rmse(
-    y: np.ndarray,
-    y_pred: np.ndarray,
-    sigma: Any,
-    sigma_dof: Any = None,
-    weight: np.ndarray | None = None,
-    *,
-    truth: bool,
-) -> RegressionEstimate:
-    """The RMSE from :func:`_mse` by the delta method (the nominal RMSE for the
-    remeasurement)."""
-    mse = _mse(y, y_pred, sigma, sigma_dof, weight, truth=truth)
+def _rmse(*data: Any, truth: bool) -> RegressionEstimate:
+    """The RMSE from :func:`_mse` of ``data`` by the delta method (the nominal
+    RMSE for the remeasurement)."""
+    mse = _mse(*data, truth=truth)
     estimate, variance, flag = _root(mse.estimate, mse.variance, correct=truth)
     nominal = np.sqrt(mse.nominal)
     return RegressionEstimate(estimate if truth else nominal, variance, nominal, flag)
