@@ -56,7 +56,7 @@ from ._test_set_sampling import with_test_set_sampling
 
 __all__ = [
     "bounded_root",
-    "check_zero_margin",
+    "check_finite_results",
     "expected_mean_absolute_error",
     "expected_mean_squared_error",
     "expected_root_mean_squared_error",
@@ -147,7 +147,7 @@ def _check_force_finite(force_finite: Any) -> bool:
     return bool(force_finite)
 
 
-def check_zero_margin(zero_margin: Any) -> float:
+def _check_zero_margin(zero_margin: Any) -> float:
     """``zero_margin`` as a float ``>= 0``, or the usual errors naming it."""
     if isinstance(zero_margin, bool) or not isinstance(zero_margin, numbers.Real):
         raise TypeError(
@@ -165,7 +165,7 @@ _OPTIONS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
     "method": ("exact", _check_method, "str"),
     "sigma_dof": (None, lambda value: value, "Any"),
     "force_finite": (True, _check_force_finite, "bool"),
-    "zero_margin": (ZERO_MARGIN, check_zero_margin, "float"),
+    "zero_margin": (ZERO_MARGIN, _check_zero_margin, "float"),
 }
 
 
@@ -209,7 +209,7 @@ def _loss_terms(definition: RegressionLoss) -> Callable[..., Any]:
         s = np.broadcast_to(np.asarray(sigma, dtype=float), y_true.shape)
         extra = {}
         if "zero_margin" in arguments:
-            extra["margin"] = check_zero_margin(arguments["zero_margin"])
+            extra["margin"] = _check_zero_margin(arguments["zero_margin"])
         estimand = arguments.get("estimand", "forward")
         h = definition.terms[estimand](y_true, y_pred, s, **extra)
         if isinstance(multioutput, str):
