@@ -19,11 +19,16 @@ from sklearn.exceptions import UndefinedMetricWarning
 from .._noisy_score import NoisyScore
 from ..utils._arrays import chunk_of
 from ..utils._warnings import warn
-from ._gaussian_forms import output_distributions, r2_distribution
 from ._quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums, gauss_kronrod
 from ._regression_definitions import RegressionLoss
 from ._regression_estimands import aggregate_outputs
-from ._regression_kernels import output_column, r2_from_sums, r2_sums
+from ._regression_kernels import (
+    output_column,
+    output_distributions,
+    r2_distribution,
+    r2_from_sums,
+    r2_sums,
+)
 
 __all__ = ["delta_ratio", "r2_forward", "ratio_moments"]
 
