@@ -26,8 +26,13 @@ from sklearn.utils.validation import check_is_fitted
 from ..utils._sklearn_compat import _num_samples
 from ._estimands import check_cv_estimand, estimand_tables, plan_estimands
 from ._pooling import _out_of_fold, pool_scores
-from ._report import _fold_summary, _format_table, _results_dict, _summary_table
-from ._report_html import results_html
+from ._report import (
+    _fold_summary,
+    _format_table,
+    _results_dict,
+    _summary_table,
+    results_html,
+)
 from ._scoring import check_noisy_scoring, check_scorers_noise
 from ._validation import (
     Noise,
