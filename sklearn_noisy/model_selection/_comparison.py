@@ -1,14 +1,13 @@
-"""Paired comparison of several estimators on the same folds and the same noisy labels.
-
-It reads only public fitted attributes of the cross-validations.
-"""
+"""Paired comparison of several estimators on the same folds and noisy labels."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from functools import partial
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -41,10 +40,8 @@ def corrected_t_test(differences: Any, n_train: float, n_test: float) -> Correct
     Returns
     -------
     CorrectedTTest
-        The statistic, the two-sided p-value with ``K − 1`` degrees of freedom,
-        the mean difference and the corrected standard error. When all
-        differences are equal the statistic is 0 (p = 1) if they are 0 and
-        ``±inf`` (p = 0) otherwise.
+        With ``K − 1`` degrees of freedom. Equal differences give the
+        statistic 0 (p = 1) if they are 0, else ``±inf`` (p = 0).
 
     Examples
     --------
@@ -73,17 +70,8 @@ def corrected_t_test(differences: Any, n_train: float, n_test: float) -> Correct
 
 
 def _negate(score: NoisyScore) -> NoisyScore:
-    return NoisyScore(
-        score.metric,
-        -score.expected,
-        score.variance,
-        -score.nominal,
-        score.n_samples,
-        score.method,
-        estimand=score.estimand,
-        sampling_variance=score.sampling_variance,
-        sampling_method=score.sampling_method,
-        sampling_dof=score.sampling_dof,
+    return dataclasses.replace(
+        score, expected=-score.expected, nominal=-score.nominal, distribution=None
     )
 
 
@@ -162,11 +150,10 @@ def compare_estimators(
     """Compare estimators on the same folds, with the paired label-noise variance.
 
     Every estimator is cross-validated by :class:`NoisyCrossValidator` on the
-    same splits. For every pair ``(a, b)`` and metric the result holds the
-    difference ``metric_a − metric_b`` pooled over the folds, with its paired
-    variance over the label noise, and the Nadeau–Bengio corrected resampled
-    t-test on the per-fold differences. Read more in the
-    :ref:`User Guide <paired_comparison>`.
+    same splits. For every pair ``(a, b)`` and metric the result holds
+    ``metric_a − metric_b`` pooled over the folds with its paired variance over
+    the label noise, and the corrected resampled t-test on the per-fold
+    differences. Read more in the :ref:`User Guide <paired_comparison>`.
 
     Parameters
     ----------
@@ -184,8 +171,7 @@ def compare_estimators(
         metrics common to all estimators.
 
     cv : int, cross-validation generator or iterable, default=5
-        The splitter; its splits are computed once and shared. The test sets
-        must not overlap.
+        The splitter; its test sets must not overlap.
 
     sigma : float or array-like of shape (n_samples,), default=None
         Standard error of each regression label.
@@ -206,31 +192,24 @@ def compare_estimators(
         Level of the intervals in the summaries.
 
     n_draws : int, default=1000
-        Label draws of the joint Monte Carlo used for the metrics without an
-        exact paired variance (RMSE, R², F1, ...).
+        Label draws of the joint Monte Carlo for the metrics without an exact
+        paired variance (RMSE, R², F1, ...).
 
     random_state : int, Generator or None, default=0
-        Seed of that Monte Carlo (fixed by default: reproducible results).
+        Seed of that Monte Carlo.
 
     sigma_dof : float or array-like of shape (n_samples,), default=None
         Degrees of freedom of ``sigma``, as in :meth:`NoisyCrossValidator.fit`.
 
     estimand : {"forward", "truth"}, default="forward"
-        What the paired difference estimates (:ref:`estimands`); ``"truth"`` is
-        offered for MSE and accuracy, and the other metrics keep their forward
-        difference with a :class:`UserWarning` and a note.
+        What the paired difference estimates (:ref:`estimands`); a metric
+        without a paired truth difference keeps its forward one, with a
+        warning and a note.
 
     Returns
     -------
     EstimatorComparison
-        With ``differences``, ``fold_differences``, ``t_tests``, ``pooled``,
-        :meth:`~EstimatorComparison.summary` (ranking) and
-        :meth:`~EstimatorComparison.pairwise_summary`.
-
-    See Also
-    --------
-    sklearn_noisy.metrics.expected_paired_difference : The paired difference
-        of two prediction vectors.
+        The differences, their per-fold values, the t-tests and the rankings.
 
     Examples
     --------
@@ -254,42 +233,76 @@ def compare_estimators(
             f"{estimand!r}."
         )
     names = list(estimators)
-    first = estimators[names[0]]
     scorers = _check_comparison_scoring(scoring, estimators, y, n_draws)
-    splitter = check_cv(cv, y, classifier=is_classifier(first))
+    splitter = check_cv(cv, y, classifier=is_classifier(estimators[names[0]]))
     splits = [
         (np.asarray(train), np.asarray(test))
         for train, test in splitter.split(X, y, groups)
     ]
     noise = {"sigma": sigma, "q": q, "transition_matrix": transition_matrix}
-    cv_results = {
-        name: _cross_validate(
+    cv_results = {}
+    for name, estimator in estimators.items():
+        cv_results[name] = NoisyCrossValidator(
             estimator,
-            X,
-            y,
-            splits,
-            scorers,
-            {**noise, "sigma_dof": sigma_dof},
-            n_jobs,
-            confidence_level,
-        )
-        for name, estimator in estimators.items()
-    }
+            scoring=scorers,
+            cv=splits,
+            n_jobs=n_jobs,
+            confidence_level=confidence_level,
+            error_score="raise",
+        ).fit(X, y, **noise, sigma_dof=sigma_dof)
+        if cv_results[name].oof_indices_ is None:
+            raise ValueError(
+                "compare_estimators needs test sets that do not overlap (KFold, "
+                "StratifiedKFold, GroupKFold, ...); the splitter given repeats "
+                "samples across test sets."
+            )
     reference = cv_results[names[0]]
-    folds = _Folds.from_splits(reference, y, splits)
+    oof = reference.oof_indices_
+    folds = {
+        "oof": oof,
+        "y_oof": y if oof.shape[0] == reference.n_samples_ else _safe_indexing(y, oof),
+        "tests": [test for _, test in splits],
+        "rows": [np.searchsorted(oof, test) for _, test in splits],
+        "y": [_safe_indexing(y, test) for _, test in splits],
+        "classes": reference.labels_,
+    }
+    n_train = float(np.mean([train.shape[0] for train, _ in splits]))
+    n_test = float(np.mean([test.shape[0] for _, test in splits]))
     noise_values = {
         key: _resolve_noise(scorer, X, y, **noise)
         for key, scorer in reference.scorers_.items()
     }
     kinds, notes = _difference_estimands(reference.scorers_, estimand)
-    differences, fold_differences, t_tests = _all_pairs(
-        cv_results,
-        folds,
-        noise_values,
-        kinds,
-        n_draws=n_draws,
-        random_state=random_state,
-    )
+    differences, fold_differences, t_tests = {}, {}, {}
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            pooled, per_fold, tests = {}, {}, {}
+            for key in reference.scorers_:
+                pooled[key], per_fold[key] = _paired_difference(
+                    cv_results[a],
+                    cv_results[b],
+                    key,
+                    folds,
+                    noise_values[key],
+                    n_draws=n_draws,
+                    random_state=random_state,
+                    estimand=kinds[key],
+                )
+                expected = [d.expected for d in per_fold[key]]
+                tests[key] = corrected_t_test(expected, n_train, n_test)
+            differences[a, b] = pooled
+            fold_differences[a, b] = per_fold
+            t_tests[a, b] = tests
+            differences[b, a] = {key: _negate(d) for key, d in pooled.items()}
+            fold_differences[b, a] = {
+                key: [_negate(d) for d in ds] for key, ds in per_fold.items()
+            }
+            t_tests[b, a] = {
+                key: t._replace(
+                    statistic=-t.statistic, mean_difference=-t.mean_difference
+                )
+                for key, t in tests.items()
+            }
     return EstimatorComparison(
         names=names,
         metrics=list(reference.scorers_),
@@ -306,55 +319,10 @@ def compare_estimators(
     )
 
 
-def _all_pairs(
-    cv_results: dict[str, Any],
-    folds: _Folds,
-    noise_values: dict[str, dict[str, Any]],
-    kinds: dict[str, str],
-    *,
-    n_draws: int,
-    random_state: Any,
-) -> tuple[dict[Any, Any], dict[Any, Any], dict[Any, Any]]:
-    """``(differences, fold_differences, t_tests)`` of every ordered pair.
-
-    Each unordered pair is computed once, in the order of ``cv_results``; the
-    reversed pair is its negation.
-    """
-    names = list(cv_results)
-    keys = list(cv_results[names[0]].scorers_)
-    differences: dict[tuple[str, str], dict[str, NoisyScore]] = {}
-    fold_differences: dict[tuple[str, str], dict[str, list[NoisyScore]]] = {}
-    t_tests: dict[tuple[str, str], dict[str, CorrectedTTest]] = {}
-    for i, a in enumerate(names):
-        for b in names[i + 1 :]:
-            results = {
-                key: _paired_difference(
-                    cv_results[a],
-                    cv_results[b],
-                    key,
-                    folds,
-                    noise_values[key],
-                    n_draws=n_draws,
-                    random_state=random_state,
-                    estimand=kinds[key],
-                )
-                for key in keys
-            }
-            differences[(a, b)] = {key: r[0] for key, r in results.items()}
-            fold_differences[(a, b)] = {key: r[1] for key, r in results.items()}
-            t_tests[(a, b)] = {key: r[2] for key, r in results.items()}
-            differences[(b, a)], fold_differences[(b, a)], t_tests[(b, a)] = (
-                _reversed_pair(
-                    differences[(a, b)], fold_differences[(a, b)], t_tests[(a, b)]
-                )
-            )
-    return differences, fold_differences, t_tests
-
-
 def _check_comparison_scoring(
     scoring: Any, estimators: dict[str, Any], y: Any, n_draws: Any
 ) -> dict[str, Any]:
-    """The scorers of a comparison: defaults common to all, measurement only."""
+    """The scorers of a comparison: defaults common to all, forward only."""
     first = next(iter(estimators.values()))
     if isinstance(scoring, str) and scoring == "default":
         common = [set(default_metrics(est, y)) for est in estimators.values()]
@@ -377,139 +345,68 @@ def _check_comparison_scoring(
     return scorers
 
 
-def _cross_validate(
-    estimator: Any,
-    X: Any,
-    y: Any,
-    splits: list[tuple[np.ndarray, np.ndarray]],
-    scorers: dict[str, Any],
-    noise: dict[str, Any],
-    n_jobs: int | None,
-    confidence_level: float,
-) -> NoisyCrossValidator:
-    """Cross-validate one estimator on the shared splits; require disjoint tests."""
-    runner = NoisyCrossValidator(
-        estimator,
-        scoring=scorers,
-        cv=splits,
-        n_jobs=n_jobs,
-        confidence_level=confidence_level,
-        error_score="raise",
-    ).fit(X, y, **noise)
-    if runner.oof_indices_ is None:
-        raise ValueError(
-            "compare_estimators needs test sets that do not overlap (KFold, "
-            "StratifiedKFold, GroupKFold, ...); the splitter given repeats "
-            "samples across test sets."
-        )
-    return runner
-
-
-class _Folds(NamedTuple):
-    """The shared splits, as the paired differences need them."""
-
-    splits: list[tuple[np.ndarray, np.ndarray]]
-    oof: np.ndarray
-    y_oof: Any
-    fold_rows: list[np.ndarray]
-    fold_y: list[Any]
-    classes: np.ndarray | None
-    n_train: float
-    n_test: float
-
-    @classmethod
-    def from_splits(
-        cls, reference: NoisyCrossValidator, y: Any, splits: list
-    ) -> _Folds:
-        oof = reference.oof_indices_
-        return cls(
-            splits=splits,
-            oof=oof,
-            y_oof=y if oof.shape[0] == reference.n_samples_ else _safe_indexing(y, oof),
-            fold_rows=[np.searchsorted(oof, test) for _, test in splits],
-            fold_y=[_safe_indexing(y, test) for _, test in splits],
-            classes=reference.labels_,
-            n_train=float(np.mean([train.shape[0] for train, _ in splits])),
-            n_test=float(np.mean([test.shape[0] for _, test in splits])),
-        )
+def _difference_of(
+    scorer: Any, score_a: NoisyScore, score_b: NoisyScore, variance: float, n: int
+) -> NoisyScore:
+    """The exact difference of two scores' expectations, with a given variance."""
+    return NoisyScore(
+        f"{scorer.metric}_difference",
+        score_a.expected - score_b.expected,
+        variance,
+        score_a.nominal - score_b.nominal,
+        n,
+        "monte_carlo",
+    )
 
 
 def _paired_difference(
     cv_a: NoisyCrossValidator,
     cv_b: NoisyCrossValidator,
     key: str,
-    folds: _Folds,
+    folds: dict[str, Any],
     noise: dict[str, Any],
     *,
     n_draws: int,
     random_state: Any,
-    estimand: str = "forward",
-) -> tuple[NoisyScore, list[NoisyScore], CorrectedTTest]:
-    """``metric_a − metric_b`` pooled and per fold, and the corrected t-test."""
+    estimand: str,
+) -> tuple[NoisyScore, list[NoisyScore]]:
+    """``metric_a − metric_b`` pooled and per fold.
+
+    Exact where the metric has an exact paired variance; else the exact
+    difference of the expectations with the joint Monte Carlo variance.
+    """
     scorer = cv_a.scorers_[key]
     method = _pooled_method(scorer, cv_a.oof_responses_)
     response_a = cv_a.oof_responses_[method]
     response_b = cv_b.oof_responses_[method]
-    options = {
-        "metric": scorer,
-        "labels": folds.classes if scorer.requires_noise == "q" else None,
-        "classes": folds.classes if method == "predict_proba" else None,
-        "n_draws": n_draws,
-        "random_state": random_state,
-        "estimand": estimand,
-    }
-    pooled = expected_paired_difference(
-        folds.y_oof,
-        response_a,
-        response_b,
-        **_slice_noise(noise, folds.oof),
-        **options,
+    difference = partial(
+        expected_paired_difference,
+        metric=scorer,
+        labels=folds["classes"] if scorer.requires_noise == "q" else None,
+        classes=folds["classes"] if method == "predict_proba" else None,
+        n_draws=n_draws,
+        random_state=random_state,
+        estimand=estimand,
     )
-    exact = pooled.method == "exact"
-    if exact:  # the bootstrap of an exact kernel is affordable: the error budget
-        pooled = expected_paired_difference(
-            folds.y_oof,
-            response_a,
-            response_b,
-            **_slice_noise(noise, folds.oof),
-            **options,
-            test_set_sampling=True,
-        )
-    if not exact:  # exact expectations, joint Monte Carlo variance
-        pooled = _difference_of(
-            scorer,
-            cv_a.pooled_[key],
-            cv_b.pooled_[key],
-            pooled.variance,
-            pooled.n_samples,
-        )
-    per_fold = []
-    for k, (_, test) in enumerate(folds.splits):
-        if exact:
-            rows = folds.fold_rows[k]
-            per_fold.append(
-                expected_paired_difference(
-                    folds.fold_y[k],
-                    response_a[rows],
-                    response_b[rows],
-                    **_slice_noise(noise, test),
-                    **options,
-                )
-            )
-        else:
-            per_fold.append(
-                _difference_of(
-                    scorer,
-                    cv_a.fold_scores_[key][k],
-                    cv_b.fold_scores_[key][k],
-                    math.nan,
-                    cv_a.fold_scores_[key][k].n_samples,
-                )
-            )
-    t_test = corrected_t_test(
-        [d.expected for d in per_fold], folds.n_train, folds.n_test
+    oof = (folds["y_oof"], response_a, response_b)
+    pooled = difference(*oof, **_slice_noise(noise, folds["oof"]))
+    if pooled.method != "exact":
+        folds_ab = zip(cv_a.fold_scores_[key], cv_b.fold_scores_[key], strict=True)
+        per_fold = [
+            _difference_of(scorer, a, b, math.nan, a.n_samples) for a, b in folds_ab
+        ]
+        pooled_a, pooled_b = cv_a.pooled_[key], cv_b.pooled_[key]
+        variance, n = pooled.variance, pooled.n_samples
+        return _difference_of(scorer, pooled_a, pooled_b, variance, n), per_fold
+    # the bootstrap of an exact kernel is affordable: the error budget
+    pooled = difference(
+        *oof, **_slice_noise(noise, folds["oof"]), test_set_sampling=True
     )
-    return pooled, per_fold, t_test
+    per_fold = [
+        difference(y, response_a[rows], response_b[rows], **_slice_noise(noise, test))
+        for y, rows, test in zip(folds["y"], folds["rows"], folds["tests"], strict=True)
+    ]
+    return pooled, per_fold
 
 
 def _difference_estimands(
@@ -532,43 +429,3 @@ def _difference_estimands(
         )
         warn(f"{key}: {notes[key]}.", UserWarning)
     return kinds, notes
-
-
-def _difference_of(
-    scorer: Any,
-    score_a: NoisyScore,
-    score_b: NoisyScore,
-    variance: float,
-    n_samples: int,
-) -> NoisyScore:
-    """The exact difference of two scores' expectations, with a given variance."""
-    return NoisyScore(
-        f"{scorer.metric}_difference",
-        score_a.expected - score_b.expected,
-        variance,
-        score_a.nominal - score_b.nominal,
-        n_samples,
-        "monte_carlo",
-    )
-
-
-def _reversed_pair(
-    differences: dict[str, NoisyScore],
-    fold_differences: dict[str, list[NoisyScore]],
-    t_tests: dict[str, CorrectedTTest],
-) -> tuple[dict, dict, dict]:
-    """The results of the pair ``(b, a)`` from those of ``(a, b)``."""
-    return (
-        {key: _negate(score) for key, score in differences.items()},
-        {key: [_negate(s) for s in scores] for key, scores in fold_differences.items()},
-        {
-            key: CorrectedTTest(
-                -t.statistic,
-                t.pvalue,
-                t.df,
-                -t.mean_difference,
-                t.corrected_std_error,
-            )
-            for key, t in t_tests.items()
-        },
-    )

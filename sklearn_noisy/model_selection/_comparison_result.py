@@ -1,10 +1,4 @@
-"""The result of :func:`compare_estimators`: pooled scores, paired differences, tests.
-
-:class:`EstimatorComparison` holds the fitted cross-validations and, for every
-pair of estimators and metric, the pooled paired difference, its per-fold
-values and the corrected resampled t-test (:class:`CorrectedTTest`); it ranks
-the estimators and writes tables, dicts and text.
-"""
+"""The result of :func:`compare_estimators`: differences, per-fold values, t-tests."""
 
 from __future__ import annotations
 
@@ -23,16 +17,13 @@ __all__ = ["CorrectedTTest", "EstimatorComparison"]
 class CorrectedTTest(NamedTuple):
     """Nadeau–Bengio corrected resampled t-test of the per-fold differences.
 
-    ``statistic = mean / sqrt((1/K + n_test/n_train) s²)`` with ``s²`` the
-    sample variance of the ``K`` per-fold differences and ``df = K − 1``;
-    ``pvalue`` is two-sided. The correction term ``n_test/n_train`` accounts
-    for the overlap of the training sets (Nadeau & Bengio, 2003); the test is
-    still approximate.
+    Read more in the :ref:`User Guide <paired_comparison>`.
 
     Parameters
     ----------
     statistic : float
-        The corrected t statistic.
+        ``mean / sqrt((1/K + n_test/n_train) s²)``, ``s²`` the sample variance
+        of the ``K`` per-fold differences.
     pvalue : float
         Two-sided p-value from Student's t with ``df`` degrees of freedom.
     df : int
@@ -41,10 +32,6 @@ class CorrectedTTest(NamedTuple):
         Mean of the per-fold differences.
     corrected_std_error : float
         ``sqrt((1/K + n_test/n_train) s²)``.
-
-    See Also
-    --------
-    compare_estimators : Where these tests are computed.
 
     Examples
     --------
@@ -61,11 +48,9 @@ class CorrectedTTest(NamedTuple):
 
 
 class EstimatorComparison:
-    """Result of :func:`compare_estimators`.
+    """Result of :func:`compare_estimators`; the parameters are its attributes.
 
-    Created by :func:`compare_estimators`; the parameters are stored as the
-    attributes of the same names. Read more in the
-    :ref:`User Guide <paired_comparison>`.
+    Read more in the :ref:`User Guide <paired_comparison>`.
 
     Parameters
     ----------
@@ -73,7 +58,7 @@ class EstimatorComparison:
         The estimators' names, in the order given.
 
     metrics : list of str
-        The result keys of the metrics (canonical metric names).
+        The result keys of the metrics.
 
     greater_is_better : dict of bool
         Per metric, whether larger is better.
@@ -85,11 +70,11 @@ class EstimatorComparison:
         The pairwise results (see Attributes).
 
     confidence_level : float
-        Level of the intervals in :meth:`summary` and :meth:`pairwise_summary`.
+        Level of the intervals in the summaries.
 
     estimands : dict of str, default=None
-        Per metric, the estimand of its paired difference, ``"truth"`` or
-        ``"forward"`` (``"forward"`` when None).
+        Per metric, the estimand of its paired difference (``"forward"`` when
+        None).
 
     notes : dict of str, default=None
         Per metric, why the requested estimand was not available.
@@ -100,25 +85,19 @@ class EstimatorComparison:
         ``pooled[name][metric]``: the pooled score of each estimator.
 
     differences : dict of dict of NoisyScore
-        ``differences[(name_a, name_b)][metric]``: ``metric_a − metric_b`` on the
-        concatenated out-of-fold predictions, with its paired label-noise
-        variance (``method`` ``"exact"`` or ``"monte_carlo"``) and, where exact,
-        its test-set ``sampling_variance``. ``(b, a)`` is the negation of
-        ``(a, b)``.
+        ``differences[(a, b)][metric]``: ``metric_a − metric_b`` on the
+        out-of-fold predictions, with its paired label-noise variance and,
+        where exact, its ``sampling_variance``; ``(b, a)`` is its negation.
 
     fold_differences : dict of dict of list of NoisyScore
         The same per fold (variance NaN where only a Monte Carlo gives it).
 
     t_tests : dict of dict of CorrectedTTest
-        ``t_tests[(name_a, name_b)][metric]``: the Nadeau–Bengio corrected
-        resampled t-test on the per-fold expected differences.
+        ``t_tests[(a, b)][metric]``: the corrected resampled t-test on the
+        per-fold expected differences.
 
     n_splits : int
         Number of folds.
-
-    See Also
-    --------
-    compare_estimators : Builds this object.
 
     Examples
     --------
@@ -182,48 +161,45 @@ class EstimatorComparison:
         Returns
         -------
         table : pandas.DataFrame or list of dict
-            One row per estimator, best first: ``rank``, ``estimator`` and for
-            every metric ``<metric>`` (pooled expected value) and
-            ``<metric>_std`` (its label-noise standard deviation); then, versus
-            the best estimator, ``difference`` in the ranking metric, its paired
-            ``difference_std`` and the corrected t-test ``pvalue``.
+            One row per estimator, best first: ``rank``, ``estimator``,
+            ``<metric>`` and ``<metric>_std`` for every metric, then versus the
+            best estimator ``difference``, ``difference_std`` and ``pvalue``.
         """
         metric = self.metrics[0] if metric is None else metric
         order = self.ranking(metric)
-        best = order[0]
         rows = []
         for rank, name in enumerate(order, start=1):
             row: dict[str, Any] = {"rank": rank, "estimator": name}
             for key in self.metrics:
-                score = self.pooled[name][key]
-                row[key] = score.expected
-                row[f"{key}_std"] = score.std
-            if name == best:
-                row["difference"], row["difference_std"], row["pvalue"] = (
-                    0.0,
-                    0.0,
-                    math.nan,
-                )
+                row[key] = self.pooled[name][key].expected
+                row[f"{key}_std"] = self.pooled[name][key].std
+            if name == order[0]:
+                row.update(difference=0.0, difference_std=0.0, pvalue=math.nan)
             else:
-                diff = self.differences[(name, best)][metric]
+                diff = self.differences[(name, order[0])][metric]
                 row["difference"] = diff.expected
                 row["difference_std"] = diff.std
-                row["pvalue"] = self.t_tests[(name, best)][metric].pvalue
+                row["pvalue"] = self.t_tests[(name, order[0])][metric].pvalue
             rows.append(row)
         return _as_table(rows)
+
+    def _pairs(self) -> Iterator[tuple[str, str, str, NoisyScore, CorrectedTTest]]:
+        """``(a, b, metric, difference, t-test)`` for every pair ``a < b``."""
+        for i, a in enumerate(self.names):
+            for b in self.names[i + 1 :]:
+                for key in self.metrics:
+                    test = self.t_tests[(a, b)][key]
+                    yield a, b, key, self.differences[(a, b)][key], test
 
     def pairwise_summary(self) -> Any:
         """Every pair ``a < b`` (in the given order) and metric, one row each.
 
         Columns: ``estimator_a``, ``estimator_b``, ``metric``, ``expected``
-        (of ``metric_a − metric_b``), ``std`` (paired label noise), ``ci_low``,
-        ``ci_high``, ``nominal``, ``method``, ``t_statistic``, ``pvalue`` and
-        ``df`` (corrected resampled t-test across folds).
+        (of ``metric_a − metric_b``), ``std``, ``ci_low``, ``ci_high``,
+        ``nominal``, ``method``, ``t_statistic``, ``pvalue`` and ``df``.
         """
         rows = []
-        for a, b, key in self._pairs():
-            diff = self.differences[(a, b)][key]
-            test = self.t_tests[(a, b)][key]
+        for a, b, key, diff, test in self._pairs():
             low, high = diff.confidence_interval(self.confidence_level)
             rows.append(
                 {
@@ -243,40 +219,30 @@ class EstimatorComparison:
             )
         return _as_table(rows)
 
-    def _pairs(self) -> Iterator[tuple[str, str, str]]:
-        """``(a, b, metric)`` for every pair ``a < b`` in the given order."""
-        for i, a in enumerate(self.names):
-            for b in self.names[i + 1 :]:
-                for key in self.metrics:
-                    yield a, b, key
-
     def to_dict(self) -> dict[str, Any]:
         """All results as a JSON-serialisable dict (non-finite numbers as None)."""
-        pairs = []
-        for a, b, key in self._pairs():
-            diff = self.differences[(a, b)][key]
-            test = self.t_tests[(a, b)][key]
-            pairs.append(
-                {
-                    "estimator_a": a,
-                    "estimator_b": b,
-                    "metric": key,
-                    "expected": _json_number(diff.expected),
-                    "variance": _json_number(diff.variance),
-                    "nominal": _json_number(diff.nominal),
-                    "method": diff.method,
-                    "sampling_variance": _json_number(diff.sampling_variance),
-                    "sampling_method": diff.sampling_method,
-                    "estimand": self.estimands[key],
-                    "fold_expected": [
-                        _json_number(d.expected)
-                        for d in self.fold_differences[(a, b)][key]
-                    ],
-                    "t_statistic": _json_number(test.statistic),
-                    "pvalue": _json_number(test.pvalue),
-                    "df": test.df,
-                }
-            )
+        pairs = [
+            {
+                "estimator_a": a,
+                "estimator_b": b,
+                "metric": key,
+                "expected": _json_number(diff.expected),
+                "variance": _json_number(diff.variance),
+                "nominal": _json_number(diff.nominal),
+                "method": diff.method,
+                "sampling_variance": _json_number(diff.sampling_variance),
+                "sampling_method": diff.sampling_method,
+                "estimand": self.estimands[key],
+                "fold_expected": [
+                    _json_number(d.expected)
+                    for d in self.fold_differences[(a, b)][key]
+                ],
+                "t_statistic": _json_number(test.statistic),
+                "pvalue": _json_number(test.pvalue),
+                "df": test.df,
+            }
+            for a, b, key, diff, test in self._pairs()
+        ]
         return {
             "estimators": list(self.names),
             "metrics": list(self.metrics),
@@ -305,6 +271,7 @@ class EstimatorComparison:
             f"Comparison of {len(self.names)} estimators on the same "
             f"{self.n_splits} folds"
         ]
+        pairs = list(self._pairs())
         for key in self.metrics:
             direction = "higher" if self.greater_is_better[key] else "lower"
             lines += ["", f"{key} ({direction} is better), pooled over folds:"]
@@ -320,20 +287,17 @@ class EstimatorComparison:
             )
             if key in self.notes:
                 lines.append(f"  note: {self.notes[key]}")
-            for i, a in enumerate(self.names):
-                for b in self.names[i + 1 :]:
-                    diff = self.differences[(a, b)][key]
-                    test = self.t_tests[(a, b)][key]
-                    low, high = diff.confidence_interval(level)
+            for a, b, _, diff, test in (p for p in pairs if p[2] == key):
+                low, high = diff.confidence_interval(level)
+                lines.append(
+                    f"  {a} − {b}: {diff.expected:.5g} ± {diff.std:.3g} "
+                    f"[{low:.5g}, {high:.5g}] ({diff.method}); "
+                    f"t={test.statistic:.3g}, p={test.pvalue:.3g}, df={test.df}"
+                )
+                if diff.sampling_method is not None:
+                    low, high = diff.confidence_interval(level, source="both")
                     lines.append(
-                        f"  {a} − {b}: {diff.expected:.5g} ± {diff.std:.3g} "
-                        f"[{low:.5g}, {high:.5g}] ({diff.method}); "
-                        f"t={test.statistic:.3g}, p={test.pvalue:.3g}, df={test.df}"
+                        f"    with test-set sampling (SD {diff.sampling_std:.3g},"
+                        f" {diff.sampling_method}): [{low:.5g}, {high:.5g}]"
                     )
-                    if diff.sampling_method is not None:
-                        low, high = diff.confidence_interval(level, source="both")
-                        lines.append(
-                            f"    with test-set sampling (SD {diff.sampling_std:.3g},"
-                            f" {diff.sampling_method}): [{low:.5g}, {high:.5g}]"
-                        )
         return "\n".join(lines)
