@@ -234,8 +234,7 @@ class EstimatorComparison:
                 "sampling_method": diff.sampling_method,
                 "estimand": self.estimands[key],
                 "fold_expected": [
-                    _json_number(d.expected)
-                    for d in self.fold_differences[(a, b)][key]
+                    _json_number(d.expected) for d in self.fold_differences[(a, b)][key]
                 ],
                 "t_statistic": _json_number(test.statistic),
                 "pvalue": _json_number(test.pvalue),

@@ -1,10 +1,5 @@
-"""Progress of the folds: a line per finished fold, with the time left.
-
-:class:`FoldProgress` runs in the process that dispatches the folds, so its
-lines appear in order whatever joblib's backend. Each line is scikit-learn's
-``[CV k/K] END ...`` with the elapsed time and an estimate of the time left
-(the mean time per finished fold times the folds to go). On a terminal a bar
-below the lines shows the same live.
+"""Progress of the folds: scikit-learn's ``[CV k/K] END ...`` line per fold, with
+the time left, and a live bar on a terminal.
 """
 
 from __future__ import annotations
@@ -73,43 +68,30 @@ class FoldProgress:
         self.start = time.perf_counter()
         self._bar_shown = False
 
-    @property
-    def _out(self) -> TextIO:
-        return sys.stdout if self.stream is None else self.stream
-
-    def _live(self) -> bool:
-        isatty = getattr(self._out, "isatty", None)
-        return bool(isatty and isatty())
-
     def update(self, result: dict[str, Any]) -> None:
         """Print the line of a finished fold (``result`` of one fold)."""
-        self.done += 1
+        self.done += 1  # the folds come back in order: this is fold self.done
         elapsed = time.perf_counter() - self.start
         left = self.n_folds - self.done
-        timing = f"; elapsed {format_seconds(elapsed)}"
+        timing = format_seconds(elapsed)
         if left:
             timing += f", about {format_seconds(elapsed / self.done * left)} left"
-        # the folds come back in order: this is fold number self.done
-        line = _end_message(result, (self.done - 1, self.n_folds)) + timing
-        out = self._out
-        if self._live():
-            out.write("\r\033[K" + line + "\n" + self._bar(elapsed, left))
+        line = _end_message(result, (self.done - 1, self.n_folds))
+        line += f"; elapsed {timing}\n"
+        out = sys.stdout if self.stream is None else self.stream
+        isatty = getattr(out, "isatty", None)
+        if isatty and isatty():
+            filled = round(_BAR_WIDTH * self.done / self.n_folds)
+            bar = "#" * filled + "." * (_BAR_WIDTH - filled)
+            line = f"\r\033[K{line}[{bar}] {self.done}/{self.n_folds} folds, {timing}"
             self._bar_shown = True
-        else:
-            out.write(line + "\n")
+        out.write(line)
         out.flush()
-
-    def _bar(self, elapsed: float, left: int) -> str:
-        filled = round(_BAR_WIDTH * self.done / self.n_folds)
-        bar = "#" * filled + "." * (_BAR_WIDTH - filled)
-        text = f"[{bar}] {self.done}/{self.n_folds} folds, {format_seconds(elapsed)}"
-        if left:
-            text += f", about {format_seconds(elapsed / self.done * left)} left"
-        return text
 
     def close(self) -> None:
         """Clear the live bar, if one is shown."""
         if self._bar_shown:
-            self._out.write("\r\033[K")
-            self._out.flush()
+            out = sys.stdout if self.stream is None else self.stream
+            out.write("\r\033[K")
+            out.flush()
             self._bar_shown = False

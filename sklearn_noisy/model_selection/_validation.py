@@ -244,27 +244,61 @@ def _get_response(
     return response
 
 
-def _score_fold(
+def _fit_and_score_fold(
     estimator: Any,
-    X_test: Any,
-    y_test: Any,
-    result: dict[str, Any],
+    X: Any,
+    y: Any,
+    y_score: Any,
+    train: np.ndarray,
+    test: np.ndarray,
     *,
     scorers: dict[str, Any],
     noise: Noise,
     classes: np.ndarray | None,
+    fit_params: dict,
     error_score: Any,
-    shown: dict[str, tuple[str, ...]],
-) -> None:
-    """Score a fitted fold estimator with every scorer, into ``result``.
+    return_estimator: bool,
+    split_progress: tuple[int, int],
+    plans: dict[str, Any],
+) -> dict[str, Any]:
+    """Fit on one training set, predict and score its test set (one joblib task).
 
-    One call per scorer gives every shown estimand; their failures are
-    recorded, not raised.
+    The estimator is fitted on ``y`` and scored against ``y_score`` (see
+    :func:`_scoring_target`); one call per scorer gives every shown estimand,
+    and scoring failures are recorded, not raised.
     """
+    fit_params = _check_method_params(X, params=fit_params, indices=train)
+    result: dict[str, Any] = {
+        "fit_error": None,
+        "score_errors": {},
+        "undefined": set(),
+        "n_test": int(test.shape[0]),
+        "test": test,
+        "responses": {},
+        "scores": dict.fromkeys(scorers),
+        "estimates": {},
+        "estimand_errors": {},
+        "leads": {key: plan.lead for key, plan in plans.items()},
+        "score_time": 0.0,
+    }
+    start = time.perf_counter()
+    try:
+        estimator.fit(_safe_indexing(X, train), _safe_indexing(y, train), **fit_params)
+    except Exception:
+        if error_score == "raise":
+            raise
+        result["fit_error"] = format_exc()
+    result["fit_time"] = time.perf_counter() - start
+    if return_estimator:
+        result["estimator"] = estimator
+    if result["fit_error"] is not None:
+        return result
+    X_test, y_test = _safe_indexing(X, test), _safe_indexing(y_score, test)
+    noise = None if noise is None else noise.take(test)
     responses, n_test = result["responses"], result["n_test"]
     for key, scorer in scorers.items():
         own = scorer.estimand
-        others = tuple(e for e in shown[key] if e != own)
+        others = tuple(e for e in plans[key].shown if e != own)
         try:
             methods = _response_methods(scorer)
             method = next((m for m in methods if hasattr(estimator, m)), None)
@@ -314,68 +348,7 @@ def _score_fold(
         responses["predict"] = _get_response(
             estimator, "predict", X_test, classes, y_test
         )
-
-
-def _fit_and_score_fold(
-    estimator: Any,
-    X: Any,
-    y: Any,
-    y_score: Any,
-    train: np.ndarray,
-    test: np.ndarray,
-    *,
-    scorers: dict[str, Any],
-    noise: Noise,
-    classes: np.ndarray | None,
-    fit_params: dict,
-    error_score: Any,
-    return_estimator: bool,
-    split_progress: tuple[int, int],
-    plans: dict[str, Any],
-) -> dict[str, Any]:
-    """Fit on one training set, predict and score its test set (one joblib task).
-
-    The estimator is fitted on ``y``; the test set is scored against
-    ``y_score`` (``y`` as the metrics take it, see :func:`_scoring_target`).
-    """
-    fit_params = _check_method_params(X, params=fit_params, indices=train)
-    X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
-    result: dict[str, Any] = {
-        "fit_error": None,
-        "score_errors": {},
-        "undefined": set(),
-        "n_test": int(test.shape[0]),
-        "test": test,
-        "responses": {},
-        "scores": dict.fromkeys(scorers),
-        "estimates": {},
-        "estimand_errors": {},
-        "leads": {key: plan.lead for key, plan in plans.items()},
-        "score_time": 0.0,
-    }
-    start = time.perf_counter()
-    try:
-        estimator.fit(X_train, y_train, **fit_params)
-    except Exception:
-        if error_score == "raise":
-            raise
-        result["fit_error"] = format_exc()
-    result["fit_time"] = time.perf_counter() - start
-    if result["fit_error"] is None:
-        _score_fold(
-            estimator,
-            _safe_indexing(X, test),
-            _safe_indexing(y_score, test),
-            result,
-            scorers=scorers,
-            noise=None if noise is None else noise.take(test),
-            classes=classes,
-            error_score=error_score,
-            shown={key: plan.shown for key, plan in plans.items()},
-        )
-        result["score_time"] = time.perf_counter() - start - result["fit_time"]
-    if return_estimator:
-        result["estimator"] = estimator
+    result["score_time"] = time.perf_counter() - start - result["fit_time"]
     return result
 
 
