@@ -304,9 +304,27 @@ class NoisyCVDisplay:
         else:
             better = "higher" if self.greater_is_better else "lower"
             ax.set_ylabel(f"{label}\n({better} is better)")
-        ax.set_title(self._title(label), fontsize="medium")
-        if legend:
-            self._draw_legend(ax, created)
+        model = "" if self.name is None else f" of {self.name}"
+        data = "" if self.data_name is None else f" on {self.data_name}"
+        ax.set_title(f"{label}{model}{data}, per fold and pooled", fontsize="medium")
+        if not legend:
+            return self
+        handles, labels = self.legend_entries()
+        if created:
+            self.figure_.legend(
+                handles, labels, loc="outside lower center", ncols=2, fontsize="small"
+            )
+            return self
+        if self.figure_.get_layout_engine() is None:  # room for the legend
+            self.figure_.set_layout_engine("constrained")
+        ax.legend(
+            handles,
+            labels,
+            loc="upper left",
+            bbox_to_anchor=(1.02, 1.0),
+            borderaxespad=0.0,
+            fontsize="small",
+        )
         return self
 
     def legend_entries(self) -> tuple[list[Any], list[str]]:
@@ -322,30 +340,6 @@ class NoisyCVDisplay:
             range(len(handles)), key=lambda i: handles[i] is not self.errorbar_
         )
         return [handles[i] for i in order], [labels[i] for i in order]
-
-    def _draw_legend(self, ax: Any, created: bool) -> None:
-        handles, labels = self.legend_entries()
-        if created:
-            self.figure_.legend(
-                handles, labels, loc="outside lower center", ncols=2, fontsize="small"
-            )
-            return
-        if self.figure_.get_layout_engine() is None:
-            # Make room for the legend outside the axes; no label is clipped.
-            self.figure_.set_layout_engine("constrained")
-        ax.legend(
-            handles,
-            labels,
-            loc="upper left",
-            bbox_to_anchor=(1.02, 1.0),
-            borderaxespad=0.0,
-            fontsize="small",
-        )
-
-    def _title(self, label: str) -> str:
-        model = "" if self.name is None else f" of {self.name}"
-        data = "" if self.data_name is None else f" on {self.data_name}"
-        return f"{label}{model}{data}, per fold and pooled"
 
     def _draw_folds(self, ax: Any) -> None:
         z = _z_value(self.confidence_level)
@@ -375,32 +369,21 @@ class NoisyCVDisplay:
         if outside.any():  # the interval on its own, in the same colour
             colour = self.errorbar_.lines[0].get_color()
             ax.vlines(folds[outside], low[outside], high[outside], color=colour)
-            ax.plot(
-                np.repeat(folds[outside], 2),
-                np.column_stack([low[outside], high[outside]]).ravel(),
-                linestyle="none",
-                marker="_",
-                markersize=8,
-                color=colour,
-            )
+            ends = np.column_stack([low[outside], high[outside]]).ravel()
+            ax.plot(np.repeat(folds[outside], 2), ends, "_", markersize=8, color=colour)
         self.forward_ = None
         if self.fold_forward is not None and self.estimand != "forward":
             (self.forward_,) = ax.plot(
                 folds,
                 self.fold_forward,
-                linestyle="none",
-                marker="s",
+                "s",
                 markersize=4,
                 color="grey",
                 label="forward (if y_true were exact)",
             )
+        nominal = "nominal (labels as given)"
         (self.nominal_,) = ax.plot(
-            folds,
-            self.fold_nominal,
-            linestyle="none",
-            marker="x",
-            color="black",
-            label="nominal (labels as given)",
+            folds, self.fold_nominal, "x", color="black", label=nominal
         )
 
     def _draw_pooled(self, ax: Any) -> None:
