@@ -14,7 +14,6 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._sklearn_compat import _num_samples
-from ._estimands import ESTIMAND_CHOICES, estimand_tables, plan_estimands
 from ._pooling import _out_of_fold, pool_scores
 from ._report import (
     _fold_summary,
@@ -25,12 +24,14 @@ from ._report import (
 )
 from ._scoring import check_noisy_scoring, check_scorers_noise
 from ._validation import (
+    ESTIMAND_CHOICES,
     _check_noise,
     _delegated_tags,
     _fold_tables,
     _noise_name,
     _scoring_target,
     _store_input_attributes,
+    plan_estimands,
     run_folds,
 )
 
@@ -324,16 +325,16 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         self.labels_ = classes
         self.test_indices_ = [test for _, test in splits]
         self.noise_ = _noise_name(noise)
-        self.cv_results_, self.fold_scores_ = _fold_tables(
-            results, scorers, self.error_score
-        )
+        (
+            self.cv_results_,
+            self.fold_scores_,
+            self.estimands_,
+            self.fold_estimates_,
+        ) = _fold_tables(results, scorers, plans, self.error_score)
         self.fold_summary_ = {
             key: _fold_summary(self.cv_results_, key, self.fold_scores_[key])
             for key in scorers
         }
-        self.estimands_, self.fold_estimates_ = estimand_tables(
-            results, scorers, plans, self.fold_scores_, self.cv_results_
-        )
         oof = _out_of_fold(results)
         self.oof_indices_ = oof.indices
         self.oof_responses_ = oof.responses

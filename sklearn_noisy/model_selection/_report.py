@@ -14,9 +14,53 @@ import numpy as np
 from scipy.special import ndtri
 
 from .._noisy_score import clip_to_range
-from ._estimands import QUESTIONS, report_this
 
 __all__: list[str] = []
+
+#: The question each reported quantity answers, as the report's legend says it.
+QUESTIONS = {
+    "nominal": "the metric on the labels as given",
+    "truth": "the metric against the true values (the label noise removed)",
+    "remeasurement": "the metric expected when these samples are measured again, "
+    "the same way",
+    "forward": "the paper's expected metric if y_true were exact (then measured "
+    "with the given noise); not what a re-measurement shows",
+    "sampling": "the spread of the pooled estimate over the draw of the test "
+    "samples from their population (below each table); the report-this interval "
+    "covers it and the label noise",
+}
+
+
+def report_this(
+    lead: str, value: str, interval: str, level: str, truth_offered: bool
+) -> str:
+    """The line that says which number of a metric to report.
+
+    ``value`` and ``interval`` are the formatted pooled estimate of ``lead``
+    and its interval at ``level`` (e.g. ``"95 %"``).
+    """
+    if lead == "truth":
+        return (
+            f"report this: truth {value}, {level} interval {interval} (labels "
+            "that are measurements); quote forward only when y_true is exact"
+        )
+    if lead == "remeasurement":
+        which = (
+            "samples like these" if "test-set sampling" in interval else "these samples"
+        )
+        return (
+            f"report this: remeasurement {value}, {level} interval {interval} "
+            f"(the metric on a fresh measurement of {which})"
+        )
+    instead = (
+        "for labels that are measurements report truth instead"
+        if truth_offered
+        else "this metric has no truth estimate for labels that are measurements"
+    )
+    return (
+        f"report this: forward {value}, {level} interval {interval}, only if "
+        f"y_true is exact (a reference standard or a simulation); {instead}"
+    )
 
 
 def _std(variance: float) -> float:

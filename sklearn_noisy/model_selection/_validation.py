@@ -1,13 +1,15 @@
-"""Running the folds of a noisy cross-validation, and reporting their failures."""
+"""Running the folds of a noisy cross-validation: estimands, progress, failures."""
 
 from __future__ import annotations
 
 import copy
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 from traceback import format_exc
-from typing import Any
+from typing import Any, NamedTuple, TextIO
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -25,13 +27,51 @@ from ..utils._sklearn_compat import (
     _safe_indexing,
     get_tags,
 )
+from ..utils._validation import ESTIMANDS
 from ..utils._warnings import warn
-from ._progress import FoldProgress
+from ._report import _std
 
 __all__: list[str] = []
 
 #: The label noise of a cross-validation: Gaussian errors, flips or none given.
 Noise = GaussianNoise | FlipNoise | None
+
+#: The values of the cross-validator's ``estimand=`` option.
+ESTIMAND_CHOICES = ("auto", *ESTIMANDS)
+
+
+class EstimandPlan(NamedTuple):
+    """The estimands reported for one metric: ``shown`` in report order, the
+    ``lead`` and what ``estimand=`` ``requested``.
+    """
+
+    shown: tuple[str, ...]
+    lead: str
+    requested: str
+
+
+def plan_estimands(scorer: Any, estimand: str) -> EstimandPlan:
+    """The estimands reported for ``scorer`` when ``estimand=`` leads.
+
+    Shown: ``truth`` when offered, the lead, and ``forward``, in that order.
+    With ``"auto"`` or ``"truth"`` truth leads; a metric without a truth
+    estimate leads with remeasurement, else forward; a foreign scorer with its
+    own estimand.
+    """
+    offered = tuple(getattr(scorer, "estimands", None) or (scorer.estimand,))
+    requested = "truth" if estimand == "auto" else estimand
+    if requested in offered:
+        lead = requested
+    elif requested == "truth" and "remeasurement" in offered:
+        lead = "remeasurement"
+    else:
+        lead = "forward"
+    if lead not in offered:
+        lead = scorer.estimand
+    wanted = {"truth", "forward", lead, scorer.estimand}
+    order = ("truth", "remeasurement", "forward")
+    shown = tuple(e for e in order if e in wanted and e in offered)
+    return EstimandPlan(shown, lead, requested)
 
 
 def _check_noise(
@@ -159,12 +199,16 @@ def _delegated_tags(tags: Any, estimator: Any) -> Any:
 
 
 def _fold_tables(
-    results: list[dict], scorers: dict[str, Any], error_score: Any
-) -> tuple[dict[str, np.ndarray], dict[str, list]]:
-    """``cv_results_`` (times, sizes, each metric per fold) and ``fold_scores_``.
+    results: list[dict],
+    scorers: dict[str, Any],
+    plans: dict[str, EstimandPlan],
+    error_score: Any,
+) -> tuple[dict, dict, dict, dict]:
+    """``cv_results_``, ``fold_scores_``, ``estimands_`` and ``fold_estimates_``.
 
     A failed fold's expected and nominal values are ``error_score`` (NaN for
-    ``"raise"``), its variance NaN.
+    ``"raise"``), its variances NaN. The notes say why the requested estimand
+    does not lead, and which estimand failed on a fold.
     """
     error = error_score if error_score != "raise" else np.nan
     cv_results = {
@@ -181,7 +225,49 @@ def _fold_tables(
         cv_results[f"{key}_nominal"] = np.array(
             [error if s is None else s.nominal for s in scores], dtype=float
         )
-    return cv_results, fold_scores
+    estimands, estimates = {}, {}
+    for key, scorer in scorers.items():
+        plan = plans[key]
+        notes = []
+        if plan.lead != plan.requested:
+            notes.append(
+                f"{key} offers no {plan.requested} estimate: {plan.lead} leads instead."
+            )
+        folds: dict[str, list] = {}
+        for estimand in plan.shown:
+            if estimand == scorer.estimand:
+                folds[estimand] = list(fold_scores[key])
+            else:
+                scores = [
+                    None
+                    if r["fit_error"] is not None
+                    else r["estimates"].get(key, {}).get(estimand)
+                    for r in results
+                ]
+                folds[estimand] = [
+                    s
+                    if s is None or s.estimand == estimand
+                    else replace(s, estimand=estimand)
+                    for s in scores
+                ]
+                errors = [
+                    r["estimand_errors"][key, estimand]
+                    for r in results
+                    if (key, estimand) in r["estimand_errors"]
+                ]
+                if errors:
+                    notes.append(
+                        f"{estimand} failed on {len(errors)} fold(s): {errors[0]}"
+                    )
+            cv_results[f"{key}_{estimand}"] = np.array(
+                [np.nan if s is None else s.expected for s in folds[estimand]]
+            )
+            cv_results[f"{key}_{estimand}_variance"] = np.array(
+                [np.nan if s is None else s.variance for s in folds[estimand]]
+            )
+        estimates[key] = folds
+        estimands[key] = {"shown": plan.shown, "lead": plan.lead, "notes": notes}
+    return cv_results, fold_scores, estimands, estimates
 
 
 def _store_input_attributes(estimator: Any, X: Any) -> None:
@@ -468,3 +554,88 @@ def run_folds(
     _raise_or_warn_score_failures(results, scorers)
     _warn_undefined_scores(results, scorers)
     return results
+
+
+_BAR_WIDTH = 24
+
+
+def format_seconds(seconds: float) -> str:
+    """``"0.4 s"``, ``"12 s"``, ``"3 min 05 s"``, ``"1 h 02 min"``."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {rest:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def _end_message(result: dict, split_progress: tuple[int, int]) -> str:
+    """One progress line per finished fold, like scikit-learn's ``[CV] END``."""
+    head = f"[CV {split_progress[0] + 1}/{split_progress[1]}] END"
+    if result["fit_error"] is not None:
+        body = " fit failed;"
+    else:
+        parts = []
+        for key, score in result["scores"].items():
+            if score is None:
+                parts.append(f" {key}: failed")
+            else:
+                name = result["leads"].get(key, "")
+                lead = result["estimates"].get(key, {}).get(name)
+                score, name = (score, score.estimand) if lead is None else (lead, name)
+                parts.append(
+                    f" {key}: {name} {score.expected:.4g}±{_std(score.variance):.2g}"
+                )
+        body = ";".join(parts) + ";"
+    total = result["fit_time"] + result["score_time"]
+    return f"{head}{body} n_test={result['n_test']}, total time={total:.3g}s"
+
+
+class FoldProgress:
+    """Report finished folds to ``stream`` (standard output by default).
+
+    Parameters
+    ----------
+    n_folds : int
+        The number of folds to run.
+    stream : file-like, default=None
+        Where to write; ``sys.stdout`` at the time of each write by default.
+    """
+
+    def __init__(self, n_folds: int, stream: TextIO | None = None) -> None:
+        self.n_folds = n_folds
+        self.stream = stream
+        self.done = 0
+        self.start = time.perf_counter()
+        self._bar_shown = False
+
+    def update(self, result: dict[str, Any]) -> None:
+        """Print the line of a finished fold (``result`` of one fold)."""
+        self.done += 1  # the folds come back in order: this is fold self.done
+        elapsed = time.perf_counter() - self.start
+        left = self.n_folds - self.done
+        timing = format_seconds(elapsed)
+        if left:
+            timing += f", about {format_seconds(elapsed / self.done * left)} left"
+        line = _end_message(result, (self.done - 1, self.n_folds))
+        line += f"; elapsed {timing}\n"
+        out = sys.stdout if self.stream is None else self.stream
+        isatty = getattr(out, "isatty", None)
+        if isatty and isatty():
+            filled = round(_BAR_WIDTH * self.done / self.n_folds)
+            bar = "#" * filled + "." * (_BAR_WIDTH - filled)
+            line = f"\r\033[K{line}[{bar}] {self.done}/{self.n_folds} folds, {timing}"
+            self._bar_shown = True
+        out.write(line)
+        out.flush()
+
+    def close(self) -> None:
+        """Clear the live bar, if one is shown."""
+        if self._bar_shown:
+            out = sys.stdout if self.stream is None else self.stream
+            out.write("\r\033[K")
+            out.flush()
+            self._bar_shown = False
