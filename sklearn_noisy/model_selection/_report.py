@@ -31,38 +31,6 @@ QUESTIONS = {
 }
 
 
-def report_this(
-    lead: str, value: str, interval: str, level: str, truth_offered: bool
-) -> str:
-    """The line that says which number of a metric to report.
-
-    ``value`` and ``interval`` are the formatted pooled estimate of ``lead``
-    and its interval at ``level`` (e.g. ``"95 %"``).
-    """
-    if lead == "truth":
-        return (
-            f"report this: truth {value}, {level} interval {interval} (labels "
-            "that are measurements); quote forward only when y_true is exact"
-        )
-    if lead == "remeasurement":
-        which = (
-            "samples like these" if "test-set sampling" in interval else "these samples"
-        )
-        return (
-            f"report this: remeasurement {value}, {level} interval {interval} "
-            f"(the metric on a fresh measurement of {which})"
-        )
-    instead = (
-        "for labels that are measurements report truth instead"
-        if truth_offered
-        else "this metric has no truth estimate for labels that are measurements"
-    )
-    return (
-        f"report this: forward {value}, {level} interval {interval}, only if "
-        f"y_true is exact (a reference standard or a simulation); {instead}"
-    )
-
-
 def _std(variance: float) -> float:
     return math.sqrt(variance) if variance >= 0 else math.nan
 
@@ -358,8 +326,24 @@ def _report_line(cv: Any, key: str, decimals: int | None) -> str:
             f"[{_num(low, decimals)}, {_num(high, decimals)}] with label noise and "
             "test-set sampling"
         )
-    level = _level(cv.confidence_level)
-    return report_this(lead, value, interval, level, "truth" in info["shown"])
+    head = f"report this: {lead} {value}, {_level(cv.confidence_level)} interval "
+    if lead == "truth":
+        return (
+            f"{head}{interval} (labels that are measurements); quote forward only "
+            "when y_true is exact"
+        )
+    if lead == "remeasurement":
+        which = "samples like these" if "sampling" in interval else "these samples"
+        return f"{head}{interval} (the metric on a fresh measurement of {which})"
+    instead = (
+        "for labels that are measurements report truth instead"
+        if "truth" in info["shown"]
+        else "this metric has no truth estimate for labels that are measurements"
+    )
+    return (
+        f"{head}{interval}, only if y_true is exact (a reference standard or a "
+        f"simulation); {instead}"
+    )
 
 
 def _budget_line(cv: Any, key: str, decimals: int | None) -> str:
