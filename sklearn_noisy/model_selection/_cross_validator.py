@@ -111,7 +111,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         Per metric: ``shown`` (the estimands reported), ``lead`` and ``notes``.
 
     fold_estimates_ : dict of dict of list of NoisyScore
-        ``fold_estimates_[m][e]``: the per-fold scores of every shown estimand.
+        ``fold_estimates_[m][e]``: the fold scores of every shown estimand.
 
     pooled_estimates_ : dict of dict of NoisyScore
         ``pooled_estimates_[m][e]``: every shown estimand pooled over the folds.

@@ -48,21 +48,6 @@ def _pool_additive(scores: list[NoisyScore]) -> NoisyScore:
     )
 
 
-def _pools_from_folds(scorer: Any, estimand: str) -> bool:
-    """Whether a pooled score is the weighted sum of its fold scores.
-
-    Only forward scores of additive metrics: a sum of floored per-fold variances
-    would overstate the pooled variance.
-    """
-    metric = scorer.metric
-    return (
-        estimand == "forward"
-        and metric in get_metric_names()
-        and get_metric_info(metric).additive
-        and not getattr(scorer, "metric_kwargs", None)
-    )
-
-
 def _pooled_method(scorer: Any, responses: dict[str, np.ndarray]) -> str:
     """The recorded out-of-fold response a scorer takes (its response method)."""
     methods = _response_methods(scorer)
@@ -75,10 +60,7 @@ def _pooled_method(scorer: Any, responses: dict[str, np.ndarray]) -> str:
 
 
 class OutOfFold(NamedTuple):
-    """The out-of-fold responses of a cross-validation, sorted by sample index.
-
-    ``indices`` is None (and ``responses`` empty) when the test sets overlap.
-    """
+    """The out-of-fold responses by sorted sample index (None: tests overlap)."""
 
     indices: np.ndarray | None
     responses: dict[str, np.ndarray]
@@ -149,6 +131,13 @@ def pool_scores(
             score_estimands, scorer, y, oof.responses, X, noise=noise, classes=classes
         )
         order = shown if own in shown else (own, *shown)
+        # only forward scores of additive metrics pool from the folds: a sum of
+        # floored per-fold variances would overstate the pooled variance
+        additive = (
+            scorer.metric in get_metric_names()
+            and get_metric_info(scorer.metric).additive
+            and not getattr(scorer, "metric_kwargs", None)
+        )
         scores: dict[str, Any] = {}
         for estimand in order:
             folds = [
@@ -160,7 +149,7 @@ def pool_scores(
             complete = all(s is not None for s in folds) and (
                 estimand != own or not any(key in r["undefined"] for r in fitted)
             )
-            if complete and _pools_from_folds(scorer, estimand):
+            if complete and additive and estimand == "forward":
                 scores[estimand] = _pool_additive(folds)
         # Scored once on all the out-of-fold predictions, also when the
         # metric failed on (or is not defined for) some fold.
