@@ -120,18 +120,7 @@ class EstimatorComparison:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from sklearn.dummy import DummyRegressor
-    >>> from sklearn.linear_model import LinearRegression
-    >>> from sklearn_noisy.model_selection import compare_estimators
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(60, 2))
-    >>> y = X @ [1.0, -1.0] + rng.normal(scale=0.3, size=60)
-    >>> result = compare_estimators(
-    ...     {"linear": LinearRegression(), "mean": DummyRegressor()},
-    ...     X, y, scoring=["mean_absolute_error"], sigma=0.3, cv=3)
-    >>> result.t_tests[("linear", "mean")]["mean_absolute_error"].df
-    2
+    See :func:`compare_estimators`.
     """
 
     def __init__(
@@ -519,6 +508,8 @@ def compare_estimators(
     ...     X, y, scoring=["mean_squared_error"], sigma=0.3)
     >>> result.ranking()
     ['linear', 'mean']
+    >>> result.t_tests[("linear", "mean")]["mean_squared_error"].df
+    4
     """
     estimators = _check_estimators(estimators)
     if estimand not in ("forward", "truth"):
