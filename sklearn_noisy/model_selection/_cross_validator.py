@@ -385,7 +385,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         results : dict
             Keys ``estimator``, ``n_samples``, ``n_splits``, ``noise``,
             ``confidence_level``, ``estimand``, ``legend``, ``metrics``,
-            ``folds``, ``pooled`` and ``fold_summary`` (:ref:`cv_reports`).
+            ``folds``, ``pooled`` and ``fold_summary`` (:ref:`User Guide <cv_reports>`).
         """
         check_is_fitted(self, "cv_results_")
         return _results_dict(self)
