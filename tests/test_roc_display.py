@@ -378,7 +378,7 @@ def test_small_sample_against_the_exact_sum_over_all_draws(monkeypatch):
     """M = 5: every label vector enumerated, single-class draws left out."""
     from itertools import product
 
-    from sklearn_noisy.metrics import _roc_curve_draws
+    from sklearn_noisy.metrics import _roc_auc as _roc_curve_draws
 
     y = np.array([0, 1, 1, 0, 1])
     score = np.array([0.2, 0.9, 0.4, 0.4, 0.7])

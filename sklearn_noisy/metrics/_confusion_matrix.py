@@ -1,24 +1,12 @@
 """Expected confusion matrix under label flips, raw or normalised.
 
-The formulas are in the user guide (:ref:`classification_metrics`) and, for
-``estimand="truth"``, :ref:`formula_truth`. Each count ``C[j, k]`` (row: the
-label, column: the prediction) is a sum over the samples predicted as ``k`` of
-independent per-sample terms, so different columns are independent and the
-covariance within a column is a sum of per-sample covariances.
-
-Normalised matrices (scikit-learn's ``normalize``) divide the counts by row
-sums (``"true"``), column sums (``"pred"``) or the total (``"all"``). A column
-sum over every class is the fixed (weighted) number of predictions of that
-class, and the total is the fixed total weight: those ratios are linear in the
-counts and their moments are exact. A row sum (the number of samples observed
-with a label) is random, and so is a column sum or a total over a subset of
-the classes (``labels=``): those ratios use the delta method
-(``method="delta"``), with the covariances of the counts.
+The formulas are in the user guide (:ref:`classification_metrics`; for
+``estimand="truth"``, :ref:`formula_truth`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -52,29 +40,19 @@ NORMALIZE_OPTIONS = (None, "true", "pred", "all")
 class NoisyConfusionMatrix:
     """A confusion matrix under label flips, and the variance of each count.
 
-    Returned by :func:`expected_confusion_matrix`. Columns are the prediction
-    and rows the label, in the order of ``labels``, as in
-    :func:`sklearn.metrics.confusion_matrix`: the observed label for
-    ``estimand="forward"`` and ``"remeasurement"``, the true class for
-    ``"truth"``. The arrays are read-only, also after pickling.
+    Returned by :func:`expected_confusion_matrix`; rows are the label (observed,
+    or the true class for ``estimand="truth"``) and columns the prediction, in
+    the order of ``labels``, as in :func:`sklearn.metrics.confusion_matrix`.
+    The arrays are read-only, also after pickling.
 
     Parameters
     ----------
     expected : ndarray of shape (n_classes, n_classes)
-        The (weighted) count of samples with label ``labels[j]`` and predicted
-        as ``labels[k]`` (or its normalised value): its expectation over labels
-        redrawn around ``y_true`` (``"forward"``), the estimate of the matrix
-        of the true classes (``"truth"``) or the observed matrix, unbiased for
-        the one a re-measurement gives on average (``"remeasurement"``).
-        int64 where scikit-learn's matrix is (no normalisation, no or
-        integer weights) and the noise is zero; float64 otherwise.
+        The expected (weighted) count of each cell, or its normalised value:
+        int64 where scikit-learn's matrix is and nothing flips.
     variance : ndarray of shape (n_classes, n_classes)
-        Variance of each entry over the label noise: exact (``"forward"``,
-        ``method="exact"``), by the delta method (``method="delta"``), or
-        estimated without bias, floored at its exact lower bound
-        (``"truth"``; :ref:`variance floor <variance_floor>`) or clipped at 0
-        (``"remeasurement"``). Entries in the same column are dependent;
-        their covariances are not reported.
+        Variance of each entry over the label noise (covariances within a
+        column are not reported).
     nominal : ndarray of shape (n_classes, n_classes)
         :func:`sklearn.metrics.confusion_matrix` on the labels as given.
     labels : ndarray of shape (n_classes,)
@@ -88,9 +66,8 @@ class NoisyConfusionMatrix:
     normalize : {None, "true", "pred", "all"}, default=None
         The normalisation, as in scikit-learn.
     distribution : object, default=None
-        The exact distribution of every count (forward counts over all
-        classes, without ``sample_weight``, one flip model shared by all
-        samples), used by :meth:`confidence_interval`; left out of the repr.
+        The exact distribution of every count, when known (used by
+        :meth:`confidence_interval`).
 
     Examples
     --------
@@ -125,21 +102,8 @@ class NoisyConfusionMatrix:
         _check_normalize(self.normalize)
 
     def __reduce__(self) -> tuple:
-        # Rebuild through the constructor: the arrays stay read-only.
-        return (
-            type(self),
-            (
-                self.expected,
-                self.variance,
-                self.nominal,
-                self.labels,
-                self.n_samples,
-                self.estimand,
-                self.method,
-                self.normalize,
-                self.distribution,
-            ),
-        )
+        # Through the constructor, so that the arrays are read-only again.
+        return type(self), tuple(getattr(self, f.name) for f in fields(self))
 
     @property
     def std(self) -> np.ndarray:
@@ -156,11 +120,8 @@ class NoisyConfusionMatrix:
     ) -> tuple[np.ndarray, np.ndarray]:
         """``(low, high)`` arrays: an interval for every entry.
 
-        Forward counts without ``sample_weight`` and with one flip model for
-        all samples: each cell is a sum of binomials and the interval is its
-        equal-tailed exact one, of probability at least ``confidence_level``
-        (user guide: :ref:`exact_intervals`). Otherwise ``expected ± z·std``
-        clipped to ``[0, column total]`` (to ``[0, 1]`` when normalised).
+        Exact where the distribution is known (:ref:`exact_intervals`), else
+        ``expected ± z·std`` clipped to the range of the cell.
 
         Parameters
         ----------
@@ -200,9 +161,6 @@ def _check_normalize(normalize: Any) -> None:
         )
 
 
-# --------------------------------------------------------------------------- #
-# Counts and their covariances
-# --------------------------------------------------------------------------- #
 def _pair_sums(
     encoded: EncodedLabels, weight: np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -227,12 +185,7 @@ def _forward_moments(
     weight: np.ndarray | None,
     covariance: bool,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """``(E[C], Var[C], column covariances or None)`` over labels redrawn.
-
-    Sample ``i`` of class ``k_i`` is observed as ``j`` with ``p_ij =
-    T_i[k_i, j]``; column ``ŷ_i`` gets ``w_i e_{c̃_i}``, of mean ``w_i p_i``
-    and covariance ``w_i² (diag(p_i) − p_i p_iᵀ)``.
-    """
+    """``(E[C], Var[C], column covariances or None)`` over labels redrawn."""
     n_classes = encoded.n_classes
     matrix = noise.shared_matrix()  # a constant flip is a shared T
     if matrix is not None:
@@ -241,7 +194,6 @@ def _forward_moments(
         variance = (matrix * (1.0 - matrix)).T @ counts_sq
         if not covariance:
             return expected, variance, None
-        # Σ_c N2[c, k] (diag(T[c]) − T[c]ᵀ T[c])
         cov = -np.einsum("ck,ca,cb->kab", counts_sq, matrix, matrix)
         index = np.arange(n_classes)
         cov[:, index, index] += (matrix.T @ counts_sq).T
@@ -264,25 +216,23 @@ def _forward_moments(
     return expected, variance, (cov if covariance else None)
 
 
-# --------------------------------------------------------------------------- #
-# Normalisation
-# --------------------------------------------------------------------------- #
 def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     """``N / D`` with 0 where ``D = 0``, as scikit-learn (``nan_to_num``)."""
     with np.errstate(all="ignore"):
         return np.nan_to_num(numerator / denominator)
 
 
+def _denominator(counts: np.ndarray, normalize: str) -> np.ndarray:
+    """The row sums (``"true"``), column sums (``"pred"``) or total (``"all"``)."""
+    axis = {"true": 1, "pred": 0, "all": None}[normalize]
+    return counts.sum(axis=axis, keepdims=True)
+
+
 def _normalise_nominal(counts: np.ndarray, normalize: str | None) -> np.ndarray:
     """scikit-learn's normalisation of a confusion matrix, operation for operation."""
-    with np.errstate(all="ignore"):
-        if normalize == "true":
-            counts = counts / counts.sum(axis=1, keepdims=True)
-        elif normalize == "pred":
-            counts = counts / counts.sum(axis=0, keepdims=True)
-        elif normalize == "all":
-            counts = counts / counts.sum()
-    return np.nan_to_num(counts) if normalize is not None else counts
+    if normalize is None:
+        return counts
+    return _ratio(counts, _denominator(counts, normalize))
 
 
 def _denominator_moments(
@@ -309,23 +259,15 @@ def _normalised(
     shown: int,
     bias_sign: float,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Moments of the normalised matrix: exact for a fixed denominator, else delta.
+    """Moments of the normalised matrix: exact for a ``fixed`` denominator, else delta.
 
-    ``fixed`` is the fixed denominator (column sums or total) or None. With a
-    random ``D``, ``R = N/D`` has ``Var R ≈ (Var N − 2ρ Cov(N, D) + ρ² Var D)/D²``
-    and ``E R ≈ ρ + (ρ Var D − Cov(N, D))/D²``, ``ρ = N/D``; ``bias_sign`` is
-    +1 to add that second-order term (forward moments), −1 to remove it from
-    an estimate (truth).
+    ``bias_sign`` is +1 to add the delta method's second-order term (forward
+    moments), −1 to remove it from an estimate (truth).
     """
     sub, sub_variance = counts[:shown, :shown], variance[:shown, :shown]
     if fixed is not None:
         return _ratio(sub, fixed), _ratio(sub_variance, fixed * fixed)
-    if normalize == "true":
-        denominator = sub.sum(axis=1, keepdims=True)
-    elif normalize == "pred":
-        denominator = sub.sum(axis=0, keepdims=True)
-    else:
-        denominator = sub.sum()
+    denominator = _denominator(sub, normalize)
     cross, denominator_variance = _denominator_moments(
         normalize, sub_variance, covariance, shown
     )
@@ -338,18 +280,13 @@ def _normalised(
     return rho + bias_sign * bias, np.maximum(ratio_variance, 0.0)
 
 
-# --------------------------------------------------------------------------- #
-# The public function
-# --------------------------------------------------------------------------- #
 def _encode(
     y_true: Any, y_pred: Any, labels: Any, transition_matrix: Any
 ) -> tuple[EncodedLabels, int]:
     """The encoded labels and the number of classes shown (``labels``' length).
 
-    With ``q`` the flips move labels among every class, those of ``labels``
-    and any other in the data, and the matrix shows the rows and columns of
-    ``labels`` (scikit-learn drops the other samples). A transition matrix is
-    indexed by ``labels``, which must then hold every class.
+    With ``q`` the flips move labels among every class of the data; a
+    transition matrix is indexed by ``labels``, which must hold every class.
     """
     if labels is None:
         encoded = encode_labels(y_true, y_pred, None)
@@ -403,11 +340,7 @@ def _moments(
 
 
 def _integer_counts(encoded: EncodedLabels, sample_weight: Any) -> np.ndarray:
-    """The counts of integer weights summed in int64, as scikit-learn sums them.
-
-    Exact below 2⁶³ and wrapping around beyond, as scikit-learn's int64 sum
-    does (float64 counts are exact only below 2⁵³).
-    """
+    """The counts of integer weights summed in int64, as scikit-learn sums them."""
     k = encoded.n_classes
     weight = np.asarray(sample_weight).astype(np.int64)
     counts = np.zeros(k * k, dtype=np.int64)
@@ -431,39 +364,14 @@ def expected_confusion_matrix(
 ) -> NoisyConfusionMatrix:
     """Expected confusion matrix, and the variance of its entries, under label flips.
 
-    ``estimand`` chooses the question (user guide: :ref:`estimands`). With
-    ``"forward"`` (default) ``y_true`` is taken as exact and the labels are
-    redrawn around it. The count in row ``j`` (observed label) and column
-    ``k`` (prediction) is
-    ``C[j, k] = Σ_{i: ŷ_i = k} w_i 1[ỹ_i = j]``, a sum of independent
-    (weighted) Bernoulli variables with ``p_ij = P(ỹ_i = j) = T[k_i, j]``
-    (for flips: ``1 - q_i`` if ``j = k_i``, ``q_i/(K-1)`` otherwise). Exactly::
-
-        E[C[j, k]]   = Σ_{i: ŷ_i = k} w_i p_ij
-        Var[C[j, k]] = Σ_{i: ŷ_i = k} w_i² p_ij (1 - p_ij)
-
-    With a shared ``T`` this is ``E = Tᵀ N`` where ``N`` is the confusion matrix
-    on ``y_true``. Each column sums to its fixed number of predictions.
-
-    With ``"truth"``, ``y_true`` holds the noisy labels and the result is the
-    unbiased estimate of the confusion matrix of the unknown true classes
-    (rows: true class), ``Ĉ[k, j] = Σ_{i: ŷ_i = j} w_i T⁻¹[ỹ_i, k]``, with
-    estimates of its cell variances (user guide: :ref:`formula_truth`),
-    unbiased and floored at their exact lower bound
-    (:ref:`variance floor <variance_floor>`). Cells can be negative. With
-    ``"remeasurement"`` the result is the observed matrix, unbiased for the
-    matrix a fresh labelling gives on average, with unbiased estimates of the
-    cell variances over such re-measurements, clipped at 0. Both need an invertible flip
-    model (else a ``ValueError``).
-
-    ``normalize`` divides by the row sums (``"true"``), the column sums
-    (``"pred"``) or the total (``"all"``), as scikit-learn does (0 where a sum
-    is 0). Column sums over every class are the fixed numbers of predictions
-    and the total is the fixed total weight: ``"pred"`` and ``"all"`` are then
-    exact (``method="exact"``). Row sums, and column sums or totals over a
-    subset of the classes, are random: the ratio's moments use the delta method
-    (``method="delta"``), second order for the expectation (and, for
-    ``"truth"``, its second-order bias removed).
+    With ``estimand="forward"`` (default) ``y_true`` is taken as exact and the
+    labels are redrawn around it: row ``j`` is the observed label, column ``k``
+    the prediction. ``"truth"`` estimates the matrix of the unknown true
+    classes (rows: true class) without bias; ``"remeasurement"`` gives the
+    observed matrix with the variance over fresh labellings. ``normalize``
+    divides as scikit-learn does; with a random denominator (row sums, or a
+    subset of ``labels``) the moments use the delta method. Read more in the
+    :ref:`User Guide <classification_metrics>`.
 
     Parameters
     ----------
@@ -475,10 +383,8 @@ def expected_confusion_matrix(
 
     q : float or array-like of shape (n_samples,), default=None
         Flip probability (binary: to the other class; ``K > 2``: uniformly to
-        one of the ``K - 1`` others, ``K`` counting the classes of ``labels``
-        and any other class in the data). Exactly one of ``q`` and
-        ``transition_matrix`` is required. With a single class and no
-        ``labels``, only ``q = 0`` is defined (nothing can flip).
+        one of the ``K - 1`` others). Exactly one of ``q`` and
+        ``transition_matrix`` is required.
 
     transition_matrix : array-like of shape (n_classes, n_classes), default=None
         Row-stochastic, ``T[j, k]`` the probability that a sample of class
@@ -488,48 +394,33 @@ def expected_confusion_matrix(
     labels : array-like of shape (n_classes,), default=None
         Classes in row/column order; default the sorted union of the labels in
         ``y_true`` and ``y_pred``. As in scikit-learn, a subset shows only its
-        rows and columns (with ``q``: samples observed or predicted outside it
-        are not counted), and at least one of them must occur in ``y_true``.
+        rows and columns.
 
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights, counted as in scikit-learn.
 
     normalize : {"true", "pred", "all"}, default=None
         Normalisation over rows, columns or the whole matrix, as in
-        scikit-learn; see above for the moments.
+        scikit-learn.
 
     estimand : {"forward", "truth", "remeasurement"}, default="forward"
-        The question answered: see above.
+        The question answered (:ref:`estimands`).
 
     Returns
     -------
     NoisyConfusionMatrix
-        ``expected``, ``variance``, ``nominal``, ``labels``, ``estimand``,
-        ``method`` and ``normalize``. ``expected`` is int64, as scikit-learn's
-        matrix, when nothing can flip (``q = 0`` or ``T = I``), there is no
-        ``normalize`` and the weights are integers (or absent); float64
-        otherwise.
-
-    See Also
-    --------
-    sklearn.metrics.confusion_matrix : The matrix on exact labels.
-    expected_accuracy_score : The expected trace divided by the total.
+        The expected matrix, its variances and scikit-learn's matrix.
 
     Examples
     --------
     >>> from sklearn_noisy.metrics import expected_confusion_matrix
     >>> cm = expected_confusion_matrix(["a", "b", "b"], ["a", "b", "a"], q=0.1)
-    >>> cm.labels
-    array(['a', 'b'], dtype='<U1')
     >>> cm.expected
     array([[1. , 0.1],
            [1. , 0.9]])
     >>> cm.variance
     array([[0.18, 0.09],
            [0.18, 0.09]])
-    >>> cm.nominal
-    array([[1, 0],
-           [1, 1]])
     >>> expected_confusion_matrix([0, 1, 1], [0, 1, 1], q=0).expected
     array([[1, 0],
            [0, 2]])
@@ -554,7 +445,6 @@ def expected_confusion_matrix(
     expected, variance, covariance, counts = _moments(
         encoded, noise, weight, estimand, need_covariance
     )
-    # dtype as scikit-learn: integer counts unless the weights are fractional
     integer_weights = sample_weight is None or (
         np.asarray(sample_weight).dtype.kind in "iub"
     )

@@ -1,7 +1,8 @@
 """The noise-resilience score NR of Viaña & Cohen, its local conditions and G.
 
 Equations in brackets are the paper's; the specification, with the errors of
-the print, is the user guide page :ref:`noise_resilience`.
+the print and how every region is computed in its own units, is the user guide
+page :ref:`noise_resilience`.
 """
 
 from __future__ import annotations
@@ -13,9 +14,8 @@ from typing import Any
 import numpy as np
 from sklearn.exceptions import UndefinedMetricWarning
 
-from ..utils._arrays import as_float_array, check_finite, read_only
+from ..utils._arrays import CHUNK_SIZE, as_float_array, check_finite, read_only
 from ..utils._warnings import warn
-from ._noise_resilience_regions import region_bounds, statistics_of_regions
 
 __all__ = ["NoiseResilienceResult", "noise_resilience_score"]
 
@@ -42,38 +42,32 @@ _REGION_FIELDS = (
 class NoiseResilienceResult:
     """Result of :func:`noise_resilience_score`: NR and its per-region table.
 
-    All arrays are read-only and have one entry (row) per region, in the order
-    of ``x`` (partitions and windows) or of the sorted group labels.
+    All arrays are read-only, one entry (row) per region, in the order of ``x``
+    or of the sorted group labels. Numbers in brackets are the paper's
+    equations (:ref:`noise_resilience`).
 
     Attributes
     ----------
     score : float
         NR [37], the mean of ``nr`` over the regions, in ``(-inf, 1]``.
     n_samples : ndarray of int
-        N_j, the number of samples in each region.
+        The number of samples in each region.
     x_min, x_max : ndarray of shape (n_regions,) or (n_regions, n_features)
-        The range of ``x`` in each region (per column for several features).
+        The range of ``x`` in each region.
     nr : ndarray
-        NR_j = 1 − s_ŷ,j / s_y,j [37], from the two sample variances.
+        NR_j = 1 − s_ŷ,j / s_y,j [37].
     nr_linear : ndarray
-        The paper's closed form [40], ``(2 α·S1 + S2) / Σ (ε_y − ε̄_y)²``:
-        equal to ``nr`` when ``y_pred − y_ref`` is linear in ``x`` inside the
-        region and ``Σ λ = 0`` there; their difference shows where the
-        locality hypothesis fails.
+        The paper's closed form [40], ``(2 α·S1 + S2) / Σ (ε_y − ε̄_y)²``.
     alpha : ndarray of shape (n_regions,) or (n_regions, n_features)
-        α, the slope (gradient) of ``y_pred − y_ref`` against ``x`` [8].
-    S1 : ndarray of shape (n_regions,) or (n_regions, n_features)
-        ``Σ (x − x̄) λ`` with ``λ = y − y_pred`` [30].
-    S2 : ndarray
-        ``Σ λ²`` [31].
+        α, the slope of ``y_pred − y_ref`` against ``x`` [8].
+    S1, S2 : ndarray
+        ``Σ (x − x̄) λ`` [30] (per feature) and ``Σ λ²`` [31], ``λ = y − y_pred``.
     bound : ndarray or None
-        ``B = S2 / (2 |S1|)`` [33] (``inf`` where S1 = 0); None for several
-        features, where it has no scalar counterpart.
+        ``B = S2 / (2 |S1|)`` [33]; None for several features.
     condition : ndarray of bool
         The local condition of noise resilience, ``2 α·S1 + S2 >= 0`` [31].
     G : ndarray or None
-        The compensation [10] when ``confidence`` was given (NaN where the
-        confidence is constant in the region), else None.
+        The compensation [10] when ``confidence`` was given, else None.
     mode : {"partition", "window", "groups"}
         How the regions were formed.
     slope : {"least_squares", "endpoints"}
@@ -91,7 +85,7 @@ class NoiseResilienceResult:
     >>> y_ref = np.zeros(8)
     >>> y = y_ref + [1.0, -1.0, 1.0, -1.0, 2.0, -2.0, 2.0, -2.0]
     >>> result = noise_resilience_score(x, y, 0.5 * y, y_ref, n_regions=2)
-    >>> result.score, result.nr  # the error scatters half as much: 1 - 1/4
+    >>> result.score, result.nr
     (0.75, array([0.75, 0.75]))
     >>> result.to_frame()[["x_min", "x_max", "nr", "condition"]]
             x_min  x_max    nr  condition
@@ -155,11 +149,7 @@ class NoiseResilienceResult:
         return columns
 
     def to_frame(self) -> Any:
-        """The per-region table as a pandas DataFrame (needs pandas).
-
-        Columns with one value per feature (several features) are split into
-        ``alpha_0``, ``alpha_1``, ...
-        """
+        """The per-region table as a pandas DataFrame (``alpha_0``, ... per feature)."""
         import pandas as pd
 
         frame = pd.DataFrame(self._columns())
@@ -189,13 +179,205 @@ class NoiseResilienceResult:
         )
 
 
-def _as_column(value: Any, name: str, n_samples: int | None) -> np.ndarray:
+def _power_of_two(values: np.ndarray) -> np.ndarray:
+    """Largest power of two ``<= |values|`` (1 where ``values`` is 0)."""
+    _, exponent = np.frexp(values)
+    scale = np.ldexp(1.0, exponent - 1)
+    return np.where(values == 0, 1.0, scale)
+
+
+def _exponent(power_of_two: np.ndarray) -> np.ndarray:
+    """``e`` with ``power_of_two == 2**e``."""
+    return np.frexp(power_of_two)[1] - 1
+
+
+class _Segments:
+    """Sums, extrema and broadcasts over regions, runs ``[start, start + count)``."""
+
+    def __init__(self, starts: np.ndarray, counts: np.ndarray) -> None:
+        self.starts = starts
+        self.counts = counts
+        self.lasts = starts + counts - 1
+
+    def sum(self, values: np.ndarray) -> np.ndarray:
+        return np.add.reduceat(values, self.starts, axis=0)
+
+    def max(self, values: np.ndarray) -> np.ndarray:
+        return np.maximum.reduceat(values, self.starts, axis=0)
+
+    def min(self, values: np.ndarray) -> np.ndarray:
+        return np.minimum.reduceat(values, self.starts, axis=0)
+
+    def spread(self, per_region: np.ndarray) -> np.ndarray:
+        """Each region's value repeated for each of its samples."""
+        return np.repeat(per_region, self.counts, axis=0)
+
+    def scaled(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``values`` divided by a per-region power of two; also the divisors."""
+        scale = _power_of_two(self.max(np.abs(values)))
+        return values / self.spread(scale), scale
+
+    def centred(self, values: np.ndarray) -> np.ndarray:
+        """``values`` minus their region mean (after removing the first value)."""
+        shifted = values - self.spread(values[self.starts])
+        counts = self.counts.reshape((-1,) + (1,) * (values.ndim - 1))
+        return shifted - self.spread(self.sum(shifted) / counts)
+
+
+def _slopes(
+    seg: _Segments, d: np.ndarray, b: np.ndarray, slope: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """The slope α of ``b`` on the columns of ``d`` per region, in scaled units.
+
+    Also returns a boolean mask of the regions where it is not defined (``x``
+    constant, or its columns collinear, inside the region).
+    """
+    if slope == "endpoints":  # one column, sorted by x inside each region
+        run = d[seg.lasts, 0] - d[seg.starts, 0]
+        singular = run == 0
+        alpha = (b[seg.lasts] - b[seg.starts]) / np.where(singular, 1.0, run)
+        return alpha[:, None], singular
+    gram = seg.sum(d[:, :, None] * d[:, None, :])
+    rhs = seg.sum(d * b[:, None])
+    singular = np.linalg.matrix_rank(gram) < d.shape[1]
+    safe = np.where(singular[:, None, None], np.eye(d.shape[1]), gram)
+    return np.linalg.solve(safe, rhs[:, :, None])[:, :, 0], singular
+
+
+def _statistics(
+    seg: _Segments, x: np.ndarray, residuals: list[np.ndarray], slope: str
+) -> dict[str, Any]:
+    """The per-region quantities (user guide :ref:`noise_resilience`).
+
+    ``residuals`` are ``y − y_ref``, ``y_pred − y_ref`` and ``y − y_pred``. Each
+    region is computed in its own units (exact powers of two), the quantities
+    with units scaled back at the end; ``ss_y`` is 0 exactly where ``e_y`` is
+    constant, ``singular`` where α is undefined.
+    """
+    stacked = np.stack(residuals, axis=1)
+    r_scale = _power_of_two(seg.max(np.abs(stacked)).max(axis=1))
+    a, b, lam_s = (stacked / seg.spread(r_scale)[:, None]).T
+    a, b = seg.centred(a), seg.centred(b)
+    ss_y, ss_pred = seg.sum(a * a), seg.sum(b * b)
+
+    x_scaled, x_scale = seg.scaled(x)
+    dx = seg.centred(x_scaled)
+    d, dx_scale = seg.scaled(dx)
+    # x = 2**x_exp · d + const and residual = 2**r_exp · scaled, per region
+    x_exp = _exponent(x_scale) + _exponent(dx_scale)
+    r_exp = _exponent(r_scale)
+    alpha, singular = _slopes(seg, d, b, slope)
+    s1 = seg.sum(d * lam_s[:, None])
+    s2 = seg.sum(lam_s * lam_s)
+    linear = 2.0 * np.sum(alpha * s1, axis=1) + s2
+    defined = ss_y > 0
+    denominator = np.where(defined, ss_y, 1.0)
+    with np.errstate(over="ignore", under="ignore"):
+        stats: dict[str, Any] = {
+            "ss_y": ss_y,
+            "nr": np.where(defined, 1.0 - ss_pred / denominator, np.nan),
+            "nr_linear": np.where(defined, linear / denominator, np.nan),
+            "condition": linear >= 0,
+            "alpha": np.ldexp(alpha, r_exp[:, None] - x_exp),
+            "S1": np.ldexp(s1, x_exp + r_exp[:, None]),
+            "S2": np.ldexp(s2, 2 * r_exp),
+            "bound": None,
+            "x_min": seg.min(x),
+            "x_max": seg.max(x),
+            "singular": singular,
+        }
+        if x.shape[1] == 1:
+            s1_abs = np.abs(s1[:, 0])
+            ratio = s2 / (2.0 * np.where(s1_abs > 0, s1_abs, 1.0))
+            stats["bound"] = np.where(
+                s1_abs > 0, np.ldexp(ratio, r_exp - x_exp[:, 0]), np.inf
+            )
+    return stats
+
+
+def _compensation(
+    seg: _Segments, x: np.ndarray, lam: np.ndarray, gamma: np.ndarray, normalize: bool
+) -> np.ndarray:
+    """The compensation G [10] per region (NaN where γ is constant)."""
+    g, _ = seg.scaled(gamma)  # the weights depend on ratios of γ only
+    low, high = seg.min(g), seg.max(g)
+    constant = high == low
+    span = np.where(constant, 1.0, high - low)
+    with np.errstate(over="ignore", under="ignore"):
+        centre = seg.min(x) / 2 + seg.max(x) / 2
+        offset = x - seg.spread(centre)
+        if x.shape[1] == 1:
+            distance = np.abs(offset[:, 0])
+        else:
+            distance = np.hypot.reduce(offset, axis=1)
+        weight = (g - seg.spread(low)) / (seg.spread(span) * (1.0 + distance))
+        lam_s, r_scale = seg.scaled(lam)
+        total = seg.sum(weight * lam_s)
+        if normalize:
+            total_weight = seg.sum(weight)
+            total = total / np.where(total_weight > 0, total_weight, 1.0)
+        result = total * r_scale
+    return np.where(constant, np.nan, result)
+
+
+def _region_bounds(
+    mode: str, size: int, n_samples: int, group_index: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Starts and lengths of the regions in the sorted samples."""
+    if mode == "window":
+        starts = np.arange(n_samples - size + 1)
+        return starts, np.full(starts.size, size)
+    if mode == "groups":
+        starts = np.flatnonzero(np.r_[True, np.diff(group_index) != 0])
+    else:
+        starts = np.floor(np.linspace(0, n_samples, size + 1)[:-1] + 0.5)
+        starts = starts.astype(np.intp)
+    return starts, np.diff(np.r_[starts, n_samples])
+
+
+def _statistics_of_regions(
+    x: np.ndarray,
+    residuals: list[np.ndarray],
+    gamma: np.ndarray | None,
+    regions: tuple[np.ndarray, np.ndarray],
+    *,
+    slope: str,
+    normalize: bool,
+) -> dict[str, Any]:
+    """:func:`_statistics` (and G) of the regions, overlapping windows by chunks."""
+    starts, counts = regions
+    overlapping = bool(np.any(np.diff(starts) < counts[:-1]))
+    step = max(1, CHUNK_SIZE // int(counts.max())) if overlapping else starts.size
+    parts = []
+    for first in range(0, starts.size, step):
+        chunk = slice(first, first + step)
+        if overlapping:  # sliding windows, all of the same width
+            width = int(counts[0])
+            rows = (starts[chunk, None] + np.arange(width)).ravel()
+            local = np.r_[0, np.cumsum(counts[chunk])[:-1]]
+        else:
+            rows, local = slice(None), starts
+        seg = _Segments(local, counts[chunk])
+        part = _statistics(seg, x[rows], [a[rows] for a in residuals], slope)
+        if gamma is not None:
+            lam = residuals[2][rows]
+            part["G"] = _compensation(seg, x[rows], lam, gamma[rows], normalize)
+        parts.append(part)
+    if len(parts) == 1:
+        return parts[0]
+    return {
+        key: None if value is None else np.concatenate([p[key] for p in parts])
+        for key, value in parts[0].items()
+    }
+
+
+def _as_column(value: Any, name: str, n_samples: int) -> np.ndarray:
     array = as_float_array(value, name=name)
     if array.ndim == 2 and array.shape[1] == 1:
         array = array[:, 0]
     if array.ndim != 1:
         raise ValueError(f"{name} must be 1-D; got an array of shape {array.shape}.")
-    if n_samples is not None and array.shape[0] != n_samples:
+    if array.shape[0] != n_samples:
         raise ValueError(
             f"x and {name} must have the same number of samples; got "
             f"{n_samples} and {array.shape[0]}."
@@ -309,11 +491,7 @@ def _sorted_inputs(
     gamma: np.ndarray | None,
     group_index: np.ndarray | None,
 ) -> np.ndarray:
-    """A canonical order: by group, then ``x``, ties broken by the other values.
-
-    The result does not depend on the order in which the samples are given.
-    The other values are sorted on only when ``x`` (and the group) has ties.
-    """
+    """A canonical order: by group, then ``x``, ties broken by the other values."""
     primary = [x[:, k] for k in range(x.shape[1] - 1, -1, -1)]
     if group_index is not None:
         primary.append(group_index)
@@ -376,64 +554,43 @@ def noise_resilience_score(
 
     With ``ε_y = y − y_ref`` and ``ε_ŷ = y_pred − y_ref``, the samples are split
     into regions ``j`` and ``NR_j = 1 − s(ε_ŷ) / s(ε_y)`` (``s`` the sample
-    variance); NR is the mean of ``NR_j`` over the regions, in ``(-inf, 1]``.
-    Per region the result also holds the paper's slope α, ``S1``, ``S2``, bound
-    ``B``, local condition and compensation ``G``. Read more in the
+    variance); NR is their mean, in ``(-inf, 1]``. Read more in the
     :ref:`User Guide <noise_resilience>`.
 
     Parameters
     ----------
     x : array-like of shape (n_samples,) or (n_samples, n_features)
         The input variable. Several columns need ``groups``.
-
     y : array-like of shape (n_samples,)
         The observations the regressor was trained on (noisy).
-
     y_pred : array-like of shape (n_samples,)
-        The regressor's predictions, out of sample (e.g. from
-        ``cross_val_predict``).
-
+        The regressor's out-of-sample predictions.
     y_ref : array-like of shape (n_samples,)
         The ground truth, or an estimate of it independent of ``y``.
-
     n_regions : int, default=None
-        Number of regions of (almost) equal counts along sorted ``x``. Default:
-        ``n_samples // 10`` clipped to ``[1, 10]``. Each region needs at least 3
-        samples.
-
+        Number of regions of (almost) equal counts along sorted ``x``; by
+        default ``n_samples // 10`` clipped to ``[1, 10]``. At least 3 samples
+        per region.
     window : int, default=None
-        Instead of ``n_regions``: a sliding window of this many consecutive
-        samples along sorted ``x``.
-
+        Instead: a sliding window of this many consecutive samples.
     groups : array-like of shape (n_samples,), default=None
-        Instead of ``n_regions``/``window``: one region per group label; each
-        group needs at least ``max(3, n_features + 1)`` samples.
-
+        Instead: one region per group label.
     slope : {"least_squares", "endpoints"}, default="least_squares"
-        α as the least-squares slope of ``ε_ŷ`` on ``x`` in the region, or as
-        the paper's slope between the end samples (one input variable only).
-
+        α as the least-squares slope of ``ε_ŷ`` on ``x`` in the region, or the
+        paper's slope between the end samples (one input variable only).
     confidence : array-like of shape (n_samples,), default=None
-        A confidence γ per sample (for example ``1/σ²``); if given, the result
-        holds the compensation ``G`` per region (NaN where γ is constant).
-
+        A confidence γ per sample; if given, the result holds the
+        compensation ``G`` per region.
     compensation : {"sum", "mean"}, default="sum"
-        ``"sum"``: G as printed in the paper, a weighted sum; ``"mean"``: the
-        normalised weighted mean.
-
+        G as printed in the paper (a weighted sum), or the weighted mean.
     zero_variance : {"raise", "omit"}, default="raise"
-        A region where ``ε_y`` has zero variance has no ``NR_j``: raise a
-        ValueError, or leave such regions out with a warning.
+        Where ``ε_y`` has zero variance: raise, or leave the region out with
+        a warning.
 
     Returns
     -------
     result : NoiseResilienceResult
         ``result.score`` (NR) and the per-region arrays.
-
-    See Also
-    --------
-    sklearn_noisy.model_selection.noise_resilience_curve : NR as the label
-        noise grows.
 
     References
     ----------
@@ -460,8 +617,8 @@ def noise_resilience_score(
             f"noise_resilience_score needs at least {MIN_REGION_SIZE} samples; got "
             f"{n_samples}."
         )
-    arrays = [_as_column(v, n, n_samples) for v, n in ((y, "y"), (y_pred, "y_pred"))]
-    arrays.append(_as_column(y_ref, "y_ref", n_samples))
+    named = ((y, "y"), (y_pred, "y_pred"), (y_ref, "y_ref"))
+    arrays = [_as_column(value, name, n_samples) for value, name in named]
     gamma = None
     if confidence is not None:
         gamma = _as_column(confidence, "confidence", n_samples)
@@ -484,8 +641,8 @@ def noise_resilience_score(
     residuals = _residuals(*(a[order] for a in arrays))
     if group_index is not None:
         group_index = group_index[order]
-    starts, counts = region_bounds(mode, size, n_samples, group_index)
-    stats = statistics_of_regions(
+    starts, counts = _region_bounds(mode, size, n_samples, group_index)
+    stats = _statistics_of_regions(
         x2,
         residuals,
         None if gamma is None else gamma[order],

@@ -38,8 +38,7 @@ from ..utils._labels import (
 )
 from ..utils._noise import FlipNoise
 from ..utils._validation import check_regression_inputs
-from ._probabilistic_definitions import ProbabilisticLoss
-from ._probabilistic_inputs import _check_proba
+from ._probabilistic_definitions import ProbabilisticLoss, _check_proba
 
 __all__ = [
     "absolute_error_difference",

@@ -1,8 +1,4 @@
-"""The expected confusion matrix as a colour map.
-
-:class:`NoisyConfusionMatrixDisplay`, after scikit-learn's
-:class:`~sklearn.metrics.ConfusionMatrixDisplay`.
-"""
+"""The expected confusion matrix as a colour map: NoisyConfusionMatrixDisplay."""
 
 from __future__ import annotations
 
@@ -46,12 +42,10 @@ def _cell_text(value: float, sd: float, values_format: str | None) -> str:
 class NoisyConfusionMatrixDisplay:
     """Expected confusion matrix with the label-noise SD of every cell.
 
-    The colour map shows the expected count (or rate, with ``normalize``) of
-    each cell and every cell is annotated with its value and its SD over the
-    label noise, rounded to the precision the SD supports. Built like
-    :class:`sklearn.metrics.ConfusionMatrixDisplay`: prefer
-    :meth:`from_predictions` or :meth:`from_estimator`. matplotlib is imported
-    by :meth:`plot` only (install the ``plot`` extra).
+    Built like :class:`sklearn.metrics.ConfusionMatrixDisplay`: prefer
+    :meth:`from_predictions` or :meth:`from_estimator`. Every cell shows its
+    expected count (or rate) and its SD, rounded to the precision the SD
+    supports. matplotlib is imported by :meth:`plot` only.
 
     Parameters
     ----------
@@ -70,11 +64,6 @@ class NoisyConfusionMatrixDisplay:
         Axes with the matrix.
     figure_ : matplotlib Figure
         Figure containing it.
-
-    See Also
-    --------
-    sklearn_noisy.metrics.expected_confusion_matrix : The matrix shown.
-    sklearn.metrics.ConfusionMatrixDisplay : The display on exact labels.
 
     Examples
     --------
@@ -121,8 +110,8 @@ class NoisyConfusionMatrixDisplay:
         xticks_rotation : {"vertical", "horizontal"} or float, default="horizontal"
             Rotation of the predicted-label ticks.
         values_format : str, default=None
-            Format of the value and the SD (for example ``".1f"``); by default
-            both are rounded to two significant figures of the SD.
+            Format of the value and the SD; by default two significant figures
+            of the SD.
         ax : matplotlib Axes, default=None
             Axes to draw on; a new figure by default.
         colorbar : bool, default=True
@@ -133,7 +122,6 @@ class NoisyConfusionMatrixDisplay:
         Returns
         -------
         display : NoisyConfusionMatrixDisplay
-            ``self``, with ``im_``, ``text_``, ``ax_`` and ``figure_`` set.
         """
         plt = import_pyplot("NoisyConfusionMatrixDisplay")
         if ax is None:
@@ -197,21 +185,9 @@ class NoisyConfusionMatrixDisplay:
         Parameters
         ----------
         y_true, y_pred : array-like of shape (n_samples,)
-            Labels and predictions, as in
-            :func:`~sklearn_noisy.metrics.expected_confusion_matrix`.
-        q, transition_matrix : optional
-            The label flips (exactly one of them).
-        labels : array-like, default=None
-            The classes, in row and column order.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Sample weights.
-        normalize : {"true", "pred", "all"}, default=None
-            As in :class:`sklearn.metrics.ConfusionMatrixDisplay`: rates over
-            the rows, the columns or the whole matrix instead of counts
-            (see :func:`~sklearn_noisy.metrics.expected_confusion_matrix`
-            for their moments).
-        estimand : {"forward", "truth", "remeasurement"}, default="forward"
-            The matrix shown (see :ref:`estimands`).
+            Labels and predictions.
+        q, transition_matrix, labels, sample_weight, normalize, estimand
+            As in :func:`~sklearn_noisy.metrics.expected_confusion_matrix`.
         display_labels : array-like, default=None
             Tick labels.
         **plot_kw
@@ -248,9 +224,7 @@ class NoisyConfusionMatrixDisplay:
         Parameters
         ----------
         estimator : fitted classifier
-            Its ``predict`` gives the predictions; its ``classes_`` are the
-            default ``labels``, so that a class the test data lack still has
-            its row and column.
+            Its ``predict`` gives the predictions.
         X : array-like of shape (n_samples, n_features)
             Input data.
         y : array-like of shape (n_samples,)
@@ -258,9 +232,7 @@ class NoisyConfusionMatrixDisplay:
         labels : array-like, default=None
             The classes; ``estimator.classes_`` by default.
         **kwargs
-            Keywords of :meth:`from_predictions` (``q``, ``transition_matrix``,
-            ``sample_weight``, ``normalize``, ``estimand``, ``display_labels``
-            and those of :meth:`plot`).
+            Keywords of :meth:`from_predictions` and :meth:`plot`.
 
         Returns
         -------

@@ -17,25 +17,22 @@ from ..utils._sklearn_compat import (
 )
 from ._monte_carlo import _check_generator, _check_positive_int
 from ._plot_confusion_matrix import _sd_decimals
-from ._roc_auc import _check_inputs, expected_roc_auc_score
-from ._roc_curve_draws import noisy_roc_curve
+from ._roc_auc import _check_inputs, expected_roc_auc_score, noisy_roc_curve
 
 __all__ = ["NoisyRocCurveDisplay"]
 
 
 def _check_level(confidence_level: Any) -> float:
+    message = (
+        "confidence_level must be a number in the open interval (0, 1); got "
+        f"{confidence_level!r}."
+    )
     if isinstance(confidence_level, bool) or not isinstance(
         confidence_level, (int, float)
     ):
-        raise TypeError(
-            "confidence_level must be a number in the open interval (0, 1); got "
-            f"{confidence_level!r}."
-        )
+        raise TypeError(message)
     if not 0.0 < confidence_level < 1.0:
-        raise ValueError(
-            "confidence_level must be a number in the open interval (0, 1); got "
-            f"{confidence_level!r}."
-        )
+        raise ValueError(message)
     return float(confidence_level)
 
 
@@ -73,70 +70,45 @@ class NoisyRocCurveDisplay:
 
     Built like :class:`sklearn.metrics.RocCurveDisplay`: prefer
     :meth:`from_predictions` or :meth:`from_estimator`. The scores are held
-    fixed and each label flips independently. Three things are drawn: the
-    nominal curve, the mean curve under the flips (vertical averaging over
-    seeded redraws of the labels) and a pointwise band; the legend's AUC is
-    :attr:`score`. matplotlib is imported by :meth:`plot` only. Read more in
-    the :ref:`User Guide <roc_curve_display>`.
+    fixed; the mean curve under the flips averages seeded redraws of the labels
+    vertically. matplotlib is imported by :meth:`plot` only. Read more in the
+    :ref:`User Guide <roc_curve_display>`.
 
     Parameters
     ----------
     fpr, tpr : ndarray
         The nominal ROC curve (:func:`sklearn.metrics.roc_curve`).
-
     roc_auc : float
-        Its area (:func:`sklearn.metrics.auc`).
-
+        Its area.
     score : NoisyScore
         The AUC under the flips
         (:func:`~sklearn_noisy.metrics.expected_roc_auc_score`).
-
     fpr_grid, tpr_expected, tpr_std, tpr_low, tpr_high : ndarray of shape (n_grid,)
         The grid of false positive rates, the mean true positive rate under the
-        flips at each, its SD over the flips and the band.
-
+        flips at each, its SD and the pointwise band.
     method : {"monte_carlo", "exact"}
         How the mean curve and the band were computed.
-
     n_draws : int
-        Number of redraws of the labels; unused when ``method`` is ``"exact"``.
-
+        Number of redraws of the labels.
     confidence_level : float, default=0.95
         Level of the pointwise band.
-
     name : str, default=None
         Name of the classifier in the legend.
-
     pos_label : int, float, bool or str, default=None
         The positive class, shown in the axis labels.
 
     Attributes
     ----------
-    tpr_standard_error : ndarray of shape (n_grid,)
-        Monte Carlo standard error of ``tpr_expected`` (0 when exact).
-
-    line_ : matplotlib Line2D
-        The nominal ROC curve.
-
-    expected_line_ : matplotlib Line2D
-        The mean curve under the flips.
-
+    line_, expected_line_ : matplotlib Line2D
+        The nominal curve and the mean curve under the flips.
     band_ : matplotlib PolyCollection
         The pointwise band.
-
     chance_level_ : matplotlib Line2D or None
         The chance level line, when drawn.
-
     ax_ : matplotlib Axes
         Axes with the curves.
-
     figure_ : matplotlib Figure
         Figure containing them.
-
-    See Also
-    --------
-    sklearn_noisy.metrics.expected_roc_auc_score : The AUC in the legend.
-    sklearn.metrics.RocCurveDisplay : The display on exact labels.
 
     Examples
     --------
@@ -207,11 +179,8 @@ class NoisyRocCurveDisplay:
     ) -> NoisyRocCurveDisplay:
         """Draw the nominal curve, the mean curve under the flips and the band.
 
-        One legend names the three (with the nominal AUC and the AUC under the
-        flips, ``expected ± SD``): below the axes on a new figure (drawn with
-        the constrained layout), in their lower right corner on given axes
-        (as :class:`~sklearn.metrics.RocCurveDisplay` places it), where it
-        names every labelled line of the axes.
+        The legend goes below a new figure, or in the lower right corner of
+        given axes (as :class:`~sklearn.metrics.RocCurveDisplay` places it).
 
         Parameters
         ----------
@@ -231,7 +200,6 @@ class NoisyRocCurveDisplay:
         Returns
         -------
         display : NoisyRocCurveDisplay
-            ``self``, with the artists, ``ax_`` and ``figure_`` set.
         """
         for key, value in (
             ("curve_kwargs", curve_kwargs),
@@ -294,21 +262,13 @@ class NoisyRocCurveDisplay:
             aspect="equal",
         )
         if legend:
-            self._draw_legend(ax, created)
+            handles, labels = ax.get_legend_handles_labels()
+            # outside the axes, the constrained layout does not reliably make
+            # room beside given axes of fixed aspect
+            where = self.figure_ if created else ax
+            loc = "outside lower center" if created else "lower right"
+            where.legend(handles, labels, loc=loc, fontsize="small")
         return self
-
-    def _draw_legend(self, ax: Any, created: bool) -> None:
-        handles, labels = ax.get_legend_handles_labels()
-        if created:
-            self.figure_.legend(
-                handles, labels, loc="outside lower center", fontsize="small"
-            )
-            return
-        # On given axes, as scikit-learn does: inside, in the corner that a
-        # curve above the chance level leaves free. (Outside the axes, the
-        # constrained layout does not reliably make room beside an axes of
-        # fixed aspect.)
-        ax.legend(handles, labels, loc="lower right", fontsize="small")
 
     @classmethod
     def from_predictions(
@@ -334,8 +294,7 @@ class NoisyRocCurveDisplay:
         y_true : array-like of shape (n_samples,)
             The labels as given (two classes), around which they flip.
         y_score : array-like of shape (n_samples,)
-            Scores of the positive class (probabilities or decision values),
-            held fixed.
+            Scores of the positive class, held fixed.
         q : float or array-like of shape (n_samples,), default=None
             Probability that each label is observed as the other class.
             Exactly one of ``q`` and ``transition_matrix`` is required.
@@ -343,9 +302,7 @@ class NoisyRocCurveDisplay:
             ``T[j, k]``: probability that a sample of class ``j`` is observed
             as class ``k``, the negative class first.
         pos_label : int, float, bool or str, default=None
-            The positive class; as in :func:`sklearn.metrics.roc_curve`, by
-            default 1 when the classes are {0, 1} or {-1, 1} (otherwise it
-            must be given).
+            The positive class, as in :func:`sklearn.metrics.roc_curve`.
         confidence_level : float, default=0.95
             Level of the pointwise band, in (0, 1).
         n_draws : int, default=1000
@@ -354,14 +311,13 @@ class NoisyRocCurveDisplay:
             Number of false positive rates ``j / (n_grid - 1)`` of the grid.
         random_state : None, int, numpy Generator, SeedSequence or RandomState, \
 default=0
-            Seed of the redraws; the default makes the figure reproducible.
+            Seed of the redraws.
         name : str, default=None
             Name of the classifier in the legend; ``"Classifier"`` by default.
         ax : matplotlib Axes, default=None
             Axes to draw on; a new figure by default.
         **plot_kw
-            Keywords of :meth:`plot` (``curve_kwargs``, ``plot_chance_level``,
-            ``chance_level_kw``, ``legend``).
+            Keywords of :meth:`plot`.
 
         Returns
         -------
@@ -393,16 +349,11 @@ default=0
             tpr=tpr,
             roc_auc=auc(fpr, tpr),
             score=score,
-            fpr_grid=curve.fpr_grid,
-            tpr_expected=curve.tpr_expected,
-            tpr_std=curve.tpr_std,
-            tpr_low=curve.tpr_low,
-            tpr_high=curve.tpr_high,
-            method=curve.method,
             n_draws=n_draws,
             confidence_level=level,
             name="Classifier" if name is None else name,
             pos_label=pos_label,
+            **curve._asdict(),
         )
         return display.plot(ax=ax, **plot_kw)
 
@@ -434,17 +385,14 @@ default=0
             The label flips (exactly one), as in :meth:`from_predictions`.
         response_method : {"predict_proba", "decision_function", "auto"}, \
 default="auto"
-            The scores: the positive class's probability or the decision
-            function (``"auto"``: the first that exists), as in
+            The scores, as in
             :meth:`sklearn.metrics.RocCurveDisplay.from_estimator`.
         pos_label : int, float, bool or str, default=None
             The positive class; ``estimator.classes_[1]`` by default.
         name : str, default=None
             Name in the legend; the estimator's class name by default.
         **kwargs
-            Keywords of :meth:`from_predictions` (``confidence_level``,
-            ``n_draws``, ``n_grid``, ``random_state``, ``ax`` and those of
-            :meth:`plot`).
+            Keywords of :meth:`from_predictions` and :meth:`plot`.
 
         Returns
         -------

@@ -1,21 +1,15 @@
 """Expected Brier score and log-loss under label flips.
 
-For each sample the loss is a known function ``L[i, j]`` of the label ``j`` it
-is observed with, and the observed label follows the row ``T[k_i, ·]`` of the
-noise model (``k_i`` the reference class). Hence, exactly::
-
-    E   = (1/M) Σ_i Σ_j T[k_i, j] L[i, j]
-    Var = (1/M²) Σ_i Σ_j T[k_i, j] (L[i, j] − E_i)²      (centred, no cancellation)
-
-For binary labels the loss is affine in the label, ``L = A + B ỹ``, and the
-variance reduces to ``(1/M²) Σ B_i² q_i(1 − q_i)`` (user guide:
-:ref:`formula_probabilistic`; for ``estimand="truth"``, :ref:`formula_truth`).
+Each sample's loss ``L[i, j]`` is known for every label ``j`` it can be
+observed with, so the moments over the flips are exact sums over the samples
+(user guide: :ref:`formula_probabilistic`; for ``estimand="truth"``,
+:ref:`formula_truth`).
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -29,11 +23,9 @@ from ._count_distributions import MAX_LOSS_SAMPLES, loss_distribution
 from ._probabilistic_definitions import (
     BRIER_SCORE_LOSS,
     LOG_LOSS,
+    ClassIndex,
     Loss,
     ProbabilisticLoss,
-)
-from ._probabilistic_inputs import (
-    ClassIndex,
     _binary_problem,
     _check_proba,
     _classes_of,
@@ -49,25 +41,77 @@ from ._weights import check_bool, check_option, weights_and_scale
 __all__ = ["expected_brier_score_loss", "expected_log_loss"]
 
 
-# --------------------------------------------------------------------------- #
-# Kernels
-# --------------------------------------------------------------------------- #
+class _Problem(NamedTuple):
+    """Validated inputs of one call; the metric is ``scale · Σ w ℓ / divisor``."""
+
+    loss: Loss
+    proba: np.ndarray
+    index: ClassIndex
+    noise: FlipNoise
+    weight: np.ndarray | None
+    scale: float
+    divisor: float
+
+
+def _problem(definition: ProbabilisticLoss, arguments: dict[str, Any]) -> _Problem:
+    """Validate the ``arguments`` of a call (missing ones take their defaults)."""
+    proba, eps = _check_proba(arguments["y_proba"])
+    y_true = as_label_array(arguments["y_true"], name="y_true")
+    n_samples = proba.shape[0]
+    if y_true.shape[0] != n_samples:
+        raise ValueError(
+            "y_true and y_proba must have the same number of samples; got "
+            f"{y_true.shape[0]} and {n_samples}."
+        )
+    weight, scale = weights_and_scale(arguments.get("sample_weight"), n_samples)
+    labels = arguments.get("labels")
+    transition_matrix = arguments.get("transition_matrix")
+    if proba.ndim == 1:
+        n_classes = 2
+        index, order = _binary_problem(
+            y_true,
+            pos_label_rules=definition.pos_label,
+            labels=labels,
+            pos_label=arguments.get("pos_label"),
+            need_pair=transition_matrix is not None,
+        )
+    else:
+        n_classes = proba.shape[1]
+        index, classes, order = _classes_of(y_true, labels)
+        if classes.size != n_classes:
+            raise ValueError(
+                f"y_proba has {n_classes} columns but there are {classes.size} "
+                f"classes ({classes.tolist()}"
+                + (" found in y_true" if labels is None else " in labels")
+                + "). Pass all the classes through `labels`, in the order of the "
+                "columns of y_proba (sorted)."
+            )
+    noise = FlipNoise.from_params(
+        arguments.get("q"), transition_matrix, n_samples=n_samples, n_classes=n_classes
+    )
+    if order is not None:
+        noise = noise.permute(order)
+    divisor = 1.0
+    if arguments.get("normalize", True):  # divided, not times 1/W: sklearn's last bit
+        divisor = float(n_samples) if weight is None else float(weight.sum())
+        scale = 1.0
+    scale_by_half = arguments.get("scale_by_half", "auto")
+    if definition.scale_by_half and scale_by_half != "auto":
+        half = bool(scale_by_half)
+        scale *= (1.0 if half else 2.0) if n_classes == 2 else 0.5**half
+    return _Problem(definition.loss(eps), proba, index, noise, weight, scale, divisor)
+
+
 def _loss_totals(
-    loss: Loss,
-    proba: np.ndarray,
-    index: ClassIndex,
-    noise: FlipNoise,
-    weight: np.ndarray | None,
-    estimand: str,
-    terms: np.ndarray | None = None,
-) -> tuple[float, float, float]:
+    problem: _Problem, estimand: str, terms: np.ndarray | None = None
+) -> tuple[float, ...]:
     """Weighted totals ``(Σ w ℓ_nominal, Σ w E_i, Σ w² V_i, floor)``, by chunks.
 
-    ``floor`` (truth only) is ``Σ w² min_c Var(ℓ̂_i | c)``, the exact lower
-    bound of the variance (:ref:`variance floor <variance_floor>`). ``terms``,
-    if given, receives the per-sample estimates ``E_i`` (the test-set sampling
-    rule, :mod:`._test_set_sampling`).
+    ``floor`` (truth only) is the exact lower bound of the variance
+    (:ref:`variance floor <variance_floor>`); ``terms``, if given, receives the
+    per-sample estimates ``E_i`` (the test-set sampling rule).
     """
+    loss, proba, index, noise, weight = problem[:5]
     inverse = None
     if estimand == "truth":
         noise.check_invertible()
@@ -85,99 +129,51 @@ def _loss_totals(
             centred = losses - expected[:, None]
             variance = np.einsum("ij,ij->i", weights, centred * centred)
         elif estimand == "truth":
-            expected, variance = _truth_terms(losses, k, noise, rows, inverse)
+            weights = noise.inverse_rows(k, rows, inverse)
+            expected = np.einsum("ij,ij->i", weights, losses)
+            if noise.matrix is None and noise.n_classes == 2:
+                # exact: ℓ̂ = A + B ĉ with Var ĉ = q(1−q)/(1−2q)²
+                _, scale = noise.flip_scale(rows)
+                keep_variance, _ = noise.keep_flip_variance(rows)
+                jump = losses[:, 1] - losses[:, 0]
+                variance = keep_variance / (scale * scale) * jump * jump
+            else:  # unbiased: ℓ̂² − the backward-corrected ℓ²
+                squares = np.einsum("ij,ij->i", weights, losses * losses)
+                variance = expected * expected - squares
             floor = noise.variance_floor(losses, rows, inverse)
             totals[3] += weighted_totals(weight, rows, floor)[0]  # Σ w² floor
-        else:
+        else:  # Σ_c T⁻¹[c̃, c] h(c), h(c) the loss's variance given class c
             expected = nominal
-            variance = _remeasurement_terms(losses, k, noise, rows, inverse)
+            matrices = observation_matrices(noise, rows, k.shape[0])
+            means = np.einsum("icj,ij->ic", matrices, losses)
+            centred = losses[:, None, :] - means[:, :, None]
+            spread = np.einsum("icj,icj->ic", matrices, centred * centred)
+            variance = class_function_estimate(noise, k, rows, inverse, spread)
         totals[:3] += weighted_totals(weight, rows, nominal, expected, variance)
         if terms is not None:
             terms[rows] = expected
     return tuple(float(t) for t in totals)
 
 
-def _truth_terms(
-    losses: np.ndarray,
-    k: np.ndarray,
-    noise: FlipNoise,
-    rows: slice,
-    inverse: np.ndarray | None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The backward-corrected losses of a chunk and their variances."""
-    weights = noise.inverse_rows(
-        k, rows, inverse
-    )  # T⁻¹; for flips (I − r J)/(1 − q − r)
-    expected = np.einsum("ij,ij->i", weights, losses)
-    if noise.matrix is None and noise.n_classes == 2:
-        # Exact and label-free: ℓ̂ = A + B ĉ with Var ĉ = q(1−q)/(1−2q)².
-        _, scale = noise.flip_scale(rows)
-        keep_variance, _ = noise.keep_flip_variance(rows)
-        jump = losses[:, 1] - losses[:, 0]
-        return expected, keep_variance / (scale * scale) * jump * jump
-    # Unbiased estimate of Var ℓ̂_i: ℓ̂_i² − (backward-corrected ℓ_i²).
-    return expected, expected * expected - np.einsum(
-        "ij,ij->i", weights, losses * losses
-    )
-
-
-def _remeasurement_terms(
-    losses: np.ndarray,
-    k: np.ndarray,
-    noise: FlipNoise,
-    rows: slice,
-    inverse: np.ndarray | None,
-) -> np.ndarray:
-    """Unbiased estimates of the label-noise variance of each observed loss.
-
-    With true class ``c`` the loss has variance ``h(c) = Σ_j T[c, j] (L_j −
-    m_c)²``, ``m_c = Σ_j T[c, j] L_j``; ``Σ_c T⁻¹[c̃, c] h(c)`` is unbiased for
-    it (user guide: :ref:`estimands`).
-    """
-    matrices = observation_matrices(noise, rows, k.shape[0])
-    means = np.einsum("icj,ij->ic", matrices, losses)
-    centred = losses[:, None, :] - means[:, :, None]
-    spread = np.einsum("icj,icj->ic", matrices, centred * centred)
-    return class_function_estimate(noise, k, rows, inverse, spread)
-
-
 def _expected_loss(
-    definition: ProbabilisticLoss,
-    supported: tuple[str, ...],
-    y_true: Any,
-    y_proba: Any,
-    *,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    pos_label: Any,
-    sample_weight: Any,
-    estimand: str,
-    normalize: bool = True,
-    scale_by_half: Any = "auto",
+    definition: ProbabilisticLoss, supported: tuple[str, ...], arguments: dict
 ) -> NoisyScore:
+    """The public metric of ``definition`` for the call's ``arguments``."""
+    estimand = arguments["estimand"]
     check_estimand(estimand, metric=definition.name, supported=supported)
-    normalize = check_bool(normalize, name="normalize")
-    scale_by_half = check_option(
-        scale_by_half, ("auto", True, False), name="scale_by_half"
-    )
-    loss, proba, index, noise, weight, scale = _loss_inputs(
-        definition,
-        y_true,
-        y_proba,
-        q,
-        transition_matrix,
-        labels,
-        pos_label,
-        sample_weight,
-    )
+    arguments = {
+        **arguments,
+        "normalize": check_bool(arguments.get("normalize", True), name="normalize"),
+        "scale_by_half": check_option(
+            arguments.get("scale_by_half", "auto"),
+            ("auto", True, False),
+            name="scale_by_half",
+        ),
+    }
+    problem = _problem(definition, arguments)
+    loss, proba, index, noise, weight, scale, divisor = problem
     n_samples = proba.shape[0]
-    nominal, expected, variance, floor = _loss_totals(
-        loss, proba, index, noise, weight, estimand
-    )
-    scale, divisor = _output_scale(
-        definition, noise.n_classes, n_samples, weight, scale, normalize, scale_by_half
-    )
+    nominal, expected, variance, floor = _loss_totals(problem, estimand)
     return NoisyScore(
         definition.name,
         expected=expected * scale / divisor,
@@ -196,110 +192,16 @@ def _expected_loss(
     )
 
 
-def _loss_inputs(
-    definition: ProbabilisticLoss,
-    y_true: Any,
-    y_proba: Any,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    pos_label: Any,
-    sample_weight: Any,
-) -> tuple[Loss, np.ndarray, ClassIndex, FlipNoise, np.ndarray | None, float]:
-    """Validated ``(loss, proba, class index, noise, weight, weight scale)``."""
-    proba, eps = _check_proba(y_proba)
-    y_true = as_label_array(y_true, name="y_true")
-    n_samples = proba.shape[0]
-    if y_true.shape[0] != n_samples:
-        raise ValueError(
-            "y_true and y_proba must have the same number of samples; got "
-            f"{y_true.shape[0]} and {n_samples}."
-        )
-    weight, scale = weights_and_scale(sample_weight, n_samples)
-    need_order = transition_matrix is not None
-    if proba.ndim == 1:
-        n_classes = 2
-        index, order = _binary_problem(
-            y_true,
-            pos_label_rules=definition.pos_label,
-            labels=labels,
-            pos_label=pos_label,
-            need_pair=need_order,
-        )
-    else:
-        n_classes = proba.shape[1]
-        index, classes, order = _classes_of(y_true, labels)
-        if classes.size != n_classes:
-            raise ValueError(
-                f"y_proba has {n_classes} columns but there are {classes.size} "
-                f"classes ({classes.tolist()}"
-                + (" found in y_true" if labels is None else " in labels")
-                + "). Pass all the classes through `labels`, in the order of the "
-                "columns of y_proba (sorted)."
-            )
-    noise = FlipNoise.from_params(
-        q, transition_matrix, n_samples=n_samples, n_classes=n_classes
-    )
-    if order is not None:
-        noise = noise.permute(order)
-    return definition.loss(eps), proba, index, noise, weight, scale
-
-
-def _output_scale(
-    definition: ProbabilisticLoss,
-    n_classes: int,
-    n_samples: int,
-    weight: np.ndarray | None,
-    scale: float,
-    normalize: bool,
-    scale_by_half: Any,
-) -> tuple[float, float]:
-    """``(scale, divisor)``: the metric is ``scale · Σ w ℓ / divisor``."""
-    divisor = 1.0
-    if normalize:  # divided, not multiplied by 1/W: scikit-learn's last bit
-        divisor = float(n_samples) if weight is None else float(weight.sum())
-        scale = 1.0
-    if definition.scale_by_half and scale_by_half != "auto":
-        # the loss is halved for two classes ("auto"); scale_by_half overrides
-        half = bool(scale_by_half)
-        scale *= (1.0 if half else 2.0) if n_classes == 2 else 0.5**half
-    return scale, divisor
-
-
 def _loss_terms(
     definition: ProbabilisticLoss, arguments: dict[str, Any], score: NoisyScore
 ) -> tuple[np.ndarray, np.ndarray | None, float]:
-    """The Brier score's or log-loss's per-sample terms (the sampling rule).
-
-    ``E_i`` of :func:`_loss_totals` for the estimand: the expected loss over
-    the flips (forward), the backward-corrected loss (truth) or the observed
-    loss (remeasurement); the metric is their weighted mean times the scale.
-    """
-    loss, proba, index, noise, weight, scale = _loss_inputs(
-        definition,
-        arguments["y_true"],
-        arguments["y_proba"],
-        arguments.get("q"),
-        arguments.get("transition_matrix"),
-        arguments.get("labels"),
-        arguments.get("pos_label"),
-        arguments.get("sample_weight"),
-    )
-    h = np.empty(proba.shape[0])
-    _loss_totals(
-        loss, proba, index, noise, weight, arguments.get("estimand", "forward"), h
-    )
-    scale, divisor = _output_scale(
-        definition,
-        noise.n_classes,
-        proba.shape[0],
-        weight,
-        scale,
-        arguments.get("normalize", True),
-        arguments.get("scale_by_half", "auto"),
-    )
-    w_sum = float(proba.shape[0]) if weight is None else float(np.sum(weight))
-    return h, weight, scale * w_sum / divisor
+    """The per-sample terms ``E_i`` of :func:`_loss_totals` (the sampling rule)."""
+    problem = _problem(definition, arguments)
+    n_samples, weight = problem.proba.shape[0], problem.weight
+    h = np.empty(n_samples)
+    _loss_totals(problem, arguments.get("estimand", "forward"), h)
+    w_sum = float(n_samples) if weight is None else float(np.sum(weight))
+    return h, weight, problem.scale * w_sum / problem.divisor
 
 
 _COMMON_PARAMETERS_DOC = """\
@@ -344,10 +246,8 @@ def expected_brier_score_loss(
 ) -> NoisyScore:
     """Expected Brier score loss, and its variance, under label flips.
 
-    The Brier loss of sample ``i`` is, as in
-    :func:`sklearn.metrics.brier_score_loss`, ``Σ_c (p_ic - 1[c = ỹ_i])²``
-    (halved for binary problems). Its mean and variance over the label flips are
-    exact sums over the samples. Read more in the
+    The loss is that of :func:`sklearn.metrics.brier_score_loss`; its moments
+    over the flips are exact. Read more in the
     :ref:`User Guide <formula_probabilistic>`.
 
     Parameters
@@ -379,11 +279,6 @@ def expected_brier_score_loss(
         ``nominal`` is :func:`sklearn.metrics.brier_score_loss` on ``y_true``;
         ``method`` is ``"exact"``.
 
-    See Also
-    --------
-    sklearn.metrics.brier_score_loss : The metric on exact labels.
-    expected_log_loss : The same for the log-loss.
-
     Examples
     --------
     >>> from sklearn_noisy.metrics import expected_brier_score_loss
@@ -392,17 +287,7 @@ def expected_brier_score_loss(
     (0.0375, 0.1025, 0.010125)
     """
     return _expected_loss(
-        BRIER_SCORE_LOSS,
-        expected_brier_score_loss.estimands,
-        y_true,
-        y_proba,
-        q=q,
-        transition_matrix=transition_matrix,
-        labels=labels,
-        pos_label=pos_label,
-        sample_weight=sample_weight,
-        estimand=estimand,
-        scale_by_half=scale_by_half,
+        BRIER_SCORE_LOSS, expected_brier_score_loss.estimands, locals()
     )
 
 
@@ -424,10 +309,9 @@ def expected_log_loss(
 ) -> NoisyScore:
     """Expected log-loss, and its variance, under label flips.
 
-    The probabilities are clipped to ``[eps, 1 - eps]`` as in
-    :func:`sklearn.metrics.log_loss`; the mean and variance of the loss over
-    the label flips are exact sums over the samples, computed without
-    cancellation. Read more in the :ref:`User Guide <formula_probabilistic>`.
+    The loss is that of :func:`sklearn.metrics.log_loss` (probabilities clipped
+    as there); its moments over the flips are exact. Read more in the
+    :ref:`User Guide <formula_probabilistic>`.
 
     Parameters
     ----------
@@ -455,11 +339,6 @@ def expected_log_loss(
         ``nominal`` is :func:`sklearn.metrics.log_loss` on ``y_true``;
         ``method`` is ``"exact"``.
 
-    See Also
-    --------
-    sklearn.metrics.log_loss : The metric on exact labels.
-    expected_brier_score_loss : The same for the Brier score.
-
     Examples
     --------
     >>> from sklearn_noisy.metrics import expected_log_loss
@@ -469,16 +348,4 @@ def expected_log_loss(
     >>> round(score.nominal, 6), round(score.expected, 6)
     (0.216162, 0.376156)
     """
-    return _expected_loss(
-        LOG_LOSS,
-        expected_log_loss.estimands,
-        y_true,
-        y_proba,
-        q=q,
-        transition_matrix=transition_matrix,
-        labels=labels,
-        pos_label=None,
-        sample_weight=sample_weight,
-        estimand=estimand,
-        normalize=normalize,
-    )
+    return _expected_loss(LOG_LOSS, expected_log_loss.estimands, locals())

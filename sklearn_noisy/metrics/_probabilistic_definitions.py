@@ -1,11 +1,9 @@
-"""The Brier score and the log-loss, each defined once, as the engines read them.
+"""The Brier score and the log-loss, each defined once, and their inputs' validation.
 
-No engine knows a probabilistic loss by name: the exact engine
-(:mod:`~sklearn_noisy.metrics._probabilistic`), the binary encoding of its
-inputs (:mod:`~sklearn_noisy.metrics._probabilistic_inputs`) and the paired
-kernel (:mod:`~sklearn_noisy.metrics._paired_kernels`) read its
-:class:`ProbabilisticLoss`, which the registry record points at
-(``MetricInfo.definition``).
+The exact engine (:mod:`~sklearn_noisy.metrics._probabilistic`) and the paired
+kernel read a :class:`ProbabilisticLoss`, which the registry record points at
+(``MetricInfo.definition``); the probabilities, the classes and the binary
+problem of a 1-D ``y_proba`` are validated here with scikit-learn's rules.
 """
 
 from __future__ import annotations
@@ -16,14 +14,26 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-__all__ = ["BRIER_SCORE_LOSS", "LOG_LOSS", "ProbabilisticLoss"]
+from ..utils._arrays import check_finite
+from ..utils._labels import EncodedLabels, check_classification_labels, encode_labels
+from ..utils._warnings import warn
 
-# A loss maps a chunk of probabilities (n, n_columns) to the loss matrix
-# (n, K): L[i, j] is the loss of sample i if its label is the j-th class.
+__all__ = [
+    "BRIER_SCORE_LOSS",
+    "LOG_LOSS",
+    "ClassIndex",
+    "ProbabilisticLoss",
+    "_binary_problem",
+    "_check_proba",
+    "_classes_of",
+]
+
+#: ``L[i, j]``, the loss of sample ``i`` if its label is the ``j``-th class.
 Loss = Callable[[np.ndarray], np.ndarray]
 
 
-def _brier_loss(eps: float) -> Loss:  # no clipping: eps unused
+def _brier_loss(eps: float) -> Loss:
+    """The Brier loss table (no clipping: ``eps`` is unused)."""
     return _brier_table
 
 
@@ -52,29 +62,14 @@ def _log_loss(eps: float) -> Loss:
 class ProbabilisticLoss:
     """One loss of predicted probabilities, as the engines read it.
 
-    Parameters
-    ----------
-    name : str
-        The registry name (``NoisyScore.metric``).
-    loss : callable
-        ``loss(eps) -> table``: ``table(proba)`` maps a chunk of probabilities
-        (1-D: of the positive class; 2-D: one column per class) to the loss
-        matrix ``L[i, j]``, the loss of sample ``i`` if its label is the
-        ``j``-th class; ``eps`` is the machine epsilon of the probabilities'
-        dtype, where a loss clips them (the log-loss, as scikit-learn).
-    pos_label : bool
-        Whether the binary loss is that of the positive class's probability
-        (the Brier score): a 1-D ``y_proba`` is that of ``pos_label``, with
-        scikit-learn's rules, and the paired kernel takes the last of two
-        columns; else a 1-D ``y_proba`` is that of the greater class (the
-        log-loss).
-    scale_by_half : bool
-        Whether the metric takes scikit-learn's ``scale_by_half`` option
-        (halve the loss; by default for two classes).
+    ``loss(eps)`` returns the table ``proba -> L`` (1-D ``proba``: of the
+    positive class), ``eps`` the clipping bound of the probabilities' dtype.
+    ``pos_label``: a 1-D ``y_proba`` is that of ``pos_label`` with
+    scikit-learn's rules (Brier), else of the greater class (log-loss).
+    ``scale_by_half``: the metric takes scikit-learn's option of that name.
     """
 
-    #: What the paired comparison asks of any registry definition: no
-    #: streamed difference, no existence condition.
+    #: The paired comparison asks these of every definition: none here.
     streamed_difference: ClassVar[Any] = None
     paired_existence: ClassVar[Any] = None
 
@@ -90,3 +85,181 @@ BRIER_SCORE_LOSS = ProbabilisticLoss(
 )
 #: The log-loss: ``−log p_y``, the probabilities clipped at the dtype's eps.
 LOG_LOSS = ProbabilisticLoss("log_loss", _log_loss)
+
+
+def _check_proba(y_proba: Any) -> tuple[np.ndarray, float]:
+    """``y_proba`` as float64 (1-D or 2-D) and the clipping eps of its dtype."""
+    if hasattr(y_proba, "to_numpy") and not isinstance(y_proba, np.ndarray):
+        y_proba = y_proba.to_numpy()
+    try:
+        array = np.asarray(y_proba)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"y_proba must be an array-like of probabilities; got {y_proba!r}."
+        ) from exc
+    if array.dtype.kind not in "biuf":
+        raise TypeError(
+            f"y_proba must hold probabilities; got an array of dtype {array.dtype}."
+        )
+    dtype = np.float32 if array.dtype == np.float32 else np.float64
+    eps = float(np.finfo(dtype).eps)
+    array = array.astype(np.float64, copy=False)
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if array.ndim not in (1, 2):
+        raise ValueError(
+            "y_proba must be 1-D (probability of the positive class) or 2-D "
+            f"(n_samples, n_classes); got shape {array.shape}."
+        )
+    if array.shape[0] == 0:
+        raise ValueError("y_proba is empty: at least one sample is required.")
+    check_finite(array, name="y_proba")
+    if array.max() > 1.0:
+        raise ValueError(f"y_proba contains values greater than 1: {array.max()!r}.")
+    if array.min() < 0.0:
+        raise ValueError(f"y_proba contains values lower than 0: {array.min()!r}.")
+    if array.ndim == 2:
+        row_sums = array.sum(axis=1)
+        if np.max(np.abs(row_sums - 1.0)) > np.sqrt(eps):
+            warn(
+                "The y_proba values do not sum to one. Make sure to pass "
+                "probabilities.",
+                UserWarning,
+            )
+    return array, eps
+
+
+def _sorted_labels(labels: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``labels`` sorted as the columns of ``y_proba`` (scikit-learn), and the order."""
+    classes = np.asarray(labels)
+    if classes.ndim != 1 or classes.size == 0:
+        raise ValueError("labels must be a non-empty 1-D list of class labels.")
+    order = np.argsort(classes, kind="stable")
+    if np.any(order != np.arange(classes.size)):
+        warn(
+            f"Labels passed were {classes.tolist()}. The columns of y_proba are "
+            "taken to follow the sorted labels "
+            f"{classes[order].tolist()}, as in scikit-learn; transition_matrix "
+            "stays in the order of `labels`.",
+            UserWarning,
+        )
+    return classes[order], order
+
+
+class ClassIndex:
+    """Each sample's class position, read a chunk at a time: ``index[rows]``.
+
+    Encoded labels are decoded per chunk; a 0/1 indicator array serves as is.
+    """
+
+    def __init__(self, source: EncodedLabels | np.ndarray) -> None:
+        self._source = source
+        self.shape = (
+            (source.n_samples,) if isinstance(source, EncodedLabels) else source.shape
+        )
+
+    def __getitem__(self, rows: slice) -> np.ndarray:
+        if isinstance(self._source, EncodedLabels):
+            return self._source.indices(rows)[0]
+        return self._source[rows]
+
+
+def _class_index(y_true: np.ndarray, classes: np.ndarray | None) -> tuple:
+    """Positions of ``y_true`` in ``classes`` (default: its sorted classes)."""
+    if classes is None:
+        encoded = encode_labels(y_true, y_true, None)
+        return ClassIndex(encoded), encoded.classes
+    index, _, classes = check_classification_labels(y_true, y_true, labels=classes)
+    return ClassIndex(index), classes
+
+
+def _classes_of(y_true: np.ndarray, labels: Any) -> tuple:
+    """``(index, classes, order)``: ``y_true``'s positions in the sorted ``labels``.
+
+    ``order`` sorts ``labels``; one class is an error, as in scikit-learn.
+    """
+    if labels is not None:
+        classes, order = _sorted_labels(labels)
+        index, classes = _class_index(y_true, classes)
+    else:
+        index, classes = _class_index(y_true, None)
+        order = np.arange(classes.size)
+    if classes.size == 1:
+        raise ValueError(
+            f"y_true contains only one label ({classes[0]!r}). Please provide "
+            "the list of all expected class labels explicitly through the "
+            "labels argument."
+        )
+    return index, classes, order
+
+
+def _binary_pos_label(classes: np.ndarray, pos_label: Any) -> Any:
+    """scikit-learn's default positive class for a 1-D ``y_proba`` (Brier)."""
+    if pos_label is not None:
+        return pos_label
+    if classes.dtype.kind in "OUS":
+        raise ValueError(
+            f"y_true takes value in {classes.tolist()} and pos_label is not "
+            "specified: either make y_true take value in {0, 1} or {-1, 1} or "
+            "pass pos_label explicitly."
+        )
+    values = set(classes.tolist())
+    if values <= {0, 1} or values <= {-1, 1}:
+        return 1
+    return classes[-1]
+
+
+def _binary_problem(
+    y_true: np.ndarray,
+    *,
+    pos_label_rules: bool,
+    labels: Any,
+    pos_label: Any,
+    need_pair: bool,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The positive indicator (0/1) of a binary problem with a 1-D ``y_proba``.
+
+    With ``need_pair``, also the indices of ``[negative, positive]`` in
+    ``labels``. ``pos_label_rules``: ``y_proba`` is that of ``pos_label``
+    (Brier), else of the greater class (log-loss), as in scikit-learn.
+    """
+    if not pos_label_rules:
+        _, classes, order = _classes_of(y_true, labels)
+        if classes.size != 2:
+            raise ValueError(
+                "y_proba is 1-D (a binary problem) but there are "
+                f"{classes.size} classes: {classes.tolist()}. Pass a 2-D y_proba "
+                "with one column per class."
+            )
+        indicator = np.asarray(y_true == classes[1]).view(np.int8)
+        return ClassIndex(indicator), (order if need_pair else None)
+    if labels is not None:
+        classes = np.asarray(labels)
+        if classes.ndim != 1 or classes.size != 2 or np.unique(classes).size != 2:
+            raise ValueError(
+                "With a 1-D y_proba, labels must list the two classes; got "
+                f"{classes.tolist()!r}."
+            )
+        _class_index(y_true, classes)
+    else:
+        _, classes = _class_index(y_true, None)
+        if classes.size > 2:
+            raise ValueError(
+                "The type of the target inferred from y_true is multiclass "
+                f"({classes.size} classes) but should be binary according to the "
+                "shape of y_proba."
+            )
+    pos_label = _binary_pos_label(np.sort(classes), pos_label)
+    indicator = ClassIndex(np.asarray(y_true == pos_label).view(np.int8))
+    if not need_pair:
+        return indicator, None
+    if labels is None and not np.any(classes == pos_label):
+        classes = np.union1d(classes, np.asarray([pos_label]))
+    positive = np.flatnonzero(classes == pos_label)
+    if classes.size != 2 or positive.size != 1:
+        raise ValueError(
+            "transition_matrix needs the two classes of the binary problem: pass "
+            "them through `labels` (with pos_label among them); found "
+            f"{classes.tolist()!r} for pos_label={pos_label!r}."
+        )
+    return indicator, np.array([1 - positive[0], positive[0]])

@@ -1,12 +1,14 @@
-"""The area under the ROC curve when binary labels flip.
+"""The area under the ROC curve, and the curve itself, when binary labels flip.
 
-:func:`expected_roc_auc_score`: exact moments over the flips (user guide:
-:ref:`formula_roc_auc`), and a de-noised estimate of the AUC on the true classes.
+:func:`expected_roc_auc_score` (user guide: :ref:`roc_auc`) and
+:func:`noisy_roc_curve`, the vertically averaged curve of seeded redraws of the
+labels drawn by :class:`~sklearn_noisy.metrics.NoisyRocCurveDisplay`
+(:ref:`roc_curve_display`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from sklearn.metrics import roc_auc_score
@@ -27,12 +29,17 @@ from ._roc_auc_kernels import (
 )
 from ._test_set_sampling import with_test_set_sampling
 
-__all__ = ["expected_roc_auc_score"]
+__all__ = ["NoisyRocCurve", "expected_roc_auc_score", "noisy_roc_curve"]
 
 _METRIC = "roc_auc"
 _METHODS = ("auto", "exact", "delta")
 #: Above this probability that one class is missing, the moments warn.
 _UNDEFINED_WARNING = 1e-3
+#: Label (or grid) entries per batch of redraws (bounds the memory of a batch).
+_BATCH_ELEMENTS = 1_000_000
+#: Redraws with a single class are discarded; give up after this many times
+#: ``n_draws`` attempts.
+_MAX_ATTEMPTS = 100
 
 
 def _check_inputs(
@@ -132,14 +139,7 @@ def _forward(
 def _truth(
     positive: np.ndarray, scores: np.ndarray, t0: np.ndarray, t1: np.ndarray
 ) -> tuple[float, float]:
-    """De-noised AUC ``Û / D̂`` from unbiased per-pair terms, delta variance.
-
-    ``u_i = (1[observed positive] − t0_i) / (t1_i − t0_i)`` is unbiased for the
-    true indicator and independent across samples, so
-    ``Û = Σ_{i≠j} h_ij u_i (1 − u_j) = Σ u_i r_i − (S² − Σ u²)/2`` and
-    ``D̂ = Σ_{i≠j} u_i (1 − u_j) = (M − 1) S − (S² − Σ u²)`` are unbiased for the
-    true Mann-Whitney count and for ``N₊ N₋`` (``S = Σ u``).
-    """
+    """De-noised AUC ``Û / D̂`` and its delta variance (user guide: truth estimate)."""
     n_samples = positive.size
     scale = t1 - t0
     u = (positive - t0) / scale
@@ -158,8 +158,8 @@ def _truth(
     estimate = count / pairs
     rest = total - u
     gradient = (ranks - rest - estimate * ((n_samples - 1) - 2.0 * rest)) / pairs
-    # Var(u_i) = π_i (1 − π_i) / (t1 − t0)², π_i (1 − π_i) estimated without bias
-    # (it is linear in the true indicator), kept within its two possible values.
+    # Var(u_i) = π_i (1 − π_i) / (t1 − t0)², estimated without bias and kept
+    # within its two possible values.
     low, high = t0 * (1.0 - t0), t1 * (1.0 - t1)
     spread = np.clip(
         low + u * (high - low), np.minimum(low, high), np.maximum(low, high)
@@ -182,10 +182,8 @@ def expected_roc_auc_score(
 ) -> NoisyScore:
     """Expected ROC AUC, and its variance, when binary labels flip.
 
-    The scores are held fixed and each label flips with probability ``q_i`` (or
-    as a 2 x 2 transition matrix says). The moments are conditional on both
-    classes being present, with a warning when one class is missing in more
-    than 0.1 % of draws. Read more in the :ref:`User Guide <formula_roc_auc>`.
+    The scores are held fixed; the moments are conditional on both classes
+    being present. Read more in the :ref:`User Guide <formula_roc_auc>`.
 
     Parameters
     ----------
@@ -210,24 +208,18 @@ def expected_roc_auc_score(
         ``y_true``. Needed when ``y_true`` holds one class only.
 
     method : {"auto", "exact", "delta"}, default="auto"
-        ``"exact"``: the exact conditional moments; ``"delta"``: a second-order
-        expansion in the number of positives. ``"auto"`` is exact up to 5·10⁶
-        terms, else delta. The truth estimand always uses the delta method.
+        Exact conditional moments, or a delta expansion in the number of
+        positives; ``"auto"`` is exact up to 5·10⁶ terms. Truth uses delta.
 
     estimand : {"forward", "truth"}, default="forward"
-        ``"forward"``: the AUC over flips of exact labels ``y_true``;
-        ``"truth"``: an estimate of the AUC against the unknown true classes
-        (:ref:`estimands`).
+        The AUC over flips of exact labels ``y_true``, or an estimate of the
+        AUC against the unknown true classes (:ref:`estimands`).
 
     Returns
     -------
     NoisyScore
         ``nominal`` is scikit-learn's ROC AUC of ``y_true`` (NaN when it holds
         one class).
-
-    See Also
-    --------
-    sklearn.metrics.roc_auc_score : The metric on exact labels.
 
     Examples
     --------
@@ -247,7 +239,7 @@ def expected_roc_auc_score(
     t0, t1, noise = _flip_law(positive, q, transition_matrix)
     nominal = _nominal(positive, scores)
     n_samples = positive.size
-    if not (np.any(t0 > 0.0) or np.any(t1 < 1.0)):  # no noise: scikit-learn's
+    if not (np.any(t0 > 0.0) or np.any(t1 < 1.0)):
         if np.isnan(nominal):
             raise ValueError(
                 "Only one class present in y_true. ROC AUC score is not defined "
@@ -262,3 +254,109 @@ def expected_roc_auc_score(
         )
     expected, variance, used = _forward(positive, scores, t0, t1, method)
     return NoisyScore(_METRIC, expected, variance, nominal, n_samples, used)
+
+
+class NoisyRocCurve(NamedTuple):
+    """The vertically averaged ROC curve of the redrawn labels on a grid."""
+
+    fpr_grid: np.ndarray
+    tpr_expected: np.ndarray
+    tpr_std: np.ndarray
+    tpr_low: np.ndarray
+    tpr_high: np.ndarray
+    method: str
+
+
+def _curve_points(labels: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Cumulative ``(TP, FP)`` at each distinct threshold, from the corner (0, 0).
+
+    ``labels`` (one row per draw, 0/1) are sorted by decreasing score; ``ends``
+    are the positions one past the last sample of each group of tied scores.
+    """
+    counts = np.cumsum(labels, axis=1, dtype=np.int64)[:, ends - 1]
+    tp = np.concatenate([np.zeros((labels.shape[0], 1), np.int64), counts], axis=1)
+    fp = np.concatenate([[0], ends]).astype(np.int64)[None, :] - tp
+    return tp, fp
+
+
+def _tpr_on_grid(tp: np.ndarray, fp: np.ndarray, n_grid: int) -> np.ndarray:
+    """TPR of each draw's broken-line curve at ``FPR = j / (n_grid - 1)``.
+
+    On a vertical step the highest TPR is taken; the comparisons are in
+    integers, so no grid point is misplaced by rounding.
+    """
+    n_rows, n_points = tp.shape
+    steps = n_grid - 1
+    negatives = fp[:, -1]
+    positives = tp[:, -1]
+    stride = int(fp[0, -1] + tp[0, -1]) * steps + 1
+    offset = np.arange(n_rows, dtype=np.int64)[:, None] * stride
+    keys = (fp * steps + offset).ravel()
+    target = np.arange(n_grid, dtype=np.int64)[None, :] * negatives[:, None]
+    index = np.searchsorted(keys, (target + offset).ravel(), side="right")
+    index = index.reshape(n_rows, n_grid) - 1 - np.arange(n_rows)[:, None] * n_points
+    after = np.minimum(index + 1, n_points - 1)
+    rows = np.arange(n_rows)[:, None]
+    fp_at, fp_next = fp[rows, index], fp[rows, after]
+    tp_at, tp_next = tp[rows, index], tp[rows, after]
+    width = (fp_next - fp_at) * steps
+    rise = np.zeros(target.shape)
+    moving = width > 0
+    rise[moving] = (target - fp_at * steps)[moving] / width[moving]
+    return (tp_at + rise * (tp_next - tp_at)) / positives[:, None]
+
+
+def _summary(
+    values: np.ndarray, n_grid: int, level: float, method: str
+) -> NoisyRocCurve:
+    grid = np.arange(n_grid) / (n_grid - 1)
+    expected = values.mean(axis=0)
+    std = values.std(axis=0, ddof=1) if values.shape[0] > 1 else np.zeros(n_grid)
+    tail = (1.0 - level) / 2.0
+    low, high = np.quantile(values, [tail, 1.0 - tail], axis=0)
+    return NoisyRocCurve(grid, expected, std, low, high, method)
+
+
+def noisy_roc_curve(
+    positive: np.ndarray,
+    scores: np.ndarray,
+    q: Any,
+    transition_matrix: Any,
+    *,
+    n_draws: int,
+    n_grid: int,
+    confidence_level: float,
+    rng: np.random.Generator,
+) -> NoisyRocCurve:
+    """The vertically averaged ROC curve of the flipped labels and its band.
+
+    The flips are those of :func:`expected_roc_auc_score`; without any flip,
+    the curve of the labels as given (exact).
+    """
+    order = np.argsort(-scores, kind="stable")
+    ranked = scores[order]
+    ends = np.append(np.flatnonzero(ranked[1:] != ranked[:-1]) + 1, ranked.size)
+    index = positive[order].astype(np.intp)
+    t0, t1, noise = _flip_law(positive, q, transition_matrix)
+    if not (np.any(t0 > 0.0) or np.any(t1 < 1.0)):
+        values = _tpr_on_grid(*_curve_points(index[None, :], ends), n_grid)
+        return _summary(values, n_grid, confidence_level, "exact")
+    sampler = noise.take(order).sampler(index, np.array([0, 1]))
+    batch = max(1, min(n_draws, _BATCH_ELEMENTS // max(positive.size, n_grid)))
+    kept: list[np.ndarray] = []
+    found, attempts = 0, 0
+    while found < n_draws:
+        if attempts >= _MAX_ATTEMPTS * n_draws:
+            raise ValueError(
+                f"Only {found} of {attempts} redraws of the labels hold both "
+                f"classes: n_draws={n_draws} curves cannot be drawn."
+            )
+        labels = sampler.draw(rng, batch)
+        attempts += batch
+        n_positive = labels.sum(axis=1)
+        labels = labels[(n_positive > 0) & (n_positive < positive.size)]
+        labels = labels[: n_draws - found]
+        found += labels.shape[0]
+        if labels.shape[0]:
+            kept.append(_tpr_on_grid(*_curve_points(labels, ends), n_grid))
+    return _summary(np.concatenate(kept), n_grid, confidence_level, "monte_carlo")

@@ -1,32 +1,8 @@
-"""Moments of the ROC AUC when the binary labels are independent Bernoulli draws.
+"""Moments of the ROC AUC of fixed scores when the labels are Bernoulli draws.
 
-With scores ``s`` held fixed and each label observed positive with probability
-``π_i``, the AUC of one draw ``Z`` is ``U / (N (M - N))`` with
-
-* ``U = Σ_{i≠j} h_ij Z_i (1 - Z_j)``, ``h_ij = 1`` if ``s_i > s_j``, ``1/2`` on a
-  tie, ``0`` otherwise (the Mann-Whitney count);
-* ``N = Σ Z_i`` the number of positives, itself random.
-
-The AUC is undefined when ``N`` is 0 or ``M`` (one class); the moments are
-conditional on both classes being present.
-
-**Exact moments** (user guide: :ref:`formula_roc_auc`). With the generating
-polynomial ``G(z) = Π (1 - π_l + π_l z)``, ``a_i(z) = π_i z / (1 - π_i + π_i z)``
-and ``b_j(z) = (1 - π_j) / (1 - π_j + π_j z)``,
-
-    E[U; N = n]  = [z^n] G(z) A(z),   A = Σ_{i≠j} h_ij a_i b_j,
-    E[U²; N = n] = [z^n] G(z) Q(z),
-
-where ``Q`` is ``A²`` with the index collisions of ``U²`` put right
-(``Z_i² = Z_i``, ``Z_i (1 - Z_i) = 0``); every sum in ``A`` and ``Q`` is a prefix
-sum over the samples sorted by score, so one evaluation costs ``O(M)``. The
-coefficients come from an inverse DFT over the window of counts that carries
-the probability of ``N`` (outside it below 1e-60), and
-``E[AUC^k] = Σ_n E[U^k; N = n] / (n (M - n))^k / P(0 < N < M)``.
-
-**Delta method** (large ``M``): the unconditional ``E[U]``, ``E[U²] = Q(1)``,
-``Cov(U, N) = A'(1)`` and the moments of ``N`` in a second-order expansion of
-``U / (N (M - N))`` around ``E[N]``.
+The exact method (generating functions, an inverse DFT over the window of the
+number of positives) and the delta method are derived in the user guide
+(:ref:`formula_roc_auc`); the moments are conditional on both classes present.
 """
 
 from __future__ import annotations
@@ -75,14 +51,16 @@ def tie_groups(scores: np.ndarray) -> TieGroups:
     return TieGroups(order, start, start + np.repeat(sizes, sizes))
 
 
-def _below(values: np.ndarray, groups: TieGroups, tie: float) -> np.ndarray:
-    """``Σ_{j: s_j < s_i} v_j + tie · Σ_{j ≠ i, s_j = s_i} v_j`` along the last axis.
-
-    ``values`` are in sorted order; so is the result.
-    """
+def _prefix(values: np.ndarray) -> np.ndarray:
+    """Cumulative sums along the last axis, with a leading 0."""
     cum = np.cumsum(values, axis=-1)
     zero = np.zeros((*values.shape[:-1], 1), dtype=cum.dtype)
-    cum = np.concatenate([zero, cum], axis=-1)
+    return np.concatenate([zero, cum], axis=-1)
+
+
+def _below(values: np.ndarray, groups: TieGroups, tie: float) -> np.ndarray:
+    """``Σ_{j: s_j < s_i} v_j + tie · Σ_{j ≠ i, s_j = s_i} v_j`` (sorted order)."""
+    cum = _prefix(values)
     lower = cum[..., groups.start]
     group = cum[..., groups.stop] - lower
     return lower + tie * (group - values)
@@ -90,9 +68,7 @@ def _below(values: np.ndarray, groups: TieGroups, tie: float) -> np.ndarray:
 
 def _above(values: np.ndarray, groups: TieGroups, tie: float) -> np.ndarray:
     """``Σ_{j: s_j > s_i} v_j + tie · Σ_{j ≠ i, s_j = s_i} v_j`` (sorted order)."""
-    cum = np.cumsum(values, axis=-1)
-    zero = np.zeros((*values.shape[:-1], 1), dtype=cum.dtype)
-    cum = np.concatenate([zero, cum], axis=-1)
+    cum = _prefix(values)
     total = cum[..., -1:]
     upper = total - cum[..., groups.stop]
     group = cum[..., groups.stop] - cum[..., groups.start]
@@ -101,11 +77,7 @@ def _above(values: np.ndarray, groups: TieGroups, tie: float) -> np.ndarray:
 
 def _tie_pairs(values: np.ndarray, groups: TieGroups) -> np.ndarray:
     """``Σ over tied pairs i ≠ j of v_i v_j`` (ordered pairs), along the last axis."""
-    cum = np.cumsum(values, axis=-1)
-    cum2 = np.cumsum(values * values, axis=-1)
-    zero = np.zeros((*values.shape[:-1], 1), dtype=cum.dtype)
-    cum = np.concatenate([zero, cum], axis=-1)
-    cum2 = np.concatenate([zero, cum2], axis=-1)
+    cum, cum2 = _prefix(values), _prefix(values * values)
     first = np.flatnonzero(np.r_[True, groups.start[1:] != groups.start[:-1]])
     start, stop = groups.start[first], groups.stop[first]
     sums = cum[..., stop] - cum[..., start]
@@ -119,14 +91,8 @@ def _first_second(
     """``A = Σ h_ij a_i b_j`` and ``Q``, the collision-corrected ``A²``.
 
     ``a`` and ``b`` are in sorted order along the last axis (one row per
-    evaluation point). With ``R_i = Σ_j h_ij b_j``, ``C_j = Σ_i h_ij a_i`` and
-    the tie-weighted (1/4) sums of squares,
-
-        Q = A² − Σ a²R² − Σ b²C² − 2 Σ a b R C + Σ a² R¼(b²) + ¼ Σ_ties a_i b_i a_j b_j
-            + Σ a (R² − R¼(b²)) + Σ b (C² − C¼(a²)) + Σ a R¼(b)
-
-    (the terms of ``U²`` whose four indices are distinct, then those with
-    ``i = k``, with ``j = l``, and with both).
+    evaluation point); ``Q`` sums the terms of ``U²`` with four distinct
+    indices, then those with ``i = k``, with ``j = l`` and with both.
     """
     r = _below(b, groups, 0.5)
     c = _above(a, groups, 0.5)
@@ -148,15 +114,9 @@ def _first_second(
     return first, distinct + same_i + same_j + same_both
 
 
-def _window_size(p: np.ndarray) -> tuple[int, int]:
-    offset, pmf = poisson_binomial_window(p)
-    return offset, int(pmf.size)
-
-
 def exact_cost(p: np.ndarray) -> int:
     """Number of (evaluation point × sample) terms :func:`auc_moments_exact` needs."""
-    _, width = _window_size(p)
-    n_fft = sp_fft.next_fast_len(width + 2, real=True)
+    n_fft = sp_fft.next_fast_len(poisson_binomial_window(p)[1].size + 2, real=True)
     return (n_fft // 2 + 1) * p.size
 
 
@@ -177,26 +137,20 @@ def _conditional(moments: np.ndarray, offset: int, n_samples: int) -> AucMoments
 
 
 def auc_moments_exact(p: np.ndarray, scores: np.ndarray) -> AucMoments:
-    """Exact conditional mean and variance of the AUC (see the module docstring).
+    """Exact conditional mean and variance of the AUC.
 
-    Parameters
-    ----------
-    p : ndarray of shape (n_samples,)
-        Probability that each label is observed positive.
-    scores : ndarray of shape (n_samples,)
-        The scores, held fixed.
+    ``p`` is the probability that each label is observed positive, ``scores``
+    the scores, held fixed.
     """
     n_samples = p.size
     groups = tie_groups(scores)
     ps = p[groups.order]
     offset, pmf = poisson_binomial_window(p)
     width = pmf.size
-    # DFT length: the window, with room so that no count aliases onto another.
     n_fft = sp_fft.next_fast_len(width + 2, real=True)
     n_points = n_fft // 2 + 1
     angles = 2.0 * np.pi * np.arange(n_points) / n_fft
     z = np.exp(1j * angles)
-    # Shift the window to the origin: multiply by z^-offset.
     shift = np.exp(-1j * angles * offset)
     values = np.zeros((3, n_points), dtype=np.complex128)
     block = max(1, _BLOCK_ELEMENTS // max(n_samples, 1))
@@ -214,16 +168,12 @@ def auc_moments_exact(p: np.ndarray, scores: np.ndarray) -> AucMoments:
         values[1, lo : lo + block] = g * first
         values[2, lo : lo + block] = g * second
     coefficients = sp_fft.hfft(values, n_fft, axis=-1)[:, :width] / n_fft
-    # The count probabilities themselves come exact from the Poisson-binomial.
     coefficients[0] = pmf
     return _conditional(coefficients, offset, n_samples)
 
 
 def centered_ranks(groups: TieGroups) -> np.ndarray:
-    """``r_i = Σ_{j ≠ i} h_ij``: the samples scored below, ties counted half.
-
-    In input order.
-    """
+    """``r_i = Σ_{j ≠ i} h_ij``: the samples scored below (ties half), input order."""
     n_samples = groups.order.size
     sorted_ranks = 0.5 * (groups.start + groups.stop - 1).astype(np.float64)
     ranks = np.empty(n_samples)
@@ -239,13 +189,7 @@ def _ratio_derivatives(mean_n: float, n_samples: int) -> tuple[float, float, flo
 
 
 def auc_moments_delta(p: np.ndarray, scores: np.ndarray) -> AucMoments:
-    """Mean and variance of the AUC by a delta expansion in ``N`` (large ``M``).
-
-    ``U`` and ``N`` keep their exact unconditional moments (``A(1)``, ``Q(1)``,
-    ``Cov(U, N) = A'(1)``); only ``1 / (N (M - N))`` is expanded, to second
-    order for the mean and first order for the variance. The probability that
-    one class is missing is computed exactly.
-    """
+    """Mean and variance of the AUC by a delta expansion of ``1 / (N (M - N))``."""
     n_samples = p.size
     groups = tie_groups(scores)
     ps = p[groups.order]

@@ -41,18 +41,14 @@ class NoiseResilienceCurveResult:
     ----------
     noise_levels : ndarray of shape (n_levels,)
         Standard deviations of the Gaussian noise added to the labels.
-    scores : ndarray of shape (n_levels, n_repeats)
-        The noise-resilience score NR of every level and repeat.
-    fraction_satisfied : ndarray of shape (n_levels, n_repeats)
-        The fraction of the regions where the local condition of noise
-        resilience ``2 α·S1 + S2 >= 0`` holds, per level and repeat.
+    scores, fraction_satisfied : ndarray of shape (n_levels, n_repeats)
+        NR, and the fraction of the regions where its local condition holds,
+        per level and repeat.
     metrics : dict of str to dict of str to ndarray
-        Per metric name, arrays of shape ``(n_levels, n_repeats)``:
-        ``"expected"`` and ``"std"`` (the expected metric and its standard
-        deviation over the label noise, computed from the noisy labels with
-        ``sigma`` = the noise level, as a scientist would), ``"nominal"`` (the
-        metric on the noisy labels as drawn) and ``"truth"`` (the metric against
-        the noise-free ``y_ref``).
+        Per metric, arrays of shape ``(n_levels, n_repeats)``: ``"expected"``
+        and ``"std"`` (from the noisy labels with ``sigma`` = the level),
+        ``"nominal"`` (on the noisy labels) and ``"truth"`` (against
+        ``y_ref``).
     estimator_name : str
         Class name of the estimator.
 
@@ -83,7 +79,6 @@ class NoiseResilienceCurveResult:
         object.__setattr__(self, "metrics", metrics)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Through the constructor, so that the arrays are read-only again.
         return type(self), tuple(getattr(self, f.name) for f in fields(self))
 
     @property
@@ -241,8 +236,7 @@ def noise_resilience_curve(
     For each noise level ``σ`` and each of ``n_repeats`` draws, the labels are
     ``y = y_ref + σ·N(0, 1)``; the estimator's out-of-fold predictions are
     scored with :func:`~sklearn_noisy.metrics.noise_resilience_score` along
-    ``feature``, and with the expected metrics computed from ``y`` with
-    ``sigma=σ``, next to the same metrics against ``y_ref``. Read more in the
+    ``feature`` and with the expected metrics (``sigma=σ``). Read more in the
     :ref:`User Guide <noise_resilience>`.
 
     Parameters
@@ -254,8 +248,7 @@ def noise_resilience_curve(
     y_ref : array-like of shape (n_samples,)
         Ground-truth (noise-free) targets.
     noise_levels : sequence of float
-        Standard deviations of the added noise, each ``> 0`` (NR compares the
-        prediction with the noise, so a level of 0 has nothing to compare with).
+        Standard deviations of the added noise, each ``> 0``.
     cv : int or cross-validation splitter, default=5
         An int gives ``KFold(cv, shuffle=True)`` seeded from ``random_state``.
     n_repeats : int, default=3
@@ -263,20 +256,15 @@ def noise_resilience_curve(
     random_state : int, RandomState instance or None, default=None
         Seeds the label noise and the folds.
     feature : int, str or list of them, default=0
-        Column(s) of ``X`` along which NR is evaluated: an index, or a name for
-        DataFrames. Several columns need ``groups``.
+        Column(s) of ``X`` along which NR is evaluated (names for DataFrames).
+        Several columns need ``groups``.
     metrics : sequence of str or callable, default=("mean_squared_error", \
 "mean_absolute_error")
-        Expected regression metrics to report: canonical names, or callables
+        Regression metric names, or callables
         ``(y_true, y_pred, *, sigma) -> NoisyScore``.
-    n_regions, window : int, default=None
-        Equal-count regions or a sliding window along ``feature``, as in
+    n_regions, window, groups, slope
+        The regions and the slope, as in
         :func:`~sklearn_noisy.metrics.noise_resilience_score`.
-    groups : array-like of shape (n_samples,), default=None
-        One region per group label instead (for example KMeans labels of
-        ``X``); needed for several features.
-    slope : {"least_squares", "endpoints"}, default="least_squares"
-        How the local slope α is computed.
     n_jobs : int, default=None
         Passed to ``cross_val_predict``.
 

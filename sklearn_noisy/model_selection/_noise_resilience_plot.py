@@ -1,10 +1,4 @@
-"""The display of a noise-resilience curve: :class:`NoiseResilienceDisplay`.
-
-Built as the other displays: ``from_estimator(...)`` runs the curve and plots
-it, ``from_results(...)`` plots a curve already computed, and
-``plot(ax=None)`` draws on given axes. matplotlib is imported only when
-plotting.
-"""
+"""The display of a noise-resilience curve: :class:`NoiseResilienceDisplay`."""
 
 from __future__ import annotations
 
@@ -22,21 +16,17 @@ class NoiseResilienceDisplay:
     """Plot of the noise-resilience score (and a metric) against the noise level.
 
     Create it with :meth:`from_estimator` (runs the curve) or
-    :meth:`from_cv_results` (plots a :class:`NoiseResilienceCurveResult`); it
-    draws NR (mean ± one standard deviation over the repeats) with reference
-    lines at 1 (the prediction's error constant in every region) and 0 (it
-    scatters as much as the noisy data), the fraction of regions where the
-    local condition of noise resilience holds (mean over the repeats) and, on
-    a second axis, the expected metric with its label-noise standard
-    deviation. matplotlib is imported only when plotting.
+    :meth:`from_cv_results`. It draws NR (mean ± one SD over the repeats), the
+    fraction of regions where the local condition holds and, on a second
+    axis, an expected metric with its label-noise SD. matplotlib is imported
+    only when plotting.
 
     Parameters
     ----------
     result : NoiseResilienceCurveResult
         The curve to plot.
     metric : str or None, default=None
-        Metric drawn on the second axis; default the first one of the result,
-        ``None`` and no metrics: NR only.
+        Metric drawn on the second axis; default the first one of the result.
     name : str or None, default=None
         Legend label; default the estimator's class name.
 
@@ -50,10 +40,6 @@ class NoiseResilienceDisplay:
         The second axis with the metric, if one is drawn.
     figure_ : matplotlib Figure
         Figure containing the plot.
-
-    See Also
-    --------
-    noise_resilience_curve : Computes the curve shown.
 
     Examples
     --------
@@ -96,17 +82,14 @@ class NoiseResilienceDisplay:
         ----------
         result : NoiseResilienceCurveResult
             The output of :func:`noise_resilience_curve`.
-        metric : str, default=None
-            Metric drawn on the second axis; by default the first one.
-        name : str, default=None
-            Legend label; by default the estimator's class name.
+        metric, name : str, default=None
+            As in the constructor.
         ax : matplotlib Axes, default=None
             Axes to draw on; a new figure by default.
 
         Returns
         -------
         display : NoiseResilienceDisplay
-            The plotted display.
         """
         if not isinstance(result, NoiseResilienceCurveResult):
             raise TypeError(
@@ -124,10 +107,7 @@ class NoiseResilienceDisplay:
         name: str | None = None,
         ax: Any = None,
     ) -> NoiseResilienceDisplay:
-        """Plot a :class:`NoiseResilienceCurveResult` (same as :meth:`from_cv_results`).
-
-        Kept as the name of the first releases; see :meth:`from_cv_results`.
-        """
+        """Plot a curve: the first releases' name of :meth:`from_cv_results`."""
         return cls.from_cv_results(result, metric, name=name, ax=ax)
 
     @classmethod
@@ -161,7 +141,6 @@ class NoiseResilienceDisplay:
         Returns
         -------
         display : NoiseResilienceDisplay
-            The plotted display.
         """
         result = noise_resilience_curve(estimator, X, y_ref, noise_levels, **kwargs)
         return cls.from_cv_results(result, metric, name=name, ax=ax)
@@ -181,15 +160,12 @@ class NoiseResilienceDisplay:
         Returns
         -------
         display : NoiseResilienceDisplay
-            ``self``, with ``ax_``, ``fraction_line_``, ``metric_ax_`` and
-            ``figure_`` set.
         """
         plt = import_pyplot("NoiseResilienceDisplay")
         created = ax is None
         if created:
             _, ax = plt.subplots(layout="constrained")
-        elif ax.figure.get_layout_engine() is None:
-            # room for the legend below the axes: no label is clipped
+        elif ax.figure.get_layout_engine() is None:  # room for the legend below
             ax.figure.set_layout_engine("constrained")
         result = self.result
         label = name or self.name or result.estimator_name or "estimator"
@@ -209,17 +185,11 @@ class NoiseResilienceDisplay:
             color=line.get_color(),
             label=f"{label}: fraction of regions where 2α·S1 + S2 ≥ 0",
         )
-        ax.axhline(
-            1.0,
-            color="0.4",
-            linestyle=":",
-            linewidth=1,
-            label="NR = 1: the prediction's error is free of the label noise",
-        )
-        ax.axhline(
-            0.0, color="0.4", linestyle="--", linewidth=1,
-            label="NR = 0: the prediction follows the noisy labels",
-        )  # fmt: skip
+        for value, style, text in (
+            (1.0, ":", "NR = 1: the prediction's error is free of the label noise"),
+            (0.0, "--", "NR = 0: the prediction follows the noisy labels"),
+        ):
+            ax.axhline(value, color="0.4", linestyle=style, linewidth=1, label=text)
         ax.set_xlabel("label noise level σ")
         ax.set_ylabel("noise resilience NR")
         self.metric_ax_ = None
@@ -234,7 +204,6 @@ class NoiseResilienceDisplay:
             handles, labels = handles + extra[0], labels + extra[1]
             title += f", and its {metric_label(metric)}"
         ax.set_title(title, fontsize="medium")
-        # one legend, below the axes, naming every line and marker
         ax.legend(
             handles,
             labels,
