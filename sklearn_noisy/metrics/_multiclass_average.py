@@ -163,10 +163,10 @@ def _class_set(
     )
 
 
-def _scores(
+def _per_class(
     metric: str, expected: Any, variance: Any, nominal: Any, m: int, method: str
 ) -> NoisyScore | list[NoisyScore]:
-    """One score, or one per class when ``nominal`` is a list."""
+    """One score per class when ``nominal`` is a list, else one score."""
     if not isinstance(nominal, list):
         return NoisyScore(metric, expected, variance, nominal, m, method)
     return [
@@ -181,11 +181,15 @@ def _draw(metric: str, problem: _Problem, options: dict, mc: dict) -> tuple:
     return draw_moments(values)
 
 
+def _mc_variance(metric: str, problem: _Problem, options: dict, mc: dict) -> float:
+    return float(_draw(metric, problem, options, mc)[1])
+
+
 def _monte_carlo(
     metric: str, problem: _Problem, options: dict, nominal: Any, mc: dict
 ) -> NoisyScore | list[NoisyScore]:
     expected, variance = _draw(metric, problem, options, mc)
-    return _scores(
+    return _per_class(
         metric, expected, variance, nominal, problem.n_samples, "monte_carlo"
     )
 
@@ -193,7 +197,7 @@ def _monte_carlo(
 def _class_mean(metric: str, expected_k: Any, variance_k: Any, nominal: Any, m: int):
     """The macro average of classes on disjoint samples (independent): exact."""
     if isinstance(nominal, list):
-        return _scores(metric, expected_k, variance_k, nominal, m, "exact")
+        return _per_class(metric, expected_k, variance_k, nominal, m, "exact")
     e, v = np.asarray(expected_k), np.asarray(variance_k)
     defined = ~np.isnan(e)
     if not defined.any():
@@ -241,7 +245,7 @@ def _class_average(
             expected = (
                 (expected - chance) / (1.0 - chance) if len(keep) > 1 else math.nan
             )
-        variance = float(_draw(metric, problem, options, mc)[1])
+        variance = _mc_variance(metric, problem, options, mc)
         return NoisyScore(metric, expected, variance, nominal, m, "monte_carlo")
     undefined = np.array(
         [
@@ -279,7 +283,7 @@ def _class_average(
         if math.isnan(score.expected):  # no class defined
             return score
         expected = score.expected
-    variance = float(_draw(metric, problem, options, mc)[1])
+    variance = _mc_variance(metric, problem, options, mc)
     return NoisyScore(metric, expected, variance, nominal, m, "monte_carlo")
 
 
@@ -364,7 +368,7 @@ def _multiclass_score(
         nominal = float(nominal)
     if is_identity(noise) and estimand == "forward":
         zeros = [0.0] * len(nominal) if isinstance(nominal, list) else 0.0
-        return _scores(metric, nominal, zeros, nominal, m, "exact")
+        return _per_class(metric, nominal, zeros, nominal, m, "exact")
     noise.require_two_classes(encoded.classes)
     if weight is not None and weight.min() == weight.max():
         weight = None  # equal weights: every metric is a ratio of counts
