@@ -178,7 +178,7 @@ def expected_roc_auc_score(
     transition_matrix: Any = None,
     labels: Any = None,
     method: str = "auto",
-    estimand: str = "forward",
+    estimand: str = "auto",
 ) -> NoisyScore:
     """Expected ROC AUC, and its variance, when binary labels flip.
 
@@ -211,9 +211,10 @@ def expected_roc_auc_score(
         Exact conditional moments, or a delta expansion in the number of
         positives; ``"auto"`` is exact up to 5·10⁶ terms. Truth uses delta.
 
-    estimand : {"forward", "truth"}, default="forward"
-        The AUC over flips of exact labels ``y_true``, or an estimate of the
-        AUC against the unknown true classes (:ref:`estimands`).
+    estimand : {"auto", "truth", "forward"}, default="auto"
+        An estimate of the AUC against the unknown true classes (``"truth"``,
+        which ``"auto"`` is), or the AUC over flips of exact labels ``y_true``
+        (``"forward"``) (:ref:`estimands`).
 
     Returns
     -------
@@ -226,7 +227,7 @@ def expected_roc_auc_score(
     >>> from sklearn_noisy.metrics import expected_roc_auc_score
     >>> y = [0, 0, 1, 1, 0, 1, 0, 1, 1, 0]
     >>> score = [0.1, 0.4, 0.35, 0.8, 0.2, 0.7, 0.3, 0.6, 0.9, 0.5]
-    >>> result = expected_roc_auc_score(y, score, q=0.1)
+    >>> result = expected_roc_auc_score(y, score, q=0.1, estimand="forward")
     >>> round(result.nominal, 4), round(result.expected, 4), round(result.std, 4)
     (0.92, 0.847, 0.1083)
     """

@@ -29,8 +29,9 @@ _BINARY_PATTERN = np.array([[1.0, -1.0], [-1.0, 1.0]])
 
 #: The ``estimand`` parameter of the confusion-matrix metrics' docstrings.
 ESTIMAND_PARAMETER = """
-    estimand : {"forward", "truth", "remeasurement"}, default="forward"
-        Which question ``expected`` answers (user guide: :ref:`estimands`).
+    estimand : {"auto", "truth", "remeasurement", "forward"}, default="auto"
+        Which question ``expected`` answers (user guide: :ref:`estimands`);
+        ``"auto"`` is ``"truth"``.
         ``"forward"``: ``y_true`` is exact and the labels flip around it.
         ``"truth"``: ``y_true`` holds the noisy labels and the result
         estimates the metric against the unknown true classes, from the

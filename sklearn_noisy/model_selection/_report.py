@@ -228,13 +228,17 @@ def _results_dict(cv: Any) -> dict[str, Any]:
         info = cv.estimands_[key]
         rows = _rows(cv, key)
         for k, fold in enumerate(folds):
-            variance = results[f"{key}_variance"][k]
+            entries = _entries(rows[k][3], z, info["lead"], key)
+            lead = entries[info["lead"]]  # top level: the lead, the others nested
             fold["metrics"][key] = {
-                "expected": _json_number(results[f"{key}_expected"][k]),
-                "variance": _json_number(variance),
-                "std": _json_number(_std(variance)),
+                "estimand": info["lead"],
+                "expected": _json_number(lead["estimate"]),
+                "variance": _json_number(lead["variance"]),
+                "std": _json_number(lead["sd"]),
+                "ci_low": _json_number(lead["ci_low"]),
+                "ci_high": _json_number(lead["ci_high"]),
                 "nominal": _json_number(results[f"{key}_nominal"][k]),
-                "estimands": _json_entries(_entries(rows[k][3], z, info["lead"], key)),
+                "estimands": _json_entries(entries),
             }
         score = cv.pooled_.get(key)
         if score is not None:
