@@ -134,7 +134,9 @@ def test_classification_entry_points_lead_alike():
         assert pooled.expected == pytest.approx(score.expected, rel=1e-12)
     assert comparison.estimands["accuracy"] == "truth"  # the paired difference
     forward = expected_accuracy_score(y, oof, q=q, estimand="forward")
-    assert forward.expected == pytest.approx(score.nominal + q * (1 - 2 * score.nominal))
+    assert forward.expected == pytest.approx(
+        score.nominal + q * (1 - 2 * score.nominal)
+    )
 
 
 class _Column(ClassifierMixin, BaseEstimator):

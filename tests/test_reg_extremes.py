@@ -49,7 +49,11 @@ def test_rmse_nominal_does_not_depend_on_sigma(big, method):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         score = expected_root_mean_squared_error(
-            Y_TRUE, Y_PRED, sigma=[0.5, 0.5, 0.5, big], method=method
+            Y_TRUE,
+            Y_PRED,
+            sigma=[0.5, 0.5, 0.5, big],
+            method=method,
+            estimand="forward",
         )
     assert score.nominal == root_mean_squared_error(Y_TRUE, Y_PRED)
     assert round(score.nominal, 3) == 0.612
@@ -69,7 +73,9 @@ def test_rmse_nominal_of_tiny_and_huge_residuals():
     for scale in (1e-170, 1e170):
         y_true = np.array(Y_TRUE) * scale
         y_pred = np.array(Y_PRED) * scale
-        score = expected_root_mean_squared_error(y_true, y_pred, sigma=0.0)
+        score = expected_root_mean_squared_error(
+            y_true, y_pred, sigma=0.0, estimand="forward"
+        )
         expected = root_mean_squared_error(Y_TRUE, Y_PRED) * scale
         assert score.nominal == pytest.approx(expected, rel=1e-15)
 
@@ -82,7 +88,9 @@ def test_mae_variance_overflows_to_inf_without_numpy_warnings():
     ):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            score = expected_mean_absolute_error(y_true, y_pred, sigma=sigma)
+            score = expected_mean_absolute_error(
+                y_true, y_pred, sigma=sigma, estimand="forward"
+            )
         assert score.variance == np.inf
         assert np.isfinite(score.nominal)
         assert [str(w.message).split(" ")[0] for w in caught] == ["mean_absolute_error"]
@@ -103,11 +111,15 @@ def test_r2_variance_at_tiny_sigma_is_accurate_and_order_free(scale):
     y_true = rng.normal(size=12)
     y_pred = y_true + 0.5 * rng.normal(size=12)
     sigma = scale * rng.uniform(0.5, 2.0, 12)
-    reference = expected_r2_score(y_true, y_pred, sigma=sigma, method="delta")
+    reference = expected_r2_score(
+        y_true, y_pred, sigma=sigma, method="delta", estimand="forward"
+    )
     variances = []
     for _ in range(5):
         order = rng.permutation(12)
-        score = expected_r2_score(y_true[order], y_pred[order], sigma=sigma[order])
+        score = expected_r2_score(
+            y_true[order], y_pred[order], sigma=sigma[order], estimand="forward"
+        )
         assert score.method == "exact"
         variances.append(score.variance)
     assert np.allclose(variances, reference.variance, rtol=1e-14, atol=0)
@@ -209,7 +221,9 @@ def test_mse_moments_beyond_the_squares_range(y_scale, sigma, variance):
     y_pred = np.array(Y_PRED) * y_scale
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
-        score = expected_mean_squared_error(y_true, y_pred, sigma=sigma)
+        score = expected_mean_squared_error(
+            y_true, y_pred, sigma=sigma, estimand="forward"
+        )
     if variance is None:  # Σ 4 d_i² σ² / M² with d in units of y_scale
         d = np.array(Y_TRUE) - np.array(Y_PRED)
         variance = float(np.sum(4.0 * d * d) / 16.0)

@@ -84,7 +84,7 @@ def test_forward_moments_agree_with_monte_carlo(m, q):
     q = rng.uniform(0.0, 0.4, m) if q == "per-sample" else q
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        result = expected_roc_auc_score(y, scores, q=q)
+        result = expected_roc_auc_score(y, scores, q=q, estimand="forward")
     p = np.where(y == 1, 1.0 - np.asarray(q), np.asarray(q))
     draws = rng.random((20_000, m)) < p
     n = draws.sum(axis=1)
@@ -115,11 +115,13 @@ def test_auto_switches_to_delta_for_large_samples():
     rng = np.random.default_rng(3)
     y = rng.integers(0, 2, 20_000)
     scores = rng.normal(size=y.size) + y
-    result = expected_roc_auc_score(y, scores, q=0.2)
+    result = expected_roc_auc_score(y, scores, q=0.2, estimand="forward")
     assert result.method == "delta"
-    small = expected_roc_auc_score(y[:500], scores[:500], q=0.2)
+    small = expected_roc_auc_score(y[:500], scores[:500], q=0.2, estimand="forward")
     assert small.method == "exact"
-    forced = expected_roc_auc_score(y[:500], scores[:500], q=0.2, method="delta")
+    forced = expected_roc_auc_score(
+        y[:500], scores[:500], q=0.2, method="delta", estimand="forward"
+    )
     assert forced.method == "delta"
     assert forced.expected == pytest.approx(small.expected, abs=1e-3 * small.std)
 
@@ -148,14 +150,14 @@ def test_transition_matrix_equals_the_flip_probabilities_it_encodes():
     scores = rng.normal(size=60) + y
     matrix = [[0.9, 0.1], [0.25, 0.75]]
     q = np.where(y == 1, 0.25, 0.1)
-    a = expected_roc_auc_score(y, scores, transition_matrix=matrix)
-    b = expected_roc_auc_score(y, scores, q=q)
+    a = expected_roc_auc_score(y, scores, transition_matrix=matrix, estimand="forward")
+    b = expected_roc_auc_score(y, scores, q=q, estimand="forward")
     assert a.expected == pytest.approx(b.expected, rel=1e-13)
     assert a.variance == pytest.approx(b.variance, rel=1e-12)
     # the classes named by labels: the matrix rows follow [negative, positive]
     names = np.where(y == 1, "b", "a")
     c = expected_roc_auc_score(
-        names, scores, transition_matrix=matrix, labels=["a", "b"]
+        names, scores, transition_matrix=matrix, labels=["a", "b"], estimand="forward"
     )
     assert c.expected == pytest.approx(a.expected, rel=1e-13)
 
@@ -164,16 +166,18 @@ def test_one_class_needs_labels_and_warns_when_undefined_often():
     y = [1, 1, 1, 1]
     scores = [0.1, 0.5, 0.7, 0.9]
     with pytest.raises(ValueError, match="Only one class present"):
-        expected_roc_auc_score(y, scores, q=0.1)
+        expected_roc_auc_score(y, scores, q=0.1, estimand="forward")
     with pytest.warns(UserWarning, match="one class is missing in"):
-        result = expected_roc_auc_score(y, scores, q=0.1, labels=[0, 1])
+        result = expected_roc_auc_score(
+            y, scores, q=0.1, labels=[0, 1], estimand="forward"
+        )
     p = np.full(4, 0.9)
     mean, variance, _ = _enumerate(p, np.asarray(scores))
     assert result.expected == pytest.approx(mean, abs=1e-13)
     assert result.variance == pytest.approx(variance, abs=1e-13)
     assert np.isnan(result.nominal)
     with pytest.raises(ValueError, match="Only one class present"):
-        expected_roc_auc_score(y, scores, q=0.0, labels=[0, 1])
+        expected_roc_auc_score(y, scores, q=0.0, labels=[0, 1], estimand="forward")
 
 
 @pytest.mark.parametrize(
