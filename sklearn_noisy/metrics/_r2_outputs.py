@@ -31,7 +31,7 @@ __all__ = ["r2_forward"]
 def _undefined(name: str, n_samples: int, n_outputs: int, multioutput: Any) -> Any:
     """NaN scores for fewer than two samples, with scikit-learn's warning."""
     warn(
-        "R² is not well-defined with fewer than two samples: the result is NaN.",
+        "R^2 score is not well-defined with less than two samples.",
         UndefinedMetricWarning,
     )
     nan = np.full(n_outputs, math.nan)
