@@ -16,7 +16,7 @@ from sklearn_noisy.metrics import (
     expected_log_loss,
     expected_precision_score,
 )
-from sklearn_noisy.metrics._classification import _accuracy_truth
+from sklearn_noisy.metrics._classification import _accuracy_totals
 from sklearn_noisy.utils._labels import encode_labels
 from sklearn_noisy.utils._noise import FlipNoise
 
@@ -35,7 +35,7 @@ def test_negative_unbiased_estimate_gives_the_floor_not_zero():
     y_obs, y_pred = [1] * 10, [0] * 10
     encoded = encode_labels(y_obs, y_pred, [0, 1, 2])
     noise = FlipNoise(None, T3, 3)
-    _, _, raw, floor = _accuracy_truth(encoded, noise, None)
+    _, _, raw, floor = _accuracy_totals("truth", encoded, noise, None)
     assert raw == pytest.approx(10 * 0.6 * (0.6 - 1.0), rel=1e-12)  # -2.4 < 0
     assert floor == pytest.approx(10 * _floor_by_hand(T3, 0), rel=1e-12)
     assert floor == pytest.approx(16.4, rel=1e-12)
@@ -88,7 +88,7 @@ def test_floor_is_a_lower_bound_and_the_estimate_unbiased(noise):
         outcome = np.array(outcome)
         p = np.prod([m[t, o] for m, t, o in zip(matrices, true, outcome, strict=True)])
         encoded = encode_labels(outcome, pred, [0, 1, 2])
-        _, estimate, raw, floor = _accuracy_truth(encoded, flip, None)
+        _, estimate, raw, floor = _accuracy_totals("truth", encoded, flip, None)
         estimates.append(estimate)
         raws.append(raw)
         floors.append(floor)

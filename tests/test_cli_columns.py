@@ -15,7 +15,7 @@ import pytest
 
 from sklearn_noisy.cli import main
 from sklearn_noisy.cli._data import _looks_like_label
-from sklearn_noisy.model_selection._progress import FoldProgress, format_seconds
+from sklearn_noisy.model_selection._validation import FoldProgress, format_seconds
 
 DIAGNOSIS = str(
     resources.files("sklearn_noisy.datasets") / "data" / "noisy_diagnosis.csv"

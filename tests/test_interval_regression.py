@@ -9,7 +9,7 @@ import pytest
 from _interval_coverage import REGRESSION_METRICS, regression_coverage
 from scipy import stats
 
-from sklearn_noisy.metrics import _gaussian_forms as gf
+from sklearn_noisy.metrics import _regression_kernels as gf
 from sklearn_noisy.metrics import (
     expected_mean_absolute_error,
     expected_mean_squared_error,

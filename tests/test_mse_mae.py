@@ -18,7 +18,7 @@ from sklearn_noisy import (
     expected_mean_absolute_error,
     expected_mean_squared_error,
 )
-from sklearn_noisy.utils._validation import CHUNK_SIZE
+from sklearn_noisy.utils._arrays import CHUNK_SIZE
 
 METRICS = [
     (expected_mean_squared_error, mean_squared_error),

@@ -12,18 +12,19 @@ from sklearn_noisy import (
     expected_mean_squared_error,
 )
 from sklearn_noisy.metrics import get_metric_info, get_metric_names
-from sklearn_noisy.utils._labels import check_classification_labels
-from sklearn_noisy.utils._validation import (
+from sklearn_noisy.utils._arrays import (
     as_float_array,
-    check_estimand,
     check_finite,
+    check_sample_weight,
+)
+from sklearn_noisy.utils._labels import check_classification_labels
+from sklearn_noisy.utils._noise import (
     check_flip_probability,
     check_noise_model,
-    check_regression_inputs,
-    check_sample_weight,
     check_sigma,
     check_transition_matrix,
 )
+from sklearn_noisy.utils._validation import check_estimand, check_regression_inputs
 
 REGRESSION_METRICS = [expected_mean_squared_error, expected_mean_absolute_error]
 

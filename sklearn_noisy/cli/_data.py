@@ -129,21 +129,17 @@ def _labels(cells: list[str], name: str) -> np.ndarray:
     return numbers
 
 
+#: The options that read columns of ``--data``.
+_NEEDS_DATA = (
+    "target sigma q repeats features drop instrument_sigma min_repeats sigma_dof"
+).split()
+
+
 def _load_embedded(args: argparse.Namespace) -> dict[str, Any]:
     """The embedded oxygen sensor (no data option may be given)."""
     given = [
         f"--{name.replace('_', '-')}"
-        for name in (
-            "target",
-            "sigma",
-            "q",
-            "repeats",
-            "features",
-            "drop",
-            "instrument_sigma",
-            "min_repeats",
-            "sigma_dof",
-        )
+        for name in _NEEDS_DATA
         if getattr(args, name) is not None
     ]
     if given:
@@ -158,7 +154,6 @@ def _load_embedded(args: argparse.Namespace) -> dict[str, Any]:
         # sigma is the standard error of n_repeats readings: n - 1 degrees of
         # freedom, as summarize_repeats(sensor.repeats).sigma_dof gives.
         "sigma_dof": sensor.n_repeats.astype(np.float64) - 1.0,
-        "q": None,
         "task": "regression",
         "source": "embedded oxygen sensor (load_oxygen_sensor)",
         "features": list(sensor.feature_names),
@@ -169,12 +164,7 @@ def _load_repeats(
     args: argparse.Namespace, columns: dict[str, list[str]]
 ) -> dict[str, Any]:
     """Labels and sigma from columns of repeated measurements (``--repeats``)."""
-    if (
-        args.target is not None
-        or args.sigma is not None
-        or args.q is not None
-        or args.sigma_dof is not None
-    ):
+    if any(getattr(args, n) is not None for n in ("target", "sigma", "q", "sigma_dof")):
         raise CLIError(
             "--repeats gives the label, its sigma and sigma's degrees of freedom: "
             "do not combine it with --target, --sigma, --sigma-dof or --q"
@@ -206,7 +196,6 @@ def _load_repeats(
         "y": summary.y_mean,
         "sigma": summary.sigma,
         "sigma_dof": summary.sigma_dof,
-        "q": None,
         "task": "regression",
         "used": names,
         "label": f"mean of {len(names)} repeat columns",
@@ -224,7 +213,7 @@ def _load_target(
     if args.min_repeats is not None:
         raise CLIError("--min-repeats needs --repeats")
     cells = _column(columns, args.target, "--target")
-    sigma = q = sigma_dof = None
+    sigma = q = sigma_dof = dof_name = None
     if args.sigma_dof is not None and args.sigma is None:
         raise CLIError("--sigma-dof needs --sigma (the degrees of freedom of sigma)")
     if args.sigma is not None:
@@ -233,7 +222,6 @@ def _load_target(
         sigma, name = _noise_value(args.sigma, columns, "--sigma")
         if args.sigma_dof is not None:
             sigma_dof, dof_name = _noise_value(args.sigma_dof, columns, "--sigma-dof")
-            used_dof = [] if dof_name is None else [dof_name]
     elif args.q is not None:
         task = "classification"
         y = _labels(cells, args.target)
@@ -243,9 +231,7 @@ def _load_target(
             "give the label noise: --sigma COL|NUMBER (regression) or "
             "--q COL|NUMBER (classification)"
         )
-    used = [args.target] if name is None else [args.target, name]
-    if sigma_dof is not None:
-        used += used_dof
+    used = [n for n in (args.target, name, dof_name) if n is not None]
     return {
         "y": y,
         "sigma": sigma,
@@ -280,12 +266,8 @@ def _load(args: argparse.Namespace) -> dict[str, Any]:
         ]
     )
     return {
+        **labels,
         "X": X,
-        "y": labels["y"],
-        "sigma": labels["sigma"],
-        "sigma_dof": labels["sigma_dof"],
-        "q": labels["q"],
-        "task": labels["task"],
         "source": f"{args.data} ({labels['label']})",
         "features": features,
         "left_out": left_out,

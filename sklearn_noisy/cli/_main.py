@@ -19,8 +19,6 @@ import numpy as np
 
 from ._data import CLIError, _load, _reasons, _split
 
-__all__ = ["main"]
-
 PROG = "sklearn-noisy"
 
 _EPILOG = """\
@@ -80,8 +78,10 @@ def _build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _add_data_arguments(evaluate)
-    _add_model_arguments(evaluate)
+    _add_data_arguments(
+        evaluate.add_argument_group("data (default: the embedded oxygen sensor)")
+    )
+    _add_model_arguments(evaluate.add_argument_group("model and evaluation"))
     output = evaluate.add_argument_group("output")
     output.add_argument(
         "--json",
@@ -99,9 +99,8 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_data_arguments(evaluate: argparse.ArgumentParser) -> None:
+def _add_data_arguments(data: Any) -> None:
     """The options that choose the data and its label noise."""
-    data = evaluate.add_argument_group("data (default: the embedded oxygen sensor)")
     data.add_argument("--data", metavar="CSV", help="CSV file with a header row")
     data.add_argument("--target", metavar="COL", help="column of the labels")
     data.add_argument(
@@ -163,9 +162,8 @@ def _add_data_arguments(evaluate: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_model_arguments(evaluate: argparse.ArgumentParser) -> None:
+def _add_model_arguments(model: Any) -> None:
     """The options that choose the estimator and the cross-validation."""
-    model = evaluate.add_argument_group("model and evaluation")
     model.add_argument(
         "--estimator",
         metavar="dotted.path.Class",
@@ -209,7 +207,6 @@ def _add_model_arguments(evaluate: argparse.ArgumentParser) -> None:
     )
 
 
-# ----------------------------------------------------------------- estimator
 def _import_estimator(path: str) -> Any:
     if not all(part.isidentifier() for part in path.split(".")):
         raise CLIError(
@@ -259,10 +256,7 @@ _POLYNOMIAL_FEATURES = 10
 
 
 def _default_estimator(task: str, X: Any, seed: int) -> tuple[Any, str]:
-    """The default model for ``X``, the same rule for embedded and CSV data.
-
-    Returns the estimator and the line that names it and says why.
-    """
+    """The default model for ``X`` and the line that names it and says why."""
     from sklearn.ensemble import (
         HistGradientBoostingClassifier,
         HistGradientBoostingRegressor,
@@ -289,8 +283,6 @@ def _default_estimator(task: str, X: Any, seed: int) -> tuple[Any, str]:
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import PolynomialFeatures, StandardScaler
 
-    # Calibrations and dose-responses are smooth: a cubic ridge fits them well
-    # and stays stable on small data, where trees fit steps.
     estimator = make_pipeline(
         StandardScaler(),
         PolynomialFeatures(degree=3),
@@ -347,7 +339,6 @@ def _make_estimator(args: argparse.Namespace, task: str, X: Any) -> tuple[Any, s
     return estimator, chosen
 
 
-# -------------------------------------------------------------------- run
 @contextlib.contextmanager
 def _stdout_to_stderr() -> Iterator[None]:
     """Send everything written to stdout (also by worker processes) to stderr."""
@@ -391,11 +382,7 @@ def _check_options(args: argparse.Namespace) -> None:
 
 
 def _check_writable(path: str, option: str) -> None:
-    """Raise a CLIError unless ``path`` can be created or overwritten.
-
-    The file is opened (and, if it did not exist, removed again): permission
-    bits alone do not tell, e.g. for root or on a read-only file system.
-    """
+    """Raise a CLIError unless ``path`` can be opened for writing (left as found)."""
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise CLIError(f"{option}: no such directory: {folder!r}")
@@ -463,7 +450,6 @@ def _evaluate(args: argparse.Namespace, printer: _WarningPrinter) -> int:
             validator.fit(loaded["X"], loaded["y"], **noise)
     finally:
         printer.flush()
-    # With --json - the JSON is standard output, and the table goes to stderr.
     table_stream = sys.stderr if args.json == "-" else sys.stdout
     print(loaded["model"], file=table_stream)
     print(str(validator), file=table_stream, flush=True)
@@ -489,9 +475,8 @@ def _print_columns(loaded: dict[str, Any]) -> None:
     sys.stderr.flush()
 
 
-#: Up to this many data values (samples x features), native thread pools run
-#: one thread: small fits gain nothing from threads and can wait long on a
-#: busy machine when OpenMP or BLAS threads outnumber its free cores.
+#: Up to this many data values, native thread pools run one thread: small fits
+#: gain nothing from threads and wait long on a busy machine.
 _SMALL_DATA = 2_000_000
 
 
@@ -594,9 +579,8 @@ def _fold_of_caller() -> int | None:
 class _WarningPrinter:
     """The command line's ``warnings.showwarning``: one line per warning.
 
-    A warning raised while a fold is fitted or scored (in this process) is
-    held, and :meth:`flush` prints it once per distinct message with the
-    folds named: ``fold 2, 4: ConvergenceWarning: ...``.
+    A warning of a fold is held; :meth:`flush` prints it once per message with
+    the folds named: ``fold 2, 4: ConvergenceWarning: ...``.
     """
 
     def __init__(self) -> None:

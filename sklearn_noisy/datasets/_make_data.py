@@ -1,9 +1,8 @@
 """Generate the embedded datasets of :mod:`sklearn_noisy.datasets`.
 
-Both are simulated with ``numpy.random.default_rng(seed)`` from the
-generating models given in their ``DESCR`` (``OXYGEN_DESCR`` and
-``DIAGNOSIS_DESCR`` in ``_base.py``). Running this module rewrites the
-shipped CSV files byte for byte (the test suite checks it)::
+Both are simulated from the generating models given in their ``DESCR``
+(``descr/*.rst``). Running this module rewrites the shipped CSV files byte for
+byte (the test suite checks it)::
 
     python -m sklearn_noisy.datasets._make_data
 """
@@ -14,17 +13,6 @@ import io
 from pathlib import Path
 
 import numpy as np
-
-__all__ = [
-    "DATA_DIR",
-    "DIAGNOSIS_FILE",
-    "DIAGNOSIS_SEED",
-    "OXYGEN_FILE",
-    "OXYGEN_SEED",
-    "make_noisy_diagnosis_csv",
-    "make_oxygen_sensor_csv",
-    "write_data",
-]
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 OXYGEN_FILE = "oxygen_sensor.csv"

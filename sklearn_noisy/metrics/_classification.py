@@ -1,14 +1,8 @@
 """Expected accuracy and confusion matrix under label flips.
 
-The formulas are in the user guide: :ref:`formula_accuracy` and, for
-``estimand="truth"``, :ref:`formula_truth`.
-
-Each observed label is drawn around the reference label ``y_true_i``: with a
-flip probability ``q`` (scalar or per sample; binary labels flip to the other
-class, multiclass labels flip uniformly to one of the ``K - 1`` other classes)
-or from a row-stochastic transition matrix ``T`` (``T[j, k]`` is the
-probability that a sample of reference class ``labels[j]`` is observed as
-``labels[k]``). Samples are independent; ``y_pred`` is fixed.
+Each observed label is drawn around ``y_true_i`` with a flip probability ``q``
+or from a transition matrix; the samples are independent and ``y_pred`` is
+fixed (user guide: :ref:`formula_accuracy`, :ref:`formula_truth`).
 """
 
 from __future__ import annotations
@@ -30,6 +24,7 @@ from ..utils._noise import FlipNoise
 from ..utils._validation import check_estimand, supports_estimands
 from ._confusion_matrix import NoisyConfusionMatrix, expected_confusion_matrix
 from ._count_distributions import accuracy_distribution
+from ._prf_multilabel import _as_2d
 from ._remeasurement import (
     check_remeasurable,
     class_function_estimate,
@@ -58,21 +53,17 @@ def _sum_squared_weights(
     return float((w * w) @ x)
 
 
-def _one_hot(index: np.ndarray, n_classes: int) -> np.ndarray:
-    rows = np.zeros((index.shape[0], n_classes))
-    rows[np.arange(index.shape[0]), index] = 1.0
-    return rows
-
-
-def _accuracy_measurement(
-    encoded: EncodedLabels, noise: FlipNoise, weight: np.ndarray | None
+def _accuracy_totals(
+    estimand: str, encoded: EncodedLabels, noise: FlipNoise, weight: np.ndarray | None
 ) -> tuple[float, float, float, float]:
-    """Weighted totals ``(Σ w o, Σ w P, Σ w² P(1−P), 0)`` with ``o`` the nominal hit.
+    """Weighted totals ``(Σ w o, Σ w h, Σ w² v, floor)`` of the estimand's terms.
 
-    The variance is exact: no floor (the last total) is needed.
+    ``o`` is the nominal hit, ``h`` the estimand's term (:func:`_sample_terms`),
+    ``v`` its variance and ``floor`` the exact lower bound of the truth
+    estimate's variance, ``Σ w² min_c Var(ĉ_i | c)`` (0 for the others).
     """
     n_samples = encoded.n_samples
-    if noise.matrix is None and noise.is_constant:
+    if estimand == "forward" and noise.matrix is None and noise.is_constant:
         # P = 1 − q on correct predictions, q/(K−1) on wrong ones: only the
         # (weighted) number of correct predictions is needed.
         hits = hits_sq = 0.0
@@ -92,25 +83,74 @@ def _accuracy_measurement(
         expected = hits * keep + (total - hits) * r
         variance = hits_sq * noise.q * keep + (total_sq - hits_sq) * r * (1.0 - r)
         return hits, expected, variance, 0.0
-    totals = np.zeros(3)
+    inverse = _inverse(estimand, noise)
+    totals = np.zeros(4)
     for rows in chunks(n_samples):
+        correct, term, var, floor = _sample_terms(
+            estimand, encoded, noise, inverse, rows
+        )
+        totals[:3] += _hit_totals(weight, rows, correct, term, var)
+        if floor is not None:
+            totals[3] += _sum_squared_weights(weight, rows, floor)
+    return tuple(float(t) for t in totals)
+
+
+def _inverse(estimand: str, noise: FlipNoise) -> np.ndarray | None:
+    """The inverse flip matrix of the estimand's terms (None for flips, forward)."""
+    if estimand == "truth":
+        noise.check_invertible()
+        return None if noise.matrix is None else noise.inverse_matrix()
+    return check_remeasurable(noise) if estimand == "remeasurement" else None
+
+
+def _sample_terms(
+    estimand: str,
+    encoded: EncodedLabels,
+    noise: FlipNoise,
+    inverse: np.ndarray | None,
+    rows: slice,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """``(o, h, v, floor)`` of ``rows``: the hit, the estimand's term, its variance.
+
+    Forward: ``h = P = T[k, ŷ]``. Truth: the de-noised hit ``ĉ = T⁻¹[ỹ, ŷ]``,
+    ``v`` the exact ``q(1−q)/(1−2q)²`` for binary flips, else the unbiased
+    ``ĉ² − ĉ``. Remeasurement: ``h = o``, ``v = Σ_k T⁻¹[c̃, k] P_k(1−P_k)``,
+    unbiased for the hit's variance.
+    """
+    if estimand == "forward":
         correct, prob = hit_probability(encoded, noise, rows)
         if noise.matrix is None:
-            var = np.where(correct, *noise.keep_flip_variance(rows))
+            return (
+                correct,
+                prob,
+                np.where(correct, *noise.keep_flip_variance(rows)),
+                None,
+            )
+        return correct, prob, prob * (1.0 - prob), None
+    if estimand == "truth":
+        observed, c_hat, pred_index = denoised_hit(encoded, noise, inverse, rows)
+        if inverse is None and noise.n_classes == 2:
+            keep_variance, _ = noise.keep_flip_variance(rows)
+            scale = noise.flip_scale(rows)[1]
+            var = np.broadcast_to(keep_variance / (scale * scale), c_hat.shape)
         else:
-            var = prob * (1.0 - prob)
-        totals += _hit_totals(weight, rows, correct, prob, var)
-    return float(totals[0]), float(totals[1]), float(totals[2]), 0.0
+            var = c_hat * (c_hat - 1.0)
+        one_hot = np.zeros((pred_index.shape[0], noise.n_classes))
+        one_hot[np.arange(pred_index.shape[0]), pred_index] = 1.0
+        return observed, c_hat, var, noise.variance_floor(one_hot, rows, inverse)
+    observed, pred_index = encoded.indices(rows)
+    size = observed.shape[0]
+    matrices = observation_matrices(noise, rows, size)
+    hit = matrices[np.arange(size)[:, None], :, pred_index[:, None]][:, 0, :]
+    var = class_function_estimate(noise, observed, rows, inverse, hit * (1.0 - hit))
+    correct = observed == pred_index
+    return correct, correct, var, None
 
 
 def hit_probability(
     encoded: EncodedLabels, noise: FlipNoise, rows: slice
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(o, P)`` of the samples ``rows``: the nominal hit and ``P = T[k, ŷ]``.
-
-    ``P`` is the probability that the sample is observed as correct: the
-    forward estimand's per-sample term.
-    """
+    """``(o, P)`` of ``rows``: the nominal hit and ``P = T[k, ŷ]`` (forward term)."""
     if noise.matrix is None:
         correct = encoded.correct(rows)
         return correct, np.where(correct, *noise.keep_flip(rows))
@@ -124,11 +164,7 @@ def denoised_hit(
     inverse: np.ndarray | None,
     rows: slice,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(o, ĉ, pred_index)`` of the samples ``rows``: the hit and its de-noised value.
-
-    ``ĉ = T⁻¹[ỹ, ŷ]``, unbiased for the hit against the true label (the truth
-    estimand's per-sample term); for flips ``(o − r)/(1 − q − r)``.
-    """
+    """``(o, ĉ, pred_index)`` of ``rows``: the hit and ``ĉ = T⁻¹[ỹ, ŷ]``."""
     true_index, pred_index = encoded.indices(rows)
     observed = true_index == pred_index
     if inverse is None:
@@ -147,73 +183,6 @@ def _hit_totals(
     return np.asarray(totals)
 
 
-def _accuracy_truth(
-    encoded: EncodedLabels, noise: FlipNoise, weight: np.ndarray | None
-) -> tuple[float, float, float, float]:
-    """Weighted totals ``(Σ w o, Σ w ĉ, Σ w² v, floor)`` of the de-noised hits ``ĉ``.
-
-    ``v`` is the exact, label-free variance ``q(1−q)/(1−2q)²`` for binary flips
-    and the unbiased per-sample estimate ``ĉ² − ĉ`` otherwise (user guide:
-    :ref:`formula_truth`); ``floor`` is ``Σ w² min_c Var(ĉ_i | c)``, the
-    exact lower bound of the variance (:ref:`variance floor <variance_floor>`).
-    """
-    noise.check_invertible()
-    inverse = None if noise.matrix is None else noise.inverse_matrix()
-    totals = np.zeros(4)
-    for rows in chunks(encoded.n_samples):
-        observed, c_hat, pred_index = denoised_hit(encoded, noise, inverse, rows)
-        if inverse is None and noise.n_classes == 2:
-            keep_variance, _ = noise.keep_flip_variance(rows)
-            scale = noise.flip_scale(rows)[1]
-            var = np.broadcast_to(keep_variance / (scale * scale), c_hat.shape)
-        else:
-            var = c_hat * (c_hat - 1.0)
-        floor = noise.variance_floor(
-            _one_hot(pred_index, noise.n_classes), rows, inverse
-        )
-        totals[:3] += _hit_totals(weight, rows, observed, c_hat, var)
-        totals[3] += _sum_squared_weights(weight, rows, floor)
-    return tuple(float(t) for t in totals)
-
-
-def _accuracy_remeasurement(
-    encoded: EncodedLabels, noise: FlipNoise, weight: np.ndarray | None
-) -> tuple[float, float, float, float]:
-    """Weighted totals ``(Σ w o, Σ w o, Σ w² ĥ, 0)``: the nominal and its variance.
-
-    The hit ``o_i`` has variance ``h(c_i) = P(1−P)`` with ``P = T[c_i, ŷ_i]``;
-    ``ĥ_i = Σ_k T⁻¹[c̃_i, k] h(k)`` is unbiased for it (user guide:
-    :ref:`estimands`). Label-free, ``q_i(1−q_i)``, for binary flips. Clipped
-    at 0 (no floor), as the other remeasurement variances.
-    """
-    inverse = check_remeasurable(noise)
-    totals = np.zeros(3)
-    for rows in chunks(encoded.n_samples):
-        observed, pred_index = encoded.indices(rows)
-        size = observed.shape[0]
-        matrices = observation_matrices(noise, rows, size)
-        hit = matrices[np.arange(size)[:, None], :, pred_index[:, None]][:, 0, :]
-        var = class_function_estimate(noise, observed, rows, inverse, hit * (1.0 - hit))
-        correct = observed == pred_index
-        totals += _hit_totals(weight, rows, correct, correct, var)
-    return float(totals[0]), float(totals[1]), float(totals[2]), 0.0
-
-
-_ACCURACY_KERNELS = {
-    "forward": _accuracy_measurement,
-    "truth": _accuracy_truth,
-    "remeasurement": _accuracy_remeasurement,
-}
-
-
-def _indicator(y: Any) -> np.ndarray | None:
-    """A 2-D target of several columns as a dense array (None for other targets)."""
-    if hasattr(y, "toarray"):  # a scipy.sparse matrix
-        y = y.toarray()
-    array = np.asarray(y)
-    return array if array.ndim == 2 and array.shape[1] > 1 else None
-
-
 def _subset_accuracy(
     y_true: Any,
     y_pred: Any,
@@ -226,13 +195,10 @@ def _subset_accuracy(
 ) -> NoisyScore:
     """The accuracy of multilabel indicator targets: a hit is a whole row.
 
-    Entry ``(i, l)`` is observed as ``ŷ_il`` with probability ``m_il``
-    (``1 − q`` where ``y_il = ŷ_il``, ``q`` otherwise; ``T[y_il, ŷ_il]`` for
-    a transition matrix), independently, so row ``i`` is a hit with
-    probability ``P_i = Π_l m_il`` and the forward moments are those of
-    :func:`expected_accuracy_score` with this ``P_i``.
+    Row ``i`` is a hit with probability ``P_i = Π_l P(entry (i, l) observed
+    as ŷ_il)``; the moments are the accuracy's with this ``P_i``.
     """
-    truth, pred = _indicator(y_true), _indicator(y_pred)
+    truth, pred = _as_2d(y_true), _as_2d(y_pred)
     for name, array in (("y_true", truth), ("y_pred", pred)):
         if array is None or not np.all((array == 0) | (array == 1)):
             raise ValueError(
@@ -313,7 +279,7 @@ def accuracy_inputs(
 def accuracy_terms(
     arguments: dict[str, Any], score: NoisyScore
 ) -> tuple[np.ndarray, np.ndarray | None, float]:
-    """The accuracy's per-sample terms (table above); ``scale`` ``Σ w`` unnormalised."""
+    """The accuracy's per-sample terms, weights and scale (test-set sampling)."""
     encoded, weight, _, noise = accuracy_inputs(
         arguments["y_true"],
         arguments["y_pred"],
@@ -323,17 +289,10 @@ def accuracy_terms(
         arguments.get("sample_weight"),
     )
     estimand = arguments.get("estimand", "forward")
-    inverse = None
-    if estimand == "truth" and noise.matrix is not None:
-        inverse = noise.inverse_matrix()
+    inverse = _inverse(estimand, noise)
     h = np.empty(encoded.n_samples)
     for rows in chunks(encoded.n_samples):
-        if estimand == "forward":
-            h[rows] = hit_probability(encoded, noise, rows)[1]
-        elif estimand == "truth":
-            h[rows] = denoised_hit(encoded, noise, inverse, rows)[1]
-        else:
-            h[rows] = encoded.correct(rows)
+        h[rows] = _sample_terms(estimand, encoded, noise, inverse, rows)[1]
     scale = 1.0
     if not arguments.get("normalize", True):
         sample_weight = arguments.get("sample_weight")
@@ -362,47 +321,36 @@ def expected_accuracy_score(
 
     Sample ``i`` is observed as correct with probability ``P_i = T[k_i, ŷ_i]``,
     so ``E[acc] = (1/M) Σ P_i`` and ``Var[acc] = (1/M²) Σ P_i (1 - P_i)``,
-    exactly. ``estimand`` chooses the question the result answers. Read more in
-    the :ref:`User Guide <formula_accuracy>`.
+    exactly. Read more in the :ref:`User Guide <formula_accuracy>`.
 
     Parameters
     ----------
     y_true : array-like of shape (n_samples,) or (n_samples, n_labels)
-        Reference class of each sample (``estimand="forward"``) or its single
-        observed label (``"truth"``, ``"remeasurement"``). A 2-D 0/1 indicator
-        matrix (dense or sparse) is a multilabel target: the subset accuracy,
-        as in scikit-learn, with entries that flip independently (``q`` a
-        scalar, one per sample or one per entry, or a 2 × 2
-        ``transition_matrix``); ``estimand="forward"`` only.
-
+        Reference labels (``estimand="forward"``) or the observed labels
+        (``"truth"``, ``"remeasurement"``). A 0/1 indicator matrix is a
+        multilabel target: the subset accuracy, as in scikit-learn, with
+        entries that flip independently (``estimand="forward"`` only).
     y_pred : array-like of shape (n_samples,) or (n_samples, n_labels)
-        Predicted classes (indicator matrix for multilabel targets).
-
+        Predicted labels, held fixed.
     q : float or array-like of shape (n_samples,), default=None
-        Probability that a label is flipped (with ``K > 2`` classes, to each
-        other class with probability ``q/(K-1)``). Exactly one of ``q`` and
-        ``transition_matrix`` is required.
-
+        Probability that a label is flipped (uniformly to the ``K - 1`` other
+        classes). Exactly one of ``q`` and ``transition_matrix`` is required.
     transition_matrix : array-like of shape (n_classes, n_classes), default=None
         Row-stochastic matrix, ``T[j, k]`` the probability that a sample of
         class ``labels[j]`` is observed as ``labels[k]``.
-
     labels : array-like of shape (n_classes,), default=None
-        The classes, which fixes ``K`` and the order of ``transition_matrix``.
-        Default: the sorted union of the labels in ``y_true`` and ``y_pred``.
-
+        The classes, in the order of ``transition_matrix``; by default the
+        sorted labels present.
     normalize : bool, default=True
         As in scikit-learn: the fraction of correct predictions, or with
         ``False`` their (weighted) number.
-
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights.
-
     estimand : {"forward", "truth", "remeasurement"}, default="forward"
         ``"forward"``: ``y_true`` taken as exact; ``"truth"``: an unbiased
-        estimate of the accuracy against the unknown true labels;
-        ``"remeasurement"``: the accuracy expected when the samples are labelled
-        again (:ref:`estimands`). The last two need an invertible noise model.
+        estimate against the unknown true labels; ``"remeasurement"``: the
+        accuracy expected when the samples are labelled again
+        (:ref:`estimands`). The last two need an invertible noise model.
 
     Returns
     -------
@@ -413,7 +361,6 @@ def expected_accuracy_score(
     See Also
     --------
     sklearn.metrics.accuracy_score : The metric on exact labels.
-    expected_confusion_matrix : Expected counts of every (label, prediction) pair.
 
     Examples
     --------
@@ -430,7 +377,7 @@ def expected_accuracy_score(
     )
     normalize = check_bool(normalize, name="normalize")
     y_true, y_pred = check_targets(y_true, y_pred)
-    if _indicator(y_true) is not None or _indicator(y_pred) is not None:
+    if _as_2d(y_true) is not None or _as_2d(y_pred) is not None:
         return _subset_accuracy(
             y_true, y_pred, q, transition_matrix, labels, normalize, sample_weight,
             estimand,
@@ -439,9 +386,7 @@ def expected_accuracy_score(
         y_true, y_pred, q, transition_matrix, labels, sample_weight
     )
     n_samples = encoded.n_samples
-    hits, expected, variance, floor = _ACCURACY_KERNELS[estimand](
-        encoded, noise, weight
-    )
+    hits, expected, variance, floor = _accuracy_totals(estimand, encoded, noise, weight)
     divisor = 1.0
     if normalize:  # divided, not multiplied by 1/W: scikit-learn's last bit
         divisor = float(n_samples) if weight is None else float(np.sum(weight))

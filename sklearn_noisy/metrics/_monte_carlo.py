@@ -27,9 +27,9 @@ _BATCH_BYTES = 8 * 2**20
 class MonteCarloScore(NoisyScore):
     """A :class:`~sklearn_noisy.NoisyScore` estimated by Monte Carlo.
 
-    Returned by :func:`~sklearn_noisy.metrics.monte_carlo_score`. ``expected``
-    is the mean of the metric over ``n_draws`` label draws and ``variance`` its
-    sample variance (``ddof=1``); ``method`` is ``"monte_carlo"``.
+    Returned by :func:`~sklearn_noisy.metrics.monte_carlo_score`: ``expected`` is
+    the mean of the metric over the label draws, ``variance`` their sample
+    variance (``ddof=1``).
 
     Parameters
     ----------
@@ -38,14 +38,11 @@ class MonteCarloScore(NoisyScore):
     n_draws : int
         Number of label draws.
     standard_error : float
-        Monte Carlo standard error of ``expected``: ``sqrt(variance / n_draws)``.
+        Monte Carlo standard error of ``expected``.
     variance_standard_error : float
-        Monte Carlo standard error of ``variance``:
-        ``sqrt((m4 - variance**2) / n_draws)`` with ``m4`` the sample fourth
-        central moment of the draws.
+        Monte Carlo standard error of ``variance``.
     draws : ndarray of shape (n_draws,)
-        The metric on each draw, in draw order (read-only). Not shown in the
-        repr and not used in comparisons.
+        The metric on each draw (read-only; not in the repr nor in comparisons).
 
     Examples
     --------
@@ -56,8 +53,6 @@ class MonteCarloScore(NoisyScore):
     ...                           random_state=0)
     >>> score.n_draws, score.draws.shape
     (200, (200,))
-    >>> float(score) - score.nominal  # E[MSE] - MSE = mean sigma² = 0.01
-    0.01...
     """
 
     n_draws: int = 0
@@ -68,10 +63,8 @@ class MonteCarloScore(NoisyScore):
     def __post_init__(self) -> None:
         super().__post_init__()
         object.__setattr__(self, "n_draws", int(self.n_draws))
-        object.__setattr__(self, "standard_error", float(self.standard_error))
-        object.__setattr__(
-            self, "variance_standard_error", float(self.variance_standard_error)
-        )
+        for name in ("standard_error", "variance_standard_error"):
+            object.__setattr__(self, name, float(getattr(self, name)))
         if self.draws is not None:
             draws = np.array(self.draws, dtype=np.float64)  # a private copy
             draws.flags.writeable = False
@@ -95,13 +88,7 @@ class MonteCarloScore(NoisyScore):
 
 
 def _check_generator(random_state: Any) -> np.random.Generator:
-    """A :class:`numpy.random.Generator` from ``random_state``.
-
-    None, an int, a :class:`~numpy.random.SeedSequence` or a ``Generator`` go
-    through :func:`numpy.random.default_rng` (a Generator is used as is, so its
-    state advances). A legacy :class:`~numpy.random.RandomState` seeds a new
-    Generator with one draw from it (so it advances too).
-    """
+    """A Generator from ``random_state``; a RandomState seeds one with one draw."""
     if isinstance(random_state, np.random.RandomState):
         seed = random_state.randint(0, np.iinfo(np.int64).max, dtype=np.int64)
         return np.random.default_rng(int(seed))
@@ -148,7 +135,7 @@ def _n_rows(value: Any, *, name: str) -> int:
 
 
 def _is_label_vector(y_pred: Any) -> bool:
-    """Whether ``y_pred`` holds class labels (rather than probabilities)."""
+    """Whether ``y_pred`` holds class labels rather than probabilities."""
     if hasattr(y_pred, "to_numpy") and not isinstance(y_pred, np.ndarray):
         y_pred = y_pred.to_numpy()
     array = np.asarray(y_pred)
@@ -190,63 +177,41 @@ def monte_carlo_score(
 ) -> MonteCarloScore:
     """Expected value and variance of any metric by redrawing the labels.
 
-    The labels are redrawn ``n_draws`` times from their noise model around
-    ``y_true`` (Gaussian ``sigma``, flips ``q`` or a ``transition_matrix``; exactly
-    one is given) and ``metric(y_draw, y_pred)`` is computed on each draw, with
-    ``y_pred`` held fixed. Read more in the :ref:`User Guide <verification>`.
+    The labels are redrawn ``n_draws`` times around ``y_true`` from one noise
+    model (``sigma``, ``q`` or ``transition_matrix``) and ``metric(y_draw,
+    y_pred)`` is computed on each draw. Read more in the
+    :ref:`User Guide <verification>`.
 
     Parameters
     ----------
     metric : callable
-        ``metric(y_true, y_pred)`` returning a number, e.g. a scikit-learn
-        metric. Called once on ``y_true`` (``nominal``) and once per draw.
-
+        ``metric(y_true, y_pred)`` returning a number, e.g. a scikit-learn metric.
     y_true : array-like of shape (n_samples,) or (n_samples, n_outputs)
-        Best-known labels: values (with ``sigma``) or class labels (with ``q``
-        or ``transition_matrix``).
-
+        Best-known labels: values (``sigma``) or class labels (flips).
     y_pred : array-like
         Predictions, passed to ``metric`` as given.
-
     sigma : float or array-like of shape (n_samples,) or (n_samples, n_outputs)
-        Standard error of each label (``>= 0``; ``0`` means exact).
-
+        Standard error of each label.
     q : float or array-like of shape (n_samples,)
-        Flip probability of each label, in [0, 1] (uniform over the other
-        classes).
-
+        Flip probability of each label (uniform over the other classes).
     transition_matrix : array-like of shape (n_classes, n_classes)
         Row-stochastic matrix in the order of ``labels``.
-
     labels : array-like of shape (n_classes,), default=None
-        The classes. Default: the sorted union of the labels in ``y_true`` and
-        (when it holds labels) ``y_pred``.
-
+        The classes; default: those of ``y_true`` and (labels) ``y_pred``.
     n_draws : int, default=1000
         Number of label draws, at least 2.
-
     random_state : None, int, numpy Generator, SeedSequence or RandomState
-        Seed of the draws (:func:`numpy.random.default_rng`). The draws do not
-        depend on ``batch_size``.
-
+        Seed of the draws; they do not depend on ``batch_size``.
     batch_size : int, default=None
-        Draws generated at a time. Default: as many as fit in about 8 MB.
-
+        Draws generated at a time; default: as many as fit in about 8 MB.
     sample_weight : array-like of shape (n_samples,), default=None
-        Passed to every call as ``metric(..., sample_weight=sample_weight)``.
+        Passed to every call of ``metric``.
 
     Returns
     -------
     score : MonteCarloScore
-        ``expected`` is the mean of the draws and ``variance`` their sample
-        variance; ``nominal`` is ``metric(y_true, y_pred)``. The Monte Carlo
-        standard errors of both are ``standard_error`` and
-        ``variance_standard_error``.
-
-    See Also
-    --------
-    expected_mean_squared_error : An exact counterpart for MSE.
-    expected_accuracy_score : An exact counterpart for accuracy.
+        The mean and sample variance of the draws; ``nominal`` is
+        ``metric(y_true, y_pred)``.
 
     Examples
     --------
@@ -261,15 +226,8 @@ def monte_carlo_score(
     """
     if not callable(metric):
         raise TypeError(f"metric must be callable; got {metric!r}.")
-    given = [
-        name
-        for name, value in (
-            ("sigma", sigma),
-            ("q", q),
-            ("transition_matrix", transition_matrix),
-        )
-        if value is not None
-    ]
+    noise = {"sigma": sigma, "q": q, "transition_matrix": transition_matrix}
+    given = [name for name, value in noise.items() if value is not None]
     if len(given) != 1:
         raise TypeError(
             "Pass exactly one noise model: sigma (regression), q or "
@@ -310,26 +268,13 @@ def monte_carlo_score(
             metric, sampler.draw(rng, stop - start), y_pred, kwargs
         )
 
-    expected, variance, standard_error, variance_se = _summarise(draws)
-    return MonteCarloScore(
-        metric=_metric_name(metric),
-        expected=expected,
-        variance=variance,
-        nominal=nominal,
-        n_samples=n_samples,
-        method="monte_carlo",
-        n_draws=n_draws,
-        standard_error=standard_error,
-        variance_standard_error=variance_se,
-        draws=draws,
-    )
+    return _from_draws(_metric_name(metric), nominal, n_samples, draws)
 
 
 def _score_batch(
     metric: Callable[..., Any], block: np.ndarray, y_pred: Any, kwargs: dict[str, Any]
 ) -> list[float]:
-    # A function of its own, so that the batch (and the row views into it) is
-    # freed before the next batch is drawn.
+    """The metric on each drawn row (the batch is freed on return)."""
     return [_call(metric, y_draw, y_pred, kwargs) for y_draw in block]
 
 
@@ -380,3 +325,22 @@ def _summarise(draws: np.ndarray) -> tuple[float, float, float, float]:
     standard_error = math.sqrt(variance / n_draws)
     variance_se = math.sqrt(max(m4 - variance * variance, 0.0) / n_draws)
     return expected, variance, standard_error, variance_se
+
+
+def _from_draws(
+    metric: str, nominal: float, n_samples: int, draws: np.ndarray
+) -> MonteCarloScore:
+    """The :class:`MonteCarloScore` of the metric on its label ``draws``."""
+    expected, variance, standard_error, variance_se = _summarise(draws)
+    return MonteCarloScore(
+        metric=metric,
+        expected=expected,
+        variance=variance,
+        nominal=nominal,
+        n_samples=n_samples,
+        method="monte_carlo",
+        n_draws=draws.size,
+        standard_error=standard_error,
+        variance_standard_error=variance_se,
+        draws=draws,
+    )

@@ -1,31 +1,21 @@
 """Exact kernels of the paired difference ``metric(A) − metric(B)``.
 
 Both models are scored on the same noisy labels (user guide:
-:ref:`formula_paired`). Every kernel has the signature of
-:attr:`~sklearn_noisy.metrics.MetricInfo.paired`::
-
-    paired(y_true, y_pred_a, y_pred_b, *, sigma, q, transition_matrix, labels,
-           classes, sample_weight, options)
-        -> (expected, variance, nominal, n_samples) or None
-
-and returns None where the metric options (a scorer's ``metric_kwargs``) or the
-labels call for the joint Monte Carlo of
-:func:`~sklearn_noisy.metrics.expected_paired_difference`. The caller has
-checked that the noise is of the metric's kind (``sigma``, or exactly one of
-``q`` and ``transition_matrix``). With ``sample_weight`` every mean is the
-weighted mean, as in scikit-learn, and the variance weighs sample ``i`` by
-``w_i² / (Σ w)²``.
-
-Every kernel streams its samples in chunks of
-:data:`~sklearn_noisy.utils._arrays.CHUNK_SIZE` rows (the class labels are
-encoded chunk by chunk too), so that its temporary memory does not grow with
-the number of samples.
+:ref:`formula_paired`). A kernel has the signature of
+:attr:`~sklearn_noisy.metrics.MetricInfo.paired` and returns ``(expected,
+variance, nominal, n_samples)``, or None where the metric options call for the
+joint Monte Carlo; it reads the samples in chunks. :func:`r2_difference_existence`
+decides whether the moments of an R² difference exist
+(:ref:`paired_existence`).
 """
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Callable
-from typing import Any
+from fractions import Fraction
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.special import ndtr
@@ -42,12 +32,15 @@ from ._probabilistic_definitions import ProbabilisticLoss, _check_proba
 
 __all__ = [
     "absolute_error_difference",
+    "flip_pair",
     "pair_classes",
     "paired_accuracy",
     "paired_accuracy_truth",
     "paired_precision",
     "paired_probabilistic",
     "paired_regression",
+    "r2_difference_existence",
+    "regression_pair",
     "squared_error_difference",
 ]
 
@@ -74,18 +67,13 @@ def _named(function: Callable[..., Any], name: str, *args: Any, **kwargs: Any) -
 def _label_arrays(
     y_true: Any, y_pred_a: Any, y_pred_b: Any
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The three label vectors (1-D, not copied), of one length, not empty."""
+    """The three label vectors (1-D, not copied), not empty (their lengths are
+    checked at the public boundary)."""
     y = as_label_array(y_true, name="y_true")
     a = as_label_array(y_pred_a, name="y_pred_a")
     b = as_label_array(y_pred_b, name="y_pred_b")
     if y.shape[0] == 0:
         raise ValueError("y_true is empty: at least one sample is required.")
-    for name, values in (("y_pred_a", a), ("y_pred_b", b)):
-        if values.shape[0] != y.shape[0]:
-            raise ValueError(
-                f"y_true and {name} must have the same number of samples; got "
-                f"{y.shape[0]} and {values.shape[0]}."
-            )
     return y, a, b
 
 
@@ -94,9 +82,8 @@ def pair_classes(
 ) -> np.ndarray:
     """The classes of a paired comparison: ``labels``, or the sorted union.
 
-    Checked as scikit-learn checks a classification target: continuous values
-    and mixed label types raise. The union is found chunk by chunk (small
-    integer labels without sorting), so no array of the samples' size is made.
+    Checked as scikit-learn checks a classification target; the union is found
+    chunk by chunk (small integer labels without sorting).
     """
     y, a, b = _label_arrays(y_true, y_pred_a, y_pred_b)
     if labels is not None:
@@ -114,6 +101,40 @@ def pair_classes(
     return classes
 
 
+def flip_pair(
+    y_true: Any,
+    y_pred_a: Any,
+    y_pred_b: Any,
+    *,
+    q: Any,
+    transition_matrix: Any,
+    labels: Any,
+    sample_weight: Any,
+    pos_label: Any = None,
+    n_classes: tuple[int, ...] = (1, 2),
+    **_: Any,
+) -> tuple[Any, ...] | None:
+    """``(y, a, b, classes, weight, noise, pos)`` of two models' class labels.
+
+    With ``pos_label``: its class position ``pos``, or None (nothing else
+    checked) unless it is a class and the number of classes is in ``n_classes``.
+    """
+    y, a, b = _label_arrays(y_true, y_pred_a, y_pred_b)
+    classes = pair_classes(y, a, b, labels)
+    pos = None
+    if pos_label is not None:
+        matches = [i for i, c in enumerate(classes.tolist()) if c == pos_label]
+        if classes.size not in n_classes or not matches:
+            return None
+        pos = matches[0]
+    n = y.shape[0]
+    weight = check_sample_weight(sample_weight, n)
+    noise = FlipNoise.from_params(
+        q, transition_matrix, n_samples=n, n_classes=classes.size
+    )
+    return y, a, b, classes, weight, noise, pos
+
+
 def _encode_chunk(
     y: np.ndarray, a: np.ndarray, b: np.ndarray, rows: slice, classes: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -127,29 +148,43 @@ def _encode_chunk(
     return true_index, a_index, b_index
 
 
-def _total_weight(weight: np.ndarray | None, n: int) -> float:
-    return float(n) if weight is None else float(weight.sum())
+def _reduce(
+    n: int,
+    weight: np.ndarray | None,
+    terms: Callable[[slice], tuple[np.ndarray, ...]],
+    n_outputs: int = 1,
+) -> PairedResult:
+    """The weighted means of per-sample ``terms(rows) -> (expected, nominal,
+    variance)`` over the chunks, the variance weighted by ``w²/W²``."""
+    totals = np.zeros(3)
+    for rows in chunks(n):
+        totals += weighted_totals(weight, rows, *terms(rows))
+    total = (float(n) if weight is None else float(weight.sum())) * n_outputs
+    return totals[0] / total, totals[2] / (total * total), totals[1] / total, n
 
 
-# --------------------------------------------------------------------------- #
-# Regression: Gaussian label errors
-# --------------------------------------------------------------------------- #
-def _regression_pair(
-    y_true: Any, y_pred_a: Any, y_pred_b: Any, sigma: Any, sample_weight: Any
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, Any, np.ndarray | None]:
-    """Validated 2-D ``y_true``, ``a``, ``b``, ``sigma`` (float or array), weights."""
-    y, a, s, weight, _ = _named(
+def regression_pair(
+    y_true: Any,
+    y_pred_a: Any,
+    y_pred_b: Any,
+    sigma: Any,
+    sample_weight: Any,
+    multioutput: Any = "uniform_average",
+) -> tuple[Any, ...]:
+    """Validated 2-D ``(y_true, a, b, sigma, weight, multioutput)``."""
+    y, a, s, weight, multioutput = _named(
         check_regression_inputs,
         "y_pred_a",
         y_true,
         y_pred_a,
         sigma=sigma,
         sample_weight=sample_weight,
+        multioutput=multioutput,
     )
     _, b, _, _, _ = _named(
         check_regression_inputs, "y_pred_b", y_true, y_pred_b, sigma=sigma
     )
-    return y, a, b, s, weight
+    return y, a, b, s, weight, multioutput
 
 
 def squared_error_difference(
@@ -157,10 +192,8 @@ def squared_error_difference(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-sample ``(expected, nominal, variance)`` of MSE_A − MSE_B on a chunk.
 
-    ``(b − a)(2y − a − b)`` is linear in y: the expected term is
-    ``(b−a)(2ȳ − a − b)`` (= ``d_A² − d_B²`` in product form, no cancellation),
-    equal to the nominal one, and the variance ``4 σ² (a − b)²`` (user guide:
-    :ref:`formula_paired`). Summed over the outputs.
+    ``(b − a)(2y − a − b)`` is linear in y (product form: no cancellation), with
+    variance ``4 σ² (a − b)²``; summed over the outputs.
     """
     gap = b - a
     terms = np.sum(gap * ((y_true - a) + (y_true - b)), axis=1)
@@ -177,17 +210,8 @@ def _clipped_normal_moments(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Mean and variance of ``clip(X, −w, w)`` for ``X ~ N(mu, tau²)``, ``tau > 0``.
 
-    The moments are taken of ``Y = clip(X, −w, w) − k`` with
-    ``k = clip(mu, −w, w)`` (user guide: :ref:`formula_paired`): with
-    ``m = mu − k``, ``α = (−w − mu)/tau``, ``β = (w − mu)/tau`` and
-    ``P = Φ(β) − Φ(α)`` taken from the tail side,
-
-    ``E[Y]  = (−w−k)Φ(α) + (w−k)Φ(−β) + mP + tau(φ(α) − φ(β))``
-    ``E[Y²] = (w+k)²Φ(α) + (w−k)²Φ(−β) + m²P + 2m·tau(φ(α) − φ(β))
-    + tau²(P + αφ(α) − βφ(β))``
-
-    and ``Var = E[Y²] − E[Y]²``, in which ``E[Y]`` is small where ``E[Y²]`` is.
-    Returns ``(E[clip X], Var[clip X])``.
+    Taken of ``clip(X, −w, w) − clip(mu, −w, w)`` with the probabilities from
+    the tail side, so that they do not cancel (user guide: formula_paired).
     """
     k = np.clip(mu, -w, w)
     m = mu - k
@@ -217,10 +241,8 @@ def absolute_error_difference(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-sample ``(expected, nominal, variance)`` of MAE_A − MAE_B on a chunk.
 
-    Per sample ``|y − a| − |y − b| = sgn(b − a)·clip(2(y − c), −w, w)`` with
-    ``c = (a + b)/2`` and ``w = |a − b|``, and ``2(y − c) ~ N(2(ȳ − c), 4σ²)``
-    (user guide: :ref:`formula_paired`). Samples with ``σ = 0`` or ``a = b``
-    take the branch ``Var = 0``. Summed over the outputs.
+    ``|y − a| − |y − b| = sgn(b − a)·clip(2(y − c), −w, w)`` with ``c = (a + b)/2``
+    and ``w = |a − b|``; summed over the outputs.
     """
     sigma = np.broadcast_to(sigma, y_true.shape)
     nominal = np.abs(y_true - a) - np.abs(y_true - b)
@@ -245,138 +267,100 @@ def paired_regression(
     y_pred_b: Any,
     *,
     sigma: Any,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    classes: Any,
     sample_weight: Any,
     options: dict[str, Any],
+    **_: Any,
 ) -> PairedResult | None:
-    """The paired kernel of a loss's ``difference`` terms (its definition's
-    ``paired``), chunk by chunk; None with options (left to Monte Carlo).
-
-    The means are uniform over the outputs and weighted over the samples, as
-    scikit-learn's ``multioutput="uniform_average"``.
-    """
+    """The kernel of a loss's per-sample ``difference`` (its definition's
+    ``paired``), uniform over the outputs; None with options."""
     if options:
         return None
-    y, a, b, s, weight = _regression_pair(
+    y, a, b, s, weight, _ = regression_pair(
         y_true, y_pred_a, y_pred_b, sigma, sample_weight
     )
-    n, n_outputs = y.shape
-    totals = np.zeros(3)
-    for rows in chunks(n):
-        expected, nominal, variance = difference(
-            y[rows], a[rows], b[rows], chunk_of(s, rows)
-        )
-        totals += weighted_totals(weight, rows, expected, nominal, variance)
-    total = _total_weight(weight, n) * n_outputs
-    return totals[0] / total, totals[2] / (total * total), totals[1] / total, n
+
+    def terms(rows: slice) -> tuple[np.ndarray, ...]:
+        return difference(y[rows], a[rows], b[rows], chunk_of(s, rows))
+
+    return _reduce(y.shape[0], weight, terms, y.shape[1])
 
 
-# --------------------------------------------------------------------------- #
-# Classification: label flips
-# --------------------------------------------------------------------------- #
 def paired_accuracy(
     y_true: Any,
     y_pred_a: Any,
     y_pred_b: Any,
     *,
-    sigma: Any,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    classes: Any,
-    sample_weight: Any,
     options: dict[str, Any],
+    truth: bool = False,
+    **noise: Any,
 ) -> PairedResult | None:
-    """acc_A − acc_B, exact (user guide: :ref:`formula_paired`).
+    """acc_A − acc_B, exact; None with metric options.
 
-    Where the two predictions differ the events "observed label = ŷ_A" and
-    "= ŷ_B" are disjoint: ``E = P_A − P_B`` and
-    ``Var = P_A(1−P_A) + P_B(1−P_B) + 2 P_A P_B`` (a sum of non-negative terms),
-    with ``P_X`` the probability that the label of sample ``i`` is observed as
-    ``ŷ_X`` (:meth:`~sklearn_noisy.utils._noise.FlipNoise.probability`). Where
-    they agree the difference is 0. None with metric options.
+    Where the predictions differ, "observed = ŷ_A" and "= ŷ_B" are disjoint
+    events: ``E = P_A − P_B``, ``Var = P_A(1−P_A) + P_B(1−P_B) + 2 P_A P_B``.
+    ``truth``: against the true classes, with the de-noised hits
+    ``h_i(j) = T⁻¹[c̃_i, j]`` for ``P`` and ``D_i² − h_i(ŷ_A) − h_i(ŷ_B)``
+    unbiased for the variance, floored at 0 (user guide: formula_truth).
     """
     if options:
         return None
-    y, a, b = _label_arrays(y_true, y_pred_a, y_pred_b)
-    classes = pair_classes(y, a, b, labels)
-    n = y.shape[0]
-    weight = check_sample_weight(sample_weight, n)
-    noise = FlipNoise.from_params(
-        q, transition_matrix, n_samples=n, n_classes=classes.size
-    )
-    totals = np.zeros(3)
-    for rows in chunks(n):
+    y, a, b, classes, weight, flips, _ = flip_pair(y_true, y_pred_a, y_pred_b, **noise)
+    inverse = None
+    if truth:
+        inverse = flips.inverse_matrix() if flips.matrix is not None else None
+        if inverse is None:
+            flips.check_invertible()
+
+    def terms(rows: slice) -> tuple[np.ndarray, ...]:
         true_index, a_index, b_index = _encode_chunk(y, a, b, rows, classes)
         differ = a_index != b_index
-        p_a = noise.probability(true_index, a_index, rows)
-        p_b = noise.probability(true_index, b_index, rows)
+        if truth:
+            inverse_rows = flips.inverse_rows(true_index, rows, inverse)
+            size = np.arange(true_index.shape[0])
+            p_a, p_b = inverse_rows[size, a_index], inverse_rows[size, b_index]
+            gap = p_a - p_b
+            variance = gap * gap - p_a - p_b
+        else:
+            p_a = flips.probability(true_index, a_index, rows)
+            p_b = flips.probability(true_index, b_index, rows)
+            variance = p_a * (1.0 - p_a) + p_b * (1.0 - p_b) + 2.0 * p_a * p_b
         hits = (a_index == true_index).astype(np.float64) - (b_index == true_index)
-        expected = np.where(differ, p_a - p_b, 0.0)
-        variance = np.where(
-            differ, p_a * (1.0 - p_a) + p_b * (1.0 - p_b) + 2.0 * p_a * p_b, 0.0
-        )
-        totals += weighted_totals(weight, rows, hits, expected, variance)
-    total = _total_weight(weight, n)
-    return totals[1] / total, totals[2] / (total * total), totals[0] / total, n
+        return np.where(differ, p_a - p_b, 0.0), hits, np.where(differ, variance, 0.0)
+
+    expected, variance, nominal, n = _reduce(y.shape[0], weight, terms)
+    return expected, max(float(variance), 0.0) if truth else variance, nominal, n
+
+
+#: acc_A − acc_B against the true classes (``estimand="truth"``).
+paired_accuracy_truth = functools.partial(paired_accuracy, truth=True)
 
 
 def paired_precision(
-    y_true: Any,
-    y_pred_a: Any,
-    y_pred_b: Any,
-    *,
-    sigma: Any,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    classes: Any,
-    sample_weight: Any,
-    options: dict[str, Any],
+    y_true: Any, y_pred_a: Any, y_pred_b: Any, *, options: dict[str, Any], **noise: Any
 ) -> PairedResult | None:
     """Binary precision of A minus that of B, exact.
 
-    Precision is ``TP / n_P`` with ``n_P`` the (weighted) number of predicted
-    positives, which does not depend on the labels (user guide:
-    :ref:`formula_binary_counts`). The difference is therefore linear in the
-    observed positives: ``Σ_i c_i 1[ỹ_i = pos]`` with
-    ``c_i = w_i (1[ŷ_A,i = pos]/n_PA − 1[ŷ_B,i = pos]/n_PB)`` (a model without
-    predicted positives has precision 0, scikit-learn's default), so
-    ``E = Σ c_i π_i`` and ``Var = Σ c_i² π_i (1 − π_i)`` with
-    ``π_i = P(ỹ_i = pos)``. None (Monte Carlo) with options other than
-    ``pos_label``, with more than two classes, or when ``pos_label`` is not
-    one of the classes.
+    The predicted positives ``n_P`` do not depend on the labels, so the
+    difference is linear in the observed positives, with coefficients
+    ``w (1[ŷ_A = pos]/n_PA − 1[ŷ_B = pos]/n_PB)``. None (Monte Carlo) with
+    options other than ``pos_label``, more than two classes, or ``pos_label``
+    not a class.
     """
     if not set(options) <= {"pos_label"}:
         return None
-    y, a, b = _label_arrays(y_true, y_pred_a, y_pred_b)
-    classes = pair_classes(y, a, b, labels)
-    if classes.size > 2:
-        return None
     pos_label = options.get("pos_label", 1)
-    matches = [i for i, c in enumerate(classes.tolist()) if c == pos_label]
-    if not matches:
+    pair = flip_pair(y_true, y_pred_a, y_pred_b, pos_label=pos_label, **noise)
+    if pair is None:
         return None
-    pos = matches[0]
-    n = y.shape[0]
-    weight = check_sample_weight(sample_weight, n)
-    noise = FlipNoise.from_params(
-        q, transition_matrix, n_samples=n, n_classes=classes.size
-    )
+    y, a, b, classes, weight, flips, pos = pair
     predicted = np.zeros(2)  # the (weighted) predicted positives of A and B
-    for rows in chunks(n):
+    for rows in chunks(y.shape[0]):
         _, a_index, b_index = _encode_chunk(y, a, b, rows, classes)
-        positive = np.stack((a_index == pos, b_index == pos))
-        if weight is None:
-            predicted += np.count_nonzero(positive, axis=1)
-        else:
-            predicted += positive.astype(np.float64) @ weight[rows]
+        positive = np.stack((a_index == pos, b_index == pos)).astype(np.float64)
+        predicted += positive.sum(1) if weight is None else positive @ weight[rows]
     scale = [1.0 / count if count > 0 else 0.0 for count in predicted]
     totals = np.zeros(3)
-    for rows in chunks(n):
+    for rows in chunks(y.shape[0]):
         true_index, a_index, b_index = _encode_chunk(y, a, b, rows, classes)
         coefficient = (a_index == pos) * scale[0] - (b_index == pos) * scale[1]
         if weight is not None:
@@ -384,44 +368,33 @@ def paired_precision(
         if classes.size < 2:  # one class (the noise is still validated above)
             pi = np.ones(true_index.shape[0])
         else:
-            pi = noise.probability(true_index, np.full_like(true_index, pos), rows)
+            pi = flips.probability(true_index, np.full_like(true_index, pos), rows)
         totals += (
             coefficient @ (true_index == pos).astype(np.float64),
             coefficient @ pi,
             (coefficient * coefficient) @ (pi * (1.0 - pi)),
         )
-    return float(totals[1]), float(totals[2]), float(totals[0]), n
+    return float(totals[1]), float(totals[2]), float(totals[0]), y.shape[0]
 
 
-# --------------------------------------------------------------------------- #
-# Brier score and log-loss: per-sample losses of a categorical label
-# --------------------------------------------------------------------------- #
 def paired_probabilistic(
     definition: ProbabilisticLoss,
     y_true: Any,
     proba_a: Any,
     proba_b: Any,
     *,
-    sigma: Any,
     q: Any,
     transition_matrix: Any,
     labels: Any,
     classes: Any,
     sample_weight: Any,
     options: dict[str, Any],
+    **_: Any,
 ) -> PairedResult | None:
     """Brier score or log-loss of A minus that of B, exact; None with options.
 
-    Both losses are sums of per-sample terms ``L_ij``, the loss of sample ``i``
-    if its label is class ``j`` (user guide: :ref:`formula_probabilistic`). The
-    per-sample difference ``D_ij = L^A_ij − L^B_ij`` has, with
-    ``w_ij = P(label_i = j)``
-    (:meth:`~sklearn_noisy.utils._noise.FlipNoise.observation_rows`),
-    ``E_i = Σ_j w_ij D_ij`` and ``Var_i = Σ_j w_ij (D_ij − E_i)²`` (centred).
-    The loss tables are those of
-    :func:`~sklearn_noisy.metrics.expected_brier_score_loss` and
-    :func:`~sklearn_noisy.metrics.expected_log_loss` (binary Brier on the
-    probability of the larger class, log-loss clipped at the dtype's eps).
+    The per-sample difference ``D_ij`` of the two losses if the label is class
+    ``j`` has ``E_i = Σ_j P(label_i = j) D_ij`` and the centred variance.
     """
     if options:
         return None
@@ -448,30 +421,25 @@ def paired_probabilistic(
     noise = FlipNoise.from_params(
         q, transition_matrix, n_samples=n, n_classes=n_classes
     )
-    totals = np.zeros(3)
-    for rows in chunks(n):
+
+    def terms(rows: slice) -> tuple[np.ndarray, ...]:
         k = check_classification_labels(y[rows], y[rows], labels=columns)[0]
         difference = loss_a(a[rows]) - loss_b(b[rows])
         weights = noise.observation_rows(k, rows)
         expected = np.einsum("ij,ij->i", weights, difference)
         centred = difference - expected[:, None]
-        totals += weighted_totals(
-            weight,
-            rows,
-            difference[np.arange(k.shape[0]), k],
+        return (
             expected,
+            difference[np.arange(k.shape[0]), k],
             np.einsum("ij,ij->i", weights, centred * centred),
         )
-    total = _total_weight(weight, n)
-    return totals[1] / total, totals[2] / (total * total), totals[0] / total, n
+
+    return _reduce(n, weight, terms)
 
 
 def _column_classes(y: np.ndarray, classes: Any, n_classes: int) -> np.ndarray:
-    """The classes of the probability columns, checked against their number.
-
-    ``classes`` (default: the classes of ``y_true``, found chunk by chunk) must
-    be sorted, as the columns of ``predict_proba``, and one per column.
-    """
+    """The sorted classes of the probability columns, one per column
+    (default: the classes of ``y_true``)."""
     classes = pair_classes(y, y, y) if classes is None else np.asarray(classes)
     if classes.size != n_classes:
         raise ValueError(
@@ -484,56 +452,144 @@ def _column_classes(y: np.ndarray, classes: Any, n_classes: int) -> np.ndarray:
     return classes
 
 
-# --------------------------------------------------------------------------- #
-# The truth estimand: the difference against the true labels
-# --------------------------------------------------------------------------- #
-def paired_accuracy_truth(
-    y_true: Any,
-    y_pred_a: Any,
-    y_pred_b: Any,
-    *,
-    sigma: Any,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    classes: Any,
-    sample_weight: Any,
-    options: dict[str, Any],
-) -> PairedResult | None:
-    """acc_A − acc_B against the true classes: the difference of de-noised hits.
+class DifferenceExistence(NamedTuple):
+    """Which moments of the R² difference exist; ``expected`` (``±inf`` or
+    NaN) and ``message`` say what to report where one does not."""
 
-    ``h_i(j) = T⁻¹[c̃_i, j]`` is unbiased for ``1[c_i = j]`` (user guide:
-    :ref:`formula_truth`), so ``D_i = h_i(ŷ_A,i) − h_i(ŷ_B,i)`` is unbiased for
-    the difference of the true hits, for any flip model. Per sample
-    ``Var D_i = E[D_i²] − δ_i²`` with ``δ_i² = 1[c_i = ŷ_A,i] + 1[c_i = ŷ_B,i]``
-    where the predictions differ, so ``D_i² − h_i(ŷ_A,i) − h_i(ŷ_B,i)`` is
-    unbiased for it; the sum is reported floored at 0 (binary with ``q``: it is
-    the exact ``4q(1 − q)/(1 − 2q)²`` per disagreement). Needs an invertible
-    flip model. None with metric options.
+    mean_exists: bool
+    variance_exists: bool
+    expected: float = math.nan
+    message: str | None = None
+
+
+def _exact_sign(
+    w: np.ndarray, a: np.ndarray, b: np.ndarray, kind: str, v: float = 0.0
+) -> int:
+    """The sign of ``Σ w (a − b) f``, ``f`` 1 (``kind="slope"``), ``a + b``
+    (``"level"``) or ``2v − a − b`` (``"point"``): from the float sum where its
+    rounding bound decides it, else in rational arithmetic."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        terms = w * (a - b)
+        if kind == "level":
+            terms = terms * (a + b)
+        elif kind == "point":
+            terms = terms * ((v - a) + (v - b))
+        total = float(np.sum(terms))
+        magnitude = float(np.sum(np.abs(terms)))
+    n = terms.shape[0]
+    bound = (n + 8) * float(np.finfo(np.float64).eps) * magnitude + 1e-300 * n
+    if math.isfinite(magnitude) and abs(total) > bound:
+        return 1 if total > 0 else -1
+    exact = Fraction(0)
+    point = Fraction(v)
+    for wi, ai, bi in zip(w.tolist(), a.tolist(), b.tolist(), strict=True):
+        ai, bi = Fraction(ai), Fraction(bi)
+        factor = {"slope": 1, "level": ai + bi, "point": 2 * point - ai - bi}[kind]
+        exact += Fraction(wi) * (ai - bi) * factor
+    return (exact > 0) - (exact < 0)
+
+
+def _one_output(
+    y: np.ndarray, a: np.ndarray, b: np.ndarray, s: np.ndarray, w: np.ndarray
+) -> tuple[int | None, float]:
+    """``(need, sign)`` of one output's positively weighted samples: order ``k``
+    exists iff ``r > need·k`` (None: every order), and the sign of an infinite
+    mean (NaN: undefined). User guide: paired_existence."""
+    noisy = s > 0.0
+    exact_y = y[~noisy]
+    if np.count_nonzero(noisy) == 0 or (
+        exact_y.size >= 2 and exact_y.min() < exact_y.max()
+    ):
+        return None, math.nan
+    gap = a - b
+    moving = bool(np.any(noisy & (gap != 0.0)))  # L depends on the noisy labels
+    if exact_y.size:  # every exact label equals v: Y = 0 at one point
+        sign = _exact_sign(w, a, b, "point", float(exact_y[0]))
+        if sign:
+            return 2, float(sign)
+        return (1 if moving else None), math.nan
+    # all labels noisy: L(c) = 2c Σ w(a−b) − Σ w(a−b)(a+b) along y = c
+    if _exact_sign(w, a, b, "slope"):
+        return 2, math.nan
+    level = _exact_sign(w, a, b, "level")
+    if level:
+        return 2, float(-level)
+    return (1 if bool(np.any(gap != 0.0)) else None), math.nan
+
+
+def _counts(sigma: np.ndarray, weight: np.ndarray | None) -> tuple[int, int]:
+    """Positively weighted labels, and the noisy ones among them (chunked)."""
+    n_eff = n_noisy = 0
+    for rows in chunks(sigma.shape[0]):
+        noisy = sigma[rows] > 0.0
+        if weight is None:
+            n_eff += noisy.shape[0]
+        else:
+            positive = weight[rows] > 0.0
+            n_eff += int(np.count_nonzero(positive))
+            noisy &= positive
+        n_noisy += int(np.count_nonzero(noisy))
+    return n_eff, n_noisy
+
+
+def r2_difference_existence(
+    y_true: np.ndarray,
+    y_pred_a: np.ndarray,
+    y_pred_b: np.ndarray,
+    sigma: Any,
+    weight: np.ndarray | None,
+    output_weights: Any = None,
+) -> DifferenceExistence:
+    """Whether ``E`` and ``Var`` of ``R²_A − R²_B`` exist (:ref:`paired_existence`).
+
+    2-D validated inputs; ``output_weights`` None (uniform) or the outputs'
+    weights (outputs of weight 0 are left out). Only outputs with a centred-noise
+    rank ``r ≤ 4`` are examined sample by sample.
     """
-    if options:
-        return None
-    y, a, b = _label_arrays(y_true, y_pred_a, y_pred_b)
-    classes = pair_classes(y, a, b, labels)
-    n = y.shape[0]
-    weight = check_sample_weight(sample_weight, n)
-    noise = FlipNoise.from_params(
-        q, transition_matrix, n_samples=n, n_classes=classes.size
+    n, n_outputs = y_true.shape
+    sigma = np.broadcast_to(np.asarray(sigma, dtype=np.float64), y_true.shape)
+    signs: set[float] = set()
+    mean_fails: list[tuple[int, int, int]] = []
+    var_fails: list[tuple[int, int, int]] = []
+    for j in range(n_outputs):
+        if output_weights is not None and np.asarray(output_weights)[j] == 0.0:
+            continue
+        s = sigma[:, j]
+        n_eff, n_noisy = _counts(s, weight)
+        rank = n_noisy if n_noisy < n_eff else n_eff - 1
+        if n_noisy == 0 or rank > 4:
+            continue
+        rows = slice(None) if weight is None else np.flatnonzero(weight > 0.0)
+        need, sign = _one_output(
+            y_true[rows, j],
+            y_pred_a[rows, j],
+            y_pred_b[rows, j],
+            s[rows],
+            np.ones(n) if weight is None else weight[rows],
+        )
+        if need is not None and rank <= need:
+            mean_fails.append((j, rank, need))
+            signs.add(sign)
+        if need is not None and rank <= 2 * need:
+            var_fails.append((j, rank, need))
+    if not var_fails:
+        return DifferenceExistence(True, True)
+    expected = math.nan
+    if mean_fails and len(signs) == 1 and not math.isnan(next(iter(signs))):
+        expected = math.copysign(math.inf, next(iter(signs)))
+    j, rank, need = mean_fails[0] if mean_fails else var_fails[0]
+    what, order = ("expected value", 1) if mean_fails else ("variance", 2)
+    where = f" (output {j})" if n_outputs > 1 else ""
+    why = (
+        " while the difference of the squared errors does not"
+        if need == 2
+        else ", and the difference of the squared errors vanishes there only linearly"
     )
-    inverse = noise.inverse_matrix() if noise.matrix is not None else None
-    if inverse is None:
-        noise.check_invertible()
-    totals = np.zeros(3)
-    for rows in chunks(n):
-        true_index, a_index, b_index = _encode_chunk(y, a, b, rows, classes)
-        inverse_rows = noise.inverse_rows(true_index, rows, inverse)
-        size = np.arange(true_index.shape[0])
-        hit_a, hit_b = inverse_rows[size, a_index], inverse_rows[size, b_index]
-        differ = a_index != b_index
-        gap = np.where(differ, hit_a - hit_b, 0.0)
-        variance = np.where(differ, gap * gap - hit_a - hit_b, 0.0)
-        hits = (a_index == true_index).astype(np.float64) - (b_index == true_index)
-        totals += weighted_totals(weight, rows, hits, gap, variance)
-    total = _total_weight(weight, n)
-    variance = max(float(totals[2]) / (total * total), 0.0)
-    return totals[1] / total, variance, totals[0] / total, n
+    message = (
+        f"The {what} of the R² difference does not exist{where}: the shared total "
+        f"sum of squares can come arbitrarily close to 0{why}; the noise has rank "
+        f"r = {rank} and the moment of order {order} needs r > {need * order}. Use "
+        "more noisy labels, or include at least two exact labels (sigma = 0) with "
+        "distinct values."
+    )
+    return DifferenceExistence(not mean_fails, False, expected, message)

@@ -1,26 +1,9 @@
 """Moments of a relative error ``|Y − ŷ| / max(|Y|, ε)`` with a Gaussian label ``Y``.
 
-scikit-learn's MAPE divides by ``max(|y|, ε)``, ``ε`` the float64 machine
-epsilon. Without that floor the expectation over a Gaussian label does not
-exist (``E[1/|Y|]`` diverges logarithmically at 0); with it, it does, but a
-label whose noise reaches 0 makes it depend on ``ε``. For each sample,
-:func:`relative_error_moments` returns the first two moments of
-``g = |Y − ŷ| / max(|Y|, ε)`` and of ``g²``, centred at their values at
-``Y = μ`` so that the variances keep their digits.
-
-Method (user guide: :ref:`formula_percentage`): composite 16-point
-Gauss–Legendre quadrature of ``g^k φ`` over the window ``μ ± 40σ`` (outside it
-the density is below 1e-348), split where the integrand has a kink or a change
-of form (at ``ŷ`` and at ``±ε``). Near 0 the pieces are geometric (unit steps
-in ``log |y|``) from ``ε`` up to ``σ/8``, where ``|y|^{-k}`` varies over many
-decades, then linear (σ/2) over the rest. Far from 0 (``|μ| > 40σ``) the smooth
-part is a 48-point Gauss–Hermite rule and only the kink at ``ŷ`` takes
-Gauss–Legendre pieces (of at most 2σ over ``μ ± 14σ``).
-
-With a margin ``k > 0`` (the functions' ``zero_margin``, default 1) the
-moments near 0 are those conditional on ``|Y| ≥ kσ``, where the floor plays
-no part: one vectorised rule for all samples (:func:`_conditional_near`),
-divided by ``1 − P(|Y| < kσ)`` (:func:`excluded_probability`).
+Composite Gauss–Legendre quadrature split at the kinks (``ŷ``, ``±ε``), with
+geometric pieces near 0; Gauss–Hermite far from 0. With a margin ``k > 0``
+the moments near 0 are conditional on ``|Y| ≥ kσ`` (user guide:
+:ref:`formula_percentage`).
 """
 
 from __future__ import annotations
@@ -63,10 +46,7 @@ _CONDITIONAL_HALF_WIDTH, _CONDITIONAL_PIECE = 10.0, 5.0
 
 
 class RelativeErrorMoments(NamedTuple):
-    """Per-sample moments centred at ``c``: ``E[(g − c)^k]``, ``E[(g² − c²)^k]``.
-
-    ``c = g(μ)`` far from 0 and for exact labels, 0 near 0.
-    """
+    """Per-sample ``E[(g − c)^k]`` and ``E[(g² − c²)^k]``; ``c = g(μ)``, 0 near 0."""
 
     center: np.ndarray
     d1: np.ndarray  # E[g − c]
@@ -106,15 +86,8 @@ def _pieces(low: np.ndarray, high: np.ndarray, n_pieces: int) -> tuple:
 def _far(
     mu: np.ndarray, sigma: np.ndarray, y_pred: np.ndarray, center: np.ndarray
 ) -> np.ndarray:
-    """Moments of samples far from 0 (vectorised).
-
-    In the window ``Y`` keeps the sign of ``μ``, so ``h = (Y − ŷ)/Y`` is smooth
-    and ``g = |h|``. With ``s`` the sign of ``h(μ)`` and ``u = s h``, the smooth
-    moments of ``u − c`` and ``u² − c²`` come from Gauss–Hermite; where ``ŷ`` lies
-    in the window, ``g = −u`` beyond it, and ``K = E[u; u < 0]`` (Gauss–Legendre
-    over that side, pieces of at most 2σ) corrects the first two:
-    ``E[g − c] = E[u − c] − 2K``, ``E[(g − c)²] = E[(u − c)²] + 4cK``.
-    """
+    """Moments of samples far from 0: Gauss–Hermite of the smooth ``u = ±(Y − ŷ)/Y``,
+    corrected by ``K = E[u; u < 0]`` where ``ŷ`` lies in the window."""
     # s = sign of h(μ) (sign(μ) when ŷ = μ): u < 0 below ŷ exactly when μ ≥ ŷ
     sign = np.where(mu >= y_pred, 1.0, -1.0) * np.sign(mu)
     x = _HERMITE_NODES
@@ -202,16 +175,10 @@ def _near_one(mu: float, sigma: float, y_pred: float, center: float) -> np.ndarr
 def _conditional_near(
     mu: np.ndarray, sigma: np.ndarray, y_pred: np.ndarray, margin: float
 ) -> np.ndarray:
-    """Raw moments of samples near 0 on ``|Y| ≥ margin·σ`` (not yet divided).
+    """``∫ φ·[g, g², g², g⁴]`` over ``|Y| ≥ margin·σ`` per sample near 0.
 
-    Vectorised over the samples: in standard units ``t = Y/σ`` each side of 0
-    (the negative one mirrored, ``t → −t``, ``ŷ → −ŷ``) is the interval from
-    the margin to the edge of the window ``μ ± 10σ`` (past the margin for a
-    label inside it), cut at ``ŷ``; each part
-    takes pieces of ratio at most ``e`` below ``t = 2`` (geometric, where
-    ``t^{-k}`` varies fast) and of width at most 5 above, 16 Gauss–Legendre
-    nodes each: about 10 pieces a sample, whatever its distance from 0.
-    Returns ``∫ φ·[g, g², g², g⁴]`` over that set, per sample.
+    Each side of 0 in units ``t = Y/σ``, cut at ``ŷ``: geometric pieces below
+    ``t = 2``, of width at most 5 above, 16 nodes each.
     """
     z, p = mu / sigma, y_pred / sigma
     rows, lows, highs, flips, widths = [], [], [], [], []
@@ -294,10 +261,7 @@ def relative_error_moments(
 ) -> RelativeErrorMoments:
     """Per-sample moments of ``g = |Y − ŷ| / max(|Y|, ε)``, ``Y ~ N(μ, σ²)``.
 
-    ``σ = 0`` gives ``g(μ)`` exactly (all centred moments 0). With ``margin``
-    ``k > 0`` the moments are conditional on ``|Y| ≥ kσ`` (the floor then
-    plays no part); the far-from-0 samples (``|μ| > 40σ``, where that event
-    has probability below ``Φ(k − 40)``) keep their unconditional moments.
+    ``margin > 0``: conditional on ``|Y| ≥ margin·σ`` (far from 0: unconditional).
     """
     mu, sigma, y_pred = np.broadcast_arrays(
         np.asarray(mu, dtype=np.float64),
@@ -352,15 +316,8 @@ def relative_error_moments(
 def floor_sensitivity(
     mu: np.ndarray, sigma: np.ndarray, y_pred: np.ndarray, *, square: bool
 ) -> tuple[np.ndarray, np.ndarray]:
-    """How much each sample's mean and variance owe to the floor ε.
-
-    With density ``φ(0)`` at 0, ``g ≈ |ŷ| / ε`` inside the floor ``|y| < ε`` and
-    ``|ŷ| / |y|`` just outside it. For ``g`` (MAPE) the mean grows by about
-    ``2|ŷ| φ(0)`` for each factor ``e`` by which ε shrinks, and the second
-    moment holds about ``4 ŷ² φ(0) / ε`` (half inside the floor, half
-    outside). For ``g²`` (MSPE) the mean holds about ``4 ŷ² φ(0) / ε`` and the
-    second moment ``(8/3) ŷ⁴ φ(0) / ε³``. Only the floor keeps these finite.
-    """
+    """How much each sample's mean and variance owe to the floor ε (user guide's
+    table, :ref:`formula_percentage`)."""
     positive = sigma > 0.0
     safe = np.where(positive, sigma, 1.0)
     z = np.where(positive, mu / safe, np.inf)
@@ -381,12 +338,9 @@ def relative_error_terms(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     """Per sample and output: ``(g(μ), E[g − g(μ)], E[(g − g(μ))²], nominal g)``.
 
-    ``g`` the relative error or its square; the expected term is the sum of
-    the first two (centred moments, :func:`relative_error_moments`, given
-    ``|Y| ≥ margin·σ``).
+    ``g`` the relative error or its square; overflow gives inf or NaN, which the
+    callers report.
     """
-    # Overflow here (errors or moments beyond the float64 range) gives inf or
-    # NaN, which the callers report with the package's warning.
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         moments = relative_error_moments(
             y_true.ravel(), sigma.ravel(), y_pred.ravel(), margin

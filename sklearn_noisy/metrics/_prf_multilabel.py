@@ -1,23 +1,9 @@
 """Precision, recall and F1 of multilabel indicator targets under label flips.
 
-Each entry ``y[i, l]`` of an indicator matrix is a binary label that flips
-on its own, with probability ``q`` (a scalar, one per sample, or one per
-entry, shape ``(n_samples, n_labels)``) or through a shared 2 × 2
-``transition_matrix``. The entries are independent, so:
-
-* ``average=None``: each label is a binary problem, exact
-  (:mod:`._binary_counts`);
-* ``"micro"``: the pooled counts are one binary problem over all entries,
-  exact;
-* ``"macro"``: the labels use disjoint entries, so they are independent: the
-  mean of the exact per-label moments, with variance ``Σ_l Var_l / L²``,
-  exact;
-* ``"samples"``: the samples are independent too: each sample's metric over
-  its ``L`` labels has an exact law (a small Poisson-binomial table per
-  sample), and the (weighted) mean of independent terms is exact;
-* ``"weighted"`` (the total observed support is random) and unequal sample
-  weights (except for ``"samples"``) are Monte Carlo over ``n_draws`` redrawn
-  indicator matrices, seeded by ``random_state``.
+Each entry of an indicator matrix flips on its own (``q`` a scalar, one per
+sample or one per entry; or a shared 2 × 2 ``transition_matrix``). The labels
+and the samples are independent: which averages are exact and which Monte
+Carlo is in the user guide (:ref:`formula_multiclass`).
 """
 
 from __future__ import annotations
@@ -153,19 +139,19 @@ def _monte_carlo(
     pi: np.ndarray,
     pred: np.ndarray,
     weight: np.ndarray | None,
+    average: Any,
+    zero: float,
     options: dict,
-    mc: dict,
 ) -> tuple[Any, Any]:
-    """Mean and variance over redrawn indicator matrices."""
+    """Mean and variance over ``n_draws`` redrawn indicator matrices."""
     ratio = COUNT_METRICS[metric].ratio
-    rng = np.random.default_rng(mc["random_state"])
+    rng = np.random.default_rng(options["random_state"])
     n, n_labels = pi.shape
     w = np.ones(n) if weight is None else weight
-    average, zero = options["average"], options["zero_division"]
     values = []
     batch = max(1, (1 << 20) // pi.size)
-    for start in range(0, mc["n_draws"], batch):
-        size = min(batch, mc["n_draws"] - start)
+    for start in range(0, options["n_draws"], batch):
+        size = min(batch, options["n_draws"] - start)
         observed = rng.random((size, n, n_labels)) < pi
         hits = observed & pred
         if average == "samples":
@@ -187,10 +173,14 @@ def _monte_carlo(
 
 
 def _exact(
-    metric: str, pi: np.ndarray, pred: np.ndarray, weight: Any, options: dict
+    metric: str,
+    pi: np.ndarray,
+    pred: np.ndarray,
+    weight: Any,
+    average: Any,
+    zero: float,
 ) -> tuple[Any, Any] | None:
     """Exact moments where the entries' independence gives them; else None."""
-    average, zero = options["average"], options["zero_division"]
     if average == "samples":
         mean, var, undefined = _sample_moments(pi, pred, metric, zero)
         if math.isnan(zero):
@@ -222,21 +212,13 @@ def _exact(
 
 
 def multilabel_score(
-    metric: str,
-    y_true: Any,
-    y_pred: Any,
-    *,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    average: Any,
-    sample_weight: Any,
-    zero_division: Any,
-    zero_value: float,
-    estimand: str,
-    mc: dict,
+    metric: str, y_true: Any, y_pred: Any, options: dict, zero: float
 ) -> NoisyScore | list[NoisyScore]:
-    """Precision, recall or F1 of multilabel indicator targets (module doc)."""
+    """Precision, recall or F1 of multilabel indicator targets (module doc).
+
+    ``options``: the public function's; ``zero``: ``zero_division`` as a number.
+    """
+    average, labels = options["average"], options["labels"]
     truth, pred = _indicator(y_true, "y_true"), _indicator(y_pred, "y_pred")
     if truth.shape != pred.shape:
         raise ValueError(
@@ -249,7 +231,7 @@ def multilabel_score(
             "another average setting, one of [None, 'micro', 'macro', 'weighted', "
             "'samples']."
         )
-    if estimand != "forward":
+    if options["estimand"] != "forward":
         raise ValueError(
             "Multilabel targets support estimand='forward' only: the truth and "
             "remeasurement estimates de-noise a confusion matrix of one label."
@@ -260,27 +242,25 @@ def multilabel_score(
         pred.astype(int),
         labels=labels,
         average=average,
-        sample_weight=sample_weight,
-        zero_division=zero_division,
+        sample_weight=options["sample_weight"],
+        zero_division=options["zero_division"],
     )
     columns = np.arange(truth.shape[1]) if labels is None else np.asarray(labels)
-    pi = _positive_probability(truth, q, transition_matrix)[:, columns]
+    pi = _positive_probability(truth, options["q"], options["transition_matrix"])
+    pi = pi[:, columns]
     truth, pred = truth[:, columns], pred[:, columns]
-    weight = check_sample_weight(sample_weight, truth.shape[0])
+    weight = check_sample_weight(options["sample_weight"], truth.shape[0])
     if weight is not None and weight.min() == weight.max():
         weight = None
-    options = {"average": average, "zero_division": zero_value}
     m = truth.shape[0]
     if np.all((pi == 0.0) | (pi == 1.0)) and np.array_equal(pi == 1.0, truth):
         result: tuple[Any, Any] | None = (nominal, np.zeros(np.shape(nominal)))
     else:
-        result = _exact(metric, pi, pred, weight, options)
+        result = _exact(metric, pi, pred, weight, average, zero)
     method = "exact"
     if result is None:
-        result, method = (
-            _monte_carlo(metric, pi, pred, weight, options, mc),
-            "monte_carlo",
-        )
+        method = "monte_carlo"
+        result = _monte_carlo(metric, pi, pred, weight, average, zero, options)
     expected, variance = result
     if average is None:
         return [

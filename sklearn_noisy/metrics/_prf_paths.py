@@ -1,10 +1,14 @@
-"""The computation paths of precision, recall, F1, balanced accuracy and MCC.
+"""The one computation path of the count metrics' public functions.
 
-:mod:`._precision_recall` holds the public functions; here their options are
-checked and each call is sent to the binary path (:mod:`._binary_average`) or
-the multiclass one (:mod:`._multiclass_average`). Samples of weight 0 are
-left out first (they enter no count), so that the remaining weights are often
-all equal and the exact algorithm applies.
+:func:`count_score` is the body of every function built by
+:func:`~._precision_recall.count_metric_function`: it reads the metric's
+definition, checks the options and sends the call to the binary engine
+(:mod:`._binary_average`), the multiclass one (:mod:`._multiclass_average`;
+the rates one class against the rest: :mod:`._rates_average`) or the
+multilabel one (:mod:`._prf_multilabel`). A rate of the negative class is
+recall or precision of that class, a false rate ``1 −`` its complement.
+Samples of weight 0 are left out first (they enter no count), so that the
+remaining weights are often all equal and the exact algorithm applies.
 """
 
 from __future__ import annotations
@@ -13,10 +17,18 @@ import dataclasses
 from typing import Any
 
 import numpy as np
+from sklearn.exceptions import UndefinedMetricWarning
 
 from .._noisy_score import NoisyScore
-from ..utils._labels import as_label_array, check_classification_labels
+from ..utils._labels import (
+    as_label_array,
+    check_classification_labels,
+    check_targets,
+    class_totals,
+    encode_labels,
+)
 from ..utils._validation import check_estimand
+from ..utils._warnings import warn
 from ._binary_average import (
     _METHODS,
     _binary_estimand,
@@ -29,19 +41,25 @@ from ._binary_average import (
     check_zero_division,
 )
 from ._confusion_draws import draw_confusions, draw_moments
-from ._count_definitions import COUNT_METRICS
+from ._count_definitions import COUNT_METRICS, CountMetric
 from ._multiclass_average import (
     _multiclass_score,
     adjust_balanced_accuracy,
     is_identity,
     sklearn_value,
 )
-from ._prf_multilabel import is_multilabel, multilabel_score
-
-#: The estimands of the five metrics.
-_ESTIMANDS = ("forward", "truth", "remeasurement")
+from ._prf_multilabel import _as_2d, is_multilabel, multilabel_score
+from ._rates_average import multiclass_rate_score
 
 _AVERAGES = ("binary", "micro", "macro", "weighted", "samples", None)
+
+_SAMPLES_ONLY_MULTILABEL = (
+    "average='samples' is meaningful only for multilabel targets (one column per "
+    "label), as in scikit-learn; these labels are one column."
+)
+
+#: The estimands of every count metric.
+_ESTIMANDS = ("forward", "truth", "remeasurement")
 
 
 def _check_common(metric: str, method: Any, estimand: Any, n_draws: Any) -> None:
@@ -55,12 +73,19 @@ def _check_common(metric: str, method: Any, estimand: Any, n_draws: Any) -> None
         raise ValueError(f"n_draws must be an integer >= 2; got {n_draws!r}.")
 
 
-def _without_zero_weights(y_true: Any, y_pred: Any, noise: dict, weight: Any) -> Any:
-    """The samples of positive weight (they alone enter every count).
+def _delta_binary_only(average: Any) -> ValueError:
+    return ValueError(
+        "method='delta' is available for average='binary' only; with "
+        f"average={average!r} the expectation is exact and the variance exact or "
+        "Monte Carlo (see the result's method)."
+    )
 
-    Returns ``(y_true, y_pred, noise, weight)`` restricted to them, with
-    ``labels`` fixed to the classes of all samples so that the set of classes
-    stays scikit-learn's; None when no weight is 0.
+
+def _without_zero_weights(y_true: Any, y_pred: Any, noise: dict, weight: Any) -> Any:
+    """``(y_true, y_pred, noise, weight)`` of the samples of positive weight.
+
+    ``labels`` is fixed to the classes of all samples, so that the set of
+    classes stays scikit-learn's; None when no weight is 0.
     """
     if weight is None:
         return None
@@ -115,244 +140,330 @@ def _binary_draws(metric: str, options: dict, mc: dict) -> Any:
 
 
 def _binary_path(
-    metric: str,
-    y_true: Any,
-    y_pred: Any,
-    *,
-    noise: dict,
-    pos_label: Any,
-    sample_weight: Any,
-    zero_division: Any,
-    adjusted: bool,
-    method: str,
-    estimand: str,
-    mc: dict,
+    metric: str, y_true: Any, y_pred: Any, noise: dict, pos_label: Any, options: dict
 ) -> NoisyScore:
-    """Binary labels (and balanced accuracy and MCC on two classes)."""
+    """Binary labels (balanced accuracy, MCC and kappa on two classes too)."""
+    sample_weight, estimand = options["sample_weight"], options["estimand"]
+    zero_division = options.get("zero_division", 0.0)
+    adjusted = bool(options.get("adjusted", False))
     zero = check_zero_division(zero_division)
-    kept = _without_zero_weights(y_true, y_pred, noise, sample_weight)
-    if kept is not None:
-        score = _binary_path(
-            metric,
-            *kept[:2],
-            noise=kept[2],
-            pos_label=pos_label,
-            sample_weight=kept[3],
-            zero_division=zero_division,
-            adjusted=adjusted,
-            method=method,
-            estimand=estimand,
-            mc=mc,
-        )
-        return _count_all_samples(score, len(sample_weight))
     problem = _binary_problem(
         y_true, y_pred, pos_label=pos_label, sample_weight=sample_weight, **noise
     )
+    definition = COUNT_METRICS[metric]
     if sample_weight is None:
         nominal = problem.nominal(metric, zero_division=zero, adjusted=adjusted)
     else:
-        definition = COUNT_METRICS[metric]
         kwargs: dict[str, Any] = {"sample_weight": sample_weight}
         kwargs.update(definition.sklearn_options(adjusted=adjusted))
         if definition.averaged:
             kwargs.update(pos_label=pos_label, zero_division=zero_division)
         nominal = float(sklearn_value(metric, y_true, y_pred, **kwargs))
-    m = problem.n_samples
     if estimand != "forward":
         score = _binary_estimand(
             metric, problem, estimand, nominal=nominal, zero_division=zero
         )
         return adjust_balanced_accuracy(score, 2, adjusted)
     if is_identity(problem.noise):
-        return NoisyScore(metric, nominal, 0.0, nominal, m, "exact")
-    if COUNT_METRICS[metric].fixed_denominator:
+        return NoisyScore(metric, nominal, 0.0, nominal, problem.n_samples, "exact")
+    if definition.fixed_denominator:
         return _precision_measurement(problem, nominal=nominal, zero_division=zero)
-    options = {"average": "binary", "zero_division": zero, "adjusted": adjusted}
+    mc = {"n_draws": options["n_draws"], "random_state": options["random_state"]}
+    draws = {"average": "binary", "zero_division": zero, "adjusted": adjusted}
     return _binary_score(
         metric,
         problem,
-        method,
+        options["method"],
         nominal=nominal,
         zero_division=zero,
         adjusted=adjusted,
-        draws=_binary_draws(metric, options, mc),
+        draws=_binary_draws(metric, draws, mc),
     )
 
 
-def _prf_score(
-    metric: str,
+def _class_score(
+    definition: CountMetric, y_true: Any, y_pred: Any, options: dict
+) -> NoisyScore | list[NoisyScore]:
+    """Check the options and compute the metric of the classes as given.
+
+    The averaged metrics (precision, recall, F1) are binary with
+    ``average="binary"``; the others (balanced accuracy, MCC, kappa) with two
+    classes, any of which can play the positive one (they are symmetric).
+    Their own ``parameters`` go to the multiclass engines; the binary forms
+    are those of two classes.
+    """
+    metric, averaged, method = definition.name, definition.averaged, options["method"]
+    average, estimand = options.get("average"), options["estimand"]
+    if averaged and average is not None:
+        _check_option(average, _AVERAGES[:-1], name="average")
+    _check_common(metric, method, estimand, options["n_draws"])
+    noise = {k: options[k] for k in ("q", "transition_matrix", "labels")}
+    zero_division = options.get("zero_division", 0.0)
+    zero = check_zero_division(zero_division)
+    parameters = {n: options[n] for n, _ in definition.parameters}
+    if averaged:
+        if is_multilabel(y_true, y_pred):
+            if method == "delta":
+                raise ValueError(
+                    "method='delta' is not available for multilabel targets, whose "
+                    "results are exact (or Monte Carlo, see the result's method)."
+                )
+            return multilabel_score(metric, y_true, y_pred, options, zero)
+        if average == "samples":
+            raise ValueError(_SAMPLES_ONLY_MULTILABEL)
+        binary, pos_label = average == "binary", options["pos_label"]
+    else:
+        if definition.check_parameters is not None:
+            definition.check_parameters(**parameters)
+        adjusted = options.get("adjusted", False)
+        if not isinstance(adjusted, (bool, np.bool_)):
+            raise ValueError(f"adjusted must be True or False; got {adjusted!r}.")
+        classes = _binary_present_labels(y_true, y_pred, noise["labels"])
+        binary, average = classes is not None, "macro"
+        pos_label = classes[-1] if binary else None
+    kept = _without_zero_weights(y_true, y_pred, noise, options["sample_weight"])
+    if kept is not None:
+        y_true, y_pred, noise, weight = kept
+        kept_options = {**options, **noise, "sample_weight": weight}
+        score = _class_score(definition, y_true, y_pred, kept_options)
+        return _count_all_samples(score, len(options["sample_weight"]))
+    if binary:
+        return _binary_path(metric, y_true, y_pred, noise, pos_label, options)
+    if method == "delta" and averaged:
+        raise _delta_binary_only(average)
+    if method == "delta":
+        raise ValueError(
+            "method='delta' is available for binary labels only; multiclass "
+            f"{metric} has an exact expectation where it is an average of "
+            "classes, and is Monte Carlo otherwise."
+        )
+    return _multiclass_score(
+        metric, y_true, y_pred, **noise, average=average,
+        sample_weight=options["sample_weight"], zero_division=zero_division,
+        zero_value=zero, adjusted=bool(options.get("adjusted", False)),
+        estimand=estimand, n_draws=options["n_draws"],
+        random_state=options["random_state"], parameters=parameters,
+    )  # fmt: skip
+
+
+# ----------------------------------------------------- the one entry point
+def count_score(
+    definition: CountMetric, y_true: Any, y_pred: Any, options: dict
+) -> NoisyScore | list[NoisyScore]:
+    """The body of a count metric's public function; ``options`` all its options."""
+    if definition.complement:  # 1 − specificity, 1 − recall
+        if not definition.negative:
+            _check_average(options["average"], y_true, y_pred, weighted_multilabel=True)
+        base = _mirror(definition, negative=definition.negative)
+        return _complement(count_score(base, y_true, y_pred, options), definition)
+    if definition.negative:  # recall or precision of the negative class
+        return _negative_class_score(definition, y_true, y_pred, options)
+    y_true, y_pred = check_targets(y_true, y_pred)
+    score = _class_score(definition, y_true, y_pred, options)
+    if definition.averaged:
+        _warn_zero_division(definition, score, y_true, y_pred, **options)
+    elif definition.present_classes:
+        _warn_unseen_classes(y_true, y_pred, options["sample_weight"])
+    return score
+
+
+def _mirror(definition: CountMetric, *, negative: bool) -> CountMetric:
+    """The metric of the same ratio, of the negative class or not, not ``1 −``."""
+    return next(
+        d
+        for d in COUNT_METRICS.values()
+        if d.ratio == definition.ratio and d.negative == negative and not d.complement
+    )
+
+
+# ------------------------------------------------------------------- rates
+def _negative_label(y_true: Any, y_pred: Any, labels: Any, pos_label: Any) -> Any:
+    """The other class of a binary problem: the one that is not ``pos_label``."""
+    if labels is not None:
+        classes = np.asarray(labels).tolist()
+    else:  # the one label encoder (integer labels without a sort or a copy)
+        classes = encode_labels(y_true, y_pred, None).classes.tolist()
+    others = [c for c in classes if c != pos_label]
+    if len(others) != 1 or len(classes) > 2:
+        raise ValueError(
+            "average='binary' needs a binary problem: two classes, one of them "
+            f"pos_label={pos_label!r}; found {classes[:5]}. Pass "
+            "labels=[negative, positive] when y_true and y_pred show one class, "
+            "or choose average=None, 'micro', 'macro' or 'weighted' (each class "
+            "against the rest)."
+        )
+    return others[0]
+
+
+def _check_average(
+    average: Any, y_true: Any, y_pred: Any, *, weighted_multilabel: bool = False
+) -> bool:
+    """Check a rate's ``average``; whether the targets are multilabel.
+
+    ``weighted_multilabel``: whether ``"weighted"`` is offered for them (by the
+    false negative rate, ``1 −`` recall).
+    """
+    if average is not None:
+        _check_option(average, _AVERAGES[:-1], name="average")
+    if is_multilabel(y_true, y_pred):
+        if average == "weighted" and not weighted_multilabel:
+            raise ValueError(
+                "average='weighted' is not offered for the specificity and the "
+                "negative predictive value of multilabel targets (each label "
+                "would be weighted by its positives, a random total under the "
+                "flips); choose average=None, 'micro', 'macro' or 'samples'."
+            )
+        return True
+    if average == "samples":
+        raise ValueError(_SAMPLES_ONLY_MULTILABEL)
+    return False
+
+
+def _swap_indicator(y: Any) -> Any:
+    """``1 − y`` of a multilabel indicator matrix (anything else as it is)."""
+    array = _as_2d(y)
+    return y if array is None else 1 - array
+
+
+def _negative_class_score(
+    definition: CountMetric, y_true: Any, y_pred: Any, options: dict
+) -> NoisyScore | list[NoisyScore]:
+    """Specificity or NPV: recall or precision of the negative class.
+
+    Multilabel targets: of ``1 − y`` (each label's 0 entries, a 2 × 2 flip
+    matrix reversed); other averages than ``"binary"``: each class against the
+    rest (:mod:`._rates_average`).
+    """
+    name, average = definition.name, options["average"]
+    positive = _mirror(definition, negative=False)
+    if _check_average(average, y_true, y_pred):
+        swapped = (_swap_indicator(y_true), _swap_indicator(y_pred))
+        matrix = options["transition_matrix"]
+        if matrix is not None and np.ndim(matrix) == 2:
+            matrix = np.asarray(matrix)[::-1, ::-1]
+        options = {**options, "transition_matrix": matrix}
+        return _renamed(count_score(positive, *swapped, options), name)
+    if average != "binary":
+        _check_common(name, options["method"], options["estimand"], options["n_draws"])
+        if options["method"] == "delta":
+            raise _delta_binary_only(average)
+        zero = check_zero_division(options["zero_division"])
+        return multiclass_rate_score(name, y_true, y_pred, options, zero)
+    negative = _negative_label(y_true, y_pred, options["labels"], options["pos_label"])
+    score = count_score(positive, y_true, y_pred, {**options, "pos_label": negative})
+    return _renamed(score, name)
+
+
+def _renamed(score: Any, name: str) -> Any:
+    if isinstance(score, list):  # average=None: one score per class
+        return [_renamed(s, name) for s in score]
+    return dataclasses.replace(score, metric=name)
+
+
+def _complement(score: Any, definition: CountMetric) -> Any:
+    """``1 − score``: the same variance; no exact distribution is kept."""
+    if isinstance(score, list):  # average=None: one score per class
+        return [_complement(s, definition) for s in score]
+    return dataclasses.replace(
+        score,
+        metric=definition.name,
+        expected=1.0 - score.expected,
+        nominal=1.0 - score.nominal,
+        distribution=None,
+    )
+
+
+# ---------------------------------------------------------------- warnings
+#: scikit-learn's words for a ratio with a zero denominator: the name and what
+#: the denominator counts.
+_ILL_DEFINED = {
+    "precision": ("Precision is", "predicted"),
+    "recall": ("Recall is", "true"),
+    "f1": ("F-score is", "true nor predicted"),
+}
+
+
+def _warn_zero_division(
+    definition: CountMetric,
+    score: Any,
     y_true: Any,
     y_pred: Any,
     *,
-    q: Any,
-    transition_matrix: Any,
     labels: Any,
     pos_label: Any,
     average: Any,
     sample_weight: Any,
     zero_division: Any,
-    method: Any,
-    estimand: Any,
-    n_draws: int,
-    random_state: Any,
-) -> NoisyScore | list[NoisyScore]:
-    """Check the options and compute precision, recall or F1 by the right path."""
-    if average is not None:
-        _check_option(average, _AVERAGES[:-1], name="average")
-    _check_common(metric, method, estimand, n_draws)
-    zero = check_zero_division(zero_division)
-    noise = {"q": q, "transition_matrix": transition_matrix, "labels": labels}
-    mc = {"n_draws": n_draws, "random_state": random_state}
-    if is_multilabel(y_true, y_pred):
-        if method == "delta":
-            raise ValueError(
-                "method='delta' is not available for multilabel targets, whose "
-                "results are exact (or Monte Carlo, see the result's method)."
-            )
-        options = {"average": average, "sample_weight": sample_weight}
-        options.update(zero_division=zero_division, zero_value=zero)
-        return multilabel_score(
-            metric, y_true, y_pred, **noise, **options, estimand=estimand, mc=mc
-        )
-    if average == "samples":
-        raise ValueError(
-            "average='samples' is meaningful only for multilabel targets (one "
-            "column per label), as in scikit-learn; these labels are one column."
-        )
-    kept = _without_zero_weights(y_true, y_pred, noise, sample_weight)
-    if kept is not None and average != "binary":
-        y_true, y_pred, noise, weight = kept
-        score = _prf_score(
-            metric,
-            y_true,
-            y_pred,
-            **noise,
-            pos_label=pos_label,
-            average=average,
-            sample_weight=weight,
-            zero_division=zero_division,
-            method=method,
-            estimand=estimand,
-            **mc,
-        )
-        return _count_all_samples(score, len(sample_weight))
-    if average != "binary":
-        if method == "delta":
-            raise ValueError(
-                "method='delta' is available for average='binary' only; with "
-                f"average={average!r} the expectation is exact and the variance "
-                "exact or Monte Carlo (see the result's method)."
-            )
-        return _multiclass_score(
-            metric,
-            y_true,
-            y_pred,
-            **noise,
-            average=average,
-            sample_weight=sample_weight,
-            zero_division=zero_division,
-            zero_value=zero,
-            estimand=estimand,
-            **mc,
-        )
-    return _binary_path(
-        metric,
-        y_true,
-        y_pred,
-        noise=noise,
-        pos_label=pos_label,
-        sample_weight=sample_weight,
-        zero_division=zero_division,
-        adjusted=False,
-        method=method,
-        estimand=estimand,
-        mc=mc,
-    )
+    **_: Any,
+) -> None:
+    """scikit-learn's ``UndefinedMetricWarning`` for a nominal ratio 0/0.
 
-
-def _ba_mcc_score(
-    metric: str,
-    y_true: Any,
-    y_pred: Any,
-    *,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    sample_weight: Any,
-    adjusted: bool,
-    method: Any,
-    estimand: Any,
-    n_draws: int,
-    random_state: Any,
-    parameters: dict | None = None,
-) -> NoisyScore:
-    """Check the options; binary labels are exact, multiclass see the module.
-
-    ``parameters``: the definition's own options (checked by it), which the
-    multiclass engines take; the binary forms are those of two classes.
+    With ``zero_division="warn"`` only, when a denominator of the nominal
+    metric is 0 (of a class of ``labels`` or ``pos_label``; the totals for
+    ``"micro"``, each sample's for ``"samples"``). Such a ratio is 0, so the
+    counts are looked at only when a value is 0 or the score is an average.
     """
-    _check_common(metric, method, estimand, n_draws)
-    definition = COUNT_METRICS[metric]
-    parameters = {
-        name: (parameters or {}).get(name, default)
-        for name, default in definition.parameters
-    }
-    if definition.check_parameters is not None:
-        definition.check_parameters(**parameters)
-    if not isinstance(adjusted, (bool, np.bool_)):
-        raise ValueError(f"adjusted must be True or False; got {adjusted!r}.")
-    mc = {"n_draws": n_draws, "random_state": random_state}
-    classes = _binary_present_labels(y_true, y_pred, labels)
-    noise = {"q": q, "transition_matrix": transition_matrix, "labels": labels}
-    kept = _without_zero_weights(y_true, y_pred, noise, sample_weight)
-    if kept is not None and classes is None:
-        y_true, y_pred, noise, weight = kept
-        score = _ba_mcc_score(
-            metric,
-            y_true,
-            y_pred,
-            **noise,
-            sample_weight=weight,
-            adjusted=adjusted,
-            method=method,
-            estimand=estimand,
-            **mc,
-            parameters=parameters,
-        )
-        return _count_all_samples(score, len(sample_weight))
-    if classes is None:
-        if method == "delta":
-            raise ValueError(
-                "method='delta' is available for binary labels only; multiclass "
-                f"{metric} has an exact expectation where it is an average of "
-                "classes, and is Monte Carlo otherwise."
-            )
-        return _multiclass_score(
-            metric,
-            y_true,
-            y_pred,
-            q=q,
-            transition_matrix=transition_matrix,
-            labels=labels,
-            average="macro",
-            sample_weight=sample_weight,
-            adjusted=bool(adjusted),
-            estimand=estimand,
-            **mc,
-            parameters=parameters,
-        )
-    # Balanced accuracy and MCC are symmetric in the two classes: any of them
-    # can play the positive one.
-    return _binary_path(
-        metric,
-        y_true,
-        y_pred,
-        noise={"q": q, "transition_matrix": transition_matrix, "labels": labels},
-        pos_label=classes[-1],
-        sample_weight=sample_weight,
-        zero_division=0.0,
-        adjusted=bool(adjusted),
-        method=method,
-        estimand=estimand,
-        mc=mc,
+    if not isinstance(zero_division, str) or zero_division != "warn":
+        return
+    values = [s.nominal for s in score] if isinstance(score, list) else [score.nominal]
+    if average in ("binary", "micro", None) and all(v != 0 for v in values):
+        return
+    ratio = definition.ratio
+    if ratio.true and ratio.predicted and labels is None and sample_weight is None:
+        if average not in ("binary", "samples") and np.ndim(y_true) == 1:
+            return  # every class present is in y_true or y_pred: d_k > 0
+    true_sum, pred_sum = _prf_totals(
+        _dense(y_true), _dense(y_pred), labels, pos_label, average, sample_weight
     )
+    denominator = ratio.denominator(true_sum, pred_sum)
+    if not np.any(denominator == 0):
+        return
+    start, modifier = _ILL_DEFINED[definition.name]
+    axis0, axis1 = ("label", "sample") if average == "samples" else ("sample", "label")
+    where = "due to" if denominator.size == 1 else f"in {axis1}s with"
+    warn(
+        f"{start} ill-defined and being set to 0.0 {where} no {modifier} "
+        f"{axis0}s. Use `zero_division` parameter to control this behavior.",
+        UndefinedMetricWarning,
+    )
+
+
+def _dense(y: Any) -> np.ndarray:
+    """A label array, a sparse indicator matrix made dense."""
+    return np.asarray(y.toarray() if hasattr(y, "toarray") else y)
+
+
+def _prf_totals(
+    y_true: np.ndarray,
+    y_pred: np.ndarray,
+    labels: Any,
+    pos_label: Any,
+    average: Any,
+    sample_weight: Any,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The true and predicted (weighted) counts that scikit-learn divides by."""
+    weight = None if sample_weight is None else np.asarray(sample_weight, float)
+    if y_true.ndim == 2 and y_true.shape[1] > 1:  # multilabel indicators
+        columns = slice(None) if labels is None else np.asarray(labels)
+        true, pred = y_true[:, columns], y_pred[:, columns]
+        if average == "samples":
+            true_sum, pred_sum = true.sum(axis=1), pred.sum(axis=1)
+        elif weight is None:
+            true_sum, pred_sum = true.sum(axis=0), pred.sum(axis=0)
+        else:
+            true_sum, pred_sum = weight @ true, weight @ pred
+    else:
+        labels = [pos_label] if average == "binary" else labels
+        y_true, y_pred = y_true.reshape(-1), y_pred.reshape(-1)
+        _, true_sum, pred_sum = class_totals(y_true, y_pred, labels, weight)
+    if average == "micro":
+        return np.sum(true_sum, keepdims=True), np.sum(pred_sum, keepdims=True)
+    return np.asarray(true_sum, float), np.asarray(pred_sum, float)
+
+
+def _warn_unseen_classes(y_true: Any, y_pred: Any, sample_weight: Any) -> None:
+    """scikit-learn's warning of balanced accuracy: a class absent from ``y_true``."""
+    weight = None if sample_weight is None else np.asarray(sample_weight, float)
+    y_true, y_pred = np.asarray(y_true).reshape(-1), np.asarray(y_pred).reshape(-1)
+    if np.any(class_totals(y_true, y_pred, None, weight, count_pred=False)[1] == 0):
+        warn("y_pred contains classes not in y_true")

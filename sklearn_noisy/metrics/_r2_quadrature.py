@@ -1,51 +1,10 @@
-"""Exact moments of R² = 1 − SSE/SST under Gaussian label error.
+"""The forward ``1 - X/Y`` (R², explained variance) under Gaussian label error.
 
-User guide: :ref:`formula_r2`.
-
-Notation (weights ``w_i``, ``W = Σ w_i``; without weights ``w_i = 1``):
-``X = Σ w_i (y_i − ŷ_i)²``, ``Y = Σ w_i (y_i − ȳ_w)²`` with ``ȳ_w`` the weighted
-mean of the noisy labels, and ``ρ = X/Y`` so that ``R² = 1 − ρ``. With
-``Y = yᵀC y``, ``C = diag(w) − w wᵀ/W``, the identities
-
-    E[X/Y]  = ∫₀^∞ E[X e^{−tY}] dt,        E[Z²/Y²] = ∫₀^∞ t E[Z² e^{−tY}] dt
-
-are evaluated in closed form at every ``t``: under the exponential tilt
-``e^{−tY}`` the labels stay Gaussian, with covariance
-``G = diag(σ²r) + γ ψψᵀ`` (Sherman–Morrison) where ``r_i = 1/(1 + 2t w_i σ_i²)``,
-``ψ_i = w_i σ_i² r_i`` and ``γ = 2t/Σ w r``, and with mean
-``m_i = ū + r_i (ȳ_i − ū)``, ``ū = Σ w r ȳ / Σ w r`` (the tilted mean written
-without the cancelling ``wᵀu`` sums of the user guide's formula; it is the
-same quantity). Then
-
-    L(t) = E e^{−tY} = Π_i (1 + a_i)^{−1/2} (Σ w r / W)^{−1/2} exp(−t Σ w r (ȳ − ū)²)
-
-(the det form ``Π D_i · (1/W) Σ w/D_i``; the exponent is a weighted sum of
-squares, so it never cancels), and ``X`` and ``Z = X − cY`` are Gaussian
-quadratic forms whose tilted mean and variance are traces and sums over the
-structured ``G``. The variance is computed centred: with ``c`` the
-delta-method value of ``E[ρ]``,
-``Var[ρ] = E[(X − cY)²/Y²] − (E[ρ] − c)²``, which avoids the cancellation of
-``E[ρ²] − E[ρ]²``.
-
-All sums over samples have the form ``Σ_i q_i τ_i^k r_i^β`` (``τ = wσ²``,
-``q`` a product of ``w``, ``ȳ`` and ``d = ȳ − ŷ``), so the samples with
-small ``2tτ_i`` enter through power series whose coefficients are computed
-once (:class:`~._quadrature.BucketedPowerSums`), and a node costs
-``O(1)`` apart from the few samples with a large ``2tτ_i``.
-
-**Explained variance** (``centred``): ``X = Σ w (d − d̄_w)²`` is the same
-quadratic form ``C`` as ``Y``, in the residuals. It does not change when a
-constant is added to ``ŷ``, so ``ŷ`` is shifted to make the true residuals'
-weighted mean 0; under the tilt ``Σ w (m − ŷ) = −2t Σ w τ r (ȳ − ū)``, and the
-centring subtracts ``[(Σ w (m − ŷ))² + wᵀGw]/W`` from ``E_t[X]`` and
-``E_t[Z]``, replaces ``diag(w)`` by ``C`` in ``tr((AG)²)`` and ``b`` by
-``b − κw`` (``κ = Σ w (m − ŷ)/W``) in ``bᵀGb``.
-
-**Existence.** Let ``r`` be the rank of the centred noise (the number of noisy
-samples if some sample is exact, else ``M − 1``). If ``Y`` can reach 0 (fewer
-than two exact samples with distinct values), ``E[R²]`` is finite iff
-``r > 2`` and ``Var[R²]`` iff ``r > 4``; the integrands then decay like a
-power of ``t``, and the quadrature adds the tail analytically.
+:func:`r2_forward` takes each output's sums once and combines the outputs as
+scikit-learn does; :func:`ratio_moments` gives the mean and variance of one
+output's ratio or of the variance-weighted ratio ``Σ X_k / Σ Y_k`` of several
+outputs, by quadrature over the exponential tilt ``e^{-tY}`` or by the delta
+method, and decides which moments exist (user guide: :ref:`formula_r2`).
 """
 
 from __future__ import annotations
@@ -55,13 +14,26 @@ from typing import Any
 
 import numpy as np
 from scipy.special import comb
+from sklearn.exceptions import UndefinedMetricWarning
 
-from ._quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums
+from .._noisy_score import NoisyScore
+from ..utils._arrays import chunk_of
+from ..utils._warnings import warn
+from ._quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums, gauss_kronrod
+from ._regression_definitions import RegressionLoss
+from ._regression_estimands import aggregate_outputs
+from ._regression_kernels import (
+    output_column,
+    output_distributions,
+    r2_distribution,
+    r2_from_sums,
+    r2_sums,
+)
 
-__all__ = ["R2Moments", "delta_ratio", "make_integrand"]
+__all__ = ["delta_ratio", "r2_forward", "ratio_moments"]
 
 #: Labels whose scaled variance ``w (σ/S)²`` is below this are exact for the
-#: numerics (far below double precision; see :meth:`_R2Data._tau`).
+#: numerics (see :meth:`_R2Data._tau`).
 _TAU_EXACT = 1e-280
 
 # Families q_i of the power sums, and the (k, β) pairs of Σ q τ^k r^β.
@@ -80,72 +52,46 @@ _BINOM = np.array(
 )
 #: log1p(a) = Σ_{n≥1} (−1)^{n−1} a^n / n
 _LOG1P = np.array([0.0] + [(-1.0) ** (n - 1) / n for n in range(1, SERIES_TERMS + 1)])
-#: Below this ``CV²`` (see :func:`delta_ratio`) the second-order delta
-#: method is exact to double precision (its relative error is about ``CV²``),
-#: while the quadrature's centred integrands cancel to ``1e-16/CV²``: the
-#: delta values are returned as the exact ones.
+#: Below this ``CV²`` the delta method is exact to double precision and is
+#: returned as the exact value (user guide: formula_r2, "Tiny noise").
 _CV2_DELTA_EXACT = 1e-15
 _X_LOWER = -40.0
 _X_CAP = 150.0
 _LOG_TINY = -745.0
+_EMPTY = (math.inf, -math.inf)
 
 
-class R2Moments:
-    """Result of :func:`r2_moments` for one output."""
-
-    __slots__ = ("expected", "message", "noisy", "variance")
-
-    def __init__(
-        self,
-        expected: float,
-        variance: float,
-        message: str | None,
-        *,
-        noisy: bool = True,
-    ) -> None:
-        self.expected = expected
-        self.variance = variance
-        self.message = message
-        self.noisy = noisy  # some positively weighted label is noisy
+def _extend(bounds: tuple[float, float], values: np.ndarray) -> tuple[float, float]:
+    """``(min, max)`` of ``bounds`` and ``values``."""
+    if values.size == 0:
+        return bounds
+    return min(bounds[0], float(values.min())), max(bounds[1], float(values.max()))
 
 
 def _r2_families(base: np.ndarray) -> np.ndarray:
     """``q = (1, w, wu, wu², wd, wdu, wd²)`` from ``base = (w, u, d)``."""
-    w, u, d = base[:, 0], base[:, 1], base[:, 2]
-    q = np.empty((base.shape[0], 7))
-    q[:, _ONE] = 1.0
-    q[:, _W] = w
-    np.multiply(w, u, out=q[:, _WU])
-    np.multiply(q[:, _WU], u, out=q[:, _WUU])
-    np.multiply(w, d, out=q[:, _WD])
-    np.multiply(q[:, _WD], u, out=q[:, _WDU])
-    np.multiply(q[:, _WD], d, out=q[:, _WDD])
-    return q
+    w, u, d = base.T
+    wu, wd = w * u, w * d
+    return np.column_stack([np.ones_like(w), w, wu, wu * u, wd, wd * u, wd * d])
 
 
 class _R2Integrand:
-    """Tilted moments at ``t = eˣ/μ_Y`` (scaled units), vectorised over nodes."""
+    """One output's tilted moments at tilts ``t`` (its scaled units).
 
-    def __init__(
-        self,
-        sums: BucketedPowerSums,
-        tau_max: float,
-        exact_sums: np.ndarray,
-        w_total: float,
-        wdd_total: float,
-        mu_y: float,
-        c: float,
-        centred: bool = False,
-    ) -> None:
-        self.centred = centred
-        self.tau_max = tau_max
-        self.sums = sums
-        self.exact_sums = exact_sums  # Σ over exact samples of (w, wu, wu²)
-        self.w_total = w_total
-        self.wdd_total = wdd_total
-        self.mu_y = mu_y
-        self.c = c
-        self.second = True
+    ``c`` is the centre of ``Z = X - cY``; ``second``: also the moments of
+    ``Z`` (user guide: formula_r2).
+    """
+
+    def __init__(self, data: _R2Data, c: float, second: bool) -> None:
+        self.sums = BucketedPowerSums(
+            data.source,
+            data.n,
+            SERIES_TERMS + 3,
+            _r2_families,
+            uniform=data.tau_min == data.tau_max,
+            chunk=CHUNK_ROWS,
+        )
+        self.data, self.tau_max, self.c, self.second = data, data.tau_max, c, second
 
     def _direct(self, scale: np.ndarray, s: np.ndarray, q: np.ndarray) -> np.ndarray:
         """Per-sample sums ``Σ q τ^k r^β`` (56 columns) and ``Σ log1p(a)``."""
@@ -190,27 +136,9 @@ class _R2Integrand:
         extra = extra.reshape(t.size, 7, len(_COMBOS) + 1)
         total += extra[:, :, :-1]
         log1p_sum += extra[:, 0, -1]
-        total[:, _W : _WUU + 1, _C01] += self.exact_sums
-        total[:, _W : _WUU + 1, _C02] += self.exact_sums
+        total[:, _W : _WUU + 1, _C01] += self.data.exact_sums
+        total[:, _W : _WUU + 1, _C02] += self.data.exact_sums
         return total, log1p_sum
-
-    def log_l(self, x: np.ndarray) -> np.ndarray:
-        return self.evaluate(np.asarray(x, dtype=float), log_only=True)
-
-    def __call__(self, x: np.ndarray) -> np.ndarray:
-        return self.evaluate(np.asarray(x, dtype=float))
-
-    def evaluate(self, x: np.ndarray, log_only: bool = False) -> np.ndarray:
-        t = np.exp(x) / self.mu_y
-        if log_only:
-            return self.tilted(t, log_only=True)[0]
-        log_l, mean_x, mean_z, var_z = self.tilted(t)
-        lik = np.exp(np.minimum(log_l, 0.0))
-        first = t * lik * mean_x
-        if not self.second:
-            return first[None, :]
-        second = t * t * lik * (var_z + mean_z * mean_z)
-        return np.stack([first, second])
 
     def tilted(self, t: np.ndarray, log_only: bool = False) -> tuple[np.ndarray, ...]:
         """``(log L, E_t[X], E_t[Z], Var_t[Z])`` at the tilts ``t`` (scaled units).
@@ -224,7 +152,8 @@ class _R2Integrand:
         s_ru = T[:, _WU, _C01]
         ubar = s_ru / s_r
         exponent = T[:, _WUU, _C01] - ubar * s_ru  # Σ w r (u − ū)²
-        log_l = -0.5 * log1p_sum - 0.5 * np.log(s_r / self.w_total) - t * exponent
+        w_total = float(self.data.n)
+        log_l = -0.5 * log1p_sum - 0.5 * np.log(s_r / w_total) - t * exponent
         if log_only:
             return (log_l,)
         gamma = 2.0 * t / s_r
@@ -245,12 +174,12 @@ class _R2Integrand:
         sum_psi = T[:, _ONE, _C11]
         sum_wpsi = T[:, _W, _C11]
         gw2 = gamma * T[:, _W, _C22]  # γ Σ w ψ²
-        wv2 = self.wdd_total - 4.0 * t * dxi(_C11) + 4.0 * t * t * xi2(_C22)
+        wv2 = self.data.wdd_total - 4.0 * t * dxi(_C11) + 4.0 * t * t * xi2(_C22)
         tr_wg = sum_psi + gw2
         mean_x = wv2 + tr_wg
         g1 = 1.0 + gamma * sum_wpsi
-        w_total = self.w_total
-        if self.centred:  # minus [(Σ w (m − ŷ))² + wᵀGw]/W, Σ w d = 0
+        centred = self.data.centred
+        if centred:  # minus [(Σ w (m − ŷ))² + wᵀGw]/W, Σ w d = 0
             kappa = -2.0 * t * xi(_C11) / w_total
             centring = w_total * kappa * kappa + sum_wpsi * g1 / w_total
             mean_x = mean_x - centring
@@ -261,7 +190,7 @@ class _R2Integrand:
         mean_z = (1.0 - c) * tr_wg + cw * sum_wpsi * g1 + wv2 - c * xi2(_C02)
         tr_wgwg = T[:, _ONE, _C22] + 2.0 * gamma * T[:, _W, _C33] + gw2 * gw2
         # A = α diag(w) + β wwᵀ: β = c/W (R²), or −(1 − c)/W (A = (1 − c)C)
-        beta = -(1.0 - c) / w_total if self.centred else cw
+        beta = -(1.0 - c) / w_total if centred else cw
         tr_agag = (
             (1.0 - c) ** 2 * tr_wgwg
             + 2.0 * (1.0 - c) * beta * g1 * g1 * T[:, _W, _C22]
@@ -275,7 +204,7 @@ class _R2Integrand:
             + c * c * xi2(_C13)
         )
         fv = T[:, _WD, _C11] - 2.0 * t * xi(_C22) - c * xi(_C12)
-        if self.centred:  # b − κw
+        if centred:  # b − κw
             mean_z = mean_z - centring
             fvv = fvv - 2.0 * kappa * fv + kappa * kappa * sum_wpsi
             fv = fv - kappa * sum_wpsi
@@ -283,22 +212,175 @@ class _R2Integrand:
         return log_l, mean_x, mean_z, var_z
 
 
+class _R2Data:
+    """One output's inputs, read block by block, with its counts and delta sums.
+
+    ``w`` is normalised to ``Σ w = M``; labels are scaled by ``S`` and centred
+    at the limit of the tilted mean for ``t → ∞`` (user guide: formula_r2).
+    """
+
+    def __init__(
+        self,
+        y_true: np.ndarray,
+        y_pred: np.ndarray,
+        sigma: Any,
+        weight: Any,
+        centred: bool = False,
+    ) -> None:
+        self.y_true, self.y_pred = y_true, y_pred
+        self.sigma, self.weight = sigma, weight
+        self.centred = centred
+        n = y_true.shape[0]
+        self.n = n
+        self.w_factor = 1.0 if weight is None else n / float(weight.sum())
+        self.shift = 0.0
+        if centred:
+            total = 0.0
+            for i in range(0, n, CHUNK_ROWS):
+                rows = slice(i, i + CHUNK_ROWS)
+                d = y_true[rows] - y_pred[rows]
+                total += float(np.sum(d if weight is None else weight[rows] * d))
+            self.shift = total / (n if weight is None else float(weight.sum()))
+        s_min = self._scan()
+        self.n_noisy_num = 0
+        if self.n_noisy == 0:
+            return
+        self._centre(s_min)
+        self._delta_sums()
+
+    def _scan(self) -> float:
+        """Pass 1: counts, ranges and the scale; returns the smallest ``σ > 0``."""
+        y_range = pred_range = exact_range = s_range = _EMPTY
+        d_max, n_noisy, n_eff = 0.0, 0, 0
+        for i in range(0, self.n, CHUNK_ROWS):
+            y, d, s, w = self._block(i)
+            positive = w > 0.0
+            yp, s_pos = y[positive], s[positive]
+            noisy = s_pos > 0.0
+            y_range = _extend(y_range, yp)
+            pred_range = _extend(pred_range, self.y_pred[i : i + CHUNK_ROWS][positive])
+            exact_range = _extend(exact_range, yp[~noisy])
+            s_range = _extend(s_range, s_pos[noisy])
+            d_max = max(d_max, float(np.abs(d).max()))
+            n_eff += int(yp.size)
+            n_noisy += int(np.count_nonzero(noisy))
+        self.n_noisy, self.n_eff = n_noisy, n_eff
+        self.bounded = exact_range[1] > exact_range[0]
+        # The constant prediction of every positively weighted sample, if any.
+        self.constant_pred = pred_range[0] if pred_range[0] == pred_range[1] else None
+        self.ratio_bounded = self._ratio_bounded(*exact_range)
+        self.scale = max(y_range[1] - y_range[0], d_max, max(s_range[1], 0.0))
+        return s_range[0]
+
+    def rank(self, numeric: bool = False) -> int:
+        """The rank of the centred noise (``numeric``: of the labels noisy in
+        the numerics)."""
+        n_noisy = self.n_noisy_num if numeric else self.n_noisy
+        return n_noisy if n_noisy < self.n_eff else self.n_eff - 1
+
+    def _ratio_bounded(self, low: float, high: float) -> bool:
+        """Whether ``X/Y`` is bounded although ``Y`` can reach 0, the exact
+        labels spanning ``[low, high]`` (user guide: formula_r2)."""
+        if self.centred and self.constant_pred is not None:
+            return True
+        return low == high == self.constant_pred
+
+    def _centre(self, s_min: float) -> None:
+        """Pass 2: the numerically exact labels, and the centre."""
+        sums = np.zeros(4)  # Σ w ȳ, Σ w over exact; Σ π ȳ, Σ π (π = (σ_min/σ)²)
+        tau_range = num_range = _EMPTY
+        n_noisy_num = 0
+        for i in range(0, self.n, CHUNK_ROWS):
+            y, _, s, w = self._block(i)
+            tau = self._tau(w, s)
+            exact = (w > 0.0) & (tau == 0.0)
+            noisy = tau > 0.0
+            precision = (s_min / s[noisy]) ** 2
+            sums += (
+                np.sum(w[exact] * y[exact]),
+                w[exact].sum(),
+                np.sum(precision * y[noisy]),
+                precision.sum(),
+            )
+            num_range = _extend(num_range, y[exact])
+            tau_range = _extend(tau_range, tau[noisy])
+            n_noisy_num += int(np.count_nonzero(noisy))
+        exact_num = math.isfinite(num_range[0])
+        self.centre = sums[0] / sums[1] if exact_num else sums[2] / sums[3]
+        self.n_noisy_num = n_noisy_num
+        self.bounded_num = num_range[1] > num_range[0]
+        self.ratio_bounded_num = self._ratio_bounded(*num_range)
+        self.tau_min, self.tau_max = tau_range
+
+    def _delta_sums(self) -> None:
+        """Pass 3: the delta-method sums, Σ w d², and the exact labels' sums."""
+        n = self.n
+        w_total = float(n)
+        mean_u = 0.0
+        for i in range(0, n, CHUNK_ROWS):
+            y, _, _, w = self._block(i)
+            mean_u += float(np.sum(w * (y - self.centre)))
+        mean_u /= w_total * self.scale
+        totals = np.zeros(9)
+        exact_sums = np.zeros(3)
+        for i in range(0, n, CHUNK_ROWS):
+            y, d, s, w = self._block(i)
+            u = (y - self.centre) / self.scale
+            d = d / self.scale
+            tau = self._tau(w, s)
+            ub = u - mean_u
+            wd, wu, wtb = w * d, w * ub, w * tau
+            wdd, wuu = wd * d, wu * ub
+            terms = (wdd, wuu, tau, tau * tau, wtb, wtb * tau, wdd * tau, wuu * tau)
+            totals += np.stack([*terms, wd * ub * tau]).sum(axis=1)
+            exact = tau == 0.0
+            we, ue = w[exact], u[exact]
+            exact_sums += (we.sum(), np.sum(we * ue), np.sum(we * ue * ue))
+        self.wdd_total = float(totals[0])
+        self.exact_sums = exact_sums
+        self.parts = _delta_parts(totals, w_total, self.centred)
+
+    def _tau(self, w: np.ndarray, s: np.ndarray) -> np.ndarray:
+        """``τ = w (σ/S)²`` of a block, flushed to 0 below :data:`_TAU_EXACT`.
+
+        Such a label moves R² by a relative ~τ; subnormal ``τ`` would overflow
+        the integrand's ratios to NaN.
+        """
+        tau = w * (s / self.scale) ** 2
+        tau[tau < _TAU_EXACT] = 0.0
+        return tau
+
+    def _block(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(ȳ, d, σ, w)`` of block ``i`` (``w`` normalised to ``Σ w = M``)."""
+        rows = slice(i, i + CHUNK_ROWS)
+        y = self.y_true[rows]
+        d = y - self.y_pred[rows] - self.shift  # ``centred``: shifted (X stays)
+        s = np.broadcast_to(chunk_of(self.sigma, rows), y.shape)
+        w = (
+            np.ones(y.shape)
+            if self.weight is None
+            else self.weight[rows] * self.w_factor
+        )
+        return y, d, s, w
+
+    def source(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(τ/τ_max, base = (w, u, d))`` of the noisy rows ``start:stop``."""
+        y, d, s, w = self._block(start)
+        tau = self._tau(w, s)
+        noisy = tau > 0.0
+        u = (y[noisy] - self.centre) / self.scale
+        base = np.column_stack([w[noisy], u, d[noisy] / self.scale])
+        return np.minimum(tau[noisy] / self.tau_max, 1.0), base
+
+
 def _delta_parts(
     totals: np.ndarray, w_total: float, centred: bool = False
 ) -> np.ndarray:
-    """``(μ_X, μ_Y, V_X, V_Y, C_XY)``, the moments of the two sums, weighted.
+    """``(μ_X, μ_Y, V_X, V_Y, C_XY)``, the moments of the two sums.
 
-    User guide: :ref:`formula_r2`.
-
-    ``totals`` are the sums ``(Σ wd², Σ wũ², Σ τ, Σ τ², Σ wτ, Σ wτ², Σ wd²τ,
-    Σ wũ²τ, Σ wdũτ)`` with ``τ = wσ²`` and ``ũ`` centred at the weighted mean:
-    ``μ_X = Σ wd² + Σ τ``, ``μ_Y = Σ wũ² + Σ τ − Σ wτ/W``,
-    ``V_X = Σ (2τ² + 4wd²τ)``,
-    ``V_Y = 2[Σ τ² − 2 Σ wτ²/W + (Σ wτ/W)²] + 4 Σ wũ²τ`` and
-    ``C_XY = 2[Σ τ² − Σ wτ²/W] + 4 Σ wdũτ``. ``centred`` (``d`` centred at
-    its weighted mean, ``X`` of matrix ``C`` too): ``X`` takes ``Y``'s forms,
-    ``μ_X = Σ wd² + Σ τ − Σ wτ/W``, ``V_X`` and ``C_XY`` the bracket of ``V_Y``
-    with ``4 Σ wd²τ`` and ``4 Σ wdũτ``.
+    ``totals`` are ``(Σ wd², Σ wũ², Σ τ, Σ τ², Σ wτ, Σ wτ², Σ wd²τ, Σ wũ²τ,
+    Σ wdũτ)`` with ``τ = wσ²`` and ``ũ`` centred at the weighted mean (user
+    guide: formula_r2, formula_explained_variance for ``centred``).
     """
     wdd, wuu, sum_tau, sum_tau2, sum_wtau, sum_wtau2, wddt, wuut, wdut = totals
     mu_x = wdd + sum_tau
@@ -318,9 +400,8 @@ def _delta_parts(
 def delta_ratio(parts: np.ndarray) -> tuple[float, float, float]:
     """Second-order delta ``E[X/Y]``, first-order ``Var[X/Y]``, and ``CV²``.
 
-    ``parts`` as :func:`_delta_parts` returns them. ``CV² = V_X/μ_X² +
-    V_Y/μ_Y²`` sets the relative size of the terms the delta method leaves
-    out.
+    ``parts`` as :func:`_delta_parts` returns them; ``CV² = V_X/μ_X² +
+    V_Y/μ_Y²`` is the relative size of the terms the delta method leaves out.
     """
     mu_x, mu_y, v_x, v_y, c_xy = (float(value) for value in parts)
     ratio = mu_x / mu_y
@@ -330,241 +411,296 @@ def delta_ratio(parts: np.ndarray) -> tuple[float, float, float]:
     return mean, max(var, 0.0), cv2
 
 
-class _R2Data:
-    """One output's inputs, read block by block (never copied whole).
+class _Integrand:
+    """``[t L E_t[X], t² L (Var_t[Z] + E_t[Z]²)]`` at ``t = eˣ/μ_Y``.
 
-    ``w`` is normalised to ``Σ w = M``. Labels are scaled by
-    ``S = max(spread of y_true, |d|, σ)`` and centred at ū(∞), the limit of the
-    tilted mean ``ū = Σ w r ȳ / Σ w r`` for ``t → ∞``: the mean of the exact
-    labels if any, else the 1/σ²-weighted mean. The least noisy labels, which
-    dominate the exponent ``Σ w r (ȳ − ū)²`` at large ``t``, then sit near 0
-    and it does not cancel. "Exact" in the numerics includes σ so small that
-    ``(σ/S)²`` underflows: such labels are exact to far below double precision
-    (the existence rule still counts them as noisy).
+    Summed over the outputs (each at its own scale, ``t β_k``), which stay
+    independent under the tilt; the outputs with numerically exact labels add
+    the constants ``(X, Y)``.
     """
 
     def __init__(
         self,
-        y_true: np.ndarray,
-        y_pred: np.ndarray,
-        sigma: Any,
-        weight: Any,
-        centred: bool = False,
+        outputs: list[tuple[float, _R2Data]],
+        constants: np.ndarray,
+        mu_y: float,
+        c: float,
+        second: bool,
     ) -> None:
-        self.y_true, self.y_pred = y_true, y_pred
-        self.sigma, self.weight = sigma, weight
-        self.centred = centred
-        n = y_true.shape[0]
-        self.n = n
-        self.w_factor = 1.0 if weight is None else n / float(weight.sum())
-        # ``centred``: ŷ shifted by the weighted mean residual (X does not move)
-        self.shift = 0.0
-        if centred:
-            total = 0.0
-            for i in range(0, n, CHUNK_ROWS):
-                rows = slice(i, i + CHUNK_ROWS)
-                d = y_true[rows] - y_pred[rows]
-                total += float(np.sum(d if weight is None else weight[rows] * d))
-            self.shift = total / (n if weight is None else float(weight.sum()))
-        s_min = self._scan()
-        if self.n_noisy == 0:
-            return
-        self._centre(s_min)
-        self._delta_sums()
+        self.parts = [
+            (beta, _R2Integrand(data, c, second))
+            for beta, data in outputs
+            if data.n_noisy_num > 0
+        ]
+        x_const, y_const = constants
+        self.exact = (x_const, y_const, x_const - c * y_const)
+        self.mu_y, self.second = mu_y, second
 
-    def _scan(self) -> float:
-        """Pass 1: counts for the existence rule, ranges for the scale.
+    def __call__(self, x: np.ndarray, log_only: bool = False) -> np.ndarray:
+        t = np.exp(np.asarray(x, dtype=float)) / self.mu_y
+        log_l = -t * self.exact[1]
+        mean_x = np.full(t.shape, self.exact[0])
+        mean_z = np.full(t.shape, self.exact[2])
+        var_z = np.zeros(t.shape)
+        for beta, part in self.parts:
+            moments = part.tilted(t * beta, log_only)
+            log_l += moments[0]
+            if log_only:
+                continue
+            mean_x += beta * moments[1]
+            if self.second:
+                mean_z += beta * moments[2]
+                var_z += beta * beta * moments[3]
+        if log_only:
+            return log_l
+        lik = np.exp(np.minimum(log_l, 0.0))
+        first = t * lik * mean_x
+        if not self.second:
+            return first[None, :]
+        return np.stack([first, t * t * lik * (var_z + mean_z * mean_z)])
 
-        Returns the smallest positive ``σ`` (of a positively weighted sample).
-        """
-        d_max = s_max = 0.0
-        y_min, y_max, s_min = math.inf, -math.inf, math.inf
-        n_noisy = n_eff = n_exact = 0
-        exact_min, exact_max = math.inf, -math.inf
-        pred_min, pred_max = math.inf, -math.inf
-        for i in range(0, self.n, CHUNK_ROWS):
-            y, d, s, w = self._block(i)
-            positive = w > 0.0
-            yp = y[positive]
-            if yp.size:
-                y_min, y_max = min(y_min, float(yp.min())), max(y_max, float(yp.max()))
-                pred = self.y_pred[i : i + CHUNK_ROWS][positive]
-                pred_min = min(pred_min, float(pred.min()))
-                pred_max = max(pred_max, float(pred.max()))
-            d_max = max(d_max, float(np.abs(d).max()))
-            s_pos = s[positive]
-            if s_pos.size:
-                s_max = max(s_max, float(s_pos.max()))
-            noisy = s_pos > 0.0
-            n_eff += int(yp.size)
-            n_noisy += int(np.count_nonzero(noisy))
-            if noisy.any():
-                s_min = min(s_min, float(s_pos[noisy].min()))
-            exact_y = yp[~noisy]
-            if exact_y.size:
-                n_exact += exact_y.size
-                exact_min = min(exact_min, float(exact_y.min()))
-                exact_max = max(exact_max, float(exact_y.max()))
-        self.n_noisy, self.n_eff = n_noisy, n_eff
-        self.bounded = n_exact >= 2 and exact_max > exact_min
-        # The constant prediction of every positively weighted sample, if any.
-        self.constant_pred = pred_min if pred_min == pred_max else None
-        self.ratio_bounded = self._ratio_bounded(n_exact, exact_min, exact_max)
-        self.scale = max(y_max - y_min, d_max, s_max)
-        return s_min
 
-    def _ratio_bounded(self, n_exact: int, exact_min: float, exact_max: float) -> bool:
-        """Whether ``X/Y`` is bounded although ``Y`` can reach 0.
+def _upper_limit(
+    integrand: _Integrand, tau_min: float, bounded: bool
+) -> tuple[float, bool]:
+    """The upper limit in ``x`` and whether a power-law tail is added there.
 
-        With the exact labels all equal to ``v`` and every prediction equal to
-        ``v`` too, both sums are quadratic forms in ``e = y - v`` without
-        linear terms, and ``Y`` is positive definite on the noisy labels (the
-        exact ones have ``e = 0``): ``X/Y`` lies between the extreme
-        generalised eigenvalues, and every moment of R² exists. ``centred``:
-        a constant prediction makes ``X = Y``.
-        """
-        if self.centred and self.constant_pred is not None:
-            return True
-        return (
-            n_exact >= 1
-            and exact_min == exact_max
-            and self.constant_pred is not None
-            and self.constant_pred == exact_min
+    The limit is where ``L(t)`` underflows, or (``Y`` able to reach 0) where
+    every noisy ``2tτ_i ≥ 1e8`` and the integrands follow their power law.
+    """
+    for block in (
+        np.arange(0.0, 12.0, 4.0),
+        np.arange(12.0, 40.0, 4.0),
+        np.arange(40.0, _X_CAP, 4.0),
+    ):
+        tiny = integrand(block, log_only=True) < _LOG_TINY
+        a_min = 2.0 * np.exp(block) / integrand.mu_y * tau_min
+        saturated = (a_min >= 1e8) & (not bounded)
+        stop = tiny | saturated
+        if stop.any():
+            first = int(np.argmax(stop))
+            return float(block[first]), bool(saturated[first] and not tiny[first])
+    return _X_CAP, not bounded
+
+
+def _warn_missing(
+    what: str, rank: int, label: str, data: _R2Data | None, method: str, prefix: str
+) -> None:
+    """Warn that the ``what`` of the ratio does not exist (``data``: of one output)."""
+    need = 2 if what == "expected value" else 4
+    if data is None:
+        message = (
+            f"The {what} of the variance-weighted {label} does not exist (it is "
+            f"infinite): the total sum of squares of all outputs can come "
+            f"arbitrarily close to 0, and the noise has rank r = {rank} summed over "
+            f"the outputs; the {what} is finite only when r > {need}."
         )
+    else:
+        why = (
+            f"{data.n_noisy} of the {data.n_eff} labels are noisy and the exact "
+            "labels do not take two distinct values, so the noise has rank "
+            f"r = {data.n_noisy}"
+            if data.n_noisy < data.n_eff
+            else f"all {data.n_eff} labels are noisy, so the centred noise has "
+            f"rank r = {rank}"
+        )
+        message = (
+            f"The {what} of {label} does not exist (it is infinite): {why}. The "
+            "total sum of squares can then come arbitrarily close to 0, and the "
+            f"{what} of {label} is finite only when r > {need}. Use more samples, "
+            "or include at least two exact labels (sigma = 0) with distinct values."
+        )
+    if method == "delta":
+        message += (
+            " The delta method returns a finite number here, which is not meaningful."
+        )
+    warn(prefix + message, UserWarning)
 
-    def _centre(self, s_min: float) -> None:
-        """Pass 2: the numerically exact labels, and the centre."""
-        sums = np.zeros(4)  # Σ w ȳ, Σ w over exact; Σ π ȳ, Σ π (π = (σ_min/σ)²)
-        tau_min, tau_max = math.inf, 0.0
-        n_noisy_num = 0
-        num_min, num_max = math.inf, -math.inf
-        n_exact_num = 0
-        for i in range(0, self.n, CHUNK_ROWS):
-            y, _, s, w = self._block(i)
-            tau = self._tau(w, s)
-            exact = (w > 0.0) & (tau == 0.0)
-            noisy = tau > 0.0
-            if exact.any():
-                sums[0] += float(np.sum(w[exact] * y[exact]))
-                sums[1] += float(w[exact].sum())
-                n_exact_num += int(np.count_nonzero(exact))
-                num_min = min(num_min, float(y[exact].min()))
-                num_max = max(num_max, float(y[exact].max()))
-            if noisy.any():
-                precision = (s_min / s[noisy]) ** 2
-                sums[2] += float(np.sum(precision * y[noisy]))
-                sums[3] += float(precision.sum())
-                tau_min = min(tau_min, float(tau[noisy].min()))
-                tau_max = max(tau_max, float(tau[noisy].max()))
-                n_noisy_num += int(np.count_nonzero(noisy))
-        self.centre = sums[0] / sums[1] if n_exact_num else sums[2] / sums[3]
-        self.n_noisy_num = n_noisy_num
-        self.bounded_num = n_exact_num >= 2 and num_max > num_min
-        self.ratio_bounded_num = self._ratio_bounded(n_exact_num, num_min, num_max)
-        self.tau_min, self.tau_max = tau_min, tau_max
 
-    def _delta_sums(self) -> None:
-        """Pass 3: the delta-method sums, Σ w d², and the exact labels' sums."""
-        n = self.n
-        w_total = float(n)
-        mean_u = 0.0
-        for i in range(0, n, CHUNK_ROWS):
-            y, _, _, w = self._block(i)
-            mean_u += float(np.sum(w * (y - self.centre)))
-        mean_u /= w_total * self.scale
-        totals = np.zeros(9)
-        exact_sums = np.zeros(3)
-        for i in range(0, n, CHUNK_ROWS):
-            y, d, s, w = self._block(i)
-            u = (y - self.centre) / self.scale
-            d = d / self.scale
-            tau = self._tau(w, s)
-            ub = u - mean_u
-            wd = w * d
-            wu = w * ub
-            wdd = wd * d
-            wuu = wu * ub
-            wtb = w * tau
-            totals += (
-                np.sum(wdd),
-                np.sum(wuu),
-                np.sum(tau),
-                np.sum(tau * tau),
-                np.sum(wtb),
-                np.sum(wtb * tau),
-                np.sum(wdd * tau),
-                np.sum(wuu * tau),
-                np.sum(wd * ub * tau),
+def ratio_moments(
+    columns: list[tuple[np.ndarray, np.ndarray, Any, float, float]],
+    weight: np.ndarray | None,
+    definition: RegressionLoss,
+    method: str,
+    nominal: float | None = None,
+    prefix: str = "",
+) -> tuple[float, float]:
+    """``(E, Var)`` of ``1 - Σ X_k / Σ Y_k`` over the outputs ``columns``.
+
+    ``columns`` holds ``(y_true, y_pred, sigma, X, Y)`` of each output: 1-D
+    arrays, ``sigma`` a float or 1-D, and the sums of the labels as given
+    (weights normalised to ``Σ w = M``); some label must be noisy. ``nominal``:
+    the one output's value where its labels are exact for the numerics; None
+    for the variance-weighted ratio of several outputs. A moment that does not
+    exist is warned of (``prefix`` names the output).
+    """
+    noisy: list[_R2Data] = []
+    exact, numeric = np.zeros(2), np.zeros(2)  # (X, Y) of the exact outputs
+    for y_true, y_pred, sigma, x, y in columns:
+        data = _R2Data(y_true, y_pred, sigma, weight, definition.centred)
+        if data.n_noisy_num == 0 and y > 0.0:  # Y_k = 0: weight 0 (scikit-learn)
+            (exact if data.n_noisy == 0 else numeric)[:] += (x, y)
+        if data.n_noisy:
+            noisy.append(data)
+    # In units of the first noisy output's scale: β_k = (S_k/S_0)².
+    unit = noisy[0].scale
+    outputs = [((data.scale / unit) ** 2, data) for data in noisy]
+    total = np.sum(
+        [data.parts * np.array([b, b, b * b, b * b, b * b]) for b, data in outputs],
+        axis=0,
+    ) + np.array([*exact / (unit * unit), 0.0, 0.0, 0.0])
+    delta_mean, delta_var, cv2 = delta_ratio(total)
+    rank = sum(data.rank() for data in noisy)
+    bounded = (
+        exact[1] > 0.0
+        or any(data.bounded for data in noisy)
+        or all(data.ratio_bounded for data in noisy)
+    )
+    var_exists = bounded or rank > 4
+    if not var_exists:
+        what = "variance" if bounded or rank > 2 else "expected value"
+        one = noisy[0] if nominal is not None else None
+        _warn_missing(what, rank, definition.label, one, method, prefix)
+        if what == "expected value":
+            return -math.inf, math.inf
+    if method == "delta" or cv2 <= _CV2_DELTA_EXACT:
+        return (
+            1.0 - delta_mean,
+            delta_var if var_exists or method == "delta" else math.inf,
+        )
+    constants = (exact + numeric) / (unit * unit)
+    integrand = _Integrand(outputs, constants, float(total[1]), delta_mean, var_exists)
+    if not integrand.parts:  # σ below the double range: exact to ~1e-600
+        expected = 1.0 - delta_mean if nominal is None else nominal
+        return expected, 0.0 if var_exists else math.inf
+    live = [(b, data) for b, data in outputs if data.n_noisy_num > 0]
+    upper, power_tail = _upper_limit(
+        integrand,
+        min(b * data.tau_min for b, data in live),
+        constants[1] > 0.0 or any(data.bounded_num for _, data in live),
+    )
+    n_comp = 2 if var_exists else 1
+    atol = np.array(
+        [1e-16 * max(abs(delta_mean), 1e-300), 1e-15 * max(delta_var, 1e-300)]
+    )
+    integrals = gauss_kronrod(
+        integrand,
+        _X_LOWER,
+        upper,
+        n_panels=max(4, math.ceil((upper - _X_LOWER) / 2.5)),
+        atol=atol[:n_comp],
+        rtol=np.array([1e-14, 1e-12])[:n_comp],
+    )
+    if power_tail:
+        # In x = log t the integrands decay as t^{-κ}: κ = r/2 where X/Y is
+        # bounded, else r/2 − 1 and r/2 − 2 (user guide: formula_r2).
+        rank_num = sum(data.rank(numeric=True) for _, data in live)
+        end = integrand(np.array([upper]))[:, 0]
+        if all(data.ratio_bounded_num for _, data in live):
+            kappa = np.full(n_comp, rank_num / 2.0)
+        else:
+            kappa = np.array([rank_num / 2.0 - 1.0, rank_num / 2.0 - 2.0])[:n_comp]
+        integrals = integrals + np.where(
+            kappa > 0, end / np.where(kappa > 0, kappa, 1.0), 0.0
+        )
+    mean_ratio = float(integrals[0])
+    if not var_exists:
+        return 1.0 - mean_ratio, math.inf
+    variance = float(integrals[1]) - (mean_ratio - delta_mean) ** 2
+    return 1.0 - mean_ratio, max(variance, 0.0)
+
+
+def _has_noise(sigma: Any, weight: np.ndarray | None) -> bool:
+    """Whether some positively weighted label of one output is noisy."""
+    if isinstance(sigma, float):
+        return sigma > 0.0
+    noisy = sigma > 0.0
+    return bool(np.any(noisy if weight is None else noisy & (weight > 0.0)))
+
+
+def r2_forward(
+    definition: RegressionLoss,
+    inputs: tuple[np.ndarray, np.ndarray, Any, np.ndarray | None, Any],
+    *,
+    method: str,
+    force_finite: bool,
+) -> NoisyScore | list[NoisyScore]:
+    """The forward ``1 - X/Y`` of validated inputs, combined as ``multioutput`` says.
+
+    ``definition.centred``: ``X`` of the residuals centred at their weighted
+    mean (explained variance), which is 0 for one sample: the metric is then
+    its nominal value (scikit-learn's 1.0, or NaN without ``force_finite``).
+    One positively weighted sample makes ``Y`` identically 0: a noisy R² is
+    then 0 with ``force_finite`` (variance 0), else ``-inf`` (variance NaN).
+    """
+    y_true, y_pred, sigma, weight, multioutput = inputs
+    name, centred = definition.name, definition.centred
+    n_samples, n_outputs = y_true.shape
+    if n_samples < 2 and not centred:
+        warn(
+            "R² is not well-defined with fewer than two samples: the result is NaN.",
+            UndefinedMetricWarning,
+        )
+        nan = np.full(n_outputs, math.nan)
+        return aggregate_outputs(name, nan, nan, nan, n_samples, multioutput)
+    n_positive = n_samples if weight is None else int(np.count_nonzero(weight))
+    variance_weighted = (
+        isinstance(multioutput, str) and multioutput == "variance_weighted"
+    )
+    combined = variance_weighted and n_outputs > 1 and n_positive > 1
+    w_factor = 1.0 if weight is None else n_samples / float(weight.sum())
+    nominal, expected, variance, denominators = np.zeros((4, n_outputs))
+    noisy = np.zeros(n_outputs, dtype=bool)
+    columns = []
+    for j in range(n_outputs):
+        x, y, scale = r2_sums(y_true[:, j], y_pred[:, j], weight, centred=centred)
+        nominal[j] = expected[j] = r2_from_sums(x, y, force_finite=force_finite)
+        denominators[j] = y * scale**2
+        sigma_j = output_column(sigma, j)
+        noisy[j] = _has_noise(sigma_j, weight)
+        factor = scale * scale * w_factor  # the sums with Σ w = M
+        columns.append((y_true[:, j], y_pred[:, j], sigma_j, x * factor, y * factor))
+        if combined or not noisy[j] or (centred and n_positive < 2):
+            continue
+        if n_positive == 1:
+            expected[j], variance[j] = (
+                (0.0, 0.0) if force_finite else (-math.inf, math.nan)
             )
-            exact = tau == 0.0
-            if exact.any():
-                we, ue = w[exact], u[exact]
-                exact_sums += (we.sum(), np.sum(we * ue), np.sum(we * ue * ue))
-        self.wdd_total = float(totals[0])
-        self.exact_sums = exact_sums
-        self.parts = _delta_parts(totals, w_total, self.centred)
-        self.mu_y = float(self.parts[1])
-        self.delta_mean, self.delta_var, self.cv2 = delta_ratio(self.parts)
-
-    def _tau(self, w: np.ndarray, s: np.ndarray) -> np.ndarray:
-        """``τ = w (σ/S)²`` of a block, with the numerically exact labels at 0.
-
-        ``τ`` below :data:`_TAU_EXACT` (σ below about 1e-140 times the scale) is
-        flushed to 0: such a label moves R² by a relative ~τ, and subnormal
-        values of ``τ`` would otherwise overflow the integrand's ratios to NaN.
-        """
-        tau = w * (s / self.scale) ** 2
-        tau[tau < _TAU_EXACT] = 0.0
-        return tau
-
-    def _block(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``(ȳ, d, σ, w)`` of block ``i`` (``w`` normalised to ``Σ w = M``)."""
-        rows = slice(i, i + CHUNK_ROWS)
-        y = self.y_true[rows]
-        d = y - self.y_pred[rows]
-        if self.centred:
-            d = d - self.shift
-        if isinstance(self.sigma, float):
-            s = np.full(y.shape, self.sigma)
-        else:
-            s = self.sigma[rows]
-        if self.weight is None:
-            w = np.ones(y.shape)
-        else:
-            w = self.weight[rows] * self.w_factor
-        return y, d, s, w
-
-    def source(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
-        """``(τ/τ_max, base = (w, u, d))`` of the noisy rows ``start:stop``."""
-        y, d, s, w = self._block(start)
-        tau = self._tau(w, s)
-        noisy = tau > 0.0
-        base = np.empty((int(np.count_nonzero(noisy)), 3))
-        base[:, 0] = w[noisy]
-        base[:, 1] = (y[noisy] - self.centre) / self.scale
-        base[:, 2] = d[noisy] / self.scale
-        return np.minimum(tau[noisy] / self.tau_max, 1.0), base
-
-
-def make_integrand(data: _R2Data, second: bool, c: float) -> _R2Integrand:
-    """The tilted moments of one output (``second``: also those of ``Z = X - cY``)."""
-    sums = BucketedPowerSums(
-        data.source,
-        data.n,
-        SERIES_TERMS + 3,
-        _r2_families,
-        uniform=data.tau_min == data.tau_max,
-        chunk=CHUNK_ROWS,
+            continue
+        prefix = f"Output {j}: " if n_outputs > 1 else ""
+        expected[j], variance[j] = ratio_moments(
+            [columns[j]], weight, definition, method, float(nominal[j]), prefix
+        )
+    if combined:
+        averaged = float(
+            np.average(
+                nominal, weights=denominators if np.any(denominators != 0) else None
+            )
+        )
+        if not noisy.any():
+            return NoisyScore(name, averaged, 0.0, averaged, n_samples)
+        # The outputs with Y_k = 0 have weight 0, as in scikit-learn.
+        kept = [columns[j] for j in np.flatnonzero(noisy | (denominators != 0))]
+        mean, var = ratio_moments(kept, weight, definition, method)
+        return NoisyScore(name, mean, var, averaged, n_samples, method)
+    if variance_weighted:
+        # One output, or one positively weighted sample (every Y_k is 0):
+        # scikit-learn's weights are then uniform.
+        multioutput = "uniform_average"
+    distributions = (
+        output_distributions(
+            r2_distribution, y_true, y_pred, sigma, weight, nominal=nominal
+        )
+        if n_positive > 1 and force_finite and not centred
+        else None
     )
-    integrand = _R2Integrand(
-        sums,
-        data.tau_max,
-        data.exact_sums,
-        float(data.n),
-        data.wdd_total,
-        data.mu_y,
-        c,
-        data.centred,
+    return aggregate_outputs(
+        name,
+        nominal,
+        expected,
+        variance,
+        n_samples,
+        multioutput,
+        method,
+        distributions=distributions,
     )
-    integrand.second = second
-    return integrand

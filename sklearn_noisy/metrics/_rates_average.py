@@ -1,35 +1,11 @@
 """Multiclass averages of specificity and the negative predictive value.
 
-Class ``k`` against the rest (one-vs-rest, as
-:func:`sklearn.metrics.multilabel_confusion_matrix`) has the counts ``TP_k``,
-``FP_k``, ``FN_k`` and ``TN_k``; specificity ``TN_k / (TN_k + FP_k)`` is the
-recall of "not ``k``" and the negative predictive value
-``TN_k / (TN_k + FN_k)`` its precision. ``average=None`` gives one value per
-class, ``"macro"`` their unweighted mean, ``"weighted"`` their mean weighted
-by the true support ``S_k`` of each class (as scikit-learn's recall and
-imbalanced-learn's ``specificity_score``) and ``"micro"`` the pooled
-``Σ_k TN_k / Σ_k (TN_k + FP_k)`` (user guide: :ref:`rates`).
-
-``estimand="forward"`` (user guide: :ref:`formula_multiclass`):
-
-* specificity of class ``k``: ``TN_k`` and ``FP_k`` are ``n_N,k − FN_k`` and
-  ``n_P,k − TP_k``, independent Poisson-binomial counts read off the laws of
-  :meth:`~._multiclass_average._Problem.class_laws` by reflection, so each
-  class is the exact recall algorithm (:mod:`._binary_counts`); the weighted
-  term ``(S_k/M) spec_k = spec_k − ((M − S_k)/M) spec_k`` is exact the same way;
-* the negative predictive value has the fixed denominator ``n_N,k`` (the
-  samples not predicted ``k``): a sum of independent per-sample terms, exact
-  per class and for the macro mean (each sample's term is a function of its
-  own observed label), with sample weights too; its weighted mean has an exact
-  expectation (``Cov(S_k, TN_k)`` in closed form);
-* both micro averages equal ``((K − 2) + accuracy) / (K − 1)``: exact;
-* the variances of the other averages, and specificity with unequal sample
-  weights, are Monte Carlo over redrawn confusion matrices
-  (:mod:`._confusion_draws`, ``method="monte_carlo"``).
-
+Class ``k`` against the rest has the counts ``TP_k, FP_k, FN_k, TN_k`` of
+:func:`sklearn.metrics.multilabel_confusion_matrix`; specificity is the
+recall of "not ``k``", the negative predictive value its precision. Which
+forward results are exact and which Monte Carlo: user guide :ref:`rates`;
 ``"truth"`` and ``"remeasurement"`` go through the confusion matrix
-(:mod:`._truth_counts`), with the gradients of their definitions
-(:mod:`._count_definitions`).
+(:mod:`._truth_counts`) with the gradients of the definitions.
 """
 
 from __future__ import annotations
@@ -46,24 +22,21 @@ from ..utils._arrays import check_sample_weight, chunks
 from ..utils._labels import encode_labels
 from ..utils._noise import FlipNoise
 from ._binary_counts import CountLaws, exact_moments
-from ._confusion_draws import confusion_counts, draw_moments
+from ._confusion_draws import confusion_counts
 from ._count_definitions import COUNT_METRICS, nanaverage
-from ._multiclass_average import NEGLIGIBLE, _class_set, _Problem, is_identity
+from ._multiclass_average import (
+    NEGLIGIBLE,
+    _class_set,
+    _mc_variance,
+    _monte_carlo,
+    _per_class,
+    _Problem,
+    is_identity,
+)
 from ._remeasurement import observed_confusion
 from ._truth_counts import denoised_confusion, second_order_bias, truth_metric
 
 __all__ = ["multiclass_rate_score", "rate_nominal"]
-
-
-# ------------------------------------------------------------ the counts
-def _draw_rates(metric: str, confusion: np.ndarray, options: dict) -> np.ndarray:
-    """The rate of each matrix ``(..., K, K)``, by its definition."""
-    return COUNT_METRICS[metric].value(
-        confusion,
-        average=options["average"],
-        zero_division=options["zero"],
-        label_index=options["label_index"],
-    )
 
 
 def rate_of_counts(
@@ -124,25 +97,6 @@ def _negative_laws(law: CountLaws) -> CountLaws:
     )
 
 
-def _score(metric: str, e: Any, v: Any, nominal: Any, m: int, method: str) -> Any:
-    if isinstance(nominal, list):
-        return [
-            NoisyScore(metric, a, b, n, m, method)
-            for a, b, n in zip(e, v, nominal, strict=True)
-        ]
-    return NoisyScore(metric, float(e), float(v), nominal, m, method)
-
-
-def _monte_carlo(metric: str, problem: _Problem, options: dict, nominal: Any, mc: dict):
-    values = _draw_rates(metric, problem.draws(**mc), options)
-    expected, variance = draw_moments(values)
-    return _score(metric, expected, variance, nominal, problem.n_samples, "monte_carlo")
-
-
-def _mc_variance(metric: str, problem: _Problem, options: dict, mc: dict) -> float:
-    return float(_draw_rates(metric, problem.draws(**mc), options).var(ddof=1))
-
-
 def _micro(problem: _Problem) -> tuple[float, float]:
     """``Σ_k TN_k / ((K − 1) W) = ((K − 2) W + Σ w [correct]) / ((K − 1) W)``."""
     mean, square, total = problem.correct_probability_sums()
@@ -154,7 +108,7 @@ def _specificity(
     problem: _Problem, options: dict, nominal: Any, mc: dict
 ) -> NoisyScore | list[NoisyScore]:
     """Unweighted specificity: exact per class, exact expectations of averages."""
-    average, zero = options["average"], options["zero"]
+    average, zero = options["average"], options["zero_division"]
     index = options["label_index"]
     index = np.arange(problem.n_classes) if index is None else index
     laws = [_negative_laws(problem.class_laws(k)) for k in index]
@@ -169,7 +123,7 @@ def _specificity(
     )
     m = problem.n_samples
     if average is None:
-        return _score("specificity", *moments.T, nominal, m, "exact")
+        return _per_class("specificity", *moments.T, nominal, m, "exact")
     if average == "weighted":  # (S_k/M) f_k = f_k − ((M − S_k)/M) f_k
         rest = [
             exact_moments(("recall",), law, zero_division=zero, support_weighted=True)
@@ -233,7 +187,7 @@ def _npv(
     problem: _Problem, options: dict, nominal: Any, mc: dict
 ) -> NoisyScore | list[NoisyScore]:
     """The negative predictive value: fixed denominators, exact but the weighted Var."""
-    average, zero = options["average"], options["zero"]
+    average, zero = options["average"], options["zero_division"]
     sums = _npv_sums(problem)
     n = sums["n"]
     defined = n > 0
@@ -244,7 +198,9 @@ def _npv(
     index = np.arange(problem.n_classes) if index is None else index
     m, name = problem.n_samples, "negative_predictive_value"
     if average is None:
-        return _score(name, expected_k[index], variance_k[index], nominal, m, "exact")
+        return _per_class(
+            name, expected_k[index], variance_k[index], nominal, m, "exact"
+        )
     chosen = np.zeros(problem.n_classes, dtype=bool)
     chosen[index] = True
     if average == "macro":
@@ -299,7 +255,9 @@ def _estimand(
     observed = np.asarray(true, dtype=np.intp)
     pred = np.asarray(pred, dtype=np.intp)
     rate = partial(
-        COUNT_METRICS[metric].gradient, average=average, zero_division=options["zero"]
+        COUNT_METRICS[metric].gradient,
+        average=average,
+        zero_division=options["zero_division"],
     )
     # Linear in C with fixed denominators: the micro averages, the macro NPV.
     linear = COUNT_METRICS[metric].is_linear(average)
@@ -321,15 +279,16 @@ def _estimand(
 
 # ------------------------------------------------------------ entry point
 def multiclass_rate_score(
-    metric: str, y_true: Any, y_pred: Any, *, q: Any, transition_matrix: Any,
-    labels: Any, average: Any, sample_weight: Any, zero: float, estimand: str,
-    n_draws: int, random_state: Any,
-) -> NoisyScore | list[NoisyScore]:  # fmt: skip
+    metric: str, y_true: Any, y_pred: Any, options: dict, zero: float
+) -> NoisyScore | list[NoisyScore]:
     """Specificity or NPV with ``average`` None, micro, macro or weighted.
 
-    The options are validated by the caller except the labels, the flip
-    model and the weights; ``zero`` is ``zero_division`` as a number.
+    ``options``: the public function's, checked but the labels, the flip model
+    and the weights; ``zero`` is ``zero_division`` as a number.
     """
+    q, transition_matrix = options["q"], options["transition_matrix"]
+    labels, average = options["labels"], options["average"]
+    sample_weight, estimand = options["sample_weight"], options["estimand"]
     classes, label_index = _class_set(
         "recall", y_true, y_pred, labels, transition_matrix
     )
@@ -339,23 +298,26 @@ def multiclass_rate_score(
     weight = check_sample_weight(sample_weight, m)
     cells = confusion_counts(encoded.indices, m, k)
     if sample_weight is None:  # integer counts: exact from the confusion matrix
-        options = {"average": average, "zero": zero, "label_index": label_index}
-        nominal = _draw_rates(metric, cells, options)
+        nominal = COUNT_METRICS[metric].value(
+            cells, average=average, zero_division=zero, label_index=label_index
+        )
     else:
         nominal = rate_nominal(
             metric, y_true, y_pred, labels=labels, average=average,
             sample_weight=sample_weight, zero=zero,
         )  # fmt: skip
     nominal = list(np.asarray(nominal, float)) if average is None else float(nominal)
-    options = {"average": average, "zero": zero, "label_index": label_index}
+    engine = {"average": average, "zero_division": zero, "label_index": label_index}
     if is_identity(noise) and estimand == "forward":
-        zeros = [0.0] * len(nominal) if average is None else 0.0
-        return _score(metric, nominal, zeros, nominal, m, "exact")
+        if average is None:
+            zeros = [0.0] * len(nominal)
+            return _per_class(metric, nominal, zeros, nominal, m, "exact")
+        return NoisyScore(metric, nominal, 0.0, nominal, m, "exact")
     noise.require_two_classes(encoded.classes)
     if weight is not None and weight.min() == weight.max():
         weight = None  # equal weights: every rate is a ratio of counts
     if estimand != "forward":
-        return _estimand(metric, encoded, noise, weight, options, nominal, estimand)
+        return _estimand(metric, encoded, noise, weight, engine, nominal, estimand)
     problem = _Problem(encoded, noise, weight, cells)
-    mc = {"n_draws": n_draws, "random_state": random_state}
-    return _forward(metric, problem, options, nominal, mc)
+    mc = {"n_draws": options["n_draws"], "random_state": options["random_state"]}
+    return _forward(metric, problem, engine, nominal, mc)

@@ -1,12 +1,8 @@
-"""The metric registry: one record per metric, read by every layer above it.
+"""The metric registry: one :class:`MetricInfo` record per metric.
 
-Each :class:`MetricInfo` holds the ``expected_*`` function itself, its
-scikit-learn counterpart and the conventions the scorers, the cross-validator,
-the paired comparison, the noise-resilience curve and the command line need.
-Adding a metric means adding its function (or, for a fraction of explained
-variation, its definition) and one record here; the public modules and the API
-reference read the records (see the contributor page of the documentation,
-"Adding a metric").
+Every layer above (scorers, cross-validation, paired comparison, command line,
+API reference) reads the records; adding a metric is its function and one record
+(see "Adding a metric" on the contributor page).
 """
 
 from __future__ import annotations
@@ -78,10 +74,12 @@ from ._roc_auc import expected_roc_auc_score
 
 __all__ = ["MetricInfo", "get_metric_info", "get_metric_names", "metric_functions"]
 
-_RESPONSE_METHODS = ("predict", "predict_proba")
-_BINARY_PROBA = ("matrix", "pos_label", "greater_class")
-#: Target types (:func:`sklearn.utils.multiclass.type_of_target`) for which a
-#: metric can be among the cross-validator's defaults.
+_CHOICES = {
+    "noise": NOISE_KINDS,
+    "response_method": ("predict", "predict_proba"),
+    "binary_proba": ("matrix", "pos_label", "greater_class"),
+}
+#: Target types for which a metric can be among the cross-validator's defaults.
 _TARGET_TYPES = ("continuous", "binary", "multiclass")
 
 
@@ -89,68 +87,43 @@ _TARGET_TYPES = ("continuous", "binary", "multiclass")
 class MetricInfo:
     """Everything the library needs to know about one metric.
 
+    The contributor page describes each field ("The registry").
+
     Parameters
     ----------
     name : str
-        Canonical name, as in scikit-learn's metric (``"mean_squared_error"``,
-        ``"r2"``, ``"accuracy"``, ...).
+        Canonical name, as scikit-learn's (``"mean_squared_error"``, ``"r2"``).
     function : callable
-        The ``expected_*`` function, returning a
-        :class:`~sklearn_noisy.NoisyScore`.
+        The ``expected_*`` function, returning a :class:`~sklearn_noisy.NoisyScore`.
     sklearn_function : callable
-        The scikit-learn metric it equals at zero noise (``nominal``).
+        The scikit-learn metric it equals at zero noise.
     scorer_name : str
-        Its name for :func:`~sklearn_noisy.metrics.get_noisy_scorer`, after
-        scikit-learn's scorer names (losses start with ``neg_``).
+        Its name for :func:`~sklearn_noisy.metrics.get_noisy_scorer`.
     display_name : str
-        A human-readable name for tables and plots.
+        A short name for tables and plots.
     greater_is_better : bool
-        Whether a larger value is a better model (False for losses).
+        False for losses.
     response_method : {"predict", "predict_proba"}
         The estimator method whose output the metric takes.
     noise : {"sigma", "flips"}
         The label-noise model: Gaussian errors or label flips.
     additive : bool
-        Whether the metric is a mean of per-sample terms whose moments depend on
-        that sample alone, so that folds with disjoint test sets pool as
-        weighted sums of the fold results (the pooling section of the user
-        guide). The others are recomputed on the concatenated out-of-fold
-        predictions.
+        Whether the metric is a mean of per-sample terms, so that folds pool.
     default_targets : tuple of str
         Target types for which the cross-validator reports it by default.
-    paired : callable or None
-        The exact kernel of the paired difference ``metric(A) - metric(B)`` on
-        the same noisy labels, ``paired(y_true, y_pred_a, y_pred_b, *, sigma, q,
-        transition_matrix, labels, classes, sample_weight, options)`` returning
-        ``(expected, variance, nominal, n_samples)``, or None where the options call for
-        Monte Carlo. None: the joint Monte Carlo of
-        :func:`~sklearn_noisy.metrics.expected_paired_difference`.
-    paired_truth : callable or None
-        The kernel of the paired difference against the true labels
-        (``estimand="truth"``), with the signature of ``paired``; None: the
-        metric has none.
+    paired, paired_truth : callable or None
+        The exact kernels of the paired difference (forward, truth); None:
+        Monte Carlo, or no truth estimate.
     min_samples : int
-        The fewest samples the metric is defined on (2 for R², as in
-        scikit-learn, which gives NaN below); a cross-validation fold with
-        fewer reports NaN for it.
+        The fewest samples the metric is defined on (2 for R²).
     definition : RegressionLoss, ProbabilisticLoss or None
-        The loss's definition, which the engines read
-        (:mod:`~sklearn_noisy.metrics._regression_definitions`,
-        :mod:`~sklearn_noisy.metrics._probabilistic_definitions`).
+        The loss's definition, which the engines read.
     value_range : tuple of float
-        The values the metric can take; every interval is clipped to them
-        (the loss's ``range`` for a regression metric).
+        The values the metric can take; intervals are clipped to them.
     binary_proba : {"matrix", "pos_label", "greater_class"}
-        A metric on probabilities: what a scorer makes of a binary problem's
-        two ``predict_proba`` columns. ``"matrix"``: both, with ``labels`` set
-        to the classes for any problem (log-loss); ``"pos_label"``: the column
-        of ``pos_label`` (Brier score; a multiclass matrix gets ``labels``);
-        ``"greater_class"``: the column of the greater class, with ``labels``
-        (ROC AUC; a multiclass matrix passes as it is).
+        What a scorer makes of a binary problem's two probability columns.
     interval_methods : tuple of str
-        The intervals of a proportion over the test-set sampling the result
-        offers (``NoisyScore.confidence_interval(method=...)``): ``"binomial"``
-        and ``"wilson"`` for the accuracy, a mean of 0/1 hits.
+        The proportion intervals of the test-set sampling (accuracy).
     """
 
     name: str
@@ -172,18 +145,11 @@ class MetricInfo:
     interval_methods: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.noise not in NOISE_KINDS:
-            raise ValueError(f"noise must be one of {NOISE_KINDS}; got {self.noise!r}.")
-        if self.response_method not in _RESPONSE_METHODS:
-            raise ValueError(
-                f"response_method must be one of {_RESPONSE_METHODS}; got "
-                f"{self.response_method!r}."
-            )
-        if self.binary_proba not in _BINARY_PROBA:
-            raise ValueError(
-                f"binary_proba must be one of {_BINARY_PROBA}; got "
-                f"{self.binary_proba!r}."
-            )
+        for field, choices in _CHOICES.items():
+            if getattr(self, field) not in choices:
+                raise ValueError(
+                    f"{field} must be one of {choices}; got {getattr(self, field)!r}."
+                )
         if not set(self.default_targets) <= set(_TARGET_TYPES):
             raise ValueError(
                 f"default_targets must be among {_TARGET_TYPES}; got "
@@ -192,7 +158,7 @@ class MetricInfo:
 
     @property
     def estimands(self) -> tuple[str, ...]:
-        """The values the function's ``estimand=`` accepts (set where it is defined)."""
+        """The values the function's ``estimand=`` accepts."""
         return self.function.estimands
 
     def check_estimand(self, estimand: Any) -> str:
@@ -210,43 +176,76 @@ class MetricInfo:
         return "sigma" if self.noise == "sigma" else "q"
 
 
+def _classification(
+    name: str,
+    function: Callable,
+    sklearn_function: Callable,
+    display_name: str,
+    **options: Any,
+) -> MetricInfo:
+    """A record, with the defaults of a classification metric on predictions."""
+    options = {
+        "greater_is_better": True,
+        "response_method": "predict",
+        "noise": "flips",
+        "additive": False,
+        **options,
+    }
+    sign = "" if options["greater_is_better"] else "neg_"  # scikit-learn's names
+    options.setdefault("scorer_name", f"{sign}expected_{name}")
+    return MetricInfo(
+        name, function, sklearn_function, display_name=display_name, **options
+    )
+
+
 def _regression(
     definition: RegressionLoss,
     function: Callable,
-    sklearn_function: Callable,
+    sklearn: Callable,
+    display_name: str,
     **options: Any,
 ) -> MetricInfo:
-    options.setdefault("greater_is_better", False)
-    sign = "" if options["greater_is_better"] else "neg_"  # scikit-learn's names
-    options.setdefault("scorer_name", f"{sign}expected_{definition.name}")
-    options.setdefault("default_targets", ("continuous",))
+    """The record of a regression loss, from its definition."""
     for estimand, key in (("forward", "paired"), ("truth", "paired_truth")):
         if estimand in definition.paired:
             difference = definition.paired[estimand]
             options[key] = functools.partial(paired_regression, difference)
-    return MetricInfo(
-        name=definition.name,
-        additive=bool(definition.terms),  # a mean of per-sample terms
-        function=function,
-        sklearn_function=sklearn_function,
-        response_method="predict",
+    options = {"greater_is_better": False, "default_targets": ("continuous",)} | options
+    return _classification(
+        definition.name,
+        function,
+        sklearn,
+        display_name,
         noise="sigma",
+        additive=bool(definition.terms),  # a mean of per-sample terms
         definition=definition,
         value_range=definition.range,
         **options,
     )
 
 
+def _count(definition: CountMetric, display_name: str) -> MetricInfo:
+    """The record of a count metric whose definition builds its function."""
+    function = count_metric_function(definition)
+    sklearn, value_range = definition.sklearn_function, definition.range
+    return _classification(
+        definition.name, function, sklearn, display_name, value_range=value_range
+    )
+
+
 def _probabilistic(
     definition: ProbabilisticLoss,
     function: Callable,
-    sklearn_function: Callable,
+    sklearn: Callable,
+    display_name: str,
     **options: Any,
 ) -> MetricInfo:
+    """The record of a loss on predicted probabilities, from its definition."""
     return _classification(
         definition.name,
         function,
-        sklearn_function,
+        sklearn,
+        display_name,
         greater_is_better=False,
         value_range=(0.0, math.inf),
         response_method="predict_proba",
@@ -256,192 +255,138 @@ def _probabilistic(
     )
 
 
-def _classification(
-    name: str, function: Callable, sklearn_function: Callable, **options: Any
-) -> MetricInfo:
-    options.setdefault("greater_is_better", True)
-    options.setdefault("response_method", "predict")
-    options.setdefault("additive", False)
-    options.setdefault(
-        "scorer_name",
-        ("" if options["greater_is_better"] else "neg_") + f"expected_{name}",
-    )
-    return MetricInfo(
-        name=name,
-        function=function,
-        sklearn_function=sklearn_function,
-        noise="flips",
-        **options,
-    )
-
-
-def _count(definition: CountMetric, **options: Any) -> MetricInfo:
-    """The record of a count metric whose public function its definition builds.
-
-    The name, the scikit-learn function and the range are the definition's
-    (:func:`~._precision_recall.count_metric_function`).
-    """
-    return _classification(
-        definition.name,
-        count_metric_function(definition),
-        definition.sklearn_function,
-        value_range=definition.range,
-        **options,
-    )
-
-
 #: The metrics, in the order tables and defaults list them.
-_REGISTRY: dict[str, MetricInfo] = {
-    info.name: info
-    for info in (
-        _regression(
-            MEAN_SQUARED_ERROR,
-            expected_mean_squared_error,
-            sk.mean_squared_error,
-            display_name="MSE",
-        ),
-        _regression(
-            ROOT_MEAN_SQUARED_ERROR,
-            expected_root_mean_squared_error,
-            sk.root_mean_squared_error,
-            display_name="RMSE",
-        ),
-        _regression(
-            MEAN_ABSOLUTE_ERROR,
-            expected_mean_absolute_error,
-            sk.mean_absolute_error,
-            display_name="MAE",
-        ),
-        _regression(
-            R2,
-            fraction_of_variance(R2),
-            sk.r2_score,
-            display_name="R²",
-            greater_is_better=True,
-            min_samples=2,
-        ),
-        _regression(
-            EXPLAINED_VARIANCE,
-            fraction_of_variance(EXPLAINED_VARIANCE),
-            sk.explained_variance_score,
-            display_name="Explained variance",
-            greater_is_better=True,
-            default_targets=(),
-        ),
-        # Percentage errors: not defaults (near-zero labels make them
-        # depend on scikit-learn's floor of the denominator).
-        _regression(
-            MEAN_ABSOLUTE_PERCENTAGE_ERROR,
-            expected_mean_absolute_percentage_error,
-            sk.mean_absolute_percentage_error,
-            display_name="MAPE",
-            default_targets=(),
-        ),
-        _regression(
-            MEAN_SQUARED_PERCENTAGE_ERROR,
-            expected_mean_squared_percentage_error,
-            mean_squared_percentage_error,
-            display_name="MSPE",
-            default_targets=(),
-        ),
-        _regression(
-            ROOT_MEAN_SQUARED_PERCENTAGE_ERROR,
-            expected_root_mean_squared_percentage_error,
-            root_mean_squared_percentage_error,
-            display_name="RMSPE",
-            default_targets=(),
-        ),
-        _classification(
-            "accuracy",
-            expected_accuracy_score,
-            sk.accuracy_score,
-            display_name="Accuracy",
-            default_targets=("binary", "multiclass"),
-            paired=paired_accuracy,
-            paired_truth=paired_accuracy_truth,
-            interval_methods=("binomial", "wilson"),
-        ),
-        _classification(
-            "balanced_accuracy",
-            expected_balanced_accuracy_score,
-            sk.balanced_accuracy_score,
-            display_name="Balanced accuracy",
-            default_targets=("binary", "multiclass"),
-        ),
-        _classification(
-            "f1",
-            expected_f1_score,
-            sk.f1_score,
-            display_name="F1",
-            default_targets=("binary",),
-        ),
-        _classification(
-            "precision",
-            expected_precision_score,
-            sk.precision_score,
-            display_name="Precision",
-            paired=paired_precision,
-        ),
-        _classification(
-            "recall",
-            expected_recall_score,
-            sk.recall_score,
-            display_name="Recall",
-        ),
-        _count(COUNT_METRICS["matthews_corrcoef"], display_name="MCC"),
-        _count(COUNT_METRICS["cohen_kappa"], display_name="Cohen's kappa"),
-        _probabilistic(
-            BRIER_SCORE_LOSS,
-            expected_brier_score_loss,
-            sk.brier_score_loss,
-            display_name="Brier score",
-            scorer_name="neg_expected_brier_score",
-            binary_proba="pos_label",
-        ),
-        _probabilistic(
-            LOG_LOSS,
-            expected_log_loss,
-            sk.log_loss,
-            display_name="Log-loss",
-            default_targets=("binary", "multiclass"),
-        ),
-        _classification(
-            "specificity",
-            expected_specificity_score,
-            specificity_score,
-            display_name="Specificity",
-        ),
-        _classification(
-            "negative_predictive_value",
-            expected_negative_predictive_value,
-            negative_predictive_value,
-            display_name="NPV",
-        ),
-        _classification(
-            "false_positive_rate",
-            expected_false_positive_rate,
-            false_positive_rate,
-            display_name="FPR",
-            greater_is_better=False,
-        ),
-        _classification(
-            "false_negative_rate",
-            expected_false_negative_rate,
-            false_negative_rate,
-            display_name="FNR",
-            greater_is_better=False,
-        ),
-        _classification(
-            "roc_auc",
-            expected_roc_auc_score,
-            sk.roc_auc_score,
-            display_name="ROC AUC",
-            response_method="predict_proba",
-            binary_proba="greater_class",
-            scorer_name="expected_roc_auc",
-        ),
-    )
-}
+_RECORDS = (
+    _regression(
+        MEAN_SQUARED_ERROR, expected_mean_squared_error, sk.mean_squared_error, "MSE"
+    ),
+    _regression(
+        ROOT_MEAN_SQUARED_ERROR,
+        expected_root_mean_squared_error,
+        sk.root_mean_squared_error,
+        "RMSE",
+    ),
+    _regression(
+        MEAN_ABSOLUTE_ERROR, expected_mean_absolute_error, sk.mean_absolute_error, "MAE"
+    ),
+    _regression(
+        R2,
+        fraction_of_variance(R2),
+        sk.r2_score,
+        "R²",
+        greater_is_better=True,
+        min_samples=2,
+    ),
+    _regression(
+        EXPLAINED_VARIANCE,
+        fraction_of_variance(EXPLAINED_VARIANCE),
+        sk.explained_variance_score,
+        "Explained variance",
+        greater_is_better=True,
+        default_targets=(),
+    ),
+    # Percentage errors are no defaults: near-zero labels make them depend
+    # on scikit-learn's floor of the denominator.
+    _regression(
+        MEAN_ABSOLUTE_PERCENTAGE_ERROR,
+        expected_mean_absolute_percentage_error,
+        sk.mean_absolute_percentage_error,
+        "MAPE",
+        default_targets=(),
+    ),
+    _regression(
+        MEAN_SQUARED_PERCENTAGE_ERROR,
+        expected_mean_squared_percentage_error,
+        mean_squared_percentage_error,
+        "MSPE",
+        default_targets=(),
+    ),
+    _regression(
+        ROOT_MEAN_SQUARED_PERCENTAGE_ERROR,
+        expected_root_mean_squared_percentage_error,
+        root_mean_squared_percentage_error,
+        "RMSPE",
+        default_targets=(),
+    ),
+    _classification(
+        "accuracy",
+        expected_accuracy_score,
+        sk.accuracy_score,
+        "Accuracy",
+        default_targets=("binary", "multiclass"),
+        paired=paired_accuracy,
+        paired_truth=paired_accuracy_truth,
+        interval_methods=("binomial", "wilson"),
+    ),
+    _classification(
+        "balanced_accuracy",
+        expected_balanced_accuracy_score,
+        sk.balanced_accuracy_score,
+        "Balanced accuracy",
+        default_targets=("binary", "multiclass"),
+    ),
+    _classification(
+        "f1", expected_f1_score, sk.f1_score, "F1", default_targets=("binary",)
+    ),
+    _classification(
+        "precision",
+        expected_precision_score,
+        sk.precision_score,
+        "Precision",
+        paired=paired_precision,
+    ),
+    _classification("recall", expected_recall_score, sk.recall_score, "Recall"),
+    _count(COUNT_METRICS["matthews_corrcoef"], "MCC"),
+    _count(COUNT_METRICS["cohen_kappa"], "Cohen's kappa"),
+    _probabilistic(
+        BRIER_SCORE_LOSS,
+        expected_brier_score_loss,
+        sk.brier_score_loss,
+        "Brier score",
+        scorer_name="neg_expected_brier_score",
+        binary_proba="pos_label",
+    ),
+    _probabilistic(
+        LOG_LOSS,
+        expected_log_loss,
+        sk.log_loss,
+        "Log-loss",
+        default_targets=("binary", "multiclass"),
+    ),
+    _classification(
+        "specificity", expected_specificity_score, specificity_score, "Specificity"
+    ),
+    _classification(
+        "negative_predictive_value",
+        expected_negative_predictive_value,
+        negative_predictive_value,
+        "NPV",
+    ),
+    _classification(
+        "false_positive_rate",
+        expected_false_positive_rate,
+        false_positive_rate,
+        "FPR",
+        greater_is_better=False,
+    ),
+    _classification(
+        "false_negative_rate",
+        expected_false_negative_rate,
+        false_negative_rate,
+        "FNR",
+        greater_is_better=False,
+    ),
+    _classification(
+        "roc_auc",
+        expected_roc_auc_score,
+        sk.roc_auc_score,
+        "ROC AUC",
+        response_method="predict_proba",
+        binary_proba="greater_class",
+        scorer_name="expected_roc_auc",
+    ),
+)
+_REGISTRY: dict[str, MetricInfo] = {info.name: info for info in _RECORDS}
 
 METRIC_RANGES.update({name: info.value_range for name, info in _REGISTRY.items()})
 METRIC_INTERVALS.update({name: i.interval_methods for name, i in _REGISTRY.items()})
@@ -461,8 +406,7 @@ def get_metric_names(*, noise: str | None = None) -> list[str]:
     Parameters
     ----------
     noise : {"sigma", "flips"}, default=None
-        Only the metrics of this noise model (regression or classification);
-        None for all.
+        Only the metrics of this noise model; None for all.
 
     Returns
     -------
@@ -487,19 +431,11 @@ def get_metric_info(metric: Any) -> MetricInfo:
     Parameters
     ----------
     metric : str or callable
-        A metric name (``"mean_squared_error"``) or one of the ``expected_*``
-        functions.
+        A metric name (``"mean_squared_error"``) or an ``expected_*`` function.
 
     Returns
     -------
     info : MetricInfo
-
-    Raises
-    ------
-    ValueError
-        For a name the registry does not hold.
-    TypeError
-        For any other object.
 
     Examples
     --------
@@ -523,10 +459,5 @@ def get_metric_info(metric: Any) -> MetricInfo:
 
 
 def metric_functions() -> dict[str, Callable[..., Any]]:
-    """The ``expected_*`` function of every metric, by its name, in table order.
-
-    The public modules export them from here (``sklearn_noisy.metrics`` and
-    ``sklearn_noisy``), and the API reference lists them
-    (``docs/_ext/registry_api.py``): a new metric's record is its only export.
-    """
+    """The ``expected_*`` function of every metric, by its name, in table order."""
     return {info.function.__name__: info.function for info in _REGISTRY.values()}

@@ -1,17 +1,18 @@
 """Expected regression metrics under Gaussian label error.
 
-The observed label is ``y_i ~ N(y_true_i, sigma_i**2)``, independent across
-samples; ``y_pred`` is fixed. Every function returns a
-:class:`~sklearn_noisy.NoisyScore` (or a list of them with
-``multioutput="raw_values"``). MSE and MAE are closed forms (user guide:
-:ref:`formula_mse`, :ref:`formula_mae`), summed by the chunked kernels of
-:mod:`~sklearn_noisy.metrics._regression_kernels`; RMSE and R² are exact
-one-dimensional quadratures (user guide: :ref:`formula_rmse`,
-:ref:`formula_r2`) or their delta-method approximations.
+Every public function is :func:`regression_function` of the loss's
+definition (:mod:`~sklearn_noisy.metrics._regression_definitions`) and its
+forward engine: one body validates, dispatches the estimands and builds the
+result.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
+import math
+import numbers
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -26,13 +27,10 @@ from ..utils._validation import (
     has_noise,
     supports_estimands,
 )
-from ..utils._warnings import warn
-from ._gaussian_forms import (
-    mae_distribution,
-    mse_distribution,
-    output_distributions,
-)
-from ._r2_outputs import r2_forward
+from ..utils._warnings import quiet, warn
+from ._percentage_kernels import ZERO_MARGIN
+from ._quadrature import rmse_moments, rmse_moments_delta, rmse_nominal
+from ._r2_quadrature import r2_forward
 from ._regression_definitions import (
     MEAN_ABSOLUTE_ERROR,
     MEAN_SQUARED_ERROR,
@@ -40,11 +38,6 @@ from ._regression_definitions import (
     RegressionLoss,
 )
 from ._regression_estimands import (
-    ESTIMAND_DOC,
-    MAE_REMEASUREMENT_DOC,
-    METHOD_DOC,
-    REGRESSION_PARAMETERS_DOC,
-    SIGMA_DOF_DOC,
     aggregate_outputs,
     check_regression_sigma_dof,
     estimand_score,
@@ -52,61 +45,136 @@ from ._regression_estimands import (
 from ._regression_kernels import (
     absolute_error_kernel,
     accumulate,
+    mae_distribution,
+    mse_distribution,
     output_column,
+    output_distributions,
     rescaled_squared_error_sums,
     squared_error_sums,
 )
-from ._regression_sampling import loss_terms, root_sampling
-from ._rmse_quadrature import rmse_moments, rmse_moments_delta, rmse_nominal
 from ._test_set_sampling import with_test_set_sampling
 
 __all__ = [
+    "bounded_root",
+    "check_finite_results",
     "expected_mean_absolute_error",
     "expected_mean_squared_error",
     "expected_root_mean_squared_error",
     "fraction_of_variance",
+    "regression_function",
 ]
 
+_PARAMETERS_DOC = """\
+    y_true : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        Best-known label values: the mean of repeated measurements, or the
+        single measured value.
 
-def _validated(
-    definition: RegressionLoss,
-    estimand: str,
-    y_true: Any,
-    y_pred: Any,
-    sigma: Any,
-    sample_weight: Any,
-    multioutput: Any,
-    *,
-    ensure_finite: bool = True,
-) -> tuple[np.ndarray, np.ndarray, Any, np.ndarray | None, Any]:
-    """``estimand`` checked against the loss's, then the inputs validated."""
-    supported = ("forward", *definition.estimands)
-    check_estimand(
-        estimand,
-        metric=definition.name,
-        supported=supported,
-        reason=definition.truth_reason,
-    )
-    return check_regression_inputs(
-        y_true,
-        y_pred,
-        sigma=sigma,
-        sample_weight=sample_weight,
-        multioutput=multioutput,
-        multioutput_rules=definition.multioutput,
-        ensure_finite=ensure_finite,
-    )
+    y_pred : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        Estimated target values.
+
+    sigma : float or array-like of shape (n_samples,) or (n_samples, n_outputs)
+        Standard error of each label, ``sigma_i >= 0``; ``0`` means the label
+        is exact. A scalar applies to every sample.
+
+    sample_weight : array-like of shape (n_samples,), default=None
+        Sample weights: the metric is ``Σ w_i ℓ_i / Σ w_i``, its variance
+        ``Σ w_i² Var[ℓ_i] / (Σ w_i)²``. Negative weights only at ``sigma=0``.
+
+    multioutput : {"raw_values", "uniform_average"} or array-like of shape \
+(n_outputs,), default="uniform_average"
+        How to combine outputs, as in scikit-learn (R² also takes
+        ``"variance_weighted"`` and None). ``"raw_values"`` returns a list
+        with one :class:`~sklearn_noisy.NoisyScore` per output."""
+
+_OPTION_DOCS = {
+    "method": """\
+    method : {"exact", "delta"}, default="exact"
+        ``"exact"``: one-dimensional quadrature. ``"delta"``: the cheaper
+        delta-method approximation, inaccurate for small samples or strongly
+        unequal ``sigma``. Forward estimand only.""",
+    "sigma_dof": """\
+    sigma_dof : float or array-like of shape (n_samples,), default=None
+        Degrees of freedom of ``sigma`` when it was estimated from the
+        readings (``n_i - 1`` for the mean of ``n_i``; ``inf``: known), as
+        :func:`~sklearn_noisy.preprocessing.summarize_repeats` returns them;
+        None: known. The truth and remeasurement variances then include σ's
+        own uncertainty (user guide: :ref:`sigma_dof`).""",
+    "force_finite": """\
+    force_finite : bool, default=True
+        scikit-learn's option: 1.0 for perfect predictions and 0.0 for a
+        constant ``y_true`` instead of NaN and ``-inf``. The truth and
+        remeasurement estimands require ``True``.""",
+    "zero_margin": """\
+    zero_margin : float, default=1.0
+        The moments are conditional on every noisy label staying at
+        ``|y| >= zero_margin * sigma`` (``method="conditional"`` where the
+        left-out draws have a resolvable probability, with a warning above
+        1e-9); ``0``: unconditional, with scikit-learn's floor
+        ``max(|y|, eps)`` (user guide: :ref:`formula_percentage`).""",
+}
+
+_ESTIMAND_DOCS = {
+    "forward": '``"forward"``: ``y_true`` is exact and the labels are measured '
+    "around it.",
+    "truth": '``"truth"``: ``y_true`` holds noisy measurements; the metric '
+    "against their true values is estimated.",
+    "remeasurement": '``"remeasurement"``: the nominal metric, unbiased for '
+    "the metric of the samples measured again the same way.",
+}
 
 
-def _check_finite_results(
+def _estimand_doc(definition: RegressionLoss) -> str:
+    """The ``estimand`` entry of a loss's docstring, from its estimands."""
+    offered = ("forward", *definition.estimands)
+    text = "Which question ``expected`` answers (user guide: :ref:`estimands`). "
+    text += " ".join(_ESTIMAND_DOCS[e] for e in offered)
+    if "truth" not in offered:
+        text += ' ``"truth"`` is not offered: no unbiased estimator of it exists.'
+    choices = ", ".join(f'"{e}"' for e in offered)
+    body = textwrap.fill(text, 80, initial_indent=" " * 8, subsequent_indent=" " * 8)
+    return f'    estimand : {{{choices}}}, default="forward"\n{body}'
+
+
+def _check_method(method: Any) -> str:
+    if not isinstance(method, str) or method not in ("exact", "delta"):
+        raise ValueError(f"method must be 'exact' or 'delta'; got {method!r}.")
+    return method
+
+
+def _check_force_finite(force_finite: Any) -> bool:
+    if not isinstance(force_finite, (bool, np.bool_)):
+        raise TypeError(f"force_finite must be a bool; got {force_finite!r}.")
+    return bool(force_finite)
+
+
+def _check_zero_margin(zero_margin: Any) -> float:
+    """``zero_margin`` as a float ``>= 0``, or the usual errors naming it."""
+    if isinstance(zero_margin, bool) or not isinstance(zero_margin, numbers.Real):
+        raise TypeError(
+            f"zero_margin must be a real number; got {type(zero_margin).__name__}."
+        )
+    if not (math.isfinite(zero_margin) and zero_margin >= 0.0):
+        raise ValueError(
+            f"zero_margin must be a finite number >= 0; got {zero_margin!r}."
+        )
+    return float(zero_margin)
+
+
+#: Each option's default, check and annotation.
+_OPTIONS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
+    "method": ("exact", _check_method, "str"),
+    "sigma_dof": (None, lambda value: value, "Any"),
+    "force_finite": (True, _check_force_finite, "bool"),
+    "zero_margin": (ZERO_MARGIN, _check_zero_margin, "float"),
+}
+
+
+def check_finite_results(
     metric: str, inputs: tuple[Any, Any, Any], results: tuple[np.ndarray, ...]
 ) -> None:
-    """The deferred NaN/inf check of ``check_regression_inputs(ensure_finite=False)``.
+    """Where a result is not finite: raise on a NaN/inf input, else warn.
 
-    Sums of squares and products are finite exactly when the inputs are finite
-    and nothing overflowed. So only a non-finite result costs a scan of the
-    inputs: it raises the usual ``ValueError`` naming the input, or, when the
-    inputs are finite, warns that the float64 range was exceeded.
+    The deferred check of ``check_regression_inputs(ensure_finite=False)``.
     """
     if all(np.isfinite(values).all() for values in results):
         return
@@ -120,254 +188,234 @@ def _check_finite_results(
     )
 
 
-@with_test_set_sampling(loss_terms(MEAN_SQUARED_ERROR))
-@supports_estimands("forward", *MEAN_SQUARED_ERROR.estimands)
-@fill_doc(
-    parameters=REGRESSION_PARAMETERS_DOC,
-    sigma_dof=SIGMA_DOF_DOC,
-    estimand=ESTIMAND_DOC,
-)
-def expected_mean_squared_error(
-    y_true: Any,
-    y_pred: Any,
-    *,
-    sigma: Any,
-    sample_weight: Any = None,
-    multioutput: Any = "uniform_average",
-    estimand: str = "forward",
-    sigma_dof: Any = None,
-) -> NoisyScore | list[NoisyScore]:
-    """Expected mean squared error, and its variance, under Gaussian label error.
+def _loss_terms(definition: RegressionLoss) -> Callable[..., Any]:
+    """The test-set sampling rule of a mean of per-sample terms.
 
-    Each observed label is ``y_i ~ N(y_true_i, sigma_i²)``. With
-    ``d_i = y_true_i - y_pred_i`` the moments are exact::
-
-        E[MSE]   = (1/M) Σ (d_i² + σ_i²)
-        Var[MSE] = (1/M²) Σ (2σ_i⁴ + 4 d_i² σ_i²)
-
-    Read more in the :ref:`User Guide <formula_mse>` (the truth and
-    remeasurement estimands: :ref:`formula_truth`).
-
-    Parameters
-    ----------
-    {parameters}
-
-    {estimand}
-
-    {sigma_dof}
-
-    Returns
-    -------
-    score : NoisyScore or list of NoisyScore
-        ``nominal`` is :func:`sklearn.metrics.mean_squared_error` on ``y_true``;
-        ``method`` is ``"exact"`` for every estimand.
-
-    See Also
-    --------
-    sklearn.metrics.mean_squared_error : The metric on exact labels.
-    expected_root_mean_squared_error : The same for RMSE.
-
-    Examples
-    --------
-    >>> from sklearn_noisy.metrics import expected_mean_squared_error
-    >>> y_true = [3.0, -0.5, 2.0, 7.0]
-    >>> y_pred = [2.5, 0.0, 2.0, 8.0]
-    >>> expected_mean_squared_error(y_true, y_pred, sigma=0.5)
-    NoisyScore(metric='mean_squared_error', expected=0.625, std=0.3536, \
-    nominal=0.375, n_samples=4, method='exact')
+    The terms of the call's estimand, averaged over the outputs as the metric
+    averages them (user guide: :ref:`error_budget`).
     """
-    # The kernels' sums are NaN/inf whenever an input is, so the inputs are
-    # scanned for NaN/inf only when a result is not finite.
-    inputs = _validated(
-        MEAN_SQUARED_ERROR, estimand, y_true, y_pred, sigma, sample_weight,
-        multioutput, ensure_finite=False,
-    )  # fmt: skip
-    y_true, y_pred, sigma, weight, multioutput = inputs
-    if estimand != "forward":
-        return estimand_score(
-            MEAN_SQUARED_ERROR,
-            estimand,
-            inputs,
-            sigma_dof,
-            check=lambda results: _check_finite_results(
-                MEAN_SQUARED_ERROR.name, (y_true, y_pred, sigma), results
-            ),
+
+    def terms(
+        arguments: dict[str, Any], score: NoisyScore
+    ) -> tuple[np.ndarray, np.ndarray | None, float]:
+        y_true, y_pred, sigma, weight, multioutput = check_regression_inputs(
+            arguments["y_true"],
+            arguments["y_pred"],
+            sigma=arguments["sigma"],
+            sample_weight=arguments.get("sample_weight"),
+            multioutput=arguments.get("multioutput", "uniform_average"),
+            multioutput_rules=definition.multioutput,
         )
-    check_regression_sigma_dof(sigma_dof, y_true.shape[0])
-    with np.errstate(invalid="ignore", over="ignore"):  # checked just below
-        moments = squared_error_sums(y_true, y_pred, sigma, weight).forward()
-        if not all(np.isfinite(v).all() for v in moments):
-            moments = rescaled_squared_error_sums(y_true, y_pred, sigma, weight)
-            moments = moments.forward()
-    nominal, expected, variance = moments
-    _check_finite_results(
-        MEAN_SQUARED_ERROR.name, (y_true, y_pred, sigma), (nominal, expected, variance)
-    )
-    return aggregate_outputs(
-        MEAN_SQUARED_ERROR.name,
-        nominal,
-        expected,
-        variance,
-        y_true.shape[0],
-        multioutput,
-        distributions=output_distributions(
-            mse_distribution, y_true, y_pred, sigma, weight, nominal_mse=nominal
-        ),
-    )
+        s = np.broadcast_to(np.asarray(sigma, dtype=float), y_true.shape)
+        extra = {}
+        if "zero_margin" in arguments:
+            extra["margin"] = _check_zero_margin(arguments["zero_margin"])
+        estimand = arguments.get("estimand", "forward")
+        h = definition.terms[estimand](y_true, y_pred, s, **extra)
+        if isinstance(multioutput, str):
+            return h.mean(axis=1), weight, 1.0
+        return h @ multioutput / multioutput.sum(), weight, 1.0
+
+    return terms
 
 
-@with_test_set_sampling(loss_terms(MEAN_ABSOLUTE_ERROR))
-@supports_estimands("forward", *MEAN_ABSOLUTE_ERROR.estimands)
-@fill_doc(
-    parameters=REGRESSION_PARAMETERS_DOC,
-    sigma_dof=SIGMA_DOF_DOC,
-    estimand=MAE_REMEASUREMENT_DOC,
-)
-def expected_mean_absolute_error(
-    y_true: Any,
-    y_pred: Any,
-    *,
-    sigma: Any,
-    sample_weight: Any = None,
-    multioutput: Any = "uniform_average",
-    estimand: str = "forward",
-    sigma_dof: Any = None,
-) -> NoisyScore | list[NoisyScore]:
-    """Expected mean absolute error, and its variance, under Gaussian label error.
+def bounded_root(
+    mean: np.ndarray, variance: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Moments of ``√X`` from the mean ``m`` and variance ``v`` of ``X ≥ 0``.
 
-    Each ``|y_i - y_pred_i|`` is folded normal; its exact moments are computed in
-    a form without cancellation, exact for ``σ_i = 0`` and for very large
-    ``|d_i|/σ_i``. Read more in the :ref:`User Guide <formula_mae>`.
-
-    Parameters
-    ----------
-    {parameters}
-
-    {estimand}
-
-    {sigma_dof}
-
-    Returns
-    -------
-    score : NoisyScore or list of NoisyScore
-        ``nominal`` is :func:`sklearn.metrics.mean_absolute_error` on
-        ``y_true``; ``method`` is ``"exact"``.
-
-    See Also
-    --------
-    sklearn.metrics.mean_absolute_error : The metric on exact labels.
-
-    Examples
-    --------
-    >>> from sklearn_noisy.metrics import expected_mean_absolute_error
-    >>> score = expected_mean_absolute_error([0.0, 1.0], [0.0, 0.0], sigma=1.0)
-    >>> round(score.expected, 6), round(score.variance, 6), score.nominal
-    (0.982258, 0.250588, 0.5)
+    The delta method held inside the bounds ``√m/√(1 + c) ≤ E √X ≤ √m`` and
+    ``Var √X ≤ m c/(1 + c)``, ``c = v/m²``; ``bounded`` says where it left
+    them (user guide: :ref:`formula_percentage`). ``m = 0`` gives 0 and 0.
     """
-    inputs = _validated(
-        MEAN_ABSOLUTE_ERROR, estimand, y_true, y_pred, sigma, sample_weight,
-        multioutput,
-    )  # fmt: skip
-    if estimand != "forward":
-        return estimand_score(MEAN_ABSOLUTE_ERROR, estimand, inputs, sigma_dof)
-    check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
+    mean = np.asarray(mean, dtype=float)
+    variance = np.maximum(np.asarray(variance, dtype=float), 0.0)
+    positive = mean > 0.0
+    safe = np.where(positive, mean, 1.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        c = np.where(positive, variance / safe / safe, 0.0)
+        root = np.sqrt(safe)
+        delta = root - variance / (8.0 * safe**1.5)
+        lower = root / np.sqrt(1.0 + c)
+        delta_variance = variance / (4.0 * safe)
+        upper_variance = safe * (c / (1.0 + c))
+    bounded = positive & ((delta < lower) | (delta_variance > upper_variance))
+    expected = np.where(positive, np.maximum(delta, lower), 0.0)
+    root_variance = np.where(positive, np.minimum(delta_variance, upper_variance), 0.0)
+    return expected, root_variance, bounded
+
+
+def _root_sampling(mean_metric: Callable[..., NoisyScore]) -> Callable[..., Any]:
+    """The sampling rule of a root metric: the mean metric's, by the delta method.
+
+    The hook returns None (the bootstrap) for several outputs or a
+    non-positive estimate of the mean metric.
+    """
+
+    def hook(
+        arguments: dict[str, Any], score: NoisyScore
+    ) -> tuple[float, str, float] | None:
+        if arguments.get("multioutput", "uniform_average") != "uniform_average" or (
+            np.ndim(arguments["y_true"]) > 1 and np.shape(arguments["y_true"])[1] > 1
+        ):
+            return None
+        options = ("sigma", "sample_weight", "estimand", "sigma_dof", "zero_margin")
+        with quiet():  # the root metric's call warned already
+            mean = mean_metric(
+                arguments["y_true"],
+                arguments["y_pred"],
+                **{k: arguments[k] for k in options if k in arguments},
+                test_set_sampling=True,
+            )
+        if not mean.expected > 0.0:
+            return None
+        _, variance, _ = bounded_root(mean.expected, mean.sampling_variance)
+        return float(variance), "delta", mean.sampling_dof
+
+    return hook
+
+
+def regression_function(
+    definition: RegressionLoss,
+    engine: Callable[..., NoisyScore | list[NoisyScore]],
+    *,
+    root_of: Callable[..., NoisyScore] | None = None,
+    deferred_check: bool = False,
+    module: str = "sklearn_noisy.metrics",
+) -> Callable[..., Any]:
+    """The public function of a regression loss.
+
+    ``engine(definition, inputs, **options)`` computes the forward result
+    from validated inputs; the other estimands are the definition's. Name,
+    docstring and options are the definition's; ``root_of``: the mean metric
+    whose test-set sampling a root metric takes; ``deferred_check``: the
+    inputs are scanned for NaN/inf only where a result is not finite.
+    """
+    own = definition.options
+
+    def score(
+        y_true: Any,
+        y_pred: Any,
+        *,
+        sigma: Any,
+        sample_weight: Any = None,
+        multioutput: Any = "uniform_average",
+        estimand: str = "forward",
+        **options: Any,
+    ) -> NoisyScore | list[NoisyScore]:
+        unknown = sorted(set(options) - set(own))
+        if unknown:
+            raise TypeError(
+                f"{definition.function_name}() got an unexpected keyword "
+                f"argument {unknown[0]!r}."
+            )
+        check_estimand(
+            estimand,
+            metric=definition.name,
+            supported=("forward", *definition.estimands),
+            reason=definition.truth_reason,
+        )
+        inputs = check_regression_inputs(
+            y_true,
+            y_pred,
+            sigma=sigma,
+            sample_weight=sample_weight,
+            multioutput=multioutput,
+            multioutput_rules=definition.multioutput,
+            ensure_finite=not deferred_check,
+        )
+        values = {
+            name: _OPTIONS[name][1](options.get(name, _OPTIONS[name][0]))
+            for name in own
+        }
+        sigma_dof = values.pop("sigma_dof", None)
+        if estimand != "forward":
+            averaged = inputs[4]
+            if not values.get("force_finite", True) or (
+                isinstance(averaged, str)
+                and averaged == "variance_weighted"
+                and inputs[0].shape[1] > 1
+            ):
+                raise ValueError(
+                    f"estimand={estimand!r} is offered with force_finite=True and "
+                    "without multioutput='variance_weighted': its estimates of the "
+                    "sums of squares are not the sums scikit-learn's options refer "
+                    "to."
+                )
+            check = None
+            if deferred_check:
+                check = functools.partial(
+                    check_finite_results, definition.name, inputs[:3]
+                )
+            return estimand_score(definition, estimand, inputs, sigma_dof, check)
+        if "sigma_dof" in own:
+            check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
+        return engine(definition, inputs, **values)
+
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    fields = list(inspect.signature(score).parameters.values())[:-1]
+    extra = [
+        inspect.Parameter(n, keyword, default=_OPTIONS[n][0], annotation=_OPTIONS[n][2])
+        for n in own
+    ]
+    fields[5:5] = [p for p in extra if p.name == "method"]
+    fields += [p for p in extra if p.name != "method"]
+    score.__signature__ = inspect.signature(score).replace(parameters=fields)
+    score.__name__ = score.__qualname__ = definition.function_name
+    score.__module__ = module
+    score.__doc__ = definition.doc or None
+    blocks = [_PARAMETERS_DOC, _estimand_doc(definition)]
+    blocks[1:1] = [_OPTION_DOCS[n] for n in own if n == "method"]
+    blocks += [_OPTION_DOCS[n] for n in own if n != "method"]
+    score = fill_doc(parameters="\n\n".join(blocks))(score)
+    score = supports_estimands("forward", *definition.estimands)(score)
+    if definition.terms:
+        return with_test_set_sampling(_loss_terms(definition))(score)
+    if root_of is not None:
+        return with_test_set_sampling(hook=_root_sampling(root_of))(score)
+    return with_test_set_sampling()(score)
+
+
+def _forward_result(
+    definition: RegressionLoss,
+    inputs: tuple,
+    moments: tuple[np.ndarray, np.ndarray, np.ndarray],
+    builder: Callable[..., Any],
+    **options: Any,
+) -> NoisyScore | list[NoisyScore]:
+    """Checked per-output moments combined, with each output's distribution."""
     y_true, y_pred, sigma, weight, multioutput = inputs
-    nominal, expected, variance = accumulate(
-        absolute_error_kernel, y_true, y_pred, sigma, weight, parallel=True
-    )
-    _check_finite_results(
-        MEAN_ABSOLUTE_ERROR.name, (y_true, y_pred, sigma), (nominal, expected, variance)
-    )
+    check_finite_results(definition.name, inputs[:3], moments)
     return aggregate_outputs(
-        MEAN_ABSOLUTE_ERROR.name,
-        nominal,
-        expected,
-        variance,
+        definition.name,
+        *moments,
         y_true.shape[0],
         multioutput,
         distributions=output_distributions(
-            mae_distribution, y_true, y_pred, sigma, weight
+            builder, y_true, y_pred, sigma, weight, **options
         ),
     )
 
 
-def _squared(values: np.ndarray) -> np.ndarray:
-    """``values²`` without a warning where it under- or overflows."""
-    with np.errstate(over="ignore", under="ignore"):
-        return values * values
+def _mean_squared(definition: RegressionLoss, inputs: tuple) -> Any:
+    """The forward MSE: closed-form sums, rescaled where they overflow."""
+    with np.errstate(invalid="ignore", over="ignore"):  # checked just below
+        moments = squared_error_sums(*inputs[:4]).forward()
+        if not all(np.isfinite(v).all() for v in moments):
+            moments = rescaled_squared_error_sums(*inputs[:4]).forward()
+    return _forward_result(
+        definition, inputs, moments, mse_distribution, nominal_mse=moments[0]
+    )
 
 
-def _check_method(method: Any) -> str:
-    if not isinstance(method, str) or method not in ("exact", "delta"):
-        raise ValueError(f"method must be 'exact' or 'delta'; got {method!r}.")
-    return method
+def _mean_absolute(definition: RegressionLoss, inputs: tuple) -> Any:
+    """The forward MAE: folded-normal moments, chunked on a few threads."""
+    moments = accumulate(absolute_error_kernel, *inputs[:4], parallel=True)
+    return _forward_result(definition, inputs, moments, mae_distribution)
 
 
-@with_test_set_sampling(hook=root_sampling(expected_mean_squared_error))
-@supports_estimands("forward", *ROOT_MEAN_SQUARED_ERROR.estimands)
-@fill_doc(
-    parameters=REGRESSION_PARAMETERS_DOC,
-    method=METHOD_DOC,
-    estimand=ESTIMAND_DOC,
-    sigma_dof=SIGMA_DOF_DOC,
-)
-def expected_root_mean_squared_error(
-    y_true: Any,
-    y_pred: Any,
-    *,
-    sigma: Any,
-    sample_weight: Any = None,
-    multioutput: Any = "uniform_average",
-    method: str = "exact",
-    estimand: str = "forward",
-    sigma_dof: Any = None,
-) -> NoisyScore | list[NoisyScore]:
-    """Expected root mean squared error, and its variance, under Gaussian label error.
-
-    Each observed label is ``y_i ~ N(y_true_i, sigma_i²)``. The exact moments of
-    ``RMSE = √MSE`` follow from one integral, computed by quadrature to close to
-    double precision; ``method="delta"`` gives the delta-method approximation.
-    Read more in the :ref:`User Guide <formula_rmse>`.
-
-    Parameters
-    ----------
-    {parameters}
-
-    {method}
-
-    {estimand}
-
-    {sigma_dof}
-
-    Returns
-    -------
-    score : NoisyScore or list of NoisyScore
-        ``nominal`` is :func:`sklearn.metrics.root_mean_squared_error` on
-        ``y_true``. Multiple outputs are averaged after taking the root per
-        output, as in scikit-learn.
-
-    See Also
-    --------
-    sklearn.metrics.root_mean_squared_error : The metric on exact labels.
-    expected_mean_squared_error : The same for MSE (closed form).
-
-    Examples
-    --------
-    >>> from sklearn_noisy.metrics import expected_root_mean_squared_error
-    >>> y_true = [3.0, -0.5, 2.0, 7.0]
-    >>> y_pred = [2.5, 0.0, 2.0, 8.0]
-    >>> expected_root_mean_squared_error(y_true, y_pred, sigma=0.5)
-    NoisyScore(metric='root_mean_squared_error', expected=0.758283, std=0.2236, \
-    nominal=0.612372, n_samples=4, method='exact')
-    """
-    inputs = _validated(
-        ROOT_MEAN_SQUARED_ERROR, estimand, y_true, y_pred, sigma, sample_weight,
-        multioutput,
-    )  # fmt: skip
-    method = _check_method(method)
-    if estimand != "forward":
-        return estimand_score(ROOT_MEAN_SQUARED_ERROR, estimand, inputs, sigma_dof)
-    check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
+def _root_mean_squared(definition: RegressionLoss, inputs: tuple, method: str) -> Any:
+    """The forward RMSE, per output, by quadrature or the delta method."""
     y_true, y_pred, sigma, weight, multioutput = inputs
     kernel = rmse_moments if method == "exact" else rmse_moments_delta
     n_outputs = y_true.shape[1]
@@ -387,8 +435,10 @@ def expected_root_mean_squared_error(
         )
         if variance[j] == 0.0:  # no label noise: exactly the classical metric
             expected[j] = nominal[j]
+    with np.errstate(over="ignore", under="ignore"):
+        nominal_mse = nominal * nominal
     return aggregate_outputs(
-        ROOT_MEAN_SQUARED_ERROR.name,
+        definition.name,
         nominal,
         expected,
         variance,
@@ -401,65 +451,26 @@ def expected_root_mean_squared_error(
             y_pred,
             sigma,
             weight,
-            nominal_mse=_squared(nominal),
+            nominal_mse=nominal_mse,
             root=True,
         ),
     )
 
 
 def fraction_of_variance(definition: RegressionLoss) -> Callable[..., Any]:
-    """The public function of a fraction of explained variation, ``1 - X/Y``.
+    """The public function of a fraction of explained variation, ``1 - X/Y``."""
+    return regression_function(definition, r2_forward)
 
-    R² and the explained variance differ only in ``X``
-    (``definition.centred``), so one function body serves both; its name and
-    docstring are the definition's (``function_name``, ``doc``). The registry
-    builds it from the record's definition.
-    """
 
-    def score(
-        y_true: Any,
-        y_pred: Any,
-        *,
-        sigma: Any,
-        sample_weight: Any = None,
-        multioutput: Any = "uniform_average",
-        method: str = "exact",
-        estimand: str = "forward",
-        sigma_dof: Any = None,
-        force_finite: bool = True,
-    ) -> NoisyScore | list[NoisyScore]:
-        inputs = _validated(
-            definition, estimand, y_true, y_pred, sigma, sample_weight, multioutput
-        )
-        method = _check_method(method)
-        if not isinstance(force_finite, (bool, np.bool_)):
-            raise TypeError(f"force_finite must be a bool; got {force_finite!r}.")
-        if estimand != "forward":
-            if not force_finite or (
-                isinstance(inputs[4], str)
-                and inputs[4] == "variance_weighted"
-                and inputs[0].shape[1] > 1
-            ):
-                raise ValueError(
-                    f"estimand={estimand!r} is offered with force_finite=True and "
-                    "without multioutput='variance_weighted': its estimates of the "
-                    "sums of squares are not the sums scikit-learn's options refer "
-                    "to."
-                )
-            return estimand_score(definition, estimand, inputs, sigma_dof)
-        check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
-        return r2_forward(
-            definition, inputs, method=method, force_finite=bool(force_finite)
-        )
-
-    score.__name__ = score.__qualname__ = definition.function_name
-    score.__module__ = "sklearn_noisy.metrics"  # exported there, pickled from there
-    score.__doc__ = definition.doc
-    score = fill_doc(
-        parameters=REGRESSION_PARAMETERS_DOC,
-        method=METHOD_DOC,
-        estimand=ESTIMAND_DOC,
-        sigma_dof=SIGMA_DOF_DOC,
-    )(score)
-    score = supports_estimands("forward", *definition.estimands)(score)
-    return with_test_set_sampling()(score)
+expected_mean_squared_error = regression_function(
+    MEAN_SQUARED_ERROR, _mean_squared, deferred_check=True, module=__name__
+)
+expected_mean_absolute_error = regression_function(
+    MEAN_ABSOLUTE_ERROR, _mean_absolute, module=__name__
+)
+expected_root_mean_squared_error = regression_function(
+    ROOT_MEAN_SQUARED_ERROR,
+    _root_mean_squared,
+    root_of=expected_mean_squared_error,
+    module=__name__,
+)

@@ -1,38 +1,379 @@
-"""The truth and remeasurement estimands of the regression metrics, and their results.
+"""Truth and remeasurement estimates of the regression losses, and their results.
 
-:func:`estimand_arrays` runs the kernel of
-:mod:`~sklearn_noisy.metrics._truth_regression` (MSE, RMSE, R²) or the
-plug-in remeasurement variance of the MAE, warns where the estimate is
-degenerate, and returns the per-output arrays that
-:mod:`~sklearn_noisy.metrics._regression` combines as ``multioutput`` says
-(user guide: :ref:`estimands`, :ref:`formula_truth`), with
-:func:`aggregate_outputs`, which every regression metric uses, and the
-docstring blocks the metrics share.
+The kernels take validated inputs: ``y`` and ``y_pred`` float64 ``(n_samples,
+n_outputs)``, ``sigma`` a float or columns, ``sigma_dof`` None (σ known) or
+``ν > 0`` (``inf``: known), ``weight`` None or 1-D. With ``σ̂² ~ σ² χ²_ν/ν``,
+``s4 = σ̂⁴ ν/(ν + 2)`` is unbiased for ``σ⁴``. Every variance is floored at an
+unbiased estimate of its lower bound, the ``σ⁴`` part of the quadratic form
+(user guide: :ref:`formula_truth`, :ref:`variance_floor`, :ref:`sigma_dof`).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
+from scipy.special import ndtr
 
 from .._noisy_score import NoisyScore
+from ..utils._arrays import chunk_of, chunks
 from ..utils._noise import check_sigma_dof
 from ..utils._warnings import warn
-from ._regression_definitions import RegressionLoss
+from ._regression_kernels import T_MAX, squared_error_sums
+
+if TYPE_CHECKING:
+    from ._regression_definitions import RegressionLoss
 
 __all__ = [
-    "ESTIMAND_DOC",
-    "MAE_REMEASUREMENT_DOC",
-    "METHOD_DOC",
-    "REGRESSION_PARAMETERS_DOC",
-    "SIGMA_DOF_DOC",
+    "R2Sums",
+    "RegressionEstimate",
     "aggregate_outputs",
     "check_regression_sigma_dof",
-    "estimand_arrays",
     "estimand_score",
+    "mae_remeasurement",
+    "mse_remeasurement",
+    "mse_truth",
+    "r2_remeasurement",
+    "r2_sums",
+    "r2_truth",
+    "rmse_remeasurement",
+    "rmse_truth",
 ]
+
+
+class RegressionEstimate(NamedTuple):
+    """Per-output ``estimate``, ``variance``, ``nominal`` and degenerate ``flag``."""
+
+    estimate: np.ndarray
+    variance: np.ndarray
+    nominal: np.ndarray
+    flag: np.ndarray
+
+
+def _dof_terms(sigma: Any, sigma_dof: Any) -> tuple[Any, Any, Any]:
+    """``(σ̂², s4, g)``: ``s4`` unbiased for ``σ⁴``, ``g = 2 s4/ν`` (None if σ known)."""
+    s2 = np.square(sigma) if isinstance(sigma, np.ndarray) else sigma * sigma
+    if sigma_dof is None:
+        return s2, s2 * s2, None
+    s4 = s2 * s2 / (1.0 + 2.0 / sigma_dof)
+    return s2, s4, 2.0 * s4 / sigma_dof
+
+
+def _weighted(values: np.ndarray, w: np.ndarray | None, power: int = 1) -> np.ndarray:
+    """Per-output ``Σ w^power x`` of a chunk ``x`` of shape ``(n, n_outputs)``."""
+    if w is None:
+        return values.sum(axis=0)
+    return (w**power) @ values
+
+
+def _squared_error_sums(
+    y: np.ndarray,
+    y_pred: np.ndarray,
+    sigma: Any,
+    sigma_dof: Any,
+    weight: np.ndarray | None,
+    *,
+    k: float,
+    floor_k: float,
+) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(W, Σ w d̃², Σ w σ̂², variance sum, floor sum)`` per output.
+
+    The variance sum ``Σ w² σ̂² (4d̃² − 2σ̂² (1 − k/(ν + 2)))`` is unbiased for
+    the truth MSE's (``k = 3``) or the nominal MSE's (``k = 2``); the floor sum
+    ``Σ w² 2σ̂⁴ (1 − floor_k/(ν + 2))`` for their lower bounds (1 and 2).
+    """
+    sums = squared_error_sums(y, y_pred, sigma, weight, sigma_dof)
+    variance = 4.0 * sums.s2d2 - 2.0 * sums.s4 + 2.0 * k * sums.s4_dof
+    floor = 2.0 * sums.s4 - 2.0 * floor_k * sums.s4_dof
+    return sums.weight, sums.d2, sums.s2, variance, floor
+
+
+def _mse(
+    y: np.ndarray,
+    y_pred: np.ndarray,
+    sigma: Any,
+    sigma_dof: Any = None,
+    weight: np.ndarray | None = None,
+    *,
+    truth: bool,
+) -> RegressionEstimate:
+    """The truth MSE ``Σ w (d̃² − σ̂²) / W`` (unbiased), or the nominal MSE,
+    exactly unbiased for its remeasurement; with their variances."""
+    w_sum, nominal, s2_sum, variance, floor = _squared_error_sums(
+        y,
+        y_pred,
+        sigma,
+        sigma_dof,
+        weight,
+        k=3.0 if truth else 2.0,
+        floor_k=1.0 if truth else 2.0,
+    )
+    estimate = (nominal - s2_sum) / w_sum if truth else nominal / w_sum
+    return RegressionEstimate(
+        estimate,
+        np.maximum(variance, floor) / (w_sum * w_sum),
+        nominal / w_sum,
+        np.zeros(nominal.shape, dtype=bool),
+    )
+
+
+def _root(
+    mse: np.ndarray, variance: np.ndarray, *, correct: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Delta method from an MSE estimate ``T̂`` to RMSE: ``(estimate, variance, flag)``.
+
+    Variance ``V/(4T̂)`` and, with ``correct``, ``√T̂ + V/(8T̂^{3/2})``, both
+    with ``max(T̂, √V)`` in the denominators; ``T̂ <= 0`` gives 0 and ``flag``.
+    """
+    variance = np.maximum(variance, 0.0)
+    scale = np.maximum(mse, np.sqrt(variance))
+    positive = scale > 0.0
+    safe = np.where(positive, scale, 1.0)
+    root_variance = np.where(positive, variance / (4.0 * safe), 0.0)
+    flag = mse <= 0.0
+    estimate = np.sqrt(np.maximum(mse, 0.0))
+    if correct:
+        correction = np.where(positive, variance / (8.0 * safe * np.sqrt(safe)), 0.0)
+        estimate = np.where(flag, 0.0, estimate + correction)
+    return estimate, root_variance, flag
+
+
+def _rmse(*data: Any, truth: bool) -> RegressionEstimate:
+    """The RMSE from :func:`_mse` of ``data`` by the delta method (the nominal
+    RMSE for the remeasurement)."""
+    mse = _mse(*data, truth=truth)
+    estimate, variance, flag = _root(mse.estimate, mse.variance, correct=truth)
+    nominal = np.sqrt(mse.nominal)
+    return RegressionEstimate(estimate if truth else nominal, variance, nominal, flag)
+
+
+mse_truth = functools.partial(_mse, truth=True)
+mse_remeasurement = functools.partial(_mse, truth=False)
+rmse_truth = functools.partial(_rmse, truth=True)
+rmse_remeasurement = functools.partial(_rmse, truth=False)
+
+
+def _folded_variance_estimate(t: np.ndarray) -> np.ndarray:
+    """``h(t) - h''(t)/2``, ``h(t) = Var|t + Z|``: the MAE's variance in σ² units."""
+    phi = np.exp(-0.5 * t * t) / np.sqrt(2.0 * np.pi)
+    upper = ndtr(-t)
+    g = phi - t * upper
+    slope = 1.0 - 2.0 * upper
+    k = slope * slope + 2.0 * (t + 2.0 * g) * phi - 4.0 * g * (t + g)
+    return np.maximum(k, 0.0)
+
+
+def mae_remeasurement(
+    y: np.ndarray,
+    y_pred: np.ndarray,
+    sigma: Any,
+    sigma_dof: Any = None,
+    weight: np.ndarray | None = None,
+) -> RegressionEstimate:
+    """The nominal MAE and its variance, floored at ``Σ w² σ̂² (1 - 2/π) / W²``."""
+    n_samples, n_outputs = y.shape
+    totals = np.zeros((3, n_outputs))
+    for rows in chunks(n_samples):
+        d = np.abs(y[rows] - y_pred[rows])
+        w = None if weight is None else weight[rows]
+        s = chunk_of(sigma, rows)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.fmin(d / s, T_MAX)
+        s2 = np.broadcast_to(np.square(s), d.shape)
+        variance = s2 * _folded_variance_estimate(t)
+        totals[0] += d.sum(axis=0) if w is None else w @ d
+        totals[1] += variance.sum(axis=0) if w is None else (w * w) @ variance
+        totals[2] += s2.sum(axis=0) if w is None else (w * w) @ s2
+    total = float(n_samples) if weight is None else float(weight.sum())
+    variance = np.maximum(totals[1], (1.0 - 2.0 / np.pi) * totals[2])
+    nominal = totals[0] / total
+    return RegressionEstimate(
+        nominal, variance / (total * total), nominal, np.zeros(n_outputs, dtype=bool)
+    )
+
+
+class R2Sums(NamedTuple):
+    """Per-output sums of squares of ``1 - X/Y`` and their (co)variance estimates.
+
+    ``sse``, ``sst``: ``X`` and ``Y``; ``sse_truth``, ``sst_truth``: their
+    unbiased truth versions ``A`` and ``B``; ``var_*``/``cov``: unbiased label
+    noise (co)variances; ``*_sigma``: what ``σ̂``'s uncertainty adds for ``A``
+    and ``B``; ``floor_*``: the ``σ⁴`` parts, lower bounds of the variances.
+    """
+
+    sse: np.ndarray
+    sst: np.ndarray
+    sse_truth: np.ndarray
+    sst_truth: np.ndarray
+    var_sse: np.ndarray
+    var_sst: np.ndarray
+    cov: np.ndarray
+    var_sse_sigma: np.ndarray
+    var_sst_sigma: np.ndarray
+    cov_sigma: np.ndarray
+    floor_sse: np.ndarray
+    floor_sst: np.ndarray
+    floor_cov: np.ndarray
+
+
+def r2_sums(
+    y: np.ndarray,
+    y_pred: np.ndarray,
+    sigma: Any,
+    sigma_dof: Any = None,
+    weight: np.ndarray | None = None,
+    *,
+    centred: bool = False,
+) -> R2Sums:
+    """The :class:`R2Sums` of validated inputs, in two passes.
+
+    ``X`` and ``Y`` are Gaussian quadratic forms in the label errors, whose
+    (co)variances are sums over samples (user guide: :ref:`formula_r2`).
+    ``centred``: ``X`` of the residuals centred at their weighted mean.
+    """
+    n_samples, n_outputs = y.shape
+    total = np.zeros(n_outputs)
+    for rows in chunks(n_samples):
+        total += _weighted(y[rows], None if weight is None else weight[rows])
+    w_sum = float(n_samples) if weight is None else float(weight.sum())
+    mean = total / w_sum
+    shift = 0.0
+    if centred:
+        for rows in chunks(n_samples):
+            w = None if weight is None else weight[rows]
+            shift = shift + _weighted(np.subtract(y[rows], y_pred[rows]), w)
+        shift = shift / w_sum
+    # Rows: X, Y, Σw²σ̂²d̃², Σw²σ̂²c̃², Σw²σ̂²c̃d̃, then those of _sigma_sums.
+    totals = np.zeros((13, n_outputs))
+    for rows in chunks(n_samples):
+        w = None if weight is None else weight[rows]
+        c = np.subtract(y[rows], mean)
+        d = np.subtract(y[rows], y_pred[rows])
+        if centred:
+            d -= shift
+        s2 = np.square(chunk_of(sigma, rows))
+        square = np.multiply(d, d)
+        totals[0] += _weighted(square, w)
+        totals[2] += _weighted(np.multiply(square, s2, out=square), w, 2)
+        np.multiply(c, c, out=square)
+        totals[1] += _weighted(square, w)
+        totals[3] += _weighted(np.multiply(square, s2, out=square), w, 2)
+        c *= d
+        totals[4] += _weighted(np.multiply(c, s2, out=c), w, 2)
+        dof = None if sigma_dof is None else chunk_of(sigma_dof, rows)
+        totals[5:] += _sigma_sums(chunk_of(sigma, rows), dof, w, d.shape[0])
+    sse, sst, s2d2, s2c2, s2cd = totals[:5]
+    s2_sum, w2s2_sum, s4_2, s4_3, s4_4, g_2, g_3, g_4 = totals[5:]
+    square = w2s2_sum * w2s2_sum + s4_4  # unbiased (Σ w²σ²)²
+    if centred:  # both forms are Y's: A, Var X, Cov and the σ-parts as Y's
+        centring = -2.0 * s4_2 + 4.0 * s4_3 / w_sum - 2.0 * square / (w_sum * w_sum)
+        var_sigma = g_2 - 2.0 * g_3 / w_sum + g_4 / (w_sum * w_sum)
+        floor = 2.0 * s4_2 - 4.0 * s4_3 / w_sum + 2.0 * square / (w_sum * w_sum)
+        return R2Sums(
+            sse=sse,
+            sst=sst,
+            sse_truth=sse - s2_sum + w2s2_sum / w_sum,
+            sst_truth=sst - s2_sum + w2s2_sum / w_sum,
+            var_sse=4.0 * s2d2 + centring,
+            var_sst=4.0 * s2c2 + centring,
+            cov=4.0 * s2cd + centring,
+            var_sse_sigma=var_sigma,
+            var_sst_sigma=var_sigma,
+            cov_sigma=var_sigma,
+            floor_sse=floor,
+            floor_sst=floor,
+            floor_cov=floor,
+        )
+    return R2Sums(
+        sse=sse,
+        sst=sst,
+        sse_truth=sse - s2_sum,
+        sst_truth=sst - s2_sum + w2s2_sum / w_sum,
+        var_sse=4.0 * s2d2 - 2.0 * s4_2,
+        var_sst=4.0 * s2c2
+        - 2.0 * s4_2
+        + 4.0 * s4_3 / w_sum
+        - 2.0 * square / (w_sum * w_sum),
+        cov=4.0 * s2cd - 2.0 * s4_2 + 2.0 * s4_3 / w_sum,
+        var_sse_sigma=g_2,
+        var_sst_sigma=g_2 - 2.0 * g_3 / w_sum + g_4 / (w_sum * w_sum),
+        cov_sigma=g_2 - g_3 / w_sum,
+        floor_sse=2.0 * s4_2,
+        floor_sst=2.0 * s4_2 - 4.0 * s4_3 / w_sum + 2.0 * square / (w_sum * w_sum),
+        floor_cov=2.0 * s4_2 - 2.0 * s4_3 / w_sum,
+    )
+
+
+def _sigma_sums(sigma: Any, sigma_dof: Any, w: np.ndarray | None, n: int) -> np.ndarray:
+    """A chunk's ``Σ w σ̂², Σ w² σ̂², Σ w^{2,3} s4, Σ w⁴ (s4 − σ̂⁴), Σ w^{2,3,4} g``."""
+    if np.ndim(sigma) == 0:
+        sigma = np.full((n, 1), sigma)
+    s2, s4, g = _dof_terms(sigma, sigma_dof)
+    s2, s4 = np.broadcast_arrays(s2, s4)
+    sums = [_weighted(s2, w), _weighted(s2, w, 2)]
+    sums += [_weighted(s4, w, 2), _weighted(s4, w, 3), _weighted(s4 - s2 * s2, w, 4)]
+    if g is None:
+        return np.array(sums + [0.0 * sums[0]] * 3)
+    g = np.broadcast_to(g, s2.shape)
+    return np.array(sums + [_weighted(g, w, power) for power in (2, 3, 4)])
+
+
+def _ratio_variance(
+    ratio: np.ndarray, denominator: np.ndarray, sums: R2Sums, *, truth: bool
+) -> np.ndarray:
+    """Delta method for ``N/D``, ``(Var N − 2ρ Cov + ρ² Var D) / D²``, floored.
+
+    ``N, D`` are ``A, B`` (``truth``, with σ's own uncertainty) or ``X, Y``.
+    """
+    var_n, var_d, cov = sums.var_sse, sums.var_sst, sums.cov
+    floor = sums.floor_sse - 2.0 * ratio * sums.floor_cov
+    floor = floor + ratio * ratio * sums.floor_sst
+    if truth:
+        sigma_part = sums.var_sse_sigma - 2.0 * ratio * sums.cov_sigma
+        sigma_part = sigma_part + ratio * ratio * sums.var_sst_sigma
+        var_n = var_n + sums.var_sse_sigma
+        var_d = var_d + sums.var_sst_sigma
+        cov = cov + sums.cov_sigma
+        floor = floor + sigma_part
+    raw = var_n - 2.0 * ratio * cov + ratio * ratio * var_d
+    return np.maximum(raw, np.maximum(floor, 0.0)) / np.square(denominator)
+
+
+def _nominal_r2(sums: R2Sums) -> np.ndarray:
+    """``1 − X/Y``, ``force_finite`` as scikit-learn: 1 if X = 0, else 0 if Y = 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r2 = 1.0 - sums.sse / sums.sst
+    return np.where(sums.sse == 0.0, 1.0, np.where(sums.sst == 0.0, 0.0, r2))
+
+
+def _fraction(
+    y: np.ndarray,
+    y_pred: np.ndarray,
+    sigma: Any,
+    sigma_dof: Any = None,
+    weight: np.ndarray | None = None,
+    *,
+    truth: bool,
+    centred: bool = False,
+) -> RegressionEstimate:
+    """``1 − A/B`` against the true values (NaN and ``flag`` where ``B <= 0``),
+    or the nominal ``1 − X/Y`` (``flag`` and variance 0 where ``Y = 0``)."""
+    sums = r2_sums(y, y_pred, sigma, sigma_dof, weight, centred=centred)
+    flag = ~((sums.sst_truth if truth else sums.sst) > 0.0)
+    denominator = np.where(flag, 1.0, sums.sst_truth if truth else sums.sst)
+    ratio = (sums.sse_truth if truth else sums.sse) / denominator
+    variance = _ratio_variance(ratio, denominator, sums, truth=truth)
+    nominal = _nominal_r2(sums)
+    if not truth:
+        return RegressionEstimate(nominal, np.where(flag, 0.0, variance), nominal, flag)
+    estimate = np.where(flag, np.nan, 1.0 - ratio)
+    return RegressionEstimate(estimate, np.where(flag, np.nan, variance), nominal, flag)
+
+
+r2_truth = functools.partial(_fraction, truth=True)
+r2_remeasurement = functools.partial(_fraction, truth=False)
 
 
 def check_regression_sigma_dof(sigma_dof: Any, n_samples: int) -> Any:
@@ -43,64 +384,33 @@ def check_regression_sigma_dof(sigma_dof: Any, n_samples: int) -> Any:
     return dof
 
 
-def _warn_flags(message: str, flag: np.ndarray) -> None:
-    """Say where a truth estimate is degenerate (``message`` of the definition)."""
-    if not flag.any():
-        return
-    outputs = "" if flag.size == 1 else f" (outputs {np.flatnonzero(flag).tolist()})"
-    warn(message.format(outputs=outputs), UserWarning)
-
-
-def estimand_arrays(
-    definition: RegressionLoss,
-    estimand: str,
-    y_true: np.ndarray,
-    y_pred: np.ndarray,
-    sigma: Any,
-    sigma_dof: Any,
-    weight: np.ndarray | None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
-    """Per-output ``(nominal, estimate, variance, method)`` of a truth or remeasurement.
-
-    Inputs validated as for the kernels: 2-D ``y_true`` and ``y_pred``, ``sigma``
-    a float or columns, ``sigma_dof`` from :func:`check_regression_sigma_dof`.
-    Warns (``UserWarning``, the definition's ``degenerate`` message) where a
-    truth estimate is degenerate (the RMSE clipped at 0, R² not estimable).
-    """
-    kernel, method = definition.estimands[estimand]
-    result = kernel(y_true, y_pred, sigma, sigma_dof, weight)
-    if estimand == "truth":
-        _warn_flags(definition.degenerate, result.flag)
-        _warn_beyond_range(definition, result.estimate, result.variance)
-    return result.nominal, result.estimate, result.variance, method
+def _outputs(flags: np.ndarray) -> str:
+    """`` (outputs [..])`` naming the flagged outputs of several, else ""."""
+    return "" if flags.size == 1 else f" (outputs {np.flatnonzero(flags).tolist()})"
 
 
 #: A truth estimate this many SDs outside the metric's range is not chance.
 _BEYOND_RANGE_SDS = 3.0
 
 
-def _warn_beyond_range(
-    definition: RegressionLoss, estimate: np.ndarray, variance: np.ndarray
-) -> None:
-    """Warn where a truth estimate lies several SDs outside the metric's range.
-
-    Chance puts an unbiased estimate a little outside the range when the
-    metric is near its bound; several SDs mean the model of the noise is off.
-    """
+def _warn_truth(definition: RegressionLoss, result: RegressionEstimate) -> None:
+    """Warn where a truth estimate is degenerate, or several SDs out of range."""
+    if result.flag.any():
+        warn(definition.degenerate.format(outputs=_outputs(result.flag)), UserWarning)
     low, high = definition.range
     with np.errstate(invalid="ignore", divide="ignore"):
-        excess = np.fmax(low - estimate, estimate - high) / np.sqrt(variance)
+        excess = np.fmax(low - result.estimate, result.estimate - high) / np.sqrt(
+            result.variance
+        )
     far = np.asarray(excess > _BEYOND_RANGE_SDS)
-    if not far.any():
-        return
-    worst = float(np.nanmax(np.where(far, excess, np.nan)))
-    outputs = "" if far.size == 1 else f" (outputs {np.flatnonzero(far).tolist()})"
-    warn(
-        f"The {definition.name} against the true values is estimated {worst:.3g} "
-        f"SD outside its range [{low:g}, {high:g}]{outputs}: sigma looks "
-        "overstated, or the predictions reproduce the noisy labels (features that "
-        "contain the label, or its readings)."
-    )
+    if far.any():
+        worst = float(np.nanmax(np.where(far, excess, np.nan)))
+        warn(
+            f"The {definition.name} against the true values is estimated "
+            f"{worst:.3g} SD outside its range [{low:g}, {high:g}]{_outputs(far)}: "
+            "sigma looks overstated, or the predictions reproduce the noisy "
+            "labels (features that contain the label, or its readings)."
+        )
 
 
 def aggregate_outputs(
@@ -116,10 +426,8 @@ def aggregate_outputs(
 ) -> NoisyScore | list[NoisyScore]:
     """Combine per-output results as scikit-learn's ``multioutput`` does.
 
-    The outputs' label errors are taken as independent, so a weighted average
-    ``Σ a_k m_k / Σ a_k`` of the outputs has variance ``Σ a_k² V_k / (Σ a_k)²``.
-    ``distributions``: the exact distribution of each output's metric, kept
-    for one output or ``"raw_values"`` (user guide: exact_intervals).
+    The outputs' label errors are independent: ``Σ a_k m_k / Σ a_k`` has variance
+    ``Σ a_k² V_k / (Σ a_k)²``. ``distributions``: each output's exact one.
     """
     dists = distributions or [None] * len(expected)
     if isinstance(multioutput, str) and multioutput == "raw_values":
@@ -127,10 +435,7 @@ def aggregate_outputs(
             NoisyScore(metric, e, v, m, n_samples, method, estimand, dist)
             for m, e, v, dist in zip(nominal, expected, variance, dists, strict=True)
         ]
-    if isinstance(multioutput, str):  # "uniform_average"
-        weights = np.ones_like(expected)
-    else:
-        weights = multioutput
+    weights = np.ones_like(expected) if isinstance(multioutput, str) else multioutput
     total = weights.sum()  # non-zero: checked by check_regression_inputs
     return NoisyScore(
         metric,
@@ -153,116 +458,25 @@ def estimand_score(
 ) -> NoisyScore | list[NoisyScore]:
     """The truth or remeasurement result of a loss on validated ``inputs``.
 
-    ``inputs`` as :func:`check_regression_inputs` returns them. ``check``, if
-    given, receives the per-output ``(nominal, estimate, variance)`` (for the
-    deferred NaN/inf check of the inputs).
+    ``check``, if given, receives the per-output ``(nominal, estimate,
+    variance)`` (the deferred NaN/inf check of the inputs).
     """
     y_true, y_pred, sigma, weight, multioutput = inputs
     dof = check_regression_sigma_dof(sigma_dof, y_true.shape[0])
+    kernel, method = definition.estimands[estimand]
     with np.errstate(invalid="ignore", over="ignore"):  # the caller's check
-        nominal, expected, variance, method = estimand_arrays(
-            definition, estimand, y_true, y_pred, sigma, dof, weight
-        )
+        result = kernel(y_true, y_pred, sigma, dof, weight)
+        if estimand == "truth":
+            _warn_truth(definition, result)
     if check is not None:
-        check((nominal, expected, variance))
+        check((result.nominal, result.estimate, result.variance))
     return aggregate_outputs(
         definition.name,
-        nominal,
-        expected,
-        variance,
+        result.nominal,
+        result.estimate,
+        result.variance,
         y_true.shape[0],
         multioutput,
         method,
         estimand,
     )
-
-
-#: The parameters shared by the regression metrics, for :func:`fill_doc`.
-REGRESSION_PARAMETERS_DOC = """\
-    y_true : array-like of shape (n_samples,) or (n_samples, n_outputs)
-        Best-known label values: the mean of repeated measurements, or the
-        single measured value.
-
-    y_pred : array-like of shape (n_samples,) or (n_samples, n_outputs)
-        Estimated target values.
-
-    sigma : float or array-like of shape (n_samples,) or (n_samples, n_outputs)
-        Standard error of each label, ``sigma_i >= 0``; ``0`` means the label
-        is exact. A scalar applies to every sample.
-
-    sample_weight : array-like of shape (n_samples,), default=None
-        Sample weights. The metric is the weighted mean ``Σ w_i ℓ_i / Σ w_i`` of
-        the per-sample losses, so its variance is
-        ``Σ w_i² Var[ℓ_i] / (Σ w_i)²``. Negative weights are accepted at
-        ``sigma=0`` only, as scikit-learn accepts them.
-
-    multioutput : {"raw_values", "uniform_average"} or array-like of shape \
-(n_outputs,), default="uniform_average"
-        How to combine outputs, as in scikit-learn (R² also takes
-        ``"variance_weighted"`` and None). ``"raw_values"`` returns a list
-        with one :class:`~sklearn_noisy.NoisyScore` per output. Averages
-        treat the label errors of different outputs as independent."""
-
-
-#: The ``method`` parameter of RMSE and R², for :func:`fill_doc`.
-METHOD_DOC = """\
-    method : {"exact", "delta"}, default="exact"
-        ``"exact"``: the exact value by one-dimensional quadrature (below).
-        ``"delta"``: the delta-method (Taylor) approximation, reported with
-        ``method="delta"``; it is cheaper but inaccurate for small samples or
-        strongly unequal ``sigma``. For ``estimand="forward"`` only: the truth
-        and remeasurement estimates always use the delta method."""
-
-
-#: The ``sigma_dof`` parameter of the regression metrics, for ``fill_doc``.
-SIGMA_DOF_DOC = """\
-    sigma_dof : float or array-like of shape (n_samples,), default=None
-        Degrees of freedom of ``sigma`` when it was estimated from the
-        readings themselves (``n_i - 1`` for the standard error of the mean
-        of ``n_i`` readings; ``inf`` for a sample whose σ is known), as
-        :func:`~sklearn_noisy.preprocessing.summarize_repeats` returns them.
-        ``None``: σ is known exactly. It only affects
-        ``estimand="truth"`` and ``"remeasurement"``, whose variances then
-        include σ's own uncertainty (user guide: :ref:`estimands`); the
-        forward moments take ``sigma`` as given."""
-
-#: The ``estimand`` parameter of MSE, RMSE and R², for ``fill_doc``.
-ESTIMAND_DOC = """\
-    estimand : {"forward", "truth", "remeasurement"}, default="forward"
-        Which question ``expected`` answers (user guide: :ref:`estimands`).
-        ``"forward"``: ``y_true`` is taken as exact and the result is the
-        paper's distribution of the metric over labels measured around it,
-        as above; right for exact references (a reference standard, a
-        simulation's ground truth), not what a re-measurement of noisy labels
-        shows. ``"truth"``: ``y_true`` holds noisy measurements of unknown
-        true values and ``expected`` estimates the metric against those
-        (user guide: :ref:`formula_truth`). ``"remeasurement"``:
-        ``expected`` is the nominal metric, exactly unbiased for the metric
-        expected when the samples are measured again the same way, and
-        ``variance`` estimates its spread over such re-measurements. The
-        variances of both are floored at an estimate of their lower bound
-        (the part that does not depend on the unknown residuals, ``2σ⁴``
-        per sample for the MSE), so they are never negative and give a
-        zero-width interval only when every label is exact."""
-
-#: What the MAE's remeasurement estimate is, for its docstring.
-MAE_REMEASUREMENT_DOC = """\
-    estimand : {"forward", "remeasurement"}, default="forward"
-        ``"forward"``: the moments above, ``y_true`` taken as exact.
-        ``"remeasurement"``: ``y_true`` holds noisy measurements and
-        ``expected`` is the nominal MAE, exactly unbiased for the MAE expected
-        when the samples are measured again the same way. Its spread per
-        sample is the folded-normal variance ``σ_i² h(t_i)``,
-        ``h(t) = 1 - 4 g(t)(t + g(t))``, at the *true* residual
-        ``t_i = |d_i|/σ_i``; it is estimated from the observed residual (and
-        σ̂) by ``σ̂_i² (h(t̃_i) - h''(t̃_i)/2)``, the plug-in with its
-        second-order bias removed: consistent, reported as
-        ``method="delta"``. Per sample the SD it implies is within +11 % (at
-        ``d = 0``) and -3 % of the true one (the plain plug-in: +25 %); the
-        sum is floored at ``Σ w² σ̂² (1 - 2/π) / W²``, the estimate of its
-        lower bound. In
-        the end-to-end simulation of the user guide's verification page
-        (M = 300, 3-8 readings, Ridge out of fold) the MAE's bias was below
-        0.03 of its SD and the mean reported SD within 15 % of the actual
-        spread. ``"truth"`` is not offered: no unbiased estimator of ``|d|``
-        exists (``E|e|`` is analytic in ``d``, ``|d|`` is not)."""

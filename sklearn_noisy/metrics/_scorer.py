@@ -1,51 +1,34 @@
-"""Noise-aware scorers: the scorer class, the factories and the table of names.
+"""Noise-aware scorers: the scorer class, its checks and factories, the scorer names.
 
-A :class:`NoisyScorer` is a callable ``scorer(estimator, X, y, **metadata)``, as
-scikit-learn's scorers are, so it drops into
-:func:`~sklearn.model_selection.cross_val_score`,
-:func:`~sklearn.model_selection.cross_validate`,
-:class:`~sklearn.model_selection.GridSearchCV` and friends. It takes the label noise
-(``sigma`` for regression, ``q`` or a ``transition_matrix`` for classification) from
-a constant, a column of ``X``, a callable ``(X, y)`` or, by default, from the sample
-metadata that scikit-learn routes to it (see :ref:`metadata_routing` in the
-scikit-learn User Guide). :func:`make_noisy_scorer` builds one for any metric of
-the registry; :func:`get_noisy_scorer` gives the named scorers (after
-scikit-learn's scorer names), which take their noise from routed metadata. As in
-scikit-learn's ``sklearn/metrics/_scorer.py``; the checks of the options and the
-metadata are in ``_scorer_checks``, the estimator's response in ``_scorer_response``.
+As scikit-learn's ``sklearn/metrics/_scorer.py``: a :class:`NoisyScorer` is a
+callable ``scorer(estimator, X, y, **metadata)`` that takes its label noise from a
+constant, a column of ``X``, a callable ``(X, y)`` or routed metadata.
 """
 
 from __future__ import annotations
 
 import copy
+import inspect
+from functools import partial
 from typing import Any
 
 import numpy as np
+import sklearn
 from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.utils.metadata_routing import UNCHANGED, MetadataRequest
+from sklearn.utils.multiclass import type_of_target
 
 from .._noisy_score import NoisyScore
-from ..utils._noise import _source_repr, resolve_noise_source
-from ..utils._sklearn_compat import _BaseScorer, _num_samples
+from ..utils._noise import (
+    _source_repr,
+    check_noise_source,
+    check_transition_matrix,
+    resolve_noise_source,
+)
+from ..utils._sklearn_compat import _BaseScorer, _cached_call, _num_samples
+from ..utils._validation import ESTIMANDS
 from ..utils._warnings import warn
 from ._registry import MetricInfo, get_metric_info, get_metric_names
-from ._scorer_checks import (
-    MissingNoiseError,
-    check_estimand_option,
-    check_greater_is_better,
-    check_metric_kwargs,
-    check_noise_options,
-    check_output,
-    check_response_method,
-    check_sigma_dof_option,
-    check_signature_options,
-    missing_noise_message,
-    require_sample_weight,
-    score_routing,
-    takes,
-    updated_score_request,
-)
-from ._scorer_response import cached_response, prepare_probabilities, scoring_labels
 from ._test_set_sampling import add_test_set_sampling
 
 __all__ = [
@@ -56,28 +39,63 @@ __all__ = [
     "make_noisy_scorer",
 ]
 
+_OUTPUTS = ("expected", "all")
+#: Keyword arguments of the metric that the scorer itself fills in.
+_RESERVED = frozenset(
+    {
+        "y_true",
+        "y_pred",
+        "y_proba",
+        "sigma",
+        "sigma_dof",
+        "q",
+        "transition_matrix",
+        "sample_weight",
+        "estimand",
+    }
+)
+#: Key of the full ``predict_proba`` matrix in scikit-learn's scoring cache, which
+#: keeps a binary problem's positive-class column only under ``"predict_proba"``.
+_FULL_PROBA_KEY = ("sklearn_noisy", "predict_proba")
+
+
+class MissingNoiseError(ValueError):
+    """A scorer that takes its noise from metadata was called without it.
+
+    A :class:`ValueError`, so ``except ValueError`` and ``except Exception`` catch
+    it. In scikit-learn's cross-validation and searches, ``error_score`` decides:
+    ``error_score="raise"`` stops at the first fold, the default ``np.nan``
+    records NaN scores with a "Scoring failed" warning that carries this message
+    (:ref:`metadata_routing`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import Ridge
+    >>> from sklearn_noisy.metrics import MissingNoiseError, make_noisy_scorer
+    >>> X, y = np.arange(8.0).reshape(4, 2), np.arange(4.0)
+    >>> scorer = make_noisy_scorer("mean_squared_error")
+    >>> try:
+    ...     scorer(Ridge().fit(X, y), X, y)
+    ... except MissingNoiseError as exc:
+    ...     print(str(exc)[:60])
+    make_noisy_scorer('mean_squared_error', greater_is_better=Fa
+    """
+
 
 def _scorer_table() -> dict[str, str]:
-    """Scorer name (after scikit-learn's scorer names) -> canonical metric name."""
+    """Scorer name -> canonical metric name."""
     return {get_metric_info(name).scorer_name: name for name in get_metric_names()}
 
 
 def _metric_info(metric: Any) -> MetricInfo:
-    """The registry record of a metric name or of one of our ``expected_*`` functions.
-
-    Raises
-    ------
-    ValueError
-        For a str that is not a metric name (with a hint for a scorer name).
-    TypeError
-        For any other object.
-    """
-    names = sorted(get_metric_names())
+    """The registry record of a metric name or ``expected_*`` function."""
+    try:
+        return get_metric_info(metric)
+    except (TypeError, ValueError):
+        names = sorted(get_metric_names())
     if isinstance(metric, str):
-        if metric in names:
-            return get_metric_info(metric)
-        hint = ""
-        scorers = _scorer_table()
+        scorers, hint = _scorer_table(), ""
         if metric in scorers:
             hint = (
                 f" {metric!r} is a scorer name: use get_noisy_scorer({metric!r}) or "
@@ -87,17 +105,218 @@ def _metric_info(metric: Any) -> MetricInfo:
             f"metric must be one of {names} or one of sklearn_noisy's "
             f"expected_* functions; got {metric!r}.{hint}"
         )
-    if callable(metric):
-        try:
-            return get_metric_info(metric)
-        except TypeError:
-            pass
     raise TypeError(
         "metric must be a metric name (one of "
         f"{names}) or one of sklearn_noisy's expected_* functions; got "
         f"{metric!r}. For another metric use sklearn.metrics.make_scorer, or "
         "sklearn_noisy.metrics.monte_carlo_score to get its moments by simulation."
     )
+
+
+def _parameters(info: MetricInfo) -> dict[str, inspect.Parameter]:
+    return dict(inspect.signature(info.function).parameters)
+
+
+def _takes(info: MetricInfo, parameter: str) -> bool:
+    return parameter in _parameters(info)
+
+
+def _require_sample_weight(info: MetricInfo) -> None:
+    if not _takes(info, "sample_weight"):
+        raise TypeError(f"{info.function.__name__} does not accept sample_weight.")
+
+
+def _routing_enabled() -> bool:
+    return bool(sklearn.get_config().get("enable_metadata_routing", False))
+
+
+def _check_noise_options(
+    info: MetricInfo, sigma: Any, q: Any, transition_matrix: Any
+) -> tuple[Any, np.ndarray | None]:
+    """The validated noise source and a read-only copy of the transition matrix."""
+    key = info.noise_parameter
+    other = "q" if key == "sigma" else "sigma"
+    if (sigma if other == "sigma" else q) is not None:
+        kind = "a regression" if key == "sigma" else "a classification"
+        raise TypeError(
+            f"{info.name!r} is {kind} metric: its label noise is {key}, not {other}."
+        )
+    if key == "sigma" and transition_matrix is not None:
+        raise TypeError(
+            f"{info.name!r} is a regression metric: transition_matrix applies to "
+            "classification metrics only."
+        )
+    source = check_noise_source(sigma if key == "sigma" else q, key=key)
+    if transition_matrix is None:
+        return source, None
+    if source is not None:
+        raise TypeError(
+            "Pass either q or transition_matrix, not both: they are two "
+            "descriptions of the label noise."
+        )
+    matrix = check_transition_matrix(transition_matrix).copy()
+    matrix.setflags(write=False)
+    return None, matrix
+
+
+def _check_metric_kwargs(metric_kwargs: dict[str, Any] | None) -> dict[str, Any]:
+    """A private copy of the metric's further keyword arguments, checked."""
+    metric_kwargs = copy.deepcopy(dict(metric_kwargs or {}))
+    reserved = _RESERVED.intersection(metric_kwargs)
+    if reserved:
+        raise TypeError(
+            f"{sorted(reserved)} cannot be passed as metric keyword arguments: "
+            "the scorer fills them in (the noise from its source or from "
+            "metadata, sample_weight from metadata, estimand from its own "
+            "parameter)."
+        )
+    if metric_kwargs.get("multioutput") == "raw_values":
+        raise ValueError(
+            "multioutput='raw_values' gives one score per output, but a scorer "
+            "must return a single value; use 'uniform_average' or output weights."
+        )
+    if "average" in metric_kwargs and metric_kwargs["average"] is None:
+        raise ValueError(
+            "average=None gives one score per class, but a scorer must return "
+            "a single value; use 'binary', 'macro', 'micro' or 'weighted'."
+        )
+    return metric_kwargs
+
+
+def _check_signature(
+    info: MetricInfo, metric_kwargs: dict, transition_matrix: Any, estimand: str
+) -> None:
+    """Check the options of a scorer against its metric's signature."""
+    parameters = _parameters(info)
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return
+    function = info.function.__name__
+    unknown = sorted(set(metric_kwargs) - set(parameters))
+    if unknown:
+        raise TypeError(
+            f"{function} got unexpected keyword argument(s) {unknown}; it "
+            f"accepts {sorted(set(parameters) - _RESERVED)}."
+        )
+    if transition_matrix is not None and "transition_matrix" not in parameters:
+        raise TypeError(
+            f"{function} does not accept a transition_matrix; use q (a flip "
+            "probability, constant or per sample)."
+        )
+    if estimand != "forward" and "estimand" not in parameters:
+        raise ValueError(
+            f"{function} has no estimand option: only estimand='forward' "
+            "is available for this metric."
+        )
+
+
+def _cached_response(method_caller: Any, estimator: Any, method: str, X: Any) -> Any:
+    """``estimator.<method>(X)``, once per fold of scikit-learn's multimetric scoring.
+
+    ``predict`` goes through scikit-learn's ``method_caller``; the full
+    ``predict_proba`` matrix is cached under a key of its own, shared with
+    scikit-learn's scorers where theirs is the same matrix (not binary).
+    """
+    if method_caller is None:
+        return getattr(estimator, method)(X)
+    if method == "predict":
+        return method_caller(estimator, "predict", X, pos_label=None)
+    cache = None
+    if (
+        isinstance(method_caller, partial)
+        and method_caller.func is _cached_call
+        and method_caller.args
+        and isinstance(method_caller.args[0], dict)
+    ):
+        cache = method_caller.args[0]
+    if cache is None:
+        return getattr(estimator, method)(X)
+    if _FULL_PROBA_KEY not in cache:
+        classes = getattr(estimator, "classes_", None)
+        as_is = classes is not None and type_of_target(classes) != "binary"
+        if as_is and method in cache:
+            cache[_FULL_PROBA_KEY] = cache[method]
+        else:
+            cache[_FULL_PROBA_KEY] = getattr(estimator, method)(X)
+            if as_is:
+                cache[method] = cache[_FULL_PROBA_KEY]
+    return cache[_FULL_PROBA_KEY]
+
+
+def _to_numpy(array: Any) -> np.ndarray:
+    if hasattr(array, "to_numpy") and not isinstance(array, np.ndarray):
+        array = array.to_numpy()
+    return np.asarray(array)
+
+
+def _scoring_labels(classes: Any, y_true: Any, y_pred: Any) -> np.ndarray:
+    """The model's ``classes``, with any other label of the fold appended."""
+    classes = np.asarray(classes)
+    known = classes.tolist()
+    extra: list = []
+    for array in (y_true, y_pred):
+        for value in np.unique(_to_numpy(array).ravel()).tolist():
+            if value not in known and value not in extra:
+                extra.append(value)
+    if not extra:
+        return classes
+    try:
+        return np.asarray(sorted(known + extra))
+    except TypeError:  # labels of types that do not sort together
+        return np.asarray(known + extra, dtype=object)
+
+
+def _positive_column(
+    y_true: Any, proba: np.ndarray, classes: Any, kwargs: dict[str, Any]
+) -> np.ndarray:
+    """The ``pos_label`` column of two probability columns; sets ``pos_label``."""
+    if classes is None:
+        classes = np.unique(np.asarray(y_true))
+        if classes.size != 2:
+            raise ValueError(
+                "y_pred has two probability columns but y_true does not show "
+                "both classes: pass classes (the estimator's classes_)."
+            )
+    classes = np.asarray(classes)
+    if classes.size != 2:
+        raise ValueError(
+            f"y_pred has 2 probability columns but classes has {classes.size} entries."
+        )
+    pos_label = kwargs.get("pos_label")
+    if pos_label is None:
+        pos_label = classes[-1]
+    matches = [i for i, c in enumerate(classes.tolist()) if c == pos_label]
+    if not matches:
+        raise ValueError(
+            f"pos_label={pos_label!r} is not one of the classes {classes.tolist()}."
+        )
+    kwargs.pop("labels", None)
+    kwargs["pos_label"] = (
+        pos_label.item() if isinstance(pos_label, np.generic) else pos_label
+    )
+    return proba[:, matches[0]]
+
+
+def _prepare_probabilities(
+    binary_proba: str, y_true: Any, y_proba: Any, classes: Any, kwargs: dict[str, Any]
+) -> Any:
+    """A ``predict_proba`` response as the metric takes it (record's ``binary_proba``).
+
+    Completes ``kwargs`` in place with ``labels`` (or ``pos_label``).
+    """
+    proba = _to_numpy(y_proba)
+    if classes is None and kwargs.get("labels") is not None:
+        classes = kwargs["labels"]
+    binary = proba.ndim == 2 and proba.shape[1] == 2
+    if binary and binary_proba == "pos_label":
+        return _positive_column(y_true, proba, classes, kwargs)
+    labelled = {
+        "matrix": True,
+        "pos_label": proba.ndim == 2,
+        "greater_class": binary,
+    }[binary_proba]
+    if labelled and classes is not None and "labels" not in kwargs:
+        kwargs["labels"] = np.asarray(classes)
+    return proba[:, 1] if binary and binary_proba == "greater_class" else proba
 
 
 def _value_repr(value: Any) -> str:
@@ -109,47 +328,28 @@ def _value_repr(value: Any) -> str:
     return repr(value)
 
 
-def _undefined_score(info: MetricInfo, estimand: str, n_samples: int) -> NoisyScore:
-    """NaN, with a warning, for a metric on fewer samples than it is defined on.
-
-    As scikit-learn's scorers: ``r2_score`` of one sample is NaN with an
-    :class:`~sklearn.exceptions.UndefinedMetricWarning`, so that
-    ``cross_validate(..., cv=LeaveOneOut())`` reports NaN folds.
-    """
-    warn(
-        f"{info.display_name} is not defined on fewer than {info.min_samples} "
-        f"samples; got {n_samples}: the score is NaN, as scikit-learn's.",
-        UndefinedMetricWarning,
-    )
-    nan = float("nan")
-    return NoisyScore(
-        info.name,
-        expected=nan,
-        variance=nan,
-        nominal=nan,
-        n_samples=n_samples,
-        estimand=estimand,
-    )
-
-
 class NoisyScorer(_BaseScorer):
     """A scikit-learn scorer that reports an expected metric under label noise.
 
-    Create it with :func:`make_noisy_scorer` or :func:`get_noisy_scorer`. Called as
-    ``scorer(estimator, X, y, **metadata)`` it returns, with scikit-learn's sign
-    convention (losses negated), either the expected value of the metric over the
-    label noise (``output="expected"``) or a dict with the keys ``"expected"``,
-    ``"variance"`` and ``"nominal"`` (``output="all"``; the variance is never
-    negated). Read more in the :ref:`User Guide <metadata_routing>`.
+    Create it with :func:`make_noisy_scorer` or :func:`get_noisy_scorer`. Called
+    as ``scorer(estimator, X, y, **metadata)`` it returns, with scikit-learn's
+    sign convention (losses negated), the expected metric (``output="expected"``)
+    or a dict of ``"expected"``, ``"variance"`` and ``"nominal"``
+    (``output="all"``; the variance is never negated).
+
+    A noise source left at ``None`` is requested as metadata by ``score``: with
+    ``sklearn.set_config(enable_metadata_routing=True)`` scikit-learn routes it,
+    sliced to each test fold. Without routing scikit-learn gives it to the
+    estimator's ``fit``, which fails with
+    ``fit() got an unexpected keyword argument 'sigma'``. Read more in the
+    :ref:`User Guide <metadata_routing>`.
 
     Parameters
     ----------
-    metric, greater_is_better, response_method, sigma, q
-        As for :func:`make_noisy_scorer`, which describes each option.
-
-    transition_matrix, estimand, output, sigma_dof
+    metric, greater_is_better, response_method, sigma, q, transition_matrix
         As for :func:`make_noisy_scorer`.
-
+    estimand, output, sigma_dof
+        As for :func:`make_noisy_scorer`.
     metric_kwargs : dict, default=None
         Further keyword arguments of the metric, e.g. ``pos_label``.
 
@@ -157,33 +357,8 @@ class NoisyScorer(_BaseScorer):
     ----------
     metric : str
         Canonical metric name, e.g. ``"mean_squared_error"``.
-
-    greater_is_better : bool
-        Whether the returned values are the metric (``True``) or its negation.
-
-    response_method : str
-        Method of the estimator that is scored.
-
     requires_noise : {"sigma", "q"}
         The kind of label noise of the metric.
-
-    sigma, q, transition_matrix, estimand, output, sigma_dof, metric_kwargs
-        The configuration, as passed.
-
-    See Also
-    --------
-    make_noisy_scorer : Build a scorer, with the description of every option.
-    get_noisy_scorer : A scorer by name, e.g. ``"neg_expected_mean_squared_error"``.
-
-    Notes
-    -----
-    A noise source left at ``None`` is requested as metadata by ``score``: with
-    ``sklearn.set_config(enable_metadata_routing=True)`` scikit-learn routes it
-    to the scorer, sliced to each test fold. Without routing scikit-learn gives
-    it to the estimator's ``fit``, which fails with
-    ``fit() got an unexpected keyword argument 'sigma'``: enable routing, or
-    give the scorer a constant, column or callable source. A direct call
-    ``scorer(estimator, X, y, sigma=sigma)`` always accepts the metadata.
 
     Examples
     --------
@@ -213,20 +388,43 @@ class NoisyScorer(_BaseScorer):
         metric_kwargs: dict[str, Any] | None = None,
     ) -> None:
         info = _metric_info(metric)
-        greater_is_better = check_greater_is_better(greater_is_better, info)
-        response_method = check_response_method(response_method, info)
-        source, transition_matrix = check_noise_options(
-            info, sigma=sigma, q=q, transition_matrix=transition_matrix
+        if greater_is_better is None:
+            greater_is_better = info.greater_is_better
+        if not isinstance(greater_is_better, (bool, np.bool_)):
+            raise TypeError(
+                "greater_is_better must be True, False or None; got "
+                f"{greater_is_better!r}."
+            )
+        if response_method is not None and response_method != info.response_method:
+            proba = info.response_method == "predict_proba"
+            raise ValueError(
+                f"response_method for the {info.name!r} metric must be "
+                f"{info.response_method!r} (the metric takes "
+                f"{'probabilities' if proba else 'predictions'}); got "
+                f"{response_method!r}."
+            )
+        source, transition_matrix = _check_noise_options(
+            info, sigma, q, transition_matrix
         )
-        estimand = check_estimand_option(estimand)
-        sigma_dof = check_sigma_dof_option(info, sigma_dof)
-        output = check_output(output)
-        metric_kwargs = check_metric_kwargs(metric_kwargs)
-
+        if not isinstance(estimand, str) or estimand not in ESTIMANDS:
+            raise ValueError(f"estimand must be one of {ESTIMANDS}; got {estimand!r}.")
         key = info.noise_parameter
+        if sigma_dof is not None and key != "sigma":
+            raise TypeError(
+                f"{info.name!r} is a classification metric: sigma_dof applies to "
+                "regression metrics (noise sigma) only."
+            )
+        sigma_dof = check_noise_source(sigma_dof, key="sigma_dof")
+        if not isinstance(output, str) or output not in _OUTPUTS:
+            raise ValueError(
+                f"output must be one of {_OUTPUTS}: 'expected' returns a float, "
+                f"'all' a dict of expected, variance and nominal; got {output!r}."
+            )
+        metric_kwargs = _check_metric_kwargs(metric_kwargs)
+
         self.metric = info.name
-        self.greater_is_better = greater_is_better
-        self.response_method = response_method
+        self.greater_is_better = bool(greater_is_better)
+        self.response_method = info.response_method
         self.requires_noise = key
         self.sigma = source if key == "sigma" else None
         self.q = source if key == "q" else None
@@ -235,19 +433,17 @@ class NoisyScorer(_BaseScorer):
         self.output = output
         self.sigma_dof = sigma_dof
         self.metric_kwargs = metric_kwargs
-        # Default requests of the ``score`` method, as {param: alias}.
+        # The requests of the ``score`` method, as {param: alias}.
         self._score_request: dict[str, Any] = {}
         if source is None and transition_matrix is None:
             self._score_request[key] = True
         if key == "sigma" and sigma_dof is None:
             self._score_request["sigma_dof"] = True
-        check_signature_options(info, metric_kwargs, transition_matrix, estimand)
+        _check_signature(info, metric_kwargs, transition_matrix, estimand)
         info.check_estimand(estimand)  # refused now, not at every fold's call
 
-    # ------------------------------------------------------------------ helpers
     @property
     def _info(self) -> MetricInfo:
-        """The registry record of the metric."""
         return get_metric_info(self.metric)
 
     @property
@@ -272,11 +468,6 @@ class NoisyScorer(_BaseScorer):
         -------
         scorer : NoisyScorer
             The same metric, noise sources, options and metadata requests.
-
-        Raises
-        ------
-        ValueError
-            When the metric does not offer ``estimand``.
         """
         estimand = self._info.check_estimand(estimand)
         scorer = copy.copy(self)
@@ -285,12 +476,10 @@ class NoisyScorer(_BaseScorer):
         return scorer
 
     def _accept_sample_weight(self) -> bool:
-        # Used by scikit-learn's searches when routing is disabled, to decide
-        # whether to forward ``sample_weight`` to the scorer.
-        return takes(self._info, "sample_weight")
+        # Read by scikit-learn's searches when routing is disabled.
+        return _takes(self._info, "sample_weight")
 
     def _routing_repr(self) -> str:
-        # Used by scikit-learn's routing machinery in its messages.
         return repr(self)
 
     def __repr__(self) -> str:
@@ -318,20 +507,21 @@ class NoisyScorer(_BaseScorer):
     def get_metadata_routing(self) -> MetadataRequest:
         """Get the metadata routing of this scorer.
 
-        The ``score`` method requests the noise metadata (``sigma`` for a
-        regression metric, ``q`` for a classification metric) when the scorer
-        takes it from routed metadata, i.e. when its source was left at ``None``.
-        ``sample_weight``, for metrics that accept it, is left unset as in
-        scikit-learn (passing it is an error until :meth:`set_score_request`). See
-        scikit-learn's :ref:`metadata_routing` User Guide.
+        ``score`` requests ``sigma`` (or ``q``) when the scorer's source is left
+        at ``None``; ``sample_weight`` is left unset as in scikit-learn.
 
         Returns
         -------
         routing : MetadataRequest
-            A :class:`~sklearn.utils.metadata_routing.MetadataRequest` whose
-            ``score`` entry holds the requests.
+            The requests of the ``score`` method.
         """
-        return score_routing(self, self._score_request, self._accept_sample_weight())
+        request = MetadataRequest(owner=self)
+        requests = dict(self._score_request)
+        if "sample_weight" not in requests and self._accept_sample_weight():
+            requests["sample_weight"] = None  # an error if passed, as scikit-learn's
+        for param, alias in requests.items():
+            request.score.add_request(param=param, alias=alias)
+        return request
 
     def set_score_request(
         self,
@@ -343,61 +533,129 @@ class NoisyScorer(_BaseScorer):
     ) -> NoisyScorer:
         """Configure which metadata is routed to the scorer.
 
-        As for scikit-learn's estimators, each option is ``True`` (requested),
-        ``False`` (not requested), ``None`` (an error if passed) or a str (the
-        metadata is passed under this alias, e.g. ``sigma="label_error"``).
-        Only available when metadata routing is enabled.
+        Each option is ``True``, ``False``, ``None`` or an alias (a str), as for
+        scikit-learn's estimators. Only available when metadata routing is enabled.
 
         Parameters
         ----------
-        sigma : bool, None or str, default=UNCHANGED
-            Request for the label standard errors (regression metrics whose
-            ``sigma`` source is routed metadata).
-        q : bool, None or str, default=UNCHANGED
-            Request for the flip probabilities (classification metrics whose
-            ``q`` source is routed metadata).
-        sample_weight : bool, None or str, default=UNCHANGED
-            Request for sample weights, for metrics that accept them.
-        sigma_dof : bool, None or str, default=UNCHANGED
-            Request for the degrees of freedom of ``sigma`` (regression metrics
-            whose ``sigma_dof`` source is routed metadata).
+        sigma, q, sample_weight, sigma_dof : bool, None or str, default=UNCHANGED
+            The requests for the label noise (``sigma`` for regression, ``q``
+            for classification), the sample weights and the degrees of freedom
+            of ``sigma``.
 
         Returns
         -------
         self : NoisyScorer
             The scorer, updated.
         """
-        changes = {
-            "sigma": sigma,
-            "q": q,
-            "sample_weight": sample_weight,
-            "sigma_dof": sigma_dof,
-        }
-        sources = {
-            "sigma": self.sigma,
-            "q": self.q,
-            "transition_matrix": self.transition_matrix,
-            "sigma_dof": self.sigma_dof,
-        }
-        self._score_request = updated_score_request(
-            self, self._score_request, changes, info=self._info, sources=sources
-        )
+        if not _routing_enabled():
+            raise RuntimeError(
+                "set_score_request is only available when metadata routing is "
+                "enabled: call sklearn.set_config(enable_metadata_routing=True) "
+                "(or use `with sklearn.config_context(enable_metadata_routing="
+                "True):`)."
+            )
+        given = {"sigma": sigma, "q": q, "sample_weight": sample_weight}
+        given["sigma_dof"] = sigma_dof
+        changes = {k: v for k, v in given.items() if v is not UNCHANGED}
+        for key in ("sigma", "q", "sigma_dof", "sample_weight"):
+            if key in changes:
+                self._check_request(key)
+        probe = MetadataRequest(owner=self)  # validates the aliases
+        for param, alias in changes.items():
+            probe.score.add_request(param=param, alias=alias)
+        self._score_request = {**self._score_request, **probe.score.requests}
         return self
+
+    def _check_request(self, key: str) -> None:
+        """Raise when the scorer cannot take ``key`` from metadata."""
+        info, takes = self._info, self.requires_noise
+        if key == "sample_weight":
+            _require_sample_weight(info)
+            return
+        if key == "sigma_dof" and takes != "sigma":
+            raise TypeError(
+                f"The {info.name!r} scorer takes q; sigma_dof applies to "
+                "regression metrics only."
+            )
+        if key in ("sigma", "q") and key != takes:
+            raise TypeError(f"The {info.name!r} scorer takes {takes}, not {key}.")
+        if key != "sigma_dof" and self.transition_matrix is not None:
+            raise ValueError(
+                "This scorer uses a constant transition_matrix, so it takes no "
+                "q from metadata; build it without transition_matrix to route q."
+            )
+        if getattr(self, key) is not None:
+            raise ValueError(
+                f"This scorer reads {key} from its own source ({key}="
+                f"{_source_repr(getattr(self, key))}), so it cannot also take {key} "
+                f"from metadata; build it with {key}=None to route {key}."
+            )
+
+    def _missing_metadata_message(self) -> str:
+        """Why the scorer got no routed noise, and what to do."""
+        key = self.requires_noise
+        alias = self._score_request.get(key)
+        name = alias if isinstance(alias, str) and alias.isidentifier() else key
+        message = (
+            f"{self!r} takes {key} from metadata, but it was called without {key}. "
+        )
+        if alias is False or alias is None:
+            message += (
+                f"Its request for {key} is set to {alias}, so scikit-learn never "
+                f"passes {key} to it: call set_score_request({key}=True). "
+            )
+        elif not _routing_enabled():
+            message += (
+                "Metadata routing is disabled, so scikit-learn passes no metadata to "
+                "scorers: enable it with sklearn.set_config("
+                "enable_metadata_routing=True) (or inside `with "
+                "sklearn.config_context(enable_metadata_routing=True):`), then "
+            )
+        else:
+            message += "With metadata routing enabled, "
+        if alias is not False and alias is not None:
+            message += (
+                f"pass {name} with the data, e.g. cross_val_score(..., "
+                f"params={{'{name}': {name}}}), cross_validate(..., params="
+                f"{{'{name}': {name}}}) or GridSearchCV(...).fit(X, y, "
+                f"{name}={name}); a direct call takes scorer(estimator, X, y, "
+                f"{key}={key}). "
+            )
+        alternatives = (
+            f"{key}=0.1 (a constant), {key}='<column of X>' or {key}=callable"
+        )
+        if key == "q":
+            alternatives += " or transition_matrix=T"
+        return message + (
+            "Alternatively give the scorer its own source: make_noisy_scorer("
+            f"{self.metric!r}, {alternatives})."
+        )
 
     # ------------------------------------------------------------- scoring
     def _noise_kwargs(
-        self, given_noise: Any, transition_matrix: Any, X: Any, y: Any, missing: str
+        self, sigma: Any, q: Any, transition_matrix: Any, X: Any, y: Any
     ) -> dict[str, Any]:
         """The noise arguments of the metric, from the scorer's source or the call."""
+        key = self.requires_noise
+        noise = {"sigma": sigma, "q": q, "transition_matrix": transition_matrix}
+        kind = ("sigma",) if key == "sigma" else ("q", "transition_matrix")
+        wrong = [k for k, v in noise.items() if v is not None and k not in kind]
+        if wrong:
+            wanted = "sigma" if key == "sigma" else "q or transition_matrix"
+            raise TypeError(
+                f"The {self.metric!r} scorer takes {wanted}, not {' or '.join(wrong)}."
+            )
+        given = sigma if key == "sigma" else q
         if self.transition_matrix is not None:
-            if given_noise is not None or transition_matrix is not None:
+            if given is not None or transition_matrix is not None:
                 raise TypeError(
                     "This scorer uses its constant transition_matrix; do not also "
                     "pass q or transition_matrix."
                 )
             return {"transition_matrix": self.transition_matrix}
         if transition_matrix is not None:
-            if given_noise is not None:
+            if given is not None:
                 raise TypeError("Pass either q or transition_matrix, not both.")
             if self.q is not None:
                 raise TypeError(
@@ -405,72 +663,76 @@ class NoisyScorer(_BaseScorer):
                     "); do not also pass transition_matrix."
                 )
             return {"transition_matrix": transition_matrix}
-        key = self.requires_noise
-        return {
-            key: resolve_noise_source(
-                key, self._source, given_noise, X, y, missing=missing
-            )
-        }
-
-    def _sigma_dof_kwargs(self, given: Any, X: Any, y: Any) -> dict[str, Any]:
-        """``sigma_dof`` for the metric, from the scorer's source or the call.
-
-        Empty when none is configured nor given (σ known), and for a metric
-        whose function takes no ``sigma_dof``.
-        """
-        if self.requires_noise != "sigma":
-            if given is not None:
-                raise TypeError(
-                    f"The {self.metric!r} scorer takes q or transition_matrix; "
-                    "sigma_dof applies to regression metrics only."
-                )
-            return {}
-        if self.sigma_dof is None and given is None:
-            return {}
-        value = resolve_noise_source(
-            "sigma_dof", self.sigma_dof, given, X, y, missing=""
+        missing = (
+            f"{self!r} takes {key} from metadata: pass {key}= to score_predictions, "
+            f"or build the scorer with its own {key} source (a constant, a column "
+            "name of X or a callable)."
         )
-        return {"sigma_dof": value} if takes(self._info, "sigma_dof") else {}
+        source = getattr(self, key)
+        return {key: resolve_noise_source(key, source, given, X, y, missing=missing)}
 
     def _metric_call(
         self,
         y_true: Any,
         y_pred: Any,
         *,
-        X: Any,
-        given_noise: Any,
-        transition_matrix: Any,
-        sample_weight: Any,
-        classes: Any,
-        missing: str,
+        X: Any = None,
+        sigma: Any = None,
+        q: Any = None,
+        transition_matrix: Any = None,
+        sample_weight: Any = None,
+        classes: Any = None,
         sigma_dof: Any = None,
     ) -> tuple[Any, dict[str, Any]]:
         """The metric's input and keyword arguments, every estimand's alike."""
         info = self._info
         kwargs: dict[str, Any] = dict(self.metric_kwargs)
-        kwargs.update(
-            self._noise_kwargs(given_noise, transition_matrix, X, y_true, missing)
-        )
-        kwargs.update(self._sigma_dof_kwargs(sigma_dof, X, y_true))
+        kwargs.update(self._noise_kwargs(sigma, q, transition_matrix, X, y_true))
+        if self.requires_noise != "sigma":
+            if sigma_dof is not None:
+                raise TypeError(
+                    f"The {self.metric!r} scorer takes q or transition_matrix; "
+                    "sigma_dof applies to regression metrics only."
+                )
+        elif self.sigma_dof is not None or sigma_dof is not None:
+            value = resolve_noise_source(
+                "sigma_dof", self.sigma_dof, sigma_dof, X, y_true, missing=""
+            )
+            if _takes(info, "sigma_dof"):
+                kwargs["sigma_dof"] = value
         if sample_weight is not None:
-            require_sample_weight(info)
+            _require_sample_weight(info)
             kwargs["sample_weight"] = sample_weight
         if self.response_method == "predict_proba":
-            y_pred = prepare_probabilities(
+            y_pred = _prepare_probabilities(
                 info.binary_proba, y_true, y_pred, classes, kwargs
             )
-        elif classes is not None and "labels" not in kwargs and takes(info, "labels"):
-            kwargs["labels"] = scoring_labels(classes, y_true, y_pred)
+        elif classes is not None and "labels" not in kwargs and _takes(info, "labels"):
+            kwargs["labels"] = _scoring_labels(classes, y_true, y_pred)
         return y_pred, kwargs
 
     def _evaluate(
         self, y_true: Any, y_pred: Any, kwargs: dict[str, Any], estimand: str
     ) -> NoisyScore:
-        """The metric of ``estimand`` on prepared input (see :meth:`_metric_call`)."""
+        """The metric of ``estimand`` on the input of :meth:`_metric_call`."""
         info = self._info
         n_samples = _num_samples(y_true)
         if n_samples < info.min_samples:
-            return _undefined_score(info, estimand, n_samples)
+            # NaN with a warning, as scikit-learn's r2_score of one sample.
+            warn(
+                f"{info.display_name} is not defined on fewer than {info.min_samples} "
+                f"samples; got {n_samples}: the score is NaN, as scikit-learn's.",
+                UndefinedMetricWarning,
+            )
+            nan = float("nan")
+            return NoisyScore(
+                info.name,
+                expected=nan,
+                variance=nan,
+                nominal=nan,
+                n_samples=n_samples,
+                estimand=estimand,
+            )
         if estimand != "forward":
             kwargs = {**kwargs, "estimand": estimand}
         score = info.function(y_true, y_pred, **kwargs)
@@ -488,98 +750,36 @@ class NoisyScorer(_BaseScorer):
         y_pred: Any,
         estimands: tuple[str, ...],
         *,
-        X: Any = None,
-        sigma: Any = None,
-        q: Any = None,
-        transition_matrix: Any = None,
-        classes: Any = None,
-        sigma_dof: Any = None,
         test_set_sampling: bool = False,
         known: dict[str, NoisyScore] | None = None,
+        **options: Any,
     ) -> dict[str, NoisyScore | Exception]:
         """:meth:`score_predictions` of several estimands, the input prepared once.
 
         Maps each estimand to its score or the exception it raised; ``known``
         scores (e.g. pooled from folds) get only their test-set sampling.
         """
-        y_pred, kwargs = self._call_input(
-            y_true,
-            y_pred,
-            X=X,
-            noise=(sigma, q, transition_matrix),
-            sample_weight=None,
-            classes=classes,
-            sigma_dof=sigma_dof,
-        )
+        y_pred, kwargs = self._metric_call(y_true, y_pred, **options)
         known = known if test_set_sampling else None
         scores: dict[str, NoisyScore | Exception] = {}
         for estimand in estimands:
             try:
                 if known is not None and estimand in known:
                     forward = estimand == "forward"
-                    options = kwargs if forward else {**kwargs, "estimand": estimand}
+                    call = kwargs if forward else {**kwargs, "estimand": estimand}
                     scores[estimand] = add_test_set_sampling(
-                        self._info.function, known[estimand], y_true, y_pred, **options
+                        self._info.function, known[estimand], y_true, y_pred, **call
                     )
                     continue
-                options = (
+                call = (
                     {**kwargs, "test_set_sampling": True}
                     if test_set_sampling
                     else kwargs
                 )
-                scores[estimand] = self._evaluate(y_true, y_pred, options, estimand)
+                scores[estimand] = self._evaluate(y_true, y_pred, call, estimand)
             except Exception as exc:  # the caller reports it per estimand
                 scores[estimand] = exc
         return scores
-
-    def _call_input(
-        self, y_true: Any, y_pred: Any, *, noise: tuple, **options: Any
-    ) -> tuple[Any, dict[str, Any]]:
-        """:meth:`_metric_call` for the ``noise=(sigma, q, transition_matrix)``
-        of a direct call, rejecting noise of the other kind (``q`` for a
-        regression metric)."""
-        sigma, q, transition_matrix = noise
-        key = self.requires_noise
-        if key == "sigma":
-            wrong = [
-                name
-                for name, value in (("q", q), ("transition_matrix", transition_matrix))
-                if value is not None
-            ]
-        else:
-            wrong = ["sigma"] if sigma is not None else []
-        if wrong:
-            wanted = "sigma" if key == "sigma" else "q or transition_matrix"
-            raise TypeError(
-                f"The {self.metric!r} scorer takes {wanted}, not {' or '.join(wrong)}."
-            )
-        return self._metric_call(
-            y_true,
-            y_pred,
-            given_noise=sigma if key == "sigma" else q,
-            transition_matrix=transition_matrix,
-            missing=self._missing_message(),
-            **options,
-        )
-
-    @property
-    def _source(self) -> Any:
-        """The scorer's own source of its noise (``sigma`` or ``q``), or None."""
-        return self.sigma if self.requires_noise == "sigma" else self.q
-
-    def _missing_metadata_message(self) -> str:
-        """Why :meth:`noisy_score` got no routed noise, and what to do."""
-        key = self.requires_noise
-        alias = self._score_request.get(key)
-        return missing_noise_message(repr(self), self.metric, key, alias)
-
-    def _missing_message(self) -> str:
-        key = self.requires_noise
-        return (
-            f"{self!r} takes {key} from metadata: pass {key}= to score_predictions, "
-            f"or build the scorer with its own {key} source (a constant, a column "
-            "name of X or a callable)."
-        )
 
     def score_predictions(
         self,
@@ -601,38 +801,30 @@ class NoisyScorer(_BaseScorer):
         y_true : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Best-known labels.
         y_pred : array-like
-            The response of :attr:`response_method`: predictions, or class
-            probabilities of shape ``(n_samples, n_classes)`` (or the
-            positive-class column) for the metrics on probabilities.
+            The response of :attr:`response_method` (predictions or probabilities).
         X : array-like or DataFrame, default=None
             The samples, needed when the noise is a column of ``X`` or a callable.
-        sigma, q : float or array-like, default=None
+        sigma, q, transition_matrix, sigma_dof : array-like, default=None
             The noise, when the scorer takes it from metadata.
-        transition_matrix : array-like of shape (n_classes, n_classes), default=None
-            A label transition matrix, instead of ``q``.
         sample_weight : array-like of shape (n_samples,), default=None
             Sample weights, for metrics that accept them.
         classes : array-like, default=None
             The classes of the problem (an estimator's ``classes_``): the order
-            of the probability columns for the metrics on probabilities, and for a
-            metric on predictions the ``labels`` it is computed over (unless
-            the scorer sets ``labels``), with any other label of ``y_true`` or
-            ``y_pred`` appended. By default the metric's ``labels`` option, or
-            the classes found in ``y_true`` and ``y_pred``.
-        sigma_dof : float or array-like of shape (n_samples,), default=None
-            Degrees of freedom of ``sigma`` (regression), when the scorer takes
-            it from metadata; None: σ known (or the scorer's own source).
+            of the probability columns, or the ``labels`` of a metric on
+            predictions (with any other label of the data appended).
 
         Returns
         -------
         score : NoisyScore
             The metric in its own units and sign (e.g. MSE positive).
         """
-        y_pred, kwargs = self._call_input(
+        y_pred, kwargs = self._metric_call(
             y_true,
             y_pred,
             X=X,
-            noise=(sigma, q, transition_matrix),
+            sigma=sigma,
+            q=q,
+            transition_matrix=transition_matrix,
             sample_weight=sample_weight,
             classes=classes,
             sigma_dof=sigma_dof,
@@ -651,7 +843,7 @@ class NoisyScorer(_BaseScorer):
                 f"{self!r} got unexpected metadata {unknown}; it accepts "
                 f"{sorted(allowed)}."
             )
-        routed = self._source is None and self.transition_matrix is None
+        routed = getattr(self, key) is None and self.transition_matrix is None
         if routed and metadata.get(key) is None:
             raise MissingNoiseError(self._missing_metadata_message())
         if getattr(estimator, self.response_method, None) is None:
@@ -659,17 +851,13 @@ class NoisyScorer(_BaseScorer):
                 f"The {self.metric!r} scorer calls {self.response_method}, which "
                 f"{type(estimator).__name__} does not have."
             )
-        y_pred = cached_response(method_caller, estimator, self.response_method, X)
+        y_pred = _cached_response(method_caller, estimator, self.response_method, X)
         y_pred, kwargs = self._metric_call(
             y,
             y_pred,
             X=X,
-            given_noise=metadata.get(self.requires_noise),
-            transition_matrix=None,
-            sample_weight=metadata.get("sample_weight"),
             classes=getattr(estimator, "classes_", None),
-            missing=self._missing_metadata_message(),
-            sigma_dof=metadata.get("sigma_dof"),
+            **metadata,
         )
         return self._evaluate(y, y_pred, kwargs, self.estimand)
 
@@ -681,11 +869,10 @@ class NoisyScorer(_BaseScorer):
         Parameters
         ----------
         estimator : object
-            A fitted estimator. A classifier's ``classes_`` are the classes the
-            metric is computed over, also on a test set that holds only some
-            of them.
+            A fitted estimator; a classifier's ``classes_`` are the classes the
+            metric is computed over.
         X : array-like or DataFrame
-            Test samples, passed as they are to the estimator's response method.
+            Test samples.
         y : array-like
             Best-known labels of the test samples.
         **metadata : dict
@@ -696,16 +883,15 @@ class NoisyScorer(_BaseScorer):
         -------
         score : NoisyScore
             The metric in its own units and sign (e.g. MSE positive).
-
-        Raises
-        ------
-        MissingNoiseError
-            When the scorer takes its noise from metadata and none was given.
         """
         return self._estimator_score(None, estimator, X, y, metadata)
 
-    def _signed(self, score: NoisyScore) -> float | dict[str, float]:
-        """A score with scikit-learn's sign convention, as :attr:`output` says."""
+    def _score(
+        self, method_caller: Any, estimator: Any, X: Any, y_true: Any, **kwargs: Any
+    ) -> float | dict[str, float]:
+        # Called by scikit-learn's multimetric scoring with a ``method_caller``
+        # whose cache all its scorers share: one prediction per fold.
+        score = self._estimator_score(method_caller, estimator, X, y_true, kwargs)
         sign = 1.0 if self.greater_is_better else -1.0
         if self.output == "expected":
             return sign * score.expected
@@ -714,15 +900,6 @@ class NoisyScorer(_BaseScorer):
             "variance": score.variance,
             "nominal": sign * score.nominal,
         }
-
-    def _score(
-        self, method_caller: Any, estimator: Any, X: Any, y_true: Any, **kwargs: Any
-    ) -> float | dict[str, float]:
-        # Called by scikit-learn's multimetric scoring (``cross_validate`` or a
-        # search with several scorers) with a ``method_caller`` whose cache all
-        # its scorers share: one prediction per fold, not one per scorer.
-        score = self._estimator_score(method_caller, estimator, X, y_true, kwargs)
-        return self._signed(score)
 
     def __call__(
         self, estimator: Any, X: Any, y: Any, **metadata: Any
@@ -738,18 +915,15 @@ class NoisyScorer(_BaseScorer):
         y : array-like
             Best-known labels of the test samples.
         **metadata : dict
-            ``sigma`` or ``q`` when the scorer takes its noise from metadata (routed
-            by scikit-learn, or passed directly), ``sigma_dof`` (regression,
-            optional) and ``sample_weight``.
+            As for :meth:`noisy_score`.
 
         Returns
         -------
         score : float or dict
-            The expected value of the metric, negated for a loss; with
-            ``output="all"``, a dict with ``"expected"``, ``"variance"`` and
-            ``"nominal"`` (the variance is never negated).
+            The expected metric, negated for a loss; with ``output="all"`` a dict
+            of ``"expected"``, ``"variance"`` and ``"nominal"``.
         """
-        return self._signed(self.noisy_score(estimator, X, y, **metadata))
+        return self._score(None, estimator, X, y, **metadata)
 
 
 def make_noisy_scorer(
@@ -767,68 +941,42 @@ def make_noisy_scorer(
 ) -> NoisyScorer:
     """Make a scorer that reports an expected metric under label noise.
 
-    The scorer is used as ``scoring=`` in scikit-learn's cross-validation and
-    searches. Its noise comes from the sample metadata that scikit-learn routes
-    to it (the default), from a constant, from a column of ``X`` or from a
-    callable. Read more in the :ref:`User Guide <scikit_learn>`.
+    Its noise comes from routed sample metadata (the default), a constant, a
+    column of ``X`` or a callable. Read more in the :ref:`User Guide <scikit_learn>`.
 
     Parameters
     ----------
     metric : str or callable
-        A metric name such as ``"mean_squared_error"``, ``"r2"`` (regression:
-        noise ``sigma``), ``"accuracy"`` or ``"f1"`` (classification: noise
-        ``q`` or ``transition_matrix``), or the matching ``expected_*`` function
-        of :mod:`sklearn_noisy.metrics`.
-
+        A metric name such as ``"mean_squared_error"`` (noise ``sigma``) or
+        ``"accuracy"`` (noise ``q`` or ``transition_matrix``), or the matching
+        ``expected_*`` function.
     greater_is_better : bool, default=None
-        Whether the metric is a score (``True``) or a loss (``False``), which the
-        scorer negates as scikit-learn does. ``None`` takes the metric's own.
-
+        Whether the metric is a score (``True``) or a loss, which the scorer
+        negates. ``None`` takes the metric's own.
     response_method : {"predict", "predict_proba"}, default=None
-        Method of the estimator to score. ``None`` takes the metric's own (its
-        record's ``response_method``: ``"predict_proba"`` for Brier score,
-        log-loss and ROC AUC, ``"predict"`` for the other metrics).
-
+        Method of the estimator to score; ``None`` takes the metric's own.
     sigma : float, str, callable or None, default=None
-        Regression metrics: the standard error of each label, as a constant, the
-        name of a column of ``X``, a callable ``(X, y) -> array`` or ``None``
-        (routed metadata, :ref:`metadata_routing`).
-
+        Regression: the standard error of each label, as a constant, a column name
+        of ``X``, a callable ``(X, y) -> array`` or ``None`` (routed metadata).
     q : float, str, callable or None, default=None
-        Classification metrics: the flip probability of each label, with the
-        same kinds of source as ``sigma``.
-
+        Classification: the flip probability of each label, as for ``sigma``.
     transition_matrix : array-like of shape (n_classes, n_classes), default=None
-        Classification metrics that accept it (accuracy, Brier score, log-loss):
-        a constant row-stochastic label transition matrix, instead of ``q``.
-
+        Classification: a constant row-stochastic transition matrix, instead of ``q``.
     estimand : {"forward", "truth", "remeasurement"}, default="forward"
-        The estimate the scorer returns (:ref:`estimands`); the metric must
-        offer it (``get_metric_info(metric).estimands``).
-
+        The estimate the scorer returns (:ref:`estimands`).
     output : {"expected", "all"}, default="expected"
-        ``"expected"``: a call returns the expected value (a float). ``"all"``: a
-        dict with ``"expected"``, ``"variance"`` and ``"nominal"``; such a scorer
-        must be the whole ``scoring``.
-
+        A float, or a dict of ``"expected"``, ``"variance"`` and ``"nominal"``
+        (such a scorer must be the whole ``scoring``).
     sigma_dof : float, str, callable or None, default=None
-        Regression metrics: the degrees of freedom of each ``sigma`` estimated
-        from a few readings (``inf`` or no value: σ known), with the same kinds
-        of source as ``sigma``.
-
+        Regression: the degrees of freedom of each estimated ``sigma``, as for
+        ``sigma``.
     **metric_kwargs : dict
-        Further keyword arguments of the metric, e.g. ``pos_label``, ``labels``,
-        ``average``, ``method`` or ``multioutput``.
+        Further keyword arguments of the metric, e.g. ``pos_label`` or ``average``.
 
     Returns
     -------
     scorer : NoisyScorer
         The scorer. Its repr shows how to rebuild it.
-
-    See Also
-    --------
-    get_noisy_scorer : Named scorers, e.g. ``"neg_expected_mean_squared_error"``.
-    NoisyScorer : The scorer's methods and its metadata routing.
 
     Examples
     --------
@@ -843,8 +991,6 @@ def make_noisy_scorer(
     >>> result = cross_validate(LinearRegression(), X, y, cv=4, scoring=scorer)
     >>> result["test_expected"].round(3)
     array([-0.228, -0.139, -0.291, -0.159])
-    >>> np.sqrt(result["test_variance"]).round(3)
-    array([0.081, 0.058, 0.094, 0.064])
     """
     return NoisyScorer(
         metric,
@@ -863,18 +1009,14 @@ def make_noisy_scorer(
 def get_noisy_scorer(scoring: Any) -> NoisyScorer:
     """Get a noise-aware scorer by name.
 
-    One name per metric of the registry (its record's ``scorer_name``), after
-    scikit-learn's (losses are ``neg_``): ``"neg_expected_mean_squared_error"``,
-    ``"expected_r2"``, ``"expected_accuracy"``, ``"neg_expected_log_loss"``, ...
-    (:func:`get_noisy_scorer_names` lists them). A named scorer takes its noise
-    from routed metadata (``sigma`` or ``q``); use :func:`make_noisy_scorer` for
-    another source.
+    The names follow scikit-learn's (losses are ``neg_``), e.g.
+    ``"neg_expected_mean_squared_error"``; the scorer takes its noise from
+    routed metadata.
 
     Parameters
     ----------
     scoring : str or NoisyScorer
-        A scorer name (see :func:`get_noisy_scorer_names`). A
-        :class:`NoisyScorer` is returned as it is.
+        A name of :func:`get_noisy_scorer_names`; a scorer is returned as it is.
 
     Returns
     -------
@@ -886,8 +1028,6 @@ def get_noisy_scorer(scoring: Any) -> NoisyScorer:
     >>> from sklearn_noisy import get_noisy_scorer
     >>> get_noisy_scorer("neg_expected_mean_squared_error")
     make_noisy_scorer('mean_squared_error', greater_is_better=False)
-    >>> get_noisy_scorer("expected_accuracy").requires_noise
-    'q'
     """
     if isinstance(scoring, NoisyScorer):
         return scoring
@@ -918,8 +1058,7 @@ def get_noisy_scorer_names() -> list[str]:
     Examples
     --------
     >>> from sklearn_noisy import get_noisy_scorer_names
-    >>> names = get_noisy_scorer_names()
-    >>> "expected_r2" in names, "neg_expected_mean_squared_error" in names
-    (True, True)
+    >>> "expected_r2" in get_noisy_scorer_names()
+    True
     """
     return sorted(_scorer_table())

@@ -1,32 +1,10 @@
 """The test-set sampling part of the error budget: ``test_set_sampling=``.
 
-Every ``expected_*`` metric takes ``test_set_sampling``: with ``True`` its
-:class:`~sklearn_noisy.NoisyScore` also carries ``sampling_variance``, the
-variance of its estimate over the draw of the test samples from their
-population, the label noise averaged out (user guide: :ref:`error_budget`).
-By the law of total variance, the variance of the estimate over new test sets
-of the same size with new label noise is ``V_total = variance +
-sampling_variance``, and:
-
-* a metric that is a weighted mean ``m = Σ w h / W`` of per-sample terms
-  ``h_i`` (its estimate of one sample) has ``V_total`` estimated without bias
-  by ``n/(n − 1) · Σ w² (h − m)² / W²`` (``s²/n`` for unit weights), so
-  ``sampling_variance = V_total − variance`` for the truth and remeasurement
-  estimands, whose estimate carries the label noise of the test set, and
-  ``V_total`` itself for the forward estimand, whose terms are expectations
-  over the noise (``method="per_sample_terms"``): MSE, MAE, MAPE, MSPE,
-  accuracy, Brier score and log-loss. The metric module names its terms
-  (:func:`with_test_set_sampling`);
-* the RMSE and RMSPE follow from the MSE and MSPE by the delta method
-  (``"delta"``);
-* every other metric: a nonparametric bootstrap over the test samples (pairs
-  of label and prediction with their noise parameters and weights), seeded,
-  :data:`N_RESAMPLES` resamples of the estimate, its variance less the label
-  part as above (``"bootstrap"``). The classes are fixed to those of the whole
-  test set, so that a resample missing a class keeps its ``K``.
-
-The sampling variance is floored at 0 (the difference of two estimates can
-fall below it when the test set is small or the label noise dominates).
+With ``test_set_sampling=True`` a :class:`~sklearn_noisy.NoisyScore` also carries
+``sampling_variance``, the variance of the estimate over the draw of the test
+samples (user guide: :ref:`error_budget`): from the per-sample terms of a metric
+that is their weighted mean (``"per_sample_terms"``), by the delta method
+(``"delta"``) or by a seeded bootstrap over the test samples (``"bootstrap"``).
 """
 
 from __future__ import annotations
@@ -44,13 +22,7 @@ from .._noisy_score import NoisyScore
 from ..utils._noise import GaussianNoise
 from ..utils._warnings import quiet, warn
 
-__all__ = [
-    "N_RESAMPLES",
-    "add_test_set_sampling",
-    "mean_total_variance",
-    "sampling_from_total",
-    "with_test_set_sampling",
-]
+__all__ = ["add_test_set_sampling", "with_test_set_sampling"]
 
 #: Bootstrap resamples of the estimate (relative SE of the variance ≈ 10 %).
 N_RESAMPLES = 200
@@ -70,9 +42,6 @@ _PARAMETER_DOC = """\
 
 """
 
-#: ``terms(arguments, score)`` returns ``(h, weight, scale)``: the per-sample
-#: terms whose weighted mean is ``score.expected / scale``; or a sampling hook
-#: ``(arguments, score) -> (sampling_variance, method, dof)``.
 Terms = Callable[[dict[str, Any], NoisyScore], tuple[np.ndarray, Any, float]]
 Hook = Callable[[dict[str, Any], NoisyScore], tuple[float, str, float] | None]
 
@@ -80,15 +49,11 @@ Hook = Callable[[dict[str, Any], NoisyScore], tuple[float, str, float] | None]
 def mean_total_variance(
     h: np.ndarray, weight: np.ndarray | None
 ) -> tuple[float, float]:
-    """``(V_total, dof)`` of the weighted mean ``m = Σ w h / W`` of the terms ``h``.
+    """``(V_total, dof)`` of the weighted mean ``Σ w h / W`` of the terms ``h``.
 
-    ``V_total = n/(n − 1) · Σ w² (h − m)² / W²`` is unbiased for the variance
-    of the weighted mean of ``n`` independent draws of ``h`` (the per-sample
-    terms, label noise included); NaN below two samples. ``dof = 2 n_e/(κ −
-    1)`` is Satterthwaite's degrees of freedom of that estimate, with ``κ``
-    the (weighted) kurtosis of ``h`` and ``n_e = W²/Σ w²`` the effective
-    number of samples: the relative variance of a sample variance is ``(κ −
-    1)/n``. ``inf`` where ``h`` is constant or two-valued and balanced.
+    ``V_total = n/(n − 1) · Σ w² (h − m)² / W²`` (NaN below two samples) and
+    Satterthwaite's degrees of freedom ``2 n_e/(κ − 1)`` of it, ``κ`` the
+    weighted kurtosis of ``h`` (user guide: :ref:`error_budget`).
     """
     n = h.shape[0]
     if n < 2:
@@ -107,7 +72,7 @@ def mean_total_variance(
 
 
 def sampling_from_total(total: float, score: NoisyScore) -> float:
-    """``V_total`` less the label part of the estimate, floored at 0 (docstring)."""
+    """``V_total`` less the label part of a truth or remeasurement estimate, >= 0."""
     if score.estimand != "forward":
         total -= score.variance
     return max(total, 0.0) if not math.isnan(total) else math.nan
@@ -145,20 +110,18 @@ def with_test_set_sampling(
     Parameters
     ----------
     terms : callable, default=None
-        ``terms(arguments, score) -> (h, weight, scale)`` for a metric that is
-        a weighted mean of per-sample terms (module docstring); ``arguments``
-        are the bound arguments of the call.
+        ``terms(arguments, score) -> (h, weight, scale)``, the per-sample terms
+        whose weighted mean is ``score.expected / scale``, from the bound
+        arguments of the call.
     hook : callable, default=None
-        ``hook(arguments, score) -> (sampling_variance, method, dof)``, for metrics
-        with another rule (the RMSE's delta method); it returns None where the
-        rule does not apply, and the bootstrap is used.
+        ``hook(arguments, score) -> (sampling_variance, method, dof)`` or None
+        (then the bootstrap), for another rule (the RMSE's delta method).
     label_arguments : tuple of str, default=()
-        The arguments holding class labels: a bootstrap fixes ``labels`` to
-        the classes they show, when the metric takes ``labels``, the call did
-        not give them and the labels are not floating-point values.
+        The arguments holding class labels: a bootstrap fixes ``labels`` to the
+        classes they show (unless given, or the labels are floats).
     data_arguments : int, default=2
-        The number of leading positional arguments that hold one value per
-        sample (``y_true, y_pred``; 3 for a paired difference).
+        The number of leading arguments with one value per sample (``y_true,
+        y_pred``; 3 for a paired difference).
     """
 
     def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -173,10 +136,7 @@ def with_test_set_sampling(
             arguments = signature.bind(*args, **kwargs).arguments
             if how == "auto" and isinstance(score, NoisyScore):
                 if terms is not None:
-                    h, weight, scale = terms(arguments, score)
-                    total, dof = mean_total_variance(h, weight)
-                    variance = sampling_from_total(total * scale * scale, score)
-                    return _with(score, variance, "per_sample_terms", dof)
+                    return _from_terms(terms, arguments, score)
                 rule = None if hook is None else hook(arguments, score)
                 if rule is not None:
                     return _with(score, *rule)
@@ -200,22 +160,23 @@ def with_test_set_sampling(
 def add_test_set_sampling(
     metric: Callable[..., Any], score: NoisyScore, *args: Any, **kwargs: Any
 ) -> NoisyScore:
-    """``score``, the result of ``metric(*args, **kwargs)``, with its sampling variance.
+    """``score = metric(*args, **kwargs)`` with its sampling variance.
 
-    As ``metric(*args, test_set_sampling=True, **kwargs)`` gives it. For a
-    metric that is a mean of per-sample terms the terms are computed from the
-    arguments, without computing the metric again; the other rules call it.
+    As ``metric(*args, test_set_sampling=True, **kwargs)``, without computing
+    the metric again where it is a mean of per-sample terms.
     """
     terms, signature = getattr(metric, "_sampling_terms", (None, None))
     if terms is None:
-        sampled = metric(*args, test_set_sampling=True, **kwargs)
+        new = metric(*args, test_set_sampling=True, **kwargs)
         return _with(
-            score,
-            sampled.sampling_variance,
-            sampled.sampling_method,
-            sampled.sampling_dof,
+            score, new.sampling_variance, new.sampling_method, new.sampling_dof
         )
-    h, weight, scale = terms(signature.bind(*args, **kwargs).arguments, score)
+    return _from_terms(terms, signature.bind(*args, **kwargs).arguments, score)
+
+
+def _from_terms(terms: Terms, arguments: dict[str, Any], score: NoisyScore) -> Any:
+    """``score`` with the sampling variance of its per-sample ``terms``."""
+    h, weight, scale = terms(arguments, score)
     total, dof = mean_total_variance(h, weight)
     variance = sampling_from_total(total * scale * scale, score)
     return _with(score, variance, "per_sample_terms", dof)
@@ -246,7 +207,11 @@ def _bootstrap(
     label_arguments: tuple[str, ...],
     data_arguments: int,
 ) -> Any:
-    """The bootstrap rule of the module docstring, for one score or a list."""
+    """The seeded bootstrap over the test samples, for one score or a list.
+
+    The classes are fixed to those of the whole test set, so a resample missing
+    a class keeps its ``K``.
+    """
     names = list(signature.parameters)
     data = {name: np.asarray(arguments[name]) for name in names[:data_arguments]}
     n = data[names[0]].shape[0]

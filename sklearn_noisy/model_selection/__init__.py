@@ -1,7 +1,6 @@
 """Noise-aware cross-validation and paired model comparison."""
 
-from ._comparison import compare_estimators
-from ._comparison_result import CorrectedTTest, EstimatorComparison
+from ._comparison import CorrectedTTest, EstimatorComparison, compare_estimators
 from ._cross_validator import NoisyCrossValidator
 from ._noise_resilience_curve import NoiseResilienceCurveResult, noise_resilience_curve
 from ._noise_resilience_plot import NoiseResilienceDisplay

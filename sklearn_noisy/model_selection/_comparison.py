@@ -1,13 +1,13 @@
-"""Paired comparison of several estimators on the same folds and the same noisy labels.
-
-It reads only public fitted attributes of the cross-validations.
-"""
+"""Paired comparison of estimators on the same folds and labels, and its result."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -20,12 +20,294 @@ from ..metrics import expected_paired_difference, get_metric_info
 from ..utils._noise import resolve_noise_source, take_samples
 from ..utils._sklearn_compat import _safe_indexing
 from ..utils._warnings import warn
-from ._comparison_result import CorrectedTTest, EstimatorComparison
 from ._cross_validator import NoisyCrossValidator
 from ._pooling import _pooled_method
+from ._report import _as_table, _json_number
 from ._scoring import check_noisy_scoring, default_metrics, default_scoring
 
-__all__ = ["compare_estimators", "corrected_t_test"]
+__all__ = [
+    "CorrectedTTest",
+    "EstimatorComparison",
+    "compare_estimators",
+    "corrected_t_test",
+]
+
+
+class CorrectedTTest(NamedTuple):
+    """Nadeau–Bengio corrected resampled t-test of the per-fold differences.
+
+    Read more in the :ref:`User Guide <paired_comparison>`.
+
+    Parameters
+    ----------
+    statistic : float
+        ``mean / sqrt((1/K + n_test/n_train) s²)``, ``s²`` the sample variance
+        of the ``K`` per-fold differences.
+    pvalue : float
+        Two-sided p-value from Student's t with ``df`` degrees of freedom.
+    df : int
+        Degrees of freedom, ``K − 1``.
+    mean_difference : float
+        Mean of the per-fold differences.
+    corrected_std_error : float
+        ``sqrt((1/K + n_test/n_train) s²)``.
+
+    Examples
+    --------
+    >>> from sklearn_noisy.model_selection import CorrectedTTest
+    >>> CorrectedTTest(2.0, 0.116, 4, 0.02, 0.01).df
+    4
+    """
+
+    statistic: float
+    pvalue: float
+    df: int
+    mean_difference: float
+    corrected_std_error: float
+
+
+class EstimatorComparison:
+    """Result of :func:`compare_estimators`; the parameters are its attributes.
+
+    Read more in the :ref:`User Guide <paired_comparison>`.
+
+    Parameters
+    ----------
+    names : list of str
+        The estimators' names, in the order given.
+
+    metrics : list of str
+        The result keys of the metrics.
+
+    greater_is_better : dict of bool
+        Per metric, whether larger is better.
+
+    cv_results : dict of NoisyCrossValidator
+        The fitted cross-validation of every estimator (same splits).
+
+    differences, fold_differences, t_tests : dict
+        The pairwise results (see Attributes).
+
+    confidence_level : float
+        Level of the intervals in the summaries.
+
+    estimands : dict of str, default=None
+        Per metric, the estimand of its paired difference (``"forward"`` when
+        None).
+
+    notes : dict of str, default=None
+        Per metric, why the requested estimand was not available.
+
+    Attributes
+    ----------
+    pooled : dict of dict of NoisyScore
+        ``pooled[name][metric]``: the pooled score of each estimator.
+
+    differences : dict of dict of NoisyScore
+        ``differences[(a, b)][metric]``: ``metric_a − metric_b`` on the
+        out-of-fold predictions, with its paired label-noise variance and,
+        where exact, its ``sampling_variance``; ``(b, a)`` is its negation.
+
+    fold_differences : dict of dict of list of NoisyScore
+        The same per fold (variance NaN where only a Monte Carlo gives it).
+
+    t_tests : dict of dict of CorrectedTTest
+        ``t_tests[(a, b)][metric]``: the corrected resampled t-test on the
+        per-fold expected differences.
+
+    n_splits : int
+        Number of folds.
+
+    Examples
+    --------
+    See :func:`compare_estimators`.
+    """
+
+    def __init__(
+        self,
+        *,
+        names: list[str],
+        metrics: list[str],
+        greater_is_better: dict[str, bool],
+        cv_results: dict[str, NoisyCrossValidator],
+        differences: dict[tuple[str, str], dict[str, NoisyScore]],
+        fold_differences: dict[tuple[str, str], dict[str, list[NoisyScore]]],
+        t_tests: dict[tuple[str, str], dict[str, CorrectedTTest]],
+        confidence_level: float,
+        estimands: dict[str, str] | None = None,
+        notes: dict[str, str] | None = None,
+    ) -> None:
+        self.names = names
+        self.metrics = metrics
+        self.greater_is_better = greater_is_better
+        self.cv_results = cv_results
+        self.pooled = {name: dict(cv.pooled_) for name, cv in cv_results.items()}
+        self.differences = differences
+        self.fold_differences = fold_differences
+        self.t_tests = t_tests
+        self.n_splits = next(iter(cv_results.values())).n_splits_
+        self.confidence_level = confidence_level
+        self.estimands = estimands or dict.fromkeys(metrics, "forward")
+        self.notes = notes or {}
+
+    def ranking(self, metric: str | None = None) -> list[str]:
+        """Estimator names from best to worst by the pooled expected ``metric``.
+
+        ``metric`` defaults to the first metric.
+        """
+        metric = self.metrics[0] if metric is None else metric
+        if metric not in self.metrics:
+            raise ValueError(f"metric must be one of {self.metrics}; got {metric!r}.")
+        sign = -1.0 if self.greater_is_better[metric] else 1.0
+        return sorted(
+            self.names, key=lambda name: sign * self.pooled[name][metric].expected
+        )
+
+    def summary(self, metric: str | None = None) -> Any:
+        """Estimators ranked by the pooled expected ``metric`` (default: the first).
+
+        Returns
+        -------
+        table : pandas.DataFrame or list of dict
+            One row per estimator, best first: ``rank``, ``estimator``,
+            ``<metric>`` and ``<metric>_std`` for every metric, then versus the
+            best estimator ``difference``, ``difference_std`` and ``pvalue``.
+        """
+        metric = self.metrics[0] if metric is None else metric
+        order = self.ranking(metric)
+        rows = []
+        for rank, name in enumerate(order, start=1):
+            row: dict[str, Any] = {"rank": rank, "estimator": name}
+            for key in self.metrics:
+                row[key] = self.pooled[name][key].expected
+                row[f"{key}_std"] = self.pooled[name][key].std
+            if name == order[0]:
+                row.update(difference=0.0, difference_std=0.0, pvalue=math.nan)
+            else:
+                diff = self.differences[(name, order[0])][metric]
+                row["difference"] = diff.expected
+                row["difference_std"] = diff.std
+                row["pvalue"] = self.t_tests[(name, order[0])][metric].pvalue
+            rows.append(row)
+        return _as_table(rows)
+
+    def _pairs(self) -> Iterator[tuple[str, str, str, NoisyScore, CorrectedTTest]]:
+        """``(a, b, metric, difference, t-test)`` for every pair ``a < b``."""
+        for i, a in enumerate(self.names):
+            for b in self.names[i + 1 :]:
+                for key in self.metrics:
+                    test = self.t_tests[(a, b)][key]
+                    yield a, b, key, self.differences[(a, b)][key], test
+
+    def pairwise_summary(self) -> Any:
+        """Every pair ``a < b`` (in the given order) and metric, one row each.
+
+        Columns: ``estimator_a``, ``estimator_b``, ``metric``, ``expected``
+        (of ``metric_a − metric_b``), ``std``, ``ci_low``, ``ci_high``,
+        ``nominal``, ``method``, ``t_statistic``, ``pvalue`` and ``df``.
+        """
+        rows = []
+        for a, b, key, diff, test in self._pairs():
+            low, high = diff.confidence_interval(self.confidence_level)
+            rows.append(
+                {
+                    "estimator_a": a,
+                    "estimator_b": b,
+                    "metric": key,
+                    "expected": diff.expected,
+                    "std": diff.std,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "nominal": diff.nominal,
+                    "method": diff.method,
+                    "t_statistic": test.statistic,
+                    "pvalue": test.pvalue,
+                    "df": test.df,
+                }
+            )
+        return _as_table(rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        """All results as a JSON-serialisable dict (non-finite numbers as None)."""
+        pairs = [
+            {
+                "estimator_a": a,
+                "estimator_b": b,
+                "metric": key,
+                "expected": _json_number(diff.expected),
+                "variance": _json_number(diff.variance),
+                "nominal": _json_number(diff.nominal),
+                "method": diff.method,
+                "sampling_variance": _json_number(diff.sampling_variance),
+                "sampling_method": diff.sampling_method,
+                "estimand": self.estimands[key],
+                "fold_expected": [
+                    _json_number(d.expected) for d in self.fold_differences[(a, b)][key]
+                ],
+                "t_statistic": _json_number(test.statistic),
+                "pvalue": _json_number(test.pvalue),
+                "df": test.df,
+            }
+            for a, b, key, diff, test in self._pairs()
+        ]
+        return {
+            "estimators": list(self.names),
+            "metrics": list(self.metrics),
+            "n_splits": int(self.n_splits),
+            "confidence_level": float(self.confidence_level),
+            "cross_validation": {
+                name: cv.to_dict() for name, cv in self.cv_results.items()
+            },
+            "differences": pairs,
+            "notes": dict(self.notes),
+        }
+
+    def to_json(self, **kwargs: Any) -> str:
+        """:meth:`to_dict` as a JSON string; ``kwargs`` go to :func:`json.dumps`."""
+        return json.dumps(self.to_dict(), **kwargs)
+
+    def __repr__(self) -> str:
+        return (
+            f"EstimatorComparison(names={self.names!r}, metrics={self.metrics!r}, "
+            f"n_splits={self.n_splits})"
+        )
+
+    def __str__(self) -> str:
+        level = self.confidence_level
+        lines = [
+            f"Comparison of {len(self.names)} estimators on the same "
+            f"{self.n_splits} folds"
+        ]
+        pairs = list(self._pairs())
+        for key in self.metrics:
+            direction = "higher" if self.greater_is_better[key] else "lower"
+            lines += ["", f"{key} ({direction} is better), pooled over folds:"]
+            for rank, name in enumerate(self.ranking(key), start=1):
+                score = self.pooled[name][key]
+                lines.append(
+                    f"  {rank}. {name:<20} {score.expected:11.5g} ± {score.std:.3g}"
+                )
+            lines.append(
+                f"  pairwise a − b ({self.estimands[key]}): estimate ± SD (paired "
+                f"label noise), {level * 100:.4g} % interval; corrected t-test "
+                "across folds"
+            )
+            if key in self.notes:
+                lines.append(f"  note: {self.notes[key]}")
+            for a, b, _, diff, test in (p for p in pairs if p[2] == key):
+                low, high = diff.confidence_interval(level)
+                lines.append(
+                    f"  {a} − {b}: {diff.expected:.5g} ± {diff.std:.3g} "
+                    f"[{low:.5g}, {high:.5g}] ({diff.method}); "
+                    f"t={test.statistic:.3g}, p={test.pvalue:.3g}, df={test.df}"
+                )
+                if diff.sampling_method is not None:
+                    low, high = diff.confidence_interval(level, source="both")
+                    lines.append(
+                        f"    with test-set sampling (SD {diff.sampling_std:.3g},"
+                        f" {diff.sampling_method}): [{low:.5g}, {high:.5g}]"
+                    )
+        return "\n".join(lines)
 
 
 def corrected_t_test(differences: Any, n_train: float, n_test: float) -> CorrectedTTest:
@@ -41,10 +323,8 @@ def corrected_t_test(differences: Any, n_train: float, n_test: float) -> Correct
     Returns
     -------
     CorrectedTTest
-        The statistic, the two-sided p-value with ``K − 1`` degrees of freedom,
-        the mean difference and the corrected standard error. When all
-        differences are equal the statistic is 0 (p = 1) if they are 0 and
-        ``±inf`` (p = 0) otherwise.
+        With ``K − 1`` degrees of freedom. Equal differences give the
+        statistic 0 (p = 1) if they are 0, else ``±inf`` (p = 0).
 
     Examples
     --------
@@ -73,17 +353,8 @@ def corrected_t_test(differences: Any, n_train: float, n_test: float) -> Correct
 
 
 def _negate(score: NoisyScore) -> NoisyScore:
-    return NoisyScore(
-        score.metric,
-        -score.expected,
-        score.variance,
-        -score.nominal,
-        score.n_samples,
-        score.method,
-        estimand=score.estimand,
-        sampling_variance=score.sampling_variance,
-        sampling_method=score.sampling_method,
-        sampling_dof=score.sampling_dof,
+    return dataclasses.replace(
+        score, expected=-score.expected, nominal=-score.nominal, distribution=None
     )
 
 
@@ -162,11 +433,10 @@ def compare_estimators(
     """Compare estimators on the same folds, with the paired label-noise variance.
 
     Every estimator is cross-validated by :class:`NoisyCrossValidator` on the
-    same splits. For every pair ``(a, b)`` and metric the result holds the
-    difference ``metric_a − metric_b`` pooled over the folds, with its paired
-    variance over the label noise, and the Nadeau–Bengio corrected resampled
-    t-test on the per-fold differences. Read more in the
-    :ref:`User Guide <paired_comparison>`.
+    same splits. For every pair ``(a, b)`` and metric the result holds
+    ``metric_a − metric_b`` pooled over the folds with its paired variance over
+    the label noise, and the corrected resampled t-test on the per-fold
+    differences. Read more in the :ref:`User Guide <paired_comparison>`.
 
     Parameters
     ----------
@@ -184,8 +454,7 @@ def compare_estimators(
         metrics common to all estimators.
 
     cv : int, cross-validation generator or iterable, default=5
-        The splitter; its splits are computed once and shared. The test sets
-        must not overlap.
+        The splitter; its test sets must not overlap.
 
     sigma : float or array-like of shape (n_samples,), default=None
         Standard error of each regression label.
@@ -206,31 +475,24 @@ def compare_estimators(
         Level of the intervals in the summaries.
 
     n_draws : int, default=1000
-        Label draws of the joint Monte Carlo used for the metrics without an
-        exact paired variance (RMSE, R², F1, ...).
+        Label draws of the joint Monte Carlo for the metrics without an exact
+        paired variance (RMSE, R², F1, ...).
 
     random_state : int, Generator or None, default=0
-        Seed of that Monte Carlo (fixed by default: reproducible results).
+        Seed of that Monte Carlo.
 
     sigma_dof : float or array-like of shape (n_samples,), default=None
         Degrees of freedom of ``sigma``, as in :meth:`NoisyCrossValidator.fit`.
 
     estimand : {"forward", "truth"}, default="forward"
-        What the paired difference estimates (:ref:`estimands`); ``"truth"`` is
-        offered for MSE and accuracy, and the other metrics keep their forward
-        difference with a :class:`UserWarning` and a note.
+        What the paired difference estimates (:ref:`estimands`); a metric
+        without a paired truth difference keeps its forward one, with a
+        warning and a note.
 
     Returns
     -------
     EstimatorComparison
-        With ``differences``, ``fold_differences``, ``t_tests``, ``pooled``,
-        :meth:`~EstimatorComparison.summary` (ranking) and
-        :meth:`~EstimatorComparison.pairwise_summary`.
-
-    See Also
-    --------
-    sklearn_noisy.metrics.expected_paired_difference : The paired difference
-        of two prediction vectors.
+        The differences, their per-fold values, the t-tests and the rankings.
 
     Examples
     --------
@@ -246,6 +508,8 @@ def compare_estimators(
     ...     X, y, scoring=["mean_squared_error"], sigma=0.3)
     >>> result.ranking()
     ['linear', 'mean']
+    >>> result.t_tests[("linear", "mean")]["mean_squared_error"].df
+    4
     """
     estimators = _check_estimators(estimators)
     if estimand not in ("forward", "truth"):
@@ -254,42 +518,76 @@ def compare_estimators(
             f"{estimand!r}."
         )
     names = list(estimators)
-    first = estimators[names[0]]
     scorers = _check_comparison_scoring(scoring, estimators, y, n_draws)
-    splitter = check_cv(cv, y, classifier=is_classifier(first))
+    splitter = check_cv(cv, y, classifier=is_classifier(estimators[names[0]]))
     splits = [
         (np.asarray(train), np.asarray(test))
         for train, test in splitter.split(X, y, groups)
     ]
     noise = {"sigma": sigma, "q": q, "transition_matrix": transition_matrix}
-    cv_results = {
-        name: _cross_validate(
+    cv_results = {}
+    for name, estimator in estimators.items():
+        cv_results[name] = NoisyCrossValidator(
             estimator,
-            X,
-            y,
-            splits,
-            scorers,
-            {**noise, "sigma_dof": sigma_dof},
-            n_jobs,
-            confidence_level,
-        )
-        for name, estimator in estimators.items()
-    }
+            scoring=scorers,
+            cv=splits,
+            n_jobs=n_jobs,
+            confidence_level=confidence_level,
+            error_score="raise",
+        ).fit(X, y, **noise, sigma_dof=sigma_dof)
+        if cv_results[name].oof_indices_ is None:
+            raise ValueError(
+                "compare_estimators needs test sets that do not overlap (KFold, "
+                "StratifiedKFold, GroupKFold, ...); the splitter given repeats "
+                "samples across test sets."
+            )
     reference = cv_results[names[0]]
-    folds = _Folds.from_splits(reference, y, splits)
+    oof = reference.oof_indices_
+    folds = {
+        "oof": oof,
+        "y_oof": y if oof.shape[0] == reference.n_samples_ else _safe_indexing(y, oof),
+        "tests": [test for _, test in splits],
+        "rows": [np.searchsorted(oof, test) for _, test in splits],
+        "y": [_safe_indexing(y, test) for _, test in splits],
+        "classes": reference.labels_,
+    }
+    n_train = float(np.mean([train.shape[0] for train, _ in splits]))
+    n_test = float(np.mean([test.shape[0] for _, test in splits]))
     noise_values = {
         key: _resolve_noise(scorer, X, y, **noise)
         for key, scorer in reference.scorers_.items()
     }
     kinds, notes = _difference_estimands(reference.scorers_, estimand)
-    differences, fold_differences, t_tests = _all_pairs(
-        cv_results,
-        folds,
-        noise_values,
-        kinds,
-        n_draws=n_draws,
-        random_state=random_state,
-    )
+    differences, fold_differences, t_tests = {}, {}, {}
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            pooled, per_fold, tests = {}, {}, {}
+            for key in reference.scorers_:
+                pooled[key], per_fold[key] = _paired_difference(
+                    cv_results[a],
+                    cv_results[b],
+                    key,
+                    folds,
+                    noise_values[key],
+                    n_draws=n_draws,
+                    random_state=random_state,
+                    estimand=kinds[key],
+                )
+                expected = [d.expected for d in per_fold[key]]
+                tests[key] = corrected_t_test(expected, n_train, n_test)
+            differences[a, b] = pooled
+            fold_differences[a, b] = per_fold
+            t_tests[a, b] = tests
+            differences[b, a] = {key: _negate(d) for key, d in pooled.items()}
+            fold_differences[b, a] = {
+                key: [_negate(d) for d in ds] for key, ds in per_fold.items()
+            }
+            t_tests[b, a] = {
+                key: t._replace(
+                    statistic=-t.statistic, mean_difference=-t.mean_difference
+                )
+                for key, t in tests.items()
+            }
     return EstimatorComparison(
         names=names,
         metrics=list(reference.scorers_),
@@ -306,55 +604,10 @@ def compare_estimators(
     )
 
 
-def _all_pairs(
-    cv_results: dict[str, Any],
-    folds: _Folds,
-    noise_values: dict[str, dict[str, Any]],
-    kinds: dict[str, str],
-    *,
-    n_draws: int,
-    random_state: Any,
-) -> tuple[dict[Any, Any], dict[Any, Any], dict[Any, Any]]:
-    """``(differences, fold_differences, t_tests)`` of every ordered pair.
-
-    Each unordered pair is computed once, in the order of ``cv_results``; the
-    reversed pair is its negation.
-    """
-    names = list(cv_results)
-    keys = list(cv_results[names[0]].scorers_)
-    differences: dict[tuple[str, str], dict[str, NoisyScore]] = {}
-    fold_differences: dict[tuple[str, str], dict[str, list[NoisyScore]]] = {}
-    t_tests: dict[tuple[str, str], dict[str, CorrectedTTest]] = {}
-    for i, a in enumerate(names):
-        for b in names[i + 1 :]:
-            results = {
-                key: _paired_difference(
-                    cv_results[a],
-                    cv_results[b],
-                    key,
-                    folds,
-                    noise_values[key],
-                    n_draws=n_draws,
-                    random_state=random_state,
-                    estimand=kinds[key],
-                )
-                for key in keys
-            }
-            differences[(a, b)] = {key: r[0] for key, r in results.items()}
-            fold_differences[(a, b)] = {key: r[1] for key, r in results.items()}
-            t_tests[(a, b)] = {key: r[2] for key, r in results.items()}
-            differences[(b, a)], fold_differences[(b, a)], t_tests[(b, a)] = (
-                _reversed_pair(
-                    differences[(a, b)], fold_differences[(a, b)], t_tests[(a, b)]
-                )
-            )
-    return differences, fold_differences, t_tests
-
-
 def _check_comparison_scoring(
     scoring: Any, estimators: dict[str, Any], y: Any, n_draws: Any
 ) -> dict[str, Any]:
-    """The scorers of a comparison: defaults common to all, measurement only."""
+    """The scorers of a comparison: defaults common to all, forward only."""
     first = next(iter(estimators.values()))
     if isinstance(scoring, str) and scoring == "default":
         common = [set(default_metrics(est, y)) for est in estimators.values()]
@@ -377,139 +630,68 @@ def _check_comparison_scoring(
     return scorers
 
 
-def _cross_validate(
-    estimator: Any,
-    X: Any,
-    y: Any,
-    splits: list[tuple[np.ndarray, np.ndarray]],
-    scorers: dict[str, Any],
-    noise: dict[str, Any],
-    n_jobs: int | None,
-    confidence_level: float,
-) -> NoisyCrossValidator:
-    """Cross-validate one estimator on the shared splits; require disjoint tests."""
-    runner = NoisyCrossValidator(
-        estimator,
-        scoring=scorers,
-        cv=splits,
-        n_jobs=n_jobs,
-        confidence_level=confidence_level,
-        error_score="raise",
-    ).fit(X, y, **noise)
-    if runner.oof_indices_ is None:
-        raise ValueError(
-            "compare_estimators needs test sets that do not overlap (KFold, "
-            "StratifiedKFold, GroupKFold, ...); the splitter given repeats "
-            "samples across test sets."
-        )
-    return runner
-
-
-class _Folds(NamedTuple):
-    """The shared splits, as the paired differences need them."""
-
-    splits: list[tuple[np.ndarray, np.ndarray]]
-    oof: np.ndarray
-    y_oof: Any
-    fold_rows: list[np.ndarray]
-    fold_y: list[Any]
-    classes: np.ndarray | None
-    n_train: float
-    n_test: float
-
-    @classmethod
-    def from_splits(
-        cls, reference: NoisyCrossValidator, y: Any, splits: list
-    ) -> _Folds:
-        oof = reference.oof_indices_
-        return cls(
-            splits=splits,
-            oof=oof,
-            y_oof=y if oof.shape[0] == reference.n_samples_ else _safe_indexing(y, oof),
-            fold_rows=[np.searchsorted(oof, test) for _, test in splits],
-            fold_y=[_safe_indexing(y, test) for _, test in splits],
-            classes=reference.labels_,
-            n_train=float(np.mean([train.shape[0] for train, _ in splits])),
-            n_test=float(np.mean([test.shape[0] for _, test in splits])),
-        )
+def _difference_of(
+    scorer: Any, score_a: NoisyScore, score_b: NoisyScore, variance: float, n: int
+) -> NoisyScore:
+    """The exact difference of two scores' expectations, with a given variance."""
+    return NoisyScore(
+        f"{scorer.metric}_difference",
+        score_a.expected - score_b.expected,
+        variance,
+        score_a.nominal - score_b.nominal,
+        n,
+        "monte_carlo",
+    )
 
 
 def _paired_difference(
     cv_a: NoisyCrossValidator,
     cv_b: NoisyCrossValidator,
     key: str,
-    folds: _Folds,
+    folds: dict[str, Any],
     noise: dict[str, Any],
     *,
     n_draws: int,
     random_state: Any,
-    estimand: str = "forward",
-) -> tuple[NoisyScore, list[NoisyScore], CorrectedTTest]:
-    """``metric_a − metric_b`` pooled and per fold, and the corrected t-test."""
+    estimand: str,
+) -> tuple[NoisyScore, list[NoisyScore]]:
+    """``metric_a − metric_b`` pooled and per fold.
+
+    Exact where the metric has an exact paired variance; else the exact
+    difference of the expectations with the joint Monte Carlo variance.
+    """
     scorer = cv_a.scorers_[key]
     method = _pooled_method(scorer, cv_a.oof_responses_)
     response_a = cv_a.oof_responses_[method]
     response_b = cv_b.oof_responses_[method]
-    options = {
-        "metric": scorer,
-        "labels": folds.classes if scorer.requires_noise == "q" else None,
-        "classes": folds.classes if method == "predict_proba" else None,
-        "n_draws": n_draws,
-        "random_state": random_state,
-        "estimand": estimand,
-    }
-    pooled = expected_paired_difference(
-        folds.y_oof,
-        response_a,
-        response_b,
-        **_slice_noise(noise, folds.oof),
-        **options,
+    difference = partial(
+        expected_paired_difference,
+        metric=scorer,
+        labels=folds["classes"] if scorer.requires_noise == "q" else None,
+        classes=folds["classes"] if method == "predict_proba" else None,
+        n_draws=n_draws,
+        random_state=random_state,
+        estimand=estimand,
     )
-    exact = pooled.method == "exact"
-    if exact:  # the bootstrap of an exact kernel is affordable: the error budget
-        pooled = expected_paired_difference(
-            folds.y_oof,
-            response_a,
-            response_b,
-            **_slice_noise(noise, folds.oof),
-            **options,
-            test_set_sampling=True,
-        )
-    if not exact:  # exact expectations, joint Monte Carlo variance
-        pooled = _difference_of(
-            scorer,
-            cv_a.pooled_[key],
-            cv_b.pooled_[key],
-            pooled.variance,
-            pooled.n_samples,
-        )
-    per_fold = []
-    for k, (_, test) in enumerate(folds.splits):
-        if exact:
-            rows = folds.fold_rows[k]
-            per_fold.append(
-                expected_paired_difference(
-                    folds.fold_y[k],
-                    response_a[rows],
-                    response_b[rows],
-                    **_slice_noise(noise, test),
-                    **options,
-                )
-            )
-        else:
-            per_fold.append(
-                _difference_of(
-                    scorer,
-                    cv_a.fold_scores_[key][k],
-                    cv_b.fold_scores_[key][k],
-                    math.nan,
-                    cv_a.fold_scores_[key][k].n_samples,
-                )
-            )
-    t_test = corrected_t_test(
-        [d.expected for d in per_fold], folds.n_train, folds.n_test
+    oof = (folds["y_oof"], response_a, response_b)
+    pooled = difference(*oof, **_slice_noise(noise, folds["oof"]))
+    if pooled.method != "exact":
+        folds_ab = zip(cv_a.fold_scores_[key], cv_b.fold_scores_[key], strict=True)
+        per_fold = [
+            _difference_of(scorer, a, b, math.nan, a.n_samples) for a, b in folds_ab
+        ]
+        pooled_a, pooled_b = cv_a.pooled_[key], cv_b.pooled_[key]
+        variance, n = pooled.variance, pooled.n_samples
+        return _difference_of(scorer, pooled_a, pooled_b, variance, n), per_fold
+    # the bootstrap of an exact kernel is affordable: the error budget
+    pooled = difference(
+        *oof, **_slice_noise(noise, folds["oof"]), test_set_sampling=True
     )
-    return pooled, per_fold, t_test
+    per_fold = [
+        difference(y, response_a[rows], response_b[rows], **_slice_noise(noise, test))
+        for y, rows, test in zip(folds["y"], folds["rows"], folds["tests"], strict=True)
+    ]
+    return pooled, per_fold
 
 
 def _difference_estimands(
@@ -532,43 +714,3 @@ def _difference_estimands(
         )
         warn(f"{key}: {notes[key]}.", UserWarning)
     return kinds, notes
-
-
-def _difference_of(
-    scorer: Any,
-    score_a: NoisyScore,
-    score_b: NoisyScore,
-    variance: float,
-    n_samples: int,
-) -> NoisyScore:
-    """The exact difference of two scores' expectations, with a given variance."""
-    return NoisyScore(
-        f"{scorer.metric}_difference",
-        score_a.expected - score_b.expected,
-        variance,
-        score_a.nominal - score_b.nominal,
-        n_samples,
-        "monte_carlo",
-    )
-
-
-def _reversed_pair(
-    differences: dict[str, NoisyScore],
-    fold_differences: dict[str, list[NoisyScore]],
-    t_tests: dict[str, CorrectedTTest],
-) -> tuple[dict, dict, dict]:
-    """The results of the pair ``(b, a)`` from those of ``(a, b)``."""
-    return (
-        {key: _negate(score) for key, score in differences.items()},
-        {key: [_negate(s) for s in scores] for key, scores in fold_differences.items()},
-        {
-            key: CorrectedTTest(
-                -t.statistic,
-                t.pvalue,
-                t.df,
-                -t.mean_difference,
-                t.corrected_std_error,
-            )
-            for key, t in t_tests.items()
-        },
-    )

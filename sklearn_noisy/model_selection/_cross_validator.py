@@ -1,14 +1,4 @@
-"""Cross-validation reporting each metric's expectation and variance under label noise.
-
-:class:`NoisyCrossValidator` runs one fit per split exactly as
-:func:`sklearn.model_selection.cross_validate` does (same splitter, same
-:class:`joblib.Parallel` dispatch, so ``joblib.parallel_config(backend="dask")``
-sends the folds to a dask cluster), scores every fold with the noise-aware
-scorers of :mod:`sklearn_noisy.metrics`, and pools the out-of-fold predictions
-(user guide: :ref:`formula_pooling`). The folds run in ``_validation``, the
-scorers are chosen in ``_scoring``, the pooling is in ``_pooling`` and the
-reports are written by ``_report``.
-"""
+"""Cross-validation under label noise: :class:`NoisyCrossValidator`."""
 
 from __future__ import annotations
 
@@ -24,19 +14,24 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._sklearn_compat import _num_samples
-from ._estimands import check_cv_estimand, estimand_tables, plan_estimands
 from ._pooling import _out_of_fold, pool_scores
-from ._report import _fold_summary, _format_table, _results_dict, _summary_table
-from ._report_html import results_html
+from ._report import (
+    _fold_summary,
+    _format_table,
+    _results_dict,
+    _summary_table,
+    results_html,
+)
 from ._scoring import check_noisy_scoring, check_scorers_noise
 from ._validation import (
-    Noise,
+    ESTIMAND_CHOICES,
     _check_noise,
     _delegated_tags,
     _fold_tables,
     _noise_name,
     _scoring_target,
     _store_input_attributes,
+    plan_estimands,
     run_folds,
 )
 
@@ -45,9 +40,7 @@ __all__ = ["NoisyCrossValidator"]
 
 def _estimator_has(attribute: str):
     def check(self: NoisyCrossValidator) -> bool:
-        if hasattr(self, "estimator_"):
-            return hasattr(self.estimator_, attribute)
-        return hasattr(self.estimator, attribute)
+        return hasattr(getattr(self, "estimator_", self.estimator), attribute)
 
     return check
 
@@ -55,12 +48,11 @@ def _estimator_has(attribute: str):
 class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
     """Cross-validate an estimator and report metrics under known label noise.
 
-    For each fold and metric the result holds the nominal value (the classical
-    metric on the labels as given), the truth estimate and the forward value,
-    each with its variance over the label noise; the out-of-fold predictions are
-    then pooled into one :class:`~sklearn_noisy.NoisyScore` per metric. Label
-    noise, between-fold variability and test-set sampling are reported
-    separately. Read more in the :ref:`User Guide <cross_validation>`.
+    For each fold and metric the result holds the nominal value (the metric on
+    the labels as given), the truth estimate and the forward value, each with
+    its variance over the label noise; the out-of-fold predictions are pooled
+    into one :class:`~sklearn_noisy.NoisyScore` per metric. Read more in the
+    :ref:`User Guide <cross_validation>`.
 
     Parameters
     ----------
@@ -68,95 +60,82 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         The estimator to cross-validate; it is cloned for every fold.
 
     scoring : "default", str, NoisyScorer, list or dict, default="default"
-        Metric names as accepted by
-        :func:`~sklearn_noisy.metrics.make_noisy_scorer`, named scorers
-        (``"neg_expected_mean_squared_error"``), NoisyScorers, a list of these,
-        or a dict ``{name: metric name or NoisyScorer}``. ``"default"`` picks
-        MSE, RMSE, MAE and R² for regressors; accuracy, balanced accuracy, F1
-        (binary targets) and log-loss (with ``predict_proba``) for classifiers.
+        Metric names, named scorers (``"neg_expected_mean_squared_error"``),
+        NoisyScorers, a list of these or a dict ``{name: scorer}``.
+        ``"default"``: MSE, RMSE, MAE and R² for regressors; accuracy,
+        balanced accuracy, F1 (binary) and log-loss (with ``predict_proba``)
+        for classifiers.
 
     cv : int, cross-validation generator or iterable, default=5
         As in :func:`sklearn.model_selection.check_cv`. Pooling needs test sets
-        that do not overlap; otherwise only the per-fold results are reported.
+        that do not overlap.
 
     n_jobs : int, default=None
         Number of folds fitted in parallel by :class:`joblib.Parallel`.
-        ``None`` means 1 unless in a :func:`joblib.parallel_config` context.
 
     verbose : int, default=0
-        With ``verbose > 0`` a line is printed as each fold finishes, as
-        scikit-learn's ``[CV k/K] END ...``; ``verbose - 1`` is passed to
-        :class:`joblib.Parallel`.
+        With ``verbose > 0`` a line is printed as each fold finishes;
+        ``verbose - 1`` is passed to :class:`joblib.Parallel`.
 
     confidence_level : float, default=0.95
-        Level of the label-noise intervals in :meth:`summary`, ``str`` and the
-        plots.
+        Level of the label-noise intervals in the reports and plots.
 
     return_estimator : bool, default=False
         Keep the estimator fitted on each fold in ``estimators_``.
 
     refit : bool, default=False
-        Refit a clone of ``estimator`` on all the data (``estimator_``);
-        :meth:`predict` and :meth:`predict_proba` then delegate to it.
+        Refit a clone of ``estimator`` on all the data (``estimator_``) for
+        :meth:`predict` and :meth:`predict_proba`.
 
     error_score : "raise" or float, default=np.nan
-        Score given to a fold whose fit fails, with a
-        :class:`~sklearn.exceptions.FitFailedWarning`; ``"raise"`` re-raises the
-        error. If every fit fails a ``ValueError`` is raised.
+        Score of a fold whose fit fails (with a ``FitFailedWarning``);
+        ``"raise"`` re-raises the error.
 
     estimand : {"auto", "truth", "remeasurement", "forward"}, default="auto"
         The estimate that leads the reports (:ref:`estimands`). ``"auto"`` is
         ``"truth"`` where the metric offers it, else ``"remeasurement"``, else
-        ``"forward"``; a metric without the requested one falls back likewise,
-        with a note.
+        ``"forward"``; a metric without the requested one falls back likewise.
 
     test_set_sampling : bool, default=True
-        Estimate the test-set sampling variance of every pooled estimate (its
-        ``sampling_variance``, :ref:`error_budget`). ``False`` skips it.
+        Estimate the test-set sampling variance of every pooled estimate
+        (:ref:`error_budget`).
 
     Attributes
     ----------
     cv_results_ : dict of ndarray
-        ``fit_time``, ``score_time``, ``n_test`` and, for every metric ``m``,
-        ``m_expected``, ``m_variance``, ``m_nominal`` and, for every shown
-        estimand ``e``, ``m_e`` and ``m_e_variance``: one entry per fold.
+        Per fold: ``fit_time``, ``score_time``, ``n_test`` and, for every
+        metric ``m``, ``m_expected``, ``m_variance``, ``m_nominal`` and, for
+        every shown estimand ``e``, ``m_e`` and ``m_e_variance``.
 
     estimands_ : dict of dict
-        Per metric: ``shown`` (the estimands reported), ``lead`` (the one that
-        leads) and ``notes``.
+        Per metric: ``shown`` (the estimands reported), ``lead`` and ``notes``.
 
     fold_estimates_ : dict of dict of list of NoisyScore
-        ``fold_estimates_[m][e]``: the per-fold scores of every shown estimand
-        (``None`` where a fold failed).
+        ``fold_estimates_[m][e]``: the fold scores of every shown estimand.
 
     pooled_estimates_ : dict of dict of NoisyScore
-        ``pooled_estimates_[m][e]``: every shown estimand pooled over the folds
-        (:ref:`formula_pooling`). Empty when the test sets overlap.
+        ``pooled_estimates_[m][e]``: every shown estimand pooled over the folds.
 
     fold_scores_ : dict of list of NoisyScore
-        The per-fold results (``None`` where a fold failed).
+        The per-fold scores (``None`` where a fold failed).
 
     pooled_ : dict of NoisyScore
-        One score per metric over all out-of-fold predictions
-        (:ref:`formula_pooling`). Empty when the test sets overlap.
+        One score per metric over all out-of-fold predictions (empty when the
+        test sets overlap).
 
     fold_summary_ : dict of dict
         Per metric: ``mean_expected``, ``mean_nominal``, ``between_fold_sd``,
         ``mean_label_noise_variance``, ``excess_variance`` and ``excess_sd``
-        (:ref:`between_fold_spread`; none of these is a standard error of
-        cross-validation).
+        (:ref:`between_fold_spread`).
 
     oof_predictions_ : ndarray or None
-        Output of ``predict`` for every tested sample, in the order of
-        ``oof_indices_``.
+        Output of ``predict`` for every tested sample, in ``oof_indices_`` order.
 
     oof_responses_ : dict of ndarray
-        Out-of-fold output of every response method the scorers used, aligned
-        with ``oof_indices_``. Empty when the test sets overlap.
+        Out-of-fold output of every response method the scorers used.
 
     oof_indices_ : ndarray or None
-        Sorted indices of the samples that were in a test set; None when the
-        test sets overlap.
+        Sorted indices of the tested samples; None when the test sets overlap.
 
     labels_ : ndarray or None
         The sorted class labels of ``y`` for a classifier, None for a regressor.
@@ -174,20 +153,17 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         Number of samples of ``X``.
 
     noise_ : {"sigma", "q", "transition_matrix"} or None
-        The noise keyword given to :meth:`fit`; None when the scorers carry
-        their own noise source.
+        The noise keyword given to :meth:`fit`.
 
     estimators_ : list of estimator
-        The fold estimators; only with ``return_estimator=True``.
+        The fold estimators (``return_estimator=True``).
 
     estimator_ : estimator
-        The estimator refitted on all data; only with ``refit=True``.
+        The estimator refitted on all data (``refit=True``).
 
     See Also
     --------
     sklearn.model_selection.cross_validate : The noise-free equivalent.
-    compare_estimators : Paired comparison of several estimators on the same folds.
-    NoisyCVDisplay : Plot of the per-fold and pooled results.
 
     Examples
     --------
@@ -233,12 +209,8 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         self.test_set_sampling = test_set_sampling
 
     def __sklearn_tags__(self) -> Any:
-        # The inputs and the predictions are the estimator's: sparse X or NaN
-        # are accepted when it accepts them (each fold is fitted by it, and
-        # predict / predict_proba delegate to it), as for GridSearchCV.
         return _delegated_tags(super().__sklearn_tags__(), self.estimator)
 
-    # ------------------------------------------------------------------ fit
     def _check_params(self) -> None:
         if not hasattr(self.estimator, "fit"):
             raise TypeError(
@@ -261,7 +233,10 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
                 "error_score must be the string 'raise' or a number; got "
                 f"{self.error_score!r}."
             )
-        check_cv_estimand(self.estimand)
+        if not isinstance(self.estimand, str) or self.estimand not in ESTIMAND_CHOICES:
+            raise ValueError(
+                f"estimand must be one of {ESTIMAND_CHOICES}; got {self.estimand!r}."
+            )
         if not isinstance(self.test_set_sampling, (bool, np.bool_)):
             raise TypeError(
                 "test_set_sampling must be True or False; got "
@@ -289,8 +264,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
-            Input data. A DataFrame is indexed per fold as is, so a scorer can
-            read its noise from one of its columns.
+            Input data.
 
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Best-known labels: measured values (regression) or classes.
@@ -302,22 +276,18 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
             Flip probability of each class label.
 
         transition_matrix : array-like of shape (n_classes, n_classes), default=None
-            Row-stochastic label transition matrix, rows and columns in sorted
-            label order.
+            Row-stochastic label transition matrix, in sorted label order.
 
         groups : array-like of shape (n_samples,), default=None
             Group labels for group splitters such as ``GroupKFold``.
 
         sigma_dof : float or array-like of shape (n_samples,), default=None
             Degrees of freedom of ``sigma`` when it was estimated from a few
-            readings (``n_i - 1``; ``inf`` for a known σ), as returned by
-            :func:`~sklearn_noisy.preprocessing.summarize_repeats`; sliced per
-            fold like ``sigma`` and passed to the regression metrics. None: σ
-            known exactly.
+            readings (:ref:`sigma_dof`); None: σ known exactly.
 
         **fit_params : dict
-            Passed to the estimator's ``fit``; per-sample arrays (such as
-            ``sample_weight``) are sliced to each training set.
+            Passed to the estimator's ``fit``; per-sample arrays are sliced to
+            each training set.
 
         Returns
         -------
@@ -332,7 +302,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
                 f"X and y must have the same number of samples; got {n_samples} "
                 f"and {_num_samples(y)}."
             )
-        X, y, groups = indexable(X, y, groups)  # sparse X as CSR, as sklearn
+        X, y, groups = indexable(X, y, groups)
         splitter = check_cv(self.cv, y, classifier=classifier)
         splits = [
             (np.asarray(train), np.asarray(test))
@@ -355,30 +325,16 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         self.labels_ = classes
         self.test_indices_ = [test for _, test in splits]
         self.noise_ = _noise_name(noise)
-        self._store_fold_results(results)
-        self.estimands_, self.fold_estimates_ = estimand_tables(
-            results, self.scorers_, plans, self.fold_scores_, self.cv_results_
-        )
-        self._pool(results, plans, X, y_score, noise)
-        if self.return_estimator:
-            self.estimators_ = [r["estimator"] for r in results]
-        if self.refit:
-            self.estimator_ = clone(self.estimator).fit(X, y, **fit_params)
-        return self
-
-    def _store_fold_results(self, results: list[dict]) -> None:
-        cv_results, fold_scores = _fold_tables(results, self.scorers_, self.error_score)
-        self.cv_results_ = cv_results
-        self.fold_scores_ = fold_scores
+        (
+            self.cv_results_,
+            self.fold_scores_,
+            self.estimands_,
+            self.fold_estimates_,
+        ) = _fold_tables(results, scorers, plans, self.error_score)
         self.fold_summary_ = {
-            key: _fold_summary(cv_results, key, fold_scores[key])
-            for key in self.scorers_
+            key: _fold_summary(self.cv_results_, key, self.fold_scores_[key])
+            for key in scorers
         }
-
-    def _pool(
-        self, results: list[dict], plans: dict, X: Any, y: Any, noise: Noise
-    ) -> None:
-        """``pooled_`` and ``pooled_estimates_`` over the out-of-fold predictions."""
         oof = _out_of_fold(results)
         self.oof_indices_ = oof.indices
         self.oof_responses_ = oof.responses
@@ -389,16 +345,20 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
                 results,
                 oof,
                 X,
-                y,
-                n_samples=self.n_samples_,
-                scorers=self.scorers_,
+                y_score,
+                n_samples=n_samples,
+                scorers=scorers,
                 plans=plans,
                 noise=noise,
-                classes=self.labels_,
+                classes=classes,
                 test_set_sampling=bool(self.test_set_sampling),
             )
+        if self.return_estimator:
+            self.estimators_ = [r["estimator"] for r in results]
+        if self.refit:
+            self.estimator_ = clone(self.estimator).fit(X, y, **fit_params)
+        return self
 
-    # ------------------------------------------------------------- results
     def summary(self) -> Any:
         """Per-fold and pooled results as a table, one row per fold and metric.
 
@@ -406,15 +366,11 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         -------
         table : pandas.DataFrame or list of dict
             Columns ``metric``, ``fold`` (1 to K, or ``"pooled"``), ``n_test``,
-            ``nominal``, ``estimand`` (the one that leads), ``estimate``,
-            ``sd`` (label noise), ``ci_low``, ``ci_high`` (its label-noise
-            interval at ``confidence_level``) and, for every shown estimand
-            ``e``, ``e`` and ``e_sd`` (e.g. ``truth``, ``truth_sd``,
-            ``forward``, ``forward_sd``), and on the pooled row the error
-            budget of the lead: ``sampling_sd``, ``total_sd``, ``both_ci_low``
-            and ``both_ci_high`` (NaN on the folds and without
-            ``test_set_sampling``). A DataFrame when pandas is installed, else
-            a list of dicts.
+            ``nominal``, ``estimand`` (the lead), ``estimate``, ``sd``,
+            ``ci_low``, ``ci_high``, ``e`` and ``e_sd`` for every shown
+            estimand ``e``, and the pooled lead's error budget:
+            ``sampling_sd``, ``total_sd``, ``both_ci_low``, ``both_ci_high``.
+            A list of dicts without pandas.
         """
         check_is_fitted(self, "cv_results_")
         return _summary_table(self)
@@ -422,16 +378,14 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
     def to_dict(self) -> dict[str, Any]:
         """All results as a JSON-serialisable dict (``json.dumps`` works on it).
 
-        NaN and infinite numbers (a failed fold, an infinite variance) are written
-        as ``None``, so ``json.dumps(..., allow_nan=False)`` works.
+        NaN and infinite numbers are written as ``None``.
 
         Returns
         -------
         results : dict
             Keys ``estimator``, ``n_samples``, ``n_splits``, ``noise``,
-            ``confidence_level``, ``estimand``, ``legend``, ``metrics``, ``folds``,
-            ``pooled`` and ``fold_summary``, described in the
-            :ref:`User Guide <cv_reports>`.
+            ``confidence_level``, ``estimand``, ``legend``, ``metrics``,
+            ``folds``, ``pooled`` and ``fold_summary`` (:ref:`User Guide <cv_reports>`).
         """
         check_is_fitted(self, "cv_results_")
         return _results_dict(self)
@@ -446,7 +400,6 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         return _format_table(self)
 
     def _repr_html_inner(self) -> str:
-        # scikit-learn's estimator diagram, then (once fitted) the report.
         html = super()._repr_html_inner()
         if hasattr(self, "cv_results_"):
             html += results_html(self)
@@ -458,7 +411,6 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
             bundle["text/html"] += results_html(self)
         return bundle
 
-    # ------------------------------------------------------- delegation
     @available_if(_estimator_has("predict"))
     def predict(self, X: Any) -> np.ndarray:
         """Predict with the estimator refitted on all data (needs ``refit=True``)."""

@@ -12,55 +12,46 @@ from .._noisy_score import NoisyScore
 from ..metrics import get_metric_info
 from ..utils._plotting import import_pyplot
 from ._cross_validator import NoisyCrossValidator
-from ._report import _interval, _std, _z_value
+from ._report import _interval, _level, _std, _z_value
+
+__all__ = ["NoisyCVDisplay"]
 
 
 def metric_label(metric: str) -> str:
-    """Human-readable name of a metric for plots: the registry's display name.
-
-    A name the registry does not know (a custom scorer's key) is shown with
-    its underscores as spaces.
-    """
+    """The registry's display name of a metric; else its name with spaces."""
     try:
         return get_metric_info(metric).display_name
     except (KeyError, ValueError):
         return metric.replace("_", " ")
 
 
-__all__ = ["NoisyCVDisplay"]
-
-
 class NoisyCVDisplay:
-    """Per-fold estimate of a metric with its label-noise interval, and the pooled one.
+    """Per-fold estimates of a metric with their label-noise intervals, and pooled.
 
-    Each fold is drawn as the estimate of ``estimand`` with an error bar
-    spanning its label-noise interval, beside its nominal value (and its
-    forward value when another estimand leads); the pooled score is a line with
-    its interval as a band. Create it with :meth:`from_cv_results` or
-    :meth:`from_estimator`; matplotlib is imported by :meth:`plot` only. Read
-    more in the :ref:`User Guide <cross_validation>`.
+    Each fold's estimate has an error bar spanning its label-noise interval,
+    beside its nominal value (and its forward value when another estimand
+    leads); the pooled score is a line with its interval as a band. Create it
+    with :meth:`from_cv_results` or :meth:`from_estimator`. Read more in the
+    :ref:`User Guide <cross_validation>`.
 
     Parameters
     ----------
     metric : str
         Name of the metric shown.
     fold_expected, fold_std, fold_nominal : ndarray of shape (n_folds,)
-        Per-fold expected value, label-noise standard deviation and nominal
-        value.
+        Per-fold estimate, label-noise standard deviation and nominal value.
     pooled : NoisyScore or None
-        The pooled score, or None when there is none.
+        The pooled score, or None.
     confidence_level : float, default=0.95
         Level of the intervals.
     greater_is_better : bool or None, default=None
         Shown in the axis label.
     estimand : {"forward", "truth", "remeasurement"}, default="forward"
-        What ``fold_expected`` and ``pooled`` estimate (the legend says it).
+        What ``fold_expected`` and ``pooled`` estimate.
     fold_forward : ndarray of shape (n_folds,) or None, default=None
-        The forward values, drawn as markers when ``estimand`` is not
-        ``"forward"``.
+        The forward values, drawn when ``estimand`` is not ``"forward"``.
     name : str, default=None
-        Name of the model, shown in the title (as ``name`` of
-        :class:`sklearn.metrics.RocCurveDisplay`).
+        Name of the model, shown in the title.
     data_name : str, default=None
         Name of the data, shown in the title.
 
@@ -71,23 +62,18 @@ class NoisyCVDisplay:
     figure_ : matplotlib Figure
         Figure containing the plot.
     errorbar_ : matplotlib ErrorbarContainer
-        The per-fold expected values and intervals.
+        The per-fold estimates and intervals.
     nominal_ : matplotlib Line2D
         The per-fold nominal markers.
     pooled_line_ : matplotlib Line2D or None
-        The pooled expected value.
+        The pooled estimate.
     pooled_band_ : matplotlib Polygon or None
         The pooled label-noise interval.
     pooled_both_band_ : matplotlib Polygon or None
         The pooled interval of the label noise and the test-set sampling
-        (hatched; :ref:`error_budget`), where the pooled score carries its
-        sampling variance.
+        (hatched), where the pooled score has its sampling variance.
     forward_ : matplotlib Line2D or None
         The per-fold forward markers, when drawn.
-
-    See Also
-    --------
-    NoisyCrossValidator : Produces the results shown.
 
     Examples
     --------
@@ -154,19 +140,18 @@ class NoisyCVDisplay:
             A fitted cross-validator.
         metric : str, default=None
             The result key of the metric; by default the first one.
-        estimand : {"forward", "truth", "remeasurement"}, default=None
-            The estimate drawn with its interval; by default the one that
-            leads the cross-validator's report for this metric. It must be one
-            the report shows (``cv.estimands_[metric]["shown"]``).
         ax : matplotlib Axes, default=None
             Axes to draw on; a new figure by default.
+        estimand : {"forward", "truth", "remeasurement"}, default=None
+            The estimate drawn, one of ``cv.estimands_[metric]["shown"]``; by
+            default the one that leads the report.
         name : str, default=None
-            Name of the model in the title; the class name of ``cv.estimator``
-            by default.
+            Name of the model in the title; the estimator's class name by
+            default.
         data_name : str, default=None
-            Name of the data in the title; none by default.
+            Name of the data in the title.
         legend : bool, default=True
-            Draw the legend (see :meth:`plot`).
+            Draw the legend.
 
         Returns
         -------
@@ -237,18 +222,14 @@ class NoisyCVDisplay:
             The estimator to cross-validate.
         X, y : array-like
             Data and best-known labels.
-        sigma, q, transition_matrix : optional
-            The label noise, as in :meth:`NoisyCrossValidator.fit`.
-        groups : array-like, default=None
-            Groups for group splitters.
+        sigma, q, transition_matrix, groups, sigma_dof : default=None
+            As in :meth:`NoisyCrossValidator.fit`.
         cv : int, splitter or iterable, default=5
             The cross-validation splitting.
         metric : str, default=None
-            The metric to plot (a name accepted by
-            :func:`~sklearn_noisy.metrics.make_noisy_scorer`); by default the
-            first of the default metrics.
+            The metric to plot; by default the first default metric.
         scoring : default=None
-            Scoring for the cross-validation; by default just ``metric`` (or
+            Scoring of the cross-validation; by default ``metric`` alone (or
             ``"default"`` when ``metric`` is None).
         n_jobs : int, default=None
             Folds fitted in parallel.
@@ -256,15 +237,10 @@ class NoisyCVDisplay:
             Level of the intervals.
         ax : matplotlib Axes, default=None
             Axes to draw on.
-        sigma_dof : float or array-like, default=None
-            Degrees of freedom of ``sigma``, as in
-            :meth:`NoisyCrossValidator.fit`.
         estimand : {"auto", "truth", "remeasurement", "forward"}, default="auto"
             The estimate drawn, as the cross-validator's ``estimand``.
-        name : str, default=None
-            Name of the model in the title; its class name by default.
-        data_name : str, default=None
-            Name of the data in the title; none by default.
+        name, data_name : str, default=None
+            Names of the model and the data in the title.
 
         Returns
         -------
@@ -296,18 +272,16 @@ class NoisyCVDisplay:
     def plot(self, ax: Any = None, *, legend: bool = True) -> NoisyCVDisplay:
         """Draw the display.
 
-        Every marker is named in the legend, which sits outside the axes so
-        that it never covers an error bar: below them on a new figure (drawn
-        with the constrained layout), to their right on given axes.
+        The legend sits outside the axes: below them on a new figure, to their
+        right on given axes.
 
         Parameters
         ----------
         ax : matplotlib Axes, default=None
             Axes to draw on; a new figure by default.
         legend : bool, default=True
-            Draw the legend. Pass False when several displays share a figure
-            and draw one figure legend from ``ax_.get_legend_handles_labels()``
-            of one of them.
+            Draw the legend; False when several displays share a figure
+            legend (see :meth:`legend_entries`).
 
         Returns
         -------
@@ -330,35 +304,18 @@ class NoisyCVDisplay:
         else:
             better = "higher" if self.greater_is_better else "lower"
             ax.set_ylabel(f"{label}\n({better} is better)")
-        ax.set_title(self._title(label), fontsize="medium")
-        if legend:
-            self._draw_legend(ax, created)
-        return self
-
-    def legend_entries(self) -> tuple[list[Any], list[str]]:
-        """Handles and labels of the legend, the per-fold estimate first.
-
-        Returns
-        -------
-        handles, labels : list
-            As :meth:`matplotlib.axes.Axes.get_legend_handles_labels`, for a
-            figure legend shared by several displays.
-        """
-        handles, labels = self.ax_.get_legend_handles_labels()
-        order = sorted(
-            range(len(handles)), key=lambda i: handles[i] is not self.errorbar_
-        )
-        return [handles[i] for i in order], [labels[i] for i in order]
-
-    def _draw_legend(self, ax: Any, created: bool) -> None:
+        model = "" if self.name is None else f" of {self.name}"
+        data = "" if self.data_name is None else f" on {self.data_name}"
+        ax.set_title(f"{label}{model}{data}, per fold and pooled", fontsize="medium")
+        if not legend:
+            return self
         handles, labels = self.legend_entries()
         if created:
             self.figure_.legend(
                 handles, labels, loc="outside lower center", ncols=2, fontsize="small"
             )
-            return
-        if self.figure_.get_layout_engine() is None:
-            # Make room for the legend outside the axes; no label is clipped.
+            return self
+        if self.figure_.get_layout_engine() is None:  # room for the legend
             self.figure_.set_layout_engine("constrained")
         ax.legend(
             handles,
@@ -368,18 +325,27 @@ class NoisyCVDisplay:
             borderaxespad=0.0,
             fontsize="small",
         )
+        return self
 
-    def _title(self, label: str) -> str:
-        model = "" if self.name is None else f" of {self.name}"
-        data = "" if self.data_name is None else f" on {self.data_name}"
-        return f"{label}{model}{data}, per fold and pooled"
+    def legend_entries(self) -> tuple[list[Any], list[str]]:
+        """Handles and labels of the legend, the per-fold estimate first.
+
+        Returns
+        -------
+        handles, labels : list
+            As :meth:`matplotlib.axes.Axes.get_legend_handles_labels`.
+        """
+        handles, labels = self.ax_.get_legend_handles_labels()
+        order = sorted(
+            range(len(handles)), key=lambda i: handles[i] is not self.errorbar_
+        )
+        return [handles[i] for i in order], [labels[i] for i in order]
 
     def _draw_folds(self, ax: Any) -> None:
         z = _z_value(self.confidence_level)
-        level = f"{self.confidence_level * 100:.4g} %"
+        level = _level(self.confidence_level)
         folds = np.arange(1, self.fold_expected.size + 1)
-        # The report's intervals: clipped to the metric's range, so a bar
-        # never crosses a bound the metric cannot pass (an RMSE below 0).
+        # the report's intervals, clipped to the metric's range
         bounds = np.array(
             [
                 _interval(e, s * s, z, self.metric)
@@ -387,8 +353,7 @@ class NoisyCVDisplay:
             ]
         ).reshape(-1, 2)
         low, high = bounds[:, 0], bounds[:, 1]
-        # An estimate outside its clipped interval (a truth MSE below 0) gets
-        # no bar of its own: its interval is drawn beside it (below).
+        # an estimate outside its clipped interval: the interval drawn alone
         outside = (self.fold_expected < low) | (self.fold_expected > high)
         with np.errstate(invalid="ignore"):
             below = np.where(outside, 0.0, np.maximum(self.fold_expected - low, 0.0))
@@ -404,39 +369,28 @@ class NoisyCVDisplay:
         if outside.any():  # the interval on its own, in the same colour
             colour = self.errorbar_.lines[0].get_color()
             ax.vlines(folds[outside], low[outside], high[outside], color=colour)
-            ax.plot(
-                np.repeat(folds[outside], 2),
-                np.column_stack([low[outside], high[outside]]).ravel(),
-                linestyle="none",
-                marker="_",
-                markersize=8,
-                color=colour,
-            )
+            ends = np.column_stack([low[outside], high[outside]]).ravel()
+            ax.plot(np.repeat(folds[outside], 2), ends, "_", markersize=8, color=colour)
         self.forward_ = None
         if self.fold_forward is not None and self.estimand != "forward":
             (self.forward_,) = ax.plot(
                 folds,
                 self.fold_forward,
-                linestyle="none",
-                marker="s",
+                "s",
                 markersize=4,
                 color="grey",
                 label="forward (if y_true were exact)",
             )
+        nominal = "nominal (labels as given)"
         (self.nominal_,) = ax.plot(
-            folds,
-            self.fold_nominal,
-            linestyle="none",
-            marker="x",
-            color="black",
-            label="nominal (labels as given)",
+            folds, self.fold_nominal, "x", color="black", label=nominal
         )
 
     def _draw_pooled(self, ax: Any) -> None:
         self.pooled_line_ = self.pooled_band_ = self.pooled_both_band_ = None
         if self.pooled is None:
             return
-        level = f"{self.confidence_level * 100:.4g} %"
+        level = _level(self.confidence_level)
         low, high = self.pooled.confidence_interval(self.confidence_level)
         self.pooled_band_ = ax.axhspan(
             low,

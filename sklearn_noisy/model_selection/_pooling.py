@@ -1,15 +1,16 @@
 """Pooling the folds of a cross-validation into one score per metric.
 
 Over disjoint test sets the out-of-fold predictions are concatenated and every
-metric is scored on them (user guide: :ref:`formula_pooling`). The
-per-sample-additive regression losses (the registry's ``additive`` records)
-are pooled from the fold results instead, which is the same number without a
-second pass over the data.
+metric is scored on them (user guide: :ref:`formula_pooling`). The forward
+scores of the per-sample-additive metrics (the registry's ``additive``
+records) are pooled from the fold scores: the same number without a second
+pass over the data.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -19,7 +20,7 @@ from ..metrics import get_metric_info, get_metric_names
 from ..utils._arrays import weighted_totals
 from ..utils._sklearn_compat import _safe_indexing
 from ..utils._warnings import quiet, warn
-from ._validation import Noise, _take_noise, score_estimands
+from ._validation import Noise, _response_methods, score_estimands
 
 __all__ = ["pool_scores"]
 
@@ -47,28 +48,9 @@ def _pool_additive(scores: list[NoisyScore]) -> NoisyScore:
     )
 
 
-def _pools_from_folds(scorer: Any, estimand: str) -> bool:
-    """Whether a pooled score is the weighted sum of its fold scores.
-
-    Only forward scores of additive metrics: a sum of floored per-fold variances
-    would overstate the pooled variance.
-    """
-    metric = scorer.metric
-    return (
-        estimand == "forward"
-        and metric in get_metric_names()
-        and get_metric_info(metric).additive
-        and not getattr(scorer, "metric_kwargs", None)
-    )
-
-
 def _pooled_method(scorer: Any, responses: dict[str, np.ndarray]) -> str:
     """The recorded out-of-fold response a scorer takes (its response method)."""
-    methods = (
-        [scorer.response_method]
-        if isinstance(scorer.response_method, str)
-        else list(scorer.response_method)
-    )
+    methods = _response_methods(scorer)
     for method in methods:
         if method in responses:
             return method
@@ -78,10 +60,7 @@ def _pooled_method(scorer: Any, responses: dict[str, np.ndarray]) -> str:
 
 
 class OutOfFold(NamedTuple):
-    """The out-of-fold responses of a cross-validation, sorted by sample index.
-
-    ``indices`` is None (and ``responses`` empty) when the test sets overlap.
-    """
+    """The out-of-fold responses by sorted sample index (None: tests overlap)."""
 
     indices: np.ndarray | None
     responses: dict[str, np.ndarray]
@@ -113,53 +92,10 @@ def _out_of_fold(results: list[dict]) -> OutOfFold:
     return OutOfFold(indices, responses)
 
 
-def _oof_data(
-    oof: OutOfFold, X: Any, y: Any, noise: Noise, n_samples: int
-) -> tuple[Any, Any, Noise]:
-    """``X``, ``y`` and the noise of the out-of-fold samples, in their order."""
-    if oof.indices.shape[0] == n_samples:  # a partition: no copy of X or y
-        X_oof, y_oof = X, y
-    else:
-        X_oof, y_oof = _safe_indexing(X, oof.indices), _safe_indexing(y, oof.indices)
-    return X_oof, y_oof, _take_noise(noise, oof.indices)
-
-
-def _fold_scores(results: list[dict], key: str, estimand: str, own: bool) -> list:
-    """The fold scores of ``estimand`` of ``key`` (None where a fold failed)."""
-    if own:
-        return [r["scores"][key] for r in results]
-    return [r["estimates"].get(key, {}).get(estimand) for r in results]
-
-
-def _tagged(score: NoisyScore, estimand: str) -> NoisyScore:
-    """``score`` labelled with the estimand it was computed for."""
-    if score.estimand == estimand:
-        return score
-    return dataclasses.replace(score, estimand=estimand)
-
-
-def _with_sampling(score: NoisyScore, sampled: NoisyScore) -> NoisyScore:
-    """``score`` with the test-set sampling variance of ``sampled``."""
-    return dataclasses.replace(
-        score,
-        sampling_variance=sampled.sampling_variance,
-        sampling_method=sampled.sampling_method,
-        sampling_dof=sampled.sampling_dof,
-    )
-
-
 def _warn_sampling(key: str, estimand: str, exc: Exception) -> None:
     warn(
         f"The test-set sampling variance of the pooled {key!r} ({estimand}) "
         f"could not be computed: {type(exc).__name__}: {exc}",
-        UserWarning,
-    )
-
-
-def _warn_unpooled(key: str, exc: Exception) -> None:
-    warn(
-        f"{key!r} could not be pooled over the out-of-fold predictions, "
-        f"so pooled_ has no entry for it: {type(exc).__name__}: {exc}",
         UserWarning,
     )
 
@@ -183,109 +119,91 @@ def pool_scores(
     predictions in one scorer call, with their test-set sampling.
     """
     fitted = [r for r in results if r["fit_error"] is None]
-    X_oof, y_oof, noise_oof = _oof_data(oof, X, y, noise, n_samples)
+    if oof.indices.shape[0] != n_samples:  # not a partition: take the tested
+        X, y = _safe_indexing(X, oof.indices), _safe_indexing(y, oof.indices)
+    noise = None if noise is None else noise.take(oof.indices)
     pooled: dict[str, NoisyScore] = {}
     estimates: dict[str, dict[str, NoisyScore]] = {}
     for key, scorer in scorers.items():
-        own = scorer.estimand
-        shown = plans[key].shown
-        shown = shown if own in shown else (own, *shown)
+        own, shown = scorer.estimand, plans[key].shown
         sampled = test_set_sampling and hasattr(scorer, "_score_estimands")
+        score = partial(
+            score_estimands, scorer, y, oof.responses, X, noise=noise, classes=classes
+        )
+        order = shown if own in shown else (own, *shown)
+        # only forward scores of additive metrics pool from the folds: a sum of
+        # floored per-fold variances would overstate the pooled variance
+        additive = (
+            scorer.metric in get_metric_names()
+            and get_metric_info(scorer.metric).additive
+            and not getattr(scorer, "metric_kwargs", None)
+        )
         scores: dict[str, Any] = {}
-        for estimand in shown:
-            folds = _fold_scores(fitted, key, estimand, estimand == own)
+        for estimand in order:
+            folds = [
+                r["scores"][key]
+                if estimand == own
+                else r["estimates"].get(key, {}).get(estimand)
+                for r in fitted
+            ]
             complete = all(s is not None for s in folds) and (
-                estimand != own
-                or not any(key in r.get("undefined", ()) for r in fitted)
+                estimand != own or not any(key in r["undefined"] for r in fitted)
             )
-            if complete and _pools_from_folds(scorer, estimand):
+            if complete and additive and estimand == "forward":
                 scores[estimand] = _pool_additive(folds)
         # Scored once on all the out-of-fold predictions, also when the
         # metric failed on (or is not defined for) some fold.
-        rest = tuple(e for e in shown if e not in scores)
-        scores.update(
-            _score_oof(
-                scorer, key, rest, sampled, oof, X_oof, y_oof, noise_oof, classes
-            )
-        )
+        rest = tuple(e for e in order if e not in scores)
+        scores.update(_score_oof(score, key, rest, sampled))
         if sampled:
-            _add_sampling(
-                scores, scorer, key, oof, X_oof, y_oof, noise_oof, classes, skip=rest
-            )
+            _add_sampling(score, key, scores, skip=rest)
         if isinstance(scores.get(own), Exception):
-            _warn_unpooled(key, scores[own])
+            exc = scores[own]
+            warn(
+                f"{key!r} could not be pooled over the out-of-fold predictions, "
+                f"so pooled_ has no entry for it: {type(exc).__name__}: {exc}",
+                UserWarning,
+            )
         estimates[key] = {}
-        for estimand in plans[key].shown:
-            score = scores.get(estimand)
-            if isinstance(score, Exception):
+        for estimand in shown:
+            found = scores.get(estimand)
+            if isinstance(found, Exception):
                 if estimand != own and not isinstance(
-                    score, (ValueError, ArithmeticError)
+                    found, (ValueError, ArithmeticError)
                 ):
-                    raise score
-                continue  # the folds' notes say why
-            if score is not None:
-                estimates[key][estimand] = _tagged(score, estimand)
+                    raise found
+            elif found is not None:  # else the folds' notes say why
+                estimates[key][estimand] = (
+                    found
+                    if found.estimand == estimand
+                    else dataclasses.replace(found, estimand=estimand)
+                )
         if isinstance(scores.get(own), NoisyScore):
             pooled[key] = scores[own]
     return pooled, estimates
 
 
 def _score_oof(
-    scorer: Any,
-    key: str,
-    estimands: tuple[str, ...],
-    sampled: bool,
-    oof: OutOfFold,
-    X_oof: Any,
-    y_oof: Any,
-    noise_oof: Noise,
-    classes: np.ndarray | None,
+    score: partial, key: str, estimands: tuple[str, ...], sampled: bool
 ) -> dict[str, Any]:
     """``estimands`` on the out-of-fold predictions; a failed sampling warns."""
     if not estimands:
         return {}
     try:
-        scores = score_estimands(
-            scorer,
-            y_oof,
-            oof.responses,
-            X_oof,
-            estimands=estimands,
-            noise=noise_oof,
-            classes=classes,
-            test_set_sampling=sampled,
-        )
+        scores = score(estimands=estimands, test_set_sampling=sampled)
     except Exception as exc:  # common to every estimand: none is pooled
         return dict.fromkeys(estimands, exc)
     failed = tuple(e for e in estimands if isinstance(scores[e], Exception))
     if sampled and failed:
-        again = score_estimands(
-            scorer,
-            y_oof,
-            oof.responses,
-            X_oof,
-            estimands=failed,
-            noise=noise_oof,
-            classes=classes,
-        )
-        for estimand, score in again.items():
-            if isinstance(score, NoisyScore):
+        for estimand, again in score(estimands=failed).items():
+            if isinstance(again, NoisyScore):
                 _warn_sampling(key, estimand, scores[estimand])
-                scores[estimand] = score
+                scores[estimand] = again
     return scores
 
 
 def _add_sampling(
-    scores: dict[str, Any],
-    scorer: Any,
-    key: str,
-    oof: OutOfFold,
-    X_oof: Any,
-    y_oof: Any,
-    noise_oof: Noise,
-    classes: np.ndarray | None,
-    *,
-    skip: tuple[str, ...],
+    score: partial, key: str, scores: dict[str, Any], *, skip: tuple[str, ...]
 ) -> None:
     """The test-set sampling of the fold-pooled estimates, in place.
 
@@ -295,22 +213,17 @@ def _add_sampling(
     if not known:
         return
     try:
-        with quiet():  # the fold scores warned already
-            sampled = score_estimands(
-                scorer,
-                y_oof,
-                oof.responses,
-                X_oof,
-                estimands=tuple(known),
-                noise=noise_oof,
-                classes=classes,
-                test_set_sampling=True,
-                known=known,
-            )
+        with quiet():
+            sampled = score(estimands=tuple(known), test_set_sampling=True, known=known)
     except Exception as exc:
         sampled = dict.fromkeys(known, exc)
-    for estimand, score in known.items():
+    for estimand, found in known.items():
         if isinstance(sampled[estimand], Exception):
             _warn_sampling(key, estimand, sampled[estimand])
         else:
-            scores[estimand] = _with_sampling(score, sampled[estimand])
+            scores[estimand] = dataclasses.replace(
+                found,
+                sampling_variance=sampled[estimand].sampling_variance,
+                sampling_method=sampled[estimand].sampling_method,
+                sampling_dof=sampled[estimand].sampling_dof,
+            )

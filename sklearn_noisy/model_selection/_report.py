@@ -1,23 +1,34 @@
-"""Reporting a fitted :class:`NoisyCrossValidator`: table, dict/JSON and text.
+"""Reports of a fitted :class:`NoisyCrossValidator`: table, dict/JSON, text, HTML.
 
-The functions read only the public fitted attributes of the cross-validator
-(``cv_results_``, ``fold_scores_``, ``pooled_``, ``fold_summary_``,
-``scorers_``, ...); its :meth:`summary`, :meth:`to_dict` and ``str`` delegate
-here.
+They read only its public fitted attributes; its :meth:`summary`,
+:meth:`to_dict`, ``str`` and HTML representation delegate here.
 """
 
 from __future__ import annotations
 
 import math
+from html import escape
 from typing import Any
 
 import numpy as np
 from scipy.special import ndtri
 
 from .._noisy_score import clip_to_range
-from ._estimands import QUESTIONS, report_this
 
 __all__: list[str] = []
+
+#: The question each reported quantity answers, as the report's legend says it.
+QUESTIONS = {
+    "nominal": "the metric on the labels as given",
+    "truth": "the metric against the true values (the label noise removed)",
+    "remeasurement": "the metric expected when these samples are measured again, "
+    "the same way",
+    "forward": "the paper's expected metric if y_true were exact (then measured "
+    "with the given noise); not what a re-measurement shows",
+    "sampling": "the spread of the pooled estimate over the draw of the test "
+    "samples from their population (below each table); the report-this interval "
+    "covers it and the label noise",
+}
 
 
 def _std(variance: float) -> float:
@@ -86,7 +97,6 @@ def _fold_summary(
     }
 
 
-# ------------------------------------------------------------------ helpers
 def _level(confidence_level: float) -> str:
     """A confidence level as the report writes it: ``"95 %"``."""
     return f"{confidence_level * 100:.4g} %"
@@ -106,23 +116,12 @@ def _interval(
     return clip_to_range(key, estimate - z * std, estimate + z * std)
 
 
-def _fold_estimate(cv: Any, key: str, estimand: str, k: int) -> tuple[float, float]:
-    """Estimate and variance of ``estimand`` on fold ``k`` (0-based)."""
-    return (
-        float(cv.cv_results_[f"{key}_{estimand}"][k]),
-        float(cv.cv_results_[f"{key}_{estimand}_variance"][k]),
-    )
-
-
-def _pooled_estimate(cv: Any, key: str, estimand: str) -> tuple[float, float]:
+def _pooled(cv: Any, key: str, estimand: str) -> tuple[float, float, float]:
+    """Pooled estimate, label-noise and test-set sampling variance (NaN if none)."""
     score = cv.pooled_estimates_.get(key, {}).get(estimand)
-    return (math.nan, math.nan) if score is None else (score.expected, score.variance)
-
-
-def _pooled_sampling(cv: Any, key: str, estimand: str) -> float:
-    """The test-set sampling variance of a pooled estimate (NaN without it)."""
-    score = cv.pooled_estimates_.get(key, {}).get(estimand)
-    return math.nan if score is None else score.sampling_variance
+    if score is None:
+        return math.nan, math.nan, math.nan
+    return score.expected, score.variance, score.sampling_variance
 
 
 def _both_interval(cv: Any, key: str, estimand: str) -> tuple[float, float]:
@@ -133,93 +132,76 @@ def _both_interval(cv: Any, key: str, estimand: str) -> tuple[float, float]:
     return tuple(score.confidence_interval(cv.confidence_level, source="both"))
 
 
+def _rows(cv: Any, key: str) -> list[tuple[Any, int, float, dict]]:
+    """``(fold, n_test, nominal, {estimand: (estimate, variance)})`` of each fold
+    (numbered from 1), then of the pooled scores (fold ``"pooled"``) if any.
+    """
+    shown, results = cv.estimands_[key]["shown"], cv.cv_results_
+    rows = [
+        (
+            k + 1,
+            int(results["n_test"][k]),
+            float(results[f"{key}_nominal"][k]),
+            {
+                e: (
+                    float(results[f"{key}_{e}"][k]),
+                    float(results[f"{key}_{e}_variance"][k]),
+                )
+                for e in shown
+            },
+        )
+        for k in range(cv.n_splits_)
+    ]
+    pooled = cv.pooled_.get(key)
+    if pooled is not None:
+        values = {e: _pooled(cv, key, e)[:2] for e in shown}
+        rows.append(("pooled", pooled.n_samples, pooled.nominal, values))
+    return rows
+
+
+def _entries(values: dict, z: float, lead: str, key: str) -> dict[str, dict]:
+    """Per estimand its estimate, variance and SD, and the lead's interval."""
+    entries = {}
+    for estimand, (estimate, variance) in values.items():
+        entry = {"estimate": estimate, "variance": variance, "sd": _std(variance)}
+        if estimand == lead:
+            entry["ci_low"], entry["ci_high"] = _interval(estimate, variance, z, key)
+        entries[estimand] = entry
+    return entries
+
+
 def _sampling_entries(cv: Any, key: str, estimand: str, lead: bool) -> dict[str, float]:
     """``sampling_sd`` and ``total_sd`` (and the lead's interval with both)."""
-    _, variance = _pooled_estimate(cv, key, estimand)
-    sampling = _pooled_sampling(cv, key, estimand)
+    _, variance, sampling = _pooled(cv, key, estimand)
     entry = {"sampling_sd": _std(sampling), "total_sd": _std(variance + sampling)}
     if lead:
         entry["both_ci_low"], entry["both_ci_high"] = _both_interval(cv, key, estimand)
     return entry
 
 
-def _estimand_entries(
-    estimate: float, variance: float, z: float, lead: bool, key: str = ""
-) -> dict[str, float]:
-    entry = {"estimate": estimate, "variance": variance, "sd": _std(variance)}
-    if lead:
-        entry["ci_low"], entry["ci_high"] = _interval(estimate, variance, z, key)
-    return entry
-
-
-# ---------------------------------------------------------------- summary()
-def _summary_row(
-    cv: Any, key: str, fold: Any, n_test: int, nominal: float, values: dict
-) -> dict[str, Any]:
-    """One row of the summary: the lead estimand first, then every shown one."""
-    info = cv.estimands_[key]
-    lead = values[info["lead"]]
-    row: dict[str, Any] = {
-        "metric": key,
-        "fold": fold,
-        "n_test": n_test,
-        "nominal": nominal,
-        "estimand": info["lead"],
-        "estimate": lead["estimate"],
-        "sd": lead["sd"],
-        "ci_low": lead["ci_low"],
-        "ci_high": lead["ci_high"],
-    }
-    for estimand in info["shown"]:
-        row[estimand] = values[estimand]["estimate"]
-        row[f"{estimand}_sd"] = values[estimand]["sd"]
-    # the test-set sampling of the lead: on the pooled row only (NaN on folds)
-    row.update(
-        sampling_sd=math.nan,
-        total_sd=math.nan,
-        both_ci_low=math.nan,
-        both_ci_high=math.nan,
-    )
-    return row
-
-
-def _metric_rows(cv: Any, key: str, z: float) -> list[dict[str, Any]]:
-    info = cv.estimands_[key]
-    rows = []
-    for k in range(cv.n_splits_):
-        values = {
-            e: _estimand_entries(
-                *_fold_estimate(cv, key, e, k), z, e == info["lead"], key
-            )
-            for e in info["shown"]
-        }
-        n_test = int(cv.cv_results_["n_test"][k])
-        nominal = float(cv.cv_results_[f"{key}_nominal"][k])
-        rows.append(_summary_row(cv, key, k + 1, n_test, nominal, values))
-    pooled = cv.pooled_.get(key)
-    if pooled is not None:
-        values = {
-            e: _estimand_entries(
-                *_pooled_estimate(cv, key, e), z, e == info["lead"], key
-            )
-            for e in info["shown"]
-        }
-        row = _summary_row(cv, key, "pooled", pooled.n_samples, pooled.nominal, values)
-        row.update(_sampling_entries(cv, key, info["lead"], True))
-        rows.append(row)
-    return rows
-
-
 def _summary_table(cv: Any) -> Any:
     """The rows of :meth:`NoisyCrossValidator.summary`, as a table."""
     z = _z_value(cv.confidence_level)
-    rows = []
+    table = []
     for key in cv.scorers_:
-        rows += _metric_rows(cv, key, z)
-    return _as_table(rows)
+        lead = cv.estimands_[key]["lead"]
+        for fold, n_test, nominal, values in _rows(cv, key):
+            entries = _entries(values, z, lead, key)
+            row = {"metric": key, "fold": fold, "n_test": n_test, "nominal": nominal}
+            row["estimand"] = lead
+            for name in ("estimate", "sd", "ci_low", "ci_high"):
+                row[name] = entries[lead][name]
+            for estimand, entry in entries.items():
+                row[estimand], row[f"{estimand}_sd"] = entry["estimate"], entry["sd"]
+            # the test-set sampling of the lead: on the pooled row only
+            sampling = _sampling_entries(cv, key, lead, True)
+            row.update(
+                sampling if fold == "pooled" else dict.fromkeys(sampling, math.nan)
+            )
+            table.append(row)
+    return _as_table(table)
 
 
-# ------------------------------------------------------------------ to_dict()
 def _json_entries(entries: dict[str, dict[str, float]]) -> dict[str, Any]:
     return {
         estimand: {name: _json_number(value) for name, value in entry.items()}
@@ -227,81 +209,55 @@ def _json_entries(entries: dict[str, dict[str, float]]) -> dict[str, Any]:
     }
 
 
-def _fold_dicts(cv: Any, z: float) -> list[dict[str, Any]]:
-    folds = []
-    for k in range(cv.n_splits_):
-        fold = {
-            "fold": k + 1,
-            "n_test": int(cv.cv_results_["n_test"][k]),
-            "fit_time": float(cv.cv_results_["fit_time"][k]),
-            "score_time": float(cv.cv_results_["score_time"][k]),
-            "metrics": {},
-        }
-        for key in cv.scorers_:
-            info = cv.estimands_[key]
-            variance = cv.cv_results_[f"{key}_variance"][k]
-            fold["metrics"][key] = {
-                "expected": _json_number(cv.cv_results_[f"{key}_expected"][k]),
-                "variance": _json_number(variance),
-                "std": _json_number(_std(variance)),
-                "nominal": _json_number(cv.cv_results_[f"{key}_nominal"][k]),
-                "estimands": _json_entries(
-                    {
-                        e: _estimand_entries(
-                            *_fold_estimate(cv, key, e, k), z, e == info["lead"], key
-                        )
-                        for e in info["shown"]
-                    }
-                ),
-            }
-        folds.append(fold)
-    return folds
-
-
-def _pooled_dicts(cv: Any, z: float) -> dict[str, dict[str, Any]]:
-    pooled = {}
-    for key, score in cv.pooled_.items():
-        info = cv.estimands_[key]
-        entry = {
-            field: _json_number(value) if isinstance(value, float) else value
-            for field, value in score.to_dict().items()
-        }
-        low, high = score.confidence_interval(cv.confidence_level)
-        entry["ci_low"], entry["ci_high"] = _json_number(low), _json_number(high)
-        entry["estimands"] = _json_entries(
-            {
-                e: {
-                    **_estimand_entries(
-                        *_pooled_estimate(cv, key, e), z, e == info["lead"], key
-                    ),
-                    **_sampling_entries(cv, key, e, e == info["lead"]),
-                }
-                for e in info["shown"]
-            }
-        )
-        pooled[key] = entry
-    return pooled
-
-
-def _metric_dict(cv: Any, key: str, scorer: Any) -> dict[str, Any]:
-    info = cv.estimands_[key]
-    return {
-        "metric": scorer.metric,
-        "greater_is_better": bool(scorer.greater_is_better),
-        "lead": info["lead"],
-        "estimands": list(info["shown"]),
-        "notes": list(info["notes"]),
-        "report_this": _report_line(cv, key, _decimals(cv, key)),
-    }
-
-
 def _results_dict(cv: Any) -> dict[str, Any]:
     """:meth:`NoisyCrossValidator.to_dict`: all results, JSON-serialisable."""
     z = _z_value(cv.confidence_level)
-    summary = {
-        key: {name: _json_number(value) for name, value in values.items()}
-        for key, values in cv.fold_summary_.items()
-    }
+    results = cv.cv_results_
+    folds = [
+        {
+            "fold": k + 1,
+            "n_test": int(results["n_test"][k]),
+            "fit_time": float(results["fit_time"][k]),
+            "score_time": float(results["score_time"][k]),
+            "metrics": {},
+        }
+        for k in range(cv.n_splits_)
+    ]
+    pooled, metrics = {}, {}
+    for key, scorer in cv.scorers_.items():
+        info = cv.estimands_[key]
+        rows = _rows(cv, key)
+        for k, fold in enumerate(folds):
+            variance = results[f"{key}_variance"][k]
+            fold["metrics"][key] = {
+                "expected": _json_number(results[f"{key}_expected"][k]),
+                "variance": _json_number(variance),
+                "std": _json_number(_std(variance)),
+                "nominal": _json_number(results[f"{key}_nominal"][k]),
+                "estimands": _json_entries(_entries(rows[k][3], z, info["lead"], key)),
+            }
+        score = cv.pooled_.get(key)
+        if score is not None:
+            entry = {
+                field: _json_number(value) if isinstance(value, float) else value
+                for field, value in score.to_dict().items()
+            }
+            low, high = score.confidence_interval(cv.confidence_level)
+            entry["ci_low"], entry["ci_high"] = _json_number(low), _json_number(high)
+            entries = _entries(rows[-1][3], z, info["lead"], key)
+            for estimand, values in entries.items():
+                lead = estimand == info["lead"]
+                values.update(_sampling_entries(cv, key, estimand, lead))
+            entry["estimands"] = _json_entries(entries)
+            pooled[key] = entry
+        metrics[key] = {
+            "metric": scorer.metric,
+            "greater_is_better": bool(scorer.greater_is_better),
+            "lead": info["lead"],
+            "estimands": list(info["shown"]),
+            "notes": list(info["notes"]),
+            "report_this": _report_line(cv, key, _decimals(cv, key)),
+        }
     shown = {e for info in cv.estimands_.values() for e in info["shown"]}
     return {
         "estimator": repr(cv.estimator),
@@ -317,22 +273,20 @@ def _results_dict(cv: Any) -> dict[str, Any]:
             or name in shown
             or (name == "sampling" and _has_sampling(cv))
         },
-        "metrics": {
-            key: _metric_dict(cv, key, scorer) for key, scorer in cv.scorers_.items()
+        "metrics": metrics,
+        "folds": folds,
+        "pooled": {key: pooled[key] for key in cv.pooled_},
+        "fold_summary": {
+            key: {name: _json_number(value) for name, value in values.items()}
+            for key, values in cv.fold_summary_.items()
         },
-        "folds": _fold_dicts(cv, z),
-        "pooled": _pooled_dicts(cv, z),
-        "fold_summary": summary,
     }
 
 
-# --------------------------------------------------------------------- str()
 def _decimals(cv: Any, key: str) -> int | None:
     """Decimals that give the smallest SD of a metric two significant figures."""
-    info = cv.estimands_[key]
-    sds = [_std(_pooled_estimate(cv, key, e)[1]) for e in info["shown"]]
-    for k in range(cv.n_splits_):
-        sds += [_std(_fold_estimate(cv, key, e, k)[1]) for e in info["shown"]]
+    sds = [_std(v) for *_, values in _rows(cv, key) for _, v in values.values()]
+    sds += [_std(_pooled(cv, key, e)[1]) for e in cv.estimands_[key]["shown"]]
     sds = [sd for sd in sds if math.isfinite(sd) and sd > 0]
     if not sds:
         return None
@@ -353,41 +307,49 @@ def _ci_text(
 
 
 def _report_line(cv: Any, key: str, decimals: int | None) -> str:
+    """The line that says which number of the metric to report."""
     info = cv.estimands_[key]
-    estimate, variance = _pooled_estimate(cv, key, info["lead"])
-    where = "pooled"
+    lead = info["lead"]
+    estimate, variance, sampling = _pooled(cv, key, lead)
+    value = f"{_num(estimate, decimals)} (pooled)"
     if not math.isfinite(estimate):  # overlapping test sets: the fold mean
-        values = cv.cv_results_[f"{key}_{info['lead']}"]
-        estimate, variance, where = _mean(values), math.nan, "fold mean"
-    value = f"{_num(estimate, decimals)} ({where})"
-    z = _z_value(cv.confidence_level)
-    sampling = _pooled_sampling(cv, key, info["lead"])
-    if where == "fold mean":
+        estimate = _mean(cv.cv_results_[f"{key}_{lead}"])
+        value = f"{_num(estimate, decimals)} (fold mean)"
         interval = "n/a (the test sets overlap)"
     elif math.isnan(sampling):
-        interval = (
-            _ci_text(estimate, variance, z, decimals, key) + " of the label noise"
-        )
+        z = _z_value(cv.confidence_level)
+        interval = _ci_text(estimate, variance, z, decimals, key)
+        interval += " of the label noise"
     else:
-        low, high = _both_interval(cv, key, info["lead"])
+        low, high = _both_interval(cv, key, lead)
         interval = (
             f"[{_num(low, decimals)}, {_num(high, decimals)}] with label noise and "
             "test-set sampling"
         )
-    return report_this(
-        info["lead"],
-        value,
-        interval,
-        _level(cv.confidence_level),
-        "truth" in cv.estimands_[key]["shown"],
+    head = f"report this: {lead} {value}, {_level(cv.confidence_level)} interval "
+    if lead == "truth":
+        return (
+            f"{head}{interval} (labels that are measurements); quote forward only "
+            "when y_true is exact"
+        )
+    if lead == "remeasurement":
+        which = "samples like these" if "sampling" in interval else "these samples"
+        return f"{head}{interval} (the metric on a fresh measurement of {which})"
+    instead = (
+        "for labels that are measurements report truth instead"
+        if "truth" in info["shown"]
+        else "this metric has no truth estimate for labels that are measurements"
+    )
+    return (
+        f"{head}{interval}, only if y_true is exact (a reference standard or a "
+        f"simulation); {instead}"
     )
 
 
 def _budget_line(cv: Any, key: str, decimals: int | None) -> str:
     """The pooled lead's error budget: both SDs and the label-noise interval."""
     lead = cv.estimands_[key]["lead"]
-    estimate, variance = _pooled_estimate(cv, key, lead)
-    sampling = _pooled_sampling(cv, key, lead)
+    estimate, variance, sampling = _pooled(cv, key, lead)
     if math.isnan(sampling) or not math.isfinite(estimate):
         return ""
     method = cv.pooled_estimates_[key][lead].sampling_method.replace("_", " ")
@@ -406,69 +368,30 @@ def _budget_line(cv: Any, key: str, decimals: int | None) -> str:
     )
 
 
-def _columns(info: dict[str, Any], level: str) -> list[tuple[str, int]]:
-    """The header of a metric block: (title, width) per column."""
-    lead = info["lead"]
-    columns = [("fold", 6), ("n_test", 6), ("nominal", 9), (lead, 9), ("SD", 8)]
-    columns.append((f"{level} interval", 22))
-    for estimand in info["shown"]:
-        if estimand != lead:
-            columns += [(estimand, 9), ("SD", 8)]
-    return columns
-
-
-def _row_cells(
-    info: dict[str, Any],
-    values: dict[str, tuple[float, float]],
-    z: float,
-    decimals: int | None,
-    key: str = "",
-) -> list[str]:
-    lead = info["lead"]
-    estimate, variance = values[lead]
-    cells = [
-        _num(estimate, decimals),
-        _num(_std(variance), decimals),
-        _ci_text(estimate, variance, z, decimals, key),
-    ]
-    for estimand in info["shown"]:
-        if estimand != lead:
-            estimate, variance = values[estimand]
-            cells += [_num(estimate, decimals), _num(_std(variance), decimals)]
-    return cells
-
-
-def _line(cells: list[str], columns: list[tuple[str, int]]) -> str:
-    return " ".join(
-        cell.rjust(width) for cell, (_, width) in zip(cells, columns, strict=True)
-    )
-
-
 def metric_parts(cv: Any, key: str, scorer: Any) -> dict[str, Any]:
-    """One metric's report: title, column titles, a row of cells per fold and
-    the pooled row, and the lines below the table (notes, what to report, the
-    spread between folds). The text and the HTML reports render these.
+    """One metric's report: title, (title, width) of each column, the cells of
+    each row (folds, then pooled) and the lines below the table (notes, what
+    to report, the spread between folds). The text and HTML reports render it.
     """
     info = cv.estimands_[key]
+    lead = info["lead"]
+    others = [e for e in info["shown"] if e != lead]
     z = _z_value(cv.confidence_level)
     decimals = _decimals(cv, key)
-    columns = _columns(info, _level(cv.confidence_level))
-    direction = "higher" if scorer.greater_is_better else "lower"
+    columns = [("fold", 6), ("n_test", 6), ("nominal", 9), (lead, 9), ("SD", 8)]
+    columns.append((f"{_level(cv.confidence_level)} interval", 22))
+    for estimand in others:
+        columns += [(estimand, 9), ("SD", 8)]
     rows = []
-    for k in range(cv.n_splits_):
-        values = {e: _fold_estimate(cv, key, e, k) for e in info["shown"]}
-        nominal = float(cv.cv_results_[f"{key}_nominal"][k])
-        head = [
-            str(k + 1),
-            str(int(cv.cv_results_["n_test"][k])),
-            _num(nominal, decimals),
-        ]
-        rows.append(head + _row_cells(info, values, z, decimals, key))
-    pooled = cv.pooled_.get(key)
-    if pooled is not None:
-        values = {e: _pooled_estimate(cv, key, e) for e in info["shown"]}
-        head = ["pooled", str(pooled.n_samples), _num(pooled.nominal, decimals)]
-        rows.append(head + _row_cells(info, values, z, decimals, key))
+    for fold, n_test, nominal, values in _rows(cv, key):
+        estimate, variance = values[lead]
+        cells = [str(fold), str(n_test), _num(nominal, decimals)]
+        cells += [_num(estimate, decimals), _num(_std(variance), decimals)]
+        cells.append(_ci_text(estimate, variance, z, decimals, key))
+        for estimand in others:
+            estimate, variance = values[estimand]
+            cells += [_num(estimate, decimals), _num(_std(variance), decimals)]
+        rows.append(cells)
     summary = cv.fold_summary_[key]
     noise_sd = _std(summary["mean_label_noise_variance"])
     notes = [f"note: {note}" for note in info["notes"]]
@@ -483,22 +406,9 @@ def metric_parts(cv: Any, key: str, scorer: Any) -> dict[str, Any]:
         f"the rest ({summary['excess_sd']:.2g}) comes from the splits and "
         "refits (not a standard error of CV)"
     )
-    return {
-        "title": f"{key} ({direction} is better)",
-        "columns": columns,
-        "rows": rows,
-        "notes": notes,
-    }
-
-
-def _metric_block(cv: Any, key: str, scorer: Any) -> list[str]:
-    """The lines of one metric: its folds, the pooled row and what to report."""
-    parts = metric_parts(cv, key, scorer)
-    columns = parts["columns"]
-    lines = ["", parts["title"], _line([title for title, _ in columns], columns)]
-    lines += [_line(cells, columns) for cells in parts["rows"]]
-    lines += [f"  {note}" for note in parts["notes"]]
-    return lines
+    direction = "higher" if scorer.greater_is_better else "lower"
+    title = f"{key} ({direction} is better)"
+    return {"title": title, "columns": columns, "rows": rows, "notes": notes}
 
 
 def _has_sampling(cv: Any) -> bool:
@@ -552,5 +462,58 @@ def _format_table(cv: Any) -> str:
         *legend_lines(cv),
     ]
     for key, scorer in cv.scorers_.items():
-        lines += _metric_block(cv, key, scorer)
+        parts = metric_parts(cv, key, scorer)
+        titles, widths = zip(*parts["columns"], strict=True)
+        lines += ["", parts["title"]]
+        lines += [
+            " ".join(cell.rjust(w) for cell, w in zip(cells, widths, strict=True))
+            for cells in [titles, *parts["rows"]]
+        ]
+        lines += [f"  {note}" for note in parts["notes"]]
     return "\n".join(lines)
+
+
+_STYLE = """<style>
+.sklearn-noisy-report table {border-collapse: collapse; margin: 0.3em 0;}
+.sklearn-noisy-report th, .sklearn-noisy-report td {
+  padding: 0.15em 0.6em; text-align: right; font-variant-numeric: tabular-nums;}
+.sklearn-noisy-report thead th {border-bottom: 1px solid currentColor;}
+.sklearn-noisy-report tr.pooled td {border-top: 1px solid currentColor;
+  font-weight: bold;}
+.sklearn-noisy-report .report-this {font-weight: bold;}
+.sklearn-noisy-report h4 {margin: 0.8em 0 0.2em 0;}
+.sklearn-noisy-report p, .sklearn-noisy-report dl {margin: 0.2em 0;}
+</style>"""
+
+
+def results_html(cv: Any) -> str:
+    """The text report's header, legend, tables and lines as an HTML fragment."""
+    title, *entries = legend_lines(cv)
+    items = []
+    for line in entries:
+        name, _, text = line.strip().partition(":")
+        items.append(f"<dt>{escape(name)}</dt><dd>{escape(text.strip())}</dd>")
+    html = [
+        _STYLE,
+        '<div class="sklearn-noisy-report">',
+        f"<p>{escape(header_line(cv))}</p>",
+        f"<details open><summary>{escape(title.rstrip(':'))}</summary>"
+        f"<dl>{''.join(items)}</dl></details>",
+    ]
+    for key, scorer in cv.scorers_.items():
+        parts = metric_parts(cv, key, scorer)
+        head = "".join(f"<th>{escape(title)}</th>" for title, _ in parts["columns"])
+        html += [
+            f"<h4>{escape(parts['title'])}</h4>",
+            f"<table><thead><tr>{head}</tr></thead><tbody>",
+        ]
+        for cells in parts["rows"]:
+            css = ' class="pooled"' if cells[0] == "pooled" else ""
+            tds = "".join(f"<td>{escape(cell)}</td>" for cell in cells)
+            html.append(f"<tr{css}>{tds}</tr>")
+        html.append("</tbody></table>")
+        for note in parts["notes"]:
+            css = ' class="report-this"' if note.startswith("report this") else ""
+            html.append(f"<p{css}>{escape(note)}</p>")
+    html.append("</div>")
+    return "".join(html)

@@ -1,10 +1,4 @@
-"""Which noisy scorers a cross-validation runs: defaults and ``scoring`` resolution.
-
-The defaults come from the metric registry (:func:`~sklearn_noisy.metrics.
-get_metric_info`): a metric is reported by default for the target types its
-record lists, and a metric on class probabilities only for an estimator with
-``predict_proba``.
-"""
+"""Which noisy scorers a cross-validation runs: the defaults and ``scoring``."""
 
 from __future__ import annotations
 
@@ -35,11 +29,9 @@ __all__ = [
 def default_metrics(estimator: Any, y: Any) -> list[str]:
     """The metrics that ``scoring="default"`` reports for ``estimator`` on ``y``.
 
-    Regressors: MSE, RMSE, MAE and R². Classifiers: accuracy and balanced
-    accuracy; for binary targets also F1 (of the positive class, the larger
-    label; a multiclass F1 needs an ``average``, so it is left to an explicit
-    ``scoring``); log-loss when the estimator has ``predict_proba``. The lists
-    are the ``default_targets`` of the registry records, in registry order.
+    The registry records whose ``default_targets`` hold the target type
+    (continuous, binary or multiclass), in registry order; a metric on
+    probabilities only for an estimator with ``predict_proba``.
     """
     if not is_classifier(estimator):
         target = "continuous"
@@ -61,9 +53,8 @@ def default_metrics(estimator: Any, y: Any) -> list[str]:
 def default_scoring(metrics: list[str], y: Any) -> list[Any]:
     """Default metric names as scoring entries for the target ``y``.
 
-    A metric whose function takes ``pos_label`` (F1) is scored for the larger
-    of the two labels, as the default ``pos_label=1`` only fits 0/1 (or -1/1,
-    True/False) labels; the other names pass through.
+    A metric taking ``pos_label`` (F1) is scored for the larger of two labels
+    when neither is 1.
     """
     scoring: list[Any] = []
     for name in metrics:
@@ -96,12 +87,9 @@ def _build_scorer(item: Any) -> Any:
 
 
 def check_noisy_scoring(scoring: Any, estimator: Any, y: Any) -> dict[str, Any]:
-    """Turn ``scoring`` into an ordered dict ``{result key: NoisyScorer}``.
+    """``scoring`` as an ordered dict ``{result key: NoisyScorer}``.
 
-    Accepts ``"default"``, a metric name (``"mean_squared_error"``), a named
-    scorer (``"neg_expected_mean_squared_error"``), a NoisyScorer, a list of
-    these, or a dict ``{key: name or NoisyScorer}``. Results are keyed by the
-    scorer's canonical metric name unless a dict gives the keys.
+    Keys are the scorers' metric names unless a dict gives them.
     """
     if isinstance(scoring, str) and scoring == "default":
         scoring = default_scoring(default_metrics(estimator, y), y)
@@ -135,11 +123,10 @@ def check_noisy_scoring(scoring: Any, estimator: Any, y: Any) -> dict[str, Any]:
 
 
 def check_scorers_noise(scorers: dict[str, Any], noise: str | None) -> None:
-    """Reject noise of the wrong kind for a scorer (``sigma`` for a classifier...).
+    """Reject noise of the wrong kind for a scorer, or none where one is needed.
 
-    ``noise`` is the keyword given to ``fit``: ``"sigma"``, ``"q"``,
-    ``"transition_matrix"`` or None. None is an error for a scorer without a
-    noise source of its own, raised before any fold is fitted.
+    ``noise`` is the keyword given to ``fit`` (``"sigma"``, ``"q"``,
+    ``"transition_matrix"``) or None.
     """
     for key, scorer in scorers.items():
         takes = getattr(scorer, "requires_noise", None)

@@ -1,19 +1,15 @@
-"""Running the folds of a noisy cross-validation, and reporting their failures.
-
-:func:`_fit_and_score_fold` is one :class:`joblib.Parallel` task, as
-scikit-learn's ``_fit_and_score``: it fits a clone on the training set,
-records the responses on the test set and scores them with the noisy scorers.
-The fit and score failure warnings follow scikit-learn's wording.
-"""
+"""Running the folds of a noisy cross-validation: estimands, progress, failures."""
 
 from __future__ import annotations
 
 import copy
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 from traceback import format_exc
-from typing import Any
+from typing import Any, NamedTuple, TextIO
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -31,13 +27,51 @@ from ..utils._sklearn_compat import (
     _safe_indexing,
     get_tags,
 )
+from ..utils._validation import ESTIMANDS
 from ..utils._warnings import warn
-from ._progress import FoldProgress, _end_message
+from ._report import _std
 
 __all__: list[str] = []
 
 #: The label noise of a cross-validation: Gaussian errors, flips or none given.
 Noise = GaussianNoise | FlipNoise | None
+
+#: The values of the cross-validator's ``estimand=`` option.
+ESTIMAND_CHOICES = ("auto", *ESTIMANDS)
+
+
+class EstimandPlan(NamedTuple):
+    """The estimands reported for one metric: ``shown`` in report order, the
+    ``lead`` and what ``estimand=`` ``requested``.
+    """
+
+    shown: tuple[str, ...]
+    lead: str
+    requested: str
+
+
+def plan_estimands(scorer: Any, estimand: str) -> EstimandPlan:
+    """The estimands reported for ``scorer`` when ``estimand=`` leads.
+
+    Shown: ``truth`` when offered, the lead, and ``forward``, in that order.
+    With ``"auto"`` or ``"truth"`` truth leads; a metric without a truth
+    estimate leads with remeasurement, else forward; a foreign scorer with its
+    own estimand.
+    """
+    offered = tuple(getattr(scorer, "estimands", None) or (scorer.estimand,))
+    requested = "truth" if estimand == "auto" else estimand
+    if requested in offered:
+        lead = requested
+    elif requested == "truth" and "remeasurement" in offered:
+        lead = "remeasurement"
+    else:
+        lead = "forward"
+    if lead not in offered:
+        lead = scorer.estimand
+    wanted = {"truth", "forward", lead, scorer.estimand}
+    order = ("truth", "remeasurement", "forward")
+    shown = tuple(e for e in order if e in wanted and e in offered)
+    return EstimandPlan(shown, lead, requested)
 
 
 def _check_noise(
@@ -95,6 +129,12 @@ def _noise_kwargs(scorer: Any, noise: Noise) -> dict[str, Any]:
     return {"sigma": sigma, "q": q, "transition_matrix": matrix}
 
 
+def _response_methods(scorer: Any) -> list[str]:
+    """The response methods a scorer takes, in order of preference."""
+    method = scorer.response_method
+    return [method] if isinstance(method, str) else list(method)
+
+
 def score_estimands(
     scorer: Any,
     y: Any,
@@ -112,12 +152,10 @@ def score_estimands(
     A foreign scorer gives its own estimand only; ``known`` scores get only
     their test-set sampling.
     """
-    method = _response_method_name_in(responses, scorer.response_method)
-    options = {
-        "X": X,
-        **_noise_kwargs(scorer, noise),
-        **_classes_kwarg(method, classes),
-    }
+    method = next(m for m in _response_methods(scorer) if m in responses)
+    options = {"X": X, **_noise_kwargs(scorer, noise)}
+    if classes is not None:
+        options["classes"] = classes
     if hasattr(scorer, "_score_estimands"):
         return scorer._score_estimands(
             y,
@@ -132,16 +170,6 @@ def score_estimands(
     except Exception as exc:
         score = exc
     return {scorer.estimand: score}
-
-
-def _take_noise(noise: Noise, indices: np.ndarray) -> Noise:
-    """The noise of the samples ``indices`` (None stays None)."""
-    return None if noise is None else noise.take(indices)
-
-
-def _classes_kwarg(method: str, classes: np.ndarray | None) -> dict:
-    """``classes=``: the classes of ``y``, over which every fold is scored."""
-    return {} if classes is None else {"classes": classes}
 
 
 def _scoring_target(y: Any, classifier: bool) -> Any:
@@ -171,23 +199,24 @@ def _delegated_tags(tags: Any, estimator: Any) -> Any:
 
 
 def _fold_tables(
-    results: list[dict], scorers: dict[str, Any], error_score: Any
-) -> tuple[dict[str, np.ndarray], dict[str, list]]:
-    """``cv_results_`` (times, sizes, each metric per fold) and ``fold_scores_``.
+    results: list[dict],
+    scorers: dict[str, Any],
+    plans: dict[str, EstimandPlan],
+    error_score: Any,
+) -> tuple[dict, dict, dict, dict]:
+    """``cv_results_``, ``fold_scores_``, ``estimands_`` and ``fold_estimates_``.
 
     A failed fold's expected and nominal values are ``error_score`` (NaN for
-    ``"raise"``), its variance NaN.
+    ``"raise"``), its variances NaN. The notes say why the requested estimand
+    does not lead, and which estimand failed on a fold.
     """
     error = error_score if error_score != "raise" else np.nan
-    cv_results: dict[str, np.ndarray] = {
-        "fit_time": np.array([r["fit_time"] for r in results]),
-        "score_time": np.array([r["score_time"] for r in results]),
-        "n_test": np.array([r["n_test"] for r in results]),
+    cv_results = {
+        name: np.array([r[name] for r in results])
+        for name in ("fit_time", "score_time", "n_test")
     }
-    fold_scores: dict[str, list] = {}
-    for key in scorers:
-        scores = [r["scores"][key] for r in results]
-        fold_scores[key] = scores
+    fold_scores = {key: [r["scores"][key] for r in results] for key in scorers}
+    for key, scores in fold_scores.items():
         for field, missing in (("expected", error), ("variance", np.nan)):
             cv_results[f"{key}_{field}"] = np.array(
                 [missing if s is None else getattr(s, field) for s in scores],
@@ -196,7 +225,49 @@ def _fold_tables(
         cv_results[f"{key}_nominal"] = np.array(
             [error if s is None else s.nominal for s in scores], dtype=float
         )
-    return cv_results, fold_scores
+    estimands, estimates = {}, {}
+    for key, scorer in scorers.items():
+        plan = plans[key]
+        notes = []
+        if plan.lead != plan.requested:
+            notes.append(
+                f"{key} offers no {plan.requested} estimate: {plan.lead} leads instead."
+            )
+        folds: dict[str, list] = {}
+        for estimand in plan.shown:
+            if estimand == scorer.estimand:
+                folds[estimand] = list(fold_scores[key])
+            else:
+                scores = [
+                    None
+                    if r["fit_error"] is not None
+                    else r["estimates"].get(key, {}).get(estimand)
+                    for r in results
+                ]
+                folds[estimand] = [
+                    s
+                    if s is None or s.estimand == estimand
+                    else replace(s, estimand=estimand)
+                    for s in scores
+                ]
+                errors = [
+                    r["estimand_errors"][key, estimand]
+                    for r in results
+                    if (key, estimand) in r["estimand_errors"]
+                ]
+                if errors:
+                    notes.append(
+                        f"{estimand} failed on {len(errors)} fold(s): {errors[0]}"
+                    )
+            cv_results[f"{key}_{estimand}"] = np.array(
+                [np.nan if s is None else s.expected for s in folds[estimand]]
+            )
+            cv_results[f"{key}_{estimand}_variance"] = np.array(
+                [np.nan if s is None else s.variance for s in folds[estimand]]
+            )
+        estimates[key] = folds
+        estimands[key] = {"shown": plan.shown, "lead": plan.lead, "notes": notes}
+    return cv_results, fold_scores, estimands, estimates
 
 
 def _store_input_attributes(estimator: Any, X: Any) -> None:
@@ -213,13 +284,10 @@ def _store_input_attributes(estimator: Any, X: Any) -> None:
         estimator.feature_names_in_ = names
 
 
-def _undefined_score(
-    scorer: Any, n_test: int, estimand: str | None = None
-) -> NoisyScore | None:
-    """A NaN score where the metric is not defined on ``n_test`` samples.
+def _undefined_score(scorer: Any, n_test: int, estimand: str) -> NoisyScore | None:
+    """A NaN score where the metric is not defined on ``n_test`` samples, else None.
 
-    As scikit-learn's ``r2_score``, which is NaN (with a warning) on fewer
-    than two samples; None where the metric is defined.
+    As scikit-learn's ``r2_score``, NaN (with a warning) on fewer than two samples.
     """
     metric = getattr(scorer, "metric", None)
     if (
@@ -228,26 +296,7 @@ def _undefined_score(
     ):
         return None
     nan = float("nan")
-    return NoisyScore(
-        metric,
-        expected=nan,
-        variance=nan,
-        nominal=nan,
-        n_samples=n_test,
-        estimand=scorer.estimand if estimand is None else estimand,
-    )
-
-
-def _response_method_name(estimator: Any, response_method: Any) -> str:
-    """The method of ``estimator`` that gives the response a scorer needs."""
-    methods = [response_method] if isinstance(response_method, str) else response_method
-    for method in methods:
-        if hasattr(estimator, method):
-            return method
-    raise AttributeError(
-        f"{type(estimator).__name__} has none of the response methods {methods} "
-        "that the scorer needs."
-    )
+    return NoisyScore(metric, nan, nan, nan, n_samples=n_test, estimand=estimand)
 
 
 def _get_response(
@@ -281,82 +330,11 @@ def _get_response(
     return response
 
 
-def _score_fold(
-    estimator: Any,
-    X_test: Any,
-    y_test: Any,
-    result: dict[str, Any],
-    *,
-    scorers: dict[str, Any],
-    noise: Noise,
-    classes: np.ndarray | None,
-    error_score: Any,
-    shown: dict[str, tuple[str, ...]],
-) -> None:
-    """Score a fitted fold estimator with every scorer, into ``result``.
-
-    One call per scorer gives every shown estimand; their failures are
-    recorded, not raised.
-    """
-    for key, scorer in scorers.items():
-        others = tuple(e for e in shown.get(key, ()) if e != scorer.estimand)
-        try:
-            method = _response_method_name(estimator, scorer.response_method)
-            if method not in result["responses"]:
-                result["responses"][method] = _get_response(
-                    estimator, method, X_test, classes, y_test
-                )
-            undefined = _undefined_score(scorer, result["n_test"])
-            if undefined is not None:
-                result["scores"][key] = undefined
-                result["undefined"].add(key)
-                result["estimates"][key] = {
-                    e: _undefined_score(scorer, result["n_test"], e) for e in others
-                }
-                continue
-            scores = score_estimands(
-                scorer,
-                y_test,
-                result["responses"],
-                X_test,
-                estimands=(scorer.estimand, *others),
-                noise=noise,
-                classes=classes,
-            )
-            own = scores.pop(scorer.estimand)
-            if isinstance(own, Exception):
-                raise own
-            result["scores"][key] = own
-        except Exception:
-            if error_score == "raise":
-                raise
-            result["score_errors"][key] = format_exc()
-            continue
-        estimates = result["estimates"].setdefault(key, {})
-        for estimand, score in scores.items():
-            if isinstance(score, Exception):  # reported as a note; the metric stays
-                estimates[estimand] = None
-                result["estimand_errors"][key, estimand] = (
-                    f"{type(score).__name__}: {score}"
-                )
-            else:
-                estimates[estimand] = score
-    if "predict" not in result["responses"] and hasattr(estimator, "predict"):
-        result["responses"]["predict"] = _get_response(
-            estimator, "predict", X_test, classes, y_test
-        )
-
-
-def _response_method_name_in(responses: dict[str, Any], response_method: Any) -> str:
-    """The recorded response that a scorer with ``response_method`` takes."""
-    methods = [response_method] if isinstance(response_method, str) else response_method
-    return next(method for method in methods if method in responses)
-
-
 def _fit_and_score_fold(
     estimator: Any,
     X: Any,
     y: Any,
+    y_score: Any,
     train: np.ndarray,
     test: np.ndarray,
     *,
@@ -366,21 +344,16 @@ def _fit_and_score_fold(
     fit_params: dict,
     error_score: Any,
     return_estimator: bool,
-    verbose: int,
     split_progress: tuple[int, int],
-    shown: dict[str, tuple[str, ...]] | None = None,
-    leads: dict[str, str] | None = None,
-    y_score: Any = None,
+    plans: dict[str, Any],
 ) -> dict[str, Any]:
     """Fit on one training set, predict and score its test set (one joblib task).
 
-    The estimator is fitted on ``y``; the test set is scored against
-    ``y_score`` (``y`` as the metrics take it, see :func:`_scoring_target`).
+    The estimator is fitted on ``y`` and scored against ``y_score`` (see
+    :func:`_scoring_target`); one call per scorer gives every shown estimand,
+    and scoring failures are recorded, not raised.
     """
     fit_params = _check_method_params(X, params=fit_params, indices=train)
-    X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
-    X_test = _safe_indexing(X, test)
-    y_test = _safe_indexing(y if y_score is None else y_score, test)
     result: dict[str, Any] = {
         "fit_error": None,
         "score_errors": {},
@@ -391,37 +364,77 @@ def _fit_and_score_fold(
         "scores": dict.fromkeys(scorers),
         "estimates": {},
         "estimand_errors": {},
-        "leads": leads or {},
+        "leads": {key: plan.lead for key, plan in plans.items()},
+        "score_time": 0.0,
     }
     start = time.perf_counter()
     try:
-        estimator.fit(X_train, y_train, **fit_params)
+        estimator.fit(_safe_indexing(X, train), _safe_indexing(y, train), **fit_params)
     except Exception:
         if error_score == "raise":
             raise
         result["fit_error"] = format_exc()
-        fit_time = time.perf_counter() - start
-        score_time = 0.0
-    else:
-        fit_time = time.perf_counter() - start
-        _score_fold(
-            estimator,
-            X_test,
-            y_test,
-            result,
-            scorers=scorers,
-            noise=_take_noise(noise, test),
-            classes=classes,
-            error_score=error_score,
-            shown=shown or {},
-        )
-        score_time = time.perf_counter() - start - fit_time
-    result["fit_time"] = fit_time
-    result["score_time"] = score_time
+    result["fit_time"] = time.perf_counter() - start
     if return_estimator:
         result["estimator"] = estimator
-    if verbose > 0:
-        print(_end_message(result, split_progress), flush=True)
+    if result["fit_error"] is not None:
+        return result
+    X_test, y_test = _safe_indexing(X, test), _safe_indexing(y_score, test)
+    noise = None if noise is None else noise.take(test)
+    responses, n_test = result["responses"], result["n_test"]
+    for key, scorer in scorers.items():
+        own = scorer.estimand
+        others = tuple(e for e in plans[key].shown if e != own)
+        try:
+            methods = _response_methods(scorer)
+            method = next((m for m in methods if hasattr(estimator, m)), None)
+            if method is None:
+                raise AttributeError(
+                    f"{type(estimator).__name__} has none of the response methods "
+                    f"{methods} that the scorer needs."
+                )
+            if method not in responses:
+                responses[method] = _get_response(
+                    estimator, method, X_test, classes, y_test
+                )
+            undefined = _undefined_score(scorer, n_test, own)
+            if undefined is not None:
+                result["scores"][key] = undefined
+                result["undefined"].add(key)
+                result["estimates"][key] = {
+                    e: _undefined_score(scorer, n_test, e) for e in others
+                }
+                continue
+            scores = score_estimands(
+                scorer,
+                y_test,
+                responses,
+                X_test,
+                estimands=(own, *others),
+                noise=noise,
+                classes=classes,
+            )
+            score = scores.pop(own)
+            if isinstance(score, Exception):
+                raise score
+            result["scores"][key] = score
+        except Exception:
+            if error_score == "raise":
+                raise
+            result["score_errors"][key] = format_exc()
+            continue
+        estimates = result["estimates"].setdefault(key, {})
+        for estimand, score in scores.items():
+            failed = isinstance(score, Exception)
+            estimates[estimand] = None if failed else score
+            if failed:  # reported as a note; the metric stays
+                error = f"{type(score).__name__}: {score}"
+                result["estimand_errors"][key, estimand] = error
+    if "predict" not in responses and hasattr(estimator, "predict"):
+        responses["predict"] = _get_response(
+            estimator, "predict", X_test, classes, y_test
+        )
+    result["score_time"] = time.perf_counter() - start - result["fit_time"]
     return result
 
 
@@ -435,19 +448,20 @@ def _raise_or_warn_fit_failures(results: list[dict], error_score: Any) -> None:
         f"{delimiter}{n} fits failed with the following error:\n{error}"
         for error, n in Counter(fit_errors).items()
     )
+    details = (
+        "error_score='raise'.\n\nBelow are more details about the failures:\n" + details
+    )
     if len(fit_errors) == len(results):
         raise ValueError(
             f"\nAll the {len(results)} fits failed.\nIt is very likely that your "
             "model is misconfigured.\nYou can try to debug the error by setting "
-            f"error_score='raise'.\n\nBelow are more details about the failures:\n"
-            f"{details}"
+            + details
         )
     warn(
         f"\n{len(fit_errors)} fits failed out of a total of {len(results)}.\nThe "
         f"scores on these train-test partitions will be set to {error_score}.\nIf "
         "these failures are not expected, you can try to debug them by setting "
-        f"error_score='raise'.\n\nBelow are more details about the failures:\n"
-        f"{details}",
+        + details,
         FitFailedWarning,
     )
 
@@ -474,7 +488,7 @@ def _raise_or_warn_score_failures(results: list[dict], keys: Iterable[str]) -> N
 def _warn_undefined_scores(results: list[dict], scorers: dict[str, Any]) -> None:
     """One warning per metric that is NaN on folds too small for it."""
     for key, scorer in scorers.items():
-        n_folds = sum(key in r.get("undefined", ()) for r in results)
+        n_folds = sum(key in r["undefined"] for r in results)
         if not n_folds:
             continue
         info = get_metric_info(scorer.metric)
@@ -490,7 +504,7 @@ def _warn_undefined_scores(results: list[dict], scorers: dict[str, Any]) -> None
 def run_folds(
     cv: Any,
     X: Any,
-    y: Any,
+    y: tuple[Any, Any],
     splits: list[tuple[np.ndarray, np.ndarray]],
     scorers: dict[str, Any],
     noise: Noise,
@@ -500,24 +514,21 @@ def run_folds(
 ) -> list[dict]:
     """Fit and score every split of ``cv`` in parallel; warn or raise on failures.
 
-    ``cv`` is the :class:`NoisyCrossValidator` (its ``estimator``, ``n_jobs``,
-    ``verbose``, ``error_score`` and ``return_estimator``); ``y`` is the pair
-    (target as given, target as the metrics take it).
+    ``cv`` is the :class:`NoisyCrossValidator`; ``y`` is the pair (target as
+    given, target as the metrics take it). The fold lines are printed here, as
+    the folds finish; joblib's own lines only from ``verbose=2`` on.
     """
-    # joblib's own lines only from verbose=2 on; the fold lines are printed
-    # here, in this process, as the folds finish (with time left).
     parallel = Parallel(
         n_jobs=cv.n_jobs,
         verbose=max(cv.verbose - 1, 0),
         pre_dispatch="2*n_jobs",
         return_as="generator",
     )
-    y, y_score = y
     tasks = parallel(
         delayed(_fit_and_score_fold)(
             clone(cv.estimator),
             X,
-            y,
+            *y,
             train,
             test,
             scorers=scorers,
@@ -526,11 +537,8 @@ def run_folds(
             fit_params=fit_params,
             error_score=cv.error_score,
             return_estimator=cv.return_estimator,
-            verbose=0,
             split_progress=(k, len(splits)),
-            shown={key: plan.shown for key, plan in plans.items()},
-            leads={key: plan.lead for key, plan in plans.items()},
-            y_score=y_score,
+            plans=plans,
         )
         for k, (train, test) in enumerate(splits)
     )
@@ -546,3 +554,88 @@ def run_folds(
     _raise_or_warn_score_failures(results, scorers)
     _warn_undefined_scores(results, scorers)
     return results
+
+
+_BAR_WIDTH = 24
+
+
+def format_seconds(seconds: float) -> str:
+    """``"0.4 s"``, ``"12 s"``, ``"3 min 05 s"``, ``"1 h 02 min"``."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {rest:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def _end_message(result: dict, split_progress: tuple[int, int]) -> str:
+    """One progress line per finished fold, like scikit-learn's ``[CV] END``."""
+    head = f"[CV {split_progress[0] + 1}/{split_progress[1]}] END"
+    if result["fit_error"] is not None:
+        body = " fit failed;"
+    else:
+        parts = []
+        for key, score in result["scores"].items():
+            if score is None:
+                parts.append(f" {key}: failed")
+            else:
+                name = result["leads"].get(key, "")
+                lead = result["estimates"].get(key, {}).get(name)
+                score, name = (score, score.estimand) if lead is None else (lead, name)
+                parts.append(
+                    f" {key}: {name} {score.expected:.4g}±{_std(score.variance):.2g}"
+                )
+        body = ";".join(parts) + ";"
+    total = result["fit_time"] + result["score_time"]
+    return f"{head}{body} n_test={result['n_test']}, total time={total:.3g}s"
+
+
+class FoldProgress:
+    """Report finished folds to ``stream`` (standard output by default).
+
+    Parameters
+    ----------
+    n_folds : int
+        The number of folds to run.
+    stream : file-like, default=None
+        Where to write; ``sys.stdout`` at the time of each write by default.
+    """
+
+    def __init__(self, n_folds: int, stream: TextIO | None = None) -> None:
+        self.n_folds = n_folds
+        self.stream = stream
+        self.done = 0
+        self.start = time.perf_counter()
+        self._bar_shown = False
+
+    def update(self, result: dict[str, Any]) -> None:
+        """Print the line of a finished fold (``result`` of one fold)."""
+        self.done += 1  # the folds come back in order: this is fold self.done
+        elapsed = time.perf_counter() - self.start
+        left = self.n_folds - self.done
+        timing = format_seconds(elapsed)
+        if left:
+            timing += f", about {format_seconds(elapsed / self.done * left)} left"
+        line = _end_message(result, (self.done - 1, self.n_folds))
+        line += f"; elapsed {timing}\n"
+        out = sys.stdout if self.stream is None else self.stream
+        isatty = getattr(out, "isatty", None)
+        if isatty and isatty():
+            filled = round(_BAR_WIDTH * self.done / self.n_folds)
+            bar = "#" * filled + "." * (_BAR_WIDTH - filled)
+            line = f"\r\033[K{line}[{bar}] {self.done}/{self.n_folds} folds, {timing}"
+            self._bar_shown = True
+        out.write(line)
+        out.flush()
+
+    def close(self) -> None:
+        """Clear the live bar, if one is shown."""
+        if self._bar_shown:
+            out = sys.stdout if self.stream is None else self.stream
+            out.write("\r\033[K")
+            out.flush()
+            self._bar_shown = False

@@ -1,10 +1,4 @@
-"""From repeated measurements to labels and their standard errors.
-
-The workflow of Michelucci & Venturini (2023, §5) starts from repeated
-measurements of each sample's label: average them, estimate the label's
-uncertainty ``sigma_i``, then evaluate with the expected metrics.
-:func:`summarize_repeats` does the first two steps.
-"""
+"""From repeated measurements to labels and their standard errors."""
 
 from __future__ import annotations
 
@@ -14,13 +8,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..utils._validation import as_float_array
+from ..utils._arrays import as_float_array
 from ..utils._warnings import warn
 
-__all__ = ["FEW_REPEATS", "RepeatSummary", "summarize_repeats"]
-
 #: Below this many repeats the sample standard deviation is itself uncertain by
-#: more than about 1/√(2·4) ≈ 35 %, and :func:`summarize_repeats` warns.
+#: more than about 35 %, and :func:`summarize_repeats` warns.
 FEW_REPEATS = 5
 
 
@@ -30,23 +22,16 @@ class RepeatSummary(NamedTuple):
     Attributes
     ----------
     y_mean : ndarray of shape (n_samples,)
-        Mean of each sample's repeats: the best-known label, ``y_true`` for the
-        expected metrics.
+        Mean of each sample's repeats: ``y_true`` for the expected metrics.
     sigma : ndarray of shape (n_samples,)
-        The label uncertainty to pass as ``sigma`` (standard error of the mean
-        or single-measurement standard deviation, see ``summarize_repeats``).
+        The label uncertainty to pass as ``sigma``.
     n_repeats : ndarray of shape (n_samples,)
         Number of (non-missing) repeats of each sample.
     ids : ndarray of shape (n_samples,) or None
-        The sample ids in output order (order of first appearance) for a long
-        DataFrame input; ``None`` for array input, whose output follows the rows.
+        The sample ids in output order for a long DataFrame input, else None.
     sigma_dof : ndarray of shape (n_samples,) or None
         Degrees of freedom of each ``sigma``, to pass as ``sigma_dof``:
-        ``n_i - 1`` for a sample whose ``sigma`` comes from its own spread (its
-        squared ``sigma`` is then ``sigma_i² χ²_{n_i - 1} / (n_i - 1)`` for
-        Gaussian readings), ``inf`` for a sample that takes
-        ``instrument_sigma``, which is known. Last, so that the first four
-        fields keep their places; ``None`` only for a summary built by hand.
+        ``n_i - 1``, or ``inf`` where ``instrument_sigma`` is used.
     """
 
     y_mean: np.ndarray
@@ -156,31 +141,27 @@ def summarize_repeats(
 ) -> RepeatSummary:
     """Mean and uncertainty of each sample's repeated measurements.
 
-    The label of sample ``i`` is the mean ``ȳ_i`` of its ``n_i`` readings and its
-    uncertainty comes from their sample standard deviation ``s_i``. Samples with
-    fewer than ``min_repeats`` readings take ``instrument_sigma``. A
-    ``UserWarning`` is raised when some ``s_i`` rests on fewer than 5 readings.
-    Read more in the :ref:`User Guide <repeated_measurements>`.
+    The label of sample ``i`` is the mean of its ``n_i`` readings and its
+    uncertainty their sample standard deviation ``s_i`` (``instrument_sigma``
+    below ``min_repeats`` readings; a ``UserWarning`` below 5). Read more in
+    the :ref:`User Guide <repeated_measurements>`.
 
     Parameters
     ----------
     Y : array-like, list of array-like or pandas DataFrame
-        The repeated measurements: a 2-D array ``(n_samples, max_repeats)``
-        (or wide DataFrame) with missing repeats as NaN; a list with one 1-D
-        array of repeats per sample; or a long DataFrame with one row per
-        measurement (pass ``id_column``, and ``value_column`` when there are
-        other columns; samples in the order their id first appears).
+        A 2-D array ``(n_samples, max_repeats)`` with missing repeats as NaN,
+        a list of 1-D arrays, or a long DataFrame with one row per measurement
+        (pass ``id_column``, and ``value_column`` when there are other columns).
 
     ddof : int, default=1
         Delta degrees of freedom of the standard deviation.
 
     instrument_sigma : float or array-like of shape (n_samples,), default=None
-        Standard deviation of a single measurement, used for the samples with
-        fewer than ``min_repeats`` repeats. ``None`` makes such samples an error.
+        Standard deviation of one measurement, for the samples with fewer than
+        ``min_repeats`` repeats (``None``: such samples are an error).
 
     min_repeats : int, default=2
-        Smallest number of repeats from which a sample's own spread is used.
-        Must exceed ``ddof``.
+        Fewest repeats for a sample's own spread; must exceed ``ddof``.
 
     id_column, value_column : hashable, default=None
         Column names of the long DataFrame form.
@@ -192,16 +173,7 @@ def summarize_repeats(
     Returns
     -------
     summary : RepeatSummary
-        Named tuple ``(y_mean, sigma, n_repeats, ids, sigma_dof)``; ``y_mean``,
-        ``sigma`` and ``sigma_dof`` go straight into the expected metrics.
-        ``sigma_dof`` is ``n_i - 1``, or ``inf`` where ``instrument_sigma`` is
-        used.
-
-    Raises
-    ------
-    ValueError
-        If a sample has no measurement, or fewer than ``min_repeats`` and no
-        ``instrument_sigma``.
+        Named tuple ``(y_mean, sigma, n_repeats, ids, sigma_dof)``.
 
     Examples
     --------
@@ -223,7 +195,6 @@ def summarize_repeats(
             f"needs n - ddof > 0); got {min_repeats!r}."
         )
     values, codes, n_samples, ids = _flatten_input(Y, id_column, value_column)
-    # Validated whether or not some sample needs it: a bad value is a bad call.
     instrument = (
         None
         if instrument_sigma is None
@@ -281,10 +252,8 @@ def _spread(
 ) -> np.ndarray:
     """``s_i = sqrt(Σ_j (y_ij − ȳ_i)² / (n_i − ddof))`` of the samples with ``enough``.
 
-    Two-pass variance (centred squares, no ``E[y²] − E[y]²`` cancellation).
-    Where the squares leave the normal float64 range (repeats at the 1e-300 or
-    1e200 scale), that sample's deviations are taken in units of its largest
-    one, so ``s_i`` is 0 only when the repeats are equal.
+    Where the squares leave the normal float64 range, in units of the largest
+    deviation.
     """
     n_samples = y_mean.size
     centred = values - y_mean[codes]

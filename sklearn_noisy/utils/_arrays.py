@@ -1,9 +1,7 @@
 """Array conversion, finiteness and weight checks, and the chunked-sum helpers.
 
-The lowest layer of the package: every other module may import from here, and
-this module imports nothing of the package. None of the checks writes into the
-caller's arrays: conversions return new arrays or views, and the helpers only
-ever read from them.
+The lowest layer of the package: it imports nothing of the package, and never
+writes into the caller's arrays.
 """
 
 from __future__ import annotations
@@ -14,46 +12,20 @@ from typing import Any
 
 import numpy as np
 
-__all__ = [
-    "CHUNK_SIZE",
-    "InputOverflowError",
-    "NonNumericError",
-    "WeightSumError",
-    "as_float_array",
-    "check_finite",
-    "check_sample_weight",
-    "chunk_of",
-    "chunks",
-    "read_only",
-    "weighted_sum",
-    "weighted_totals",
-]
-
-#: Rows processed at a time by the chunked kernels: bounds the temporary memory
-#: of every metric to a few arrays of this length, whatever the input size.
+#: Rows processed at a time by the chunked kernels: bounds their temporary memory.
 CHUNK_SIZE = 1 << 16
 
 
 class InputOverflowError(ValueError, OverflowError):
-    """A number beyond the float64 range, such as a Python int above 1.8e308.
-
-    A ``ValueError`` naming the parameter, and an ``OverflowError`` as
-    scikit-learn raises for the same input.
-    """
+    """A number beyond the float64 range: ``ValueError`` and ``OverflowError``."""
 
 
 class NonNumericError(ValueError, TypeError):
-    """Values that are not real numbers (strings, complex, ragged lists).
-
-    Both a ``ValueError`` and a ``TypeError``: scikit-learn raises either for
-    such input, depending on the container (``ValueError`` for strings and
-    complex arrays, ``TypeError`` for a list of complex numbers).
-    """
+    """Values that are not real numbers: ``ValueError`` and ``TypeError``."""
 
 
 class WeightSumError(ValueError, ZeroDivisionError):
-    """Weights that sum to zero: a ``ValueError`` naming the parameter, and the
-    ``ZeroDivisionError`` scikit-learn raises for the same input."""
+    """Weights that sum to zero: ``ValueError`` and ``ZeroDivisionError``."""
 
 
 def _is_scalar(value: Any) -> bool:
@@ -65,12 +37,9 @@ def _is_scalar(value: Any) -> bool:
 def as_float_array(
     value: Any, *, name: str, error: type[Exception] = TypeError
 ) -> np.ndarray:
-    """Convert ``value`` to a float64 array without copying when it already is one.
+    """``value`` as a float64 array, without copying when it already is one.
 
-    Accepts lists, tuples, numpy arrays, pandas Series (nullable dtypes
-    included), one-column objects and object arrays of numbers. Raises
-    ``error`` (``TypeError`` unless the caller matches scikit-learn's
-    ``ValueError``) naming ``name`` when the values are not real numbers, and
+    Raises ``error`` naming ``name`` when the values are not real numbers, and
     :class:`InputOverflowError` for a number beyond the float64 range.
     """
     if hasattr(value, "to_numpy") and not isinstance(value, np.ndarray):
@@ -99,11 +68,7 @@ def as_float_array(
 
 
 def check_finite(array: np.ndarray, *, name: str) -> None:
-    """Raise ``ValueError`` if ``array`` holds NaN or infinity.
-
-    As scikit-learn does, the common case costs a single sum: only when the sum
-    is not finite are the offending entries looked for.
-    """
+    """Raise ``ValueError`` if ``array`` holds NaN or infinity (one sum if not)."""
     if array.size == 0:
         return
     with np.errstate(over="ignore", invalid="ignore"):
@@ -129,17 +94,22 @@ def _check_length(array: np.ndarray, n_samples: int, *, name: str) -> None:
         )
 
 
+def check_same_length(y_true: Any, other: Any, name: str = "y_pred") -> None:
+    """Raise ``ValueError`` unless ``y_true`` and ``other`` have as many samples."""
+    if y_true.shape[0] != other.shape[0]:
+        raise ValueError(
+            f"y_true and {name} must have the same number of samples; got "
+            f"{y_true.shape[0]} and {other.shape[0]}."
+        )
+
+
 def check_sample_weight(
     sample_weight: Any, n_samples: int, *, allow_negative: bool = False
 ) -> np.ndarray | None:
     """Validate ``sample_weight``: finite, one per sample, non-negative, sum > 0.
 
-    ``allow_negative=True`` (scikit-learn's regression metrics) accepts
-    negative weights with a non-zero sum; a zero sum raises
-    :class:`WeightSumError`, as scikit-learn's ``ZeroDivisionError``. All
-    zeros raise ``ValueError`` either way. Weights far from 1 (largest
-    magnitude outside [1e-100, 1e100]) are returned divided by it, which
-    leaves every weighted mean unchanged.
+    ``allow_negative=True`` accepts negative weights with a non-zero sum.
+    Weights far from 1 are returned divided by the largest magnitude.
     """
     if sample_weight is None:
         return None
@@ -159,8 +129,6 @@ def check_sample_weight(
         raise WeightSumError("sample_weight must not sum to zero.")
     largest = float(np.max(np.abs(weight)))
     if not 1e-100 <= largest <= 1e100:
-        # Only ratios of weights matter to a weighted mean; squares of weights
-        # this small or large would underflow or overflow in the variance.
         weight = weight / largest
     return weight
 
@@ -179,11 +147,7 @@ def chunk_of(value: Any, rows: slice) -> Any:
 def weighted_totals(
     weight: np.ndarray | None, rows: slice, *values: np.ndarray
 ) -> list[float]:
-    """``[Σ w x for x in values[:-1]] + [Σ w² values[-1]]`` over a chunk.
-
-    The first values are means' numerators (weighted by ``w``), the last a
-    variance's (weighted by ``w²``); ``weight=None`` is unit weights.
-    """
+    """``[Σ w x for x in values[:-1]] + [Σ w² values[-1]]`` over a chunk."""
     if weight is None:
         return [float(np.sum(x)) for x in values]
     w = weight[rows]
@@ -193,12 +157,7 @@ def weighted_totals(
 
 
 def weighted_sum(values: Any, weight: np.ndarray | None) -> float:
-    """``Σ w_i v_i`` (``Σ v_i`` for ``weight=None``) by pairwise summation.
-
-    The products are summed with :func:`numpy.sum` rather than a BLAS dot
-    product (as :func:`weighted_totals` does): the pairwise sum is as accurate,
-    and its rounding does not depend on the BLAS build.
-    """
+    """``Σ w_i v_i`` by pairwise summation: its rounding does not depend on BLAS."""
     return float(np.sum(values if weight is None else weight * values))
 
 

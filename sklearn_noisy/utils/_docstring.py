@@ -1,18 +1,10 @@
-"""Shared docstring blocks: one substitution mechanism that survives ``python -OO``.
-
-A docstring marks a shared block with a placeholder line holding ``{name}``
-(indented like the text around it, which keeps formatters content) and the
-function is decorated with ``@fill_doc(name=BLOCK)``. Under ``python -OO``
-docstrings are ``None`` and the decorator leaves them so.
-"""
+"""Shared docstring blocks, substituted by :func:`fill_doc` (``python -OO`` safe)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
 from typing import Any, TypeVar
-
-__all__ = ["fill_doc"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -24,8 +16,6 @@ def _substitute(doc: str, blocks: dict[str, str]) -> str:
             return match.group(0)
         return blocks[name].rstrip("\n")
 
-    # A placeholder alone on its line (the block carries its own indentation)
-    # or inline.
     doc = re.sub(r"(?m)^([ \t]*)\{(\w+)\}[ \t]*$", replace, doc)
     missing = [name for name in blocks if "{" + name + "}" in doc]
     if missing:
@@ -36,9 +26,7 @@ def _substitute(doc: str, blocks: dict[str, str]) -> str:
 def fill_doc(**blocks: str) -> Callable[[F], F]:
     """Decorator: replace each placeholder line ``{name}`` by ``blocks[name]``.
 
-    Every block is inserted as written (its lines carry their indentation). A
-    placeholder without a block is left as it is; under ``python -OO`` the
-    docstring is ``None`` and nothing is done.
+    A block is inserted as written; a placeholder without a block is left as is.
 
     Examples
     --------

@@ -1,10 +1,4 @@
-"""Class labels: validation and encoding as positions in the list of classes.
-
-The one place where label arrays are checked (:func:`as_label_array`), where the
-classes of ``y_true`` and ``y_pred`` are found or checked against ``labels``
-(:func:`check_classification_labels`), and where the metrics get each sample's
-class position chunk by chunk (:func:`encode_labels`).
-"""
+"""Class labels: validation, and encoding as positions in the list of classes."""
 
 from __future__ import annotations
 
@@ -14,44 +8,21 @@ from typing import Any
 
 import numpy as np
 
-from ._arrays import CHUNK_SIZE, check_finite, chunks
-
-__all__ = [
-    "EncodedLabels",
-    "LabelTypeError",
-    "as_label_array",
-    "check_classification_labels",
-    "check_labels",
-    "check_targets",
-    "class_totals",
-    "encode_labels",
-    "encode_labels_subset",
-]
+from ._arrays import check_finite, check_same_length, chunks
 
 #: Object arrays of strings at most this long are stored as fixed-width unicode.
 _MAX_UNICODE_LENGTH = 64
 
 
 class LabelTypeError(TypeError, ValueError):
-    """Labels of incompatible types (numbers against strings, ...).
-
-    A ``TypeError`` and, as scikit-learn raises for the same input, a
-    ``ValueError``.
-    """
+    """Labels of incompatible types: a ``TypeError`` and a ``ValueError``."""
 
 
 def _object_labels(array: np.ndarray, *, name: str) -> np.ndarray:
-    """An object label array as strings or integers where it holds only those.
+    """An object label array as unicode or 64-bit integers where it holds only those.
 
-    Strings (pandas' ``str`` and ``category`` dtypes, object predictions of a
-    model fitted on a Series) become fixed-width unicode, the form NumPy string
-    arrays have, so that the two compare, sort and mix; integers become int64
-    (scikit-learn rejects object integers; they are accepted here). Python
-    integers beyond the int64 range are a ``ValueError`` (scikit-learn: a
-    ``ValueError``, "unknown is not supported"). Other numbers are returned
-    as is. As scikit-learn rejects them: sequences (the legacy multi-label
-    form) raise ``ValueError``, strings mixed with other values and objects
-    that are neither (None, ...) :class:`LabelTypeError`.
+    Sequences (the legacy multi-label form) raise ``ValueError``, strings mixed
+    with other values and non-numbers :class:`LabelTypeError`, as scikit-learn.
     """
     values = array.tolist()
     if all(isinstance(v, str) for v in values):
@@ -83,13 +54,7 @@ def _object_labels(array: np.ndarray, *, name: str) -> np.ndarray:
 
 
 def as_label_array(value: Any, *, name: str) -> np.ndarray:
-    """``value`` as a 1-D array of class labels (a one-column 2-D is accepted).
-
-    pandas objects of any dtype are converted with ``to_numpy``; object arrays
-    of strings or integers take the canonical NumPy dtype (see
-    :func:`_object_labels`), so that labels of different array types mix as
-    in scikit-learn. Float labels must be finite.
-    """
+    """``value`` as a 1-D array of class labels (a one-column 2-D is accepted)."""
     if hasattr(value, "to_numpy") and not isinstance(value, np.ndarray):
         value = value.to_numpy()
     array = np.asarray(value)
@@ -136,18 +101,10 @@ def _check_not_continuous(array: np.ndarray, *, name: str) -> None:
 
 
 def check_targets(y_true: Any, y_pred: Any) -> tuple[Any, Any]:
-    """Reject the classification targets that scikit-learn's ``_check_targets`` rejects.
+    """Reject the targets scikit-learn's ``_check_targets`` rejects, as it does.
 
-    With the exception types scikit-learn raises: ``ValueError`` for
-    sequences of sequences (the legacy multi-label form), for continuous
-    (non-integer float) labels, and, as :class:`LabelTypeError` (also a
-    ``TypeError``), for strings mixed with numbers within or across
-    ``y_true`` and ``y_pred``. Object arrays of integers are accepted (an
-    extension: scikit-learn rejects them). Shapes are left to the metrics.
-
-    Returns ``y_true`` and ``y_pred`` as arrays (object arrays of strings or
-    integers converted as in :func:`as_label_array`), so that the metrics
-    do not convert them again; sparse matrices are returned as given.
+    Returns ``y_true`` and ``y_pred`` as arrays (sparse matrices as given);
+    shapes are left to the metrics.
 
     Examples
     --------
@@ -205,24 +162,16 @@ def check_labels(labels: Any) -> np.ndarray:
 def check_classification_labels(
     y_true: Any, y_pred: Any, *, labels: Any = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Validate class labels and encode them as indices into ``labels``.
+    """``(true_index, pred_index, classes)``: each sample's position in ``classes``.
 
-    Returns ``(true_index, pred_index, labels)``: ``labels`` is the given label
-    list, or the sorted union of the labels in ``y_true`` and ``y_pred``; the
-    index arrays give each sample's position in it.
+    ``classes`` are ``labels``, or the sorted labels of ``y_true`` and ``y_pred``.
     """
     y_true = as_label_array(y_true, name="y_true")
     y_pred = as_label_array(y_pred, name="y_pred")
     if y_true.shape[0] == 0:
         raise ValueError("y_true is empty: at least one sample is required.")
-    if y_true.shape[0] != y_pred.shape[0]:
-        raise ValueError(
-            "y_true and y_pred must have the same number of samples; got "
-            f"{y_true.shape[0]} and {y_pred.shape[0]}."
-        )
+    check_same_length(y_true, y_pred)
     if labels is None:
-        # Numbers mix with numbers, strings (unicode, or the object arrays of
-        # pandas) with strings; sorting rejects any other mixture.
         kinds = {y_true.dtype.kind, y_pred.dtype.kind}
         try:
             if len(kinds) > 1 and not (kinds <= set("biuf") or kinds <= set("OU")):
@@ -269,10 +218,8 @@ def check_classification_labels(
 class EncodedLabels:
     """Encoded class labels of ``y_true`` and ``y_pred``.
 
-    Either ``true_index``/``pred_index`` hold each sample's position in
-    ``classes``, or (fast path for small integer labels) ``offset`` and
-    ``lookup`` map a raw label ``y`` to ``lookup[y - offset]``; ``y_true`` and
-    ``y_pred`` are the raw 1-D arrays.
+    ``true_index``/``pred_index`` hold each sample's position in ``classes``,
+    or (small integer labels) ``lookup[y - offset]`` gives it.
     """
 
     y_true: np.ndarray
@@ -317,12 +264,9 @@ def _as_small_int(array: np.ndarray) -> np.ndarray | None:
 
 
 def _small_int_labels(y_true: np.ndarray, y_pred: np.ndarray) -> EncodedLabels | None:
-    """Encode integer labels without sorting, or return None when not possible.
+    """Encode integer labels without sorting (bincounts), or None.
 
-    The classes are found from the minimum and the maximum (two labels at
-    most one apart are both present, so no count is needed, which covers
-    every binary problem) or, for a range of at most a few times the number
-    of samples, from chunked bincounts. ``np.unique`` would sort the samples.
+    Two labels at most one apart are both present: no count is needed.
     """
     true_int, pred_int = _as_small_int(y_true), _as_small_int(y_pred)
     if true_int is None or pred_int is None:
@@ -335,8 +279,7 @@ def _small_int_labels(y_true: np.ndarray, y_pred: np.ndarray) -> EncodedLabels |
         present = np.ones(span, dtype=bool)
     elif span <= 4 * n_samples + 1024:
         counts = np.zeros(span, dtype=np.intp)
-        for start in range(0, n_samples, CHUNK_SIZE):
-            rows = slice(start, start + CHUNK_SIZE)
+        for rows in chunks(n_samples):
             for array in (true_int, pred_int):
                 counts += np.bincount(array[rows].astype(np.intp) - low, minlength=span)
         present = counts > 0
@@ -376,13 +319,9 @@ def encode_labels(y_true: Any, y_pred: Any, labels: Any) -> EncodedLabels:
 def encode_labels_subset(
     y_true: Any, y_pred: Any, labels: Any
 ) -> tuple[EncodedLabels, int]:
-    """Encode the labels over ``labels`` followed by every other class present.
+    """Encode over ``labels`` then every other class present; and ``len(labels)``.
 
-    For a metric that reports a subset of the classes (scikit-learn's
-    ``confusion_matrix(labels=...)``) while the flips move labels among all
-    of them. Returns the encoding, whose classes are ``labels`` (in the given
-    order) then the other classes of ``y_true`` and ``y_pred`` (sorted), and
-    the number of classes in ``labels``.
+    For a metric that reports some classes while the flips move labels among all.
     """
     classes = check_labels(labels)
     true_array = as_label_array(y_true, name="y_true")
@@ -411,11 +350,8 @@ def class_totals(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """``(classes, true_totals, pred_totals)``: each class's (weighted) count.
 
-    ``classes`` are ``labels`` (present in the data or not) or the classes of
-    ``y_true`` and ``y_pred``; ``true_totals[k]`` is the (weighted) number of
-    samples of ``y_true`` in ``classes[k]``, ``pred_totals[k]`` of ``y_pred``.
-    Integer labels are counted without a sort (:func:`encode_labels`).
-    ``count_pred=False`` counts ``y_true`` only (``pred_totals`` is None).
+    ``classes`` are ``labels`` or those of the data; ``count_pred=False`` counts
+    ``y_true`` only (``pred_totals`` is None).
 
     Examples
     --------

@@ -1,21 +1,10 @@
 """The label-noise models: Gaussian errors for regression, flips for classification.
 
-One place for everything the library knows about the noise of the labels:
-
-- :class:`GaussianNoise`: ``ỹ_i ~ N(y_i, σ_i²)``, σ a scalar or one value per
-  sample (or per sample and output);
-- :class:`FlipNoise`: a flip probability ``q`` (scalar or per sample; binary
-  labels flip to the other class, with ``K > 2`` classes a flip goes to each
-  other class with probability ``q/(K-1)``) or a row-stochastic transition
-  matrix ``T`` (``T[j, k]`` the probability that a sample of class ``j`` is
-  observed as ``k``);
-- :func:`resolve_noise_source`: where a scorer or the command line finds the
-  noise: a constant, a column of ``X``, a callable ``(X, y)`` or routed metadata.
-
-Both models validate their parameters once (:meth:`GaussianNoise.from_params`,
-:meth:`FlipNoise.from_params`), give the per-sample quantities the metric
-kernels need chunk by chunk, take a subset of samples (a cross-validation fold)
-and draw labels for Monte Carlo. The checks name the parameter they reject.
+:class:`GaussianNoise` (``ỹ_i ~ N(y_i, σ_i²)``) and :class:`FlipNoise` (a flip
+probability ``q`` or a row-stochastic transition matrix ``T``) validate their
+parameters once (``from_params``), give the per-sample quantities the kernels
+need chunk by chunk, take a fold's samples and draw labels for Monte Carlo.
+:func:`resolve_noise_source` finds the noise of a scorer or the command line.
 """
 
 from __future__ import annotations
@@ -35,22 +24,7 @@ from ._arrays import (
     chunk_of,
     chunks,
 )
-from ._sampling import FlipSampler, GaussianSampler, TransitionSampler
 from ._warnings import warn
-
-__all__ = [
-    "NOISE_KINDS",
-    "FlipNoise",
-    "GaussianNoise",
-    "check_flip_probability",
-    "check_noise_model",
-    "check_noise_source",
-    "check_sigma",
-    "check_sigma_dof",
-    "check_transition_matrix",
-    "resolve_noise_source",
-    "take_samples",
-]
 
 #: The two kinds of label noise: Gaussian errors (regression) and label flips
 #: (classification). A metric's record in the registry names one of them.
@@ -61,9 +35,6 @@ NOISE_KINDS = ("sigma", "flips")
 _SINGULAR_TOL = 1e-12
 
 
-# --------------------------------------------------------------------------- #
-# Parameter checks
-# --------------------------------------------------------------------------- #
 def _as_float(value: Any, *, name: str) -> float:
     """A real scalar as a Python float; an integer beyond float range is an error."""
     try:
@@ -82,13 +53,10 @@ def check_sigma(
     name: str = "sigma",
     ensure_finite: bool = True,
 ) -> Any:
-    """Validate the label standard errors.
+    """Validate the label standard errors: a Python float or a float64 array.
 
-    Returns a Python float for a scalar (so kernels can skip per-sample work), or
-    a float64 array of shape ``(n_samples,)`` (reshaped to ``(n_samples, 1)`` when
-    ``shape`` has two dimensions) or ``shape``. ``ensure_finite=False`` skips the
-    NaN/inf scan of an array (the caller then checks its results, see
-    :func:`~sklearn_noisy.utils._validation.check_regression_inputs`).
+    An array has shape ``(n_samples,)`` (a column when ``shape`` is 2-D) or
+    ``shape``. ``ensure_finite=False`` skips the NaN/inf scan of an array.
     """
     if sigma is None:
         raise TypeError(
@@ -125,10 +93,7 @@ def check_sigma(
 
 
 def check_flip_probability(q: Any, n_samples: int, *, name: str = "q") -> Any:
-    """Validate a label-flip probability: a scalar or one value per sample in [0, 1].
-
-    Returns a Python float or a 1-D float64 array.
-    """
+    """Validate a flip probability in [0, 1]: a Python float or a 1-D array."""
     if _is_scalar(q):
         value = _as_float(q, name=name)
         if not 0.0 <= value <= 1.0:  # also rejects NaN
@@ -158,11 +123,10 @@ def check_transition_matrix(
     *,
     name: str = "transition_matrix",
 ) -> np.ndarray:
-    """Validate a row-stochastic ``(n_classes, n_classes)`` transition matrix.
+    """Validate a row-stochastic transition matrix (any square size for None).
 
-    ``T[j, k]`` is the probability that a sample whose reference class is the
-    ``j``-th label is observed with the ``k``-th label. ``n_classes=None``
-    accepts any square size.
+    ``T[j, k]`` is the probability that a sample of the ``j``-th class is
+    observed with the ``k``-th label.
     """
     given_dtype = getattr(transition_matrix, "dtype", None)
     matrix = as_float_array(transition_matrix, name=name)
@@ -179,8 +143,7 @@ def check_transition_matrix(
     if matrix.min() < 0 or matrix.max() > 1:
         raise ValueError(f"{name} entries must be probabilities in [0, 1].")
     row_sums = matrix.sum(axis=1)
-    # Row sums are exact to the precision the matrix was given in: a float32
-    # matrix that sums to 1 in float32 is off by about K float32 epsilons.
+    # Row sums are exact to the precision of the given dtype (float32: K eps).
     tolerance = 1e-9
     if given_dtype is not None and np.dtype(given_dtype).kind == "f":
         tolerance = max(tolerance, 4.0 * matrix.shape[0] * np.finfo(given_dtype).eps)
@@ -211,15 +174,8 @@ def take_samples(values: Any, indices: Any) -> Any:
     return values
 
 
-# --------------------------------------------------------------------------- #
-# Regression: Gaussian errors
-# --------------------------------------------------------------------------- #
 def check_sigma_dof(sigma_dof: Any, n_samples: int) -> Any:
-    """Validate the degrees of freedom of σ: None, a scalar or one per sample.
-
-    ``None`` means σ is known exactly; ``inf`` (for a sample, or all) the same.
-    Returns None, a Python float or a float64 array of shape ``(n_samples,)``.
-    """
+    """Validate the degrees of freedom of σ: None (σ known), a float or an array."""
     if sigma_dof is None:
         return None
     array = as_float_array(sigma_dof, name="sigma_dof")
@@ -242,15 +198,8 @@ def check_sigma_dof(sigma_dof: Any, n_samples: int) -> Any:
 class GaussianNoise:
     """Gaussian label errors ``ỹ = y + e``, ``e ~ N(0, σ²)``, independent samples.
 
-    Parameters
-    ----------
-    sigma : float or ndarray
-        As returned by :func:`check_sigma`: a Python float, or a float64 array
-        of shape ``(n_samples,)``, ``(n_samples, 1)`` or ``(n_samples,
-        n_outputs)``.
-    sigma_dof : float, ndarray of shape (n_samples,) or None, default=None
-        Degrees of freedom of σ when it was estimated from a few readings
-        (see :func:`check_sigma_dof`); None when σ is known exactly.
+    ``sigma`` as :func:`check_sigma` returns it; ``sigma_dof`` as
+    :func:`check_sigma_dof` does (None: σ known exactly).
     """
 
     sigma: Any
@@ -265,10 +214,7 @@ class GaussianNoise:
         name: str = "sigma",
         sigma_dof: Any = None,
     ) -> GaussianNoise:
-        """Validate ``sigma`` for labels of ``shape`` (see :func:`check_sigma`).
-
-        ``sigma_dof`` is checked by :func:`check_sigma_dof`.
-        """
+        """Validate ``sigma`` for labels of ``shape``, and ``sigma_dof``."""
         return cls(
             check_sigma(sigma, shape, name=name), check_sigma_dof(sigma_dof, shape[0])
         )
@@ -289,9 +235,6 @@ class GaussianNoise:
         return GaussianSampler(y_true, self.sigma)
 
 
-# --------------------------------------------------------------------------- #
-# Classification: label flips
-# --------------------------------------------------------------------------- #
 def flip_rows(k: np.ndarray, n_classes: int, keep: Any, flip: Any) -> np.ndarray:
     """Rows with ``keep`` at column ``k_i`` and ``flip`` elsewhere."""
     rows = np.empty((k.shape[0], n_classes))
@@ -304,19 +247,10 @@ def flip_rows(k: np.ndarray, n_classes: int, keep: Any, flip: Any) -> np.ndarray
 class FlipNoise:
     """Label flips: a flip probability ``q`` or a transition matrix ``T``.
 
-    Exactly one of ``q`` and ``matrix`` is set. With ``q`` a sample of class
-    ``k`` keeps its label with probability ``1 - q_i`` and is observed as each
-    other class with probability ``r_i = q_i/(K-1)``; with ``T`` it is observed
+    Exactly one of ``q`` and ``matrix`` is set. With ``q`` a sample keeps its
+    class with probability ``1 - q_i`` and is observed as each of the other
+    ``n_classes - 1`` classes with probability ``r_i = q_i/(K-1)``; with ``T``
     as class ``j`` with probability ``T[k, j]``.
-
-    Parameters
-    ----------
-    q : float, ndarray of shape (n_samples,) or None
-        As returned by :func:`check_flip_probability`.
-    matrix : ndarray of shape (n_classes, n_classes) or None
-        As returned by :func:`check_transition_matrix`.
-    n_classes : int
-        ``K``, the number of classes a label can flip between.
     """
 
     q: Any
@@ -332,10 +266,9 @@ class FlipNoise:
         n_samples: int,
         n_classes: int | None,
     ) -> FlipNoise:
-        """Validate the flip model: exactly one of ``q`` and ``transition_matrix``.
+        """Validate exactly one of ``q`` and ``transition_matrix``.
 
-        ``n_classes=None`` takes ``K`` from the transition matrix (with ``q``
-        it is then left at 2, the binary case).
+        ``n_classes=None`` takes ``K`` from the matrix (2 with ``q``).
         """
         check_noise_model(q, transition_matrix)
         if transition_matrix is not None:
@@ -350,7 +283,6 @@ class FlipNoise:
             )
         return cls(q, None, 2 if n_classes is None else int(n_classes))
 
-    # ------------------------------------------------------------ structure
     @property
     def is_constant(self) -> bool:
         """Whether every sample shares one model (a scalar ``q`` or a matrix)."""
@@ -368,14 +300,10 @@ class FlipNoise:
             )
 
     def for_classes(self, classes: Any) -> FlipNoise:
-        """The model for the classes found, with one class handled as scikit-learn.
+        """The model itself for ``K ≥ 2``; for one class the identity, if nothing flips.
 
-        With ``K ≥ 2`` classes the model itself. With one class (a fold, or
-        data, holding a single label) the flips are well defined only if
-        nothing flips (every ``q_i = 0``; a ``1 x 1`` matrix is the identity):
-        then the identity model on that class. A flip probability ``q > 0``
-        with one known class has no class to flip to: a ``ValueError`` says to
-        pass every class through ``labels``.
+        A flip probability ``q > 0`` with one known class has no class to flip
+        to: a ``ValueError`` says to pass every class through ``labels``.
         """
         if self.n_classes >= 2:
             return self
@@ -389,38 +317,29 @@ class FlipNoise:
             return self.matrix
         if not isinstance(self.q, float):
             return None
-        matrix = np.full(
-            (self.n_classes, self.n_classes), self.q / (self.n_classes - 1)
-        )
-        np.fill_diagonal(matrix, 1.0 - self.q)
-        return matrix
+        keep, flip = self.keep_flip()
+        return flip_rows(np.arange(self.n_classes), self.n_classes, keep, flip)
 
     def take(self, indices: Any) -> FlipNoise:
         """The noise of the samples ``indices`` (a cross-validation fold)."""
         return FlipNoise(take_samples(self.q, indices), self.matrix, self.n_classes)
 
     def permute(self, order: np.ndarray) -> FlipNoise:
-        """The model with its classes reordered: new class ``i`` is old ``order[i]``.
-
-        Reorders the rows and columns of a transition matrix; uniform flips do
-        not depend on the order of the classes.
-        """
+        """The model with its classes reordered: new class ``i`` is old ``order[i]``."""
         if self.matrix is None:
             return self
         return FlipNoise(None, self.matrix[np.ix_(order, order)], self.n_classes)
 
-    # ------------------------------------------------ per-sample quantities
     def keep_flip(self, rows: slice = slice(None)) -> tuple[Any, Any]:
         """``(1 - q_i, q_i/(K-1))`` on a chunk of samples (flip models only)."""
         q = chunk_of(self.q, rows)
         return 1.0 - q, q / (self.n_classes - 1)
 
     def keep_flip_variance(self, rows: slice = slice(None)) -> tuple[Any, Any]:
-        """``(q_i(1 - q_i), r_i(1 - r_i))`` on a chunk, ``r_i = q_i/(K-1)``.
+        """``(q_i(1 - q_i), r_i(1 - r_i))`` on a chunk (the same array for K = 2).
 
         The variances of the indicators "kept its label" and "observed as one
-        given other class" (flip models only). With two classes ``r_i = q_i``
-        and both are the same value (the same array).
+        given other class" (flip models only).
         """
         q = chunk_of(self.q, rows)
         keep_variance = q * (1.0 - q)
@@ -432,11 +351,7 @@ class FlipNoise:
     def probability(
         self, true_index: np.ndarray, observed_index: np.ndarray, rows: slice
     ) -> np.ndarray:
-        """``P(observed label = observed_index_i | class true_index_i)`` on a chunk.
-
-        ``true_index`` and ``observed_index`` are the chunk's class positions;
-        ``rows`` locates the chunk for a per-sample ``q``.
-        """
+        """``P(observed label = observed_index_i | class true_index_i)`` on a chunk."""
         if self.matrix is not None:
             return self.matrix[true_index, observed_index]
         keep, flip = self.keep_flip(rows)
@@ -449,7 +364,6 @@ class FlipNoise:
         keep, flip = self.keep_flip(rows)
         return flip_rows(true_index, self.n_classes, keep, flip)
 
-    # --------------------------------------------------------- de-noising
     def check_invertible(self) -> None:
         """Raise ``ValueError`` when the observed labels carry no information."""
         if self.matrix is not None:
@@ -458,15 +372,13 @@ class FlipNoise:
         n_classes = self.n_classes
         singular_q = (n_classes - 1) / n_classes
         q_array = np.asarray(self.q)
-        where = None
         for rows in chunks(q_array.size) if q_array.ndim else [Ellipsis]:
             scale = 1.0 - q_array[rows] * (n_classes / (n_classes - 1))
             singular = np.abs(scale) <= _SINGULAR_TOL
-            if np.any(singular):  # chunk by chunk: no array of the samples' size
-                first = rows.start + int(np.argmax(singular)) if q_array.ndim else 0
-                where = "" if q_array.ndim == 0 else f" (first at index {first})"
-                break
-        if where is not None:
+            if not np.any(singular):
+                continue
+            first = rows.start + int(np.argmax(singular)) if q_array.ndim else 0
+            where = "" if q_array.ndim == 0 else f" (first at index {first})"
             raise ValueError(
                 f"estimand='truth' has no unbiased estimator when q = {singular_q:g}"
                 f"{where}: with K = {n_classes} classes a label flipped with this "
@@ -501,11 +413,7 @@ class FlipNoise:
     def inverse_rows(
         self, observed_index: np.ndarray, rows: slice, inverse: np.ndarray | None
     ) -> np.ndarray:
-        """Rows ``T⁻¹[ỹ_i, :]`` (unbiased for the one-hot true class) of a chunk.
-
-        ``inverse`` is :meth:`inverse_matrix` for a transition matrix (computed
-        once by the caller), None for flips.
-        """
+        """Rows ``T⁻¹[ỹ_i, :]`` of a chunk; ``inverse`` is :meth:`inverse_matrix`."""
         if self.matrix is not None:
             return inverse[observed_index]
         r, scale = self.flip_scale(rows)
@@ -521,16 +429,9 @@ class FlipNoise:
     ) -> np.ndarray:
         """``min_c Var(v_i | c_i = c)``: a label-free lower bound per sample.
 
-        ``values`` (shape ``(n, K)``) holds a function ``g_i`` of the class for
-        each sample of a chunk. With ``denoised`` (the truth estimand) the
-        variable is the de-noised ``v_i = Σ_k T_i⁻¹[c̃_i, k] g_i(k)``, whose
-        variance given ``c_i = c`` is ``Σ_l T_i[c, l] u_l² − g_i(c)²`` with
-        ``u = T_i⁻¹ g_i``; otherwise it is the observed ``v_i = g_i(c̃_i)``,
-        with variance ``Σ_l T_i[c, l] g_i(l)² − (Σ_l T_i[c, l] g_i(l))²``. Both
-        are known for every class ``c``; their minimum bounds the variance of
-        sample ``i`` whatever its unknown class, exactly. ``inverse`` is
-        :meth:`inverse_matrix` for a transition matrix (needed if
-        ``denoised``). The bound is 0 only where ``v_i`` does not vary.
+        ``values`` (``(n, K)``) holds ``g_i(k)`` for a chunk; ``v_i`` is the
+        de-noised ``Σ_k T_i⁻¹[c̃_i, k] g_i(k)`` with ``denoised`` (the truth
+        estimand, which needs ``inverse``), else the observed ``g_i(c̃_i)``.
         """
         values = np.asarray(values, dtype=float)
         if self.matrix is not None:
@@ -548,7 +449,6 @@ class FlipNoise:
             first = values if denoised else r * total + keep * values
         return np.maximum(np.min(second - first * first, axis=1), 0.0)
 
-    # ------------------------------------------------------------ sampling
     def sampler(self, index: np.ndarray, classes: np.ndarray) -> Any:
         """A Monte Carlo sampler of labels around the classes ``classes[index]``."""
         if self.matrix is not None:
@@ -563,9 +463,6 @@ class FlipNoise:
         return FlipSampler(index, classes, self.q)
 
 
-# --------------------------------------------------------------------------- #
-# Where the noise comes from: constant, column, callable or routed metadata
-# --------------------------------------------------------------------------- #
 def _source_repr(value: Any) -> str:
     if callable(value) and not isinstance(value, str):
         return getattr(value, "__qualname__", None) or repr(value)
@@ -573,11 +470,7 @@ def _source_repr(value: Any) -> str:
 
 
 def check_noise_source(value: Any, *, key: str) -> Any:
-    """Validate a noise source: None, a constant, a column name or a callable.
-
-    ``key`` is ``"sigma"``, ``"sigma_dof"`` or ``"q"``; a constant is validated
-    as one.
-    """
+    """Validate a noise source (``key``): None, a constant, a column or a callable."""
     if value is None or isinstance(value, str) or callable(value):
         return value
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
@@ -601,11 +494,9 @@ def check_noise_source(value: Any, *, key: str) -> Any:
 def resolve_noise_source(
     key: str, source: Any, given: Any, X: Any, y: Any, *, missing: str
 ) -> Any:
-    """The noise values from a configured ``source``, or the ``given`` metadata.
+    """The noise values from a validated ``source``, or the ``given`` metadata.
 
-    ``source`` is a validated source (see :func:`check_noise_source`): None
-    (take ``given``; raise ``ValueError(missing)`` when that is None too), a
-    column name of the DataFrame ``X``, a callable ``(X, y)`` or a constant.
+    ``source=None`` takes ``given``, raising ``ValueError(missing)`` without it.
     """
     if source is None:
         if given is None:
@@ -636,3 +527,71 @@ def resolve_noise_source(
     if callable(source):
         return source(X, y)
     return source
+
+
+# Monte Carlo samplers: each draws a batch of label vectors from one Generator
+# call, so draw ``j`` sees the same random numbers whatever the batch size.
+class GaussianSampler:
+    """Draws ``y ~ N(y_true, sigma²)``: one normal per label entry."""
+
+    def __init__(self, y_true: np.ndarray, sigma: Any) -> None:
+        self.y_true = y_true
+        self.sigma = sigma
+        self.floats_per_draw = y_true.size
+
+    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        block = rng.standard_normal((n, *self.y_true.shape))
+        block *= self.sigma
+        block += self.y_true
+        return block
+
+
+class FlipSampler:
+    """Uniform flips: with probability ``q_i`` to one of the other K − 1 classes.
+
+    One uniform per sample (two when K > 2: the second picks the new class).
+    """
+
+    def __init__(self, index: np.ndarray, classes: np.ndarray, q: Any) -> None:
+        self.index = index
+        self.classes = classes
+        self.q = q
+        self.n_classes = classes.size
+        self.per_sample = 1 if self.n_classes == 2 else 2
+        self.floats_per_draw = index.size * self.per_sample
+
+    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        k = self.n_classes
+        if self.per_sample == 1:
+            u = rng.random((n, self.index.size))
+            flip = u < self.q
+            new = self.index ^ flip  # K = 2: the other class is 1 - index
+        else:
+            u = rng.random((n, self.index.size, 2))
+            flip = u[:, :, 0] < self.q
+            offset = np.minimum((u[:, :, 1] * (k - 1)).astype(np.intp), k - 2) + 1
+            offset *= flip
+            new = self.index + offset
+            new %= k
+        return self.classes[new]
+
+
+class TransitionSampler:
+    """Draws ``y_i ~ Categorical(T[k_i, :])`` by inverting the row's CDF."""
+
+    def __init__(self, index: np.ndarray, classes: np.ndarray, matrix: np.ndarray):
+        self.classes = classes
+        cdf = np.cumsum(matrix, axis=1)
+        # The classes of probability 0 at a row's end are never drawn despite
+        # round-off in cumsum: the CDF reaches exactly 1 before them.
+        tail = np.cumsum(matrix[:, ::-1], axis=1)[:, ::-1]
+        cdf[:, :-1][tail[:, 1:] == 0] = 1.0
+        self.thresholds = np.ascontiguousarray(cdf[index, :-1].T)
+        self.floats_per_draw = 2 * index.size
+
+    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        u = 1.0 - rng.random((n, self.thresholds.shape[1]))  # in (0, 1]
+        new = np.zeros(u.shape, dtype=np.intp)
+        for threshold in self.thresholds:
+            new += u > threshold
+        return self.classes[new]

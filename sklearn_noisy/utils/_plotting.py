@@ -4,14 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["import_pyplot"]
-
 
 def import_pyplot(caller: str) -> Any:
-    """``matplotlib.pyplot``, or an ImportError that says how to install it.
-
-    ``caller`` names what needs it (e.g. ``"NoisyCVDisplay"``) in the message.
-    """
+    """``matplotlib.pyplot``, or an ImportError naming ``caller`` and the fix."""
     try:
         import matplotlib.pyplot as plt
     except ImportError as exc:

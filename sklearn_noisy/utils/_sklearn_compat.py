@@ -1,18 +1,9 @@
 """Every private scikit-learn name that sklearn-noisy uses, imported once here.
 
-scikit-learn keeps no promise about its private helpers (``_safe_indexing``,
-``_BaseScorer``, ...): they move or change between releases. As in
-imbalanced-learn's ``utils/_sklearn_compat.py``, the rest of the package imports
-them from this module only (``tests/test_sklearn_compat.py`` checks it), so that a
-change in scikit-learn is met in one place.
-
-The oldest scikit-learn supported is 1.6.1, the floor in ``pyproject.toml``:
-1.6 brought the estimator tags (:func:`~sklearn.utils.get_tags`,
-``__sklearn_tags__``) that :class:`~sklearn_noisy.NoisyCrossValidator`
-delegates to its estimator, and 1.6.0's ``cross_validate`` fails under
-metadata routing when no ``params`` are passed. An older scikit-learn is
-refused here with a message that says so, rather than by a missing name deep
-inside an import.
+As imbalanced-learn's ``utils/_sklearn_compat.py``: a change in scikit-learn
+is met in one place. The floor, 1.6.1 (estimator tags; 1.6.0's
+``cross_validate`` fails under metadata routing without ``params``), is
+checked first, so that an older scikit-learn gets a message that says so.
 """
 
 from __future__ import annotations
@@ -41,8 +32,6 @@ if _release(sklearn.__version__) < SKLEARN_MIN_VERSION:
         "`pip install -U scikit-learn`."
     )
 
-# These imports follow the version check on purpose: on an old scikit-learn
-# the message above, not an ImportError of one of these names, is the error.
 from sklearn.metrics._scorer import _BaseScorer, _cached_call  # noqa: E402
 from sklearn.utils import _safe_indexing, get_tags  # noqa: E402
 from sklearn.utils._response import _get_response_values_binary  # noqa: E402

@@ -1,8 +1,7 @@
-"""Input validation shared by the expected metrics.
+"""Input validation of the regression metrics, and the estimands.
 
-Every check names the parameter it rejects and says what was expected. None of
-them writes into the caller's arrays: conversions return new arrays or read-only
-views, and the kernels only ever read from them.
+Every check names the parameter it rejects and never writes into the caller's
+arrays.
 """
 
 from __future__ import annotations
@@ -13,55 +12,22 @@ from typing import Any, NamedTuple, TypeVar
 import numpy as np
 
 from ._arrays import (
-    CHUNK_SIZE,
     InputOverflowError,
     NonNumericError,
     WeightSumError,
     _is_scalar,
     as_float_array,
     check_finite,
+    check_same_length,
     check_sample_weight,
 )
-from ._noise import (
-    GaussianNoise,
-    check_flip_probability,
-    check_noise_model,
-    check_sigma,
-    check_transition_matrix,
-)
-
-__all__ = [
-    "CHUNK_SIZE",
-    "ESTIMANDS",
-    "InputOverflowError",
-    "MultioutputRules",
-    "NonNumericError",
-    "WeightSumError",
-    "as_float_array",
-    "check_estimand",
-    "check_finite",
-    "check_flip_probability",
-    "check_noise_model",
-    "check_regression_inputs",
-    "check_regression_target",
-    "check_sample_weight",
-    "check_sigma",
-    "check_transition_matrix",
-    "has_noise",
-    "supports_estimands",
-]
+from ._noise import GaussianNoise, check_sigma
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def check_regression_target(value: Any, *, name: str) -> np.ndarray:
-    """``value`` as a non-empty 1-D or 2-D ``(n_samples, n_outputs)`` float64 array.
-
-    Finiteness is left to the caller (see ``ensure_finite`` of
-    :func:`check_regression_inputs`). Non-numeric values raise
-    :class:`NonNumericError` (a ``ValueError`` and a ``TypeError``: scikit-learn
-    raises either, depending on the container).
-    """
+    """``value`` as a non-empty 1-D or 2-D float64 array (finiteness not checked)."""
     array = as_float_array(value, name=name, error=NonNumericError)
     if array.ndim not in (1, 2):
         raise ValueError(
@@ -85,19 +51,11 @@ def check_regression_inputs(
 ) -> tuple[np.ndarray, np.ndarray, Any, np.ndarray | None, Any]:
     """Validate the inputs of a regression metric.
 
-    ``multioutput_rules`` are scikit-learn's ``multioutput`` rules of the
-    metric (its definition's; None: every string but ``"variance_weighted"``,
-    and output weights even for a single output).
-
-    ``ensure_finite=False`` skips the NaN/inf scans of ``y_true``, ``y_pred`` and
-    an array ``sigma`` (one pass each). Only for kernels whose sums are
-    non-finite whenever an input is: they must then call
-    :func:`check_finite` on the three arrays (which raises the usual error),
-    as scikit-learn checks finiteness through a single sum.
-
-    Returns ``y_true`` and ``y_pred`` as 2-D float64 arrays ``(n_samples,
-    n_outputs)``, ``sigma`` as from :func:`check_sigma`, the sample weights (or
-    None) and ``multioutput`` (a string or a float64 array of output weights).
+    Returns ``y_true`` and ``y_pred`` as 2-D float64 arrays, ``sigma`` (a float
+    or a column or 2-D array), the sample weights (or None) and ``multioutput``
+    (a string or output weights). ``ensure_finite=False`` skips the NaN/inf
+    scans: only for kernels that call :func:`check_finite` on non-finite sums.
+    ``multioutput_rules`` default to every string but ``"variance_weighted"``.
     """
     y_true = check_regression_target(y_true, name="y_true")
     y_pred = check_regression_target(y_pred, name="y_pred")
@@ -105,11 +63,7 @@ def check_regression_inputs(
         y_true = y_true[:, None]
     if y_pred.ndim == 1:
         y_pred = y_pred[:, None]
-    if y_true.shape[0] != y_pred.shape[0]:
-        raise ValueError(
-            "y_true and y_pred must have the same number of samples; got "
-            f"{y_true.shape[0]} and {y_pred.shape[0]}."
-        )
+    check_same_length(y_true, y_pred)
     if y_true.shape[1] != y_pred.shape[1]:
         raise ValueError(
             "y_true and y_pred must have the same number of outputs; got "
@@ -146,16 +100,17 @@ def _check_regression_sigma(
 ) -> Any:
     """``sigma`` as :func:`check_sigma` returns it, a 1-D array as a column.
 
-    A one-column target also takes a one-column ``(n_samples, 1)`` sigma (as
-    ``df[["sigma"]]`` gives it), and a Python int beyond the float64 range
-    raises :class:`InputOverflowError` naming ``sigma``. A validated
-    :class:`~sklearn_noisy.utils._noise.GaussianNoise` is taken as it is.
+    A one-column target also takes a ``(n_samples, 1)`` sigma; a validated
+    :class:`~sklearn_noisy.utils._noise.GaussianNoise` of a fitting shape is
+    taken as it is.
     """
     if isinstance(sigma, GaussianNoise):
-        validated = _validated_sigma(sigma.sigma, shape)
-        if validated is not None:
-            return validated
-        sigma = sigma.sigma  # another shape: checked, and rejected, below
+        sigma = sigma.sigma
+        if isinstance(sigma, float):
+            return sigma
+        column = sigma[:, None] if sigma.ndim == 1 else sigma
+        if column.shape in ((shape[0], 1), shape):
+            return column
     if sigma is not None and not _is_scalar(sigma) and shape[1] == 1:
         array = as_float_array(sigma, name="sigma")
         if array.shape == (shape[0], 1):
@@ -175,15 +130,6 @@ def _check_regression_sigma(
     return sigma
 
 
-def _validated_sigma(sigma: Any, shape: tuple[int, int]) -> Any:
-    """A validated ``sigma`` as a scalar or a column, or None if it does not fit."""
-    if isinstance(sigma, float):
-        return sigma
-    if sigma.ndim == 1:
-        sigma = sigma[:, None]
-    return sigma if sigma.shape in ((shape[0], 1), shape) else None
-
-
 #: ``multioutput`` strings of every regression metric, and R²'s extra one.
 _MULTIOUTPUT = ("raw_values", "uniform_average")
 
@@ -191,13 +137,9 @@ _MULTIOUTPUT = ("raw_values", "uniform_average")
 class MultioutputRules(NamedTuple):
     """scikit-learn's ``multioutput`` rules of one regression metric.
 
-    Attributes
-    ----------
-    variance_weighted : bool
-        Whether ``"variance_weighted"`` and None (the uniform average) are
-        accepted (R²).
-    one_output_weights : bool
-        Whether output weights are accepted for a single output (RMSE).
+    ``variance_weighted``: whether ``"variance_weighted"`` and None are
+    accepted (R²); ``one_output_weights``: whether output weights are accepted
+    for a single output.
     """
 
     variance_weighted: bool = False
@@ -242,20 +184,12 @@ def _check_multioutput(
     return weights
 
 
-#: The three questions a metric's result can answer (user guide: estimands):
-#: the paper's forward moments with ``y_true`` taken as exact, the metric
-#: against the unknown true values, and the metric expected when the samples
-#: are measured again the same way.
+#: The three questions a metric's result can answer (user guide: estimands).
 ESTIMANDS = ("forward", "truth", "remeasurement")
 
 
 def supports_estimands(*estimands: str) -> Callable[[F], F]:
-    """Decorator: the estimands an ``expected_*`` metric offers.
-
-    Sets ``function.estimands``, the one list of them: the metric checks its
-    ``estimand=`` against it (:func:`check_estimand`) and the metric registry
-    reads it.
-    """
+    """Decorator: set ``function.estimands``, the estimands a metric offers."""
     unknown = set(estimands) - set(ESTIMANDS)
     if unknown or not estimands or estimands[0] != "forward":
         raise ValueError(
@@ -277,26 +211,9 @@ def check_estimand(
     supported: tuple[str, ...],
     reason: str | None = None,
 ) -> str:
-    """Validate ``estimand`` against the estimands a metric offers, and return it.
+    """Validate ``estimand`` against the ``supported`` ones of ``metric``.
 
-    Parameters
-    ----------
-    estimand : object
-        The value passed by the user.
-    metric : str
-        Metric name, used in the messages.
-    supported : tuple of str
-        The estimands the metric offers (its ``estimands`` attribute, see
-        :func:`supports_estimands`).
-    reason : str, optional
-        Why the metric offers no estimator of ``"truth"``; the default names
-        the usual cause.
-
-    Raises
-    ------
-    ValueError
-        For a value outside :data:`ESTIMANDS`, and for one the metric does not
-        offer, with the same wording for every metric.
+    ``reason`` says why the metric offers no estimator of ``"truth"``.
     """
     if not isinstance(estimand, str) or estimand not in ESTIMANDS:
         raise ValueError(f"estimand must be one of {ESTIMANDS}; got {estimand!r}.")
