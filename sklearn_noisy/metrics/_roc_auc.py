@@ -415,8 +415,9 @@ def expected_roc_auc_score(
         return _multiclass(y_true, y_score, q, transition_matrix, options, mc)
     positive, scores, _ = _check_inputs(y_true, y_score, labels)
     t0, t1, noise = _flip_law(positive, q, transition_matrix)
-    nominal = _nominal(positive, scores, options)
     n_samples = positive.size
+    keep, weight = _weights(sample_weight, n_samples)
+    nominal = _nominal(positive, scores, options)
     if not (np.any(t0 > 0.0) or np.any(t1 < 1.0)):
         if np.isnan(nominal):
             raise ValueError(
@@ -424,7 +425,6 @@ def expected_roc_auc_score(
                 "in that case."
             )
         return NoisyScore(_METRIC, nominal, 0.0, nominal, n_samples, "exact", estimand)
-    keep, weight = _weights(sample_weight, n_samples)
     if _partial(max_fpr) or weight is not None:
         if estimand == "truth":
             raise ValueError(
