@@ -254,7 +254,7 @@ def test_balanced_accuracy_delta_with_constant_prediction():
 
 def test_streamed_laws_match_the_one_shot_product():
     """Per-sample q (streamed in chunks) against the same q in one product."""
-    from sklearn_noisy.metrics._binary_counts import _exact_moments
+    from sklearn_noisy.metrics._binary_counts import CountLaws, exact_moments
 
     rng = np.random.default_rng(10)
     m = 200_000  # several chunks of the streaming kernel
@@ -262,7 +262,7 @@ def test_streamed_laws_match_the_one_shot_product():
     y_pred = np.where(rng.random(m) < 0.8, y_true, 1 - y_true)
     q = rng.uniform(0.0, 0.3, m)
     pi = np.where(y_true == 1, 1.0 - q, q)
-    reference = _exact_moments(("f1",), pi, y_pred == 1)["f1"]
+    reference = exact_moments(("f1",), CountLaws.of(pi, y_pred == 1))["f1"]
     score = expected_f1_score(y_true, y_pred, q=q)
     assert score.expected == pytest.approx(reference[0], rel=1e-12)
     assert score.variance == pytest.approx(reference[1], rel=1e-9)

@@ -1,13 +1,9 @@
 """Binary labels: validation, the law of the observed labels, and the scores.
 
-Precision, recall and F1 with ``average="binary"``, and balanced accuracy and
-MCC on two classes, start here: :func:`_binary_problem` validates the labels
-and the flip model and gives each sample's probability ``π_i`` of being
-observed positive (``1 - q_i`` if ``y_true_i`` is the positive label, ``q_i``
-otherwise, or ``T[y_true_i, pos_label]`` for a transition matrix). Precision
-``TP / n_P`` is linear in the labels and has a closed form; the other metrics
-go through the exact count algorithm or the delta method (user guide:
-:ref:`formula_binary_counts`).
+:func:`_binary_problem` validates the labels and the flip model and gives each
+sample's probability ``π_i`` of being observed positive; precision has a closed
+form, the other metrics go through the exact count algorithm or the delta
+method (user guide: :ref:`formula_binary_counts`).
 """
 
 from __future__ import annotations
@@ -24,13 +20,11 @@ from ..utils._arrays import check_sample_weight, chunks
 from ..utils._labels import as_label_array
 from ..utils._noise import FlipNoise
 from ._binary_counts import CountLaws, _delta_moments, exact_moments, metric_value
+from ._confusion_draws import confusion_counts
 from ._count_definitions import COUNT_METRICS
 from ._count_distributions import count_metric_distribution
-from ._count_estimands import count_estimand_score
-from ._poisson_binomial import poisson_binomial_groups, poisson_binomial_stream
-
-#: Samples per piece of the streamed Poisson-binomial laws (2 MB of floats).
-_STREAM = 1 << 18
+from ._multiclass_average import _draw, _Problem
+from ._truth_counts import count_estimand_score
 
 #: The ways to compute the moments of a binary metric.
 _METHODS = ("exact", "delta")
@@ -54,19 +48,9 @@ _NOISE_PARAMETERS = """\
         ``labels=[negative, positive]`` unless both classes occur in the data."""
 
 
-# --------------------------------------------------------------------------
-# Options
-# --------------------------------------------------------------------------
-
-
 def _check_option(value: Any, allowed: tuple, *, name: str) -> None:
     if not isinstance(value, str) or value not in allowed:
         raise ValueError(f"{name} must be one of {allowed}; got {value!r}.")
-
-
-# --------------------------------------------------------------------------
-# Labels
-# --------------------------------------------------------------------------
 
 
 def _label_arrays(y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -85,12 +69,8 @@ def _label_arrays(y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _distinct_values(y: np.ndarray, skip: np.ndarray) -> np.ndarray:
-    """The distinct values of ``y[~skip]`` (at most three of them when numeric).
-
-    Numeric labels are scanned chunk by chunk (minimum, maximum and one value
-    in between suffice to tell binary from multiclass), so that no copy of
-    the labels is made.
-    """
+    """The distinct values of ``y[~skip]``, at most three when numeric (scanned
+    chunk by chunk: minimum, maximum and one value in between, no copy)."""
     if y.dtype.kind not in "biuf":
         return np.unique(y[~skip])
     found: list = []
@@ -111,17 +91,9 @@ def _distinct_values(y: np.ndarray, skip: np.ndarray) -> np.ndarray:
 def _label_kind(y: np.ndarray) -> str:
     """ "number" or "str" (object arrays by their first value, as pandas gives)."""
     kind = y.dtype.kind
-    if kind in "biuf":
-        return "number"
-    if kind in "US":
-        return "str"
-    if kind == "O" and y.size:
-        first = y[0]
-        if isinstance(first, str):
-            return "str"
-        if isinstance(first, numbers.Number):
-            return "number"
-    return kind
+    if kind == "O" and y.size and isinstance(y[0], (str, numbers.Number)):
+        return "str" if isinstance(y[0], str) else "number"
+    return "number" if kind in "biuf" else "str" if kind in "US" else kind
 
 
 def _present_labels(
@@ -131,34 +103,33 @@ def _present_labels(
     pred_pos: np.ndarray,
     pos_label: Any,
 ) -> list:
-    """The sorted labels of ``y_true`` and ``y_pred`` (two or three when numeric).
-
-    ``true_pos`` and ``pred_pos`` mark the samples known to hold ``pos_label``,
-    which are not searched again.
-    """
+    """The sorted labels of ``y_true`` and ``y_pred`` (two or three when numeric);
+    the samples ``true_pos`` and ``pred_pos`` hold ``pos_label``."""
+    mixed = f"y_true and y_pred mix label types ({y_true.dtype} and {y_pred.dtype})."
     if _label_kind(y_true) != _label_kind(y_pred):
-        raise TypeError(
-            f"y_true and y_pred mix label types ({y_true.dtype} and {y_pred.dtype})."
-        )
+        raise TypeError(mixed)
     try:
         others = np.union1d(
             _distinct_values(y_true, true_pos), _distinct_values(y_pred, pred_pos)
         ).tolist()
     except TypeError as exc:  # e.g. an object array mixing numbers and str
-        raise TypeError(
-            f"y_true and y_pred mix label types ({y_true.dtype} and {y_pred.dtype})."
-        ) from exc
+        raise TypeError(mixed) from exc
     if true_pos.any() or pred_pos.any():
         return sorted([*others, pos_label])
     return others
 
 
+def _check_labels(labels: Any) -> np.ndarray:
+    labels = np.asarray(labels)
+    if labels.ndim != 1 or labels.size == 0:
+        raise ValueError("labels must be a non-empty 1-D list of class labels.")
+    return labels
+
+
 def _binary_present_labels(y_true: Any, y_pred: Any, labels: Any) -> list | None:
     """The classes of a binary problem, or None when it is multiclass."""
     if labels is not None:
-        labels = np.asarray(labels)
-        if labels.ndim != 1 or labels.size == 0:
-            raise ValueError("labels must be a non-empty 1-D list of class labels.")
+        labels = _check_labels(labels)
         return labels.tolist() if labels.size <= 2 else None
     y_true, y_pred = _label_arrays(y_true, y_pred)
     nowhere = np.zeros(y_true.shape[0], dtype=bool)
@@ -169,11 +140,7 @@ def _binary_present_labels(y_true: Any, y_pred: Any, labels: Any) -> list | None
 def _binary_classes(
     y_true: Any, y_pred: Any, *, labels: Any, pos_label: Any
 ) -> tuple[np.ndarray, np.ndarray, list]:
-    """``(true_pos, pred_pos, classes)``: which samples hold ``pos_label``.
-
-    ``classes`` are ``labels`` or the labels present in ``y_true`` and
-    ``y_pred``; more than two of them is an error.
-    """
+    """``(true_pos, pred_pos, classes)``; more than two classes is an error."""
     y_true, y_pred = _label_arrays(y_true, y_pred)
     n_samples = y_true.shape[0]
     true_pos = np.asarray(y_true == pos_label, dtype=bool)
@@ -183,9 +150,7 @@ def _binary_classes(
         pred_pos = np.zeros(n_samples, dtype=bool)
     present = _present_labels(y_true, y_pred, true_pos, pred_pos, pos_label)
     if labels is not None:
-        labels = np.asarray(labels)
-        if labels.ndim != 1 or labels.size == 0:
-            raise ValueError("labels must be a non-empty 1-D list of class labels.")
+        labels = _check_labels(labels)
         if labels.size > 2:
             raise ValueError(
                 f"average='binary' needs two classes, but labels has {labels.size}; "
@@ -208,11 +173,6 @@ def _binary_classes(
             f"{present}."
         )
     return true_pos, pred_pos, present if labels is None else labels.tolist()
-
-
-# --------------------------------------------------------------------------
-# The law of the observed labels
-# --------------------------------------------------------------------------
 
 
 def check_zero_division(zero_division: Any) -> float:
@@ -238,22 +198,14 @@ def is_certain(noise: FlipNoise) -> bool:
 
 @dataclass(frozen=True, eq=False)
 class _BinaryProblem:
-    """A validated binary problem and the law of its observed labels.
-
-    Parameters
-    ----------
-    true_pos, pred_pos : ndarray of bool
-        Whether ``y_true`` (``y_pred``) is the positive label.
-    noise : FlipNoise
-        The validated flip model, classes ordered ``[negative, positive]``.
-    weight : ndarray or None
-        The sample weights (None: unit weights, or weights all equal).
-    """
+    """Whether ``y_true`` and ``y_pred`` are positive, the flip model with the
+    classes ``[negative, positive]`` and the weights (None: all equal)."""
 
     true_pos: np.ndarray
     pred_pos: np.ndarray
     noise: FlipNoise
     weight: np.ndarray | None = None
+    n_classes = 2  # the class positions: 0 negative, 1 positive
 
     @property
     def n_samples(self) -> int:
@@ -263,56 +215,18 @@ class _BinaryProblem:
     def n_pred_pos(self) -> int:
         return int(np.count_nonzero(self.pred_pos))
 
+    def indices(self, rows: slice) -> tuple[np.ndarray, np.ndarray]:
+        """Class positions ``(true, pred)`` of a chunk, 1 the positive class."""
+        return self.true_pos[rows].view(np.int8), self.pred_pos[rows].view(np.int8)
+
     def pi(self, rows: slice = slice(None)) -> np.ndarray:
         """``π_i``, the probability that the observed label is positive."""
-        true_pos = self.true_pos[rows]
-        if self.noise.matrix is not None:
-            return self.noise.matrix[true_pos.view(np.int8), 1]
-        keep, flip = self.noise.keep_flip(rows)
-        return np.where(true_pos, keep, flip)
-
-    def _shared_probabilities(self) -> tuple[float, float] | None:
-        """``(P(obs + | true +), P(obs + | true −))`` when shared by all samples."""
-        if self.noise.matrix is not None:
-            return float(self.noise.matrix[1, 1]), float(self.noise.matrix[0, 1])
-        if isinstance(self.noise.q, float):
-            return 1.0 - self.noise.q, self.noise.q
-        return None
-
-    def _cell_counts(self) -> tuple[int, int, int, int]:
-        """``(n_{+,P}, n_{−,P}, n_{+,N}, n_{−,N})``: true class × prediction."""
-        pos_pos = int(np.count_nonzero(self.true_pos & self.pred_pos))
-        n_pred_pos, n_true_pos = self.n_pred_pos, int(np.count_nonzero(self.true_pos))
-        pos_neg = n_true_pos - pos_pos
-        return (
-            pos_pos,
-            n_pred_pos - pos_pos,
-            pos_neg,
-            self.n_samples - n_pred_pos - pos_neg,
-        )
+        return self.noise.probability(self.indices(rows)[0], 1, rows)
 
     def laws(self) -> CountLaws:
         """The laws of TP and FN, streamed: no per-sample array is built."""
-        shared = self._shared_probabilities()
-        if shared is not None:
-            pp, np_, pn, nn = self._cell_counts()
-            tp = poisson_binomial_groups(shared, (pp, np_))
-            fn = poisson_binomial_groups(shared, (pn, nn))
-            mean_tp = shared[0] * pp + shared[1] * np_
-        else:
-            mean_tp = 0.0
-
-            def pieces() -> Any:
-                nonlocal mean_tp
-                for start in range(0, self.n_samples, _STREAM):
-                    rows = slice(start, start + _STREAM)
-                    pi, pred = self.pi(rows), self.pred_pos[rows]
-                    pi_pos = pi[pred]
-                    mean_tp += float(pi_pos.sum())
-                    yield pi_pos, pi[~pred]
-
-            tp, fn = poisson_binomial_stream(pieces())
-        return CountLaws(tp, fn, mean_tp, self.n_pred_pos, self.n_samples)
+        cells = confusion_counts(self.indices, self.n_samples, 2)
+        return _Problem(self, self.noise, None, cells).class_laws(1)
 
     def sums(self) -> tuple[float, float, float, float, float, float]:
         """``(E[TP], E[FN], Var[TP], Var[FN], n_P, M)``, weighted by ``w``."""
@@ -390,11 +304,6 @@ def _binary_problem(
     return _BinaryProblem(true_pos, pred_pos, noise, weight)
 
 
-# --------------------------------------------------------------------------
-# Scores
-# --------------------------------------------------------------------------
-
-
 def _binary_score(
     metric: str,
     problem: _BinaryProblem,
@@ -403,23 +312,35 @@ def _binary_score(
     nominal: float,
     zero_division: float = 0.0,
     adjusted: bool = False,
-    draws: Any = None,
+    mc: dict | None = None,
 ) -> NoisyScore:
-    """Recall, F1, balanced accuracy or MCC: exact, delta or Monte Carlo.
-
-    Exact where the counts are unweighted; with unequal sample weights the
-    counts are no longer integers and ``method="exact"`` becomes Monte Carlo
-    (``draws``: a callable ``(problem) -> (E, Var)``).
-    """
+    """A binary metric: precision in closed form, the others exact, delta or
+    Monte Carlo (``method="exact"`` with unequal weights, ``mc`` its options)."""
     m = problem.n_samples
     options = {"zero_division": zero_division, "adjusted": adjusted}
-    if is_certain(problem.noise) and problem.weight is None:
+    certain = is_certain(problem.noise) and problem.weight is None
+    if COUNT_METRICS[metric].fixed_denominator:  # Σ_P w π / Σ_P w
+        t, _, v_t, _, n_pred_pos, _ = problem.sums()
+        if n_pred_pos == 0:
+            return NoisyScore(metric, zero_division, 0.0, nominal, m, "exact")
+        expected = t / n_pred_pos
+        if certain:
+            tp, _ = problem.observed_counts()
+            expected = metric_value(metric, tp, 0, n_pred_pos, m)
+        return NoisyScore(
+            metric, expected, v_t / n_pred_pos**2, nominal, m, "exact",
+            distribution=count_metric_distribution(metric, problem, **options),
+        )  # fmt: skip
+    if certain:
         tp, s = problem.observed_counts()
         value = metric_value(metric, tp, s, problem.n_pred_pos, m, **options)
         return NoisyScore(metric, value, 0.0, nominal, m, "exact")
+    distribution = count_metric_distribution(metric, problem, **options)
     if method == "delta":
         *sums, n_pred_pos, total = problem.sums()
-        constant = n_pred_pos in (0.0, total)  # a constant prediction
+        # A constant prediction leaves balanced accuracy 1/2 but where a single
+        # class is observed: events the delta method cannot see.
+        constant = n_pred_pos in (0.0, total)
         degenerate = constant and COUNT_METRICS[metric].present_classes
         if not degenerate and not (
             adjusted or math.isnan(zero_division) or sums[2] + sums[3] == 0.0
@@ -427,100 +348,16 @@ def _binary_score(
             expected, variance = _delta_moments(metric, sums, n_pred_pos, total)
             return NoisyScore(
                 metric, expected, variance, nominal, m, "delta",
-                distribution=_distribution(metric, problem, **options),
+                distribution=distribution,
             )  # fmt: skip
-        # A constant prediction leaves balanced accuracy 1/2 except where a
-        # single class is observed: the variance lies entirely in those
-        # events, which the delta method cannot see; the exact law can.
     if problem.weight is not None:
-        expected, variance = draws(problem)
+        draws = _Problem(problem, problem.noise, problem.weight, None)
+        options.update(average="binary", pos_index=1)
+        expected, variance = _draw(metric, draws, options, mc)
         return NoisyScore(metric, expected, variance, nominal, m, "monte_carlo")
-    moments = exact_moments((metric,), problem.laws(), **options)
-    expected, variance = moments[metric]
+    expected, variance = exact_moments((metric,), problem.laws(), **options)[metric]
     return NoisyScore(
-        metric, expected, variance, nominal, m, "exact",
-        distribution=_distribution(metric, problem, **options),
-    )  # fmt: skip
-
-
-#: Up to this many samples a score keeps the exact distribution of its metric
-#: (for :meth:`NoisyScore.confidence_interval`); beyond, the normal
-#: approximation is accurate and the per-sample probabilities are not kept.
-_MAX_DISTRIBUTION_SAMPLES = 1 << 20
-
-
-def _distribution(
-    metric: str, problem: _BinaryProblem, *, zero_division: float = 0.0,
-    adjusted: bool = False,
-) -> Any:  # fmt: skip
-    """The exact distribution of a binary count metric, where one is kept.
-
-    Unweighted, with scikit-learn's default ``zero_division=0`` and without
-    ``adjusted``: the distribution's values are those of the plain metric.
-    """
-    if (
-        problem.weight is not None
-        or adjusted
-        or zero_division != 0.0
-        or problem.n_samples > _MAX_DISTRIBUTION_SAMPLES
-    ):
-        return None
-    return count_metric_distribution(metric, problem.pi(), problem.pred_pos)
-
-
-def _precision_measurement(
-    problem: _BinaryProblem, *, nominal: float, zero_division: float = 0.0
-) -> NoisyScore:
-    """Closed form: E = Σ_P w π / Σ_P w, Var = Σ_P w² π (1 - π) / (Σ_P w)²."""
-    n_samples = problem.n_samples
-    t, _, v_t, _, n_pred_pos, _ = problem.sums()
-    if n_pred_pos == 0:
-        return NoisyScore("precision", zero_division, 0.0, nominal, n_samples, "exact")
-    if is_certain(problem.noise) and problem.weight is None:
-        tp, _ = problem.observed_counts()
-        expected = metric_value("precision", tp, 0, n_pred_pos, n_samples)
-    else:
-        expected = t / n_pred_pos
-    variance = v_t / n_pred_pos**2
-    return NoisyScore(
-        "precision", expected, variance, nominal, n_samples, "exact",
-        distribution=_distribution(
-            "precision", problem, zero_division=zero_division
-        ),
-    )  # fmt: skip
-
-
-def _precision_truth(
-    problem: _BinaryProblem, nominal: float, zero_division: float
-) -> NoisyScore:
-    """Unbiased precision against the unknown true labels (flips ``q`` only).
-
-    (User guide: :ref:`formula_truth`.)
-    """
-    pred_pos, n_pred_pos = problem.pred_pos, problem.n_pred_pos
-    # Only the predicted positives enter the precision.
-    noise = problem.noise.take(pred_pos)
-    q_pos = noise.q
-    if np.any(np.asarray(q_pos) == 0.5):
-        raise ValueError(
-            "estimand='truth' needs q != 0.5 for every predicted positive: at "
-            "q = 0.5 the observed label carries no information about the true one."
-        )
-    n_samples = problem.n_samples
-    if n_pred_pos == 0:
-        return NoisyScore(
-            "precision", zero_division, 0.0, nominal, n_samples, "exact", "truth"
-        )
-    shrink = 1.0 - 2.0 * np.asarray(q_pos, dtype=np.float64)
-    observed = problem.true_pos[pred_pos]
-    estimate = np.sum((observed - q_pos) / shrink) / n_pred_pos
-    keep_variance, _ = noise.keep_flip_variance()
-    variance = np.sum(keep_variance / shrink**2)
-    if noise.is_constant:
-        variance = variance * n_pred_pos
-    variance /= float(n_pred_pos) ** 2
-    return NoisyScore(
-        "precision", estimate, variance, nominal, n_samples, "exact", "truth"
+        metric, expected, variance, nominal, m, "exact", distribution=distribution
     )
 
 
@@ -532,28 +369,43 @@ def _binary_estimand(
     nominal: float,
     zero_division: float = 0.0,
 ) -> NoisyScore:
-    """The truth or remeasurement estimate of a binary metric.
-
-    Precision against the truth with flips ``q`` and no sample weights keeps
-    its closed form (:func:`_precision_truth`); everything else goes through
-    the confusion matrix of the classes ``[negative, positive]``
-    (:func:`~._count_estimands.count_estimand_score`).
-    """
-    if (
+    """The truth or remeasurement estimate, through the confusion matrix of
+    ``[negative, positive]``; precision against the truth with flips ``q``
+    and no weights in closed form (user guide: :ref:`formula_truth`)."""
+    if not (
         COUNT_METRICS[metric].fixed_denominator
         and estimand == "truth"
         and problem.noise.q is not None
         and problem.weight is None
     ):
-        return _precision_truth(problem, nominal, zero_division)
-    return count_estimand_score(
-        metric,
-        problem.true_pos.view(np.int8).astype(np.intp),
-        problem.pred_pos.view(np.int8).astype(np.intp),
-        problem.noise,
-        estimand=estimand,
-        nominal=nominal,
-        pos_index=1,
-        zero_division=zero_division,
-        weight=problem.weight,
-    )
+        return count_estimand_score(
+            metric,
+            problem.true_pos.view(np.int8).astype(np.intp),
+            problem.pred_pos.view(np.int8).astype(np.intp),
+            problem.noise,
+            estimand=estimand,
+            nominal=nominal,
+            pos_index=1,
+            zero_division=zero_division,
+            weight=problem.weight,
+        )
+    pred_pos, n_pred_pos = problem.pred_pos, problem.n_pred_pos
+    noise = problem.noise.take(pred_pos)  # only the predicted positives count
+    q_pos = noise.q
+    if np.any(np.asarray(q_pos) == 0.5):
+        raise ValueError(
+            "estimand='truth' needs q != 0.5 for every predicted positive: at "
+            "q = 0.5 the observed label carries no information about the true one."
+        )
+    score = ("precision", zero_division, 0.0, nominal, problem.n_samples, "exact")
+    if n_pred_pos == 0:
+        return NoisyScore(*score, "truth")
+    shrink = 1.0 - 2.0 * np.asarray(q_pos, dtype=np.float64)
+    observed = problem.true_pos[pred_pos]
+    estimate = np.sum((observed - q_pos) / shrink) / n_pred_pos
+    keep_variance, _ = noise.keep_flip_variance()
+    variance = np.sum(keep_variance / shrink**2)
+    if noise.is_constant:
+        variance = variance * n_pred_pos
+    variance /= float(n_pred_pos) ** 2
+    return NoisyScore("precision", estimate, variance, *score[3:], "truth")

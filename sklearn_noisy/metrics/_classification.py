@@ -25,12 +25,12 @@ from ..utils._validation import check_estimand, supports_estimands
 from ._confusion_matrix import NoisyConfusionMatrix, expected_confusion_matrix
 from ._count_distributions import accuracy_distribution
 from ._prf_multilabel import _as_2d
-from ._remeasurement import (
+from ._test_set_sampling import with_test_set_sampling
+from ._truth_counts import (
     check_remeasurable,
     class_function_estimate,
     observation_matrices,
 )
-from ._test_set_sampling import with_test_set_sampling
 from ._weights import check_bool, weights_and_scale
 
 __all__ = [

@@ -1,20 +1,9 @@
 """Monte Carlo over observed confusion matrices, for the count metrics.
 
-Where no exact method is affordable (the variance of the macro and weighted
-averages, multiclass MCC, sample weights that are not all equal), the count
-metrics are averaged over redrawn labels. Every one of them is a function of
-the observed confusion matrix ``N[l, j]`` (rows: observed class, columns:
-prediction), so only that matrix is drawn:
-
-* with a flip model shared by all samples and no weights, the observed
-  classes of the ``C[k, j]`` samples of true class ``k`` predicted ``j`` are
-  multinomial with the probabilities ``T[k, :]``: a draw costs ``O(K³)``,
-  whatever the number of samples;
-* otherwise each sample is drawn (:meth:`~sklearn_noisy.utils._noise.FlipNoise.sampler`)
-  chunk by chunk, and the weighted matrix is accumulated by ``bincount``.
-
-Each metric's ``value`` (:mod:`._count_definitions`) then applies to the whole
-stack of drawn matrices at once.
+Every count metric is a function of the observed confusion matrix, so only
+that matrix is drawn: multinomially per cell with a flip model shared by all
+samples and no weights (``O(K³)`` a draw, whatever the number of samples),
+else sample by sample, chunk by chunk.
 """
 
 from __future__ import annotations
@@ -26,8 +15,6 @@ import numpy as np
 
 from ..utils._arrays import chunks
 from ..utils._noise import FlipNoise
-
-__all__ = ["confusion_counts", "draw_confusions", "draw_moments"]
 
 #: Random draws of single labels generated at a time (bounds the memory).
 _BLOCK = 1 << 20
@@ -97,13 +84,9 @@ def _draw_flips(
     n_draws: int,
     rng: np.random.Generator,
 ) -> np.ndarray:
-    """Per-sample flips: only the flipped samples are moved in each draw.
-
-    One uniform ``u`` per sample and draw: the label flips when ``u < q_i``,
-    and then ``u/q_i``, uniform on (0, 1), picks one of the ``K - 1`` other
-    classes. The matrix of a draw is the confusion matrix of ``y_true``
-    minus the flipped samples' cells plus their new ones.
-    """
+    """Per-sample flips: one uniform ``u`` per sample and draw flips the label
+    when ``u < q_i``, and ``u/q_i`` picks one of the ``K - 1`` other classes;
+    only the flipped samples move from the matrix of ``y_true``."""
     k = noise.n_classes
     out = np.zeros((n_draws, k * k))
     for rows in chunks(n_samples):
@@ -135,11 +118,6 @@ def _draw_flips(
 
 
 def draw_moments(values: np.ndarray) -> tuple[Any, Any]:
-    """Mean and variance (``ddof=1``) of Monte Carlo values along axis 0.
-
-    A draw whose value is not finite is undefined (scikit-learn's ``-inf``
-    of the adjusted balanced accuracy of a single class): it makes both NaN,
-    as in the exact algorithm.
-    """
+    """Mean and variance (``ddof=1``) along axis 0; NaN if a value is not finite."""
     values = np.where(np.isfinite(values), values, np.nan)
     return values.mean(axis=0), values.var(axis=0, ddof=1)

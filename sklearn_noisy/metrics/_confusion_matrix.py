@@ -22,8 +22,7 @@ from ..utils._noise import FlipNoise
 from ..utils._validation import ESTIMANDS, check_estimand, supports_estimands
 from ..utils._warnings import warn
 from ._count_distributions import confusion_distribution, confusion_intervals
-from ._remeasurement import observed_confusion
-from ._truth_counts import denoised_confusion
+from ._truth_counts import denoised_confusion, observed_confusion
 from ._weights import weights_and_scale
 
 __all__ = [

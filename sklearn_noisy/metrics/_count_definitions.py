@@ -1,29 +1,7 @@
-"""The count metrics, each defined once: functions of a confusion matrix.
+"""The count metrics, each defined once as a function of a confusion matrix.
 
-Accuracy, precision, recall, F1, balanced accuracy, MCC, Cohen's kappa and
-the rates of the binary confusion matrix (specificity, negative predictive
-value, false positive and false negative rates) are functions of a confusion
-matrix ``C`` (rows the true class, columns the prediction; weighted counts).
-Each is one frozen :class:`CountMetric` in :data:`COUNT_METRICS`, and every
-engine reads it:
-
-* ``value``: the metric of a stack of matrices ``(..., K, K)``, with
-  scikit-learn's arithmetic (the same floating-point operations in the same
-  order as :mod:`sklearn.metrics`: ``_prf_divide``, ``_nanaverage``,
-  ``matthews_corrcoef``, ``cohen_kappa_score``), so that the nominal value
-  agrees to the last bit and the Monte Carlo engine applies the same rule to
-  every drawn matrix;
-* ``gradient``: the value and ``∂f/∂C`` of one matrix (truth, remeasurement);
-* ``affine``: ``(α(n), β(n))`` with ``metric = α(n) + β(n) TP`` given ``n``
-  observed positives, the form of the exact binary engine
-  (:mod:`._binary_counts`; user guide: :ref:`formula_binary_counts`);
-* ``delta``: the metric and its first and second derivatives in ``(TP, FN)``,
-  for the binary delta method;
-* the zero-division rule (one place, :func:`_divide`): a ratio whose
-  denominator is 0 is ``zero_division``, with a zero gradient, as in
-  scikit-learn; MCC is 0 where the product under its root is not positive;
-* the range, the scikit-learn function and the structure the engines need
-  (which sums a ratio divides by, the averages under which it is linear).
+A :class:`CountMetric` holds the value (scikit-learn's bits), the gradient, the
+affine form given the observed positives and the derivatives in ``(TP, FN)``.
 """
 
 from __future__ import annotations
@@ -31,44 +9,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 from sklearn import metrics as sk
 
-__all__ = [
-    "COUNT_METRICS",
-    "CountMetric",
-    "Ratio",
-    "nanaverage",
-    "sklearn_from_confusion",
-]
-
-
-# --------------------------------------------------------------------------
-# scikit-learn's arithmetic, vectorised over a stack of matrices
-# --------------------------------------------------------------------------
-def _divide(numerator: Any, denominator: Any, zero: float) -> np.ndarray:
-    """``numerator/denominator``, ``zero`` where the denominator is 0.
-
-    scikit-learn's ``_prf_divide``: the zero denominators are set to 1 before
-    the division, so that every defined value has the same bits.
-    """
-    denominator = np.asarray(denominator, dtype=np.float64)
-    undefined = denominator == 0
-    safe = np.where(undefined, 1.0, denominator)
-    return np.where(undefined, zero, np.asarray(numerator, dtype=np.float64) / safe)
-
 
 def nanaverage(values: Any, weights: Any, *, drop: bool | None = None) -> Any:
-    """scikit-learn's ``_nanaverage`` along the last axis (NaN entries ignored).
-
-    scikit-learn's ``nanmean`` counts the NaN entries as 0 in the sum; its
-    weighted average (``drop``, the default with ``weights``) and balanced
-    accuracy's mean remove them first: so are they here for one matrix, so
-    that the sums agree to the last bit (a stack counts them as 0). All
-    weights zero: the unweighted mean of the defined entries, as scikit-learn.
-    """
+    """scikit-learn's ``_nanaverage`` along the last axis, to the last bit
+    (``drop``, default with ``weights``: the NaN entries of one row removed)."""
     values = np.asarray(values, dtype=np.float64)
     defined = ~np.isnan(values)
     if (weights is not None if drop is None else drop) and values.size:
@@ -101,24 +51,14 @@ def _sums(confusion: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return tp, confusion.sum(-1), confusion.sum(-2)
 
 
-# --------------------------------------------------------------------------
-# Ratios of the diagonal: precision, recall, F1
-# --------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Ratio:
-    """``scale · C[k, k] / d_k``: ``d_k`` the row sum, the column sum or both.
-
-    Recall ``(1, true)``, precision ``(1, predicted)``, F1 ``(2, both)``.
-    """
+    """``scale · C[k, k] / d_k``, ``d_k`` the row sum (``true``), the column sum
+    (``predicted``) or both: recall, precision, F1."""
 
     scale: float
     true: bool
     predicted: bool
-
-    @property
-    def fixed_denominator(self) -> bool:
-        """Whether the denominator is a prediction total alone (fixed)."""
-        return self.predicted and not self.true
 
     def denominator(self, true_sum: Any, pred_sum: Any) -> Any:
         """``d`` of per-class sums, in scikit-learn's order (broadcast)."""
@@ -126,18 +66,13 @@ class Ratio:
         return true_sum + (pred_sum if self.predicted else 0 * pred_sum)
 
     def of_sums(self, tp: Any, true_sum: Any, pred_sum: Any, zero: float) -> Any:
-        """The ratio of per-class sums (broadcast), ``zero`` where 0/0."""
+        """The ratio of per-class sums (broadcast), ``zero`` where the
+        denominator is 0 (scikit-learn's ``_prf_divide``)."""
         numerator = self.scale * np.asarray(tp, dtype=np.float64)
-        return _divide(numerator, self.denominator(true_sum, pred_sum), zero)
-
-    def of_counts(
-        self, tp: float, true_sum: float, pred_sum: float, zero: float
-    ) -> float:
-        """:meth:`of_sums` of one class's counts, in Python floats (no arrays)."""
-        denominator = (1.0 * true_sum if self.true else 0.0) + (
-            pred_sum if self.predicted else 0.0
-        )
-        return self.scale * tp / denominator if denominator else float(zero)
+        denominator = np.asarray(self.denominator(true_sum, pred_sum), np.float64)
+        undefined = denominator == 0
+        safe = np.where(undefined, 1.0, denominator)
+        return np.where(undefined, zero, numerator / safe)
 
     def undefined_probability(self, n_pred_pos: float, p_no_positive: float) -> float:
         """``P(d = 0)`` given the predicted total and ``P(no observed positive)``."""
@@ -157,12 +92,8 @@ def _ratio_value(
     label_index: Any = None,
     **_: Any,
 ) -> Any:
-    """A ratio of each matrix with scikit-learn's ``average``.
-
-    ``negative``: of each class against the rest, ``TN_k`` over the true
-    negatives (``ratio.true``) or the predicted ones, as
-    :func:`sklearn.metrics.multilabel_confusion_matrix` counts them.
-    """
+    """A ratio of each matrix with scikit-learn's ``average``; ``negative``: of
+    each class's negatives against the rest (``multilabel_confusion_matrix``)."""
     tp, true_sum, pred_sum = _sums(confusion)
     if negative:
         fp, fn = pred_sum - tp, true_sum - tp
@@ -194,15 +125,11 @@ def _ratio_gradient(
     zero: float,
     negative: bool = False,
 ) -> tuple[float, np.ndarray]:
-    """The ratio of one matrix with scikit-learn's ``average``, and ``∂f/∂C``.
+    """The ratio of one matrix with ``average``, and ``∂f/∂C``.
 
-    Class ``k``'s ratio is ``N_k / D_k``, both linear in ``C``: ``N_k`` is
-    ``scale · C[k, k]``, or with ``negative`` (the rates, one class against
-    the rest) ``TN_k = Σ_{a ≠ k, b ≠ k} C[a, b]``; ``D_k`` sums the rows
-    (``true``) and / or the columns (``predicted``) of the same class, or of
-    the other classes. The micro average is ``Σ N_k / Σ D_k``;
-    ``"present"`` averages the classes of non-zero support (balanced
-    accuracy).
+    Class ``k``'s ratio is ``N_k / D_k``, both linear in ``C`` (``negative``:
+    ``N_k`` is ``TN_k``); micro is ``Σ N_k / Σ D_k``; ``"present"`` averages
+    the classes of non-zero support (balanced accuracy).
     """
     n_classes = counts.shape[0]
     mine = np.eye(n_classes) if not negative else 1.0 - np.eye(n_classes)
@@ -218,7 +145,7 @@ def _ratio_gradient(
     else:
         numerator = ratio.scale * np.diagonal(counts)
         denominator = ratio.denominator(true_sum, counts.sum(axis=0))
-    if average == "micro":  # pooled over the classes: a ratio of two sums
+    if average == "micro":
         pooled = denominator.sum()
         if pooled == 0:
             return float(zero), np.zeros_like(counts)
@@ -236,7 +163,7 @@ def _ratio_gradient(
         return float(values[pos_index]), gradients[pos_index]
     if average == "macro":
         return float(values.mean()), gradients.mean(axis=0)
-    if average == "present":  # the classes of non-zero support (balanced accuracy)
+    if average == "present":
         present = true_sum != 0
         return float(values[present].mean()), gradients[present].mean(axis=0)
     total = true_sum.sum()  # weighted
@@ -280,17 +207,10 @@ def _f1_delta(t: float, f: float, n_pos: float, m: float) -> tuple:
     )
 
 
-# --------------------------------------------------------------------------
-# Balanced accuracy
-# --------------------------------------------------------------------------
 def _balanced_accuracy_value(
     confusion: np.ndarray, *, adjusted: bool = False, **_: Any
 ) -> Any:
-    """Mean recall over the classes present in ``y_true``; adjusted from chance.
-
-    As scikit-learn, ``(score − 1/K)/(1 − 1/K)`` with ``K`` the classes present
-    (``-inf`` or NaN when a single class is present).
-    """
+    """Mean recall of the classes present, ``adjusted`` as scikit-learn's."""
     tp, true_sum, _ = _sums(confusion)
     with np.errstate(divide="ignore", invalid="ignore"):
         per_class = np.where(
@@ -304,20 +224,16 @@ def _balanced_accuracy_value(
     return score
 
 
-def _balanced_accuracy_gradient(counts: np.ndarray, **_: Any) -> tuple:
-    return _ratio_gradient(_RECALL, counts, pos_index=None, average="present", zero=0.0)
-
-
 def _balanced_accuracy_affine(
     n: np.ndarray, n_pos: float, m: float, zero: float, *, adjusted: bool = False
 ):
     n_neg = m - n_pos
-    inv_neg = _safe_reciprocal(m - n)  # 1/(M - n), 0 at n = M
-    inv_pos = _safe_reciprocal(n)  # 1/n, 0 at n = 0
+    inv_neg = _safe_reciprocal(m - n)
+    inv_pos = _safe_reciprocal(n)
     alpha = 0.5 * (n_neg - n) * inv_neg
     beta = 0.5 * (inv_pos + inv_neg)
     single = (n == 0) | (n == m)
-    if adjusted:  # (BA - 1/2) / (1/2) with two classes; undefined with one
+    if adjusted:  # undefined with a single class observed
         return np.where(single, np.nan, 2.0 * alpha - 1.0), 2.0 * beta
     # Only one class observed: BA is the recall of that class alone.
     alpha = np.where(n == 0, n_neg / m, np.where(n == m, 0.0, alpha))
@@ -337,9 +253,6 @@ def _balanced_accuracy_delta(t: float, f: float, n_pos: float, m: float) -> tupl
     )
 
 
-# --------------------------------------------------------------------------
-# Matthews correlation coefficient
-# --------------------------------------------------------------------------
 def _matthews_parts(confusion: np.ndarray) -> tuple:
     """``(c n − t·p, n² − p·p, n² − t·t)`` and the sums, scikit-learn's order."""
     tp, t_sum, p_sum = _sums(confusion)
@@ -352,11 +265,8 @@ def _matthews_parts(confusion: np.ndarray) -> tuple:
 
 
 def _matthews_value(confusion: np.ndarray, **_: Any) -> Any:
-    """scikit-learn's multiclass MCC: 0 where the product under the root is not > 0.
-
-    The product is never negative for a matrix of counts (then the rule is
-    scikit-learn's ``== 0``); it can be for estimated (de-noised) counts.
-    """
+    """scikit-learn's MCC, 0 where the product under the root is not positive
+    (it can be negative for de-noised counts)."""
     cov_ytyp, cov_ypyp, cov_ytyt = _matthews_parts(np.asarray(confusion, float))[:3]
     product = cov_ypyp * cov_ytyt
     positive = product > 0
@@ -370,7 +280,6 @@ def _matthews_gradient(counts: np.ndarray, **_: Any) -> tuple[float, np.ndarray]
     value = float(_matthews_value(counts))
     if not spread_pred * spread_true > 0:
         return 0.0, np.zeros_like(counts)
-    # ∂/∂C[k, j] of each part; every part also moves with the total n.
     d_covariance = total * np.eye(counts.shape[0]) + correct
     d_covariance -= predicted[:, None] + true[None, :]
     d_spread_pred = 2.0 * (total - predicted)[None, :]
@@ -406,59 +315,16 @@ def _matthews_delta(t: float, f: float, n_pos: float, m: float) -> tuple:
     )
 
 
-_MATTHEWS_DOC = """\
-Expected Matthews correlation coefficient, and its variance, under flips.
-
-    ``MCC = (M·TP - n_P S) / √(n_P n_N S (M - S))`` with ``S`` the number of
-    observed positives; where the denominator vanishes the MCC is 0, as in
-    scikit-learn. Binary labels are exact (sums over the joint law of TP and
-    FN); the multiclass MCC is Monte Carlo over ``n_draws`` redrawn confusion
-    matrices. Read more in the :ref:`User Guide <formula_binary_counts>`
-    (multiclass: :ref:`formula_multiclass`; other estimands:
-    :ref:`formula_truth`).
-
-    Parameters
-    ----------
-    {parameters}
-
-    Returns
-    -------
-    score : NoisyScore
-        ``nominal`` is :func:`sklearn.metrics.matthews_corrcoef` on ``y_true``.
-        ``method`` is ``"exact"``, ``"delta"`` or ``"monte_carlo"``
-        (multiclass).
-
-    See Also
-    --------
-    sklearn.metrics.matthews_corrcoef : The metric on exact labels.
-
-    Examples
-    --------
-    >>> from sklearn_noisy.metrics import expected_matthews_corrcoef
-    >>> y_true = [1, 1, 1, 0]
-    >>> y_pred = [1, 0, 1, 1]
-    >>> expected_matthews_corrcoef(y_true, y_pred, q=0.2).expected
-    -0.1914...
-"""
-
-
-# --------------------------------------------------------------------------
-# Accuracy
-# --------------------------------------------------------------------------
 def _accuracy_value(confusion: np.ndarray, **_: Any) -> Any:
     return np.trace(confusion, axis1=-2, axis2=-1) / confusion.sum((-2, -1))
 
 
 def _accuracy_gradient(counts: np.ndarray, **_: Any) -> tuple[float, np.ndarray]:
-    """``trace(C) / Σ C``: linear, with the fixed total weight as denominator."""
     total = counts.sum()
     value = np.trace(counts) / total
     return float(value), (np.eye(counts.shape[0]) - value) / total
 
 
-# --------------------------------------------------------------------------
-# Cohen's kappa
-# --------------------------------------------------------------------------
 _KAPPA_WEIGHTS = (None, "linear", "quadratic")
 
 
@@ -472,8 +338,7 @@ def _check_kappa(*, weights: Any = None) -> None:
 
 
 def _kappa_weights(n_classes: int, weights: Any) -> np.ndarray:
-    """scikit-learn's disagreement weights ``w_ij``: 1 off the diagonal, ``|i − j|``
-    or ``(i − j)²``."""
+    """scikit-learn's disagreement weights: 1 off the diagonal, |i−j| or (i−j)²."""
     if weights is None:
         w = np.ones((n_classes, n_classes))
         w.flat[:: n_classes + 1] = 0.0
@@ -483,12 +348,8 @@ def _kappa_weights(n_classes: int, weights: Any) -> np.ndarray:
 
 
 def _kappa_value(confusion: np.ndarray, *, weights: Any = None, **_: Any) -> Any:
-    """``1 − Σ w C / Σ w E``, ``E = c rᵀ / n``: scikit-learn's operations in order.
-
-    ``c`` the column sums (predictions), ``r`` the row sums; NaN where
-    ``Σ w E = 0`` (one class in both, or no sample), as scikit-learn's default
-    ``replace_undefined_by``.
-    """
+    """``1 − Σ w C / Σ w E``, ``E = c rᵀ / n`` in scikit-learn's order; NaN
+    where ``Σ w E = 0``."""
     confusion = np.asarray(confusion, dtype=np.float64)
     sum0 = confusion.sum(-2)
     sum1 = confusion.sum(-1)
@@ -511,19 +372,13 @@ def _kappa_gradient(counts: np.ndarray, *, weights: Any = None, **_: Any) -> tup
     value = float(_kappa_value(counts, weights=weights))
     if b == 0:
         return value, np.zeros_like(counts)
-    # ∂B/∂C[k, j] = ((W r)_j + (Wᵀ c)_k − B)/n: C[k, j] adds to r_k, c_j and n.
     d_b = ((w @ rows)[None, :] + (w.T @ columns)[:, None] - b) / total
     return value, (a * d_b - b * w) / (b * b)
 
 
-def _kappa_parts(n: np.ndarray, n_pos: float, m: float) -> np.ndarray:
-    """``B(n) = ((M − n_P) n + n_P (M − n))/M``, the expected disagreement."""
-    return ((m - n_pos) * n + n_pos * (m - n)) / m
-
-
 def _kappa_affine(n: np.ndarray, n_pos: float, m: float, zero: float, **_: Any):
-    """``κ = 1 − (n_P + n − 2 TP)/B(n)``: NaN where ``B(n) = 0``."""
-    b = _kappa_parts(n, n_pos, m)
+    """``κ = 1 − (n_P + n − 2 TP)/B(n)``, ``B(n) = ((M − n_P) n + n_P (M − n))/M``."""
+    b = ((m - n_pos) * n + n_pos * (m - n)) / m
     inverse = _safe_reciprocal(b)  # B(n) >= 0
     alpha = np.where(b != 0, 1.0 - (n_pos + n) * inverse, np.nan)
     return alpha, 2.0 * inverse
@@ -545,76 +400,72 @@ def _kappa_delta(t: float, f: float, n_pos: float, m: float) -> tuple:
     )
 
 
+_MATTHEWS_DOC = """\
+Expected Matthews correlation coefficient, and its variance, under label flips.
+
+    Binary labels are exact, multiclass labels Monte Carlo over ``n_draws``
+    redrawn confusion matrices; where it is undefined it is 0, as in
+    scikit-learn. Read more in the :ref:`User Guide <formula_binary_counts>`.
+
+    Parameters
+    ----------
+    {parameters}
+
+    Returns
+    -------
+    score : NoisyScore
+        ``nominal`` is :func:`sklearn.metrics.matthews_corrcoef` on ``y_true``.
+
+    Examples
+    --------
+    >>> from sklearn_noisy.metrics import expected_matthews_corrcoef
+    >>> expected_matthews_corrcoef([1, 1, 1, 0], [1, 0, 1, 1], q=0.2).expected
+    -0.1914...
+"""
+
 _KAPPA_DOC = """\
 Expected Cohen's kappa, and its variance, under label flips.
 
-    ``κ = (p_o − p_e)/(1 − p_e)``, the agreement ``p_o`` of ``y_true`` and
-    ``y_pred`` beyond the agreement ``p_e`` expected by chance from their class
-    totals (with ``weights``, ``1 − Σ w C / Σ w E``, as in scikit-learn).
-    Given the number ``S`` of observed positives, binary kappa is affine in TP,
-    so binary labels are exact (sums over the joint law of TP and FN);
-    multiclass kappa is Monte Carlo over ``n_draws`` redrawn confusion
-    matrices. Where it is undefined (both label sets one and the same class)
-    it is NaN, as in scikit-learn. Read more in the
-    :ref:`User Guide <formula_kappa>`.
+    Binary labels are exact, multiclass labels Monte Carlo over ``n_draws``
+    redrawn confusion matrices; where it is undefined it is NaN, as in
+    scikit-learn. Read more in the :ref:`User Guide <formula_kappa>`.
 
     Parameters
     ----------
     {parameters}
     weights : {"linear", "quadratic"} or None, default=None
-        As in scikit-learn: the weight of a disagreement between the ``i``-th
-        and ``j``-th classes of ``labels`` (or of the sorted classes),
-        ``|i − j|`` or ``(i − j)²``; None weighs every disagreement 1. With
-        two classes the three are the same.
+        As in scikit-learn: a disagreement between the ``i``-th and ``j``-th
+        classes weighs ``|i − j|`` or ``(i − j)²``; None weighs each 1.
 
     Returns
     -------
     score : NoisyScore
         ``nominal`` is :func:`sklearn.metrics.cohen_kappa_score` on ``y_true``.
-        ``method`` is ``"exact"``, ``"delta"`` or ``"monte_carlo"``
-        (multiclass).
-
-    See Also
-    --------
-    sklearn.metrics.cohen_kappa_score : The metric on exact labels.
 
     Examples
     --------
     >>> from sklearn_noisy.metrics import expected_cohen_kappa_score
-    >>> y_true = [0, 1, 0, 0, 1, 0]
-    >>> y_pred = [0, 1, 0, 0, 0, 1]
+    >>> y_true, y_pred = [0, 1, 0, 0, 1, 0], [0, 1, 0, 0, 0, 1]
     >>> expected_cohen_kappa_score(y_true, y_pred, q=0.1).expected
     0.1961...
 """
 
 
-# --------------------------------------------------------------------------
-# The definitions
-# --------------------------------------------------------------------------
 @dataclass(frozen=True)
 class CountMetric:
     """One count metric: everything an engine needs to know about it.
 
-    ``sklearn_function`` is the scikit-learn function it equals at zero noise
-    (for the rates, the one they mirror on the negative class). ``ratio``:
-    for the ratios of a class's counts (precision, recall, F1 and the rates),
-    the sums they divide by; these take scikit-learn's ``average``.
+    ``sklearn_function``: the scikit-learn function it equals at zero noise
+    (the rates: the one they mirror). ``ratio``: the sums a per-class ratio
+    divides by (it then takes ``average`` and ``labels``).
     ``linear_averages``: the averages under which it is linear in ``C`` with
-    fixed denominators (the truth estimate is then unbiased);
-    ``accuracy_averages``: the multiclass averages under which it is the
-    accuracy. ``negative``: the ratio of the negative class, one class against
-    the rest (the rates); ``complement``: ``1 −`` that ratio (the false
-    rates); ``adjustable``: takes scikit-learn's ``adjusted``;
-    ``present_classes``: averages over the classes present in ``y_true``.
-    ``labelled``: not averaged, but takes scikit-learn's ``labels`` (their
-    order, absent classes included, is the matrix's: kappa's weights).
-    ``parameters``: the metric's own keyword options with their defaults
-    (passed to ``value``, ``gradient`` and scikit-learn's function), checked
-    by ``check_parameters``; the multiclass, truth and remeasurement engines
-    pass them on, the binary forms (``affine``, ``delta``) are those of two
-    classes, where they must not matter. ``function_name`` and ``doc``: the name and the
-    docstring of the public function built from the definition (the others
-    write theirs by hand).
+    fixed denominators; ``accuracy_averages``: those under which it is the
+    accuracy. ``negative``: a ratio of each class's negatives (the rates);
+    ``complement``: ``1 −`` it; ``adjustable``: takes ``adjusted``;
+    ``present_classes``: averages the classes present in ``y_true``;
+    ``labelled``: takes ``labels`` without averaging (kappa). ``parameters``:
+    the metric's own options and defaults, checked by ``check_parameters``.
+    ``function_name`` and ``doc``: of the public function built from it.
     """
 
     name: str
@@ -643,13 +494,8 @@ class CountMetric:
         return self.ratio is not None
 
     def value(self, confusion: Any, **options: Any) -> Any:
-        """The metric of each matrix of ``confusion`` (``(..., K, K)``).
-
-        ``options``: ``average``, ``zero_division``, ``pos_index`` and
-        ``label_index`` (the ratios), ``adjusted`` (balanced accuracy).
-        Returns ``confusion.shape[:-2]``, with one more axis of classes for
-        ``average=None``.
-        """
+        """The metric of each matrix of ``confusion`` (``(..., K, K)``), one more
+        axis of classes for ``average=None``."""
         confusion = np.asarray(confusion)
         if self._value is not None:
             return self._value(confusion, **options)
@@ -665,10 +511,7 @@ class CountMetric:
         zero_division: float = 0.0,
         **options: Any,
     ) -> tuple[float, np.ndarray]:
-        """The metric of one matrix and ``∂f/∂C`` (``average`` of the ratios).
-
-        ``options``: the definition's ``parameters``.
-        """
+        """The metric of one matrix and ``∂f/∂C``; ``options``: the ``parameters``."""
         if self._gradient is not None:
             return self._gradient(counts, **options)
         value, gradient = _ratio_gradient(
@@ -690,15 +533,8 @@ class CountMetric:
         zero_division: float = 0.0,
         adjusted: bool = False,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """``(α(n), β(n))`` with ``metric = α(n) + β(n) TP`` given ``S = n``.
-
-        ``S = TP + FN`` is the number of observed positives, ``n_pred_pos``
-        and ``n_samples`` the predicted positives and the samples (weight
-        totals). Where the metric is undefined, a ratio takes
-        ``zero_division`` (``α = z``, ``β = 0``; NaN stays NaN); balanced
-        accuracy averages only the classes observed (as scikit-learn) and,
-        with ``adjusted``, is NaN when a single class is observed; MCC is 0.
-        """
+        """``(α(n), β(n))`` with ``metric = α(n) + β(n) TP`` given ``n`` observed
+        positives (NaN where undefined)."""
         n = np.asarray(n, dtype=np.float64)
         return self._affine(
             n, float(n_pred_pos), float(n_samples), zero_division, adjusted=adjusted
@@ -718,7 +554,7 @@ class CountMetric:
     @property
     def fixed_denominator(self) -> bool:
         """Whether it is a ratio over a prediction total alone (fixed)."""
-        return self.ratio is not None and self.ratio.fixed_denominator
+        return self.ratio is not None and self.ratio.predicted and not self.ratio.true
 
     def is_linear(self, average: Any) -> bool:
         """Linear in ``C`` with fixed denominators under ``average``."""
@@ -779,7 +615,9 @@ COUNT_METRICS: dict[str, CountMetric] = {
             adjustable=True,
             present_classes=True,
             _value=_balanced_accuracy_value,
-            _gradient=_balanced_accuracy_gradient,
+            _gradient=partial(
+                _ratio_gradient, _RECALL, pos_index=None, average="present", zero=0.0
+            ),
             _affine=_balanced_accuracy_affine,
             _delta=_balanced_accuracy_delta,
         ),
@@ -842,37 +680,15 @@ COUNT_METRICS: dict[str, CountMetric] = {
 
 
 def sklearn_from_confusion(
-    metric: str,
-    confusion: np.ndarray,
-    classes: np.ndarray,
-    *,
-    average: Any = None,
-    zero_division: float = 0.0,
-    adjusted: bool = False,
-    label_index: Any = None,
-    **parameters: Any,
+    metric: str, confusion: np.ndarray, classes: np.ndarray, **options: Any
 ) -> Any:
-    """scikit-learn's ``metric`` of the labels whose confusion matrix is given.
-
-    ``confusion[k, j]`` counts the samples of class ``classes[k]`` predicted
-    ``classes[j]`` (integers, rows the true class), so that the result agrees
-    to the last bit without calling scikit-learn (whose label handling copies
-    and sorts the labels). The ratios and kappa follow ``classes``
-    (scikit-learn's ``labels``; ``label_index`` selects some of them); the
-    others use the sorted classes present, as scikit-learn's
-    ``confusion_matrix``.
-    """
+    """scikit-learn's ``metric`` of the labels whose confusion matrix over
+    ``classes`` is given (the others than ratios and kappa: over the sorted
+    classes present)."""
     definition = COUNT_METRICS[metric]
     if not (definition.averaged or definition.labelled):
         order = np.argsort(classes, kind="stable")
         confusion = confusion[np.ix_(order, order)]
         present = (confusion.sum(axis=0) + confusion.sum(axis=1)) > 0
         confusion = confusion[np.ix_(present, present)]
-    return definition.value(
-        confusion,
-        average=average,
-        zero_division=zero_division,
-        adjusted=adjusted,
-        label_index=label_index,
-        **parameters,
-    )
+    return definition.value(confusion, **options)

@@ -1,24 +1,8 @@
-"""Exact distributions of the counting metrics over label flips, for intervals.
+"""Exact distributions of the count metrics over label flips, for intervals.
 
-With the predictions fixed and the labels flipping independently, every
-counting metric is a function of Poisson-binomial counts (user guide:
-:ref:`exact_intervals`):
-
-* accuracy is ``X / M``, ``X`` the number of observed hits;
-* binary precision is ``TP / n_P``;
-* binary recall, F1, balanced accuracy and MCC are functions of the two
-  independent counts ``TP`` (flips among the predicted positives) and ``FN``
-  (among the predicted negatives): their distribution is the table of
-  ``P(TP = t) P(FN = f)`` over the grid of ``(t, f)``, built when it has at
-  most :data:`MAX_GRID_CELLS` cells.
-
-The objects below are what :class:`~sklearn_noisy.NoisyScore` keeps: the
-per-sample probabilities (as few ``(value, multiplicity)`` groups when they
-take at most 64 distinct values, which a constant flip probability always
-does, else as an array of at most :data:`MAX_STORED_SAMPLES` floats); the PMFs
-are computed when an interval is asked for. Larger problems get no exact
-distribution and their intervals use the normal approximation, which their
-``method`` says.
+The per-sample probabilities are kept compactly and the tables built when an
+interval is asked for; larger problems get none (user guide:
+:ref:`exact_intervals`).
 """
 
 from __future__ import annotations
@@ -27,6 +11,7 @@ import itertools
 import math
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 from scipy.special import ndtri
@@ -35,23 +20,6 @@ from ..utils._labels import EncodedLabels
 from ..utils._noise import FlipNoise
 from ._count_definitions import COUNT_METRICS
 from ._poisson_binomial import poisson_binomial_window
-
-__all__ = [
-    "MAX_ACCURACY_SAMPLES",
-    "MAX_GRID_CELLS",
-    "MAX_LOSS_ATOMS",
-    "MAX_LOSS_SAMPLES",
-    "MAX_STORED_SAMPLES",
-    "ConfusionDistribution",
-    "CountDistribution",
-    "TwoCountDistribution",
-    "accuracy_distribution",
-    "confusion_distribution",
-    "confusion_intervals",
-    "count_metric_distribution",
-    "discrete_interval",
-    "loss_distribution",
-]
 
 #: Per-sample probabilities are kept for at most this many samples (8 MB).
 MAX_STORED_SAMPLES = 2**20
@@ -89,14 +57,8 @@ def _merge(values: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarra
 def discrete_interval(
     values: np.ndarray, probs: np.ndarray, confidence_level: float
 ) -> tuple[float, float, float]:
-    """Equal-tailed interval of a discrete distribution, and its content.
-
-    ``low`` is the smallest atom with ``P(X <= low) > α/2`` (so ``P(X < low) <=
-    α/2``) and ``high`` the smallest atom with ``P(X > high) <= α/2``, ``α = 1 -
-    confidence_level``: the shortest interval whose two tails each hold at most
-    ``α/2``. Its content ``P(low <= X <= high)`` is at least the confidence
-    level. Atoms within :data:`_TIE` of each other are merged first.
-    """
+    """``(low, high, content)``: the equal-tailed interval whose tails each hold
+    at most ``(1 - confidence_level)/2``."""
     v, p = _merge(values, probs)
     p = p / p.sum()
     half = 0.5 * (1.0 - confidence_level)
@@ -109,13 +71,20 @@ def discrete_interval(
     return float(v[low]), float(v[high]), content
 
 
+class _Tabled:
+    """A discrete distribution tabulated on demand as ``_table = (values, probs)``."""
+
+    _table: tuple[np.ndarray, np.ndarray]
+
+    def interval(self, confidence_level: float) -> tuple[float, float, float]:
+        """Equal-tailed exact interval (:func:`discrete_interval`)."""
+        return discrete_interval(*self._table, confidence_level)
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class _Counts:
-    """A Poisson-binomial count: its probabilities, kept compactly.
-
-    ``values`` are the success probabilities; ``counts`` their multiplicities
-    (None: one trial each).
-    """
+    """A Poisson-binomial count: its probabilities ``values`` with their
+    multiplicities ``counts`` (None: one trial each)."""
 
     values: np.ndarray
     counts: np.ndarray | None = None
@@ -131,15 +100,12 @@ class _Counts:
             return None
         return cls(p.copy())
 
-    @property
-    def variance(self) -> float:
-        spread = self.values * (1.0 - self.values)
-        return float(spread.sum() if self.counts is None else spread @ self.counts)
-
     def width(self) -> float:
         """An upper estimate of the number of counts that carry probability."""
         n = float(self.values.size if self.counts is None else self.counts.sum())
-        return min(n + 1.0, 18.0 * math.sqrt(self.variance) + 3.0)
+        spread = self.values * (1.0 - self.values)
+        variance = spread.sum() if self.counts is None else spread @ self.counts
+        return min(n + 1.0, 18.0 * math.sqrt(float(variance)) + 3.0)
 
     def window(self) -> tuple[int, np.ndarray]:
         """``(offset, pmf)`` with ``_TAIL`` trimmed from each end."""
@@ -167,7 +133,7 @@ def _groups(p: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class CountDistribution:
+class CountDistribution(_Tabled):
     """The distribution of ``X / denominator``, ``X`` a Poisson-binomial count."""
 
     counts: _Counts
@@ -176,16 +142,11 @@ class CountDistribution:
     @cached_property
     def _table(self) -> tuple[np.ndarray, np.ndarray]:
         offset, pmf = self.counts.window()
-        values = (offset + np.arange(pmf.size)) / self.denominator
-        return values, pmf
-
-    def interval(self, confidence_level: float) -> tuple[float, float, float]:
-        """Equal-tailed exact interval (:func:`discrete_interval`)."""
-        return discrete_interval(*self._table, confidence_level)
+        return (offset + np.arange(pmf.size)) / self.denominator, pmf
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class TwoCountDistribution:
+class TwoCountDistribution(_Tabled):
     """A binary metric as a function of the independent counts TP and FN."""
 
     metric: str
@@ -209,21 +170,20 @@ class TwoCountDistribution:
         probs = p_t[:, None] * p_f[None, :]
         return values.ravel(), probs.ravel()
 
-    def interval(self, confidence_level: float) -> tuple[float, float, float]:
-        """Equal-tailed exact interval over the (TP, FN) grid."""
-        return discrete_interval(*self._table, confidence_level)
-
 
 def count_metric_distribution(
-    metric: str, pi: np.ndarray, pred_pos: np.ndarray
+    metric: str, problem: Any, *, zero_division: float = 0.0, adjusted: bool = False
 ) -> CountDistribution | TwoCountDistribution | None:
-    """The exact distribution of a binary count metric, or None.
-
-    ``pi[i]`` is the probability that sample ``i`` is observed positive and
-    ``pred_pos`` the predicted positives (the ``_BinaryProblem`` of
-    :mod:`._binary_average`). None when the probabilities are too many to keep
-    or the (TP, FN) grid has more than :data:`MAX_GRID_CELLS` cells.
-    """
+    """The exact distribution of the plain binary metric of an unweighted
+    ``_BinaryProblem``, or None when too large."""
+    if (
+        problem.weight is not None
+        or adjusted
+        or zero_division != 0.0
+        or problem.n_samples > MAX_STORED_SAMPLES
+    ):
+        return None
+    pi, pred_pos = problem.pi(), problem.pred_pos
     n_pred_pos = int(np.count_nonzero(pred_pos))
     tp = _Counts.of(pi[pred_pos])
     if COUNT_METRICS[metric].fixed_denominator:  # TP over a fixed total
@@ -242,15 +202,8 @@ def accuracy_distribution(
     weight: np.ndarray | None,
     hits: float,
 ) -> CountDistribution | None:
-    """The exact distribution of the (forward) accuracy, or None.
-
-    The number of observed hits is Poisson-binomial with the probabilities
-    ``P_i`` that sample ``i`` is observed as its prediction. A constant flip
-    probability needs only the nominal number of ``hits`` (``P_i`` is ``1 - q``
-    on them and ``q/(K-1)`` elsewhere); otherwise the ``P_i`` are computed
-    again, up to :data:`MAX_ACCURACY_SAMPLES` samples. With ``sample_weight``
-    the accuracy is a weighted sum, not a count: None (normal approximation).
-    """
+    """The exact distribution of the (forward) accuracy, or None (weights, or
+    more than :data:`MAX_ACCURACY_SAMPLES` samples with a per-sample model)."""
     n_samples = encoded.n_samples
     if weight is not None or n_samples == 0:
         return None
@@ -274,15 +227,10 @@ def accuracy_distribution(
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class LossSumDistribution:
-    """A weighted mean of independent per-sample losses with finite support.
-
-    Row ``i`` of ``losses`` holds the loss of sample ``i`` for each observed
-    class, already multiplied by ``w_i / W``, and row ``i`` of ``probs`` the
-    probabilities of those classes; ``shift`` is the sum of the losses that
-    cannot vary. The support of the sum is enumerated, sample after sample,
-    equal values merged.
-    """
+class LossSumDistribution(_Tabled):
+    """A sum of independent per-sample losses ``losses[i, j]`` (already times
+    ``w_i / W``) of probabilities ``probs[i, j]``, plus the fixed ``shift``;
+    its support is enumerated sample after sample."""
 
     losses: np.ndarray
     probs: np.ndarray
@@ -298,23 +246,12 @@ class LossSumDistribution:
             values, probs = _merge(values, probs)
         return values, probs
 
-    def interval(self, confidence_level: float) -> tuple[float, float, float]:
-        """Equal-tailed exact interval (:func:`discrete_interval`)."""
-        return discrete_interval(*self._table, confidence_level)
-
 
 def loss_distribution(
     losses: np.ndarray, probs: np.ndarray, weight: np.ndarray | None
 ) -> LossSumDistribution | None:
-    """The exact distribution of a mean loss (Brier score, log-loss), or None.
-
-    ``losses[i, j]`` is the loss of sample ``i`` when its label is observed as
-    class ``j``, which happens with probability ``probs[i, j]``. The sum has at
-    most ``Π_g C(n_g + K_g - 1, K_g - 1)`` atoms, over the groups ``g`` of
-    ``n_g`` identical samples with ``K_g`` possible labels; beyond
-    :data:`MAX_LOSS_ATOMS`, or beyond :data:`MAX_LOSS_SAMPLES` samples, None
-    (the normal approximation).
-    """
+    """The exact distribution of a mean loss (Brier score, log-loss), or None
+    beyond :data:`MAX_LOSS_SAMPLES` samples or :data:`MAX_LOSS_ATOMS` atoms."""
     n_samples = losses.shape[0]
     if n_samples == 0 or n_samples > MAX_LOSS_SAMPLES:
         return None
@@ -342,12 +279,8 @@ def loss_distribution(
 
 @dataclass(frozen=True, eq=False, repr=False)
 class ConfusionDistribution:
-    """The cells of a confusion matrix under a shared transition matrix.
-
-    Cell ``(j, k)`` counts the samples predicted ``k`` observed as ``j``: a sum
-    over the reference classes ``r`` of ``Binomial(N[r, k], T[r, j])``, with
-    ``N`` the nominal matrix; it is kept as those two small matrices.
-    """
+    """The cells of a confusion matrix under a shared transition matrix: cell
+    ``(j, k)`` is ``Σ_r Binomial(N[r, k], T[r, j])``, ``N`` the nominal matrix."""
 
     counts: np.ndarray
     matrix: np.ndarray
@@ -360,11 +293,8 @@ class ConfusionDistribution:
 def confusion_distribution(
     noise: FlipNoise, weight: np.ndarray | None, counts: np.ndarray
 ) -> ConfusionDistribution | None:
-    """The exact cell distributions of a forward confusion matrix, or None.
-
-    Only without ``sample_weight`` and with a flip model shared by all samples
-    (a constant ``q`` or one transition matrix).
-    """
+    """The exact cell distributions of a forward confusion matrix, or None
+    (with ``sample_weight`` or a per-sample ``q``)."""
     matrix = noise.shared_matrix()
     if matrix is None or weight is not None:
         return None
@@ -378,12 +308,8 @@ def confusion_intervals(
     column_totals: np.ndarray,
     confidence_level: float,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(low, high)`` of every cell: exact quantiles, else normal and clipped.
-
-    The exact intervals are those of :func:`discrete_interval` (content at
-    least ``confidence_level``); the normal ones ``expected ± z·std`` clipped
-    to ``[0, column total]``.
-    """
+    """``(low, high)`` of every cell: exact (:func:`discrete_interval`), else
+    ``expected ± z·std`` clipped to ``[0, column total]``."""
     if not 0.0 < confidence_level < 1.0:
         raise ValueError(
             "confidence_level must be a number in the open interval (0, 1); "

@@ -1,30 +1,14 @@
 """Multiclass labels: exact per-class laws, averages, and Monte Carlo variances.
 
-``estimand="forward"``. Each class ``k`` is a binary problem (observed as
-``k`` or not) whose counts ``TP_k`` and ``FN_k`` are independent
-Poisson-binomial variables; with a flip model shared by all samples their
-trials fall into at most ``K`` groups (the true classes), so their laws come
-from the confusion matrix alone (user guide: :ref:`formula_multiclass`):
-
-* ``average=None``: each class's metric exactly (:mod:`._binary_counts`);
-* the expectation of a macro average is the mean of the per-class
-  expectations, and a class's term of the weighted average,
-  ``(S_k/M) f_k``, is affine in ``TP_k`` given ``S_k``: both exact;
-* the macro precision has a fixed denominator per class and its classes use
-  disjoint samples, so its variance is exact too; the weighted recall is the
-  accuracy, and the micro averages are the accuracy: exact;
-* the other variances need the covariances between classes, and multiclass
-  MCC is not an average of classes: these are Monte Carlo over redrawn
-  confusion matrices (:mod:`._confusion_draws`), seeded by ``random_state``
-  (0 by default), ``method="monte_carlo"``.
-
-``"truth"`` and ``"remeasurement"`` go through the confusion matrix
-(:mod:`._count_estimands`; user guide: :ref:`formula_truth`).
+Per-class values and the expectations of the averages are exact; the other
+variances are Monte Carlo over redrawn confusion matrices (user guide:
+:ref:`formula_multiclass`).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -38,12 +22,15 @@ from ..utils._noise import FlipNoise
 from ._binary_counts import CountLaws, exact_moments
 from ._confusion_draws import confusion_counts, draw_confusions, draw_moments
 from ._count_definitions import COUNT_METRICS, sklearn_from_confusion
-from ._count_estimands import count_estimand_score
 from ._poisson_binomial import poisson_binomial_groups, poisson_binomial_stream
+from ._truth_counts import count_estimand_score
 
 #: Events less likely than this are ignored: the metrics are bounded by 1 in
 #: absolute value, so the expectation moves by less than its round-off.
 NEGLIGIBLE = 1e-18
+
+#: Samples per piece of the streamed Poisson-binomial laws (2 MB of floats).
+_STREAM = 1 << 18
 
 #: The Monte Carlo parameters of the docstrings of the binary count metrics.
 _MC_PARAMETERS = """\
@@ -55,14 +42,10 @@ _MC_PARAMETERS = """\
 
 
 def sklearn_value(metric: str, y_true: Any, y_pred: Any, **kwargs: Any) -> Any:
-    """scikit-learn's metric on the labels as given, called so that it does not warn.
+    """scikit-learn's metric of the labels, computed so that it does not warn.
 
-    ``zero_division="warn"`` goes in as its value, 0. The metrics that are not
-    averaged over classes (balanced accuracy, MCC) take the definition's value
-    of scikit-learn's confusion matrix (over ``labels`` where its options hold
-    them), where a class missing from ``y_true`` and a single class need no
-    warning. Floating-point warnings are off
-    (``np.errstate``, local to the thread).
+    ``zero_division="warn"`` is 0; the metrics not averaged over classes take
+    the definition's value of scikit-learn's confusion matrix.
     """
     definition = COUNT_METRICS[metric]
     with np.errstate(all="ignore"):
@@ -90,21 +73,23 @@ def is_identity(noise: FlipNoise) -> bool:
     return bool(np.all(np.asarray(noise.q) == 0.0))
 
 
+@dataclass(eq=False)
 class _Problem:
-    """Encoded multiclass labels, the flip model, the weights, the counts.
+    """Encoded labels, the flip model, the weights and ``cells[k, j]``, the
+    number of samples of class ``k`` predicted ``j``."""
 
-    ``cells[k, j]`` counts the samples of class ``k`` predicted ``j``.
-    """
+    encoded: EncodedLabels
+    noise: FlipNoise
+    weight: Any
+    cells: Any
 
-    def __init__(
-        self, encoded: EncodedLabels, noise: FlipNoise, weight: Any, cells: Any
-    ):
-        self.encoded = encoded
-        self.noise = noise
-        self.weight = weight
-        self.cells = cells
-        self.n_samples = encoded.n_samples
-        self.n_classes = encoded.n_classes
+    @property
+    def n_samples(self) -> int:
+        return self.encoded.n_samples
+
+    @property
+    def n_classes(self) -> int:
+        return self.encoded.n_classes
 
     def class_laws(self, k: int) -> CountLaws:
         """The laws of ``TP_k`` and ``FN_k`` of class ``k`` against the rest."""
@@ -117,12 +102,12 @@ class _Problem:
             fn = poisson_binomial_groups(column, cells.sum(axis=1) - cells[:, k])
             mean_tp = float(column @ cells[:, k])
             return CountLaws(tp, fn, mean_tp, n_pred, self.n_samples)
-
         mean_tp = 0.0
 
         def pieces() -> Any:
             nonlocal mean_tp
-            for rows in chunks(self.n_samples):
+            for start in range(0, self.n_samples, _STREAM):
+                rows = slice(start, start + _STREAM)
                 true, pred = self.encoded.indices(rows)
                 pi = self.noise.probability(true, np.full(true.shape, k), rows)
                 predicted = pred == k
@@ -157,14 +142,8 @@ class _Problem:
 def _class_set(
     metric: str, y_true: Any, y_pred: Any, labels: Any, transition_matrix: Any
 ) -> tuple[Any, np.ndarray | None]:
-    """The classes a label can flip to, and the positions of ``labels`` in them.
-
-    scikit-learn's ``labels`` may leave out classes present in the data
-    (precision, recall and F1 then average over ``labels`` only). The flips
-    still go to every class: the classes are ``labels`` followed by the
-    others present. ``label_index`` is None when ``labels`` holds them all
-    (or with a transition matrix, whose rows ``labels`` must name).
-    """
+    """The classes a label can flip to (``labels``, then the others present) and
+    the positions of ``labels`` in them (None: all of them)."""
     if labels is None or transition_matrix is not None:
         return labels, None
     if not COUNT_METRICS[metric].averaged:
@@ -185,32 +164,49 @@ def _class_set(
 
 
 def _per_class(
-    metric: str, values: Any, variances: Any, nominal: Any, m: int, method: str
-) -> list[NoisyScore]:
+    metric: str, expected: Any, variance: Any, nominal: Any, m: int, method: str
+) -> NoisyScore | list[NoisyScore]:
+    """One score per class when ``nominal`` is a list, else one score."""
+    if not isinstance(nominal, list):
+        return NoisyScore(metric, expected, variance, nominal, m, method)
     return [
         NoisyScore(metric, e, v, n, m, method)
-        for e, v, n in zip(values, variances, nominal, strict=True)
+        for e, v, n in zip(expected, variance, nominal, strict=True)
     ]
+
+
+def _draw(metric: str, problem: _Problem, options: dict, mc: dict) -> tuple:
+    """E and Var from redrawn confusion matrices."""
+    values = COUNT_METRICS[metric].value(problem.draws(**mc), **options)
+    return draw_moments(values)
+
+
+def _mc_variance(metric: str, problem: _Problem, options: dict, mc: dict) -> float:
+    return float(_draw(metric, problem, options, mc)[1])
 
 
 def _monte_carlo(
     metric: str, problem: _Problem, options: dict, nominal: Any, mc: dict
 ) -> NoisyScore | list[NoisyScore]:
-    """E and Var both from redrawn confusion matrices."""
-    values = COUNT_METRICS[metric].value(problem.draws(**mc), **options)
-    expected, variance = draw_moments(values)
-    m = problem.n_samples
-    if options["average"] is None:
-        return _per_class(metric, expected, variance, nominal, m, "monte_carlo")
-    return NoisyScore(metric, expected, variance, nominal, m, "monte_carlo")
+    expected, variance = _draw(metric, problem, options, mc)
+    return _per_class(
+        metric, expected, variance, nominal, problem.n_samples, "monte_carlo"
+    )
 
 
-def _mc_variance(metric: str, problem: _Problem, options: dict, mc: dict) -> float:
-    values = COUNT_METRICS[metric].value(problem.draws(**mc), **options)
-    return float(draw_moments(values)[1])
+def _class_mean(metric: str, expected_k: Any, variance_k: Any, nominal: Any, m: int):
+    """The macro average of classes on disjoint samples (independent): exact."""
+    if isinstance(nominal, list):
+        return _per_class(metric, expected_k, variance_k, nominal, m, "exact")
+    e, v = np.asarray(expected_k), np.asarray(variance_k)
+    defined = ~np.isnan(e)
+    if not defined.any():
+        return NoisyScore(metric, math.nan, math.nan, nominal, m, "exact")
+    variance = float(v[defined].sum() / defined.sum() ** 2)
+    return NoisyScore(metric, float(e[defined].mean()), variance, nominal, m, "exact")
 
 
-def _weighted_precision(problem: _Problem, zero: float) -> tuple[list, list]:
+def _weighted_precision(problem: _Problem, zero: float) -> tuple[Any, Any]:
     """Per-class precision with sample weights: fixed denominators, exact."""
     k = problem.n_classes
     totals = np.zeros((3, k))
@@ -224,7 +220,7 @@ def _weighted_precision(problem: _Problem, zero: float) -> tuple[list, list]:
     defined = totals[2] > 0
     safe = np.where(defined, totals[2], 1.0)
     expected = np.where(defined, totals[0] / safe, zero)
-    return list(expected), list(np.where(defined, totals[1] / safe**2, 0.0))
+    return expected, np.where(defined, totals[1] / safe**2, 0.0)
 
 
 def _class_average(
@@ -278,18 +274,15 @@ def _class_average(
         for law in laws
     ]
     expected_k, variance_k = (np.array(v) for v in zip(*moments, strict=True))
-    if average is None:
-        return _per_class(metric, expected_k, variance_k, nominal, m, "exact")
     if weighted:
         expected = float(np.nansum(expected_k))
-    else:
-        defined = ~np.isnan(expected_k)
-        if not defined.any():
-            return NoisyScore(metric, math.nan, math.nan, nominal, m, "exact")
-        expected = float(expected_k[defined].mean())
-        if definition.fixed_denominator:  # disjoint samples: independent
-            variance = float(variance_k[defined].sum() / defined.sum() ** 2)
-            return NoisyScore(metric, expected, variance, nominal, m, "exact")
+    else:  # exact with independent classes (precision), or per class
+        score = _class_mean(metric, expected_k, variance_k, nominal, m)
+        if isinstance(score, list) or definition.fixed_denominator:
+            return score
+        if math.isnan(score.expected):  # no class defined
+            return score
+        expected = score.expected
     variance = _mc_variance(metric, problem, options, mc)
     return NoisyScore(metric, expected, variance, nominal, m, "monte_carlo")
 
@@ -300,11 +293,10 @@ def _forward(
     """The forward moments of a multiclass metric, exact where possible."""
     average, m = options["average"], problem.n_samples
     definition = COUNT_METRICS[metric]
-    subset = options["label_index"] is not None
-    if subset and average in ("micro", "weighted"):  # sums over some classes
+    subset = options["label_index"]
+    if subset is not None and average in ("micro", "weighted"):
         return _monte_carlo(metric, problem, options, nominal, mc)
-    if average in definition.accuracy_averages:
-        # Micro averages and the weighted recall are the accuracy: linear.
+    if average in definition.accuracy_averages:  # linear: the accuracy
         mean, square, total = problem.correct_probability_sums()
         return NoisyScore(metric, mean / total, square / total**2, nominal, m, "exact")
     if not (definition.averaged or definition.present_classes):  # not by class
@@ -313,18 +305,9 @@ def _forward(
         return _class_average(metric, problem, options, nominal, mc)
     if definition.fixed_denominator and average in ("macro", None):
         expected_k, variance_k = _weighted_precision(problem, options["zero_division"])
-        if subset:
-            expected_k = [expected_k[j] for j in options["label_index"]]
-            variance_k = [variance_k[j] for j in options["label_index"]]
-        if average is None:
-            return _per_class(metric, expected_k, variance_k, nominal, m, "exact")
-        e, v = np.array(expected_k), np.array(variance_k)
-        defined = ~np.isnan(e)
-        if not defined.any():
-            return NoisyScore(metric, math.nan, math.nan, nominal, m, "exact")
-        expected = float(e[defined].mean())
-        variance = float(v[defined].sum() / defined.sum() ** 2)
-        return NoisyScore(metric, expected, variance, nominal, m, "exact")
+        if subset is not None:
+            expected_k, variance_k = expected_k[subset], variance_k[subset]
+        return _class_mean(metric, expected_k, variance_k, nominal, m)
     return _monte_carlo(metric, problem, options, nominal, mc)
 
 
@@ -348,52 +331,16 @@ def _multiclass_score(
 ) -> NoisyScore | list[NoisyScore]:
     """A multiclass average (or per-class scores for ``average=None``).
 
-    ``average`` is ignored by balanced accuracy and MCC. ``zero_division``
-    is scikit-learn's option as given, ``zero_value`` its number;
-    ``parameters`` the definition's own options (kappa's ``weights``).
+    ``zero_division`` is scikit-learn's option as given, ``zero_value`` its
+    number; ``parameters`` the definition's own options (kappa's ``weights``).
     """
-    parameters = parameters or {}
+    definition = COUNT_METRICS[metric]
+    parameters = {n: (parameters or {}).get(n, d) for n, d in definition.parameters}
     classes, label_index = _class_set(metric, y_true, y_pred, labels, transition_matrix)
     encoded = encode_labels(y_true, y_pred, classes)
     m, k = encoded.n_samples, encoded.n_classes
     noise = FlipNoise.from_params(q, transition_matrix, n_samples=m, n_classes=k)
     weight = check_sample_weight(sample_weight, m)
-    definition = COUNT_METRICS[metric]
-    sk_options = definition.sklearn_options(
-        labels=labels,
-        average=average,
-        zero_division=zero_division,
-        adjusted=adjusted,
-        **parameters,
-    )
-    cells = confusion_counts(encoded.indices, m, k)
-    if sample_weight is None:
-        nominal = sklearn_from_confusion(
-            metric,
-            cells,
-            encoded.classes,
-            average=average,
-            zero_division=zero_value,
-            adjusted=adjusted,
-            label_index=label_index,
-            **parameters,
-        )
-    else:  # weighted sums: scikit-learn's own order of summation
-        nominal = sklearn_value(
-            metric, y_true, y_pred, sample_weight=sample_weight, **sk_options
-        )
-    if average is None and definition.averaged:
-        nominal = list(np.asarray(nominal, dtype=np.float64))
-    else:
-        nominal = float(nominal)
-    if is_identity(noise) and estimand == "forward":
-        if isinstance(nominal, list):
-            zeros = [0.0] * len(nominal)
-            return _per_class(metric, nominal, zeros, nominal, m, "exact")
-        return NoisyScore(metric, nominal, 0.0, nominal, m, "exact")
-    noise.require_two_classes(encoded.classes)
-    if weight is not None and weight.min() == weight.max():
-        weight = None  # equal weights: every metric is a ratio of counts
     options = {
         "average": average,
         "zero_division": zero_value,
@@ -401,39 +348,46 @@ def _multiclass_score(
         "label_index": label_index,
         **parameters,
     }
-    if estimand != "forward":
-        if label_index is not None:
-            raise ValueError(
-                f"labels leaving out classes present in the data is available "
-                f"for estimand='forward' only; with estimand={estimand!r} pass "
-                "every class."
-            )
-        return _multiclass_estimand(
-            metric, encoded, noise, weight, options, nominal, estimand
+    cells = confusion_counts(encoded.indices, m, k)
+    if sample_weight is None:
+        nominal = sklearn_from_confusion(metric, cells, encoded.classes, **options)
+    else:  # weighted sums: scikit-learn's own order of summation
+        nominal = sklearn_value(
+            metric,
+            y_true,
+            y_pred,
+            sample_weight=sample_weight,
+            **definition.sklearn_options(
+                labels=labels, average=average, zero_division=zero_division,
+                adjusted=adjusted, **parameters,
+            ),
+        )  # fmt: skip
+    if average is None and definition.averaged:
+        nominal = list(np.asarray(nominal, dtype=np.float64))
+    else:
+        nominal = float(nominal)
+    if is_identity(noise) and estimand == "forward":
+        zeros = [0.0] * len(nominal) if isinstance(nominal, list) else 0.0
+        return _per_class(metric, nominal, zeros, nominal, m, "exact")
+    noise.require_two_classes(encoded.classes)
+    if weight is not None and weight.min() == weight.max():
+        weight = None  # equal weights: every metric is a ratio of counts
+    if estimand == "forward":
+        problem = _Problem(encoded, noise, weight, cells)
+        mc = {"n_draws": n_draws, "random_state": random_state}
+        return _forward(metric, problem, options, nominal, mc)
+    if label_index is not None:
+        raise ValueError(
+            f"labels leaving out classes present in the data is available "
+            f"for estimand='forward' only; with estimand={estimand!r} pass "
+            "every class."
         )
-    problem = _Problem(encoded, noise, weight, cells)
-    mc = {"n_draws": n_draws, "random_state": random_state}
-    return _forward(metric, problem, options, nominal, mc)
-
-
-def _multiclass_estimand(
-    metric: str,
-    encoded: EncodedLabels,
-    noise: FlipNoise,
-    weight: Any,
-    options: dict,
-    nominal: Any,
-    estimand: str,
-) -> NoisyScore:
-    """The truth or remeasurement estimate, through the confusion matrix."""
-    averaged = COUNT_METRICS[metric].averaged
-    if options["average"] is None and averaged:
+    if average is None and definition.averaged:
         raise ValueError(
             f"average=None is available for estimand='forward' only; with "
             f"estimand={estimand!r} choose 'micro', 'macro' or 'weighted'."
         )
     true, pred = encoded.indices(slice(None))
-    average = options["average"] if averaged else "binary"
     score = count_estimand_score(
         metric,
         np.asarray(true, dtype=np.intp),
@@ -441,15 +395,12 @@ def _multiclass_estimand(
         noise,
         estimand=estimand,
         nominal=nominal,
-        average=average,
-        zero_division=options["zero_division"],
+        average=average if definition.averaged else "binary",
+        zero_division=zero_value,
         weight=weight,
-        parameters={
-            name: options.get(name, default)
-            for name, default in COUNT_METRICS[metric].parameters
-        },
+        **parameters,
     )
-    return adjust_balanced_accuracy(score, encoded.n_classes, options["adjusted"])
+    return adjust_balanced_accuracy(score, k, adjusted)
 
 
 def adjust_balanced_accuracy(
@@ -463,17 +414,8 @@ def adjust_balanced_accuracy(
     ):
         return score
     scale = 1.0 - 1.0 / n_classes
-    expected = score.expected
     if score.estimand == "truth":
-        expected = (expected - 1.0 / n_classes) / scale
+        expected = (score.expected - 1.0 / n_classes) / scale
     else:  # remeasurement: the nominal, already adjusted by scikit-learn
         expected = score.nominal
-    return NoisyScore(
-        score.metric,
-        expected,
-        score.variance / scale**2,
-        score.nominal,
-        score.n_samples,
-        score.method,
-        score.estimand,
-    )
+    return replace(score, expected=expected, variance=score.variance / scale**2)

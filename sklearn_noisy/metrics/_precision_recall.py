@@ -20,10 +20,10 @@ from ..utils._validation import supports_estimands
 from ._binary_average import _NOISE_PARAMETERS
 from ._binary_counts import _METHOD_PARAMETER
 from ._count_definitions import COUNT_METRICS, CountMetric
-from ._count_estimands import ESTIMAND_PARAMETER
 from ._multiclass_average import _MC_PARAMETERS
 from ._prf_paths import count_score
 from ._test_set_sampling import with_test_set_sampling
+from ._truth_counts import ESTIMAND_PARAMETER
 
 __all__ = [
     "count_metric_function",

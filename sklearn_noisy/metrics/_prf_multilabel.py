@@ -19,7 +19,6 @@ from ..utils._noise import FlipNoise
 from ._binary_counts import CountLaws, exact_moments
 from ._count_definitions import COUNT_METRICS, nanaverage
 from ._multiclass_average import NEGLIGIBLE, sklearn_value
-from ._poisson_binomial import poisson_binomial_window
 
 __all__ = ["is_multilabel", "multilabel_score"]
 
@@ -87,15 +86,7 @@ def _positive_probability(
 def _label_moments(pi: np.ndarray, pred: np.ndarray, metric: str, zero: float):
     """Exact ``(E, Var)`` of a binary metric with trials ``pi`` (any shape)."""
     pi, pred = pi.ravel(), pred.ravel()
-    pi_pos = pi[pred]
-    laws = CountLaws(
-        poisson_binomial_window(pi_pos),
-        poisson_binomial_window(pi[~pred]),
-        float(pi_pos.sum()),
-        int(np.count_nonzero(pred)),
-        int(pi.size),
-    )
-    return exact_moments((metric,), laws, zero_division=zero)[metric]
+    return exact_moments((metric,), CountLaws.of(pi, pred), zero_division=zero)[metric]
 
 
 def _count_table(pi: np.ndarray, mask: np.ndarray) -> np.ndarray:

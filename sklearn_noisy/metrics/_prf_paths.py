@@ -35,12 +35,9 @@ from ._binary_average import (
     _binary_present_labels,
     _binary_problem,
     _binary_score,
-    _BinaryProblem,
     _check_option,
-    _precision_measurement,
     check_zero_division,
 )
-from ._confusion_draws import draw_confusions, draw_moments
 from ._count_definitions import COUNT_METRICS, CountMetric
 from ._multiclass_average import (
     _multiclass_score,
@@ -114,31 +111,6 @@ def _count_all_samples(score: Any, n_samples: int) -> Any:
     return dataclasses.replace(score, n_samples=n_samples)
 
 
-def _binary_draws(metric: str, options: dict, mc: dict) -> Any:
-    """Monte Carlo ``(E, Var)`` of a weighted binary problem (a callable)."""
-
-    def moments(problem: _BinaryProblem) -> tuple[float, float]:
-        def indices(rows: slice) -> tuple[np.ndarray, np.ndarray]:
-            return (
-                problem.true_pos[rows].view(np.int8),
-                problem.pred_pos[rows].view(np.int8),
-            )
-
-        confusions = draw_confusions(
-            indices,
-            problem.n_samples,
-            problem.noise,
-            weight=problem.weight,
-            n_draws=mc["n_draws"],
-            rng=np.random.default_rng(mc["random_state"]),
-        )
-        values = COUNT_METRICS[metric].value(confusions, pos_index=1, **options)
-        expected, variance = draw_moments(values)
-        return float(expected), float(variance)
-
-    return moments
-
-
 def _binary_path(
     metric: str, y_true: Any, y_pred: Any, noise: dict, pos_label: Any, options: dict
 ) -> NoisyScore:
@@ -166,10 +138,7 @@ def _binary_path(
         return adjust_balanced_accuracy(score, 2, adjusted)
     if is_identity(problem.noise):
         return NoisyScore(metric, nominal, 0.0, nominal, problem.n_samples, "exact")
-    if definition.fixed_denominator:
-        return _precision_measurement(problem, nominal=nominal, zero_division=zero)
     mc = {"n_draws": options["n_draws"], "random_state": options["random_state"]}
-    draws = {"average": "binary", "zero_division": zero, "adjusted": adjusted}
     return _binary_score(
         metric,
         problem,
@@ -177,7 +146,7 @@ def _binary_path(
         nominal=nominal,
         zero_division=zero,
         adjusted=adjusted,
-        draws=_binary_draws(metric, draws, mc),
+        mc=mc,
     )
 
 

@@ -30,12 +30,12 @@ from ._probabilistic_definitions import (
     _check_proba,
     _classes_of,
 )
-from ._remeasurement import (
+from ._test_set_sampling import with_test_set_sampling
+from ._truth_counts import (
     check_remeasurable,
     class_function_estimate,
     observation_matrices,
 )
-from ._test_set_sampling import with_test_set_sampling
 from ._weights import check_bool, check_option, weights_and_scale
 
 __all__ = ["expected_brier_score_loss", "expected_log_loss"]

@@ -33,8 +33,12 @@ from ._multiclass_average import (
     _Problem,
     is_identity,
 )
-from ._remeasurement import observed_confusion
-from ._truth_counts import denoised_confusion, second_order_bias, truth_metric
+from ._truth_counts import (
+    denoised_confusion,
+    observed_confusion,
+    second_order_bias,
+    truth_metric,
+)
 
 __all__ = ["multiclass_rate_score", "rate_nominal"]
 

@@ -8,8 +8,6 @@ import numpy as np
 
 from ..utils._arrays import as_float_array, check_sample_weight
 
-__all__ = ["InvalidParameterError", "check_bool", "check_option", "weights_and_scale"]
-
 
 class InvalidParameterError(ValueError, TypeError):
     """A parameter of the wrong type or value: as scikit-learn's, both errors."""
@@ -36,13 +34,8 @@ def check_option(value: Any, options: tuple, *, name: str) -> Any:
 def weights_and_scale(
     sample_weight: Any, n_samples: int
 ) -> tuple[np.ndarray | None, float]:
-    """Validated weights and the factor that undoes their rescaling.
-
-    :func:`~sklearn_noisy.utils._arrays.check_sample_weight` divides weights
-    far from 1 by their largest value, which leaves a weighted mean unchanged;
-    a weighted count (``normalize=False``, the confusion matrix) is multiplied
-    back by the factor.
-    """
+    """Validated weights and the factor that undoes their rescaling (by
+    :func:`~sklearn_noisy.utils._arrays.check_sample_weight`) in a count."""
     weight = check_sample_weight(sample_weight, n_samples)
     if weight is None:
         return None, 1.0
