@@ -70,13 +70,9 @@ def _design(rng, model_error):
     return X, mu, single_sd, n_readings
 
 
-def simulate(seed, n_replicates, model_error=0.5):
-    """Per case and σ setting: arrays of (estimate, reported SD, target)."""
-    rng = np.random.default_rng(seed)
-    X, mu, single_sd, n_readings = _design(rng, model_error)
-    sigma_true = single_sd / np.sqrt(n_readings)
+def _summaries(rng, mu, single_sd, n_readings, n_replicates):
+    """Per replicate, :func:`summarize_repeats` of fresh readings of ``mu``."""
     missing = np.arange(MAX_READINGS)[None, :] >= n_readings[:, None]
-    records = {}
     for _ in range(n_replicates):
         readings = mu[:, None] + single_sd[:, None] * rng.standard_normal(
             (M, MAX_READINGS)
@@ -85,6 +81,16 @@ def simulate(seed, n_replicates, model_error=0.5):
         with warnings.catch_warnings():  # 3 or 4 readings: the expected warning
             warnings.simplefilter("ignore", UserWarning)
             summary = summarize_repeats(readings)
+        yield summary
+
+
+def simulate(seed, n_replicates, model_error=0.5):
+    """Per case and σ setting: arrays of (estimate, reported SD, target)."""
+    rng = np.random.default_rng(seed)
+    X, mu, single_sd, n_readings = _design(rng, model_error)
+    sigma_true = single_sd / np.sqrt(n_readings)
+    records = {}
+    for summary in _summaries(rng, mu, single_sd, n_readings, n_replicates):
         y = summary.y_mean
         y_pred = cross_val_predict(Ridge(alpha=1.0), X, y, cv=5)
         truth = {k: float(v) for k, v in _metrics(mu, y_pred).items()}
@@ -199,16 +205,10 @@ def simulate_bound(seed, n_replicates, shift):
     sigma_true = single_sd / np.sqrt(n_readings)
     y_pred = mu + shift * sigma_true * rng.choice([-1.0, 1.0], M)
     truth = {k: float(v) for k, v in _metrics(mu, y_pred).items()}
-    missing = np.arange(MAX_READINGS)[None, :] >= n_readings[:, None]
     covered = {}
-    for _ in range(n_replicates):
-        readings = mu[:, None] + single_sd[:, None] * rng.standard_normal(
-            (M, MAX_READINGS)
-        )
-        readings[missing] = np.nan
-        with warnings.catch_warnings():  # few readings, T̂ <= 0: expected
+    for summary in _summaries(rng, mu, single_sd, n_readings, n_replicates):
+        with warnings.catch_warnings():  # T̂ <= 0: the RMSE's expected warning
             warnings.simplefilter("ignore", UserWarning)
-            summary = summarize_repeats(readings)
             for setting, sigma, dof in (
                 ("known", sigma_true, None),
                 ("estimated", summary.sigma, summary.sigma_dof),
