@@ -17,6 +17,9 @@ from ._make_data import (
     OXYGEN_FILE,
     OXYGEN_MAX_REPEATS,
     OXYGEN_SEED,
+    WHEAT_FILE,
+    WHEAT_MAX_REPEATS,
+    WHEAT_SEED,
 )
 
 _DATA_MODULE = "sklearn_noisy.datasets"
@@ -77,6 +80,89 @@ def _bunch(
     return Bunch(**arrays, frame=frame, **fields, data_module=_DATA_MODULE)
 
 
+def _repeats_bunch(
+    loader: str,
+    filename: str,
+    max_repeats: int,
+    target: str,
+    descr: str,
+    as_frame: bool,
+    return_X_y: bool,
+) -> Any:
+    """A regression dataset whose label is the mean of repeated readings.
+
+    The CSV holds the features, the noise-free target, then the readings.
+    """
+    header, values = _read_csv(filename)
+    n_features = values.shape[1] - 1 - max_repeats
+    repeats = values[:, n_features + 1 :]
+    with quiet():  # few repeats by design, documented
+        summary = summarize_repeats(repeats)
+    return _bunch(
+        loader,
+        as_frame,
+        return_X_y,
+        {
+            "data": (values[:, :n_features], header[:n_features]),
+            "repeats": (repeats, header[n_features + 1 :]),
+        },
+        {
+            "target": (summary.y_mean, target),
+            "target_sigma": (summary.sigma, f"{target}_sigma"),
+            "n_repeats": (summary.n_repeats, "n_repeats"),
+            "target_true": (values[:, n_features], header[n_features]),
+        },
+        feature_names=header[:n_features],
+        target_names=[target],
+        DESCR=descr,
+        filename=filename,
+    )
+
+
+def load_wheat_protein(*, as_frame: bool = False, return_X_y: bool = False) -> Any:
+    """Load the near-infrared wheat protein regression dataset (simulated).
+
+    300 samples, 4 features (near-infrared absorbances); the target is the
+    protein content in %, the mean of 2 to 4 repeated reference analyses whose
+    error is comparable to the calibration's (see ``DESCR``): the default data
+    of the command line, where the label noise changes the conclusion.
+
+    Parameters
+    ----------
+    as_frame : bool, default=False
+        Return pandas objects: ``data`` and ``repeats`` as DataFrames, the
+        targets as Series, plus ``frame`` (features and target). Needs pandas.
+    return_X_y : bool, default=False
+        Return ``(data, target)`` instead of a Bunch.
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        ``data`` (300, 4); ``target`` (300,), the mean of the repeats;
+        ``target_sigma`` (300,), its standard error ``s/√n``; ``repeats``
+        (300, 4), the raw readings padded with NaN; ``n_repeats``;
+        ``target_true``, the noise-free protein content; ``feature_names``;
+        ``target_names``; ``frame`` (None unless ``as_frame``); ``DESCR``.
+    (data, target) : tuple if ``return_X_y`` is True.
+
+    Examples
+    --------
+    >>> from sklearn_noisy.datasets import load_wheat_protein
+    >>> wheat = load_wheat_protein()
+    >>> wheat.data.shape, wheat.repeats.shape
+    ((300, 4), (300, 4))
+    """
+    return _repeats_bunch(
+        "load_wheat_protein",
+        WHEAT_FILE,
+        WHEAT_MAX_REPEATS,
+        "protein_percent",
+        _descr("wheat_protein.rst", WHEAT_SEED),
+        as_frame,
+        return_X_y,
+    )
+
+
 def load_oxygen_sensor(*, as_frame: bool = False, return_X_y: bool = False) -> Any:
     """Load the luminescence oxygen sensor regression dataset (simulated).
 
@@ -109,25 +195,14 @@ def load_oxygen_sensor(*, as_frame: bool = False, return_X_y: bool = False) -> A
     >>> sensor.data.shape, sensor.repeats.shape
     ((300, 3), (300, 8))
     """
-    header, values = _read_csv(OXYGEN_FILE)
-    repeats = values[:, 4 : 4 + OXYGEN_MAX_REPEATS]
-    with quiet():  # 3 to 8 repeats by design, documented
-        summary = summarize_repeats(repeats)
-    return _bunch(
+    return _repeats_bunch(
         "load_oxygen_sensor",
+        OXYGEN_FILE,
+        OXYGEN_MAX_REPEATS,
+        "o2_percent",
+        _descr("oxygen_sensor.rst", OXYGEN_SEED),
         as_frame,
         return_X_y,
-        {"data": (values[:, :3], header[:3]), "repeats": (repeats, header[4:])},
-        {
-            "target": (summary.y_mean, "o2_percent"),
-            "target_sigma": (summary.sigma, "o2_percent_sigma"),
-            "n_repeats": (summary.n_repeats, "n_repeats"),
-            "target_true": (values[:, 3], "o2_true"),
-        },
-        feature_names=header[:3],
-        target_names=["o2_percent"],
-        DESCR=_descr("oxygen_sensor.rst", OXYGEN_SEED),
-        filename=OXYGEN_FILE,
     )
 
 
