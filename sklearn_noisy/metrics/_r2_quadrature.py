@@ -638,7 +638,7 @@ def r2_forward(
     n_samples, n_outputs = y_true.shape
     if n_samples < 2 and not centred:
         warn(
-            "R² is not well-defined with fewer than two samples: the result is NaN.",
+            "R^2 score is not well-defined with less than two samples.",
             UndefinedMetricWarning,
         )
         nan = np.full(n_outputs, math.nan)
