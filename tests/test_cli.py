@@ -381,3 +381,14 @@ def test_main_job_default_data_make_the_label_noise_matter(capsys):
     y_pred = cross_val_predict(estimator, wheat.data, wheat.target, cv=splitter)
     actual = np.sqrt(np.mean((y_pred - wheat.target_true) ** 2))
     assert actual == pytest.approx(0.1406, abs=1e-4) and low < actual < high
+
+
+def test_dataset_option_runs_the_oxygen_sensor(capsys):
+    payload = _main_job(
+        capsys, "--dataset", "oxygen_sensor", "--metrics", "mean_squared_error"
+    )
+    assert payload["data"] == "embedded oxygen sensor (load_oxygen_sensor)"
+    assert payload["features"] == ["phase_deg", "intensity_counts", "temperature_c"]
+    # the second example: a model better than its labels can resolve
+    truth = payload["pooled"]["mean_squared_error"]["estimands"]["truth"]
+    assert truth["ci_low"] == 0.0 and truth["estimate"] < truth["sd"]

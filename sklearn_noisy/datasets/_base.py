@@ -14,10 +14,8 @@ from ..utils._warnings import quiet
 from ._make_data import (
     DIAGNOSIS_FILE,
     DIAGNOSIS_SEED,
-    OXYGEN_FILE,
     OXYGEN_MAX_REPEATS,
     OXYGEN_SEED,
-    WHEAT_FILE,
     WHEAT_MAX_REPEATS,
     WHEAT_SEED,
 )
@@ -81,25 +79,25 @@ def _bunch(
 
 
 def _repeats_bunch(
-    loader: str,
-    filename: str,
+    name: str,
+    seed: int,
     max_repeats: int,
     target: str,
-    descr: str,
     as_frame: bool,
     return_X_y: bool,
 ) -> Any:
-    """A regression dataset whose label is the mean of repeated readings.
+    """``load_<name>()``: a regression label, the mean of repeated readings.
 
-    The CSV holds the features, the noise-free target, then the readings.
+    ``<name>.csv`` holds the features, the noise-free target, then the readings.
     """
+    filename = f"{name}.csv"
     header, values = _read_csv(filename)
     n_features = values.shape[1] - 1 - max_repeats
     repeats = values[:, n_features + 1 :]
     with quiet():  # few repeats by design, documented
         summary = summarize_repeats(repeats)
     return _bunch(
-        loader,
+        f"load_{name}",
         as_frame,
         return_X_y,
         {
@@ -114,7 +112,7 @@ def _repeats_bunch(
         },
         feature_names=header[:n_features],
         target_names=[target],
-        DESCR=descr,
+        DESCR=_descr(f"{name}.rst", seed),
         filename=filename,
     )
 
@@ -153,11 +151,10 @@ def load_wheat_protein(*, as_frame: bool = False, return_X_y: bool = False) -> A
     ((300, 4), (300, 4))
     """
     return _repeats_bunch(
-        "load_wheat_protein",
-        WHEAT_FILE,
+        "wheat_protein",
+        WHEAT_SEED,
         WHEAT_MAX_REPEATS,
         "protein_percent",
-        _descr("wheat_protein.rst", WHEAT_SEED),
         as_frame,
         return_X_y,
     )
@@ -196,11 +193,10 @@ def load_oxygen_sensor(*, as_frame: bool = False, return_X_y: bool = False) -> A
     ((300, 3), (300, 8))
     """
     return _repeats_bunch(
-        "load_oxygen_sensor",
-        OXYGEN_FILE,
+        "oxygen_sensor",
+        OXYGEN_SEED,
         OXYGEN_MAX_REPEATS,
         "o2_percent",
-        _descr("oxygen_sensor.rst", OXYGEN_SEED),
         as_frame,
         return_X_y,
     )
