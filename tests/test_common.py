@@ -36,7 +36,7 @@ import pytest
 
 from sklearn_noisy import NoisyScore
 from sklearn_noisy.metrics import get_metric_info, get_metric_names
-from sklearn_noisy.metrics._count_definitions import COUNT_METRICS
+from sklearn_noisy.metrics._definitions.counts import COUNT_METRICS
 
 N_SAMPLES = 40
 

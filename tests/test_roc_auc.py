@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 
 from sklearn_noisy.metrics import expected_roc_auc_score
-from sklearn_noisy.metrics._roc_auc_kernels import (
+from sklearn_noisy.metrics._engines.roc_auc import (
     auc_moments_delta,
     auc_moments_exact,
     centered_ranks,

@@ -21,9 +21,9 @@ from ..utils._labels import as_label_array
 from ..utils._noise import FlipNoise
 from ..utils._validation import check_estimand, supports_estimands
 from ..utils._warnings import warn
-from ._monte_carlo import monte_carlo_score
-from ._prf_multilabel import _indicator, _positive_probability
-from ._roc_auc_kernels import (
+from ._engines.counts.multilabel import _indicator, _positive_probability
+from ._engines.monte_carlo import monte_carlo_score
+from ._engines.roc_auc import (
     EXACT_BUDGET,
     auc_moments_delta,
     auc_moments_exact,
@@ -31,7 +31,7 @@ from ._roc_auc_kernels import (
     exact_cost,
     tie_groups,
 )
-from ._test_set_sampling import with_test_set_sampling
+from ._engines.test_set_sampling import with_test_set_sampling
 
 __all__ = ["NoisyRocCurve", "expected_roc_auc_score", "noisy_roc_curve"]
 

@@ -14,9 +14,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..utils._arrays import check_finite
-from ..utils._labels import EncodedLabels, check_classification_labels, encode_labels
-from ..utils._warnings import warn
+from ...utils._arrays import check_finite
+from ...utils._labels import EncodedLabels, check_classification_labels, encode_labels
+from ...utils._warnings import warn
 
 __all__ = [
     "BRIER_SCORE_LOSS",

@@ -16,13 +16,13 @@ import numpy as np
 from scipy.special import comb
 from sklearn.exceptions import UndefinedMetricWarning
 
-from .._noisy_score import NoisyScore
-from ..utils._arrays import chunk_of
-from ..utils._warnings import warn
-from ._quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums, gauss_kronrod
-from ._regression_definitions import RegressionLoss
-from ._regression_estimands import aggregate_outputs
-from ._regression_kernels import (
+from ...._noisy_score import NoisyScore
+from ....utils._arrays import chunk_of
+from ....utils._warnings import warn
+from ..._definitions.regression import RegressionLoss
+from .estimands import aggregate_outputs
+from .quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums, gauss_kronrod
+from .sums import (
     output_column,
     output_distributions,
     r2_distribution,
