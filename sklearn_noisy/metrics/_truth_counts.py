@@ -284,14 +284,12 @@ def metric_gradient(
         raise ValueError(f"name must be one of {TRUTH_METRICS}; got {name!r}.")
     definition = COUNT_METRICS[name]
     if definition.averaged:
-        if (definition.negative or average == "binary") and pos_index is None:
+        if average == "binary" and pos_index is None:
             raise ValueError(f"{name} needs pos_index, the positive class position.")
-        if definition.negative:  # binary here; one-vs-rest in ._rates_average
-            if counts.shape[0] != 2:
-                raise ValueError(
-                    f"{name} is defined for two classes; got {counts.shape[0]}."
-                )
-            average = "binary"
+        if definition.negative and average == "binary" and counts.shape[0] != 2:
+            raise ValueError(
+                f"{name} is defined for two classes; got {counts.shape[0]}."
+            )
         if average not in AVERAGES:
             raise ValueError(f"average must be one of {AVERAGES}; got {average!r}.")
     return definition.gradient(
