@@ -29,24 +29,6 @@ from ._truth_counts import count_estimand_score
 #: The ways to compute the moments of a binary metric.
 _METHODS = ("exact", "delta")
 
-#: The first parameters of the docstrings of the binary count metrics.
-_NOISE_PARAMETERS = """\
-    y_true : array-like of shape (n_samples,)
-        The reference labels, taken as exact, around which the labels flip
-        (``estimand="forward"``), or the observed noisy labels (``"truth"``,
-        ``"remeasurement"``). Any label values.
-    y_pred : array-like of shape (n_samples,)
-        Predicted labels, held fixed.
-    q : float or array-like of shape (n_samples,), default=None
-        Probability in [0, 1] that each observed label differs from ``y_true``
-        (a constant or one per sample). For multiclass labels a flip is
-        uniform over the other ``K - 1`` classes. Exactly one of ``q`` and
-        ``transition_matrix`` is required.
-    transition_matrix : array-like of shape (n_classes, n_classes), default=None
-        Row-stochastic matrix: ``T[j, k]`` is the probability that a sample of
-        class ``labels[j]`` is observed as ``labels[k]``. For binary labels pass
-        ``labels=[negative, positive]`` unless both classes occur in the data."""
-
 
 def _check_option(value: Any, allowed: tuple, *, name: str) -> None:
     if not isinstance(value, str) or value not in allowed:

@@ -37,14 +37,6 @@ NEGLIGIBLE = 1e-18
 #: Samples per piece of the streamed Poisson-binomial laws (2 MB of floats).
 _STREAM = 1 << 18
 
-#: The Monte Carlo parameters of the docstrings of the binary count metrics.
-_MC_PARAMETERS = """\
-    n_draws : int, default=1000
-        Monte Carlo redraws, used only where the result is Monte Carlo.
-    random_state : int, numpy.random.Generator or None, default=0
-        Seed of the Monte Carlo redraws; the default makes every result
-        reproducible (None draws fresh entropy)."""
-
 
 def sklearn_value(metric: str, y_true: Any, y_pred: Any, **kwargs: Any) -> Any:
     """scikit-learn's metric of the labels, computed so that it does not warn.

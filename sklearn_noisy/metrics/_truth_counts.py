@@ -27,20 +27,6 @@ TRUTH_METRICS = tuple(sorted(COUNT_METRICS))
 #: ``Cov(r_i) / v_i`` for binary flips: ``r_i = (1 − u_i, u_i)``.
 _BINARY_PATTERN = np.array([[1.0, -1.0], [-1.0, 1.0]])
 
-#: The ``estimand`` parameter of the confusion-matrix metrics' docstrings.
-ESTIMAND_PARAMETER = """
-    estimand : {"forward", "truth", "remeasurement"}, default="forward"
-        Which question ``expected`` answers (user guide: :ref:`estimands`).
-        ``"forward"``: ``y_true`` is exact and the labels flip around it.
-        ``"truth"``: ``y_true`` holds the noisy labels and the result
-        estimates the metric against the unknown true classes, from the
-        de-noised confusion matrix (:ref:`formula_truth`).
-        ``"remeasurement"``: ``y_true`` holds the noisy labels and the result
-        is the nominal metric, unbiased for the metric of a fresh labelling,
-        with its spread over such labellings. Both need an invertible flip
-        model, else a ``ValueError``; their variance estimates are clipped at
-        0. The ``method`` option applies to ``"forward"`` only."""
-
 
 def _weights(weight: np.ndarray | None, rows: slice, size: int) -> np.ndarray:
     return np.ones(size) if weight is None else weight[rows]
