@@ -17,7 +17,7 @@ import numpy as np
 
 from .._noisy_score import NoisyScore
 from ..utils._arrays import check_sample_weight, chunks
-from ..utils._labels import as_label_array
+from ..utils._labels import check_label_pair
 from ..utils._noise import FlipNoise
 from ._binary_counts import CountLaws, _delta_moments, exact_moments, metric_value
 from ._confusion_draws import confusion_counts
@@ -33,21 +33,6 @@ _METHODS = ("exact", "delta")
 def _check_option(value: Any, allowed: tuple, *, name: str) -> None:
     if not isinstance(value, str) or value not in allowed:
         raise ValueError(f"{name} must be one of {allowed}; got {value!r}.")
-
-
-def _label_arrays(y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``y_true`` and ``y_pred`` as 1-D label arrays of one non-zero length."""
-    y_true = as_label_array(y_true, name="y_true")
-    y_pred = as_label_array(y_pred, name="y_pred")
-    n_samples = y_true.shape[0]
-    if n_samples == 0:
-        raise ValueError("y_true is empty: at least one sample is required.")
-    if y_pred.shape[0] != n_samples:
-        raise ValueError(
-            "y_true and y_pred must have the same number of samples; got "
-            f"{n_samples} and {y_pred.shape[0]}."
-        )
-    return y_true, y_pred
 
 
 def _distinct_values(y: np.ndarray, skip: np.ndarray) -> np.ndarray:
@@ -113,7 +98,7 @@ def _binary_present_labels(y_true: Any, y_pred: Any, labels: Any) -> list | None
     if labels is not None:
         labels = _check_labels(labels)
         return labels.tolist() if labels.size <= 2 else None
-    y_true, y_pred = _label_arrays(y_true, y_pred)
+    y_true, y_pred = check_label_pair(y_true, y_pred)
     nowhere = np.zeros(y_true.shape[0], dtype=bool)
     present = _present_labels(y_true, y_pred, nowhere, nowhere, None)
     return present if len(present) <= 2 else None
@@ -123,7 +108,7 @@ def _binary_classes(
     y_true: Any, y_pred: Any, *, labels: Any, pos_label: Any
 ) -> tuple[np.ndarray, np.ndarray, list]:
     """``(true_pos, pred_pos, classes)``; more than two classes is an error."""
-    y_true, y_pred = _label_arrays(y_true, y_pred)
+    y_true, y_pred = check_label_pair(y_true, y_pred)
     n_samples = y_true.shape[0]
     true_pos = np.asarray(y_true == pos_label, dtype=bool)
     pred_pos = np.asarray(y_pred == pos_label, dtype=bool)
