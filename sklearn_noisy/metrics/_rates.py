@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from ._binary_average import check_zero_division
-from ._count_definitions import COUNT_METRICS, CountMetric, mirror
-from ._multiclass_average import rate_nominal
+from ._definitions.counts import COUNT_METRICS, CountMetric, mirror
+from ._engines.counts.binary import check_zero_division
+from ._engines.counts.multiclass import rate_nominal
+from ._engines.counts.score import _check_average, _negative_label, _swap_indicator
 from ._precision_recall import count_metric_function, metric_doc
-from ._prf_paths import _check_average, _negative_label, _swap_indicator
 
 __all__ = [
     "expected_false_negative_rate",
