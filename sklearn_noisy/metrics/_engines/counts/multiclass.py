@@ -2,7 +2,8 @@
 
 Per-class values and the expectations of the averages are exact; the other
 variances are Monte Carlo over redrawn confusion matrices (user guide:
-:ref:`formula_multiclass`).
+:ref:`formula_multiclass`). The rates are those of each class's negatives
+against the rest (:ref:`rates`).
 """
 
 from __future__ import annotations
