@@ -469,6 +469,7 @@ def _root_mean_squared(definition: RegressionLoss, inputs: tuple, method: str) -
         )
         if variance[j] == 0.0:  # no label noise: exactly the classical metric
             expected[j] = nominal[j]
+    check_finite_results(definition.name, inputs[:3], (expected, variance))
     with np.errstate(over="ignore", under="ignore"):
         nominal_mse = nominal * nominal
     return aggregate_outputs(
