@@ -276,3 +276,23 @@ def test_sigma_beyond_float64_squares_warns_instead_of_overflow_error(sigma):
                 results.append(metric([1.0, 2.0], [1.5, 2.5], sigma=given))
         assert results[0].variance == results[1].variance == math.inf
         assert results[0].expected == results[1].expected
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-200, 1e200, 1e300])
+def test_r2_ignores_a_common_scale(scale):
+    # before: nominal 1.0 and NaN with raw numpy warnings at 1e-300 (true
+    # 0.9857), OverflowError at 1e300; R² is dimensionless
+    y = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0])
+    p = np.array([1.2, 1.8, 3.3, 3.9, 5.4, 6.3, 6.6, 8.1])
+    for estimand in ("forward", "truth"):
+        base = expected_r2_score(y, p, sigma=0.3, estimand=estimand)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            scaled = expected_r2_score(
+                y * scale, p * scale, sigma=0.3 * scale, estimand=estimand
+            )
+        for field in ("expected", "variance", "nominal"):
+            assert getattr(scaled, field) == pytest.approx(
+                getattr(base, field), rel=1e-12
+            )
+    assert base.nominal == pytest.approx(r2_score(y, p), rel=1e-15)
