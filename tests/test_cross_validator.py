@@ -814,3 +814,24 @@ def test_report_text_and_json(regression_data):
         fold["metrics"]["mean_squared_error"]["estimands"]["truth"]["estimate"]
         == (cv.cv_results_["mean_squared_error_truth"][0])
     )
+
+
+@pytest.mark.filterwarnings("ignore:The truth estimate of the MSE is <= 0")
+@pytest.mark.parametrize("estimand", ["truth", "remeasurement"])
+def test_pooled_rmse_interval_is_the_root_of_the_mse_interval(
+    regression_data, estimand
+):
+    X, y, sigma = regression_data
+    names = ["mean_squared_error", "root_mean_squared_error"]
+    cv = NoisyCrossValidator(
+        Ridge(), scoring=names, cv=KFold(3), estimand=estimand
+    ).fit(X, y, sigma=sigma)
+    mse, rmse = (cv.pooled_estimates_[name][estimand] for name in names)
+    assert rmse.interval_method == "unified_sqrt" and rmse.sampling_method
+    for source in ("label_noise", "both"):
+        np.testing.assert_allclose(
+            rmse.confidence_interval(0.95, source=source),
+            np.sqrt(mse.confidence_interval(0.95, source=source)),
+            rtol=0,
+            atol=1e-9,
+        )

@@ -252,8 +252,10 @@ def bounded_root(
 def _root_sampling(mean_metric: Callable[..., NoisyScore]) -> Callable[..., Any]:
     """The sampling rule of a root metric: the mean metric's, by the delta method.
 
-    The hook returns None (the bootstrap) for several outputs or a
-    non-positive estimate of the mean metric.
+    With the derivative of the label-noise variance where the interval is the
+    square root of the mean metric's (the RMSE's truth and remeasurement), so
+    that it stays so with the sampling. The hook returns None (the bootstrap)
+    for several outputs or, otherwise, a non-positive mean metric.
     """
 
     def hook(
@@ -271,6 +273,10 @@ def _root_sampling(mean_metric: Callable[..., NoisyScore]) -> Callable[..., Any]
                 **{k: arguments[k] for k in options if k in arguments},
                 test_set_sampling=True,
             )
+        if score.interval_method == "unified_sqrt":
+            factor = score.distribution.factor
+            variance = mean.sampling_variance / factor**2 if factor > 0.0 else 0.0
+            return variance, "delta", mean.sampling_dof
         if not mean.expected > 0.0:
             return None
         _, variance, _ = bounded_root(mean.expected, mean.sampling_variance)
