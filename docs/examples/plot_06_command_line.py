@@ -16,10 +16,11 @@ evaluate ...``.
 # ---------------
 # With no options, the command evaluates a degree-3 polynomial ridge regression
 # on the embedded oxygen-sensor data (the mean of the repeated readings as the
-# label, their standard error as σ) and prints the per-fold and pooled table:
-# the nominal value, the truth estimate with its SD and interval, and the
-# forward value with its SD, each labelled with its question, and the line to
-# report. The labels are measurements, so the truth estimate leads (see
+# label, their standard error as σ) and prints a summary, the number to report
+# per metric with its interval and unit (% O2; ``--unit`` for your data), then
+# the per-fold and pooled table: the nominal value, the truth estimate with its
+# SD and interval, and the forward value with its SD, each labelled with its
+# question. The labels are measurements, so the truth estimate leads (see
 # :ref:`estimands`). ``--quiet`` leaves out the progress lines that go to
 # standard error.
 from sklearn_noisy.cli import main

@@ -156,6 +156,7 @@ def _load_embedded(args: argparse.Namespace) -> dict[str, Any]:
         "sigma_dof": sensor.n_repeats.astype(np.float64) - 1.0,
         "task": "regression",
         "source": "embedded oxygen sensor (load_oxygen_sensor)",
+        "unit": "% O2",
         "features": list(sensor.feature_names),
     }
 
