@@ -9,13 +9,13 @@ import pytest
 from _interval_coverage import REGRESSION_METRICS, regression_coverage
 from scipy import stats
 
-from sklearn_noisy.metrics import _regression_kernels as gf
 from sklearn_noisy.metrics import (
     expected_mean_absolute_error,
     expected_mean_squared_error,
     expected_r2_score,
     expected_root_mean_squared_error,
 )
+from sklearn_noisy.metrics._engines.regression import sums as gf
 
 
 def _problem(m, seed=0):

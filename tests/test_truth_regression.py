@@ -18,7 +18,7 @@ import pytest
 
 import sklearn_noisy.utils._arrays as arrays
 from sklearn_noisy.metrics import expected_mean_squared_error
-from sklearn_noisy.metrics._regression_estimands import (
+from sklearn_noisy.metrics._engines.regression.estimands import (
     _squared_error_sums,
     mse_remeasurement,
     mse_truth,

@@ -1,7 +1,7 @@
 """Paired difference of a metric between two models scored on the same noisy labels.
 
 Exact where the metric's registry record has a paired kernel
-(:mod:`~sklearn_noisy.metrics._paired_kernels`), otherwise by a joint Monte
+(:mod:`~sklearn_noisy.metrics._engines.paired`), otherwise by a joint Monte
 Carlo that scores both models on the same label draws, streamed over the
 samples where the metric is a function of per-draw sums (user guide:
 :ref:`formula_paired`).
@@ -26,16 +26,16 @@ from ..utils._arrays import (
     chunks,
 )
 from ..utils._warnings import quiet, warn
-from ._count_definitions import COUNT_METRICS
-from ._monte_carlo import (
+from ._definitions.counts import COUNT_METRICS
+from ._engines.monte_carlo import (
     _check_generator,
     _check_positive_int,
     _from_draws,
     monte_carlo_score,
 )
-from ._paired_kernels import _encode_chunk, flip_pair, pair_classes, regression_pair
+from ._engines.paired import _encode_chunk, flip_pair, pair_classes, regression_pair
+from ._engines.test_set_sampling import with_test_set_sampling
 from ._registry import MetricInfo, get_metric_info, get_metric_names
-from ._test_set_sampling import with_test_set_sampling
 
 __all__ = ["expected_paired_difference"]
 

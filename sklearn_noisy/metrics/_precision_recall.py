@@ -1,8 +1,9 @@
 """Expected precision, recall, F1 and balanced accuracy under label flips.
 
 The public function of every count metric is built from its definition
-(:data:`~._count_definitions.COUNT_METRICS`) by :func:`count_metric_function`;
-its body is the one path :func:`~._prf_paths.count_score`. Binary labels are
+(:data:`~sklearn_noisy.metrics._definitions.counts.COUNT_METRICS`) by
+:func:`count_metric_function`; its body is the one path
+:func:`~sklearn_noisy.metrics._engines.counts.score.count_score`. Binary labels are
 exact (user guide: :ref:`formula_binary_counts`), multiclass averages exact
 or Monte Carlo (:ref:`formula_multiclass`), the other estimands go through the
 confusion matrix (:ref:`estimands`).
@@ -17,13 +18,13 @@ from typing import Any
 from .._noisy_score import NoisyScore
 from ..utils._docstring import fill_doc
 from ..utils._validation import supports_estimands
-from ._binary_average import _NOISE_PARAMETERS
-from ._binary_counts import _METHOD_PARAMETER
-from ._count_definitions import COUNT_METRICS, CountMetric
-from ._multiclass_average import _MC_PARAMETERS
-from ._prf_paths import count_score
-from ._test_set_sampling import with_test_set_sampling
-from ._truth_counts import ESTIMAND_PARAMETER
+from ._definitions.counts import COUNT_METRICS, CountMetric
+from ._engines.counts.binary import _NOISE_PARAMETERS
+from ._engines.counts.binary_moments import _METHOD_PARAMETER
+from ._engines.counts.estimands import ESTIMAND_PARAMETER
+from ._engines.counts.multiclass import _MC_PARAMETERS
+from ._engines.counts.score import count_score
+from ._engines.test_set_sampling import with_test_set_sampling
 
 __all__ = [
     "count_metric_function",
@@ -128,7 +129,8 @@ def count_metric_function(
     Its options are scikit-learn's (``average`` and ``zero_division`` for the
     metrics averaged over classes, the definition's own ``parameters`` and
     ``adjusted`` for the others), the flip model's and the engines'; its body
-    is :func:`~._prf_paths.count_score`. ``name`` and ``doc`` default to the
+    is :func:`~sklearn_noisy.metrics._engines.counts.score.count_score`.
+    ``name`` and ``doc`` default to the
     definition's ``function_name`` and ``doc`` (whose ``{parameters}`` line
     takes the common options); ``module`` is where it is exported.
     """

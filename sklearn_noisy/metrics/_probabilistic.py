@@ -19,8 +19,7 @@ from ..utils._docstring import fill_doc
 from ..utils._labels import as_label_array
 from ..utils._noise import FlipNoise
 from ..utils._validation import check_estimand, supports_estimands
-from ._count_distributions import MAX_LOSS_SAMPLES, loss_distribution
-from ._probabilistic_definitions import (
+from ._definitions.probabilistic import (
     BRIER_SCORE_LOSS,
     LOG_LOSS,
     ClassIndex,
@@ -30,13 +29,14 @@ from ._probabilistic_definitions import (
     _check_proba,
     _classes_of,
 )
-from ._test_set_sampling import with_test_set_sampling
-from ._truth_counts import (
+from ._engines.counts.checks import check_bool, check_option, weights_and_scale
+from ._engines.counts.distributions import MAX_LOSS_SAMPLES, loss_distribution
+from ._engines.counts.estimands import (
     check_remeasurable,
     class_function_estimate,
     observation_matrices,
 )
-from ._weights import check_bool, check_option, weights_and_scale
+from ._engines.test_set_sampling import with_test_set_sampling
 
 __all__ = ["expected_brier_score_loss", "expected_log_loss"]
 

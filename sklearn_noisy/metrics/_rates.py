@@ -16,11 +16,16 @@ from typing import Any
 
 import numpy as np
 
-from ._binary_average import check_zero_division
-from ._count_definitions import COUNT_METRICS, CountMetric
+from ._definitions.counts import COUNT_METRICS, CountMetric
+from ._engines.counts.binary import check_zero_division
+from ._engines.counts.rates_average import rate_nominal
+from ._engines.counts.score import (
+    _check_average,
+    _mirror,
+    _negative_label,
+    _swap_indicator,
+)
 from ._precision_recall import count_metric_function, metric_doc
-from ._prf_paths import _check_average, _mirror, _negative_label, _swap_indicator
-from ._rates_average import rate_nominal
 
 __all__ = [
     "expected_false_negative_rate",

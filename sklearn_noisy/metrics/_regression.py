@@ -1,7 +1,7 @@
 """Expected regression metrics under Gaussian label error.
 
 Every public function is :func:`regression_function` of the loss's
-definition (:mod:`~sklearn_noisy.metrics._regression_definitions`) and its
+definition (:mod:`~sklearn_noisy.metrics._definitions.regression`) and its
 forward engine: one body validates, dispatches the estimands and builds the
 result.
 """
@@ -28,21 +28,25 @@ from ..utils._validation import (
     supports_estimands,
 )
 from ..utils._warnings import quiet, warn
-from ._percentage_kernels import ZERO_MARGIN
-from ._quadrature import rmse_moments, rmse_moments_delta, rmse_nominal
-from ._r2_quadrature import r2_forward
-from ._regression_definitions import (
+from ._definitions.regression import (
     MEAN_ABSOLUTE_ERROR,
     MEAN_SQUARED_ERROR,
     ROOT_MEAN_SQUARED_ERROR,
     RegressionLoss,
 )
-from ._regression_estimands import (
+from ._engines.regression.estimands import (
     aggregate_outputs,
     check_regression_sigma_dof,
     estimand_score,
 )
-from ._regression_kernels import (
+from ._engines.regression.quadrature import (
+    rmse_moments,
+    rmse_moments_delta,
+    rmse_nominal,
+)
+from ._engines.regression.r2 import r2_forward
+from ._engines.regression.relative_error import ZERO_MARGIN
+from ._engines.regression.sums import (
     absolute_error_kernel,
     accumulate,
     mae_distribution,
@@ -52,7 +56,7 @@ from ._regression_kernels import (
     rescaled_squared_error_sums,
     squared_error_sums,
 )
-from ._test_set_sampling import with_test_set_sampling
+from ._engines.test_set_sampling import with_test_set_sampling
 
 __all__ = [
     "bounded_root",

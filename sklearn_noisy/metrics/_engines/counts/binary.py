@@ -15,16 +15,16 @@ from typing import Any
 
 import numpy as np
 
-from .._noisy_score import NoisyScore
-from ..utils._arrays import check_sample_weight, chunks
-from ..utils._labels import as_label_array
-from ..utils._noise import FlipNoise
-from ._binary_counts import CountLaws, _delta_moments, exact_moments, metric_value
-from ._confusion_draws import confusion_counts
-from ._count_definitions import COUNT_METRICS
-from ._count_distributions import count_metric_distribution
-from ._multiclass_average import _draw, _Problem
-from ._truth_counts import count_estimand_score
+from ...._noisy_score import NoisyScore
+from ....utils._arrays import check_sample_weight, chunks
+from ....utils._labels import as_label_array
+from ....utils._noise import FlipNoise
+from ..._definitions.counts import COUNT_METRICS
+from .binary_moments import CountLaws, _delta_moments, exact_moments, metric_value
+from .confusion_draws import confusion_counts
+from .distributions import count_metric_distribution
+from .estimands import count_estimand_score
+from .multiclass import _draw, _Problem
 
 #: The ways to compute the moments of a binary metric.
 _METHODS = ("exact", "delta")

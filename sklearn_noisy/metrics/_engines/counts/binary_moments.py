@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._count_definitions import COUNT_METRICS
-from ._poisson_binomial import fft_convolve, poisson_binomial_window
+from ..._definitions.counts import COUNT_METRICS
+from .poisson_binomial import fft_convolve, poisson_binomial_window
 
 #: Convolutions with a factor at most this long are computed directly.
 _DIRECT_CONVOLUTION_MAX = 64

@@ -15,15 +15,15 @@ import numpy as np
 from sklearn.metrics import confusion_matrix
 from sklearn.utils.multiclass import unique_labels
 
-from .._noisy_score import NoisyScore
-from ..utils._arrays import check_sample_weight, chunks
-from ..utils._labels import EncodedLabels, encode_labels
-from ..utils._noise import FlipNoise
-from ._binary_counts import CountLaws, exact_moments
-from ._confusion_draws import confusion_counts, draw_confusions, draw_moments
-from ._count_definitions import COUNT_METRICS, sklearn_from_confusion
-from ._poisson_binomial import poisson_binomial_groups, poisson_binomial_stream
-from ._truth_counts import count_estimand_score
+from ...._noisy_score import NoisyScore
+from ....utils._arrays import check_sample_weight, chunks
+from ....utils._labels import EncodedLabels, encode_labels
+from ....utils._noise import FlipNoise
+from ..._definitions.counts import COUNT_METRICS, sklearn_from_confusion
+from .binary_moments import CountLaws, exact_moments
+from .confusion_draws import confusion_counts, draw_confusions, draw_moments
+from .estimands import count_estimand_score
+from .poisson_binomial import poisson_binomial_groups, poisson_binomial_stream
 
 #: Events less likely than this are ignored: the metrics are bounded by 1 in
 #: absolute value, so the expectation moves by less than its round-off.

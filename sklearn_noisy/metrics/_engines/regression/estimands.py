@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 from scipy.special import ndtr
 
-from .._noisy_score import NoisyScore
-from ..utils._arrays import chunk_of, chunks
-from ..utils._noise import check_sigma_dof
-from ..utils._warnings import warn
-from ._regression_kernels import T_MAX, squared_error_sums
+from ...._noisy_score import NoisyScore
+from ....utils._arrays import chunk_of, chunks
+from ....utils._noise import check_sigma_dof
+from ....utils._warnings import warn
+from .sums import T_MAX, squared_error_sums
 
 if TYPE_CHECKING:
-    from ._regression_definitions import RegressionLoss
+    from ..._definitions.regression import RegressionLoss
 
 __all__ = [
     "R2Sums",

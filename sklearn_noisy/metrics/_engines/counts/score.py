@@ -1,12 +1,15 @@
 """The one computation path of the count metrics' public functions.
 
 :func:`count_score` is the body of every function built by
-:func:`~._precision_recall.count_metric_function`: it reads the metric's
-definition, checks the options and sends the call to the binary engine
-(:mod:`._binary_average`), the multiclass one (:mod:`._multiclass_average`;
-the rates one class against the rest: :mod:`._rates_average`) or the
-multilabel one (:mod:`._prf_multilabel`). A rate of the negative class is
-recall or precision of that class, a false rate ``1 −`` its complement.
+:func:`~sklearn_noisy.metrics._precision_recall.count_metric_function`: it
+reads the metric's definition, checks the options and sends the call to the
+binary engine
+(:mod:`~sklearn_noisy.metrics._engines.counts.binary`), the multiclass one
+(:mod:`~sklearn_noisy.metrics._engines.counts.multiclass`; the rates one class
+against the rest: :mod:`~sklearn_noisy.metrics._engines.counts.rates_average`)
+or the multilabel one (:mod:`~sklearn_noisy.metrics._engines.counts.multilabel`).
+A rate of the negative class is recall or precision of that class, a false
+rate ``1 −`` its complement.
 Samples of weight 0 are left out first (they enter no count), so that the
 remaining weights are often all equal and the exact algorithm applies.
 """
@@ -19,17 +22,18 @@ from typing import Any
 import numpy as np
 from sklearn.exceptions import UndefinedMetricWarning
 
-from .._noisy_score import NoisyScore
-from ..utils._labels import (
+from ...._noisy_score import NoisyScore
+from ....utils._labels import (
     as_label_array,
     check_classification_labels,
     check_targets,
     class_totals,
     encode_labels,
 )
-from ..utils._validation import check_estimand
-from ..utils._warnings import warn
-from ._binary_average import (
+from ....utils._validation import check_estimand
+from ....utils._warnings import warn
+from ..._definitions.counts import COUNT_METRICS, CountMetric
+from .binary import (
     _METHODS,
     _binary_estimand,
     _binary_present_labels,
@@ -38,15 +42,14 @@ from ._binary_average import (
     _check_option,
     check_zero_division,
 )
-from ._count_definitions import COUNT_METRICS, CountMetric
-from ._multiclass_average import (
+from .multiclass import (
     _multiclass_score,
     adjust_balanced_accuracy,
     is_identity,
     sklearn_value,
 )
-from ._prf_multilabel import _as_2d, is_multilabel, multilabel_score
-from ._rates_average import multiclass_rate_score
+from .multilabel import _as_2d, is_multilabel, multilabel_score
+from .rates_average import multiclass_rate_score
 
 _AVERAGES = ("binary", "micro", "macro", "weighted", "samples", None)
 
@@ -301,7 +304,7 @@ def _negative_class_score(
 
     Multilabel targets: of ``1 − y`` (each label's 0 entries, a 2 × 2 flip
     matrix reversed); other averages than ``"binary"``: each class against the
-    rest (:mod:`._rates_average`).
+    rest (:mod:`sklearn_noisy.metrics._engines.counts.rates_average`).
     """
     name, average = definition.name, options["average"]
     positive = _mirror(definition, negative=False)

@@ -15,14 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from ..utils._validation import MultioutputRules
-from ._paired_kernels import (
+from ...utils._validation import MultioutputRules
+from .._engines.paired import (
     absolute_error_difference,
     r2_difference_existence,
     squared_error_difference,
 )
-from ._percentage_kernels import ZERO_MARGIN, relative_error_terms
-from ._regression_estimands import (
+from .._engines.regression.estimands import (
     mae_remeasurement,
     mse_remeasurement,
     mse_truth,
@@ -31,7 +30,8 @@ from ._regression_estimands import (
     rmse_remeasurement,
     rmse_truth,
 )
-from ._regression_kernels import T_MAX, linear_loss_of_negative
+from .._engines.regression.relative_error import ZERO_MARGIN, relative_error_terms
+from .._engines.regression.sums import T_MAX, linear_loss_of_negative
 
 __all__ = [
     "EXPLAINED_VARIANCE",

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from .._noisy_score import NoisyScore
-from ..utils._arrays import chunks, read_only
-from ..utils._noise import FlipNoise
-from ._count_definitions import COUNT_METRICS
+from ...._noisy_score import NoisyScore
+from ....utils._arrays import chunks, read_only
+from ....utils._noise import FlipNoise
+from ..._definitions.counts import COUNT_METRICS
 
 #: The averages of recall, precision and F1, as in scikit-learn.
 AVERAGES = ("binary", "micro", "macro", "weighted")

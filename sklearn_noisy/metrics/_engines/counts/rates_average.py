@@ -5,7 +5,8 @@ Class ``k`` against the rest has the counts ``TP_k, FP_k, FN_k, TN_k`` of
 recall of "not ``k``", the negative predictive value its precision. Which
 forward results are exact and which Monte Carlo: user guide :ref:`rates`;
 ``"truth"`` and ``"remeasurement"`` go through the confusion matrix
-(:mod:`._truth_counts`) with the gradients of the definitions.
+(:mod:`~sklearn_noisy.metrics._engines.counts.estimands`) with the
+gradients of the definitions.
 """
 
 from __future__ import annotations
@@ -17,14 +18,20 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import multilabel_confusion_matrix
 
-from .._noisy_score import NoisyScore
-from ..utils._arrays import check_sample_weight, chunks
-from ..utils._labels import encode_labels
-from ..utils._noise import FlipNoise
-from ._binary_counts import CountLaws, exact_moments
-from ._confusion_draws import confusion_counts
-from ._count_definitions import COUNT_METRICS, nanaverage
-from ._multiclass_average import (
+from ...._noisy_score import NoisyScore
+from ....utils._arrays import check_sample_weight, chunks
+from ....utils._labels import encode_labels
+from ....utils._noise import FlipNoise
+from ..._definitions.counts import COUNT_METRICS, nanaverage
+from .binary_moments import CountLaws, exact_moments
+from .confusion_draws import confusion_counts
+from .estimands import (
+    denoised_confusion,
+    observed_confusion,
+    second_order_bias,
+    truth_metric,
+)
+from .multiclass import (
     NEGLIGIBLE,
     _class_set,
     _mc_variance,
@@ -32,12 +39,6 @@ from ._multiclass_average import (
     _per_class,
     _Problem,
     is_identity,
-)
-from ._truth_counts import (
-    denoised_confusion,
-    observed_confusion,
-    second_order_bias,
-    truth_metric,
 )
 
 __all__ = ["multiclass_rate_score", "rate_nominal"]

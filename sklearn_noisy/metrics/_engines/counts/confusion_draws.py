@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ..utils._arrays import chunks
-from ..utils._noise import FlipNoise
+from ....utils._arrays import chunks
+from ....utils._noise import FlipNoise
 
 #: Random draws of single labels generated at a time (bounds the memory).
 _BLOCK = 1 << 20

@@ -27,7 +27,7 @@ from scipy import integrate, optimize
 from scipy.special import erfc, wofz
 from scipy.stats import ncx2
 
-from ..utils._arrays import CHUNK_SIZE, chunk_of, chunks, weighted_sum
+from ....utils._arrays import CHUNK_SIZE, chunk_of, chunks, weighted_sum
 
 __all__ = [
     "MAX_FORM_SAMPLES",
