@@ -18,6 +18,9 @@ METHODS = ("exact", "delta", "monte_carlo", "conditional", "delta_bounded")
 #: How a confidence interval was built (``ConfidenceInterval.method``).
 INTERVAL_METHODS = ("exact", "normal", "t", "binomial", "wilson")
 
+#: The sides of an interval (``confidence_interval``'s ``alternative``).
+ALTERNATIVES = ("two-sided", "less", "greater")
+
 #: The sources of uncertainty an interval can cover (``confidence_interval``).
 SOURCES = ("label_noise", "sampling", "both")
 
@@ -256,8 +259,9 @@ default=None
         *,
         method: str = "auto",
         source: str = "label_noise",
+        alternative: str = "two-sided",
     ) -> ConfidenceInterval:
-        """Two-sided interval for the metric, from one source of uncertainty or both.
+        """Interval for the metric, from one source of uncertainty or both.
 
         Every interval lies inside the metric's range. Read more in the
         :ref:`User Guide <error_budget_intervals>`.
@@ -274,6 +278,12 @@ default="auto"
         source : {"label_noise", "sampling", "both"}, default="label_noise"
             The uncertainty covered: :attr:`variance`, :attr:`sampling_variance`
             or :attr:`total_variance` (the last two need ``test_set_sampling``).
+        alternative : {"two-sided", "less", "greater"}, default="two-sided"
+            As in :mod:`scipy.stats`: ``"less"`` gives an upper limit (the
+            interval runs from the metric's lower bound), ``"greater"`` a lower
+            limit, each at ``confidence_level`` (> 0.5): the end of the
+            two-sided interval at level ``2·confidence_level − 1``, whose tail
+            holds at most ``1 − confidence_level``.
 
         Returns
         -------
@@ -283,6 +293,20 @@ default="auto"
         _check_level(confidence_level)
         _check_choice("source", source, SOURCES)
         _check_choice("method", method, ("auto", *INTERVAL_METHODS))
+        _check_choice("alternative", alternative, ALTERNATIVES)
+        if alternative != "two-sided":
+            if not confidence_level > 0.5:
+                raise ValueError(
+                    f"alternative={alternative!r} needs confidence_level > 0.5; "
+                    f"got {confidence_level!r}."
+                )
+            two = self.confidence_interval(
+                2.0 * confidence_level - 1.0, method=method, source=source
+            )
+            lower, upper = METRIC_RANGES.get(self.metric, (-math.inf, math.inf))
+            if alternative == "less":
+                return ConfidenceInterval(lower, two.high, two.method)
+            return ConfidenceInterval(two.low, upper, two.method)
         if method == "auto":
             method = self.interval_method if source == "label_noise" else "t"
         variance = self._source_variance(source)

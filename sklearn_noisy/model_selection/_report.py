@@ -358,7 +358,9 @@ def unit_text(unit: str | None, metric: str) -> str:
     power = _UNIT_POWERS.get(metric, 0)
     if not unit or not power:
         return ""
-    return unit if power == 1 else (f"{unit}²" if unit.isalnum() else f"({unit})²")
+    if power == 1:
+        return unit
+    return f"({unit})²" if any(c in unit for c in " /*·") else f"{unit}²"
 
 
 #: What each estimand measures, as the summary names it.
