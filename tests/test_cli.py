@@ -258,14 +258,16 @@ def test_default_run_leads_with_the_truth_estimate(capsys, monkeypatch):
         "MSE against the true values", "RMSE against the true values",
         "MAE on a re-measurement", "R² against the true values",
     ]  # fmt: skip
-    assert "(% O2)² " in summary[0] and "% O2" in summary[2]
-    assert "O2" not in summary[3]
+    assert "(% protein)², " in summary[0] and "% protein, " in summary[2]
+    assert "protein" not in summary[3]
     assert lines[header + 6] == "" and lines[header + 7].startswith("Legend")
     legend = lines[header + 8 : header + 12]
     assert [line.split(":")[0].strip() for line in legend] == [
         "nominal", "truth", "remeasurement", "forward"
     ]  # fmt: skip
-    block = lines[lines.index("mean_squared_error (lower is better), in (% O2)²") :]
+    block = lines[
+        lines.index("mean_squared_error (lower is better), in (% protein)²") :
+    ]
     assert block[1].split()[:4] == ["fold", "n_test", "nominal", "truth"]
     # one precision per table: every number of its rows has as many decimals
     rows = block[2:8]

@@ -70,9 +70,8 @@ def _check_table(cv):
             assert low <= point <= high and point == row[row["estimand"]]
 
 
-def _check_text(cv):
+def _check_text(text, n_metrics, n_splits):
     """The text report: each lead cell, and each summary line, inside its interval."""
-    text = str(cv)
     lead_cells = re.compile(rf"^\s*(\d+|pooled)\s+\d+\s+{NUMBER}\s+([<>] )?({NUMBER})")
     rows = 0
     for line in text.splitlines():
@@ -88,9 +87,9 @@ def _check_text(cv):
             assert value == low
         else:
             assert low <= value <= high, line
-    assert rows == len(cv.scorers_) * (cv.n_splits_ + 1)
+    assert rows == n_metrics * (n_splits + 1)
     summary = text.split("Summary, ")[1].split("\n\n")[0].splitlines()[1:]
-    assert len(summary) == len(cv.scorers_)
+    assert len(summary) == n_metrics
     for line in summary:
         found = re.search(rf":\s+({NUMBER}).*interval \[({NUMBER}), ({NUMBER})\]", line)
         if found is None:
@@ -149,7 +148,7 @@ def _coverage(seeds, plot):
     for seed in seeds:
         cv = _fit_at_the_bound(seed)
         _check_table(cv)
-        _check_text(cv)
+        _check_text(str(cv), len(cv.scorers_), cv.n_splits_)
         if plot:
             _check_plot(cv)
         table = cv.summary()
@@ -174,6 +173,35 @@ def test_no_point_outside_its_interval_at_the_bound_sweep():
     # Feldman and Cousins's intervals at the bound: 95 % nominal, SE 1.5 %
     print(f"coverage at the bound: MSE {mse:.3f}, R² {r2:.3f} (200 data sets)")
     assert mse >= 0.92 and r2 >= 0.92
+
+
+def test_main_job_shows_no_point_outside_its_interval(capsys, monkeypatch):
+    from sklearn_noisy.cli import main
+
+    fitted = []
+    fit = NoisyCrossValidator.fit
+
+    def spy(self, X, y, **kwargs):
+        fitted.append(fit(self, X, y, **kwargs))
+        return fitted[-1]
+
+    monkeypatch.setattr(NoisyCrossValidator, "fit", spy)
+    for dataset in ("wheat_protein", "oxygen_sensor"):
+        assert main(["evaluate", "--quiet", "--dataset", dataset]) == 0
+        out = capsys.readouterr().out
+        cv = fitted[-1]
+        # the summary first, before the legend and the tables
+        assert (
+            out.index("Summary, ")
+            < out.index("Legend")
+            < out.index("\nmean_squared_error (")
+        )
+        _check_text(out, 4, 5)
+        _check_table(cv)
+        _check_plot(cv)
+    # the oxygen sensor's model is better than its labels resolve: limits
+    assert "MSE against the true values:  < 0.0111 (% O2)² at 95 %; not resolved" in out
+    assert "R² against the true values:   > 0.99970 at 95 %; not resolved" in out
 
 
 def test_display_rule():
