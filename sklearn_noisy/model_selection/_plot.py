@@ -347,25 +347,12 @@ class NoisyCVDisplay:
         folds = np.arange(1, self.fold_expected.size + 1)
         # the report's intervals and points: a limit where the interval reaches
         # the metric's bound, drawn from the bound with no point
-        low, high = (
-            np.array(
-                [
-                    interval(
-                        self.metric, self.estimand, e, s * s, self.confidence_level
-                    )
-                    for e, s in zip(self.fold_expected, self.fold_std, strict=True)
-                ],
-                dtype=float,
-            )
-            .reshape(-1, 2)
-            .T
-        )
-        shows = [
-            shown(self.metric, e, lo, hi)
-            for e, lo, hi in zip(self.fold_expected, low, high, strict=True)
+        std = self.fold_std
+        rows = [
+            self._shown(e, s * s) for e, s in zip(self.fold_expected, std, strict=True)
         ]
-        point = np.array([p for p, _ in shows], dtype=float)
-        limit = np.array([mark for _, mark in shows], dtype=str)
+        point, low, high = (np.array([r[i] for r in rows], float) for i in range(3))
+        limit = np.array([r[3] for r in rows], dtype=str)
         self.errorbar_ = ax.errorbar(
             folds,
             point,
@@ -404,19 +391,24 @@ class NoisyCVDisplay:
             folds, self.fold_nominal, "x", color="black", label=nominal
         )
 
+    def _shown(
+        self, estimate: float, variance: float
+    ) -> tuple[float, float, float, str]:
+        """The report's point, interval and limit mark of an estimate."""
+        low, high = interval(
+            self.metric, self.estimand, estimate, variance, self.confidence_level
+        )
+        point, limit = shown(self.metric, estimate, low, high)
+        return point, low, high, limit
+
     def _draw_pooled(self, ax: Any) -> None:
         self.pooled_line_ = self.pooled_band_ = self.pooled_both_band_ = None
         if self.pooled is None:
             return
-        level, pooled = _level(self.confidence_level), self.pooled
-        low, high = interval(
-            self.metric,
-            self.estimand,
-            pooled.expected,
-            pooled.variance,
-            self.confidence_level,
+        level = _level(self.confidence_level)
+        point, low, high, limit = self._shown(
+            self.pooled.expected, self.pooled.variance
         )
-        point, limit = shown(self.metric, pooled.expected, low, high)
         self.pooled_band_ = ax.axhspan(
             low,
             high,

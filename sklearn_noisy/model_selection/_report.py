@@ -11,7 +11,6 @@ from html import escape
 from typing import Any
 
 import numpy as np
-from scipy.special import ndtri
 
 from .._noisy_score import METRIC_RANGES, NoisyScore
 from ..metrics import get_metric_info
@@ -36,10 +35,6 @@ QUESTIONS = {
 
 def _std(variance: float) -> float:
     return math.sqrt(variance) if variance >= 0 else math.nan
-
-
-def _z_value(confidence_level: float) -> float:
-    return float(ndtri(0.5 + confidence_level / 2.0))
 
 
 def _json_number(value: Any) -> Any:
