@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.metrics import (
+    explained_variance_score,
     mean_absolute_error,
     mean_squared_error,
     r2_score,
@@ -23,6 +24,7 @@ from sklearn.metrics import (
 )
 
 from sklearn_noisy.metrics import (
+    expected_explained_variance_score,
     expected_mean_absolute_error,
     expected_mean_squared_error,
     expected_r2_score,
@@ -224,3 +226,36 @@ def test_rmse_noise_far_below_the_residuals(ratio):
     score = expected_root_mean_squared_error(Y_TRUE, Y_PRED, sigma=ratio)
     assert score.expected == pytest.approx(root_mean_squared_error(Y_TRUE, Y_PRED))
     assert score.variance >= 0.0 and np.isfinite(score.variance)
+
+
+@pytest.mark.parametrize("offset", [1e6, 1e9, 1e12, 1e13, 1e15])
+def test_r2_ignores_a_common_offset(offset):
+    # R² and explained variance ignore a common offset of y and ŷ; their sums
+    # are taken about y's mean, so the offset costs only what float64 loses
+    # in y + offset itself, and a warning says when that exceeds 1e-6
+    rng = np.random.default_rng(0)
+    y = rng.normal(5.0, 2.0, 200)
+    p = y + rng.normal(0.0, 1.0, 200)
+    sigma = np.full(200, 0.5)
+    for metric, sk in (
+        (expected_r2_score, r2_score),
+        (expected_explained_variance_score, explained_variance_score),
+    ):
+        base = metric(y, p, sigma=sigma, estimand="truth")
+        coarse = np.spacing(offset) > 1e-6 * 2.0
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            shifted = metric(y + offset, p + offset, sigma=sigma, estimand="truth")
+            forward = metric(y + offset, p + offset, sigma=0.0)
+        said = [w for w in caught if "Subtract the offset" in str(w.message)]
+        assert bool(said) == coarse
+        # scikit-learn loses the same digits (in another order)
+        tolerance = 10 * np.spacing(offset) / 2.0 if coarse else 1e-9
+        assert forward.nominal == pytest.approx(
+            sk(y + offset, p + offset), rel=tolerance
+        )
+        if not coarse:
+            assert shifted.expected == pytest.approx(base.expected, rel=1e-6)
+            assert shifted.variance == pytest.approx(base.variance, rel=1e-6)
+        else:
+            assert math.isfinite(shifted.expected)

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._noisy_score import NoisyScore
-from ..utils._arrays import chunks, weighted_totals
+from ..utils._arrays import check_same_length, chunks, weighted_totals
 from ..utils._docstring import fill_doc
 from ..utils._labels import as_label_array
 from ..utils._noise import FlipNoise
@@ -58,11 +58,7 @@ def _problem(definition: ProbabilisticLoss, arguments: dict[str, Any]) -> _Probl
     proba, eps = _check_proba(arguments["y_proba"])
     y_true = as_label_array(arguments["y_true"], name="y_true")
     n_samples = proba.shape[0]
-    if y_true.shape[0] != n_samples:
-        raise ValueError(
-            "y_true and y_proba must have the same number of samples; got "
-            f"{y_true.shape[0]} and {n_samples}."
-        )
+    check_same_length(y_true, proba, "y_proba")
     weight, scale = weights_and_scale(arguments.get("sample_weight"), n_samples)
     labels = arguments.get("labels")
     transition_matrix = arguments.get("transition_matrix")

@@ -279,6 +279,34 @@ def _root_sampling(mean_metric: Callable[..., NoisyScore]) -> Callable[..., Any]
     return hook
 
 
+def _centred(definition: RegressionLoss, inputs: tuple) -> tuple:
+    """``inputs`` with ``y`` and ``ŷ`` shifted by ``y``'s first row.
+
+    The loss ignores a common offset; a warning says when float64 held the
+    labels too coarsely, next to their spread, to resolve it to 1e-6.
+    """
+    y, y_pred = inputs[0], inputs[1]
+    with np.errstate(all="ignore"):
+        offset = y[0].copy()
+        if not np.all(np.isfinite(offset)):
+            return inputs
+        y = y - offset
+        spread = np.sqrt(np.mean(y * y, axis=0))
+    resolution = np.spacing(np.abs(offset))
+    coarse = resolution > 1e-6 * spread
+    if np.any(coarse & (spread > 0)):
+        k = int(np.argmax(np.where(spread > 0, resolution / spread, 0.0)))
+        warn(
+            f"y_true lies at {offset[k]:.3g} with a spread of {spread[k]:.3g}: "
+            f"float64 holds it only to {resolution[k]:.2g}, so the "
+            f"{definition.label or definition.name} is resolved only to about "
+            f"{resolution[k] / spread[k]:.1g}. Subtract the offset from y_true "
+            "and y_pred first.",
+            UserWarning,
+        )
+    return (y, y_pred - offset, *inputs[2:])
+
+
 def regression_function(
     definition: RegressionLoss,
     engine: Callable[..., NoisyScore | list[NoisyScore]],
@@ -328,6 +356,8 @@ def regression_function(
             multioutput_rules=definition.multioutput,
             ensure_finite=not deferred_check,
         )
+        if definition.centre_inputs:
+            inputs = _centred(definition, inputs)
         values = {
             name: _OPTIONS[name][1](options.get(name, _OPTIONS[name][0]))
             for name in own

@@ -16,7 +16,12 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from .._noisy_score import NoisyScore
-from ..utils._arrays import as_float_array, check_finite, check_sample_weight
+from ..utils._arrays import (
+    as_float_array,
+    check_finite,
+    check_same_length,
+    check_sample_weight,
+)
 from ..utils._labels import as_label_array
 from ..utils._noise import FlipNoise
 from ..utils._validation import check_estimand, supports_estimands
@@ -60,11 +65,7 @@ def _check_inputs(
             f"binary labels; got shape {scores.shape}. Multiclass ROC AUC under "
             "label noise is not available."
         )
-    if y_true.shape[0] != scores.shape[0]:
-        raise ValueError(
-            "y_true and y_score must have the same number of samples; got "
-            f"{y_true.shape[0]} and {scores.shape[0]}."
-        )
+    check_same_length(y_true, scores, "y_score")
     if y_true.shape[0] == 0:
         raise ValueError("y_true is empty: at least one sample is required.")
     check_finite(scores, name="y_score")

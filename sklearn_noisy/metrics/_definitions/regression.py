@@ -83,6 +83,10 @@ class RegressionLoss:
     range: tuple[float, float] = (0.0, math.inf)
     #: ``1 - X/Y`` with ``X`` of the residuals centred (explained variance).
     centred: bool = False
+    #: Whether ``y`` and ``ŷ`` are shifted by ``y``'s mean before the sums: the
+    #: loss ignores a common offset, and its sums of squares of ``y`` would lose
+    #: to it the digits float64 holds (R², explained variance).
+    centre_inputs: bool = False
     #: How warnings name the metric (default: its name, in words).
     label: str = ""
     #: The public function's name (default ``expected_<name>``) and docstring.
@@ -265,6 +269,7 @@ R2 = RegressionLoss(
     multioutput=MultioutputRules(variance_weighted=True, one_output_weights=False),
     paired_existence=r2_difference_existence,
     range=(-math.inf, 1.0),
+    centre_inputs=True,
     label="R²",
     function_name="expected_r2_score",
     doc=_doc(
@@ -297,6 +302,7 @@ EXPLAINED_VARIANCE = RegressionLoss(
     multioutput=R2.multioutput,
     range=(-math.inf, 1.0),
     centred=True,
+    centre_inputs=True,
     function_name="expected_explained_variance_score",
     doc=_doc(
         "expected_explained_variance_score",
