@@ -34,7 +34,7 @@ cv = NoisyCrossValidator(LogisticRegression()).fit(X, y, q=q)
 report = str(cv).splitlines()
 summary = next(i for i, line in enumerate(report) if line.startswith("Summary"))
 start = report.index("accuracy (higher is better)")
-print("\n".join(report[summary : summary + 5] + [""] + report[start : start + 10]))
+print("\n".join([*report[summary : summary + 5], "", *report[start : start + 10]]))
 
 # %%
 # The same numbers as objects
