@@ -48,11 +48,15 @@ METRICS = [
 def test_rmse_nominal_does_not_depend_on_sigma(big, method):
     # Before: nominal 0 at sigma 1e200 (scikit-learn: 0.612), and OverflowError
     # from method="delta" at 1e160.
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         score = expected_root_mean_squared_error(
             Y_TRUE, Y_PRED, sigma=[0.5, 0.5, 0.5, big], method=method
         )
+    # no raw numpy warning; the package's own where the variance overflows
+    messages = [str(w.message) for w in caught]
+    assert all("overflowed" in message for message in messages)
+    assert bool(messages) == (score.variance == math.inf)
     assert score.nominal == root_mean_squared_error(Y_TRUE, Y_PRED)
     assert round(score.nominal, 3) == 0.612
     # RMSE is about big |z| / 2: E = big/√(2π) (the delta method, with
@@ -259,3 +263,36 @@ def test_r2_ignores_a_common_offset(offset):
             assert shifted.variance == pytest.approx(base.variance, rel=1e-6)
         else:
             assert math.isfinite(shifted.expected)
+
+
+@pytest.mark.parametrize("sigma", [1.5e154, 1e200])
+def test_sigma_beyond_float64_squares_warns_instead_of_overflow_error(sigma):
+    # a scalar sigma whose square overflows: the same inf and the package's
+    # warning as the array form, never a bare OverflowError
+    for metric in (expected_mean_squared_error, expected_root_mean_squared_error):
+        results = []
+        for given in (sigma, [sigma, sigma]):
+            with pytest.warns(RuntimeWarning, match="overflowed"):
+                results.append(metric([1.0, 2.0], [1.5, 2.5], sigma=given))
+        assert results[0].variance == results[1].variance == math.inf
+        assert results[0].expected == results[1].expected
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-200, 1e200, 1e300])
+def test_r2_ignores_a_common_scale(scale):
+    # before: nominal 1.0 and NaN with raw numpy warnings at 1e-300 (true
+    # 0.9857), OverflowError at 1e300; R² is dimensionless
+    y = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0])
+    p = np.array([1.2, 1.8, 3.3, 3.9, 5.4, 6.3, 6.6, 8.1])
+    for estimand in ("forward", "truth"):
+        base = expected_r2_score(y, p, sigma=0.3, estimand=estimand)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            scaled = expected_r2_score(
+                y * scale, p * scale, sigma=0.3 * scale, estimand=estimand
+            )
+        for field in ("expected", "variance", "nominal"):
+            assert getattr(scaled, field) == pytest.approx(
+                getattr(base, field), rel=1e-12
+            )
+    assert base.nominal == pytest.approx(r2_score(y, p), rel=1e-15)

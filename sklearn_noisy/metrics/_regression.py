@@ -280,18 +280,25 @@ def _root_sampling(mean_metric: Callable[..., NoisyScore]) -> Callable[..., Any]
 
 
 def _centred(definition: RegressionLoss, inputs: tuple) -> tuple:
-    """``inputs`` with ``y`` and ``ŷ`` shifted by ``y``'s first row.
+    """``inputs`` shifted by ``y``'s first row, rescaled at extreme scales.
 
-    The loss ignores a common offset; a warning says when float64 held the
-    labels too coarsely, next to their spread, to resolve it to 1e-6.
+    The loss ignores a common offset and a common scale of ``y``, ``ŷ`` and
+    ``σ``: the sums are taken about ``y[0]`` (a warning says when float64 held
+    the labels too coarsely, next to their spread, to resolve 1e-6), and
+    divided by a power of two (exact) when the spread is beyond 1e±100.
     """
-    y, y_pred = inputs[0], inputs[1]
+    y, y_pred, sigma = inputs[:3]
     with np.errstate(all="ignore"):
         offset = y[0].copy()
         if not np.all(np.isfinite(offset)):
             return inputs
-        y = y - offset
-        spread = np.sqrt(np.mean(y * y, axis=0))
+        y, y_pred = y - offset, y_pred - offset
+        largest = float(np.abs(y).max(initial=0.0))
+        scale = 1.0
+        if 0.0 < largest < math.inf and not 1e-100 < largest < 1e100:
+            scale = 2.0 ** math.floor(math.log2(largest))
+            y, y_pred, sigma = y / scale, y_pred / scale, sigma / scale
+        spread = np.sqrt(np.mean(y * y, axis=0)) * scale
     resolution = np.spacing(np.abs(offset))
     coarse = resolution > 1e-6 * spread
     if np.any(coarse & (spread > 0)):
@@ -304,7 +311,7 @@ def _centred(definition: RegressionLoss, inputs: tuple) -> tuple:
             "and y_pred first.",
             UserWarning,
         )
-    return (y, y_pred - offset, *inputs[2:])
+    return (y, y_pred, sigma, *inputs[3:])
 
 
 def regression_function(
@@ -469,6 +476,7 @@ def _root_mean_squared(definition: RegressionLoss, inputs: tuple, method: str) -
         )
         if variance[j] == 0.0:  # no label noise: exactly the classical metric
             expected[j] = nominal[j]
+    check_finite_results(definition.name, inputs[:3], (expected, variance))
     with np.errstate(over="ignore", under="ignore"):
         nominal_mse = nominal * nominal
     return aggregate_outputs(
