@@ -8,6 +8,7 @@ one interpreter start per case.
 
 import csv
 import json
+import re
 import subprocess
 import sys
 
@@ -250,15 +251,30 @@ def test_default_run_leads_with_the_truth_estimate(capsys, monkeypatch):
     assert lines[header].endswith(
         "leading estimand: truth where offered, else remeasurement, else forward"
     )
-    assert lines[header + 1].startswith("Legend")
-    legend = lines[header + 2 : header + 6]
+    # the summary first: one line per metric, leading estimate or limit, unit
+    assert lines[header + 1].startswith("Summary, the numbers to report (pooled; 95 %")
+    summary = lines[header + 2 : header + 6]
+    assert [line.split(":")[0].strip() for line in summary] == [
+        "MSE against the true values", "RMSE against the true values",
+        "MAE on a re-measurement", "R² against the true values",
+    ]  # fmt: skip
+    assert "(% protein)², " in summary[0] and "% protein, " in summary[2]
+    assert "protein" not in summary[3]
+    assert lines[header + 6] == "" and lines[header + 7].startswith("Legend")
+    legend = lines[header + 8 : header + 12]
     assert [line.split(":")[0].strip() for line in legend] == [
         "nominal", "truth", "remeasurement", "forward"
     ]  # fmt: skip
-    block = lines[lines.index("mean_squared_error (lower is better)") :]
+    block = lines[
+        lines.index("mean_squared_error (lower is better), in (% protein)²") :
+    ]
     assert block[1].split()[:4] == ["fold", "n_test", "nominal", "truth"]
-    report = next(line for line in block if "report this:" in line)
-    assert report.strip().startswith("report this: truth")
+    # one precision per table: every number of its rows has as many decimals
+    rows = block[2:8]
+    decimals = {len(cell.split(".")[1]) for row in rows for cell in
+                re.findall(r"-?\d+\.\d+", row)}  # fmt: skip
+    assert len(decimals) == 1 and "e+" not in "".join(rows)
+    assert not any(line.startswith("  report this") for line in lines)
     # no line calls the forward value what a re-measurement shows
     claims = ("what a re-measurement shows", "measured again")
     for line in lines:
@@ -294,7 +310,8 @@ def test_estimand_option_and_sigma_dof_column(capsys, table, tmp_path, monkeypat
     assert given["estimand"] == "forward" and given["n_features"] == 2
     np.testing.assert_array_equal(given["sigma_dof"], np.arange(1, 41) % 4 + 2)
     assert "leading estimand: forward" in out
-    assert "report this: forward" in out and "only if y_true is exact" in out
+    assert "MSE forward (y_true exact): " in out
+    assert "valid only if y_true is exact" in out
     # --repeats passes summarize_repeats' sigma_dof through
     args = ["evaluate", "--data", table["path"], "--repeats", "r1,r2,r3,r4",
             "--features", "x1,x2", "--estimator", LINEAR, "--metrics",
@@ -303,7 +320,7 @@ def test_estimand_option_and_sigma_dof_column(capsys, table, tmp_path, monkeypat
     with pytest.warns(UserWarning, match="fewer than 5 repeats"):
         summary = summarize_repeats(table["repeats"])
     np.testing.assert_array_equal(given["sigma_dof"], summary.sigma_dof)
-    assert "report this: truth" in capsys.readouterr().out
+    assert "  MSE against the true values: " in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

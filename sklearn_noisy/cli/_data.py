@@ -135,8 +135,9 @@ _NEEDS_DATA = (
 ).split()
 
 
-#: The embedded datasets of ``--dataset``, the first the default.
-DATASETS = ("wheat_protein", "oxygen_sensor")
+#: The embedded datasets of ``--dataset`` and their target's unit, the first
+#: the default.
+DATASETS = {"wheat_protein": "% protein", "oxygen_sensor": "% O2"}
 
 
 def _load_embedded(args: argparse.Namespace) -> dict[str, Any]:
@@ -150,7 +151,7 @@ def _load_embedded(args: argparse.Namespace) -> dict[str, Any]:
         raise CLIError(f"{', '.join(given)} need(s) --data")
     from .. import datasets
 
-    name = args.dataset or DATASETS[0]
+    name = args.dataset or next(iter(DATASETS))
     bunch = getattr(datasets, f"load_{name}")()
     return {
         "X": bunch.data,
@@ -161,6 +162,7 @@ def _load_embedded(args: argparse.Namespace) -> dict[str, Any]:
         "sigma_dof": bunch.n_repeats.astype(np.float64) - 1.0,
         "task": "regression",
         "source": f"embedded {name.replace('_', ' ')} (load_{name})",
+        "unit": DATASETS[name],
         "features": list(bunch.feature_names),
     }
 

@@ -93,6 +93,13 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     output.add_argument("--plot", metavar="PNG", help="save a plot of the folds")
     output.add_argument(
+        "--unit",
+        metavar="TEXT",
+        help="unit of the target, e.g. 'mg/L', given to the metrics in it (MSE "
+        "squared, RMSE, MAE) in the summary, tables and plot (the embedded data: "
+        "their own)",
+    )
+    output.add_argument(
         "--quiet", action="store_true", help="no progress lines on stderr"
     )
     output.add_argument(
@@ -439,6 +446,7 @@ def _evaluate(args: argparse.Namespace, printer: _WarningPrinter) -> int:
         error_score="raise",
         estimand=args.estimand,
         test_set_sampling=args.test_set_sampling,
+        unit=args.unit or loaded.get("unit"),
     )
     if not args.quiet:
         print(
