@@ -35,7 +35,7 @@ from sklearn_noisy.metrics import (
     expected_precision_score,
     expected_recall_score,
 )
-from sklearn_noisy.metrics._binary_counts import _exact_moments
+from sklearn_noisy.metrics._engines.counts.binary_moments import _exact_moments
 
 REPEATS = 3
 NONLINEAR = {

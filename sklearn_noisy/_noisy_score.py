@@ -16,7 +16,10 @@ from .utils._validation import ESTIMANDS
 METHODS = ("exact", "delta", "monte_carlo", "conditional", "delta_bounded")
 
 #: How a confidence interval was built (``ConfidenceInterval.method``).
-INTERVAL_METHODS = ("exact", "normal", "t", "binomial", "wilson")
+INTERVAL_METHODS = ("exact", "normal", "t", "binomial", "wilson", "unified_sqrt")
+
+#: The sides of an interval (``confidence_interval``'s ``alternative``).
+ALTERNATIVES = ("two-sided", "less", "greater")
 
 #: The sources of uncertainty an interval can cover (``confidence_interval``).
 SOURCES = ("label_noise", "sampling", "both")
@@ -78,7 +81,7 @@ class ConfidenceInterval(tuple):
     ----------
     low, high : float
         The bounds, inside the range of the metric.
-    method : {"exact", "normal", "t", "binomial", "wilson"}
+    method : {"exact", "normal", "t", "binomial", "wilson", "unified_sqrt"}
         How the interval was built (user guide: :ref:`error_budget_intervals`).
     content : float
         The probability of ``[low, high]`` under the exact distribution of the
@@ -148,8 +151,11 @@ default="exact"
         The question ``expected`` answers (:ref:`estimands`).
     distribution : object, default=None
         The exact distribution of the metric, where known: anything with
-        ``interval(confidence_level) -> (low, high, content)``. Left out of
-        the repr, :meth:`to_dict`, comparisons and the hash.
+        ``interval(confidence_level) -> (low, high, content)``; or the
+        transform whose interval a truth or remeasurement estimate takes, with
+        its ``method`` and ``interval(confidence_level, sd)`` (the RMSE's:
+        the square roots of the MSE's, ``"unified_sqrt"``). Left out of the
+        repr, :meth:`to_dict`, comparisons and the hash.
     sampling_variance : float, default=nan
         Variance of ``expected`` over the test-set sampling
         (:ref:`error_budget`); NaN where it was not asked for.
@@ -247,8 +253,12 @@ default=None
 
     @property
     def interval_method(self) -> str:
-        """``"exact"`` where the exact distribution is known, else ``"normal"``."""
-        return "normal" if self.distribution is None else "exact"
+        """``"exact"`` where the exact distribution is known, the transform's
+        ``method`` (``"unified_sqrt"``) where the interval is a transformed
+        one, else ``"normal"``."""
+        if self.distribution is None:
+            return "normal"
+        return getattr(self.distribution, "method", "exact")
 
     def confidence_interval(
         self,
@@ -256,8 +266,9 @@ default=None
         *,
         method: str = "auto",
         source: str = "label_noise",
+        alternative: str = "two-sided",
     ) -> ConfidenceInterval:
-        """Two-sided interval for the metric, from one source of uncertainty or both.
+        """Interval for the metric, from one source of uncertainty or both.
 
         Every interval lies inside the metric's range. Read more in the
         :ref:`User Guide <error_budget_intervals>`.
@@ -266,14 +277,22 @@ default=None
         ----------
         confidence_level : float, default=0.95
             Probability mass of the interval, in the open interval (0, 1).
-        method : {"auto", "exact", "normal", "t", "binomial", "wilson"}, \
-default="auto"
-            ``"auto"``: ``"exact"`` for the label noise where the exact
-            distribution is known, else ``"normal"``; ``"t"`` with the sampling.
-            ``"binomial"`` and ``"wilson"`` are the accuracy's, with the sampling.
+        method : {"auto", "exact", "normal", "t", "binomial", "wilson", \
+"unified_sqrt"}, default="auto"
+            ``"auto"``: :attr:`interval_method` for the label noise, ``"t"``
+            with the sampling. ``"binomial"`` and ``"wilson"`` are the
+            accuracy's, with the sampling. A root metric's ``"normal"`` and
+            ``"t"`` intervals are the square roots of its square's
+            (``"unified_sqrt"``).
         source : {"label_noise", "sampling", "both"}, default="label_noise"
             The uncertainty covered: :attr:`variance`, :attr:`sampling_variance`
             or :attr:`total_variance` (the last two need ``test_set_sampling``).
+        alternative : {"two-sided", "less", "greater"}, default="two-sided"
+            As in :mod:`scipy.stats`: ``"less"`` gives an upper limit (the
+            interval runs from the metric's lower bound), ``"greater"`` a lower
+            limit, each at ``confidence_level`` (> 0.5): the end of the
+            two-sided interval at level ``2·confidence_level − 1``, whose tail
+            holds at most ``1 − confidence_level``.
 
         Returns
         -------
@@ -283,6 +302,20 @@ default="auto"
         _check_level(confidence_level)
         _check_choice("source", source, SOURCES)
         _check_choice("method", method, ("auto", *INTERVAL_METHODS))
+        _check_choice("alternative", alternative, ALTERNATIVES)
+        if alternative != "two-sided":
+            if not confidence_level > 0.5:
+                raise ValueError(
+                    f"alternative={alternative!r} needs confidence_level > 0.5; "
+                    f"got {confidence_level!r}."
+                )
+            two = self.confidence_interval(
+                2.0 * confidence_level - 1.0, method=method, source=source
+            )
+            lower, upper = METRIC_RANGES.get(self.metric, (-math.inf, math.inf))
+            if alternative == "less":
+                return ConfidenceInterval(lower, two.high, two.method)
+            return ConfidenceInterval(two.low, upper, two.method)
         if method == "auto":
             method = self.interval_method if source == "label_noise" else "t"
         variance = self._source_variance(source)
@@ -292,6 +325,11 @@ default="auto"
                 "variance is estimated; source='label_noise' takes 'exact' or "
                 "'normal'."
             )
+        if method == "unified_sqrt" and self.interval_method != method:
+            raise ValueError(
+                f"method='unified_sqrt' is a root metric's interval; that of this "
+                f"{self.metric} result is {self.interval_method!r}."
+            )
         if method == "exact":
             if source != "label_noise":
                 raise ValueError(
@@ -299,7 +337,7 @@ default="auto"
                     f"source={source!r} needs method 't', 'normal', 'binomial' or "
                     "'wilson'."
                 )
-            if self.distribution is None:
+            if self.interval_method != "exact":
                 raise ValueError(
                     f"method='exact': the exact distribution of {self.metric} is "
                     "not available for this result (see the user guide, "
@@ -346,14 +384,18 @@ default="auto"
         range: near a bound their interval is Feldman and Cousins's unified
         interval (its SD scaled by Student's quantile for a finite ``dof``), which
         keeps its coverage and ends at the bound (a limit) when the estimate
-        lies at or beyond it. The forward value's interval is clipped.
+        lies at or beyond it; a root metric's is the square root of its
+        square's. The forward value's interval is clipped.
         """
         p = 0.5 + level / 2.0
         z = float(ndtri(p)) if math.isinf(dof) else float(stdtrit(dof, p))
+        sd = math.sqrt(variance) * z / float(ndtri(p))
         if math.isinf(variance):
             low, high = -math.inf, math.inf
+        elif self.interval_method == "unified_sqrt":
+            low, high, _ = self.distribution.interval(level, sd)
+            return ConfidenceInterval(low, high, method)
         elif self.estimand != "forward":
-            sd = math.sqrt(variance) * z / float(ndtri(p))
             lower, upper = METRIC_RANGES.get(self.metric, (-math.inf, math.inf))
             low, high = unified_interval(
                 self.expected, sd, lower=lower, upper=upper, confidence=level

@@ -33,7 +33,7 @@ from sklearn_noisy.metrics import (
     expected_precision_score,
     expected_recall_score,
 )
-from sklearn_noisy.metrics._truth_counts import metric_gradient
+from sklearn_noisy.metrics._engines.counts.estimands import metric_gradient
 
 T3 = np.array([[0.85, 0.10, 0.05], [0.08, 0.80, 0.12], [0.05, 0.15, 0.80]])
 SHARES3 = (0.5, 0.3, 0.2)

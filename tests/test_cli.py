@@ -8,6 +8,7 @@ one interpreter start per case.
 
 import csv
 import json
+import re
 import subprocess
 import sys
 
@@ -155,6 +156,14 @@ def test_subprocess_error_exits_2_with_one_line():
         (["evaluate", "--param", "no_such_param=1"], "--param"),
         (["evaluate", "--metrics", "no_such_metric"], "no_such_metric"),
         (["evaluate", "--json", "/nonexistent/dir/out.json"], "no such directory"),
+        (
+            ["evaluate", "--dataset", "wheat"],
+            "invalid choice: 'wheat' (choose from 'wheat_protein', 'oxygen_sensor')",
+        ),
+        (
+            ["evaluate", "--dataset", "oxygen_sensor", "--data", "x.csv"],
+            "--dataset names embedded data: do not combine it with --data",
+        ),
     ],
 )
 def test_errors_in_process(capsys, args, match):
@@ -222,7 +231,7 @@ def test_plot(capsys, tmp_path):
 # ------------------------------------------------------------------ estimands
 def test_default_run_leads_with_the_truth_estimate(capsys, monkeypatch):
     from sklearn_noisy import NoisyCrossValidator
-    from sklearn_noisy.datasets import load_oxygen_sensor
+    from sklearn_noisy.datasets import load_wheat_protein
 
     given = {}
     fit = NoisyCrossValidator.fit
@@ -234,23 +243,38 @@ def test_default_run_leads_with_the_truth_estimate(capsys, monkeypatch):
     monkeypatch.setattr(NoisyCrossValidator, "fit", spy)
     assert main(["evaluate", "--quiet"]) == 0
     out = capsys.readouterr().out
-    sensor = load_oxygen_sensor()
-    np.testing.assert_array_equal(given["sigma"], sensor.target_sigma)
-    np.testing.assert_array_equal(given["sigma_dof"], sensor.n_repeats - 1)
+    wheat = load_wheat_protein()
+    np.testing.assert_array_equal(given["sigma"], wheat.target_sigma)
+    np.testing.assert_array_equal(given["sigma_dof"], wheat.n_repeats - 1)
     lines = out.splitlines()
     header = next(i for i, line in enumerate(lines) if "leading estimand" in line)
     assert lines[header].endswith(
         "leading estimand: truth where offered, else remeasurement, else forward"
     )
-    assert lines[header + 1].startswith("Legend")
-    legend = lines[header + 2 : header + 6]
+    # the summary first: one line per metric, leading estimate or limit, unit
+    assert lines[header + 1].startswith("Summary, the numbers to report (pooled; 95 %")
+    summary = lines[header + 2 : header + 6]
+    assert [line.split(":")[0].strip() for line in summary] == [
+        "MSE against the true values", "RMSE against the true values",
+        "MAE on a re-measurement", "R² against the true values",
+    ]  # fmt: skip
+    assert "(% protein)², " in summary[0] and "% protein, " in summary[2]
+    assert "protein" not in summary[3]
+    assert lines[header + 6] == "" and lines[header + 7].startswith("Legend")
+    legend = lines[header + 8 : header + 12]
     assert [line.split(":")[0].strip() for line in legend] == [
         "nominal", "truth", "remeasurement", "forward"
     ]  # fmt: skip
-    block = lines[lines.index("mean_squared_error (lower is better)") :]
+    block = lines[
+        lines.index("mean_squared_error (lower is better), in (% protein)²") :
+    ]
     assert block[1].split()[:4] == ["fold", "n_test", "nominal", "truth"]
-    report = next(line for line in block if "report this:" in line)
-    assert report.strip().startswith("report this: truth")
+    # one precision per table: every number of its rows has as many decimals
+    rows = block[2:8]
+    decimals = {len(cell.split(".")[1]) for row in rows for cell in
+                re.findall(r"-?\d+\.\d+", row)}  # fmt: skip
+    assert len(decimals) == 1 and "e+" not in "".join(rows)
+    assert not any(line.startswith("  report this") for line in lines)
     # no line calls the forward value what a re-measurement shows
     claims = ("what a re-measurement shows", "measured again")
     for line in lines:
@@ -286,7 +310,8 @@ def test_estimand_option_and_sigma_dof_column(capsys, table, tmp_path, monkeypat
     assert given["estimand"] == "forward" and given["n_features"] == 2
     np.testing.assert_array_equal(given["sigma_dof"], np.arange(1, 41) % 4 + 2)
     assert "leading estimand: forward" in out
-    assert "report this: forward" in out and "only if y_true is exact" in out
+    assert "MSE forward (y_true exact): " in out
+    assert "valid only if y_true is exact" in out
     # --repeats passes summarize_repeats' sigma_dof through
     args = ["evaluate", "--data", table["path"], "--repeats", "r1,r2,r3,r4",
             "--features", "x1,x2", "--estimator", LINEAR, "--metrics",
@@ -295,7 +320,7 @@ def test_estimand_option_and_sigma_dof_column(capsys, table, tmp_path, monkeypat
     with pytest.warns(UserWarning, match="fewer than 5 repeats"):
         summary = summarize_repeats(table["repeats"])
     np.testing.assert_array_equal(given["sigma_dof"], summary.sigma_dof)
-    assert "report this: truth" in capsys.readouterr().out
+    assert "  MSE against the true values: " in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
@@ -315,3 +340,72 @@ def test_estimand_and_sigma_dof_errors(capsys, table, extra, match):
     assert match in captured.err
     assert main(["evaluate", "--sigma-dof", "3"]) == 2
     assert "need(s) --data" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ embedded data
+def _main_job(capsys, *extra):
+    """The pooled and per-fold MSE, RMSE and R² of the main job, from its JSON."""
+    code = main(["evaluate", "--quiet", "--json", "-", *extra])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    return json.loads(captured.out)
+
+
+def test_main_job_default_data_make_the_label_noise_matter(capsys):
+    """On the default data the truth, nominal and forward values are apart.
+
+    Pooled, each pair differs by more than three times the larger SD (label
+    noise and test-set sampling), in every fold by more than one SD; and the
+    conclusion changes: the nominal RMSE fails the dataset's stated requirement
+    (at most 0.20 % protein against the truth) while the truth RMSE's upper 95 %
+    limit meets it, and its interval holds the RMSE against ``target_true``.
+    """
+    from sklearn_noisy.cli._main import _default_estimator
+    from sklearn_noisy.datasets import load_wheat_protein
+
+    payload = _main_job(capsys)
+    assert payload["data"] == "embedded wheat protein (load_wheat_protein)"
+    pooled = payload["pooled"]
+    shown = {}
+    for name in ("mean_squared_error", "root_mean_squared_error", "r2"):
+        entry = pooled[name]
+        truth, forward = entry["estimands"]["truth"], entry["estimands"]["forward"]
+        values = (truth["estimate"], entry["nominal"], forward["estimate"])
+        shown[name] = values
+        sd = max(truth["total_sd"], forward["total_sd"])
+        gaps = np.abs(np.diff(values))
+        assert np.all(gaps > 3 * sd), (name, values, sd)
+        for fold in payload["folds"]:
+            fold = fold["metrics"][name]
+            ft, ff = fold["estimands"]["truth"], fold["estimands"]["forward"]
+            gaps = np.abs(np.diff([ft["estimate"], fold["nominal"], ff["estimate"]]))
+            assert np.all(gaps > max(ft["sd"], ff["sd"])), (name, fold)
+    np.testing.assert_allclose(
+        shown["mean_squared_error"], (0.02545, 0.05586, 0.08627), rtol=1e-3
+    )
+    np.testing.assert_allclose(
+        shown["root_mean_squared_error"], (0.1602, 0.2363, 0.2935), rtol=1e-3
+    )
+    np.testing.assert_allclose(shown["r2"], (0.9939, 0.9867, 0.9796), atol=2e-4)
+    # The conclusion: fails on the labels, meets the requirement on the truth.
+    rmse = pooled["root_mean_squared_error"]
+    low, high = (rmse["estimands"]["truth"][k] for k in ("both_ci_low", "both_ci_high"))
+    assert low < high < 0.20 < rmse["nominal"]
+    # The truth that the simulation knows lies in the reported interval.
+    wheat = load_wheat_protein()
+    estimator, _ = _default_estimator("regression", wheat.data, 0)
+    splitter = KFold(5, shuffle=True, random_state=0)
+    y_pred = cross_val_predict(estimator, wheat.data, wheat.target, cv=splitter)
+    actual = np.sqrt(np.mean((y_pred - wheat.target_true) ** 2))
+    assert actual == pytest.approx(0.1406, abs=1e-4) and low < actual < high
+
+
+def test_dataset_option_runs_the_oxygen_sensor(capsys):
+    payload = _main_job(
+        capsys, "--dataset", "oxygen_sensor", "--metrics", "mean_squared_error"
+    )
+    assert payload["data"] == "embedded oxygen sensor (load_oxygen_sensor)"
+    assert payload["features"] == ["phase_deg", "intensity_counts", "temperature_c"]
+    # the second example: a model better than its labels can resolve
+    truth = payload["pooled"]["mean_squared_error"]["estimands"]["truth"]
+    assert truth["ci_low"] == 0.0 and truth["estimate"] < truth["sd"]

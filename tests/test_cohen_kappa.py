@@ -29,7 +29,7 @@ from sklearn_noisy.metrics import (
     get_noisy_scorer,
     make_noisy_scorer,
 )
-from sklearn_noisy.metrics._count_definitions import COUNT_METRICS
+from sklearn_noisy.metrics._definitions.counts import COUNT_METRICS
 
 KAPPA = expected_cohen_kappa_score
 DEFINITION = COUNT_METRICS["cohen_kappa"]

@@ -36,7 +36,7 @@ import pytest
 
 from sklearn_noisy import NoisyScore
 from sklearn_noisy.metrics import get_metric_info, get_metric_names
-from sklearn_noisy.metrics._count_definitions import COUNT_METRICS
+from sklearn_noisy.metrics._definitions.counts import COUNT_METRICS
 
 N_SAMPLES = 40
 
@@ -56,7 +56,7 @@ METRICS = get_metric_names()
 #: which weights would break. ``test_unweighted_metrics_table`` keeps
 #: this set equal to what the signatures say, so a metric that gains the
 #: argument is tested by ``test_sample_weight_equals_repetition`` at once.
-METRICS_WITHOUT_SAMPLE_WEIGHT = {"roc_auc"}
+METRICS_WITHOUT_SAMPLE_WEIGHT: set[str] = set()
 WEIGHTED_METRICS = [m for m in METRICS if m not in METRICS_WITHOUT_SAMPLE_WEIGHT]
 
 #: Weighted metrics that are not a weighted mean of per-sample terms: their
@@ -79,6 +79,8 @@ NOT_MEANS_OF_SAMPLE_TERMS = {
         and not COUNT_METRICS[name].fixed_denominator
         and not COUNT_METRICS[name].is_linear("binary")
     ),
+    # The ROC AUC is a ratio of weighted pair counts (Monte Carlo with weights).
+    "roc_auc",
 }
 
 #: Noise settings of the invariance checks: none, one level for every sample,

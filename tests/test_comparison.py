@@ -25,8 +25,8 @@ from sklearn_noisy.metrics import (
     expected_paired_difference,
     expected_precision_score,
 )
+from sklearn_noisy.metrics._engines.paired import _clipped_normal_moments
 from sklearn_noisy.metrics._paired import _monte_carlo_difference
-from sklearn_noisy.metrics._paired_kernels import _clipped_normal_moments
 from sklearn_noisy.model_selection._comparison import corrected_t_test
 
 

@@ -7,11 +7,11 @@ import pytest
 from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.metrics import confusion_matrix
 
-from sklearn_noisy.metrics._confusion_draws import draw_moments
-from sklearn_noisy.metrics._count_definitions import (
+from sklearn_noisy.metrics._definitions.counts import (
     COUNT_METRICS,
     sklearn_from_confusion,
 )
+from sklearn_noisy.metrics._engines.counts.confusion_draws import draw_moments
 
 RATIOS = ("precision", "recall", "f1")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import pickle
 import warnings
 
@@ -331,7 +332,10 @@ def test_summary_str_and_json_round_trip(regression_data):
     assert cv.pooled_["mean_squared_error"] == truth  # pooled_ holds the lead
     low, high = truth.confidence_interval(0.9)
     assert pooled["estimand"].item() == "truth"
-    assert pooled["estimate"].item() == truth.expected
+    # the interval starts at 0: an upper limit, no point shown; the raw estimate
+    # stays in its own column
+    assert low == 0.0 and pooled["limit"].item() == "<"
+    assert math.isnan(pooled["estimate"].item())
     assert pooled["truth"].item() == truth.expected
     assert pooled["forward"].item() == score.expected
     assert pooled["forward_sd"].item() == score.std
@@ -340,7 +344,7 @@ def test_summary_str_and_json_round_trip(regression_data):
     text = str(cv)
     assert "mean_squared_error (lower is better)" in text
     assert "pooled" in text and "90 % interval" in text
-    assert "not a standard error" in text
+    assert "between folds: the nominal metric varies with SD" in text
     loaded = json.loads(json.dumps(cv.to_dict(), allow_nan=False))
     assert loaded["n_splits"] == 3
     assert [fold["fold"] for fold in loaded["folds"]] == [1, 2, 3]
@@ -697,7 +701,13 @@ def test_estimand_option_chooses_the_lead(regression_data, estimand):
         row = cv.summary()
         pooled = row[(row["metric"] == key) & (row["fold"] == "pooled")]
         assert pooled["estimand"].item() == lead
-        assert pooled["estimate"].item() == cv.pooled_estimates_[key][lead].expected
+        assert pooled[lead].item() == cv.pooled_estimates_[key][lead].expected
+        shown = pooled["estimate"].item()
+        assert (
+            shown == pooled[lead].item()
+            if not pooled["limit"].item()
+            else (math.isnan(shown))
+        )
 
 
 def test_estimand_validation(regression_data):
@@ -762,7 +772,10 @@ def test_report_text_and_json(regression_data):
     ).fit(X, y, sigma=sigma)
     text = str(cv)
     lines = text.splitlines()
-    assert lines[2].startswith("Legend (SD and 95 % interval: label noise only")
+    assert lines[2].startswith("Summary, the numbers to report (pooled; 95 %")
+    assert lines[3].startswith("  MSE against the true values: ")
+    assert lines[4].startswith("  R² against the true values:  ")
+    assert lines[6].startswith("Legend (SD and 95 % interval: label noise only")
     assert any(
         line.strip().startswith("truth:")
         and "the metric against the true values" in line
@@ -771,8 +784,6 @@ def test_report_text_and_json(regression_data):
     forward = [line for line in lines if line.strip().startswith("forward:")]
     assert forward and "if y_true were exact" in forward[0]
     assert "not what a re-measurement shows" in forward[0]
-    assert text.count("report this:") == 2
-    assert "report this: truth" in text
     columns = ["fold", "n_test", "nominal"]
     header = next(line for line in lines if line.split()[:3] == columns)
     assert header.split()[3:7] == ["truth", "SD", "95", "%"]
@@ -782,7 +793,7 @@ def test_report_text_and_json(regression_data):
     # the smallest SD of the block
     truth = cv.pooled_estimates_["mean_squared_error"]["truth"]
     pooled_line = next(line for line in lines if line.startswith("pooled"))
-    decimals = len(pooled_line.split()[3].split(".")[1])
+    decimals = len(pooled_line.split()[2].split(".")[1])
     smallest = min(
         np.sqrt(cv.cv_results_["mean_squared_error_truth_variance"]).min(),
         truth.std,
@@ -790,13 +801,15 @@ def test_report_text_and_json(regression_data):
     assert decimals == 1 - int(np.floor(np.log10(smallest)))
     payload = json.loads(cv.to_json(allow_nan=False))
     assert payload["estimand"] == "auto"
-    assert set(payload["legend"]) == {"nominal", "truth", "forward", "sampling"}
+    assert set(payload["legend"]) == {
+        "nominal", "truth", "forward", "sampling", "< x, > x"
+    }  # fmt: skip
     metric = payload["metrics"]["mean_squared_error"]
     assert metric["lead"] == "truth" and metric["estimands"] == ["truth", "forward"]
-    assert metric["report_this"].startswith("report this: truth")
+    assert metric["report_this"] == lines[3].strip()
     pooled = payload["pooled"]["mean_squared_error"]["estimands"]
     assert set(pooled["truth"]) == {
-        "estimate", "variance", "sd", "ci_low", "ci_high",
+        "estimate", "variance", "sd", "ci_low", "ci_high", "limit",
         "sampling_sd", "total_sd", "both_ci_low", "both_ci_high",
     }  # fmt: skip
     assert set(pooled["forward"]) == {
@@ -811,7 +824,7 @@ def test_report_text_and_json(regression_data):
         pytest.approx(both.low),
         pytest.approx(both.high),
     )
-    assert "with label noise and test-set sampling" in metric["report_this"]
+    assert "95 %" in metric["report_this"]
     assert text.count("error budget of the pooled truth: SD ") == 2
     fold = payload["folds"][0]
     assert fold["fold"] == 1
@@ -819,3 +832,24 @@ def test_report_text_and_json(regression_data):
         fold["metrics"]["mean_squared_error"]["estimands"]["truth"]["estimate"]
         == (cv.cv_results_["mean_squared_error_truth"][0])
     )
+
+
+@pytest.mark.filterwarnings("ignore:The truth estimate of the MSE is <= 0")
+@pytest.mark.parametrize("estimand", ["truth", "remeasurement"])
+def test_pooled_rmse_interval_is_the_root_of_the_mse_interval(
+    regression_data, estimand
+):
+    X, y, sigma = regression_data
+    names = ["mean_squared_error", "root_mean_squared_error"]
+    cv = NoisyCrossValidator(
+        Ridge(), scoring=names, cv=KFold(3), estimand=estimand
+    ).fit(X, y, sigma=sigma)
+    mse, rmse = (cv.pooled_estimates_[name][estimand] for name in names)
+    assert rmse.interval_method == "unified_sqrt" and rmse.sampling_method
+    for source in ("label_noise", "both"):
+        np.testing.assert_allclose(
+            rmse.confidence_interval(0.95, source=source),
+            np.sqrt(mse.confidence_interval(0.95, source=source)),
+            rtol=0,
+            atol=1e-9,
+        )

@@ -78,12 +78,19 @@ def test_the_report_shows_both_sources(classification):
     assert truth.sampling_variance == pytest.approx(direct.sampling_variance)
     text = str(cv)
     low, high = truth.confidence_interval(0.95, source="both")
-    decimals = len(text.split("report this: truth ")[1].split()[0].split(".")[1])
+    summary = text.split("Summary, ")[1].splitlines()
+    assert summary[0].endswith(
+        "intervals cover the label noise and the test-set sampling):"
+    )
+    decimals = len(summary[1].split("[")[1].split(",")[0].split(".")[1])
     both = f"[{low:.{decimals}f}, {high:.{decimals}f}]"
-    assert f"95 % interval {both} with label noise and test-set sampling" in text
+    assert summary[1] == (
+        f"  Accuracy against the true values: {truth.expected:.{decimals}f}, "
+        f"95 % interval {both}"
+    )
     budget = next(line for line in text.splitlines() if "error budget" in line)
-    assert f"SD {truth.std:.{decimals}f} label noise" in budget
-    assert f"{truth.sampling_std:.{decimals}f} test-set sampling" in budget
+    assert f"SD {truth.std:.{decimals}f} from the label noise" in budget
+    assert f"{truth.sampling_std:.{decimals}f} from the test-set sampling" in budget
     assert "  sampling:" in text  # the legend says what it is
     assert "error budget of the pooled truth" in cv._repr_html_()
     row = cv.summary().iloc[-1]
@@ -109,7 +116,7 @@ def test_without_test_set_sampling(classification):
     assert truth.sampling_method is None and math.isnan(truth.sampling_variance)
     text = str(cv)
     assert "error budget" not in text and "  sampling:" not in text
-    assert "of the label noise" in text
+    assert "intervals cover the label noise only" in text
     payload = json.loads(cv.to_json(allow_nan=False))
     entry = payload["pooled"]["accuracy"]["estimands"]["truth"]
     assert entry["sampling_sd"] is None and entry["both_ci_low"] is None

@@ -25,7 +25,7 @@ from sklearn_noisy.metrics import (
     get_metric_info,
     get_noisy_scorer,
 )
-from sklearn_noisy.metrics._regression_estimands import r2_sums
+from sklearn_noisy.metrics._engines.regression.estimands import r2_sums
 
 EV = expected_explained_variance_score
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from html import unescape
 
 import numpy as np
 import pytest
@@ -39,10 +40,14 @@ def test_fitted_report_html_has_the_text_reports_tables(fitted_cv):
         rows = re.findall(r"<tr(?: class=\"pooled\")?>(.*?)</tr>", table, flags=re.S)
         assert len(rows) == 1 + 4 + 1  # header, folds 1-4, pooled
         for row in rows[1:]:
-            cells = re.findall(r"<td>(.*?)</td>", row)
+            cells = [unescape(cell) for cell in re.findall(r"<td>(.*?)</td>", row)]
             # the same cells, in the same order, as a line of the text report
             assert re.search(r"\s+".join(map(re.escape, cells)), text)
-    assert html.count('class="report-this"') == 2
+    # the summary first, its lines as the text report's
+    (summary,) = re.findall(r'<ul class="report-this">(.*?)</ul>', html)
+    items = [unescape(item) for item in re.findall(r"<li>(.*?)</li>", summary)]
+    assert items == [line.strip() for line in text.splitlines()[3:5]]
+    assert html.index("report-this") < html.index("<table>")
     assert "Legend (SD and 95 % interval" in html
     assert "<dt>truth</dt>" in html
     bundle = fitted_cv._repr_mimebundle_()

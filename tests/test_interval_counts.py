@@ -19,7 +19,6 @@ from scipy import stats
 from sklearn import metrics as skm
 
 from sklearn_noisy import NoisyScore
-from sklearn_noisy.metrics import _count_distributions as cd
 from sklearn_noisy.metrics import (
     expected_accuracy_score,
     expected_brier_score_loss,
@@ -27,7 +26,8 @@ from sklearn_noisy.metrics import (
     expected_log_loss,
     expected_precision_score,
 )
-from sklearn_noisy.metrics._count_distributions import discrete_interval
+from sklearn_noisy.metrics._engines.counts import distributions as cd
+from sklearn_noisy.metrics._engines.counts.distributions import discrete_interval
 
 
 def _reference_interval(values, probs, level):

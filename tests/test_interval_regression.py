@@ -9,13 +9,13 @@ import pytest
 from _interval_coverage import REGRESSION_METRICS, regression_coverage
 from scipy import stats
 
-from sklearn_noisy.metrics import _regression_kernels as gf
 from sklearn_noisy.metrics import (
     expected_mean_absolute_error,
     expected_mean_squared_error,
     expected_r2_score,
     expected_root_mean_squared_error,
 )
+from sklearn_noisy.metrics._engines.regression import sums as gf
 
 
 def _problem(m, seed=0):
@@ -180,3 +180,53 @@ def test_full_coverage(name, m):
     se = math.sqrt(0.025 * 0.975 / n_draws)
     assert abs(below - 0.025) < 5 * se and abs(above - 0.025) < 5 * se
     assert abs(cover - 0.95) < 5 * math.sqrt(0.05 * 0.95 / n_draws)
+
+
+@pytest.mark.parametrize("estimand", ["truth", "remeasurement"])
+@pytest.mark.parametrize("offset", [0.0, 0.3, 2.0])
+def test_rmse_interval_is_the_root_of_the_mse_interval(estimand, offset):
+    # Predictions on the labels (T̂ < 0), near the bound and far from it.
+    y, _, sigma = _problem(40)
+    p = np.c_[y + offset, y - 2.0 * offset]
+    with warnings.catch_warnings():  # T̂ <= 0: the RMSE's clipping warning
+        warnings.simplefilter("ignore", UserWarning)
+        scores = [
+            function(y[:, None] + [0.0, 0.0], p, sigma=sigma, sigma_dof=4.0,
+                     estimand=estimand, multioutput="raw_values",
+                     test_set_sampling=True)
+            for function in (expected_mean_squared_error,
+                             expected_root_mean_squared_error)
+        ]  # fmt: skip
+        square, single = (
+            function(y, p[:, 0], sigma=sigma, sigma_dof=4.0, estimand=estimand,
+                     test_set_sampling=True)
+            for function in (expected_mean_squared_error,
+                             expected_root_mean_squared_error)
+        )  # fmt: skip
+    # Per output for the label noise (several outputs' test-set sampling is
+    # bootstrapped); every source for one output.
+    pairs = [(m, r, ("label_noise",)) for m, r in zip(*scores, strict=True)]
+    pairs.append((square, single, ("label_noise", "sampling", "both")))
+    for mse, rmse, sources in pairs:
+        assert rmse.interval_method == "unified_sqrt"
+        for level in (0.68, 0.95):
+            for source in sources:
+                root = rmse.confidence_interval(level, source=source)
+                square = mse.confidence_interval(level, source=source)
+                np.testing.assert_allclose(root, np.sqrt(square), rtol=0, atol=1e-9)
+        if rmse is single:
+            np.testing.assert_allclose(
+                rmse.prediction_interval(level),
+                np.sqrt(mse.prediction_interval(level)),
+                rtol=0,
+                atol=1e-9,
+            )
+        low, high = rmse.confidence_interval(0.95)
+        assert rmse.confidence_interval(0.95).method == "unified_sqrt"
+        assert low <= rmse.expected <= high
+        if mse.expected <= 0.0:
+            assert low == 0.0 and rmse.expected == 0.0
+    with pytest.raises(ValueError, match="root metric"):
+        scores[0][0].confidence_interval(method="unified_sqrt")
+    with pytest.raises(ValueError, match="not available"):
+        single.confidence_interval(method="exact")

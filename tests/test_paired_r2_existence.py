@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from sklearn_noisy.metrics import expected_paired_difference, expected_r2_score
-from sklearn_noisy.metrics._paired_kernels import r2_difference_existence
+from sklearn_noisy.metrics._engines.paired import r2_difference_existence
 
 
 def _difference(y, a, b, sigma, **kwargs):

@@ -30,7 +30,7 @@ from sklearn_noisy.metrics import (
     mean_squared_percentage_error,
     root_mean_squared_percentage_error,
 )
-from sklearn_noisy.metrics._percentage_kernels import (
+from sklearn_noisy.metrics._engines.regression.relative_error import (
     EPSILON,
     floor_sensitivity,
     relative_error_moments,

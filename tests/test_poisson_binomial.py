@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from sklearn_noisy.metrics import _poisson_binomial as pb
-from sklearn_noisy.metrics._poisson_binomial import (
+from sklearn_noisy.metrics._engines.counts import poisson_binomial as pb
+from sklearn_noisy.metrics._engines.counts.poisson_binomial import (
     poisson_binomial_pmf,
     poisson_binomial_window,
 )

@@ -330,7 +330,10 @@ def test_balanced_accuracy_delta_with_constant_prediction():
 
 def test_streamed_laws_match_the_one_shot_product():
     """Per-sample q (streamed in chunks) against the same q in one product."""
-    from sklearn_noisy.metrics._binary_counts import CountLaws, exact_moments
+    from sklearn_noisy.metrics._engines.counts.binary_moments import (
+        CountLaws,
+        exact_moments,
+    )
 
     rng = np.random.default_rng(10)
     m = 200_000  # several chunks of the streaming kernel
@@ -372,7 +375,7 @@ def test_labels_subset_by_enumeration(name, average):
 
 
 def test_streamed_and_grouped_poisson_binomial_windows():
-    from sklearn_noisy.metrics._poisson_binomial import (
+    from sklearn_noisy.metrics._engines.counts.poisson_binomial import (
         poisson_binomial_groups,
         poisson_binomial_pmf,
         poisson_binomial_stream,

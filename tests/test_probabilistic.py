@@ -376,7 +376,7 @@ def test_not_mutated_pandas_and_pickle():
 
 def test_registry_records_point_at_the_probabilistic_definitions():
     from sklearn_noisy.metrics import get_metric_info
-    from sklearn_noisy.metrics._probabilistic_definitions import (
+    from sklearn_noisy.metrics._definitions.probabilistic import (
         BRIER_SCORE_LOSS,
         LOG_LOSS,
     )

@@ -632,8 +632,8 @@ def test_multilabel_weighted_is_refused_but_fnr():
 @pytest.mark.parametrize("metric", ["specificity", "negative_predictive_value"])
 @pytest.mark.parametrize("average", ["micro", "macro", "weighted"])
 def test_rate_gradient_is_the_derivative(metric, average):
-    from sklearn_noisy.metrics._count_definitions import COUNT_METRICS
-    from sklearn_noisy.metrics._rates_average import rate_of_counts
+    from sklearn_noisy.metrics._definitions.counts import COUNT_METRICS
+    from sklearn_noisy.metrics._engines.counts.multiclass import rate_of_counts
 
     rate = functools.partial(
         COUNT_METRICS[metric].gradient, average=average, zero_division=0.0

@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.metrics import (
+    explained_variance_score,
     mean_absolute_error,
     mean_squared_error,
     r2_score,
@@ -23,6 +24,7 @@ from sklearn.metrics import (
 )
 
 from sklearn_noisy.metrics import (
+    expected_explained_variance_score,
     expected_mean_absolute_error,
     expected_mean_squared_error,
     expected_r2_score,
@@ -46,8 +48,8 @@ METRICS = [
 def test_rmse_nominal_does_not_depend_on_sigma(big, method):
     # Before: nominal 0 at sigma 1e200 (scikit-learn: 0.612), and OverflowError
     # from method="delta" at 1e160.
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         score = expected_root_mean_squared_error(
             Y_TRUE,
             Y_PRED,
@@ -55,6 +57,10 @@ def test_rmse_nominal_does_not_depend_on_sigma(big, method):
             method=method,
             estimand="forward",
         )
+    # no raw numpy warning; the package's own where the variance overflows
+    messages = [str(w.message) for w in caught]
+    assert all("overflowed" in message for message in messages)
+    assert bool(messages) == (score.variance == math.inf)
     assert score.nominal == root_mean_squared_error(Y_TRUE, Y_PRED)
     assert round(score.nominal, 3) == 0.612
     # RMSE is about big |z| / 2: E = big/√(2π) (the delta method, with
@@ -238,3 +244,69 @@ def test_rmse_noise_far_below_the_residuals(ratio):
     score = expected_root_mean_squared_error(Y_TRUE, Y_PRED, sigma=ratio)
     assert score.expected == pytest.approx(root_mean_squared_error(Y_TRUE, Y_PRED))
     assert score.variance >= 0.0 and np.isfinite(score.variance)
+
+
+@pytest.mark.parametrize("offset", [1e6, 1e9, 1e12, 1e13, 1e15])
+def test_r2_ignores_a_common_offset(offset):
+    # R² and explained variance ignore a common offset of y and ŷ; their sums
+    # are taken about y's mean, so the offset costs only what float64 loses
+    # in y + offset itself, and a warning says when that exceeds 1e-6
+    rng = np.random.default_rng(0)
+    y = rng.normal(5.0, 2.0, 200)
+    p = y + rng.normal(0.0, 1.0, 200)
+    sigma = np.full(200, 0.5)
+    for metric, sk in (
+        (expected_r2_score, r2_score),
+        (expected_explained_variance_score, explained_variance_score),
+    ):
+        base = metric(y, p, sigma=sigma, estimand="truth")
+        coarse = np.spacing(offset) > 1e-6 * 2.0
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            shifted = metric(y + offset, p + offset, sigma=sigma, estimand="truth")
+            forward = metric(y + offset, p + offset, sigma=0.0)
+        said = [w for w in caught if "Subtract the offset" in str(w.message)]
+        assert bool(said) == coarse
+        # scikit-learn loses the same digits (in another order)
+        tolerance = 10 * np.spacing(offset) / 2.0 if coarse else 1e-9
+        assert forward.nominal == pytest.approx(
+            sk(y + offset, p + offset), rel=tolerance
+        )
+        if not coarse:
+            assert shifted.expected == pytest.approx(base.expected, rel=1e-6)
+            assert shifted.variance == pytest.approx(base.variance, rel=1e-6)
+        else:
+            assert math.isfinite(shifted.expected)
+
+
+@pytest.mark.parametrize("sigma", [1.5e154, 1e200])
+def test_sigma_beyond_float64_squares_warns_instead_of_overflow_error(sigma):
+    # a scalar sigma whose square overflows: the same inf and the package's
+    # warning as the array form, never a bare OverflowError
+    for metric in (expected_mean_squared_error, expected_root_mean_squared_error):
+        results = []
+        for given in (sigma, [sigma, sigma]):
+            with pytest.warns(RuntimeWarning, match="overflowed"):
+                results.append(metric([1.0, 2.0], [1.5, 2.5], sigma=given))
+        assert results[0].variance == results[1].variance == math.inf
+        assert results[0].expected == results[1].expected
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-200, 1e200, 1e300])
+def test_r2_ignores_a_common_scale(scale):
+    # before: nominal 1.0 and NaN with raw numpy warnings at 1e-300 (true
+    # 0.9857), OverflowError at 1e300; R² is dimensionless
+    y = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0])
+    p = np.array([1.2, 1.8, 3.3, 3.9, 5.4, 6.3, 6.6, 8.1])
+    for estimand in ("forward", "truth"):
+        base = expected_r2_score(y, p, sigma=0.3, estimand=estimand)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            scaled = expected_r2_score(
+                y * scale, p * scale, sigma=0.3 * scale, estimand=estimand
+            )
+        for field in ("expected", "variance", "nominal"):
+            assert getattr(scaled, field) == pytest.approx(
+                getattr(base, field), rel=1e-12
+            )
+    assert base.nominal == pytest.approx(r2_score(y, p), rel=1e-15)

@@ -701,8 +701,8 @@ def test_results_pickle_and_public_names():
 def test_streaming_paths_agree(monkeypatch):
     """Small blocks and no kept rows (every direct evaluation streams the data
     again) give the same numbers as the default, in-memory path."""
-    from sklearn_noisy.metrics import _quadrature as _rmse_quadrature
-    from sklearn_noisy.metrics import _r2_quadrature
+    from sklearn_noisy.metrics._engines.regression import quadrature as _rmse_quadrature
+    from sklearn_noisy.metrics._engines.regression import r2 as _r2_quadrature
 
     rng = np.random.default_rng(15)
     y_true = rng.normal(0.0, 3.0, 300)

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 
 from sklearn_noisy.metrics import expected_roc_auc_score
-from sklearn_noisy.metrics._roc_auc_kernels import (
+from sklearn_noisy.metrics._engines.roc_auc import (
     auc_moments_delta,
     auc_moments_exact,
     centered_ranks,
@@ -275,3 +275,181 @@ def test_truth_estimand_end_to_end_small():
 @pytest.mark.slow
 def test_truth_estimand_end_to_end_full():
     _check_truth(m=300, replicates=2000, seed=12, coverage_range=(0.93, 0.97))
+
+
+# --------------------------------------------------------------------------- #
+# scikit-learn's options: average, sample_weight, max_fpr, multi_class, labels
+# --------------------------------------------------------------------------- #
+_ONE_HOT = np.eye(3)[[0, 1, 2, 0]]
+
+
+def _nominals(result):
+    if isinstance(result, list):
+        return np.array([_nominals(item) for item in result])
+    assert result.variance == 0.0 and result.method == "exact"
+    assert result.expected == result.nominal or np.isnan(result.nominal)
+    return result.nominal
+
+
+def _both(function, *args, **kwargs):
+    """scikit-learn's and our q=0 value, or the exceptions they raise."""
+    values = []
+    for call in (roc_auc_score, function):
+        extra = {"q": 0.0} if call is function else {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                value = call(*args, **kwargs, **extra)
+            except Exception as exc:  # compared below, type and message
+                value = (type(exc), str(exc))
+        ours = call is function and not isinstance(value, tuple)
+        values.append(_nominals(value) if ours else value)
+    return values
+
+
+@given(
+    st.integers(0, 2**32 - 1),
+    st.sampled_from(["micro", "macro", "samples", "weighted", None]),
+    st.booleans(),
+    st.one_of(st.none(), st.sampled_from([0.1, 0.5, 1.0])),
+)
+def test_multilabel_zero_noise_is_scikit_learn(seed, average, weighted, max_fpr):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, (25, 4))
+    scores = np.round(rng.random((25, 4)) + 0.3 * y, 1)
+    weight = rng.integers(0, 4, 25) * 0.5 if weighted else None
+    reference, value = _both(
+        expected_roc_auc_score,
+        y,
+        scores,
+        average=average,
+        sample_weight=weight,
+        max_fpr=max_fpr,
+    )
+    if isinstance(reference, tuple):  # the same exception
+        assert value == reference
+    else:
+        np.testing.assert_array_equal(value, reference)
+
+
+@given(
+    st.integers(0, 2**32 - 1),
+    st.booleans(),
+    st.one_of(st.none(), st.floats(0.01, 1.0)),
+)
+def test_binary_options_at_zero_noise_are_scikit_learn(seed, weighted, max_fpr):
+    rng = np.random.default_rng(seed)
+    y = np.r_[0, 1, rng.integers(0, 2, 28)]
+    scores = np.round(rng.random(30) + 0.3 * y, 1)
+    weight = rng.random(30) if weighted else None
+    reference, value = _both(
+        expected_roc_auc_score, y, scores, sample_weight=weight, max_fpr=max_fpr
+    )
+    assert value == reference
+
+
+@pytest.mark.parametrize("multi_class", ["ovr", "ovo"])
+@pytest.mark.parametrize("average", ["macro", "weighted", None])
+@pytest.mark.parametrize("options", [{}, {"labels": [0, 1, 2]}, {"weighted": True}])
+def test_multiclass_zero_noise_is_scikit_learn(multi_class, average, options):
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 3, 50)
+    proba = rng.dirichlet([1.0, 1.0, 1.0], 50) + np.eye(3)[y]
+    proba /= proba.sum(axis=1, keepdims=True)
+    if options.pop("weighted", False):
+        options["sample_weight"] = rng.random(50)
+    reference, value = _both(
+        expected_roc_auc_score,
+        y,
+        proba,
+        multi_class=multi_class,
+        average=average,
+        **options,
+    )
+    if isinstance(reference, tuple):
+        assert value == reference
+    else:
+        np.testing.assert_array_equal(value, reference)
+
+
+@pytest.mark.parametrize(
+    ("y_true", "y_score", "options"),
+    [
+        ([0, 1, 1, 0], [0.1, 0.8, 0.6, 0.3], {"max_fpr": 0.0}),
+        ([0, 1, 1, 0], [0.1, 0.8, 0.6, 0.3], {"average": "binary"}),
+        ([0, 1, 1, 0], [0.1, 0.8, 0.6, 0.3], {"multi_class": "all"}),
+        ([0, 1, 2, 0], _ONE_HOT, {}),
+        ([0, 1, 2, 0], _ONE_HOT, {"multi_class": "ovr", "max_fpr": 0.5}),
+        (
+            [0, 1, 2, 0],
+            _ONE_HOT,
+            {"multi_class": "ovo", "sample_weight": [1, 2, 1, 1]},
+        ),
+        (
+            [0, 1, 2, 0],
+            _ONE_HOT,
+            {"multi_class": "ovr", "labels": [0, 2, 1]},
+        ),
+        (
+            [[0, 1], [1, 0], [1, 1]],
+            [[0.2, 0.6], [0.7, 0.1], [0.5, 0.5]],
+            {"sample_weight": [1, 2]},
+        ),
+    ],
+)
+def test_option_errors_are_scikit_learns(y_true, y_score, options):
+    reference, value = _both(expected_roc_auc_score, y_true, y_score, **options)
+    assert isinstance(reference, tuple) and value == reference
+
+
+def test_multilabel_averages_under_noise_agree_with_monte_carlo():
+    rng = np.random.default_rng(21)
+    y = rng.integers(0, 2, (60, 3))
+    scores = np.round(y + rng.normal(size=y.shape), 2)
+    q = rng.uniform(0.0, 0.3, y.shape)
+    draws = np.where(rng.random((20_000, *y.shape)) < q, 1 - y, y).astype(bool)
+    positives = draws.sum(axis=1)
+    auc = np.stack(
+        [_auc_of_draws(draws[:, :, k], centered_ranks(tie_groups(scores[:, k])))
+         for k in range(3)],
+        axis=1,
+    )  # fmt: skip
+    assert np.all((positives > 0) & (positives < 60))  # every draw is defined
+    weights = {"macro": np.ones_like(positives), "weighted": positives}
+    for average, weight in weights.items():
+        value = (auc * weight).sum(axis=1) / weight.sum(axis=1)
+        result = expected_roc_auc_score(
+            y, scores, q=q, average=average, n_draws=500, random_state=1
+        )
+        se = np.sqrt(value.var() / value.size + result.variance / 500)
+        assert abs(result.expected - value.mean()) < 5 * se
+        assert result.variance == pytest.approx(value.var(), rel=0.2)
+        assert result.method == ("exact" if average == "macro" else "monte_carlo")
+    # each label of average=None is that label's binary problem
+    per_label = expected_roc_auc_score(y, scores, q=q, average=None)
+    for k, score in enumerate(per_label):
+        alone = expected_roc_auc_score(y[:, k], scores[:, k], q=q[:, k])
+        assert (score.expected, score.variance) == (alone.expected, alone.variance)
+
+
+def test_noise_with_weights_and_partial_auc():
+    rng = np.random.default_rng(8)
+    y = rng.integers(0, 2, 80)
+    scores = y + rng.normal(size=80)
+    plain = expected_roc_auc_score(y, scores, q=0.1)
+    equal = expected_roc_auc_score(y, scores, q=0.1, sample_weight=np.full(80, 3.0))
+    assert (equal.expected, equal.variance) == (plain.expected, plain.variance)
+    weight = rng.random(80)
+    mc = expected_roc_auc_score(y, scores, q=0.1, sample_weight=weight, n_draws=300)
+    assert mc.method == "monte_carlo" and mc.n_draws == 300
+    assert mc.nominal == roc_auc_score(y, scores, sample_weight=weight)
+    again = expected_roc_auc_score(y, scores, q=0.1, sample_weight=weight, n_draws=300)
+    assert again.expected == mc.expected  # seeded by random_state=0
+    partial_auc = expected_roc_auc_score(y, scores, q=0.1, max_fpr=0.2, n_draws=300)
+    assert partial_auc.method == "monte_carlo"
+    assert partial_auc.nominal == roc_auc_score(y, scores, max_fpr=0.2)
+    with pytest.raises(ValueError, match="estimand='truth' is supported without"):
+        expected_roc_auc_score(y, scores, q=0.1, max_fpr=0.2, estimand="truth")
+    with pytest.raises(ValueError, match="binary labels only"):
+        expected_roc_auc_score(y[:, None] * [1, 1], scores[:, None] * [1, 1],
+                               q=0.1, estimand="truth")  # fmt: skip

@@ -13,8 +13,8 @@ import pytest
 from sklearn import metrics as sk
 
 from sklearn_noisy.metrics import expected_accuracy_score, expected_precision_score
-from sklearn_noisy.metrics._count_definitions import COUNT_METRICS
-from sklearn_noisy.metrics._truth_counts import (
+from sklearn_noisy.metrics._definitions.counts import COUNT_METRICS
+from sklearn_noisy.metrics._engines.counts.estimands import (
     TRUTH_METRICS,
     denoised_confusion,
     metric_gradient,

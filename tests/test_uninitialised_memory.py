@@ -62,7 +62,7 @@ def test_regression_metrics_never_read_uninitialised_memory(
 def test_the_r2_integrand_writes_every_entry_it_returns(monkeypatch):
     # _direct's per-sample sums are added up over chunks: every entry must be
     # set, also the columns the caller does not read
-    from sklearn_noisy.metrics._r2_quadrature import _R2Integrand
+    from sklearn_noisy.metrics._engines.regression.r2 import _R2Integrand
 
     monkeypatch.setattr(np, "empty", _nan_empty)
     integrand = _R2Integrand.__new__(_R2Integrand)

@@ -61,11 +61,13 @@ fig.tight_layout()
 # ------------------------------------
 # :class:`~sklearn_noisy.model_selection.NoisyCrossValidator` slices ``sigma``
 # and ``sigma_dof`` to each test fold itself. For a regressor the default
-# metrics are MSE, RMSE, MAE and R². The table shows, per fold and pooled, the
-# nominal value, the estimate against the true values with its SD and interval,
-# and the paper's forward value with its SD, each labelled with the question it
-# answers, and ends with the line to report. The labels are measurements, so
-# the truth estimate leads.
+# metrics are MSE, RMSE, MAE and R². The report starts with a summary, the
+# number to report per metric with its interval and unit (``unit=``); then the
+# table shows, per fold and pooled, the nominal value, the estimate against the
+# true values with its SD and interval, and the paper's forward value with its
+# SD, each labelled with the question it answers. The labels are measurements,
+# so the truth estimate leads. Where an interval starts at 0 the report gives
+# an upper limit, ``< x``, and no point.
 from sklearn.linear_model import Ridge
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import PolynomialFeatures, StandardScaler
@@ -73,7 +75,8 @@ from sklearn.preprocessing import PolynomialFeatures, StandardScaler
 from sklearn_noisy.model_selection import NoisyCrossValidator
 
 model = make_pipeline(StandardScaler(), PolynomialFeatures(degree=3), Ridge(alpha=1e-3))
-cv = NoisyCrossValidator(model, cv=5).fit(X, y, sigma=sigma, sigma_dof=sigma_dof)
+cv = NoisyCrossValidator(model, cv=5, unit="% O2")
+cv.fit(X, y, sigma=sigma, sigma_dof=sigma_dof)
 print(cv)
 
 # %%
@@ -112,9 +115,9 @@ print(f"mean sigma^2 = {np.mean(sigma**2):.4f}")
 # The three centres are one mean :math:`\hat\sigma_i^2` apart: the truth
 # estimate contains no label noise, the nominal MSE contains it once, the
 # forward value twice. Here the model is so good that its error against the
-# truth is smaller than the labels can resolve: the truth interval reaches below
-# zero, and the honest report is its upper end, "the MSE against the true
-# concentrations is at most about 0.011 (% O2)² (95 %)".
+# truth is smaller than the labels can resolve: the truth interval starts at
+# zero, and the honest report is its upper end, the limit the summary states,
+# "the MSE against the true concentrations is below about 0.011 (% O2)² (95 %)".
 #
 # Without ``sigma_dof`` the standard errors would be taken as exact, although
 # they rest on 3 to 8 readings. Here the model's error against the truth is far
@@ -177,7 +180,8 @@ fig.tight_layout()
 print(cv.fold_summary_["mean_squared_error"])
 
 # %%
-# Per fold, the RMSE as the cross-validator reports it:
+# Per fold, the RMSE as the cross-validator reports it: a fold whose interval
+# starts at 0 is drawn as a limit, a bar from 0 with no point.
 from sklearn_noisy.model_selection import NoisyCVDisplay
 
 display = NoisyCVDisplay.from_cv_results(

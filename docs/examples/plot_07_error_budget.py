@@ -18,8 +18,9 @@ sensor, where the labels are means of repeated readings.
 # -----------------------------
 # :class:`~sklearn_noisy.model_selection.NoisyCrossValidator` estimates the
 # test-set sampling of every pooled estimate (``test_set_sampling=True``, the
-# default). The accuracy block of its report ends with the interval to report,
-# which covers both sources, and the **error budget** line with its parts.
+# default). Its report opens with the summary, the number to report per metric
+# with the interval that covers both sources; the accuracy block ends with the
+# **error budget** line, the parts of that interval.
 import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -31,8 +32,9 @@ diagnosis = load_noisy_diagnosis()
 X, y, q = diagnosis.data, diagnosis.target, diagnosis.flip_probability
 cv = NoisyCrossValidator(LogisticRegression()).fit(X, y, q=q)
 report = str(cv).splitlines()
+summary = next(i for i, line in enumerate(report) if line.startswith("Summary"))
 start = report.index("accuracy (higher is better)")
-print("\n".join(report[start : start + 10]))
+print("\n".join([*report[summary : summary + 5], "", *report[start : start + 10]]))
 
 # %%
 # The same numbers as objects

@@ -1,4 +1,4 @@
-"""The data of ``sklearn-noisy evaluate``: a CSV file or the embedded dataset.
+"""The data of ``sklearn-noisy evaluate``: a CSV file or an embedded dataset.
 
 Reads the columns named by the options (labels, their noise, repeated
 measurements, features) into arrays; every error in the input is a
@@ -135,8 +135,13 @@ _NEEDS_DATA = (
 ).split()
 
 
+#: The embedded datasets of ``--dataset`` and their target's unit, the first
+#: the default.
+DATASETS = {"wheat_protein": "% protein", "oxygen_sensor": "% O2"}
+
+
 def _load_embedded(args: argparse.Namespace) -> dict[str, Any]:
-    """The embedded oxygen sensor (no data option may be given)."""
+    """An embedded dataset, ``--dataset`` (no other data option may be given)."""
     given = [
         f"--{name.replace('_', '-')}"
         for name in _NEEDS_DATA
@@ -144,19 +149,21 @@ def _load_embedded(args: argparse.Namespace) -> dict[str, Any]:
     ]
     if given:
         raise CLIError(f"{', '.join(given)} need(s) --data")
-    from ..datasets import load_oxygen_sensor
+    from .. import datasets
 
-    sensor = load_oxygen_sensor()
+    name = args.dataset or next(iter(DATASETS))
+    bunch = getattr(datasets, f"load_{name}")()
     return {
-        "X": sensor.data,
-        "y": sensor.target,
-        "sigma": sensor.target_sigma,
+        "X": bunch.data,
+        "y": bunch.target,
+        "sigma": bunch.target_sigma,
         # sigma is the standard error of n_repeats readings: n - 1 degrees of
-        # freedom, as summarize_repeats(sensor.repeats).sigma_dof gives.
-        "sigma_dof": sensor.n_repeats.astype(np.float64) - 1.0,
+        # freedom, as summarize_repeats(bunch.repeats).sigma_dof gives.
+        "sigma_dof": bunch.n_repeats.astype(np.float64) - 1.0,
         "task": "regression",
-        "source": "embedded oxygen sensor (load_oxygen_sensor)",
-        "features": list(sensor.feature_names),
+        "source": f"embedded {name.replace('_', ' ')} (load_{name})",
+        "unit": DATASETS[name],
+        "features": list(bunch.feature_names),
     }
 
 
@@ -248,6 +255,8 @@ def _load(args: argparse.Namespace) -> dict[str, Any]:
     """The data to evaluate: X, y, the noise and a description."""
     if args.data is None:
         return _load_embedded(args)
+    if args.dataset is not None:
+        raise CLIError("--dataset names embedded data: do not combine it with --data")
     header, columns = _read_csv(args.data)
     if args.sigma is not None and args.q is not None:
         raise CLIError("give --sigma (regression) or --q (classification), not both")

@@ -17,15 +17,17 @@ from typing import Any
 
 import numpy as np
 
-from ._data import CLIError, _load, _reasons, _split
+from ._data import DATASETS, CLIError, _load, _reasons, _split
 
 PROG = "sklearn-noisy"
 
 _EPILOG = """\
 examples:
   sklearn-noisy evaluate
-      embedded oxygen-sensor data (mean of repeated readings, sigma = their
+      embedded wheat-protein data (mean of repeated readings, sigma = their
       standard error), degree-3 polynomial ridge regression, 5-fold CV
+  sklearn-noisy evaluate --dataset oxygen_sensor
+      embedded oxygen-sensor data, a model better than its labels can resolve
   sklearn-noisy evaluate --data runs.csv --target y --sigma y_err
   sklearn-noisy evaluate --data runs.csv --target y --sigma y_sem --sigma-dof y_dof
   sklearn-noisy evaluate --data runs.csv --repeats r1,r2,r3 --json out.json
@@ -79,7 +81,7 @@ def _build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_data_arguments(
-        evaluate.add_argument_group("data (default: the embedded oxygen sensor)")
+        evaluate.add_argument_group("data (default: the embedded wheat protein)")
     )
     _add_model_arguments(evaluate.add_argument_group("model and evaluation"))
     output = evaluate.add_argument_group("output")
@@ -91,6 +93,13 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     output.add_argument("--plot", metavar="PNG", help="save a plot of the folds")
     output.add_argument(
+        "--unit",
+        metavar="TEXT",
+        help="unit of the target, e.g. 'mg/L', given to the metrics in it (MSE "
+        "squared, RMSE, MAE) in the summary, tables and plot (the embedded data: "
+        "their own)",
+    )
+    output.add_argument(
         "--quiet", action="store_true", help="no progress lines on stderr"
     )
     output.add_argument(
@@ -101,6 +110,13 @@ def _build_parser() -> argparse.ArgumentParser:
 
 def _add_data_arguments(data: Any) -> None:
     """The options that choose the data and its label noise."""
+    data.add_argument(
+        "--dataset",
+        choices=DATASETS,
+        help="embedded dataset without --data (default: wheat_protein, where the "
+        "label noise changes the conclusion; oxygen_sensor: a model better than "
+        "its labels can resolve)",
+    )
     data.add_argument("--data", metavar="CSV", help="CSV file with a header row")
     data.add_argument("--target", metavar="COL", help="column of the labels")
     data.add_argument(
@@ -430,6 +446,7 @@ def _evaluate(args: argparse.Namespace, printer: _WarningPrinter) -> int:
         error_score="raise",
         estimand=args.estimand,
         test_set_sampling=args.test_set_sampling,
+        unit=args.unit or loaded.get("unit"),
     )
     if not args.quiet:
         print(

@@ -14,9 +14,10 @@ from ..utils._warnings import quiet
 from ._make_data import (
     DIAGNOSIS_FILE,
     DIAGNOSIS_SEED,
-    OXYGEN_FILE,
     OXYGEN_MAX_REPEATS,
     OXYGEN_SEED,
+    WHEAT_MAX_REPEATS,
+    WHEAT_SEED,
 )
 
 _DATA_MODULE = "sklearn_noisy.datasets"
@@ -77,6 +78,88 @@ def _bunch(
     return Bunch(**arrays, frame=frame, **fields, data_module=_DATA_MODULE)
 
 
+def _repeats_bunch(
+    name: str,
+    seed: int,
+    max_repeats: int,
+    target: str,
+    as_frame: bool,
+    return_X_y: bool,
+) -> Any:
+    """``load_<name>()``: a regression label, the mean of repeated readings.
+
+    ``<name>.csv`` holds the features, the noise-free target, then the readings.
+    """
+    filename = f"{name}.csv"
+    header, values = _read_csv(filename)
+    n_features = values.shape[1] - 1 - max_repeats
+    repeats = values[:, n_features + 1 :]
+    with quiet():  # few repeats by design, documented
+        summary = summarize_repeats(repeats)
+    return _bunch(
+        f"load_{name}",
+        as_frame,
+        return_X_y,
+        {
+            "data": (values[:, :n_features], header[:n_features]),
+            "repeats": (repeats, header[n_features + 1 :]),
+        },
+        {
+            "target": (summary.y_mean, target),
+            "target_sigma": (summary.sigma, f"{target}_sigma"),
+            "n_repeats": (summary.n_repeats, "n_repeats"),
+            "target_true": (values[:, n_features], header[n_features]),
+        },
+        feature_names=header[:n_features],
+        target_names=[target],
+        DESCR=_descr(f"{name}.rst", seed),
+        filename=filename,
+    )
+
+
+def load_wheat_protein(*, as_frame: bool = False, return_X_y: bool = False) -> Any:
+    """Load the near-infrared wheat protein regression dataset (simulated).
+
+    300 samples, 4 features (near-infrared absorbances); the target is the
+    protein content in %, the mean of 2 to 4 repeated reference analyses whose
+    error is comparable to the calibration's (see ``DESCR``): the default data
+    of the command line, where the label noise changes the conclusion.
+
+    Parameters
+    ----------
+    as_frame : bool, default=False
+        Return pandas objects: ``data`` and ``repeats`` as DataFrames, the
+        targets as Series, plus ``frame`` (features and target). Needs pandas.
+    return_X_y : bool, default=False
+        Return ``(data, target)`` instead of a Bunch.
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        ``data`` (300, 4); ``target`` (300,), the mean of the repeats;
+        ``target_sigma`` (300,), its standard error ``s/√n``; ``repeats``
+        (300, 4), the raw readings padded with NaN; ``n_repeats``;
+        ``target_true``, the noise-free protein content; ``feature_names``;
+        ``target_names``; ``frame`` (None unless ``as_frame``); ``DESCR``.
+    (data, target) : tuple if ``return_X_y`` is True.
+
+    Examples
+    --------
+    >>> from sklearn_noisy.datasets import load_wheat_protein
+    >>> wheat = load_wheat_protein()
+    >>> wheat.data.shape, wheat.repeats.shape
+    ((300, 4), (300, 4))
+    """
+    return _repeats_bunch(
+        "wheat_protein",
+        WHEAT_SEED,
+        WHEAT_MAX_REPEATS,
+        "protein_percent",
+        as_frame,
+        return_X_y,
+    )
+
+
 def load_oxygen_sensor(*, as_frame: bool = False, return_X_y: bool = False) -> Any:
     """Load the luminescence oxygen sensor regression dataset (simulated).
 
@@ -109,25 +192,13 @@ def load_oxygen_sensor(*, as_frame: bool = False, return_X_y: bool = False) -> A
     >>> sensor.data.shape, sensor.repeats.shape
     ((300, 3), (300, 8))
     """
-    header, values = _read_csv(OXYGEN_FILE)
-    repeats = values[:, 4 : 4 + OXYGEN_MAX_REPEATS]
-    with quiet():  # 3 to 8 repeats by design, documented
-        summary = summarize_repeats(repeats)
-    return _bunch(
-        "load_oxygen_sensor",
+    return _repeats_bunch(
+        "oxygen_sensor",
+        OXYGEN_SEED,
+        OXYGEN_MAX_REPEATS,
+        "o2_percent",
         as_frame,
         return_X_y,
-        {"data": (values[:, :3], header[:3]), "repeats": (repeats, header[4:])},
-        {
-            "target": (summary.y_mean, "o2_percent"),
-            "target_sigma": (summary.sigma, "o2_percent_sigma"),
-            "n_repeats": (summary.n_repeats, "n_repeats"),
-            "target_true": (values[:, 3], "o2_true"),
-        },
-        feature_names=header[:3],
-        target_names=["o2_percent"],
-        DESCR=_descr("oxygen_sensor.rst", OXYGEN_SEED),
-        filename=OXYGEN_FILE,
     )
 
 

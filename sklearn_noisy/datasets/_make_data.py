@@ -1,6 +1,6 @@
 """Generate the embedded datasets of :mod:`sklearn_noisy.datasets`.
 
-Both are simulated from the generating models given in their ``DESCR``
+All are simulated from the generating models given in their ``DESCR``
 (``descr/*.rst``). Running this module rewrites the shipped CSV files byte for
 byte (the test suite checks it)::
 
@@ -17,11 +17,26 @@ import numpy as np
 DATA_DIR = Path(__file__).resolve().parent / "data"
 OXYGEN_FILE = "oxygen_sensor.csv"
 DIAGNOSIS_FILE = "noisy_diagnosis.csv"
+WHEAT_FILE = "wheat_protein.csv"
 OXYGEN_SEED = 20230415
 DIAGNOSIS_SEED = 20230416
+WHEAT_SEED = 20230418
 OXYGEN_N_SAMPLES = 300
 OXYGEN_MAX_REPEATS = 8
 DIAGNOSIS_N_SAMPLES = 400
+WHEAT_N_SAMPLES = 300
+WHEAT_MAX_REPEATS = 4
+#: Absorptivity of water, protein and starch (log(1/R) per %) at 1940, 2100,
+#: 2180 and 2310 nm.
+WHEAT_ABSORPTIVITY = np.array(
+    [
+        [0.025, 0.003, 0.004],
+        [0.008, 0.004, 0.006],
+        [0.006, 0.014, 0.004],
+        [0.004, 0.006, 0.005],
+    ]
+)
+WHEAT_WAVELENGTHS = (1940, 2100, 2180, 2310)
 
 
 def _fmt(value: float, decimals: int) -> str:
@@ -40,6 +55,15 @@ def _to_csv(header: list[str], columns: list[tuple[np.ndarray, int]]) -> str:
     return out.getvalue()
 
 
+def _readings(rng, true, spread, fewest, most):
+    """Readings ``true + spread·N(0, 1)``, ``fewest`` to ``most`` of them kept."""
+    n = true.shape[0]
+    n_repeats = rng.integers(fewest, most, n, endpoint=True)
+    repeats = true[:, None] + spread[:, None] * rng.normal(size=(n, most))
+    repeats[np.arange(most)[None, :] >= n_repeats[:, None]] = np.nan
+    return repeats
+
+
 def make_oxygen_sensor_csv(seed: int = OXYGEN_SEED) -> str:
     """Return the text of ``oxygen_sensor.csv`` (see the module docstring)."""
     rng = np.random.default_rng(seed)
@@ -54,14 +78,32 @@ def make_oxygen_sensor_csv(seed: int = OXYGEN_SEED) -> str:
     i0 = 12000.0 * (1.0 - 0.006 * (temperature - 25.0))
     intensity = i0 / quench * (1.0 + rng.normal(0.0, 0.01, n))
     temperature_measured = temperature + rng.normal(0.0, 0.1, n)
-    n_repeats = rng.integers(3, OXYGEN_MAX_REPEATS, n, endpoint=True)
-    spread = 0.05 + 0.03 * o2
-    repeats = o2[:, None] + spread[:, None] * rng.normal(size=(n, OXYGEN_MAX_REPEATS))
-    repeats[np.arange(OXYGEN_MAX_REPEATS)[None, :] >= n_repeats[:, None]] = np.nan
+    repeats = _readings(rng, o2, 0.05 + 0.03 * o2, 3, OXYGEN_MAX_REPEATS)
     header = ["phase_deg", "intensity_counts", "temperature_c", "o2_true"]
     header += [f"o2_rep_{j + 1}" for j in range(OXYGEN_MAX_REPEATS)]
     columns = [(phase, 3), (intensity, 1), (temperature_measured, 2), (o2, 4)]
     columns += [(repeats[:, j], 3) for j in range(OXYGEN_MAX_REPEATS)]
+    return _to_csv(header, columns)
+
+
+def make_wheat_protein_csv(seed: int = WHEAT_SEED) -> str:
+    """Return the text of ``wheat_protein.csv`` (see the module docstring)."""
+    rng = np.random.default_rng(seed)
+    n = WHEAT_N_SAMPLES
+    protein = rng.uniform(9.0, 16.0, n)
+    moisture = rng.uniform(9.0, 15.0, n)
+    starch = 100.0 - protein - moisture - rng.uniform(14.0, 16.0, n)
+    scatter = rng.uniform(0.9, 1.1, n)
+    baseline = rng.normal(0.0, 0.01, n)
+    pure = 0.10 + np.column_stack([moisture, protein, starch]) @ WHEAT_ABSORPTIVITY.T
+    absorbance = baseline[:, None] + scatter[:, None] * pure
+    absorbance += rng.normal(0.0, 0.0007, absorbance.shape)
+    repeats = _readings(rng, protein, 0.10 + 0.016 * protein, 2, WHEAT_MAX_REPEATS)
+    header = [f"abs_{nm}nm" for nm in WHEAT_WAVELENGTHS] + ["protein_true"]
+    header += [f"protein_rep_{j + 1}" for j in range(WHEAT_MAX_REPEATS)]
+    columns = [(absorbance[:, j], 5) for j in range(len(WHEAT_WAVELENGTHS))]
+    columns += [(protein, 4)]
+    columns += [(repeats[:, j], 2) for j in range(WHEAT_MAX_REPEATS)]
     return _to_csv(header, columns)
 
 
@@ -83,13 +125,14 @@ def make_noisy_diagnosis_csv(seed: int = DIAGNOSIS_SEED) -> str:
 
 
 def write_data(directory: str | Path = DATA_DIR) -> list[Path]:
-    """Write both CSV files into ``directory``; return their paths."""
+    """Write the CSV files into ``directory``; return their paths."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     paths = []
     for name, make in (
         (OXYGEN_FILE, make_oxygen_sensor_csv),
         (DIAGNOSIS_FILE, make_noisy_diagnosis_csv),
+        (WHEAT_FILE, make_wheat_protein_csv),
     ):
         path = directory / name
         path.write_bytes(make().encode("ascii"))

@@ -1,15 +1,15 @@
 """Expected metrics and their variance under label measurement error."""
 
 from ._classification import NoisyConfusionMatrix, expected_confusion_matrix
-from ._monte_carlo import MonteCarloScore, monte_carlo_score
+from ._engines.monte_carlo import MonteCarloScore, monte_carlo_score
 from ._noise_resilience import NoiseResilienceResult, noise_resilience_score
 from ._paired import expected_paired_difference
 from ._percentage import (
     mean_squared_percentage_error,
     root_mean_squared_percentage_error,
 )
-from ._plot_confusion_matrix import NoisyConfusionMatrixDisplay
-from ._plot_roc_curve import NoisyRocCurveDisplay
+from ._plot.confusion_matrix import NoisyConfusionMatrixDisplay
+from ._plot.roc_curve import NoisyRocCurveDisplay
 from ._rates import (
     false_negative_rate,
     false_positive_rate,

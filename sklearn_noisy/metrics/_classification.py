@@ -23,15 +23,15 @@ from ..utils._labels import EncodedLabels, check_targets, encode_labels
 from ..utils._noise import FlipNoise
 from ..utils._validation import check_estimand, supports_estimands
 from ._confusion_matrix import NoisyConfusionMatrix, expected_confusion_matrix
-from ._count_distributions import accuracy_distribution
-from ._prf_multilabel import _as_2d
-from ._test_set_sampling import with_test_set_sampling
-from ._truth_counts import (
+from ._engines.counts.checks import check_bool, weights_and_scale
+from ._engines.counts.distributions import accuracy_distribution
+from ._engines.counts.estimands import (
     check_remeasurable,
     class_function_estimate,
     observation_matrices,
 )
-from ._weights import check_bool, weights_and_scale
+from ._engines.counts.multilabel import _as_2d
+from ._engines.test_set_sampling import with_test_set_sampling
 
 __all__ = [
     "NoisyConfusionMatrix",

@@ -21,9 +21,9 @@ from ..utils._labels import (
 from ..utils._noise import FlipNoise
 from ..utils._validation import ESTIMANDS, check_estimand, supports_estimands
 from ..utils._warnings import warn
-from ._count_distributions import confusion_distribution, confusion_intervals
-from ._truth_counts import denoised_confusion, observed_confusion
-from ._weights import weights_and_scale
+from ._engines.counts.checks import weights_and_scale
+from ._engines.counts.distributions import confusion_distribution, confusion_intervals
+from ._engines.counts.estimands import denoised_confusion, observed_confusion
 
 __all__ = [
     "NORMALIZE_OPTIONS",

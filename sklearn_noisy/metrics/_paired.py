@@ -1,7 +1,7 @@
 """Paired difference of a metric between two models scored on the same noisy labels.
 
 Exact where the metric's registry record has a paired kernel
-(:mod:`~sklearn_noisy.metrics._paired_kernels`), otherwise by a joint Monte
+(:mod:`~sklearn_noisy.metrics._engines.paired`), otherwise by a joint Monte
 Carlo that scores both models on the same label draws, streamed over the
 samples where the metric is a function of per-draw sums (user guide:
 :ref:`formula_paired`).
@@ -27,16 +27,17 @@ from ..utils._arrays import (
 )
 from ..utils._validation import resolve_estimand
 from ..utils._warnings import quiet, warn
-from ._count_definitions import COUNT_METRICS
-from ._monte_carlo import (
+from ._definitions.counts import COUNT_METRICS
+from ._engines.counts.confusion_draws import draw_confusions
+from ._engines.monte_carlo import (
     _check_generator,
     _check_positive_int,
     _from_draws,
     monte_carlo_score,
 )
-from ._paired_kernels import _encode_chunk, flip_pair, pair_classes, regression_pair
+from ._engines.paired import _encode_chunk, flip_pair, pair_classes, regression_pair
+from ._engines.test_set_sampling import with_test_set_sampling
 from ._registry import MetricInfo, get_metric_info, get_metric_names
-from ._test_set_sampling import with_test_set_sampling
 
 __all__ = ["expected_paired_difference"]
 
@@ -220,7 +221,9 @@ def _binary_draws(
     pos_label: Any = 1,
 ) -> tuple[float, np.ndarray] | None:
     """``(nominal, draws)`` of a binary count metric of A minus that of B; None
-    unless the labels are binary with ``pos_label`` among them."""
+    unless the labels are binary with ``pos_label`` among them. The confusion
+    matrices are drawn by the count engines' sampler, their columns the pairs
+    (A predicts ``pos_label``, B does)."""
     pair = flip_pair(
         y_true, y_pred_a, y_pred_b, **noise, pos_label=pos_label, n_classes=(2,)
     )
@@ -231,45 +234,39 @@ def _binary_draws(
     w_total = float(n) if weight is None else float(weight.sum())
     affine = COUNT_METRICS[info.name].affine
 
-    def sums(size: int, rng: Any) -> np.ndarray:
-        """Per draw (``rng=None``: the labels as given) the weighted observed
-        positives overall and among A's and B's predicted positives, the
-        positively weighted samples observed negative and positive; then A's
-        and B's predicted positives and the number of random labels."""
-        out = np.zeros((8, size))
-        for rows in chunks(n):
-            true_index, a_index, b_index = _encode_chunk(y, a, b, rows, classes)
-            w = _weights(weight, rows, true_index.shape[0])
-            pi = flips.probability(true_index, np.full_like(true_index, pos), rows)
-            if rng is None:
-                positive = (true_index == pos)[None, :]
-            else:
-                positive = rng.random((size, true_index.shape[0])) < pi
-            counted = (w > 0.0).astype(np.float64)
-            positive = positive.astype(np.float64)  # matmul with BLAS
-            out[0] += positive @ w
-            out[1] += positive @ (w * (a_index == pos))
-            out[2] += positive @ (w * (b_index == pos))
-            observed = positive @ counted
-            out[3] += counted.sum() - observed
-            out[4] += observed
-            predicted = np.stack((a_index == pos, b_index == pos))
-            out[5:7] += (predicted.astype(np.float64) @ w)[:, None]
-            out[7] += np.count_nonzero((pi > 0.0) & (pi < 1.0))
-        return out
+    def indices(rows: slice) -> tuple[np.ndarray, np.ndarray]:
+        true, a_index, b_index = _encode_chunk(y, a, b, rows, classes)
+        return true, 2 * (a_index == pos) + (b_index == pos)
 
-    def difference(sums: np.ndarray) -> np.ndarray:
+    given, random = np.zeros((2, 4)), False
+    for rows in chunks(n):
+        true, column = indices(rows)
+        np.add.at(given, (true, column), _weights(weight, rows, true.shape[0]))
+        pi = flips.probability(true, np.full_like(true, pos), rows)
+        random = random or bool(np.any((pi > 0.0) & (pi < 1.0)))
+    predicted = given.sum(axis=0)  # the same in every draw
+    n_pred = (predicted[2:].sum(), predicted[1::2].sum())
+
+    def difference(confusion: np.ndarray) -> np.ndarray:
+        observed = confusion[..., pos, :].sum(-1)
         # exact ends: no observed negative (positive) means S = W (S = 0)
-        observed = np.where(sums[3] == 0, w_total, np.where(sums[4] == 0, 0.0, sums[0]))
-        alpha_a, beta_a = affine(observed, sums[5, 0], w_total)
-        alpha_b, beta_b = affine(observed, sums[6, 0], w_total)
-        return (alpha_a + beta_a * sums[1]) - (alpha_b + beta_b * sums[2])
+        no_negative = confusion[..., 1 - pos, :].sum(-1) == 0
+        observed = np.where(
+            no_negative, w_total, np.where(observed == 0, 0.0, observed)
+        )
+        values = []
+        for n_pos, hits in zip(n_pred, ([2, 3], [1, 3]), strict=True):
+            alpha, beta = affine(observed, n_pos, w_total)
+            values.append(alpha + beta * confusion[..., pos, hits].sum(-1))
+        return values[0] - values[1]
 
-    given = sums(1, None)
-    nominal = float(difference(given)[0])
-    if given[7, 0] == 0:
+    nominal = float(difference(given))
+    if not random:
         return nominal, np.empty(0)
-    return nominal, _draws(sums, difference, n_draws, min(n, CHUNK_SIZE), rng)
+    draws = draw_confusions(
+        indices, n, flips, weight=weight, n_draws=n_draws, rng=rng, n_columns=4
+    )
+    return nominal, difference(draws)
 
 
 def _joint_monte_carlo(

@@ -15,20 +15,20 @@ from sklearn.metrics import mean_absolute_percentage_error
 
 from ..utils._validation import check_regression_inputs
 from ..utils._warnings import warn
-from ._percentage_kernels import (
+from ._definitions.regression import (
+    MEAN_ABSOLUTE_PERCENTAGE_ERROR,
+    MEAN_SQUARED_PERCENTAGE_ERROR,
+    ROOT_MEAN_SQUARED_PERCENTAGE_ERROR,
+    RegressionLoss,
+)
+from ._engines.regression.estimands import aggregate_outputs
+from ._engines.regression.relative_error import (
     excluded_probability,
     floor_sensitivity,
     relative_error_terms,
     relative_errors,
 )
 from ._regression import bounded_root, check_finite_results, regression_function
-from ._regression_definitions import (
-    MEAN_ABSOLUTE_PERCENTAGE_ERROR,
-    MEAN_SQUARED_PERCENTAGE_ERROR,
-    ROOT_MEAN_SQUARED_PERCENTAGE_ERROR,
-    RegressionLoss,
-)
-from ._regression_estimands import aggregate_outputs
 
 __all__ = [
     "expected_mean_absolute_percentage_error",

@@ -1,8 +1,9 @@
 """Expected precision, recall, F1 and balanced accuracy under label flips.
 
 The public function of every count metric is built from its definition
-(:data:`~._count_definitions.COUNT_METRICS`) by :func:`count_metric_function`;
-its body is the one path :func:`~._prf_paths.count_score`. Binary labels are
+(:data:`~sklearn_noisy.metrics._definitions.counts.COUNT_METRICS`) by
+:func:`count_metric_function`; its body is the one path
+:func:`~sklearn_noisy.metrics._engines.counts.score.count_score`. Binary labels are
 exact (user guide: :ref:`formula_binary_counts`), multiclass averages exact
 or Monte Carlo (:ref:`formula_multiclass`), the other estimands go through the
 confusion matrix (:ref:`estimands`).
@@ -17,13 +18,9 @@ from typing import Any
 from .._noisy_score import NoisyScore
 from ..utils._docstring import fill_doc
 from ..utils._validation import ESTIMANDS, check_estimand, supports_estimands
-from ._binary_average import _NOISE_PARAMETERS
-from ._binary_counts import _METHOD_PARAMETER
-from ._count_definitions import COUNT_METRICS, CountMetric
-from ._multiclass_average import _MC_PARAMETERS
-from ._prf_paths import count_score
-from ._test_set_sampling import with_test_set_sampling
-from ._truth_counts import ESTIMAND_PARAMETER
+from ._definitions.counts import COUNT_METRICS, CountMetric
+from ._engines.counts.score import count_score
+from ._engines.test_set_sampling import with_test_set_sampling
 
 __all__ = [
     "count_metric_function",
@@ -33,11 +30,51 @@ __all__ = [
     "expected_recall_score",
 ]
 
+#: The parameters of every count metric: ``{options}`` the metric's own.
+_PARAMETERS = """\
+    y_true : array-like of shape (n_samples,)
+        The reference labels, taken as exact, around which the labels flip
+        (``estimand="forward"``), or the observed noisy labels (``"truth"``,
+        ``"remeasurement"``). Any label values.
+    y_pred : array-like of shape (n_samples,)
+        Predicted labels, held fixed.
+    q : float or array-like of shape (n_samples,), default=None
+        Probability in [0, 1] that each observed label differs from ``y_true``
+        (a constant or one per sample). For multiclass labels a flip is
+        uniform over the other ``K - 1`` classes. Exactly one of ``q`` and
+        ``transition_matrix`` is required.
+    transition_matrix : array-like of shape (n_classes, n_classes), default=None
+        Row-stochastic matrix: ``T[j, k]`` is the probability that a sample of
+        class ``labels[j]`` is observed as ``labels[k]``. For binary labels pass
+        ``labels=[negative, positive]`` unless both classes occur in the data.
+{options}
+    method : {{"exact", "delta"}}, default="exact"
+        ``"exact"``: the Poisson-binomial algorithm (user guide:
+        :ref:`formula_binary_counts`). ``"delta"``: the second-order delta
+        method in (TP, FN), for very large samples (its accuracy is in the same
+        section); binary only.
+    estimand : {{"auto", "truth", "remeasurement", "forward"}}, default="auto"
+        Which question ``expected`` answers (user guide: :ref:`estimands`);
+        ``"auto"`` is ``"truth"``.
+        ``"forward"``: ``y_true`` is exact and the labels flip around it.
+        ``"truth"``: ``y_true`` holds the noisy labels and the result
+        estimates the metric against the unknown true classes, from the
+        de-noised confusion matrix (:ref:`formula_truth`).
+        ``"remeasurement"``: ``y_true`` holds the noisy labels and the result
+        is the nominal metric, unbiased for the metric of a fresh labelling,
+        with its spread over such labellings. Both need an invertible flip
+        model, else a ``ValueError``; their variance estimates are clipped at
+        0. The ``method`` option applies to ``"forward"`` only.
+    n_draws : int, default=1000
+        Monte Carlo redraws, used only where the result is Monte Carlo.
+    random_state : int, numpy.random.Generator or None, default=0
+        Seed of the Monte Carlo redraws; the default makes every result
+        reproducible (None draws fresh entropy)."""
+
 #: The options of the metrics averaged over classes (precision, recall, F1
 #: and the rates).
-AVERAGED_PARAMETERS = (
-    _NOISE_PARAMETERS
-    + """
+AVERAGED_PARAMETERS = _PARAMETERS.format(
+    options="""\
     labels : array-like, default=None
         The classes, in the order of ``transition_matrix`` and of the results
         of ``average=None``; by default the sorted labels present. As in
@@ -55,25 +92,16 @@ default="binary"
         The value of a ratio whose denominator is 0, as in scikit-learn;
         under noise it enters the expectation with the probability of that
         event."""
-    + _METHOD_PARAMETER
-    + ESTIMAND_PARAMETER
-    + "\n"
-    + _MC_PARAMETERS
 )
 
 #: The options of the count metrics not averaged over classes.
-UNAVERAGED_PARAMETERS = (
-    _NOISE_PARAMETERS
-    + """
+UNAVERAGED_PARAMETERS = _PARAMETERS.format(
+    options="""\
     labels : array-like, default=None
         The classes, in the order of ``transition_matrix``; by default the
         sorted labels present. More than two make the problem multiclass.
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative sample weights, as in scikit-learn."""
-    + _METHOD_PARAMETER
-    + ESTIMAND_PARAMETER
-    + "\n"
-    + _MC_PARAMETERS
 )
 
 AVERAGED_RETURNS = """\
@@ -128,7 +156,8 @@ def count_metric_function(
     Its options are scikit-learn's (``average`` and ``zero_division`` for the
     metrics averaged over classes, the definition's own ``parameters`` and
     ``adjusted`` for the others), the flip model's and the engines'; its body
-    is :func:`~._prf_paths.count_score`. ``name`` and ``doc`` default to the
+    is :func:`~sklearn_noisy.metrics._engines.counts.score.count_score`.
+    ``name`` and ``doc`` default to the
     definition's ``function_name`` and ``doc`` (whose ``{parameters}`` line
     takes the common options); ``module`` is where it is exported.
     """

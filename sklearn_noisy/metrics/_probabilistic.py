@@ -14,13 +14,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._noisy_score import NoisyScore
-from ..utils._arrays import chunks, weighted_totals
+from ..utils._arrays import check_same_length, chunks, weighted_totals
 from ..utils._docstring import fill_doc
 from ..utils._labels import as_label_array
 from ..utils._noise import FlipNoise
 from ..utils._validation import check_estimand, supports_estimands
-from ._count_distributions import MAX_LOSS_SAMPLES, loss_distribution
-from ._probabilistic_definitions import (
+from ._definitions.probabilistic import (
     BRIER_SCORE_LOSS,
     LOG_LOSS,
     ClassIndex,
@@ -30,13 +29,14 @@ from ._probabilistic_definitions import (
     _check_proba,
     _classes_of,
 )
-from ._test_set_sampling import with_test_set_sampling
-from ._truth_counts import (
+from ._engines.counts.checks import check_bool, check_option, weights_and_scale
+from ._engines.counts.distributions import MAX_LOSS_SAMPLES, loss_distribution
+from ._engines.counts.estimands import (
     check_remeasurable,
     class_function_estimate,
     observation_matrices,
 )
-from ._weights import check_bool, check_option, weights_and_scale
+from ._engines.test_set_sampling import with_test_set_sampling
 
 __all__ = ["expected_brier_score_loss", "expected_log_loss"]
 
@@ -58,11 +58,7 @@ def _problem(definition: ProbabilisticLoss, arguments: dict[str, Any]) -> _Probl
     proba, eps = _check_proba(arguments["y_proba"])
     y_true = as_label_array(arguments["y_true"], name="y_true")
     n_samples = proba.shape[0]
-    if y_true.shape[0] != n_samples:
-        raise ValueError(
-            "y_true and y_proba must have the same number of samples; got "
-            f"{y_true.shape[0]} and {n_samples}."
-        )
+    check_same_length(y_true, proba, "y_proba")
     weight, scale = weights_and_scale(arguments.get("sample_weight"), n_samples)
     labels = arguments.get("labels")
     transition_matrix = arguments.get("transition_matrix")

@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from ._binary_average import check_zero_division
-from ._count_definitions import COUNT_METRICS, CountMetric
+from ._definitions.counts import COUNT_METRICS, CountMetric, mirror
+from ._engines.counts.binary import check_zero_division
+from ._engines.counts.multiclass import rate_nominal
+from ._engines.counts.score import _check_average, _negative_label, _swap_indicator
 from ._precision_recall import count_metric_function, metric_doc
-from ._prf_paths import _check_average, _mirror, _negative_label, _swap_indicator
-from ._rates_average import rate_nominal
 
 __all__ = [
     "expected_false_negative_rate",
@@ -123,7 +123,7 @@ def _nominal_rate(
     average = options["average"]
     function = definition.sklearn_function  # of the negative class
     if definition.complement and definition.negative:
-        specificity = _mirror(definition, negative=True)
+        specificity = mirror(definition, negative=True)
         return 1.0 - _nominal_rate(specificity, y_true, y_pred, options)
     if definition.complement:
         _check_average(average, y_true, y_pred, weighted_multilabel=True)
@@ -137,7 +137,8 @@ def _nominal_rate(
         zero = check_zero_division(options["zero_division"])
         return rate_nominal(
             definition.name, y_true, y_pred, labels=options["labels"],
-            average=average, sample_weight=options["sample_weight"], zero=zero,
+            average=average, sample_weight=options["sample_weight"],
+            zero_division=zero,
         )  # fmt: skip
     options = dict(options)
     del options["average"]

@@ -19,8 +19,20 @@ from .._noisy_score import METRIC_INTERVALS, METRIC_RANGES
 from ..utils._noise import NOISE_KINDS
 from ..utils._validation import check_estimand
 from ._classification import expected_accuracy_score
-from ._count_definitions import COUNT_METRICS, CountMetric
-from ._paired_kernels import (
+from ._definitions.counts import COUNT_METRICS, CountMetric
+from ._definitions.probabilistic import BRIER_SCORE_LOSS, LOG_LOSS, ProbabilisticLoss
+from ._definitions.regression import (
+    EXPLAINED_VARIANCE,
+    MEAN_ABSOLUTE_ERROR,
+    MEAN_ABSOLUTE_PERCENTAGE_ERROR,
+    MEAN_SQUARED_ERROR,
+    MEAN_SQUARED_PERCENTAGE_ERROR,
+    R2,
+    ROOT_MEAN_SQUARED_ERROR,
+    ROOT_MEAN_SQUARED_PERCENTAGE_ERROR,
+    RegressionLoss,
+)
+from ._engines.paired import (
     paired_accuracy,
     paired_accuracy_truth,
     paired_precision,
@@ -42,7 +54,6 @@ from ._precision_recall import (
     expected_recall_score,
 )
 from ._probabilistic import expected_brier_score_loss, expected_log_loss
-from ._probabilistic_definitions import BRIER_SCORE_LOSS, LOG_LOSS, ProbabilisticLoss
 from ._rates import (
     expected_false_negative_rate,
     expected_false_positive_rate,
@@ -58,17 +69,6 @@ from ._regression import (
     expected_mean_squared_error,
     expected_root_mean_squared_error,
     fraction_of_variance,
-)
-from ._regression_definitions import (
-    EXPLAINED_VARIANCE,
-    MEAN_ABSOLUTE_ERROR,
-    MEAN_ABSOLUTE_PERCENTAGE_ERROR,
-    MEAN_SQUARED_ERROR,
-    MEAN_SQUARED_PERCENTAGE_ERROR,
-    R2,
-    ROOT_MEAN_SQUARED_ERROR,
-    ROOT_MEAN_SQUARED_PERCENTAGE_ERROR,
-    RegressionLoss,
 )
 from ._roc_auc import expected_roc_auc_score
 

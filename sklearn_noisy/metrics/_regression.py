@@ -1,7 +1,7 @@
 """Expected regression metrics under Gaussian label error.
 
 Every public function is :func:`regression_function` of the loss's
-definition (:mod:`~sklearn_noisy.metrics._regression_definitions`) and its
+definition (:mod:`~sklearn_noisy.metrics._definitions.regression`) and its
 forward engine: one body validates, dispatches the estimands and builds the
 result.
 """
@@ -28,21 +28,25 @@ from ..utils._validation import (
     supports_estimands,
 )
 from ..utils._warnings import quiet, warn
-from ._percentage_kernels import ZERO_MARGIN
-from ._quadrature import rmse_moments, rmse_moments_delta, rmse_nominal
-from ._r2_quadrature import r2_forward
-from ._regression_definitions import (
+from ._definitions.regression import (
     MEAN_ABSOLUTE_ERROR,
     MEAN_SQUARED_ERROR,
     ROOT_MEAN_SQUARED_ERROR,
     RegressionLoss,
 )
-from ._regression_estimands import (
+from ._engines.regression.estimands import (
     aggregate_outputs,
     check_regression_sigma_dof,
     estimand_score,
 )
-from ._regression_kernels import (
+from ._engines.regression.quadrature import (
+    rmse_moments,
+    rmse_moments_delta,
+    rmse_nominal,
+)
+from ._engines.regression.r2 import r2_forward
+from ._engines.regression.relative_error import ZERO_MARGIN
+from ._engines.regression.sums import (
     absolute_error_kernel,
     accumulate,
     mae_distribution,
@@ -52,7 +56,7 @@ from ._regression_kernels import (
     rescaled_squared_error_sums,
     squared_error_sums,
 )
-from ._test_set_sampling import with_test_set_sampling
+from ._engines.test_set_sampling import with_test_set_sampling
 
 __all__ = [
     "bounded_root",
@@ -251,8 +255,10 @@ def bounded_root(
 def _root_sampling(mean_metric: Callable[..., NoisyScore]) -> Callable[..., Any]:
     """The sampling rule of a root metric: the mean metric's, by the delta method.
 
-    The hook returns None (the bootstrap) for several outputs or a
-    non-positive estimate of the mean metric.
+    With the derivative of the label-noise variance where the interval is the
+    square root of the mean metric's (the RMSE's truth and remeasurement), so
+    that it stays so with the sampling. The hook returns None (the bootstrap)
+    for several outputs or, otherwise, a non-positive mean metric.
     """
 
     def hook(
@@ -270,12 +276,51 @@ def _root_sampling(mean_metric: Callable[..., NoisyScore]) -> Callable[..., Any]
                 **{k: arguments[k] for k in options if k in arguments},
                 test_set_sampling=True,
             )
+        if score.interval_method == "unified_sqrt":
+            factor = score.distribution.factor
+            variance = mean.sampling_variance / factor**2 if factor > 0.0 else 0.0
+            return variance, "delta", mean.sampling_dof
         if not mean.expected > 0.0:
             return None
         _, variance, _ = bounded_root(mean.expected, mean.sampling_variance)
         return float(variance), "delta", mean.sampling_dof
 
     return hook
+
+
+def _centred(definition: RegressionLoss, inputs: tuple) -> tuple:
+    """``inputs`` shifted by ``y``'s first row, rescaled at extreme scales.
+
+    The loss ignores a common offset and a common scale of ``y``, ``ŷ`` and
+    ``σ``: the sums are taken about ``y[0]`` (a warning says when float64 held
+    the labels too coarsely, next to their spread, to resolve 1e-6), and
+    divided by a power of two (exact) when the spread is beyond 1e±100.
+    """
+    y, y_pred, sigma = inputs[:3]
+    with np.errstate(all="ignore"):
+        offset = y[0].copy()
+        if not np.all(np.isfinite(offset)):
+            return inputs
+        y, y_pred = y - offset, y_pred - offset
+        largest = float(np.abs(y).max(initial=0.0))
+        scale = 1.0
+        if 0.0 < largest < math.inf and not 1e-100 < largest < 1e100:
+            scale = 2.0 ** math.floor(math.log2(largest))
+            y, y_pred, sigma = y / scale, y_pred / scale, sigma / scale
+        spread = np.sqrt(np.mean(y * y, axis=0)) * scale
+    resolution = np.spacing(np.abs(offset))
+    coarse = resolution > 1e-6 * spread
+    if np.any(coarse & (spread > 0)):
+        k = int(np.argmax(np.where(spread > 0, resolution / spread, 0.0)))
+        warn(
+            f"y_true lies at {offset[k]:.3g} with a spread of {spread[k]:.3g}: "
+            f"float64 holds it only to {resolution[k]:.2g}, so the "
+            f"{definition.label or definition.name} is resolved only to about "
+            f"{resolution[k] / spread[k]:.1g}. Subtract the offset from y_true "
+            "and y_pred first.",
+            UserWarning,
+        )
+    return (y, y_pred, sigma, *inputs[3:])
 
 
 def regression_function(
@@ -327,6 +372,8 @@ def regression_function(
             multioutput_rules=definition.multioutput,
             ensure_finite=not deferred_check,
         )
+        if definition.centre_inputs:
+            inputs = _centred(definition, inputs)
         values = {
             name: _OPTIONS[name][1](options.get(name, _OPTIONS[name][0]))
             for name in own
@@ -438,6 +485,7 @@ def _root_mean_squared(definition: RegressionLoss, inputs: tuple, method: str) -
         )
         if variance[j] == 0.0:  # no label noise: exactly the classical metric
             expected[j] = nominal[j]
+    check_finite_results(definition.name, inputs[:3], (expected, variance))
     with np.errstate(over="ignore", under="ignore"):
         nominal_mse = nominal * nominal
     return aggregate_outputs(

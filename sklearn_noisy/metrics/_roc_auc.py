@@ -8,18 +8,27 @@ labels drawn by :class:`~sklearn_noisy.metrics.NoisyRocCurveDisplay`
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from .._noisy_score import NoisyScore
-from ..utils._arrays import as_float_array, check_finite
+from ..utils._arrays import (
+    as_float_array,
+    check_finite,
+    check_same_length,
+    check_sample_weight,
+)
 from ..utils._labels import as_label_array
 from ..utils._noise import FlipNoise
 from ..utils._validation import check_estimand, supports_estimands
 from ..utils._warnings import warn
-from ._roc_auc_kernels import (
+from ._engines.counts.multilabel import _indicator, _positive_probability
+from ._engines.monte_carlo import monte_carlo_score
+from ._engines.roc_auc import (
     EXACT_BUDGET,
     auc_moments_delta,
     auc_moments_exact,
@@ -27,7 +36,7 @@ from ._roc_auc_kernels import (
     exact_cost,
     tie_groups,
 )
-from ._test_set_sampling import with_test_set_sampling
+from ._engines.test_set_sampling import with_test_set_sampling
 
 __all__ = ["NoisyRocCurve", "expected_roc_auc_score", "noisy_roc_curve"]
 
@@ -56,11 +65,7 @@ def _check_inputs(
             f"binary labels; got shape {scores.shape}. Multiclass ROC AUC under "
             "label noise is not available."
         )
-    if y_true.shape[0] != scores.shape[0]:
-        raise ValueError(
-            "y_true and y_score must have the same number of samples; got "
-            f"{y_true.shape[0]} and {scores.shape[0]}."
-        )
+    check_same_length(y_true, scores, "y_score")
     if y_true.shape[0] == 0:
         raise ValueError("y_true is empty: at least one sample is required.")
     check_finite(scores, name="y_score")
@@ -106,26 +111,28 @@ def _flip_law(
     return t0, t1, noise
 
 
-def _nominal(positive: np.ndarray, scores: np.ndarray) -> float:
+def _nominal(positive: np.ndarray, scores: np.ndarray, options: dict) -> float:
     if positive.all() or not positive.any():
         return float("nan")
-    return float(roc_auc_score(positive, scores))
+    return float(roc_auc_score(positive, scores, **{**options, "labels": None}))
 
 
-def _forward(
-    positive: np.ndarray, scores: np.ndarray, t0: np.ndarray, t1: np.ndarray,
-    method: str,
-) -> tuple[float, float, str]:  # fmt: skip
-    p = np.where(positive, t1, t0)
-    if method == "auto":
-        method = "exact" if exact_cost(p) <= EXACT_BUDGET else "delta"
-    kernel = auc_moments_exact if method == "exact" else auc_moments_delta
-    moments = kernel(p, scores)
-    missing = 1.0 - moments.p_defined
-    if moments.p_defined <= 0.0:
+def _forward(problems: list, method: str) -> tuple[np.ndarray, np.ndarray, str]:
+    """Means and variances of binary problems ``(p, scores)``; one warning for all."""
+    moments, used = [], set()
+    for p, scores in problems:
+        kind = method
+        if kind == "auto":
+            kind = "exact" if exact_cost(p) <= EXACT_BUDGET else "delta"
+        kernel = auc_moments_exact if kind == "exact" else auc_moments_delta
+        moments.append(kernel(p, scores))
+        used.add(kind)
+    mean, variance, p_defined = np.array(moments).T
+    if np.any(p_defined <= 0.0):
         raise ValueError(
             "Every draw of the labels has a single class: the ROC AUC is undefined."
         )
+    missing = 1.0 - p_defined.min()
     if missing > _UNDEFINED_WARNING:
         warn(
             f"With this label noise one class is missing in {missing:.3g} of the "
@@ -133,7 +140,137 @@ def _forward(
             "are conditional on both classes being present.",
             UserWarning,
         )
-    return moments.mean, moments.variance, method
+    return mean, variance, "delta" if "delta" in used else "exact"
+
+
+def _exact(nominal: Any, n_samples: int) -> NoisyScore | list[NoisyScore]:
+    """The score(s) scikit-learn gives, without noise."""
+    if np.ndim(nominal):
+        return [_exact(value, n_samples) for value in nominal]  # type: ignore[misc]
+    return NoisyScore(_METRIC, nominal, 0.0, nominal, n_samples, "exact")
+
+
+def _monte_carlo(
+    value: Callable[[np.ndarray], Any],
+    y: np.ndarray,
+    noise: dict,
+    n_samples: int,
+    n_outputs: int | None,
+    mc: dict,
+) -> NoisyScore | list[NoisyScore]:
+    """scikit-learn's AUC ``value(y_draw)`` over redrawn labels ``y``, seeded."""
+
+    def run(output: int | None) -> NoisyScore:
+        def metric(y_draw: np.ndarray, _: Any) -> float:
+            result = value(y_draw)
+            return result if output is None else result[output]
+
+        score = monte_carlo_score(metric, y, y, **noise, **mc)
+        return dataclasses.replace(score, metric=_METRIC, n_samples=n_samples)
+
+    if n_outputs is None:
+        return run(None)
+    return [run(output) for output in range(n_outputs)]
+
+
+def _multilabel(
+    y_true: Any, y_score: Any, q: Any, transition_matrix: Any, options: dict,
+    method: str, mc: dict,
+) -> NoisyScore | list[NoisyScore]:  # fmt: skip
+    """Indicator targets: each column a binary problem, its entries flipping alone."""
+    nominal = roc_auc_score(y_true, y_score, **options)
+    truth = _indicator(y_true, "y_true")
+    scores = as_float_array(y_score, name="y_score")
+    pi = _positive_probability(truth, q, transition_matrix)
+    n_samples, n_labels = truth.shape
+    if np.array_equal(pi, truth):
+        return _exact(nominal, n_samples)
+    average = options["average"]
+    keep, weight = _weights(options["sample_weight"], n_samples)
+    if (
+        _partial(options["max_fpr"])
+        or average == "weighted"
+        or (weight is not None and average != "samples")
+    ):
+        flip = np.where(truth, 1.0 - pi, pi).ravel()
+        return _monte_carlo(
+            lambda y: roc_auc_score(y.reshape(truth.shape), y_score, **options),
+            truth.ravel().astype(np.int64),
+            {"q": flip, "labels": [0, 1]},
+            n_samples,
+            None if average is not None else n_labels,
+            mc,
+        )
+    pi, scores = pi[keep], scores[keep]
+    if average == "micro":
+        problems, w = [(pi.ravel(), scores.ravel())], np.ones(1)
+    elif average == "samples":
+        problems = list(zip(pi, scores, strict=True))
+        w = np.ones(len(problems)) if weight is None else weight
+    else:
+        problems, w = list(zip(pi.T, scores.T, strict=True)), np.ones(n_labels)
+    mean, variance, used = _forward(problems, method)
+    if average is None:
+        return [
+            NoisyScore(_METRIC, m, v, n, n_samples, used)
+            for m, v, n in zip(mean, variance, nominal, strict=True)
+        ]
+    expected = float(w @ mean) / w.sum()
+    return NoisyScore(
+        _METRIC, expected, (w * w) @ variance / w.sum() ** 2, nominal, n_samples, used
+    )
+
+
+def _multiclass(
+    y_true: Any, y_score: Any, q: Any, transition_matrix: Any, options: dict, mc: dict
+) -> NoisyScore | list[NoisyScore]:
+    """Multiclass targets (one-vs-rest or one-vs-one): Monte Carlo under noise."""
+    nominal = roc_auc_score(y_true, y_score, **options)
+    y = as_label_array(y_true, name="y_true")
+    labels = options["labels"]
+    classes = np.unique(y) if labels is None else np.asarray(labels)
+    noise = FlipNoise.from_params(
+        q, transition_matrix, n_samples=y.size, n_classes=classes.size
+    )
+    if noise.matrix is not None:
+        exact = np.array_equal(noise.matrix, np.eye(classes.size))
+    else:
+        exact = not np.any(np.asarray(noise.q) > 0.0)
+    if exact:
+        return _exact(nominal, y.size)
+    fixed = {**options, "labels": classes}
+    return _monte_carlo(
+        lambda y_draw: roc_auc_score(y_draw, y_score, **fixed),
+        y,
+        {"q": q, "transition_matrix": transition_matrix, "labels": classes},
+        y.size,
+        None if np.ndim(nominal) == 0 else classes.size,
+        mc,
+    )
+
+
+def _weights(sample_weight: Any, n_samples: int) -> tuple[Any, np.ndarray | None]:
+    """The samples of non-zero weight, and their weights (None when all equal)."""
+    weight = check_sample_weight(sample_weight, n_samples)
+    if weight is None:
+        return slice(None), None
+    keep = weight > 0
+    return keep, weight[keep] if np.ptp(weight[keep]) > 0 else None
+
+
+def _partial(max_fpr: Any) -> bool:
+    return max_fpr is not None and max_fpr != 1
+
+
+def _kind(y_true: Any, y_score: Any) -> str:
+    """``"binary"``, ``"multiclass"`` or ``"multilabel"`` as scikit-learn reads them."""
+    if np.ndim(y_true) == 2 and np.shape(y_true)[1] > 1:
+        return "multilabel"
+    if np.ndim(y_score) == 2 and np.shape(y_score)[1] > 1:
+        columns = np.shape(y_score)[1]
+        if columns > 2 or np.unique(as_label_array(y_true, name="y_true")).size > 2:
+            return "multiclass"
+    return "binary"
 
 
 def _truth(
@@ -176,36 +313,57 @@ def expected_roc_auc_score(
     *,
     q: Any = None,
     transition_matrix: Any = None,
+    average: str | None = "macro",
+    sample_weight: Any = None,
+    max_fpr: float | None = None,
+    multi_class: str = "raise",
     labels: Any = None,
     method: str = "auto",
     estimand: str = "auto",
-) -> NoisyScore:
-    """Expected ROC AUC, and its variance, when binary labels flip.
+    n_draws: int = 1000,
+    random_state: Any = 0,
+) -> NoisyScore | list[NoisyScore]:
+    """Expected ROC AUC, and its variance, when labels flip.
 
-    The scores are held fixed; the moments are conditional on both classes
-    being present. Read more in the :ref:`User Guide <formula_roc_auc>`.
+    The scores are held fixed; the moments are conditional on the classes
+    being present. Binary labels and the labels of a multilabel indicator
+    (each entry flips alone) are exact; ``average="weighted"``, ``max_fpr``,
+    ``sample_weight`` (but for ``"samples"``) and multiclass targets are Monte
+    Carlo under noise. Read more in the :ref:`User Guide <formula_roc_auc>`.
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
+    y_true : array-like of shape (n_samples,) or (n_samples, n_labels)
         The reference labels (``estimand="forward"``) or the observed noisy
-        labels (``"truth"``). Two classes; the greater is positive, as in
-        :func:`sklearn.metrics.roc_auc_score`.
+        labels (``"truth"``), or a multilabel indicator matrix.
 
-    y_score : array-like of shape (n_samples,)
-        Scores of the positive class (probabilities or decision values).
+    y_score : array-like of shape (n_samples,) or (n_samples, n_classes)
+        Scores, as in :func:`sklearn.metrics.roc_auc_score`.
 
     q : float or array-like of shape (n_samples,), default=None
-        Probability in [0, 1] that each observed label is the other class.
-        Exactly one of ``q`` and ``transition_matrix`` is required.
+        Probability in [0, 1] that each observed label is another class (for
+        an indicator: a scalar, one per sample or one per entry). Exactly one
+        of ``q`` and ``transition_matrix`` is required.
 
-    transition_matrix : array-like of shape (2, 2), default=None
+    transition_matrix : array-like of shape (n_classes, n_classes), default=None
         ``T[j, k]``: probability that a sample of class ``labels[j]`` is
-        observed as ``labels[k]``.
+        observed as ``labels[k]`` (2 × 2 for each entry of an indicator).
 
-    labels : array-like of shape (2,), default=None
-        The classes ``[negative, positive]``; by default the sorted classes of
-        ``y_true``. Needed when ``y_true`` holds one class only.
+    average : {"micro", "macro", "samples", "weighted"} or None, default="macro"
+        As in :func:`sklearn.metrics.roc_auc_score`; None returns a list.
+
+    sample_weight : array-like of shape (n_samples,), default=None
+        Sample weights.
+
+    max_fpr : float in (0, 1], default=None
+        The standardised partial AUC up to this false positive rate (binary).
+
+    multi_class : {"raise", "ovr", "ovo"}, default="raise"
+        As in :func:`sklearn.metrics.roc_auc_score`.
+
+    labels : array-like, default=None
+        Binary: the classes ``[negative, positive]`` (needed when ``y_true``
+        holds one class). Multiclass: as in scikit-learn.
 
     method : {"auto", "exact", "delta"}, default="auto"
         Exact conditional moments, or a delta expansion in the number of
@@ -213,14 +371,20 @@ def expected_roc_auc_score(
 
     estimand : {"auto", "truth", "forward"}, default="auto"
         An estimate of the AUC against the unknown true classes (``"truth"``,
-        which ``"auto"`` is), or the AUC over flips of exact labels ``y_true``
-        (``"forward"``) (:ref:`estimands`).
+        which ``"auto"`` is; binary labels only), or the AUC over flips of
+        exact labels ``y_true`` (``"forward"``) (:ref:`estimands`).
+
+    n_draws : int, default=1000
+        Label draws of the Monte Carlo cases.
+
+    random_state : int, numpy Generator or None, default=0
+        Seed of the Monte Carlo cases.
 
     Returns
     -------
-    NoisyScore
-        ``nominal`` is scikit-learn's ROC AUC of ``y_true`` (NaN when it holds
-        one class).
+    NoisyScore or list of NoisyScore
+        ``nominal`` is scikit-learn's ROC AUC of ``y_true`` (NaN when binary
+        ``y_true`` holds one class).
 
     Examples
     --------
@@ -236,10 +400,29 @@ def expected_roc_auc_score(
     estimand = check_estimand(
         estimand, metric=_METRIC, supported=expected_roc_auc_score.estimands
     )
+    options = {
+        "average": average,
+        "sample_weight": sample_weight,
+        "max_fpr": max_fpr,
+        "multi_class": multi_class,
+        "labels": labels,
+    }
+    mc = {"n_draws": n_draws, "random_state": random_state}
+    kind = _kind(y_true, y_score)
+    if estimand == "truth" and kind != "binary":
+        raise ValueError(
+            "estimand='truth' (the default, 'auto') is supported for binary labels "
+            "only; pass estimand='forward' if y_true is exact."
+        )
+    if kind == "multilabel":
+        return _multilabel(y_true, y_score, q, transition_matrix, options, method, mc)
+    if kind == "multiclass":
+        return _multiclass(y_true, y_score, q, transition_matrix, options, mc)
     positive, scores, _ = _check_inputs(y_true, y_score, labels)
     t0, t1, noise = _flip_law(positive, q, transition_matrix)
-    nominal = _nominal(positive, scores)
     n_samples = positive.size
+    keep, weight = _weights(sample_weight, n_samples)
+    nominal = _nominal(positive, scores, options)
     if not (np.any(t0 > 0.0) or np.any(t1 < 1.0)):
         if np.isnan(nominal):
             raise ValueError(
@@ -247,14 +430,30 @@ def expected_roc_auc_score(
                 "in that case."
             )
         return NoisyScore(_METRIC, nominal, 0.0, nominal, n_samples, "exact", estimand)
+    if _partial(max_fpr) or weight is not None:
+        if estimand == "truth":
+            raise ValueError(
+                "estimand='truth' is supported without max_fpr and with equal "
+                "sample weights only."
+            )
+        options["labels"] = None
+        return _monte_carlo(
+            lambda y: roc_auc_score(y, scores, **options),
+            positive.astype(np.int64),
+            {"q": np.where(positive, 1.0 - t1, t0), "labels": [0, 1]},
+            n_samples,
+            None,
+            mc,
+        )
+    positive, scores, t0, t1 = positive[keep], scores[keep], t0[keep], t1[keep]
     if estimand == "truth":
         noise.check_invertible()
         expected, variance = _truth(positive, scores, t0, t1)
         return NoisyScore(
             _METRIC, expected, variance, nominal, n_samples, "delta", "truth"
         )
-    expected, variance, used = _forward(positive, scores, t0, t1, method)
-    return NoisyScore(_METRIC, expected, variance, nominal, n_samples, used)
+    mean, variance, used = _forward([(np.where(positive, t1, t0), scores)], method)
+    return NoisyScore(_METRIC, mean[0], variance[0], nominal, n_samples, used)
 
 
 class NoisyRocCurve(NamedTuple):

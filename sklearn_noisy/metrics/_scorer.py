@@ -27,8 +27,8 @@ from ..utils._noise import (
 )
 from ..utils._sklearn_compat import _BaseScorer, _cached_call, _num_samples
 from ..utils._warnings import warn
+from ._engines.test_set_sampling import add_test_set_sampling
 from ._registry import MetricInfo, get_metric_info, get_metric_names
-from ._test_set_sampling import add_test_set_sampling
 
 __all__ = [
     "MissingNoiseError",

@@ -101,6 +101,10 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         Estimate the test-set sampling variance of every pooled estimate
         (:ref:`error_budget`).
 
+    unit : str, default=None
+        Unit of the target (regression), e.g. ``"mg/L"``: the reports and plots
+        give it to the metrics in that unit (MSE in its square, RMSE and MAE).
+
     Attributes
     ----------
     cv_results_ : dict of ndarray
@@ -196,6 +200,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         error_score: Any = np.nan,
         estimand: str = "auto",
         test_set_sampling: bool = True,
+        unit: str | None = None,
     ) -> None:
         self.estimator = estimator
         self.scoring = scoring
@@ -208,6 +213,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         self.error_score = error_score
         self.estimand = estimand
         self.test_set_sampling = test_set_sampling
+        self.unit = unit
 
     def __sklearn_tags__(self) -> Any:
         return _delegated_tags(super().__sklearn_tags__(), self.estimator)
@@ -243,6 +249,8 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
                 "test_set_sampling must be True or False; got "
                 f"{self.test_set_sampling!r}."
             )
+        if self.unit is not None and not isinstance(self.unit, str):
+            raise TypeError(f"unit must be a string or None; got {self.unit!r}.")
         if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
             raise ValueError(
                 f"verbose must be a non-negative integer; got {self.verbose!r}."
@@ -367,15 +375,21 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
     def summary(self) -> Any:
         """Per-fold and pooled results as a table, one row per fold and metric.
 
+        As the text report shows them: where the interval of the leading
+        estimate reaches the metric's bound, the row is a limit and shows no
+        point (:ref:`reading_results`).
+
         Returns
         -------
         table : pandas.DataFrame or list of dict
             Columns ``metric``, ``fold`` (1 to K, or ``"pooled"``), ``n_test``,
-            ``nominal``, ``estimand`` (the lead), ``estimate``, ``sd``,
-            ``ci_low``, ``ci_high``, ``e`` and ``e_sd`` for every shown
-            estimand ``e``, and the pooled lead's error budget:
-            ``sampling_sd``, ``total_sd``, ``both_ci_low``, ``both_ci_high``.
-            A list of dicts without pandas.
+            ``nominal``, ``estimand`` (the lead), ``estimate`` (NaN for a
+            limit), ``sd``, ``ci_low``, ``ci_high`` (the label-noise interval),
+            ``limit`` (``"<"``: an upper limit, ``ci_high``; ``">"``: a lower
+            limit, ``ci_low``; ``""``: none), ``e`` and ``e_sd`` for every shown
+            estimand ``e`` (the raw estimates, which can lie beyond the bound),
+            and the pooled lead's error budget: ``sampling_sd``, ``total_sd``,
+            ``both_ci_low``, ``both_ci_high``. A list of dicts without pandas.
         """
         check_is_fitted(self, "cv_results_")
         return _summary_table(self)

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..utils._plotting import import_pyplot
 from ._noise_resilience_curve import NoiseResilienceCurveResult, noise_resilience_curve
-from ._plot import metric_label
+from ._report import metric_label
 
 __all__ = ["NoiseResilienceDisplay"]
 

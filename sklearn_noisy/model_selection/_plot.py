@@ -9,20 +9,11 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._noisy_score import NoisyScore
-from ..metrics import get_metric_info
 from ..utils._plotting import import_pyplot
 from ._cross_validator import NoisyCrossValidator
-from ._report import _interval, _level, _std, _z_value
+from ._report import _level, _std, interval, metric_label, shown, unit_text
 
 __all__ = ["NoisyCVDisplay"]
-
-
-def metric_label(metric: str) -> str:
-    """The registry's display name of a metric; else its name with spaces."""
-    try:
-        return get_metric_info(metric).display_name
-    except (KeyError, ValueError):
-        return metric.replace("_", " ")
 
 
 class NoisyCVDisplay:
@@ -30,7 +21,9 @@ class NoisyCVDisplay:
 
     Each fold's estimate has an error bar spanning its label-noise interval,
     beside its nominal value (and its forward value when another estimand
-    leads); the pooled score is a line with its interval as a band. Create it
+    leads); the pooled score is a line with its interval as a band. An interval
+    that reaches the metric's bound is a limit, as in the report: a bar from the
+    bound with an arrowhead there, and no point. Create it
     with :meth:`from_cv_results` or :meth:`from_estimator`. Read more in the
     :ref:`User Guide <cross_validation>`.
 
@@ -54,6 +47,8 @@ class NoisyCVDisplay:
         Name of the model, shown in the title.
     data_name : str, default=None
         Name of the data, shown in the title.
+    unit : str, default=None
+        Unit of the target, shown on the axis of a metric in that unit.
 
     Attributes
     ----------
@@ -62,11 +57,13 @@ class NoisyCVDisplay:
     figure_ : matplotlib Figure
         Figure containing the plot.
     errorbar_ : matplotlib ErrorbarContainer
-        The per-fold estimates and intervals.
+        The per-fold estimates and intervals (NaN where a fold is a limit).
+    limits_ : matplotlib LineCollection or None
+        The bars of the folds whose interval reaches the metric's bound.
     nominal_ : matplotlib Line2D
         The per-fold nominal markers.
     pooled_line_ : matplotlib Line2D or None
-        The pooled estimate.
+        The pooled estimate; None where its interval reaches the bound.
     pooled_band_ : matplotlib Polygon or None
         The pooled label-noise interval.
     pooled_both_band_ : matplotlib Polygon or None
@@ -105,8 +102,10 @@ class NoisyCVDisplay:
         fold_forward: Any = None,
         name: str | None = None,
         data_name: str | None = None,
+        unit: str | None = None,
     ) -> None:
         self.metric = metric
+        self.unit = unit
         self.name = name
         self.data_name = data_name
         self.estimand = estimand
@@ -189,6 +188,7 @@ class NoisyCVDisplay:
             else None,
             name=type(cv.estimator).__name__ if name is None else name,
             data_name=data_name,
+            unit=cv.unit,
         )
         return display.plot(ax=ax, legend=legend)
 
@@ -299,11 +299,12 @@ class NoisyCVDisplay:
         folds = np.arange(1, self.fold_expected.size + 1)
         ax.set_xticks(folds)
         ax.set_xlabel("fold")
-        if self.greater_is_better is None:
-            ax.set_ylabel(label)
-        else:
+        unit = unit_text(self.unit, self.metric)
+        ylabel = f"{label} in {unit}" if unit else label
+        if self.greater_is_better is not None:
             better = "higher" if self.greater_is_better else "lower"
-            ax.set_ylabel(f"{label}\n({better} is better)")
+            ylabel += f"\n({better} is better)"
+        ax.set_ylabel(ylabel)
         model = "" if self.name is None else f" of {self.name}"
         data = "" if self.data_name is None else f" on {self.data_name}"
         ax.set_title(f"{label}{model}{data}, per fold and pooled", fontsize="medium")
@@ -342,35 +343,39 @@ class NoisyCVDisplay:
         return [handles[i] for i in order], [labels[i] for i in order]
 
     def _draw_folds(self, ax: Any) -> None:
-        z = _z_value(self.confidence_level)
         level = _level(self.confidence_level)
         folds = np.arange(1, self.fold_expected.size + 1)
-        # the report's intervals, clipped to the metric's range
-        bounds = np.array(
-            [
-                _interval(e, s * s, z, self.metric)
-                for e, s in zip(self.fold_expected, self.fold_std, strict=True)
-            ]
-        ).reshape(-1, 2)
-        low, high = bounds[:, 0], bounds[:, 1]
-        # an estimate outside its clipped interval: the interval drawn alone
-        outside = (self.fold_expected < low) | (self.fold_expected > high)
-        with np.errstate(invalid="ignore"):
-            below = np.where(outside, 0.0, np.maximum(self.fold_expected - low, 0.0))
-            above = np.where(outside, 0.0, np.maximum(high - self.fold_expected, 0.0))
+        # the report's intervals and points: a limit where the interval reaches
+        # the metric's bound, drawn from the bound with no point
+        std = self.fold_std
+        rows = [
+            self._shown(e, s * s) for e, s in zip(self.fold_expected, std, strict=True)
+        ]
+        point, low, high = (np.array([r[i] for r in rows], float) for i in range(3))
+        limit = np.array([r[3] for r in rows], dtype=str)
         self.errorbar_ = ax.errorbar(
             folds,
-            self.fold_expected,
-            yerr=np.vstack([below, above]),
+            point,
+            yerr=np.vstack([point - low, high - point]),
             fmt="o",
             capsize=4,
             label=f"{self.estimand} ± {level} label-noise interval",
         )
-        if outside.any():  # the interval on its own, in the same colour
+        self.limits_ = None
+        at, upper, lower = limit != "", limit == "<", limit == ">"
+        if at.any():
             colour = self.errorbar_.lines[0].get_color()
-            ax.vlines(folds[outside], low[outside], high[outside], color=colour)
-            ends = np.column_stack([low[outside], high[outside]]).ravel()
-            ax.plot(np.repeat(folds[outside], 2), ends, "_", markersize=8, color=colour)
+            self.limits_ = ax.vlines(
+                folds[at],
+                low[at],
+                high[at],
+                color=colour,
+                label=f"{level} limit (from the metric's bound)",
+            )
+            ends = np.where(upper, high, low)[at]
+            ax.plot(folds[at], ends, "_", markersize=8, color=colour)
+            ax.plot(folds[upper], low[upper], "v", color=colour)  # arrowheads at
+            ax.plot(folds[lower], high[lower], "^", color=colour)  # the bound
         self.forward_ = None
         if self.fold_forward is not None and self.estimand != "forward":
             (self.forward_,) = ax.plot(
@@ -386,12 +391,24 @@ class NoisyCVDisplay:
             folds, self.fold_nominal, "x", color="black", label=nominal
         )
 
+    def _shown(
+        self, estimate: float, variance: float
+    ) -> tuple[float, float, float, str]:
+        """The report's point, interval and limit mark of an estimate."""
+        low, high = interval(
+            self.metric, self.estimand, estimate, variance, self.confidence_level
+        )
+        point, limit = shown(self.metric, estimate, low, high)
+        return point, low, high, limit
+
     def _draw_pooled(self, ax: Any) -> None:
         self.pooled_line_ = self.pooled_band_ = self.pooled_both_band_ = None
         if self.pooled is None:
             return
         level = _level(self.confidence_level)
-        low, high = self.pooled.confidence_interval(self.confidence_level)
+        point, low, high, limit = self._shown(
+            self.pooled.expected, self.pooled.variance
+        )
         self.pooled_band_ = ax.axhspan(
             low,
             high,
@@ -413,8 +430,7 @@ class NoisyCVDisplay:
                 alpha=0.5,
                 label="pooled, with test-set sampling",
             )
-        self.pooled_line_ = ax.axhline(
-            self.pooled.expected,
-            color="tab:orange",
-            label=f"pooled {self.estimand}",
-        )
+        if not limit:
+            self.pooled_line_ = ax.axhline(
+                point, color="tab:orange", label=f"pooled {self.estimand}"
+            )

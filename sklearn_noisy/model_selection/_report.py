@@ -11,9 +11,9 @@ from html import escape
 from typing import Any
 
 import numpy as np
-from scipy.special import ndtri
 
-from .._noisy_score import clip_to_range
+from .._noisy_score import METRIC_RANGES, NoisyScore
+from ..metrics import get_metric_info
 
 __all__: list[str] = []
 
@@ -26,17 +26,15 @@ QUESTIONS = {
     "forward": "the paper's expected metric if y_true were exact (then measured "
     "with the given noise); not what a re-measurement shows",
     "sampling": "the spread of the pooled estimate over the draw of the test "
-    "samples from their population (below each table); the report-this interval "
-    "covers it and the label noise",
+    "samples from their population (below each table); the summary's intervals "
+    "cover it and the label noise",
+    "< x, > x": "a limit: the interval reaches the metric's bound (as an MSE "
+    "against the truth near 0), so no point is shown, only the interval's other end",
 }
 
 
 def _std(variance: float) -> float:
     return math.sqrt(variance) if variance >= 0 else math.nan
-
-
-def _z_value(confidence_level: float) -> float:
-    return float(ndtri(0.5 + confidence_level / 2.0))
 
 
 def _json_number(value: Any) -> Any:
@@ -102,18 +100,41 @@ def _level(confidence_level: float) -> str:
     return f"{confidence_level * 100:.4g} %"
 
 
-def _interval(
-    estimate: float, variance: float, z: float, key: str = ""
+def interval(
+    metric: str, estimand: str, estimate: float, variance: float, level: float
 ) -> tuple[float, float]:
-    """``estimate ± z sd`` clipped to the metric's range, without warnings."""
-    std = _std(variance)
-    if math.isnan(estimate) or math.isnan(std):
-        return math.nan, math.nan
-    if math.isinf(std):
-        return clip_to_range(key, -math.inf, math.inf)
-    if math.isinf(estimate):
-        return estimate, estimate
-    return clip_to_range(key, estimate - z * std, estimate + z * std)
+    """The label-noise interval of the tables and plots: :class:`NoisyScore`'s.
+
+    Feldman and Cousins's unified interval near a bound for the truth and
+    remeasurement estimates, the clipped normal interval for the forward value.
+    """
+    score = NoisyScore(metric, estimate, variance, math.nan, 0, estimand=estimand)
+    return tuple(score.confidence_interval(level, method="normal"))
+
+
+def shown(metric: str, estimate: float, low: float, high: float) -> tuple[float, str]:
+    """The point a display shows for an estimate, and ``"<"``, ``">"`` or ``""``.
+
+    An interval that starts at the metric's lower bound is an upper limit (``"<"``
+    its upper end), one that ends at the upper bound a lower limit (``">"``): no
+    point is shown (NaN), so that none lies outside its interval or its range.
+    """
+    lower, upper = METRIC_RANGES.get(metric, (-math.inf, math.inf))
+    if math.isfinite(lower) and low <= lower:
+        return math.nan, "<"
+    if math.isfinite(upper) and high >= upper:
+        return math.nan, ">"
+    return estimate, ""
+
+
+def _shown_text(
+    metric: str, estimate: float, low: float, high: float, decimals: int | None
+) -> str:
+    """``"< 0.0145"``, ``"> 0.9996"`` or the estimate, as the tables write it."""
+    point, limit = shown(metric, estimate, low, high)
+    if limit:
+        return f"{limit} {_num(high if limit == '<' else low, decimals)}"
+    return _num(point, decimals)
 
 
 def _pooled(cv: Any, key: str, estimand: str) -> tuple[float, float, float]:
@@ -159,13 +180,15 @@ def _rows(cv: Any, key: str) -> list[tuple[Any, int, float, dict]]:
     return rows
 
 
-def _entries(values: dict, z: float, lead: str, key: str) -> dict[str, dict]:
-    """Per estimand its estimate, variance and SD, and the lead's interval."""
+def _entries(values: dict, level: float, lead: str, metric: str) -> dict[str, dict]:
+    """Per estimand its estimate, variance and SD; the lead's interval and limit."""
     entries = {}
     for estimand, (estimate, variance) in values.items():
         entry = {"estimate": estimate, "variance": variance, "sd": _std(variance)}
         if estimand == lead:
-            entry["ci_low"], entry["ci_high"] = _interval(estimate, variance, z, key)
+            low, high = interval(metric, estimand, estimate, variance, level)
+            entry.update(ci_low=low, ci_high=high)
+            entry["limit"] = shown(metric, estimate, low, high)[1]
         entries[estimand] = entry
     return entries
 
@@ -181,16 +204,17 @@ def _sampling_entries(cv: Any, key: str, estimand: str, lead: bool) -> dict[str,
 
 def _summary_table(cv: Any) -> Any:
     """The rows of :meth:`NoisyCrossValidator.summary`, as a table."""
-    z = _z_value(cv.confidence_level)
     table = []
-    for key in cv.scorers_:
+    for key, scorer in cv.scorers_.items():
         lead = cv.estimands_[key]["lead"]
         for fold, n_test, nominal, values in _rows(cv, key):
-            entries = _entries(values, z, lead, key)
+            entries = _entries(values, cv.confidence_level, lead, scorer.metric)
             row = {"metric": key, "fold": fold, "n_test": n_test, "nominal": nominal}
             row["estimand"] = lead
-            for name in ("estimate", "sd", "ci_low", "ci_high"):
+            for name in ("estimate", "sd", "ci_low", "ci_high", "limit"):
                 row[name] = entries[lead][name]
+            if row["limit"]:  # the point is not shown (the raw one in row[lead])
+                row["estimate"] = math.nan
             for estimand, entry in entries.items():
                 row[estimand], row[f"{estimand}_sd"] = entry["estimate"], entry["sd"]
             # the test-set sampling of the lead: on the pooled row only
@@ -202,17 +226,19 @@ def _summary_table(cv: Any) -> Any:
     return _as_table(table)
 
 
-def _json_entries(entries: dict[str, dict[str, float]]) -> dict[str, Any]:
+def _json_entries(entries: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return {
-        estimand: {name: _json_number(value) for name, value in entry.items()}
+        estimand: {
+            name: value if isinstance(value, str) else _json_number(value)
+            for name, value in entry.items()
+        }
         for estimand, entry in entries.items()
     }
 
 
 def _results_dict(cv: Any) -> dict[str, Any]:
     """:meth:`NoisyCrossValidator.to_dict`: all results, JSON-serialisable."""
-    z = _z_value(cv.confidence_level)
-    results = cv.cv_results_
+    level, results = cv.confidence_level, cv.cv_results_
     folds = [
         {
             "fold": k + 1,
@@ -228,7 +254,7 @@ def _results_dict(cv: Any) -> dict[str, Any]:
         info = cv.estimands_[key]
         rows = _rows(cv, key)
         for k, fold in enumerate(folds):
-            entries = _entries(rows[k][3], z, info["lead"], key)
+            entries = _entries(rows[k][3], level, info["lead"], scorer.metric)
             lead = entries[info["lead"]]  # top level: the lead, the others nested
             fold["metrics"][key] = {
                 "estimand": info["lead"],
@@ -246,9 +272,10 @@ def _results_dict(cv: Any) -> dict[str, Any]:
                 field: _json_number(value) if isinstance(value, float) else value
                 for field, value in score.to_dict().items()
             }
-            low, high = score.confidence_interval(cv.confidence_level)
-            entry["ci_low"], entry["ci_high"] = _json_number(low), _json_number(high)
-            entries = _entries(rows[-1][3], z, info["lead"], key)
+            entries = _entries(rows[-1][3], level, info["lead"], scorer.metric)
+            lead = entries.get(info["lead"], {})  # the lead's interval, as nested
+            for name in ("ci_low", "ci_high"):
+                entry[name] = _json_number(lead.get(name, float("nan")))
             for estimand, values in entries.items():
                 lead = estimand == info["lead"]
                 values.update(_sampling_entries(cv, key, estimand, lead))
@@ -260,7 +287,7 @@ def _results_dict(cv: Any) -> dict[str, Any]:
             "lead": info["lead"],
             "estimands": list(info["shown"]),
             "notes": list(info["notes"]),
-            "report_this": _report_line(cv, key, _decimals(cv, key)),
+            "report_this": summary_line(cv, key),
         }
     shown = {e for info in cv.estimands_.values() for e in info["shown"]}
     return {
@@ -275,6 +302,7 @@ def _results_dict(cv: Any) -> dict[str, Any]:
             for name, text in QUESTIONS.items()
             if name == "nominal"
             or name in shown
+            or name == "< x, > x"
             or (name == "sampling" and _has_sampling(cv))
         },
         "metrics": metrics,
@@ -303,84 +331,139 @@ def _num(value: float, decimals: int | None) -> str:
     return f"{value:.4g}" if decimals is None else f"{value:.{decimals}f}"
 
 
-def _ci_text(
-    estimate: float, variance: float, z: float, decimals: int | None, key: str = ""
-) -> str:
-    low, high = _interval(estimate, variance, z, key)
+def _ci_text(low: float, high: float, decimals: int | None) -> str:
     return f"[{_num(low, decimals)}, {_num(high, decimals)}]"
 
 
-def _report_line(cv: Any, key: str, decimals: int | None) -> str:
-    """The line that says which number of the metric to report."""
-    info = cv.estimands_[key]
-    lead = info["lead"]
-    estimate, variance, sampling = _pooled(cv, key, lead)
-    value = f"{_num(estimate, decimals)} (pooled)"
-    if not math.isfinite(estimate):  # overlapping test sets: the fold mean
-        estimate = _mean(cv.cv_results_[f"{key}_{lead}"])
-        value = f"{_num(estimate, decimals)} (fold mean)"
-        interval = "n/a (the test sets overlap)"
-    elif math.isnan(sampling):
-        z = _z_value(cv.confidence_level)
-        interval = _ci_text(estimate, variance, z, decimals, key)
-        interval += " of the label noise"
+def metric_label(metric: str) -> str:
+    """The registry's display name of a metric; else its name with spaces."""
+    try:
+        return get_metric_info(metric).display_name
+    except (KeyError, ValueError):
+        return metric.replace("_", " ")
+
+
+#: The power of the target's unit in each metric (the MSE's is squared); else 0.
+_UNIT_POWERS = {
+    "mean_squared_error": 2,
+    "root_mean_squared_error": 1,
+    "mean_absolute_error": 1,
+}
+
+
+def unit_text(unit: str | None, metric: str) -> str:
+    """The unit of ``metric`` for a target in ``unit``: ``"mg/L"``, ``"(mg/L)²"``."""
+    power = _UNIT_POWERS.get(metric, 0)
+    if not unit or not power:
+        return ""
+    if power == 1:
+        return unit
+    return f"({unit})²" if any(c in unit for c in " /*·") else f"{unit}²"
+
+
+#: What each estimand measures, as the summary names it.
+_AGAINST = {
+    "truth": "against the true values",
+    "remeasurement": "on a re-measurement",
+    "forward": "forward (y_true exact)",
+}
+
+
+def _summary_parts(cv: Any, key: str) -> tuple[str, str]:
+    """The name and the value to report of a metric: the pooled leading estimate
+    or its limit, its interval (label noise and test-set sampling), the unit.
+    """
+    lead, metric = cv.estimands_[key]["lead"], cv.scorers_[key].metric
+    decimals, level = _decimals(cv, key), _level(cv.confidence_level)
+    unit = unit_text(cv.unit, metric)
+    unit = f" {unit}" if unit else ""
+    name = f"{metric_label(metric)} {_AGAINST[lead]}"
+    score = cv.pooled_estimates_.get(key, {}).get(lead)
+    if score is None:  # overlapping test sets: no pooled score
+        mean = _num(_mean(cv.cv_results_[f"{key}_{lead}"]), decimals)
+        return name, f"{mean}{unit} (mean of the folds; no interval: test sets overlap)"
+    source = "label_noise" if math.isnan(score.sampling_variance) else "both"
+    low, high = score.confidence_interval(cv.confidence_level, source=source)
+    point, limit = shown(metric, score.expected, low, high)
+    if limit:
+        end = _num(high if limit == "<" else low, decimals)
+        text = f"{limit} {end}{unit} at {level}; not resolved beside the label noise"
     else:
-        low, high = _both_interval(cv, key, lead)
-        interval = (
-            f"[{_num(low, decimals)}, {_num(high, decimals)}] with label noise and "
-            "test-set sampling"
-        )
-    head = f"report this: {lead} {value}, {_level(cv.confidence_level)} interval "
-    if lead == "truth":
-        return (
-            f"{head}{interval} (labels that are measurements); quote forward only "
-            "when y_true is exact"
-        )
-    if lead == "remeasurement":
-        which = "samples like these" if "sampling" in interval else "these samples"
-        return f"{head}{interval} (the metric on a fresh measurement of {which})"
-    instead = (
-        "for labels that are measurements report truth instead"
-        if "truth" in info["shown"]
-        else "this metric has no truth estimate for labels that are measurements"
+        text = f"{_num(point, decimals)}{unit}, {level} interval "
+        text += _ci_text(low, high, decimals)
+    if source == "label_noise" and _has_sampling(cv):
+        text += " (label noise only)"
+    if lead == "forward":
+        text += "; valid only if y_true is exact"
+    return name, text
+
+
+def summary_line(cv: Any, key: str) -> str:
+    """The summary's line of a metric: what to report."""
+    return ": ".join(_summary_parts(cv, key))
+
+
+def summary_lines(cv: Any) -> list[str]:
+    """The report's summary: a title, then one line per metric, names aligned."""
+    parts = [_summary_parts(cv, key) for key in cv.scorers_]
+    width = max(len(name) for name, _ in parts) + 2
+    sources = "the label noise and the test-set sampling"
+    sources = sources if _has_sampling(cv) else "the label noise only"
+    title = (
+        f"Summary, the numbers to report (pooled; {_level(cv.confidence_level)} "
+        f"intervals cover {sources}):"
     )
-    return (
-        f"{head}{interval}, only if y_true is exact (a reference standard or a "
-        f"simulation); {instead}"
-    )
+    return [title, *(f"  {name + ':':<{width}}{text}" for name, text in parts)]
 
 
 def _budget_line(cv: Any, key: str, decimals: int | None) -> str:
-    """The pooled lead's error budget: both SDs and the label-noise interval."""
+    """The pooled lead's error budget: the SD of each source and of both."""
     lead = cv.estimands_[key]["lead"]
     estimate, variance, sampling = _pooled(cv, key, lead)
     if math.isnan(sampling) or not math.isfinite(estimate):
         return ""
     method = cv.pooled_estimates_[key][lead].sampling_method.replace("_", " ")
-    z = _z_value(cv.confidence_level)
-    sampling_text = (
-        f"{_num(_std(sampling), decimals)} test-set sampling ({method})"
-        if sampling > 0
-        else f"0 test-set sampling ({method}; not resolved beside the label noise)"
-    )
+    if not sampling > 0:
+        method += ": the samples vary no more than their label noise explains"
     return (
         f"error budget of the pooled {lead}: SD {_num(_std(variance), decimals)} "
-        f"label noise, {sampling_text}, {_num(_std(variance + sampling), decimals)} "
-        "both; "
-        f"{_level(cv.confidence_level)} interval, label noise only: "
-        f"{_ci_text(estimate, variance, z, decimals, key)}"
+        f"from the label noise, {_num(_std(sampling), decimals)} from the test-set "
+        f"sampling ({method}), {_num(_std(variance + sampling), decimals)} both"
+    )
+
+
+def _between_folds_line(summary: dict[str, float], decimals: int | None) -> str:
+    """How much the nominal metric varies between folds, and how much of that
+    label noise alone explains: never a part larger than the whole.
+    """
+    total = summary["between_fold_sd"]
+    noise = _std(summary["mean_label_noise_variance"])
+    if math.isnan(total):
+        return "between folds: no spread to compare (fewer than two folds scored)"
+    head = f"between folds: the nominal metric varies with SD {_num(total, decimals)}"
+    if math.isnan(noise):
+        return head
+    alone = "label noise alone (the labels measured again, same models)"
+    if total < noise:
+        return (
+            f"{head}, less than the {_num(noise, decimals)} that {alone} predicts: "
+            "nothing is left to attribute to the splits and refits"
+        )
+    return (
+        f"{head}; {alone} explains SD {_num(noise, decimals)} of it, the splits and "
+        f"refits the other {_num(summary['excess_sd'], decimals)} (SDs add in "
+        "squares; not a standard error of CV)"
     )
 
 
 def metric_parts(cv: Any, key: str, scorer: Any) -> dict[str, Any]:
     """One metric's report: title, (title, width) of each column, the cells of
-    each row (folds, then pooled) and the lines below the table (notes, what
-    to report, the spread between folds). The text and HTML reports render it.
+    each row (folds, then pooled) and the lines below the table (notes, the
+    error budget, the spread between folds). The text and HTML reports render it.
     """
-    info = cv.estimands_[key]
+    info, metric = cv.estimands_[key], scorer.metric
     lead = info["lead"]
     others = [e for e in info["shown"] if e != lead]
-    z = _z_value(cv.confidence_level)
     decimals = _decimals(cv, key)
     columns = [("fold", 6), ("n_test", 6), ("nominal", 9), (lead, 9), ("SD", 8)]
     columns.append((f"{_level(cv.confidence_level)} interval", 22))
@@ -389,30 +472,26 @@ def metric_parts(cv: Any, key: str, scorer: Any) -> dict[str, Any]:
     rows = []
     for fold, n_test, nominal, values in _rows(cv, key):
         estimate, variance = values[lead]
+        low, high = interval(metric, lead, estimate, variance, cv.confidence_level)
         cells = [str(fold), str(n_test), _num(nominal, decimals)]
-        cells += [_num(estimate, decimals), _num(_std(variance), decimals)]
-        cells.append(_ci_text(estimate, variance, z, decimals, key))
+        cells.append(_shown_text(metric, estimate, low, high, decimals))
+        cells += [_num(_std(variance), decimals), _ci_text(low, high, decimals)]
         for estimand in others:
             estimate, variance = values[estimand]
             cells += [_num(estimate, decimals), _num(_std(variance), decimals)]
         rows.append(cells)
-    summary = cv.fold_summary_[key]
-    noise_sd = _std(summary["mean_label_noise_variance"])
     notes = [f"note: {note}" for note in info["notes"]]
-    notes.append(_report_line(cv, key, decimals))
-    budget = _budget_line(cv, key, decimals)
-    if budget:
-        notes.append(budget)
-    notes.append(
-        f"between folds: SD of the nominal metric "
-        f"{summary['between_fold_sd']:.2g}, of which label noise alone explains "
-        f"{noise_sd:.2g}; "
-        f"the rest ({summary['excess_sd']:.2g}) comes from the splits and "
-        "refits (not a standard error of CV)"
-    )
+    notes += [_budget_line(cv, key, decimals)]
+    notes += [_between_folds_line(cv.fold_summary_[key], decimals)]
     direction = "higher" if scorer.greater_is_better else "lower"
-    title = f"{key} ({direction} is better)"
-    return {"title": title, "columns": columns, "rows": rows, "notes": notes}
+    unit = unit_text(cv.unit, metric)
+    title = f"{key} ({direction} is better)" + (f", in {unit}" if unit else "")
+    return {
+        "title": title,
+        "columns": columns,
+        "rows": rows,
+        "notes": [note for note in notes if note],
+    }
 
 
 def _has_sampling(cv: Any) -> bool:
@@ -439,6 +518,7 @@ def legend_lines(cv: Any) -> list[str]:
         lines.append(f"  {name + ':':<15}{QUESTIONS[name]}")
     if _has_sampling(cv):
         lines.append(f"  {'sampling:':<15}{QUESTIONS['sampling']}")
+    lines.append(f"  {'< x, > x:':<15}{QUESTIONS['< x, > x']}")
     return lines
 
 
@@ -459,10 +539,14 @@ def header_line(cv: Any) -> str:
 
 
 def _format_table(cv: Any) -> str:
-    """Readable text report: a legend, then per metric its folds and pooled row."""
+    """Readable text report: the summary, a legend, then per metric its folds
+    and pooled row.
+    """
     lines = [
         f"NoisyCrossValidator({cv.estimator!r})",
         header_line(cv),
+        *summary_lines(cv),
+        "",
         *legend_lines(cv),
     ]
     for key, scorer in cv.scorers_.items():
@@ -484,14 +568,15 @@ _STYLE = """<style>
 .sklearn-noisy-report thead th {border-bottom: 1px solid currentColor;}
 .sklearn-noisy-report tr.pooled td {border-top: 1px solid currentColor;
   font-weight: bold;}
-.sklearn-noisy-report .report-this {font-weight: bold;}
+.sklearn-noisy-report ul.report-this {font-weight: bold; margin: 0.2em 0;}
 .sklearn-noisy-report h4 {margin: 0.8em 0 0.2em 0;}
 .sklearn-noisy-report p, .sklearn-noisy-report dl {margin: 0.2em 0;}
 </style>"""
 
 
 def results_html(cv: Any) -> str:
-    """The text report's header, legend, tables and lines as an HTML fragment."""
+    """The text report's header, summary, legend, tables and lines as HTML."""
+    summary, *lines = summary_lines(cv)
     title, *entries = legend_lines(cv)
     items = []
     for line in entries:
@@ -501,6 +586,9 @@ def results_html(cv: Any) -> str:
         _STYLE,
         '<div class="sklearn-noisy-report">',
         f"<p>{escape(header_line(cv))}</p>",
+        f'<p>{escape(summary)}</p><ul class="report-this">',
+        *(f"<li>{escape(line.strip())}</li>" for line in lines),
+        "</ul>",
         f"<details open><summary>{escape(title.rstrip(':'))}</summary>"
         f"<dl>{''.join(items)}</dl></details>",
     ]
@@ -516,8 +604,6 @@ def results_html(cv: Any) -> str:
             tds = "".join(f"<td>{escape(cell)}</td>" for cell in cells)
             html.append(f"<tr{css}>{tds}</tr>")
         html.append("</tbody></table>")
-        for note in parts["notes"]:
-            css = ' class="report-this"' if note.startswith("report this") else ""
-            html.append(f"<p{css}>{escape(note)}</p>")
+        html += [f"<p>{escape(note)}</p>" for note in parts["notes"]]
     html.append("</div>")
     return "".join(html)

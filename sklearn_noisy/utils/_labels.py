@@ -159,6 +159,16 @@ def check_labels(labels: Any) -> np.ndarray:
     return classes
 
 
+def check_label_pair(y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``y_true`` and ``y_pred`` as 1-D label arrays of one non-zero length."""
+    y_true = as_label_array(y_true, name="y_true")
+    y_pred = as_label_array(y_pred, name="y_pred")
+    if y_true.shape[0] == 0:
+        raise ValueError("y_true is empty: at least one sample is required.")
+    check_same_length(y_true, y_pred)
+    return y_true, y_pred
+
+
 def check_classification_labels(
     y_true: Any, y_pred: Any, *, labels: Any = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -166,11 +176,7 @@ def check_classification_labels(
 
     ``classes`` are ``labels``, or the sorted labels of ``y_true`` and ``y_pred``.
     """
-    y_true = as_label_array(y_true, name="y_true")
-    y_pred = as_label_array(y_pred, name="y_pred")
-    if y_true.shape[0] == 0:
-        raise ValueError("y_true is empty: at least one sample is required.")
-    check_same_length(y_true, y_pred)
+    y_true, y_pred = check_label_pair(y_true, y_pred)
     if labels is None:
         kinds = {y_true.dtype.kind, y_pred.dtype.kind}
         try:

@@ -7,12 +7,16 @@ bound or collapses to a point. The unified construction (Feldman and Cousins,
 Phys. Rev. D 57, 3873, 1998) orders the outcomes of ``x ~ N(mu, 1)``,
 ``mu >= 0``, by the likelihood ratio ``p(x | mu) / p(x | max(x, 0))``; its
 intervals cover at the stated level for every ``mu`` and move by themselves
-from an upper limit (lower end at the bound) to a two-sided interval.
+from an upper limit (lower end at the bound) to a two-sided interval. A root
+metric (the RMSE of an MSE) takes the square roots of its square's interval:
+:class:`SquareRootInterval`.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import ClassVar
 
 from scipy.optimize import brentq
 from scipy.special import ndtr, ndtri
@@ -122,3 +126,29 @@ def unified_interval(
     else:
         low, high = estimate - z * sd, estimate + z * sd
     return max(low, lower), min(high, upper)
+
+
+@dataclass(frozen=True)
+class SquareRootInterval:
+    """The interval of ``√θ``: the square roots of the unified interval of ``θ``.
+
+    Held in ``NoisyScore.distribution`` of a root metric (the RMSE of the MSE's
+    truth or remeasurement estimate ``estimate``), whose variances are the
+    square's over ``factor²``, ``factor = dθ/d√θ`` of the delta method. So
+    squaring the root's bounds gives the square's, for every source of
+    uncertainty.
+    """
+
+    estimate: float
+    factor: float
+    #: ``NoisyScore.interval_method`` of the root metric.
+    method: ClassVar[str] = "unified_sqrt"
+
+    def interval(
+        self, confidence_level: float, sd: float
+    ) -> tuple[float, float, float]:
+        """``(low, high, nan)`` for the root's SD ``sd`` (quantile-scaled)."""
+        low, high = unified_interval(
+            self.estimate, sd * self.factor, lower=0.0, confidence=confidence_level
+        )
+        return math.sqrt(low), math.sqrt(high), math.nan

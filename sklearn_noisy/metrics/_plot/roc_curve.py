@@ -9,15 +9,15 @@ import numpy as np
 from sklearn.metrics import auc, roc_curve
 from sklearn.utils.multiclass import type_of_target
 
-from .._noisy_score import NoisyScore
-from ..utils._plotting import import_pyplot
-from ..utils._sklearn_compat import (
+from ..._noisy_score import NoisyScore
+from ...utils._plotting import import_pyplot
+from ...utils._sklearn_compat import (
     _check_pos_label_consistency,
     _get_response_values_binary,
 )
-from ._monte_carlo import _check_generator, _check_positive_int
-from ._plot_confusion_matrix import _sd_decimals
-from ._roc_auc import _check_inputs, expected_roc_auc_score, noisy_roc_curve
+from .._engines.monte_carlo import _check_generator, _check_positive_int
+from .._roc_auc import _check_inputs, expected_roc_auc_score, noisy_roc_curve
+from .confusion_matrix import _sd_decimals
 
 __all__ = ["NoisyRocCurveDisplay"]
 

@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtri
 
-from ..utils._labels import EncodedLabels
-from ..utils._noise import FlipNoise
-from ._count_definitions import COUNT_METRICS
-from ._poisson_binomial import poisson_binomial_window
+from ....utils._labels import EncodedLabels
+from ....utils._noise import FlipNoise
+from ..._definitions.counts import COUNT_METRICS
+from .poisson_binomial import poisson_binomial_window
 
 #: Per-sample probabilities are kept for at most this many samples (8 MB).
 MAX_STORED_SAMPLES = 2**20

@@ -15,14 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from ..utils._validation import MultioutputRules
-from ._paired_kernels import (
+from ...utils._validation import MultioutputRules
+from .._engines.paired import (
     absolute_error_difference,
     r2_difference_existence,
     squared_error_difference,
 )
-from ._percentage_kernels import ZERO_MARGIN, relative_error_terms
-from ._regression_estimands import (
+from .._engines.regression.estimands import (
     mae_remeasurement,
     mse_remeasurement,
     mse_truth,
@@ -31,7 +30,8 @@ from ._regression_estimands import (
     rmse_remeasurement,
     rmse_truth,
 )
-from ._regression_kernels import T_MAX, linear_loss_of_negative
+from .._engines.regression.relative_error import ZERO_MARGIN, relative_error_terms
+from .._engines.regression.sums import T_MAX, linear_loss_of_negative
 
 __all__ = [
     "EXPLAINED_VARIANCE",
@@ -83,6 +83,10 @@ class RegressionLoss:
     range: tuple[float, float] = (0.0, math.inf)
     #: ``1 - X/Y`` with ``X`` of the residuals centred (explained variance).
     centred: bool = False
+    #: Whether ``y`` and ``ŷ`` are shifted by ``y``'s mean before the sums: the
+    #: loss ignores a common offset, and its sums of squares of ``y`` would lose
+    #: to it the digits float64 holds (R², explained variance).
+    centre_inputs: bool = False
     #: How warnings name the metric (default: its name, in words).
     label: str = ""
     #: The public function's name (default ``expected_<name>``) and docstring.
@@ -267,6 +271,7 @@ R2 = RegressionLoss(
     multioutput=MultioutputRules(variance_weighted=True, one_output_weights=False),
     paired_existence=r2_difference_existence,
     range=(-math.inf, 1.0),
+    centre_inputs=True,
     label="R²",
     function_name="expected_r2_score",
     doc=_doc(
@@ -300,6 +305,7 @@ EXPLAINED_VARIANCE = RegressionLoss(
     multioutput=R2.multioutput,
     range=(-math.inf, 1.0),
     centred=True,
+    centre_inputs=True,
     function_name="expected_explained_variance_score",
     doc=_doc(
         "expected_explained_variance_score",

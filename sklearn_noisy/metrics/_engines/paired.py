@@ -20,15 +20,15 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy.special import ndtr
 
-from ..utils._arrays import check_sample_weight, chunk_of, chunks, weighted_totals
-from ..utils._labels import (
+from ...utils._arrays import check_sample_weight, chunk_of, chunks, weighted_totals
+from ...utils._labels import (
     _small_int_labels,
     as_label_array,
     check_classification_labels,
 )
-from ..utils._noise import FlipNoise
-from ..utils._validation import check_regression_inputs
-from ._probabilistic_definitions import ProbabilisticLoss, _check_proba
+from ...utils._noise import FlipNoise
+from ...utils._validation import check_regression_inputs
+from .._definitions.probabilistic import ProbabilisticLoss, _check_proba
 
 __all__ = [
     "absolute_error_difference",

@@ -15,57 +15,24 @@ from typing import Any
 
 import numpy as np
 
-from .._noisy_score import NoisyScore
-from ..utils._arrays import check_sample_weight, chunks
-from ..utils._labels import as_label_array
-from ..utils._noise import FlipNoise
-from ._binary_counts import CountLaws, _delta_moments, exact_moments, metric_value
-from ._confusion_draws import confusion_counts
-from ._count_definitions import COUNT_METRICS
-from ._count_distributions import count_metric_distribution
-from ._multiclass_average import _draw, _Problem
-from ._truth_counts import count_estimand_score
+from ...._noisy_score import NoisyScore
+from ....utils._arrays import check_sample_weight, chunks
+from ....utils._labels import check_label_pair
+from ....utils._noise import FlipNoise
+from ..._definitions.counts import COUNT_METRICS
+from .binary_moments import CountLaws, _delta_moments, exact_moments, metric_value
+from .confusion_draws import confusion_counts
+from .distributions import count_metric_distribution
+from .estimands import count_estimand_score
+from .multiclass import _draw, _Problem
 
 #: The ways to compute the moments of a binary metric.
 _METHODS = ("exact", "delta")
-
-#: The first parameters of the docstrings of the binary count metrics.
-_NOISE_PARAMETERS = """\
-    y_true : array-like of shape (n_samples,)
-        The reference labels, taken as exact, around which the labels flip
-        (``estimand="forward"``), or the observed noisy labels (``"truth"``,
-        ``"remeasurement"``). Any label values.
-    y_pred : array-like of shape (n_samples,)
-        Predicted labels, held fixed.
-    q : float or array-like of shape (n_samples,), default=None
-        Probability in [0, 1] that each observed label differs from ``y_true``
-        (a constant or one per sample). For multiclass labels a flip is
-        uniform over the other ``K - 1`` classes. Exactly one of ``q`` and
-        ``transition_matrix`` is required.
-    transition_matrix : array-like of shape (n_classes, n_classes), default=None
-        Row-stochastic matrix: ``T[j, k]`` is the probability that a sample of
-        class ``labels[j]`` is observed as ``labels[k]``. For binary labels pass
-        ``labels=[negative, positive]`` unless both classes occur in the data."""
 
 
 def _check_option(value: Any, allowed: tuple, *, name: str) -> None:
     if not isinstance(value, str) or value not in allowed:
         raise ValueError(f"{name} must be one of {allowed}; got {value!r}.")
-
-
-def _label_arrays(y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``y_true`` and ``y_pred`` as 1-D label arrays of one non-zero length."""
-    y_true = as_label_array(y_true, name="y_true")
-    y_pred = as_label_array(y_pred, name="y_pred")
-    n_samples = y_true.shape[0]
-    if n_samples == 0:
-        raise ValueError("y_true is empty: at least one sample is required.")
-    if y_pred.shape[0] != n_samples:
-        raise ValueError(
-            "y_true and y_pred must have the same number of samples; got "
-            f"{n_samples} and {y_pred.shape[0]}."
-        )
-    return y_true, y_pred
 
 
 def _distinct_values(y: np.ndarray, skip: np.ndarray) -> np.ndarray:
@@ -131,7 +98,7 @@ def _binary_present_labels(y_true: Any, y_pred: Any, labels: Any) -> list | None
     if labels is not None:
         labels = _check_labels(labels)
         return labels.tolist() if labels.size <= 2 else None
-    y_true, y_pred = _label_arrays(y_true, y_pred)
+    y_true, y_pred = check_label_pair(y_true, y_pred)
     nowhere = np.zeros(y_true.shape[0], dtype=bool)
     present = _present_labels(y_true, y_pred, nowhere, nowhere, None)
     return present if len(present) <= 2 else None
@@ -141,7 +108,7 @@ def _binary_classes(
     y_true: Any, y_pred: Any, *, labels: Any, pos_label: Any
 ) -> tuple[np.ndarray, np.ndarray, list]:
     """``(true_pos, pred_pos, classes)``; more than two classes is an error."""
-    y_true, y_pred = _label_arrays(y_true, y_pred)
+    y_true, y_pred = check_label_pair(y_true, y_pred)
     n_samples = y_true.shape[0]
     true_pos = np.asarray(y_true == pos_label, dtype=bool)
     pred_pos = np.asarray(y_pred == pos_label, dtype=bool)

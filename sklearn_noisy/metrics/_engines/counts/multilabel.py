@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from .._noisy_score import NoisyScore
-from ..utils._arrays import as_float_array, check_sample_weight
-from ..utils._noise import FlipNoise
-from ._binary_counts import CountLaws, exact_moments
-from ._count_definitions import COUNT_METRICS, nanaverage
-from ._multiclass_average import NEGLIGIBLE, sklearn_value
+from ...._noisy_score import NoisyScore
+from ....utils._arrays import as_float_array, check_sample_weight
+from ....utils._noise import FlipNoise
+from ..._definitions.counts import COUNT_METRICS, nanaverage
+from .binary_moments import CountLaws, exact_moments
+from .multiclass import NEGLIGIBLE, sklearn_value
 
 __all__ = ["is_multilabel", "multilabel_score"]
 

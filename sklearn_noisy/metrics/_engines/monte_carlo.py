@@ -10,12 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from .._noisy_score import NoisyScore
-from ..utils._arrays import check_finite, check_sample_weight
-from ..utils._labels import check_classification_labels
-from ..utils._noise import FlipNoise, GaussianNoise
-from ..utils._validation import check_regression_target
-from ..utils._warnings import warn
+from ..._noisy_score import NoisyScore
+from ...utils._arrays import check_finite, check_sample_weight
+from ...utils._labels import check_classification_labels
+from ...utils._noise import FlipNoise, GaussianNoise
+from ...utils._validation import check_regression_target
+from ...utils._warnings import warn
 
 __all__ = ["MonteCarloScore", "monte_carlo_score"]
 

@@ -14,9 +14,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..utils._arrays import check_finite
-from ..utils._labels import EncodedLabels, check_classification_labels, encode_labels
-from ..utils._warnings import warn
+from ...utils._arrays import check_finite
+from ...utils._labels import EncodedLabels, check_classification_labels, encode_labels
+from ...utils._warnings import warn
 
 __all__ = [
     "BRIER_SCORE_LOSS",
@@ -122,8 +122,7 @@ def _check_proba(y_proba: Any) -> tuple[np.ndarray, float]:
         row_sums = array.sum(axis=1)
         if np.max(np.abs(row_sums - 1.0)) > np.sqrt(eps):
             warn(
-                "The y_proba values do not sum to one. Make sure to pass "
-                "probabilities.",
+                "The y_prob values do not sum to one. Make sure to pass probabilities.",
                 UserWarning,
             )
     return array, eps
@@ -137,10 +136,11 @@ def _sorted_labels(labels: Any) -> tuple[np.ndarray, np.ndarray]:
     order = np.argsort(classes, kind="stable")
     if np.any(order != np.arange(classes.size)):
         warn(
-            f"Labels passed were {classes.tolist()}. The columns of y_proba are "
-            "taken to follow the sorted labels "
-            f"{classes[order].tolist()}, as in scikit-learn; transition_matrix "
-            "stays in the order of `labels`.",
+            f"Labels passed were {classes.tolist()}. But this function assumes "
+            "labels are ordered lexicographically. Pass the ordered "
+            f"labels={classes[order].tolist()} and ensure that the columns of "
+            "y_prob correspond to this ordering. transition_matrix stays in the "
+            "order of `labels`, not sorted.",
             UserWarning,
         )
     return classes[order], order

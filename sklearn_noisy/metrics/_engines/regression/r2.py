@@ -16,13 +16,13 @@ import numpy as np
 from scipy.special import comb
 from sklearn.exceptions import UndefinedMetricWarning
 
-from .._noisy_score import NoisyScore
-from ..utils._arrays import chunk_of
-from ..utils._warnings import warn
-from ._quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums, gauss_kronrod
-from ._regression_definitions import RegressionLoss
-from ._regression_estimands import aggregate_outputs
-from ._regression_kernels import (
+from ...._noisy_score import NoisyScore
+from ....utils._arrays import chunk_of
+from ....utils._warnings import warn
+from ..._definitions.regression import RegressionLoss
+from .estimands import aggregate_outputs
+from .quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums, gauss_kronrod
+from .sums import (
     output_column,
     output_distributions,
     r2_distribution,
@@ -638,7 +638,7 @@ def r2_forward(
     n_samples, n_outputs = y_true.shape
     if n_samples < 2 and not centred:
         warn(
-            "R² is not well-defined with fewer than two samples: the result is NaN.",
+            "R^2 score is not well-defined with less than two samples.",
             UndefinedMetricWarning,
         )
         nan = np.full(n_outputs, math.nan)

@@ -461,8 +461,9 @@ class CountMetric:
     divides by (it then takes ``average`` and ``labels``).
     ``linear_averages``: the averages under which it is linear in ``C`` with
     fixed denominators; ``accuracy_averages``: those under which it is the
-    accuracy. ``negative``: a ratio of each class's negatives (the rates);
-    ``complement``: ``1 −`` it; ``adjustable``: takes ``adjusted``;
+    accuracy (the rates: affine in it). ``negative``: a ratio of each class's
+    negatives (the rates); ``complement``: ``1 −`` it; ``adjustable``: takes
+    ``adjusted``;
     ``present_classes``: averages the classes present in ``y_true``;
     ``labelled``: takes ``labels`` without averaging (kappa). ``parameters``:
     the metric's own options and defaults, checked by ``check_parameters``.
@@ -652,6 +653,7 @@ COUNT_METRICS: dict[str, CountMetric] = {
             sk.recall_score,
             ratio=_RECALL,
             linear_averages=("micro",),
+            accuracy_averages=("micro",),
             negative=True,
         ),
         CountMetric(
@@ -659,6 +661,7 @@ COUNT_METRICS: dict[str, CountMetric] = {
             sk.precision_score,
             ratio=_PRECISION,
             linear_averages=("micro", "macro"),
+            accuracy_averages=("micro",),
             negative=True,
         ),
         CountMetric(
@@ -678,6 +681,15 @@ COUNT_METRICS: dict[str, CountMetric] = {
         ),
     )
 }
+
+
+def mirror(definition: CountMetric, *, negative: bool) -> CountMetric:
+    """The ratio of the same sums, of the negative class or not, not ``1 −``."""
+    return next(
+        d
+        for d in COUNT_METRICS.values()
+        if d.ratio == definition.ratio and d.negative == negative and not d.complement
+    )
 
 
 def sklearn_from_confusion(

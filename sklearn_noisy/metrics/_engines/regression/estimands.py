@@ -11,20 +11,22 @@ unbiased estimate of its lower bound, the ``σ⁴`` part of the quadratic form
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from scipy.special import ndtr
 
-from .._noisy_score import NoisyScore
-from ..utils._arrays import chunk_of, chunks
-from ..utils._noise import check_sigma_dof
-from ..utils._warnings import warn
-from ._regression_kernels import T_MAX, squared_error_sums
+from ...._noisy_score import NoisyScore
+from ....utils._arrays import chunk_of, chunks
+from ....utils._noise import check_sigma_dof
+from ....utils._unified_interval import SquareRootInterval
+from ....utils._warnings import warn
+from .sums import T_MAX, squared_error_sums
 
 if TYPE_CHECKING:
-    from ._regression_definitions import RegressionLoss
+    from ..._definitions.regression import RegressionLoss
 
 __all__ = [
     "R2Sums",
@@ -44,12 +46,14 @@ __all__ = [
 
 
 class RegressionEstimate(NamedTuple):
-    """Per-output ``estimate``, ``variance``, ``nominal`` and degenerate ``flag``."""
+    """Per-output ``estimate``, ``variance``, ``nominal``, degenerate ``flag``
+    and, for a root metric, each output's :class:`SquareRootInterval`."""
 
     estimate: np.ndarray
     variance: np.ndarray
     nominal: np.ndarray
     flag: np.ndarray
+    intervals: list[SquareRootInterval] | None = None
 
 
 def _dof_terms(sigma: Any, sigma_dof: Any) -> tuple[Any, Any, Any]:
@@ -119,34 +123,30 @@ def _mse(
     )
 
 
-def _root(
-    mse: np.ndarray, variance: np.ndarray, *, correct: bool
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Delta method from an MSE estimate ``T̂`` to RMSE: ``(estimate, variance, flag)``.
+def _rmse(*data: Any, truth: bool) -> RegressionEstimate:
+    """The RMSE from the estimate ``T̂`` of :func:`_mse` of ``data``.
 
-    Variance ``V/(4T̂)`` and, with ``correct``, ``√T̂ + V/(8T̂^{3/2})``, both
-    with ``max(T̂, √V)`` in the denominators; ``T̂ <= 0`` gives 0 and ``flag``.
+    Truth: ``√T̂ + V/(8 s^{3/2})`` (the delta method's bias correction; 0 and
+    ``flag`` where ``T̂ <= 0``); remeasurement: the nominal RMSE. Variance
+    ``V/(4s)``, ``s = max(T̂, √V)``; the interval the square root of the MSE's.
     """
-    variance = np.maximum(variance, 0.0)
-    scale = np.maximum(mse, np.sqrt(variance))
+    mse = _mse(*data, truth=truth)
+    variance = np.maximum(mse.variance, 0.0)
+    scale = np.maximum(mse.estimate, np.sqrt(variance))
     positive = scale > 0.0
     safe = np.where(positive, scale, 1.0)
-    root_variance = np.where(positive, variance / (4.0 * safe), 0.0)
-    flag = mse <= 0.0
-    estimate = np.sqrt(np.maximum(mse, 0.0))
-    if correct:
+    flag = mse.estimate <= 0.0
+    estimate = nominal = np.sqrt(mse.nominal)
+    if truth:
         correction = np.where(positive, variance / (8.0 * safe * np.sqrt(safe)), 0.0)
-        estimate = np.where(flag, 0.0, estimate + correction)
-    return estimate, root_variance, flag
-
-
-def _rmse(*data: Any, truth: bool) -> RegressionEstimate:
-    """The RMSE from :func:`_mse` of ``data`` by the delta method (the nominal
-    RMSE for the remeasurement)."""
-    mse = _mse(*data, truth=truth)
-    estimate, variance, flag = _root(mse.estimate, mse.variance, correct=truth)
-    nominal = np.sqrt(mse.nominal)
-    return RegressionEstimate(estimate if truth else nominal, variance, nominal, flag)
+        root = np.sqrt(np.maximum(mse.estimate, 0.0))
+        estimate = np.where(flag, 0.0, root + correction)
+    intervals = [
+        SquareRootInterval(float(t), 2.0 * math.sqrt(s))
+        for t, s in zip(mse.estimate, np.where(positive, scale, 0.0), strict=True)
+    ]
+    root_variance = np.where(positive, variance / (4.0 * safe), 0.0)
+    return RegressionEstimate(estimate, root_variance, nominal, flag, intervals)
 
 
 mse_truth = functools.partial(_mse, truth=True)
@@ -479,4 +479,5 @@ def estimand_score(
         multioutput,
         method,
         estimand,
+        result.intervals,
     )

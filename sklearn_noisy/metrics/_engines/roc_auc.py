@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import fft as sp_fft
 
-from ._poisson_binomial import poisson_binomial_window
+from .counts.poisson_binomial import poisson_binomial_window
 
 __all__ = ["AucMoments", "auc_moments_delta", "auc_moments_exact", "tie_groups"]
 

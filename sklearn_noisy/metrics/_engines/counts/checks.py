@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..utils._arrays import as_float_array, check_sample_weight
+from ....utils._arrays import as_float_array, check_sample_weight
 
 
 class InvalidParameterError(ValueError, TypeError):

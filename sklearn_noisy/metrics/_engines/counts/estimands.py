@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from .._noisy_score import NoisyScore
-from ..utils._arrays import chunks, read_only
-from ..utils._noise import FlipNoise
-from ._count_definitions import COUNT_METRICS
+from ...._noisy_score import NoisyScore
+from ....utils._arrays import chunks, read_only
+from ....utils._noise import FlipNoise
+from ..._definitions.counts import COUNT_METRICS
 
 #: The averages of recall, precision and F1, as in scikit-learn.
 AVERAGES = ("binary", "micro", "macro", "weighted")
@@ -26,21 +26,6 @@ TRUTH_METRICS = tuple(sorted(COUNT_METRICS))
 
 #: ``Cov(r_i) / v_i`` for binary flips: ``r_i = (1 − u_i, u_i)``.
 _BINARY_PATTERN = np.array([[1.0, -1.0], [-1.0, 1.0]])
-
-#: The ``estimand`` parameter of the confusion-matrix metrics' docstrings.
-ESTIMAND_PARAMETER = """
-    estimand : {"auto", "truth", "remeasurement", "forward"}, default="auto"
-        Which question ``expected`` answers (user guide: :ref:`estimands`);
-        ``"auto"`` is ``"truth"``.
-        ``"forward"``: ``y_true`` is exact and the labels flip around it.
-        ``"truth"``: ``y_true`` holds the noisy labels and the result
-        estimates the metric against the unknown true classes, from the
-        de-noised confusion matrix (:ref:`formula_truth`).
-        ``"remeasurement"``: ``y_true`` holds the noisy labels and the result
-        is the nominal metric, unbiased for the metric of a fresh labelling,
-        with its spread over such labellings. Both need an invertible flip
-        model, else a ``ValueError``; their variance estimates are clipped at
-        0. The ``method`` option applies to ``"forward"`` only."""
 
 
 def _weights(weight: np.ndarray | None, rows: slice, size: int) -> np.ndarray:
@@ -285,14 +270,12 @@ def metric_gradient(
         raise ValueError(f"name must be one of {TRUTH_METRICS}; got {name!r}.")
     definition = COUNT_METRICS[name]
     if definition.averaged:
-        if (definition.negative or average == "binary") and pos_index is None:
+        if average == "binary" and pos_index is None:
             raise ValueError(f"{name} needs pos_index, the positive class position.")
-        if definition.negative:  # binary here; one-vs-rest in ._rates_average
-            if counts.shape[0] != 2:
-                raise ValueError(
-                    f"{name} is defined for two classes; got {counts.shape[0]}."
-                )
-            average = "binary"
+        if definition.negative and average == "binary" and counts.shape[0] != 2:
+            raise ValueError(
+                f"{name} is defined for two classes; got {counts.shape[0]}."
+            )
         if average not in AVERAGES:
             raise ValueError(f"average must be one of {AVERAGES}; got {average!r}.")
     return definition.gradient(

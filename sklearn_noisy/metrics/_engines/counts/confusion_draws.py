@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ..utils._arrays import chunks
-from ..utils._noise import FlipNoise
+from ....utils._arrays import chunks
+from ....utils._noise import FlipNoise
 
 #: Random draws of single labels generated at a time (bounds the memory).
 _BLOCK = 1 << 20
@@ -23,14 +23,18 @@ _BLOCK = 1 << 20
 IndexFn = Callable[[slice], tuple[np.ndarray, np.ndarray]]
 
 
-def confusion_counts(indices: IndexFn, n_samples: int, n_classes: int) -> np.ndarray:
-    """``C[k, j]``: the number of samples of class ``k`` predicted ``j``."""
-    cells = np.zeros(n_classes * n_classes, dtype=np.int64)
+def confusion_counts(
+    indices: IndexFn, n_samples: int, n_classes: int, n_columns: int | None = None
+) -> np.ndarray:
+    """``C[k, j]``: the number of samples of class ``k`` predicted ``j`` (``j`` one
+    of ``n_columns``, by default ``n_classes``)."""
+    n_columns = n_columns or n_classes
+    cells = np.zeros(n_classes * n_columns, dtype=np.int64)
     for rows in chunks(n_samples):
         true, pred = indices(rows)
-        pair = true.astype(np.intp) * n_classes + pred
-        cells += np.bincount(pair, minlength=n_classes * n_classes)
-    return cells.reshape(n_classes, n_classes)
+        pair = true.astype(np.intp) * n_columns + pred
+        cells += np.bincount(pair, minlength=n_classes * n_columns)
+    return cells.reshape(n_classes, n_columns)
 
 
 def draw_confusions(
@@ -41,21 +45,24 @@ def draw_confusions(
     weight: np.ndarray | None,
     n_draws: int,
     rng: np.random.Generator,
+    n_columns: int | None = None,
 ) -> np.ndarray:
-    """``n_draws`` observed confusion matrices, shape ``(n_draws, K, K)``."""
+    """``n_draws`` observed confusion matrices, shape ``(n_draws, K, n_columns)``
+    (the predictions: any ``n_columns`` column positions, by default ``K``)."""
     k = noise.n_classes
+    c = n_columns or k
     matrix = noise.shared_matrix()
     if matrix is not None and weight is None:
-        cells = confusion_counts(indices, n_samples, k)
-        out = np.zeros((n_draws, k, k))
+        cells = confusion_counts(indices, n_samples, k, c)
+        out = np.zeros((n_draws, k, c))
         for true, pred in zip(*np.nonzero(cells), strict=True):
             out[:, :, pred] += rng.multinomial(
                 cells[true, pred], matrix[true], size=n_draws
             )
         return out
     if noise.matrix is None:
-        return _draw_flips(indices, n_samples, noise, weight, n_draws, rng)
-    out = np.zeros(n_draws * k * k)
+        return _draw_flips(indices, n_samples, noise, weight, n_draws, rng, c)
+    out = np.zeros(n_draws * k * c)
     classes = np.arange(k)
     for rows in chunks(n_samples):
         true, pred = indices(rows)
@@ -67,13 +74,13 @@ def draw_confusions(
             stop = min(start + batch, n_draws)
             observed = sampler.draw(rng, stop - start)
             draw = np.arange(start, stop)[:, None]
-            flat = (draw * k + observed) * k + pred
+            flat = (draw * k + observed) * c + pred
             out += np.bincount(
                 flat.ravel(),
                 weights=np.broadcast_to(w, observed.shape).ravel(),
                 minlength=out.size,
             )
-    return out.reshape(n_draws, k, k)
+    return out.reshape(n_draws, k, c)
 
 
 def _draw_flips(
@@ -83,18 +90,19 @@ def _draw_flips(
     weight: np.ndarray | None,
     n_draws: int,
     rng: np.random.Generator,
+    c: int,
 ) -> np.ndarray:
     """Per-sample flips: one uniform ``u`` per sample and draw flips the label
     when ``u < q_i``, and ``u/q_i`` picks one of the ``K - 1`` other classes;
     only the flipped samples move from the matrix of ``y_true``."""
     k = noise.n_classes
-    out = np.zeros((n_draws, k * k))
+    out = np.zeros((n_draws, k * c))
     for rows in chunks(n_samples):
         true, pred = indices(rows)
         true = true.astype(np.intp)
         size = true.shape[0]
         w = np.ones(size) if weight is None else weight[rows]
-        out += np.bincount(true * k + pred, weights=w, minlength=k * k)
+        out += np.bincount(true * c + pred, weights=w, minlength=k * c)
         q = np.broadcast_to(np.asarray(noise.q, dtype=np.float64)[()], (n_samples,))
         q = q[rows]
         batch = max(1, _BLOCK // max(size, 1))
@@ -105,16 +113,16 @@ def _draw_flips(
             shift = (u[draw, sample] / q[sample] * (k - 1)).astype(np.intp)
             new = (true[sample] + 1 + np.minimum(shift, k - 2)) % k
             column = pred[sample]
-            base = (draw + start) * (k * k)
+            base = (draw + start) * (k * c)
             moved = w[sample]
             out.ravel()[:] += np.bincount(
                 np.concatenate(
-                    [base + true[sample] * k + column, base + new * k + column]
+                    [base + true[sample] * c + column, base + new * c + column]
                 ),
                 weights=np.concatenate([-moved, moved]),
                 minlength=out.size,
             )
-    return out.reshape(n_draws, k, k)
+    return out.reshape(n_draws, k, c)
 
 
 def draw_moments(values: np.ndarray) -> tuple[Any, Any]:

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ..utils._plotting import import_pyplot
-from ._classification import NoisyConfusionMatrix, expected_confusion_matrix
+from ...utils._plotting import import_pyplot
+from .._classification import NoisyConfusionMatrix, expected_confusion_matrix
 
 __all__ = ["NoisyConfusionMatrixDisplay"]
 

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from .._noisy_score import NoisyScore
-from ..utils._noise import GaussianNoise
-from ..utils._warnings import quiet, warn
+from ..._noisy_score import NoisyScore
+from ...utils._noise import GaussianNoise
+from ...utils._warnings import quiet, warn
 
 __all__ = ["add_test_set_sampling", "with_test_set_sampling"]
 

@@ -11,19 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._count_definitions import COUNT_METRICS
-from ._poisson_binomial import fft_convolve, poisson_binomial_window
+from ..._definitions.counts import COUNT_METRICS
+from .poisson_binomial import fft_convolve, poisson_binomial_window
 
 #: Convolutions with a factor at most this long are computed directly.
 _DIRECT_CONVOLUTION_MAX = 64
-
-#: The description of the ``method`` option of the metrics that offer it.
-_METHOD_PARAMETER = """
-    method : {"exact", "delta"}, default="exact"
-        ``"exact"``: the Poisson-binomial algorithm (user guide:
-        :ref:`formula_binary_counts`). ``"delta"``: the second-order delta
-        method in (TP, FN), for very large samples (its accuracy is in the same
-        section); binary only."""
 
 
 def metric_value(

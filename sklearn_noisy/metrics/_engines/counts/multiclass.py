@@ -2,7 +2,8 @@
 
 Per-class values and the expectations of the averages are exact; the other
 variances are Monte Carlo over redrawn confusion matrices (user guide:
-:ref:`formula_multiclass`).
+:ref:`formula_multiclass`). The rates are those of each class's negatives
+against the rest (:ref:`rates`).
 """
 
 from __future__ import annotations
@@ -12,18 +13,23 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from sklearn.metrics import confusion_matrix
+from sklearn.metrics import confusion_matrix, multilabel_confusion_matrix
 from sklearn.utils.multiclass import unique_labels
 
-from .._noisy_score import NoisyScore
-from ..utils._arrays import check_sample_weight, chunks
-from ..utils._labels import EncodedLabels, encode_labels
-from ..utils._noise import FlipNoise
-from ._binary_counts import CountLaws, exact_moments
-from ._confusion_draws import confusion_counts, draw_confusions, draw_moments
-from ._count_definitions import COUNT_METRICS, sklearn_from_confusion
-from ._poisson_binomial import poisson_binomial_groups, poisson_binomial_stream
-from ._truth_counts import count_estimand_score
+from ...._noisy_score import NoisyScore
+from ....utils._arrays import check_sample_weight, chunks
+from ....utils._labels import EncodedLabels, encode_labels
+from ....utils._noise import FlipNoise
+from ..._definitions.counts import (
+    COUNT_METRICS,
+    mirror,
+    nanaverage,
+    sklearn_from_confusion,
+)
+from .binary_moments import CountLaws, exact_moments
+from .confusion_draws import confusion_counts, draw_confusions, draw_moments
+from .estimands import count_estimand_score
+from .poisson_binomial import poisson_binomial_groups, poisson_binomial_stream
 
 #: Events less likely than this are ignored: the metrics are bounded by 1 in
 #: absolute value, so the expectation moves by less than its round-off.
@@ -31,14 +37,6 @@ NEGLIGIBLE = 1e-18
 
 #: Samples per piece of the streamed Poisson-binomial laws (2 MB of floats).
 _STREAM = 1 << 18
-
-#: The Monte Carlo parameters of the docstrings of the binary count metrics.
-_MC_PARAMETERS = """\
-    n_draws : int, default=1000
-        Monte Carlo redraws, used only where the result is Monte Carlo.
-    random_state : int, numpy.random.Generator or None, default=0
-        Seed of the Monte Carlo redraws; the default makes every result
-        reproducible (None draws fresh entropy)."""
 
 
 def sklearn_value(metric: str, y_true: Any, y_pred: Any, **kwargs: Any) -> Any:
@@ -63,7 +61,38 @@ def sklearn_value(metric: str, y_true: Any, y_pred: Any, **kwargs: Any) -> Any:
             return definition.value(confusion, adjusted=adjusted, **parameters)
         if isinstance(kwargs.get("zero_division"), str):  # "warn"
             kwargs = {**kwargs, "zero_division": 0.0}
+        if definition.negative:  # one class against the rest
+            return rate_nominal(metric, y_true, y_pred, **kwargs)
         return definition.sklearn_function(y_true, y_pred, **kwargs)
+
+
+def rate_of_counts(
+    metric: str, tn: Any, fp: Any, fn: Any, support: Any, *, average: Any, zero: float
+) -> Any:
+    """A rate of one-vs-rest counts (``support``: the true count of each class,
+    along the last axis), averaged with scikit-learn's arithmetic."""
+    tn, fp, fn = (np.asarray(a) for a in (tn, fp, fn))
+    if average == "micro":
+        tn, fp, fn = (a.sum(-1, keepdims=True) for a in (tn, fp, fn))
+    values = COUNT_METRICS[metric].ratio.of_sums(tn, tn + fp, tn + fn, zero)
+    if average is None:
+        return values
+    mean = nanaverage(values, np.asarray(support) if average == "weighted" else None)
+    return float(mean) if np.ndim(mean) == 0 else mean  # one matrix: a float
+
+
+def rate_nominal(
+    metric: str, y_true: Any, y_pred: Any, *, labels: Any, average: Any,
+    sample_weight: Any, zero_division: float,
+) -> Any:  # fmt: skip
+    """A rate of ``y_true`` from scikit-learn's multilabel confusion matrix."""
+    counts = multilabel_confusion_matrix(
+        y_true, y_pred, sample_weight=sample_weight, labels=labels
+    )
+    tn, fp, fn, tp = (counts[:, i // 2, i % 2] for i in range(4))
+    return rate_of_counts(
+        metric, tn, fp, fn, fn + tp, average=average, zero=zero_division
+    )
 
 
 def is_identity(noise: FlipNoise) -> bool:
@@ -71,6 +100,12 @@ def is_identity(noise: FlipNoise) -> bool:
     if noise.matrix is not None:
         return bool(np.array_equal(noise.matrix, np.eye(noise.n_classes)))
     return bool(np.all(np.asarray(noise.q) == 0.0))
+
+
+def _reflect(law: tuple[int, np.ndarray], total: int) -> tuple[int, np.ndarray]:
+    """The window ``(offset, pmf)`` of ``total − X`` from that of ``X``."""
+    offset, pmf = law
+    return total - (offset + pmf.size - 1), pmf[::-1]
 
 
 @dataclass(eq=False)
@@ -91,8 +126,16 @@ class _Problem:
     def n_classes(self) -> int:
         return self.encoded.n_classes
 
-    def class_laws(self, k: int) -> CountLaws:
-        """The laws of ``TP_k`` and ``FN_k`` of class ``k`` against the rest."""
+    def class_laws(self, k: int, negative: bool = False) -> CountLaws:
+        """The laws of ``TP_k`` and ``FN_k`` of class ``k`` against the rest
+        (``negative``: of ``TN_k`` and ``FP_k``, those of "not ``k``")."""
+        if negative:  # TN_k = n_N − FN_k, FP_k = n_P − TP_k
+            law = self.class_laws(k)
+            n_neg = law.n_samples - law.n_pred_pos
+            offset, pmf = law.fn
+            mean_fn = float((offset + np.arange(pmf.size)) @ pmf)
+            tn, fp = _reflect(law.fn, n_neg), _reflect(law.tp, law.n_pred_pos)
+            return CountLaws(tn, fp, n_neg - mean_fn, n_neg, law.n_samples)
         matrix = self.noise.shared_matrix()
         cells = self.cells
         n_pred = int(cells[:, k].sum())
@@ -230,8 +273,9 @@ def _class_average(
     average, zero = options["average"], options["zero_division"]
     m, k = problem.n_samples, problem.n_classes
     index = np.arange(k) if options["label_index"] is None else options["label_index"]
-    laws = [problem.class_laws(j) for j in index]
     definition = COUNT_METRICS[metric]
+    negative = definition.negative  # specificity: the recall of "not k"
+    laws = [problem.class_laws(j, negative) for j in index]
     if definition.present_classes:  # the mean recall over the classes present
         absent = np.array([law.probability_observed(0) for law in laws])
         if np.any((absent > NEGLIGIBLE) & (absent < 1.0 - NEGLIGIBLE)):
@@ -258,23 +302,26 @@ def _class_average(
     weighted = average == "weighted"
     if math.isnan(zero):
         partial = (undefined > NEGLIGIBLE) & (undefined < 1.0 - NEGLIGIBLE)
-        random_weight = (
-            weighted
-            and definition.fixed_denominator
-            and np.any(
-                (undefined > NEGLIGIBLE) & (problem.cells.sum(axis=1)[index] > 0)
-            )
+        # an undefined class of positive weight makes the weights random (the
+        # support of an undefined specificity is every sample)
+        weighs = negative or (
+            definition.fixed_denominator & (problem.cells.sum(axis=1)[index] > 0)
         )
+        random_weight = weighted and np.any((undefined > NEGLIGIBLE) & weighs)
         if partial.any() or random_weight:
             return _monte_carlo(metric, problem, options, nominal, mc)
-    moments = [
-        exact_moments((metric,), law, zero_division=zero, support_weighted=weighted)[
-            metric
-        ]
-        for law in laws
-    ]
-    expected_k, variance_k = (np.array(v) for v in zip(*moments, strict=True))
+    name = mirror(definition, negative=False).name if negative else metric
+
+    def moments(law: CountLaws, support_weighted: bool) -> tuple[float, float]:
+        return exact_moments(
+            (name,), law, zero_division=zero, support_weighted=support_weighted
+        )[name]
+
+    per_class = [moments(law, weighted and not negative) for law in laws]
+    expected_k, variance_k = (np.array(v) for v in zip(*per_class, strict=True))
     if weighted:
+        if negative:  # (S_k/M) f_k = f_k − ((M − S_k)/M) f_k
+            expected_k = expected_k - [moments(law, True)[0] for law in laws]
         expected = float(np.nansum(expected_k))
     else:  # exact with independent classes (precision), or per class
         score = _class_mean(metric, expected_k, variance_k, nominal, m)
@@ -287,6 +334,88 @@ def _class_average(
     return NoisyScore(metric, expected, variance, nominal, m, "monte_carlo")
 
 
+def _npv_sums(problem: _Problem) -> dict:
+    """Per class: the fixed denominators and the first moments of ``TN_k``, ``S_k``.
+
+    ``n[k] = Σ_{ŷ_i ≠ k} w_i``, ``tn[k] = E[TN_k]``, ``var[k] = Var[TN_k] =
+    −Cov(S_k, TN_k)`` and ``support[k] = E[S_k]``.
+    """
+    k = problem.n_classes
+    sums = {key: np.zeros(k) for key in ("n", "tn", "var", "support")}
+    for rows in chunks(problem.n_samples):
+        true, pred = problem.encoded.indices(rows)
+        p = problem.noise.observation_rows(true, rows)
+        w = np.ones(true.shape[0]) if problem.weight is None else problem.weight[rows]
+        other = (pred[:, None] != np.arange(k)) * w[:, None]
+        sums["n"] += other.sum(axis=0)
+        sums["tn"] += ((1.0 - p) * other).sum(axis=0)
+        sums["var"] += (p * (1.0 - p) * other * w[:, None]).sum(axis=0)
+        sums["support"] += w @ p
+    return sums
+
+
+def _npv_macro_variance(
+    problem: _Problem, n: np.ndarray, averaged: np.ndarray
+) -> float:
+    """Exact: sample ``i`` adds ``−w_i [o ≠ ŷ_i, o averaged] / n_o`` (``o`` its label).
+
+    The rest of its term is fixed; ``averaged`` marks the classes averaged
+    (those of ``labels`` that are not NaN), and the result is divided by their
+    number². A class with ``n_o = 0`` is the constant ``zero_division``.
+    """
+    varying = averaged & (n > 0)
+    a = np.where(varying, 1.0 / np.where(varying, n, 1.0), 0.0)
+    total = 0.0
+    for rows in chunks(problem.n_samples):
+        true, pred = problem.encoded.indices(rows)
+        p = problem.noise.observation_rows(true, rows)
+        w = np.ones(true.shape[0]) if problem.weight is None else problem.weight[rows]
+        values = np.broadcast_to(a, p.shape).copy()
+        values[np.arange(pred.shape[0]), pred] = 0.0
+        mean = np.einsum("ik,ik->i", p, values)
+        second = np.einsum("ik,ik->i", p, values * values)
+        total += float((w * w) @ np.maximum(second - mean * mean, 0.0))
+    return total / averaged.sum() ** 2
+
+
+def _npv(
+    problem: _Problem, options: dict, nominal: Any, mc: dict
+) -> NoisyScore | list[NoisyScore]:
+    """The negative predictive value: fixed denominators, exact but the weighted Var."""
+    average, zero = options["average"], options["zero_division"]
+    sums = _npv_sums(problem)
+    n = sums["n"]
+    defined = n > 0
+    safe = np.where(defined, n, 1.0)
+    expected_k = np.where(defined, sums["tn"] / safe, zero)
+    variance_k = np.where(defined, sums["var"] / safe**2, 0.0)
+    index = options["label_index"]
+    index = np.arange(problem.n_classes) if index is None else index
+    m, name = problem.n_samples, "negative_predictive_value"
+    if average is None:
+        return _per_class(
+            name, expected_k[index], variance_k[index], nominal, m, "exact"
+        )
+    chosen = np.zeros(problem.n_classes, dtype=bool)
+    chosen[index] = True
+    if average == "macro":
+        averaged = chosen & ~np.isnan(expected_k)
+        if not averaged.any():
+            return NoisyScore(name, math.nan, math.nan, nominal, m, "exact")
+        variance = _npv_macro_variance(problem, n, averaged)
+        return NoisyScore(
+            name, expected_k[averaged].mean(), variance, nominal, m, "exact"
+        )
+    if math.isnan(zero) and not defined.all():  # random weights of defined classes
+        return _monte_carlo(name, problem, options, nominal, mc)
+    # E[S_k TN_k] = E[S_k] E[TN_k] + Cov(S_k, TN_k), Cov = −var[k]
+    total = float(np.sum(sums["support"]))
+    joint = sums["support"] * sums["tn"] - sums["var"]
+    terms = np.where(defined, joint / safe, sums["support"] * zero) / total
+    variance = _mc_variance(name, problem, options, mc)
+    return NoisyScore(name, float(terms.sum()), variance, nominal, m, "monte_carlo")
+
+
 def _forward(
     metric: str, problem: _Problem, options: dict, nominal: Any, mc: dict
 ) -> NoisyScore | list[NoisyScore]:
@@ -296,11 +425,17 @@ def _forward(
     subset = options["label_index"]
     if subset is not None and average in ("micro", "weighted"):
         return _monte_carlo(metric, problem, options, nominal, mc)
-    if average in definition.accuracy_averages:  # linear: the accuracy
+    if average in definition.accuracy_averages:  # linear in the accuracy
         mean, square, total = problem.correct_probability_sums()
-        return NoisyScore(metric, mean / total, square / total**2, nominal, m, "exact")
+        # the rates: Σ_k TN_k / ((K − 1) W), Σ_k TN_k = (K − 2) W + Σ w [correct]
+        rest = problem.n_classes - 2 if definition.negative else 0
+        scale = (rest + 1) * total
+        expected = (rest * total + mean) / scale
+        return NoisyScore(metric, expected, square / scale**2, nominal, m, "exact")
     if not (definition.averaged or definition.present_classes):  # not by class
         return _monte_carlo(metric, problem, options, nominal, mc)
+    if definition.negative and definition.fixed_denominator:
+        return _npv(problem, options, nominal, mc)
     if problem.weight is None:
         return _class_average(metric, problem, options, nominal, mc)
     if definition.fixed_denominator and average in ("macro", None):
@@ -376,6 +511,13 @@ def _multiclass_score(
         problem = _Problem(encoded, noise, weight, cells)
         mc = {"n_draws": n_draws, "random_state": random_state}
         return _forward(metric, problem, options, nominal, mc)
+    if definition.negative and (average is None or label_index is not None):
+        raise ValueError(
+            f"estimand={estimand!r} needs one average over every class: choose "
+            "average='micro', 'macro' or 'weighted' and pass every class in "
+            "labels (average=None and a subset of labels are available for "
+            "estimand='forward' only)."
+        )
     if label_index is not None:
         raise ValueError(
             f"labels leaving out classes present in the data is available "

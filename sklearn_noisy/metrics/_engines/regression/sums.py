@@ -27,7 +27,7 @@ from scipy import integrate, optimize
 from scipy.special import erfc, wofz
 from scipy.stats import ncx2
 
-from ..utils._arrays import CHUNK_SIZE, chunk_of, chunks, weighted_sum
+from ....utils._arrays import CHUNK_SIZE, chunk_of, chunks, weighted_sum
 
 __all__ = [
     "MAX_FORM_SAMPLES",
@@ -658,9 +658,9 @@ def mse_distribution(
     if weight is None and isinstance(sigma, float):
         if sigma == 0.0:
             return None
-        unit = sigma**2 / n
-        nc = nominal_mse / unit if unit > 0.0 else math.inf
-        if not nc <= _MAX_NONCENTRALITY:  # σ² underflows, or residuals dwarf it
+        unit = sigma * sigma / n  # inf, not OverflowError, where σ² overflows
+        nc = nominal_mse / unit if 0.0 < unit < math.inf else math.inf
+        if not nc <= _MAX_NONCENTRALITY:  # σ² under/overflows, or residuals dwarf it
             return None
         params = (float(n), nc, 0.0)
         return MSEDistribution(unit, n + nc, 0.0, math.inf, None, params, root)

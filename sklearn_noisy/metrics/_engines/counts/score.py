@@ -1,12 +1,14 @@
 """The one computation path of the count metrics' public functions.
 
 :func:`count_score` is the body of every function built by
-:func:`~._precision_recall.count_metric_function`: it reads the metric's
-definition, checks the options and sends the call to the binary engine
-(:mod:`._binary_average`), the multiclass one (:mod:`._multiclass_average`;
-the rates one class against the rest: :mod:`._rates_average`) or the
-multilabel one (:mod:`._prf_multilabel`). A rate of the negative class is
-recall or precision of that class, a false rate ``1 −`` its complement.
+:func:`~sklearn_noisy.metrics._precision_recall.count_metric_function`: it
+reads the metric's definition, checks the options and sends the call to the
+binary engine (:mod:`~sklearn_noisy.metrics._engines.counts.binary`), the multiclass one
+(:mod:`~sklearn_noisy.metrics._engines.counts.multiclass`, the rates one class
+against the rest too) or the multilabel one
+(:mod:`~sklearn_noisy.metrics._engines.counts.multilabel`).
+A rate of the negative class is recall or precision of that class, a false
+rate ``1 −`` its complement.
 Samples of weight 0 are left out first (they enter no count), so that the
 remaining weights are often all equal and the exact algorithm applies.
 """
@@ -19,17 +21,18 @@ from typing import Any
 import numpy as np
 from sklearn.exceptions import UndefinedMetricWarning
 
-from .._noisy_score import NoisyScore
-from ..utils._labels import (
+from ...._noisy_score import NoisyScore
+from ....utils._labels import (
     as_label_array,
     check_classification_labels,
     check_targets,
     class_totals,
     encode_labels,
 )
-from ..utils._validation import check_estimand
-from ..utils._warnings import warn
-from ._binary_average import (
+from ....utils._validation import check_estimand
+from ....utils._warnings import warn
+from ..._definitions.counts import COUNT_METRICS, CountMetric, mirror
+from .binary import (
     _METHODS,
     _binary_estimand,
     _binary_present_labels,
@@ -38,15 +41,13 @@ from ._binary_average import (
     _check_option,
     check_zero_division,
 )
-from ._count_definitions import COUNT_METRICS, CountMetric
-from ._multiclass_average import (
+from .multiclass import (
     _multiclass_score,
     adjust_balanced_accuracy,
     is_identity,
     sklearn_value,
 )
-from ._prf_multilabel import _as_2d, is_multilabel, multilabel_score
-from ._rates_average import multiclass_rate_score
+from .multilabel import _as_2d, is_multilabel, multilabel_score
 
 _AVERAGES = ("binary", "micro", "macro", "weighted", "samples", None)
 
@@ -223,7 +224,7 @@ def count_score(
     if definition.complement:  # 1 − specificity, 1 − recall
         if not definition.negative:
             _check_average(options["average"], y_true, y_pred, weighted_multilabel=True)
-        base = _mirror(definition, negative=definition.negative)
+        base = mirror(definition, negative=definition.negative)
         return _complement(count_score(base, y_true, y_pred, options), definition)
     if definition.negative:  # recall or precision of the negative class
         return _negative_class_score(definition, y_true, y_pred, options)
@@ -234,15 +235,6 @@ def count_score(
     elif definition.present_classes:
         _warn_unseen_classes(y_true, y_pred, options["sample_weight"])
     return score
-
-
-def _mirror(definition: CountMetric, *, negative: bool) -> CountMetric:
-    """The metric of the same ratio, of the negative class or not, not ``1 −``."""
-    return next(
-        d
-        for d in COUNT_METRICS.values()
-        if d.ratio == definition.ratio and d.negative == negative and not d.complement
-    )
 
 
 # ------------------------------------------------------------------- rates
@@ -301,10 +293,10 @@ def _negative_class_score(
 
     Multilabel targets: of ``1 − y`` (each label's 0 entries, a 2 × 2 flip
     matrix reversed); other averages than ``"binary"``: each class against the
-    rest (:mod:`._rates_average`).
+    rest (:mod:`sklearn_noisy.metrics._engines.counts.multiclass`).
     """
     name, average = definition.name, options["average"]
-    positive = _mirror(definition, negative=False)
+    positive = mirror(definition, negative=False)
     if _check_average(average, y_true, y_pred):
         swapped = (_swap_indicator(y_true), _swap_indicator(y_pred))
         matrix = options["transition_matrix"]
@@ -316,8 +308,12 @@ def _negative_class_score(
         _check_common(name, options["method"], options["estimand"], options["n_draws"])
         if options["method"] == "delta":
             raise _delta_binary_only(average)
+        names = ("q", "transition_matrix", "labels", "average", "sample_weight")
+        names += ("zero_division", "estimand", "n_draws", "random_state")
         zero = check_zero_division(options["zero_division"])
-        return multiclass_rate_score(name, y_true, y_pred, options, zero)
+        return _multiclass_score(
+            name, y_true, y_pred, **{n: options[n] for n in names}, zero_value=zero
+        )
     negative = _negative_label(y_true, y_pred, options["labels"], options["pos_label"])
     score = count_score(positive, y_true, y_pred, {**options, "pos_label": negative})
     return _renamed(score, name)

@@ -1,0 +1,1 @@
+"""One definition per metric, read by every engine."""

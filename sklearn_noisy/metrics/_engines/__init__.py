@@ -1,0 +1,1 @@
+"""The engines: generic consumers of the metric definitions."""

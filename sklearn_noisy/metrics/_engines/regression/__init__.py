@@ -1,0 +1,1 @@
+"""Engines of the regression losses."""

@@ -1,0 +1,1 @@
+"""Displays of the metrics (scikit-learn's Display API)."""
