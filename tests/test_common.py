@@ -158,6 +158,7 @@ def _noise(name: str, level: str, data: dict) -> dict:
 
 
 def _score(name: str, y_true, y_pred, noise: dict, **kwargs) -> NoisyScore:
+    kwargs = {"estimand": "forward", **kwargs}  # the checks of the forward path
     return get_metric_info(name).function(y_true, y_pred, **noise, **kwargs)
 
 

@@ -127,7 +127,7 @@ def test_large_problems_fall_back_to_normal(monkeypatch):
     y, p, sigma = _problem(30)
     monkeypatch.setattr(gf, "MAX_FORM_SAMPLES", 20)
     for function, _ in REGRESSION_METRICS.values():
-        score = function(y, p, sigma=sigma)
+        score = function(y, p, sigma=sigma, estimand="forward")
         assert score.interval_method == "normal"
         assert score.confidence_interval().method == "normal"
     # one σ, no weights: the ncx2 form has no size limit

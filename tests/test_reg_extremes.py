@@ -287,7 +287,9 @@ def test_sigma_beyond_float64_squares_warns_instead_of_overflow_error(sigma):
         results = []
         for given in (sigma, [sigma, sigma]):
             with pytest.warns(RuntimeWarning, match="overflowed"):
-                results.append(metric([1.0, 2.0], [1.5, 2.5], sigma=given))
+                results.append(
+                    metric([1.0, 2.0], [1.5, 2.5], sigma=given, estimand="forward")
+                )
         assert results[0].variance == results[1].variance == math.inf
         assert results[0].expected == results[1].expected
 
