@@ -125,7 +125,10 @@ def _check_plot(cv):
         limits = [] if display.limits_ is None else display.limits_.get_segments()
         bounds = []
         for k, point in enumerate(points):
-            low, high = interval(scorer.metric, lead, expected[k], variance[k], 0.95)
+            score = cv.fold_estimates_[key][lead][k]  # a root metric's own
+            low, high = interval(
+                scorer.metric, lead, expected[k], variance[k], 0.95, score
+            )
             if math.isnan(point):  # a limit: a bar from the bound
                 (bar,) = [bar for bar in limits if bar[0, 0] == k + 1]
                 assert sorted(bar[:, 1]) == pytest.approx([low, high])

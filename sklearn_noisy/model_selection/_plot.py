@@ -49,6 +49,10 @@ class NoisyCVDisplay:
         Name of the data, shown in the title.
     unit : str, default=None
         Unit of the target, shown on the axis of a metric in that unit.
+    fold_scores : list of NoisyScore, default=None
+        The fold results themselves, whose intervals are then drawn (a root
+        metric's is the root of its square's); None: built from
+        ``fold_expected`` and ``fold_std``.
 
     Attributes
     ----------
@@ -103,8 +107,10 @@ class NoisyCVDisplay:
         name: str | None = None,
         data_name: str | None = None,
         unit: str | None = None,
+        fold_scores: Any = None,
     ) -> None:
         self.metric = metric
+        self.fold_scores = fold_scores
         self.unit = unit
         self.name = name
         self.data_name = data_name
@@ -189,6 +195,7 @@ class NoisyCVDisplay:
             name=type(cv.estimator).__name__ if name is None else name,
             data_name=data_name,
             unit=cv.unit,
+            fold_scores=cv.fold_estimates_.get(metric, {}).get(estimand),
         )
         return display.plot(ax=ax, legend=legend)
 
@@ -348,8 +355,10 @@ class NoisyCVDisplay:
         # the report's intervals and points: a limit where the interval reaches
         # the metric's bound, drawn from the bound with no point
         std = self.fold_std
+        scores = self.fold_scores or [None] * std.size
         rows = [
-            self._shown(e, s * s) for e, s in zip(self.fold_expected, std, strict=True)
+            self._shown(e, s * s, score)
+            for e, s, score in zip(self.fold_expected, std, scores, strict=True)
         ]
         point, low, high = (np.array([r[i] for r in rows], float) for i in range(3))
         limit = np.array([r[3] for r in rows], dtype=str)
@@ -392,11 +401,16 @@ class NoisyCVDisplay:
         )
 
     def _shown(
-        self, estimate: float, variance: float
+        self, estimate: float, variance: float, score: NoisyScore | None = None
     ) -> tuple[float, float, float, str]:
         """The report's point, interval and limit mark of an estimate."""
         low, high = interval(
-            self.metric, self.estimand, estimate, variance, self.confidence_level
+            self.metric,
+            self.estimand,
+            estimate,
+            variance,
+            self.confidence_level,
+            score,
         )
         point, limit = shown(self.metric, estimate, low, high)
         return point, low, high, limit
@@ -407,7 +421,7 @@ class NoisyCVDisplay:
             return
         level = _level(self.confidence_level)
         point, low, high, limit = self._shown(
-            self.pooled.expected, self.pooled.variance
+            self.pooled.expected, self.pooled.variance, self.pooled
         )
         self.pooled_band_ = ax.axhspan(
             low,

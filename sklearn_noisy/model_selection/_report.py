@@ -101,14 +101,21 @@ def _level(confidence_level: float) -> str:
 
 
 def interval(
-    metric: str, estimand: str, estimate: float, variance: float, level: float
+    metric: str,
+    estimand: str,
+    estimate: float,
+    variance: float,
+    level: float,
+    score: NoisyScore | None = None,
 ) -> tuple[float, float]:
     """The label-noise interval of the tables and plots: :class:`NoisyScore`'s.
 
     Feldman and Cousins's unified interval near a bound for the truth and
-    remeasurement estimates, the clipped normal interval for the forward value.
+    remeasurement estimates (a root metric's the root of its square's: pass
+    the ``score`` itself), the clipped normal interval for the forward value.
     """
-    score = NoisyScore(metric, estimate, variance, math.nan, 0, estimand=estimand)
+    if score is None:
+        score = NoisyScore(metric, estimate, variance, math.nan, 0, estimand=estimand)
     return tuple(score.confidence_interval(level, method="normal"))
 
 
@@ -158,6 +165,7 @@ def _rows(cv: Any, key: str) -> list[tuple[Any, int, float, dict]]:
     (numbered from 1), then of the pooled scores (fold ``"pooled"``) if any.
     """
     shown, results = cv.estimands_[key]["shown"], cv.cv_results_
+    folds = cv.fold_estimates_.get(key, {})
     rows = [
         (
             k + 1,
@@ -167,6 +175,7 @@ def _rows(cv: Any, key: str) -> list[tuple[Any, int, float, dict]]:
                 e: (
                     float(results[f"{key}_{e}"][k]),
                     float(results[f"{key}_{e}_variance"][k]),
+                    folds[e][k] if e in folds else None,
                 )
                 for e in shown
             },
@@ -175,7 +184,10 @@ def _rows(cv: Any, key: str) -> list[tuple[Any, int, float, dict]]:
     ]
     pooled = cv.pooled_.get(key)
     if pooled is not None:
-        values = {e: _pooled(cv, key, e)[:2] for e in shown}
+        values = {
+            e: (*_pooled(cv, key, e)[:2], cv.pooled_estimates_[key].get(e))
+            for e in shown
+        }
         rows.append(("pooled", pooled.n_samples, pooled.nominal, values))
     return rows
 
@@ -183,10 +195,10 @@ def _rows(cv: Any, key: str) -> list[tuple[Any, int, float, dict]]:
 def _entries(values: dict, level: float, lead: str, metric: str) -> dict[str, dict]:
     """Per estimand its estimate, variance and SD; the lead's interval and limit."""
     entries = {}
-    for estimand, (estimate, variance) in values.items():
+    for estimand, (estimate, variance, score) in values.items():
         entry = {"estimate": estimate, "variance": variance, "sd": _std(variance)}
         if estimand == lead:
-            low, high = interval(metric, estimand, estimate, variance, level)
+            low, high = interval(metric, estimand, estimate, variance, level, score)
             entry.update(ci_low=low, ci_high=high)
             entry["limit"] = shown(metric, estimate, low, high)[1]
         entries[estimand] = entry
@@ -317,7 +329,7 @@ def _results_dict(cv: Any) -> dict[str, Any]:
 
 def _decimals(cv: Any, key: str) -> int | None:
     """Decimals that give the smallest SD of a metric two significant figures."""
-    sds = [_std(v) for *_, values in _rows(cv, key) for _, v in values.values()]
+    sds = [_std(v) for *_, values in _rows(cv, key) for _, v, _ in values.values()]
     sds += [_std(_pooled(cv, key, e)[1]) for e in cv.estimands_[key]["shown"]]
     sds = [sd for sd in sds if math.isfinite(sd) and sd > 0]
     if not sds:
@@ -471,13 +483,15 @@ def metric_parts(cv: Any, key: str, scorer: Any) -> dict[str, Any]:
         columns += [(estimand, 9), ("SD", 8)]
     rows = []
     for fold, n_test, nominal, values in _rows(cv, key):
-        estimate, variance = values[lead]
-        low, high = interval(metric, lead, estimate, variance, cv.confidence_level)
+        estimate, variance, score = values[lead]
+        low, high = interval(
+            metric, lead, estimate, variance, cv.confidence_level, score
+        )
         cells = [str(fold), str(n_test), _num(nominal, decimals)]
         cells.append(_shown_text(metric, estimate, low, high, decimals))
         cells += [_num(_std(variance), decimals), _ci_text(low, high, decimals)]
         for estimand in others:
-            estimate, variance = values[estimand]
+            estimate, variance, _ = values[estimand]
             cells += [_num(estimate, decimals), _num(_std(variance), decimals)]
         rows.append(cells)
     notes = [f"note: {note}" for note in info["notes"]]
