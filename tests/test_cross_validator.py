@@ -289,7 +289,7 @@ def test_results_layout_and_fold_summary(regression_data):
     assert results["n_test"].sum() == y.size
     summary = cv.fold_summary_["mean_squared_error"]
     nominal = results["mean_squared_error_nominal"]
-    variance = results["mean_squared_error_variance"]
+    variance = results["mean_squared_error_forward_variance"]  # the between-folds noise
     s_b2 = np.var(nominal, ddof=1)
     np.testing.assert_allclose(summary["between_fold_sd"], np.sqrt(s_b2), rtol=1e-12)
     np.testing.assert_allclose(

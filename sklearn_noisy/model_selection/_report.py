@@ -72,7 +72,9 @@ def _fold_summary(
     done = np.array([s is not None for s in scores], dtype=bool)
     expected = cv_results[f"{key}_expected"][done]
     nominal = cv_results[f"{key}_nominal"][done]
-    variance = cv_results[f"{key}_variance"][done]
+    # the label noise of the forward value, the spread compared before #22
+    variance = cv_results.get(f"{key}_forward_variance", cv_results[f"{key}_variance"])
+    variance = variance[done]
     values = nominal[~np.isnan(nominal)]
     mean_noise = _mean(variance)
     s_b2 = math.nan
