@@ -171,7 +171,7 @@ default=None
     >>> score = NoisyScore("accuracy", expected=0.815, variance=0.0003,
     ...                    nominal=0.85, n_samples=500)
     >>> score
-    NoisyScore(metric='accuracy', expected=0.815, std=0.01732, nominal=0.85, n_samples=500, method='exact')
+    NoisyScore(metric='accuracy', expected=0.815, std=0.01732, nominal=0.85, n_samples=500, method='exact', estimand='forward')
     >>> score.confidence_interval(0.95)
     ConfidenceInterval(low=0.78105..., high=0.84894..., method='normal')
     """  # noqa: E501
@@ -454,7 +454,6 @@ default=None
         return self.expected
 
     def __repr__(self) -> str:
-        estimand = "" if self.estimand == "forward" else f", estimand={self.estimand!r}"
         sampling = (
             ""
             if self.sampling_method is None
@@ -463,7 +462,8 @@ default=None
         return (
             f"NoisyScore(metric={self.metric!r}, expected={self.expected:.6g}, "
             f"std={self.std:.4g}, nominal={self.nominal:.6g}, "
-            f"n_samples={self.n_samples}, method={self.method!r}{estimand}{sampling})"
+            f"n_samples={self.n_samples}, method={self.method!r}, "
+            f"estimand={self.estimand!r}{sampling})"
         )
 
     def _repr_html_(self) -> str:

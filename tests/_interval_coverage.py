@@ -125,12 +125,12 @@ def classification_coverage(name, q_setting, *, n_draws, seed=0, check=20):
     observed = np.where(flips, 1 - y_true, y_true)
     if name in COUNT_METRICS:
         function, reference = COUNT_METRICS[name]
-        score = function(y_true, y_pred, q=q)
+        score = function(y_true, y_pred, q=q, estimand="forward")
         values = _count_values(name, observed, y_pred)
         second = y_pred
     else:
         function, reference = LOSS_METRICS[name]
-        score = function(y_true, proba, q=q)
+        score = function(y_true, proba, q=q, estimand="forward")
         values = _loss_values(name, observed, proba)
         second = proba
     with warnings.catch_warnings():
@@ -158,7 +158,7 @@ def regression_coverage(name, n_samples, *, n_draws, seed=0, method="auto", chec
     function, reference = REGRESSION_METRICS[name]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        score = function(y_true, y_pred, sigma=sigma)
+        score = function(y_true, y_pred, sigma=sigma, estimand="forward")
     rng = np.random.default_rng(seed + 1)
     y = y_true + sigma * rng.standard_normal((n_draws, n_samples))
     error = y - y_pred

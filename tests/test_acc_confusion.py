@@ -77,7 +77,9 @@ def _setting(seed=0, n_samples=300):
 def test_normalised_and_subset_matrices_against_monte_carlo(labels, normalize, method):
     rng, true, pred, q = _setting()
     options = {"labels": labels, "normalize": normalize}
-    cm = expected_confusion_matrix(true, pred, q=q, **options)
+    cm = expected_confusion_matrix(
+        true, pred, q=q, **{"estimand": "forward", **options}
+    )
     assert cm.method == method
     assert cm.normalize == normalize
     samples = _monte_carlo(_draw(rng, true, q, 4), pred, **options)
@@ -94,14 +96,18 @@ def test_normalised_and_subset_matrices_against_monte_carlo(labels, normalize, m
 
 def test_exact_normalisations_are_scaled_counts():
     _, true, pred, q = _setting(1)
-    raw = expected_confusion_matrix(true, pred, q=q)
+    raw = expected_confusion_matrix(true, pred, q=q, estimand="forward")
     columns = np.bincount(pred, minlength=4)
-    pred_norm = expected_confusion_matrix(true, pred, q=q, normalize="pred")
+    pred_norm = expected_confusion_matrix(
+        true, pred, q=q, normalize="pred", estimand="forward"
+    )
     np.testing.assert_allclose(pred_norm.expected, raw.expected / columns, rtol=1e-14)
     np.testing.assert_allclose(
         pred_norm.variance, raw.variance / columns**2, rtol=1e-14
     )
-    every = expected_confusion_matrix(true, pred, q=q, normalize="all")
+    every = expected_confusion_matrix(
+        true, pred, q=q, normalize="all", estimand="forward"
+    )
     np.testing.assert_allclose(every.expected, raw.expected / true.size, rtol=1e-14)
 
 
@@ -124,13 +130,17 @@ def test_truth_estimate_of_a_normalised_matrix_is_unbiased_where_exact():
 def test_subset_with_q_counts_the_flips_of_every_class():
     """K counts the classes outside labels: q/(K-1) to each other class."""
     y_true, y_pred = [0, 1, 2, 2], [0, 1, 2, 0]
-    cm = expected_confusion_matrix(y_true, y_pred, q=0.3, labels=[0, 2])
-    full = expected_confusion_matrix(y_true, y_pred, q=0.3)
+    cm = expected_confusion_matrix(
+        y_true, y_pred, q=0.3, labels=[0, 2], estimand="forward"
+    )
+    full = expected_confusion_matrix(y_true, y_pred, q=0.3, estimand="forward")
     np.testing.assert_array_equal(cm.expected, full.expected[np.ix_([0, 2], [0, 2])])
     np.testing.assert_array_equal(cm.variance, full.variance[np.ix_([0, 2], [0, 2])])
     np.testing.assert_array_equal(cm.labels, [0, 2])
     # a class of labels absent from the data still counts in K
-    wider = expected_confusion_matrix(y_true, y_pred, q=0.3, labels=[0, 1, 2, 3])
+    wider = expected_confusion_matrix(
+        y_true, y_pred, q=0.3, labels=[0, 1, 2, 3], estimand="forward"
+    )
     # column 0: two predictions, each observed as 3 with 0.3/(4 - 1)
     assert wider.expected[3, 0] == pytest.approx(0.2, abs=1e-15)
 
@@ -143,8 +153,15 @@ def test_dtype_is_scikit_learns_at_zero_noise_only():
             cm = expected_confusion_matrix(y_true, y_pred, estimand=estimand, **noise)
             assert cm.expected.dtype == np.int64
             np.testing.assert_array_equal(cm.expected, reference)
-    assert expected_confusion_matrix(y_true, y_pred, q=0.1).expected.dtype == float
-    weighted = expected_confusion_matrix(y_true, y_pred, q=0, sample_weight=[1.5] * 4)
+    assert (
+        expected_confusion_matrix(
+            y_true, y_pred, q=0.1, estimand="forward"
+        ).expected.dtype
+        == float
+    )
+    weighted = expected_confusion_matrix(
+        y_true, y_pred, q=0, sample_weight=[1.5] * 4, estimand="forward"
+    )
     assert weighted.expected.dtype == float
 
 
@@ -152,13 +169,17 @@ def test_dtype_is_scikit_learns_at_zero_noise_only():
 def test_weights_far_from_one_keep_their_counts(size):
     y_true, y_pred = [0, 1, 1, 0], [0, 1, 0, 0]
     weight = np.array([1.0, 2.0, 3.0, 4.0]) * size
-    cm = expected_confusion_matrix(y_true, y_pred, q=0.1, sample_weight=weight)
-    base = expected_confusion_matrix(y_true, y_pred, q=0.1, sample_weight=weight / size)
+    cm = expected_confusion_matrix(
+        y_true, y_pred, q=0.1, sample_weight=weight, estimand="forward"
+    )
+    base = expected_confusion_matrix(
+        y_true, y_pred, q=0.1, sample_weight=weight / size, estimand="forward"
+    )
     np.testing.assert_allclose(cm.expected, base.expected * size, rtol=1e-14)
     np.testing.assert_allclose(cm.nominal, base.nominal * size, rtol=1e-14)
     np.testing.assert_allclose(cm.variance, base.variance * size**2, rtol=1e-14)
     count = expected_accuracy_score(
-        y_true, y_pred, q=0.1, sample_weight=weight, normalize=False
+        y_true, y_pred, q=0.1, sample_weight=weight, normalize=False, estimand="forward"
     )
     assert count.expected == pytest.approx(np.trace(cm.expected), rel=1e-14)
     assert count.nominal == sk.accuracy_score(
@@ -168,16 +189,20 @@ def test_weights_far_from_one_keep_their_counts(size):
 
 def test_accuracy_count_is_the_trace():
     _, true, pred, q = _setting(3)
-    count = expected_accuracy_score(true, pred, q=q, normalize=False)
-    cm = expected_confusion_matrix(true, pred, q=q)
+    count = expected_accuracy_score(
+        true, pred, q=q, normalize=False, estimand="forward"
+    )
+    cm = expected_confusion_matrix(true, pred, q=q, estimand="forward")
     assert count.expected == pytest.approx(np.trace(cm.expected), rel=1e-13)
-    rate = expected_accuracy_score(true, pred, q=q)
+    rate = expected_accuracy_score(true, pred, q=q, estimand="forward")
     assert count.variance == pytest.approx(rate.variance * true.size**2, rel=1e-13)
     assert count.nominal == sk.accuracy_score(true, pred, normalize=False)
 
 
 def test_read_only_after_pickling():
-    cm = expected_confusion_matrix([0, 1, 2], [0, 2, 2], q=0.1, normalize="true")
+    cm = expected_confusion_matrix(
+        [0, 1, 2], [0, 2, 2], q=0.1, normalize="true", estimand="forward"
+    )
     clone = pickle.loads(pickle.dumps(cm))
     for field in ("expected", "variance", "nominal", "labels"):
         assert not getattr(clone, field).flags.writeable
@@ -188,8 +213,10 @@ def test_read_only_after_pickling():
 
 def test_normalize_and_labels_errors_as_sklearn():
     with pytest.raises(ValueError, match="normalize must be one of"):
-        expected_confusion_matrix([0, 1], [0, 1], q=0.1, normalize="rows")
+        expected_confusion_matrix(
+            [0, 1], [0, 1], q=0.1, normalize="rows", estimand="forward"
+        )
     with pytest.raises(ValueError, match="At least one label"):
-        expected_confusion_matrix([0, 1], [0, 1], q=0.1, labels=[5])
+        expected_confusion_matrix([0, 1], [0, 1], q=0.1, labels=[5], estimand="forward")
     with pytest.raises(ValueError, match="non-empty"):
-        expected_confusion_matrix([0, 1], [0, 1], q=0.1, labels=[])
+        expected_confusion_matrix([0, 1], [0, 1], q=0.1, labels=[], estimand="forward")

@@ -51,21 +51,27 @@ def test_one_class_with_flips_needs_the_classes():
     with pytest.raises(
         ValueError, match=r"flip probability q.*Pass all the classes.*labels"
     ):
-        expected_accuracy_score([0, 0, 0], [0, 0, 0], q=0.1)
+        expected_accuracy_score([0, 0, 0], [0, 0, 0], q=0.1, estimand="forward")
     with pytest.raises(ValueError, match=r"flip probability q.*labels"):
-        expected_accuracy_score([0, 0, 0], [0, 0, 0], q=[0.0, 0.1, 0.0])
+        expected_accuracy_score(
+            [0, 0, 0], [0, 0, 0], q=[0.0, 0.1, 0.0], estimand="forward"
+        )
     # with the classes known the flips are defined: 1 - q, exactly
-    score = expected_accuracy_score([0, 0, 0], [0, 0, 0], q=0.1, labels=[0, 1])
+    score = expected_accuracy_score(
+        [0, 0, 0], [0, 0, 0], q=0.1, labels=[0, 1], estimand="forward"
+    )
     assert score.expected == pytest.approx(0.9, abs=1e-15)
     assert score.variance == pytest.approx(0.09 / 3, abs=1e-15)
     # a transition matrix names its classes through labels too
     matrix = [[0.8, 0.2], [0.3, 0.7]]
     score = expected_accuracy_score(
-        [1, 1], [1, 1], transition_matrix=matrix, labels=[0, 1]
+        [1, 1], [1, 1], transition_matrix=matrix, labels=[0, 1], estimand="forward"
     )
     assert score.expected == pytest.approx(0.7, abs=1e-15)
     with pytest.raises(ValueError, match="1 x 1"):
-        expected_accuracy_score([1, 1], [1, 1], transition_matrix=matrix)
+        expected_accuracy_score(
+            [1, 1], [1, 1], transition_matrix=matrix, estimand="forward"
+        )
 
 
 def test_one_class_folds_in_cross_validation():

@@ -58,7 +58,7 @@ def paper_example():
 
 def test_paper_worked_example():
     y_true, y_pred = paper_example()
-    score = expected_accuracy_score(y_true, y_pred, q=0.05)
+    score = expected_accuracy_score(y_true, y_pred, q=0.05, estimand="forward")
     assert isinstance(score, NoisyScore)
     assert score.metric == "accuracy" and score.method == "exact"
     assert score.nominal == pytest.approx(0.85, abs=1e-15)
@@ -75,7 +75,7 @@ def test_erratum_e6_variance_is_per_sample_variance_over_m():
     m, q = 50, 0.2
     y_true = np.r_[np.ones(40), np.zeros(10)].astype(int)
     y_pred = np.ones(m, dtype=int)
-    score = expected_accuracy_score(y_true, y_pred, q=q)
+    score = expected_accuracy_score(y_true, y_pred, q=q, estimand="forward")
     paper = q * (1 - q)
     assert score.variance == pytest.approx(0.0032, rel=1e-12)
     assert score.variance == pytest.approx(paper / m, rel=1e-12)
@@ -91,7 +91,7 @@ def test_per_sample_q_closed_form():
     y_true = np.array([0, 1, 1, 0, 1])
     y_pred = np.array([0, 1, 0, 0, 0])
     q = np.array([0.0, 0.1, 0.2, 0.3, 0.5])
-    score = expected_accuracy_score(y_true, y_pred, q=q)
+    score = expected_accuracy_score(y_true, y_pred, q=q, estimand="forward")
     a = (y_true == y_pred).astype(float)
     expected = np.mean(q + a * (1 - 2 * q))  # the forward formula, per sample
     assert score.expected == pytest.approx(expected, abs=1e-15)
@@ -103,13 +103,13 @@ def test_multiclass_uniform_flips_closed_form():
     y_true = np.array([0, 1, 2, 2, 1, 0])
     y_pred = np.array([0, 1, 2, 0, 0, 0])
     q = 0.3
-    score = expected_accuracy_score(y_true, y_pred, q=q)
+    score = expected_accuracy_score(y_true, y_pred, q=q, estimand="forward")
     p = np.where(y_true == y_pred, 1 - q, q / 2)
     assert score.expected == pytest.approx(p.mean(), abs=1e-15)
     assert score.variance == pytest.approx(np.sum(p * (1 - p)) / 36, abs=1e-15)
     # for K > 2 the variance depends on how many samples are correct, not only
     # on q: all correct gives q(1 - q)/M, binary-style
-    other = expected_accuracy_score(y_true, y_true, q=q)
+    other = expected_accuracy_score(y_true, y_true, q=q, estimand="forward")
     assert other.variance == pytest.approx(q * (1 - q) / 6, abs=1e-15)
     assert other.variance > score.variance + 1e-3
 
@@ -118,7 +118,9 @@ def test_transition_matrix_closed_form():
     matrix = np.array([[0.8, 0.15, 0.05], [0.1, 0.7, 0.2], [0.0, 0.25, 0.75]])
     y_true = np.array([0, 1, 2, 2, 1, 0, 1])
     y_pred = np.array([0, 1, 2, 0, 2, 1, 1])
-    score = expected_accuracy_score(y_true, y_pred, transition_matrix=matrix)
+    score = expected_accuracy_score(
+        y_true, y_pred, transition_matrix=matrix, estimand="forward"
+    )
     p = matrix[y_true, y_pred]
     assert score.expected == pytest.approx(p.mean(), abs=1e-15)
     assert score.variance == pytest.approx(np.sum(p * (1 - p)) / 49, abs=1e-15)
@@ -179,14 +181,20 @@ def test_fast_and_general_label_paths_agree():
     y_true = rng.integers(0, 5, 1000)
     y_pred = rng.integers(0, 5, 1000)
     q = rng.uniform(0, 0.4, 1000)
-    fast = expected_accuracy_score(y_true, y_pred, q=q)
-    general = expected_accuracy_score(y_true.astype(str), y_pred.astype(str), q=q)
-    with_labels = expected_accuracy_score(y_true, y_pred, q=q, labels=range(5))
+    fast = expected_accuracy_score(y_true, y_pred, q=q, estimand="forward")
+    general = expected_accuracy_score(
+        y_true.astype(str), y_pred.astype(str), q=q, estimand="forward"
+    )
+    with_labels = expected_accuracy_score(
+        y_true, y_pred, q=q, labels=range(5), estimand="forward"
+    )
     for other in (general, with_labels):
         assert other.expected == pytest.approx(fast.expected, abs=1e-14)
         assert other.variance == pytest.approx(fast.variance, abs=1e-16)
     # labels can add classes absent from the data: K changes r = q/(K - 1)
-    more = expected_accuracy_score(y_true, y_pred, q=q, labels=range(6))
+    more = expected_accuracy_score(
+        y_true, y_pred, q=q, labels=range(6), estimand="forward"
+    )
     assert more.expected < fast.expected
 
 
@@ -198,7 +206,7 @@ def test_monte_carlo_binary_constant_q(m):
     rng = np.random.default_rng(m)
     y_true = rng.integers(0, 2, m)
     y_pred = np.where(rng.random(m) < 0.8, y_true, 1 - y_true)
-    score = expected_accuracy_score(y_true, y_pred, q=0.15)
+    score = expected_accuracy_score(y_true, y_pred, q=0.15, estimand="forward")
     n_draws = 20_000 if m < 500 else 4_000
     obs = draw_labels(rng, y_true, 2, q=0.15, n_draws=n_draws)
     assert_mc_agrees(weighted_accuracy(obs, y_pred), score.expected, score.variance)
@@ -214,12 +222,16 @@ def test_monte_carlo_binary_per_sample_q_and_weights():
     weight = rng.uniform(0.2, 2.0, m)
     obs = draw_labels(rng, y_true, 2, q=q)
     for w in (None, weight):
-        score = expected_accuracy_score(y_true, y_pred, q=q, sample_weight=w)
+        score = expected_accuracy_score(
+            y_true, y_pred, q=q, sample_weight=w, estimand="forward"
+        )
         assert_mc_agrees(
             weighted_accuracy(obs, y_pred, w), score.expected, score.variance
         )
     # the weighted variance is Σ w² P(1 - P) / (Σ w)²
-    score = expected_accuracy_score(y_true, y_pred, q=q, sample_weight=weight)
+    score = expected_accuracy_score(
+        y_true, y_pred, q=q, sample_weight=weight, estimand="forward"
+    )
     assert score.variance == pytest.approx(
         np.sum(weight**2 * q * (1 - q)) / weight.sum() ** 2, rel=1e-12
     )
@@ -232,7 +244,7 @@ def test_monte_carlo_multiclass_uniform_flips(per_sample):
     y_true = rng.integers(0, 3, m)
     y_pred = np.where(rng.random(m) < 0.6, y_true, rng.integers(0, 3, m))
     q = rng.uniform(0.05, 0.6, m) if per_sample else 0.25
-    score = expected_accuracy_score(y_true, y_pred, q=q)
+    score = expected_accuracy_score(y_true, y_pred, q=q, estimand="forward")
     obs = draw_labels(rng, y_true, 3, q=q)
     assert_mc_agrees(weighted_accuracy(obs, y_pred), score.expected, score.variance)
 
@@ -251,6 +263,7 @@ def test_monte_carlo_transition_matrix_string_labels():
         transition_matrix=matrix,
         labels=labels,
         sample_weight=weight,
+        estimand="forward",
     )
     obs = draw_labels(rng, k, 3, matrix=matrix)
     assert_mc_agrees(
@@ -310,12 +323,16 @@ def test_shape_and_length_errors():
 
 def test_single_class_needs_labels():
     with pytest.raises(ValueError, match="labels"):
-        expected_accuracy_score([1, 1, 1], [1, 1, 1], q=0.1)
-    score = expected_accuracy_score([1, 1, 1], [1, 1, 1], q=0.1, labels=[0, 1])
+        expected_accuracy_score([1, 1, 1], [1, 1, 1], q=0.1, estimand="forward")
+    score = expected_accuracy_score(
+        [1, 1, 1], [1, 1, 1], q=0.1, labels=[0, 1], estimand="forward"
+    )
     assert score.expected == pytest.approx(0.9)
     assert score.variance == pytest.approx(0.09 / 3)
     # a transition matrix fixes the classes itself
-    score = expected_accuracy_score(["a", "a"], ["a", "a"], transition_matrix=[[1.0]])
+    score = expected_accuracy_score(
+        ["a", "a"], ["a", "a"], transition_matrix=[[1.0]], estimand="forward"
+    )
     assert score.expected == 1.0 and score.variance == 0.0
 
 
@@ -379,7 +396,9 @@ def test_bias_is_q_times_one_minus_two_a(pairs, q):
     y_true = np.array([p[0] for p in pairs])
     y_pred = np.array([p[1] for p in pairs])
     labels = [0, 1]
-    score = expected_accuracy_score(y_true, y_pred, q=q, labels=labels)
+    score = expected_accuracy_score(
+        y_true, y_pred, q=q, labels=labels, estimand="forward"
+    )
     a = accuracy_score(y_true, y_pred)
     assert score.expected - a == pytest.approx(q * (1 - 2 * a), abs=1e-12)
     assert score.variance == pytest.approx(q * (1 - q) / len(pairs), abs=1e-15)

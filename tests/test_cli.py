@@ -76,10 +76,10 @@ def table(tmp_path_factory):
     }
 
 
-def _oof_mse(X, y, sigma, seed=0, n_splits=5):
+def _oof_mse(X, y, sigma, seed=0, n_splits=5, **options):
     splitter = KFold(n_splits, shuffle=True, random_state=seed)
     y_pred = cross_val_predict(LinearRegression(), X, y, cv=splitter)
-    return expected_mean_squared_error(y, y_pred, sigma=sigma)
+    return expected_mean_squared_error(y, y_pred, sigma=sigma, **options)
 
 
 def test_default_run_prints_the_table():
@@ -126,7 +126,10 @@ def test_csv_repeats(capsys, table, tmp_path):
     assert stderr.count("\n") == 1 and "UserWarning" in stderr
     with pytest.warns(UserWarning, match="fewer than 5 repeats"):
         summary = summarize_repeats(table["repeats"])
-    reference = _oof_mse(table["X"], summary.y_mean, summary.sigma, seed=3, n_splits=4)
+    reference = _oof_mse(  # the truth, the JSON's top level, with sigma's dof
+        table["X"], summary.y_mean, summary.sigma, seed=3, n_splits=4,
+        sigma_dof=summary.sigma_dof,
+    )  # fmt: skip
     pooled = json.loads(out_json.read_text())["pooled"]["mean_squared_error"]
     assert pooled["expected"] == pytest.approx(reference.expected, rel=1e-12)
     assert pooled["variance"] == pytest.approx(reference.variance, rel=1e-12)

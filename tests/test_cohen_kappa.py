@@ -76,7 +76,7 @@ def test_registry_export_scorer_and_pickle():
     assert info.estimands == ("forward", "truth", "remeasurement")
     assert info.value_range == (-1.0, 1.0)
     assert pickle.loads(pickle.dumps(KAPPA)) is KAPPA
-    score = KAPPA([0, 1, 1, 0, 1], [0, 1, 0, 0, 1], q=0.1)
+    score = KAPPA([0, 1, 1, 0, 1], [0, 1, 0, 0, 1], q=0.1, estimand="forward")
     assert pickle.loads(pickle.dumps(score)) == score
 
 
@@ -95,9 +95,12 @@ def test_zero_noise_is_scikit_learn_bit_for_bit(n_classes, weighted):
         options = {"weights": weights, "labels": labels, "sample_weight": weight}
         reference = _sklearn(y, p, **options)
         for q in (0.0, 0.15):
-            score = KAPPA(y, p, q=q, **options)
+            score = KAPPA(y, p, q=q, **{"estimand": "forward", **options})
             assert score.nominal == reference  # the same bits
-        assert score.nominal == KAPPA(y, p, q=0.0, **options).expected
+        assert (
+            score.nominal
+            == KAPPA(y, p, q=0.0, **{"estimand": "forward", **options}).expected
+        )
         for estimand in ("truth", "remeasurement"):
             score = KAPPA(y, p, q=0.0, estimand=estimand, **options)
             assert score.expected == pytest.approx(reference, rel=0, abs=1e-12)
@@ -123,16 +126,16 @@ def test_value_is_scikit_learn_on_random_matrices():
 
 
 def test_undefined_kappa_is_nan_and_bad_options_raise():
-    score = KAPPA([1, 1, 1], [1, 1, 1], q=0.0)
+    score = KAPPA([1, 1, 1], [1, 1, 1], q=0.0, estimand="forward")
     assert np.isnan(score.nominal) and np.isnan(_sklearn([1, 1, 1], [1, 1, 1]))
     with pytest.raises(ValueError, match="weights must be"):
-        KAPPA([0, 1, 1], [0, 1, 0], q=0.1, weights="cubic")
+        KAPPA([0, 1, 1], [0, 1, 0], q=0.1, weights="cubic", estimand="forward")
     with pytest.raises(ValueError, match="weights must be"):
-        KAPPA([0, 1, 2], [0, 1, 0], q=0.1, weights=2)
+        KAPPA([0, 1, 2], [0, 1, 0], q=0.1, weights=2, estimand="forward")
     with pytest.raises(ValueError, match="not in `labels`"):  # a subset of them
-        KAPPA([0, 1, 2, 2], [0, 1, 2, 1], q=0.1, labels=[0, 1])
+        KAPPA([0, 1, 2, 2], [0, 1, 2, 1], q=0.1, labels=[0, 1], estimand="forward")
     with pytest.raises(TypeError, match="unexpected keyword argument 'adjusted'"):
-        KAPPA([0, 1, 1], [0, 1, 0], q=0.1, adjusted=True)
+        KAPPA([0, 1, 1], [0, 1, 0], q=0.1, adjusted=True, estimand="forward")
 
 
 @pytest.mark.parametrize("zero", [0.0, 1.0])
@@ -200,14 +203,17 @@ def test_exact_binary_moments_equal_full_enumeration(case):
     values = np.array([_sklearn(np.where(f, 1 - y, y), p) for f in flips])
     expected = probability @ values
     variance = probability @ (values - expected) ** 2
-    score = KAPPA(y, p, q=q)
+    score = KAPPA(y, p, q=q, estimand="forward")
     assert score.method == "exact"
     assert score.expected == pytest.approx(expected, rel=1e-12, abs=1e-14)
     assert score.variance == pytest.approx(variance, rel=1e-12, abs=1e-14)
     # the weighted delta method and the weights options agree with it roughly
     for weights in WEIGHTS:
-        assert KAPPA(y, p, q=q, weights=weights).expected == score.expected
-    delta = KAPPA(y, p, q=q, method="delta")
+        assert (
+            KAPPA(y, p, q=q, weights=weights, estimand="forward").expected
+            == score.expected
+        )
+    delta = KAPPA(y, p, q=q, method="delta", estimand="forward")
     assert delta.method == "delta" and abs(delta.expected - expected) < 0.5
 
 
@@ -215,7 +221,9 @@ def test_exact_binary_moments_equal_full_enumeration(case):
 def test_multiclass_forward_matches_monte_carlo(weights):
     n, k, q = 80, 4, 0.15
     y, p = _labels(n, k, seed=11)
-    score = KAPPA(y, p, q=q, weights=weights, n_draws=4000, random_state=5)
+    score = KAPPA(
+        y, p, q=q, weights=weights, n_draws=4000, random_state=5, estimand="forward"
+    )
     assert score.method == "monte_carlo"
     draws = _kappa_rows(_flip(y, q, k, np.random.default_rng(7), 40_000), p, k, weights)
     se = np.sqrt(draws.var() / 40_000 + score.variance / 4000)
@@ -256,12 +264,12 @@ def test_truth_estimate_is_unbiased_end_to_end(n_classes, weights):
 def test_test_set_sampling_and_paired_difference():
     y, p = _labels(60, 2, seed=8)
     other = np.where(np.random.default_rng(2).random(60) < 0.8, y, 1 - y)
-    score = KAPPA(y, p, q=0.1, test_set_sampling=True)
-    plain = KAPPA(y, p, q=0.1)
+    score = KAPPA(y, p, q=0.1, test_set_sampling=True, estimand="forward")
+    plain = KAPPA(y, p, q=0.1, estimand="forward")
     assert (score.expected, score.variance) == (plain.expected, plain.variance)
     assert 0.0 < score.sampling_variance < np.inf
     difference = expected_paired_difference(
-        y, p, other, metric="cohen_kappa", q=0.1, n_draws=4000
+        y, p, other, metric="cohen_kappa", q=0.1, n_draws=4000, estimand="forward"
     )
     flipped = _flip(y, 0.1, 2, np.random.default_rng(3), 40_000)
     draws = _kappa_rows(flipped, p, 2) - _kappa_rows(flipped, other, 2)

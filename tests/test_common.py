@@ -158,7 +158,10 @@ def _noise(name: str, level: str, data: dict) -> dict:
 
 
 def _score(name: str, y_true, y_pred, noise: dict, **kwargs) -> NoisyScore:
-    return get_metric_info(name).function(y_true, y_pred, **noise, **kwargs)
+    info = get_metric_info(name)
+    if len(info.estimands) > 1:  # the checks of the forward path
+        kwargs = {"estimand": "forward", **kwargs}
+    return info.function(y_true, y_pred, **noise, **kwargs)
 
 
 def _per_sample(name: str, noise: dict, convert) -> dict:

@@ -57,14 +57,16 @@ def regression_pair():
 # ----------------------------------------------------------- exact formulas
 def test_paired_mse_variance_is_exact(regression_pair):
     y, a, b, sigma = regression_pair
-    d = expected_paired_difference(y, a, b, metric="mean_squared_error", sigma=sigma)
+    d = expected_paired_difference(
+        y, a, b, metric="mean_squared_error", sigma=sigma, estimand="forward"
+    )
     m = y.size
     assert d.method == "exact"
     assert d.variance == pytest.approx(
         4 * np.sum(sigma**2 * (a - b) ** 2) / m**2, rel=1e-14
     )
-    score_a = expected_mean_squared_error(y, a, sigma=sigma)
-    score_b = expected_mean_squared_error(y, b, sigma=sigma)
+    score_a = expected_mean_squared_error(y, a, sigma=sigma, estimand="forward")
+    score_b = expected_mean_squared_error(y, b, sigma=sigma, estimand="forward")
     assert d.expected == pytest.approx(score_a.expected - score_b.expected, rel=1e-12)
     assert d.nominal == pytest.approx(score_a.nominal - score_b.nominal, rel=1e-12)
     # Var_A + Var_B − 2 Cov with Cov = (1/M²) Σ (2σ⁴ + 4 d_A d_B σ²) (FORMULAS §1)
@@ -76,7 +78,9 @@ def test_paired_mse_variance_is_exact(regression_pair):
 
 def test_paired_mae_against_monte_carlo(regression_pair):
     y, a, b, sigma = regression_pair
-    d = expected_paired_difference(y, a, b, metric="mean_absolute_error", sigma=sigma)
+    d = expected_paired_difference(
+        y, a, b, metric="mean_absolute_error", sigma=sigma, estimand="forward"
+    )
     rng = np.random.default_rng(11)
     n_draws = 40_000
     draws = np.empty(n_draws)
@@ -85,8 +89,8 @@ def test_paired_mae_against_monte_carlo(regression_pair):
         draws[start : start + 10_000] = np.abs(Y - a).mean(1) - np.abs(Y - b).mean(1)
     z_mean, z_var = _mc_check(draws, d)
     assert abs(z_mean) < 5 and abs(z_var) < 5
-    score_a = expected_mean_absolute_error(y, a, sigma=sigma)
-    score_b = expected_mean_absolute_error(y, b, sigma=sigma)
+    score_a = expected_mean_absolute_error(y, a, sigma=sigma, estimand="forward")
+    score_b = expected_mean_absolute_error(y, b, sigma=sigma, estimand="forward")
     assert d.expected == pytest.approx(score_a.expected - score_b.expected, rel=1e-10)
     assert d.nominal == pytest.approx(score_a.nominal - score_b.nominal, rel=1e-12)
 
@@ -128,13 +132,13 @@ def test_paired_accuracy_binary_closed_form_and_monte_carlo():
     a = np.where(rng.random(n) < 0.8, y, 1 - y)
     b = np.where(rng.random(n) < 0.2, 1 - a, a)
     q = rng.uniform(0.0, 0.4, n)
-    d = expected_paired_difference(y, a, b, metric="accuracy", q=q)
+    d = expected_paired_difference(y, a, b, metric="accuracy", q=q, estimand="forward")
     differ = a != b
     assert d.variance == pytest.approx(
         4 * np.sum(q[differ] * (1 - q[differ])) / n**2, rel=1e-12
     )
-    score_a = expected_accuracy_score(y, a, q=q)
-    score_b = expected_accuracy_score(y, b, q=q)
+    score_a = expected_accuracy_score(y, a, q=q, estimand="forward")
+    score_b = expected_accuracy_score(y, b, q=q, estimand="forward")
     assert d.expected == pytest.approx(score_a.expected - score_b.expected, abs=1e-15)
     flips = rng.random((50_000, n)) < q
     Y = np.where(flips, 1 - y, y)
@@ -142,7 +146,9 @@ def test_paired_accuracy_binary_closed_form_and_monte_carlo():
     z_mean, z_var = _mc_check(draws, d)
     assert abs(z_mean) < 5 and abs(z_var) < 5
     # constant q: paired / unpaired = 2 × the disagreement rate (FORMULAS §9)
-    d_const = expected_paired_difference(y, a, b, metric="accuracy", q=0.1)
+    d_const = expected_paired_difference(
+        y, a, b, metric="accuracy", q=0.1, estimand="forward"
+    )
     unpaired = 2 * 0.1 * 0.9 / n
     assert d_const.variance / unpaired == pytest.approx(2 * differ.mean(), rel=1e-12)
 
@@ -156,7 +162,13 @@ def test_paired_accuracy_multiclass_transition_matrix_monte_carlo():
     a = labels[rng.integers(0, k, n)]
     b = np.where(rng.random(n) < 0.6, a, labels[rng.integers(0, k, n)])
     d = expected_paired_difference(
-        y, a, b, metric="accuracy", transition_matrix=T, labels=labels
+        y,
+        a,
+        b,
+        metric="accuracy",
+        transition_matrix=T,
+        labels=labels,
+        estimand="forward",
     )
     index = np.searchsorted(labels, y)
     cdf = np.cumsum(T, axis=1)[index, :-1]
@@ -168,9 +180,11 @@ def test_paired_accuracy_multiclass_transition_matrix_monte_carlo():
     z_mean, z_var = _mc_check(draws, d)
     assert abs(z_mean) < 5 and abs(z_var) < 5
     # uniform multiclass flips q: P = 1−q on the reference class, q/(K−1) elsewhere
-    d_q = expected_paired_difference(y, a, b, metric="accuracy", q=0.3, labels=labels)
-    score_a = expected_accuracy_score(y, a, q=0.3, labels=labels)
-    score_b = expected_accuracy_score(y, b, q=0.3, labels=labels)
+    d_q = expected_paired_difference(
+        y, a, b, metric="accuracy", q=0.3, labels=labels, estimand="forward"
+    )
+    score_a = expected_accuracy_score(y, a, q=0.3, labels=labels, estimand="forward")
+    score_b = expected_accuracy_score(y, b, q=0.3, labels=labels, estimand="forward")
     assert d_q.expected == pytest.approx(score_a.expected - score_b.expected, abs=1e-15)
 
 
@@ -181,9 +195,9 @@ def test_paired_binary_precision_exact():
     a = np.where(rng.random(n) < 0.8, y, 1 - y)
     b = np.where(rng.random(n) < 0.25, 1 - a, a)
     q = rng.uniform(0.0, 0.3, n)
-    d = expected_paired_difference(y, a, b, metric="precision", q=q)
+    d = expected_paired_difference(y, a, b, metric="precision", q=q, estimand="forward")
     assert d.method == "exact"
-    single = [expected_precision_score(y, p, q=q) for p in (a, b)]
+    single = [expected_precision_score(y, p, q=q, estimand="forward") for p in (a, b)]
     assert d.expected == pytest.approx(
         single[0].expected - single[1].expected, abs=1e-14
     )
@@ -196,7 +210,9 @@ def test_paired_binary_precision_exact():
     z_mean, z_var = _mc_check(draws, d)
     assert abs(z_mean) < 5 and abs(z_var) < 5
     # a model without predicted positives has precision 0
-    none = expected_paired_difference(y, a, np.zeros(n, int), metric="precision", q=q)
+    none = expected_paired_difference(
+        y, a, np.zeros(n, int), metric="precision", q=q, estimand="forward"
+    )
     assert none.expected == pytest.approx(single[0].expected, abs=1e-14)
 
 
@@ -213,7 +229,9 @@ def test_paired_probabilistic_losses_exact(metric, n_classes):
     proba_b /= proba_b.sum(1, keepdims=True)
     proba_a[0] = np.eye(n_classes)[(y[0] + 1) % n_classes]  # a clipped p = 0
     q = rng.uniform(0.0, 0.3, n)
-    d = expected_paired_difference(y, proba_a, proba_b, metric=metric, q=q)
+    d = expected_paired_difference(
+        y, proba_a, proba_b, metric=metric, q=q, estimand="forward"
+    )
     assert d.method == "exact"
     # expected and nominal: differences of the exact single-model metrics
     function = (
@@ -223,16 +241,21 @@ def test_paired_probabilistic_losses_exact(metric, n_classes):
     )
     columns = {"labels": np.arange(n_classes)}
     if metric == "brier_score_loss" and n_classes == 2:
-        single = [function(y, p[:, 1], q=q) for p in (proba_a, proba_b)]
+        single = [
+            function(y, p[:, 1], q=q, estimand="forward") for p in (proba_a, proba_b)
+        ]
     else:
-        single = [function(y, p, q=q, **columns) for p in (proba_a, proba_b)]
+        single = [
+            function(y, p, q=q, estimand="forward", **columns)
+            for p in (proba_a, proba_b)
+        ]
     assert d.expected == pytest.approx(
         single[0].expected - single[1].expected, abs=1e-12
     )
     assert d.nominal == pytest.approx(single[0].nominal - single[1].nominal, abs=1e-12)
     # the variance against a seeded Monte Carlo of the shared label noise
     score = _monte_carlo_difference(
-        make_noisy_scorer(metric),
+        make_noisy_scorer(metric, estimand="forward"),
         y,
         proba_a,
         proba_b,
@@ -298,9 +321,18 @@ def test_paired_difference_errors():
             [1.0, 2.0],
             [1.0, 2.0],
             [1.0, 2.5],
-            metric=make_noisy_scorer("mean_squared_error", estimand="truth"),
+            metric="mean_squared_error",
             sigma=1.0,
+            estimand="remeasurement",
         )
+    # a scorer gives its metric and options, not its estimand: the difference's
+    scorer = make_noisy_scorer("mean_squared_error", estimand="forward")
+    for estimand in ("auto", "truth", "forward"):
+        by_scorer = expected_paired_difference(
+            [1.0, 2.0], [1.0, 2.0], [1.0, 2.5], metric=scorer, sigma=1.0,
+            estimand=estimand,
+        )  # fmt: skip
+        assert by_scorer.estimand == ("forward" if estimand == "forward" else "truth")
     with pytest.raises(ValueError, match="same number"):
         expected_paired_difference(
             [1.0, 2.0], [1.0, 2.0], [1.0], metric="mean_squared_error", sigma=1.0
@@ -328,6 +360,7 @@ def regression_comparison(regression_data):
         cv=KFold(5, shuffle=True, random_state=0),
         sigma=sigma,
         n_draws=400,
+        estimand="forward",  # the tests below check forward pooled numbers
     )
 
 
@@ -419,6 +452,7 @@ def test_compare_classifiers_default_scoring():
         q=q,
         cv=3,
         n_draws=100,
+        estimand="forward",
     )
     assert result.metrics == ["accuracy", "balanced_accuracy", "f1", "log_loss"]
     assert result.ranking("accuracy")[-1] == "prior"
@@ -447,14 +481,6 @@ def test_compare_errors(regression_data):
         compare_estimators([Ridge(), Ridge()], X, y, sigma=sigma)
     with pytest.raises(ValueError, match="mixes"):
         compare_estimators({"a": Ridge(), "b": LogisticRegression()}, X, y, sigma=sigma)
-    with pytest.raises(ValueError, match="estimand"):
-        compare_estimators(
-            {"a": Ridge(), "b": LinearRegression()},
-            X,
-            y,
-            sigma=sigma,
-            scoring=[make_noisy_scorer("mean_squared_error", estimand="truth")],
-        )
     with pytest.raises(ValueError, match="overlap"), pytest.warns(UserWarning):
         compare_estimators(
             {"a": Ridge(), "b": LinearRegression()},
@@ -481,7 +507,13 @@ def test_truth_paired_mse_is_the_closed_form():
     y = X @ [1.0, -1.0, 0.5] + rng.normal(scale=sigma)
     models = {"ridge": Ridge(alpha=1.0), "linear": LinearRegression()}
     forward = compare_estimators(
-        models, X, y, scoring=["mean_squared_error"], cv=KFold(3), sigma=sigma
+        models,
+        X,
+        y,
+        scoring=["mean_squared_error"],
+        cv=KFold(3),
+        sigma=sigma,
+        estimand="forward",
     )
     truth = compare_estimators(
         models,
@@ -568,13 +600,13 @@ def test_estimand_option_errors():
     rng = np.random.default_rng(9)
     X, y = rng.normal(size=(30, 2)), rng.normal(size=30)
     sigma = np.full(30, 0.2)
-    with pytest.raises(ValueError, match="'forward' or 'truth'"):
+    with pytest.raises(ValueError, match="estimand must be one of"):
         compare_estimators(
             {"a": Ridge(), "b": LinearRegression()},
             X,
             y,
             sigma=sigma,
-            estimand="remeasurement",
+            estimand="nominal",
         )
 
 

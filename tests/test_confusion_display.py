@@ -36,7 +36,7 @@ def test_values_and_annotations_are_the_expected_matrix():
     y = [0, 1, 2, 1, 0, 2, 2, 1, 0, 0]
     y_pred = [0, 1, 1, 1, 0, 2, 0, 1, 0, 2]
     display = NoisyConfusionMatrixDisplay.from_predictions(y, y_pred, q=0.2)
-    matrix = expected_confusion_matrix(y, y_pred, q=0.2)
+    matrix = expected_confusion_matrix(y, y_pred, q=0.2)  # both the default
     np.testing.assert_array_equal(display.im_.get_array(), matrix.expected)
     for i in range(3):
         for j in range(3):
@@ -46,7 +46,7 @@ def test_values_and_annotations_are_the_expected_matrix():
                 f"{value:.{decimals}f}\n± {sd:.{decimals}f}"
             )
     assert display.ax_.get_xlabel() == "Predicted label"
-    assert display.ax_.get_ylabel() == "Observed label (flipped around y_true)"
+    assert display.ax_.get_ylabel() == "True class (de-noised)"
     assert [t.get_text() for t in display.ax_.get_yticklabels()] == ["0", "1", "2"]
     assert _inside(display.figure_)
     plt.close(display.figure_)
@@ -61,7 +61,12 @@ def test_zero_noise_shows_integer_counts_and_the_truth_rows():
     assert "truth" in display.ax_.get_title()
     plt.close(display.figure_)
     display = NoisyConfusionMatrixDisplay.from_predictions(
-        [0, 1, 1], [0, 1, 0], q=0.1, values_format=".3f", include_values=True
+        [0, 1, 1],
+        [0, 1, 0],
+        q=0.1,
+        values_format=".3f",
+        include_values=True,
+        estimand="forward",
     )
     assert display.text_[0, 0].get_text() == "1.000\n± 0.424"
     plt.close(display.figure_)

@@ -80,7 +80,9 @@ def test_q_zero_with_weights_and_per_sample_q_equals_sklearn():
     weight = rng.uniform(0.1, 2.0, 5000)
     reference = confusion_matrix(y_true, y_pred, sample_weight=weight)
     for q in (0.0, np.zeros(5000)):
-        cm = expected_confusion_matrix(y_true, y_pred, q=q, sample_weight=weight)
+        cm = expected_confusion_matrix(
+            y_true, y_pred, q=q, sample_weight=weight, estimand="forward"
+        )
         np.testing.assert_allclose(cm.nominal, reference, rtol=1e-12)
         np.testing.assert_allclose(cm.expected, reference, rtol=1e-12)
         np.testing.assert_array_equal(cm.variance, 0.0)
@@ -98,7 +100,7 @@ def test_binary_closed_form():
     y_true = np.array([1, 1, 0, 0, 1])
     y_pred = np.array([1, 0, 0, 1, 1])
     q = 0.2
-    cm = expected_confusion_matrix(y_true, y_pred, q=q)
+    cm = expected_confusion_matrix(y_true, y_pred, q=q, estimand="forward")
     n = confusion_matrix(y_true, y_pred)  # rows: label, columns: prediction
     flipped = np.array([[1 - q, q], [q, 1 - q]])
     np.testing.assert_allclose(cm.expected, flipped.T @ n, rtol=1e-14)
@@ -151,6 +153,7 @@ def test_monte_carlo(kind):
         transition_matrix=matrix,
         sample_weight=weight,
         labels=range(n_classes),
+        estimand="forward",
     )
     obs = draw_labels(rng, k, n_classes, q=q, matrix=matrix)
     assert_counts_agree(

@@ -65,15 +65,18 @@ def multiclass_data():
 
 def test_pooled_regression_equals_metric_on_concatenated_oof(regression_data):
     X, y, sigma = regression_data
-    cv = NoisyCrossValidator(
-        Ridge(), scoring=["mean_squared_error", "mean_absolute_error"], cv=KFold(4)
+    cv = NoisyCrossValidator(  # forward: the additive pooling of the folds
+        Ridge(),
+        scoring=["mean_squared_error", "mean_absolute_error"],
+        cv=KFold(4),
+        estimand="forward",
     ).fit(X, y, sigma=sigma)
     assert np.array_equal(cv.oof_indices_, np.arange(y.size))
     for key, function in (
         ("mean_squared_error", expected_mean_squared_error),
         ("mean_absolute_error", expected_mean_absolute_error),
     ):
-        reference = function(y, cv.oof_predictions_, sigma=sigma)
+        reference = function(y, cv.oof_predictions_, sigma=sigma, estimand="forward")
         pooled = cv.pooled_[key]
         assert pooled.n_samples == y.size
         np.testing.assert_allclose(pooled.expected, reference.expected, rtol=1e-12)
@@ -279,14 +282,14 @@ def test_results_layout_and_fold_summary(regression_data):
         "mean_squared_error_forward_variance",
     }
     assert all(values.shape == (6,) for values in results.values())
-    # the scorer's own estimand (forward) is the historical expected/variance
+    # expected/variance are the lead's (truth, the default estimand="auto")
     np.testing.assert_array_equal(
-        results["mean_squared_error_forward"], results["mean_squared_error_expected"]
+        results["mean_squared_error_truth"], results["mean_squared_error_expected"]
     )
     assert results["n_test"].sum() == y.size
     summary = cv.fold_summary_["mean_squared_error"]
     nominal = results["mean_squared_error_nominal"]
-    variance = results["mean_squared_error_variance"]
+    variance = results["mean_squared_error_forward_variance"]  # the between-folds noise
     s_b2 = np.var(nominal, ddof=1)
     np.testing.assert_allclose(summary["between_fold_sd"], np.sqrt(s_b2), rtol=1e-12)
     np.testing.assert_allclose(
@@ -298,14 +301,16 @@ def test_results_layout_and_fold_summary(regression_data):
     np.testing.assert_allclose(
         summary["mean_expected"], results["mean_squared_error_expected"].mean()
     )
-    # MSE in its own units and sign: positive, and E = nominal + mean σ² per fold
+    # MSE in its own units and sign, per fold: truth = nominal - mean σ² and
+    # forward = nominal + mean σ²
     for k, test in enumerate(cv.test_indices_):
-        np.testing.assert_allclose(
-            results["mean_squared_error_expected"][k]
-            - results["mean_squared_error_nominal"][k],
-            np.mean(sigma[test] ** 2),
-            rtol=1e-10,
-        )
+        for estimand, sign in (("expected", -1.0), ("forward", 1.0)):
+            np.testing.assert_allclose(
+                results[f"mean_squared_error_{estimand}"][k]
+                - results["mean_squared_error_nominal"][k],
+                sign * np.mean(sigma[test] ** 2),
+                rtol=1e-10,
+            )
 
 
 def test_summary_str_and_json_round_trip(regression_data):
@@ -322,8 +327,9 @@ def test_summary_str_and_json_round_trip(regression_data):
     pooled = table[
         (table["fold"] == "pooled") & (table["metric"] == "mean_squared_error")
     ]
-    score = cv.pooled_["mean_squared_error"]
+    score = cv.pooled_estimates_["mean_squared_error"]["forward"]
     truth = cv.pooled_estimates_["mean_squared_error"]["truth"]
+    assert cv.pooled_["mean_squared_error"] == truth  # pooled_ holds the lead
     low, high = truth.confidence_interval(0.9)
     assert pooled["estimand"].item() == "truth"
     # the interval starts at 0: an upper limit, no point shown; the raw estimate
@@ -342,7 +348,9 @@ def test_summary_str_and_json_round_trip(regression_data):
     loaded = json.loads(json.dumps(cv.to_dict(), allow_nan=False))
     assert loaded["n_splits"] == 3
     assert [fold["fold"] for fold in loaded["folds"]] == [1, 2, 3]
-    assert loaded["pooled"]["mean_squared_error"]["expected"] == score.expected
+    top = loaded["pooled"]["mean_squared_error"]  # the lead; forward nested
+    assert top["expected"] == truth.expected and top["estimand"] == "truth"
+    assert top["estimands"]["forward"]["estimate"] == score.expected
     assert (
         loaded["folds"][1]["metrics"]["mean_absolute_error"]["variance"]
         == (cv.cv_results_["mean_absolute_error_variance"][1])
@@ -645,13 +653,10 @@ def test_truth_estimand_per_fold_and_pooled(regression_data):
     whole = expected_mean_squared_error(y, oof, sigma=sigma, estimand="truth")
     assert pooled.expected == pytest.approx(whole.expected, rel=1e-10)
     assert pooled.variance == pytest.approx(whole.variance, rel=1e-10)
-    # forward numbers are unchanged, and pooled_ keeps the scorer's own
-    assert (
-        cv.pooled_estimates_["mean_squared_error"]["forward"]
-        is (cv.pooled_["mean_squared_error"])
-    )
+    # pooled_ and the expected columns hold the lead, truth
+    assert pooled is cv.pooled_["mean_squared_error"]
     np.testing.assert_array_equal(
-        results["mean_squared_error_forward"], results["mean_squared_error_expected"]
+        results["mean_squared_error_truth"], results["mean_squared_error_expected"]
     )
 
 

@@ -47,7 +47,9 @@ def test_single_class_folds_keep_accuracy_pooled():
     # Issue 15: accuracy failed on the single-class folds and was dropped from
     # pooled_ without a word.
     X_imb, y = _imbalanced()
-    cv = NoisyCrossValidator(LogisticRegression(), scoring=["accuracy"], cv=KFold(5))
+    cv = NoisyCrossValidator(
+        LogisticRegression(), scoring=["accuracy"], cv=KFold(5), estimand="forward"
+    )
     cv.fit(X_imb, y, q=0.0)
     oof = cross_val_predict(LogisticRegression(), X_imb, y, cv=KFold(5))
     assert cv.pooled_["accuracy"].nominal == accuracy_score(y, oof)
@@ -69,7 +71,9 @@ def test_folds_are_scored_over_all_classes_of_y():
         (np.flatnonzero(y != 2)[::2], np.flatnonzero(y != 2)[1::2]),  # no 2 in test
         (np.flatnonzero(y != 2)[1::2], np.flatnonzero(y == 2)),
     ]
-    cv = NoisyCrossValidator(LogisticRegression(), scoring=["accuracy"], cv=splits)
+    cv = NoisyCrossValidator(
+        LogisticRegression(), scoring=["accuracy"], cv=splits, estimand="forward"
+    )
     cv.fit(X3, y, q=0.3)
     train, test = splits[0]
     model = LogisticRegression().fit(X3[train], y[train])
@@ -164,7 +168,9 @@ def test_one_column_2d_target(sigma):
 def test_leave_one_out_regression():
     # Issue 16: "Scoring 'r2' failed on every fold".
     with pytest.warns(UndefinedMetricWarning, match="R² is not defined on fewer"):
-        cv = NoisyCrossValidator(Ridge(), cv=LeaveOneOut()).fit(X, Y, sigma=0.3)
+        cv = NoisyCrossValidator(Ridge(), cv=LeaveOneOut(), estimand="forward").fit(
+            X, Y, sigma=0.3
+        )
     assert cv.n_splits_ == 20
     # Per fold R² is NaN, as scikit-learn's r2_score on one sample.
     assert np.all(np.isnan(cv.cv_results_["r2_nominal"]))
@@ -174,7 +180,7 @@ def test_leave_one_out_regression():
     pooled = cv.pooled_["r2"]
     assert pooled.n_samples == 20
     assert pooled.nominal == pytest.approx(r2_score(Y, oof), rel=1e-12)
-    reference = expected_r2_score(Y, oof, sigma=0.3)
+    reference = expected_r2_score(Y, oof, sigma=0.3, estimand="forward")
     assert pooled.expected == pytest.approx(reference.expected, rel=1e-12)
     assert pooled.variance == pytest.approx(reference.variance, rel=1e-12)
     mse = cv.pooled_["mean_squared_error"]
@@ -184,7 +190,7 @@ def test_leave_one_out_regression():
 
 
 def test_leave_one_out_classification():
-    cv = NoisyCrossValidator(LogisticRegression(), cv=LeaveOneOut())
+    cv = NoisyCrossValidator(LogisticRegression(), cv=LeaveOneOut(), estimand="forward")
     cv.fit(X, Y_CLF, q=0.1)
     assert set(cv.pooled_) == {"accuracy", "balanced_accuracy", "f1", "log_loss"}
     oof = cross_val_predict(LogisticRegression(), X, Y_CLF, cv=LeaveOneOut())

@@ -64,7 +64,7 @@ def test_cv_validates_sigma_once(monkeypatch, metric, sigma_dof):
     # one for the pooled estimands with their test-set sampling, and for the
     # MSE, whose forward score is pooled from the folds, one for its sampling.
     shown = cv.estimands_[metric]["shown"]
-    assert calls[:5] == [("forward", "truth")] * 5
+    assert calls[:5] == [("truth", "forward")] * 5  # the lead first
     assert len(calls) == (7 if metric == "mean_squared_error" else 6)
     assert sorted(e for c in calls[5:] for e in c) == sorted(shown)
     pooled = cv.pooled_estimates_[metric]

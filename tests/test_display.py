@@ -45,19 +45,19 @@ def test_display_contents(fitted_cv):
     assert display.metric == "mean_squared_error"
     results = fitted_cv.cv_results_
     np.testing.assert_array_equal(
-        display.fold_expected, results["mean_squared_error_expected"]
+        display.fold_expected, results["mean_squared_error_forward"]
     )
     np.testing.assert_allclose(
-        display.fold_std**2, results["mean_squared_error_variance"], rtol=1e-12
+        display.fold_std**2, results["mean_squared_error_forward_variance"], rtol=1e-12
     )
     # the error bars span the 90% label-noise interval of each fold
     x, y = display.errorbar_.lines[0].get_data()
     np.testing.assert_array_equal(x, [1, 2, 3, 4])
-    np.testing.assert_array_equal(y, results["mean_squared_error_expected"])
+    np.testing.assert_array_equal(y, results["mean_squared_error_forward"])
     np.testing.assert_array_equal(
         display.nominal_.get_ydata(), results["mean_squared_error_nominal"]
     )
-    pooled = fitted_cv.pooled_["mean_squared_error"]
+    pooled = fitted_cv.pooled_estimates_["mean_squared_error"]["forward"]
     assert display.pooled_line_.get_ydata()[0] == pooled.expected
     low, high = pooled.confidence_interval(0.9)
     band = display.pooled_band_.get_extents()  # display coordinates

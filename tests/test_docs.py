@@ -310,8 +310,8 @@ def test_contributing_example_is_correct():
     ):
         for sample_weight in (None, weight):
             loss = function(y_true, y_pred, sample_weight=sample_weight, **noise)
-            accuracy = expected_accuracy_score(
-                y_true, y_pred, sample_weight=sample_weight, **noise
+            accuracy = expected_accuracy_score(  # forward, as the example's
+                y_true, y_pred, sample_weight=sample_weight, estimand="forward", **noise
             )
             assert loss.metric == "zero_one_loss"
             assert loss.n_samples == 200

@@ -143,13 +143,15 @@ def test_mse_several_outputs_with_output_weights():
     output_weights = np.array([0.3, 0.7])
     score = expected_mean_squared_error(
         y, pred, sigma=sigma, sample_weight=w, multioutput=output_weights,
-        test_set_sampling=True,
+        test_set_sampling=True, estimand="forward",
     )  # fmt: skip
     h = (np.square(y - pred) + np.square(sigma)) @ output_weights
     assert score.expected == pytest.approx(np.average(h, weights=w), rel=1e-13)
     assert score.sampling_variance == pytest.approx(_total(h, w), rel=1e-12)
     # uniform average: the plain mean over the outputs
-    uniform = expected_mean_squared_error(y, pred, sigma=sigma, test_set_sampling=True)
+    uniform = expected_mean_squared_error(
+        y, pred, sigma=sigma, test_set_sampling=True, estimand="forward"
+    )
     h = (np.square(y - pred) + np.square(sigma)).mean(axis=1)
     assert uniform.sampling_variance == pytest.approx(_total(h), rel=1e-12)
 
@@ -535,7 +537,7 @@ def test_rmse_delta_by_hand():
     d = _regression(12)
     score = expected_root_mean_squared_error(
         d["y"], d["pred"], sigma=d["sigma"], sample_weight=d["weight"],
-        test_set_sampling=True,
+        test_set_sampling=True, estimand="forward",
     )  # fmt: skip
     h = np.square(d["y"] - d["pred"]) + np.square(d["sigma"])
     mse = np.average(h, weights=d["weight"])
@@ -788,7 +790,9 @@ def test_bootstrap_keeps_the_classes_of_the_whole_test_set():
     y[0] = 2
     pred = np.where(rng.random(60) < 0.7, y, 1 - y % 2)
     q = rng.uniform(0.1, 0.4, size=60)
-    boot = expected_accuracy_score(y, pred, q=q, test_set_sampling="bootstrap")
+    boot = expected_accuracy_score(
+        y, pred, q=q, test_set_sampling="bootstrap", estimand="forward"
+    )
 
     def by_hand(labels):
         draw = np.random.default_rng(0)
@@ -797,7 +801,7 @@ def test_bootstrap_keeps_the_classes_of_the_whole_test_set():
             index = draw.integers(0, 60, 60)
             values.append(
                 expected_accuracy_score(
-                    y[index], pred[index], q=q[index], labels=labels
+                    y[index], pred[index], q=q[index], labels=labels, estimand="forward"
                 ).expected
             )
         return float(np.var(values, ddof=1))

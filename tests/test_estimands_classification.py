@@ -88,7 +88,10 @@ def test_confusion_matrix_truth_and_remeasurement_by_hand():
     )
     np.testing.assert_allclose(again.expected, again.nominal)
     np.testing.assert_allclose(again.variance, [[0.18, 0.09], [0.18, 0.09]])
-    assert expected_confusion_matrix([0, 1], [0, 1], q=0.1).estimand == "forward"
+    assert (
+        expected_confusion_matrix([0, 1], [0, 1], q=0.1, estimand="forward").estimand
+        == "forward"
+    )
 
 
 # --------------------------------------------------------------------------- #
@@ -249,7 +252,7 @@ def test_enumeration_confusion_matrix(n_classes):
 
     size = n_classes * n_classes
     forward = expected_confusion_matrix(
-        true, pred, transition_matrix=matrix, labels=labels
+        true, pred, transition_matrix=matrix, labels=labels, estimand="forward"
     )
     for estimand in ("truth", "remeasurement"):
         mean, spread, values = _enumerate(

@@ -300,8 +300,11 @@ def test_mse_closed_form_with_sigma_dof(estimand):
         Y, P, sigma=S, sigma_dof=np.inf, estimand=estimand
     )
     assert known.variance == pytest.approx(infinite.variance, rel=1e-14)
-    forward = expected_mean_squared_error(Y, P, sigma=S)
-    assert expected_mean_squared_error(Y, P, sigma=S, sigma_dof=DOF) == forward
+    forward = expected_mean_squared_error(Y, P, sigma=S, estimand="forward")
+    assert (
+        expected_mean_squared_error(Y, P, sigma=S, sigma_dof=DOF, estimand="forward")
+        == forward
+    )
 
 
 def test_variances_never_zero_width():

@@ -65,7 +65,7 @@ def test_registry_export_scorer_and_pickle():
     assert info.value_range == (-np.inf, 1.0)
     assert pickle.loads(pickle.dumps(EV)) is EV
     y, pred, _, _ = _data(8)
-    score = EV(y, pred, sigma=0.3)
+    score = EV(y, pred, sigma=0.3, estimand="forward")
     assert pickle.loads(pickle.dumps(score)) == score
 
 
@@ -89,7 +89,14 @@ def test_zero_noise_equals_scikit_learn(weighted, multioutput, force_finite):
     }
     expected = explained_variance_score(y, pred, sample_weight=weight, **options)
     for method in ("exact", "delta"):
-        ours = EV(y, pred, sigma=0.0, sample_weight=weight, method=method, **options)
+        ours = EV(
+            y,
+            pred,
+            sigma=0.0,
+            sample_weight=weight,
+            method=method,
+            **{"estimand": "forward", **options},
+        )
         ours = ours if isinstance(ours, list) else [ours]
         values = np.atleast_1d(expected)
         for score, value in zip(ours, values, strict=True):
@@ -120,8 +127,10 @@ def test_zero_noise_estimands_and_special_cases(estimand):
         np.testing.assert_allclose(ours.nominal, theirs, rtol=1e-12, atol=1e-15)
         np.testing.assert_allclose(ours.expected, theirs, rtol=1e-12, atol=1e-15)
     # One sample: scikit-learn's 1.0 (NaN without force_finite), whatever the noise
-    assert EV([1.0], [2.0], sigma=0.5).expected == 1.0
-    assert np.isnan(EV([1.0], [2.0], sigma=0.0, force_finite=False).nominal)
+    assert EV([1.0], [2.0], sigma=0.5, estimand="forward").expected == 1.0
+    assert np.isnan(
+        EV([1.0], [2.0], sigma=0.0, force_finite=False, estimand="forward").nominal
+    )
 
 
 @pytest.mark.parametrize(
@@ -132,7 +141,7 @@ def test_forward_moments_match_monte_carlo(n, weighted, per_sample):
     y, pred, sigma, weight = _data(n, seed=n)
     sigma = sigma if per_sample else 0.6
     weight = weight if weighted else None
-    score = EV(y, pred, sigma=sigma, sample_weight=weight)
+    score = EV(y, pred, sigma=sigma, sample_weight=weight, estimand="forward")
     assert score.method == "exact"
     rng = np.random.default_rng(12345 + n)
     n_draws = 400_000
@@ -144,14 +153,21 @@ def test_forward_moments_match_monte_carlo(n, weighted, per_sample):
     assert abs(score.expected - mean) < 5.0 * se_mean
     assert abs(score.variance - var) < 5.0 * se_var
     # the delta method is close, the exact value is what the draws say
-    delta = EV(y, pred, sigma=sigma, sample_weight=weight, method="delta")
+    delta = EV(
+        y, pred, sigma=sigma, sample_weight=weight, method="delta", estimand="forward"
+    )
     assert abs(delta.expected - score.expected) < 0.05
 
 
 def test_variance_weighted_outputs_match_monte_carlo():
     y, pred, sigma, weight = _data(15, n_outputs=2, seed=3)
     score = EV(
-        y, pred, sigma=sigma, sample_weight=weight, multioutput="variance_weighted"
+        y,
+        pred,
+        sigma=sigma,
+        sample_weight=weight,
+        multioutput="variance_weighted",
+        estimand="forward",
     )
     rng = np.random.default_rng(7)
     n_draws = 200_000
@@ -172,13 +188,16 @@ def test_variance_weighted_outputs_match_monte_carlo():
 
 def test_explained_variance_differs_from_r2_by_the_centring():
     y, pred, sigma, weight = _data(30, offset=0.0)
-    ev = EV(y, pred, sigma=sigma, sample_weight=weight)
-    r2 = sklearn_noisy.expected_r2_score(y, pred, sigma=sigma, sample_weight=weight)
+    ev = EV(y, pred, sigma=sigma, sample_weight=weight, estimand="forward")
+    r2 = sklearn_noisy.expected_r2_score(
+        y, pred, sigma=sigma, sample_weight=weight, estimand="forward"
+    )
     shifted = sklearn_noisy.expected_r2_score(
         y,
         pred + np.average(y - pred, weights=weight),
         sigma=sigma,
         sample_weight=weight,
+        estimand="forward",
     )
     assert ev.expected >= r2.expected  # centring can only lower X
     # The centring uses the noisy residuals, so EV is not R² of a shifted ŷ
@@ -258,14 +277,27 @@ def test_truth_rejects_force_finite_false_and_flags_no_signal():
 
 def test_test_set_sampling_and_paired_difference():
     y, pred, sigma, weight = _data(50, seed=8)
-    score = EV(y, pred, sigma=sigma, sample_weight=weight, test_set_sampling=True)
-    plain = EV(y, pred, sigma=sigma, sample_weight=weight)
+    score = EV(
+        y,
+        pred,
+        sigma=sigma,
+        sample_weight=weight,
+        test_set_sampling=True,
+        estimand="forward",
+    )
+    plain = EV(y, pred, sigma=sigma, sample_weight=weight, estimand="forward")
     assert (score.expected, score.variance) == (plain.expected, plain.variance)
     assert 0.0 < score.sampling_variance < np.inf
     rng = np.random.default_rng(2)
     other = y + rng.normal(size=50) * 1.2
     difference = expected_paired_difference(
-        y, pred, other, metric="explained_variance", sigma=sigma, n_draws=4000
+        y,
+        pred,
+        other,
+        metric="explained_variance",
+        sigma=sigma,
+        n_draws=4000,
+        estimand="forward",
     )
     draws = _ev_draws(
         y + np.random.default_rng(3).normal(size=(40_000, 50)) * sigma, pred, None

@@ -65,7 +65,7 @@ def test_accuracy_interval_is_binomial_quantiles(q, level):
     """All predictions right, constant q: M·acc ~ Binomial(M, 1 - q)."""
     m = 37
     y = np.r_[np.zeros(20), np.ones(17)].astype(int)
-    score = expected_accuracy_score(y, y, q=q)
+    score = expected_accuracy_score(y, y, q=q, estimand="forward")
     interval = score.confidence_interval(level)
     half = (1 - level) / 2
     k_low, k_high = stats.binom.ppf([half, 1 - half], m, 1 - q)
@@ -109,7 +109,7 @@ def test_count_intervals_match_enumeration(metric):
     y_pred = np.array([1, 0, 1, 0, 0, 1, 1, 0, 0])
     q = rng.uniform(0.02, 0.4, y_true.size)
     values, probs = _enumerated(metric, y_true, y_pred, q)
-    score = COUNT_METRICS[metric][0](y_true, y_pred, q=q)
+    score = COUNT_METRICS[metric][0](y_true, y_pred, q=q, estimand="forward")
     for level in (0.8, 0.95):
         interval = score.confidence_interval(level)
         low, high, content = _reference_interval(values, probs, level)
@@ -130,7 +130,7 @@ def test_loss_intervals_match_enumeration(metric):
     kwargs = {"labels": [0, 1]} if metric == "log_loss" else {}
     values = _loss_values(metric, observed, proba)
     values = _checked(values, observed, LOSS_METRICS[metric][1], proba, **kwargs)
-    score = LOSS_METRICS[metric][0](y_true, proba, q=q)
+    score = LOSS_METRICS[metric][0](y_true, proba, q=q, estimand="forward")
     interval = score.confidence_interval(0.9)
     low, high, content = _reference_interval(values, probs, 0.9)
     assert interval.method == "exact"
@@ -144,7 +144,9 @@ def test_weighted_loss_and_multiclass_limits():
     y = rng.integers(0, 2, 9)
     proba = rng.uniform(0.1, 0.9, 9)
     weight = rng.uniform(0.5, 2.0, 9)
-    score = expected_brier_score_loss(y, proba, q=0.1, sample_weight=weight)
+    score = expected_brier_score_loss(
+        y, proba, q=0.1, sample_weight=weight, estimand="forward"
+    )
     # Σ w (o - p)² / W: enumerate
     observed, probs = _all_labellings(y, np.full(9, 0.1))
     values = ((observed - proba) ** 2) @ weight / weight.sum()
@@ -156,11 +158,17 @@ def test_weighted_loss_and_multiclass_limits():
     # 3 classes, 20 distinct samples: 3^20 atoms, above the limit: normal
     labels = rng.integers(0, 3, 20)
     proba3 = rng.dirichlet([1, 1, 1], 20)
-    score = expected_log_loss(labels, proba3, q=0.1, labels=[0, 1, 2])
+    score = expected_log_loss(
+        labels, proba3, q=0.1, labels=[0, 1, 2], estimand="forward"
+    )
     assert score.interval_method == "normal"
     # identical samples share their atoms: 3 classes, 40 identical samples
     same = expected_log_loss(
-        np.zeros(40, int), np.tile([0.5, 0.3, 0.2], (40, 1)), q=0.1, labels=[0, 1, 2]
+        np.zeros(40, int),
+        np.tile([0.5, 0.3, 0.2], (40, 1)),
+        q=0.1,
+        labels=[0, 1, 2],
+        estimand="forward",
     )
     assert same.interval_method == "exact"
     assert same.confidence_interval().content >= 0.95
@@ -169,7 +177,9 @@ def test_weighted_loss_and_multiclass_limits():
 def test_large_or_weighted_problems_fall_back_to_normal(monkeypatch):
     rng = np.random.default_rng(10)
     y = rng.integers(0, 2, 50)
-    weighted = expected_accuracy_score(y, y, q=0.1, sample_weight=rng.random(50) + 0.5)
+    weighted = expected_accuracy_score(
+        y, y, q=0.1, sample_weight=rng.random(50) + 0.5, estimand="forward"
+    )
     assert weighted.interval_method == "normal"
     assert weighted.confidence_interval().method == "normal"
     with pytest.raises(ValueError, match="exact distribution of accuracy"):
@@ -177,22 +187,37 @@ def test_large_or_weighted_problems_fall_back_to_normal(monkeypatch):
     # 300 distinct probabilities: more than the 64 kept as groups
     y = np.r_[np.zeros(150), np.ones(150)].astype(int)
     q = rng.uniform(0.01, 0.2, 300)
-    assert expected_accuracy_score(y, 1 - y, q=q).interval_method == "exact"
+    assert (
+        expected_accuracy_score(y, 1 - y, q=q, estimand="forward").interval_method
+        == "exact"
+    )
     monkeypatch.setattr(cd, "MAX_ACCURACY_SAMPLES", 200)
-    assert expected_accuracy_score(y, 1 - y, q=q).interval_method == "normal"
-    assert COUNT_METRICS["recall"][0](y, 1 - y, q=q).interval_method == "exact"
+    assert (
+        expected_accuracy_score(y, 1 - y, q=q, estimand="forward").interval_method
+        == "normal"
+    )
+    assert (
+        COUNT_METRICS["recall"][0](y, 1 - y, q=q, estimand="forward").interval_method
+        == "exact"
+    )
     monkeypatch.setattr(cd, "MAX_STORED_SAMPLES", 100)  # per count, TP or FN
-    assert COUNT_METRICS["recall"][0](y, 1 - y, q=q).interval_method == "normal"
+    assert (
+        COUNT_METRICS["recall"][0](y, 1 - y, q=q, estimand="forward").interval_method
+        == "normal"
+    )
     # a constant q is kept as two groups, whatever the size
-    assert expected_accuracy_score(y, y, q=0.1).interval_method == "exact"
+    assert (
+        expected_accuracy_score(y, y, q=0.1, estimand="forward").interval_method
+        == "exact"
+    )
     monkeypatch.setattr(cd, "MAX_GRID_CELLS", 10)
-    recall = COUNT_METRICS["recall"][0](y, y, q=0.1)
+    recall = COUNT_METRICS["recall"][0](y, y, q=0.1, estimand="forward")
     assert recall.interval_method == "normal"
 
 
 def test_normal_intervals_are_clipped_to_the_range():
     y = np.ones(20, dtype=int)
-    score = expected_accuracy_score(y, y, q=0.01, labels=[0, 1])
+    score = expected_accuracy_score(y, y, q=0.01, labels=[0, 1], estimand="forward")
     normal = score.confidence_interval(method="normal")
     assert normal.high == 1.0 and normal.method == "normal"
     assert math.isnan(normal.content)
@@ -210,7 +235,9 @@ def test_normal_intervals_are_clipped_to_the_range():
 def test_scores_with_a_distribution_pickle_compare_and_stay_small():
     rng = np.random.default_rng(11)
     y = rng.integers(0, 2, 30)
-    score = expected_precision_score(y, 1 - y, q=rng.uniform(0.0, 0.3, 30))
+    score = expected_precision_score(
+        y, 1 - y, q=rng.uniform(0.0, 0.3, 30), estimand="forward"
+    )
     clone = pickle.loads(pickle.dumps(score))
     assert clone.confidence_interval() == score.confidence_interval()
     assert clone == score and hash(clone) == hash(score)
@@ -252,7 +279,7 @@ def test_confusion_matrix_cells_are_sums_of_binomials():
     y_true = np.array([0, 1, 1, 0, 2, 2, 1, 0, 0, 1, 2])
     y_pred = np.array([0, 1, 0, 0, 2, 1, 1, 2, 0, 1, 2])
     q = 0.25
-    cm = expected_confusion_matrix(y_true, y_pred, q=q)
+    cm = expected_confusion_matrix(y_true, y_pred, q=q, estimand="forward")
     assert cm.interval_method == "exact"
     low, high = cm.confidence_interval(0.9)
     matrix = np.full((3, 3), q / 2) + np.eye(3) * (1 - q - q / 2)
@@ -269,7 +296,9 @@ def test_confusion_matrix_cells_are_sums_of_binomials():
         ref_low, ref_high, _ = _reference_interval(np.arange(pmf.size), pmf, 0.9)
         assert (low[j, k], high[j, k]) == (ref_low, ref_high)
     # per-sample q: normal, clipped to [0, column total]
-    cm = expected_confusion_matrix(y_true, y_pred, q=np.linspace(0.05, 0.4, 11))
+    cm = expected_confusion_matrix(
+        y_true, y_pred, q=np.linspace(0.05, 0.4, 11), estimand="forward"
+    )
     assert cm.interval_method == "normal"
     low, high = cm.confidence_interval(0.99)
     assert np.all(low >= 0) and np.all(high <= nominal.sum(axis=0))

@@ -28,7 +28,7 @@ def _problem(m, seed=0):
 def test_homoscedastic_mse_is_scaled_ncx2(level):
     y, p, _ = _problem(12)
     sigma = 0.7
-    score = expected_mean_squared_error(y, p, sigma=sigma)
+    score = expected_mean_squared_error(y, p, sigma=sigma, estimand="forward")
     half = (1 - level) / 2
     nc = np.sum((y - p) ** 2) / sigma**2
     low, high = sigma**2 / 12 * stats.ncx2.ppf([half, 1 - half], 12, nc)
@@ -36,9 +36,9 @@ def test_homoscedastic_mse_is_scaled_ncx2(level):
     assert interval.method == "exact" and interval.content == level
     assert interval.low == pytest.approx(low, rel=1e-12)
     assert interval.high == pytest.approx(high, rel=1e-12)
-    rmse = expected_root_mean_squared_error(y, p, sigma=sigma).confidence_interval(
-        level
-    )
+    rmse = expected_root_mean_squared_error(
+        y, p, sigma=sigma, estimand="forward"
+    ).confidence_interval(level)
     assert rmse == pytest.approx((math.sqrt(low), math.sqrt(high)), rel=1e-12)
 
 
@@ -57,7 +57,7 @@ def test_inversion_matches_ncx2_with_equal_sigma(m):
     # equal σ through the metric: the ncx2 form, offset by the exact labels
     y, p, _ = _problem(m + 2, seed=m)
     sigma = np.r_[0.0, 0.0, np.full(m, 0.8)]
-    score = expected_mean_squared_error(y, p, sigma=sigma)
+    score = expected_mean_squared_error(y, p, sigma=sigma, estimand="forward")
     fixed = np.sum((y - p)[:2] ** 2) / (m + 2)
     nc = np.sum((y - p)[2:] ** 2) / 0.64
     low, high = fixed + 0.64 / (m + 2) * stats.ncx2.ppf([0.025, 0.975], m, nc)
@@ -90,7 +90,7 @@ def test_r2_with_infinite_variance_has_an_exact_interval():
     y, p, sigma = _problem(5, seed=5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        score = expected_r2_score(y, p, sigma=sigma)
+        score = expected_r2_score(y, p, sigma=sigma, estimand="forward")
     assert math.isinf(score.variance)
     interval = score.confidence_interval(0.9)
     assert interval.method == "exact" and interval.high < 1.0
@@ -107,15 +107,17 @@ def test_exact_labels_and_sizes():
     y, p, sigma = _problem(8)
     sigma[:3] = 0.0  # some exact labels: fixed terms
     for function in REGRESSION_METRICS.values():
-        score = function[0](y, p, sigma=sigma)
+        score = function[0](y, p, sigma=sigma, estimand="forward")
         assert score.interval_method == "exact"
         low, high = score.confidence_interval()
         assert low <= score.expected <= high
-    exact = expected_mean_squared_error(y, p, sigma=0.0)
+    exact = expected_mean_squared_error(y, p, sigma=0.0, estimand="forward")
     assert exact.interval_method == "normal"
     assert exact.confidence_interval() == (exact.nominal, exact.nominal)
-    weighted = expected_mean_absolute_error(y, p, sigma=sigma, sample_weight=np.ones(8))
-    unweighted = expected_mean_absolute_error(y, p, sigma=sigma)
+    weighted = expected_mean_absolute_error(
+        y, p, sigma=sigma, sample_weight=np.ones(8), estimand="forward"
+    )
+    unweighted = expected_mean_absolute_error(y, p, sigma=sigma, estimand="forward")
     assert weighted.confidence_interval() == pytest.approx(
         unweighted.confidence_interval(), rel=1e-9
     )
@@ -125,27 +127,32 @@ def test_large_problems_fall_back_to_normal(monkeypatch):
     y, p, sigma = _problem(30)
     monkeypatch.setattr(gf, "MAX_FORM_SAMPLES", 20)
     for function, _ in REGRESSION_METRICS.values():
-        score = function(y, p, sigma=sigma)
+        score = function(y, p, sigma=sigma, estimand="forward")
         assert score.interval_method == "normal"
         assert score.confidence_interval().method == "normal"
     # one σ, no weights: the ncx2 form has no size limit
-    assert expected_mean_squared_error(y, p, sigma=0.5).interval_method == "exact"
+    assert (
+        expected_mean_squared_error(y, p, sigma=0.5, estimand="forward").interval_method
+        == "exact"
+    )
 
 
 def test_multioutput():
     y, p, _ = _problem(10)
     y2, p2 = np.c_[y, -y], np.c_[p, -p + 0.1]
-    raw = expected_mean_squared_error(y2, p2, sigma=0.5, multioutput="raw_values")
-    single = expected_mean_squared_error(y, p, sigma=0.5)
+    raw = expected_mean_squared_error(
+        y2, p2, sigma=0.5, multioutput="raw_values", estimand="forward"
+    )
+    single = expected_mean_squared_error(y, p, sigma=0.5, estimand="forward")
     assert raw[0].confidence_interval() == single.confidence_interval()
     assert raw[1].interval_method == "exact"
-    averaged = expected_mean_squared_error(y2, p2, sigma=0.5)
+    averaged = expected_mean_squared_error(y2, p2, sigma=0.5, estimand="forward")
     assert averaged.interval_method == "normal"
 
 
 def test_pickle_and_no_bloat():
     y, p, sigma = _problem(20)
-    score = expected_r2_score(y, p, sigma=sigma)
+    score = expected_r2_score(y, p, sigma=sigma, estimand="forward")
     clone = pickle.loads(pickle.dumps(score))
     assert clone.confidence_interval() == score.confidence_interval()
     assert len(repr(score)) < 130 and len(pickle.dumps(score)) < 3000

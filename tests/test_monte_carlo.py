@@ -136,7 +136,7 @@ def test_metric_name(metric, name):
 
 def test_metric_returning_noisy_score_uses_expected():
     def metric(a, b):
-        return expected_mean_squared_error(a, b, sigma=0.0)
+        return expected_mean_squared_error(a, b, sigma=0.0, estimand="forward")
 
     score = monte_carlo_score(
         metric, [1.0, 2.0], [0.0, 0.0], sigma=0.5, n_draws=20, random_state=1
@@ -239,7 +239,7 @@ def test_agrees_with_exact_mse_and_mae(n_samples):
         mc = monte_carlo_score(
             metric, y_true, y_pred, sigma=sigma, n_draws=4000, random_state=n_samples
         )
-        reference = exact(y_true, y_pred, sigma=sigma)
+        reference = exact(y_true, y_pred, sigma=sigma, estimand="forward")
         _assert_agrees(mc, reference.expected, reference.variance)
         assert mc.nominal == pytest.approx(reference.nominal, rel=1e-12)
 
@@ -264,7 +264,7 @@ def test_agrees_with_exact_weighted_multioutput_mse():
         random_state=0,
     )
     exact = expected_mean_squared_error(
-        y_true, y_pred, sigma=sigma, sample_weight=weight
+        y_true, y_pred, sigma=sigma, sample_weight=weight, estimand="forward"
     )
     _assert_agrees(mc, exact.expected, exact.variance)
     assert mc.nominal == pytest.approx(exact.nominal, rel=1e-12)

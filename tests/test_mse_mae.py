@@ -52,6 +52,7 @@ def test_zero_sigma_equals_scikit_learn(ours, theirs, n_outputs, weighted):
                 sigma=sigma,
                 sample_weight=weight,
                 multioutput=multioutput,
+                estimand="forward",
             )
             scores = result if isinstance(result, list) else [result]
             assert len(scores) == reference.size
@@ -64,18 +65,18 @@ def test_zero_sigma_equals_scikit_learn(ours, theirs, n_outputs, weighted):
 
 
 def test_metric_names():
-    assert expected_mean_squared_error([1.0], [0.0], sigma=1).metric == (
-        "mean_squared_error"
-    )
-    assert expected_mean_absolute_error([1.0], [0.0], sigma=1).metric == (
-        "mean_absolute_error"
-    )
+    assert expected_mean_squared_error(
+        [1.0], [0.0], sigma=1, estimand="forward"
+    ).metric == ("mean_squared_error")
+    assert expected_mean_absolute_error(
+        [1.0], [0.0], sigma=1, estimand="forward"
+    ).metric == ("mean_absolute_error")
 
 
 def test_closed_forms_small_example():
     d = np.array([0.5, -0.5, 0.0, -1.0])
     sigma = np.array([0.5, 0.1, 2.0, 0.0])
-    mse = expected_mean_squared_error(d, np.zeros(4), sigma=sigma)
+    mse = expected_mean_squared_error(d, np.zeros(4), sigma=sigma, estimand="forward")
     assert mse.expected == pytest.approx(np.mean(d**2 + sigma**2), rel=1e-15)
     assert mse.variance == pytest.approx(
         np.sum(2 * sigma**4 + 4 * d**2 * sigma**2) / 16, rel=1e-15
@@ -118,7 +119,7 @@ def test_monte_carlo_agreement(name):
         (expected_mean_squared_error, mse_draws),
         (expected_mean_absolute_error, mae_draws),
     ):
-        score = metric(y_true, y_pred, sigma=sigma)
+        score = metric(y_true, y_pred, sigma=sigma, estimand="forward")
         z_mean, z_var = _z_scores(draws, score.expected, score.variance)
         assert abs(z_mean) < 5, (metric.__name__, z_mean)
         assert abs(z_var) < 5, (metric.__name__, z_var)
@@ -134,7 +135,9 @@ def test_monte_carlo_agreement_weighted():
         (expected_mean_squared_error, mse_draws),
         (expected_mean_absolute_error, mae_draws),
     ):
-        score = metric(y_true, y_pred, sigma=sigma, sample_weight=weight)
+        score = metric(
+            y_true, y_pred, sigma=sigma, sample_weight=weight, estimand="forward"
+        )
         z_mean, z_var = _z_scores(draws, score.expected, score.variance)
         assert abs(z_mean) < 5 and abs(z_var) < 5, (z_mean, z_var)
 
@@ -145,23 +148,38 @@ def test_multioutput_combines_outputs():
     y_pred = rng.normal(size=(40, 2))
     sigma = rng.uniform(0, 1, (40, 2))
     for metric, _ in METRICS:
-        raw = metric(y_true, y_pred, sigma=sigma, multioutput="raw_values")
-        single = [metric(y_true[:, k], y_pred[:, k], sigma=sigma[:, k]) for k in (0, 1)]
+        raw = metric(
+            y_true, y_pred, sigma=sigma, multioutput="raw_values", estimand="forward"
+        )
+        single = [
+            metric(y_true[:, k], y_pred[:, k], sigma=sigma[:, k], estimand="forward")
+            for k in (0, 1)
+        ]
         for a, b in zip(raw, single, strict=True):
             assert a.expected == pytest.approx(b.expected, rel=1e-14)
             assert a.variance == pytest.approx(b.variance, rel=1e-14)
-        mean = metric(y_true, y_pred, sigma=sigma)
+        mean = metric(y_true, y_pred, sigma=sigma, estimand="forward")
         assert mean.expected == pytest.approx((raw[0].expected + raw[1].expected) / 2)
         assert mean.variance == pytest.approx((raw[0].variance + raw[1].variance) / 4)
-        weighted = metric(y_true, y_pred, sigma=sigma, multioutput=[1.0, 3.0])
+        weighted = metric(
+            y_true, y_pred, sigma=sigma, multioutput=[1.0, 3.0], estimand="forward"
+        )
         assert weighted.expected == pytest.approx(
             (raw[0].expected + 3 * raw[1].expected) / 4
         )
         assert weighted.variance == pytest.approx(
             (raw[0].variance + 9 * raw[1].variance) / 16
         )
-        shared = metric(y_true, y_pred, sigma=sigma[:, 0], multioutput="raw_values")
-        alone = metric(y_true[:, 1], y_pred[:, 1], sigma=sigma[:, 0])
+        shared = metric(
+            y_true,
+            y_pred,
+            sigma=sigma[:, 0],
+            multioutput="raw_values",
+            estimand="forward",
+        )
+        alone = metric(
+            y_true[:, 1], y_pred[:, 1], sigma=sigma[:, 0], estimand="forward"
+        )
         assert shared[1].variance == pytest.approx(alone.variance, rel=1e-14)
 
 
@@ -172,7 +190,9 @@ def test_several_chunks_and_threads_match_direct_formula(monkeypatch):
     sigma = rng.uniform(0, 2, m)
     sigma[::7] = 0.0
     weight = rng.uniform(0, 1, m)
-    mse = expected_mean_squared_error(d, np.zeros(m), sigma=sigma, sample_weight=weight)
+    mse = expected_mean_squared_error(
+        d, np.zeros(m), sigma=sigma, sample_weight=weight, estimand="forward"
+    )
     w = weight / weight.sum()
     assert mse.expected == pytest.approx(np.sum(w * (d**2 + sigma**2)), rel=1e-12)
     assert mse.variance == pytest.approx(
@@ -184,14 +204,16 @@ def test_several_chunks_and_threads_match_direct_formula(monkeypatch):
             for x, s in zip(d[:300], sigma[:300], strict=True)
         ]
     )
-    head = expected_mean_absolute_error(d[:300], np.zeros(300), sigma=sigma[:300])
+    head = expected_mean_absolute_error(
+        d[:300], np.zeros(300), sigma=sigma[:300], estimand="forward"
+    )
     assert head.expected == pytest.approx(mean.mean(), rel=1e-12)
     results = []
     for threads in ("1", "2", "3"):
         monkeypatch.setenv("OMP_NUM_THREADS", threads)
         results.append(
             expected_mean_absolute_error(
-                d, np.zeros(m), sigma=sigma, sample_weight=weight
+                d, np.zeros(m), sigma=sigma, sample_weight=weight, estimand="forward"
             )
         )
     assert results[0] == results[1] == results[2]  # bit for bit
@@ -226,14 +248,14 @@ def _paper_variants(mu, sigma):
 
 @pytest.mark.parametrize("mu, sigma, mean, variance", FOLDED)
 def test_folded_normal_pins(mu, sigma, mean, variance):
-    score = expected_mean_absolute_error([mu], [0.0], sigma=sigma)
+    score = expected_mean_absolute_error([mu], [0.0], sigma=sigma, estimand="forward")
     assert score.expected == pytest.approx(mean, abs=6e-6)
     assert score.variance == pytest.approx(variance, abs=6e-6)
     reference = stats.foldnorm(abs(mu) / sigma, scale=sigma)
     assert score.expected == pytest.approx(reference.mean(), rel=1e-13)
     assert score.variance == pytest.approx(reference.var(), rel=1e-10)
     # The sign of d does not matter, nor which of y_true / y_pred holds it.
-    flipped = expected_mean_absolute_error([0.0], [mu], sigma=sigma)
+    flipped = expected_mean_absolute_error([0.0], [mu], sigma=sigma, estimand="forward")
     assert (flipped.expected, flipped.variance) == (score.expected, score.variance)
 
 
@@ -241,9 +263,9 @@ def test_paper_misprints_give_the_wrong_numbers():
     # E1: mu instead of sigma in the first term of E|X|: 0 instead of 0.79788.
     _, e1, _, _, _ = _paper_variants(0.0, 1.0)
     assert e1 == 0.0
-    assert expected_mean_absolute_error([0.0], [0.0], sigma=1.0).expected == (
-        pytest.approx(0.79788, abs=6e-6)
-    )
+    assert expected_mean_absolute_error(
+        [0.0], [0.0], sigma=1.0, estimand="forward"
+    ).expected == (pytest.approx(0.79788, abs=6e-6))
     # E1 at mu = -1.5: 0.91103 printed vs 1.55861.
     correct, e1, _, _, _ = _paper_variants(-1.5, 1.0)
     assert e1 == pytest.approx(0.91103, abs=1e-5)
@@ -251,14 +273,14 @@ def test_paper_misprints_give_the_wrong_numbers():
     # E2: a minus inside the square: 1.96050 printed vs 0.63897 at mu = sigma = 1.
     _, _, e2, _, _ = _paper_variants(1.0, 1.0)
     assert e2 == pytest.approx(1.96050, abs=1e-5)
-    ours = expected_mean_absolute_error([1.0], [0.0], sigma=1.0)
+    ours = expected_mean_absolute_error([1.0], [0.0], sigma=1.0, estimand="forward")
     assert ours.variance == pytest.approx(0.63897, abs=6e-6)
     # E3: erfc for erf: 4.25 vs 0.24997 at mu = 2, sigma = 0.5; negative at -1.5.
     _, _, _, e3, _ = _paper_variants(2.0, 0.5)
     assert e3 == pytest.approx(4.25, abs=1e-5)
-    assert expected_mean_absolute_error([2.0], [0.0], sigma=0.5).variance == (
-        pytest.approx(0.24997, abs=6e-6)
-    )
+    assert expected_mean_absolute_error(
+        [2.0], [0.0], sigma=0.5, estimand="forward"
+    ).variance == (pytest.approx(0.24997, abs=6e-6))
     assert _paper_variants(-1.5, 1.0)[3] == pytest.approx(-3.20436, abs=1e-5)
     # E5: erfc(|d| / (sqrt(2) d)) has the argument 1/sqrt(2) whatever sigma:
     # the printed form gives the same d-term for sigma = 0.1 and sigma = 10.
@@ -266,8 +288,12 @@ def test_paper_misprints_give_the_wrong_numbers():
         _, _, _, _, e5 = _paper_variants(2.0, sigma)
         a = sigma * math.sqrt(2 / math.pi) * math.exp(-2.0 / sigma**2)
         assert e5 - a == pytest.approx(2.0 * erf(1 / math.sqrt(2)), rel=1e-14)
-    small = expected_mean_absolute_error([2.0], [0.0], sigma=0.1).expected
-    large = expected_mean_absolute_error([2.0], [0.0], sigma=10.0).expected
+    small = expected_mean_absolute_error(
+        [2.0], [0.0], sigma=0.1, estimand="forward"
+    ).expected
+    large = expected_mean_absolute_error(
+        [2.0], [0.0], sigma=10.0, estimand="forward"
+    ).expected
     assert small == pytest.approx(2.0, rel=1e-15)
     assert large == pytest.approx(stats.foldnorm(0.2, scale=10.0).mean(), rel=1e-13)
 
@@ -280,7 +306,9 @@ def test_textbook_form_agrees_where_it_is_accurate():
     mean = a + d * erf(d / (sigma * np.sqrt(2)))
     var = d**2 + sigma**2 - mean**2
     for i in range(0, 200, 20):
-        score = expected_mean_absolute_error([d[i]], [0.0], sigma=sigma[i])
+        score = expected_mean_absolute_error(
+            [d[i]], [0.0], sigma=sigma[i], estimand="forward"
+        )
         assert score.expected == pytest.approx(mean[i], rel=1e-13)
         assert score.variance == pytest.approx(var[i], rel=1e-9)
 
@@ -294,7 +322,9 @@ def test_mae_huge_distance_over_sigma(ratio):
         d = ratio * sigma
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            score = expected_mean_absolute_error([d], [0.0], sigma=sigma)
+            score = expected_mean_absolute_error(
+                [d], [0.0], sigma=sigma, estimand="forward"
+            )
         assert score.expected == d  # E -> |d| exactly
         assert score.variance == sigma**2  # Var -> sigma² exactly
     # The textbook d² + σ² − E² loses everything here (FORMULAS.md §2).
@@ -318,8 +348,8 @@ def test_mae_huge_distance_over_sigma(ratio):
 def test_mae_tiny_sigma_and_exact_labels(d, sigma):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        mae = expected_mean_absolute_error([d], [0.0], sigma=sigma)
-        mse = expected_mean_squared_error([d], [0.0], sigma=sigma)
+        mae = expected_mean_absolute_error([d], [0.0], sigma=sigma, estimand="forward")
+        mse = expected_mean_squared_error([d], [0.0], sigma=sigma, estimand="forward")
     for score in (mae, mse):
         assert math.isfinite(score.expected) and math.isfinite(score.variance)
         assert score.variance >= 0.0
@@ -336,7 +366,9 @@ def test_mae_tiny_sigma_and_exact_labels(d, sigma):
 
 
 def test_mae_zero_distance_closed_form():
-    score = expected_mean_absolute_error([1.0, -3.0], [1.0, -3.0], sigma=[2.0, 0.5])
+    score = expected_mean_absolute_error(
+        [1.0, -3.0], [1.0, -3.0], sigma=[2.0, 0.5], estimand="forward"
+    )
     assert score.expected == pytest.approx(
         (2.0 + 0.5) * math.sqrt(2 / math.pi) / 2, rel=1e-15
     )
@@ -373,7 +405,7 @@ def _problems(draw):
 def test_expected_is_at_least_nominal(problem):
     y_true, y_pred, sigma = problem
     for metric, _ in METRICS:
-        score = metric(y_true, y_pred, sigma=sigma)
+        score = metric(y_true, y_pred, sigma=sigma, estimand="forward")
         assert score.expected >= score.nominal * (1 - 1e-15)
         assert score.variance >= 0.0
 
@@ -386,8 +418,10 @@ def test_invariant_to_sample_order(problem, random):
     random.shuffle(order)
     shuffled_sigma = sigma if np.ndim(sigma) == 0 else sigma[order]
     for metric, _ in METRICS:
-        a = metric(y_true, y_pred, sigma=sigma)
-        b = metric(y_true[order], y_pred[order], sigma=shuffled_sigma)
+        a = metric(y_true, y_pred, sigma=sigma, estimand="forward")
+        b = metric(
+            y_true[order], y_pred[order], sigma=shuffled_sigma, estimand="forward"
+        )
         for field in ("expected", "variance", "nominal"):
             assert getattr(b, field) == pytest.approx(
                 getattr(a, field), rel=1e-12, abs=1e-300
@@ -400,11 +434,11 @@ def test_mae_limits_in_sigma(d, scale):
     zeros = np.zeros_like(d)
     spread = 1.0 + np.max(np.abs(d))
     tiny = 1e-12 * spread * scale
-    small = expected_mean_absolute_error(d, zeros, sigma=tiny)
+    small = expected_mean_absolute_error(d, zeros, sigma=tiny, estimand="forward")
     assert small.expected == pytest.approx(small.nominal, rel=1e-11, abs=tiny)
     assert small.variance <= tiny**2
     huge = 1e9 * spread * scale
-    large = expected_mean_absolute_error(d, zeros, sigma=huge)
+    large = expected_mean_absolute_error(d, zeros, sigma=huge, estimand="forward")
     assert large.expected / huge == pytest.approx(math.sqrt(2 / math.pi), rel=1e-6)
     assert large.variance * d.size / huge**2 == pytest.approx(1 - 2 / math.pi, 1e-6)
 
@@ -415,8 +449,8 @@ def test_monotone_in_sigma(d, s1, s2):
     low, high = sorted((s1, s2))
     zeros = np.zeros_like(d)
     for metric, _ in METRICS:
-        a = metric(d, zeros, sigma=low)
-        b = metric(d, zeros, sigma=high)
+        a = metric(d, zeros, sigma=low, estimand="forward")
+        b = metric(d, zeros, sigma=high, estimand="forward")
         assert b.expected >= a.expected * (1 - 1e-14)
         assert b.variance >= a.variance * (1 - 1e-12)
 
@@ -436,8 +470,15 @@ def test_integer_weights_equal_repetition(problem, data):
         "sigma": np.repeat(sigma_array, weight),
     }
     for metric, _ in METRICS:
-        weighted = metric(y_true, y_pred, sigma=sigma, sample_weight=weight)
-        copies = metric(repeated["y_true"], repeated["y_pred"], sigma=repeated["sigma"])
+        weighted = metric(
+            y_true, y_pred, sigma=sigma, sample_weight=weight, estimand="forward"
+        )
+        copies = metric(
+            repeated["y_true"],
+            repeated["y_pred"],
+            sigma=repeated["sigma"],
+            estimand="forward",
+        )
         assert weighted.expected == pytest.approx(
             copies.expected, rel=1e-12, abs=1e-300
         )
@@ -446,7 +487,7 @@ def test_integer_weights_equal_repetition(problem, data):
         # Σ w² v / (Σ w)²), repetition draws w independent labels (Σ w v / (Σ w)²).
         assert weighted.variance >= copies.variance * (1 - 1e-12)
         per_sample = [
-            metric([t], [p], sigma=s).variance
+            metric([t], [p], sigma=s, estimand="forward").variance
             for t, p, s in zip(y_true, y_pred, sigma_array, strict=True)
         ]
         w = weight.astype(float)
@@ -460,10 +501,14 @@ def test_integer_weights_equal_repetition(problem, data):
 
 def test_mse_overflow_warns_and_non_finite_inputs_raise():
     with pytest.warns(RuntimeWarning, match="overflowed"):
-        score = expected_mean_squared_error([1e200, 0.0], [-1e200, 0.0], sigma=1.0)
+        score = expected_mean_squared_error(
+            [1e200, 0.0], [-1e200, 0.0], sigma=1.0, estimand="forward"
+        )
     assert score.expected == math.inf
     with pytest.warns(RuntimeWarning, match="overflowed"):
-        expected_mean_squared_error([0.0, 0.0], [0.0, 0.0], sigma=[0.0, 1e160])
+        expected_mean_squared_error(
+            [0.0, 0.0], [0.0, 0.0], sigma=[0.0, 1e160], estimand="forward"
+        )
     for y_true, y_pred, sigma, name in (
         ([np.inf, 0.0], [np.inf, 0.0], 1.0, "y_true"),
         ([0.0, 1.0], [0.0, -np.inf], 1.0, "y_pred"),
@@ -475,7 +520,11 @@ def test_mse_overflow_warns_and_non_finite_inputs_raise():
             warnings.simplefilter("error")
             with pytest.raises(ValueError, match=f"{name} must be finite.*index"):
                 expected_mean_squared_error(
-                    y_true, y_pred, sigma=sigma, sample_weight=[0.0, 1.0]
+                    y_true,
+                    y_pred,
+                    sigma=sigma,
+                    sample_weight=[0.0, 1.0],
+                    estimand="forward",
                 )
 
 
@@ -490,8 +539,12 @@ def test_sample_weight_scale_does_not_matter(metric, scale):
     y_pred = np.array([0.0, 2.0, 4.0, 0.5])
     sigma = np.array([0.1, 0.2, 0.3, 0.0])
     weight = np.array([1.0, 2.0, 1.0, 3.0])
-    reference = metric(y_true, y_pred, sigma=sigma, sample_weight=weight)
-    scaled = metric(y_true, y_pred, sigma=sigma, sample_weight=weight * scale)
+    reference = metric(
+        y_true, y_pred, sigma=sigma, sample_weight=weight, estimand="forward"
+    )
+    scaled = metric(
+        y_true, y_pred, sigma=sigma, sample_weight=weight * scale, estimand="forward"
+    )
     assert scaled.expected == pytest.approx(reference.expected, rel=1e-14)
     assert scaled.variance == pytest.approx(reference.variance, rel=1e-14)
     assert scaled.nominal == pytest.approx(reference.nominal, rel=1e-14)

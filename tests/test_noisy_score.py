@@ -105,11 +105,11 @@ def test_repr_is_short_and_readable():
     text = repr(_score())
     assert text == (
         "NoisyScore(metric='accuracy', expected=0.815, std=0.01732, nominal=0.85, "
-        "n_samples=500, method='exact')"
+        "n_samples=500, method='exact', estimand='forward')"
     )
     long = repr(_score(expected=1 / 3, variance=2 / 3, nominal=math.pi))
     assert "expected=0.333333," in long and "nominal=3.14159," in long
-    assert len(long) < 130
+    assert len(long) < 150
 
 
 def test_frozen():

@@ -36,7 +36,7 @@ def test_exact_one_sided_interval_holds_its_tail():
     rng = np.random.default_rng(2)
     y = rng.integers(0, 2, 80)
     pred = np.where(rng.random(80) < 0.8, y, 1 - y)
-    score = expected_accuracy_score(y, pred, q=0.1)
+    score = expected_accuracy_score(y, pred, q=0.1, estimand="forward")
     assert score.interval_method == "exact"
     high = score.confidence_interval(0.9, alternative="less").high
     low = score.confidence_interval(0.9, alternative="greater").low

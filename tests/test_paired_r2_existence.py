@@ -56,14 +56,18 @@ def test_five_noisy_labels_have_a_mean_but_no_variance():
     assert d.variance == math.inf and d.method == "exact"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        single = [expected_r2_score(y, p, sigma=1.0) for p in (a, b)]
+        single = [
+            expected_r2_score(y, p, sigma=1.0, estimand="forward") for p in (a, b)
+        ]
     assert d.expected == single[0].expected - single[1].expected
     assert math.isfinite(d.expected)
     # six noisy labels: r = 5, both moments exist, the joint Monte Carlo as before
     y6, a6, b6 = (np.append(v, v[0] + 1.0) for v in (y, a, b))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        d6 = expected_paired_difference(y6, a6, b6, metric="r2", sigma=1.0)
+        d6 = expected_paired_difference(
+            y6, a6, b6, metric="r2", sigma=1.0, estimand="forward"
+        )
     assert d6.method == "monte_carlo" and math.isfinite(d6.variance)
 
 
@@ -133,10 +137,15 @@ def test_weights_and_outputs():
     B = np.column_stack([b, b])
     S = np.array([[0.0, 1.0], [0.0, 1.0], [1.0, 1.0], [1.0, 1.0]])
     with pytest.warns(UserWarning, match=r"variance .* does not exist \(output 1\)"):
-        d = expected_paired_difference(Y, A, B, metric="r2", sigma=S)
+        d = expected_paired_difference(
+            Y, A, B, metric="r2", sigma=S, estimand="forward"
+        )
     # output 0 has two distinct exact labels; output 1 is all noisy with r = 3
     assert d.variance == math.inf and math.isfinite(d.expected)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        single = [expected_r2_score(Y, P, sigma=S).expected for P in (A, B)]
+        single = [
+            expected_r2_score(Y, P, sigma=S, estimand="forward").expected
+            for P in (A, B)
+        ]
     assert d.expected == single[0] - single[1]

@@ -71,7 +71,7 @@ def test_streamed_against_sklearn_monte_carlo(metric, weighted):
     weight = weight if weighted else None
     streamed = expected_paired_difference(
         y, a, b, metric=metric, sample_weight=weight, n_draws=3000, random_state=1,
-        **noise,
+        **{"estimand": "forward", **noise},
     )  # fmt: skip
     # reference: scikit-learn's own metric on each draw, by monte_carlo_score
     sk = SKLEARN[metric]
@@ -98,7 +98,7 @@ def test_streamed_against_sklearn_monte_carlo(metric, weighted):
     # seeded: the same draws again
     again = expected_paired_difference(
         y, a, b, metric=metric, sample_weight=weight, n_draws=3000, random_state=1,
-        **noise,
+        **{"estimand": "forward", **noise},
     )  # fmt: skip
     assert again.expected == streamed.expected
 
@@ -108,7 +108,9 @@ def test_no_noise_is_the_exact_nominal(metric):
     regression = metric in ("root_mean_squared_error", "r2")
     y, a, b, _, _ = (_regression if regression else _binary)(30, 4)
     noise = {"sigma": 0.0} if regression else {"q": 0.0}
-    d = expected_paired_difference(y, a, b, metric=metric, **noise)
+    d = expected_paired_difference(
+        y, a, b, metric=metric, **{"estimand": "forward", **noise}
+    )
     assert d.method == "exact" and d.variance == 0.0
     assert d.expected == d.nominal
     sk = SKLEARN[metric]
@@ -122,7 +124,13 @@ def test_sums_across_chunks(metric):
     y, a, b, noise, weight = (_regression if regression else _binary)(n, 5)
     weight = weight if regression else None  # weighted P/R/F1/MCC: other work
     d = expected_paired_difference(
-        y, a, b, metric=metric, sample_weight=weight, n_draws=30, **noise
+        y,
+        a,
+        b,
+        metric=metric,
+        sample_weight=weight,
+        n_draws=30,
+        **{"estimand": "forward", **noise},
     )
     sk = SKLEARN[metric]
     reference = sk(y, a, sample_weight=weight) - sk(y, b, sample_weight=weight)
@@ -130,14 +138,22 @@ def test_sums_across_chunks(metric):
     # the draws' mean against the exact single-model expectations
     single = get_metric_info(metric).function
     kwargs = {} if weight is None else {"sample_weight": weight}
-    exact = [single(y, p, **noise, **kwargs).expected for p in (a, b)]
+    exact = [
+        single(y, p, **noise, **{"estimand": "forward", **kwargs}).expected
+        for p in (a, b)
+    ]
     assert abs(d.expected - (exact[0] - exact[1])) < 5 * d.standard_error
 
 
 def test_pos_label_and_fallbacks():
     y, a, b, noise, _ = _binary(40, 6)
     d0 = expected_paired_difference(
-        y, a, b, metric=make_noisy_scorer("f1", pos_label=0), q=0.0
+        y,
+        a,
+        b,
+        metric=make_noisy_scorer("f1", pos_label=0, estimand="forward"),
+        q=0.0,
+        estimand="forward",
     )
     assert d0.method == "exact"
     assert d0.nominal == pytest.approx(
@@ -145,7 +161,12 @@ def test_pos_label_and_fallbacks():
     )
     # options the stream does not cover keep the scorer-based Monte Carlo
     delta = expected_paired_difference(
-        y, a, b, metric=make_noisy_scorer("f1", method="delta"), n_draws=20, **noise
+        y,
+        a,
+        b,
+        metric=make_noisy_scorer("f1", method="delta", estimand="forward"),
+        n_draws=20,
+        **{"estimand": "forward", **noise},
     )
     assert delta.method == "monte_carlo"
     assert delta.nominal == pytest.approx(f1_score(y, a) - f1_score(y, b), abs=1e-15)

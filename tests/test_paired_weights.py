@@ -77,10 +77,13 @@ def _within_monte_carlo(exact, mc):
 def test_weighted_regression_differences(regression, metric, single, sklearn_metric):
     y, a, b, sigma, weight = regression
     d = expected_paired_difference(
-        y, a, b, metric=metric, sigma=sigma, sample_weight=weight
+        y, a, b, metric=metric, sigma=sigma, sample_weight=weight, estimand="forward"
     )
     assert d.method == "exact"
-    singles = [single(y, p, sigma=sigma, sample_weight=weight) for p in (a, b)]
+    singles = [
+        single(y, p, sigma=sigma, sample_weight=weight, estimand="forward")
+        for p in (a, b)
+    ]
     assert d.expected == pytest.approx(
         singles[0].expected - singles[1].expected, rel=1e-12
     )
@@ -92,7 +95,7 @@ def test_weighted_regression_differences(regression, metric, single, sklearn_met
         closed = 4 * np.sum(weight**2 * sigma**2 * (a - b) ** 2) / weight.sum() ** 2
         assert d.variance == pytest.approx(closed, rel=1e-13)
     mc = _monte_carlo_difference(
-        make_noisy_scorer(metric),
+        make_noisy_scorer(metric, estimand="forward"),
         y,
         a,
         b,
@@ -111,9 +114,12 @@ def test_weighted_regression_differences(regression, metric, single, sklearn_met
 def test_weighted_accuracy_and_precision(classification):
     y, a, b, q, weight = classification
     d = expected_paired_difference(
-        y, a, b, metric="accuracy", q=q, sample_weight=weight
+        y, a, b, metric="accuracy", q=q, sample_weight=weight, estimand="forward"
     )
-    singles = [expected_accuracy_score(y, p, q=q, sample_weight=weight) for p in (a, b)]
+    singles = [
+        expected_accuracy_score(y, p, q=q, sample_weight=weight, estimand="forward")
+        for p in (a, b)
+    ]
     assert d.expected == pytest.approx(
         singles[0].expected - singles[1].expected, abs=1e-15
     )
@@ -127,7 +133,7 @@ def test_weighted_accuracy_and_precision(classification):
     assert d.variance == pytest.approx(closed, rel=1e-13)
 
     p = expected_paired_difference(
-        y, a, b, metric="precision", q=q, sample_weight=weight
+        y, a, b, metric="precision", q=q, sample_weight=weight, estimand="forward"
     )
     assert p.method == "exact"
     assert p.nominal == pytest.approx(
@@ -155,12 +161,21 @@ def test_weighted_probabilistic_differences(classification, metric):
     proba_a = np.clip(0.7 * y + 0.15 + 0.1 * rng.normal(size=y.size), 0.01, 0.99)
     proba_b = np.clip(0.5 * y + 0.25 + 0.1 * rng.normal(size=y.size), 0.01, 0.99)
     d = expected_paired_difference(
-        y, proba_a, proba_b, metric=metric, q=q, sample_weight=weight
+        y,
+        proba_a,
+        proba_b,
+        metric=metric,
+        q=q,
+        sample_weight=weight,
+        estimand="forward",
     )
     single = expected_brier_score_loss if metric == "brier_score_loss" else None
     sklearn_metric = brier_score_loss if single else log_loss
     single = single or expected_log_loss
-    singles = [single(y, p, q=q, sample_weight=weight) for p in (proba_a, proba_b)]
+    singles = [
+        single(y, p, q=q, sample_weight=weight, estimand="forward")
+        for p in (proba_a, proba_b)
+    ]
     assert d.expected == pytest.approx(
         singles[0].expected - singles[1].expected, abs=1e-13
     )
@@ -170,7 +185,7 @@ def test_weighted_probabilistic_differences(classification, metric):
         abs=1e-13,
     )
     mc = _monte_carlo_difference(
-        make_noisy_scorer(metric),
+        make_noisy_scorer(metric, estimand="forward"),
         y,
         proba_a,
         proba_b,
@@ -200,7 +215,14 @@ def test_weighted_truth_and_monte_carlo_paths(regression, classification):
     # R² goes through the joint Monte Carlo, which now takes the weights: the
     # nominal is scikit-learn's weighted R² difference
     d = expected_paired_difference(
-        y, a, b, metric="r2", sigma=sigma, sample_weight=weight, n_draws=50
+        y,
+        a,
+        b,
+        metric="r2",
+        sigma=sigma,
+        sample_weight=weight,
+        n_draws=50,
+        estimand="forward",
     )
     assert d.method == "monte_carlo"
     assert d.nominal == pytest.approx(
@@ -220,12 +242,18 @@ def test_sample_weight_is_checked(regression):
     y, a, b, sigma, _ = regression
     with pytest.raises(ValueError, match="sample_weight"):
         expected_paired_difference(
-            y, a, b, metric="mean_squared_error", sigma=sigma, sample_weight=[1.0]
+            y,
+            a,
+            b,
+            metric="mean_squared_error",
+            sigma=sigma,
+            sample_weight=[1.0],
+            estimand="forward",
         )
     with pytest.raises(ValueError, match="non-negative"):
         expected_paired_difference(
             y, a, b, metric="mean_squared_error", sigma=sigma,
-            sample_weight=-np.ones(y.size),
+            sample_weight=-np.ones(y.size), estimand="forward",
         )  # fmt: skip
 
 
@@ -236,11 +264,21 @@ def test_continuous_labels_rejected_for_accuracy():
     for metric in ("accuracy", "precision", "f1"):
         with pytest.raises(ValueError, match="continuous"):
             expected_paired_difference(
-                [0.5, 1.2, 2.0], [0.5, 1.2, 2.0], [0.5, 1.0, 2.0], metric=metric, q=0.1
+                [0.5, 1.2, 2.0],
+                [0.5, 1.2, 2.0],
+                [0.5, 1.0, 2.0],
+                metric=metric,
+                q=0.1,
+                estimand="forward",
             )
     # integral floats are class labels, as in scikit-learn
     d = expected_paired_difference(
-        [0.0, 1.0, 1.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0], metric="accuracy", q=0.0
+        [0.0, 1.0, 1.0],
+        [0.0, 1.0, 0.0],
+        [0.0, 0.0, 0.0],
+        metric="accuracy",
+        q=0.0,
+        estimand="forward",
     )
     assert d.expected == pytest.approx(1 / 3, abs=1e-15)
 
@@ -258,17 +296,29 @@ def test_continuous_labels_rejected_for_accuracy():
 def test_nan_is_named_after_the_argument(metric, noise, good, bad):
     y = [0.0, 1.0] if "q" in noise else [1.0, 2.0]
     with pytest.raises(ValueError, match="y_pred_b must be finite"):
-        expected_paired_difference(y, good, bad, metric=metric, **noise)
+        expected_paired_difference(
+            y, good, bad, metric=metric, **{"estimand": "forward", **noise}
+        )
     with pytest.raises(ValueError, match="y_pred_a must be finite"):
-        expected_paired_difference(y, bad, good, metric=metric, **noise)
+        expected_paired_difference(
+            y, bad, good, metric=metric, **{"estimand": "forward", **noise}
+        )
     with pytest.raises(ValueError, match="y_true and y_pred_b must have the same"):
-        expected_paired_difference(y, good, good[:1], metric=metric, **noise)
+        expected_paired_difference(
+            y, good, good[:1], metric=metric, **{"estimand": "forward", **noise}
+        )
 
 
 def test_label_outside_labels_names_the_argument():
     with pytest.raises(ValueError, match="y_pred_b contains labels"):
         expected_paired_difference(
-            [0, 1, 2], [0, 1, 2], [0, 1, 5], metric="accuracy", q=0.1, labels=[0, 1, 2]
+            [0, 1, 2],
+            [0, 1, 2],
+            [0, 1, 5],
+            metric="accuracy",
+            q=0.1,
+            labels=[0, 1, 2],
+            estimand="forward",
         )
 
 
@@ -282,7 +332,13 @@ def test_chunked_kernels_match_the_unchunked_formulas():
     sigma = rng.uniform(0.0, 1.0, n)
     weight = rng.uniform(0.5, 1.5, n)
     d = expected_paired_difference(
-        y, a, b, metric="mean_squared_error", sigma=sigma, sample_weight=weight
+        y,
+        a,
+        b,
+        metric="mean_squared_error",
+        sigma=sigma,
+        sample_weight=weight,
+        estimand="forward",
     )
     W = weight.sum()
     assert d.expected == pytest.approx(
@@ -291,8 +347,13 @@ def test_chunked_kernels_match_the_unchunked_formulas():
     assert d.variance == pytest.approx(
         4 * np.sum(weight**2 * sigma**2 * (a - b) ** 2) / W**2, rel=1e-12
     )
-    mae = expected_paired_difference(y, a, b, metric="mean_absolute_error", sigma=sigma)
-    singles = [expected_mean_absolute_error(y, p, sigma=sigma) for p in (a, b)]
+    mae = expected_paired_difference(
+        y, a, b, metric="mean_absolute_error", sigma=sigma, estimand="forward"
+    )
+    singles = [
+        expected_mean_absolute_error(y, p, sigma=sigma, estimand="forward")
+        for p in (a, b)
+    ]
     assert mae.expected == pytest.approx(
         singles[0].expected - singles[1].expected, rel=1e-10
     )
@@ -300,7 +361,9 @@ def test_chunked_kernels_match_the_unchunked_formulas():
     ca = np.where(rng.random(n) < 0.7, c, rng.integers(0, 3, n))
     cb = np.where(rng.random(n) < 0.7, c, rng.integers(0, 3, n))
     q = rng.uniform(0.0, 0.4, n)
-    acc = expected_paired_difference(c, ca, cb, metric="accuracy", q=q)
+    acc = expected_paired_difference(
+        c, ca, cb, metric="accuracy", q=q, estimand="forward"
+    )
     p_a = np.where(ca == c, 1 - q, q / 2)
     p_b = np.where(cb == c, 1 - q, q / 2)
     differ = ca != cb
@@ -311,7 +374,7 @@ def test_chunked_kernels_match_the_unchunked_formulas():
     # strings take the chunked sorted path: the same numbers
     names = np.array(["x", "y", "z"])
     same = expected_paired_difference(
-        names[c], names[ca], names[cb], metric="accuracy", q=q
+        names[c], names[ca], names[cb], metric="accuracy", q=q, estimand="forward"
     )
     assert (same.expected, same.variance, same.nominal) == (
         acc.expected,
@@ -345,15 +408,19 @@ def test_chunked_probabilistic_precision_and_truth_kernels():
         ("brier_score_loss", expected_brier_score_loss),
         ("log_loss", expected_log_loss),
     ):
-        d = expected_paired_difference(c, proba_a, proba_b, metric=metric, q=q)
-        scores = [single(c, p, q=q) for p in (proba_a, proba_b)]
+        d = expected_paired_difference(
+            c, proba_a, proba_b, metric=metric, q=q, estimand="forward"
+        )
+        scores = [single(c, p, q=q, estimand="forward") for p in (proba_a, proba_b)]
         assert d.expected == pytest.approx(
             scores[0].expected - scores[1].expected, abs=1e-13
         )
         assert d.nominal == pytest.approx(
             scores[0].nominal - scores[1].nominal, abs=1e-13
         )
-    p = expected_paired_difference(c, ca, cb, metric="precision", q=q)
+    p = expected_paired_difference(
+        c, ca, cb, metric="precision", q=q, estimand="forward"
+    )
     pi = np.where(c == 1, 1 - q, q)
     coef = (ca == 1) / np.sum(ca == 1) - (cb == 1) / np.sum(cb == 1)
     assert p.expected == pytest.approx(coef @ pi, abs=1e-14)

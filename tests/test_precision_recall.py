@@ -149,7 +149,7 @@ def test_edge_cases_by_enumeration(case):
     y_true, y_pred, q = EDGE_CASES[case]
     reference = enumerate_moments(y_true, y_pred, q)
     for name, function in FUNCTIONS.items():
-        score = function(y_true, y_pred, q=q)
+        score = function(y_true, y_pred, q=q, estimand="forward")
         mean, var = reference[name]
         assert score.expected == pytest.approx(mean, abs=1e-12), name
         assert score.variance == pytest.approx(var, abs=1e-12), name
@@ -165,7 +165,7 @@ def test_random_cases_by_enumeration():
             y_pred[:] = trial % 4 // 2
         reference = enumerate_moments(y_true, y_pred, q)
         for name, function in FUNCTIONS.items():
-            score = function(y_true, y_pred, q=q)
+            score = function(y_true, y_pred, q=q, estimand="forward")
             mean, var = reference[name]
             assert abs(score.expected - mean) < 1e-12, (name, trial)
             assert abs(score.variance - var) < 1e-12, (name, trial)
@@ -191,7 +191,7 @@ def test_enumeration_directly_with_sklearn():
             values = np.array([sklearn_metric(name, y, y_pred) for _, y in outcomes])
             weights = np.array([w for w, _ in outcomes])
             mean = weights @ values
-            score = function(y_true, y_pred, q=q)
+            score = function(y_true, y_pred, q=q, estimand="forward")
             assert score.expected == pytest.approx(mean, abs=1e-12)
             assert score.variance == pytest.approx(
                 weights @ (values - mean) ** 2, abs=1e-12
@@ -216,11 +216,17 @@ def test_q_zero_equals_sklearn():
         for name, function in FUNCTIONS.items():
             reference = sklearn_metric(name, y_true, y_pred)
             for q in (0.0, np.zeros(m)):
-                score = function(y_true, y_pred, q=q)
+                score = function(y_true, y_pred, q=q, estimand="forward")
                 assert abs(score.expected - reference) < 1e-12, (name, trial)
                 assert abs(score.nominal - reference) < 1e-12
                 assert score.variance == 0.0
-            assert abs(function(y_true, y_pred, q=0.2).nominal - reference) < 1e-12
+            assert (
+                abs(
+                    function(y_true, y_pred, q=0.2, estimand="forward").nominal
+                    - reference
+                )
+                < 1e-12
+            )
 
 
 def test_q_one_is_the_flipped_metric():
@@ -228,7 +234,7 @@ def test_q_one_is_the_flipped_metric():
     y_true = rng.integers(0, 2, 40)
     y_pred = rng.integers(0, 2, 40)
     for name, function in FUNCTIONS.items():
-        score = function(y_true, y_pred, q=1.0)
+        score = function(y_true, y_pred, q=1.0, estimand="forward")
         assert score.expected == pytest.approx(
             sklearn_metric(name, 1 - y_true, y_pred), abs=1e-12
         )
@@ -274,7 +280,7 @@ def test_exact_against_monte_carlo(m, per_sample):
     n_draws = 20_000 if m <= 500 else 4_000
     draws = mc_moments(y_true, y_pred, q, n_draws, seed=m)
     for name, function in FUNCTIONS.items():
-        score = function(y_true, y_pred, q=q)
+        score = function(y_true, y_pred, q=q, estimand="forward")
         z_mean, z_var = z_scores(draws[name], score.expected, score.variance)
         assert abs(z_mean) < 5, (name, z_mean)
         assert abs(z_var) < 5, (name, z_var)
@@ -293,25 +299,33 @@ def test_delta_method_accuracy(q):
     y_pred = np.where(rng.random(m) < 0.8, y_true, 1 - y_true)
     q = rng.uniform(0.0, 0.3, m) if q == "per-sample" else q
     for name in NONLINEAR:
-        exact = FUNCTIONS[name](y_true, y_pred, q=q)
-        delta = FUNCTIONS[name](y_true, y_pred, q=q, method="delta")
+        exact = FUNCTIONS[name](y_true, y_pred, q=q, estimand="forward")
+        delta = FUNCTIONS[name](y_true, y_pred, q=q, method="delta", estimand="forward")
         assert delta.method == "delta"
         # Table: rel. err of E <= 3e-6, of Var 0.3-0.7 % (margin for the setting).
         assert abs(delta.expected / exact.expected - 1) < 1e-5, name
         assert abs(delta.variance / exact.variance - 1) < 0.015, name
-    precision = expected_precision_score(y_true, y_pred, q=q, method="delta")
-    assert precision == expected_precision_score(y_true, y_pred, q=q)
+    precision = expected_precision_score(
+        y_true, y_pred, q=q, method="delta", estimand="forward"
+    )
+    assert precision == expected_precision_score(
+        y_true, y_pred, q=q, estimand="forward"
+    )
 
 
 def test_delta_method_degenerate_cases():
     # No label can flip: the delta method returns the exact metric.
     y_true, y_pred = [1, 0, 1, 1], [1, 1, 0, 1]
     for name in NONLINEAR:
-        score = FUNCTIONS[name](y_true, y_pred, q=0.0, method="delta")
+        score = FUNCTIONS[name](
+            y_true, y_pred, q=0.0, method="delta", estimand="forward"
+        )
         assert score.expected == pytest.approx(sklearn_metric(name, y_true, y_pred))
         assert score.variance == 0.0
     # A single predicted class: MCC is 0 for every labelling.
-    score = expected_matthews_corrcoef([1, 0, 1], [1, 1, 1], q=0.1, method="delta")
+    score = expected_matthews_corrcoef(
+        [1, 0, 1], [1, 1, 1], q=0.1, method="delta", estimand="forward"
+    )
     assert (score.expected, score.variance) == (0.0, 0.0)
 
 
@@ -327,13 +341,17 @@ def test_label_values_and_pos_label():
     numeric_pred = (y_pred == "spam").astype(int)
     for name, function in FUNCTIONS.items():
         kwargs = {"pos_label": "spam"} if name in ("precision", "recall", "f1") else {}
-        a = function(y_true, y_pred, q=0.2, **kwargs)
-        b = function(numeric_true, numeric_pred, q=0.2)
+        a = function(y_true, y_pred, q=0.2, **{"estimand": "forward", **kwargs})
+        b = function(numeric_true, numeric_pred, q=0.2, estimand="forward")
         assert a.expected == pytest.approx(b.expected, abs=1e-14)
         assert a.variance == pytest.approx(b.variance, abs=1e-14)
     # pos_label=0 mirrors the classes.
-    a = expected_recall_score(numeric_true, numeric_pred, q=0.2, pos_label=0)
-    b = expected_recall_score(1 - numeric_true, 1 - numeric_pred, q=0.2)
+    a = expected_recall_score(
+        numeric_true, numeric_pred, q=0.2, pos_label=0, estimand="forward"
+    )
+    b = expected_recall_score(
+        1 - numeric_true, 1 - numeric_pred, q=0.2, estimand="forward"
+    )
     assert a.expected == pytest.approx(b.expected, abs=1e-14)
     # bool labels, pandas Series and lists.
     pd = pytest.importorskip("pandas")
@@ -342,8 +360,9 @@ def test_label_values_and_pos_label():
         list(numeric_pred == 1),
         q=0.2,
         pos_label=True,
+        estimand="forward",
     )
-    d = expected_f1_score(numeric_true, numeric_pred, q=0.2)
+    d = expected_f1_score(numeric_true, numeric_pred, q=0.2, estimand="forward")
     assert c.expected == pytest.approx(d.expected, abs=1e-14)
 
 
@@ -355,15 +374,23 @@ def test_transition_matrix_binary():
     q_asym = np.where(y_true == 1, 0.3, 0.1)
     reference = enumerate_moments(y_true, y_pred, q_asym)
     for name, function in FUNCTIONS.items():
-        a = function(y_true, y_pred, transition_matrix=symmetric)
-        b = function(y_true, y_pred, q=0.15)
+        a = function(y_true, y_pred, transition_matrix=symmetric, estimand="forward")
+        b = function(y_true, y_pred, q=0.15, estimand="forward")
         assert a.expected == pytest.approx(b.expected, abs=1e-14)
         assert a.variance == pytest.approx(b.variance, abs=1e-14)
-        c = function(y_true, y_pred, transition_matrix=asymmetric, labels=[0, 1])
+        c = function(
+            y_true,
+            y_pred,
+            transition_matrix=asymmetric,
+            labels=[0, 1],
+            estimand="forward",
+        )
         assert c.expected == pytest.approx(reference[name][0], abs=1e-12)
         assert c.variance == pytest.approx(reference[name][1], abs=1e-12)
     with pytest.raises(ValueError, match="labels"):
-        expected_recall_score([1, 1], [1, 1], transition_matrix=asymmetric)
+        expected_recall_score(
+            [1, 1], [1, 1], transition_matrix=asymmetric, estimand="forward"
+        )
 
 
 @settings(max_examples=25, deadline=None)
@@ -378,8 +405,8 @@ def test_invariant_to_sample_order(seed, m, per_sample):
     order = rng.permutation(m)
     q_perm = q[order] if per_sample else q
     for function in FUNCTIONS.values():
-        a = function(y_true, y_pred, q=q)
-        b = function(y_true[order], y_pred[order], q=q_perm)
+        a = function(y_true, y_pred, q=q, estimand="forward")
+        b = function(y_true[order], y_pred[order], q=q_perm, estimand="forward")
         assert abs(a.expected - b.expected) < 1e-12
         assert abs(a.variance - b.variance) < 1e-12
 
@@ -428,25 +455,29 @@ def test_ratio_metrics_offer_truth_and_remeasurement_by_delta(name):
 def test_validation_errors():
     y = [0, 1, 1, 0]
     with pytest.raises(TypeError, match="q"):
-        expected_recall_score(y, y)
+        expected_recall_score(y, y, estimand="forward")
     with pytest.raises(TypeError, match="either q or transition_matrix"):
-        expected_recall_score(y, y, q=0.1, transition_matrix=np.eye(2))
+        expected_recall_score(
+            y, y, q=0.1, transition_matrix=np.eye(2), estimand="forward"
+        )
     with pytest.raises(ValueError, match="q must"):
-        expected_recall_score(y, y, q=1.5)
+        expected_recall_score(y, y, q=1.5, estimand="forward")
     with pytest.raises(ValueError, match="one entry per sample"):
-        expected_recall_score(y, y, q=[0.1, 0.2])
+        expected_recall_score(y, y, q=[0.1, 0.2], estimand="forward")
     with pytest.raises(ValueError, match="multiclass but average='binary'"):
-        expected_f1_score([0, 1, 2], [0, 1, 1], q=0.1)
+        expected_f1_score([0, 1, 2], [0, 1, 1], q=0.1, estimand="forward")
     with pytest.raises(ValueError, match="pos_label=1 is not a valid label"):
-        expected_precision_score([0, 2, 2], [0, 2, 0], q=0.1)
+        expected_precision_score([0, 2, 2], [0, 2, 0], q=0.1, estimand="forward")
     with pytest.raises(ValueError, match="pos_label='yes' is not a valid label"):
-        expected_precision_score(["a", "b"], ["a", "b"], q=0.1, pos_label="yes")
+        expected_precision_score(
+            ["a", "b"], ["a", "b"], q=0.1, pos_label="yes", estimand="forward"
+        )
     with pytest.raises(ValueError, match="average must be one of"):
-        expected_precision_score(y, y, q=0.1, average="sample")
+        expected_precision_score(y, y, q=0.1, average="sample", estimand="forward")
     with pytest.raises(ValueError, match="multilabel"):
-        expected_precision_score(y, y, q=0.1, average="samples")
+        expected_precision_score(y, y, q=0.1, average="samples", estimand="forward")
     with pytest.raises(ValueError, match="method must be one of"):
-        expected_recall_score(y, y, q=0.1, method="auto")
+        expected_recall_score(y, y, q=0.1, method="auto", estimand="forward")
     with pytest.raises(ValueError, match="estimand must be one of"):
         expected_precision_score(y, y, q=0.1, estimand="true")
     with pytest.raises(ValueError, match=r"q != 0\.5"):
@@ -458,19 +489,23 @@ def test_validation_errors():
     with pytest.raises(ValueError, match=r"estimand='remeasurement'.*invertible"):
         expected_recall_score(y, y, q=0.5, estimand="remeasurement")
     with pytest.raises(ValueError, match="method='delta' is available"):
-        expected_f1_score(y, y, q=0.1, average="macro", method="delta")
+        expected_f1_score(
+            y, y, q=0.1, average="macro", method="delta", estimand="forward"
+        )
     with pytest.raises(ValueError, match="same number of samples"):
-        expected_f1_score([0, 1], [0, 1, 1], q=0.1)
+        expected_f1_score([0, 1], [0, 1, 1], q=0.1, estimand="forward")
     with pytest.raises(ValueError, match="empty"):
         expected_mcc_empty()
     with pytest.raises(TypeError, match="mix label types"):
-        expected_f1_score(["a", "b"], [0, 1], q=0.1)
+        expected_f1_score(["a", "b"], [0, 1], q=0.1, estimand="forward")
     with pytest.raises(ValueError, match="method='delta' is available"):
-        expected_balanced_accuracy_score([0, 1, 2], [0, 1, 1], q=0.1, method="delta")
+        expected_balanced_accuracy_score(
+            [0, 1, 2], [0, 1, 1], q=0.1, method="delta", estimand="forward"
+        )
 
 
 def expected_mcc_empty():
-    return expected_matthews_corrcoef([], [], q=0.1)
+    return expected_matthews_corrcoef([], [], q=0.1, estimand="forward")
 
 
 def test_inputs_not_mutated_and_float32():
@@ -478,8 +513,8 @@ def test_inputs_not_mutated_and_float32():
     y_pred = np.array([1, 1, 0, 1, 0])
     q = np.array([0.1, 0.2, 0.0, 0.3, 0.05], dtype=np.float32)
     copies = y_true.copy(), y_pred.copy(), q.copy()
-    a = expected_f1_score(y_true, y_pred, q=q)
-    b = expected_f1_score(y_true, y_pred, q=q.astype(np.float64))
+    a = expected_f1_score(y_true, y_pred, q=q, estimand="forward")
+    b = expected_f1_score(y_true, y_pred, q=q.astype(np.float64), estimand="forward")
     assert a.expected == b.expected and a.variance == b.variance
     for before, after in zip(copies, (y_true, y_pred, q), strict=True):
         np.testing.assert_array_equal(before, after)
@@ -491,12 +526,18 @@ def test_pickling():
     y_true, y_pred = [1, 0, 1, 1, 0, 2], [1, 0, 0, 1, 0, 2]
     for name, function in FUNCTIONS.items():
         assert pickle.loads(pickle.dumps(function)) is function
-        score = function(y_true[:5], y_pred[:5], q=0.1)
+        score = function(y_true[:5], y_pred[:5], q=0.1, estimand="forward")
         assert pickle.loads(pickle.dumps(score)) == score
         assert isinstance(score, NoisyScore) and score.metric == name
         assert getattr(metrics_module, function.__name__) is function
     mc = expected_f1_score(
-        y_true, y_pred, q=0.1, average="macro", n_draws=20, random_state=0
+        y_true,
+        y_pred,
+        q=0.1,
+        average="macro",
+        n_draws=20,
+        random_state=0,
+        estimand="forward",
     )
     restored = pickle.loads(pickle.dumps(mc))
     assert restored.expected == mc.expected and restored.method == "monte_carlo"
@@ -578,7 +619,13 @@ def test_multiclass_against_independent_monte_carlo(name, average):
 
     n_draws = 400
     score = FUNCTIONS[name](
-        y_true, y_pred, q=q, average=average, n_draws=n_draws, random_state=1
+        y_true,
+        y_pred,
+        q=q,
+        average=average,
+        n_draws=n_draws,
+        random_state=1,
+        estimand="forward",
     )
     observed = independent_draws(y_true, q, [0, 1, 2], n_draws, 2)
     reference = prf_of_draws(name, average, observed, y_pred, [0, 1, 2])
@@ -609,7 +656,7 @@ def test_multiclass_transition_matrix_and_ba_mcc():
     y_pred = np.where(rng.random(m) < 0.7, y_true, rng.integers(0, 3, m))
     matrix = np.array([[0.8, 0.1, 0.1], [0.05, 0.9, 0.05], [0.2, 0.2, 0.6]])
     micro = expected_recall_score(
-        y_true, y_pred, transition_matrix=matrix, average="micro"
+        y_true, y_pred, transition_matrix=matrix, average="micro", estimand="forward"
     )
     p = matrix[y_true, y_pred]
     assert micro.expected == pytest.approx(p.mean(), abs=1e-14)
@@ -618,17 +665,16 @@ def test_multiclass_transition_matrix_and_ba_mcc():
         (expected_balanced_accuracy_score, skm.balanced_accuracy_score),
         (expected_matthews_corrcoef, skm.matthews_corrcoef),
     ):
-        score = function(y_true, y_pred, q=0.1, n_draws=60, random_state=0)
+        score = function(
+            y_true, y_pred, q=0.1, n_draws=60, random_state=0, estimand="forward"
+        )
         assert score.method == "monte_carlo"
         assert score.nominal == pytest.approx(sk(y_true, y_pred))
         reference = independent_mc(sk, y_true, y_pred, 0.1, [0, 1, 2], 60, 3)
         se = np.sqrt(score.variance / 60 + reference.var(ddof=1) / 60)
         assert abs(score.expected - reference.mean()) < 5 * se
     # Reproducible.
-    a = expected_f1_score(
-        y_true, y_pred, q=0.1, average="macro", n_draws=20, random_state=4
-    )
-    b = expected_f1_score(
-        y_true, y_pred, q=0.1, average="macro", n_draws=20, random_state=4
-    )
+    options = dict(q=0.1, average="macro", n_draws=20, random_state=4)
+    options["estimand"] = "forward"  # the Monte Carlo path
+    a, b = (expected_f1_score(y_true, y_pred, **options) for _ in range(2))
     assert a.expected == b.expected

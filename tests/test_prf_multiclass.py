@@ -89,7 +89,13 @@ Q = np.array([0.1, 0.25, 0.05, 0.3, 0.15])
 def test_prf_averages_by_enumeration(name, average):
     rows = observation_rows(Y_TRUE, Q, 3)
     score = OURS[name](
-        Y_TRUE, Y_PRED, q=Q, average=average, n_draws=N_DRAWS, random_state=3
+        Y_TRUE,
+        Y_PRED,
+        q=Q,
+        average=average,
+        n_draws=N_DRAWS,
+        random_state=3,
+        estimand="forward",
     )
     if average is None:
         assert len(score) == 3
@@ -116,7 +122,14 @@ def test_macro_zero_division_by_enumeration(name, zero_division):
     rows = observation_rows(y_true, q, 3)
     options = {"labels": [0, 1, 2], "average": "macro", "zero_division": zero_division}
     law = enumerate_law(name, y_true, y_pred, rows, **options)
-    score = OURS[name](y_true, y_pred, q=q, n_draws=N_DRAWS, random_state=4, **options)
+    score = OURS[name](
+        y_true,
+        y_pred,
+        q=q,
+        n_draws=N_DRAWS,
+        random_state=4,
+        **{"estimand": "forward", **options},
+    )
     exact_mean = not (math.isnan(zero_division) and name != "precision")
     check_against(score, law, exact_mean=exact_mean, exact_variance=False)
 
@@ -129,7 +142,9 @@ def test_binary_zero_division_by_enumeration(name, zero_division):
     q = 0.2
     rows = observation_rows(y_true, q, 2)
     law = enumerate_law(name, y_true, y_pred, rows, zero_division=zero_division)
-    score = OURS[name](y_true, y_pred, q=q, zero_division=zero_division)
+    score = OURS[name](
+        y_true, y_pred, q=q, zero_division=zero_division, estimand="forward"
+    )
     if math.isnan(law[0]):
         assert math.isnan(score.expected)
     else:
@@ -139,7 +154,9 @@ def test_binary_zero_division_by_enumeration(name, zero_division):
 def test_balanced_accuracy_and_mcc_by_enumeration():
     rows = observation_rows(Y_TRUE, Q, 3)
     for name in ("balanced_accuracy", "matthews_corrcoef"):
-        score = OURS[name](Y_TRUE, Y_PRED, q=Q, n_draws=N_DRAWS, random_state=5)
+        score = OURS[name](
+            Y_TRUE, Y_PRED, q=Q, n_draws=N_DRAWS, random_state=5, estimand="forward"
+        )
         assert score.method == "monte_carlo"
         law = enumerate_law(name, Y_TRUE, Y_PRED, rows)
         check_against(score, law, exact_mean=False, exact_variance=False)
@@ -153,7 +170,13 @@ def test_multiclass_balanced_accuracy_exact_mean_when_no_class_can_vanish():
     rows = observation_rows(y_true, q, 3)
     for adjusted in (False, True):
         score = expected_balanced_accuracy_score(
-            y_true, y_pred, q=q, adjusted=adjusted, n_draws=N_DRAWS, random_state=6
+            y_true,
+            y_pred,
+            q=q,
+            adjusted=adjusted,
+            n_draws=N_DRAWS,
+            random_state=6,
+            estimand="forward",
         )
         law = enumerate_law(
             "balanced_accuracy", y_true, y_pred, rows, adjusted=adjusted
@@ -167,10 +190,14 @@ def test_binary_adjusted_balanced_accuracy():
     q = np.array([0.0, 0.0, 0.2, 0.3, 0.1, 0.2, 0.25])  # both classes always seen
     rows = observation_rows(y_true, q, 2)
     law = enumerate_law("balanced_accuracy", y_true, y_pred, rows, adjusted=True)
-    score = expected_balanced_accuracy_score(y_true, y_pred, q=q, adjusted=True)
+    score = expected_balanced_accuracy_score(
+        y_true, y_pred, q=q, adjusted=True, estimand="forward"
+    )
     check_against(score, law, exact_mean=True, exact_variance=True)
     # A single observed class has a positive probability: undefined (NaN).
-    undefined = expected_balanced_accuracy_score(y_true, y_pred, q=0.2, adjusted=True)
+    undefined = expected_balanced_accuracy_score(
+        y_true, y_pred, q=0.2, adjusted=True, estimand="forward"
+    )
     assert math.isnan(undefined.expected)
 
 
@@ -183,13 +210,26 @@ def test_sample_weight_by_enumeration(name):
     rows = observation_rows(y_true, q, 2)
     law = enumerate_law(name, y_true, y_pred, rows, sample_weight=weight)
     score = OURS[name](
-        y_true, y_pred, q=q, sample_weight=weight, n_draws=N_DRAWS, random_state=7
+        y_true,
+        y_pred,
+        q=q,
+        sample_weight=weight,
+        n_draws=N_DRAWS,
+        random_state=7,
+        estimand="forward",
     )
     exact = name == "precision"
     assert score.method == ("exact" if exact else "monte_carlo")
     check_against(score, law, exact_mean=exact, exact_variance=exact)
     if name != "precision":
-        delta = OURS[name](y_true, y_pred, q=q, sample_weight=weight, method="delta")
+        delta = OURS[name](
+            y_true,
+            y_pred,
+            q=q,
+            sample_weight=weight,
+            method="delta",
+            estimand="forward",
+        )
         assert delta.method == "delta"
         assert abs(delta.expected - law[0]) < 0.5 * math.sqrt(law[1])
 
@@ -200,14 +240,30 @@ def test_zero_weights_are_left_out_exactly():
     weight = np.array([1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0])
     keep = weight > 0
     for name in ("recall", "f1"):
-        weighted = OURS[name](y_true, y_pred, q=0.2, sample_weight=weight, average=None)
+        weighted = OURS[name](
+            y_true,
+            y_pred,
+            q=0.2,
+            sample_weight=weight,
+            average=None,
+            estimand="forward",
+        )
         removed = OURS[name](
-            y_true[keep], y_pred[keep], q=0.2, labels=[0, 1, 2], average=None
+            y_true[keep],
+            y_pred[keep],
+            q=0.2,
+            labels=[0, 1, 2],
+            average=None,
+            estimand="forward",
         )
         assert [s.expected for s in weighted] == [s.expected for s in removed]
         assert all(s.method == "exact" and s.n_samples == 7 for s in weighted)
-        weighted = OURS[name](y_true % 2, y_pred % 2, q=0.2, sample_weight=weight)
-        removed = OURS[name](y_true[keep] % 2, y_pred[keep] % 2, q=0.2)
+        weighted = OURS[name](
+            y_true % 2, y_pred % 2, q=0.2, sample_weight=weight, estimand="forward"
+        )
+        removed = OURS[name](
+            y_true[keep] % 2, y_pred[keep] % 2, q=0.2, estimand="forward"
+        )
         assert weighted.method == removed.method == "exact"
         assert weighted.expected == pytest.approx(removed.expected, rel=1e-14)
         assert weighted.n_samples == 7
@@ -230,13 +286,29 @@ def test_exact_multiclass_expectation_does_not_depend_on_the_seed():
     y_pred = np.where(rng.random(300) < 0.6, y_true, rng.integers(0, 4, 300))
     for name in ("precision", "recall", "f1"):
         for average in ("macro", "weighted"):
-            a = OURS[name](y_true, y_pred, q=0.1, average=average, random_state=1)
-            b = OURS[name](y_true, y_pred, q=0.1, average=average, random_state=2)
+            a = OURS[name](
+                y_true,
+                y_pred,
+                q=0.1,
+                average=average,
+                random_state=1,
+                estimand="forward",
+            )
+            b = OURS[name](
+                y_true,
+                y_pred,
+                q=0.1,
+                average=average,
+                random_state=2,
+                estimand="forward",
+            )
             assert a.expected == b.expected
     matrix = np.full((4, 4), 0.05) + np.eye(4) * 0.8
-    a = expected_f1_score(y_true, y_pred, transition_matrix=matrix, average="macro")
+    a = expected_f1_score(
+        y_true, y_pred, transition_matrix=matrix, average="macro", estimand="forward"
+    )
     per_class = expected_f1_score(
-        y_true, y_pred, transition_matrix=matrix, average=None
+        y_true, y_pred, transition_matrix=matrix, average=None, estimand="forward"
     )
     assert a.expected == pytest.approx(np.mean([s.expected for s in per_class]))
 
@@ -244,8 +316,12 @@ def test_exact_multiclass_expectation_does_not_depend_on_the_seed():
 def test_balanced_accuracy_delta_with_constant_prediction():
     """Issue 16: y = ŷ = [0]*10 at q = 0.2 gave V = 0 by the delta method."""
     y = [0] * 10
-    exact = expected_balanced_accuracy_score(y, y, q=0.2, labels=[0, 1])
-    delta = expected_balanced_accuracy_score(y, y, q=0.2, labels=[0, 1], method="delta")
+    exact = expected_balanced_accuracy_score(
+        y, y, q=0.2, labels=[0, 1], estimand="forward"
+    )
+    delta = expected_balanced_accuracy_score(
+        y, y, q=0.2, labels=[0, 1], method="delta", estimand="forward"
+    )
     # The exact law is checked by enumeration in test_precision_recall; by
     # Monte Carlo (20,000 draws) the variance is 0.0238.
     assert delta.variance == pytest.approx(exact.variance, rel=1e-12)
@@ -266,7 +342,7 @@ def test_streamed_laws_match_the_one_shot_product():
     q = rng.uniform(0.0, 0.3, m)
     pi = np.where(y_true == 1, 1.0 - q, q)
     reference = exact_moments(("f1",), CountLaws.of(pi, y_pred == 1))["f1"]
-    score = expected_f1_score(y_true, y_pred, q=q)
+    score = expected_f1_score(y_true, y_pred, q=q, estimand="forward")
     assert score.expected == pytest.approx(reference[0], rel=1e-12)
     assert score.variance == pytest.approx(reference[1], rel=1e-9)
 
@@ -279,7 +355,14 @@ def test_labels_subset_by_enumeration(name, average):
     rows = observation_rows(Y_TRUE, Q, 3)
     options = {"labels": [2, 0], "average": average}
     law = enumerate_law(name, Y_TRUE, Y_PRED, rows, **options)
-    score = OURS[name](Y_TRUE, Y_PRED, q=Q, n_draws=N_DRAWS, random_state=9, **options)
+    score = OURS[name](
+        Y_TRUE,
+        Y_PRED,
+        q=Q,
+        n_draws=N_DRAWS,
+        random_state=9,
+        **{"estimand": "forward", **options},
+    )
     if average is None:
         for k, per_class in enumerate(score):
             one = (law[0][k], law[1][k], law[2][k])

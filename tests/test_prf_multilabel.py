@@ -81,7 +81,9 @@ def _fields(score):
 def test_multilabel_by_enumeration(name, average):
     ours, _ = PRF[name]
     mean, variance, m4 = enumerate_law(average)[name]
-    score = ours(Y, P, q=Q, average=average, n_draws=N_DRAWS, random_state=2)
+    score = ours(
+        Y, P, q=Q, average=average, n_draws=N_DRAWS, random_state=2, estimand="forward"
+    )
     expected, var = _fields(score)
     method = score[0].method if isinstance(score, list) else score.method
     if average == "weighted":
@@ -103,45 +105,64 @@ def test_multilabel_zero_noise_equals_scikit_learn(average, zero_division):
     for (ours, theirs), w in itertools.product(PRF.values(), [None, weight]):
         options = {"average": average, "zero_division": zero_division}
         expected = _quiet(theirs, y_true, y_pred, sample_weight=w, **options)
-        score = ours(y_true, y_pred, q=0.0, sample_weight=w, **options)
+        score = ours(
+            y_true, y_pred, q=0.0, sample_weight=w, **{"estimand": "forward", **options}
+        )
         got, variance = _fields(score)
         np.testing.assert_array_equal(got, expected)  # NaN == NaN here
         np.testing.assert_array_equal(variance, np.zeros(np.shape(expected)))
 
 
 def test_multilabel_containers_noise_shapes_and_pickle():
-    reference = expected_f1_score(Y, P, q=0.2, average="macro")
+    reference = expected_f1_score(Y, P, q=0.2, average="macro", estimand="forward")
     for container in (
         Y.tolist(),
         pd.DataFrame(Y),
         sparse.csr_matrix(Y),
         Y.astype(np.float32),
     ):
-        assert expected_f1_score(container, P, q=0.2, average="macro") == reference
-    per_sample = expected_f1_score(Y, P, q=[0.2, 0.2, 0.2], average="macro")
-    per_entry = expected_f1_score(Y, P, q=np.full(Y.shape, 0.2), average="macro")
+        assert (
+            expected_f1_score(container, P, q=0.2, average="macro", estimand="forward")
+            == reference
+        )
+    per_sample = expected_f1_score(
+        Y, P, q=[0.2, 0.2, 0.2], average="macro", estimand="forward"
+    )
+    per_entry = expected_f1_score(
+        Y, P, q=np.full(Y.shape, 0.2), average="macro", estimand="forward"
+    )
     matrix = expected_f1_score(
-        Y, P, transition_matrix=[[0.8, 0.2], [0.2, 0.8]], average="macro"
+        Y,
+        P,
+        transition_matrix=[[0.8, 0.2], [0.2, 0.8]],
+        average="macro",
+        estimand="forward",
     )
     for other in (per_sample, per_entry, matrix):
         assert other.expected == pytest.approx(reference.expected, rel=1e-14)
-    scores = expected_f1_score(Y, P, q=0.2, average=None)
+    scores = expected_f1_score(Y, P, q=0.2, average=None, estimand="forward")
     assert all(isinstance(s, NoisyScore) for s in scores)
     assert pickle.loads(pickle.dumps(scores)) == scores
-    subset = expected_f1_score(Y, P, q=0.2, average=None, labels=[2, 0])
+    subset = expected_f1_score(
+        Y, P, q=0.2, average=None, labels=[2, 0], estimand="forward"
+    )
     assert [s.expected for s in subset] == [scores[2].expected, scores[0].expected]
 
 
 def test_multilabel_errors():
     with pytest.raises(ValueError, match="multilabel-indicator but average='binary'"):
-        expected_f1_score(Y, P, q=0.1)
+        expected_f1_score(Y, P, q=0.1, estimand="forward")
     with pytest.raises(ValueError, match="estimand='forward' only"):
         expected_f1_score(Y, P, q=0.1, average="micro", estimand="truth")
     with pytest.raises(ValueError, match="method='delta'"):
-        expected_f1_score(Y, P, q=0.1, average="micro", method="delta")
+        expected_f1_score(
+            Y, P, q=0.1, average="micro", method="delta", estimand="forward"
+        )
     with pytest.raises(ValueError, match="indicator matrix"):
-        expected_f1_score(Y * 2, P, q=0.1, average="micro")
+        expected_f1_score(Y * 2, P, q=0.1, average="micro", estimand="forward")
     with pytest.raises(ValueError, match="indicator matrix"):
-        expected_f1_score([0, 1, 1], P, q=0.1, average="micro")
+        expected_f1_score([0, 1, 1], P, q=0.1, average="micro", estimand="forward")
     with pytest.raises(ValueError, match="q must"):
-        expected_f1_score(Y, P, q=np.full((3, 2), 0.1), average="micro")
+        expected_f1_score(
+            Y, P, q=np.full((3, 2), 0.1), average="micro", estimand="forward"
+        )

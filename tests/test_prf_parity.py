@@ -157,7 +157,9 @@ def test_prf_zero_noise_equals_scikit_learn(kind, data):
         if average == "binary":
             options["pos_label"] = pos_label
         expected = _sklearn(theirs, y_true, y_pred, **options)
-        _same(ours(y_true, y_pred, q=0.0, **options), expected)
+        _same(
+            ours(y_true, y_pred, q=0.0, **{"estimand": "forward", **options}), expected
+        )
 
 
 @pytest.mark.parametrize("kind", CONTAINERS)
@@ -177,12 +179,19 @@ def test_ba_mcc_zero_noise_equals_scikit_learn(kind, data):
             adjusted=adjusted,
         )
         score = expected_balanced_accuracy_score(
-            y_true, y_pred, q=0.0, sample_weight=weight, adjusted=adjusted
+            y_true,
+            y_pred,
+            q=0.0,
+            sample_weight=weight,
+            adjusted=adjusted,
+            estimand="forward",
         )
         _same(score, expected)
         expected = _sklearn(skm.matthews_corrcoef, y_true, y_pred, sample_weight=weight)
         _same(
-            expected_matthews_corrcoef(y_true, y_pred, q=0.0, sample_weight=weight),
+            expected_matthews_corrcoef(
+                y_true, y_pred, q=0.0, sample_weight=weight, estimand="forward"
+            ),
             expected,
         )
 
@@ -193,13 +202,22 @@ def test_labels_subset_equals_scikit_learn(labels, average):
     for ours, theirs in PRF.values():
         options = {"labels": labels, "average": average}
         expected = _sklearn(theirs, MULTI_TRUE, MULTI_PRED, **options)
-        _same(ours(MULTI_TRUE, MULTI_PRED, q=0.0, **options), expected)
+        _same(
+            ours(MULTI_TRUE, MULTI_PRED, q=0.0, **{"estimand": "forward", **options}),
+            expected,
+        )
         weight = WEIGHTS["multi"]
         expected = _sklearn(
             theirs, MULTI_TRUE, MULTI_PRED, sample_weight=weight, **options
         )
         _same(
-            ours(MULTI_TRUE, MULTI_PRED, q=0.0, sample_weight=weight, **options),
+            ours(
+                MULTI_TRUE,
+                MULTI_PRED,
+                q=0.0,
+                sample_weight=weight,
+                **{"estimand": "forward", **options},
+            ),
             expected,
         )
 
@@ -208,25 +226,47 @@ def test_labels_order_and_per_class_lists():
     labels = [2, 0, 3, 1]
     for name, (ours, theirs) in PRF.items():
         expected = _sklearn(theirs, MULTI_TRUE, MULTI_PRED, labels=labels, average=None)
-        scores = ours(MULTI_TRUE, MULTI_PRED, q=0.0, labels=labels, average=None)
+        scores = ours(
+            MULTI_TRUE,
+            MULTI_PRED,
+            q=0.0,
+            labels=labels,
+            average=None,
+            estimand="forward",
+        )
         _same(scores, expected)
         assert pickle.loads(pickle.dumps(scores)) == scores
-        noisy = ours(MULTI_TRUE, MULTI_PRED, q=0.1, labels=labels, average=None)
+        noisy = ours(
+            MULTI_TRUE,
+            MULTI_PRED,
+            q=0.1,
+            labels=labels,
+            average=None,
+            estimand="forward",
+        )
         assert [s.metric for s in noisy] == [name] * 4
         assert all(s.method == "exact" for s in noisy)
 
 
 def test_last_bit_cases_of_the_issue():
     """Issue 15: 0.6000000000000001 and 0.9999999999999999 before."""
-    score = expected_f1_score([1] * 7, [1, 0, 0, 0, 0, 1, 1], q=0)
+    score = expected_f1_score([1] * 7, [1, 0, 0, 0, 0, 1, 1], q=0, estimand="forward")
     assert score.expected == 0.6 == skm.f1_score([1] * 7, [1, 0, 0, 0, 0, 1, 1])
     rng = np.random.default_rng(0)
     for m in (2, 3, 7, 10, 33, 100):
         y = rng.integers(0, 2, m)
         y[:2] = [0, 1]
-        assert expected_matthews_corrcoef(y, y, q=0.0).expected == 1.0
-        assert expected_balanced_accuracy_score(y, y, q=0.0).expected == 1.0
-        assert expected_matthews_corrcoef(y, 1 - y, q=0.0).expected == -1.0
+        assert (
+            expected_matthews_corrcoef(y, y, q=0.0, estimand="forward").expected == 1.0
+        )
+        assert (
+            expected_balanced_accuracy_score(y, y, q=0.0, estimand="forward").expected
+            == 1.0
+        )
+        assert (
+            expected_matthews_corrcoef(y, 1 - y, q=0.0, estimand="forward").expected
+            == -1.0
+        )
 
 
 @pytest.mark.parametrize("average", ["binary", "micro", "macro", "weighted"])
@@ -234,21 +274,52 @@ def test_single_class_fold(average):
     """Issue 15: one class in y_true and y_pred behaves as scikit-learn."""
     for ours, theirs in PRF.values():
         expected = _sklearn(theirs, [0, 0, 0], [0, 0, 0], average=average)
-        _same(ours([0, 0, 0], [0, 0, 0], q=0, average=average), expected)
-        _same(ours([0, 0, 0], [0, 0, 0], q=[0.0] * 3, average=average), expected)
-    _same(expected_balanced_accuracy_score([0, 0, 0], [0, 0, 0], q=0), 1.0)
-    _same(expected_matthews_corrcoef([0, 0, 0], [0, 0, 0], q=0), 0.0)
+        _same(
+            ours([0, 0, 0], [0, 0, 0], q=0, average=average, estimand="forward"),
+            expected,
+        )
+        _same(
+            ours(
+                [0, 0, 0], [0, 0, 0], q=[0.0] * 3, average=average, estimand="forward"
+            ),
+            expected,
+        )
+    _same(
+        expected_balanced_accuracy_score([0, 0, 0], [0, 0, 0], q=0, estimand="forward"),
+        1.0,
+    )
+    _same(
+        expected_matthews_corrcoef([0, 0, 0], [0, 0, 0], q=0, estimand="forward"), 0.0
+    )
 
 
 def test_zero_noise_does_not_sample():
     """No randomness at zero noise: any random_state gives the same numbers."""
     for ours, _ in PRF.values():
-        first = ours(MULTI_TRUE, MULTI_PRED, q=0.0, average="macro", random_state=None)
-        second = ours(MULTI_TRUE, MULTI_PRED, q=0.0, average="macro", random_state=1)
+        first = ours(
+            MULTI_TRUE,
+            MULTI_PRED,
+            q=0.0,
+            average="macro",
+            random_state=None,
+            estimand="forward",
+        )
+        second = ours(
+            MULTI_TRUE,
+            MULTI_PRED,
+            q=0.0,
+            average="macro",
+            random_state=1,
+            estimand="forward",
+        )
         assert first == second
     identity = np.eye(4)
     score = expected_matthews_corrcoef(
-        MULTI_TRUE, MULTI_PRED, transition_matrix=identity, random_state=None
+        MULTI_TRUE,
+        MULTI_PRED,
+        transition_matrix=identity,
+        random_state=None,
+        estimand="forward",
     )
     assert score.method == "exact"
     assert score.expected == skm.matthews_corrcoef(MULTI_TRUE, MULTI_PRED)
@@ -256,20 +327,30 @@ def test_zero_noise_does_not_sample():
 
 def test_options_without_meaning_are_errors():
     with pytest.raises(ValueError, match="zero_division"):
-        expected_f1_score([0, 1], [0, 1], q=0.1, zero_division=0.5)
+        expected_f1_score([0, 1], [0, 1], q=0.1, zero_division=0.5, estimand="forward")
     with pytest.raises(ValueError, match="zero_division"):
-        expected_f1_score([0, 1], [0, 1], q=0.1, zero_division="nan")
+        expected_f1_score(
+            [0, 1], [0, 1], q=0.1, zero_division="nan", estimand="forward"
+        )
     with pytest.raises(ValueError, match="multilabel"):
-        expected_f1_score([0, 1], [0, 1], q=0.1, average="samples")
+        expected_f1_score([0, 1], [0, 1], q=0.1, average="samples", estimand="forward")
     with pytest.raises(ValueError, match="n_draws"):
-        expected_f1_score([0, 1, 2], [0, 1, 1], q=0.1, average="macro", n_draws=1)
+        expected_f1_score(
+            [0, 1, 2], [0, 1, 1], q=0.1, average="macro", n_draws=1, estimand="forward"
+        )
     with pytest.raises(ValueError, match="adjusted"):
-        expected_balanced_accuracy_score([0, 1], [0, 1], q=0.1, adjusted="yes")
+        expected_balanced_accuracy_score(
+            [0, 1], [0, 1], q=0.1, adjusted="yes", estimand="forward"
+        )
     with pytest.raises(ValueError, match="sample_weight"):
-        expected_recall_score([0, 1], [0, 1], q=0.1, sample_weight=[1.0])
+        expected_recall_score(
+            [0, 1], [0, 1], q=0.1, sample_weight=[1.0], estimand="forward"
+        )
     with pytest.raises(ValueError, match="average=None"):
         expected_recall_score(
             [0, 1, 2], [0, 1, 1], q=0.1, average=None, estimand="truth"
         )
     with pytest.raises(TypeError, match="mix label types"):
-        expected_matthews_corrcoef(np.array(["a", "b"], dtype=object), [0, 1], q=0.1)
+        expected_matthews_corrcoef(
+            np.array(["a", "b"], dtype=object), [0, 1], q=0.1, estimand="forward"
+        )

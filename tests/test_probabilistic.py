@@ -116,21 +116,28 @@ def test_q_zero_equals_sklearn(metric, case):
     weight = np.linspace(0.5, 2.0, len(y_true))
     weighted_reference = reference_fn(y_true, proba, sample_weight=weight, **kwargs)
     for q in (0.0, np.zeros(len(y_true))):
-        score = FUNCTIONS[metric](y_true, proba, q=q, **kwargs)
+        score = FUNCTIONS[metric](
+            y_true, proba, q=q, **{"estimand": "forward", **kwargs}
+        )
         assert abs(score.expected - reference) <= 1e-12
         assert abs(score.nominal - reference) <= 1e-12
         assert score.variance == 0.0
-    weighted = FUNCTIONS[metric](y_true, proba, q=0.0, sample_weight=weight, **kwargs)
+    weighted = FUNCTIONS[metric](
+        y_true, proba, q=0.0, sample_weight=weight, **{"estimand": "forward", **kwargs}
+    )
     assert abs(weighted.expected - weighted_reference) <= 1e-12
     n_classes = 2 if np.ndim(proba) == 1 else np.shape(proba)[1]
     identity = FUNCTIONS[metric](
-        y_true, proba, transition_matrix=np.eye(n_classes), **kwargs
+        y_true,
+        proba,
+        transition_matrix=np.eye(n_classes),
+        **{"estimand": "forward", **kwargs},
     )
     assert abs(identity.expected - reference) <= 1e-12
 
 
 def test_log_loss_clips_and_stays_finite():
-    score = expected_log_loss([0, 1], [1.0, 0.0], q=0.1)
+    score = expected_log_loss([0, 1], [1.0, 0.0], q=0.1, estimand="forward")
     assert np.isfinite(score.expected) and np.isfinite(score.variance)
     max_logit = np.log(1 - EPS) - np.log(EPS)
     # both confidently wrong: observed wrong with probability 0.9
@@ -139,7 +146,9 @@ def test_log_loss_clips_and_stays_finite():
     assert score.variance == pytest.approx(2 * max_logit**2 * 0.09 / 4, rel=1e-12)
     # float32 probabilities are clipped at float32's eps, as scikit-learn does
     eps32 = float(np.finfo(np.float32).eps)
-    score32 = expected_log_loss([0, 1], np.array([1.0, 0.0], np.float32), q=0.0)
+    score32 = expected_log_loss(
+        [0, 1], np.array([1.0, 0.0], np.float32), q=0.0, estimand="forward"
+    )
     assert score32.expected == pytest.approx(-np.log(eps32), rel=1e-6)
 
 
@@ -148,13 +157,13 @@ def test_binary_closed_forms():
     y = np.array([0, 1, 1, 0, 1])
     q = np.array([0.1, 0.0, 0.3, 0.2, 0.05])
     pi = q + y * (1 - 2 * q)
-    brier = expected_brier_score_loss(y, p, q=q)
+    brier = expected_brier_score_loss(y, p, q=q, estimand="forward")
     assert brier.expected == pytest.approx(np.mean(p**2 + pi * (1 - 2 * p)), rel=1e-14)
     assert brier.variance == pytest.approx(
         np.sum((1 - 2 * p) ** 2 * q * (1 - q)) / 25, rel=1e-12
     )
     logit = np.log(p) - np.log1p(-p)
-    log = expected_log_loss(y, p, q=q)
+    log = expected_log_loss(y, p, q=q, estimand="forward")
     assert log.expected == pytest.approx(np.mean(-np.log1p(-p) - pi * logit), rel=1e-14)
     assert log.variance == pytest.approx(np.sum(logit**2 * q * (1 - q)) / 25, rel=1e-12)
 
@@ -177,7 +186,9 @@ def test_monte_carlo_binary(metric, setting):
         q = rng.uniform(0.0, 0.45, m)
     else:
         matrix = np.array([[0.9, 0.1], [0.3, 0.7]])
-    score = FUNCTIONS[metric](y, p, q=q, transition_matrix=matrix, sample_weight=weight)
+    score = FUNCTIONS[metric](
+        y, p, q=q, transition_matrix=matrix, sample_weight=weight, estimand="forward"
+    )
     obs = draw_labels(rng, y, 2, q=q, matrix=matrix)
     assert_mc_agrees(
         mc_metric(loss_matrix(metric, p), obs, weight), score.expected, score.variance
@@ -208,7 +219,12 @@ def test_monte_carlo_multiclass(metric, setting):
         matrix /= matrix.sum(axis=1, keepdims=True)
     labels = np.array(["w", "x", "y", "z"])
     score = FUNCTIONS[metric](
-        labels[k], proba, q=q, transition_matrix=matrix, sample_weight=weight
+        labels[k],
+        proba,
+        q=q,
+        transition_matrix=matrix,
+        sample_weight=weight,
+        estimand="forward",
     )
     obs = draw_labels(rng, k, n_classes, q=q, matrix=matrix)
     assert_mc_agrees(
@@ -224,8 +240,8 @@ def test_brier_binary_two_columns_equals_one_column():
     p = rng.random(50)
     q = rng.uniform(0, 0.4, 50)
     for fn in FUNCTIONS.values():
-        one = fn(y, p, q=q)
-        two = fn(y, np.c_[1 - p, p], q=q)
+        one = fn(y, p, q=q, estimand="forward")
+        two = fn(y, np.c_[1 - p, p], q=q, estimand="forward")
         assert two.expected == pytest.approx(one.expected, rel=1e-12)
         assert two.variance == pytest.approx(one.variance, rel=1e-10)
 
@@ -244,7 +260,9 @@ def test_transition_matrix_follows_labels_order():
             [0.1, 0.8, 0.1],
         ]
     )
-    reference = expected_log_loss(y, proba, transition_matrix=matrix)
+    reference = expected_log_loss(
+        y, proba, transition_matrix=matrix, estimand="forward"
+    )
     order = [2, 0, 1]  # labels c, a, b
     with pytest.warns(UserWarning, match="sorted"):
         other = expected_log_loss(
@@ -252,6 +270,7 @@ def test_transition_matrix_follows_labels_order():
             proba,
             transition_matrix=matrix[np.ix_(order, order)],
             labels=["c", "a", "b"],
+            estimand="forward",
         )
     assert other.expected == pytest.approx(reference.expected, rel=1e-14)
     assert other.variance == pytest.approx(reference.variance, rel=1e-14)
@@ -259,9 +278,16 @@ def test_transition_matrix_follows_labels_order():
     y2 = np.array(["no", "yes", "yes", "no"])
     p = np.array([0.2, 0.9, 0.6, 0.4])
     t = np.array([[0.9, 0.1], [0.25, 0.75]])  # rows: no, yes
-    a = expected_brier_score_loss(y2, p, transition_matrix=t, pos_label="yes")
+    a = expected_brier_score_loss(
+        y2, p, transition_matrix=t, pos_label="yes", estimand="forward"
+    )
     b = expected_brier_score_loss(
-        y2, p, transition_matrix=t[::-1, ::-1], pos_label="yes", labels=["yes", "no"]
+        y2,
+        p,
+        transition_matrix=t[::-1, ::-1],
+        pos_label="yes",
+        labels=["yes", "no"],
+        estimand="forward",
     )
     assert a.expected == pytest.approx(b.expected, rel=1e-14)
     pi = np.where(y2 == "yes", 0.75, 0.1)
@@ -275,42 +301,46 @@ def test_transition_matrix_follows_labels_order():
 def test_validation_errors(metric):
     fn = FUNCTIONS[metric]
     with pytest.raises(ValueError, match="greater than 1"):
-        fn([0, 1], [0.5, 1.5], q=0.1)
+        fn([0, 1], [0.5, 1.5], q=0.1, estimand="forward")
     with pytest.raises(ValueError, match="lower than 0"):
-        fn([0, 1], [0.5, -0.1], q=0.1)
+        fn([0, 1], [0.5, -0.1], q=0.1, estimand="forward")
     with pytest.raises(ValueError, match="finite"):
-        fn([0, 1], [0.5, np.nan], q=0.1)
+        fn([0, 1], [0.5, np.nan], q=0.1, estimand="forward")
     with pytest.raises(ValueError, match="same number of samples"):
-        fn([0, 1, 1], [0.5, 0.2], q=0.1)
+        fn([0, 1, 1], [0.5, 0.2], q=0.1, estimand="forward")
     with pytest.raises(ValueError, match="columns"):
-        fn([0, 1, 2], [[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]], q=0.1)
+        fn([0, 1, 2], [[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]], q=0.1, estimand="forward")
     with pytest.raises(ValueError, match="only one label"):
-        fn([1, 1], [[0.5, 0.5], [0.5, 0.5]], q=0.1)
+        fn([1, 1], [[0.5, 0.5], [0.5, 0.5]], q=0.1, estimand="forward")
     with pytest.raises(TypeError):
-        fn([0, 1], [0.5, 0.5])
+        fn([0, 1], [0.5, 0.5], estimand="forward")
     with pytest.raises(ValueError, match="estimand"):
         fn([0, 1], [0.5, 0.5], q=0.1, estimand="both")
     with pytest.raises(ValueError, match="q must"):
-        fn([0, 1], [0.5, 0.5], q=2.0)
+        fn([0, 1], [0.5, 0.5], q=2.0, estimand="forward")
     with pytest.raises(ValueError, match="2 x 2"):
-        fn([0, 1], [0.5, 0.5], transition_matrix=np.eye(3))
+        fn([0, 1], [0.5, 0.5], transition_matrix=np.eye(3), estimand="forward")
     with pytest.raises(TypeError, match="y_proba"):
-        fn([0, 1], ["a", "b"], q=0.1)
+        fn([0, 1], ["a", "b"], q=0.1, estimand="forward")
 
 
 def test_label_specific_errors():
     with pytest.raises(ValueError, match="pos_label"):
-        expected_brier_score_loss(["a", "b"], [0.2, 0.8], q=0.1)
+        expected_brier_score_loss(["a", "b"], [0.2, 0.8], q=0.1, estimand="forward")
     with pytest.raises(ValueError, match="binary"):
-        expected_brier_score_loss([0, 1, 2], [0.2, 0.8, 0.5], q=0.1)
+        expected_brier_score_loss([0, 1, 2], [0.2, 0.8, 0.5], q=0.1, estimand="forward")
     with pytest.raises(ValueError, match="only one label"):
-        expected_log_loss([1, 1], [0.2, 0.8], q=0.1)
+        expected_log_loss([1, 1], [0.2, 0.8], q=0.1, estimand="forward")
     with pytest.raises(ValueError, match="labels"):
         expected_brier_score_loss(
-            ["a", "a"], [0.2, 0.8], pos_label="a", transition_matrix=np.eye(2)
+            ["a", "a"],
+            [0.2, 0.8],
+            pos_label="a",
+            transition_matrix=np.eye(2),
+            estimand="forward",
         )
     # one class present: binary flips need no other label name for Brier
-    score = expected_brier_score_loss([0, 0], [0.2, 0.4], q=0.1)
+    score = expected_brier_score_loss([0, 0], [0.2, 0.4], q=0.1, estimand="forward")
     assert score.expected == pytest.approx(
         np.mean([0.04, 0.16]) + 0.1 * np.mean([1 - 0.4, 1 - 0.8]), rel=1e-14
     )
@@ -318,10 +348,10 @@ def test_label_specific_errors():
 
 def test_unnormalised_rows_warn_like_sklearn():
     with pytest.warns(UserWarning, match="sum to one"):
-        expected_log_loss([0, 1, 2], [[0.5, 0.5, 0.5]] * 3, q=0.1)
+        expected_log_loss([0, 1, 2], [[0.5, 0.5, 0.5]] * 3, q=0.1, estimand="forward")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        expected_log_loss([0, 1, 2], [[0.2, 0.3, 0.5]] * 3, q=0.1)
+        expected_log_loss([0, 1, 2], [[0.2, 0.3, 0.5]] * 3, q=0.1, estimand="forward")
 
 
 def test_not_mutated_pandas_and_pickle():
@@ -336,8 +366,10 @@ def test_not_mutated_pandas_and_pickle():
         for estimand in ("forward", "truth"):
             score = fn(y, proba, q=q, estimand=estimand)
             assert pickle.loads(pickle.dumps(score)) == score
-        from_pandas = fn(pd.Series(y), pd.DataFrame(proba), q=pd.Series(q))
-        assert from_pandas == fn(y, proba, q=q)
+        from_pandas = fn(
+            pd.Series(y), pd.DataFrame(proba), q=pd.Series(q), estimand="forward"
+        )
+        assert from_pandas == fn(y, proba, q=q, estimand="forward")
     for a, b in zip((y, proba, q), copies, strict=True):
         np.testing.assert_array_equal(a, b)
 

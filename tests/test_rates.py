@@ -57,7 +57,7 @@ def test_zero_noise_is_the_confusion_matrix_rate(name, weighted):
     y_pred = np.where(rng.random(50) < 0.75, y, 1 - y)
     weight = rng.integers(1, 4, 50).astype(float) if weighted else None
     reference = _rates(y, y_pred, weight)[name]
-    result = EXPECTED[name](y, y_pred, q=0.0, sample_weight=weight)
+    result = EXPECTED[name](y, y_pred, q=0.0, sample_weight=weight, estimand="forward")
     assert result.expected == pytest.approx(reference, rel=1e-14)
     assert result.nominal == pytest.approx(reference, rel=1e-14)
     assert result.variance == 0.0
@@ -68,7 +68,12 @@ def test_zero_noise_is_the_confusion_matrix_rate(name, weighted):
     names = np.where(y == 1, "sick", "well")
     names_pred = np.where(y_pred == 1, "sick", "well")
     same = EXPECTED[name](
-        names, names_pred, q=0.0, pos_label="sick", sample_weight=weight
+        names,
+        names_pred,
+        q=0.0,
+        pos_label="sick",
+        sample_weight=weight,
+        estimand="forward",
     )
     assert same.expected == pytest.approx(reference, rel=1e-14)
 
@@ -80,7 +85,7 @@ def test_monte_carlo(name):
     y = rng.integers(0, 2, m)
     y_pred = np.where(rng.random(m) < 0.8, y, 1 - y)
     q = rng.uniform(0.0, 0.3, m)
-    result = EXPECTED[name](y, y_pred, q=q)
+    result = EXPECTED[name](y, y_pred, q=q, estimand="forward")
     draws = np.where(rng.random((40_000, m)) < q, 1 - y, y)
     values = []
     for z in draws:
@@ -138,8 +143,10 @@ def test_one_class_needs_the_negative_class_named():
     # the negative class's rates need to know which class is negative
     for name in ("specificity", "npv", "fpr"):
         with pytest.raises(ValueError, match="labels=\\[negative, positive\\]"):
-            EXPECTED[name]([1, 1, 1, 1], [1, 1, 1, 1], q=0.1)
-        result = EXPECTED[name]([1, 1, 1, 1], [1, 1, 1, 1], q=0.1, labels=[0, 1])
+            EXPECTED[name]([1, 1, 1, 1], [1, 1, 1, 1], q=0.1, estimand="forward")
+        result = EXPECTED[name](
+            [1, 1, 1, 1], [1, 1, 1, 1], q=0.1, labels=[0, 1], estimand="forward"
+        )
         assert 0.0 <= result.expected <= 1.0
 
 
@@ -149,14 +156,18 @@ def test_scorer_in_cross_validate():
     y = (X[:, 0] + 0.5 * rng.normal(size=90) > 0).astype(int)
     scores = cross_validate(
         LogisticRegression(), X, y, cv=KFold(3),
-        scoring=make_noisy_scorer("specificity", q=0.1),
+        scoring=make_noisy_scorer("specificity", q=0.1, estimand="forward"),
     )["test_score"]  # fmt: skip
     reference = []
     for train, test in KFold(3).split(X):
         model = LogisticRegression().fit(X[train], y[train])
         reference.append(
             expected_specificity_score(
-                y[test], model.predict(X[test]), q=0.1, labels=model.classes_
+                y[test],
+                model.predict(X[test]),
+                q=0.1,
+                labels=model.classes_,
+                estimand="forward",
             ).expected
         )
     np.testing.assert_allclose(scores, reference, rtol=1e-12)

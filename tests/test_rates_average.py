@@ -124,7 +124,7 @@ def test_zero_noise_is_the_multilabel_confusion_matrix_rate(
     weight = rng.uniform(0.5, 3.0, y.size) if weighted else None
     reference = _mcm_rate(name, y, y_pred, average, weight, labels)
     options = {"average": average, "sample_weight": weight, "labels": labels}
-    result = EXPECTED[name](y, y_pred, q=0.0, **options)
+    result = EXPECTED[name](y, y_pred, q=0.0, **{"estimand": "forward", **options})
     nominal = NOMINAL[name](y, y_pred, **options)
     expected, variance = _values(result)
     if average is None:
@@ -147,7 +147,11 @@ def test_string_labels_and_transition_identity():
     for average in AVERAGES:
         reference = _mcm_rate("specificity", y, y_pred, average)
         result = expected_specificity_score(
-            names[y], names[y_pred], transition_matrix=np.eye(4), average=average
+            names[y],
+            names[y_pred],
+            transition_matrix=np.eye(4),
+            average=average,
+            estimand="forward",
         )
         np.testing.assert_array_equal(_values(result)[0], reference)
 
@@ -193,7 +197,12 @@ def test_exact_moments_equal_the_enumeration(name, average, noise, zero):
         rows, options = matrix[y], {"transition_matrix": matrix}
     mean, var = _enumerate(name, y_pred, rows, average, None, zero)
     result = EXPECTED[name](
-        y, y_pred, average=average, labels=[0, 1, 2], zero_division=zero, **options
+        y,
+        y_pred,
+        average=average,
+        labels=[0, 1, 2],
+        zero_division=zero,
+        **{"estimand": "forward", **options},
     )
     expected, variance = _values(result)
     np.testing.assert_allclose(expected, mean.squeeze(), rtol=0, atol=1e-13)
@@ -214,7 +223,13 @@ def test_weighted_npv_is_exact(average):
     q, weight = rng.uniform(0.0, 0.5, m), rng.uniform(0.2, 3.0, m)
     mean, var = _enumerate("npv", y_pred, _flip_rows(y, q, k), average, weight, 0.0)
     result = expected_negative_predictive_value(
-        y, y_pred, q=q, average=average, sample_weight=weight, labels=[0, 1, 2]
+        y,
+        y_pred,
+        q=q,
+        average=average,
+        sample_weight=weight,
+        labels=[0, 1, 2],
+        estimand="forward",
     )
     expected, variance = _values(result)
     np.testing.assert_allclose(expected, mean.squeeze(), rtol=0, atol=1e-13)
@@ -284,7 +299,7 @@ def _monte_carlo_case(name, average, m, k, noise, weighted, n, seed=3):
     n_draws = 20_000
     result = EXPECTED[name](
         y, y_pred, average=average, sample_weight=weight, labels=list(range(k)),
-        n_draws=n_draws, random_state=1, **options,
+        n_draws=n_draws, random_state=1, **{"estimand": "forward", **options},
     )  # fmt: skip
     values = _simulate(name, y, y_pred, rows, average, weight, n, rng)
     _check_against_simulation(result, values, n_draws)
@@ -335,15 +350,19 @@ def test_order_of_the_samples_does_not_matter(seed, k, average, name):
     q = rng.uniform(0.0, 0.4, y.size)
     order = rng.permutation(y.size)
     options = {"average": average, "labels": list(range(k))}
-    first = EXPECTED[name](y, y_pred, q=q, **options)
-    second = EXPECTED[name](y[order], y_pred[order], q=q[order], **options)
+    first = EXPECTED[name](y, y_pred, q=q, **{"estimand": "forward", **options})
+    second = EXPECTED[name](
+        y[order], y_pred[order], q=q[order], **{"estimand": "forward", **options}
+    )
     (e1, v1), (e2, v2) = _values(first), _values(second)
     np.testing.assert_allclose(e1, e2, rtol=1e-12, atol=1e-14)
     if average in (None, "micro") or (name == "npv" and average == "macro"):
         np.testing.assert_allclose(v1, v2, rtol=1e-12, atol=1e-14)
     # a scalar q draws the same confusion matrices in any order
-    third = EXPECTED[name](y, y_pred, q=0.2, **options)
-    fourth = EXPECTED[name](y[order], y_pred[order], q=0.2, **options)
+    third = EXPECTED[name](y, y_pred, q=0.2, **{"estimand": "forward", **options})
+    fourth = EXPECTED[name](
+        y[order], y_pred[order], q=0.2, **{"estimand": "forward", **options}
+    )
     np.testing.assert_allclose(_values(third)[1], _values(fourth)[1], rtol=1e-12)
 
 
@@ -395,25 +414,31 @@ def test_estimands_run_and_remeasurement_is_nominal(name, average):
 def test_bad_average_names_average(name):
     _, y, y_pred = _data()
     with pytest.raises(ValueError, match="average must be one of"):
-        EXPECTED[name](y, y_pred, q=0.1, average="mean")
+        EXPECTED[name](y, y_pred, q=0.1, average="mean", estimand="forward")
     with pytest.raises(ValueError, match="average must be one of"):
         NOMINAL[name](y, y_pred, average="mean")
     with pytest.raises(ValueError, match="average='samples' is meaningful only"):
-        EXPECTED[name](y, y_pred, q=0.1, average="samples")
+        EXPECTED[name](y, y_pred, q=0.1, average="samples", estimand="forward")
     with pytest.raises(ValueError, match=r"average='binary'|average=None"):
-        EXPECTED[name](y, y_pred, q=0.1)  # three classes, binary average
+        EXPECTED[name](
+            y, y_pred, q=0.1, estimand="forward"
+        )  # three classes, binary average
 
 
 def test_other_errors():
     _, y, y_pred = _data()
     with pytest.raises(ValueError, match="method='delta' is available for average="):
-        expected_specificity_score(y, y_pred, q=0.1, average="macro", method="delta")
+        expected_specificity_score(
+            y, y_pred, q=0.1, average="macro", method="delta", estimand="forward"
+        )
     with pytest.raises(ValueError, match="average=None"):
         expected_negative_predictive_value(
             y, y_pred, q=0.1, average=None, estimand="truth"
         )
     with pytest.raises(ValueError, match="multilabel-indicator but average='binary'"):
-        expected_specificity_score(np.eye(3, dtype=int), np.eye(3, dtype=int), q=0.1)
+        expected_specificity_score(
+            np.eye(3, dtype=int), np.eye(3, dtype=int), q=0.1, estimand="forward"
+        )
 
 
 # ---------------------------------------------------------------------- scorer
@@ -422,7 +447,7 @@ def test_macro_scorer_in_cross_validate():
     X = rng.normal(size=(120, 2))
     y = np.digitize(X[:, 0] + 0.5 * rng.normal(size=120), [-0.5, 0.5])
     for metric in ("specificity", "negative_predictive_value"):
-        scorer = make_noisy_scorer(metric, q=0.1, average="macro")
+        scorer = make_noisy_scorer(metric, q=0.1, average="macro", estimand="forward")
         scores = cross_validate(
             LogisticRegression(), X, y, cv=KFold(3), scoring=scorer
         )["test_score"]
@@ -438,8 +463,10 @@ def test_macro_scorer_in_the_cross_validator_and_a_search():
     X = rng.normal(size=(120, 2))
     y = np.digitize(X[:, 0] + 0.5 * rng.normal(size=120), [-0.5, 0.5])
     scoring = {
-        "spec": make_noisy_scorer("specificity", average="macro"),
-        "npv": make_noisy_scorer("negative_predictive_value", average="weighted"),
+        "spec": make_noisy_scorer("specificity", average="macro", estimand="forward"),
+        "npv": make_noisy_scorer(
+            "negative_predictive_value", average="weighted", estimand="forward"
+        ),
     }
     cv = NoisyCrossValidator(LogisticRegression(), scoring=scoring, cv=KFold(3))
     cv.fit(X, y, q=0.1)
@@ -454,7 +481,9 @@ def test_macro_scorer_in_the_cross_validator_and_a_search():
     search = GridSearchCV(
         LogisticRegression(),
         {"C": [0.1, 1.0]},
-        scoring=make_noisy_scorer("specificity", q=0.1, average="macro"),
+        scoring=make_noisy_scorer(
+            "specificity", q=0.1, average="macro", estimand="forward"
+        ),
         cv=KFold(3),
     ).fit(X, y)
     assert 0.5 < search.best_score_ < 1.0
@@ -471,12 +500,16 @@ def test_two_classes_macro_specificity_is_balanced_accuracy():
     y = rng.integers(0, 2, 40)
     y_pred = np.where(rng.random(40) < 0.8, y, 1 - y)
     q = rng.uniform(0.0, 0.3, 40)
-    macro = expected_specificity_score(y, y_pred, q=q, average="macro")
-    balanced = expected_balanced_accuracy_score(y, y_pred, q=q)
+    macro = expected_specificity_score(
+        y, y_pred, q=q, average="macro", estimand="forward"
+    )
+    balanced = expected_balanced_accuracy_score(y, y_pred, q=q, estimand="forward")
     assert macro.expected == pytest.approx(balanced.expected, rel=1e-12)
     assert macro.nominal == pytest.approx(balanced.nominal, rel=1e-15)
-    micro = expected_specificity_score(y, y_pred, q=q, average="micro")
-    accuracy = expected_accuracy_score(y, y_pred, q=q)
+    micro = expected_specificity_score(
+        y, y_pred, q=q, average="micro", estimand="forward"
+    )
+    accuracy = expected_accuracy_score(y, y_pred, q=q, estimand="forward")
     assert micro.expected == pytest.approx(accuracy.expected, rel=1e-12)
     assert micro.variance == pytest.approx(accuracy.variance, rel=1e-12)
 
@@ -486,9 +519,19 @@ def test_nan_zero_division_leaves_out_undefined_classes():
     y = rng.integers(0, 3, 30)
     y_pred = np.zeros(30, int)  # NPV_0 is 0/0 in every labelling
     options = {"q": 0.2, "labels": [0, 1, 2], "zero_division": np.nan}
-    per_class = expected_negative_predictive_value(y, y_pred, average=None, **options)
+    per_class = expected_negative_predictive_value(
+        y,
+        y_pred,
+        average=None,
+        **{"estimand": "forward", **{"estimand": "forward", **options}},
+    )
     assert np.isnan(per_class[0].expected) and np.isnan(per_class[0].nominal)
-    macro = expected_negative_predictive_value(y, y_pred, average="macro", **options)
+    macro = expected_negative_predictive_value(
+        y,
+        y_pred,
+        average="macro",
+        **{"estimand": "forward", **{"estimand": "forward", **options}},
+    )
     assert macro.method == "exact"
     # (NPV_1 + NPV_2)/2 = (M + #(observed 0)) / (2M): closed form
     keep = np.where(y == 0, 0.8, 0.1)  # P(observed 0)
@@ -527,7 +570,9 @@ def test_multilabel_zero_noise(name, average, weighted):
     rng, y, y_pred = _multilabel_data()
     weight = rng.uniform(0.5, 2.0, y.shape[0]) if weighted else None
     reference = _multilabel_rate(name, y, y_pred, average, weight)
-    result = EXPECTED[name](y, y_pred, q=0.0, average=average, sample_weight=weight)
+    result = EXPECTED[name](
+        y, y_pred, q=0.0, average=average, sample_weight=weight, estimand="forward"
+    )
     nominal = NOMINAL[name](y, y_pred, average=average, sample_weight=weight)
     np.testing.assert_allclose(_values(result)[0], reference, rtol=1e-14)
     np.testing.assert_allclose(nominal, reference, rtol=1e-14)
@@ -538,7 +583,7 @@ def test_multilabel_zero_noise(name, average, weighted):
 def test_multilabel_monte_carlo(name, average):
     rng, y, y_pred = _multilabel_data(n=12)
     q = rng.uniform(0.0, 0.3, y.shape)  # one per entry
-    result = EXPECTED[name](y, y_pred, q=q, average=average)
+    result = EXPECTED[name](y, y_pred, q=q, average=average, estimand="forward")
     n = 20_000
     observed = np.where(rng.random((n, *y.shape)) < q, 1 - y, y)
     tn = ((observed == 0) & (y_pred == 0)).astype(float)
@@ -563,9 +608,9 @@ def test_multilabel_transition_matrix_is_swapped_with_the_entries():
     for name in ("specificity", "npv"):
         for average in (None, "micro", "macro", "samples"):
             by_matrix = EXPECTED[name](
-                y, y_pred, transition_matrix=matrix, average=average
+                y, y_pred, transition_matrix=matrix, average=average, estimand="forward"
             )
-            by_q = EXPECTED[name](y, y_pred, q=q, average=average)
+            by_q = EXPECTED[name](y, y_pred, q=q, average=average, estimand="forward")
             np.testing.assert_allclose(
                 _values(by_matrix), _values(by_q), rtol=1e-12, atol=1e-15
             )
@@ -575,8 +620,10 @@ def test_multilabel_weighted_is_refused_but_fnr():
     _, y, y_pred = _multilabel_data()
     for name in ("specificity", "npv", "fpr"):
         with pytest.raises(ValueError, match="average='weighted' is not offered"):
-            EXPECTED[name](y, y_pred, q=0.1, average="weighted")
-    result = expected_false_negative_rate(y, y_pred, q=0.0, average="weighted")
+            EXPECTED[name](y, y_pred, q=0.1, average="weighted", estimand="forward")
+    result = expected_false_negative_rate(
+        y, y_pred, q=0.0, average="weighted", estimand="forward"
+    )
     assert result.expected == pytest.approx(
         _multilabel_rate("fnr", y, y_pred, "weighted")
     )

@@ -51,7 +51,11 @@ def test_rmse_nominal_does_not_depend_on_sigma(big, method):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         score = expected_root_mean_squared_error(
-            Y_TRUE, Y_PRED, sigma=[0.5, 0.5, 0.5, big], method=method
+            Y_TRUE,
+            Y_PRED,
+            sigma=[0.5, 0.5, 0.5, big],
+            method=method,
+            estimand="forward",
         )
     # no raw numpy warning; the package's own where the variance overflows
     messages = [str(w.message) for w in caught]
@@ -75,7 +79,9 @@ def test_rmse_nominal_of_tiny_and_huge_residuals():
     for scale in (1e-170, 1e170):
         y_true = np.array(Y_TRUE) * scale
         y_pred = np.array(Y_PRED) * scale
-        score = expected_root_mean_squared_error(y_true, y_pred, sigma=0.0)
+        score = expected_root_mean_squared_error(
+            y_true, y_pred, sigma=0.0, estimand="forward"
+        )
         expected = root_mean_squared_error(Y_TRUE, Y_PRED) * scale
         assert score.nominal == pytest.approx(expected, rel=1e-15)
 
@@ -88,7 +94,9 @@ def test_mae_variance_overflows_to_inf_without_numpy_warnings():
     ):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            score = expected_mean_absolute_error(y_true, y_pred, sigma=sigma)
+            score = expected_mean_absolute_error(
+                y_true, y_pred, sigma=sigma, estimand="forward"
+            )
         assert score.variance == np.inf
         assert np.isfinite(score.nominal)
         assert [str(w.message).split(" ")[0] for w in caught] == ["mean_absolute_error"]
@@ -109,11 +117,15 @@ def test_r2_variance_at_tiny_sigma_is_accurate_and_order_free(scale):
     y_true = rng.normal(size=12)
     y_pred = y_true + 0.5 * rng.normal(size=12)
     sigma = scale * rng.uniform(0.5, 2.0, 12)
-    reference = expected_r2_score(y_true, y_pred, sigma=sigma, method="delta")
+    reference = expected_r2_score(
+        y_true, y_pred, sigma=sigma, method="delta", estimand="forward"
+    )
     variances = []
     for _ in range(5):
         order = rng.permutation(12)
-        score = expected_r2_score(y_true[order], y_pred[order], sigma=sigma[order])
+        score = expected_r2_score(
+            y_true[order], y_pred[order], sigma=sigma[order], estimand="forward"
+        )
         assert score.method == "exact"
         variances.append(score.variance)
     assert np.allclose(variances, reference.variance, rtol=1e-14, atol=0)
@@ -215,7 +227,9 @@ def test_mse_moments_beyond_the_squares_range(y_scale, sigma, variance):
     y_pred = np.array(Y_PRED) * y_scale
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
-        score = expected_mean_squared_error(y_true, y_pred, sigma=sigma)
+        score = expected_mean_squared_error(
+            y_true, y_pred, sigma=sigma, estimand="forward"
+        )
     if variance is None:  # Σ 4 d_i² σ² / M² with d in units of y_scale
         d = np.array(Y_TRUE) - np.array(Y_PRED)
         variance = float(np.sum(4.0 * d * d) / 16.0)
@@ -273,7 +287,9 @@ def test_sigma_beyond_float64_squares_warns_instead_of_overflow_error(sigma):
         results = []
         for given in (sigma, [sigma, sigma]):
             with pytest.warns(RuntimeWarning, match="overflowed"):
-                results.append(metric([1.0, 2.0], [1.5, 2.5], sigma=given))
+                results.append(
+                    metric([1.0, 2.0], [1.5, 2.5], sigma=given, estimand="forward")
+                )
         assert results[0].variance == results[1].variance == math.inf
         assert results[0].expected == results[1].expected
 

@@ -58,13 +58,17 @@ def test_force_finite_only_matters_where_the_total_is_identically_zero():
     y_true = rng.normal(size=10)
     y_pred = y_true + rng.normal(size=10)
     for sigma in (0.3, np.linspace(0.0, 1.0, 10)):
-        finite = expected_r2_score(y_true, y_pred, sigma=sigma)
-        raw = expected_r2_score(y_true, y_pred, sigma=sigma, force_finite=False)
+        finite = expected_r2_score(y_true, y_pred, sigma=sigma, estimand="forward")
+        raw = expected_r2_score(
+            y_true, y_pred, sigma=sigma, force_finite=False, estimand="forward"
+        )
         assert (finite.expected, finite.variance) == (raw.expected, raw.variance)
     # A constant y_true with noise: the total sum of squares is positive almost
     # surely, so both conventions give the same finite moments.
-    constant = expected_r2_score([1.0] * 10, y_pred, sigma=0.5)
-    raw = expected_r2_score([1.0] * 10, y_pred, sigma=0.5, force_finite=False)
+    constant = expected_r2_score([1.0] * 10, y_pred, sigma=0.5, estimand="forward")
+    raw = expected_r2_score(
+        [1.0] * 10, y_pred, sigma=0.5, force_finite=False, estimand="forward"
+    )
     assert (constant.nominal, raw.nominal) == (0.0, -np.inf)
     assert constant.expected == raw.expected and np.isfinite(raw.expected)
 
@@ -90,9 +94,9 @@ def test_variance_weighted_single_output_is_the_exact_r2():
     y_true = rng.normal(size=9)
     y_pred = y_true + rng.normal(size=9)
     weighted = expected_r2_score(
-        y_true, y_pred, sigma=0.4, multioutput="variance_weighted"
+        y_true, y_pred, sigma=0.4, multioutput="variance_weighted", estimand="forward"
     )
-    plain = expected_r2_score(y_true, y_pred, sigma=0.4)
+    plain = expected_r2_score(y_true, y_pred, sigma=0.4, estimand="forward")
     assert weighted == plain and weighted.method == "exact"
 
 
@@ -114,7 +118,11 @@ def test_variance_weighted_monte_carlo(n_samples, n_outputs):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         score = expected_r2_score(
-            y_true, y_pred, sigma=sigma, multioutput="variance_weighted"
+            y_true,
+            y_pred,
+            sigma=sigma,
+            multioutput="variance_weighted",
+            estimand="forward",
         )
     assert score.method == "exact"
     draws = _vw_draws(y_true, y_pred, sigma, seed=n_samples + 1)
@@ -123,7 +131,12 @@ def test_variance_weighted_monte_carlo(n_samples, n_outputs):
     assert abs(score.expected - draws.mean()) < 5 * se_mean
     assert abs(score.variance - draws.var()) < 5 * se_var
     delta = expected_r2_score(
-        y_true, y_pred, sigma=sigma, multioutput="variance_weighted", method="delta"
+        y_true,
+        y_pred,
+        sigma=sigma,
+        multioutput="variance_weighted",
+        method="delta",
+        estimand="forward",
     )
     assert delta.method == "delta"
     if n_samples == 40:  # the delta method converges to it
@@ -136,12 +149,16 @@ def test_variance_weighted_existence_sums_the_ranks():
     y = np.array([[1.0, 2.0], [2.0, 0.0], [4.0, 1.0]])
     with pytest.warns(UserWarning, match="variance of the variance-weighted R²"):
         score = expected_r2_score(
-            y, y + 0.5, sigma=0.3, multioutput="variance_weighted"
+            y, y + 0.5, sigma=0.3, multioutput="variance_weighted", estimand="forward"
         )
     assert np.isfinite(score.expected) and score.variance == np.inf
     with pytest.warns(UserWarning, match="expected value of the variance-weighted"):
         score = expected_r2_score(
-            y[:2], y[:2] + 0.5, sigma=0.3, multioutput="variance_weighted"
+            y[:2],
+            y[:2] + 0.5,
+            sigma=0.3,
+            multioutput="variance_weighted",
+            estimand="forward",
         )
     assert score.expected == -np.inf
 
@@ -154,9 +171,9 @@ def test_variance_weighted_with_an_exact_constant_output():
     y_pred = np.column_stack([y_true[:, 0] + rng.normal(size=30), np.full(30, 2.5)])
     sigma = np.column_stack([np.full(30, 0.3), np.zeros(30)])
     both = expected_r2_score(
-        y_true, y_pred, sigma=sigma, multioutput="variance_weighted"
+        y_true, y_pred, sigma=sigma, multioutput="variance_weighted", estimand="forward"
     )
-    first = expected_r2_score(y_true[:, 0], y_pred[:, 0], sigma=0.3)
+    first = expected_r2_score(y_true[:, 0], y_pred[:, 0], sigma=0.3, estimand="forward")
     assert both.expected == pytest.approx(first.expected, rel=1e-13)
     assert both.variance == pytest.approx(first.variance, rel=1e-10)
 

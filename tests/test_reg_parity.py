@@ -156,7 +156,7 @@ def _compare(name, y_true, y_pred, sigma, bitwise, **kwargs):
         reference = theirs(_float64(y_true), _float64(y_pred), **their_kwargs)
         reference = np.atleast_1d(np.asarray(reference, float))
         nominal, expected, variance = _ours_values(
-            ours(y_true, y_pred, sigma=sigma, **kwargs)
+            ours(y_true, y_pred, sigma=sigma, **{"estimand": "forward", **kwargs})
         )
     if bitwise:
         np.testing.assert_array_equal(nominal, reference)
@@ -316,7 +316,7 @@ def test_bad_input_raises_scikit_learns_exception_type(
         with pytest.raises(Exception) as their_error:
             theirs(y_true, y_pred, **kwargs)
         with pytest.raises(Exception) as our_error:
-            ours(y_true, y_pred, sigma=0.0, **kwargs)
+            ours(y_true, y_pred, sigma=0.0, **{"estimand": "forward", **kwargs})
         expected = _error_types(their_error.value)
         if (description, name) in DELIBERATE:
             assert isinstance(our_error.value, ValueError)

@@ -108,7 +108,7 @@ def _direction_moments(y, y_pred, sigma, noisy):
 def _score(*args, **kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # bounded: no existence warning
-        return expected_r2_score(*args, **kwargs)
+        return expected_r2_score(*args, **{"estimand": "forward", **kwargs})
 
 
 def test_issue_example_three_samples_matches_exact_circle_quadrature():
@@ -178,7 +178,9 @@ def test_unbounded_ratio_still_has_no_mean(y_pred):
     # Not every prediction equals the exact label: X stays positive where Y
     # reaches 0, so with rank 2 the mean of R² does not exist.
     with pytest.warns(UserWarning, match="expected value of R² does not exist"):
-        score = expected_r2_score([1.0, 3.0, 5.0], y_pred, sigma=[0.0, 0.5, 0.7])
+        score = expected_r2_score(
+            [1.0, 3.0, 5.0], y_pred, sigma=[0.0, 0.5, 0.7], estimand="forward"
+        )
     assert score.expected == -np.inf and score.variance == np.inf
 
 

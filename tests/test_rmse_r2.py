@@ -74,7 +74,9 @@ def _z_scores(draws: np.ndarray, score: NoisyScore) -> tuple[float, float]:
 )  # fmt: skip
 def test_rmse_monte_carlo(name, n_draws):
     y_true, y_pred, sigma = formulas_setting(name)
-    score = expected_root_mean_squared_error(y_true, y_pred, sigma=sigma)
+    score = expected_root_mean_squared_error(
+        y_true, y_pred, sigma=sigma, estimand="forward"
+    )
     draws = _monte_carlo(y_true, y_pred, sigma, "rmse", n_draws, seed=ord(name))
     z_mean, z_var = _z_scores(draws, score)
     assert abs(z_mean) < Z_TOL, (z_mean, score)
@@ -90,7 +92,7 @@ def test_rmse_weighted_monte_carlo():
     y_true, y_pred, sigma = formulas_setting("D")
     weight = rng.uniform(0.0, 3.0, y_true.size)
     score = expected_root_mean_squared_error(
-        y_true, y_pred, sigma=sigma, sample_weight=weight
+        y_true, y_pred, sigma=sigma, sample_weight=weight, estimand="forward"
     )
     draws = _monte_carlo(y_true, y_pred, sigma, "rmse", 20_000, weight=weight, seed=1)
     z_mean, z_var = _z_scores(draws, score)
@@ -107,7 +109,9 @@ def test_rmse_matches_noncentral_chi(n_samples, sigma):
     y_true = rng.normal(0.0, 3.0, n_samples)
     y_pred = y_true + rng.normal(0.0, 1.0, n_samples)
     d = y_true - y_pred
-    score = expected_root_mean_squared_error(y_true, y_pred, sigma=sigma)
+    score = expected_root_mean_squared_error(
+        y_true, y_pred, sigma=sigma, estimand="forward"
+    )
     lam = float(d @ d) / sigma**2
     mean_chi = stats.ncx2(n_samples, lam).expect(np.sqrt)
     expected = sigma / math.sqrt(n_samples) * mean_chi
@@ -142,7 +146,9 @@ def test_rmse_single_noisy_sample_is_folded_normal(d, sigma):
     y_true[-1] = d
     sigmas = np.zeros(m)
     sigmas[-1] = sigma
-    score = expected_root_mean_squared_error(y_true, y_pred, sigma=sigmas)
+    score = expected_root_mean_squared_error(
+        y_true, y_pred, sigma=sigmas, estimand="forward"
+    )
     mean_abs = sigma * math.sqrt(2 / math.pi) * math.exp(
         -(d * d) / (2 * sigma * sigma)
     ) + d * math.erf(d / (sigma * math.sqrt(2)))
@@ -179,9 +185,11 @@ def _cumulant_ratios(y_true, y_pred, sigma):
 def test_rmse_delta_within_documented_error(name):
     """FORMULAS.md §5: E within 1 %; Var off by ≈ ½·skew·CV − (7/8)·CV²."""
     y_true, y_pred, sigma = formulas_setting(name)
-    exact = expected_root_mean_squared_error(y_true, y_pred, sigma=sigma)
+    exact = expected_root_mean_squared_error(
+        y_true, y_pred, sigma=sigma, estimand="forward"
+    )
     delta = expected_root_mean_squared_error(
-        y_true, y_pred, sigma=sigma, method="delta"
+        y_true, y_pred, sigma=sigma, method="delta", estimand="forward"
     )
     assert delta.method == "delta"
     assert abs(delta.expected / exact.expected - 1) < 0.01
@@ -250,18 +258,24 @@ def test_r2_multioutput_and_warning_prefix():
     y_true = rng.normal(0.0, 3.0, (12, 2))
     y_pred = y_true + rng.normal(0.0, 1.0, (12, 2))
     sigma = rng.uniform(0.2, 1.0, (12, 2))
-    raw = expected_r2_score(y_true, y_pred, sigma=sigma, multioutput="raw_values")
+    raw = expected_r2_score(
+        y_true, y_pred, sigma=sigma, multioutput="raw_values", estimand="forward"
+    )
     for j in range(2):
-        single = expected_r2_score(y_true[:, j], y_pred[:, j], sigma=sigma[:, j])
+        single = expected_r2_score(
+            y_true[:, j], y_pred[:, j], sigma=sigma[:, j], estimand="forward"
+        )
         assert raw[j] == single
-    avg = expected_r2_score(y_true, y_pred, sigma=sigma)
+    avg = expected_r2_score(y_true, y_pred, sigma=sigma, estimand="forward")
     assert avg.expected == pytest.approx((raw[0].expected + raw[1].expected) / 2)
     assert avg.variance == pytest.approx((raw[0].variance + raw[1].variance) / 4)
     # Output 1 has only four noisy labels (rank 4): its variance is infinite.
     sigma[4:, 1] = 0.0
     y_true[4:, 1] = 2.0
     with pytest.warns(UserWarning, match=r"^Output 1: The variance of R²"):
-        raw = expected_r2_score(y_true, y_pred, sigma=sigma, multioutput="raw_values")
+        raw = expected_r2_score(
+            y_true, y_pred, sigma=sigma, multioutput="raw_values", estimand="forward"
+        )
     assert math.isfinite(raw[0].variance) and raw[1].variance == math.inf
 
 
@@ -314,7 +328,9 @@ def test_r2_matches_dense_reference(n_samples, n_exact, weighted):
     sigma = rng.uniform(0.2, 2.0, n_samples)
     sigma[:n_exact] = 0.0
     weight = rng.integers(1, 4, n_samples).astype(float) if weighted else None
-    score = expected_r2_score(y_true, y_pred, sigma=sigma, sample_weight=weight)
+    score = expected_r2_score(
+        y_true, y_pred, sigma=sigma, sample_weight=weight, estimand="forward"
+    )
     expected, variance = _r2_dense_reference(y_true, y_pred, sigma, weight)
     assert score.expected == pytest.approx(expected, rel=1e-11)
     assert score.variance == pytest.approx(variance, rel=1e-8)
@@ -329,7 +345,7 @@ def test_r2_power_law_tail_rank_five():
     y_true = rng.normal(0.0, 3.0, 6)
     y_pred = y_true + rng.normal(0.0, 1.0, 6)
     sigma = rng.uniform(1.0, 2.5, 6)
-    score = expected_r2_score(y_true, y_pred, sigma=sigma)
+    score = expected_r2_score(y_true, y_pred, sigma=sigma, estimand="forward")
     (_, v26), (e30, v30) = (
         _r2_dense_reference(y_true, y_pred, sigma, upper=upper)
         for upper in (26.0, 30.0)
@@ -360,7 +376,7 @@ def test_r2_monte_carlo(name, n_draws):
     y_true, y_pred, sigma = _r2_setting(name)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        score = expected_r2_score(y_true, y_pred, sigma=sigma)
+        score = expected_r2_score(y_true, y_pred, sigma=sigma, estimand="forward")
     assert math.isfinite(score.variance)
     draws = _monte_carlo(y_true, y_pred, sigma, "r2", n_draws, seed=ord(name))
     z_mean, z_var = _z_scores(draws, score)
@@ -375,7 +391,9 @@ def test_r2_weighted_monte_carlo():
     rng = np.random.default_rng(8)
     y_true, y_pred, sigma = formulas_setting("D")
     weight = rng.uniform(0.0, 3.0, y_true.size)
-    score = expected_r2_score(y_true, y_pred, sigma=sigma, sample_weight=weight)
+    score = expected_r2_score(
+        y_true, y_pred, sigma=sigma, sample_weight=weight, estimand="forward"
+    )
     draws = _monte_carlo(y_true, y_pred, sigma, "r2", 20_000, weight=weight, seed=2)
     z_mean, z_var = _z_scores(draws, score)
     assert abs(z_mean) < Z_TOL and abs(z_var) < Z_TOL, (z_mean, z_var)
@@ -388,7 +406,7 @@ def test_r2_variance_infinite_with_five_noisy_samples():
     y_true, y_pred, sigma = formulas_setting("B")
     y_pred = y_true + np.array([0.3, -0.2, 0.5, 0.1, -0.4])
     with pytest.warns(UserWarning, match=r"all 5 labels are noisy.*r > 4") as record:
-        score = expected_r2_score(y_true, y_pred, sigma=sigma)
+        score = expected_r2_score(y_true, y_pred, sigma=sigma, estimand="forward")
     assert all(not issubclass(w.category, RuntimeWarning) for w in record)
     assert score.variance == math.inf
     assert math.isfinite(score.expected)
@@ -400,11 +418,13 @@ def test_r2_variance_infinite_with_five_noisy_samples():
     # One exact label: rank 4 again (setting A).
     y_true, y_pred, sigma = formulas_setting("A")
     with pytest.warns(UserWarning, match=r"4 of the 5 labels are noisy"):
-        score = expected_r2_score(y_true, y_pred, sigma=sigma)
+        score = expected_r2_score(y_true, y_pred, sigma=sigma, estimand="forward")
     assert score.variance == math.inf and math.isfinite(score.expected)
     # The delta method gives a number but still warns.
     with pytest.warns(UserWarning, match="delta method"):
-        delta = expected_r2_score(y_true, y_pred, sigma=sigma, method="delta")
+        delta = expected_r2_score(
+            y_true, y_pred, sigma=sigma, method="delta", estimand="forward"
+        )
     assert math.isfinite(delta.variance)
 
 
@@ -412,7 +432,7 @@ def test_r2_mean_infinite_with_rank_two():
     y_true = np.array([1.0, 2.0, 4.0])
     y_pred = np.array([1.5, 2.0, 3.0])
     with pytest.warns(UserWarning, match=r"expected value of R² does not exist"):
-        score = expected_r2_score(y_true, y_pred, sigma=0.5)
+        score = expected_r2_score(y_true, y_pred, sigma=0.5, estimand="forward")
     assert score.expected == -math.inf and score.variance == math.inf
 
 
@@ -422,14 +442,16 @@ def test_r2_finite_with_two_distinct_exact_samples():
     sigma = np.array([0.0, 0.0, 1.0, 1.0])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        score = expected_r2_score(y_true, y_pred, sigma=sigma)
+        score = expected_r2_score(y_true, y_pred, sigma=sigma, estimand="forward")
     assert math.isfinite(score.expected) and 0 < score.variance < math.inf
     expected, variance = _r2_dense_reference(y_true, y_pred, sigma)
     assert score.expected == pytest.approx(expected, rel=1e-11)
     assert score.variance == pytest.approx(variance, rel=1e-9)
     # Two exact samples with the same value do not bound Y away from 0.
     with pytest.warns(UserWarning, match="rank r = 2"):
-        expected_r2_score(y_true, y_pred, sigma=sigma, sample_weight=[1, 0, 1, 1])
+        expected_r2_score(
+            y_true, y_pred, sigma=sigma, sample_weight=[1, 0, 1, 1], estimand="forward"
+        )
 
 
 def test_r2_sigma_zero_equals_sklearn():
@@ -440,7 +462,11 @@ def test_r2_sigma_zero_equals_sklearn():
     weight = rng.uniform(0.5, 2.0, 20)
     for kwargs in ({}, {"sample_weight": weight}):
         raw = expected_r2_score(
-            y_true, y_pred, sigma=0.0, multioutput="raw_values", **kwargs
+            y_true,
+            y_pred,
+            sigma=0.0,
+            multioutput="raw_values",
+            **{"estimand": "forward", **kwargs},
         )
         reference = r2_score(y_true, y_pred, multioutput="raw_values", **kwargs)
         if kwargs:
@@ -452,7 +478,9 @@ def test_r2_sigma_zero_equals_sklearn():
         for score, ref in zip(raw, reference, strict=True):
             assert score.variance == 0.0 and score.expected == score.nominal
             assert score.expected == pytest.approx(ref, rel=1e-12, abs=1e-15)
-    exact_constant = expected_r2_score([2.0, 2.0, 2.0], [2.0, 2.0, 2.0], sigma=0.0)
+    exact_constant = expected_r2_score(
+        [2.0, 2.0, 2.0], [2.0, 2.0, 2.0], sigma=0.0, estimand="forward"
+    )
     assert exact_constant.expected == 1.0 == r2_score([2.0] * 3, [2.0] * 3)
 
 
@@ -499,13 +527,15 @@ _values = st.floats(-10.0, 10.0, allow_nan=False, allow_infinity=False)
 def test_order_invariance_and_jensen(data, seed):
     y_true, y_pred, sigma = (np.array(column) for column in zip(*data, strict=True))
     order = np.random.default_rng(seed).permutation(y_true.size)
-    rmse = expected_root_mean_squared_error(y_true, y_pred, sigma=sigma)
+    rmse = expected_root_mean_squared_error(
+        y_true, y_pred, sigma=sigma, estimand="forward"
+    )
     shuffled = expected_root_mean_squared_error(
-        y_true[order], y_pred[order], sigma=sigma[order]
+        y_true[order], y_pred[order], sigma=sigma[order], estimand="forward"
     )
     assert shuffled.expected == pytest.approx(rmse.expected, rel=1e-12, abs=1e-300)
     assert shuffled.variance == pytest.approx(rmse.variance, rel=1e-9, abs=1e-300)
-    mse = expected_mean_squared_error(y_true, y_pred, sigma=sigma)
+    mse = expected_mean_squared_error(y_true, y_pred, sigma=sigma, estimand="forward")
     # Jensen: E[√MSE] ≤ √E[MSE], with Var[RMSE] = E[MSE] − E[RMSE]².
     # (MSE underflows below 1e-308 where RMSE, computed in scaled units, does not.)
     assert rmse.expected <= math.sqrt(mse.expected) * (1 + 1e-12) + 1e-150
@@ -515,9 +545,9 @@ def test_order_invariance_and_jensen(data, seed):
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        r2 = expected_r2_score(y_true, y_pred, sigma=sigma)
+        r2 = expected_r2_score(y_true, y_pred, sigma=sigma, estimand="forward")
         r2_shuffled = expected_r2_score(
-            y_true[order], y_pred[order], sigma=sigma[order]
+            y_true[order], y_pred[order], sigma=sigma[order], estimand="forward"
         )
     if math.isfinite(r2.expected):
         assert r2_shuffled.expected == pytest.approx(r2.expected, rel=1e-9, abs=1e-12)
@@ -597,7 +627,7 @@ def test_r2_fewer_than_two_samples_is_nan_as_in_scikit_learn():
 
     for sigma in (0.0, 1.0):
         with pytest.warns(UndefinedMetricWarning, match="two samples"):
-            score = expected_r2_score([1.0], [1.0], sigma=sigma)
+            score = expected_r2_score([1.0], [1.0], sigma=sigma, estimand="forward")
         assert np.isnan(score.expected) and np.isnan(score.nominal)
     with pytest.warns(UndefinedMetricWarning):
         assert np.isnan(r2_score([1.0], [1.0]))
@@ -610,16 +640,23 @@ def test_r2_one_positive_weight_is_scikit_learns_constant():
     y, p, w = [1.0, 2.0, 3.0], [1.0, 2.0, 2.0], [0, 1, 0]
     for force_finite in (True, False):
         exact = expected_r2_score(
-            y, p, sigma=0.0, sample_weight=w, force_finite=force_finite
+            y,
+            p,
+            sigma=0.0,
+            sample_weight=w,
+            force_finite=force_finite,
+            estimand="forward",
         )
         with np.errstate(divide="ignore", invalid="ignore"):  # scikit-learn's 0/0
             reference = r2_score(y, p, sample_weight=w, force_finite=force_finite)
         np.testing.assert_equal(exact.nominal, reference)  # NaN == NaN here
         np.testing.assert_equal(exact.expected, reference)
         assert exact.variance == 0.0
-    noisy = expected_r2_score(y, p, sigma=1.0, sample_weight=w)
+    noisy = expected_r2_score(y, p, sigma=1.0, sample_weight=w, estimand="forward")
     assert (noisy.expected, noisy.variance, noisy.nominal) == (0.0, 0.0, 1.0)
-    noisy = expected_r2_score(y, p, sigma=1.0, sample_weight=w, force_finite=False)
+    noisy = expected_r2_score(
+        y, p, sigma=1.0, sample_weight=w, force_finite=False, estimand="forward"
+    )
     assert noisy.expected == -np.inf and np.isnan(noisy.variance)
 
 
@@ -699,10 +736,12 @@ def test_r2_sigma_at_the_edge_of_underflow(sigma):
     rng = np.random.default_rng(0)
     y = rng.normal(size=20)
     p = y + 0.3 * rng.normal(size=20)
-    score = expected_r2_score(y, p, sigma=sigma)
+    score = expected_r2_score(y, p, sigma=sigma, estimand="forward")
     assert score.expected == score.nominal == r2_score(y, p)
     assert score.variance == 0.0
     mixed = np.full(20, 0.3)
     exact = mixed.copy()
     mixed[:5], exact[:5] = sigma, 0.0
-    assert expected_r2_score(y, p, sigma=mixed) == expected_r2_score(y, p, sigma=exact)
+    assert expected_r2_score(
+        y, p, sigma=mixed, estimand="forward"
+    ) == expected_r2_score(y, p, sigma=exact, estimand="forward")

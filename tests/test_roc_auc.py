@@ -84,7 +84,7 @@ def test_forward_moments_agree_with_monte_carlo(m, q):
     q = rng.uniform(0.0, 0.4, m) if q == "per-sample" else q
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        result = expected_roc_auc_score(y, scores, q=q)
+        result = expected_roc_auc_score(y, scores, q=q, estimand="forward")
     p = np.where(y == 1, 1.0 - np.asarray(q), np.asarray(q))
     draws = rng.random((20_000, m)) < p
     n = draws.sum(axis=1)
@@ -115,11 +115,13 @@ def test_auto_switches_to_delta_for_large_samples():
     rng = np.random.default_rng(3)
     y = rng.integers(0, 2, 20_000)
     scores = rng.normal(size=y.size) + y
-    result = expected_roc_auc_score(y, scores, q=0.2)
+    result = expected_roc_auc_score(y, scores, q=0.2, estimand="forward")
     assert result.method == "delta"
-    small = expected_roc_auc_score(y[:500], scores[:500], q=0.2)
+    small = expected_roc_auc_score(y[:500], scores[:500], q=0.2, estimand="forward")
     assert small.method == "exact"
-    forced = expected_roc_auc_score(y[:500], scores[:500], q=0.2, method="delta")
+    forced = expected_roc_auc_score(
+        y[:500], scores[:500], q=0.2, method="delta", estimand="forward"
+    )
     assert forced.method == "delta"
     assert forced.expected == pytest.approx(small.expected, abs=1e-3 * small.std)
 
@@ -132,13 +134,17 @@ def test_zero_noise_is_scikit_learn(convert):
     rng = np.random.default_rng(0)
     y = rng.integers(0, 2, 50)
     scores = np.round(rng.normal(size=50) + y, 1)
-    result = expected_roc_auc_score(convert(y), convert(scores), q=0.0)
+    result = expected_roc_auc_score(
+        convert(y), convert(scores), q=0.0, estimand="forward"
+    )
     assert result.expected == roc_auc_score(convert(y), convert(scores))
     assert result.nominal == result.expected and result.variance == 0.0
     labels = np.where(y == 1, "sick", "healthy")
-    result = expected_roc_auc_score(labels, scores, q=0.0)
+    result = expected_roc_auc_score(labels, scores, q=0.0, estimand="forward")
     assert result.expected == roc_auc_score(labels, scores)
-    matrix = expected_roc_auc_score(y, scores, transition_matrix=np.eye(2))
+    matrix = expected_roc_auc_score(
+        y, scores, transition_matrix=np.eye(2), estimand="forward"
+    )
     assert matrix.expected == result.expected
 
 
@@ -148,14 +154,14 @@ def test_transition_matrix_equals_the_flip_probabilities_it_encodes():
     scores = rng.normal(size=60) + y
     matrix = [[0.9, 0.1], [0.25, 0.75]]
     q = np.where(y == 1, 0.25, 0.1)
-    a = expected_roc_auc_score(y, scores, transition_matrix=matrix)
-    b = expected_roc_auc_score(y, scores, q=q)
+    a = expected_roc_auc_score(y, scores, transition_matrix=matrix, estimand="forward")
+    b = expected_roc_auc_score(y, scores, q=q, estimand="forward")
     assert a.expected == pytest.approx(b.expected, rel=1e-13)
     assert a.variance == pytest.approx(b.variance, rel=1e-12)
     # the classes named by labels: the matrix rows follow [negative, positive]
     names = np.where(y == 1, "b", "a")
     c = expected_roc_auc_score(
-        names, scores, transition_matrix=matrix, labels=["a", "b"]
+        names, scores, transition_matrix=matrix, labels=["a", "b"], estimand="forward"
     )
     assert c.expected == pytest.approx(a.expected, rel=1e-13)
 
@@ -164,16 +170,18 @@ def test_one_class_needs_labels_and_warns_when_undefined_often():
     y = [1, 1, 1, 1]
     scores = [0.1, 0.5, 0.7, 0.9]
     with pytest.raises(ValueError, match="Only one class present"):
-        expected_roc_auc_score(y, scores, q=0.1)
+        expected_roc_auc_score(y, scores, q=0.1, estimand="forward")
     with pytest.warns(UserWarning, match="one class is missing in"):
-        result = expected_roc_auc_score(y, scores, q=0.1, labels=[0, 1])
+        result = expected_roc_auc_score(
+            y, scores, q=0.1, labels=[0, 1], estimand="forward"
+        )
     p = np.full(4, 0.9)
     mean, variance, _ = _enumerate(p, np.asarray(scores))
     assert result.expected == pytest.approx(mean, abs=1e-13)
     assert result.variance == pytest.approx(variance, abs=1e-13)
     assert np.isnan(result.nominal)
     with pytest.raises(ValueError, match="Only one class present"):
-        expected_roc_auc_score(y, scores, q=0.0, labels=[0, 1])
+        expected_roc_auc_score(y, scores, q=0.0, labels=[0, 1], estimand="forward")
 
 
 @pytest.mark.parametrize(
@@ -195,7 +203,7 @@ def test_bad_input(kwargs, error, match):
     arguments.update(kwargs)
     y_true, y_score = arguments.pop("y_true"), arguments.pop("y_score")
     with pytest.raises(error, match=match):
-        expected_roc_auc_score(y_true, y_score, **arguments)
+        expected_roc_auc_score(y_true, y_score, **{"estimand": "forward", **arguments})
 
 
 def test_inputs_are_not_written_and_the_result_pickles():
@@ -204,7 +212,7 @@ def test_inputs_are_not_written_and_the_result_pickles():
     q = np.full(8, 0.1)
     for array in (y, scores, q):
         array.setflags(write=False)
-    result = expected_roc_auc_score(y, scores, q=q)
+    result = expected_roc_auc_score(y, scores, q=q, estimand="forward")
     assert pickle.loads(pickle.dumps(result)) == result
 
 
@@ -220,9 +228,13 @@ def test_invariant_to_order_and_to_monotone_transforms(scores, q, random):
     random.shuffle(order)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        base = expected_roc_auc_score(y, scores, q=q)
-        shuffled = expected_roc_auc_score(y[order], scores[order], q=q)
-        monotone = expected_roc_auc_score(y, np.exp(scores) * 3.0 - 7.0, q=q)
+        base = expected_roc_auc_score(y, scores, q=q, estimand="forward")
+        shuffled = expected_roc_auc_score(
+            y[order], scores[order], q=q, estimand="forward"
+        )
+        monotone = expected_roc_auc_score(
+            y, np.exp(scores) * 3.0 - 7.0, q=q, estimand="forward"
+        )
     for other in (shuffled, monotone):
         assert other.expected == pytest.approx(base.expected, abs=1e-13)
         assert other.variance == pytest.approx(base.variance, abs=1e-13)
@@ -232,7 +244,7 @@ def test_invariant_to_order_and_to_monotone_transforms(scores, q, random):
 def test_small_flip_probability_tends_to_the_nominal(q):
     y = np.array([0, 1, 0, 1, 1, 0, 1, 0, 1, 0])
     scores = np.array([0.2, 0.8, 0.4, 0.3, 0.9, 0.1, 0.7, 0.5, 0.6, 0.35])
-    result = expected_roc_auc_score(y, scores, q=q)
+    result = expected_roc_auc_score(y, scores, q=q, estimand="forward")
     # a single flip moves the AUC by at most 1/min(n+, n-) + ...: linear in q
     assert abs(result.expected - result.nominal) <= 10 * q * 2
     assert result.variance <= 10 * q
@@ -291,7 +303,7 @@ def _both(function, *args, **kwargs):
     """scikit-learn's and our q=0 value, or the exceptions they raise."""
     values = []
     for call in (roc_auc_score, function):
-        extra = {"q": 0.0} if call is function else {}
+        extra = {"q": 0.0, "estimand": "forward"} if call is function else {}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
@@ -415,16 +427,24 @@ def test_multilabel_averages_under_noise_agree_with_monte_carlo():
     for average, weight in weights.items():
         value = (auc * weight).sum(axis=1) / weight.sum(axis=1)
         result = expected_roc_auc_score(
-            y, scores, q=q, average=average, n_draws=500, random_state=1
+            y,
+            scores,
+            q=q,
+            average=average,
+            n_draws=500,
+            random_state=1,
+            estimand="forward",
         )
         se = np.sqrt(value.var() / value.size + result.variance / 500)
         assert abs(result.expected - value.mean()) < 5 * se
         assert result.variance == pytest.approx(value.var(), rel=0.2)
         assert result.method == ("exact" if average == "macro" else "monte_carlo")
     # each label of average=None is that label's binary problem
-    per_label = expected_roc_auc_score(y, scores, q=q, average=None)
+    per_label = expected_roc_auc_score(y, scores, q=q, average=None, estimand="forward")
     for k, score in enumerate(per_label):
-        alone = expected_roc_auc_score(y[:, k], scores[:, k], q=q[:, k])
+        alone = expected_roc_auc_score(
+            y[:, k], scores[:, k], q=q[:, k], estimand="forward"
+        )
         assert (score.expected, score.variance) == (alone.expected, alone.variance)
 
 
@@ -432,16 +452,24 @@ def test_noise_with_weights_and_partial_auc():
     rng = np.random.default_rng(8)
     y = rng.integers(0, 2, 80)
     scores = y + rng.normal(size=80)
-    plain = expected_roc_auc_score(y, scores, q=0.1)
-    equal = expected_roc_auc_score(y, scores, q=0.1, sample_weight=np.full(80, 3.0))
+    plain = expected_roc_auc_score(y, scores, q=0.1, estimand="forward")
+    equal = expected_roc_auc_score(
+        y, scores, q=0.1, sample_weight=np.full(80, 3.0), estimand="forward"
+    )
     assert (equal.expected, equal.variance) == (plain.expected, plain.variance)
     weight = rng.random(80)
-    mc = expected_roc_auc_score(y, scores, q=0.1, sample_weight=weight, n_draws=300)
+    mc = expected_roc_auc_score(
+        y, scores, q=0.1, sample_weight=weight, n_draws=300, estimand="forward"
+    )
     assert mc.method == "monte_carlo" and mc.n_draws == 300
     assert mc.nominal == roc_auc_score(y, scores, sample_weight=weight)
-    again = expected_roc_auc_score(y, scores, q=0.1, sample_weight=weight, n_draws=300)
+    again = expected_roc_auc_score(
+        y, scores, q=0.1, sample_weight=weight, n_draws=300, estimand="forward"
+    )
     assert again.expected == mc.expected  # seeded by random_state=0
-    partial_auc = expected_roc_auc_score(y, scores, q=0.1, max_fpr=0.2, n_draws=300)
+    partial_auc = expected_roc_auc_score(
+        y, scores, q=0.1, max_fpr=0.2, n_draws=300, estimand="forward"
+    )
     assert partial_auc.method == "monte_carlo"
     assert partial_auc.nominal == roc_auc_score(y, scores, max_fpr=0.2)
     with pytest.raises(ValueError, match="estimand='truth' is supported without"):

@@ -52,7 +52,7 @@ def test_accuracy_scorer_uses_the_models_classes():
     model, X_fold, y_fold, y_pred = _three_class_fold()
     assert set(y_fold) | set(y_pred) == {0, 1}
     q = 0.3
-    scorer = make_noisy_scorer("accuracy", q=q)
+    scorer = make_noisy_scorer("accuracy", q=q, estimand="forward")
     # A label flips to each of the other K - 1 = 2 classes of the model with
     # probability q / 2: the closed form of the expected accuracy.
     correct = y_fold == y_pred
@@ -62,7 +62,7 @@ def test_accuracy_scorer_uses_the_models_classes():
     fold_local = np.mean(np.where(correct, 1.0 - q, q))
     assert abs(fold_local - closed_form) > 0.01
     # At q = 0 it is scikit-learn's accuracy.
-    exact = make_noisy_scorer("accuracy", q=0.0)
+    exact = make_noisy_scorer("accuracy", q=0.0, estimand="forward")
     assert exact(model, X_fold, y_fold) == accuracy_score(y_fold, y_pred)
 
 
@@ -102,12 +102,20 @@ def test_single_class_folds_score_as_scikit_learn():
     X[y == 1] += 3.0
     cv = KFold(5)
     ours = cross_val_score(
-        LogisticRegression(), X, y, cv=cv, scoring=make_noisy_scorer("accuracy", q=0.0)
+        LogisticRegression(),
+        X,
+        y,
+        cv=cv,
+        scoring=make_noisy_scorer("accuracy", q=0.0, estimand="forward"),
     )
     theirs = cross_val_score(LogisticRegression(), X, y, cv=cv, scoring="accuracy")
     np.testing.assert_array_equal(ours, theirs)
     noisy = cross_val_score(
-        LogisticRegression(), X, y, cv=cv, scoring=make_noisy_scorer("accuracy", q=0.1)
+        LogisticRegression(),
+        X,
+        y,
+        cv=cv,
+        scoring=make_noisy_scorer("accuracy", q=0.1, estimand="forward"),
     )
     # Binary model: a flip is to the other class, E = (1 - q) acc + q (1 - acc).
     np.testing.assert_allclose(noisy, 0.9 * theirs + 0.1 * (1 - theirs), rtol=1e-12)
@@ -261,8 +269,8 @@ def test_r2_scorer_on_one_sample_is_nan_as_scikit_learn():
     # Issue 16: scikit-learn's r2 is NaN (with a warning) on a 1-sample fold;
     # the noisy scorer raised, so error_score="raise" stopped the run.
     scoring = {
-        "r2": make_noisy_scorer("r2", sigma=0.3),
-        "mse": make_noisy_scorer("mean_squared_error", sigma=0.3),
+        "r2": make_noisy_scorer("r2", sigma=0.3, estimand="forward"),
+        "mse": make_noisy_scorer("mean_squared_error", sigma=0.3, estimand="forward"),
         "sklearn_r2": "r2",
     }
     with pytest.warns(UndefinedMetricWarning, match="R² is not defined on fewer"):

@@ -119,7 +119,9 @@ def test_accuracy_truth_inverts_measurement():
     # forward expectation back to a_ref (constant binary q).
     y_true = np.r_[np.ones(85), np.zeros(15)].astype(int)
     y_pred = np.ones(100, dtype=int)
-    forward = expected_accuracy_score(y_true, y_pred, q=0.05).expected
+    forward = expected_accuracy_score(
+        y_true, y_pred, q=0.05, estimand="forward"
+    ).expected
     truth = expected_accuracy_score(y_true, y_pred, q=0.05, estimand="truth")
     assert truth.expected == pytest.approx((0.85 - 0.05) / 0.9, abs=1e-14)
     assert (forward - 0.05) / 0.9 == pytest.approx(0.85, abs=1e-14)
@@ -277,7 +279,7 @@ def test_multiclass_q_one_half_is_fine_but_singular_matrix_raises():
         with pytest.raises(ValueError, match="invertible transition_matrix"):
             fn([0, 1, 2], pred, transition_matrix=singular, estimand="truth")
         # the measurement estimand is fine with a singular matrix
-        fn([0, 1, 2], pred, transition_matrix=singular)
+        fn([0, 1, 2], pred, transition_matrix=singular, estimand="forward")
 
 
 @pytest.mark.parametrize(

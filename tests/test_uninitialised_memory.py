@@ -51,11 +51,11 @@ def test_regression_metrics_never_read_uninitialised_memory(
     sigma = rng.uniform(0.1, 0.6, size=(80, 2))
     if "multioutput" not in kwargs:
         y, y_pred, sigma = y[:, 0], y_pred[:, 0], sigma[:, 0]
-    reference = metric(y, y_pred, sigma=sigma, **kwargs)
+    reference = metric(y, y_pred, sigma=sigma, **{"estimand": "forward", **kwargs})
     monkeypatch.setattr(np, "empty", _nan_empty)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        result = metric(y, y_pred, sigma=sigma, **kwargs)
+        result = metric(y, y_pred, sigma=sigma, **{"estimand": "forward", **kwargs})
     assert result == reference
 
 

@@ -415,10 +415,12 @@ def test_all_zero_weights_name_the_weights(name):
 def test_flip_probability_above_one_half_warns():
     # Labels more often wrong than right: usually q given as 1 - q.
     with pytest.warns(UserWarning, match="q is above 0.5") as record:
-        expected_accuracy_score([0, 1, 1, 0], [0, 1, 0, 0], q=0.6)
+        expected_accuracy_score([0, 1, 1, 0], [0, 1, 0, 0], q=0.6, estimand="forward")
     assert record[0].filename == __file__  # points at the caller's line
     with pytest.warns(UserWarning, match="q is above 0.5"):
-        expected_accuracy_score([0, 1, 1, 0], [0, 1, 0, 0], q=[0.1, 0.1, 0.7, 0.1])
+        expected_accuracy_score(
+            [0, 1, 1, 0], [0, 1, 0, 0], q=[0.1, 0.1, 0.7, 0.1], estimand="forward"
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        expected_accuracy_score([0, 1, 1, 0], [0, 1, 0, 0], q=0.5)
+        expected_accuracy_score([0, 1, 1, 0], [0, 1, 0, 0], q=0.5, estimand="forward")

@@ -102,7 +102,7 @@ scores = {
     )
     for estimand in ("truth", "remeasurement")
 }
-scores["forward"] = expected_mean_squared_error(y, oof, sigma=sigma)
+scores["forward"] = expected_mean_squared_error(y, oof, sigma=sigma, estimand="forward")
 for estimand, score in scores.items():
     low, high = score.confidence_interval(0.95)
     print(

@@ -39,7 +39,7 @@ print(f"accuracy on the true classes:    {np.mean(y_pred == c_test):.4f}")
 # ---------------------------------------------------
 # Here, and only because the data are simulated, we hold exact reference
 # classes: the true ones. That is when the forward estimand (the paper's
-# formulas, the default) is right: take the true classes as ``y_true`` and ask
+# formulas, asked for by name) is right: take the true classes as ``y_true`` and ask
 # what accuracy we would *observe* against labels recorded by the assay. Sample
 # *i* is observed as correct with
 # probability :math:`1 - q_i` if the prediction is right and :math:`q_i` if it is
@@ -47,7 +47,7 @@ print(f"accuracy on the true classes:    {np.mean(y_pred == c_test):.4f}")
 # :math:`\mathrm{Var} = \frac1{M^2}\sum_i q_i(1 - q_i)`, exactly.
 from sklearn_noisy.metrics import expected_accuracy_score, monte_carlo_score
 
-observed = expected_accuracy_score(c_test, y_pred, q=q_test)
+observed = expected_accuracy_score(c_test, y_pred, q=q_test, estimand="forward")
 print(observed)
 
 # %%

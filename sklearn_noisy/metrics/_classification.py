@@ -315,7 +315,7 @@ def expected_accuracy_score(
     labels: Any = None,
     normalize: bool = True,
     sample_weight: Any = None,
-    estimand: str = "forward",
+    estimand: str = "auto",
 ) -> NoisyScore:
     """Expected accuracy, and its variance, under label flips.
 
@@ -346,11 +346,11 @@ def expected_accuracy_score(
         ``False`` their (weighted) number.
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights.
-    estimand : {"forward", "truth", "remeasurement"}, default="forward"
-        ``"forward"``: ``y_true`` taken as exact; ``"truth"``: an unbiased
-        estimate against the unknown true labels; ``"remeasurement"``: the
-        accuracy expected when the samples are labelled again
-        (:ref:`estimands`). The last two need an invertible noise model.
+    estimand : {"auto", "truth", "remeasurement", "forward"}, default="auto"
+        ``"auto"`` is ``"truth"``: an unbiased estimate against the unknown
+        true labels; ``"remeasurement"``: the accuracy expected when the
+        samples are labelled again (these two need an invertible noise model);
+        ``"forward"``: ``y_true`` taken as exact (:ref:`estimands`).
 
     Returns
     -------
@@ -368,11 +368,11 @@ def expected_accuracy_score(
     >>> from sklearn_noisy.metrics import expected_accuracy_score
     >>> y_true = np.r_[np.ones(85), np.zeros(15)].astype(int)
     >>> y_pred = np.ones(100, dtype=int)
-    >>> score = expected_accuracy_score(y_true, y_pred, q=0.05)
+    >>> score = expected_accuracy_score(y_true, y_pred, q=0.05, estimand="forward")
     >>> round(score.expected, 12), round(score.variance, 12), score.nominal
     (0.815, 0.000475, 0.85)
     """
-    check_estimand(
+    estimand = check_estimand(
         estimand, metric="accuracy", supported=expected_accuracy_score.estimands
     )
     normalize = check_bool(normalize, name="normalize")

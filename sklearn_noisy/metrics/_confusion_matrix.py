@@ -71,7 +71,7 @@ class NoisyConfusionMatrix:
     Examples
     --------
     >>> from sklearn_noisy.metrics import expected_confusion_matrix
-    >>> cm = expected_confusion_matrix([0, 1, 1], [0, 1, 0], q=0.1)
+    >>> cm = expected_confusion_matrix([0, 1, 1], [0, 1, 0], q=0.1, estimand="forward")
     >>> cm.std
     array([[0.42426407, 0.3       ],
            [0.42426407, 0.3       ]])
@@ -95,7 +95,10 @@ class NoisyConfusionMatrix:
         object.__setattr__(self, "nominal", read_only(self.nominal))
         object.__setattr__(self, "labels", read_only(self.labels))
         object.__setattr__(self, "n_samples", int(self.n_samples))
-        check_estimand(self.estimand, metric="confusion matrix", supported=ESTIMANDS)
+        if self.estimand not in ESTIMANDS:
+            raise ValueError(
+                f"estimand must be one of {ESTIMANDS}; got {self.estimand!r}."
+            )
         if self.method not in ("exact", "delta"):
             raise ValueError(f"method must be 'exact' or 'delta'; got {self.method!r}.")
         _check_normalize(self.normalize)
@@ -359,14 +362,15 @@ def expected_confusion_matrix(
     labels: Any = None,
     sample_weight: Any = None,
     normalize: str | None = None,
-    estimand: str = "forward",
+    estimand: str = "auto",
 ) -> NoisyConfusionMatrix:
     """Expected confusion matrix, and the variance of its entries, under label flips.
 
-    With ``estimand="forward"`` (default) ``y_true`` is taken as exact and the
-    labels are redrawn around it: row ``j`` is the observed label, column ``k``
-    the prediction. ``"truth"`` estimates the matrix of the unknown true
-    classes (rows: true class) without bias; ``"remeasurement"`` gives the
+    ``estimand="truth"`` (``"auto"``, the default) estimates the matrix of the
+    unknown true classes (rows: true class) without bias; with ``"forward"``
+    ``y_true`` is taken as exact and the labels are redrawn around it: row
+    ``j`` is the observed label, column ``k`` the prediction;
+    ``"remeasurement"`` gives the
     observed matrix with the variance over fresh labellings. ``normalize``
     divides as scikit-learn does; with a random denominator (row sums, or a
     subset of ``labels``) the moments use the delta method. Read more in the
@@ -402,8 +406,8 @@ def expected_confusion_matrix(
         Normalisation over rows, columns or the whole matrix, as in
         scikit-learn.
 
-    estimand : {"forward", "truth", "remeasurement"}, default="forward"
-        The question answered (:ref:`estimands`).
+    estimand : {"auto", "truth", "remeasurement", "forward"}, default="auto"
+        The question answered (:ref:`estimands`); ``"auto"`` is ``"truth"``.
 
     Returns
     -------
@@ -413,18 +417,20 @@ def expected_confusion_matrix(
     Examples
     --------
     >>> from sklearn_noisy.metrics import expected_confusion_matrix
-    >>> cm = expected_confusion_matrix(["a", "b", "b"], ["a", "b", "a"], q=0.1)
+    >>> cm = expected_confusion_matrix(["a", "b", "b"], ["a", "b", "a"], q=0.1,
+    ...     estimand="forward")
     >>> cm.expected
     array([[1. , 0.1],
            [1. , 0.9]])
     >>> cm.variance
     array([[0.18, 0.09],
            [0.18, 0.09]])
-    >>> expected_confusion_matrix([0, 1, 1], [0, 1, 1], q=0).expected
+    >>> expected_confusion_matrix([0, 1, 1], [0, 1, 1], q=0,
+    ...     estimand="forward").expected
     array([[1, 0],
            [0, 2]])
     """
-    check_estimand(
+    estimand = check_estimand(
         estimand,
         metric="confusion matrix",
         supported=expected_confusion_matrix.estimands,

@@ -25,6 +25,7 @@ from ..utils._arrays import (
     chunk_of,
     chunks,
 )
+from ..utils._validation import resolve_estimand
 from ..utils._warnings import quiet, warn
 from ._definitions.counts import COUNT_METRICS
 from ._engines.counts.confusion_draws import draw_confusions
@@ -53,14 +54,7 @@ _BATCH_FLOATS = 2**19
 
 def _resolve_metric(metric: Any) -> tuple[str, dict[str, Any]]:
     """``(name, metric options)`` of a metric name or a scorer."""
-    if hasattr(metric, "score_predictions"):
-        estimand = getattr(metric, "estimand", "forward")
-        if estimand != "forward":
-            raise ValueError(
-                "Paired differences are computed for the 'forward' estimand "
-                f"(the paper's formulas, y_true taken as exact); the scorer uses "
-                f"estimand={estimand!r}. Pass a scorer with the default estimand."
-            )
+    if hasattr(metric, "score_predictions"):  # its estimand is not the difference's
         return metric.metric, dict(getattr(metric, "metric_kwargs", None) or {})
     if isinstance(metric, str):
         return metric, {}
@@ -93,10 +87,10 @@ def _n_rows(value: Any, name: str, check: bool = False) -> int:
 
 
 def _plain_scorer(name: str, options: dict[str, Any]) -> Any:
-    """A scorer of the metric and options that takes the noise as given."""
+    """A forward scorer of the metric and options that takes the noise as given."""
     from ._scorer import make_noisy_scorer  # the scorers build on the metrics
 
-    return make_noisy_scorer(name, **options)
+    return make_noisy_scorer(name, estimand="forward", **options)
 
 
 def _monte_carlo_difference(
@@ -375,7 +369,7 @@ def expected_paired_difference(
     sample_weight: Any = None,
     n_draws: int = 1000,
     random_state: Any = 0,
-    estimand: str = "forward",
+    estimand: str = "auto",
 ) -> NoisyScore:
     """Expected difference ``metric(A) − metric(B)`` of two models on the same labels.
 
@@ -396,7 +390,8 @@ def expected_paired_difference(
 
     metric : str or NoisyScorer
         A metric name (``"mean_squared_error"``, ``"accuracy"``, ...) or a
-        :class:`~sklearn_noisy.metrics.NoisyScorer`, whose options are used.
+        :class:`~sklearn_noisy.metrics.NoisyScorer`, whose metric options are
+        used (not its estimand).
 
     sigma : float or array-like of shape (n_samples,), default=None
         Standard error of each regression label.
@@ -423,10 +418,11 @@ def expected_paired_difference(
     random_state : int, Generator or None, default=0
         Seed of the Monte Carlo path.
 
-    estimand : {"forward", "truth"}, default="forward"
-        ``"forward"`` takes ``y_true`` as exact; ``"truth"`` estimates the
-        difference against the true values (:ref:`estimands`), offered for
-        ``"mean_squared_error"`` and ``"accuracy"``.
+    estimand : {"auto", "truth", "forward"}, default="auto"
+        ``"truth"`` estimates the difference against the true values, offered
+        for the metrics with a paired truth kernel (MSE, accuracy, ...) without
+        metric options; ``"forward"`` takes ``y_true`` as exact; ``"auto"``:
+        truth where offered, else forward (:ref:`estimands`).
 
     Returns
     -------
@@ -447,13 +443,15 @@ def expected_paired_difference(
     >>> round(d.expected, 6), round(d.variance, 6)
     (-0.04, 0.03125)
     """
-    if estimand not in ("forward", "truth"):
+    if estimand not in ("auto", "forward", "truth"):
         raise ValueError(
-            "estimand must be 'forward' or 'truth' for a paired difference; got "
-            f"{estimand!r}."
+            "estimand must be 'auto', 'forward' or 'truth' for a paired "
+            f"difference; got {estimand!r}."
         )
     name, options = _resolve_metric(metric)
     info = get_metric_info(name)
+    if estimand == "auto":
+        estimand = resolve_estimand(estimand, info.paired_estimands(options))
     _check_noise(info, sigma, q, transition_matrix)
     n = _n_rows(y_true, "y_true")
     for value, pred in ((y_pred_a, "y_pred_a"), (y_pred_b, "y_pred_b")):

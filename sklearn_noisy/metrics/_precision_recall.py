@@ -17,7 +17,7 @@ from typing import Any
 
 from .._noisy_score import NoisyScore
 from ..utils._docstring import fill_doc
-from ..utils._validation import supports_estimands
+from ..utils._validation import ESTIMANDS, check_estimand, supports_estimands
 from ._definitions.counts import COUNT_METRICS, CountMetric
 from ._engines.counts.score import count_score
 from ._engines.test_set_sampling import with_test_set_sampling
@@ -53,8 +53,9 @@ _PARAMETERS = """\
         :ref:`formula_binary_counts`). ``"delta"``: the second-order delta
         method in (TP, FN), for very large samples (its accuracy is in the same
         section); binary only.
-    estimand : {{"forward", "truth", "remeasurement"}}, default="forward"
-        Which question ``expected`` answers (user guide: :ref:`estimands`).
+    estimand : {{"auto", "truth", "remeasurement", "forward"}}, default="auto"
+        Which question ``expected`` answers (user guide: :ref:`estimands`);
+        ``"auto"`` is ``"truth"``.
         ``"forward"``: ``y_true`` is exact and the labels flip around it.
         ``"truth"``: ``y_true`` holds the noisy labels and the result
         estimates the metric against the unknown true classes, from the
@@ -115,7 +116,7 @@ def _averaged(
     y_true: Any, y_pred: Any, *, q: Any = None, transition_matrix: Any = None,
     labels: Any = None, pos_label: Any = 1, average: str | None = "binary",
     sample_weight: Any = None, zero_division: Any = "warn", method: str = "exact",
-    estimand: str = "forward", n_draws: int = 1000, random_state: Any = 0,
+    estimand: str = "auto", n_draws: int = 1000, random_state: Any = 0,
 ) -> NoisyScore | list[NoisyScore]:  # fmt: skip
     """The signature of the metrics averaged over classes."""
 
@@ -123,7 +124,7 @@ def _averaged(
 def _unaveraged(
     y_true: Any, y_pred: Any, *, q: Any = None, transition_matrix: Any = None,
     labels: Any = None, sample_weight: Any = None, adjusted: bool = False,
-    method: str = "exact", estimand: str = "forward", n_draws: int = 1000,
+    method: str = "exact", estimand: str = "auto", n_draws: int = 1000,
     random_state: Any = 0,
 ) -> NoisyScore:  # fmt: skip
     """The signature of the others: their own ``parameters`` go after ``labels``."""
@@ -168,7 +169,11 @@ def count_metric_function(
         for key in options:
             if key not in defaults:
                 raise TypeError(f"{name}() got an unexpected keyword argument {key!r}")
-        return count_score(definition, y_true, y_pred, {**defaults, **options})
+        options = {**defaults, **options}
+        options["estimand"] = check_estimand(
+            options["estimand"], metric=definition.name, supported=ESTIMANDS
+        )
+        return count_score(definition, y_true, y_pred, options)
 
     score.__signature__ = signature  # type: ignore[attr-defined]
     score.__name__ = score.__qualname__ = name
@@ -221,9 +226,9 @@ expected_precision_score = count_metric_function(
         "precision_score",
         """expected_precision_score
     >>> y_true, y_pred = [0, 1, 1, 0, 1, 1], [0, 1, 0, 1, 1, 1]
-    >>> expected_precision_score(y_true, y_pred, q=0.1)
+    >>> expected_precision_score(y_true, y_pred, q=0.1, estimand="forward")
     NoisyScore(metric='precision', expected=0.7, std=0.15, nominal=0.75, \
-    n_samples=6, method='exact')""",
+    n_samples=6, method='exact', estimand='forward')""",
     ),
 )
 
@@ -239,9 +244,9 @@ expected_recall_score = count_metric_function(
         "recall_score",
         """expected_recall_score
     >>> y_true, y_pred = [0, 1, 1, 0, 1, 1], [0, 1, 0, 1, 1, 1]
-    >>> expected_recall_score(y_true, y_pred, q=0.1)
+    >>> expected_recall_score(y_true, y_pred, q=0.1, estimand="forward")
     NoisyScore(metric='recall', expected=0.739034, std=0.1082, nominal=0.75, \
-    n_samples=6, method='exact')""",
+    n_samples=6, method='exact', estimand='forward')""",
     ),
 )
 
@@ -257,7 +262,7 @@ expected_f1_score = count_metric_function(
         "f1_score",
         """expected_f1_score
     >>> y_true, y_pred = [0, 1, 1, 0, 1, 1], [0, 1, 0, 1, 1, 1]
-    >>> expected_f1_score(y_true, y_pred, q=0.1).expected
+    >>> expected_f1_score(y_true, y_pred, q=0.1, estimand="forward").expected
     0.7118...""",
     ),
 )
@@ -295,7 +300,8 @@ expected_balanced_accuracy_score = count_metric_function(
     >>> from sklearn_noisy.metrics import expected_balanced_accuracy_score
     >>> y_true = [0, 1, 0, 0, 1, 0]
     >>> y_pred = [0, 1, 0, 0, 0, 1]
-    >>> expected_balanced_accuracy_score(y_true, y_pred, q=0.1).expected
+    >>> expected_balanced_accuracy_score(y_true, y_pred, q=0.1,
+    ...     estimand="forward").expected
     0.6030...
     """,
 )

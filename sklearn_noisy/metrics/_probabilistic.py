@@ -156,7 +156,7 @@ def _expected_loss(
 ) -> NoisyScore:
     """The public metric of ``definition`` for the call's ``arguments``."""
     estimand = arguments["estimand"]
-    check_estimand(estimand, metric=definition.name, supported=supported)
+    estimand = check_estimand(estimand, metric=definition.name, supported=supported)
     arguments = {
         **arguments,
         "normalize": check_bool(arguments.get("normalize", True), name="normalize"),
@@ -215,12 +215,12 @@ _COMMON_PARAMETERS_DOC = """\
         Sample weights: the loss is ``Σ w_i ℓ_i / Σ w_i`` and its variance
         ``Σ w_i² Var[ℓ_i] / (Σ w_i)²``.
 
-    estimand : {"forward", "truth", "remeasurement"}, default="forward"
-        ``"forward"``: ``y_true`` taken as exact; ``"truth"``: an unbiased
-        estimate of the loss against the unknown true labels (backward
-        correction, :ref:`formula_truth`); ``"remeasurement"``: the loss
-        expected when the samples are labelled again (:ref:`estimands`). The
-        last two need an invertible flip model."""
+    estimand : {"auto", "truth", "remeasurement", "forward"}, default="auto"
+        ``"auto"`` is ``"truth"``: an unbiased estimate of the loss against the
+        unknown true labels (backward correction, :ref:`formula_truth`);
+        ``"remeasurement"``: the loss expected when the samples are labelled
+        again (these two need an invertible flip model); ``"forward"``:
+        ``y_true`` taken as exact (:ref:`estimands`)."""
 
 
 @with_test_set_sampling(
@@ -238,7 +238,7 @@ def expected_brier_score_loss(
     labels: Any = None,
     sample_weight: Any = None,
     scale_by_half: Any = "auto",
-    estimand: str = "forward",
+    estimand: str = "auto",
 ) -> NoisyScore:
     """Expected Brier score loss, and its variance, under label flips.
 
@@ -278,7 +278,8 @@ def expected_brier_score_loss(
     Examples
     --------
     >>> from sklearn_noisy.metrics import expected_brier_score_loss
-    >>> score = expected_brier_score_loss([0, 1, 1, 0], [0.1, 0.9, 0.8, 0.3], q=0.1)
+    >>> score = expected_brier_score_loss([0, 1, 1, 0], [0.1, 0.9, 0.8, 0.3], q=0.1,
+    ...     estimand="forward")
     >>> round(score.nominal, 12), round(score.expected, 12), round(score.variance, 12)
     (0.0375, 0.1025, 0.010125)
     """
@@ -301,7 +302,7 @@ def expected_log_loss(
     normalize: bool = True,
     sample_weight: Any = None,
     labels: Any = None,
-    estimand: str = "forward",
+    estimand: str = "auto",
 ) -> NoisyScore:
     """Expected log-loss, and its variance, under label flips.
 
@@ -340,7 +341,7 @@ def expected_log_loss(
     >>> from sklearn_noisy.metrics import expected_log_loss
     >>> y_true = ["spam", "ham", "ham", "spam"]
     >>> y_proba = [[0.1, 0.9], [0.9, 0.1], [0.8, 0.2], [0.35, 0.65]]
-    >>> score = expected_log_loss(y_true, y_proba, q=0.1)
+    >>> score = expected_log_loss(y_true, y_proba, q=0.1, estimand="forward")
     >>> round(score.nominal, 6), round(score.expected, 6)
     (0.216162, 0.376156)
     """

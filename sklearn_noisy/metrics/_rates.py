@@ -52,7 +52,8 @@ expected_specificity_score = _rate_function(
     Read more in the :ref:`User Guide <rates>`.""",
         "",
         """expected_specificity_score
-    >>> expected_specificity_score([0, 0, 1, 1, 0], [0, 1, 1, 1, 0], q=0.1).expected
+    >>> expected_specificity_score([0, 0, 1, 1, 0], [0, 1, 1, 1, 0], q=0.1,
+    ...     estimand="forward").expected
     0.6299...""",
     ),
 )
@@ -71,9 +72,10 @@ expected_negative_predictive_value = _rate_function(
         """expected_negative_predictive_value
     >>> y_true = [0, 1, 2, 2, 1, 0]
     >>> y_pred = [0, 2, 2, 1, 1, 0]
-    >>> expected_negative_predictive_value(y_true, y_pred, q=0.1, average="macro")
+    >>> expected_negative_predictive_value(y_true, y_pred, q=0.1, average="macro",
+    ...     estimand="forward")
     NoisyScore(metric='negative_predictive_value', expected=0.808333, \
-std=0.05621, nominal=0.833333, n_samples=6, method='exact')""",
+std=0.05621, nominal=0.833333, n_samples=6, method='exact', estimand='forward')""",
     ),
 )
 
@@ -87,7 +89,8 @@ expected_false_positive_rate = _rate_function(
     Read more in the :ref:`User Guide <rates>`.""",
         "",
         """expected_false_positive_rate
-    >>> expected_false_positive_rate([0, 0, 1, 1, 0], [0, 1, 1, 1, 0], q=0.1).expected
+    >>> expected_false_positive_rate([0, 0, 1, 1, 0], [0, 1, 1, 1, 0], q=0.1,
+    ...     estimand="forward").expected
     0.3700...""",
     ),
 )
@@ -102,7 +105,8 @@ expected_false_negative_rate = _rate_function(
     Read more in the :ref:`User Guide <rates>`.""",
         "",
         """expected_false_negative_rate
-    >>> expected_false_negative_rate([0, 0, 1, 1, 0], [0, 1, 1, 0, 0], q=0.1).expected
+    >>> expected_false_negative_rate([0, 0, 1, 1, 0], [0, 1, 1, 0, 0], q=0.1,
+    ...     estimand="forward").expected
     0.5211...""",
     ),
 )

@@ -170,6 +170,11 @@ class MetricInfo:
             reason=getattr(self.definition, "truth_reason", None),
         )
 
+    def paired_estimands(self, options: Any = None) -> tuple[str, ...]:
+        """The estimands of the paired difference (truth: without ``options``)."""
+        truth = self.paired_truth is not None and not options
+        return ("forward", "truth") if truth else ("forward",)
+
     @property
     def noise_parameter(self) -> str:
         """The keyword that carries the noise: ``"sigma"`` or ``"q"``."""

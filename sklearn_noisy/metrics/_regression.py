@@ -124,6 +124,8 @@ _ESTIMAND_DOCS = {
     "against their true values is estimated.",
     "remeasurement": '``"remeasurement"``: the nominal metric, unbiased for '
     "the metric of the samples measured again the same way.",
+    "auto": '``"auto"``: the first offered of truth, remeasurement, forward '
+    "(labels are usually measurements).",
 }
 
 
@@ -132,11 +134,12 @@ def _estimand_doc(definition: RegressionLoss) -> str:
     offered = ("forward", *definition.estimands)
     text = "Which question ``expected`` answers (user guide: :ref:`estimands`). "
     text += " ".join(_ESTIMAND_DOCS[e] for e in offered)
+    text += " " + _ESTIMAND_DOCS["auto"]
     if "truth" not in offered:
         text += ' ``"truth"`` is not offered: no unbiased estimator of it exists.'
-    choices = ", ".join(f'"{e}"' for e in offered)
+    choices = ", ".join(f'"{e}"' for e in ("auto", *offered))
     body = textwrap.fill(text, 80, initial_indent=" " * 8, subsequent_indent=" " * 8)
-    return f'    estimand : {{{choices}}}, default="forward"\n{body}'
+    return f'    estimand : {{{choices}}}, default="auto"\n{body}'
 
 
 def _check_method(method: Any) -> str:
@@ -345,7 +348,7 @@ def regression_function(
         sigma: Any,
         sample_weight: Any = None,
         multioutput: Any = "uniform_average",
-        estimand: str = "forward",
+        estimand: str = "auto",
         **options: Any,
     ) -> NoisyScore | list[NoisyScore]:
         unknown = sorted(set(options) - set(own))
@@ -354,7 +357,7 @@ def regression_function(
                 f"{definition.function_name}() got an unexpected keyword "
                 f"argument {unknown[0]!r}."
             )
-        check_estimand(
+        estimand = check_estimand(
             estimand,
             metric=definition.name,
             supported=("forward", *definition.estimands),

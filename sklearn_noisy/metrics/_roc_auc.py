@@ -319,7 +319,7 @@ def expected_roc_auc_score(
     multi_class: str = "raise",
     labels: Any = None,
     method: str = "auto",
-    estimand: str = "forward",
+    estimand: str = "auto",
     n_draws: int = 1000,
     random_state: Any = 0,
 ) -> NoisyScore | list[NoisyScore]:
@@ -369,9 +369,10 @@ def expected_roc_auc_score(
         Exact conditional moments, or a delta expansion in the number of
         positives; ``"auto"`` is exact up to 5·10⁶ terms. Truth uses delta.
 
-    estimand : {"forward", "truth"}, default="forward"
-        The AUC over flips of exact labels ``y_true``, or an estimate of the
-        AUC against the unknown true classes (:ref:`estimands`; binary only).
+    estimand : {"auto", "truth", "forward"}, default="auto"
+        An estimate of the AUC against the unknown true classes (``"truth"``,
+        which ``"auto"`` is; binary labels only), or the AUC over flips of
+        exact labels ``y_true`` (``"forward"``) (:ref:`estimands`).
 
     n_draws : int, default=1000
         Label draws of the Monte Carlo cases.
@@ -390,7 +391,7 @@ def expected_roc_auc_score(
     >>> from sklearn_noisy.metrics import expected_roc_auc_score
     >>> y = [0, 0, 1, 1, 0, 1, 0, 1, 1, 0]
     >>> score = [0.1, 0.4, 0.35, 0.8, 0.2, 0.7, 0.3, 0.6, 0.9, 0.5]
-    >>> result = expected_roc_auc_score(y, score, q=0.1)
+    >>> result = expected_roc_auc_score(y, score, q=0.1, estimand="forward")
     >>> round(result.nominal, 4), round(result.expected, 4), round(result.std, 4)
     (0.92, 0.847, 0.1083)
     """
@@ -409,7 +410,10 @@ def expected_roc_auc_score(
     mc = {"n_draws": n_draws, "random_state": random_state}
     kind = _kind(y_true, y_score)
     if estimand == "truth" and kind != "binary":
-        raise ValueError("estimand='truth' is supported for binary labels only.")
+        raise ValueError(
+            "estimand='truth' (the default, 'auto') is supported for binary labels "
+            "only; pass estimand='forward' if y_true is exact."
+        )
     if kind == "multilabel":
         return _multilabel(y_true, y_score, q, transition_matrix, options, method, mc)
     if kind == "multiclass":

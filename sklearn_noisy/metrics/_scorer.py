@@ -26,7 +26,6 @@ from ..utils._noise import (
     resolve_noise_source,
 )
 from ..utils._sklearn_compat import _BaseScorer, _cached_call, _num_samples
-from ..utils._validation import ESTIMANDS
 from ..utils._warnings import warn
 from ._engines.test_set_sampling import add_test_set_sampling
 from ._registry import MetricInfo, get_metric_info, get_metric_names
@@ -369,8 +368,8 @@ class NoisyScorer(_BaseScorer):
     >>> y = np.array([0.1, 0.9, 2.2, 2.8])
     >>> model = LinearRegression().fit(X, y)
     >>> scorer = make_noisy_scorer("mean_squared_error", output="all")
-    >>> scorer(model, X, y, sigma=0.2)
-    {'expected': -0.0605, 'variance': 0.00162, 'nominal': -0.0205}
+    >>> scorer(model, X, y, sigma=0.1)  # the truth estimate: nominal MSE - σ²
+    {'expected': -0.0105, 'variance': 0.000155, 'nominal': -0.0205}
     """
 
     def __init__(
@@ -382,7 +381,7 @@ class NoisyScorer(_BaseScorer):
         sigma: Any = None,
         q: Any = None,
         transition_matrix: Any = None,
-        estimand: str = "forward",
+        estimand: str = "auto",
         output: str = "expected",
         sigma_dof: Any = None,
         metric_kwargs: dict[str, Any] | None = None,
@@ -406,8 +405,9 @@ class NoisyScorer(_BaseScorer):
         source, transition_matrix = _check_noise_options(
             info, sigma, q, transition_matrix
         )
-        if not isinstance(estimand, str) or estimand not in ESTIMANDS:
-            raise ValueError(f"estimand must be one of {ESTIMANDS}; got {estimand!r}.")
+        # "auto" resolved, an estimand the metric lacks refused, now, not at
+        # every fold's call
+        estimand = info.check_estimand(estimand)
         key = info.noise_parameter
         if sigma_dof is not None and key != "sigma":
             raise TypeError(
@@ -440,7 +440,6 @@ class NoisyScorer(_BaseScorer):
         if key == "sigma" and sigma_dof is None:
             self._score_request["sigma_dof"] = True
         _check_signature(info, metric_kwargs, transition_matrix, estimand)
-        info.check_estimand(estimand)  # refused now, not at every fold's call
 
     @property
     def _info(self) -> MetricInfo:
@@ -494,8 +493,7 @@ class NoisyScorer(_BaseScorer):
                 parts.append(f"{key}={_source_repr(getattr(self, key))}")
         if self.transition_matrix is not None:
             parts.append(f"transition_matrix={self.transition_matrix.tolist()!r}")
-        if self.estimand != "forward":
-            parts.append(f"estimand={self.estimand!r}")
+        parts.append(f"estimand={self.estimand!r}")
         if self.output != "expected":
             parts.append(f"output={self.output!r}")
         if self.sigma_dof is not None:
@@ -733,7 +731,7 @@ class NoisyScorer(_BaseScorer):
                 n_samples=n_samples,
                 estimand=estimand,
             )
-        if estimand != "forward":
+        if _takes(info, "estimand"):
             kwargs = {**kwargs, "estimand": estimand}
         score = info.function(y_true, y_pred, **kwargs)
         if not isinstance(score, NoisyScore):
@@ -765,8 +763,9 @@ class NoisyScorer(_BaseScorer):
         for estimand in estimands:
             try:
                 if known is not None and estimand in known:
-                    forward = estimand == "forward"
-                    call = kwargs if forward else {**kwargs, "estimand": estimand}
+                    call = kwargs
+                    if _takes(self._info, "estimand"):
+                        call = {**kwargs, "estimand": estimand}
                     scores[estimand] = add_test_set_sampling(
                         self._info.function, known[estimand], y_true, y_pred, **call
                     )
@@ -934,7 +933,7 @@ def make_noisy_scorer(
     sigma: Any = None,
     q: Any = None,
     transition_matrix: Any = None,
-    estimand: str = "forward",
+    estimand: str = "auto",
     output: str = "expected",
     sigma_dof: Any = None,
     **metric_kwargs: Any,
@@ -962,8 +961,11 @@ def make_noisy_scorer(
         Classification: the flip probability of each label, as for ``sigma``.
     transition_matrix : array-like of shape (n_classes, n_classes), default=None
         Classification: a constant row-stochastic transition matrix, instead of ``q``.
-    estimand : {"forward", "truth", "remeasurement"}, default="forward"
-        The estimate the scorer returns (:ref:`estimands`).
+    estimand : {"auto", "truth", "remeasurement", "forward"}, default="auto"
+        The estimate the scorer returns (:ref:`estimands`): ``"auto"`` is
+        ``"truth"`` where the metric offers it, else ``"remeasurement"``, else
+        ``"forward"``; an estimand the metric lacks is refused here, with the
+        reason.
     output : {"expected", "all"}, default="expected"
         A float, or a dict of ``"expected"``, ``"variance"`` and ``"nominal"``
         (such a scorer must be the whole ``scoring``).
@@ -987,10 +989,10 @@ def make_noisy_scorer(
     >>> rng = np.random.RandomState(0)
     >>> X = rng.normal(size=(40, 2))
     >>> y = X @ [1.0, -2.0] + rng.normal(scale=0.3, size=40)
-    >>> scorer = make_noisy_scorer("mean_squared_error", sigma=0.3, output="all")
+    >>> scorer = make_noisy_scorer("mean_squared_error", sigma=0.1, output="all")
     >>> result = cross_validate(LinearRegression(), X, y, cv=4, scoring=scorer)
     >>> result["test_expected"].round(3)
-    array([-0.228, -0.139, -0.291, -0.159])
+    array([-0.128, -0.039, -0.191, -0.059])
     """
     return NoisyScorer(
         metric,
@@ -1027,7 +1029,7 @@ def get_noisy_scorer(scoring: Any) -> NoisyScorer:
     --------
     >>> from sklearn_noisy import get_noisy_scorer
     >>> get_noisy_scorer("neg_expected_mean_squared_error")
-    make_noisy_scorer('mean_squared_error', greater_is_better=False)
+    make_noisy_scorer('mean_squared_error', greater_is_better=False, estimand='truth')
     """
     if isinstance(scoring, NoisyScorer):
         return scoring

@@ -19,6 +19,7 @@ from .._noisy_score import NoisyScore
 from ..metrics import expected_paired_difference, get_metric_info
 from ..utils._noise import resolve_noise_source, take_samples
 from ..utils._sklearn_compat import _safe_indexing
+from ..utils._validation import ESTIMAND_CHOICES, resolve_estimand
 from ..utils._warnings import warn
 from ._cross_validator import NoisyCrossValidator
 from ._pooling import _pooled_method
@@ -93,7 +94,7 @@ class EstimatorComparison:
 
     estimands : dict of str, default=None
         Per metric, the estimand of its paired difference (``"forward"`` when
-        None).
+        None). The pooled scores carry their own (the cross-validations' lead).
 
     notes : dict of str, default=None
         Per metric, why the requested estimand was not available.
@@ -101,7 +102,8 @@ class EstimatorComparison:
     Attributes
     ----------
     pooled : dict of dict of NoisyScore
-        ``pooled[name][metric]``: the pooled score of each estimator.
+        ``pooled[name][metric]``: the pooled score of each estimator, of the
+        leading estimand (its ``estimand``), by which it is ranked.
 
     differences : dict of dict of NoisyScore
         ``differences[(a, b)][metric]``: ``metric_a − metric_b`` on the
@@ -164,14 +166,15 @@ class EstimatorComparison:
         )
 
     def summary(self, metric: str | None = None) -> Any:
-        """Estimators ranked by the pooled expected ``metric`` (default: the first).
+        """Estimators ranked by the pooled lead estimate of ``metric`` (the first).
 
         Returns
         -------
         table : pandas.DataFrame or list of dict
             One row per estimator, best first: ``rank``, ``estimator``,
-            ``<metric>`` and ``<metric>_std`` for every metric, then versus the
-            best estimator ``difference``, ``difference_std`` and ``pvalue``.
+            ``<metric>``, ``<metric>_std`` and ``<metric>_estimand`` for every
+            metric, then versus the best estimator ``difference``,
+            ``difference_std`` and ``pvalue``.
         """
         metric = self.metrics[0] if metric is None else metric
         order = self.ranking(metric)
@@ -181,6 +184,7 @@ class EstimatorComparison:
             for key in self.metrics:
                 row[key] = self.pooled[name][key].expected
                 row[f"{key}_std"] = self.pooled[name][key].std
+                row[f"{key}_estimand"] = self.pooled[name][key].estimand
             if name == order[0]:
                 row.update(difference=0.0, difference_std=0.0, pvalue=math.nan)
             else:
@@ -281,11 +285,16 @@ class EstimatorComparison:
         pairs = list(self._pairs())
         for key in self.metrics:
             direction = "higher" if self.greater_is_better[key] else "lower"
-            lines += ["", f"{key} ({direction} is better), pooled over folds:"]
+            lines += [
+                "",
+                f"{key} ({direction} is better), pooled over folds: estimand, "
+                "estimate ± SD (label noise)",
+            ]
             for rank, name in enumerate(self.ranking(key), start=1):
                 score = self.pooled[name][key]
                 lines.append(
-                    f"  {rank}. {name:<20} {score.expected:11.5g} ± {score.std:.3g}"
+                    f"  {rank}. {name:<20} {score.estimand:<13} "
+                    f"{score.expected:11.5g} ± {score.std:.3g}"
                 )
             lines.append(
                 f"  pairwise a − b ({self.estimands[key]}): estimate ± SD (paired "
@@ -428,7 +437,7 @@ def compare_estimators(
     n_draws: int = 1000,
     random_state: Any = 0,
     sigma_dof: Any = None,
-    estimand: str = "forward",
+    estimand: str = "auto",
 ) -> EstimatorComparison:
     """Compare estimators on the same folds, with the paired label-noise variance.
 
@@ -484,10 +493,12 @@ def compare_estimators(
     sigma_dof : float or array-like of shape (n_samples,), default=None
         Degrees of freedom of ``sigma``, as in :meth:`NoisyCrossValidator.fit`.
 
-    estimand : {"forward", "truth"}, default="forward"
-        What the paired difference estimates (:ref:`estimands`); a metric
-        without a paired truth difference keeps its forward one, with a
-        warning and a note.
+    estimand : {"auto", "truth", "remeasurement", "forward"}, default="auto"
+        The estimate that ranks the estimators and leads, as the
+        cross-validator's ``estimand`` (:ref:`estimands`); the paired
+        differences are of the truth where the metric has a paired truth
+        difference, else forward, with a note (and a warning when
+        ``"truth"`` was asked for by name).
 
     Returns
     -------
@@ -512,10 +523,9 @@ def compare_estimators(
     4
     """
     estimators = _check_estimators(estimators)
-    if estimand not in ("forward", "truth"):
+    if estimand not in ESTIMAND_CHOICES:
         raise ValueError(
-            "estimand must be 'forward' or 'truth' for a paired difference; got "
-            f"{estimand!r}."
+            f"estimand must be one of {ESTIMAND_CHOICES}; got {estimand!r}."
         )
     names = list(estimators)
     scorers = _check_comparison_scoring(scoring, estimators, y, n_draws)
@@ -534,6 +544,7 @@ def compare_estimators(
             n_jobs=n_jobs,
             confidence_level=confidence_level,
             error_score="raise",
+            estimand=estimand,
         ).fit(X, y, **noise, sigma_dof=sigma_dof)
         if cv_results[name].oof_indices_ is None:
             raise ValueError(
@@ -607,7 +618,7 @@ def compare_estimators(
 def _check_comparison_scoring(
     scoring: Any, estimators: dict[str, Any], y: Any, n_draws: Any
 ) -> dict[str, Any]:
-    """The scorers of a comparison: defaults common to all, forward only."""
+    """The scorers of a comparison: the defaults common to all estimators."""
     first = next(iter(estimators.values()))
     if isinstance(scoring, str) and scoring == "default":
         common = [set(default_metrics(est, y)) for est in estimators.values()]
@@ -619,15 +630,7 @@ def _check_comparison_scoring(
         or n_draws < 2
     ):
         raise ValueError(f"n_draws must be an int >= 2; got {n_draws!r}.")
-    scorers = check_noisy_scoring(scoring, first, y)
-    for key, scorer in scorers.items():
-        estimand = getattr(scorer, "estimand", "forward")
-        if estimand != "forward":
-            raise ValueError(
-                f"The {key!r} scorer uses estimand={estimand!r}; paired "
-                "differences are computed for the 'forward' estimand only."
-            )
-    return scorers
+    return check_noisy_scoring(scoring, first, y)
 
 
 def _difference_of(
@@ -680,7 +683,8 @@ def _paired_difference(
         per_fold = [
             _difference_of(scorer, a, b, math.nan, a.n_samples) for a, b in folds_ab
         ]
-        pooled_a, pooled_b = cv_a.pooled_[key], cv_b.pooled_[key]
+        pooled_a = cv_a.pooled_estimates_[key][estimand]
+        pooled_b = cv_b.pooled_estimates_[key][estimand]
         variance, n = pooled.variance, pooled.n_samples
         return _difference_of(scorer, pooled_a, pooled_b, variance, n), per_fold
     # the bootstrap of an exact kernel is affordable: the error budget
@@ -701,16 +705,15 @@ def _difference_estimands(
     kinds, notes = {}, {}
     for key, scorer in scorers.items():
         options = getattr(scorer, "metric_kwargs", None)
-        if estimand != "truth" or (
-            get_metric_info(scorer.metric).paired_truth is not None and not options
-        ):
-            kinds[key] = estimand
+        offered = get_metric_info(scorer.metric).paired_estimands(options)
+        kinds[key] = resolve_estimand(estimand, offered)
+        if kinds[key] == "truth" or estimand not in ("auto", "truth"):
             continue
         why = f"{scorer.metric} with options {sorted(options)}" if options else ""
-        kinds[key] = "forward"
         notes[key] = (
             f"no paired truth difference for {why or scorer.metric}: the forward "
             "difference (the paper's, if y_true were exact) is reported"
         )
-        warn(f"{key}: {notes[key]}.", UserWarning)
+        if estimand == "truth":
+            warn(f"{key}: {notes[key]}.", UserWarning)
     return kinds, notes

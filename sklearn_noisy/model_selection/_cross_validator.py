@@ -14,6 +14,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._sklearn_compat import _num_samples
+from ..utils._validation import ESTIMAND_CHOICES
 from ._pooling import _out_of_fold, pool_scores
 from ._report import (
     _fold_summary,
@@ -24,7 +25,6 @@ from ._report import (
 )
 from ._scoring import check_noisy_scoring, check_scorers_noise
 from ._validation import (
-    ESTIMAND_CHOICES,
     _check_noise,
     _delegated_tags,
     _fold_tables,
@@ -92,9 +92,10 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         ``"raise"`` re-raises the error.
 
     estimand : {"auto", "truth", "remeasurement", "forward"}, default="auto"
-        The estimate that leads the reports (:ref:`estimands`). ``"auto"`` is
-        ``"truth"`` where the metric offers it, else ``"remeasurement"``, else
-        ``"forward"``; a metric without the requested one falls back likewise.
+        The estimate that leads the reports, ``fold_scores_`` and ``pooled_``
+        (:ref:`estimands`). ``"auto"`` is ``"truth"`` where the metric offers
+        it, else ``"remeasurement"``, else ``"forward"``; a metric without the
+        requested one falls back likewise. The scorers report the lead.
 
     test_set_sampling : bool, default=True
         Estimate the test-set sampling variance of every pooled estimate
@@ -108,8 +109,8 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
     ----------
     cv_results_ : dict of ndarray
         Per fold: ``fit_time``, ``score_time``, ``n_test`` and, for every
-        metric ``m``, ``m_expected``, ``m_variance``, ``m_nominal`` and, for
-        every shown estimand ``e``, ``m_e`` and ``m_e_variance``.
+        metric ``m``, ``m_expected`` and ``m_variance`` (the lead's),
+        ``m_nominal`` and, for every shown estimand ``e``, ``m_e`` and ``m_e_variance``.
 
     estimands_ : dict of dict
         Per metric: ``shown`` (the estimands reported), ``lead`` and ``notes``.
@@ -121,11 +122,11 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         ``pooled_estimates_[m][e]``: every shown estimand pooled over the folds.
 
     fold_scores_ : dict of list of NoisyScore
-        The per-fold scores (``None`` where a fold failed).
+        The per-fold scores of the lead (``None`` where a fold failed).
 
     pooled_ : dict of NoisyScore
-        One score per metric over all out-of-fold predictions (empty when the
-        test sets overlap).
+        One score per metric, of the lead, over all out-of-fold predictions
+        (empty when the test sets overlap).
 
     fold_summary_ : dict of dict
         Per metric: ``mean_expected``, ``mean_nominal``, ``between_fold_sd``,
@@ -181,8 +182,8 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
     >>> cv = NoisyCrossValidator(LinearRegression(), scoring=["mean_squared_error"])
     >>> cv = cv.fit(X, y, sigma=sigma)
     >>> pooled = cv.pooled_["mean_squared_error"]
-    >>> pooled.n_samples, round(pooled.expected - pooled.nominal, 6)
-    (100, 0.25)
+    >>> pooled.estimand, round(pooled.expected - pooled.nominal, 6)  # truth: - σ²
+    ('truth', -0.25)
     """
 
     def __init__(
@@ -322,6 +323,10 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         check_scorers_noise(scorers, _noise_name(noise))
         classes = np.unique(np.asarray(y_score)) if classifier else None
         plans = {key: plan_estimands(s, self.estimand) for key, s in scorers.items()}
+        scorers = {  # the lead is the scorers' own: fold_scores_ and pooled_ hold it
+            key: s.with_estimand(plans[key].lead) if hasattr(s, "with_estimand") else s
+            for key, s in scorers.items()
+        }
         results = run_folds(
             self, X, (y, y_score), splits, scorers, noise, classes, fit_params, plans
         )

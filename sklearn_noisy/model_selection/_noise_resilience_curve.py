@@ -324,7 +324,7 @@ def noise_resilience_curve(
             score = noise_resilience_score(x, y, y_pred, y_ref, **options)
             scores[i, r], fractions[i, r] = score.score, score.fraction_satisfied
             for name, function in resolved:
-                noisy = function(y, y_pred, sigma=float(level))
+                noisy = function(y, y_pred, sigma=float(level), estimand="forward")
                 table[name]["expected"][i, r] = noisy.expected
                 table[name]["std"][i, r] = noisy.std
                 table[name]["nominal"][i, r] = noisy.nominal

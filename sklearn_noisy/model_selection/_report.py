@@ -72,7 +72,9 @@ def _fold_summary(
     done = np.array([s is not None for s in scores], dtype=bool)
     expected = cv_results[f"{key}_expected"][done]
     nominal = cv_results[f"{key}_nominal"][done]
-    variance = cv_results[f"{key}_variance"][done]
+    # the label noise of the forward value, the spread compared before #22
+    variance = cv_results.get(f"{key}_forward_variance", cv_results[f"{key}_variance"])
+    variance = variance[done]
     values = nominal[~np.isnan(nominal)]
     mean_noise = _mean(variance)
     s_b2 = math.nan
@@ -266,15 +268,17 @@ def _results_dict(cv: Any) -> dict[str, Any]:
         info = cv.estimands_[key]
         rows = _rows(cv, key)
         for k, fold in enumerate(folds):
-            variance = results[f"{key}_variance"][k]
+            entries = _entries(rows[k][3], level, info["lead"], scorer.metric)
+            lead = entries[info["lead"]]  # top level: the lead, the others nested
             fold["metrics"][key] = {
-                "expected": _json_number(results[f"{key}_expected"][k]),
-                "variance": _json_number(variance),
-                "std": _json_number(_std(variance)),
+                "estimand": info["lead"],
+                "expected": _json_number(lead["estimate"]),
+                "variance": _json_number(lead["variance"]),
+                "std": _json_number(lead["sd"]),
+                "ci_low": _json_number(lead["ci_low"]),
+                "ci_high": _json_number(lead["ci_high"]),
                 "nominal": _json_number(results[f"{key}_nominal"][k]),
-                "estimands": _json_entries(
-                    _entries(rows[k][3], level, info["lead"], scorer.metric)
-                ),
+                "estimands": _json_entries(entries),
             }
         score = cv.pooled_.get(key)
         if score is not None:
@@ -282,9 +286,10 @@ def _results_dict(cv: Any) -> dict[str, Any]:
                 field: _json_number(value) if isinstance(value, float) else value
                 for field, value in score.to_dict().items()
             }
-            low, high = score.confidence_interval(cv.confidence_level)
-            entry["ci_low"], entry["ci_high"] = _json_number(low), _json_number(high)
             entries = _entries(rows[-1][3], level, info["lead"], scorer.metric)
+            lead = entries.get(info["lead"], {})  # the lead's interval, as nested
+            for name in ("ci_low", "ci_high"):
+                entry[name] = _json_number(lead.get(name, float("nan")))
             for estimand, values in entries.items():
                 lead = estimand == info["lead"]
                 values.update(_sampling_entries(cv, key, estimand, lead))

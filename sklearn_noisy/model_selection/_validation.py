@@ -27,7 +27,7 @@ from ..utils._sklearn_compat import (
     _safe_indexing,
     get_tags,
 )
-from ..utils._validation import ESTIMANDS
+from ..utils._validation import resolve_estimand
 from ..utils._warnings import warn
 from ._report import _std
 
@@ -35,9 +35,6 @@ __all__: list[str] = []
 
 #: The label noise of a cross-validation: Gaussian errors, flips or none given.
 Noise = GaussianNoise | FlipNoise | None
-
-#: The values of the cross-validator's ``estimand=`` option.
-ESTIMAND_CHOICES = ("auto", *ESTIMANDS)
 
 
 class EstimandPlan(NamedTuple):
@@ -53,25 +50,16 @@ class EstimandPlan(NamedTuple):
 def plan_estimands(scorer: Any, estimand: str) -> EstimandPlan:
     """The estimands reported for ``scorer`` when ``estimand=`` leads.
 
-    Shown: ``truth`` when offered, the lead, and ``forward``, in that order.
-    With ``"auto"`` or ``"truth"`` truth leads; a metric without a truth
-    estimate leads with remeasurement, else forward; a foreign scorer with its
-    own estimand.
+    The lead is :func:`~sklearn_noisy.utils._validation.resolve_estimand`'s,
+    the policy of every entry point (a foreign scorer: its own estimand);
+    shown: ``truth`` when offered, the lead and ``forward``, in that order.
     """
     offered = tuple(getattr(scorer, "estimands", None) or (scorer.estimand,))
-    requested = "truth" if estimand == "auto" else estimand
-    if requested in offered:
-        lead = requested
-    elif requested == "truth" and "remeasurement" in offered:
-        lead = "remeasurement"
-    else:
-        lead = "forward"
-    if lead not in offered:
-        lead = scorer.estimand
+    lead = resolve_estimand(estimand, offered) or scorer.estimand
     wanted = {"truth", "forward", lead, scorer.estimand}
     order = ("truth", "remeasurement", "forward")
     shown = tuple(e for e in order if e in wanted and e in offered)
-    return EstimandPlan(shown, lead, requested)
+    return EstimandPlan(shown, lead, "truth" if estimand == "auto" else estimand)
 
 
 def _check_noise(

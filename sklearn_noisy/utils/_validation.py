@@ -187,6 +187,23 @@ def _check_multioutput(
 #: The three questions a metric's result can answer (user guide: estimands).
 ESTIMANDS = ("forward", "truth", "remeasurement")
 
+#: The values of every ``estimand=`` option: ``"auto"`` or one of the three.
+ESTIMAND_CHOICES = ("auto", *ESTIMANDS)
+
+
+def resolve_estimand(estimand: str, offered: tuple[str, ...]) -> str | None:
+    """The estimand that answers ``estimand`` among the ``offered`` ones.
+
+    The one policy of every entry point (user guide: :ref:`estimands`):
+    ``"auto"`` is ``"truth"`` where offered (labels are usually measurements),
+    else ``"remeasurement"``, else ``"forward"``; a requested ``"truth"``
+    falls back likewise, ``"remeasurement"`` to ``"forward"``. None when
+    nothing in that order is offered.
+    """
+    order = ("truth", "remeasurement", "forward")
+    start = order.index("truth" if estimand == "auto" else estimand)
+    return next((e for e in order[start:] if e in offered), None)
+
 
 def supports_estimands(*estimands: str) -> Callable[[F], F]:
     """Decorator: set ``function.estimands``, the estimands a metric offers."""
@@ -213,10 +230,15 @@ def check_estimand(
 ) -> str:
     """Validate ``estimand`` against the ``supported`` ones of ``metric``.
 
-    ``reason`` says why the metric offers no estimator of ``"truth"``.
+    ``"auto"`` is resolved by :func:`resolve_estimand`; ``reason`` says why
+    the metric offers no estimator of ``"truth"``.
     """
-    if not isinstance(estimand, str) or estimand not in ESTIMANDS:
-        raise ValueError(f"estimand must be one of {ESTIMANDS}; got {estimand!r}.")
+    if not isinstance(estimand, str) or estimand not in ESTIMAND_CHOICES:
+        raise ValueError(
+            f"estimand must be one of {ESTIMAND_CHOICES}; got {estimand!r}."
+        )
+    if estimand == "auto":
+        return resolve_estimand(estimand, supported)
     if estimand not in supported:
         instead = " or ".join(f"estimand={value!r}" for value in supported)
         if estimand != "truth":

@@ -419,7 +419,8 @@ Expected Matthews correlation coefficient, and its variance, under label flips.
     Examples
     --------
     >>> from sklearn_noisy.metrics import expected_matthews_corrcoef
-    >>> expected_matthews_corrcoef([1, 1, 1, 0], [1, 0, 1, 1], q=0.2).expected
+    >>> expected_matthews_corrcoef([1, 1, 1, 0], [1, 0, 1, 1], q=0.2,
+    ...     estimand="forward").expected
     -0.1914...
 """
 
@@ -446,7 +447,7 @@ Expected Cohen's kappa, and its variance, under label flips.
     --------
     >>> from sklearn_noisy.metrics import expected_cohen_kappa_score
     >>> y_true, y_pred = [0, 1, 0, 0, 1, 0], [0, 1, 0, 0, 0, 1]
-    >>> expected_cohen_kappa_score(y_true, y_pred, q=0.1).expected
+    >>> expected_cohen_kappa_score(y_true, y_pred, q=0.1, estimand="forward").expected
     0.1961...
 """
 

@@ -138,7 +138,7 @@ _DATA_8 = """\
     ...     [2.5, 0.0, 2.0, 8.0, 4.0, 1.5, 5.0, 0.0], sigma=0.5"""
 _PERCENT_DATA = "[10.0, 20.0], [11.0, 18.0], sigma=0.5"
 _ROUNDED = """score = {function}(
-    ...     {data})
+    ...     {data}, estimand="forward")
     >>> round(score.nominal, 6), round(score.expected, 6), {third}"""
 
 
@@ -152,7 +152,7 @@ def _doc(function: str, what: str, how: str, ref: str, nominal: str, **example: 
     if "third" in example:
         call = _ROUNDED.format(function=function, data=data, third=example["third"])
     else:
-        call = f"{function}(\n    ...     {data})"
+        call = f'{function}(\n    ...     {data}, estimand="forward")'
     return _SUMMARY.format(
         function=function,
         what=what,
@@ -198,7 +198,8 @@ MEAN_SQUARED_ERROR = RegressionLoss(
         ":func:`sklearn.metrics.mean_squared_error`",
         data=_DATA,
         shown="NoisyScore(metric='mean_squared_error', expected=0.625, "
-        "std=0.3536, nominal=0.375, n_samples=4, method='exact')",
+        "std=0.3536, nominal=0.375, n_samples=4, method='exact', "
+        "estimand='forward')",
     ),
 )
 
@@ -227,7 +228,8 @@ ROOT_MEAN_SQUARED_ERROR = RegressionLoss(
         ":func:`sklearn.metrics.root_mean_squared_error`",
         data=_DATA,
         shown="NoisyScore(metric='root_mean_squared_error', expected=0.758283, "
-        "std=0.2236, nominal=0.612372, n_samples=4, method='exact')",
+        "std=0.2236, nominal=0.612372, n_samples=4, method='exact', "
+        "estimand='forward')",
     ),
     options=("method", "sigma_dof"),
 )
@@ -282,7 +284,8 @@ R2 = RegressionLoss(
         "``UndefinedMetricWarning``, for fewer than two samples)",
         data=_DATA_8,
         shown="NoisyScore(metric='r2', expected=0.916235, std=0.03933, "
-        "nominal=0.957138, n_samples=8, method='exact')",
+        "nominal=0.957138, n_samples=8, method='exact', "
+        "estimand='forward')",
     ),
     options=("method", "sigma_dof", "force_finite"),
 )
@@ -313,7 +316,8 @@ EXPLAINED_VARIANCE = RegressionLoss(
         ":func:`sklearn.metrics.explained_variance_score`",
         data=_DATA_8,
         shown="NoisyScore(metric='explained_variance', expected=0.921819, "
-        "std=0.0382, nominal=0.957559, n_samples=8, method='exact')",
+        "std=0.0382, nominal=0.957559, n_samples=8, method='exact', "
+        "estimand='forward')",
     ),
     options=("method", "sigma_dof", "force_finite"),
 )

@@ -75,7 +75,7 @@ class MonteCarloScore(NoisyScore):
             f"MonteCarloScore(metric={self.metric!r}, expected={self.expected:.6g}, "
             f"std={self.std:.4g}, nominal={self.nominal:.6g}, "
             f"n_samples={self.n_samples}, n_draws={self.n_draws}, "
-            f"standard_error={self.standard_error:.2g})"
+            f"standard_error={self.standard_error:.2g}, estimand={self.estimand!r})"
         )
 
     def to_dict(self) -> dict[str, float | int | str]:

@@ -133,7 +133,7 @@ def with_test_set_sampling(
             score = function(*args, **kwargs)
             if how is None:
                 return score
-            arguments = signature.bind(*args, **kwargs).arguments
+            arguments = _bound(signature, args, kwargs, score)
             if how == "auto" and isinstance(score, NoisyScore):
                 if terms is not None:
                     return _from_terms(terms, arguments, score)
@@ -171,7 +171,18 @@ def add_test_set_sampling(
         return _with(
             score, new.sampling_variance, new.sampling_method, new.sampling_dof
         )
-    return _from_terms(terms, signature.bind(*args, **kwargs).arguments, score)
+    return _from_terms(terms, _bound(signature, args, kwargs, score), score)
+
+
+def _bound(
+    signature: inspect.Signature, args: tuple, kwargs: dict[str, Any], score: Any
+) -> dict[str, Any]:
+    """The call's arguments, with the estimand ``"auto"`` resolved to the score's."""
+    arguments = signature.bind(*args, **kwargs).arguments
+    if "estimand" in signature.parameters:
+        first = score[0] if isinstance(score, list) else score
+        arguments["estimand"] = first.estimand
+    return arguments
 
 
 def _from_terms(terms: Terms, arguments: dict[str, Any], score: NoisyScore) -> Any:

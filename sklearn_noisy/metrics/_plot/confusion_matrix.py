@@ -71,7 +71,7 @@ class NoisyConfusionMatrixDisplay:
     >>> matplotlib.use("Agg")
     >>> from sklearn_noisy.metrics import NoisyConfusionMatrixDisplay
     >>> display = NoisyConfusionMatrixDisplay.from_predictions(
-    ...     [0, 1, 1, 0, 1, 0], [0, 1, 0, 0, 1, 1], q=0.1)
+    ...     [0, 1, 1, 0, 1, 0], [0, 1, 0, 0, 1, 1], q=0.1, estimand="forward")
     >>> display.text_[0, 0].get_text()
     '1.90\\n± 0.52'
     """
@@ -176,7 +176,7 @@ class NoisyConfusionMatrixDisplay:
         labels: Any = None,
         sample_weight: Any = None,
         normalize: str | None = None,
-        estimand: str = "forward",
+        estimand: str = "auto",
         display_labels: Any = None,
         **plot_kw: Any,
     ) -> NoisyConfusionMatrixDisplay:

@@ -329,8 +329,13 @@ default=0
         n_grid = _check_positive_int(n_grid, name="n_grid", minimum=2)
         rng = _check_generator(random_state)
         pos_label, classes = _binary_classes(y_true, pos_label)
-        score = expected_roc_auc_score(
-            y_true, y_score, q=q, transition_matrix=transition_matrix, labels=classes
+        score = expected_roc_auc_score(  # of the curve's redrawn labels
+            y_true,
+            y_score,
+            q=q,
+            transition_matrix=transition_matrix,
+            labels=classes,
+            estimand="forward",
         )
         positive, scores, _ = _check_inputs(y_true, y_score, classes)
         fpr, tpr, _ = roc_curve(positive, scores)
