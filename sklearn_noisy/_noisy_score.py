@@ -349,14 +349,25 @@ default=None
             )
         if method in ("binomial", "wilson"):
             return self._proportion_interval(confidence_level, method, source)
-        dof = self.sampling_dof if method == "t" else math.inf
+        dof = math.inf
+        if method == "t":
+            dof = self._dof(self.sampling_variance, variance)
         return self._normal_interval(variance, confidence_level, dof, method)
+
+    def _dof(self, sampling: float, total: float) -> float:
+        """Welch–Satterthwaite's degrees of freedom of ``total``, whose only
+        estimated part is ``sampling`` (the label-noise variance is known):
+        ``sampling_dof·(total/sampling)²``, infinite where ``sampling`` is 0."""
+        if sampling == 0.0:
+            return math.inf
+        return self.sampling_dof * (total / sampling) ** 2
 
     def prediction_interval(self, confidence_level: float = 0.95) -> ConfidenceInterval:
         """Interval for the metric of a new test set of the same size.
 
         The whole evaluation repeated on ``n_samples`` new samples with new
-        label noise: Student's t with :attr:`sampling_dof` degrees of freedom.
+        label noise: Student's t, its degrees of freedom Welch–Satterthwaite's
+        from :attr:`sampling_dof` (the label-noise variance counts as known).
         Read more in the :ref:`User Guide <error_budget_intervals>`.
 
         Parameters
@@ -373,7 +384,8 @@ default=None
         self._source_variance("both")  # needs the sampling variance
         label = 2.0 if self.estimand == "remeasurement" else 1.0
         variance = label * self.variance + 2.0 * self.sampling_variance
-        return self._normal_interval(variance, confidence_level, self.sampling_dof)
+        dof = self._dof(2.0 * self.sampling_variance, variance)
+        return self._normal_interval(variance, confidence_level, dof)
 
     def _normal_interval(
         self, variance: float, level: float, dof: float, method: str = "t"

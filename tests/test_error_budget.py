@@ -467,9 +467,12 @@ def test_intervals_by_source_and_prediction_interval(estimand):
             (score.expected - half, score.expected + half), rel=1e-12
         )
     label = 2.0 if estimand == "remeasurement" else 1.0
-    t = float(stdtrit(score.sampling_dof, 0.95))
-    assert math.isfinite(score.sampling_dof) and t > z
-    half = t * math.sqrt(label * score.variance + 2.0 * score.sampling_variance)
+    total = label * score.variance + 2.0 * score.sampling_variance
+    # Welch–Satterthwaite: only the sampling part is estimated
+    dof = score.sampling_dof * (total / (2.0 * score.sampling_variance)) ** 2
+    t = float(stdtrit(dof, 0.95))
+    assert math.isfinite(score.sampling_dof) and dof > score.sampling_dof and t > z
+    half = t * math.sqrt(total)
     interval = score.prediction_interval(0.9)
     assert interval.method == "t"
     assert tuple(interval) == pytest.approx(
@@ -859,3 +862,17 @@ def test_percentage_errors_agree_with_the_bootstrap(name):
     assert rule.sampling_method != "bootstrap"
     ratio = boot.sampling_variance / rule.sampling_variance
     assert abs(ratio - 1.0) < 5 * BOOTSTRAP_RSE, ratio
+
+
+def test_no_sampling_spread_adds_no_width():
+    # A sampling variance of 0 (the samples vary no more than their label
+    # noise) leaves nothing estimated: the interval with both sources is the
+    # label-noise one, not widened by a t quantile (issue 22).
+    score = NoisyScore(
+        "mean_squared_error", expected=0.5, variance=0.01, nominal=0.5,
+        n_samples=60, sampling_variance=0.0, sampling_method="per_sample_terms",
+        sampling_dof=5.0,
+    )  # fmt: skip
+    both = score.confidence_interval(0.95, source="both")
+    assert both.method == "t"
+    assert tuple(both) == pytest.approx(tuple(score.confidence_interval(0.95)))
