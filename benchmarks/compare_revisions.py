@@ -136,30 +136,35 @@ def _metric_cases(m: int, seed: int = 0) -> dict[str, Case]:
     c = _classification_data(m, seed + 1)
     y, yp, sigma = r["y_true"], r["y_pred"], r["sigma"]
     t, p, q = c["c_true"], c["c_pred"], c["q"]
+    # Both trees compute the same thing: the paper's forward value (the new
+    # tree's default estimand is 'auto', its truth estimate).
+    F = {"estimand": "forward"}
     return {
-        "mse sigma[i]": lambda: sm.expected_mean_squared_error(y, yp, sigma=sigma),
-        "mse sigma": lambda: sm.expected_mean_squared_error(y, yp, sigma=0.5),
-        "mae": lambda: sm.expected_mean_absolute_error(y, yp, sigma=sigma),
-        "rmse": lambda: sm.expected_root_mean_squared_error(y, yp, sigma=sigma),
-        "r2": lambda: sm.expected_r2_score(y, yp, sigma=sigma),
-        "accuracy q[i]": lambda: sm.expected_accuracy_score(t, p, q=q),
-        "accuracy q": lambda: sm.expected_accuracy_score(t, p, q=0.1),
+        "mse sigma[i]": lambda: sm.expected_mean_squared_error(y, yp, sigma=sigma, **F),
+        "mse sigma": lambda: sm.expected_mean_squared_error(y, yp, sigma=0.5, **F),
+        "mae": lambda: sm.expected_mean_absolute_error(y, yp, sigma=sigma, **F),
+        "rmse": lambda: sm.expected_root_mean_squared_error(y, yp, sigma=sigma, **F),
+        "r2": lambda: sm.expected_r2_score(y, yp, sigma=sigma, **F),
+        "accuracy q[i]": lambda: sm.expected_accuracy_score(t, p, q=q, **F),
+        "accuracy q": lambda: sm.expected_accuracy_score(t, p, q=0.1, **F),
         "accuracy 3-class": lambda: sm.expected_accuracy_score(
-            c["k_true"], c["k_pred"], q=q
+            c["k_true"], c["k_pred"], q=q, **F
         ),
-        "precision": lambda: sm.expected_precision_score(t, p, q=q),
-        "recall": lambda: sm.expected_recall_score(t, p, q=q),
-        "f1": lambda: sm.expected_f1_score(t, p, q=q),
-        "balanced accuracy": lambda: sm.expected_balanced_accuracy_score(t, p, q=q),
-        "mcc": lambda: sm.expected_matthews_corrcoef(t, p, q=q),
-        "brier": lambda: sm.expected_brier_score_loss(t, c["proba"], q=q),
-        "log-loss": lambda: sm.expected_log_loss(t, c["proba"], q=q),
-        "confusion matrix": lambda: sm.expected_confusion_matrix(t, p, q=q),
+        "precision": lambda: sm.expected_precision_score(t, p, q=q, **F),
+        "recall": lambda: sm.expected_recall_score(t, p, q=q, **F),
+        "f1": lambda: sm.expected_f1_score(t, p, q=q, **F),
+        "balanced accuracy": lambda: sm.expected_balanced_accuracy_score(
+            t, p, q=q, **F
+        ),
+        "mcc": lambda: sm.expected_matthews_corrcoef(t, p, q=q, **F),
+        "brier": lambda: sm.expected_brier_score_loss(t, c["proba"], q=q, **F),
+        "log-loss": lambda: sm.expected_log_loss(t, c["proba"], q=q, **F),
+        "confusion matrix": lambda: sm.expected_confusion_matrix(t, p, q=q, **F),
         "paired mse": lambda: sm.expected_paired_difference(
-            y, yp, r["y_pred_b"], metric="mean_squared_error", sigma=sigma
+            y, yp, r["y_pred_b"], metric="mean_squared_error", sigma=sigma, **F
         ),
         "paired accuracy": lambda: sm.expected_paired_difference(
-            t, p, c["c_pred_b"], metric="accuracy", q=q
+            t, p, c["c_pred_b"], metric="accuracy", q=q, **F
         ),
     }
 
@@ -177,12 +182,14 @@ def _workflow_cases(seed: int = 0) -> dict[str, Case]:
     y = X @ rng.normal(size=5) + rng.normal(0.0, 0.5, CV_SAMPLES)
     sigma = rng.uniform(0.1, 1.0, CV_SAMPLES)
     fitted = Ridge().fit(X, y)
-    scorer = make_noisy_scorer("mean_squared_error", sigma=0.5)
+    scorer = make_noisy_scorer("mean_squared_error", sigma=0.5, estimand="forward")
     r = _regression_data(SMALL_M, seed)
     models = {"ridge": Ridge(), "ridge 10": Ridge(alpha=10.0)}
     return {
         "cv fit": lambda: NoisyCrossValidator(Ridge(), cv=5).fit(X, y, sigma=sigma),
-        "compare_estimators": lambda: compare_estimators(models, X, y, sigma=sigma),
+        "compare_estimators": lambda: compare_estimators(
+            models, X, y, sigma=sigma, estimand="forward"
+        ),
         "scorer call": lambda: scorer(fitted, X, y),
         "monte carlo 200 draws": lambda: monte_carlo_score(
             mean_squared_error,
