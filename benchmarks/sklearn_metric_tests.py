@@ -6,7 +6,8 @@ runs the installed scikit-learn's ``sklearn/metrics/tests/test_common.py``,
 metrics this package covers replaced, in :mod:`sklearn.metrics`, by wrappers
 that call ours at zero noise (``q=0`` or ``sigma=0``) and return the result's
 ``nominal``. A wrapper passes through every argument scikit-learn passes and
-translates nothing but the noise, so a failure is a real divergence from
+adds nothing but the noise and ``estimand="forward"`` (the same value at zero
+noise), so a failure is a real divergence from
 scikit-learn on the same input: an exception of another type, input accepted
 that scikit-learn rejects, a warning missing, a value that differs, or a
 parameter we do not offer.
@@ -73,9 +74,15 @@ def _nominal(result):
 
 
 def zero_noise(name, function, noise):
-    """``function`` at zero noise, with every other argument passed through."""
+    """``function`` at zero noise, with every other argument passed through.
+
+    It asks for the forward estimand: at zero noise every estimand is the
+    nominal value, and the default (``"auto"``, the truth estimate) refuses
+    the inputs its estimate does not cover (multiclass ROC AUC, for example).
+    """
 
     def wrapper(*args, **kwargs):
+        kwargs.setdefault("estimand", "forward")
         return _nominal(function(*args, **kwargs, **{noise: 0.0}))
 
     signature = inspect.signature(function)
