@@ -72,15 +72,15 @@ def _present_labels(
 ) -> list:
     """The sorted labels of ``y_true`` and ``y_pred`` (two or three when numeric);
     the samples ``true_pos`` and ``pred_pos`` hold ``pos_label``."""
-    mixed = f"y_true and y_pred mix label types ({y_true.dtype} and {y_pred.dtype})."
+    mixed = "y_true and y_pred mix label types ({} and {})."  # built on error only
     if _label_kind(y_true) != _label_kind(y_pred):
-        raise TypeError(mixed)
+        raise TypeError(mixed.format(y_true.dtype, y_pred.dtype))
     try:
         others = np.union1d(
             _distinct_values(y_true, true_pos), _distinct_values(y_pred, pred_pos)
         ).tolist()
     except TypeError as exc:  # e.g. an object array mixing numbers and str
-        raise TypeError(mixed) from exc
+        raise TypeError(mixed.format(y_true.dtype, y_pred.dtype)) from exc
     if true_pos.any() or pred_pos.any():
         return sorted([*others, pos_label])
     return others
