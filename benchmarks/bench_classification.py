@@ -35,7 +35,10 @@ from sklearn_noisy.metrics import (
     expected_precision_score,
     expected_recall_score,
 )
-from sklearn_noisy.metrics._engines.counts.binary_moments import _exact_moments
+from sklearn_noisy.metrics._engines.counts.binary_moments import (
+    CountLaws,
+    exact_moments,
+)
 
 REPEATS = 3
 NONLINEAR = {
@@ -84,7 +87,9 @@ def bench_nonlinear() -> bool:
         pi = np.where(y_true == 1, 1.0 - q_sample, q_sample)
         pred = y_pred == 1
         shared = best_time(
-            lambda pi=pi, pred=pred: _exact_moments(tuple(NONLINEAR), pi, pred)
+            lambda pi=pi, pred=pred: exact_moments(
+                tuple(NONLINEAR), CountLaws.of(pi, pred)
+            )
         )
         print(
             f"   {m:>9} {'U(0,0.3)':>10} {'all 4, shared':>18} {shared:9.3f}"

@@ -28,12 +28,12 @@ from sklearn.metrics import (
 )
 
 from sklearn_noisy.metrics import (
-    _regression_kernels,
     expected_mean_absolute_error,
     expected_mean_squared_error,
     expected_r2_score,
     expected_root_mean_squared_error,
 )
+from sklearn_noisy.metrics._engines.regression import sums as _regression_kernels
 
 
 def _peak(function: Callable[[], object]) -> tuple[int, float]:
