@@ -9,14 +9,26 @@ from typing import Any
 
 from scipy.special import ndtri, stdtrit
 
-from .utils._unified_interval import unified_interval
+from .utils._unified_interval import near_bound, unified_interval
 from .utils._validation import ESTIMANDS
 
 #: How an expected metric was computed (``NoisyScore.method``).
 METHODS = ("exact", "delta", "monte_carlo", "conditional", "delta_bounded")
 
 #: How a confidence interval was built (``ConfidenceInterval.method``).
-INTERVAL_METHODS = ("exact", "normal", "t", "binomial", "wilson", "unified_sqrt")
+INTERVAL_METHODS = (
+    "exact",
+    "normal",
+    "t",
+    "binomial",
+    "wilson",
+    "unified",
+    "unified_sqrt",
+)
+
+#: The ``method`` a caller may ask ``confidence_interval`` for ("unified" is
+#: what "normal" and "t" give a truth or remeasurement estimate near a bound).
+_REQUESTABLE = ("auto", *(m for m in INTERVAL_METHODS if m != "unified"))
 
 #: The sides of an interval (``confidence_interval``'s ``alternative``).
 ALTERNATIVES = ("two-sided", "less", "greater")
@@ -81,8 +93,11 @@ class ConfidenceInterval(tuple):
     ----------
     low, high : float
         The bounds, inside the range of the metric.
-    method : {"exact", "normal", "t", "binomial", "wilson", "unified_sqrt"}
-        How the interval was built (user guide: :ref:`error_budget_intervals`).
+    method : {"exact", "normal", "t", "binomial", "wilson", "unified", \
+"unified_sqrt"}
+        How the interval was built (user guide: :ref:`error_budget_intervals`);
+        ``"unified"``: Feldman and Cousins's interval of an estimate near a
+        bound, ``"unified_sqrt"``: the square root of its square's.
     content : float
         The probability of ``[low, high]`` under the exact distribution of the
         metric; NaN for the approximations.
@@ -283,7 +298,8 @@ default=None
             with the sampling. ``"binomial"`` and ``"wilson"`` are the
             accuracy's, with the sampling. A root metric's ``"normal"`` and
             ``"t"`` intervals are the square roots of its square's
-            (``"unified_sqrt"``).
+            (``"unified_sqrt"``); a truth or remeasurement estimate near a
+            bound gets Feldman and Cousins's (``"unified"``).
         source : {"label_noise", "sampling", "both"}, default="label_noise"
             The uncertainty covered: :attr:`variance`, :attr:`sampling_variance`
             or :attr:`total_variance` (the last two need ``test_set_sampling``).
@@ -301,7 +317,7 @@ default=None
         """
         _check_level(confidence_level)
         _check_choice("source", source, SOURCES)
-        _check_choice("method", method, ("auto", *INTERVAL_METHODS))
+        _check_choice("method", method, _REQUESTABLE)
         _check_choice("alternative", alternative, ALTERNATIVES)
         if alternative != "two-sided":
             if not confidence_level > 0.5:
@@ -412,6 +428,8 @@ default=None
             low, high = unified_interval(
                 self.expected, sd, lower=lower, upper=upper, confidence=level
             )
+            if near_bound(self.expected, sd, lower, upper, level):
+                method = "unified"
             return ConfidenceInterval(low, high, method)
         else:
             half = z * math.sqrt(variance)

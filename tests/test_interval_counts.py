@@ -225,10 +225,10 @@ def test_normal_intervals_are_clipped_to_the_range():
     assert score.expected + 1.96 * score.std > 1.0
     exact = score.confidence_interval()
     assert exact.high == 1.0 and exact.low == 0.95  # Binomial(20, 0.99)
-    # truth estimates keep the normal construction, clipped
+    # a truth estimate at the bound gets Feldman and Cousins's interval, named
     truth = expected_accuracy_score(y, y, q=0.2, estimand="truth", labels=[0, 1])
     interval = truth.confidence_interval()
-    assert interval.method == "normal" and interval.high == 1.0
+    assert interval.method == "unified" and interval.high == 1.0
     assert truth.interval_method == "normal"
 
 

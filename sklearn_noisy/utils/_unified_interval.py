@@ -72,6 +72,15 @@ def _invert(x0: float, confidence: float) -> tuple[float, float]:
     return low, high
 
 
+def near_bound(
+    estimate: float, sd: float, lower: float, upper: float, confidence: float
+) -> bool:
+    """Whether the unified interval differs from ``estimate ± z·sd``: the
+    estimate lies within ``2z`` SDs of a bound (or beyond it)."""
+    z = float(ndtri(0.5 + confidence / 2))
+    return bool(min(estimate - lower, upper - estimate) < 2.0 * z * sd)
+
+
 def unified_interval(
     estimate: float,
     sd: float,
