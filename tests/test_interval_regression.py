@@ -15,7 +15,7 @@ from sklearn_noisy.metrics import (
     expected_r2_score,
     expected_root_mean_squared_error,
 )
-from sklearn_noisy.metrics._engines.regression import sums as gf
+from sklearn_noisy.metrics._engines.regression import distributions as gf
 
 
 def _problem(m, seed=0):

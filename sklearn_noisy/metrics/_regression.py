@@ -34,6 +34,11 @@ from ._definitions.regression import (
     ROOT_MEAN_SQUARED_ERROR,
     RegressionLoss,
 )
+from ._engines.regression.distributions import (
+    mae_distribution,
+    mse_distribution,
+    output_distributions,
+)
 from ._engines.regression.estimands import (
     aggregate_outputs,
     check_regression_sigma_dof,
@@ -49,10 +54,7 @@ from ._engines.regression.relative_error import ZERO_MARGIN
 from ._engines.regression.sums import (
     absolute_error_kernel,
     accumulate,
-    mae_distribution,
-    mse_distribution,
     output_column,
-    output_distributions,
     rescaled_squared_error_sums,
     squared_error_sums,
 )

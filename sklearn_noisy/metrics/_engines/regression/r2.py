@@ -20,15 +20,10 @@ from ...._noisy_score import NoisyScore
 from ....utils._arrays import chunk_of
 from ....utils._warnings import warn
 from ..._definitions.regression import RegressionLoss
+from .distributions import output_distributions, r2_distribution
 from .estimands import aggregate_outputs
 from .quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums, gauss_kronrod
-from .sums import (
-    output_column,
-    output_distributions,
-    r2_distribution,
-    r2_from_sums,
-    r2_sums,
-)
+from .sums import output_column, r2_from_sums, r2_sums
 
 __all__ = ["delta_ratio", "r2_forward", "ratio_moments"]
 
