@@ -200,17 +200,14 @@ class _QuadraticForm:
 @dataclass(frozen=True, eq=False, repr=False)
 class _Continuous:
     """A continuous metric in units of ``unit`` (about one SD): ``centre`` and
-    the support ``lower``/``upper`` in those units, quantiles of ``cdf`` searched
-    from ``centre`` by ``step``."""
+    the support ``lower``/``upper`` in those units, quantiles of the subclass's
+    ``cdf`` searched from ``centre`` by ``step``."""
 
     unit: float
     centre: float
     lower: float
     upper: float
     step = 2.0
-
-    def cdf(self, x: float) -> float:  # pragma: no cover - every subclass has one
-        raise NotImplementedError
 
     def _transform(self, x: float) -> float:
         return x * self.unit
