@@ -197,13 +197,24 @@ def _moments(
     return nominal, expected, variance, "exact"
 
 
-def _mean(
-    definition: RegressionLoss, inputs: tuple, zero_margin: float, *, square: bool
+def _forward(
+    definition: RegressionLoss,
+    inputs: tuple,
+    zero_margin: float,
+    *,
+    square: bool,
+    root: bool = False,
 ) -> Any:
-    """The forward MAPE (or MSPE with ``square``)."""
+    """The forward MAPE (MSPE with ``square``; with ``root`` too the RMSPE, the
+    MSPE's moments through :func:`bounded_root`)."""
     nominal, expected, variance, method = _moments(
         definition, inputs, square, zero_margin
     )
+    if root:
+        expected, variance, bounded = bounded_root(expected, variance)
+        nominal, method = np.sqrt(nominal), "delta"
+        if bounded.any():
+            method = "delta_bounded"
     return aggregate_outputs(
         definition.name,
         nominal,
@@ -215,34 +226,19 @@ def _mean(
     )
 
 
-def _root(definition: RegressionLoss, inputs: tuple, zero_margin: float) -> Any:
-    """The forward RMSPE: the MSPE's moments through :func:`bounded_root`."""
-    nominal, mean, variance, _ = _moments(definition, inputs, True, zero_margin)
-    expected, root_variance, bounded = bounded_root(mean, variance)
-    return aggregate_outputs(
-        definition.name,
-        np.sqrt(nominal),
-        expected,
-        root_variance,
-        inputs[0].shape[0],
-        inputs[4],
-        method="delta_bounded" if bounded.any() else "delta",
-    )
-
-
 expected_mean_absolute_percentage_error = regression_function(
     MEAN_ABSOLUTE_PERCENTAGE_ERROR,
-    functools.partial(_mean, square=False),
+    functools.partial(_forward, square=False),
     module=__name__,
 )
 expected_mean_squared_percentage_error = regression_function(
     MEAN_SQUARED_PERCENTAGE_ERROR,
-    functools.partial(_mean, square=True),
+    functools.partial(_forward, square=True),
     module=__name__,
 )
 expected_root_mean_squared_percentage_error = regression_function(
     ROOT_MEAN_SQUARED_PERCENTAGE_ERROR,
-    _root,
+    functools.partial(_forward, square=True, root=True),
     root_of=expected_mean_squared_percentage_error,
     module=__name__,
 )

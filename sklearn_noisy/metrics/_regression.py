@@ -44,11 +44,7 @@ from ._engines.regression.estimands import (
     check_regression_sigma_dof,
     estimand_score,
 )
-from ._engines.regression.quadrature import (
-    rmse_moments,
-    rmse_moments_delta,
-    rmse_nominal,
-)
+from ._engines.regression.quadrature import rmse_moments, rmse_nominal
 from ._engines.regression.r2 import r2_forward
 from ._engines.regression.relative_error import ZERO_MARGIN
 from ._engines.regression.sums import (
@@ -433,16 +429,19 @@ def _forward_result(
     inputs: tuple,
     moments: tuple[np.ndarray, np.ndarray, np.ndarray],
     builder: Callable[..., Any],
+    method: str = "exact",
     **options: Any,
 ) -> NoisyScore | list[NoisyScore]:
-    """Checked per-output moments combined, with each output's distribution."""
+    """Per-output ``(nominal, expected, variance)`` combined, with each output's
+    distribution; a non-finite expected value or variance is checked."""
     y_true, y_pred, sigma, weight, multioutput = inputs
-    check_finite_results(definition.name, inputs[:3], moments)
+    check_finite_results(definition.name, inputs[:3], moments[1:])
     return aggregate_outputs(
         definition.name,
         *moments,
         y_true.shape[0],
         multioutput,
+        method,
         distributions=output_distributions(
             builder, y_true, y_pred, sigma, weight, **options
         ),
@@ -468,8 +467,7 @@ def _mean_absolute(definition: RegressionLoss, inputs: tuple) -> Any:
 
 def _root_mean_squared(definition: RegressionLoss, inputs: tuple, method: str) -> Any:
     """The forward RMSE, per output, by quadrature or the delta method."""
-    y_true, y_pred, sigma, weight, multioutput = inputs
-    kernel = rmse_moments if method == "exact" else rmse_moments_delta
+    y_true, y_pred, sigma, weight = inputs[:4]
     n_outputs = y_true.shape[1]
     nominal, expected, variance = np.empty((3, n_outputs))
     with np.errstate(over="ignore", under="ignore"):  # rmse_nominal rescales
@@ -482,31 +480,21 @@ def _root_mean_squared(definition: RegressionLoss, inputs: tuple, method: str) -
         if not has_noise(sigma_j):  # exact labels: no quadrature
             expected[j], variance[j] = nominal[j], 0.0
             continue
-        expected[j], variance[j], _ = kernel(
-            y_true[:, j], y_pred[:, j], sigma_j, weight
+        expected[j], variance[j] = rmse_moments(
+            y_true[:, j], y_pred[:, j], sigma_j, weight, method
         )
         if variance[j] == 0.0:  # no label noise: exactly the classical metric
             expected[j] = nominal[j]
-    check_finite_results(definition.name, inputs[:3], (expected, variance))
     with np.errstate(over="ignore", under="ignore"):
         nominal_mse = nominal * nominal
-    return aggregate_outputs(
-        definition.name,
-        nominal,
-        expected,
-        variance,
-        y_true.shape[0],
-        multioutput,
+    return _forward_result(
+        definition,
+        inputs,
+        (nominal, expected, variance),
+        mse_distribution,
         method,
-        distributions=output_distributions(
-            mse_distribution,
-            y_true,
-            y_pred,
-            sigma,
-            weight,
-            nominal_mse=nominal_mse,
-            root=True,
-        ),
+        nominal_mse=nominal_mse,
+        root=True,
     )
 
 

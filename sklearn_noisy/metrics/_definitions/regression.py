@@ -57,6 +57,9 @@ class RegressionLoss:
 
     #: The registry name (``NoisyScore.metric``).
     name: str
+    #: The power of the target's unit in the metric (MSE 2, RMSE and MAE 1;
+    #: R², explained variance and the percentage errors 0).
+    unit_power: int
     #: Per estimand, ``terms(y_true, y_pred, sigma) -> h``, whose weighted mean
     #: is the estimate (:ref:`error_budget`); empty if the loss is no such mean.
     terms: Mapping[str, Terms] = field(default_factory=dict)
@@ -176,6 +179,7 @@ def _doc(function: str, what: str, how: str, ref: str, nominal: str, **example: 
 
 MEAN_SQUARED_ERROR = RegressionLoss(
     "mean_squared_error",
+    unit_power=2,
     terms={
         "forward": lambda y, p, s: np.square(y - p) + np.square(s),
         "truth": lambda y, p, s: np.square(y - p) - np.square(s),
@@ -205,6 +209,7 @@ MEAN_SQUARED_ERROR = RegressionLoss(
 
 ROOT_MEAN_SQUARED_ERROR = RegressionLoss(
     "root_mean_squared_error",
+    unit_power=1,
     estimands={
         "truth": (rmse_truth, "delta"),
         "remeasurement": (rmse_remeasurement, "delta"),
@@ -236,6 +241,7 @@ ROOT_MEAN_SQUARED_ERROR = RegressionLoss(
 
 MEAN_ABSOLUTE_ERROR = RegressionLoss(
     "mean_absolute_error",
+    unit_power=1,
     terms={
         "forward": _mean_absolute,
         "remeasurement": lambda y, p, s: np.abs(y - p),
@@ -257,6 +263,7 @@ MEAN_ABSOLUTE_ERROR = RegressionLoss(
 
 R2 = RegressionLoss(
     "r2",
+    unit_power=0,
     estimands={
         "truth": (r2_truth, "delta"),
         "remeasurement": (r2_remeasurement, "delta"),
@@ -292,6 +299,7 @@ R2 = RegressionLoss(
 
 EXPLAINED_VARIANCE = RegressionLoss(
     "explained_variance",
+    unit_power=0,
     estimands={
         "truth": (functools.partial(r2_truth, centred=True), "delta"),
         "remeasurement": (functools.partial(r2_remeasurement, centred=True), "delta"),
@@ -352,6 +360,7 @@ _PERCENTAGE_HOW = (
 
 MEAN_ABSOLUTE_PERCENTAGE_ERROR = RegressionLoss(
     "mean_absolute_percentage_error",
+    unit_power=0,
     terms={"forward": _relative(square=False)},
     label="MAPE",
     doc=_doc(
@@ -369,6 +378,7 @@ MEAN_ABSOLUTE_PERCENTAGE_ERROR = RegressionLoss(
 
 MEAN_SQUARED_PERCENTAGE_ERROR = RegressionLoss(
     "mean_squared_percentage_error",
+    unit_power=0,
     terms={"forward": _relative(square=True)},
     label="MSPE",
     doc=_doc(
@@ -386,6 +396,7 @@ MEAN_SQUARED_PERCENTAGE_ERROR = RegressionLoss(
 
 ROOT_MEAN_SQUARED_PERCENTAGE_ERROR = RegressionLoss(
     "root_mean_squared_percentage_error",
+    unit_power=0,
     label="RMSPE",
     doc=_doc(
         "expected_root_mean_squared_percentage_error",

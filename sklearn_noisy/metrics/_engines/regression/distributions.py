@@ -91,12 +91,6 @@ def gil_pelaez_cdf(phi: Callable[[float], complex], y: float) -> float:
     return min(max(0.5 - (total + tail) / math.pi, 0.0), 1.0)
 
 
-def _finite_range_cdf(phi: Callable[[float], complex], y: float, end: float) -> float:
-    """``P(X <= y)`` from ``phi(u) = E exp(iuX)``, negligible beyond ``end``."""
-    total = _quad(_inversion_integrand(phi, y), 0.0, end, limit=1000, epsabs=_EPSABS)
-    return min(max(0.5 - total / math.pi, 0.0), 1.0)
-
-
 def _quantile(
     cdf: Callable[[float], float],
     p: float,
@@ -198,21 +192,22 @@ class _QuadraticForm:
             ):
                 break
             end *= 2.0
-        return _finite_range_cdf(self.phi(0.0), x, end)
+        integrand = _inversion_integrand(self.phi(0.0), x)
+        total = _quad(integrand, 0.0, end, limit=1000, epsabs=_EPSABS)
+        return min(max(0.5 - total / math.pi, 0.0), 1.0)
 
 
 @dataclass(frozen=True, eq=False, repr=False)
 class _Continuous:
     """A continuous metric in units of ``unit`` (about one SD): ``centre`` and
-    the support ``lower``/``upper`` in those units, quantiles of ``cdf``."""
+    the support ``lower``/``upper`` in those units, quantiles of the subclass's
+    ``cdf`` searched from ``centre`` by ``step``."""
 
     unit: float
     centre: float
     lower: float
     upper: float
-
-    def cdf(self, x: float) -> float:  # pragma: no cover - every subclass has one
-        raise NotImplementedError
+    step = 2.0
 
     def _transform(self, x: float) -> float:
         return x * self.unit
@@ -222,7 +217,7 @@ class _Continuous:
         half = 0.5 * (1.0 - confidence_level)
         low, high = (
             self._transform(
-                _quantile(self.cdf, p, self.centre, 2.0, self.lower, self.upper)
+                _quantile(self.cdf, p, self.centre, self.step, self.lower, self.upper)
             )
             for p in (half, 1.0 - half)
         )
@@ -355,14 +350,6 @@ class R2Distribution(_Continuous):
         if c == 1.0:  # the diagonal vanishes: move off the singular point
             c = 1.0 - 1e-12
         return 1.0 - self.form(c).cdf(0.0)
-
-    def interval(self, confidence_level: float) -> tuple[float, float, float]:
-        half = 0.5 * (1.0 - confidence_level)
-        low, high = (
-            _quantile(self.cdf, p, self.centre, self.step, -math.inf, 1.0)
-            for p in (half, 1.0 - half)
-        )
-        return low, high, confidence_level
 
 
 def r2_distribution(

@@ -33,6 +33,7 @@ __all__ = [
     "RegressionEstimate",
     "aggregate_outputs",
     "check_regression_sigma_dof",
+    "delta_numerator",
     "estimand_score",
     "mae_remeasurement",
     "mse_remeasurement",
@@ -54,15 +55,6 @@ class RegressionEstimate(NamedTuple):
     nominal: np.ndarray
     flag: np.ndarray
     intervals: list[SquareRootInterval] | None = None
-
-
-def _dof_terms(sigma: Any, sigma_dof: Any) -> tuple[Any, Any, Any]:
-    """``(σ̂², s4, g)``: ``s4`` unbiased for ``σ⁴``, ``g = 2 s4/ν`` (None if σ known)."""
-    s2 = np.square(sigma) if isinstance(sigma, np.ndarray) else sigma * sigma
-    if sigma_dof is None:
-        return s2, s2 * s2, None
-    s4 = s2 * s2 / (1.0 + 2.0 / sigma_dof)
-    return s2, s4, 2.0 * s4 / sigma_dof
 
 
 def _weighted(values: np.ndarray, w: np.ndarray | None, power: int = 1) -> np.ndarray:
@@ -267,30 +259,25 @@ def r2_sums(
     sse, sst, s2d2, s2c2, s2cd = totals[:5]
     s2_sum, w2s2_sum, s4_2, s4_3, s4_4, g_2, g_3, g_4 = totals[5:]
     square = w2s2_sum * w2s2_sum + s4_4  # unbiased (Σ w²σ²)²
+    sst_truth = sst - s2_sum + w2s2_sum / w_sum
     if centred:  # both forms are Y's: A, Var X, Cov and the σ-parts as Y's
         centring = -2.0 * s4_2 + 4.0 * s4_3 / w_sum - 2.0 * square / (w_sum * w_sum)
         var_sigma = g_2 - 2.0 * g_3 / w_sum + g_4 / (w_sum * w_sum)
         floor = 2.0 * s4_2 - 4.0 * s4_3 / w_sum + 2.0 * square / (w_sum * w_sum)
         return R2Sums(
-            sse=sse,
-            sst=sst,
-            sse_truth=sse - s2_sum + w2s2_sum / w_sum,
-            sst_truth=sst - s2_sum + w2s2_sum / w_sum,
-            var_sse=4.0 * s2d2 + centring,
-            var_sst=4.0 * s2c2 + centring,
-            cov=4.0 * s2cd + centring,
-            var_sse_sigma=var_sigma,
-            var_sst_sigma=var_sigma,
-            cov_sigma=var_sigma,
-            floor_sse=floor,
-            floor_sst=floor,
-            floor_cov=floor,
+            sse,
+            sst,
+            sse - s2_sum + w2s2_sum / w_sum,
+            sst_truth,
+            *(4.0 * s2_x + centring for s2_x in (s2d2, s2c2, s2cd)),
+            *(var_sigma,) * 3,
+            *(floor,) * 3,
         )
     return R2Sums(
         sse=sse,
         sst=sst,
         sse_truth=sse - s2_sum,
-        sst_truth=sst - s2_sum + w2s2_sum / w_sum,
+        sst_truth=sst_truth,
         var_sse=4.0 * s2d2 - 2.0 * s4_2,
         var_sst=4.0 * s2c2
         - 2.0 * s4_2
@@ -307,17 +294,26 @@ def r2_sums(
 
 
 def _sigma_sums(sigma: Any, sigma_dof: Any, w: np.ndarray | None, n: int) -> np.ndarray:
-    """A chunk's ``Σ w σ̂², Σ w² σ̂², Σ w^{2,3} s4, Σ w⁴ (s4 − σ̂⁴), Σ w^{2,3,4} g``."""
+    """A chunk's ``Σ w σ̂², Σ w² σ̂², Σ w^{2,3} s4, Σ w⁴ (s4 − σ̂⁴), Σ w^{2,3,4} g``.
+
+    ``s4`` is unbiased for ``σ⁴``, ``g = 2 s4/ν`` (0 where σ is known).
+    """
     if np.ndim(sigma) == 0:
         sigma = np.full((n, 1), sigma)
-    s2, s4, g = _dof_terms(sigma, sigma_dof)
+    s2 = np.square(sigma)
+    s4 = s2 * s2 if sigma_dof is None else s2 * s2 / (1.0 + 2.0 / sigma_dof)
     s2, s4 = np.broadcast_arrays(s2, s4)
     sums = [_weighted(s2, w), _weighted(s2, w, 2)]
     sums += [_weighted(s4, w, 2), _weighted(s4, w, 3), _weighted(s4 - s2 * s2, w, 4)]
-    if g is None:
+    if sigma_dof is None:
         return np.array(sums + [0.0 * sums[0]] * 3)
-    g = np.broadcast_to(g, s2.shape)
+    g = np.broadcast_to(2.0 * s4 / sigma_dof, s2.shape)
     return np.array(sums + [_weighted(g, w, power) for power in (2, 3, 4)])
+
+
+def delta_numerator(ratio: Any, var_n: Any, var_d: Any, cov: Any) -> Any:
+    """``D² Var[N/D]`` by the delta method: ``Var N − 2ρ Cov + ρ² Var D``."""
+    return var_n - 2.0 * ratio * cov + ratio * ratio * var_d
 
 
 def _ratio_variance(
@@ -328,16 +324,12 @@ def _ratio_variance(
     ``N, D`` are ``A, B`` (``truth``, with σ's own uncertainty) or ``X, Y``.
     """
     var_n, var_d, cov = sums.var_sse, sums.var_sst, sums.cov
-    floor = sums.floor_sse - 2.0 * ratio * sums.floor_cov
-    floor = floor + ratio * ratio * sums.floor_sst
+    floor = delta_numerator(ratio, sums.floor_sse, sums.floor_sst, sums.floor_cov)
     if truth:
-        sigma_part = sums.var_sse_sigma - 2.0 * ratio * sums.cov_sigma
-        sigma_part = sigma_part + ratio * ratio * sums.var_sst_sigma
-        var_n = var_n + sums.var_sse_sigma
-        var_d = var_d + sums.var_sst_sigma
-        cov = cov + sums.cov_sigma
-        floor = floor + sigma_part
-    raw = var_n - 2.0 * ratio * cov + ratio * ratio * var_d
+        sigma = (sums.var_sse_sigma, sums.var_sst_sigma, sums.cov_sigma)
+        var_n, var_d, cov = var_n + sigma[0], var_d + sigma[1], cov + sigma[2]
+        floor = floor + delta_numerator(ratio, *sigma)
+    raw = delta_numerator(ratio, var_n, var_d, cov)
     return np.maximum(raw, np.maximum(floor, 0.0)) / np.square(denominator)
 
 

@@ -23,7 +23,6 @@ __all__ = [
     "ChunkSource",
     "gauss_kronrod",
     "rmse_moments",
-    "rmse_moments_delta",
     "rmse_nominal",
 ]
 
@@ -458,22 +457,30 @@ class _RMSEData:
 
 
 def rmse_moments(
-    y_true: np.ndarray, y_pred: np.ndarray, sigma: Any, weight: np.ndarray | None
-) -> tuple[float, float, float]:
-    """Exact ``(E[RMSE], Var[RMSE], nominal RMSE)`` of one output (1-D inputs).
+    y_true: np.ndarray,
+    y_pred: np.ndarray,
+    sigma: Any,
+    weight: np.ndarray | None,
+    method: str = "exact",
+) -> tuple[float, float]:
+    """``(E[RMSE], Var[RMSE])`` of one output (1-D inputs).
 
-    ``E = √m − b`` and ``Var = 2√m b − b²`` with ``b = √m − E[√MSE]`` by
-    quadrature; memory bounded by the block size.
+    Exact: ``E = √m − b`` and ``Var = 2√m b − b²`` with ``b = √m − E[√MSE]``
+    by quadrature, memory bounded by the block size; ``"delta"``: ``E ≈ √m −
+    v/(8 m^{3/2})``, ``Var ≈ v/(4m)``.
     """
     data = _RMSEData(y_true, y_pred, sigma, weight)
     if data.scale == 0.0:
-        return 0.0, 0.0, 0.0
+        return 0.0, 0.0
     root_m = data.scale * math.sqrt(data.m)
     if data.n_noisy == 0:  # every label exact: no quadrature
-        return data.nominal, 0.0, data.nominal
-    if data.cv2 < _CV2_DELTA_EXACT:
-        # The delta method's relative error, of order CV, is below 1e-16.
-        return rmse_moments_delta(y_true, y_pred, sigma, weight)
+        return data.nominal, 0.0
+    # Below _CV2_DELTA_EXACT the delta method's relative error, of order CV, is
+    # below 1e-16.
+    if method == "delta" or data.cv2 < _CV2_DELTA_EXACT:
+        expected = root_m * (1.0 - data.cv2 / 8.0)
+        # Products of Python floats give inf beyond the float64 range (** raises).
+        return expected, data.scale * data.scale * (data.m * data.cv2 / 4.0)
     sums = BucketedPowerSums(
         data.source,
         data.n,
@@ -505,21 +512,7 @@ def rmse_moments(
     )
     expected = root_m * (1.0 - beta)
     variance = data.scale * data.scale * data.m * beta * (2.0 - beta)
-    return expected, variance, data.nominal
-
-
-def rmse_moments_delta(
-    y_true: np.ndarray, y_pred: np.ndarray, sigma: Any, weight: np.ndarray | None
-) -> tuple[float, float, float]:
-    """Delta method: ``E ≈ √m − v/(8 m^{3/2})``, ``Var ≈ v/(4m)``."""
-    data = _RMSEData(y_true, y_pred, sigma, weight)
-    if data.scale == 0.0:
-        return 0.0, 0.0, 0.0
-    root_m = data.scale * math.sqrt(data.m)
-    expected = root_m * (1.0 - data.cv2 / 8.0)
-    # Products of Python floats give inf beyond the float64 range (** raises).
-    variance = data.scale * data.scale * (data.m * data.cv2 / 4.0)
-    return expected, variance, data.nominal
+    return expected, variance
 
 
 #: Mean squared errors in this range are summed without scaling: neither the

@@ -21,7 +21,7 @@ from ....utils._arrays import chunk_of
 from ....utils._warnings import warn
 from ..._definitions.regression import RegressionLoss
 from .distributions import output_distributions, r2_distribution
-from .estimands import aggregate_outputs
+from .estimands import aggregate_outputs, delta_numerator
 from .quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums, gauss_kronrod
 from .sums import output_column, r2_from_sums, r2_sums
 
@@ -401,7 +401,7 @@ def delta_ratio(parts: np.ndarray) -> tuple[float, float, float]:
     mu_x, mu_y, v_x, v_y, c_xy = (float(value) for value in parts)
     ratio = mu_x / mu_y
     mean = ratio - c_xy / mu_y**2 + mu_x * v_y / mu_y**3
-    var = (v_x - 2.0 * ratio * c_xy + ratio * ratio * v_y) / mu_y**2
+    var = delta_numerator(ratio, v_x, v_y, c_xy) / mu_y**2
     cv2 = v_x / mu_x**2 + v_y / mu_y**2 if mu_x > 0.0 else math.inf
     return mean, max(var, 0.0), cv2
 

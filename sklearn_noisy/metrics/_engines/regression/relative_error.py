@@ -345,14 +345,12 @@ def relative_error_terms(
         moments = relative_error_moments(
             y_true.ravel(), sigma.ravel(), y_pred.ravel(), margin
         )
+        center = moments.center.reshape(y_true.shape)
+        nominal_terms = relative_errors(y_true, y_pred)
+        if square:
+            mean, spread = moments.d2, moments.d2_sq
+            nominal_terms, center = nominal_terms**2, center**2
+        else:
+            mean, spread = moments.d1, moments.d1_sq
     shape = y_true.shape
-    center = moments.center.reshape(shape)
-    if square:
-        mean, spread = moments.d2, moments.d2_sq
-        with np.errstate(over="ignore"):
-            nominal_terms, center = relative_errors(y_true, y_pred) ** 2, center**2
-    else:
-        mean, spread = moments.d1, moments.d1_sq
-        with np.errstate(over="ignore"):
-            nominal_terms = relative_errors(y_true, y_pred)
     return center, mean.reshape(shape), spread.reshape(shape), nominal_terms

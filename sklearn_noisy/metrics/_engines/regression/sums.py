@@ -263,6 +263,7 @@ def linear_loss_of_negative(u: np.ndarray, out: np.ndarray) -> np.ndarray:
     return g
 
 
+@np.errstate(over="ignore", invalid="ignore")
 def absolute_error_kernel(
     d: np.ndarray, s: Any, w: np.ndarray | None
 ) -> tuple[np.ndarray, ...]:
@@ -270,13 +271,6 @@ def absolute_error_kernel(
 
     ``G = σ g(|d|/σ)``; every sum has non-negative terms. Overwrites ``d``.
     """
-    with np.errstate(over="ignore", invalid="ignore"):
-        return _absolute_error_totals(d, s, w)
-
-
-def _absolute_error_totals(
-    d: np.ndarray, s: Any, w: np.ndarray | None
-) -> tuple[np.ndarray, ...]:
     totals = np.empty((3, d.shape[1]))
     for j, (dj, sj) in enumerate(_columns(d, s)):
         neg_abs = np.copysign(dj, -1.0, out=dj)  # −|d|
