@@ -388,3 +388,87 @@ def test_registry_records_point_at_the_probabilistic_definitions():
     # the Brier score alone takes pos_label and scale_by_half
     assert BRIER_SCORE_LOSS.pos_label and BRIER_SCORE_LOSS.scale_by_half
     assert not (LOG_LOSS.pos_label or LOG_LOSS.scale_by_half)
+
+
+# ------------------------------------------------- label-indicator (2-D) y_true
+def _indicator_case(seed=0, n=40, k=4):
+    rng = np.random.default_rng(seed)
+    y = (rng.random((n, k)) < 0.4).astype(int)
+    y[0] = [1, 1, 0, 0][:k] + [0] * (k - 4)  # at least one multilabel row
+    return rng, y, rng.random((n, k)), rng.random(n) + 0.1
+
+
+@pytest.mark.parametrize(
+    "metric, options",
+    [
+        ("brier", {}),
+        ("brier", {"weights": True}),
+        ("log", {}),
+        ("log", {"weights": True}),
+        ("log", {"normalize": False}),
+    ],
+)
+def test_label_indicator_q_zero_equals_sklearn(metric, options):
+    """A multilabel or one-hot 2-D y_true is scikit-learn's loss at q = 0."""
+    ours, theirs = {
+        "brier": (expected_brier_score_loss, brier_score_loss),
+        "log": (expected_log_loss, log_loss),
+    }[metric]
+    _, y, proba, weight = _indicator_case()
+    kw = dict(options)
+    if kw.pop("weights", False):
+        kw["sample_weight"] = weight
+    onehot = np.eye(3, dtype=int)[np.arange(30) % 3]
+    onehot_proba = proba[:30, :3] / proba[:30, :3].sum(axis=1, keepdims=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # rows not summing to one
+        for y_true, y_proba in [(y, proba), (onehot, onehot_proba)]:
+            if "sample_weight" in kw:
+                kw["sample_weight"] = weight[: len(y_true)]
+            score = ours(y_true, y_proba, q=0.0, estimand="forward", **kw)
+            expected = theirs(y_true, y_proba, **kw)
+            assert score.nominal == pytest.approx(expected, rel=1e-14)
+            assert score.expected == pytest.approx(expected, rel=1e-14)
+            assert score.variance == 0.0
+            assert score.n_samples == len(y_true)
+
+
+@pytest.mark.parametrize("metric", ["brier", "log"])
+def test_label_indicator_monte_carlo(metric):
+    """Each entry flipped on its own with its row's q: moments and the truth
+    estimate agree with a seeded simulation within 5 SE."""
+    ours, theirs = {
+        "brier": (expected_brier_score_loss, brier_score_loss),
+        "log": (expected_log_loss, log_loss),
+    }[metric]
+    rng, y, proba, weight = _indicator_case(seed=1)
+    q = rng.uniform(0.05, 0.2, size=y.shape[0])
+    n_draws = 4000
+    flips = rng.random((n_draws, *y.shape)) < q[None, :, None]
+    observed = np.where(flips, 1 - y, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        draws = np.array([theirs(o, proba, sample_weight=weight) for o in observed])
+        score = ours(y, proba, q=q, sample_weight=weight, estimand="forward")
+        truths = np.array(
+            [
+                ours(o, proba, q=q, sample_weight=weight, estimand="truth").expected
+                for o in observed[:400]
+            ]
+        )
+        true_value = theirs(y, proba, sample_weight=weight)
+    se = draws.std() / np.sqrt(n_draws)
+    assert abs(score.expected - draws.mean()) < 5 * se
+    # the variance of a sample variance: about var * sqrt(2/n) for near-normal sums
+    assert score.variance == pytest.approx(draws.var(), rel=5 * np.sqrt(2 / n_draws))
+    assert abs(truths.mean() - true_value) < 5 * truths.std() / np.sqrt(truths.size)
+
+
+def test_label_indicator_errors():
+    _, y, proba, _ = _indicator_case()
+    with pytest.raises(ValueError, match="shape of the label-indicator"):
+        expected_log_loss(y, proba[:, :3], q=0.1)
+    with pytest.raises(ValueError, match="takes q"):
+        expected_brier_score_loss(y, proba, transition_matrix=np.eye(2))
+    with pytest.raises(ValueError, match="label-indicator matrix of 0 and 1"):
+        expected_log_loss(2 * y, proba, q=0.1)

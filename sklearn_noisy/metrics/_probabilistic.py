@@ -53,8 +53,85 @@ class _Problem(NamedTuple):
     divisor: float
 
 
+def _label_indicator(y_true: Any) -> np.ndarray | None:
+    """A 2-D ``y_true`` as a 0/1 label-indicator matrix (None for 1-D labels)."""
+    if hasattr(y_true, "to_numpy") and not isinstance(y_true, np.ndarray):
+        y_true = y_true.to_numpy()
+    array = np.asarray(y_true)
+    if array.ndim != 2 or array.shape[1] < 2:
+        return None
+    if array.dtype.kind not in "biuf" or not np.isin(array, (0, 1)).all():
+        raise ValueError(
+            "A 2-D y_true must be a label-indicator matrix of 0 and 1 (one "
+            f"column per class); got shape {array.shape} with other values."
+        )
+    return array.astype(np.int8)
+
+
+def _multilabel_problem(
+    definition: ProbabilisticLoss, indicator: np.ndarray, arguments: dict[str, Any]
+) -> _Problem:
+    """The problem of a multilabel ``y_true``, one binary sample per entry.
+
+    scikit-learn's loss of a row is the sum of its entries' losses, and each
+    entry is flipped on its own with its sample's ``q``: the moments are those
+    of the ``n × K`` entries, divided by the samples' count or weight.
+    """
+    proba, eps = _check_proba(arguments["y_proba"])
+    if proba.shape != indicator.shape:
+        raise ValueError(
+            f"y_proba must have the shape of the label-indicator y_true "
+            f"{indicator.shape}; got {proba.shape}."
+        )
+    if (
+        arguments.get("transition_matrix") is not None
+        or arguments.get("labels") is not None
+    ):
+        raise ValueError(
+            "A multilabel y_true (rows with other than one 1) takes q, each "
+            "entry flipped on its own; transition_matrix and labels apply to "
+            "class labels."
+        )
+    n_samples, n_labels = indicator.shape
+    weight, scale = weights_and_scale(arguments.get("sample_weight"), n_samples)
+    noise = FlipNoise.from_params(
+        arguments.get("q"), None, n_samples=n_samples, n_classes=2
+    )
+    if not noise.is_constant:
+        noise = FlipNoise(np.repeat(noise.q, n_labels), None, 2)
+    divisor = 1.0
+    if arguments.get("normalize", True):
+        divisor = float(n_samples) if weight is None else float(weight.sum())
+        scale = 1.0
+    half = arguments.get("scale_by_half", "auto")
+    if half == "auto":
+        half = n_labels == 2
+    if definition.scale_by_half and half:
+        scale *= 0.5
+    return _Problem(
+        definition.entry(eps),
+        proba.ravel(),
+        ClassIndex(indicator.ravel()),
+        noise,
+        None if weight is None else np.repeat(weight, n_labels),
+        scale,
+        divisor,
+    )
+
+
 def _problem(definition: ProbabilisticLoss, arguments: dict[str, Any]) -> _Problem:
-    """Validate the ``arguments`` of a call (missing ones take their defaults)."""
+    """Validate the ``arguments`` of a call (missing ones take their defaults).
+
+    A label-indicator ``y_true`` with one 1 per row is read as class labels (the
+    columns' positions); with other rows, as multilabel (:func:`_multilabel_problem`).
+    """
+    indicator = _label_indicator(arguments["y_true"])
+    if indicator is not None:
+        if np.any(indicator.sum(axis=1) != 1):
+            return _multilabel_problem(definition, indicator, arguments)
+        arguments = {**arguments, "y_true": indicator.argmax(axis=1)}
+        if arguments.get("labels") is None:
+            arguments["labels"] = np.arange(indicator.shape[1])
     proba, eps = _check_proba(arguments["y_proba"])
     y_true = as_label_array(arguments["y_true"], name="y_true")
     n_samples = proba.shape[0]
@@ -168,7 +245,7 @@ def _expected_loss(
     }
     problem = _problem(definition, arguments)
     loss, proba, index, noise, weight, scale, divisor = problem
-    n_samples = proba.shape[0]
+    n_samples = np.shape(arguments["y_true"])[0]
     nominal, expected, variance, floor = _loss_totals(problem, estimand)
     return NoisyScore(
         definition.name,
@@ -179,7 +256,7 @@ def _expected_loss(
         method="exact",
         estimand=estimand,
         distribution=None
-        if estimand != "forward" or n_samples > MAX_LOSS_SAMPLES
+        if estimand != "forward" or index.shape[0] > MAX_LOSS_SAMPLES
         else loss_distribution(
             loss(proba),
             noise.observation_rows(index[slice(None)], slice(None)),
@@ -193,9 +270,12 @@ def _loss_terms(
 ) -> tuple[np.ndarray, np.ndarray | None, float]:
     """The per-sample terms ``E_i`` of :func:`_loss_totals` (the sampling rule)."""
     problem = _problem(definition, arguments)
-    n_samples, weight = problem.proba.shape[0], problem.weight
-    h = np.empty(n_samples)
+    n_samples, weight = np.shape(arguments["y_true"])[0], problem.weight
+    h = np.empty(problem.index.shape[0])
     _loss_totals(problem, arguments.get("estimand", "forward"), h)
+    h = h.reshape(n_samples, -1).sum(axis=1)  # a multilabel row: its entries
+    if weight is not None:
+        weight = weight.reshape(n_samples, -1)[:, 0]
     w_sum = float(n_samples) if weight is None else float(np.sum(weight))
     return h, weight, problem.scale * w_sum / problem.divisor
 
@@ -248,9 +328,12 @@ def expected_brier_score_loss(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
+    y_true : array-like of shape (n_samples,) or (n_samples, n_classes)
         Reference class of each sample (``estimand="forward"``) or its
-        single observed label (``"truth"``, ``"remeasurement"``).
+        single observed label (``"truth"``, ``"remeasurement"``); or a 0/1
+        label-indicator matrix, as in scikit-learn: read as class labels when
+        every row has one 1, else as multilabel, each entry flipped on its own
+        with its sample's ``q``.
 
     y_proba : array-like of shape (n_samples,) or (n_samples, n_classes)
         Predicted probabilities: of the positive class (1-D), or of each class
@@ -312,9 +395,12 @@ def expected_log_loss(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
+    y_true : array-like of shape (n_samples,) or (n_samples, n_classes)
         Reference class of each sample (``estimand="forward"``) or its
-        single observed label (``"truth"``, ``"remeasurement"``).
+        single observed label (``"truth"``, ``"remeasurement"``); or a 0/1
+        label-indicator matrix, as in scikit-learn: read as class labels when
+        every row has one 1, else as multilabel, each entry flipped on its own
+        with its sample's ``q``.
 
     y_proba : array-like of shape (n_samples,) or (n_samples, n_classes)
         Predicted probabilities: of the greater of the two classes (1-D), or of

@@ -58,6 +58,13 @@ def _log_loss(eps: float) -> Loss:
     return loss
 
 
+def _log_loss_entry(eps: float) -> Loss:
+    def loss(proba: np.ndarray) -> np.ndarray:
+        return np.stack((0.0 * proba, -np.log(np.clip(proba, eps, 1.0 - eps))), axis=1)
+
+    return loss
+
+
 @dataclass(frozen=True)
 class ProbabilisticLoss:
     """One loss of predicted probabilities, as the engines read it.
@@ -67,6 +74,8 @@ class ProbabilisticLoss:
     ``pos_label``: a 1-D ``y_proba`` is that of ``pos_label`` with
     scikit-learn's rules (Brier), else of the greater class (log-loss).
     ``scale_by_half``: the metric takes scikit-learn's option of that name.
+    ``entry(eps)``: the table ``p -> [ℓ(0), ℓ(1)]`` of one entry of a multilabel
+    indicator ``y_true`` (scikit-learn's loss sums the entries of a row).
     """
 
     #: The paired comparison asks these of every definition: none here.
@@ -75,16 +84,17 @@ class ProbabilisticLoss:
 
     name: str
     loss: Callable[[float], Loss]
+    entry: Callable[[float], Loss]
     pos_label: bool = False
     scale_by_half: bool = False
 
 
 #: The Brier score: ``Σ_c (p_c − 1[c = y])²``, halved for two classes.
 BRIER_SCORE_LOSS = ProbabilisticLoss(
-    "brier_score_loss", _brier_loss, pos_label=True, scale_by_half=True
+    "brier_score_loss", _brier_loss, _brier_loss, pos_label=True, scale_by_half=True
 )
 #: The log-loss: ``−log p_y``, the probabilities clipped at the dtype's eps.
-LOG_LOSS = ProbabilisticLoss("log_loss", _log_loss)
+LOG_LOSS = ProbabilisticLoss("log_loss", _log_loss, _log_loss_entry)
 
 
 def _check_proba(y_proba: Any) -> tuple[np.ndarray, float]:
