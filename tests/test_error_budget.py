@@ -36,13 +36,18 @@ from hypothesis import strategies as st
 from scipy import stats
 from scipy.special import ndtri, stdtrit
 from sklearn import metrics as skm
+from sklearn.metrics import f1_score
 
 from sklearn_noisy import NoisyScore
 from sklearn_noisy._noisy_score import SAMPLING_METHODS
 from sklearn_noisy.metrics import (
     expected_accuracy_score,
+    expected_balanced_accuracy_score,
+    expected_cohen_kappa_score,
     expected_f1_score,
+    expected_matthews_corrcoef,
     expected_mean_squared_error,
+    expected_roc_auc_score,
     expected_root_mean_squared_error,
     get_metric_info,
     get_metric_names,
@@ -542,6 +547,101 @@ def test_bootstrap_agrees_with_delta_rmse(estimand):
     _check_ratios(ratios)
 
 
+# --------------------------------------------------------------------------- #
+# The count metrics and the ROC AUC: the delta method on their definitions
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize("n", [40, 300])
+def test_f1_sampling_is_takahashis_closed_form(n):
+    """At zero noise, binary F1 = 2a/(2a + b) of the multinomial cell shares
+    (a = TP/n, b = (FP + FN)/n) has the delta variance 4ab(a + b)/(2a + b)⁴
+    over n − 1 (Takahashi et al. 2022, with the unbiased n − 1)."""
+    d = _binary(n, n=n)
+    score = expected_f1_score(
+        d["y"], d["pred"], q=0.0, estimand="forward", test_set_sampling=True
+    )
+    a = np.mean((d["y"] == 1) & (d["pred"] == 1))
+    b = np.mean(d["y"] != d["pred"])
+    assert score.sampling_method == "delta"
+    assert score.sampling_variance == pytest.approx(
+        4 * a * b * (a + b) / ((n - 1) * (2 * a + b) ** 4), rel=1e-12
+    )
+
+
+@pytest.mark.parametrize("n", [200, 1000])
+def test_auc_sampling_is_delongs(n):
+    """At zero noise, DeLong et al.'s variance (structural components, ties
+    half), to O(1/n): the classes' shares are part of the test-set draw here."""
+    rng = np.random.default_rng(n)
+    y = (rng.random(n) < 0.4).astype(int)
+    scores = np.round(rng.normal(y, 1.0), 1)  # with ties
+    score = expected_roc_auc_score(
+        y, scores, q=0.0, estimand="forward", test_set_sampling=True
+    )
+    pos, neg = scores[y == 1], scores[y == 0]
+    kernel = (pos[:, None] > neg) + 0.5 * (pos[:, None] == neg)
+    delong = kernel.mean(1).var(ddof=1) / pos.size
+    delong += kernel.mean(0).var(ddof=1) / neg.size
+    assert score.sampling_method == "delta"
+    assert score.sampling_variance == pytest.approx(delong, rel=3.0 / n)
+
+
+COUNT_FUNCTIONS = {
+    "f1": expected_f1_score,
+    "matthews_corrcoef": expected_matthews_corrcoef,
+    "cohen_kappa": expected_cohen_kappa_score,
+    "balanced_accuracy": expected_balanced_accuracy_score,
+    "roc_auc": expected_roc_auc_score,
+}
+
+
+@pytest.mark.parametrize(
+    ("metric", "estimand"),
+    [
+        *[("f1", e) for e in ESTIMANDS],
+        *[("matthews_corrcoef", e) for e in ESTIMANDS],
+        ("cohen_kappa", "truth"),
+        ("balanced_accuracy", "truth"),
+        ("roc_auc", "forward"),
+        ("roc_auc", "truth"),
+    ],
+)
+def test_bootstrap_agrees_with_delta_counts(metric, estimand):
+    function, ratios = COUNT_FUNCTIONS[metric], []
+    for seed in SEEDS[:3]:
+        d = _binary(seed, n=150)
+        pred, kwargs = d["pred"], {"q": d["q"], "estimand": estimand}
+        if metric == "roc_auc":  # a score, right on average
+            pred = np.random.default_rng(seed).normal(d["pred"], 0.8)
+            kwargs["method"] = "delta"  # the forward moments' fast engine
+        delta = function(d["y"], pred, **kwargs, test_set_sampling=True)
+        assert delta.sampling_method == "delta"
+        boot = function(d["y"], pred, **kwargs, test_set_sampling="bootstrap")
+        ratios.append(_total_of(boot) / _total_of(delta))
+    _check_ratios(ratios)
+
+
+def test_truth_f1_sampling_variance_end_to_end():
+    """Whole experiment: new test sets from a population, labels flipped with
+    q = 0.1; the mean delta sampling variance of the truth F1 is the variance
+    of the true F1 over the test sets (within 5 SE of that variance)."""
+    rng = np.random.default_rng(7)
+    n, replicates = 300, 600
+    true_f1, estimated = np.empty(replicates), np.empty(replicates)
+    for r in range(replicates):
+        y = (rng.random(n) < 0.3).astype(int)
+        pred = np.where(rng.random(n) < 0.8, y, 1 - y)
+        observed = np.where(rng.random(n) < 0.1, 1 - y, y)
+        score = expected_f1_score(
+            observed, pred, q=0.1, estimand="truth", test_set_sampling=True
+        )
+        estimated[r] = score.sampling_variance
+        true_f1[r] = f1_score(y, pred)
+    target = true_f1.var(ddof=1)
+    centred = (true_f1 - true_f1.mean()) ** 2
+    target_se = centred.std(ddof=1) / math.sqrt(replicates)
+    assert abs(estimated.mean() - target) < 5 * target_se
+
+
 def test_rmse_delta_by_hand():
     d = _regression(12)
     score = expected_root_mean_squared_error(
@@ -622,7 +722,9 @@ def test_every_registry_metric_takes_test_set_sampling(name):
         "mean_squared_percentage_error": "per_sample_terms",
         "root_mean_squared_error": "delta",
         "root_mean_squared_percentage_error": "delta",
-    }.get(name, "bootstrap")
+        "r2": "bootstrap",
+        "explained_variance": "bootstrap",
+    }.get(name, "delta")  # the count metrics and the ROC AUC
     assert score.sampling_method == rule
 
 

@@ -61,7 +61,7 @@ def test_bootstrap_in_threads_keeps_warning_filters_and_other_warnings():
     rng = np.random.default_rng(0)
     y = rng.integers(0, 2, 60)
     y_pred = np.where(rng.random(60) < 0.8, y, 1 - y)
-    expected = expected_f1_score(y, y_pred, q=0.1, test_set_sampling=True)
+    expected = expected_f1_score(y, y_pred, q=0.1, test_set_sampling="bootstrap")
     assert expected.sampling_method == "bootstrap"
     n_raised = 0
     stop = threading.Event()
@@ -75,7 +75,7 @@ def test_bootstrap_in_threads_keeps_warning_filters_and_other_warnings():
     results = []
 
     def library_thread() -> None:
-        results.append(expected_f1_score(y, y_pred, q=0.1, test_set_sampling=True))
+        results.append(expected_f1_score(y, y_pred, q=0.1, test_set_sampling="bootstrap"))
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

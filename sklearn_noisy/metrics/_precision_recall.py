@@ -19,6 +19,7 @@ from .._noisy_score import NoisyScore
 from ..utils._docstring import fill_doc
 from ..utils._validation import ESTIMANDS, check_estimand, supports_estimands
 from ._definitions.counts import COUNT_METRICS, CountMetric
+from ._engines.counts.sampling import count_sampling
 from ._engines.counts.score import count_score
 from ._engines.test_set_sampling import with_test_set_sampling
 
@@ -182,7 +183,9 @@ def count_metric_function(
     parameters = AVERAGED_PARAMETERS if definition.averaged else UNAVERAGED_PARAMETERS
     score = fill_doc(parameters=parameters, returns=AVERAGED_RETURNS)(score)
     score = supports_estimands("forward", "truth", "remeasurement")(score)
-    return with_test_set_sampling(label_arguments=("y_true", "y_pred"))(score)
+    return with_test_set_sampling(
+        hook=count_sampling(definition), label_arguments=("y_true", "y_pred")
+    )(score)
 
 
 def metric_doc(summary: str, body: str, sklearn_name: str, example: str) -> str:

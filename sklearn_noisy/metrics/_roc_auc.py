@@ -32,11 +32,16 @@ from ._engines.roc_auc import (
     EXACT_BUDGET,
     auc_moments_delta,
     auc_moments_exact,
+    auc_sampling_terms,
     centered_ranks,
     exact_cost,
     tie_groups,
 )
-from ._engines.test_set_sampling import with_test_set_sampling
+from ._engines.test_set_sampling import (
+    mean_total_variance,
+    sampling_from_total,
+    with_test_set_sampling,
+)
 
 __all__ = ["NoisyRocCurve", "expected_roc_auc_score", "noisy_roc_curve"]
 
@@ -305,7 +310,34 @@ def _truth(
     return estimate, variance
 
 
-@with_test_set_sampling()
+def _sampling(arguments: dict[str, Any], score: Any) -> tuple | None:
+    """DeLong's sampling variance of a binary AUC with equal weights (else None:
+    the bootstrap), of the estimand's labels: the flip probabilities of the
+    given ones (forward) or the de-noised ones (truth)."""
+    y_true, y_score = arguments["y_true"], arguments["y_score"]
+    if (
+        isinstance(score, list)
+        or _kind(y_true, y_score) != "binary"
+        or _partial(arguments.get("max_fpr"))
+    ):
+        return None
+    positive, scores, _ = _check_inputs(y_true, y_score, arguments.get("labels"))
+    t0, t1, _ = _flip_law(
+        positive, arguments.get("q"), arguments.get("transition_matrix")
+    )
+    keep, weight = _weights(arguments.get("sample_weight"), positive.size)
+    if weight is not None:
+        return None
+    positive, scores, t0, t1 = positive[keep], scores[keep], t0[keep], t1[keep]
+    if score.estimand == "truth":
+        u = (positive - t0) / (t1 - t0)
+    else:
+        u = np.where(positive, t1, t0)
+    total, dof = mean_total_variance(auc_sampling_terms(u, scores), None)
+    return sampling_from_total(total, score), "delta", dof
+
+
+@with_test_set_sampling(hook=_sampling)
 @supports_estimands("forward", "truth")
 def expected_roc_auc_score(
     y_true: Any,

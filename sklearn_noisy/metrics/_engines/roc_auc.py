@@ -14,7 +14,13 @@ from scipy import fft as sp_fft
 
 from .counts.poisson_binomial import poisson_binomial_window
 
-__all__ = ["AucMoments", "auc_moments_delta", "auc_moments_exact", "tie_groups"]
+__all__ = [
+    "AucMoments",
+    "auc_moments_delta",
+    "auc_moments_exact",
+    "auc_sampling_terms",
+    "tie_groups",
+]
 
 #: Largest number of (evaluation point × sample) terms of the exact method.
 EXACT_BUDGET = 5_000_000
@@ -209,3 +215,23 @@ def auc_moments_delta(p: np.ndarray, scores: np.ndarray) -> AucMoments:
     )
     p_defined = 1.0 - float(np.prod(keep)) - float(np.prod(ps))
     return AucMoments(mean, max(variance, 0.0), p_defined)
+
+
+def auc_sampling_terms(u: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """Per-sample terms ``h`` of the AUC of soft labels ``u`` (DeLong et al.).
+
+    The AUC is a ratio of two-sample U-statistics, ``Σ u_i (1 − u_j) h_ij`` over
+    ``Σ u_i (1 − u_j)``; ``h = θ + 2 (φ_i − θ ψ_i)/ψ̄`` with ``φ_i, ψ_i`` their
+    halved kernels summed over the other samples, so that the spread of ``h``
+    over the samples gives the sampling variance in ``O(n log n)`` (user guide:
+    :ref:`error_budget`).
+    """
+    groups = tie_groups(scores)
+    a = u[groups.order]
+    b = 1.0 - a
+    phi = 0.5 * (a * _below(b, groups, 0.5) + b * _above(a, groups, 0.5))
+    psi = 0.5 * (a * (b.sum() - b) + b * (a.sum() - a))
+    theta = phi.sum() / psi.sum()
+    h = np.empty(u.size)
+    h[groups.order] = theta + 2.0 * (phi - theta * psi) / psi.mean()
+    return h

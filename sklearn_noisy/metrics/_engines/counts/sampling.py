@@ -1,0 +1,114 @@
+"""The test-set sampling variance of a count metric, by its influence function.
+
+A count metric is ``f(C)`` of a (weighted) confusion matrix ``C = Σ w_i m_i``,
+``m_i`` sample ``i``'s row of class probabilities placed in its predicted
+column. To first order ``f(C) = Σ w_i h_i / Σ w_i`` with the per-sample terms
+``h_i = f + W ∇f · (m_i − C/W)``, whose spread over the test samples gives the
+sampling variance in ``O(n)``: Takahashi et al.'s closed form for F1 and its
+family, the same for every metric with a gradient (user guide:
+:ref:`error_budget`). The class rows are the estimand's: the flip rows of the
+given labels (forward), the de-noising rows ``T⁻¹[ỹ_i, :]`` (truth) or the
+observed labels (remeasurement).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ....utils._arrays import check_sample_weight
+from ....utils._labels import encode_labels
+from ....utils._noise import FlipNoise
+from ..._definitions.counts import CountMetric
+from ..test_set_sampling import mean_total_variance, sampling_from_total
+from .multilabel import is_multilabel
+
+__all__ = ["count_sampling"]
+
+
+def _class_rows(noise: FlipNoise, estimand: str, index: np.ndarray) -> np.ndarray:
+    """The rows of class weights of the classes ``index`` under ``estimand``."""
+    if estimand == "forward":
+        return noise.observation_rows(index, slice(None))
+    if estimand == "truth":
+        inverse = None if noise.matrix is None else noise.inverse_matrix()
+        return noise.inverse_rows(index, slice(None), inverse)
+    return np.eye(noise.n_classes)[index]
+
+
+def count_sampling_terms(
+    definition: CountMetric, arguments: dict[str, Any], score: Any
+) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """``(h, weight)``, the per-sample terms of a count metric's call, or None
+    where the bootstrap stays (per-class results, multilabel targets, a
+    ``labels`` subset)."""
+    y_true, y_pred = arguments["y_true"], arguments["y_pred"]
+    average = arguments.get("average", "binary") if definition.averaged else "macro"
+    labels = arguments.get("labels")
+    if (
+        isinstance(score, list)
+        or average not in ("binary", "micro", "macro", "weighted")
+        or is_multilabel(y_true, y_pred)
+    ):
+        return None
+    encoded = encode_labels(y_true, y_pred, None)
+    classes, k = encoded.classes, encoded.n_classes
+    if labels is not None:
+        if not np.isin(classes, labels).all():
+            return None
+        encoded = encode_labels(y_true, y_pred, labels)
+        classes, k = encoded.classes, encoded.n_classes
+    true_index, pred_index = encoded.indices(slice(None))
+    options: dict[str, Any] = {"average": average}
+    if definition.averaged:
+        zero = arguments.get("zero_division", "warn")
+        options["zero_division"] = 0.0 if isinstance(zero, str) else float(zero)
+        if average == "binary":
+            position = np.flatnonzero(classes == arguments.get("pos_label", 1))
+            if k != 2 or position.size != 1:
+                return None
+            options["pos_index"] = int(position[0])
+    elif k < 2:
+        return None
+    options.update({n: arguments.get(n, d) for n, d in definition.parameters})
+    n = true_index.shape[0]
+    noise = FlipNoise.from_params(
+        arguments.get("q"), arguments.get("transition_matrix"), n_samples=n,
+        n_classes=k,
+    )  # fmt: skip
+    weight = check_sample_weight(arguments.get("sample_weight"), n)
+    if noise.is_constant:  # one row per class: K x K tables, one gather
+        table = _class_rows(noise, score.estimand, np.arange(k))
+        cells = np.bincount(true_index * k + pred_index, weight, k * k)
+        counts = table.T @ cells.reshape(k, k)
+    else:
+        table = _class_rows(noise, score.estimand, true_index)
+        w = np.ones(n) if weight is None else weight
+        counts = np.stack(
+            [np.bincount(pred_index, w * table[:, c], k) for c in range(k)]
+        )
+    value, gradient = definition.gradient(counts, **options)
+    if noise.is_constant:
+        influence = (table @ gradient)[true_index, pred_index]
+    else:
+        influence = np.einsum("ik,ki->i", table, gradient[:, pred_index])
+    total = float(counts.sum())
+    h = value + total * (influence - float(np.sum(gradient * counts)) / total)
+    if arguments.get("adjusted", False):  # (f − 1/K) / (1 − 1/K)
+        h = (h - 1.0 / k) / (1.0 - 1.0 / k)
+    return h, weight
+
+
+def count_sampling(definition: CountMetric) -> Callable[..., Any]:
+    """The test-set sampling rule of ``definition``'s public function."""
+
+    def rule(arguments: dict[str, Any], score: Any) -> tuple | None:
+        terms = count_sampling_terms(definition, arguments, score)
+        if terms is None:
+            return None
+        total, dof = mean_total_variance(*terms)
+        return sampling_from_total(total, score), "delta", dof
+
+    return rule
