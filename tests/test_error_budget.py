@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 from scipy import stats
 from scipy.special import ndtri, stdtrit
 from sklearn import metrics as skm
-from sklearn.metrics import f1_score
+from sklearn.metrics import f1_score, r2_score
 
 from sklearn_noisy import NoisyScore
 from sklearn_noisy._noisy_score import SAMPLING_METHODS
@@ -620,6 +620,44 @@ def test_bootstrap_agrees_with_delta_counts(metric, estimand):
     _check_ratios(ratios)
 
 
+@pytest.mark.parametrize("estimand", ESTIMANDS)
+@pytest.mark.parametrize("metric", ["r2", "explained_variance"])
+def test_bootstrap_agrees_with_delta_r2(metric, estimand):
+    function = get_metric_info(metric).function
+    ratios = []
+    for seed in SEEDS[:3]:
+        d = _regression(seed, n=150)
+        kwargs = dict(sigma=d["sigma"], sample_weight=d["weight"], estimand=estimand)
+        if estimand == "forward":
+            kwargs["method"] = "delta"  # the forward moments' fast engine
+        delta = function(d["y"], d["pred"], **kwargs, test_set_sampling=True)
+        assert delta.sampling_method == "delta"
+        boot = function(d["y"], d["pred"], **kwargs, test_set_sampling="bootstrap")
+        ratios.append(_total_of(boot) / _total_of(delta))
+    _check_ratios(ratios)
+
+
+def test_truth_r2_sampling_variance_end_to_end():
+    """Whole experiment: x ~ N(0, 1), true value 1.5x + 0.3, model x, labels
+    with σ = 0.2 + 0.3|x|; the mean delta sampling variance of the truth R² is
+    the variance of the true R² over the test sets (within 5 SE)."""
+    rng = np.random.default_rng(8)
+    n, replicates = 100, 400
+    true_r2, estimated = np.empty(replicates), np.empty(replicates)
+    for r in range(replicates):
+        x = rng.standard_normal(n)
+        exact, sigma = 1.5 * x + 0.3, 0.2 + 0.3 * np.abs(x)
+        labels = exact + sigma * rng.standard_normal(n)
+        score = get_metric_info("r2").function(
+            labels, x, sigma=sigma, estimand="truth", test_set_sampling=True
+        )
+        estimated[r] = score.sampling_variance
+        true_r2[r] = r2_score(exact, x)
+    centred = (true_r2 - true_r2.mean()) ** 2
+    target_se = centred.std(ddof=1) / math.sqrt(replicates)
+    assert abs(estimated.mean() - true_r2.var(ddof=1)) < 5 * target_se
+
+
 def test_truth_f1_sampling_variance_end_to_end():
     """Whole experiment: new test sets from a population, labels flipped with
     q = 0.1; the mean delta sampling variance of the truth F1 is the variance
@@ -722,9 +760,7 @@ def test_every_registry_metric_takes_test_set_sampling(name):
         "mean_squared_percentage_error": "per_sample_terms",
         "root_mean_squared_error": "delta",
         "root_mean_squared_percentage_error": "delta",
-        "r2": "bootstrap",
-        "explained_variance": "bootstrap",
-    }.get(name, "delta")  # the count metrics and the ROC AUC
+    }.get(name, "delta")  # R², explained variance, the count metrics, ROC AUC
     assert score.sampling_method == rule
 
 

@@ -54,7 +54,11 @@ from ._engines.regression.sums import (
     rescaled_squared_error_sums,
     squared_error_sums,
 )
-from ._engines.test_set_sampling import with_test_set_sampling
+from ._engines.test_set_sampling import (
+    mean_total_variance,
+    sampling_from_total,
+    with_test_set_sampling,
+)
 
 __all__ = [
     "bounded_root",
@@ -250,6 +254,54 @@ def bounded_root(
     return expected, root_variance, bounded
 
 
+def _ratio_sampling(definition: RegressionLoss) -> Callable[..., Any]:
+    """The sampling rule of R² and explained variance, ``1 − Ā/B̄``: the delta
+    method on the per-sample terms ``a_i`` (squared residuals, centred for the
+    explained variance) and ``b_i`` (squared deviations of the labels), each
+    with ``σ_i²`` added (forward) or taken off (truth) to first order; None (the
+    bootstrap) for per-output results or a non-positive ``B̄``.
+    """
+    shift = {"forward": 1.0, "truth": -1.0, "remeasurement": 0.0}
+
+    def hook(
+        arguments: dict[str, Any], score: NoisyScore
+    ) -> tuple[float, str, float] | None:
+        if isinstance(score, list):
+            return None
+        y_true, y_pred, sigma, weight, multioutput = check_regression_inputs(
+            arguments["y_true"],
+            arguments["y_pred"],
+            sigma=arguments["sigma"],
+            sample_weight=arguments.get("sample_weight"),
+            multioutput=arguments.get("multioutput", "uniform_average"),
+            multioutput_rules=definition.multioutput,
+        )
+        w = np.ones(y_true.shape[0]) if weight is None else weight
+        total = float(w.sum())
+        noise = shift[score.estimand] * np.square(
+            np.broadcast_to(np.asarray(sigma, dtype=float), y_true.shape)
+        )
+        residual = y_true - y_pred
+        if definition.centred:
+            residual = residual - w @ residual / total
+        a = np.square(residual) + noise
+        b = np.square(y_true - w @ y_true / total) + noise
+        if isinstance(multioutput, str) and multioutput == "variance_weighted":
+            a, b = a.sum(axis=1, keepdims=True), b.sum(axis=1, keepdims=True)
+        a_mean, b_mean = w @ a / total, w @ b / total
+        if not np.all(b_mean > 0.0):
+            return None
+        h = -((a - a_mean) - a_mean / b_mean * (b - b_mean)) / b_mean
+        if h.shape[1] > 1 and not isinstance(multioutput, str):
+            h = h @ multioutput / np.sum(multioutput)
+        else:
+            h = h.mean(axis=1)
+        variance, dof = mean_total_variance(score.expected + h, weight)
+        return sampling_from_total(variance, score), "delta", dof
+
+    return hook
+
+
 def _root_sampling(mean_metric: Callable[..., NoisyScore]) -> Callable[..., Any]:
     """The sampling rule of a root metric: the mean metric's, by the delta method.
 
@@ -421,7 +473,7 @@ def regression_function(
         return with_test_set_sampling(_loss_terms(definition))(score)
     if root_of is not None:
         return with_test_set_sampling(hook=_root_sampling(root_of))(score)
-    return with_test_set_sampling()(score)
+    return with_test_set_sampling(hook=_ratio_sampling(definition))(score)
 
 
 def _forward_result(

@@ -35,9 +35,9 @@ _PARAMETER_DOC = """\
         Also estimate the variance of the result over the sampling of the test
         set (``sampling_variance``, user guide: :ref:`error_budget`): from the
         per-sample terms where the metric is their mean (the law of total
-        variance), by the delta method for the RMSE, the count metrics and
-        the ROC AUC (DeLong's), else by a seeded bootstrap over the test
-        samples; ``"bootstrap"`` forces the bootstrap.
+        variance), else by the delta method (the ROC AUC: DeLong's), or a
+        seeded bootstrap over the test samples where neither applies;
+        ``"bootstrap"`` forces the bootstrap.
         Then ``confidence_interval(source="sampling" or "both")`` and
         ``prediction_interval()`` are available.
 
