@@ -60,7 +60,7 @@ def test_pooled_estimates_carry_the_metric_functions_sampling(regression):
     direct = expected_r2_score(
         y, oof, sigma=sigma, estimand="truth", test_set_sampling=True
     )
-    assert r2.sampling_method == "bootstrap"  # seeded: the same resamples
+    assert r2.sampling_method == "delta"
     assert r2.sampling_variance == pytest.approx(direct.sampling_variance, rel=1e-9)
     # pooled_ holds the scorer's own estimand, with its sampling too
     assert cv.pooled_["mean_squared_error"].sampling_method == "per_sample_terms"
@@ -147,10 +147,10 @@ def test_command_line_json_has_the_budget(tmp_path, capsys):
     assert pooled["sampling_method"] is None
 
 
-def test_paired_difference_sampling_is_the_bootstrap_of_the_differences():
+def test_paired_difference_sampling_is_the_spread_of_the_differences():
     # At zero noise the difference of accuracies is the mean of o_A − o_B: its
-    # sampling variance is s²/n of those, which the seeded bootstrap of 200
-    # resamples estimates with a relative SE of sqrt(2/199) ≈ 0.1 (5 SE: 0.5).
+    # sampling variance is s²/n of those, the difference of the two models'
+    # per-sample terms.
     from sklearn_noisy.metrics import expected_paired_difference
 
     rng = np.random.default_rng(5)
@@ -162,8 +162,8 @@ def test_paired_difference_sampling_is_the_bootstrap_of_the_differences():
         c, a, b, metric="accuracy", q=0.0, test_set_sampling=True
     )
     h = (a == c).astype(float) - (b == c)
-    assert score.sampling_method == "bootstrap"
-    assert score.sampling_variance == pytest.approx(np.var(h, ddof=1) / n, rel=0.5)
+    assert score.sampling_method == "per_sample_terms"
+    assert score.sampling_variance == pytest.approx(np.var(h, ddof=1) / n, rel=1e-12)
     assert score.variance == 0.0
 
 
@@ -222,12 +222,15 @@ def test_comparison_differences_carry_their_test_set_sampling(regression):
         cv=KFold(5),
     )
     diff = result.differences[("ridge", "tree")]["mean_squared_error"]
-    assert diff.sampling_method == "bootstrap"
-    # forward per-sample terms d_A² − d_B² (σ² cancels): s²/n, bootstrap ±50 %
+    assert diff.sampling_method == "per_sample_terms"
+    # per-sample terms d_A² − d_B² (σ² cancels): s²/n, less the label part of
+    # the truth difference
     a = result.cv_results["ridge"].oof_predictions_
     b = result.cv_results["tree"].oof_predictions_
     h = (y - a) ** 2 - (y - b) ** 2
-    assert diff.sampling_variance == pytest.approx(np.var(h, ddof=1) / y.size, rel=0.5)
+    assert diff.estimand == "truth"
+    total = np.var(h, ddof=1) / y.size
+    assert diff.sampling_variance == pytest.approx(total - diff.variance, rel=1e-9)
     reverse = result.differences[("tree", "ridge")]["mean_squared_error"]
     assert reverse.sampling_variance == diff.sampling_variance
     assert reverse.confidence_interval(source="both") == pytest.approx(
@@ -235,4 +238,5 @@ def test_comparison_differences_carry_their_test_set_sampling(regression):
     )
     assert "with test-set sampling (SD" in str(result)
     pair = result.to_dict()["differences"][0]
-    assert pair["sampling_method"] == "bootstrap" and pair["sampling_variance"] > 0
+    assert pair["sampling_method"] == "per_sample_terms"
+    assert pair["sampling_variance"] == diff.sampling_variance

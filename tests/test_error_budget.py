@@ -47,6 +47,7 @@ from sklearn_noisy.metrics import (
     expected_f1_score,
     expected_matthews_corrcoef,
     expected_mean_squared_error,
+    expected_paired_difference,
     expected_roc_auc_score,
     expected_root_mean_squared_error,
     get_metric_info,
@@ -634,6 +635,42 @@ def test_bootstrap_agrees_with_delta_r2(metric, estimand):
         assert delta.sampling_method == "delta"
         boot = function(d["y"], d["pred"], **kwargs, test_set_sampling="bootstrap")
         ratios.append(_total_of(boot) / _total_of(delta))
+    _check_ratios(ratios)
+
+
+@pytest.mark.parametrize(
+    ("metric", "estimand"),
+    [
+        ("mean_squared_error", "truth"),
+        ("accuracy", "truth"),
+        ("r2", "forward"),
+        ("f1", "forward"),
+        ("matthews_corrcoef", "forward"),
+    ],
+)
+def test_paired_difference_terms_agree_with_the_bootstrap(metric, estimand):
+    """The difference's terms are model A's less model B's, from the metric's
+    own rule: agreement with the bootstrap of the difference."""
+    info = get_metric_info(metric)
+    ratios = []
+    for seed in SEEDS[:3]:
+        if info.noise == "sigma":
+            d = _regression(seed, n=150)
+            noise = {"sigma": d["sigma"]}
+        else:
+            d = _binary(seed, n=150)
+            noise = {"q": d["q"]}
+        other = np.random.default_rng(seed).permutation(d["pred"])
+        b = np.where(np.arange(d["y"].size) % 3 == 0, other, d["pred"])
+        kwargs = dict(metric=metric, **noise, estimand=estimand, n_draws=200)
+        terms = expected_paired_difference(
+            d["y"], d["pred"], b, **kwargs, test_set_sampling=True
+        )
+        assert terms.sampling_method in ("per_sample_terms", "delta")
+        boot = expected_paired_difference(
+            d["y"], d["pred"], b, **kwargs, test_set_sampling="bootstrap"
+        )
+        ratios.append(_total_of(boot) / _total_of(terms))
     _check_ratios(ratios)
 
 

@@ -75,7 +75,9 @@ def test_bootstrap_in_threads_keeps_warning_filters_and_other_warnings():
     results = []
 
     def library_thread() -> None:
-        results.append(expected_f1_score(y, y_pred, q=0.1, test_set_sampling="bootstrap"))
+        results.append(
+            expected_f1_score(y, y_pred, q=0.1, test_set_sampling="bootstrap")
+        )
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import math
 from collections.abc import Callable
 from typing import Any
@@ -36,7 +37,7 @@ from ._engines.monte_carlo import (
     monte_carlo_score,
 )
 from ._engines.paired import _encode_chunk, flip_pair, pair_classes, regression_pair
-from ._engines.test_set_sampling import with_test_set_sampling
+from ._engines.test_set_sampling import sampling_terms, with_test_set_sampling
 from ._registry import MetricInfo, get_metric_info, get_metric_names
 
 __all__ = ["expected_paired_difference"]
@@ -354,7 +355,34 @@ def _without_moments(
     )
 
 
-@with_test_set_sampling(label_arguments=("y_true",), data_arguments=3)
+def _paired_terms(arguments: dict[str, Any], score: NoisyScore) -> tuple | None:
+    """The per-sample terms of a difference: those of model A less those of B
+    (same labels, same noise), from the metric's own sampling rule; None (the
+    bootstrap) where the metric has none."""
+    name, options = _resolve_metric(arguments["metric"])
+    function = get_metric_info(name).function
+    accepted = inspect.signature(function).parameters
+    kwargs = {**options, "estimand": score.estimand}
+    for key in ("sigma", "q", "transition_matrix", "labels", "sample_weight"):
+        if arguments.get(key) is not None and key in accepted:
+            kwargs[key] = arguments[key]
+    if arguments.get("classes") is not None and "labels" in accepted:
+        kwargs["labels"] = arguments["classes"]
+    parts = []
+    with quiet():  # the single models' own warnings
+        for pred in (arguments["y_pred_a"], arguments["y_pred_b"]):
+            single = function(arguments["y_true"], pred, **kwargs)
+            found = sampling_terms(
+                function, single, arguments["y_true"], pred, **kwargs
+            )
+            if found is None:
+                return None
+            parts.append(found)
+    (h_a, weight, method), (h_b, _, _) = parts
+    return h_a - h_b, weight, 1.0, method
+
+
+@with_test_set_sampling(_paired_terms, label_arguments=("y_true",), data_arguments=3)
 def expected_paired_difference(
     y_true: Any,
     y_pred_a: Any,

@@ -184,7 +184,7 @@ def count_metric_function(
     score = fill_doc(parameters=parameters, returns=AVERAGED_RETURNS)(score)
     score = supports_estimands("forward", "truth", "remeasurement")(score)
     return with_test_set_sampling(
-        hook=count_sampling(definition), label_arguments=("y_true", "y_pred")
+        count_sampling(definition), method="delta", label_arguments=("y_true", "y_pred")
     )(score)
 
 

@@ -54,11 +54,7 @@ from ._engines.regression.sums import (
     rescaled_squared_error_sums,
     squared_error_sums,
 )
-from ._engines.test_set_sampling import (
-    mean_total_variance,
-    sampling_from_total,
-    with_test_set_sampling,
-)
+from ._engines.test_set_sampling import with_test_set_sampling
 
 __all__ = [
     "bounded_root",
@@ -254,7 +250,7 @@ def bounded_root(
     return expected, root_variance, bounded
 
 
-def _ratio_sampling(definition: RegressionLoss) -> Callable[..., Any]:
+def _ratio_terms(definition: RegressionLoss) -> Callable[..., Any]:
     """The sampling rule of R² and explained variance, ``1 − Ā/B̄``: the delta
     method on the per-sample terms ``a_i`` (squared residuals, centred for the
     explained variance) and ``b_i`` (squared deviations of the labels), each
@@ -263,9 +259,9 @@ def _ratio_sampling(definition: RegressionLoss) -> Callable[..., Any]:
     """
     shift = {"forward": 1.0, "truth": -1.0, "remeasurement": 0.0}
 
-    def hook(
+    def terms(
         arguments: dict[str, Any], score: NoisyScore
-    ) -> tuple[float, str, float] | None:
+    ) -> tuple[np.ndarray, Any, float] | None:
         if isinstance(score, list):
             return None
         y_true, y_pred, sigma, weight, multioutput = check_regression_inputs(
@@ -296,10 +292,9 @@ def _ratio_sampling(definition: RegressionLoss) -> Callable[..., Any]:
             h = h @ multioutput / np.sum(multioutput)
         else:
             h = h.mean(axis=1)
-        variance, dof = mean_total_variance(score.expected + h, weight)
-        return sampling_from_total(variance, score), "delta", dof
+        return score.expected + h, weight, 1.0
 
-    return hook
+    return terms
 
 
 def _root_sampling(mean_metric: Callable[..., NoisyScore]) -> Callable[..., Any]:
@@ -473,7 +468,7 @@ def regression_function(
         return with_test_set_sampling(_loss_terms(definition))(score)
     if root_of is not None:
         return with_test_set_sampling(hook=_root_sampling(root_of))(score)
-    return with_test_set_sampling(hook=_ratio_sampling(definition))(score)
+    return with_test_set_sampling(_ratio_terms(definition), method="delta")(score)
 
 
 def _forward_result(

@@ -37,11 +37,7 @@ from ._engines.roc_auc import (
     exact_cost,
     tie_groups,
 )
-from ._engines.test_set_sampling import (
-    mean_total_variance,
-    sampling_from_total,
-    with_test_set_sampling,
-)
+from ._engines.test_set_sampling import with_test_set_sampling
 
 __all__ = ["NoisyRocCurve", "expected_roc_auc_score", "noisy_roc_curve"]
 
@@ -310,7 +306,7 @@ def _truth(
     return estimate, variance
 
 
-def _sampling(arguments: dict[str, Any], score: Any) -> tuple | None:
+def _sampling_terms(arguments: dict[str, Any], score: Any) -> tuple | None:
     """DeLong's sampling variance of a binary AUC with equal weights (else None:
     the bootstrap), of the estimand's labels: the flip probabilities of the
     given ones (forward) or the de-noised ones (truth)."""
@@ -333,11 +329,10 @@ def _sampling(arguments: dict[str, Any], score: Any) -> tuple | None:
         u = (positive - t0) / (t1 - t0)
     else:
         u = np.where(positive, t1, t0)
-    total, dof = mean_total_variance(auc_sampling_terms(u, scores), None)
-    return sampling_from_total(total, score), "delta", dof
+    return auc_sampling_terms(u, scores), None, 1.0
 
 
-@with_test_set_sampling(hook=_sampling)
+@with_test_set_sampling(_sampling_terms, method="delta")
 @supports_estimands("forward", "truth")
 def expected_roc_auc_score(
     y_true: Any,

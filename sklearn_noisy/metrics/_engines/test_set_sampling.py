@@ -22,7 +22,7 @@ from ..._noisy_score import NoisyScore
 from ...utils._noise import GaussianNoise
 from ...utils._warnings import quiet, warn
 
-__all__ = ["add_test_set_sampling", "with_test_set_sampling"]
+__all__ = ["add_test_set_sampling", "sampling_terms", "with_test_set_sampling"]
 
 #: Bootstrap resamples of the estimate (relative SE of the variance ≈ 10 %).
 N_RESAMPLES = 200
@@ -43,7 +43,7 @@ _PARAMETER_DOC = """\
 
 """
 
-Terms = Callable[[dict[str, Any], NoisyScore], tuple[np.ndarray, Any, float]]
+Terms = Callable[[dict[str, Any], NoisyScore], tuple[np.ndarray, Any, float] | None]
 Hook = Callable[[dict[str, Any], NoisyScore], tuple[float, str, float] | None]
 
 
@@ -102,6 +102,7 @@ def _with_parameter_doc(doc: str | None) -> str | None:
 def with_test_set_sampling(
     terms: Terms | None = None,
     *,
+    method: str = "per_sample_terms",
     hook: Hook | None = None,
     label_arguments: tuple[str, ...] = (),
     data_arguments: int = 2,
@@ -112,8 +113,11 @@ def with_test_set_sampling(
     ----------
     terms : callable, default=None
         ``terms(arguments, score) -> (h, weight, scale)``, the per-sample terms
-        whose weighted mean is ``score.expected / scale``, from the bound
-        arguments of the call.
+        whose weighted mean is ``score.expected / scale`` (to first order), from
+        the bound arguments of the call; or None (then the bootstrap).
+    method : str, default="per_sample_terms"
+        The ``sampling_method`` of the terms: ``"delta"`` where they are a
+        first-order expansion of the metric.
     hook : callable, default=None
         ``hook(arguments, score) -> (sampling_variance, method, dof)`` or None
         (then the bootstrap), for another rule (the RMSE's delta method).
@@ -136,8 +140,9 @@ def with_test_set_sampling(
                 return score
             arguments = _bound(signature, args, kwargs, score)
             if how == "auto" and isinstance(score, NoisyScore):
-                if terms is not None:
-                    return _from_terms(terms, arguments, score)
+                found = None if terms is None else terms(arguments, score)
+                if found is not None:
+                    return _from_terms(found, score, method)
                 rule = None if hook is None else hook(arguments, score)
                 if rule is not None:
                     return _with(score, *rule)
@@ -152,7 +157,7 @@ def with_test_set_sampling(
             parameters=[*signature.parameters.values(), parameter]
         )
         wrapper.__doc__ = _with_parameter_doc(function.__doc__)
-        wrapper._sampling_terms = (terms, signature)  # type: ignore[attr-defined]
+        wrapper._sampling_terms = (terms, signature, method)  # type: ignore[attr-defined]
         return wrapper
 
     return decorate
@@ -166,13 +171,31 @@ def add_test_set_sampling(
     As ``metric(*args, test_set_sampling=True, **kwargs)``, without computing
     the metric again where it is a mean of per-sample terms.
     """
-    terms, signature = getattr(metric, "_sampling_terms", (None, None))
-    if terms is None:
+    terms, signature, method = getattr(metric, "_sampling_terms", (None,) * 3)
+    found = None
+    if terms is not None and isinstance(score, NoisyScore):
+        found = terms(_bound(signature, args, kwargs, score), score)
+    if found is None:
         new = metric(*args, test_set_sampling=True, **kwargs)
         return _with(
             score, new.sampling_variance, new.sampling_method, new.sampling_dof
         )
-    return _from_terms(terms, _bound(signature, args, kwargs, score), score)
+    return _from_terms(found, score, method)
+
+
+def sampling_terms(
+    metric: Callable[..., Any], score: NoisyScore, *args: Any, **kwargs: Any
+) -> tuple[np.ndarray, Any, str] | None:
+    """``(h, weight, method)`` of ``score = metric(*args, **kwargs)``: the
+    per-sample terms of its sampling rule, scaled to the metric; None without."""
+    terms, signature, method = getattr(metric, "_sampling_terms", (None,) * 3)
+    if terms is None:
+        return None
+    found = terms(_bound(signature, args, kwargs, score), score)
+    if found is None:
+        return None
+    h, weight, scale, *override = found
+    return h * scale, weight, override[0] if override else method
 
 
 def _bound(
@@ -186,12 +209,14 @@ def _bound(
     return arguments
 
 
-def _from_terms(terms: Terms, arguments: dict[str, Any], score: NoisyScore) -> Any:
-    """``score`` with the sampling variance of its per-sample ``terms``."""
-    h, weight, scale = terms(arguments, score)
+def _from_terms(found: tuple, score: NoisyScore, method: str) -> NoisyScore:
+    """``score`` with the sampling variance of its per-sample terms ``found``
+    (``(h, weight, scale)``, or with the method that overrides ``method``)."""
+    h, weight, scale, *override = found
+    method = override[0] if override else method
     total, dof = mean_total_variance(h, weight)
     variance = sampling_from_total(total * scale * scale, score)
-    return _with(score, variance, "per_sample_terms", dof)
+    return _with(score, variance, method, dof)
 
 
 def _with(

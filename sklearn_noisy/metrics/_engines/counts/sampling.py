@@ -22,7 +22,6 @@ from ....utils._arrays import check_sample_weight
 from ....utils._labels import encode_labels
 from ....utils._noise import FlipNoise
 from ..._definitions.counts import CountMetric
-from ..test_set_sampling import mean_total_variance, sampling_from_total
 from .multilabel import is_multilabel
 
 __all__ = ["count_sampling"]
@@ -102,13 +101,10 @@ def count_sampling_terms(
 
 
 def count_sampling(definition: CountMetric) -> Callable[..., Any]:
-    """The test-set sampling rule of ``definition``'s public function."""
+    """The test-set sampling terms of ``definition``'s public function."""
 
-    def rule(arguments: dict[str, Any], score: Any) -> tuple | None:
-        terms = count_sampling_terms(definition, arguments, score)
-        if terms is None:
-            return None
-        total, dof = mean_total_variance(*terms)
-        return sampling_from_total(total, score), "delta", dof
+    def terms(arguments: dict[str, Any], score: Any) -> tuple | None:
+        found = count_sampling_terms(definition, arguments, score)
+        return None if found is None else (*found, 1.0)
 
-    return rule
+    return terms
