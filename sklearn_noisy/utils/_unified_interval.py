@@ -89,28 +89,13 @@ def unified_interval(
     upper: float = math.inf,
     confidence: float = 0.95,
 ) -> tuple[float, float]:
-    """Interval for a parameter in ``[lower, upper]`` from a Gaussian estimate.
+    """Interval in ``[lower, upper]`` for a parameter from a Gaussian estimate.
 
-    Far from both bounds it is ``estimate ± z·sd``. Near one bound it is
-    Feldman and Cousins's unified interval, which keeps its coverage for every
-    value of the parameter and has its end at the bound (an upper or lower
-    limit) when the estimate lies at or beyond it.
-
-    Parameters
-    ----------
-    estimate : float
-        The unbiased estimate; it may lie beyond a bound.
-    sd : float
-        Its standard deviation.
-    lower, upper : float, default=-inf, inf
-        The bounds of the parameter.
-    confidence : float, default=0.95
-        The confidence level.
-
-    Returns
-    -------
-    low, high : float
-        The interval, inside ``[lower, upper]``.
+    ``estimate`` (unbiased, possibly beyond a bound) has standard deviation
+    ``sd``. Far from both bounds the interval is ``estimate ± z·sd``; near one
+    it is Feldman and Cousins's, which keeps its coverage for every value of
+    the parameter and ends at the bound (a limit) when the estimate lies at or
+    beyond it.
 
     Examples
     --------
