@@ -365,9 +365,7 @@ default=None
             )
         if method in ("binomial", "wilson"):
             return self._proportion_interval(confidence_level, method, source)
-        dof = math.inf
-        if method == "t":
-            dof = self._dof(self.sampling_variance, variance)
+        dof = self._dof(self.sampling_variance, variance) if method == "t" else math.inf
         return self._normal_interval(variance, confidence_level, dof, method)
 
     def _dof(self, sampling: float, total: float) -> float:

@@ -16,9 +16,7 @@ from typing import Any
 import numpy as np
 
 from ._arrays import (
-    InputOverflowError,
     _check_length,
-    _is_scalar,
     as_float_array,
     check_finite,
     chunk_of,
@@ -33,17 +31,6 @@ NOISE_KINDS = ("sigma", "flips")
 #: A flip model whose inverse would be scaled by more than 1e12 is treated as
 #: singular (no unbiased de-noising exists).
 _SINGULAR_TOL = 1e-12
-
-
-def _as_float(value: Any, *, name: str) -> float:
-    """A real scalar as a Python float; an integer beyond float range is an error."""
-    try:
-        return float(value)
-    except OverflowError:
-        raise InputOverflowError(
-            f"{name} holds a number beyond the float64 range (about ±1.8e308); "
-            "rescale it."
-        ) from None
 
 
 def check_sigma(
@@ -63,17 +50,15 @@ def check_sigma(
             f"{name} is required: pass the standard error of each label (a scalar "
             "or one value per sample; 0 means the label is exact)."
         )
-    if _is_scalar(sigma):
-        value = _as_float(sigma, name=name)
+    array = as_float_array(sigma, name=name)
+    n_samples = shape[0]
+    if array.ndim == 0:
+        value = float(array)
         if not np.isfinite(value):
             raise ValueError(f"{name} must be finite; got {value!r}.")
         if value < 0:
             raise ValueError(f"{name} must be non-negative; got {value!r}.")
         return value
-    array = as_float_array(sigma, name=name)
-    n_samples = shape[0]
-    if array.ndim == 0:
-        return check_sigma(float(array), shape, name=name)
     if array.ndim > 2 or (array.ndim == 2 and array.shape != shape):
         raise ValueError(
             f"{name} must be a scalar, an array of shape ({n_samples},) or "
@@ -94,12 +79,12 @@ def check_sigma(
 
 def check_flip_probability(q: Any, n_samples: int, *, name: str = "q") -> Any:
     """Validate a flip probability in [0, 1]: a Python float or a 1-D array."""
-    if _is_scalar(q):
-        value = _as_float(q, name=name)
+    array = as_float_array(q, name=name)
+    if array.ndim == 0:
+        value = float(array)
         if not 0.0 <= value <= 1.0:  # also rejects NaN
             raise ValueError(f"{name} must be a probability in [0, 1]; got {value!r}.")
         return value
-    array = as_float_array(q, name=name)
     if array.ndim != 1:
         raise ValueError(
             f"{name} must be a scalar or a 1-D array with one flip probability per "
