@@ -15,11 +15,17 @@ metric (the RMSE of an MSE) takes the square roots of its square's interval:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
 from scipy.optimize import brentq
 from scipy.special import ndtr, ndtri
+
+
+def _root(function: Callable[[float], float], low: float, high: float) -> float:
+    """The root of ``function`` in ``[low, high]``, to the last digits."""
+    return brentq(function, low, high, xtol=1e-14, rtol=1e-14)
 
 
 def _acceptance(mu: float, confidence: float) -> tuple[float, float]:
@@ -40,7 +46,7 @@ def _acceptance(mu: float, confidence: float) -> tuple[float, float]:
     low = -1.0
     while excess(low) < 0.0:
         low *= 2.0
-    x1 = brentq(excess, low, 0.0, xtol=1e-14, rtol=1e-14)
+    x1 = _root(excess, low, 0.0)
     return x1, upper(x1)
 
 
@@ -50,25 +56,13 @@ def _invert(x0: float, confidence: float) -> tuple[float, float]:
     if x0 >= 0.0:
         high = x0 + z
     else:
-        high = brentq(
-            lambda mu: _acceptance(mu, confidence)[0] - x0,
-            1e-300,
-            z,
-            xtol=1e-14,
-            rtol=1e-14,
-        )
+        high = _root(lambda mu: _acceptance(mu, confidence)[0] - x0, 1e-300, z)
     if x0 <= _acceptance(0.0, confidence)[1]:
         low = 0.0
     elif x0 >= 2.0 * z:
         low = x0 - z
     else:
-        low = brentq(
-            lambda mu: _acceptance(mu, confidence)[1] - x0,
-            0.0,
-            z,
-            xtol=1e-14,
-            rtol=1e-14,
-        )
+        low = _root(lambda mu: _acceptance(mu, confidence)[1] - x0, 0.0, z)
     return low, high
 
 
