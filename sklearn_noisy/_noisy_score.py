@@ -165,12 +165,10 @@ default="exact"
     estimand : {"forward", "truth", "remeasurement"}, default="forward"
         The question ``expected`` answers (:ref:`estimands`).
     distribution : object, default=None
-        The exact distribution of the metric, where known: anything with
-        ``interval(confidence_level) -> (low, high, content)``; or the
-        transform whose interval a truth or remeasurement estimate takes, with
-        its ``method`` and ``interval(confidence_level, sd)`` (the RMSE's:
-        the square roots of the MSE's, ``"unified_sqrt"``). Left out of the
-        repr, :meth:`to_dict`, comparisons and the hash.
+        The exact distribution of the metric, where known (its
+        ``interval(confidence_level)`` gives ``(low, high, content)``), or the
+        transform of a root metric's interval (``"unified_sqrt"``). Left out of
+        the repr, :meth:`to_dict`, comparisons and the hash.
     sampling_variance : float, default=nan
         Variance of ``expected`` over the test-set sampling
         (:ref:`error_budget`); NaN where it was not asked for.
@@ -365,9 +363,7 @@ default=None
             )
         if method in ("binomial", "wilson"):
             return self._proportion_interval(confidence_level, method, source)
-        dof = math.inf
-        if method == "t":
-            dof = self._dof(self.sampling_variance, variance)
+        dof = self._dof(self.sampling_variance, variance) if method == "t" else math.inf
         return self._normal_interval(variance, confidence_level, dof, method)
 
     def _dof(self, sampling: float, total: float) -> float:

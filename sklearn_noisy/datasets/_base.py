@@ -42,17 +42,6 @@ def _read_csv(name: str) -> tuple[list[str], np.ndarray]:
     return header, np.array(rows, dtype=np.float64)
 
 
-def _pandas(loader: str) -> Any:
-    try:
-        import pandas as pd
-    except ImportError as exc:
-        raise ImportError(
-            f"{loader}(as_frame=True) requires pandas: pip install pandas, or call "
-            "it with as_frame=False for numpy arrays."
-        ) from exc
-    return pd
-
-
 def _bunch(
     loader: str,
     as_frame: bool,
@@ -69,7 +58,13 @@ def _bunch(
     arrays = {key: array for key, (array, _) in {**frames, **series}.items()}
     frame = None
     if as_frame:
-        pd = _pandas(loader)
+        try:
+            import pandas as pd
+        except ImportError as exc:
+            raise ImportError(
+                f"{loader}(as_frame=True) requires pandas: pip install pandas, or "
+                "call it with as_frame=False for numpy arrays."
+            ) from exc
         arrays = {k: pd.DataFrame(v, columns=c) for k, (v, c) in frames.items()}
         arrays.update({k: pd.Series(v, name=n) for k, (v, n) in series.items()})
         frame = pd.concat([arrays["data"], arrays["target"]], axis=1)

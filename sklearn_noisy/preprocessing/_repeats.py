@@ -91,7 +91,7 @@ def _flatten_input(
         n_samples = len(rows)
         lengths = np.array([row.size for row in rows], dtype=np.intp)
         codes = np.repeat(np.arange(n_samples), lengths)
-        values = np.concatenate(rows) if rows else np.empty(0)
+        values = np.concatenate(rows)
     else:
         array = as_float_array(Y, name="Y")
         if array.ndim != 2:
@@ -152,20 +152,15 @@ def summarize_repeats(
         A 2-D array ``(n_samples, max_repeats)`` with missing repeats as NaN,
         a list of 1-D arrays, or a long DataFrame with one row per measurement
         (pass ``id_column``, and ``value_column`` when there are other columns).
-
     ddof : int, default=1
         Delta degrees of freedom of the standard deviation.
-
     instrument_sigma : float or array-like of shape (n_samples,), default=None
         Standard deviation of one measurement, for the samples with fewer than
         ``min_repeats`` repeats (``None``: such samples are an error).
-
     min_repeats : int, default=2
         Fewest repeats for a sample's own spread; must exceed ``ddof``.
-
     id_column, value_column : hashable, default=None
         Column names of the long DataFrame form.
-
     sigma : {"sem", "std"}, default="sem"
         ``"sem"``: standard error of the mean, ``s_i / √n_i``; ``"std"``:
         standard deviation of one measurement, ``s_i``.
@@ -195,11 +190,7 @@ def summarize_repeats(
             f"needs n - ddof > 0); got {min_repeats!r}."
         )
     values, codes, n_samples, ids = _flatten_input(Y, id_column, value_column)
-    instrument = (
-        None
-        if instrument_sigma is None
-        else _check_instrument_sigma(instrument_sigma, n_samples)
-    )
+    instrument = _check_instrument_sigma(instrument_sigma, n_samples)
 
     counts = np.bincount(codes, minlength=n_samples)
     empty = np.flatnonzero(counts == 0)
@@ -273,7 +264,9 @@ def _spread(
     return spread
 
 
-def _check_instrument_sigma(instrument_sigma: Any, n_samples: int) -> np.ndarray:
+def _check_instrument_sigma(instrument_sigma: Any, n_samples: int) -> Any:
+    if instrument_sigma is None:
+        return None
     array = as_float_array(instrument_sigma, name="instrument_sigma")
     if array.ndim == 0:
         array = np.full(n_samples, float(array))

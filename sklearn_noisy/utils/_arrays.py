@@ -6,7 +6,6 @@ writes into the caller's arrays.
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,12 +25,6 @@ class NonNumericError(ValueError, TypeError):
 
 class WeightSumError(ValueError, ZeroDivisionError):
     """Weights that sum to zero: ``ValueError`` and ``ZeroDivisionError``."""
-
-
-def _is_scalar(value: Any) -> bool:
-    return isinstance(value, numbers.Real) or (
-        isinstance(value, np.ndarray) and value.ndim == 0
-    )
 
 
 def as_float_array(

@@ -9,20 +9,6 @@ from typing import Any, TypeVar
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _substitute(doc: str, blocks: dict[str, str]) -> str:
-    def replace(match: re.Match[str]) -> str:
-        name = match.group(2)
-        if name not in blocks:
-            return match.group(0)
-        return blocks[name].rstrip("\n")
-
-    doc = re.sub(r"(?m)^([ \t]*)\{(\w+)\}[ \t]*$", replace, doc)
-    missing = [name for name in blocks if "{" + name + "}" in doc]
-    if missing:
-        raise ValueError(f"Placeholders {missing} must stand alone on a line.")
-    return doc
-
-
 def fill_doc(**blocks: str) -> Callable[[F], F]:
     """Decorator: replace each placeholder line ``{name}`` by ``blocks[name]``.
 
@@ -42,9 +28,16 @@ def fill_doc(**blocks: str) -> Callable[[F], F]:
         x : int
     """
 
+    def replace(match: re.Match[str]) -> str:
+        return blocks.get(match.group(1), match.group(0)).rstrip("\n")
+
     def decorate(function: F) -> F:
         if function.__doc__ is not None:
-            function.__doc__ = _substitute(function.__doc__, blocks)
+            doc = re.sub(r"(?m)^[ \t]*\{(\w+)\}[ \t]*$", replace, function.__doc__)
+            missing = [name for name in blocks if "{" + name + "}" in doc]
+            if missing:
+                raise ValueError(f"Placeholders {missing} must stand alone on a line.")
+            function.__doc__ = doc
         return function
 
     return decorate

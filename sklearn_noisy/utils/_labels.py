@@ -341,9 +341,7 @@ def encode_labels_subset(
     extra = present[~np.isin(present, classes)]
     if extra.size:
         classes = np.concatenate([classes, extra])
-    return encode_labels(true_array, pred_array, classes), int(
-        classes.size - extra.size
-    )
+    return encode_labels(true_array, pred_array, classes), classes.size - extra.size
 
 
 def class_totals(

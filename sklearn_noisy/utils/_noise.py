@@ -16,9 +16,7 @@ from typing import Any
 import numpy as np
 
 from ._arrays import (
-    InputOverflowError,
     _check_length,
-    _is_scalar,
     as_float_array,
     check_finite,
     chunk_of,
@@ -33,17 +31,6 @@ NOISE_KINDS = ("sigma", "flips")
 #: A flip model whose inverse would be scaled by more than 1e12 is treated as
 #: singular (no unbiased de-noising exists).
 _SINGULAR_TOL = 1e-12
-
-
-def _as_float(value: Any, *, name: str) -> float:
-    """A real scalar as a Python float; an integer beyond float range is an error."""
-    try:
-        return float(value)
-    except OverflowError:
-        raise InputOverflowError(
-            f"{name} holds a number beyond the float64 range (about ±1.8e308); "
-            "rescale it."
-        ) from None
 
 
 def check_sigma(
@@ -63,17 +50,15 @@ def check_sigma(
             f"{name} is required: pass the standard error of each label (a scalar "
             "or one value per sample; 0 means the label is exact)."
         )
-    if _is_scalar(sigma):
-        value = _as_float(sigma, name=name)
+    array = as_float_array(sigma, name=name)
+    n_samples = shape[0]
+    if array.ndim == 0:
+        value = float(array)
         if not np.isfinite(value):
             raise ValueError(f"{name} must be finite; got {value!r}.")
         if value < 0:
             raise ValueError(f"{name} must be non-negative; got {value!r}.")
         return value
-    array = as_float_array(sigma, name=name)
-    n_samples = shape[0]
-    if array.ndim == 0:
-        return check_sigma(float(array), shape, name=name)
     if array.ndim > 2 or (array.ndim == 2 and array.shape != shape):
         raise ValueError(
             f"{name} must be a scalar, an array of shape ({n_samples},) or "
@@ -94,12 +79,12 @@ def check_sigma(
 
 def check_flip_probability(q: Any, n_samples: int, *, name: str = "q") -> Any:
     """Validate a flip probability in [0, 1]: a Python float or a 1-D array."""
-    if _is_scalar(q):
-        value = _as_float(q, name=name)
+    array = as_float_array(q, name=name)
+    if array.ndim == 0:
+        value = float(array)
         if not 0.0 <= value <= 1.0:  # also rejects NaN
             raise ValueError(f"{name} must be a probability in [0, 1]; got {value!r}.")
         return value
-    array = as_float_array(q, name=name)
     if array.ndim != 1:
         raise ValueError(
             f"{name} must be a scalar or a 1-D array with one flip probability per "
@@ -118,10 +103,7 @@ def check_flip_probability(q: Any, n_samples: int, *, name: str = "q") -> Any:
 
 
 def check_transition_matrix(
-    transition_matrix: Any,
-    n_classes: int | None = None,
-    *,
-    name: str = "transition_matrix",
+    transition_matrix: Any, n_classes: int | None = None
 ) -> np.ndarray:
     """Validate a row-stochastic transition matrix (any square size for None).
 
@@ -129,19 +111,19 @@ def check_transition_matrix(
     observed with the ``k``-th label.
     """
     given_dtype = getattr(transition_matrix, "dtype", None)
-    matrix = as_float_array(transition_matrix, name=name)
+    matrix = as_float_array(transition_matrix, name="transition_matrix")
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
         raise ValueError(
-            f"{name} must be a square 2-D array; got shape {matrix.shape}."
+            f"transition_matrix must be a square 2-D array; got shape {matrix.shape}."
         )
     if n_classes is not None and matrix.shape[0] != n_classes:
         raise ValueError(
-            f"{name} must be {n_classes} x {n_classes}, one row and column per label "
-            f"in `labels` order; got shape {matrix.shape}."
+            f"transition_matrix must be {n_classes} x {n_classes}, one row and "
+            f"column per label in `labels` order; got shape {matrix.shape}."
         )
-    check_finite(matrix, name=name)
+    check_finite(matrix, name="transition_matrix")
     if matrix.min() < 0 or matrix.max() > 1:
-        raise ValueError(f"{name} entries must be probabilities in [0, 1].")
+        raise ValueError("transition_matrix entries must be probabilities in [0, 1].")
     row_sums = matrix.sum(axis=1)
     # Row sums are exact to the precision of the given dtype (float32: K eps).
     tolerance = 1e-9
@@ -150,8 +132,8 @@ def check_transition_matrix(
     if not np.allclose(row_sums, 1.0, rtol=0, atol=tolerance):
         bad = int(np.argmax(np.abs(row_sums - 1.0)))
         raise ValueError(
-            f"{name} must be row-stochastic (each row sums to 1); row {bad} sums to "
-            f"{float(row_sums[bad])!r}."
+            "transition_matrix must be row-stochastic (each row sums to 1); row "
+            f"{bad} sums to {float(row_sums[bad])!r}."
         )
     return matrix
 
@@ -207,17 +189,10 @@ class GaussianNoise:
 
     @classmethod
     def from_params(
-        cls,
-        sigma: Any,
-        shape: tuple[int, ...],
-        *,
-        name: str = "sigma",
-        sigma_dof: Any = None,
+        cls, sigma: Any, shape: tuple[int, ...], *, sigma_dof: Any = None
     ) -> GaussianNoise:
         """Validate ``sigma`` for labels of ``shape``, and ``sigma_dof``."""
-        return cls(
-            check_sigma(sigma, shape, name=name), check_sigma_dof(sigma_dof, shape[0])
-        )
+        return cls(check_sigma(sigma, shape), check_sigma_dof(sigma_dof, shape[0]))
 
     @property
     def is_constant(self) -> bool:
@@ -420,34 +395,26 @@ class FlipNoise:
         return flip_rows(observed_index, self.n_classes, (1.0 - r) / scale, -r / scale)
 
     def variance_floor(
-        self,
-        values: np.ndarray,
-        rows: slice,
-        inverse: np.ndarray | None = None,
-        *,
-        denoised: bool = True,
+        self, values: np.ndarray, rows: slice, inverse: np.ndarray | None = None
     ) -> np.ndarray:
         """``min_c Var(v_i | c_i = c)``: a label-free lower bound per sample.
 
         ``values`` (``(n, K)``) holds ``g_i(k)`` for a chunk; ``v_i`` is the
-        de-noised ``Σ_k T_i⁻¹[c̃_i, k] g_i(k)`` with ``denoised`` (the truth
-        estimand, which needs ``inverse``), else the observed ``g_i(c̃_i)``.
+        de-noised ``Σ_k T_i⁻¹[c̃_i, k] g_i(k)`` (``inverse`` is ``T⁻¹``), whose
+        mean given ``c_i = c`` is ``g_i(c)``.
         """
         values = np.asarray(values, dtype=float)
         if self.matrix is not None:
-            u = values @ inverse.T if denoised else values
+            u = values @ inverse.T
             second = (u * u) @ self.matrix.T  # [i, c] = Σ_l T[c, l] u_il²
-            first = values if denoised else values @ self.matrix.T
         else:
             q = chunk_of(self.q, rows)
             q = q if isinstance(q, float) else q[:, None]
             r = q / (self.n_classes - 1)
             keep = 1.0 - q - r  # T = keep·I + r·J
-            total = values.sum(axis=1, keepdims=True)
-            u = (values - r * total) / keep if denoised else values
+            u = (values - r * values.sum(axis=1, keepdims=True)) / keep
             second = r * (u * u).sum(axis=1, keepdims=True) + keep * u * u
-            first = values if denoised else r * total + keep * values
-        return np.maximum(np.min(second - first * first, axis=1), 0.0)
+        return np.maximum(np.min(second - values * values, axis=1), 0.0)
 
     def sampler(self, index: np.ndarray, classes: np.ndarray) -> Any:
         """A Monte Carlo sampler of labels around the classes ``classes[index]``."""

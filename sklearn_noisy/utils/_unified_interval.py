@@ -15,11 +15,17 @@ metric (the RMSE of an MSE) takes the square roots of its square's interval:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
 from scipy.optimize import brentq
 from scipy.special import ndtr, ndtri
+
+
+def _root(function: Callable[[float], float], low: float, high: float) -> float:
+    """The root of ``function`` in ``[low, high]``, to the last digits."""
+    return brentq(function, low, high, xtol=1e-14, rtol=1e-14)
 
 
 def _acceptance(mu: float, confidence: float) -> tuple[float, float]:
@@ -40,7 +46,7 @@ def _acceptance(mu: float, confidence: float) -> tuple[float, float]:
     low = -1.0
     while excess(low) < 0.0:
         low *= 2.0
-    x1 = brentq(excess, low, 0.0, xtol=1e-14, rtol=1e-14)
+    x1 = _root(excess, low, 0.0)
     return x1, upper(x1)
 
 
@@ -50,25 +56,13 @@ def _invert(x0: float, confidence: float) -> tuple[float, float]:
     if x0 >= 0.0:
         high = x0 + z
     else:
-        high = brentq(
-            lambda mu: _acceptance(mu, confidence)[0] - x0,
-            1e-300,
-            z,
-            xtol=1e-14,
-            rtol=1e-14,
-        )
+        high = _root(lambda mu: _acceptance(mu, confidence)[0] - x0, 1e-300, z)
     if x0 <= _acceptance(0.0, confidence)[1]:
         low = 0.0
     elif x0 >= 2.0 * z:
         low = x0 - z
     else:
-        low = brentq(
-            lambda mu: _acceptance(mu, confidence)[1] - x0,
-            0.0,
-            z,
-            xtol=1e-14,
-            rtol=1e-14,
-        )
+        low = _root(lambda mu: _acceptance(mu, confidence)[1] - x0, 0.0, z)
     return low, high
 
 
@@ -89,28 +83,13 @@ def unified_interval(
     upper: float = math.inf,
     confidence: float = 0.95,
 ) -> tuple[float, float]:
-    """Interval for a parameter in ``[lower, upper]`` from a Gaussian estimate.
+    """Interval in ``[lower, upper]`` for a parameter from a Gaussian estimate.
 
-    Far from both bounds it is ``estimate ± z·sd``. Near one bound it is
-    Feldman and Cousins's unified interval, which keeps its coverage for every
-    value of the parameter and has its end at the bound (an upper or lower
-    limit) when the estimate lies at or beyond it.
-
-    Parameters
-    ----------
-    estimate : float
-        The unbiased estimate; it may lie beyond a bound.
-    sd : float
-        Its standard deviation.
-    lower, upper : float, default=-inf, inf
-        The bounds of the parameter.
-    confidence : float, default=0.95
-        The confidence level.
-
-    Returns
-    -------
-    low, high : float
-        The interval, inside ``[lower, upper]``.
+    ``estimate`` (unbiased, possibly beyond a bound) has standard deviation
+    ``sd``. Far from both bounds the interval is ``estimate ± z·sd``; near one
+    it is Feldman and Cousins's, which keeps its coverage for every value of
+    the parameter and ends at the bound (a limit) when the estimate lies at or
+    beyond it.
 
     Examples
     --------

@@ -12,10 +12,8 @@ from typing import Any, NamedTuple, TypeVar
 import numpy as np
 
 from ._arrays import (
-    InputOverflowError,
     NonNumericError,
     WeightSumError,
-    _is_scalar,
     as_float_array,
     check_finite,
     check_same_length,
@@ -98,11 +96,10 @@ def has_noise(sigma: Any) -> bool:
 def _check_regression_sigma(
     sigma: Any, shape: tuple[int, int], *, ensure_finite: bool
 ) -> Any:
-    """``sigma`` as :func:`check_sigma` returns it, a 1-D array as a column.
+    """``sigma`` as :func:`check_sigma` returns it for 2-D labels of ``shape``.
 
-    A one-column target also takes a ``(n_samples, 1)`` sigma; a validated
-    :class:`~sklearn_noisy.utils._noise.GaussianNoise` of a fitting shape is
-    taken as it is.
+    A validated :class:`~sklearn_noisy.utils._noise.GaussianNoise` of a
+    fitting shape is taken as it is.
     """
     if isinstance(sigma, GaussianNoise):
         sigma = sigma.sigma
@@ -111,23 +108,7 @@ def _check_regression_sigma(
         column = sigma[:, None] if sigma.ndim == 1 else sigma
         if column.shape in ((shape[0], 1), shape):
             return column
-    if sigma is not None and not _is_scalar(sigma) and shape[1] == 1:
-        array = as_float_array(sigma, name="sigma")
-        if array.shape == (shape[0], 1):
-            sigma = array[:, 0]
-    try:
-        sigma = check_sigma(
-            sigma, shape if shape[1] > 1 else (shape[0],), ensure_finite=ensure_finite
-        )
-    except OverflowError as exc:
-        if isinstance(exc, InputOverflowError):
-            raise
-        raise InputOverflowError(
-            f"sigma must be within the float64 range (about 1.8e308); got {sigma!r}."
-        ) from exc
-    if isinstance(sigma, np.ndarray) and sigma.ndim == 1:
-        sigma = sigma[:, None]
-    return sigma
+    return check_sigma(sigma, shape, ensure_finite=ensure_finite)
 
 
 #: ``multioutput`` strings of every regression metric, and R²'s extra one.

@@ -23,20 +23,19 @@ _QUIET: contextvars.ContextVar[bool] = contextvars.ContextVar(
 )
 
 
-def find_stack_level() -> int:
-    """The ``stacklevel`` of the first caller outside :mod:`sklearn_noisy`."""
-    frame = sys._getframe(1)  # the caller of this function: level 1
-    level = 1
+def warn(message: str, category: type[Warning] = UserWarning) -> None:
+    """:func:`warnings.warn` at the user's line, unless inside :func:`quiet`.
+
+    The ``stacklevel`` is that of the first caller outside :mod:`sklearn_noisy`.
+    """
+    if _QUIET.get():
+        return
+    frame = sys._getframe(1)  # the caller of warn: stacklevel 2
+    level = 2
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame = frame.f_back
         level += 1
-    return level
-
-
-def warn(message: str, category: type[Warning] = UserWarning) -> None:
-    """:func:`warnings.warn` at the user's line, unless inside :func:`quiet`."""
-    if not _QUIET.get():
-        warnings.warn(message, category, stacklevel=find_stack_level())
+    warnings.warn(message, category, stacklevel=level)
 
 
 @contextlib.contextmanager
