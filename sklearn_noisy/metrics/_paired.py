@@ -1,9 +1,6 @@
-"""Paired difference of a metric between two models scored on the same noisy labels.
-
-Exact where the metric's registry record has a paired kernel
-(:mod:`~sklearn_noisy.metrics._engines.paired`), otherwise by a joint Monte
-Carlo that scores both models on the same label draws, streamed over the
-samples where the metric is a function of per-draw sums (user guide:
+"""Paired difference of a metric between two models scored on the same noisy labels:
+exact by the metric's paired kernel, else by a joint Monte Carlo on the same label
+draws, streamed where the metric is a function of per-draw sums (user guide:
 :ref:`formula_paired`).
 """
 
@@ -140,22 +137,6 @@ def _weights(weight: np.ndarray | None, rows: slice, size: int) -> np.ndarray:
     return np.ones(size) if weight is None else weight[rows]
 
 
-def _draws(
-    sums: Callable[[int, Any], np.ndarray],
-    difference: Callable[[np.ndarray], np.ndarray],
-    n_draws: int,
-    width: int,
-    rng: np.random.Generator,
-) -> np.ndarray:
-    """``difference(sums)`` of ``n_draws`` label draws, a batch at a time."""
-    size = max(1, min(n_draws, _BATCH_FLOATS // max(width, 1)))
-    draws = np.empty(n_draws)
-    for start in range(0, n_draws, size):
-        stop = min(start + size, n_draws)
-        draws[start:stop] = difference(sums(stop - start, rng))
-    return draws
-
-
 def _regression_draws(
     info: MetricInfo,
     y_true: Any,
@@ -207,7 +188,12 @@ def _regression_draws(
     nominal = float(difference(sums(1, None))[0])
     if (s if isinstance(s, float) else float(np.max(s))) == 0.0:
         return nominal, np.empty(0)
-    return nominal, _draws(sums, difference, n_draws, min(n, CHUNK_SIZE) * k, rng)
+    draws = np.empty(n_draws)  # a batch of draws over one chunk at a time
+    size = max(1, min(n_draws, _BATCH_FLOATS // (min(n, CHUNK_SIZE) * k)))
+    for start in range(0, n_draws, size):
+        stop = min(start + size, n_draws)
+        draws[start:stop] = difference(sums(stop - start, rng))
+    return nominal, draws
 
 
 def _binary_draws(
@@ -374,10 +360,8 @@ def expected_paired_difference(
     """Expected difference ``metric(A) − metric(B)`` of two models on the same labels.
 
     The label noise is shared, so the variance of the difference is not the
-    sum of the two variances. The moments are exact for MSE, MAE, accuracy,
-    binary precision, Brier score and log-loss; the other metrics go through a
-    joint Monte Carlo on the same label draws. Read more in the
-    :ref:`User Guide <formula_paired>`.
+    sum of the two variances; exact or by a joint Monte Carlo on the same label
+    draws, as the :ref:`User Guide <formula_paired>` says.
 
     Parameters
     ----------
