@@ -22,6 +22,7 @@ from ..utils._arrays import (
     chunk_of,
     chunks,
 )
+from ..utils._sklearn_compat import _num_samples
 from ..utils._validation import resolve_estimand
 from ..utils._warnings import quiet, warn
 from ._definitions.counts import COUNT_METRICS
@@ -71,16 +72,6 @@ def _check_noise(info: MetricInfo, sigma: Any, q: Any, transition_matrix: Any) -
         raise TypeError(f"{info.name!r} is a classification metric: pass q, not sigma.")
     if (q is None) == (transition_matrix is None):
         raise TypeError("Pass exactly one of q and transition_matrix.")
-
-
-def _n_rows(value: Any, name: str, check: bool = False) -> int:
-    """The number of rows of ``value`` (``check``: finite where numeric)."""
-    array = value.to_numpy() if hasattr(value, "to_numpy") else np.asarray(value)
-    if check and array.dtype.kind == "f":
-        check_finite(array, name=name)
-    if array.ndim == 0:
-        raise ValueError(f"{name} must be array-like with one entry per sample.")
-    return int(array.shape[0])
 
 
 def _plain_scorer(name: str, options: dict[str, Any]) -> Any:
@@ -284,7 +275,7 @@ def _joint_monte_carlo(
             n_draws=n_draws, random_state=random_state, **noise,
         )  # fmt: skip
     nominal, draws = result
-    n, metric = _n_rows(y_true, "y_true"), f"{info.name}_difference"
+    n, metric = _num_samples(y_true), f"{info.name}_difference"
     if draws.size == 0:
         return NoisyScore(metric, nominal, 0.0, nominal, n, "exact")
     return _from_draws(metric, nominal, n, draws)
@@ -437,12 +428,15 @@ def expected_paired_difference(
     if estimand == "auto":
         estimand = resolve_estimand(estimand, info.paired_estimands(options))
     _check_noise(info, sigma, q, transition_matrix)
-    n = _n_rows(y_true, "y_true")
+    n = _num_samples(y_true)
     for value, pred in ((y_pred_a, "y_pred_a"), (y_pred_b, "y_pred_b")):
-        if _n_rows(value, pred, check=True) != n:
+        array = np.asarray(value)
+        if array.dtype.kind == "f":
+            check_finite(array, name=pred)
+        if _num_samples(array) != n:
             raise ValueError(
                 f"y_true and {pred} must have the same number of samples; got "
-                f"{n} and {_n_rows(value, pred)}."
+                f"{n} and {_num_samples(array)}."
             )
     check_sample_weight(sample_weight, n)
     noise = dict(
