@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..._noisy_score import NoisyScore
-from ...utils._arrays import check_finite, check_sample_weight
+from ...utils._arrays import check_finite, check_sample_weight, read_only
 from ...utils._labels import check_classification_labels
 from ...utils._noise import FlipNoise, GaussianNoise
 from ...utils._sklearn_compat import _num_samples
@@ -66,10 +66,8 @@ class MonteCarloScore(NoisyScore):
         object.__setattr__(self, "n_draws", int(self.n_draws))
         for name in ("standard_error", "variance_standard_error"):
             object.__setattr__(self, name, float(getattr(self, name)))
-        if self.draws is not None:
-            draws = np.array(self.draws, dtype=np.float64)  # a private copy
-            draws.flags.writeable = False
-            object.__setattr__(self, "draws", draws)
+        if self.draws is not None:  # a private copy
+            object.__setattr__(self, "draws", read_only(self.draws, np.float64))
 
     def __repr__(self) -> str:
         return (
