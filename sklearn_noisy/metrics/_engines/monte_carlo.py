@@ -138,10 +138,9 @@ def _is_label_vector(y_pred: Any) -> bool:
 def _classification_sampler(
     y_true: Any, y_pred: Any, q: Any, transition_matrix: Any, labels: Any
 ) -> tuple[Any, int]:
-    if _is_label_vector(y_pred):
-        index, _, classes = check_classification_labels(y_true, y_pred, labels=labels)
-    else:  # probabilities: the classes come from y_true (or labels)
-        index, _, classes = check_classification_labels(y_true, y_true, labels=labels)
+    # probabilities: the classes come from y_true (or labels)
+    other = y_pred if _is_label_vector(y_pred) else y_true
+    index, _, classes = check_classification_labels(y_true, other, labels=labels)
     noise = FlipNoise.from_params(
         q, transition_matrix, n_samples=index.size, n_classes=classes.size
     )
