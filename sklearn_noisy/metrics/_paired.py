@@ -22,6 +22,7 @@ from ..utils._arrays import (
     chunk_of,
     chunks,
 )
+from ..utils._noise import check_noise_model
 from ..utils._sklearn_compat import _num_samples
 from ..utils._validation import resolve_estimand
 from ..utils._warnings import quiet, warn
@@ -70,8 +71,7 @@ def _check_noise(info: MetricInfo, sigma: Any, q: Any, transition_matrix: Any) -
         return
     if sigma is not None:
         raise TypeError(f"{info.name!r} is a classification metric: pass q, not sigma.")
-    if (q is None) == (transition_matrix is None):
-        raise TypeError("Pass exactly one of q and transition_matrix.")
+    check_noise_model(q, transition_matrix)
 
 
 def _plain_scorer(name: str, options: dict[str, Any]) -> Any:
