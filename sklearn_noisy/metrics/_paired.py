@@ -1,9 +1,6 @@
-"""Paired difference of a metric between two models scored on the same noisy labels.
-
-Exact where the metric's registry record has a paired kernel
-(:mod:`~sklearn_noisy.metrics._engines.paired`), otherwise by a joint Monte
-Carlo that scores both models on the same label draws, streamed over the
-samples where the metric is a function of per-draw sums (user guide:
+"""Paired difference of a metric between two models scored on the same noisy labels:
+exact by the metric's paired kernel, else by a joint Monte Carlo on the same label
+draws, streamed where the metric is a function of per-draw sums (user guide:
 :ref:`formula_paired`).
 """
 
@@ -26,6 +23,8 @@ from ..utils._arrays import (
     chunk_of,
     chunks,
 )
+from ..utils._noise import check_noise_model
+from ..utils._sklearn_compat import _num_samples
 from ..utils._validation import resolve_estimand
 from ..utils._warnings import quiet, warn
 from ._definitions.counts import COUNT_METRICS
@@ -73,18 +72,7 @@ def _check_noise(info: MetricInfo, sigma: Any, q: Any, transition_matrix: Any) -
         return
     if sigma is not None:
         raise TypeError(f"{info.name!r} is a classification metric: pass q, not sigma.")
-    if (q is None) == (transition_matrix is None):
-        raise TypeError("Pass exactly one of q and transition_matrix.")
-
-
-def _n_rows(value: Any, name: str, check: bool = False) -> int:
-    """The number of rows of ``value`` (``check``: finite where numeric)."""
-    array = value.to_numpy() if hasattr(value, "to_numpy") else np.asarray(value)
-    if check and array.dtype.kind == "f":
-        check_finite(array, name=name)
-    if array.ndim == 0:
-        raise ValueError(f"{name} must be array-like with one entry per sample.")
-    return int(array.shape[0])
+    check_noise_model(q, transition_matrix)
 
 
 def _plain_scorer(name: str, options: dict[str, Any]) -> Any:
@@ -141,22 +129,6 @@ def _weights(weight: np.ndarray | None, rows: slice, size: int) -> np.ndarray:
     return np.ones(size) if weight is None else weight[rows]
 
 
-def _draws(
-    sums: Callable[[int, Any], np.ndarray],
-    difference: Callable[[np.ndarray], np.ndarray],
-    n_draws: int,
-    width: int,
-    rng: np.random.Generator,
-) -> np.ndarray:
-    """``difference(sums)`` of ``n_draws`` label draws, a batch at a time."""
-    size = max(1, min(n_draws, _BATCH_FLOATS // max(width, 1)))
-    draws = np.empty(n_draws)
-    for start in range(0, n_draws, size):
-        stop = min(start + size, n_draws)
-        draws[start:stop] = difference(sums(stop - start, rng))
-    return draws
-
-
 def _regression_draws(
     info: MetricInfo,
     y_true: Any,
@@ -208,7 +180,12 @@ def _regression_draws(
     nominal = float(difference(sums(1, None))[0])
     if (s if isinstance(s, float) else float(np.max(s))) == 0.0:
         return nominal, np.empty(0)
-    return nominal, _draws(sums, difference, n_draws, min(n, CHUNK_SIZE) * k, rng)
+    draws = np.empty(n_draws)  # a batch of draws over one chunk at a time
+    size = max(1, min(n_draws, _BATCH_FLOATS // (min(n, CHUNK_SIZE) * k)))
+    for start in range(0, n_draws, size):
+        stop = min(start + size, n_draws)
+        draws[start:stop] = difference(sums(stop - start, rng))
+    return nominal, draws
 
 
 def _binary_draws(
@@ -299,7 +276,7 @@ def _joint_monte_carlo(
             n_draws=n_draws, random_state=random_state, **noise,
         )  # fmt: skip
     nominal, draws = result
-    n, metric = _n_rows(y_true, "y_true"), f"{info.name}_difference"
+    n, metric = _num_samples(y_true), f"{info.name}_difference"
     if draws.size == 0:
         return NoisyScore(metric, nominal, 0.0, nominal, n, "exact")
     return _from_draws(metric, nominal, n, draws)
@@ -402,10 +379,8 @@ def expected_paired_difference(
     """Expected difference ``metric(A) − metric(B)`` of two models on the same labels.
 
     The label noise is shared, so the variance of the difference is not the
-    sum of the two variances. The moments are exact for MSE, MAE, accuracy,
-    binary precision, Brier score and log-loss; the other metrics go through a
-    joint Monte Carlo on the same label draws. Read more in the
-    :ref:`User Guide <formula_paired>`.
+    sum of the two variances; exact or by a joint Monte Carlo on the same label
+    draws, as the :ref:`User Guide <formula_paired>` says.
 
     Parameters
     ----------
@@ -481,12 +456,15 @@ def expected_paired_difference(
     if estimand == "auto":
         estimand = resolve_estimand(estimand, info.paired_estimands(options))
     _check_noise(info, sigma, q, transition_matrix)
-    n = _n_rows(y_true, "y_true")
+    n = _num_samples(y_true)
     for value, pred in ((y_pred_a, "y_pred_a"), (y_pred_b, "y_pred_b")):
-        if _n_rows(value, pred, check=True) != n:
+        array = np.asarray(value)
+        if array.dtype.kind == "f":
+            check_finite(array, name=pred)
+        if _num_samples(array) != n:
             raise ValueError(
                 f"y_true and {pred} must have the same number of samples; got "
-                f"{n} and {_n_rows(value, pred)}."
+                f"{n} and {_num_samples(array)}."
             )
     check_sample_weight(sample_weight, n)
     noise = dict(

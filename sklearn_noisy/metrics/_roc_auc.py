@@ -1,9 +1,5 @@
-"""The area under the ROC curve, and the curve itself, when binary labels flip.
-
-:func:`expected_roc_auc_score` (user guide: :ref:`roc_auc`) and
-:func:`noisy_roc_curve`, the vertically averaged curve of seeded redraws of the
-labels drawn by :class:`~sklearn_noisy.metrics.NoisyRocCurveDisplay`
-(:ref:`roc_curve_display`).
+"""The ROC AUC (:ref:`roc_auc`) and the vertically averaged ROC curve of the
+display (:ref:`roc_curve_display`) when binary labels flip.
 """
 
 from __future__ import annotations
@@ -102,13 +98,8 @@ def _flip_law(
     noise = FlipNoise.from_params(
         q, transition_matrix, n_samples=positive.size, n_classes=2
     )
-    if noise.matrix is not None:
-        t0 = np.full(positive.size, noise.matrix[0, 1])
-        t1 = np.full(positive.size, noise.matrix[1, 1])
-    else:
-        keep, flip = noise.keep_flip()
-        t0 = np.broadcast_to(np.asarray(flip, dtype=np.float64), positive.shape)
-        t1 = np.broadcast_to(np.asarray(keep, dtype=np.float64), positive.shape)
+    ones = np.ones(positive.size, dtype=np.intp)
+    t0, t1 = (noise.probability(true, ones, slice(None)) for true in (ones - 1, ones))
     return t0, t1, noise
 
 
@@ -352,11 +343,8 @@ def expected_roc_auc_score(
 ) -> NoisyScore | list[NoisyScore]:
     """Expected ROC AUC, and its variance, when labels flip.
 
-    The scores are held fixed; the moments are conditional on the classes
-    being present. Binary labels and the labels of a multilabel indicator
-    (each entry flips alone) are exact; ``average="weighted"``, ``max_fpr``,
-    ``sample_weight`` (but for ``"samples"``) and multiclass targets are Monte
-    Carlo under noise. Read more in the :ref:`User Guide <formula_roc_auc>`.
+    The scores are held fixed; the moments, conditional on the classes being
+    present, are exact or Monte Carlo as the :ref:`User Guide <roc_auc>` says.
 
     Parameters
     ----------

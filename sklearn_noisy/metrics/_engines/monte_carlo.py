@@ -11,9 +11,10 @@ from typing import Any
 import numpy as np
 
 from ..._noisy_score import NoisyScore
-from ...utils._arrays import check_finite, check_sample_weight
+from ...utils._arrays import check_finite, check_sample_weight, read_only
 from ...utils._labels import check_classification_labels
 from ...utils._noise import FlipNoise, GaussianNoise
+from ...utils._sklearn_compat import _num_samples
 from ...utils._validation import check_regression_target
 from ...utils._warnings import warn
 
@@ -65,10 +66,8 @@ class MonteCarloScore(NoisyScore):
         object.__setattr__(self, "n_draws", int(self.n_draws))
         for name in ("standard_error", "variance_standard_error"):
             object.__setattr__(self, name, float(getattr(self, name)))
-        if self.draws is not None:
-            draws = np.array(self.draws, dtype=np.float64)  # a private copy
-            draws.flags.writeable = False
-            object.__setattr__(self, "draws", draws)
+        if self.draws is not None:  # a private copy
+            object.__setattr__(self, "draws", read_only(self.draws, np.float64))
 
     def __repr__(self) -> str:
         return (
@@ -122,18 +121,6 @@ def _metric_name(metric: Callable[..., Any]) -> str:
     return name.removesuffix("_score") or name
 
 
-def _n_rows(value: Any, *, name: str) -> int:
-    shape = getattr(value, "shape", None)
-    if shape is not None and len(shape) > 0:
-        return int(shape[0])
-    try:
-        return len(value)
-    except TypeError as exc:
-        raise TypeError(
-            f"{name} must be array-like with one entry per sample; got {value!r}."
-        ) from exc
-
-
 def _is_label_vector(y_pred: Any) -> bool:
     """Whether ``y_pred`` holds class labels rather than probabilities."""
     if hasattr(y_pred, "to_numpy") and not isinstance(y_pred, np.ndarray):
@@ -151,10 +138,9 @@ def _is_label_vector(y_pred: Any) -> bool:
 def _classification_sampler(
     y_true: Any, y_pred: Any, q: Any, transition_matrix: Any, labels: Any
 ) -> tuple[Any, int]:
-    if _is_label_vector(y_pred):
-        index, _, classes = check_classification_labels(y_true, y_pred, labels=labels)
-    else:  # probabilities: the classes come from y_true (or labels)
-        index, _, classes = check_classification_labels(y_true, y_true, labels=labels)
+    # probabilities: the classes come from y_true (or labels)
+    other = y_pred if _is_label_vector(y_pred) else y_true
+    index, _, classes = check_classification_labels(y_true, other, labels=labels)
     noise = FlipNoise.from_params(
         q, transition_matrix, n_samples=index.size, n_classes=classes.size
     )
@@ -247,7 +233,7 @@ def monte_carlo_score(
         sampler, n_samples = _classification_sampler(
             y_true, y_pred, q, transition_matrix, labels
         )
-    n_pred = _n_rows(y_pred, name="y_pred")
+    n_pred = _num_samples(y_pred)
     if n_pred != n_samples:
         raise ValueError(
             "y_true and y_pred must have the same number of samples; got "
@@ -264,18 +250,12 @@ def monte_carlo_score(
     draws = np.empty(n_draws)
     for start in range(0, n_draws, batch_size):
         stop = min(start + batch_size, n_draws)
-        draws[start:stop] = _score_batch(
-            metric, sampler.draw(rng, stop - start), y_pred, kwargs
-        )
+        draws[start:stop] = [  # the batch of labels is freed after each
+            _call(metric, y_draw, y_pred, kwargs)
+            for y_draw in sampler.draw(rng, stop - start)
+        ]
 
     return _from_draws(_metric_name(metric), nominal, n_samples, draws)
-
-
-def _score_batch(
-    metric: Callable[..., Any], block: np.ndarray, y_pred: Any, kwargs: dict[str, Any]
-) -> list[float]:
-    """The metric on each drawn row (the batch is freed on return)."""
-    return [_call(metric, y_draw, y_pred, kwargs) for y_draw in block]
 
 
 def _call(

@@ -1,12 +1,7 @@
-"""Exact kernels of the paired difference ``metric(A) − metric(B)``.
-
-Both models are scored on the same noisy labels (user guide:
-:ref:`formula_paired`). A kernel has the signature of
-:attr:`~sklearn_noisy.metrics.MetricInfo.paired` and returns ``(expected,
-variance, nominal, n_samples)``, or None where the metric options call for the
-joint Monte Carlo; it reads the samples in chunks. :func:`r2_difference_existence`
-decides whether the moments of an R² difference exist
-(:ref:`paired_existence`).
+"""Exact kernels of the paired difference ``metric(A) − metric(B)`` on the same
+noisy labels (user guide: :ref:`formula_paired`), read in chunks; None where the
+options call for the joint Monte Carlo. The existence of R²'s moments:
+:ref:`paired_existence`.
 """
 
 from __future__ import annotations
@@ -305,11 +300,9 @@ def paired_accuracy(
     if options:
         return None
     y, a, b, classes, weight, flips, _ = flip_pair(y_true, y_pred_a, y_pred_b, **noise)
-    inverse = None
     if truth:
-        inverse = flips.inverse_matrix() if flips.matrix is not None else None
-        if inverse is None:
-            flips.check_invertible()
+        flips.check_invertible()
+    inverse = flips.inverse_matrix() if truth and flips.matrix is not None else None
 
     def terms(rows: slice) -> tuple[np.ndarray, ...]:
         true_index, a_index, b_index = _encode_chunk(y, a, b, rows, classes)
@@ -517,21 +510,6 @@ def _one_output(
     return (1 if bool(np.any(gap != 0.0)) else None), math.nan
 
 
-def _counts(sigma: np.ndarray, weight: np.ndarray | None) -> tuple[int, int]:
-    """Positively weighted labels, and the noisy ones among them (chunked)."""
-    n_eff = n_noisy = 0
-    for rows in chunks(sigma.shape[0]):
-        noisy = sigma[rows] > 0.0
-        if weight is None:
-            n_eff += noisy.shape[0]
-        else:
-            positive = weight[rows] > 0.0
-            n_eff += int(np.count_nonzero(positive))
-            noisy &= positive
-        n_noisy += int(np.count_nonzero(noisy))
-    return n_eff, n_noisy
-
-
 def r2_difference_existence(
     y_true: np.ndarray,
     y_pred_a: np.ndarray,
@@ -548,6 +526,8 @@ def r2_difference_existence(
     """
     n, n_outputs = y_true.shape
     sigma = np.broadcast_to(np.asarray(sigma, dtype=np.float64), y_true.shape)
+    rows = slice(None) if weight is None else np.flatnonzero(weight > 0.0)
+    n_eff = n if weight is None else rows.size  # the positively weighted samples
     signs: set[float] = set()
     mean_fails: list[tuple[int, int, int]] = []
     var_fails: list[tuple[int, int, int]] = []
@@ -555,11 +535,10 @@ def r2_difference_existence(
         if output_weights is not None and np.asarray(output_weights)[j] == 0.0:
             continue
         s = sigma[:, j]
-        n_eff, n_noisy = _counts(s, weight)
+        n_noisy = int(np.count_nonzero((s > 0.0)[rows]))
         rank = n_noisy if n_noisy < n_eff else n_eff - 1
         if n_noisy == 0 or rank > 4:
             continue
-        rows = slice(None) if weight is None else np.flatnonzero(weight > 0.0)
         need, sign = _one_output(
             y_true[rows, j],
             y_pred_a[rows, j],

@@ -48,10 +48,7 @@ def tie_groups(scores: np.ndarray) -> TieGroups:
     """Sort ``scores`` and locate the groups of equal scores."""
     order = np.argsort(scores, kind="stable")
     ranked = scores[order]
-    new_group = np.empty(ranked.size, dtype=bool)
-    new_group[:1] = True
-    np.not_equal(ranked[1:], ranked[:-1], out=new_group[1:])
-    starts = np.flatnonzero(new_group)
+    starts = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]])
     sizes = np.diff(np.append(starts, ranked.size))
     start = np.repeat(starts, sizes)
     return TieGroups(order, start, start + np.repeat(sizes, sizes))
@@ -180,10 +177,8 @@ def auc_moments_exact(p: np.ndarray, scores: np.ndarray) -> AucMoments:
 
 def centered_ranks(groups: TieGroups) -> np.ndarray:
     """``r_i = Σ_{j ≠ i} h_ij``: the samples scored below (ties half), input order."""
-    n_samples = groups.order.size
-    sorted_ranks = 0.5 * (groups.start + groups.stop - 1).astype(np.float64)
-    ranks = np.empty(n_samples)
-    ranks[groups.order] = sorted_ranks
+    ranks = np.empty(groups.order.size)
+    ranks[groups.order] = 0.5 * (groups.start + groups.stop - 1).astype(np.float64)
     return ranks
 
 

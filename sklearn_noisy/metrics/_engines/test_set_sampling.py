@@ -90,10 +90,8 @@ def _check_option(value: Any) -> str | None:
 
 
 def _with_parameter_doc(doc: str | None) -> str | None:
-    if doc is None:  # python -OO
-        return None
     marker = "\n    Returns\n    -------"
-    if marker not in doc:
+    if doc is None or marker not in doc:  # None: python -OO
         return doc
     head, tail = doc.split(marker, 1)
     return head.rstrip() + "\n\n" + _PARAMETER_DOC.rstrip() + "\n" + marker + tail
@@ -299,8 +297,6 @@ def _bootstrap(
         if finite.sum() < 2:
             variance = math.nan
         else:
-            variance = float(np.var(draws[finite, j], ddof=1))
-            if s.estimand != "forward":
-                variance = max(variance - s.variance, 0.0)
+            variance = sampling_from_total(float(np.var(draws[finite, j], ddof=1)), s)
         out.append(_with(s, variance, "bootstrap"))
     return out if isinstance(score, list) else out[0]
