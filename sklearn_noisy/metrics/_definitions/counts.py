@@ -468,6 +468,9 @@ class CountMetric:
     ``labelled``: takes ``labels`` without averaging (kappa). ``parameters``:
     the metric's own options and defaults, checked by ``check_parameters``.
     ``function_name`` and ``doc``: of the public function built from it.
+    ``ill_defined``: scikit-learn's words for a zero denominator (the name
+    and what the denominator counts); ``class_metric``: the metric of each
+    class whose mean it is (balanced accuracy).
     """
 
     name: str
@@ -485,6 +488,8 @@ class CountMetric:
     check_parameters: Callable[..., None] | None = None
     function_name: str = ""
     doc: str = ""
+    ill_defined: tuple[str, str] = ("", "")
+    class_metric: str = ""
     _value: Callable[..., Any] | None = None
     _gradient: Callable[..., Any] | None = None
     _affine: Callable[..., Any] | None = None
@@ -591,6 +596,7 @@ COUNT_METRICS: dict[str, CountMetric] = {
             ratio=_PRECISION,
             linear_averages=("binary", "macro", "micro"),
             accuracy_averages=("micro",),
+            ill_defined=("Precision is", "predicted"),
             _affine=_precision_affine,
         ),
         CountMetric(
@@ -599,6 +605,7 @@ COUNT_METRICS: dict[str, CountMetric] = {
             ratio=_RECALL,
             linear_averages=("micro", "weighted"),
             accuracy_averages=("micro", "weighted"),
+            ill_defined=("Recall is", "true"),
             _affine=_recall_affine,
             _delta=_recall_delta,
         ),
@@ -608,6 +615,7 @@ COUNT_METRICS: dict[str, CountMetric] = {
             ratio=_F1,
             linear_averages=("micro",),
             accuracy_averages=("micro",),
+            ill_defined=("F-score is", "true nor predicted"),
             _affine=_f1_affine,
             _delta=_f1_delta,
         ),
@@ -616,6 +624,7 @@ COUNT_METRICS: dict[str, CountMetric] = {
             sk.balanced_accuracy_score,
             adjustable=True,
             present_classes=True,
+            class_metric="recall",
             _value=_balanced_accuracy_value,
             _gradient=partial(
                 _ratio_gradient, _RECALL, pos_index=None, average="present", zero=0.0

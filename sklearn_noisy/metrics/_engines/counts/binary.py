@@ -364,7 +364,7 @@ def _binary_estimand(
             "estimand='truth' needs q != 0.5 for every predicted positive: at "
             "q = 0.5 the observed label carries no information about the true one."
         )
-    score = ("precision", zero_division, 0.0, nominal, problem.n_samples, "exact")
+    score = (metric, zero_division, 0.0, nominal, problem.n_samples, "exact")
     if n_pred_pos == 0:
         return NoisyScore(*score, "truth")
     shrink = 1.0 - 2.0 * np.asarray(q_pos, dtype=np.float64)
@@ -375,4 +375,4 @@ def _binary_estimand(
     if noise.is_constant:
         variance = variance * n_pred_pos
     variance /= float(n_pred_pos) ** 2
-    return NoisyScore("precision", estimate, variance, *score[3:], "truth")
+    return NoisyScore(metric, estimate, variance, *score[3:], "truth")

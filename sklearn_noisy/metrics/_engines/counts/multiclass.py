@@ -281,8 +281,9 @@ def _class_average(
         if np.any((absent > NEGLIGIBLE) & (absent < 1.0 - NEGLIGIBLE)):
             return _monte_carlo(metric, problem, options, nominal, mc)
         keep = [law for law, a in zip(laws, absent, strict=True) if a <= NEGLIGIBLE]
+        name = definition.class_metric
         expected = float(
-            np.mean([exact_moments(("recall",), law)["recall"][0] for law in keep])
+            np.mean([exact_moments((name,), law)[name][0] for law in keep])
         )
         if options["adjusted"]:
             chance = 1.0 / len(keep)
@@ -379,7 +380,7 @@ def _npv_macro_variance(
 
 
 def _npv(
-    problem: _Problem, options: dict, nominal: Any, mc: dict
+    name: str, problem: _Problem, options: dict, nominal: Any, mc: dict
 ) -> NoisyScore | list[NoisyScore]:
     """The negative predictive value: fixed denominators, exact but the weighted Var."""
     average, zero = options["average"], options["zero_division"]
@@ -391,7 +392,7 @@ def _npv(
     variance_k = np.where(defined, sums["var"] / safe**2, 0.0)
     index = options["label_index"]
     index = np.arange(problem.n_classes) if index is None else index
-    m, name = problem.n_samples, "negative_predictive_value"
+    m = problem.n_samples
     if average is None:
         return _per_class(
             name, expected_k[index], variance_k[index], nominal, m, "exact"
@@ -435,7 +436,7 @@ def _forward(
     if not (definition.averaged or definition.present_classes):  # not by class
         return _monte_carlo(metric, problem, options, nominal, mc)
     if definition.negative and definition.fixed_denominator:
-        return _npv(problem, options, nominal, mc)
+        return _npv(metric, problem, options, nominal, mc)
     if problem.weight is None:
         return _class_average(metric, problem, options, nominal, mc)
     if definition.fixed_denominator and average in ("macro", None):

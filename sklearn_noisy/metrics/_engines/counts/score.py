@@ -339,15 +339,6 @@ def _complement(score: Any, definition: CountMetric) -> Any:
 
 
 # ---------------------------------------------------------------- warnings
-#: scikit-learn's words for a ratio with a zero denominator: the name and what
-#: the denominator counts.
-_ILL_DEFINED = {
-    "precision": ("Precision is", "predicted"),
-    "recall": ("Recall is", "true"),
-    "f1": ("F-score is", "true nor predicted"),
-}
-
-
 def _warn_zero_division(
     definition: CountMetric,
     score: Any,
@@ -383,7 +374,7 @@ def _warn_zero_division(
     denominator = ratio.denominator(true_sum, pred_sum)
     if not np.any(denominator == 0):
         return
-    start, modifier = _ILL_DEFINED[definition.name]
+    start, modifier = definition.ill_defined
     axis0, axis1 = ("label", "sample") if average == "samples" else ("sample", "label")
     where = "due to" if denominator.size == 1 else f"in {axis1}s with"
     warn(
