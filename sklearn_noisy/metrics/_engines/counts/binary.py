@@ -17,7 +17,7 @@ import numpy as np
 
 from ...._noisy_score import NoisyScore
 from ....utils._arrays import check_sample_weight, chunks
-from ....utils._labels import check_label_pair
+from ....utils._labels import _family, check_label_pair
 from ....utils._noise import FlipNoise
 from ..._definitions.counts import COUNT_METRICS
 from .binary_moments import CountLaws, _delta_moments, exact_moments, metric_value
@@ -55,14 +55,6 @@ def _distinct_values(y: np.ndarray, skip: np.ndarray) -> np.ndarray:
     return np.array(found, dtype=y.dtype)
 
 
-def _label_kind(y: np.ndarray) -> str:
-    """ "number" or "str" (object arrays by their first value, as pandas gives)."""
-    kind = y.dtype.kind
-    if kind == "O" and y.size and isinstance(y[0], (str, numbers.Number)):
-        return "str" if isinstance(y[0], str) else "number"
-    return "number" if kind in "biuf" else "str" if kind in "US" else kind
-
-
 def _present_labels(
     y_true: np.ndarray,
     y_pred: np.ndarray,
@@ -73,7 +65,7 @@ def _present_labels(
     """The sorted labels of ``y_true`` and ``y_pred`` (two or three when numeric);
     the samples ``true_pos`` and ``pred_pos`` hold ``pos_label``."""
     mixed = "y_true and y_pred mix label types ({} and {})."  # built on error only
-    if _label_kind(y_true) != _label_kind(y_pred):
+    if _family(y_true) != _family(y_pred):
         raise TypeError(mixed.format(y_true.dtype, y_pred.dtype))
     try:
         others = np.union1d(

@@ -18,7 +18,7 @@ from sklearn.utils.multiclass import unique_labels
 
 from ...._noisy_score import NoisyScore
 from ....utils._arrays import check_sample_weight, chunks
-from ....utils._labels import EncodedLabels, encode_labels
+from ....utils._labels import EncodedLabels, encode_labels, encode_labels_subset
 from ....utils._noise import FlipNoise
 from ..._definitions.counts import (
     COUNT_METRICS,
@@ -180,30 +180,6 @@ class _Problem:
             n_draws=n_draws,
             rng=rng,
         )
-
-
-def _class_set(
-    metric: str, y_true: Any, y_pred: Any, labels: Any, transition_matrix: Any
-) -> tuple[Any, np.ndarray | None]:
-    """The classes a label can flip to (``labels``, then the others present) and
-    the positions of ``labels`` in them (None: all of them)."""
-    if labels is None or transition_matrix is not None:
-        return labels, None
-    if not COUNT_METRICS[metric].averaged:
-        return labels, None
-    given = np.asarray(labels)
-    if given.ndim != 1 or given.size == 0:
-        return labels, None  # the usual check names the problem
-    present = encode_labels(y_true, y_pred, None).classes
-    try:
-        missing = present[~np.isin(present, given)]
-    except TypeError:
-        return labels, None
-    if missing.size == 0:
-        return labels, None
-    return np.concatenate([given.astype(object), missing.astype(object)]), np.arange(
-        given.size
-    )
 
 
 def _per_class(
@@ -472,8 +448,13 @@ def _multiclass_score(
     """
     definition = COUNT_METRICS[metric]
     parameters = {n: (parameters or {}).get(n, d) for n, d in definition.parameters}
-    classes, label_index = _class_set(metric, y_true, y_pred, labels, transition_matrix)
-    encoded = encode_labels(y_true, y_pred, classes)
+    label_index = None  # the positions of ``labels`` when they leave out classes
+    if labels is None or transition_matrix is not None or not definition.averaged:
+        encoded = encode_labels(y_true, y_pred, labels)
+    else:  # the flips move labels among every class present too
+        encoded, shown = encode_labels_subset(y_true, y_pred, labels)
+        if shown < encoded.n_classes:
+            label_index = np.arange(shown)
     m, k = encoded.n_samples, encoded.n_classes
     noise = FlipNoise.from_params(q, transition_matrix, n_samples=m, n_classes=k)
     weight = check_sample_weight(sample_weight, m)

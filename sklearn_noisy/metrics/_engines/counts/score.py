@@ -29,7 +29,6 @@ from ....utils._labels import (
     class_totals,
     encode_labels,
 )
-from ....utils._validation import check_estimand
 from ....utils._warnings import warn
 from ..._definitions.counts import COUNT_METRICS, CountMetric, mirror
 from .binary import (
@@ -56,13 +55,10 @@ _SAMPLES_ONLY_MULTILABEL = (
     "label), as in scikit-learn; these labels are one column."
 )
 
-#: The estimands of every count metric.
-_ESTIMANDS = ("forward", "truth", "remeasurement")
 
-
-def _check_common(metric: str, method: Any, estimand: Any, n_draws: Any) -> None:
+def _check_common(method: Any, n_draws: Any) -> None:
+    """``estimand`` is checked by the public function (all three are offered)."""
     _check_option(method, _METHODS, name="method")
-    check_estimand(estimand, metric=metric, supported=_ESTIMANDS)
     if (
         isinstance(n_draws, bool)
         or not isinstance(n_draws, (int, np.integer))
@@ -106,10 +102,13 @@ def _without_zero_weights(y_true: Any, y_pred: Any, noise: dict, weight: Any) ->
     return y_true[keep], y_pred[keep], noise, weight[keep]
 
 
-def _count_all_samples(score: Any, n_samples: int) -> Any:
+def _replaced(score: Any, **changes: Any) -> Any:
+    """The score with ``changes`` (functions of it where callable); each score
+    of a list (``average=None``)."""
     if isinstance(score, list):
-        return [_count_all_samples(s, n_samples) for s in score]
-    return dataclasses.replace(score, n_samples=n_samples)
+        return [_replaced(s, **changes) for s in score]
+    new = {k: v(score) if callable(v) else v for k, v in changes.items()}
+    return dataclasses.replace(score, **new)
 
 
 def _binary_path(
@@ -166,7 +165,7 @@ def _class_score(
     average, estimand = options.get("average"), options["estimand"]
     if averaged and average is not None:
         _check_option(average, _AVERAGES[:-1], name="average")
-    _check_common(metric, method, estimand, options["n_draws"])
+    _check_common(method, options["n_draws"])
     noise = {k: options[k] for k in ("q", "transition_matrix", "labels")}
     zero_division = options.get("zero_division", 0.0)
     zero = check_zero_division(zero_division)
@@ -196,7 +195,7 @@ def _class_score(
         y_true, y_pred, noise, weight = kept
         kept_options = {**options, **noise, "sample_weight": weight}
         score = _class_score(definition, y_true, y_pred, kept_options)
-        return _count_all_samples(score, len(options["sample_weight"]))
+        return _replaced(score, n_samples=len(options["sample_weight"]))
     if binary:
         return _binary_path(metric, y_true, y_pred, noise, pos_label, options)
     if method == "delta" and averaged:
@@ -225,7 +224,13 @@ def count_score(
         if not definition.negative:
             _check_average(options["average"], y_true, y_pred, weighted_multilabel=True)
         base = mirror(definition, negative=definition.negative)
-        return _complement(count_score(base, y_true, y_pred, options), definition)
+        return _replaced(  # the same variance; no exact distribution is kept
+            count_score(base, y_true, y_pred, options),
+            metric=definition.name,
+            expected=lambda s: 1.0 - s.expected,
+            nominal=lambda s: 1.0 - s.nominal,
+            distribution=None,
+        )
     if definition.negative:  # recall or precision of the negative class
         return _negative_class_score(definition, y_true, y_pred, options)
     y_true, y_pred = check_targets(y_true, y_pred)
@@ -303,9 +308,9 @@ def _negative_class_score(
         if matrix is not None and np.ndim(matrix) == 2:
             matrix = np.asarray(matrix)[::-1, ::-1]
         options = {**options, "transition_matrix": matrix}
-        return _renamed(count_score(positive, *swapped, options), name)
+        return _replaced(count_score(positive, *swapped, options), metric=name)
     if average != "binary":
-        _check_common(name, options["method"], options["estimand"], options["n_draws"])
+        _check_common(options["method"], options["n_draws"])
         if options["method"] == "delta":
             raise _delta_binary_only(average)
         names = ("q", "transition_matrix", "labels", "average", "sample_weight")
@@ -316,26 +321,7 @@ def _negative_class_score(
         )
     negative = _negative_label(y_true, y_pred, options["labels"], options["pos_label"])
     score = count_score(positive, y_true, y_pred, {**options, "pos_label": negative})
-    return _renamed(score, name)
-
-
-def _renamed(score: Any, name: str) -> Any:
-    if isinstance(score, list):  # average=None: one score per class
-        return [_renamed(s, name) for s in score]
-    return dataclasses.replace(score, metric=name)
-
-
-def _complement(score: Any, definition: CountMetric) -> Any:
-    """``1 − score``: the same variance; no exact distribution is kept."""
-    if isinstance(score, list):  # average=None: one score per class
-        return [_complement(s, definition) for s in score]
-    return dataclasses.replace(
-        score,
-        metric=definition.name,
-        expected=1.0 - score.expected,
-        nominal=1.0 - score.nominal,
-        distribution=None,
-    )
+    return _replaced(score, metric=name)
 
 
 # ---------------------------------------------------------------- warnings
