@@ -16,11 +16,12 @@ from typing import Any
 import numpy as np
 
 from ...._noisy_score import NoisyScore
-from ....utils._arrays import check_sample_weight, chunks
+from ....utils._arrays import chunks
 from ....utils._labels import _family, check_label_pair
 from ....utils._noise import FlipNoise
 from ..._definitions.counts import COUNT_METRICS
 from .binary_moments import CountLaws, _delta_moments, exact_moments, metric_value
+from .checks import varying_weight
 from .confusion_draws import confusion_counts
 from .distributions import count_metric_distribution
 from .estimands import count_estimand_score
@@ -257,9 +258,7 @@ def _binary_problem(
     if noise.matrix is not None:  # the classes as [negative, positive]
         positive = classes.index(pos_label)
         noise = noise.permute(np.array([1 - positive, positive]))
-    weight = check_sample_weight(sample_weight, true_pos.size)
-    if weight is not None and weight.min() == weight.max():
-        weight = None  # equal weights: every metric is a ratio of counts
+    weight = varying_weight(sample_weight, true_pos.size)
     return _BinaryProblem(true_pos, pred_pos, noise, weight)
 
 

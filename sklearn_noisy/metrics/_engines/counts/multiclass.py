@@ -17,7 +17,7 @@ from sklearn.metrics import confusion_matrix, multilabel_confusion_matrix
 from sklearn.utils.multiclass import unique_labels
 
 from ...._noisy_score import NoisyScore
-from ....utils._arrays import check_sample_weight, chunks
+from ....utils._arrays import chunks
 from ....utils._labels import EncodedLabels, encode_labels, encode_labels_subset
 from ....utils._noise import FlipNoise
 from ..._definitions.counts import (
@@ -27,6 +27,7 @@ from ..._definitions.counts import (
     sklearn_from_confusion,
 )
 from .binary_moments import CountLaws, exact_moments
+from .checks import varying_weight
 from .confusion_draws import confusion_counts, draw_confusions, draw_moments
 from .estimands import count_estimand_score
 from .poisson_binomial import poisson_binomial_groups, poisson_binomial_stream
@@ -457,7 +458,7 @@ def _multiclass_score(
             label_index = np.arange(shown)
     m, k = encoded.n_samples, encoded.n_classes
     noise = FlipNoise.from_params(q, transition_matrix, n_samples=m, n_classes=k)
-    weight = check_sample_weight(sample_weight, m)
+    weight = varying_weight(sample_weight, m)
     options = {
         "average": average,
         "zero_division": zero_value,
@@ -487,8 +488,6 @@ def _multiclass_score(
         zeros = [0.0] * len(nominal) if isinstance(nominal, list) else 0.0
         return _per_class(metric, nominal, zeros, nominal, m, "exact")
     noise.require_two_classes(encoded.classes)
-    if weight is not None and weight.min() == weight.max():
-        weight = None  # equal weights: every metric is a ratio of counts
     if estimand == "forward":
         problem = _Problem(encoded, noise, weight, cells)
         mc = {"n_draws": n_draws, "random_state": random_state}

@@ -14,10 +14,11 @@ from typing import Any
 import numpy as np
 
 from ...._noisy_score import NoisyScore
-from ....utils._arrays import as_float_array, check_sample_weight
+from ....utils._arrays import as_float_array
 from ....utils._noise import FlipNoise
 from ..._definitions.counts import COUNT_METRICS, nanaverage
 from .binary_moments import CountLaws, exact_moments
+from .checks import varying_weight
 from .multiclass import NEGLIGIBLE, _per_class, sklearn_value
 from .poisson_binomial import bernoulli_table
 
@@ -243,9 +244,7 @@ def multilabel_score(
     pi = _positive_probability(truth, options["q"], options["transition_matrix"])
     pi = pi[:, columns]
     truth, pred = truth[:, columns], pred[:, columns]
-    weight = check_sample_weight(options["sample_weight"], truth.shape[0])
-    if weight is not None and weight.min() == weight.max():
-        weight = None
+    weight = varying_weight(options["sample_weight"], truth.shape[0])
     m = truth.shape[0]
     if np.all((pi == 0.0) | (pi == 1.0)) and np.array_equal(pi == 1.0, truth):
         result: tuple[Any, Any] | None = (nominal, np.zeros(np.shape(nominal)))

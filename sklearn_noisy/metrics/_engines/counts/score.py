@@ -1,16 +1,11 @@
 """The one computation path of the count metrics' public functions.
 
-:func:`count_score` is the body of every function built by
-:func:`~sklearn_noisy.metrics._precision_recall.count_metric_function`: it
-reads the metric's definition, checks the options and sends the call to the
-binary engine (:mod:`~sklearn_noisy.metrics._engines.counts.binary`), the multiclass one
-(:mod:`~sklearn_noisy.metrics._engines.counts.multiclass`, the rates one class
-against the rest too) or the multilabel one
-(:mod:`~sklearn_noisy.metrics._engines.counts.multilabel`).
+:func:`count_score` checks the options and sends the call to the binary, the
+multiclass (the rates: each class against the rest) or the multilabel engine.
 A rate of the negative class is recall or precision of that class, a false
-rate ``1 −`` its complement.
-Samples of weight 0 are left out first (they enter no count), so that the
-remaining weights are often all equal and the exact algorithm applies.
+rate ``1 −`` its complement. Samples of weight 0 are left out first (they enter
+no count), so that the remaining weights are often equal and exact algorithms
+apply.
 """
 
 from __future__ import annotations
@@ -30,7 +25,7 @@ from ....utils._labels import (
     encode_labels,
 )
 from ....utils._warnings import warn
-from ..._definitions.counts import COUNT_METRICS, CountMetric, mirror
+from ..._definitions.counts import CountMetric, mirror
 from .binary import (
     _METHODS,
     _binary_estimand,
@@ -112,24 +107,23 @@ def _replaced(score: Any, **changes: Any) -> Any:
 
 
 def _binary_path(
-    metric: str, y_true: Any, y_pred: Any, noise: dict, pos_label: Any, options: dict
+    definition: CountMetric, y_true: Any, y_pred: Any, noise: dict, options: dict
 ) -> NoisyScore:
-    """Binary labels (balanced accuracy, MCC and kappa on two classes too)."""
+    """Binary labels (balanced accuracy, MCC and kappa on two classes too);
+    ``options`` hold the ``pos_label`` and the number ``zero``."""
+    metric, pos_label, zero = definition.name, options["pos_label"], options["zero"]
     sample_weight, estimand = options["sample_weight"], options["estimand"]
-    zero_division = options.get("zero_division", 0.0)
     adjusted = bool(options.get("adjusted", False))
-    zero = check_zero_division(zero_division)
     problem = _binary_problem(
         y_true, y_pred, pos_label=pos_label, sample_weight=sample_weight, **noise
     )
-    definition = COUNT_METRICS[metric]
     if sample_weight is None:
         nominal = problem.nominal(metric, zero_division=zero, adjusted=adjusted)
     else:
         kwargs: dict[str, Any] = {"sample_weight": sample_weight}
         kwargs.update(definition.sklearn_options(adjusted=adjusted))
         if definition.averaged:
-            kwargs.update(pos_label=pos_label, zero_division=zero_division)
+            kwargs.update(pos_label=pos_label, zero_division=options["zero_division"])
         nominal = float(sklearn_value(metric, y_true, y_pred, **kwargs))
     if estimand != "forward":
         score = _binary_estimand(
@@ -197,7 +191,8 @@ def _class_score(
         score = _class_score(definition, y_true, y_pred, kept_options)
         return _replaced(score, n_samples=len(options["sample_weight"]))
     if binary:
-        return _binary_path(metric, y_true, y_pred, noise, pos_label, options)
+        binary_options = {**options, "pos_label": pos_label, "zero": zero}
+        return _binary_path(definition, y_true, y_pred, noise, binary_options)
     if method == "delta" and averaged:
         raise _delta_binary_only(average)
     if method == "delta":
