@@ -170,14 +170,14 @@ def _forward_moments(
     noise: FlipNoise,
     weight: np.ndarray | None,
     covariance: bool,
+    sums: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """``(E[C], Var[C], column covariances or None)`` over labels redrawn."""
+    """``(E[C], Var[C], column covariances or None)`` over labels redrawn;
+    ``sums``: :func:`pair_sums` of the labels."""
     n_classes = encoded.n_classes
     matrix = noise.shared_matrix()  # a constant flip is a shared T
     if matrix is not None:
-        counts, counts_sq = pair_sums(
-            encoded.indices, encoded.n_samples, encoded.n_classes, weight
-        )
+        counts, counts_sq = sums
         expected = matrix.T @ counts
         variance = (matrix * (1.0 - matrix)).T @ counts_sq
         if not covariance:
@@ -305,12 +305,11 @@ def _moments(
     need_covariance: bool,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
     """``(counts, cell variances, column covariances, nominal counts)``."""
-    nominal = pair_sums(encoded.indices, encoded.n_samples, encoded.n_classes, weight)[
-        0
-    ]
+    sums = pair_sums(encoded.indices, encoded.n_samples, encoded.n_classes, weight)
+    nominal = sums[0]
     if estimand == "forward":
         expected, variance, cov = _forward_moments(
-            encoded, noise, weight, need_covariance
+            encoded, noise, weight, need_covariance, sums
         )
         return expected, variance, cov, nominal
     observed, pred_index = encoded.indices(slice(None))
