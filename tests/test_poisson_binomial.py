@@ -6,9 +6,17 @@ from scipy.stats import binom
 
 from sklearn_noisy.metrics._engines.counts import poisson_binomial as pb
 from sklearn_noisy.metrics._engines.counts.poisson_binomial import (
-    poisson_binomial_pmf,
     poisson_binomial_window,
 )
+
+
+def poisson_binomial_pmf(p):
+    """``pmf[k] = P(X = k)`` for ``k = 0..n``: the window of every count."""
+    p = np.asarray(p, dtype=np.float64).ravel()
+    offset, window = poisson_binomial_window(p)
+    pmf = np.zeros(p.size + 1)
+    pmf[offset : offset + window.size] = window
+    return pmf
 
 
 def dp_pmf(p):

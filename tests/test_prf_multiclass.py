@@ -377,8 +377,8 @@ def test_labels_subset_by_enumeration(name, average):
 def test_streamed_and_grouped_poisson_binomial_windows():
     from sklearn_noisy.metrics._engines.counts.poisson_binomial import (
         poisson_binomial_groups,
-        poisson_binomial_pmf,
         poisson_binomial_stream,
+        poisson_binomial_window,
     )
 
     def full(window, n):
@@ -391,7 +391,7 @@ def test_streamed_and_grouped_poisson_binomial_windows():
     p = rng.uniform(0.0, 1.0, 3000)
     p[:50] = 1.0
     p[50:80] = 0.0
-    reference = poisson_binomial_pmf(p)
+    reference = full(poisson_binomial_window(p), p.size)
     pieces = [(p[a : a + 700],) for a in range(0, p.size, 700)]
     (streamed,) = poisson_binomial_stream(pieces)
     np.testing.assert_allclose(full(streamed, p.size), reference, atol=1e-15)
@@ -399,6 +399,6 @@ def test_streamed_and_grouped_poisson_binomial_windows():
     grouped = poisson_binomial_groups(values, counts)
     np.testing.assert_allclose(
         full(grouped, counts.sum()),
-        poisson_binomial_pmf(np.repeat(values, counts)),
+        full(poisson_binomial_window(np.repeat(values, counts)), counts.sum()),
         atol=1e-15,
     )

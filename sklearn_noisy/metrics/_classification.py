@@ -14,7 +14,6 @@ import numpy as np
 
 from .._noisy_score import NoisyScore
 from ..utils._arrays import (
-    as_float_array,
     check_sample_weight,
     chunks,
     weighted_totals,
@@ -30,7 +29,7 @@ from ._engines.counts.estimands import (
     class_function_estimate,
     observation_matrices,
 )
-from ._engines.counts.multilabel import _as_2d
+from ._engines.counts.multilabel import _as_2d, _positive_probability, indicators
 from ._engines.test_set_sampling import with_test_set_sampling
 
 __all__ = [
@@ -43,16 +42,6 @@ __all__ = [
 # --------------------------------------------------------------------------- #
 # Accuracy
 # --------------------------------------------------------------------------- #
-def _sum_squared_weights(
-    weight: np.ndarray | None, rows: slice, x: np.ndarray
-) -> float:
-    """``Σ w² x`` over a chunk (``Σ x`` for unit weights)."""
-    if weight is None:
-        return float(np.sum(x))
-    w = weight[rows]
-    return float((w * w) @ x)
-
-
 def _accuracy_totals(
     estimand: str, encoded: EncodedLabels, noise: FlipNoise, weight: np.ndarray | None
 ) -> tuple[float, float, float, float]:
@@ -91,7 +80,7 @@ def _accuracy_totals(
         )
         totals[:3] += _hit_totals(weight, rows, correct, term, var)
         if floor is not None:
-            totals[3] += _sum_squared_weights(weight, rows, floor)
+            totals[3] += weighted_totals(weight, rows, floor)[0]
     return tuple(float(t) for t in totals)
 
 
@@ -198,19 +187,7 @@ def _subset_accuracy(
     Row ``i`` is a hit with probability ``P_i = Π_l P(entry (i, l) observed
     as ŷ_il)``; the moments are the accuracy's with this ``P_i``.
     """
-    truth, pred = _as_2d(y_true), _as_2d(y_pred)
-    for name, array in (("y_true", truth), ("y_pred", pred)):
-        if array is None or not np.all((array == 0) | (array == 1)):
-            raise ValueError(
-                f"{name} must be a multilabel indicator matrix (n_samples, "
-                "n_labels) of 0 and 1 like the other target; scikit-learn does "
-                "not mix multilabel and multiclass targets either."
-            )
-    if truth.shape != pred.shape:
-        raise ValueError(
-            f"y_true and y_pred must have the same shape; got {truth.shape} and "
-            f"{pred.shape}."
-        )
+    truth, pred = indicators(y_true, y_pred)
     if estimand != "forward" or labels is not None:
         raise ValueError(
             "Multilabel targets support estimand='forward' and labels=None only "
@@ -220,24 +197,7 @@ def _subset_accuracy(
     n_samples = truth.shape[0]
     weight = check_sample_weight(sample_weight, n_samples)
     match = truth == pred
-    if transition_matrix is None and np.ndim(q) == 2:
-        flip = as_float_array(q, name="q")
-        if flip.shape != truth.shape or not np.all((flip >= 0.0) & (flip <= 1.0)):
-            raise ValueError(
-                f"q must hold probabilities in [0, 1]: a scalar, one per sample "
-                f"or one per entry of shape {truth.shape}; got shape {flip.shape}."
-            )
-        probability = np.where(match, 1.0 - flip, flip)
-    else:
-        noise = FlipNoise.from_params(
-            q, transition_matrix, n_samples=n_samples, n_classes=2
-        )
-        if noise.matrix is not None:
-            probability = noise.matrix[truth.astype(np.intp), pred.astype(np.intp)]
-        else:
-            flip = np.asarray(noise.q, dtype=np.float64)
-            flip = flip if flip.ndim == 0 else flip[:, None]
-            probability = np.where(match, 1.0 - flip, flip)
+    probability = _positive_probability(truth, q, transition_matrix, target=pred)
     hit = np.prod(probability, axis=1)
     score = match.all(axis=1)
     if normalize:  # as scikit-learn's _average

@@ -22,8 +22,10 @@ from ..utils._noise import FlipNoise
 from ..utils._validation import ESTIMANDS, check_estimand, supports_estimands
 from ..utils._warnings import warn
 from ._engines.counts.checks import weights_and_scale
+from ._engines.counts.confusion_draws import pair_sums
 from ._engines.counts.distributions import confusion_distribution, confusion_intervals
 from ._engines.counts.estimands import denoised_confusion, observed_confusion
+from ._engines.counts.multiclass import is_identity
 
 __all__ = [
     "NORMALIZE_OPTIONS",
@@ -163,35 +165,19 @@ def _check_normalize(normalize: Any) -> None:
         )
 
 
-def _pair_sums(
-    encoded: EncodedLabels, weight: np.ndarray | None
-) -> tuple[np.ndarray, np.ndarray]:
-    """``N[c, k] = Σ w`` and ``N2[c, k] = Σ w²`` over the pairs (label, prediction)."""
-    n_classes = encoded.n_classes
-    size = n_classes * n_classes
-    sums = np.zeros((2, size))
-    for rows in chunks(encoded.n_samples):
-        true_index, pred_index = encoded.indices(rows)
-        cell = true_index * n_classes + pred_index
-        w = None if weight is None else weight[rows]
-        sums[0] += np.bincount(cell, weights=w, minlength=size)
-        sums[1] += np.bincount(
-            cell, weights=None if w is None else w * w, minlength=size
-        )
-    return sums.reshape(2, n_classes, n_classes)
-
-
 def _forward_moments(
     encoded: EncodedLabels,
     noise: FlipNoise,
     weight: np.ndarray | None,
     covariance: bool,
+    sums: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """``(E[C], Var[C], column covariances or None)`` over labels redrawn."""
+    """``(E[C], Var[C], column covariances or None)`` over labels redrawn;
+    ``sums``: :func:`pair_sums` of the labels."""
     n_classes = encoded.n_classes
     matrix = noise.shared_matrix()  # a constant flip is a shared T
     if matrix is not None:
-        counts, counts_sq = _pair_sums(encoded, weight)
+        counts, counts_sq = sums
         expected = matrix.T @ counts
         variance = (matrix * (1.0 - matrix)).T @ counts_sq
         if not covariance:
@@ -311,13 +297,6 @@ def _encode(
     return encoded, shown
 
 
-def _is_identity(noise: FlipNoise) -> bool:
-    """Whether nothing flips (every ``q_i = 0``, or ``T = I``)."""
-    if noise.matrix is not None:
-        return bool(np.array_equal(noise.matrix, np.eye(noise.n_classes)))
-    return not np.any(np.asarray(noise.q) > 0)
-
-
 def _moments(
     encoded: EncodedLabels,
     noise: FlipNoise,
@@ -326,10 +305,11 @@ def _moments(
     need_covariance: bool,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
     """``(counts, cell variances, column covariances, nominal counts)``."""
-    nominal = _pair_sums(encoded, weight)[0]
+    sums = pair_sums(encoded.indices, encoded.n_samples, encoded.n_classes, weight)
+    nominal = sums[0]
     if estimand == "forward":
         expected, variance, cov = _forward_moments(
-            encoded, noise, weight, need_covariance
+            encoded, noise, weight, need_covariance, sums
         )
         return expected, variance, cov, nominal
     observed, pred_index = encoded.indices(slice(None))
@@ -458,7 +438,7 @@ def expected_confusion_matrix(
         nominal = _integer_counts(encoded, sample_weight)  # beyond float64's ints
     else:
         nominal = np.rint(counts).astype(np.int64) if integer_weights else counts
-    identity = _is_identity(noise)
+    identity = is_identity(noise)
     method = "exact"
     sub = (slice(0, shown), slice(0, shown))
     if normalize is None:

@@ -1,12 +1,8 @@
 """Expected precision, recall, F1 and balanced accuracy under label flips.
 
-The public function of every count metric is built from its definition
-(:data:`~sklearn_noisy.metrics._definitions.counts.COUNT_METRICS`) by
-:func:`count_metric_function`; its body is the one path
-:func:`~sklearn_noisy.metrics._engines.counts.score.count_score`. Binary labels are
-exact (user guide: :ref:`formula_binary_counts`), multiclass averages exact
-or Monte Carlo (:ref:`formula_multiclass`), the other estimands go through the
-confusion matrix (:ref:`estimands`).
+The public function of every count metric is built from its definition by
+:func:`count_metric_function`; its body is
+:func:`~sklearn_noisy.metrics._engines.counts.score.count_score`.
 """
 
 from __future__ import annotations

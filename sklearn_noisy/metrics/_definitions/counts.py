@@ -74,6 +74,19 @@ class Ratio:
         safe = np.where(undefined, 1.0, denominator)
         return np.where(undefined, zero, numerator / safe)
 
+    def delta(self, t: float, f: float, n_pred_pos: float) -> tuple:
+        """The value and derivatives (:meth:`CountMetric.delta`) of ``c TP / d``,
+        ``d = k + TP + FN`` (``k``: the predicted total or 0)."""
+        c, k = self.scale, n_pred_pos if self.predicted else 0.0
+        d = k + (t + f)
+        return (
+            c * t / d,
+            c * (k + f) / d**2,
+            -c * t / d**2,
+            -2.0 * c * (k + f) / d**3,
+            2.0 * c * t / d**3,
+        )
+
     def undefined_probability(self, n_pred_pos: float, p_no_positive: float) -> float:
         """``P(d = 0)`` given the predicted total and ``P(no observed positive)``."""
         if self.predicted and n_pred_pos > 0:
@@ -175,36 +188,6 @@ def _ratio_gradient(
 _PRECISION = Ratio(1.0, False, True)
 _RECALL = Ratio(1.0, True, False)
 _F1 = Ratio(2.0, True, True)
-
-
-def _precision_affine(n: np.ndarray, n_pos: float, m: float, zero: float, **_: Any):
-    if n_pos > 0:
-        return np.zeros_like(n), np.full_like(n, 1.0 / n_pos)
-    return np.full_like(n, zero), np.zeros_like(n)
-
-
-def _recall_affine(n: np.ndarray, n_pos: float, m: float, zero: float, **_: Any):
-    return np.where(n > 0, 0.0, zero), _safe_reciprocal(n)
-
-
-def _f1_affine(n: np.ndarray, n_pos: float, m: float, zero: float, **_: Any):
-    return np.where(n_pos + n > 0, 0.0, zero), 2.0 * _safe_reciprocal(n_pos + n)
-
-
-def _recall_delta(t: float, f: float, n_pos: float, m: float) -> tuple:
-    s = t + f
-    return t / s, f / s**2, -t / s**2, -2.0 * f / s**3, 2.0 * t / s**3
-
-
-def _f1_delta(t: float, f: float, n_pos: float, m: float) -> tuple:
-    d = n_pos + (t + f)
-    return (
-        2.0 * t / d,
-        2.0 * (n_pos + f) / d**2,
-        -2.0 * t / d**2,
-        -4.0 * (n_pos + f) / d**3,
-        4.0 * t / d**3,
-    )
 
 
 def _balanced_accuracy_value(
@@ -468,6 +451,9 @@ class CountMetric:
     ``labelled``: takes ``labels`` without averaging (kappa). ``parameters``:
     the metric's own options and defaults, checked by ``check_parameters``.
     ``function_name`` and ``doc``: of the public function built from it.
+    ``ill_defined``: scikit-learn's words for a zero denominator (the name
+    and what the denominator counts); ``class_metric``: the metric of each
+    class whose mean it is (balanced accuracy).
     """
 
     name: str
@@ -485,6 +471,8 @@ class CountMetric:
     check_parameters: Callable[..., None] | None = None
     function_name: str = ""
     doc: str = ""
+    ill_defined: tuple[str, str] = ("", "")
+    class_metric: str = ""
     _value: Callable[..., Any] | None = None
     _gradient: Callable[..., Any] | None = None
     _affine: Callable[..., Any] | None = None
@@ -538,6 +526,10 @@ class CountMetric:
         """``(α(n), β(n))`` with ``metric = α(n) + β(n) TP`` given ``n`` observed
         positives (NaN where undefined)."""
         n = np.asarray(n, dtype=np.float64)
+        if self._affine is None:  # a ratio: scale · TP / d(n, n_P)
+            d = self.ratio.denominator(n, np.full_like(n, n_pred_pos))
+            beta = self.ratio.scale * _safe_reciprocal(d)
+            return np.where(d > 0, 0.0, zero_division), beta
         return self._affine(
             n, float(n_pred_pos), float(n_samples), zero_division, adjusted=adjusted
         )
@@ -546,12 +538,16 @@ class CountMetric:
         self, t: float, f: float, n_pred_pos: float, n_samples: float
     ) -> tuple[float, float, float, float, float]:
         """``(f, ∂f/∂TP, ∂f/∂FN, ∂²f/∂TP², ∂²f/∂FN²)`` at ``(TP, FN) = (t, f)``."""
+        if self._delta is None:  # a ratio over the observed positives
+            return self.ratio.delta(t, f, float(n_pred_pos))
         return self._delta(t, f, float(n_pred_pos), float(n_samples))
 
     @property
     def exact_binary(self) -> bool:
-        """Whether the exact binary engine serves it (it has ``affine``)."""
-        return self._affine is not None
+        """Whether the exact binary engine serves it (a ratio of the positive
+        class, or ``_affine``)."""
+        plain = self.ratio is not None and not (self.negative or self.complement)
+        return plain or self._affine is not None
 
     @property
     def fixed_denominator(self) -> bool:
@@ -591,7 +587,7 @@ COUNT_METRICS: dict[str, CountMetric] = {
             ratio=_PRECISION,
             linear_averages=("binary", "macro", "micro"),
             accuracy_averages=("micro",),
-            _affine=_precision_affine,
+            ill_defined=("Precision is", "predicted"),
         ),
         CountMetric(
             "recall",
@@ -599,8 +595,7 @@ COUNT_METRICS: dict[str, CountMetric] = {
             ratio=_RECALL,
             linear_averages=("micro", "weighted"),
             accuracy_averages=("micro", "weighted"),
-            _affine=_recall_affine,
-            _delta=_recall_delta,
+            ill_defined=("Recall is", "true"),
         ),
         CountMetric(
             "f1",
@@ -608,14 +603,14 @@ COUNT_METRICS: dict[str, CountMetric] = {
             ratio=_F1,
             linear_averages=("micro",),
             accuracy_averages=("micro",),
-            _affine=_f1_affine,
-            _delta=_f1_delta,
+            ill_defined=("F-score is", "true nor predicted"),
         ),
         CountMetric(
             "balanced_accuracy",
             sk.balanced_accuracy_score,
             adjustable=True,
             present_classes=True,
+            class_metric="recall",
             _value=_balanced_accuracy_value,
             _gradient=partial(
                 _ratio_gradient, _RECALL, pos_index=None, average="present", zero=0.0

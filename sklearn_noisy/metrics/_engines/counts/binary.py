@@ -16,11 +16,12 @@ from typing import Any
 import numpy as np
 
 from ...._noisy_score import NoisyScore
-from ....utils._arrays import check_sample_weight, chunks
-from ....utils._labels import check_label_pair
+from ....utils._arrays import chunks
+from ....utils._labels import _family, check_label_pair
 from ....utils._noise import FlipNoise
 from ..._definitions.counts import COUNT_METRICS
 from .binary_moments import CountLaws, _delta_moments, exact_moments, metric_value
+from .checks import varying_weight
 from .confusion_draws import confusion_counts
 from .distributions import count_metric_distribution
 from .estimands import count_estimand_score
@@ -55,14 +56,6 @@ def _distinct_values(y: np.ndarray, skip: np.ndarray) -> np.ndarray:
     return np.array(found, dtype=y.dtype)
 
 
-def _label_kind(y: np.ndarray) -> str:
-    """ "number" or "str" (object arrays by their first value, as pandas gives)."""
-    kind = y.dtype.kind
-    if kind == "O" and y.size and isinstance(y[0], (str, numbers.Number)):
-        return "str" if isinstance(y[0], str) else "number"
-    return "number" if kind in "biuf" else "str" if kind in "US" else kind
-
-
 def _present_labels(
     y_true: np.ndarray,
     y_pred: np.ndarray,
@@ -73,7 +66,7 @@ def _present_labels(
     """The sorted labels of ``y_true`` and ``y_pred`` (two or three when numeric);
     the samples ``true_pos`` and ``pred_pos`` hold ``pos_label``."""
     mixed = "y_true and y_pred mix label types ({} and {})."  # built on error only
-    if _label_kind(y_true) != _label_kind(y_pred):
+    if _family(y_true) != _family(y_pred):
         raise TypeError(mixed.format(y_true.dtype, y_pred.dtype))
     try:
         others = np.union1d(
@@ -265,9 +258,7 @@ def _binary_problem(
     if noise.matrix is not None:  # the classes as [negative, positive]
         positive = classes.index(pos_label)
         noise = noise.permute(np.array([1 - positive, positive]))
-    weight = check_sample_weight(sample_weight, true_pos.size)
-    if weight is not None and weight.min() == weight.max():
-        weight = None  # equal weights: every metric is a ratio of counts
+    weight = varying_weight(sample_weight, true_pos.size)
     return _BinaryProblem(true_pos, pred_pos, noise, weight)
 
 
@@ -364,7 +355,7 @@ def _binary_estimand(
             "estimand='truth' needs q != 0.5 for every predicted positive: at "
             "q = 0.5 the observed label carries no information about the true one."
         )
-    score = ("precision", zero_division, 0.0, nominal, problem.n_samples, "exact")
+    score = (metric, zero_division, 0.0, nominal, problem.n_samples, "exact")
     if n_pred_pos == 0:
         return NoisyScore(*score, "truth")
     shrink = 1.0 - 2.0 * np.asarray(q_pos, dtype=np.float64)
@@ -375,4 +366,4 @@ def _binary_estimand(
     if noise.is_constant:
         variance = variance * n_pred_pos
     variance /= float(n_pred_pos) ** 2
-    return NoisyScore("precision", estimate, variance, *score[3:], "truth")
+    return NoisyScore(metric, estimate, variance, *score[3:], "truth")

@@ -41,3 +41,10 @@ def weights_and_scale(
         return None, 1.0
     largest = float(np.max(as_float_array(sample_weight, name="sample_weight")))
     return weight, largest / float(np.max(weight))
+
+
+def varying_weight(sample_weight: Any, n_samples: int) -> np.ndarray | None:
+    """Validated weights, None when all are equal (a count metric is then a
+    ratio of counts)."""
+    weight = check_sample_weight(sample_weight, n_samples)
+    return None if weight is not None and weight.min() == weight.max() else weight

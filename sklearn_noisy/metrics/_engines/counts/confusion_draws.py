@@ -37,6 +37,23 @@ def confusion_counts(
     return cells.reshape(n_classes, n_columns)
 
 
+def pair_sums(
+    indices: IndexFn, n_samples: int, n_classes: int, weight: np.ndarray | None
+) -> np.ndarray:
+    """``[N, N2]``: ``N[k, j] = Σ w`` and ``N2[k, j] = Σ w²`` over the samples of
+    class ``k`` predicted ``j``."""
+    size = n_classes * n_classes
+    sums = np.zeros((2, size))
+    for rows in chunks(n_samples):
+        true, pred = indices(rows)
+        cell = true.astype(np.intp) * n_classes + pred
+        w = None if weight is None else weight[rows]
+        sums[0] += np.bincount(cell, weights=w, minlength=size)
+        squares = None if w is None else w * w
+        sums[1] += np.bincount(cell, weights=squares, minlength=size)
+    return sums.reshape(2, n_classes, n_classes)
+
+
 def draw_confusions(
     indices: IndexFn,
     n_samples: int,

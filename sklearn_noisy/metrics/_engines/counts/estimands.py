@@ -17,6 +17,7 @@ from ...._noisy_score import NoisyScore
 from ....utils._arrays import chunks, read_only
 from ....utils._noise import FlipNoise
 from ..._definitions.counts import COUNT_METRICS
+from .confusion_draws import pair_sums
 
 #: The averages of recall, precision and F1, as in scikit-learn.
 AVERAGES = ("binary", "micro", "macro", "weighted")
@@ -135,15 +136,9 @@ def _shared_totals(
     """Counts and covariance from ``N[l, j] = Σ w`` and ``N2[l, j] = Σ w²`` over
     the pairs ``(c̃, ŷ) = (l, j)``: ``C = T⁻ᵀ N``."""
     n_classes = inverse.shape[0]
-    first = np.zeros(n_classes * n_classes)
-    second = np.zeros(n_classes * n_classes)
-    for rows in chunks(observed.shape[0]):
-        pair = observed[rows] * n_classes + pred[rows]
-        w = _weights(weight, rows, pair.shape[0])
-        first += np.bincount(pair, weights=w, minlength=n_classes * n_classes)
-        second += np.bincount(pair, weights=w * w, minlength=n_classes * n_classes)
-    first = first.reshape(n_classes, n_classes)
-    second = second.reshape(n_classes, n_classes)
+    first, second = pair_sums(
+        lambda rows: (observed[rows], pred[rows]), observed.shape[0], n_classes, weight
+    )
     covariance = np.einsum("lk,lj,lm->jkm", inverse, second, inverse)
     diagonal = inverse.T @ second  # [k, j] = Σ_l N2[l, j] R_l[k]
     index = np.arange(n_classes)

@@ -17,8 +17,8 @@ from sklearn.metrics import confusion_matrix, multilabel_confusion_matrix
 from sklearn.utils.multiclass import unique_labels
 
 from ...._noisy_score import NoisyScore
-from ....utils._arrays import check_sample_weight, chunks
-from ....utils._labels import EncodedLabels, encode_labels
+from ....utils._arrays import chunks
+from ....utils._labels import EncodedLabels, encode_labels, encode_labels_subset
 from ....utils._noise import FlipNoise
 from ..._definitions.counts import (
     COUNT_METRICS,
@@ -27,6 +27,7 @@ from ..._definitions.counts import (
     sklearn_from_confusion,
 )
 from .binary_moments import CountLaws, exact_moments
+from .checks import varying_weight
 from .confusion_draws import confusion_counts, draw_confusions, draw_moments
 from .estimands import count_estimand_score
 from .poisson_binomial import poisson_binomial_groups, poisson_binomial_stream
@@ -182,30 +183,6 @@ class _Problem:
         )
 
 
-def _class_set(
-    metric: str, y_true: Any, y_pred: Any, labels: Any, transition_matrix: Any
-) -> tuple[Any, np.ndarray | None]:
-    """The classes a label can flip to (``labels``, then the others present) and
-    the positions of ``labels`` in them (None: all of them)."""
-    if labels is None or transition_matrix is not None:
-        return labels, None
-    if not COUNT_METRICS[metric].averaged:
-        return labels, None
-    given = np.asarray(labels)
-    if given.ndim != 1 or given.size == 0:
-        return labels, None  # the usual check names the problem
-    present = encode_labels(y_true, y_pred, None).classes
-    try:
-        missing = present[~np.isin(present, given)]
-    except TypeError:
-        return labels, None
-    if missing.size == 0:
-        return labels, None
-    return np.concatenate([given.astype(object), missing.astype(object)]), np.arange(
-        given.size
-    )
-
-
 def _per_class(
     metric: str, expected: Any, variance: Any, nominal: Any, m: int, method: str
 ) -> NoisyScore | list[NoisyScore]:
@@ -281,8 +258,9 @@ def _class_average(
         if np.any((absent > NEGLIGIBLE) & (absent < 1.0 - NEGLIGIBLE)):
             return _monte_carlo(metric, problem, options, nominal, mc)
         keep = [law for law, a in zip(laws, absent, strict=True) if a <= NEGLIGIBLE]
+        name = definition.class_metric
         expected = float(
-            np.mean([exact_moments(("recall",), law)["recall"][0] for law in keep])
+            np.mean([exact_moments((name,), law)[name][0] for law in keep])
         )
         if options["adjusted"]:
             chance = 1.0 / len(keep)
@@ -379,7 +357,7 @@ def _npv_macro_variance(
 
 
 def _npv(
-    problem: _Problem, options: dict, nominal: Any, mc: dict
+    name: str, problem: _Problem, options: dict, nominal: Any, mc: dict
 ) -> NoisyScore | list[NoisyScore]:
     """The negative predictive value: fixed denominators, exact but the weighted Var."""
     average, zero = options["average"], options["zero_division"]
@@ -391,7 +369,7 @@ def _npv(
     variance_k = np.where(defined, sums["var"] / safe**2, 0.0)
     index = options["label_index"]
     index = np.arange(problem.n_classes) if index is None else index
-    m, name = problem.n_samples, "negative_predictive_value"
+    m = problem.n_samples
     if average is None:
         return _per_class(
             name, expected_k[index], variance_k[index], nominal, m, "exact"
@@ -435,7 +413,7 @@ def _forward(
     if not (definition.averaged or definition.present_classes):  # not by class
         return _monte_carlo(metric, problem, options, nominal, mc)
     if definition.negative and definition.fixed_denominator:
-        return _npv(problem, options, nominal, mc)
+        return _npv(metric, problem, options, nominal, mc)
     if problem.weight is None:
         return _class_average(metric, problem, options, nominal, mc)
     if definition.fixed_denominator and average in ("macro", None):
@@ -471,11 +449,16 @@ def _multiclass_score(
     """
     definition = COUNT_METRICS[metric]
     parameters = {n: (parameters or {}).get(n, d) for n, d in definition.parameters}
-    classes, label_index = _class_set(metric, y_true, y_pred, labels, transition_matrix)
-    encoded = encode_labels(y_true, y_pred, classes)
+    label_index = None  # the positions of ``labels`` when they leave out classes
+    if labels is None or transition_matrix is not None or not definition.averaged:
+        encoded = encode_labels(y_true, y_pred, labels)
+    else:  # the flips move labels among every class present too
+        encoded, shown = encode_labels_subset(y_true, y_pred, labels)
+        if shown < encoded.n_classes:
+            label_index = np.arange(shown)
     m, k = encoded.n_samples, encoded.n_classes
     noise = FlipNoise.from_params(q, transition_matrix, n_samples=m, n_classes=k)
-    weight = check_sample_weight(sample_weight, m)
+    weight = varying_weight(sample_weight, m)
     options = {
         "average": average,
         "zero_division": zero_value,
@@ -505,8 +488,6 @@ def _multiclass_score(
         zeros = [0.0] * len(nominal) if isinstance(nominal, list) else 0.0
         return _per_class(metric, nominal, zeros, nominal, m, "exact")
     noise.require_two_classes(encoded.classes)
-    if weight is not None and weight.min() == weight.max():
-        weight = None  # equal weights: every metric is a ratio of counts
     if estimand == "forward":
         problem = _Problem(encoded, noise, weight, cells)
         mc = {"n_draws": n_draws, "random_state": random_state}

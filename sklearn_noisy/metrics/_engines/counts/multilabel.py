@@ -14,11 +14,13 @@ from typing import Any
 import numpy as np
 
 from ...._noisy_score import NoisyScore
-from ....utils._arrays import as_float_array, check_sample_weight
+from ....utils._arrays import as_float_array
 from ....utils._noise import FlipNoise
 from ..._definitions.counts import COUNT_METRICS, nanaverage
 from .binary_moments import CountLaws, exact_moments
-from .multiclass import NEGLIGIBLE, sklearn_value
+from .checks import varying_weight
+from .multiclass import NEGLIGIBLE, _per_class, sklearn_value
+from .poisson_binomial import bernoulli_table
 
 __all__ = ["is_multilabel", "multilabel_score"]
 
@@ -58,20 +60,34 @@ def _indicator(y: Any, name: str) -> np.ndarray:
     return array.astype(bool)
 
 
+def indicators(y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Both targets as boolean indicator matrices of the same shape."""
+    truth, pred = _indicator(y_true, "y_true"), _indicator(y_pred, "y_pred")
+    if truth.shape != pred.shape:
+        raise ValueError(
+            f"y_true and y_pred must have the same shape; got {truth.shape} and "
+            f"{pred.shape}."
+        )
+    return truth, pred
+
+
 def _positive_probability(
-    y_true: np.ndarray, q: Any, transition_matrix: Any
+    y_true: np.ndarray, q: Any, transition_matrix: Any, target: Any = True
 ) -> np.ndarray:
-    """``π[i, l]``, the probability that entry ``(i, l)`` is observed as 1."""
+    """``π[i, l]``, the probability that entry ``(i, l)`` is observed as
+    ``target[i, l]`` (by default 1)."""
     shape = y_true.shape
+    same = y_true == target
     if transition_matrix is not None or np.ndim(q) < 2:
         noise = FlipNoise.from_params(
             q, transition_matrix, n_samples=shape[0], n_classes=2
         )
         if noise.matrix is not None:
-            return np.where(y_true, noise.matrix[1, 1], noise.matrix[0, 1])
+            columns = np.asarray(target).astype(np.intp)
+            return noise.matrix[y_true.astype(np.intp), columns]
         flip = np.asarray(noise.q, dtype=np.float64)
         flip = flip if flip.ndim == 0 else flip[:, None]
-        return np.where(y_true, 1.0 - flip, flip)
+        return np.where(same, 1.0 - flip, flip)
     flip = as_float_array(q, name="q")
     if flip.shape != shape:
         raise ValueError(
@@ -80,7 +96,7 @@ def _positive_probability(
         )
     if not np.all((flip >= 0.0) & (flip <= 1.0)):
         raise ValueError("q must hold probabilities in [0, 1].")
-    return np.where(y_true, 1.0 - flip, flip)
+    return np.where(same, 1.0 - flip, flip)
 
 
 def _label_moments(pi: np.ndarray, pred: np.ndarray, metric: str, zero: float):
@@ -91,14 +107,7 @@ def _label_moments(pi: np.ndarray, pred: np.ndarray, metric: str, zero: float):
 
 def _count_table(pi: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """PMFs, one row per sample, of the number of observed 1s among ``mask``."""
-    n, n_labels = pi.shape
-    table = np.zeros((n, n_labels + 1))
-    table[:, 0] = 1.0
-    for label in range(n_labels):
-        p = np.where(mask[:, label], pi[:, label], 0.0)[:, None]
-        table[:, 1:] = table[:, 1:] * (1.0 - p) + table[:, :-1] * p
-        table[:, 0] *= 1.0 - p[:, 0]
-    return table
+    return bernoulli_table(np.where(mask, pi, 0.0).T).T
 
 
 def _sample_moments(pi: np.ndarray, pred: np.ndarray, metric: str, zero: float):
@@ -210,12 +219,7 @@ def multilabel_score(
     ``options``: the public function's; ``zero``: ``zero_division`` as a number.
     """
     average, labels = options["average"], options["labels"]
-    truth, pred = _indicator(y_true, "y_true"), _indicator(y_pred, "y_pred")
-    if truth.shape != pred.shape:
-        raise ValueError(
-            f"y_true and y_pred must have the same shape; got {truth.shape} and "
-            f"{pred.shape}."
-        )
+    truth, pred = indicators(y_true, y_pred)
     if average == "binary":
         raise ValueError(
             "Target is multilabel-indicator but average='binary'. Please choose "
@@ -240,9 +244,7 @@ def multilabel_score(
     pi = _positive_probability(truth, options["q"], options["transition_matrix"])
     pi = pi[:, columns]
     truth, pred = truth[:, columns], pred[:, columns]
-    weight = check_sample_weight(options["sample_weight"], truth.shape[0])
-    if weight is not None and weight.min() == weight.max():
-        weight = None
+    weight = varying_weight(options["sample_weight"], truth.shape[0])
     m = truth.shape[0]
     if np.all((pi == 0.0) | (pi == 1.0)) and np.array_equal(pi == 1.0, truth):
         result: tuple[Any, Any] | None = (nominal, np.zeros(np.shape(nominal)))
@@ -252,10 +254,5 @@ def multilabel_score(
     if result is None:
         method = "monte_carlo"
         result = _monte_carlo(metric, pi, pred, weight, average, zero, options)
-    expected, variance = result
-    if average is None:
-        return [
-            NoisyScore(metric, e, v, n, m, method)
-            for e, v, n in zip(expected, variance, np.asarray(nominal), strict=True)
-        ]
-    return NoisyScore(metric, expected, variance, nominal, m, method)
+    nominal = list(np.asarray(nominal)) if average is None else nominal
+    return _per_class(metric, *result, nominal, m, method)

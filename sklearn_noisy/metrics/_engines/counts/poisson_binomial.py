@@ -39,20 +39,24 @@ def _windows(
     return low, np.maximum(high, low)
 
 
+def bernoulli_table(trials: np.ndarray) -> np.ndarray:
+    """PMFs of the successes of the trials ``trials[j, c]`` (``j`` the trial),
+    one column ``c`` per count, by the exact recurrence."""
+    pmf = np.zeros((trials.shape[0] + 1, trials.shape[1]))
+    pmf[0] = 1.0
+    for j, success in enumerate(trials):
+        head = pmf[: j + 1] * success
+        pmf[: j + 1] *= 1.0 - success
+        pmf[1 : j + 2] += head
+    return pmf
+
+
 def _leaf_pmfs(p: np.ndarray) -> np.ndarray:
     """PMFs of consecutive blocks of ``_LEAF_SIZE`` trials, one column per block."""
     n_blocks = -(-p.size // _LEAF_SIZE)
     padded = np.zeros(n_blocks * _LEAF_SIZE)
     padded[: p.size] = p
-    trials = padded.reshape(n_blocks, _LEAF_SIZE).T.copy()
-    pmf = np.zeros((_LEAF_SIZE + 1, n_blocks))
-    pmf[0] = 1.0
-    for j in range(_LEAF_SIZE):
-        success = trials[j]
-        head = pmf[: j + 1] * success
-        pmf[: j + 1] *= 1.0 - success
-        pmf[1 : j + 2] += head
-    return pmf
+    return bernoulli_table(padded.reshape(n_blocks, _LEAF_SIZE).T.copy())
 
 
 def fft_convolve(kernel: np.ndarray, *factors: np.ndarray) -> list[np.ndarray]:
@@ -215,16 +219,3 @@ def poisson_binomial_window(p: np.ndarray) -> tuple[int, np.ndarray]:
     else:  # e.g. a constant flip probability: a product of binomials
         offset, pmf = poisson_binomial_groups(*groups)
     return offset + certain, pmf
-
-
-def poisson_binomial_pmf(p: np.ndarray) -> np.ndarray:
-    """``pmf[k] = P(X = k)``, ``X`` the successes of independent Bernoulli(p_i).
-
-    >>> poisson_binomial_pmf([1.0, 0.2]).round(12).tolist()
-    [0.0, 0.8, 0.2]
-    """
-    p = np.asarray(p, dtype=np.float64).ravel()
-    offset, window = poisson_binomial_window(p)
-    pmf = np.zeros(p.size + 1)
-    pmf[offset : offset + window.size] = window
-    return pmf

@@ -1,16 +1,11 @@
 """The one computation path of the count metrics' public functions.
 
-:func:`count_score` is the body of every function built by
-:func:`~sklearn_noisy.metrics._precision_recall.count_metric_function`: it
-reads the metric's definition, checks the options and sends the call to the
-binary engine (:mod:`~sklearn_noisy.metrics._engines.counts.binary`), the multiclass one
-(:mod:`~sklearn_noisy.metrics._engines.counts.multiclass`, the rates one class
-against the rest too) or the multilabel one
-(:mod:`~sklearn_noisy.metrics._engines.counts.multilabel`).
+:func:`count_score` checks the options and sends the call to the binary, the
+multiclass (the rates: each class against the rest) or the multilabel engine.
 A rate of the negative class is recall or precision of that class, a false
-rate ``1 −`` its complement.
-Samples of weight 0 are left out first (they enter no count), so that the
-remaining weights are often all equal and the exact algorithm applies.
+rate ``1 −`` its complement. Samples of weight 0 are left out first (they enter
+no count), so that the remaining weights are often equal and exact algorithms
+apply.
 """
 
 from __future__ import annotations
@@ -29,9 +24,8 @@ from ....utils._labels import (
     class_totals,
     encode_labels,
 )
-from ....utils._validation import check_estimand
 from ....utils._warnings import warn
-from ..._definitions.counts import COUNT_METRICS, CountMetric, mirror
+from ..._definitions.counts import CountMetric, mirror
 from .binary import (
     _METHODS,
     _binary_estimand,
@@ -56,13 +50,10 @@ _SAMPLES_ONLY_MULTILABEL = (
     "label), as in scikit-learn; these labels are one column."
 )
 
-#: The estimands of every count metric.
-_ESTIMANDS = ("forward", "truth", "remeasurement")
 
-
-def _check_common(metric: str, method: Any, estimand: Any, n_draws: Any) -> None:
+def _check_common(method: Any, n_draws: Any) -> None:
+    """``estimand`` is checked by the public function (all three are offered)."""
     _check_option(method, _METHODS, name="method")
-    check_estimand(estimand, metric=metric, supported=_ESTIMANDS)
     if (
         isinstance(n_draws, bool)
         or not isinstance(n_draws, (int, np.integer))
@@ -106,31 +97,33 @@ def _without_zero_weights(y_true: Any, y_pred: Any, noise: dict, weight: Any) ->
     return y_true[keep], y_pred[keep], noise, weight[keep]
 
 
-def _count_all_samples(score: Any, n_samples: int) -> Any:
+def _replaced(score: Any, **changes: Any) -> Any:
+    """The score with ``changes`` (functions of it where callable); each score
+    of a list (``average=None``)."""
     if isinstance(score, list):
-        return [_count_all_samples(s, n_samples) for s in score]
-    return dataclasses.replace(score, n_samples=n_samples)
+        return [_replaced(s, **changes) for s in score]
+    new = {k: v(score) if callable(v) else v for k, v in changes.items()}
+    return dataclasses.replace(score, **new)
 
 
 def _binary_path(
-    metric: str, y_true: Any, y_pred: Any, noise: dict, pos_label: Any, options: dict
+    definition: CountMetric, y_true: Any, y_pred: Any, noise: dict, options: dict
 ) -> NoisyScore:
-    """Binary labels (balanced accuracy, MCC and kappa on two classes too)."""
+    """Binary labels (balanced accuracy, MCC and kappa on two classes too);
+    ``options`` hold the ``pos_label`` and the number ``zero``."""
+    metric, pos_label, zero = definition.name, options["pos_label"], options["zero"]
     sample_weight, estimand = options["sample_weight"], options["estimand"]
-    zero_division = options.get("zero_division", 0.0)
     adjusted = bool(options.get("adjusted", False))
-    zero = check_zero_division(zero_division)
     problem = _binary_problem(
         y_true, y_pred, pos_label=pos_label, sample_weight=sample_weight, **noise
     )
-    definition = COUNT_METRICS[metric]
     if sample_weight is None:
         nominal = problem.nominal(metric, zero_division=zero, adjusted=adjusted)
     else:
         kwargs: dict[str, Any] = {"sample_weight": sample_weight}
         kwargs.update(definition.sklearn_options(adjusted=adjusted))
         if definition.averaged:
-            kwargs.update(pos_label=pos_label, zero_division=zero_division)
+            kwargs.update(pos_label=pos_label, zero_division=options["zero_division"])
         nominal = float(sklearn_value(metric, y_true, y_pred, **kwargs))
     if estimand != "forward":
         score = _binary_estimand(
@@ -166,7 +159,7 @@ def _class_score(
     average, estimand = options.get("average"), options["estimand"]
     if averaged and average is not None:
         _check_option(average, _AVERAGES[:-1], name="average")
-    _check_common(metric, method, estimand, options["n_draws"])
+    _check_common(method, options["n_draws"])
     noise = {k: options[k] for k in ("q", "transition_matrix", "labels")}
     zero_division = options.get("zero_division", 0.0)
     zero = check_zero_division(zero_division)
@@ -196,9 +189,10 @@ def _class_score(
         y_true, y_pred, noise, weight = kept
         kept_options = {**options, **noise, "sample_weight": weight}
         score = _class_score(definition, y_true, y_pred, kept_options)
-        return _count_all_samples(score, len(options["sample_weight"]))
+        return _replaced(score, n_samples=len(options["sample_weight"]))
     if binary:
-        return _binary_path(metric, y_true, y_pred, noise, pos_label, options)
+        binary_options = {**options, "pos_label": pos_label, "zero": zero}
+        return _binary_path(definition, y_true, y_pred, noise, binary_options)
     if method == "delta" and averaged:
         raise _delta_binary_only(average)
     if method == "delta":
@@ -225,7 +219,13 @@ def count_score(
         if not definition.negative:
             _check_average(options["average"], y_true, y_pred, weighted_multilabel=True)
         base = mirror(definition, negative=definition.negative)
-        return _complement(count_score(base, y_true, y_pred, options), definition)
+        return _replaced(  # the same variance; no exact distribution is kept
+            count_score(base, y_true, y_pred, options),
+            metric=definition.name,
+            expected=lambda s: 1.0 - s.expected,
+            nominal=lambda s: 1.0 - s.nominal,
+            distribution=None,
+        )
     if definition.negative:  # recall or precision of the negative class
         return _negative_class_score(definition, y_true, y_pred, options)
     y_true, y_pred = check_targets(y_true, y_pred)
@@ -303,9 +303,9 @@ def _negative_class_score(
         if matrix is not None and np.ndim(matrix) == 2:
             matrix = np.asarray(matrix)[::-1, ::-1]
         options = {**options, "transition_matrix": matrix}
-        return _renamed(count_score(positive, *swapped, options), name)
+        return _replaced(count_score(positive, *swapped, options), metric=name)
     if average != "binary":
-        _check_common(name, options["method"], options["estimand"], options["n_draws"])
+        _check_common(options["method"], options["n_draws"])
         if options["method"] == "delta":
             raise _delta_binary_only(average)
         names = ("q", "transition_matrix", "labels", "average", "sample_weight")
@@ -316,38 +316,10 @@ def _negative_class_score(
         )
     negative = _negative_label(y_true, y_pred, options["labels"], options["pos_label"])
     score = count_score(positive, y_true, y_pred, {**options, "pos_label": negative})
-    return _renamed(score, name)
-
-
-def _renamed(score: Any, name: str) -> Any:
-    if isinstance(score, list):  # average=None: one score per class
-        return [_renamed(s, name) for s in score]
-    return dataclasses.replace(score, metric=name)
-
-
-def _complement(score: Any, definition: CountMetric) -> Any:
-    """``1 − score``: the same variance; no exact distribution is kept."""
-    if isinstance(score, list):  # average=None: one score per class
-        return [_complement(s, definition) for s in score]
-    return dataclasses.replace(
-        score,
-        metric=definition.name,
-        expected=1.0 - score.expected,
-        nominal=1.0 - score.nominal,
-        distribution=None,
-    )
+    return _replaced(score, metric=name)
 
 
 # ---------------------------------------------------------------- warnings
-#: scikit-learn's words for a ratio with a zero denominator: the name and what
-#: the denominator counts.
-_ILL_DEFINED = {
-    "precision": ("Precision is", "predicted"),
-    "recall": ("Recall is", "true"),
-    "f1": ("F-score is", "true nor predicted"),
-}
-
-
 def _warn_zero_division(
     definition: CountMetric,
     score: Any,
@@ -383,7 +355,7 @@ def _warn_zero_division(
     denominator = ratio.denominator(true_sum, pred_sum)
     if not np.any(denominator == 0):
         return
-    start, modifier = _ILL_DEFINED[definition.name]
+    start, modifier = definition.ill_defined
     axis0, axis1 = ("label", "sample") if average == "samples" else ("sample", "label")
     where = "due to" if denominator.size == 1 else f"in {axis1}s with"
     warn(
