@@ -17,7 +17,7 @@ from sklearn.model_selection import check_cv
 
 from .._noisy_score import NoisyScore
 from ..metrics import expected_paired_difference, get_metric_info
-from ..utils._noise import resolve_noise_source, take_samples
+from ..utils._noise import take_samples
 from ..utils._sklearn_compat import _safe_indexing
 from ..utils._validation import ESTIMAND_CHOICES, resolve_estimand
 from ..utils._warnings import warn
@@ -86,8 +86,17 @@ class EstimatorComparison:
     cv_results : dict of NoisyCrossValidator
         The fitted cross-validation of every estimator (same splits).
 
-    differences, fold_differences, t_tests : dict
-        The pairwise results (see Attributes).
+    differences : dict of dict of NoisyScore
+        ``differences[(a, b)][metric]``: ``metric_a − metric_b`` on the
+        out-of-fold predictions, with its paired label-noise variance and,
+        where exact, its ``sampling_variance``; ``(b, a)`` is its negation.
+
+    fold_differences : dict of dict of list of NoisyScore
+        The same per fold (variance NaN where only a Monte Carlo gives it).
+
+    t_tests : dict of dict of CorrectedTTest
+        ``t_tests[(a, b)][metric]``: the corrected resampled t-test on the
+        per-fold expected differences.
 
     confidence_level : float
         Level of the intervals in the summaries.
@@ -104,18 +113,6 @@ class EstimatorComparison:
     pooled : dict of dict of NoisyScore
         ``pooled[name][metric]``: the pooled score of each estimator, of the
         leading estimand (its ``estimand``), by which it is ranked.
-
-    differences : dict of dict of NoisyScore
-        ``differences[(a, b)][metric]``: ``metric_a − metric_b`` on the
-        out-of-fold predictions, with its paired label-noise variance and,
-        where exact, its ``sampling_variance``; ``(b, a)`` is its negation.
-
-    fold_differences : dict of dict of list of NoisyScore
-        The same per fold (variance NaN where only a Monte Carlo gives it).
-
-    t_tests : dict of dict of CorrectedTTest
-        ``t_tests[(a, b)][metric]``: the corrected resampled t-test on the
-        per-fold expected differences.
 
     n_splits : int
         Number of folds.
@@ -367,26 +364,19 @@ def _negate(score: NoisyScore) -> NoisyScore:
     )
 
 
-def _resolve_noise(
-    scorer: Any, X: Any, y: Any, sigma: Any, q: Any, transition_matrix: Any
-) -> dict[str, Any]:
-    """The noise values a scorer uses on all of ``X``: its own source or the given."""
-    if scorer.requires_noise == "sigma":
-        source, given, key = scorer.sigma, sigma, "sigma"
-    else:
-        if getattr(scorer, "transition_matrix", None) is not None:
-            return {"transition_matrix": scorer.transition_matrix}
-        if transition_matrix is not None and scorer.q is None:
-            return {"transition_matrix": transition_matrix}
-        source, given, key = scorer.q, q, "q"
-    # The cross-validation has already scored every fold with this scorer, so
-    # the source and the given noise are consistent here.
-    value = resolve_noise_source(
-        key, source, given, X, y, missing=f"{scorer!r} needs {key}."
-    )
-    if value is not None and not np.isscalar(value):
-        value = np.asarray(value, dtype=np.float64)
-    return {key: value}
+def _resolve_noise(scorer: Any, X: Any, y: Any, noise: dict[str, Any]) -> dict:
+    """The noise values a scorer uses on all of ``X``: its own source or the given.
+
+    The cross-validation has already scored every fold with this scorer, so the
+    source and the given noise are consistent here.
+    """
+    values = scorer._noise_kwargs(**noise, X=X, y=y)
+    return {
+        key: value
+        if key == "transition_matrix" or value is None or np.isscalar(value)
+        else np.asarray(value, dtype=np.float64)
+        for key, value in values.items()
+    }
 
 
 def _slice_noise(noise: dict[str, Any], rows: np.ndarray) -> dict[str, Any]:
@@ -565,7 +555,7 @@ def compare_estimators(
     n_train = float(np.mean([train.shape[0] for train, _ in splits]))
     n_test = float(np.mean([test.shape[0] for _, test in splits]))
     noise_values = {
-        key: _resolve_noise(scorer, X, y, **noise)
+        key: _resolve_noise(scorer, X, y, noise)
         for key, scorer in reference.scorers_.items()
     }
     kinds, notes = _difference_estimands(reference.scorers_, estimand)

@@ -90,10 +90,10 @@ def _fold_summary(
     return {
         "mean_expected": _mean(expected),
         "mean_nominal": _mean(nominal),
-        "between_fold_sd": math.sqrt(s_b2) if not math.isnan(s_b2) else math.nan,
+        "between_fold_sd": _std(s_b2),
         "mean_label_noise_variance": mean_noise,
         "excess_variance": excess,
-        "excess_sd": math.sqrt(excess) if excess >= 0 else math.nan,
+        "excess_sd": _std(excess),
     }
 
 
@@ -154,14 +154,6 @@ def _pooled(cv: Any, key: str, estimand: str) -> tuple[float, float, float]:
     return score.expected, score.variance, score.sampling_variance
 
 
-def _both_interval(cv: Any, key: str, estimand: str) -> tuple[float, float]:
-    """The pooled interval with both sources (the score's own), NaN without it."""
-    score = cv.pooled_estimates_.get(key, {}).get(estimand)
-    if score is None or math.isnan(score.sampling_variance):
-        return math.nan, math.nan
-    return tuple(score.confidence_interval(cv.confidence_level, source="both"))
-
-
 def _rows(cv: Any, key: str) -> list[tuple[Any, int, float, dict]]:
     """``(fold, n_test, nominal, {estimand: (estimate, variance)})`` of each fold
     (numbered from 1), then of the pooled scores (fold ``"pooled"``) if any.
@@ -211,8 +203,12 @@ def _sampling_entries(cv: Any, key: str, estimand: str, lead: bool) -> dict[str,
     """``sampling_sd`` and ``total_sd`` (and the lead's interval with both)."""
     _, variance, sampling = _pooled(cv, key, estimand)
     entry = {"sampling_sd": _std(sampling), "total_sd": _std(variance + sampling)}
-    if lead:
-        entry["both_ci_low"], entry["both_ci_high"] = _both_interval(cv, key, estimand)
+    if lead:  # the pooled interval with both sources (the score's own)
+        both = (math.nan, math.nan)
+        if not math.isnan(sampling):
+            score = cv.pooled_estimates_[key][estimand]
+            both = score.confidence_interval(cv.confidence_level, source="both")
+        entry["both_ci_low"], entry["both_ci_high"] = both
     return entry
 
 
@@ -303,7 +299,6 @@ def _results_dict(cv: Any) -> dict[str, Any]:
             "notes": list(info["notes"]),
             "report_this": summary_line(cv, key),
         }
-    shown = {e for info in cv.estimands_.values() for e in info["shown"]}
     return {
         "estimator": repr(cv.estimator),
         "n_samples": int(cv.n_samples_),
@@ -311,14 +306,7 @@ def _results_dict(cv: Any) -> dict[str, Any]:
         "noise": cv.noise_,
         "confidence_level": float(cv.confidence_level),
         "estimand": cv.estimand,
-        "legend": {
-            name: text
-            for name, text in QUESTIONS.items()
-            if name == "nominal"
-            or name in shown
-            or name == "< x, > x"
-            or (name == "sampling" and _has_sampling(cv))
-        },
+        "legend": _legend(cv),
         "metrics": metrics,
         "folds": folds,
         "pooled": {key: pooled[key] for key in cv.pooled_},
@@ -519,22 +507,22 @@ def _has_sampling(cv: Any) -> bool:
     )
 
 
+def _legend(cv: Any) -> dict[str, str]:
+    """The :data:`QUESTIONS` that the report's quantities answer, in order."""
+    shown = {e for info in cv.estimands_.values() for e in info["shown"]}
+    shown |= {"nominal", "< x, > x"}
+    if _has_sampling(cv):
+        shown.add("sampling")
+    return {name: text for name, text in QUESTIONS.items() if name in shown}
+
+
 def legend_lines(cv: Any) -> list[str]:
-    shown = [
-        e
-        for e in ("truth", "remeasurement", "forward")
-        if any(e in info["shown"] for info in cv.estimands_.values())
-    ]
     level = _level(cv.confidence_level)
     lines = [
         f"Legend (SD and {level} interval: label noise only in the tables, not "
         "test-set sampling nor split variability):"
     ]
-    for name in ["nominal", *shown]:
-        lines.append(f"  {name + ':':<15}{QUESTIONS[name]}")
-    if _has_sampling(cv):
-        lines.append(f"  {'sampling:':<15}{QUESTIONS['sampling']}")
-    lines.append(f"  {'< x, > x:':<15}{QUESTIONS['< x, > x']}")
+    lines += [f"  {name + ':':<15}{text}" for name, text in _legend(cv).items()]
     return lines
 
 
