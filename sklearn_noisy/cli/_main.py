@@ -540,10 +540,8 @@ def _check_metrics(names: list[str]) -> None:
 
 
 def _save_plot(validator: Any, path: str, title: str) -> None:
-    try:
-        import matplotlib
-    except ImportError:
-        raise CLIError("--plot needs matplotlib: pip install matplotlib") from None
+    import matplotlib  # there: _check_options looked
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

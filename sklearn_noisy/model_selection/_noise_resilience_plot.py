@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..utils._plotting import import_pyplot
 from ._noise_resilience_curve import NoiseResilienceCurveResult, noise_resilience_curve
+from ._plot import axes_for
 from ._report import metric_label
 
 __all__ = ["NoiseResilienceDisplay"]
@@ -161,12 +161,7 @@ class NoiseResilienceDisplay:
         -------
         display : NoiseResilienceDisplay
         """
-        plt = import_pyplot("NoiseResilienceDisplay")
-        created = ax is None
-        if created:
-            _, ax = plt.subplots(layout="constrained")
-        elif ax.figure.get_layout_engine() is None:  # room for the legend below
-            ax.figure.set_layout_engine("constrained")
+        ax = axes_for(ax, "NoiseResilienceDisplay")
         result = self.result
         label = name or self.name or result.estimator_name or "estimator"
         levels = result.noise_levels
