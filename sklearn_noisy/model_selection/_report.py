@@ -136,14 +136,13 @@ def shown(metric: str, estimate: float, low: float, high: float) -> tuple[float,
     return estimate, ""
 
 
-def _shown_text(
-    metric: str, estimate: float, low: float, high: float, decimals: int | None
-) -> str:
+def _shown_text(entry: dict[str, Any], decimals: int | None) -> str:
     """``"< 0.0145"``, ``"> 0.9996"`` or the estimate, as the tables write it."""
-    point, limit = shown(metric, estimate, low, high)
-    if limit:
-        return f"{limit} {_num(high if limit == '<' else low, decimals)}"
-    return _num(point, decimals)
+    limit = entry["limit"]
+    if not limit:
+        return _num(entry["estimate"], decimals)
+    end = entry["ci_high"] if limit == "<" else entry["ci_low"]
+    return f"{limit} {_num(end, decimals)}"
 
 
 def _pooled(cv: Any, key: str, estimand: str) -> tuple[float, float, float]:
@@ -155,11 +154,12 @@ def _pooled(cv: Any, key: str, estimand: str) -> tuple[float, float, float]:
 
 
 def _rows(cv: Any, key: str) -> list[tuple[Any, int, float, dict]]:
-    """``(fold, n_test, nominal, {estimand: (estimate, variance)})`` of each fold
-    (numbered from 1), then of the pooled scores (fold ``"pooled"``) if any.
+    """``(fold, n_test, nominal, entries)`` of each fold (numbered from 1), then
+    of the pooled scores (fold ``"pooled"``) if any; ``entries``: :func:`_entries`.
     """
-    shown, results = cv.estimands_[key]["shown"], cv.cv_results_
+    info, results = cv.estimands_[key], cv.cv_results_
     folds = cv.fold_estimates_.get(key, {})
+    lead, metric = info["lead"], cv.scorers_[key].metric
     rows = [
         (
             k + 1,
@@ -171,7 +171,7 @@ def _rows(cv: Any, key: str) -> list[tuple[Any, int, float, dict]]:
                     float(results[f"{key}_{e}_variance"][k]),
                     folds[e][k] if e in folds else None,
                 )
-                for e in shown
+                for e in info["shown"]
             },
         )
         for k in range(cv.n_splits_)
@@ -180,10 +180,11 @@ def _rows(cv: Any, key: str) -> list[tuple[Any, int, float, dict]]:
     if pooled is not None:
         values = {
             e: (*_pooled(cv, key, e)[:2], cv.pooled_estimates_[key].get(e))
-            for e in shown
+            for e in info["shown"]
         }
         rows.append(("pooled", pooled.n_samples, pooled.nominal, values))
-    return rows
+    level = cv.confidence_level
+    return [(*row[:3], _entries(row[3], level, lead, metric)) for row in rows]
 
 
 def _entries(values: dict, level: float, lead: str, metric: str) -> dict[str, dict]:
@@ -215,10 +216,9 @@ def _sampling_entries(cv: Any, key: str, estimand: str, lead: bool) -> dict[str,
 def _summary_table(cv: Any) -> Any:
     """The rows of :meth:`NoisyCrossValidator.summary`, as a table."""
     table = []
-    for key, scorer in cv.scorers_.items():
+    for key in cv.scorers_:
         lead = cv.estimands_[key]["lead"]
-        for fold, n_test, nominal, values in _rows(cv, key):
-            entries = _entries(values, cv.confidence_level, lead, scorer.metric)
+        for fold, n_test, nominal, entries in _rows(cv, key):
             row = {"metric": key, "fold": fold, "n_test": n_test, "nominal": nominal}
             row["estimand"] = lead
             for name in ("estimate", "sd", "ci_low", "ci_high", "limit"):
@@ -248,7 +248,7 @@ def _json_entries(entries: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 def _results_dict(cv: Any) -> dict[str, Any]:
     """:meth:`NoisyCrossValidator.to_dict`: all results, JSON-serialisable."""
-    level, results = cv.confidence_level, cv.cv_results_
+    results = cv.cv_results_
     folds = [
         {
             "fold": k + 1,
@@ -264,7 +264,7 @@ def _results_dict(cv: Any) -> dict[str, Any]:
         info = cv.estimands_[key]
         rows = _rows(cv, key)
         for k, fold in enumerate(folds):
-            entries = _entries(rows[k][3], level, info["lead"], scorer.metric)
+            entries = rows[k][3]
             lead = entries[info["lead"]]  # top level: the lead, the others nested
             fold["metrics"][key] = {
                 "estimand": info["lead"],
@@ -282,7 +282,7 @@ def _results_dict(cv: Any) -> dict[str, Any]:
                 field: _json_number(value) if isinstance(value, float) else value
                 for field, value in score.to_dict().items()
             }
-            entries = _entries(rows[-1][3], level, info["lead"], scorer.metric)
+            entries = rows[-1][3]
             lead = entries.get(info["lead"], {})  # the lead's interval, as nested
             for name in ("ci_low", "ci_high"):
                 entry[name] = _json_number(lead.get(name, float("nan")))
@@ -319,8 +319,7 @@ def _results_dict(cv: Any) -> dict[str, Any]:
 
 def _decimals(cv: Any, key: str) -> int | None:
     """Decimals that give the smallest SD of a metric two significant figures."""
-    sds = [_std(v) for *_, values in _rows(cv, key) for _, v, _ in values.values()]
-    sds += [_std(_pooled(cv, key, e)[1]) for e in cv.estimands_[key]["shown"]]
+    sds = [e["sd"] for *_, entries in _rows(cv, key) for e in entries.values()]
     sds = [sd for sd in sds if math.isfinite(sd) and sd > 0]
     if not sds:
         return None
@@ -472,17 +471,14 @@ def metric_parts(cv: Any, key: str, scorer: Any) -> dict[str, Any]:
     for estimand in others:
         columns += [(estimand, 9), ("SD", 8)]
     rows = []
-    for fold, n_test, nominal, values in _rows(cv, key):
-        estimate, variance, score = values[lead]
-        low, high = interval(
-            metric, lead, estimate, variance, cv.confidence_level, score
-        )
+    for fold, n_test, nominal, entries in _rows(cv, key):
+        main = entries[lead]
         cells = [str(fold), str(n_test), _num(nominal, decimals)]
-        cells.append(_shown_text(metric, estimate, low, high, decimals))
-        cells += [_num(_std(variance), decimals), _ci_text(low, high, decimals)]
+        cells += [_shown_text(main, decimals), _num(main["sd"], decimals)]
+        cells.append(_ci_text(main["ci_low"], main["ci_high"], decimals))
         for estimand in others:
-            estimate, variance, _ = values[estimand]
-            cells += [_num(estimate, decimals), _num(_std(variance), decimals)]
+            entry = entries[estimand]
+            cells += [_num(entry["estimate"], decimals), _num(entry["sd"], decimals)]
         rows.append(cells)
     notes = [f"note: {note}" for note in info["notes"]]
     notes += [_budget_line(cv, key, decimals)]
