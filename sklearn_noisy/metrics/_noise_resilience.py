@@ -517,11 +517,8 @@ def _drop_undefined(
     n_omitted = int(n_regions - keep.sum())
     if n_omitted == 0:
         return keep, 0
-    k = int(np.flatnonzero(~keep)[0])
-    where = (
-        f"{n_omitted} of the {n_regions} regions (the first has x from "
-        f"{stats['x_min'][k].tolist()} to {stats['x_max'][k].tolist()})"
-    )
+    first = _x_range(stats, ~keep)
+    where = f"{n_omitted} of the {n_regions} regions (the first has {first})"
     if zero_variance == "raise" or n_omitted == n_regions:
         raise ValueError(
             f"The data error y - y_ref has zero variance in {where}: NR_j = "
@@ -653,15 +650,13 @@ def noise_resilience_score(
     _check_slopes(stats)
     keep, n_omitted = _drop_undefined(stats, zero_variance, starts.size)
     g = None if gamma is None else _check_compensation(stats["G"][keep])
-    squeeze = x2.shape[1] == 1
-    table = {
+    table = {  # x_min to condition
         name: None if stats[name] is None else stats[name][keep]
-        for name in ("nr", "nr_linear", "alpha", "S1", "S2", "bound", "condition")
+        for name in _REGION_FIELDS[1:-1]
     }
-    for name in ("alpha", "S1"):
-        table[name] = table[name][:, 0] if squeeze else table[name]
-    for name in ("x_min", "x_max"):
-        table[name] = stats[name][keep, 0] if squeeze else stats[name][keep]
+    if x2.shape[1] == 1:
+        for name in ("x_min", "x_max", "alpha", "S1"):
+            table[name] = table[name][:, 0]
     return NoiseResilienceResult(
         score=float(np.mean(table["nr"])),
         n_samples=counts[keep],
@@ -675,15 +670,19 @@ def noise_resilience_score(
 
 
 def _check_slopes(stats: dict[str, Any]) -> None:
-    singular = np.flatnonzero(stats["singular"])
-    if singular.size:
-        k = int(singular[0])
+    singular = stats["singular"]
+    if singular.any():
         raise ValueError(
-            f"x is constant (or its columns are collinear) within {singular.size} "
-            f"region(s), the first with x from {stats['x_min'][k].tolist()} to "
-            f"{stats['x_max'][k].tolist()}: no slope alpha can be fitted there. "
-            "Use fewer regions, a larger window or other groups."
+            f"x is constant (or its columns are collinear) within {singular.sum()} "
+            f"region(s), the first with {_x_range(stats, singular)}: no slope alpha "
+            "can be fitted there. Use fewer regions, a larger window or other groups."
         )
+
+
+def _x_range(stats: dict[str, Any], regions: np.ndarray) -> str:
+    """``"x from a to b"`` of the first of the ``regions`` (a mask)."""
+    k = int(np.flatnonzero(regions)[0])
+    return f"x from {stats['x_min'][k].tolist()} to {stats['x_max'][k].tolist()}"
 
 
 def _check_compensation(g: np.ndarray) -> np.ndarray:

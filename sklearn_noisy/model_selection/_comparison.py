@@ -455,17 +455,11 @@ def compare_estimators(
     cv : int, cross-validation generator or iterable, default=5
         The splitter; its test sets must not overlap.
 
-    sigma : float or array-like of shape (n_samples,), default=None
-        Standard error of each regression label.
-
-    q : float or array-like of shape (n_samples,), default=None
-        Flip probability of each class label.
-
-    transition_matrix : array-like of shape (n_classes, n_classes), default=None
-        Row-stochastic label transition matrix, in sorted label order.
-
-    groups : array-like of shape (n_samples,), default=None
-        Group labels for group splitters.
+    sigma, q, transition_matrix, groups, sigma_dof : default=None
+        The label noise (a regression label's standard error, a class label's
+        flip probability or the transition matrix), the groups of a group
+        splitter and the degrees of freedom of ``sigma``, as in
+        :meth:`NoisyCrossValidator.fit`.
 
     n_jobs : int, default=None
         Folds fitted in parallel (per estimator).
@@ -479,9 +473,6 @@ def compare_estimators(
 
     random_state : int, Generator or None, default=0
         Seed of that Monte Carlo.
-
-    sigma_dof : float or array-like of shape (n_samples,), default=None
-        Degrees of freedom of ``sigma``, as in :meth:`NoisyCrossValidator.fit`.
 
     estimand : {"auto", "truth", "remeasurement", "forward"}, default="auto"
         The estimate that ranks the estimators and leads, as the
