@@ -520,9 +520,7 @@ def _write_json(validator: Any, loaded: dict[str, Any], path: str) -> None:
 
 
 def _check_metrics(option: str) -> list[str]:
-    """The names of ``--metrics``; fail before any work on one that is neither a
-    metric nor a scorer.
-    """
+    """The names of ``--metrics``, each a metric or a scorer (checked before work)."""
     from ..metrics import get_metric_names, get_noisy_scorer_names
 
     names = _split(option)

@@ -419,30 +419,29 @@ def _check_regions(n_samples: int, n_regions: Any, window: Any) -> tuple[str, in
     if n_regions is not None and window is not None:
         raise ValueError("Pass n_regions or window, not both.")
     if window is not None:
-        if (
-            not isinstance(window, numbers.Integral)
-            or isinstance(window, bool)
-            or not MIN_REGION_SIZE <= window <= n_samples
-        ):
-            raise ValueError(
-                f"window must be an integer in [{MIN_REGION_SIZE}, n_samples="
-                f"{n_samples}]; got {window!r}."
-            )
-        return "window", int(window)
+        bounds = f"[{MIN_REGION_SIZE}, n_samples={n_samples}]"
+        return "window", _integer_in(
+            "window", window, MIN_REGION_SIZE, n_samples, bounds
+        )
     if n_regions is None:
         n_regions = max(1, min(10, n_samples // 10))
     largest = n_samples // MIN_REGION_SIZE
+    bounds = (
+        f"[1, {largest}] so that every region has at least {MIN_REGION_SIZE} of "
+        f"the {n_samples} samples"
+    )
+    return "partition", _integer_in("n_regions", n_regions, 1, largest, bounds)
+
+
+def _integer_in(name: str, value: Any, low: int, high: int, bounds: str) -> int:
+    """``value`` as an int in ``[low, high]``, else an error naming ``bounds``."""
     if (
-        not isinstance(n_regions, numbers.Integral)
-        or isinstance(n_regions, bool)
-        or not 1 <= n_regions <= largest
+        not isinstance(value, numbers.Integral)
+        or isinstance(value, bool)
+        or not low <= value <= high
     ):
-        raise ValueError(
-            f"n_regions must be an integer in [1, {largest}] so that every region "
-            f"has at least {MIN_REGION_SIZE} of the {n_samples} samples; got "
-            f"{n_regions!r}."
-        )
-    return "partition", int(n_regions)
+        raise ValueError(f"{name} must be an integer in {bounds}; got {value!r}.")
+    return int(value)
 
 
 def _check_groups(

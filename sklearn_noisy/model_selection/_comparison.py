@@ -365,11 +365,7 @@ def _negate(score: NoisyScore) -> NoisyScore:
 
 
 def _resolve_noise(scorer: Any, X: Any, y: Any, noise: dict[str, Any]) -> dict:
-    """The noise values a scorer uses on all of ``X``: its own source or the given.
-
-    The cross-validation has already scored every fold with this scorer, so the
-    source and the given noise are consistent here.
-    """
+    """The noise values a scorer uses on all of ``X`` (the folds checked them)."""
     values = scorer._noise_kwargs(**noise, X=X, y=y)
     return {
         key: value

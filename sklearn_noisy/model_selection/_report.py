@@ -53,10 +53,7 @@ def _as_table(rows: list[dict]) -> Any:
 
 
 def _mean(values: np.ndarray) -> float:
-    """Mean of the values that are not NaN: ±inf when one is, NaN for none.
-
-    Infinities of both signs have no mean (NaN); no warning either way.
-    """
+    """Mean of the non-NaN values: ±inf if one is (NaN if both), NaN for none."""
     values = values[~np.isnan(values)]
     if values.size == 0 or (np.any(values == np.inf) and np.any(values == -np.inf)):
         return math.nan
@@ -539,9 +536,7 @@ def header_line(cv: Any) -> str:
 
 
 def _format_table(cv: Any) -> str:
-    """Readable text report: the summary, a legend, then per metric its folds
-    and pooled row.
-    """
+    """The text report: the summary, a legend, then per metric its folds and pooled."""
     lines = [
         f"NoisyCrossValidator({cv.estimator!r})",
         header_line(cv),
