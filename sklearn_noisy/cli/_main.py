@@ -641,21 +641,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.showwarning = printer = _WarningPrinter()
     try:
         return _evaluate(args, printer)
-    except CLIError as exc:
-        print(f"{PROG} {args.command}: error: {_one_line(exc)}", file=sys.stderr)
-        return 2
     except (
+        CLIError,
         ValueError,
         TypeError,
         LookupError,
         OSError,
         ImportError,
         ArithmeticError,
-    ) as exc:
-        print(
-            f"{PROG} {args.command}: error: {type(exc).__name__}: {_one_line(exc)}",
-            file=sys.stderr,
-        )
+    ) as exc:  # the input's or the options' error: one line, exit code 2
+        kind = "" if isinstance(exc, CLIError) else f"{type(exc).__name__}: "
+        print(f"{PROG} {args.command}: error: {kind}{_one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
