@@ -23,7 +23,7 @@ from ..utils._validation import ESTIMAND_CHOICES, resolve_estimand
 from ..utils._warnings import warn
 from ._cross_validator import NoisyCrossValidator
 from ._pooling import _pooled_method
-from ._report import _as_table, _json_number
+from ._report import _as_table, _json_number, _level
 from ._scoring import check_noisy_scoring, default_metrics, default_scoring
 
 __all__ = [
@@ -295,7 +295,7 @@ class EstimatorComparison:
                 )
             lines.append(
                 f"  pairwise a − b ({self.estimands[key]}): estimate ± SD (paired "
-                f"label noise), {level * 100:.4g} % interval; corrected t-test "
+                f"label noise), {_level(level)} interval; corrected t-test "
                 "across folds"
             )
             if key in self.notes:

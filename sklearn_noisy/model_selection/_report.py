@@ -572,11 +572,11 @@ _STYLE = """<style>
 def results_html(cv: Any) -> str:
     """The text report's header, summary, legend, tables and lines as HTML."""
     summary, *lines = summary_lines(cv)
-    title, *entries = legend_lines(cv)
-    items = []
-    for line in entries:
-        name, _, text = line.strip().partition(":")
-        items.append(f"<dt>{escape(name)}</dt><dd>{escape(text.strip())}</dd>")
+    title = legend_lines(cv)[0]
+    items = [
+        f"<dt>{escape(name)}</dt><dd>{escape(text)}</dd>"
+        for name, text in _legend(cv).items()
+    ]
     html = [
         _STYLE,
         '<div class="sklearn-noisy-report">',
