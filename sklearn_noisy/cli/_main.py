@@ -207,8 +207,7 @@ def _add_model_arguments(model: Any) -> None:
         default="auto",
         help="which estimate leads the report: auto (truth where the metric offers "
         "it, else remeasurement, else forward; for labels that are measurements), "
-        "truth, "
-        "remeasurement, or forward (only if y_true is exact)",
+        "truth, remeasurement, or forward (only if y_true is exact)",
     )
     model.add_argument(
         "--no-test-set-sampling",
