@@ -23,7 +23,7 @@ from ..utils._validation import ESTIMAND_CHOICES, resolve_estimand
 from ..utils._warnings import warn
 from ._cross_validator import NoisyCrossValidator
 from ._pooling import _pooled_method
-from ._report import _as_table, _json_number, _level
+from ._report import _as_table, _json_ready, _level
 from ._scoring import check_noisy_scoring, default_metrics, default_scoring
 
 __all__ = [
@@ -235,33 +235,35 @@ class EstimatorComparison:
                 "estimator_a": a,
                 "estimator_b": b,
                 "metric": key,
-                "expected": _json_number(diff.expected),
-                "variance": _json_number(diff.variance),
-                "nominal": _json_number(diff.nominal),
+                "expected": diff.expected,
+                "variance": diff.variance,
+                "nominal": diff.nominal,
                 "method": diff.method,
-                "sampling_variance": _json_number(diff.sampling_variance),
+                "sampling_variance": diff.sampling_variance,
                 "sampling_method": diff.sampling_method,
                 "estimand": self.estimands[key],
                 "fold_expected": [
-                    _json_number(d.expected) for d in self.fold_differences[(a, b)][key]
+                    d.expected for d in self.fold_differences[(a, b)][key]
                 ],
-                "t_statistic": _json_number(test.statistic),
-                "pvalue": _json_number(test.pvalue),
+                "t_statistic": test.statistic,
+                "pvalue": test.pvalue,
                 "df": test.df,
             }
             for a, b, key, diff, test in self._pairs()
         ]
-        return {
-            "estimators": list(self.names),
-            "metrics": list(self.metrics),
-            "n_splits": int(self.n_splits),
-            "confidence_level": float(self.confidence_level),
-            "cross_validation": {
-                name: cv.to_dict() for name, cv in self.cv_results.items()
-            },
-            "differences": pairs,
-            "notes": dict(self.notes),
-        }
+        return _json_ready(
+            {
+                "estimators": list(self.names),
+                "metrics": list(self.metrics),
+                "n_splits": int(self.n_splits),
+                "confidence_level": float(self.confidence_level),
+                "cross_validation": {
+                    name: cv.to_dict() for name, cv in self.cv_results.items()
+                },
+                "differences": pairs,
+                "notes": dict(self.notes),
+            }
+        )
 
     def to_json(self, **kwargs: Any) -> str:
         """:meth:`to_dict` as a JSON string; ``kwargs`` go to :func:`json.dumps`."""

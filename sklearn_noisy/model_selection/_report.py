@@ -43,6 +43,15 @@ def _json_number(value: Any) -> Any:
     return value if math.isfinite(value) else None
 
 
+def _json_ready(value: Any) -> Any:
+    """``value`` with every float in its dicts and lists as :func:`_json_number`."""
+    if isinstance(value, dict):
+        return {key: _json_ready(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_json_ready(item) for item in value]
+    return _json_number(value) if isinstance(value, float) else value
+
+
 def _as_table(rows: list[dict]) -> Any:
     """A pandas DataFrame of ``rows`` when pandas is installed, else the rows."""
     try:
@@ -233,16 +242,6 @@ def _summary_table(cv: Any) -> Any:
     return _as_table(table)
 
 
-def _json_entries(entries: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    return {
-        estimand: {
-            name: value if isinstance(value, str) else _json_number(value)
-            for name, value in entry.items()
-        }
-        for estimand, entry in entries.items()
-    }
-
-
 def _results_dict(cv: Any) -> dict[str, Any]:
     """:meth:`NoisyCrossValidator.to_dict`: all results, JSON-serialisable."""
     results = cv.cv_results_
@@ -265,28 +264,25 @@ def _results_dict(cv: Any) -> dict[str, Any]:
             lead = entries[info["lead"]]  # top level: the lead, the others nested
             fold["metrics"][key] = {
                 "estimand": info["lead"],
-                "expected": _json_number(lead["estimate"]),
-                "variance": _json_number(lead["variance"]),
-                "std": _json_number(lead["sd"]),
-                "ci_low": _json_number(lead["ci_low"]),
-                "ci_high": _json_number(lead["ci_high"]),
-                "nominal": _json_number(results[f"{key}_nominal"][k]),
-                "estimands": _json_entries(entries),
+                "expected": lead["estimate"],
+                "variance": lead["variance"],
+                "std": lead["sd"],
+                "ci_low": lead["ci_low"],
+                "ci_high": lead["ci_high"],
+                "nominal": rows[k][2],
+                "estimands": entries,
             }
         score = cv.pooled_.get(key)
         if score is not None:
-            entry = {
-                field: _json_number(value) if isinstance(value, float) else value
-                for field, value in score.to_dict().items()
-            }
+            entry = score.to_dict()
             entries = rows[-1][3]
             lead = entries.get(info["lead"], {})  # the lead's interval, as nested
             for name in ("ci_low", "ci_high"):
-                entry[name] = _json_number(lead.get(name, float("nan")))
+                entry[name] = lead.get(name, math.nan)
             for estimand, values in entries.items():
                 lead = estimand == info["lead"]
                 values.update(_sampling_entries(cv, key, estimand, lead))
-            entry["estimands"] = _json_entries(entries)
+            entry["estimands"] = entries
             pooled[key] = entry
         metrics[key] = {
             "metric": scorer.metric,
@@ -296,22 +292,21 @@ def _results_dict(cv: Any) -> dict[str, Any]:
             "notes": list(info["notes"]),
             "report_this": summary_line(cv, key),
         }
-    return {
-        "estimator": repr(cv.estimator),
-        "n_samples": int(cv.n_samples_),
-        "n_splits": int(cv.n_splits_),
-        "noise": cv.noise_,
-        "confidence_level": float(cv.confidence_level),
-        "estimand": cv.estimand,
-        "legend": _legend(cv),
-        "metrics": metrics,
-        "folds": folds,
-        "pooled": {key: pooled[key] for key in cv.pooled_},
-        "fold_summary": {
-            key: {name: _json_number(value) for name, value in values.items()}
-            for key, values in cv.fold_summary_.items()
-        },
-    }
+    return _json_ready(
+        {
+            "estimator": repr(cv.estimator),
+            "n_samples": int(cv.n_samples_),
+            "n_splits": int(cv.n_splits_),
+            "noise": cv.noise_,
+            "confidence_level": float(cv.confidence_level),
+            "estimand": cv.estimand,
+            "legend": _legend(cv),
+            "metrics": metrics,
+            "folds": folds,
+            "pooled": {key: pooled[key] for key in cv.pooled_},
+            "fold_summary": cv.fold_summary_,
+        }
+    )
 
 
 def _decimals(cv: Any, key: str) -> int | None:
