@@ -290,7 +290,7 @@ def _results_dict(cv: Any) -> dict[str, Any]:
             "lead": info["lead"],
             "estimands": list(info["shown"]),
             "notes": list(info["notes"]),
-            "report_this": summary_line(cv, key),
+            "report_this": ": ".join(_summary_parts(cv, key)),
         }
     return _json_ready(
         {
@@ -389,11 +389,6 @@ def _summary_parts(cv: Any, key: str) -> tuple[str, str]:
     if lead == "forward":
         text += "; valid only if y_true is exact"
     return name, text
-
-
-def summary_line(cv: Any, key: str) -> str:
-    """The summary's line of a metric: what to report."""
-    return ": ".join(_summary_parts(cv, key))
 
 
 def summary_lines(cv: Any) -> list[str]:
