@@ -8,6 +8,7 @@ import math
 import numbers
 from collections.abc import Iterator, Mapping
 from functools import partial
+from itertools import combinations
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -194,11 +195,10 @@ class EstimatorComparison:
 
     def _pairs(self) -> Iterator[tuple[str, str, str, NoisyScore, CorrectedTTest]]:
         """``(a, b, metric, difference, t-test)`` for every pair ``a < b``."""
-        for i, a in enumerate(self.names):
-            for b in self.names[i + 1 :]:
-                for key in self.metrics:
-                    test = self.t_tests[(a, b)][key]
-                    yield a, b, key, self.differences[(a, b)][key], test
+        for a, b in combinations(self.names, 2):
+            for key in self.metrics:
+                test = self.t_tests[(a, b)][key]
+                yield a, b, key, self.differences[(a, b)][key], test
 
     def pairwise_summary(self) -> Any:
         """Every pair ``a < b`` (in the given order) and metric, one row each.
@@ -549,35 +549,32 @@ def compare_estimators(
     }
     kinds, notes = _difference_estimands(reference.scorers_, estimand)
     differences, fold_differences, t_tests = {}, {}, {}
-    for i, a in enumerate(names):
-        for b in names[i + 1 :]:
-            pooled, per_fold, tests = {}, {}, {}
-            for key in reference.scorers_:
-                pooled[key], per_fold[key] = _paired_difference(
-                    cv_results[a],
-                    cv_results[b],
-                    key,
-                    folds,
-                    noise_values[key],
-                    n_draws=n_draws,
-                    random_state=random_state,
-                    estimand=kinds[key],
-                )
-                expected = [d.expected for d in per_fold[key]]
-                tests[key] = corrected_t_test(expected, n_train, n_test)
-            differences[a, b] = pooled
-            fold_differences[a, b] = per_fold
-            t_tests[a, b] = tests
-            differences[b, a] = {key: _negate(d) for key, d in pooled.items()}
-            fold_differences[b, a] = {
-                key: [_negate(d) for d in ds] for key, ds in per_fold.items()
-            }
-            t_tests[b, a] = {
-                key: t._replace(
-                    statistic=-t.statistic, mean_difference=-t.mean_difference
-                )
-                for key, t in tests.items()
-            }
+    for a, b in combinations(names, 2):
+        pooled, per_fold, tests = {}, {}, {}
+        for key in reference.scorers_:
+            pooled[key], per_fold[key] = _paired_difference(
+                cv_results[a],
+                cv_results[b],
+                key,
+                folds,
+                noise_values[key],
+                n_draws=n_draws,
+                random_state=random_state,
+                estimand=kinds[key],
+            )
+            expected = [d.expected for d in per_fold[key]]
+            tests[key] = corrected_t_test(expected, n_train, n_test)
+        differences[a, b] = pooled
+        fold_differences[a, b] = per_fold
+        t_tests[a, b] = tests
+        differences[b, a] = {key: _negate(d) for key, d in pooled.items()}
+        fold_differences[b, a] = {
+            key: [_negate(d) for d in ds] for key, ds in per_fold.items()
+        }
+        t_tests[b, a] = {
+            key: t._replace(statistic=-t.statistic, mean_difference=-t.mean_difference)
+            for key, t in tests.items()
+        }
     return EstimatorComparison(
         names=names,
         metrics=list(reference.scorers_),
