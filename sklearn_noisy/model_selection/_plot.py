@@ -60,7 +60,8 @@ class NoisyCVDisplay:
     unit : str, default=None
         Unit of the target, shown on the axis of a metric in that unit.
     fold_scores : list of NoisyScore, default=None
-        The fold results, whose own intervals are drawn; None: intervals from
+        The fold results themselves, whose intervals are then drawn (a root
+        metric's is the root of its square's); None: built from
         ``fold_expected`` and ``fold_std``.
 
     Attributes
