@@ -301,10 +301,8 @@ _MAX_SEARCHED = 200
 
 
 def _looks_like_label(name: str, *, classes: bool = False) -> bool:
-    """Whether a column name marks a label, a true value or a label's noise.
-
-    With ``classes`` (class labels), a column named ``q`` (a flip probability)
-    is one too.
+    """Whether a column name marks a label, a true value or a label's noise (for
+    ``classes``, also ``q``: a flip probability).
     """
     words = {word for word in re.split(r"[^0-9a-z]+", name.lower()) if word}
     return bool(words & _LABEL_WORDS) or (classes and "q" in words)

@@ -207,8 +207,7 @@ def _add_model_arguments(model: Any) -> None:
         default="auto",
         help="which estimate leads the report: auto (truth where the metric offers "
         "it, else remeasurement, else forward; for labels that are measurements), "
-        "truth, "
-        "remeasurement, or forward (only if y_true is exact)",
+        "truth, remeasurement, or forward (only if y_true is exact)",
     )
     model.add_argument(
         "--no-test-set-sampling",
@@ -428,15 +427,9 @@ def _evaluate(args: argparse.Namespace, printer: _WarningPrinter) -> int:
     n_samples = loaded["X"].shape[0]
     if args.cv > n_samples:
         raise CLIError(f"--cv {args.cv} exceeds the number of samples ({n_samples})")
-    if loaded["task"] == "classification":
-        splitter = StratifiedKFold(args.cv, shuffle=True, random_state=args.seed)
-    else:
-        splitter = KFold(args.cv, shuffle=True, random_state=args.seed)
-    scoring: Any = "default" if args.metrics is None else _split(args.metrics)
-    if not scoring:
-        raise CLIError("--metrics: give at least one metric name")
-    if scoring != "default":
-        _check_metrics(scoring)
+    folds = StratifiedKFold if loaded["task"] == "classification" else KFold
+    splitter = folds(args.cv, shuffle=True, random_state=args.seed)
+    scoring = "default" if args.metrics is None else _check_metrics(args.metrics)
     validator = NoisyCrossValidator(
         estimator,
         scoring=scoring,
@@ -525,10 +518,13 @@ def _write_json(validator: Any, loaded: dict[str, Any], path: str) -> None:
         handle.write(text)
 
 
-def _check_metrics(names: list[str]) -> None:
-    """Fail before any work on a name that is neither a metric nor a scorer."""
+def _check_metrics(option: str) -> list[str]:
+    """The names of ``--metrics``, each a metric or a scorer (checked before work)."""
     from ..metrics import get_metric_names, get_noisy_scorer_names
 
+    names = _split(option)
+    if not names:
+        raise CLIError("--metrics: give at least one metric name")
     metrics = get_metric_names()
     scorers = get_noisy_scorer_names()
     for name in names:
@@ -537,18 +533,17 @@ def _check_metrics(names: list[str]) -> None:
                 f"--metrics: unknown metric {name!r}; give metric names {metrics} "
                 f"or scorer names {scorers}"
             )
+    return names
 
 
 def _save_plot(validator: Any, path: str, title: str) -> None:
-    try:
-        import matplotlib
-    except ImportError:
-        raise CLIError("--plot needs matplotlib: pip install matplotlib") from None
+    import matplotlib  # there: _check_options looked
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..metrics import get_metric_info
     from ..model_selection import NoisyCVDisplay
+    from ..model_selection._report import metric_label
 
     keys = list(validator.scorers_)
     figure, axes = plt.subplots(
@@ -561,8 +556,7 @@ def _save_plot(validator: Any, path: str, title: str) -> None:
     entries: dict[str, Any] = {}  # one legend for all panels, by label
     for key, ax in zip(keys, axes[:, 0], strict=True):
         display = NoisyCVDisplay.from_cv_results(validator, key, ax=ax, legend=False)
-        metric = get_metric_info(validator.scorers_[key].metric).display_name
-        ax.set_title(metric, fontsize="medium")
+        ax.set_title(metric_label(validator.scorers_[key].metric), fontsize="medium")
         for handle, label in zip(*display.legend_entries(), strict=True):
             entries.setdefault(label, handle)
     figure.suptitle("\n".join(textwrap.wrap(title, 64)), fontsize="medium")
@@ -646,21 +640,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.showwarning = printer = _WarningPrinter()
     try:
         return _evaluate(args, printer)
-    except CLIError as exc:
-        print(f"{PROG} {args.command}: error: {_one_line(exc)}", file=sys.stderr)
-        return 2
     except (
+        CLIError,
         ValueError,
         TypeError,
         LookupError,
         OSError,
         ImportError,
         ArithmeticError,
-    ) as exc:
-        print(
-            f"{PROG} {args.command}: error: {type(exc).__name__}: {_one_line(exc)}",
-            file=sys.stderr,
-        )
+    ) as exc:  # the input's or the options' error: one line, exit code 2
+        kind = "" if isinstance(exc, CLIError) else f"{type(exc).__name__}: "
+        print(f"{PROG} {args.command}: error: {kind}{_one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)

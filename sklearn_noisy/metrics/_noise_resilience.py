@@ -419,30 +419,29 @@ def _check_regions(n_samples: int, n_regions: Any, window: Any) -> tuple[str, in
     if n_regions is not None and window is not None:
         raise ValueError("Pass n_regions or window, not both.")
     if window is not None:
-        if (
-            not isinstance(window, numbers.Integral)
-            or isinstance(window, bool)
-            or not MIN_REGION_SIZE <= window <= n_samples
-        ):
-            raise ValueError(
-                f"window must be an integer in [{MIN_REGION_SIZE}, n_samples="
-                f"{n_samples}]; got {window!r}."
-            )
-        return "window", int(window)
+        bounds = f"[{MIN_REGION_SIZE}, n_samples={n_samples}]"
+        return "window", _integer_in(
+            "window", window, MIN_REGION_SIZE, n_samples, bounds
+        )
     if n_regions is None:
         n_regions = max(1, min(10, n_samples // 10))
     largest = n_samples // MIN_REGION_SIZE
+    bounds = (
+        f"[1, {largest}] so that every region has at least {MIN_REGION_SIZE} of "
+        f"the {n_samples} samples"
+    )
+    return "partition", _integer_in("n_regions", n_regions, 1, largest, bounds)
+
+
+def _integer_in(name: str, value: Any, low: int, high: int, bounds: str) -> int:
+    """``value`` as an int in ``[low, high]``, else an error naming ``bounds``."""
     if (
-        not isinstance(n_regions, numbers.Integral)
-        or isinstance(n_regions, bool)
-        or not 1 <= n_regions <= largest
+        not isinstance(value, numbers.Integral)
+        or isinstance(value, bool)
+        or not low <= value <= high
     ):
-        raise ValueError(
-            f"n_regions must be an integer in [1, {largest}] so that every region "
-            f"has at least {MIN_REGION_SIZE} of the {n_samples} samples; got "
-            f"{n_regions!r}."
-        )
-    return "partition", int(n_regions)
+        raise ValueError(f"{name} must be an integer in {bounds}; got {value!r}.")
+    return int(value)
 
 
 def _check_groups(
@@ -517,11 +516,8 @@ def _drop_undefined(
     n_omitted = int(n_regions - keep.sum())
     if n_omitted == 0:
         return keep, 0
-    k = int(np.flatnonzero(~keep)[0])
-    where = (
-        f"{n_omitted} of the {n_regions} regions (the first has x from "
-        f"{stats['x_min'][k].tolist()} to {stats['x_max'][k].tolist()})"
-    )
+    first = _x_range(stats, ~keep)
+    where = f"{n_omitted} of the {n_regions} regions (the first has {first})"
     if zero_variance == "raise" or n_omitted == n_regions:
         raise ValueError(
             f"The data error y - y_ref has zero variance in {where}: NR_j = "
@@ -653,15 +649,13 @@ def noise_resilience_score(
     _check_slopes(stats)
     keep, n_omitted = _drop_undefined(stats, zero_variance, starts.size)
     g = None if gamma is None else _check_compensation(stats["G"][keep])
-    squeeze = x2.shape[1] == 1
-    table = {
+    table = {  # x_min to condition
         name: None if stats[name] is None else stats[name][keep]
-        for name in ("nr", "nr_linear", "alpha", "S1", "S2", "bound", "condition")
+        for name in _REGION_FIELDS[1:-1]
     }
-    for name in ("alpha", "S1"):
-        table[name] = table[name][:, 0] if squeeze else table[name]
-    for name in ("x_min", "x_max"):
-        table[name] = stats[name][keep, 0] if squeeze else stats[name][keep]
+    if x2.shape[1] == 1:
+        for name in ("x_min", "x_max", "alpha", "S1"):
+            table[name] = table[name][:, 0]
     return NoiseResilienceResult(
         score=float(np.mean(table["nr"])),
         n_samples=counts[keep],
@@ -675,15 +669,19 @@ def noise_resilience_score(
 
 
 def _check_slopes(stats: dict[str, Any]) -> None:
-    singular = np.flatnonzero(stats["singular"])
-    if singular.size:
-        k = int(singular[0])
+    singular = stats["singular"]
+    if singular.any():
         raise ValueError(
-            f"x is constant (or its columns are collinear) within {singular.size} "
-            f"region(s), the first with x from {stats['x_min'][k].tolist()} to "
-            f"{stats['x_max'][k].tolist()}: no slope alpha can be fitted there. "
-            "Use fewer regions, a larger window or other groups."
+            f"x is constant (or its columns are collinear) within {singular.sum()} "
+            f"region(s), the first with {_x_range(stats, singular)}: no slope alpha "
+            "can be fitted there. Use fewer regions, a larger window or other groups."
         )
+
+
+def _x_range(stats: dict[str, Any], regions: np.ndarray) -> str:
+    """``"x from a to b"`` of the first of the ``regions`` (a mask)."""
+    k = int(np.flatnonzero(regions)[0])
+    return f"x from {stats['x_min'][k].tolist()} to {stats['x_max'][k].tolist()}"
 
 
 def _check_compensation(g: np.ndarray) -> np.ndarray:

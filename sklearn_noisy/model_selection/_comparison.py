@@ -8,6 +8,7 @@ import math
 import numbers
 from collections.abc import Iterator, Mapping
 from functools import partial
+from itertools import combinations
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -17,13 +18,13 @@ from sklearn.model_selection import check_cv
 
 from .._noisy_score import NoisyScore
 from ..metrics import expected_paired_difference, get_metric_info
-from ..utils._noise import resolve_noise_source, take_samples
+from ..utils._noise import take_samples
 from ..utils._sklearn_compat import _safe_indexing
 from ..utils._validation import ESTIMAND_CHOICES, resolve_estimand
 from ..utils._warnings import warn
 from ._cross_validator import NoisyCrossValidator
 from ._pooling import _pooled_method
-from ._report import _as_table, _json_number
+from ._report import _as_table, _json_ready, _level
 from ._scoring import check_noisy_scoring, default_metrics, default_scoring
 
 __all__ = [
@@ -86,8 +87,17 @@ class EstimatorComparison:
     cv_results : dict of NoisyCrossValidator
         The fitted cross-validation of every estimator (same splits).
 
-    differences, fold_differences, t_tests : dict
-        The pairwise results (see Attributes).
+    differences : dict of dict of NoisyScore
+        ``differences[(a, b)][metric]``: ``metric_a − metric_b`` on the
+        out-of-fold predictions, with its paired label-noise variance and,
+        where exact, its ``sampling_variance``; ``(b, a)`` is its negation.
+
+    fold_differences : dict of dict of list of NoisyScore
+        The same per fold (variance NaN where only a Monte Carlo gives it).
+
+    t_tests : dict of dict of CorrectedTTest
+        ``t_tests[(a, b)][metric]``: the corrected resampled t-test on the
+        per-fold expected differences.
 
     confidence_level : float
         Level of the intervals in the summaries.
@@ -104,18 +114,6 @@ class EstimatorComparison:
     pooled : dict of dict of NoisyScore
         ``pooled[name][metric]``: the pooled score of each estimator, of the
         leading estimand (its ``estimand``), by which it is ranked.
-
-    differences : dict of dict of NoisyScore
-        ``differences[(a, b)][metric]``: ``metric_a − metric_b`` on the
-        out-of-fold predictions, with its paired label-noise variance and,
-        where exact, its ``sampling_variance``; ``(b, a)`` is its negation.
-
-    fold_differences : dict of dict of list of NoisyScore
-        The same per fold (variance NaN where only a Monte Carlo gives it).
-
-    t_tests : dict of dict of CorrectedTTest
-        ``t_tests[(a, b)][metric]``: the corrected resampled t-test on the
-        per-fold expected differences.
 
     n_splits : int
         Number of folds.
@@ -197,11 +195,10 @@ class EstimatorComparison:
 
     def _pairs(self) -> Iterator[tuple[str, str, str, NoisyScore, CorrectedTTest]]:
         """``(a, b, metric, difference, t-test)`` for every pair ``a < b``."""
-        for i, a in enumerate(self.names):
-            for b in self.names[i + 1 :]:
-                for key in self.metrics:
-                    test = self.t_tests[(a, b)][key]
-                    yield a, b, key, self.differences[(a, b)][key], test
+        for a, b in combinations(self.names, 2):
+            for key in self.metrics:
+                test = self.t_tests[(a, b)][key]
+                yield a, b, key, self.differences[(a, b)][key], test
 
     def pairwise_summary(self) -> Any:
         """Every pair ``a < b`` (in the given order) and metric, one row each.
@@ -238,33 +235,35 @@ class EstimatorComparison:
                 "estimator_a": a,
                 "estimator_b": b,
                 "metric": key,
-                "expected": _json_number(diff.expected),
-                "variance": _json_number(diff.variance),
-                "nominal": _json_number(diff.nominal),
+                "expected": diff.expected,
+                "variance": diff.variance,
+                "nominal": diff.nominal,
                 "method": diff.method,
-                "sampling_variance": _json_number(diff.sampling_variance),
+                "sampling_variance": diff.sampling_variance,
                 "sampling_method": diff.sampling_method,
                 "estimand": self.estimands[key],
                 "fold_expected": [
-                    _json_number(d.expected) for d in self.fold_differences[(a, b)][key]
+                    d.expected for d in self.fold_differences[(a, b)][key]
                 ],
-                "t_statistic": _json_number(test.statistic),
-                "pvalue": _json_number(test.pvalue),
+                "t_statistic": test.statistic,
+                "pvalue": test.pvalue,
                 "df": test.df,
             }
             for a, b, key, diff, test in self._pairs()
         ]
-        return {
-            "estimators": list(self.names),
-            "metrics": list(self.metrics),
-            "n_splits": int(self.n_splits),
-            "confidence_level": float(self.confidence_level),
-            "cross_validation": {
-                name: cv.to_dict() for name, cv in self.cv_results.items()
-            },
-            "differences": pairs,
-            "notes": dict(self.notes),
-        }
+        return _json_ready(
+            {
+                "estimators": list(self.names),
+                "metrics": list(self.metrics),
+                "n_splits": int(self.n_splits),
+                "confidence_level": float(self.confidence_level),
+                "cross_validation": {
+                    name: cv.to_dict() for name, cv in self.cv_results.items()
+                },
+                "differences": pairs,
+                "notes": dict(self.notes),
+            }
+        )
 
     def to_json(self, **kwargs: Any) -> str:
         """:meth:`to_dict` as a JSON string; ``kwargs`` go to :func:`json.dumps`."""
@@ -298,7 +297,7 @@ class EstimatorComparison:
                 )
             lines.append(
                 f"  pairwise a − b ({self.estimands[key]}): estimate ± SD (paired "
-                f"label noise), {level * 100:.4g} % interval; corrected t-test "
+                f"label noise), {_level(level)} interval; corrected t-test "
                 "across folds"
             )
             if key in self.notes:
@@ -367,26 +366,15 @@ def _negate(score: NoisyScore) -> NoisyScore:
     )
 
 
-def _resolve_noise(
-    scorer: Any, X: Any, y: Any, sigma: Any, q: Any, transition_matrix: Any
-) -> dict[str, Any]:
-    """The noise values a scorer uses on all of ``X``: its own source or the given."""
-    if scorer.requires_noise == "sigma":
-        source, given, key = scorer.sigma, sigma, "sigma"
-    else:
-        if getattr(scorer, "transition_matrix", None) is not None:
-            return {"transition_matrix": scorer.transition_matrix}
-        if transition_matrix is not None and scorer.q is None:
-            return {"transition_matrix": transition_matrix}
-        source, given, key = scorer.q, q, "q"
-    # The cross-validation has already scored every fold with this scorer, so
-    # the source and the given noise are consistent here.
-    value = resolve_noise_source(
-        key, source, given, X, y, missing=f"{scorer!r} needs {key}."
-    )
-    if value is not None and not np.isscalar(value):
-        value = np.asarray(value, dtype=np.float64)
-    return {key: value}
+def _resolve_noise(scorer: Any, X: Any, y: Any, noise: dict[str, Any]) -> dict:
+    """The noise values a scorer uses on all of ``X`` (the folds checked them)."""
+    values = scorer._noise_kwargs(**noise, X=X, y=y)
+    return {
+        key: value
+        if key == "transition_matrix" or value is None or np.isscalar(value)
+        else np.asarray(value, dtype=np.float64)
+        for key, value in values.items()
+    }
 
 
 def _slice_noise(noise: dict[str, Any], rows: np.ndarray) -> dict[str, Any]:
@@ -465,17 +453,11 @@ def compare_estimators(
     cv : int, cross-validation generator or iterable, default=5
         The splitter; its test sets must not overlap.
 
-    sigma : float or array-like of shape (n_samples,), default=None
-        Standard error of each regression label.
-
-    q : float or array-like of shape (n_samples,), default=None
-        Flip probability of each class label.
-
-    transition_matrix : array-like of shape (n_classes, n_classes), default=None
-        Row-stochastic label transition matrix, in sorted label order.
-
-    groups : array-like of shape (n_samples,), default=None
-        Group labels for group splitters.
+    sigma, q, transition_matrix, groups, sigma_dof : default=None
+        The label noise (a regression label's standard error, a class label's
+        flip probability or the transition matrix), the groups of a group
+        splitter and the degrees of freedom of ``sigma``, as in
+        :meth:`NoisyCrossValidator.fit`.
 
     n_jobs : int, default=None
         Folds fitted in parallel (per estimator).
@@ -489,9 +471,6 @@ def compare_estimators(
 
     random_state : int, Generator or None, default=0
         Seed of that Monte Carlo.
-
-    sigma_dof : float or array-like of shape (n_samples,), default=None
-        Degrees of freedom of ``sigma``, as in :meth:`NoisyCrossValidator.fit`.
 
     estimand : {"auto", "truth", "remeasurement", "forward"}, default="auto"
         The estimate that ranks the estimators and leads, as the
@@ -565,40 +544,37 @@ def compare_estimators(
     n_train = float(np.mean([train.shape[0] for train, _ in splits]))
     n_test = float(np.mean([test.shape[0] for _, test in splits]))
     noise_values = {
-        key: _resolve_noise(scorer, X, y, **noise)
+        key: _resolve_noise(scorer, X, y, noise)
         for key, scorer in reference.scorers_.items()
     }
     kinds, notes = _difference_estimands(reference.scorers_, estimand)
     differences, fold_differences, t_tests = {}, {}, {}
-    for i, a in enumerate(names):
-        for b in names[i + 1 :]:
-            pooled, per_fold, tests = {}, {}, {}
-            for key in reference.scorers_:
-                pooled[key], per_fold[key] = _paired_difference(
-                    cv_results[a],
-                    cv_results[b],
-                    key,
-                    folds,
-                    noise_values[key],
-                    n_draws=n_draws,
-                    random_state=random_state,
-                    estimand=kinds[key],
-                )
-                expected = [d.expected for d in per_fold[key]]
-                tests[key] = corrected_t_test(expected, n_train, n_test)
-            differences[a, b] = pooled
-            fold_differences[a, b] = per_fold
-            t_tests[a, b] = tests
-            differences[b, a] = {key: _negate(d) for key, d in pooled.items()}
-            fold_differences[b, a] = {
-                key: [_negate(d) for d in ds] for key, ds in per_fold.items()
-            }
-            t_tests[b, a] = {
-                key: t._replace(
-                    statistic=-t.statistic, mean_difference=-t.mean_difference
-                )
-                for key, t in tests.items()
-            }
+    for a, b in combinations(names, 2):
+        pooled, per_fold, tests = {}, {}, {}
+        for key in reference.scorers_:
+            pooled[key], per_fold[key] = _paired_difference(
+                cv_results[a],
+                cv_results[b],
+                key,
+                folds,
+                noise_values[key],
+                n_draws=n_draws,
+                random_state=random_state,
+                estimand=kinds[key],
+            )
+            expected = [d.expected for d in per_fold[key]]
+            tests[key] = corrected_t_test(expected, n_train, n_test)
+        differences[a, b] = pooled
+        fold_differences[a, b] = per_fold
+        t_tests[a, b] = tests
+        differences[b, a] = {key: _negate(d) for key, d in pooled.items()}
+        fold_differences[b, a] = {
+            key: [_negate(d) for d in ds] for key, ds in per_fold.items()
+        }
+        t_tests[b, a] = {
+            key: t._replace(statistic=-t.statistic, mean_difference=-t.mean_difference)
+            for key, t in tests.items()
+        }
     return EstimatorComparison(
         names=names,
         metrics=list(reference.scorers_),

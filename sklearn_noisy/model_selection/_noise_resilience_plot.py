@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..utils._plotting import import_pyplot
 from ._noise_resilience_curve import NoiseResilienceCurveResult, noise_resilience_curve
+from ._plot import axes_for
 from ._report import metric_label
 
 __all__ = ["NoiseResilienceDisplay"]
@@ -15,11 +15,9 @@ __all__ = ["NoiseResilienceDisplay"]
 class NoiseResilienceDisplay:
     """Plot of the noise-resilience score (and a metric) against the noise level.
 
-    Create it with :meth:`from_estimator` (runs the curve) or
-    :meth:`from_cv_results`. It draws NR (mean ± one SD over the repeats), the
-    fraction of regions where the local condition holds and, on a second
-    axis, an expected metric with its label-noise SD. matplotlib is imported
-    only when plotting.
+    It draws NR (mean ± one SD over the repeats), the fraction of regions where
+    the local condition holds and, on a second axis, an expected metric with
+    its label-noise SD.
 
     Parameters
     ----------
@@ -161,12 +159,7 @@ class NoiseResilienceDisplay:
         -------
         display : NoiseResilienceDisplay
         """
-        plt = import_pyplot("NoiseResilienceDisplay")
-        created = ax is None
-        if created:
-            _, ax = plt.subplots(layout="constrained")
-        elif ax.figure.get_layout_engine() is None:  # room for the legend below
-            ax.figure.set_layout_engine("constrained")
+        ax = axes_for(ax, "NoiseResilienceDisplay")
         result = self.result
         label = name or self.name or result.estimator_name or "estimator"
         levels = result.noise_levels
@@ -193,9 +186,7 @@ class NoiseResilienceDisplay:
         ax.set_xlabel("label noise level σ")
         ax.set_ylabel("noise resilience NR")
         self.metric_ax_ = None
-        metric = self.metric
-        if metric is None and result.metrics:
-            metric = next(iter(result.metrics))
+        metric = self.metric or next(iter(result.metrics), None)
         handles, labels = ax.get_legend_handles_labels()
         title = f"Noise resilience of {label}"
         if metric is not None:
@@ -227,13 +218,11 @@ class NoiseResilienceDisplay:
             )
         levels = result.noise_levels
         values = result.metrics[metric]
-        expected = values["expected"].mean(axis=1)
-        noise_std = values["std"].mean(axis=1)
         twin = ax.twinx()
         twin.errorbar(
             levels,
-            expected,
-            yerr=noise_std,
+            values["expected"].mean(axis=1),
+            yerr=values["std"].mean(axis=1),
             color="C1",
             linestyle="--",
             marker="s",

@@ -16,6 +16,17 @@ from ._report import _level, _std, interval, metric_label, shown, unit_text
 __all__ = ["NoisyCVDisplay"]
 
 
+def axes_for(ax: Any, caller: str, *, legend: bool = True) -> Any:
+    """``ax``, or the axes of a new figure; a constrained layout makes room for
+    a legend outside the axes (on given axes only for a ``legend``).
+    """
+    if ax is None:
+        return import_pyplot(caller).subplots(layout="constrained")[1]
+    if legend and ax.figure.get_layout_engine() is None:
+        ax.figure.set_layout_engine("constrained")
+    return ax
+
+
 class NoisyCVDisplay:
     """Per-fold estimates of a metric with their label-noise intervals, and pooled.
 
@@ -23,8 +34,7 @@ class NoisyCVDisplay:
     beside its nominal value (and its forward value when another estimand
     leads); the pooled score is a line with its interval as a band. An interval
     that reaches the metric's bound is a limit, as in the report: a bar from the
-    bound with an arrowhead there, and no point. Create it
-    with :meth:`from_cv_results` or :meth:`from_estimator`. Read more in the
+    bound with an arrowhead there, and no point. Read more in the
     :ref:`User Guide <cross_validation>`.
 
     Parameters
@@ -71,8 +81,7 @@ class NoisyCVDisplay:
     pooled_band_ : matplotlib Polygon or None
         The pooled label-noise interval.
     pooled_both_band_ : matplotlib Polygon or None
-        The pooled interval of the label noise and the test-set sampling
-        (hatched), where the pooled score has its sampling variance.
+        The pooled interval with the test-set sampling too (hatched), if known.
     forward_ : matplotlib Line2D or None
         The per-fold forward markers, when drawn.
 
@@ -231,23 +240,17 @@ class NoisyCVDisplay:
             Data and best-known labels.
         sigma, q, transition_matrix, groups, sigma_dof : default=None
             As in :meth:`NoisyCrossValidator.fit`.
-        cv : int, splitter or iterable, default=5
-            The cross-validation splitting.
+        cv, n_jobs, confidence_level : optional
+            As in :class:`NoisyCrossValidator` (default 5 folds, 0.95).
+        estimand : {"auto", "truth", "remeasurement", "forward"}, default="auto"
+            The estimate drawn, as the cross-validator's ``estimand``.
         metric : str, default=None
             The metric to plot; by default the first default metric.
         scoring : default=None
             Scoring of the cross-validation; by default ``metric`` alone (or
             ``"default"`` when ``metric`` is None).
-        n_jobs : int, default=None
-            Folds fitted in parallel.
-        confidence_level : float, default=0.95
-            Level of the intervals.
-        ax : matplotlib Axes, default=None
-            Axes to draw on.
-        estimand : {"auto", "truth", "remeasurement", "forward"}, default="auto"
-            The estimate drawn, as the cross-validator's ``estimand``.
-        name, data_name : str, default=None
-            Names of the model and the data in the title.
+        ax, name, data_name : default=None
+            As in :meth:`from_cv_results`.
 
         Returns
         -------
@@ -295,10 +298,8 @@ class NoisyCVDisplay:
         display : NoisyCVDisplay
             ``self``, with ``ax_``, ``figure_`` and the artists set.
         """
-        plt = import_pyplot("NoisyCVDisplay")
         created = ax is None
-        if created:
-            _, ax = plt.subplots(layout="constrained")
+        ax = axes_for(ax, "NoisyCVDisplay", legend=legend)
         self.ax_, self.figure_ = ax, ax.figure
         self._draw_folds(ax)
         self._draw_pooled(ax)
@@ -323,8 +324,6 @@ class NoisyCVDisplay:
                 handles, labels, loc="outside lower center", ncols=2, fontsize="small"
             )
             return self
-        if self.figure_.get_layout_engine() is None:  # room for the legend
-            self.figure_.set_layout_engine("constrained")
         ax.legend(
             handles,
             labels,

@@ -43,6 +43,15 @@ def _json_number(value: Any) -> Any:
     return value if math.isfinite(value) else None
 
 
+def _json_ready(value: Any) -> Any:
+    """``value`` with every float in its dicts and lists as :func:`_json_number`."""
+    if isinstance(value, dict):
+        return {key: _json_ready(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_json_ready(item) for item in value]
+    return _json_number(value) if isinstance(value, float) else value
+
+
 def _as_table(rows: list[dict]) -> Any:
     """A pandas DataFrame of ``rows`` when pandas is installed, else the rows."""
     try:
@@ -53,10 +62,7 @@ def _as_table(rows: list[dict]) -> Any:
 
 
 def _mean(values: np.ndarray) -> float:
-    """Mean of the values that are not NaN: ±inf when one is, NaN for none.
-
-    Infinities of both signs have no mean (NaN); no warning either way.
-    """
+    """Mean of the non-NaN values: ±inf if one is (NaN if both), NaN for none."""
     values = values[~np.isnan(values)]
     if values.size == 0 or (np.any(values == np.inf) and np.any(values == -np.inf)):
         return math.nan
@@ -90,10 +96,10 @@ def _fold_summary(
     return {
         "mean_expected": _mean(expected),
         "mean_nominal": _mean(nominal),
-        "between_fold_sd": math.sqrt(s_b2) if not math.isnan(s_b2) else math.nan,
+        "between_fold_sd": _std(s_b2),
         "mean_label_noise_variance": mean_noise,
         "excess_variance": excess,
-        "excess_sd": math.sqrt(excess) if excess >= 0 else math.nan,
+        "excess_sd": _std(excess),
     }
 
 
@@ -136,14 +142,13 @@ def shown(metric: str, estimate: float, low: float, high: float) -> tuple[float,
     return estimate, ""
 
 
-def _shown_text(
-    metric: str, estimate: float, low: float, high: float, decimals: int | None
-) -> str:
+def _shown_text(entry: dict[str, Any], decimals: int | None) -> str:
     """``"< 0.0145"``, ``"> 0.9996"`` or the estimate, as the tables write it."""
-    point, limit = shown(metric, estimate, low, high)
-    if limit:
-        return f"{limit} {_num(high if limit == '<' else low, decimals)}"
-    return _num(point, decimals)
+    limit = entry["limit"]
+    if not limit:
+        return _num(entry["estimate"], decimals)
+    end = entry["ci_high"] if limit == "<" else entry["ci_low"]
+    return f"{limit} {_num(end, decimals)}"
 
 
 def _pooled(cv: Any, key: str, estimand: str) -> tuple[float, float, float]:
@@ -154,20 +159,13 @@ def _pooled(cv: Any, key: str, estimand: str) -> tuple[float, float, float]:
     return score.expected, score.variance, score.sampling_variance
 
 
-def _both_interval(cv: Any, key: str, estimand: str) -> tuple[float, float]:
-    """The pooled interval with both sources (the score's own), NaN without it."""
-    score = cv.pooled_estimates_.get(key, {}).get(estimand)
-    if score is None or math.isnan(score.sampling_variance):
-        return math.nan, math.nan
-    return tuple(score.confidence_interval(cv.confidence_level, source="both"))
-
-
 def _rows(cv: Any, key: str) -> list[tuple[Any, int, float, dict]]:
-    """``(fold, n_test, nominal, {estimand: (estimate, variance)})`` of each fold
-    (numbered from 1), then of the pooled scores (fold ``"pooled"``) if any.
+    """``(fold, n_test, nominal, entries)`` of each fold (numbered from 1), then
+    of the pooled scores (fold ``"pooled"``) if any; ``entries``: :func:`_entries`.
     """
-    shown, results = cv.estimands_[key]["shown"], cv.cv_results_
+    info, results = cv.estimands_[key], cv.cv_results_
     folds = cv.fold_estimates_.get(key, {})
+    lead, metric = info["lead"], cv.scorers_[key].metric
     rows = [
         (
             k + 1,
@@ -179,7 +177,7 @@ def _rows(cv: Any, key: str) -> list[tuple[Any, int, float, dict]]:
                     float(results[f"{key}_{e}_variance"][k]),
                     folds[e][k] if e in folds else None,
                 )
-                for e in shown
+                for e in info["shown"]
             },
         )
         for k in range(cv.n_splits_)
@@ -188,10 +186,11 @@ def _rows(cv: Any, key: str) -> list[tuple[Any, int, float, dict]]:
     if pooled is not None:
         values = {
             e: (*_pooled(cv, key, e)[:2], cv.pooled_estimates_[key].get(e))
-            for e in shown
+            for e in info["shown"]
         }
         rows.append(("pooled", pooled.n_samples, pooled.nominal, values))
-    return rows
+    level = cv.confidence_level
+    return [(*row[:3], _entries(row[3], level, lead, metric)) for row in rows]
 
 
 def _entries(values: dict, level: float, lead: str, metric: str) -> dict[str, dict]:
@@ -211,18 +210,21 @@ def _sampling_entries(cv: Any, key: str, estimand: str, lead: bool) -> dict[str,
     """``sampling_sd`` and ``total_sd`` (and the lead's interval with both)."""
     _, variance, sampling = _pooled(cv, key, estimand)
     entry = {"sampling_sd": _std(sampling), "total_sd": _std(variance + sampling)}
-    if lead:
-        entry["both_ci_low"], entry["both_ci_high"] = _both_interval(cv, key, estimand)
+    if lead:  # the pooled interval with both sources (the score's own)
+        both = (math.nan, math.nan)
+        if not math.isnan(sampling):
+            score = cv.pooled_estimates_[key][estimand]
+            both = score.confidence_interval(cv.confidence_level, source="both")
+        entry["both_ci_low"], entry["both_ci_high"] = both
     return entry
 
 
 def _summary_table(cv: Any) -> Any:
     """The rows of :meth:`NoisyCrossValidator.summary`, as a table."""
     table = []
-    for key, scorer in cv.scorers_.items():
+    for key in cv.scorers_:
         lead = cv.estimands_[key]["lead"]
-        for fold, n_test, nominal, values in _rows(cv, key):
-            entries = _entries(values, cv.confidence_level, lead, scorer.metric)
+        for fold, n_test, nominal, entries in _rows(cv, key):
             row = {"metric": key, "fold": fold, "n_test": n_test, "nominal": nominal}
             row["estimand"] = lead
             for name in ("estimate", "sd", "ci_low", "ci_high", "limit"):
@@ -240,19 +242,9 @@ def _summary_table(cv: Any) -> Any:
     return _as_table(table)
 
 
-def _json_entries(entries: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    return {
-        estimand: {
-            name: value if isinstance(value, str) else _json_number(value)
-            for name, value in entry.items()
-        }
-        for estimand, entry in entries.items()
-    }
-
-
 def _results_dict(cv: Any) -> dict[str, Any]:
     """:meth:`NoisyCrossValidator.to_dict`: all results, JSON-serialisable."""
-    level, results = cv.confidence_level, cv.cv_results_
+    results = cv.cv_results_
     folds = [
         {
             "fold": k + 1,
@@ -268,32 +260,29 @@ def _results_dict(cv: Any) -> dict[str, Any]:
         info = cv.estimands_[key]
         rows = _rows(cv, key)
         for k, fold in enumerate(folds):
-            entries = _entries(rows[k][3], level, info["lead"], scorer.metric)
+            entries = rows[k][3]
             lead = entries[info["lead"]]  # top level: the lead, the others nested
             fold["metrics"][key] = {
                 "estimand": info["lead"],
-                "expected": _json_number(lead["estimate"]),
-                "variance": _json_number(lead["variance"]),
-                "std": _json_number(lead["sd"]),
-                "ci_low": _json_number(lead["ci_low"]),
-                "ci_high": _json_number(lead["ci_high"]),
-                "nominal": _json_number(results[f"{key}_nominal"][k]),
-                "estimands": _json_entries(entries),
+                "expected": lead["estimate"],
+                "variance": lead["variance"],
+                "std": lead["sd"],
+                "ci_low": lead["ci_low"],
+                "ci_high": lead["ci_high"],
+                "nominal": rows[k][2],
+                "estimands": entries,
             }
         score = cv.pooled_.get(key)
         if score is not None:
-            entry = {
-                field: _json_number(value) if isinstance(value, float) else value
-                for field, value in score.to_dict().items()
-            }
-            entries = _entries(rows[-1][3], level, info["lead"], scorer.metric)
+            entry = score.to_dict()
+            entries = rows[-1][3]
             lead = entries.get(info["lead"], {})  # the lead's interval, as nested
             for name in ("ci_low", "ci_high"):
-                entry[name] = _json_number(lead.get(name, float("nan")))
+                entry[name] = lead.get(name, math.nan)
             for estimand, values in entries.items():
                 lead = estimand == info["lead"]
                 values.update(_sampling_entries(cv, key, estimand, lead))
-            entry["estimands"] = _json_entries(entries)
+            entry["estimands"] = entries
             pooled[key] = entry
         metrics[key] = {
             "metric": scorer.metric,
@@ -301,38 +290,28 @@ def _results_dict(cv: Any) -> dict[str, Any]:
             "lead": info["lead"],
             "estimands": list(info["shown"]),
             "notes": list(info["notes"]),
-            "report_this": summary_line(cv, key),
+            "report_this": ": ".join(_summary_parts(cv, key)),
         }
-    shown = {e for info in cv.estimands_.values() for e in info["shown"]}
-    return {
-        "estimator": repr(cv.estimator),
-        "n_samples": int(cv.n_samples_),
-        "n_splits": int(cv.n_splits_),
-        "noise": cv.noise_,
-        "confidence_level": float(cv.confidence_level),
-        "estimand": cv.estimand,
-        "legend": {
-            name: text
-            for name, text in QUESTIONS.items()
-            if name == "nominal"
-            or name in shown
-            or name == "< x, > x"
-            or (name == "sampling" and _has_sampling(cv))
-        },
-        "metrics": metrics,
-        "folds": folds,
-        "pooled": {key: pooled[key] for key in cv.pooled_},
-        "fold_summary": {
-            key: {name: _json_number(value) for name, value in values.items()}
-            for key, values in cv.fold_summary_.items()
-        },
-    }
+    return _json_ready(
+        {
+            "estimator": repr(cv.estimator),
+            "n_samples": int(cv.n_samples_),
+            "n_splits": int(cv.n_splits_),
+            "noise": cv.noise_,
+            "confidence_level": float(cv.confidence_level),
+            "estimand": cv.estimand,
+            "legend": _legend(cv),
+            "metrics": metrics,
+            "folds": folds,
+            "pooled": {key: pooled[key] for key in cv.pooled_},
+            "fold_summary": cv.fold_summary_,
+        }
+    )
 
 
 def _decimals(cv: Any, key: str) -> int | None:
     """Decimals that give the smallest SD of a metric two significant figures."""
-    sds = [_std(v) for *_, values in _rows(cv, key) for _, v, _ in values.values()]
-    sds += [_std(_pooled(cv, key, e)[1]) for e in cv.estimands_[key]["shown"]]
+    sds = [e["sd"] for *_, entries in _rows(cv, key) for e in entries.values()]
     sds = [sd for sd in sds if math.isfinite(sd) and sd > 0]
     if not sds:
         return None
@@ -412,11 +391,6 @@ def _summary_parts(cv: Any, key: str) -> tuple[str, str]:
     return name, text
 
 
-def summary_line(cv: Any, key: str) -> str:
-    """The summary's line of a metric: what to report."""
-    return ": ".join(_summary_parts(cv, key))
-
-
 def summary_lines(cv: Any) -> list[str]:
     """The report's summary: a title, then one line per metric, names aligned."""
     parts = [_summary_parts(cv, key) for key in cv.scorers_]
@@ -484,17 +458,14 @@ def metric_parts(cv: Any, key: str, scorer: Any) -> dict[str, Any]:
     for estimand in others:
         columns += [(estimand, 9), ("SD", 8)]
     rows = []
-    for fold, n_test, nominal, values in _rows(cv, key):
-        estimate, variance, score = values[lead]
-        low, high = interval(
-            metric, lead, estimate, variance, cv.confidence_level, score
-        )
+    for fold, n_test, nominal, entries in _rows(cv, key):
+        main = entries[lead]
         cells = [str(fold), str(n_test), _num(nominal, decimals)]
-        cells.append(_shown_text(metric, estimate, low, high, decimals))
-        cells += [_num(_std(variance), decimals), _ci_text(low, high, decimals)]
+        cells += [_shown_text(main, decimals), _num(main["sd"], decimals)]
+        cells.append(_ci_text(main["ci_low"], main["ci_high"], decimals))
         for estimand in others:
-            estimate, variance, _ = values[estimand]
-            cells += [_num(estimate, decimals), _num(_std(variance), decimals)]
+            entry = entries[estimand]
+            cells += [_num(entry["estimate"], decimals), _num(entry["sd"], decimals)]
         rows.append(cells)
     notes = [f"note: {note}" for note in info["notes"]]
     notes += [_budget_line(cv, key, decimals)]
@@ -519,22 +490,22 @@ def _has_sampling(cv: Any) -> bool:
     )
 
 
+def _legend(cv: Any) -> dict[str, str]:
+    """The :data:`QUESTIONS` that the report's quantities answer, in order."""
+    shown = {e for info in cv.estimands_.values() for e in info["shown"]}
+    shown |= {"nominal", "< x, > x"}
+    if _has_sampling(cv):
+        shown.add("sampling")
+    return {name: text for name, text in QUESTIONS.items() if name in shown}
+
+
 def legend_lines(cv: Any) -> list[str]:
-    shown = [
-        e
-        for e in ("truth", "remeasurement", "forward")
-        if any(e in info["shown"] for info in cv.estimands_.values())
-    ]
     level = _level(cv.confidence_level)
     lines = [
         f"Legend (SD and {level} interval: label noise only in the tables, not "
         "test-set sampling nor split variability):"
     ]
-    for name in ["nominal", *shown]:
-        lines.append(f"  {name + ':':<15}{QUESTIONS[name]}")
-    if _has_sampling(cv):
-        lines.append(f"  {'sampling:':<15}{QUESTIONS['sampling']}")
-    lines.append(f"  {'< x, > x:':<15}{QUESTIONS['< x, > x']}")
+    lines += [f"  {name + ':':<15}{text}" for name, text in _legend(cv).items()]
     return lines
 
 
@@ -555,9 +526,7 @@ def header_line(cv: Any) -> str:
 
 
 def _format_table(cv: Any) -> str:
-    """Readable text report: the summary, a legend, then per metric its folds
-    and pooled row.
-    """
+    """The text report: the summary, a legend, then per metric its folds and pooled."""
     lines = [
         f"NoisyCrossValidator({cv.estimator!r})",
         header_line(cv),
@@ -593,11 +562,11 @@ _STYLE = """<style>
 def results_html(cv: Any) -> str:
     """The text report's header, summary, legend, tables and lines as HTML."""
     summary, *lines = summary_lines(cv)
-    title, *entries = legend_lines(cv)
-    items = []
-    for line in entries:
-        name, _, text = line.strip().partition(":")
-        items.append(f"<dt>{escape(name)}</dt><dd>{escape(text.strip())}</dd>")
+    title = legend_lines(cv)[0]
+    items = [
+        f"<dt>{escape(name)}</dt><dd>{escape(text)}</dd>"
+        for name, text in _legend(cv).items()
+    ]
     html = [
         _STYLE,
         '<div class="sklearn-noisy-report">',
