@@ -298,6 +298,11 @@ def noise_resilience_curve(
     resolved = [_resolve_metric(metric) for metric in metrics]
     n_samples = y_ref.shape[0]
     x = _feature_columns(X, feature, n_samples)
+    if x.ndim == 2 and groups is None:  # before any fit
+        raise ValueError(
+            f"feature={feature!r} names {x.shape[1]} columns: several input "
+            "variables need groups (for example KMeans labels of X)."
+        )
     options = dict(n_regions=n_regions, window=window, groups=groups, slope=slope)
 
     rng = check_random_state(random_state)

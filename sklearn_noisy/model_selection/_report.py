@@ -336,17 +336,12 @@ def metric_label(metric: str) -> str:
         return metric.replace("_", " ")
 
 
-#: The power of the target's unit in each metric (the MSE's is squared); else 0.
-_UNIT_POWERS = {
-    "mean_squared_error": 2,
-    "root_mean_squared_error": 1,
-    "mean_absolute_error": 1,
-}
-
-
 def unit_text(unit: str | None, metric: str) -> str:
     """The unit of ``metric`` for a target in ``unit``: ``"mg/L"``, ``"(mg/L)²"``."""
-    power = _UNIT_POWERS.get(metric, 0)
+    try:
+        power = getattr(get_metric_info(metric).definition, "unit_power", 0)
+    except (KeyError, ValueError):  # a metric of the user's own
+        power = 0
     if not unit or not power:
         return ""
     if power == 1:
