@@ -34,7 +34,7 @@ __all__ = ["RemeasurementPlan", "plan_remeasurement"]
 _SIGMA_METRICS = ("mean_squared_error", "root_mean_squared_error")
 _FLIP_METRICS = ("accuracy",)
 
-_METHOD_GREEDY = "greedy (separable, convex: exact optimum)"
+_METHOD_GREEDY = "greedy (separable, convex: exact optimum, pooled residual)"
 _METHOD_PAIRS = "greedy on pairs of annotations (separable, convex in pairs: exact)"
 _METHOD_MIXED = (
     "greedy per annotation, pairs after an even count's first one (heuristic)"
@@ -78,11 +78,11 @@ class RemeasurementPlan:
     >>> plan = plan_remeasurement([1.0, 2.0, 3.0, 0.5], [1.5, 2.0, 1.0, 0.0],
     ...                           sigma=[0.3, 0.2, 0.5, 0.4], budget=4)
     >>> plan.readings
-    array([0, 0, 4, 0])
+    array([1, 0, 2, 1])
     >>> plan.readings_even
     array([1, 1, 1, 1])
     >>> round(plan.std_after / plan.std_before, 3)
-    0.481
+    0.574
     """
 
     metric: str
@@ -308,37 +308,35 @@ def _even(start: np.ndarray, budget: int, cost: Callable[[int], int]) -> np.ndar
 
 
 # ---------------------------------------------------------------- regression
-def _mse_terms(
-    d2: np.ndarray, s2_reading: np.ndarray, w2: np.ndarray, counts: np.ndarray
-) -> np.ndarray:
-    """``w² (4 D σ'² + 2 σ'⁴)`` with ``σ'² = s²/counts``, per sample."""
-    s2 = s2_reading / counts
-    return w2 * s2 * (4.0 * d2 + 2.0 * s2)
-
-
 def _plan_regression(y, y_pred, sigma, n_readings, weight, budget, metric):
     n = y.shape[0]
     sigma2 = np.broadcast_to(np.square(sigma), (n,))
-    residual2 = np.square(y - y_pred)
-    # The squared true residual D = E[d̃²] − σ², plugged in as max(d̃² − σ², 0).
-    d2 = np.maximum(residual2 - sigma2, 0.0)
+    # d̃² − σ² is unbiased for D = (μ − ŷ)², the squared true residual.
+    d2 = np.square(y - y_pred) - sigma2
     s2_reading = sigma2 * n_readings  # one reading's variance
     w = np.ones(n) if weight is None else weight
     w2 = w * w
     w_sum = float(w.sum())
-
-    d2_l, s2_l, w2_l = d2.tolist(), s2_reading.tolist(), w2.tolist()
+    estimate = float(w @ d2) / w_sum  # the truth MSE T̂
+    # The plan sees the residuals only through T̂ (see _POOLED): every term is
+    # w² σ'² (4 max(T̂, 0) + 2 σ'²), convex and decreasing in the readings.
+    pooled = 4.0 * max(estimate, 0.0)
+    s2_l, w2_l = s2_reading.tolist(), w2.tolist()
 
     def term(i: int, m: int) -> float:
         s2 = s2_l[i] / m
-        return w2_l[i] * s2 * (4.0 * d2_l[i] + 2.0 * s2)
+        return w2_l[i] * s2 * (pooled + 2.0 * s2)
 
     added = _greedy(term, n_readings, budget, lambda m: 1)
     even = _even(n_readings, budget, lambda m: 1)
-    estimate = float(w @ (residual2 - sigma2)) / w_sum
 
     def std(extra: np.ndarray) -> float:
-        variance = float(np.sum(_mse_terms(d2, s2_reading, w2, n_readings + extra)))
+        # The library's unbiased Σ w² (4 σ'² D̂ + 2 σ'⁴), floored at Σ w² 2 σ'⁴,
+        # at the standard errors σ'² = s²/(n + k) after ``extra`` readings.
+        s2 = s2_reading / (n_readings + extra)
+        variance = max(
+            float(w2 @ (s2 * (4.0 * d2 + 2.0 * s2))), float(w2 @ (2 * s2 * s2))
+        )
         variance /= w_sum * w_sum
         if metric == "mean_squared_error":
             return math.sqrt(variance)
@@ -420,11 +418,17 @@ def plan_remeasurement(
     Regression (``sigma``): label *i* is the mean of ``n_readings`` readings
     with standard error ``σ_i``, so after ``k`` more readings its standard
     error is ``σ_i √(n/(n + k))``. The truth MSE's variance is
-    ``Σ w² (4 D σ² + 2 σ⁴)/W²``, with ``D_i`` the squared true residual,
-    plugged in as ``max(d̃_i² − σ_i², 0)`` (``d̃ = y − y_pred``). Each term is
-    convex and decreasing in the readings added, so adding one reading at a
-    time where it reduces the variance most (a heap) is the exact optimum.
-    The RMSE's SD is the MSE's over ``2 √MSE``: the same plan.
+    ``Σ w² (4 D_i σ_i² + 2 σ_i⁴)/W²``, with ``D_i`` the squared true residual.
+    The plan plugs in the pooled ``D_i = max(T̂, 0)``, ``T̂`` the truth MSE
+    estimate, not each sample's ``max(d̃_i² − σ_i², 0)``: a plan that
+    re-measures the samples with large observed residuals biases the truth
+    MSE of the pooled labels downwards (regression to the mean; 2 SDs in the
+    user guide's simulation). Each term is then convex and decreasing in the
+    readings added, so adding one reading at a time where it reduces the
+    variance most (a heap) is the exact optimum of this objective. The SDs
+    reported are the library's unbiased estimate, with each sample's
+    ``d̃_i² − σ_i²``, at the new standard errors. The RMSE's SD is the MSE's
+    over ``2 √MSE``: the same plan.
 
     Flips (``q``, binary ``"accuracy"``): each annotation is wrong with
     probability ``q_i``, and the label is the majority of the sample's
@@ -487,11 +491,11 @@ default="mean_squared_error"
 
     Notes
     -----
-    The SDs are label-noise SDs with σ (``q``) known (``sigma_dof=None``).
-    ``std_before`` is the library's truth SD whenever every ``d̃_i² ≥ σ_i²``;
-    otherwise the plug-in's clipping makes it larger. The plan uses the
-    current residuals: samples whose observed residual is large get readings,
-    and their new residuals regress towards the mean.
+    The SDs are label-noise SDs with σ (``q``) known (``sigma_dof=None``):
+    ``std_before`` is the ``std`` of
+    :func:`~sklearn_noisy.metrics.expected_mean_squared_error` (or of the
+    RMSE, or accuracy) with ``estimand="truth"``, floor included; the new
+    labels are the means of all of a sample's readings, old and new.
 
     Examples
     --------
@@ -502,10 +506,10 @@ default="mean_squared_error"
     >>> plan = plan_remeasurement(y, y_pred, sigma=[0.1, 0.1, 0.6, 0.3],
     ...                           n_readings=2, budget=6)
     >>> plan.readings
-    array([0, 0, 6, 0])
+    array([0, 0, 5, 1])
     >>> print(f"{plan.std_before:.3f} -> {plan.std_after:.3f} "
     ...       f"(even {plan.std_even:.3f})")
-    0.338 -> 0.162 (even 0.269)
+    0.336 -> 0.168 (even 0.267)
     """
     gaussian = _check_noise(metric, sigma, q, n_readings, n_annotations)
     budget = _check_budget(budget)
