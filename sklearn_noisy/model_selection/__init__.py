@@ -1,9 +1,10 @@
-"""Noise-aware cross-validation and paired model comparison."""
+"""Noise-aware cross-validation, paired model comparison and re-measurement planning."""
 
 from ._comparison import CorrectedTTest, EstimatorComparison, compare_estimators
 from ._cross_validator import NoisyCrossValidator
 from ._noise_resilience_curve import NoiseResilienceCurveResult, noise_resilience_curve
 from ._noise_resilience_plot import NoiseResilienceDisplay
+from ._planning import RemeasurementPlan, plan_remeasurement
 from ._plot import NoisyCVDisplay
 
 __all__ = [
@@ -13,6 +14,8 @@ __all__ = [
     "NoiseResilienceDisplay",
     "NoisyCVDisplay",
     "NoisyCrossValidator",
+    "RemeasurementPlan",
     "compare_estimators",
     "noise_resilience_curve",
+    "plan_remeasurement",
 ]
