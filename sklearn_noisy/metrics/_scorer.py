@@ -709,6 +709,11 @@ class NoisyScorer(_BaseScorer):
             kwargs["labels"] = _scoring_labels(classes, y_true, y_pred)
         return y_pred, kwargs
 
+    def _estimand_kwargs(self, kwargs: dict[str, Any], estimand: str) -> dict:
+        if _takes(self._info, "estimand"):
+            return {**kwargs, "estimand": estimand}
+        return kwargs
+
     def _evaluate(
         self, y_true: Any, y_pred: Any, kwargs: dict[str, Any], estimand: str
     ) -> NoisyScore:
@@ -723,17 +728,8 @@ class NoisyScorer(_BaseScorer):
                 UndefinedMetricWarning,
             )
             nan = float("nan")
-            return NoisyScore(
-                info.name,
-                expected=nan,
-                variance=nan,
-                nominal=nan,
-                n_samples=n_samples,
-                estimand=estimand,
-            )
-        if _takes(info, "estimand"):
-            kwargs = {**kwargs, "estimand": estimand}
-        score = info.function(y_true, y_pred, **kwargs)
+            return NoisyScore(info.name, nan, nan, nan, n_samples, estimand=estimand)
+        score = info.function(y_true, y_pred, **self._estimand_kwargs(kwargs, estimand))
         if not isinstance(score, NoisyScore):
             raise TypeError(
                 f"{info.function.__name__} returned {type(score).__name__}, "
@@ -752,30 +748,27 @@ class NoisyScorer(_BaseScorer):
         known: dict[str, NoisyScore] | None = None,
         **options: Any,
     ) -> dict[str, NoisyScore | Exception]:
-        """:meth:`score_predictions` of several estimands, the input prepared once.
+        """``{estimand: score or the exception it raised}``, the input prepared once.
 
-        Maps each estimand to its score or the exception it raised; ``known``
-        scores (e.g. pooled from folds) get only their test-set sampling.
+        With ``test_set_sampling``, the ``known`` scores (pooled from folds) only
+        get their sampling.
         """
         y_pred, kwargs = self._metric_call(y_true, y_pred, **options)
-        known = known if test_set_sampling else None
+        known = known if test_set_sampling and known else {}
         scores: dict[str, NoisyScore | Exception] = {}
         for estimand in estimands:
             try:
-                if known is not None and estimand in known:
-                    call = kwargs
-                    if _takes(self._info, "estimand"):
-                        call = {**kwargs, "estimand": estimand}
+                if estimand in known:
                     scores[estimand] = add_test_set_sampling(
-                        self._info.function, known[estimand], y_true, y_pred, **call
+                        self._info.function,
+                        known[estimand],
+                        y_true,
+                        y_pred,
+                        **self._estimand_kwargs(kwargs, estimand),
                     )
-                    continue
-                call = (
-                    {**kwargs, "test_set_sampling": True}
-                    if test_set_sampling
-                    else kwargs
-                )
-                scores[estimand] = self._evaluate(y_true, y_pred, call, estimand)
+                else:
+                    call = {**kwargs, "test_set_sampling": test_set_sampling}
+                    scores[estimand] = self._evaluate(y_true, y_pred, call, estimand)
             except Exception as exc:  # the caller reports it per estimand
                 scores[estimand] = exc
         return scores

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._noisy_score import NoisyScore
-from ..metrics import get_metric_info, get_metric_names
+from ..metrics import get_metric_info
 from ..utils._arrays import weighted_totals
 from ..utils._sklearn_compat import _safe_indexing
 from ..utils._warnings import quiet, warn
@@ -51,9 +51,8 @@ def _pool_additive(scores: list[NoisyScore]) -> NoisyScore:
 def _pooled_method(scorer: Any, responses: dict[str, np.ndarray]) -> str:
     """The recorded out-of-fold response a scorer takes (its response method)."""
     methods = _response_methods(scorer)
-    for method in methods:
-        if method in responses:
-            return method
+    if methods[0] in responses:
+        return methods[0]
     raise ValueError(
         f"No out-of-fold {methods} responses were recorded for {scorer.metric!r}."
     )
@@ -126,17 +125,17 @@ def pool_scores(
     estimates: dict[str, dict[str, NoisyScore]] = {}
     for key, scorer in scorers.items():
         own, shown = scorer.estimand, plans[key].shown
-        sampled = test_set_sampling and hasattr(scorer, "_score_estimands")
         score = partial(
             score_estimands, scorer, y, oof.responses, X, noise=noise, classes=classes
         )
-        order = shown if own in shown else (own, *shown)
-        folded = _forward_from_folds(key, scorer, fitted) if "forward" in order else {}
+        folded = _forward_from_folds(key, scorer, fitted) if "forward" in shown else {}
         # Scored once on all the out-of-fold predictions, also when the
         # metric failed on (or is not defined for) some fold.
-        rest = tuple(e for e in order if e not in folded)
-        scores = _score_oof(score, key, rest, sampled)
-        scores.update(_add_sampling(score, key, folded) if sampled else folded)
+        rest = tuple(e for e in shown if e not in folded)
+        scores = _score_oof(score, key, rest, test_set_sampling)
+        if test_set_sampling:
+            folded = _add_sampling(score, key, folded)
+        scores.update(folded)
         if isinstance(scores.get(own), Exception):
             exc = scores[own]
             warn(
@@ -171,12 +170,7 @@ def _forward_from_folds(
     Only forward scores pool: a sum of floored per-fold variances would overstate
     the pooled variance of a truth or remeasurement estimate.
     """
-    metric = getattr(scorer, "metric", None)
-    if (
-        metric not in get_metric_names()
-        or not get_metric_info(metric).additive
-        or getattr(scorer, "metric_kwargs", None)
-    ):
+    if not get_metric_info(scorer.metric).additive or scorer.metric_kwargs:
         return {}
     folds = [
         r["scores"][key]
