@@ -20,7 +20,7 @@ from ..metrics import get_metric_info
 from ..utils._arrays import weighted_totals
 from ..utils._sklearn_compat import _safe_indexing
 from ..utils._warnings import quiet, warn
-from ._validation import Noise, _response_methods, score_estimands
+from ._validation import Noise, score_estimands
 
 __all__ = ["pool_scores"]
 
@@ -50,11 +50,11 @@ def _pool_additive(scores: list[NoisyScore]) -> NoisyScore:
 
 def _pooled_method(scorer: Any, responses: dict[str, np.ndarray]) -> str:
     """The recorded out-of-fold response a scorer takes (its response method)."""
-    methods = _response_methods(scorer)
-    if methods[0] in responses:
-        return methods[0]
+    method = scorer.response_method
+    if method in responses:
+        return method
     raise ValueError(
-        f"No out-of-fold {methods} responses were recorded for {scorer.metric!r}."
+        f"No out-of-fold {[method]} responses were recorded for {scorer.metric!r}."
     )
 
 

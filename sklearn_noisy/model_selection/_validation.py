@@ -112,11 +112,6 @@ def _noise_kwargs(scorer: Any, noise: Noise) -> dict[str, Any]:
     return {"sigma": noise, "sigma_dof": noise.sigma_dof}
 
 
-def _response_methods(scorer: Any) -> list[str]:
-    """The response methods a scorer takes, in order of preference."""
-    return [scorer.response_method]
-
-
 def score_estimands(
     scorer: Any,
     y: Any,
@@ -187,15 +182,13 @@ def _fold_tables(
         for name in ("fit_time", "score_time", "n_test")
     }
     fold_scores = {key: [r["scores"][key] for r in results] for key in scorers}
+    fields = (("expected", error), ("variance", np.nan), ("nominal", error))
     for key, scores in fold_scores.items():
-        for field, missing in (("expected", error), ("variance", np.nan)):
+        for field, missing in fields:
             cv_results[f"{key}_{field}"] = np.array(
                 [missing if s is None else getattr(s, field) for s in scores],
                 dtype=float,
             )
-        cv_results[f"{key}_nominal"] = np.array(
-            [error if s is None else s.nominal for s in scores], dtype=float
-        )
     estimands, estimates = {}, {}
     for key, scorer in scorers.items():
         plan = plans[key]
@@ -209,12 +202,7 @@ def _fold_tables(
             if estimand == scorer.estimand:
                 folds[estimand] = list(fold_scores[key])
             else:
-                scores = [
-                    None
-                    if r["fit_error"] is not None
-                    else r["estimates"].get(key, {}).get(estimand)
-                    for r in results
-                ]
+                scores = [r["estimates"].get(key, {}).get(estimand) for r in results]
                 folds[estimand] = [
                     s
                     if s is None or s.estimand == estimand
