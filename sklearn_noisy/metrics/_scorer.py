@@ -120,11 +120,6 @@ def _takes(info: MetricInfo, parameter: str) -> bool:
     return parameter in _parameters(info)
 
 
-def _require_sample_weight(info: MetricInfo) -> None:
-    if not _takes(info, "sample_weight"):
-        raise TypeError(f"{info.function.__name__} does not accept sample_weight.")
-
-
 def _routing_enabled() -> bool:
     return bool(sklearn.get_config().get("enable_metadata_routing", False))
 
@@ -183,12 +178,10 @@ def _check_metric_kwargs(metric_kwargs: dict[str, Any] | None) -> dict[str, Any]
 
 
 def _check_signature(
-    info: MetricInfo, metric_kwargs: dict, transition_matrix: Any, estimand: str
+    info: MetricInfo, metric_kwargs: dict, transition_matrix: Any
 ) -> None:
     """Check the options of a scorer against its metric's signature."""
     parameters = _parameters(info)
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
-        return
     function = info.function.__name__
     unknown = sorted(set(metric_kwargs) - set(parameters))
     if unknown:
@@ -200,11 +193,6 @@ def _check_signature(
         raise TypeError(
             f"{function} does not accept a transition_matrix; use q (a flip "
             "probability, constant or per sample)."
-        )
-    if estimand != "forward" and "estimand" not in parameters:
-        raise ValueError(
-            f"{function} has no estimand option: only estimand='forward' "
-            "is available for this metric."
         )
 
 
@@ -439,7 +427,7 @@ class NoisyScorer(_BaseScorer):
             self._score_request[key] = True
         if key == "sigma" and sigma_dof is None:
             self._score_request["sigma_dof"] = True
-        _check_signature(info, metric_kwargs, transition_matrix, estimand)
+        _check_signature(info, metric_kwargs, transition_matrix)
 
     @property
     def _info(self) -> MetricInfo:
@@ -556,7 +544,7 @@ class NoisyScorer(_BaseScorer):
         given = {"sigma": sigma, "q": q, "sample_weight": sample_weight}
         given["sigma_dof"] = sigma_dof
         changes = {k: v for k, v in given.items() if v is not UNCHANGED}
-        for key in ("sigma", "q", "sigma_dof", "sample_weight"):
+        for key in ("sigma", "q", "sigma_dof"):  # every metric takes sample_weight
             if key in changes:
                 self._check_request(key)
         probe = MetadataRequest(owner=self)  # validates the aliases
@@ -568,9 +556,6 @@ class NoisyScorer(_BaseScorer):
     def _check_request(self, key: str) -> None:
         """Raise when the scorer cannot take ``key`` from metadata."""
         info, takes = self._info, self.requires_noise
-        if key == "sample_weight":
-            _require_sample_weight(info)
-            return
         if key == "sigma_dof" and takes != "sigma":
             raise TypeError(
                 f"The {info.name!r} scorer takes q; sigma_dof applies to "
@@ -699,7 +684,6 @@ class NoisyScorer(_BaseScorer):
             if _takes(info, "sigma_dof"):
                 kwargs["sigma_dof"] = value
         if sample_weight is not None:
-            _require_sample_weight(info)
             kwargs["sample_weight"] = sample_weight
         if self.response_method == "predict_proba":
             y_pred = _prepare_probabilities(
@@ -723,17 +707,8 @@ class NoisyScorer(_BaseScorer):
                 UndefinedMetricWarning,
             )
             nan = float("nan")
-            return NoisyScore(
-                info.name,
-                expected=nan,
-                variance=nan,
-                nominal=nan,
-                n_samples=n_samples,
-                estimand=estimand,
-            )
-        if _takes(info, "estimand"):
-            kwargs = {**kwargs, "estimand": estimand}
-        score = info.function(y_true, y_pred, **kwargs)
+            return NoisyScore(info.name, nan, nan, nan, n_samples, estimand=estimand)
+        score = info.function(y_true, y_pred, **kwargs, estimand=estimand)
         if not isinstance(score, NoisyScore):
             raise TypeError(
                 f"{info.function.__name__} returned {type(score).__name__}, "
@@ -752,30 +727,28 @@ class NoisyScorer(_BaseScorer):
         known: dict[str, NoisyScore] | None = None,
         **options: Any,
     ) -> dict[str, NoisyScore | Exception]:
-        """:meth:`score_predictions` of several estimands, the input prepared once.
+        """``{estimand: score or the exception it raised}``, the input prepared once.
 
-        Maps each estimand to its score or the exception it raised; ``known``
-        scores (e.g. pooled from folds) get only their test-set sampling.
+        With ``test_set_sampling``, the ``known`` scores (pooled from folds) only
+        get their sampling.
         """
         y_pred, kwargs = self._metric_call(y_true, y_pred, **options)
-        known = known if test_set_sampling else None
+        known = known if test_set_sampling and known else {}
         scores: dict[str, NoisyScore | Exception] = {}
         for estimand in estimands:
             try:
-                if known is not None and estimand in known:
-                    call = kwargs
-                    if _takes(self._info, "estimand"):
-                        call = {**kwargs, "estimand": estimand}
+                if estimand in known:
                     scores[estimand] = add_test_set_sampling(
-                        self._info.function, known[estimand], y_true, y_pred, **call
+                        self._info.function,
+                        known[estimand],
+                        y_true,
+                        y_pred,
+                        **kwargs,
+                        estimand=estimand,
                     )
-                    continue
-                call = (
-                    {**kwargs, "test_set_sampling": True}
-                    if test_set_sampling
-                    else kwargs
-                )
-                scores[estimand] = self._evaluate(y_true, y_pred, call, estimand)
+                else:
+                    call = {**kwargs, "test_set_sampling": test_set_sampling}
+                    scores[estimand] = self._evaluate(y_true, y_pred, call, estimand)
             except Exception as exc:  # the caller reports it per estimand
                 scores[estimand] = exc
         return scores

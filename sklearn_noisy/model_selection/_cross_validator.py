@@ -323,10 +323,8 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         check_scorers_noise(scorers, _noise_name(noise))
         classes = np.unique(np.asarray(y_score)) if classifier else None
         plans = {key: plan_estimands(s, self.estimand) for key, s in scorers.items()}
-        scorers = {  # the lead is the scorers' own: fold_scores_ and pooled_ hold it
-            key: s.with_estimand(plans[key].lead) if hasattr(s, "with_estimand") else s
-            for key, s in scorers.items()
-        }
+        # the lead is the scorers' own: fold_scores_ and pooled_ hold it
+        scorers = {key: s.with_estimand(plans[key].lead) for key, s in scorers.items()}
         results = run_folds(
             self, X, (y, y_score), splits, scorers, noise, classes, fit_params, plans
         )

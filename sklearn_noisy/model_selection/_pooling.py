@@ -16,11 +16,11 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._noisy_score import NoisyScore
-from ..metrics import get_metric_info, get_metric_names
+from ..metrics import get_metric_info
 from ..utils._arrays import weighted_totals
 from ..utils._sklearn_compat import _safe_indexing
 from ..utils._warnings import quiet, warn
-from ._validation import Noise, _response_methods, score_estimands
+from ._validation import Noise, score_estimands
 
 __all__ = ["pool_scores"]
 
@@ -50,12 +50,11 @@ def _pool_additive(scores: list[NoisyScore]) -> NoisyScore:
 
 def _pooled_method(scorer: Any, responses: dict[str, np.ndarray]) -> str:
     """The recorded out-of-fold response a scorer takes (its response method)."""
-    methods = _response_methods(scorer)
-    for method in methods:
-        if method in responses:
-            return method
+    method = scorer.response_method
+    if method in responses:
+        return method
     raise ValueError(
-        f"No out-of-fold {methods} responses were recorded for {scorer.metric!r}."
+        f"No out-of-fold {[method]} responses were recorded for {scorer.metric!r}."
     )
 
 
@@ -121,42 +120,22 @@ def pool_scores(
     fitted = [r for r in results if r["fit_error"] is None]
     if oof.indices.shape[0] != n_samples:  # not a partition: take the tested
         X, y = _safe_indexing(X, oof.indices), _safe_indexing(y, oof.indices)
-    noise = None if noise is None else noise.take(oof.indices)
+        noise = None if noise is None else noise.take(oof.indices)
     pooled: dict[str, NoisyScore] = {}
     estimates: dict[str, dict[str, NoisyScore]] = {}
     for key, scorer in scorers.items():
         own, shown = scorer.estimand, plans[key].shown
-        sampled = test_set_sampling and hasattr(scorer, "_score_estimands")
         score = partial(
             score_estimands, scorer, y, oof.responses, X, noise=noise, classes=classes
         )
-        order = shown if own in shown else (own, *shown)
-        # only forward scores of additive metrics pool from the folds: a sum of
-        # floored per-fold variances would overstate the pooled variance
-        additive = (
-            scorer.metric in get_metric_names()
-            and get_metric_info(scorer.metric).additive
-            and not getattr(scorer, "metric_kwargs", None)
-        )
-        scores: dict[str, Any] = {}
-        for estimand in order:
-            folds = [
-                r["scores"][key]
-                if estimand == own
-                else r["estimates"].get(key, {}).get(estimand)
-                for r in fitted
-            ]
-            complete = all(s is not None for s in folds) and (
-                estimand != own or not any(key in r["undefined"] for r in fitted)
-            )
-            if complete and additive and estimand == "forward":
-                scores[estimand] = _pool_additive(folds)
+        folded = _forward_from_folds(key, scorer, fitted) if "forward" in shown else {}
         # Scored once on all the out-of-fold predictions, also when the
         # metric failed on (or is not defined for) some fold.
-        rest = tuple(e for e in order if e not in scores)
-        scores.update(_score_oof(score, key, rest, sampled))
-        if sampled:
-            _add_sampling(score, key, scores, skip=rest)
+        rest = tuple(e for e in shown if e not in folded)
+        scores = _score_oof(score, key, rest, test_set_sampling)
+        if test_set_sampling:
+            folded = _add_sampling(score, key, folded)
+        scores.update(folded)
         if isinstance(scores.get(own), Exception):
             exc = scores[own]
             warn(
@@ -164,6 +143,8 @@ def pool_scores(
                 f"so pooled_ has no entry for it: {type(exc).__name__}: {exc}",
                 UserWarning,
             )
+        elif isinstance(scores.get(own), NoisyScore):
+            pooled[key] = scores[own]
         estimates[key] = {}
         for estimand in shown:
             found = scores.get(estimand)
@@ -178,9 +159,28 @@ def pool_scores(
                     if found.estimand == estimand
                     else dataclasses.replace(found, estimand=estimand)
                 )
-        if isinstance(scores.get(own), NoisyScore):
-            pooled[key] = scores[own]
     return pooled, estimates
+
+
+def _forward_from_folds(
+    key: str, scorer: Any, fitted: list[dict]
+) -> dict[str, NoisyScore]:
+    """The forward score of an additive metric, pooled from complete folds.
+
+    Only forward scores pool: a sum of floored per-fold variances would overstate
+    the pooled variance of a truth or remeasurement estimate.
+    """
+    if not get_metric_info(scorer.metric).additive or scorer.metric_kwargs:
+        return {}
+    folds = [
+        r["scores"][key]
+        if scorer.estimand == "forward"
+        else r["estimates"].get(key, {}).get("forward")
+        for r in fitted
+    ]
+    if any(s is None for s in folds):
+        return {}
+    return {"forward": _pool_additive(folds)}
 
 
 def _score_oof(
@@ -203,27 +203,21 @@ def _score_oof(
 
 
 def _add_sampling(
-    score: partial, key: str, scores: dict[str, Any], *, skip: tuple[str, ...]
-) -> None:
-    """The test-set sampling of the fold-pooled estimates, in place.
+    score: partial, key: str, known: dict[str, NoisyScore]
+) -> dict[str, NoisyScore]:
+    """The fold-pooled ``known`` scores with their test-set sampling.
 
     Their warnings are the folds' again: silenced.
     """
-    known = {e: s for e, s in scores.items() if e not in skip}
     if not known:
-        return
+        return known
     try:
         with quiet():
             sampled = score(estimands=tuple(known), test_set_sampling=True, known=known)
     except Exception as exc:
         sampled = dict.fromkeys(known, exc)
-    for estimand, found in known.items():
-        if isinstance(sampled[estimand], Exception):
-            _warn_sampling(key, estimand, sampled[estimand])
-        else:
-            scores[estimand] = dataclasses.replace(
-                found,
-                sampling_variance=sampled[estimand].sampling_variance,
-                sampling_method=sampled[estimand].sampling_method,
-                sampling_dof=sampled[estimand].sampling_dof,
-            )
+    for estimand, found in sampled.items():
+        if isinstance(found, Exception):
+            _warn_sampling(key, estimand, found)
+            sampled[estimand] = known[estimand]
+    return sampled

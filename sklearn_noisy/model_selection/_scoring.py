@@ -11,6 +11,7 @@ from sklearn.base import is_classifier
 from sklearn.utils.multiclass import type_of_target
 
 from ..metrics import (
+    NoisyScorer,
     get_metric_info,
     get_metric_names,
     get_noisy_scorer,
@@ -68,13 +69,9 @@ def default_scoring(metrics: list[str], y: Any) -> list[Any]:
     return scoring
 
 
-def _is_noisy_scorer(value: Any) -> bool:
-    return hasattr(value, "score_predictions") and hasattr(value, "metric")
-
-
 def _build_scorer(item: Any) -> Any:
     """A NoisyScorer from a scorer, a named scorer or a metric name."""
-    if _is_noisy_scorer(item):
+    if isinstance(item, NoisyScorer):
         return item
     if isinstance(item, str):
         if item in get_noisy_scorer_names():
@@ -102,7 +99,7 @@ def check_noisy_scoring(scoring: Any, estimator: Any, y: Any) -> dict[str, Any]:
                 raise TypeError(f"scoring dict keys must be strings; got {key!r}.")
             scorers[key] = _build_scorer(item)
         return scorers
-    if isinstance(scoring, str) or _is_noisy_scorer(scoring):
+    if isinstance(scoring, (str, NoisyScorer)):
         scoring = [scoring]
     if not isinstance(scoring, (list, tuple)) or not scoring:
         raise TypeError(
@@ -129,10 +126,9 @@ def check_scorers_noise(scorers: dict[str, Any], noise: str | None) -> None:
     ``"transition_matrix"``) or None.
     """
     for key, scorer in scorers.items():
-        takes = getattr(scorer, "requires_noise", None)
-        own = getattr(scorer, takes, None) if takes in ("sigma", "q") else None
-        routed = own is None and getattr(scorer, "transition_matrix", None) is None
-        if takes is not None and noise is None and routed:
+        takes = scorer.requires_noise
+        routed = getattr(scorer, takes) is None and scorer.transition_matrix is None
+        if noise is None and routed:
             fix = (
                 "fit(X, y, sigma=sigma)"
                 if takes == "sigma"

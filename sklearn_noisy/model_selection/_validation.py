@@ -18,7 +18,7 @@ from sklearn.exceptions import FitFailedWarning, UndefinedMetricWarning
 from sklearn.utils.validation import column_or_1d
 
 from .._noisy_score import NoisyScore
-from ..metrics import get_metric_info, get_metric_names
+from ..metrics import get_metric_info
 from ..utils._noise import FlipNoise, GaussianNoise
 from ..utils._sklearn_compat import (
     _check_method_params,
@@ -51,11 +51,11 @@ def plan_estimands(scorer: Any, estimand: str) -> EstimandPlan:
     """The estimands reported for ``scorer`` when ``estimand=`` leads.
 
     The lead is :func:`~sklearn_noisy.utils._validation.resolve_estimand`'s,
-    the policy of every entry point (a foreign scorer: its own estimand);
-    shown: ``truth`` when offered, the lead and ``forward``, in that order.
+    the policy of every entry point; shown: ``truth`` when offered, the lead
+    and ``forward``, in that order.
     """
-    offered = tuple(getattr(scorer, "estimands", None) or (scorer.estimand,))
-    lead = resolve_estimand(estimand, offered) or scorer.estimand
+    offered = scorer.estimands
+    lead = resolve_estimand(estimand, offered)
     wanted = {"truth", "forward", lead, scorer.estimand}
     order = ("truth", "remeasurement", "forward")
     shown = tuple(e for e in order if e in wanted and e in offered)
@@ -103,24 +103,13 @@ def _noise_name(noise: Noise) -> str | None:
 
 def _noise_kwargs(scorer: Any, noise: Noise) -> dict[str, Any]:
     """The noise keywords a scorer takes; ``sigma`` as the validated GaussianNoise."""
-    takes = getattr(scorer, "requires_noise", None)
-    if takes == "sigma":
-        if not isinstance(noise, GaussianNoise):
-            return {"sigma": None}
-        if noise.sigma_dof is not None:
-            return {"sigma": noise, "sigma_dof": noise.sigma_dof}
-        return {"sigma": noise}
-    q, matrix = (noise.q, noise.matrix) if isinstance(noise, FlipNoise) else (None,) * 2
-    if takes == "q":
-        return {"q": q, "transition_matrix": matrix}
-    sigma = noise.sigma if isinstance(noise, GaussianNoise) else None
-    return {"sigma": sigma, "q": q, "transition_matrix": matrix}
-
-
-def _response_methods(scorer: Any) -> list[str]:
-    """The response methods a scorer takes, in order of preference."""
-    method = scorer.response_method
-    return [method] if isinstance(method, str) else list(method)
+    if scorer.requires_noise == "q":
+        if not isinstance(noise, FlipNoise):
+            return {}
+        return {"q": noise.q, "transition_matrix": noise.matrix}
+    if not isinstance(noise, GaussianNoise):
+        return {}
+    return {"sigma": noise, "sigma_dof": noise.sigma_dof}
 
 
 def score_estimands(
@@ -132,32 +121,21 @@ def score_estimands(
     estimands: tuple[str, ...],
     noise: Noise,
     classes: np.ndarray | None,
-    test_set_sampling: bool = False,
-    known: dict[str, NoisyScore] | None = None,
+    **options: Any,
 ) -> dict[str, Any]:
     """``{estimand: NoisyScore or the exception}`` from one scorer call.
 
-    A foreign scorer gives its own estimand only; ``known`` scores get only
-    their test-set sampling.
+    ``options`` go to :meth:`NoisyScorer._score_estimands`.
     """
-    method = next(m for m in _response_methods(scorer) if m in responses)
-    options = {"X": X, **_noise_kwargs(scorer, noise)}
-    if classes is not None:
-        options["classes"] = classes
-    if hasattr(scorer, "_score_estimands"):
-        return scorer._score_estimands(
-            y,
-            responses[method],
-            estimands,
-            test_set_sampling=test_set_sampling,
-            known=known,
-            **options,
-        )
-    try:
-        score = scorer.score_predictions(y, responses[method], **options)
-    except Exception as exc:
-        score = exc
-    return {scorer.estimand: score}
+    return scorer._score_estimands(
+        y,
+        responses[scorer.response_method],
+        estimands,
+        X=X,
+        classes=classes,
+        **options,
+        **_noise_kwargs(scorer, noise),
+    )
 
 
 def _scoring_target(y: Any, classifier: bool) -> Any:
@@ -204,15 +182,13 @@ def _fold_tables(
         for name in ("fit_time", "score_time", "n_test")
     }
     fold_scores = {key: [r["scores"][key] for r in results] for key in scorers}
+    fields = (("expected", error), ("variance", np.nan), ("nominal", error))
     for key, scores in fold_scores.items():
-        for field, missing in (("expected", error), ("variance", np.nan)):
+        for field, missing in fields:
             cv_results[f"{key}_{field}"] = np.array(
                 [missing if s is None else getattr(s, field) for s in scores],
                 dtype=float,
             )
-        cv_results[f"{key}_nominal"] = np.array(
-            [error if s is None else s.nominal for s in scores], dtype=float
-        )
     estimands, estimates = {}, {}
     for key, scorer in scorers.items():
         plan = plans[key]
@@ -226,12 +202,7 @@ def _fold_tables(
             if estimand == scorer.estimand:
                 folds[estimand] = list(fold_scores[key])
             else:
-                scores = [
-                    None
-                    if r["fit_error"] is not None
-                    else r["estimates"].get(key, {}).get(estimand)
-                    for r in results
-                ]
+                scores = [r["estimates"].get(key, {}).get(estimand) for r in results]
                 folds[estimand] = [
                     s
                     if s is None or s.estimand == estimand
@@ -277,11 +248,8 @@ def _undefined_score(scorer: Any, n_test: int, estimand: str) -> NoisyScore | No
 
     As scikit-learn's ``r2_score``, NaN (with a warning) on fewer than two samples.
     """
-    metric = getattr(scorer, "metric", None)
-    if (
-        metric not in get_metric_names()
-        or n_test >= get_metric_info(metric).min_samples
-    ):
+    metric = scorer.metric
+    if n_test >= get_metric_info(metric).min_samples:
         return None
     nan = float("nan")
     return NoisyScore(metric, nan, nan, nan, n_samples=n_test, estimand=estimand)
@@ -374,12 +342,11 @@ def _fit_and_score_fold(
         own = scorer.estimand
         others = tuple(e for e in plans[key].shown if e != own)
         try:
-            methods = _response_methods(scorer)
-            method = next((m for m in methods if hasattr(estimator, m)), None)
-            if method is None:
+            method = scorer.response_method
+            if not hasattr(estimator, method):
                 raise AttributeError(
                     f"{type(estimator).__name__} has none of the response methods "
-                    f"{methods} that the scorer needs."
+                    f"{[method]} that the scorer needs."
                 )
             if method not in responses:
                 responses[method] = _get_response(
