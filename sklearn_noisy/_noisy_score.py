@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, fields
 from html import escape
 from typing import Any
 
+import numpy as np
 from scipy.special import ndtri, stdtrit
 
 from .utils._unified_interval import near_bound, unified_interval
@@ -24,11 +25,16 @@ INTERVAL_METHODS = (
     "wilson",
     "unified",
     "unified_sqrt",
+    "bootstrap_t",
 )
 
 #: The ``method`` a caller may ask ``confidence_interval`` for ("unified" is
-#: what "normal" and "t" give a truth or remeasurement estimate near a bound).
-_REQUESTABLE = ("auto", *(m for m in INTERVAL_METHODS if m != "unified"))
+#: what "normal" and "t" give a truth or remeasurement estimate near a bound,
+#: "bootstrap_t" what "auto" gives the interval with both sources).
+_REQUESTABLE = (
+    "auto",
+    *(m for m in INTERVAL_METHODS if m not in ("unified", "bootstrap_t")),
+)
 
 #: The sides of an interval (``confidence_interval``'s ``alternative``).
 ALTERNATIVES = ("two-sided", "less", "greater")
@@ -94,10 +100,11 @@ class ConfidenceInterval(tuple):
     low, high : float
         The bounds, inside the range of the metric.
     method : {"exact", "normal", "t", "binomial", "wilson", "unified", \
-"unified_sqrt"}
+"unified_sqrt", "bootstrap_t"}
         How the interval was built (user guide: :ref:`error_budget_intervals`);
         ``"unified"``: Feldman and Cousins's interval of an estimate near a
-        bound, ``"unified_sqrt"``: the square root of its square's.
+        bound, ``"unified_sqrt"``: the square root of its square's,
+        ``"bootstrap_t"``: the quantiles of the studentized estimate.
     content : float
         The probability of ``[low, high]`` under the exact distribution of the
         metric; NaN for the approximations.
@@ -139,6 +146,29 @@ class ConfidenceInterval(tuple):
         )
 
 
+#: The probabilities at which ``sampling_pivot`` holds the quantiles of the
+#: studentized estimate.
+PIVOT_PROBABILITIES = (0.005, 0.01, 0.025, 0.05, 0.1, 0.9, 0.95, 0.975, 0.99, 0.995)
+
+
+def _pivot_quantiles(
+    quantiles: tuple[float, ...] | None, level: float
+) -> tuple[float, float] | None:
+    """The pivot's quantiles at ``(1 ∓ level)/2``, linear between the kept
+    probabilities; None outside them or without a pivot."""
+    if quantiles is None:
+        return None
+    tail = (1.0 - level) / 2.0
+    grid = np.asarray(PIVOT_PROBABILITIES)
+    if not grid[0] <= tail <= grid[-1]:
+        return None
+    values = np.asarray(quantiles)
+    return (
+        float(np.interp(tail, grid, values)),
+        float(np.interp(1.0 - tail, grid, values)),
+    )
+
+
 @dataclass(frozen=True, repr=False)
 class NoisyScore:
     """Expected value and variance of a metric over the label noise.
@@ -177,6 +207,11 @@ default=None
         How ``sampling_variance`` was estimated.
     sampling_dof : float, default=inf
         Degrees of freedom of the estimate of ``sampling_variance``.
+    sampling_pivot : tuple of float, default=None
+        Quantiles of the studentized estimate over resamples of its per-sample
+        terms (the bootstrap-t), which the interval with both sources follows
+        (``method="bootstrap_t"``); None where not drawn. Left out of the repr,
+        :meth:`to_dict`, comparisons and the hash.
 
     Examples
     --------
@@ -200,6 +235,7 @@ default=None
     sampling_variance: float = math.nan
     sampling_method: str | None = None
     sampling_dof: float = math.inf
+    sampling_pivot: tuple[float, ...] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         _check_choice("method", self.method, METHODS)
@@ -330,6 +366,7 @@ default=None
             if alternative == "less":
                 return ConfidenceInterval(lower, two.high, two.method)
             return ConfidenceInterval(two.low, upper, two.method)
+        requested = method
         if method == "auto":
             method = self.interval_method if source == "label_noise" else "t"
         variance = self._source_variance(source)
@@ -364,7 +401,10 @@ default=None
         if method in ("binomial", "wilson"):
             return self._proportion_interval(confidence_level, method, source)
         dof = self._dof(self.sampling_variance, variance) if method == "t" else math.inf
-        return self._normal_interval(variance, confidence_level, dof, method)
+        pivot = None
+        if source == "both" and requested == "auto":
+            pivot = _pivot_quantiles(self.sampling_pivot, confidence_level)
+        return self._normal_interval(variance, confidence_level, dof, method, pivot)
 
     def _dof(self, sampling: float, total: float) -> float:
         """Welch–Satterthwaite's degrees of freedom of ``total``, whose only
@@ -400,9 +440,16 @@ default=None
         return self._normal_interval(variance, confidence_level, dof)
 
     def _normal_interval(
-        self, variance: float, level: float, dof: float, method: str = "t"
+        self,
+        variance: float,
+        level: float,
+        dof: float,
+        method: str = "t",
+        pivot: tuple[float, float] | None = None,
     ) -> ConfidenceInterval:
-        """``expected ± z·sqrt(variance)``, ``z`` normal or Student's for ``dof``.
+        """``expected ± z·sqrt(variance)``, ``z`` normal or Student's for ``dof``;
+        with ``pivot``, the bootstrap-t quantiles ``(q_lo, q_hi)`` of the
+        studentized estimate, ``[expected − sd·q_hi, expected − sd·q_lo]``.
 
         The truth and remeasurement estimates can fall beyond the metric's
         range: near a bound their interval is Feldman and Cousins's unified
@@ -414,22 +461,37 @@ default=None
         p = 0.5 + level / 2.0
         z = float(ndtri(p)) if math.isinf(dof) else float(stdtrit(dof, p))
         sd = math.sqrt(variance) * z / float(ndtri(p))
+        root = math.sqrt(variance)
+        if pivot is not None and math.isfinite(variance):
+            method = "bootstrap_t"
         if math.isinf(variance):
             low, high = -math.inf, math.inf
         elif self.interval_method == "unified_sqrt":
-            low, high, _ = self.distribution.interval(level, sd)
+            ends = None
+            if pivot is not None and sd > 0.0:
+                ends = (pivot[1] * root / sd, -pivot[0] * root / sd)
+            low, high, _ = self.distribution.interval(level, sd, ends)
             return ConfidenceInterval(low, high, method)
         elif self.estimand != "forward":
             lower, upper = METRIC_RANGES.get(self.metric, (-math.inf, math.inf))
             low, high = unified_interval(
                 self.expected, sd, lower=lower, upper=upper, confidence=level
             )
-            if near_bound(self.expected, sd, lower, upper, level):
+            if pivot is not None:  # with the unified interval's ends near a bound
+                low_t = max(self.expected - root * pivot[1], lower)
+                high_t = min(self.expected - root * pivot[0], upper)
+                bounded = near_bound(self.expected, sd, lower, upper, level)
+                low = min(low, low_t) if bounded else low_t
+                high = max(high, high_t) if bounded else high_t
+                method = "unified" if bounded else method
+            elif near_bound(self.expected, sd, lower, upper, level):
                 method = "unified"
             return ConfidenceInterval(low, high, method)
+        elif pivot is not None:
+            low = self.expected - root * pivot[1]
+            high = self.expected - root * pivot[0]
         else:
-            half = z * math.sqrt(variance)
-            low, high = self.expected - half, self.expected + half
+            low, high = self.expected - z * root, self.expected + z * root
         return ConfidenceInterval(*clip_to_range(self.metric, low, high), method)
 
     def _source_variance(self, source: str) -> float:

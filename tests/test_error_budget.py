@@ -352,7 +352,7 @@ def test_binomial_and_wilson_for_plain_accuracy(estimand, n, n_wrong):
         # Satterthwaite's 2n/(κ − 1) degrees of freedom (Bernoulli kurtosis)
         kurtosis = (1.0 - 3.0 * p * (1.0 - p)) / (p * (1.0 - p))
         assert score.sampling_dof == pytest.approx(2.0 * n / (kurtosis - 1.0))
-        student = score.confidence_interval(0.95, source=source)
+        student = score.confidence_interval(0.95, method="t", source=source)
         t_half = float(stdtrit(score.sampling_dof, 0.975)) * math.sqrt(
             score.sampling_variance
         )
@@ -715,6 +715,55 @@ def test_truth_f1_sampling_variance_end_to_end():
     centred = (true_f1 - true_f1.mean()) ** 2
     target_se = centred.std(ddof=1) / math.sqrt(replicates)
     assert abs(estimated.mean() - target) < 5 * target_se
+
+
+def test_both_interval_follows_the_skew():
+    """Whole experiment (x ~ N(0, 1), true value 1.5x + 0.3, model x, labels
+    with σ = 0.2 + 0.3|x|, n = 100): the truth MSE's interval with both sources
+    (the bootstrap-t of its per-sample terms) misses the population value by at
+    most 3.5 % in each tail, within 3 SE of the tail count over 2000 replicates
+    (4000 replicates measured 1.6 % below, 3.3 % above); Student's t interval
+    missed 0.8 % below and 7.6 % above (benchmarks/coverage_grid.py)."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(2_000_000)
+    population = float(np.mean(np.square(0.5 * x + 0.3)))
+    n, replicates = 100, 2000
+    below = above = 0
+    for _ in range(replicates):
+        x = rng.standard_normal(n)
+        sigma = 0.2 + 0.3 * np.abs(x)
+        labels = 1.5 * x + 0.3 + sigma * rng.standard_normal(n)
+        score = expected_mean_squared_error(
+            labels, x, sigma=sigma, estimand="truth", test_set_sampling=True
+        )
+        interval = score.confidence_interval(0.95, source="both")
+        below += population < interval.low
+        above += population > interval.high
+    assert interval.method in ("bootstrap_t", "unified")
+    limit = 0.035 + 3.0 * math.sqrt(0.025 * 0.975 / replicates)
+    assert below / replicates <= limit and above / replicates <= limit
+
+
+def test_bootstrap_t_by_hand():
+    """The pivot's quantiles are those of (m* − m)/se* over 999 seeded resamples
+    of the per-sample terms, and the interval is m − sd·q(0.975) to m − sd·q(0.025)."""
+    rng = np.random.default_rng(3)
+    y = rng.standard_normal(50)
+    pred = y + rng.standard_normal(50)
+    score = expected_mean_squared_error(
+        y, pred, sigma=0.0, estimand="forward", test_set_sampling=True
+    )
+    h = np.square(y - pred)
+    index = np.random.default_rng(0).integers(0, 50, (999, 50))
+    means = h[index].mean(axis=1)
+    se = h[index].std(axis=1, ddof=1) / math.sqrt(50)
+    q_low, q_high = np.quantile((means - h.mean()) / se, [0.025, 0.975])
+    sd = math.sqrt(score.total_variance)
+    interval = score.confidence_interval(0.95, source="both")
+    assert interval.method == "bootstrap_t"
+    assert tuple(interval) == pytest.approx(
+        (h.mean() - sd * q_high, h.mean() - sd * q_low), rel=1e-9
+    )
 
 
 def test_rmse_delta_by_hand():

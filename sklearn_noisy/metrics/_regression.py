@@ -321,10 +321,10 @@ def _root_sampling(mean_metric: Callable[..., NoisyScore]) -> Callable[..., Any]
                 **{k: arguments[k] for k in options if k in arguments},
                 test_set_sampling=True,
             )
-        if score.interval_method == "unified_sqrt":
+        if score.interval_method == "unified_sqrt":  # the square's pivot too
             factor = score.distribution.factor
             variance = mean.sampling_variance / factor**2 if factor > 0.0 else 0.0
-            return variance, "delta", mean.sampling_dof
+            return variance, "delta", mean.sampling_dof, mean.sampling_pivot
         if not mean.expected > 0.0:
             return None
         _, variance, _ = bounded_root(mean.expected, mean.sampling_variance)

@@ -361,8 +361,13 @@ def corrected_t_test(differences: Any, n_train: float, n_test: float) -> Correct
 
 
 def _negate(score: NoisyScore) -> NoisyScore:
+    pivot = score.sampling_pivot  # quantiles at probabilities symmetric about ½
     return dataclasses.replace(
-        score, expected=-score.expected, nominal=-score.nominal, distribution=None
+        score,
+        expected=-score.expected,
+        nominal=-score.nominal,
+        distribution=None,
+        sampling_pivot=None if pivot is None else tuple(-q for q in pivot[::-1]),
     )
 
 

@@ -133,10 +133,24 @@ class SquareRootInterval:
     method: ClassVar[str] = "unified_sqrt"
 
     def interval(
-        self, confidence_level: float, sd: float
+        self,
+        confidence_level: float,
+        sd: float,
+        ends: tuple[float, float] | None = None,
     ) -> tuple[float, float, float]:
-        """``(low, high, nan)`` for the root's SD ``sd`` (quantile-scaled)."""
+        """``(low, high, nan)`` for the root's SD ``sd`` (quantile-scaled); with
+        ``ends``, the square's interval is ``estimate − s·ends[0]`` to
+        ``estimate + s·ends[1]`` (``s`` the square's ``sd``; the unified
+        interval's ends where they reach further near 0)."""
+        square_sd = sd * self.factor
         low, high = unified_interval(
-            self.estimate, sd * self.factor, lower=0.0, confidence=confidence_level
+            self.estimate, square_sd, lower=0.0, confidence=confidence_level
         )
+        if ends is not None:
+            low_t = max(self.estimate - square_sd * ends[0], 0.0)
+            high_t = max(self.estimate + square_sd * ends[1], 0.0)
+            if near_bound(self.estimate, square_sd, 0.0, math.inf, confidence_level):
+                low, high = min(low, low_t), max(high, high_t)
+            else:
+                low, high = low_t, high_t
         return math.sqrt(low), math.sqrt(high), math.nan

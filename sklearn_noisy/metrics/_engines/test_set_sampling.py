@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._noisy_score import NoisyScore
+from ..._noisy_score import PIVOT_PROBABILITIES, NoisyScore
 from ...utils._noise import GaussianNoise
 from ...utils._warnings import quiet, warn
 
@@ -26,6 +26,10 @@ __all__ = ["add_test_set_sampling", "sampling_terms", "with_test_set_sampling"]
 
 #: Bootstrap resamples of the estimate (relative SE of the variance ≈ 10 %).
 N_RESAMPLES = 200
+#: Resamples of the studentized mean of the per-sample terms, and the largest
+#: test set they are drawn for (beyond it the skew of a mean, γ/√n, is small).
+N_PIVOT_RESAMPLES = 999
+PIVOT_MAX_SAMPLES = 5000
 
 #: The arguments other than the first two that hold one value per sample.
 _PER_SAMPLE = ("sigma", "q", "sigma_dof", "sample_weight")
@@ -70,6 +74,37 @@ def mean_total_variance(
     n_effective = w_sum**2 / float(w @ w)
     dof = 2.0 * n_effective / (kurtosis - 1.0) if kurtosis > 1.0 + 1e-12 else math.inf
     return total, dof
+
+
+def studentized_quantiles(
+    h: np.ndarray, weight: np.ndarray | None
+) -> tuple[float, ...] | None:
+    """Quantiles at :data:`PIVOT_PROBABILITIES` of ``(m* − m)/se*``, the
+    studentized weighted mean of ``h`` over seeded resamples of the samples
+    (the bootstrap-t; user guide: :ref:`error_budget_intervals`); None above
+    :data:`PIVOT_MAX_SAMPLES` samples or below 10."""
+    n = h.shape[0]
+    if not 10 <= n <= PIVOT_MAX_SAMPLES or not np.all(np.isfinite(h)):
+        return None
+    w = np.ones(n) if weight is None else np.asarray(weight, dtype=np.float64)
+    rng = np.random.default_rng(0)
+    pivots = np.empty(N_PIVOT_RESAMPLES)
+    centre = float(w @ h) / float(w.sum())
+    rows = max(1, 2_000_000 // n)
+    for start in range(0, N_PIVOT_RESAMPLES, rows):
+        size = min(rows, N_PIVOT_RESAMPLES - start)
+        index = rng.integers(0, n, (size, n))
+        hw, ww = h[index], w[index]
+        totals = ww.sum(axis=1)
+        means = np.einsum("ij,ij->i", ww, hw) / totals
+        spread = ww * (hw - means[:, None])
+        se = np.sqrt(np.einsum("ij,ij->i", spread, spread) * n / (n - 1.0)) / totals
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pivots[start : start + size] = (means - centre) / se
+    pivots = pivots[np.isfinite(pivots)]
+    if pivots.size < N_PIVOT_RESAMPLES // 2:
+        return None
+    return tuple(float(v) for v in np.quantile(pivots, PIVOT_PROBABILITIES))
 
 
 def sampling_from_total(total: float, score: NoisyScore) -> float:
@@ -176,7 +211,11 @@ def add_test_set_sampling(
     if found is None:
         new = metric(*args, test_set_sampling=True, **kwargs)
         return _with(
-            score, new.sampling_variance, new.sampling_method, new.sampling_dof
+            score,
+            new.sampling_variance,
+            new.sampling_method,
+            new.sampling_dof,
+            new.sampling_pivot,
         )
     return _from_terms(found, score, method)
 
@@ -214,14 +253,23 @@ def _from_terms(found: tuple, score: NoisyScore, method: str) -> NoisyScore:
     method = override[0] if override else method
     total, dof = mean_total_variance(h, weight)
     variance = sampling_from_total(total * scale * scale, score)
-    return _with(score, variance, method, dof)
+    pivot = studentized_quantiles(h * np.sign(scale), weight)
+    return _with(score, variance, method, dof, pivot)
 
 
 def _with(
-    score: NoisyScore, variance: float, method: str, dof: float = math.inf
+    score: NoisyScore,
+    variance: float,
+    method: str,
+    dof: float = math.inf,
+    pivot: tuple[float, ...] | None = None,
 ) -> NoisyScore:
     return dataclasses.replace(
-        score, sampling_variance=variance, sampling_method=method, sampling_dof=dof
+        score,
+        sampling_variance=variance,
+        sampling_method=method,
+        sampling_dof=dof,
+        sampling_pivot=pivot,
     )
 
 
