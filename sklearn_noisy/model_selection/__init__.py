@@ -6,6 +6,7 @@ from ._noise_resilience_curve import NoiseResilienceCurveResult, noise_resilienc
 from ._noise_resilience_plot import NoiseResilienceDisplay
 from ._planning import RemeasurementPlan, plan_remeasurement
 from ._plot import NoisyCVDisplay
+from ._refit import refit_within_noise
 
 __all__ = [
     "CorrectedTTest",
@@ -18,4 +19,5 @@ __all__ = [
     "compare_estimators",
     "noise_resilience_curve",
     "plan_remeasurement",
+    "refit_within_noise",
 ]
