@@ -193,6 +193,18 @@ def check_finite_results(
     )
 
 
+def _sampling_inputs(definition: RegressionLoss, arguments: dict[str, Any]) -> tuple:
+    """The checked ``(y_true, y_pred, sigma, weight, multioutput)`` of a call."""
+    return check_regression_inputs(
+        arguments["y_true"],
+        arguments["y_pred"],
+        sigma=arguments["sigma"],
+        sample_weight=arguments.get("sample_weight"),
+        multioutput=arguments.get("multioutput", "uniform_average"),
+        multioutput_rules=definition.multioutput,
+    )
+
+
 def _loss_terms(definition: RegressionLoss) -> Callable[..., Any]:
     """The test-set sampling rule of a mean of per-sample terms.
 
@@ -203,13 +215,8 @@ def _loss_terms(definition: RegressionLoss) -> Callable[..., Any]:
     def terms(
         arguments: dict[str, Any], score: NoisyScore
     ) -> tuple[np.ndarray, np.ndarray | None, float]:
-        y_true, y_pred, sigma, weight, multioutput = check_regression_inputs(
-            arguments["y_true"],
-            arguments["y_pred"],
-            sigma=arguments["sigma"],
-            sample_weight=arguments.get("sample_weight"),
-            multioutput=arguments.get("multioutput", "uniform_average"),
-            multioutput_rules=definition.multioutput,
+        y_true, y_pred, sigma, weight, multioutput = _sampling_inputs(
+            definition, arguments
         )
         s = np.broadcast_to(np.asarray(sigma, dtype=float), y_true.shape)
         extra = {}
@@ -264,13 +271,8 @@ def _ratio_terms(definition: RegressionLoss) -> Callable[..., Any]:
     ) -> tuple[np.ndarray, Any, float] | None:
         if isinstance(score, list):
             return None
-        y_true, y_pred, sigma, weight, multioutput = check_regression_inputs(
-            arguments["y_true"],
-            arguments["y_pred"],
-            sigma=arguments["sigma"],
-            sample_weight=arguments.get("sample_weight"),
-            multioutput=arguments.get("multioutput", "uniform_average"),
-            multioutput_rules=definition.multioutput,
+        y_true, y_pred, sigma, weight, multioutput = _sampling_inputs(
+            definition, arguments
         )
         w = np.ones(y_true.shape[0]) if weight is None else weight
         total = float(w.sum())
