@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import stats
+from scipy.special import ndtr, stdtr
 from sklearn.base import is_classifier
 from sklearn.model_selection import check_cv
 
@@ -109,6 +110,16 @@ class EstimatorComparison:
     notes : dict of str, default=None
         Per metric, why the requested estimand was not available.
 
+    probability_better : dict of dict of float, default=None
+        ``probability_better[(a, b)][metric]``: the probability that ``a``'s
+        metric against the estimand's target is better than ``b``'s (smaller
+        for a loss), ``1 −`` that of ``(b, a)``; NaN where the variance is NaN
+        or infinite. None: from ``differences`` alone (label noise and
+        test-set sampling, no between-split variance).
+
+    probability_method : dict of dict of str, default=None
+        How each probability was computed (:ref:`probability_better`).
+
     Attributes
     ----------
     pooled : dict of dict of NoisyScore
@@ -136,6 +147,8 @@ class EstimatorComparison:
         confidence_level: float,
         estimands: dict[str, str] | None = None,
         notes: dict[str, str] | None = None,
+        probability_better: dict[tuple[str, str], dict[str, float]] | None = None,
+        probability_method: dict[tuple[str, str], dict[str, str]] | None = None,
     ) -> None:
         self.names = names
         self.metrics = metrics
@@ -149,6 +162,17 @@ class EstimatorComparison:
         self.confidence_level = confidence_level
         self.estimands = estimands or dict.fromkeys(metrics, "forward")
         self.notes = notes or {}
+        if probability_better is None or probability_method is None:
+            probability_better, probability_method = {}, {}
+            for pair, diffs in differences.items():
+                results = {
+                    key: _probability_better(diff, greater_is_better[key])
+                    for key, diff in diffs.items()
+                }
+                probability_better[pair] = {k: r[0] for k, r in results.items()}
+                probability_method[pair] = {k: r[1] for k, r in results.items()}
+        self.probability_better = probability_better
+        self.probability_method = probability_method
 
     def ranking(self, metric: str | None = None) -> list[str]:
         """Estimator names from best to worst by the pooled expected ``metric``.
@@ -205,7 +229,9 @@ class EstimatorComparison:
 
         Columns: ``estimator_a``, ``estimator_b``, ``metric``, ``expected``
         (of ``metric_a − metric_b``), ``std``, ``ci_low``, ``ci_high``,
-        ``nominal``, ``method``, ``t_statistic``, ``pvalue`` and ``df``.
+        ``nominal``, ``method``, ``t_statistic``, ``pvalue``, ``df``,
+        ``probability_better`` (that ``a`` is truly better) and
+        ``probability_method``.
         """
         rows = []
         for a, b, key, diff, test in self._pairs():
@@ -224,6 +250,8 @@ class EstimatorComparison:
                     "t_statistic": test.statistic,
                     "pvalue": test.pvalue,
                     "df": test.df,
+                    "probability_better": self.probability_better[(a, b)][key],
+                    "probability_method": self.probability_method[(a, b)][key],
                 }
             )
         return _as_table(rows)
@@ -248,6 +276,8 @@ class EstimatorComparison:
                 "t_statistic": test.statistic,
                 "pvalue": test.pvalue,
                 "df": test.df,
+                "probability_better": self.probability_better[(a, b)][key],
+                "probability_method": self.probability_method[(a, b)][key],
             }
             for a, b, key, diff, test in self._pairs()
         ]
@@ -300,14 +330,21 @@ class EstimatorComparison:
                 f"label noise), {_level(level)} interval; corrected t-test "
                 "across folds"
             )
+            methods = {self.probability_method[p[:2]][key] for p in pairs}
+            lines.append(
+                "  P(a better): probability that a is truly better, "
+                + "; ".join(sorted(methods))
+            )
             if key in self.notes:
                 lines.append(f"  note: {self.notes[key]}")
             for a, b, _, diff, test in (p for p in pairs if p[2] == key):
                 low, high = diff.confidence_interval(level)
+                better = self.probability_better[(a, b)][key]
                 lines.append(
                     f"  {a} − {b}: {diff.expected:.5g} ± {diff.std:.3g} "
                     f"[{low:.5g}, {high:.5g}] ({diff.method}); "
-                    f"t={test.statistic:.3g}, p={test.pvalue:.3g}, df={test.df}"
+                    f"t={test.statistic:.3g}, p={test.pvalue:.3g}, df={test.df}; "
+                    f"P(a better){_probability_text(better)}"
                 )
                 if diff.sampling_method is not None:
                     low, high = diff.confidence_interval(level, source="both")
@@ -358,6 +395,96 @@ def corrected_t_test(differences: Any, n_train: float, n_test: float) -> Correct
     else:
         t, p = math.copysign(math.inf, mean), 0.0
     return CorrectedTTest(float(t), p, k - 1, mean, se)
+
+
+PROBABILITY_METHODS = {
+    "label_noise": "normal: Φ(d/SD), SD from the label noise only (no test-set "
+    "sampling variance for this difference)",
+    "sampling": "student_t: T(d/SD), SD from the label noise and the test-set sampling",
+    "splits": "student_t: T(d/SD), SD from the label noise, the test-set sampling "
+    "and the between-split variance",
+}
+
+
+def _probability_better(
+    difference: NoisyScore,
+    greater_is_better: bool,
+    split_variance: float = math.nan,
+    split_dof: float = math.inf,
+) -> tuple[float, str]:
+    """The probability that ``a`` is truly better, for ``difference = a − b``.
+
+    ``T(d/SD)``: ``d`` the estimated difference in the better direction, ``SD²``
+    the label-noise variance plus, where known, the test-set sampling variance
+    and the between-split variance; ``T`` Student's distribution with
+    Welch–Satterthwaite's degrees of freedom of the estimated parts (the
+    label-noise variance counts as known), the normal one where these are
+    infinite. Without a sampling variance, the label noise only.
+
+    Returns
+    -------
+    probability : float
+        NaN where the difference or its variance is NaN or infinite.
+    method : str
+        A value of ``PROBABILITY_METHODS``.
+    """
+    gain = difference.expected if greater_is_better else -difference.expected
+    sampling = difference.sampling_variance
+    if math.isnan(sampling):
+        variance, dof, kind = difference.variance, math.inf, "label_noise"
+    else:
+        split = 0.0 if math.isnan(split_variance) else split_variance
+        kind = "sampling" if math.isnan(split_variance) else "splits"
+        variance = difference.variance + sampling + split
+        estimated = sampling**2 / difference.sampling_dof + (
+            split**2 / split_dof if split > 0.0 else 0.0
+        )
+        dof = math.inf if estimated == 0.0 else variance**2 / estimated
+    if not (math.isfinite(gain) and math.isfinite(variance)):
+        return math.nan, PROBABILITY_METHODS[kind]
+    if variance <= 0.0:
+        return 0.5 + 0.5 * float(np.sign(gain)), PROBABILITY_METHODS[kind]
+    z = gain / math.sqrt(variance)
+    probability = float(ndtr(z) if math.isinf(dof) else stdtr(dof, z))
+    return probability, PROBABILITY_METHODS[kind]
+
+
+def _probability_text(probability: float) -> str:
+    """``=0.97``; ``>0.999`` and ``<0.001`` at the ends (not a rounded 1 or 0)."""
+    if probability > 0.999:
+        return ">0.999"
+    if probability < 0.001:
+        return "<0.001"
+    return f"={probability:.3g}"
+
+
+def _split_variance(
+    pooled: NoisyScore, per_fold: list[NoisyScore], n_train: float, n_test: float
+) -> tuple[float, float]:
+    """The between-split variance of a pooled difference, and its degrees of freedom.
+
+    The per-fold differences vary by their label noise and test-set sampling
+    and by the training sets; the sample variance ``s²`` of the ``K`` per-fold
+    differences less their mean within-fold variance (label noise, and the
+    pooled sampling variance scaled to the fold's size) estimates the last,
+    floored at 0, and Nadeau and Bengio's factor ``1/K + n_test/n_train`` gives
+    its share of the pooled difference, with ``K − 1`` degrees of freedom. NaN
+    where the folds' variances or the sampling variance are unknown, or
+    ``K < 2``.
+    """
+    expected = np.array([d.expected for d in per_fold])
+    within = np.array(
+        [
+            d.variance + pooled.sampling_variance * pooled.n_samples / d.n_samples
+            for d in per_fold
+        ]
+    )
+    k = expected.size
+    if k < 2 or not (np.all(np.isfinite(expected)) and np.all(np.isfinite(within))):
+        return math.nan, math.inf
+    s2 = 0.0 if expected.max() == expected.min() else float(np.var(expected, ddof=1))
+    excess = max(s2 - float(np.mean(within)), 0.0)
+    return (1.0 / k + n_test / n_train) * excess, float(k - 1)
 
 
 def _negate(score: NoisyScore) -> NoisyScore:
@@ -482,7 +609,9 @@ def compare_estimators(
     Returns
     -------
     EstimatorComparison
-        The differences, their per-fold values, the t-tests and the rankings.
+        The differences, their per-fold values, the t-tests, the rankings and,
+        per pair and metric, the probability that one estimator is truly better
+        (``probability_better``, :ref:`probability_better`).
 
     Examples
     --------
@@ -548,9 +677,13 @@ def compare_estimators(
         for key, scorer in reference.scorers_.items()
     }
     kinds, notes = _difference_estimands(reference.scorers_, estimand)
+    greater = {k: bool(s.greater_is_better) for k, s in reference.scorers_.items()}
     differences, fold_differences, t_tests = {}, {}, {}
+    better: dict[tuple[str, str], dict[str, float]] = {}
+    better_method: dict[tuple[str, str], dict[str, str]] = {}
     for a, b in combinations(names, 2):
         pooled, per_fold, tests = {}, {}, {}
+        better[a, b], better_method[a, b] = {}, {}
         for key in reference.scorers_:
             pooled[key], per_fold[key] = _paired_difference(
                 cv_results[a],
@@ -564,6 +697,12 @@ def compare_estimators(
             )
             expected = [d.expected for d in per_fold[key]]
             tests[key] = corrected_t_test(expected, n_train, n_test)
+            split = _split_variance(pooled[key], per_fold[key], n_train, n_test)
+            better[a, b][key], better_method[a, b][key] = _probability_better(
+                pooled[key], greater[key], *split
+            )
+        better[b, a] = {key: 1.0 - p for key, p in better[a, b].items()}
+        better_method[b, a] = dict(better_method[a, b])
         differences[a, b] = pooled
         fold_differences[a, b] = per_fold
         t_tests[a, b] = tests
@@ -578,9 +717,7 @@ def compare_estimators(
     return EstimatorComparison(
         names=names,
         metrics=list(reference.scorers_),
-        greater_is_better={
-            k: bool(s.greater_is_better) for k, s in reference.scorers_.items()
-        },
+        greater_is_better=greater,
         cv_results=cv_results,
         differences=differences,
         fold_differences=fold_differences,
@@ -588,6 +725,8 @@ def compare_estimators(
         confidence_level=confidence_level,
         estimands=kinds,
         notes=notes,
+        probability_better=better,
+        probability_method=better_method,
     )
 
 
