@@ -3,7 +3,7 @@
 The unit tests check the formula and where ``compare_estimators`` reports it;
 the calibration tests simulate whole comparisons with a known truth: among the
 comparisons reported at *p*, A must be truly better in a fraction *p* of them.
-``python tests/test_probability_better.py`` prints the reliability table
+``python tests/test_probability_better.py`` prints the tables
 of the user guide ("Probability that one model is truly better").
 """
 
@@ -20,6 +20,7 @@ import pytest
 from scipy import stats
 from sklearn.dummy import DummyRegressor
 from sklearn.linear_model import LinearRegression, Ridge
+from sklearn.model_selection import KFold
 
 from sklearn_noisy import NoisyScore
 from sklearn_noisy.metrics import expected_paired_difference
@@ -27,7 +28,6 @@ from sklearn_noisy.model_selection import compare_estimators
 from sklearn_noisy.model_selection._comparison import (
     PROBABILITY_METHODS,
     _probability_better,
-    _split_variance,
 )
 
 MSE = "mean_squared_error"
@@ -61,12 +61,6 @@ def test_probability_formula_and_direction():
     dof = total**2 / (0.02**4 / 12.0)
     assert p == pytest.approx(stats.t.cdf(0.03 / math.sqrt(total), dof), rel=1e-10)
     assert method == PROBABILITY_METHODS["sampling"]
-    # and the between-split variance, its own degrees of freedom
-    p, method = _probability_better(score, True, split_variance=0.015**2, split_dof=4)
-    total += 0.015**2
-    dof = total**2 / (0.02**4 / 12.0 + 0.015**4 / 4.0)
-    assert p == pytest.approx(stats.t.cdf(0.03 / math.sqrt(total), dof), rel=1e-10)
-    assert method == PROBABILITY_METHODS["splits"]
     # the sampling variance without its estimate's uncertainty: the normal
     p, _ = _probability_better(_score(0.03, 0.0, sampling=0.01**2), True)
     assert p == pytest.approx(stats.norm.cdf(3.0), rel=1e-12)
@@ -82,24 +76,6 @@ def test_probability_edge_cases():
     assert _probability_better(_score(0.1, 0.0), True)[0] == 1.0
     assert _probability_better(_score(0.1, 0.0), False)[0] == 0.0
     assert _probability_better(_score(0.0, 0.0), True)[0] == 0.5
-
-
-def test_split_variance_by_hand():
-    pooled = _score(0.05, 0.0004, sampling=0.0001)
-    folds = [NoisyScore("d", e, 0.0005, e, 20) for e in (0.01, 0.09, 0.02, 0.11, 0.02)]
-    variance, dof = _split_variance(pooled, folds, n_train=80.0, n_test=20.0)
-    s2 = np.var([0.01, 0.09, 0.02, 0.11, 0.02], ddof=1)
-    within = 0.0005 + 0.0001 * 100 / 20
-    assert s2 > within
-    assert variance == pytest.approx((1 / 5 + 20 / 80) * (s2 - within), rel=1e-12)
-    assert dof == 4.0
-    # per-fold spread below the label noise and sampling: no split variance
-    same = [NoisyScore("d", 0.05, 0.002, 0.05, 20) for _ in range(5)]
-    assert _split_variance(pooled, same, 80.0, 20.0) == (0.0, 4.0)
-    # Monte Carlo folds (NaN variance) or no sampling: not available
-    nan_folds = [NoisyScore("d", 0.05, math.nan, 0.05, 20) for _ in range(5)]
-    assert math.isnan(_split_variance(pooled, nan_folds, 80.0, 20.0)[0])
-    assert math.isnan(_split_variance(_score(0.05, 0.0004), folds, 80.0, 20.0)[0])
 
 
 @pytest.fixture(scope="module")
@@ -128,16 +104,15 @@ def test_compare_reports_probability(comparison):
             assert result.probability_better[(b, a)][key] == pytest.approx(1.0 - p)
             method = result.probability_method[(a, b)][key]
             assert method == result.probability_method[(b, a)][key]
-    # the MSE: exact, with the sampling and the between-split variance
+    # the MSE: exact, with the label noise and the test-set sampling
     diff = result.differences[("ols", "ridge")][MSE]
     p = result.probability_better[("ols", "ridge")][MSE]
-    assert (
-        result.probability_method[("ols", "ridge")][MSE]
-        == (PROBABILITY_METHODS["splits"])
-    )
-    folds = result.fold_differences[("ols", "ridge")][MSE]
-    split = _split_variance(diff, folds, 120.0, 30.0)
-    assert p == _probability_better(diff, False, *split)[0]
+    method = result.probability_method[("ols", "ridge")][MSE]
+    assert method == PROBABILITY_METHODS["sampling"]
+    assert p == _probability_better(diff, False)[0]
+    total = diff.variance + diff.sampling_variance
+    dof = diff.sampling_dof * (total / diff.sampling_variance) ** 2
+    assert p == pytest.approx(stats.t.cdf(-diff.expected / math.sqrt(total), dof))
     # lower is better: a negative MSE difference means ols is likely better
     assert (p > 0.5) == (diff.expected < 0.0)
     assert result.probability_better[("ols", "mean")][MSE] > 0.999
@@ -156,7 +131,7 @@ def test_compare_prints_and_serialises_probability(comparison):
     result = comparison
     text = str(result)
     assert "P(a better): probability that a is truly better" in text
-    assert PROBABILITY_METHODS["splits"] in text
+    assert PROBABILITY_METHODS["sampling"] in text
     assert PROBABILITY_METHODS["label_noise"] in text
     assert "ols − mean:" in text and "P(a better)>0.999" in text
     rows = json.loads(result.to_json())["differences"]
@@ -203,8 +178,8 @@ def simulate(n_replicates: int, *, seed: int = 0) -> dict[str, np.ndarray]:
     ``δ ~ U(−0.15, 0.15)``); a test set of ``M`` samples ``x ~ N(0, 1)`` with
     labels ``mu + e``, ``e ~ N(0, σ²)``, ``σ = 0.1 + 0.15|x|`` known; the paired
     truth difference with its test-set sampling, and the probability
-    ``compare_estimators`` would report from it (no between-split variance:
-    the predictors are fixed). A is truly better when ``δ < 0``.
+    ``compare_estimators`` would report from it. A is truly better when
+    ``δ < 0``.
     """
     rng = np.random.default_rng(seed)
     reported, z, pit = (np.empty(n_replicates) for _ in range(3))
@@ -284,7 +259,7 @@ def test_calibration_small():
     assert np.all((sim["reported"] >= 0.0) & (sim["reported"] <= 1.0))
     _check(reliability(sim["reported"], sim["truly"]), min_count=50)
     # the SD behind the probabilities: the errors are standard (SE of the
-    # SD ≈ 0.013); with the label noise alone it would be about 1.3
+    # SD ≈ 0.013)
     assert abs(np.std(sim["z"]) - 1.0) < 0.05
     assert abs(np.mean(sim["z"])) < 0.08
     assert stats.kstest(sim["pit"], "uniform").pvalue > 0.001
@@ -301,6 +276,138 @@ def test_calibration_full():
     assert stats.kstest(sim["pit"], "uniform").pvalue > 0.001
 
 
+# --------------------------------------------------------------------------
+# End to end: compare_estimators, the fitted models against the truth
+# --------------------------------------------------------------------------
+
+BETA = np.array([1.0, -1.0, 0.5, 0.2, 0.0])
+# n, σ, Ridge's alpha (ordinary least squares against a shrunk fit)
+CV_SETTINGS = [(100, 0.5, 30.0), (100, 0.1, 30.0), (60, 0.3, 10.0), (300, 1.0, 30.0)]
+K = 5
+
+
+def _population_mse(model) -> float:
+    """A linear model's MSE against ``mu = X β`` for ``X ~ N(0, I)``."""
+    return float(np.sum((model.coef_ - BETA) ** 2) + model.intercept_**2)
+
+
+def _models(alpha: float):
+    return {"ols": LinearRegression(), "ridge": Ridge(alpha=alpha)}
+
+
+def procedure_difference(n_train: int, sigma: float, alpha: float) -> float:
+    """The procedures' expected truth-MSE difference at ``n_train`` (4000 fits)."""
+    rng = np.random.default_rng(12345)
+    total = 0.0
+    for _ in range(4000):
+        X = rng.normal(size=(n_train, BETA.size))
+        y = X @ BETA + sigma * rng.normal(size=n_train)
+        ols, ridge = (m.fit(X, y) for m in _models(alpha).values())
+        total += _population_mse(ols) - _population_mse(ridge)
+    return total / 4000
+
+
+def simulate_cv(
+    n_replicates: int, n: int, sigma: float, alpha: float, *, seed: int = 0
+) -> dict[str, np.ndarray]:
+    """``compare_estimators`` of OLS and Ridge on ``n`` samples, ``K`` folds.
+
+    Per replicate: ``X ~ N(0, I)``, labels ``X β + e`` with known ``σ``; the
+    reported probability, the pooled truth difference ``d`` and its SD, and the
+    target it describes, ``δ_models``: the fold-size-weighted mean of the
+    population truth-MSE differences of the ``K`` pairs of models fitted in
+    the cross-validation. ``pit`` is the same function's probability that the
+    difference is below ``δ_models`` (uniform if calibrated). For the
+    learning procedures' expected difference, the corrected t-test's standard
+    error and a between-split variance ``(1/K + n_test/n_train)
+    max(s² − w̄, 0)`` (``s²`` of the per-fold differences, ``w̄`` their mean
+    label-noise and sampling variance) are kept too.
+    """
+    rng = np.random.default_rng(seed)
+    keys = ("reported", "check", "d", "sd", "delta_models", "pit", "t_se", "split")
+    out = {key: np.empty(n_replicates) for key in keys}
+    n_test = n / K
+    for r in range(n_replicates):
+        X = rng.normal(size=(n, BETA.size))
+        y = X @ BETA + sigma * rng.normal(size=n)
+        result = compare_estimators(
+            _models(alpha), X, y, sigma=sigma, scoring=[MSE], cv=KFold(K)
+        )
+        diff = result.differences[("ols", "ridge")][MSE]
+        delta = 0.0
+        for train, test in KFold(K).split(X):
+            ols, ridge = (m.fit(X[train], y[train]) for m in _models(alpha).values())
+            delta += test.size / n * (_population_mse(ols) - _population_mse(ridge))
+        folds = result.fold_differences[("ols", "ridge")][MSE]
+        spread = np.var([f.expected for f in folds], ddof=1)
+        within = np.mean([f.variance + diff.sampling_variance * K for f in folds])
+        shifted = dataclasses.replace(diff, expected=diff.expected - delta)
+        values = {
+            "reported": result.probability_better[("ols", "ridge")][MSE],
+            "check": _probability_better(diff, greater_is_better=False)[0],
+            "d": diff.expected,
+            "sd": diff.total_std,
+            "delta_models": delta,
+            "pit": _probability_better(shifted, greater_is_better=False)[0],
+            "t_se": result.t_tests[("ols", "ridge")][MSE].corrected_std_error,
+            "split": (1 / K + n_test / (n - n_test)) * max(spread - within, 0.0),
+        }
+        for key, value in values.items():
+            out[key][r] = value
+    return out
+
+
+def _check_cv(sim: dict[str, np.ndarray], sd_tolerance: float) -> None:
+    """The reported probability is the function's; the SD of the standardised
+    errors is near 1; the PIT's distribution function is within 0.05 of the
+    uniform one plus the Kolmogorov–Smirnov noise (its 99 % quantile): under a
+    flat prior on the true difference, that distance is the largest gap
+    between a reported probability and the fraction truly better."""
+    np.testing.assert_array_equal(sim["reported"], sim["check"])
+    z = (sim["d"] - sim["delta_models"]) / sim["sd"]
+    assert abs(np.std(z) - 1.0) < sd_tolerance, np.std(z)
+    distance = stats.kstest(sim["pit"], "uniform").statistic
+    assert distance < 0.05 + 1.63 / math.sqrt(z.size), distance
+
+
+def test_calibration_compare_estimators_small():
+    """300 seeded comparisons (about 4 s): calibrated for the fitted models."""
+    _check_cv(simulate_cv(300, *CV_SETTINGS[0], seed=3), sd_tolerance=0.12)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("setting", CV_SETTINGS)
+# a fold's truth MSE of a near-perfect fit can fall below 0 (σ = 0.1)
+@pytest.mark.filterwarnings("ignore:The mean_squared_error against the true values")
+def test_calibration_compare_estimators_full(setting):
+    """1000 comparisons per setting (about 15 s each)."""
+    _check_cv(simulate_cv(1000, *setting), sd_tolerance=0.15)
+
+
+def format_cv_table(n_replicates: int) -> str:
+    """Per setting: calibration for the fitted models, and the spread of the
+    pooled difference around the procedures' expected difference in units of
+    three candidate SDs."""
+    lines = [
+        f"{'n':>4}{'σ':>5}{'SD(z) models':>14}{'KS D':>8}{'SD(δ_models)/SD':>17}"
+        f"{'z procs':>9}{'+ splits':>10}{'t-test SE':>11}"
+    ]
+    for n, sigma, alpha in CV_SETTINGS:
+        sim = simulate_cv(n_replicates, n, sigma, alpha)
+        target = procedure_difference(n - n // K, sigma, alpha)
+        error = sim["d"] - target
+        lines.append(
+            f"{n:>4}{sigma:>5}"
+            f"{np.std((sim['d'] - sim['delta_models']) / sim['sd']):>14.3f}"
+            f"{stats.kstest(sim['pit'], 'uniform').statistic:>8.3f}"
+            f"{np.std(sim['delta_models']) / np.median(sim['sd']):>17.2f}"
+            f"{np.std(error / sim['sd']):>9.2f}"
+            f"{np.std(error / np.sqrt(sim['sd'] ** 2 + sim['split'])):>10.2f}"
+            f"{np.std(error / sim['t_se']):>11.2f}"
+        )
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":  # pragma: no cover - prints the user guide's table
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100000
     start = time.perf_counter()
@@ -309,3 +416,9 @@ if __name__ == "__main__":  # pragma: no cover - prints the user guide's table
     print(f"SD of (d − δ)/SD: {np.std(sim['z']):.3f}, mean {np.mean(sim['z']):.3f}")
     print(f"KS p-value of the PIT: {stats.kstest(sim['pit'], 'uniform').pvalue:.3g}")
     print(f"{n} replicates in {time.perf_counter() - start:.1f} s")
+    start = time.perf_counter()
+    print(format_cv_table(1000))
+    print(
+        f"compare_estimators, 1000 replicates per setting in "
+        f"{time.perf_counter() - start:.1f} s"
+    )

@@ -110,18 +110,18 @@ class EstimatorComparison:
     notes : dict of str, default=None
         Per metric, why the requested estimand was not available.
 
-    probability_better : dict of dict of float, default=None
-        ``probability_better[(a, b)][metric]``: the probability that ``a``'s
-        metric against the estimand's target is better than ``b``'s (smaller
-        for a loss), ``1 −`` that of ``(b, a)``; NaN where the variance is NaN
-        or infinite. None: from ``differences`` alone (label noise and
-        test-set sampling, no between-split variance).
-
-    probability_method : dict of dict of str, default=None
-        How each probability was computed (:ref:`probability_better`).
-
     Attributes
     ----------
+    probability_better : dict of dict of float
+        ``probability_better[(a, b)][metric]``: the probability that ``a``'s
+        metric against the difference's target (of the models the
+        cross-validation fitted) is better than ``b``'s (smaller for a loss),
+        ``1 −`` that of ``(b, a)``; NaN where the variance is NaN or infinite
+        (:ref:`probability_better`).
+
+    probability_method : dict of dict of str
+        How each probability was computed.
+
     pooled : dict of dict of NoisyScore
         ``pooled[name][metric]``: the pooled score of each estimator, of the
         leading estimand (its ``estimand``), by which it is ranked.
@@ -147,8 +147,6 @@ class EstimatorComparison:
         confidence_level: float,
         estimands: dict[str, str] | None = None,
         notes: dict[str, str] | None = None,
-        probability_better: dict[tuple[str, str], dict[str, float]] | None = None,
-        probability_method: dict[tuple[str, str], dict[str, str]] | None = None,
     ) -> None:
         self.names = names
         self.metrics = metrics
@@ -162,17 +160,15 @@ class EstimatorComparison:
         self.confidence_level = confidence_level
         self.estimands = estimands or dict.fromkeys(metrics, "forward")
         self.notes = notes or {}
-        if probability_better is None or probability_method is None:
-            probability_better, probability_method = {}, {}
-            for pair, diffs in differences.items():
-                results = {
-                    key: _probability_better(diff, greater_is_better[key])
-                    for key, diff in diffs.items()
-                }
-                probability_better[pair] = {k: r[0] for k, r in results.items()}
-                probability_method[pair] = {k: r[1] for k, r in results.items()}
-        self.probability_better = probability_better
-        self.probability_method = probability_method
+        self.probability_better: dict[tuple[str, str], dict[str, float]] = {}
+        self.probability_method: dict[tuple[str, str], dict[str, str]] = {}
+        for pair, diffs in differences.items():
+            results = {
+                key: _probability_better(diff, greater_is_better[key])
+                for key, diff in diffs.items()
+            }
+            self.probability_better[pair] = {k: r[0] for k, r in results.items()}
+            self.probability_method[pair] = {k: r[1] for k, r in results.items()}
 
     def ranking(self, metric: str | None = None) -> list[str]:
         """Estimator names from best to worst by the pooled expected ``metric``.
@@ -401,25 +397,20 @@ PROBABILITY_METHODS = {
     "label_noise": "normal: Φ(d/SD), SD from the label noise only (no test-set "
     "sampling variance for this difference)",
     "sampling": "student_t: T(d/SD), SD from the label noise and the test-set sampling",
-    "splits": "student_t: T(d/SD), SD from the label noise, the test-set sampling "
-    "and the between-split variance",
 }
 
 
 def _probability_better(
-    difference: NoisyScore,
-    greater_is_better: bool,
-    split_variance: float = math.nan,
-    split_dof: float = math.inf,
+    difference: NoisyScore, greater_is_better: bool
 ) -> tuple[float, str]:
     """The probability that ``a`` is truly better, for ``difference = a − b``.
 
-    ``T(d/SD)``: ``d`` the estimated difference in the better direction, ``SD²``
-    the label-noise variance plus, where known, the test-set sampling variance
-    and the between-split variance; ``T`` Student's distribution with
-    Welch–Satterthwaite's degrees of freedom of the estimated parts (the
-    label-noise variance counts as known), the normal one where these are
-    infinite. Without a sampling variance, the label noise only.
+    ``T(d/SD)``: ``d`` the estimated difference in the better direction,
+    ``SD²`` its label-noise variance plus its test-set sampling variance, ``T``
+    Student's distribution with the degrees of freedom of the ``"both"``
+    interval (Welch–Satterthwaite's, the label-noise variance counting as
+    known), the normal one where they are infinite. Without a sampling
+    variance, ``Φ(d/SD)`` with the label noise only.
 
     Returns
     -------
@@ -433,20 +424,19 @@ def _probability_better(
     if math.isnan(sampling):
         variance, dof, kind = difference.variance, math.inf, "label_noise"
     else:
-        split = 0.0 if math.isnan(split_variance) else split_variance
-        kind = "sampling" if math.isnan(split_variance) else "splits"
-        variance = difference.variance + sampling + split
-        estimated = sampling**2 / difference.sampling_dof + (
-            split**2 / split_dof if split > 0.0 else 0.0
+        variance, kind = difference.variance + sampling, "sampling"
+        dof = (
+            math.inf
+            if sampling == 0.0
+            else difference.sampling_dof * (variance / sampling) ** 2
         )
-        dof = math.inf if estimated == 0.0 else variance**2 / estimated
+    method = PROBABILITY_METHODS[kind]
     if not (math.isfinite(gain) and math.isfinite(variance)):
-        return math.nan, PROBABILITY_METHODS[kind]
+        return math.nan, method
     if variance <= 0.0:
-        return 0.5 + 0.5 * float(np.sign(gain)), PROBABILITY_METHODS[kind]
+        return 0.5 + 0.5 * float(np.sign(gain)), method
     z = gain / math.sqrt(variance)
-    probability = float(ndtr(z) if math.isinf(dof) else stdtr(dof, z))
-    return probability, PROBABILITY_METHODS[kind]
+    return float(ndtr(z) if math.isinf(dof) else stdtr(dof, z)), method
 
 
 def _probability_text(probability: float) -> str:
@@ -456,35 +446,6 @@ def _probability_text(probability: float) -> str:
     if probability < 0.001:
         return "<0.001"
     return f"={probability:.3g}"
-
-
-def _split_variance(
-    pooled: NoisyScore, per_fold: list[NoisyScore], n_train: float, n_test: float
-) -> tuple[float, float]:
-    """The between-split variance of a pooled difference, and its degrees of freedom.
-
-    The per-fold differences vary by their label noise and test-set sampling
-    and by the training sets; the sample variance ``s²`` of the ``K`` per-fold
-    differences less their mean within-fold variance (label noise, and the
-    pooled sampling variance scaled to the fold's size) estimates the last,
-    floored at 0, and Nadeau and Bengio's factor ``1/K + n_test/n_train`` gives
-    its share of the pooled difference, with ``K − 1`` degrees of freedom. NaN
-    where the folds' variances or the sampling variance are unknown, or
-    ``K < 2``.
-    """
-    expected = np.array([d.expected for d in per_fold])
-    within = np.array(
-        [
-            d.variance + pooled.sampling_variance * pooled.n_samples / d.n_samples
-            for d in per_fold
-        ]
-    )
-    k = expected.size
-    if k < 2 or not (np.all(np.isfinite(expected)) and np.all(np.isfinite(within))):
-        return math.nan, math.inf
-    s2 = 0.0 if expected.max() == expected.min() else float(np.var(expected, ddof=1))
-    excess = max(s2 - float(np.mean(within)), 0.0)
-    return (1.0 / k + n_test / n_train) * excess, float(k - 1)
 
 
 def _negate(score: NoisyScore) -> NoisyScore:
@@ -677,13 +638,9 @@ def compare_estimators(
         for key, scorer in reference.scorers_.items()
     }
     kinds, notes = _difference_estimands(reference.scorers_, estimand)
-    greater = {k: bool(s.greater_is_better) for k, s in reference.scorers_.items()}
     differences, fold_differences, t_tests = {}, {}, {}
-    better: dict[tuple[str, str], dict[str, float]] = {}
-    better_method: dict[tuple[str, str], dict[str, str]] = {}
     for a, b in combinations(names, 2):
         pooled, per_fold, tests = {}, {}, {}
-        better[a, b], better_method[a, b] = {}, {}
         for key in reference.scorers_:
             pooled[key], per_fold[key] = _paired_difference(
                 cv_results[a],
@@ -697,12 +654,6 @@ def compare_estimators(
             )
             expected = [d.expected for d in per_fold[key]]
             tests[key] = corrected_t_test(expected, n_train, n_test)
-            split = _split_variance(pooled[key], per_fold[key], n_train, n_test)
-            better[a, b][key], better_method[a, b][key] = _probability_better(
-                pooled[key], greater[key], *split
-            )
-        better[b, a] = {key: 1.0 - p for key, p in better[a, b].items()}
-        better_method[b, a] = dict(better_method[a, b])
         differences[a, b] = pooled
         fold_differences[a, b] = per_fold
         t_tests[a, b] = tests
@@ -717,7 +668,9 @@ def compare_estimators(
     return EstimatorComparison(
         names=names,
         metrics=list(reference.scorers_),
-        greater_is_better=greater,
+        greater_is_better={
+            k: bool(s.greater_is_better) for k, s in reference.scorers_.items()
+        },
         cv_results=cv_results,
         differences=differences,
         fold_differences=fold_differences,
@@ -725,8 +678,6 @@ def compare_estimators(
         confidence_level=confidence_level,
         estimands=kinds,
         notes=notes,
-        probability_better=better,
-        probability_method=better_method,
     )
 
 
