@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import stats
+from scipy.special import ndtr, stdtr
 from sklearn.base import is_classifier
 from sklearn.model_selection import check_cv
 
@@ -111,6 +112,16 @@ class EstimatorComparison:
 
     Attributes
     ----------
+    probability_better : dict of dict of float
+        ``probability_better[(a, b)][metric]``: the probability that ``a``'s
+        metric against the difference's target (of the models the
+        cross-validation fitted) is better than ``b``'s (smaller for a loss),
+        ``1 −`` that of ``(b, a)``; NaN where the variance is NaN or infinite
+        (:ref:`probability_better`).
+
+    probability_method : dict of dict of str
+        How each probability was computed.
+
     pooled : dict of dict of NoisyScore
         ``pooled[name][metric]``: the pooled score of each estimator, of the
         leading estimand (its ``estimand``), by which it is ranked.
@@ -149,6 +160,15 @@ class EstimatorComparison:
         self.confidence_level = confidence_level
         self.estimands = estimands or dict.fromkeys(metrics, "forward")
         self.notes = notes or {}
+        self.probability_better: dict[tuple[str, str], dict[str, float]] = {}
+        self.probability_method: dict[tuple[str, str], dict[str, str]] = {}
+        for pair, diffs in differences.items():
+            results = {
+                key: _probability_better(diff, greater_is_better[key])
+                for key, diff in diffs.items()
+            }
+            self.probability_better[pair] = {k: r[0] for k, r in results.items()}
+            self.probability_method[pair] = {k: r[1] for k, r in results.items()}
 
     def ranking(self, metric: str | None = None) -> list[str]:
         """Estimator names from best to worst by the pooled expected ``metric``.
@@ -205,7 +225,9 @@ class EstimatorComparison:
 
         Columns: ``estimator_a``, ``estimator_b``, ``metric``, ``expected``
         (of ``metric_a − metric_b``), ``std``, ``ci_low``, ``ci_high``,
-        ``nominal``, ``method``, ``t_statistic``, ``pvalue`` and ``df``.
+        ``nominal``, ``method``, ``t_statistic``, ``pvalue``, ``df``,
+        ``probability_better`` (that ``a`` is truly better) and
+        ``probability_method``.
         """
         rows = []
         for a, b, key, diff, test in self._pairs():
@@ -224,6 +246,8 @@ class EstimatorComparison:
                     "t_statistic": test.statistic,
                     "pvalue": test.pvalue,
                     "df": test.df,
+                    "probability_better": self.probability_better[(a, b)][key],
+                    "probability_method": self.probability_method[(a, b)][key],
                 }
             )
         return _as_table(rows)
@@ -248,6 +272,8 @@ class EstimatorComparison:
                 "t_statistic": test.statistic,
                 "pvalue": test.pvalue,
                 "df": test.df,
+                "probability_better": self.probability_better[(a, b)][key],
+                "probability_method": self.probability_method[(a, b)][key],
             }
             for a, b, key, diff, test in self._pairs()
         ]
@@ -300,14 +326,21 @@ class EstimatorComparison:
                 f"label noise), {_level(level)} interval; corrected t-test "
                 "across folds"
             )
+            methods = {self.probability_method[p[:2]][key] for p in pairs}
+            lines.append(
+                "  P(a better): probability that a is truly better, "
+                + "; ".join(sorted(methods))
+            )
             if key in self.notes:
                 lines.append(f"  note: {self.notes[key]}")
             for a, b, _, diff, test in (p for p in pairs if p[2] == key):
                 low, high = diff.confidence_interval(level)
+                better = self.probability_better[(a, b)][key]
                 lines.append(
                     f"  {a} − {b}: {diff.expected:.5g} ± {diff.std:.3g} "
                     f"[{low:.5g}, {high:.5g}] ({diff.method}); "
-                    f"t={test.statistic:.3g}, p={test.pvalue:.3g}, df={test.df}"
+                    f"t={test.statistic:.3g}, p={test.pvalue:.3g}, df={test.df}; "
+                    f"P(a better){_probability_text(better)}"
                 )
                 if diff.sampling_method is not None:
                     low, high = diff.confidence_interval(level, source="both")
@@ -358,6 +391,61 @@ def corrected_t_test(differences: Any, n_train: float, n_test: float) -> Correct
     else:
         t, p = math.copysign(math.inf, mean), 0.0
     return CorrectedTTest(float(t), p, k - 1, mean, se)
+
+
+PROBABILITY_METHODS = {
+    "label_noise": "normal: Φ(d/SD), SD from the label noise only (no test-set "
+    "sampling variance for this difference)",
+    "sampling": "student_t: T(d/SD), SD from the label noise and the test-set sampling",
+}
+
+
+def _probability_better(
+    difference: NoisyScore, greater_is_better: bool
+) -> tuple[float, str]:
+    """The probability that ``a`` is truly better, for ``difference = a − b``.
+
+    ``T(d/SD)``: ``d`` the estimated difference in the better direction,
+    ``SD²`` its label-noise variance plus its test-set sampling variance, ``T``
+    Student's distribution with the degrees of freedom of the ``"both"``
+    interval (Welch–Satterthwaite's, the label-noise variance counting as
+    known), the normal one where they are infinite. Without a sampling
+    variance, ``Φ(d/SD)`` with the label noise only.
+
+    Returns
+    -------
+    probability : float
+        NaN where the difference or its variance is NaN or infinite.
+    method : str
+        A value of ``PROBABILITY_METHODS``.
+    """
+    gain = difference.expected if greater_is_better else -difference.expected
+    sampling = difference.sampling_variance
+    if math.isnan(sampling):
+        variance, dof, kind = difference.variance, math.inf, "label_noise"
+    else:
+        variance, kind = difference.variance + sampling, "sampling"
+        dof = (
+            math.inf
+            if sampling == 0.0
+            else difference.sampling_dof * (variance / sampling) ** 2
+        )
+    method = PROBABILITY_METHODS[kind]
+    if not (math.isfinite(gain) and math.isfinite(variance)):
+        return math.nan, method
+    if variance <= 0.0:
+        return 0.5 + 0.5 * float(np.sign(gain)), method
+    z = gain / math.sqrt(variance)
+    return float(ndtr(z) if math.isinf(dof) else stdtr(dof, z)), method
+
+
+def _probability_text(probability: float) -> str:
+    """``=0.97``; ``>0.999`` and ``<0.001`` at the ends (not a rounded 1 or 0)."""
+    if probability > 0.999:
+        return ">0.999"
+    if probability < 0.001:
+        return "<0.001"
+    return f"={probability:.3g}"
 
 
 def _negate(score: NoisyScore) -> NoisyScore:
@@ -487,7 +575,9 @@ def compare_estimators(
     Returns
     -------
     EstimatorComparison
-        The differences, their per-fold values, the t-tests and the rankings.
+        The differences, their per-fold values, the t-tests, the rankings and,
+        per pair and metric, the probability that one estimator is truly better
+        (``probability_better``, :ref:`probability_better`).
 
     Examples
     --------
