@@ -27,7 +27,7 @@ from sklearn_noisy.metrics import (
 )
 from sklearn_noisy.metrics._engines.paired import _clipped_normal_moments
 from sklearn_noisy.metrics._paired import _monte_carlo_difference
-from sklearn_noisy.model_selection._comparison import corrected_t_test
+from sklearn_noisy.model_selection._pair_statistics import corrected_t_test
 
 
 def _mc_check(draws: np.ndarray, score) -> tuple[float, float]:

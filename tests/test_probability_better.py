@@ -25,9 +25,9 @@ from sklearn.model_selection import KFold
 from sklearn_noisy import NoisyScore
 from sklearn_noisy.metrics import expected_paired_difference
 from sklearn_noisy.model_selection import compare_estimators
-from sklearn_noisy.model_selection._comparison import (
+from sklearn_noisy.model_selection._pair_statistics import (
     PROBABILITY_METHODS,
-    _probability_better,
+    probability_better,
 )
 
 MSE = "mean_squared_error"
@@ -48,34 +48,32 @@ def _score(expected, variance, sampling=math.nan, dof=math.inf):
 
 def test_probability_formula_and_direction():
     # label noise only: Φ(d/SD), d in the better direction
-    p, method = _probability_better(_score(-0.02, 0.01**2), greater_is_better=False)
+    p, method = probability_better(_score(-0.02, 0.01**2), greater_is_better=False)
     assert p == pytest.approx(stats.norm.cdf(2.0), rel=1e-12)
     assert method == PROBABILITY_METHODS["label_noise"]
     assert "label noise only" in method
-    p, _ = _probability_better(_score(-0.02, 0.01**2), greater_is_better=True)
+    p, _ = probability_better(_score(-0.02, 0.01**2), greater_is_better=True)
     assert p == pytest.approx(stats.norm.cdf(-2.0), rel=1e-12)
     # with the sampling: Student's t, Satterthwaite's degrees of freedom
     score = _score(0.03, 0.01**2, sampling=0.02**2, dof=12.0)
-    p, method = _probability_better(score, greater_is_better=True)
+    p, method = probability_better(score, greater_is_better=True)
     total = 0.01**2 + 0.02**2
     dof = total**2 / (0.02**4 / 12.0)
     assert p == pytest.approx(stats.t.cdf(0.03 / math.sqrt(total), dof), rel=1e-10)
     assert method == PROBABILITY_METHODS["sampling"]
     # the sampling variance without its estimate's uncertainty: the normal
-    p, _ = _probability_better(_score(0.03, 0.0, sampling=0.01**2), True)
+    p, _ = probability_better(_score(0.03, 0.0, sampling=0.01**2), True)
     assert p == pytest.approx(stats.norm.cdf(3.0), rel=1e-12)
 
 
 def test_probability_edge_cases():
-    assert math.isnan(_probability_better(_score(0.1, math.inf), True)[0])
-    assert math.isnan(_probability_better(_score(0.1, math.nan), True)[0])
-    assert math.isnan(
-        _probability_better(_score(0.1, 0.01, sampling=math.inf), True)[0]
-    )
+    assert math.isnan(probability_better(_score(0.1, math.inf), True)[0])
+    assert math.isnan(probability_better(_score(0.1, math.nan), True)[0])
+    assert math.isnan(probability_better(_score(0.1, 0.01, sampling=math.inf), True)[0])
     # no variance at all: certain, or even
-    assert _probability_better(_score(0.1, 0.0), True)[0] == 1.0
-    assert _probability_better(_score(0.1, 0.0), False)[0] == 0.0
-    assert _probability_better(_score(0.0, 0.0), True)[0] == 0.5
+    assert probability_better(_score(0.1, 0.0), True)[0] == 1.0
+    assert probability_better(_score(0.1, 0.0), False)[0] == 0.0
+    assert probability_better(_score(0.0, 0.0), True)[0] == 0.5
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +107,7 @@ def test_compare_reports_probability(comparison):
     p = result.probability_better[("ols", "ridge")][MSE]
     method = result.probability_method[("ols", "ridge")][MSE]
     assert method == PROBABILITY_METHODS["sampling"]
-    assert p == _probability_better(diff, False)[0]
+    assert p == probability_better(diff, False)[0]
     total = diff.variance + diff.sampling_variance
     dof = diff.sampling_dof * (total / diff.sampling_variance) ** 2
     assert p == pytest.approx(stats.t.cdf(-diff.expected / math.sqrt(total), dof))
@@ -201,11 +199,11 @@ def simulate(n_replicates: int, *, seed: int = 0) -> dict[str, np.ndarray]:
             estimand="truth",
             test_set_sampling=True,
         )
-        reported[r] = _probability_better(diff, greater_is_better=False)[0]
+        reported[r] = probability_better(diff, greater_is_better=False)[0]
         truly[r] = delta < 0.0
         z[r] = (diff.expected - delta) / diff.total_std
         shifted = dataclasses.replace(diff, expected=diff.expected - delta)
-        pit[r] = _probability_better(shifted, greater_is_better=False)[0]
+        pit[r] = probability_better(shifted, greater_is_better=False)[0]
     return {"reported": reported, "truly": truly, "z": z, "pit": pit}
 
 
@@ -344,11 +342,11 @@ def simulate_cv(
         shifted = dataclasses.replace(diff, expected=diff.expected - delta)
         values = {
             "reported": result.probability_better[("ols", "ridge")][MSE],
-            "check": _probability_better(diff, greater_is_better=False)[0],
+            "check": probability_better(diff, greater_is_better=False)[0],
             "d": diff.expected,
             "sd": diff.total_std,
             "delta_models": delta,
-            "pit": _probability_better(shifted, greater_is_better=False)[0],
+            "pit": probability_better(shifted, greater_is_better=False)[0],
             "t_se": result.t_tests[("ols", "ridge")][MSE].corrected_std_error,
             "split": (1 / K + n_test / (n - n_test)) * max(spread - within, 0.0),
         }

@@ -41,13 +41,6 @@ from ._registry import MetricInfo, get_metric_info, get_metric_names
 
 __all__ = ["expected_paired_difference"]
 
-#: The count metrics whose paired Monte Carlo is streamed: those of the exact
-#: binary engine but precision, whose paired kernel is exact.
-_STREAMED_COUNT_METRICS = tuple(
-    name
-    for name, definition in COUNT_METRICS.items()
-    if definition.exact_binary and not definition.fixed_denominator
-)
 #: Random numbers drawn at a time (one batch of draws over one chunk).
 _BATCH_FLOATS = 2**19
 
@@ -123,6 +116,16 @@ def _monte_carlo_difference(
         **noise,
     )
     return dataclasses.replace(score, metric=f"{scorer.metric}_difference")
+
+
+def _streamed(definition: Any) -> bool:
+    """Whether a count metric's paired Monte Carlo is streamed: those of the
+    exact binary engine but precision, whose paired kernel is exact."""
+    return (
+        definition is not None
+        and definition.exact_binary
+        and not definition.fixed_denominator
+    )
 
 
 def _weights(weight: np.ndarray | None, rows: slice, size: int) -> np.ndarray:
@@ -268,7 +271,7 @@ def _joint_monte_carlo(
     result = None
     if getattr(info.definition, "streamed_difference", None) is not None:
         result = None if options else _regression_draws(*args)
-    elif info.name in _STREAMED_COUNT_METRICS and set(options) <= {"pos_label"}:
+    elif _streamed(COUNT_METRICS.get(info.name)) and set(options) <= {"pos_label"}:
         result = _binary_draws(*args, **options)
     if result is None:
         return _monte_carlo_difference(

@@ -9,11 +9,9 @@ import numbers
 from collections.abc import Iterator, Mapping
 from functools import partial
 from itertools import combinations
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
-from scipy import stats
-from scipy.special import ndtr, stdtr
 from sklearn.base import is_classifier
 from sklearn.model_selection import check_cv
 
@@ -24,49 +22,17 @@ from ..utils._sklearn_compat import _safe_indexing
 from ..utils._validation import ESTIMAND_CHOICES, resolve_estimand
 from ..utils._warnings import warn
 from ._cross_validator import NoisyCrossValidator
+from ._pair_statistics import (
+    CorrectedTTest,
+    corrected_t_test,
+    probability_better,
+    probability_text,
+)
 from ._pooling import _pooled_method
 from ._report import _as_table, _json_ready, _level
 from ._scoring import check_noisy_scoring, default_metrics, default_scoring
 
-__all__ = [
-    "CorrectedTTest",
-    "EstimatorComparison",
-    "compare_estimators",
-    "corrected_t_test",
-]
-
-
-class CorrectedTTest(NamedTuple):
-    """Nadeau–Bengio corrected resampled t-test of the per-fold differences.
-
-    Read more in the :ref:`User Guide <paired_comparison>`.
-
-    Parameters
-    ----------
-    statistic : float
-        ``mean / sqrt((1/K + n_test/n_train) s²)``, ``s²`` the sample variance
-        of the ``K`` per-fold differences.
-    pvalue : float
-        Two-sided p-value from Student's t with ``df`` degrees of freedom.
-    df : int
-        Degrees of freedom, ``K − 1``.
-    mean_difference : float
-        Mean of the per-fold differences.
-    corrected_std_error : float
-        ``sqrt((1/K + n_test/n_train) s²)``.
-
-    Examples
-    --------
-    >>> from sklearn_noisy.model_selection import CorrectedTTest
-    >>> CorrectedTTest(2.0, 0.116, 4, 0.02, 0.01).df
-    4
-    """
-
-    statistic: float
-    pvalue: float
-    df: int
-    mean_difference: float
-    corrected_std_error: float
+__all__ = ["EstimatorComparison", "compare_estimators"]
 
 
 class EstimatorComparison:
@@ -164,7 +130,7 @@ class EstimatorComparison:
         self.probability_method: dict[tuple[str, str], dict[str, str]] = {}
         for pair, diffs in differences.items():
             results = {
-                key: _probability_better(diff, greater_is_better[key])
+                key: probability_better(diff, greater_is_better[key])
                 for key, diff in diffs.items()
             }
             self.probability_better[pair] = {k: r[0] for k, r in results.items()}
@@ -340,7 +306,7 @@ class EstimatorComparison:
                     f"  {a} − {b}: {diff.expected:.5g} ± {diff.std:.3g} "
                     f"[{low:.5g}, {high:.5g}] ({diff.method}); "
                     f"t={test.statistic:.3g}, p={test.pvalue:.3g}, df={test.df}; "
-                    f"P(a better){_probability_text(better)}"
+                    f"P(a better){probability_text(better)}"
                 )
                 if diff.sampling_method is not None:
                     low, high = diff.confidence_interval(level, source="both")
@@ -349,103 +315,6 @@ class EstimatorComparison:
                         f" {diff.sampling_method}): [{low:.5g}, {high:.5g}]"
                     )
         return "\n".join(lines)
-
-
-def corrected_t_test(differences: Any, n_train: float, n_test: float) -> CorrectedTTest:
-    """Nadeau & Bengio (2003) corrected resampled t-test.
-
-    Parameters
-    ----------
-    differences : array-like of shape (n_folds,)
-        Per-fold differences of a metric between two models.
-    n_train, n_test : float
-        Training and test set sizes (their mean over the folds).
-
-    Returns
-    -------
-    CorrectedTTest
-        With ``K − 1`` degrees of freedom. Equal differences give the
-        statistic 0 (p = 1) if they are 0, else ``±inf`` (p = 0).
-
-    Examples
-    --------
-    >>> from sklearn_noisy.model_selection._comparison import corrected_t_test
-    >>> test = corrected_t_test([0.02, 0.03, 0.01, 0.04, 0.02], 80, 20)
-    >>> round(test.statistic, 4), test.df
-    (3.1379, 4)
-    """
-    d = np.asarray(differences, dtype=np.float64)
-    d = d[np.isfinite(d)]
-    k = d.size
-    if k < 2:
-        return CorrectedTTest(math.nan, math.nan, max(k - 1, 0), math.nan, math.nan)
-    mean = float(np.mean(d))
-    # identical differences: exactly no spread (np.var would leave round-off)
-    s2 = 0.0 if d.max() == d.min() else float(np.var(d, ddof=1))
-    se = math.sqrt((1.0 / k + n_test / n_train) * s2)
-    if se > 0.0:
-        t = mean / se
-        p = float(2.0 * stats.t.sf(abs(t), k - 1))
-    elif mean == 0.0:
-        t, p = 0.0, 1.0
-    else:
-        t, p = math.copysign(math.inf, mean), 0.0
-    return CorrectedTTest(float(t), p, k - 1, mean, se)
-
-
-PROBABILITY_METHODS = {
-    "label_noise": "normal: Φ(d/SD), SD from the label noise only (no test-set "
-    "sampling variance for this difference)",
-    "sampling": "student_t: T(d/SD), SD from the label noise and the test-set sampling",
-}
-
-
-def _probability_better(
-    difference: NoisyScore, greater_is_better: bool
-) -> tuple[float, str]:
-    """The probability that ``a`` is truly better, for ``difference = a − b``.
-
-    ``T(d/SD)``: ``d`` the estimated difference in the better direction,
-    ``SD²`` its label-noise variance plus its test-set sampling variance, ``T``
-    Student's distribution with the degrees of freedom of the ``"both"``
-    interval (Welch–Satterthwaite's, the label-noise variance counting as
-    known), the normal one where they are infinite. Without a sampling
-    variance, ``Φ(d/SD)`` with the label noise only.
-
-    Returns
-    -------
-    probability : float
-        NaN where the difference or its variance is NaN or infinite.
-    method : str
-        A value of ``PROBABILITY_METHODS``.
-    """
-    gain = difference.expected if greater_is_better else -difference.expected
-    sampling = difference.sampling_variance
-    if math.isnan(sampling):
-        variance, dof, kind = difference.variance, math.inf, "label_noise"
-    else:
-        variance, kind = difference.variance + sampling, "sampling"
-        dof = (
-            math.inf
-            if sampling == 0.0
-            else difference.sampling_dof * (variance / sampling) ** 2
-        )
-    method = PROBABILITY_METHODS[kind]
-    if not (math.isfinite(gain) and math.isfinite(variance)):
-        return math.nan, method
-    if variance <= 0.0:
-        return 0.5 + 0.5 * float(np.sign(gain)), method
-    z = gain / math.sqrt(variance)
-    return float(ndtr(z) if math.isinf(dof) else stdtr(dof, z)), method
-
-
-def _probability_text(probability: float) -> str:
-    """``=0.97``; ``>0.999`` and ``<0.001`` at the ends (not a rounded 1 or 0)."""
-    if probability > 0.999:
-        return ">0.999"
-    if probability < 0.001:
-        return "<0.001"
-    return f"={probability:.3g}"
 
 
 def _negate(score: NoisyScore) -> NoisyScore:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import binom, norm
 
+from ..metrics import get_metric_info
 from ..utils._arrays import (
     as_float_array,
     check_finite,
@@ -30,9 +31,9 @@ from ..utils._noise import check_flip_probability, check_sigma
 
 __all__ = ["RemeasurementPlan", "plan_remeasurement"]
 
-#: Metrics with a Gaussian noise model (``sigma``) and with flips (``q``).
-_SIGMA_METRICS = ("mean_squared_error", "root_mean_squared_error")
-_FLIP_METRICS = ("accuracy",)
+#: The metrics whose truth variance is a sum over samples of a known function
+#: of each sample's readings (annotations); the registry says their noise.
+_PLANNED = ("mean_squared_error", "root_mean_squared_error", "accuracy")
 
 _METHOD_GREEDY = "greedy (separable, convex: exact optimum, pooled residual)"
 _METHOD_PAIRS = "greedy on pairs of annotations (separable, convex in pairs: exact)"
@@ -139,7 +140,8 @@ class RemeasurementPlan:
         return data
 
     def __repr__(self) -> str:
-        unit = "annotations" if self.metric in _FLIP_METRICS else "readings"
+        flips = get_metric_info(self.metric).noise == "flips"
+        unit = "annotations" if flips else "readings"
         touched = int(np.count_nonzero(self.readings))
         level = f"{100 * self.confidence_level:g} %"
         return (
@@ -197,9 +199,9 @@ def _check_noise(
     metric: Any, sigma: Any, q: Any, n_readings: Any, n_annotations: Any
 ) -> bool:
     """Whether the metric takes ``sigma`` (True) or ``q`` (False), checked."""
-    if not isinstance(metric, str) or metric not in _SIGMA_METRICS + _FLIP_METRICS:
+    if not isinstance(metric, str) or metric not in _PLANNED:
         raise ValueError(
-            f"metric must be one of {list(_SIGMA_METRICS + _FLIP_METRICS)}: the "
+            f"metric must be one of {list(_PLANNED)}: the "
             "metrics whose truth variance is a sum over samples of a known "
             f"function of each sample's readings; got {metric!r}."
         )
@@ -209,7 +211,7 @@ def _check_noise(
             "regression label) or q (the flip probability of one annotation); "
             f"got {'both' if sigma is not None else 'neither'}."
         )
-    gaussian = metric in _SIGMA_METRICS
+    gaussian = get_metric_info(metric).noise == "sigma"
     if gaussian and sigma is None:
         raise ValueError(f"metric={metric!r} needs sigma, not q.")
     if not gaussian and q is None:
@@ -331,8 +333,9 @@ def _plan_regression(y, y_pred, sigma, n_readings, weight, budget, metric):
     even = _even(n_readings, budget, lambda m: 1)
 
     def std(extra: np.ndarray) -> float:
-        # The library's unbiased Σ w² (4 σ'² D̂ + 2 σ'⁴), floored at Σ w² 2 σ'⁴,
-        # at the standard errors σ'² = s²/(n + k) after ``extra`` readings.
+        # The predicted SD of the truth MSE after ``extra`` readings: the
+        # library's variance Σ w² (4 σ'² D̂ + 2 σ'⁴), floored at Σ w² 2 σ'⁴,
+        # with D̂ = d̃² − σ² from the labels as they are and σ'² = s²/(n + k).
         s2 = s2_reading / (n_readings + extra)
         variance = max(
             float(w2 @ (s2 * (4.0 * d2 + 2.0 * s2))), float(w2 @ (2 * s2 * s2))
