@@ -29,6 +29,8 @@ from .multiclass import _draw, _Problem
 
 #: The ways to compute the moments of a binary metric.
 _METHODS = ("exact", "delta")
+#: Below this many labels one sort finds the distinct values faster than scans.
+_SORT_BELOW = 256
 
 
 def _check_option(value: Any, allowed: tuple, *, name: str) -> None:
@@ -41,6 +43,13 @@ def _distinct_values(y: np.ndarray, skip: np.ndarray) -> np.ndarray:
     chunk by chunk: minimum, maximum and one value in between, no copy)."""
     if y.dtype.kind not in "biuf":
         return np.unique(y[~skip])
+    if y.shape[0] <= _SORT_BELOW:  # small: the same values, sorted at once
+        rest = y[~skip]
+        found = np.unique(rest)
+        if found.size <= 3:
+            return found
+        inside = rest[(rest != found[0]) & (rest != found[-1])]
+        return np.array([found[0], inside[0], found[-1]], dtype=y.dtype)
     found: list = []
     for rows in chunks(y.shape[0]):
         rest = y[rows][~skip[rows]]
@@ -193,16 +202,20 @@ class _BinaryProblem:
         totals = np.zeros(6)
         for rows in chunks(self.n_samples):
             pi, pred = self.pi(rows), self.pred_pos[rows]
-            w = np.ones(pi.size) if self.weight is None else self.weight[rows]
-            var = pi * (1.0 - pi) * w * w
-            mean = pi * w
+            mean, var = pi, pi * (1.0 - pi)
+            if self.weight is None:
+                n_pred, n_all = np.count_nonzero(pred), pi.size
+            else:
+                w = self.weight[rows]
+                mean, var = pi * w, var * w * w
+                n_pred, n_all = w[pred].sum(), w.sum()
             totals += [
                 mean[pred].sum(),
                 mean[~pred].sum(),
                 var[pred].sum(),
                 var[~pred].sum(),
-                w[pred].sum(),
-                w.sum(),
+                n_pred,
+                n_all,
             ]
         return tuple(float(v) for v in totals)
 
