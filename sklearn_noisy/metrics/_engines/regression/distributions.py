@@ -435,8 +435,10 @@ def mae_distribution(
     """The exact distribution of one output's MAE, or None (as for the MSE)."""
     n = y_true.shape[0]
     found = _noisy(sigma, weight, n)
+    if found is None:
+        return None
     d = y_true - y_pred
-    if found is None or not np.all(np.isfinite(d)):
+    if not np.all(np.isfinite(d)):
         return None
     noisy, s = found
     a = _weights(n, weight)
