@@ -47,6 +47,14 @@ def _gain(err):
     return [float(v) for v in sd.groups()], [float(v) for v in width.groups()]
 
 
+def _pooled(readings):
+    """The pooled SD of one reading over sqrt(readings), from the readings."""
+    n = np.sum(np.isfinite(readings), axis=1)
+    residuals = readings - np.nanmean(readings, axis=1, keepdims=True)
+    pooled = np.sqrt(np.nansum(residuals**2) / np.sum(n - 1))
+    return pooled / np.sqrt(n), pooled
+
+
 def _check_against(plan, out, err, *, unit="readings"):
     """The CSV and the gain lines are the plan's numbers."""
     rows = _rows(out)
@@ -73,12 +81,10 @@ def test_plan_on_the_embedded_data(capsys):
     y_pred = cross_val_predict(
         estimator, wheat.data, wheat.target, cv=KFold(5, shuffle=True, random_state=0)
     )
+    # sigma from 2 to 4 readings: the plan takes the pooled SD of one reading
+    sigma, pooled = _pooled(wheat.repeats)
     plan = plan_remeasurement(
-        wheat.target,
-        y_pred,
-        sigma=wheat.target_sigma,
-        n_readings=wheat.n_repeats,
-        budget=40,
+        wheat.target, y_pred, sigma=sigma, n_readings=wheat.n_repeats, budget=40
     )
     rows = _check_against(plan, out, err)
     assert sum(int(r["add_readings"]) for r in rows) == 40 == plan.n_added
@@ -88,12 +94,13 @@ def test_plan_on_the_embedded_data(capsys):
         [float(r["label"]) for r in rows], wheat.target[index], rtol=1e-5
     )
     np.testing.assert_allclose(
-        [float(r["sigma"]) for r in rows], wheat.target_sigma[index], rtol=1e-5
+        [float(r["sigma"]) for r in rows], sigma[index], rtol=1e-5
     )
     assert [int(r["n_readings"]) for r in rows] == wheat.n_repeats[index].tolist()
     # the plan beats the even spread, which beats nothing (label noise, % protein)
-    assert plan.std_after < 0.8 * plan.std_even < 0.8 * plan.std_before
+    assert plan.std_after < plan.std_even < plan.std_before
     assert "in (% protein)²" in err and "degree-3 polynomial ridge" in err
+    assert f"pooled SD of one reading, {pooled:.4g}" in err
 
 
 def test_plan_of_repeats_with_ids_to_a_file(capsys, tmp_path):
@@ -125,7 +132,8 @@ def test_plan_of_repeats_with_ids_to_a_file(capsys, tmp_path):
         LinearRegression(), X, summary.y_mean, cv=KFold(5, shuffle=True, random_state=0)
     )
     plan = plan_remeasurement(
-        summary.y_mean, y_pred, sigma=summary.sigma, n_readings=summary.n_repeats,
+        summary.y_mean, y_pred, sigma=_pooled(np.round(readings, 6))[0],
+        n_readings=summary.n_repeats,
         budget=9, metric="root_mean_squared_error",
     )  # fmt: skip
     rows = _check_against(plan, output.read_text(), err)

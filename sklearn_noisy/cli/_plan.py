@@ -70,12 +70,37 @@ def plan_options(
             "COL|NUMBER if it is the mean (majority vote) of more"
         )
     if loaded["task"] == "regression":
-        options = {"sigma": loaded["sigma"], "n_readings": counts}
+        sigma = loaded["sigma"]
+        if dof is not None and np.any(np.isfinite(dof) & (np.asarray(dof) > 0)):
+            sigma, pooled = _pooled_sigma(sigma, dof, counts)
+            notes.append(
+                "sigma was estimated from each sample's few readings: the plan "
+                f"takes their pooled SD of one reading, {pooled:.4g}, over the "
+                "square root of each sample's readings (on each sample's own "
+                "estimate it would chase the samples whose sigma is high by "
+                "chance, and promise a gain that re-measuring does not deliver)"
+            )
+        options = {"sigma": sigma, "n_readings": counts}
     else:
         options = {"q": loaded["q"], "n_annotations": counts}
     options["metric"] = args.metric or _DEFAULT_METRIC[loaded["task"]]
     plan_remeasurement(loaded["y"], loaded["y"], budget=0, **options)
     return options, notes
+
+
+def _pooled_sigma(sigma: Any, dof: Any, counts: Any) -> tuple[np.ndarray, float]:
+    """Each estimated sigma replaced by the pooled SD of one reading over
+    sqrt(readings): ``s² = Σ dof_i n_i σ_i² / Σ dof_i`` over the samples whose
+    sigma has finite degrees of freedom (the others keep theirs, known)."""
+    sigma, dof = np.broadcast_arrays(np.asarray(sigma, float), np.asarray(dof, float))
+    n = np.broadcast_to(np.asarray(counts, float), sigma.shape)
+    own = np.isfinite(dof) & (dof > 0)
+    if not own.any():
+        return sigma, float("nan")
+    pooled = float(
+        np.sqrt(np.sum(dof[own] * n[own] * sigma[own] ** 2) / dof[own].sum())
+    )
+    return np.where(np.isfinite(dof), pooled / np.sqrt(n), sigma), pooled
 
 
 def _number(value: Any) -> str:
