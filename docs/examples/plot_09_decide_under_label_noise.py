@@ -275,7 +275,7 @@ ax.errorbar(
 ax.set_xticks(positions, list(allocations))
 ax.set_ylabel("SD of the truth MSE [(% protein)²]")
 ax.set_ylim(0, None)
-ax.set_title(f"{budget} more analyses: the interval shrinks as predicted")
+ax.set_title(f"{budget} more analyses: predicted and achieved SD")
 ax.legend(fontsize="small", loc="lower left")
 fig.tight_layout()
 plt.show()
