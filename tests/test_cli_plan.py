@@ -168,6 +168,7 @@ def test_plan_of_flips(capsys):
 FLIPS = ["--data", DIAGNOSIS, "--target", "label", "--q", "flip_probability"]
 SIGMA = ["--data", DIAGNOSIS, "--target", "marker_1", "--sigma", "0.1"]
 REPEATS = ["--data", DIAGNOSIS, "--repeats", "marker_1,marker_2"]
+CLASSES = ["--data", "THREE_CLASSES", "--target", "label", "--q", "0.1"]
 
 
 @pytest.mark.parametrize(
@@ -183,10 +184,15 @@ REPEATS = ["--data", DIAGNOSIS, "--repeats", "marker_1,marker_2"]
         (["--budget", "5", *FLIPS, "--id", "nope"], "--id: unknown column 'nope'"),
         (["--budget", "5", *SIGMA, "--n-readings", "0"], "integers >= 1; got 0.0"),
         (["--budget", "5", *REPEATS, "--repeat-sigma", "std"], "--repeat-sigma sem"),
+        (["--budget", "5", *CLASSES], "y and y_pred hold 3 classes"),
     ],
 )
-def test_plan_errors_exit_2_before_fitting(capsys, monkeypatch, args, match):
+def test_plan_errors_exit_2_before_fitting(capsys, monkeypatch, tmp_path, args, match):
     from sklearn_noisy import NoisyCrossValidator
+
+    three = tmp_path / "three.csv"
+    three.write_text("x,label\n" + "".join(f"{i},{'abc'[i % 3]}\n" for i in range(9)))
+    args = [str(three) if arg == "THREE_CLASSES" else arg for arg in args]
 
     def fail(*args, **kwargs):
         raise AssertionError("fitted before the error")

@@ -131,6 +131,9 @@ readings: index (0 for the first data row), the --id column if given, label,
 sigma (q), n_readings (n_annotations) and add_readings (add_annotations). The
 expected gain, the label-noise SD and half-width of the truth estimate now,
 after the plan and after the same budget spread evenly, goes to standard error.
+A sigma estimated from a few readings (the embedded data, --repeats,
+--sigma-dof) is pooled: one SD of a reading for all samples, over the square
+root of each sample's readings.
 """
 
 
