@@ -1,4 +1,5 @@
-"""The data of ``sklearn-noisy evaluate``: a CSV file or an embedded dataset.
+"""The data of ``sklearn-noisy evaluate`` and ``plan``: a CSV file or an embedded
+dataset.
 
 Reads the columns named by the options (labels, their noise, repeated
 measurements, features) into arrays; every error in the input is a
@@ -129,9 +130,11 @@ def _labels(cells: list[str], name: str) -> np.ndarray:
     return numbers
 
 
-#: The options that read columns of ``--data``.
+#: The options that read columns of ``--data`` (``id`` and ``n_readings``:
+#: ``plan`` only).
 _NEEDS_DATA = (
-    "target sigma q repeats features drop instrument_sigma min_repeats sigma_dof"
+    "target sigma q repeats features drop instrument_sigma min_repeats sigma_dof "
+    "id n_readings"
 ).split()
 
 
@@ -145,7 +148,7 @@ def _load_embedded(args: argparse.Namespace) -> dict[str, Any]:
     given = [
         f"--{name.replace('_', '-')}"
         for name in _NEEDS_DATA
-        if getattr(args, name) is not None
+        if getattr(args, name, None) is not None
     ]
     if given:
         raise CLIError(f"{', '.join(given)} need(s) --data")
@@ -160,6 +163,7 @@ def _load_embedded(args: argparse.Namespace) -> dict[str, Any]:
         # sigma is the standard error of n_repeats readings: n - 1 degrees of
         # freedom, as summarize_repeats(bunch.repeats).sigma_dof gives.
         "sigma_dof": bunch.n_repeats.astype(np.float64) - 1.0,
+        "n_readings": bunch.n_repeats,
         "task": "regression",
         "source": f"embedded {name.replace('_', ' ')} (load_{name})",
         "unit": DATASETS[name],
@@ -203,6 +207,7 @@ def _load_repeats(
         "y": summary.y_mean,
         "sigma": summary.sigma,
         "sigma_dof": summary.sigma_dof,
+        "n_readings": summary.n_repeats,
         "task": "regression",
         "used": names,
         "label": f"mean of {len(names)} repeat columns",
@@ -264,6 +269,7 @@ def _load(args: argparse.Namespace) -> dict[str, Any]:
         labels = _load_repeats(args, columns)
     else:
         labels = _load_target(args, columns)
+    _load_plan_columns(args, columns, labels)
     parsed: dict[str, np.ndarray] = {}  # the numeric columns, read once
     features, left_out, notes = _features(args, header, columns, labels, parsed)
     X = np.column_stack(
@@ -282,6 +288,27 @@ def _load(args: argparse.Namespace) -> dict[str, Any]:
         "left_out": left_out,
         "notes": notes,
     }
+
+
+def _load_plan_columns(
+    args: argparse.Namespace, columns: dict[str, list[str]], labels: dict[str, Any]
+) -> None:
+    """``plan``'s ``--id`` and ``--n-readings`` columns, into ``labels`` (and
+    out of the default features)."""
+    if getattr(args, "id", None) is not None:
+        labels["ids"] = _column(columns, args.id, "--id")
+        labels["used"].append(args.id)
+    if getattr(args, "n_readings", None) is not None:
+        if args.repeats is not None:
+            raise CLIError(
+                "--repeats counts each label's readings: do not combine it with "
+                "--n-readings"
+            )
+        labels["n_readings"], name = _noise_value(
+            args.n_readings, columns, "--n-readings"
+        )
+        if name is not None:
+            labels["used"].append(name)
 
 
 #: Words that mark a column as a label, a true value or a label's noise.

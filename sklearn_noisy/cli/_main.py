@@ -18,6 +18,13 @@ from typing import Any
 import numpy as np
 
 from ._data import DATASETS, CLIError, _load, _reasons, _split
+from ._plan import (
+    check_plan_args,
+    gain_lines,
+    plan_options,
+    positive_int,
+    write_plan,
+)
 
 PROG = "sklearn-noisy"
 
@@ -105,7 +112,84 @@ def _build_parser() -> argparse.ArgumentParser:
     output.add_argument(
         "--verbose", action="store_true", help="also joblib's own progress lines"
     )
+    _add_plan_parser(commands)
     return parser
+
+
+_PLAN_EPILOG = """\
+examples:
+  sklearn-noisy plan --budget 60
+      the embedded wheat-protein data: where to spend 60 more reference
+      analyses so that the truth MSE's interval is narrowest
+  sklearn-noisy plan --budget 20 --data runs.csv --repeats r1,r2,r3 --id sample
+  sklearn-noisy plan --budget 10 --data runs.csv --target y --sigma y_err \\
+      --n-readings n --output remeasure.csv
+  sklearn-noisy plan --budget 30 --data labels.csv --target label --q 0.1
+
+Standard output (or --output) is a CSV file with one row per sample that gets
+readings: index (0 for the first data row), the --id column if given, label,
+sigma (q), n_readings (n_annotations) and add_readings (add_annotations). The
+expected gain, the label-noise SD and half-width of the truth estimate now,
+after the plan and after the same budget spread evenly, goes to standard error.
+A sigma estimated from a few readings (the embedded data, --repeats,
+--sigma-dof) is pooled: one SD of a reading for all samples, over the square
+root of each sample's readings.
+"""
+
+
+def _add_plan_parser(commands: Any) -> None:
+    """``plan``: the data and model options of ``evaluate``, and the budget."""
+    plan = commands.add_parser(
+        "plan",
+        help="say which samples to measure again, and how many times, to sharpen "
+        "the truth estimate most",
+        description="Cross-validate a model as evaluate does and, from its "
+        "out-of-fold predictions, plan where to add --budget new readings "
+        "(annotations for class labels) so that the label-noise SD of the truth "
+        "estimate of --metric is smallest (plan_remeasurement).",
+        epilog=_PLAN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    data = plan.add_argument_group("data (default: the embedded wheat protein)")
+    _add_data_arguments(data)
+    data.add_argument(
+        "--id",
+        metavar="COL",
+        help="a column that names the samples, copied into the plan",
+    )
+    data.add_argument(
+        "--n-readings",
+        metavar="COL|NUMBER",
+        help="readings each label is the mean of now (with --q: annotations it is "
+        "the majority vote of, --q being one annotation's flip probability); "
+        "default: the count of --repeats, else --sigma-dof + 1, else 1",
+    )
+    _add_model_arguments(plan.add_argument_group("model"), scores=False)
+    options = plan.add_argument_group("plan and output")
+    options.add_argument(
+        "--budget",
+        type=positive_int,
+        required=True,
+        metavar="N",
+        help="new readings (annotations) to add in total",
+    )
+    options.add_argument(
+        "--metric",
+        metavar="NAME",
+        help="the metric whose truth estimate to sharpen: mean_squared_error "
+        "(default for regression), root_mean_squared_error, or accuracy (binary "
+        "labels with --q; the default there)",
+    )
+    options.add_argument(
+        "--output", metavar="CSV", help="write the plan here, not to standard output"
+    )
+    options.add_argument(
+        "--quiet", action="store_true", help="no progress lines on stderr"
+    )
+    options.add_argument(
+        "--verbose", action="store_true", help="also joblib's own progress lines"
+    )
+    plan.set_defaults(estimand="truth", test_set_sampling=False, unit=None)
 
 
 def _add_data_arguments(data: Any) -> None:
@@ -178,8 +262,9 @@ def _add_data_arguments(data: Any) -> None:
     )
 
 
-def _add_model_arguments(model: Any) -> None:
-    """The options that choose the estimator and the cross-validation."""
+def _add_model_arguments(model: Any, *, scores: bool = True) -> None:
+    """The options that choose the estimator and the cross-validation (and, with
+    ``scores``, what the evaluation reports)."""
     model.add_argument(
         "--estimator",
         metavar="dotted.path.Class",
@@ -195,27 +280,28 @@ def _add_model_arguments(model: Any) -> None:
         "string; pipeline steps as step__name=value)",
     )
     model.add_argument("--cv", type=int, default=5, metavar="N", help="folds (5)")
-    model.add_argument(
-        "--metrics",
-        metavar="a,b",
-        help="metric names, e.g. mean_squared_error,r2 (default: a set suited to "
-        "the task)",
-    )
-    model.add_argument(
-        "--estimand",
-        choices=("auto", "truth", "remeasurement", "forward"),
-        default="auto",
-        help="which estimate leads the report: auto (truth where the metric offers "
-        "it, else remeasurement, else forward; for labels that are measurements), "
-        "truth, remeasurement, or forward (only if y_true is exact)",
-    )
-    model.add_argument(
-        "--no-test-set-sampling",
-        dest="test_set_sampling",
-        action="store_false",
-        help="leave the test-set sampling out of the error budget (it costs a "
-        "bootstrap for some metrics)",
-    )
+    if scores:
+        model.add_argument(
+            "--metrics",
+            metavar="a,b",
+            help="metric names, e.g. mean_squared_error,r2 (default: a set suited to "
+            "the task)",
+        )
+        model.add_argument(
+            "--estimand",
+            choices=("auto", "truth", "remeasurement", "forward"),
+            default="auto",
+            help="which estimate leads the report: auto (truth where the metric offers "
+            "it, else remeasurement, else forward; for labels that are measurements), "
+            "truth, remeasurement, or forward (only if y_true is exact)",
+        )
+        model.add_argument(
+            "--no-test-set-sampling",
+            dest="test_set_sampling",
+            action="store_false",
+            help="leave the test-set sampling out of the error budget (it costs a "
+            "bootstrap for some metrics)",
+        )
     model.add_argument("--n-jobs", type=int, default=None, metavar="N")
     model.add_argument(
         "--seed", type=int, default=0, metavar="N", help="seed of folds and model (0)"
@@ -388,11 +474,14 @@ def _check_options(args: argparse.Namespace) -> None:
         raise CLIError(
             f"--seed must be an integer from 0 to {_MAX_SEED}; got {args.seed}"
         )
-    for option in ("json", "plot"):
-        path = getattr(args, option)
+    for option in ("json", "plot", "output"):
+        path = getattr(args, option, None)
         if path is not None and not (option == "json" and path == "-"):
             _check_writable(path, f"--{option}")
-    if args.plot is not None and importlib.util.find_spec("matplotlib") is None:
+    if (
+        getattr(args, "plot", None) is not None
+        and importlib.util.find_spec("matplotlib") is None
+    ):
         raise CLIError("--plot needs matplotlib: pip install matplotlib")
 
 
@@ -413,11 +502,22 @@ def _check_writable(path: str, option: str) -> None:
         os.remove(path)
 
 
-def _evaluate(args: argparse.Namespace, printer: _WarningPrinter) -> int:
+def _prepare(args: argparse.Namespace) -> dict[str, Any]:
+    """Check the options, load the data and print its warnings (no fitting)."""
     _check_options(args)
     loaded = _load(args)
     for note in loaded.get("notes", ()):
         print(f"{PROG}: warning: {note}", file=sys.stderr, flush=True)
+    return loaded
+
+
+def _cross_validate(
+    args: argparse.Namespace,
+    loaded: dict[str, Any],
+    printer: _WarningPrinter,
+    scoring: Any,
+) -> Any:
+    """The fitted NoisyCrossValidator of the model of ``args`` on the data."""
     estimator, loaded["model"] = _make_estimator(args, loaded["task"], loaded["X"])
 
     from sklearn.model_selection import KFold, StratifiedKFold
@@ -429,7 +529,6 @@ def _evaluate(args: argparse.Namespace, printer: _WarningPrinter) -> int:
         raise CLIError(f"--cv {args.cv} exceeds the number of samples ({n_samples})")
     folds = StratifiedKFold if loaded["task"] == "classification" else KFold
     splitter = folds(args.cv, shuffle=True, random_state=args.seed)
-    scoring = "default" if args.metrics is None else _check_metrics(args.metrics)
     validator = NoisyCrossValidator(
         estimator,
         scoring=scoring,
@@ -460,6 +559,13 @@ def _evaluate(args: argparse.Namespace, printer: _WarningPrinter) -> int:
             validator.fit(loaded["X"], loaded["y"], **noise)
     finally:
         printer.flush()
+    return validator
+
+
+def _evaluate(args: argparse.Namespace, printer: _WarningPrinter) -> int:
+    loaded = _prepare(args)
+    scoring = "default" if args.metrics is None else _check_metrics(args.metrics)
+    validator = _cross_validate(args, loaded, printer, scoring)
     table_stream = sys.stderr if args.json == "-" else sys.stdout
     print(loaded["model"], file=table_stream)
     print(str(validator), file=table_stream, flush=True)
@@ -469,8 +575,28 @@ def _evaluate(args: argparse.Namespace, printer: _WarningPrinter) -> int:
         _save_plot(
             validator,
             args.plot,
-            f"{type(estimator).__name__} on {loaded['source']}",
+            f"{type(validator.estimator).__name__} on {loaded['source']}",
         )
+    return 0
+
+
+def _plan(args: argparse.Namespace, printer: _WarningPrinter) -> int:
+    """``plan``: the re-measurement plan on ``evaluate``'s out-of-fold predictions."""
+    from ..model_selection import plan_remeasurement
+
+    check_plan_args(args)
+    loaded = _prepare(args)
+    options, notes = plan_options(args, loaded)  # checked before the fit
+    for note in notes:
+        print(f"{PROG}: note: {note}", file=sys.stderr, flush=True)
+    validator = _cross_validate(args, loaded, printer, [options["metric"]])
+    y_pred = np.empty_like(validator.oof_predictions_, shape=loaded["y"].shape)
+    y_pred[validator.oof_indices_] = validator.oof_predictions_
+    plan = plan_remeasurement(loaded["y"], y_pred, budget=args.budget, **options)
+    write_plan(args, loaded, plan, options)
+    print(loaded["model"], file=sys.stderr)
+    for line in gain_lines(plan, options, loaded.get("unit")):
+        print(line, file=sys.stderr)
     return 0
 
 
@@ -639,7 +765,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous = warnings.showwarning
     warnings.showwarning = printer = _WarningPrinter()
     try:
-        return _evaluate(args, printer)
+        return {"evaluate": _evaluate, "plan": _plan}[args.command](args, printer)
     except (
         CLIError,
         ValueError,

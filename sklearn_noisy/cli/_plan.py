@@ -1,0 +1,184 @@
+"""The parts of ``sklearn-noisy plan`` that ``evaluate`` has not: its checks and
+its output.
+
+The plan is :func:`~sklearn_noisy.model_selection.plan_remeasurement` on the
+out-of-fold predictions of ``evaluate``'s cross-validation: a CSV file of the
+samples to measure again (standard output or ``--output``), the expected gain
+on standard error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from typing import Any
+
+import numpy as np
+
+from ._data import CLIError
+
+#: The metric planned without ``--metric``, per task.
+_DEFAULT_METRIC = {"regression": "mean_squared_error", "classification": "accuracy"}
+
+
+def positive_int(text: str) -> int:
+    """``--budget``'s type: an integer >= 1 (argparse reports the error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive integer, the readings to add; got {text!r}"
+        )
+    return value
+
+
+def check_plan_args(args: argparse.Namespace) -> None:
+    """Fail on an option that ``plan`` cannot use, before the data are read."""
+    if args.repeats is not None and args.repeat_sigma != "sem":
+        raise CLIError(
+            "plan needs each label's standard error: --repeat-sigma sem (the default)"
+        )
+
+
+def plan_options(
+    args: argparse.Namespace, loaded: dict[str, Any]
+) -> tuple[dict[str, Any], list[str]]:
+    """The keyword arguments of ``plan_remeasurement`` for the data, checked,
+    and notes.
+
+    The readings (annotations) each label holds now: the data's count (the
+    embedded data, ``--repeats``, ``--n-readings``), else ``--sigma-dof`` + 1,
+    else 1 (with a note). A dry run with a budget of 0 checks the metric, the
+    noise and the counts before any model is fitted.
+    """
+    from ..model_selection import plan_remeasurement
+
+    counts = loaded.get("n_readings")
+    dof = loaded.get("sigma_dof")
+    if counts is None and dof is not None:
+        dof = np.asarray(dof)
+        if np.all(np.isfinite(dof)) and np.all(dof == np.round(dof)):
+            counts = dof + 1.0  # sigma from n readings: n - 1 degrees of freedom
+    notes = []
+    if counts is None:
+        counts = 1
+        notes.append(
+            "each label is taken as one reading (annotation); give --n-readings "
+            "COL|NUMBER if it is the mean (majority vote) of more"
+        )
+    if loaded["task"] == "regression":
+        sigma = loaded["sigma"]
+        if dof is not None and np.any(np.isfinite(dof) & (np.asarray(dof) > 0)):
+            sigma, pooled = _pooled_sigma(sigma, dof, counts)
+            notes.append(
+                "sigma was estimated from each sample's few readings: the plan "
+                f"takes their pooled SD of one reading, {pooled:.4g}, over the "
+                "square root of each sample's readings (on each sample's own "
+                "estimate it would chase the samples whose sigma is high by "
+                "chance, and promise a gain that re-measuring does not deliver)"
+            )
+        options = {"sigma": sigma, "n_readings": counts}
+    else:
+        options = {"q": loaded["q"], "n_annotations": counts}
+    options["metric"] = args.metric or _DEFAULT_METRIC[loaded["task"]]
+    plan_remeasurement(loaded["y"], loaded["y"], budget=0, **options)
+    return options, notes
+
+
+def _pooled_sigma(sigma: Any, dof: Any, counts: Any) -> tuple[np.ndarray, float]:
+    """Each estimated sigma replaced by the pooled SD of one reading over
+    sqrt(readings): ``s² = Σ dof_i n_i σ_i² / Σ dof_i`` over the samples whose
+    sigma has finite degrees of freedom (the others keep theirs, known)."""
+    sigma, dof = np.broadcast_arrays(np.asarray(sigma, float), np.asarray(dof, float))
+    n = np.broadcast_to(np.asarray(counts, float), sigma.shape)
+    own = np.isfinite(dof) & (dof > 0)
+    if not own.any():
+        return sigma, float("nan")
+    pooled = float(
+        np.sqrt(np.sum(dof[own] * n[own] * sigma[own] ** 2) / dof[own].sum())
+    )
+    return np.where(np.isfinite(dof), pooled / np.sqrt(n), sigma), pooled
+
+
+def _number(value: Any) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+def write_plan(
+    args: argparse.Namespace, loaded: dict[str, Any], plan: Any, options: dict
+) -> None:
+    """The samples that get readings, one CSV row each, in input order."""
+    flips = "q" in options
+    n = plan.readings.size
+    noise = np.broadcast_to(options["q" if flips else "sigma"], (n,))
+    counts = np.broadcast_to(options["n_annotations" if flips else "n_readings"], (n,))
+    ids, cells = loaded.get("ids"), loaded.get("cells")
+    unit = "annotations" if flips else "readings"
+    header = ["index", *([args.id] if ids is not None else []), "label"]
+    header += ["q" if flips else "sigma", f"n_{unit}", f"add_{unit}"]
+    rows = [
+        [
+            str(i),
+            *([ids[i]] if ids is not None else []),
+            cells[i] if cells is not None else _number(loaded["y"][i].item()),
+            _number(float(noise[i])),
+            str(int(counts[i])),
+            str(int(plan.readings[i])),
+        ]
+        for i in np.flatnonzero(plan.readings).tolist()
+    ]
+    if args.output is None:
+        _write_rows(sys.stdout, header, rows)
+        sys.stdout.flush()
+        return
+    with open(args.output, "w", newline="", encoding="utf-8") as handle:
+        _write_rows(handle, header, rows)
+
+
+def _write_rows(handle: Any, header: list[str], rows: list[list[str]]) -> None:
+    writer = csv.writer(handle, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+
+
+def gain_lines(plan: Any, options: dict, unit: str | None) -> list[str]:
+    """The expected gain, for standard error: SDs and half-widths before, after
+    the plan and after the even allocation of the same budget."""
+    from ..model_selection._report import metric_label, unit_text
+
+    flips = "q" in options
+    what = "annotations" if flips else "readings"
+    unit = unit_text(unit, plan.metric)
+    touched = int(np.count_nonzero(plan.readings))
+    level = f"{100 * plan.confidence_level:g} %"
+    lines = [
+        f"plan: {plan.n_added} {what} to add, to {touched} of {plan.readings.size} "
+        f"samples (budget {plan.budget}), to sharpen {metric_label(plan.metric)} "
+        "against the true values",
+        f"  its label-noise SD{f', in {unit}' if unit else ''}: "
+        f"{plan.std_before:.4g} now, {plan.std_after:.4g} after the plan, "
+        f"{plan.std_even:.4g} after the same budget spread evenly",
+        f"  its {level} half-width: {plan.half_width_before:.4g} now, "
+        f"{plan.half_width_after:.4g} after the plan, {plan.half_width_even:.4g} "
+        "spread evenly",
+        f"  method: {plan.method}",
+    ]
+    if plan.n_added < plan.budget:
+        why = (
+            "annotations go in pairs to an odd count"
+            if flips
+            else "the other samples have sigma = 0"
+        )
+        lines.append(f"  {plan.budget - plan.n_added} of the {what} left unused: {why}")
+    lines.append(
+        "  SDs of the label noise with q known; evaluate's also count the test-set "
+        "sampling (not reduced by re-measuring)"
+        if flips
+        else "  SDs of the label noise with sigma known; evaluate's also count "
+        "sigma's own uncertainty (--sigma-dof) and the test-set sampling (not "
+        "reduced by re-measuring)"
+    )
+    return lines
