@@ -160,6 +160,7 @@ def _load_embedded(args: argparse.Namespace) -> dict[str, Any]:
         # sigma is the standard error of n_repeats readings: n - 1 degrees of
         # freedom, as summarize_repeats(bunch.repeats).sigma_dof gives.
         "sigma_dof": bunch.n_repeats.astype(np.float64) - 1.0,
+        "repeats": bunch.repeats,  # for the reliability from the repeats
         "task": "regression",
         "source": f"embedded {name.replace('_', ' ')} (load_{name})",
         "unit": DATASETS[name],
@@ -203,6 +204,7 @@ def _load_repeats(
         "y": summary.y_mean,
         "sigma": summary.sigma,
         "sigma_dof": summary.sigma_dof,
+        "repeats": repeats,  # for the reliability from the repeats
         "task": "regression",
         "used": names,
         "label": f"mean of {len(names)} repeat columns",
