@@ -7,7 +7,7 @@ The formulas, their derivation and the simulation table are in the user guide
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -32,8 +32,9 @@ class LabelReliability:
     Attributes
     ----------
     estimate : float
-        The raw estimate of the reliability ρ, ``1 − noise_variance /
-        label_variance``; from repeats it can fall below 0 by chance.
+        The raw estimate of the reliability ρ: ``1 − (n−3)/(n−1) ·
+        noise_variance / label_variance`` (unbiased for normal labels, see the
+        User Guide); it can fall below 0 by chance.
     ci_low, ci_high : float
         The interval of ρ at ``confidence_level``, within ``[0, 1]``.
     method : str
@@ -63,6 +64,11 @@ class LabelReliability:
     label_variance: float
     noise_variance: float
     confidence_level: float = 0.95
+
+    def __post_init__(self) -> None:
+        for field in fields(self):
+            if field.name != "method":
+                object.__setattr__(self, field.name, float(getattr(self, field.name)))
 
     @property
     def limit(self) -> str:
@@ -113,6 +119,12 @@ class LabelReliability:
         }
 
 
+def unbiased(n_samples: float) -> float:
+    """``E[1/v] = (n − 1) / ((n − 3) E[v])`` for the variance v of n normal values:
+    the factor that makes ``1 − factor · noise / v`` unbiased for ρ."""
+    return (n_samples - 3.0) / (n_samples - 1.0)
+
+
 def label_reliability(
     y: Any,
     *,
@@ -123,7 +135,8 @@ def label_reliability(
 ) -> LabelReliability:
     """The labels' reliability: the share of their variance that is signal.
 
-    ``ρ = 1 − mean(σ²) / var(y)`` (``ddof=1``), with an interval from the
+    ``ρ = 1 − (n−3)/(n−1) · mean(σ²) / var(y)`` (``ddof=1``; the factor
+    removes the bias of ``1 / var(y)``), with an interval from the
     delta method on ``log(1 − ρ)`` (the labels' own fourth moment, and the
     uncertainty of σ² where it has degrees of freedom). ρ is the noise
     ceiling of the correlation squared; the result also gives the ceiling of
@@ -157,8 +170,8 @@ def label_reliability(
     >>> truth = rng.normal(size=1000)
     >>> y = truth + rng.normal(scale=0.5, size=1000)  # true ρ = 1 / 1.25 = 0.8
     >>> result = label_reliability(y, sigma=0.5)
-    >>> round(result.reliability, 3), round(result.r2_ceiling, 3)
-    (0.803, 0.803)
+    >>> round(result.reliability, 3), round(result.ci_low, 3), round(result.ci_high, 3)
+    (0.804, 0.785, 0.821)
     """
     _check_level(confidence_level)
     y = check_regression_target(y, name="y")
@@ -171,9 +184,9 @@ def label_reliability(
     weight = check_sample_weight(sample_weight, n)
     p = np.full(n, 1.0 / n) if weight is None else weight / weight.sum()
     n_eff = float(n) if weight is None else 1.0 / float(p @ p)
-    if n_eff < 3.0:
+    if not n_eff > 3.0:
         raise ValueError(
-            "label_reliability needs at least 3 samples (of positive weight) for a "
+            "label_reliability needs at least 4 samples (of positive weight) for a "
             f"variance and its uncertainty; got an effective number of {n_eff:.3g}."
         )
     centred = y - float(p @ y)
@@ -191,7 +204,7 @@ def label_reliability(
     ratio = mean_noise / variance
     spread = math.exp(stats.norm.ppf(0.5 + confidence_level / 2.0) * log_var**0.5)
     return LabelReliability(
-        1.0 - ratio,
+        1.0 - ratio * unbiased(n_eff),
         max(1.0 - ratio * spread, 0.0),
         1.0 - ratio / spread,
         "sigma: delta method on log(1 − reliability)",

@@ -531,7 +531,8 @@ def _advice(labels: Any, r2: float) -> str:
     ceiling = labels.r2_ceiling
     noise_gap, model_gap = 1.0 - ceiling, ceiling - r2
     half = labels.noise_variance / 2.0  # σ² halved: twice the readings of a mean
-    raised = labels.r2_ceiling_of(1.0 - half / (labels.label_variance - half))
+    shrink = 0.5 * labels.label_variance / (labels.label_variance - half)
+    raised = labels.r2_ceiling_of(1.0 - (1.0 - labels.reliability) * shrink)
     first = "model" if model_gap > noise_gap else "measurements"
     at = " (at the ceiling within the noise)" if model_gap <= 0.0 else ""
     return (

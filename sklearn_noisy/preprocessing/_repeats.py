@@ -10,7 +10,7 @@ import numpy as np
 from scipy import stats
 
 from .._noisy_score import _check_level
-from ..metrics._reliability import LabelReliability
+from ..metrics._reliability import LabelReliability, unbiased
 from ..utils._arrays import as_float_array
 from ..utils._warnings import warn
 
@@ -248,12 +248,13 @@ def repeat_reliability(
 
     ``"icc"``: ICC(1,k), the one-way random-effects reliability of the mean of
     each sample's readings, ``σ_b² / (σ_b² + σ_w²·mean(1/n_i))`` from the
-    analysis of variance, with the exact F interval (``(MSB − MSW) / MSB`` for
-    equal counts; with unequal counts σ_b² uses the usual ``n₀`` and the
-    interval is approximate). ``"split_half"``: the correlation ``r`` of the
-    means of each sample's odd and even readings, stepped up by
-    Spearman–Brown, ``2r / (1 + r)``, with a Fisher z interval (exact in
-    expectation for even counts). Read more in the
+    analysis of variance, with the exact F interval (``1 − (n−3)/(n−1) ·
+    MSW / MSB`` for equal counts, unbiased for normal data; with unequal counts
+    σ_b² uses the usual ``n₀`` and the interval is approximate).
+    ``"split_half"``: the correlation ``r`` of the means of each sample's odd
+    and even readings, stepped up by Spearman–Brown, ``2r / (1 + r)`` (for
+    halves of unequal size, by their sizes), with a Fisher z interval. Read
+    more in the
     :ref:`User Guide <model_or_measurements>`.
 
     Parameters
@@ -275,9 +276,11 @@ def repeat_reliability(
     Examples
     --------
     >>> from sklearn_noisy.preprocessing import repeat_reliability
-    >>> Y = [[1.0, 1.2], [2.1, 1.9], [3.0, 3.2], [3.9, 4.1]]
-    >>> round(repeat_reliability(Y).reliability, 4)
-    0.9962
+    >>> Y = [[9.8, 10.1, 10.4], [20.5, 19.5, 20.0], [15.1, 14.6, 15.0],
+    ...      [12.2, 12.5, 11.9], [18.0, 17.6, 18.3]]
+    >>> result = repeat_reliability(Y)
+    >>> round(result.reliability, 4), round(result.ci_low, 4), round(result.ci_high, 4)
+    (0.9987, 0.9887, 0.9997)
     """
     if method not in ("icc", "split_half"):
         raise ValueError(f'method must be "icc" or "split_half"; got {method!r}.')
@@ -294,9 +297,9 @@ def repeat_reliability(
     if method == "split_half":
         return _split_half(values, codes, counts, means, confidence_level)
     total = values.size
-    if n < 3 or total == n:
+    if n < 4 or total == n:
         raise ValueError(
-            "repeat_reliability needs at least 3 samples and one sample with two "
+            "repeat_reliability needs at least 4 samples and one sample with two "
             f"or more readings; got {n} sample(s) and {total} reading(s)."
         )
     grand = float(values.mean())
@@ -313,7 +316,7 @@ def repeat_reliability(
     if math.isinf(f):
         estimate = low = high = 1.0
     else:
-        estimate = rho(f)
+        estimate = rho(f / unbiased(n))  # E[1/MSB] = (n−1)/((n−3) E[MSB])
         low = rho(f / stats.f.ppf(1.0 - alpha, n - 1, total - n))
         high = rho(f * stats.f.ppf(1.0 - alpha, total - n, n - 1))
     noise = msw * h
@@ -373,7 +376,8 @@ def _split_half(
     z = stats.norm.ppf(0.5 + confidence_level / 2.0) / math.sqrt(m - 3)
     z_r = math.atanh(min(max(r, -1.0 + 1e-15), 1.0 - 1e-15))
     label = float(np.var(means[keep], ddof=1))
-    estimate = rho(r)
+    # Olkin and Pratt's approximately unbiased correlation
+    estimate = rho(min(r * (1.0 + (1.0 - r * r) / (2.0 * (m - 3))), 1.0))
     return LabelReliability(
         estimate,
         max(rho(math.tanh(z_r - z)), 0.0),
