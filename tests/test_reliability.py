@@ -91,6 +91,7 @@ def test_noise_larger_than_the_spread_is_a_limit():
         ),
         (lambda: repeat_reliability([[1.0, 2.0]], method="x"), ValueError, "method"),
         (lambda: repeat_reliability([[1.0], [2.0], [3], [4]]), ValueError, "two or"),
+        (lambda: repeat_reliability([[1.0, 1.0]] * 4), ValueError, "no spread"),
     ],
 )
 def test_errors_name_the_parameter(call, error, match):

@@ -312,6 +312,8 @@ def repeat_reliability(
         x = (f - 1.0) / n0  # σ_b² / σ_w²
         return x / (x + h)
 
+    if not msb > 0.0 and not msw > 0.0:
+        raise ValueError("Y has no spread: its reliability is undefined.")
     f = msb / msw if msw > 0 else math.inf
     if math.isinf(f):
         estimate = low = high = 1.0
