@@ -20,7 +20,7 @@ from sklearn.model_selection import KFold, cross_val_predict
 from sklearn_noisy import __version__
 from sklearn_noisy.cli import main
 from sklearn_noisy.metrics import expected_mean_squared_error
-from sklearn_noisy.preprocessing import summarize_repeats
+from sklearn_noisy.preprocessing import repeat_reliability, summarize_repeats
 
 LINEAR = "sklearn.linear_model.LinearRegression"
 
@@ -401,6 +401,18 @@ def test_main_job_default_data_make_the_label_noise_matter(capsys):
     y_pred = cross_val_predict(estimator, wheat.data, wheat.target, cv=splitter)
     actual = np.sqrt(np.mean((y_pred - wheat.target_true) ** 2))
     assert actual == pytest.approx(0.1406, abs=1e-4) and low < actual < high
+    # Model or measurements?: the labels' reliability from σ, beside the one the
+    # repeats of the embedded data give, and the model's nominal R² and r
+    section = payload["model_or_measurements"]
+    labels, from_repeats = section["labels"], section["repeats"]
+    icc = repeat_reliability(wheat.repeats)
+    assert from_repeats["icc"]["estimate"] == pytest.approx(icc.estimate)
+    for estimate in (from_repeats["icc"], from_repeats["split_half"]):
+        assert estimate["ci_low"] < labels["reliability"] < estimate["ci_high"]
+    assert labels["reliability"] == pytest.approx(0.9928, abs=1e-4)
+    assert section["model"]["r2"] == pytest.approx(pooled["r2"]["nominal"])
+    r = np.corrcoef(y_pred, wheat.target)[0, 1]
+    assert section["model"]["correlation"] == pytest.approx(r, rel=1e-9)
 
 
 def test_dataset_option_runs_the_oxygen_sensor(capsys):

@@ -164,6 +164,7 @@ def _load_embedded(args: argparse.Namespace) -> dict[str, Any]:
         # freedom, as summarize_repeats(bunch.repeats).sigma_dof gives.
         "sigma_dof": bunch.n_repeats.astype(np.float64) - 1.0,
         "n_readings": bunch.n_repeats,
+        "repeats": bunch.repeats,  # for the reliability from the repeats
         "task": "regression",
         "source": f"embedded {name.replace('_', ' ')} (load_{name})",
         "unit": DATASETS[name],
@@ -208,6 +209,7 @@ def _load_repeats(
         "sigma": summary.sigma,
         "sigma_dof": summary.sigma_dof,
         "n_readings": summary.n_repeats,
+        "repeats": repeats,  # for the reliability from the repeats
         "task": "regression",
         "used": names,
         "label": f"mean of {len(names)} repeat columns",

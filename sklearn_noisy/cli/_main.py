@@ -569,8 +569,11 @@ def _evaluate(args: argparse.Namespace, printer: _WarningPrinter) -> int:
     table_stream = sys.stderr if args.json == "-" else sys.stdout
     print(loaded["model"], file=table_stream)
     print(str(validator), file=table_stream, flush=True)
+    from_repeats = _from_repeats(validator, loaded.get("repeats"))
+    if from_repeats:
+        print(_repeats_line(from_repeats), file=table_stream, flush=True)
     if args.json is not None:
-        _write_json(validator, loaded, args.json)
+        _write_json(validator, loaded, args.json, from_repeats)
     if args.plot is not None:
         _save_plot(
             validator,
@@ -625,11 +628,50 @@ def _thread_limits(X: Any) -> Any:
     return threadpool_limits(limits=1)
 
 
-def _write_json(validator: Any, loaded: dict[str, Any], path: str) -> None:
+def _from_repeats(validator: Any, repeats: Any) -> dict[str, Any]:
+    """ICC(1,k) and split-half of the tested labels' repeats, where both exist."""
+    if repeats is None or validator.model_or_measurements_ is None:
+        return {}
+    from ..preprocessing import repeat_reliability
+
+    found = {}
+    for method in ("icc", "split_half"):
+        with contextlib.suppress(ValueError):  # too few samples with two readings
+            found[method] = repeat_reliability(
+                repeats[validator.oof_indices_],
+                method=method,
+                confidence_level=validator.confidence_level,
+            )
+    return found
+
+
+def _repeats_line(found: dict[str, Any]) -> str:
+    """The reliability from the repeats, below the report's section."""
+    names = {"icc": "ICC(1,k)", "split_half": "split-half"}
+    parts = [
+        f"{names[method]} < {r.ci_high:.4f}"
+        if r.limit
+        else f"{names[method]} {r.reliability:.4f} [{r.ci_low:.4f}, {r.ci_high:.4f}]"
+        for method, r in found.items()
+    ]
+    return f"  from the repeats (the reliability of their means): {', '.join(parts)}"
+
+
+def _write_json(
+    validator: Any,
+    loaded: dict[str, Any],
+    path: str,
+    from_repeats: dict[str, Any] | None = None,
+) -> None:
     """All results as JSON, to ``path`` (``-``: standard output)."""
     from .. import __version__
+    from ..model_selection._report import _json_ready
 
     payload = validator.to_dict()
+    if from_repeats:
+        payload["model_or_measurements"]["repeats"] = _json_ready(
+            {method: r.to_dict() for method, r in from_repeats.items()}
+        )
     payload["data"] = loaded["source"]
     payload["features"] = loaded["features"]
     payload["left_out"] = loaded.get("left_out", {})

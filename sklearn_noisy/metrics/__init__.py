@@ -18,6 +18,7 @@ from ._rates import (
 )
 from ._registry import MetricInfo, get_metric_info, get_metric_names
 from ._registry import metric_functions as _metric_functions
+from ._reliability import LabelReliability, label_reliability
 from ._scorer import (
     MissingNoiseError,
     NoisyScorer,
@@ -32,6 +33,7 @@ _METRIC_FUNCTIONS = _metric_functions()
 globals().update(_METRIC_FUNCTIONS)
 
 __all__ = [
+    "LabelReliability",
     "MetricInfo",
     "MissingNoiseError",
     "MonteCarloScore",
@@ -48,6 +50,7 @@ __all__ = [
     "get_metric_names",
     "get_noisy_scorer",
     "get_noisy_scorer_names",
+    "label_reliability",
     "make_noisy_scorer",
     "mean_squared_percentage_error",
     "monte_carlo_score",

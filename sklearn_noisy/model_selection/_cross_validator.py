@@ -13,6 +13,8 @@ from sklearn.utils import indexable
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from ..metrics import label_reliability
+from ..utils._noise import GaussianNoise
 from ..utils._sklearn_compat import _num_samples
 from ..utils._validation import ESTIMAND_CHOICES
 from ._pooling import _out_of_fold, pool_scores
@@ -36,6 +38,41 @@ from ._validation import (
 )
 
 __all__ = ["NoisyCrossValidator"]
+
+
+def _model_or_measurements(
+    y: Any, noise: Any, oof: Any, confidence_level: float
+) -> dict[str, Any] | None:
+    """The labels' reliability, and the nominal R² and correlation of the
+    out-of-fold predictions: regression with ``sigma``, one output."""
+    predictions = oof.responses.get("predict")
+    if (
+        not isinstance(noise, GaussianNoise)
+        or predictions is None
+        or np.ndim(y) != 1
+        or np.ndim(predictions) != 1
+    ):
+        return None
+    labels = np.asarray(y, dtype=np.float64)[oof.indices]
+    predictions = np.asarray(predictions, dtype=np.float64)
+    noise = noise.take(oof.indices)
+    try:
+        reliability = label_reliability(
+            labels,
+            sigma=noise.sigma,
+            sigma_dof=noise.sigma_dof,
+            confidence_level=confidence_level,
+        )
+    except ValueError:  # fewer than 3 samples, or labels without spread
+        return None
+    centred, residual = labels - labels.mean(), labels - predictions
+    with np.errstate(divide="ignore", invalid="ignore"):
+        correlation = float(np.corrcoef(predictions, labels)[0, 1])
+    return {
+        "labels": reliability,
+        "r2": 1.0 - float(residual @ residual) / float(centred @ centred),
+        "correlation": correlation,
+    }
 
 
 def _estimator_has(attribute: str):
@@ -141,6 +178,12 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
 
     oof_indices_ : ndarray or None
         Sorted indices of the tested samples; None when the test sets overlap.
+
+    model_or_measurements_ : dict or None
+        For one regression target with ``sigma``: ``labels``, the
+        :class:`~sklearn_noisy.metrics.LabelReliability` of the tested labels,
+        and the nominal ``r2`` and ``correlation`` of the out-of-fold
+        predictions with them (:ref:`model_or_measurements`); else None.
 
     labels_ : ndarray or None
         The sorted class labels of ``y`` for a classifier, None for a regressor.
@@ -350,6 +393,9 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         self.oof_indices_ = oof.indices
         self.oof_responses_ = oof.responses
         self.oof_predictions_ = oof.responses.get("predict")
+        self.model_or_measurements_ = _model_or_measurements(
+            y_score, noise, oof, self.confidence_level
+        )
         self.pooled_, self.pooled_estimates_ = {}, {}
         if oof.indices is not None:
             self.pooled_, self.pooled_estimates_ = pool_scores(

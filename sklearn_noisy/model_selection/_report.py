@@ -305,6 +305,7 @@ def _results_dict(cv: Any) -> dict[str, Any]:
             "folds": folds,
             "pooled": {key: pooled[key] for key in cv.pooled_},
             "fold_summary": cv.fold_summary_,
+            "model_or_measurements": model_or_measurements_dict(cv),
         }
     )
 
@@ -520,6 +521,83 @@ def header_line(cv: Any) -> str:
     )
 
 
+def _advice(labels: Any, r2: float) -> str:
+    """One sentence: the model's and the label noise's share of the lost R²."""
+    if labels.limit:
+        return (
+            "the labels' noise may be as large as their spread: no ceiling is "
+            "resolved; improve the measurements before comparing models"
+        )
+    ceiling = labels.r2_ceiling
+    noise_gap, model_gap = 1.0 - ceiling, ceiling - r2
+    half = labels.noise_variance / 2.0  # σ² halved: twice the readings of a mean
+    shrink = 0.5 * labels.label_variance / (labels.label_variance - half)
+    raised = labels.r2_ceiling_of(1.0 - (1.0 - labels.reliability) * shrink)
+    first = "model" if model_gap > noise_gap else "measurements"
+    at = " (at the ceiling within the noise)" if model_gap <= 0.0 else ""
+    return (
+        f"the model reaches {100 * r2 / ceiling:.1f} % of the ceiling R²{at}; the "
+        f"label noise costs {noise_gap:.2g} of R², the model {max(model_gap, 0):.2g}: "
+        f"improve the {first} first; halving σ² (e.g. twice the readings) would "
+        f"raise the ceiling by {raised - ceiling:.2g}"
+    )
+
+
+def model_or_measurements_dict(cv: Any) -> dict[str, Any] | None:
+    """The section's numbers for :meth:`to_dict` (None without σ)."""
+    found = getattr(cv, "model_or_measurements_", None)
+    if found is None:
+        return None
+    labels, r = found["labels"], found["correlation"]
+    return {
+        "labels": labels.to_dict(),
+        "model": {
+            "r2": found["r2"],
+            "correlation": r,
+            "corrected_correlation": labels.disattenuate(r),
+        },
+        "advice": _advice(labels, found["r2"]),
+    }
+
+
+def model_or_measurements_lines(cv: Any) -> list[str]:
+    """The report's section "Model or measurements?" (none without σ)."""
+    found = getattr(cv, "model_or_measurements_", None)
+    if found is None:
+        return []
+    labels = found["labels"]
+    low, high = labels.ci_low, labels.ci_high
+    level = _level(labels.confidence_level)
+    if labels.limit:
+        reliability = f"< {high:.4f} at {level}"
+        ceilings = (
+            f"R² < {labels.r2_ceiling_of(high):.4f}, correlation < {high**0.5:.4f}"
+        )
+    else:
+        reliability = (
+            f"{labels.reliability:.4f}, {level} interval [{low:.4f}, {high:.4f}]"
+        )
+        ceilings = (
+            f"R² {labels.r2_ceiling:.4f} [{labels.r2_ceiling_of(low):.4f}, "
+            f"{labels.r2_ceiling_of(high):.4f}], correlation "
+            f"{labels.correlation_ceiling:.4f}"
+        )
+    corrected = labels.disattenuate(found["correlation"])
+    corrected = (
+        f"1 ({corrected:.4f}: by chance)" if corrected > 1 else f"{corrected:.4f}"
+    )
+    return [
+        "Model or measurements? (the tested labels and out-of-fold predictions)",
+        f"  reliability of the labels: {reliability} (the share of their "
+        "variance that is signal, 1 − mean σ² / var(y))",
+        f"  noise ceiling, a perfect model: {ceilings}",
+        f"  this model, nominal: R² {found['r2']:.4f}, correlation "
+        f"{found['correlation']:.4f}; noise-corrected correlation {corrected} "
+        "(r / √reliability: only the labels carry noise)",
+        f"  {_advice(labels, found['r2'])}",
+    ]
+
+
 def _format_table(cv: Any) -> str:
     """The text report: the summary, a legend, then per metric its folds and pooled."""
     lines = [
@@ -538,7 +616,8 @@ def _format_table(cv: Any) -> str:
             for cells in [titles, *parts["rows"]]
         ]
         lines += [f"  {note}" for note in parts["notes"]]
-    return "\n".join(lines)
+    section = model_or_measurements_lines(cv)
+    return "\n".join([*lines, *(["", *section] if section else [])])
 
 
 _STYLE = """<style>
@@ -585,5 +664,9 @@ def results_html(cv: Any) -> str:
             html.append(f"<tr{css}>{tds}</tr>")
         html.append("</tbody></table>")
         html += [f"<p>{escape(note)}</p>" for note in parts["notes"]]
+    title, *section = model_or_measurements_lines(cv) or [""]
+    if title:
+        html.append(f"<h4>{escape(title)}</h4>")
+        html += [f"<p>{escape(line.strip())}</p>" for line in section]
     html.append("</div>")
     return "".join(html)

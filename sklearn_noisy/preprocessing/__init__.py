@@ -1,5 +1,5 @@
-"""Preparing labels for noise-aware evaluation: repeated measurements."""
+"""Preparing labels for noise-aware evaluation: repeats and their reliability."""
 
-from ._repeats import RepeatSummary, summarize_repeats
+from ._repeats import RepeatSummary, repeat_reliability, summarize_repeats
 
-__all__ = ["RepeatSummary", "summarize_repeats"]
+__all__ = ["RepeatSummary", "repeat_reliability", "summarize_repeats"]
