@@ -21,6 +21,7 @@ import numpy as np
 from .._noisy_score import NoisyScore
 from ..utils._arrays import check_finite
 from ..utils._docstring import fill_doc
+from ..utils._noise import PoissonNoise, check_regression_noise
 from ..utils._validation import (
     check_estimand,
     check_regression_inputs,
@@ -76,7 +77,8 @@ _PARAMETERS_DOC = """\
 
     sigma : float or array-like of shape (n_samples,) or (n_samples, n_outputs)
         Standard error of each label, ``sigma_i >= 0``; ``0`` means the label
-        is exact. A scalar applies to every sample.
+        is exact. A scalar applies to every sample. Required, except with
+        ``noise="poisson"`` where the metric offers it.
 
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights: the metric is ``Σ w_i ℓ_i / Σ w_i``, its variance
@@ -89,6 +91,14 @@ _PARAMETERS_DOC = """\
         with one :class:`~sklearn_noisy.NoisyScore` per output."""
 
 _OPTION_DOCS = {
+    "noise": """\
+    noise : {"gaussian", "poisson"}, default="gaussian"
+        The label noise. ``"gaussian"``: errors of standard error ``sigma``.
+        ``"poisson"``: count labels, ``y_true_i ~ Poisson(λ_i)``, whose
+        variance is estimated from the count itself (no ``sigma``); the
+        labels must be non-negative whole numbers, except for
+        ``estimand="forward"``, where ``y_true`` holds the exact rates
+        (user guide: :ref:`poisson_noise`).""",
     "method": """\
     method : {"exact", "delta"}, default="exact"
         ``"exact"``: one-dimensional quadrature. ``"delta"``: the cheaper
@@ -167,11 +177,37 @@ def _check_zero_margin(zero_margin: Any) -> float:
 
 #: Each option's default, check and annotation.
 _OPTIONS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
+    "noise": ("gaussian", check_regression_noise, "str"),
     "method": ("exact", _check_method, "str"),
     "sigma_dof": (None, lambda value: value, "Any"),
     "force_finite": (True, _check_force_finite, "bool"),
     "zero_margin": (ZERO_MARGIN, _check_zero_margin, "float"),
 }
+
+
+def _check_counts_options(sigma: Any, sigma_dof: Any) -> None:
+    """``noise="poisson"`` takes its variances from the counts: no ``sigma``."""
+    for name, value in (("sigma", sigma), ("sigma_dof", sigma_dof)):
+        if value is not None:
+            raise TypeError(
+                f"Pass {name} or noise='poisson', not both: with count labels "
+                "the variance of each label is estimated from the count itself."
+            )
+
+
+def _count_forward(definition: RegressionLoss, inputs: tuple) -> Any:
+    """The forward result of counts drawn around the exact rates ``y_true``."""
+    if definition.count_forward is None:
+        raise ValueError(
+            f"estimand='forward' with noise='poisson' is offered for the mean "
+            f"squared error only, not for the {definition.label}: use "
+            "estimand='truth' or 'remeasurement'."
+        )
+    y_true, y_pred, _, weight, multioutput = inputs
+    moments = definition.count_forward(y_true, y_pred, weight)
+    return aggregate_outputs(
+        definition.name, *moments, y_true.shape[0], multioutput, "exact"
+    )
 
 
 def check_finite_results(
@@ -194,15 +230,23 @@ def check_finite_results(
 
 
 def _sampling_inputs(definition: RegressionLoss, arguments: dict[str, Any]) -> tuple:
-    """The checked ``(y_true, y_pred, sigma, weight, multioutput)`` of a call."""
-    return check_regression_inputs(
+    """The checked ``(y_true, y_pred, sigma, weight, multioutput)`` of a call.
+
+    Counts (``noise="poisson"``) have ``σ² = y_true``: the per-sample terms
+    are the Gaussian ones with the count as its variance.
+    """
+    counts = arguments.get("noise", "gaussian") == "poisson"
+    inputs = check_regression_inputs(
         arguments["y_true"],
         arguments["y_pred"],
-        sigma=arguments["sigma"],
+        sigma=1.0 if counts else arguments["sigma"],
         sample_weight=arguments.get("sample_weight"),
         multioutput=arguments.get("multioutput", "uniform_average"),
         multioutput_rules=definition.multioutput,
     )
+    if counts:
+        return (inputs[0], inputs[1], np.sqrt(inputs[0]), *inputs[3:])
+    return inputs
 
 
 def _loss_terms(definition: RegressionLoss) -> Callable[..., Any]:
@@ -315,7 +359,14 @@ def _root_sampling(mean_metric: Callable[..., NoisyScore]) -> Callable[..., Any]
             np.ndim(arguments["y_true"]) > 1 and np.shape(arguments["y_true"])[1] > 1
         ):
             return None
-        options = ("sigma", "sample_weight", "estimand", "sigma_dof", "zero_margin")
+        options = (
+            "sigma",
+            "sample_weight",
+            "estimand",
+            "sigma_dof",
+            "zero_margin",
+            "noise",
+        )
         with quiet():  # the root metric's call warned already
             mean = mean_metric(
                 arguments["y_true"],
@@ -392,7 +443,7 @@ def regression_function(
         y_true: Any,
         y_pred: Any,
         *,
-        sigma: Any,
+        sigma: Any = None,
         sample_weight: Any = None,
         multioutput: Any = "uniform_average",
         estimand: str = "auto",
@@ -410,22 +461,28 @@ def regression_function(
             supported=("forward", *definition.estimands),
             reason=definition.truth_reason,
         )
-        inputs = check_regression_inputs(
-            y_true,
-            y_pred,
-            sigma=sigma,
-            sample_weight=sample_weight,
-            multioutput=multioutput,
-            multioutput_rules=definition.multioutput,
-            ensure_finite=not deferred_check,
-        )
-        if definition.centre_inputs:
-            inputs = _centred(definition, inputs)
         values = {
             name: _OPTIONS[name][1](options.get(name, _OPTIONS[name][0]))
             for name in own
         }
         sigma_dof = values.pop("sigma_dof", None)
+        counts = values.pop("noise", "gaussian") == "poisson"
+        if counts:
+            _check_counts_options(sigma, sigma_dof)
+        inputs = check_regression_inputs(
+            y_true,
+            y_pred,
+            sigma=1.0 if counts else sigma,  # counts are noisy labels
+            sample_weight=sample_weight,
+            multioutput=multioutput,
+            multioutput_rules=definition.multioutput,
+            ensure_finite=not deferred_check or counts,
+        )
+        if counts:  # the counts' variances need the labels as given
+            noise = PoissonNoise.from_labels(inputs[0], counts=estimand != "forward")
+            inputs = (inputs[0], inputs[1], noise, *inputs[3:])
+        elif definition.centre_inputs:
+            inputs = _centred(definition, inputs)
         if estimand != "forward":
             averaged = inputs[4]
             if not values.get("force_finite", True) or (
@@ -447,6 +504,8 @@ def regression_function(
             return estimand_score(definition, estimand, inputs, sigma_dof, check)
         if "sigma_dof" in own:
             check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
+        if counts:
+            return _count_forward(definition, inputs)
         return engine(definition, inputs, **values)
 
     keyword = inspect.Parameter.KEYWORD_ONLY

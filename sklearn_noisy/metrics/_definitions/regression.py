@@ -21,6 +21,7 @@ from .._engines.paired import (
     r2_difference_existence,
     squared_error_difference,
 )
+from .._engines.regression.counts import count_mse_forward
 from .._engines.regression.estimands import (
     mae_remeasurement,
     mse_remeasurement,
@@ -97,6 +98,10 @@ class RegressionLoss:
     doc: str = ""
     #: The public function's own keywords besides ``estimand``, in order.
     options: tuple[str, ...] = ("sigma_dof",)
+    #: ``(y, y_pred, weight) -> (nominal, E, Var)`` per output of the forward
+    #: estimand of counts drawn around exact rates (``noise="poisson"``, an
+    #: option of the loss); None: not offered.
+    count_forward: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         if not self.label:
@@ -205,6 +210,8 @@ MEAN_SQUARED_ERROR = RegressionLoss(
         "std=0.3536, nominal=0.375, n_samples=4, method='exact', "
         "estimand='forward')",
     ),
+    options=("sigma_dof", "noise"),
+    count_forward=count_mse_forward,
 )
 
 ROOT_MEAN_SQUARED_ERROR = RegressionLoss(
@@ -236,7 +243,7 @@ ROOT_MEAN_SQUARED_ERROR = RegressionLoss(
         "std=0.2236, nominal=0.612372, n_samples=4, method='exact', "
         "estimand='forward')",
     ),
-    options=("method", "sigma_dof"),
+    options=("method", "sigma_dof", "noise"),
 )
 
 MEAN_ABSOLUTE_ERROR = RegressionLoss(
@@ -294,7 +301,7 @@ R2 = RegressionLoss(
         "nominal=0.957138, n_samples=8, method='exact', "
         "estimand='forward')",
     ),
-    options=("method", "sigma_dof", "force_finite"),
+    options=("method", "sigma_dof", "force_finite", "noise"),
 )
 
 EXPLAINED_VARIANCE = RegressionLoss(
@@ -327,7 +334,7 @@ EXPLAINED_VARIANCE = RegressionLoss(
         "std=0.0382, nominal=0.957559, n_samples=8, method='exact', "
         "estimand='forward')",
     ),
-    options=("method", "sigma_dof", "force_finite"),
+    options=("method", "sigma_dof", "force_finite", "noise"),
 )
 
 
