@@ -1,7 +1,9 @@
 """Truth and remeasurement estimates of the regression losses, and their results.
 
 The kernels take validated inputs: ``y`` and ``y_pred`` float64 ``(n_samples,
-n_outputs)``, ``sigma`` a float or columns, ``sigma_dof`` None (σ known) or
+n_outputs)``, ``sigma`` a float or columns (or a
+:class:`~sklearn_noisy.utils._noise.PoissonNoise`: counts, whose sums are
+:mod:`.counts`'), ``sigma_dof`` None (σ known) or
 ``ν > 0`` (``inf``: known), ``weight`` None or 1-D. With ``σ̂² ~ σ² χ²_ν/ν``,
 ``s4 = σ̂⁴ ν/(ν + 2)`` is unbiased for ``σ⁴``. Every variance is floored at an
 unbiased estimate of its lower bound, the ``σ⁴`` part of the quadratic form
