@@ -190,13 +190,15 @@ FULL_CASES = (
     ("low", 500, 1, 0.93, 0.85),
     ("high", 100, 1, 0.93, 0.85),
     ("high", 500, 1, 0.93, 0.85),
-    # Mean count 3 and 100 samples: the variance estimates, from the same
-    # residuals as the estimate, are noisy; the intervals cover 92 %.
-    ("low", 100, 1, 0.91, 0.85),
+    # Mean count 3.8 and 100 samples: the variance estimates, from the same
+    # residuals as the estimate, are noisy; the intervals cover 93.2-93.3 %
+    # here, 92.2 % with another seed (1000 replicates).
+    ("low", 100, 1, 0.92, 0.85),
     # A cubic model, its error within the counts' noise (the truth MSE
     # estimate <= 0 in a tenth of the replicates): as with Gaussian labels
-    # the RMSE truth's delta-method SD, capped near 0, reports about 0.85 of
-    # the spread while its interval (the MSE's, square-rooted) covers 95 %.
+    # the RMSE truth's delta-method SD, capped near 0, reports 0.89 of the
+    # spread while its interval (the MSE's, square-rooted) covers 94.6 %;
+    # R² truth's bias is 0.099 SD (the ratio's second-order term).
     ("low", 200, 3, 0.93, 0.8),
 )
 
