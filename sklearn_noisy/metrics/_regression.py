@@ -35,6 +35,7 @@ from ._definitions.regression import (
     ROOT_MEAN_SQUARED_ERROR,
     RegressionLoss,
 )
+from ._engines.regression.counts import count_mse_forward
 from ._engines.regression.distributions import (
     mae_distribution,
     mse_distribution,
@@ -46,7 +47,7 @@ from ._engines.regression.estimands import (
     estimand_score,
 )
 from ._engines.regression.quadrature import rmse_moments, rmse_nominal
-from ._engines.regression.r2 import r2_forward
+from ._engines.regression.r2 import r2_count_forward, r2_forward
 from ._engines.regression.relative_error import ZERO_MARGIN
 from ._engines.regression.sums import (
     absolute_error_kernel,
@@ -195,18 +196,33 @@ def _check_counts_options(sigma: Any, sigma_dof: Any) -> None:
             )
 
 
-def _count_forward(definition: RegressionLoss, inputs: tuple) -> Any:
-    """The forward result of counts drawn around the exact rates ``y_true``."""
-    if definition.count_forward is None:
-        raise ValueError(
-            f"estimand='forward' with noise='poisson' is offered for the mean "
-            f"squared error only, not for the {definition.label}: use "
-            "estimand='truth' or 'remeasurement'."
-        )
-    y_true, y_pred, _, weight, multioutput = inputs
-    moments = definition.count_forward(y_true, y_pred, weight)
+def _count_root(
+    definition: RegressionLoss,
+    inputs: tuple,
+    root_of: Callable[..., Any],
+    sample_weight: Any,
+) -> Any:
+    """The forward root metric of counts: its mean metric's moments through
+    :func:`bounded_root`, per output, combined as ``multioutput`` says."""
+    y_true, y_pred, _, _, multioutput = inputs
+    means = root_of(
+        y_true,
+        y_pred,
+        noise="poisson",
+        estimand="forward",
+        sample_weight=sample_weight,
+        multioutput="raw_values",
+    )
+    moments = np.array([(m.nominal, m.expected, m.variance) for m in means]).T
+    expected, variance, _ = bounded_root(moments[1], moments[2])
     return aggregate_outputs(
-        definition.name, *moments, y_true.shape[0], multioutput, "exact"
+        definition.name,
+        np.sqrt(moments[0]),
+        expected,
+        variance,
+        y_true.shape[0],
+        multioutput,
+        "delta",
     )
 
 
@@ -426,6 +442,7 @@ def regression_function(
     engine: Callable[..., NoisyScore | list[NoisyScore]],
     *,
     root_of: Callable[..., NoisyScore] | None = None,
+    count_engine: Callable[..., NoisyScore | list[NoisyScore]] | None = None,
     deferred_check: bool = False,
     module: str = "sklearn_noisy.metrics",
 ) -> Callable[..., Any]:
@@ -434,7 +451,9 @@ def regression_function(
     ``engine(definition, inputs, **options)`` computes the forward result
     from validated inputs; the other estimands are the definition's. Name,
     docstring and options are the definition's; ``root_of``: the mean metric
-    whose test-set sampling a root metric takes; ``deferred_check``: the
+    whose test-set sampling (and forward moments of counts) a root metric
+    takes; ``count_engine``: the forward result of counts (``noise="poisson"``)
+    where the loss offers ``noise``; ``deferred_check``: the
     inputs are scanned for NaN/inf only where a result is not finite.
     """
     own = definition.options
@@ -504,9 +523,9 @@ def regression_function(
             return estimand_score(definition, estimand, inputs, sigma_dof, check)
         if "sigma_dof" in own:
             check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
-        if counts:
-            return _count_forward(definition, inputs)
-        return engine(definition, inputs, **values)
+        if counts and count_engine is None:
+            return _count_root(definition, inputs, root_of, sample_weight)
+        return (count_engine if counts else engine)(definition, inputs, **values)
 
     keyword = inspect.Parameter.KEYWORD_ONLY
     fields = list(inspect.signature(score).parameters.values())[:-1]
@@ -606,13 +625,24 @@ def _root_mean_squared(definition: RegressionLoss, inputs: tuple, method: str) -
     )
 
 
+def _count_mean_squared(definition: RegressionLoss, inputs: tuple) -> Any:
+    """The forward MSE of counts around exact rates: closed form, exact."""
+    y_true, y_pred, _, weight, multioutput = inputs
+    moments = count_mse_forward(y_true, y_pred, weight)
+    return aggregate_outputs(definition.name, *moments, y_true.shape[0], multioutput)
+
+
 def fraction_of_variance(definition: RegressionLoss) -> Callable[..., Any]:
     """The public function of a fraction of explained variation, ``1 - X/Y``."""
-    return regression_function(definition, r2_forward)
+    return regression_function(definition, r2_forward, count_engine=r2_count_forward)
 
 
 expected_mean_squared_error = regression_function(
-    MEAN_SQUARED_ERROR, _mean_squared, deferred_check=True, module=__name__
+    MEAN_SQUARED_ERROR,
+    _mean_squared,
+    count_engine=_count_mean_squared,
+    deferred_check=True,
+    module=__name__,
 )
 expected_mean_absolute_error = regression_function(
     MEAN_ABSOLUTE_ERROR, _mean_absolute, module=__name__

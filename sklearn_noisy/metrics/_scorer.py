@@ -461,15 +461,8 @@ class NoisyScorer(_BaseScorer):
 
     @property
     def estimands(self) -> tuple[str, ...]:
-        """The estimands the metric offers (its registry record's ``estimands``).
-
-        Without ``"forward"`` for count labels where the loss has no forward
-        moments of counts.
-        """
-        offered = tuple(self._info.estimands)
-        if self._counts and self._info.definition.count_forward is None:
-            return tuple(e for e in offered if e != "forward")
-        return offered
+        """The estimands the metric offers (its registry record's ``estimands``)."""
+        return tuple(self._info.estimands)
 
     def with_estimand(self, estimand: str) -> NoisyScorer:
         """A copy of this scorer that reports ``estimand``.

@@ -21,7 +21,6 @@ from .._engines.paired import (
     r2_difference_existence,
     squared_error_difference,
 )
-from .._engines.regression.counts import count_mse_forward
 from .._engines.regression.estimands import (
     mae_remeasurement,
     mse_remeasurement,
@@ -98,10 +97,6 @@ class RegressionLoss:
     doc: str = ""
     #: The public function's own keywords besides ``estimand``, in order.
     options: tuple[str, ...] = ("sigma_dof",)
-    #: ``(y, y_pred, weight) -> (nominal, E, Var)`` per output of the forward
-    #: estimand of counts drawn around exact rates (``noise="poisson"``, an
-    #: option of the loss); None: not offered.
-    count_forward: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         if not self.label:
@@ -211,7 +206,6 @@ MEAN_SQUARED_ERROR = RegressionLoss(
         "estimand='forward')",
     ),
     options=("sigma_dof", "noise"),
-    count_forward=count_mse_forward,
 )
 
 ROOT_MEAN_SQUARED_ERROR = RegressionLoss(
