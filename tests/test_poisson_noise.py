@@ -327,6 +327,8 @@ def test_options_are_checked():
         R2(Y, P, noise="poisson", sigma_dof=3.0)
     with pytest.raises(TypeError, match="sigma is required"):
         MSE(Y, P)
+    explicit = MSE(Y, P, sigma=0.5, noise="gaussian", estimand="truth")
+    assert explicit == MSE(Y, P, sigma=0.5, estimand="truth")
     with pytest.raises(TypeError, match="noise"):
         expected_mean_absolute_error(Y, P, noise="poisson")
     with pytest.raises(ValueError, match="non-negative"):

@@ -262,15 +262,6 @@ class PoissonNoise:
                 )
         return cls(y)
 
-    @property
-    def sigma(self) -> np.ndarray:
-        """``√ỹ``: the labels' standard errors, ``σ̂² = ỹ`` unbiased for ``λ``."""
-        return np.sqrt(self.counts)
-
-    def take(self, indices: Any) -> PoissonNoise:
-        """The noise of the samples ``indices`` (a cross-validation fold)."""
-        return PoissonNoise(self.counts[indices])
-
     def variance_parts(
         self, rows: slice, *, truth: bool
     ) -> tuple[np.ndarray, np.ndarray, float]:
