@@ -21,6 +21,7 @@ import numpy as np
 from .._noisy_score import NoisyScore
 from ..utils._arrays import check_finite
 from ..utils._docstring import fill_doc
+from ..utils._noise import PoissonNoise, check_regression_noise
 from ..utils._validation import (
     check_estimand,
     check_regression_inputs,
@@ -34,6 +35,7 @@ from ._definitions.regression import (
     ROOT_MEAN_SQUARED_ERROR,
     RegressionLoss,
 )
+from ._engines.regression.counts import count_mse_forward
 from ._engines.regression.distributions import (
     mae_distribution,
     mse_distribution,
@@ -45,7 +47,7 @@ from ._engines.regression.estimands import (
     estimand_score,
 )
 from ._engines.regression.quadrature import rmse_moments, rmse_nominal
-from ._engines.regression.r2 import r2_forward
+from ._engines.regression.r2 import r2_count_forward, r2_forward
 from ._engines.regression.relative_error import ZERO_MARGIN
 from ._engines.regression.sums import (
     absolute_error_kernel,
@@ -76,7 +78,8 @@ _PARAMETERS_DOC = """\
 
     sigma : float or array-like of shape (n_samples,) or (n_samples, n_outputs)
         Standard error of each label, ``sigma_i >= 0``; ``0`` means the label
-        is exact. A scalar applies to every sample.
+        is exact. A scalar applies to every sample. Required, except with
+        ``noise="poisson"`` where the metric offers it.
 
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights: the metric is ``Σ w_i ℓ_i / Σ w_i``, its variance
@@ -89,6 +92,14 @@ _PARAMETERS_DOC = """\
         with one :class:`~sklearn_noisy.NoisyScore` per output."""
 
 _OPTION_DOCS = {
+    "noise": """\
+    noise : {"gaussian", "poisson"}, default="gaussian"
+        The label noise. ``"gaussian"``: errors of standard error ``sigma``.
+        ``"poisson"``: count labels, ``y_true_i ~ Poisson(λ_i)``, whose
+        variance is estimated from the count itself (no ``sigma``); the
+        labels must be non-negative whole numbers, except for
+        ``estimand="forward"``, where ``y_true`` holds the exact rates
+        (user guide: :ref:`poisson_noise`).""",
     "method": """\
     method : {"exact", "delta"}, default="exact"
         ``"exact"``: one-dimensional quadrature. ``"delta"``: the cheaper
@@ -167,11 +178,52 @@ def _check_zero_margin(zero_margin: Any) -> float:
 
 #: Each option's default, check and annotation.
 _OPTIONS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
+    "noise": ("gaussian", check_regression_noise, "str"),
     "method": ("exact", _check_method, "str"),
     "sigma_dof": (None, lambda value: value, "Any"),
     "force_finite": (True, _check_force_finite, "bool"),
     "zero_margin": (ZERO_MARGIN, _check_zero_margin, "float"),
 }
+
+
+def _check_counts_options(sigma: Any, sigma_dof: Any) -> None:
+    """``noise="poisson"`` takes its variances from the counts: no ``sigma``."""
+    for name, value in (("sigma", sigma), ("sigma_dof", sigma_dof)):
+        if value is not None:
+            raise TypeError(
+                f"Pass {name} or noise='poisson', not both: with count labels "
+                "the variance of each label is estimated from the count itself."
+            )
+
+
+def _count_root(
+    definition: RegressionLoss,
+    inputs: tuple,
+    root_of: Callable[..., Any],
+    sample_weight: Any,
+) -> Any:
+    """The forward root metric of counts: its mean metric's moments through
+    :func:`bounded_root`, per output, combined as ``multioutput`` says."""
+    y_true, y_pred, _, _, multioutput = inputs
+    means = root_of(
+        y_true,
+        y_pred,
+        noise="poisson",
+        estimand="forward",
+        sample_weight=sample_weight,
+        multioutput="raw_values",
+    )
+    moments = np.array([(m.nominal, m.expected, m.variance) for m in means]).T
+    expected, variance, _ = bounded_root(moments[1], moments[2])
+    return aggregate_outputs(
+        definition.name,
+        np.sqrt(moments[0]),
+        expected,
+        variance,
+        y_true.shape[0],
+        multioutput,
+        "delta",
+    )
 
 
 def check_finite_results(
@@ -194,15 +246,23 @@ def check_finite_results(
 
 
 def _sampling_inputs(definition: RegressionLoss, arguments: dict[str, Any]) -> tuple:
-    """The checked ``(y_true, y_pred, sigma, weight, multioutput)`` of a call."""
-    return check_regression_inputs(
+    """The checked ``(y_true, y_pred, sigma, weight, multioutput)`` of a call.
+
+    Counts (``noise="poisson"``) have ``σ² = y_true``: the per-sample terms
+    are the Gaussian ones with the count as its variance.
+    """
+    counts = arguments.get("noise", "gaussian") == "poisson"
+    inputs = check_regression_inputs(
         arguments["y_true"],
         arguments["y_pred"],
-        sigma=arguments["sigma"],
+        sigma=1.0 if counts else arguments["sigma"],
         sample_weight=arguments.get("sample_weight"),
         multioutput=arguments.get("multioutput", "uniform_average"),
         multioutput_rules=definition.multioutput,
     )
+    if counts:
+        return (inputs[0], inputs[1], np.sqrt(inputs[0]), *inputs[3:])
+    return inputs
 
 
 def _loss_terms(definition: RegressionLoss) -> Callable[..., Any]:
@@ -315,7 +375,14 @@ def _root_sampling(mean_metric: Callable[..., NoisyScore]) -> Callable[..., Any]
             np.ndim(arguments["y_true"]) > 1 and np.shape(arguments["y_true"])[1] > 1
         ):
             return None
-        options = ("sigma", "sample_weight", "estimand", "sigma_dof", "zero_margin")
+        options = (
+            "sigma",
+            "sample_weight",
+            "estimand",
+            "sigma_dof",
+            "zero_margin",
+            "noise",
+        )
         with quiet():  # the root metric's call warned already
             mean = mean_metric(
                 arguments["y_true"],
@@ -375,6 +442,7 @@ def regression_function(
     engine: Callable[..., NoisyScore | list[NoisyScore]],
     *,
     root_of: Callable[..., NoisyScore] | None = None,
+    count_engine: Callable[..., NoisyScore | list[NoisyScore]] | None = None,
     deferred_check: bool = False,
     module: str = "sklearn_noisy.metrics",
 ) -> Callable[..., Any]:
@@ -383,7 +451,9 @@ def regression_function(
     ``engine(definition, inputs, **options)`` computes the forward result
     from validated inputs; the other estimands are the definition's. Name,
     docstring and options are the definition's; ``root_of``: the mean metric
-    whose test-set sampling a root metric takes; ``deferred_check``: the
+    whose test-set sampling (and forward moments of counts) a root metric
+    takes; ``count_engine``: the forward result of counts (``noise="poisson"``)
+    where the loss offers ``noise``; ``deferred_check``: the
     inputs are scanned for NaN/inf only where a result is not finite.
     """
     own = definition.options
@@ -392,7 +462,7 @@ def regression_function(
         y_true: Any,
         y_pred: Any,
         *,
-        sigma: Any,
+        sigma: Any = None,
         sample_weight: Any = None,
         multioutput: Any = "uniform_average",
         estimand: str = "auto",
@@ -410,22 +480,28 @@ def regression_function(
             supported=("forward", *definition.estimands),
             reason=definition.truth_reason,
         )
-        inputs = check_regression_inputs(
-            y_true,
-            y_pred,
-            sigma=sigma,
-            sample_weight=sample_weight,
-            multioutput=multioutput,
-            multioutput_rules=definition.multioutput,
-            ensure_finite=not deferred_check,
-        )
-        if definition.centre_inputs:
-            inputs = _centred(definition, inputs)
         values = {
             name: _OPTIONS[name][1](options.get(name, _OPTIONS[name][0]))
             for name in own
         }
         sigma_dof = values.pop("sigma_dof", None)
+        counts = values.pop("noise", "gaussian") == "poisson"
+        if counts:
+            _check_counts_options(sigma, sigma_dof)
+        inputs = check_regression_inputs(
+            y_true,
+            y_pred,
+            sigma=1.0 if counts else sigma,  # counts are noisy labels
+            sample_weight=sample_weight,
+            multioutput=multioutput,
+            multioutput_rules=definition.multioutput,
+            ensure_finite=not deferred_check or counts,
+        )
+        if counts:  # the counts' variances need the labels as given
+            noise = PoissonNoise.from_labels(inputs[0], counts=estimand != "forward")
+            inputs = (inputs[0], inputs[1], noise, *inputs[3:])
+        elif definition.centre_inputs:
+            inputs = _centred(definition, inputs)
         if estimand != "forward":
             averaged = inputs[4]
             if not values.get("force_finite", True) or (
@@ -447,7 +523,9 @@ def regression_function(
             return estimand_score(definition, estimand, inputs, sigma_dof, check)
         if "sigma_dof" in own:
             check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
-        return engine(definition, inputs, **values)
+        if counts and count_engine is None:
+            return _count_root(definition, inputs, root_of, sample_weight)
+        return (count_engine if counts else engine)(definition, inputs, **values)
 
     keyword = inspect.Parameter.KEYWORD_ONLY
     fields = list(inspect.signature(score).parameters.values())[:-1]
@@ -547,13 +625,24 @@ def _root_mean_squared(definition: RegressionLoss, inputs: tuple, method: str) -
     )
 
 
+def _count_mean_squared(definition: RegressionLoss, inputs: tuple) -> Any:
+    """The forward MSE of counts around exact rates: closed form, exact."""
+    y_true, y_pred, _, weight, multioutput = inputs
+    moments = count_mse_forward(y_true, y_pred, weight)
+    return aggregate_outputs(definition.name, *moments, y_true.shape[0], multioutput)
+
+
 def fraction_of_variance(definition: RegressionLoss) -> Callable[..., Any]:
     """The public function of a fraction of explained variation, ``1 - X/Y``."""
-    return regression_function(definition, r2_forward)
+    return regression_function(definition, r2_forward, count_engine=r2_count_forward)
 
 
 expected_mean_squared_error = regression_function(
-    MEAN_SQUARED_ERROR, _mean_squared, deferred_check=True, module=__name__
+    MEAN_SQUARED_ERROR,
+    _mean_squared,
+    count_engine=_count_mean_squared,
+    deferred_check=True,
+    module=__name__,
 )
 expected_mean_absolute_error = regression_function(
     MEAN_ABSOLUTE_ERROR, _mean_absolute, module=__name__

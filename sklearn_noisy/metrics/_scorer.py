@@ -22,6 +22,7 @@ from .._noisy_score import NoisyScore
 from ..utils._noise import (
     _source_repr,
     check_noise_source,
+    check_regression_noise,
     check_transition_matrix,
     resolve_noise_source,
 )
@@ -175,6 +176,20 @@ def _check_metric_kwargs(metric_kwargs: dict[str, Any] | None) -> dict[str, Any]
             "a single value; use 'binary', 'macro', 'micro' or 'weighted'."
         )
     return metric_kwargs
+
+
+def _check_counts(metric_kwargs: dict[str, Any], source: Any, sigma_dof: Any) -> bool:
+    """Whether ``noise="poisson"`` is among the metric's options, which then
+    takes no ``sigma`` or ``sigma_dof`` source."""
+    if "noise" not in metric_kwargs:
+        return False
+    counts = check_regression_noise(metric_kwargs["noise"]) == "poisson"
+    if counts and (source is not None or sigma_dof is not None):
+        raise TypeError(
+            "Pass sigma (and sigma_dof) or noise='poisson', not both: with count "
+            "labels each label's variance is estimated from the count itself."
+        )
+    return counts
 
 
 def _check_signature(
@@ -409,6 +424,7 @@ class NoisyScorer(_BaseScorer):
                 f"'all' a dict of expected, variance and nominal; got {output!r}."
             )
         metric_kwargs = _check_metric_kwargs(metric_kwargs)
+        counts = _check_counts(metric_kwargs, source, sigma_dof)
 
         self.metric = info.name
         self.greater_is_better = bool(greater_is_better)
@@ -423,15 +439,20 @@ class NoisyScorer(_BaseScorer):
         self.metric_kwargs = metric_kwargs
         # The requests of the ``score`` method, as {param: alias}.
         self._score_request: dict[str, Any] = {}
-        if source is None and transition_matrix is None:
+        if source is None and transition_matrix is None and not counts:
             self._score_request[key] = True
-        if key == "sigma" and sigma_dof is None:
+        if key == "sigma" and sigma_dof is None and not counts:
             self._score_request["sigma_dof"] = True
         _check_signature(info, metric_kwargs, transition_matrix)
 
     @property
     def _info(self) -> MetricInfo:
         return get_metric_info(self.metric)
+
+    @property
+    def _counts(self) -> bool:
+        """Whether the labels are counts (``noise="poisson"``): no sigma taken."""
+        return self.metric_kwargs.get("noise") == "poisson"
 
     @property
     def _response_method(self) -> str:
@@ -621,6 +642,13 @@ class NoisyScorer(_BaseScorer):
     ) -> dict[str, Any]:
         """The noise arguments of the metric, from the scorer's source or the call."""
         key = self.requires_noise
+        if self._counts:
+            if sigma is not None:
+                raise TypeError(
+                    f"{self!r} estimates each count's variance from the count: "
+                    "do not pass sigma."
+                )
+            return {}
         noise = {"sigma": sigma, "q": q, "transition_matrix": transition_matrix}
         kind = ("sigma",) if key == "sigma" else ("q", "transition_matrix")
         wrong = [k for k, v in noise.items() if v is not None and k not in kind]
@@ -816,7 +844,7 @@ class NoisyScorer(_BaseScorer):
                 f"{sorted(allowed)}."
             )
         routed = getattr(self, key) is None and self.transition_matrix is None
-        if routed and metadata.get(key) is None:
+        if routed and not self._counts and metadata.get(key) is None:
             raise MissingNoiseError(self._missing_metadata_message())
         if getattr(estimator, self.response_method, None) is None:
             raise TypeError(
@@ -946,7 +974,9 @@ def make_noisy_scorer(
         Regression: the degrees of freedom of each estimated ``sigma``, as for
         ``sigma``.
     **metric_kwargs : dict
-        Further keyword arguments of the metric, e.g. ``pos_label`` or ``average``.
+        Further keyword arguments of the metric, e.g. ``pos_label`` or ``average``;
+        ``noise="poisson"`` (regression: count labels, :ref:`poisson_noise`)
+        makes a scorer that takes no ``sigma``.
 
     Returns
     -------

@@ -570,7 +570,15 @@ def _check_comparison_scoring(
         or n_draws < 2
     ):
         raise ValueError(f"n_draws must be an int >= 2; got {n_draws!r}.")
-    return check_noisy_scoring(scoring, first, y)
+    scorers = check_noisy_scoring(scoring, first, y)
+    counts = [key for key, scorer in scorers.items() if scorer._counts]
+    if counts:
+        raise ValueError(
+            f"compare_estimators does not take count labels (noise='poisson', "
+            f"scorer {counts[0]!r}): the paired difference of two models is not "
+            "derived for them. Score each model with NoisyCrossValidator."
+        )
+    return scorers
 
 
 def _difference_of(

@@ -128,6 +128,13 @@ def check_scorers_noise(scorers: dict[str, Any], noise: str | None) -> None:
     for key, scorer in scorers.items():
         takes = scorer.requires_noise
         routed = getattr(scorer, takes) is None and scorer.transition_matrix is None
+        if scorer._counts:  # noise="poisson": the counts are their own noise
+            if noise is not None:
+                raise TypeError(
+                    f"The {key!r} scorer takes count labels (noise='poisson'), "
+                    f"whose variance is the count itself: do not pass {noise}."
+                )
+            continue
         if noise is None and routed:
             fix = (
                 "fit(X, y, sigma=sigma)"

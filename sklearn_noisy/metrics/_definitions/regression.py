@@ -205,6 +205,7 @@ MEAN_SQUARED_ERROR = RegressionLoss(
         "std=0.3536, nominal=0.375, n_samples=4, method='exact', "
         "estimand='forward')",
     ),
+    options=("sigma_dof", "noise"),
 )
 
 ROOT_MEAN_SQUARED_ERROR = RegressionLoss(
@@ -236,7 +237,7 @@ ROOT_MEAN_SQUARED_ERROR = RegressionLoss(
         "std=0.2236, nominal=0.612372, n_samples=4, method='exact', "
         "estimand='forward')",
     ),
-    options=("method", "sigma_dof"),
+    options=("method", "sigma_dof", "noise"),
 )
 
 MEAN_ABSOLUTE_ERROR = RegressionLoss(
@@ -294,7 +295,7 @@ R2 = RegressionLoss(
         "nominal=0.957138, n_samples=8, method='exact', "
         "estimand='forward')",
     ),
-    options=("method", "sigma_dof", "force_finite"),
+    options=("method", "sigma_dof", "force_finite", "noise"),
 )
 
 EXPLAINED_VARIANCE = RegressionLoss(
@@ -327,7 +328,7 @@ EXPLAINED_VARIANCE = RegressionLoss(
         "std=0.0382, nominal=0.957559, n_samples=8, method='exact', "
         "estimand='forward')",
     ),
-    options=("method", "sigma_dof", "force_finite"),
+    options=("method", "sigma_dof", "force_finite", "noise"),
 )
 
 

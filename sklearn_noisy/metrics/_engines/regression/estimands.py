@@ -1,7 +1,9 @@
 """Truth and remeasurement estimates of the regression losses, and their results.
 
 The kernels take validated inputs: ``y`` and ``y_pred`` float64 ``(n_samples,
-n_outputs)``, ``sigma`` a float or columns, ``sigma_dof`` None (σ known) or
+n_outputs)``, ``sigma`` a float or columns (or a
+:class:`~sklearn_noisy.utils._noise.PoissonNoise`: counts, whose sums are
+:mod:`.counts`'), ``sigma_dof`` None (σ known) or
 ``ν > 0`` (``inf``: known), ``weight`` None or 1-D. With ``σ̂² ~ σ² χ²_ν/ν``,
 ``s4 = σ̂⁴ ν/(ν + 2)`` is unbiased for ``σ⁴``. Every variance is floored at an
 unbiased estimate of its lower bound, the ``σ⁴`` part of the quadratic form
@@ -20,9 +22,10 @@ from scipy.special import ndtr
 
 from ...._noisy_score import NoisyScore
 from ....utils._arrays import chunk_of, chunks
-from ....utils._noise import check_sigma_dof
+from ....utils._noise import PoissonNoise, check_sigma_dof
 from ....utils._unified_interval import SquareRootInterval
 from ....utils._warnings import warn
+from .counts import count_r2_sums, count_squared_error_sums
 from .sums import T_MAX, squared_error_sums
 
 #: A RegressionLoss: the definitions import this engine, not the reverse.
@@ -97,15 +100,19 @@ def _mse(
 ) -> RegressionEstimate:
     """The truth MSE ``Σ w (d̃² − σ̂²) / W`` (unbiased), or the nominal MSE,
     exactly unbiased for its remeasurement; with their variances."""
-    w_sum, nominal, s2_sum, variance, floor = _squared_error_sums(
-        y,
-        y_pred,
-        sigma,
-        sigma_dof,
-        weight,
-        k=3.0 if truth else 2.0,
-        floor_k=1.0 if truth else 2.0,
-    )
+    if isinstance(sigma, PoissonNoise):
+        sums = count_squared_error_sums(y, y_pred, sigma, weight, truth=truth)
+    else:
+        sums = _squared_error_sums(
+            y,
+            y_pred,
+            sigma,
+            sigma_dof,
+            weight,
+            k=3.0 if truth else 2.0,
+            floor_k=1.0 if truth else 2.0,
+        )
+    w_sum, nominal, s2_sum, variance, floor = sums
     estimate = (nominal - s2_sum) / w_sum if truth else nominal / w_sum
     return RegressionEstimate(
         estimate,
@@ -352,7 +359,11 @@ def _fraction(
 ) -> RegressionEstimate:
     """``1 − A/B`` against the true values (NaN and ``flag`` where ``B <= 0``),
     or the nominal ``1 − X/Y`` (``flag`` and variance 0 where ``Y = 0``)."""
-    sums = r2_sums(y, y_pred, sigma, sigma_dof, weight, centred=centred)
+    if isinstance(sigma, PoissonNoise):
+        parts = count_r2_sums(y, y_pred, sigma, weight, truth=truth, centred=centred)
+        sums = R2Sums(*parts)
+    else:
+        sums = r2_sums(y, y_pred, sigma, sigma_dof, weight, centred=centred)
     flag = ~((sums.sst_truth if truth else sums.sst) > 0.0)
     denominator = np.where(flag, 1.0, sums.sst_truth if truth else sums.sst)
     ratio = (sums.sse_truth if truth else sums.sse) / denominator

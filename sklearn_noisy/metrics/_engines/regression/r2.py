@@ -25,7 +25,7 @@ from .estimands import aggregate_outputs, delta_numerator
 from .quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums, gauss_kronrod
 from .sums import output_column, r2_from_sums, r2_sums
 
-__all__ = ["delta_ratio", "r2_forward", "ratio_moments"]
+__all__ = ["delta_ratio", "r2_count_forward", "r2_forward", "ratio_moments"]
 
 #: Labels whose scaled variance ``w (σ/S)²`` is below this are exact for the
 #: numerics (see :meth:`_R2Data._tau`).
@@ -603,6 +603,80 @@ def ratio_moments(
         return 1.0 - mean_ratio, math.inf
     variance = float(integrals[1]) - (mean_ratio - delta_mean) ** 2
     return 1.0 - mean_ratio, max(variance, 0.0)
+
+
+def _count_parts(
+    rate: np.ndarray, y_pred: np.ndarray, weight: np.ndarray | None, centred: bool
+) -> np.ndarray:
+    """``(μ_X, μ_Y, V_X, V_Y, C_XY)`` of one output's counts around ``rate``.
+
+    With the Poisson cumulants ``κ₂ = κ₃ = κ₄ = λ``: ``Var (d + e)² =
+    λ(2d + 1)² + 2λ²`` and ``Cov((d + e)², (c + e)²) = λ(2d + 1)(2c + 1) +
+    2λ²``, the means' own noise left out of the (co)variances (first order).
+    """
+    w = np.ones(rate.shape) if weight is None else weight
+    total = float(w.sum())
+    c = rate - w @ rate / total
+    d = rate - y_pred
+    if centred:
+        d = d - w @ d / total
+    noise = w @ rate - (w * w) @ rate / total
+    second = 2.0 * rate * rate
+    return np.array(
+        [
+            w @ (d * d) + (noise if centred else w @ rate),
+            w @ (c * c) + noise,
+            (w * w) @ (rate * np.square(2.0 * d + 1.0) + second),
+            (w * w) @ (rate * np.square(2.0 * c + 1.0) + second),
+            (w * w) @ (rate * (2.0 * d + 1.0) * (2.0 * c + 1.0) + second),
+        ]
+    )
+
+
+def r2_count_forward(
+    definition: RegressionLoss,
+    inputs: tuple[np.ndarray, np.ndarray, Any, np.ndarray | None, Any],
+    *,
+    method: str,
+    force_finite: bool,
+) -> NoisyScore | list[NoisyScore]:
+    """The forward ``1 - X/Y`` of counts drawn around the exact rates ``y_true``.
+
+    The delta method (:func:`delta_ratio`) on the exact Poisson moments of the
+    two sums; ``variance_weighted`` on their sums over the outputs, which are
+    independent. Labels with rate 0 are exact: without any noisy one the
+    metric is its nominal value.
+    """
+    y_true, y_pred, _, weight, multioutput = inputs
+    name, n_outputs = definition.name, y_true.shape[1]
+    nominal, expected, variance, denominators = np.zeros((4, n_outputs))
+    parts = np.zeros((n_outputs, 5))
+    for j in range(n_outputs):
+        x, y, scale = r2_sums(
+            y_true[:, j], y_pred[:, j], weight, centred=definition.centred
+        )
+        nominal[j] = expected[j] = r2_from_sums(x, y, force_finite=force_finite)
+        denominators[j] = y * scale**2
+        parts[j] = _count_parts(y_true[:, j], y_pred[:, j], weight, definition.centred)
+        if parts[j, 3] > 0.0 and parts[j, 1] > 0.0:
+            mean, variance[j], _ = delta_ratio(parts[j])
+            expected[j] = 1.0 - mean
+    if isinstance(multioutput, str) and multioutput == "variance_weighted":
+        averaged = float(
+            np.average(
+                nominal, weights=denominators if np.any(denominators != 0) else None
+            )
+        )
+        total = parts.sum(axis=0)
+        if n_outputs == 1 or not (total[3] > 0.0 and total[1] > 0.0):
+            mean, var = expected[0] if n_outputs == 1 else averaged, variance[0]
+        else:
+            ratio, var, _ = delta_ratio(total)
+            mean = 1.0 - ratio
+        return NoisyScore(name, mean, var, averaged, y_true.shape[0], "delta")
+    return aggregate_outputs(
+        name, nominal, expected, variance, y_true.shape[0], multioutput, "delta"
+    )
 
 
 def _has_noise(sigma: Any, weight: np.ndarray | None) -> bool:

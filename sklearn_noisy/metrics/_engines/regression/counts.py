@@ -1,0 +1,129 @@
+"""The sums of the squared-error estimands when the labels are Poisson counts.
+
+The truth and remeasurement kernels of :mod:`.estimands` reduce these sums as
+they reduce the Gaussian ones: a count ``ỹ ~ Poisson(λ)`` is an unbiased
+estimate of its own variance, so the point estimates are the Gaussian ones with
+``σ̂² = ỹ``, and the label variances of their per-sample terms are estimated
+without bias from the count (:meth:`PoissonNoise.variance_parts`; user guide:
+:ref:`poisson_noise`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....utils._arrays import chunks
+from ....utils._noise import PoissonNoise
+
+__all__ = ["count_mse_forward", "count_r2_sums", "count_squared_error_sums"]
+
+
+def _weighted(values: np.ndarray, w: np.ndarray | None, power: int = 1) -> np.ndarray:
+    """Per-output ``Σ w^power x`` of a chunk ``x`` of shape ``(n, n_outputs)``."""
+    return values.sum(axis=0) if w is None else (w**power) @ values
+
+
+def count_squared_error_sums(
+    y: np.ndarray,
+    y_pred: np.ndarray,
+    noise: PoissonNoise,
+    weight: np.ndarray | None,
+    *,
+    truth: bool,
+) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(W, Σ w d̃², Σ w ỹ, variance sum, floor sum)`` per output.
+
+    The variance sum ``Σ w² (4ỹ (d̃ − s)² − 2 ỹ(ỹ − 1))`` is unbiased for
+    ``Σ w² Var`` of the truth terms ``d̃² − ỹ`` (``s = 1``: ``4λd² + 2λ²``) or
+    of the nominal ``d̃²`` (``s = 1/2``: ``λ(2d + 1)² + 2λ²``); the floor sum
+    ``Σ w² 2 ỹ(ỹ − 1)`` for their common lower bound ``Σ w² 2λ²``.
+    """
+    n_samples, n_outputs = y.shape
+    totals = np.zeros((4, n_outputs))
+    for rows in chunks(n_samples):
+        w = None if weight is None else weight[rows]
+        s2, s4, shift = noise.variance_parts(rows, truth=truth)
+        d = y[rows] - y_pred[rows]
+        totals[0] += _weighted(d * d, w)
+        totals[1] += _weighted(s2, w)
+        d -= shift
+        totals[2] += _weighted(4.0 * s2 * d * d - 2.0 * s4, w, 2)
+        totals[3] += _weighted(2.0 * s4, w, 2)
+    w_sum = float(n_samples) if weight is None else float(weight.sum())
+    return w_sum, totals[0], totals[1], totals[2], totals[3]
+
+
+def count_mse_forward(
+    y: np.ndarray, y_pred: np.ndarray, weight: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(nominal, E, Var)`` of the MSE of counts drawn around exact rates ``y``.
+
+    ``E = Σ w (d² + λ) / W`` and ``Var = Σ w² (λ(2d + 1)² + 2λ²) / W²`` with
+    ``λ = y``, ``d = y − ŷ`` (exact: the third and fourth cumulants of a
+    Poisson count are ``λ``).
+    """
+    d = y - y_pred
+    w_sum = float(y.shape[0]) if weight is None else float(weight.sum())
+    nominal = _weighted(d * d, weight) / w_sum
+    expected = nominal + _weighted(y, weight) / w_sum
+    terms = y * np.square(2.0 * d + 1.0) + 2.0 * y * y
+    return nominal, expected, _weighted(terms, weight, 2) / (w_sum * w_sum)
+
+
+def count_r2_sums(
+    y: np.ndarray,
+    y_pred: np.ndarray,
+    noise: PoissonNoise,
+    weight: np.ndarray | None,
+    *,
+    truth: bool,
+    centred: bool = False,
+) -> tuple[np.ndarray, ...]:
+    """The fields of :class:`~.estimands.R2Sums` of counts, in two passes.
+
+    ``A = X − Σ w ỹ (+ Σ w² ỹ / W)`` and ``B = Y − Σ w ỹ + Σ w² ỹ / W`` are
+    unbiased for the true sums (only the labels' variances enter). The label
+    (co)variances of ``X − ρY`` are estimated per sample as in
+    :func:`count_squared_error_sums` with ``d̃`` and ``c̃ = ỹ − ȳ_w``, the
+    means held fixed (first order, as the delta method that reads them);
+    σ's own uncertainty is part of them, its fields are 0.
+    """
+    n_samples, n_outputs = y.shape
+    w_sum = float(n_samples) if weight is None else float(weight.sum())
+    mean = _weighted(y, weight) / w_sum
+    shift = _weighted(y - y_pred, weight) / w_sum if centred else 0.0
+    # Rows: X, Y, Σ w ỹ, Σ w² ỹ, then Σ w² of 4ỹ d_s², 4ỹ c_s², 4ỹ d_s c_s, 2 s4.
+    totals = np.zeros((8, n_outputs))
+    for rows in chunks(n_samples):
+        w = None if weight is None else weight[rows]
+        s2, s4, s = noise.variance_parts(rows, truth=truth)
+        d = y[rows] - y_pred[rows] - shift
+        c = y[rows] - mean
+        totals[0] += _weighted(d * d, w)
+        totals[1] += _weighted(c * c, w)
+        totals[2] += _weighted(s2, w)
+        totals[3] += _weighted(s2, w, 2)
+        d -= s
+        c -= s
+        totals[4] += _weighted(4.0 * s2 * d * d, w, 2)
+        totals[5] += _weighted(4.0 * s2 * c * c, w, 2)
+        totals[6] += _weighted(4.0 * s2 * d * c, w, 2)
+        totals[7] += _weighted(2.0 * s4, w, 2)
+    sse, sst, s2_sum, w2s2_sum, vd, vc, vdc, floor = totals
+    centring = w2s2_sum / w_sum
+    zero = np.zeros(n_outputs)
+    return (
+        sse,
+        sst,
+        sse - s2_sum + (centring if centred else 0.0),
+        sst - s2_sum + centring,
+        vd - floor,
+        vc - floor,
+        vdc - floor,
+        zero,
+        zero,
+        zero,
+        floor,
+        floor,
+        floor,
+    )
