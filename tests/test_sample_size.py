@@ -280,12 +280,12 @@ def test_results_frozen_pickle_and_inputs_untouched():
             {"target_width": 1.0, "sigma": 1.0, "confidence_level": 1.0},
             ValueError,
             "confidence_level",
-        ),  # fmt: skip
+        ),
         (
             {"target_width": 1.0, "sigma": 1.0, "n_readings": 0},
             ValueError,
             "n_readings",
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_errors(kwargs, error, match):

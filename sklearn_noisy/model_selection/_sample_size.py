@@ -356,7 +356,10 @@ default="mean_squared_error"
         _, std = _flip_terms(q, counts, weight)
         q_now = np.broadcast_to(q, (n,))
         noise = np.array(
-            [_majority_error(float(a), int(m)) for a, m in zip(q_now, counts)]
+            [
+                _majority_error(float(a), int(m))
+                for a, m in zip(q_now, counts, strict=True)
+            ]
         )
     score = info.function(
         y,
