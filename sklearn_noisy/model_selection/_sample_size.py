@@ -95,11 +95,7 @@ class SampleSizePlan(_Frozen):
 
     Examples
     --------
-    >>> from sklearn_noisy.model_selection import plan_sample_size
-    >>> plan = plan_sample_size([1.0, 2.2, 2.9, 4.3, 5.1], [1.2, 2.0, 3.1, 4.0, 5.0],
-    ...                         sigma=0.1, target_width=0.05)
-    >>> plan.n_samples_needed, plan.n_readings_needed
-    (17, 3)
+    See :func:`plan_sample_size`.
     """
 
     metric: str
@@ -323,9 +319,12 @@ default="mean_squared_error"
     >>> mu = rng.normal(size=200)
     >>> y = mu + rng.normal(scale=0.5, size=200)    # one reading each
     >>> y_pred = mu + rng.normal(scale=0.3, size=200)
+    >>> plan = plan_sample_size(y, y_pred, sigma=0.5, target_width=0.1)
+    >>> plan.n_samples_needed, plan.n_readings_needed, plan.readings_added
+    (449, 3, 400)
     >>> plan = plan_sample_size(y, y_pred, sigma=0.5, target_width=0.05)
     >>> plan.n_samples_needed, plan.n_readings_needed, round(plan.width_floor, 3)
-    (1095, None, 0.061)
+    (1794, None, 0.078)
     """
     target_width = _check_positive(target_width, "target_width")
     gaussian = _check_noise(metric, sigma, q, n_readings, n_annotations)
@@ -451,15 +450,15 @@ def plan_comparison_size(
     >>> from sklearn_noisy.metrics import expected_paired_difference
     >>> from sklearn_noisy.model_selection import plan_comparison_size
     >>> rng = np.random.default_rng(0)
-    >>> mu = rng.normal(size=100)
-    >>> y = mu + rng.normal(scale=0.5, size=100)
-    >>> a = mu + rng.normal(scale=0.5, size=100)
-    >>> b = mu + rng.normal(scale=0.6, size=100)
+    >>> mu = rng.normal(size=300)
+    >>> y = mu + rng.normal(scale=0.5, size=300)
+    >>> a = mu + rng.normal(scale=0.4, size=300)
+    >>> b = mu + rng.normal(scale=0.6, size=300)
     >>> d = expected_paired_difference(y, a, b, metric="mean_squared_error",
     ...                                sigma=0.5, test_set_sampling=True)
     >>> plan = plan_comparison_size(d, power=0.8)
-    >>> plan.n_samples_needed, round(plan.power_now, 2)
-    (409, 0.3)
+    >>> plan.n_samples_needed, plan.n_samples_conservative, round(plan.power_now, 2)
+    (185, 908, 0.95)
     """
     if not isinstance(difference, NoisyScore):
         raise TypeError(
