@@ -369,6 +369,11 @@ default="mean_squared_error"
         test_set_sampling=True,
     )
     label, sampling = score.variance, score.sampling_variance
+    if not (math.isfinite(label) and math.isfinite(sampling)):
+        raise ValueError(
+            f"The pilot's {metric} has no finite label-noise and sampling "
+            f"variances (got {label!r} and {sampling!r}); check y and y_pred."
+        )
     z = float(ndtri(0.5 + 0.5 * confidence_level))
     bound = (target_width / (2.0 * z)) ** 2
 
@@ -470,10 +475,12 @@ def plan_comparison_size(
     confidence_level = _check_level(confidence_level)
     sampling, label = difference.sampling_variance, difference.variance
     if difference.sampling_method not in _SCALED or not (
-        math.isfinite(sampling) and math.isfinite(label)
+        math.isfinite(sampling)
+        and math.isfinite(label)
+        and math.isfinite(difference.expected)
     ):
         raise ValueError(
-            "difference needs a finite label-noise variance and a sampling "
+            "difference needs a finite estimate, label-noise variance and a sampling "
             "variance from per-sample terms or the delta method (test_set_sampling"
             f"=True); got variance={label!r}, sampling_variance={sampling!r} "
             f"({difference.sampling_method!r})."
