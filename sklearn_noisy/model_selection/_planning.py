@@ -364,21 +364,25 @@ def _plan_regression(y, y_pred, sigma, n_readings, weight, budget, metric):
 
 
 # --------------------------------------------------------------------- flips
-def _majority_error(q: float, m: int) -> float:
+def _majority_error(q: Any, m: Any) -> Any:
     """``P(Bin(m, q) > m/2) + ½ P(Bin(m, q) = m/2)``: a majority of ``m``
-    annotations, each wrong with probability ``q``, ties broken at random."""
+    annotations, each wrong with probability ``q``, ties broken at random
+    (scalars or arrays)."""
+    m = np.asarray(m)
     half = m // 2
-    error = float(binom.sf(half, m, q))
-    if m % 2 == 0:
-        error += 0.5 * float(binom.pmf(half, m, q))
-    return error
+    tie = np.where(m % 2 == 0, 0.5 * binom.pmf(half, m, q), 0.0)
+    return binom.sf(half, m, q) + tie
+
+
+def _vote_variance(q_m: Any) -> Any:
+    """``q_m (1 − q_m)/(1 − 2 q_m)²``: the de-noised hit's variance."""
+    return q_m * (1.0 - q_m) / (1.0 - 2.0 * q_m) ** 2
 
 
 @functools.lru_cache(maxsize=65536)
 def _flip_variance(q: float, m: int) -> float:
-    """``q_m (1 − q_m)/(1 − 2 q_m)²``: the de-noised hit's variance at ``m``."""
-    q_m = _majority_error(q, m)
-    return q_m * (1.0 - q_m) / (1.0 - 2.0 * q_m) ** 2
+    """:func:`_vote_variance` of a majority of ``m`` annotations (one sample)."""
+    return float(_vote_variance(_majority_error(q, m)))
 
 
 def _flip_step(m: int) -> int:
@@ -391,17 +395,19 @@ def _flip_terms(q, n_annotations, weight):
     annotations, ``std(extra)`` the de-noised accuracy's label-noise SD after
     ``extra`` more annotations per sample."""
     n = n_annotations.shape[0]
-    q_l = np.broadcast_to(q, (n,)).tolist()
+    q_all = np.broadcast_to(q, (n,)).astype(np.float64)
+    q_l = q_all.tolist()
     w = np.ones(n) if weight is None else weight
-    w2_l = (w * w).tolist()
+    w2 = w * w
+    w2_l = w2.tolist()
     w_sum = float(w.sum())
 
     def term(i: int, m: int) -> float:
         return w2_l[i] * _flip_variance(q_l[i], m)
 
     def std(extra: np.ndarray) -> float:
-        counts = (n_annotations + extra).tolist()
-        return math.sqrt(sum(term(i, m) for i, m in enumerate(counts))) / w_sum
+        variances = _vote_variance(_majority_error(q_all, n_annotations + extra))
+        return math.sqrt(float(w2 @ variances)) / w_sum
 
     return term, std
 

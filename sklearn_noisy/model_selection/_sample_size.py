@@ -353,13 +353,8 @@ default="mean_squared_error"
             1 if n_annotations is None else n_annotations, n, name="n_annotations"
         )
         _, std = _flip_terms(q, counts, weight)
-        q_now = np.broadcast_to(q, (n,))
-        noise = np.array(
-            [
-                _majority_error(float(a), int(m))
-                for a, m in zip(q_now, counts, strict=True)
-            ]
-        )
+        # the q of the library's truth accuracy: that of the majority vote
+        noise = _majority_error(q, counts)
     score = info.function(
         y,
         y_pred,
