@@ -161,6 +161,80 @@ def test_power_simulation():
         _check_power(power, 2000, seed)
 
 
+def _votes(rng, truth, k, q=0.2):
+    """The majority of ``k`` annotations of each truth, each wrong with
+    probability ``q``, ties broken at random."""
+    wrong = rng.binomial(k, q, size=truth.size)
+    tie = (2 * wrong == k) & (rng.random(truth.size) < 0.5)
+    return np.where((2 * wrong > k) | tie, 1 - truth, truth)
+
+
+def _accuracy_width(y, y_pred, k, q=0.2):
+    """The library's normal interval (both sources) of the truth accuracy of
+    labels that are majorities of ``k`` annotations."""
+    q_k = binom.sf(k // 2, k, q) + (0.5 * binom.pmf(k // 2, k, q) if k % 2 == 0 else 0)
+    score = expected_accuracy_score(
+        y, y_pred, q=q_k, estimand="truth", test_set_sampling=True
+    )
+    low, high = score.confidence_interval(0.95, method="normal", source="both")
+    return high - low
+
+
+def _check_accuracy(n_replicates, seed, n_pilot=200_000, n_fixed=100_000):
+    """Binary truths, a model wrong on 15 %, annotations wrong on 20 %. Test
+    samples: a pilot of 200 000 with one annotation, a target of 0.02, then
+    fresh test sets of the planned size. Annotations: a fixed set of 100 000,
+    a target 30 % of the way from the floor to the pilot's width, then
+    re-annotated with ``k`` and ``k − 2`` (the odd count below)."""
+    rng = np.random.default_rng(seed)
+
+    def draw(n):
+        truth = rng.integers(0, 2, n)
+        return truth, np.where(rng.random(n) < 0.15, 1 - truth, truth)
+
+    truth, y_pred = draw(n_pilot)
+    plan = plan_sample_size(
+        _votes(rng, truth, 1), y_pred, metric="accuracy", q=0.2, target_width=0.02
+    )
+    n = plan.n_samples_needed
+    widths = []
+    for _ in range(n_replicates):
+        truth, y_pred = draw(n)
+        widths.append(_accuracy_width(_votes(rng, truth, 1), y_pred, 1))
+    mean, se = np.mean(widths), np.std(widths, ddof=1) / math.sqrt(n_replicates)
+    print(f"accuracy: n={n}: mean width {mean:.6f} (SE {se:.6f}) for 0.02")
+    assert abs(mean / 0.02 - 1) < 0.03
+
+    truth, y_pred = draw(n_fixed)
+    y = _votes(rng, truth, 1)
+    now = plan_sample_size(y, y_pred, metric="accuracy", q=0.2, target_width=1.0)
+    target = now.width_floor + 0.3 * (now.width - now.width_floor)
+    k = plan_sample_size(
+        y, y_pred, metric="accuracy", q=0.2, target_width=target
+    ).n_readings_needed
+    assert k % 2 == 1
+    at, below = (
+        np.mean(
+            [
+                _accuracy_width(_votes(rng, truth, m), y_pred, m)
+                for _ in range(n_replicates // 5 + 1)
+            ]
+        )
+        for m in (k, k - 2)
+    )
+    print(f"target {target:.6f}: k={k}: {at:.6f}; k-2: {below:.6f}")
+    assert below > 0.97 * target and at < 1.03 * target
+
+
+def test_accuracy_simulation_small():
+    _check_accuracy(3, 15, n_pilot=50_000, n_fixed=30_000)
+
+
+@pytest.mark.slow
+def test_accuracy_simulation():
+    _check_accuracy(400, 16)
+
+
 def test_widths_are_the_library_intervals_and_scale_as_one_over_n():
     rng = np.random.default_rng(11)
     x, mu, s = _population(rng, 400)
