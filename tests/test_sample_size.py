@@ -152,13 +152,66 @@ def _check_power(power, n_replicates, seed):
 
 
 def test_power_simulation_small():
-    _check_power(0.8, 120, 7)
+    _check_power(0.8, 100, 7)
 
 
 @pytest.mark.slow
 def test_power_simulation():
     for power, seed in ((0.5, 8), (0.8, 9), (0.95, 10)):
         _check_power(power, 2000, seed)
+
+
+def _check_comparison_readings(n_replicates, seed):
+    """The pilot of ``_power_experiment`` rescaled to 120 samples (its
+    variances times 200 000/120: a pilot of 120 with the population's
+    variances), one reading each; then experiments of 120 fresh samples with
+    ``k`` and ``k − 1`` readings each: the models are told apart in at least
+    ``power`` of them at ``k`` and in fewer at ``k − 1`` (within 5 SE)."""
+    rng = np.random.default_rng(seed)
+
+    def difference(n, k):
+        x, mu, s = _population(rng, n)
+        sd = s / math.sqrt(k)
+        return expected_paired_difference(
+            mu + sd * rng.normal(size=n), x, x + 0.25,
+            metric="mean_squared_error", sigma=sd, estimand="truth",
+            test_set_sampling=True,
+        )  # fmt: skip
+
+    pilot = difference(200_000, 1)
+    scale = 200_000 / 120
+    pilot = dataclasses.replace(
+        pilot,
+        n_samples=120,
+        variance=pilot.variance * scale,
+        sampling_variance=pilot.sampling_variance * scale,
+    )
+    plan = plan_comparison_size(pilot, power=0.8, n_readings=1)
+    k = plan.n_readings_needed
+    assert k >= 2
+    fractions = {}
+    for m in (k - 1, k):
+        separated = 0
+        for _ in range(n_replicates):
+            low, high = difference(120, m).confidence_interval(
+                0.95, method="normal", source="both"
+            )
+            separated += low > 0.0 or high < 0.0
+        fractions[m] = separated / n_replicates
+    se = math.sqrt(0.8 * 0.2 / n_replicates)
+    print(f"k={k}: separated {fractions[k]:.4f}, k-1: {fractions[k - 1]:.4f} "
+          f"(SE {se:.4f})")  # fmt: skip
+    assert fractions[k] > 0.8 - 5 * se
+    assert fractions[k - 1] < 0.8 + 5 * se
+
+
+def test_comparison_readings_simulation_small():
+    _check_comparison_readings(80, 17)
+
+
+@pytest.mark.slow
+def test_comparison_readings_simulation():
+    _check_comparison_readings(2000, 18)
 
 
 def _votes(rng, truth, k, q=0.2):

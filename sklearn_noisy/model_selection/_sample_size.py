@@ -165,6 +165,10 @@ class ComparisonSizePlan(_Frozen):
     power_limit_readings : float
         The power at ``n_samples`` without any label noise (infinitely many
         readings): more readings alone cannot reach a ``power`` above it.
+    n_readings_needed : int or None
+        With ``n_readings``: the readings per sample for ``power`` at
+        ``n_samples``; None when not asked for, or when ``power`` is above
+        ``power_limit_readings``.
 
     Examples
     --------
@@ -181,15 +185,20 @@ class ComparisonSizePlan(_Frozen):
     n_samples_needed: int | None
     n_samples_conservative: int | None
     power_limit_readings: float
+    n_readings_needed: int | None = None
 
     def __repr__(self) -> str:
+        readings = ""
+        if self.n_readings_needed is not None:
+            readings = f", {self.n_readings_needed} readings per sample"
         return (
             f"ComparisonSizePlan(metric={self.metric!r}, difference "
             f"{self.difference:.4g} (std {self.std:.4g}) at n={self.n_samples}: "
             f"power {self.power_now:.3g};\n  n_samples_needed="
             f"{self.n_samples_needed} for power {self.power:g} "
             f"(conservative: {self.n_samples_conservative}); power without "
-            f"label noise at n={self.n_samples}: {self.power_limit_readings:.3g})"
+            f"label noise at n={self.n_samples}: {self.power_limit_readings:.3g}"
+            f"{readings})"
         )
 
 
@@ -398,6 +407,7 @@ def plan_comparison_size(
     *,
     power: float = 0.8,
     confidence_level: float = 0.95,
+    n_readings: int | None = None,
 ) -> ComparisonSizePlan:
     """Test samples to tell two models apart with a stated probability.
 
@@ -406,8 +416,12 @@ def plan_comparison_size(
     samples at which the interval of the difference at ``confidence_level``
     excludes 0 with probability ``power``, if the true difference is ``d``:
     ``n = ((z_{1−α/2} + z_power) s/d)²``, ``s² = n₀ (V_label + V_sampling)``
-    the per-sample variance (both parts fall as ``1/n``). Read more in the
-    :ref:`User Guide <planning_sample_size>`.
+    the per-sample variance (both parts fall as ``1/n``). With
+    ``n_readings``, also the readings per sample that reach ``power`` at the
+    pilot's size, the label-noise part scaled as ``n_readings/k`` (exact for
+    the MSE difference, whose per-sample term is linear in the label; an
+    upper bound where the variance also has higher powers of σ²). Read more
+    in the :ref:`User Guide <planning_sample_size>`.
 
     ``probability_better`` of :func:`compare_estimators` exceeds ``p``
     exactly when the two-sided interval at level ``2p − 1`` excludes 0 on the
@@ -424,6 +438,10 @@ def plan_comparison_size(
         Probability that the interval excludes 0, in (0, 1).
     confidence_level : float, default=0.95
         Level of the interval, ``1 − α``.
+    n_readings : int, default=None
+        Readings each pilot label averages (the same for every sample), for
+        ``n_readings_needed``; a metric with Gaussian label noise (``sigma``)
+        only. None: no readings answer.
 
     Returns
     -------
@@ -435,8 +453,9 @@ def plan_comparison_size(
     ------
     ValueError
         When ``difference`` has no finite sampling variance (or one not of a
-        mean of per-sample terms or the delta method), or for ``power`` or
-        ``confidence_level`` outside (0, 1).
+        mean of per-sample terms or the delta method), for ``power`` or
+        ``confidence_level`` outside (0, 1), or for ``n_readings`` with a
+        metric without Gaussian label noise or below 1.
     TypeError
         When ``difference`` is not a :class:`~sklearn_noisy.NoisyScore`.
 
@@ -480,6 +499,17 @@ def plan_comparison_size(
             f"=True); got variance={label!r}, sampling_variance={sampling!r} "
             f"({difference.sampling_method!r})."
         )
+    gaussian = _gaussian(difference.metric)
+    if n_readings is not None:
+        if not isinstance(n_readings, numbers.Integral) or isinstance(n_readings, bool):
+            raise TypeError(
+                f"n_readings must be an integer or None; got {n_readings!r}."
+            )
+        if n_readings < 1 or not gaussian:
+            raise ValueError(
+                "n_readings must be >= 1, for a metric with Gaussian label noise "
+                f"(sigma); got {n_readings!r} for {difference.metric!r}."
+            )
     n = difference.n_samples
     d = abs(difference.expected)
     total = label + sampling
@@ -498,6 +528,12 @@ def plan_comparison_size(
             return 2
         return _samples_for(n * total, (gap / (z + z_power)) ** 2)
 
+    k = None
+    bound = (d / (z + z_power)) ** 2 if z + z_power > 0.0 else math.inf
+    if n_readings is not None and d > 0.0 and sampling < bound:
+        # the least k >= n_readings with label · n_readings/k + sampling <= bound
+        ratio = label * n_readings / (bound - sampling)
+        k = max(int(n_readings), math.ceil(ratio * (1.0 - 1e-12)))
     return ComparisonSizePlan(
         metric=difference.metric,
         power=power,
@@ -509,4 +545,14 @@ def plan_comparison_size(
         n_samples_needed=needed(d),
         n_samples_conservative=needed(d - z * math.sqrt(total)),
         power_limit_readings=power_at(sampling),
+        n_readings_needed=k,
     )
+
+
+def _gaussian(metric: str) -> bool:
+    """Whether the difference's metric has Gaussian label noise (the registry)."""
+    try:
+        info = get_metric_info(metric.removesuffix("_difference"))
+    except (ValueError, TypeError):
+        return False
+    return info.noise == "sigma"
