@@ -122,6 +122,7 @@ class SampleSizePlan(_Frozen):
                 f"{self.width_floor:.4g})"
             )
         else:
+            unit = unit[:-1] if self.n_readings_needed == 1 else unit
             readings = (
                 f"{self.n_readings_needed} {unit} per sample (+{self.readings_added})"
             )
@@ -226,9 +227,9 @@ def _samples_for(per_sample: float, bound: float) -> int:
 
 # ---------------------------------------------------------------- one metric
 def _first_met(variance, bound: float, start: int) -> int | None:
-    """The least count ``k >= 1`` with ``variance(k) <= bound``, ``variance``
-    non-increasing in ``k`` and constant up to ``start``; None beyond
-    :data:`_MAX_READINGS`."""
+    """The least count ``k >= start`` with ``variance(k) <= bound``,
+    ``variance`` non-increasing in ``k``: doubling, then bisection; None
+    beyond :data:`_MAX_READINGS`."""
     if variance(start) <= bound:
         return start
     low, high = start, 2 * start
@@ -384,7 +385,7 @@ default="mean_squared_error"
     def variance(k: int) -> float:
         return std(np.maximum(k - counts, 0)) ** 2 + sampling
 
-    start = int(counts.max())
+    start = int(counts.min())  # at the least count nothing is added
     k = None if sampling >= bound else _first_met(variance, bound, start)
     return SampleSizePlan(
         metric=metric,
