@@ -374,6 +374,13 @@ def test_power_formula_textbook_case():
     z, z_power = norm.ppf(0.975), norm.ppf(0.8)
     gap = 0.5 - z * 0.1
     assert plan.n_samples_conservative == math.ceil(((z + z_power) / gap) ** 2)
+    # readings at n = 100: 0.003/k + 0.007 <= (d/2.8016)²
+    for d, k in ((0.5, 1), (0.25, 4), (0.2, None)):
+        plan = plan_comparison_size(
+            dataclasses.replace(score, expected=d), power=0.8, n_readings=1
+        )
+        assert plan.n_readings_needed == k
+        assert (plan.power_limit_readings < 0.8) == (k is None)
 
 
 def test_results_frozen_pickle_and_inputs_untouched():
@@ -435,3 +442,10 @@ def test_errors_of_the_comparison():
     for power in (0.0, 1.0):
         with pytest.raises(ValueError, match="power"):
             plan_comparison_size(d, power=power)
+    with pytest.raises(ValueError, match="n_readings"):
+        plan_comparison_size(d, n_readings=0)
+    with pytest.raises(TypeError, match="n_readings"):
+        plan_comparison_size(d, n_readings=1.5)
+    flips = dataclasses.replace(d, metric="accuracy_difference")
+    with pytest.raises(ValueError, match="Gaussian"):
+        plan_comparison_size(flips, n_readings=1)
