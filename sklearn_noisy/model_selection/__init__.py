@@ -8,8 +8,15 @@ from ._pair_statistics import CorrectedTTest
 from ._planning import RemeasurementPlan, plan_remeasurement
 from ._plot import NoisyCVDisplay
 from ._refit import refit_within_noise
+from ._sample_size import (
+    ComparisonSizePlan,
+    SampleSizePlan,
+    plan_comparison_size,
+    plan_sample_size,
+)
 
 __all__ = [
+    "ComparisonSizePlan",
     "CorrectedTTest",
     "EstimatorComparison",
     "NoiseResilienceCurveResult",
@@ -17,8 +24,11 @@ __all__ = [
     "NoisyCVDisplay",
     "NoisyCrossValidator",
     "RemeasurementPlan",
+    "SampleSizePlan",
     "compare_estimators",
     "noise_resilience_curve",
+    "plan_comparison_size",
     "plan_remeasurement",
+    "plan_sample_size",
     "refit_within_noise",
 ]

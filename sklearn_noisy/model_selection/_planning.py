@@ -310,7 +310,14 @@ def _even(start: np.ndarray, budget: int, cost: Callable[[int], int]) -> np.ndar
 
 
 # ---------------------------------------------------------------- regression
-def _plan_regression(y, y_pred, sigma, n_readings, weight, budget, metric):
+def _regression_std(y, y_pred, sigma, n_readings, weight, metric):
+    """``(std, T̂)``: ``std(extra)`` the library's label-noise SD of the truth
+    MSE (RMSE) after ``extra`` more readings per sample, ``T̂`` the truth MSE.
+
+    The library's variance ``Σ w² (4 σ'² D̂ + 2 σ'⁴)``, floored at
+    ``Σ w² 2 σ'⁴``, with ``D̂ = d̃² − σ²`` from the labels as they are and
+    ``σ'² = s²/(n + k)``; at ``extra = 0`` it is the library's truth variance.
+    """
     n = y.shape[0]
     sigma2 = np.broadcast_to(np.square(sigma), (n,))
     # d̃² − σ² is unbiased for D = (μ − ŷ)², the squared true residual.
@@ -320,22 +327,8 @@ def _plan_regression(y, y_pred, sigma, n_readings, weight, budget, metric):
     w2 = w * w
     w_sum = float(w.sum())
     estimate = float(w @ d2) / w_sum  # the truth MSE T̂
-    # The plan sees the residuals only through T̂ (see _POOLED): every term is
-    # w² σ'² (4 max(T̂, 0) + 2 σ'²), convex and decreasing in the readings.
-    pooled = 4.0 * max(estimate, 0.0)
-    s2_l, w2_l = s2_reading.tolist(), w2.tolist()
-
-    def term(i: int, m: int) -> float:
-        s2 = s2_l[i] / m
-        return w2_l[i] * s2 * (pooled + 2.0 * s2)
-
-    added = _greedy(term, n_readings, budget, lambda m: 1)
-    even = _even(n_readings, budget, lambda m: 1)
 
     def std(extra: np.ndarray) -> float:
-        # The predicted SD of the truth MSE after ``extra`` readings: the
-        # library's variance Σ w² (4 σ'² D̂ + 2 σ'⁴), floored at Σ w² 2 σ'⁴,
-        # with D̂ = d̃² − σ² from the labels as they are and σ'² = s²/(n + k).
         s2 = s2_reading / (n_readings + extra)
         variance = max(
             float(w2 @ (s2 * (4.0 * d2 + 2.0 * s2))), float(w2 @ (2 * s2 * s2))
@@ -347,26 +340,49 @@ def _plan_regression(y, y_pred, sigma, n_readings, weight, budget, metric):
         scale = max(estimate, math.sqrt(variance))
         return math.sqrt(variance / (4.0 * scale)) if scale > 0.0 else 0.0
 
+    return std, estimate
+
+
+def _plan_regression(y, y_pred, sigma, n_readings, weight, budget, metric):
+    n = y.shape[0]
+    std, estimate = _regression_std(y, y_pred, sigma, n_readings, weight, metric)
+    s2_reading = np.broadcast_to(np.square(sigma), (n,)) * n_readings
+    w = np.ones(n) if weight is None else weight
+    # The plan sees the residuals only through T̂ (see _POOLED): every term is
+    # w² σ'² (4 max(T̂, 0) + 2 σ'²), convex and decreasing in the readings.
+    pooled = 4.0 * max(estimate, 0.0)
+    s2_l, w2_l = s2_reading.tolist(), (w * w).tolist()
+
+    def term(i: int, m: int) -> float:
+        s2 = s2_l[i] / m
+        return w2_l[i] * s2 * (pooled + 2.0 * s2)
+
+    added = _greedy(term, n_readings, budget, lambda m: 1)
+    even = _even(n_readings, budget, lambda m: 1)
     zero = np.zeros(n, dtype=np.int64)
     return added, even, std(zero), std(added), std(even), _METHOD_GREEDY
 
 
 # --------------------------------------------------------------------- flips
-def _majority_error(q: float, m: int) -> float:
+def _majority_error(q: Any, m: Any) -> Any:
     """``P(Bin(m, q) > m/2) + ½ P(Bin(m, q) = m/2)``: a majority of ``m``
-    annotations, each wrong with probability ``q``, ties broken at random."""
+    annotations, each wrong with probability ``q``, ties broken at random
+    (scalars or arrays)."""
+    m = np.asarray(m)
     half = m // 2
-    error = float(binom.sf(half, m, q))
-    if m % 2 == 0:
-        error += 0.5 * float(binom.pmf(half, m, q))
-    return error
+    tie = np.where(m % 2 == 0, 0.5 * binom.pmf(half, m, q), 0.0)
+    return binom.sf(half, m, q) + tie
+
+
+def _vote_variance(q_m: Any) -> Any:
+    """``q_m (1 − q_m)/(1 − 2 q_m)²``: the de-noised hit's variance."""
+    return q_m * (1.0 - q_m) / (1.0 - 2.0 * q_m) ** 2
 
 
 @functools.lru_cache(maxsize=65536)
 def _flip_variance(q: float, m: int) -> float:
-    """``q_m (1 − q_m)/(1 − 2 q_m)²``: the de-noised hit's variance at ``m``."""
-    q_m = _majority_error(q, m)
-    return q_m * (1.0 - q_m) / (1.0 - 2.0 * q_m) ** 2
+    """:func:`_vote_variance` of a majority of ``m`` annotations (one sample)."""
+    return float(_vote_variance(_majority_error(q, m)))
 
 
 def _flip_step(m: int) -> int:
@@ -374,23 +390,33 @@ def _flip_step(m: int) -> int:
     return 1 if m % 2 == 0 else 2
 
 
-def _plan_flips(q, n_annotations, weight, budget):
+def _flip_terms(q, n_annotations, weight):
+    """``(term, std)``: ``term(i, m)`` sample i's weighted variance at ``m``
+    annotations, ``std(extra)`` the de-noised accuracy's label-noise SD after
+    ``extra`` more annotations per sample."""
     n = n_annotations.shape[0]
-    q_l = np.broadcast_to(q, (n,)).tolist()
+    q_all = np.broadcast_to(q, (n,)).astype(np.float64)
+    q_l = q_all.tolist()
     w = np.ones(n) if weight is None else weight
-    w2_l = (w * w).tolist()
+    w2 = w * w
+    w2_l = w2.tolist()
     w_sum = float(w.sum())
 
     def term(i: int, m: int) -> float:
         return w2_l[i] * _flip_variance(q_l[i], m)
 
+    def std(extra: np.ndarray) -> float:
+        variances = _vote_variance(_majority_error(q_all, n_annotations + extra))
+        return math.sqrt(float(w2 @ variances)) / w_sum
+
+    return term, std
+
+
+def _plan_flips(q, n_annotations, weight, budget):
+    n = n_annotations.shape[0]
+    term, std = _flip_terms(q, n_annotations, weight)
     added = _greedy(term, n_annotations, budget, _flip_step)
     even = _even(n_annotations, budget, _flip_step)
-
-    def std(extra: np.ndarray) -> float:
-        counts = (n_annotations + extra).tolist()
-        return math.sqrt(sum(term(i, m) for i, m in enumerate(counts))) / w_sum
-
     zero = np.zeros(n, dtype=np.int64)
     odd = bool(np.all(n_annotations % 2 == 1))
     method = _METHOD_PAIRS if odd else _METHOD_MIXED
