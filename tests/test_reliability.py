@@ -125,6 +125,14 @@ def _repeats_simulation(k, n, replications, seed, counts=None):
 def _check_repeats(k, n, replications, seed, counts=None):
     estimates, coverage, truth = _repeats_simulation(k, n, replications, seed, counts)
     se = estimates.std(axis=0, ddof=1) / math.sqrt(replications)
+    means = estimates.mean(axis=0)
+    print(  # the user guide's table: pytest --run-slow -s -k slow
+        k or "2-4",
+        f"{truth:.4f}",
+        *(f"{m:.4f} ± {e:.4f}" for m, e in zip(means, se, strict=True)),
+        *(f"{c:.3f}" for c in coverage),
+        sep=" | ",
+    )
     assert np.all(np.abs(estimates.mean(axis=0) - truth) < 5 * se), (
         estimates.mean(axis=0),
         se,
@@ -149,11 +157,13 @@ def test_unequal_counts_like_the_embedded_data():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("k", [2, 3, 5, 10])
+@pytest.mark.parametrize("k", [2, 3, 5, 10, 0])
 def test_repeats_reliability_finds_the_truth_slow(k):
-    """The table of the user guide: 2000 replications of 200 samples; the
-    intervals cover the truth at 95 % within 5 SE of the simulation."""
-    coverage = _check_repeats(k, n=200, replications=2000, seed=100 + k)
+    """The table of the user guide: 2000 replications of 200 samples (k = 0: 2
+    to 4 readings, as the embedded data); the intervals cover the truth at 95 %
+    within 5 SE of the simulation."""
+    counts = np.random.default_rng(7).integers(2, 5, size=200) if k == 0 else None
+    coverage = _check_repeats(k, 200, 2000, seed=100 + k, counts=counts)
     se = math.sqrt(0.95 * 0.05 / 2000)
     assert np.all(np.abs(coverage - 0.95) < 5 * se), coverage
 
@@ -187,6 +197,7 @@ def _ceiling_simulation(n, replications, seed):
 def test_ceilings_match_a_perfect_model_on_average(replications, seed):
     rows = _ceiling_simulation(300, replications, seed)
     se = rows.std(axis=0, ddof=1) / math.sqrt(replications)
+    print(*(f"{m:+.5f} ± {e:.5f}" for m, e in zip(rows.mean(0), se, strict=True)))
     assert np.all(np.abs(rows.mean(axis=0)) < 5 * se), (rows.mean(axis=0), se)
 
 
