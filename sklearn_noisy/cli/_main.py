@@ -106,12 +106,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "squared, RMSE, MAE) in the summary, tables and plot (the embedded data: "
         "their own)",
     )
-    output.add_argument(
-        "--quiet", action="store_true", help="no progress lines on stderr"
-    )
-    output.add_argument(
-        "--verbose", action="store_true", help="also joblib's own progress lines"
-    )
+    _add_progress_arguments(output)
     _add_plan_parser(commands)
     return parser
 
@@ -183,13 +178,18 @@ def _add_plan_parser(commands: Any) -> None:
     options.add_argument(
         "--output", metavar="CSV", help="write the plan here, not to standard output"
     )
-    options.add_argument(
+    _add_progress_arguments(options)
+    plan.set_defaults(estimand="truth", test_set_sampling=False, unit=None)
+
+
+def _add_progress_arguments(group: Any) -> None:
+    """``--quiet`` and ``--verbose``: the progress lines on stderr."""
+    group.add_argument(
         "--quiet", action="store_true", help="no progress lines on stderr"
     )
-    options.add_argument(
+    group.add_argument(
         "--verbose", action="store_true", help="also joblib's own progress lines"
     )
-    plan.set_defaults(estimand="truth", test_set_sampling=False, unit=None)
 
 
 def _add_data_arguments(data: Any) -> None:
