@@ -269,6 +269,8 @@ def test_calibration_full():
     sim = simulate(100000)
     rows = reliability(sim["reported"], sim["truly"])
     print("\n" + format_table(rows))
+    print(f"SD of (d − δ)/SD: {np.std(sim['z']):.3f}, mean {np.mean(sim['z']):.3f}")
+    print(f"KS p-value of the PIT: {stats.kstest(sim['pit'], 'uniform').pvalue:.3g}")
     _check(rows, min_count=400)
     assert abs(np.std(sim["z"]) - 1.0) < 0.03
     assert stats.kstest(sim["pit"], "uniform").pvalue > 0.001
@@ -378,8 +380,21 @@ def test_calibration_compare_estimators_small():
 # a fold's truth MSE of a near-perfect fit can fall below 0 (σ = 0.1)
 @pytest.mark.filterwarnings("ignore:The mean_squared_error against the true values")
 def test_calibration_compare_estimators_full(setting):
-    """1000 comparisons per setting (about 15 s each)."""
-    _check_cv(simulate_cv(1000, *setting), sd_tolerance=0.15)
+    """1000 comparisons per setting (about 15 s each); ``-s`` prints the user
+    guide's row (n, σ, SD of the standardised error, KS D, SD(δ_models)/SD)."""
+    sim = simulate_cv(1000, *setting)
+    print("\n" + _cv_row(sim, *setting[:2]))
+    _check_cv(sim, sd_tolerance=0.15)
+
+
+def _cv_row(sim: dict[str, np.ndarray], n: int, sigma: float) -> str:
+    """The first columns of :func:`format_cv_table` for one setting."""
+    return (
+        f"{n:>4}{sigma:>5}"
+        f"{np.std((sim['d'] - sim['delta_models']) / sim['sd']):>14.3f}"
+        f"{stats.kstest(sim['pit'], 'uniform').statistic:>8.3f}"
+        f"{np.std(sim['delta_models']) / np.median(sim['sd']):>17.2f}"
+    )
 
 
 def format_cv_table(n_replicates: int) -> str:
@@ -395,11 +410,7 @@ def format_cv_table(n_replicates: int) -> str:
         target = procedure_difference(n - n // K, sigma, alpha)
         error = sim["d"] - target
         lines.append(
-            f"{n:>4}{sigma:>5}"
-            f"{np.std((sim['d'] - sim['delta_models']) / sim['sd']):>14.3f}"
-            f"{stats.kstest(sim['pit'], 'uniform').statistic:>8.3f}"
-            f"{np.std(sim['delta_models']) / np.median(sim['sd']):>17.2f}"
-            f"{np.std(error / sim['sd']):>9.2f}"
+            _cv_row(sim, n, sigma) + f"{np.std(error / sim['sd']):>9.2f}"
             f"{np.std(error / np.sqrt(sim['sd'] ** 2 + sim['split'])):>10.2f}"
             f"{np.std(error / sim['t_se']):>11.2f}"
         )
