@@ -515,11 +515,12 @@ def format_plan_table(sims):
             )
         oracle = sim["oracle"]
         lines.append(
-            f"{metric:<24}{'':<13}plan's exact SD at or below the even and the "
-            f"random allocation's in "
-            f"{np.mean(oracle['plan'] <= oracle['even'] * (1 + 1e-12)):.3f} and "
-            f"{np.mean(oracle['plan'] <= oracle['random'] * (1 + 1e-12)):.3f} "
-            "of the replicates"
+            f"{metric:<24}{'':<13}plan's exact SD below the even and the "
+            f"random allocation's in {np.mean(oracle['plan'] < oracle['even']):.3f}"
+            f" and {np.mean(oracle['plan'] < oracle['random']):.3f} of the "
+            "replicates (largest ratios "
+            f"{np.max(oracle['plan'] / oracle['even']):.3f}, "
+            f"{np.max(oracle['plan'] / oracle['random']):.3f})"
         )
     return "\n".join(lines)
 
@@ -552,7 +553,7 @@ def _check_plan(sims, z, *, strict):
             sd, se = rows[other]["achieved"]
             margin = z * np.hypot(plan_se, se)
             assert plan_sd + (margin if strict else -margin) < sd, table
-            assert np.all(sim["oracle"]["plan"] <= sim["oracle"][other] * (1 + 1e-12))
+            assert np.all(sim["oracle"]["plan"] < sim["oracle"][other]), table
         if metric != "root_mean_squared_error":  # the root of one is biased
             for name in ("before", *ALLOCATIONS):
                 bias, se = rows[name]["bias"]
