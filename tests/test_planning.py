@@ -275,3 +275,307 @@ def test_errors_of_the_flip_model():
         plan_remeasurement([0, 1, 2], [0, 1, 1], q=0.1, budget=1, metric="accuracy")
     with pytest.raises(ValueError, match="needs q"):
         plan_remeasurement([0, 1], [0, 1], sigma=0.1, budget=1, metric="accuracy")
+
+
+# --------------------------------------------------------------------------
+# Carrying out the plan: a known truth, the readings drawn, the SD achieved
+# --------------------------------------------------------------------------
+
+N_SAMPLES, BUDGET = 200, 200
+N0_READINGS, N0_ANNOTATIONS = 2, 1
+ALLOCATIONS = ("plan", "even", "random")
+REGRESSION = {
+    "mean_squared_error": expected_mean_squared_error,
+    "root_mean_squared_error": expected_root_mean_squared_error,
+}
+
+
+def _regression_problem():
+    """One fixed set of samples: the model ``x`` of ``μ = 1.5 x + 0.3``, and a
+    per-reading SD ``0.2 + 0.8 |x|``, largest where the model's error is."""
+    x = np.random.default_rng(20261127).standard_normal(N_SAMPLES)
+    return 1.5 * x + 0.3, x, 0.2 + 0.8 * np.abs(x)
+
+
+def _flip_problem():
+    """Binary truth, a model wrong on about 20 % of the samples, and a
+    per-annotation flip probability ``q ~ U(0.05, 0.4)``, all fixed."""
+    rng = np.random.default_rng(20261128)
+    truth = rng.integers(0, 2, N_SAMPLES)
+    y_pred = np.where(rng.random(N_SAMPLES) < 0.2, 1 - truth, truth)
+    return truth, y_pred, rng.uniform(0.05, 0.4, N_SAMPLES)
+
+
+def _random_allocation(rng, n_steps):
+    """``n_steps`` steps, each to a sample drawn uniformly."""
+    return np.bincount(rng.integers(0, N_SAMPLES, n_steps), minlength=N_SAMPLES)
+
+
+def _per_sample_allocation(y, y_pred, sigma, s):
+    """The plan the library does not make: each sample's own plug-in
+    ``D_i = max(d̃_i² − σ_i², 0)``, the exact optimum of its (convex) variance
+    by the ``BUDGET`` largest marginal reductions."""
+    d = np.maximum((y - y_pred) ** 2 - sigma**2, 0.0)
+    m = N0_READINGS + np.arange(BUDGET + 1)[None, :]
+    s2 = s[:, None] ** 2 / m
+    v = 4 * d[:, None] * s2 + 2 * s2**2
+    gains = (v[:, :-1] - v[:, 1:]).ravel()
+    chosen = np.argpartition(-gains, BUDGET - 1)[:BUDGET]
+    return np.bincount(chosen // BUDGET, minlength=N_SAMPLES)
+
+
+def _new_record():
+    return {key: {} for key in ("predicted", "estimate", "reported", "oracle")}
+
+
+def _append(record, kind, name, value):
+    record[kind].setdefault(name, []).append(value)
+
+
+def _finish(records, truths):
+    return {
+        metric: {
+            "truth": truths[metric],
+            **{
+                kind: {name: np.array(v) for name, v in values.items()}
+                for kind, values in record.items()
+            },
+        }
+        for metric, record in records.items()
+    }
+
+
+def simulate_regression_plan(n_replicates, *, seed=0):
+    """Pilot, plan, re-measure, for the truth MSE and RMSE of a fixed set.
+
+    Per replicate: ``N0_READINGS`` readings of each sample, σ known; the plans
+    for the MSE and for the RMSE from their means; ``BUDGET`` new readings
+    drawn for the plan, for the even allocation, for a uniformly random one
+    and for the plan on each sample's own residual (``"per-sample D"``, which
+    the library does not make because it biases the estimate); the library's
+    truth estimate and SD from the means of all of a sample's readings. Per
+    metric: the plan's ``predicted`` SDs, the ``estimate`` and ``reported`` SD
+    of each allocation, and its ``oracle`` SD (the estimate's exact SD with
+    the true residuals ``D``, ``√(Σ 4 D σ'² + 2 σ'⁴)/n``; for the RMSE over
+    ``2 √MSE``).
+    """
+    mu, y_pred, s = _regression_problem()
+    d2 = (mu - y_pred) ** 2
+    truth = float(np.mean(d2))
+    truths = {"mean_squared_error": truth, "root_mean_squared_error": truth**0.5}
+    records = {metric: _new_record() for metric in REGRESSION}
+    rng = np.random.default_rng(seed)
+    sigma = s / np.sqrt(N0_READINGS)
+    for _ in range(n_replicates):
+        y = mu + sigma * rng.standard_normal(N_SAMPLES)
+        plans = {
+            metric: plan_remeasurement(
+                y,
+                y_pred,
+                sigma=sigma,
+                n_readings=N0_READINGS,
+                budget=BUDGET,
+                metric=metric,
+            )
+            for metric in REGRESSION
+        }
+        plan = plans["mean_squared_error"]
+        np.testing.assert_array_equal(
+            plans["root_mean_squared_error"].readings, plan.readings
+        )
+        labels = {"before": (y, sigma)}
+        added = {"plan": plan.readings, "even": plan.readings_even}
+        added["random"] = _random_allocation(rng, BUDGET)
+        added["per-sample D"] = _per_sample_allocation(y, y_pred, sigma, s)
+        oracle = {}
+        for name, extra in added.items():
+            assert extra.sum() == BUDGET
+            labels[name] = _remeasure(rng, y, mu, s, N0_READINGS, extra)
+            s2 = s**2 / (N0_READINGS + extra)
+            oracle[name] = np.sqrt(np.sum(4 * d2 * s2 + 2 * s2**2)) / N_SAMPLES
+        for metric, function in REGRESSION.items():
+            record, p = records[metric], plans[metric]
+            for name, value in zip(
+                ("before", "plan", "even"),
+                (p.std_before, p.std_after, p.std_even),
+                strict=True,
+            ):
+                _append(record, "predicted", name, value)
+            scale = 1.0 if metric == "mean_squared_error" else 2.0 * truth**0.5
+            for name, value in oracle.items():
+                _append(record, "oracle", name, value / scale)
+            for name, (new_y, new_sigma) in labels.items():
+                score = function(
+                    new_y,
+                    y_pred,
+                    sigma=new_sigma,
+                    estimand="truth",
+                    test_set_sampling=False,
+                )
+                _append(record, "estimate", name, score.expected)
+                _append(record, "reported", name, score.std)
+    return _finish(records, truths)
+
+
+def simulate_flip_plan(n_replicates, *, seed=0):
+    """Pilot, plan, re-annotate, for the truth accuracy of a fixed set.
+
+    Per replicate: ``N0_ANNOTATIONS`` annotation of each sample, each wrong
+    with its known ``q``; the plan; ``BUDGET`` new annotations for the plan,
+    the even allocation and a uniformly random one; the label is the majority
+    of all of a sample's annotations (ties at random), and the library's truth
+    accuracy takes the vote's error ``q_m``. ``oracle`` is the exact SD
+    ``√(Σ q_m(1 − q_m)/(1 − 2 q_m)²)/n`` (label-free).
+    """
+    truth, y_pred, q = _flip_problem()
+    record = _new_record()
+    rng = np.random.default_rng(seed)
+    for _ in range(n_replicates):
+        wrong = rng.binomial(N0_ANNOTATIONS, q)
+        y = _vote(rng, truth, wrong, N0_ANNOTATIONS)
+        plan = plan_remeasurement(
+            y,
+            y_pred,
+            q=q,
+            n_annotations=N0_ANNOTATIONS,
+            budget=BUDGET,
+            metric="accuracy",
+        )
+        for name, value in zip(
+            ("before", "plan", "even"),
+            (plan.std_before, plan.std_after, plan.std_even),
+            strict=True,
+        ):
+            _append(record, "predicted", name, value)
+        labels = {"before": (y, np.full(N_SAMPLES, N0_ANNOTATIONS))}
+        added = {"plan": plan.readings, "even": plan.readings_even}
+        # in pairs: a single annotation added to an odd count changes nothing
+        added["random"] = 2 * _random_allocation(rng, BUDGET // 2)
+        for name, extra in added.items():
+            assert extra.sum() <= BUDGET
+            m = N0_ANNOTATIONS + extra
+            labels[name] = (_vote(rng, truth, wrong + rng.binomial(extra, q), m), m)
+            _append(record, "oracle", name, np.sqrt(_flip_objective(q, m)) / N_SAMPLES)
+        for name, (new_y, m) in labels.items():
+            score = expected_accuracy_score(
+                new_y,
+                y_pred,
+                q=_majority_error(q, m),
+                estimand="truth",
+                test_set_sampling=False,
+            )
+            _append(record, "estimate", name, score.expected)
+            _append(record, "reported", name, score.std)
+    return _finish({"accuracy": record}, {"accuracy": float(np.mean(truth == y_pred))})
+
+
+def _vote(rng, truth, wrong, m):
+    """The majority label of ``m`` annotations of which ``wrong`` are wrong
+    (ties broken at random)."""
+    flip = (2 * wrong > m) | ((2 * wrong == m) & (rng.random(truth.size) < 0.5))
+    return np.where(flip, 1 - truth, truth)
+
+
+def _sd_se(values):
+    """The SD of ``values`` and its standard error (normal theory)."""
+    sd = float(np.std(values, ddof=1))
+    return sd, sd / np.sqrt(2.0 * (values.size - 1))
+
+
+def summarise_plan(sim):
+    """Per allocation: the SDs predicted, reported and achieved, the bias and
+    the coverage of the reported 95 % interval."""
+    rows = {}
+    for name, estimate in sim["estimate"].items():
+        error = estimate - sim["truth"]
+        inside = np.abs(error) <= 1.959964 * sim["reported"][name]
+        rows[name] = {
+            "predicted": float(np.mean(sim["predicted"].get(name, np.nan))),
+            "reported": float(np.mean(sim["reported"][name])),
+            "achieved": _sd_se(estimate),
+            "bias": (float(error.mean()), float(error.std() / np.sqrt(error.size))),
+            "coverage": float(inside.mean()),
+        }
+    return rows
+
+
+def format_plan_table(sims):
+    lines = [
+        f"{'metric':<24}{'allocation':<13}{'predicted':>10}{'reported':>10}"
+        f"{'achieved SD ± SE':>20}{'bias ± SE':>20}{'coverage':>10}"
+    ]
+    for metric, sim in sims.items():
+        for name, row in summarise_plan(sim).items():
+            sd, sd_se = row["achieved"]
+            lines.append(
+                f"{metric:<24}{name:<13}{row['predicted']:>10.4f}"
+                f"{row['reported']:>10.4f}{sd:>12.4f} ± {sd_se:.4f}"
+                f"{row['bias'][0]:>+12.4f} ± {row['bias'][1]:.4f}"
+                f"{row['coverage']:>10.3f}"
+            )
+        oracle = sim["oracle"]
+        lines.append(
+            f"{metric:<24}{'':<13}plan's exact SD below the even and the "
+            f"random allocation's in {np.mean(oracle['plan'] < oracle['even']):.3f}"
+            f" and {np.mean(oracle['plan'] < oracle['random']):.3f} of the "
+            "replicates (largest ratios "
+            f"{np.max(oracle['plan'] / oracle['even']):.3f}, "
+            f"{np.max(oracle['plan'] / oracle['random']):.3f})"
+        )
+    return "\n".join(lines)
+
+
+def _check_plan(sims, z, *, strict):
+    """The criteria: carrying out the plan shrinks the SD as predicted (within
+    10 %, or ``z`` SEs of the simulation if that is wider) and at least as
+    much as the even and the random allocations (with the true residuals, in
+    every replicate; achieved, by more than ``z`` SEs if ``strict``, else
+    within ``z`` SEs); no allocation biases
+    the truth MSE or accuracy (within ``z`` SEs; the RMSE, the root of an
+    unbiased MSE, is biased low by about Var/(8 MSE^1.5)), but a plan on each
+    sample's own residual does (low, by more than ``z`` SEs)."""
+    for metric, sim in sims.items():
+        table = format_plan_table({metric: sim})
+        rows = summarise_plan(sim)
+        for name in ("before", "plan", "even"):
+            sd, se = rows[name]["achieved"]
+            tolerance = max(0.10, z * se / sd)
+            assert abs(sd / rows[name]["predicted"] - 1.0) < tolerance, table
+        (after, after_se), (before, before_se) = (
+            rows[name]["achieved"] for name in ("plan", "before")
+        )
+        shrink = after / before
+        shrink_se = shrink * np.hypot(after_se / after, before_se / before)
+        predicted = rows["plan"]["predicted"] / rows["before"]["predicted"]
+        assert abs(shrink / predicted - 1.0) < max(0.10, z * shrink_se), table
+        plan_sd, plan_se = rows["plan"]["achieved"]
+        for other in ("even", "random"):
+            sd, se = rows[other]["achieved"]
+            margin = z * np.hypot(plan_se, se)
+            assert plan_sd + (margin if strict else -margin) < sd, table
+            assert np.all(sim["oracle"]["plan"] < sim["oracle"][other]), table
+        if metric != "root_mean_squared_error":  # the root of one is biased
+            for name in ("before", *ALLOCATIONS):
+                bias, se = rows[name]["bias"]
+                assert abs(bias) < z * se, table
+        if "per-sample D" in rows:  # regression to the mean: biased low
+            bias, se = rows["per-sample D"]["bias"]
+            assert bias + z * se < 0.0, table
+
+
+def test_plan_simulation_small():
+    """100 seeded replicates of each (about 2 s): the criteria, tolerance
+    max(10 %, 3 SE)."""
+    sims = simulate_regression_plan(100, seed=1)
+    sims.update(simulate_flip_plan(100, seed=1))
+    _check_plan(sims, z=3.0, strict=False)
+
+
+@pytest.mark.slow
+def test_plan_simulation_full():
+    """2000 replicates of each: the user guide's table (``pytest --run-slow
+    tests/test_planning.py -k full -s`` prints it)."""
+    sims = simulate_regression_plan(2000)
+    sims.update(simulate_flip_plan(2000))
+    print("\n" + format_plan_table(sims))
+    _check_plan(sims, z=5.0, strict=True)

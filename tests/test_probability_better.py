@@ -23,7 +23,15 @@ from sklearn.linear_model import LinearRegression, Ridge
 from sklearn.model_selection import KFold
 
 from sklearn_noisy import NoisyScore
-from sklearn_noisy.metrics import expected_paired_difference
+from sklearn_noisy.metrics import (
+    expected_mean_squared_error,
+    expected_paired_difference,
+)
+from sklearn_noisy.metrics._engines.test_set_sampling import (
+    mean_total_variance,
+    sampling_from_total,
+    sampling_terms,
+)
 from sklearn_noisy.model_selection import compare_estimators
 from sklearn_noisy.model_selection._pair_statistics import (
     PROBABILITY_METHODS,
@@ -164,6 +172,42 @@ def _line(rng: np.random.Generator, mse: float) -> tuple[float, float]:
     return 1.5 - root * math.cos(angle), 0.3 - root * math.sin(angle)
 
 
+def _paired_truth_difference(y, pred_a, pred_b, sigma, *, check: bool) -> NoisyScore:
+    """``expected_paired_difference(..., test_set_sampling=True)`` without its
+    bootstrap-t quantiles, which the probability does not read and which cost
+    ten times the rest: the per-sample terms of the two models' truth MSEs,
+    their difference's variance and degrees of freedom, as the library's.
+    ``check`` compares them with the public call."""
+    kwargs = {"sigma": sigma, "estimand": "truth"}
+    diff = expected_paired_difference(y, pred_a, pred_b, metric=MSE, **kwargs)
+    (h_a, weight, method), (h_b, _, _) = (
+        sampling_terms(
+            expected_mean_squared_error,
+            expected_mean_squared_error(y, pred, **kwargs),
+            y,
+            pred,
+            **kwargs,
+        )
+        for pred in (pred_a, pred_b)
+    )
+    total, dof = mean_total_variance(h_a - h_b, weight)
+    diff = dataclasses.replace(
+        diff,
+        sampling_variance=sampling_from_total(total, diff),
+        sampling_method=method,
+        sampling_dof=dof,
+    )
+    if check:
+        public = expected_paired_difference(
+            y, pred_a, pred_b, metric=MSE, test_set_sampling=True, **kwargs
+        )
+        assert public.expected == diff.expected
+        assert public.sampling_variance == pytest.approx(diff.sampling_variance)
+        assert public.sampling_dof == pytest.approx(diff.sampling_dof)
+        assert public.sampling_method == diff.sampling_method
+    return diff
+
+
 def simulate(n_replicates: int, *, seed: int = 0) -> dict[str, np.ndarray]:
     """The reported probabilities that A is better, whether A truly is, the
     standardised errors ``(d − δ)/SD`` of the differences and the probability
@@ -190,14 +234,8 @@ def simulate(n_replicates: int, *, seed: int = 0) -> dict[str, np.ndarray]:
         x = rng.normal(size=M)
         sigma = 0.1 + 0.15 * np.abs(x)
         y = 1.5 * x + 0.3 + sigma * rng.normal(size=M)
-        diff = expected_paired_difference(
-            y,
-            slope_a * x + icpt_a,
-            slope_b * x + icpt_b,
-            metric=MSE,
-            sigma=sigma,
-            estimand="truth",
-            test_set_sampling=True,
+        diff = _paired_truth_difference(
+            y, slope_a * x + icpt_a, slope_b * x + icpt_b, sigma, check=r < 5
         )
         reported[r] = probability_better(diff, greater_is_better=False)[0]
         truly[r] = delta < 0.0
@@ -269,6 +307,8 @@ def test_calibration_full():
     sim = simulate(100000)
     rows = reliability(sim["reported"], sim["truly"])
     print("\n" + format_table(rows))
+    print(f"SD of (d − δ)/SD: {np.std(sim['z']):.3f}, mean {np.mean(sim['z']):.3f}")
+    print(f"KS p-value of the PIT: {stats.kstest(sim['pit'], 'uniform').pvalue:.3g}")
     _check(rows, min_count=400)
     assert abs(np.std(sim["z"]) - 1.0) < 0.03
     assert stats.kstest(sim["pit"], "uniform").pvalue > 0.001
@@ -378,8 +418,21 @@ def test_calibration_compare_estimators_small():
 # a fold's truth MSE of a near-perfect fit can fall below 0 (σ = 0.1)
 @pytest.mark.filterwarnings("ignore:The mean_squared_error against the true values")
 def test_calibration_compare_estimators_full(setting):
-    """1000 comparisons per setting (about 15 s each)."""
-    _check_cv(simulate_cv(1000, *setting), sd_tolerance=0.15)
+    """1000 comparisons per setting (about 15 s each); ``-s`` prints the user
+    guide's row (n, σ, SD of the standardised error, KS D, SD(δ_models)/SD)."""
+    sim = simulate_cv(1000, *setting)
+    print("\n" + _cv_row(sim, *setting[:2]))
+    _check_cv(sim, sd_tolerance=0.15)
+
+
+def _cv_row(sim: dict[str, np.ndarray], n: int, sigma: float) -> str:
+    """The first columns of :func:`format_cv_table` for one setting."""
+    return (
+        f"{n:>4}{sigma:>5}"
+        f"{np.std((sim['d'] - sim['delta_models']) / sim['sd']):>14.3f}"
+        f"{stats.kstest(sim['pit'], 'uniform').statistic:>8.3f}"
+        f"{np.std(sim['delta_models']) / np.median(sim['sd']):>17.2f}"
+    )
 
 
 def format_cv_table(n_replicates: int) -> str:
@@ -395,11 +448,7 @@ def format_cv_table(n_replicates: int) -> str:
         target = procedure_difference(n - n // K, sigma, alpha)
         error = sim["d"] - target
         lines.append(
-            f"{n:>4}{sigma:>5}"
-            f"{np.std((sim['d'] - sim['delta_models']) / sim['sd']):>14.3f}"
-            f"{stats.kstest(sim['pit'], 'uniform').statistic:>8.3f}"
-            f"{np.std(sim['delta_models']) / np.median(sim['sd']):>17.2f}"
-            f"{np.std(error / sim['sd']):>9.2f}"
+            _cv_row(sim, n, sigma) + f"{np.std(error / sim['sd']):>9.2f}"
             f"{np.std(error / np.sqrt(sim['sd'] ** 2 + sim['split'])):>10.2f}"
             f"{np.std(error / sim['t_se']):>11.2f}"
         )
