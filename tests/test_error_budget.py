@@ -1106,3 +1106,22 @@ def test_no_sampling_spread_adds_no_width():
     both = score.confidence_interval(0.95, source="both")
     assert both.method == "t"
     assert tuple(both) == pytest.approx(tuple(score.confidence_interval(0.95)))
+
+
+def test_sampling_added_to_a_metric_that_takes_its_own_metric_argument():
+    """``add_test_set_sampling`` passes ``metric=`` through to the paired
+    difference (its own first parameter is positional-only)."""
+    from sklearn_noisy.metrics import expected_paired_difference
+    from sklearn_noisy.metrics._engines.test_set_sampling import (
+        add_test_set_sampling,
+    )
+
+    rng = np.random.default_rng(3)
+    y = rng.normal(size=60)
+    a, b = y + rng.normal(size=60), y + rng.normal(scale=1.3, size=60)
+    kwargs = {"metric": "mean_squared_error", "sigma": 0.4}
+    score = expected_paired_difference(y, a, b, test_set_sampling=False, **kwargs)
+    added = add_test_set_sampling(expected_paired_difference, score, y, a, b, **kwargs)
+    direct = expected_paired_difference(y, a, b, test_set_sampling=True, **kwargs)
+    assert added.sampling_variance == pytest.approx(direct.sampling_variance, rel=1e-12)
+    assert added.sampling_variance > 0

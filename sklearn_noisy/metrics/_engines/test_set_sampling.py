@@ -197,7 +197,7 @@ def with_test_set_sampling(
 
 
 def add_test_set_sampling(
-    metric: Callable[..., Any], score: NoisyScore, *args: Any, **kwargs: Any
+    metric: Callable[..., Any], score: NoisyScore, /, *args: Any, **kwargs: Any
 ) -> NoisyScore:
     """``score = metric(*args, **kwargs)`` with its sampling variance.
 
@@ -221,7 +221,7 @@ def add_test_set_sampling(
 
 
 def sampling_terms(
-    metric: Callable[..., Any], score: NoisyScore, *args: Any, **kwargs: Any
+    metric: Callable[..., Any], score: NoisyScore, /, *args: Any, **kwargs: Any
 ) -> tuple[np.ndarray, Any, str] | None:
     """``(h, weight, method)`` of ``score = metric(*args, **kwargs)``: the
     per-sample terms of its sampling rule, scaled to the metric; None without."""
