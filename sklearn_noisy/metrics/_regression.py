@@ -21,6 +21,7 @@ import numpy as np
 from .._noisy_score import NoisyScore
 from ..utils._arrays import check_finite
 from ..utils._docstring import fill_doc
+from ..utils._noise import GaussianNoise, SharedOffsets, check_shared_offsets
 from ..utils._validation import (
     check_estimand,
     check_regression_inputs,
@@ -49,6 +50,7 @@ from ._engines.regression.r2 import r2_forward
 from ._engines.regression.relative_error import ZERO_MARGIN
 from ._engines.regression.sums import (
     absolute_error_kernel,
+    absolute_error_offsets,
     accumulate,
     output_column,
     rescaled_squared_error_sums,
@@ -64,6 +66,7 @@ __all__ = [
     "expected_root_mean_squared_error",
     "fraction_of_variance",
     "regression_function",
+    "shared_offsets",
 ]
 
 _PARAMETERS_DOC = """\
@@ -94,6 +97,17 @@ _OPTION_DOCS = {
         ``"exact"``: one-dimensional quadrature. ``"delta"``: the cheaper
         delta-method approximation, inaccurate for small samples or strongly
         unequal ``sigma``. Forward estimand only.""",
+    "groups": """\
+    groups : array-like of shape (n_samples,), default=None
+        The batch of each label (calibration run, instrument, day): labels of
+        one batch share an offset ``b_g ~ N(0, sigma_shared_g²)`` on top of
+        their own error (user guide: :ref:`shared_offsets`). Needs
+        ``sigma_shared``.""",
+    "sigma_shared": """\
+    sigma_shared : float, dict or array-like of shape (n_samples,), default=None
+        The SD of a batch's common offset: one value, ``{batch: SD}`` or one
+        value per sample (equal within a batch). A remeasurement draws new
+        offsets; for one that keeps them, leave out ``groups``.""",
     "sigma_dof": """\
     sigma_dof : float or array-like of shape (n_samples,), default=None
         Degrees of freedom of ``sigma`` when it was estimated from the
@@ -169,6 +183,8 @@ def _check_zero_margin(zero_margin: Any) -> float:
 _OPTIONS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
     "method": ("exact", _check_method, "str"),
     "sigma_dof": (None, lambda value: value, "Any"),
+    "groups": (None, lambda value: value, "Any"),
+    "sigma_shared": (None, lambda value: value, "Any"),
     "force_finite": (True, _check_force_finite, "bool"),
     "zero_margin": (ZERO_MARGIN, _check_zero_margin, "float"),
 }
@@ -205,6 +221,53 @@ def _sampling_inputs(definition: RegressionLoss, arguments: dict[str, Any]) -> t
     )
 
 
+def shared_offsets(
+    definition: RegressionLoss,
+    sigma: Any,
+    groups: Any,
+    sigma_shared: Any,
+    n_samples: int,
+) -> SharedOffsets | None:
+    """The batch offsets of a call: ``groups``/``sigma_shared`` or the noise's."""
+    if isinstance(sigma, GaussianNoise) and sigma.shared is not None:
+        if groups is not None or sigma_shared is not None:
+            raise TypeError(
+                "sigma already carries the batch offsets; do not also pass groups "
+                "or sigma_shared."
+            )
+        shared = sigma.shared
+    else:
+        shared = check_shared_offsets(groups, sigma_shared, n_samples)
+    if shared is not None and "groups" not in definition.options:
+        raise ValueError(
+            f"The {definition.label} does not model shared batch offsets "
+            "(groups, sigma_shared): its moments are derived for independent "
+            "label errors."
+        )
+    return shared
+
+
+def _total_sigma(
+    definition: RegressionLoss, arguments: dict[str, Any], sigma: Any, shape: tuple
+) -> np.ndarray:
+    """Each label's total error SD, ``√(σ² + τ_g²)``, broadcast to ``shape``.
+
+    A mean of per-sample terms sees only each label's own error, whatever the
+    errors share (user guide: :ref:`shared_offsets`).
+    """
+    s = np.broadcast_to(np.asarray(sigma, dtype=float), shape)
+    shared = shared_offsets(
+        definition,
+        arguments["sigma"],
+        arguments.get("groups"),
+        arguments.get("sigma_shared"),
+        shape[0],
+    )
+    if shared is None:
+        return s
+    return np.sqrt(np.square(s) + shared.per_sample()[:, None])
+
+
 def _loss_terms(definition: RegressionLoss) -> Callable[..., Any]:
     """The test-set sampling rule of a mean of per-sample terms.
 
@@ -218,7 +281,7 @@ def _loss_terms(definition: RegressionLoss) -> Callable[..., Any]:
         y_true, y_pred, sigma, weight, multioutput = _sampling_inputs(
             definition, arguments
         )
-        s = np.broadcast_to(np.asarray(sigma, dtype=float), y_true.shape)
+        s = _total_sigma(definition, arguments, sigma, y_true.shape)
         extra = {}
         if "zero_margin" in arguments:
             extra["margin"] = _check_zero_margin(arguments["zero_margin"])
@@ -277,7 +340,7 @@ def _ratio_terms(definition: RegressionLoss) -> Callable[..., Any]:
         w = np.ones(y_true.shape[0]) if weight is None else weight
         total = float(w.sum())
         noise = shift[score.estimand] * np.square(
-            np.broadcast_to(np.asarray(sigma, dtype=float), y_true.shape)
+            _total_sigma(definition, arguments, sigma, y_true.shape)
         )
         residual = y_true - y_pred
         if definition.centred:
@@ -316,6 +379,7 @@ def _root_sampling(mean_metric: Callable[..., NoisyScore]) -> Callable[..., Any]
         ):
             return None
         options = ("sigma", "sample_weight", "estimand", "sigma_dof", "zero_margin")
+        options += ("groups", "sigma_shared")
         with quiet():  # the root metric's call warned already
             mean = mean_metric(
                 arguments["y_true"],
@@ -426,6 +490,14 @@ def regression_function(
             for name in own
         }
         sigma_dof = values.pop("sigma_dof", None)
+        shared = shared_offsets(
+            definition,
+            sigma,
+            values.pop("groups", None),
+            values.pop("sigma_shared", None),
+            inputs[0].shape[0],
+        )
+        offsets = {} if shared is None else {"shared": shared}
         if estimand != "forward":
             averaged = inputs[4]
             if not values.get("force_finite", True) or (
@@ -444,10 +516,12 @@ def regression_function(
                 check = functools.partial(
                     check_finite_results, definition.name, inputs[:3]
                 )
-            return estimand_score(definition, estimand, inputs, sigma_dof, check)
+            return estimand_score(
+                definition, estimand, inputs, sigma_dof, check, **offsets
+            )
         if "sigma_dof" in own:
             check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
-        return engine(definition, inputs, **values)
+        return engine(definition, inputs, **values, **offsets)
 
     keyword = inspect.Parameter.KEYWORD_ONLY
     fields = list(inspect.signature(score).parameters.values())[:-1]
@@ -497,8 +571,27 @@ def _forward_result(
     )
 
 
-def _mean_squared(definition: RegressionLoss, inputs: tuple) -> Any:
+def _offset_result(
+    definition: RegressionLoss,
+    inputs: tuple,
+    moments: tuple[np.ndarray, np.ndarray, np.ndarray],
+    method: str,
+) -> NoisyScore | list[NoisyScore]:
+    """Per-output moments under batch offsets, combined; no exact distribution
+    (the interval is the normal one, user guide: :ref:`shared_offsets`)."""
+    check_finite_results(definition.name, inputs[:3], moments[1:])
+    return aggregate_outputs(
+        definition.name, *moments, inputs[0].shape[0], inputs[4], method
+    )
+
+
+def _mean_squared(
+    definition: RegressionLoss, inputs: tuple, shared: SharedOffsets | None = None
+) -> Any:
     """The forward MSE: closed-form sums, rescaled where they overflow."""
+    if shared is not None:
+        sums = squared_error_sums(*inputs[:4], shared=shared)
+        return _offset_result(definition, inputs, sums.forward(), "exact")
     with np.errstate(invalid="ignore", over="ignore"):  # checked just below
         moments = squared_error_sums(*inputs[:4]).forward()
         if not all(np.isfinite(v).all() for v in moments):
@@ -508,15 +601,34 @@ def _mean_squared(definition: RegressionLoss, inputs: tuple) -> Any:
     )
 
 
-def _mean_absolute(definition: RegressionLoss, inputs: tuple) -> Any:
+def _mean_absolute(
+    definition: RegressionLoss, inputs: tuple, shared: SharedOffsets | None = None
+) -> Any:
     """The forward MAE: folded-normal moments, chunked on a few threads."""
+    if shared is not None:
+        moments = absolute_error_offsets(*inputs[:4], shared)
+        return _offset_result(definition, inputs, moments, "exact")
     moments = accumulate(absolute_error_kernel, *inputs[:4], parallel=True)
     return _forward_result(definition, inputs, moments, mae_distribution)
 
 
-def _root_mean_squared(definition: RegressionLoss, inputs: tuple, method: str) -> Any:
-    """The forward RMSE, per output, by quadrature or the delta method."""
+def _root_mean_squared(
+    definition: RegressionLoss,
+    inputs: tuple,
+    method: str,
+    shared: SharedOffsets | None = None,
+) -> Any:
+    """The forward RMSE, per output, by quadrature or the delta method.
+
+    With batch offsets: the delta method on the MSE's exact moments, held
+    inside the bounds of :func:`bounded_root`.
+    """
     y_true, y_pred, sigma, weight = inputs[:4]
+    if shared is not None:
+        nominal, mean, var = squared_error_sums(*inputs[:4], shared=shared).forward()
+        expected, variance, _ = bounded_root(mean, var)
+        moments = (np.sqrt(nominal), expected, variance)
+        return _offset_result(definition, inputs, moments, "delta")
     n_outputs = y_true.shape[1]
     nominal, expected, variance = np.empty((3, n_outputs))
     with np.errstate(over="ignore", under="ignore"):  # rmse_nominal rescales

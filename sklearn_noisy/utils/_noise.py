@@ -177,22 +177,157 @@ def check_sigma_dof(sigma_dof: Any, n_samples: int) -> Any:
 
 
 @dataclass(frozen=True, eq=False)
+class SharedOffsets:
+    """Batch offsets ``b_g ~ N(0, τ_g²)`` shared by every label of batch ``g``.
+
+    ``codes[i]`` is sample ``i``'s batch (``0 .. n_groups - 1``), ``labels`` the
+    batches' names and ``tau2`` their ``τ_g²``. Offsets of different batches,
+    and of different outputs, are independent. Built by
+    :func:`check_shared_offsets`.
+    """
+
+    codes: np.ndarray
+    labels: np.ndarray
+    tau2: np.ndarray
+
+    @property
+    def n_groups(self) -> int:
+        """The number of batches."""
+        return int(self.labels.shape[0])
+
+    def per_sample(self) -> np.ndarray:
+        """``τ²`` of each sample's batch, shape ``(n_samples,)``."""
+        return self.tau2[self.codes]
+
+    def group_sum(self, values: np.ndarray) -> np.ndarray:
+        """Per-batch sums of ``values`` (``(n,)`` or ``(n, k)``), shape ``(G, ...)``."""
+        values = np.asarray(values, dtype=float)
+        if values.ndim == 1:
+            return np.bincount(self.codes, values, minlength=self.n_groups)
+        return np.stack(
+            [
+                np.bincount(self.codes, values[:, j], minlength=self.n_groups)
+                for j in range(values.shape[1])
+            ],
+            axis=1,
+        )
+
+    def take(self, indices: Any) -> SharedOffsets:
+        """The offsets of the samples ``indices``, batches renumbered."""
+        kept, codes = np.unique(self.codes[indices], return_inverse=True)
+        return SharedOffsets(codes.reshape(-1), self.labels[kept], self.tau2[kept])
+
+    def draw(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        """Offsets ``b_{g(i)}`` for ``shape = (n_draws, n_samples[, n_outputs])``."""
+        block = rng.standard_normal((shape[0], self.n_groups, *shape[2:]))
+        scale = np.sqrt(self.tau2).reshape(-1, *[1] * (len(shape) - 2))
+        return (block * scale)[:, self.codes]
+
+
+def check_shared_offsets(
+    groups: Any, sigma_shared: Any, n_samples: int
+) -> SharedOffsets | None:
+    """Validate the batches and their offsets' SD; None without any offset.
+
+    ``groups``: one batch label per sample. ``sigma_shared``: one SD ``τ >= 0``
+    for every batch, a mapping ``{batch: τ_g}`` covering every batch present,
+    or one value per sample, equal within each batch. None is returned when
+    both are None or every ``τ_g`` is 0 (independent errors, as without them).
+    """
+    if groups is None and sigma_shared is None:
+        return None
+    if groups is None:
+        raise TypeError(
+            "sigma_shared (the SD of a batch's common offset) needs groups: pass "
+            "the batch of each label as groups=."
+        )
+    if sigma_shared is None:
+        raise TypeError(
+            "groups (the batch of each label) describes shared offsets only with "
+            "sigma_shared, the SD of a batch's common offset: pass both."
+        )
+    if hasattr(groups, "to_numpy") and not isinstance(groups, np.ndarray):
+        groups = groups.to_numpy()
+    groups = np.asarray(groups)
+    if groups.ndim != 1:
+        raise ValueError(
+            f"groups must be 1-D, one batch label per sample; got shape {groups.shape}."
+        )
+    _check_length(groups, n_samples, name="groups")
+    if groups.dtype.kind == "f" and not np.all(np.isfinite(groups)):
+        raise ValueError("groups must not contain NaN or infinite labels.")
+    labels, codes = np.unique(groups, return_inverse=True)
+    codes = codes.reshape(-1).astype(np.intp)
+    if isinstance(sigma_shared, dict):
+        missing = [label for label in labels.tolist() if label not in sigma_shared]
+        if missing:
+            raise ValueError(
+                f"sigma_shared has no value for the batch(es) {missing[:5]} of "
+                f"groups; its keys are {list(sigma_shared)[:10]}."
+            )
+        tau = as_float_array(
+            [sigma_shared[label] for label in labels.tolist()], name="sigma_shared"
+        )
+    else:
+        values = as_float_array(sigma_shared, name="sigma_shared")
+        if values.ndim == 0:
+            tau = np.full(labels.shape[0], float(values))
+        elif values.ndim == 1:
+            _check_length(values, n_samples, name="sigma_shared")
+            tau = np.zeros(labels.shape[0])
+            tau[codes] = values
+            if not np.array_equal(tau[codes], values, equal_nan=True):
+                bad = int(np.argmax(tau[codes] != values))
+                raise ValueError(
+                    "sigma_shared given per sample must be one value per batch: "
+                    f"batch {labels[codes[bad]]!r} has several (sample {bad})."
+                )
+        else:
+            raise ValueError(
+                "sigma_shared must be a scalar, a mapping {batch: SD} or one "
+                f"value per sample; got shape {values.shape}."
+            )
+    if not np.all(np.isfinite(tau)) or np.any(tau < 0):
+        bad = int(np.argmax(~(np.isfinite(tau) & (tau >= 0))))
+        raise ValueError(
+            "sigma_shared must be finite and non-negative; got "
+            f"{float(tau[bad])!r} for batch {labels[bad]!r}."
+        )
+    if not np.any(tau > 0):
+        return None
+    return SharedOffsets(codes, labels, tau * tau)
+
+
+@dataclass(frozen=True, eq=False)
 class GaussianNoise:
     """Gaussian label errors ``ỹ = y + e``, ``e ~ N(0, σ²)``, independent samples.
 
     ``sigma`` as :func:`check_sigma` returns it; ``sigma_dof`` as
-    :func:`check_sigma_dof` does (None: σ known exactly).
+    :func:`check_sigma_dof` does (None: σ known exactly). ``shared``: batch
+    offsets added to the errors (:class:`SharedOffsets`), None without them.
     """
 
     sigma: Any
     sigma_dof: Any = None
+    shared: SharedOffsets | None = None
 
     @classmethod
     def from_params(
-        cls, sigma: Any, shape: tuple[int, ...], *, sigma_dof: Any = None
+        cls,
+        sigma: Any,
+        shape: tuple[int, ...],
+        *,
+        sigma_dof: Any = None,
+        groups: Any = None,
+        sigma_shared: Any = None,
     ) -> GaussianNoise:
-        """Validate ``sigma`` for labels of ``shape``, and ``sigma_dof``."""
-        return cls(check_sigma(sigma, shape), check_sigma_dof(sigma_dof, shape[0]))
+        """Validate ``sigma`` for labels of ``shape``, ``sigma_dof`` and the
+        batch offsets (``groups`` and ``sigma_shared``, both or neither)."""
+        return cls(
+            check_sigma(sigma, shape),
+            check_sigma_dof(sigma_dof, shape[0]),
+            check_shared_offsets(groups, sigma_shared, shape[0]),
+        )
 
     @property
     def is_constant(self) -> bool:
@@ -202,12 +337,14 @@ class GaussianNoise:
     def take(self, indices: Any) -> GaussianNoise:
         """The noise of the samples ``indices`` (a cross-validation fold)."""
         return GaussianNoise(
-            take_samples(self.sigma, indices), take_samples(self.sigma_dof, indices)
+            take_samples(self.sigma, indices),
+            take_samples(self.sigma_dof, indices),
+            None if self.shared is None else self.shared.take(indices),
         )
 
     def sampler(self, y_true: np.ndarray) -> GaussianSampler:
         """A Monte Carlo sampler of labels drawn around ``y_true``."""
-        return GaussianSampler(y_true, self.sigma)
+        return GaussianSampler(y_true, self.sigma, self.shared)
 
 
 def flip_rows(k: np.ndarray, n_classes: int, keep: Any, flip: Any) -> np.ndarray:
@@ -501,15 +638,20 @@ def resolve_noise_source(
 class GaussianSampler:
     """Draws ``y ~ N(y_true, sigma²)``: one normal per label entry."""
 
-    def __init__(self, y_true: np.ndarray, sigma: Any) -> None:
+    def __init__(
+        self, y_true: np.ndarray, sigma: Any, shared: SharedOffsets | None = None
+    ) -> None:
         self.y_true = y_true
         self.sigma = sigma
+        self.shared = shared
         self.floats_per_draw = y_true.size
 
     def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
         block = rng.standard_normal((n, *self.y_true.shape))
         block *= self.sigma
         block += self.y_true
+        if self.shared is not None:  # then the batches' offsets
+            block += self.shared.draw(rng, block.shape)
         return block
 
 
