@@ -1,0 +1,294 @@
+"""Labels with batch offsets shared within a batch (``groups``, ``sigma_shared``).
+
+Exact moments against seeded Monte Carlo (5 SE from the simulation itself),
+the end-to-end simulation of a laboratory (true values, batches with shared
+offsets, readings, a fitted model; a small twin here, the full table with
+``--run-slow``), equality with independent errors at ``sigma_shared=0``, and
+the errors naming the parameter.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LinearRegression
+
+from sklearn_noisy.metrics import (
+    expected_explained_variance_score,
+    expected_mean_absolute_error,
+    expected_mean_absolute_percentage_error,
+    expected_mean_squared_error,
+    expected_r2_score,
+    expected_root_mean_squared_error,
+)
+from sklearn_noisy.utils._noise import GaussianNoise
+
+FUNCTIONS = {
+    "mse": expected_mean_squared_error,
+    "rmse": expected_root_mean_squared_error,
+    "mae": expected_mean_absolute_error,
+    "r2": expected_r2_score,
+}
+
+
+def _batches(sizes):
+    return np.repeat(np.arange(len(sizes)), sizes)
+
+
+def _metric(name, y, p, w=None):
+    """The metric of each row of ``y`` (draws x samples) against ``p``."""
+    w = np.ones(y.shape[1]) if w is None else w
+    d = y - p
+    if name == "mae":
+        return np.abs(d) @ w / w.sum()
+    mse = np.square(d) @ w / w.sum()
+    if name == "mse":
+        return mse
+    if name == "rmse":
+        return np.sqrt(mse)
+    centre = y @ w / w.sum()
+    return 1.0 - mse * w.sum() / (np.square(y - centre[:, None]) @ w)
+
+
+@pytest.mark.parametrize("estimand", ["forward", "truth", "remeasurement"])
+def test_zero_offsets_equal_independent_errors(estimand):
+    rng = np.random.default_rng(0)
+    y = rng.normal(size=(40, 2)) * 2.0
+    p = y + rng.normal(size=(40, 2)) * 0.5
+    sigma = rng.uniform(0.2, 0.6, 40)
+    w = rng.uniform(0.5, 2.0, 40)
+    groups = np.repeat(["a", "b", "c", "d"], 10)
+    functions = [*FUNCTIONS.values(), expected_explained_variance_score]
+    for function in functions:
+        if estimand not in function.estimands:
+            continue
+        for weight in (None, w):
+            kwargs = {"sigma": sigma, "sample_weight": weight, "estimand": estimand}
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                sampling = function is expected_mean_squared_error
+                today = function(y, p, **kwargs, test_set_sampling=sampling)
+                shared = function(
+                    y,
+                    p,
+                    **kwargs,
+                    groups=groups,
+                    sigma_shared={"a": 0.0, "b": 0.0, "c": 0.0, "d": 0.0},
+                    test_set_sampling=sampling,
+                )
+            fields = ["expected", "variance", "nominal"]
+            for field in fields + ["sampling_variance"] * sampling:
+                np.testing.assert_allclose(
+                    getattr(shared, field), getattr(today, field), rtol=1e-12
+                )
+            assert shared.method == today.method
+
+
+def test_forward_moments_match_monte_carlo():
+    """Exact MSE and MAE moments (and the delta RMSE, R²) within 5 SE of 200k
+    seeded draws; unequal batches, per-batch τ (one 0), weights, per-label σ."""
+    rng = np.random.default_rng(1)
+    sizes = [3, 7, 12, 20, 1]
+    groups = _batches(sizes)
+    n = groups.size
+    y = rng.normal(size=n) * 2.0
+    p = y + rng.normal(size=n) * 0.6
+    sigma = rng.uniform(0.2, 0.8, n)
+    w = rng.uniform(0.5, 2.0, n)
+    tau = np.array([0.5, 0.0, 0.8, 0.4, 1.0])
+    draws = 100_000
+    labels = y + rng.normal(size=(draws, n)) * sigma
+    labels += rng.normal(size=(draws, len(sizes)))[:, groups] * tau[groups]
+    for name, function in FUNCTIONS.items():
+        score = function(
+            y,
+            p,
+            sigma=sigma,
+            sample_weight=w,
+            groups=groups,
+            sigma_shared=dict(enumerate(tau)),
+            estimand="forward",
+        )
+        values = _metric(name, labels, p, w)
+        centred = values - values.mean()
+        se_mean = values.std() / np.sqrt(draws)
+        se_var = np.sqrt(np.mean(centred**4) - values.var() ** 2) / np.sqrt(draws)
+        if name in ("mse", "mae"):  # exact
+            assert abs(score.expected - values.mean()) < 5 * se_mean, name
+            assert abs(score.variance - values.var()) < 5 * se_var, name
+        else:  # the delta method: within 12 % of the SD at 43 samples
+            assert abs(score.expected - values.mean()) < 0.1 * values.std(), name
+            assert abs(score.std / values.std() - 1.0) < 0.12, name
+    # what the offsets do: the independent-error SD is far too small
+    independent = expected_mean_squared_error(
+        y, p, sigma=np.sqrt(sigma**2 + tau[groups] ** 2), sample_weight=w
+    )
+    assert independent.std < 0.6 * _metric("mse", labels, p, w).std()
+
+
+def _laboratory(
+    rng, n_batches, batch_size, tau, sigma, ignore=False, metrics=FUNCTIONS
+):
+    """One replicate of the experiment: the estimates of each metric/estimand.
+
+    True values from a linear model with a nonlinear part, a training set of
+    its own batches, OLS fitted on its readings, a test set of ``n_batches``
+    batches of ``batch_size`` samples; ``ignore``: the metrics get no offsets
+    (the same total per-label SD, as if independent).
+    """
+    beta = np.array([1.0, -0.5, 0.25])
+
+    def draw(n_b):
+        x = rng.normal(size=(n_b * batch_size, 3))
+        mu = x @ beta + 0.3 * np.sin(2.0 * x[:, 0])
+        groups = np.repeat(np.arange(n_b), batch_size)
+        offsets = rng.normal(size=n_b)[groups] * tau
+        return x, mu, mu + offsets + rng.normal(size=mu.size) * sigma, groups
+
+    x_train, _, y_train, _ = draw(6)
+    x, mu, y, groups = draw(n_batches)
+    pred = LinearRegression().fit(x_train, y_train).predict(x)
+    targets = {
+        "truth": {k: float(_metric(k, mu[None], pred)[0]) for k in FUNCTIONS},
+    }
+    noise = (
+        {"sigma": np.hypot(sigma, tau)}
+        if ignore
+        else {"sigma": sigma, "groups": groups, "sigma_shared": tau}
+    )
+    results = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in metrics:
+            function = FUNCTIONS[name]
+            for estimand in ("truth", "remeasurement"):
+                if estimand not in function.estimands:
+                    continue
+                score = function(y, pred, **noise, estimand=estimand)
+                low, high = score.confidence_interval(0.95)
+                results[name, estimand] = (score.expected, score.std, low, high)
+    return results, targets, (mu, pred, groups)
+
+
+def _simulate(
+    n_replicates, settings, seed, ignore=False, n_fresh=400, metrics=FUNCTIONS
+):
+    """``{(setting, metric, estimand): (bias/SD, SD ratio, coverage, n)}``.
+
+    The remeasurement's target is each replicate's metric on a fresh reading
+    with new offsets, averaged over ``n_fresh`` seeded fresh readings.
+    """
+    rng = np.random.default_rng(seed)
+    table = {}
+    for setting in settings:
+        rows = {}
+        for _ in range(n_replicates):
+            results, targets, (mu, pred, groups) = _laboratory(
+                rng, *setting, ignore=ignore, metrics=metrics
+            )
+            n_b, _, tau, sigma = setting
+            fresh = mu + rng.normal(size=(n_fresh, n_b))[:, groups] * tau
+            fresh = fresh + rng.normal(size=(n_fresh, mu.size)) * sigma
+            remeasured = {k: float(_metric(k, fresh, pred).mean()) for k in FUNCTIONS}
+            for (name, estimand), (estimate, std, low, high) in results.items():
+                target = (
+                    targets["truth"][name] if estimand == "truth" else remeasured[name]
+                )
+                rows.setdefault((name, estimand), []).append(
+                    (estimate - target, std, low <= target <= high)
+                )
+        for key, values in rows.items():
+            error, std, covered = np.array(values).T
+            table[(setting, *key)] = (
+                error.mean() / error.std(),
+                std.mean() / error.std(),
+                covered.mean(),
+                len(values),
+            )
+    return table
+
+
+def test_laboratory_simulation_twin():
+    """Six batches of 20, τ = σ: the MSE truth interval covers its target and
+    reports its SD; with the offsets ignored it under-covers."""
+    setting = (6, 20, 0.5, 0.5)
+    table = _simulate(100, [setting], seed=3, n_fresh=20, metrics=["mse"])
+    bias, ratio, coverage, n = table[(setting, "mse", "truth")]
+    se = np.sqrt(0.95 * 0.05 / n)
+    assert abs(bias) < 0.3
+    assert 0.8 < ratio < 1.2
+    assert abs(coverage - 0.95) < 5 * se
+    ignored = _simulate(
+        100, [setting], seed=3, ignore=True, n_fresh=20, metrics=["mse"]
+    )
+    assert ignored[(setting, "mse", "truth")][2] < coverage - 0.15
+
+
+@pytest.mark.slow
+def test_laboratory_simulation_full(capsys):
+    settings = [(10, 5, 0.5, 0.5), (6, 20, 0.5, 0.5), (4, 50, 0.5, 0.5)]
+    table = _simulate(400, settings, seed=4)
+    ignored = _simulate(400, settings, seed=4, ignore=True)
+    with capsys.disabled():
+        print(
+            "\nsetting (batches, size, tau, sigma) metric estimand: bias/SD, "
+            "SD ratio, coverage | offsets ignored: SD ratio, coverage"
+        )
+        for key, (bias, ratio, coverage, _) in table.items():
+            _, ratio_i, coverage_i, _ = ignored[key]
+            print(
+                f"{key}: {bias:+.3f} {ratio:.3f} {coverage:.3f} | "
+                f"{ratio_i:.3f} {coverage_i:.3f}"
+            )
+    for key, (bias, ratio, coverage, _) in table.items():
+        if key[1] in ("mse", "r2"):
+            assert abs(bias) < 0.1, key
+            assert 0.85 < ratio < 1.15, key
+            assert 0.93 <= coverage <= 0.97, key
+
+
+def test_errors_name_the_parameter():
+    y, p = np.arange(6.0), np.arange(6.0) + 0.5
+    groups = [0, 0, 1, 1, 2, 2]
+    call = expected_mean_squared_error
+    with pytest.raises(ValueError, match="groups"):
+        call(y, p, sigma=0.1, groups=[0, 1], sigma_shared=0.1)
+    with pytest.raises(ValueError, match="sigma_shared"):
+        call(y, p, sigma=0.1, groups=groups, sigma_shared=-0.1)
+    with pytest.raises(ValueError, match=r"sigma_shared has no value.*\[2\]"):
+        call(y, p, sigma=0.1, groups=groups, sigma_shared={0: 0.1, 1: 0.1, 5: 0.1})
+    with pytest.raises(ValueError, match="sigma_shared given per sample"):
+        call(y, p, sigma=0.1, groups=groups, sigma_shared=[0.1] * 5 + [0.2])
+    with pytest.raises(TypeError, match="needs groups"):
+        call(y, p, sigma=0.1, sigma_shared=0.1)
+    with pytest.raises(TypeError, match="sigma_shared"):
+        call(y, p, sigma=0.1, groups=groups)
+    with pytest.raises(TypeError, match="groups"):
+        expected_mean_absolute_percentage_error(
+            y + 1, p, sigma=0.1, groups=groups, sigma_shared=0.1
+        )
+
+
+def test_noise_object_carries_the_offsets_to_a_fold():
+    """GaussianNoise.take keeps each sample's batch and τ; a metric reads them
+    from the noise object as from the keywords."""
+    rng = np.random.default_rng(5)
+    y = rng.normal(size=30)
+    p = y + rng.normal(size=30) * 0.3
+    groups = np.repeat(["r1", "r2", "r3"], 10)
+    tau = {"r1": 0.2, "r2": 0.0, "r3": 0.5}
+    noise = GaussianNoise.from_params(0.3, (30,), groups=groups, sigma_shared=tau)
+    fold = np.arange(5, 25)
+    taken = noise.take(fold)
+    assert taken.shared.labels.tolist() == ["r1", "r2", "r3"]
+    direct = expected_mean_squared_error(
+        y[fold], p[fold], sigma=0.3, groups=groups[fold], sigma_shared=tau
+    )
+    via_noise = expected_mean_squared_error(y[fold], p[fold], sigma=taken)
+    assert via_noise.variance == pytest.approx(direct.variance, rel=1e-12)
+    assert (
+        via_noise.variance
+        > expected_mean_squared_error(
+            y[fold], p[fold], sigma=np.hypot(0.3, [tau[g] for g in groups[fold]])
+        ).variance
+    )
