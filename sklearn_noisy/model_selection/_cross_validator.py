@@ -26,6 +26,7 @@ from ._report import (
 from ._scoring import check_noisy_scoring, check_scorers_noise
 from ._validation import (
     _check_noise,
+    check_batches_in_folds,
     _delegated_tags,
     _fold_tables,
     _noise_name,
@@ -266,6 +267,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         transition_matrix: Any = None,
         groups: Any = None,
         sigma_dof: Any = None,
+        sigma_shared: Any = None,
         **fit_params: Any,
     ) -> NoisyCrossValidator:
         """Cross-validate ``estimator`` and score every fold under the label noise.
@@ -294,6 +296,12 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
             Degrees of freedom of ``sigma`` when it was estimated from a few
             readings (:ref:`sigma_dof`); None: σ known exactly.
 
+        sigma_shared : float, dict or array-like of shape (n_samples,), \
+default=None
+            The SD of an offset shared by the labels of one batch, the batches
+            being ``groups`` (user guide: :ref:`shared_offsets`); split with
+            ``GroupKFold`` on them. None: independent label errors.
+
         **fit_params : dict
             Passed to the estimator's ``fit``; per-sample arrays are sliced to
             each training set.
@@ -318,7 +326,16 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
             for train, test in splitter.split(X, y, groups)
         ]
         y_score = _scoring_target(y, classifier)
-        noise = _check_noise(sigma, q, transition_matrix, y_score, n_samples, sigma_dof)
+        noise = _check_noise(
+            sigma,
+            q,
+            transition_matrix,
+            y_score,
+            n_samples,
+            sigma_dof,
+            offsets=(groups, sigma_shared),
+        )
+        check_batches_in_folds(noise, splits)
         scorers = check_noisy_scoring(self.scoring, self.estimator, y_score)
         check_scorers_noise(scorers, _noise_name(noise))
         classes = np.unique(np.asarray(y_score)) if classifier else None
