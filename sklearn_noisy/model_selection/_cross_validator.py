@@ -26,12 +26,12 @@ from ._report import (
 from ._scoring import check_noisy_scoring, check_scorers_noise
 from ._validation import (
     _check_noise,
-    check_batches_in_folds,
     _delegated_tags,
     _fold_tables,
     _noise_name,
     _scoring_target,
     _store_input_attributes,
+    check_batches_in_folds,
     plan_estimands,
     run_folds,
 )
