@@ -323,3 +323,53 @@ def test_cross_validator_reads_the_offsets_and_warns_on_cut_batches():
     assert shared > 1.5 * independent
     with pytest.warns(UserWarning, match="GroupKFold"):
         pooled_std(KFold(4), sigma_shared=0.4)
+
+
+def test_scorer_routes_groups_and_sigma_shared():
+    """Routed like sigma: the fold scores equal the metric called on each test
+    fold with its batches; a constant sigma_shared requests the groups."""
+    import sklearn
+    from sklearn.model_selection import GroupKFold, cross_validate
+
+    from sklearn_noisy import make_noisy_scorer
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(60, 2))
+    groups = np.repeat(np.arange(6), 10)
+    y = X @ [1.0, -1.0] + rng.normal(size=6)[groups] * 0.4
+    y = y + rng.normal(size=60) * 0.4
+    splits = list(GroupKFold(3).split(X, y, groups))
+    expected = []
+    for train, test in splits:
+        model = LinearRegression().fit(X[train], y[train])
+        expected.append(
+            expected_mean_squared_error(
+                y[test],
+                model.predict(X[test]),
+                sigma=0.4,
+                groups=groups[test],
+                sigma_shared=0.4,
+            ).variance
+        )
+    with sklearn.config_context(enable_metadata_routing=True):
+        routed = make_noisy_scorer("mean_squared_error", output="all")
+        routed.set_score_request(groups=True, sigma_shared=True)
+        constant = make_noisy_scorer(
+            "mean_squared_error", sigma=0.4, sigma_shared=0.4, output="all"
+        )
+        assert "sigma_shared=0.4" in repr(constant)
+        for scorer, params in (
+            (routed, {"sigma": np.full(60, 0.4), "sigma_shared": np.full(60, 0.4)}),
+            (constant, {}),
+        ):
+            result = cross_validate(
+                LinearRegression(),
+                X,
+                y,
+                cv=splits,
+                scoring=scorer,
+                params={"groups": groups, **params},
+            )
+            np.testing.assert_allclose(result["test_variance"], expected, rtol=1e-12)
+    with pytest.raises(TypeError, match="shared batch offsets"):
+        make_noisy_scorer("mean_absolute_percentage_error", sigma_shared=0.1)

@@ -577,9 +577,11 @@ def check_noise_source(value: Any, *, key: str) -> Any:
     """Validate a noise source (``key``): None, a constant, a column or a callable."""
     if value is None or isinstance(value, str) or callable(value):
         return value
+    if key == "sigma_shared" and isinstance(value, dict):  # {batch: SD}
+        return dict(value)
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        if key == "sigma":
-            return check_sigma(float(value), (1,), name="sigma")
+        if key in ("sigma", "sigma_shared"):
+            return check_sigma(float(value), (1,), name=key)
         if key == "sigma_dof":
             return check_sigma_dof(float(value), 1)
         return check_flip_probability(float(value), 1, name="q")
