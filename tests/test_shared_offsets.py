@@ -373,3 +373,71 @@ def test_scorer_routes_groups_and_sigma_shared():
             np.testing.assert_allclose(result["test_variance"], expected, rtol=1e-12)
     with pytest.raises(TypeError, match="shared batch offsets"):
         make_noisy_scorer("mean_absolute_percentage_error", sigma_shared=0.1)
+
+
+def test_paired_difference_under_offsets_matches_monte_carlo():
+    """MSE and MAE differences: Gauss–Hermite over the offsets, within 5 SE of
+    100k seeded joint draws (mean and variance)."""
+    from sklearn_noisy.metrics import expected_paired_difference
+
+    rng = np.random.default_rng(8)
+    sizes = [4, 9, 15, 2]
+    groups = _batches(sizes)
+    n = groups.size
+    y = rng.normal(size=n) * 2.0
+    a = y + rng.normal(size=n) * 0.5 + 0.3
+    b = y + rng.normal(size=n) * 0.7
+    sigma = rng.uniform(0.2, 0.6, n)
+    w = rng.uniform(0.5, 2.0, n)
+    tau = np.array([0.5, 0.3, 0.8, 0.0])
+    draws = 100_000
+    labels = y + rng.normal(size=(draws, n)) * sigma
+    labels += rng.normal(size=(draws, len(sizes)))[:, groups] * tau[groups]
+    for name, key in (("mean_squared_error", "mse"), ("mean_absolute_error", "mae")):
+        score = expected_paired_difference(
+            y,
+            a,
+            b,
+            metric=name,
+            sigma=sigma,
+            sample_weight=w,
+            groups=groups,
+            sigma_shared=dict(enumerate(tau)),
+            estimand="forward",
+        )
+        values = _metric(key, labels, a, w) - _metric(key, labels, b, w)
+        centred = values - values.mean()
+        se_mean = values.std() / np.sqrt(draws)
+        se_var = np.sqrt(np.mean(centred**4) - values.var() ** 2) / np.sqrt(draws)
+        assert score.method == "exact"
+        assert abs(score.expected - values.mean()) < 5 * se_mean, name
+        assert abs(score.variance - values.var()) < 5 * se_var, name
+
+
+def test_compare_estimators_carries_the_offsets():
+    from sklearn.linear_model import Ridge
+    from sklearn.model_selection import GroupKFold
+
+    from sklearn_noisy.model_selection import compare_estimators
+
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(80, 2))
+    groups = np.repeat(np.arange(8), 10)
+    y = X @ [1.0, -1.0] + rng.normal(size=8)[groups] * 0.4
+    y = y + rng.normal(size=80) * 0.4
+    stds = []
+    for sigma_shared in (None, 0.4):
+        result = compare_estimators(
+            {"ols": LinearRegression(), "ridge": Ridge(alpha=30.0)},
+            X,
+            y,
+            scoring=["mean_squared_error"],
+            sigma=0.4,
+            groups=groups,
+            cv=GroupKFold(4),
+            sigma_shared=sigma_shared,
+        )
+        difference = result.differences[("ols", "ridge")]["mean_squared_error"]
+        assert difference.method == "exact"
+        stds.append(difference.std)
+    assert stds[1] > 1.2 * stds[0]

@@ -249,8 +249,9 @@ def shared_offsets(
 
 def _total_sigma(
     definition: RegressionLoss, arguments: dict[str, Any], sigma: Any, shape: tuple
-) -> np.ndarray:
-    """Each label's total error SD, ``√(σ² + τ_g²)``, broadcast to ``shape``.
+) -> tuple[np.ndarray, bool]:
+    """Each label's total error SD, ``√(σ² + τ_g²)``, broadcast to ``shape``,
+    and whether there are batch offsets.
 
     A mean of per-sample terms sees only each label's own error, whatever the
     errors share (user guide: :ref:`shared_offsets`).
@@ -264,8 +265,28 @@ def _total_sigma(
         shape[0],
     )
     if shared is None:
-        return s
-    return np.sqrt(np.square(s) + shared.per_sample()[:, None])
+        return s, False
+    return np.sqrt(np.square(s) + shared.per_sample()[:, None]), True
+
+
+def _own_label_variance(
+    definition: RegressionLoss,
+    inputs: tuple,
+    total_sigma: np.ndarray,
+    estimand: str,
+    offsets: bool,
+) -> float | None:
+    """The label variance the per-sample terms' spread holds, with batch
+    offsets: that of independent errors of the same total SD per label (None
+    without offsets or for the forward estimand, whose terms hold none)."""
+    if not offsets or estimand == "forward":
+        return None
+    y_true, y_pred, _, weight, multioutput = inputs
+    kernel = definition.estimands[estimand][0]
+    variance = kernel(y_true, y_pred, total_sigma, None, weight).variance
+    if isinstance(multioutput, str):
+        return float(variance.mean() / variance.size)
+    return float(np.square(multioutput) @ variance / np.sum(multioutput) ** 2)
 
 
 def _loss_terms(definition: RegressionLoss) -> Callable[..., Any]:
@@ -281,15 +302,17 @@ def _loss_terms(definition: RegressionLoss) -> Callable[..., Any]:
         y_true, y_pred, sigma, weight, multioutput = _sampling_inputs(
             definition, arguments
         )
-        s = _total_sigma(definition, arguments, sigma, y_true.shape)
+        s, offsets = _total_sigma(definition, arguments, sigma, y_true.shape)
         extra = {}
         if "zero_margin" in arguments:
             extra["margin"] = _check_zero_margin(arguments["zero_margin"])
         estimand = arguments.get("estimand", "forward")
         h = definition.terms[estimand](y_true, y_pred, s, **extra)
+        inputs = (y_true, y_pred, sigma, weight, multioutput)
+        label = _own_label_variance(definition, inputs, s, estimand, offsets)
         if isinstance(multioutput, str):
-            return h.mean(axis=1), weight, 1.0
-        return h @ multioutput / multioutput.sum(), weight, 1.0
+            return h.mean(axis=1), weight, 1.0, None, label
+        return h @ multioutput / multioutput.sum(), weight, 1.0, None, label
 
     return terms
 
@@ -339,9 +362,8 @@ def _ratio_terms(definition: RegressionLoss) -> Callable[..., Any]:
         )
         w = np.ones(y_true.shape[0]) if weight is None else weight
         total = float(w.sum())
-        noise = shift[score.estimand] * np.square(
-            _total_sigma(definition, arguments, sigma, y_true.shape)
-        )
+        total_sigma, offsets = _total_sigma(definition, arguments, sigma, y_true.shape)
+        noise = shift[score.estimand] * np.square(total_sigma)
         residual = y_true - y_pred
         if definition.centred:
             residual = residual - w @ residual / total
@@ -357,7 +379,11 @@ def _ratio_terms(definition: RegressionLoss) -> Callable[..., Any]:
             h = h @ multioutput / np.sum(multioutput)
         else:
             h = h.mean(axis=1)
-        return score.expected + h, weight, 1.0
+        inputs = (y_true, y_pred, sigma, weight, multioutput)
+        label = _own_label_variance(
+            definition, inputs, total_sigma, score.estimand, offsets
+        )
+        return score.expected + h, weight, 1.0, None, label
 
     return terms
 
