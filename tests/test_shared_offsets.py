@@ -441,3 +441,44 @@ def test_compare_estimators_carries_the_offsets():
         assert difference.method == "exact"
         stds.append(difference.std)
     assert stds[1] > 1.2 * stds[0]
+
+
+def test_summarize_batches_one_way_and_unbiased():
+    """One reference, balanced: the one-way ANOVA estimates; three references
+    in an unbalanced design: τ² and σ_w² unbiased within 5 SE (seeded)."""
+    from sklearn_noisy.preprocessing import summarize_batches
+
+    readings = np.array([10.1, 10.3, 9.6, 9.8, 10.9, 10.7, 10.0, 10.4])
+    batches = np.repeat(["a", "b", "c", "d"], 2)
+    summary = summarize_batches(readings, batches)
+    means = readings.reshape(4, 2).mean(axis=1)
+    ms_between = 2.0 * means.var(ddof=1)
+    ms_within = np.square(readings.reshape(4, 2) - means[:, None]).sum() / 4
+    assert summary.tau2 == pytest.approx((ms_between - ms_within) / 2.0, rel=1e-12)
+    assert summary.sigma_within == pytest.approx(np.sqrt(ms_within), rel=1e-12)
+    assert (summary.sigma_within_dof, summary.n_batches) == (4, 4)
+    # Satterthwaite: 2 τ̂⁴/ν equals the plug-in variance of τ̂²
+    variance = 2 * (ms_between**2 / 3 + ms_within**2 / 4) / 4
+    assert summary.sigma_shared_dof == pytest.approx(summary.tau2**2 / variance)
+
+    rng = np.random.default_rng(10)
+    tau2, within = [], []
+    for _ in range(600):
+        offsets = rng.normal(size=8) * 0.5
+        rows = [
+            (g, r, [5.0, 10.0, 20.0][r] + offsets[g] + rng.normal() * 0.3)
+            for g in range(8)
+            for r in range(3)
+            for _ in range(rng.integers(0, 4))
+        ]
+        g, r, x = np.array(rows).T
+        result = summarize_batches(x, g.astype(int), references=r.astype(int))
+        tau2.append(result.tau2)
+        within.append(result.sigma_within**2)
+    for values, truth in ((tau2, 0.25), (within, 0.09)):
+        values = np.array(values)
+        assert abs(values.mean() - truth) < 5 * values.std() / np.sqrt(values.size)
+    with pytest.raises(ValueError, match="batches"):
+        summarize_batches([1.0, 2.0], ["a", "b", "c"])
+    with pytest.raises(ValueError, match="at least two batches"):
+        summarize_batches([1.0, 2.0, 3.0], ["a", "a", "a"])
