@@ -108,6 +108,12 @@ _OPTION_DOCS = {
         The SD of a batch's common offset: one value, ``{batch: SD}`` or one
         value per sample (equal within a batch). A remeasurement draws new
         offsets; for one that keeps them, leave out ``groups``.""",
+    "sigma_shared_dof": """\
+    sigma_shared_dof : float, default=None
+        Degrees of freedom of ``sigma_shared²`` when it was estimated, as
+        :func:`~sklearn_noisy.preprocessing.summarize_batches` returns them
+        (one estimate for every batch when ``sigma_shared`` is one value);
+        None: known. The truth variances then include its uncertainty.""",
     "sigma_dof": """\
     sigma_dof : float or array-like of shape (n_samples,), default=None
         Degrees of freedom of ``sigma`` when it was estimated from the
@@ -185,6 +191,7 @@ _OPTIONS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
     "sigma_dof": (None, lambda value: value, "Any"),
     "groups": (None, lambda value: value, "Any"),
     "sigma_shared": (None, lambda value: value, "Any"),
+    "sigma_shared_dof": (None, lambda value: value, "Any"),
     "force_finite": (True, _check_force_finite, "bool"),
     "zero_margin": (ZERO_MARGIN, _check_zero_margin, "float"),
 }
@@ -227,17 +234,18 @@ def shared_offsets(
     groups: Any,
     sigma_shared: Any,
     n_samples: int,
+    sigma_shared_dof: Any = None,
 ) -> SharedOffsets | None:
     """The batch offsets of a call: ``groups``/``sigma_shared`` or the noise's."""
     if isinstance(sigma, GaussianNoise) and sigma.shared is not None:
-        if groups is not None or sigma_shared is not None:
+        if groups is not None or sigma_shared is not None or sigma_shared_dof:
             raise TypeError(
                 "sigma already carries the batch offsets; do not also pass groups "
                 "or sigma_shared."
             )
         shared = sigma.shared
     else:
-        shared = check_shared_offsets(groups, sigma_shared, n_samples)
+        shared = check_shared_offsets(groups, sigma_shared, n_samples, sigma_shared_dof)
     if shared is not None and "groups" not in definition.options:
         raise ValueError(
             f"The {definition.label} does not model shared batch offsets "
@@ -263,6 +271,7 @@ def _total_sigma(
         arguments.get("groups"),
         arguments.get("sigma_shared"),
         shape[0],
+        arguments.get("sigma_shared_dof"),
     )
     if shared is None:
         return s, False
@@ -405,7 +414,7 @@ def _root_sampling(mean_metric: Callable[..., NoisyScore]) -> Callable[..., Any]
         ):
             return None
         options = ("sigma", "sample_weight", "estimand", "sigma_dof", "zero_margin")
-        options += ("groups", "sigma_shared")
+        options += ("groups", "sigma_shared", "sigma_shared_dof")
         with quiet():  # the root metric's call warned already
             mean = mean_metric(
                 arguments["y_true"],
@@ -522,6 +531,7 @@ def regression_function(
             values.pop("groups", None),
             values.pop("sigma_shared", None),
             inputs[0].shape[0],
+            values.pop("sigma_shared_dof", None),
         )
         offsets = {} if shared is None else {"shared": shared}
         if estimand != "forward":

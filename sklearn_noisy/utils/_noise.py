@@ -182,13 +182,30 @@ class SharedOffsets:
 
     ``codes[i]`` is sample ``i``'s batch (``0 .. n_groups - 1``), ``labels`` the
     batches' names and ``tau2`` their ``τ_g²``. Offsets of different batches,
-    and of different outputs, are independent. Built by
+    and of different outputs, are independent. ``dof``: the degrees of freedom
+    of ``τ²`` when it was estimated (None: known), ``common``: whether one
+    estimate serves every batch (a scalar ``sigma_shared``). Built by
     :func:`check_shared_offsets`.
     """
 
     codes: np.ndarray
     labels: np.ndarray
     tau2: np.ndarray
+    dof: float | None = None
+    common: bool = False
+
+    def tau2_covariance(self, a: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """Unbiased ``Cov(Σ_g a_g τ̂_g², Σ_g c_g τ̂_g²)``, coefficients ``(G, k)``.
+
+        ``Var τ̂² = 2τ⁴/ν``, ``τ⁴`` estimated by ``τ̂⁴ ν/(ν + 2)``; one common
+        estimate (``common``) or independent ones per batch. 0 when known.
+        """
+        if self.dof is None or not np.isfinite(self.dof):
+            return np.zeros(np.shape(a)[1:])
+        g = 2.0 * np.square(self.tau2) / (self.dof + 2.0)  # per batch
+        if self.common:
+            return g[0] * a.sum(axis=0) * c.sum(axis=0)
+        return g @ (a * c)
 
     @property
     def n_groups(self) -> int:
@@ -215,7 +232,13 @@ class SharedOffsets:
     def take(self, indices: Any) -> SharedOffsets:
         """The offsets of the samples ``indices``, batches renumbered."""
         kept, codes = np.unique(self.codes[indices], return_inverse=True)
-        return SharedOffsets(codes.reshape(-1), self.labels[kept], self.tau2[kept])
+        return SharedOffsets(
+            codes.reshape(-1),
+            self.labels[kept],
+            self.tau2[kept],
+            self.dof,
+            self.common,
+        )
 
     def draw(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         """Offsets ``b_{g(i)}`` for ``shape = (n_draws, n_samples[, n_outputs])``."""
@@ -225,15 +248,32 @@ class SharedOffsets:
 
 
 def check_shared_offsets(
-    groups: Any, sigma_shared: Any, n_samples: int
+    groups: Any, sigma_shared: Any, n_samples: int, sigma_shared_dof: Any = None
 ) -> SharedOffsets | None:
     """Validate the batches and their offsets' SD; None without any offset.
 
     ``groups``: one batch label per sample. ``sigma_shared``: one SD ``τ >= 0``
     for every batch, a mapping ``{batch: τ_g}`` covering every batch present,
-    or one value per sample, equal within each batch. None is returned when
-    both are None or every ``τ_g`` is 0 (independent errors, as without them).
+    or one value per sample, equal within each batch. ``sigma_shared_dof``:
+    the degrees of freedom of ``τ²`` (a number > 0; None: known). None is
+    returned when both are None or every ``τ_g`` is 0 (independent errors, as
+    without them).
     """
+    dof = None
+    if sigma_shared_dof is not None:
+        value = as_float_array(sigma_shared_dof, name="sigma_shared_dof")
+        if value.ndim != 0:
+            raise ValueError(
+                "sigma_shared_dof must be one number (the degrees of freedom of "
+                f"the estimate of sigma_shared); got shape {value.shape}."
+            )
+        dof = float(value)
+        if not dof > 0:
+            raise ValueError(
+                f"sigma_shared_dof must be positive (inf: known); got {dof!r}."
+            )
+        if sigma_shared is None:
+            raise TypeError("sigma_shared_dof needs sigma_shared and groups.")
     if groups is None and sigma_shared is None:
         return None
     if groups is None:
@@ -295,7 +335,8 @@ def check_shared_offsets(
         )
     if not np.any(tau > 0):
         return None
-    return SharedOffsets(codes, labels, tau * tau)
+    common = not isinstance(sigma_shared, dict) and np.unique(tau).size == 1
+    return SharedOffsets(codes, labels, tau * tau, dof, common)
 
 
 @dataclass(frozen=True, eq=False)

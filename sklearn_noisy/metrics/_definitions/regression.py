@@ -49,7 +49,7 @@ __all__ = [
 _MEAN_RULES = MultioutputRules(one_output_weights=False)
 #: The options of the losses that model batch offsets shared by labels (their
 #: engines read the noise's ``shared`` part, user guide: :ref:`shared_offsets`).
-_OFFSET_OPTIONS = ("sigma_dof", "groups", "sigma_shared")
+_OFFSET_OPTIONS = ("sigma_dof", "groups", "sigma_shared", "sigma_shared_dof")
 #: ``terms(y_true, y_pred, sigma) -> h``, all of shape ``(n_samples, n_outputs)``.
 Terms = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 

@@ -98,6 +98,10 @@ def _squared_error_sums(
         # the first sum holds 4 Σ w² σ² τ² already (E d̃² = d² + σ² + τ²)
         variance = variance + 4.0 * own + 2.0 * sums.t4
         floor = floor + 4.0 * sums.t2s2 + 2.0 * sums.t4
+        if k == 3.0:  # truth: it subtracts Σ_g τ̂² W_g, with τ̂²'s own variance
+            w_g = shared.group_sum(np.ones(y.shape[0]) if weight is None else weight)
+            uncertainty = shared.tau2_covariance(w_g[:, None], w_g[:, None])
+            variance, floor = variance + uncertainty, floor + uncertainty
     return sums.weight, sums.d2, sums.s2 + sums.t2, variance, floor
 
 
@@ -373,6 +377,14 @@ def _with_offsets(
         b_dd, b_cc, b_cd = _own_products(
             shared, weight, sigma, forms, (tau2, w_g, s2_g), w2s2_sum, centred
         )
+    # the truth sums subtract Σ_g a_g τ̂² (SSE) and Σ_g c_g τ̂² (SST)
+    c = w_g - w_g * w_g / w_sum
+    a = c if centred else w_g
+    sigma_parts = (
+        shared.tau2_covariance(a, a),
+        shared.tau2_covariance(c, c),
+        shared.tau2_covariance(a, c),
+    )
     if centred:  # X is a C-form too
         tr_dd = tr_dc = tr_cc
     return sums._replace(
@@ -384,6 +396,9 @@ def _with_offsets(
         floor_sse=sums.floor_sse + 2.0 * tr_dd,
         floor_sst=sums.floor_sst + 2.0 * tr_cc,
         floor_cov=sums.floor_cov + 2.0 * tr_dc,
+        var_sse_sigma=sums.var_sse_sigma + sigma_parts[0],
+        var_sst_sigma=sums.var_sst_sigma + sigma_parts[1],
+        cov_sigma=sums.cov_sigma + sigma_parts[2],
     )
 
 
