@@ -525,3 +525,45 @@ def test_estimated_sigma_shared_with_its_dof(capsys):
             f"without {ratios[False]:.3f}"
         )
     assert ratios[True] > 0.85 > 0.75 > ratios[False]
+
+
+def test_command_line_groups_and_sigma_shared(capsys, tmp_path):
+    """--groups keeps batches whole (GroupKFold) and --sigma-shared reaches the
+    metric: the pooled MSE equals the metric on the out-of-fold predictions."""
+    import csv
+    import json
+
+    from sklearn.model_selection import GroupKFold, cross_val_predict
+
+    from sklearn_noisy.cli import main
+
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(48, 2))
+    runs = np.repeat(["r1", "r2", "r3", "r4", "r5", "r6"], 8)
+    offsets = dict(zip(np.unique(runs), rng.normal(size=6) * 0.3, strict=True))
+    y = X @ [1.0, -1.0] + np.array([offsets[r] for r in runs])
+    y = y + rng.normal(size=48) * 0.3
+    path = tmp_path / "runs.csv"
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["x1", "x2", "run", "y"])
+        writer.writerows(zip(X[:, 0], X[:, 1], runs, y, strict=True))
+    out = tmp_path / "out.json"
+    common = ["evaluate", "--data", str(path), "--target", "y", "--sigma", "0.3"]
+    estimator = ["--estimator", "sklearn.linear_model.LinearRegression"]
+    code = main(
+        [*common, *estimator, "--groups", "run", "--sigma-shared", "0.3", "--cv",
+         "3", "--metrics", "mean_squared_error", "--json", str(out), "--quiet"]
+    )  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    pooled = json.loads(out.read_text())["pooled"]["mean_squared_error"]
+    splitter = GroupKFold(3, shuffle=True, random_state=0)
+    oof = cross_val_predict(LinearRegression(), X, y, cv=splitter, groups=runs)
+    reference = expected_mean_squared_error(
+        y, oof, sigma=0.3, groups=runs, sigma_shared=0.3
+    )
+    assert pooled["variance"] == pytest.approx(reference.variance, rel=1e-9)
+    assert main([*common, "--sigma-shared", "0.3"]) == 2
+    assert "--sigma-shared needs --groups" in capsys.readouterr().err
+    assert main([*common, "--groups", "run", "--cv", "7"]) == 2
+    assert "number of batches" in capsys.readouterr().err
