@@ -241,7 +241,7 @@ def test_laboratory_simulation_full(capsys):
                 f"{ratio_i:.3f} {coverage_i:.3f}"
             )
     # Met at 5 samples per batch (10 batches); with 4-6 batches of 20-50 the
-    # MSE and R² intervals cover 91-94 % (SD ratio 0.83-0.97): the
+    # MSE and R² intervals cover 90.5-92 % (SD ratio 0.84-0.97): the
     # model's residuals share its intercept error, so the batch sums of the
     # true residuals exceed their per-sample estimate, and the interval of a
     # sum of 4-6 squared offsets is skewed (user guide: shared_offsets).
