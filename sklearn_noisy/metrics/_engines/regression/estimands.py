@@ -82,21 +82,16 @@ def _squared_error_sums(
     ``Σ w² 2σ̂⁴ (1 − floor_k/(ν + 2))`` for their lower bounds (1 and 2).
 
     Batch offsets (``shared``) add ``Σ_g τ² (4 (Σ_g w d)² + 4 Σ_g w² σ² + 2 τ²
-    W_g²)`` to the variance. Its batch sums of true residuals ``(Σ_g w d)²``
-    are taken as ``Σ_g w² d²`` (residuals not correlated within a batch, each
-    ``d²`` estimated by ``d̃² − σ² − τ²``): the unbiased ``(Σ_g w d̃)² − Σ_g w²
-    σ² − τ² W_g²`` rests on as many values as batches and, clipped at the
-    floor, overstated the SD by 20 % with six batches (user guide:
-    :ref:`shared_offsets`). The floor gains ``Σ_g τ² (4 Σ_g w² σ̂² + 2 τ²
-    W_g²)``.
+    W_g²)`` to the variance, its batch sums of true residuals estimated by
+    :func:`~.sums.batch_products`. The floor gains ``Σ_g τ² (4 Σ_g w² σ̂² + 2
+    τ² W_g²)``.
     """
     sums = squared_error_sums(y, y_pred, sigma, weight, sigma_dof, shared=shared)
     variance = 4.0 * sums.s2d2 - 2.0 * sums.s4 + 2.0 * k * sums.s4_dof
     floor = 2.0 * sums.s4 - 2.0 * floor_k * sums.s4_dof
     if shared is not None:
-        own = sums.t2d2_own - sums.t4_own - sums.t2s2  # Σ w² τ² d², unbiased
         # the first sum holds 4 Σ w² σ² τ² already (E d̃² = d² + σ² + τ²)
-        variance = variance + 4.0 * own + 2.0 * sums.t4
+        variance = variance + 4.0 * sums.batch_products + 2.0 * sums.t4
         floor = floor + 4.0 * sums.t2s2 + 2.0 * sums.t4
         if k == 3.0:  # truth: it subtracts Σ_g τ̂² W_g, with τ̂²'s own variance
             w_g = shared.group_sum(np.ones(y.shape[0]) if weight is None else weight)
@@ -411,10 +406,12 @@ def _own_products(
     w2s2_sum: np.ndarray,
     centred: bool,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``Σ_g τ² (Σ_g w x)(Σ_g w x')`` of the noisy forms, with the expected
-    batch products of their noise replaced by each sample's own terms: the
-    noise's ``Σ_g τ² Cov(Σ_g w x̃, Σ_g w x̃')`` stays, and ``Σ τ² w² (x̃x̃' −
-    Cov(x̃, x̃'))`` replaces the true values' batch products."""
+    """``Σ_g τ² (Σ_g w x)(Σ_g w x')`` of the noisy forms, with the true values'
+    batch products estimated as :func:`~.sums.batch_products` does: a common
+    part (the residuals' weighted mean ``d̄``; the centred forms have none)
+    and deviations not correlated within a batch, ``W_g² d̄² + Σ_g w² (x −
+    x̄)(x' − x̄')``, each estimated without bias; the noise's ``Σ_g τ²
+    Cov(Σ_g w x̃, Σ_g w x̃')`` stays."""
     d, c = forms
     tau2, w_g, s2_g = batch
     n_samples = d.shape[0]
@@ -431,19 +428,21 @@ def _own_products(
     cov_cc = own - 2.0 * q + spread
     batch_cc = a_g * (1.0 - 2.0 * w_g / w_sum) + w_g * w_g * spread
     if centred:
-        cov_dd = cov_dc = cov_cc
         batch_dd = batch_dc = batch_cc
     else:
-        cov_dd, cov_dc = own, own - q
         batch_dd, batch_dc = a_g, a_g * (1.0 - w_g / w_sum)
+    common = w @ d / w_sum  # 0 for the centred residuals
+    deviation = d - common  # its noise is that of c̃: ε − ε̄
     weights = np.square(w)[:, None] * tau_i
+    products = [
+        (weights * (x * x_ - cov_cc)).sum(axis=0)
+        for x, x_ in ((deviation, deviation), (c, c), (c, deviation))
+    ]
+    products[0] = products[0] + (np.square(common) - spread) * beta
+    noises = (batch_dd, batch_cc, batch_dc)
     return tuple(
-        (weights * (x * x_ - cov)).sum(axis=0) + (tau2 * noise).sum(axis=0)
-        for x, x_, cov, noise in (
-            (d, d, cov_dd, batch_dd),
-            (c, c, cov_cc, batch_cc),
-            (c, d, cov_dc, batch_dc),
-        )
+        p + (tau2 * noise).sum(axis=0)
+        for p, noise in zip(products, noises, strict=True)
     )
 
 
