@@ -326,6 +326,8 @@ def test_cross_validator_reads_the_offsets_and_warns_on_cut_batches():
     assert shared > 1.5 * independent
     with pytest.warns(UserWarning, match="GroupKFold"):
         pooled_std(KFold(4), sigma_shared=0.4)
+    # an estimated sigma_shared: its degrees of freedom reach the truth variance
+    assert pooled_std(GroupKFold(3), sigma_shared=0.4, sigma_shared_dof=3) > shared
 
 
 def test_scorer_routes_groups_and_sigma_shared():

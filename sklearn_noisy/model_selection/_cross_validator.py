@@ -268,6 +268,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         groups: Any = None,
         sigma_dof: Any = None,
         sigma_shared: Any = None,
+        sigma_shared_dof: Any = None,
         **fit_params: Any,
     ) -> NoisyCrossValidator:
         """Cross-validate ``estimator`` and score every fold under the label noise.
@@ -302,6 +303,10 @@ default=None
             being ``groups`` (user guide: :ref:`shared_offsets`); split with
             ``GroupKFold`` on them. None: independent label errors.
 
+        sigma_shared_dof : float, default=None
+            The degrees of freedom of ``sigma_shared²`` when it was estimated
+            (:func:`~sklearn_noisy.preprocessing.summarize_batches`); None: known.
+
         **fit_params : dict
             Passed to the estimator's ``fit``; per-sample arrays are sliced to
             each training set.
@@ -333,7 +338,7 @@ default=None
             y_score,
             n_samples,
             sigma_dof,
-            offsets=(groups, sigma_shared),
+            offsets=(groups, sigma_shared, sigma_shared_dof),
         )
         check_batches_in_folds(noise, splits)
         scorers = check_noisy_scoring(self.scoring, self.estimator, y_score)

@@ -69,14 +69,15 @@ def _check_noise(
     y: Any,
     n_samples: int,
     sigma_dof: Any = None,
-    offsets: tuple[Any, Any] = (None, None),
+    offsets: tuple[Any, Any, Any] = (None, None, None),
 ) -> Noise:
     """Validate the label noise once, before any fold is fitted.
 
-    ``offsets``: ``(groups, sigma_shared)``, the batches' shared offsets, used
-    only with ``sigma_shared`` (``groups`` alone is the splitter's).
+    ``offsets``: ``(groups, sigma_shared, sigma_shared_dof)``, the batches'
+    shared offsets, used only with ``sigma_shared`` (``groups`` alone is the
+    splitter's).
     """
-    groups, sigma_shared = offsets
+    groups, sigma_shared, sigma_shared_dof = offsets
     if sigma_shared is not None and sigma is None:
         raise TypeError(
             "sigma_shared (the SD of a batch's shared offset) needs sigma, the "
@@ -101,6 +102,7 @@ def _check_noise(
             sigma_dof=sigma_dof,
             groups=None if sigma_shared is None else groups,
             sigma_shared=sigma_shared,
+            sigma_shared_dof=sigma_shared_dof,
         )
     if q is not None or transition_matrix is not None:
         return FlipNoise.from_params(

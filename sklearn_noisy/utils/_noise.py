@@ -361,13 +361,15 @@ class GaussianNoise:
         sigma_dof: Any = None,
         groups: Any = None,
         sigma_shared: Any = None,
+        sigma_shared_dof: Any = None,
     ) -> GaussianNoise:
         """Validate ``sigma`` for labels of ``shape``, ``sigma_dof`` and the
-        batch offsets (``groups`` and ``sigma_shared``, both or neither)."""
+        batch offsets (``groups`` and ``sigma_shared``, both or neither, and
+        ``sigma_shared_dof``)."""
         return cls(
             check_sigma(sigma, shape),
             check_sigma_dof(sigma_dof, shape[0]),
-            check_shared_offsets(groups, sigma_shared, shape[0]),
+            check_shared_offsets(groups, sigma_shared, shape[0], sigma_shared_dof),
         )
 
     @property
