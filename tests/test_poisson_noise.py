@@ -366,3 +366,15 @@ def test_test_set_sampling_and_rmse_interval():
     np.testing.assert_allclose(
         rmse.confidence_interval(0.95), np.sqrt(mse.confidence_interval(0.95))
     )
+
+
+def test_counts_refuse_shared_batch_offsets():
+    with pytest.raises(TypeError, match="noise='poisson' does not model shared"):
+        expected_mean_squared_error(
+            [3.0, 5.0, 2.0, 7.0],
+            [2.5, 4.0, 2.0, 6.0],
+            noise="poisson",
+            estimand="truth",
+            groups=[0, 0, 1, 1],
+            sigma_shared=0.5,
+        )

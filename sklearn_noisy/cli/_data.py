@@ -134,7 +134,7 @@ def _labels(cells: list[str], name: str) -> np.ndarray:
 #: ``plan`` only).
 _NEEDS_DATA = (
     "target sigma q repeats features drop instrument_sigma min_repeats sigma_dof "
-    "id n_readings"
+    "id n_readings groups sigma_shared"
 ).split()
 
 
@@ -258,6 +258,25 @@ def _load_target(
     }
 
 
+def _load_batches(
+    args: argparse.Namespace, columns: dict[str, list[str]], labels: dict[str, Any]
+) -> dict[str, Any]:
+    """The batches (``--groups``) and their offsets' SD (``--sigma-shared``)."""
+    if args.groups is None:
+        if args.sigma_shared is not None:
+            raise CLIError("--sigma-shared needs --groups (the batch of each label)")
+        return {}
+    cells = _column(columns, args.groups, "--groups")
+    used = [*labels["used"], args.groups]
+    sigma_shared = None
+    if args.sigma_shared is not None:
+        if labels["task"] != "regression":
+            raise CLIError("--sigma-shared needs --sigma (regression labels)")
+        sigma_shared, name = _noise_value(args.sigma_shared, columns, "--sigma-shared")
+        used += [name] if name is not None else []
+    return {"groups": np.array(cells), "sigma_shared": sigma_shared, "used": used}
+
+
 def _load(args: argparse.Namespace) -> dict[str, Any]:
     """The data to evaluate: X, y, the noise and a description."""
     if args.data is None:
@@ -272,6 +291,7 @@ def _load(args: argparse.Namespace) -> dict[str, Any]:
     else:
         labels = _load_target(args, columns)
     _load_plan_columns(args, columns, labels)
+    labels.update(_load_batches(args, columns, labels))
     parsed: dict[str, np.ndarray] = {}  # the numeric columns, read once
     features, left_out, notes = _features(args, header, columns, labels, parsed)
     X = np.column_stack(

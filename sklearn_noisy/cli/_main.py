@@ -38,6 +38,8 @@ examples:
   sklearn-noisy evaluate --data runs.csv --target y --sigma y_err
   sklearn-noisy evaluate --data runs.csv --target y --sigma y_sem --sigma-dof y_dof
   sklearn-noisy evaluate --data runs.csv --repeats r1,r2,r3 --json out.json
+  sklearn-noisy evaluate --data runs.csv --target y --sigma 0.3 --groups run \\
+      --sigma-shared 0.2
   sklearn-noisy evaluate --data labels.csv --target label --q 0.05 \\
       --estimator sklearn.linear_model.LogisticRegression --param C=0.5
 
@@ -213,6 +215,18 @@ def _add_data_arguments(data: Any) -> None:
         metavar="COL|NUMBER",
         help="with --sigma: degrees of freedom of sigma when it was estimated from "
         "a few readings (n - 1; inf: known): a column or a number",
+    )
+    data.add_argument(
+        "--groups",
+        metavar="COL",
+        help="column of each label's batch (calibration run, day): the folds "
+        "keep batches whole (GroupKFold)",
+    )
+    data.add_argument(
+        "--sigma-shared",
+        metavar="COL|NUMBER",
+        help="with --sigma and --groups: SD of an offset shared by the labels of "
+        "one batch, a column (equal within a batch) or a number",
     )
     data.add_argument(
         "--q",
@@ -520,7 +534,7 @@ def _cross_validate(
     """The fitted NoisyCrossValidator of the model of ``args`` on the data."""
     estimator, loaded["model"] = _make_estimator(args, loaded["task"], loaded["X"])
 
-    from sklearn.model_selection import KFold, StratifiedKFold
+    from sklearn.model_selection import GroupKFold, KFold, StratifiedKFold
 
     from ..model_selection import NoisyCrossValidator
 
@@ -529,6 +543,15 @@ def _cross_validate(
         raise CLIError(f"--cv {args.cv} exceeds the number of samples ({n_samples})")
     folds = StratifiedKFold if loaded["task"] == "classification" else KFold
     splitter = folds(args.cv, shuffle=True, random_state=args.seed)
+    groups = loaded.get("groups")
+    if groups is not None:  # batches kept whole (user guide: shared_offsets)
+        n_groups = np.unique(groups).size
+        if args.cv > n_groups:
+            raise CLIError(
+                f"--cv {args.cv} exceeds the number of batches in --groups "
+                f"({n_groups}): the folds keep batches whole"
+            )
+        splitter = GroupKFold(args.cv, shuffle=True, random_state=args.seed)
     validator = NoisyCrossValidator(
         estimator,
         scoring=scoring,
@@ -554,6 +577,8 @@ def _cross_validate(
         if loaded["task"] == "regression"
         else {"q": loaded["q"]}
     )
+    if groups is not None:
+        noise.update(groups=groups, sigma_shared=loaded.get("sigma_shared"))
     try:
         with _stdout_to_stderr(), _thread_limits(loaded["X"]):
             validator.fit(loaded["X"], loaded["y"], **noise)

@@ -23,7 +23,7 @@ from ..utils._arrays import (
     chunk_of,
     chunks,
 )
-from ..utils._noise import check_noise_model
+from ..utils._noise import check_noise_model, check_shared_offsets
 from ..utils._sklearn_compat import _num_samples
 from ..utils._validation import resolve_estimand
 from ..utils._warnings import quiet, warn
@@ -140,10 +140,12 @@ def _regression_draws(
     noise: dict[str, Any],
     n_draws: int,
     rng: np.random.Generator,
+    shared: Any = None,
 ) -> tuple[float, np.ndarray]:
     """``(nominal, draws)`` of a loss of A minus that of B from per-draw sums:
     ``SSE_A``, ``SSE_B``, ``Σ w(y−c)`` and ``Σ w(y−c)²`` per output, with
-    ``c`` the labels' weighted mean (so that they do not cancel)."""
+    ``c`` the labels' weighted mean (so that they do not cancel); ``shared``:
+    each draw adds its batches' offsets."""
     y, a, b, s, weight, _ = regression_pair(
         y_true, y_pred_a, y_pred_b, noise["sigma"], noise["sample_weight"]
     )
@@ -157,6 +159,10 @@ def _regression_draws(
     def sums(size: int, rng: Any) -> np.ndarray:
         """The sums of ``size`` draws (``rng=None``: of the labels as given)."""
         out = np.zeros((4, size, k))
+        offsets = None
+        if shared is not None and rng is not None:
+            offsets = rng.standard_normal((size, shared.n_groups, k))
+            offsets *= np.sqrt(shared.tau2)[:, None]
         for rows in chunks(n):
             w = _weights(weight, rows, y[rows].shape[0])
             labels = np.empty((size, *y[rows].shape))
@@ -165,6 +171,8 @@ def _regression_draws(
             else:
                 labels[:] = rng.standard_normal(labels.shape)
                 labels *= chunk_of(s, rows)
+                if offsets is not None:
+                    labels += offsets[:, shared.codes[rows]]
             labels += y[rows] - centre
             for i, values in enumerate((a[rows] - centre, b[rows] - centre)):
                 error = labels - values
@@ -181,7 +189,7 @@ def _regression_draws(
         return per_output.mean(axis=1)
 
     nominal = float(difference(sums(1, None))[0])
-    if (s if isinstance(s, float) else float(np.max(s))) == 0.0:
+    if (s if isinstance(s, float) else float(np.max(s))) == 0.0 and shared is None:
         return nominal, np.empty(0)
     draws = np.empty(n_draws)  # a batch of draws over one chunk at a time
     size = max(1, min(n_draws, _BATCH_FLOATS // (min(n, CHUNK_SIZE) * k)))
@@ -259,6 +267,7 @@ def _joint_monte_carlo(
     *,
     n_draws: int,
     random_state: Any,
+    shared: Any = None,
     **noise: Any,
 ) -> NoisyScore:
     """The joint Monte Carlo, streamed for the losses with a
@@ -270,7 +279,12 @@ def _joint_monte_carlo(
     args = (info, y_true, y_pred_a, y_pred_b, noise, n_draws, rng)
     result = None
     if getattr(info.definition, "streamed_difference", None) is not None:
-        result = None if options else _regression_draws(*args)
+        result = None if options else _regression_draws(*args, shared=shared)
+    if result is None and shared is not None:
+        raise ValueError(
+            f"The paired {info.name} difference under shared offsets is offered "
+            "without metric options only."
+        )
     elif _streamed(COUNT_METRICS.get(info.name)) and set(options) <= {"pos_label"}:
         result = _binary_draws(*args, **options)
     if result is None:
@@ -343,7 +357,8 @@ def _paired_terms(arguments: dict[str, Any], score: NoisyScore) -> tuple | None:
     function = get_metric_info(name).function
     accepted = inspect.signature(function).parameters
     kwargs = {**options, "estimand": score.estimand}
-    for key in ("sigma", "q", "transition_matrix", "labels", "sample_weight"):
+    keys = ("sigma", "q", "transition_matrix", "labels", "sample_weight")
+    for key in (*keys, "groups", "sigma_shared"):
         if arguments.get(key) is not None and key in accepted:
             kwargs[key] = arguments[key]
     if arguments.get("classes") is not None and "labels" in accepted:
@@ -359,7 +374,34 @@ def _paired_terms(arguments: dict[str, Any], score: NoisyScore) -> tuple | None:
                 return None
             parts.append(found)
     (h_a, weight, method), (h_b, _, _) = parts
-    return h_a - h_b, weight, 1.0, method
+    return h_a - h_b, weight, 1.0, method, _own_label_variance(arguments, score)
+
+
+def _own_label_variance(arguments: dict[str, Any], score: NoisyScore) -> Any:
+    """With batch offsets, the label variance the per-sample differences'
+    spread holds: that of independent errors of the same total SD per label
+    (None otherwise: the score's own, user guide: :ref:`shared_offsets`)."""
+    groups, sigma_shared = arguments.get("groups"), arguments.get("sigma_shared")
+    if score.estimand == "forward" or (groups is None and sigma_shared is None):
+        return None
+    y_true = arguments["y_true"]
+    shared = check_shared_offsets(groups, sigma_shared, _num_samples(y_true))
+    if shared is None:
+        return None
+    sigma = np.asarray(arguments["sigma"], dtype=float)
+    tau2 = shared.per_sample()
+    total = np.sqrt(np.square(sigma) + (tau2[:, None] if sigma.ndim == 2 else tau2))
+    with quiet():
+        independent = expected_paired_difference(
+            y_true,
+            arguments["y_pred_a"],
+            arguments["y_pred_b"],
+            metric=arguments["metric"],
+            sigma=total,
+            sample_weight=arguments.get("sample_weight"),
+            estimand=score.estimand,
+        )
+    return independent.variance
 
 
 @with_test_set_sampling(_paired_terms, label_arguments=("y_true",), data_arguments=3)
@@ -378,6 +420,8 @@ def expected_paired_difference(
     n_draws: int = 1000,
     random_state: Any = 0,
     estimand: str = "auto",
+    groups: Any = None,
+    sigma_shared: Any = None,
 ) -> NoisyScore:
     """Expected difference ``metric(A) − metric(B)`` of two models on the same labels.
 
@@ -430,6 +474,13 @@ def expected_paired_difference(
         metric options; ``"forward"`` takes ``y_true`` as exact; ``"auto"``:
         truth where offered, else forward (:ref:`estimands`).
 
+    groups, sigma_shared : default=None
+        Regression: the batch of each label and the SD of a batch's shared
+        offset (:ref:`shared_offsets`). The MSE and MAE differences are then
+        computed by Gauss–Hermite quadrature over each batch's offset (exact
+        for the MSE, whose difference is linear in the labels), the RMSE and
+        R² ones by the joint Monte Carlo with the offsets drawn.
+
     Returns
     -------
     score : NoisyScore
@@ -470,6 +521,15 @@ def expected_paired_difference(
                 f"{n} and {_num_samples(array)}."
             )
     check_sample_weight(sample_weight, n)
+    offsets = {}
+    if groups is not None or sigma_shared is not None:
+        if info.noise != "sigma":
+            raise TypeError(
+                f"{info.name!r} is a classification metric: groups and "
+                "sigma_shared describe shared offsets of regression labels."
+            )
+        shared = check_shared_offsets(groups, sigma_shared, n)
+        offsets = {} if shared is None else {"shared": shared}
     noise = dict(
         sigma=sigma,
         q=q,
@@ -481,7 +541,13 @@ def expected_paired_difference(
     result = None
     if kernel is not None:
         result = kernel(
-            y_true, y_pred_a, y_pred_b, classes=classes, options=options, **noise
+            y_true,
+            y_pred_a,
+            y_pred_b,
+            classes=classes,
+            options=options,
+            **noise,
+            **offsets,
         )
     if result is not None:
         return NoisyScore(f"{name}_difference", *result, "exact", estimand=estimand)
@@ -498,8 +564,9 @@ def expected_paired_difference(
     monte_carlo = functools.partial(
         _joint_monte_carlo, info, options, y_true, y_pred_a, y_pred_b,
         classes=classes, n_draws=n_draws, random_state=random_state, **noise,
+        **offsets,
     )  # fmt: skip
-    if getattr(info.definition, "paired_existence", None) is not None:
+    if getattr(info.definition, "paired_existence", None) is not None and not offsets:
         result = _without_moments(
             info, options, y_true, y_pred_a, y_pred_b, monte_carlo, **noise
         )

@@ -21,7 +21,13 @@ import numpy as np
 from .._noisy_score import NoisyScore
 from ..utils._arrays import check_finite
 from ..utils._docstring import fill_doc
-from ..utils._noise import PoissonNoise, check_regression_noise
+from ..utils._noise import (
+    GaussianNoise,
+    PoissonNoise,
+    SharedOffsets,
+    check_regression_noise,
+    check_shared_offsets,
+)
 from ..utils._validation import (
     check_estimand,
     check_regression_inputs,
@@ -51,6 +57,7 @@ from ._engines.regression.r2 import r2_count_forward, r2_forward
 from ._engines.regression.relative_error import ZERO_MARGIN
 from ._engines.regression.sums import (
     absolute_error_kernel,
+    absolute_error_offsets,
     accumulate,
     output_column,
     rescaled_squared_error_sums,
@@ -66,6 +73,7 @@ __all__ = [
     "expected_root_mean_squared_error",
     "fraction_of_variance",
     "regression_function",
+    "shared_offsets",
 ]
 
 _PARAMETERS_DOC = """\
@@ -105,6 +113,23 @@ _OPTION_DOCS = {
         ``"exact"``: one-dimensional quadrature. ``"delta"``: the cheaper
         delta-method approximation, inaccurate for small samples or strongly
         unequal ``sigma``. Forward estimand only.""",
+    "groups": """\
+    groups : array-like of shape (n_samples,), default=None
+        The batch of each label (calibration run, instrument, day): labels of
+        one batch share an offset ``b_g ~ N(0, sigma_shared_g²)`` on top of
+        their own error (user guide: :ref:`shared_offsets`). Needs
+        ``sigma_shared``.""",
+    "sigma_shared": """\
+    sigma_shared : float, dict or array-like of shape (n_samples,), default=None
+        The SD of a batch's common offset: one value, ``{batch: SD}`` or one
+        value per sample (equal within a batch). A remeasurement draws new
+        offsets; for one that keeps them, leave out ``groups``.""",
+    "sigma_shared_dof": """\
+    sigma_shared_dof : float, default=None
+        Degrees of freedom of ``sigma_shared²`` when it was estimated, as
+        :func:`~sklearn_noisy.preprocessing.summarize_batches` returns them
+        (one estimate for every batch when ``sigma_shared`` is one value);
+        None: known. The truth variances then include its uncertainty.""",
     "sigma_dof": """\
     sigma_dof : float or array-like of shape (n_samples,), default=None
         Degrees of freedom of ``sigma`` when it was estimated from the
@@ -181,6 +206,9 @@ _OPTIONS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
     "noise": ("gaussian", check_regression_noise, "str"),
     "method": ("exact", _check_method, "str"),
     "sigma_dof": (None, lambda value: value, "Any"),
+    "groups": (None, lambda value: value, "Any"),
+    "sigma_shared": (None, lambda value: value, "Any"),
+    "sigma_shared_dof": (None, lambda value: value, "Any"),
     "force_finite": (True, _check_force_finite, "bool"),
     "zero_margin": (ZERO_MARGIN, _check_zero_margin, "float"),
 }
@@ -265,6 +293,76 @@ def _sampling_inputs(definition: RegressionLoss, arguments: dict[str, Any]) -> t
     return inputs
 
 
+def shared_offsets(
+    definition: RegressionLoss,
+    sigma: Any,
+    groups: Any,
+    sigma_shared: Any,
+    n_samples: int,
+    sigma_shared_dof: Any = None,
+) -> SharedOffsets | None:
+    """The batch offsets of a call: ``groups``/``sigma_shared`` or the noise's."""
+    if isinstance(sigma, GaussianNoise) and sigma.shared is not None:
+        if groups is not None or sigma_shared is not None or sigma_shared_dof:
+            raise TypeError(
+                "sigma already carries the batch offsets; do not also pass groups "
+                "or sigma_shared."
+            )
+        shared = sigma.shared
+    else:
+        shared = check_shared_offsets(groups, sigma_shared, n_samples, sigma_shared_dof)
+    if shared is not None and "groups" not in definition.options:
+        raise ValueError(
+            f"The {definition.label} does not model shared batch offsets "
+            "(groups, sigma_shared): its moments are derived for independent "
+            "label errors."
+        )
+    return shared
+
+
+def _total_sigma(
+    definition: RegressionLoss, arguments: dict[str, Any], sigma: Any, shape: tuple
+) -> tuple[np.ndarray, bool]:
+    """Each label's total error SD, ``√(σ² + τ_g²)``, broadcast to ``shape``,
+    and whether there are batch offsets.
+
+    A mean of per-sample terms sees only each label's own error, whatever the
+    errors share (user guide: :ref:`shared_offsets`).
+    """
+    s = np.broadcast_to(np.asarray(sigma, dtype=float), shape)
+    shared = shared_offsets(
+        definition,
+        arguments.get("sigma"),
+        arguments.get("groups"),
+        arguments.get("sigma_shared"),
+        shape[0],
+        arguments.get("sigma_shared_dof"),
+    )
+    if shared is None:
+        return s, False
+    return np.sqrt(np.square(s) + shared.per_sample()[:, None]), True
+
+
+def _own_label_variance(
+    definition: RegressionLoss,
+    inputs: tuple,
+    total_sigma: np.ndarray,
+    estimand: str,
+    offsets: bool,
+) -> float | None:
+    """The label variance the per-sample terms' spread holds, with batch
+    offsets: that of independent errors of the same total SD per label (None
+    without offsets or for the forward estimand, whose terms hold none)."""
+    if not offsets or estimand == "forward":
+        return None
+    y_true, y_pred, _, weight, multioutput = inputs
+    kernel = definition.estimands[estimand][0]
+    variance = kernel(y_true, y_pred, total_sigma, None, weight).variance
+    if isinstance(multioutput, str):
+        return float(variance.mean() / variance.size)
+    return float(np.square(multioutput) @ variance / np.sum(multioutput) ** 2)
+
+
 def _loss_terms(definition: RegressionLoss) -> Callable[..., Any]:
     """The test-set sampling rule of a mean of per-sample terms.
 
@@ -278,15 +376,17 @@ def _loss_terms(definition: RegressionLoss) -> Callable[..., Any]:
         y_true, y_pred, sigma, weight, multioutput = _sampling_inputs(
             definition, arguments
         )
-        s = np.broadcast_to(np.asarray(sigma, dtype=float), y_true.shape)
+        s, offsets = _total_sigma(definition, arguments, sigma, y_true.shape)
         extra = {}
         if "zero_margin" in arguments:
             extra["margin"] = _check_zero_margin(arguments["zero_margin"])
         estimand = arguments.get("estimand", "forward")
         h = definition.terms[estimand](y_true, y_pred, s, **extra)
+        inputs = (y_true, y_pred, sigma, weight, multioutput)
+        label = _own_label_variance(definition, inputs, s, estimand, offsets)
         if isinstance(multioutput, str):
-            return h.mean(axis=1), weight, 1.0
-        return h @ multioutput / multioutput.sum(), weight, 1.0
+            return h.mean(axis=1), weight, 1.0, None, label
+        return h @ multioutput / multioutput.sum(), weight, 1.0, None, label
 
     return terms
 
@@ -336,9 +436,8 @@ def _ratio_terms(definition: RegressionLoss) -> Callable[..., Any]:
         )
         w = np.ones(y_true.shape[0]) if weight is None else weight
         total = float(w.sum())
-        noise = shift[score.estimand] * np.square(
-            np.broadcast_to(np.asarray(sigma, dtype=float), y_true.shape)
-        )
+        total_sigma, offsets = _total_sigma(definition, arguments, sigma, y_true.shape)
+        noise = shift[score.estimand] * np.square(total_sigma)
         residual = y_true - y_pred
         if definition.centred:
             residual = residual - w @ residual / total
@@ -354,7 +453,11 @@ def _ratio_terms(definition: RegressionLoss) -> Callable[..., Any]:
             h = h @ multioutput / np.sum(multioutput)
         else:
             h = h.mean(axis=1)
-        return score.expected + h, weight, 1.0
+        inputs = (y_true, y_pred, sigma, weight, multioutput)
+        label = _own_label_variance(
+            definition, inputs, total_sigma, score.estimand, offsets
+        )
+        return score.expected + h, weight, 1.0, None, label
 
     return terms
 
@@ -375,14 +478,8 @@ def _root_sampling(mean_metric: Callable[..., NoisyScore]) -> Callable[..., Any]
             np.ndim(arguments["y_true"]) > 1 and np.shape(arguments["y_true"])[1] > 1
         ):
             return None
-        options = (
-            "sigma",
-            "sample_weight",
-            "estimand",
-            "sigma_dof",
-            "zero_margin",
-            "noise",
-        )
+        options = ("sigma", "sample_weight", "estimand", "sigma_dof", "zero_margin")
+        options += ("groups", "sigma_shared", "sigma_shared_dof", "noise")
         with quiet():  # the root metric's call warned already
             mean = mean_metric(
                 arguments["y_true"],
@@ -502,6 +599,20 @@ def regression_function(
             inputs = (inputs[0], inputs[1], noise, *inputs[3:])
         elif definition.centre_inputs:
             inputs = _centred(definition, inputs)
+        shared = shared_offsets(
+            definition,
+            sigma,
+            values.pop("groups", None),
+            values.pop("sigma_shared", None),
+            inputs[0].shape[0],
+            values.pop("sigma_shared_dof", None),
+        )
+        offsets = {} if shared is None else {"shared": shared}
+        if counts and shared is not None:
+            raise TypeError(
+                "noise='poisson' does not model shared batch offsets; pass groups "
+                "and sigma_shared with Gaussian label errors (sigma=)."
+            )
         if estimand != "forward":
             averaged = inputs[4]
             if not values.get("force_finite", True) or (
@@ -520,12 +631,16 @@ def regression_function(
                 check = functools.partial(
                     check_finite_results, definition.name, inputs[:3]
                 )
-            return estimand_score(definition, estimand, inputs, sigma_dof, check)
+            return estimand_score(
+                definition, estimand, inputs, sigma_dof, check, **offsets
+            )
         if "sigma_dof" in own:
             check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
         if counts and count_engine is None:
             return _count_root(definition, inputs, root_of, sample_weight)
-        return (count_engine if counts else engine)(definition, inputs, **values)
+        if counts:
+            return count_engine(definition, inputs, **values)
+        return engine(definition, inputs, **values, **offsets)
 
     keyword = inspect.Parameter.KEYWORD_ONLY
     fields = list(inspect.signature(score).parameters.values())[:-1]
@@ -575,8 +690,27 @@ def _forward_result(
     )
 
 
-def _mean_squared(definition: RegressionLoss, inputs: tuple) -> Any:
+def _offset_result(
+    definition: RegressionLoss,
+    inputs: tuple,
+    moments: tuple[np.ndarray, np.ndarray, np.ndarray],
+    method: str,
+) -> NoisyScore | list[NoisyScore]:
+    """Per-output moments under batch offsets, combined; no exact distribution
+    (the interval is the normal one, user guide: :ref:`shared_offsets`)."""
+    check_finite_results(definition.name, inputs[:3], moments[1:])
+    return aggregate_outputs(
+        definition.name, *moments, inputs[0].shape[0], inputs[4], method
+    )
+
+
+def _mean_squared(
+    definition: RegressionLoss, inputs: tuple, shared: SharedOffsets | None = None
+) -> Any:
     """The forward MSE: closed-form sums, rescaled where they overflow."""
+    if shared is not None:
+        sums = squared_error_sums(*inputs[:4], shared=shared)
+        return _offset_result(definition, inputs, sums.forward(), "exact")
     with np.errstate(invalid="ignore", over="ignore"):  # checked just below
         moments = squared_error_sums(*inputs[:4]).forward()
         if not all(np.isfinite(v).all() for v in moments):
@@ -586,15 +720,34 @@ def _mean_squared(definition: RegressionLoss, inputs: tuple) -> Any:
     )
 
 
-def _mean_absolute(definition: RegressionLoss, inputs: tuple) -> Any:
+def _mean_absolute(
+    definition: RegressionLoss, inputs: tuple, shared: SharedOffsets | None = None
+) -> Any:
     """The forward MAE: folded-normal moments, chunked on a few threads."""
+    if shared is not None:
+        moments = absolute_error_offsets(*inputs[:4], shared)
+        return _offset_result(definition, inputs, moments, "exact")
     moments = accumulate(absolute_error_kernel, *inputs[:4], parallel=True)
     return _forward_result(definition, inputs, moments, mae_distribution)
 
 
-def _root_mean_squared(definition: RegressionLoss, inputs: tuple, method: str) -> Any:
-    """The forward RMSE, per output, by quadrature or the delta method."""
+def _root_mean_squared(
+    definition: RegressionLoss,
+    inputs: tuple,
+    method: str,
+    shared: SharedOffsets | None = None,
+) -> Any:
+    """The forward RMSE, per output, by quadrature or the delta method.
+
+    With batch offsets: the delta method on the MSE's exact moments, held
+    inside the bounds of :func:`bounded_root`.
+    """
     y_true, y_pred, sigma, weight = inputs[:4]
+    if shared is not None:
+        nominal, mean, var = squared_error_sums(*inputs[:4], shared=shared).forward()
+        expected, variance, _ = bounded_root(mean, var)
+        moments = (np.sqrt(nominal), expected, variance)
+        return _offset_result(definition, inputs, moments, "delta")
     n_outputs = y_true.shape[1]
     nominal, expected, variance = np.empty((3, n_outputs))
     with np.errstate(over="ignore", under="ignore"):  # rmse_nominal rescales

@@ -48,6 +48,8 @@ _RESERVED = frozenset(
         "y_proba",
         "sigma",
         "sigma_dof",
+        "groups",
+        "sigma_shared",
         "q",
         "transition_matrix",
         "sample_weight",
@@ -350,7 +352,7 @@ class NoisyScorer(_BaseScorer):
     ----------
     metric, greater_is_better, response_method, sigma, q, transition_matrix
         As for :func:`make_noisy_scorer`.
-    estimand, output, sigma_dof
+    estimand, output, sigma_dof, sigma_shared
         As for :func:`make_noisy_scorer`.
     metric_kwargs : dict, default=None
         Further keyword arguments of the metric, e.g. ``pos_label``.
@@ -388,6 +390,7 @@ class NoisyScorer(_BaseScorer):
         output: str = "expected",
         sigma_dof: Any = None,
         metric_kwargs: dict[str, Any] | None = None,
+        sigma_shared: Any = None,
     ) -> None:
         info = _metric_info(metric)
         if greater_is_better is None:
@@ -418,6 +421,13 @@ class NoisyScorer(_BaseScorer):
                 "regression metrics (noise sigma) only."
             )
         sigma_dof = check_noise_source(sigma_dof, key="sigma_dof")
+        if sigma_shared is not None and not _takes(info, "sigma_shared"):
+            raise TypeError(
+                f"The {info.name!r} metric does not model shared batch offsets: "
+                "sigma_shared applies to the MSE, RMSE, MAE, R² and explained "
+                "variance."
+            )
+        sigma_shared = check_noise_source(sigma_shared, key="sigma_shared")
         if not isinstance(output, str) or output not in _OUTPUTS:
             raise ValueError(
                 f"output must be one of {_OUTPUTS}: 'expected' returns a float, "
@@ -436,6 +446,7 @@ class NoisyScorer(_BaseScorer):
         self.estimand = estimand
         self.output = output
         self.sigma_dof = sigma_dof
+        self.sigma_shared = sigma_shared
         self.metric_kwargs = metric_kwargs
         # The requests of the ``score`` method, as {param: alias}.
         self._score_request: dict[str, Any] = {}
@@ -443,6 +454,8 @@ class NoisyScorer(_BaseScorer):
             self._score_request[key] = True
         if key == "sigma" and sigma_dof is None and not counts:
             self._score_request["sigma_dof"] = True
+        if sigma_shared is not None:  # its batches are the routed groups
+            self._score_request["groups"] = True
         _check_signature(info, metric_kwargs, transition_matrix)
 
     @property
@@ -507,6 +520,8 @@ class NoisyScorer(_BaseScorer):
             parts.append(f"output={self.output!r}")
         if self.sigma_dof is not None:
             parts.append(f"sigma_dof={_source_repr(self.sigma_dof)}")
+        if self.sigma_shared is not None:
+            parts.append(f"sigma_shared={_source_repr(self.sigma_shared)}")
         parts.extend(f"{k}={_value_repr(v)}" for k, v in self.metric_kwargs.items())
         return f"make_noisy_scorer({', '.join(parts)})"
 
@@ -537,6 +552,8 @@ class NoisyScorer(_BaseScorer):
         q: Any = UNCHANGED,
         sample_weight: Any = UNCHANGED,
         sigma_dof: Any = UNCHANGED,
+        groups: Any = UNCHANGED,
+        sigma_shared: Any = UNCHANGED,
     ) -> NoisyScorer:
         """Configure which metadata is routed to the scorer.
 
@@ -549,6 +566,9 @@ class NoisyScorer(_BaseScorer):
             The requests for the label noise (``sigma`` for regression, ``q``
             for classification), the sample weights and the degrees of freedom
             of ``sigma``.
+        groups, sigma_shared : bool, None or str, default=UNCHANGED
+            Regression: the batch of each label and the SD of a batch's shared
+            offset (user guide: :ref:`shared_offsets`).
 
         Returns
         -------
@@ -563,9 +583,10 @@ class NoisyScorer(_BaseScorer):
                 "True):`)."
             )
         given = {"sigma": sigma, "q": q, "sample_weight": sample_weight}
-        given["sigma_dof"] = sigma_dof
+        given.update(sigma_dof=sigma_dof, groups=groups, sigma_shared=sigma_shared)
         changes = {k: v for k, v in given.items() if v is not UNCHANGED}
-        for key in ("sigma", "q", "sigma_dof"):  # every metric takes sample_weight
+        # every metric takes sample_weight
+        for key in ("sigma", "q", "sigma_dof", "groups", "sigma_shared"):
             if key in changes:
                 self._check_request(key)
         probe = MetadataRequest(owner=self)  # validates the aliases
@@ -582,6 +603,19 @@ class NoisyScorer(_BaseScorer):
                 f"The {info.name!r} scorer takes q; sigma_dof applies to "
                 "regression metrics only."
             )
+        if key in ("groups", "sigma_shared"):
+            if not _takes(info, "sigma_shared"):
+                raise TypeError(
+                    f"The {info.name!r} metric does not model shared batch "
+                    f"offsets, so it takes no {key}."
+                )
+            if key == "sigma_shared" and self.sigma_shared is not None:
+                raise ValueError(
+                    "This scorer reads sigma_shared from its own source "
+                    f"(sigma_shared={_source_repr(self.sigma_shared)}), so it "
+                    "cannot also take it from metadata."
+                )
+            return
         if key in ("sigma", "q") and key != takes:
             raise TypeError(f"The {info.name!r} scorer takes {takes}, not {key}.")
         if key != "sigma_dof" and self.transition_matrix is not None:
@@ -694,8 +728,14 @@ class NoisyScorer(_BaseScorer):
         sample_weight: Any = None,
         classes: Any = None,
         sigma_dof: Any = None,
+        groups: Any = None,
+        sigma_shared: Any = None,
     ) -> tuple[Any, dict[str, Any]]:
-        """The metric's input and keyword arguments, every estimand's alike."""
+        """The metric's input and keyword arguments, every estimand's alike.
+
+        ``groups`` alone (a group splitter's) does not reach the metric: the
+        batch offsets need ``sigma_shared`` too.
+        """
         info = self._info
         kwargs: dict[str, Any] = dict(self.metric_kwargs)
         kwargs.update(self._noise_kwargs(sigma, q, transition_matrix, X, y_true))
@@ -711,6 +751,13 @@ class NoisyScorer(_BaseScorer):
             )
             if _takes(info, "sigma_dof"):
                 kwargs["sigma_dof"] = value
+        if self.requires_noise == "sigma" and (
+            self.sigma_shared is not None or sigma_shared is not None
+        ):
+            kwargs["sigma_shared"] = resolve_noise_source(
+                "sigma_shared", self.sigma_shared, sigma_shared, X, y_true, missing=""
+            )
+            kwargs["groups"] = groups
         if sample_weight is not None:
             kwargs["sample_weight"] = sample_weight
         if self.response_method == "predict_proba":
@@ -793,6 +840,8 @@ class NoisyScorer(_BaseScorer):
         sample_weight: Any = None,
         classes: Any = None,
         sigma_dof: Any = None,
+        groups: Any = None,
+        sigma_shared: Any = None,
     ) -> NoisyScore:
         """Score given predictions, resolving the noise as the scorer does.
 
@@ -806,6 +855,9 @@ class NoisyScorer(_BaseScorer):
             The samples, needed when the noise is a column of ``X`` or a callable.
         sigma, q, transition_matrix, sigma_dof : array-like, default=None
             The noise, when the scorer takes it from metadata.
+        groups, sigma_shared : array-like, default=None
+            The batch of each label and the SD of a batch's shared offset
+            (regression, :ref:`shared_offsets`).
         sample_weight : array-like of shape (n_samples,), default=None
             Sample weights, for metrics that accept them.
         classes : array-like, default=None
@@ -828,6 +880,8 @@ class NoisyScorer(_BaseScorer):
             sample_weight=sample_weight,
             classes=classes,
             sigma_dof=sigma_dof,
+            groups=groups,
+            sigma_shared=sigma_shared,
         )
         return self._evaluate(y_true, y_pred, kwargs, self.estimand)
 
@@ -836,7 +890,11 @@ class NoisyScorer(_BaseScorer):
     ) -> NoisyScore:
         """The metric of a fitted estimator; ``method_caller`` may cache responses."""
         key = self.requires_noise
-        allowed = {key, "sample_weight"} | ({"sigma_dof"} if key == "sigma" else set())
+        allowed = {key, "sample_weight"}
+        if key == "sigma":  # groups: the batches of the shared offsets only
+            allowed |= {"sigma_dof", "sigma_shared"}
+            if self.sigma_shared is not None or "sigma_shared" in metadata:
+                allowed.add("groups")
         unknown = sorted(set(metadata) - allowed)
         if unknown:
             raise TypeError(
@@ -937,6 +995,7 @@ def make_noisy_scorer(
     estimand: str = "auto",
     output: str = "expected",
     sigma_dof: Any = None,
+    sigma_shared: Any = None,
     **metric_kwargs: Any,
 ) -> NoisyScorer:
     """Make a scorer that reports an expected metric under label noise.
@@ -973,6 +1032,11 @@ def make_noisy_scorer(
     sigma_dof : float, str, callable or None, default=None
         Regression: the degrees of freedom of each estimated ``sigma``, as for
         ``sigma``.
+    sigma_shared : float, dict, str, callable or None, default=None
+        Regression: the SD of an offset shared by the labels of one batch (a
+        constant, ``{batch: SD}``, a column of ``X`` or a callable); the batches
+        are the routed ``groups`` (:ref:`shared_offsets`). None: routed with
+        ``set_score_request(groups=True, sigma_shared=True)``, or no offsets.
     **metric_kwargs : dict
         Further keyword arguments of the metric, e.g. ``pos_label`` or ``average``;
         ``noise="poisson"`` (regression: count labels, :ref:`poisson_noise`)
@@ -1008,6 +1072,7 @@ def make_noisy_scorer(
         output=output,
         sigma_dof=sigma_dof,
         metric_kwargs=metric_kwargs,
+        sigma_shared=sigma_shared,
     )
 
 

@@ -388,6 +388,7 @@ def compare_estimators(
     random_state: Any = 0,
     sigma_dof: Any = None,
     estimand: str = "auto",
+    sigma_shared: Any = None,
 ) -> EstimatorComparison:
     """Compare estimators on the same folds, with the paired label-noise variance.
 
@@ -420,6 +421,11 @@ def compare_estimators(
         flip probability or the transition matrix), the groups of a group
         splitter and the degrees of freedom of ``sigma``, as in
         :meth:`NoisyCrossValidator.fit`.
+
+    sigma_shared : float, dict or array-like of shape (n_samples,), default=None
+        The SD of an offset shared by the labels of one batch, the batches
+        being ``groups`` (:ref:`shared_offsets`): the folds, the pooled results
+        and the paired differences carry it.
 
     n_jobs : int, default=None
         Folds fitted in parallel (per estimator).
@@ -488,7 +494,14 @@ def compare_estimators(
             confidence_level=confidence_level,
             error_score="raise",
             estimand=estimand,
-        ).fit(X, y, **noise, sigma_dof=sigma_dof)
+        ).fit(
+            X,
+            y,
+            **noise,
+            sigma_dof=sigma_dof,
+            groups=groups,
+            sigma_shared=sigma_shared,
+        )
         if cv_results[name].oof_indices_ is None:
             raise ValueError(
                 "compare_estimators needs test sets that do not overlap (KFold, "
@@ -511,6 +524,15 @@ def compare_estimators(
         key: _resolve_noise(scorer, X, y, noise)
         for key, scorer in reference.scorers_.items()
     }
+    if sigma_shared is not None:  # the paired differences' batch offsets
+        offsets = {
+            "groups": np.asarray(groups),
+            "sigma_shared": sigma_shared
+            if isinstance(sigma_shared, dict) or np.isscalar(sigma_shared)
+            else np.asarray(sigma_shared, dtype=np.float64),
+        }
+        for values in noise_values.values():
+            values.update(offsets)
     kinds, notes = _difference_estimands(reference.scorers_, estimand)
     differences, fold_differences, t_tests = {}, {}, {}
     for a, b in combinations(names, 2):

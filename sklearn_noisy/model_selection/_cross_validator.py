@@ -33,6 +33,7 @@ from ._validation import (
     _noise_name,
     _scoring_target,
     _store_input_attributes,
+    check_batches_in_folds,
     plan_estimands,
     run_folds,
 )
@@ -309,6 +310,8 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         transition_matrix: Any = None,
         groups: Any = None,
         sigma_dof: Any = None,
+        sigma_shared: Any = None,
+        sigma_shared_dof: Any = None,
         **fit_params: Any,
     ) -> NoisyCrossValidator:
         """Cross-validate ``estimator`` and score every fold under the label noise.
@@ -337,6 +340,16 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
             Degrees of freedom of ``sigma`` when it was estimated from a few
             readings (:ref:`sigma_dof`); None: σ known exactly.
 
+        sigma_shared : float, dict or array-like of shape (n_samples,), \
+default=None
+            The SD of an offset shared by the labels of one batch, the batches
+            being ``groups`` (user guide: :ref:`shared_offsets`); split with
+            ``GroupKFold`` on them. None: independent label errors.
+
+        sigma_shared_dof : float, default=None
+            The degrees of freedom of ``sigma_shared²`` when it was estimated
+            (:func:`~sklearn_noisy.preprocessing.summarize_batches`); None: known.
+
         **fit_params : dict
             Passed to the estimator's ``fit``; per-sample arrays are sliced to
             each training set.
@@ -361,7 +374,16 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
             for train, test in splitter.split(X, y, groups)
         ]
         y_score = _scoring_target(y, classifier)
-        noise = _check_noise(sigma, q, transition_matrix, y_score, n_samples, sigma_dof)
+        noise = _check_noise(
+            sigma,
+            q,
+            transition_matrix,
+            y_score,
+            n_samples,
+            sigma_dof,
+            offsets=(groups, sigma_shared, sigma_shared_dof),
+        )
+        check_batches_in_folds(noise, splits)
         scorers = check_noisy_scoring(self.scoring, self.estimator, y_score)
         check_scorers_noise(scorers, _noise_name(noise))
         classes = np.unique(np.asarray(y_score)) if classifier else None

@@ -69,8 +69,20 @@ def _check_noise(
     y: Any,
     n_samples: int,
     sigma_dof: Any = None,
+    offsets: tuple[Any, Any, Any] = (None, None, None),
 ) -> Noise:
-    """Validate the label noise once, before any fold is fitted."""
+    """Validate the label noise once, before any fold is fitted.
+
+    ``offsets``: ``(groups, sigma_shared, sigma_shared_dof)``, the batches'
+    shared offsets, used only with ``sigma_shared`` (``groups`` alone is the
+    splitter's).
+    """
+    groups, sigma_shared, sigma_shared_dof = offsets
+    if sigma_shared is not None and sigma is None:
+        raise TypeError(
+            "sigma_shared (the SD of a batch's shared offset) needs sigma, the "
+            "labels' own standard errors, and groups, their batches."
+        )
     if sigma_dof is not None and sigma is None:
         raise TypeError(
             "sigma_dof (the degrees of freedom of sigma) needs sigma: pass both, "
@@ -84,12 +96,41 @@ def _check_noise(
     if sigma is not None:
         y_shape = np.shape(y)
         shape = (n_samples,) if len(y_shape) < 2 else (n_samples, y_shape[1])
-        return GaussianNoise.from_params(sigma, shape, sigma_dof=sigma_dof)
+        return GaussianNoise.from_params(
+            sigma,
+            shape,
+            sigma_dof=sigma_dof,
+            groups=None if sigma_shared is None else groups,
+            sigma_shared=sigma_shared,
+            sigma_shared_dof=sigma_shared_dof,
+        )
     if q is not None or transition_matrix is not None:
         return FlipNoise.from_params(
             q, transition_matrix, n_samples=n_samples, n_classes=None
         )
     return None
+
+
+def check_batches_in_folds(noise: Noise, splits: list[tuple[Any, Any]]) -> None:
+    """Warn when test folds cut through batches with shared offsets.
+
+    The label errors of different folds are then correlated: the pooled
+    result (the metric on the concatenated out-of-fold predictions) accounts
+    for it, the fold-to-fold spread does not (user guide: :ref:`shared_offsets`).
+    """
+    shared = getattr(noise, "shared", None)
+    if shared is None:
+        return
+    seen = np.zeros(shared.n_groups, dtype=int)
+    for _, test in splits:
+        seen[np.unique(shared.codes[test])] += 1
+    if np.any(seen > 1):
+        warn(
+            f"{int(np.sum(seen > 1))} batch(es) of groups fall in several test "
+            "folds: their shared offset correlates the folds' label errors, and "
+            "the model was trained on labels sharing a test batch's offset. Split "
+            "on the batches with cv=GroupKFold(...) and groups=."
+        )
 
 
 def _noise_name(noise: Noise) -> str | None:

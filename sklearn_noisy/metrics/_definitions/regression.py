@@ -47,6 +47,9 @@ __all__ = [
 
 #: The ``multioutput`` rules of the means of per-sample losses (scikit-learn's).
 _MEAN_RULES = MultioutputRules(one_output_weights=False)
+#: The options of the losses that model batch offsets shared by labels (their
+#: engines read the noise's ``shared`` part, user guide: :ref:`shared_offsets`).
+_OFFSET_OPTIONS = ("sigma_dof", "groups", "sigma_shared", "sigma_shared_dof")
 #: ``terms(y_true, y_pred, sigma) -> h``, all of shape ``(n_samples, n_outputs)``.
 Terms = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
@@ -205,7 +208,7 @@ MEAN_SQUARED_ERROR = RegressionLoss(
         "std=0.3536, nominal=0.375, n_samples=4, method='exact', "
         "estimand='forward')",
     ),
-    options=("sigma_dof", "noise"),
+    options=(*_OFFSET_OPTIONS, "noise"),
 )
 
 ROOT_MEAN_SQUARED_ERROR = RegressionLoss(
@@ -237,7 +240,7 @@ ROOT_MEAN_SQUARED_ERROR = RegressionLoss(
         "std=0.2236, nominal=0.612372, n_samples=4, method='exact', "
         "estimand='forward')",
     ),
-    options=("method", "sigma_dof", "noise"),
+    options=("method", *_OFFSET_OPTIONS, "noise"),
 )
 
 MEAN_ABSOLUTE_ERROR = RegressionLoss(
@@ -260,6 +263,7 @@ MEAN_ABSOLUTE_ERROR = RegressionLoss(
         third="round(score.variance, 6)",
         shown="(0.5, 0.982258, 0.250588)",
     ),
+    options=_OFFSET_OPTIONS,
 )
 
 R2 = RegressionLoss(
@@ -295,7 +299,7 @@ R2 = RegressionLoss(
         "nominal=0.957138, n_samples=8, method='exact', "
         "estimand='forward')",
     ),
-    options=("method", "sigma_dof", "force_finite", "noise"),
+    options=("method", *_OFFSET_OPTIONS, "force_finite", "noise"),
 )
 
 EXPLAINED_VARIANCE = RegressionLoss(
@@ -328,7 +332,7 @@ EXPLAINED_VARIANCE = RegressionLoss(
         "std=0.0382, nominal=0.957559, n_samples=8, method='exact', "
         "estimand='forward')",
     ),
-    options=("method", "sigma_dof", "force_finite", "noise"),
+    options=("method", *_OFFSET_OPTIONS, "force_finite", "noise"),
 )
 
 

@@ -264,20 +264,62 @@ def paired_regression(
     sigma: Any,
     sample_weight: Any,
     options: dict[str, Any],
+    shared: Any = None,
     **_: Any,
 ) -> PairedResult | None:
     """The kernel of a loss's per-sample ``difference`` (its definition's
-    ``paired``), uniform over the outputs; None with options."""
+    ``paired``), uniform over the outputs; None with options.
+
+    ``shared``: batch offsets. Given its batch's offset ``b = τz`` the samples
+    are independent, so ``E = E_z Σ w m(y + b)`` and ``Var = Σ_g (E_z Σ_g w²
+    v(y + b) + Var_z Σ_g w m(y + b))``, by Gauss–Hermite quadrature over ``z``
+    (exact for a difference linear in ``y``, the MSE's).
+    """
     if options:
         return None
     y, a, b, s, weight, _ = regression_pair(
         y_true, y_pred_a, y_pred_b, sigma, sample_weight
     )
+    if shared is not None:
+        return _offset_difference(difference, y, a, b, s, weight, shared)
 
     def terms(rows: slice) -> tuple[np.ndarray, ...]:
         return difference(y[rows], a[rows], b[rows], chunk_of(s, rows))
 
     return _reduce(y.shape[0], weight, terms, y.shape[1])
+
+
+#: Gauss–Hermite nodes over a batch offset.
+_OFFSET_NODES = 64
+
+
+def _offset_difference(
+    difference: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]],
+    y: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    s: Any,
+    weight: np.ndarray | None,
+    shared: Any,
+) -> PairedResult:
+    """A per-sample difference under batch offsets (:func:`paired_regression`)."""
+    n = y.shape[0]
+    w = np.ones(n) if weight is None else weight
+    total = float(w.sum()) * y.shape[1]
+    tau = np.sqrt(shared.per_sample())[:, None]
+    nodes, probabilities = np.polynomial.hermite_e.hermegauss(_OFFSET_NODES)
+    probabilities = probabilities / probabilities.sum()
+    within = mean = 0.0
+    batch = np.zeros((_OFFSET_NODES, shared.n_groups))
+    for k, (z, p) in enumerate(zip(nodes, probabilities, strict=True)):
+        expected, _, variance = difference(y + tau * z, a, b, s)
+        within += p * float(np.square(w) @ variance)
+        batch[k] = shared.group_sum(w * expected)
+        mean += p * float(batch[k].sum())
+    centre = probabilities @ batch
+    between = float((probabilities @ np.square(batch - centre)).sum())
+    nominal = float(w @ difference(y, a, b, s)[1])
+    return mean / total, (within + between) / total**2, nominal / total, n
 
 
 def paired_accuracy(

@@ -32,7 +32,7 @@ N_PIVOT_RESAMPLES = 999
 PIVOT_MAX_SAMPLES = 5000
 
 #: The arguments other than the first two that hold one value per sample.
-_PER_SAMPLE = ("sigma", "q", "sigma_dof", "sample_weight")
+_PER_SAMPLE = ("sigma", "q", "sigma_dof", "sample_weight", "groups", "sigma_shared")
 
 _PARAMETER_DOC = """\
     test_set_sampling : bool or "bootstrap", default=False
@@ -107,10 +107,17 @@ def studentized_quantiles(
     return tuple(float(v) for v in np.quantile(pivots, PIVOT_PROBABILITIES))
 
 
-def sampling_from_total(total: float, score: NoisyScore) -> float:
-    """``V_total`` less the label part of a truth or remeasurement estimate, >= 0."""
+def sampling_from_total(
+    total: float, score: NoisyScore, label: float | None = None
+) -> float:
+    """``V_total`` less the label part of a truth or remeasurement estimate, >= 0.
+
+    ``label``: that part where it is not the score's variance: with batch
+    offsets the terms' spread holds each label's own noise only, not the
+    batches' cross terms (user guide: :ref:`shared_offsets`).
+    """
     if score.estimand != "forward":
-        total -= score.variance
+        total -= score.variance if label is None else label
     return max(total, 0.0) if not math.isnan(total) else math.nan
 
 
@@ -248,11 +255,13 @@ def _bound(
 
 def _from_terms(found: tuple, score: NoisyScore, method: str) -> NoisyScore:
     """``score`` with the sampling variance of its per-sample terms ``found``
-    (``(h, weight, scale)``, or with the method that overrides ``method``)."""
+    (``(h, weight, scale)``, or with the method that overrides ``method``, and
+    the label variance the terms' spread holds where it is not the score's)."""
     h, weight, scale, *override = found
-    method = override[0] if override else method
+    method = override[0] if override and override[0] is not None else method
+    label = override[1] if len(override) > 1 else None
     total, dof = mean_total_variance(h, weight)
-    variance = sampling_from_total(total * scale * scale, score)
+    variance = sampling_from_total(total * scale * scale, score, label)
     pivot = studentized_quantiles(h * np.sign(scale), weight)
     return _with(score, variance, method, dof, pivot)
 
@@ -301,7 +310,7 @@ def _bootstrap(
     for name in _PER_SAMPLE:
         value = arguments.get(name)
         if isinstance(value, GaussianNoise):  # validated: resampled as it is
-            if not value.is_constant:
+            if not value.is_constant or value.shared is not None:
                 data[name] = value
         elif _per_sample(value, n):
             data[name] = np.asarray(value)

@@ -26,7 +26,7 @@ from ....utils._noise import PoissonNoise, check_sigma_dof
 from ....utils._unified_interval import SquareRootInterval
 from ....utils._warnings import warn
 from .counts import count_r2_sums, count_squared_error_sums
-from .sums import T_MAX, squared_error_sums
+from .sums import T_MAX, absolute_error_offsets, offset_sums, squared_error_sums
 
 #: A RegressionLoss: the definitions import this engine, not the reverse.
 RegressionLoss = Any
@@ -76,17 +76,31 @@ def _squared_error_sums(
     *,
     k: float,
     floor_k: float,
+    shared: Any = None,
 ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(W, Σ w d̃², Σ w σ̂², variance sum, floor sum)`` per output.
+    """``(W, Σ w d̃², Σ w (σ̂² + τ²), variance sum, floor sum)`` per output.
 
     The variance sum ``Σ w² σ̂² (4d̃² − 2σ̂² (1 − k/(ν + 2)))`` is unbiased for
     the truth MSE's (``k = 3``) or the nominal MSE's (``k = 2``); the floor sum
     ``Σ w² 2σ̂⁴ (1 − floor_k/(ν + 2))`` for their lower bounds (1 and 2).
+
+    Batch offsets (``shared``) add ``Σ_g τ² (4 (Σ_g w d)² + 4 Σ_g w² σ² + 2 τ²
+    W_g²)`` to the variance, its batch sums of true residuals estimated by
+    :func:`~.sums.batch_products`. The floor gains ``Σ_g τ² (4 Σ_g w² σ̂² + 2
+    τ² W_g²)``.
     """
-    sums = squared_error_sums(y, y_pred, sigma, weight, sigma_dof)
+    sums = squared_error_sums(y, y_pred, sigma, weight, sigma_dof, shared=shared)
     variance = 4.0 * sums.s2d2 - 2.0 * sums.s4 + 2.0 * k * sums.s4_dof
     floor = 2.0 * sums.s4 - 2.0 * floor_k * sums.s4_dof
-    return sums.weight, sums.d2, sums.s2, variance, floor
+    if shared is not None:
+        # the first sum holds 4 Σ w² σ² τ² already (E d̃² = d² + σ² + τ²)
+        variance = variance + 4.0 * sums.batch_products + 2.0 * sums.t4
+        floor = floor + 4.0 * sums.t2s2 + 2.0 * sums.t4
+        if k == 3.0:  # truth: it subtracts Σ_g τ̂² W_g, with τ̂²'s own variance
+            w_g = shared.group_sum(np.ones(y.shape[0]) if weight is None else weight)
+            uncertainty = shared.tau2_covariance(w_g[:, None], w_g[:, None])
+            variance, floor = variance + uncertainty, floor + uncertainty
+    return sums.weight, sums.d2, sums.s2 + sums.t2, variance, floor
 
 
 def _mse(
@@ -97,9 +111,11 @@ def _mse(
     weight: np.ndarray | None = None,
     *,
     truth: bool,
+    shared: Any = None,
 ) -> RegressionEstimate:
-    """The truth MSE ``Σ w (d̃² − σ̂²) / W`` (unbiased), or the nominal MSE,
-    exactly unbiased for its remeasurement; with their variances."""
+    """The truth MSE ``Σ w (d̃² − σ̂² − τ²) / W`` (unbiased), or the nominal
+    MSE, exactly unbiased for its remeasurement (new batch offsets); with their
+    variances."""
     if isinstance(sigma, PoissonNoise):
         sums = count_squared_error_sums(y, y_pred, sigma, weight, truth=truth)
     else:
@@ -111,6 +127,7 @@ def _mse(
             weight,
             k=3.0 if truth else 2.0,
             floor_k=1.0 if truth else 2.0,
+            shared=shared,
         )
     w_sum, nominal, s2_sum, variance, floor = sums
     estimate = (nominal - s2_sum) / w_sum if truth else nominal / w_sum
@@ -122,14 +139,14 @@ def _mse(
     )
 
 
-def _rmse(*data: Any, truth: bool) -> RegressionEstimate:
+def _rmse(*data: Any, truth: bool, shared: Any = None) -> RegressionEstimate:
     """The RMSE from the estimate ``T̂`` of :func:`_mse` of ``data``.
 
     Truth: ``√T̂ + V/(8 s^{3/2})`` (the delta method's bias correction; 0 and
     ``flag`` where ``T̂ <= 0``); remeasurement: the nominal RMSE. Variance
     ``V/(4s)``, ``s = max(T̂, √V)``; the interval the square root of the MSE's.
     """
-    mse = _mse(*data, truth=truth)
+    mse = _mse(*data, truth=truth, shared=shared)
     variance = np.maximum(mse.variance, 0.0)
     scale = np.maximum(mse.estimate, np.sqrt(variance))
     positive = scale > 0.0
@@ -170,9 +187,18 @@ def mae_remeasurement(
     sigma: Any,
     sigma_dof: Any = None,
     weight: np.ndarray | None = None,
+    shared: Any = None,
 ) -> RegressionEstimate:
-    """The nominal MAE and its variance, floored at ``Σ w² σ̂² (1 - 2/π) / W²``."""
+    """The nominal MAE and its variance, floored at ``Σ w² σ̂² (1 - 2/π) / W²``.
+
+    With batch offsets the variance is the forward one's at the observed
+    residuals (a plug-in, user guide: :ref:`shared_offsets`).
+    """
     n_samples, n_outputs = y.shape
+    if shared is not None:
+        nominal, _, variance = absolute_error_offsets(y, y_pred, sigma, weight, shared)
+        flag = np.zeros(n_outputs, dtype=bool)
+        return RegressionEstimate(nominal, variance, nominal, flag)
     totals = np.zeros((3, n_outputs))
     for rows in chunks(n_samples):
         d = np.abs(y[rows] - y_pred[rows])
@@ -225,12 +251,16 @@ def r2_sums(
     weight: np.ndarray | None = None,
     *,
     centred: bool = False,
+    shared: Any = None,
+    exact_batches: bool = False,
 ) -> R2Sums:
     """The :class:`R2Sums` of validated inputs, in two passes.
 
     ``X`` and ``Y`` are Gaussian quadratic forms in the label errors, whose
     (co)variances are sums over samples (user guide: :ref:`formula_r2`).
-    ``centred``: ``X`` of the residuals centred at their weighted mean.
+    ``centred``: ``X`` of the residuals centred at their weighted mean;
+    ``shared``: batch offsets (:func:`_with_offsets`), with the batch sums of
+    exact labels (``exact_batches``, the forward moments).
     """
     n_samples, n_outputs = y.shape
     total = np.zeros(n_outputs)
@@ -271,7 +301,7 @@ def r2_sums(
         centring = -2.0 * s4_2 + 4.0 * s4_3 / w_sum - 2.0 * square / (w_sum * w_sum)
         var_sigma = g_2 - 2.0 * g_3 / w_sum + g_4 / (w_sum * w_sum)
         floor = 2.0 * s4_2 - 4.0 * s4_3 / w_sum + 2.0 * square / (w_sum * w_sum)
-        return R2Sums(
+        sums = R2Sums(
             sse,
             sst,
             sse - s2_sum + w2s2_sum / w_sum,
@@ -280,23 +310,146 @@ def r2_sums(
             *(var_sigma,) * 3,
             *(floor,) * 3,
         )
-    return R2Sums(
-        sse=sse,
-        sst=sst,
-        sse_truth=sse - s2_sum,
-        sst_truth=sst_truth,
-        var_sse=4.0 * s2d2 - 2.0 * s4_2,
-        var_sst=4.0 * s2c2
-        - 2.0 * s4_2
-        + 4.0 * s4_3 / w_sum
-        - 2.0 * square / (w_sum * w_sum),
-        cov=4.0 * s2cd - 2.0 * s4_2 + 2.0 * s4_3 / w_sum,
-        var_sse_sigma=g_2,
-        var_sst_sigma=g_2 - 2.0 * g_3 / w_sum + g_4 / (w_sum * w_sum),
-        cov_sigma=g_2 - g_3 / w_sum,
-        floor_sse=2.0 * s4_2,
-        floor_sst=2.0 * s4_2 - 4.0 * s4_3 / w_sum + 2.0 * square / (w_sum * w_sum),
-        floor_cov=2.0 * s4_2 - 2.0 * s4_3 / w_sum,
+    else:
+        sums = R2Sums(
+            sse=sse,
+            sst=sst,
+            sse_truth=sse - s2_sum,
+            sst_truth=sst_truth,
+            var_sse=4.0 * s2d2 - 2.0 * s4_2,
+            var_sst=4.0 * s2c2
+            - 2.0 * s4_2
+            + 4.0 * s4_3 / w_sum
+            - 2.0 * square / (w_sum * w_sum),
+            cov=4.0 * s2cd - 2.0 * s4_2 + 2.0 * s4_3 / w_sum,
+            var_sse_sigma=g_2,
+            var_sst_sigma=g_2 - 2.0 * g_3 / w_sum + g_4 / (w_sum * w_sum),
+            cov_sigma=g_2 - g_3 / w_sum,
+            floor_sse=2.0 * s4_2,
+            floor_sst=2.0 * s4_2 - 4.0 * s4_3 / w_sum + 2.0 * square / (w_sum * w_sum),
+            floor_cov=2.0 * s4_2 - 2.0 * s4_3 / w_sum,
+        )
+    if shared is None:
+        return sums
+    d = np.subtract(y, y_pred) - shift
+    return _with_offsets(
+        sums, shared, weight, sigma, (d, y - mean), w2s2_sum, centred, exact_batches
+    )
+
+
+def _with_offsets(
+    sums: R2Sums,
+    shared: Any,
+    weight: np.ndarray | None,
+    sigma: Any,
+    forms: tuple[np.ndarray, np.ndarray],
+    w2s2_sum: np.ndarray,
+    centred: bool,
+    exact_batches: bool,
+) -> R2Sums:
+    """``sums`` with the batch offsets' terms (user guide: :ref:`shared_offsets`).
+
+    The errors' covariance is ``Σ = S + Σ_g τ_g² 1_g 1_gᵀ``. For the forms
+    ``x̃ᵀ A x̃`` (``A = D = diag(w)`` or ``C = D − wwᵀ/W``) the unbiased
+    (co)variance is ``4 x̃ᵀAΣAx̃' − 2 tr(AΣA'Σ)``: the offsets add ``Σ_g τ²
+    (Σ_g w x̃)(Σ_g w x̃')`` to the first and, with ``A_g = Σ_g w²σ²`` and
+    ``W_g = Σ_g w``, ``T₁ = Σ τ² (2A_g + τ²W_g²)`` to ``tr(DΣDΣ)``, ``T₁ −
+    T₂/W`` to ``tr(DΣCΣ)`` and ``T₁ − 2T₂/W + (2β Σw²σ² + β²)/W²`` to
+    ``tr(CΣCΣ)``, with ``T₂ = Σ τ² W_g (2A_g + τ² W_g²)``, ``β = Σ τ² W_g²``.
+
+    Unless ``exact_batches``, the batch products ``(Σ_g w x)(Σ_g w x')`` of the
+    true values are taken as ``Σ_g w² x x'`` (no correlation within a batch),
+    estimated without bias from the labels, as for the MSE
+    (:func:`_squared_error_sums`).
+    """
+    d, c = forms
+    tau2, w_g, s2_g, (d_g, c_g) = offset_sums(shared, weight, sigma, d, c)
+    w_sum = float(w_g.sum())
+    t2 = (tau2 * w_g).sum(axis=0)
+    beta = (tau2 * w_g * w_g).sum(axis=0)
+    t1 = (tau2 * (2.0 * s2_g + tau2 * w_g * w_g)).sum(axis=0)
+    t2_ = (tau2 * w_g * (2.0 * s2_g + tau2 * w_g * w_g)).sum(axis=0)
+    tr_dd = t1
+    tr_dc = t1 - t2_ / w_sum
+    tr_cc = t1 - 2.0 * t2_ / w_sum + (2.0 * beta * w2s2_sum + beta * beta) / w_sum**2
+    b_dd = (tau2 * d_g * d_g).sum(axis=0)
+    b_cc = (tau2 * c_g * c_g).sum(axis=0)
+    b_cd = (tau2 * c_g * d_g).sum(axis=0)
+    if not exact_batches:
+        b_dd, b_cc, b_cd = _own_products(
+            shared, weight, sigma, forms, (tau2, w_g, s2_g), w2s2_sum, centred
+        )
+    # the truth sums subtract Σ_g a_g τ̂² (SSE) and Σ_g c_g τ̂² (SST)
+    c = w_g - w_g * w_g / w_sum
+    a = c if centred else w_g
+    sigma_parts = (
+        shared.tau2_covariance(a, a),
+        shared.tau2_covariance(c, c),
+        shared.tau2_covariance(a, c),
+    )
+    if centred:  # X is a C-form too
+        tr_dd = tr_dc = tr_cc
+    return sums._replace(
+        sse_truth=sums.sse_truth - (t2 - beta / w_sum if centred else t2),
+        sst_truth=sums.sst_truth - (t2 - beta / w_sum),
+        var_sse=sums.var_sse + 4.0 * b_dd - 2.0 * tr_dd,
+        var_sst=sums.var_sst + 4.0 * b_cc - 2.0 * tr_cc,
+        cov=sums.cov + 4.0 * b_cd - 2.0 * tr_dc,
+        floor_sse=sums.floor_sse + 2.0 * tr_dd,
+        floor_sst=sums.floor_sst + 2.0 * tr_cc,
+        floor_cov=sums.floor_cov + 2.0 * tr_dc,
+        var_sse_sigma=sums.var_sse_sigma + sigma_parts[0],
+        var_sst_sigma=sums.var_sst_sigma + sigma_parts[1],
+        cov_sigma=sums.cov_sigma + sigma_parts[2],
+    )
+
+
+def _own_products(
+    shared: Any,
+    weight: np.ndarray | None,
+    sigma: Any,
+    forms: tuple[np.ndarray, np.ndarray],
+    batch: tuple[np.ndarray, np.ndarray, np.ndarray],
+    w2s2_sum: np.ndarray,
+    centred: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``Σ_g τ² (Σ_g w x)(Σ_g w x')`` of the noisy forms, with the true values'
+    batch products estimated as :func:`~.sums.batch_products` does: a common
+    part (the residuals' weighted mean ``d̄``; the centred forms have none)
+    and deviations not correlated within a batch, ``W_g² d̄² + Σ_g w² (x −
+    x̄)(x' − x̄')``, each estimated without bias; the noise's ``Σ_g τ²
+    Cov(Σ_g w x̃, Σ_g w x̃')`` stays."""
+    d, c = forms
+    tau2, w_g, s2_g = batch
+    n_samples = d.shape[0]
+    w = np.ones(n_samples) if weight is None else weight
+    w_sum = float(w.sum())
+    tau_i = shared.per_sample()[:, None]
+    s2 = np.square(np.broadcast_to(np.asarray(sigma, dtype=float), d.shape))
+    beta = (tau2 * w_g * w_g).sum(axis=0)
+    spread = (w2s2_sum + beta) / w_sum**2
+    # the noise (co)variances: per sample, then of the batch sums
+    own = s2 + tau_i
+    q = (s2 * w[:, None] + tau_i * w_g[shared.codes]) / w_sum
+    a_g = s2_g + tau2 * w_g * w_g
+    cov_cc = own - 2.0 * q + spread
+    batch_cc = a_g * (1.0 - 2.0 * w_g / w_sum) + w_g * w_g * spread
+    if centred:
+        batch_dd = batch_dc = batch_cc
+    else:
+        batch_dd, batch_dc = a_g, a_g * (1.0 - w_g / w_sum)
+    common = w @ d / w_sum  # 0 for the centred residuals
+    deviation = d - common  # its noise is that of c̃: ε − ε̄
+    weights = np.square(w)[:, None] * tau_i
+    products = [
+        (weights * (x * x_ - cov_cc)).sum(axis=0)
+        for x, x_ in ((deviation, deviation), (c, c), (c, deviation))
+    ]
+    products[0] = products[0] + (np.square(common) - spread) * beta
+    noises = (batch_dd, batch_cc, batch_dc)
+    return tuple(
+        p + (tau2 * noise).sum(axis=0)
+        for p, noise in zip(products, noises, strict=True)
     )
 
 
@@ -356,6 +509,7 @@ def _fraction(
     *,
     truth: bool,
     centred: bool = False,
+    shared: Any = None,
 ) -> RegressionEstimate:
     """``1 − A/B`` against the true values (NaN and ``flag`` where ``B <= 0``),
     or the nominal ``1 − X/Y`` (``flag`` and variance 0 where ``Y = 0``)."""
@@ -363,7 +517,9 @@ def _fraction(
         parts = count_r2_sums(y, y_pred, sigma, weight, truth=truth, centred=centred)
         sums = R2Sums(*parts)
     else:
-        sums = r2_sums(y, y_pred, sigma, sigma_dof, weight, centred=centred)
+        sums = r2_sums(
+            y, y_pred, sigma, sigma_dof, weight, centred=centred, shared=shared
+        )
     flag = ~((sums.sst_truth if truth else sums.sst) > 0.0)
     denominator = np.where(flag, 1.0, sums.sst_truth if truth else sums.sst)
     ratio = (sums.sse_truth if truth else sums.sse) / denominator
@@ -458,17 +614,19 @@ def estimand_score(
     inputs: tuple[np.ndarray, np.ndarray, Any, np.ndarray | None, Any],
     sigma_dof: Any,
     check: Callable[[tuple[np.ndarray, ...]], None] | None = None,
+    **offsets: Any,
 ) -> NoisyScore | list[NoisyScore]:
     """The truth or remeasurement result of a loss on validated ``inputs``.
 
     ``check``, if given, receives the per-output ``(nominal, estimate,
-    variance)`` (the deferred NaN/inf check of the inputs).
+    variance)`` (the deferred NaN/inf check of the inputs); ``offsets``:
+    ``shared``, the batch offsets, for the kernels that model them.
     """
     y_true, y_pred, sigma, weight, multioutput = inputs
     dof = check_regression_sigma_dof(sigma_dof, y_true.shape[0])
     kernel, method = definition.estimands[estimand]
     with np.errstate(invalid="ignore", over="ignore"):  # the caller's check
-        result = kernel(y_true, y_pred, sigma, dof, weight)
+        result = kernel(y_true, y_pred, sigma, dof, weight, **offsets)
         if estimand == "truth":
             _warn_truth(definition, result)
     if check is not None:

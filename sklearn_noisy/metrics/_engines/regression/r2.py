@@ -22,6 +22,7 @@ from ....utils._warnings import warn
 from ..._definitions.regression import RegressionLoss
 from .distributions import output_distributions, r2_distribution
 from .estimands import aggregate_outputs, delta_numerator
+from .estimands import r2_sums as estimand_r2_sums
 from .quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums, gauss_kronrod
 from .sums import output_column, r2_from_sums, r2_sums
 
@@ -687,12 +688,71 @@ def _has_noise(sigma: Any, weight: np.ndarray | None) -> bool:
     return bool(np.any(noisy if weight is None else noisy & (weight > 0.0)))
 
 
+def _offsets_forward(
+    definition: RegressionLoss,
+    inputs: tuple[np.ndarray, np.ndarray, Any, np.ndarray | None, Any],
+    force_finite: bool,
+    shared: Any,
+) -> NoisyScore | list[NoisyScore]:
+    """The forward ``1 - X/Y`` under batch offsets, by the delta method.
+
+    On exact ``y_true`` the truth sums hold ``4 μᵀAΣAμ − 2 tr`` and the floors
+    ``2 tr``: the forward (co)variances are their sum with twice the floor, and
+    ``E X = 2X − A`` (user guide: :ref:`shared_offsets`).
+    """
+    y_true, y_pred, sigma, weight, multioutput = inputs
+    n_outputs = y_true.shape[1]
+    if isinstance(multioutput, str) and multioutput == "variance_weighted":
+        if n_outputs > 1:
+            raise ValueError(
+                "multioutput='variance_weighted' is not offered with shared batch "
+                "offsets (groups, sigma_shared); use 'uniform_average' or weights."
+            )
+        multioutput = "uniform_average"
+    sums = estimand_r2_sums(
+        y_true,
+        y_pred,
+        sigma,
+        None,
+        weight,
+        centred=definition.centred,
+        shared=shared,
+        exact_batches=True,
+    )
+    nominal, expected, variance = np.zeros((3, n_outputs))
+    for j in range(n_outputs):
+        nominal[j] = r2_from_sums(
+            float(sums.sse[j]), float(sums.sst[j]), force_finite=force_finite
+        )
+        parts = np.array(
+            [
+                2.0 * sums.sse[j] - sums.sse_truth[j],
+                2.0 * sums.sst[j] - sums.sst_truth[j],
+                sums.var_sse[j] + 2.0 * sums.floor_sse[j],
+                sums.var_sst[j] + 2.0 * sums.floor_sst[j],
+                sums.cov[j] + 2.0 * sums.floor_cov[j],
+            ]
+        )
+        mean, var, _ = delta_ratio(parts)
+        expected[j], variance[j] = 1.0 - mean, var
+    return aggregate_outputs(
+        definition.name,
+        nominal,
+        expected,
+        variance,
+        y_true.shape[0],
+        multioutput,
+        "delta",
+    )
+
+
 def r2_forward(
     definition: RegressionLoss,
     inputs: tuple[np.ndarray, np.ndarray, Any, np.ndarray | None, Any],
     *,
     method: str,
     force_finite: bool,
+    shared: Any = None,
 ) -> NoisyScore | list[NoisyScore]:
     """The forward ``1 - X/Y`` of validated inputs, combined as ``multioutput`` says.
 
@@ -705,6 +765,8 @@ def r2_forward(
     y_true, y_pred, sigma, weight, multioutput = inputs
     name, centred = definition.name, definition.centred
     n_samples, n_outputs = y_true.shape
+    if shared is not None and n_samples > 1:
+        return _offsets_forward(definition, inputs, force_finite, shared)
     if n_samples < 2 and not centred:
         warn(
             "R^2 score is not well-defined with less than two samples.",
