@@ -506,12 +506,17 @@ def expected_paired_difference(
     )
     kernel = info.paired_truth if estimand == "truth" else info.paired
     result, method = None, "exact"
-    if counts:  # σ̂² = ỹ (truth) or σ² = λ (forward): the Gaussian kernel's
-        y = regression_pair(y_true, y_pred_a, y_pred_b, 1.0, sample_weight)[0]
-        rates = PoissonNoise.from_labels(y, counts=estimand == "truth")
-        given["sigma"] = np.sqrt(rates.variance_parts(slice(None), truth=True)[0])
-        if kernel is None and estimand == "truth":
-            result, method = _count_truth(info, y_true, y_pred_a, y_pred_b, given)
+    if counts:
+        y, a, b, _, weight, _ = regression_pair(
+            y_true, y_pred_a, y_pred_b, 1.0, sample_weight
+        )
+        labels_noise = PoissonNoise.from_labels(y, counts=estimand == "truth")
+        if kernel is not None:  # σ̂² = ỹ (truth) or σ² = λ (forward)
+            variances = labels_noise.variance_parts(slice(None), truth=True)[0]
+            given["sigma"] = np.sqrt(variances)
+        elif estimand == "truth":
+            result = _count_truth(info, y, a, b, labels_noise, weight)
+            method = "delta"
     if kernel is not None:
         result = kernel(
             y_true, y_pred_a, y_pred_b, classes=classes, options=options, **given
@@ -528,8 +533,6 @@ def expected_paired_difference(
             f"offered for {offered} without metric options; use "
             "estimand='forward'."
         )
-    if counts:
-        given["sigma"] = None
     monte_carlo = functools.partial(
         _joint_monte_carlo, info, options, y_true, y_pred_a, y_pred_b,
         classes=classes, n_draws=n_draws, random_state=random_state,
@@ -575,19 +578,16 @@ def _check_counts(
 
 
 def _count_truth(
-    info: MetricInfo, y_true: Any, y_pred_a: Any, y_pred_b: Any, given: dict
-) -> tuple[tuple | None, str]:
-    """The truth difference of counts by the delta method (its ``method``)."""
-    y, a, b, _, weight, _ = regression_pair(
-        y_true, y_pred_a, y_pred_b, 1.0, given["sample_weight"]
-    )
+    info: MetricInfo,
+    y: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    noise: PoissonNoise,
+    weight: np.ndarray | None,
+) -> tuple[float, float, float, int]:
+    """The truth difference of validated counts by the delta method."""
     found = count_paired_truth(
-        info.definition.streamed_difference,
-        y,
-        a,
-        b,
-        PoissonNoise.from_labels(y),
-        weight,
+        info.definition.streamed_difference, y, a, b, noise, weight
     )
     if found is None:
         warn(
@@ -598,4 +598,4 @@ def _count_truth(
             UserWarning,
         )
         found = (math.nan, math.nan, math.nan)
-    return (*found, y.shape[0]), "delta"
+    return (*found, y.shape[0])
