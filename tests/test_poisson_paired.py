@@ -4,7 +4,7 @@ estimate is exact with label variance ``4λ(a − b)²``; the truth RMSE and R²
 differences by the delta method, the forward ones by a joint Monte Carlo of
 Poisson counts. Checked against seeded Poisson simulations (5 SE) and, through
 ``compare_estimators``, by the coverage of the difference's interval over
-whole simulated experiments (a small seeded twin by default, 400 with
+whole simulated experiments (a small seeded twin by default, 1000 with
 ``--run-slow``).
 """
 
@@ -168,6 +168,7 @@ def test_compare_estimators_coverage_small():
 
 @pytest.mark.slow
 def test_compare_estimators_coverage_full():
-    coverage = _coverage(400, 1, list(SKLEARN))
+    # 1000 experiments: 94.6, 93.7 and 93.9 % (SE 0.8) for MSE, RMSE and R².
+    coverage = _coverage(1000, 2, list(SKLEARN))
     print(coverage)
     assert all(0.93 <= c <= 0.97 for c in coverage.values()), coverage
