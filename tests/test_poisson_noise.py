@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 import pytest
 import sklearn
-from sklearn.linear_model import LinearRegression, Ridge
+from sklearn.linear_model import LinearRegression
 
 from sklearn_noisy import make_noisy_scorer
 from sklearn_noisy.metrics import (
@@ -25,7 +25,7 @@ from sklearn_noisy.metrics import (
     expected_r2_score,
     expected_root_mean_squared_error,
 )
-from sklearn_noisy.model_selection import NoisyCrossValidator, compare_estimators
+from sklearn_noisy.model_selection import NoisyCrossValidator
 
 MSE = expected_mean_squared_error
 RMSE = expected_root_mean_squared_error
@@ -293,13 +293,6 @@ def test_outputs_and_scorer_agree_with_one_output_calls():
     with pytest.raises(TypeError, match="count labels"):
         NoisyCrossValidator(LinearRegression(), scoring=scorer).fit(
             X, counts, sigma=1.0
-        )
-    with pytest.raises(ValueError, match="count labels"):
-        compare_estimators(
-            {"a": LinearRegression(), "b": Ridge(alpha=10.0)},
-            X,
-            counts,
-            scoring=make_noisy_scorer("mean_squared_error", noise="poisson"),
         )
 
 

@@ -134,7 +134,7 @@ def _labels(cells: list[str], name: str) -> np.ndarray:
 #: ``plan`` only).
 _NEEDS_DATA = (
     "target sigma q repeats features drop instrument_sigma min_repeats sigma_dof "
-    "id n_readings groups sigma_shared"
+    "id n_readings groups sigma_shared noise"
 ).split()
 
 
@@ -228,6 +228,25 @@ def _load_target(
         raise CLIError("--min-repeats needs --repeats")
     cells = _column(columns, args.target, "--target")
     sigma = q = sigma_dof = dof_name = None
+    if getattr(args, "noise", None) == "poisson":
+        given = ("sigma", "sigma_dof", "q", "groups", "sigma_shared")
+        if any(getattr(args, n, None) is not None for n in given):
+            raise CLIError(
+                "--noise poisson estimates each count's variance from the count: "
+                "do not combine it with --sigma, --sigma-dof, --q, --groups or "
+                "--sigma-shared"
+            )
+        y = _numeric(cells, args.target, "--target")
+        bad = (y < 0) | (y != np.round(y))
+        if np.any(bad):
+            raise CLIError(
+                f"--noise poisson: --target {args.target!r} must hold counts "
+                f"(whole numbers >= 0); row {int(np.argmax(bad)) + 1} holds "
+                f"{cells[int(np.argmax(bad))]!r}"
+            )
+        return {"y": y, "sigma": None, "sigma_dof": None, "q": None,
+                "task": "regression", "counts": True, "used": [args.target],
+                "label": args.target, "cells": cells}  # fmt: skip
     if args.sigma_dof is not None and args.sigma is None:
         raise CLIError("--sigma-dof needs --sigma (the degrees of freedom of sigma)")
     if args.sigma is not None:
@@ -286,6 +305,10 @@ def _load(args: argparse.Namespace) -> dict[str, Any]:
     header, columns = _read_csv(args.data)
     if args.sigma is not None and args.q is not None:
         raise CLIError("give --sigma (regression) or --q (classification), not both")
+    if args.repeats is not None and getattr(args, "noise", None) == "poisson":
+        raise CLIError(
+            "--noise poisson takes count labels from --target, not --repeats"
+        )
     if args.repeats is not None:
         labels = _load_repeats(args, columns)
     else:
@@ -497,7 +520,13 @@ def _features(
     used = labels["used"]
     classes = labels["task"] == "classification" or _looks_like_classes(labels["y"])
     notes = []
-    if labels["task"] == "regression" and args.repeats is None and classes:
+    counts = labels.get("counts", False)
+    if (
+        labels["task"] == "regression"
+        and args.repeats is None
+        and classes
+        and not counts
+    ):
         values = ", ".join(f"{v:g}" for v in np.unique(labels["y"]))
         notes.append(
             f"--target {args.target!r} holds only the integers {values}: --sigma is "

@@ -40,6 +40,8 @@ examples:
   sklearn-noisy evaluate --data runs.csv --repeats r1,r2,r3 --json out.json
   sklearn-noisy evaluate --data runs.csv --target y --sigma 0.3 --groups run \\
       --sigma-shared 0.2
+  sklearn-noisy evaluate --data counts.csv --target y --noise poisson
+      count labels: each count's variance is the count itself (no --sigma)
   sklearn-noisy evaluate --data labels.csv --target label --q 0.05 \\
       --estimator sklearn.linear_model.LogisticRegression --param C=0.5
 
@@ -89,8 +91,14 @@ def _build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _add_data_arguments(
-        evaluate.add_argument_group("data (default: the embedded wheat protein)")
+    data = evaluate.add_argument_group("data (default: the embedded wheat protein)")
+    _add_data_arguments(data)
+    data.add_argument(
+        "--noise",
+        choices=("gaussian", "poisson"),
+        help="with --data and --target: poisson for count labels, whose variance "
+        "is the count itself (instead of --sigma); metrics mean_squared_error, "
+        "root_mean_squared_error, r2 and explained_variance",
     )
     _add_model_arguments(evaluate.add_argument_group("model and evaluation"))
     output = evaluate.add_argument_group("output")
@@ -574,8 +582,10 @@ def _cross_validate(
         _print_columns(loaded)
     noise = (
         {"sigma": loaded["sigma"], "sigma_dof": loaded["sigma_dof"]}
-        if loaded["task"] == "regression"
+        if loaded["task"] == "regression" and not loaded.get("counts")
         else {"q": loaded["q"]}
+        if loaded["task"] == "classification"
+        else {}
     )
     if groups is not None:
         noise.update(groups=groups, sigma_shared=loaded.get("sigma_shared"))
@@ -590,6 +600,8 @@ def _cross_validate(
 def _evaluate(args: argparse.Namespace, printer: _WarningPrinter) -> int:
     loaded = _prepare(args)
     scoring = "default" if args.metrics is None else _check_metrics(args.metrics)
+    if loaded.get("counts"):
+        scoring = _count_scorers(scoring)
     validator = _cross_validate(args, loaded, printer, scoring)
     table_stream = sys.stderr if args.json == "-" else sys.stdout
     print(loaded["model"], file=table_stream)
@@ -727,6 +739,28 @@ def _check_metrics(option: str) -> list[str]:
                 f"or scorer names {scorers}"
             )
     return names
+
+
+#: The default metrics of count labels (``--noise poisson``).
+_COUNT_METRICS = ["mean_squared_error", "root_mean_squared_error", "r2"]
+
+
+def _count_scorers(scoring: Any) -> dict[str, Any]:
+    """The scorers of count labels, ``noise="poisson"`` (before any fit)."""
+    from ..metrics import make_noisy_scorer
+
+    names = _COUNT_METRICS if scoring == "default" else scoring
+    scorers = {}
+    for name in names:
+        try:
+            scorers[name] = make_noisy_scorer(name, noise="poisson")
+        except (TypeError, ValueError):
+            raise CLIError(
+                f"--metrics: {name!r} does not take count labels (--noise "
+                "poisson); give metric names among mean_squared_error, "
+                "root_mean_squared_error, r2 and explained_variance"
+            ) from None
+    return scorers
 
 
 def _save_plot(validator: Any, path: str, title: str) -> None:

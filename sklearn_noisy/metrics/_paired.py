@@ -23,7 +23,12 @@ from ..utils._arrays import (
     chunk_of,
     chunks,
 )
-from ..utils._noise import check_noise_model, check_shared_offsets
+from ..utils._noise import (
+    PoissonNoise,
+    check_noise_model,
+    check_regression_noise,
+    check_shared_offsets,
+)
 from ..utils._sklearn_compat import _num_samples
 from ..utils._validation import resolve_estimand
 from ..utils._warnings import quiet, warn
@@ -36,6 +41,7 @@ from ._engines.monte_carlo import (
     monte_carlo_score,
 )
 from ._engines.paired import _encode_chunk, flip_pair, pair_classes, regression_pair
+from ._engines.regression.counts import count_paired_truth
 from ._engines.test_set_sampling import sampling_terms, with_test_set_sampling
 from ._registry import MetricInfo, get_metric_info, get_metric_names
 
@@ -141,14 +147,23 @@ def _regression_draws(
     n_draws: int,
     rng: np.random.Generator,
     shared: Any = None,
+    counts: bool = False,
 ) -> tuple[float, np.ndarray]:
     """``(nominal, draws)`` of a loss of A minus that of B from per-draw sums:
     ``SSE_A``, ``SSE_B``, ``Σ w(y−c)`` and ``Σ w(y−c)²`` per output, with
     ``c`` the labels' weighted mean (so that they do not cancel); ``shared``:
-    each draw adds its batches' offsets."""
+    each draw adds its batches' offsets. ``counts``: Poisson counts are drawn
+    around the exact rates ``y_true``."""
     y, a, b, s, weight, _ = regression_pair(
-        y_true, y_pred_a, y_pred_b, noise["sigma"], noise["sample_weight"]
+        y_true,
+        y_pred_a,
+        y_pred_b,
+        1.0 if counts else noise["sigma"],
+        noise["sample_weight"],
     )
+    if counts:
+        PoissonNoise.from_labels(y, counts=False)  # rates: finite, >= 0
+        s = float(np.max(y, initial=0.0))  # no noise where every rate is 0
     n, k = y.shape
     w_total = float(n) if weight is None else float(weight.sum())
     centre = np.zeros(k)
@@ -168,6 +183,9 @@ def _regression_draws(
             labels = np.empty((size, *y[rows].shape))
             if rng is None:
                 labels[:] = 0.0
+            elif counts:
+                labels[:] = rng.poisson(y[rows], size=labels.shape)
+                labels -= y[rows]
             else:
                 labels[:] = rng.standard_normal(labels.shape)
                 labels *= chunk_of(s, rows)
@@ -268,18 +286,21 @@ def _joint_monte_carlo(
     n_draws: int,
     random_state: Any,
     shared: Any = None,
+    counts: bool = False,
     **noise: Any,
 ) -> NoisyScore:
     """The joint Monte Carlo, streamed for the losses with a
-    ``streamed_difference`` and the binary count metrics (without options but
-    ``pos_label``), else scorer by scorer. Without random labels the
-    difference is its nominal value, exactly."""
+    ``streamed_difference`` (the only path of ``counts``) and the binary count
+    metrics (without options but ``pos_label``), else scorer by scorer.
+    Without random labels the difference is its nominal value, exactly."""
     n_draws = _check_positive_int(n_draws, name="n_draws", minimum=2)
     rng = _check_generator(random_state)
     args = (info, y_true, y_pred_a, y_pred_b, noise, n_draws, rng)
     result = None
     if getattr(info.definition, "streamed_difference", None) is not None:
-        result = None if options else _regression_draws(*args, shared=shared)
+        result = None if options else _regression_draws(
+            *args, shared=shared, counts=counts
+        )
     if result is None and shared is not None:
         raise ValueError(
             f"The paired {info.name} difference under shared offsets is offered "
@@ -357,6 +378,8 @@ def _paired_terms(arguments: dict[str, Any], score: NoisyScore) -> tuple | None:
     function = get_metric_info(name).function
     accepted = inspect.signature(function).parameters
     kwargs = {**options, "estimand": score.estimand}
+    if arguments.get("noise", "gaussian") != "gaussian":
+        kwargs["noise"] = arguments["noise"]
     keys = ("sigma", "q", "transition_matrix", "labels", "sample_weight")
     for key in (*keys, "groups", "sigma_shared"):
         if arguments.get(key) is not None and key in accepted:
@@ -422,6 +445,7 @@ def expected_paired_difference(
     estimand: str = "auto",
     groups: Any = None,
     sigma_shared: Any = None,
+    noise: str = "gaussian",
 ) -> NoisyScore:
     """Expected difference ``metric(A) − metric(B)`` of two models on the same labels.
 
@@ -444,7 +468,8 @@ def expected_paired_difference(
         used (not its estimand).
 
     sigma : float or array-like of shape (n_samples,), default=None
-        Standard error of each regression label.
+        Standard error of each regression label (not with
+        ``noise="poisson"``).
 
     q : float or array-like of shape (n_samples,), default=None
         Flip probability of each class label (uniform over the other classes).
@@ -480,12 +505,17 @@ def expected_paired_difference(
         computed by Gauss–Hermite quadrature over each batch's offset (exact
         for the MSE, whose difference is linear in the labels), the RMSE and
         R² ones by the joint Monte Carlo with the offsets drawn.
+    noise : {"gaussian", "poisson"}, default="gaussian"
+        ``"poisson"``: ``y_true`` are counts (truth; for forward, the exact
+        rates fresh counts are drawn around), for the MSE, RMSE and R², as a
+        scorer made with ``noise="poisson"`` says too (:ref:`poisson_noise`).
 
     Returns
     -------
     score : NoisyScore
         ``metric`` is ``"<metric>_difference"``; ``nominal`` is the difference
-        on the labels as given, ``method`` ``"exact"`` or ``"monte_carlo"``.
+        on the labels as given, ``method`` ``"exact"``, ``"delta"`` (truth
+        RMSE and R² of counts) or ``"monte_carlo"``.
 
     See Also
     --------
@@ -507,9 +537,12 @@ def expected_paired_difference(
         )
     name, options = _resolve_metric(metric)
     info = get_metric_info(name)
+    counts = _check_counts(info, options, noise, sigma)
     if estimand == "auto":
-        estimand = resolve_estimand(estimand, info.paired_estimands(options))
-    _check_noise(info, sigma, q, transition_matrix)
+        offered = info.paired_estimands({**options, "noise": counts and "poisson"})
+        estimand = resolve_estimand(estimand, offered)
+    if not counts:
+        _check_noise(info, sigma, q, transition_matrix)
     n = _num_samples(y_true)
     for value, pred in ((y_pred_a, "y_pred_a"), (y_pred_b, "y_pred_b")):
         array = np.asarray(value)
@@ -530,7 +563,12 @@ def expected_paired_difference(
             )
         shared = check_shared_offsets(groups, sigma_shared, n)
         offsets = {} if shared is None else {"shared": shared}
-    noise = dict(
+    if counts and offsets:
+        raise TypeError(
+            "noise='poisson' does not model shared batch offsets; pass groups "
+            "and sigma_shared with Gaussian label errors (sigma=)."
+        )
+    given = dict(
         sigma=sigma,
         q=q,
         transition_matrix=transition_matrix,
@@ -538,7 +576,18 @@ def expected_paired_difference(
         sample_weight=sample_weight,
     )
     kernel = info.paired_truth if estimand == "truth" else info.paired
-    result = None
+    result, method = None, "exact"
+    if counts:
+        y, a, b, _, weight, _ = regression_pair(
+            y_true, y_pred_a, y_pred_b, 1.0, sample_weight
+        )
+        labels_noise = PoissonNoise.from_labels(y, counts=estimand == "truth")
+        if kernel is not None:  # σ̂² = ỹ (truth) or σ² = λ (forward)
+            variances = labels_noise.variance_parts(slice(None), truth=True)[0]
+            given["sigma"] = np.sqrt(variances)
+        elif estimand == "truth":
+            result = _count_truth(info, y, a, b, labels_noise, weight)
+            method = "delta"
     if kernel is not None:
         result = kernel(
             y_true,
@@ -546,11 +595,11 @@ def expected_paired_difference(
             y_pred_b,
             classes=classes,
             options=options,
-            **noise,
+            **given,
             **offsets,
         )
     if result is not None:
-        return NoisyScore(f"{name}_difference", *result, "exact", estimand=estimand)
+        return NoisyScore(f"{name}_difference", *result, method, estimand=estimand)
     if estimand == "truth":
         offered = " and ".join(
             repr(m) for m in get_metric_names() if get_metric_info(m).paired_truth
@@ -563,11 +612,68 @@ def expected_paired_difference(
         )
     monte_carlo = functools.partial(
         _joint_monte_carlo, info, options, y_true, y_pred_a, y_pred_b,
-        classes=classes, n_draws=n_draws, random_state=random_state, **noise,
-        **offsets,
+        classes=classes, n_draws=n_draws, random_state=random_state,
+        counts=counts, **given, **offsets,
     )  # fmt: skip
-    if getattr(info.definition, "paired_existence", None) is not None and not offsets:
+    paired_existence = getattr(info.definition, "paired_existence", None)
+    if not counts and not offsets and paired_existence is not None:
         result = _without_moments(
-            info, options, y_true, y_pred_a, y_pred_b, monte_carlo, **noise
+            info, options, y_true, y_pred_a, y_pred_b, monte_carlo, **given
         )
     return monte_carlo() if result is None else result
+
+
+def _check_counts(
+    info: MetricInfo, options: dict[str, Any], noise: Any, sigma: Any
+) -> bool:
+    """Whether the labels are counts (``noise``, or the scorer's option, which
+    leaves ``options``); the metric must have a count difference."""
+    counts = check_regression_noise(noise) == "poisson"
+    counts = (
+        check_regression_noise(options.pop("noise", "gaussian")) == "poisson" or counts
+    )
+    if not counts:
+        return False
+    definition = info.definition
+    takes = "noise" in getattr(definition, "options", ())
+    if not takes or not (info.paired or definition.streamed_difference):
+        raise ValueError(
+            f"{info.name!r} has no paired difference of count labels "
+            "(noise='poisson'): it is offered for the mean squared error, its "
+            "root and R²."
+        )
+    if options:
+        raise ValueError(
+            "The paired difference of count labels takes no metric options; "
+            f"got {sorted(options)}."
+        )
+    if sigma is not None:
+        raise TypeError(
+            "Pass sigma or noise='poisson', not both: with count labels each "
+            "label's variance is estimated from the count itself."
+        )
+    return True
+
+
+def _count_truth(
+    info: MetricInfo,
+    y: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    noise: PoissonNoise,
+    weight: np.ndarray | None,
+) -> tuple[float, float, float, int]:
+    """The truth difference of validated counts by the delta method."""
+    found = count_paired_truth(
+        info.definition.streamed_difference, y, a, b, noise, weight
+    )
+    if found is None:
+        warn(
+            f"The {info.name} difference against the true rates is not "
+            "estimable: the estimated truth sum of squares it divides by or "
+            "takes the root of is <= 0 (the counts vary no more than their "
+            "noise), so the estimate and its variance are NaN.",
+            UserWarning,
+        )
+        found = (math.nan, math.nan, math.nan)
+    return (*found, y.shape[0])

@@ -171,8 +171,12 @@ class MetricInfo:
         )
 
     def paired_estimands(self, options: Any = None) -> tuple[str, ...]:
-        """The estimands of the paired difference (truth: without ``options``)."""
-        truth = self.paired_truth is not None and not options
+        """The estimands of the paired difference (truth: without ``options``;
+        with count labels, ``noise="poisson"``, also by the delta method)."""
+        options = dict(options or {})
+        counts = options.pop("noise", None) == "poisson"
+        delta = counts and getattr(self.definition, "streamed_difference", None)
+        truth = (self.paired_truth is not None or bool(delta)) and not options
         return ("forward", "truth") if truth else ("forward",)
 
     @property

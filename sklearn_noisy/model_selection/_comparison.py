@@ -308,7 +308,7 @@ class EstimatorComparison:
                     f"t={test.statistic:.3g}, p={test.pvalue:.3g}, df={test.df}; "
                     f"P(a better){probability_text(better)}"
                 )
-                if diff.sampling_method is not None:
+                if not math.isnan(diff.sampling_variance):
                     low, high = diff.confidence_interval(level, source="both")
                     lines.append(
                         f"    with test-set sampling (SD {diff.sampling_std:.3g},"
@@ -592,15 +592,7 @@ def _check_comparison_scoring(
         or n_draws < 2
     ):
         raise ValueError(f"n_draws must be an int >= 2; got {n_draws!r}.")
-    scorers = check_noisy_scoring(scoring, first, y)
-    counts = [key for key, scorer in scorers.items() if scorer._counts]
-    if counts:
-        raise ValueError(
-            f"compare_estimators does not take count labels (noise='poisson', "
-            f"scorer {counts[0]!r}): the paired difference of two models is not "
-            "derived for them. Score each model with NoisyCrossValidator."
-        )
-    return scorers
+    return check_noisy_scoring(scoring, first, y)
 
 
 def _difference_of(
@@ -630,8 +622,9 @@ def _paired_difference(
 ) -> tuple[NoisyScore, list[NoisyScore]]:
     """``metric_a − metric_b`` pooled and per fold.
 
-    Exact where the metric has an exact paired variance; else the exact
-    difference of the expectations with the joint Monte Carlo variance.
+    Exact where the metric has an exact paired variance (or the delta method
+    of counts); else the exact difference of the expectations with the joint
+    Monte Carlo variance.
     """
     scorer = cv_a.scorers_[key]
     method = _pooled_method(scorer, cv_a.oof_responses_)
@@ -648,7 +641,7 @@ def _paired_difference(
     )
     oof = (folds["y_oof"], response_a, response_b)
     pooled = difference(*oof, **_slice_noise(noise, folds["oof"]))
-    if pooled.method != "exact":
+    if pooled.method == "monte_carlo":
         folds_ab = zip(cv_a.fold_scores_[key], cv_b.fold_scores_[key], strict=True)
         per_fold = [
             _difference_of(scorer, a, b, math.nan, a.n_samples) for a, b in folds_ab

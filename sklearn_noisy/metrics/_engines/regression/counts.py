@@ -10,12 +10,19 @@ without bias from the count (:meth:`PoissonNoise.variance_parts`; user guide:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ....utils._arrays import chunks
 from ....utils._noise import PoissonNoise
 
-__all__ = ["count_mse_forward", "count_r2_sums", "count_squared_error_sums"]
+__all__ = [
+    "count_mse_forward",
+    "count_paired_truth",
+    "count_r2_sums",
+    "count_squared_error_sums",
+]
 
 
 def _weighted(values: np.ndarray, w: np.ndarray | None, power: int = 1) -> np.ndarray:
@@ -127,3 +134,60 @@ def count_r2_sums(
         floor,
         floor,
     )
+
+
+def count_paired_truth(
+    difference: Callable[..., np.ndarray],
+    y: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    noise: PoissonNoise,
+    weight: np.ndarray | None,
+) -> tuple[float, float, float] | None:
+    """``(expected, variance, nominal)`` of ``metric(A) − metric(B)`` against the
+    true rates, by the delta method; None where it is undefined (the truth
+    SST, or the truth MSE under a root, not positive).
+
+    ``difference(sse_a, sse_b, sst, W)`` (the definition's
+    ``streamed_difference``) is read at the unbiased truth sums ``Â = SSE_A −
+    Σ w ỹ``, ``B̂`` and ``Ŝ = SST − Σ w ỹ + Σ w² ỹ / W`` (as
+    :func:`count_r2_sums`), its gradient ``g`` by the complex step. The
+    linearised difference ``Σ w q_i`` has per-sample quadratic terms in the
+    count, ``k = g_A + g_B + g_S`` and half-slope ``ṽ = g_A (ỹ − a) + g_B (ỹ −
+    b) + g_S (ỹ − ȳ)`` (the mean held fixed), whose label variances
+    :meth:`PoissonNoise.variance_parts` estimates; outputs are averaged.
+    """
+    n_samples, n_outputs = y.shape
+    w_sum = float(n_samples) if weight is None else float(weight.sum())
+    mean = _weighted(y, weight) / w_sum
+    totals = np.zeros((5, n_outputs))  # SSE_A, SSE_B, SST, Σ w ỹ, Σ w² ỹ
+    for rows in chunks(n_samples):
+        w = None if weight is None else weight[rows]
+        for i, values in enumerate((y[rows] - a[rows], y[rows] - b[rows])):
+            totals[i] += _weighted(values * values, w)
+        totals[2] += _weighted(np.square(y[rows] - mean), w)
+        totals[3] += _weighted(y[rows], w)
+        totals[4] += _weighted(y[rows], w, 2)
+    nominal = difference(*totals[:3], w_sum)
+    sums = totals[:3] - totals[3]
+    sums[2] += totals[4] / w_sum
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = difference(*sums, w_sum)
+    if not (np.all(sums[2] > 0.0) and np.all(np.isfinite(expected))):
+        return None
+    gradient = np.empty((3, n_outputs))
+    for j in range(3):  # complex step: exact to rounding for analytic functions
+        step = sums.astype(complex)
+        step[j] += 1e-30j * sums[j]
+        gradient[j] = difference(*step, w_sum).imag / (1e-30 * sums[j])
+    variance, floor = np.zeros(n_outputs), np.zeros(n_outputs)
+    k = gradient.sum(axis=0)
+    for rows in chunks(n_samples):
+        w = None if weight is None else weight[rows]
+        s2, s4, shift = noise.variance_parts(rows, truth=True)
+        v = gradient[0] * (y[rows] - a[rows]) + gradient[1] * (y[rows] - b[rows])
+        v += gradient[2] * (y[rows] - mean) - shift * k
+        variance += _weighted(4.0 * s2 * v * v - 2.0 * k * k * s4, w, 2)
+        floor += _weighted(2.0 * k * k * s4, w, 2)
+    variance = np.maximum(variance, floor).sum() / n_outputs**2
+    return float(expected.mean()), float(variance), float(nominal.mean())
