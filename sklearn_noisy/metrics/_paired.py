@@ -298,8 +298,8 @@ def _joint_monte_carlo(
     args = (info, y_true, y_pred_a, y_pred_b, noise, n_draws, rng)
     result = None
     if getattr(info.definition, "streamed_difference", None) is not None:
-        result = None if options else _regression_draws(
-            *args, shared=shared, counts=counts
+        result = (
+            None if options else _regression_draws(*args, shared=shared, counts=counts)
         )
     if result is None and shared is not None:
         raise ValueError(

@@ -239,7 +239,7 @@ def sampling_terms(
     if found is None:
         return None
     h, weight, scale, *override = found
-    return h * scale, weight, override[0] if override else method
+    return h * scale, weight, override[0] if override and override[0] else method
 
 
 def _bound(
