@@ -18,12 +18,12 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy.special import ndtr
 
-from ...._noisy_score import NoisyScore
+from ...._noisy_score import NoisyScore, cornish_fisher_pivot
 from ....utils._arrays import chunk_of, chunks
 from ....utils._noise import check_sigma_dof
 from ....utils._unified_interval import SquareRootInterval
 from ....utils._warnings import warn
-from .sums import T_MAX, squared_error_sums
+from .sums import T_MAX, output_column, squared_error_sums
 
 #: A RegressionLoss: the definitions import this engine, not the reverse.
 RegressionLoss = Any
@@ -47,14 +47,16 @@ __all__ = [
 
 
 class RegressionEstimate(NamedTuple):
-    """Per-output ``estimate``, ``variance``, ``nominal``, degenerate ``flag``
-    and, for a root metric, each output's :class:`SquareRootInterval`."""
+    """Per-output ``estimate``, ``variance``, ``nominal``, degenerate ``flag``,
+    for a root metric each output's :class:`SquareRootInterval`, and each
+    output's label-noise pivot (``NoisyScore.label_pivot``)."""
 
     estimate: np.ndarray
     variance: np.ndarray
     nominal: np.ndarray
     flag: np.ndarray
     intervals: list[SquareRootInterval] | None = None
+    pivots: list[tuple[float, ...] | None] | None = None
 
 
 def _weighted(values: np.ndarray, w: np.ndarray | None, power: int = 1) -> np.ndarray:
@@ -86,6 +88,38 @@ def _squared_error_sums(
     return sums.weight, sums.d2, sums.s2, variance, floor
 
 
+def _skew_pivots(
+    y: np.ndarray,
+    y_pred: np.ndarray,
+    sigma: Any,
+    weight: np.ndarray | None,
+    variance: np.ndarray,
+) -> list[tuple[float, ...] | None]:
+    """Each output's Cornish–Fisher pivot of ``Σ w d̃² / W`` over the label
+    noise (σ known): ``κ₃ = Σ w³ (8σ⁶ + 24σ⁴d²) / W³`` and the covariance with
+    the variance estimate ``Σ w³ (8σ⁶ + 16σ⁴d²) / W³``, each estimated without
+    bias with ``d̃² − σ²`` for ``d²`` (user guide: :ref:`formula_truth`)."""
+    n_samples, n_outputs = y.shape
+    totals = np.zeros((2, n_outputs))
+    for rows in chunks(n_samples):
+        d2 = np.square(y[rows] - y_pred[rows])
+        s = chunk_of(sigma, rows)
+        w3 = None if weight is None else weight[rows] ** 3
+        for j in range(n_outputs):
+            s2 = np.square(output_column(s, j))
+            s4d2, s6 = s2 * s2 * d2[:, j], np.broadcast_to(s2 * s2 * s2, d2[:, j].shape)
+            totals[:, j] += _weighted(np.stack([s4d2, s6], axis=1), w3)
+    w_sum = float(n_samples) if weight is None else float(weight.sum())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = w_sum**3 * variance**1.5
+        skew = (24.0 * totals[0] - 16.0 * totals[1]) / scale
+        covariance = (16.0 * totals[0] - 8.0 * totals[1]) / scale
+    return [
+        cornish_fisher_pivot(float(g), float(c))
+        for g, c in zip(skew, covariance, strict=True)
+    ]
+
+
 def _mse(
     y: np.ndarray,
     y_pred: np.ndarray,
@@ -107,11 +141,16 @@ def _mse(
         floor_k=1.0 if truth else 2.0,
     )
     estimate = (nominal - s2_sum) / w_sum if truth else nominal / w_sum
+    variance = np.maximum(variance, floor) / (w_sum * w_sum)
+    pivots = None
+    if sigma_dof is None:
+        pivots = _skew_pivots(y, y_pred, sigma, weight, variance)
     return RegressionEstimate(
         estimate,
-        np.maximum(variance, floor) / (w_sum * w_sum),
+        variance,
         nominal / w_sum,
         np.zeros(nominal.shape, dtype=bool),
+        pivots=pivots,
     )
 
 
@@ -138,7 +177,9 @@ def _rmse(*data: Any, truth: bool) -> RegressionEstimate:
         for t, s in zip(mse.estimate, np.where(positive, scale, 0.0), strict=True)
     ]
     root_variance = np.where(positive, variance / (4.0 * safe), 0.0)
-    return RegressionEstimate(estimate, root_variance, nominal, flag, intervals)
+    return RegressionEstimate(
+        estimate, root_variance, nominal, flag, intervals, mse.pivots
+    )
 
 
 mse_truth = functools.partial(_mse, truth=True)
@@ -415,17 +456,24 @@ def aggregate_outputs(
     method: str = "exact",
     estimand: str = "forward",
     distributions: list[Any] | None = None,
+    pivots: list[tuple[float, ...] | None] | None = None,
 ) -> NoisyScore | list[NoisyScore]:
     """Combine per-output results as scikit-learn's ``multioutput`` does.
 
     The outputs' label errors are independent: ``Σ a_k m_k / Σ a_k`` has variance
-    ``Σ a_k² V_k / (Σ a_k)²``. ``distributions``: each output's exact one.
+    ``Σ a_k² V_k / (Σ a_k)²``. ``distributions``: each output's exact one;
+    ``pivots``: each output's label-noise pivot (kept for a single output).
     """
     dists = distributions or [None] * len(expected)
+    pivots = pivots or [None] * len(expected)
     if isinstance(multioutput, str) and multioutput == "raw_values":
         return [
-            NoisyScore(metric, e, v, m, n_samples, method, estimand, dist)
-            for m, e, v, dist in zip(nominal, expected, variance, dists, strict=True)
+            NoisyScore(
+                metric, e, v, m, n_samples, method, estimand, dist, label_pivot=pivot
+            )
+            for m, e, v, dist, pivot in zip(
+                nominal, expected, variance, dists, pivots, strict=True
+            )
         ]
     weights = np.ones_like(expected) if isinstance(multioutput, str) else multioutput
     total = weights.sum()  # non-zero: checked by check_regression_inputs
@@ -438,6 +486,7 @@ def aggregate_outputs(
         method=method,
         estimand=estimand,
         distribution=dists[0] if len(dists) == 1 else None,
+        label_pivot=pivots[0] if len(pivots) == 1 else None,
     )
 
 
@@ -472,4 +521,5 @@ def estimand_score(
         method,
         estimand,
         result.intervals,
+        result.pivots,
     )
