@@ -27,6 +27,7 @@ INTERVAL_METHODS = (
     "unified_sqrt",
     "bootstrap_t",
     "cornish_fisher",
+    "log_t",
 )
 
 #: The ``method`` a caller may ask ``confidence_interval`` for ("unified" is
@@ -38,7 +39,7 @@ _REQUESTABLE = (
     *(
         m
         for m in INTERVAL_METHODS
-        if m not in ("unified", "bootstrap_t", "cornish_fisher")
+        if m not in ("unified", "bootstrap_t", "cornish_fisher", "log_t")
     ),
 )
 
@@ -106,12 +107,14 @@ class ConfidenceInterval(tuple):
     low, high : float
         The bounds, inside the range of the metric.
     method : {"exact", "normal", "t", "binomial", "wilson", "unified", \
-"unified_sqrt", "bootstrap_t", "cornish_fisher"}
+"unified_sqrt", "bootstrap_t", "cornish_fisher", "log_t"}
         How the interval was built (user guide: :ref:`error_budget_intervals`);
         ``"unified"``: Feldman and Cousins's interval of an estimate near a
         bound, ``"unified_sqrt"``: the square root of its square's,
         ``"bootstrap_t"``: the quantiles of the studentized estimate over
-        resamples, ``"cornish_fisher"``: its quantiles from its skewness.
+        resamples, ``"cornish_fisher"``: its quantiles from its skewness,
+        ``"log_t"``: Student's t on the log scale (a positive metric's
+        prediction interval).
     content : float
         The probability of ``[low, high]`` under the exact distribution of the
         metric; NaN for the approximations.
@@ -451,8 +454,10 @@ default=None
 
         The whole evaluation repeated on ``n_samples`` new samples with new
         label noise: Student's t, its degrees of freedom Welch–Satterthwaite's
-        from :attr:`sampling_dof` (the label-noise variance counts as known).
-        Read more in the :ref:`User Guide <error_budget_intervals>`.
+        from :attr:`sampling_dof` (the label-noise variance counts as known);
+        for a positive metric (range ``[0, inf)``) more than ``t`` SDs from 0,
+        on the log scale, ``expected·exp(±t·SD/expected)``, which follows its
+        right skew. Read more in the :ref:`User Guide <error_budget_intervals>`.
 
         Parameters
         ----------
@@ -462,13 +467,26 @@ default=None
         Returns
         -------
         ConfidenceInterval
-            The pair ``(low, high)``, ``method="t"``.
+            The pair ``(low, high)``, ``method="t"`` or ``"log_t"``.
         """
         _check_level(confidence_level)
         self._source_variance("both")  # needs the sampling variance
         label = 2.0 if self.estimand == "remeasurement" else 1.0
         variance = label * self.variance + 2.0 * self.sampling_variance
         dof = self._dof(2.0 * self.sampling_variance, variance)
+        lower, upper = METRIC_RANGES.get(self.metric, (-math.inf, math.inf))
+        if (lower, upper) == (0.0, math.inf) and math.isfinite(variance):
+            # A positive metric estimated more than t SDs from 0: Student's t
+            # on the log scale (a root metric: the square root of its square's).
+            p = 0.5 + confidence_level / 2.0
+            t = float(ndtri(p)) if math.isinf(dof) else float(stdtrit(dof, p))
+            estimate, sd = self.expected, math.sqrt(variance)
+            root = self.interval_method == "unified_sqrt"
+            if root:
+                estimate, sd = self.distribution.estimate, sd * self.distribution.factor
+            if estimate > t * sd:
+                ends = estimate * np.exp([-t * sd / estimate, t * sd / estimate])
+                return ConfidenceInterval(*(np.sqrt(ends) if root else ends), "log_t")
         return self._normal_interval(variance, confidence_level, dof)
 
     def _normal_interval(
