@@ -92,28 +92,50 @@ def _skew_pivots(
     y: np.ndarray,
     y_pred: np.ndarray,
     sigma: Any,
+    sigma_dof: Any,
     weight: np.ndarray | None,
     variance: np.ndarray,
+    *,
+    truth: bool,
 ) -> list[tuple[float, ...] | None]:
-    """Each output's Cornish–Fisher pivot of ``Σ w d̃² / W`` over the label
-    noise (σ known): ``κ₃ = Σ w³ (8σ⁶ + 24σ⁴d²) / W³`` and the covariance with
-    the variance estimate ``Σ w³ (8σ⁶ + 16σ⁴d²) / W³``, each estimated without
-    bias with ``d̃² − σ²`` for ``d²`` (user guide: :ref:`formula_truth`)."""
+    """Each output's Cornish–Fisher pivot over the label noise of the truth MSE
+    ``Σ w (d̃² − σ̂²) / W`` or the nominal ``Σ w d̃² / W`` (user guide:
+    :ref:`truth_skew`): its third cumulant and its covariance with the variance
+    estimate, ``Σ w³ (a σ⁶ + b σ⁴d²) / W³`` with, for the truth (σ̂² from ``ν``
+    degrees of freedom), ``κ₃``: ``a = 8 − 8/ν²``, ``b = 24`` and the
+    covariance ``a = 8 − 8/ν²``, ``b = 16 − 8/ν``; for the
+    nominal ``(8, 24)`` and ``(8, 16)``. ``σ⁶`` and ``σ⁴d²`` are estimated
+    without bias by ``e₆ = σ̂⁶/((1 + 2/ν)(1 + 4/ν))`` and
+    ``σ̂⁴ d̃²/(1 + 2/ν) − e₆``."""
     n_samples, n_outputs = y.shape
     totals = np.zeros((2, n_outputs))
     for rows in chunks(n_samples):
         d2 = np.square(y[rows] - y_pred[rows])
         s = chunk_of(sigma, rows)
+        inverse = 0.0 if sigma_dof is None else 1.0 / chunk_of(sigma_dof, rows)
+        if isinstance(inverse, np.ndarray):
+            inverse = inverse[:, 0]
         w3 = None if weight is None else weight[rows] ** 3
+        if truth:
+            k3 = (8.0 - 8.0 * inverse**2, 24.0)
+            cov = (
+                8.0 - 8.0 * inverse + 8.0 * (inverse - inverse**2),
+                16.0 - 8.0 * inverse,
+            )
+        else:
+            k3, cov = (8.0, 24.0), (8.0, 16.0)
         for j in range(n_outputs):
             s2 = np.square(output_column(s, j))
-            s4d2, s6 = s2 * s2 * d2[:, j], np.broadcast_to(s2 * s2 * s2, d2[:, j].shape)
-            totals[:, j] += _weighted(np.stack([s4d2, s6], axis=1), w3)
+            e6 = s2 * s2 * s2 / ((1.0 + 2.0 * inverse) * (1.0 + 4.0 * inverse))
+            e4d2 = s2 * s2 * d2[:, j] / (1.0 + 2.0 * inverse) - e6
+            terms = np.stack(
+                [k3[0] * e6 + k3[1] * e4d2, cov[0] * e6 + cov[1] * e4d2], axis=1
+            )
+            totals[:, j] += _weighted(terms, w3)
     w_sum = float(n_samples) if weight is None else float(weight.sum())
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = w_sum**3 * variance**1.5
-        skew = (24.0 * totals[0] - 16.0 * totals[1]) / scale
-        covariance = (16.0 * totals[0] - 8.0 * totals[1]) / scale
+        skew, covariance = totals[0] / scale, totals[1] / scale
     return [
         cornish_fisher_pivot(float(g), float(c))
         for g, c in zip(skew, covariance, strict=True)
@@ -143,8 +165,10 @@ def _mse(
     estimate = (nominal - s2_sum) / w_sum if truth else nominal / w_sum
     variance = np.maximum(variance, floor) / (w_sum * w_sum)
     pivots = None
-    if sigma_dof is None:
-        pivots = _skew_pivots(y, y_pred, sigma, weight, variance)
+    if truth or sigma_dof is None:  # measured: not the remeasurement's with σ̂
+        pivots = _skew_pivots(
+            y, y_pred, sigma, sigma_dof, weight, variance, truth=truth
+        )
     return RegressionEstimate(
         estimate,
         variance,
