@@ -100,13 +100,13 @@ def _skew_pivots(
 ) -> list[tuple[float, ...] | None]:
     """Each output's Cornish–Fisher pivot over the label noise of the truth MSE
     ``Σ w (d̃² − σ̂²) / W`` or the nominal ``Σ w d̃² / W`` (user guide:
-    :ref:`truth_skew`): its third cumulant and its covariance with the variance
-    estimate, ``Σ w³ (a σ⁶ + b σ⁴d²) / W³`` with, for the truth (σ̂² from ``ν``
-    degrees of freedom), ``κ₃``: ``a = 8 − 8/ν²``, ``b = 24`` and the
-    covariance ``a = 8 − 8/ν²``, ``b = 16 − 8/ν``; for the
-    nominal ``(8, 24)`` and ``(8, 16)``. ``σ⁶`` and ``σ⁴d²`` are estimated
-    without bias by ``e₆ = σ̂⁶/((1 + 2/ν)(1 + 4/ν))`` and
-    ``σ̂⁴ d̃²/(1 + 2/ν) − e₆``."""
+    :ref:`skewed estimates <truth_skew>`): its third cumulant and its
+    covariance with the variance estimate, ``Σ w³ (a σ⁶ + b σ⁴d²) / W³``
+    with, for the truth (σ̂² from ``ν`` degrees of freedom), ``κ₃``:
+    ``a = 8 − 8/ν²``, ``b = 24`` and the covariance ``a = 8 − 8/ν²``,
+    ``b = 16 − 8/ν``; for the nominal ``(8, 24)`` and ``(8, 16)``. ``σ⁶`` and
+    ``σ⁴d²`` are estimated without bias by ``e₆ = σ̂⁶/((1 + 2/ν)(1 + 4/ν))``
+    and ``σ̂⁴ d̃²/(1 + 2/ν) − e₆``."""
     n_samples, n_outputs = y.shape
     totals = np.zeros((2, n_outputs))
     for rows in chunks(n_samples):
