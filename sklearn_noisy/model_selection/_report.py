@@ -120,13 +120,11 @@ def interval(
 
     Feldman and Cousins's unified interval near a bound for the truth and
     remeasurement estimates (a root metric's the root of its square's: pass
-    the ``score`` itself), following their skew where the score knows it
-    (``label_pivot``), the clipped normal interval for the forward value.
+    the ``score`` itself), the clipped normal interval for the forward value.
     """
     if score is None:
         score = NoisyScore(metric, estimate, variance, math.nan, 0, estimand=estimand)
-    method = "normal" if score.label_pivot is None else "auto"
-    return tuple(score.confidence_interval(level, method=method))
+    return tuple(score.confidence_interval(level, method="normal"))
 
 
 def shown(metric: str, estimate: float, low: float, high: float) -> tuple[float, str]:
