@@ -26,14 +26,21 @@ INTERVAL_METHODS = (
     "unified",
     "unified_sqrt",
     "bootstrap_t",
+    "cornish_fisher",
+    "log_t",
 )
 
 #: The ``method`` a caller may ask ``confidence_interval`` for ("unified" is
 #: what "normal" and "t" give a truth or remeasurement estimate near a bound,
-#: "bootstrap_t" what "auto" gives the interval with both sources).
+#: "bootstrap_t" what "auto" gives the interval with both sources,
+#: "cornish_fisher" what it gives a skewed truth or remeasurement estimate).
 _REQUESTABLE = (
     "auto",
-    *(m for m in INTERVAL_METHODS if m not in ("unified", "bootstrap_t")),
+    *(
+        m
+        for m in INTERVAL_METHODS
+        if m not in ("unified", "bootstrap_t", "cornish_fisher", "log_t")
+    ),
 )
 
 #: The sides of an interval (``confidence_interval``'s ``alternative``).
@@ -100,11 +107,14 @@ class ConfidenceInterval(tuple):
     low, high : float
         The bounds, inside the range of the metric.
     method : {"exact", "normal", "t", "binomial", "wilson", "unified", \
-"unified_sqrt", "bootstrap_t"}
+"unified_sqrt", "bootstrap_t", "cornish_fisher", "log_t"}
         How the interval was built (user guide: :ref:`error_budget_intervals`);
         ``"unified"``: Feldman and Cousins's interval of an estimate near a
         bound, ``"unified_sqrt"``: the square root of its square's,
-        ``"bootstrap_t"``: the quantiles of the studentized estimate.
+        ``"bootstrap_t"``: the quantiles of the studentized estimate over
+        resamples, ``"cornish_fisher"``: its quantiles from its skewness,
+        ``"log_t"``: Student's t on the log scale (a positive metric's
+        prediction interval).
     content : float
         The probability of ``[low, high]`` under the exact distribution of the
         metric; NaN for the approximations.
@@ -149,6 +159,20 @@ class ConfidenceInterval(tuple):
 #: The probabilities at which ``sampling_pivot`` holds the quantiles of the
 #: studentized estimate.
 PIVOT_PROBABILITIES = (0.005, 0.01, 0.025, 0.05, 0.1, 0.9, 0.95, 0.975, 0.99, 0.995)
+
+
+def cornish_fisher_pivot(skew: float, covariance: float) -> tuple[float, ...] | None:
+    """Quantiles at :data:`PIVOT_PROBABILITIES` of ``(T − θ)/ŝ`` from the
+    skewness ``γ = κ₃(T)/s³`` of an estimate and ``c = Cov(T, ŝ²)/s³`` of its
+    variance estimate (Cornish–Fisher to order ``n^{-1/2}``, the studentized
+    form): ``z_p − c/2 + (γ − 3c)(z_p² − 1)/6``; the quadratic term is capped
+    where the map would stop increasing over the grid. None if not finite."""
+    if not (math.isfinite(skew) and math.isfinite(covariance)):
+        return None
+    z = ndtri(np.asarray(PIVOT_PROBABILITIES))
+    limit = 0.45 / float(z[-1])
+    quadratic = min(max((skew - 3.0 * covariance) / 6.0, -limit), limit)
+    return tuple(float(v) for v in z - covariance / 2.0 + quadratic * (z * z - 1.0))
 
 
 def _pivot_quantiles(
@@ -212,6 +236,11 @@ default=None
         terms (the bootstrap-t), which the interval with both sources follows
         (``method="bootstrap_t"``); None where not drawn. Left out of the repr,
         :meth:`to_dict`, comparisons and the hash.
+    label_pivot : tuple of float, default=None
+        The same quantiles over the label noise, which the label-noise interval
+        of a truth or remeasurement estimate follows (from the estimate's
+        skewness, ``method="cornish_fisher"``); None where not known. Left out of
+        the repr, :meth:`to_dict`, comparisons and the hash.
 
     Examples
     --------
@@ -236,6 +265,7 @@ default=None
     sampling_method: str | None = None
     sampling_dof: float = math.inf
     sampling_pivot: tuple[float, ...] | None = field(default=None, compare=False)
+    label_pivot: tuple[float, ...] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         _check_choice("method", self.method, METHODS)
@@ -401,10 +431,15 @@ default=None
         if method in ("binomial", "wilson"):
             return self._proportion_interval(confidence_level, method, source)
         dof = self._dof(self.sampling_variance, variance) if method == "t" else math.inf
-        pivot = None
+        pivot, pivot_method = None, "bootstrap_t"
         if source == "both" and requested == "auto":
             pivot = _pivot_quantiles(self.sampling_pivot, confidence_level)
-        return self._normal_interval(variance, confidence_level, dof, method, pivot)
+        elif source == "label_noise" and requested == "auto":
+            pivot = _pivot_quantiles(self.label_pivot, confidence_level)
+            pivot_method = "cornish_fisher"
+        return self._normal_interval(
+            variance, confidence_level, dof, method, pivot, pivot_method
+        )
 
     def _dof(self, sampling: float, total: float) -> float:
         """Welch–Satterthwaite's degrees of freedom of ``total``, whose only
@@ -419,8 +454,10 @@ default=None
 
         The whole evaluation repeated on ``n_samples`` new samples with new
         label noise: Student's t, its degrees of freedom Welch–Satterthwaite's
-        from :attr:`sampling_dof` (the label-noise variance counts as known).
-        Read more in the :ref:`User Guide <error_budget_intervals>`.
+        from :attr:`sampling_dof` (the label-noise variance counts as known);
+        for a positive metric (range ``[0, inf)``) more than ``t`` SDs from 0,
+        on the log scale, ``expected·exp(±t·SD/expected)``, which follows its
+        right skew. Read more in the :ref:`User Guide <error_budget_intervals>`.
 
         Parameters
         ----------
@@ -430,13 +467,26 @@ default=None
         Returns
         -------
         ConfidenceInterval
-            The pair ``(low, high)``, ``method="t"``.
+            The pair ``(low, high)``, ``method="t"`` or ``"log_t"``.
         """
         _check_level(confidence_level)
         self._source_variance("both")  # needs the sampling variance
         label = 2.0 if self.estimand == "remeasurement" else 1.0
         variance = label * self.variance + 2.0 * self.sampling_variance
         dof = self._dof(2.0 * self.sampling_variance, variance)
+        lower, upper = METRIC_RANGES.get(self.metric, (-math.inf, math.inf))
+        if (lower, upper) == (0.0, math.inf) and math.isfinite(variance):
+            # A positive metric estimated more than t SDs from 0: Student's t
+            # on the log scale (a root metric: the square root of its square's).
+            p = 0.5 + confidence_level / 2.0
+            t = float(ndtri(p)) if math.isinf(dof) else float(stdtrit(dof, p))
+            estimate, sd = self.expected, math.sqrt(variance)
+            root = self.interval_method == "unified_sqrt"
+            if root:
+                estimate, sd = self.distribution.estimate, sd * self.distribution.factor
+            if estimate > t * sd:
+                ends = estimate * np.exp([-t * sd / estimate, t * sd / estimate])
+                return ConfidenceInterval(*(np.sqrt(ends) if root else ends), "log_t")
         return self._normal_interval(variance, confidence_level, dof)
 
     def _normal_interval(
@@ -446,10 +496,12 @@ default=None
         dof: float,
         method: str = "t",
         pivot: tuple[float, float] | None = None,
+        pivot_method: str = "bootstrap_t",
     ) -> ConfidenceInterval:
         """``expected ± z·sqrt(variance)``, ``z`` normal or Student's for ``dof``;
-        with ``pivot``, the bootstrap-t quantiles ``(q_lo, q_hi)`` of the
-        studentized estimate, ``[expected − sd·q_hi, expected − sd·q_lo]``.
+        with ``pivot``, the quantiles ``(q_lo, q_hi)`` of the studentized
+        estimate, ``[expected − sd·q_hi, expected − sd·q_lo]`` (``method`` is
+        ``pivot_method``).
 
         The truth and remeasurement estimates can fall beyond the metric's
         range: near a bound their interval is Feldman and Cousins's unified
@@ -463,7 +515,7 @@ default=None
         sd = math.sqrt(variance) * z / float(ndtri(p))
         root = math.sqrt(variance)
         if pivot is not None and math.isfinite(variance):
-            method = "bootstrap_t"
+            method = pivot_method
         if math.isinf(variance):
             low, high = -math.inf, math.inf
         elif self.interval_method == "unified_sqrt":

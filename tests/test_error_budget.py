@@ -484,11 +484,12 @@ def test_intervals_by_source_and_prediction_interval(estimand):
     dof = score.sampling_dof * (total / (2.0 * score.sampling_variance)) ** 2
     t = float(stdtrit(dof, 0.95))
     assert math.isfinite(score.sampling_dof) and dof > score.sampling_dof and t > z
-    half = t * math.sqrt(total)
+    spread = t * math.sqrt(total) / score.expected
     interval = score.prediction_interval(0.9)
-    assert interval.method == "t"
+    assert interval.method == "log_t"  # a positive metric, far from 0
     assert tuple(interval) == pytest.approx(
-        (score.expected - half, score.expected + half), rel=1e-12
+        (score.expected * math.exp(-spread), score.expected * math.exp(spread)),
+        rel=1e-12,
     )
 
 

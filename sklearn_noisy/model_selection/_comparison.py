@@ -318,13 +318,17 @@ class EstimatorComparison:
 
 
 def _negate(score: NoisyScore) -> NoisyScore:
-    pivot = score.sampling_pivot  # quantiles at probabilities symmetric about ½
+    def flip(pivot: tuple[float, ...] | None) -> tuple[float, ...] | None:
+        # quantiles at probabilities symmetric about ½
+        return None if pivot is None else tuple(-q for q in pivot[::-1])
+
     return dataclasses.replace(
         score,
         expected=-score.expected,
         nominal=-score.nominal,
         distribution=None,
-        sampling_pivot=None if pivot is None else tuple(-q for q in pivot[::-1]),
+        sampling_pivot=flip(score.sampling_pivot),
+        label_pivot=flip(score.label_pivot),
     )
 
 

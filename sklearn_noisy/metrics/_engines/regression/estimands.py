@@ -20,13 +20,19 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy.special import ndtr
 
-from ...._noisy_score import NoisyScore
+from ...._noisy_score import NoisyScore, cornish_fisher_pivot
 from ....utils._arrays import chunk_of, chunks
 from ....utils._noise import PoissonNoise, check_sigma_dof
 from ....utils._unified_interval import SquareRootInterval
 from ....utils._warnings import warn
 from .counts import count_r2_sums, count_squared_error_sums
-from .sums import T_MAX, absolute_error_offsets, offset_sums, squared_error_sums
+from .sums import (
+    T_MAX,
+    absolute_error_offsets,
+    offset_sums,
+    output_column,
+    squared_error_sums,
+)
 
 #: A RegressionLoss: the definitions import this engine, not the reverse.
 RegressionLoss = Any
@@ -50,14 +56,16 @@ __all__ = [
 
 
 class RegressionEstimate(NamedTuple):
-    """Per-output ``estimate``, ``variance``, ``nominal``, degenerate ``flag``
-    and, for a root metric, each output's :class:`SquareRootInterval`."""
+    """Per-output ``estimate``, ``variance``, ``nominal``, degenerate ``flag``,
+    for a root metric each output's :class:`SquareRootInterval`, and each
+    output's label-noise pivot (``NoisyScore.label_pivot``)."""
 
     estimate: np.ndarray
     variance: np.ndarray
     nominal: np.ndarray
     flag: np.ndarray
     intervals: list[SquareRootInterval] | None = None
+    pivots: list[tuple[float, ...] | None] | None = None
 
 
 def _weighted(values: np.ndarray, w: np.ndarray | None, power: int = 1) -> np.ndarray:
@@ -103,6 +111,60 @@ def _squared_error_sums(
     return sums.weight, sums.d2, sums.s2 + sums.t2, variance, floor
 
 
+def _skew_pivots(
+    y: np.ndarray,
+    y_pred: np.ndarray,
+    sigma: Any,
+    sigma_dof: Any,
+    weight: np.ndarray | None,
+    variance: np.ndarray,
+    *,
+    truth: bool,
+) -> list[tuple[float, ...] | None]:
+    """Each output's Cornish–Fisher pivot over the label noise of the truth MSE
+    ``Σ w (d̃² − σ̂²) / W`` or the nominal ``Σ w d̃² / W`` (user guide:
+    :ref:`skewed estimates <truth_skew>`): its third cumulant and its
+    covariance with the variance estimate, ``Σ w³ (a σ⁶ + b σ⁴d²) / W³``
+    with, for the truth (σ̂² from ``ν`` degrees of freedom), ``κ₃``:
+    ``a = 8 − 8/ν²``, ``b = 24`` and the covariance ``a = 8 − 8/ν²``,
+    ``b = 16 − 8/ν``; for the nominal ``(8, 24)`` and ``(8, 16)``. ``σ⁶`` and
+    ``σ⁴d²`` are estimated without bias by ``e₆ = σ̂⁶/((1 + 2/ν)(1 + 4/ν))``
+    and ``σ̂⁴ d̃²/(1 + 2/ν) − e₆``."""
+    n_samples, n_outputs = y.shape
+    totals = np.zeros((2, n_outputs))
+    for rows in chunks(n_samples):
+        d2 = np.square(y[rows] - y_pred[rows])
+        s = chunk_of(sigma, rows)
+        inverse = 0.0 if sigma_dof is None else 1.0 / chunk_of(sigma_dof, rows)
+        if isinstance(inverse, np.ndarray):
+            inverse = inverse[:, 0]
+        w3 = None if weight is None else weight[rows] ** 3
+        if truth:
+            k3 = (8.0 - 8.0 * inverse**2, 24.0)
+            cov = (
+                8.0 - 8.0 * inverse + 8.0 * (inverse - inverse**2),
+                16.0 - 8.0 * inverse,
+            )
+        else:
+            k3, cov = (8.0, 24.0), (8.0, 16.0)
+        for j in range(n_outputs):
+            s2 = np.square(output_column(s, j))
+            e6 = s2 * s2 * s2 / ((1.0 + 2.0 * inverse) * (1.0 + 4.0 * inverse))
+            e4d2 = s2 * s2 * d2[:, j] / (1.0 + 2.0 * inverse) - e6
+            terms = np.stack(
+                [k3[0] * e6 + k3[1] * e4d2, cov[0] * e6 + cov[1] * e4d2], axis=1
+            )
+            totals[:, j] += _weighted(terms, w3)
+    w_sum = float(n_samples) if weight is None else float(weight.sum())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = w_sum**3 * variance**1.5
+        skew, covariance = totals[0] / scale, totals[1] / scale
+    return [
+        cornish_fisher_pivot(float(g), float(c))
+        for g, c in zip(skew, covariance, strict=True)
+    ]
+
+
 def _mse(
     y: np.ndarray,
     y_pred: np.ndarray,
@@ -131,11 +193,21 @@ def _mse(
         )
     w_sum, nominal, s2_sum, variance, floor = sums
     estimate = (nominal - s2_sum) / w_sum if truth else nominal / w_sum
+    variance = np.maximum(variance, floor) / (w_sum * w_sum)
+    pivots = None
+    # Measured for independent Gaussian errors, and not for the remeasurement
+    # with σ̂: the others keep the symmetric interval.
+    gaussian = shared is None and not isinstance(sigma, PoissonNoise)
+    if gaussian and (truth or sigma_dof is None):
+        pivots = _skew_pivots(
+            y, y_pred, sigma, sigma_dof, weight, variance, truth=truth
+        )
     return RegressionEstimate(
         estimate,
-        np.maximum(variance, floor) / (w_sum * w_sum),
+        variance,
         nominal / w_sum,
         np.zeros(nominal.shape, dtype=bool),
+        pivots=pivots,
     )
 
 
@@ -162,7 +234,9 @@ def _rmse(*data: Any, truth: bool, shared: Any = None) -> RegressionEstimate:
         for t, s in zip(mse.estimate, np.where(positive, scale, 0.0), strict=True)
     ]
     root_variance = np.where(positive, variance / (4.0 * safe), 0.0)
-    return RegressionEstimate(estimate, root_variance, nominal, flag, intervals)
+    return RegressionEstimate(
+        estimate, root_variance, nominal, flag, intervals, mse.pivots
+    )
 
 
 mse_truth = functools.partial(_mse, truth=True)
@@ -582,17 +656,24 @@ def aggregate_outputs(
     method: str = "exact",
     estimand: str = "forward",
     distributions: list[Any] | None = None,
+    pivots: list[tuple[float, ...] | None] | None = None,
 ) -> NoisyScore | list[NoisyScore]:
     """Combine per-output results as scikit-learn's ``multioutput`` does.
 
     The outputs' label errors are independent: ``Σ a_k m_k / Σ a_k`` has variance
-    ``Σ a_k² V_k / (Σ a_k)²``. ``distributions``: each output's exact one.
+    ``Σ a_k² V_k / (Σ a_k)²``. ``distributions``: each output's exact one;
+    ``pivots``: each output's label-noise pivot (kept for a single output).
     """
     dists = distributions or [None] * len(expected)
+    pivots = pivots or [None] * len(expected)
     if isinstance(multioutput, str) and multioutput == "raw_values":
         return [
-            NoisyScore(metric, e, v, m, n_samples, method, estimand, dist)
-            for m, e, v, dist in zip(nominal, expected, variance, dists, strict=True)
+            NoisyScore(
+                metric, e, v, m, n_samples, method, estimand, dist, label_pivot=pivot
+            )
+            for m, e, v, dist, pivot in zip(
+                nominal, expected, variance, dists, pivots, strict=True
+            )
         ]
     weights = np.ones_like(expected) if isinstance(multioutput, str) else multioutput
     total = weights.sum()  # non-zero: checked by check_regression_inputs
@@ -605,6 +686,7 @@ def aggregate_outputs(
         method=method,
         estimand=estimand,
         distribution=dists[0] if len(dists) == 1 else None,
+        label_pivot=pivots[0] if len(pivots) == 1 else None,
     )
 
 
@@ -641,4 +723,5 @@ def estimand_score(
         method,
         estimand,
         result.intervals,
+        result.pivots,
     )
