@@ -180,7 +180,7 @@ def _pivot_quantiles(
 ) -> tuple[float, float] | None:
     """The pivot's quantiles at ``(1 ∓ level)/2``, linear between the kept
     probabilities; None outside them or without a pivot."""
-    if quantiles is None:
+    if not quantiles:  # None, or no resample drawn
         return None
     tail = (1.0 - level) / 2.0
     grid = np.asarray(PIVOT_PROBABILITIES)
@@ -234,8 +234,9 @@ default=None
     sampling_pivot : tuple of float, default=None
         Quantiles of the studentized estimate over resamples of its per-sample
         terms (the bootstrap-t), which the interval with both sources follows
-        (``method="bootstrap_t"``); None where not drawn. Left out of the repr,
-        :meth:`to_dict`, comparisons and the hash.
+        (``method="bootstrap_t"``), drawn when first read; None or empty where
+        not drawn. Left out of the repr, :meth:`to_dict`, comparisons and the
+        hash.
     label_pivot : tuple of float, default=None
         The same quantiles over the label noise, which the label-noise interval
         of a truth or remeasurement estimate follows (from the estimate's

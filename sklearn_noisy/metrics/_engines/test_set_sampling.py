@@ -13,7 +13,7 @@ import dataclasses
 import functools
 import inspect
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -105,6 +105,30 @@ def studentized_quantiles(
     if pivots.size < N_PIVOT_RESAMPLES // 2:
         return None
     return tuple(float(v) for v in np.quantile(pivots, PIVOT_PROBABILITIES))
+
+
+class StudentizedQuantiles(Sequence):
+    """The :func:`studentized_quantiles` of the terms ``h``, drawn on first use.
+
+    Only the interval with both sources reads them, so a score that is never
+    asked for it does not pay for the resamples; empty where none are drawn.
+    """
+
+    def __init__(self, h: np.ndarray, weight: np.ndarray | None) -> None:
+        self._terms: tuple | None = (h, None if weight is None else weight.copy())
+        self._values: tuple[float, ...] = ()
+
+    def _quantiles(self) -> tuple[float, ...]:
+        if self._terms is not None:
+            self._values = studentized_quantiles(*self._terms) or ()
+            self._terms = None
+        return self._values
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._quantiles()[index]
+
+    def __len__(self) -> int:
+        return len(self._quantiles())
 
 
 def sampling_from_total(
@@ -262,7 +286,9 @@ def _from_terms(found: tuple, score: NoisyScore, method: str) -> NoisyScore:
     label = override[1] if len(override) > 1 else None
     total, dof = mean_total_variance(h, weight)
     variance = sampling_from_total(total * scale * scale, score, label)
-    pivot = studentized_quantiles(h * np.sign(scale), weight)
+    pivot = None
+    if 10 <= h.shape[0] <= PIVOT_MAX_SAMPLES:
+        pivot = StudentizedQuantiles(h * np.sign(scale), weight)
     return _with(score, variance, method, dof, pivot)
 
 
