@@ -161,7 +161,11 @@ def test_end_to_end_full():
         where = (metric, estimand, setting)
         assert abs(bias) < 0.1, where
         assert 0.85 <= ratio <= 1.15, where
-        assert 0.93 <= coverage <= 0.97, where
+        # The RMSE truth's column is ±1.96 reported SDs, not its interval (the
+        # root of the MSE's): with its estimator's variance (SD ratio 1.006)
+        # it covers 0.975 with σ known (0.962 with the delta method's SD).
+        high = 0.98 if where == ("RMSE", "truth", "known") else 0.97
+        assert 0.93 <= coverage <= high, where
 
 
 @pytest.mark.slow
@@ -169,8 +173,8 @@ def test_end_to_end_small_model_error():
     # A model far better than the labels' noise (θ_T about 0.2 mean σ², the
     # truth MSE estimate <= 0 in about a fifth of the replicates): the MSE,
     # R² and MAE estimands keep the protocol's bounds (coverage up to 97.5 %);
-    # the delta-method SD of the RMSE truth, capped near T̂ = 0, reports
-    # 0.84-0.87 of the actual spread, while its interval still covers 93-95 %.
+    # the RMSE truth's SD (its estimator's variance near T̂ = 0) reports
+    # 0.91-0.94 of the actual spread (0.84-0.87 with the delta method's).
     n_replicates = 2000
     rows = table(simulate(1, n_replicates, model_error=0.15))
     print_table(rows, n_replicates)
@@ -178,8 +182,7 @@ def test_end_to_end_small_model_error():
         where = (metric, estimand, setting)
         assert abs(bias) < 0.1, where
         assert 0.93 <= coverage <= 0.975, where
-        low = 0.8 if (metric, estimand) == ("RMSE", "truth") else 0.85
-        assert low <= ratio <= 1.15, where
+        assert 0.85 <= ratio <= 1.15, where
 
 
 # --------------------------------------------------------------------------- #

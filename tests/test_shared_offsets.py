@@ -7,6 +7,7 @@ offsets, readings, a fitted model; a small twin here, the full table with
 the errors naming the parameter.
 """
 
+import functools
 import warnings
 
 import numpy as np
@@ -224,11 +225,38 @@ def test_laboratory_simulation_twin():
     assert ignored[(setting, "mse", "truth")][2] < coverage - 0.15
 
 
+SETTINGS = [(10, 5, 0.5, 0.5), (6, 20, 0.5, 0.5), (4, 50, 0.5, 0.5)]
+
+#: Cells that miss the issue's criteria (bias < 0.1 SD, SD within 15 %,
+#: coverage 93-97 %), with what the full simulation measured (seed 4, 400
+#: replicates): strict xfails, so a fix shows as XPASS.
+OPEN_CELLS = {
+    (SETTINGS[1], "mae", "remeasurement"): "plug-in SD 1.154, coverage 0.980",
+    (SETTINGS[2], "mae", "remeasurement"): "plug-in SD 1.169, coverage 0.983",
+    (SETTINGS[2], "r2", "truth"): "SD ratio 1.158",
+    (SETTINGS[0], "r2", "remeasurement"): "coverage 0.925",
+    (SETTINGS[2], "r2", "remeasurement"): "coverage 0.973",
+}
+
+
+@functools.cache
+def _full_tables():
+    """The full simulation, with the offsets and with them ignored."""
+    return _simulate(400, SETTINGS, seed=4), _simulate(
+        400, SETTINGS, seed=4, ignore=True
+    )
+
+
+def _meets_criteria(key, cell):
+    bias, ratio, coverage, _ = cell
+    assert abs(bias) < 0.1, key
+    assert 0.85 < ratio < 1.15, key
+    assert 0.93 <= coverage <= 0.97, key
+
+
 @pytest.mark.slow
 def test_laboratory_simulation_full(capsys):
-    settings = [(10, 5, 0.5, 0.5), (6, 20, 0.5, 0.5), (4, 50, 0.5, 0.5)]
-    table = _simulate(400, settings, seed=4)
-    ignored = _simulate(400, settings, seed=4, ignore=True)
+    table, ignored = _full_tables()
     with capsys.disabled():
         print(
             "\nsetting (batches, size, tau, sigma) metric estimand: bias/SD, "
@@ -240,19 +268,23 @@ def test_laboratory_simulation_full(capsys):
                 f"{key}: {bias:+.3f} {ratio:.3f} {coverage:.3f} | "
                 f"{ratio_i:.3f} {coverage_i:.3f}"
             )
-    # The MSE (truth and remeasurement) meets the criteria in every setting,
-    # R² truth covers 94.5-95.5 %. Not met (printed above, user guide:
-    # shared_offsets): the RMSE truth reports 0.80-0.84 of its SD (coverage
-    # 94.5-96 %), R² remeasurement covers 92.5-97.3 %, the MAE remeasurement's
-    # plug-in SD is 12-17 % high (coverage 96.5-98.3 %).
-    for key, (bias, ratio, coverage, _) in table.items():
-        if key[1] == "mse":
-            assert abs(bias) < 0.1, key
-            assert 0.85 < ratio < 1.15, key
-            assert 0.93 <= coverage <= 0.97, key
-        if key[1:] == ("r2", "truth"):
-            assert abs(bias) < 0.1, key
-            assert 0.93 <= coverage <= 0.97, key
+    # Every cell but OPEN_CELLS meets the criteria (user guide: shared_offsets).
+    assert len(table) == 21
+    for key, cell in table.items():
+        if key not in OPEN_CELLS:
+            _meets_criteria(key, cell)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "key",
+    [
+        pytest.param(key, marks=pytest.mark.xfail(strict=True, reason=reason))
+        for key, reason in OPEN_CELLS.items()
+    ],
+)
+def test_laboratory_simulation_open_cells(key):
+    _meets_criteria(key, _full_tables()[0][key])
 
 
 def test_errors_name_the_parameter():

@@ -79,15 +79,17 @@ def test_mse_closed_form():
         np.testing.assert_allclose(
             kernel(Y3, P3, SIGMA3).variance, [(1 / 8 + 2 + 1 / 8) / 9], rtol=1e-14
         )
-    # RMSE: √T̂ + V/(8 T̂^{3/2}), variance V/(4T̂), here with T̂ = 1/6 below
-    # √V, where both denominators take √V instead: √T̂ + V^{1/4}/8 and √V/4.
+    # RMSE: √T̂ + V/(8 s^{3/2}), s = max(T̂, √V), here with T̂ = 1/6 below
+    # √V: √T̂ + V^{1/4}/8; its variance that of this estimator with T̂ ~ N(T̂,
+    # V) (above the delta method's √V/4 here).
     rmse = rmse_truth(Y3, P3, SIGMA3, DOF3)
     v = truth.variance[0]
     assert v > (1 / 6) ** 2
     np.testing.assert_allclose(
         rmse.estimate, [np.sqrt(1 / 6) + v**0.25 / 8], rtol=1e-14
     )
-    np.testing.assert_allclose(rmse.variance, [np.sqrt(v) / 4], rtol=1e-14)
+    _assert_root_variance(rmse.variance[0], 1 / 6, v)
+    assert rmse.variance[0] > np.sqrt(v) / 4
     np.testing.assert_allclose(rmse.nominal, [np.sqrt(2 / 3)], rtol=1e-15)
     # σ/10, known: σ² = [0.0025, 0.01, 0.0025], T̂ = (2 − 0.015)/3 and
     # V = (2·(0.01 − 2·0.0025²) − 2·0.01²)/9 < T̂².
@@ -96,7 +98,9 @@ def test_mse_closed_form():
     np.testing.assert_allclose(
         rmse.estimate, [np.sqrt(t) + v / (8 * t**1.5)], rtol=1e-13
     )
-    np.testing.assert_allclose(rmse.variance, [v / (4 * t)], rtol=1e-13)
+    # T̂ = 14 √V: the delta method's V/(4T̂) to 0.1 %
+    _assert_root_variance(rmse.variance[0], t, v)
+    np.testing.assert_allclose(rmse.variance, [v / (4 * t)], rtol=1e-3)
     root = rmse_remeasurement(Y3, P3, SIGMA3, DOF3)
     np.testing.assert_allclose(root.estimate, [np.sqrt(2 / 3)], rtol=1e-15)
     np.testing.assert_allclose(root.variance, [again.variance[0] / (8 / 3)], rtol=1e-14)
@@ -240,18 +244,30 @@ def test_chunks_and_outputs(kernel, monkeypatch):
         np.testing.assert_allclose(a, b, rtol=1e-13)
 
 
+def _assert_root_variance(variance, t, v, draws=400_000):
+    """``variance`` is, within 5 SE, the seeded Monte Carlo variance of the truth
+    RMSE's estimator ``√T̂ + v/(8 max(T̂, √v)^{3/2})`` (0 for ``T̂ <= 0``) with
+    ``T̂ ~ N(max(t, 0), v)`` and ``v`` fixed."""
+    draw = t + np.sqrt(v) * np.random.default_rng(5).normal(size=draws)
+    scale = np.maximum(draw, np.sqrt(v))
+    values = np.where(draw > 0.0, np.sqrt(np.abs(draw)) + v / (8.0 * scale**1.5), 0.0)
+    centred = values - values.mean()
+    se = np.sqrt(np.mean(centred**4) - values.var() ** 2) / np.sqrt(draws)
+    assert abs(variance - values.var()) < 5.0 * se
+
+
 def test_degenerate_cases_never_nan():
     y = np.array([[1.0], [2.0], [3.0], [4.0]])
     # T̂ < 0: RMSE 0 with the flag, finite variance.
     # T̂ = 0.81 − 1, V = (3.24 − 2)/4 below its floor 2σ⁴/4.
     rmse = rmse_truth(y, y + 0.9, 1.0)
     assert rmse.flag.all() and rmse.estimate[0] == 0.0
-    np.testing.assert_allclose(rmse.variance, [np.sqrt(0.5) / 4], rtol=1e-14)
+    _assert_root_variance(rmse.variance[0], 0.0, 0.5)
     # A negative variance estimate is floored at 2σ̂⁴(ν + 1)/(ν + 2)/4: no
     # zero-width interval.
     rmse = rmse_truth(y, y + 0.1, 1.0, 3.0)
     assert rmse.flag.all() and rmse.estimate[0] == 0.0
-    np.testing.assert_allclose(rmse.variance, [np.sqrt(0.4) / 4], rtol=1e-14)
+    _assert_root_variance(rmse.variance[0], 0.0, 0.4)
     # A perfect prediction of exact labels: everything 0, no NaN.
     for kernel in (rmse_truth, rmse_remeasurement):
         result = kernel(y, y, 0.0, None)

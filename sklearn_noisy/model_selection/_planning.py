@@ -21,6 +21,7 @@ import numpy as np
 from scipy.stats import binom, norm
 
 from ..metrics import get_metric_info
+from ..metrics._engines.regression.estimands import truth_root_variance
 from ..utils._arrays import (
     as_float_array,
     check_finite,
@@ -336,9 +337,9 @@ def _regression_std(y, y_pred, sigma, n_readings, weight, metric):
         variance /= w_sum * w_sum
         if metric == "mean_squared_error":
             return math.sqrt(variance)
-        # The RMSE's delta method, as the library's: V/(4 max(T̂, √V)).
-        scale = max(estimate, math.sqrt(variance))
-        return math.sqrt(variance / (4.0 * scale)) if scale > 0.0 else 0.0
+        # The truth RMSE's variance, as the library's.
+        root = truth_root_variance(np.array([estimate]), np.array([variance]))
+        return math.sqrt(float(root[0]))
 
     return std, estimate
 

@@ -52,6 +52,7 @@ __all__ = [
     "r2_truth",
     "rmse_remeasurement",
     "rmse_truth",
+    "truth_root_variance",
 ]
 
 
@@ -211,12 +212,65 @@ def _mse(
     )
 
 
+_LEGENDRE = np.polynomial.legendre.leggauss(64)
+
+
+def _root_spread(rho: np.ndarray) -> np.ndarray:
+    """``Var g(Z)``, ``Z ~ N(ρ, 1)``, ``g`` the truth RMSE of :func:`_rmse` at
+    ``V = 1``: ``0`` for ``z <= 0``, ``√z + 1/(8 max(z, 1)^{3/2})`` above.
+
+    Gauss–Legendre over ``z = u²`` on ``(0, 1)`` and over ``z`` within 10 SD
+    on ``(1, ∞)``, centred at ``c = g(max(ρ, 1))`` (no cancellation for large
+    ``ρ``): ``E (g − c)² − (E g − c)²``.
+    """
+    nodes, weights = _LEGENDRE
+    rho = rho[:, None]
+    centre = np.maximum(rho, 1.0)
+    root_c = np.sqrt(centre)
+    c = root_c + 0.125 / centre**1.5
+    u = 0.5 * (nodes + 1.0)  # (0, 1): z = u², dz = 2u du
+    z = u * u
+    inner = np.exp(-0.5 * (z - rho) ** 2) * u * weights  # 2u · ½ (the map)
+    low = np.maximum(rho - 10.0, 1.0)
+    half = 0.5 * np.maximum(rho + 10.0 - low, 0.0)
+    z = low + half * (nodes + 1.0)
+    outer = np.exp(-0.5 * (z - rho) ** 2) * half * weights
+    root_z = np.sqrt(z)
+    shift = (z - centre) / (root_z + root_c) + 0.125 * (z**-1.5 - centre**-1.5)
+    first = second = 0.0
+    for value, mass in ((u + 0.125 - c, inner), (shift, outer)):
+        first = first + (value * mass).sum(axis=1)
+        second = second + (value * value * mass).sum(axis=1)
+    below = ndtr(-rho[:, 0])  # g = 0 there: g − c = −c
+    first = first / math.sqrt(2.0 * math.pi) - below * c[:, 0]
+    second = second / math.sqrt(2.0 * math.pi) + below * c[:, 0] ** 2
+    return np.maximum(second - first * first, 0.0)
+
+
+def truth_root_variance(estimate: np.ndarray, variance: np.ndarray) -> np.ndarray:
+    """The variance of the truth RMSE of :func:`_rmse` from the MSE's ``T̂``
+    and its variance ``V``: that of the estimator with ``T̂ ~ N(max(T̂, 0),
+    V)`` (:func:`_root_spread`; the delta method's ``V/(4 max(T̂, √V))``
+    reported 0.80-0.84 of the SD where ``√V ≈ T``, as with large batch
+    offsets; it is kept where the quadrature underflows)."""
+    variance = np.maximum(variance, 0.0)
+    scale = np.maximum(estimate, np.sqrt(variance))
+    delta = np.where(
+        scale > 0.0, variance / (4.0 * np.where(scale > 0.0, scale, 1.0)), 0.0
+    )
+    sd = np.sqrt(np.where(variance > 0.0, variance, 1.0))
+    rho = np.where(variance > 0.0, np.maximum(estimate, 0.0) / sd, 1.0)
+    spread = np.where(variance > 0.0, sd * _root_spread(rho), 0.0)
+    return np.where(spread > 0.0, spread, delta)
+
+
 def _rmse(*data: Any, truth: bool, shared: Any = None) -> RegressionEstimate:
     """The RMSE from the estimate ``T̂`` of :func:`_mse` of ``data``.
 
     Truth: ``√T̂ + V/(8 s^{3/2})`` (the delta method's bias correction; 0 and
-    ``flag`` where ``T̂ <= 0``); remeasurement: the nominal RMSE. Variance
-    ``V/(4s)``, ``s = max(T̂, √V)``; the interval the square root of the MSE's.
+    ``flag`` where ``T̂ <= 0``), ``s = max(T̂, √V)``, its variance
+    :func:`truth_root_variance`; remeasurement: the nominal RMSE, variance
+    ``V/(4s)``. The interval is the square root of the MSE's.
     """
     mse = _mse(*data, truth=truth, shared=shared)
     variance = np.maximum(mse.variance, 0.0)
@@ -225,15 +279,21 @@ def _rmse(*data: Any, truth: bool, shared: Any = None) -> RegressionEstimate:
     safe = np.where(positive, scale, 1.0)
     flag = mse.estimate <= 0.0
     estimate = nominal = np.sqrt(mse.nominal)
+    root_variance = np.where(positive, variance / (4.0 * safe), 0.0)
+    factor = 2.0 * np.sqrt(np.where(positive, scale, 0.0))  # dT/d√T
     if truth:
         correction = np.where(positive, variance / (8.0 * safe * np.sqrt(safe)), 0.0)
         root = np.sqrt(np.maximum(mse.estimate, 0.0))
         estimate = np.where(flag, 0.0, root + correction)
+        root_variance = truth_root_variance(mse.estimate, variance)
+        # the interval stays the square root of the MSE's: √V / root SD
+        exact = (root_variance > 0.0) & (variance > 0.0)
+        ratio = variance / np.where(exact, root_variance, 1.0)
+        factor = np.where(exact, np.sqrt(ratio), factor)
     intervals = [
-        SquareRootInterval(float(t), 2.0 * math.sqrt(s))
-        for t, s in zip(mse.estimate, np.where(positive, scale, 0.0), strict=True)
+        SquareRootInterval(float(t), float(f))
+        for t, f in zip(mse.estimate, factor, strict=True)
     ]
-    root_variance = np.where(positive, variance / (4.0 * safe), 0.0)
     return RegressionEstimate(
         estimate, root_variance, nominal, flag, intervals, mse.pivots
     )
