@@ -224,6 +224,8 @@ def _loss_terms(definition: RegressionLoss) -> Callable[..., Any]:
             extra["margin"] = _check_zero_margin(arguments["zero_margin"])
         estimand = arguments.get("estimand", "forward")
         h = definition.terms[estimand](y_true, y_pred, s, **extra)
+        if h.shape[1] == 1:  # one output: its terms (a mean over one is slow)
+            return h[:, 0], weight, 1.0
         if isinstance(multioutput, str):
             return h.mean(axis=1), weight, 1.0
         return h @ multioutput / multioutput.sum(), weight, 1.0
@@ -311,7 +313,8 @@ def _root_sampling(mean_metric: Callable[..., NoisyScore]) -> Callable[..., Any]
     def hook(
         arguments: dict[str, Any], score: NoisyScore
     ) -> tuple[float, str, float] | None:
-        if arguments.get("multioutput", "uniform_average") != "uniform_average" or (
+        multioutput = arguments.get("multioutput", "uniform_average")
+        if not (isinstance(multioutput, str) and multioutput == "uniform_average") or (
             np.ndim(arguments["y_true"]) > 1 and np.shape(arguments["y_true"])[1] > 1
         ):
             return None
