@@ -877,33 +877,28 @@ def test_bad_test_set_sampling(value, error):
 
 def test_auto_takes_the_closed_form_and_no_bootstrap():
     # "auto", the default: the closed form where the call has one (as True);
-    # none where it has none (a weighted ROC AUC), where True bootstraps.
-    c = _binary(6)
-    weight = c["weight"]
+    # none where it has none (per-output results), where True bootstraps.
     rng = np.random.default_rng(5)
-    c["proba"] = np.where(c["pred"] == 1, 0.7, 0.3) + rng.normal(0.0, 0.2, 80)
-    default = expected_roc_auc_score(c["y"], c["proba"], q=0.1)
-    assert default.sampling_method == "delta"
-    assert default == expected_roc_auc_score(
-        c["y"], c["proba"], q=0.1, test_set_sampling=True
+    y = rng.normal(size=(30, 2))
+    pred = y + rng.normal(scale=0.5, size=(30, 2))
+    default = expected_mean_squared_error(y[:, 0], pred[:, 0], sigma=0.1)
+    assert default.sampling_method == "per_sample_terms"
+    assert default == expected_mean_squared_error(
+        y[:, 0], pred[:, 0], sigma=0.1, test_set_sampling=True
     )
-    weighted = {"q": 0.1, "sample_weight": weight, "estimand": "forward"}
-    auto = expected_roc_auc_score(c["y"], c["proba"], **weighted)
+    raw = {"sigma": 0.1, "multioutput": "raw_values"}
+    auto = expected_mean_squared_error(y, pred, **raw)[0]
     assert auto.sampling_method is None and math.isnan(auto.sampling_variance)
     assert "sampling_std" not in repr(auto) and auto.to_dict()["sampling_std"] is None
     with pytest.raises(ValueError, match="or with the default 'auto' for a call"):
         auto.confidence_interval(0.95, source="both")
     with pytest.raises(ValueError, match=r"test_set_sampling=True \(the closed"):
         auto.confidence_interval(0.95, source="both")
-    boot = expected_roc_auc_score(
-        c["y"], c["proba"], **weighted, test_set_sampling=True
-    )
+    boot = expected_mean_squared_error(y, pred, **raw, test_set_sampling=True)[0]
     assert boot.sampling_method == "bootstrap" and boot.sampling_variance > 0
     assert (boot.expected, boot.variance) == (auto.expected, auto.variance)
-    forced = expected_roc_auc_score(
-        c["y"], c["proba"], **weighted, test_set_sampling="bootstrap"
-    )
-    assert forced == boot
+    forced = expected_mean_squared_error(y, pred, **raw, test_set_sampling="bootstrap")
+    assert forced[0] == boot
 
 
 def test_interval_errors():
