@@ -32,7 +32,8 @@ neither tree always runs first, and the best time of each case over the rounds
 is kept (the minimum is the time least disturbed by other processes on a
 shared machine). Only public API present in both trees is called, with the
 default estimand of each tree (the old tree's ``"measurement"`` is the new
-tree's ``"forward"``).
+tree's ``"forward"``); the metric calls pass ``test_set_sampling=False``
+(the label-noise computation only; the new default adds the sampling part).
 
 The cases:
 
@@ -137,8 +138,10 @@ def _metric_cases(m: int, seed: int = 0) -> dict[str, Case]:
     y, yp, sigma = r["y_true"], r["y_pred"], r["sigma"]
     t, p, q = c["c_true"], c["c_pred"], c["q"]
     # Both trees compute the same thing: the paper's forward value (the new
-    # tree's default estimand is 'auto', its truth estimate).
-    F = {"estimand": "forward"}
+    # tree's default estimand is 'auto', its truth estimate) without the
+    # test-set sampling part (the new tree's default computes it; both take
+    # test_set_sampling=False). The confusion matrix has neither option.
+    F = {"estimand": "forward", "test_set_sampling": False}
     return {
         "mse sigma[i]": lambda: sm.expected_mean_squared_error(y, yp, sigma=sigma, **F),
         "mse sigma": lambda: sm.expected_mean_squared_error(y, yp, sigma=0.5, **F),
@@ -159,7 +162,9 @@ def _metric_cases(m: int, seed: int = 0) -> dict[str, Case]:
         "mcc": lambda: sm.expected_matthews_corrcoef(t, p, q=q, **F),
         "brier": lambda: sm.expected_brier_score_loss(t, c["proba"], q=q, **F),
         "log-loss": lambda: sm.expected_log_loss(t, c["proba"], q=q, **F),
-        "confusion matrix": lambda: sm.expected_confusion_matrix(t, p, q=q, **F),
+        "confusion matrix": lambda: sm.expected_confusion_matrix(
+            t, p, q=q, estimand="forward"
+        ),
         "paired mse": lambda: sm.expected_paired_difference(
             y, yp, r["y_pred_b"], metric="mean_squared_error", sigma=sigma, **F
         ),

@@ -225,13 +225,15 @@ default="exact"
         the repr, :meth:`to_dict`, comparisons and the hash.
     sampling_variance : float, default=nan
         Variance of ``expected`` over the test-set sampling
-        (:ref:`error_budget`); NaN where it was not asked for.
+        (:ref:`error_budget`); NaN where it was not computed
+        (``test_set_sampling=False``, or ``"auto"`` for a call without a
+        closed form; then ``sampling_method`` is None).
     sampling_method : {"per_sample_terms", "delta", "bootstrap"} or None, \
 default=None
         How ``sampling_variance`` was estimated.
     sampling_dof : float, default=inf
         Degrees of freedom of the estimate of ``sampling_variance``.
-    sampling_pivot : tuple of float, default=None
+    sampling_pivot : sequence of float, default=None
         Quantiles of the studentized estimate over resamples of its per-sample
         terms (the bootstrap-t), which the interval with both sources follows
         (``method="bootstrap_t"``), drawn when first read; None or empty where
@@ -367,7 +369,8 @@ default=None
             bound gets Feldman and Cousins's (``"unified"``).
         source : {"label_noise", "sampling", "both"}, default="label_noise"
             The uncertainty covered: :attr:`variance`, :attr:`sampling_variance`
-            or :attr:`total_variance` (the last two need ``test_set_sampling``).
+            or :attr:`total_variance` (the last two need the sampling part,
+            which ``test_set_sampling`` computes).
         alternative : {"two-sided", "less", "greater"}, default="two-sided"
             As in :mod:`scipy.stats`: ``"less"`` gives an upper limit (the
             interval runs from the metric's lower bound), ``"greater"`` a lower
@@ -552,9 +555,12 @@ default=None
             return self.variance
         if math.isnan(self.sampling_variance):
             raise ValueError(
-                f"source={source!r} needs the test-set sampling variance: compute "
-                "the score with test_set_sampling=True (user guide: 'The error "
-                "budget')."
+                f"source={source!r} needs the test-set sampling variance, which "
+                "this score does not carry: it was computed with "
+                "test_set_sampling=False, or with the default 'auto' for a call "
+                "without a closed form of it. Compute it with "
+                "test_set_sampling=True (the closed form, else a bootstrap) or "
+                "'bootstrap' (user guide: 'The error budget')."
             )
         return self.sampling_variance if source == "sampling" else self.total_variance
 

@@ -123,11 +123,14 @@ def test_without_test_set_sampling(classification):
     assert "sampling" not in payload["legend"]
 
 
-@pytest.mark.parametrize("value", [1, "yes", None])
-def test_test_set_sampling_must_be_a_bool(classification, value):
+@pytest.mark.parametrize(
+    "value, error", [(1, TypeError), ("yes", ValueError), (None, TypeError)]
+)
+def test_test_set_sampling_must_be_one_of_the_choices(classification, value, error):
     X, y, q = classification
     cv = NoisyCrossValidator(LogisticRegression(), test_set_sampling=value)
-    with pytest.raises(TypeError, match="test_set_sampling must be True or False"):
+    message = "test_set_sampling must be 'auto', True, 'bootstrap' or False"
+    with pytest.raises(error, match=message):
         cv.fit(X, y, q=q)
 
 

@@ -810,13 +810,17 @@ def test_every_registry_metric_takes_test_set_sampling(name):
     info = get_metric_info(name)
     y, pred, noise = _registry_inputs(name)
     before = info.function.__wrapped__(y, pred, **noise)
-    default = info.function(y, pred, **noise)
     off = info.function(y, pred, **noise, test_set_sampling=False)
-    assert default == before and off == before
-    assert default.sampling_method is None and math.isnan(default.sampling_variance)
-    assert math.isnan(default.total_variance)
+    assert off == before
+    assert off.sampling_method is None and math.isnan(off.sampling_variance)
+    assert math.isnan(off.total_variance)
     with pytest.raises(ValueError, match="test_set_sampling=True"):
-        default.confidence_interval(source="both")
+        off.confidence_interval(source="both")
+    # the default "auto": every built-in metric has a closed form here, so
+    # it is True's (no bootstrap)
+    default = info.function(y, pred, **noise)
+    assert default.sampling_method in ("per_sample_terms", "delta")
+    assert default == info.function(y, pred, **noise, test_set_sampling=True)
     for estimand in info.estimands:
         score = info.function(
             y, pred, **noise, estimand=estimand, test_set_sampling=True
@@ -824,7 +828,9 @@ def test_every_registry_metric_takes_test_set_sampling(name):
         assert score.sampling_method in SAMPLING_METHODS
         assert math.isfinite(score.sampling_variance)
         assert score.sampling_variance >= 0.0
-        unsampled = info.function(y, pred, **noise, estimand=estimand)
+        unsampled = info.function(
+            y, pred, **noise, estimand=estimand, test_set_sampling=False
+        )
         # only the two sampling fields differ
         assert (
             dataclasses.replace(
@@ -854,21 +860,53 @@ def test_every_registry_metric_takes_test_set_sampling(name):
 # --------------------------------------------------------------------------- #
 # Errors, pickling, serialisation
 # --------------------------------------------------------------------------- #
-@pytest.mark.parametrize("value", ["yes", "Bootstrap", 1, 0, "per_sample_terms"])
-def test_bad_test_set_sampling(value):
+@pytest.mark.parametrize(
+    "value, error",
+    [("yes", ValueError), ("Bootstrap", ValueError), (1, TypeError),
+     (0, TypeError), ("per_sample_terms", ValueError)],
+)  # fmt: skip
+def test_bad_test_set_sampling(value, error):
     d = _regression(14)
-    with pytest.raises(ValueError, match=r"test_set_sampling must be .*got"):
+    with pytest.raises(error, match=r"test_set_sampling must be .*got"):
         expected_mean_squared_error(
             d["y"], d["pred"], sigma=0.1, test_set_sampling=value
         )
     c = _binary(14)
-    with pytest.raises(ValueError, match="test_set_sampling"):
+    with pytest.raises(error, match="test_set_sampling"):
         expected_f1_score(c["y"], c["pred"], q=0.1, test_set_sampling=value)
+
+
+def test_auto_takes_the_closed_form_and_no_bootstrap():
+    # "auto", the default: the closed form where the call has one (as True);
+    # none where it has none (per-output results), where True bootstraps.
+    rng = np.random.default_rng(5)
+    y = rng.normal(size=(30, 2))
+    pred = y + rng.normal(scale=0.5, size=(30, 2))
+    default = expected_mean_squared_error(y[:, 0], pred[:, 0], sigma=0.1)
+    assert default.sampling_method == "per_sample_terms"
+    assert default == expected_mean_squared_error(
+        y[:, 0], pred[:, 0], sigma=0.1, test_set_sampling=True
+    )
+    raw = {"sigma": 0.1, "multioutput": "raw_values"}
+    auto = expected_mean_squared_error(y, pred, **raw)[0]
+    assert auto.sampling_method is None and math.isnan(auto.sampling_variance)
+    assert "sampling_std" not in repr(auto) and auto.to_dict()["sampling_std"] is None
+    with pytest.raises(ValueError, match="or with the default 'auto' for a call"):
+        auto.confidence_interval(0.95, source="both")
+    with pytest.raises(ValueError, match=r"test_set_sampling=True \(the closed"):
+        auto.confidence_interval(0.95, source="both")
+    boot = expected_mean_squared_error(y, pred, **raw, test_set_sampling=True)[0]
+    assert boot.sampling_method == "bootstrap" and boot.sampling_variance > 0
+    assert (boot.expected, boot.variance) == (auto.expected, auto.variance)
+    forced = expected_mean_squared_error(y, pred, **raw, test_set_sampling="bootstrap")
+    assert forced[0] == boot
 
 
 def test_interval_errors():
     d = _regression(15)
-    plain = expected_mean_squared_error(d["y"], d["pred"], sigma=0.1)
+    plain = expected_mean_squared_error(
+        d["y"], d["pred"], sigma=0.1, test_set_sampling=False
+    )
     for source in ("sampling", "both"):
         with pytest.raises(ValueError, match=f"source='{source}' needs the test-set"):
             plain.confidence_interval(0.95, source=source)
@@ -914,7 +952,9 @@ def test_pickle_and_to_dict_keep_the_sampling_fields():
     assert record["sampling_variance"] == score.sampling_variance
     assert record["sampling_std"] == math.sqrt(score.sampling_variance)
     assert record["sampling_method"] == "per_sample_terms"
-    plain = expected_accuracy_score(c["y"], c["pred"], q=c["q"])
+    plain = expected_accuracy_score(
+        c["y"], c["pred"], q=c["q"], test_set_sampling=False
+    )
     record = plain.to_dict()
     assert json.loads(json.dumps(record)) == record
     assert record["sampling_variance"] is None and record["sampling_std"] is None
@@ -930,7 +970,9 @@ def test_repr_and_html_show_the_sampling():
     assert f"sampling_std={score.sampling_std:.4g}" in repr(score)
     html = score._repr_html_()
     assert "SD (test-set sampling)" in html and "per_sample_terms" in html
-    plain = expected_mean_squared_error(d["y"], d["pred"], sigma=0.1)
+    plain = expected_mean_squared_error(
+        d["y"], d["pred"], sigma=0.1, test_set_sampling=False
+    )
     assert "sampling" not in repr(plain) and "sampling" not in plain._repr_html_()
 
 

@@ -1,12 +1,14 @@
-"""One estimand policy for every entry point (user guide: estimands).
+"""One estimand and one test-set sampling policy for every entry point (user
+guide: estimands).
 
 The same data through each entry point with its defaults: every one leads with
 the same estimand and the same number (MSE: truth; MAE: remeasurement;
-accuracy: truth).
+accuracy: truth), and carries the same test-set sampling variance.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 
 import numpy as np
@@ -24,7 +26,11 @@ from sklearn_noisy.metrics import (
     get_noisy_scorer,
 )
 from sklearn_noisy.model_selection import NoisyCrossValidator, compare_estimators
-from sklearn_noisy.utils._validation import resolve_estimand
+from sklearn_noisy.utils._validation import (
+    TEST_SET_SAMPLING,
+    check_test_set_sampling,
+    resolve_estimand,
+)
 
 LEADS = {"mean_squared_error": "truth", "mean_absolute_error": "remeasurement"}
 
@@ -54,6 +60,35 @@ def test_resolve_estimand_is_the_one_rule():
     assert resolve_estimand("truth", ("forward", "remeasurement")) == "remeasurement"
     assert resolve_estimand("remeasurement", ("forward", "truth")) == "forward"
     assert resolve_estimand("forward", every) == "forward"
+
+
+def test_one_test_set_sampling_default():
+    assert TEST_SET_SAMPLING == "auto"
+    for entry in (
+        expected_mean_squared_error,
+        expected_accuracy_score,
+        make_noisy_scorer,
+        NoisyCrossValidator,
+        compare_estimators,
+    ):
+        default = inspect.signature(entry).parameters["test_set_sampling"].default
+        assert default == TEST_SET_SAMPLING, entry
+    assert make_noisy_scorer("accuracy").test_set_sampling == "auto"
+    assert check_test_set_sampling(np.True_) is True
+    with pytest.raises(ValueError, match="'auto', True, 'bootstrap' or False"):
+        check_test_set_sampling("closed_form")
+    with pytest.raises(TypeError, match="test_set_sampling must be"):
+        make_noisy_scorer("accuracy", test_set_sampling=None)
+
+
+def _same_sampling(scores, reference):
+    """Every score carries ``reference``'s sampling variance (to 1e-12)."""
+    assert reference.sampling_method in ("per_sample_terms", "delta")
+    assert reference.sampling_variance > 0
+    assert all(s.sampling_method == reference.sampling_method for s in scores)
+    np.testing.assert_allclose(
+        [s.sampling_variance for s in scores], reference.sampling_variance, rtol=1e-12
+    )
 
 
 def test_regression_entry_points_lead_alike(tmp_path):
@@ -101,6 +136,17 @@ def test_regression_entry_points_lead_alike(tmp_path):
         numbers = [others[0].expected, others[1].expected, others[2][metric]]
         numbers.append(cli[metric]["expected"])
         np.testing.assert_allclose(numbers, score.expected, rtol=1e-12)
+        # the same test-set sampling part by default, everywhere
+        _same_sampling(
+            [
+                scorer.score_predictions(y, oof, sigma=sigma),
+                cv.pooled_[metric],
+                comparison.pooled["linear"][metric],
+            ],
+            score,
+        )
+        sampling_sd = cli[metric]["estimands"][lead]["sampling_sd"]
+        assert sampling_sd == pytest.approx(score.sampling_std, rel=1e-12)
     mse = functions["mean_squared_error"]
     # truth MSE: the nominal less the mean label variance, exactly
     assert mse.expected == pytest.approx(mse.nominal - np.mean(sigma**2), rel=1e-12)
@@ -129,9 +175,11 @@ def test_classification_entry_points_lead_alike():
         cv=folds,
         q=q,
     )
-    for pooled in (cv.pooled_["accuracy"], comparison.pooled["logreg"]["accuracy"]):
-        assert pooled.estimand == "truth"
-        assert pooled.expected == pytest.approx(score.expected, rel=1e-12)
+    pooled = [cv.pooled_["accuracy"], comparison.pooled["logreg"]["accuracy"]]
+    for each in pooled:
+        assert each.estimand == "truth"
+        assert each.expected == pytest.approx(score.expected, rel=1e-12)
+    _same_sampling(pooled, score)
     assert comparison.estimands["accuracy"] == "truth"  # the paired difference
     forward = expected_accuracy_score(y, oof, q=q, estimand="forward")
     assert forward.expected == pytest.approx(

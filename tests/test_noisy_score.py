@@ -135,8 +135,8 @@ def _same_results():
     calls = [
         lambda: expected_accuracy_score([0, 1], [0, 1], q=0.1),
         lambda: expected_accuracy_score([0, 1, 1], [0, 1, 0], q=0.1, estimand="truth"),
+        lambda: expected_mean_squared_error(y, a, sigma=0.1, test_set_sampling=False),
         lambda: expected_mean_squared_error(y, a, sigma=0.1),
-        lambda: expected_mean_squared_error(y, a, sigma=0.1, test_set_sampling=True),
         lambda: expected_paired_difference(
             y, a, b, metric="mean_squared_error", sigma=0.1
         ),

@@ -233,7 +233,9 @@ def test_rmse_multioutput_combines_independent_outputs():
         y_true, y_pred, sigma=sigma, multioutput="raw_values"
     )
     single = [
-        expected_root_mean_squared_error(y_true[:, j], y_pred[:, j], sigma=sigma[:, j])
+        expected_root_mean_squared_error(
+            y_true[:, j], y_pred[:, j], sigma=sigma[:, j], test_set_sampling=False
+        )
         for j in range(2)
     ]
     for a, b in zip(raw, single, strict=True):
@@ -263,7 +265,11 @@ def test_r2_multioutput_and_warning_prefix():
     )
     for j in range(2):
         single = expected_r2_score(
-            y_true[:, j], y_pred[:, j], sigma=sigma[:, j], estimand="forward"
+            y_true[:, j],
+            y_pred[:, j],
+            sigma=sigma[:, j],
+            estimand="forward",
+            test_set_sampling=False,
         )
         assert raw[j] == single
     avg = expected_r2_score(y_true, y_pred, sigma=sigma, estimand="forward")

@@ -434,7 +434,7 @@ def test_errors_of_the_comparison():
         plan_comparison_size(0.1)
     d = expected_paired_difference(
         [1.0, 2.0, 3.0], [1.0, 2.5, 2.0], [1.5, 2.0, 3.0],
-        metric="mean_squared_error", sigma=0.5,
+        metric="mean_squared_error", sigma=0.5, test_set_sampling=False,
     )  # fmt: skip
     with pytest.raises(ValueError, match="test_set_sampling"):
         plan_comparison_size(d)

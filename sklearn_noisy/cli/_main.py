@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..utils._validation import TEST_SET_SAMPLING
 from ._data import DATASETS, CLIError, _load, _reasons, _split
 from ._plan import (
     check_plan_args,
@@ -27,6 +28,11 @@ from ._plan import (
 )
 
 PROG = "sklearn-noisy"
+
+#: ``--test-set-sampling``'s words for the values of ``test_set_sampling=``.
+_SAMPLING_OPTIONS = {"auto": "auto", "true": True, "bootstrap": "bootstrap"}
+_SAMPLING_OPTIONS["false"] = False
+_SAMPLING_NAMES = {value: name for name, value in _SAMPLING_OPTIONS.items()}
 
 _EPILOG = """\
 examples:
@@ -189,7 +195,7 @@ def _add_plan_parser(commands: Any) -> None:
         "--output", metavar="CSV", help="write the plan here, not to standard output"
     )
     _add_progress_arguments(options)
-    plan.set_defaults(estimand="truth", test_set_sampling=False, unit=None)
+    plan.set_defaults(estimand="truth", test_set_sampling="false", unit=None)
 
 
 def _add_progress_arguments(group: Any) -> None:
@@ -318,11 +324,19 @@ def _add_model_arguments(model: Any, *, scores: bool = True) -> None:
             "truth, remeasurement, or forward (only if y_true is exact)",
         )
         model.add_argument(
+            "--test-set-sampling",
+            choices=_SAMPLING_OPTIONS,
+            default=_SAMPLING_NAMES[TEST_SET_SAMPLING],
+            help="the test-set sampling part of the error budget: auto (in closed form "
+            "where the metric has one, else none), true (else by a bootstrap), "
+            "bootstrap (always), false (none); default: %(default)s",
+        )
+        model.add_argument(
             "--no-test-set-sampling",
             dest="test_set_sampling",
-            action="store_false",
-            help="leave the test-set sampling out of the error budget (it costs a "
-            "bootstrap for some metrics)",
+            action="store_const",
+            const="false",
+            help="the same as --test-set-sampling false",
         )
     model.add_argument("--n-jobs", type=int, default=None, metavar="N")
     model.add_argument(
@@ -568,7 +582,7 @@ def _cross_validate(
         verbose=0 if args.quiet else (2 if args.verbose else 1),
         error_score="raise",
         estimand=args.estimand,
-        test_set_sampling=args.test_set_sampling,
+        test_set_sampling=_SAMPLING_OPTIONS[args.test_set_sampling],
         unit=args.unit or loaded.get("unit"),
     )
     if not args.quiet:

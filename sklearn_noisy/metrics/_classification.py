@@ -238,8 +238,11 @@ def accuracy_inputs(
 
 def accuracy_terms(
     arguments: dict[str, Any], score: NoisyScore
-) -> tuple[np.ndarray, np.ndarray | None, float]:
-    """The accuracy's per-sample terms, weights and scale (test-set sampling)."""
+) -> tuple[np.ndarray, np.ndarray | None, float] | None:
+    """The accuracy's per-sample terms, weights and scale (test-set sampling);
+    None (no closed form here) for label-indicator targets."""
+    if any(np.ndim(arguments[a]) != 1 for a in ("y_true", "y_pred")):
+        return None
     encoded, weight, _, noise = accuracy_inputs(
         arguments["y_true"],
         arguments["y_pred"],

@@ -78,7 +78,9 @@ def _plain_scorer(name: str, options: dict[str, Any]) -> Any:
     """A forward scorer of the metric and options that takes the noise as given."""
     from ._scorer import make_noisy_scorer  # the scorers build on the metrics
 
-    return make_noisy_scorer(name, estimand="forward", **options)
+    return make_noisy_scorer(
+        name, estimand="forward", test_set_sampling=False, **options
+    )
 
 
 def _monte_carlo_difference(
@@ -389,7 +391,9 @@ def _paired_terms(arguments: dict[str, Any], score: NoisyScore) -> tuple | None:
     parts = []
     with quiet():  # the single models' own warnings
         for pred in (arguments["y_pred_a"], arguments["y_pred_b"]):
-            single = function(arguments["y_true"], pred, **kwargs)
+            single = function(
+                arguments["y_true"], pred, **kwargs, test_set_sampling=False
+            )
             found = sampling_terms(
                 function, single, arguments["y_true"], pred, **kwargs
             )

@@ -227,7 +227,7 @@ expected_precision_score = count_metric_function(
     >>> y_true, y_pred = [0, 1, 1, 0, 1, 1], [0, 1, 0, 1, 1, 1]
     >>> expected_precision_score(y_true, y_pred, q=0.1, estimand="forward")
     NoisyScore(metric='precision', expected=0.7, std=0.15, nominal=0.75, \
-    n_samples=6, method='exact', estimand='forward')""",
+    n_samples=6, method='exact', estimand='forward', sampling_std=0.1897)""",
     ),
 )
 
@@ -245,7 +245,7 @@ expected_recall_score = count_metric_function(
     >>> y_true, y_pred = [0, 1, 1, 0, 1, 1], [0, 1, 0, 1, 1, 1]
     >>> expected_recall_score(y_true, y_pred, q=0.1, estimand="forward")
     NoisyScore(metric='recall', expected=0.739034, std=0.1082, nominal=0.75, \
-    n_samples=6, method='exact', estimand='forward')""",
+    n_samples=6, method='exact', estimand='forward', sampling_std=0.2259)""",
     ),
 )
 

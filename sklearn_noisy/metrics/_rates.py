@@ -75,7 +75,8 @@ expected_negative_predictive_value = _rate_function(
     >>> expected_negative_predictive_value(y_true, y_pred, q=0.1, average="macro",
     ...     estimand="forward")
     NoisyScore(metric='negative_predictive_value', expected=0.808333, \
-std=0.05621, nominal=0.833333, n_samples=6, method='exact', estimand='forward')""",
+std=0.05621, nominal=0.833333, n_samples=6, method='exact', estimand='forward', \
+sampling_std=0.1026)""",
     ),
 )
 

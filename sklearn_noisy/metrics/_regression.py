@@ -384,6 +384,8 @@ def _loss_terms(definition: RegressionLoss) -> Callable[..., Any]:
         h = definition.terms[estimand](y_true, y_pred, s, **extra)
         inputs = (y_true, y_pred, sigma, weight, multioutput)
         label = _own_label_variance(definition, inputs, s, estimand, offsets)
+        if h.shape[1] == 1:  # one output: its terms (a mean over one is slow)
+            return h[:, 0], weight, 1.0, None, label
         if isinstance(multioutput, str):
             return h.mean(axis=1), weight, 1.0, None, label
         return h @ multioutput / multioutput.sum(), weight, 1.0, None, label
@@ -474,7 +476,8 @@ def _root_sampling(mean_metric: Callable[..., NoisyScore]) -> Callable[..., Any]
     def hook(
         arguments: dict[str, Any], score: NoisyScore
     ) -> tuple[float, str, float] | None:
-        if arguments.get("multioutput", "uniform_average") != "uniform_average" or (
+        multioutput = arguments.get("multioutput", "uniform_average")
+        if not (isinstance(multioutput, str) and multioutput == "uniform_average") or (
             np.ndim(arguments["y_true"]) > 1 and np.shape(arguments["y_true"])[1] > 1
         ):
             return None

@@ -27,6 +27,7 @@ from ..utils._noise import (
     resolve_noise_source,
 )
 from ..utils._sklearn_compat import _BaseScorer, _cached_call, _num_samples
+from ..utils._validation import TEST_SET_SAMPLING, check_test_set_sampling
 from ..utils._warnings import warn
 from ._engines.test_set_sampling import add_test_set_sampling
 from ._registry import MetricInfo, get_metric_info, get_metric_names
@@ -352,7 +353,7 @@ class NoisyScorer(_BaseScorer):
     ----------
     metric, greater_is_better, response_method, sigma, q, transition_matrix
         As for :func:`make_noisy_scorer`.
-    estimand, output, sigma_dof, sigma_shared
+    estimand, output, sigma_dof, sigma_shared, test_set_sampling
         As for :func:`make_noisy_scorer`.
     metric_kwargs : dict, default=None
         Further keyword arguments of the metric, e.g. ``pos_label``.
@@ -389,6 +390,7 @@ class NoisyScorer(_BaseScorer):
         estimand: str = "auto",
         output: str = "expected",
         sigma_dof: Any = None,
+        test_set_sampling: Any = TEST_SET_SAMPLING,
         metric_kwargs: dict[str, Any] | None = None,
         sigma_shared: Any = None,
     ) -> None:
@@ -433,6 +435,7 @@ class NoisyScorer(_BaseScorer):
                 f"output must be one of {_OUTPUTS}: 'expected' returns a float, "
                 f"'all' a dict of expected, variance and nominal; got {output!r}."
             )
+        test_set_sampling = check_test_set_sampling(test_set_sampling)
         metric_kwargs = _check_metric_kwargs(metric_kwargs)
         counts = _check_counts(metric_kwargs, source, sigma_dof)
 
@@ -447,6 +450,7 @@ class NoisyScorer(_BaseScorer):
         self.output = output
         self.sigma_dof = sigma_dof
         self.sigma_shared = sigma_shared
+        self.test_set_sampling = test_set_sampling
         self.metric_kwargs = metric_kwargs
         # The requests of the ``score`` method, as {param: alias}.
         self._score_request: dict[str, Any] = {}
@@ -522,6 +526,8 @@ class NoisyScorer(_BaseScorer):
             parts.append(f"sigma_dof={_source_repr(self.sigma_dof)}")
         if self.sigma_shared is not None:
             parts.append(f"sigma_shared={_source_repr(self.sigma_shared)}")
+        if self.test_set_sampling != TEST_SET_SAMPLING:
+            parts.append(f"test_set_sampling={self.test_set_sampling!r}")
         parts.extend(f"{k}={_value_repr(v)}" for k, v in self.metric_kwargs.items())
         return f"make_noisy_scorer({', '.join(parts)})"
 
@@ -798,7 +804,7 @@ class NoisyScorer(_BaseScorer):
         y_pred: Any,
         estimands: tuple[str, ...],
         *,
-        test_set_sampling: bool = False,
+        test_set_sampling: Any = False,
         known: dict[str, NoisyScore] | None = None,
         **options: Any,
     ) -> dict[str, NoisyScore | Exception]:
@@ -820,6 +826,7 @@ class NoisyScorer(_BaseScorer):
                         y_pred,
                         **kwargs,
                         estimand=estimand,
+                        test_set_sampling=test_set_sampling,
                     )
                 else:
                     call = {**kwargs, "test_set_sampling": test_set_sampling}
@@ -883,10 +890,23 @@ class NoisyScorer(_BaseScorer):
             groups=groups,
             sigma_shared=sigma_shared,
         )
+        kwargs = self._with_sampling(kwargs, self.test_set_sampling)
         return self._evaluate(y_true, y_pred, kwargs, self.estimand)
 
+    def _with_sampling(self, kwargs: dict[str, Any], option: Any) -> dict[str, Any]:
+        """``kwargs`` with the metric's ``test_set_sampling=option``."""
+        if _takes(self._info, "test_set_sampling"):
+            return {**kwargs, "test_set_sampling": option}
+        return kwargs
+
     def _estimator_score(
-        self, method_caller: Any, estimator: Any, X: Any, y: Any, metadata: dict
+        self,
+        method_caller: Any,
+        estimator: Any,
+        X: Any,
+        y: Any,
+        metadata: dict,
+        test_set_sampling: Any,
     ) -> NoisyScore:
         """The metric of a fitted estimator; ``method_caller`` may cache responses."""
         key = self.requires_noise
@@ -917,6 +937,7 @@ class NoisyScorer(_BaseScorer):
             classes=getattr(estimator, "classes_", None),
             **metadata,
         )
+        kwargs = self._with_sampling(kwargs, test_set_sampling)
         return self._evaluate(y, y_pred, kwargs, self.estimand)
 
     def noisy_score(
@@ -942,14 +963,19 @@ class NoisyScorer(_BaseScorer):
         score : NoisyScore
             The metric in its own units and sign (e.g. MSE positive).
         """
-        return self._estimator_score(None, estimator, X, y, metadata)
+        return self._estimator_score(
+            None, estimator, X, y, metadata, self.test_set_sampling
+        )
 
     def _score(
         self, method_caller: Any, estimator: Any, X: Any, y_true: Any, **kwargs: Any
     ) -> float | dict[str, float]:
         # Called by scikit-learn's multimetric scoring with a ``method_caller``
         # whose cache all its scorers share: one prediction per fold.
-        score = self._estimator_score(method_caller, estimator, X, y_true, kwargs)
+        # a float for scikit-learn: the sampling part would go unread
+        score = self._estimator_score(
+            method_caller, estimator, X, y_true, kwargs, False
+        )
         sign = 1.0 if self.greater_is_better else -1.0
         if self.output == "expected":
             return sign * score.expected
@@ -996,6 +1022,7 @@ def make_noisy_scorer(
     output: str = "expected",
     sigma_dof: Any = None,
     sigma_shared: Any = None,
+    test_set_sampling: Any = TEST_SET_SAMPLING,
     **metric_kwargs: Any,
 ) -> NoisyScorer:
     """Make a scorer that reports an expected metric under label noise.
@@ -1037,6 +1064,11 @@ def make_noisy_scorer(
         constant, ``{batch: SD}``, a column of ``X`` or a callable); the batches
         are the routed ``groups`` (:ref:`shared_offsets`). None: routed with
         ``set_score_request(groups=True, sigma_shared=True)``, or no offsets.
+    test_set_sampling : "auto", bool or "bootstrap", default="auto"
+        The test-set sampling part of the :class:`~sklearn_noisy.NoisyScore`
+        of ``score_predictions`` and ``noisy_score``, as the metric's option
+        (:ref:`estimand_policy`); the floats returned to scikit-learn do not
+        need it and skip it.
     **metric_kwargs : dict
         Further keyword arguments of the metric, e.g. ``pos_label`` or ``average``;
         ``noise="poisson"`` (regression: count labels, :ref:`poisson_noise`)
@@ -1071,6 +1103,7 @@ def make_noisy_scorer(
         estimand=estimand,
         output=output,
         sigma_dof=sigma_dof,
+        test_set_sampling=test_set_sampling,
         metric_kwargs=metric_kwargs,
         sigma_shared=sigma_shared,
     )

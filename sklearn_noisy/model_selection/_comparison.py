@@ -19,7 +19,12 @@ from .._noisy_score import NoisyScore
 from ..metrics import expected_paired_difference, get_metric_info
 from ..utils._noise import take_samples
 from ..utils._sklearn_compat import _safe_indexing
-from ..utils._validation import ESTIMAND_CHOICES, resolve_estimand
+from ..utils._validation import (
+    ESTIMAND_CHOICES,
+    TEST_SET_SAMPLING,
+    check_test_set_sampling,
+    resolve_estimand,
+)
 from ..utils._warnings import warn
 from ._cross_validator import NoisyCrossValidator
 from ._pair_statistics import (
@@ -393,6 +398,7 @@ def compare_estimators(
     sigma_dof: Any = None,
     estimand: str = "auto",
     sigma_shared: Any = None,
+    test_set_sampling: Any = TEST_SET_SAMPLING,
 ) -> EstimatorComparison:
     """Compare estimators on the same folds, with the paired label-noise variance.
 
@@ -451,6 +457,11 @@ def compare_estimators(
         difference, else forward, with a note (and a warning when
         ``"truth"`` was asked for by name).
 
+    test_set_sampling : "auto", bool or "bootstrap", default="auto"
+        The test-set sampling part of every pooled estimate and of the pooled
+        paired differences, as the cross-validator's (:ref:`estimand_policy`);
+        the probability that one model is better includes it where present.
+
     Returns
     -------
     EstimatorComparison
@@ -476,6 +487,7 @@ def compare_estimators(
     4
     """
     estimators = _check_estimators(estimators)
+    test_set_sampling = check_test_set_sampling(test_set_sampling)
     if estimand not in ESTIMAND_CHOICES:
         raise ValueError(
             f"estimand must be one of {ESTIMAND_CHOICES}; got {estimand!r}."
@@ -498,6 +510,7 @@ def compare_estimators(
             confidence_level=confidence_level,
             error_score="raise",
             estimand=estimand,
+            test_set_sampling=test_set_sampling,
         ).fit(
             X,
             y,
@@ -551,6 +564,7 @@ def compare_estimators(
                 n_draws=n_draws,
                 random_state=random_state,
                 estimand=kinds[key],
+                test_set_sampling=test_set_sampling,
             )
             expected = [d.expected for d in per_fold[key]]
             tests[key] = corrected_t_test(expected, n_train, n_test)
@@ -623,6 +637,7 @@ def _paired_difference(
     n_draws: int,
     random_state: Any,
     estimand: str,
+    test_set_sampling: Any,
 ) -> tuple[NoisyScore, list[NoisyScore]]:
     """``metric_a − metric_b`` pooled and per fold.
 
@@ -642,6 +657,7 @@ def _paired_difference(
         n_draws=n_draws,
         random_state=random_state,
         estimand=estimand,
+        test_set_sampling=False,
     )
     oof = (folds["y_oof"], response_a, response_b)
     pooled = difference(*oof, **_slice_noise(noise, folds["oof"]))
@@ -654,10 +670,13 @@ def _paired_difference(
         pooled_b = cv_b.pooled_estimates_[key][estimand]
         variance, n = pooled.variance, pooled.n_samples
         return _difference_of(scorer, pooled_a, pooled_b, variance, n), per_fold
-    # the bootstrap of an exact kernel is affordable: the error budget
-    pooled = difference(
-        *oof, **_slice_noise(noise, folds["oof"]), test_set_sampling=True
-    )
+    if test_set_sampling is not False:  # the error budget (the bootstrap of an
+        # exact kernel, if asked for, is affordable)
+        pooled = difference(
+            *oof,
+            **_slice_noise(noise, folds["oof"]),
+            test_set_sampling=test_set_sampling,
+        )
     per_fold = [
         difference(y, response_a[rows], response_b[rows], **_slice_noise(noise, test))
         for y, rows, test in zip(folds["y"], folds["rows"], folds["tests"], strict=True)

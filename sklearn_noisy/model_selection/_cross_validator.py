@@ -16,7 +16,11 @@ from sklearn.utils.validation import check_is_fitted
 from ..metrics import label_reliability
 from ..utils._noise import GaussianNoise
 from ..utils._sklearn_compat import _num_samples
-from ..utils._validation import ESTIMAND_CHOICES
+from ..utils._validation import (
+    ESTIMAND_CHOICES,
+    TEST_SET_SAMPLING,
+    check_test_set_sampling,
+)
 from ._pooling import _out_of_fold, pool_scores
 from ._report import (
     _fold_summary,
@@ -135,9 +139,12 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         it, else ``"remeasurement"``, else ``"forward"``; a metric without the
         requested one falls back likewise. The scorers report the lead.
 
-    test_set_sampling : bool, default=True
-        Estimate the test-set sampling variance of every pooled estimate
-        (:ref:`error_budget`).
+    test_set_sampling : "auto", bool or "bootstrap", default="auto"
+        The test-set sampling variance of every pooled estimate
+        (:ref:`error_budget`), as the metrics' option (:ref:`estimand_policy`):
+        ``"auto"`` in closed form where the metric has one for the data, else
+        none; ``True`` then by a bootstrap; ``"bootstrap"`` always by one;
+        ``False`` not at all.
 
     unit : str, default=None
         Unit of the target (regression), e.g. ``"mg/L"``: the reports and plots
@@ -243,7 +250,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         refit: bool = False,
         error_score: Any = np.nan,
         estimand: str = "auto",
-        test_set_sampling: bool = True,
+        test_set_sampling: Any = TEST_SET_SAMPLING,
         unit: str | None = None,
     ) -> None:
         self.estimator = estimator
@@ -288,11 +295,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
             raise ValueError(
                 f"estimand must be one of {ESTIMAND_CHOICES}; got {self.estimand!r}."
             )
-        if not isinstance(self.test_set_sampling, (bool, np.bool_)):
-            raise TypeError(
-                "test_set_sampling must be True or False; got "
-                f"{self.test_set_sampling!r}."
-            )
+        check_test_set_sampling(self.test_set_sampling)
         if self.unit is not None and not isinstance(self.unit, str):
             raise TypeError(f"unit must be a string or None; got {self.unit!r}.")
         if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
@@ -430,7 +433,7 @@ default=None
                 plans=plans,
                 noise=noise,
                 classes=classes,
-                test_set_sampling=bool(self.test_set_sampling),
+                test_set_sampling=check_test_set_sampling(self.test_set_sampling),
             )
         if self.return_estimator:
             self.estimators_ = [r["estimator"] for r in results]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,8 @@ def _resolve_metric(metric: Any) -> tuple[str, Callable[..., NoisyScore]]:
             f"{sorted(names)} or callables (y_true, y_pred, *, sigma) "
             f"-> NoisyScore; got {metric!r}."
         )
-    return metric, get_metric_info(metric).function
+    # the curve reads no test-set sampling part
+    return metric, partial(get_metric_info(metric).function, test_set_sampling=False)
 
 
 @dataclass(frozen=True, repr=False, eq=False)

@@ -110,7 +110,7 @@ def pool_scores(
     plans: dict[str, Any],
     noise: Noise,
     classes: np.ndarray | None,
-    test_set_sampling: bool,
+    test_set_sampling: Any,
 ) -> tuple[dict[str, NoisyScore], dict[str, dict[str, NoisyScore]]]:
     """``pooled_`` and ``pooled_estimates_`` (:ref:`formula_pooling`).
 
@@ -133,8 +133,8 @@ def pool_scores(
         # metric failed on (or is not defined for) some fold.
         rest = tuple(e for e in shown if e not in folded)
         scores = _score_oof(score, key, rest, test_set_sampling)
-        if test_set_sampling:
-            folded = _add_sampling(score, key, folded)
+        if test_set_sampling is not False:
+            folded = _add_sampling(score, key, folded, test_set_sampling)
         scores.update(folded)
         if isinstance(scores.get(own), Exception):
             exc = scores[own]
@@ -184,7 +184,7 @@ def _forward_from_folds(
 
 
 def _score_oof(
-    score: partial, key: str, estimands: tuple[str, ...], sampled: bool
+    score: partial, key: str, estimands: tuple[str, ...], sampled: Any
 ) -> dict[str, Any]:
     """``estimands`` on the out-of-fold predictions; a failed sampling warns."""
     if not estimands:
@@ -194,8 +194,8 @@ def _score_oof(
     except Exception as exc:  # common to every estimand: none is pooled
         return dict.fromkeys(estimands, exc)
     failed = tuple(e for e in estimands if isinstance(scores[e], Exception))
-    if sampled and failed:
-        for estimand, again in score(estimands=failed).items():
+    if sampled is not False and failed:
+        for estimand, again in score(estimands=failed, test_set_sampling=False).items():
             if isinstance(again, NoisyScore):
                 _warn_sampling(key, estimand, scores[estimand])
                 scores[estimand] = again
@@ -203,7 +203,7 @@ def _score_oof(
 
 
 def _add_sampling(
-    score: partial, key: str, known: dict[str, NoisyScore]
+    score: partial, key: str, known: dict[str, NoisyScore], option: Any
 ) -> dict[str, NoisyScore]:
     """The fold-pooled ``known`` scores with their test-set sampling.
 
@@ -213,7 +213,9 @@ def _add_sampling(
         return known
     try:
         with quiet():
-            sampled = score(estimands=tuple(known), test_set_sampling=True, known=known)
+            sampled = score(
+                estimands=tuple(known), test_set_sampling=option, known=known
+            )
     except Exception as exc:
         sampled = dict.fromkeys(known, exc)
     for estimand, found in sampled.items():

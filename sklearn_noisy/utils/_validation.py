@@ -1,4 +1,5 @@
-"""Input validation of the regression metrics, and the estimands.
+"""Input validation of the regression metrics, and the policies of every entry
+point: the estimand and the test-set sampling.
 
 Every check names the parameter it rejects and never writes into the caller's
 arrays.
@@ -184,6 +185,28 @@ def resolve_estimand(estimand: str, offered: tuple[str, ...]) -> str | None:
     order = ("truth", "remeasurement", "forward")
     start = order.index("truth" if estimand == "auto" else estimand)
     return next((e for e in order[start:] if e in offered), None)
+
+
+#: The default ``test_set_sampling=`` of every entry point (user guide:
+#: :ref:`estimand_policy`): the sampling part in closed form where the metric
+#: has one, none where it has none (no bootstrap unless asked for).
+TEST_SET_SAMPLING = "auto"
+
+#: The values of every ``test_set_sampling=`` option: ``"auto"``; ``True``, the
+#: closed form else a bootstrap; ``"bootstrap"``, always; ``False``, none.
+TEST_SET_SAMPLING_CHOICES = ("auto", True, "bootstrap", False)
+
+
+def check_test_set_sampling(value: Any) -> str | bool:
+    """``value`` of a ``test_set_sampling=`` option, one of
+    :data:`TEST_SET_SAMPLING_CHOICES` (a NumPy bool as a bool)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, str) and value in ("auto", "bootstrap"):
+        return value
+    raise (ValueError if isinstance(value, str) else TypeError)(
+        f"test_set_sampling must be 'auto', True, 'bootstrap' or False; got {value!r}."
+    )
 
 
 def supports_estimands(*estimands: str) -> Callable[[F], F]:

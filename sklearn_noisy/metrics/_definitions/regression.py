@@ -206,7 +206,7 @@ MEAN_SQUARED_ERROR = RegressionLoss(
         data=_DATA,
         shown="NoisyScore(metric='mean_squared_error', expected=0.625, "
         "std=0.3536, nominal=0.375, n_samples=4, method='exact', "
-        "estimand='forward')",
+        "estimand='forward', sampling_std=0.2165)",
     ),
     options=(*_OFFSET_OPTIONS, "noise"),
 )
@@ -238,7 +238,7 @@ ROOT_MEAN_SQUARED_ERROR = RegressionLoss(
         data=_DATA,
         shown="NoisyScore(metric='root_mean_squared_error', expected=0.758283, "
         "std=0.2236, nominal=0.612372, n_samples=4, method='exact', "
-        "estimand='forward')",
+        "estimand='forward', sampling_std=0.1369)",
     ),
     options=("method", *_OFFSET_OPTIONS, "noise"),
 )
@@ -297,7 +297,7 @@ R2 = RegressionLoss(
         data=_DATA_8,
         shown="NoisyScore(metric='r2', expected=0.916235, std=0.03933, "
         "nominal=0.957138, n_samples=8, method='exact', "
-        "estimand='forward')",
+        "estimand='forward', sampling_std=0.01609)",
     ),
     options=("method", *_OFFSET_OPTIONS, "force_finite", "noise"),
 )
@@ -330,7 +330,7 @@ EXPLAINED_VARIANCE = RegressionLoss(
         data=_DATA_8,
         shown="NoisyScore(metric='explained_variance', expected=0.921819, "
         "std=0.0382, nominal=0.957559, n_samples=8, method='exact', "
-        "estimand='forward')",
+        "estimand='forward', sampling_std=0.0176)",
     ),
     options=("method", *_OFFSET_OPTIONS, "force_finite", "noise"),
 )

@@ -1,10 +1,13 @@
 """The test-set sampling part of the error budget: ``test_set_sampling=``.
 
-With ``test_set_sampling=True`` a :class:`~sklearn_noisy.NoisyScore` also carries
-``sampling_variance``, the variance of the estimate over the draw of the test
-samples (user guide: :ref:`error_budget`): from the per-sample terms of a metric
-that is their weighted mean (``"per_sample_terms"``), by the delta method
-(``"delta"``) or by a seeded bootstrap over the test samples (``"bootstrap"``).
+A :class:`~sklearn_noisy.NoisyScore` carries ``sampling_variance``, the variance
+of the estimate over the draw of the test samples (user guide:
+:ref:`error_budget`): from the per-sample terms of a metric that is their
+weighted mean (``"per_sample_terms"``), by the delta method (``"delta"``) or by
+a seeded bootstrap over the test samples (``"bootstrap"``). The default,
+``"auto"`` (``TEST_SET_SAMPLING`` of :mod:`sklearn_noisy.utils._validation`),
+takes the first two where the call has them and no bootstrap; ``True`` adds the
+bootstrap where they are missing.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import dataclasses
 import functools
 import inspect
 import math
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,6 +24,7 @@ import numpy as np
 
 from ..._noisy_score import PIVOT_PROBABILITIES, NoisyScore
 from ...utils._noise import GaussianNoise
+from ...utils._validation import TEST_SET_SAMPLING, check_test_set_sampling
 from ...utils._warnings import quiet, warn
 
 __all__ = ["add_test_set_sampling", "sampling_terms", "with_test_set_sampling"]
@@ -35,15 +40,17 @@ PIVOT_MAX_SAMPLES = 5000
 _PER_SAMPLE = ("sigma", "q", "sigma_dof", "sample_weight", "groups", "sigma_shared")
 
 _PARAMETER_DOC = """\
-    test_set_sampling : bool or "bootstrap", default=False
+    test_set_sampling : "auto", bool or "bootstrap", default="auto"
         Also estimate the variance of the result over the sampling of the test
         set (``sampling_variance``, user guide: :ref:`error_budget`): from the
         per-sample terms where the metric is their mean (the law of total
-        variance), else by the delta method (the ROC AUC: DeLong's), or a
-        seeded bootstrap over the test samples where neither applies;
-        ``"bootstrap"`` forces the bootstrap.
-        Then ``confidence_interval(source="sampling" or "both")`` and
-        ``prediction_interval()`` are available.
+        variance), else by the delta method (the ROC AUC: DeLong's).
+        ``"auto"`` stops there: where the call has neither (a list of
+        per-output or per-class results, a weighted or multiclass AUC, ...)
+        the score carries no sampling part; ``True`` then takes a seeded
+        bootstrap over the test samples; ``"bootstrap"`` always does;
+        ``False`` computes none. With it ``confidence_interval(source=
+        "sampling" or "both")`` and ``prediction_interval()`` are available.
 
 """
 
@@ -63,15 +70,24 @@ def mean_total_variance(
     n = h.shape[0]
     if n < 2:
         return math.nan, math.inf
-    w = np.ones(n) if weight is None else weight
-    w_sum = float(np.sum(w))
-    m = float(w @ h) / w_sum
-    r2 = np.square(h - m)
-    total = float(np.square(w) @ r2) / w_sum**2 * n / (n - 1.0)
-    m2 = float(w @ r2) / w_sum
-    m4 = float(w @ np.square(r2)) / w_sum
-    kurtosis = m4 / (m2 * m2) if m2 > 0.0 else 1.0
-    n_effective = w_sum**2 / float(w @ w)
+    if weight is None:  # unit weights: plain sums (the default's cost)
+        w_sum = float(n)
+        m = float(np.sum(h)) / w_sum
+        r2 = np.square(h - m)
+        m2 = float(np.sum(r2)) / w_sum
+        total = m2 / w_sum * n / (n - 1.0)
+        m4 = float(np.sum(np.square(r2, out=r2))) / w_sum
+        n_effective = w_sum
+    else:
+        w = weight
+        w_sum = float(np.sum(w))
+        m = float(w @ h) / w_sum
+        r2 = np.square(h - m)
+        total = float(np.square(w) @ r2) / w_sum**2 * n / (n - 1.0)
+        m2 = float(w @ r2) / w_sum
+        m4 = float(w @ np.square(r2)) / w_sum
+        n_effective = w_sum**2 / float(w @ w)
+    kurtosis = m4 / (m2 * m2) if m2 * m2 > 0.0 else 1.0
     dof = 2.0 * n_effective / (kurtosis - 1.0) if kurtosis > 1.0 + 1e-12 else math.inf
     return total, dof
 
@@ -86,18 +102,24 @@ def studentized_quantiles(
     n = h.shape[0]
     if not 10 <= n <= PIVOT_MAX_SAMPLES or not np.all(np.isfinite(h)):
         return None
-    w = np.ones(n) if weight is None else np.asarray(weight, dtype=np.float64)
+    w = None if weight is None else np.asarray(weight, dtype=np.float64)
     rng = np.random.default_rng(0)
     pivots = np.empty(N_PIVOT_RESAMPLES)
-    centre = float(w @ h) / float(w.sum())
+    centre = float(np.mean(h)) if w is None else float(w @ h) / float(w.sum())
     rows = max(1, 2_000_000 // n)
     for start in range(0, N_PIVOT_RESAMPLES, rows):
         size = min(rows, N_PIVOT_RESAMPLES - start)
         index = rng.integers(0, n, (size, n))
-        hw, ww = h[index], w[index]
-        totals = ww.sum(axis=1)
-        means = np.einsum("ij,ij->i", ww, hw) / totals
-        spread = ww * (hw - means[:, None])
+        hw = h[index]
+        if w is None:  # unit weights: no gather of them (the default's cost)
+            totals = np.full(size, float(n))
+            means = hw.sum(axis=1) / totals
+            spread = np.subtract(hw, means[:, None], out=hw)
+        else:
+            ww = w[index]
+            totals = ww.sum(axis=1)
+            means = np.einsum("ij,ij->i", ww, hw) / totals
+            spread = ww * (hw - means[:, None])
         se = np.sqrt(np.einsum("ij,ij->i", spread, spread) * n / (n - 1.0)) / totals
         with np.errstate(divide="ignore", invalid="ignore"):
             pivots[start : start + size] = (means - centre) / se
@@ -107,28 +129,40 @@ def studentized_quantiles(
     return tuple(float(v) for v in np.quantile(pivots, PIVOT_PROBABILITIES))
 
 
-class StudentizedQuantiles(Sequence):
-    """The :func:`studentized_quantiles` of the terms ``h``, drawn on first use.
+class DeferredPivot(Sequence):
+    """:func:`studentized_quantiles` of ``(h, weight)``, drawn when first read.
 
-    Only the interval with both sources reads them, so a score that is never
-    asked for it does not pay for the resamples; empty where none are drawn.
+    Only the interval with both sources reads them, and their 999 resamples
+    cost far more than the sampling variance: a score computed by default does
+    not pay for them until asked. An empty sequence where there is no pivot;
+    pickled as the tuple.
     """
+
+    __slots__ = ("_lock", "_terms", "_values")
 
     def __init__(self, h: np.ndarray, weight: np.ndarray | None) -> None:
         self._terms: tuple | None = (h, None if weight is None else weight.copy())
         self._values: tuple[float, ...] = ()
+        self._lock = threading.Lock()
 
     def _quantiles(self) -> tuple[float, ...]:
-        if self._terms is not None:
-            self._values = studentized_quantiles(*self._terms) or ()
-            self._terms = None
+        with self._lock, np.errstate(all="ignore"):
+            if self._terms is not None:
+                self._values = studentized_quantiles(*self._terms) or ()
+                self._terms = None
         return self._values
+
+    def __len__(self) -> int:
+        return len(self._quantiles())
 
     def __getitem__(self, index: Any) -> Any:
         return self._quantiles()[index]
 
-    def __len__(self) -> int:
-        return len(self._quantiles())
+    def __reduce__(self) -> tuple:
+        return (tuple, (self._quantiles(),))
+
+    def __repr__(self) -> str:
+        return repr(self._quantiles())
 
 
 def sampling_from_total(
@@ -143,16 +177,6 @@ def sampling_from_total(
     if score.estimand != "forward":
         total -= score.variance if label is None else label
     return max(total, 0.0) if not math.isnan(total) else math.nan
-
-
-def _check_option(value: Any) -> str | None:
-    if isinstance(value, (bool, np.bool_)):
-        return "auto" if value else None
-    if isinstance(value, str) and value == "bootstrap":
-        return "bootstrap"
-    raise ValueError(
-        f"test_set_sampling must be True, False or 'bootstrap'; got {value!r}."
-    )
 
 
 def _with_parameter_doc(doc: str | None) -> str | None:
@@ -197,25 +221,34 @@ def with_test_set_sampling(
         signature = inspect.signature(function)
 
         @functools.wraps(function)
-        def wrapper(*args: Any, test_set_sampling: Any = False, **kwargs: Any) -> Any:
-            how = _check_option(test_set_sampling)
+        def wrapper(
+            *args: Any, test_set_sampling: Any = TEST_SET_SAMPLING, **kwargs: Any
+        ) -> Any:
+            how = check_test_set_sampling(test_set_sampling)
             score = function(*args, **kwargs)
-            if how is None:
+            if how is False:
                 return score
             arguments = _bound(signature, args, kwargs, score)
-            if how == "auto" and isinstance(score, NoisyScore):
-                found = None if terms is None else terms(arguments, score)
-                if found is not None:
-                    return _from_terms(found, score, method)
-                rule = None if hook is None else hook(arguments, score)
+            if how != "bootstrap" and isinstance(score, NoisyScore):
+                # at extreme scales the sampling part overflows to inf or
+                # NaN: the metric's own call warned already
+                with np.errstate(all="ignore"):
+                    found = None if terms is None else terms(arguments, score)
+                    if found is not None:
+                        return _from_terms(found, score, method)
+                    rule = None if hook is None else hook(arguments, score)
                 if rule is not None:
                     return _with(score, *rule)
+            if how == "auto":  # no closed form for this call: no bootstrap
+                return score
             return _bootstrap(
                 function, signature, arguments, score, label_arguments, data_arguments
             )
 
         parameter = inspect.Parameter(
-            "test_set_sampling", inspect.Parameter.KEYWORD_ONLY, default=False
+            "test_set_sampling",
+            inspect.Parameter.KEYWORD_ONLY,
+            default=TEST_SET_SAMPLING,
         )
         wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
             parameters=[*signature.parameters.values(), parameter]
@@ -228,19 +261,28 @@ def with_test_set_sampling(
 
 
 def add_test_set_sampling(
-    metric: Callable[..., Any], score: NoisyScore, /, *args: Any, **kwargs: Any
+    metric: Callable[..., Any],
+    score: NoisyScore,
+    /,
+    *args: Any,
+    test_set_sampling: Any = True,
+    **kwargs: Any,
 ) -> NoisyScore:
     """``score = metric(*args, **kwargs)`` with its sampling variance.
 
-    As ``metric(*args, test_set_sampling=True, **kwargs)``, without computing
-    the metric again where it is a mean of per-sample terms.
+    As ``metric(*args, test_set_sampling=test_set_sampling, **kwargs)``,
+    without computing the metric again where it is a mean of per-sample terms.
     """
+    how = check_test_set_sampling(test_set_sampling)
+    if how is False:
+        return score
     terms, signature, method = getattr(metric, "_sampling_terms", (None,) * 3)
     found = None
-    if terms is not None and isinstance(score, NoisyScore):
-        found = terms(_bound(signature, args, kwargs, score), score)
+    if how != "bootstrap" and terms is not None and isinstance(score, NoisyScore):
+        with np.errstate(all="ignore"):
+            found = terms(_bound(signature, args, kwargs, score), score)
     if found is None:
-        new = metric(*args, test_set_sampling=True, **kwargs)
+        new = metric(*args, test_set_sampling=how, **kwargs)
         return _with(
             score,
             new.sampling_variance,
@@ -248,7 +290,8 @@ def add_test_set_sampling(
             new.sampling_dof,
             new.sampling_pivot,
         )
-    return _from_terms(found, score, method)
+    with np.errstate(all="ignore"):
+        return _from_terms(found, score, method)
 
 
 def sampling_terms(
@@ -288,7 +331,7 @@ def _from_terms(found: tuple, score: NoisyScore, method: str) -> NoisyScore:
     variance = sampling_from_total(total * scale * scale, score, label)
     pivot = None
     if 10 <= h.shape[0] <= PIVOT_MAX_SAMPLES:
-        pivot = StudentizedQuantiles(h * np.sign(scale), weight)
+        pivot = DeferredPivot(h * np.sign(scale), weight)
     return _with(score, variance, method, dof, pivot)
 
 

@@ -336,6 +336,7 @@ default=0
             transition_matrix=transition_matrix,
             labels=classes,
             estimand="forward",
+            test_set_sampling=False,
         )
         positive, scores, _ = _check_inputs(y_true, y_score, classes)
         fpr, tpr, _ = roc_curve(positive, scores)

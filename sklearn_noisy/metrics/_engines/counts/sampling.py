@@ -69,7 +69,7 @@ def count_sampling_terms(
             if k != 2 or position.size != 1:
                 return None
             options["pos_index"] = int(position[0])
-    elif k < 2:
+    if k < 2:  # one class: no flip model to draw the rows from
         return None
     options.update({n: arguments.get(n, d) for n, d in definition.parameters})
     n = true_index.shape[0]
