@@ -158,8 +158,11 @@ class SquaredErrorSums(NamedTuple):
         w_sum = self.weight
         nominal = self.d2 / w_sum
         variance = 2.0 * self.s4 + 4.0 * self.s2d2
-        variance = variance + 4.0 * (self.t2d2 + self.t2s2) + 2.0 * self.t4
-        return nominal, nominal + (self.s2 + self.t2) / w_sum, variance / w_sum**2
+        s2 = self.s2
+        if not isinstance(self.t4, float):  # batch offsets (floats 0: none)
+            variance = variance + 4.0 * (self.t2d2 + self.t2s2) + 2.0 * self.t4
+            s2 = s2 + self.t2
+        return nominal, nominal + s2 / w_sum, variance / w_sum**2
 
 
 def offset_sums(
