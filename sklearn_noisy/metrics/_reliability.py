@@ -190,14 +190,15 @@ def label_reliability(
             f"variance and its uncertainty; got an effective number of {n_eff:.3g}."
         )
     centred = y - float(p @ y)
-    moment2 = float(p @ centred**2)
+    squares = centred * centred
+    moment2 = float(p @ squares)
     if not moment2 > 0.0:
         raise ValueError("y has no spread: its reliability is undefined.")
     variance = moment2 * n_eff / (n_eff - 1.0)
     noise = sigma * sigma
     mean_noise = float(p @ noise)
     # Var(var(y)) / var(y)², with its small-sample form for normal labels.
-    moment4 = float(p @ centred**4) / moment2**2
+    moment4 = float(p @ (squares * squares)) / moment2**2
     log_var = max(moment4 - (n_eff - 3.0) / (n_eff - 1.0), 0.0) / n_eff
     if dof is not None and mean_noise > 0.0:  # Var(s²) = 2σ⁴/ν, unbiased 2s⁴/(ν+2)
         log_var += float((p * p) @ (2.0 * noise**2 / (dof + 2.0))) / mean_noise**2
