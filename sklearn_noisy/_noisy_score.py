@@ -159,6 +159,9 @@ class ConfidenceInterval(tuple):
 #: The probabilities at which ``sampling_pivot`` holds the quantiles of the
 #: studentized estimate.
 PIVOT_PROBABILITIES = (0.005, 0.01, 0.025, 0.05, 0.1, 0.9, 0.95, 0.975, 0.99, 0.995)
+#: The largest test set a skewed pivot is computed for (the bootstrap-t and
+#: the Cornish-Fisher one): beyond it the skew of a mean, γ/√n, is small.
+PIVOT_MAX_SAMPLES = 5000
 
 
 def cornish_fisher_pivot(skew: float, covariance: float) -> tuple[float, ...] | None:

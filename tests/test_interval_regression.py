@@ -268,3 +268,20 @@ def test_truth_mse_label_pivot_follows_the_studentized_estimate():
     )
     interval = score.confidence_interval(0.95)
     assert interval.method in ("cornish_fisher", "unified")
+
+
+def test_label_pivot_only_up_to_the_pivot_sample_limit():
+    """The Cornish-Fisher label-noise pivot is computed up to 5000 samples (the
+    bootstrap-t's limit); beyond it the interval is the symmetric one."""
+    from sklearn_noisy.metrics import expected_mean_squared_error
+
+    rng = np.random.default_rng(0)
+    for n, has_pivot in ((200, True), (6000, False)):
+        y = rng.normal(size=n)
+        pred = y + rng.normal(scale=1.0, size=n)
+        score = expected_mean_squared_error(
+            y, pred, sigma=0.5, estimand="truth", test_set_sampling=False
+        )
+        assert (score.label_pivot is not None) is has_pivot
+        interval = score.confidence_interval()
+        assert (interval.method == "cornish_fisher") is has_pivot, interval

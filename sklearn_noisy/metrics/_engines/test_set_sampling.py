@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._noisy_score import PIVOT_PROBABILITIES, NoisyScore
+from ..._noisy_score import PIVOT_MAX_SAMPLES, PIVOT_PROBABILITIES, NoisyScore
 from ...utils._noise import GaussianNoise
 from ...utils._validation import TEST_SET_SAMPLING, check_test_set_sampling
 from ...utils._warnings import quiet, warn
@@ -31,10 +31,8 @@ __all__ = ["add_test_set_sampling", "sampling_terms", "with_test_set_sampling"]
 
 #: Bootstrap resamples of the estimate (relative SE of the variance ≈ 10 %).
 N_RESAMPLES = 200
-#: Resamples of the studentized mean of the per-sample terms, and the largest
-#: test set they are drawn for (beyond it the skew of a mean, γ/√n, is small).
+#: Resamples of the studentized mean of the per-sample terms.
 N_PIVOT_RESAMPLES = 999
-PIVOT_MAX_SAMPLES = 5000
 
 #: The arguments other than the first two that hold one value per sample.
 _PER_SAMPLE = ("sigma", "q", "sigma_dof", "sample_weight", "groups", "sigma_shared")

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy.special import ndtr
 
-from ...._noisy_score import NoisyScore, cornish_fisher_pivot
+from ...._noisy_score import PIVOT_MAX_SAMPLES, NoisyScore, cornish_fisher_pivot
 from ....utils._arrays import chunk_of, chunks
 from ....utils._noise import PoissonNoise, check_sigma_dof
 from ....utils._unified_interval import SquareRootInterval
@@ -197,9 +197,9 @@ def _mse(
     variance = np.maximum(variance, floor) / (w_sum * w_sum)
     pivots = None
     # Measured for independent Gaussian errors, and not for the remeasurement
-    # with σ̂: the others keep the symmetric interval.
+    # with σ̂: the others keep the symmetric interval, as larger test sets do.
     gaussian = shared is None and not isinstance(sigma, PoissonNoise)
-    if gaussian and (truth or sigma_dof is None):
+    if gaussian and (truth or sigma_dof is None) and y.shape[0] <= PIVOT_MAX_SAMPLES:
         pivots = _skew_pivots(
             y, y_pred, sigma, sigma_dof, weight, variance, truth=truth
         )
