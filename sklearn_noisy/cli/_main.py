@@ -755,15 +755,20 @@ def _check_metrics(option: str) -> list[str]:
     return names
 
 
-#: The default metrics of count labels (``--noise poisson``).
-_COUNT_METRICS = ["mean_squared_error", "root_mean_squared_error", "r2"]
-
-
 def _count_scorers(scoring: Any) -> dict[str, Any]:
-    """The scorers of count labels, ``noise="poisson"`` (before any fit)."""
+    """The scorers of count labels, ``noise="poisson"`` (before any fit): by
+    default the regression defaults whose definitions take ``noise``."""
     from ..metrics import make_noisy_scorer
+    from ..metrics._registry import get_metric_info, get_metric_names
 
-    names = _COUNT_METRICS if scoring == "default" else scoring
+    takes = [
+        name
+        for name in get_metric_names()
+        if "noise" in getattr(get_metric_info(name).definition, "options", ())
+    ]
+    names = scoring
+    if scoring == "default":
+        names = [n for n in takes if get_metric_info(n).default_targets]
     scorers = {}
     for name in names:
         try:
@@ -771,8 +776,7 @@ def _count_scorers(scoring: Any) -> dict[str, Any]:
         except (TypeError, ValueError):
             raise CLIError(
                 f"--metrics: {name!r} does not take count labels (--noise "
-                "poisson); give metric names among mean_squared_error, "
-                "root_mean_squared_error, r2 and explained_variance"
+                f"poisson); give metric names among {', '.join(takes)}"
             ) from None
     return scorers
 

@@ -182,18 +182,13 @@ def _check_budget(budget: Any) -> int:
     return int(budget)
 
 
-def _check_level(confidence_level: Any) -> float:
-    if not isinstance(confidence_level, numbers.Real) or isinstance(
-        confidence_level, bool
-    ):
-        raise TypeError(
-            f"confidence_level must be a float in (0, 1); got {confidence_level!r}."
-        )
-    if not 0.0 < confidence_level < 1.0:
-        raise ValueError(
-            f"confidence_level must be in (0, 1); got {confidence_level!r}."
-        )
-    return float(confidence_level)
+def _check_probability(value: Any, name: str) -> float:
+    """``value`` of ``name``, a float in the open interval (0, 1)."""
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):
+        raise TypeError(f"{name} must be a float in (0, 1); got {value!r}.")
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"{name} must be in (0, 1); got {value!r}.")
+    return float(value)
 
 
 def _check_noise(
@@ -543,7 +538,7 @@ default="mean_squared_error"
     """
     gaussian = _check_noise(metric, sigma, q, n_readings, n_annotations)
     budget = _check_budget(budget)
-    confidence_level = _check_level(confidence_level)
+    confidence_level = _check_probability(confidence_level, "confidence_level")
     y, y_pred = _check_targets(y, y_pred, gaussian=gaussian)
     n = y.shape[0]
     weight = check_sample_weight(sample_weight, n)

@@ -23,8 +23,8 @@ from ..utils._arrays import check_sample_weight
 from ..utils._noise import check_flip_probability, check_sigma
 from ._planning import (
     _check_counts,
-    _check_level,
     _check_noise,
+    _check_probability,
     _check_targets,
     _flip_terms,
     _majority_error,
@@ -47,10 +47,7 @@ _MAX_READINGS = 2**40
 
 
 class _Frozen:
-    """Pickling and ``to_dict`` for the frozen results below."""
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return type(self), tuple(getattr(self, f.name) for f in fields(self))
+    """``to_dict`` for the frozen results below."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable dict of the fields (None where unreachable)."""
@@ -212,14 +209,6 @@ def _check_positive(value: Any, name: str) -> float:
     return float(value)
 
 
-def _check_probability(value: Any, name: str) -> float:
-    if not isinstance(value, numbers.Real) or isinstance(value, bool):
-        raise TypeError(f"{name} must be a float in (0, 1); got {value!r}.")
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"{name} must be in (0, 1); got {value!r}.")
-    return float(value)
-
-
 def _samples_for(per_sample: float, bound: float) -> int:
     """The least ``n >= 2`` with ``per_sample/n <= bound``."""
     return max(2, math.ceil(per_sample / bound * (1.0 - 1e-12)))
@@ -338,7 +327,7 @@ default="mean_squared_error"
     """
     target_width = _check_positive(target_width, "target_width")
     gaussian = _check_noise(metric, sigma, q, n_readings, n_annotations)
-    confidence_level = _check_level(confidence_level)
+    confidence_level = _check_probability(confidence_level, "confidence_level")
     y, y_pred = _check_targets(y, y_pred, gaussian=gaussian)
     n = y.shape[0]
     if n < 2:
@@ -487,7 +476,7 @@ def plan_comparison_size(
             f"{type(difference).__name__}."
         )
     power = _check_probability(power, "power")
-    confidence_level = _check_level(confidence_level)
+    confidence_level = _check_probability(confidence_level, "confidence_level")
     sampling, label = difference.sampling_variance, difference.variance
     if difference.sampling_method not in _SCALED or not (
         math.isfinite(sampling)
