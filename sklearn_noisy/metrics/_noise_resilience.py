@@ -73,8 +73,8 @@ class NoiseResilienceResult:
     >>> import numpy as np
     >>> from sklearn_noisy.metrics import noise_resilience_score
     >>> x = np.arange(8.0)
-    >>> y = [1.0, -1.0, 1.0, -1.0, 2.0, -2.0, 2.0, -2.0]
-    >>> result = noise_resilience_score(x, y, 0.5 * np.array(y), np.zeros(8), n_regions=2)
+    >>> y = np.array([1.0, -1.0, 1.0, -1.0, 2.0, -2.0, 2.0, -2.0])
+    >>> result = noise_resilience_score(x, y, 0.5 * y, np.zeros(8), n_regions=2)
     >>> result.score, result.nr
     (0.75, array([0.75, 0.75]))
     """
