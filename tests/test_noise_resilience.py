@@ -539,3 +539,23 @@ def test_string_group_labels():
     assert result.group_labels.tolist() == sorted(set(labels.tolist()))
     order = np.argsort(names[np.unique(groups)])  # regions follow sorted labels
     np.testing.assert_array_equal(result.nr, by_number.nr[order])
+
+
+def test_compensation_of_several_features_uses_the_euclidean_distance():
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1.0, 1.0, (40, 2))
+    groups = np.arange(40) % 2
+    y_ref = X.sum(axis=1)
+    y = y_ref + rng.normal(size=40)
+    y_pred = y_ref + 0.5 * rng.normal(size=40)
+    gamma = rng.uniform(1.0, 2.0, 40)
+    result = noise_resilience_score(
+        X, y, y_pred, y_ref, groups=groups, confidence=gamma
+    )
+    for k in range(2):
+        m = groups == k
+        centre = (X[m].min(axis=0) + X[m].max(axis=0)) / 2
+        g = gamma[m]
+        distance = np.linalg.norm(X[m] - centre, axis=1)
+        w = (g - g.min()) / ((g.max() - g.min()) * (1.0 + distance))
+        assert result.G[k] == pytest.approx(w @ (y - y_pred)[m], rel=1e-12)

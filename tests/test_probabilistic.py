@@ -472,3 +472,18 @@ def test_label_indicator_errors():
         expected_brier_score_loss(y, proba, transition_matrix=np.eye(2))
     with pytest.raises(ValueError, match="label-indicator matrix of 0 and 1"):
         expected_log_loss(2 * y, proba, q=0.1)
+
+
+def test_two_label_indicator_and_numeric_classes_as_scikit_learn():
+    """A 2-column multilabel y_true is halved as scikit-learn's Brier score; the
+    positive class of numeric labels other than {0, 1} is the greater one."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, (20, 2))
+    y[:2] = [[1, 1], [0, 0]]
+    cases = [(y, rng.uniform(0, 1, (20, 2))), ([2, 5, 5, 2], [0.1, 0.8, 0.6, 0.3])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # rows not summing to one
+        for y_true, proba in cases:
+            score = expected_brier_score_loss(y_true, proba, q=0.0, estimand="forward")
+            expected = brier_score_loss(y_true, proba)
+            assert score.expected == pytest.approx(expected, rel=1e-14)
