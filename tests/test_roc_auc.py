@@ -535,3 +535,8 @@ def test_truth_without_information_on_both_classes_is_nan():
             [1, 1, 1, 1], [0.1, 0.2, 0.3, 0.4], q=0.1, labels=[0, 1], estimand="truth"
         )
     assert np.isnan(score.expected) and np.isnan(score.variance)
+
+
+def test_labels_that_never_hold_both_classes_raise():
+    with pytest.raises(ValueError, match="Every draw of the labels has a single"):
+        expected_roc_auc_score([0, 1], [0.1, 0.9], q=[0.0, 1.0], estimand="forward")
