@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from .._noisy_score import NoisyScore
+from .._noisy_score import NoisyScore, _check_choice
 from ..utils._arrays import (
     as_float_array,
     check_finite,
@@ -391,8 +391,7 @@ def expected_roc_auc_score(
     >>> round(result.nominal, 4), round(result.expected, 4), round(result.std, 4)
     (0.92, 0.847, 0.1083)
     """
-    if not isinstance(method, str) or method not in _METHODS:
-        raise ValueError(f"method must be one of {_METHODS}; got {method!r}.")
+    _check_choice("method", method, _METHODS)
     estimand = check_estimand(
         estimand, metric=ROC_AUC, supported=expected_roc_auc_score.estimands
     )
