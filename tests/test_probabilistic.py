@@ -487,3 +487,14 @@ def test_two_label_indicator_and_numeric_classes_as_scikit_learn():
             score = expected_brier_score_loss(y_true, proba, q=0.0, estimand="forward")
             expected = brier_score_loss(y_true, proba)
             assert score.expected == pytest.approx(expected, rel=1e-14)
+
+
+def test_transition_matrix_names_the_positive_class_missing_from_y_true():
+    """y_true holds only the negative class: pos_label completes the pair."""
+    p = np.array([0.1, 0.2, 0.3])
+    matrix = [[0.9, 0.1], [0.2, 0.8]]
+    score = expected_brier_score_loss(
+        [0, 0, 0], p, transition_matrix=matrix, pos_label=1, estimand="forward"
+    )
+    closed_form = np.mean(0.9 * p**2 + 0.1 * (1.0 - p) ** 2)
+    assert score.expected == pytest.approx(closed_form, rel=1e-14)
