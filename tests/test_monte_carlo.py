@@ -585,3 +585,8 @@ def test_other_validation_errors():
             sigma=1.0,
             n_draws=3,
         )
+
+
+def test_a_metric_that_returns_no_number_raises():
+    with pytest.raises(TypeError, match="metric must return a number"):
+        monte_carlo_score(lambda a, b: "x", [1.0, 2.0], [1.0, 2.0], sigma=1.0)

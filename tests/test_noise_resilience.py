@@ -539,3 +539,41 @@ def test_string_group_labels():
     assert result.group_labels.tolist() == sorted(set(labels.tolist()))
     order = np.argsort(names[np.unique(groups)])  # regions follow sorted labels
     np.testing.assert_array_equal(result.nr, by_number.nr[order])
+
+
+def test_compensation_of_several_features_uses_the_euclidean_distance():
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1.0, 1.0, (40, 2))
+    groups = np.arange(40) % 2
+    y_ref = X.sum(axis=1)
+    y = y_ref + rng.normal(size=40)
+    y_pred = y_ref + 0.5 * rng.normal(size=40)
+    gamma = rng.uniform(1.0, 2.0, 40)
+    result = noise_resilience_score(
+        X, y, y_pred, y_ref, groups=groups, confidence=gamma
+    )
+    for k in range(2):
+        m = groups == k
+        centre = (X[m].min(axis=0) + X[m].max(axis=0)) / 2
+        g = gamma[m]
+        distance = np.linalg.norm(X[m] - centre, axis=1)
+        w = (g - g.min()) / ((g.max() - g.min()) * (1.0 + distance))
+        assert result.G[k] == pytest.approx(w @ (y - y_pred)[m], rel=1e-12)
+
+
+def test_sliding_windows_computed_by_chunks():
+    """More windows than one chunk holds: the windows on both sides of a chunk
+    boundary are each their own region."""
+    rng = np.random.default_rng(4)
+    n, window = 25_000, 4  # two chunks of 16384 windows
+    x = rng.uniform(size=n)
+    y_ref = np.sin(6.0 * x)
+    y, y_pred = y_ref + rng.normal(size=n), y_ref + 0.5 * rng.normal(size=n)
+    result = noise_resilience_score(x, y, y_pred, y_ref, window=window)
+    order = np.argsort(x)
+    for k in (0, 16383, 16384, n - window):
+        idx = order[k : k + window]
+        e_y, e_pred = y[idx] - y_ref[idx], y_pred[idx] - y_ref[idx]
+        nr = 1 - np.var(e_pred, ddof=1) / np.var(e_y, ddof=1)
+        assert result.nr[k] == pytest.approx(nr, rel=1e-12, abs=1e-13)
+    assert result.n_regions == n - window + 1

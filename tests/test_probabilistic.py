@@ -472,3 +472,29 @@ def test_label_indicator_errors():
         expected_brier_score_loss(y, proba, transition_matrix=np.eye(2))
     with pytest.raises(ValueError, match="label-indicator matrix of 0 and 1"):
         expected_log_loss(2 * y, proba, q=0.1)
+
+
+def test_two_label_indicator_and_numeric_classes_as_scikit_learn():
+    """A 2-column multilabel y_true is halved as scikit-learn's Brier score; the
+    positive class of numeric labels other than {0, 1} is the greater one."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, (20, 2))
+    y[:2] = [[1, 1], [0, 0]]
+    cases = [(y, rng.uniform(0, 1, (20, 2))), ([2, 5, 5, 2], [0.1, 0.8, 0.6, 0.3])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # rows not summing to one
+        for y_true, proba in cases:
+            score = expected_brier_score_loss(y_true, proba, q=0.0, estimand="forward")
+            expected = brier_score_loss(y_true, proba)
+            assert score.expected == pytest.approx(expected, rel=1e-14)
+
+
+def test_transition_matrix_names_the_positive_class_missing_from_y_true():
+    """y_true holds only the negative class: pos_label completes the pair."""
+    p = np.array([0.1, 0.2, 0.3])
+    matrix = [[0.9, 0.1], [0.2, 0.8]]
+    score = expected_brier_score_loss(
+        [0, 0, 0], p, transition_matrix=matrix, pos_label=1, estimand="forward"
+    )
+    closed_form = np.mean(0.9 * p**2 + 0.1 * (1.0 - p) ** 2)
+    assert score.expected == pytest.approx(closed_form, rel=1e-14)

@@ -477,3 +477,66 @@ def test_noise_with_weights_and_partial_auc():
     with pytest.raises(ValueError, match="binary labels only"):
         expected_roc_auc_score(y[:, None] * [1, 1], scores[:, None] * [1, 1],
                                q=0.1, estimand="truth")  # fmt: skip
+
+
+def test_multiclass_under_noise_agrees_with_monte_carlo():
+    """Uniform flips to the other classes, drawn here: each class's one-vs-rest
+    AUC within 5 SE; an identity transition matrix is scikit-learn's AUC."""
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 3, 40)
+    proba = rng.dirichlet(np.ones(3), 40) + np.eye(3)[y]
+    proba /= proba.sum(axis=1, keepdims=True)
+    shift = rng.integers(1, 3, (4000, 40))
+    observed = np.where(rng.random((4000, 40)) < 0.2, (y + shift) % 3, y)
+    result = expected_roc_auc_score(
+        y, proba, q=0.2, multi_class="ovr", average=None, n_draws=100,
+        estimand="forward",
+    )  # fmt: skip
+    for k, score in enumerate(result):
+        ranks = centered_ranks(tie_groups(proba[:, k]))
+        draws = _auc_of_draws(observed == k, ranks)
+        assert score.method == "monte_carlo"
+        se = np.sqrt(draws.var() / draws.size + score.variance / 100)
+        assert abs(score.expected - draws.mean()) < 5 * se
+    exact = expected_roc_auc_score(
+        y, proba, transition_matrix=np.eye(3), multi_class="ovr", estimand="forward"
+    )
+    assert exact.method == "exact"
+    assert exact.expected == roc_auc_score(y, proba, multi_class="ovr")
+
+
+def test_multilabel_micro_and_samples_are_their_binary_problems():
+    rng = np.random.default_rng(21)
+    y = rng.integers(0, 2, (30, 4))
+    y[:, 0] = 1 - y[:, 1]  # every row holds both classes, as "samples" needs
+    scores = np.round(y + rng.normal(size=y.shape), 2)
+    q = rng.uniform(0.05, 0.3, y.shape)
+    micro = expected_roc_auc_score(y, scores, q=q, average="micro", estimand="forward")
+    flat = expected_roc_auc_score(
+        y.ravel(), scores.ravel(), q=q.ravel(), estimand="forward"
+    )
+    assert (micro.expected, micro.variance) == (flat.expected, flat.variance)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # a row misses a class often
+        samples = expected_roc_auc_score(
+            y, scores, q=q, average="samples", estimand="forward"
+        )
+        rows = [
+            expected_roc_auc_score(y[i], scores[i], q=q[i], estimand="forward")
+            for i in range(30)
+        ]
+    assert samples.expected == pytest.approx(np.mean([r.expected for r in rows]))
+    assert samples.variance == pytest.approx(sum(r.variance for r in rows) / 900)
+
+
+def test_truth_without_information_on_both_classes_is_nan():
+    with pytest.warns(UserWarning, match="de-noised number of positive-negative"):
+        score = expected_roc_auc_score(
+            [1, 1, 1, 1], [0.1, 0.2, 0.3, 0.4], q=0.1, labels=[0, 1], estimand="truth"
+        )
+    assert np.isnan(score.expected) and np.isnan(score.variance)
+
+
+def test_labels_that_never_hold_both_classes_raise():
+    with pytest.raises(ValueError, match="Every draw of the labels has a single"):
+        expected_roc_auc_score([0, 1], [0.1, 0.9], q=[0.0, 1.0], estimand="forward")

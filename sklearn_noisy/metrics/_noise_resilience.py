@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from sklearn.exceptions import UndefinedMetricWarning
 
+from .._noisy_score import _check_choice
 from ..utils._arrays import CHUNK_SIZE, as_float_array, check_finite, read_only
 from ..utils._warnings import warn
 
@@ -42,9 +43,9 @@ _REGION_FIELDS = (
 class NoiseResilienceResult:
     """Result of :func:`noise_resilience_score`: NR and its per-region table.
 
-    All arrays are read-only, one entry (row) per region, in the order of ``x``
-    or of the sorted group labels. Numbers in brackets are the paper's
-    equations (:ref:`noise_resilience`).
+    The arrays are read-only, one entry (row) per region, in the order of ``x``
+    or of the sorted group labels; the quantities are defined in the
+    :ref:`User Guide <noise_resilience>` (numbers in brackets: the paper's).
 
     Attributes
     ----------
@@ -52,22 +53,12 @@ class NoiseResilienceResult:
         NR [37], the mean of ``nr`` over the regions, in ``(-inf, 1]``.
     n_samples : ndarray of int
         The number of samples in each region.
-    x_min, x_max : ndarray of shape (n_regions,) or (n_regions, n_features)
-        The range of ``x`` in each region.
-    nr : ndarray
-        NR_j = 1 − s_ŷ,j / s_y,j [37].
-    nr_linear : ndarray
-        The paper's closed form [40], ``(2 α·S1 + S2) / Σ (ε_y − ε̄_y)²``.
-    alpha : ndarray of shape (n_regions,) or (n_regions, n_features)
-        α, the slope of ``y_pred − y_ref`` against ``x`` [8].
-    S1, S2 : ndarray
-        ``Σ (x − x̄) λ`` [30] (per feature) and ``Σ λ²`` [31], ``λ = y − y_pred``.
-    bound : ndarray or None
-        ``B = S2 / (2 |S1|)`` [33]; None for several features.
-    condition : ndarray of bool
-        The local condition of noise resilience, ``2 α·S1 + S2 >= 0`` [31].
-    G : ndarray or None
-        The compensation [10] when ``confidence`` was given, else None.
+    x_min, x_max, nr, nr_linear, alpha, S1, S2, bound, condition, G : ndarray
+        Per region: the range of ``x``, NR_j, its closed form [40], the slope α
+        [8], ``S1`` [30], ``S2`` [31], the bound ``B`` [33] (None for several
+        features), the local condition [31] and the compensation [10] (None
+        without ``confidence``). ``x_min``, ``x_max``, ``alpha`` and ``S1`` have
+        one column per feature when ``x`` has several.
     mode : {"partition", "window", "groups"}
         How the regions were formed.
     slope : {"least_squares", "endpoints"}
@@ -82,16 +73,10 @@ class NoiseResilienceResult:
     >>> import numpy as np
     >>> from sklearn_noisy.metrics import noise_resilience_score
     >>> x = np.arange(8.0)
-    >>> y_ref = np.zeros(8)
-    >>> y = y_ref + [1.0, -1.0, 1.0, -1.0, 2.0, -2.0, 2.0, -2.0]
-    >>> result = noise_resilience_score(x, y, 0.5 * y, y_ref, n_regions=2)
+    >>> y = np.array([1.0, -1.0, 1.0, -1.0, 2.0, -2.0, 2.0, -2.0])
+    >>> result = noise_resilience_score(x, y, 0.5 * y, np.zeros(8), n_regions=2)
     >>> result.score, result.nr
     (0.75, array([0.75, 0.75]))
-    >>> result.to_frame()[["x_min", "x_max", "nr", "condition"]]
-            x_min  x_max    nr  condition
-    region
-    0         0.0    3.0  0.75       True
-    1         4.0    7.0  0.75       True
     """
 
     score: float
@@ -405,43 +390,32 @@ def _check_x(x: Any, grouped: bool) -> np.ndarray:
     return array
 
 
-def _check_options(slope: Any, compensation: Any, zero_variance: Any) -> None:
-    for name, value, allowed in (
-        ("slope", slope, ("least_squares", "endpoints")),
-        ("compensation", compensation, ("sum", "mean")),
-        ("zero_variance", zero_variance, ("raise", "omit")),
-    ):
-        if not isinstance(value, str) or value not in allowed:
-            raise ValueError(f"{name} must be one of {allowed}; got {value!r}.")
-
-
 def _check_regions(n_samples: int, n_regions: Any, window: Any) -> tuple[str, int]:
     if n_regions is not None and window is not None:
         raise ValueError("Pass n_regions or window, not both.")
     if window is not None:
+        mode, name, value = "window", "window", window
+        low, high = MIN_REGION_SIZE, n_samples
         bounds = f"[{MIN_REGION_SIZE}, n_samples={n_samples}]"
-        return "window", _integer_in(
-            "window", window, MIN_REGION_SIZE, n_samples, bounds
+    else:
+        mode, name, low, high = (
+            "partition",
+            "n_regions",
+            1,
+            n_samples // MIN_REGION_SIZE,
         )
-    if n_regions is None:
-        n_regions = max(1, min(10, n_samples // 10))
-    largest = n_samples // MIN_REGION_SIZE
-    bounds = (
-        f"[1, {largest}] so that every region has at least {MIN_REGION_SIZE} of "
-        f"the {n_samples} samples"
-    )
-    return "partition", _integer_in("n_regions", n_regions, 1, largest, bounds)
-
-
-def _integer_in(name: str, value: Any, low: int, high: int, bounds: str) -> int:
-    """``value`` as an int in ``[low, high]``, else an error naming ``bounds``."""
+        value = max(1, min(10, n_samples // 10)) if n_regions is None else n_regions
+        bounds = (
+            f"[1, {high}] so that every region has at least {MIN_REGION_SIZE} of "
+            f"the {n_samples} samples"
+        )
     if (
         not isinstance(value, numbers.Integral)
         or isinstance(value, bool)
         or not low <= value <= high
     ):
         raise ValueError(f"{name} must be an integer in {bounds}; got {value!r}.")
-    return int(value)
+    return mode, int(value)
 
 
 def _check_groups(
@@ -548,9 +522,8 @@ def noise_resilience_score(
 ) -> NoiseResilienceResult:
     """Noise-resilience score NR of Viaña & Cohen, with its local conditions.
 
-    With ``ε_y = y − y_ref`` and ``ε_ŷ = y_pred − y_ref``, the samples are split
-    into regions ``j`` and ``NR_j = 1 − s(ε_ŷ) / s(ε_y)`` (``s`` the sample
-    variance); NR is their mean, in ``(-inf, 1]``. Read more in the
+    NR is the mean over regions of ``1 − s(y_pred − y_ref) / s(y − y_ref)``
+    (``s`` the sample variance), in ``(-inf, 1]``. Read more in the
     :ref:`User Guide <noise_resilience>`.
 
     Parameters
@@ -564,24 +537,21 @@ def noise_resilience_score(
     y_ref : array-like of shape (n_samples,)
         The ground truth, or an estimate of it independent of ``y``.
     n_regions : int, default=None
-        Number of regions of (almost) equal counts along sorted ``x``; by
-        default ``n_samples // 10`` clipped to ``[1, 10]``. At least 3 samples
-        per region.
+        Regions of (almost) equal counts along sorted ``x``, at least 3 samples
+        each; by default ``n_samples // 10`` clipped to ``[1, 10]``.
     window : int, default=None
         Instead: a sliding window of this many consecutive samples.
     groups : array-like of shape (n_samples,), default=None
         Instead: one region per group label.
     slope : {"least_squares", "endpoints"}, default="least_squares"
-        α as the least-squares slope of ``ε_ŷ`` on ``x`` in the region, or the
-        paper's slope between the end samples (one input variable only).
+        α as the least-squares slope in the region, or the paper's slope
+        between its end samples (one input variable only).
     confidence : array-like of shape (n_samples,), default=None
-        A confidence γ per sample; if given, the result holds the
-        compensation ``G`` per region.
+        A confidence γ per sample, for the compensation ``G``.
     compensation : {"sum", "mean"}, default="sum"
         G as printed in the paper (a weighted sum), or the weighted mean.
     zero_variance : {"raise", "omit"}, default="raise"
-        Where ``ε_y`` has zero variance: raise, or leave the region out with
-        a warning.
+        Where ``y − y_ref`` has zero variance: raise, or omit the region.
 
     Returns
     -------
@@ -604,7 +574,9 @@ def noise_resilience_score(
     >>> noise_resilience_score(x, y, y_pred, y_ref, n_regions=1).score
     0.4
     """
-    _check_options(slope, compensation, zero_variance)
+    _check_choice("slope", slope, ("least_squares", "endpoints"))
+    _check_choice("compensation", compensation, ("sum", "mean"))
+    _check_choice("zero_variance", zero_variance, ("raise", "omit"))
     grouped = groups is not None
     x2 = _check_x(x, grouped)
     n_samples = x2.shape[0]

@@ -68,15 +68,21 @@ def _label_indicator(y_true: Any) -> np.ndarray | None:
     return array.astype(np.int8)
 
 
+def _mean_or_sum(
+    arguments: dict[str, Any], n_samples: int, weight: Any, scale: float
+) -> tuple[float, float]:
+    """``(scale, divisor)``: a mean is divided by the count or total weight (not
+    times its inverse: scikit-learn's last bit); a sum keeps the weights' scale."""
+    if not arguments.get("normalize", True):
+        return scale, 1.0
+    return 1.0, float(n_samples) if weight is None else float(weight.sum())
+
+
 def _multilabel_problem(
     definition: ProbabilisticLoss, indicator: np.ndarray, arguments: dict[str, Any]
 ) -> _Problem:
-    """The problem of a multilabel ``y_true``, one binary sample per entry.
-
-    scikit-learn's loss of a row is the sum of its entries' losses, and each
-    entry is flipped on its own with its sample's ``q``: the moments are those
-    of the ``n × K`` entries, divided by the samples' count or weight.
-    """
+    """A multilabel ``y_true``: one binary sample per entry, each flipped on its
+    own with its row's ``q`` (scikit-learn's loss of a row sums its entries)."""
     proba, eps = _check_proba(arguments["y_proba"])
     if proba.shape != indicator.shape:
         raise ValueError(
@@ -99,10 +105,7 @@ def _multilabel_problem(
     )
     if not noise.is_constant:
         noise = FlipNoise(np.repeat(noise.q, n_labels), None, 2)
-    divisor = 1.0
-    if arguments.get("normalize", True):
-        divisor = float(n_samples) if weight is None else float(weight.sum())
-        scale = 1.0
+    scale, divisor = _mean_or_sum(arguments, n_samples, weight, scale)
     half = arguments.get("scale_by_half", "auto")
     if half == "auto":
         half = n_labels == 2
@@ -120,11 +123,8 @@ def _multilabel_problem(
 
 
 def _problem(definition: ProbabilisticLoss, arguments: dict[str, Any]) -> _Problem:
-    """Validate the ``arguments`` of a call (missing ones take their defaults).
-
-    A label-indicator ``y_true`` with one 1 per row is read as class labels (the
-    columns' positions); with other rows, as multilabel (:func:`_multilabel_problem`).
-    """
+    """Validate the ``arguments`` of a call (missing ones take their defaults); an
+    indicator ``y_true`` with one 1 per row is read as the columns' classes."""
     indicator = _label_indicator(arguments["y_true"])
     if indicator is not None:
         if np.any(indicator.sum(axis=1) != 1):
@@ -164,10 +164,7 @@ def _problem(definition: ProbabilisticLoss, arguments: dict[str, Any]) -> _Probl
     )
     if order is not None:
         noise = noise.permute(order)
-    divisor = 1.0
-    if arguments.get("normalize", True):  # divided, not times 1/W: sklearn's last bit
-        divisor = float(n_samples) if weight is None else float(weight.sum())
-        scale = 1.0
+    scale, divisor = _mean_or_sum(arguments, n_samples, weight, scale)
     scale_by_half = arguments.get("scale_by_half", "auto")
     if definition.scale_by_half and scale_by_half != "auto":
         half = bool(scale_by_half)
@@ -178,12 +175,8 @@ def _problem(definition: ProbabilisticLoss, arguments: dict[str, Any]) -> _Probl
 def _loss_totals(
     problem: _Problem, estimand: str, terms: np.ndarray | None = None
 ) -> tuple[float, ...]:
-    """Weighted totals ``(Σ w ℓ_nominal, Σ w E_i, Σ w² V_i, floor)``, by chunks.
-
-    ``floor`` (truth only) is the exact lower bound of the variance
-    (:ref:`variance floor <variance_floor>`); ``terms``, if given, receives the
-    per-sample estimates ``E_i`` (the test-set sampling rule).
-    """
+    """Weighted totals ``(Σ w ℓ_nominal, Σ w E_i, Σ w² V_i, Σ w² floor_i)`` by
+    chunks (:ref:`variance_floor`); ``terms``, if given, receives the ``E_i``."""
     loss, proba, index, noise, weight = problem[:5]
     inverse = None
     if estimand == "truth":
@@ -280,6 +273,14 @@ def _loss_terms(
     return h, weight, problem.scale * w_sum / problem.divisor
 
 
+_Y_TRUE_DOC = """\
+    y_true : array-like of shape (n_samples,) or (n_samples, n_classes)
+        Reference class of each sample (``estimand="forward"``) or its
+        single observed label (``"truth"``, ``"remeasurement"``); or a 0/1
+        label-indicator matrix, as in scikit-learn: read as class labels when
+        every row has one 1, else as multilabel, each entry flipped on its own
+        with its sample's ``q``."""
+
 _COMMON_PARAMETERS_DOC = """\
     q : float or array-like of shape (n_samples,), default=None
         Probability that a label is flipped: to the other class for binary
@@ -307,7 +308,7 @@ _COMMON_PARAMETERS_DOC = """\
     functools.partial(_loss_terms, BRIER_SCORE_LOSS), label_arguments=("y_true",)
 )
 @supports_estimands("forward", "truth", "remeasurement")
-@fill_doc(common=_COMMON_PARAMETERS_DOC)
+@fill_doc(y_true=_Y_TRUE_DOC, common=_COMMON_PARAMETERS_DOC)
 def expected_brier_score_loss(
     y_true: Any,
     y_proba: Any,
@@ -328,12 +329,7 @@ def expected_brier_score_loss(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,) or (n_samples, n_classes)
-        Reference class of each sample (``estimand="forward"``) or its
-        single observed label (``"truth"``, ``"remeasurement"``); or a 0/1
-        label-indicator matrix, as in scikit-learn: read as class labels when
-        every row has one 1, else as multilabel, each entry flipped on its own
-        with its sample's ``q``.
+    {y_true}
 
     y_proba : array-like of shape (n_samples,) or (n_samples, n_classes)
         Predicted probabilities: of the positive class (1-D), or of each class
@@ -375,7 +371,7 @@ def expected_brier_score_loss(
     functools.partial(_loss_terms, LOG_LOSS), label_arguments=("y_true",)
 )
 @supports_estimands("forward", "truth", "remeasurement")
-@fill_doc(common=_COMMON_PARAMETERS_DOC)
+@fill_doc(y_true=_Y_TRUE_DOC, common=_COMMON_PARAMETERS_DOC)
 def expected_log_loss(
     y_true: Any,
     y_proba: Any,
@@ -395,12 +391,7 @@ def expected_log_loss(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,) or (n_samples, n_classes)
-        Reference class of each sample (``estimand="forward"``) or its
-        single observed label (``"truth"``, ``"remeasurement"``); or a 0/1
-        label-indicator matrix, as in scikit-learn: read as class labels when
-        every row has one 1, else as multilabel, each entry flipped on its own
-        with its sample's ``q``.
+    {y_true}
 
     y_proba : array-like of shape (n_samples,) or (n_samples, n_classes)
         Predicted probabilities: of the greater of the two classes (1-D), or of

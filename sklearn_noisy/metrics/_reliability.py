@@ -1,8 +1,4 @@
-"""The labels' reliability and the noise ceiling: model or measurements?
-
-The formulas, their derivation and the simulation table are in the user guide
-(:ref:`model_or_measurements`).
-"""
+"""The labels' reliability and the noise ceiling (:ref:`model_or_measurements`)."""
 
 from __future__ import annotations
 
@@ -32,19 +28,15 @@ class LabelReliability:
     Attributes
     ----------
     estimate : float
-        The raw estimate of the reliability ρ: ``1 − (n−3)/(n−1) ·
-        noise_variance / label_variance`` (unbiased for normal labels, see the
-        User Guide); it can fall below 0 by chance.
+        The raw, unbiased estimate of the reliability ρ (can fall below 0).
     ci_low, ci_high : float
         The interval of ρ at ``confidence_level``, within ``[0, 1]``.
     method : str
         How ρ and its interval were computed.
     n_samples : float
         The number of samples (Kish's effective number when weighted).
-    label_variance : float
-        The labels' variance (``ddof=1``; weighted: reliability weights).
-    noise_variance : float
-        The mean label-noise variance, ``mean(σ²)``.
+    label_variance, noise_variance : float
+        The labels' variance (``ddof=1``) and the mean of σ².
     confidence_level : float
         The level of the interval.
 
@@ -81,11 +73,7 @@ class LabelReliability:
         return math.nan if self.limit else min(max(self.estimate, 0.0), 1.0)
 
     def r2_ceiling_of(self, reliability: float) -> float:
-        """The noise ceiling of R² at ``reliability``: ``1 − n/(n−1)·(1 − ρ)``.
-
-        A perfect model's error is the label noise, so its R² on these labels is
-        ``1 − mean(σ²) / var₀(y)`` with R²'s own ``ddof=0`` variance.
-        """
+        """The noise ceiling of R² at ``reliability``: ``1 − n/(n−1)·(1 − ρ)``."""
         n = self.n_samples
         return 1.0 - (1.0 - reliability) * n / (n - 1.0)
 
@@ -100,12 +88,8 @@ class LabelReliability:
         return math.sqrt(self.reliability)
 
     def disattenuate(self, correlation: float) -> float:
-        """The noise-corrected correlation ``r / √ρ`` of predictions with the truth.
-
-        Only the labels are corrected: the predictions carry no label noise.
-        Above 1 by sampling error where the model is at the ceiling; NaN for a
-        limit.
-        """
+        """The noise-corrected correlation ``r / √ρ`` of predictions with the truth
+        (NaN for a limit)."""
         return float(correlation) / math.sqrt(self.reliability)
 
     def to_dict(self) -> dict[str, Any]:
@@ -120,8 +104,7 @@ class LabelReliability:
 
 
 def unbiased(n_samples: float) -> float:
-    """``E[1/v] = (n − 1) / ((n − 3) E[v])`` for the variance v of n normal values:
-    the factor that makes ``1 − factor · noise / v`` unbiased for ρ."""
+    """The factor ``(n − 3)/(n − 1)`` that makes ``1 − factor · noise / v`` unbiased."""
     return (n_samples - 3.0) / (n_samples - 1.0)
 
 
@@ -135,13 +118,9 @@ def label_reliability(
 ) -> LabelReliability:
     """The labels' reliability: the share of their variance that is signal.
 
-    ``ρ = 1 − (n−3)/(n−1) · mean(σ²) / var(y)`` (``ddof=1``; the factor
-    removes the bias of ``1 / var(y)``), with an interval from the
-    delta method on ``log(1 − ρ)`` (the labels' own fourth moment, and the
-    uncertainty of σ² where it has degrees of freedom). ρ is the noise
-    ceiling of the correlation squared; the result also gives the ceiling of
-    R² and the noise-corrected correlation of a model. Read more in the
-    :ref:`User Guide <model_or_measurements>`.
+    ``ρ = 1 − (n−3)/(n−1) · mean(σ²) / var(y)``, with a delta-method interval
+    on ``log(1 − ρ)``; the result also gives the noise ceilings of R² and of
+    the correlation. Read more in the :ref:`User Guide <model_or_measurements>`.
 
     Parameters
     ----------
@@ -197,7 +176,6 @@ def label_reliability(
     variance = moment2 * n_eff / (n_eff - 1.0)
     noise = sigma * sigma
     mean_noise = float(p @ noise)
-    # Var(var(y)) / var(y)², with its small-sample form for normal labels.
     moment4 = float(p @ (squares * squares)) / moment2**2
     log_var = max(moment4 - (n_eff - 3.0) / (n_eff - 1.0), 0.0) / n_eff
     if dof is not None and mean_noise > 0.0:  # Var(s²) = 2σ⁴/ν, unbiased 2s⁴/(ν+2)

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from .._noisy_score import NoisyScore
+from .._noisy_score import NoisyScore, _check_choice
 from ..utils._arrays import (
     as_float_array,
     check_finite,
@@ -22,6 +22,7 @@ from ..utils._labels import as_label_array
 from ..utils._noise import FlipNoise
 from ..utils._validation import check_estimand, supports_estimands
 from ..utils._warnings import warn
+from ._definitions.probabilistic import ROC_AUC
 from ._engines.counts.multilabel import _indicator, _positive_probability
 from ._engines.monte_carlo import monte_carlo_score
 from ._engines.roc_auc import (
@@ -37,7 +38,6 @@ from ._engines.test_set_sampling import with_test_set_sampling
 
 __all__ = ["NoisyRocCurve", "expected_roc_auc_score", "noisy_roc_curve"]
 
-_METRIC = "roc_auc"
 _METHODS = ("auto", "exact", "delta")
 #: Above this probability that one class is missing, the moments warn.
 _UNDEFINED_WARNING = 1e-3
@@ -139,7 +139,7 @@ def _exact(nominal: Any, n_samples: int) -> NoisyScore | list[NoisyScore]:
     """The score(s) scikit-learn gives, without noise."""
     if np.ndim(nominal):
         return [_exact(value, n_samples) for value in nominal]  # type: ignore[misc]
-    return NoisyScore(_METRIC, nominal, 0.0, nominal, n_samples, "exact")
+    return NoisyScore(ROC_AUC, nominal, 0.0, nominal, n_samples, "exact")
 
 
 def _monte_carlo(
@@ -158,7 +158,7 @@ def _monte_carlo(
             return result if output is None else result[output]
 
         score = monte_carlo_score(metric, y, y, **noise, **mc)
-        return dataclasses.replace(score, metric=_METRIC, n_samples=n_samples)
+        return dataclasses.replace(score, metric=ROC_AUC, n_samples=n_samples)
 
     if n_outputs is None:
         return run(None)
@@ -204,12 +204,12 @@ def _multilabel(
     mean, variance, used = _forward(problems, method)
     if average is None:
         return [
-            NoisyScore(_METRIC, m, v, n, n_samples, used)
+            NoisyScore(ROC_AUC, m, v, n, n_samples, used)
             for m, v, n in zip(mean, variance, nominal, strict=True)
         ]
     expected = float(w @ mean) / w.sum()
     return NoisyScore(
-        _METRIC, expected, (w * w) @ variance / w.sum() ** 2, nominal, n_samples, used
+        ROC_AUC, expected, (w * w) @ variance / w.sum() ** 2, nominal, n_samples, used
     )
 
 
@@ -298,9 +298,7 @@ def _truth(
 
 
 def _sampling_terms(arguments: dict[str, Any], score: Any) -> tuple | None:
-    """DeLong's sampling variance of a binary AUC with equal weights (else None:
-    the bootstrap), of the estimand's labels: the flip probabilities of the
-    given ones (forward) or the de-noised ones (truth)."""
+    """DeLong's terms of a binary AUC with equal weights (else None: bootstrap)."""
     y_true, y_score = arguments["y_true"], arguments["y_score"]
     if (
         isinstance(score, list)
@@ -343,55 +341,38 @@ def expected_roc_auc_score(
 ) -> NoisyScore | list[NoisyScore]:
     """Expected ROC AUC, and its variance, when labels flip.
 
-    The scores are held fixed; the moments, conditional on the classes being
-    present, are exact or Monte Carlo as the :ref:`User Guide <roc_auc>` says.
+    The scores are held fixed; the moments are conditional on both classes
+    being present. Read more in the :ref:`User Guide <roc_auc>`.
 
     Parameters
     ----------
     y_true : array-like of shape (n_samples,) or (n_samples, n_labels)
         The reference labels (``estimand="forward"``) or the observed noisy
         labels (``"truth"``), or a multilabel indicator matrix.
-
     y_score : array-like of shape (n_samples,) or (n_samples, n_classes)
         Scores, as in :func:`sklearn.metrics.roc_auc_score`.
-
     q : float or array-like of shape (n_samples,), default=None
-        Probability in [0, 1] that each observed label is another class (for
-        an indicator: a scalar, one per sample or one per entry). Exactly one
-        of ``q`` and ``transition_matrix`` is required.
-
+        Probability that each observed label is another class (indicator: a
+        scalar, one per sample or one per entry). Exactly one of ``q`` and
+        ``transition_matrix`` is required.
     transition_matrix : array-like of shape (n_classes, n_classes), default=None
-        ``T[j, k]``: probability that a sample of class ``labels[j]`` is
-        observed as ``labels[k]`` (2 × 2 for each entry of an indicator).
-
-    average : {"micro", "macro", "samples", "weighted"} or None, default="macro"
-        As in :func:`sklearn.metrics.roc_auc_score`; None returns a list.
-
-    sample_weight : array-like of shape (n_samples,), default=None
-        Sample weights.
-
-    max_fpr : float in (0, 1], default=None
-        The standardised partial AUC up to this false positive rate (binary).
-
-    multi_class : {"raise", "ovr", "ovo"}, default="raise"
-        As in :func:`sklearn.metrics.roc_auc_score`.
-
+        ``T[j, k]``: probability that class ``labels[j]`` is observed as
+        ``labels[k]`` (2 × 2 for each entry of an indicator).
+    average, sample_weight, max_fpr, multi_class
+        As in :func:`sklearn.metrics.roc_auc_score`; ``average=None`` returns a
+        list.
     labels : array-like, default=None
         Binary: the classes ``[negative, positive]`` (needed when ``y_true``
         holds one class). Multiclass: as in scikit-learn.
-
     method : {"auto", "exact", "delta"}, default="auto"
         Exact conditional moments, or a delta expansion in the number of
         positives; ``"auto"`` is exact up to 5·10⁶ terms. Truth uses delta.
-
     estimand : {"auto", "truth", "forward"}, default="auto"
-        An estimate of the AUC against the unknown true classes (``"truth"``,
-        which ``"auto"`` is; binary labels only), or the AUC over flips of
-        exact labels ``y_true`` (``"forward"``) (:ref:`estimands`).
-
+        ``"truth"`` (``"auto"``; binary only): the AUC against the unknown
+        true classes; ``"forward"``: over flips of exact ``y_true``
+        (:ref:`estimands`).
     n_draws : int, default=1000
         Label draws of the Monte Carlo cases.
-
     random_state : int, numpy Generator or None, default=0
         Seed of the Monte Carlo cases.
 
@@ -410,10 +391,9 @@ def expected_roc_auc_score(
     >>> round(result.nominal, 4), round(result.expected, 4), round(result.std, 4)
     (0.92, 0.847, 0.1083)
     """
-    if not isinstance(method, str) or method not in _METHODS:
-        raise ValueError(f"method must be one of {_METHODS}; got {method!r}.")
+    _check_choice("method", method, _METHODS)
     estimand = check_estimand(
-        estimand, metric=_METRIC, supported=expected_roc_auc_score.estimands
+        estimand, metric=ROC_AUC, supported=expected_roc_auc_score.estimands
     )
     options = {
         "average": average,
@@ -444,7 +424,7 @@ def expected_roc_auc_score(
                 "Only one class present in y_true. ROC AUC score is not defined "
                 "in that case."
             )
-        return NoisyScore(_METRIC, nominal, 0.0, nominal, n_samples, "exact", estimand)
+        return NoisyScore(ROC_AUC, nominal, 0.0, nominal, n_samples, "exact", estimand)
     if _partial(max_fpr) or weight is not None:
         if estimand == "truth":
             raise ValueError(
@@ -465,10 +445,10 @@ def expected_roc_auc_score(
         noise.check_invertible()
         expected, variance = _truth(positive, scores, t0, t1)
         return NoisyScore(
-            _METRIC, expected, variance, nominal, n_samples, "delta", "truth"
+            ROC_AUC, expected, variance, nominal, n_samples, "delta", "truth"
         )
     mean, variance, used = _forward([(np.where(positive, t1, t0), scores)], method)
-    return NoisyScore(_METRIC, mean[0], variance[0], nominal, n_samples, used)
+    return NoisyScore(ROC_AUC, mean[0], variance[0], nominal, n_samples, used)
 
 
 class NoisyRocCurve(NamedTuple):
@@ -483,11 +463,8 @@ class NoisyRocCurve(NamedTuple):
 
 
 def _curve_points(labels: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Cumulative ``(TP, FP)`` at each distinct threshold, from the corner (0, 0).
-
-    ``labels`` (one row per draw, 0/1) are sorted by decreasing score; ``ends``
-    are the positions one past the last sample of each group of tied scores.
-    """
+    """Cumulative ``(TP, FP)`` at each threshold from (0, 0); ``labels`` (a row
+    per draw) by decreasing score, ``ends`` one past each group of tied scores."""
     counts = np.cumsum(labels, axis=1, dtype=np.int64)[:, ends - 1]
     tp = np.concatenate([np.zeros((labels.shape[0], 1), np.int64), counts], axis=1)
     fp = np.concatenate([[0], ends]).astype(np.int64)[None, :] - tp
@@ -495,11 +472,8 @@ def _curve_points(labels: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, ...
 
 
 def _tpr_on_grid(tp: np.ndarray, fp: np.ndarray, n_grid: int) -> np.ndarray:
-    """TPR of each draw's broken-line curve at ``FPR = j / (n_grid - 1)``.
-
-    On a vertical step the highest TPR is taken; the comparisons are in
-    integers, so no grid point is misplaced by rounding.
-    """
+    """TPR of each draw's curve at ``FPR = j / (n_grid - 1)``, in integers (the
+    highest TPR of a vertical step)."""
     n_rows, n_points = tp.shape
     steps = n_grid - 1
     negatives = fp[:, -1]
@@ -543,11 +517,7 @@ def noisy_roc_curve(
     confidence_level: float,
     rng: np.random.Generator,
 ) -> NoisyRocCurve:
-    """The vertically averaged ROC curve of the flipped labels and its band.
-
-    The flips are those of :func:`expected_roc_auc_score`; without any flip,
-    the curve of the labels as given (exact).
-    """
+    """The vertically averaged ROC curve of the flipped labels and its band."""
     order = np.argsort(-scores, kind="stable")
     ranked = scores[order]
     ends = np.append(np.flatnonzero(ranked[1:] != ranked[:-1]) + 1, ranked.size)

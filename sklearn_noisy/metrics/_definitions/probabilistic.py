@@ -21,6 +21,7 @@ from ...utils._warnings import warn
 __all__ = [
     "BRIER_SCORE_LOSS",
     "LOG_LOSS",
+    "ROC_AUC",
     "ClassIndex",
     "ProbabilisticLoss",
     "_binary_problem",
@@ -95,6 +96,8 @@ BRIER_SCORE_LOSS = ProbabilisticLoss(
 )
 #: The log-loss: ``−log p_y``, the probabilities clipped at the dtype's eps.
 LOG_LOSS = ProbabilisticLoss("log_loss", _log_loss, _log_loss_entry)
+#: The ROC AUC's name (a ranking of the scores, not a loss: engines/roc_auc.py).
+ROC_AUC = "roc_auc"
 
 
 def _check_proba(y_proba: Any) -> tuple[np.ndarray, float]:

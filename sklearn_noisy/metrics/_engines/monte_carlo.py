@@ -28,8 +28,8 @@ _BATCH_BYTES = 8 * 2**20
 class MonteCarloScore(NoisyScore):
     """A :class:`~sklearn_noisy.NoisyScore` estimated by Monte Carlo.
 
-    Returned by :func:`~sklearn_noisy.metrics.monte_carlo_score`: ``expected`` is
-    the mean of the metric over the label draws, ``variance`` their sample
+    ``expected`` is the mean of the metric over the label draws of
+    :func:`~sklearn_noisy.metrics.monte_carlo_score`, ``variance`` their sample
     variance (``ddof=1``).
 
     Parameters
@@ -38,10 +38,8 @@ class MonteCarloScore(NoisyScore):
         As in :class:`~sklearn_noisy.NoisyScore`.
     n_draws : int
         Number of label draws.
-    standard_error : float
-        Monte Carlo standard error of ``expected``.
-    variance_standard_error : float
-        Monte Carlo standard error of ``variance``.
+    standard_error, variance_standard_error : float
+        Monte Carlo standard errors of ``expected`` and ``variance``.
     draws : ndarray of shape (n_draws,)
         The metric on each draw (read-only; not in the repr nor in comparisons).
 
@@ -79,11 +77,12 @@ class MonteCarloScore(NoisyScore):
 
     def to_dict(self) -> dict[str, float | int | str]:
         """Return the fields (without ``draws``) and ``std`` as a JSON-ready dict."""
-        result = super().to_dict()
-        result["n_draws"] = self.n_draws
-        result["standard_error"] = self.standard_error
-        result["variance_standard_error"] = self.variance_standard_error
-        return result
+        return {
+            **super().to_dict(),
+            "n_draws": self.n_draws,
+            "standard_error": self.standard_error,
+            "variance_standard_error": self.variance_standard_error,
+        }
 
 
 def _check_generator(random_state: Any) -> np.random.Generator:
@@ -138,7 +137,6 @@ def _is_label_vector(y_pred: Any) -> bool:
 def _classification_sampler(
     y_true: Any, y_pred: Any, q: Any, transition_matrix: Any, labels: Any
 ) -> tuple[Any, int]:
-    # probabilities: the classes come from y_true (or labels)
     other = y_pred if _is_label_vector(y_pred) else y_true
     index, _, classes = check_classification_labels(y_true, other, labels=labels)
     noise = FlipNoise.from_params(
@@ -163,9 +161,8 @@ def monte_carlo_score(
 ) -> MonteCarloScore:
     """Expected value and variance of any metric by redrawing the labels.
 
-    The labels are redrawn ``n_draws`` times around ``y_true`` from one noise
-    model (``sigma``, ``q`` or ``transition_matrix``) and ``metric(y_draw,
-    y_pred)`` is computed on each draw. Read more in the
+    ``metric(y_draw, y_pred)`` over ``n_draws`` redraws of the labels around
+    ``y_true`` from one noise model. Read more in the
     :ref:`User Guide <verification>`.
 
     Parameters

@@ -140,11 +140,8 @@ def _conditional(moments: np.ndarray, offset: int, n_samples: int) -> AucMoments
 
 
 def auc_moments_exact(p: np.ndarray, scores: np.ndarray) -> AucMoments:
-    """Exact conditional mean and variance of the AUC.
-
-    ``p`` is the probability that each label is observed positive, ``scores``
-    the scores, held fixed.
-    """
+    """Exact conditional mean and variance of the AUC of fixed ``scores`` when
+    each label is observed positive with probability ``p``."""
     n_samples = p.size
     groups = tie_groups(scores)
     ps = p[groups.order]
@@ -213,14 +210,8 @@ def auc_moments_delta(p: np.ndarray, scores: np.ndarray) -> AucMoments:
 
 
 def auc_sampling_terms(u: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """Per-sample terms ``h`` of the AUC of soft labels ``u`` (DeLong et al.).
-
-    The AUC is a ratio of two-sample U-statistics, ``Σ u_i (1 − u_j) h_ij`` over
-    ``Σ u_i (1 − u_j)``; ``h = θ + 2 (φ_i − θ ψ_i)/ψ̄`` with ``φ_i, ψ_i`` their
-    halved kernels summed over the other samples, so that the spread of ``h``
-    over the samples gives the sampling variance in ``O(n log n)`` (user guide:
-    :ref:`error_budget`).
-    """
+    """Per-sample terms ``h = θ + 2 (φ_i − θ ψ_i)/ψ̄`` of the AUC of soft labels
+    ``u``: DeLong's structural components (:ref:`error_budget`)."""
     groups = tie_groups(scores)
     a = u[groups.order]
     b = 1.0 - a

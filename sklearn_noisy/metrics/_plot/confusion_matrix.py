@@ -44,8 +44,7 @@ class NoisyConfusionMatrixDisplay:
 
     Built like :class:`sklearn.metrics.ConfusionMatrixDisplay`: prefer
     :meth:`from_predictions` or :meth:`from_estimator`. Every cell shows its
-    expected count (or rate) and its SD, rounded to the precision the SD
-    supports. matplotlib is imported by :meth:`plot` only.
+    expected count (or rate) and its SD, rounded to the precision of the SD.
 
     Parameters
     ----------
@@ -60,10 +59,8 @@ class NoisyConfusionMatrixDisplay:
         The colour map.
     text_ : ndarray of shape (n_classes, n_classes) of matplotlib Text, or None
         The cell annotations; None with ``include_values=False``.
-    ax_ : matplotlib Axes
-        Axes with the matrix.
-    figure_ : matplotlib Figure
-        Figure containing it.
+    ax_, figure_ : matplotlib Axes and Figure
+        Where the matrix is drawn.
 
     Examples
     --------
@@ -103,21 +100,12 @@ class NoisyConfusionMatrixDisplay:
 
         Parameters
         ----------
-        include_values : bool, default=True
-            Annotate every cell with its value and SD.
-        cmap : str or matplotlib Colormap, default="viridis"
-            Colour map of the expected values.
-        xticks_rotation : {"vertical", "horizontal"} or float, default="horizontal"
-            Rotation of the predicted-label ticks.
+        include_values, cmap, xticks_rotation, ax, colorbar, im_kw, text_kw
+            As in :meth:`sklearn.metrics.ConfusionMatrixDisplay.plot`; the
+            values are annotated with their SD.
         values_format : str, default=None
             Format of the value and the SD; by default two significant figures
             of the SD.
-        ax : matplotlib Axes, default=None
-            Axes to draw on; a new figure by default.
-        colorbar : bool, default=True
-            Add a colour bar.
-        im_kw, text_kw : dict, default=None
-            Keywords for ``imshow`` and for the cell texts.
 
         Returns
         -------
@@ -225,10 +213,8 @@ class NoisyConfusionMatrixDisplay:
         ----------
         estimator : fitted classifier
             Its ``predict`` gives the predictions.
-        X : array-like of shape (n_samples, n_features)
-            Input data.
-        y : array-like of shape (n_samples,)
-            The labels.
+        X, y : array-like
+            Input data and labels.
         labels : array-like, default=None
             The classes; ``estimator.classes_`` by default.
         **kwargs

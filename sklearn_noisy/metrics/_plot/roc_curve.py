@@ -70,21 +70,17 @@ class NoisyRocCurveDisplay:
 
     Built like :class:`sklearn.metrics.RocCurveDisplay`: prefer
     :meth:`from_predictions` or :meth:`from_estimator`. The scores are held
-    fixed; the mean curve under the flips averages seeded redraws of the labels
-    vertically. matplotlib is imported by :meth:`plot` only. Read more in the
-    :ref:`User Guide <roc_curve_display>`.
+    fixed; the mean curve averages seeded redraws of the labels vertically.
+    Read more in the :ref:`User Guide <roc_curve_display>`.
 
     Parameters
     ----------
-    fpr, tpr : ndarray
-        The nominal ROC curve (:func:`sklearn.metrics.roc_curve`).
-    roc_auc : float
-        Its area.
+    fpr, tpr, roc_auc : ndarray, ndarray, float
+        The nominal ROC curve (:func:`sklearn.metrics.roc_curve`) and its area.
     score : NoisyScore
-        The AUC under the flips
-        (:func:`~sklearn_noisy.metrics.expected_roc_auc_score`).
+        The AUC under the flips (:func:`~sklearn_noisy.metrics.expected_roc_auc_score`).
     fpr_grid, tpr_expected, tpr_std, tpr_low, tpr_high : ndarray of shape (n_grid,)
-        The grid of false positive rates, the mean true positive rate under the
+        A grid of false positive rates, the mean true positive rate under the
         flips at each, its SD and the pointwise band.
     method : {"monte_carlo", "exact"}
         How the mean curve and the band were computed.
@@ -99,16 +95,11 @@ class NoisyRocCurveDisplay:
 
     Attributes
     ----------
-    line_, expected_line_ : matplotlib Line2D
-        The nominal curve and the mean curve under the flips.
-    band_ : matplotlib PolyCollection
-        The pointwise band.
-    chance_level_ : matplotlib Line2D or None
-        The chance level line, when drawn.
-    ax_ : matplotlib Axes
-        Axes with the curves.
-    figure_ : matplotlib Figure
-        Figure containing them.
+    line_, expected_line_, band_, chance_level_ : matplotlib artists
+        The nominal curve, the mean curve, the band and the chance level line
+        (None unless drawn).
+    ax_, figure_ : matplotlib Axes and Figure
+        Where they are drawn.
 
     Examples
     --------
@@ -179,21 +170,16 @@ class NoisyRocCurveDisplay:
     ) -> NoisyRocCurveDisplay:
         """Draw the nominal curve, the mean curve under the flips and the band.
 
-        The legend goes below a new figure, or in the lower right corner of
-        given axes (as :class:`~sklearn.metrics.RocCurveDisplay` places it).
-
         Parameters
         ----------
         ax : matplotlib Axes, default=None
-            Axes to draw on; a new figure by default.
+            Axes to draw on; a new figure (legend below it) by default.
         name : str, default=None
             Name of the classifier in the legend; ``self.name`` by default.
-        curve_kwargs : dict, default=None
-            Keywords of ``plot`` for the nominal curve.
+        curve_kwargs, chance_level_kw : dict, default=None
+            Keywords of ``plot`` for the nominal curve and the chance level.
         plot_chance_level : bool, default=False
             Draw the chance level (the diagonal).
-        chance_level_kw : dict, default=None
-            Keywords of ``plot`` for the chance level.
         legend : bool, default=True
             Draw the legend.
 
@@ -295,12 +281,10 @@ class NoisyRocCurveDisplay:
             The labels as given (two classes), around which they flip.
         y_score : array-like of shape (n_samples,)
             Scores of the positive class, held fixed.
-        q : float or array-like of shape (n_samples,), default=None
-            Probability that each label is observed as the other class.
-            Exactly one of ``q`` and ``transition_matrix`` is required.
-        transition_matrix : array-like of shape (2, 2), default=None
-            ``T[j, k]``: probability that a sample of class ``j`` is observed
-            as class ``k``, the negative class first.
+        q, transition_matrix : optional
+            The label flips (exactly one), as in
+            :func:`~sklearn_noisy.metrics.expected_roc_auc_score`; the matrix
+            lists the negative class first.
         pos_label : int, float, bool or str, default=None
             The positive class, as in :func:`sklearn.metrics.roc_curve`.
         confidence_level : float, default=0.95
@@ -309,8 +293,7 @@ class NoisyRocCurveDisplay:
             Redraws of the labels for the mean curve and the band.
         n_grid : int, default=201
             Number of false positive rates ``j / (n_grid - 1)`` of the grid.
-        random_state : None, int, numpy Generator, SeedSequence or RandomState, \
-default=0
+        random_state : None, int, Generator, SeedSequence or RandomState, default=0
             Seed of the redraws.
         name : str, default=None
             Name of the classifier in the legend; ``"Classifier"`` by default.
@@ -389,12 +372,8 @@ default=0
             The labels as given, around which they flip.
         q, transition_matrix : optional
             The label flips (exactly one), as in :meth:`from_predictions`.
-        response_method : {"predict_proba", "decision_function", "auto"}, \
-default="auto"
-            The scores, as in
-            :meth:`sklearn.metrics.RocCurveDisplay.from_estimator`.
-        pos_label : int, float, bool or str, default=None
-            The positive class; ``estimator.classes_[1]`` by default.
+        response_method, pos_label
+            As in :meth:`sklearn.metrics.RocCurveDisplay.from_estimator`.
         name : str, default=None
             Name in the legend; the estimator's class name by default.
         **kwargs
