@@ -11,7 +11,7 @@ import numpy as np
 from scipy.special import ndtri, stdtrit
 
 from .utils._unified_interval import near_bound, unified_interval
-from .utils._validation import ESTIMANDS
+from .utils._validation import ESTIMANDS, check_level
 
 #: How an expected metric was computed (``NoisyScore.method``).
 METHODS = ("exact", "delta", "monte_carlo", "conditional", "delta_bounded")
@@ -60,6 +60,9 @@ METRIC_RANGES: dict[str, tuple[float, float]] = {}
 #: filled from the registry (``MetricInfo.interval_methods``).
 METRIC_INTERVALS: dict[str, tuple[str, ...]] = {}
 
+#: The old name of :func:`~sklearn_noisy.utils._validation.check_level`.
+_check_level = check_level
+
 #: Stands for NaN in the fields compared by ``NoisyScore.__eq__``: equal to itself.
 _NAN = object()
 
@@ -80,16 +83,6 @@ def clip_to_range(metric: str, low: float, high: float) -> tuple[float, float]:
         min(max(low, low_bound), high_bound),
         max(min(high, high_bound), low_bound),
     )
-
-
-def _check_level(confidence_level: Any) -> None:
-    if not isinstance(confidence_level, (int, float)) or not (
-        0.0 < confidence_level < 1.0
-    ):
-        raise ValueError(
-            "confidence_level must be a number in the open interval (0, 1); "
-            f"got {confidence_level!r}."
-        )
 
 
 def _check_choice(name: str, value: Any, choices: tuple[Any, ...]) -> None:
@@ -386,7 +379,7 @@ default=None
         ConfidenceInterval
             The pair ``(low, high)`` with its ``method`` and ``content``.
         """
-        _check_level(confidence_level)
+        check_level(confidence_level)
         _check_choice("source", source, SOURCES)
         _check_choice("method", method, _REQUESTABLE)
         _check_choice("alternative", alternative, ALTERNATIVES)
@@ -476,7 +469,7 @@ default=None
         ConfidenceInterval
             The pair ``(low, high)``, ``method="t"`` or ``"log_t"``.
         """
-        _check_level(confidence_level)
+        check_level(confidence_level)
         self._source_variance("both")  # needs the sampling variance
         label = 2.0 if self.estimand == "remeasurement" else 1.0
         variance = label * self.variance + 2.0 * self.sampling_variance

@@ -9,9 +9,9 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy import stats
 
-from .._noisy_score import _check_level
 from ..metrics._reliability import LabelReliability, unbiased
 from ..utils._arrays import as_float_array
+from ..utils._validation import check_level
 from ..utils._warnings import warn
 
 #: Below this many repeats the sample standard deviation is itself uncertain by
@@ -284,7 +284,7 @@ def repeat_reliability(
     """
     if method not in ("icc", "split_half"):
         raise ValueError(f'method must be "icc" or "split_half"; got {method!r}.')
-    _check_level(confidence_level)
+    check_level(confidence_level)
     values, codes, n, ids = _flatten_input(Y, id_column, value_column)
     counts = np.bincount(codes, minlength=n)
     if np.any(counts == 0):

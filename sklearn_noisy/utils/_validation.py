@@ -7,6 +7,7 @@ arrays.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
 
@@ -21,8 +22,26 @@ from ._arrays import (
     check_sample_weight,
 )
 from ._noise import GaussianNoise, check_sigma
+from ._sklearn_compat import InvalidParameterError
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def check_level(value: Any, name: str = "confidence_level") -> float:
+    """``value`` of ``name`` as a float in the open interval (0, 1).
+
+    Raises scikit-learn's ``InvalidParameterError`` (a ``ValueError`` and a
+    ``TypeError``), as its ``Interval(Real, 0, 1, closed="neither")`` does.
+    """
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not 0.0 < value < 1.0
+    ):
+        raise InvalidParameterError(
+            f"{name} must be a float in the open interval (0, 1); got {value!r}."
+        )
+    return float(value)
 
 
 def check_regression_target(value: Any, *, name: str) -> np.ndarray:
