@@ -87,6 +87,29 @@ def _check_length(array: np.ndarray, n_samples: int, *, name: str) -> None:
         )
 
 
+def check_per_sample(
+    value: Any, n_samples: int, *, name: str, shapes: str | None = None
+) -> np.ndarray:
+    """``value`` as a float64 scalar or an array of shape ``(n_samples,)``.
+
+    ``shapes`` describes the accepted shapes in the error message.
+    """
+    array = as_float_array(value, name=name)
+    if array.ndim > 1:
+        shapes = shapes or f"a scalar or an array of shape ({n_samples},)"
+        raise ValueError(f"{name} must be {shapes}; got shape {array.shape}.")
+    if array.ndim == 1:
+        _check_length(array, n_samples, name=name)
+    return array
+
+
+def take_samples(values: Any, indices: Any) -> Any:
+    """Rows ``indices`` of a per-sample array; scalars and None pass through."""
+    if isinstance(values, np.ndarray) and values.ndim > 0:
+        return values[indices]
+    return values
+
+
 def check_same_length(y_true: Any, other: Any, name: str = "y_pred") -> None:
     """Raise ``ValueError`` unless ``y_true`` and ``other`` have as many samples."""
     if y_true.shape[0] != other.shape[0]:

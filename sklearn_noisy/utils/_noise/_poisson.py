@@ -1,0 +1,60 @@
+"""Count labels ``ỹ_i ~ Poisson(λ_i)``, whose variance is their mean."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._arrays import check_finite
+
+
+@dataclass(frozen=True, eq=False)
+class PoissonNoise:
+    """Count labels ``ỹ_i ~ Poisson(λ_i)``: each label's variance is its mean.
+
+    ``counts`` (float64, ``(n_samples, n_outputs)``): the observed counts
+    (truth, remeasurement), or the exact rates ``λ_i`` that fresh counts are
+    drawn around (forward). The count is an unbiased estimate of its own
+    variance, ``ỹ(ỹ − 1)`` of the variance squared (user guide:
+    :ref:`poisson_noise`).
+    """
+
+    counts: np.ndarray
+
+    @classmethod
+    def from_labels(
+        cls, y: np.ndarray, *, counts: bool = True, name: str = "y_true"
+    ) -> PoissonNoise:
+        """Validate labels ``y`` (2-D float64): finite, ``>= 0``, and whole
+        numbers where they are ``counts`` (not exact rates)."""
+        check_finite(y, name=name)
+        if y.size and y.min() < 0.0:
+            raise ValueError(
+                f"{name} must be non-negative with noise='poisson' (counts or "
+                f"rates); the smallest value is {float(y.min())!r}."
+            )
+        if counts:
+            fractional = y != np.round(y)
+            if np.any(fractional):
+                bad = np.ravel(y)[np.argmax(np.ravel(fractional))]
+                raise ValueError(
+                    f"{name} must hold whole-number counts with noise='poisson' "
+                    f"(the count estimates its own variance); got {float(bad)!r}. "
+                    "Exact rates are labels of estimand='forward' only."
+                )
+        return cls(y)
+
+    def variance_parts(
+        self, rows: slice, *, truth: bool
+    ) -> tuple[np.ndarray, np.ndarray, float]:
+        """``(σ̂², s4, shift)`` of a chunk of counts: ``σ̂² = ỹ``, ``s4 = ỹ(ỹ − 1)``
+        (unbiased for ``λ²``) and the residual shift of the variance estimates.
+
+        A per-sample term ``k(ỹ − a)² − 2b ỹ`` (minus ``k ỹ`` for ``truth``,
+        the de-noised square) has label variance ``4λv² + 2k²λ²`` (``truth``)
+        or ``λ(2v + k)² + 2k²λ²``, with ``v = kλ − ka − b``; both are estimated
+        without bias by ``4ỹ (ṽ − shift·k)² − 2k² s4``, ``ṽ = kỹ − ka − b``.
+        """
+        y = self.counts[rows]
+        return y, y * (y - 1.0), 1.0 if truth else 0.5
