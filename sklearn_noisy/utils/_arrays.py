@@ -30,11 +30,8 @@ class WeightSumError(ValueError, ZeroDivisionError):
 def as_float_array(
     value: Any, *, name: str, error: type[Exception] = TypeError
 ) -> np.ndarray:
-    """``value`` as a float64 array, without copying when it already is one.
-
-    Raises ``error`` naming ``name`` when the values are not real numbers, and
-    :class:`InputOverflowError` for a number beyond the float64 range.
-    """
+    """``value`` as a float64 array (no copy when it is one); ``error`` for
+    values that are not real numbers."""
     if hasattr(value, "to_numpy") and not isinstance(value, np.ndarray):
         value = value.to_numpy()
     try:
@@ -122,11 +119,8 @@ def check_same_length(y_true: Any, other: Any, name: str = "y_pred") -> None:
 def check_sample_weight(
     sample_weight: Any, n_samples: int, *, allow_negative: bool = False
 ) -> np.ndarray | None:
-    """Validate ``sample_weight``: finite, one per sample, non-negative, sum > 0.
-
-    ``allow_negative=True`` accepts negative weights with a non-zero sum.
-    Weights far from 1 are returned divided by the largest magnitude.
-    """
+    """Validate ``sample_weight`` (negative ones with ``allow_negative``);
+    weights far from 1 are divided by the largest magnitude."""
     if sample_weight is None:
         return None
     weight = as_float_array(sample_weight, name="sample_weight", error=NonNumericError)
