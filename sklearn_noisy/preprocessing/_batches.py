@@ -66,13 +66,8 @@ def summarize_batches(
 ) -> BatchOffsetSummary:
     """Estimate the SD of a shared batch offset from repeated reference readings.
 
-    Reference samples (calibration standards, controls) read in several
-    batches: ``x = μ_ref + b_batch + e`` with ``b ~ N(0, τ²)`` and ``e ~ N(0,
-    σ_w²)``. The reference means are fixed effects, the batch offsets random:
-    Henderson's method III (a one-way random-effects analysis when there is
-    one reference) gives unbiased ``τ²`` and ``σ_w²`` for any unbalanced
-    design, and Satterthwaite's approximation the degrees of freedom of ``τ²``
-    (user guide: :ref:`shared_offsets`).
+    Henderson's method III with Satterthwaite's degrees of freedom. Read more
+    in the :ref:`User Guide <shared_offsets>`.
 
     Parameters
     ----------

@@ -7,19 +7,16 @@ from typing import Any
 
 import numpy as np
 
-from .._arrays import _check_length, as_float_array
+from .._arrays import _check_length, as_float_array, check_per_sample
 
 
 @dataclass(frozen=True, eq=False)
 class SharedOffsets:
     """Batch offsets ``b_g ~ N(0, τ_g²)`` shared by every label of batch ``g``.
 
-    ``codes[i]`` is sample ``i``'s batch (``0 .. n_groups - 1``), ``labels`` the
-    batches' names and ``tau2`` their ``τ_g²``. Offsets of different batches,
-    and of different outputs, are independent. ``dof``: the degrees of freedom
-    of ``τ²`` when it was estimated (None: known), ``common``: whether one
-    estimate serves every batch (a scalar ``sigma_shared``). Built by
-    :func:`check_shared_offsets`.
+    ``codes[i]``: sample ``i``'s batch, ``labels`` the batches' names, ``tau2``
+    their ``τ_g²``, ``dof`` its degrees of freedom (None: known), ``common``:
+    one estimate for every batch.
     """
 
     codes: np.ndarray
@@ -29,11 +26,8 @@ class SharedOffsets:
     common: bool = False
 
     def tau2_covariance(self, a: np.ndarray, c: np.ndarray) -> np.ndarray:
-        """Unbiased ``Cov(Σ_g a_g τ̂_g², Σ_g c_g τ̂_g²)``, coefficients ``(G, k)``.
-
-        ``Var τ̂² = 2τ⁴/ν``, ``τ⁴`` estimated by ``τ̂⁴ ν/(ν + 2)``; one common
-        estimate (``common``) or independent ones per batch. 0 when known.
-        """
+        """Unbiased ``Cov(Σ_g a_g τ̂_g², Σ_g c_g τ̂_g²)``, coefficients ``(G, k)``
+        (:ref:`shared_offsets`)."""
         if self.dof is None or not np.isfinite(self.dof):
             return np.zeros(np.shape(a)[1:])
         g = 2.0 * np.square(self.tau2) / (self.dof + 2.0)  # per batch
@@ -84,15 +78,8 @@ class SharedOffsets:
 def check_shared_offsets(
     groups: Any, sigma_shared: Any, n_samples: int, sigma_shared_dof: Any = None
 ) -> SharedOffsets | None:
-    """Validate the batches and their offsets' SD; None without any offset.
-
-    ``groups``: one batch label per sample. ``sigma_shared``: one SD ``τ >= 0``
-    for every batch, a mapping ``{batch: τ_g}`` covering every batch present,
-    or one value per sample, equal within each batch. ``sigma_shared_dof``:
-    the degrees of freedom of ``τ²`` (a number > 0; None: known). None is
-    returned when both are None or every ``τ_g`` is 0 (independent errors, as
-    without them).
-    """
+    """Validate the batches and their offsets' SD (a scalar, ``{batch: τ_g}`` or
+    one value per sample) and its degrees of freedom; None without any offset."""
     dof = None
     if sigma_shared_dof is not None:
         value = as_float_array(sigma_shared_dof, name="sigma_shared_dof")
@@ -143,11 +130,13 @@ def check_shared_offsets(
             [sigma_shared[label] for label in labels.tolist()], name="sigma_shared"
         )
     else:
-        values = as_float_array(sigma_shared, name="sigma_shared")
+        shapes = "a scalar, a mapping {batch: SD} or one value per sample"
+        values = check_per_sample(
+            sigma_shared, n_samples, name="sigma_shared", shapes=shapes
+        )
         if values.ndim == 0:
             tau = np.full(labels.shape[0], float(values))
-        elif values.ndim == 1:
-            _check_length(values, n_samples, name="sigma_shared")
+        else:
             tau = np.zeros(labels.shape[0])
             tau[codes] = values
             if not np.array_equal(tau[codes], values, equal_nan=True):
@@ -156,11 +145,6 @@ def check_shared_offsets(
                     "sigma_shared given per sample must be one value per batch: "
                     f"batch {labels[codes[bad]]!r} has several (sample {bad})."
                 )
-        else:
-            raise ValueError(
-                "sigma_shared must be a scalar, a mapping {batch: SD} or one "
-                f"value per sample; got shape {values.shape}."
-            )
     if not np.all(np.isfinite(tau)) or np.any(tau < 0):
         bad = int(np.argmax(~(np.isfinite(tau) & (tau >= 0))))
         raise ValueError(
