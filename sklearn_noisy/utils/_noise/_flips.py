@@ -44,11 +44,8 @@ def check_flip_probability(q: Any, n_samples: int, *, name: str = "q") -> Any:
 def check_transition_matrix(
     transition_matrix: Any, n_classes: int | None = None
 ) -> np.ndarray:
-    """Validate a row-stochastic transition matrix (any square size for None).
-
-    ``T[j, k]`` is the probability that a sample of the ``j``-th class is
-    observed with the ``k``-th label.
-    """
+    """Validate a row-stochastic transition matrix ``T[true, observed]`` (any
+    square size for ``n_classes=None``)."""
     given_dtype = getattr(transition_matrix, "dtype", None)
     matrix = as_float_array(transition_matrix, name="transition_matrix")
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
@@ -98,13 +95,8 @@ def flip_rows(k: np.ndarray, n_classes: int, keep: Any, flip: Any) -> np.ndarray
 
 @dataclass(frozen=True, eq=False)
 class FlipNoise:
-    """Label flips: a flip probability ``q`` or a transition matrix ``T``.
-
-    Exactly one of ``q`` and ``matrix`` is set. With ``q`` a sample keeps its
-    class with probability ``1 - q_i`` and is observed as each of the other
-    ``n_classes - 1`` classes with probability ``r_i = q_i/(K-1)``; with ``T``
-    as class ``j`` with probability ``T[k, j]``.
-    """
+    """Label flips: a flip probability ``q`` (to each other class ``q/(K-1)``)
+    or a transition matrix ``T``; exactly one of ``q`` and ``matrix`` is set."""
 
     q: Any
     matrix: np.ndarray | None
@@ -119,10 +111,8 @@ class FlipNoise:
         n_samples: int,
         n_classes: int | None,
     ) -> FlipNoise:
-        """Validate exactly one of ``q`` and ``transition_matrix``.
-
-        ``n_classes=None`` takes ``K`` from the matrix (2 with ``q``).
-        """
+        """Validate exactly one of ``q`` and ``transition_matrix`` (``K`` from
+        the matrix, or 2 with ``q``, for ``n_classes=None``)."""
         check_noise_model(q, transition_matrix)
         if transition_matrix is not None:
             matrix = check_transition_matrix(transition_matrix, n_classes)
@@ -153,11 +143,8 @@ class FlipNoise:
             )
 
     def for_classes(self, classes: Any) -> FlipNoise:
-        """The model itself for ``K ≥ 2``; for one class the identity, if nothing flips.
-
-        A flip probability ``q > 0`` with one known class has no class to flip
-        to: a ``ValueError`` says to pass every class through ``labels``.
-        """
+        """The model itself for ``K ≥ 2``; for one class the identity, if nothing
+        flips (a ``ValueError`` if ``q > 0``)."""
         if self.n_classes >= 2:
             return self
         if self.matrix is None and np.any(np.asarray(self.q) > 0):
@@ -189,11 +176,8 @@ class FlipNoise:
         return 1.0 - q, q / (self.n_classes - 1)
 
     def keep_flip_variance(self, rows: slice = slice(None)) -> tuple[Any, Any]:
-        """``(q_i(1 - q_i), r_i(1 - r_i))`` on a chunk (the same array for K = 2).
-
-        The variances of the indicators "kept its label" and "observed as one
-        given other class" (flip models only).
-        """
+        """``(q_i(1 - q_i), r_i(1 - r_i))`` on a chunk: the variances of "kept its
+        label" and "observed as one given other class"."""
         q = chunk_of(self.q, rows)
         keep_variance = q * (1.0 - q)
         if self.n_classes == 2:
@@ -275,12 +259,8 @@ class FlipNoise:
     def variance_floor(
         self, values: np.ndarray, rows: slice, inverse: np.ndarray | None = None
     ) -> np.ndarray:
-        """``min_c Var(v_i | c_i = c)``: a label-free lower bound per sample.
-
-        ``values`` (``(n, K)``) holds ``g_i(k)`` for a chunk; ``v_i`` is the
-        de-noised ``Σ_k T_i⁻¹[c̃_i, k] g_i(k)`` (``inverse`` is ``T⁻¹``), whose
-        mean given ``c_i = c`` is ``g_i(c)``.
-        """
+        """``min_c Var(v_i | c_i = c)`` of the de-noised ``v_i = Σ_k T⁻¹[c̃_i, k]
+        values[i, k]`` on a chunk: a label-free lower bound (:ref:`estimands`)."""
         values = np.asarray(values, dtype=float)
         if self.matrix is not None:
             u = values @ inverse.T
@@ -309,10 +289,8 @@ class FlipNoise:
 
 
 class FlipSampler:
-    """Uniform flips: with probability ``q_i`` to one of the other K − 1 classes.
-
-    One uniform per sample (two when K > 2: the second picks the new class).
-    """
+    """Uniform flips: with probability ``q_i`` to one of the other K − 1 classes
+    (one uniform per sample; a second picks the class when K > 2)."""
 
     def __init__(self, index: np.ndarray, classes: np.ndarray, q: Any) -> None:
         self.index = index

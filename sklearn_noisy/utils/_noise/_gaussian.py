@@ -24,11 +24,8 @@ def check_sigma(
     name: str = "sigma",
     ensure_finite: bool = True,
 ) -> Any:
-    """Validate the label standard errors: a Python float or a float64 array.
-
-    An array has shape ``(n_samples,)`` (a column when ``shape`` is 2-D) or
-    ``shape``. ``ensure_finite=False`` skips the NaN/inf scan of an array.
-    """
+    """The label standard errors as a Python float or a float64 array of shape
+    ``(n_samples,)`` (a column for a 2-D ``shape``) or ``shape``."""
     if sigma is None:
         raise TypeError(
             f"{name} is required: pass the standard error of each label (a scalar "
@@ -76,12 +73,8 @@ def check_sigma_dof(sigma_dof: Any, n_samples: int) -> Any:
 
 @dataclass(frozen=True, eq=False)
 class GaussianNoise:
-    """Gaussian label errors ``ỹ = y + e``, ``e ~ N(0, σ²)``, independent samples.
-
-    ``sigma`` as :func:`check_sigma` returns it; ``sigma_dof`` as
-    :func:`check_sigma_dof` does (None: σ known exactly). ``shared``: batch
-    offsets added to the errors (:class:`SharedOffsets`), None without them.
-    """
+    """Gaussian label errors ``ỹ = y + e``, ``e ~ N(0, σ²)``, with the degrees of
+    freedom of σ (None: known) and the batch offsets ``shared`` (or None)."""
 
     sigma: Any
     sigma_dof: Any = None
@@ -98,9 +91,8 @@ class GaussianNoise:
         sigma_shared: Any = None,
         sigma_shared_dof: Any = None,
     ) -> GaussianNoise:
-        """Validate ``sigma`` for labels of ``shape``, ``sigma_dof`` and the
-        batch offsets (``groups`` and ``sigma_shared``, both or neither, and
-        ``sigma_shared_dof``)."""
+        """Validate ``sigma`` for labels of ``shape``, ``sigma_dof`` and the batch
+        offsets."""
         return cls(
             check_sigma(sigma, shape),
             check_sigma_dof(sigma_dof, shape[0]),

@@ -11,14 +11,9 @@ from .._arrays import check_finite
 
 @dataclass(frozen=True, eq=False)
 class PoissonNoise:
-    """Count labels ``ỹ_i ~ Poisson(λ_i)``: each label's variance is its mean.
-
-    ``counts`` (float64, ``(n_samples, n_outputs)``): the observed counts
-    (truth, remeasurement), or the exact rates ``λ_i`` that fresh counts are
-    drawn around (forward). The count is an unbiased estimate of its own
-    variance, ``ỹ(ỹ − 1)`` of the variance squared (user guide:
-    :ref:`poisson_noise`).
-    """
+    """Count labels ``ỹ_i ~ Poisson(λ_i)``: the observed ``counts`` (truth,
+    remeasurement) or the exact rates (forward), ``(n_samples, n_outputs)``
+    (:ref:`poisson_noise`)."""
 
     counts: np.ndarray
 
@@ -48,13 +43,7 @@ class PoissonNoise:
     def variance_parts(
         self, rows: slice, *, truth: bool
     ) -> tuple[np.ndarray, np.ndarray, float]:
-        """``(σ̂², s4, shift)`` of a chunk of counts: ``σ̂² = ỹ``, ``s4 = ỹ(ỹ − 1)``
-        (unbiased for ``λ²``) and the residual shift of the variance estimates.
-
-        A per-sample term ``k(ỹ − a)² − 2b ỹ`` (minus ``k ỹ`` for ``truth``,
-        the de-noised square) has label variance ``4λv² + 2k²λ²`` (``truth``)
-        or ``λ(2v + k)² + 2k²λ²``, with ``v = kλ − ka − b``; both are estimated
-        without bias by ``4ỹ (ṽ − shift·k)² − 2k² s4``, ``ṽ = kỹ − ka − b``.
-        """
+        """``(σ̂², s4, shift)`` of a chunk: ``σ̂² = ỹ``, ``s4 = ỹ(ỹ − 1)`` (unbiased
+        for ``λ²``) and the shift of the variance estimates (:ref:`poisson_noise`)."""
         y = self.counts[rows]
         return y, y * (y - 1.0), 1.0 if truth else 0.5
