@@ -488,17 +488,11 @@ default=None
             return ConfidenceInterval(low, high, method)
         elif self.estimand != "forward":
             lower, upper = self._range
+            ends = None if pivot is None else (root * pivot[1], -root * pivot[0])
             low, high = unified_interval(
-                self.expected, sd, lower=lower, upper=upper, confidence=level
+                self.expected, sd, lower=lower, upper=upper, confidence=level, ends=ends
             )
-            if pivot is not None:  # with the unified interval's ends near a bound
-                low_t = max(self.expected - root * pivot[1], lower)
-                high_t = min(self.expected - root * pivot[0], upper)
-                bounded = near_bound(self.expected, sd, lower, upper, level)
-                low = min(low, low_t) if bounded else low_t
-                high = max(high, high_t) if bounded else high_t
-                method = "unified" if bounded else method
-            elif near_bound(self.expected, sd, lower, upper, level):
+            if near_bound(self.expected, sd, lower, upper, level):
                 method = "unified"
             return ConfidenceInterval(low, high, method)
         elif pivot is not None:

@@ -71,9 +71,13 @@ def unified_interval(
     lower: float = -math.inf,
     upper: float = math.inf,
     confidence: float = 0.95,
+    ends: tuple[float, float] | None = None,
 ) -> tuple[float, float]:
     """Interval in ``[lower, upper]`` from an unbiased Gaussian ``estimate`` of SD
     ``sd``: ``estimate ± z·sd`` far from both bounds, the unified one near one.
+
+    With ``ends``, the interval ``[estimate − ends[0], estimate + ends[1]]``
+    (a studentized one), widened near a bound to hold the unified one.
 
     Examples
     --------
@@ -97,7 +101,14 @@ def unified_interval(
         low, high = upper - b * sd, upper - a * sd
     else:
         low, high = estimate - z * sd, estimate + z * sd
-    return max(low, lower), min(high, upper)
+    low, high = max(low, lower), min(high, upper)
+    if ends is None:
+        return low, high
+    low_t = min(max(estimate - ends[0], lower), upper)
+    high_t = max(min(estimate + ends[1], upper), lower)
+    if near_bound(estimate, sd, lower, upper, confidence):
+        return min(low, low_t), max(high, high_t)
+    return low_t, high_t
 
 
 @dataclass(frozen=True)
@@ -119,14 +130,9 @@ class SquareRootInterval:
         """``(low, high, nan)`` for the root's SD ``sd``; ``ends``: the square's
         studentized ends (widened to the unified interval's near 0)."""
         square_sd = sd * self.factor
-        low, high = unified_interval(
-            self.estimate, square_sd, lower=0.0, confidence=confidence_level
-        )
         if ends is not None:
-            low_t = max(self.estimate - square_sd * ends[0], 0.0)
-            high_t = max(self.estimate + square_sd * ends[1], 0.0)
-            if near_bound(self.estimate, square_sd, 0.0, math.inf, confidence_level):
-                low, high = min(low, low_t), max(high, high_t)
-            else:
-                low, high = low_t, high_t
+            ends = (square_sd * ends[0], square_sd * ends[1])
+        low, high = unified_interval(
+            self.estimate, square_sd, lower=0.0, confidence=confidence_level, ends=ends
+        )
         return math.sqrt(low), math.sqrt(high), math.nan
