@@ -100,6 +100,27 @@ def check_per_sample(
     return array
 
 
+def encode_groups(
+    groups: Any, n_samples: int, *, name: str = "groups"
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(labels, codes)``: the sorted group labels, each sample's index in them."""
+    if hasattr(groups, "to_numpy") and not isinstance(groups, np.ndarray):
+        groups = groups.to_numpy()
+    groups = np.asarray(groups)
+    if groups.ndim != 1 or groups.shape[0] != n_samples:
+        raise ValueError(
+            f"{name} must be 1-D with one label per sample ({n_samples}); got "
+            f"shape {groups.shape}."
+        )
+    if groups.dtype.kind == "f":
+        check_finite(groups, name=name)
+    try:
+        labels, codes = np.unique(groups, return_inverse=True)
+    except TypeError as exc:  # mixed types that do not sort
+        raise TypeError(f"{name} must hold labels of one sortable type: {exc}") from exc
+    return labels, codes.reshape(-1).astype(np.intp)
+
+
 def take_samples(values: Any, indices: Any) -> Any:
     """Rows ``indices`` of a per-sample array; scalars and None pass through."""
     if isinstance(values, np.ndarray) and values.ndim > 0:

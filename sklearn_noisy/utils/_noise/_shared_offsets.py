@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .._arrays import _check_length, as_float_array, check_per_sample
+from .._arrays import as_float_array, check_per_sample, encode_groups
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,18 +107,7 @@ def check_shared_offsets(
             "groups (the batch of each label) describes shared offsets only with "
             "sigma_shared, the SD of a batch's common offset: pass both."
         )
-    if hasattr(groups, "to_numpy") and not isinstance(groups, np.ndarray):
-        groups = groups.to_numpy()
-    groups = np.asarray(groups)
-    if groups.ndim != 1:
-        raise ValueError(
-            f"groups must be 1-D, one batch label per sample; got shape {groups.shape}."
-        )
-    _check_length(groups, n_samples, name="groups")
-    if groups.dtype.kind == "f" and not np.all(np.isfinite(groups)):
-        raise ValueError("groups must not contain NaN or infinite labels.")
-    labels, codes = np.unique(groups, return_inverse=True)
-    codes = codes.reshape(-1).astype(np.intp)
+    labels, codes = encode_groups(groups, n_samples)
     if isinstance(sigma_shared, dict):
         missing = [label for label in labels.tolist() if label not in sigma_shared]
         if missing:
