@@ -30,18 +30,8 @@ INTERVAL_METHODS = (
     "log_t",
 )
 
-#: The ``method`` a caller may ask ``confidence_interval`` for ("unified" is
-#: what "normal" and "t" give a truth or remeasurement estimate near a bound,
-#: "bootstrap_t" what "auto" gives the interval with both sources,
-#: "cornish_fisher" what it gives a skewed truth or remeasurement estimate).
-_REQUESTABLE = (
-    "auto",
-    *(
-        m
-        for m in INTERVAL_METHODS
-        if m not in ("unified", "bootstrap_t", "cornish_fisher", "log_t")
-    ),
-)
+#: The ``method`` a caller may ask ``confidence_interval`` for.
+_REQUESTABLE = ("auto", "exact", "normal", "t", "binomial", "wilson", "unified_sqrt")
 
 #: The sides of an interval (``confidence_interval``'s ``alternative``).
 ALTERNATIVES = ("two-sided", "less", "greater")
