@@ -8,6 +8,7 @@ cross-validation fold and pooled across folds.
 
 from ._noisy_score import ConfidenceInterval, NoisyScore
 from .metrics import (
+    _METRIC_FUNCTIONS,  # every metric's expected_* function
     MonteCarloScore,
     NoiseResilienceResult,
     NoisyConfusionMatrix,
@@ -22,7 +23,6 @@ from .metrics import (
     monte_carlo_score,
     noise_resilience_score,
 )
-from .metrics._registry import metric_functions as _metric_functions
 from .model_selection import (
     CorrectedTTest,
     EstimatorComparison,
@@ -35,8 +35,6 @@ from .model_selection import (
 )
 from .preprocessing import RepeatSummary, summarize_repeats
 
-#: Every metric's ``expected_*`` function, from the registry.
-_METRIC_FUNCTIONS = _metric_functions()
 globals().update(_METRIC_FUNCTIONS)
 
 __version__ = "0.1.0.dev0"

@@ -11,7 +11,7 @@ import numpy as np
 from scipy.special import ndtri, stdtrit
 
 from .utils._unified_interval import near_bound, unified_interval
-from .utils._validation import ESTIMANDS
+from .utils._validation import ESTIMANDS, check_level
 
 #: How an expected metric was computed (``NoisyScore.method``).
 METHODS = ("exact", "delta", "monte_carlo", "conditional", "delta_bounded")
@@ -30,18 +30,8 @@ INTERVAL_METHODS = (
     "log_t",
 )
 
-#: The ``method`` a caller may ask ``confidence_interval`` for ("unified" is
-#: what "normal" and "t" give a truth or remeasurement estimate near a bound,
-#: "bootstrap_t" what "auto" gives the interval with both sources,
-#: "cornish_fisher" what it gives a skewed truth or remeasurement estimate).
-_REQUESTABLE = (
-    "auto",
-    *(
-        m
-        for m in INTERVAL_METHODS
-        if m not in ("unified", "bootstrap_t", "cornish_fisher", "log_t")
-    ),
-)
+#: The ``method`` a caller may ask ``confidence_interval`` for.
+_REQUESTABLE = ("auto", "exact", "normal", "t", "binomial", "wilson", "unified_sqrt")
 
 #: The sides of an interval (``confidence_interval``'s ``alternative``).
 ALTERNATIVES = ("two-sided", "less", "greater")
@@ -59,6 +49,9 @@ METRIC_RANGES: dict[str, tuple[float, float]] = {}
 #: The proportion intervals (``"binomial"``, ``"wilson"``) each metric offers,
 #: filled from the registry (``MetricInfo.interval_methods``).
 METRIC_INTERVALS: dict[str, tuple[str, ...]] = {}
+
+#: The old name of :func:`~sklearn_noisy.utils._validation.check_level`.
+_check_level = check_level
 
 #: Stands for NaN in the fields compared by ``NoisyScore.__eq__``: equal to itself.
 _NAN = object()
@@ -82,16 +75,6 @@ def clip_to_range(metric: str, low: float, high: float) -> tuple[float, float]:
     )
 
 
-def _check_level(confidence_level: Any) -> None:
-    if not isinstance(confidence_level, (int, float)) or not (
-        0.0 < confidence_level < 1.0
-    ):
-        raise ValueError(
-            "confidence_level must be a number in the open interval (0, 1); "
-            f"got {confidence_level!r}."
-        )
-
-
 def _check_choice(name: str, value: Any, choices: tuple[Any, ...]) -> None:
     if value not in choices:
         raise ValueError(f"{name} must be one of {choices}; got {value!r}.")
@@ -108,13 +91,7 @@ class ConfidenceInterval(tuple):
         The bounds, inside the range of the metric.
     method : {"exact", "normal", "t", "binomial", "wilson", "unified", \
 "unified_sqrt", "bootstrap_t", "cornish_fisher", "log_t"}
-        How the interval was built (user guide: :ref:`error_budget_intervals`);
-        ``"unified"``: Feldman and Cousins's interval of an estimate near a
-        bound, ``"unified_sqrt"``: the square root of its square's,
-        ``"bootstrap_t"``: the quantiles of the studentized estimate over
-        resamples, ``"cornish_fisher"``: its quantiles from its skewness,
-        ``"log_t"``: Student's t on the log scale (a positive metric's
-        prediction interval).
+        How the interval was built (:ref:`error_budget_intervals`).
     content : float
         The probability of ``[low, high]`` under the exact distribution of the
         metric; NaN for the approximations.
@@ -165,11 +142,9 @@ PIVOT_MAX_SAMPLES = 5000
 
 
 def cornish_fisher_pivot(skew: float, covariance: float) -> tuple[float, ...] | None:
-    """Quantiles at :data:`PIVOT_PROBABILITIES` of ``(T − θ)/ŝ`` from the
-    skewness ``γ = κ₃(T)/s³`` of an estimate and ``c = Cov(T, ŝ²)/s³`` of its
-    variance estimate (Cornish–Fisher to order ``n^{-1/2}``, the studentized
-    form): ``z_p − c/2 + (γ − 3c)(z_p² − 1)/6``; the quadratic term is capped
-    where the map would stop increasing over the grid. None if not finite."""
+    """Cornish–Fisher quantiles of ``(T − θ)/ŝ`` at :data:`PIVOT_PROBABILITIES`
+    from the skewness and ``Cov(T, ŝ²)/s³`` (:ref:`error_budget`); None if not
+    finite."""
     if not (math.isfinite(skew) and math.isfinite(covariance)):
         return None
     z = ndtri(np.asarray(PIVOT_PROBABILITIES))
@@ -181,8 +156,7 @@ def cornish_fisher_pivot(skew: float, covariance: float) -> tuple[float, ...] | 
 def _pivot_quantiles(
     quantiles: tuple[float, ...] | None, level: float
 ) -> tuple[float, float] | None:
-    """The pivot's quantiles at ``(1 ∓ level)/2``, linear between the kept
-    probabilities; None outside them or without a pivot."""
+    """The pivot's quantiles at ``(1 ∓ level)/2`` (interpolated), or None."""
     if not quantiles:  # None, or no resample drawn
         return None
     tail = (1.0 - level) / 2.0
@@ -222,31 +196,24 @@ default="exact"
     estimand : {"forward", "truth", "remeasurement"}, default="forward"
         The question ``expected`` answers (:ref:`estimands`).
     distribution : object, default=None
-        The exact distribution of the metric, where known (its
-        ``interval(confidence_level)`` gives ``(low, high, content)``), or the
-        transform of a root metric's interval (``"unified_sqrt"``). Left out of
-        the repr, :meth:`to_dict`, comparisons and the hash.
+        The exact distribution of the metric where known, or the transform of
+        a root metric's interval. Not compared, shown or hashed.
     sampling_variance : float, default=nan
         Variance of ``expected`` over the test-set sampling
-        (:ref:`error_budget`); NaN where it was not computed
-        (``test_set_sampling=False``, or ``"auto"`` for a call without a
-        closed form; then ``sampling_method`` is None).
+        (:ref:`error_budget`); NaN where it was not computed.
     sampling_method : {"per_sample_terms", "delta", "bootstrap"} or None, \
 default=None
         How ``sampling_variance`` was estimated.
     sampling_dof : float, default=inf
         Degrees of freedom of the estimate of ``sampling_variance``.
     sampling_pivot : sequence of float, default=None
-        Quantiles of the studentized estimate over resamples of its per-sample
-        terms (the bootstrap-t), which the interval with both sources follows
-        (``method="bootstrap_t"``), drawn when first read; None or empty where
-        not drawn. Left out of the repr, :meth:`to_dict`, comparisons and the
-        hash.
+        Quantiles of the studentized estimate over resamples (the
+        bootstrap-t) for the interval with both sources. Not compared, shown
+        or hashed.
     label_pivot : tuple of float, default=None
-        The same quantiles over the label noise, which the label-noise interval
-        of a truth or remeasurement estimate follows (from the estimate's
-        skewness, ``method="cornish_fisher"``); None where not known. Left out of
-        the repr, :meth:`to_dict`, comparisons and the hash.
+        The same quantiles over the label noise (Cornish–Fisher) for the
+        label-noise interval of a truth or remeasurement estimate. Not
+        compared, shown or hashed.
 
     Examples
     --------
@@ -307,8 +274,7 @@ default=None
         )
 
     def __eq__(self, other: object) -> bool:
-        # Python 3.13's dataclass __eq__ compares fields with ``==``, where
-        # NaN != NaN: a NaN in the same field on both sides counts as equal.
+        # A NaN in the same field on both sides counts as equal.
         if other.__class__ is not self.__class__:
             return NotImplemented
         return self._compared() == other._compared()  # type: ignore[attr-defined]
@@ -337,10 +303,12 @@ default=None
         return math.sqrt(self.total_variance)
 
     @property
+    def _range(self) -> tuple[float, float]:
+        return METRIC_RANGES.get(self.metric, (-math.inf, math.inf))
+
+    @property
     def interval_method(self) -> str:
-        """``"exact"`` where the exact distribution is known, the transform's
-        ``method`` (``"unified_sqrt"``) where the interval is a transformed
-        one, else ``"normal"``."""
+        """``"exact"``, ``"unified_sqrt"`` (a root metric) or ``"normal"``."""
         if self.distribution is None:
             return "normal"
         return getattr(self.distribution, "method", "exact")
@@ -365,28 +333,21 @@ default=None
         method : {"auto", "exact", "normal", "t", "binomial", "wilson", \
 "unified_sqrt"}, default="auto"
             ``"auto"``: :attr:`interval_method` for the label noise, ``"t"``
-            with the sampling. ``"binomial"`` and ``"wilson"`` are the
-            accuracy's, with the sampling. A root metric's ``"normal"`` and
-            ``"t"`` intervals are the square roots of its square's
-            (``"unified_sqrt"``); a truth or remeasurement estimate near a
-            bound gets Feldman and Cousins's (``"unified"``).
+            with the sampling; ``"binomial"`` and ``"wilson"`` are the
+            accuracy's, with the sampling.
         source : {"label_noise", "sampling", "both"}, default="label_noise"
             The uncertainty covered: :attr:`variance`, :attr:`sampling_variance`
-            or :attr:`total_variance` (the last two need the sampling part,
-            which ``test_set_sampling`` computes).
+            or :attr:`total_variance`.
         alternative : {"two-sided", "less", "greater"}, default="two-sided"
-            As in :mod:`scipy.stats`: ``"less"`` gives an upper limit (the
-            interval runs from the metric's lower bound), ``"greater"`` a lower
-            limit, each at ``confidence_level`` (> 0.5): the end of the
-            two-sided interval at level ``2·confidence_level − 1``, whose tail
-            holds at most ``1 − confidence_level``.
+            As in :mod:`scipy.stats`: ``"less"`` gives an upper limit,
+            ``"greater"`` a lower limit, at ``confidence_level`` (> 0.5).
 
         Returns
         -------
         ConfidenceInterval
             The pair ``(low, high)`` with its ``method`` and ``content``.
         """
-        _check_level(confidence_level)
+        check_level(confidence_level)
         _check_choice("source", source, SOURCES)
         _check_choice("method", method, _REQUESTABLE)
         _check_choice("alternative", alternative, ALTERNATIVES)
@@ -399,7 +360,7 @@ default=None
             two = self.confidence_interval(
                 2.0 * confidence_level - 1.0, method=method, source=source
             )
-            lower, upper = METRIC_RANGES.get(self.metric, (-math.inf, math.inf))
+            lower, upper = self._range
             if alternative == "less":
                 return ConfidenceInterval(lower, two.high, two.method)
             return ConfidenceInterval(two.low, upper, two.method)
@@ -450,8 +411,7 @@ default=None
 
     def _dof(self, sampling: float, total: float) -> float:
         """Welch–Satterthwaite's degrees of freedom of ``total``, whose only
-        estimated part is ``sampling`` (the label-noise variance is known):
-        ``sampling_dof·(total/sampling)²``, infinite where ``sampling`` is 0."""
+        estimated part is ``sampling``."""
         if sampling == 0.0:
             return math.inf
         return self.sampling_dof * (total / sampling) ** 2
@@ -459,12 +419,8 @@ default=None
     def prediction_interval(self, confidence_level: float = 0.95) -> ConfidenceInterval:
         """Interval for the metric of a new test set of the same size.
 
-        The whole evaluation repeated on ``n_samples`` new samples with new
-        label noise: Student's t, its degrees of freedom Welch–Satterthwaite's
-        from :attr:`sampling_dof` (the label-noise variance counts as known);
-        for a positive metric (range ``[0, inf)``) more than ``t`` SDs from 0,
-        on the log scale, ``expected·exp(±t·SD/expected)``, which follows its
-        right skew. Read more in the :ref:`User Guide <error_budget_intervals>`.
+        Student's t (on the log scale for a positive metric far from 0). Read
+        more in the :ref:`User Guide <error_budget_intervals>`.
 
         Parameters
         ----------
@@ -476,15 +432,13 @@ default=None
         ConfidenceInterval
             The pair ``(low, high)``, ``method="t"`` or ``"log_t"``.
         """
-        _check_level(confidence_level)
+        check_level(confidence_level)
         self._source_variance("both")  # needs the sampling variance
         label = 2.0 if self.estimand == "remeasurement" else 1.0
         variance = label * self.variance + 2.0 * self.sampling_variance
         dof = self._dof(2.0 * self.sampling_variance, variance)
-        lower, upper = METRIC_RANGES.get(self.metric, (-math.inf, math.inf))
+        lower, upper = self._range
         if (lower, upper) == (0.0, math.inf) and math.isfinite(variance):
-            # A positive metric estimated more than t SDs from 0: Student's t
-            # on the log scale (a root metric: the square root of its square's).
             p = 0.5 + confidence_level / 2.0
             t = float(ndtri(p)) if math.isinf(dof) else float(stdtrit(dof, p))
             estimate, sd = self.expected, math.sqrt(variance)
@@ -505,18 +459,9 @@ default=None
         pivot: tuple[float, float] | None = None,
         pivot_method: str = "bootstrap_t",
     ) -> ConfidenceInterval:
-        """``expected ± z·sqrt(variance)``, ``z`` normal or Student's for ``dof``;
-        with ``pivot``, the quantiles ``(q_lo, q_hi)`` of the studentized
-        estimate, ``[expected − sd·q_hi, expected − sd·q_lo]`` (``method`` is
-        ``pivot_method``).
-
-        The truth and remeasurement estimates can fall beyond the metric's
-        range: near a bound their interval is Feldman and Cousins's unified
-        interval (its SD scaled by Student's quantile for a finite ``dof``), which
-        keeps its coverage and ends at the bound (a limit) when the estimate
-        lies at or beyond it; a root metric's is the square root of its
-        square's. The forward value's interval is clipped.
-        """
+        """``expected ± z·sqrt(variance)`` (normal, or Student's for ``dof``), or
+        from the ``pivot``'s quantiles; near a bound, Feldman and Cousins's
+        unified interval for truth and remeasurement, clipped for forward."""
         p = 0.5 + level / 2.0
         z = float(ndtri(p)) if math.isinf(dof) else float(stdtrit(dof, p))
         sd = math.sqrt(variance) * z / float(ndtri(p))
@@ -532,18 +477,12 @@ default=None
             low, high, _ = self.distribution.interval(level, sd, ends)
             return ConfidenceInterval(low, high, method)
         elif self.estimand != "forward":
-            lower, upper = METRIC_RANGES.get(self.metric, (-math.inf, math.inf))
+            lower, upper = self._range
+            ends = None if pivot is None else (root * pivot[1], -root * pivot[0])
             low, high = unified_interval(
-                self.expected, sd, lower=lower, upper=upper, confidence=level
+                self.expected, sd, lower=lower, upper=upper, confidence=level, ends=ends
             )
-            if pivot is not None:  # with the unified interval's ends near a bound
-                low_t = max(self.expected - root * pivot[1], lower)
-                high_t = min(self.expected - root * pivot[0], upper)
-                bounded = near_bound(self.expected, sd, lower, upper, level)
-                low = min(low, low_t) if bounded else low_t
-                high = max(high, high_t) if bounded else high_t
-                method = "unified" if bounded else method
-            elif near_bound(self.expected, sd, lower, upper, level):
+            if near_bound(self.expected, sd, lower, upper, level):
                 method = "unified"
             return ConfidenceInterval(low, high, method)
         elif pivot is not None:
@@ -570,7 +509,7 @@ default=None
     def _proportion_interval(
         self, confidence_level: float, method: str, source: str
     ) -> ConfidenceInterval:
-        """The accuracy's binomial (Wald) or Wilson interval over the sampling."""
+        """The accuracy's binomial (Wald) or Wilson interval."""
         offered = [m for m, methods in METRIC_INTERVALS.items() if method in methods]
         if self.metric not in offered or source == "label_noise":
             raise ValueError(
@@ -583,8 +522,7 @@ default=None
         variance = self._source_variance(source)
         z = float(ndtri(0.5 + confidence_level / 2.0))
         if p * (1.0 - p) == 0.0:
-            # p(1 - p)/V is undefined at p = 0 or 1: the test-set size keeps
-            # Wilson's interval its width there.
+            # p(1 - p)/V is undefined at p = 0 or 1: the test-set size.
             n = float(self.n_samples)
         elif variance == 0.0:
             n = math.inf
@@ -647,10 +585,8 @@ default=None
         return f"<table class='sklearn-noisy-score'>{cells}</table>"
 
     def to_dict(self) -> dict[str, float | int | str]:
-        """The fields, ``std`` and ``sampling_std`` as a JSON-serialisable dict.
-
-        The sampling entries are None where the test-set sampling was not computed.
-        """
+        """The fields, ``std`` and ``sampling_std`` as a JSON-serialisable dict
+        (the sampling entries None where not computed)."""
         sampled = self.sampling_method is not None
         return {
             "metric": self.metric,

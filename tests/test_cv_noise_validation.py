@@ -13,7 +13,7 @@ import pytest
 from sklearn.linear_model import Ridge
 from sklearn.model_selection import KFold
 
-import sklearn_noisy.utils._noise as noise_module
+import sklearn_noisy.utils._noise._gaussian as noise_module
 import sklearn_noisy.utils._validation as validation_module
 from sklearn_noisy.metrics import NoisyScorer
 from sklearn_noisy.model_selection import NoisyCrossValidator

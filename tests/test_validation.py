@@ -24,12 +24,26 @@ from sklearn_noisy.utils._noise import (
     check_sigma,
     check_transition_matrix,
 )
-from sklearn_noisy.utils._validation import check_estimand, check_regression_inputs
+from sklearn_noisy.utils._validation import (
+    check_estimand,
+    check_level,
+    check_regression_inputs,
+)
 
 REGRESSION_METRICS = [expected_mean_squared_error, expected_mean_absolute_error]
 
 
 # --- numbers and finiteness -----------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [0, 1, 1.5, -0.1, np.nan, True, "0.9", None])
+def test_check_level_as_scikit_learn(value):
+    # validate_params' Interval(Real, 0, 1, closed="neither") raises its
+    # InvalidParameterError, a ValueError and a TypeError, for every bad value.
+    with pytest.raises(ValueError, match="power must be a float") as info:
+        check_level(value, "power")
+    assert isinstance(info.value, TypeError)
+    assert check_level(np.float32(0.5)) == 0.5
 
 
 def test_as_float_array_conversions():

@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..utils._arrays import as_float_array, check_finite
+from ..utils._arrays import as_float_array, check_finite, encode_groups
 
 __all__ = ["BatchOffsetSummary", "summarize_batches"]
 
@@ -42,19 +42,6 @@ class BatchOffsetSummary(NamedTuple):
     n_readings: int
 
 
-def _codes(values: Any, name: str, n: int) -> tuple[np.ndarray, int]:
-    if hasattr(values, "to_numpy") and not isinstance(values, np.ndarray):
-        values = values.to_numpy()
-    array = np.asarray(values)
-    if array.ndim != 1 or array.shape[0] != n:
-        raise ValueError(
-            f"{name} must be 1-D with one label per reading ({n}); got shape "
-            f"{array.shape}."
-        )
-    labels, codes = np.unique(array, return_inverse=True)
-    return codes.reshape(-1), int(labels.shape[0])
-
-
 def _residual(design: np.ndarray, y: np.ndarray) -> np.ndarray:
     """``(I − P) y``, ``P`` the projector on ``design``'s columns (any rank)."""
     coef, *_ = np.linalg.lstsq(design, y, rcond=None)
@@ -66,13 +53,8 @@ def summarize_batches(
 ) -> BatchOffsetSummary:
     """Estimate the SD of a shared batch offset from repeated reference readings.
 
-    Reference samples (calibration standards, controls) read in several
-    batches: ``x = μ_ref + b_batch + e`` with ``b ~ N(0, τ²)`` and ``e ~ N(0,
-    σ_w²)``. The reference means are fixed effects, the batch offsets random:
-    Henderson's method III (a one-way random-effects analysis when there is
-    one reference) gives unbiased ``τ²`` and ``σ_w²`` for any unbalanced
-    design, and Satterthwaite's approximation the degrees of freedom of ``τ²``
-    (user guide: :ref:`shared_offsets`).
+    Henderson's method III with Satterthwaite's degrees of freedom. Read more
+    in the :ref:`User Guide <shared_offsets>`.
 
     Parameters
     ----------
@@ -101,11 +83,13 @@ def summarize_batches(
         raise ValueError(f"readings must be 1-D; got shape {y.shape}.")
     check_finite(y, name="readings")
     n = y.shape[0]
-    batch, n_batches = _codes(batches, "batches", n)
+    batch_labels, batch = encode_groups(batches, n, name="batches")
+    n_batches = batch_labels.shape[0]
     if references is None:
         reference, n_references = np.zeros(n, dtype=np.intp), 1
     else:
-        reference, n_references = _codes(references, "references", n)
+        reference_labels, reference = encode_groups(references, n, name="references")
+        n_references = reference_labels.shape[0]
     within_dof = n - n_references - n_batches + 1
     if n_batches < 2 or within_dof < 1:
         raise ValueError(

@@ -9,9 +9,9 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy import stats
 
-from .._noisy_score import _check_level
 from ..metrics._reliability import LabelReliability, unbiased
 from ..utils._arrays import as_float_array
+from ..utils._validation import check_level
 from ..utils._warnings import warn
 
 #: Below this many repeats the sample standard deviation is itself uncertain by
@@ -46,8 +46,9 @@ class RepeatSummary(NamedTuple):
 
 def _flatten_input(
     Y: Any, id_column: Any, value_column: Any
-) -> tuple[np.ndarray, np.ndarray, int, np.ndarray | None]:
-    """Return ``(values, codes, n_samples, ids)``: finite values and their samples."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """``(values, codes, counts, means, ids)``: the readings, their samples, the
+    samples' numbers of readings and means, and the ids of a long DataFrame."""
     ids = None
     if id_column is not None:
         if not hasattr(Y, "columns"):
@@ -116,7 +117,16 @@ def _flatten_input(
             f"{values[np.argmax(infinite)]!r}. Use NaN for a missing repeat."
         )
     present = ~np.isnan(values)
-    return values[present], codes[present], n_samples, ids
+    values, codes = values[present], codes[present]
+    counts = np.bincount(codes, minlength=n_samples)
+    empty = np.flatnonzero(counts == 0)
+    if empty.size:
+        raise ValueError(
+            f"{empty.size} sample(s) have no measurement (all NaN): "
+            f"{_listing(empty, ids)}."
+        )
+    means = np.bincount(codes, weights=values, minlength=n_samples) / counts
+    return values, codes, counts, means, ids
 
 
 def _label(index: int, ids: np.ndarray | None) -> str:
@@ -144,10 +154,7 @@ def summarize_repeats(
 ) -> RepeatSummary:
     """Mean and uncertainty of each sample's repeated measurements.
 
-    The label of sample ``i`` is the mean of its ``n_i`` readings and its
-    uncertainty their sample standard deviation ``s_i`` (``instrument_sigma``
-    below ``min_repeats`` readings; a ``UserWarning`` below 5). Read more in
-    the :ref:`User Guide <repeated_measurements>`.
+    Read more in the :ref:`User Guide <repeated_measurements>`.
 
     Parameters
     ----------
@@ -192,17 +199,8 @@ def summarize_repeats(
             f"min_repeats must be an integer greater than ddof={ddof} (the spread "
             f"needs n - ddof > 0); got {min_repeats!r}."
         )
-    values, codes, n_samples, ids = _flatten_input(Y, id_column, value_column)
-    instrument = _check_instrument_sigma(instrument_sigma, n_samples)
-
-    counts = np.bincount(codes, minlength=n_samples)
-    empty = np.flatnonzero(counts == 0)
-    if empty.size:
-        raise ValueError(
-            f"{empty.size} sample(s) have no measurement (all NaN): "
-            f"{_listing(empty, ids)}."
-        )
-    y_mean = np.bincount(codes, weights=values, minlength=n_samples) / counts
+    values, codes, counts, y_mean, ids = _flatten_input(Y, id_column, value_column)
+    instrument = _check_instrument_sigma(instrument_sigma, counts.size)
     enough = counts >= min_repeats
     spread = _spread(values, codes, y_mean, counts, enough, ddof)
 
@@ -246,16 +244,9 @@ def repeat_reliability(
 ) -> LabelReliability:
     """The reliability of the labels, each the mean of its sample's repeats.
 
-    ``"icc"``: ICC(1,k), the one-way random-effects reliability of the mean of
-    each sample's readings, ``σ_b² / (σ_b² + σ_w²·mean(1/n_i))`` from the
-    analysis of variance, with the exact F interval (``1 − (n−3)/(n−1) ·
-    MSW / MSB`` for equal counts, unbiased for normal data; with unequal counts
-    σ_b² uses the usual ``n₀`` and the interval is approximate).
-    ``"split_half"``: the correlation ``r`` of the means of each sample's odd
-    and even readings, stepped up by Spearman–Brown, ``2r / (1 + r)`` (for
-    halves of unequal size, by their sizes), with a Fisher z interval. Read
-    more in the
-    :ref:`User Guide <model_or_measurements>`.
+    ``"icc"``: ICC(1,k) with the exact F interval; ``"split_half"``: the
+    odd/even halves' correlation stepped up by Spearman–Brown, with a Fisher z
+    interval. Read more in the :ref:`User Guide <model_or_measurements>`.
 
     Parameters
     ----------
@@ -284,15 +275,9 @@ def repeat_reliability(
     """
     if method not in ("icc", "split_half"):
         raise ValueError(f'method must be "icc" or "split_half"; got {method!r}.')
-    _check_level(confidence_level)
-    values, codes, n, ids = _flatten_input(Y, id_column, value_column)
-    counts = np.bincount(codes, minlength=n)
-    if np.any(counts == 0):
-        raise ValueError(
-            f"sample(s) {_listing(np.flatnonzero(counts == 0), ids)} "
-            "have no measurement (all NaN)."
-        )
-    means = np.bincount(codes, weights=values, minlength=n) / counts
+    check_level(confidence_level)
+    values, codes, counts, means, _ = _flatten_input(Y, id_column, value_column)
+    n = counts.size
     alpha = (1.0 - confidence_level) / 2.0
     if method == "split_half":
         return _split_half(values, codes, counts, means, confidence_level)
@@ -364,8 +349,7 @@ def _split_half(
     h = float(np.mean(1.0 / counts[keep]))
 
     def rho(r: float) -> float:
-        """ρ of the means from the halves' correlation r = λ / √((λ+h_a)(λ+h_b)),
-        λ = σ_b²/σ_w²: Spearman–Brown's 2r/(1+r) for halves of equal size."""
+        """ρ of the means from the halves' correlation (user guide)."""
         if r <= 0.0 or r >= 1.0:
             return 2.0 * r / (1.0 + r)
         a, b, r2 = *inverse, r * r
@@ -400,11 +384,8 @@ def _spread(
     enough: np.ndarray,
     ddof: int,
 ) -> np.ndarray:
-    """``s_i = sqrt(Σ_j (y_ij − ȳ_i)² / (n_i − ddof))`` of the samples with ``enough``.
-
-    Where the squares leave the normal float64 range, in units of the largest
-    deviation.
-    """
+    """``s_i = sqrt(Σ_j (y_ij − ȳ_i)² / (n_i − ddof))`` of the samples with
+    ``enough``, rescaled where the squares leave the float64 range."""
     n_samples = y_mean.size
     centred = values - y_mean[codes]
     spread = np.zeros(n_samples)

@@ -30,11 +30,8 @@ class WeightSumError(ValueError, ZeroDivisionError):
 def as_float_array(
     value: Any, *, name: str, error: type[Exception] = TypeError
 ) -> np.ndarray:
-    """``value`` as a float64 array, without copying when it already is one.
-
-    Raises ``error`` naming ``name`` when the values are not real numbers, and
-    :class:`InputOverflowError` for a number beyond the float64 range.
-    """
+    """``value`` as a float64 array (no copy when it is one); ``error`` for
+    values that are not real numbers."""
     if hasattr(value, "to_numpy") and not isinstance(value, np.ndarray):
         value = value.to_numpy()
     try:
@@ -87,6 +84,50 @@ def _check_length(array: np.ndarray, n_samples: int, *, name: str) -> None:
         )
 
 
+def check_per_sample(
+    value: Any, n_samples: int, *, name: str, shapes: str | None = None
+) -> np.ndarray:
+    """``value`` as a float64 scalar or an array of shape ``(n_samples,)``.
+
+    ``shapes`` describes the accepted shapes in the error message.
+    """
+    array = as_float_array(value, name=name)
+    if array.ndim > 1:
+        shapes = shapes or f"a scalar or an array of shape ({n_samples},)"
+        raise ValueError(f"{name} must be {shapes}; got shape {array.shape}.")
+    if array.ndim == 1:
+        _check_length(array, n_samples, name=name)
+    return array
+
+
+def encode_groups(
+    groups: Any, n_samples: int, *, name: str = "groups"
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(labels, codes)``: the sorted group labels, each sample's index in them."""
+    if hasattr(groups, "to_numpy") and not isinstance(groups, np.ndarray):
+        groups = groups.to_numpy()
+    groups = np.asarray(groups)
+    if groups.ndim != 1 or groups.shape[0] != n_samples:
+        raise ValueError(
+            f"{name} must be 1-D with one label per sample ({n_samples}); got "
+            f"shape {groups.shape}."
+        )
+    if groups.dtype.kind == "f":
+        check_finite(groups, name=name)
+    try:
+        labels, codes = np.unique(groups, return_inverse=True)
+    except TypeError as exc:  # mixed types that do not sort
+        raise TypeError(f"{name} must hold labels of one sortable type: {exc}") from exc
+    return labels, codes.reshape(-1).astype(np.intp)
+
+
+def take_samples(values: Any, indices: Any) -> Any:
+    """Rows ``indices`` of a per-sample array; scalars and None pass through."""
+    if isinstance(values, np.ndarray) and values.ndim > 0:
+        return values[indices]
+    return values
+
+
 def check_same_length(y_true: Any, other: Any, name: str = "y_pred") -> None:
     """Raise ``ValueError`` unless ``y_true`` and ``other`` have as many samples."""
     if y_true.shape[0] != other.shape[0]:
@@ -99,11 +140,8 @@ def check_same_length(y_true: Any, other: Any, name: str = "y_pred") -> None:
 def check_sample_weight(
     sample_weight: Any, n_samples: int, *, allow_negative: bool = False
 ) -> np.ndarray | None:
-    """Validate ``sample_weight``: finite, one per sample, non-negative, sum > 0.
-
-    ``allow_negative=True`` accepts negative weights with a non-zero sum.
-    Weights far from 1 are returned divided by the largest magnitude.
-    """
+    """Validate ``sample_weight`` (negative ones with ``allow_negative``);
+    weights far from 1 are divided by the largest magnitude."""
     if sample_weight is None:
         return None
     weight = as_float_array(sample_weight, name="sample_weight", error=NonNumericError)

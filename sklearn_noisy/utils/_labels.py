@@ -19,11 +19,8 @@ class LabelTypeError(TypeError, ValueError):
 
 
 def _object_labels(array: np.ndarray, *, name: str) -> np.ndarray:
-    """An object label array as unicode or 64-bit integers where it holds only those.
-
-    Sequences (the legacy multi-label form) raise ``ValueError``, strings mixed
-    with other values and non-numbers :class:`LabelTypeError`, as scikit-learn.
-    """
+    """An object label array as unicode or 64-bit integers where it holds only
+    those; rejects sequences and mixed types as scikit-learn does."""
     values = array.tolist()
     if all(isinstance(v, str) for v in values):
         longest = max((len(v) for v in values), default=0)
@@ -101,18 +98,8 @@ def _check_not_continuous(array: np.ndarray, *, name: str) -> None:
 
 
 def check_targets(y_true: Any, y_pred: Any) -> tuple[Any, Any]:
-    """Reject the targets scikit-learn's ``_check_targets`` rejects, as it does.
-
-    Returns ``y_true`` and ``y_pred`` as arrays (sparse matrices as given);
-    shapes are left to the metrics.
-
-    Examples
-    --------
-    >>> from sklearn_noisy.utils._labels import check_targets
-    >>> y_true, y_pred = check_targets(["a", "b"], ["b", "b"])
-    >>> y_true.dtype.kind
-    'U'
-    """
+    """``y_true`` and ``y_pred`` as arrays (sparse as given), rejecting what
+    scikit-learn's ``_check_targets`` rejects."""
     arrays = []
     for name, y in (("y_true", y_true), ("y_pred", y_pred)):
         if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
@@ -222,11 +209,8 @@ def check_classification_labels(
 
 @dataclass(frozen=True)
 class EncodedLabels:
-    """Encoded class labels of ``y_true`` and ``y_pred``.
-
-    ``true_index``/``pred_index`` hold each sample's position in ``classes``,
-    or (small integer labels) ``lookup[y - offset]`` gives it.
-    """
+    """Each sample's position in ``classes``: ``true_index``/``pred_index``, or
+    ``lookup[y - offset]`` for small integer labels."""
 
     y_true: np.ndarray
     y_pred: np.ndarray
@@ -270,10 +254,7 @@ def _as_small_int(array: np.ndarray) -> np.ndarray | None:
 
 
 def _small_int_labels(y_true: np.ndarray, y_pred: np.ndarray) -> EncodedLabels | None:
-    """Encode integer labels without sorting (bincounts), or None.
-
-    Two labels at most one apart are both present: no count is needed.
-    """
+    """Encode integer labels without sorting (bincounts), or None."""
     true_int, pred_int = _as_small_int(y_true), _as_small_int(y_pred)
     if true_int is None or pred_int is None:
         return None
@@ -325,10 +306,7 @@ def encode_labels(y_true: Any, y_pred: Any, labels: Any) -> EncodedLabels:
 def encode_labels_subset(
     y_true: Any, y_pred: Any, labels: Any
 ) -> tuple[EncodedLabels, int]:
-    """Encode over ``labels`` then every other class present; and ``len(labels)``.
-
-    For a metric that reports some classes while the flips move labels among all.
-    """
+    """Encode over ``labels`` then every other class present; and ``len(labels)``."""
     classes = check_labels(labels)
     true_array = as_label_array(y_true, name="y_true")
     pred_array = as_label_array(y_pred, name="y_pred")
@@ -352,17 +330,8 @@ def class_totals(
     *,
     count_pred: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """``(classes, true_totals, pred_totals)``: each class's (weighted) count.
-
-    ``classes`` are ``labels`` or those of the data; ``count_pred=False`` counts
-    ``y_true`` only (``pred_totals`` is None).
-
-    Examples
-    --------
-    >>> from sklearn_noisy.utils._labels import class_totals
-    >>> class_totals([0, 2, 2], [2, 2, 5], labels=[2, 1])
-    (array([2, 1]), array([2., 0.]), array([2., 0.]))
-    """
+    """``(classes, true_totals, pred_totals)``: each class's (weighted) count
+    (``pred_totals`` None for ``count_pred=False``)."""
     if labels is None:
         encoded, shown = encode_labels(y_true, y_pred, None), None
     else:

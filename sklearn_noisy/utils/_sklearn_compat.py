@@ -34,6 +34,7 @@ if _release(sklearn.__version__) < SKLEARN_MIN_VERSION:
 
 from sklearn.metrics._scorer import _BaseScorer, _cached_call  # noqa: E402
 from sklearn.utils import _safe_indexing, get_tags  # noqa: E402
+from sklearn.utils._param_validation import InvalidParameterError  # noqa: E402
 from sklearn.utils._response import _get_response_values_binary  # noqa: E402
 from sklearn.utils.validation import (  # noqa: E402
     _check_method_params,
@@ -45,6 +46,7 @@ from sklearn.utils.validation import (  # noqa: E402
 
 __all__ = [
     "SKLEARN_MIN_VERSION",
+    "InvalidParameterError",
     "_BaseScorer",
     "_cached_call",
     "_check_method_params",

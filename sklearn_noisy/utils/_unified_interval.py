@@ -1,16 +1,5 @@
-"""Feldman and Cousins's unified interval for a Gaussian estimate near a bound.
-
-A metric bounded below (an MSE against the truth is at least 0) or above (an
-R² at most 1) is estimated without bias by a statistic that can fall beyond
-the bound. The interval ``estimate ± z·SD``, clipped, then undercovers near the
-bound or collapses to a point. The unified construction (Feldman and Cousins,
-Phys. Rev. D 57, 3873, 1998) orders the outcomes of ``x ~ N(mu, 1)``,
-``mu >= 0``, by the likelihood ratio ``p(x | mu) / p(x | max(x, 0))``; its
-intervals cover at the stated level for every ``mu`` and move by themselves
-from an upper limit (lower end at the bound) to a two-sided interval. A root
-metric (the RMSE of an MSE) takes the square roots of its square's interval:
-:class:`SquareRootInterval`.
-"""
+"""Feldman and Cousins's unified interval for a Gaussian estimate near a bound
+(Phys. Rev. D 57, 3873, 1998; user guide: :ref:`bounded_intervals`)."""
 
 from __future__ import annotations
 
@@ -82,14 +71,13 @@ def unified_interval(
     lower: float = -math.inf,
     upper: float = math.inf,
     confidence: float = 0.95,
+    ends: tuple[float, float] | None = None,
 ) -> tuple[float, float]:
-    """Interval in ``[lower, upper]`` for a parameter from a Gaussian estimate.
+    """Interval in ``[lower, upper]`` from an unbiased Gaussian ``estimate`` of SD
+    ``sd``: ``estimate ± z·sd`` far from both bounds, the unified one near one.
 
-    ``estimate`` (unbiased, possibly beyond a bound) has standard deviation
-    ``sd``. Far from both bounds the interval is ``estimate ± z·sd``; near one
-    it is Feldman and Cousins's, which keeps its coverage for every value of
-    the parameter and ends at the bound (a limit) when the estimate lies at or
-    beyond it.
+    With ``ends``, the interval ``[estimate − ends[0], estimate + ends[1]]``
+    (a studentized one), widened near a bound to hold the unified one.
 
     Examples
     --------
@@ -113,19 +101,20 @@ def unified_interval(
         low, high = upper - b * sd, upper - a * sd
     else:
         low, high = estimate - z * sd, estimate + z * sd
-    return max(low, lower), min(high, upper)
+    low, high = max(low, lower), min(high, upper)
+    if ends is None:
+        return low, high
+    low_t = min(max(estimate - ends[0], lower), upper)
+    high_t = max(min(estimate + ends[1], upper), lower)
+    if near_bound(estimate, sd, lower, upper, confidence):
+        return min(low, low_t), max(high, high_t)
+    return low_t, high_t
 
 
 @dataclass(frozen=True)
 class SquareRootInterval:
-    """The interval of ``√θ``: the square roots of the unified interval of ``θ``.
-
-    Held in ``NoisyScore.distribution`` of a root metric (the RMSE of the MSE's
-    truth or remeasurement estimate ``estimate``), whose variances are the
-    square's over ``factor²``, ``factor = dθ/d√θ`` of the delta method. So
-    squaring the root's bounds gives the square's, for every source of
-    uncertainty.
-    """
+    """The interval of ``√θ``: the square roots of the unified interval of ``θ``
+    (``estimate``), whose SD is the root's times ``factor = dθ/d√θ``."""
 
     estimate: float
     factor: float
@@ -138,19 +127,12 @@ class SquareRootInterval:
         sd: float,
         ends: tuple[float, float] | None = None,
     ) -> tuple[float, float, float]:
-        """``(low, high, nan)`` for the root's SD ``sd`` (quantile-scaled); with
-        ``ends``, the square's interval is ``estimate − s·ends[0]`` to
-        ``estimate + s·ends[1]`` (``s`` the square's ``sd``; the unified
-        interval's ends where they reach further near 0)."""
+        """``(low, high, nan)`` for the root's SD ``sd``; ``ends``: the square's
+        studentized ends (widened to the unified interval's near 0)."""
         square_sd = sd * self.factor
-        low, high = unified_interval(
-            self.estimate, square_sd, lower=0.0, confidence=confidence_level
-        )
         if ends is not None:
-            low_t = max(self.estimate - square_sd * ends[0], 0.0)
-            high_t = max(self.estimate + square_sd * ends[1], 0.0)
-            if near_bound(self.estimate, square_sd, 0.0, math.inf, confidence_level):
-                low, high = min(low, low_t), max(high, high_t)
-            else:
-                low, high = low_t, high_t
+            ends = (square_sd * ends[0], square_sd * ends[1])
+        low, high = unified_interval(
+            self.estimate, square_sd, lower=0.0, confidence=confidence_level, ends=ends
+        )
         return math.sqrt(low), math.sqrt(high), math.nan

@@ -1,12 +1,9 @@
-"""Input validation of the regression metrics, and the policies of every entry
-point: the estimand and the test-set sampling.
-
-Every check names the parameter it rejects and never writes into the caller's
-arrays.
-"""
+"""Input validation of the regression metrics, the level of an interval, and the
+policies of every entry point: the estimand and the test-set sampling."""
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
 
@@ -21,8 +18,26 @@ from ._arrays import (
     check_sample_weight,
 )
 from ._noise import GaussianNoise, check_sigma
+from ._sklearn_compat import InvalidParameterError
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def check_level(value: Any, name: str = "confidence_level") -> float:
+    """``value`` of ``name`` as a float in the open interval (0, 1).
+
+    Raises scikit-learn's ``InvalidParameterError`` (a ``ValueError`` and a
+    ``TypeError``), as its ``Interval(Real, 0, 1, closed="neither")`` does.
+    """
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not 0.0 < value < 1.0
+    ):
+        raise InvalidParameterError(
+            f"{name} must be a float in the open interval (0, 1); got {value!r}."
+        )
+    return float(value)
 
 
 def check_regression_target(value: Any, *, name: str) -> np.ndarray:
@@ -48,14 +63,8 @@ def check_regression_inputs(
     ensure_finite: bool = True,
     multioutput_rules: MultioutputRules | None = None,
 ) -> tuple[np.ndarray, np.ndarray, Any, np.ndarray | None, Any]:
-    """Validate the inputs of a regression metric.
-
-    Returns ``y_true`` and ``y_pred`` as 2-D float64 arrays, ``sigma`` (a float
-    or a column or 2-D array), the sample weights (or None) and ``multioutput``
-    (a string or output weights). ``ensure_finite=False`` skips the NaN/inf
-    scans: only for kernels that call :func:`check_finite` on non-finite sums.
-    ``multioutput_rules`` default to every string but ``"variance_weighted"``.
-    """
+    """``(y_true, y_pred, sigma, sample_weight, multioutput)`` of a regression
+    metric, the labels 2-D; ``ensure_finite=False`` skips the NaN/inf scans."""
     y_true = check_regression_target(y_true, name="y_true")
     y_pred = check_regression_target(y_pred, name="y_pred")
     if y_true.ndim == 1:
@@ -97,11 +106,8 @@ def has_noise(sigma: Any) -> bool:
 def _check_regression_sigma(
     sigma: Any, shape: tuple[int, int], *, ensure_finite: bool
 ) -> Any:
-    """``sigma`` as :func:`check_sigma` returns it for 2-D labels of ``shape``.
-
-    A validated :class:`~sklearn_noisy.utils._noise.GaussianNoise` of a
-    fitting shape is taken as it is.
-    """
+    """``sigma`` as :func:`check_sigma` returns it for 2-D labels of ``shape``
+    (a validated ``GaussianNoise`` of a fitting shape as it is)."""
     if isinstance(sigma, GaussianNoise):
         sigma = sigma.sigma
         if isinstance(sigma, float):
@@ -117,12 +123,8 @@ _MULTIOUTPUT = ("raw_values", "uniform_average")
 
 
 class MultioutputRules(NamedTuple):
-    """scikit-learn's ``multioutput`` rules of one regression metric.
-
-    ``variance_weighted``: whether ``"variance_weighted"`` and None are
-    accepted (R²); ``one_output_weights``: whether output weights are accepted
-    for a single output.
-    """
+    """scikit-learn's ``multioutput`` rules of one regression metric: whether
+    ``"variance_weighted"`` (R²) and output weights for one output are accepted."""
 
     variance_weighted: bool = False
     one_output_weights: bool = True
@@ -174,14 +176,8 @@ ESTIMAND_CHOICES = ("auto", *ESTIMANDS)
 
 
 def resolve_estimand(estimand: str, offered: tuple[str, ...]) -> str | None:
-    """The estimand that answers ``estimand`` among the ``offered`` ones.
-
-    The one policy of every entry point (user guide: :ref:`estimands`):
-    ``"auto"`` is ``"truth"`` where offered (labels are usually measurements),
-    else ``"remeasurement"``, else ``"forward"``; a requested ``"truth"``
-    falls back likewise, ``"remeasurement"`` to ``"forward"``. None when
-    nothing in that order is offered.
-    """
+    """The first of truth, remeasurement, forward offered from ``estimand``
+    on (``"auto"``: from truth), or None (user guide: :ref:`estimands`)."""
     order = ("truth", "remeasurement", "forward")
     start = order.index("truth" if estimand == "auto" else estimand)
     return next((e for e in order[start:] if e in offered), None)
@@ -192,14 +188,9 @@ def resolve_estimand(estimand: str, offered: tuple[str, ...]) -> str | None:
 #: has one, none where it has none (no bootstrap unless asked for).
 TEST_SET_SAMPLING = "auto"
 
-#: The values of every ``test_set_sampling=`` option: ``"auto"``; ``True``, the
-#: closed form else a bootstrap; ``"bootstrap"``, always; ``False``, none.
-TEST_SET_SAMPLING_CHOICES = ("auto", True, "bootstrap", False)
-
 
 def check_test_set_sampling(value: Any) -> str | bool:
-    """``value`` of a ``test_set_sampling=`` option, one of
-    :data:`TEST_SET_SAMPLING_CHOICES` (a NumPy bool as a bool)."""
+    """``value`` of a ``test_set_sampling=`` option (a NumPy bool as a bool)."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, str) and value in ("auto", "bootstrap"):
@@ -232,11 +223,8 @@ def check_estimand(
     supported: tuple[str, ...],
     reason: str | None = None,
 ) -> str:
-    """Validate ``estimand`` against the ``supported`` ones of ``metric``.
-
-    ``"auto"`` is resolved by :func:`resolve_estimand`; ``reason`` says why
-    the metric offers no estimator of ``"truth"``.
-    """
+    """Validate ``estimand`` against the ``supported`` ones of ``metric``;
+    ``reason`` says why the metric offers no estimator of ``"truth"``."""
     if not isinstance(estimand, str) or estimand not in ESTIMAND_CHOICES:
         raise ValueError(
             f"estimand must be one of {ESTIMAND_CHOICES}; got {estimand!r}."
