@@ -50,8 +50,6 @@ METRIC_RANGES: dict[str, tuple[float, float]] = {}
 #: filled from the registry (``MetricInfo.interval_methods``).
 METRIC_INTERVALS: dict[str, tuple[str, ...]] = {}
 
-#: The old name of :func:`~sklearn_noisy.utils._validation.check_level`.
-_check_level = check_level
 
 #: Stands for NaN in the fields compared by ``NoisyScore.__eq__``: equal to itself.
 _NAN = object()

@@ -9,10 +9,9 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from .._noisy_score import _check_level
 from ..utils._arrays import check_finite, check_sample_weight
 from ..utils._noise import check_sigma, check_sigma_dof
-from ..utils._validation import check_regression_target
+from ..utils._validation import check_level, check_regression_target
 
 __all__ = ["LabelReliability", "label_reliability"]
 
@@ -152,7 +151,7 @@ def label_reliability(
     >>> round(result.reliability, 3), round(result.ci_low, 3), round(result.ci_high, 3)
     (0.804, 0.785, 0.821)
     """
-    _check_level(confidence_level)
+    check_level(confidence_level)
     y = check_regression_target(y, name="y")
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D; got an array of shape {y.shape}.")

@@ -15,25 +15,12 @@ from ...utils._sklearn_compat import (
     _check_pos_label_consistency,
     _get_response_values_binary,
 )
+from ...utils._validation import check_level
 from .._engines.monte_carlo import _check_generator, _check_positive_int
 from .._roc_auc import _check_inputs, expected_roc_auc_score, noisy_roc_curve
 from .confusion_matrix import _sd_decimals
 
 __all__ = ["NoisyRocCurveDisplay"]
-
-
-def _check_level(confidence_level: Any) -> float:
-    message = (
-        "confidence_level must be a number in the open interval (0, 1); got "
-        f"{confidence_level!r}."
-    )
-    if isinstance(confidence_level, bool) or not isinstance(
-        confidence_level, (int, float)
-    ):
-        raise TypeError(message)
-    if not 0.0 < confidence_level < 1.0:
-        raise ValueError(message)
-    return float(confidence_level)
 
 
 def _binary_classes(y_true: Any, pos_label: Any) -> tuple[Any, list]:
@@ -147,7 +134,7 @@ class NoisyRocCurveDisplay:
         self.tpr_high = np.asarray(tpr_high, dtype=np.float64)
         self.method = method
         self.n_draws = int(n_draws)
-        self.confidence_level = _check_level(confidence_level)
+        self.confidence_level = check_level(confidence_level)
         self.name = name
         self.pos_label = pos_label
 
@@ -307,7 +294,7 @@ class NoisyRocCurveDisplay:
         display : NoisyRocCurveDisplay
         """
         import_pyplot("NoisyRocCurveDisplay")
-        level = _check_level(confidence_level)
+        level = check_level(confidence_level)
         n_draws = _check_positive_int(n_draws, name="n_draws", minimum=2)
         n_grid = _check_positive_int(n_grid, name="n_grid", minimum=2)
         rng = _check_generator(random_state)
