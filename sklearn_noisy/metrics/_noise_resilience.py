@@ -15,7 +15,13 @@ import numpy as np
 from sklearn.exceptions import UndefinedMetricWarning
 
 from .._noisy_score import _check_choice
-from ..utils._arrays import CHUNK_SIZE, as_float_array, check_finite, read_only
+from ..utils._arrays import (
+    CHUNK_SIZE,
+    as_float_array,
+    check_finite,
+    encode_groups,
+    read_only,
+)
 from ..utils._warnings import warn
 
 __all__ = ["NoiseResilienceResult", "noise_resilience_score"]
@@ -422,20 +428,8 @@ def _check_groups(
     groups: Any, n_samples: int, n_features: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """The sorted group labels and each sample's group index."""
-    labels = np.asarray(groups)
-    if labels.ndim != 1 or labels.shape[0] != n_samples:
-        raise ValueError(
-            f"groups must be 1-D with one label per sample ({n_samples}); got "
-            f"shape {labels.shape}."
-        )
-    if labels.dtype.kind == "f":
-        check_finite(labels, name="groups")
-    try:
-        unique, inverse, counts = np.unique(
-            labels, return_inverse=True, return_counts=True
-        )
-    except TypeError as exc:  # mixed types that do not sort
-        raise TypeError(f"groups must hold labels of one sortable type: {exc}") from exc
+    unique, inverse = encode_groups(groups, n_samples)
+    counts = np.bincount(inverse, minlength=unique.size)
     smallest = max(MIN_REGION_SIZE, n_features + 1)
     small = np.flatnonzero(counts < smallest)
     if small.size:
