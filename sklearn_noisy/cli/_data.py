@@ -1,10 +1,5 @@
-"""The data of ``sklearn-noisy evaluate`` and ``plan``: a CSV file or an embedded
-dataset.
-
-Reads the columns named by the options (labels, their noise, repeated
-measurements, features) into arrays; every error in the input is a
-:class:`CLIError`, reported as one line on stderr.
-"""
+"""The data of a run: the columns of a CSV file named by the options (labels,
+their noise, repeated readings, features), or an embedded dataset."""
 
 from __future__ import annotations
 
@@ -29,12 +24,13 @@ _FIELD_SIZE_LIMIT = 2**31 - 1
 
 
 def _read_csv(path: str) -> tuple[list[str], dict[str, list[str]]]:
+    """The header and the columns of the CSV file ``path``."""
     if not os.path.isfile(path):
         raise CLIError(f"--data: no such file: {path!r}")
     previous = csv.field_size_limit(_FIELD_SIZE_LIMIT)
     try:
         with open(path, newline="", encoding="utf-8-sig") as handle:
-            return _read_rows(csv.reader(handle), path)
+            rows = list(csv.reader(handle))
     except UnicodeDecodeError as exc:
         raise CLIError(
             f"--data: {path!r} is not UTF-8 text (byte {exc.object[exc.start]:#04x} "
@@ -44,18 +40,13 @@ def _read_csv(path: str) -> tuple[list[str], dict[str, list[str]]]:
         raise CLIError(f"--data: {path!r} is not a valid CSV file: {exc}") from None
     finally:
         csv.field_size_limit(previous)
-
-
-def _read_rows(reader: Any, path: str) -> tuple[list[str], dict[str, list[str]]]:
-    """The header and the columns of an open CSV reader."""
-    try:
-        header = [name.strip() for name in next(reader)]
-    except StopIteration:
-        raise CLIError(f"--data: {path!r} is empty") from None
+    if not rows:
+        raise CLIError(f"--data: {path!r} is empty")
+    header = [name.strip() for name in rows[0]]
     if len(set(header)) != len(header):
         raise CLIError(f"--data: {path!r} has duplicate column names")
     columns: dict[str, list[str]] = {name: [] for name in header}
-    for line, row in enumerate(reader, start=2):
+    for line, row in enumerate(rows[1:], start=2):
         if not row or all(not cell.strip() for cell in row):
             continue
         if len(row) != len(header):
