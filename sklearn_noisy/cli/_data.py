@@ -213,13 +213,13 @@ def _load_target(
     """Labels from ``--target`` and their noise from ``--sigma`` or ``--q``."""
     if args.target is None:
         raise CLIError("--data needs --target COL (or --repeats COL,COL,...)")
-    if args.instrument_sigma is not None:
-        raise CLIError("--instrument-sigma needs --repeats")
-    if args.min_repeats is not None:
-        raise CLIError("--min-repeats needs --repeats")
+    for option in ("instrument_sigma", "min_repeats"):
+        if getattr(args, option) is not None:
+            raise CLIError(f"--{option.replace('_', '-')} needs --repeats")
     cells = _column(columns, args.target, "--target")
-    sigma = q = sigma_dof = dof_name = None
-    if getattr(args, "noise", None) == "poisson":
+    sigma = q = sigma_dof = name = dof_name = None
+    task, counts = "regression", getattr(args, "noise", None) == "poisson"
+    if counts:
         given = ("sigma", "sigma_dof", "q", "groups", "sigma_shared")
         if any(getattr(args, n, None) is not None for n in given):
             raise CLIError(
@@ -235,13 +235,9 @@ def _load_target(
                 f"(whole numbers >= 0); row {int(np.argmax(bad)) + 1} holds "
                 f"{cells[int(np.argmax(bad))]!r}"
             )
-        return {"y": y, "sigma": None, "sigma_dof": None, "q": None,
-                "task": "regression", "counts": True, "used": [args.target],
-                "label": args.target, "cells": cells}  # fmt: skip
-    if args.sigma_dof is not None and args.sigma is None:
+    elif args.sigma_dof is not None and args.sigma is None:
         raise CLIError("--sigma-dof needs --sigma (the degrees of freedom of sigma)")
-    if args.sigma is not None:
-        task = "regression"
+    elif args.sigma is not None:
         y = _numeric(cells, args.target, "--target")
         sigma, name = _noise_value(args.sigma, columns, "--sigma")
         if args.sigma_dof is not None:
@@ -255,14 +251,14 @@ def _load_target(
             "give the label noise: --sigma COL|NUMBER (regression) or "
             "--q COL|NUMBER (classification)"
         )
-    used = [n for n in (args.target, name, dof_name) if n is not None]
     return {
         "y": y,
         "sigma": sigma,
         "sigma_dof": sigma_dof,
         "q": q,
         "task": task,
-        "used": used,
+        "counts": counts,
+        "used": [n for n in (args.target, name, dof_name) if n is not None],
         "label": args.target,
         "cells": cells,
     }
@@ -364,9 +360,7 @@ _MAX_SEARCHED = 200
 
 
 def _looks_like_label(name: str, *, classes: bool = False) -> bool:
-    """Whether a column name marks a label, a true value or a label's noise (for
-    ``classes``, also ``q``: a flip probability).
-    """
+    """Whether a column name marks a label, a true value or a label's noise."""
     words = {word for word in re.split(r"[^0-9a-z]+", name.lower()) if word}
     return bool(words & _LABEL_WORDS) or (classes and "q" in words)
 
@@ -381,12 +375,8 @@ def _looks_like_classes(y: np.ndarray) -> bool:
 
 
 def _tolerance(cells: list[str] | None, y: np.ndarray) -> np.ndarray:
-    """Per row, how far a mean of readings may be from the target and match it.
-
-    A unit in the last written digit of the target's cell (``cells``: half for
-    its rounding, half for the readings'), plus float precision; float
-    precision alone for a computed target.
-    """
+    """Per row, how far a mean of readings may be from the target: a unit in
+    the last written digit of its cell, plus float precision."""
     tolerance = 1e-9 * np.maximum(1.0, np.abs(y))
     if cells is None:
         return tolerance
@@ -420,12 +410,8 @@ def _is_mean_of(block: np.ndarray, y: np.ndarray, tolerance: np.ndarray) -> bool
 def _readings(
     values: dict[str, np.ndarray], y: np.ndarray, tolerance: np.ndarray
 ) -> list[str]:
-    """Columns whose row mean is the target: the readings it was averaged from.
-
-    Two searches: columns named alike (``r1``, ``r2``, ...; missing cells
-    allowed), and the least-squares fit of the target on every column over
-    the complete rows, whose equal weights 1/k mark k columns averaged.
-    """
+    """The columns whose row mean is the target: named alike (``r1``, ``r2``,
+    ...), else found by least squares (equal weights 1/k; user guide)."""
     stems: dict[str, list[str]] = {}
     for name in values:
         match = re.fullmatch(r"(.*?)[_\-. ]?\d+", name.lower())
@@ -457,12 +443,8 @@ def _leaks(
     labels: dict[str, Any],
     parsed: dict[str, np.ndarray],
 ) -> dict[str, str]:
-    """The columns among ``names`` that reproduce the target, with the reason.
-
-    A copy (equal to the target, or an affine copy: ``|corr|`` above 0.9999)
-    or, for regression, the readings the target was averaged from. The
-    numeric columns read are kept in ``parsed``.
-    """
+    """The columns among ``names`` that reproduce the target, with the reason
+    (the numeric columns read are kept in ``parsed``)."""
     y = labels["y"]
     if y.dtype.kind not in "iuf" or np.ptp(y) == 0:
         return {}
@@ -498,16 +480,8 @@ def _features(
     labels: dict[str, Any],
     parsed: dict[str, np.ndarray],
 ) -> tuple[list[str], dict[str, str], list[str]]:
-    """The feature columns, those left out (with the reason), and warnings.
-
-    ``--features`` names them (the target among them is an error; a copy of
-    the target or the readings it was averaged from, a warning); otherwise
-    every column not used for the label or its noise, minus ``--drop``, the
-    columns whose name marks a label, a true value or a label's noise
-    (``label_true``, ``flip_probability``, ``y_err``...; ``q`` for class
-    labels), and the columns that reproduce the target: each would leak the
-    answer.
-    """
+    """The feature columns, those left out (with the reason), and warnings
+    (user guide: :ref:`cli_features`)."""
     used = labels["used"]
     classes = labels["task"] == "classification" or _looks_like_classes(labels["y"])
     notes = []
