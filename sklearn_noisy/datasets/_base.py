@@ -69,16 +69,17 @@ def _bunch(
     return Bunch(**arrays, frame=frame, **fields, data_module=_DATA_MODULE)
 
 
-def _repeats_bunch(
-    name: str,
-    seed: int,
-    max_repeats: int,
-    target: str,
-    as_frame: bool,
-    return_X_y: bool,
-) -> Any:
+#: The datasets of repeated readings: their seed, most readings and target name.
+_REPEATS = {
+    "wheat_protein": (WHEAT_SEED, WHEAT_MAX_REPEATS, "protein_percent"),
+    "oxygen_sensor": (OXYGEN_SEED, OXYGEN_MAX_REPEATS, "o2_percent"),
+}
+
+
+def _repeats_bunch(name: str, as_frame: bool, return_X_y: bool) -> Any:
     """``load_<name>()``: ``<name>.csv`` holds the features, the noise-free
     target, then the readings whose mean is the label."""
+    seed, max_repeats, target = _REPEATS[name]
     filename = f"{name}.csv"
     header, values = _read_csv(filename)
     n_features = values.shape[1] - 1 - max_repeats
@@ -135,14 +136,7 @@ def load_wheat_protein(*, as_frame: bool = False, return_X_y: bool = False) -> A
     >>> wheat.data.shape, wheat.repeats.shape
     ((300, 4), (300, 4))
     """
-    return _repeats_bunch(
-        "wheat_protein",
-        WHEAT_SEED,
-        WHEAT_MAX_REPEATS,
-        "protein_percent",
-        as_frame,
-        return_X_y,
-    )
+    return _repeats_bunch("wheat_protein", as_frame, return_X_y)
 
 
 def load_oxygen_sensor(*, as_frame: bool = False, return_X_y: bool = False) -> Any:
@@ -171,14 +165,7 @@ def load_oxygen_sensor(*, as_frame: bool = False, return_X_y: bool = False) -> A
     >>> sensor.data.shape, sensor.repeats.shape
     ((300, 3), (300, 8))
     """
-    return _repeats_bunch(
-        "oxygen_sensor",
-        OXYGEN_SEED,
-        OXYGEN_MAX_REPEATS,
-        "o2_percent",
-        as_frame,
-        return_X_y,
-    )
+    return _repeats_bunch("oxygen_sensor", as_frame, return_X_y)
 
 
 def load_noisy_diagnosis(*, as_frame: bool = False, return_X_y: bool = False) -> Any:
