@@ -33,7 +33,7 @@ expected gain goes to standard error.
 _DEFAULT_METRIC = {"regression": "mean_squared_error", "classification": "accuracy"}
 
 
-def positive_int(text: str) -> int:
+def _positive_int(text: str) -> int:
     """``--budget``'s type: an integer >= 1 (argparse reports the error)."""
     try:
         value = int(text)
@@ -66,7 +66,7 @@ def add_parser(commands: Any) -> None:
     options = plan.add_argument_group("plan and output")
     options.add_argument(
         "--budget",
-        type=positive_int,
+        type=_positive_int,
         required=True,
         metavar="N",
         help="new readings (annotations) to add in total",
@@ -107,14 +107,8 @@ def run(args: argparse.Namespace, printer: Any) -> int:
 def _plan_options(
     args: argparse.Namespace, loaded: dict[str, Any]
 ) -> tuple[dict[str, Any], list[str]]:
-    """The keyword arguments of ``plan_remeasurement`` for the data, checked,
-    and notes.
-
-    The readings (annotations) each label holds now: the data's count (the
-    embedded data, ``--repeats``, ``--n-readings``), else ``--sigma-dof`` + 1,
-    else 1 (with a note). A dry run with a budget of 0 checks the metric, the
-    noise and the counts before any model is fitted.
-    """
+    """The keyword arguments of ``plan_remeasurement`` for the data, checked by
+    a dry run with a budget of 0 before any fit, and notes."""
     from ..model_selection import plan_remeasurement
 
     counts = loaded.get("n_readings")
@@ -151,13 +145,10 @@ def _plan_options(
 
 def _pooled_sigma(sigma: Any, dof: Any, counts: Any) -> tuple[np.ndarray, float]:
     """Each estimated sigma replaced by the pooled SD of one reading over
-    sqrt(readings): ``s² = Σ dof_i n_i σ_i² / Σ dof_i`` over the samples whose
-    sigma has finite degrees of freedom (the others keep theirs, known)."""
+    sqrt(readings) (user guide: :ref:`command_line_plan`); a known one kept."""
     sigma, dof = np.broadcast_arrays(np.asarray(sigma, float), np.asarray(dof, float))
     n = np.broadcast_to(np.asarray(counts, float), sigma.shape)
     own = np.isfinite(dof) & (dof > 0)
-    if not own.any():
-        return sigma, float("nan")
     pooled = float(
         np.sqrt(np.sum(dof[own] * n[own] * sigma[own] ** 2) / dof[own].sum())
     )
