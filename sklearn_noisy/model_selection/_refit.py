@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -13,8 +12,6 @@ from typing import Any
 import numpy as np
 
 __all__ = ["refit_within_noise"]
-
-_SPLIT = re.compile(r"^split(\d+)_test_(.+)$")
 
 
 def _check_options(
@@ -45,24 +42,6 @@ def _check_options(
             )
 
 
-def _test_keys(cv_results: Mapping[str, Any]) -> list[str]:
-    """The keys ``m`` of the ``mean_test_<m>`` columns, sorted."""
-    prefix = "mean_test_"
-    return sorted(key[len(prefix) :] for key in cv_results if key.startswith(prefix))
-
-
-def _split_columns(cv_results: Mapping[str, Any], key: str) -> np.ndarray:
-    """``split<k>_test_<key>`` as an array of shape (n_candidates, n_splits)."""
-    found = {}
-    for name in cv_results:
-        match = _SPLIT.match(name)
-        if match and match.group(2) == key:
-            found[int(match.group(1))] = name
-    n_candidates = len(cv_results["params"])
-    columns = [np.asarray(cv_results[found[k]], dtype=float) for k in sorted(found)]
-    return np.column_stack(columns) if columns else np.empty((n_candidates, 0))
-
-
 @dataclass(eq=False)
 class _RefitWithinNoise:
     """The rule of :func:`refit_within_noise` (a class, so that it pickles)."""
@@ -91,7 +70,8 @@ class _RefitWithinNoise:
                 f"with 'params'); got {type(cv_results).__name__}."
             )
         needed = self.score if self.se == "folds" else self.variance
-        keys = _test_keys(cv_results)
+        prefix = "mean_test_"
+        keys = sorted(k[len(prefix) :] for k in cv_results if k.startswith(prefix))
         missing = [
             key for key in dict.fromkeys([self.score, needed]) if key not in keys
         ]
@@ -113,13 +93,16 @@ class _RefitWithinNoise:
                 f"{keys}. {hint}"
             )
         means = np.asarray(cv_results[f"mean_test_{self.score}"], dtype=float)
-        folds = _split_columns(cv_results, needed)
-        if folds.shape[1] == 0:
+        folds = []  # split0_test_<needed>, split1_test_<needed>, ...
+        while f"split{len(folds)}_test_{needed}" in cv_results:
+            column = cv_results[f"split{len(folds)}_test_{needed}"]
+            folds.append(np.asarray(column, dtype=float))
+        if not folds:
             raise ValueError(
                 f"refit_within_noise needs the per-fold columns "
                 f"split<k>_test_{needed} of cv_results_; there are none."
             )
-        return means, folds
+        return means, np.column_stack(folds)
 
     def _complexities(self, params: list[dict]) -> np.ndarray:
         """One finite number per candidate, lower meaning simpler."""
