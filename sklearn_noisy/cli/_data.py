@@ -296,10 +296,7 @@ def _load(args: argparse.Namespace) -> dict[str, Any]:
         raise CLIError(
             "--noise poisson takes count labels from --target, not --repeats"
         )
-    if args.repeats is not None:
-        labels = _load_repeats(args, columns)
-    else:
-        labels = _load_target(args, columns)
+    labels = (_load_target if args.repeats is None else _load_repeats)(args, columns)
     _load_plan_columns(args, columns, labels)
     labels.update(_load_batches(args, columns, labels))
     parsed: dict[str, np.ndarray] = {}  # the numeric columns, read once
