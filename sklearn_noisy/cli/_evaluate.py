@@ -11,13 +11,7 @@ from typing import Any
 
 from ._data import CLIError, _split
 from ._model import cross_validate, prepare
-from ._options import (
-    SAMPLING_OPTIONS,
-    add_command,
-    add_model_arguments,
-    add_progress_arguments,
-    default_sampling,
-)
+from ._options import SAMPLING_OPTIONS, add_command, default_sampling
 
 _EPILOG = """\
 examples:
@@ -32,20 +26,19 @@ examples:
 
 def add_parser(commands: Any) -> None:
     """The ``evaluate`` subcommand and its options."""
-    evaluate, data = add_command(
+    data, model, output = add_command(
         commands,
         "evaluate",
         "cross-validate a model and report its metrics under label noise, per "
         "fold and pooled",
         _EPILOG,
+        ("model and evaluation", "output"),
     )
     data.add_argument(
         "--noise",
         choices=("gaussian", "poisson"),
         help="poisson: count labels in --target, whose variance is the count",
     )
-    model = evaluate.add_argument_group("model and evaluation")
-    add_model_arguments(model)
     model.add_argument("--metrics", metavar="a,b", help="metric names (default: a set)")
     model.add_argument(
         "--estimand",
@@ -66,13 +59,11 @@ def add_parser(commands: Any) -> None:
         const="false",
         help="the same as --test-set-sampling false",
     )
-    output = evaluate.add_argument_group("output")
     output.add_argument(
         "--json", metavar="PATH", help="write all results as JSON (-: to stdout)"
     )
     output.add_argument("--plot", metavar="PNG", help="save a plot of the folds")
     output.add_argument("--unit", metavar="TEXT", help="unit of the target")
-    add_progress_arguments(output)
 
 
 def run(args: argparse.Namespace, printer: Any) -> int:

@@ -23,8 +23,12 @@ SAMPLING_OPTIONS["false"] = False
 _MAX_SEED = 2**32 - 1
 
 
-def add_command(commands: Any, name: str, summary: str, epilog: str) -> tuple[Any, Any]:
-    """A subcommand's parser and its group of data options (``summary``: help)."""
+def add_command(
+    commands: Any, name: str, summary: str, epilog: str, titles: tuple[str, str]
+) -> tuple[Any, Any, Any]:
+    """A subcommand's parser (``summary``: its help line) with the shared options:
+    its groups of data options, model options and output (``titles``: the last
+    two groups' titles)."""
     parser = commands.add_parser(
         name,
         help=summary,
@@ -33,6 +37,7 @@ def add_command(commands: Any, name: str, summary: str, epilog: str) -> tuple[An
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     data = parser.add_argument_group("data (default: the embedded wheat protein)")
+    model, output = (parser.add_argument_group(title) for title in titles)
     data.add_argument("--dataset", choices=DATASETS, help="embedded data, no --data")
     for option, metavar, help_text in (
         ("--data", "CSV", "CSV file with a header row"),
@@ -65,11 +70,6 @@ def add_command(commands: Any, name: str, summary: str, epilog: str) -> tuple[An
         metavar="N",
         help="with --repeats: fewest readings for a sample's own sigma (2)",
     )
-    return parser, data
-
-
-def add_model_arguments(model: Any) -> None:
-    """The options that choose the estimator and the cross-validation."""
     model.add_argument(
         "--estimator",
         metavar="dotted.path.Class",
@@ -82,23 +82,21 @@ def add_model_arguments(model: Any) -> None:
         metavar="name=value",
         help="estimator parameter, a Python literal or a string (repeatable)",
     )
-    model.add_argument("--cv", type=int, default=5, metavar="N", help="folds (5)")
-    model.add_argument(
-        "--n-jobs", type=int, default=None, metavar="N", help="folds in parallel"
-    )
-    model.add_argument(
-        "--seed", type=int, default=0, metavar="N", help="seed of folds and model (0)"
-    )
-
-
-def add_progress_arguments(group: Any) -> None:
-    """``--quiet`` and ``--verbose``: the progress lines on stderr."""
-    group.add_argument(
+    for option, default, help_text in (
+        ("--cv", 5, "folds (5)"),
+        ("--n-jobs", None, "folds in parallel"),
+        ("--seed", 0, "seed of folds and model (0)"),
+    ):
+        model.add_argument(
+            option, type=int, default=default, metavar="N", help=help_text
+        )
+    output.add_argument(
         "--quiet", action="store_true", help="no progress lines on stderr"
     )
-    group.add_argument(
+    output.add_argument(
         "--verbose", action="store_true", help="also joblib's own progress lines"
     )
+    return data, model, output
 
 
 def default_sampling() -> str:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ._data import CLIError
 from ._model import cross_validate, note, prepare
-from ._options import add_command, add_model_arguments, add_progress_arguments
+from ._options import add_command
 
 _EPILOG = """\
 examples:
@@ -49,12 +49,13 @@ def _positive_int(text: str) -> int:
 def add_parser(commands: Any) -> None:
     """The ``plan`` subcommand: the data and model options of ``evaluate``, and
     the budget."""
-    plan, data = add_command(
+    data, _, options = add_command(
         commands,
         "plan",
         "say which samples to measure again, and how many times, to sharpen "
         "the truth estimate most",
         _EPILOG,
+        ("model", "plan and output"),
     )
     data.add_argument("--id", metavar="COL", help="column naming the samples")
     data.add_argument(
@@ -62,8 +63,6 @@ def add_parser(commands: Any) -> None:
         metavar="COL|NUMBER",
         help="readings (with --q: annotations) each label holds now",
     )
-    add_model_arguments(plan.add_argument_group("model"))
-    options = plan.add_argument_group("plan and output")
     options.add_argument(
         "--budget",
         type=_positive_int,
@@ -77,8 +76,8 @@ def add_parser(commands: Any) -> None:
     options.add_argument(
         "--output", metavar="CSV", help="write the plan here, not to standard output"
     )
-    add_progress_arguments(options)
-    plan.set_defaults(estimand="truth", test_set_sampling="false", unit=None)
+    # the options evaluate has and plan has not (a group sets the parser's defaults)
+    options.set_defaults(estimand="truth", test_set_sampling="false", unit=None)
 
 
 def run(args: argparse.Namespace, printer: Any) -> int:
