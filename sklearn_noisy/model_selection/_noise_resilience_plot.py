@@ -139,8 +139,19 @@ class NoiseResilienceDisplay:
     def plot(
         self, ax: Any = None, *, name: str | None = None
     ) -> NoiseResilienceDisplay:
-        """Draw the display on ``ax`` (a new figure by default); ``name``
-        overrides the legend label given at construction."""
+        """Draw the display.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure by default.
+        name : str, default=None
+            Legend label, overriding the one given at construction.
+
+        Returns
+        -------
+        display : NoiseResilienceDisplay
+        """
         ax = axes_for(ax, "NoiseResilienceDisplay")
         result = self.result
         label = name or self.name or result.estimator_name or "estimator"
