@@ -95,13 +95,14 @@ def _split(value: str) -> list[str]:
 
 
 def _noise_value(
-    value: str, columns: dict[str, list[str]], option: str
-) -> tuple[Any, str | None]:
-    """A column (returns its values and name) or a number."""
+    value: str, columns: dict[str, list[str]], option: str, used: list[str]
+) -> Any:
+    """A column's values (its name appended to ``used``) or a number."""
     if value in columns:
-        return _numeric(columns[value], value, option), value
+        used.append(value)
+        return _numeric(columns[value], value, option)
     try:
-        return float(value), None
+        return float(value)
     except ValueError:
         raise CLIError(
             f"{option}: {value!r} is neither a number nor a column; the columns are "
@@ -217,7 +218,8 @@ def _load_target(
         if getattr(args, option) is not None:
             raise CLIError(f"--{option.replace('_', '-')} needs --repeats")
     cells = _column(columns, args.target, "--target")
-    sigma = q = sigma_dof = name = dof_name = None
+    sigma = q = sigma_dof = None
+    used = [args.target]
     task, counts = "regression", getattr(args, "noise", None) == "poisson"
     if counts:
         given = ("sigma", "sigma_dof", "q", "groups", "sigma_shared")
@@ -239,13 +241,13 @@ def _load_target(
         raise CLIError("--sigma-dof needs --sigma (the degrees of freedom of sigma)")
     elif args.sigma is not None:
         y = _numeric(cells, args.target, "--target")
-        sigma, name = _noise_value(args.sigma, columns, "--sigma")
+        sigma = _noise_value(args.sigma, columns, "--sigma", used)
         if args.sigma_dof is not None:
-            sigma_dof, dof_name = _noise_value(args.sigma_dof, columns, "--sigma-dof")
+            sigma_dof = _noise_value(args.sigma_dof, columns, "--sigma-dof", used)
     elif args.q is not None:
         task = "classification"
         y = _labels(cells, args.target)
-        q, name = _noise_value(args.q, columns, "--q")
+        q = _noise_value(args.q, columns, "--q", used)
     else:
         raise CLIError(
             "give the label noise: --sigma COL|NUMBER (regression) or "
@@ -258,7 +260,7 @@ def _load_target(
         "q": q,
         "task": task,
         "counts": counts,
-        "used": [n for n in (args.target, name, dof_name) if n is not None],
+        "used": used,
         "label": args.target,
         "cells": cells,
     }
@@ -278,8 +280,7 @@ def _load_batches(
     if args.sigma_shared is not None:
         if labels["task"] != "regression":
             raise CLIError("--sigma-shared needs --sigma (regression labels)")
-        sigma_shared, name = _noise_value(args.sigma_shared, columns, "--sigma-shared")
-        used += [name] if name is not None else []
+        sigma_shared = _noise_value(args.sigma_shared, columns, "--sigma-shared", used)
     return {"groups": np.array(cells), "sigma_shared": sigma_shared, "used": used}
 
 
@@ -333,11 +334,9 @@ def _load_plan_columns(
                 "--repeats counts each label's readings: do not combine it with "
                 "--n-readings"
             )
-        labels["n_readings"], name = _noise_value(
-            args.n_readings, columns, "--n-readings"
+        labels["n_readings"] = _noise_value(
+            args.n_readings, columns, "--n-readings", labels["used"]
         )
-        if name is not None:
-            labels["used"].append(name)
 
 
 #: Words that mark a column as a label, a true value or a label's noise.

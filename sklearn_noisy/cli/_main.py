@@ -11,13 +11,15 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from . import _evaluate, _plan
 from ._data import CLIError
+from ._evaluate import add_parser as _add_evaluate
+from ._evaluate import run as _evaluate
 from ._model import PROG
+from ._plan import add_parser as _add_plan
+from ._plan import run as _plan
 
-#: The subcommands: each module has ``add_parser(commands)`` and ``run(args,
-#: printer)``.
-_COMMANDS = {"evaluate": _evaluate, "plan": _plan}
+#: The subcommands: the function that adds each one's parser, and its run.
+_COMMANDS = {"evaluate": (_add_evaluate, _evaluate), "plan": (_add_plan, _plan)}
 
 #: The exit code after the reader of standard output went away (``| head``):
 #: 128 + SIGPIPE, what a shell reports for a tool that SIGPIPE ended, so that
@@ -45,8 +47,8 @@ def _build_parser() -> argparse.ArgumentParser:
         dest="command", metavar="COMMAND", parser_class=_Parser
     )
     commands.required = True
-    for module in _COMMANDS.values():
-        module.add_parser(commands)
+    for add_parser, _ in _COMMANDS.values():
+        add_parser(commands)
     return parser
 
 
@@ -130,7 +132,7 @@ def _main(argv: Sequence[str] | None) -> int:
     previous = warnings.showwarning
     warnings.showwarning = printer = _WarningPrinter()
     try:
-        return _COMMANDS[args.command].run(args, printer)
+        return _COMMANDS[args.command][1](args, printer)
     except BrokenPipeError:
         raise
     except (
