@@ -363,7 +363,7 @@ def test_main_job_default_data_make_the_label_noise_matter(capsys):
     (at most 0.20 % protein against the truth) while the truth RMSE's upper 95 %
     limit meets it, and its interval holds the RMSE against ``target_true``.
     """
-    from sklearn_noisy.cli._main import _default_estimator
+    from sklearn_noisy.cli._model import _default_estimator
     from sklearn_noisy.datasets import load_wheat_protein
 
     payload = _main_job(capsys)

@@ -19,7 +19,7 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
 
 from sklearn_noisy.cli import main
-from sklearn_noisy.cli._main import _default_estimator
+from sklearn_noisy.cli._model import _default_estimator
 from sklearn_noisy.datasets import load_wheat_protein
 from sklearn_noisy.model_selection import plan_remeasurement
 from sklearn_noisy.preprocessing import summarize_repeats

@@ -84,7 +84,7 @@ def test_unwritable_output_fails_before_fitting(capsys, tmp_path, option, monkey
     def no_load(args):
         raise AssertionError("the data was loaded before the output path was checked")
 
-    monkeypatch.setattr("sklearn_noisy.cli._main._load", no_load)
+    monkeypatch.setattr("sklearn_noisy.cli._model._load", no_load)
     _one_line_error(
         capsys, ["evaluate", option, "/sys/sklearn_noisy_out"], "cannot write"
     )
@@ -103,7 +103,7 @@ def test_writable_probe_leaves_no_file(capsys, tmp_path, monkeypatch):
     def stop(args):
         raise SystemExit(7)
 
-    monkeypatch.setattr("sklearn_noisy.cli._main._load", stop)
+    monkeypatch.setattr("sklearn_noisy.cli._model._load", stop)
     target = tmp_path / "out.json"
     with pytest.raises(SystemExit):
         main(["evaluate", "--json", str(target)])
@@ -120,7 +120,7 @@ def test_plot_without_matplotlib_fails_early(capsys, monkeypatch, tmp_path):
     def no_load(args):
         raise AssertionError("the data was loaded before matplotlib was checked")
 
-    monkeypatch.setattr("sklearn_noisy.cli._main._load", no_load)
+    monkeypatch.setattr("sklearn_noisy.cli._model._load", no_load)
     _one_line_error(
         capsys, ["evaluate", "--plot", str(tmp_path / "p.png")], "needs matplotlib"
     )
@@ -135,3 +135,21 @@ def test_json_dash_writes_json_to_stdout(capsys):
     assert payload["pooled"]["mean_squared_error"]["n_samples"] == 300
     assert "mean_squared_error (" in captured.err  # the table went to stderr
     assert not (__import__("pathlib").Path("-").exists())
+
+
+def test_output_into_a_closed_pipe_exits_quietly(tmp_path):
+    # ``sklearn-noisy evaluate | head -3`` ended with a one-line BrokenPipeError
+    # and exit code 2. The reader's end is closed here before the first write.
+    import subprocess
+
+    path = _write_table(tmp_path / "t.csv")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sklearn_noisy", "evaluate", "--data", str(path),
+         "--target", "y", "--sigma", "0.1", "--features", "x", "--estimator",
+         LINEAR, "--cv", "2", "--quiet", "--metrics", "mean_squared_error"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    process.stdout.close()
+    stderr = process.stderr.read()
+    assert process.wait(timeout=120) == 141 and stderr == b""

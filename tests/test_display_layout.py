@@ -160,7 +160,7 @@ def test_the_clipping_check_sees_a_clipped_label():
 
 
 def test_command_line_plot_has_one_legend_and_fits(fitted_cv, tmp_path, monkeypatch):
-    from sklearn_noisy.cli._main import _save_plot
+    from sklearn_noisy.cli._evaluate import _save_plot
 
     kept, close = [], plt.close
     monkeypatch.setattr(plt, "close", kept.append)

@@ -1,10 +1,5 @@
-"""The data of ``sklearn-noisy evaluate`` and ``plan``: a CSV file or an embedded
-dataset.
-
-Reads the columns named by the options (labels, their noise, repeated
-measurements, features) into arrays; every error in the input is a
-:class:`CLIError`, reported as one line on stderr.
-"""
+"""The data of a run: the columns of a CSV file named by the options (labels,
+their noise, repeated readings, features), or an embedded dataset."""
 
 from __future__ import annotations
 
@@ -29,12 +24,13 @@ _FIELD_SIZE_LIMIT = 2**31 - 1
 
 
 def _read_csv(path: str) -> tuple[list[str], dict[str, list[str]]]:
+    """The header and the columns of the CSV file ``path``."""
     if not os.path.isfile(path):
         raise CLIError(f"--data: no such file: {path!r}")
     previous = csv.field_size_limit(_FIELD_SIZE_LIMIT)
     try:
         with open(path, newline="", encoding="utf-8-sig") as handle:
-            return _read_rows(csv.reader(handle), path)
+            rows = list(csv.reader(handle))
     except UnicodeDecodeError as exc:
         raise CLIError(
             f"--data: {path!r} is not UTF-8 text (byte {exc.object[exc.start]:#04x} "
@@ -44,18 +40,13 @@ def _read_csv(path: str) -> tuple[list[str], dict[str, list[str]]]:
         raise CLIError(f"--data: {path!r} is not a valid CSV file: {exc}") from None
     finally:
         csv.field_size_limit(previous)
-
-
-def _read_rows(reader: Any, path: str) -> tuple[list[str], dict[str, list[str]]]:
-    """The header and the columns of an open CSV reader."""
-    try:
-        header = [name.strip() for name in next(reader)]
-    except StopIteration:
-        raise CLIError(f"--data: {path!r} is empty") from None
+    if not rows:
+        raise CLIError(f"--data: {path!r} is empty")
+    header = [name.strip() for name in rows[0]]
     if len(set(header)) != len(header):
         raise CLIError(f"--data: {path!r} has duplicate column names")
     columns: dict[str, list[str]] = {name: [] for name in header}
-    for line, row in enumerate(reader, start=2):
+    for line, row in enumerate(rows[1:], start=2):
         if not row or all(not cell.strip() for cell in row):
             continue
         if len(row) != len(header):
@@ -104,13 +95,14 @@ def _split(value: str) -> list[str]:
 
 
 def _noise_value(
-    value: str, columns: dict[str, list[str]], option: str
-) -> tuple[Any, str | None]:
-    """A column (returns its values and name) or a number."""
+    value: str, columns: dict[str, list[str]], option: str, used: list[str]
+) -> Any:
+    """A column's values (its name appended to ``used``) or a number."""
     if value in columns:
-        return _numeric(columns[value], value, option), value
+        used.append(value)
+        return _numeric(columns[value], value, option)
     try:
-        return float(value), None
+        return float(value)
     except ValueError:
         raise CLIError(
             f"{option}: {value!r} is neither a number nor a column; the columns are "
@@ -222,13 +214,14 @@ def _load_target(
     """Labels from ``--target`` and their noise from ``--sigma`` or ``--q``."""
     if args.target is None:
         raise CLIError("--data needs --target COL (or --repeats COL,COL,...)")
-    if args.instrument_sigma is not None:
-        raise CLIError("--instrument-sigma needs --repeats")
-    if args.min_repeats is not None:
-        raise CLIError("--min-repeats needs --repeats")
+    for option in ("instrument_sigma", "min_repeats"):
+        if getattr(args, option) is not None:
+            raise CLIError(f"--{option.replace('_', '-')} needs --repeats")
     cells = _column(columns, args.target, "--target")
-    sigma = q = sigma_dof = dof_name = None
-    if getattr(args, "noise", None) == "poisson":
+    sigma = q = sigma_dof = None
+    used = [args.target]
+    task, counts = "regression", getattr(args, "noise", None) == "poisson"
+    if counts:
         given = ("sigma", "sigma_dof", "q", "groups", "sigma_shared")
         if any(getattr(args, n, None) is not None for n in given):
             raise CLIError(
@@ -244,33 +237,29 @@ def _load_target(
                 f"(whole numbers >= 0); row {int(np.argmax(bad)) + 1} holds "
                 f"{cells[int(np.argmax(bad))]!r}"
             )
-        return {"y": y, "sigma": None, "sigma_dof": None, "q": None,
-                "task": "regression", "counts": True, "used": [args.target],
-                "label": args.target, "cells": cells}  # fmt: skip
-    if args.sigma_dof is not None and args.sigma is None:
+    elif args.sigma_dof is not None and args.sigma is None:
         raise CLIError("--sigma-dof needs --sigma (the degrees of freedom of sigma)")
-    if args.sigma is not None:
-        task = "regression"
+    elif args.sigma is not None:
         y = _numeric(cells, args.target, "--target")
-        sigma, name = _noise_value(args.sigma, columns, "--sigma")
+        sigma = _noise_value(args.sigma, columns, "--sigma", used)
         if args.sigma_dof is not None:
-            sigma_dof, dof_name = _noise_value(args.sigma_dof, columns, "--sigma-dof")
+            sigma_dof = _noise_value(args.sigma_dof, columns, "--sigma-dof", used)
     elif args.q is not None:
         task = "classification"
         y = _labels(cells, args.target)
-        q, name = _noise_value(args.q, columns, "--q")
+        q = _noise_value(args.q, columns, "--q", used)
     else:
         raise CLIError(
             "give the label noise: --sigma COL|NUMBER (regression) or "
             "--q COL|NUMBER (classification)"
         )
-    used = [n for n in (args.target, name, dof_name) if n is not None]
     return {
         "y": y,
         "sigma": sigma,
         "sigma_dof": sigma_dof,
         "q": q,
         "task": task,
+        "counts": counts,
         "used": used,
         "label": args.target,
         "cells": cells,
@@ -291,8 +280,7 @@ def _load_batches(
     if args.sigma_shared is not None:
         if labels["task"] != "regression":
             raise CLIError("--sigma-shared needs --sigma (regression labels)")
-        sigma_shared, name = _noise_value(args.sigma_shared, columns, "--sigma-shared")
-        used += [name] if name is not None else []
+        sigma_shared = _noise_value(args.sigma_shared, columns, "--sigma-shared", used)
     return {"groups": np.array(cells), "sigma_shared": sigma_shared, "used": used}
 
 
@@ -309,10 +297,7 @@ def _load(args: argparse.Namespace) -> dict[str, Any]:
         raise CLIError(
             "--noise poisson takes count labels from --target, not --repeats"
         )
-    if args.repeats is not None:
-        labels = _load_repeats(args, columns)
-    else:
-        labels = _load_target(args, columns)
+    labels = (_load_target if args.repeats is None else _load_repeats)(args, columns)
     _load_plan_columns(args, columns, labels)
     labels.update(_load_batches(args, columns, labels))
     parsed: dict[str, np.ndarray] = {}  # the numeric columns, read once
@@ -349,11 +334,9 @@ def _load_plan_columns(
                 "--repeats counts each label's readings: do not combine it with "
                 "--n-readings"
             )
-        labels["n_readings"], name = _noise_value(
-            args.n_readings, columns, "--n-readings"
+        labels["n_readings"] = _noise_value(
+            args.n_readings, columns, "--n-readings", labels["used"]
         )
-        if name is not None:
-            labels["used"].append(name)
 
 
 #: Words that mark a column as a label, a true value or a label's noise.
@@ -373,9 +356,7 @@ _MAX_SEARCHED = 200
 
 
 def _looks_like_label(name: str, *, classes: bool = False) -> bool:
-    """Whether a column name marks a label, a true value or a label's noise (for
-    ``classes``, also ``q``: a flip probability).
-    """
+    """Whether a column name marks a label, a true value or a label's noise."""
     words = {word for word in re.split(r"[^0-9a-z]+", name.lower()) if word}
     return bool(words & _LABEL_WORDS) or (classes and "q" in words)
 
@@ -390,12 +371,8 @@ def _looks_like_classes(y: np.ndarray) -> bool:
 
 
 def _tolerance(cells: list[str] | None, y: np.ndarray) -> np.ndarray:
-    """Per row, how far a mean of readings may be from the target and match it.
-
-    A unit in the last written digit of the target's cell (``cells``: half for
-    its rounding, half for the readings'), plus float precision; float
-    precision alone for a computed target.
-    """
+    """Per row, how far a mean of readings may be from the target: a unit in
+    the last written digit of its cell, plus float precision."""
     tolerance = 1e-9 * np.maximum(1.0, np.abs(y))
     if cells is None:
         return tolerance
@@ -429,12 +406,8 @@ def _is_mean_of(block: np.ndarray, y: np.ndarray, tolerance: np.ndarray) -> bool
 def _readings(
     values: dict[str, np.ndarray], y: np.ndarray, tolerance: np.ndarray
 ) -> list[str]:
-    """Columns whose row mean is the target: the readings it was averaged from.
-
-    Two searches: columns named alike (``r1``, ``r2``, ...; missing cells
-    allowed), and the least-squares fit of the target on every column over
-    the complete rows, whose equal weights 1/k mark k columns averaged.
-    """
+    """The columns whose row mean is the target: named alike (``r1``, ``r2``,
+    ...), else found by least squares (equal weights 1/k; user guide)."""
     stems: dict[str, list[str]] = {}
     for name in values:
         match = re.fullmatch(r"(.*?)[_\-. ]?\d+", name.lower())
@@ -466,12 +439,8 @@ def _leaks(
     labels: dict[str, Any],
     parsed: dict[str, np.ndarray],
 ) -> dict[str, str]:
-    """The columns among ``names`` that reproduce the target, with the reason.
-
-    A copy (equal to the target, or an affine copy: ``|corr|`` above 0.9999)
-    or, for regression, the readings the target was averaged from. The
-    numeric columns read are kept in ``parsed``.
-    """
+    """The columns among ``names`` that reproduce the target, with the reason
+    (the numeric columns read are kept in ``parsed``)."""
     y = labels["y"]
     if y.dtype.kind not in "iuf" or np.ptp(y) == 0:
         return {}
@@ -507,16 +476,8 @@ def _features(
     labels: dict[str, Any],
     parsed: dict[str, np.ndarray],
 ) -> tuple[list[str], dict[str, str], list[str]]:
-    """The feature columns, those left out (with the reason), and warnings.
-
-    ``--features`` names them (the target among them is an error; a copy of
-    the target or the readings it was averaged from, a warning); otherwise
-    every column not used for the label or its noise, minus ``--drop``, the
-    columns whose name marks a label, a true value or a label's noise
-    (``label_true``, ``flip_probability``, ``y_err``...; ``q`` for class
-    labels), and the columns that reproduce the target: each would leak the
-    answer.
-    """
+    """The feature columns, those left out (with the reason), and warnings
+    (user guide: :ref:`cli_features`)."""
     used = labels["used"]
     classes = labels["task"] == "classification" or _looks_like_classes(labels["y"])
     notes = []

@@ -1,5 +1,4 @@
-"""The parts of ``sklearn-noisy plan`` that ``evaluate`` has not: its checks and
-its output.
+"""``sklearn-noisy plan``: where to add readings to sharpen the truth estimate.
 
 The plan is :func:`~sklearn_noisy.model_selection.plan_remeasurement` on the
 out-of-fold predictions of ``evaluate``'s cross-validation: a CSV file of the
@@ -17,12 +16,24 @@ from typing import Any
 import numpy as np
 
 from ._data import CLIError
+from ._model import cross_validate, note, prepare
+from ._options import add_command
+
+_EPILOG = """\
+examples:
+  sklearn-noisy plan --budget 60 > remeasure.csv
+  sklearn-noisy plan --budget 20 --data runs.csv --repeats r1,r2,r3 --id sample
+  sklearn-noisy plan --budget 30 --data labels.csv --target label --q 0.1
+
+Standard output (or --output): a CSV row per sample that gets readings; the
+expected gain goes to standard error.
+"""
 
 #: The metric planned without ``--metric``, per task.
 _DEFAULT_METRIC = {"regression": "mean_squared_error", "classification": "accuracy"}
 
 
-def positive_int(text: str) -> int:
+def _positive_int(text: str) -> int:
     """``--budget``'s type: an integer >= 1 (argparse reports the error)."""
     try:
         value = int(text)
@@ -35,25 +46,68 @@ def positive_int(text: str) -> int:
     return value
 
 
-def check_plan_args(args: argparse.Namespace) -> None:
-    """Fail on an option that ``plan`` cannot use, before the data are read."""
+def add_parser(commands: Any) -> None:
+    """The ``plan`` subcommand: the data and model options of ``evaluate``, and
+    the budget."""
+    data, _, options = add_command(
+        commands,
+        "plan",
+        "say which samples to measure again, and how many times, to sharpen "
+        "the truth estimate most",
+        _EPILOG,
+        ("model", "plan and output"),
+    )
+    data.add_argument("--id", metavar="COL", help="column naming the samples")
+    data.add_argument(
+        "--n-readings",
+        metavar="COL|NUMBER",
+        help="readings (with --q: annotations) each label holds now",
+    )
+    options.add_argument(
+        "--budget",
+        type=_positive_int,
+        required=True,
+        metavar="N",
+        help="new readings (annotations) to add in total",
+    )
+    options.add_argument(
+        "--metric", metavar="NAME", help="the metric whose truth estimate to sharpen"
+    )
+    options.add_argument(
+        "--output", metavar="CSV", help="write the plan here, not to standard output"
+    )
+    # the options evaluate has and plan has not (a group sets the parser's defaults)
+    options.set_defaults(estimand="truth", test_set_sampling="false", unit=None)
+
+
+def run(args: argparse.Namespace, printer: Any) -> int:
+    """The re-measurement plan on ``evaluate``'s out-of-fold predictions."""
+    from ..model_selection import plan_remeasurement
+
     if args.repeats is not None and args.repeat_sigma != "sem":
         raise CLIError(
             "plan needs each label's standard error: --repeat-sigma sem (the default)"
         )
+    loaded = prepare(args)
+    options, notes = _plan_options(args, loaded)  # checked before the fit
+    for text in notes:
+        note("note", text)
+    validator = cross_validate(args, loaded, printer, [options["metric"]])
+    y_pred = np.empty_like(validator.oof_predictions_, shape=loaded["y"].shape)
+    y_pred[validator.oof_indices_] = validator.oof_predictions_
+    plan = plan_remeasurement(loaded["y"], y_pred, budget=args.budget, **options)
+    _write_plan(args, loaded, plan, options)
+    print(loaded["model"], file=sys.stderr)
+    for line in _gain_lines(plan, options, loaded.get("unit")):
+        print(line, file=sys.stderr)
+    return 0
 
 
-def plan_options(
+def _plan_options(
     args: argparse.Namespace, loaded: dict[str, Any]
 ) -> tuple[dict[str, Any], list[str]]:
-    """The keyword arguments of ``plan_remeasurement`` for the data, checked,
-    and notes.
-
-    The readings (annotations) each label holds now: the data's count (the
-    embedded data, ``--repeats``, ``--n-readings``), else ``--sigma-dof`` + 1,
-    else 1 (with a note). A dry run with a budget of 0 checks the metric, the
-    noise and the counts before any model is fitted.
-    """
+    """The keyword arguments of ``plan_remeasurement`` for the data, checked by
+    a dry run with a budget of 0 before any fit, and notes."""
     from ..model_selection import plan_remeasurement
 
     counts = loaded.get("n_readings")
@@ -90,13 +144,10 @@ def plan_options(
 
 def _pooled_sigma(sigma: Any, dof: Any, counts: Any) -> tuple[np.ndarray, float]:
     """Each estimated sigma replaced by the pooled SD of one reading over
-    sqrt(readings): ``s² = Σ dof_i n_i σ_i² / Σ dof_i`` over the samples whose
-    sigma has finite degrees of freedom (the others keep theirs, known)."""
+    sqrt(readings) (user guide: :ref:`command_line_plan`); a known one kept."""
     sigma, dof = np.broadcast_arrays(np.asarray(sigma, float), np.asarray(dof, float))
     n = np.broadcast_to(np.asarray(counts, float), sigma.shape)
     own = np.isfinite(dof) & (dof > 0)
-    if not own.any():
-        return sigma, float("nan")
     pooled = float(
         np.sqrt(np.sum(dof[own] * n[own] * sigma[own] ** 2) / dof[own].sum())
     )
@@ -107,7 +158,7 @@ def _number(value: Any) -> str:
     return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
-def write_plan(
+def _write_plan(
     args: argparse.Namespace, loaded: dict[str, Any], plan: Any, options: dict
 ) -> None:
     """The samples that get readings, one CSV row each, in input order."""
@@ -144,7 +195,7 @@ def _write_rows(handle: Any, header: list[str], rows: list[list[str]]) -> None:
     writer.writerows(rows)
 
 
-def gain_lines(plan: Any, options: dict, unit: str | None) -> list[str]:
+def _gain_lines(plan: Any, options: dict, unit: str | None) -> list[str]:
     """The expected gain, for standard error: SDs and half-widths before, after
     the plan and after the even allocation of the same budget."""
     from ..model_selection._report import metric_label, unit_text

@@ -24,13 +24,12 @@ _DATA_MODULE = "sklearn_noisy.datasets"
 
 
 def _descr(name: str, seed: int) -> str:
-    """The ``DESCR`` text of a dataset, from ``descr/<name>``."""
     path = resources.files(_DATA_MODULE).joinpath("descr", name)
     return path.read_text(encoding="utf-8").format(seed=seed)
 
 
 def _read_csv(name: str) -> tuple[list[str], np.ndarray]:
-    """Read an embedded CSV: header and float64 values, empty cells as NaN."""
+    """Header and float64 values of an embedded CSV (empty cells: NaN)."""
     with (
         resources.files(_DATA_MODULE)
         .joinpath("data", name)
@@ -50,11 +49,8 @@ def _bunch(
     series: dict[str, tuple[np.ndarray, str]],
     **fields: Any,
 ) -> Any:
-    """A loader's Bunch or ``(data, target)``; with ``as_frame``, pandas objects.
-
-    ``frames`` map a key to an array and its column names, ``series`` to an
-    array and its name.
-    """
+    """A loader's Bunch or ``(data, target)``; with ``as_frame``, pandas objects
+    (``frames``: key to an array and its columns; ``series``: to one and its name)."""
     arrays = {key: array for key, (array, _) in {**frames, **series}.items()}
     frame = None
     if as_frame:
@@ -73,18 +69,17 @@ def _bunch(
     return Bunch(**arrays, frame=frame, **fields, data_module=_DATA_MODULE)
 
 
-def _repeats_bunch(
-    name: str,
-    seed: int,
-    max_repeats: int,
-    target: str,
-    as_frame: bool,
-    return_X_y: bool,
-) -> Any:
-    """``load_<name>()``: a regression label, the mean of repeated readings.
+#: The datasets of repeated readings: their seed, most readings and target name.
+_REPEATS = {
+    "wheat_protein": (WHEAT_SEED, WHEAT_MAX_REPEATS, "protein_percent"),
+    "oxygen_sensor": (OXYGEN_SEED, OXYGEN_MAX_REPEATS, "o2_percent"),
+}
 
-    ``<name>.csv`` holds the features, the noise-free target, then the readings.
-    """
+
+def _repeats_bunch(name: str, as_frame: bool, return_X_y: bool) -> Any:
+    """``load_<name>()``: ``<name>.csv`` holds the features, the noise-free
+    target, then the readings whose mean is the label."""
+    seed, max_repeats, target = _REPEATS[name]
     filename = f"{name}.csv"
     header, values = _read_csv(filename)
     n_features = values.shape[1] - 1 - max_repeats
@@ -115,27 +110,23 @@ def _repeats_bunch(
 def load_wheat_protein(*, as_frame: bool = False, return_X_y: bool = False) -> Any:
     """Load the near-infrared wheat protein regression dataset (simulated).
 
-    300 samples, 4 features (near-infrared absorbances); the target is the
-    protein content in %, the mean of 2 to 4 repeated reference analyses whose
-    error is comparable to the calibration's (see ``DESCR``): the default data
-    of the command line, where the label noise changes the conclusion.
+    300 samples, 4 near-infrared absorbances; the target is the protein content
+    in %, the mean of 2 to 4 reference analyses (see ``DESCR``).
 
     Parameters
     ----------
     as_frame : bool, default=False
-        Return pandas objects: ``data`` and ``repeats`` as DataFrames, the
-        targets as Series, plus ``frame`` (features and target). Needs pandas.
+        Return pandas DataFrames and Series, and ``frame`` (needs pandas).
     return_X_y : bool, default=False
         Return ``(data, target)`` instead of a Bunch.
 
     Returns
     -------
     data : :class:`~sklearn.utils.Bunch`
-        ``data`` (300, 4); ``target`` (300,), the mean of the repeats;
-        ``target_sigma`` (300,), its standard error ``s/√n``; ``repeats``
-        (300, 4), the raw readings padded with NaN; ``n_repeats``;
-        ``target_true``, the noise-free protein content; ``feature_names``;
-        ``target_names``; ``frame`` (None unless ``as_frame``); ``DESCR``.
+        ``data``; ``target``, the mean of the repeats; ``target_sigma``, its
+        standard error; ``repeats`` (padded with NaN); ``n_repeats``;
+        ``target_true``; ``feature_names``; ``target_names``; ``frame``;
+        ``DESCR``.
     (data, target) : tuple if ``return_X_y`` is True.
 
     Examples
@@ -145,39 +136,26 @@ def load_wheat_protein(*, as_frame: bool = False, return_X_y: bool = False) -> A
     >>> wheat.data.shape, wheat.repeats.shape
     ((300, 4), (300, 4))
     """
-    return _repeats_bunch(
-        "wheat_protein",
-        WHEAT_SEED,
-        WHEAT_MAX_REPEATS,
-        "protein_percent",
-        as_frame,
-        return_X_y,
-    )
+    return _repeats_bunch("wheat_protein", as_frame, return_X_y)
 
 
 def load_oxygen_sensor(*, as_frame: bool = False, return_X_y: bool = False) -> Any:
     """Load the luminescence oxygen sensor regression dataset (simulated).
 
     300 samples, 3 features (phase angle, intensity, temperature); the target is
-    the oxygen concentration in % O2, the mean of 3 to 8 repeated readings of a
-    reference analyser whose error grows with the concentration (see ``DESCR``).
+    the oxygen concentration in % O2, the mean of 3 to 8 readings (``DESCR``).
 
     Parameters
     ----------
     as_frame : bool, default=False
-        Return pandas objects: ``data`` and ``repeats`` as DataFrames, the
-        targets as Series, plus ``frame`` (features and target). Needs pandas.
+        Return pandas DataFrames and Series, and ``frame`` (needs pandas).
     return_X_y : bool, default=False
         Return ``(data, target)`` instead of a Bunch.
 
     Returns
     -------
     data : :class:`~sklearn.utils.Bunch`
-        ``data`` (300, 3); ``target`` (300,), the mean of the repeats;
-        ``target_sigma`` (300,), its standard error ``s/√n``; ``repeats``
-        (300, 8), the raw readings padded with NaN; ``n_repeats``;
-        ``target_true``, the noise-free concentration; ``feature_names``;
-        ``target_names``; ``frame`` (None unless ``as_frame``); ``DESCR``.
+        As :func:`load_wheat_protein`'s.
     (data, target) : tuple if ``return_X_y`` is True.
 
     Examples
@@ -187,39 +165,28 @@ def load_oxygen_sensor(*, as_frame: bool = False, return_X_y: bool = False) -> A
     >>> sensor.data.shape, sensor.repeats.shape
     ((300, 3), (300, 8))
     """
-    return _repeats_bunch(
-        "oxygen_sensor",
-        OXYGEN_SEED,
-        OXYGEN_MAX_REPEATS,
-        "o2_percent",
-        as_frame,
-        return_X_y,
-    )
+    return _repeats_bunch("oxygen_sensor", as_frame, return_X_y)
 
 
 def load_noisy_diagnosis(*, as_frame: bool = False, return_X_y: bool = False) -> Any:
     """Load the binary diagnosis dataset with per-sample flip probabilities.
 
-    400 samples, 4 standardised biomarkers; the target is the recorded
-    diagnosis (0/1), each label flipped with a known probability
-    ``flip_probability`` (0.02 to 0.32, higher for borderline cases; see
-    ``DESCR``).
+    400 samples, 4 biomarkers; the target is the recorded diagnosis (0/1),
+    each flipped with a known probability ``flip_probability`` (``DESCR``).
 
     Parameters
     ----------
     as_frame : bool, default=False
-        Return pandas objects (``data`` DataFrame, Series targets, ``frame``).
-        Needs pandas.
+        Return pandas DataFrames and Series, and ``frame`` (needs pandas).
     return_X_y : bool, default=False
         Return ``(data, target)`` instead of a Bunch.
 
     Returns
     -------
     data : :class:`~sklearn.utils.Bunch`
-        ``data`` (400, 4); ``target`` (400,) int64 recorded labels;
-        ``flip_probability`` (400,), the ``q`` to pass to the expected
-        classification metrics; ``target_true``, the class of the generating
-        model; ``feature_names``; ``target_names``; ``frame``; ``DESCR``.
+        ``data``; ``target``, the recorded labels; ``flip_probability``, the
+        ``q`` of the expected metrics; ``target_true``; ``feature_names``;
+        ``target_names``; ``frame``; ``DESCR``.
     (data, target) : tuple if ``return_X_y`` is True.
 
     Examples

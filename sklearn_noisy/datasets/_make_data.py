@@ -21,10 +21,7 @@ WHEAT_FILE = "wheat_protein.csv"
 OXYGEN_SEED = 20230415
 DIAGNOSIS_SEED = 20230416
 WHEAT_SEED = 20230418
-OXYGEN_N_SAMPLES = 300
 OXYGEN_MAX_REPEATS = 8
-DIAGNOSIS_N_SAMPLES = 400
-WHEAT_N_SAMPLES = 300
 WHEAT_MAX_REPEATS = 4
 #: Absorptivity of water, protein and starch (log(1/R) per %) at 1940, 2100,
 #: 2180 and 2310 nm.
@@ -67,7 +64,7 @@ def _readings(rng, true, spread, fewest, most):
 def make_oxygen_sensor_csv(seed: int = OXYGEN_SEED) -> str:
     """Return the text of ``oxygen_sensor.csv`` (see the module docstring)."""
     rng = np.random.default_rng(seed)
-    n = OXYGEN_N_SAMPLES
+    n = 300
     o2 = rng.uniform(0.0, 21.0, n)
     temperature = rng.uniform(5.0, 45.0, n)
     k_sv = 0.060 * (1.0 + 0.010 * (temperature - 25.0))
@@ -89,7 +86,7 @@ def make_oxygen_sensor_csv(seed: int = OXYGEN_SEED) -> str:
 def make_wheat_protein_csv(seed: int = WHEAT_SEED) -> str:
     """Return the text of ``wheat_protein.csv`` (see the module docstring)."""
     rng = np.random.default_rng(seed)
-    n = WHEAT_N_SAMPLES
+    n = 300
     protein = rng.uniform(9.0, 16.0, n)
     moisture = rng.uniform(9.0, 15.0, n)
     starch = 100.0 - protein - moisture - rng.uniform(14.0, 16.0, n)
@@ -110,7 +107,7 @@ def make_wheat_protein_csv(seed: int = WHEAT_SEED) -> str:
 def make_noisy_diagnosis_csv(seed: int = DIAGNOSIS_SEED) -> str:
     """Return the text of ``noisy_diagnosis.csv`` (see the module docstring)."""
     rng = np.random.default_rng(seed)
-    n = DIAGNOSIS_N_SAMPLES
+    n = 400
     markers = np.round(rng.normal(size=(n, 4)), 4)
     eta = -0.4 + 1.6 * markers[:, 0] - 1.1 * markers[:, 1] + 0.7 * markers[:, 2]
     label_true = (rng.random(n) < 1.0 / (1.0 + np.exp(-eta))).astype(np.int64)

@@ -21,7 +21,7 @@ __all__ = ["NoiseResilienceCurveResult", "noise_resilience_curve"]
 
 
 def _resolve_metric(metric: Any) -> tuple[str, Callable[..., NoisyScore]]:
-    """Name and function of a regression metric (by name) or of a callable."""
+    """Name and function of a regression metric name or a callable."""
     if callable(metric):
         return getattr(metric, "__name__", "metric"), metric
     names = get_metric_names(noise="sigma")
@@ -31,7 +31,6 @@ def _resolve_metric(metric: Any) -> tuple[str, Callable[..., NoisyScore]]:
             f"{sorted(names)} or callables (y_true, y_pred, *, sigma) "
             f"-> NoisyScore; got {metric!r}."
         )
-    # the curve reads no test-set sampling part
     return metric, partial(get_metric_info(metric).function, test_set_sampling=False)
 
 
@@ -44,13 +43,11 @@ class NoiseResilienceCurveResult:
     noise_levels : ndarray of shape (n_levels,)
         Standard deviations of the Gaussian noise added to the labels.
     scores, fraction_satisfied : ndarray of shape (n_levels, n_repeats)
-        NR, and the fraction of the regions where its local condition holds,
-        per level and repeat.
+        NR, and the fraction of the regions where its local condition holds.
     metrics : dict of str to dict of str to ndarray
-        Per metric, arrays of shape ``(n_levels, n_repeats)``: ``"expected"``
-        and ``"std"`` (from the noisy labels with ``sigma`` = the level),
-        ``"nominal"`` (on the noisy labels) and ``"truth"`` (against
-        ``y_ref``).
+        Per metric, ``"expected"``, ``"std"`` (``sigma`` = the level),
+        ``"nominal"`` and ``"truth"`` (against ``y_ref``), each of shape
+        ``(n_levels, n_repeats)``.
     estimator_name : str
         Class name of the estimator.
 
@@ -90,7 +87,7 @@ class NoiseResilienceCurveResult:
 
     @property
     def score_std(self) -> np.ndarray:
-        """Standard deviation of NR over the repeats (ddof=1; 0 with one repeat)."""
+        """SD of NR over the repeats (ddof=1; 0 with one repeat)."""
         if self.scores.shape[1] < 2:
             return np.zeros(self.scores.shape[0])
         return self.scores.std(axis=1, ddof=1)
@@ -137,12 +134,8 @@ class NoiseResilienceCurveResult:
         )
 
 
-#: The arrays the curve records per metric.
-_METRIC_KEYS = ("expected", "std", "nominal", "truth")
-
-
 def _check_noise_levels(noise_levels: Any) -> np.ndarray:
-    """The noise levels as a non-empty 1-D float array, every level ``> 0``."""
+    """The noise levels: a non-empty 1-D float array, every level ``> 0``."""
     levels = as_float_array(noise_levels, name="noise_levels")
     if levels.ndim != 1 or levels.size == 0:
         raise ValueError("noise_levels must be a non-empty 1-D sequence of floats.")
@@ -265,8 +258,7 @@ def noise_resilience_curve(
         Regression metric names, or callables
         ``(y_true, y_pred, *, sigma) -> NoisyScore``.
     n_regions, window, groups, slope
-        The regions and the slope, as in
-        :func:`~sklearn_noisy.metrics.noise_resilience_score`.
+        As in :func:`~sklearn_noisy.metrics.noise_resilience_score`.
     n_jobs : int, default=None
         Passed to ``cross_val_predict``.
 
@@ -314,9 +306,8 @@ def noise_resilience_curve(
         splitter = check_cv(cv)
     shape = (levels.size, n_repeats)
     scores, fractions = np.empty(shape), np.empty(shape)
-    table = {
-        name: {key: np.empty(shape) for key in _METRIC_KEYS} for name, _ in resolved
-    }
+    keys = ("expected", "std", "nominal", "truth")
+    table = {name: {key: np.empty(shape) for key in keys} for name, _ in resolved}
     for i, level in enumerate(levels):
         for r in range(n_repeats):
             y = y_ref + level * rng.standard_normal(n_samples)
@@ -327,9 +318,8 @@ def noise_resilience_curve(
             scores[i, r], fractions[i, r] = score.score, score.fraction_satisfied
             for name, function in resolved:
                 noisy = function(y, y_pred, sigma=float(level), estimand="forward")
-                table[name]["expected"][i, r] = noisy.expected
-                table[name]["std"][i, r] = noisy.std
-                table[name]["nominal"][i, r] = noisy.nominal
+                for key in keys[:3]:
+                    table[name][key][i, r] = getattr(noisy, key)
                 table[name]["truth"][i, r] = function(y_ref, y_pred, sigma=0.0).nominal
     return NoiseResilienceCurveResult(
         noise_levels=levels,

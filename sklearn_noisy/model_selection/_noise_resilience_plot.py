@@ -13,11 +13,10 @@ __all__ = ["NoiseResilienceDisplay"]
 
 
 class NoiseResilienceDisplay:
-    """Plot of the noise-resilience score (and a metric) against the noise level.
+    """Plot of the noise-resilience score NR (and a metric) against the noise level.
 
-    It draws NR (mean ± one SD over the repeats), the fraction of regions where
-    the local condition holds and, on a second axis, an expected metric with
-    its label-noise SD.
+    NR (mean ± one SD over the repeats), the fraction of regions where its
+    condition holds and, on a second axis, an expected metric with its SD.
 
     Parameters
     ----------
@@ -121,20 +120,14 @@ class NoiseResilienceDisplay:
         ax: Any = None,
         **kwargs: Any,
     ) -> NoiseResilienceDisplay:
-        """Run :func:`noise_resilience_curve` (``kwargs`` passed on) and plot it.
+        """Run :func:`noise_resilience_curve` and plot it.
 
         Parameters
         ----------
-        estimator : regressor
-            The estimator of the curve.
-        X, y_ref : array-like
-            Inputs and noise-free targets.
-        noise_levels : sequence of float
-            The label noise levels.
+        estimator, X, y_ref, noise_levels, **kwargs
+            The arguments of :func:`noise_resilience_curve`.
         metric, name, ax : optional
             As in :meth:`from_cv_results`.
-        **kwargs : dict
-            Other arguments of :func:`noise_resilience_curve`.
 
         Returns
         -------

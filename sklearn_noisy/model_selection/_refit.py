@@ -1,39 +1,17 @@
-"""A refit rule for scikit-learn's searches: the simplest model within the noise.
-
-scikit-learn's ``GridSearchCV(refit=callable)`` takes a function of
-``cv_results_`` that returns the index of the candidate to refit (scikit-learn's
-example "Balance model complexity and cross-validated score"). The rule here
-takes the label-noise standard error that the package's scorers record
-(``make_noisy_scorer(..., output="all")``) and picks the simplest candidate
-whose truth estimate is within ``n_std`` standard errors of the best one, as
-Breiman's one-standard-error rule does with the spread across folds (user
-guide: :ref:`refit_within_noise`).
-"""
+"""``refit_within_noise``: a ``refit=`` rule for scikit-learn's searches that
+refits the simplest candidate within the label noise of the best."""
 
 from __future__ import annotations
 
 import math
 import numbers
-import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 __all__ = ["refit_within_noise"]
-
-_SE_CHOICES = ("label_noise", "folds")
-_SIMPLER_CHOICES = ("lower", "higher")
-_SPLIT = re.compile(r"^split(\d+)_test_(.+)$")
-
-
-def _check_key(value: Any, *, name: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise TypeError(
-            f"{name} must be a non-empty str, a key of the scorer's output; got "
-            f"{value!r}."
-        )
-    return value
 
 
 def _check_options(
@@ -46,57 +24,34 @@ def _check_options(
             "callable mapping a candidate's params dict to a number; got "
             f"{complexity!r}."
         )
-    if simpler not in _SIMPLER_CHOICES:
-        raise ValueError(
-            f"simpler must be one of {_SIMPLER_CHOICES} (whether a lower or a "
-            f"higher complexity value is the simpler model); got {simpler!r}."
-        )
+    for name, value, choices in (
+        ("simpler", simpler, ("lower", "higher")),
+        ("se", se, ("label_noise", "folds")),
+    ):
+        if value not in choices:
+            raise ValueError(f"{name} must be one of {choices}; got {value!r}.")
     if not isinstance(n_std, numbers.Real) or isinstance(n_std, bool):
         raise TypeError(f"n_std must be a real number >= 0; got {n_std!r}.")
     if not (math.isfinite(n_std) and n_std >= 0):
         raise ValueError(f"n_std must be finite and >= 0; got {n_std!r}.")
-    if se not in _SE_CHOICES:
-        raise ValueError(f"se must be one of {_SE_CHOICES}; got {se!r}.")
-    _check_key(score, name="score")
-    _check_key(variance, name="variance")
+    for name, value in (("score", score), ("variance", variance)):
+        if not isinstance(value, str) or not value:
+            raise TypeError(
+                f"{name} must be a non-empty str, a key of the scorer's output; "
+                f"got {value!r}."
+            )
 
 
-def _test_keys(cv_results: Mapping[str, Any]) -> list[str]:
-    """The keys ``m`` of the ``mean_test_<m>`` columns, sorted."""
-    prefix = "mean_test_"
-    return sorted(key[len(prefix) :] for key in cv_results if key.startswith(prefix))
-
-
-def _split_columns(cv_results: Mapping[str, Any], key: str) -> np.ndarray:
-    """``split<k>_test_<key>`` as an array of shape (n_candidates, n_splits)."""
-    found = {}
-    for name in cv_results:
-        match = _SPLIT.match(name)
-        if match and match.group(2) == key:
-            found[int(match.group(1))] = name
-    n_candidates = len(cv_results["params"])
-    columns = [np.asarray(cv_results[found[k]], dtype=float) for k in sorted(found)]
-    return np.column_stack(columns) if columns else np.empty((n_candidates, 0))
-
-
+@dataclass(eq=False)
 class _RefitWithinNoise:
-    """The callable of :func:`refit_within_noise` (a class, so that it pickles)."""
+    """The rule of :func:`refit_within_noise` (a class, so that it pickles)."""
 
-    def __init__(
-        self,
-        complexity: str | Callable[[dict], Any],
-        simpler: str,
-        n_std: float,
-        se: str,
-        score: str,
-        variance: str,
-    ) -> None:
-        self.complexity = complexity
-        self.simpler = simpler
-        self.n_std = float(n_std)
-        self.se = se
-        self.score = score
-        self.variance = variance
+    complexity: str | Callable[[dict], Any]
+    simpler: str
+    n_std: float
+    se: str
+    score: str
+    variance: str
 
     def __repr__(self) -> str:
         complexity = getattr(self.complexity, "__qualname__", None)
@@ -107,7 +62,6 @@ class _RefitWithinNoise:
             f"variance={self.variance!r})"
         )
 
-    # ------------------------------------------------------------------ checks
     def _columns(self, cv_results: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
         """The mean score per candidate and the fold values the SE needs."""
         if not isinstance(cv_results, Mapping) or "params" not in cv_results:
@@ -116,7 +70,8 @@ class _RefitWithinNoise:
                 f"with 'params'); got {type(cv_results).__name__}."
             )
         needed = self.score if self.se == "folds" else self.variance
-        keys = _test_keys(cv_results)
+        prefix = "mean_test_"
+        keys = sorted(k[len(prefix) :] for k in cv_results if k.startswith(prefix))
         missing = [
             key for key in dict.fromkeys([self.score, needed]) if key not in keys
         ]
@@ -138,13 +93,16 @@ class _RefitWithinNoise:
                 f"{keys}. {hint}"
             )
         means = np.asarray(cv_results[f"mean_test_{self.score}"], dtype=float)
-        folds = _split_columns(cv_results, needed)
-        if folds.shape[1] == 0:
+        folds = []  # split0_test_<needed>, split1_test_<needed>, ...
+        while f"split{len(folds)}_test_{needed}" in cv_results:
+            column = cv_results[f"split{len(folds)}_test_{needed}"]
+            folds.append(np.asarray(column, dtype=float))
+        if not folds:
             raise ValueError(
                 f"refit_within_noise needs the per-fold columns "
                 f"split<k>_test_{needed} of cv_results_; there are none."
             )
-        return means, folds
+        return means, np.column_stack(folds)
 
     def _complexities(self, params: list[dict]) -> np.ndarray:
         """One finite number per candidate, lower meaning simpler."""
@@ -177,24 +135,10 @@ class _RefitWithinNoise:
         values = np.asarray(values)
         return values if self.simpler == "lower" else -values
 
-    # ------------------------------------------------------------------- rule
     def select(self, cv_results: Mapping[str, Any]) -> dict[str, Any]:
-        """The rule's steps on ``cv_results``: the chosen index and why.
-
-        Parameters
-        ----------
-        cv_results : dict
-            A search's ``cv_results_``.
-
-        Returns
-        -------
-        selection : dict
-            ``index`` (the candidate to refit), ``best_index`` (the best mean
-            score), ``best_score``, ``se`` (the standard error of the best
-            candidate's mean score), ``threshold`` (``best_score - n_std * se``),
-            ``n_splits`` and ``within`` (the indices whose mean score reaches
-            the threshold).
-        """
+        """The rule's steps on a search's ``cv_results``: ``index`` (the one to
+        refit), ``best_index``, ``best_score``, ``se``, ``threshold``,
+        ``n_splits`` and ``within`` (the indices that reach the threshold)."""
         means, folds = self._columns(cv_results)
         finite = np.isfinite(means)
         if not finite.any():
@@ -206,8 +150,7 @@ class _RefitWithinNoise:
         n_splits = folds.shape[1]
         row = folds[best]
         if self.se == "label_noise":
-            # Disjoint test folds: independent label noise, so the mean over K
-            # folds has variance sum_k V_k / K**2.
+            # disjoint test folds, independent label noise: sum_k V_k / K**2
             total = float(np.sum(row))
             se = math.sqrt(total) / n_splits if total >= 0 else math.nan
         elif n_splits > 1:
@@ -224,8 +167,7 @@ class _RefitWithinNoise:
         threshold = float(means[best]) - self.n_std * se
         within = np.flatnonzero(finite & (means >= threshold))
         complexity = self._complexities(list(cv_results["params"]))[within]
-        # The simplest; among equally simple candidates the best score, then
-        # the first.
+        # the simplest; then the best score, then the first
         order = np.lexsort((within, -means[within], complexity))
         return {
             "index": int(within[order[0]]),
@@ -259,7 +201,9 @@ def refit_within_noise(
     score is at least ``best - n_std * se``, with ``best`` the greatest mean
     score and ``se`` the standard error of that candidate's mean, the search
     refits the simplest (ties: the greater score). Read more in the
-    :ref:`User Guide <refit_within_noise>`.
+    :ref:`User Guide <refit_within_noise>`, which also says which standard
+    error the band uses, and why. (scikit-learn's halving searches do not call
+    a ``refit`` callable.)
 
     Parameters
     ----------
@@ -267,8 +211,7 @@ def refit_within_noise(
         The order of simplicity: a parameter name as in the grid (e.g.
         ``"ridge__alpha"``; ``"param_ridge__alpha"`` is accepted) whose values
         are numbers, or a callable mapping a candidate's ``params`` dict to a
-        number. A callable must be a module-level function for the search to
-        pickle.
+        number (module-level, for the search to pickle).
     simpler : {"lower", "higher"}, default="lower"
         Whether a lower (e.g. a polynomial degree) or a higher (e.g. a ridge
         ``alpha``) value of ``complexity`` is the simpler model.
@@ -277,13 +220,9 @@ def refit_within_noise(
         refits the best candidate (the simplest of any tie).
     se : {"label_noise", "folds"}, default="label_noise"
         The standard error of the best candidate's mean score over its K
-        folds. ``"label_noise"``: :math:`\\sqrt{\\sum_k V_k}/K` from the
-        label-noise variances :math:`V_k` the scorer records per fold
-        (``split<k>_test_variance``; the test folds are disjoint, so their
-        label noise is independent). ``"folds"``: the spread of the K fold
-        scores, their sample standard deviation over :math:`\\sqrt K`, as in
-        Breiman's one-standard-error rule (it needs no variance, so it also
-        serves a plain scikit-learn scorer, with ``score="score"``).
+        folds: ``"label_noise"``, from the label-noise variances the scorer
+        records per fold; ``"folds"``, the spread of the K fold scores (it
+        also serves a plain scikit-learn scorer, with ``score="score"``).
     score : str, default="expected"
         The key of the score in ``cv_results_`` (``mean_test_<score>``).
     variance : str, default="variance"
@@ -293,32 +232,12 @@ def refit_within_noise(
     Returns
     -------
     refit : callable
-        ``refit(cv_results) -> int``, picklable. Its method
-        ``refit.select(cv_results)`` returns the steps as a dict: ``index``,
-        ``best_index``, ``best_score``, ``se``, ``threshold``, ``n_splits``
-        and ``within``.
+        ``refit(cv_results) -> int``, picklable; ``refit.select(cv_results)``
+        returns the rule's steps as a dict.
 
-    Raises
-    ------
-    ValueError or TypeError
-        Here, for an invalid argument; when the search calls it, a
-        ``ValueError`` naming the missing columns when ``cv_results_`` lacks
-        the score or the variance (use ``make_noisy_scorer(...,
-        output="all")``), or when ``complexity`` is not a number for some
-        candidate.
-
-    Notes
-    -----
-    The band uses the standard error of the best candidate alone, not that of
-    its difference from each other candidate: the candidates are scored on the
-    same labels, so much of their label noise is shared and the difference is
-    more precise than either score, but its standard error needs the
-    per-sample predictions, which ``cv_results_`` does not hold
-    (:func:`~sklearn_noisy.model_selection.compare_estimators` computes it).
-    The band is thus wide, which errs towards the simpler model, as Breiman's
-    rule does. Use ``estimand="truth"`` (the default of most metrics) for the
-    band to be about the score against the true values. The halving searches
-    of scikit-learn do not call a ``refit`` callable.
+    See Also
+    --------
+    compare_estimators : The paired difference of two models' scores.
 
     Examples
     --------
@@ -344,4 +263,4 @@ def refit_within_noise(
     {'alpha': 30.0}
     """
     _check_options(complexity, simpler, n_std, se, score, variance)
-    return _RefitWithinNoise(complexity, simpler, n_std, se, score, variance)
+    return _RefitWithinNoise(complexity, simpler, float(n_std), se, score, variance)
