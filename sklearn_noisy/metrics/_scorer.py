@@ -128,6 +128,16 @@ def _check_kind(info: MetricInfo, *keys: str) -> None:
             )
 
 
+def _check_offsets(info: MetricInfo, key: str) -> None:
+    """Raise a TypeError for ``key`` (groups or sigma_shared) of a metric without
+    shared batch offsets."""
+    if not _takes(info, "sigma_shared"):
+        raise TypeError(
+            f"The {info.name!r} metric does not model shared batch offsets, so it "
+            f"takes no {key}."
+        )
+
+
 def _check_noise_options(
     info: MetricInfo, sigma: Any, q: Any, transition_matrix: Any, sigma_dof: Any
 ) -> tuple[Any, np.ndarray | None]:
@@ -396,12 +406,8 @@ class NoisyScorer(_BaseScorer):
         estimand = info.check_estimand(estimand)  # "auto" resolved once
         key = info.noise_parameter
         sigma_dof = check_noise_source(sigma_dof, key="sigma_dof")
-        if sigma_shared is not None and not _takes(info, "sigma_shared"):
-            raise TypeError(
-                f"The {info.name!r} metric does not model shared batch offsets: "
-                "sigma_shared applies to the MSE, RMSE, MAE, R² and explained "
-                "variance."
-            )
+        if sigma_shared is not None:
+            _check_offsets(info, "sigma_shared")
         sigma_shared = check_noise_source(sigma_shared, key="sigma_shared")
         if not isinstance(output, str) or output not in _OUTPUTS:
             raise ValueError(
@@ -572,11 +578,7 @@ class NoisyScorer(_BaseScorer):
         """Raise when the scorer cannot take ``key`` from metadata."""
         info = self._info
         if key in ("groups", "sigma_shared"):
-            if not _takes(info, "sigma_shared"):
-                raise TypeError(
-                    f"The {info.name!r} metric does not model shared batch "
-                    f"offsets, so it takes no {key}."
-                )
+            _check_offsets(info, key)
             if key == "sigma_shared" and self.sigma_shared is not None:
                 raise ValueError(
                     "This scorer reads sigma_shared from its own source "

@@ -63,15 +63,7 @@ class RemeasurementPlan:
 
     Examples
     --------
-    >>> from sklearn_noisy.model_selection import plan_remeasurement
-    >>> plan = plan_remeasurement([1.0, 2.0, 3.0, 0.5], [1.5, 2.0, 1.0, 0.0],
-    ...                           sigma=[0.3, 0.2, 0.5, 0.4], budget=4)
-    >>> plan.readings
-    array([1, 0, 2, 1])
-    >>> plan.readings_even
-    array([1, 1, 1, 1])
-    >>> round(plan.std_after / plan.std_before, 3)
-    0.574
+    See :func:`plan_remeasurement`.
     """
 
     metric: str
