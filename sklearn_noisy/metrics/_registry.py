@@ -431,17 +431,30 @@ def get_metric_info(metric: Any) -> MetricInfo:
     >>> info.function.__name__, info.greater_is_better, info.noise
     ('expected_r2_score', True, 'sigma')
     """
+    names = sorted(_REGISTRY)
     if isinstance(metric, str):
         if metric in _REGISTRY:
             return _REGISTRY[metric]
-        raise ValueError(f"metric must be one of {sorted(_REGISTRY)}; got {metric!r}.")
+        scorers = {info.scorer_name: name for name, info in _REGISTRY.items()}
+        hint = ""
+        if metric in scorers:
+            hint = (
+                f" {metric!r} is a scorer name: use get_noisy_scorer({metric!r}) or "
+                f"make_noisy_scorer({scorers[metric]!r})."
+            )
+        raise ValueError(
+            f"metric must be one of {names} or one of sklearn_noisy's "
+            f"expected_* functions; got {metric!r}.{hint}"
+        )
     if callable(metric):
         for info in _REGISTRY.values():
             if metric is info.function:
                 return info
     raise TypeError(
-        f"metric must be a metric name (one of {sorted(_REGISTRY)}) or one of "
-        f"sklearn_noisy's expected_* functions; got {metric!r}."
+        f"metric must be a metric name (one of {names}) or one of sklearn_noisy's "
+        f"expected_* functions; got {metric!r}. For another metric use "
+        "sklearn.metrics.make_scorer, or sklearn_noisy.metrics.monte_carlo_score "
+        "to get its moments by simulation."
     )
 
 

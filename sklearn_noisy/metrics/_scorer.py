@@ -82,31 +82,6 @@ def _scorer_table() -> dict[str, str]:
     return {get_metric_info(name).scorer_name: name for name in get_metric_names()}
 
 
-def _metric_info(metric: Any) -> MetricInfo:
-    """The registry record of a metric name or ``expected_*`` function."""
-    try:
-        return get_metric_info(metric)
-    except (TypeError, ValueError):
-        names = sorted(get_metric_names())
-    if isinstance(metric, str):
-        scorers, hint = _scorer_table(), ""
-        if metric in scorers:
-            hint = (
-                f" {metric!r} is a scorer name: use get_noisy_scorer({metric!r}) or "
-                f"make_noisy_scorer({scorers[metric]!r})."
-            )
-        raise ValueError(
-            f"metric must be one of {names} or one of sklearn_noisy's "
-            f"expected_* functions; got {metric!r}.{hint}"
-        )
-    raise TypeError(
-        "metric must be a metric name (one of "
-        f"{names}) or one of sklearn_noisy's expected_* functions; got "
-        f"{metric!r}. For another metric use sklearn.metrics.make_scorer, or "
-        "sklearn_noisy.metrics.monte_carlo_score to get its moments by simulation."
-    )
-
-
 def _takes(info: MetricInfo, parameter: str) -> bool:
     return parameter in inspect.signature(info.function).parameters
 
@@ -384,7 +359,7 @@ class NoisyScorer(_BaseScorer):
         metric_kwargs: dict[str, Any] | None = None,
         sigma_shared: Any = None,
     ) -> None:
-        info = _metric_info(metric)
+        info = get_metric_info(metric)
         if greater_is_better is None:
             greater_is_better = info.greater_is_better
         if not isinstance(greater_is_better, (bool, np.bool_)):
