@@ -41,11 +41,8 @@ class _Frozen:
 
 @dataclass(frozen=True, repr=False, eq=False)
 class SampleSizePlan(_Frozen):
-    """Result of :func:`plan_sample_size`.
-
-    Widths are those of the normal interval ``estimate ± z·SD`` of the truth
-    estimate at ``confidence_level``, the SD from the label noise and the
-    test-set sampling together.
+    """Result of :func:`plan_sample_size`: widths of the normal interval of the
+    truth estimate, from the label noise and the test-set sampling together.
 
     Attributes
     ----------
@@ -62,18 +59,14 @@ class SampleSizePlan(_Frozen):
     label_std, sampling_std : float
         The pilot's SDs from the label noise and from the test-set sampling.
     n_samples_needed : int
-        Test samples for ``target_width`` with as many readings (annotations)
-        per sample as the pilot's, and its per-sample variances.
+        Test samples for ``target_width`` with the pilot's readings per sample.
     n_readings_needed : int or None
-        Readings per sample (for ``"accuracy"``: annotations, majority vote)
-        for ``target_width`` at the pilot's ``n_samples``, samples with more
-        keeping theirs; None when the test-set sampling alone is wider
-        (``width_floor >= target_width``): more readings cannot get there.
+        Readings (annotations) per sample for ``target_width`` at the pilot's
+        ``n_samples``; None when ``width_floor >= target_width``.
     readings_added : int or None
         New readings (annotations) ``n_readings_needed`` takes in total.
     width_floor : float
-        The width at ``n_samples`` with infinitely many readings: that of the
-        test-set sampling alone.
+        The width at ``n_samples`` of the test-set sampling alone.
 
     Examples
     --------
@@ -115,11 +108,8 @@ class SampleSizePlan(_Frozen):
 
 @dataclass(frozen=True, repr=False, eq=False)
 class ComparisonSizePlan(_Frozen):
-    """Result of :func:`plan_comparison_size`.
-
-    Every figure assumes that the true difference equals the pilot's estimate
-    (``n_samples_conservative``: the end of its interval nearer 0), and that
-    its variances per sample stay the pilot's.
+    """Result of :func:`plan_comparison_size`, if the true difference is the
+    pilot's estimate and its variances per sample stay the pilot's.
 
     Attributes
     ----------
@@ -143,12 +133,10 @@ class ComparisonSizePlan(_Frozen):
         The same for the end of the pilot's interval nearer 0; None when the
         interval holds 0.
     power_limit_readings : float
-        The power at ``n_samples`` without any label noise (infinitely many
-        readings): more readings alone cannot reach a ``power`` above it.
+        The power at ``n_samples`` without any label noise.
     n_readings_needed : int or None
         With ``n_readings``: the readings per sample for ``power`` at
-        ``n_samples``; None when not asked for, or when ``power`` is above
-        ``power_limit_readings``.
+        ``n_samples``; None when not asked for or out of reach.
 
     Examples
     --------
