@@ -551,23 +551,16 @@ class NoisyScorer(_BaseScorer):
 
     def _check_request(self, key: str) -> None:
         """Raise when the scorer cannot take ``key`` from metadata."""
-        info = self._info
         if key in ("groups", "sigma_shared"):
-            _check_offsets(info, key)
-            if key == "sigma_shared" and self.sigma_shared is not None:
-                raise ValueError(
-                    "This scorer reads sigma_shared from its own source "
-                    f"(sigma_shared={_source_repr(self.sigma_shared)}), so it "
-                    "cannot also take it from metadata."
-                )
-            return
-        _check_kind(info, key)
-        if key != "sigma_dof" and self.transition_matrix is not None:
+            _check_offsets(self._info, key)
+        else:
+            _check_kind(self._info, key)
+        if key in ("sigma", "q") and self.transition_matrix is not None:
             raise ValueError(
                 "This scorer uses a constant transition_matrix, so it takes no "
                 "q from metadata; build it without transition_matrix to route q."
             )
-        if getattr(self, key) is not None:
+        if getattr(self, key, None) is not None:
             raise ValueError(
                 f"This scorer reads {key} from its own source ({key}="
                 f"{_source_repr(getattr(self, key))}), so it cannot also take {key} "
