@@ -63,12 +63,10 @@ def default_scoring(metrics: list[str], y: Any) -> list[Any]:
 
 def _build_scorer(item: Any) -> Any:
     """A NoisyScorer from a scorer, a named scorer or a metric name."""
-    if isinstance(item, NoisyScorer):
-        return item
-    if isinstance(item, str):
-        if item in get_noisy_scorer_names():
-            return get_noisy_scorer(item)
+    if isinstance(item, str) and item not in get_noisy_scorer_names():
         return make_noisy_scorer(item)
+    if isinstance(item, (str, NoisyScorer)):
+        return get_noisy_scorer(item)  # a scorer as it is
     raise TypeError(
         "scoring entries must be metric names (e.g. 'mean_squared_error') or "
         f"NoisyScorer objects from make_noisy_scorer; got {item!r}."
