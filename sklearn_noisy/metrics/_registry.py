@@ -87,43 +87,8 @@ _TARGET_TYPES = ("continuous", "binary", "multiclass")
 class MetricInfo:
     """Everything the library needs to know about one metric.
 
-    The contributor page describes each field ("The registry").
-
-    Parameters
-    ----------
-    name : str
-        Canonical name, as scikit-learn's (``"mean_squared_error"``, ``"r2"``).
-    function : callable
-        The ``expected_*`` function, returning a :class:`~sklearn_noisy.NoisyScore`.
-    sklearn_function : callable
-        The scikit-learn metric it equals at zero noise.
-    scorer_name : str
-        Its name for :func:`~sklearn_noisy.metrics.get_noisy_scorer`.
-    display_name : str
-        A short name for tables and plots.
-    greater_is_better : bool
-        False for losses.
-    response_method : {"predict", "predict_proba"}
-        The estimator method whose output the metric takes.
-    noise : {"sigma", "flips"}
-        The label-noise model: Gaussian errors or label flips.
-    additive : bool
-        Whether the metric is a mean of per-sample terms, so that folds pool.
-    default_targets : tuple of str
-        Target types for which the cross-validator reports it by default.
-    paired, paired_truth : callable or None
-        The exact kernels of the paired difference (forward, truth); None:
-        Monte Carlo, or no truth estimate.
-    min_samples : int
-        The fewest samples the metric is defined on (2 for R²).
-    definition : RegressionLoss, ProbabilisticLoss or None
-        The loss's definition, which the engines read.
-    value_range : tuple of float
-        The values the metric can take; intervals are clipped to them.
-    binary_proba : {"matrix", "pos_label", "greater_class"}
-        What a scorer makes of a binary problem's two probability columns.
-    interval_methods : tuple of str
-        The proportion intervals of the test-set sampling (accuracy).
+    The contributor page describes each field ("The metric registry"); the
+    record points at the metric's ``definition``, which the engines read.
     """
 
     name: str
@@ -139,10 +104,11 @@ class MetricInfo:
     paired: Callable[..., Any] | None = None
     paired_truth: Callable[..., Any] | None = None
     min_samples: int = 1
-    definition: RegressionLoss | ProbabilisticLoss | None = None
+    definition: RegressionLoss | ProbabilisticLoss | CountMetric | None = None
     value_range: tuple[float, float] = (0.0, 1.0)
     binary_proba: str = "matrix"
     interval_methods: tuple[str, ...] = ()
+    planned: bool = False
 
     def __post_init__(self) -> None:
         for field, choices in _CHOICES.items():
@@ -192,18 +158,26 @@ def _classification(
     display_name: str,
     **options: Any,
 ) -> MetricInfo:
-    """A record, with the defaults of a classification metric on predictions."""
+    """A record, with the defaults of a classification metric on predictions
+    (a count metric's definition and range from :data:`COUNT_METRICS`)."""
+    definition = options.pop("definition", COUNT_METRICS.get(name))
     options = {
         "greater_is_better": True,
         "response_method": "predict",
         "noise": "flips",
         "additive": False,
+        "value_range": getattr(definition, "range", (0.0, 1.0)),
         **options,
     }
     sign = "" if options["greater_is_better"] else "neg_"  # scikit-learn's names
     options.setdefault("scorer_name", f"{sign}expected_{name}")
     return MetricInfo(
-        name, function, sklearn_function, display_name=display_name, **options
+        name,
+        function,
+        sklearn_function,
+        display_name=display_name,
+        definition=definition,
+        **options,
     )
 
 
@@ -228,7 +202,6 @@ def _regression(
         noise="sigma",
         additive=bool(definition.terms),  # a mean of per-sample terms
         definition=definition,
-        value_range=definition.range,
         **options,
     )
 
@@ -236,9 +209,8 @@ def _regression(
 def _count(definition: CountMetric, display_name: str) -> MetricInfo:
     """The record of a count metric whose definition builds its function."""
     function = count_metric_function(definition)
-    sklearn, value_range = definition.sklearn_function, definition.range
     return _classification(
-        definition.name, function, sklearn, display_name, value_range=value_range
+        definition.name, function, definition.sklearn_function, display_name
     )
 
 
@@ -267,13 +239,18 @@ def _probabilistic(
 #: The metrics, in the order tables and defaults list them.
 _RECORDS = (
     _regression(
-        MEAN_SQUARED_ERROR, expected_mean_squared_error, sk.mean_squared_error, "MSE"
+        MEAN_SQUARED_ERROR,
+        expected_mean_squared_error,
+        sk.mean_squared_error,
+        "MSE",
+        planned=True,
     ),
     _regression(
         ROOT_MEAN_SQUARED_ERROR,
         expected_root_mean_squared_error,
         sk.root_mean_squared_error,
         "RMSE",
+        planned=True,
     ),
     _regression(
         MEAN_ABSOLUTE_ERROR, expected_mean_absolute_error, sk.mean_absolute_error, "MAE"
@@ -326,6 +303,7 @@ _RECORDS = (
         paired=paired_accuracy,
         paired_truth=paired_accuracy_truth,
         interval_methods=("binomial", "wilson"),
+        planned=True,
     ),
     _classification(
         "balanced_accuracy",
@@ -453,17 +431,30 @@ def get_metric_info(metric: Any) -> MetricInfo:
     >>> info.function.__name__, info.greater_is_better, info.noise
     ('expected_r2_score', True, 'sigma')
     """
+    names = sorted(_REGISTRY)
     if isinstance(metric, str):
         if metric in _REGISTRY:
             return _REGISTRY[metric]
-        raise ValueError(f"metric must be one of {sorted(_REGISTRY)}; got {metric!r}.")
+        scorers = {info.scorer_name: name for name, info in _REGISTRY.items()}
+        hint = ""
+        if metric in scorers:
+            hint = (
+                f" {metric!r} is a scorer name: use get_noisy_scorer({metric!r}) or "
+                f"make_noisy_scorer({scorers[metric]!r})."
+            )
+        raise ValueError(
+            f"metric must be one of {names} or one of sklearn_noisy's "
+            f"expected_* functions; got {metric!r}.{hint}"
+        )
     if callable(metric):
         for info in _REGISTRY.values():
             if metric is info.function:
                 return info
     raise TypeError(
-        f"metric must be a metric name (one of {sorted(_REGISTRY)}) or one of "
-        f"sklearn_noisy's expected_* functions; got {metric!r}."
+        f"metric must be a metric name (one of {names}) or one of sklearn_noisy's "
+        f"expected_* functions; got {metric!r}. For another metric use "
+        "sklearn.metrics.make_scorer, or sklearn_noisy.metrics.monte_carlo_score "
+        "to get its moments by simulation."
     )
 
 

@@ -43,33 +43,24 @@ __all__ = [
 _OUTPUTS = ("expected", "all")
 #: Keyword arguments of the metric that the scorer itself fills in.
 _RESERVED = frozenset(
-    {
-        "y_true",
-        "y_pred",
-        "y_proba",
-        "sigma",
-        "sigma_dof",
-        "groups",
-        "sigma_shared",
-        "q",
-        "transition_matrix",
-        "sample_weight",
-        "estimand",
-    }
+    "y_true y_pred y_proba sigma sigma_dof groups sigma_shared q transition_matrix "
+    "sample_weight estimand".split()
 )
 #: Key of the full ``predict_proba`` matrix in scikit-learn's scoring cache, which
 #: keeps a binary problem's positive-class column only under ``"predict_proba"``.
 _FULL_PROBA_KEY = ("sklearn_noisy", "predict_proba")
+#: The keywords of each kind of label noise, and the metrics they apply to.
+_NOISE_KEYWORDS = {
+    "sigma": ("regression", ("sigma", "sigma_dof", "sigma_shared", "groups")),
+    "q": ("classification", ("q", "transition_matrix")),
+}
 
 
 class MissingNoiseError(ValueError):
     """A scorer that takes its noise from metadata was called without it.
 
-    A :class:`ValueError`, so ``except ValueError`` and ``except Exception`` catch
-    it. In scikit-learn's cross-validation and searches, ``error_score`` decides:
-    ``error_score="raise"`` stops at the first fold, the default ``np.nan``
-    records NaN scores with a "Scoring failed" warning that carries this message
-    (:ref:`metadata_routing`).
+    A :class:`ValueError`: in scikit-learn's cross-validation and searches,
+    ``error_score`` decides (:ref:`metadata_routing`).
 
     Examples
     --------
@@ -91,60 +82,46 @@ def _scorer_table() -> dict[str, str]:
     return {get_metric_info(name).scorer_name: name for name in get_metric_names()}
 
 
-def _metric_info(metric: Any) -> MetricInfo:
-    """The registry record of a metric name or ``expected_*`` function."""
-    try:
-        return get_metric_info(metric)
-    except (TypeError, ValueError):
-        names = sorted(get_metric_names())
-    if isinstance(metric, str):
-        scorers, hint = _scorer_table(), ""
-        if metric in scorers:
-            hint = (
-                f" {metric!r} is a scorer name: use get_noisy_scorer({metric!r}) or "
-                f"make_noisy_scorer({scorers[metric]!r})."
-            )
-        raise ValueError(
-            f"metric must be one of {names} or one of sklearn_noisy's "
-            f"expected_* functions; got {metric!r}.{hint}"
-        )
-    raise TypeError(
-        "metric must be a metric name (one of "
-        f"{names}) or one of sklearn_noisy's expected_* functions; got "
-        f"{metric!r}. For another metric use sklearn.metrics.make_scorer, or "
-        "sklearn_noisy.metrics.monte_carlo_score to get its moments by simulation."
-    )
-
-
-def _parameters(info: MetricInfo) -> dict[str, inspect.Parameter]:
-    return dict(inspect.signature(info.function).parameters)
-
-
 def _takes(info: MetricInfo, parameter: str) -> bool:
-    return parameter in _parameters(info)
+    return parameter in inspect.signature(info.function).parameters
 
 
 def _routing_enabled() -> bool:
     return bool(sklearn.get_config().get("enable_metadata_routing", False))
 
 
+def _check_kind(info: MetricInfo, *keys: str) -> None:
+    """Raise a TypeError for a keyword ``key`` of the other kind of label noise."""
+    takes = info.noise_parameter
+    kind, keywords = _NOISE_KEYWORDS[takes]
+    for key in keys:
+        if key not in keywords:
+            other = _NOISE_KEYWORDS["q" if takes == "sigma" else "sigma"][0]
+            raise TypeError(
+                f"{info.name!r} is a {kind} metric: it takes {takes}, not {key} "
+                f"({key} applies to {other} metrics only)."
+            )
+
+
+def _check_offsets(info: MetricInfo, key: str) -> None:
+    """Raise a TypeError for ``key`` (groups or sigma_shared) of a metric without
+    shared batch offsets."""
+    if not _takes(info, "sigma_shared"):
+        raise TypeError(
+            f"The {info.name!r} metric does not model shared batch offsets, so it "
+            f"takes no {key}."
+        )
+
+
 def _check_noise_options(
-    info: MetricInfo, sigma: Any, q: Any, transition_matrix: Any
+    info: MetricInfo, sigma: Any, q: Any, transition_matrix: Any, sigma_dof: Any
 ) -> tuple[Any, np.ndarray | None]:
     """The validated noise source and a read-only copy of the transition matrix."""
+    given = {"sigma": sigma, "q": q, "transition_matrix": transition_matrix}
+    given["sigma_dof"] = sigma_dof
+    _check_kind(info, *(key for key, value in given.items() if value is not None))
     key = info.noise_parameter
-    other = "q" if key == "sigma" else "sigma"
-    if (sigma if other == "sigma" else q) is not None:
-        kind = "a regression" if key == "sigma" else "a classification"
-        raise TypeError(
-            f"{info.name!r} is {kind} metric: its label noise is {key}, not {other}."
-        )
-    if key == "sigma" and transition_matrix is not None:
-        raise TypeError(
-            f"{info.name!r} is a regression metric: transition_matrix applies to "
-            "classification metrics only."
-        )
-    source = check_noise_source(sigma if key == "sigma" else q, key=key)
+    source = check_noise_source(given[key], key=key)
     if transition_matrix is None:
         return source, None
     if source is not None:
@@ -199,7 +176,7 @@ def _check_signature(
     info: MetricInfo, metric_kwargs: dict, transition_matrix: Any
 ) -> None:
     """Check the options of a scorer against its metric's signature."""
-    parameters = _parameters(info)
+    parameters = inspect.signature(info.function).parameters
     function = info.function.__name__
     unknown = sorted(set(metric_kwargs) - set(parameters))
     if unknown:
@@ -215,12 +192,8 @@ def _check_signature(
 
 
 def _cached_response(method_caller: Any, estimator: Any, method: str, X: Any) -> Any:
-    """``estimator.<method>(X)``, once per fold of scikit-learn's multimetric scoring.
-
-    ``predict`` goes through scikit-learn's ``method_caller``; the full
-    ``predict_proba`` matrix is cached under a key of its own, shared with
-    scikit-learn's scorers where theirs is the same matrix (not binary).
-    """
+    """``estimator.<method>(X)``, once per fold of scikit-learn's multimetric
+    scoring (the full ``predict_proba`` matrix under a key of its own)."""
     if method_caller is None:
         return getattr(estimator, method)(X)
     if method == "predict":
@@ -304,10 +277,8 @@ def _positive_column(
 def _prepare_probabilities(
     binary_proba: str, y_true: Any, y_proba: Any, classes: Any, kwargs: dict[str, Any]
 ) -> Any:
-    """A ``predict_proba`` response as the metric takes it (record's ``binary_proba``).
-
-    Completes ``kwargs`` in place with ``labels`` (or ``pos_label``).
-    """
+    """A ``predict_proba`` response as the metric takes it (record's
+    ``binary_proba``); completes ``kwargs`` with ``labels`` (or ``pos_label``)."""
     proba = _to_numpy(y_proba)
     if classes is None and kwargs.get("labels") is not None:
         classes = kwargs["labels"]
@@ -336,16 +307,10 @@ def _value_repr(value: Any) -> str:
 class NoisyScorer(_BaseScorer):
     """A scikit-learn scorer that reports an expected metric under label noise.
 
-    Create it with :func:`make_noisy_scorer` or :func:`get_noisy_scorer`. Called
-    as ``scorer(estimator, X, y, **metadata)`` it returns, with scikit-learn's
-    sign convention (losses negated), the expected metric (``output="expected"``)
-    or a dict of ``"expected"``, ``"variance"`` and ``"nominal"``
-    (``output="all"``; the variance is never negated).
-
-    A noise source left at ``None`` is requested as metadata by ``score``: with
-    ``sklearn.set_config(enable_metadata_routing=True)`` scikit-learn routes it,
-    sliced to each test fold. Without routing scikit-learn gives it to the
-    estimator's ``fit``, which fails with
+    Create it with :func:`make_noisy_scorer` or :func:`get_noisy_scorer`. A
+    noise source left at ``None`` is requested as metadata by ``score``: with
+    ``sklearn.set_config(enable_metadata_routing=True)`` scikit-learn routes it;
+    without, it gives it to the estimator's ``fit``, which fails with
     ``fit() got an unexpected keyword argument 'sigma'``. Read more in the
     :ref:`User Guide <metadata_routing>`.
 
@@ -394,7 +359,7 @@ class NoisyScorer(_BaseScorer):
         metric_kwargs: dict[str, Any] | None = None,
         sigma_shared: Any = None,
     ) -> None:
-        info = _metric_info(metric)
+        info = get_metric_info(metric)
         if greater_is_better is None:
             greater_is_better = info.greater_is_better
         if not isinstance(greater_is_better, (bool, np.bool_)):
@@ -411,24 +376,13 @@ class NoisyScorer(_BaseScorer):
                 f"{response_method!r}."
             )
         source, transition_matrix = _check_noise_options(
-            info, sigma, q, transition_matrix
+            info, sigma, q, transition_matrix, sigma_dof
         )
-        # "auto" resolved, an estimand the metric lacks refused, now, not at
-        # every fold's call
-        estimand = info.check_estimand(estimand)
+        estimand = info.check_estimand(estimand)  # "auto" resolved once
         key = info.noise_parameter
-        if sigma_dof is not None and key != "sigma":
-            raise TypeError(
-                f"{info.name!r} is a classification metric: sigma_dof applies to "
-                "regression metrics (noise sigma) only."
-            )
         sigma_dof = check_noise_source(sigma_dof, key="sigma_dof")
-        if sigma_shared is not None and not _takes(info, "sigma_shared"):
-            raise TypeError(
-                f"The {info.name!r} metric does not model shared batch offsets: "
-                "sigma_shared applies to the MSE, RMSE, MAE, R² and explained "
-                "variance."
-            )
+        if sigma_shared is not None:
+            _check_offsets(info, "sigma_shared")
         sigma_shared = check_noise_source(sigma_shared, key="sigma_shared")
         if not isinstance(output, str) or output not in _OUTPUTS:
             raise ValueError(
@@ -482,12 +436,12 @@ class NoisyScorer(_BaseScorer):
         return tuple(self._info.estimands)
 
     def with_estimand(self, estimand: str) -> NoisyScorer:
-        """A copy of this scorer that reports ``estimand``.
+        """A copy of this scorer that reports ``estimand``, one of :attr:`estimands`.
 
         Parameters
         ----------
         estimand : {"forward", "truth", "remeasurement"}
-            One of :attr:`estimands`.
+            The estimand.
 
         Returns
         -------
@@ -535,9 +489,6 @@ class NoisyScorer(_BaseScorer):
     def get_metadata_routing(self) -> MetadataRequest:
         """Get the metadata routing of this scorer.
 
-        ``score`` requests ``sigma`` (or ``q``) when the scorer's source is left
-        at ``None``; ``sample_weight`` is left unset as in scikit-learn.
-
         Returns
         -------
         routing : MetadataRequest
@@ -563,18 +514,16 @@ class NoisyScorer(_BaseScorer):
     ) -> NoisyScorer:
         """Configure which metadata is routed to the scorer.
 
-        Each option is ``True``, ``False``, ``None`` or an alias (a str), as for
-        scikit-learn's estimators. Only available when metadata routing is enabled.
+        Only available when metadata routing is enabled.
 
         Parameters
         ----------
         sigma, q, sample_weight, sigma_dof : bool, None or str, default=UNCHANGED
-            The requests for the label noise (``sigma`` for regression, ``q``
-            for classification), the sample weights and the degrees of freedom
-            of ``sigma``.
+            The requests (``True``, ``False``, ``None`` or an alias) for the
+            label noise, the sample weights and the degrees of freedom of σ.
         groups, sigma_shared : bool, None or str, default=UNCHANGED
             Regression: the batch of each label and the SD of a batch's shared
-            offset (user guide: :ref:`shared_offsets`).
+            offset (:ref:`shared_offsets`).
 
         Returns
         -------
@@ -591,9 +540,8 @@ class NoisyScorer(_BaseScorer):
         given = {"sigma": sigma, "q": q, "sample_weight": sample_weight}
         given.update(sigma_dof=sigma_dof, groups=groups, sigma_shared=sigma_shared)
         changes = {k: v for k, v in given.items() if v is not UNCHANGED}
-        # every metric takes sample_weight
-        for key in ("sigma", "q", "sigma_dof", "groups", "sigma_shared"):
-            if key in changes:
+        for key in changes:
+            if key != "sample_weight":  # every metric takes sample_weight
                 self._check_request(key)
         probe = MetadataRequest(owner=self)  # validates the aliases
         for param, alias in changes.items():
@@ -603,33 +551,16 @@ class NoisyScorer(_BaseScorer):
 
     def _check_request(self, key: str) -> None:
         """Raise when the scorer cannot take ``key`` from metadata."""
-        info, takes = self._info, self.requires_noise
-        if key == "sigma_dof" and takes != "sigma":
-            raise TypeError(
-                f"The {info.name!r} scorer takes q; sigma_dof applies to "
-                "regression metrics only."
-            )
         if key in ("groups", "sigma_shared"):
-            if not _takes(info, "sigma_shared"):
-                raise TypeError(
-                    f"The {info.name!r} metric does not model shared batch "
-                    f"offsets, so it takes no {key}."
-                )
-            if key == "sigma_shared" and self.sigma_shared is not None:
-                raise ValueError(
-                    "This scorer reads sigma_shared from its own source "
-                    f"(sigma_shared={_source_repr(self.sigma_shared)}), so it "
-                    "cannot also take it from metadata."
-                )
-            return
-        if key in ("sigma", "q") and key != takes:
-            raise TypeError(f"The {info.name!r} scorer takes {takes}, not {key}.")
-        if key != "sigma_dof" and self.transition_matrix is not None:
+            _check_offsets(self._info, key)
+        else:
+            _check_kind(self._info, key)
+        if key in ("sigma", "q") and self.transition_matrix is not None:
             raise ValueError(
                 "This scorer uses a constant transition_matrix, so it takes no "
                 "q from metadata; build it without transition_matrix to route q."
             )
-        if getattr(self, key) is not None:
+        if getattr(self, key, None) is not None:
             raise ValueError(
                 f"This scorer reads {key} from its own source ({key}="
                 f"{_source_repr(getattr(self, key))}), so it cannot also take {key} "
@@ -690,13 +621,7 @@ class NoisyScorer(_BaseScorer):
                 )
             return {}
         noise = {"sigma": sigma, "q": q, "transition_matrix": transition_matrix}
-        kind = ("sigma",) if key == "sigma" else ("q", "transition_matrix")
-        wrong = [k for k, v in noise.items() if v is not None and k not in kind]
-        if wrong:
-            wanted = "sigma" if key == "sigma" else "q or transition_matrix"
-            raise TypeError(
-                f"The {self.metric!r} scorer takes {wanted}, not {' or '.join(wrong)}."
-            )
+        _check_kind(self._info, *(k for k, v in noise.items() if v is not None))
         given = sigma if key == "sigma" else q
         if self.transition_matrix is not None:
             if given is not None or transition_matrix is not None:
@@ -745,25 +670,19 @@ class NoisyScorer(_BaseScorer):
         info = self._info
         kwargs: dict[str, Any] = dict(self.metric_kwargs)
         kwargs.update(self._noise_kwargs(sigma, q, transition_matrix, X, y_true))
-        if self.requires_noise != "sigma":
-            if sigma_dof is not None:
-                raise TypeError(
-                    f"The {self.metric!r} scorer takes q or transition_matrix; "
-                    "sigma_dof applies to regression metrics only."
-                )
-        elif self.sigma_dof is not None or sigma_dof is not None:
+        if sigma_dof is not None:
+            _check_kind(info, "sigma_dof")
+        options = {"sigma_dof": sigma_dof, "sigma_shared": sigma_shared}
+        for key, given in options.items() if self.requires_noise == "sigma" else ():
+            if getattr(self, key) is None and given is None:
+                continue
             value = resolve_noise_source(
-                "sigma_dof", self.sigma_dof, sigma_dof, X, y_true, missing=""
+                key, getattr(self, key), given, X, y_true, missing=""
             )
-            if _takes(info, "sigma_dof"):
-                kwargs["sigma_dof"] = value
-        if self.requires_noise == "sigma" and (
-            self.sigma_shared is not None or sigma_shared is not None
-        ):
-            kwargs["sigma_shared"] = resolve_noise_source(
-                "sigma_shared", self.sigma_shared, sigma_shared, X, y_true, missing=""
-            )
-            kwargs["groups"] = groups
+            if key == "sigma_shared":  # its batches: the routed groups
+                kwargs.update(sigma_shared=value, groups=groups)
+            elif _takes(info, key):
+                kwargs[key] = value
         if sample_weight is not None:
             kwargs["sample_weight"] = sample_weight
         if self.response_method == "predict_proba":
@@ -868,28 +787,17 @@ class NoisyScorer(_BaseScorer):
         sample_weight : array-like of shape (n_samples,), default=None
             Sample weights, for metrics that accept them.
         classes : array-like, default=None
-            The classes of the problem (an estimator's ``classes_``): the order
-            of the probability columns, or the ``labels`` of a metric on
-            predictions (with any other label of the data appended).
+            The classes of the problem (an estimator's ``classes_``).
 
         Returns
         -------
         score : NoisyScore
             The metric in its own units and sign (e.g. MSE positive).
         """
-        y_pred, kwargs = self._metric_call(
-            y_true,
-            y_pred,
-            X=X,
-            sigma=sigma,
-            q=q,
-            transition_matrix=transition_matrix,
-            sample_weight=sample_weight,
-            classes=classes,
-            sigma_dof=sigma_dof,
-            groups=groups,
-            sigma_shared=sigma_shared,
-        )
+        metadata = dict(sigma=sigma, q=q, transition_matrix=transition_matrix)
+        metadata.update(sample_weight=sample_weight, classes=classes)
+        metadata.update(sigma_dof=sigma_dof, groups=groups, sigma_shared=sigma_shared)
+        y_pred, kwargs = self._metric_call(y_true, y_pred, X=X, **metadata)
         kwargs = self._with_sampling(kwargs, self.test_set_sampling)
         return self._evaluate(y_true, y_pred, kwargs, self.estimand)
 
@@ -948,15 +856,14 @@ class NoisyScorer(_BaseScorer):
         Parameters
         ----------
         estimator : object
-            A fitted estimator; a classifier's ``classes_`` are the classes the
-            metric is computed over.
+            A fitted estimator.
         X : array-like or DataFrame
             Test samples.
         y : array-like
             Best-known labels of the test samples.
         **metadata : dict
             ``sigma`` or ``q`` when the scorer takes its noise from metadata,
-            ``sigma_dof`` (regression, optional) and ``sample_weight``.
+            ``sigma_dof``, ``sample_weight``.
 
         Returns
         -------
@@ -970,8 +877,7 @@ class NoisyScorer(_BaseScorer):
     def _score(
         self, method_caller: Any, estimator: Any, X: Any, y_true: Any, **kwargs: Any
     ) -> float | dict[str, float]:
-        # Called by scikit-learn's multimetric scoring with a ``method_caller``
-        # whose cache all its scorers share: one prediction per fold.
+        # scikit-learn's multimetric scoring shares the ``method_caller``'s cache;
         # a float for scikit-learn: the sampling part would go unread
         score = self._estimator_score(
             method_caller, estimator, X, y_true, kwargs, False
@@ -1005,7 +911,7 @@ class NoisyScorer(_BaseScorer):
         -------
         score : float or dict
             The expected metric, negated for a loss; with ``output="all"`` a dict
-            of ``"expected"``, ``"variance"`` and ``"nominal"``.
+            of ``"expected"``, ``"variance"`` (never negated) and ``"nominal"``.
         """
         return self._score(None, estimator, X, y, **metadata)
 
@@ -1027,8 +933,7 @@ def make_noisy_scorer(
 ) -> NoisyScorer:
     """Make a scorer that reports an expected metric under label noise.
 
-    Its noise comes from routed sample metadata (the default), a constant, a
-    column of ``X`` or a callable. Read more in the :ref:`User Guide <scikit_learn>`.
+    Read more in the :ref:`User Guide <scikit_learn>`.
 
     Parameters
     ----------
@@ -1049,10 +954,8 @@ def make_noisy_scorer(
     transition_matrix : array-like of shape (n_classes, n_classes), default=None
         Classification: a constant row-stochastic transition matrix, instead of ``q``.
     estimand : {"auto", "truth", "remeasurement", "forward"}, default="auto"
-        The estimate the scorer returns (:ref:`estimands`): ``"auto"`` is
-        ``"truth"`` where the metric offers it, else ``"remeasurement"``, else
-        ``"forward"``; an estimand the metric lacks is refused here, with the
-        reason.
+        The estimate the scorer returns (:ref:`estimands`); ``"auto"``: the
+        truth where the metric offers it, else the remeasurement, else forward.
     output : {"expected", "all"}, default="expected"
         A float, or a dict of ``"expected"``, ``"variance"`` and ``"nominal"``
         (such a scorer must be the whole ``scoring``).
@@ -1062,17 +965,13 @@ def make_noisy_scorer(
     sigma_shared : float, dict, str, callable or None, default=None
         Regression: the SD of an offset shared by the labels of one batch (a
         constant, ``{batch: SD}``, a column of ``X`` or a callable); the batches
-        are the routed ``groups`` (:ref:`shared_offsets`). None: routed with
-        ``set_score_request(groups=True, sigma_shared=True)``, or no offsets.
+        are the routed ``groups`` (:ref:`shared_offsets`).
     test_set_sampling : "auto", bool or "bootstrap", default="auto"
         The test-set sampling part of the :class:`~sklearn_noisy.NoisyScore`
-        of ``score_predictions`` and ``noisy_score``, as the metric's option
-        (:ref:`estimand_policy`); the floats returned to scikit-learn do not
-        need it and skip it.
+        of ``score_predictions`` and ``noisy_score`` (:ref:`estimand_policy`).
     **metric_kwargs : dict
-        Further keyword arguments of the metric, e.g. ``pos_label`` or ``average``;
-        ``noise="poisson"`` (regression: count labels, :ref:`poisson_noise`)
-        makes a scorer that takes no ``sigma``.
+        Further keyword arguments of the metric, e.g. ``pos_label``;
+        ``noise="poisson"`` (count labels, :ref:`poisson_noise`) takes no ``sigma``.
 
     Returns
     -------
@@ -1110,11 +1009,7 @@ def make_noisy_scorer(
 
 
 def get_noisy_scorer(scoring: Any) -> NoisyScorer:
-    """Get a noise-aware scorer by name.
-
-    The names follow scikit-learn's (losses are ``neg_``), e.g.
-    ``"neg_expected_mean_squared_error"``; the scorer takes its noise from
-    routed metadata.
+    """Get a noise-aware scorer by name; it takes its noise from routed metadata.
 
     Parameters
     ----------

@@ -1,11 +1,5 @@
-"""Re-measurement planning: which labels to measure again, for a fixed budget.
-
-The label-noise variance of the truth estimate of the MSE (and of the binary
-accuracy under flips) is a sum over samples, each term a decreasing function of
-that sample's number of readings (annotations). Spending a budget of new
-readings so as to minimise it is a separable resource-allocation problem,
-solved greedily with a heap (user guide: :ref:`planning_remeasurements`).
-"""
+"""Re-measurement planning: which labels to measure again, for a fixed budget
+(user guide: :ref:`planning_remeasurements`)."""
 
 from __future__ import annotations
 
@@ -20,7 +14,8 @@ from typing import Any
 import numpy as np
 from scipy.stats import binom, norm
 
-from ..metrics import get_metric_info
+from .._noisy_score import _check_level
+from ..metrics import get_metric_info, get_metric_names
 from ..metrics._engines.regression.estimands import truth_root_variance
 from ..utils._arrays import (
     as_float_array,
@@ -31,10 +26,6 @@ from ..utils._arrays import (
 from ..utils._noise import check_flip_probability, check_sigma
 
 __all__ = ["RemeasurementPlan", "plan_remeasurement"]
-
-#: The metrics whose truth variance is a sum over samples of a known function
-#: of each sample's readings (annotations); the registry says their noise.
-_PLANNED = ("mean_squared_error", "root_mean_squared_error", "accuracy")
 
 _METHOD_GREEDY = "greedy (separable, convex: exact optimum, pooled residual)"
 _METHOD_PAIRS = "greedy on pairs of annotations (separable, convex in pairs: exact)"
@@ -47,9 +38,7 @@ _METHOD_MIXED = (
 class RemeasurementPlan:
     """Result of :func:`plan_remeasurement` (arrays read-only).
 
-    Every standard deviation is that of the truth estimate of ``metric`` from
-    the label noise alone, with σ (or ``q``) known, in expectation over the
-    new readings.
+    Every SD is the label-noise SD of the truth estimate of ``metric``.
 
     Attributes
     ----------
@@ -66,9 +55,7 @@ class RemeasurementPlan:
     std_even : float
         SD after the even allocation ``readings_even``.
     budget : int
-        Readings (annotations) available; ``readings.sum()`` is less when a
-        reading would not reduce the SD (σ = 0 or q = 0) or, for accuracy,
-        when one annotation is left that no sample can use.
+        Readings (annotations) available.
     confidence_level : float
         Level of the half-widths.
     method : str
@@ -76,15 +63,7 @@ class RemeasurementPlan:
 
     Examples
     --------
-    >>> from sklearn_noisy.model_selection import plan_remeasurement
-    >>> plan = plan_remeasurement([1.0, 2.0, 3.0, 0.5], [1.5, 2.0, 1.0, 0.0],
-    ...                           sigma=[0.3, 0.2, 0.5, 0.4], budget=4)
-    >>> plan.readings
-    array([1, 0, 2, 1])
-    >>> plan.readings_even
-    array([1, 1, 1, 1])
-    >>> round(plan.std_after / plan.std_before, 3)
-    0.574
+    See :func:`plan_remeasurement`.
     """
 
     metric: str
@@ -155,7 +134,6 @@ class RemeasurementPlan:
         )
 
 
-# ------------------------------------------------------------------ validation
 def _check_counts(value: Any, n_samples: int, *, name: str) -> np.ndarray:
     """Positive integer counts, a scalar or one per sample, as an int array."""
     array = as_float_array(value, name=name)
@@ -182,22 +160,14 @@ def _check_budget(budget: Any) -> int:
     return int(budget)
 
 
-def _check_probability(value: Any, name: str) -> float:
-    """``value`` of ``name``, a float in the open interval (0, 1)."""
-    if not isinstance(value, numbers.Real) or isinstance(value, bool):
-        raise TypeError(f"{name} must be a float in (0, 1); got {value!r}.")
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"{name} must be in (0, 1); got {value!r}.")
-    return float(value)
-
-
 def _check_noise(
     metric: Any, sigma: Any, q: Any, n_readings: Any, n_annotations: Any
 ) -> bool:
-    """Whether the metric takes ``sigma`` (True) or ``q`` (False), checked."""
-    if not isinstance(metric, str) or metric not in _PLANNED:
+    """Whether the planned metric takes ``sigma`` (True) or ``q`` (False), checked."""
+    planned = [name for name in get_metric_names() if get_metric_info(name).planned]
+    if not isinstance(metric, str) or metric not in planned:
         raise ValueError(
-            f"metric must be one of {list(_PLANNED)}: the "
+            f"metric must be one of {planned}: the "
             "metrics whose truth variance is a sum over samples of a known "
             f"function of each sample's readings; got {metric!r}."
         )
@@ -217,6 +187,25 @@ def _check_noise(
     if not gaussian and n_readings is not None:
         raise TypeError("n_readings applies to sigma; use n_annotations.")
     return gaussian
+
+
+def _check_plan_noise(
+    gaussian: bool, sigma: Any, q: Any, n_readings: Any, n_annotations: Any, n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The validated ``sigma`` (or ``q``, below 0.5) and readings (annotations)."""
+    if gaussian:
+        counts = 1 if n_readings is None else n_readings
+        return check_sigma(sigma, (n,)), _check_counts(counts, n, name="n_readings")
+    q = check_flip_probability(q, n)
+    if np.max(q) >= 0.5:
+        raise ValueError(
+            "q must be below 0.5: at q = 0.5 an annotation carries no "
+            "information and the truth accuracy has no unbiased estimate "
+            f"(above it, q is usually the probability of being right); got "
+            f"max q = {float(np.max(q))!r}."
+        )
+    counts = 1 if n_annotations is None else n_annotations
+    return q, _check_counts(counts, n, name="n_annotations")
 
 
 def _check_targets(y: Any, y_pred: Any, *, gaussian: bool) -> tuple[Any, Any]:
@@ -264,25 +253,24 @@ def _greedy(
     dearer than the remaining budget is dropped (budgets only shrink).
     """
     counts = start.copy()
-    heap = []
-    for i, m in enumerate(start.tolist()):
+    heap: list[tuple[float, int, int]] = []
+
+    def push(i: int, m: int) -> None:
         step = cost(m)
         gain = variance(i, m) - variance(i, m + step)
         if gain > 0.0:
-            heap.append((-gain / step, i, step))
-    heapq.heapify(heap)
+            heapq.heappush(heap, (-gain / step, i, step))
+
+    for i, m in enumerate(start.tolist()):
+        push(i, m)
     remaining = budget
     while heap and remaining > 0:
         _, i, step = heapq.heappop(heap)
         if step > remaining:
             continue
-        m = int(counts[i]) + step
-        counts[i] = m
+        counts[i] += step
         remaining -= step
-        following = cost(m)
-        gain = variance(i, m) - variance(i, m + following)
-        if gain > 0.0:
-            heapq.heappush(heap, (-gain / following, i, following))
+        push(i, int(counts[i]))
     return counts - start
 
 
@@ -305,24 +293,26 @@ def _even(start: np.ndarray, budget: int, cost: Callable[[int], int]) -> np.ndar
     return counts - start
 
 
-# ---------------------------------------------------------------- regression
-def _regression_std(y, y_pred, sigma, n_readings, weight, metric):
-    """``(std, T̂)``: ``std(extra)`` the library's label-noise SD of the truth
-    MSE (RMSE) after ``extra`` more readings per sample, ``T̂`` the truth MSE.
-
-    The library's variance ``Σ w² (4 σ'² D̂ + 2 σ'⁴)``, floored at
-    ``Σ w² 2 σ'⁴``, with ``D̂ = d̃² − σ²`` from the labels as they are and
-    ``σ'² = s²/(n + k)``; at ``extra = 0`` it is the library's truth variance.
-    """
+# ------------------------------------------------------------ variance terms
+def _regression_terms(y, y_pred, sigma, n_readings, weight, root):
+    """``(term, std)`` of the truth MSE (its root with ``root``): ``term(i, m)``
+    sample i's variance term at ``m`` readings with the pooled ``D = max(T̂, 0)``,
+    ``std(extra)`` the library's label-noise SD after ``extra`` more readings
+    (user guide: :ref:`planning_remeasurements`)."""
     n = y.shape[0]
     sigma2 = np.broadcast_to(np.square(sigma), (n,))
-    # d̃² − σ² is unbiased for D = (μ − ŷ)², the squared true residual.
-    d2 = np.square(y - y_pred) - sigma2
+    d2 = np.square(y - y_pred) - sigma2  # unbiased for the squared true residual
     s2_reading = sigma2 * n_readings  # one reading's variance
     w = np.ones(n) if weight is None else weight
     w2 = w * w
     w_sum = float(w.sum())
     estimate = float(w @ d2) / w_sum  # the truth MSE T̂
+    pooled = 4.0 * max(estimate, 0.0)
+    s2_l, w2_l = s2_reading.tolist(), w2.tolist()
+
+    def term(i: int, m: int) -> float:
+        s2 = s2_l[i] / m
+        return w2_l[i] * s2 * (pooled + 2.0 * s2)
 
     def std(extra: np.ndarray) -> float:
         s2 = s2_reading / (n_readings + extra)
@@ -330,40 +320,17 @@ def _regression_std(y, y_pred, sigma, n_readings, weight, metric):
             float(w2 @ (s2 * (4.0 * d2 + 2.0 * s2))), float(w2 @ (2 * s2 * s2))
         )
         variance /= w_sum * w_sum
-        if metric == "mean_squared_error":
+        if not root:
             return math.sqrt(variance)
-        # The truth RMSE's variance, as the library's.
-        root = truth_root_variance(np.array([estimate]), np.array([variance]))
-        return math.sqrt(float(root[0]))
+        spread = truth_root_variance(np.array([estimate]), np.array([variance]))
+        return math.sqrt(float(spread[0]))
 
-    return std, estimate
-
-
-def _plan_regression(y, y_pred, sigma, n_readings, weight, budget, metric):
-    n = y.shape[0]
-    std, estimate = _regression_std(y, y_pred, sigma, n_readings, weight, metric)
-    s2_reading = np.broadcast_to(np.square(sigma), (n,)) * n_readings
-    w = np.ones(n) if weight is None else weight
-    # The plan sees the residuals only through T̂ (see _POOLED): every term is
-    # w² σ'² (4 max(T̂, 0) + 2 σ'²), convex and decreasing in the readings.
-    pooled = 4.0 * max(estimate, 0.0)
-    s2_l, w2_l = s2_reading.tolist(), (w * w).tolist()
-
-    def term(i: int, m: int) -> float:
-        s2 = s2_l[i] / m
-        return w2_l[i] * s2 * (pooled + 2.0 * s2)
-
-    added = _greedy(term, n_readings, budget, lambda m: 1)
-    even = _even(n_readings, budget, lambda m: 1)
-    zero = np.zeros(n, dtype=np.int64)
-    return added, even, std(zero), std(added), std(even), _METHOD_GREEDY
+    return term, std
 
 
-# --------------------------------------------------------------------- flips
 def _majority_error(q: Any, m: Any) -> Any:
-    """``P(Bin(m, q) > m/2) + ½ P(Bin(m, q) = m/2)``: a majority of ``m``
-    annotations, each wrong with probability ``q``, ties broken at random
-    (scalars or arrays)."""
+    """``q_m``: a majority of ``m`` annotations wrong with probability ``q`` each,
+    ties broken at random."""
     m = np.asarray(m)
     half = m // 2
     tie = np.where(m % 2 == 0, 0.5 * binom.pmf(half, m, q), 0.0)
@@ -377,7 +344,6 @@ def _vote_variance(q_m: Any) -> Any:
 
 @functools.lru_cache(maxsize=65536)
 def _flip_variance(q: float, m: int) -> float:
-    """:func:`_vote_variance` of a majority of ``m`` annotations (one sample)."""
     return float(_vote_variance(_majority_error(q, m)))
 
 
@@ -387,9 +353,8 @@ def _flip_step(m: int) -> int:
 
 
 def _flip_terms(q, n_annotations, weight):
-    """``(term, std)``: ``term(i, m)`` sample i's weighted variance at ``m``
-    annotations, ``std(extra)`` the de-noised accuracy's label-noise SD after
-    ``extra`` more annotations per sample."""
+    """``(term, std)`` of the de-noised binary accuracy, as
+    :func:`_regression_terms` with annotations."""
     n = n_annotations.shape[0]
     q_all = np.broadcast_to(q, (n,)).astype(np.float64)
     q_l = q_all.tolist()
@@ -408,15 +373,23 @@ def _flip_terms(q, n_annotations, weight):
     return term, std
 
 
-def _plan_flips(q, n_annotations, weight, budget):
-    n = n_annotations.shape[0]
-    term, std = _flip_terms(q, n_annotations, weight)
-    added = _greedy(term, n_annotations, budget, _flip_step)
-    even = _even(n_annotations, budget, _flip_step)
-    zero = np.zeros(n, dtype=np.int64)
-    odd = bool(np.all(n_annotations % 2 == 1))
-    method = _METHOD_PAIRS if odd else _METHOD_MIXED
-    return added, even, std(zero), std(added), std(even), method
+def _check_plan(
+    metric, y, y_pred, sigma, n_readings, q, n_annotations, sample_weight, level
+):
+    """The checked inputs of a plan: ``(y, y_pred, noise, counts, weight, term,
+    std)``, ``noise`` the validated ``sigma`` or ``q``."""
+    gaussian = _check_noise(metric, sigma, q, n_readings, n_annotations)
+    _check_level(level)
+    y, y_pred = _check_targets(y, y_pred, gaussian=gaussian)
+    n = y.shape[0]
+    weight = check_sample_weight(sample_weight, n)
+    noise, counts = _check_plan_noise(gaussian, sigma, q, n_readings, n_annotations, n)
+    if gaussian:
+        root = get_metric_info(metric).definition.unit_power == 1
+        term, std = _regression_terms(y, y_pred, noise, counts, weight, root)
+    else:
+        term, std = _flip_terms(noise, counts, weight)
+    return y, y_pred, noise, counts, weight, term, std
 
 
 def plan_remeasurement(
@@ -434,36 +407,13 @@ def plan_remeasurement(
 ) -> RemeasurementPlan:
     """Plan where to spend ``budget`` new readings to sharpen a truth estimate.
 
-    Chooses how many readings (for ``"accuracy"``: annotations) to add to each
-    sample so that the label-noise SD of the truth estimate of ``metric`` is
-    smallest, in expectation over the new readings, and compares it with
-    spreading the budget evenly. Read more in the
-    :ref:`User Guide <planning_remeasurements>`.
-
-    Regression (``sigma``): label *i* is the mean of ``n_readings`` readings
-    with standard error ``σ_i``, so after ``k`` more readings its standard
-    error is ``σ_i √(n/(n + k))``. The truth MSE's variance is
-    ``Σ w² (4 D_i σ_i² + 2 σ_i⁴)/W²``, with ``D_i`` the squared true residual.
-    The plan plugs in the pooled ``D_i = max(T̂, 0)``, ``T̂`` the truth MSE
-    estimate, not each sample's ``max(d̃_i² − σ_i², 0)``: a plan that
-    re-measures the samples with large observed residuals biases the truth
-    MSE of the pooled labels downwards (regression to the mean; 2 SDs in the
-    user guide's simulation). Each term is then convex and decreasing in the
-    readings added, so adding one reading at a time where it reduces the
-    variance most (a heap) is the exact optimum of this objective. The SDs
-    reported are the library's unbiased estimate, with each sample's
-    ``d̃_i² − σ_i²``, at the new standard errors. The RMSE's SD is the MSE's
-    over ``2 √MSE``: the same plan.
-
-    Flips (``q``, binary ``"accuracy"``): each annotation is wrong with
-    probability ``q_i``, and the label is the majority of the sample's
-    annotations (ties broken at random), wrong with probability ``q_m``. The
-    de-noised accuracy's variance is ``Σ w² q_m(1 − q_m)/(1 − 2 q_m)² / W²``.
-    ``q_m`` is equal for ``m = 2j − 1`` and ``2j``, so annotations are added in
-    pairs (one alone to an even count); the terms are convex in pairs
-    (checked numerically for ``q`` in ``[1e-4, 0.5 − 1e-6]``), so the greedy
-    plan is the exact optimum when every count is odd, and a heuristic when
-    some start even.
+    Chooses how many readings (for ``"accuracy"``: annotations, majority vote)
+    to add to each sample so that the label-noise SD of the truth estimate of
+    ``metric`` is smallest, in expectation over the new readings, and compares
+    it with spreading the budget evenly. The SDs are those of the library's
+    truth estimate with σ (``q``) known, the labels being the means (majority)
+    of all of a sample's readings. Read more, with the derivation and when the
+    greedy plan is exact, in the :ref:`User Guide <planning_remeasurements>`.
 
     Parameters
     ----------
@@ -482,10 +432,7 @@ def plan_remeasurement(
 default="mean_squared_error"
         The metric whose truth estimate is to be sharpened.
     q : float or array-like of shape (n_samples,), default=None
-        Probability that one annotation is wrong, in ``[0, 0.5)``. With
-        ``n_annotations=1`` it is the ``q`` of
-        :func:`~sklearn_noisy.metrics.expected_accuracy_score`; the label of
-        ``m`` annotations has ``q_m``.
+        Probability that one annotation is wrong, in ``[0, 0.5)``.
     n_annotations : int or array-like of int of shape (n_samples,), default=None
         Annotations each label is the majority of now; None means 1.
     sample_weight : array-like of shape (n_samples,), default=None
@@ -499,28 +446,9 @@ default="mean_squared_error"
         ``readings`` to add per sample, the SDs before, after and with the
         even allocation, and the ``method``.
 
-    Raises
-    ------
-    ValueError
-        For an unsupported ``metric``, a negative ``budget``, mismatched
-        lengths, invalid noise values or counts, or a noise model that does
-        not fit the metric.
-    TypeError
-        When neither or both of ``sigma`` and ``q`` are given, or a count of
-        the other noise model is.
-
     See Also
     --------
-    sklearn_noisy.metrics.expected_mean_squared_error : The truth MSE and its SD.
-    sklearn_noisy.metrics.expected_accuracy_score : The truth accuracy and its SD.
-
-    Notes
-    -----
-    The SDs are label-noise SDs with σ (``q``) known (``sigma_dof=None``):
-    ``std_before`` is the ``std`` of
-    :func:`~sklearn_noisy.metrics.expected_mean_squared_error` (or of the
-    RMSE, or accuracy) with ``estimand="truth"``, floor included; the new
-    labels are the means of all of a sample's readings, old and new.
+    plan_sample_size : Test samples or readings for an interval width.
 
     Examples
     --------
@@ -536,39 +464,33 @@ default="mean_squared_error"
     ...       f"(even {plan.std_even:.3f})")
     0.336 -> 0.168 (even 0.267)
     """
-    gaussian = _check_noise(metric, sigma, q, n_readings, n_annotations)
     budget = _check_budget(budget)
-    confidence_level = _check_probability(confidence_level, "confidence_level")
-    y, y_pred = _check_targets(y, y_pred, gaussian=gaussian)
-    n = y.shape[0]
-    weight = check_sample_weight(sample_weight, n)
-    if gaussian:
-        sigma = check_sigma(sigma, (n,))
-        counts = _check_counts(
-            1 if n_readings is None else n_readings, n, name="n_readings"
-        )
-        result = _plan_regression(y, y_pred, sigma, counts, weight, budget, metric)
+    inputs = _check_plan(
+        metric,
+        y,
+        y_pred,
+        sigma,
+        n_readings,
+        q,
+        n_annotations,
+        sample_weight,
+        confidence_level,
+    )
+    counts, term, std = inputs[3], inputs[5], inputs[6]
+    if sigma is not None:
+        cost, method = (lambda m: 1), _METHOD_GREEDY
     else:
-        q = check_flip_probability(q, n)
-        if np.max(q) >= 0.5:
-            raise ValueError(
-                "q must be below 0.5: at q = 0.5 an annotation carries no "
-                "information and the truth accuracy has no unbiased estimate "
-                f"(above it, q is usually the probability of being right); got "
-                f"max q = {float(np.max(q))!r}."
-            )
-        counts = _check_counts(
-            1 if n_annotations is None else n_annotations, n, name="n_annotations"
-        )
-        result = _plan_flips(q, counts, weight, budget)
-    added, even, before, after, spread, method = result
+        odd = bool(np.all(counts % 2 == 1))
+        cost, method = _flip_step, _METHOD_PAIRS if odd else _METHOD_MIXED
+    added = _greedy(term, counts, budget, cost)
+    even = _even(counts, budget, cost)
     return RemeasurementPlan(
         metric=metric,
         readings=added,
         readings_even=even,
-        std_before=before,
-        std_after=after,
-        std_even=spread,
+        std_before=std(np.zeros(counts.shape[0], dtype=np.int64)),
+        std_after=std(added),
+        std_even=std(even),
         budget=budget,
         confidence_level=confidence_level,
         method=method,

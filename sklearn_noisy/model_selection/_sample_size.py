@@ -1,11 +1,6 @@
 """How much data a claim needs: test samples or readings per sample for a
-target interval width, and test samples to tell two models apart.
-
-Both answers scale a pilot's error budget (user guide:
-:ref:`planning_sample_size`): the label-noise and test-set sampling variances
-of a mean of per-sample terms both fall as ``1/n``; more readings shrink only
-the label-noise part, by the planning module's per-sample variance terms.
-"""
+target interval width, and test samples to tell two models apart (user guide:
+:ref:`planning_sample_size`)."""
 
 from __future__ import annotations
 
@@ -17,19 +12,9 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from .._noisy_score import NoisyScore
+from .._noisy_score import NoisyScore, _check_level
 from ..metrics import get_metric_info
-from ..utils._arrays import check_sample_weight
-from ..utils._noise import check_flip_probability, check_sigma
-from ._planning import (
-    _check_counts,
-    _check_noise,
-    _check_probability,
-    _check_targets,
-    _flip_terms,
-    _majority_error,
-    _regression_std,
-)
+from ._planning import _check_plan, _majority_error
 
 __all__ = [
     "ComparisonSizePlan",
@@ -56,11 +41,8 @@ class _Frozen:
 
 @dataclass(frozen=True, repr=False, eq=False)
 class SampleSizePlan(_Frozen):
-    """Result of :func:`plan_sample_size`.
-
-    Widths are those of the normal interval ``estimate ± z·SD`` of the truth
-    estimate at ``confidence_level``, the SD from the label noise and the
-    test-set sampling together.
+    """Result of :func:`plan_sample_size`: widths of the normal interval of the
+    truth estimate, from the label noise and the test-set sampling together.
 
     Attributes
     ----------
@@ -77,18 +59,14 @@ class SampleSizePlan(_Frozen):
     label_std, sampling_std : float
         The pilot's SDs from the label noise and from the test-set sampling.
     n_samples_needed : int
-        Test samples for ``target_width`` with as many readings (annotations)
-        per sample as the pilot's, and its per-sample variances.
+        Test samples for ``target_width`` with the pilot's readings per sample.
     n_readings_needed : int or None
-        Readings per sample (for ``"accuracy"``: annotations, majority vote)
-        for ``target_width`` at the pilot's ``n_samples``, samples with more
-        keeping theirs; None when the test-set sampling alone is wider
-        (``width_floor >= target_width``): more readings cannot get there.
+        Readings (annotations) per sample for ``target_width`` at the pilot's
+        ``n_samples``; None when ``width_floor >= target_width``.
     readings_added : int or None
         New readings (annotations) ``n_readings_needed`` takes in total.
     width_floor : float
-        The width at ``n_samples`` with infinitely many readings: that of the
-        test-set sampling alone.
+        The width at ``n_samples`` of the test-set sampling alone.
 
     Examples
     --------
@@ -108,11 +86,8 @@ class SampleSizePlan(_Frozen):
     width_floor: float
 
     def __repr__(self) -> str:
-        unit = (
-            "annotations"
-            if get_metric_info(self.metric).noise == "flips"
-            else ("readings")
-        )
+        flips = get_metric_info(self.metric).noise == "flips"
+        unit = "annotations" if flips else "readings"
         if self.n_readings_needed is None:
             readings = (
                 f"unreachable by {unit} (test-set sampling alone: width "
@@ -133,11 +108,8 @@ class SampleSizePlan(_Frozen):
 
 @dataclass(frozen=True, repr=False, eq=False)
 class ComparisonSizePlan(_Frozen):
-    """Result of :func:`plan_comparison_size`.
-
-    Every figure assumes that the true difference equals the pilot's estimate
-    (``n_samples_conservative``: the end of its interval nearer 0), and that
-    its variances per sample stay the pilot's.
+    """Result of :func:`plan_comparison_size`, if the true difference is the
+    pilot's estimate and its variances per sample stay the pilot's.
 
     Attributes
     ----------
@@ -161,12 +133,10 @@ class ComparisonSizePlan(_Frozen):
         The same for the end of the pilot's interval nearer 0; None when the
         interval holds 0.
     power_limit_readings : float
-        The power at ``n_samples`` without any label noise (infinitely many
-        readings): more readings alone cannot reach a ``power`` above it.
+        The power at ``n_samples`` without any label noise.
     n_readings_needed : int or None
         With ``n_readings``: the readings per sample for ``power`` at
-        ``n_samples``; None when not asked for, or when ``power`` is above
-        ``power_limit_readings``.
+        ``n_samples``; None when not asked for or out of reach.
 
     Examples
     --------
@@ -200,7 +170,6 @@ class ComparisonSizePlan(_Frozen):
         )
 
 
-# ------------------------------------------------------------------ validation
 def _check_positive(value: Any, name: str) -> float:
     if not isinstance(value, numbers.Real) or isinstance(value, bool):
         raise TypeError(f"{name} must be a positive number; got {value!r}.")
@@ -214,7 +183,6 @@ def _samples_for(per_sample: float, bound: float) -> int:
     return max(2, math.ceil(per_sample / bound * (1.0 - 1e-12)))
 
 
-# ---------------------------------------------------------------- one metric
 def _first_met(variance, bound: float, start: int) -> int | None:
     """The least count ``k >= start`` with ``variance(k) <= bound``,
     ``variance`` non-increasing in ``k``: doubling, then bisection; None
@@ -254,16 +222,8 @@ def plan_sample_size(
     truth estimate of ``metric`` (label noise and test-set sampling together)
     has width ``target_width``, and the readings per sample that reach it at
     the pilot's size, or the limit of the test-set sampling where they
-    cannot. Read more in the :ref:`User Guide <planning_sample_size>`.
-
-    Samples: the pilot's variances ``V_label + V_sampling`` (the library's,
-    ``test_set_sampling=True``) both fall as ``1/n`` for a mean of per-sample
-    terms (the RMSE: to first order), so ``n = n₀ (V_label + V_sampling)
-    (2z/width)²``, rounded up. Readings: only the label-noise part shrinks;
-    it is the planning module's variance after ``k − n_i`` more readings per
-    sample (:func:`plan_remeasurement`; for the MSE,
-    ``Σ w² (4 D̂ σ'² + 2 σ'⁴)/W²`` with ``σ'² = s²/k``), and the least ``k``
-    is found by bisection.
+    cannot. Read more, with the derivation, in the
+    :ref:`User Guide <planning_sample_size>`.
 
     Parameters
     ----------
@@ -297,14 +257,6 @@ default="mean_squared_error"
         ``n_samples_needed``, ``n_readings_needed`` (None when unreachable by
         readings) and the floor ``width_floor``.
 
-    Raises
-    ------
-    ValueError
-        For an unsupported ``metric``, a non-positive ``target_width``, fewer
-        than two samples, mismatched lengths or invalid noise values.
-    TypeError
-        When neither or both of ``sigma`` and ``q`` are given.
-
     See Also
     --------
     plan_comparison_size : Test samples to tell two models apart.
@@ -321,39 +273,28 @@ default="mean_squared_error"
     >>> plan = plan_sample_size(y, y_pred, sigma=0.5, target_width=0.1)
     >>> plan.n_samples_needed, plan.n_readings_needed, plan.readings_added
     (449, 3, 400)
-    >>> plan = plan_sample_size(y, y_pred, sigma=0.5, target_width=0.05)
-    >>> plan.n_samples_needed, plan.n_readings_needed, round(plan.width_floor, 3)
-    (1794, None, 0.078)
     """
     target_width = _check_positive(target_width, "target_width")
-    gaussian = _check_noise(metric, sigma, q, n_readings, n_annotations)
-    confidence_level = _check_probability(confidence_level, "confidence_level")
-    y, y_pred = _check_targets(y, y_pred, gaussian=gaussian)
+    y, y_pred, noise, counts, _, _, std = _check_plan(
+        metric,
+        y,
+        y_pred,
+        sigma,
+        n_readings,
+        q,
+        n_annotations,
+        sample_weight,
+        confidence_level,
+    )
     n = y.shape[0]
     if n < 2:
         raise ValueError(
             f"y must hold at least 2 samples for the test-set sampling variance; "
             f"got {n}."
         )
-    weight = check_sample_weight(sample_weight, n)
     info = get_metric_info(metric)
-    if gaussian:
-        sigma = check_sigma(sigma, (n,))
-        counts = _check_counts(
-            1 if n_readings is None else n_readings, n, name="n_readings"
-        )
-        std, _ = _regression_std(y, y_pred, sigma, counts, weight, metric)
-        noise = sigma
-    else:
-        q = check_flip_probability(q, n)
-        if np.max(q) >= 0.5:
-            raise ValueError(f"q must be below 0.5; got max q = {float(np.max(q))!r}.")
-        counts = _check_counts(
-            1 if n_annotations is None else n_annotations, n, name="n_annotations"
-        )
-        _, std = _flip_terms(q, counts, weight)
-        # the q of the library's truth accuracy: that of the majority vote
-        noise = _majority_error(q, counts)
+    if q is not None:  # the q of the library's truth accuracy: the majority's
+        noise = _majority_error(noise, counts)
     score = info.function(
         y,
         y_pred,
@@ -379,7 +320,7 @@ default="mean_squared_error"
     return SampleSizePlan(
         metric=metric,
         target_width=target_width,
-        confidence_level=confidence_level,
+        confidence_level=float(confidence_level),
         n_samples=n,
         width=2.0 * z * math.sqrt(label + sampling),
         label_std=math.sqrt(label),
@@ -404,18 +345,10 @@ def plan_comparison_size(
     From a pilot's paired difference ``d`` of a metric between two models,
     with its label-noise and test-set sampling variances, the number of test
     samples at which the interval of the difference at ``confidence_level``
-    excludes 0 with probability ``power``, if the true difference is ``d``:
-    ``n = ((z_{1−α/2} + z_power) s/d)²``, ``s² = n₀ (V_label + V_sampling)``
-    the per-sample variance (both parts fall as ``1/n``). With
-    ``n_readings``, also the readings per sample that reach ``power`` at the
-    pilot's size, the label-noise part scaled as ``n_readings/k`` (exact for
-    the MSE difference, whose per-sample term is linear in the label; an
-    upper bound where the variance also has higher powers of σ²). Read more
-    in the :ref:`User Guide <planning_sample_size>`.
-
-    ``probability_better`` of :func:`compare_estimators` exceeds ``p``
-    exactly when the two-sided interval at level ``2p − 1`` excludes 0 on the
-    better side: pass ``confidence_level=2 * p - 1`` to plan for that.
+    excludes 0 with probability ``power``, if the true difference is ``d``;
+    with ``n_readings``, also the readings per sample that reach ``power`` at
+    the pilot's size. Read more, with the formulas and how to plan for
+    ``probability_better``, in the :ref:`User Guide <planning_sample_size>`.
 
     Parameters
     ----------
@@ -438,16 +371,6 @@ def plan_comparison_size(
     plan : ComparisonSizePlan
         ``n_samples_needed``, the conservative ``n_samples_conservative``,
         the power now and the power without label noise.
-
-    Raises
-    ------
-    ValueError
-        When ``difference`` has no finite sampling variance (or one not of a
-        mean of per-sample terms or the delta method), for ``power`` or
-        ``confidence_level`` outside (0, 1), or for ``n_readings`` with a
-        metric without Gaussian label noise or below 1.
-    TypeError
-        When ``difference`` is not a :class:`~sklearn_noisy.NoisyScore`.
 
     See Also
     --------
@@ -475,8 +398,11 @@ def plan_comparison_size(
             ".differences[(a, b)][metric]; got "
             f"{type(difference).__name__}."
         )
-    power = _check_probability(power, "power")
-    confidence_level = _check_probability(confidence_level, "confidence_level")
+    if not isinstance(power, numbers.Real) or isinstance(power, bool):
+        raise TypeError(f"power must be a float in (0, 1); got {power!r}.")
+    if not 0.0 < power < 1.0:
+        raise ValueError(f"power must be in (0, 1); got {power!r}.")
+    _check_level(confidence_level)
     sampling, label = difference.sampling_variance, difference.variance
     if difference.sampling_method not in _SCALED or not (
         math.isfinite(sampling)
@@ -526,8 +452,8 @@ def plan_comparison_size(
         k = max(int(n_readings), math.ceil(ratio * (1.0 - 1e-12)))
     return ComparisonSizePlan(
         metric=difference.metric,
-        power=power,
-        confidence_level=confidence_level,
+        power=float(power),
+        confidence_level=float(confidence_level),
         n_samples=n,
         difference=difference.expected,
         std=math.sqrt(total),

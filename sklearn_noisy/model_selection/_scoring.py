@@ -28,35 +28,27 @@ __all__ = [
 
 
 def default_metrics(estimator: Any, y: Any) -> list[str]:
-    """The metrics that ``scoring="default"`` reports for ``estimator`` on ``y``.
-
-    The registry records whose ``default_targets`` hold the target type
-    (continuous, binary or multiclass), in registry order; a metric on
-    probabilities only for an estimator with ``predict_proba``.
-    """
+    """The metrics that ``scoring="default"`` reports for ``estimator`` on ``y``:
+    the records whose ``default_targets`` hold the target type, one on
+    probabilities only for an estimator with ``predict_proba``."""
     if not is_classifier(estimator):
         target = "continuous"
     else:
         target = "binary" if type_of_target(y) == "binary" else "multiclass"
-    metrics = []
-    for name in get_metric_names():
-        info = get_metric_info(name)
-        if target not in info.default_targets:
-            continue
-        if info.response_method == "predict_proba" and not hasattr(
-            estimator, "predict_proba"
-        ):
-            continue
-        metrics.append(name)
-    return metrics
+    infos = [get_metric_info(name) for name in get_metric_names()]
+    proba = hasattr(estimator, "predict_proba")
+    return [
+        info.name
+        for info in infos
+        if target in info.default_targets
+        and (proba or info.response_method != "predict_proba")
+    ]
 
 
 def default_scoring(metrics: list[str], y: Any) -> list[Any]:
-    """Default metric names as scoring entries for the target ``y``.
-
-    A metric taking ``pos_label`` (F1) is scored for the larger of two labels
-    when neither is 1.
-    """
+    """Default metric names as scoring entries for the target ``y``; a metric
+    taking ``pos_label`` (F1) is scored for the larger of two labels when neither
+    is 1."""
     scoring: list[Any] = []
     for name in metrics:
         function = get_metric_info(name).function
@@ -71,12 +63,10 @@ def default_scoring(metrics: list[str], y: Any) -> list[Any]:
 
 def _build_scorer(item: Any) -> Any:
     """A NoisyScorer from a scorer, a named scorer or a metric name."""
-    if isinstance(item, NoisyScorer):
-        return item
-    if isinstance(item, str):
-        if item in get_noisy_scorer_names():
-            return get_noisy_scorer(item)
+    if isinstance(item, str) and item not in get_noisy_scorer_names():
         return make_noisy_scorer(item)
+    if isinstance(item, (str, NoisyScorer)):
+        return get_noisy_scorer(item)  # a scorer as it is
     raise TypeError(
         "scoring entries must be metric names (e.g. 'mean_squared_error') or "
         f"NoisyScorer objects from make_noisy_scorer; got {item!r}."
@@ -84,10 +74,8 @@ def _build_scorer(item: Any) -> Any:
 
 
 def check_noisy_scoring(scoring: Any, estimator: Any, y: Any) -> dict[str, Any]:
-    """``scoring`` as an ordered dict ``{result key: NoisyScorer}``.
-
-    Keys are the scorers' metric names unless a dict gives them.
-    """
+    """``scoring`` as an ordered dict ``{result key: NoisyScorer}``; keys are the
+    scorers' metric names unless a dict gives them."""
     if isinstance(scoring, str) and scoring == "default":
         scoring = default_scoring(default_metrics(estimator, y), y)
     if isinstance(scoring, Mapping):
@@ -120,11 +108,8 @@ def check_noisy_scoring(scoring: Any, estimator: Any, y: Any) -> dict[str, Any]:
 
 
 def check_scorers_noise(scorers: dict[str, Any], noise: str | None) -> None:
-    """Reject noise of the wrong kind for a scorer, or none where one is needed.
-
-    ``noise`` is the keyword given to ``fit`` (``"sigma"``, ``"q"``,
-    ``"transition_matrix"``) or None.
-    """
+    """Reject noise of the wrong kind for a scorer, or none where one is needed;
+    ``noise``: the keyword given to ``fit`` or None."""
     for key, scorer in scorers.items():
         takes = scorer.requires_noise
         routed = getattr(scorer, takes) is None and scorer.transition_matrix is None
