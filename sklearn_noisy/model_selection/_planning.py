@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 from scipy.stats import binom, norm
 
-from .._noisy_score import _check_level
 from ..metrics import get_metric_info, get_metric_names
 from ..metrics._engines.regression.estimands import truth_root_variance
 from ..utils._arrays import (
@@ -24,6 +23,7 @@ from ..utils._arrays import (
     read_only,
 )
 from ..utils._noise import check_flip_probability, check_sigma
+from ..utils._validation import check_level
 
 __all__ = ["RemeasurementPlan", "plan_remeasurement"]
 
@@ -379,7 +379,7 @@ def _check_plan(
     """The checked inputs of a plan: ``(y, y_pred, noise, counts, weight, term,
     std)``, ``noise`` the validated ``sigma`` or ``q``."""
     gaussian = _check_noise(metric, sigma, q, n_readings, n_annotations)
-    _check_level(level)
+    check_level(level)
     y, y_pred = _check_targets(y, y_pred, gaussian=gaussian)
     n = y.shape[0]
     weight = check_sample_weight(sample_weight, n)

@@ -12,8 +12,9 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from .._noisy_score import NoisyScore, _check_level
+from .._noisy_score import NoisyScore
 from ..metrics import get_metric_info
+from ..utils._validation import check_level
 from ._planning import _check_plan, _majority_error
 
 __all__ = [
@@ -402,7 +403,7 @@ def plan_comparison_size(
         raise TypeError(f"power must be a float in (0, 1); got {power!r}.")
     if not 0.0 < power < 1.0:
         raise ValueError(f"power must be in (0, 1); got {power!r}.")
-    _check_level(confidence_level)
+    check_level(confidence_level)
     sampling, label = difference.sampling_variance, difference.variance
     if difference.sampling_method not in _SCALED or not (
         math.isfinite(sampling)
