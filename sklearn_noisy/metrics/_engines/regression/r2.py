@@ -1,11 +1,6 @@
-"""The forward ``1 - X/Y`` (R², explained variance) under Gaussian label error.
-
-:func:`r2_forward` takes each output's sums once and combines the outputs as
-scikit-learn does; :func:`ratio_moments` gives the mean and variance of one
-output's ratio or of the variance-weighted ratio ``Σ X_k / Σ Y_k`` of several
-outputs, by quadrature over the exponential tilt ``e^{-tY}`` or by the delta
-method, and decides which moments exist (user guide: :ref:`formula_r2`).
-"""
+"""The forward ``1 - X/Y`` (R², explained variance) under Gaussian label error:
+quadrature over the exponential tilt ``e^{-tY}``, or the delta method (user
+guide: :ref:`formula_r2`)."""
 
 from __future__ import annotations
 
@@ -23,13 +18,13 @@ from ..._definitions.regression import RegressionLoss
 from .distributions import output_distributions, r2_distribution
 from .estimands import aggregate_outputs, delta_numerator
 from .estimands import r2_sums as estimand_r2_sums
-from .quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums, gauss_kronrod
+from .quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums, tilt_integral
 from .sums import output_column, r2_from_sums, r2_sums
 
 __all__ = ["delta_ratio", "r2_count_forward", "r2_forward", "ratio_moments"]
 
 #: Labels whose scaled variance ``w (σ/S)²`` is below this are exact for the
-#: numerics (see :meth:`_R2Data._tau`).
+#: numerics (subnormal ``τ`` would overflow the integrand's ratios to NaN).
 _TAU_EXACT = 1e-280
 
 # Families q_i of the power sums, and the (k, β) pairs of Σ q τ^k r^β.
@@ -51,7 +46,6 @@ _LOG1P = np.array([0.0] + [(-1.0) ** (n - 1) / n for n in range(1, SERIES_TERMS 
 #: Below this ``CV²`` the delta method is exact to double precision and is
 #: returned as the exact value (user guide: formula_r2, "Tiny noise").
 _CV2_DELTA_EXACT = 1e-15
-_X_LOWER = -40.0
 _X_CAP = 150.0
 _LOG_TINY = -745.0
 _EMPTY = (math.inf, -math.inf)
@@ -72,11 +66,8 @@ def _r2_families(base: np.ndarray) -> np.ndarray:
 
 
 class _R2Integrand:
-    """One output's tilted moments at tilts ``t`` (its scaled units).
-
-    ``c`` is the centre of ``Z = X - cY``; ``second``: also the moments of
-    ``Z`` (user guide: formula_r2).
-    """
+    """One output's tilted moments at tilts ``t``; ``c`` centres ``Z = X - cY``,
+    ``second``: also the moments of ``Z``."""
 
     def __init__(self, data: _R2Data, c: float, second: bool) -> None:
         self.sums = BucketedPowerSums(
@@ -137,12 +128,8 @@ class _R2Integrand:
         return total, log1p_sum
 
     def tilted(self, t: np.ndarray, log_only: bool = False) -> tuple[np.ndarray, ...]:
-        """``(log L, E_t[X], E_t[Z], Var_t[Z])`` at the tilts ``t`` (scaled units).
-
-        ``E_t`` is the expectation under the exponential tilt ``e^{-tY}``;
-        ``Z = X - cY``. Only ``log L`` with ``log_only``; ``E_t[Z]`` and
-        ``Var_t[Z]`` are None unless ``self.second``.
-        """
+        """``(log L, E_t[X], E_t[Z], Var_t[Z])`` under the tilt ``e^{-tY}``
+        (``log L`` alone with ``log_only``; ``Z``'s None unless ``second``)."""
         T, log1p_sum = self._sums(t)
         s_r = T[:, _W, _C01]
         s_ru = T[:, _WU, _C01]
@@ -209,11 +196,8 @@ class _R2Integrand:
 
 
 class _R2Data:
-    """One output's inputs, read block by block, with its counts and delta sums.
-
-    ``w`` is normalised to ``Σ w = M``; labels are scaled by ``S`` and centred
-    at the limit of the tilted mean for ``t → ∞`` (user guide: formula_r2).
-    """
+    """One output's inputs read block by block (``Σ w = M``, labels scaled by
+    ``S`` and centred at the tilted mean's limit), its counts and delta sums."""
 
     def __init__(
         self,
@@ -269,14 +253,13 @@ class _R2Data:
         return s_range[0]
 
     def rank(self, numeric: bool = False) -> int:
-        """The rank of the centred noise (``numeric``: of the labels noisy in
-        the numerics)."""
+        """The rank of the centred noise (``numeric``: of the numerics)."""
         n_noisy = self.n_noisy_num if numeric else self.n_noisy
         return n_noisy if n_noisy < self.n_eff else self.n_eff - 1
 
     def _ratio_bounded(self, low: float, high: float) -> bool:
-        """Whether ``X/Y`` is bounded although ``Y`` can reach 0, the exact
-        labels spanning ``[low, high]`` (user guide: formula_r2)."""
+        """Whether ``X/Y`` is bounded though ``Y`` reaches 0 (exact labels in
+        ``[low, high]``)."""
         if self.centred and self.constant_pred is not None:
             return True
         return low == high == self.constant_pred
@@ -337,11 +320,7 @@ class _R2Data:
         self.parts = _delta_parts(totals, w_total, self.centred)
 
     def _tau(self, w: np.ndarray, s: np.ndarray) -> np.ndarray:
-        """``τ = w (σ/S)²`` of a block, flushed to 0 below :data:`_TAU_EXACT`.
-
-        Such a label moves R² by a relative ~τ; subnormal ``τ`` would overflow
-        the integrand's ratios to NaN.
-        """
+        """``τ = w (σ/S)²`` of a block, 0 below :data:`_TAU_EXACT`."""
         tau = w * (s / self.scale) ** 2
         tau[tau < _TAU_EXACT] = 0.0
         return tau
@@ -372,12 +351,8 @@ class _R2Data:
 def _delta_parts(
     totals: np.ndarray, w_total: float, centred: bool = False
 ) -> np.ndarray:
-    """``(μ_X, μ_Y, V_X, V_Y, C_XY)``, the moments of the two sums.
-
-    ``totals`` are ``(Σ wd², Σ wũ², Σ τ, Σ τ², Σ wτ, Σ wτ², Σ wd²τ, Σ wũ²τ,
-    Σ wdũτ)`` with ``τ = wσ²`` and ``ũ`` centred at the weighted mean (user
-    guide: formula_r2, formula_explained_variance for ``centred``).
-    """
+    """``(μ_X, μ_Y, V_X, V_Y, C_XY)`` from ``totals = (Σ wd², Σ wũ², Σ τ, Σ τ²,
+    Σ wτ, Σ wτ², Σ wd²τ, Σ wũ²τ, Σ wdũτ)``, ``τ = wσ²``."""
     wdd, wuu, sum_tau, sum_tau2, sum_wtau, sum_wtau2, wddt, wuut, wdut = totals
     mu_x = wdd + sum_tau
     mu_y = wuu + sum_tau - sum_wtau / w_total
@@ -394,11 +369,8 @@ def _delta_parts(
 
 
 def delta_ratio(parts: np.ndarray) -> tuple[float, float, float]:
-    """Second-order delta ``E[X/Y]``, first-order ``Var[X/Y]``, and ``CV²``.
-
-    ``parts`` as :func:`_delta_parts` returns them; ``CV² = V_X/μ_X² +
-    V_Y/μ_Y²`` is the relative size of the terms the delta method leaves out.
-    """
+    """Second-order delta ``E[X/Y]``, first-order ``Var[X/Y]`` and ``CV² =
+    V_X/μ_X² + V_Y/μ_Y²`` of :func:`_delta_parts`' moments."""
     mu_x, mu_y, v_x, v_y, c_xy = (float(value) for value in parts)
     ratio = mu_x / mu_y
     mean = ratio - c_xy / mu_y**2 + mu_x * v_y / mu_y**3
@@ -408,12 +380,8 @@ def delta_ratio(parts: np.ndarray) -> tuple[float, float, float]:
 
 
 class _Integrand:
-    """``[t L E_t[X], t² L (Var_t[Z] + E_t[Z]²)]`` at ``t = eˣ/μ_Y``.
-
-    Summed over the outputs (each at its own scale, ``t β_k``), which stay
-    independent under the tilt; the outputs with numerically exact labels add
-    the constants ``(X, Y)``.
-    """
+    """``[t L E_t[X], t² L (Var_t[Z] + E_t[Z]²)]`` at ``t = eˣ/μ_Y``, summed
+    over the outputs (at ``t β_k``); exact outputs add the constants ``(X, Y)``."""
 
     def __init__(
         self,
@@ -454,29 +422,6 @@ class _Integrand:
         if not self.second:
             return first[None, :]
         return np.stack([first, t * t * lik * (var_z + mean_z * mean_z)])
-
-
-def _upper_limit(
-    integrand: _Integrand, tau_min: float, bounded: bool
-) -> tuple[float, bool]:
-    """The upper limit in ``x`` and whether a power-law tail is added there.
-
-    The limit is where ``L(t)`` underflows, or (``Y`` able to reach 0) where
-    every noisy ``2tτ_i ≥ 1e8`` and the integrands follow their power law.
-    """
-    for block in (
-        np.arange(0.0, 12.0, 4.0),
-        np.arange(12.0, 40.0, 4.0),
-        np.arange(40.0, _X_CAP, 4.0),
-    ):
-        tiny = integrand(block, log_only=True) < _LOG_TINY
-        a_min = 2.0 * np.exp(block) / integrand.mu_y * tau_min
-        saturated = (a_min >= 1e8) & (not bounded)
-        stop = tiny | saturated
-        if stop.any():
-            first = int(np.argmax(stop))
-            return float(block[first]), bool(saturated[first] and not tiny[first])
-    return _X_CAP, not bounded
 
 
 def _warn_missing(
@@ -521,15 +466,9 @@ def ratio_moments(
     nominal: float | None = None,
     prefix: str = "",
 ) -> tuple[float, float]:
-    """``(E, Var)`` of ``1 - Σ X_k / Σ Y_k`` over the outputs ``columns``.
-
-    ``columns`` holds ``(y_true, y_pred, sigma, X, Y)`` of each output: 1-D
-    arrays, ``sigma`` a float or 1-D, and the sums of the labels as given
-    (weights normalised to ``Σ w = M``); some label must be noisy. ``nominal``:
-    the one output's value where its labels are exact for the numerics; None
-    for the variance-weighted ratio of several outputs. A moment that does not
-    exist is warned of (``prefix`` names the output).
-    """
+    """``(E, Var)`` of ``1 - Σ X_k / Σ Y_k`` over ``columns``, ``(y_true, y_pred,
+    sigma, X, Y)`` per output (``Σ w = M``); ``nominal``: one output's value, None
+    for several. A moment that does not exist is warned of (``prefix``)."""
     noisy: list[_R2Data] = []
     exact, numeric = np.zeros(2), np.zeros(2)  # (X, Y) of the exact outputs
     for y_true, y_pred, sigma, x, y in columns:
@@ -570,24 +509,31 @@ def ratio_moments(
         expected = 1.0 - delta_mean if nominal is None else nominal
         return expected, 0.0 if var_exists else math.inf
     live = [(b, data) for b, data in outputs if data.n_noisy_num > 0]
-    upper, power_tail = _upper_limit(
-        integrand,
-        min(b * data.tau_min for b, data in live),
-        constants[1] > 0.0 or any(data.bounded_num for _, data in live),
-    )
+    tau_min = min(b * data.tau_min for b, data in live)
+    bounded = constants[1] > 0.0 or any(data.bounded_num for _, data in live)
+
+    def stop(block: np.ndarray) -> np.ndarray:
+        """1 where ``L`` underflows, else 2 where every noisy ``2tτ ≥ 1e8`` (the
+        integrands follow their power law: a tail is added)."""
+        tiny = integrand(block, log_only=True) < _LOG_TINY
+        a_min = 2.0 * np.exp(block) / integrand.mu_y * tau_min
+        return np.where(tiny, 1, np.where((a_min >= 1e8) & (not bounded), 2, 0))
+
     n_comp = 2 if var_exists else 1
     atol = np.array(
         [1e-16 * max(abs(delta_mean), 1e-300), 1e-15 * max(delta_var, 1e-300)]
     )
-    integrals = gauss_kronrod(
+    blocks = tuple(np.arange(*ends, 4.0) for ends in ((0, 12), (12, 40), (40, _X_CAP)))
+    integrals, upper, code = tilt_integral(
         integrand,
-        _X_LOWER,
-        upper,
-        n_panels=max(4, math.ceil((upper - _X_LOWER) / 2.5)),
+        stop,
+        blocks,
+        _X_CAP,
+        1 if bounded else 2,
         atol=atol[:n_comp],
         rtol=np.array([1e-14, 1e-12])[:n_comp],
     )
-    if power_tail:
+    if code == 2:
         # In x = log t the integrands decay as t^{-κ}: κ = r/2 where X/Y is
         # bounded, else r/2 − 1 and r/2 − 2 (user guide: formula_r2).
         rank_num = sum(data.rank(numeric=True) for _, data in live)
@@ -609,12 +555,8 @@ def ratio_moments(
 def _count_parts(
     rate: np.ndarray, y_pred: np.ndarray, weight: np.ndarray | None, centred: bool
 ) -> np.ndarray:
-    """``(μ_X, μ_Y, V_X, V_Y, C_XY)`` of one output's counts around ``rate``.
-
-    With the Poisson cumulants ``κ₂ = κ₃ = κ₄ = λ``: ``Var (d + e)² =
-    λ(2d + 1)² + 2λ²`` and ``Cov((d + e)², (c + e)²) = λ(2d + 1)(2c + 1) +
-    2λ²``, the means' own noise left out of the (co)variances (first order).
-    """
+    """``(μ_X, μ_Y, V_X, V_Y, C_XY)`` of one output's Poisson counts around ``rate``
+    (first order, user guide: :ref:`poisson_noise`)."""
     w = np.ones(rate.shape) if weight is None else weight
     total = float(w.sum())
     c = rate - w @ rate / total
@@ -634,6 +576,42 @@ def _count_parts(
     )
 
 
+def _averaged(nominal: np.ndarray, denominators: np.ndarray) -> float:
+    """scikit-learn's variance-weighted average of the outputs' values."""
+    weights = denominators if np.any(denominators != 0) else None
+    return float(np.average(nominal, weights=weights))
+
+
+def _delta_forward(
+    name: str,
+    n_samples: int,
+    nominal: np.ndarray,
+    parts: np.ndarray,
+    multioutput: Any,
+    denominators: np.ndarray | None = None,
+) -> NoisyScore | list[NoisyScore]:
+    """``1 - X/Y`` per output by :func:`delta_ratio` on its ``parts``, combined as
+    ``multioutput`` says; ``variance_weighted`` on the sums of the outputs' parts
+    (independent). With ``denominators`` (counts), nominal where ``Y`` is exact."""
+    expected, variance = nominal.copy(), np.zeros(nominal.size)
+    for j, part in enumerate(parts):
+        if denominators is None or (part[3] > 0.0 and part[1] > 0.0):
+            mean, variance[j], _ = delta_ratio(part)
+            expected[j] = 1.0 - mean
+    if isinstance(multioutput, str) and multioutput == "variance_weighted":
+        averaged = _averaged(nominal, denominators)
+        total = parts.sum(axis=0)
+        if nominal.size == 1 or not (total[3] > 0.0 and total[1] > 0.0):
+            mean, var = expected[0] if nominal.size == 1 else averaged, variance[0]
+        else:
+            ratio, var, _ = delta_ratio(total)
+            mean = 1.0 - ratio
+        return NoisyScore(name, mean, var, averaged, n_samples, "delta")
+    return aggregate_outputs(
+        name, nominal, expected, variance, n_samples, multioutput, "delta"
+    )
+
+
 def r2_count_forward(
     definition: RegressionLoss,
     inputs: tuple[np.ndarray, np.ndarray, Any, np.ndarray | None, Any],
@@ -641,42 +619,21 @@ def r2_count_forward(
     method: str,
     force_finite: bool,
 ) -> NoisyScore | list[NoisyScore]:
-    """The forward ``1 - X/Y`` of counts drawn around the exact rates ``y_true``.
-
-    The delta method (:func:`delta_ratio`) on the exact Poisson moments of the
-    two sums; ``variance_weighted`` on their sums over the outputs, which are
-    independent. Labels with rate 0 are exact: without any noisy one the
-    metric is its nominal value.
-    """
+    """The forward ``1 - X/Y`` of Poisson counts around the exact rates
+    ``y_true``, by the delta method."""
     y_true, y_pred, _, weight, multioutput = inputs
-    name, n_outputs = definition.name, y_true.shape[1]
-    nominal, expected, variance, denominators = np.zeros((4, n_outputs))
+    n_outputs = y_true.shape[1]
+    nominal, denominators = np.zeros((2, n_outputs))
     parts = np.zeros((n_outputs, 5))
     for j in range(n_outputs):
         x, y, scale = r2_sums(
             y_true[:, j], y_pred[:, j], weight, centred=definition.centred
         )
-        nominal[j] = expected[j] = r2_from_sums(x, y, force_finite=force_finite)
+        nominal[j] = r2_from_sums(x, y, force_finite=force_finite)
         denominators[j] = y * scale**2
         parts[j] = _count_parts(y_true[:, j], y_pred[:, j], weight, definition.centred)
-        if parts[j, 3] > 0.0 and parts[j, 1] > 0.0:
-            mean, variance[j], _ = delta_ratio(parts[j])
-            expected[j] = 1.0 - mean
-    if isinstance(multioutput, str) and multioutput == "variance_weighted":
-        averaged = float(
-            np.average(
-                nominal, weights=denominators if np.any(denominators != 0) else None
-            )
-        )
-        total = parts.sum(axis=0)
-        if n_outputs == 1 or not (total[3] > 0.0 and total[1] > 0.0):
-            mean, var = expected[0] if n_outputs == 1 else averaged, variance[0]
-        else:
-            ratio, var, _ = delta_ratio(total)
-            mean = 1.0 - ratio
-        return NoisyScore(name, mean, var, averaged, y_true.shape[0], "delta")
-    return aggregate_outputs(
-        name, nominal, expected, variance, y_true.shape[0], multioutput, "delta"
+    return _delta_forward(
+        definition.name, y_true.shape[0], nominal, parts, multioutput, denominators
     )
 
 
@@ -694,12 +651,8 @@ def _offsets_forward(
     force_finite: bool,
     shared: Any,
 ) -> NoisyScore | list[NoisyScore]:
-    """The forward ``1 - X/Y`` under batch offsets, by the delta method.
-
-    On exact ``y_true`` the truth sums hold ``4 μᵀAΣAμ − 2 tr`` and the floors
-    ``2 tr``: the forward (co)variances are their sum with twice the floor, and
-    ``E X = 2X − A`` (user guide: :ref:`shared_offsets`).
-    """
+    """The forward ``1 - X/Y`` under batch offsets, by the delta method on the
+    truth sums and their floors (user guide: :ref:`shared_offsets`)."""
     y_true, y_pred, sigma, weight, multioutput = inputs
     n_outputs = y_true.shape[1]
     if isinstance(multioutput, str) and multioutput == "variance_weighted":
@@ -719,31 +672,22 @@ def _offsets_forward(
         shared=shared,
         exact_batches=True,
     )
-    nominal, expected, variance = np.zeros((3, n_outputs))
-    for j in range(n_outputs):
-        nominal[j] = r2_from_sums(
-            float(sums.sse[j]), float(sums.sst[j]), force_finite=force_finite
-        )
-        parts = np.array(
-            [
-                2.0 * sums.sse[j] - sums.sse_truth[j],
-                2.0 * sums.sst[j] - sums.sst_truth[j],
-                sums.var_sse[j] + 2.0 * sums.floor_sse[j],
-                sums.var_sst[j] + 2.0 * sums.floor_sst[j],
-                sums.cov[j] + 2.0 * sums.floor_cov[j],
-            ]
-        )
-        mean, var, _ = delta_ratio(parts)
-        expected[j], variance[j] = 1.0 - mean, var
-    return aggregate_outputs(
-        definition.name,
-        nominal,
-        expected,
-        variance,
-        y_true.shape[0],
-        multioutput,
-        "delta",
+    nominal = np.array(
+        [
+            r2_from_sums(float(sse), float(sst), force_finite=force_finite)
+            for sse, sst in zip(sums.sse, sums.sst, strict=True)
+        ]
     )
+    parts = np.column_stack(
+        [
+            2.0 * sums.sse - sums.sse_truth,
+            2.0 * sums.sst - sums.sst_truth,
+            sums.var_sse + 2.0 * sums.floor_sse,
+            sums.var_sst + 2.0 * sums.floor_sst,
+            sums.cov + 2.0 * sums.floor_cov,
+        ]
+    )
+    return _delta_forward(definition.name, y_true.shape[0], nominal, parts, multioutput)
 
 
 def r2_forward(
@@ -756,11 +700,8 @@ def r2_forward(
 ) -> NoisyScore | list[NoisyScore]:
     """The forward ``1 - X/Y`` of validated inputs, combined as ``multioutput`` says.
 
-    ``definition.centred``: ``X`` of the residuals centred at their weighted
-    mean (explained variance), which is 0 for one sample: the metric is then
-    its nominal value (scikit-learn's 1.0, or NaN without ``force_finite``).
-    One positively weighted sample makes ``Y`` identically 0: a noisy R² is
-    then 0 with ``force_finite`` (variance 0), else ``-inf`` (variance NaN).
+    One sample: NaN (R²) or nominal (explained variance); one positively
+    weighted sample: 0 with ``force_finite`` (variance 0), else ``-inf``.
     """
     y_true, y_pred, sigma, weight, multioutput = inputs
     name, centred = definition.name, definition.centred
@@ -803,20 +744,14 @@ def r2_forward(
             [columns[j]], weight, definition, method, float(nominal[j]), prefix
         )
     if combined:
-        averaged = float(
-            np.average(
-                nominal, weights=denominators if np.any(denominators != 0) else None
-            )
-        )
+        averaged = _averaged(nominal, denominators)
         if not noisy.any():
             return NoisyScore(name, averaged, 0.0, averaged, n_samples)
         # The outputs with Y_k = 0 have weight 0, as in scikit-learn.
         kept = [columns[j] for j in np.flatnonzero(noisy | (denominators != 0))]
         mean, var = ratio_moments(kept, weight, definition, method)
         return NoisyScore(name, mean, var, averaged, n_samples, method)
-    if variance_weighted:
-        # One output, or one positively weighted sample (every Y_k is 0):
-        # scikit-learn's weights are then uniform.
+    if variance_weighted:  # one output, or every Y_k is 0: uniform weights
         multioutput = "uniform_average"
     distributions = (
         output_distributions(
