@@ -708,7 +708,7 @@ def test_streaming_paths_agree(monkeypatch):
     """Small blocks and no kept rows (every direct evaluation streams the data
     again) give the same numbers as the default, in-memory path."""
     from sklearn_noisy.metrics._engines.regression import quadrature as _rmse_quadrature
-    from sklearn_noisy.metrics._engines.regression import r2 as _r2_quadrature
+    from sklearn_noisy.metrics._engines.regression import r2_tilt as _r2_quadrature
 
     rng = np.random.default_rng(15)
     y_true = rng.normal(0.0, 3.0, 300)

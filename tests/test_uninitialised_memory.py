@@ -62,10 +62,10 @@ def test_regression_metrics_never_read_uninitialised_memory(
 def test_the_r2_integrand_writes_every_entry_it_returns(monkeypatch):
     # _direct's per-sample sums are added up over chunks: every entry must be
     # set, also the columns the caller does not read
-    from sklearn_noisy.metrics._engines.regression.r2 import _R2Integrand
+    from sklearn_noisy.metrics._engines.regression.r2_tilt import R2Integrand
 
     monkeypatch.setattr(np, "empty", _nan_empty)
-    integrand = _R2Integrand.__new__(_R2Integrand)
+    integrand = R2Integrand.__new__(R2Integrand)
     integrand.tau_max = 1.0
     s = np.linspace(0.1, 1.0, 5)
     q = np.random.default_rng(0).normal(size=(5, 7))

@@ -1,8 +1,5 @@
-"""Paired difference of a metric between two models scored on the same noisy labels:
-exact by the metric's paired kernel, else by a joint Monte Carlo on the same label
-draws, streamed where the metric is a function of per-draw sums (user guide:
-:ref:`formula_paired`).
-"""
+"""Paired difference of a metric between two models on the same noisy labels
+(user guide: :ref:`formula_paired`)."""
 
 from __future__ import annotations
 
@@ -96,8 +93,7 @@ def _monte_carlo_difference(
     sample_weight: Any = None,
     **noise: Any,
 ) -> NoisyScore:
-    """Joint Monte Carlo: each label draw scored for A and for B by the scorer
-    (its ``nominal`` on noise-free labels, so that all its options apply)."""
+    """Joint Monte Carlo: each label draw scored for A and for B by the scorer."""
     plain = _plain_scorer(scorer.metric, dict(scorer.metric_kwargs))
     zero = {"sigma": 0.0} if plain.requires_noise == "sigma" else {"q": 0.0}
     extra = {} if classes is None else {"classes": classes}
@@ -127,8 +123,8 @@ def _monte_carlo_difference(
 
 
 def _streamed(definition: Any) -> bool:
-    """Whether a count metric's paired Monte Carlo is streamed: those of the
-    exact binary engine but precision, whose paired kernel is exact."""
+    """Whether a count metric's paired Monte Carlo is streamed (exact binary
+    engine, not a fixed denominator)."""
     return (
         definition is not None
         and definition.exact_binary
@@ -151,11 +147,9 @@ def _regression_draws(
     shared: Any = None,
     counts: bool = False,
 ) -> tuple[float, np.ndarray]:
-    """``(nominal, draws)`` of a loss of A minus that of B from per-draw sums:
-    ``SSE_A``, ``SSE_B``, ``Σ w(y−c)`` and ``Σ w(y−c)²`` per output, with
-    ``c`` the labels' weighted mean (so that they do not cancel); ``shared``:
-    each draw adds its batches' offsets. ``counts``: Poisson counts are drawn
-    around the exact rates ``y_true``."""
+    """``(nominal, draws)`` of a loss of A minus that of B from per-draw sums
+    ``SSE_A``, ``SSE_B``, ``Σ w(y−c)``, ``Σ w(y−c)²`` (``c`` the weighted mean);
+    ``shared``: with batch offsets; ``counts``: Poisson counts."""
     y, a, b, s, weight, _ = regression_pair(
         y_true,
         y_pred_a,
@@ -174,7 +168,7 @@ def _regression_draws(
     centre /= w_total
 
     def sums(size: int, rng: Any) -> np.ndarray:
-        """The sums of ``size`` draws (``rng=None``: of the labels as given)."""
+        """The sums of ``size`` draws (``rng=None``: the labels as given)."""
         out = np.zeros((4, size, k))
         offsets = None
         if shared is not None and rng is not None:
@@ -229,10 +223,8 @@ def _binary_draws(
     rng: np.random.Generator,
     pos_label: Any = 1,
 ) -> tuple[float, np.ndarray] | None:
-    """``(nominal, draws)`` of a binary count metric of A minus that of B; None
-    unless the labels are binary with ``pos_label`` among them. The confusion
-    matrices are drawn by the count engines' sampler, their columns the pairs
-    (A predicts ``pos_label``, B does)."""
+    """``(nominal, draws)`` of a binary count metric of A minus that of B from
+    drawn confusion matrices; None unless binary with ``pos_label``."""
     pair = flip_pair(
         y_true, y_pred_a, y_pred_b, **noise, pos_label=pos_label, n_classes=(2,)
     )
@@ -291,10 +283,8 @@ def _joint_monte_carlo(
     counts: bool = False,
     **noise: Any,
 ) -> NoisyScore:
-    """The joint Monte Carlo, streamed for the losses with a
-    ``streamed_difference`` (the only path of ``counts``) and the binary count
-    metrics (without options but ``pos_label``), else scorer by scorer.
-    Without random labels the difference is its nominal value, exactly."""
+    """The joint Monte Carlo: streamed where the definition allows, else scorer
+    by scorer; without random labels the nominal difference, exactly."""
     n_draws = _check_positive_int(n_draws, name="n_draws", minimum=2)
     rng = _check_generator(random_state)
     args = (info, y_true, y_pred_a, y_pred_b, noise, n_draws, rng)
@@ -334,13 +324,8 @@ def _without_moments(
     sample_weight: Any,
     **_: Any,
 ) -> NoisyScore | None:
-    """The difference where its mean or variance does not exist, else None.
-
-    By the definition's ``paired_existence``: a mean that does not exist is
-    ``±inf`` or NaN, a variance ``inf``, with a warning. Where only the
-    variance does not exist the mean is ``E[R²_A] − E[R²_B]`` if both exist,
-    else the joint Monte Carlo mean.
-    """
+    """The difference where its mean or variance does not exist (the definition's
+    ``paired_existence``), with a warning, else None (:ref:`paired_existence`)."""
     multioutput = options.get("multioutput", "uniform_average")
     y, a, b, s, weight, multioutput = regression_pair(
         y_true, y_pred_a, y_pred_b, sigma, sample_weight, multioutput
@@ -373,9 +358,8 @@ def _without_moments(
 
 
 def _paired_terms(arguments: dict[str, Any], score: NoisyScore) -> tuple | None:
-    """The per-sample terms of a difference: those of model A less those of B
-    (same labels, same noise), from the metric's own sampling rule; None (the
-    bootstrap) where the metric has none."""
+    """The per-sample terms of A less those of B, from the metric's own sampling
+    rule; None (the bootstrap) where it has none."""
     name, options = _resolve_metric(arguments["metric"])
     function = get_metric_info(name).function
     accepted = inspect.signature(function).parameters
@@ -405,9 +389,8 @@ def _paired_terms(arguments: dict[str, Any], score: NoisyScore) -> tuple | None:
 
 
 def _own_label_variance(arguments: dict[str, Any], score: NoisyScore) -> Any:
-    """With batch offsets, the label variance the per-sample differences'
-    spread holds: that of independent errors of the same total SD per label
-    (None otherwise: the score's own, user guide: :ref:`shared_offsets`)."""
+    """With batch offsets, the variance of independent errors of the same total SD
+    (None otherwise, user guide: :ref:`shared_offsets`)."""
     groups, sigma_shared = arguments.get("groups"), arguments.get("sigma_shared")
     if score.estimand == "forward" or (groups is None and sigma_shared is None):
         return None
@@ -453,9 +436,8 @@ def expected_paired_difference(
 ) -> NoisyScore:
     """Expected difference ``metric(A) − metric(B)`` of two models on the same labels.
 
-    The label noise is shared, so the variance of the difference is not the
-    sum of the two variances; exact or by a joint Monte Carlo on the same label
-    draws, as the :ref:`User Guide <formula_paired>` says.
+    Exact or by a joint Monte Carlo on the same label draws (the noise is
+    shared); read more in the :ref:`User Guide <formula_paired>`.
 
     Parameters
     ----------
@@ -498,28 +480,23 @@ def expected_paired_difference(
         Seed of the Monte Carlo path.
 
     estimand : {"auto", "truth", "forward"}, default="auto"
-        ``"truth"`` estimates the difference against the true values, offered
-        for the metrics with a paired truth kernel (MSE, accuracy, ...) without
-        metric options; ``"forward"`` takes ``y_true`` as exact; ``"auto"``:
-        truth where offered, else forward (:ref:`estimands`).
+        ``"truth"``: against the true values, where the metric has a paired
+        truth kernel (no metric options); ``"forward"``: ``y_true`` exact;
+        ``"auto"``: truth where offered (:ref:`estimands`).
 
     groups, sigma_shared : default=None
         Regression: the batch of each label and the SD of a batch's shared
-        offset (:ref:`shared_offsets`). The MSE and MAE differences are then
-        computed by Gauss–Hermite quadrature over each batch's offset (exact
-        for the MSE, whose difference is linear in the labels), the RMSE and
-        R² ones by the joint Monte Carlo with the offsets drawn.
+        offset (:ref:`shared_offsets`).
+
     noise : {"gaussian", "poisson"}, default="gaussian"
-        ``"poisson"``: ``y_true`` are counts (truth; for forward, the exact
-        rates fresh counts are drawn around), for the MSE, RMSE and R², as a
-        scorer made with ``noise="poisson"`` says too (:ref:`poisson_noise`).
+        ``"poisson"``: ``y_true`` are counts, for the MSE, RMSE and R²
+        (:ref:`poisson_noise`).
 
     Returns
     -------
     score : NoisyScore
         ``metric`` is ``"<metric>_difference"``; ``nominal`` is the difference
-        on the labels as given, ``method`` ``"exact"``, ``"delta"`` (truth
-        RMSE and R² of counts) or ``"monte_carlo"``.
+        on the labels as given.
 
     See Also
     --------
@@ -630,8 +607,7 @@ def expected_paired_difference(
 def _check_counts(
     info: MetricInfo, options: dict[str, Any], noise: Any, sigma: Any
 ) -> bool:
-    """Whether the labels are counts (``noise``, or the scorer's option, which
-    leaves ``options``); the metric must have a count difference."""
+    """Whether the labels are counts (``noise`` or the scorer's option, popped)."""
     counts = check_regression_noise(noise) == "poisson"
     counts = (
         check_regression_noise(options.pop("noise", "gaussian")) == "poisson" or counts

@@ -1,8 +1,6 @@
 """Exact kernels of the paired difference ``metric(A) − metric(B)`` on the same
-noisy labels (user guide: :ref:`formula_paired`), read in chunks; None where the
-options call for the joint Monte Carlo. The existence of R²'s moments:
-:ref:`paired_existence`.
-"""
+noisy labels, read in chunks; None where the options call for the joint Monte
+Carlo (user guide: :ref:`formula_paired`, :ref:`paired_existence`)."""
 
 from __future__ import annotations
 
@@ -62,8 +60,7 @@ def _named(function: Callable[..., Any], name: str, *args: Any, **kwargs: Any) -
 def _label_arrays(
     y_true: Any, y_pred_a: Any, y_pred_b: Any
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The three label vectors (1-D, not copied), not empty (their lengths are
-    checked at the public boundary)."""
+    """The three label vectors (1-D, not copied), not empty."""
     y = as_label_array(y_true, name="y_true")
     a = as_label_array(y_pred_a, name="y_pred_a")
     b = as_label_array(y_pred_b, name="y_pred_b")
@@ -75,11 +72,8 @@ def _label_arrays(
 def pair_classes(
     y_true: Any, y_pred_a: Any, y_pred_b: Any, labels: Any = None
 ) -> np.ndarray:
-    """The classes of a paired comparison: ``labels``, or the sorted union.
-
-    Checked as scikit-learn checks a classification target; the union is found
-    chunk by chunk (small integer labels without sorting).
-    """
+    """The classes of a paired comparison: ``labels``, or the sorted union (checked
+    as scikit-learn checks a classification target, chunk by chunk)."""
     y, a, b = _label_arrays(y_true, y_pred_a, y_pred_b)
     if labels is not None:
         return _named(
@@ -109,11 +103,8 @@ def flip_pair(
     n_classes: tuple[int, ...] = (1, 2),
     **_: Any,
 ) -> tuple[Any, ...] | None:
-    """``(y, a, b, classes, weight, noise, pos)`` of two models' class labels.
-
-    With ``pos_label``: its class position ``pos``, or None (nothing else
-    checked) unless it is a class and the number of classes is in ``n_classes``.
-    """
+    """``(y, a, b, classes, weight, noise, pos)`` of two models' class labels; None
+    unless ``pos_label`` (if given) is a class and there are ``n_classes``."""
     y, a, b = _label_arrays(y_true, y_pred_a, y_pred_b)
     classes = pair_classes(y, a, b, labels)
     pos = None
@@ -185,11 +176,8 @@ def regression_pair(
 def squared_error_difference(
     y_true: np.ndarray, a: np.ndarray, b: np.ndarray, sigma: Any
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per-sample ``(expected, nominal, variance)`` of MSE_A − MSE_B on a chunk.
-
-    ``(b − a)(2y − a − b)`` is linear in y (product form: no cancellation), with
-    variance ``4 σ² (a − b)²``; summed over the outputs.
-    """
+    """Per-sample ``(expected, nominal, variance)`` of MSE_A − MSE_B, summed over
+    the outputs: ``(b − a)(2y − a − b)``, variance ``4 σ² (a − b)²``."""
     gap = b - a
     terms = np.sum(gap * ((y_true - a) + (y_true - b)), axis=1)
     scaled = sigma * gap
@@ -203,11 +191,8 @@ def _phi(z: np.ndarray) -> np.ndarray:
 def _clipped_normal_moments(
     mu: np.ndarray, tau: np.ndarray, w: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and variance of ``clip(X, −w, w)`` for ``X ~ N(mu, tau²)``, ``tau > 0``.
-
-    Taken of ``clip(X, −w, w) − clip(mu, −w, w)`` with the probabilities from
-    the tail side, so that they do not cancel (user guide: formula_paired).
-    """
+    """Mean and variance of ``clip(X, −w, w)``, ``X ~ N(mu, tau²)``, ``tau > 0``,
+    around ``clip(mu, −w, w)`` with tail-side probabilities (no cancellation)."""
     k = np.clip(mu, -w, w)
     m = mu - k
     alpha = np.clip((-w - mu) / tau, -_Z_MAX, _Z_MAX)
@@ -234,11 +219,8 @@ def _clipped_normal_moments(
 def absolute_error_difference(
     y_true: np.ndarray, a: np.ndarray, b: np.ndarray, sigma: Any
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per-sample ``(expected, nominal, variance)`` of MAE_A − MAE_B on a chunk.
-
-    ``|y − a| − |y − b| = sgn(b − a)·clip(2(y − c), −w, w)`` with ``c = (a + b)/2``
-    and ``w = |a − b|``; summed over the outputs.
-    """
+    """Per-sample ``(expected, nominal, variance)`` of MAE_A − MAE_B, summed over
+    the outputs: ``sgn(b − a)·clip(2(y − (a + b)/2), −|a − b|, |a − b|)``."""
     sigma = np.broadcast_to(sigma, y_true.shape)
     nominal = np.abs(y_true - a) - np.abs(y_true - b)
     w = np.abs(a - b)
@@ -268,13 +250,8 @@ def paired_regression(
     **_: Any,
 ) -> PairedResult | None:
     """The kernel of a loss's per-sample ``difference`` (its definition's
-    ``paired``), uniform over the outputs; None with options.
-
-    ``shared``: batch offsets. Given its batch's offset ``b = τz`` the samples
-    are independent, so ``E = E_z Σ w m(y + b)`` and ``Var = Σ_g (E_z Σ_g w²
-    v(y + b) + Var_z Σ_g w m(y + b))``, by Gauss–Hermite quadrature over ``z``
-    (exact for a difference linear in ``y``, the MSE's).
-    """
+    ``paired``), uniform over the outputs; None with options. ``shared``: by
+    Gauss–Hermite quadrature over each batch's offset (:ref:`shared_offsets`)."""
     if options:
         return None
     y, a, b, s, weight, _ = regression_pair(
@@ -331,14 +308,8 @@ def paired_accuracy(
     truth: bool = False,
     **noise: Any,
 ) -> PairedResult | None:
-    """acc_A − acc_B, exact; None with metric options.
-
-    Where the predictions differ, "observed = ŷ_A" and "= ŷ_B" are disjoint
-    events: ``E = P_A − P_B``, ``Var = P_A(1−P_A) + P_B(1−P_B) + 2 P_A P_B``.
-    ``truth``: against the true classes, with the de-noised hits
-    ``h_i(j) = T⁻¹[c̃_i, j]`` for ``P`` and ``D_i² − h_i(ŷ_A) − h_i(ŷ_B)``
-    unbiased for the variance, floored at 0 (user guide: formula_truth).
-    """
+    """acc_A − acc_B, exact (``truth``: with the de-noised hits ``T⁻¹``, user
+    guide: :ref:`formula_truth`); None with metric options."""
     if options:
         return None
     y, a, b, classes, weight, flips, _ = flip_pair(y_true, y_pred_a, y_pred_b, **noise)
@@ -373,14 +344,8 @@ paired_accuracy_truth = functools.partial(paired_accuracy, truth=True)
 def paired_precision(
     y_true: Any, y_pred_a: Any, y_pred_b: Any, *, options: dict[str, Any], **noise: Any
 ) -> PairedResult | None:
-    """Binary precision of A minus that of B, exact.
-
-    The predicted positives ``n_P`` do not depend on the labels, so the
-    difference is linear in the observed positives, with coefficients
-    ``w (1[ŷ_A = pos]/n_PA − 1[ŷ_B = pos]/n_PB)``. None (Monte Carlo) with
-    options other than ``pos_label``, more than two classes, or ``pos_label``
-    not a class.
-    """
+    """Binary precision of A minus that of B, exact: linear in the observed
+    positives. None with options but ``pos_label``, or no binary ``pos_label``."""
     if not set(options) <= {"pos_label"}:
         return None
     pos_label = options.get("pos_label", 1)
@@ -426,11 +391,7 @@ def paired_probabilistic(
     options: dict[str, Any],
     **_: Any,
 ) -> PairedResult | None:
-    """Brier score or log-loss of A minus that of B, exact; None with options.
-
-    The per-sample difference ``D_ij`` of the two losses if the label is class
-    ``j`` has ``E_i = Σ_j P(label_i = j) D_ij`` and the centred variance.
-    """
+    """Brier score or log-loss of A minus that of B, exact; None with options."""
     if options:
         return None
     a, eps_a = _check_proba(proba_a)
@@ -473,8 +434,7 @@ def paired_probabilistic(
 
 
 def _column_classes(y: np.ndarray, classes: Any, n_classes: int) -> np.ndarray:
-    """The sorted classes of the probability columns, one per column
-    (default: the classes of ``y_true``)."""
+    """The sorted classes of the probability columns (default: ``y_true``'s)."""
     classes = pair_classes(y, y, y) if classes is None else np.asarray(classes)
     if classes.size != n_classes:
         raise ValueError(
@@ -488,8 +448,7 @@ def _column_classes(y: np.ndarray, classes: Any, n_classes: int) -> np.ndarray:
 
 
 class DifferenceExistence(NamedTuple):
-    """Which moments of the R² difference exist; ``expected`` (``±inf`` or
-    NaN) and ``message`` say what to report where one does not."""
+    """Which moments of the R² difference exist, else what to report."""
 
     mean_exists: bool
     variance_exists: bool
@@ -500,9 +459,8 @@ class DifferenceExistence(NamedTuple):
 def _exact_sign(
     w: np.ndarray, a: np.ndarray, b: np.ndarray, kind: str, v: float = 0.0
 ) -> int:
-    """The sign of ``Σ w (a − b) f``, ``f`` 1 (``kind="slope"``), ``a + b``
-    (``"level"``) or ``2v − a − b`` (``"point"``): from the float sum where its
-    rounding bound decides it, else in rational arithmetic."""
+    """The sign of ``Σ w (a − b) f``, ``f`` 1 (``"slope"``), ``a + b`` (``"level"``)
+    or ``2v − a − b`` (``"point"``), exact (rationals where rounding could decide)."""
     with np.errstate(over="ignore", invalid="ignore"):
         terms = w * (a - b)
         if kind == "level":
@@ -527,9 +485,8 @@ def _exact_sign(
 def _one_output(
     y: np.ndarray, a: np.ndarray, b: np.ndarray, s: np.ndarray, w: np.ndarray
 ) -> tuple[int | None, float]:
-    """``(need, sign)`` of one output's positively weighted samples: order ``k``
-    exists iff ``r > need·k`` (None: every order), and the sign of an infinite
-    mean (NaN: undefined). User guide: paired_existence."""
+    """``(need, sign)`` of one output: order ``k`` exists iff ``r > need·k`` (None:
+    every order); the sign of an infinite mean (NaN: undefined)."""
     noisy = s > 0.0
     exact_y = y[~noisy]
     if np.count_nonzero(noisy) == 0 or (
@@ -560,12 +517,8 @@ def r2_difference_existence(
     weight: np.ndarray | None,
     output_weights: Any = None,
 ) -> DifferenceExistence:
-    """Whether ``E`` and ``Var`` of ``R²_A − R²_B`` exist (:ref:`paired_existence`).
-
-    2-D validated inputs; ``output_weights`` None (uniform) or the outputs'
-    weights (outputs of weight 0 are left out). Only outputs with a centred-noise
-    rank ``r ≤ 4`` are examined sample by sample.
-    """
+    """Whether ``E`` and ``Var`` of ``R²_A − R²_B`` exist (:ref:`paired_existence`);
+    outputs of weight 0 in ``output_weights`` are left out."""
     n, n_outputs = y_true.shape
     sigma = np.broadcast_to(np.asarray(sigma, dtype=np.float64), y_true.shape)
     rows = slice(None) if weight is None else np.flatnonzero(weight > 0.0)

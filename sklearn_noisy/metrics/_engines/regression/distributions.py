@@ -1,10 +1,6 @@
-"""Exact distributions of the regression losses over the label noise.
-
-MSE and RMSE (a weighted sum of non-central χ² variables), R² (one quadratic
-form, diagonal plus rank one) and MAE (folded normals): their CDFs by
-Gil-Pelaez inversion of the characteristic functions, for the exact intervals
-(user guide: :ref:`exact_intervals`).
-"""
+"""Exact distributions of the MSE, RMSE, R² and MAE over the label noise, by
+Gil-Pelaez inversion of their characteristic functions (user guide:
+:ref:`exact_intervals`)."""
 
 from __future__ import annotations
 
@@ -66,11 +62,8 @@ def _inversion_integrand(
 
 
 def gil_pelaez_cdf(phi: Callable[[float], complex], y: float) -> float:
-    """``P(X - c <= y)`` from ``phi(u) = E exp(iu(X - c))``, ``X`` of SD about 1.
-
-    ``c`` is the linear phase of ``X``'s characteristic function. The head runs
-    to ``u = 1/|y|`` in decades; QAWF takes the oscillating rest.
-    """
+    """``P(X - c <= y)`` from ``phi(u) = E exp(iu(X - c))``, ``X`` of SD about 1
+    (the head to ``u = 1/|y|`` in decades, QAWF the oscillating rest)."""
     head = _inversion_integrand(phi, y)
     split = 1.0 if abs(y) < _TINY_SHIFT else max(1.0, 1.0 / abs(y))
     edges = [0.0, *np.geomspace(1.0, split, max(1, math.ceil(math.log10(split))) + 1)]
@@ -170,8 +163,8 @@ class _QuadraticForm:
         return phi
 
     def cdf(self, x: float) -> float:
-        """``P(Q <= x)``: over the finite range where ``|φ|`` is not negligible
-        if the non-central part damps it below ``e^{-40}``, else shifted."""
+        """``P(Q <= x)``, over a finite range where the non-central part damps
+        ``|φ|`` below ``e^{-40}``."""
         with np.errstate(divide="ignore", invalid="ignore"):
             limit = np.where(
                 self.d != 0.0,
@@ -199,9 +192,8 @@ class _QuadraticForm:
 
 @dataclass(frozen=True, eq=False, repr=False)
 class _Continuous:
-    """A continuous metric in units of ``unit`` (about one SD): ``centre`` and
-    the support ``lower``/``upper`` in those units, quantiles of the subclass's
-    ``cdf`` searched from ``centre`` by ``step``."""
+    """A continuous metric in units of ``unit`` (about one SD), its support and
+    the ``centre`` its quantiles are searched from by ``step``."""
 
     unit: float
     centre: float
@@ -273,11 +265,8 @@ def mse_distribution(
     nominal_mse: float,
     root: bool = False,
 ) -> MSEDistribution | None:
-    """The exact distribution of one output's MSE (RMSE with ``root``), or None.
-
-    None when no label is noisy, or more than :data:`MAX_FORM_SAMPLES` are
-    (except with one σ and no weights: a scaled non-central χ², any size).
-    """
+    """The exact distribution of one output's MSE (RMSE with ``root``), or None
+    (no noisy label, or more than :data:`MAX_FORM_SAMPLES` but with one σ)."""
     n = y_true.shape[0]
     if not (math.isfinite(nominal_mse) and n > 0):
         return None
@@ -317,11 +306,8 @@ def mse_distribution(
 
 @dataclass(frozen=True, eq=False, repr=False)
 class R2Distribution(_Continuous):
-    """R² ``= 1 - SSE/SST``: ``P(R² <= r) = P(SSE - (1 - r) SST >= 0)``.
-
-    ``v = wσ``, ``sigma``, ``mu`` and ``pred`` of the noisy samples; ``sums =
-    (W, Σwμ, Σwμ², Σwŷμ, Σwŷ²)`` over all samples.
-    """
+    """R²: ``P(R² <= r) = P(SSE - (1 - r) SST >= 0)``; ``v = wσ`` of the noisy
+    samples, ``sums = (W, Σwμ, Σwμ², Σwŷμ, Σwŷ²)`` over all."""
 
     v: np.ndarray = None  # type: ignore[assignment]
     sigma: np.ndarray = None  # type: ignore[assignment]

@@ -1,12 +1,5 @@
-"""Adaptive quadrature shared by the RMSE and R² moments, and the RMSE's.
-
-:func:`gauss_kronrod` integrates a vector-valued integrand (7/15 points);
-:class:`BucketedPowerSums` holds the power sums through which the samples with
-a small tilt enter the integrands, so that a node costs ``O(1)`` apart from the
-few samples evaluated one by one. :func:`rmse_moments` takes ``E[√MSE]`` from
-``√x = (1/(2√π)) ∫₀^∞ (1 − e^{−tx}) t^{−3/2} dt`` in ``x = log(t m)`` (user
-guide: :ref:`formula_rmse`, :ref:`formula_r2`).
-"""
+"""Adaptive quadrature and bucketed power sums shared by the RMSE and R²
+moments, and the RMSE's (user guide: :ref:`formula_rmse`, :ref:`formula_r2`)."""
 
 from __future__ import annotations
 
@@ -24,6 +17,7 @@ __all__ = [
     "gauss_kronrod",
     "rmse_moments",
     "rmse_nominal",
+    "tilt_integral",
 ]
 
 # Gauss–Kronrod 7/15 nodes on [-1, 1] (QUADPACK qk15): the Kronrod nodes in
@@ -86,13 +80,8 @@ def gauss_kronrod(
     max_depth: int = 12,
     max_panels: int = 3000,
 ) -> np.ndarray:
-    """Adaptive Gauss–Kronrod (7/15) quadrature of a vector-valued integrand.
-
-    ``func`` maps nodes to ``(n_components, n_nodes)``. A panel is accepted when
-    QUADPACK's error estimate is below its share of ``max(atol, rtol·|I|)`` for
-    every component, or after ``max_depth`` bisections; ``max_panels`` bounds
-    the work.
-    """
+    """Adaptive Gauss–Kronrod (7/15) quadrature of ``func(nodes) -> (n_components,
+    n_nodes)``, a panel accepted on QUADPACK's error estimate or at ``max_depth``."""
     edges = np.linspace(lower, upper, n_panels + 1)
     lo, hi = edges[:-1], edges[1:]
     depth = np.zeros(n_panels, dtype=int)
@@ -132,9 +121,8 @@ def gauss_kronrod(
     return result
 
 
-#: A chunk source: ``chunk(start, stop)`` returns ``(s, base)`` for the noisy
-#: samples among rows ``start:stop``: their scales ``s`` in (0, 1] and the rows
-#: ``base`` (n, B) from which the families ``q`` are computed.
+#: ``chunk(start, stop) -> (s, base)``: the noisy rows' scales in (0, 1] and the
+#: rows (n, B) the families ``q`` are computed from.
 ChunkSource = Callable[[int, int], tuple[np.ndarray, np.ndarray]]
 
 
@@ -166,14 +154,9 @@ def _power_sums(
 
 
 class BucketedPowerSums:
-    """Power sums ``Σ_i q_{f,i} (s_i/top_j)^n`` of scales ``s_i ∈ (0, 1]`` by bucket.
-
-    Bucket ``j`` holds ``top_j/8 ≤ s < top_j``, ``top_j = 2^{1−3j}``; one
-    streaming pass over ``source``'s chunks. The rows of the largest-``s``
-    buckets are kept (up to ``keep``) for :meth:`direct`; nodes that need more
-    stream the data again. For a scale ``A``, :meth:`split` gives the series
-    factors ``A·top_j`` (where every ``A·s_i ≤ 1/32``).
-    """
+    """Power sums ``Σ_i q_{f,i} (s_i/top_j)^n`` by bucket ``top_j/8 ≤ s < top_j``
+    (``top_j = 2^{1−3j}``), one pass; the largest-``s`` rows (up to ``keep``) are
+    kept for :meth:`direct`, which streams the data again for more."""
 
     def __init__(
         self,
@@ -247,8 +230,8 @@ class BucketedPowerSums:
         )
 
     def split(self, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per scale ``A``: the number of leading buckets (a prefix, factor above
-        the radius) and the factors ``A·top_j``, 0 for the leading ones."""
+        """Per scale ``A``: the number of leading buckets and the series factors
+        ``A·top_j`` (0 for the leading ones)."""
         factor = scale[:, None] * self.tops[None, :]
         lead = factor > _SERIES_RADIUS
         factor[lead] = 0.0
@@ -261,10 +244,7 @@ class BucketedPowerSums:
         func: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
         width: int,
     ) -> np.ndarray:
-        """``Σ_i func(A, s_i, q_i)`` over the leading buckets' samples, per node.
-
-        ``func(A (K,), s (p,), q (p, F))`` returns ``(K, width)`` sums.
-        """
+        """``Σ_i func(A (K,), s_i, q_i) -> (K, width)`` over the leading buckets."""
         out = np.zeros((scale.size, width))
         n_kept = self._n_kept_buckets
         for lead in np.unique(n_lead[n_lead > 0]):
@@ -293,6 +273,33 @@ class BucketedPowerSums:
         return out
 
 
+def tilt_integral(
+    integrand: Callable[[np.ndarray], np.ndarray],
+    stop: Callable[[np.ndarray], np.ndarray],
+    blocks: tuple[np.ndarray, ...],
+    cap: float,
+    cap_code: int,
+    *,
+    atol: np.ndarray,
+    rtol: Any = 1e-14,
+) -> tuple[np.ndarray, float, int]:
+    """``(∫ integrand dx, upper, code)`` over ``x = log t`` in ``[-40, upper]``:
+    ``upper`` the first node of ``blocks`` with a non-zero ``stop(block)`` code,
+    else ``cap`` (code ``cap_code``); panels of about 2.5."""
+    upper, code = cap, cap_code
+    for block in blocks:
+        codes = stop(block)
+        if codes.any():
+            first = int(np.argmax(codes != 0))
+            upper, code = float(block[first]), int(codes[first])
+            break
+    n_panels = max(4, math.ceil((upper + 40.0) / 2.5))
+    integral = gauss_kronrod(
+        integrand, -40.0, upper, n_panels=n_panels, atol=atol, rtol=rtol
+    )
+    return integral, upper, code
+
+
 _INV_2_SQRT_PI = 0.5 / math.sqrt(math.pi)
 #: Below this ``CV² = Var[MSE]/E[MSE]²`` the delta method is exact to double
 #: precision (its relative error is of order ``CV``).
@@ -316,12 +323,8 @@ def _rmse_families(base: np.ndarray) -> np.ndarray:
 
 
 class _RMSEIntegrand:
-    """``Λ``, ``log L`` and the integrand of ``b/√m`` in ``x = log(t m)`` (``m = 1``).
-
-    ``c_i = 2 p_i σ_i²/m``, ``k_i = p_i d_i²/m`` (noisy samples), ``k₀`` the
-    exact ones'; ``a_i = eˣ c_i``. Where ``Λ > 1``, ``log L`` is summed directly
-    (``Λ − eˣ`` would cancel).
-    """
+    """``Λ``, ``log L`` and the integrand of ``b/√m`` in ``x = log(t m)``, from
+    ``c_i = 2 p_i σ_i²/m``, ``k_i = p_i d_i²/m`` and the exact samples' ``k₀``."""
 
     def __init__(self, sums: BucketedPowerSums, c_max: float, k_exact: float) -> None:
         self.c_max = c_max
@@ -378,10 +381,8 @@ class _RMSEIntegrand:
 
 
 class _RMSEData:
-    """One output's inputs, read block by block, in units of ``max(|d|, σ)``.
-
-    ``m = Σ p(d̃² + σ̃²)``, ``c_max``, ``k₀`` and ``cv2 = Var[MSE]/E[MSE]²``.
-    """
+    """One output's inputs read block by block in units of ``max(|d|, σ)``: ``m``,
+    ``c_max``, ``k₀`` and ``cv2 = Var[MSE]/E[MSE]²``."""
 
     def __init__(
         self, y_true: np.ndarray, y_pred: np.ndarray, sigma: Any, weight: Any
@@ -463,20 +464,14 @@ def rmse_moments(
     weight: np.ndarray | None,
     method: str = "exact",
 ) -> tuple[float, float]:
-    """``(E[RMSE], Var[RMSE])`` of one output (1-D inputs).
-
-    Exact: ``E = √m − b`` and ``Var = 2√m b − b²`` with ``b = √m − E[√MSE]``
-    by quadrature, memory bounded by the block size; ``"delta"``: ``E ≈ √m −
-    v/(8 m^{3/2})``, ``Var ≈ v/(4m)``.
-    """
+    """``(E[RMSE], Var[RMSE])`` of one output: ``b = √m − E[√MSE]`` by quadrature
+    (``E = √m − b``, ``Var = 2√m b − b²``), or the delta method."""
     data = _RMSEData(y_true, y_pred, sigma, weight)
     if data.scale == 0.0:
         return 0.0, 0.0
     root_m = data.scale * math.sqrt(data.m)
     if data.n_noisy == 0:  # every label exact: no quadrature
         return data.nominal, 0.0
-    # Below _CV2_DELTA_EXACT the delta method's relative error, of order CV, is
-    # below 1e-16.
     if method == "delta" or data.cv2 < _CV2_DELTA_EXACT:
         expected = root_m * (1.0 - data.cv2 / 8.0)
         # Products of Python floats give inf beyond the float64 range (** raises).
@@ -492,24 +487,17 @@ def rmse_moments(
     integrand = _RMSEIntegrand(sums, data.c_max, data.k_exact)
     # Delta-method b/√m sets the absolute tolerance.
     atol = 1e-15 * (data.cv2 / 8.0)
-    # Drop the tail beyond x where L(t)/√(π t) (a bound on it) is negligible.
-    upper = 40.0
-    for block in (np.arange(0.0, 8.0, 2.0), np.arange(8.0, 40.0, 2.0)):
+
+    def stop(block: np.ndarray) -> np.ndarray:  # L(t)/√(π t) bounds the integrand
         log_l = integrand.parts(block)[1]
         small = log_l - 0.5 * block - 0.5 * math.log(math.pi) < math.log(1e-3 * atol)
-        if small.any():
-            upper = float(block[np.argmax(small)])
-            break
-    n_panels = max(4, math.ceil((upper + 40.0) / 2.5))
-    beta = _INV_2_SQRT_PI * float(
-        gauss_kronrod(
-            integrand,
-            -40.0,
-            upper,
-            n_panels=n_panels,
-            atol=np.array([atol / _INV_2_SQRT_PI]),
-        )[0]
-    )
+        return small.astype(int)
+
+    blocks = (np.arange(0.0, 8.0, 2.0), np.arange(8.0, 40.0, 2.0))
+    integral = tilt_integral(
+        integrand, stop, blocks, 40.0, 1, atol=np.array([atol / _INV_2_SQRT_PI])
+    )[0]
+    beta = _INV_2_SQRT_PI * float(integral[0])
     expected = root_m * (1.0 - beta)
     variance = data.scale * data.scale * data.m * beta * (2.0 - beta)
     return expected, variance
@@ -523,11 +511,8 @@ _MSE_NORMAL = (1e-290, 1e300)
 def rmse_nominal(
     y_true: np.ndarray, y_pred: np.ndarray, weight: np.ndarray | None, mse: float
 ) -> float:
-    """The nominal RMSE of one output, ``√mse`` as scikit-learn computes it.
-
-    Where the plain weighted mean ``mse`` left the normal range, the residuals
-    are summed again in units of the largest one.
-    """
+    """``√mse`` as scikit-learn computes it; outside the normal range, summed again
+    in units of the largest residual."""
     in_range = _MSE_NORMAL[0] < mse < _MSE_NORMAL[1]
     if in_range or (mse == 0.0 and not np.any(y_true != y_pred)):
         return math.sqrt(mse)

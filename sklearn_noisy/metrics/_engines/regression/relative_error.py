@@ -1,10 +1,5 @@
-"""Moments of a relative error ``|Y − ŷ| / max(|Y|, ε)`` with a Gaussian label ``Y``.
-
-Composite Gauss–Legendre quadrature split at the kinks (``ŷ``, ``±ε``), with
-geometric pieces near 0; Gauss–Hermite far from 0. With a margin ``k > 0``
-the moments near 0 are conditional on ``|Y| ≥ kσ`` (user guide:
-:ref:`formula_percentage`).
-"""
+"""Moments of a relative error ``|Y − ŷ| / max(|Y|, ε)`` with a Gaussian label
+``Y`` by quadrature (user guide: :ref:`formula_percentage`)."""
 
 from __future__ import annotations
 
@@ -86,8 +81,8 @@ def _pieces(low: np.ndarray, high: np.ndarray, n_pieces: int) -> tuple:
 def _far(
     mu: np.ndarray, sigma: np.ndarray, y_pred: np.ndarray, center: np.ndarray
 ) -> np.ndarray:
-    """Moments of samples far from 0: Gauss–Hermite of the smooth ``u = ±(Y − ŷ)/Y``,
-    corrected by ``K = E[u; u < 0]`` where ``ŷ`` lies in the window."""
+    """Moments far from 0: Gauss–Hermite of ``u = ±(Y − ŷ)/Y``, corrected by
+    ``K = E[u; u < 0]`` where ``ŷ`` lies in the window."""
     # s = sign of h(μ) (sign(μ) when ŷ = μ): u < 0 below ŷ exactly when μ ≥ ŷ
     sign = np.where(mu >= y_pred, 1.0, -1.0) * np.sign(mu)
     x = _HERMITE_NODES
@@ -175,11 +170,8 @@ def _near_one(mu: float, sigma: float, y_pred: float, center: float) -> np.ndarr
 def _conditional_near(
     mu: np.ndarray, sigma: np.ndarray, y_pred: np.ndarray, margin: float
 ) -> np.ndarray:
-    """``∫ φ·[g, g², g², g⁴]`` over ``|Y| ≥ margin·σ`` per sample near 0.
-
-    Each side of 0 in units ``t = Y/σ``, cut at ``ŷ``: geometric pieces below
-    ``t = 2``, of width at most 5 above, 16 nodes each.
-    """
+    """``∫ φ·[g, g², g², g⁴]`` over ``|Y| ≥ margin·σ`` per sample near 0 (each side
+    in ``t = Y/σ``, cut at ``ŷ``, geometric pieces below ``t = 2``)."""
     z, p = mu / sigma, y_pred / sigma
     rows, lows, highs, flips, widths = [], [], [], [], []
     for flip in (1.0, -1.0):
@@ -259,10 +251,8 @@ def excluded_probability(
 def relative_error_moments(
     mu: np.ndarray, sigma: np.ndarray, y_pred: np.ndarray, margin: float = 0.0
 ) -> RelativeErrorMoments:
-    """Per-sample moments of ``g = |Y − ŷ| / max(|Y|, ε)``, ``Y ~ N(μ, σ²)``.
-
-    ``margin > 0``: conditional on ``|Y| ≥ margin·σ`` (far from 0: unconditional).
-    """
+    """Per-sample moments of ``g = |Y − ŷ| / max(|Y|, ε)``, ``Y ~ N(μ, σ²)``
+    (``margin > 0``: conditional on ``|Y| ≥ margin·σ`` near 0)."""
     mu, sigma, y_pred = np.broadcast_arrays(
         np.asarray(mu, dtype=np.float64),
         np.asarray(sigma, dtype=np.float64),
@@ -336,11 +326,8 @@ def relative_error_terms(
     y_true: np.ndarray, y_pred: np.ndarray, sigma: np.ndarray, square: bool,
     margin: float = ZERO_MARGIN,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
-    """Per sample and output: ``(g(μ), E[g − g(μ)], E[(g − g(μ))²], nominal g)``.
-
-    ``g`` the relative error or its square; overflow gives inf or NaN, which the
-    callers report.
-    """
+    """Per sample and output: ``(g(μ), E[g − g(μ)], E[(g − g(μ))²], nominal g)``,
+    ``g`` the relative error or its square (``square``)."""
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         moments = relative_error_moments(
             y_true.ravel(), sigma.ravel(), y_pred.ravel(), margin
