@@ -51,6 +51,7 @@ from ._engines.regression.estimands import (
     aggregate_outputs,
     check_regression_sigma_dof,
     estimand_score,
+    with_sampling,
 )
 from ._engines.regression.quadrature import rmse_moments, rmse_nominal
 from ._engines.regression.r2 import r2_count_forward, r2_forward
@@ -302,6 +303,9 @@ def shared_offsets(
     sigma_shared_dof: Any = None,
 ) -> SharedOffsets | None:
     """The batch offsets of a call: ``groups``/``sigma_shared`` or the noise's."""
+    if groups is None and sigma_shared is None and sigma_shared_dof is None:
+        if not isinstance(sigma, GaussianNoise) or sigma.shared is None:
+            return None
     if isinstance(sigma, GaussianNoise) and sigma.shared is not None:
         if groups is not None or sigma_shared is not None or sigma_shared_dof:
             raise TypeError(
@@ -544,6 +548,7 @@ def regression_function(
     root_of: Callable[..., NoisyScore] | None = None,
     count_engine: Callable[..., NoisyScore | list[NoisyScore]] | None = None,
     deferred_check: bool = False,
+    fused: bool = False,
     module: str = "sklearn_noisy.metrics",
 ) -> Callable[..., Any]:
     """The public function of a regression loss.
@@ -554,7 +559,9 @@ def regression_function(
     whose test-set sampling (and forward moments of counts) a root metric
     takes; ``count_engine``: the forward result of counts (``noise="poisson"``)
     where the loss offers ``noise``; ``deferred_check``: the
-    inputs are scanned for NaN/inf only where a result is not finite.
+    inputs are scanned for NaN/inf only where a result is not finite;
+    ``fused``: the engines accumulate the moments of the per-sample terms
+    (``terms=``) with their sums, for the test-set sampling.
     """
     own = definition.options
 
@@ -566,6 +573,7 @@ def regression_function(
         sample_weight: Any = None,
         multioutput: Any = "uniform_average",
         estimand: str = "auto",
+        test_set_sampling: Any = False,
         **options: Any,
     ) -> NoisyScore | list[NoisyScore]:
         unknown = sorted(set(options) - set(own))
@@ -580,8 +588,10 @@ def regression_function(
             supported=("forward", *definition.estimands),
             reason=definition.truth_reason,
         )
-        values = {
-            name: _OPTIONS[name][1](options.get(name, _OPTIONS[name][0]))
+        values = {  # a default needs no check: the common call stays cheap
+            name: _OPTIONS[name][1](options[name])
+            if name in options
+            else _OPTIONS[name][0]
             for name in own
         }
         sigma_dof = values.pop("sigma_dof", None)
@@ -611,6 +621,12 @@ def regression_function(
             values.pop("sigma_shared_dof", None),
         )
         offsets = {} if shared is None else {"shared": shared}
+        if fused and test_set_sampling in ("auto", True) and not counts:
+            averaged = inputs[4]
+            if shared is None and not (
+                isinstance(averaged, str) and averaged == "raw_values"
+            ):  # the terms' moments in the same pass as the sums
+                offsets["terms"] = (definition.terms[estimand], averaged)
         if counts and shared is not None:
             raise TypeError(
                 "noise='poisson' does not model shared batch offsets; pass groups "
@@ -708,19 +724,24 @@ def _offset_result(
 
 
 def _mean_squared(
-    definition: RegressionLoss, inputs: tuple, shared: SharedOffsets | None = None
+    definition: RegressionLoss,
+    inputs: tuple,
+    shared: SharedOffsets | None = None,
+    terms: Any = None,
 ) -> Any:
     """The forward MSE: closed-form sums, rescaled where they overflow."""
     if shared is not None:
         sums = squared_error_sums(*inputs[:4], shared=shared)
         return _offset_result(definition, inputs, sums.forward(), "exact")
     with np.errstate(invalid="ignore", over="ignore"):  # checked just below
-        moments = squared_error_sums(*inputs[:4]).forward()
-        if not all(np.isfinite(v).all() for v in moments):
+        sums = squared_error_sums(*inputs[:4], terms=terms)
+        moments = sums.forward()
+        if not np.isfinite(moments[1:]).all():  # the nominal is finite with them
             moments = rescaled_squared_error_sums(*inputs[:4]).forward()
-    return _forward_result(
+    score = _forward_result(
         definition, inputs, moments, mse_distribution, nominal_mse=moments[0]
     )
+    return with_sampling(score, sums.terms, inputs[3])
 
 
 def _mean_absolute(
@@ -798,6 +819,7 @@ expected_mean_squared_error = regression_function(
     _mean_squared,
     count_engine=_count_mean_squared,
     deferred_check=True,
+    fused=True,
     module=__name__,
 )
 expected_mean_absolute_error = regression_function(

@@ -25,13 +25,14 @@ from ....utils._arrays import chunk_of, chunks
 from ....utils._noise import PoissonNoise, check_sigma_dof
 from ....utils._unified_interval import SquareRootInterval
 from ....utils._warnings import warn
+from ..test_set_sampling import total_variance, with_term_moments
 from .counts import count_r2_sums, count_squared_error_sums
 from .sums import (
     T_MAX,
     absolute_error_offsets,
     offset_sums,
-    output_column,
     squared_error_sums,
+    weighted,
 )
 
 #: A RegressionLoss: the definitions import this engine, not the reverse.
@@ -67,13 +68,7 @@ class RegressionEstimate(NamedTuple):
     flag: np.ndarray
     intervals: list[SquareRootInterval] | None = None
     pivots: list[tuple[float, ...] | None] | None = None
-
-
-def _weighted(values: np.ndarray, w: np.ndarray | None, power: int = 1) -> np.ndarray:
-    """Per-output ``Σ w^power x`` of a chunk ``x`` of shape ``(n, n_outputs)``."""
-    if w is None:
-        return values.sum(axis=0)
-    return (w**power) @ values
+    sampling: Any = None
 
 
 def _squared_error_sums(
@@ -86,8 +81,9 @@ def _squared_error_sums(
     k: float,
     floor_k: float,
     shared: Any = None,
-) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(W, Σ w d̃², Σ w (σ̂² + τ²), variance sum, floor sum)`` per output.
+    **parts: Any,
+) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray, Any]:
+    """``(W, Σ w d̃², Σ w (σ̂² + τ²), variance sum, floor sum, sums)`` per output.
 
     The variance sum ``Σ w² σ̂² (4d̃² − 2σ̂² (1 − k/(ν + 2)))`` is unbiased for
     the truth MSE's (``k = 3``) or the nominal MSE's (``k = 2``); the floor sum
@@ -96,9 +92,11 @@ def _squared_error_sums(
     Batch offsets (``shared``) add ``Σ_g τ² (4 (Σ_g w d)² + 4 Σ_g w² σ² + 2 τ²
     W_g²)`` to the variance, its batch sums of true residuals estimated by
     :func:`~.sums.batch_products`. The floor gains ``Σ_g τ² (4 Σ_g w² σ̂² + 2
-    τ² W_g²)``.
+    τ² W_g²)``. ``parts``: the other sums of :func:`~.sums.squared_error_sums`.
     """
-    sums = squared_error_sums(y, y_pred, sigma, weight, sigma_dof, shared=shared)
+    sums = squared_error_sums(
+        y, y_pred, sigma, weight, sigma_dof, shared=shared, **parts
+    )
     variance = 4.0 * sums.s2d2 - 2.0 * sums.s4 + 2.0 * k * sums.s4_dof
     floor = 2.0 * sums.s4 - 2.0 * floor_k * sums.s4_dof
     if shared is not None:
@@ -109,54 +107,15 @@ def _squared_error_sums(
             w_g = shared.group_sum(np.ones(y.shape[0]) if weight is None else weight)
             uncertainty = shared.tau2_covariance(w_g[:, None], w_g[:, None])
             variance, floor = variance + uncertainty, floor + uncertainty
-    return sums.weight, sums.d2, sums.s2 + sums.t2, variance, floor
+    return sums.weight, sums.d2, sums.s2 + sums.t2, variance, floor, sums
 
 
 def _skew_pivots(
-    y: np.ndarray,
-    y_pred: np.ndarray,
-    sigma: Any,
-    sigma_dof: Any,
-    weight: np.ndarray | None,
-    variance: np.ndarray,
-    *,
-    truth: bool,
+    totals: np.ndarray, w_sum: float, variance: np.ndarray
 ) -> list[tuple[float, ...] | None]:
-    """Each output's Cornish–Fisher pivot over the label noise of the truth MSE
-    ``Σ w (d̃² − σ̂²) / W`` or the nominal ``Σ w d̃² / W`` (user guide:
-    :ref:`skewed estimates <truth_skew>`): its third cumulant and its
-    covariance with the variance estimate, ``Σ w³ (a σ⁶ + b σ⁴d²) / W³``
-    with, for the truth (σ̂² from ``ν`` degrees of freedom), ``κ₃``:
-    ``a = 8 − 8/ν²``, ``b = 24`` and the covariance ``a = 8 − 8/ν²``,
-    ``b = 16 − 8/ν``; for the nominal ``(8, 24)`` and ``(8, 16)``. ``σ⁶`` and
-    ``σ⁴d²`` are estimated without bias by ``e₆ = σ̂⁶/((1 + 2/ν)(1 + 4/ν))``
-    and ``σ̂⁴ d̃²/(1 + 2/ν) − e₆``."""
-    n_samples, n_outputs = y.shape
-    totals = np.zeros((2, n_outputs))
-    for rows in chunks(n_samples):
-        d2 = np.square(y[rows] - y_pred[rows])
-        s = chunk_of(sigma, rows)
-        inverse = 0.0 if sigma_dof is None else 1.0 / chunk_of(sigma_dof, rows)
-        if isinstance(inverse, np.ndarray):
-            inverse = inverse[:, 0]
-        w3 = None if weight is None else weight[rows] ** 3
-        if truth:
-            k3 = (8.0 - 8.0 * inverse**2, 24.0)
-            cov = (
-                8.0 - 8.0 * inverse + 8.0 * (inverse - inverse**2),
-                16.0 - 8.0 * inverse,
-            )
-        else:
-            k3, cov = (8.0, 24.0), (8.0, 16.0)
-        for j in range(n_outputs):
-            s2 = np.square(output_column(s, j))
-            e6 = s2 * s2 * s2 / ((1.0 + 2.0 * inverse) * (1.0 + 4.0 * inverse))
-            e4d2 = s2 * s2 * d2[:, j] / (1.0 + 2.0 * inverse) - e6
-            terms = np.stack(
-                [k3[0] * e6 + k3[1] * e4d2, cov[0] * e6 + cov[1] * e4d2], axis=1
-            )
-            totals[:, j] += _weighted(terms, w3)
-    w_sum = float(n_samples) if weight is None else float(weight.sum())
+    """Each output's Cornish–Fisher pivot over the label noise of the truth or
+    nominal MSE from its :func:`~.sums.skew_sums` (user guide: :ref:`skewed
+    estimates <truth_skew>`)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = w_sum**3 * variance**1.5
         skew, covariance = totals[0] / scale, totals[1] / scale
@@ -175,13 +134,18 @@ def _mse(
     *,
     truth: bool,
     shared: Any = None,
+    terms: Any = None,
 ) -> RegressionEstimate:
     """The truth MSE ``Σ w (d̃² − σ̂² − τ²) / W`` (unbiased), or the nominal
     MSE, exactly unbiased for its remeasurement (new batch offsets); with their
-    variances."""
+    variances; ``terms``: the moments of the per-sample terms too."""
     if isinstance(sigma, PoissonNoise):
-        sums = count_squared_error_sums(y, y_pred, sigma, weight, truth=truth)
+        sums = (*count_squared_error_sums(y, y_pred, sigma, weight, truth=truth), None)
     else:
+        # The pivot is measured for independent Gaussian errors, and not for the
+        # remeasurement with σ̂: the others keep the symmetric interval, as
+        # larger test sets do.
+        skew = shared is None and (truth or sigma_dof is None)
         sums = _squared_error_sums(
             y,
             y_pred,
@@ -191,24 +155,20 @@ def _mse(
             k=3.0 if truth else 2.0,
             floor_k=1.0 if truth else 2.0,
             shared=shared,
+            terms=terms,
+            skew=truth if skew and y.shape[0] <= PIVOT_MAX_SAMPLES else None,
         )
-    w_sum, nominal, s2_sum, variance, floor = sums
+    w_sum, nominal, s2_sum, variance, floor, parts = sums
     estimate = (nominal - s2_sum) / w_sum if truth else nominal / w_sum
     variance = np.maximum(variance, floor) / (w_sum * w_sum)
-    pivots = None
-    # Measured for independent Gaussian errors, and not for the remeasurement
-    # with σ̂: the others keep the symmetric interval, as larger test sets do.
-    gaussian = shared is None and not isinstance(sigma, PoissonNoise)
-    if gaussian and (truth or sigma_dof is None) and y.shape[0] <= PIVOT_MAX_SAMPLES:
-        pivots = _skew_pivots(
-            y, y_pred, sigma, sigma_dof, weight, variance, truth=truth
-        )
+    skew = None if parts is None else parts.skew
     return RegressionEstimate(
         estimate,
         variance,
         nominal / w_sum,
         np.zeros(nominal.shape, dtype=bool),
-        pivots=pivots,
+        pivots=None if skew is None else _skew_pivots(skew, w_sum, variance),
+        sampling=None if parts is None else parts.terms,
     )
 
 
@@ -399,14 +359,14 @@ def r2_sums(
     n_samples, n_outputs = y.shape
     total = np.zeros(n_outputs)
     for rows in chunks(n_samples):
-        total += _weighted(y[rows], None if weight is None else weight[rows])
+        total += weighted(y[rows], None if weight is None else weight[rows])
     w_sum = float(n_samples) if weight is None else float(weight.sum())
     mean = total / w_sum
     shift = 0.0
     if centred:
         for rows in chunks(n_samples):
             w = None if weight is None else weight[rows]
-            shift = shift + _weighted(np.subtract(y[rows], y_pred[rows]), w)
+            shift = shift + weighted(np.subtract(y[rows], y_pred[rows]), w)
         shift = shift / w_sum
     # Rows: X, Y, Σw²σ̂²d̃², Σw²σ̂²c̃², Σw²σ̂²c̃d̃, then those of _sigma_sums.
     totals = np.zeros((13, n_outputs))
@@ -418,13 +378,13 @@ def r2_sums(
             d -= shift
         s2 = np.square(chunk_of(sigma, rows))
         square = np.multiply(d, d)
-        totals[0] += _weighted(square, w)
-        totals[2] += _weighted(np.multiply(square, s2, out=square), w, 2)
+        totals[0] += weighted(square, w)
+        totals[2] += weighted(np.multiply(square, s2, out=square), w, 2)
         np.multiply(c, c, out=square)
-        totals[1] += _weighted(square, w)
-        totals[3] += _weighted(np.multiply(square, s2, out=square), w, 2)
+        totals[1] += weighted(square, w)
+        totals[3] += weighted(np.multiply(square, s2, out=square), w, 2)
         c *= d
-        totals[4] += _weighted(np.multiply(c, s2, out=c), w, 2)
+        totals[4] += weighted(np.multiply(c, s2, out=c), w, 2)
         dof = None if sigma_dof is None else chunk_of(sigma_dof, rows)
         totals[5:] += _sigma_sums(chunk_of(sigma, rows), dof, w, d.shape[0])
     sse, sst, s2d2, s2c2, s2cd = totals[:5]
@@ -597,12 +557,12 @@ def _sigma_sums(sigma: Any, sigma_dof: Any, w: np.ndarray | None, n: int) -> np.
     s2 = np.square(sigma)
     s4 = s2 * s2 if sigma_dof is None else s2 * s2 / (1.0 + 2.0 / sigma_dof)
     s2, s4 = np.broadcast_arrays(s2, s4)
-    sums = [_weighted(s2, w), _weighted(s2, w, 2)]
-    sums += [_weighted(s4, w, 2), _weighted(s4, w, 3), _weighted(s4 - s2 * s2, w, 4)]
+    sums = [weighted(s2, w), weighted(s2, w, 2)]
+    sums += [weighted(s4, w, 2), weighted(s4, w, 3), weighted(s4 - s2 * s2, w, 4)]
     if sigma_dof is None:
         return np.array(sums + [0.0 * sums[0]] * 3)
     g = np.broadcast_to(2.0 * s4 / sigma_dof, s2.shape)
-    return np.array(sums + [_weighted(g, w, power) for power in (2, 3, 4)])
+    return np.array(sums + [weighted(g, w, power) for power in (2, 3, 4)])
 
 
 def delta_numerator(ratio: Any, var_n: Any, var_d: Any, cov: Any) -> Any:
@@ -735,13 +695,21 @@ def aggregate_outputs(
                 nominal, expected, variance, dists, pivots, strict=True
             )
         ]
-    weights = np.ones_like(expected) if isinstance(multioutput, str) else multioutput
-    total = weights.sum()  # non-zero: checked by check_regression_inputs
+    if len(expected) == 1 and isinstance(multioutput, str):  # the same numbers
+        values = (float(expected[0]), float(variance[0]), float(nominal[0]))
+    else:
+        weights = multioutput
+        if isinstance(multioutput, str):
+            weights = np.ones_like(expected)
+        total = weights.sum()  # non-zero: checked by check_regression_inputs
+        values = (
+            float(weights @ expected / total),
+            float((weights * weights) @ variance / (total * total)),
+            float(weights @ nominal / total),
+        )
     return NoisyScore(
         metric,
-        expected=float(weights @ expected / total),
-        variance=float((weights * weights) @ variance / (total * total)),
-        nominal=float(weights @ nominal / total),
+        *values,
         n_samples=n_samples,
         method=method,
         estimand=estimand,
@@ -762,7 +730,8 @@ def estimand_score(
 
     ``check``, if given, receives the per-output ``(nominal, estimate,
     variance)`` (the deferred NaN/inf check of the inputs); ``offsets``:
-    ``shared``, the batch offsets, for the kernels that model them.
+    ``shared``, the batch offsets, for the kernels that model them, and
+    ``terms``, the per-sample terms whose moments the kernel accumulates.
     """
     y_true, y_pred, sigma, weight, multioutput = inputs
     dof = check_regression_sigma_dof(sigma_dof, y_true.shape[0])
@@ -773,7 +742,7 @@ def estimand_score(
             _warn_truth(definition, result)
     if check is not None:
         check((result.nominal, result.estimate, result.variance))
-    return aggregate_outputs(
+    score = aggregate_outputs(
         definition.name,
         result.nominal,
         result.estimate,
@@ -785,3 +754,15 @@ def estimand_score(
         result.intervals,
         result.pivots,
     )
+    return with_sampling(score, result.sampling, weight)
+
+
+def with_sampling(score: Any, sampling: Any, weight: np.ndarray | None) -> Any:
+    """``score`` with the sampling part of the accumulated term moments
+    ``(chunks, terms)`` (:func:`~.sums.squared_error_sums`), if any."""
+    if sampling is None:
+        return score
+    with np.errstate(all="ignore"):
+        return with_term_moments(
+            score, total_variance(sampling[0]), *sampling[1:], weight
+        )

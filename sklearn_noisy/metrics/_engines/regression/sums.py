@@ -2,7 +2,7 @@
 
 :func:`squared_error_sums` takes the sums of the MSE family's engines in one
 pass, :func:`accumulate` runs a per-sample kernel (the MAE's,
-:func:`absolute_error_kernel`) on a few threads, and :func:`r2_sums` gives
+:func:`absolute_error_kernel`) on a few threads, and :func:`nominal_r2_sums` gives
 scikit-learn's sums of ``r2_score`` (user guide: :ref:`formula_mse`,
 :ref:`formula_mae`). Their exact distributions are in :mod:`.distributions`.
 """
@@ -13,7 +13,7 @@ import functools
 import math
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
@@ -22,16 +22,17 @@ import numpy as np
 from scipy.special import erfc
 
 from ....utils._arrays import CHUNK_SIZE, chunk_of, chunks, weighted_sum
+from ..test_set_sampling import term_moments
 
 __all__ = [
     "SquaredErrorSums",
     "absolute_error_kernel",
     "absolute_error_offsets",
     "accumulate",
+    "nominal_r2_sums",
     "offset_sums",
     "output_column",
     "r2_from_sums",
-    "r2_sums",
     "rescaled_squared_error_sums",
     "squared_error_sums",
 ]
@@ -102,21 +103,28 @@ def accumulate(
         w = None if weight is None else weight[rows]
         return np.stack(kernel(d, chunk_of(sigma, rows), w))
 
-    blocks = list(chunks(n_samples))
-    n_threads = min(_n_threads(), len(blocks)) if parallel and len(blocks) > 1 else 1
     totals = np.zeros((3, n_outputs))
-    if n_threads > 1:
-        with ThreadPoolExecutor(n_threads) as executor:
-            for block_totals in executor.map(chunk_totals, blocks):
-                totals += block_totals
-    else:
-        for rows in blocks:
-            totals += chunk_totals(rows)
+    for block_totals in map_chunks(chunk_totals, n_samples, parallel):
+        totals += block_totals
     w_sum = float(n_samples) if weight is None else float(weight.sum())
     nominal = totals[0] / w_sum
     expected = totals[1] / w_sum
     variance = totals[2] / (w_sum * w_sum)
     return nominal, expected, variance
+
+
+def map_chunks(
+    function: Callable[[slice], Any], n_samples: int, parallel: bool = True
+) -> Iterator[Any]:
+    """``function`` of each chunk's rows, in chunk order; ``parallel``: on a
+    few threads (the results do not depend on them)."""
+    blocks = list(chunks(n_samples))
+    n_threads = min(_n_threads(), len(blocks)) if parallel and len(blocks) > 1 else 1
+    if n_threads == 1:
+        yield from map(function, blocks)
+        return
+    with ThreadPoolExecutor(n_threads) as executor:
+        yield from executor.map(function, blocks)
 
 
 def output_column(sigma: Any, j: int) -> Any:
@@ -150,6 +158,8 @@ class SquaredErrorSums(NamedTuple):
     t2s2: Any = 0.0
     t4: Any = 0.0
     batch_products: Any = 0.0
+    terms: Any = None
+    skew: Any = None
 
     def forward(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(nominal, E, Var)`` of the MSE: ``E = Σ w (d² + σ² + τ²) / W``,
@@ -199,28 +209,56 @@ def squared_error_sums(
     *,
     scale: tuple[float, float] | None = None,
     shared: Any = None,
+    terms: tuple[Callable[..., np.ndarray], Any] | None = None,
+    skew: bool | None = None,
 ) -> SquaredErrorSums:
     """The :class:`SquaredErrorSums` of validated inputs, in one chunked pass.
 
     ``scale=(S_d, S_σ)`` sums ``d/S_d`` and ``σ/S_σ`` instead; ``shared``:
-    the batch offsets' sums too (user guide: :ref:`shared_offsets`).
+    the batch offsets' sums too (user guide: :ref:`shared_offsets`);
+    ``terms=(h, multioutput)``: the moments of the per-sample terms ``h(y,
+    ŷ, σ)`` averaged over the outputs (:func:`term_moments`); ``skew``: the
+    sums of :func:`skew_sums` (truth or nominal).
     """
     n_samples, n_outputs = y_true.shape
-    totals = np.zeros((5, n_outputs))
-    for rows in chunks(n_samples):
+
+    def chunk_sums(rows: slice) -> tuple:
         chunk = y_true[rows]
         s = chunk_of(sigma, rows)
+        w = None if weight is None else weight[rows]
+        dof = None if sigma_dof is None else chunk_of(sigma_dof, rows)
+        h = moments = skews = None
+        if terms is not None:
+            h = output_mean(terms[0](chunk, y_pred[rows], s), terms[1])
+            moments = term_moments(h, w)
+        if skew is not None:
+            skews = skew_sums(chunk - y_pred[rows], s, dof, w, truth=skew)
         if scale is None:
             d = np.subtract(chunk, y_pred[rows], out=_work(0, chunk.shape))
         else:
             d = chunk / scale[0] - y_pred[rows] / scale[0]
             s = np.divide(s, scale[1])
-        w = None if weight is None else weight[rows]
-        dof = None if sigma_dof is None else chunk_of(sigma_dof, rows)
-        _squared_error_chunk(d, s, w, dof, totals)
+        sums = np.zeros((5, n_outputs))
+        _squared_error_chunk(d, s, w, dof, sums)
+        return sums, moments, skews, h
+
+    totals = np.zeros((5, n_outputs))
+    parts, kept, skews = [], None, np.zeros((2, n_outputs))
+    # threads where the terms' moments double the work of a chunk
+    for sums, moments, skew_part, h in map_chunks(
+        chunk_sums, n_samples, parallel=terms is not None
+    ):
+        totals += sums
+        parts.append(moments)
+        kept = h
+        if skew is not None:
+            skews += skew_part
     w_sum = float(n_samples) if weight is None else float(weight.sum())
+    extra = {"skew": skews if skew is not None else None}
+    if terms is not None:
+        extra["terms"] = (parts, kept if n_samples <= CHUNK_SIZE else None)
     if shared is None:
-        return SquaredErrorSums(w_sum, *totals)
+        return SquaredErrorSums(w_sum, *totals, **extra)
     d = y_true - y_pred
     tau2, w_g, s2_g, (d_g,) = offset_sums(shared, weight, sigma, d)
     return SquaredErrorSums(
@@ -231,7 +269,56 @@ def squared_error_sums(
         t2s2=(tau2 * s2_g).sum(axis=0),
         t4=(np.square(tau2 * w_g)).sum(axis=0),
         batch_products=batch_products(shared, weight, sigma, d, (tau2, w_g)),
+        **extra,
     )
+
+
+def output_mean(h: np.ndarray, multioutput: Any) -> np.ndarray:
+    """Per-sample terms ``(n, n_outputs)`` averaged as ``multioutput`` says."""
+    if h.shape[1] == 1:  # one output: its terms (a mean over one is slow)
+        return h[:, 0]
+    if isinstance(multioutput, str):
+        return h.mean(axis=1)
+    return h @ multioutput / np.sum(multioutput)
+
+
+def skew_sums(
+    d: np.ndarray, s: Any, dof: Any, w: np.ndarray | None, *, truth: bool
+) -> np.ndarray:
+    """A chunk's ``Σ w³ (a σ⁶ + b σ⁴d²)`` of the third cumulant and of the
+    covariance with the variance estimate of the truth or nominal MSE.
+
+    Truth (σ̂² from ``ν`` degrees of freedom): ``κ₃``: ``a = 8 − 8/ν²``, ``b
+    = 24``, covariance ``a = 8 − 8/ν²``, ``b = 16 − 8/ν``; nominal ``(8, 24)``
+    and ``(8, 16)``. ``σ⁶``, ``σ⁴d²`` are estimated without bias by ``e₆ =
+    σ̂⁶/((1 + 2/ν)(1 + 4/ν))`` and ``σ̂⁴ d̃²/(1 + 2/ν) − e₆`` (user guide:
+    :ref:`skewed estimates <truth_skew>`).
+    """
+    d2 = np.square(d)
+    inverse = 0.0 if dof is None else 1.0 / dof
+    if isinstance(inverse, np.ndarray):
+        inverse = inverse[:, 0]
+    w3 = None if w is None else w**3
+    if truth:
+        k3 = (8.0 - 8.0 * inverse**2, 24.0)
+        cov = (8.0 - 8.0 * inverse + 8.0 * (inverse - inverse**2), 16.0 - 8.0 * inverse)
+    else:
+        k3, cov = (8.0, 24.0), (8.0, 16.0)
+    totals = np.zeros((2, d.shape[1]))
+    for j in range(d.shape[1]):
+        s2 = np.square(output_column(s, j))
+        e6 = s2 * s2 * s2 / ((1.0 + 2.0 * inverse) * (1.0 + 4.0 * inverse))
+        e4d2 = s2 * s2 * d2[:, j] / (1.0 + 2.0 * inverse) - e6
+        terms = np.stack(
+            [k3[0] * e6 + k3[1] * e4d2, cov[0] * e6 + cov[1] * e4d2], axis=1
+        )
+        totals[:, j] = weighted(terms, w3)
+    return totals
+
+
+def weighted(values: np.ndarray, w: np.ndarray | None, power: int = 1) -> np.ndarray:
+    """Per-output ``Σ w^power x`` of a chunk ``x`` of shape ``(n, n_outputs)``."""
+    return values.sum(axis=0) if w is None else (w**power) @ values
 
 
 def batch_products(
@@ -448,7 +535,7 @@ def absolute_error_offsets(
     return nominal, expected, (within + between.sum(axis=0)) / (w_sum * w_sum)
 
 
-def r2_sums(
+def nominal_r2_sums(
     y_true: np.ndarray,
     y_pred: np.ndarray,
     weight: np.ndarray | None,
