@@ -141,18 +141,9 @@ def count_paired_truth(
     weight: np.ndarray | None,
 ) -> tuple[float, float, float] | None:
     """``(expected, variance, nominal)`` of ``metric(A) − metric(B)`` against the
-    true rates, by the delta method; None where it is undefined (the truth
-    SST, or the truth MSE under a root, not positive).
-
-    ``difference(sse_a, sse_b, sst, W)`` (the definition's
-    ``streamed_difference``) is read at the unbiased truth sums ``Â = SSE_A −
-    Σ w ỹ``, ``B̂`` and ``Ŝ = SST − Σ w ỹ + Σ w² ỹ / W`` (as
-    :func:`count_r2_sums`), its gradient ``g`` by the complex step. The
-    linearised difference ``Σ w q_i`` has per-sample quadratic terms in the
-    count, ``k = g_A + g_B + g_S`` and half-slope ``ṽ = g_A (ỹ − a) + g_B (ỹ −
-    b) + g_S (ỹ − ȳ)`` (the mean held fixed), whose label variances
-    :meth:`PoissonNoise.variance_parts` estimates; outputs are averaged.
-    """
+    true rates by the delta method on the definition's ``streamed_difference``
+    (gradient by the complex step); None where undefined (user guide:
+    :ref:`poisson_noise`)."""
     n_samples, n_outputs = y.shape
     w_sum = float(n_samples) if weight is None else float(weight.sum())
     mean = weighted(y, weight) / w_sum

@@ -83,17 +83,10 @@ def _squared_error_sums(
     shared: Any = None,
     **parts: Any,
 ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray, Any]:
-    """``(W, Σ w d̃², Σ w (σ̂² + τ²), variance sum, floor sum, sums)`` per output.
-
-    The variance sum ``Σ w² σ̂² (4d̃² − 2σ̂² (1 − k/(ν + 2)))`` is unbiased for
-    the truth MSE's (``k = 3``) or the nominal MSE's (``k = 2``); the floor sum
-    ``Σ w² 2σ̂⁴ (1 − floor_k/(ν + 2))`` for their lower bounds (1 and 2).
-
-    Batch offsets (``shared``) add ``Σ_g τ² (4 (Σ_g w d)² + 4 Σ_g w² σ² + 2 τ²
-    W_g²)`` to the variance, its batch sums of true residuals estimated by
-    :func:`~.sums.batch_products`. The floor gains ``Σ_g τ² (4 Σ_g w² σ̂² + 2
-    τ² W_g²)``. ``parts``: the other sums of :func:`~.sums.squared_error_sums`.
-    """
+    """``(W, Σ w d̃², Σ w (σ̂² + τ²), variance sum, floor sum, sums)`` per output:
+    the variance sum unbiased for the truth MSE's (``k = 3``) or the nominal's
+    (``k = 2``), the floor sum for their lower bounds (user guide:
+    :ref:`formula_truth`, :ref:`shared_offsets`); ``parts``: more sums."""
     sums = squared_error_sums(
         y, y_pred, sigma, weight, sigma_dof, shared=shared, **parts
     )
@@ -176,13 +169,8 @@ _LEGENDRE = np.polynomial.legendre.leggauss(64)
 
 
 def _root_spread(rho: np.ndarray) -> np.ndarray:
-    """``Var g(Z)``, ``Z ~ N(ρ, 1)``, ``g`` the truth RMSE of :func:`_rmse` at
-    ``V = 1``: ``0`` for ``z <= 0``, ``√z + 1/(8 max(z, 1)^{3/2})`` above.
-
-    Gauss–Legendre over ``z = u²`` on ``(0, 1)`` and over ``z`` within 10 SD
-    on ``(1, ∞)``, centred at ``c = g(max(ρ, 1))`` (no cancellation for large
-    ``ρ``): ``E (g − c)² − (E g − c)²``.
-    """
+    """``Var g(Z)``, ``Z ~ N(ρ, 1)``, ``g`` the truth RMSE at ``V = 1``, by
+    Gauss–Legendre quadrature centred at ``g(max(ρ, 1))``."""
     nodes, weights = _LEGENDRE
     rho = rho[:, None]
     centre = np.maximum(rho, 1.0)
@@ -348,14 +336,8 @@ def r2_sums(
     shared: Any = None,
     exact_batches: bool = False,
 ) -> R2Sums:
-    """The :class:`R2Sums` of validated inputs, in two passes.
-
-    ``X`` and ``Y`` are Gaussian quadratic forms in the label errors, whose
-    (co)variances are sums over samples (user guide: :ref:`formula_r2`).
-    ``centred``: ``X`` of the residuals centred at their weighted mean;
-    ``shared``: batch offsets (:func:`_with_offsets`), with the batch sums of
-    exact labels (``exact_batches``, the forward moments).
-    """
+    """The :class:`R2Sums` of validated inputs, in two passes (user guide:
+    :ref:`formula_r2`); ``centred``: explained variance; ``shared``: batch offsets."""
     n_samples, n_outputs = y.shape
     total = np.zeros(n_outputs)
     for rows in chunks(n_samples):
@@ -441,21 +423,9 @@ def _with_offsets(
     centred: bool,
     exact_batches: bool,
 ) -> R2Sums:
-    """``sums`` with the batch offsets' terms (user guide: :ref:`shared_offsets`).
-
-    The errors' covariance is ``Σ = S + Σ_g τ_g² 1_g 1_gᵀ``. For the forms
-    ``x̃ᵀ A x̃`` (``A = D = diag(w)`` or ``C = D − wwᵀ/W``) the unbiased
-    (co)variance is ``4 x̃ᵀAΣAx̃' − 2 tr(AΣA'Σ)``: the offsets add ``Σ_g τ²
-    (Σ_g w x̃)(Σ_g w x̃')`` to the first and, with ``A_g = Σ_g w²σ²`` and
-    ``W_g = Σ_g w``, ``T₁ = Σ τ² (2A_g + τ²W_g²)`` to ``tr(DΣDΣ)``, ``T₁ −
-    T₂/W`` to ``tr(DΣCΣ)`` and ``T₁ − 2T₂/W + (2β Σw²σ² + β²)/W²`` to
-    ``tr(CΣCΣ)``, with ``T₂ = Σ τ² W_g (2A_g + τ² W_g²)``, ``β = Σ τ² W_g²``.
-
-    Unless ``exact_batches``, the batch products ``(Σ_g w x)(Σ_g w x')`` of the
-    true values are taken as ``Σ_g w² x x'`` (no correlation within a batch),
-    estimated without bias from the labels, as for the MSE
-    (:func:`_squared_error_sums`).
-    """
+    """``sums`` with the batch offsets' terms of the quadratic forms' (co)variances;
+    unless ``exact_batches``, the true batch products estimated as for the MSE
+    (user guide: :ref:`shared_offsets`)."""
     d, c = forms
     tau2, w_g, s2_g, (d_g, c_g) = offset_sums(shared, weight, sigma, d, c)
     w_sum = float(w_g.sum())
@@ -507,12 +477,8 @@ def _own_products(
     w2s2_sum: np.ndarray,
     centred: bool,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``Σ_g τ² (Σ_g w x)(Σ_g w x')`` of the noisy forms, with the true values'
-    batch products estimated as :func:`~.sums.batch_products` does: a common
-    part (the residuals' weighted mean ``d̄``; the centred forms have none)
-    and deviations not correlated within a batch, ``W_g² d̄² + Σ_g w² (x −
-    x̄)(x' − x̄')``, each estimated without bias; the noise's ``Σ_g τ²
-    Cov(Σ_g w x̃, Σ_g w x̃')`` stays."""
+    """``Σ_g τ² (Σ_g w x)(Σ_g w x')`` of the noisy forms, with the true values' batch
+    products estimated as :func:`~.sums.batch_products` does."""
     d, c = forms
     tau2, w_g, s2_g = batch
     n_samples = d.shape[0]

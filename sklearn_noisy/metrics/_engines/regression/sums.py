@@ -285,15 +285,9 @@ def output_mean(h: np.ndarray, multioutput: Any) -> np.ndarray:
 def skew_sums(
     d: np.ndarray, s: Any, dof: Any, w: np.ndarray | None, *, truth: bool
 ) -> np.ndarray:
-    """A chunk's ``Σ w³ (a σ⁶ + b σ⁴d²)`` of the third cumulant and of the
-    covariance with the variance estimate of the truth or nominal MSE.
-
-    Truth (σ̂² from ``ν`` degrees of freedom): ``κ₃``: ``a = 8 − 8/ν²``, ``b
-    = 24``, covariance ``a = 8 − 8/ν²``, ``b = 16 − 8/ν``; nominal ``(8, 24)``
-    and ``(8, 16)``. ``σ⁶``, ``σ⁴d²`` are estimated without bias by ``e₆ =
-    σ̂⁶/((1 + 2/ν)(1 + 4/ν))`` and ``σ̂⁴ d̃²/(1 + 2/ν) − e₆`` (user guide:
-    :ref:`skewed estimates <truth_skew>`).
-    """
+    """A chunk's ``Σ w³ (a σ⁶ + b σ⁴d²)`` of the third cumulant of the truth or
+    nominal MSE and of its covariance with the variance estimate, unbiased in σ̂
+    (user guide: :ref:`skewed estimates <truth_skew>`)."""
     d2 = np.square(d)
     inverse = 0.0 if dof is None else 1.0 / dof
     if isinstance(inverse, np.ndarray):
@@ -328,19 +322,9 @@ def batch_products(
     x: np.ndarray,
     batch: tuple[np.ndarray, np.ndarray],
 ) -> np.ndarray:
-    """An estimate of ``Σ_g τ² (Σ_g w x)²`` of the true values from the noisy
-    ``x`` (residuals), per output, stable with few batches.
-
-    ``x = c + r``: a part ``c`` common to every sample (the weighted mean; a
-    model's intercept error) and deviations ``r`` not correlated within a
-    batch, so that ``(Σ_g w x)² ≈ W_g² c² + Σ_g w² r²``. Each square is
-    estimated without bias: ``c̃² − V_c`` with ``V_c = (Σ w² σ² + Σ_g τ² W_g²)
-    / W²``, ``(x̃ − c̃)²`` less its noise variance ``σ² + τ² − 2 (w σ² + τ²
-    W_g)/W + V_c``. The unbiased ``(Σ_g w x̃)² − Var`` rests on as many values
-    as batches: clipped at the variance's floor it overstated the SD by 9-20 %
-    with 4-6 batches; taking the residuals as uncorrelated in a batch (no
-    ``c``) understated it by 6-12 % (user guide: :ref:`shared_offsets`).
-    """
+    """An estimate of ``Σ_g τ² (Σ_g w x)²`` of the true residuals from the noisy
+    ``x``, per output: a common part and deviations not correlated within a
+    batch, each square unbiased (user guide: :ref:`shared_offsets`)."""
     tau2, w_g = batch
     n_samples = x.shape[0]
     w = np.ones(n_samples) if weight is None else weight
