@@ -31,6 +31,7 @@ from .sums import (
     T_MAX,
     absolute_error_offsets,
     offset_sums,
+    r2_from_sums,
     squared_error_sums,
     weighted,
 )
@@ -553,13 +554,6 @@ def _ratio_variance(
     return np.maximum(raw, np.maximum(floor, 0.0)) / np.square(denominator)
 
 
-def _nominal_r2(sums: R2Sums) -> np.ndarray:
-    """``1 − X/Y``, ``force_finite`` as scikit-learn: 1 if X = 0, else 0 if Y = 0."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r2 = 1.0 - sums.sse / sums.sst
-    return np.where(sums.sse == 0.0, 1.0, np.where(sums.sst == 0.0, 0.0, r2))
-
-
 def _fraction(
     y: np.ndarray,
     y_pred: np.ndarray,
@@ -584,7 +578,9 @@ def _fraction(
     denominator = np.where(flag, 1.0, sums.sst_truth if truth else sums.sst)
     ratio = (sums.sse_truth if truth else sums.sse) / denominator
     variance = _ratio_variance(ratio, denominator, sums, truth=truth)
-    nominal = _nominal_r2(sums)
+    pairs = zip(sums.sse, sums.sst, strict=True)  # scikit-learn's 1 − X/Y
+    with np.errstate(invalid="ignore"):  # inf/inf: NaN, as scikit-learn's
+        nominal = np.array([r2_from_sums(x, y, force_finite=True) for x, y in pairs])
     if not truth:
         return RegressionEstimate(nominal, np.where(flag, 0.0, variance), nominal, flag)
     estimate = np.where(flag, np.nan, 1.0 - ratio)
