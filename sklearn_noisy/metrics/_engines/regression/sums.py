@@ -13,7 +13,7 @@ import functools
 import math
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
@@ -103,28 +103,21 @@ def accumulate(
         w = None if weight is None else weight[rows]
         return np.stack(kernel(d, chunk_of(sigma, rows), w))
 
+    blocks = list(chunks(n_samples))
+    n_threads = min(_n_threads(), len(blocks)) if parallel and len(blocks) > 1 else 1
     totals = np.zeros((3, n_outputs))
-    for block_totals in map_chunks(chunk_totals, n_samples, parallel):
-        totals += block_totals
+    if n_threads > 1:
+        with ThreadPoolExecutor(n_threads) as executor:
+            for block_totals in executor.map(chunk_totals, blocks):
+                totals += block_totals
+    else:
+        for rows in blocks:
+            totals += chunk_totals(rows)
     w_sum = float(n_samples) if weight is None else float(weight.sum())
     nominal = totals[0] / w_sum
     expected = totals[1] / w_sum
     variance = totals[2] / (w_sum * w_sum)
     return nominal, expected, variance
-
-
-def map_chunks(
-    function: Callable[[slice], Any], n_samples: int, parallel: bool = True
-) -> Iterator[Any]:
-    """``function`` of each chunk's rows, in chunk order; ``parallel``: on a
-    few threads (the results do not depend on them)."""
-    blocks = list(chunks(n_samples))
-    n_threads = min(_n_threads(), len(blocks)) if parallel and len(blocks) > 1 else 1
-    if n_threads == 1:
-        yield from map(function, blocks)
-        return
-    with ThreadPoolExecutor(n_threads) as executor:
-        yield from executor.map(function, blocks)
 
 
 def output_column(sigma: Any, j: int) -> Any:
@@ -221,38 +214,24 @@ def squared_error_sums(
     sums of :func:`skew_sums` (truth or nominal).
     """
     n_samples, n_outputs = y_true.shape
-
-    def chunk_sums(rows: slice) -> tuple:
+    totals = np.zeros((5, n_outputs))
+    parts, kept, skews = [], None, np.zeros((2, n_outputs))
+    for rows in chunks(n_samples):
         chunk = y_true[rows]
         s = chunk_of(sigma, rows)
         w = None if weight is None else weight[rows]
         dof = None if sigma_dof is None else chunk_of(sigma_dof, rows)
-        h = moments = skews = None
         if terms is not None:
-            h = output_mean(terms[0](chunk, y_pred[rows], s), terms[1])
-            moments = term_moments(h, w)
+            kept = output_mean(terms[0](chunk, y_pred[rows], s), terms[1])
+            parts.append(term_moments(kept, w))
         if skew is not None:
-            skews = skew_sums(chunk - y_pred[rows], s, dof, w, truth=skew)
+            skews += skew_sums(chunk - y_pred[rows], s, dof, w, truth=skew)
         if scale is None:
             d = np.subtract(chunk, y_pred[rows], out=_work(0, chunk.shape))
         else:
             d = chunk / scale[0] - y_pred[rows] / scale[0]
             s = np.divide(s, scale[1])
-        sums = np.zeros((5, n_outputs))
-        _squared_error_chunk(d, s, w, dof, sums)
-        return sums, moments, skews, h
-
-    totals = np.zeros((5, n_outputs))
-    parts, kept, skews = [], None, np.zeros((2, n_outputs))
-    # threads where the terms' moments double the work of a chunk
-    for sums, moments, skew_part, h in map_chunks(
-        chunk_sums, n_samples, parallel=terms is not None
-    ):
-        totals += sums
-        parts.append(moments)
-        kept = h
-        if skew is not None:
-            skews += skew_part
+        _squared_error_chunk(d, s, w, dof, totals)
     w_sum = float(n_samples) if weight is None else float(weight.sum())
     extra = {"skew": skews if skew is not None else None}
     if terms is not None:
