@@ -358,11 +358,8 @@ def _own_label_variance(
 
 
 def _loss_terms(definition: RegressionLoss) -> Callable[..., Any]:
-    """The test-set sampling rule of a mean of per-sample terms.
-
-    The terms of the call's estimand, averaged over the outputs as the metric
-    averages them (user guide: :ref:`error_budget`).
-    """
+    """The test-set sampling rule of a mean of per-sample terms: the estimand's
+    terms averaged over the outputs (:ref:`error_budget`)."""
 
     def terms(
         arguments: dict[str, Any], score: NoisyScore
@@ -444,13 +441,8 @@ def _ratio_terms(definition: RegressionLoss) -> Callable[..., Any]:
 
 
 def _root_sampling(mean_metric: Callable[..., NoisyScore]) -> Callable[..., Any]:
-    """The sampling rule of a root metric: the mean metric's, by the delta method.
-
-    With the derivative of the label-noise variance where the interval is the
-    square root of the mean metric's (the RMSE's truth and remeasurement), so
-    that it stays so with the sampling. The hook returns None (the bootstrap)
-    for several outputs or, otherwise, a non-positive mean metric.
-    """
+    """The sampling rule of a root metric: the mean metric's by the delta method
+    (None, the bootstrap, for several outputs or a non-positive mean)."""
 
     def hook(
         arguments: dict[str, Any], score: NoisyScore
@@ -726,11 +718,8 @@ def _root_mean_squared(
     method: str,
     shared: SharedOffsets | None = None,
 ) -> Any:
-    """The forward RMSE, per output, by quadrature or the delta method.
-
-    With batch offsets: the delta method on the MSE's exact moments, held
-    inside the bounds of :func:`bounded_root`.
-    """
+    """The forward RMSE per output by quadrature or the delta method (batch
+    offsets: the delta method on the MSE's moments, :func:`bounded_root`)."""
     y_true, y_pred, sigma, weight = inputs[:4]
     if shared is not None:
         nominal, mean, var = squared_error_sums(*inputs[:4], shared=shared).forward()

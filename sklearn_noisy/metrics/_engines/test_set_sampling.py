@@ -97,13 +97,9 @@ def term_moments(h: np.ndarray, w: np.ndarray | None) -> np.ndarray:
 
 
 def total_variance(parts: list[np.ndarray]) -> tuple[float, float]:
-    """``(V_total, dof)`` of the weighted mean of terms from their chunks'
-    :func:`term_moments`, shifted to the overall mean (Chan/Pébay).
-
-    ``V_total = n/(n − 1) · Σ w² (h − m)² / W²`` (NaN below two samples) and
-    Satterthwaite's degrees of freedom ``2 n_e/(κ − 1)`` of it, ``κ`` the
-    weighted kurtosis of ``h`` (user guide: :ref:`error_budget`).
-    """
+    """``(V_total, dof)`` of a weighted mean of terms from its chunks'
+    :func:`term_moments` shifted to the overall mean (Chan/Pébay); ``dof``:
+    Satterthwaite's (:ref:`error_budget`)."""
     n, w_c, w2_c, c, s2, s3, s4, q1, q2 = np.array(parts).T
     n, w_sum, w2_sum = float(n.sum()), float(w_c.sum()), float(w2_c.sum())
     if n < 2:
@@ -158,13 +154,8 @@ def studentized_quantiles(
 
 
 class DeferredPivot(Sequence):
-    """:func:`studentized_quantiles` of ``(h, weight)``, drawn when first read.
-
-    Only the interval with both sources reads them, and their 999 resamples
-    cost far more than the sampling variance: a score computed by default does
-    not pay for them until asked. An empty sequence where there is no pivot;
-    pickled as the tuple.
-    """
+    """:func:`studentized_quantiles` of ``(h, weight)``, drawn when first read (only
+    the interval with both sources reads them); pickled as the tuple."""
 
     __slots__ = ("_lock", "_terms", "_values")
 
@@ -196,12 +187,8 @@ class DeferredPivot(Sequence):
 def sampling_from_total(
     total: float, score: NoisyScore, label: float | None = None
 ) -> float:
-    """``V_total`` less the label part of a truth or remeasurement estimate, >= 0.
-
-    ``label``: that part where it is not the score's variance: with batch
-    offsets the terms' spread holds each label's own noise only, not the
-    batches' cross terms (user guide: :ref:`shared_offsets`).
-    """
+    """``V_total`` less the label part ``label`` (default: the score's variance) of a
+    truth or remeasurement estimate, >= 0 (:ref:`shared_offsets`)."""
     if score.estimand != "forward":
         total -= score.variance if label is None else label
     return max(total, 0.0) if not math.isnan(total) else math.nan
@@ -301,11 +288,8 @@ def add_test_set_sampling(
     test_set_sampling: Any = True,
     **kwargs: Any,
 ) -> NoisyScore:
-    """``score = metric(*args, **kwargs)`` with its sampling variance.
-
-    As ``metric(*args, test_set_sampling=test_set_sampling, **kwargs)``,
-    without computing the metric again where it is a mean of per-sample terms.
-    """
+    """``score = metric(*args, **kwargs)`` with its sampling variance, without
+    computing the metric again where it is a mean of per-sample terms."""
     how = check_test_set_sampling(test_set_sampling)
     if how is False:
         return score
@@ -416,11 +400,8 @@ def _bootstrap(
     label_arguments: tuple[str, ...],
     data_arguments: int,
 ) -> Any:
-    """The seeded bootstrap over the test samples, for one score or a list.
-
-    The classes are fixed to those of the whole test set, so a resample missing
-    a class keeps its ``K``.
-    """
+    """The seeded bootstrap over the test samples, for one score or a list; the
+    classes fixed to those of the whole test set."""
     names = list(signature.parameters)
     data = {name: np.asarray(arguments[name]) for name in names[:data_arguments]}
     n = data[names[0]].shape[0]

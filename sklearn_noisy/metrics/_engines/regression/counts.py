@@ -34,13 +34,8 @@ def count_squared_error_sums(
     *,
     truth: bool,
 ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(W, Σ w d̃², Σ w ỹ, variance sum, floor sum)`` per output.
-
-    The variance sum ``Σ w² (4ỹ (d̃ − s)² − 2 ỹ(ỹ − 1))`` is unbiased for
-    ``Σ w² Var`` of the truth terms ``d̃² − ỹ`` (``s = 1``: ``4λd² + 2λ²``) or
-    of the nominal ``d̃²`` (``s = 1/2``: ``λ(2d + 1)² + 2λ²``); the floor sum
-    ``Σ w² 2 ỹ(ỹ − 1)`` for their common lower bound ``Σ w² 2λ²``.
-    """
+    """``(W, Σ w d̃², Σ w ỹ, variance sum, floor sum)`` per output of counts:
+    ``Σ w² (4ỹ (d̃ − s)² − 2 ỹ(ỹ − 1))``, ``s = 1`` truth, ``1/2`` nominal."""
     n_samples, n_outputs = y.shape
     totals = np.zeros((4, n_outputs))
     for rows in chunks(n_samples):
@@ -59,12 +54,8 @@ def count_squared_error_sums(
 def count_mse_forward(
     y: np.ndarray, y_pred: np.ndarray, weight: np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(nominal, E, Var)`` of the MSE of counts drawn around exact rates ``y``.
-
-    ``E = Σ w (d² + λ) / W`` and ``Var = Σ w² (λ(2d + 1)² + 2λ²) / W²`` with
-    ``λ = y``, ``d = y − ŷ`` (exact: the third and fourth cumulants of a
-    Poisson count are ``λ``).
-    """
+    """``(nominal, E, Var)`` of the MSE of counts around exact rates ``λ = y``:
+    ``E = Σ w (d² + λ) / W``, ``Var = Σ w² (λ(2d + 1)² + 2λ²) / W²``."""
     d = y - y_pred
     w_sum = float(y.shape[0]) if weight is None else float(weight.sum())
     nominal = weighted(d * d, weight) / w_sum
@@ -82,15 +73,8 @@ def count_r2_sums(
     truth: bool,
     centred: bool = False,
 ) -> tuple[np.ndarray, ...]:
-    """The fields of :class:`~.estimands.R2Sums` of counts, in two passes.
-
-    ``A = X − Σ w ỹ (+ Σ w² ỹ / W)`` and ``B = Y − Σ w ỹ + Σ w² ỹ / W`` are
-    unbiased for the true sums (only the labels' variances enter). The label
-    (co)variances of ``X − ρY`` are estimated per sample as in
-    :func:`count_squared_error_sums` with ``d̃`` and ``c̃ = ỹ − ȳ_w``, the
-    means held fixed (first order, as the delta method that reads them);
-    σ's own uncertainty is part of them, its fields are 0.
-    """
+    """The fields of :class:`~.estimands.R2Sums` of counts, in two passes, the
+    means held fixed (first order); σ's own uncertainty is in them (fields 0)."""
     n_samples, n_outputs = y.shape
     w_sum = float(n_samples) if weight is None else float(weight.sum())
     mean = weighted(y, weight) / w_sum

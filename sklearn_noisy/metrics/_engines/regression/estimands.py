@@ -197,11 +197,8 @@ def _root_spread(rho: np.ndarray) -> np.ndarray:
 
 
 def truth_root_variance(estimate: np.ndarray, variance: np.ndarray) -> np.ndarray:
-    """The variance of the truth RMSE of :func:`_rmse` from the MSE's ``T̂``
-    and its variance ``V``: that of the estimator with ``T̂ ~ N(max(T̂, 0),
-    V)`` (:func:`_root_spread`; the delta method's ``V/(4 max(T̂, √V))``
-    reported 0.80-0.84 of the SD where ``√V ≈ T``, as with large batch
-    offsets; it is kept where the quadrature underflows)."""
+    """The truth RMSE's variance from the MSE's ``T̂`` and ``V``: that of the
+    estimator at ``T̂ ~ N(max(T̂, 0), V)`` (:func:`_root_spread`), else delta."""
     variance = np.maximum(variance, 0.0)
     scale = np.maximum(estimate, np.sqrt(variance))
     delta = np.where(
@@ -214,13 +211,8 @@ def truth_root_variance(estimate: np.ndarray, variance: np.ndarray) -> np.ndarra
 
 
 def _rmse(*data: Any, truth: bool, shared: Any = None) -> RegressionEstimate:
-    """The RMSE from the estimate ``T̂`` of :func:`_mse` of ``data``.
-
-    Truth: ``√T̂ + V/(8 s^{3/2})`` (the delta method's bias correction; 0 and
-    ``flag`` where ``T̂ <= 0``), ``s = max(T̂, √V)``, its variance
-    :func:`truth_root_variance`; remeasurement: the nominal RMSE, variance
-    ``V/(4s)``. The interval is the square root of the MSE's.
-    """
+    """The RMSE from the MSE estimate ``T̂`` of ``data``: truth ``√T̂ + V/(8 s^{3/2})``,
+    ``s = max(T̂, √V)``, or the nominal; the interval is the square root of the MSE's."""
     mse = _mse(*data, truth=truth, shared=shared)
     variance = np.maximum(mse.variance, 0.0)
     scale = np.maximum(mse.estimate, np.sqrt(variance))
@@ -272,11 +264,8 @@ def mae_remeasurement(
     weight: np.ndarray | None = None,
     shared: Any = None,
 ) -> RegressionEstimate:
-    """The nominal MAE and its variance, floored at ``Σ w² σ̂² (1 - 2/π) / W²``.
-
-    With batch offsets the variance is the forward one's at the observed
-    residuals (a plug-in, user guide: :ref:`shared_offsets`).
-    """
+    """The nominal MAE and its variance, floored at ``Σ w² σ̂² (1 - 2/π) / W²``
+    (batch offsets: the forward variance at the residuals, :ref:`shared_offsets`)."""
     n_samples, n_outputs = y.shape
     if shared is not None:
         nominal, _, variance = absolute_error_offsets(y, y_pred, sigma, weight, shared)
@@ -303,13 +292,8 @@ def mae_remeasurement(
 
 
 class R2Sums(NamedTuple):
-    """Per-output sums of squares of ``1 - X/Y`` and their (co)variance estimates.
-
-    ``sse``, ``sst``: ``X`` and ``Y``; ``sse_truth``, ``sst_truth``: their
-    unbiased truth versions ``A`` and ``B``; ``var_*``/``cov``: unbiased label
-    noise (co)variances; ``*_sigma``: what ``σ̂``'s uncertainty adds for ``A``
-    and ``B``; ``floor_*``: the ``σ⁴`` parts, lower bounds of the variances.
-    """
+    """Per-output ``X``, ``Y`` of ``1 - X/Y``, their truth versions ``A``, ``B``, the
+    label-noise (co)variances, σ̂'s part of them and their σ⁴ floors."""
 
     sse: np.ndarray
     sst: np.ndarray
@@ -640,12 +624,8 @@ def aggregate_outputs(
     distributions: list[Any] | None = None,
     pivots: list[tuple[float, ...] | None] | None = None,
 ) -> NoisyScore | list[NoisyScore]:
-    """Combine per-output results as scikit-learn's ``multioutput`` does.
-
-    The outputs' label errors are independent: ``Σ a_k m_k / Σ a_k`` has variance
-    ``Σ a_k² V_k / (Σ a_k)²``. ``distributions``: each output's exact one;
-    ``pivots``: each output's label-noise pivot (kept for a single output).
-    """
+    """Combine per-output results as scikit-learn's ``multioutput`` does, with
+    variance ``Σ a_k² V_k / (Σ a_k)²`` (independent outputs)."""
     dists = distributions or [None] * len(expected)
     pivots = pivots or [None] * len(expected)
     if isinstance(multioutput, str) and multioutput == "raw_values":
@@ -688,13 +668,8 @@ def estimand_score(
     check: Callable[[tuple[np.ndarray, ...]], None] | None = None,
     **offsets: Any,
 ) -> NoisyScore | list[NoisyScore]:
-    """The truth or remeasurement result of a loss on validated ``inputs``.
-
-    ``check``, if given, receives the per-output ``(nominal, estimate,
-    variance)`` (the deferred NaN/inf check of the inputs); ``offsets``:
-    ``shared``, the batch offsets, for the kernels that model them, and
-    ``terms``, the per-sample terms whose moments the kernel accumulates.
-    """
+    """The truth or remeasurement result of a loss on validated ``inputs``;
+    ``check``: the deferred NaN/inf check; ``offsets``: ``shared`` and ``terms``."""
     y_true, y_pred, sigma, weight, multioutput = inputs
     dof = check_regression_sigma_dof(sigma_dof, y_true.shape[0])
     kernel, method = definition.estimands[estimand]

@@ -90,11 +90,8 @@ def accumulate(
     *,
     parallel: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Weighted per-output means ``(nominal, expected, variance)`` of a kernel.
-
-    ``CHUNK_SIZE`` rows at a time; ``parallel`` runs the chunks on a few threads
-    and adds their sums in chunk order (the result does not depend on threads).
-    """
+    """Weighted per-output means ``(nominal, expected, variance)`` of a kernel,
+    ``CHUNK_SIZE`` rows at a time (``parallel``: on threads, added in chunk order)."""
     n_samples, n_outputs = y_true.shape
 
     def chunk_totals(rows: slice) -> np.ndarray:
@@ -133,12 +130,9 @@ def _columns(d: np.ndarray, s: Any) -> list[tuple[np.ndarray, Any]]:
 
 
 class SquaredErrorSums(NamedTuple):
-    """``W = Σ w``, ``Σ w d²``, ``Σ w σ²``, ``Σ w² σ² d²``, ``Σ w² σ⁴`` and
-    ``Σ w² σ⁴ / (ν + 2)`` (0 when σ is known), per output; with batch offsets
-    (:func:`offset_sums`) their sums over batches ``g`` with ``W_g = Σ_g w``:
-    ``Σ τ² W_g``, ``Σ τ² (Σ_g w d)²``, ``Σ τ² Σ_g w² σ²``, ``Σ τ⁴ W_g²``, and
-    the estimate of the true values' ``Σ τ² (Σ_g w d)²`` of
-    :func:`batch_products`."""
+    """``W``, ``Σ w d²``, ``Σ w σ²``, ``Σ w² σ² d²``, ``Σ w² σ⁴``, ``Σ w² σ⁴ / (ν + 2)``
+    per output; the batch offsets' sums (:func:`offset_sums`); the terms' moments
+    and the skew sums of :func:`squared_error_sums`."""
 
     weight: float
     d2: np.ndarray
@@ -174,11 +168,8 @@ def offset_sums(
     sigma: Any,
     *columns: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
-    """Per-batch sums of :class:`~sklearn_noisy.utils._noise.SharedOffsets`.
-
-    ``(τ², W_g, Σ_g w² σ², [Σ_g w x for x in columns])``: ``τ²`` and ``W_g``
-    of shape ``(G, 1)``, the others ``(G, n_outputs)``.
-    """
+    """Per-batch ``(τ², W_g, Σ_g w² σ², [Σ_g w x for x in columns])``; ``τ²`` and
+    ``W_g`` of shape ``(G, 1)``, the others ``(G, n_outputs)``."""
     n_samples = shared.codes.shape[0]
     w = np.ones(n_samples) if weight is None else weight
     s2 = np.square(np.asarray(sigma, dtype=float))
@@ -205,14 +196,10 @@ def squared_error_sums(
     terms: tuple[Callable[..., np.ndarray], Any] | None = None,
     skew: bool | None = None,
 ) -> SquaredErrorSums:
-    """The :class:`SquaredErrorSums` of validated inputs, in one chunked pass.
-
-    ``scale=(S_d, S_σ)`` sums ``d/S_d`` and ``σ/S_σ`` instead; ``shared``:
-    the batch offsets' sums too (user guide: :ref:`shared_offsets`);
-    ``terms=(h, multioutput)``: the moments of the per-sample terms ``h(y,
-    ŷ, σ)`` averaged over the outputs (:func:`term_moments`); ``skew``: the
-    sums of :func:`skew_sums` (truth or nominal).
-    """
+    """The :class:`SquaredErrorSums` of validated inputs in one chunked pass:
+    ``scale=(S_d, S_σ)`` sums ``d/S_d``, ``σ/S_σ``; ``shared``: batch offsets;
+    ``terms=(h, multioutput)``: the moments of the per-sample terms ``h(y, ŷ, σ)``;
+    ``skew``: the sums of :func:`skew_sums` (truth or nominal)."""
     n_samples, n_outputs = y_true.shape
     totals = np.zeros((5, n_outputs))
     parts, kept, skews = [], None, np.zeros((2, n_outputs))
@@ -361,11 +348,8 @@ def _squared_error_chunk(
 def rescaled_squared_error_sums(
     y_true: np.ndarray, y_pred: np.ndarray, sigma: Any, weight: np.ndarray | None
 ) -> SquaredErrorSums:
-    """The sums in units of the largest residual and sigma, multiplied back.
-
-    The slow path where the plain sums overflowed: a sum is inf only where its
-    true value is.
-    """
+    """The sums in units of the largest residual and sigma, multiplied back (where
+    the plain sums overflowed: a sum is inf only where its true value is)."""
     with np.errstate(invalid="ignore"):
         s_d = max(float(np.max(np.abs(y_true))), float(np.max(np.abs(y_pred))))
         s_s = float(sigma) if isinstance(sigma, float) else float(np.max(sigma))
@@ -386,11 +370,8 @@ def rescaled_squared_error_sums(
 
 
 def linear_loss_of_negative(u: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """``g(-u) = φ(u) + u Φ(u)`` for ``u <= 0`` into ``out`` (work slot 3).
-
-    ``g`` is the normal linear-loss function (:ref:`formula_numerics`), with
-    ``Φ`` from :func:`scipy.special.erfc` directly; ``g(40) = 0`` exactly.
-    """
+    """``g(-u) = φ(u) + u Φ(u)`` for ``u <= 0`` into ``out`` (work slot 3);
+    ``g(40) = 0`` exactly (:ref:`formula_numerics`)."""
     g = np.multiply(u, u, out=out)
     g *= -0.5
     np.exp(g, out=g)
@@ -470,13 +451,8 @@ def absolute_error_offsets(
     weight: np.ndarray | None,
     shared: Any,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The MAE's ``(nominal, E, Var)`` per output under batch offsets.
-
-    ``E`` is exact (each error is ``N(0, σ² + τ²)``). Given its batch's offset
-    ``b = τz`` the labels are independent folded normals, so ``Var = Σ_g
-    (E_z Σ_g w² Var|d + b + e| + Var_z Σ_g w E|d + b + e|)``, both by
-    Gauss–Hermite quadrature over ``z`` (``method="quadrature"``).
-    """
+    """The MAE's ``(nominal, E, Var)`` per output under batch offsets: ``E`` exact,
+    ``Var`` by Gauss–Hermite quadrature over the offsets (:ref:`shared_offsets`)."""
     n_samples = y_true.shape[0]
     w = np.ones(n_samples) if weight is None else weight
     w_sum = float(w.sum())
@@ -505,12 +481,8 @@ def nominal_r2_sums(
     *,
     centred: bool = False,
 ) -> tuple[float, float, float]:
-    """scikit-learn's numerator and denominator of ``r2_score``, and their scale.
-
-    ``Σ w (y - ŷ)²`` (``centred``: ``Σ w (d - d̄_w)²``) and ``Σ w (y - ȳ_w)²`` of
-    one output in units of ``scale`` (1.0 unless the squares overflow); exactly
-    0 for a constant ``y_true`` (or residual, ``centred``).
-    """
+    """scikit-learn's ``Σ w d²`` (``centred``: of ``d − d̄_w``) and ``Σ w (y − ȳ_w)²``
+    of one output in units of ``scale`` (1 unless they overflow); 0 if constant."""
     n_samples = y_true.shape[0]
     w_total = float(n_samples) if weight is None else float(weight.sum())
     blocks = [
