@@ -51,6 +51,7 @@ from ._engines.regression.estimands import (
     aggregate_outputs,
     check_regression_sigma_dof,
     estimand_score,
+    with_sampling,
 )
 from ._engines.regression.quadrature import rmse_moments, rmse_nominal
 from ._engines.regression.r2 import r2_count_forward, r2_forward
@@ -60,6 +61,7 @@ from ._engines.regression.sums import (
     absolute_error_offsets,
     accumulate,
     output_column,
+    output_mean,
     rescaled_squared_error_sums,
     squared_error_sums,
 )
@@ -273,12 +275,13 @@ def check_finite_results(
     )
 
 
-def _sampling_inputs(definition: RegressionLoss, arguments: dict[str, Any]) -> tuple:
-    """The checked ``(y_true, y_pred, sigma, weight, multioutput)`` of a call.
-
-    Counts (``noise="poisson"``) have ``σ² = y_true``: the per-sample terms
-    are the Gaussian ones with the count as its variance.
-    """
+def _sampling_inputs(
+    definition: RegressionLoss, arguments: dict[str, Any]
+) -> tuple[tuple, np.ndarray, bool]:
+    """The checked ``(y_true, y_pred, sigma, weight, multioutput)`` of a call,
+    each label's total error SD ``√(σ² + τ_g²)`` (a mean of per-sample terms
+    sees only each label's own error, :ref:`shared_offsets`) and whether there
+    are batch offsets. Counts (``noise="poisson"``) have ``σ² = y_true``."""
     counts = arguments.get("noise", "gaussian") == "poisson"
     inputs = check_regression_inputs(
         arguments["y_true"],
@@ -289,8 +292,19 @@ def _sampling_inputs(definition: RegressionLoss, arguments: dict[str, Any]) -> t
         multioutput_rules=definition.multioutput,
     )
     if counts:
-        return (inputs[0], inputs[1], np.sqrt(inputs[0]), *inputs[3:])
-    return inputs
+        inputs = (inputs[0], inputs[1], np.sqrt(inputs[0]), *inputs[3:])
+    s = np.broadcast_to(np.asarray(inputs[2], dtype=float), inputs[0].shape)
+    shared = shared_offsets(
+        definition,
+        arguments.get("sigma"),
+        arguments.get("groups"),
+        arguments.get("sigma_shared"),
+        s.shape[0],
+        arguments.get("sigma_shared_dof"),
+    )
+    if shared is None:
+        return inputs, s, False
+    return inputs, np.sqrt(np.square(s) + shared.per_sample()[:, None]), True
 
 
 def shared_offsets(
@@ -302,6 +316,9 @@ def shared_offsets(
     sigma_shared_dof: Any = None,
 ) -> SharedOffsets | None:
     """The batch offsets of a call: ``groups``/``sigma_shared`` or the noise's."""
+    if groups is None and sigma_shared is None and sigma_shared_dof is None:
+        if not isinstance(sigma, GaussianNoise) or sigma.shared is None:
+            return None
     if isinstance(sigma, GaussianNoise) and sigma.shared is not None:
         if groups is not None or sigma_shared is not None or sigma_shared_dof:
             raise TypeError(
@@ -318,29 +335,6 @@ def shared_offsets(
             "label errors."
         )
     return shared
-
-
-def _total_sigma(
-    definition: RegressionLoss, arguments: dict[str, Any], sigma: Any, shape: tuple
-) -> tuple[np.ndarray, bool]:
-    """Each label's total error SD, ``√(σ² + τ_g²)``, broadcast to ``shape``,
-    and whether there are batch offsets.
-
-    A mean of per-sample terms sees only each label's own error, whatever the
-    errors share (user guide: :ref:`shared_offsets`).
-    """
-    s = np.broadcast_to(np.asarray(sigma, dtype=float), shape)
-    shared = shared_offsets(
-        definition,
-        arguments.get("sigma"),
-        arguments.get("groups"),
-        arguments.get("sigma_shared"),
-        shape[0],
-        arguments.get("sigma_shared_dof"),
-    )
-    if shared is None:
-        return s, False
-    return np.sqrt(np.square(s) + shared.per_sample()[:, None]), True
 
 
 def _own_label_variance(
@@ -364,31 +358,20 @@ def _own_label_variance(
 
 
 def _loss_terms(definition: RegressionLoss) -> Callable[..., Any]:
-    """The test-set sampling rule of a mean of per-sample terms.
-
-    The terms of the call's estimand, averaged over the outputs as the metric
-    averages them (user guide: :ref:`error_budget`).
-    """
+    """The test-set sampling rule of a mean of per-sample terms: the estimand's
+    terms averaged over the outputs (:ref:`error_budget`)."""
 
     def terms(
         arguments: dict[str, Any], score: NoisyScore
     ) -> tuple[np.ndarray, np.ndarray | None, float]:
-        y_true, y_pred, sigma, weight, multioutput = _sampling_inputs(
-            definition, arguments
-        )
-        s, offsets = _total_sigma(definition, arguments, sigma, y_true.shape)
+        inputs, s, offsets = _sampling_inputs(definition, arguments)
         extra = {}
         if "zero_margin" in arguments:
             extra["margin"] = _check_zero_margin(arguments["zero_margin"])
         estimand = arguments.get("estimand", "forward")
-        h = definition.terms[estimand](y_true, y_pred, s, **extra)
-        inputs = (y_true, y_pred, sigma, weight, multioutput)
+        h = definition.terms[estimand](*inputs[:2], s, **extra)
         label = _own_label_variance(definition, inputs, s, estimand, offsets)
-        if h.shape[1] == 1:  # one output: its terms (a mean over one is slow)
-            return h[:, 0], weight, 1.0, None, label
-        if isinstance(multioutput, str):
-            return h.mean(axis=1), weight, 1.0, None, label
-        return h @ multioutput / multioutput.sum(), weight, 1.0, None, label
+        return output_mean(h, inputs[4]), inputs[3], 1.0, None, label
 
     return terms
 
@@ -433,12 +416,10 @@ def _ratio_terms(definition: RegressionLoss) -> Callable[..., Any]:
     ) -> tuple[np.ndarray, Any, float] | None:
         if isinstance(score, list):
             return None
-        y_true, y_pred, sigma, weight, multioutput = _sampling_inputs(
-            definition, arguments
-        )
+        inputs, total_sigma, offsets = _sampling_inputs(definition, arguments)
+        y_true, y_pred, _, weight, multioutput = inputs
         w = np.ones(y_true.shape[0]) if weight is None else weight
         total = float(w.sum())
-        total_sigma, offsets = _total_sigma(definition, arguments, sigma, y_true.shape)
         noise = shift[score.estimand] * np.square(total_sigma)
         residual = y_true - y_pred
         if definition.centred:
@@ -451,27 +432,17 @@ def _ratio_terms(definition: RegressionLoss) -> Callable[..., Any]:
         if not np.all(b_mean > 0.0):
             return None
         h = -((a - a_mean) - a_mean / b_mean * (b - b_mean)) / b_mean
-        if h.shape[1] > 1 and not isinstance(multioutput, str):
-            h = h @ multioutput / np.sum(multioutput)
-        else:
-            h = h.mean(axis=1)
-        inputs = (y_true, y_pred, sigma, weight, multioutput)
         label = _own_label_variance(
             definition, inputs, total_sigma, score.estimand, offsets
         )
-        return score.expected + h, weight, 1.0, None, label
+        return score.expected + output_mean(h, multioutput), weight, 1.0, None, label
 
     return terms
 
 
 def _root_sampling(mean_metric: Callable[..., NoisyScore]) -> Callable[..., Any]:
-    """The sampling rule of a root metric: the mean metric's, by the delta method.
-
-    With the derivative of the label-noise variance where the interval is the
-    square root of the mean metric's (the RMSE's truth and remeasurement), so
-    that it stays so with the sampling. The hook returns None (the bootstrap)
-    for several outputs or, otherwise, a non-positive mean metric.
-    """
+    """The sampling rule of a root metric: the mean metric's by the delta method
+    (None, the bootstrap, for several outputs or a non-positive mean)."""
 
     def hook(
         arguments: dict[str, Any], score: NoisyScore
@@ -544,6 +515,7 @@ def regression_function(
     root_of: Callable[..., NoisyScore] | None = None,
     count_engine: Callable[..., NoisyScore | list[NoisyScore]] | None = None,
     deferred_check: bool = False,
+    fused: bool = False,
     module: str = "sklearn_noisy.metrics",
 ) -> Callable[..., Any]:
     """The public function of a regression loss.
@@ -554,7 +526,9 @@ def regression_function(
     whose test-set sampling (and forward moments of counts) a root metric
     takes; ``count_engine``: the forward result of counts (``noise="poisson"``)
     where the loss offers ``noise``; ``deferred_check``: the
-    inputs are scanned for NaN/inf only where a result is not finite.
+    inputs are scanned for NaN/inf only where a result is not finite;
+    ``fused``: the engines accumulate the moments of the per-sample terms
+    (``terms=``) with their sums, for the test-set sampling.
     """
     own = definition.options
 
@@ -566,6 +540,7 @@ def regression_function(
         sample_weight: Any = None,
         multioutput: Any = "uniform_average",
         estimand: str = "auto",
+        test_set_sampling: Any = False,
         **options: Any,
     ) -> NoisyScore | list[NoisyScore]:
         unknown = sorted(set(options) - set(own))
@@ -580,8 +555,10 @@ def regression_function(
             supported=("forward", *definition.estimands),
             reason=definition.truth_reason,
         )
-        values = {
-            name: _OPTIONS[name][1](options.get(name, _OPTIONS[name][0]))
+        values = {  # a default needs no check: the common call stays cheap
+            name: _OPTIONS[name][1](options[name])
+            if name in options
+            else _OPTIONS[name][0]
             for name in own
         }
         sigma_dof = values.pop("sigma_dof", None)
@@ -611,6 +588,12 @@ def regression_function(
             values.pop("sigma_shared_dof", None),
         )
         offsets = {} if shared is None else {"shared": shared}
+        if fused and test_set_sampling in ("auto", True) and not counts:
+            averaged = inputs[4]
+            if shared is None and not (
+                isinstance(averaged, str) and averaged == "raw_values"
+            ):  # the terms' moments in the same pass as the sums
+                offsets["terms"] = (definition.terms[estimand], averaged)
         if counts and shared is not None:
             raise TypeError(
                 "noise='poisson' does not model shared batch offsets; pass groups "
@@ -673,54 +656,49 @@ def _forward_result(
     definition: RegressionLoss,
     inputs: tuple,
     moments: tuple[np.ndarray, np.ndarray, np.ndarray],
-    builder: Callable[..., Any],
+    builder: Callable[..., Any] | None,
     method: str = "exact",
     **options: Any,
 ) -> NoisyScore | list[NoisyScore]:
     """Per-output ``(nominal, expected, variance)`` combined, with each output's
-    distribution; a non-finite expected value or variance is checked."""
+    distribution from ``builder`` (None under batch offsets: the normal
+    interval, :ref:`shared_offsets`); a non-finite result is checked."""
     y_true, y_pred, sigma, weight, multioutput = inputs
     check_finite_results(definition.name, inputs[:3], moments[1:])
+    distributions = None
+    if builder is not None:
+        distributions = output_distributions(
+            builder, y_true, y_pred, sigma, weight, **options
+        )
     return aggregate_outputs(
         definition.name,
         *moments,
         y_true.shape[0],
         multioutput,
         method,
-        distributions=output_distributions(
-            builder, y_true, y_pred, sigma, weight, **options
-        ),
-    )
-
-
-def _offset_result(
-    definition: RegressionLoss,
-    inputs: tuple,
-    moments: tuple[np.ndarray, np.ndarray, np.ndarray],
-    method: str,
-) -> NoisyScore | list[NoisyScore]:
-    """Per-output moments under batch offsets, combined; no exact distribution
-    (the interval is the normal one, user guide: :ref:`shared_offsets`)."""
-    check_finite_results(definition.name, inputs[:3], moments[1:])
-    return aggregate_outputs(
-        definition.name, *moments, inputs[0].shape[0], inputs[4], method
+        distributions=distributions,
     )
 
 
 def _mean_squared(
-    definition: RegressionLoss, inputs: tuple, shared: SharedOffsets | None = None
+    definition: RegressionLoss,
+    inputs: tuple,
+    shared: SharedOffsets | None = None,
+    terms: Any = None,
 ) -> Any:
     """The forward MSE: closed-form sums, rescaled where they overflow."""
     if shared is not None:
         sums = squared_error_sums(*inputs[:4], shared=shared)
-        return _offset_result(definition, inputs, sums.forward(), "exact")
+        return _forward_result(definition, inputs, sums.forward(), None)
     with np.errstate(invalid="ignore", over="ignore"):  # checked just below
-        moments = squared_error_sums(*inputs[:4]).forward()
-        if not all(np.isfinite(v).all() for v in moments):
+        sums = squared_error_sums(*inputs[:4], terms=terms)
+        moments = sums.forward()
+        if not np.isfinite(moments[1:]).all():  # the nominal is finite with them
             moments = rescaled_squared_error_sums(*inputs[:4]).forward()
-    return _forward_result(
+    score = _forward_result(
         definition, inputs, moments, mse_distribution, nominal_mse=moments[0]
     )
+    return with_sampling(score, sums.terms, inputs[3])
 
 
 def _mean_absolute(
@@ -729,7 +707,7 @@ def _mean_absolute(
     """The forward MAE: folded-normal moments, chunked on a few threads."""
     if shared is not None:
         moments = absolute_error_offsets(*inputs[:4], shared)
-        return _offset_result(definition, inputs, moments, "exact")
+        return _forward_result(definition, inputs, moments, None)
     moments = accumulate(absolute_error_kernel, *inputs[:4], parallel=True)
     return _forward_result(definition, inputs, moments, mae_distribution)
 
@@ -740,17 +718,14 @@ def _root_mean_squared(
     method: str,
     shared: SharedOffsets | None = None,
 ) -> Any:
-    """The forward RMSE, per output, by quadrature or the delta method.
-
-    With batch offsets: the delta method on the MSE's exact moments, held
-    inside the bounds of :func:`bounded_root`.
-    """
+    """The forward RMSE per output by quadrature or the delta method (batch
+    offsets: the delta method on the MSE's moments, :func:`bounded_root`)."""
     y_true, y_pred, sigma, weight = inputs[:4]
     if shared is not None:
         nominal, mean, var = squared_error_sums(*inputs[:4], shared=shared).forward()
         expected, variance, _ = bounded_root(mean, var)
         moments = (np.sqrt(nominal), expected, variance)
-        return _offset_result(definition, inputs, moments, "delta")
+        return _forward_result(definition, inputs, moments, None, "delta")
     n_outputs = y_true.shape[1]
     nominal, expected, variance = np.empty((3, n_outputs))
     with np.errstate(over="ignore", under="ignore"):  # rmse_nominal rescales
@@ -781,13 +756,6 @@ def _root_mean_squared(
     )
 
 
-def _count_mean_squared(definition: RegressionLoss, inputs: tuple) -> Any:
-    """The forward MSE of counts around exact rates: closed form, exact."""
-    y_true, y_pred, _, weight, multioutput = inputs
-    moments = count_mse_forward(y_true, y_pred, weight)
-    return aggregate_outputs(definition.name, *moments, y_true.shape[0], multioutput)
-
-
 def fraction_of_variance(definition: RegressionLoss) -> Callable[..., Any]:
     """The public function of a fraction of explained variation, ``1 - X/Y``."""
     return regression_function(definition, r2_forward, count_engine=r2_count_forward)
@@ -796,8 +764,14 @@ def fraction_of_variance(definition: RegressionLoss) -> Callable[..., Any]:
 expected_mean_squared_error = regression_function(
     MEAN_SQUARED_ERROR,
     _mean_squared,
-    count_engine=_count_mean_squared,
+    count_engine=lambda definition, inputs: aggregate_outputs(
+        definition.name,
+        *count_mse_forward(*inputs[:2], inputs[3]),
+        inputs[0].shape[0],
+        inputs[4],
+    ),
     deferred_check=True,
+    fused=True,
     module=__name__,
 )
 expected_mean_absolute_error = regression_function(

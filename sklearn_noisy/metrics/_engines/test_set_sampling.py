@@ -23,11 +23,17 @@ from typing import Any
 import numpy as np
 
 from ..._noisy_score import PIVOT_MAX_SAMPLES, PIVOT_PROBABILITIES, NoisyScore
+from ...utils._arrays import chunks
 from ...utils._noise import GaussianNoise
 from ...utils._validation import TEST_SET_SAMPLING, check_test_set_sampling
 from ...utils._warnings import quiet, warn
 
-__all__ = ["add_test_set_sampling", "sampling_terms", "with_test_set_sampling"]
+__all__ = [
+    "add_test_set_sampling",
+    "sampling_terms",
+    "with_term_moments",
+    "with_test_set_sampling",
+]
 
 #: Bootstrap resamples of the estimate (relative SE of the variance ≈ 10 %).
 N_RESAMPLES = 200
@@ -59,33 +65,53 @@ Hook = Callable[[dict[str, Any], NoisyScore], tuple[float, str, float] | None]
 def mean_total_variance(
     h: np.ndarray, weight: np.ndarray | None
 ) -> tuple[float, float]:
-    """``(V_total, dof)`` of the weighted mean ``Σ w h / W`` of the terms ``h``.
+    """:func:`total_variance` of the terms ``h`` (weights ``weight``)."""
+    if h.shape[0] < 2:
+        return math.nan, math.inf
+    return total_variance(
+        [
+            term_moments(h[rows], None if weight is None else weight[rows])
+            for rows in chunks(h.shape[0])
+        ]
+    )
 
-    ``V_total = n/(n − 1) · Σ w² (h − m)² / W²`` (NaN below two samples) and
-    Satterthwaite's degrees of freedom ``2 n_e/(κ − 1)`` of it, ``κ`` the
-    weighted kurtosis of ``h`` (user guide: :ref:`error_budget`).
-    """
+
+def term_moments(h: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    """A chunk's ``(n, W, Σw², c, Σw r², Σw r³, Σw r⁴, Σw² r, Σw² r²)`` of the
+    terms ``h`` about their weighted mean ``c``, ``r = h − c`` (pairwise sums,
+    no BLAS: its threads stall on a busy machine)."""
     n = h.shape[0]
+    w_sum = float(n) if w is None else float(np.sum(w))
+    c = float(np.sum(h if w is None else w * h)) / w_sum
+    r = h - c
+    if w is None:
+        r2 = r * r
+        s2 = float(np.sum(r2))  # Σ r = 0 about c: left out
+        s3 = float(np.sum(np.multiply(r, r2, out=r)))
+        s4 = float(np.sum(np.multiply(r2, r2, out=r2)))
+        return np.array([n, n, n, c, s2, s3, s4, 0.0, s2])
+    wr2 = w * r * r
+    w2r = w * w * r
+    sums = [np.sum(wr2), np.sum(wr2 * r), np.sum(wr2 * r * r), np.sum(w2r)]
+    return np.array([n, w_sum, np.sum(w * w), c, *sums, np.sum(w2r * r)])
+
+
+def total_variance(parts: list[np.ndarray]) -> tuple[float, float]:
+    """``(V_total, dof)`` of a weighted mean of terms from its chunks'
+    :func:`term_moments` shifted to the overall mean (Chan/Pébay); ``dof``:
+    Satterthwaite's (:ref:`error_budget`)."""
+    n, w_c, w2_c, c, s2, s3, s4, q1, q2 = np.array(parts).T
+    n, w_sum, w2_sum = float(n.sum()), float(w_c.sum()), float(w2_c.sum())
     if n < 2:
         return math.nan, math.inf
-    if weight is None:  # unit weights: plain sums (the default's cost)
-        w_sum = float(n)
-        m = float(np.sum(h)) / w_sum
-        r2 = np.square(h - m)
-        m2 = float(np.sum(r2)) / w_sum
-        total = m2 / w_sum * n / (n - 1.0)
-        m4 = float(np.sum(np.square(r2, out=r2))) / w_sum
-        n_effective = w_sum
-    else:
-        w = weight
-        w_sum = float(np.sum(w))
-        m = float(w @ h) / w_sum
-        r2 = np.square(h - m)
-        total = float(np.square(w) @ r2) / w_sum**2 * n / (n - 1.0)
-        m2 = float(w @ r2) / w_sum
-        m4 = float(w @ np.square(r2)) / w_sum
-        n_effective = w_sum**2 / float(w @ w)
+    delta = c - (c[0] if len(parts) == 1 else float(w_c @ c) / w_sum)
+    m2 = float(np.sum(s2 + w_c * delta**2)) / w_sum
+    m4 = s4 + 4.0 * delta * s3 + 6.0 * delta**2 * s2 + w_c * delta**4
+    m4 = float(np.sum(m4)) / w_sum
+    shifted = float(np.sum(q2 + 2.0 * delta * q1 + w2_c * delta**2))
+    total = shifted / w_sum**2 * n / (n - 1.0)
     kurtosis = m4 / (m2 * m2) if m2 * m2 > 0.0 else 1.0
+    n_effective = w_sum * w_sum / w2_sum
     dof = 2.0 * n_effective / (kurtosis - 1.0) if kurtosis > 1.0 + 1e-12 else math.inf
     return total, dof
 
@@ -128,13 +154,8 @@ def studentized_quantiles(
 
 
 class DeferredPivot(Sequence):
-    """:func:`studentized_quantiles` of ``(h, weight)``, drawn when first read.
-
-    Only the interval with both sources reads them, and their 999 resamples
-    cost far more than the sampling variance: a score computed by default does
-    not pay for them until asked. An empty sequence where there is no pivot;
-    pickled as the tuple.
-    """
+    """:func:`studentized_quantiles` of ``(h, weight)``, drawn when first read (only
+    the interval with both sources reads them); pickled as the tuple."""
 
     __slots__ = ("_lock", "_terms", "_values")
 
@@ -166,12 +187,8 @@ class DeferredPivot(Sequence):
 def sampling_from_total(
     total: float, score: NoisyScore, label: float | None = None
 ) -> float:
-    """``V_total`` less the label part of a truth or remeasurement estimate, >= 0.
-
-    ``label``: that part where it is not the score's variance: with batch
-    offsets the terms' spread holds each label's own noise only, not the
-    batches' cross terms (user guide: :ref:`shared_offsets`).
-    """
+    """``V_total`` less the label part ``label`` (default: the score's variance) of a
+    truth or remeasurement estimate, >= 0 (:ref:`shared_offsets`)."""
     if score.estimand != "forward":
         total -= score.variance if label is None else label
     return max(total, 0.0) if not math.isnan(total) else math.nan
@@ -217,14 +234,18 @@ def with_test_set_sampling(
 
     def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
         signature = inspect.signature(function)
+        # a function that takes the option computes the terms' moments itself
+        passes = "test_set_sampling" in signature.parameters
 
         @functools.wraps(function)
         def wrapper(
             *args: Any, test_set_sampling: Any = TEST_SET_SAMPLING, **kwargs: Any
         ) -> Any:
             how = check_test_set_sampling(test_set_sampling)
+            if passes:
+                kwargs["test_set_sampling"] = how
             score = function(*args, **kwargs)
-            if how is False:
+            if how is False or getattr(score, "sampling_method", None) is not None:
                 return score
             arguments = _bound(signature, args, kwargs, score)
             if how != "bootstrap" and isinstance(score, NoisyScore):
@@ -248,8 +269,9 @@ def with_test_set_sampling(
             inspect.Parameter.KEYWORD_ONLY,
             default=TEST_SET_SAMPLING,
         )
+        others = [p for p in signature.parameters.values() if p.name != parameter.name]
         wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
-            parameters=[*signature.parameters.values(), parameter]
+            parameters=[*others, parameter]
         )
         wrapper.__doc__ = _with_parameter_doc(function.__doc__)
         wrapper._sampling_terms = (terms, signature, method)  # type: ignore[attr-defined]
@@ -266,11 +288,8 @@ def add_test_set_sampling(
     test_set_sampling: Any = True,
     **kwargs: Any,
 ) -> NoisyScore:
-    """``score = metric(*args, **kwargs)`` with its sampling variance.
-
-    As ``metric(*args, test_set_sampling=test_set_sampling, **kwargs)``,
-    without computing the metric again where it is a mean of per-sample terms.
-    """
+    """``score = metric(*args, **kwargs)`` with its sampling variance, without
+    computing the metric again where it is a mean of per-sample terms."""
     how = check_test_set_sampling(test_set_sampling)
     if how is False:
         return score
@@ -325,10 +344,25 @@ def _from_terms(found: tuple, score: NoisyScore, method: str) -> NoisyScore:
     h, weight, scale, *override = found
     method = override[0] if override and override[0] is not None else method
     label = override[1] if len(override) > 1 else None
-    total, dof = mean_total_variance(h, weight)
+    moments = mean_total_variance(h, weight)
+    return with_term_moments(score, moments, h, weight, method, scale, label)
+
+
+def with_term_moments(
+    score: NoisyScore,
+    moments: tuple[float, float],
+    h: np.ndarray | None,
+    weight: np.ndarray | None,
+    method: str = "per_sample_terms",
+    scale: float = 1.0,
+    label: float | None = None,
+) -> NoisyScore:
+    """``score`` with the sampling part of its terms' ``moments`` ``(V_total,
+    dof)``; ``h``, the terms themselves, for the pivot of a small test set."""
+    total, dof = moments
     variance = sampling_from_total(total * scale * scale, score, label)
     pivot = None
-    if 10 <= h.shape[0] <= PIVOT_MAX_SAMPLES:
+    if h is not None and 10 <= h.shape[0] <= PIVOT_MAX_SAMPLES:
         pivot = DeferredPivot(h * np.sign(scale), weight)
     return _with(score, variance, method, dof, pivot)
 
@@ -366,11 +400,8 @@ def _bootstrap(
     label_arguments: tuple[str, ...],
     data_arguments: int,
 ) -> Any:
-    """The seeded bootstrap over the test samples, for one score or a list.
-
-    The classes are fixed to those of the whole test set, so a resample missing
-    a class keeps its ``K``.
-    """
+    """The seeded bootstrap over the test samples, for one score or a list; the
+    classes fixed to those of the whole test set."""
     names = list(signature.parameters)
     data = {name: np.asarray(arguments[name]) for name in names[:data_arguments]}
     n = data[names[0]].shape[0]
@@ -381,7 +412,9 @@ def _bootstrap(
                 data[name] = value
         elif _per_sample(value, n):
             data[name] = np.asarray(value)
-    fixed = {k: v for k, v in arguments.items() if k not in data}
+    fixed = {
+        k: v for k, v in arguments.items() if k not in data and k != "test_set_sampling"
+    }
     given = [data[a].ravel() for a in label_arguments]
     if (
         given

@@ -16,6 +16,7 @@ import numpy as np
 
 from ....utils._arrays import chunks
 from ....utils._noise import PoissonNoise
+from .sums import weighted
 
 __all__ = [
     "count_mse_forward",
@@ -23,11 +24,6 @@ __all__ = [
     "count_r2_sums",
     "count_squared_error_sums",
 ]
-
-
-def _weighted(values: np.ndarray, w: np.ndarray | None, power: int = 1) -> np.ndarray:
-    """Per-output ``Σ w^power x`` of a chunk ``x`` of shape ``(n, n_outputs)``."""
-    return values.sum(axis=0) if w is None else (w**power) @ values
 
 
 def count_squared_error_sums(
@@ -38,24 +34,19 @@ def count_squared_error_sums(
     *,
     truth: bool,
 ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(W, Σ w d̃², Σ w ỹ, variance sum, floor sum)`` per output.
-
-    The variance sum ``Σ w² (4ỹ (d̃ − s)² − 2 ỹ(ỹ − 1))`` is unbiased for
-    ``Σ w² Var`` of the truth terms ``d̃² − ỹ`` (``s = 1``: ``4λd² + 2λ²``) or
-    of the nominal ``d̃²`` (``s = 1/2``: ``λ(2d + 1)² + 2λ²``); the floor sum
-    ``Σ w² 2 ỹ(ỹ − 1)`` for their common lower bound ``Σ w² 2λ²``.
-    """
+    """``(W, Σ w d̃², Σ w ỹ, variance sum, floor sum)`` per output of counts:
+    ``Σ w² (4ỹ (d̃ − s)² − 2 ỹ(ỹ − 1))``, ``s = 1`` truth, ``1/2`` nominal."""
     n_samples, n_outputs = y.shape
     totals = np.zeros((4, n_outputs))
     for rows in chunks(n_samples):
         w = None if weight is None else weight[rows]
         s2, s4, shift = noise.variance_parts(rows, truth=truth)
         d = y[rows] - y_pred[rows]
-        totals[0] += _weighted(d * d, w)
-        totals[1] += _weighted(s2, w)
+        totals[0] += weighted(d * d, w)
+        totals[1] += weighted(s2, w)
         d -= shift
-        totals[2] += _weighted(4.0 * s2 * d * d - 2.0 * s4, w, 2)
-        totals[3] += _weighted(2.0 * s4, w, 2)
+        totals[2] += weighted(4.0 * s2 * d * d - 2.0 * s4, w, 2)
+        totals[3] += weighted(2.0 * s4, w, 2)
     w_sum = float(n_samples) if weight is None else float(weight.sum())
     return w_sum, totals[0], totals[1], totals[2], totals[3]
 
@@ -63,18 +54,14 @@ def count_squared_error_sums(
 def count_mse_forward(
     y: np.ndarray, y_pred: np.ndarray, weight: np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(nominal, E, Var)`` of the MSE of counts drawn around exact rates ``y``.
-
-    ``E = Σ w (d² + λ) / W`` and ``Var = Σ w² (λ(2d + 1)² + 2λ²) / W²`` with
-    ``λ = y``, ``d = y − ŷ`` (exact: the third and fourth cumulants of a
-    Poisson count are ``λ``).
-    """
+    """``(nominal, E, Var)`` of the MSE of counts around exact rates ``λ = y``:
+    ``E = Σ w (d² + λ) / W``, ``Var = Σ w² (λ(2d + 1)² + 2λ²) / W²``."""
     d = y - y_pred
     w_sum = float(y.shape[0]) if weight is None else float(weight.sum())
-    nominal = _weighted(d * d, weight) / w_sum
-    expected = nominal + _weighted(y, weight) / w_sum
+    nominal = weighted(d * d, weight) / w_sum
+    expected = nominal + weighted(y, weight) / w_sum
     terms = y * np.square(2.0 * d + 1.0) + 2.0 * y * y
-    return nominal, expected, _weighted(terms, weight, 2) / (w_sum * w_sum)
+    return nominal, expected, weighted(terms, weight, 2) / (w_sum * w_sum)
 
 
 def count_r2_sums(
@@ -86,19 +73,12 @@ def count_r2_sums(
     truth: bool,
     centred: bool = False,
 ) -> tuple[np.ndarray, ...]:
-    """The fields of :class:`~.estimands.R2Sums` of counts, in two passes.
-
-    ``A = X − Σ w ỹ (+ Σ w² ỹ / W)`` and ``B = Y − Σ w ỹ + Σ w² ỹ / W`` are
-    unbiased for the true sums (only the labels' variances enter). The label
-    (co)variances of ``X − ρY`` are estimated per sample as in
-    :func:`count_squared_error_sums` with ``d̃`` and ``c̃ = ỹ − ȳ_w``, the
-    means held fixed (first order, as the delta method that reads them);
-    σ's own uncertainty is part of them, its fields are 0.
-    """
+    """The fields of :class:`~.estimands.R2Sums` of counts, in two passes, the
+    means held fixed (first order); σ's own uncertainty is in them (fields 0)."""
     n_samples, n_outputs = y.shape
     w_sum = float(n_samples) if weight is None else float(weight.sum())
-    mean = _weighted(y, weight) / w_sum
-    shift = _weighted(y - y_pred, weight) / w_sum if centred else 0.0
+    mean = weighted(y, weight) / w_sum
+    shift = weighted(y - y_pred, weight) / w_sum if centred else 0.0
     # Rows: X, Y, Σ w ỹ, Σ w² ỹ, then Σ w² of 4ỹ d_s², 4ỹ c_s², 4ỹ d_s c_s, 2 s4.
     totals = np.zeros((8, n_outputs))
     for rows in chunks(n_samples):
@@ -106,16 +86,16 @@ def count_r2_sums(
         s2, s4, s = noise.variance_parts(rows, truth=truth)
         d = y[rows] - y_pred[rows] - shift
         c = y[rows] - mean
-        totals[0] += _weighted(d * d, w)
-        totals[1] += _weighted(c * c, w)
-        totals[2] += _weighted(s2, w)
-        totals[3] += _weighted(s2, w, 2)
+        totals[0] += weighted(d * d, w)
+        totals[1] += weighted(c * c, w)
+        totals[2] += weighted(s2, w)
+        totals[3] += weighted(s2, w, 2)
         d -= s
         c -= s
-        totals[4] += _weighted(4.0 * s2 * d * d, w, 2)
-        totals[5] += _weighted(4.0 * s2 * c * c, w, 2)
-        totals[6] += _weighted(4.0 * s2 * d * c, w, 2)
-        totals[7] += _weighted(2.0 * s4, w, 2)
+        totals[4] += weighted(4.0 * s2 * d * d, w, 2)
+        totals[5] += weighted(4.0 * s2 * c * c, w, 2)
+        totals[6] += weighted(4.0 * s2 * d * c, w, 2)
+        totals[7] += weighted(2.0 * s4, w, 2)
     sse, sst, s2_sum, w2s2_sum, vd, vc, vdc, floor = totals
     centring = w2s2_sum / w_sum
     zero = np.zeros(n_outputs)
@@ -145,29 +125,20 @@ def count_paired_truth(
     weight: np.ndarray | None,
 ) -> tuple[float, float, float] | None:
     """``(expected, variance, nominal)`` of ``metric(A) − metric(B)`` against the
-    true rates, by the delta method; None where it is undefined (the truth
-    SST, or the truth MSE under a root, not positive).
-
-    ``difference(sse_a, sse_b, sst, W)`` (the definition's
-    ``streamed_difference``) is read at the unbiased truth sums ``Â = SSE_A −
-    Σ w ỹ``, ``B̂`` and ``Ŝ = SST − Σ w ỹ + Σ w² ỹ / W`` (as
-    :func:`count_r2_sums`), its gradient ``g`` by the complex step. The
-    linearised difference ``Σ w q_i`` has per-sample quadratic terms in the
-    count, ``k = g_A + g_B + g_S`` and half-slope ``ṽ = g_A (ỹ − a) + g_B (ỹ −
-    b) + g_S (ỹ − ȳ)`` (the mean held fixed), whose label variances
-    :meth:`PoissonNoise.variance_parts` estimates; outputs are averaged.
-    """
+    true rates by the delta method on the definition's ``streamed_difference``
+    (gradient by the complex step); None where undefined (user guide:
+    :ref:`poisson_noise`)."""
     n_samples, n_outputs = y.shape
     w_sum = float(n_samples) if weight is None else float(weight.sum())
-    mean = _weighted(y, weight) / w_sum
+    mean = weighted(y, weight) / w_sum
     totals = np.zeros((5, n_outputs))  # SSE_A, SSE_B, SST, Σ w ỹ, Σ w² ỹ
     for rows in chunks(n_samples):
         w = None if weight is None else weight[rows]
         for i, values in enumerate((y[rows] - a[rows], y[rows] - b[rows])):
-            totals[i] += _weighted(values * values, w)
-        totals[2] += _weighted(np.square(y[rows] - mean), w)
-        totals[3] += _weighted(y[rows], w)
-        totals[4] += _weighted(y[rows], w, 2)
+            totals[i] += weighted(values * values, w)
+        totals[2] += weighted(np.square(y[rows] - mean), w)
+        totals[3] += weighted(y[rows], w)
+        totals[4] += weighted(y[rows], w, 2)
     nominal = difference(*totals[:3], w_sum)
     sums = totals[:3] - totals[3]
     sums[2] += totals[4] / w_sum
@@ -187,7 +158,7 @@ def count_paired_truth(
         s2, s4, shift = noise.variance_parts(rows, truth=True)
         v = gradient[0] * (y[rows] - a[rows]) + gradient[1] * (y[rows] - b[rows])
         v += gradient[2] * (y[rows] - mean) - shift * k
-        variance += _weighted(4.0 * s2 * v * v - 2.0 * k * k * s4, w, 2)
-        floor += _weighted(2.0 * k * k * s4, w, 2)
+        variance += weighted(4.0 * s2 * v * v - 2.0 * k * k * s4, w, 2)
+        floor += weighted(2.0 * k * k * s4, w, 2)
     variance = np.maximum(variance, floor).sum() / n_outputs**2
     return float(expected.mean()), float(variance), float(nominal.mean())

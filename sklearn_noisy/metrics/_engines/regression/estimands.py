@@ -25,13 +25,15 @@ from ....utils._arrays import chunk_of, chunks
 from ....utils._noise import PoissonNoise, check_sigma_dof
 from ....utils._unified_interval import SquareRootInterval
 from ....utils._warnings import warn
+from ..test_set_sampling import total_variance, with_term_moments
 from .counts import count_r2_sums, count_squared_error_sums
 from .sums import (
     T_MAX,
     absolute_error_offsets,
     offset_sums,
-    output_column,
+    r2_from_sums,
     squared_error_sums,
+    weighted,
 )
 
 #: A RegressionLoss: the definitions import this engine, not the reverse.
@@ -67,13 +69,7 @@ class RegressionEstimate(NamedTuple):
     flag: np.ndarray
     intervals: list[SquareRootInterval] | None = None
     pivots: list[tuple[float, ...] | None] | None = None
-
-
-def _weighted(values: np.ndarray, w: np.ndarray | None, power: int = 1) -> np.ndarray:
-    """Per-output ``Σ w^power x`` of a chunk ``x`` of shape ``(n, n_outputs)``."""
-    if w is None:
-        return values.sum(axis=0)
-    return (w**power) @ values
+    sampling: Any = None
 
 
 def _squared_error_sums(
@@ -86,19 +82,15 @@ def _squared_error_sums(
     k: float,
     floor_k: float,
     shared: Any = None,
-) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(W, Σ w d̃², Σ w (σ̂² + τ²), variance sum, floor sum)`` per output.
-
-    The variance sum ``Σ w² σ̂² (4d̃² − 2σ̂² (1 − k/(ν + 2)))`` is unbiased for
-    the truth MSE's (``k = 3``) or the nominal MSE's (``k = 2``); the floor sum
-    ``Σ w² 2σ̂⁴ (1 − floor_k/(ν + 2))`` for their lower bounds (1 and 2).
-
-    Batch offsets (``shared``) add ``Σ_g τ² (4 (Σ_g w d)² + 4 Σ_g w² σ² + 2 τ²
-    W_g²)`` to the variance, its batch sums of true residuals estimated by
-    :func:`~.sums.batch_products`. The floor gains ``Σ_g τ² (4 Σ_g w² σ̂² + 2
-    τ² W_g²)``.
-    """
-    sums = squared_error_sums(y, y_pred, sigma, weight, sigma_dof, shared=shared)
+    **parts: Any,
+) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray, Any]:
+    """``(W, Σ w d̃², Σ w (σ̂² + τ²), variance sum, floor sum, sums)`` per output:
+    the variance sum unbiased for the truth MSE's (``k = 3``) or the nominal's
+    (``k = 2``), the floor sum for their lower bounds (user guide:
+    :ref:`formula_truth`, :ref:`shared_offsets`); ``parts``: more sums."""
+    sums = squared_error_sums(
+        y, y_pred, sigma, weight, sigma_dof, shared=shared, **parts
+    )
     variance = 4.0 * sums.s2d2 - 2.0 * sums.s4 + 2.0 * k * sums.s4_dof
     floor = 2.0 * sums.s4 - 2.0 * floor_k * sums.s4_dof
     if shared is not None:
@@ -109,54 +101,15 @@ def _squared_error_sums(
             w_g = shared.group_sum(np.ones(y.shape[0]) if weight is None else weight)
             uncertainty = shared.tau2_covariance(w_g[:, None], w_g[:, None])
             variance, floor = variance + uncertainty, floor + uncertainty
-    return sums.weight, sums.d2, sums.s2 + sums.t2, variance, floor
+    return sums.weight, sums.d2, sums.s2 + sums.t2, variance, floor, sums
 
 
 def _skew_pivots(
-    y: np.ndarray,
-    y_pred: np.ndarray,
-    sigma: Any,
-    sigma_dof: Any,
-    weight: np.ndarray | None,
-    variance: np.ndarray,
-    *,
-    truth: bool,
+    totals: np.ndarray, w_sum: float, variance: np.ndarray
 ) -> list[tuple[float, ...] | None]:
-    """Each output's Cornish–Fisher pivot over the label noise of the truth MSE
-    ``Σ w (d̃² − σ̂²) / W`` or the nominal ``Σ w d̃² / W`` (user guide:
-    :ref:`skewed estimates <truth_skew>`): its third cumulant and its
-    covariance with the variance estimate, ``Σ w³ (a σ⁶ + b σ⁴d²) / W³``
-    with, for the truth (σ̂² from ``ν`` degrees of freedom), ``κ₃``:
-    ``a = 8 − 8/ν²``, ``b = 24`` and the covariance ``a = 8 − 8/ν²``,
-    ``b = 16 − 8/ν``; for the nominal ``(8, 24)`` and ``(8, 16)``. ``σ⁶`` and
-    ``σ⁴d²`` are estimated without bias by ``e₆ = σ̂⁶/((1 + 2/ν)(1 + 4/ν))``
-    and ``σ̂⁴ d̃²/(1 + 2/ν) − e₆``."""
-    n_samples, n_outputs = y.shape
-    totals = np.zeros((2, n_outputs))
-    for rows in chunks(n_samples):
-        d2 = np.square(y[rows] - y_pred[rows])
-        s = chunk_of(sigma, rows)
-        inverse = 0.0 if sigma_dof is None else 1.0 / chunk_of(sigma_dof, rows)
-        if isinstance(inverse, np.ndarray):
-            inverse = inverse[:, 0]
-        w3 = None if weight is None else weight[rows] ** 3
-        if truth:
-            k3 = (8.0 - 8.0 * inverse**2, 24.0)
-            cov = (
-                8.0 - 8.0 * inverse + 8.0 * (inverse - inverse**2),
-                16.0 - 8.0 * inverse,
-            )
-        else:
-            k3, cov = (8.0, 24.0), (8.0, 16.0)
-        for j in range(n_outputs):
-            s2 = np.square(output_column(s, j))
-            e6 = s2 * s2 * s2 / ((1.0 + 2.0 * inverse) * (1.0 + 4.0 * inverse))
-            e4d2 = s2 * s2 * d2[:, j] / (1.0 + 2.0 * inverse) - e6
-            terms = np.stack(
-                [k3[0] * e6 + k3[1] * e4d2, cov[0] * e6 + cov[1] * e4d2], axis=1
-            )
-            totals[:, j] += _weighted(terms, w3)
-    w_sum = float(n_samples) if weight is None else float(weight.sum())
+    """Each output's Cornish–Fisher pivot over the label noise of the truth or
+    nominal MSE from its :func:`~.sums.skew_sums` (user guide: :ref:`skewed
+    estimates <truth_skew>`)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = w_sum**3 * variance**1.5
         skew, covariance = totals[0] / scale, totals[1] / scale
@@ -175,13 +128,18 @@ def _mse(
     *,
     truth: bool,
     shared: Any = None,
+    terms: Any = None,
 ) -> RegressionEstimate:
     """The truth MSE ``Σ w (d̃² − σ̂² − τ²) / W`` (unbiased), or the nominal
     MSE, exactly unbiased for its remeasurement (new batch offsets); with their
-    variances."""
+    variances; ``terms``: the moments of the per-sample terms too."""
     if isinstance(sigma, PoissonNoise):
-        sums = count_squared_error_sums(y, y_pred, sigma, weight, truth=truth)
+        sums = (*count_squared_error_sums(y, y_pred, sigma, weight, truth=truth), None)
     else:
+        # The pivot is measured for independent Gaussian errors, and not for the
+        # remeasurement with σ̂: the others keep the symmetric interval, as
+        # larger test sets do.
+        skew = shared is None and (truth or sigma_dof is None)
         sums = _squared_error_sums(
             y,
             y_pred,
@@ -191,24 +149,20 @@ def _mse(
             k=3.0 if truth else 2.0,
             floor_k=1.0 if truth else 2.0,
             shared=shared,
+            terms=terms,
+            skew=truth if skew and y.shape[0] <= PIVOT_MAX_SAMPLES else None,
         )
-    w_sum, nominal, s2_sum, variance, floor = sums
+    w_sum, nominal, s2_sum, variance, floor, parts = sums
     estimate = (nominal - s2_sum) / w_sum if truth else nominal / w_sum
     variance = np.maximum(variance, floor) / (w_sum * w_sum)
-    pivots = None
-    # Measured for independent Gaussian errors, and not for the remeasurement
-    # with σ̂: the others keep the symmetric interval, as larger test sets do.
-    gaussian = shared is None and not isinstance(sigma, PoissonNoise)
-    if gaussian and (truth or sigma_dof is None) and y.shape[0] <= PIVOT_MAX_SAMPLES:
-        pivots = _skew_pivots(
-            y, y_pred, sigma, sigma_dof, weight, variance, truth=truth
-        )
+    skew = None if parts is None else parts.skew
     return RegressionEstimate(
         estimate,
         variance,
         nominal / w_sum,
         np.zeros(nominal.shape, dtype=bool),
-        pivots=pivots,
+        pivots=None if skew is None else _skew_pivots(skew, w_sum, variance),
+        sampling=None if parts is None else parts.terms,
     )
 
 
@@ -216,13 +170,8 @@ _LEGENDRE = np.polynomial.legendre.leggauss(64)
 
 
 def _root_spread(rho: np.ndarray) -> np.ndarray:
-    """``Var g(Z)``, ``Z ~ N(ρ, 1)``, ``g`` the truth RMSE of :func:`_rmse` at
-    ``V = 1``: ``0`` for ``z <= 0``, ``√z + 1/(8 max(z, 1)^{3/2})`` above.
-
-    Gauss–Legendre over ``z = u²`` on ``(0, 1)`` and over ``z`` within 10 SD
-    on ``(1, ∞)``, centred at ``c = g(max(ρ, 1))`` (no cancellation for large
-    ``ρ``): ``E (g − c)² − (E g − c)²``.
-    """
+    """``Var g(Z)``, ``Z ~ N(ρ, 1)``, ``g`` the truth RMSE at ``V = 1``, by
+    Gauss–Legendre quadrature centred at ``g(max(ρ, 1))``."""
     nodes, weights = _LEGENDRE
     rho = rho[:, None]
     centre = np.maximum(rho, 1.0)
@@ -248,11 +197,8 @@ def _root_spread(rho: np.ndarray) -> np.ndarray:
 
 
 def truth_root_variance(estimate: np.ndarray, variance: np.ndarray) -> np.ndarray:
-    """The variance of the truth RMSE of :func:`_rmse` from the MSE's ``T̂``
-    and its variance ``V``: that of the estimator with ``T̂ ~ N(max(T̂, 0),
-    V)`` (:func:`_root_spread`; the delta method's ``V/(4 max(T̂, √V))``
-    reported 0.80-0.84 of the SD where ``√V ≈ T``, as with large batch
-    offsets; it is kept where the quadrature underflows)."""
+    """The truth RMSE's variance from the MSE's ``T̂`` and ``V``: that of the
+    estimator at ``T̂ ~ N(max(T̂, 0), V)`` (:func:`_root_spread`), else delta."""
     variance = np.maximum(variance, 0.0)
     scale = np.maximum(estimate, np.sqrt(variance))
     delta = np.where(
@@ -265,13 +211,8 @@ def truth_root_variance(estimate: np.ndarray, variance: np.ndarray) -> np.ndarra
 
 
 def _rmse(*data: Any, truth: bool, shared: Any = None) -> RegressionEstimate:
-    """The RMSE from the estimate ``T̂`` of :func:`_mse` of ``data``.
-
-    Truth: ``√T̂ + V/(8 s^{3/2})`` (the delta method's bias correction; 0 and
-    ``flag`` where ``T̂ <= 0``), ``s = max(T̂, √V)``, its variance
-    :func:`truth_root_variance`; remeasurement: the nominal RMSE, variance
-    ``V/(4s)``. The interval is the square root of the MSE's.
-    """
+    """The RMSE from the MSE estimate ``T̂`` of ``data``: truth ``√T̂ + V/(8 s^{3/2})``,
+    ``s = max(T̂, √V)``, or the nominal; the interval is the square root of the MSE's."""
     mse = _mse(*data, truth=truth, shared=shared)
     variance = np.maximum(mse.variance, 0.0)
     scale = np.maximum(mse.estimate, np.sqrt(variance))
@@ -323,11 +264,8 @@ def mae_remeasurement(
     weight: np.ndarray | None = None,
     shared: Any = None,
 ) -> RegressionEstimate:
-    """The nominal MAE and its variance, floored at ``Σ w² σ̂² (1 - 2/π) / W²``.
-
-    With batch offsets the variance is the forward one's at the observed
-    residuals (a plug-in, user guide: :ref:`shared_offsets`).
-    """
+    """The nominal MAE and its variance, floored at ``Σ w² σ̂² (1 - 2/π) / W²``
+    (batch offsets: the forward variance at the residuals, :ref:`shared_offsets`)."""
     n_samples, n_outputs = y.shape
     if shared is not None:
         nominal, _, variance = absolute_error_offsets(y, y_pred, sigma, weight, shared)
@@ -354,13 +292,8 @@ def mae_remeasurement(
 
 
 class R2Sums(NamedTuple):
-    """Per-output sums of squares of ``1 - X/Y`` and their (co)variance estimates.
-
-    ``sse``, ``sst``: ``X`` and ``Y``; ``sse_truth``, ``sst_truth``: their
-    unbiased truth versions ``A`` and ``B``; ``var_*``/``cov``: unbiased label
-    noise (co)variances; ``*_sigma``: what ``σ̂``'s uncertainty adds for ``A``
-    and ``B``; ``floor_*``: the ``σ⁴`` parts, lower bounds of the variances.
-    """
+    """Per-output ``X``, ``Y`` of ``1 - X/Y``, their truth versions ``A``, ``B``, the
+    label-noise (co)variances, σ̂'s part of them and their σ⁴ floors."""
 
     sse: np.ndarray
     sst: np.ndarray
@@ -388,25 +321,19 @@ def r2_sums(
     shared: Any = None,
     exact_batches: bool = False,
 ) -> R2Sums:
-    """The :class:`R2Sums` of validated inputs, in two passes.
-
-    ``X`` and ``Y`` are Gaussian quadratic forms in the label errors, whose
-    (co)variances are sums over samples (user guide: :ref:`formula_r2`).
-    ``centred``: ``X`` of the residuals centred at their weighted mean;
-    ``shared``: batch offsets (:func:`_with_offsets`), with the batch sums of
-    exact labels (``exact_batches``, the forward moments).
-    """
+    """The :class:`R2Sums` of validated inputs, in two passes (user guide:
+    :ref:`formula_r2`); ``centred``: explained variance; ``shared``: batch offsets."""
     n_samples, n_outputs = y.shape
     total = np.zeros(n_outputs)
     for rows in chunks(n_samples):
-        total += _weighted(y[rows], None if weight is None else weight[rows])
+        total += weighted(y[rows], None if weight is None else weight[rows])
     w_sum = float(n_samples) if weight is None else float(weight.sum())
     mean = total / w_sum
     shift = 0.0
     if centred:
         for rows in chunks(n_samples):
             w = None if weight is None else weight[rows]
-            shift = shift + _weighted(np.subtract(y[rows], y_pred[rows]), w)
+            shift = shift + weighted(np.subtract(y[rows], y_pred[rows]), w)
         shift = shift / w_sum
     # Rows: X, Y, Σw²σ̂²d̃², Σw²σ̂²c̃², Σw²σ̂²c̃d̃, then those of _sigma_sums.
     totals = np.zeros((13, n_outputs))
@@ -418,13 +345,13 @@ def r2_sums(
             d -= shift
         s2 = np.square(chunk_of(sigma, rows))
         square = np.multiply(d, d)
-        totals[0] += _weighted(square, w)
-        totals[2] += _weighted(np.multiply(square, s2, out=square), w, 2)
+        totals[0] += weighted(square, w)
+        totals[2] += weighted(np.multiply(square, s2, out=square), w, 2)
         np.multiply(c, c, out=square)
-        totals[1] += _weighted(square, w)
-        totals[3] += _weighted(np.multiply(square, s2, out=square), w, 2)
+        totals[1] += weighted(square, w)
+        totals[3] += weighted(np.multiply(square, s2, out=square), w, 2)
         c *= d
-        totals[4] += _weighted(np.multiply(c, s2, out=c), w, 2)
+        totals[4] += weighted(np.multiply(c, s2, out=c), w, 2)
         dof = None if sigma_dof is None else chunk_of(sigma_dof, rows)
         totals[5:] += _sigma_sums(chunk_of(sigma, rows), dof, w, d.shape[0])
     sse, sst, s2d2, s2c2, s2cd = totals[:5]
@@ -481,21 +408,9 @@ def _with_offsets(
     centred: bool,
     exact_batches: bool,
 ) -> R2Sums:
-    """``sums`` with the batch offsets' terms (user guide: :ref:`shared_offsets`).
-
-    The errors' covariance is ``Σ = S + Σ_g τ_g² 1_g 1_gᵀ``. For the forms
-    ``x̃ᵀ A x̃`` (``A = D = diag(w)`` or ``C = D − wwᵀ/W``) the unbiased
-    (co)variance is ``4 x̃ᵀAΣAx̃' − 2 tr(AΣA'Σ)``: the offsets add ``Σ_g τ²
-    (Σ_g w x̃)(Σ_g w x̃')`` to the first and, with ``A_g = Σ_g w²σ²`` and
-    ``W_g = Σ_g w``, ``T₁ = Σ τ² (2A_g + τ²W_g²)`` to ``tr(DΣDΣ)``, ``T₁ −
-    T₂/W`` to ``tr(DΣCΣ)`` and ``T₁ − 2T₂/W + (2β Σw²σ² + β²)/W²`` to
-    ``tr(CΣCΣ)``, with ``T₂ = Σ τ² W_g (2A_g + τ² W_g²)``, ``β = Σ τ² W_g²``.
-
-    Unless ``exact_batches``, the batch products ``(Σ_g w x)(Σ_g w x')`` of the
-    true values are taken as ``Σ_g w² x x'`` (no correlation within a batch),
-    estimated without bias from the labels, as for the MSE
-    (:func:`_squared_error_sums`).
-    """
+    """``sums`` with the batch offsets' terms of the quadratic forms' (co)variances;
+    unless ``exact_batches``, the true batch products estimated as for the MSE
+    (user guide: :ref:`shared_offsets`)."""
     d, c = forms
     tau2, w_g, s2_g, (d_g, c_g) = offset_sums(shared, weight, sigma, d, c)
     w_sum = float(w_g.sum())
@@ -547,12 +462,8 @@ def _own_products(
     w2s2_sum: np.ndarray,
     centred: bool,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``Σ_g τ² (Σ_g w x)(Σ_g w x')`` of the noisy forms, with the true values'
-    batch products estimated as :func:`~.sums.batch_products` does: a common
-    part (the residuals' weighted mean ``d̄``; the centred forms have none)
-    and deviations not correlated within a batch, ``W_g² d̄² + Σ_g w² (x −
-    x̄)(x' − x̄')``, each estimated without bias; the noise's ``Σ_g τ²
-    Cov(Σ_g w x̃, Σ_g w x̃')`` stays."""
+    """``Σ_g τ² (Σ_g w x)(Σ_g w x')`` of the noisy forms, with the true values' batch
+    products estimated as :func:`~.sums.batch_products` does."""
     d, c = forms
     tau2, w_g, s2_g = batch
     n_samples = d.shape[0]
@@ -597,12 +508,12 @@ def _sigma_sums(sigma: Any, sigma_dof: Any, w: np.ndarray | None, n: int) -> np.
     s2 = np.square(sigma)
     s4 = s2 * s2 if sigma_dof is None else s2 * s2 / (1.0 + 2.0 / sigma_dof)
     s2, s4 = np.broadcast_arrays(s2, s4)
-    sums = [_weighted(s2, w), _weighted(s2, w, 2)]
-    sums += [_weighted(s4, w, 2), _weighted(s4, w, 3), _weighted(s4 - s2 * s2, w, 4)]
+    sums = [weighted(s2, w), weighted(s2, w, 2)]
+    sums += [weighted(s4, w, 2), weighted(s4, w, 3), weighted(s4 - s2 * s2, w, 4)]
     if sigma_dof is None:
         return np.array(sums + [0.0 * sums[0]] * 3)
     g = np.broadcast_to(2.0 * s4 / sigma_dof, s2.shape)
-    return np.array(sums + [_weighted(g, w, power) for power in (2, 3, 4)])
+    return np.array(sums + [weighted(g, w, power) for power in (2, 3, 4)])
 
 
 def delta_numerator(ratio: Any, var_n: Any, var_d: Any, cov: Any) -> Any:
@@ -625,13 +536,6 @@ def _ratio_variance(
         floor = floor + delta_numerator(ratio, *sigma)
     raw = delta_numerator(ratio, var_n, var_d, cov)
     return np.maximum(raw, np.maximum(floor, 0.0)) / np.square(denominator)
-
-
-def _nominal_r2(sums: R2Sums) -> np.ndarray:
-    """``1 − X/Y``, ``force_finite`` as scikit-learn: 1 if X = 0, else 0 if Y = 0."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r2 = 1.0 - sums.sse / sums.sst
-    return np.where(sums.sse == 0.0, 1.0, np.where(sums.sst == 0.0, 0.0, r2))
 
 
 def _fraction(
@@ -658,7 +562,9 @@ def _fraction(
     denominator = np.where(flag, 1.0, sums.sst_truth if truth else sums.sst)
     ratio = (sums.sse_truth if truth else sums.sse) / denominator
     variance = _ratio_variance(ratio, denominator, sums, truth=truth)
-    nominal = _nominal_r2(sums)
+    pairs = zip(sums.sse, sums.sst, strict=True)  # scikit-learn's 1 − X/Y
+    with np.errstate(invalid="ignore"):  # inf/inf: NaN, as scikit-learn's
+        nominal = np.array([r2_from_sums(x, y, force_finite=True) for x, y in pairs])
     if not truth:
         return RegressionEstimate(nominal, np.where(flag, 0.0, variance), nominal, flag)
     estimate = np.where(flag, np.nan, 1.0 - ratio)
@@ -718,12 +624,8 @@ def aggregate_outputs(
     distributions: list[Any] | None = None,
     pivots: list[tuple[float, ...] | None] | None = None,
 ) -> NoisyScore | list[NoisyScore]:
-    """Combine per-output results as scikit-learn's ``multioutput`` does.
-
-    The outputs' label errors are independent: ``Σ a_k m_k / Σ a_k`` has variance
-    ``Σ a_k² V_k / (Σ a_k)²``. ``distributions``: each output's exact one;
-    ``pivots``: each output's label-noise pivot (kept for a single output).
-    """
+    """Combine per-output results as scikit-learn's ``multioutput`` does, with
+    variance ``Σ a_k² V_k / (Σ a_k)²`` (independent outputs)."""
     dists = distributions or [None] * len(expected)
     pivots = pivots or [None] * len(expected)
     if isinstance(multioutput, str) and multioutput == "raw_values":
@@ -735,13 +637,21 @@ def aggregate_outputs(
                 nominal, expected, variance, dists, pivots, strict=True
             )
         ]
-    weights = np.ones_like(expected) if isinstance(multioutput, str) else multioutput
-    total = weights.sum()  # non-zero: checked by check_regression_inputs
+    if len(expected) == 1 and isinstance(multioutput, str):  # the same numbers
+        values = (float(expected[0]), float(variance[0]), float(nominal[0]))
+    else:
+        weights = multioutput
+        if isinstance(multioutput, str):
+            weights = np.ones_like(expected)
+        total = weights.sum()  # non-zero: checked by check_regression_inputs
+        values = (
+            float(weights @ expected / total),
+            float((weights * weights) @ variance / (total * total)),
+            float(weights @ nominal / total),
+        )
     return NoisyScore(
         metric,
-        expected=float(weights @ expected / total),
-        variance=float((weights * weights) @ variance / (total * total)),
-        nominal=float(weights @ nominal / total),
+        *values,
         n_samples=n_samples,
         method=method,
         estimand=estimand,
@@ -758,12 +668,8 @@ def estimand_score(
     check: Callable[[tuple[np.ndarray, ...]], None] | None = None,
     **offsets: Any,
 ) -> NoisyScore | list[NoisyScore]:
-    """The truth or remeasurement result of a loss on validated ``inputs``.
-
-    ``check``, if given, receives the per-output ``(nominal, estimate,
-    variance)`` (the deferred NaN/inf check of the inputs); ``offsets``:
-    ``shared``, the batch offsets, for the kernels that model them.
-    """
+    """The truth or remeasurement result of a loss on validated ``inputs``;
+    ``check``: the deferred NaN/inf check; ``offsets``: ``shared`` and ``terms``."""
     y_true, y_pred, sigma, weight, multioutput = inputs
     dof = check_regression_sigma_dof(sigma_dof, y_true.shape[0])
     kernel, method = definition.estimands[estimand]
@@ -773,7 +679,7 @@ def estimand_score(
             _warn_truth(definition, result)
     if check is not None:
         check((result.nominal, result.estimate, result.variance))
-    return aggregate_outputs(
+    score = aggregate_outputs(
         definition.name,
         result.nominal,
         result.estimate,
@@ -785,3 +691,15 @@ def estimand_score(
         result.intervals,
         result.pivots,
     )
+    return with_sampling(score, result.sampling, weight)
+
+
+def with_sampling(score: Any, sampling: Any, weight: np.ndarray | None) -> Any:
+    """``score`` with the sampling part of the accumulated term moments
+    ``(chunks, terms)`` (:func:`~.sums.squared_error_sums`), if any."""
+    if sampling is None:
+        return score
+    with np.errstate(all="ignore"):
+        return with_term_moments(
+            score, total_variance(sampling[0]), *sampling[1:], weight
+        )

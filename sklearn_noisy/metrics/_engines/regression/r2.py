@@ -18,7 +18,7 @@ from .estimands import aggregate_outputs, delta_numerator
 from .estimands import r2_sums as estimand_r2_sums
 from .quadrature import tilt_integral
 from .r2_tilt import R2Data, SummedIntegrand
-from .sums import output_column, r2_from_sums, r2_sums
+from .sums import nominal_r2_sums, output_column, r2_from_sums
 
 __all__ = ["delta_ratio", "r2_count_forward", "r2_forward", "ratio_moments"]
 
@@ -244,7 +244,7 @@ def r2_count_forward(
     nominal, denominators = np.zeros((2, n_outputs))
     parts = np.zeros((n_outputs, 5))
     for j in range(n_outputs):
-        x, y, scale = r2_sums(
+        x, y, scale = nominal_r2_sums(
             y_true[:, j], y_pred[:, j], weight, centred=definition.centred
         )
         nominal[j] = r2_from_sums(x, y, force_finite=force_finite)
@@ -343,7 +343,9 @@ def r2_forward(
     noisy = np.zeros(n_outputs, dtype=bool)
     columns = []
     for j in range(n_outputs):
-        x, y, scale = r2_sums(y_true[:, j], y_pred[:, j], weight, centred=centred)
+        x, y, scale = nominal_r2_sums(
+            y_true[:, j], y_pred[:, j], weight, centred=centred
+        )
         nominal[j] = expected[j] = r2_from_sums(x, y, force_finite=force_finite)
         denominators[j] = y * scale**2
         sigma_j = output_column(sigma, j)

@@ -2,7 +2,7 @@
 
 :func:`squared_error_sums` takes the sums of the MSE family's engines in one
 pass, :func:`accumulate` runs a per-sample kernel (the MAE's,
-:func:`absolute_error_kernel`) on a few threads, and :func:`r2_sums` gives
+:func:`absolute_error_kernel`) on a few threads, and :func:`nominal_r2_sums` gives
 scikit-learn's sums of ``r2_score`` (user guide: :ref:`formula_mse`,
 :ref:`formula_mae`). Their exact distributions are in :mod:`.distributions`.
 """
@@ -22,16 +22,17 @@ import numpy as np
 from scipy.special import erfc
 
 from ....utils._arrays import CHUNK_SIZE, chunk_of, chunks, weighted_sum
+from ..test_set_sampling import term_moments
 
 __all__ = [
     "SquaredErrorSums",
     "absolute_error_kernel",
     "absolute_error_offsets",
     "accumulate",
+    "nominal_r2_sums",
     "offset_sums",
     "output_column",
     "r2_from_sums",
-    "r2_sums",
     "rescaled_squared_error_sums",
     "squared_error_sums",
 ]
@@ -89,11 +90,8 @@ def accumulate(
     *,
     parallel: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Weighted per-output means ``(nominal, expected, variance)`` of a kernel.
-
-    ``CHUNK_SIZE`` rows at a time; ``parallel`` runs the chunks on a few threads
-    and adds their sums in chunk order (the result does not depend on threads).
-    """
+    """Weighted per-output means ``(nominal, expected, variance)`` of a kernel,
+    ``CHUNK_SIZE`` rows at a time (``parallel``: on threads, added in chunk order)."""
     n_samples, n_outputs = y_true.shape
 
     def chunk_totals(rows: slice) -> np.ndarray:
@@ -132,12 +130,9 @@ def _columns(d: np.ndarray, s: Any) -> list[tuple[np.ndarray, Any]]:
 
 
 class SquaredErrorSums(NamedTuple):
-    """``W = Σ w``, ``Σ w d²``, ``Σ w σ²``, ``Σ w² σ² d²``, ``Σ w² σ⁴`` and
-    ``Σ w² σ⁴ / (ν + 2)`` (0 when σ is known), per output; with batch offsets
-    (:func:`offset_sums`) their sums over batches ``g`` with ``W_g = Σ_g w``:
-    ``Σ τ² W_g``, ``Σ τ² (Σ_g w d)²``, ``Σ τ² Σ_g w² σ²``, ``Σ τ⁴ W_g²``, and
-    the estimate of the true values' ``Σ τ² (Σ_g w d)²`` of
-    :func:`batch_products`."""
+    """``W``, ``Σ w d²``, ``Σ w σ²``, ``Σ w² σ² d²``, ``Σ w² σ⁴``, ``Σ w² σ⁴ / (ν + 2)``
+    per output; the batch offsets' sums (:func:`offset_sums`); the terms' moments
+    and the skew sums of :func:`squared_error_sums`."""
 
     weight: float
     d2: np.ndarray
@@ -150,6 +145,8 @@ class SquaredErrorSums(NamedTuple):
     t2s2: Any = 0.0
     t4: Any = 0.0
     batch_products: Any = 0.0
+    terms: Any = None
+    skew: Any = None
 
     def forward(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(nominal, E, Var)`` of the MSE: ``E = Σ w (d² + σ² + τ²) / W``,
@@ -171,11 +168,8 @@ def offset_sums(
     sigma: Any,
     *columns: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
-    """Per-batch sums of :class:`~sklearn_noisy.utils._noise.SharedOffsets`.
-
-    ``(τ², W_g, Σ_g w² σ², [Σ_g w x for x in columns])``: ``τ²`` and ``W_g``
-    of shape ``(G, 1)``, the others ``(G, n_outputs)``.
-    """
+    """Per-batch ``(τ², W_g, Σ_g w² σ², [Σ_g w x for x in columns])``; ``τ²`` and
+    ``W_g`` of shape ``(G, 1)``, the others ``(G, n_outputs)``."""
     n_samples = shared.codes.shape[0]
     w = np.ones(n_samples) if weight is None else weight
     s2 = np.square(np.asarray(sigma, dtype=float))
@@ -199,28 +193,38 @@ def squared_error_sums(
     *,
     scale: tuple[float, float] | None = None,
     shared: Any = None,
+    terms: tuple[Callable[..., np.ndarray], Any] | None = None,
+    skew: bool | None = None,
 ) -> SquaredErrorSums:
-    """The :class:`SquaredErrorSums` of validated inputs, in one chunked pass.
-
-    ``scale=(S_d, S_σ)`` sums ``d/S_d`` and ``σ/S_σ`` instead; ``shared``:
-    the batch offsets' sums too (user guide: :ref:`shared_offsets`).
-    """
+    """The :class:`SquaredErrorSums` of validated inputs in one chunked pass:
+    ``scale=(S_d, S_σ)`` sums ``d/S_d``, ``σ/S_σ``; ``shared``: batch offsets;
+    ``terms=(h, multioutput)``: the moments of the per-sample terms ``h(y, ŷ, σ)``;
+    ``skew``: the sums of :func:`skew_sums` (truth or nominal)."""
     n_samples, n_outputs = y_true.shape
     totals = np.zeros((5, n_outputs))
+    parts, kept, skews = [], None, np.zeros((2, n_outputs))
     for rows in chunks(n_samples):
         chunk = y_true[rows]
         s = chunk_of(sigma, rows)
+        w = None if weight is None else weight[rows]
+        dof = None if sigma_dof is None else chunk_of(sigma_dof, rows)
+        if terms is not None:
+            kept = output_mean(terms[0](chunk, y_pred[rows], s), terms[1])
+            parts.append(term_moments(kept, w))
+        if skew is not None:
+            skews += skew_sums(chunk - y_pred[rows], s, dof, w, truth=skew)
         if scale is None:
             d = np.subtract(chunk, y_pred[rows], out=_work(0, chunk.shape))
         else:
             d = chunk / scale[0] - y_pred[rows] / scale[0]
             s = np.divide(s, scale[1])
-        w = None if weight is None else weight[rows]
-        dof = None if sigma_dof is None else chunk_of(sigma_dof, rows)
         _squared_error_chunk(d, s, w, dof, totals)
     w_sum = float(n_samples) if weight is None else float(weight.sum())
+    extra = {"skew": skews if skew is not None else None}
+    if terms is not None:
+        extra["terms"] = (parts, kept if n_samples <= CHUNK_SIZE else None)
     if shared is None:
-        return SquaredErrorSums(w_sum, *totals)
+        return SquaredErrorSums(w_sum, *totals, **extra)
     d = y_true - y_pred
     tau2, w_g, s2_g, (d_g,) = offset_sums(shared, weight, sigma, d)
     return SquaredErrorSums(
@@ -231,7 +235,50 @@ def squared_error_sums(
         t2s2=(tau2 * s2_g).sum(axis=0),
         t4=(np.square(tau2 * w_g)).sum(axis=0),
         batch_products=batch_products(shared, weight, sigma, d, (tau2, w_g)),
+        **extra,
     )
+
+
+def output_mean(h: np.ndarray, multioutput: Any) -> np.ndarray:
+    """Per-sample terms ``(n, n_outputs)`` averaged as ``multioutput`` says."""
+    if h.shape[1] == 1:  # one output: its terms (a mean over one is slow)
+        return h[:, 0]
+    if isinstance(multioutput, str):
+        return h.mean(axis=1)
+    return h @ multioutput / np.sum(multioutput)
+
+
+def skew_sums(
+    d: np.ndarray, s: Any, dof: Any, w: np.ndarray | None, *, truth: bool
+) -> np.ndarray:
+    """A chunk's ``Σ w³ (a σ⁶ + b σ⁴d²)`` of the third cumulant of the truth or
+    nominal MSE and of its covariance with the variance estimate, unbiased in σ̂
+    (user guide: :ref:`skewed estimates <truth_skew>`)."""
+    d2 = np.square(d)
+    inverse = 0.0 if dof is None else 1.0 / dof
+    if isinstance(inverse, np.ndarray):
+        inverse = inverse[:, 0]
+    w3 = None if w is None else w**3
+    if truth:
+        k3 = (8.0 - 8.0 * inverse**2, 24.0)
+        cov = (8.0 - 8.0 * inverse + 8.0 * (inverse - inverse**2), 16.0 - 8.0 * inverse)
+    else:
+        k3, cov = (8.0, 24.0), (8.0, 16.0)
+    totals = np.zeros((2, d.shape[1]))
+    for j in range(d.shape[1]):
+        s2 = np.square(output_column(s, j))
+        e6 = s2 * s2 * s2 / ((1.0 + 2.0 * inverse) * (1.0 + 4.0 * inverse))
+        e4d2 = s2 * s2 * d2[:, j] / (1.0 + 2.0 * inverse) - e6
+        terms = np.stack(
+            [k3[0] * e6 + k3[1] * e4d2, cov[0] * e6 + cov[1] * e4d2], axis=1
+        )
+        totals[:, j] = weighted(terms, w3)
+    return totals
+
+
+def weighted(values: np.ndarray, w: np.ndarray | None, power: int = 1) -> np.ndarray:
+    """Per-output ``Σ w^power x`` of a chunk ``x`` of shape ``(n, n_outputs)``."""
+    return values.sum(axis=0) if w is None else (w**power) @ values
 
 
 def batch_products(
@@ -241,19 +288,9 @@ def batch_products(
     x: np.ndarray,
     batch: tuple[np.ndarray, np.ndarray],
 ) -> np.ndarray:
-    """An estimate of ``Σ_g τ² (Σ_g w x)²`` of the true values from the noisy
-    ``x`` (residuals), per output, stable with few batches.
-
-    ``x = c + r``: a part ``c`` common to every sample (the weighted mean; a
-    model's intercept error) and deviations ``r`` not correlated within a
-    batch, so that ``(Σ_g w x)² ≈ W_g² c² + Σ_g w² r²``. Each square is
-    estimated without bias: ``c̃² − V_c`` with ``V_c = (Σ w² σ² + Σ_g τ² W_g²)
-    / W²``, ``(x̃ − c̃)²`` less its noise variance ``σ² + τ² − 2 (w σ² + τ²
-    W_g)/W + V_c``. The unbiased ``(Σ_g w x̃)² − Var`` rests on as many values
-    as batches: clipped at the variance's floor it overstated the SD by 9-20 %
-    with 4-6 batches; taking the residuals as uncorrelated in a batch (no
-    ``c``) understated it by 6-12 % (user guide: :ref:`shared_offsets`).
-    """
+    """An estimate of ``Σ_g τ² (Σ_g w x)²`` of the true residuals from the noisy
+    ``x``, per output: a common part and deviations not correlated within a
+    batch, each square unbiased (user guide: :ref:`shared_offsets`)."""
     tau2, w_g = batch
     n_samples = x.shape[0]
     w = np.ones(n_samples) if weight is None else weight
@@ -311,11 +348,8 @@ def _squared_error_chunk(
 def rescaled_squared_error_sums(
     y_true: np.ndarray, y_pred: np.ndarray, sigma: Any, weight: np.ndarray | None
 ) -> SquaredErrorSums:
-    """The sums in units of the largest residual and sigma, multiplied back.
-
-    The slow path where the plain sums overflowed: a sum is inf only where its
-    true value is.
-    """
+    """The sums in units of the largest residual and sigma, multiplied back (where
+    the plain sums overflowed: a sum is inf only where its true value is)."""
     with np.errstate(invalid="ignore"):
         s_d = max(float(np.max(np.abs(y_true))), float(np.max(np.abs(y_pred))))
         s_s = float(sigma) if isinstance(sigma, float) else float(np.max(sigma))
@@ -336,11 +370,8 @@ def rescaled_squared_error_sums(
 
 
 def linear_loss_of_negative(u: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """``g(-u) = φ(u) + u Φ(u)`` for ``u <= 0`` into ``out`` (work slot 3).
-
-    ``g`` is the normal linear-loss function (:ref:`formula_numerics`), with
-    ``Φ`` from :func:`scipy.special.erfc` directly; ``g(40) = 0`` exactly.
-    """
+    """``g(-u) = φ(u) + u Φ(u)`` for ``u <= 0`` into ``out`` (work slot 3);
+    ``g(40) = 0`` exactly (:ref:`formula_numerics`)."""
     g = np.multiply(u, u, out=out)
     g *= -0.5
     np.exp(g, out=g)
@@ -420,13 +451,8 @@ def absolute_error_offsets(
     weight: np.ndarray | None,
     shared: Any,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The MAE's ``(nominal, E, Var)`` per output under batch offsets.
-
-    ``E`` is exact (each error is ``N(0, σ² + τ²)``). Given its batch's offset
-    ``b = τz`` the labels are independent folded normals, so ``Var = Σ_g
-    (E_z Σ_g w² Var|d + b + e| + Var_z Σ_g w E|d + b + e|)``, both by
-    Gauss–Hermite quadrature over ``z`` (``method="quadrature"``).
-    """
+    """The MAE's ``(nominal, E, Var)`` per output under batch offsets: ``E`` exact,
+    ``Var`` by Gauss–Hermite quadrature over the offsets (:ref:`shared_offsets`)."""
     n_samples = y_true.shape[0]
     w = np.ones(n_samples) if weight is None else weight
     w_sum = float(w.sum())
@@ -448,19 +474,15 @@ def absolute_error_offsets(
     return nominal, expected, (within + between.sum(axis=0)) / (w_sum * w_sum)
 
 
-def r2_sums(
+def nominal_r2_sums(
     y_true: np.ndarray,
     y_pred: np.ndarray,
     weight: np.ndarray | None,
     *,
     centred: bool = False,
 ) -> tuple[float, float, float]:
-    """scikit-learn's numerator and denominator of ``r2_score``, and their scale.
-
-    ``Σ w (y - ŷ)²`` (``centred``: ``Σ w (d - d̄_w)²``) and ``Σ w (y - ȳ_w)²`` of
-    one output in units of ``scale`` (1.0 unless the squares overflow); exactly
-    0 for a constant ``y_true`` (or residual, ``centred``).
-    """
+    """scikit-learn's ``Σ w d²`` (``centred``: of ``d − d̄_w``) and ``Σ w (y − ȳ_w)²``
+    of one output in units of ``scale`` (1 unless they overflow); 0 if constant."""
     n_samples = y_true.shape[0]
     w_total = float(n_samples) if weight is None else float(weight.sum())
     blocks = [
