@@ -22,6 +22,7 @@ from ..utils._labels import EncodedLabels, check_targets, encode_labels
 from ..utils._noise import FlipNoise
 from ..utils._validation import check_estimand, supports_estimands
 from ._confusion_matrix import NoisyConfusionMatrix, expected_confusion_matrix
+from ._definitions.counts import ACCURACY
 from ._engines.counts.checks import check_bool, weights_and_scale
 from ._engines.counts.distributions import accuracy_distribution
 from ._engines.counts.estimands import (
@@ -208,7 +209,7 @@ def _subset_accuracy(
         total = 1.0
     w = np.ones(n_samples) if weight is None else weight
     return NoisyScore(
-        "accuracy",
+        ACCURACY.name,
         expected=float(w @ hit) / total,
         variance=float((w * w) @ (hit * (1.0 - hit))) / (total * total),
         nominal=nominal,
@@ -336,7 +337,7 @@ def expected_accuracy_score(
     (0.815, 0.000475, 0.85)
     """
     estimand = check_estimand(
-        estimand, metric="accuracy", supported=expected_accuracy_score.estimands
+        estimand, metric=ACCURACY.name, supported=expected_accuracy_score.estimands
     )
     normalize = check_bool(normalize, name="normalize")
     y_true, y_pred = check_targets(y_true, y_pred)
@@ -357,7 +358,7 @@ def expected_accuracy_score(
     elif weight is not None:  # scikit-learn: np.dot(hits, sample_weight)
         hits = _hits_dot(encoded, weight)
     return NoisyScore(
-        "accuracy",
+        ACCURACY.name,
         expected=expected * scale / divisor,
         variance=max(variance, floor, 0.0) * (scale * scale) / (divisor * divisor),
         nominal=hits * scale / divisor,

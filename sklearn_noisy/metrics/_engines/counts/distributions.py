@@ -34,6 +34,8 @@ MAX_LOSS_SAMPLES = 4096
 MAX_LOSS_ATOMS = 2**20
 #: At most this many distinct probabilities are kept as (value, count) groups.
 _MAX_GROUPS = 64
+#: Up to this many probabilities are grouped only when an interval is asked for.
+_GROUP_LATER = 4096
 #: Probability dropped from each end of a count's PMF before the grid is built.
 _TAIL = 1e-15
 #: Atoms closer than this (relative to max(1, |value|)) are one value: the same
@@ -91,8 +93,11 @@ class _Counts:
 
     @classmethod
     def of(cls, p: np.ndarray) -> _Counts | None:
-        """The compact form of ``p``, or None when it is too large to keep."""
+        """The compact form of ``p`` (small: grouped when tabled), or None when
+        it is too large to keep."""
         p = np.asarray(p, dtype=np.float64).ravel()
+        if p.size <= _GROUP_LATER:
+            return cls(p.copy())
         groups = _groups(p)
         if groups is not None:
             return cls(*groups)
@@ -109,7 +114,10 @@ class _Counts:
 
     def window(self) -> tuple[int, np.ndarray]:
         """``(offset, pmf)`` with ``_TAIL`` trimmed from each end."""
-        p = self.values if self.counts is None else np.repeat(self.values, self.counts)
+        groups = _groups(self.values) if self.counts is None else None
+        if groups is None:
+            groups = (self.values, self.counts)
+        p = self.values if groups[1] is None else np.repeat(*groups)
         offset, pmf = poisson_binomial_window(p)
         below = np.cumsum(pmf)
         above = np.cumsum(pmf[::-1])[::-1]
