@@ -94,9 +94,20 @@ class Ratio:
         return p_no_positive if self.true else 1.0
 
 
-def _ratio_value(
+def _ratio_value(ratio: Ratio, confusion: np.ndarray, **options: Any) -> Any:
+    """A ratio of each matrix with scikit-learn's ``average``; ``negative``: of
+    each class's negatives against the rest (``multilabel_confusion_matrix``)."""
+    tp, true_sum, pred_sum = _sums(confusion)
+    if options.get("negative"):
+        fp, fn = pred_sum - tp, true_sum - tp
+        tn = true_sum.sum(-1)[..., None] - tp - fp - fn
+        return average_ratio(ratio, (tn, fp, fn, true_sum), **options)
+    return average_ratio(ratio, (tp, true_sum, pred_sum, true_sum), **options)
+
+
+def average_ratio(
     ratio: Ratio,
-    confusion: np.ndarray,
+    parts: tuple,
     *,
     negative: bool = False,
     average: Any = None,
@@ -105,15 +116,8 @@ def _ratio_value(
     label_index: Any = None,
     **_: Any,
 ) -> Any:
-    """A ratio of each matrix with scikit-learn's ``average``; ``negative``: of
-    each class's negatives against the rest (``multilabel_confusion_matrix``)."""
-    tp, true_sum, pred_sum = _sums(confusion)
-    if negative:
-        fp, fn = pred_sum - tp, true_sum - tp
-        tn = true_sum.sum(-1)[..., None] - tp - fp - fn
-        parts = (tn, fp, fn, true_sum)
-    else:
-        parts = (tp, true_sum, pred_sum, true_sum)
+    """The ratio of per-class ``parts``, ``(TP, true, predicted, support)`` or
+    ``(TN, FP, FN, support)`` (``negative``), averaged as scikit-learn."""
     if label_index is not None:  # scikit-learn's labels as a subset
         parts = tuple(a[..., label_index] for a in parts)
     if average == "binary":
