@@ -1,9 +1,4 @@
-"""Expected accuracy and confusion matrix under label flips.
-
-Each observed label is drawn around ``y_true_i`` with a flip probability ``q``
-or from a transition matrix; the samples are independent and ``y_pred`` is
-fixed (user guide: :ref:`formula_accuracy`, :ref:`formula_truth`).
-"""
+"""Expected accuracy under label flips (user guide: :ref:`formula_accuracy`)."""
 
 from __future__ import annotations
 
@@ -16,6 +11,7 @@ from .._noisy_score import NoisyScore
 from ..utils._arrays import (
     check_sample_weight,
     chunks,
+    weighted_sum,
     weighted_totals,
 )
 from ..utils._labels import EncodedLabels, check_targets, encode_labels
@@ -79,7 +75,10 @@ def _accuracy_totals(
         correct, term, var, floor = _sample_terms(
             estimand, encoded, noise, inverse, rows
         )
-        totals[:3] += _hit_totals(weight, rows, correct, term, var)
+        sums = weighted_totals(weight, rows, correct, term, var)
+        if weight is not None:  # np.average: a pairwise sum of w·o, not a dot
+            sums[0] = weighted_sum(correct, weight[rows])
+        totals[:3] += sums
         if floor is not None:
             totals[3] += weighted_totals(weight, rows, floor)[0]
     return tuple(float(t) for t in totals)
@@ -107,18 +106,21 @@ def _sample_terms(
     ``ĉ² − ĉ``. Remeasurement: ``h = o``, ``v = Σ_k T⁻¹[c̃, k] P_k(1−P_k)``,
     unbiased for the hit's variance.
     """
+    if estimand == "forward" and noise.matrix is None:
+        correct = encoded.correct(rows)
+        prob = np.where(correct, *noise.keep_flip(rows))
+        return correct, prob, np.where(correct, *noise.keep_flip_variance(rows)), None
+    true_index, pred_index = encoded.indices(rows)
+    observed = true_index == pred_index
     if estimand == "forward":
-        correct, prob = hit_probability(encoded, noise, rows)
-        if noise.matrix is None:
-            return (
-                correct,
-                prob,
-                np.where(correct, *noise.keep_flip_variance(rows)),
-                None,
-            )
-        return correct, prob, prob * (1.0 - prob), None
+        prob = noise.probability(true_index, pred_index, rows)
+        return observed, prob, prob * (1.0 - prob), None
     if estimand == "truth":
-        observed, c_hat, pred_index = denoised_hit(encoded, noise, inverse, rows)
+        if inverse is None:
+            r, scale = noise.flip_scale(rows)  # scale = 1 − 2q for binary labels
+            c_hat = (observed - r) / scale
+        else:
+            c_hat = inverse[true_index, pred_index]
         if inverse is None and noise.n_classes == 2:
             keep_variance, _ = noise.keep_flip_variance(rows)
             scale = noise.flip_scale(rows)[1]
@@ -128,49 +130,11 @@ def _sample_terms(
         one_hot = np.zeros((pred_index.shape[0], noise.n_classes))
         one_hot[np.arange(pred_index.shape[0]), pred_index] = 1.0
         return observed, c_hat, var, noise.variance_floor(one_hot, rows, inverse)
-    observed, pred_index = encoded.indices(rows)
-    size = observed.shape[0]
+    size = true_index.shape[0]
     matrices = observation_matrices(noise, rows, size)
     hit = matrices[np.arange(size)[:, None], :, pred_index[:, None]][:, 0, :]
-    var = class_function_estimate(noise, observed, rows, inverse, hit * (1.0 - hit))
-    correct = observed == pred_index
-    return correct, correct, var, None
-
-
-def hit_probability(
-    encoded: EncodedLabels, noise: FlipNoise, rows: slice
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(o, P)`` of ``rows``: the nominal hit and ``P = T[k, ŷ]`` (forward term)."""
-    if noise.matrix is None:
-        correct = encoded.correct(rows)
-        return correct, np.where(correct, *noise.keep_flip(rows))
-    true_index, pred_index = encoded.indices(rows)
-    return true_index == pred_index, noise.probability(true_index, pred_index, rows)
-
-
-def denoised_hit(
-    encoded: EncodedLabels,
-    noise: FlipNoise,
-    inverse: np.ndarray | None,
-    rows: slice,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(o, ĉ, pred_index)`` of ``rows``: the hit and ``ĉ = T⁻¹[ỹ, ŷ]``."""
-    true_index, pred_index = encoded.indices(rows)
-    observed = true_index == pred_index
-    if inverse is None:
-        r, scale = noise.flip_scale(rows)  # scale = 1 − 2q for binary labels
-        return observed, (observed - r) / scale, pred_index
-    return observed, inverse[true_index, pred_index], pred_index
-
-
-def _hit_totals(
-    weight: np.ndarray | None, rows: slice, correct: np.ndarray, *values: np.ndarray
-) -> np.ndarray:
-    """``[Σ w o, Σ w x, Σ w² v]``, the hits summed as scikit-learn sums them."""
-    totals = weighted_totals(weight, rows, correct, *values)
-    if weight is not None:  # np.average: a pairwise sum of w·o, not a dot product
-        totals[0] = float(np.sum(weight[rows] * correct))
-    return np.asarray(totals)
+    var = class_function_estimate(noise, true_index, rows, inverse, hit * (1.0 - hit))
+    return observed, observed, var, None
 
 
 def _subset_accuracy(
@@ -356,7 +320,7 @@ def expected_accuracy_score(
         divisor = float(n_samples) if weight is None else float(np.sum(weight))
         scale = 1.0
     elif weight is not None:  # scikit-learn: np.dot(hits, sample_weight)
-        hits = _hits_dot(encoded, weight)
+        hits = sum(float(encoded.correct(r) @ weight[r]) for r in chunks(n_samples))
     return NoisyScore(
         ACCURACY.name,
         expected=expected * scale / divisor,
@@ -369,12 +333,4 @@ def expected_accuracy_score(
         distribution=accuracy_distribution(encoded, noise, weight, hits)
         if estimand == "forward" and normalize
         else None,
-    )
-
-
-def _hits_dot(encoded: EncodedLabels, weight: np.ndarray) -> float:
-    """``Σ w_i o_i`` as a dot product, chunk by chunk."""
-    return sum(
-        float(encoded.correct(rows) @ weight[rows])
-        for rows in chunks(encoded.n_samples)
     )

@@ -1,8 +1,5 @@
-"""Expected confusion matrix under label flips, raw or normalised.
-
-The formulas are in the user guide (:ref:`classification_metrics`; for
-``estimand="truth"``, :ref:`formula_truth`).
-"""
+"""Expected confusion matrix under label flips, raw or normalised (user guide:
+:ref:`classification_metrics`)."""
 
 from __future__ import annotations
 

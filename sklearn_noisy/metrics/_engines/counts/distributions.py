@@ -1,9 +1,5 @@
-"""Exact distributions of the count metrics over label flips, for intervals.
-
-The per-sample probabilities are kept compactly and the tables built when an
-interval is asked for; larger problems get none (user guide:
-:ref:`exact_intervals`).
-"""
+"""Exact distributions of the count metrics over label flips, for intervals
+(user guide: :ref:`exact_intervals`)."""
 
 from __future__ import annotations
 

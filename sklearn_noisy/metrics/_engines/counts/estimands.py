@@ -1,10 +1,5 @@
-"""The truth and remeasurement estimands of the count metrics.
-
-Truth: ``f`` of the de-noised confusion matrix ``C[k, j] = Σ_{i: ŷ_i = j} w_i
-T⁻¹[c̃_i, k]`` (less its second-order bias unless linear); remeasurement: the
-nominal metric. Both take the delta-method variance over the matrix's
-independent columns (user guide: :ref:`formula_truth`, :ref:`estimands`).
-"""
+"""The truth and remeasurement estimands of the count metrics: ``f`` of the
+de-noised confusion matrix, delta-method variances (:ref:`formula_truth`)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Multiclass labels: exact per-class laws, averages, and Monte Carlo variances.
-
-Per-class values and the expectations of the averages are exact; the other
-variances are Monte Carlo over redrawn confusion matrices (user guide:
-:ref:`formula_multiclass`). The rates are those of each class's negatives
-against the rest (:ref:`rates`).
-"""
+"""Multiclass labels: exact per-class laws and averages, Monte Carlo variances
+(user guide: :ref:`formula_multiclass`, :ref:`rates`)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Precision, recall and F1 of multilabel indicator targets under label flips.
-
-Each entry of an indicator matrix flips on its own (``q`` a scalar, one per
-sample or one per entry; or a shared 2 × 2 ``transition_matrix``). The labels
-and the samples are independent: which averages are exact and which Monte
-Carlo is in the user guide (:ref:`formula_multiclass`).
-"""
+"""Precision, recall and F1 of multilabel indicator targets, entries flipping
+on their own (user guide: :ref:`formula_multiclass`)."""
 
 from __future__ import annotations
 

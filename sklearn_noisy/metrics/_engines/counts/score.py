@@ -1,12 +1,5 @@
-"""The one computation path of the count metrics' public functions.
-
-:func:`count_score` checks the options and sends the call to the binary, the
-multiclass (the rates: each class against the rest) or the multilabel engine.
-A rate of the negative class is recall or precision of that class, a false
-rate ``1 −`` its complement. Samples of weight 0 are left out first (they enter
-no count), so that the remaining weights are often equal and exact algorithms
-apply.
-"""
+"""The one computation path of the count metrics' public functions: checks, then
+the binary, multiclass or multilabel engine."""
 
 from __future__ import annotations
 
