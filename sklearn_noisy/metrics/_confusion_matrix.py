@@ -21,7 +21,11 @@ from ..utils._warnings import warn
 from ._engines.counts.checks import weights_and_scale
 from ._engines.counts.confusion_draws import pair_sums
 from ._engines.counts.distributions import confusion_distribution, confusion_intervals
-from ._engines.counts.estimands import denoised_confusion, observed_confusion
+from ._engines.counts.estimands import (
+    column_covariances,
+    denoised_confusion,
+    observed_confusion,
+)
 from ._engines.counts.multiclass import is_identity
 
 __all__ = [
@@ -179,10 +183,7 @@ def _forward_moments(
         variance = (matrix * (1.0 - matrix)).T @ counts_sq
         if not covariance:
             return expected, variance, None
-        cov = -np.einsum("ck,ca,cb->kab", counts_sq, matrix, matrix)
-        index = np.arange(n_classes)
-        cov[:, index, index] += (matrix.T @ counts_sq).T
-        return expected, variance, cov
+        return expected, variance, -column_covariances(matrix, counts_sq)
     expected = np.zeros((n_classes, n_classes))
     cov = np.zeros((n_classes, n_classes, n_classes))
     variance = np.zeros((n_classes, n_classes))

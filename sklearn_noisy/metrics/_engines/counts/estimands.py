@@ -134,11 +134,16 @@ def _shared_totals(
     first, second = pair_sums(
         lambda rows: (observed[rows], pred[rows]), observed.shape[0], n_classes, weight
     )
-    covariance = np.einsum("lk,lj,lm->jkm", inverse, second, inverse)
-    diagonal = inverse.T @ second  # [k, j] = Σ_l N2[l, j] R_l[k]
-    index = np.arange(n_classes)
-    covariance[:, index, index] -= diagonal.T
-    return inverse.T @ first, covariance
+    return inverse.T @ first, column_covariances(inverse, second)
+
+
+def column_covariances(rows: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """``[j] = Σ_l N2[l, j] (R_l R_lᵀ − diag(R_l))``, ``R_l`` the rows of class
+    ``l`` (minus: a multinomial column's covariance, ``R = T``)."""
+    covariance = np.einsum("lk,lj,lm->jkm", rows, second, rows)
+    index = np.arange(rows.shape[0])
+    covariance[:, index, index] -= (rows.T @ second).T
+    return covariance
 
 
 def _sample_totals(
