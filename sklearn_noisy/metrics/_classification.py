@@ -247,9 +247,8 @@ def expected_accuracy_score(
 ) -> NoisyScore:
     """Expected accuracy, and its variance, under label flips.
 
-    Sample ``i`` is observed as correct with probability ``P_i = T[k_i, ŷ_i]``,
-    so ``E[acc] = (1/M) Σ P_i`` and ``Var[acc] = (1/M²) Σ P_i (1 - P_i)``,
-    exactly. Read more in the :ref:`User Guide <formula_accuracy>`.
+    Exact for every estimand. Read more in the
+    :ref:`User Guide <formula_accuracy>`.
 
     Parameters
     ----------

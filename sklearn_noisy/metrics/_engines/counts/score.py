@@ -140,14 +140,9 @@ def _binary_path(
 def _class_score(
     definition: CountMetric, y_true: Any, y_pred: Any, options: dict
 ) -> NoisyScore | list[NoisyScore]:
-    """Check the options and compute the metric of the classes as given.
-
-    The averaged metrics (precision, recall, F1) are binary with
-    ``average="binary"``; the others (balanced accuracy, MCC, kappa) with two
-    classes, any of which can play the positive one (they are symmetric).
-    Their own ``parameters`` go to the multiclass engines; the binary forms
-    are those of two classes.
-    """
+    """Check the options and compute the metric of the classes as given: binary
+    with ``average="binary"``, or for the metrics not averaged (symmetric in
+    the classes) with two classes; else multiclass."""
     metric, averaged, method = definition.name, definition.averaged, options["method"]
     average, estimand = options.get("average"), options["estimand"]
     if averaged and average is not None:
@@ -326,13 +321,9 @@ def _warn_zero_division(
     zero_division: Any,
     **_: Any,
 ) -> None:
-    """scikit-learn's ``UndefinedMetricWarning`` for a nominal ratio 0/0.
-
-    With ``zero_division="warn"`` only, when a denominator of the nominal
-    metric is 0 (of a class of ``labels`` or ``pos_label``; the totals for
-    ``"micro"``, each sample's for ``"samples"``). Such a ratio is 0, so the
-    counts are looked at only when a value is 0 or the score is an average.
-    """
+    """scikit-learn's ``UndefinedMetricWarning`` for a nominal ratio 0/0 with
+    ``zero_division="warn"`` (such a ratio is 0: the counts are looked at only
+    when a value is 0 or the score is an average)."""
     if not isinstance(zero_division, str) or zero_division != "warn":
         return
     values = [s.nominal for s in score] if isinstance(score, list) else [score.nominal]
