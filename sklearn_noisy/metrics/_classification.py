@@ -19,8 +19,8 @@ from ..utils._noise import FlipNoise
 from ..utils._validation import check_estimand, supports_estimands
 from ._confusion_matrix import NoisyConfusionMatrix, expected_confusion_matrix
 from ._definitions.counts import ACCURACY
+from ._engines.counts import distributions
 from ._engines.counts.checks import check_bool, weights_and_scale
-from ._engines.counts.distributions import accuracy_distribution
 from ._engines.counts.estimands import (
     check_remeasurable,
     class_function_estimate,
@@ -40,13 +40,17 @@ __all__ = [
 # Accuracy
 # --------------------------------------------------------------------------- #
 def _accuracy_totals(
-    estimand: str, encoded: EncodedLabels, noise: FlipNoise, weight: np.ndarray | None
+    estimand: str,
+    encoded: EncodedLabels,
+    noise: FlipNoise,
+    weight: np.ndarray | None,
+    terms: list | None = None,
 ) -> tuple[float, float, float, float]:
     """Weighted totals ``(Σ w o, Σ w h, Σ w² v, floor)`` of the estimand's terms.
 
-    ``o`` is the nominal hit, ``h`` the estimand's term (:func:`_sample_terms`),
-    ``v`` its variance and ``floor`` the exact lower bound of the truth
-    estimate's variance, ``Σ w² min_c Var(ĉ_i | c)`` (0 for the others).
+    ``o`` is the nominal hit, ``h`` the estimand's term (:func:`_sample_terms`,
+    appended to ``terms`` if given), ``v`` its variance and ``floor`` the
+    exact lower bound of the truth estimate's variance (0 for the others).
     """
     n_samples = encoded.n_samples
     if estimand == "forward" and noise.matrix is None and noise.is_constant:
@@ -75,6 +79,8 @@ def _accuracy_totals(
         correct, term, var, floor = _sample_terms(
             estimand, encoded, noise, inverse, rows
         )
+        if terms is not None:
+            terms.append(term)
         sums = weighted_totals(weight, rows, correct, term, var)
         if weight is not None:  # np.average: a pairwise sum of w·o, not a dot
             sums[0] = weighted_sum(correct, weight[rows])
@@ -313,7 +319,12 @@ def expected_accuracy_score(
         y_true, y_pred, q, transition_matrix, labels, sample_weight
     )
     n_samples = encoded.n_samples
-    hits, expected, variance, floor = _accuracy_totals(estimand, encoded, noise, weight)
+    # the exact distribution is of the fraction of hits (normalize=True)
+    exact = estimand == "forward" and normalize and weight is None
+    small = n_samples <= distributions.MAX_ACCURACY_SAMPLES
+    terms: list | None = [] if exact and small else None
+    totals = _accuracy_totals(estimand, encoded, noise, weight, terms)
+    hits, expected, variance, floor = totals
     divisor = 1.0
     if normalize:  # divided, not multiplied by 1/W: scikit-learn's last bit
         divisor = float(n_samples) if weight is None else float(np.sum(weight))
@@ -328,8 +339,7 @@ def expected_accuracy_score(
         n_samples=n_samples,
         method="exact",
         estimand=estimand,
-        # the exact distribution is of the fraction of hits (normalize=True)
-        distribution=accuracy_distribution(encoded, noise, weight, hits)
-        if estimand == "forward" and normalize
+        distribution=distributions.accuracy_distribution(n_samples, noise, hits, terms)
+        if exact
         else None,
     )

@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtri
 
-from ....utils._labels import EncodedLabels
 from ....utils._noise import FlipNoise
 from ..._definitions.counts import COUNT_METRICS
 from .poisson_binomial import poisson_binomial_window
@@ -201,15 +200,11 @@ def count_metric_distribution(
 
 
 def accuracy_distribution(
-    encoded: EncodedLabels,
-    noise: FlipNoise,
-    weight: np.ndarray | None,
-    hits: float,
+    n_samples: int, noise: FlipNoise, hits: float, terms: list | None
 ) -> CountDistribution | None:
-    """The exact distribution of the (forward) accuracy, or None (weights, or
-    more than :data:`MAX_ACCURACY_SAMPLES` samples with a per-sample model)."""
-    n_samples = encoded.n_samples
-    if weight is not None or n_samples == 0:
+    """The exact distribution of the unweighted forward accuracy: ``hits`` with
+    a constant flip, else the hit probabilities ``terms`` (None: too many)."""
+    if n_samples == 0:
         return None
     if noise.matrix is None and noise.is_constant:
         keep, flip = noise.keep_flip()
@@ -218,15 +213,9 @@ def accuracy_distribution(
             np.array([float(flip), float(keep)]), np.array([n_samples - n_hits, n_hits])
         )
         return CountDistribution(counts, n_samples)
-    if n_samples > MAX_ACCURACY_SAMPLES:
+    if terms is None:
         return None
-    rows = slice(None)
-    if noise.matrix is None:
-        prob = np.where(encoded.correct(rows), *noise.keep_flip(rows))
-    else:
-        true_index, pred_index = encoded.indices(rows)
-        prob = noise.probability(true_index, pred_index, rows)
-    counts = _Counts.of(np.broadcast_to(prob, (n_samples,)))
+    counts = _Counts.of(np.concatenate(terms))
     return None if counts is None else CountDistribution(counts, n_samples)
 
 
