@@ -144,7 +144,7 @@ def _class_score(
     with ``average="binary"``, or for the metrics not averaged (symmetric in
     the classes) with two classes; else multiclass."""
     metric, averaged, method = definition.name, definition.averaged, options["method"]
-    average, estimand = options.get("average"), options["estimand"]
+    average = options.get("average")
     if averaged and average is not None:
         _check_option(average, _AVERAGES[:-1], name="average")
     _check_common(method, options["n_draws"])
@@ -181,20 +181,30 @@ def _class_score(
     if binary:
         binary_options = {**options, "pos_label": pos_label, "zero": zero}
         return _binary_path(definition, y_true, y_pred, noise, binary_options)
-    if method == "delta" and averaged:
+    return _multiclass(definition, y_true, y_pred, options, average, zero, parameters)
+
+
+def _multiclass(
+    definition: CountMetric, y_true: Any, y_pred: Any, options: dict,
+    average: Any, zero: float, parameters: dict,
+) -> NoisyScore | list[NoisyScore]:  # fmt: skip
+    """The multiclass engine, after the options are checked."""
+    if options["method"] == "delta" and definition.averaged:
         raise _delta_binary_only(average)
-    if method == "delta":
+    if options["method"] == "delta":
         raise ValueError(
             "method='delta' is available for binary labels only; multiclass "
-            f"{metric} has an exact expectation where it is an average of "
-            "classes, and is Monte Carlo otherwise."
+            f"{definition.name} has an exact expectation where it is an average "
+            "of classes, and is Monte Carlo otherwise."
         )
     return _multiclass_score(
-        metric, y_true, y_pred, **noise, average=average,
-        sample_weight=options["sample_weight"], zero_division=zero_division,
-        zero_value=zero, adjusted=bool(options.get("adjusted", False)),
-        estimand=estimand, n_draws=options["n_draws"],
-        random_state=options["random_state"], parameters=parameters,
+        definition.name, y_true, y_pred, q=options["q"],
+        transition_matrix=options["transition_matrix"], labels=options["labels"],
+        average=average, sample_weight=options["sample_weight"],
+        zero_division=options.get("zero_division", 0.0), zero_value=zero,
+        adjusted=bool(options.get("adjusted", False)), estimand=options["estimand"],
+        n_draws=options["n_draws"], random_state=options["random_state"],
+        parameters=parameters,
     )  # fmt: skip
 
 
@@ -294,14 +304,8 @@ def _negative_class_score(
         return _replaced(count_score(positive, *swapped, options), metric=name)
     if average != "binary":
         _check_common(options["method"], options["n_draws"])
-        if options["method"] == "delta":
-            raise _delta_binary_only(average)
-        names = ("q", "transition_matrix", "labels", "average", "sample_weight")
-        names += ("zero_division", "estimand", "n_draws", "random_state")
         zero = check_zero_division(options["zero_division"])
-        return _multiclass_score(
-            name, y_true, y_pred, **{n: options[n] for n in names}, zero_value=zero
-        )
+        return _multiclass(definition, y_true, y_pred, options, average, zero, {})
     negative = _negative_label(y_true, y_pred, options["labels"], options["pos_label"])
     score = count_score(positive, y_true, y_pred, {**options, "pos_label": negative})
     return _replaced(score, metric=name)
