@@ -1,9 +1,4 @@
-"""Expected accuracy and confusion matrix under label flips.
-
-Each observed label is drawn around ``y_true_i`` with a flip probability ``q``
-or from a transition matrix; the samples are independent and ``y_pred`` is
-fixed (user guide: :ref:`formula_accuracy`, :ref:`formula_truth`).
-"""
+"""Expected accuracy under label flips (user guide: :ref:`formula_accuracy`)."""
 
 from __future__ import annotations
 
@@ -16,14 +11,16 @@ from .._noisy_score import NoisyScore
 from ..utils._arrays import (
     check_sample_weight,
     chunks,
+    weighted_sum,
     weighted_totals,
 )
 from ..utils._labels import EncodedLabels, check_targets, encode_labels
 from ..utils._noise import FlipNoise
 from ..utils._validation import check_estimand, supports_estimands
 from ._confusion_matrix import NoisyConfusionMatrix, expected_confusion_matrix
+from ._definitions.counts import ACCURACY
+from ._engines.counts import distributions
 from ._engines.counts.checks import check_bool, weights_and_scale
-from ._engines.counts.distributions import accuracy_distribution
 from ._engines.counts.estimands import (
     check_remeasurable,
     class_function_estimate,
@@ -43,13 +40,17 @@ __all__ = [
 # Accuracy
 # --------------------------------------------------------------------------- #
 def _accuracy_totals(
-    estimand: str, encoded: EncodedLabels, noise: FlipNoise, weight: np.ndarray | None
+    estimand: str,
+    encoded: EncodedLabels,
+    noise: FlipNoise,
+    weight: np.ndarray | None,
+    terms: list | None = None,
 ) -> tuple[float, float, float, float]:
     """Weighted totals ``(Σ w o, Σ w h, Σ w² v, floor)`` of the estimand's terms.
 
-    ``o`` is the nominal hit, ``h`` the estimand's term (:func:`_sample_terms`),
-    ``v`` its variance and ``floor`` the exact lower bound of the truth
-    estimate's variance, ``Σ w² min_c Var(ĉ_i | c)`` (0 for the others).
+    ``o`` is the nominal hit, ``h`` the estimand's term (:func:`_sample_terms`,
+    appended to ``terms`` if given), ``v`` its variance and ``floor`` the
+    exact lower bound of the truth estimate's variance (0 for the others).
     """
     n_samples = encoded.n_samples
     if estimand == "forward" and noise.matrix is None and noise.is_constant:
@@ -78,7 +79,12 @@ def _accuracy_totals(
         correct, term, var, floor = _sample_terms(
             estimand, encoded, noise, inverse, rows
         )
-        totals[:3] += _hit_totals(weight, rows, correct, term, var)
+        if terms is not None:
+            terms.append(term)
+        sums = weighted_totals(weight, rows, correct, term, var)
+        if weight is not None:  # np.average: a pairwise sum of w·o, not a dot
+            sums[0] = weighted_sum(correct, weight[rows])
+        totals[:3] += sums
         if floor is not None:
             totals[3] += weighted_totals(weight, rows, floor)[0]
     return tuple(float(t) for t in totals)
@@ -106,18 +112,21 @@ def _sample_terms(
     ``ĉ² − ĉ``. Remeasurement: ``h = o``, ``v = Σ_k T⁻¹[c̃, k] P_k(1−P_k)``,
     unbiased for the hit's variance.
     """
+    if estimand == "forward" and noise.matrix is None:
+        correct = encoded.correct(rows)
+        prob = np.where(correct, *noise.keep_flip(rows))
+        return correct, prob, np.where(correct, *noise.keep_flip_variance(rows)), None
+    true_index, pred_index = encoded.indices(rows)
+    observed = true_index == pred_index
     if estimand == "forward":
-        correct, prob = hit_probability(encoded, noise, rows)
-        if noise.matrix is None:
-            return (
-                correct,
-                prob,
-                np.where(correct, *noise.keep_flip_variance(rows)),
-                None,
-            )
-        return correct, prob, prob * (1.0 - prob), None
+        prob = noise.probability(true_index, pred_index, rows)
+        return observed, prob, prob * (1.0 - prob), None
     if estimand == "truth":
-        observed, c_hat, pred_index = denoised_hit(encoded, noise, inverse, rows)
+        if inverse is None:
+            r, scale = noise.flip_scale(rows)  # scale = 1 − 2q for binary labels
+            c_hat = (observed - r) / scale
+        else:
+            c_hat = inverse[true_index, pred_index]
         if inverse is None and noise.n_classes == 2:
             keep_variance, _ = noise.keep_flip_variance(rows)
             scale = noise.flip_scale(rows)[1]
@@ -127,49 +136,11 @@ def _sample_terms(
         one_hot = np.zeros((pred_index.shape[0], noise.n_classes))
         one_hot[np.arange(pred_index.shape[0]), pred_index] = 1.0
         return observed, c_hat, var, noise.variance_floor(one_hot, rows, inverse)
-    observed, pred_index = encoded.indices(rows)
-    size = observed.shape[0]
+    size = true_index.shape[0]
     matrices = observation_matrices(noise, rows, size)
     hit = matrices[np.arange(size)[:, None], :, pred_index[:, None]][:, 0, :]
-    var = class_function_estimate(noise, observed, rows, inverse, hit * (1.0 - hit))
-    correct = observed == pred_index
-    return correct, correct, var, None
-
-
-def hit_probability(
-    encoded: EncodedLabels, noise: FlipNoise, rows: slice
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(o, P)`` of ``rows``: the nominal hit and ``P = T[k, ŷ]`` (forward term)."""
-    if noise.matrix is None:
-        correct = encoded.correct(rows)
-        return correct, np.where(correct, *noise.keep_flip(rows))
-    true_index, pred_index = encoded.indices(rows)
-    return true_index == pred_index, noise.probability(true_index, pred_index, rows)
-
-
-def denoised_hit(
-    encoded: EncodedLabels,
-    noise: FlipNoise,
-    inverse: np.ndarray | None,
-    rows: slice,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(o, ĉ, pred_index)`` of ``rows``: the hit and ``ĉ = T⁻¹[ỹ, ŷ]``."""
-    true_index, pred_index = encoded.indices(rows)
-    observed = true_index == pred_index
-    if inverse is None:
-        r, scale = noise.flip_scale(rows)  # scale = 1 − 2q for binary labels
-        return observed, (observed - r) / scale, pred_index
-    return observed, inverse[true_index, pred_index], pred_index
-
-
-def _hit_totals(
-    weight: np.ndarray | None, rows: slice, correct: np.ndarray, *values: np.ndarray
-) -> np.ndarray:
-    """``[Σ w o, Σ w x, Σ w² v]``, the hits summed as scikit-learn sums them."""
-    totals = weighted_totals(weight, rows, correct, *values)
-    if weight is not None:  # np.average: a pairwise sum of w·o, not a dot product
-        totals[0] = float(np.sum(weight[rows] * correct))
-    return np.asarray(totals)
+    var = class_function_estimate(noise, true_index, rows, inverse, hit * (1.0 - hit))
+    return observed, observed, var, None
 
 
 def _subset_accuracy(
@@ -208,7 +179,7 @@ def _subset_accuracy(
         total = 1.0
     w = np.ones(n_samples) if weight is None else weight
     return NoisyScore(
-        "accuracy",
+        ACCURACY.name,
         expected=float(w @ hit) / total,
         variance=float((w * w) @ (hit * (1.0 - hit))) / (total * total),
         nominal=nominal,
@@ -282,9 +253,8 @@ def expected_accuracy_score(
 ) -> NoisyScore:
     """Expected accuracy, and its variance, under label flips.
 
-    Sample ``i`` is observed as correct with probability ``P_i = T[k_i, ŷ_i]``,
-    so ``E[acc] = (1/M) Σ P_i`` and ``Var[acc] = (1/M²) Σ P_i (1 - P_i)``,
-    exactly. Read more in the :ref:`User Guide <formula_accuracy>`.
+    Exact for every estimand. Read more in the
+    :ref:`User Guide <formula_accuracy>`.
 
     Parameters
     ----------
@@ -336,7 +306,7 @@ def expected_accuracy_score(
     (0.815, 0.000475, 0.85)
     """
     estimand = check_estimand(
-        estimand, metric="accuracy", supported=expected_accuracy_score.estimands
+        estimand, metric=ACCURACY.name, supported=expected_accuracy_score.estimands
     )
     normalize = check_bool(normalize, name="normalize")
     y_true, y_pred = check_targets(y_true, y_pred)
@@ -349,31 +319,27 @@ def expected_accuracy_score(
         y_true, y_pred, q, transition_matrix, labels, sample_weight
     )
     n_samples = encoded.n_samples
-    hits, expected, variance, floor = _accuracy_totals(estimand, encoded, noise, weight)
+    # the exact distribution is of the fraction of hits (normalize=True)
+    exact = estimand == "forward" and normalize and weight is None
+    small = n_samples <= distributions.MAX_ACCURACY_SAMPLES
+    terms: list | None = [] if exact and small else None
+    totals = _accuracy_totals(estimand, encoded, noise, weight, terms)
+    hits, expected, variance, floor = totals
     divisor = 1.0
     if normalize:  # divided, not multiplied by 1/W: scikit-learn's last bit
         divisor = float(n_samples) if weight is None else float(np.sum(weight))
         scale = 1.0
     elif weight is not None:  # scikit-learn: np.dot(hits, sample_weight)
-        hits = _hits_dot(encoded, weight)
+        hits = sum(float(encoded.correct(r) @ weight[r]) for r in chunks(n_samples))
     return NoisyScore(
-        "accuracy",
+        ACCURACY.name,
         expected=expected * scale / divisor,
         variance=max(variance, floor, 0.0) * (scale * scale) / (divisor * divisor),
         nominal=hits * scale / divisor,
         n_samples=n_samples,
         method="exact",
         estimand=estimand,
-        # the exact distribution is of the fraction of hits (normalize=True)
-        distribution=accuracy_distribution(encoded, noise, weight, hits)
-        if estimand == "forward" and normalize
+        distribution=distributions.accuracy_distribution(n_samples, noise, hits, terms)
+        if exact
         else None,
-    )
-
-
-def _hits_dot(encoded: EncodedLabels, weight: np.ndarray) -> float:
-    """``Σ w_i o_i`` as a dot product, chunk by chunk."""
-    return sum(
-        float(encoded.correct(rows) @ weight[rows])
-        for rows in chunks(encoded.n_samples)
     )

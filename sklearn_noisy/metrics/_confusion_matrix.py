@@ -1,8 +1,5 @@
-"""Expected confusion matrix under label flips, raw or normalised.
-
-The formulas are in the user guide (:ref:`classification_metrics`; for
-``estimand="truth"``, :ref:`formula_truth`).
-"""
+"""Expected confusion matrix under label flips, raw or normalised (user guide:
+:ref:`classification_metrics`)."""
 
 from __future__ import annotations
 
@@ -24,7 +21,11 @@ from ..utils._warnings import warn
 from ._engines.counts.checks import weights_and_scale
 from ._engines.counts.confusion_draws import pair_sums
 from ._engines.counts.distributions import confusion_distribution, confusion_intervals
-from ._engines.counts.estimands import denoised_confusion, observed_confusion
+from ._engines.counts.estimands import (
+    column_covariances,
+    denoised_confusion,
+    observed_confusion,
+)
 from ._engines.counts.multiclass import is_identity
 
 __all__ = [
@@ -182,10 +183,7 @@ def _forward_moments(
         variance = (matrix * (1.0 - matrix)).T @ counts_sq
         if not covariance:
             return expected, variance, None
-        cov = -np.einsum("ck,ca,cb->kab", counts_sq, matrix, matrix)
-        index = np.arange(n_classes)
-        cov[:, index, index] += (matrix.T @ counts_sq).T
-        return expected, variance, cov
+        return expected, variance, -column_covariances(matrix, counts_sq)
     expected = np.zeros((n_classes, n_classes))
     cov = np.zeros((n_classes, n_classes, n_classes))
     variance = np.zeros((n_classes, n_classes))
@@ -346,46 +344,34 @@ def expected_confusion_matrix(
 ) -> NoisyConfusionMatrix:
     """Expected confusion matrix, and the variance of its entries, under label flips.
 
-    ``estimand="truth"`` (``"auto"``, the default) estimates the matrix of the
-    unknown true classes (rows: true class) without bias; with ``"forward"``
-    ``y_true`` is taken as exact and the labels are redrawn around it: row
-    ``j`` is the observed label, column ``k`` the prediction;
-    ``"remeasurement"`` gives the
-    observed matrix with the variance over fresh labellings. ``normalize``
-    divides as scikit-learn does; with a random denominator (row sums, or a
-    subset of ``labels``) the moments use the delta method. Read more in the
+    Rows are the true class (``estimand="truth"``, the default) or the observed
+    label, columns the prediction. Read more in the
     :ref:`User Guide <classification_metrics>`.
 
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
         Reference class of each sample (``"forward"``) or its observed label.
-
     y_pred : array-like of shape (n_samples,)
         Predicted classes.
-
     q : float or array-like of shape (n_samples,), default=None
         Flip probability (binary: to the other class; ``K > 2``: uniformly to
         one of the ``K - 1`` others). Exactly one of ``q`` and
         ``transition_matrix`` is required.
-
     transition_matrix : array-like of shape (n_classes, n_classes), default=None
         Row-stochastic, ``T[j, k]`` the probability that a sample of class
         ``labels[j]`` is observed as ``labels[k]``; ``labels`` must then list
         every class of the data.
-
     labels : array-like of shape (n_classes,), default=None
         Classes in row/column order; default the sorted union of the labels in
         ``y_true`` and ``y_pred``. As in scikit-learn, a subset shows only its
         rows and columns.
-
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights, counted as in scikit-learn.
-
     normalize : {"true", "pred", "all"}, default=None
         Normalisation over rows, columns or the whole matrix, as in
-        scikit-learn.
-
+        scikit-learn; over a random denominator the moments are the delta
+        method's.
     estimand : {"auto", "truth", "remeasurement", "forward"}, default="auto"
         The question answered (:ref:`estimands`); ``"auto"`` is ``"truth"``.
 

@@ -1,12 +1,11 @@
-"""Expected precision, recall, F1 and balanced accuracy under label flips.
+"""The public ``expected_*`` function of every count metric, from its definition.
 
-The public function of every count metric is built from its definition by
-:func:`count_metric_function`; its body is
-:func:`~sklearn_noisy.metrics._engines.counts.score.count_score`.
+Its body is :func:`~sklearn_noisy.metrics._engines.counts.score.count_score`.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -18,14 +17,6 @@ from ._definitions.counts import COUNT_METRICS, CountMetric
 from ._engines.counts.sampling import count_sampling
 from ._engines.counts.score import count_score
 from ._engines.test_set_sampling import with_test_set_sampling
-
-__all__ = [
-    "count_metric_function",
-    "expected_balanced_accuracy_score",
-    "expected_f1_score",
-    "expected_precision_score",
-    "expected_recall_score",
-]
 
 #: The parameters of every count metric: ``{options}`` the metric's own.
 _PARAMETERS = """\
@@ -108,6 +99,11 @@ AVERAGED_RETURNS = """\
         ``y_true`` with the same options, to the last bit; ``method`` is
         ``"exact"``, ``"delta"`` or ``"monte_carlo"``."""
 
+_RETURNS = """\
+    score : NoisyScore
+        ``nominal`` is the metric on ``y_true`` with the same options, to the
+        last bit; ``method`` is ``"exact"``, ``"delta"`` or ``"monte_carlo"``."""
+
 
 def _averaged(
     y_true: Any, y_pred: Any, *, q: Any = None, transition_matrix: Any = None,
@@ -141,24 +137,11 @@ def _signature(definition: CountMetric) -> inspect.Signature:
     return signature.replace(parameters=[*fields[:5], *own, *fields[5:]])
 
 
-def count_metric_function(
-    definition: CountMetric,
-    *,
-    name: str = "",
-    doc: str = "",
-    module: str = "sklearn_noisy.metrics",
-) -> Callable[..., Any]:
-    """The public ``expected_*`` function of a count metric, from its definition.
-
-    Its options are scikit-learn's (``average`` and ``zero_division`` for the
-    metrics averaged over classes, the definition's own ``parameters`` and
-    ``adjusted`` for the others), the flip model's and the engines'; its body
-    is :func:`~sklearn_noisy.metrics._engines.counts.score.count_score`.
-    ``name`` and ``doc`` default to the
-    definition's ``function_name`` and ``doc`` (whose ``{parameters}`` line
-    takes the common options); ``module`` is where it is exported.
-    """
-    name = name or definition.function_name
+@functools.cache
+def count_metric_function(definition: CountMetric) -> Callable[..., Any]:
+    """The public function of a count metric (one per definition): its options,
+    name and docstring from the definition, exported from ``sklearn_noisy.metrics``."""
+    name = definition.function_name
     signature = _signature(definition)
     defaults = {p.name: p.default for p in list(signature.parameters.values())[2:]}
 
@@ -174,133 +157,25 @@ def count_metric_function(
 
     score.__signature__ = signature  # type: ignore[attr-defined]
     score.__name__ = score.__qualname__ = name
-    score.__module__ = module  # exported there, pickled from there
-    score.__doc__ = doc or definition.doc or None
-    parameters = AVERAGED_PARAMETERS if definition.averaged else UNAVERAGED_PARAMETERS
-    score = fill_doc(parameters=parameters, returns=AVERAGED_RETURNS)(score)
+    score.__module__ = "sklearn_noisy.metrics"  # exported there, pickled from there
+    score.__doc__ = definition.doc or None
+    if definition.averaged:
+        score = fill_doc(parameters=AVERAGED_PARAMETERS, returns=AVERAGED_RETURNS)(
+            score
+        )
+    else:
+        score = fill_doc(parameters=UNAVERAGED_PARAMETERS, returns=_RETURNS)(score)
     score = supports_estimands("forward", "truth", "remeasurement")(score)
     return with_test_set_sampling(
         count_sampling(definition), method="delta", label_arguments=("y_true", "y_pred")
     )(score)
 
 
-def metric_doc(summary: str, body: str, sklearn_name: str, example: str) -> str:
-    """The docstring of a count metric: ``{parameters}`` and ``{returns}`` filled."""
-    see_also = (
-        f"""
-    See Also
-    --------
-    sklearn.metrics.{sklearn_name} : The metric on exact labels.
-"""
-        if sklearn_name
-        else ""
-    )
-    return f"""{summary}
-
-    {body}
-
-    Parameters
-    ----------
-    {{parameters}}
-
-    Returns
-    -------
-    {{returns}}
-{see_also}
-    Examples
-    --------
-    >>> from sklearn_noisy.metrics import {example}
-    """
-
-
-expected_precision_score = count_metric_function(
-    COUNT_METRICS["precision"],
-    name="expected_precision_score",
-    module=__name__,
-    doc=metric_doc(
-        "Expected precision, and its variance, under label flips.",
-        """Precision ``TP / n_P`` has a denominator fixed by the predictions: it is
-    linear in the labels and its moments are exact. Read more in the
-    :ref:`User Guide <formula_binary_counts>`.""",
-        "precision_score",
-        """expected_precision_score
-    >>> y_true, y_pred = [0, 1, 1, 0, 1, 1], [0, 1, 0, 1, 1, 1]
-    >>> expected_precision_score(y_true, y_pred, q=0.1, estimand="forward")
-    NoisyScore(metric='precision', expected=0.7, std=0.15, nominal=0.75, \
-    n_samples=6, method='exact', estimand='forward', sampling_std=0.1897)""",
-    ),
-)
-
-expected_recall_score = count_metric_function(
-    COUNT_METRICS["recall"],
-    name="expected_recall_score",
-    module=__name__,
-    doc=metric_doc(
-        "Expected recall, and its variance, under label flips.",
-        """Recall ``TP / S`` divides by the number ``S`` of observed positives; the
-    moments are exact sums over the joint law of TP and FN, or a delta-method
-    approximation. Read more in the :ref:`User Guide <formula_binary_counts>`.""",
-        "recall_score",
-        """expected_recall_score
-    >>> y_true, y_pred = [0, 1, 1, 0, 1, 1], [0, 1, 0, 1, 1, 1]
-    >>> expected_recall_score(y_true, y_pred, q=0.1, estimand="forward")
-    NoisyScore(metric='recall', expected=0.739034, std=0.1082, nominal=0.75, \
-    n_samples=6, method='exact', estimand='forward', sampling_std=0.2259)""",
-    ),
-)
-
-expected_f1_score = count_metric_function(
-    COUNT_METRICS["f1"],
-    name="expected_f1_score",
-    module=__name__,
-    doc=metric_doc(
-        "Expected F1 score, and its variance, under label flips.",
-        """``F1 = 2 TP / (n_P + S)`` with ``S`` the number of observed positives; the
-    moments are exact sums over the joint law of TP and FN, or a delta-method
-    approximation. Read more in the :ref:`User Guide <formula_binary_counts>`.""",
-        "f1_score",
-        """expected_f1_score
-    >>> y_true, y_pred = [0, 1, 1, 0, 1, 1], [0, 1, 0, 1, 1, 1]
-    >>> expected_f1_score(y_true, y_pred, q=0.1, estimand="forward").expected
-    0.7118...""",
-    ),
-)
-
-expected_balanced_accuracy_score = count_metric_function(
-    COUNT_METRICS["balanced_accuracy"],
-    name="expected_balanced_accuracy_score",
-    module=__name__,
-    doc="""Expected balanced accuracy, and its variance, under label flips.
-
-    ``BA = ½ (TP/S + TN/(M - S))`` with ``S`` the number of observed positives:
-    exact for binary labels; for multiclass labels the expectation is exact and
-    the variance Monte Carlo. As in scikit-learn, a class absent from the
-    observed labels is left out of the mean. Read more in the
-    :ref:`User Guide <formula_binary_counts>`.
-
-    Parameters
-    ----------
-    {parameters}
-    adjusted : bool, default=False
-        Rescale so that chance scores 0 and perfect 1, as in scikit-learn.
-
-    Returns
-    -------
-    score : NoisyScore
-        ``nominal`` is :func:`sklearn.metrics.balanced_accuracy_score` on
-        ``y_true``; ``method`` is ``"exact"``, ``"delta"`` or ``"monte_carlo"``.
-
-    See Also
-    --------
-    sklearn.metrics.balanced_accuracy_score : The metric on exact labels.
-
-    Examples
-    --------
-    >>> from sklearn_noisy.metrics import expected_balanced_accuracy_score
-    >>> y_true = [0, 1, 0, 0, 1, 0]
-    >>> y_pred = [0, 1, 0, 0, 0, 1]
-    >>> expected_balanced_accuracy_score(y_true, y_pred, q=0.1,
-    ...     estimand="forward").expected
-    0.6030...
-    """,
-)
+#: The function of every count metric that has one, by name.
+_FUNCTIONS = {
+    d.function_name: count_metric_function(d)
+    for d in COUNT_METRICS.values()
+    if d.function_name
+}
+globals().update(_FUNCTIONS)
+__all__ = ["count_metric_function", *_FUNCTIONS]

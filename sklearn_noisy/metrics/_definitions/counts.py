@@ -94,9 +94,20 @@ class Ratio:
         return p_no_positive if self.true else 1.0
 
 
-def _ratio_value(
+def _ratio_value(ratio: Ratio, confusion: np.ndarray, **options: Any) -> Any:
+    """A ratio of each matrix with scikit-learn's ``average``; ``negative``: of
+    each class's negatives against the rest (``multilabel_confusion_matrix``)."""
+    tp, true_sum, pred_sum = _sums(confusion)
+    if options.get("negative"):
+        fp, fn = pred_sum - tp, true_sum - tp
+        tn = true_sum.sum(-1)[..., None] - tp - fp - fn
+        return average_ratio(ratio, (tn, fp, fn, true_sum), **options)
+    return average_ratio(ratio, (tp, true_sum, pred_sum, true_sum), **options)
+
+
+def average_ratio(
     ratio: Ratio,
-    confusion: np.ndarray,
+    parts: tuple,
     *,
     negative: bool = False,
     average: Any = None,
@@ -105,15 +116,8 @@ def _ratio_value(
     label_index: Any = None,
     **_: Any,
 ) -> Any:
-    """A ratio of each matrix with scikit-learn's ``average``; ``negative``: of
-    each class's negatives against the rest (``multilabel_confusion_matrix``)."""
-    tp, true_sum, pred_sum = _sums(confusion)
-    if negative:
-        fp, fn = pred_sum - tp, true_sum - tp
-        tn = true_sum.sum(-1)[..., None] - tp - fp - fn
-        parts = (tn, fp, fn, true_sum)
-    else:
-        parts = (tp, true_sum, pred_sum, true_sum)
+    """The ratio of per-class ``parts``, ``(TP, true, predicted, support)`` or
+    ``(TN, FP, FN, support)`` (``negative``), averaged as scikit-learn."""
     if label_index is not None:  # scikit-learn's labels as a subset
         parts = tuple(a[..., label_index] for a in parts)
     if average == "binary":
@@ -383,56 +387,169 @@ def _kappa_delta(t: float, f: float, n_pos: float, m: float) -> tuple:
     )
 
 
-_MATTHEWS_DOC = """\
-Expected Matthews correlation coefficient, and its variance, under label flips.
+def _doc(
+    name: str, summary: str, body: str, example: str, sklearn_name: str = "",
+    options: str = "",
+) -> str:  # fmt: skip
+    """The docstring of the public function ``name``: ``{parameters}`` and
+    ``{returns}`` are filled by the function's factory."""
+    see_also = f"""
+    See Also
+    --------
+    sklearn.metrics.{sklearn_name} : The metric on exact labels.
+""" if sklearn_name else ""  # fmt: skip
+    return f"""{summary}
 
-    Binary labels are exact, multiclass labels Monte Carlo over ``n_draws``
-    redrawn confusion matrices; where it is undefined it is 0, as in
-    scikit-learn. Read more in the :ref:`User Guide <formula_binary_counts>`.
+    {body}
 
     Parameters
     ----------
-    {parameters}
+    {{parameters}}{options}
 
     Returns
     -------
-    score : NoisyScore
-        ``nominal`` is :func:`sklearn.metrics.matthews_corrcoef` on ``y_true``.
-
+    {{returns}}
+{see_also}
     Examples
     --------
-    >>> from sklearn_noisy.metrics import expected_matthews_corrcoef
-    >>> expected_matthews_corrcoef([1, 1, 1, 0], [1, 0, 1, 1], q=0.2,
+    >>> from sklearn_noisy.metrics import {name}
+    {example}
+    """
+
+
+_EXAMPLE = "y_true, y_pred = [0, 1, 1, 0, 1, 1], [0, 1, 0, 1, 1, 1]"
+_BINARY = "Read more in the :ref:`User Guide <formula_binary_counts>`."
+_RATES = "Read more in the :ref:`User Guide <rates>`."
+_PRECISION_DOC = _doc(
+    "expected_precision_score",
+    "Expected precision, and its variance, under label flips.",
+    f"""Its denominator, the predicted positives, is fixed: exact.
+    {_BINARY}""",
+    f""">>> {_EXAMPLE}
+    >>> expected_precision_score(y_true, y_pred, q=0.1, estimand="forward")
+    NoisyScore(metric='precision', expected=0.7, std=0.15, nominal=0.75, \
+    n_samples=6, method='exact', estimand='forward', sampling_std=0.1897)""",
+    "precision_score",
+)
+_RECALL_DOC = _doc(
+    "expected_recall_score",
+    "Expected recall, and its variance, under label flips.",
+    f"""Exact sums over the joint law of TP and FN, or the delta method.
+    {_BINARY}""",
+    f""">>> {_EXAMPLE}
+    >>> expected_recall_score(y_true, y_pred, q=0.1, estimand="forward")
+    NoisyScore(metric='recall', expected=0.739034, std=0.1082, nominal=0.75, \
+    n_samples=6, method='exact', estimand='forward', sampling_std=0.2259)""",
+    "recall_score",
+)
+_F1_DOC = _doc(
+    "expected_f1_score",
+    "Expected F1 score, and its variance, under label flips.",
+    f"""Exact sums over the joint law of TP and FN, or the delta method.
+    {_BINARY}""",
+    f""">>> {_EXAMPLE}
+    >>> expected_f1_score(y_true, y_pred, q=0.1, estimand="forward").expected
+    0.7118...""",
+    "f1_score",
+)
+_BALANCED_ACCURACY_DOC = _doc(
+    "expected_balanced_accuracy_score",
+    "Expected balanced accuracy, and its variance, under label flips.",
+    f"""Exact for binary labels; for multiclass labels the expectation is exact
+    and the variance Monte Carlo.
+    {_BINARY}""",
+    """>>> y_true, y_pred = [0, 1, 0, 0, 1, 0], [0, 1, 0, 0, 0, 1]
+    >>> expected_balanced_accuracy_score(y_true, y_pred, q=0.1,
     ...     estimand="forward").expected
-    -0.1914...
-"""
-
-_KAPPA_DOC = """\
-Expected Cohen's kappa, and its variance, under label flips.
-
-    Binary labels are exact, multiclass labels Monte Carlo over ``n_draws``
-    redrawn confusion matrices; where it is undefined it is NaN, as in
-    scikit-learn. Read more in the :ref:`User Guide <formula_kappa>`.
-
-    Parameters
-    ----------
-    {parameters}
+    0.6030...""",
+    "balanced_accuracy_score",
+    """
+    adjusted : bool, default=False
+        Rescale so that chance scores 0 and perfect 1, as in scikit-learn.""",
+)
+_MATTHEWS_DOC = _doc(
+    "expected_matthews_corrcoef",
+    "Expected Matthews correlation coefficient, and its variance, under label flips.",
+    f"""Binary labels are exact, multiclass labels Monte Carlo; where it is
+    undefined it is 0, as in scikit-learn.
+    {_BINARY}""",
+    """>>> expected_matthews_corrcoef([1, 1, 1, 0], [1, 0, 1, 1], q=0.2,
+    ...     estimand="forward").expected
+    -0.1914...""",
+    "matthews_corrcoef",
+)
+_KAPPA_DOC = _doc(
+    "expected_cohen_kappa_score",
+    "Expected Cohen's kappa, and its variance, under label flips.",
+    """Binary labels are exact, multiclass labels Monte Carlo; where it is
+    undefined it is NaN, as in scikit-learn. Read more in the
+    :ref:`User Guide <formula_kappa>`.""",
+    """>>> y_true, y_pred = [0, 1, 0, 0, 1, 0], [0, 1, 0, 0, 0, 1]
+    >>> expected_cohen_kappa_score(y_true, y_pred, q=0.1, estimand="forward").expected
+    0.1961...""",
+    "cohen_kappa_score",
+    """
     weights : {"linear", "quadratic"} or None, default=None
         As in scikit-learn: a disagreement between the ``i``-th and ``j``-th
-        classes weighs ``|i − j|`` or ``(i − j)²``; None weighs each 1.
+        classes weighs ``|i − j|`` or ``(i − j)²``; None weighs each 1.""",
+)
+_SPECIFICITY_DOC = _doc(
+    "expected_specificity_score",
+    "Expected specificity (true negative rate), and its variance, under flips.",
+    f"""``TN / (TN + FP)``, the recall of the negative class; with another
+    ``average``, each class against the rest.
+    {_RATES}""",
+    """>>> expected_specificity_score([0, 0, 1, 1, 0], [0, 1, 1, 1, 0], q=0.1,
+    ...     estimand="forward").expected
+    0.6299...""",
+)
+_NPV_DOC = _doc(
+    "expected_negative_predictive_value",
+    "Expected negative predictive value, and its variance, under flips.",
+    f"""``TN / (TN + FN)``, the precision of the negative class; with another
+    ``average``, each class against the rest.
+    {_RATES}""",
+    """>>> y_true, y_pred = [0, 1, 2, 2, 1, 0], [0, 2, 2, 1, 1, 0]
+    >>> expected_negative_predictive_value(y_true, y_pred, q=0.1, average="macro",
+    ...     estimand="forward")
+    NoisyScore(metric='negative_predictive_value', expected=0.808333, \
+std=0.05621, nominal=0.833333, n_samples=6, method='exact', estimand='forward', \
+sampling_std=0.1026)""",
+)
+_FPR_DOC = _doc(
+    "expected_false_positive_rate",
+    "Expected false positive rate ``FP/(FP + TN)`` (1 − specificity) under flips.",
+    f"""The variance is the specificity's; an undefined rate is
+    ``1 − zero_division``.
+    {_RATES}""",
+    """>>> expected_false_positive_rate([0, 0, 1, 1, 0], [0, 1, 1, 1, 0], q=0.1,
+    ...     estimand="forward").expected
+    0.3700...""",
+)
+_FNR_DOC = _doc(
+    "expected_false_negative_rate",
+    "Expected false negative rate ``FN / (FN + TP)`` = 1 − recall, under flips.",
+    f"""The variance is the recall's; with another ``average``, ``1 − recall_k``
+    averaged as recall.
+    {_RATES}""",
+    """>>> expected_false_negative_rate([0, 0, 1, 1, 0], [0, 1, 1, 0, 0], q=0.1,
+    ...     estimand="forward").expected
+    0.5211...""",
+)
 
-    Returns
-    -------
-    score : NoisyScore
-        ``nominal`` is :func:`sklearn.metrics.cohen_kappa_score` on ``y_true``.
+
+def _nominal_doc(name: str, summary: str, example: str) -> str:
+    """The docstring of a rate of the labels as given."""
+    return f"""{summary}
+
+    With another ``average`` than ``"binary"``: each class against the rest
+    (``None``: one value per class).
 
     Examples
     --------
-    >>> from sklearn_noisy.metrics import expected_cohen_kappa_score
-    >>> y_true, y_pred = [0, 1, 0, 0, 1, 0], [0, 1, 0, 0, 0, 1]
-    >>> expected_cohen_kappa_score(y_true, y_pred, q=0.1, estimand="forward").expected
-    0.1961...
-"""
+    >>> from sklearn_noisy.metrics import {name}
+    {example}
+    """
 
 
 @dataclass(frozen=True)
@@ -450,7 +567,8 @@ class CountMetric:
     ``present_classes``: averages the classes present in ``y_true``;
     ``labelled``: takes ``labels`` without averaging (kappa). ``parameters``:
     the metric's own options and defaults, checked by ``check_parameters``.
-    ``function_name`` and ``doc``: of the public function built from it.
+    ``function_name`` and ``doc``: of the public function built from it;
+    ``nominal_doc``: of the function of the labels as given (the rates).
     ``ill_defined``: scikit-learn's words for a zero denominator (the name
     and what the denominator counts); ``class_metric``: the metric of each
     class whose mean it is (balanced accuracy).
@@ -471,6 +589,7 @@ class CountMetric:
     check_parameters: Callable[..., None] | None = None
     function_name: str = ""
     doc: str = ""
+    nominal_doc: str = ""
     ill_defined: tuple[str, str] = ("", "")
     class_metric: str = ""
     _value: Callable[..., Any] | None = None
@@ -588,6 +707,8 @@ COUNT_METRICS: dict[str, CountMetric] = {
             linear_averages=("binary", "macro", "micro"),
             accuracy_averages=("micro",),
             ill_defined=("Precision is", "predicted"),
+            function_name="expected_precision_score",
+            doc=_PRECISION_DOC,
         ),
         CountMetric(
             "recall",
@@ -596,6 +717,8 @@ COUNT_METRICS: dict[str, CountMetric] = {
             linear_averages=("micro", "weighted"),
             accuracy_averages=("micro", "weighted"),
             ill_defined=("Recall is", "true"),
+            function_name="expected_recall_score",
+            doc=_RECALL_DOC,
         ),
         CountMetric(
             "f1",
@@ -604,6 +727,8 @@ COUNT_METRICS: dict[str, CountMetric] = {
             linear_averages=("micro",),
             accuracy_averages=("micro",),
             ill_defined=("F-score is", "true nor predicted"),
+            function_name="expected_f1_score",
+            doc=_F1_DOC,
         ),
         CountMetric(
             "balanced_accuracy",
@@ -611,6 +736,8 @@ COUNT_METRICS: dict[str, CountMetric] = {
             adjustable=True,
             present_classes=True,
             class_metric="recall",
+            function_name="expected_balanced_accuracy_score",
+            doc=_BALANCED_ACCURACY_DOC,
             _value=_balanced_accuracy_value,
             _gradient=partial(
                 _ratio_gradient, _RECALL, pos_index=None, average="present", zero=0.0
@@ -650,6 +777,16 @@ COUNT_METRICS: dict[str, CountMetric] = {
             linear_averages=("micro",),
             accuracy_averages=("micro",),
             negative=True,
+            function_name="expected_specificity_score",
+            doc=_SPECIFICITY_DOC,
+            nominal_doc=_nominal_doc(
+                "specificity_score",
+                "Specificity ``TN / (TN + FP)``: the recall of the negative class.",
+                """>>> specificity_score([0, 0, 1, 1], [0, 1, 1, 1])
+    0.5
+    >>> specificity_score([0, 1, 2, 2], [0, 2, 2, 1], average="macro")
+    0.7222...""",
+            ),
         ),
         CountMetric(
             "negative_predictive_value",
@@ -658,6 +795,15 @@ COUNT_METRICS: dict[str, CountMetric] = {
             linear_averages=("micro", "macro"),
             accuracy_averages=("micro",),
             negative=True,
+            function_name="expected_negative_predictive_value",
+            doc=_NPV_DOC,
+            nominal_doc=_nominal_doc(
+                "negative_predictive_value",
+                "Negative predictive value ``TN / (TN + FN)``: the negative class's "
+                "precision.",
+                """>>> negative_predictive_value([0, 0, 1, 1], [0, 1, 1, 1])
+    1.0""",
+            ),
         ),
         CountMetric(
             "false_positive_rate",
@@ -666,6 +812,14 @@ COUNT_METRICS: dict[str, CountMetric] = {
             linear_averages=("micro",),
             negative=True,
             complement=True,
+            function_name="expected_false_positive_rate",
+            doc=_FPR_DOC,
+            nominal_doc=_nominal_doc(
+                "false_positive_rate",
+                "False positive rate ``FP / (FP + TN)``: 1 − the specificity.",
+                """>>> false_positive_rate([0, 0, 1, 1], [0, 1, 1, 1])
+    0.5""",
+            ),
         ),
         CountMetric(
             "false_negative_rate",
@@ -673,9 +827,21 @@ COUNT_METRICS: dict[str, CountMetric] = {
             ratio=_RECALL,
             linear_averages=("micro", "weighted"),
             complement=True,
+            function_name="expected_false_negative_rate",
+            doc=_FNR_DOC,
+            nominal_doc=_nominal_doc(
+                "false_negative_rate",
+                "False negative rate ``FN / (FN + TP)``: 1 − scikit-learn's recall.",
+                """>>> false_negative_rate([0, 0, 1, 1], [0, 0, 0, 1])
+    0.5""",
+            ),
         ),
     )
 }
+
+
+#: The accuracy, whose public function is written by hand.
+ACCURACY = COUNT_METRICS["accuracy"]
 
 
 def mirror(definition: CountMetric, *, negative: bool) -> CountMetric:

@@ -1,10 +1,5 @@
-"""Binary labels: validation, the law of the observed labels, and the scores.
-
-:func:`_binary_problem` validates the labels and the flip model and gives each
-sample's probability ``π_i`` of being observed positive; precision has a closed
-form, the other metrics go through the exact count algorithm or the delta
-method (user guide: :ref:`formula_binary_counts`).
-"""
+"""Binary labels: validation, the law of the observed labels and the scores
+(user guide: :ref:`formula_binary_counts`)."""
 
 from __future__ import annotations
 

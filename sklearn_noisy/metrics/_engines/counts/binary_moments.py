@@ -1,8 +1,5 @@
-"""The moments of the binary count metrics: exact algorithm and delta method.
-
-Given ``S = TP + FN = n`` every binary metric is affine in TP, so its moments
-are finite sums over ``n`` (user guide: :ref:`formula_binary_counts`).
-"""
+"""Exact and delta-method moments of the binary count metrics, affine in TP
+given ``S = TP + FN`` (user guide: :ref:`formula_binary_counts`)."""
 
 from __future__ import annotations
 

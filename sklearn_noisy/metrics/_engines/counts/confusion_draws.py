@@ -1,10 +1,5 @@
-"""Monte Carlo over observed confusion matrices, for the count metrics.
-
-Every count metric is a function of the observed confusion matrix, so only
-that matrix is drawn: multinomially per cell with a flip model shared by all
-samples and no weights (``O(K³)`` a draw, whatever the number of samples),
-else sample by sample, chunk by chunk.
-"""
+"""Monte Carlo over observed confusion matrices: multinomial per cell with a
+shared flip model and no weights, else sample by sample."""
 
 from __future__ import annotations
 

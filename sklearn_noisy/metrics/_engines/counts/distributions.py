@@ -1,9 +1,5 @@
-"""Exact distributions of the count metrics over label flips, for intervals.
-
-The per-sample probabilities are kept compactly and the tables built when an
-interval is asked for; larger problems get none (user guide:
-:ref:`exact_intervals`).
-"""
+"""Exact distributions of the count metrics over label flips, for intervals
+(user guide: :ref:`exact_intervals`)."""
 
 from __future__ import annotations
 
@@ -16,7 +12,6 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtri
 
-from ....utils._labels import EncodedLabels
 from ....utils._noise import FlipNoise
 from ..._definitions.counts import COUNT_METRICS
 from .poisson_binomial import poisson_binomial_window
@@ -34,6 +29,8 @@ MAX_LOSS_SAMPLES = 4096
 MAX_LOSS_ATOMS = 2**20
 #: At most this many distinct probabilities are kept as (value, count) groups.
 _MAX_GROUPS = 64
+#: Up to this many probabilities are grouped only when an interval is asked for.
+_GROUP_LATER = 4096
 #: Probability dropped from each end of a count's PMF before the grid is built.
 _TAIL = 1e-15
 #: Atoms closer than this (relative to max(1, |value|)) are one value: the same
@@ -91,8 +88,11 @@ class _Counts:
 
     @classmethod
     def of(cls, p: np.ndarray) -> _Counts | None:
-        """The compact form of ``p``, or None when it is too large to keep."""
+        """The compact form of ``p`` (small: grouped when tabled), or None when
+        it is too large to keep."""
         p = np.asarray(p, dtype=np.float64).ravel()
+        if p.size <= _GROUP_LATER:
+            return cls(p.copy())
         groups = _groups(p)
         if groups is not None:
             return cls(*groups)
@@ -109,7 +109,10 @@ class _Counts:
 
     def window(self) -> tuple[int, np.ndarray]:
         """``(offset, pmf)`` with ``_TAIL`` trimmed from each end."""
-        p = self.values if self.counts is None else np.repeat(self.values, self.counts)
+        groups = _groups(self.values) if self.counts is None else None
+        if groups is None:
+            groups = (self.values, self.counts)
+        p = self.values if groups[1] is None else np.repeat(*groups)
         offset, pmf = poisson_binomial_window(p)
         below = np.cumsum(pmf)
         above = np.cumsum(pmf[::-1])[::-1]
@@ -197,15 +200,11 @@ def count_metric_distribution(
 
 
 def accuracy_distribution(
-    encoded: EncodedLabels,
-    noise: FlipNoise,
-    weight: np.ndarray | None,
-    hits: float,
+    n_samples: int, noise: FlipNoise, hits: float, terms: list | None
 ) -> CountDistribution | None:
-    """The exact distribution of the (forward) accuracy, or None (weights, or
-    more than :data:`MAX_ACCURACY_SAMPLES` samples with a per-sample model)."""
-    n_samples = encoded.n_samples
-    if weight is not None or n_samples == 0:
+    """The exact distribution of the unweighted forward accuracy: ``hits`` with
+    a constant flip, else the hit probabilities ``terms`` (None: too many)."""
+    if n_samples == 0:
         return None
     if noise.matrix is None and noise.is_constant:
         keep, flip = noise.keep_flip()
@@ -214,15 +213,9 @@ def accuracy_distribution(
             np.array([float(flip), float(keep)]), np.array([n_samples - n_hits, n_hits])
         )
         return CountDistribution(counts, n_samples)
-    if n_samples > MAX_ACCURACY_SAMPLES:
+    if terms is None:
         return None
-    rows = slice(None)
-    if noise.matrix is None:
-        prob = np.where(encoded.correct(rows), *noise.keep_flip(rows))
-    else:
-        true_index, pred_index = encoded.indices(rows)
-        prob = noise.probability(true_index, pred_index, rows)
-    counts = _Counts.of(np.broadcast_to(prob, (n_samples,)))
+    counts = _Counts.of(np.concatenate(terms))
     return None if counts is None else CountDistribution(counts, n_samples)
 
 

@@ -1,10 +1,5 @@
-"""Multiclass labels: exact per-class laws, averages, and Monte Carlo variances.
-
-Per-class values and the expectations of the averages are exact; the other
-variances are Monte Carlo over redrawn confusion matrices (user guide:
-:ref:`formula_multiclass`). The rates are those of each class's negatives
-against the rest (:ref:`rates`).
-"""
+"""Multiclass labels: exact per-class laws and averages, Monte Carlo variances
+(user guide: :ref:`formula_multiclass`, :ref:`rates`)."""
 
 from __future__ import annotations
 
@@ -22,8 +17,8 @@ from ....utils._labels import EncodedLabels, encode_labels, encode_labels_subset
 from ....utils._noise import FlipNoise
 from ..._definitions.counts import (
     COUNT_METRICS,
+    average_ratio,
     mirror,
-    nanaverage,
     sklearn_from_confusion,
 )
 from .binary_moments import CountLaws, exact_moments
@@ -70,16 +65,13 @@ def sklearn_value(metric: str, y_true: Any, y_pred: Any, **kwargs: Any) -> Any:
 def rate_of_counts(
     metric: str, tn: Any, fp: Any, fn: Any, support: Any, *, average: Any, zero: float
 ) -> Any:
-    """A rate of one-vs-rest counts (``support``: the true count of each class,
-    along the last axis), averaged with scikit-learn's arithmetic."""
-    tn, fp, fn = (np.asarray(a) for a in (tn, fp, fn))
-    if average == "micro":
-        tn, fp, fn = (a.sum(-1, keepdims=True) for a in (tn, fp, fn))
-    values = COUNT_METRICS[metric].ratio.of_sums(tn, tn + fp, tn + fn, zero)
-    if average is None:
-        return values
-    mean = nanaverage(values, np.asarray(support) if average == "weighted" else None)
-    return float(mean) if np.ndim(mean) == 0 else mean  # one matrix: a float
+    """A rate of one-vs-rest counts (along the last axis), scikit-learn's average."""
+    parts = tuple(np.asarray(a) for a in (tn, fp, fn, support))
+    values = average_ratio(
+        COUNT_METRICS[metric].ratio, parts, negative=True, average=average,
+        zero_division=zero,
+    )  # fmt: skip
+    return float(values) if average is not None and np.ndim(values) == 0 else values
 
 
 def rate_nominal(

@@ -1,10 +1,5 @@
-"""Precision, recall and F1 of multilabel indicator targets under label flips.
-
-Each entry of an indicator matrix flips on its own (``q`` a scalar, one per
-sample or one per entry; or a shared 2 × 2 ``transition_matrix``). The labels
-and the samples are independent: which averages are exact and which Monte
-Carlo is in the user guide (:ref:`formula_multiclass`).
-"""
+"""Precision, recall and F1 of multilabel indicator targets, entries flipping
+on their own (user guide: :ref:`formula_multiclass`)."""
 
 from __future__ import annotations
 
@@ -16,7 +11,7 @@ import numpy as np
 from ...._noisy_score import NoisyScore
 from ....utils._arrays import as_float_array
 from ....utils._noise import FlipNoise
-from ..._definitions.counts import COUNT_METRICS, nanaverage
+from ..._definitions.counts import COUNT_METRICS, average_ratio
 from .binary_moments import CountLaws, exact_moments
 from .checks import varying_weight
 from .multiclass import NEGLIGIBLE, _per_class, sklearn_value
@@ -144,7 +139,7 @@ def _monte_carlo(
     options: dict,
 ) -> tuple[Any, Any]:
     """Mean and variance over ``n_draws`` redrawn indicator matrices."""
-    ratio = COUNT_METRICS[metric].ratio
+    ratio, zero = COUNT_METRICS[metric].ratio, {"zero_division": zero}
     rng = np.random.default_rng(options["random_state"])
     n, n_labels = pi.shape
     w = np.ones(n) if weight is None else weight
@@ -154,20 +149,15 @@ def _monte_carlo(
         size = min(batch, options["n_draws"] - start)
         observed = rng.random((size, n, n_labels)) < pi
         hits = observed & pred
-        if average == "samples":
-            tp, s = hits.sum(axis=2), observed.sum(axis=2)
-            per = ratio.of_sums(tp, s, pred.sum(axis=1), zero)
-            values.append(nanaverage(per, w))
+        if average == "samples":  # the mean of the samples' ratios, weighted
+            s = observed.sum(axis=2)
+            parts = (hits.sum(axis=2), s, pred.sum(axis=1), w)
+            values.append(average_ratio(ratio, parts, average="weighted", **zero))
             continue
         tp = np.einsum("i,dil->dl", w, hits.astype(np.float64))
         s = np.einsum("i,dil->dl", w, observed.astype(np.float64))
-        n_pred = w @ pred
-        if average == "micro":
-            tp, s, n_pred = tp.sum(axis=1), s.sum(axis=1), n_pred.sum()
-        per = ratio.of_sums(tp, s, n_pred, zero)
-        if average in ("macro", "weighted"):
-            per = nanaverage(per, s if average == "weighted" else None)
-        values.append(per)
+        parts = (tp, s, w @ pred, s)
+        values.append(average_ratio(ratio, parts, average=average, **zero))
     draws = np.concatenate(values)
     return draws.mean(axis=0), draws.var(axis=0, ddof=1)
 

@@ -1,10 +1,5 @@
-"""Probability mass function of a Poisson-binomial distribution.
-
-``prod_i (1 - p_i + p_i z)`` is multiplied along a balanced tree (exact leaves,
-direct or FFT products), each node trimmed to the window outside which
-Bernstein's inequality leaves less than :data:`_TAIL_MASS` (user guide:
-:ref:`formula_numerics`).
-"""
+"""Poisson-binomial PMFs by a trimmed product tree (user guide:
+:ref:`formula_numerics`)."""
 
 from __future__ import annotations
 

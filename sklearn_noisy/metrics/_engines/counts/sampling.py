@@ -1,15 +1,5 @@
-"""The test-set sampling variance of a count metric, by its influence function.
-
-A count metric is ``f(C)`` of a (weighted) confusion matrix ``C = Σ w_i m_i``,
-``m_i`` sample ``i``'s row of class probabilities placed in its predicted
-column. To first order ``f(C) = Σ w_i h_i / Σ w_i`` with the per-sample terms
-``h_i = f + W ∇f · (m_i − C/W)``, whose spread over the test samples gives the
-sampling variance in ``O(n)``: Takahashi et al.'s closed form for F1 and its
-family, the same for every metric with a gradient (user guide:
-:ref:`error_budget`). The class rows are the estimand's: the flip rows of the
-given labels (forward), the de-noising rows ``T⁻¹[ỹ_i, :]`` (truth) or the
-observed labels (remeasurement).
-"""
+"""The test-set sampling variance of a count metric from its influence function,
+``h_i = f + W ∇f · (m_i − C/W)`` (user guide: :ref:`error_budget`)."""
 
 from __future__ import annotations
 

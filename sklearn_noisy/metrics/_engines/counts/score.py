@@ -1,12 +1,5 @@
-"""The one computation path of the count metrics' public functions.
-
-:func:`count_score` checks the options and sends the call to the binary, the
-multiclass (the rates: each class against the rest) or the multilabel engine.
-A rate of the negative class is recall or precision of that class, a false
-rate ``1 −`` its complement. Samples of weight 0 are left out first (they enter
-no count), so that the remaining weights are often equal and exact algorithms
-apply.
-"""
+"""The one computation path of the count metrics' public functions: checks, then
+the binary, multiclass or multilabel engine."""
 
 from __future__ import annotations
 
@@ -147,16 +140,11 @@ def _binary_path(
 def _class_score(
     definition: CountMetric, y_true: Any, y_pred: Any, options: dict
 ) -> NoisyScore | list[NoisyScore]:
-    """Check the options and compute the metric of the classes as given.
-
-    The averaged metrics (precision, recall, F1) are binary with
-    ``average="binary"``; the others (balanced accuracy, MCC, kappa) with two
-    classes, any of which can play the positive one (they are symmetric).
-    Their own ``parameters`` go to the multiclass engines; the binary forms
-    are those of two classes.
-    """
+    """Check the options and compute the metric of the classes as given: binary
+    with ``average="binary"``, or for the metrics not averaged (symmetric in
+    the classes) with two classes; else multiclass."""
     metric, averaged, method = definition.name, definition.averaged, options["method"]
-    average, estimand = options.get("average"), options["estimand"]
+    average = options.get("average")
     if averaged and average is not None:
         _check_option(average, _AVERAGES[:-1], name="average")
     _check_common(method, options["n_draws"])
@@ -193,20 +181,30 @@ def _class_score(
     if binary:
         binary_options = {**options, "pos_label": pos_label, "zero": zero}
         return _binary_path(definition, y_true, y_pred, noise, binary_options)
-    if method == "delta" and averaged:
+    return _multiclass(definition, y_true, y_pred, options, average, zero, parameters)
+
+
+def _multiclass(
+    definition: CountMetric, y_true: Any, y_pred: Any, options: dict,
+    average: Any, zero: float, parameters: dict,
+) -> NoisyScore | list[NoisyScore]:  # fmt: skip
+    """The multiclass engine, after the options are checked."""
+    if options["method"] == "delta" and definition.averaged:
         raise _delta_binary_only(average)
-    if method == "delta":
+    if options["method"] == "delta":
         raise ValueError(
             "method='delta' is available for binary labels only; multiclass "
-            f"{metric} has an exact expectation where it is an average of "
-            "classes, and is Monte Carlo otherwise."
+            f"{definition.name} has an exact expectation where it is an average "
+            "of classes, and is Monte Carlo otherwise."
         )
     return _multiclass_score(
-        metric, y_true, y_pred, **noise, average=average,
-        sample_weight=options["sample_weight"], zero_division=zero_division,
-        zero_value=zero, adjusted=bool(options.get("adjusted", False)),
-        estimand=estimand, n_draws=options["n_draws"],
-        random_state=options["random_state"], parameters=parameters,
+        definition.name, y_true, y_pred, q=options["q"],
+        transition_matrix=options["transition_matrix"], labels=options["labels"],
+        average=average, sample_weight=options["sample_weight"],
+        zero_division=options.get("zero_division", 0.0), zero_value=zero,
+        adjusted=bool(options.get("adjusted", False)), estimand=options["estimand"],
+        n_draws=options["n_draws"], random_state=options["random_state"],
+        parameters=parameters,
     )  # fmt: skip
 
 
@@ -306,14 +304,8 @@ def _negative_class_score(
         return _replaced(count_score(positive, *swapped, options), metric=name)
     if average != "binary":
         _check_common(options["method"], options["n_draws"])
-        if options["method"] == "delta":
-            raise _delta_binary_only(average)
-        names = ("q", "transition_matrix", "labels", "average", "sample_weight")
-        names += ("zero_division", "estimand", "n_draws", "random_state")
         zero = check_zero_division(options["zero_division"])
-        return _multiclass_score(
-            name, y_true, y_pred, **{n: options[n] for n in names}, zero_value=zero
-        )
+        return _multiclass(definition, y_true, y_pred, options, average, zero, {})
     negative = _negative_label(y_true, y_pred, options["labels"], options["pos_label"])
     score = count_score(positive, y_true, y_pred, {**options, "pos_label": negative})
     return _replaced(score, metric=name)
@@ -333,13 +325,9 @@ def _warn_zero_division(
     zero_division: Any,
     **_: Any,
 ) -> None:
-    """scikit-learn's ``UndefinedMetricWarning`` for a nominal ratio 0/0.
-
-    With ``zero_division="warn"`` only, when a denominator of the nominal
-    metric is 0 (of a class of ``labels`` or ``pos_label``; the totals for
-    ``"micro"``, each sample's for ``"samples"``). Such a ratio is 0, so the
-    counts are looked at only when a value is 0 or the score is an average.
-    """
+    """scikit-learn's ``UndefinedMetricWarning`` for a nominal ratio 0/0 with
+    ``zero_division="warn"`` (such a ratio is 0: the counts are looked at only
+    when a value is 0 or the score is an average)."""
     if not isinstance(zero_division, str) or zero_division != "warn":
         return
     values = [s.nominal for s in score] if isinstance(score, list) else [score.nominal]
