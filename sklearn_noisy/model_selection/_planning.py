@@ -63,7 +63,8 @@ class RemeasurementPlan:
     confidence_level : float
         Level of the half-widths.
     method : str
-        The allocation rule, and whether it is the exact optimum.
+        The allocation rule, whether it is the exact optimum, and whether σ
+        was pooled (``sigma_dof``).
 
     Examples
     --------
