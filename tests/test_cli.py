@@ -424,3 +424,46 @@ def test_dataset_option_runs_the_oxygen_sensor(capsys):
     # the second example: a model better than its labels can resolve
     truth = payload["pooled"]["mean_squared_error"]["estimands"]["truth"]
     assert truth["ci_low"] == 0.0 and truth["estimate"] < truth["sd"]
+
+
+def test_sigma_shared_dof_reaches_the_metric(capsys, tmp_path):
+    """--sigma-shared-dof: the pooled truth MSE equals the library's on the
+    out-of-fold predictions with the same degrees of freedom; checked first."""
+    from sklearn.model_selection import GroupKFold
+
+    rng = np.random.default_rng(25)
+    X = rng.normal(size=(40, 2))
+    runs = np.repeat(["r1", "r2", "r3", "r4", "r5"], 8)
+    y = X @ [1.0, -1.0] + np.repeat(rng.normal(size=5) * 0.3, 8)
+    y = y + rng.normal(size=40) * 0.3
+    path = tmp_path / "runs.csv"
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["x1", "x2", "run", "y"])
+        writer.writerows(zip(X[:, 0], X[:, 1], runs, y, strict=True))
+    out = tmp_path / "out.json"
+    common = ["evaluate", "--data", str(path), "--target", "y", "--sigma", "0.3"]
+    common += ["--groups", "run", "--sigma-shared", "0.3"]
+    code = main(
+        [*common, "--sigma-shared-dof", "4", "--estimator",
+         "sklearn.linear_model.LinearRegression", "--cv", "5", "--metrics",
+         "mean_squared_error", "--json", str(out), "--quiet"]
+    )  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    pooled = json.loads(out.read_text())["pooled"]["mean_squared_error"]
+    splitter = GroupKFold(5, shuffle=True, random_state=0)
+    oof = cross_val_predict(LinearRegression(), X, y, cv=splitter, groups=runs)
+    shared = dict(sigma=0.3, groups=runs, sigma_shared=0.3)
+    reference = expected_mean_squared_error(y, oof, **shared, sigma_shared_dof=4.0)
+    assert pooled["expected"] == pytest.approx(reference.expected, rel=1e-9)
+    assert pooled["variance"] == pytest.approx(reference.variance, rel=1e-9)
+    known = expected_mean_squared_error(y, oof, **shared)
+    assert pooled["variance"] > 1.1 * known.variance
+    for extra, message in (
+        (["--sigma-shared-dof", "0"], "must be a positive number"),
+        (["--sigma-shared-dof", "x"], "must be a positive number"),
+    ):
+        assert main([*common, *extra]) == 2
+        assert message in capsys.readouterr().err
+    assert main([*common[:-2], "--sigma-shared-dof", "4"]) == 2
+    assert "--sigma-shared-dof needs --sigma-shared" in capsys.readouterr().err

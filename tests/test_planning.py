@@ -579,3 +579,132 @@ def test_plan_simulation_full():
     sims.update(simulate_flip_plan(2000))
     print("\n" + format_plan_table(sims))
     _check_plan(sims, z=5.0, strict=True)
+
+
+def test_sigma_dof_pools_the_estimated_sigma():
+    """With sigma_dof the plan takes the pooled SD of one reading over
+    sqrt(readings) where sigma was estimated (written out from the readings
+    here), keeps a known one, and says so in its method."""
+    rng = np.random.default_rng(11)
+    n0 = np.array([2, 3, 4, 2, 3, 4, 2, 3])
+    readings = [rng.normal(size=m) * 0.3 + 1.0 for m in n0]
+    y = np.array([r.mean() for r in readings])
+    sem = np.array([r.std(ddof=1) for r in readings]) / np.sqrt(n0)
+    # sample 0's sigma is known (inf): kept, and out of the pooled SD
+    squares = sum(np.sum((r - r.mean()) ** 2) for r in readings[1:])
+    pooled = np.sqrt(squares / np.sum(n0[1:] - 1)) / np.sqrt(n0)
+    pooled[0] = sem[0]
+    dof = (n0 - 1).astype(float)
+    dof[0] = np.inf
+    y_pred = y + rng.normal(size=8) * 0.2
+    common = dict(n_readings=n0, budget=7)
+    plan = plan_remeasurement(y, y_pred, sigma=sem, sigma_dof=dof, **common)
+    reference = plan_remeasurement(y, y_pred, sigma=pooled, **common)
+    np.testing.assert_array_equal(plan.readings, reference.readings)
+    assert plan.std_after == pytest.approx(reference.std_after, rel=1e-12)
+    assert plan.std_before == pytest.approx(reference.std_before, rel=1e-12)
+    assert "pooled SD of one reading" in plan.method
+    assert "pooled SD" not in reference.method
+    known = plan_remeasurement(y, y_pred, sigma=sem, sigma_dof=np.inf, **common)
+    own = plan_remeasurement(y, y_pred, sigma=sem, **common)
+    assert known.method == own.method and known.std_after == own.std_after
+    np.testing.assert_array_equal(known.readings, own.readings)
+    with pytest.raises(ValueError, match="sigma_dof must be positive"):
+        plan_remeasurement(y, y_pred, sigma=sem, sigma_dof=0.0, **common)
+    with pytest.raises(TypeError, match="sigma_dof applies to sigma"):
+        plan_remeasurement(
+            [0, 1], [0, 1], q=0.1, sigma_dof=2, metric="accuracy", budget=2
+        )
+
+
+def simulate_estimated_sigma(n_replicates, *, seed=0, n=150, budget=150):
+    """σ estimated from 2 to 4 readings: plan on each sample's own σ, on the
+    pooled σ (``sigma_dof``) and the even spread; draw the new readings and
+    take the library's truth MSE of the pooled means (σ the true one, so its
+    spread is the label noise's). ``{allocation: (mean predicted SD, achieved
+    SD, its SE, mean error, its SE)}`` and the bootstrap SEs of the achieved
+    SDs' differences pooled − even and pooled − own (the allocations share
+    their readings)."""
+    rng = np.random.default_rng(seed)
+    mu = rng.uniform(8.0, 18.0, n)
+    y_pred = mu + rng.normal(scale=0.2, size=n)
+    s = 0.10 + 0.016 * mu  # the true SD of one reading (wheat's model)
+    n0 = rng.integers(2, 5, n)
+    width = int(n0.max()) + budget
+    columns = np.arange(width)[None, :]
+    predicted, estimates = {}, {}
+    for _ in range(n_replicates):
+        readings = mu[:, None] + s[:, None] * rng.standard_normal((n, width))
+        first = np.where(columns < n0[:, None], readings, np.nan)
+        y = np.nanmean(first, axis=1)
+        sem = np.nanstd(first, axis=1, ddof=1) / np.sqrt(n0)
+        common = dict(n_readings=n0, budget=budget)
+        own = plan_remeasurement(y, y_pred, sigma=sem, **common)
+        plan = plan_remeasurement(y, y_pred, sigma=sem, sigma_dof=n0 - 1, **common)
+        for name, added, std in (
+            ("own sigma", own.readings, own.std_after),
+            ("pooled sigma", plan.readings, plan.std_after),
+            ("even", plan.readings_even, plan.std_even),
+        ):
+            m = n0 + added
+            labels = np.nanmean(np.where(columns < m[:, None], readings, np.nan), 1)
+            score = expected_mean_squared_error(labels, y_pred, sigma=s / np.sqrt(m))
+            predicted.setdefault(name, []).append(std)
+            estimates.setdefault(name, []).append(score.expected)
+    truth = float(np.mean((mu - y_pred) ** 2))
+    table = {}
+    for name, values in estimates.items():
+        values = np.array(values)
+        sd, se = _sd_se(values)
+        bias = values.mean() - truth
+        table[name] = (
+            np.mean(predicted[name]),
+            sd,
+            se,
+            bias,
+            sd / np.sqrt(values.size),
+        )
+    boot = np.random.default_rng(seed + 1).integers(
+        0, n_replicates, (400, n_replicates)
+    )
+    sds = {k: np.array(v)[boot].std(1, ddof=1) for k, v in estimates.items()}
+    difference_se = {
+        other: float(np.std(sds["pooled sigma"] - sds[other], ddof=1))
+        for other in ("even", "own sigma")
+    }
+    return table, difference_se
+
+
+def _check_estimated_sigma(table, difference_se, z, *, strict=True):
+    predicted, achieved, se, _, _ = table["pooled sigma"]
+    # the pooled plan delivers what it predicts (5 % for its pooled residual
+    # and σ's spread over samples, which it leaves out)
+    assert abs(achieved - predicted) < z * se + 0.05 * predicted, table
+    # the plan on each sample's own σ promises far more than it delivers
+    own_predicted, own_achieved, _, _, _ = table["own sigma"]
+    assert own_achieved > 1.4 * own_predicted, table
+    if strict:  # 11 % apart: told apart by the full run only
+        assert achieved < own_achieved - z * difference_se["own sigma"], table
+    # and the pooled plan is no worse than the even spread
+    assert achieved < table["even"][1] + z * difference_se["even"], table
+    for _, _, _, bias, bias_se in table.values():  # no allocation biases it
+        assert abs(bias) < z * bias_se, table
+
+
+def test_estimated_sigma_plan_simulation_small():
+    """300 seeded replicates (about a second): the criteria at 3 SE, but the
+    pooled plan's lead on the plan on each sample's own σ."""
+    table, difference_se = simulate_estimated_sigma(300, seed=1)
+    _check_estimated_sigma(table, difference_se, z=3.0, strict=False)
+
+
+@pytest.mark.slow
+def test_estimated_sigma_plan_simulation_full():
+    """4000 replicates (about 10 s): the user guide's figures, at 5 SE."""
+    table, difference_se = simulate_estimated_sigma(4000)
+    for name, row in table.items():
+        mean, sd, se, bias, bias_se = row
+        print(f"{name}: predicted {mean:.5f}, achieved {sd:.5f} ± {se:.5f}, ", end="")
+        print(f"error {bias:+.5f} ± {bias_se:.5f}")
+    print(f"SE of achieved pooled - other: {difference_se}")
+    _check_estimated_sigma(table, difference_se, z=5.0)

@@ -1148,3 +1148,57 @@ def test_scorer_refuses_an_estimand_its_metric_lacks_at_construction(
     assert str(built.value) == str(direct.value)  # the metric's own message
     with pytest.raises(ValueError, match=reason):
         make_noisy_scorer(metric).with_estimand(estimand)
+
+
+def test_scorer_routes_sigma_shared_dof():
+    """An estimated offset SD's degrees of freedom reach the metric, routed or
+    the scorer's own: every fold's truth variance equals the metric's with it
+    (and exceeds the one without, which ignores tau²'s own uncertainty)."""
+    from sklearn.linear_model import LinearRegression
+    from sklearn.model_selection import GroupKFold, cross_validate
+
+    from sklearn_noisy.metrics import expected_mean_squared_error
+
+    rng = np.random.default_rng(31)
+    X = rng.normal(size=(60, 2))
+    groups = np.repeat(np.arange(6), 10)
+    y = X @ [1.0, -1.0] + rng.normal(size=6)[groups] * 0.4 + rng.normal(size=60) * 0.3
+    splits = list(GroupKFold(3).split(X, y, groups))
+    with_dof, without = [], []
+    for train, test in splits:
+        pred = LinearRegression().fit(X[train], y[train]).predict(X[test])
+        common = dict(sigma=0.3, groups=groups[test], sigma_shared=0.4)
+        with_dof.append(
+            expected_mean_squared_error(y[test], pred, **common, sigma_shared_dof=3.0)
+        )
+        without.append(expected_mean_squared_error(y[test], pred, **common))
+    assert all(
+        a.variance > 1.1 * b.variance for a, b in zip(with_dof, without, strict=True)
+    )
+    with sklearn.config_context(enable_metadata_routing=True):
+        routed = make_noisy_scorer("mean_squared_error", output="all")
+        routed.set_score_request(groups=True, sigma_shared=True, sigma_shared_dof=True)
+        own = make_noisy_scorer(
+            "mean_squared_error", sigma=0.3, sigma_shared=0.4, sigma_shared_dof=3,
+            output="all",
+        )  # fmt: skip
+        assert "sigma_shared_dof=3.0" in repr(own)
+        routed_params = {"sigma": np.full(60, 0.3), "sigma_shared": 0.4}
+        routed_params["sigma_shared_dof"] = 3.0
+        for scorer, params in ((routed, routed_params), (own, {})):
+            result = cross_validate(
+                LinearRegression(), X, y, cv=splits, scoring=scorer,
+                params={"groups": groups, **params},
+            )  # fmt: skip
+            np.testing.assert_allclose(
+                result["test_variance"], [s.variance for s in with_dof], rtol=1e-12
+            )
+            np.testing.assert_allclose(
+                -result["test_expected"], [s.expected for s in with_dof], rtol=1e-12
+            )
+        with pytest.raises(ValueError, match="own source"):
+            own.set_score_request(sigma_shared_dof=True)
+    with pytest.raises(ValueError, match="sigma_shared_dof must be positive"):
+        make_noisy_scorer("mean_squared_error", sigma_shared=0.4, sigma_shared_dof=0)
+    with pytest.raises(TypeError, match="shared batch offsets"):
+        make_noisy_scorer("mean_absolute_percentage_error", sigma_shared_dof=3)

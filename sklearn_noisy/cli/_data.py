@@ -126,7 +126,7 @@ def _labels(cells: list[str], name: str) -> np.ndarray:
 #: ``plan`` only).
 _NEEDS_DATA = (
     "target sigma q repeats features drop instrument_sigma min_repeats sigma_dof "
-    "id n_readings groups sigma_shared noise"
+    "id n_readings groups sigma_shared sigma_shared_dof noise"
 ).split()
 
 
@@ -222,7 +222,14 @@ def _load_target(
     used = [args.target]
     task, counts = "regression", getattr(args, "noise", None) == "poisson"
     if counts:
-        given = ("sigma", "sigma_dof", "q", "groups", "sigma_shared")
+        given = (
+            "sigma",
+            "sigma_dof",
+            "q",
+            "groups",
+            "sigma_shared",
+            "sigma_shared_dof",
+        )
         if any(getattr(args, n, None) is not None for n in given):
             raise CLIError(
                 "--noise poisson estimates each count's variance from the count: "
@@ -270,6 +277,19 @@ def _load_batches(
     args: argparse.Namespace, columns: dict[str, list[str]], labels: dict[str, Any]
 ) -> dict[str, Any]:
     """The batches (``--groups``) and their offsets' SD (``--sigma-shared``)."""
+    dof = args.sigma_shared_dof
+    if dof is not None:
+        if args.sigma_shared is None:
+            raise CLIError("--sigma-shared-dof needs --sigma-shared (its estimate)")
+        try:
+            dof = float(dof)
+        except ValueError:
+            dof = float("nan")
+        if not dof > 0:
+            raise CLIError(
+                "--sigma-shared-dof must be a positive number (inf: known); got "
+                f"{args.sigma_shared_dof!r}"
+            )
     if args.groups is None:
         if args.sigma_shared is not None:
             raise CLIError("--sigma-shared needs --groups (the batch of each label)")
@@ -281,7 +301,12 @@ def _load_batches(
         if labels["task"] != "regression":
             raise CLIError("--sigma-shared needs --sigma (regression labels)")
         sigma_shared = _noise_value(args.sigma_shared, columns, "--sigma-shared", used)
-    return {"groups": np.array(cells), "sigma_shared": sigma_shared, "used": used}
+    return {
+        "groups": np.array(cells),
+        "sigma_shared": sigma_shared,
+        "sigma_shared_dof": dof,
+        "used": used,
+    }
 
 
 def _load(args: argparse.Namespace) -> dict[str, Any]:

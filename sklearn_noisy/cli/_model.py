@@ -252,6 +252,7 @@ def cross_validate(
     )
     if groups is not None:
         noise.update(groups=groups, sigma_shared=loaded.get("sigma_shared"))
+        noise["sigma_shared_dof"] = loaded.get("sigma_shared_dof")
     try:
         with _stdout_to_stderr(), _thread_limits(loaded["X"]):
             validator.fit(loaded["X"], loaded["y"], **noise)

@@ -46,6 +46,7 @@ def add_command(
         ("--sigma-dof", "COL|NUMBER", "with --sigma: its degrees of freedom"),
         ("--groups", "COL", "batch of each label; the folds keep batches whole"),
         ("--sigma-shared", "COL|NUMBER", "with --groups: SD of a batch's offset"),
+        ("--sigma-shared-dof", "NUMBER", "with --sigma-shared: its degrees of freedom"),
         ("--q", "COL|NUMBER", "flip probability of each class label"),
         ("--repeats", "COL,COL,...", "repeated readings; the label is their mean"),
         ("--features", "COL,COL,...", "feature columns (default: the others)"),

@@ -89,14 +89,14 @@ def run(args: argparse.Namespace, printer: Any) -> int:
             "plan needs each label's standard error: --repeat-sigma sem (the default)"
         )
     loaded = prepare(args)
-    options, notes = _plan_options(args, loaded)  # checked before the fit
+    options, notes, planned = _plan_options(args, loaded)  # checked before the fit
     for text in notes:
         note("note", text)
     validator = cross_validate(args, loaded, printer, [options["metric"]])
     y_pred = np.empty_like(validator.oof_predictions_, shape=loaded["y"].shape)
     y_pred[validator.oof_indices_] = validator.oof_predictions_
     plan = plan_remeasurement(loaded["y"], y_pred, budget=args.budget, **options)
-    _write_plan(args, loaded, plan, options)
+    _write_plan(args, loaded, plan, options, planned)
     print(loaded["model"], file=sys.stderr)
     for line in _gain_lines(plan, options, loaded.get("unit")):
         print(line, file=sys.stderr)
@@ -105,10 +105,12 @@ def run(args: argparse.Namespace, printer: Any) -> int:
 
 def _plan_options(
     args: argparse.Namespace, loaded: dict[str, Any]
-) -> tuple[dict[str, Any], list[str]]:
+) -> tuple[dict[str, Any], list[str], Any]:
     """The keyword arguments of ``plan_remeasurement`` for the data, checked by
-    a dry run with a budget of 0 before any fit, and notes."""
+    a dry run with a budget of 0 before any fit, notes, and the sigma (q) the
+    plan takes (sigma pooled where estimated)."""
     from ..model_selection import plan_remeasurement
+    from ..model_selection._planning import pool_sigma
 
     counts = loaded.get("n_readings")
     dof = loaded.get("sigma_dof")
@@ -123,35 +125,27 @@ def _plan_options(
             "each label is taken as one reading (annotation); give --n-readings "
             "COL|NUMBER if it is the mean (majority vote) of more"
         )
-    if loaded["task"] == "regression":
-        sigma = loaded["sigma"]
-        if dof is not None and np.any(np.isfinite(dof) & (np.asarray(dof) > 0)):
-            sigma, pooled = _pooled_sigma(sigma, dof, counts)
-            notes.append(
-                "sigma was estimated from each sample's few readings: the plan "
-                f"takes their pooled SD of one reading, {pooled:.4g}, over the "
-                "square root of each sample's readings (on each sample's own "
-                "estimate it would chase the samples whose sigma is high by "
-                "chance, and promise a gain that re-measuring does not deliver)"
-            )
-        options = {"sigma": sigma, "n_readings": counts}
+    regression = loaded["task"] == "regression"
+    if regression:
+        options = {"sigma": loaded["sigma"], "n_readings": counts}
+        if dof is not None:
+            options["sigma_dof"] = dof
     else:
         options = {"q": loaded["q"], "n_annotations": counts}
     options["metric"] = args.metric or _DEFAULT_METRIC[loaded["task"]]
     plan_remeasurement(loaded["y"], loaded["y"], budget=0, **options)
-    return options, notes
-
-
-def _pooled_sigma(sigma: Any, dof: Any, counts: Any) -> tuple[np.ndarray, float]:
-    """Each estimated sigma replaced by the pooled SD of one reading over
-    sqrt(readings) (user guide: :ref:`command_line_plan`); a known one kept."""
-    sigma, dof = np.broadcast_arrays(np.asarray(sigma, float), np.asarray(dof, float))
-    n = np.broadcast_to(np.asarray(counts, float), sigma.shape)
-    own = np.isfinite(dof) & (dof > 0)
-    pooled = float(
-        np.sqrt(np.sum(dof[own] * n[own] * sigma[own] ** 2) / dof[own].sum())
-    )
-    return np.where(np.isfinite(dof), pooled / np.sqrt(n), sigma), pooled
+    planned, pooled = loaded["sigma" if regression else "q"], None
+    if regression and dof is not None:  # the sigma the plan takes, for the CSV
+        planned, pooled = pool_sigma(loaded["sigma"], dof, counts)
+    if pooled is not None:
+        notes.append(
+            "sigma was estimated from each sample's few readings: the plan "
+            f"takes their pooled SD of one reading, {pooled:.4g}, over the "
+            "square root of each sample's readings (on each sample's own "
+            "estimate it would chase the samples whose sigma is high by "
+            "chance, and promise a gain that re-measuring does not deliver)"
+        )
+    return options, notes, planned
 
 
 def _number(value: Any) -> str:
@@ -159,12 +153,17 @@ def _number(value: Any) -> str:
 
 
 def _write_plan(
-    args: argparse.Namespace, loaded: dict[str, Any], plan: Any, options: dict
+    args: argparse.Namespace,
+    loaded: dict[str, Any],
+    plan: Any,
+    options: dict,
+    planned: Any,
 ) -> None:
-    """The samples that get readings, one CSV row each, in input order."""
+    """The samples that get readings, one CSV row each, in input order, with the
+    sigma (q) the plan took."""
     flips = "q" in options
     n = plan.readings.size
-    noise = np.broadcast_to(options["q" if flips else "sigma"], (n,))
+    noise = np.broadcast_to(planned, (n,))
     counts = np.broadcast_to(options["n_annotations" if flips else "n_readings"], (n,))
     ids, cells = loaded.get("ids"), loaded.get("cells")
     unit = "annotations" if flips else "readings"

@@ -43,15 +43,18 @@ __all__ = [
 _OUTPUTS = ("expected", "all")
 #: Keyword arguments of the metric that the scorer itself fills in.
 _RESERVED = frozenset(
-    "y_true y_pred y_proba sigma sigma_dof groups sigma_shared q transition_matrix "
-    "sample_weight estimand".split()
+    "y_true y_pred y_proba sigma sigma_dof groups sigma_shared sigma_shared_dof q "
+    "transition_matrix sample_weight estimand".split()
 )
 #: Key of the full ``predict_proba`` matrix in scikit-learn's scoring cache, which
 #: keeps a binary problem's positive-class column only under ``"predict_proba"``.
 _FULL_PROBA_KEY = ("sklearn_noisy", "predict_proba")
 #: The keywords of each kind of label noise, and the metrics they apply to.
 _NOISE_KEYWORDS = {
-    "sigma": ("regression", ("sigma", "sigma_dof", "sigma_shared", "groups")),
+    "sigma": (
+        "regression",
+        ("sigma", "sigma_dof", "sigma_shared", "sigma_shared_dof", "groups"),
+    ),
     "q": ("classification", ("q", "transition_matrix")),
 }
 
@@ -104,8 +107,8 @@ def _check_kind(info: MetricInfo, *keys: str) -> None:
 
 
 def _check_offsets(info: MetricInfo, key: str) -> None:
-    """Raise a TypeError for ``key`` (groups or sigma_shared) of a metric without
-    shared batch offsets."""
+    """Raise a TypeError for ``key`` (groups, sigma_shared or its dof) of a metric
+    without shared batch offsets."""
     if not _takes(info, "sigma_shared"):
         raise TypeError(
             f"The {info.name!r} metric does not model shared batch offsets, so it "
@@ -318,7 +321,7 @@ class NoisyScorer(_BaseScorer):
     ----------
     metric, greater_is_better, response_method, sigma, q, transition_matrix
         As for :func:`make_noisy_scorer`.
-    estimand, output, sigma_dof, sigma_shared, test_set_sampling
+    estimand, output, sigma_dof, sigma_shared, sigma_shared_dof, test_set_sampling
         As for :func:`make_noisy_scorer`.
     metric_kwargs : dict, default=None
         Further keyword arguments of the metric, e.g. ``pos_label``.
@@ -358,6 +361,7 @@ class NoisyScorer(_BaseScorer):
         test_set_sampling: Any = TEST_SET_SAMPLING,
         metric_kwargs: dict[str, Any] | None = None,
         sigma_shared: Any = None,
+        sigma_shared_dof: Any = None,
     ) -> None:
         info = get_metric_info(metric)
         if greater_is_better is None:
@@ -381,9 +385,11 @@ class NoisyScorer(_BaseScorer):
         estimand = info.check_estimand(estimand)  # "auto" resolved once
         key = info.noise_parameter
         sigma_dof = check_noise_source(sigma_dof, key="sigma_dof")
-        if sigma_shared is not None:
-            _check_offsets(info, "sigma_shared")
-        sigma_shared = check_noise_source(sigma_shared, key="sigma_shared")
+        offsets = {"sigma_shared": sigma_shared, "sigma_shared_dof": sigma_shared_dof}
+        for name, value in offsets.items():
+            if value is not None:
+                _check_offsets(info, name)
+            offsets[name] = check_noise_source(value, key=name)
         if not isinstance(output, str) or output not in _OUTPUTS:
             raise ValueError(
                 f"output must be one of {_OUTPUTS}: 'expected' returns a float, "
@@ -403,7 +409,8 @@ class NoisyScorer(_BaseScorer):
         self.estimand = estimand
         self.output = output
         self.sigma_dof = sigma_dof
-        self.sigma_shared = sigma_shared
+        self.sigma_shared = offsets["sigma_shared"]
+        self.sigma_shared_dof = offsets["sigma_shared_dof"]
         self.test_set_sampling = test_set_sampling
         self.metric_kwargs = metric_kwargs
         # The requests of the ``score`` method, as {param: alias}.
@@ -412,7 +419,7 @@ class NoisyScorer(_BaseScorer):
             self._score_request[key] = True
         if key == "sigma" and sigma_dof is None and not counts:
             self._score_request["sigma_dof"] = True
-        if sigma_shared is not None:  # its batches are the routed groups
+        if self.sigma_shared is not None:  # its batches are the routed groups
             self._score_request["groups"] = True
         _check_signature(info, metric_kwargs, transition_matrix)
 
@@ -478,8 +485,9 @@ class NoisyScorer(_BaseScorer):
             parts.append(f"output={self.output!r}")
         if self.sigma_dof is not None:
             parts.append(f"sigma_dof={_source_repr(self.sigma_dof)}")
-        if self.sigma_shared is not None:
-            parts.append(f"sigma_shared={_source_repr(self.sigma_shared)}")
+        for key in ("sigma_shared", "sigma_shared_dof"):
+            if getattr(self, key) is not None:
+                parts.append(f"{key}={_source_repr(getattr(self, key))}")
         if self.test_set_sampling != TEST_SET_SAMPLING:
             parts.append(f"test_set_sampling={self.test_set_sampling!r}")
         parts.extend(f"{k}={_value_repr(v)}" for k, v in self.metric_kwargs.items())
@@ -511,6 +519,7 @@ class NoisyScorer(_BaseScorer):
         sigma_dof: Any = UNCHANGED,
         groups: Any = UNCHANGED,
         sigma_shared: Any = UNCHANGED,
+        sigma_shared_dof: Any = UNCHANGED,
     ) -> NoisyScorer:
         """Configure which metadata is routed to the scorer.
 
@@ -521,9 +530,10 @@ class NoisyScorer(_BaseScorer):
         sigma, q, sample_weight, sigma_dof : bool, None or str, default=UNCHANGED
             The requests (``True``, ``False``, ``None`` or an alias) for the
             label noise, the sample weights and the degrees of freedom of σ.
-        groups, sigma_shared : bool, None or str, default=UNCHANGED
-            Regression: the batch of each label and the SD of a batch's shared
-            offset (:ref:`shared_offsets`).
+        groups, sigma_shared, sigma_shared_dof : bool, None or str, \
+default=UNCHANGED
+            Regression: the batch of each label, the SD of a batch's shared
+            offset and its degrees of freedom (:ref:`shared_offsets`).
 
         Returns
         -------
@@ -539,6 +549,7 @@ class NoisyScorer(_BaseScorer):
             )
         given = {"sigma": sigma, "q": q, "sample_weight": sample_weight}
         given.update(sigma_dof=sigma_dof, groups=groups, sigma_shared=sigma_shared)
+        given["sigma_shared_dof"] = sigma_shared_dof
         changes = {k: v for k, v in given.items() if v is not UNCHANGED}
         for key in changes:
             if key != "sample_weight":  # every metric takes sample_weight
@@ -551,7 +562,7 @@ class NoisyScorer(_BaseScorer):
 
     def _check_request(self, key: str) -> None:
         """Raise when the scorer cannot take ``key`` from metadata."""
-        if key in ("groups", "sigma_shared"):
+        if key in ("groups", "sigma_shared", "sigma_shared_dof"):
             _check_offsets(self._info, key)
         else:
             _check_kind(self._info, key)
@@ -661,6 +672,7 @@ class NoisyScorer(_BaseScorer):
         sigma_dof: Any = None,
         groups: Any = None,
         sigma_shared: Any = None,
+        sigma_shared_dof: Any = None,
     ) -> tuple[Any, dict[str, Any]]:
         """The metric's input and keyword arguments, every estimand's alike.
 
@@ -673,6 +685,7 @@ class NoisyScorer(_BaseScorer):
         if sigma_dof is not None:
             _check_kind(info, "sigma_dof")
         options = {"sigma_dof": sigma_dof, "sigma_shared": sigma_shared}
+        options["sigma_shared_dof"] = sigma_shared_dof
         for key, given in options.items() if self.requires_noise == "sigma" else ():
             if getattr(self, key) is None and given is None:
                 continue
@@ -768,6 +781,7 @@ class NoisyScorer(_BaseScorer):
         sigma_dof: Any = None,
         groups: Any = None,
         sigma_shared: Any = None,
+        sigma_shared_dof: Any = None,
     ) -> NoisyScore:
         """Score given predictions, resolving the noise as the scorer does.
 
@@ -781,9 +795,9 @@ class NoisyScorer(_BaseScorer):
             The samples, needed when the noise is a column of ``X`` or a callable.
         sigma, q, transition_matrix, sigma_dof : array-like, default=None
             The noise, when the scorer takes it from metadata.
-        groups, sigma_shared : array-like, default=None
-            The batch of each label and the SD of a batch's shared offset
-            (regression, :ref:`shared_offsets`).
+        groups, sigma_shared, sigma_shared_dof : array-like, default=None
+            The batch of each label, the SD of a batch's shared offset and its
+            degrees of freedom (regression, :ref:`shared_offsets`).
         sample_weight : array-like of shape (n_samples,), default=None
             Sample weights, for metrics that accept them.
         classes : array-like, default=None
@@ -797,6 +811,7 @@ class NoisyScorer(_BaseScorer):
         metadata = dict(sigma=sigma, q=q, transition_matrix=transition_matrix)
         metadata.update(sample_weight=sample_weight, classes=classes)
         metadata.update(sigma_dof=sigma_dof, groups=groups, sigma_shared=sigma_shared)
+        metadata["sigma_shared_dof"] = sigma_shared_dof
         y_pred, kwargs = self._metric_call(y_true, y_pred, X=X, **metadata)
         kwargs = self._with_sampling(kwargs, self.test_set_sampling)
         return self._evaluate(y_true, y_pred, kwargs, self.estimand)
@@ -820,7 +835,7 @@ class NoisyScorer(_BaseScorer):
         key = self.requires_noise
         allowed = {key, "sample_weight"}
         if key == "sigma":  # groups: the batches of the shared offsets only
-            allowed |= {"sigma_dof", "sigma_shared"}
+            allowed |= {"sigma_dof", "sigma_shared", "sigma_shared_dof"}
             if self.sigma_shared is not None or "sigma_shared" in metadata:
                 allowed.add("groups")
         unknown = sorted(set(metadata) - allowed)
@@ -863,7 +878,8 @@ class NoisyScorer(_BaseScorer):
             Best-known labels of the test samples.
         **metadata : dict
             ``sigma`` or ``q`` when the scorer takes its noise from metadata,
-            ``sigma_dof``, ``sample_weight``.
+            ``sigma_dof``, ``groups``, ``sigma_shared``, ``sigma_shared_dof``,
+            ``sample_weight``.
 
         Returns
         -------
@@ -928,6 +944,7 @@ def make_noisy_scorer(
     output: str = "expected",
     sigma_dof: Any = None,
     sigma_shared: Any = None,
+    sigma_shared_dof: Any = None,
     test_set_sampling: Any = TEST_SET_SAMPLING,
     **metric_kwargs: Any,
 ) -> NoisyScorer:
@@ -966,6 +983,10 @@ def make_noisy_scorer(
         Regression: the SD of an offset shared by the labels of one batch (a
         constant, ``{batch: SD}``, a column of ``X`` or a callable); the batches
         are the routed ``groups`` (:ref:`shared_offsets`).
+    sigma_shared_dof : float, str, callable or None, default=None
+        Regression: the degrees of freedom of an estimated ``sigma_shared``
+        (``summarize_batches(...).sigma_shared_dof``), as for ``sigma_shared``;
+        None: known (or routed with ``set_score_request(sigma_shared_dof=True)``).
     test_set_sampling : "auto", bool or "bootstrap", default="auto"
         The test-set sampling part of the :class:`~sklearn_noisy.NoisyScore`
         of ``score_predictions`` and ``noisy_score`` (:ref:`estimand_policy`).
@@ -1005,6 +1026,7 @@ def make_noisy_scorer(
         test_set_sampling=test_set_sampling,
         metric_kwargs=metric_kwargs,
         sigma_shared=sigma_shared,
+        sigma_shared_dof=sigma_shared_dof,
     )
 
 

@@ -22,12 +22,16 @@ from ..utils._arrays import (
     check_sample_weight,
     read_only,
 )
-from ..utils._noise import check_flip_probability, check_sigma
+from ..utils._noise import check_flip_probability, check_sigma, check_sigma_dof
 from ..utils._validation import check_level
 
 __all__ = ["RemeasurementPlan", "plan_remeasurement"]
 
 _METHOD_GREEDY = "greedy (separable, convex: exact optimum, pooled residual)"
+_METHOD_POOLED = (
+    "greedy (separable, convex: exact optimum, pooled residual; sigma estimated "
+    "(sigma_dof): pooled SD of one reading over sqrt(readings))"
+)
 _METHOD_PAIRS = "greedy on pairs of annotations (separable, convex in pairs: exact)"
 _METHOD_MIXED = (
     "greedy per annotation, pairs after an even count's first one (heuristic)"
@@ -59,7 +63,8 @@ class RemeasurementPlan:
     confidence_level : float
         Level of the half-widths.
     method : str
-        The allocation rule, and whether it is the exact optimum.
+        The allocation rule, whether it is the exact optimum, and whether σ
+        was pooled (``sigma_dof``).
 
     Examples
     --------
@@ -189,13 +194,45 @@ def _check_noise(
     return gaussian
 
 
+def pool_sigma(
+    sigma: Any, sigma_dof: Any, n_readings: Any
+) -> tuple[np.ndarray, float | None]:
+    """Each estimated σ (finite ``sigma_dof``) replaced by the pooled SD of one
+    reading over √readings, ``s/√n_i`` with ``s² = Σ ν_i n_i σ_i² / Σ ν_i`` over
+    them; a known σ (``inf``) kept. Returns the σ and ``s`` (None: none pooled).
+    """
+    sigma, dof = np.broadcast_arrays(np.asarray(sigma, float), np.asarray(sigma_dof))
+    own = np.isfinite(dof) & (dof > 0)
+    if not np.any(own):
+        return sigma, None
+    n = np.broadcast_to(np.asarray(n_readings, float), sigma.shape)
+    pooled = float(
+        np.sqrt(np.sum(dof[own] * n[own] * sigma[own] ** 2) / dof[own].sum())
+    )
+    return np.where(np.isfinite(dof), pooled / np.sqrt(n), sigma), pooled
+
+
 def _check_plan_noise(
-    gaussian: bool, sigma: Any, q: Any, n_readings: Any, n_annotations: Any, n: int
+    gaussian: bool,
+    sigma: Any,
+    q: Any,
+    n_readings: Any,
+    n_annotations: Any,
+    n: int,
+    sigma_dof: Any = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The validated ``sigma`` (or ``q``, below 0.5) and readings (annotations)."""
+    """The validated ``sigma`` (pooled where ``sigma_dof`` says it was estimated,
+    :func:`pool_sigma`) or ``q`` (below 0.5), and readings (annotations)."""
     if gaussian:
-        counts = 1 if n_readings is None else n_readings
-        return check_sigma(sigma, (n,)), _check_counts(counts, n, name="n_readings")
+        counts = _check_counts(
+            1 if n_readings is None else n_readings, n, name="n_readings"
+        )
+        sigma = check_sigma(sigma, (n,))
+        if sigma_dof is not None:
+            sigma = pool_sigma(sigma, check_sigma_dof(sigma_dof, n), counts)[0]
+        return sigma, counts
+    if sigma_dof is not None:
+        raise TypeError("sigma_dof applies to sigma (regression), not to q.")
     q = check_flip_probability(q, n)
     if np.max(q) >= 0.5:
         raise ValueError(
@@ -374,16 +411,27 @@ def _flip_terms(q, n_annotations, weight):
 
 
 def _check_plan(
-    metric, y, y_pred, sigma, n_readings, q, n_annotations, sample_weight, level
+    metric,
+    y,
+    y_pred,
+    sigma,
+    n_readings,
+    q,
+    n_annotations,
+    sample_weight,
+    level,
+    sigma_dof=None,
 ):
     """The checked inputs of a plan: ``(y, y_pred, noise, counts, weight, term,
-    std)``, ``noise`` the validated ``sigma`` or ``q``."""
+    std)``, ``noise`` the validated (pooled) ``sigma`` or ``q``."""
     gaussian = _check_noise(metric, sigma, q, n_readings, n_annotations)
     check_level(level)
     y, y_pred = _check_targets(y, y_pred, gaussian=gaussian)
     n = y.shape[0]
     weight = check_sample_weight(sample_weight, n)
-    noise, counts = _check_plan_noise(gaussian, sigma, q, n_readings, n_annotations, n)
+    noise, counts = _check_plan_noise(
+        gaussian, sigma, q, n_readings, n_annotations, n, sigma_dof
+    )
     if gaussian:
         root = get_metric_info(metric).definition.unit_power == 1
         term, std = _regression_terms(y, y_pred, noise, counts, weight, root)
@@ -404,6 +452,7 @@ def plan_remeasurement(
     n_annotations: Any = None,
     sample_weight: Any = None,
     confidence_level: float = 0.95,
+    sigma_dof: Any = None,
 ) -> RemeasurementPlan:
     """Plan where to spend ``budget`` new readings to sharpen a truth estimate.
 
@@ -422,8 +471,8 @@ def plan_remeasurement(
     y_pred : array-like of shape (n_samples,)
         Predictions, made out of fold.
     sigma : float or array-like of shape (n_samples,), default=None
-        Standard error of each label (of the mean of its ``n_readings``),
-        known. Exactly one of ``sigma`` and ``q``.
+        Standard error of each label (of the mean of its ``n_readings``).
+        Exactly one of ``sigma`` and ``q``.
     n_readings : int or array-like of int of shape (n_samples,), default=None
         Readings each label averages now; None means 1.
     budget : int
@@ -439,6 +488,12 @@ default="mean_squared_error"
         Non-negative sample weights.
     confidence_level : float, default=0.95
         Level of the normal half-widths ``z·std`` of the result.
+    sigma_dof : float or array-like of shape (n_samples,), default=None
+        Degrees of freedom of each ``sigma`` estimated from a few readings
+        (``inf``: known), as the metrics take it. Each estimated σ is then
+        replaced by the pooled SD of one reading over √``n_readings`` (weights
+        ``sigma_dof``): a plan on each sample's own σ would chase the samples
+        whose few readings disagree by chance. None: σ known, as given.
 
     Returns
     -------
@@ -475,10 +530,12 @@ default="mean_squared_error"
         n_annotations,
         sample_weight,
         confidence_level,
+        sigma_dof,
     )
     counts, term, std = inputs[3], inputs[5], inputs[6]
     if sigma is not None:
-        cost, method = (lambda m: 1), _METHOD_GREEDY
+        pooled = sigma_dof is not None and np.any(np.isfinite(sigma_dof))
+        cost, method = (lambda m: 1), _METHOD_POOLED if pooled else _METHOD_GREEDY
     else:
         odd = bool(np.all(counts % 2 == 1))
         cost, method = _flip_step, _METHOD_PAIRS if odd else _METHOD_MIXED

@@ -58,15 +58,15 @@ def check_sigma(
     return array
 
 
-def check_sigma_dof(sigma_dof: Any, n_samples: int) -> Any:
+def check_sigma_dof(sigma_dof: Any, n_samples: int, name: str = "sigma_dof") -> Any:
     """Validate the degrees of freedom of σ: None (σ known), a float or an array."""
     if sigma_dof is None:
         return None
-    array = check_per_sample(sigma_dof, n_samples, name="sigma_dof")
+    array = check_per_sample(sigma_dof, n_samples, name=name)
     bad = np.ravel(array)[~(np.ravel(array) > 0)]
     if bad.size:
         raise ValueError(
-            f"sigma_dof must be positive (inf: sigma known); got {float(bad[0])!r}."
+            f"{name} must be positive (inf: {name[:-4]} known); got {float(bad[0])!r}."
         )
     return float(array) if array.ndim == 0 else array
 

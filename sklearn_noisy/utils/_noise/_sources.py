@@ -26,8 +26,8 @@ def check_noise_source(value: Any, *, key: str) -> Any:
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         if key in ("sigma", "sigma_shared"):
             return check_sigma(float(value), (1,), name=key)
-        if key == "sigma_dof":
-            return check_sigma_dof(float(value), 1)
+        if key in ("sigma_dof", "sigma_shared_dof"):
+            return check_sigma_dof(float(value), 1, name=key)
         return check_flip_probability(float(value), 1, name="q")
     if isinstance(value, np.ndarray) and value.ndim == 0:
         return check_noise_source(value.item(), key=key)
