@@ -17,6 +17,7 @@ from sklearn.model_selection import check_cv
 
 from .._noisy_score import NoisyScore
 from ..metrics import expected_paired_difference, get_metric_info
+from ..metrics._engines.test_set_sampling import add_test_set_sampling
 from ..utils._noise import take_samples
 from ..utils._sklearn_compat import _safe_indexing
 from ..utils._validation import (
@@ -649,16 +650,15 @@ def _paired_difference(
     method = _pooled_method(scorer, cv_a.oof_responses_)
     response_a = cv_a.oof_responses_[method]
     response_b = cv_b.oof_responses_[method]
-    difference = partial(
-        expected_paired_difference,
+    options = dict(
         metric=scorer,
         labels=folds["classes"] if scorer.requires_noise == "q" else None,
         classes=folds["classes"] if method == "predict_proba" else None,
         n_draws=n_draws,
         random_state=random_state,
         estimand=estimand,
-        test_set_sampling=False,
     )
+    difference = partial(expected_paired_difference, **options, test_set_sampling=False)
     oof = (folds["y_oof"], response_a, response_b)
     pooled = difference(*oof, **_slice_noise(noise, folds["oof"]))
     if pooled.method == "monte_carlo":
@@ -670,13 +670,14 @@ def _paired_difference(
         pooled_b = cv_b.pooled_estimates_[key][estimand]
         variance, n = pooled.variance, pooled.n_samples
         return _difference_of(scorer, pooled_a, pooled_b, variance, n), per_fold
-    if test_set_sampling is not False:  # the error budget (the bootstrap of an
-        # exact kernel, if asked for, is affordable)
-        pooled = difference(
-            *oof,
-            **_slice_noise(noise, folds["oof"]),
-            test_set_sampling=test_set_sampling,
-        )
+    pooled = add_test_set_sampling(  # the error budget, without a second pass
+        expected_paired_difference,
+        pooled,
+        *oof,
+        test_set_sampling=test_set_sampling,
+        **options,
+        **_slice_noise(noise, folds["oof"]),
+    )
     per_fold = [
         difference(y, response_a[rows], response_b[rows], **_slice_noise(noise, test))
         for y, rows, test in zip(folds["y"], folds["rows"], folds["tests"], strict=True)
