@@ -174,46 +174,47 @@ class EstimatorComparison:
                 test = self.t_tests[(a, b)][key]
                 yield a, b, key, self.differences[(a, b)][key], test
 
-    def pairwise_summary(self) -> Any:
-        """Every pair ``a < b`` (in the given order) and metric, one row each.
-
-        Columns: ``estimator_a``, ``estimator_b``, ``metric``, ``expected``
-        (of ``metric_a − metric_b``), ``std``, ``ci_low``, ``ci_high``,
-        ``nominal``, ``method``, ``t_statistic``, ``pvalue``, ``df``,
-        ``probability_better`` (that ``a`` is truly better) and
-        ``probability_method``.
-        """
-        rows = []
-        for a, b, key, diff, test in self._pairs():
-            low, high = diff.confidence_interval(self.confidence_level)
-            rows.append(
-                {
-                    "estimator_a": a,
-                    "estimator_b": b,
-                    "metric": key,
-                    "expected": diff.expected,
-                    "std": diff.std,
-                    "ci_low": low,
-                    "ci_high": high,
-                    "nominal": diff.nominal,
-                    "method": diff.method,
-                    "t_statistic": test.statistic,
-                    "pvalue": test.pvalue,
-                    "df": test.df,
-                    "probability_better": self.probability_better[(a, b)][key],
-                    "probability_method": self.probability_method[(a, b)][key],
-                }
-            )
-        return _as_table(rows)
-
-    def to_dict(self) -> dict[str, Any]:
-        """All results as a JSON-serialisable dict (non-finite numbers as None)."""
-        pairs = [
+    def _pair_rows(self, fields: Any) -> list[dict[str, Any]]:
+        """One row per pair ``a < b`` and metric, ``fields(a, b, key, diff)``
+        between the difference's estimate and its t-test."""
+        return [
             {
                 "estimator_a": a,
                 "estimator_b": b,
                 "metric": key,
                 "expected": diff.expected,
+                **fields(a, b, key, diff),
+                "t_statistic": test.statistic,
+                "pvalue": test.pvalue,
+                "df": test.df,
+                "probability_better": self.probability_better[(a, b)][key],
+                "probability_method": self.probability_method[(a, b)][key],
+            }
+            for a, b, key, diff, test in self._pairs()
+        ]
+
+    def pairwise_summary(self) -> Any:
+        """Every pair ``a < b`` (in the given order) and metric, one row each:
+        ``metric_a − metric_b``, its interval, t-test and ``probability_better``
+        (that ``a`` is truly better)."""
+
+        def fields(a: str, b: str, key: str, diff: NoisyScore) -> dict[str, Any]:
+            low, high = diff.confidence_interval(self.confidence_level)
+            return {
+                "std": diff.std,
+                "ci_low": low,
+                "ci_high": high,
+                "nominal": diff.nominal,
+                "method": diff.method,
+            }
+
+        return _as_table(self._pair_rows(fields))
+
+    def to_dict(self) -> dict[str, Any]:
+        """All results as a JSON-serialisable dict (non-finite numbers as None)."""
+
+        def fields(a: str, b: str, key: str, diff: NoisyScore) -> dict[str, Any]:
+            return {
                 "variance": diff.variance,
                 "nominal": diff.nominal,
                 "method": diff.method,
@@ -223,14 +224,8 @@ class EstimatorComparison:
                 "fold_expected": [
                     d.expected for d in self.fold_differences[(a, b)][key]
                 ],
-                "t_statistic": test.statistic,
-                "pvalue": test.pvalue,
-                "df": test.df,
-                "probability_better": self.probability_better[(a, b)][key],
-                "probability_method": self.probability_method[(a, b)][key],
             }
-            for a, b, key, diff, test in self._pairs()
-        ]
+
         return _json_ready(
             {
                 "estimators": list(self.names),
@@ -240,7 +235,7 @@ class EstimatorComparison:
                 "cross_validation": {
                     name: cv.to_dict() for name, cv in self.cv_results.items()
                 },
-                "differences": pairs,
+                "differences": self._pair_rows(fields),
                 "notes": dict(self.notes),
             }
         )
