@@ -1,8 +1,5 @@
-"""Reports of a fitted :class:`NoisyCrossValidator`: table, dict/JSON, text, HTML.
-
-They read only its public fitted attributes; its :meth:`summary`,
-:meth:`to_dict`, ``str`` and HTML representation delegate here.
-"""
+"""Reports of a fitted :class:`NoisyCrossValidator` (from its public fitted
+attributes): the table, dict/JSON, text and HTML."""
 
 from __future__ import annotations
 
@@ -37,19 +34,15 @@ def _std(variance: float) -> float:
     return math.sqrt(variance) if variance >= 0 else math.nan
 
 
-def _json_number(value: Any) -> Any:
-    """A float for JSON: NaN and infinities become None (strict JSON has neither)."""
-    value = float(value)
-    return value if math.isfinite(value) else None
-
-
 def _json_ready(value: Any) -> Any:
-    """``value`` with every float in its dicts and lists as :func:`_json_number`."""
+    """``value`` with every non-finite float in its dicts and lists as None."""
     if isinstance(value, dict):
         return {key: _json_ready(item) for key, item in value.items()}
     if isinstance(value, list):
         return [_json_ready(item) for item in value]
-    return _json_number(value) if isinstance(value, float) else value
+    if isinstance(value, float):
+        return float(value) if math.isfinite(value) else None
+    return value
 
 
 def _as_table(rows: list[dict]) -> Any:
