@@ -434,13 +434,14 @@ default=None
         Returns
         -------
         table : pandas.DataFrame or list of dict
-            The columns of :ref:`cv_reports`; a list of dicts without pandas.
+            The columns of the :ref:`User Guide <cv_reports>`; a list of dicts
+            without pandas.
         """
         check_is_fitted(self, "cv_results_")
         return _summary_table(self)
 
     def to_dict(self) -> dict[str, Any]:
-        """All results as a JSON-serialisable dict (:ref:`cv_reports`).
+        """All results as a JSON-serialisable dict (:ref:`User Guide <cv_reports>`).
 
         Returns
         -------
