@@ -330,8 +330,8 @@ def test_summary_str_and_json_round_trip(regression_data):
     score = cv.pooled_estimates_["mean_squared_error"]["forward"]
     truth = cv.pooled_estimates_["mean_squared_error"]["truth"]
     assert cv.pooled_["mean_squared_error"] == truth  # pooled_ holds the lead
-    # the tables' interval: the unified one near 0 (not the skew-following one)
-    low, high = truth.confidence_interval(0.9, method="normal")
+    # the tables' interval: the score's own (unified near 0, Cornish–Fisher)
+    low, high = truth.confidence_interval(0.9)
     assert pooled["estimand"].item() == "truth"
     # the interval starts at 0: an upper limit, no point shown; the raw estimate
     # stays in its own column

@@ -301,3 +301,25 @@ def test_cli_unit_option(capsys, tmp_path):
     assert code == 0
     assert re.search(r"  RMSE against the true values: .* K", out)
     assert "root_mean_squared_error (lower is better), in K" in out
+
+
+def test_tables_take_the_interval_of_the_score():
+    """A truth MSE row's interval is its score's (Cornish–Fisher), not a
+    symmetric one rebuilt from the estimate and variance."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 2))
+    y = X[:, 0] + rng.normal(scale=1.0, size=200)
+    cv = NoisyCrossValidator(Ridge(), scoring=["mean_squared_error"], cv=4)
+    cv.fit(X, y, sigma=0.5)
+    rows = cv.summary().to_dict("records")
+    scores = [
+        *cv.fold_estimates_["mean_squared_error"]["truth"],
+        cv.pooled_["mean_squared_error"],
+    ]
+    assert [row["fold"] for row in rows] == [1, 2, 3, 4, "pooled"]
+    for row, score in zip(rows, scores, strict=True):
+        assert row["estimand"] == score.estimand == "truth"
+        low, high = score.confidence_interval(cv.confidence_level)
+        assert (row["ci_low"], row["ci_high"]) == (low, high)
+        assert (low, high) != tuple(score.confidence_interval(method="normal"))
+        assert f"[{low:.3f}, {high:.3f}]" in str(cv)

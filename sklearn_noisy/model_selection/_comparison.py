@@ -17,6 +17,7 @@ from sklearn.model_selection import check_cv
 
 from .._noisy_score import NoisyScore
 from ..metrics import expected_paired_difference, get_metric_info
+from ..metrics._engines.test_set_sampling import add_test_set_sampling
 from ..utils._noise import take_samples
 from ..utils._sklearn_compat import _safe_indexing
 from ..utils._validation import (
@@ -49,54 +50,36 @@ class EstimatorComparison:
     ----------
     names : list of str
         The estimators' names, in the order given.
-
     metrics : list of str
         The result keys of the metrics.
-
     greater_is_better : dict of bool
         Per metric, whether larger is better.
-
     cv_results : dict of NoisyCrossValidator
         The fitted cross-validation of every estimator (same splits).
-
     differences : dict of dict of NoisyScore
-        ``differences[(a, b)][metric]``: ``metric_a − metric_b`` on the
-        out-of-fold predictions, with its paired label-noise variance and,
-        where exact, its ``sampling_variance``; ``(b, a)`` is its negation.
-
+        ``differences[(a, b)][metric]``: ``metric_a − metric_b`` pooled over
+        the out-of-fold predictions, with its paired variance; ``(b, a)`` is
+        its negation.
     fold_differences : dict of dict of list of NoisyScore
         The same per fold (variance NaN where only a Monte Carlo gives it).
-
     t_tests : dict of dict of CorrectedTTest
-        ``t_tests[(a, b)][metric]``: the corrected resampled t-test on the
-        per-fold expected differences.
-
+        ``t_tests[(a, b)][metric]``: the corrected resampled t-test.
     confidence_level : float
         Level of the intervals in the summaries.
-
     estimands : dict of str, default=None
-        Per metric, the estimand of its paired difference (``"forward"`` when
-        None). The pooled scores carry their own (the cross-validations' lead).
-
+        Per metric, the estimand of its paired difference (``"forward"``).
     notes : dict of str, default=None
         Per metric, why the requested estimand was not available.
 
     Attributes
     ----------
     probability_better : dict of dict of float
-        ``probability_better[(a, b)][metric]``: the probability that ``a``'s
-        metric against the difference's target (of the models the
-        cross-validation fitted) is better than ``b``'s (smaller for a loss),
-        ``1 −`` that of ``(b, a)``; NaN where the variance is NaN or infinite
-        (:ref:`probability_better`).
-
+        ``probability_better[(a, b)][metric]``: the probability that ``a`` is
+        truly better than ``b`` (:ref:`probability_better`).
     probability_method : dict of dict of str
         How each probability was computed.
-
     pooled : dict of dict of NoisyScore
-        ``pooled[name][metric]``: the pooled score of each estimator, of the
-        leading estimand (its ``estimand``), by which it is ranked.
-
+        ``pooled[name][metric]``: each estimator's pooled lead score.
     n_splits : int
         Number of folds.
 
@@ -191,46 +174,47 @@ class EstimatorComparison:
                 test = self.t_tests[(a, b)][key]
                 yield a, b, key, self.differences[(a, b)][key], test
 
-    def pairwise_summary(self) -> Any:
-        """Every pair ``a < b`` (in the given order) and metric, one row each.
-
-        Columns: ``estimator_a``, ``estimator_b``, ``metric``, ``expected``
-        (of ``metric_a − metric_b``), ``std``, ``ci_low``, ``ci_high``,
-        ``nominal``, ``method``, ``t_statistic``, ``pvalue``, ``df``,
-        ``probability_better`` (that ``a`` is truly better) and
-        ``probability_method``.
-        """
-        rows = []
-        for a, b, key, diff, test in self._pairs():
-            low, high = diff.confidence_interval(self.confidence_level)
-            rows.append(
-                {
-                    "estimator_a": a,
-                    "estimator_b": b,
-                    "metric": key,
-                    "expected": diff.expected,
-                    "std": diff.std,
-                    "ci_low": low,
-                    "ci_high": high,
-                    "nominal": diff.nominal,
-                    "method": diff.method,
-                    "t_statistic": test.statistic,
-                    "pvalue": test.pvalue,
-                    "df": test.df,
-                    "probability_better": self.probability_better[(a, b)][key],
-                    "probability_method": self.probability_method[(a, b)][key],
-                }
-            )
-        return _as_table(rows)
-
-    def to_dict(self) -> dict[str, Any]:
-        """All results as a JSON-serialisable dict (non-finite numbers as None)."""
-        pairs = [
+    def _pair_rows(self, fields: Any) -> list[dict[str, Any]]:
+        """One row per pair ``a < b`` and metric, ``fields(a, b, key, diff)``
+        between the difference's estimate and its t-test."""
+        return [
             {
                 "estimator_a": a,
                 "estimator_b": b,
                 "metric": key,
                 "expected": diff.expected,
+                **fields(a, b, key, diff),
+                "t_statistic": test.statistic,
+                "pvalue": test.pvalue,
+                "df": test.df,
+                "probability_better": self.probability_better[(a, b)][key],
+                "probability_method": self.probability_method[(a, b)][key],
+            }
+            for a, b, key, diff, test in self._pairs()
+        ]
+
+    def pairwise_summary(self) -> Any:
+        """Every pair ``a < b`` (in the given order) and metric, one row each:
+        ``metric_a − metric_b``, its interval, t-test and ``probability_better``
+        (that ``a`` is truly better)."""
+
+        def fields(a: str, b: str, key: str, diff: NoisyScore) -> dict[str, Any]:
+            low, high = diff.confidence_interval(self.confidence_level)
+            return {
+                "std": diff.std,
+                "ci_low": low,
+                "ci_high": high,
+                "nominal": diff.nominal,
+                "method": diff.method,
+            }
+
+        return _as_table(self._pair_rows(fields))
+
+    def to_dict(self) -> dict[str, Any]:
+        """All results as a JSON-serialisable dict (non-finite numbers as None)."""
+
+        def fields(a: str, b: str, key: str, diff: NoisyScore) -> dict[str, Any]:
+            return {
                 "variance": diff.variance,
                 "nominal": diff.nominal,
                 "method": diff.method,
@@ -240,14 +224,8 @@ class EstimatorComparison:
                 "fold_expected": [
                     d.expected for d in self.fold_differences[(a, b)][key]
                 ],
-                "t_statistic": test.statistic,
-                "pvalue": test.pvalue,
-                "df": test.df,
-                "probability_better": self.probability_better[(a, b)][key],
-                "probability_method": self.probability_method[(a, b)][key],
             }
-            for a, b, key, diff, test in self._pairs()
-        ]
+
         return _json_ready(
             {
                 "estimators": list(self.names),
@@ -257,7 +235,7 @@ class EstimatorComparison:
                 "cross_validation": {
                     name: cv.to_dict() for name, cv in self.cv_results.items()
                 },
-                "differences": pairs,
+                "differences": self._pair_rows(fields),
                 "notes": dict(self.notes),
             }
         )
@@ -402,72 +380,50 @@ def compare_estimators(
 ) -> EstimatorComparison:
     """Compare estimators on the same folds, with the paired label-noise variance.
 
-    Every estimator is cross-validated by :class:`NoisyCrossValidator` on the
-    same splits. For every pair ``(a, b)`` and metric the result holds
-    ``metric_a − metric_b`` pooled over the folds with its paired variance over
-    the label noise, and the corrected resampled t-test on the per-fold
-    differences. Read more in the :ref:`User Guide <paired_comparison>`.
+    For every pair ``(a, b)`` and metric: ``metric_a − metric_b`` pooled over
+    the folds with its paired label-noise variance, and the corrected
+    resampled t-test of the per-fold differences. Read more in the
+    :ref:`User Guide <paired_comparison>`.
 
     Parameters
     ----------
     estimators : dict of str to estimator
         At least two named estimators, all regressors or all classifiers.
-
     X : array-like or DataFrame of shape (n_samples, n_features)
         Input data.
-
     y : array-like of shape (n_samples,)
         Best-known labels.
-
     scoring : "default", str, NoisyScorer, list or dict, default="default"
-        As in :class:`NoisyCrossValidator`; ``"default"`` takes the default
-        metrics common to all estimators.
-
+        As in :class:`NoisyCrossValidator`; ``"default"``: the default metrics
+        common to all estimators.
     cv : int, cross-validation generator or iterable, default=5
         The splitter; its test sets must not overlap.
-
     sigma, q, transition_matrix, groups, sigma_dof : default=None
-        The label noise (a regression label's standard error, a class label's
-        flip probability or the transition matrix), the groups of a group
-        splitter and the degrees of freedom of ``sigma``, as in
-        :meth:`NoisyCrossValidator.fit`.
-
+        The label noise and the groups, as in :meth:`NoisyCrossValidator.fit`.
     sigma_shared : float, dict or array-like of shape (n_samples,), default=None
-        The SD of an offset shared by the labels of one batch, the batches
-        being ``groups`` (:ref:`shared_offsets`): the folds, the pooled results
-        and the paired differences carry it.
-
+        SD of an offset shared by a batch of labels (:ref:`shared_offsets`).
     n_jobs : int, default=None
         Folds fitted in parallel (per estimator).
-
     confidence_level : float, default=0.95
         Level of the intervals in the summaries.
-
     n_draws : int, default=1000
-        Label draws of the joint Monte Carlo for the metrics without an exact
-        paired variance (RMSE, R², F1, ...).
-
+        Label draws of the joint Monte Carlo (metrics without an exact paired
+        variance).
     random_state : int, Generator or None, default=0
         Seed of that Monte Carlo.
-
     estimand : {"auto", "truth", "remeasurement", "forward"}, default="auto"
-        The estimate that ranks the estimators and leads, as the
-        cross-validator's ``estimand`` (:ref:`estimands`); the paired
+        The estimate that ranks the estimators, as the cross-validator's; the
         differences are of the truth where the metric has a paired truth
-        difference, else forward, with a note (and a warning when
-        ``"truth"`` was asked for by name).
-
+        difference, else forward, with a note.
     test_set_sampling : "auto", bool or "bootstrap", default="auto"
-        The test-set sampling part of every pooled estimate and of the pooled
-        paired differences, as the cross-validator's (:ref:`estimand_policy`);
-        the probability that one model is better includes it where present.
+        The test-set sampling part of the pooled estimates and differences
+        (:ref:`estimand_policy`).
 
     Returns
     -------
     EstimatorComparison
-        The differences, their per-fold values, the t-tests, the rankings and,
-        per pair and metric, the probability that one estimator is truly better
-        (``probability_better``, :ref:`probability_better`).
+        The differences, t-tests, rankings and probabilities that one
+        estimator is better.
 
     Examples
     --------
@@ -649,16 +605,15 @@ def _paired_difference(
     method = _pooled_method(scorer, cv_a.oof_responses_)
     response_a = cv_a.oof_responses_[method]
     response_b = cv_b.oof_responses_[method]
-    difference = partial(
-        expected_paired_difference,
+    options = dict(
         metric=scorer,
         labels=folds["classes"] if scorer.requires_noise == "q" else None,
         classes=folds["classes"] if method == "predict_proba" else None,
         n_draws=n_draws,
         random_state=random_state,
         estimand=estimand,
-        test_set_sampling=False,
     )
+    difference = partial(expected_paired_difference, **options, test_set_sampling=False)
     oof = (folds["y_oof"], response_a, response_b)
     pooled = difference(*oof, **_slice_noise(noise, folds["oof"]))
     if pooled.method == "monte_carlo":
@@ -670,13 +625,14 @@ def _paired_difference(
         pooled_b = cv_b.pooled_estimates_[key][estimand]
         variance, n = pooled.variance, pooled.n_samples
         return _difference_of(scorer, pooled_a, pooled_b, variance, n), per_fold
-    if test_set_sampling is not False:  # the error budget (the bootstrap of an
-        # exact kernel, if asked for, is affordable)
-        pooled = difference(
-            *oof,
-            **_slice_noise(noise, folds["oof"]),
-            test_set_sampling=test_set_sampling,
-        )
+    pooled = add_test_set_sampling(  # the error budget, without a second pass
+        expected_paired_difference,
+        pooled,
+        *oof,
+        test_set_sampling=test_set_sampling,
+        **options,
+        **_slice_noise(noise, folds["oof"]),
+    )
     per_fold = [
         difference(y, response_a[rows], response_b[rows], **_slice_noise(noise, test))
         for y, rows, test in zip(folds["y"], folds["rows"], folds["tests"], strict=True)

@@ -90,9 +90,8 @@ def _estimator_has(attribute: str):
 class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
     """Cross-validate an estimator and report metrics under known label noise.
 
-    For each fold and metric the result holds the nominal value (the metric on
-    the labels as given), the truth estimate and the forward value, each with
-    its variance over the label noise; the out-of-fold predictions are pooled
+    Per fold and metric: the nominal value, the truth estimate and the forward
+    value with their label-noise variances; the out-of-fold predictions pooled
     into one :class:`~sklearn_noisy.NoisyScore` per metric. Read more in the
     :ref:`User Guide <cross_validation>`.
 
@@ -102,11 +101,10 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         The estimator to cross-validate; it is cloned for every fold.
 
     scoring : "default", str, NoisyScorer, list or dict, default="default"
-        Metric names, named scorers (``"neg_expected_mean_squared_error"``),
-        NoisyScorers, a list of these or a dict ``{name: scorer}``.
-        ``"default"``: MSE, RMSE, MAE and R² for regressors; accuracy,
-        balanced accuracy, F1 (binary) and log-loss (with ``predict_proba``)
-        for classifiers.
+        Metric names, named scorers, NoisyScorers, a list of these or a dict
+        ``{name: scorer}``. ``"default"``: MSE, RMSE, MAE and R² for
+        regressors; accuracy, balanced accuracy, F1 (binary) and log-loss
+        (with ``predict_proba``) for classifiers.
 
     cv : int, cross-validation generator or iterable, default=5
         As in :func:`sklearn.model_selection.check_cv`. Pooling needs test sets
@@ -116,8 +114,8 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         Number of folds fitted in parallel by :class:`joblib.Parallel`.
 
     verbose : int, default=0
-        With ``verbose > 0`` a line is printed as each fold finishes;
-        ``verbose - 1`` is passed to :class:`joblib.Parallel`.
+        With ``verbose > 0`` a line per finished fold; ``verbose - 1`` goes to
+        :class:`joblib.Parallel`.
 
     confidence_level : float, default=0.95
         Level of the label-noise intervals in the reports and plots.
@@ -126,7 +124,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         Keep the estimator fitted on each fold in ``estimators_``.
 
     refit : bool, default=False
-        Refit a clone of ``estimator`` on all the data (``estimator_``) for
+        Refit ``estimator`` on all the data (``estimator_``) for
         :meth:`predict` and :meth:`predict_proba`.
 
     error_score : "raise" or float, default=np.nan
@@ -135,27 +133,22 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
 
     estimand : {"auto", "truth", "remeasurement", "forward"}, default="auto"
         The estimate that leads the reports, ``fold_scores_`` and ``pooled_``
-        (:ref:`estimands`). ``"auto"`` is ``"truth"`` where the metric offers
-        it, else ``"remeasurement"``, else ``"forward"``; a metric without the
-        requested one falls back likewise. The scorers report the lead.
+        (:ref:`estimands`); ``"auto"``: truth where offered, else
+        remeasurement, else forward.
 
     test_set_sampling : "auto", bool or "bootstrap", default="auto"
-        The test-set sampling variance of every pooled estimate
-        (:ref:`error_budget`), as the metrics' option (:ref:`estimand_policy`):
-        ``"auto"`` in closed form where the metric has one for the data, else
-        none; ``True`` then by a bootstrap; ``"bootstrap"`` always by one;
-        ``False`` not at all.
+        The test-set sampling variance of every pooled estimate, as the
+        metrics' option (:ref:`estimand_policy`).
 
     unit : str, default=None
-        Unit of the target (regression), e.g. ``"mg/L"``: the reports and plots
-        give it to the metrics in that unit (MSE in its square, RMSE and MAE).
+        Unit of the target (regression), e.g. ``"mg/L"``, shown in the reports
+        and plots.
 
     Attributes
     ----------
     cv_results_ : dict of ndarray
-        Per fold: ``fit_time``, ``score_time``, ``n_test`` and, for every
-        metric ``m``, ``m_expected`` and ``m_variance`` (the lead's),
-        ``m_nominal`` and, for every shown estimand ``e``, ``m_e`` and ``m_e_variance``.
+        Per fold: times, ``n_test`` and every metric's estimates and variances
+        (:ref:`cross_validation`).
 
     estimands_ : dict of dict
         Per metric: ``shown`` (the estimands reported), ``lead`` and ``notes``.
@@ -167,15 +160,14 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         ``pooled_estimates_[m][e]``: every shown estimand pooled over the folds.
 
     fold_scores_ : dict of list of NoisyScore
-        The per-fold scores of the lead (``None`` where a fold failed).
+        The fold scores of the lead (``None`` where a fold failed).
 
     pooled_ : dict of NoisyScore
-        One score per metric, of the lead, over all out-of-fold predictions
-        (empty when the test sets overlap).
+        The lead pooled over all out-of-fold predictions (empty when the test
+        sets overlap).
 
     fold_summary_ : dict of dict
-        Per metric: ``mean_expected``, ``mean_nominal``, ``between_fold_sd``,
-        ``mean_label_noise_variance``, ``excess_variance`` and ``excess_sd``
+        Per metric the fold means and the between-fold spread
         (:ref:`between_fold_spread`).
 
     oof_predictions_ : ndarray or None
@@ -188,13 +180,12 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         Sorted indices of the tested samples; None when the test sets overlap.
 
     model_or_measurements_ : dict or None
-        For one regression target with ``sigma``: ``labels``, the
-        :class:`~sklearn_noisy.metrics.LabelReliability` of the tested labels,
-        and the nominal ``r2`` and ``correlation`` of the out-of-fold
-        predictions with them (:ref:`model_or_measurements`); else None.
+        One regression target with ``sigma``: the labels' reliability and the
+        out-of-fold predictions' nominal ``r2`` and ``correlation``
+        (:ref:`model_or_measurements`).
 
     labels_ : ndarray or None
-        The sorted class labels of ``y`` for a classifier, None for a regressor.
+        The sorted class labels of ``y`` for a classifier.
 
     test_indices_ : list of ndarray
         The test indices of every fold.
@@ -340,22 +331,18 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
             Group labels for group splitters such as ``GroupKFold``.
 
         sigma_dof : float or array-like of shape (n_samples,), default=None
-            Degrees of freedom of ``sigma`` when it was estimated from a few
-            readings (:ref:`sigma_dof`); None: σ known exactly.
+            Degrees of freedom of an estimated ``sigma`` (:ref:`sigma_dof`).
 
         sigma_shared : float, dict or array-like of shape (n_samples,), \
 default=None
-            The SD of an offset shared by the labels of one batch, the batches
-            being ``groups`` (user guide: :ref:`shared_offsets`); split with
-            ``GroupKFold`` on them. None: independent label errors.
+            SD of an offset shared by the labels of a batch, the batches being
+            ``groups`` (:ref:`shared_offsets`).
 
         sigma_shared_dof : float, default=None
-            The degrees of freedom of ``sigma_shared²`` when it was estimated
-            (:func:`~sklearn_noisy.preprocessing.summarize_batches`); None: known.
+            Degrees of freedom of an estimated ``sigma_shared²``.
 
         **fit_params : dict
-            Passed to the estimator's ``fit``; per-sample arrays are sliced to
-            each training set.
+            Passed to the estimator's ``fit``, sliced to each training set.
 
         Returns
         -------
@@ -444,36 +431,22 @@ default=None
     def summary(self) -> Any:
         """Per-fold and pooled results as a table, one row per fold and metric.
 
-        As the text report shows them: where the interval of the leading
-        estimate reaches the metric's bound, the row is a limit and shows no
-        point (:ref:`reading_results`).
-
         Returns
         -------
         table : pandas.DataFrame or list of dict
-            Columns ``metric``, ``fold`` (1 to K, or ``"pooled"``), ``n_test``,
-            ``nominal``, ``estimand`` (the lead), ``estimate`` (NaN for a
-            limit), ``sd``, ``ci_low``, ``ci_high`` (the label-noise interval),
-            ``limit`` (``"<"``: an upper limit, ``ci_high``; ``">"``: a lower
-            limit, ``ci_low``; ``""``: none), ``e`` and ``e_sd`` for every shown
-            estimand ``e`` (the raw estimates, which can lie beyond the bound),
-            and the pooled lead's error budget: ``sampling_sd``, ``total_sd``,
-            ``both_ci_low``, ``both_ci_high``. A list of dicts without pandas.
+            The columns of the :ref:`User Guide <cv_reports>`; a list of dicts
+            without pandas.
         """
         check_is_fitted(self, "cv_results_")
         return _summary_table(self)
 
     def to_dict(self) -> dict[str, Any]:
-        """All results as a JSON-serialisable dict (``json.dumps`` works on it).
-
-        NaN and infinite numbers are written as ``None``.
+        """All results as a JSON-serialisable dict (:ref:`User Guide <cv_reports>`).
 
         Returns
         -------
         results : dict
-            Keys ``estimator``, ``n_samples``, ``n_splits``, ``noise``,
-            ``confidence_level``, ``estimand``, ``legend``, ``metrics``,
-            ``folds``, ``pooled`` and ``fold_summary`` (:ref:`User Guide <cv_reports>`).
+            NaN and infinite numbers written as ``None``.
         """
         check_is_fitted(self, "cv_results_")
         return _results_dict(self)

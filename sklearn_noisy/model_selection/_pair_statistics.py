@@ -29,16 +29,15 @@ class CorrectedTTest(NamedTuple):
     Parameters
     ----------
     statistic : float
-        ``mean / sqrt((1/K + n_test/n_train) s²)``, ``s²`` the sample variance
-        of the ``K`` per-fold differences.
+        ``mean_difference / corrected_std_error``.
     pvalue : float
         Two-sided p-value from Student's t with ``df`` degrees of freedom.
     df : int
         Degrees of freedom, ``K − 1``.
     mean_difference : float
-        Mean of the per-fold differences.
+        Mean of the ``K`` per-fold differences.
     corrected_std_error : float
-        ``sqrt((1/K + n_test/n_train) s²)``.
+        ``sqrt((1/K + n_test/n_train) s²)``, ``s²`` their sample variance.
 
     Examples
     --------
@@ -55,27 +54,11 @@ class CorrectedTTest(NamedTuple):
 
 
 def corrected_t_test(differences: Any, n_train: float, n_test: float) -> CorrectedTTest:
-    """Nadeau & Bengio (2003) corrected resampled t-test.
+    """Nadeau & Bengio (2003) corrected resampled t-test of per-fold
+    ``differences`` (mean training and test sizes ``n_train``, ``n_test``).
 
-    Parameters
-    ----------
-    differences : array-like of shape (n_folds,)
-        Per-fold differences of a metric between two models.
-    n_train, n_test : float
-        Training and test set sizes (their mean over the folds).
-
-    Returns
-    -------
-    CorrectedTTest
-        With ``K − 1`` degrees of freedom. Equal differences give the
-        statistic 0 (p = 1) if they are 0, else ``±inf`` (p = 0).
-
-    Examples
-    --------
-    >>> from sklearn_noisy.model_selection._pair_statistics import corrected_t_test
-    >>> test = corrected_t_test([0.02, 0.03, 0.01, 0.04, 0.02], 80, 20)
-    >>> round(test.statistic, 4), test.df
-    (3.1379, 4)
+    Equal differences give the statistic 0 (p = 1) if they are 0, else
+    ``±inf`` (p = 0).
     """
     d = np.asarray(differences, dtype=np.float64)
     d = d[np.isfinite(d)]
@@ -106,21 +89,12 @@ PROBABILITY_METHODS = {
 def probability_better(
     difference: NoisyScore, greater_is_better: bool
 ) -> tuple[float, str]:
-    """The probability that ``a`` is truly better, for ``difference = a − b``.
+    """``(probability, method)`` that ``a`` is truly better, for
+    ``difference = a − b`` (:ref:`probability_better`).
 
-    ``T(d/SD)``: ``d`` the estimated difference in the better direction,
-    ``SD²`` its label-noise variance plus its test-set sampling variance, ``T``
-    Student's distribution with the degrees of freedom of the ``"both"``
-    interval (Welch–Satterthwaite's, the label-noise variance counting as
-    known), the normal one where they are infinite. Without a sampling
-    variance, ``Φ(d/SD)`` with the label noise only.
-
-    Returns
-    -------
-    probability : float
-        NaN where the difference or its variance is NaN or infinite.
-    method : str
-        A value of ``PROBABILITY_METHODS``.
+    ``T(d/SD)`` with the label-noise and test-set sampling variances and the
+    degrees of freedom of the ``"both"`` interval, else ``Φ(d/SD)`` with the
+    label noise only; NaN where the difference or its variance is not finite.
     """
     gain = difference.expected if greater_is_better else -difference.expected
     sampling = difference.sampling_variance

@@ -30,12 +30,9 @@ def axes_for(ax: Any, caller: str, *, legend: bool = True) -> Any:
 class NoisyCVDisplay:
     """Per-fold estimates of a metric with their label-noise intervals, and pooled.
 
-    Each fold's estimate has an error bar spanning its label-noise interval,
-    beside its nominal value (and its forward value when another estimand
-    leads); the pooled score is a line with its interval as a band. An interval
-    that reaches the metric's bound is a limit, as in the report: a bar from the
-    bound with an arrowhead there, and no point. Read more in the
-    :ref:`User Guide <cross_validation>`.
+    Error bars per fold beside the nominal values, the pooled score as a line
+    with its interval as a band; an interval at the metric's bound is a limit,
+    as in the report. Read more in the :ref:`User Guide <cross_validation>`.
 
     Parameters
     ----------
@@ -53,37 +50,27 @@ class NoisyCVDisplay:
         What ``fold_expected`` and ``pooled`` estimate.
     fold_forward : ndarray of shape (n_folds,) or None, default=None
         The forward values, drawn when ``estimand`` is not ``"forward"``.
-    name : str, default=None
-        Name of the model, shown in the title.
-    data_name : str, default=None
-        Name of the data, shown in the title.
+    name, data_name : str, default=None
+        Names of the model and the data, shown in the title.
     unit : str, default=None
         Unit of the target, shown on the axis of a metric in that unit.
     fold_scores : list of NoisyScore, default=None
-        The fold results themselves, whose intervals are then drawn (a root
-        metric's is the root of its square's); None: built from
+        The fold results, whose own intervals are drawn; None: built from
         ``fold_expected`` and ``fold_std``.
 
     Attributes
     ----------
-    ax_ : matplotlib Axes
-        Axes with the plot.
-    figure_ : matplotlib Figure
-        Figure containing the plot.
+    ax_, figure_ : matplotlib Axes and Figure
+        The plot.
     errorbar_ : matplotlib ErrorbarContainer
         The per-fold estimates and intervals (NaN where a fold is a limit).
     limits_ : matplotlib LineCollection or None
         The bars of the folds whose interval reaches the metric's bound.
-    nominal_ : matplotlib Line2D
-        The per-fold nominal markers.
-    pooled_line_ : matplotlib Line2D or None
-        The pooled estimate; None where its interval reaches the bound.
-    pooled_band_ : matplotlib Polygon or None
-        The pooled label-noise interval.
-    pooled_both_band_ : matplotlib Polygon or None
-        The pooled interval with the test-set sampling too (hatched), if known.
-    forward_ : matplotlib Line2D or None
-        The per-fold forward markers, when drawn.
+    nominal_, forward_ : matplotlib Line2D
+        The per-fold nominal and (when drawn, else None) forward markers.
+    pooled_line_, pooled_band_, pooled_both_band_ : matplotlib artists or None
+        The pooled estimate (None at a limit), its label-noise interval and
+        its interval with the test-set sampling (hatched), if known.
 
     Examples
     --------
@@ -157,20 +144,15 @@ class NoisyCVDisplay:
         ax : matplotlib Axes, default=None
             Axes to draw on; a new figure by default.
         estimand : {"forward", "truth", "remeasurement"}, default=None
-            The estimate drawn, one of ``cv.estimands_[metric]["shown"]``; by
-            default the one that leads the report.
-        name : str, default=None
-            Name of the model in the title; the estimator's class name by
-            default.
-        data_name : str, default=None
-            Name of the data in the title.
+            One of ``cv.estimands_[metric]["shown"]``; by default the lead.
+        name, data_name : str, default=None
+            Names of the model (the estimator's class by default) and the data.
         legend : bool, default=True
             Draw the legend.
 
         Returns
         -------
         display : NoisyCVDisplay
-            The plotted display.
         """
         if not isinstance(cv, NoisyCrossValidator):
             raise TypeError(
@@ -240,22 +222,18 @@ class NoisyCVDisplay:
             Data and best-known labels.
         sigma, q, transition_matrix, groups, sigma_dof : default=None
             As in :meth:`NoisyCrossValidator.fit`.
-        cv, n_jobs, confidence_level : optional
-            As in :class:`NoisyCrossValidator` (default 5 folds, 0.95).
-        estimand : {"auto", "truth", "remeasurement", "forward"}, default="auto"
-            The estimate drawn, as the cross-validator's ``estimand``.
+        cv, n_jobs, confidence_level, estimand : optional
+            As in :class:`NoisyCrossValidator`.
         metric : str, default=None
             The metric to plot; by default the first default metric.
         scoring : default=None
-            Scoring of the cross-validation; by default ``metric`` alone (or
-            ``"default"`` when ``metric`` is None).
+            By default ``metric`` alone (``"default"`` when ``metric`` is None).
         ax, name, data_name : default=None
             As in :meth:`from_cv_results`.
 
         Returns
         -------
         display : NoisyCVDisplay
-            The plotted display.
         """
         if scoring is None:
             scoring = "default" if metric is None else [metric]
@@ -280,23 +258,19 @@ class NoisyCVDisplay:
         )
 
     def plot(self, ax: Any = None, *, legend: bool = True) -> NoisyCVDisplay:
-        """Draw the display.
-
-        The legend sits outside the axes: below them on a new figure, to their
-        right on given axes.
+        """Draw the display, the legend outside the axes.
 
         Parameters
         ----------
         ax : matplotlib Axes, default=None
             Axes to draw on; a new figure by default.
         legend : bool, default=True
-            Draw the legend; False when several displays share a figure
-            legend (see :meth:`legend_entries`).
+            Draw the legend (False when displays share one, see
+            :meth:`legend_entries`).
 
         Returns
         -------
         display : NoisyCVDisplay
-            ``self``, with ``ax_``, ``figure_`` and the artists set.
         """
         created = ax is None
         ax = axes_for(ax, "NoisyCVDisplay", legend=legend)
@@ -335,13 +309,7 @@ class NoisyCVDisplay:
         return self
 
     def legend_entries(self) -> tuple[list[Any], list[str]]:
-        """Handles and labels of the legend, the per-fold estimate first.
-
-        Returns
-        -------
-        handles, labels : list
-            As :meth:`matplotlib.axes.Axes.get_legend_handles_labels`.
-        """
+        """Handles and labels of the legend, the per-fold estimate first."""
         handles, labels = self.ax_.get_legend_handles_labels()
         order = sorted(
             range(len(handles)), key=lambda i: handles[i] is not self.errorbar_

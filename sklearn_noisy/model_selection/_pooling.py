@@ -1,11 +1,6 @@
-"""Pooling the folds of a cross-validation into one score per metric.
-
-Over disjoint test sets the out-of-fold predictions are concatenated and every
-metric is scored on them (user guide: :ref:`formula_pooling`). The forward
-scores of the per-sample-additive metrics (the registry's ``additive``
-records) are pooled from the fold scores: the same number without a second
-pass over the data.
-"""
+"""Pooling the folds of a cross-validation into one score per metric
+(:ref:`formula_pooling`): the out-of-fold predictions scored at once, the
+forward scores of additive metrics pooled from the folds' (no second pass)."""
 
 from __future__ import annotations
 
@@ -112,11 +107,8 @@ def pool_scores(
     classes: np.ndarray | None,
     test_set_sampling: Any,
 ) -> tuple[dict[str, NoisyScore], dict[str, dict[str, NoisyScore]]]:
-    """``pooled_`` and ``pooled_estimates_`` (:ref:`formula_pooling`).
-
-    The estimands not pooled from the folds are scored on the out-of-fold
-    predictions in one scorer call, with their test-set sampling.
-    """
+    """``pooled_`` and ``pooled_estimates_``: the estimands not pooled from the
+    folds scored on the out-of-fold predictions in one call, with their sampling."""
     fitted = [r for r in results if r["fit_error"] is None]
     if oof.indices.shape[0] != n_samples:  # not a partition: take the tested
         X, y = _safe_indexing(X, oof.indices), _safe_indexing(y, oof.indices)
@@ -165,11 +157,8 @@ def pool_scores(
 def _forward_from_folds(
     key: str, scorer: Any, fitted: list[dict]
 ) -> dict[str, NoisyScore]:
-    """The forward score of an additive metric, pooled from complete folds.
-
-    Only forward scores pool: a sum of floored per-fold variances would overstate
-    the pooled variance of a truth or remeasurement estimate.
-    """
+    """The forward score of an additive metric pooled from complete folds (not
+    truth or remeasurement: their floored fold variances would add up too much)."""
     if not get_metric_info(scorer.metric).additive or scorer.metric_kwargs:
         return {}
     folds = [
@@ -205,10 +194,8 @@ def _score_oof(
 def _add_sampling(
     score: partial, key: str, known: dict[str, NoisyScore], option: Any
 ) -> dict[str, NoisyScore]:
-    """The fold-pooled ``known`` scores with their test-set sampling.
-
-    Their warnings are the folds' again: silenced.
-    """
+    """The fold-pooled ``known`` scores with their test-set sampling (their
+    warnings, the folds' again, silenced)."""
     if not known:
         return known
     try:

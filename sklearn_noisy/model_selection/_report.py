@@ -1,8 +1,5 @@
-"""Reports of a fitted :class:`NoisyCrossValidator`: table, dict/JSON, text, HTML.
-
-They read only its public fitted attributes; its :meth:`summary`,
-:meth:`to_dict`, ``str`` and HTML representation delegate here.
-"""
+"""Reports of a fitted :class:`NoisyCrossValidator` (from its public fitted
+attributes): the table, dict/JSON, text and HTML."""
 
 from __future__ import annotations
 
@@ -37,19 +34,15 @@ def _std(variance: float) -> float:
     return math.sqrt(variance) if variance >= 0 else math.nan
 
 
-def _json_number(value: Any) -> Any:
-    """A float for JSON: NaN and infinities become None (strict JSON has neither)."""
-    value = float(value)
-    return value if math.isfinite(value) else None
-
-
 def _json_ready(value: Any) -> Any:
-    """``value`` with every float in its dicts and lists as :func:`_json_number`."""
+    """``value`` with every non-finite float in its dicts and lists as None."""
     if isinstance(value, dict):
         return {key: _json_ready(item) for key, item in value.items()}
     if isinstance(value, list):
         return [_json_ready(item) for item in value]
-    return _json_number(value) if isinstance(value, float) else value
+    if isinstance(value, float):
+        return float(value) if math.isfinite(value) else None
+    return value
 
 
 def _as_table(rows: list[dict]) -> Any:
@@ -116,24 +109,18 @@ def interval(
     level: float,
     score: NoisyScore | None = None,
 ) -> tuple[float, float]:
-    """The label-noise interval of the tables and plots: :class:`NoisyScore`'s.
-
-    Feldman and Cousins's unified interval near a bound for the truth and
-    remeasurement estimates (a root metric's the root of its square's: pass
-    the ``score`` itself), the clipped normal interval for the forward value.
-    """
+    """The label-noise interval of the tables and plots: ``score``'s own (one
+    built from ``estimate`` and ``variance`` without it), normal where the
+    score has an exact distribution (:ref:`reading_limits`)."""
     if score is None:
         score = NoisyScore(metric, estimate, variance, math.nan, 0, estimand=estimand)
-    return tuple(score.confidence_interval(level, method="normal"))
+    method = "normal" if score.interval_method == "exact" else "auto"
+    return tuple(score.confidence_interval(level, method=method))
 
 
 def shown(metric: str, estimate: float, low: float, high: float) -> tuple[float, str]:
-    """The point a display shows for an estimate, and ``"<"``, ``">"`` or ``""``.
-
-    An interval that starts at the metric's lower bound is an upper limit (``"<"``
-    its upper end), one that ends at the upper bound a lower limit (``">"``): no
-    point is shown (NaN), so that none lies outside its interval or its range.
-    """
+    """The point shown for an estimate (NaN for a limit) and ``"<"``, ``">"`` or
+    ``""``: an interval that reaches the metric's bound is a limit."""
     lower, upper = METRIC_RANGES.get(metric, (-math.inf, math.inf))
     if math.isfinite(lower) and low <= lower:
         return math.nan, "<"
@@ -151,52 +138,38 @@ def _shown_text(entry: dict[str, Any], decimals: int | None) -> str:
     return f"{limit} {_num(end, decimals)}"
 
 
-def _pooled(cv: Any, key: str, estimand: str) -> tuple[float, float, float]:
-    """Pooled estimate, label-noise and test-set sampling variance (NaN if none)."""
-    score = cv.pooled_estimates_.get(key, {}).get(estimand)
-    if score is None:
-        return math.nan, math.nan, math.nan
-    return score.expected, score.variance, score.sampling_variance
-
-
 def _rows(cv: Any, key: str) -> list[tuple[Any, int, float, dict]]:
-    """``(fold, n_test, nominal, entries)`` of each fold (numbered from 1), then
-    of the pooled scores (fold ``"pooled"``) if any; ``entries``: :func:`_entries`.
+    """The table model of one metric: ``(fold, n_test, nominal, entries)`` of each
+    fold (from 1), then of the pooled scores (fold ``"pooled"``) if any.
+
+    ``entries``: per shown estimand its ``estimate``, ``variance``, ``sd``; the
+    lead's also its score's interval (``ci_low``, ``ci_high``) and ``limit``.
     """
     info, results = cv.estimands_[key], cv.cv_results_
-    folds = cv.fold_estimates_.get(key, {})
-    lead, metric = info["lead"], cv.scorers_[key].metric
     rows = [
         (
             k + 1,
             int(results["n_test"][k]),
             float(results[f"{key}_nominal"][k]),
-            {
-                e: (
-                    float(results[f"{key}_{e}"][k]),
-                    float(results[f"{key}_{e}_variance"][k]),
-                    folds[e][k] if e in folds else None,
-                )
-                for e in info["shown"]
-            },
+            {e: cv.fold_estimates_[key][e][k] for e in info["shown"]},
         )
         for k in range(cv.n_splits_)
     ]
     pooled = cv.pooled_.get(key)
     if pooled is not None:
-        values = {
-            e: (*_pooled(cv, key, e)[:2], cv.pooled_estimates_[key].get(e))
-            for e in info["shown"]
-        }
-        rows.append(("pooled", pooled.n_samples, pooled.nominal, values))
-    level = cv.confidence_level
-    return [(*row[:3], _entries(row[3], level, lead, metric)) for row in rows]
+        scores = {e: cv.pooled_estimates_[key].get(e) for e in info["shown"]}
+        rows.append(("pooled", pooled.n_samples, pooled.nominal, scores))
+    metric, level = cv.scorers_[key].metric, cv.confidence_level
+    return [(*row[:3], _entries(row[3], level, info["lead"], metric)) for row in rows]
 
 
-def _entries(values: dict, level: float, lead: str, metric: str) -> dict[str, dict]:
+def _entries(scores: dict, level: float, lead: str, metric: str) -> dict[str, dict]:
     """Per estimand its estimate, variance and SD; the lead's interval and limit."""
     entries = {}
-    for estimand, (estimate, variance, score) in values.items():
+    for estimand, score in scores.items():
+        estimate, variance = (
+            (math.nan, math.nan) if score is None else (score.expected, score.variance)
+        )
         entry = {"estimate": estimate, "variance": variance, "sd": _std(variance)}
         if estimand == lead:
             low, high = interval(metric, estimand, estimate, variance, level, score)
@@ -208,12 +181,16 @@ def _entries(values: dict, level: float, lead: str, metric: str) -> dict[str, di
 
 def _sampling_entries(cv: Any, key: str, estimand: str, lead: bool) -> dict[str, float]:
     """``sampling_sd`` and ``total_sd`` (and the lead's interval with both)."""
-    _, variance, sampling = _pooled(cv, key, estimand)
+    score = cv.pooled_estimates_.get(key, {}).get(estimand)
+    variance, sampling = (
+        (math.nan, math.nan)
+        if score is None
+        else (score.variance, score.sampling_variance)
+    )
     entry = {"sampling_sd": _std(sampling), "total_sd": _std(variance + sampling)}
     if lead:  # the pooled interval with both sources (the score's own)
         both = (math.nan, math.nan)
         if not math.isnan(sampling):
-            score = cv.pooled_estimates_[key][estimand]
             both = score.confidence_interval(cv.confidence_level, source="both")
         entry["both_ci_low"], entry["both_ci_high"] = both
     return entry
@@ -224,6 +201,7 @@ def _summary_table(cv: Any) -> Any:
     table = []
     for key in cv.scorers_:
         lead = cv.estimands_[key]["lead"]
+        sampling = _sampling_entries(cv, key, lead, True)
         for fold, n_test, nominal, entries in _rows(cv, key):
             row = {"metric": key, "fold": fold, "n_test": n_test, "nominal": nominal}
             row["estimand"] = lead
@@ -234,7 +212,6 @@ def _summary_table(cv: Any) -> Any:
             for estimand, entry in entries.items():
                 row[estimand], row[f"{estimand}_sd"] = entry["estimate"], entry["sd"]
             # the test-set sampling of the lead: on the pooled row only
-            sampling = _sampling_entries(cv, key, lead, True)
             row.update(
                 sampling if fold == "pooled" else dict.fromkeys(sampling, math.nan)
             )
@@ -259,8 +236,7 @@ def _results_dict(cv: Any) -> dict[str, Any]:
     for key, scorer in cv.scorers_.items():
         info = cv.estimands_[key]
         rows = _rows(cv, key)
-        for k, fold in enumerate(folds):
-            entries = rows[k][3]
+        for fold, (_, _, nominal, entries) in zip(folds, rows, strict=False):
             lead = entries[info["lead"]]  # top level: the lead, the others nested
             fold["metrics"][key] = {
                 "estimand": info["lead"],
@@ -269,7 +245,7 @@ def _results_dict(cv: Any) -> dict[str, Any]:
                 "std": lead["sd"],
                 "ci_low": lead["ci_low"],
                 "ci_high": lead["ci_high"],
-                "nominal": rows[k][2],
+                "nominal": nominal,
                 "estimands": entries,
             }
         score = cv.pooled_.get(key)
@@ -403,10 +379,17 @@ def summary_lines(cv: Any) -> list[str]:
 def _budget_line(cv: Any, key: str, decimals: int | None) -> str:
     """The pooled lead's error budget: the SD of each source and of both."""
     lead = cv.estimands_[key]["lead"]
-    estimate, variance, sampling = _pooled(cv, key, lead)
-    if math.isnan(sampling) or not math.isfinite(estimate):
+    score = cv.pooled_estimates_.get(key, {}).get(lead)
+    if score is None or math.isnan(score.sampling_variance):
         return ""
-    method = cv.pooled_estimates_[key][lead].sampling_method.replace("_", " ")
+    estimate, variance, sampling = (
+        score.expected,
+        score.variance,
+        score.sampling_variance,
+    )
+    if not math.isfinite(estimate):
+        return ""
+    method = score.sampling_method.replace("_", " ")
     if not sampling > 0:
         method += ": the samples vary no more than their label noise explains"
     return (

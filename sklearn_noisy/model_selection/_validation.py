@@ -38,9 +38,7 @@ Noise = GaussianNoise | FlipNoise | None
 
 
 class EstimandPlan(NamedTuple):
-    """The estimands reported for one metric: ``shown`` in report order, the
-    ``lead`` and what ``estimand=`` ``requested``.
-    """
+    """The estimands ``shown`` for a metric, the ``lead`` and the ``requested``."""
 
     shown: tuple[str, ...]
     lead: str
@@ -48,12 +46,8 @@ class EstimandPlan(NamedTuple):
 
 
 def plan_estimands(scorer: Any, estimand: str) -> EstimandPlan:
-    """The estimands reported for ``scorer`` when ``estimand=`` leads.
-
-    The lead is :func:`~sklearn_noisy.utils._validation.resolve_estimand`'s,
-    the policy of every entry point; shown: ``truth`` when offered, the lead
-    and ``forward``, in that order.
-    """
+    """The estimands reported for ``scorer``: truth when offered, the lead
+    (:func:`~sklearn_noisy.utils._validation.resolve_estimand`'s) and forward."""
     offered = scorer.estimands
     lead = resolve_estimand(estimand, offered)
     wanted = {"truth", "forward", lead, scorer.estimand}
@@ -71,12 +65,8 @@ def _check_noise(
     sigma_dof: Any = None,
     offsets: tuple[Any, Any, Any] = (None, None, None),
 ) -> Noise:
-    """Validate the label noise once, before any fold is fitted.
-
-    ``offsets``: ``(groups, sigma_shared, sigma_shared_dof)``, the batches'
-    shared offsets, used only with ``sigma_shared`` (``groups`` alone is the
-    splitter's).
-    """
+    """The label noise validated once, before any fold is fitted; ``offsets``:
+    ``(groups, sigma_shared, sigma_shared_dof)`` (groups used with sigma_shared)."""
     groups, sigma_shared, sigma_shared_dof = offsets
     if sigma_shared is not None and sigma is None:
         raise TypeError(
@@ -112,12 +102,8 @@ def _check_noise(
 
 
 def check_batches_in_folds(noise: Noise, splits: list[tuple[Any, Any]]) -> None:
-    """Warn when test folds cut through batches with shared offsets.
-
-    The label errors of different folds are then correlated: the pooled
-    result (the metric on the concatenated out-of-fold predictions) accounts
-    for it, the fold-to-fold spread does not (user guide: :ref:`shared_offsets`).
-    """
+    """Warn when test folds cut through batches with shared offsets
+    (:ref:`shared_offsets`)."""
     shared = getattr(noise, "shared", None)
     if shared is None:
         return
@@ -164,10 +150,7 @@ def score_estimands(
     classes: np.ndarray | None,
     **options: Any,
 ) -> dict[str, Any]:
-    """``{estimand: NoisyScore or the exception}`` from one scorer call.
-
-    ``options`` go to :meth:`NoisyScorer._score_estimands`.
-    """
+    """``{estimand: NoisyScore or the exception}`` from one scorer call."""
     return scorer._score_estimands(
         y,
         responses[scorer.response_method],
@@ -180,10 +163,8 @@ def score_estimands(
 
 
 def _scoring_target(y: Any, classifier: bool) -> Any:
-    """``y`` as the metrics take it: a one-column 2-D target as 1-D.
-
-    A regressor's numbers held in an object array become floats.
-    """
+    """``y`` as the metrics take it: one column as 1-D, a regressor's objects
+    as floats."""
     shape = np.shape(y)
     if len(shape) == 2 and shape[1] == 1:
         y = column_or_1d(y)
@@ -211,12 +192,8 @@ def _fold_tables(
     plans: dict[str, EstimandPlan],
     error_score: Any,
 ) -> tuple[dict, dict, dict, dict]:
-    """``cv_results_``, ``fold_scores_``, ``estimands_`` and ``fold_estimates_``.
-
-    A failed fold's expected and nominal values are ``error_score`` (NaN for
-    ``"raise"``), its variances NaN. The notes say why the requested estimand
-    does not lead, and which estimand failed on a fold.
-    """
+    """``cv_results_``, ``fold_scores_``, ``estimands_`` and ``fold_estimates_``
+    (a failed fold: ``error_score``, variances NaN)."""
     error = error_score if error_score != "raise" else np.nan
     cv_results = {
         name: np.array([r[name] for r in results])
@@ -285,10 +262,7 @@ def _store_input_attributes(estimator: Any, X: Any) -> None:
 
 
 def _undefined_score(scorer: Any, n_test: int, estimand: str) -> NoisyScore | None:
-    """A NaN score where the metric is not defined on ``n_test`` samples, else None.
-
-    As scikit-learn's ``r2_score``, NaN (with a warning) on fewer than two samples.
-    """
+    """A NaN score where the metric is not defined on ``n_test`` samples, else None."""
     metric = scorer.metric
     if n_test >= get_metric_info(metric).min_samples:
         return None
@@ -299,11 +273,8 @@ def _undefined_score(scorer: Any, n_test: int, estimand: str) -> NoisyScore | No
 def _get_response(
     estimator: Any, method: str, X: Any, classes: np.ndarray | None, y_test: Any
 ) -> np.ndarray:
-    """Response of a fitted estimator, with class columns aligned to ``classes``.
-
-    One-column predictions of a 1-D target (a model fitted on ``df[["y"]]``)
-    are raveled, as the target is.
-    """
+    """Response of a fitted estimator, class columns aligned to ``classes``,
+    one-column predictions of a 1-D target raveled."""
     response = np.asarray(getattr(estimator, method)(X))
     if (
         method == "predict"
@@ -344,12 +315,8 @@ def _fit_and_score_fold(
     split_progress: tuple[int, int],
     plans: dict[str, Any],
 ) -> dict[str, Any]:
-    """Fit on one training set, predict and score its test set (one joblib task).
-
-    The estimator is fitted on ``y`` and scored against ``y_score`` (see
-    :func:`_scoring_target`); one call per scorer gives every shown estimand,
-    and scoring failures are recorded, not raised.
-    """
+    """Fit on ``y`` of one training set, score its test set against ``y_score``;
+    failures are recorded, not raised (one joblib task)."""
     fit_params = _check_method_params(X, params=fit_params, indices=train)
     result: dict[str, Any] = {
         "fit_error": None,
@@ -361,7 +328,6 @@ def _fit_and_score_fold(
         "scores": dict.fromkeys(scorers),
         "estimates": {},
         "estimand_errors": {},
-        "leads": {key: plan.lead for key, plan in plans.items()},
         "score_time": 0.0,
     }
     start = time.perf_counter()
@@ -508,12 +474,8 @@ def run_folds(
     fit_params: dict,
     plans: dict[str, Any],
 ) -> list[dict]:
-    """Fit and score every split of ``cv`` in parallel; warn or raise on failures.
-
-    ``cv`` is the :class:`NoisyCrossValidator`; ``y`` is the pair (target as
-    given, target as the metrics take it). The fold lines are printed here, as
-    the folds finish; joblib's own lines only from ``verbose=2`` on.
-    """
+    """Fit and score every split in parallel, print the fold lines as they
+    finish; warn or raise on failures. ``y``: (as given, as scored)."""
     parallel = Parallel(
         n_jobs=cv.n_jobs,
         verbose=max(cv.verbose - 1, 0),
@@ -574,32 +536,20 @@ def _end_message(result: dict, split_progress: tuple[int, int]) -> str:
     if result["fit_error"] is not None:
         body = " fit failed;"
     else:
-        parts = []
-        for key, score in result["scores"].items():
-            if score is None:
-                parts.append(f" {key}: failed")
-            else:
-                name = result["leads"].get(key, "")
-                lead = result["estimates"].get(key, {}).get(name)
-                score, name = (score, score.estimand) if lead is None else (lead, name)
-                parts.append(
-                    f" {key}: {name} {score.expected:.4g}±{_std(score.variance):.2g}"
-                )
+        parts = [
+            f" {key}: failed"
+            if s is None
+            else f" {key}: {s.estimand} {s.expected:.4g}±{_std(s.variance):.2g}"
+            for key, s in result["scores"].items()
+        ]
         body = ";".join(parts) + ";"
     total = result["fit_time"] + result["score_time"]
     return f"{head}{body} n_test={result['n_test']}, total time={total:.3g}s"
 
 
 class FoldProgress:
-    """Report finished folds to ``stream`` (standard output by default).
-
-    Parameters
-    ----------
-    n_folds : int
-        The number of folds to run.
-    stream : file-like, default=None
-        Where to write; ``sys.stdout`` at the time of each write by default.
-    """
+    """Report ``n_folds`` finished folds to ``stream`` (``sys.stdout`` at each
+    write by default)."""
 
     def __init__(self, n_folds: int, stream: TextIO | None = None) -> None:
         self.n_folds = n_folds
