@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.dummy import DummyRegressor
 from sklearn.linear_model import LinearRegression
 
 from sklearn_noisy.metrics import (
@@ -478,6 +479,37 @@ def test_compare_estimators_carries_the_offsets():
         assert difference.method == "exact"
         stds.append(difference.std)
     assert stds[1] > 1.2 * stds[0]
+
+
+def test_compare_estimators_passes_sigma_shared_dof():
+    from sklearn.model_selection import GroupKFold
+
+    from sklearn_noisy.model_selection import NoisyCrossValidator, compare_estimators
+
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(80, 2))
+    groups = np.repeat(np.arange(8), 10)
+    y = X @ [1.0, -1.0] + rng.normal(size=8)[groups] * 0.4 + rng.normal(size=80) * 0.4
+    common = {"sigma": 0.4, "groups": groups, "sigma_shared": 0.4}
+    variances = []
+    for dof in (None, 3.0):
+        result = compare_estimators(
+            {"ols": LinearRegression(), "mean": DummyRegressor()},
+            X,
+            y,
+            scoring=["mean_squared_error"],
+            cv=GroupKFold(4),
+            sigma_shared_dof=dof,
+            **common,
+        )
+        alone = NoisyCrossValidator(
+            LinearRegression(), scoring=["mean_squared_error"], cv=GroupKFold(4)
+        ).fit(X, y, sigma_shared_dof=dof, **common)
+        pooled = result.pooled["ols"]["mean_squared_error"]
+        expected = alone.pooled_["mean_squared_error"]
+        assert pooled.variance == pytest.approx(expected.variance, rel=1e-12)
+        variances.append(pooled.variance)
+    assert variances[1] > 1.05 * variances[0]
 
 
 def test_summarize_batches_one_way_and_unbiased():

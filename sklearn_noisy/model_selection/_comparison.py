@@ -377,6 +377,7 @@ def compare_estimators(
     estimand: str = "auto",
     sigma_shared: Any = None,
     test_set_sampling: Any = TEST_SET_SAMPLING,
+    sigma_shared_dof: Any = None,
 ) -> EstimatorComparison:
     """Compare estimators on the same folds, with the paired label-noise variance.
 
@@ -402,6 +403,10 @@ def compare_estimators(
         The label noise and the groups, as in :meth:`NoisyCrossValidator.fit`.
     sigma_shared : float, dict or array-like of shape (n_samples,), default=None
         SD of an offset shared by a batch of labels (:ref:`shared_offsets`).
+    sigma_shared_dof : float, dict or array-like, default=None
+        Degrees of freedom of an estimated ``sigma_shared``, as in
+        :meth:`NoisyCrossValidator.fit`: they widen each estimator's pooled
+        estimate; the paired differences treat ``sigma_shared`` as known.
     n_jobs : int, default=None
         Folds fitted in parallel (per estimator).
     confidence_level : float, default=0.95
@@ -474,6 +479,7 @@ def compare_estimators(
             sigma_dof=sigma_dof,
             groups=groups,
             sigma_shared=sigma_shared,
+            sigma_shared_dof=sigma_shared_dof,
         )
         if cv_results[name].oof_indices_ is None:
             raise ValueError(
