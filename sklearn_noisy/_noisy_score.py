@@ -28,6 +28,7 @@ INTERVAL_METHODS = (
     "bootstrap_t",
     "cornish_fisher",
     "log_t",
+    "log_complement",
 )
 
 #: The ``method`` a caller may ask ``confidence_interval`` for.
@@ -46,8 +47,9 @@ SAMPLING_METHODS = ("per_sample_terms", "delta", "bootstrap")
 #: (``MetricInfo.value_range``): every interval is clipped to them.
 METRIC_RANGES: dict[str, tuple[float, float]] = {}
 
-#: The proportion intervals (``"binomial"``, ``"wilson"``) each metric offers,
-#: filled from the registry (``MetricInfo.interval_methods``).
+#: The proportion intervals (``"binomial"``, ``"wilson"``) and skewed ones
+#: (``"log_complement"``) each metric offers, filled from the registry
+#: (``MetricInfo.interval_methods``).
 METRIC_INTERVALS: dict[str, tuple[str, ...]] = {}
 
 
@@ -88,7 +90,7 @@ class ConfidenceInterval(tuple):
     low, high : float
         The bounds, inside the range of the metric.
     method : {"exact", "normal", "t", "binomial", "wilson", "unified", \
-"unified_sqrt", "bootstrap_t", "cornish_fisher", "log_t"}
+"unified_sqrt", "bootstrap_t", "cornish_fisher", "log_t", "log_complement"}
         How the interval was built (:ref:`error_budget_intervals`).
     content : float
         The probability of ``[low, high]`` under the exact distribution of the
@@ -403,6 +405,11 @@ default=None
         elif source == "label_noise" and requested == "auto":
             pivot = _pivot_quantiles(self.label_pivot, confidence_level)
             pivot_method = "cornish_fisher"
+            skewed = None
+            if pivot is None and self.estimand != "forward":
+                skewed = self._log_complement(variance, confidence_level, math.inf)
+            if skewed is not None:
+                return skewed
         return self._normal_interval(
             variance, confidence_level, dof, method, pivot, pivot_method
         )
@@ -417,8 +424,9 @@ default=None
     def prediction_interval(self, confidence_level: float = 0.95) -> ConfidenceInterval:
         """Interval for the metric of a new test set of the same size.
 
-        Student's t (on the log scale for a positive metric far from 0). Read
-        more in the :ref:`User Guide <error_budget_intervals>`.
+        Student's t (on the log scale for a positive metric far from 0, of
+        ``1 − R²`` for R² far from 1). Read more in the
+        :ref:`User Guide <error_budget_intervals>`.
 
         Parameters
         ----------
@@ -428,7 +436,8 @@ default=None
         Returns
         -------
         ConfidenceInterval
-            The pair ``(low, high)``, ``method="t"`` or ``"log_t"``.
+            The pair ``(low, high)``, ``method="t"``, ``"log_t"`` or
+            ``"log_complement"``.
         """
         check_level(confidence_level)
         self._source_variance("both")  # needs the sampling variance
@@ -446,7 +455,27 @@ default=None
             if estimate > t * sd:
                 ends = estimate * np.exp([-t * sd / estimate, t * sd / estimate])
                 return ConfidenceInterval(*(np.sqrt(ends) if root else ends), "log_t")
+        skewed = self._log_complement(variance, confidence_level, dof)
+        if skewed is not None:
+            return skewed
         return self._normal_interval(variance, confidence_level, dof)
+
+    def _log_complement(
+        self, variance: float, level: float, dof: float
+    ) -> ConfidenceInterval | None:
+        """The interval of ``u = upper − expected`` on the log scale, ``upper −
+        u·exp(∓t·SD/u)``, for a metric that offers ``"log_complement"`` (R² =
+        1 − SSE/SST); None off it, or within ``2t`` SDs of the bound (the
+        unified interval's region)."""
+        if "log_complement" not in METRIC_INTERVALS.get(self.metric, ()):
+            return None
+        p = 0.5 + level / 2.0
+        t = float(ndtri(p)) if math.isinf(dof) else float(stdtrit(dof, p))
+        u, half = self._range[1] - self.expected, t * math.sqrt(variance)
+        if not (math.isfinite(half) and u > 2.0 * half):
+            return None
+        low, high = self._range[1] - u * np.exp([half / u, -half / u])
+        return ConfidenceInterval(low, high, "log_complement")
 
     def _normal_interval(
         self,

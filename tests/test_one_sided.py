@@ -12,7 +12,7 @@ from sklearn_noisy.metrics import expected_accuracy_score
 
 def test_far_from_a_bound_each_end_is_the_normal_quantile():
     score = NoisyScore(
-        "r2", expected=0.5, variance=0.01, nominal=0.5, n_samples=50,
+        "explained_variance", expected=0.5, variance=0.01, nominal=0.5, n_samples=50,
         estimand="truth",
     )  # fmt: skip
     z = norm.ppf(0.95)

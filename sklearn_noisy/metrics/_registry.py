@@ -262,6 +262,7 @@ _RECORDS = (
         "R²",
         greater_is_better=True,
         min_samples=2,
+        interval_methods=("log_complement",),
     ),
     _regression(
         EXPLAINED_VARIANCE,
