@@ -129,9 +129,9 @@ degree = search.best_params_["polynomialfeatures__degree"]
 # **Which σ.** The plan assumes σ known. Each sample's own σ rests on 2 to 4
 # readings (1 to 3 degrees of freedom), so the samples whose σ is largest are
 # mostly those whose few readings happened to disagree, and a plan on them
-# chases that chance. The plan below uses the pooled SD of one analysis over
-# all samples, σᵢ = s / √nᵢ (what ``sklearn-noisy plan`` does too); the plan on
-# each sample's own σ is kept for the check that follows.
+# chases that chance. Given ``sigma_dof``, the plan uses the pooled SD of one
+# analysis over all samples, σᵢ = s / √nᵢ (as ``sklearn-noisy plan`` does); the
+# plan on each sample's own σ is kept for the check that follows.
 y_pred = cross_val_predict(polynomial_ridge(degree), X, y, cv=folds)
 
 
@@ -142,10 +142,9 @@ def pooled_sd(readings):
 
 
 s_pooled = pooled_sd(wheat.repeats)
-sigma_pooled = s_pooled / np.sqrt(n_readings)
 budget = 150
 plan = plan_remeasurement(
-    y, y_pred, sigma=sigma_pooled, n_readings=n_readings, budget=budget
+    y, y_pred, sigma=sigma, sigma_dof=sigma_dof, n_readings=n_readings, budget=budget
 )
 plan_own = plan_remeasurement(
     y, y_pred, sigma=sigma, n_readings=n_readings, budget=budget
