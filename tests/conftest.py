@@ -9,6 +9,8 @@ test run is reproducible.
 
 from __future__ import annotations
 
+import csv
+
 import pytest
 from hypothesis import settings
 
@@ -40,3 +42,19 @@ def pytest_collection_modifyitems(
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def runs_csv(tmp_path):
+    """Write ``x1, x2, run, y`` rows (features ``X`` of two columns, the batch
+    of each sample, its label) to a CSV file; returns the file's path."""
+
+    def write(X, runs, y):
+        path = tmp_path / "runs.csv"
+        with open(path, "w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["x1", "x2", "run", "y"])
+            writer.writerows(zip(X[:, 0], X[:, 1], runs, y, strict=True))
+        return path
+
+    return write

@@ -426,7 +426,7 @@ def test_dataset_option_runs_the_oxygen_sensor(capsys):
     assert truth["ci_low"] == 0.0 and truth["estimate"] < truth["sd"]
 
 
-def test_sigma_shared_dof_reaches_the_metric(capsys, tmp_path):
+def test_sigma_shared_dof_reaches_the_metric(capsys, tmp_path, runs_csv):
     """--sigma-shared-dof: the pooled truth MSE equals the library's on the
     out-of-fold predictions with the same degrees of freedom; checked first."""
     from sklearn.model_selection import GroupKFold
@@ -436,11 +436,7 @@ def test_sigma_shared_dof_reaches_the_metric(capsys, tmp_path):
     runs = np.repeat(["r1", "r2", "r3", "r4", "r5"], 8)
     y = X @ [1.0, -1.0] + np.repeat(rng.normal(size=5) * 0.3, 8)
     y = y + rng.normal(size=40) * 0.3
-    path = tmp_path / "runs.csv"
-    with open(path, "w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["x1", "x2", "run", "y"])
-        writer.writerows(zip(X[:, 0], X[:, 1], runs, y, strict=True))
+    path = runs_csv(X, runs, y)
     out = tmp_path / "out.json"
     common = ["evaluate", "--data", str(path), "--target", "y", "--sigma", "0.3"]
     common += ["--groups", "run", "--sigma-shared", "0.3"]

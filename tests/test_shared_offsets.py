@@ -596,10 +596,9 @@ def test_estimated_sigma_shared_with_its_dof(capsys):
     assert ratios[True] > 0.85 > 0.75 > ratios[False]
 
 
-def test_command_line_groups_and_sigma_shared(capsys, tmp_path):
+def test_command_line_groups_and_sigma_shared(capsys, tmp_path, runs_csv):
     """--groups keeps batches whole (GroupKFold) and --sigma-shared reaches the
     metric: the pooled MSE equals the metric on the out-of-fold predictions."""
-    import csv
     import json
 
     from sklearn.model_selection import GroupKFold, cross_val_predict
@@ -612,11 +611,7 @@ def test_command_line_groups_and_sigma_shared(capsys, tmp_path):
     offsets = dict(zip(np.unique(runs), rng.normal(size=6) * 0.3, strict=True))
     y = X @ [1.0, -1.0] + np.array([offsets[r] for r in runs])
     y = y + rng.normal(size=48) * 0.3
-    path = tmp_path / "runs.csv"
-    with open(path, "w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["x1", "x2", "run", "y"])
-        writer.writerows(zip(X[:, 0], X[:, 1], runs, y, strict=True))
+    path = runs_csv(X, runs, y)
     out = tmp_path / "out.json"
     common = ["evaluate", "--data", str(path), "--target", "y", "--sigma", "0.3"]
     estimator = ["--estimator", "sklearn.linear_model.LinearRegression"]
