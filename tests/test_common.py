@@ -27,6 +27,7 @@ check that fails today is listed in ``KNOWN_FAILURES`` and marked
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import pickle
 
@@ -210,6 +211,18 @@ def test_metric_table_is_the_registry():
         info = get_metric_info(name)
         assert info.name == name
         assert get_metric_info(info.function) is info
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [("noise", "laplace"), ("response_method", "decision_function"),
+     ("binary_proba", "column"), ("default_targets", ("multilabel",))],
+)  # fmt: skip
+def test_a_record_with_an_unknown_choice_is_refused(field, value):
+    """A contributor's record naming a noise kind, response method or target
+    type the engines do not know fails at import, naming the field."""
+    with pytest.raises(ValueError, match=field):
+        dataclasses.replace(get_metric_info("accuracy"), **{field: value})
 
 
 def test_unweighted_metrics_table():
