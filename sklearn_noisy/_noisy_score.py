@@ -170,6 +170,18 @@ def _pivot_quantiles(
     )
 
 
+def _t_quantile(level: float, dof: float) -> float:
+    """The upper two-sided ``level`` quantile of Student's t (normal: ``dof`` inf)."""
+    p = 0.5 + level / 2.0
+    return float(ndtri(p)) if math.isinf(dof) else float(stdtrit(dof, p))
+
+
+def _log_scale(distance: float, half: float) -> np.ndarray:
+    """``distance·exp(∓half/distance)``: a symmetric half-width ``half`` taken on
+    the log scale of a positive distance (to 0, or to a metric's upper bound)."""
+    return distance * np.exp([-half / distance, half / distance])
+
+
 @dataclass(frozen=True, repr=False)
 class NoisyScore:
     """Expected value and variance of a metric over the label noise.
@@ -446,14 +458,13 @@ default=None
         dof = self._dof(2.0 * self.sampling_variance, variance)
         lower, upper = self._range
         if (lower, upper) == (0.0, math.inf) and math.isfinite(variance):
-            p = 0.5 + confidence_level / 2.0
-            t = float(ndtri(p)) if math.isinf(dof) else float(stdtrit(dof, p))
+            t = _t_quantile(confidence_level, dof)
             estimate, sd = self.expected, math.sqrt(variance)
             root = self.interval_method == "unified_sqrt"
             if root:
                 estimate, sd = self.distribution.estimate, sd * self.distribution.factor
             if estimate > t * sd:
-                ends = estimate * np.exp([-t * sd / estimate, t * sd / estimate])
+                ends = _log_scale(estimate, t * sd)
                 return ConfidenceInterval(*(np.sqrt(ends) if root else ends), "log_t")
         skewed = self._log_complement(variance, confidence_level, dof)
         if skewed is not None:
@@ -469,12 +480,11 @@ default=None
         unified interval's region)."""
         if "log_complement" not in METRIC_INTERVALS.get(self.metric, ()):
             return None
-        p = 0.5 + level / 2.0
-        t = float(ndtri(p)) if math.isinf(dof) else float(stdtrit(dof, p))
-        u, half = self._range[1] - self.expected, t * math.sqrt(variance)
+        u = self._range[1] - self.expected
+        half = _t_quantile(level, dof) * math.sqrt(variance)
         if not (math.isfinite(half) and u > 2.0 * half):
             return None
-        low, high = self._range[1] - u * np.exp([half / u, -half / u])
+        high, low = self._range[1] - _log_scale(u, half)
         return ConfidenceInterval(low, high, "log_complement")
 
     def _normal_interval(
@@ -489,9 +499,8 @@ default=None
         """``expected ± z·sqrt(variance)`` (normal, or Student's for ``dof``), or
         from the ``pivot``'s quantiles; near a bound, Feldman and Cousins's
         unified interval for truth and remeasurement, clipped for forward."""
-        p = 0.5 + level / 2.0
-        z = float(ndtri(p)) if math.isinf(dof) else float(stdtrit(dof, p))
-        sd = math.sqrt(variance) * z / float(ndtri(p))
+        z = _t_quantile(level, dof)
+        sd = math.sqrt(variance) * z / _t_quantile(level, math.inf)
         root = math.sqrt(variance)
         if pivot is not None and math.isfinite(variance):
             method = pivot_method
