@@ -480,7 +480,7 @@ default=UNCHANGED
                 continue
             if key != "sample_weight":  # every metric takes sample_weight
                 _check_key(self._info, key)
-            if key in ("sigma", "q") and self.transition_matrix is not None:
+            if key == "q" and self.transition_matrix is not None:
                 raise ValueError(
                     "This scorer uses a constant transition_matrix, so it takes no "
                     "q from metadata; build it without transition_matrix to route q."
@@ -589,11 +589,8 @@ default=UNCHANGED
         known: dict[str, NoisyScore] | None = None,
         **options: Any,
     ) -> dict[str, NoisyScore | Exception]:
-        """``{estimand: score or the exception it raised}``, the input prepared once.
-
-        With ``test_set_sampling``, the ``known`` scores (pooled from folds) only
-        get their sampling.
-        """
+        """``{estimand: score or the exception it raised}``, the input prepared once;
+        with ``test_set_sampling``, the ``known`` scores only get their sampling."""
         y_pred, kwargs = self._metric_call(y_true, y_pred, **options)
         known = known if test_set_sampling and known else {}
         scores: dict[str, NoisyScore | Exception] = {}
