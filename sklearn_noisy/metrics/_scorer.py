@@ -393,7 +393,7 @@ class NoisyScorer(_BaseScorer):
 
     def _accept_sample_weight(self) -> bool:
         # Read by scikit-learn's searches when routing is disabled.
-        return _takes(self._info, "sample_weight")
+        return True
 
     def _routing_repr(self) -> str:
         return repr(self)
@@ -427,10 +427,8 @@ class NoisyScorer(_BaseScorer):
             The requests of the ``score`` method.
         """
         request = MetadataRequest(owner=self)
-        requests = dict(self._score_request)
-        if "sample_weight" not in requests and self._accept_sample_weight():
-            requests["sample_weight"] = None  # an error if passed, as scikit-learn's
-        for param, alias in requests.items():
+        # sample_weight (every metric takes it): an error if passed, as scikit-learn's
+        for param, alias in {"sample_weight": None, **self._score_request}.items():
             request.score.add_request(param=param, alias=alias)
         return request
 
@@ -467,9 +465,7 @@ default=UNCHANGED
         if not _routing_enabled():
             raise RuntimeError(
                 "set_score_request is only available when metadata routing is "
-                "enabled: call sklearn.set_config(enable_metadata_routing=True) "
-                "(or use `with sklearn.config_context(enable_metadata_routing="
-                "True):`)."
+                "enabled: call sklearn.set_config(enable_metadata_routing=True)."
             )
         given = {"sigma": sigma, "q": q, "sample_weight": sample_weight}
         given.update(sigma_dof=sigma_dof, groups=groups, sigma_shared=sigma_shared)
