@@ -41,22 +41,21 @@ __all__ = [
 ]
 
 _OUTPUTS = ("expected", "all")
+#: The noise sources of a scorer: a constant, a column of X, a callable or routed.
+_SOURCES = ("sigma", "q", "sigma_dof", "sigma_shared", "sigma_shared_dof")
+#: The keywords of each kind of label noise (besides the shared batch offsets).
+_KINDS = {
+    "sigma": ("regression", ("sigma", "sigma_dof")),
+    "q": ("classification", ("q", "transition_matrix")),
+}
+_OFFSETS = ("groups", "sigma_shared", "sigma_shared_dof")
 #: Keyword arguments of the metric that the scorer itself fills in.
 _RESERVED = frozenset(
-    "y_true y_pred y_proba sigma sigma_dof groups sigma_shared sigma_shared_dof q "
-    "transition_matrix sample_weight estimand".split()
-)
+    (*_SOURCES, *_OFFSETS, "transition_matrix", "sample_weight", "estimand")
+).union(("y_true", "y_pred", "y_proba", "test_set_sampling"))
 #: Key of the full ``predict_proba`` matrix in scikit-learn's scoring cache, which
 #: keeps a binary problem's positive-class column only under ``"predict_proba"``.
 _FULL_PROBA_KEY = ("sklearn_noisy", "predict_proba")
-#: The keywords of each kind of label noise, and the metrics they apply to.
-_NOISE_KEYWORDS = {
-    "sigma": (
-        "regression",
-        ("sigma", "sigma_dof", "sigma_shared", "sigma_shared_dof", "groups"),
-    ),
-    "q": ("classification", ("q", "transition_matrix")),
-}
 
 
 class MissingNoiseError(ValueError):
@@ -80,11 +79,6 @@ class MissingNoiseError(ValueError):
     """
 
 
-def _scorer_table() -> dict[str, str]:
-    """Scorer name -> canonical metric name."""
-    return {get_metric_info(name).scorer_name: name for name in get_metric_names()}
-
-
 def _takes(info: MetricInfo, parameter: str) -> bool:
     return parameter in inspect.signature(info.function).parameters
 
@@ -93,188 +87,84 @@ def _routing_enabled() -> bool:
     return bool(sklearn.get_config().get("enable_metadata_routing", False))
 
 
-def _check_kind(info: MetricInfo, *keys: str) -> None:
-    """Raise a TypeError for a keyword ``key`` of the other kind of label noise."""
+def _check_key(info: MetricInfo, key: str) -> None:
+    """Raise a TypeError for a noise keyword ``key`` that the metric does not take."""
     takes = info.noise_parameter
-    kind, keywords = _NOISE_KEYWORDS[takes]
-    for key in keys:
-        if key not in keywords:
-            other = _NOISE_KEYWORDS["q" if takes == "sigma" else "sigma"][0]
+    if key in _OFFSETS:
+        if not _takes(info, "sigma_shared"):
             raise TypeError(
-                f"{info.name!r} is a {kind} metric: it takes {takes}, not {key} "
-                f"({key} applies to {other} metrics only)."
+                f"The {info.name!r} metric does not model shared batch offsets, "
+                f"so it takes no {key}."
             )
-
-
-def _check_offsets(info: MetricInfo, key: str) -> None:
-    """Raise a TypeError for ``key`` (groups, sigma_shared or its dof) of a metric
-    without shared batch offsets."""
-    if not _takes(info, "sigma_shared"):
+    elif key not in _KINDS[takes][1]:
+        other = _KINDS["q" if takes == "sigma" else "sigma"][0]
         raise TypeError(
-            f"The {info.name!r} metric does not model shared batch offsets, so it "
-            f"takes no {key}."
+            f"{info.name!r} is a {_KINDS[takes][0]} metric: it takes {takes}, not "
+            f"{key} ({key} applies to {other} metrics only)."
         )
 
 
-def _check_noise_options(
-    info: MetricInfo, sigma: Any, q: Any, transition_matrix: Any, sigma_dof: Any
-) -> tuple[Any, np.ndarray | None]:
-    """The validated noise source and a read-only copy of the transition matrix."""
-    given = {"sigma": sigma, "q": q, "transition_matrix": transition_matrix}
-    given["sigma_dof"] = sigma_dof
-    _check_kind(info, *(key for key, value in given.items() if value is not None))
-    key = info.noise_parameter
-    source = check_noise_source(given[key], key=key)
-    if transition_matrix is None:
-        return source, None
-    if source is not None:
-        raise TypeError(
-            "Pass either q or transition_matrix, not both: they are two "
-            "descriptions of the label noise."
-        )
-    matrix = check_transition_matrix(transition_matrix).copy()
-    matrix.setflags(write=False)
-    return None, matrix
-
-
-def _check_metric_kwargs(metric_kwargs: dict[str, Any] | None) -> dict[str, Any]:
+def _check_metric_kwargs(info: MetricInfo, metric_kwargs: Any) -> dict[str, Any]:
     """A private copy of the metric's further keyword arguments, checked."""
     metric_kwargs = copy.deepcopy(dict(metric_kwargs or {}))
-    reserved = _RESERVED.intersection(metric_kwargs)
-    if reserved:
+    parameters = set(inspect.signature(info.function).parameters)
+    if _RESERVED.intersection(metric_kwargs):
         raise TypeError(
-            f"{sorted(reserved)} cannot be passed as metric keyword arguments: "
-            "the scorer fills them in (the noise from its source or from "
-            "metadata, sample_weight from metadata, estimand from its own "
-            "parameter)."
+            f"{sorted(_RESERVED.intersection(metric_kwargs))} cannot be passed as "
+            "metric keyword arguments: the scorer fills them in (the noise from its "
+            "source or from metadata, sample_weight from metadata, estimand and "
+            "test_set_sampling from its own parameters)."
         )
-    if metric_kwargs.get("multioutput") == "raw_values":
-        raise ValueError(
-            "multioutput='raw_values' gives one score per output, but a scorer "
-            "must return a single value; use 'uniform_average' or output weights."
+    if set(metric_kwargs) - parameters:
+        raise TypeError(
+            f"{info.function.__name__} got unexpected keyword argument(s) "
+            f"{sorted(set(metric_kwargs) - parameters)}; it accepts "
+            f"{sorted(parameters - _RESERVED)}."
         )
-    if "average" in metric_kwargs and metric_kwargs["average"] is None:
+    if metric_kwargs.get("multioutput") == "raw_values" or (
+        "average" in metric_kwargs and metric_kwargs["average"] is None
+    ):
         raise ValueError(
-            "average=None gives one score per class, but a scorer must return "
-            "a single value; use 'binary', 'macro', 'micro' or 'weighted'."
+            "multioutput='raw_values' and average=None give one score per output "
+            "or class, but a scorer must return a single value."
         )
     return metric_kwargs
-
-
-def _check_counts(metric_kwargs: dict[str, Any], source: Any, sigma_dof: Any) -> bool:
-    """Whether ``noise="poisson"`` is among the metric's options, which then
-    takes no ``sigma`` or ``sigma_dof`` source."""
-    if "noise" not in metric_kwargs:
-        return False
-    counts = check_regression_noise(metric_kwargs["noise"]) == "poisson"
-    if counts and (source is not None or sigma_dof is not None):
-        raise TypeError(
-            "Pass sigma (and sigma_dof) or noise='poisson', not both: with count "
-            "labels each label's variance is estimated from the count itself."
-        )
-    return counts
-
-
-def _check_signature(
-    info: MetricInfo, metric_kwargs: dict, transition_matrix: Any
-) -> None:
-    """Check the options of a scorer against its metric's signature."""
-    parameters = inspect.signature(info.function).parameters
-    function = info.function.__name__
-    unknown = sorted(set(metric_kwargs) - set(parameters))
-    if unknown:
-        raise TypeError(
-            f"{function} got unexpected keyword argument(s) {unknown}; it "
-            f"accepts {sorted(set(parameters) - _RESERVED)}."
-        )
-    if transition_matrix is not None and "transition_matrix" not in parameters:
-        raise TypeError(
-            f"{function} does not accept a transition_matrix; use q (a flip "
-            "probability, constant or per sample)."
-        )
 
 
 def _cached_response(method_caller: Any, estimator: Any, method: str, X: Any) -> Any:
     """``estimator.<method>(X)``, once per fold of scikit-learn's multimetric
     scoring (the full ``predict_proba`` matrix under a key of its own)."""
-    if method_caller is None:
-        return getattr(estimator, method)(X)
-    if method == "predict":
+    if method == "predict" and method_caller is not None:
         return method_caller(estimator, "predict", X, pos_label=None)
     cache = None
-    if (
-        isinstance(method_caller, partial)
-        and method_caller.func is _cached_call
-        and method_caller.args
-        and isinstance(method_caller.args[0], dict)
-    ):
-        cache = method_caller.args[0]
-    if cache is None:
+    if isinstance(method_caller, partial) and method_caller.func is _cached_call:
+        cache = method_caller.args[0] if method_caller.args else None
+    if not isinstance(cache, dict):
         return getattr(estimator, method)(X)
-    if _FULL_PROBA_KEY not in cache:
-        classes = getattr(estimator, "classes_", None)
-        as_is = classes is not None and type_of_target(classes) != "binary"
-        if as_is and method in cache:
-            cache[_FULL_PROBA_KEY] = cache[method]
-        else:
-            cache[_FULL_PROBA_KEY] = getattr(estimator, method)(X)
-            if as_is:
-                cache[method] = cache[_FULL_PROBA_KEY]
-    return cache[_FULL_PROBA_KEY]
-
-
-def _to_numpy(array: Any) -> np.ndarray:
-    if hasattr(array, "to_numpy") and not isinstance(array, np.ndarray):
-        array = array.to_numpy()
-    return np.asarray(array)
+    classes = getattr(estimator, "classes_", None)
+    # scikit-learn's cache holds a multiclass problem's matrix as it is: shared
+    key = _FULL_PROBA_KEY
+    if classes is not None and type_of_target(classes) != "binary":
+        key = method
+    if key not in cache:
+        cache[key] = getattr(estimator, method)(X)
+    return cache[key]
 
 
 def _scoring_labels(classes: Any, y_true: Any, y_pred: Any) -> np.ndarray:
     """The model's ``classes``, with any other label of the fold appended."""
-    classes = np.asarray(classes)
-    known = classes.tolist()
+    known = np.asarray(classes).tolist()
     extra: list = []
     for array in (y_true, y_pred):
-        for value in np.unique(_to_numpy(array).ravel()).tolist():
+        for value in np.unique(np.ravel(array)).tolist():
             if value not in known and value not in extra:
                 extra.append(value)
     if not extra:
-        return classes
+        return np.asarray(classes)
     try:
         return np.asarray(sorted(known + extra))
     except TypeError:  # labels of types that do not sort together
         return np.asarray(known + extra, dtype=object)
-
-
-def _positive_column(
-    y_true: Any, proba: np.ndarray, classes: Any, kwargs: dict[str, Any]
-) -> np.ndarray:
-    """The ``pos_label`` column of two probability columns; sets ``pos_label``."""
-    if classes is None:
-        classes = np.unique(np.asarray(y_true))
-        if classes.size != 2:
-            raise ValueError(
-                "y_pred has two probability columns but y_true does not show "
-                "both classes: pass classes (the estimator's classes_)."
-            )
-    classes = np.asarray(classes)
-    if classes.size != 2:
-        raise ValueError(
-            f"y_pred has 2 probability columns but classes has {classes.size} entries."
-        )
-    pos_label = kwargs.get("pos_label")
-    if pos_label is None:
-        pos_label = classes[-1]
-    matches = [i for i, c in enumerate(classes.tolist()) if c == pos_label]
-    if not matches:
-        raise ValueError(
-            f"pos_label={pos_label!r} is not one of the classes {classes.tolist()}."
-        )
-    kwargs.pop("labels", None)
-    kwargs["pos_label"] = (
-        pos_label.item() if isinstance(pos_label, np.generic) else pos_label
-    )
-    return proba[:, matches[0]]
 
 
 def _prepare_probabilities(
@@ -282,29 +172,70 @@ def _prepare_probabilities(
 ) -> Any:
     """A ``predict_proba`` response as the metric takes it (record's
     ``binary_proba``); completes ``kwargs`` with ``labels`` (or ``pos_label``)."""
-    proba = _to_numpy(y_proba)
+    proba = np.asarray(y_proba)
     if classes is None and kwargs.get("labels") is not None:
         classes = kwargs["labels"]
     binary = proba.ndim == 2 and proba.shape[1] == 2
-    if binary and binary_proba == "pos_label":
-        return _positive_column(y_true, proba, classes, kwargs)
-    labelled = {
-        "matrix": True,
-        "pos_label": proba.ndim == 2,
-        "greater_class": binary,
-    }[binary_proba]
-    if labelled and classes is not None and "labels" not in kwargs:
+    if binary and binary_proba == "pos_label":  # the pos_label column
+        if classes is None:
+            classes = np.unique(np.asarray(y_true))
+            if classes.size != 2:
+                raise ValueError(
+                    "y_pred has two probability columns but y_true does not show "
+                    "both classes: pass classes (the estimator's classes_)."
+                )
+        classes = np.asarray(classes).tolist()
+        pos_label = kwargs.get("pos_label")
+        pos_label = classes[-1] if pos_label is None else pos_label
+        if len(classes) != 2 or pos_label not in classes:
+            raise ValueError(
+                f"y_pred has 2 probability columns: pos_label={pos_label!r} must be "
+                f"one of its 2 classes; the classes are {classes}."
+            )
+        kwargs.pop("labels", None)
+        kwargs["pos_label"] = _plain(pos_label)
+        return proba[:, classes.index(pos_label)]
+    labelled = {"matrix": True, "pos_label": proba.ndim == 2, "greater_class": binary}
+    if labelled[binary_proba] and classes is not None and "labels" not in kwargs:
         kwargs["labels"] = np.asarray(classes)
     return proba[:, 1] if binary and binary_proba == "greater_class" else proba
 
 
-def _value_repr(value: Any) -> str:
-    """Repr of an option that evaluates back to an equivalent value."""
-    if isinstance(value, np.ndarray):
-        return repr(value.tolist())
-    if isinstance(value, np.generic):
-        return repr(value.item())
-    return repr(value)
+def _plain(value: Any) -> Any:
+    """A NumPy array or scalar as Python lists and numbers."""
+    return value.tolist() if isinstance(value, (np.ndarray, np.generic)) else value
+
+
+def _missing_noise(scorer: NoisyScorer) -> MissingNoiseError:
+    """Why ``scorer`` got no routed noise, and what to do."""
+    key = scorer.requires_noise
+    alias = scorer._score_request.get(key)
+    name = alias if isinstance(alias, str) and alias.isidentifier() else key
+    message = f"{scorer!r} takes {key} from metadata, but it was called without {key}. "
+    if alias is False or alias is None:
+        message += (
+            f"Its request for {key} is set to {alias}, so scikit-learn never "
+            f"passes {key} to it: call set_score_request({key}=True). "
+        )
+    else:
+        if not _routing_enabled():
+            message += (
+                "Metadata routing is disabled, so scikit-learn passes no metadata "
+                "to scorers: enable it with sklearn.set_config("
+                "enable_metadata_routing=True), then "
+            )
+        message += (
+            f"pass {name} with the data, e.g. cross_val_score(..., params="
+            f"{{'{name}': {name}}}) or GridSearchCV(...).fit(X, y, {name}={name}). "
+        )
+    alternatives = f"{key}=0.1 (a constant), {key}='<column of X>' or {key}=callable"
+    if key == "q":
+        alternatives += " or transition_matrix=T"
+    return MissingNoiseError(
+        f"{message}A direct call takes scorer(estimator, X, y, {key}={key}) (or "
+        f"pass {key}= to score_predictions). Alternatively give the scorer its own "
+        f"source: make_noisy_scorer({scorer.metric!r}, {alternatives})."
+    )
 
 
 class NoisyScorer(_BaseScorer):
@@ -372,56 +303,55 @@ class NoisyScorer(_BaseScorer):
                 f"{greater_is_better!r}."
             )
         if response_method is not None and response_method != info.response_method:
-            proba = info.response_method == "predict_proba"
             raise ValueError(
                 f"response_method for the {info.name!r} metric must be "
-                f"{info.response_method!r} (the metric takes "
-                f"{'probabilities' if proba else 'predictions'}); got "
-                f"{response_method!r}."
+                f"{info.response_method!r}; got {response_method!r}."
             )
-        source, transition_matrix = _check_noise_options(
-            info, sigma, q, transition_matrix, sigma_dof
-        )
-        estimand = info.check_estimand(estimand)  # "auto" resolved once
-        key = info.noise_parameter
-        sigma_dof = check_noise_source(sigma_dof, key="sigma_dof")
-        offsets = {"sigma_shared": sigma_shared, "sigma_shared_dof": sigma_shared_dof}
-        for name, value in offsets.items():
+        sources = {"sigma": sigma, "q": q, "sigma_dof": sigma_dof}
+        sources.update(sigma_shared=sigma_shared, sigma_shared_dof=sigma_shared_dof)
+        for key, value in {**sources, "transition_matrix": transition_matrix}.items():
             if value is not None:
-                _check_offsets(info, name)
-            offsets[name] = check_noise_source(value, key=name)
+                _check_key(info, key)
+        for key, value in sources.items():
+            setattr(self, key, check_noise_source(value, key=key))
+        if transition_matrix is not None:
+            if self.q is not None:
+                raise TypeError(
+                    "Pass either q or transition_matrix, not both: they are two "
+                    "descriptions of the label noise."
+                )
+            transition_matrix = check_transition_matrix(transition_matrix).copy()
+            transition_matrix.setflags(write=False)
         if not isinstance(output, str) or output not in _OUTPUTS:
             raise ValueError(
                 f"output must be one of {_OUTPUTS}: 'expected' returns a float, "
                 f"'all' a dict of expected, variance and nominal; got {output!r}."
             )
-        test_set_sampling = check_test_set_sampling(test_set_sampling)
-        metric_kwargs = _check_metric_kwargs(metric_kwargs)
-        counts = _check_counts(metric_kwargs, source, sigma_dof)
-
         self.metric = info.name
         self.greater_is_better = bool(greater_is_better)
         self.response_method = info.response_method
-        self.requires_noise = key
-        self.sigma = source if key == "sigma" else None
-        self.q = source if key == "q" else None
+        self.requires_noise = key = info.noise_parameter
         self.transition_matrix = transition_matrix
-        self.estimand = estimand
+        self.estimand = info.check_estimand(estimand)  # "auto" resolved once
         self.output = output
-        self.sigma_dof = sigma_dof
-        self.sigma_shared = offsets["sigma_shared"]
-        self.sigma_shared_dof = offsets["sigma_shared_dof"]
-        self.test_set_sampling = test_set_sampling
-        self.metric_kwargs = metric_kwargs
+        self.test_set_sampling = check_test_set_sampling(test_set_sampling)
+        self.metric_kwargs = _check_metric_kwargs(info, metric_kwargs)
+        counts = "noise" in self.metric_kwargs and (
+            check_regression_noise(self.metric_kwargs["noise"]) == "poisson"
+        )
+        if counts and (self.sigma is not None or self.sigma_dof is not None):
+            raise TypeError(
+                "Pass sigma (and sigma_dof) or noise='poisson', not both: with count "
+                "labels each label's variance is estimated from the count itself."
+            )
         # The requests of the ``score`` method, as {param: alias}.
         self._score_request: dict[str, Any] = {}
-        if source is None and transition_matrix is None and not counts:
+        if getattr(self, key) is None and transition_matrix is None and not counts:
             self._score_request[key] = True
-        if key == "sigma" and sigma_dof is None and not counts:
+        if key == "sigma" and self.sigma_dof is None and not counts:
             self._score_request["sigma_dof"] = True
         if self.sigma_shared is not None:  # its batches are the routed groups
             self._score_request["groups"] = True
-        _check_signature(info, metric_kwargs, transition_matrix)
 
     @property
     def _info(self) -> MetricInfo:
@@ -463,7 +393,7 @@ class NoisyScorer(_BaseScorer):
 
     def _accept_sample_weight(self) -> bool:
         # Read by scikit-learn's searches when routing is disabled.
-        return _takes(self._info, "sample_weight")
+        return True
 
     def _routing_repr(self) -> str:
         return repr(self)
@@ -471,26 +401,20 @@ class NoisyScorer(_BaseScorer):
     def __repr__(self) -> str:
         # The make_noisy_scorer call that rebuilds the scorer.
         parts = [repr(self.metric)]
-        if self.greater_is_better != self._info.greater_is_better or not (
-            self.greater_is_better
-        ):
+        if not (self.greater_is_better and self._info.greater_is_better):
             parts.append(f"greater_is_better={self.greater_is_better}")
-        for key in ("sigma", "q"):
-            if getattr(self, key) is not None:
-                parts.append(f"{key}={_source_repr(getattr(self, key))}")
-        if self.transition_matrix is not None:
-            parts.append(f"transition_matrix={self.transition_matrix.tolist()!r}")
-        parts.append(f"estimand={self.estimand!r}")
-        if self.output != "expected":
-            parts.append(f"output={self.output!r}")
-        if self.sigma_dof is not None:
-            parts.append(f"sigma_dof={_source_repr(self.sigma_dof)}")
-        for key in ("sigma_shared", "sigma_shared_dof"):
-            if getattr(self, key) is not None:
-                parts.append(f"{key}={_source_repr(getattr(self, key))}")
+        shown = {"sigma": self.sigma, "q": self.q}
+        shown.update(transition_matrix=self.transition_matrix, estimand=self.estimand)
+        shown["output"] = None if self.output == "expected" else self.output
+        shown.update({key: getattr(self, key) for key in _SOURCES[2:]})
         if self.test_set_sampling != TEST_SET_SAMPLING:
-            parts.append(f"test_set_sampling={self.test_set_sampling!r}")
-        parts.extend(f"{k}={_value_repr(v)}" for k, v in self.metric_kwargs.items())
+            shown["test_set_sampling"] = self.test_set_sampling
+        shown.update(self.metric_kwargs)
+        parts.extend(
+            f"{key}={_source_repr(_plain(value))}"
+            for key, value in shown.items()
+            if value is not None or key in self.metric_kwargs
+        )
         return f"make_noisy_scorer({', '.join(parts)})"
 
     # ------------------------------------------------------- metadata routing
@@ -503,10 +427,8 @@ class NoisyScorer(_BaseScorer):
             The requests of the ``score`` method.
         """
         request = MetadataRequest(owner=self)
-        requests = dict(self._score_request)
-        if "sample_weight" not in requests and self._accept_sample_weight():
-            requests["sample_weight"] = None  # an error if passed, as scikit-learn's
-        for param, alias in requests.items():
+        # sample_weight (every metric takes it): an error if passed, as scikit-learn's
+        for param, alias in {"sample_weight": None, **self._score_request}.items():
             request.score.add_request(param=param, alias=alias)
         return request
 
@@ -543,120 +465,66 @@ default=UNCHANGED
         if not _routing_enabled():
             raise RuntimeError(
                 "set_score_request is only available when metadata routing is "
-                "enabled: call sklearn.set_config(enable_metadata_routing=True) "
-                "(or use `with sklearn.config_context(enable_metadata_routing="
-                "True):`)."
+                "enabled: call sklearn.set_config(enable_metadata_routing=True)."
             )
         given = {"sigma": sigma, "q": q, "sample_weight": sample_weight}
         given.update(sigma_dof=sigma_dof, groups=groups, sigma_shared=sigma_shared)
         given["sigma_shared_dof"] = sigma_shared_dof
-        changes = {k: v for k, v in given.items() if v is not UNCHANGED}
-        for key in changes:
-            if key != "sample_weight":  # every metric takes sample_weight
-                self._check_request(key)
         probe = MetadataRequest(owner=self)  # validates the aliases
-        for param, alias in changes.items():
-            probe.score.add_request(param=param, alias=alias)
+        for key, alias in given.items():
+            if alias is UNCHANGED:
+                continue
+            if key != "sample_weight":  # every metric takes sample_weight
+                _check_key(self._info, key)
+            if key == "q" and self.transition_matrix is not None:
+                raise ValueError(
+                    "This scorer uses a constant transition_matrix, so it takes no "
+                    "q from metadata; build it without transition_matrix to route q."
+                )
+            if getattr(self, key, None) is not None:
+                raise ValueError(
+                    f"This scorer reads {key} from its own source ({key}="
+                    f"{_source_repr(getattr(self, key))}), so it cannot also take "
+                    f"{key} from metadata; build it with {key}=None to route {key}."
+                )
+            probe.score.add_request(param=key, alias=alias)
         self._score_request = {**self._score_request, **probe.score.requests}
         return self
 
-    def _check_request(self, key: str) -> None:
-        """Raise when the scorer cannot take ``key`` from metadata."""
-        if key in ("groups", "sigma_shared", "sigma_shared_dof"):
-            _check_offsets(self._info, key)
-        else:
-            _check_kind(self._info, key)
-        if key in ("sigma", "q") and self.transition_matrix is not None:
-            raise ValueError(
-                "This scorer uses a constant transition_matrix, so it takes no "
-                "q from metadata; build it without transition_matrix to route q."
-            )
-        if getattr(self, key, None) is not None:
-            raise ValueError(
-                f"This scorer reads {key} from its own source ({key}="
-                f"{_source_repr(getattr(self, key))}), so it cannot also take {key} "
-                f"from metadata; build it with {key}=None to route {key}."
-            )
-
-    def _missing_metadata_message(self) -> str:
-        """Why the scorer got no routed noise, and what to do."""
-        key = self.requires_noise
-        alias = self._score_request.get(key)
-        name = alias if isinstance(alias, str) and alias.isidentifier() else key
-        message = (
-            f"{self!r} takes {key} from metadata, but it was called without {key}. "
-        )
-        if alias is False or alias is None:
-            message += (
-                f"Its request for {key} is set to {alias}, so scikit-learn never "
-                f"passes {key} to it: call set_score_request({key}=True). "
-            )
-        elif not _routing_enabled():
-            message += (
-                "Metadata routing is disabled, so scikit-learn passes no metadata to "
-                "scorers: enable it with sklearn.set_config("
-                "enable_metadata_routing=True) (or inside `with "
-                "sklearn.config_context(enable_metadata_routing=True):`), then "
-            )
-        else:
-            message += "With metadata routing enabled, "
-        if alias is not False and alias is not None:
-            message += (
-                f"pass {name} with the data, e.g. cross_val_score(..., "
-                f"params={{'{name}': {name}}}), cross_validate(..., params="
-                f"{{'{name}': {name}}}) or GridSearchCV(...).fit(X, y, "
-                f"{name}={name}); a direct call takes scorer(estimator, X, y, "
-                f"{key}={key}). "
-            )
-        alternatives = (
-            f"{key}=0.1 (a constant), {key}='<column of X>' or {key}=callable"
-        )
-        if key == "q":
-            alternatives += " or transition_matrix=T"
-        return message + (
-            "Alternatively give the scorer its own source: make_noisy_scorer("
-            f"{self.metric!r}, {alternatives})."
-        )
-
     # ------------------------------------------------------------- scoring
     def _noise_kwargs(
-        self, sigma: Any, q: Any, transition_matrix: Any, X: Any, y: Any
+        self, *, X: Any, y: Any, transition_matrix: Any = None, **given: Any
     ) -> dict[str, Any]:
-        """The noise arguments of the metric, from the scorer's source or the call."""
+        """The metric's label noise (``sigma``, ``q`` or ``transition_matrix``)
+        from the scorer's source or the call's ``given``, which is checked."""
+        for name, value in {**given, "transition_matrix": transition_matrix}.items():
+            if value is not None and name != "groups":
+                _check_key(self._info, name)
         key = self.requires_noise
         if self._counts:
-            if sigma is not None:
+            if given.get("sigma") is not None:
                 raise TypeError(
                     f"{self!r} estimates each count's variance from the count: "
                     "do not pass sigma."
                 )
             return {}
-        noise = {"sigma": sigma, "q": q, "transition_matrix": transition_matrix}
-        _check_kind(self._info, *(k for k, v in noise.items() if v is not None))
-        given = sigma if key == "sigma" else q
-        if self.transition_matrix is not None:
-            if given is not None or transition_matrix is not None:
+        matrices = (self.transition_matrix, transition_matrix)
+        if any(matrix is not None for matrix in matrices):
+            if sum(v is not None for v in (*matrices, self.q, given.get("q"))) > 1:
                 raise TypeError(
-                    "This scorer uses its constant transition_matrix; do not also "
-                    "pass q or transition_matrix."
+                    "Pass either q or transition_matrix, not both, from the scorer "
+                    "or the call: they are two descriptions of the label noise."
                 )
-            return {"transition_matrix": self.transition_matrix}
-        if transition_matrix is not None:
-            if given is not None:
-                raise TypeError("Pass either q or transition_matrix, not both.")
-            if self.q is not None:
-                raise TypeError(
-                    f"This scorer reads q from its own source (q={_source_repr(self.q)}"
-                    "); do not also pass transition_matrix."
-                )
-            return {"transition_matrix": transition_matrix}
-        missing = (
-            f"{self!r} takes {key} from metadata: pass {key}= to score_predictions, "
-            f"or build the scorer with its own {key} source (a constant, a column "
-            "name of X or a callable)."
-        )
-        source = getattr(self, key)
-        return {key: resolve_noise_source(key, source, given, X, y, missing=missing)}
+            return {"transition_matrix": next(m for m in matrices if m is not None)}
+        return {key: self._noise_values(key, given.get(key), X, y)}
+
+    def _noise_values(self, key: str, given: Any, X: Any, y: Any) -> Any:
+        """Noise ``key`` from the scorer's source or ``given`` (None: neither)."""
+        if getattr(self, key) is None and given is None:
+            if key == self.requires_noise:
+                raise _missing_noise(self)
+            return None
+        return resolve_noise_source(key, getattr(self, key), given, X, y, missing="")
 
     def _metric_call(
         self,
@@ -664,37 +532,19 @@ default=UNCHANGED
         y_pred: Any,
         *,
         X: Any = None,
-        sigma: Any = None,
-        q: Any = None,
-        transition_matrix: Any = None,
         sample_weight: Any = None,
         classes: Any = None,
-        sigma_dof: Any = None,
-        groups: Any = None,
-        sigma_shared: Any = None,
-        sigma_shared_dof: Any = None,
+        **noise: Any,
     ) -> tuple[Any, dict[str, Any]]:
-        """The metric's input and keyword arguments, every estimand's alike.
-
-        ``groups`` alone (a group splitter's) does not reach the metric: the
-        batch offsets need ``sigma_shared`` too.
-        """
+        """The metric's input and keyword arguments, every estimand's alike;
+        ``groups`` alone (a group splitter's) does not reach the metric."""
         info = self._info
-        kwargs: dict[str, Any] = dict(self.metric_kwargs)
-        kwargs.update(self._noise_kwargs(sigma, q, transition_matrix, X, y_true))
-        if sigma_dof is not None:
-            _check_kind(info, "sigma_dof")
-        options = {"sigma_dof": sigma_dof, "sigma_shared": sigma_shared}
-        options["sigma_shared_dof"] = sigma_shared_dof
-        for key, given in options.items() if self.requires_noise == "sigma" else ():
-            if getattr(self, key) is None and given is None:
-                continue
-            value = resolve_noise_source(
-                key, getattr(self, key), given, X, y_true, missing=""
-            )
-            if key == "sigma_shared":  # its batches: the routed groups
-                kwargs.update(sigma_shared=value, groups=groups)
-            elif _takes(info, key):
+        kwargs = {**self.metric_kwargs, **self._noise_kwargs(X=X, y=y_true, **noise)}
+        for key in _SOURCES[2:] if self.requires_noise == "sigma" else ():
+            value = self._noise_values(key, noise.get(key), X, y_true)
+            if key == "sigma_shared" and value is not None:  # the routed batches
+                kwargs.update(sigma_shared=value, groups=noise.get("groups"))
+            elif value is not None and _takes(info, key):
                 kwargs[key] = value
         if sample_weight is not None:
             kwargs["sample_weight"] = sample_weight
@@ -707,7 +557,7 @@ default=UNCHANGED
         return y_pred, kwargs
 
     def _evaluate(
-        self, y_true: Any, y_pred: Any, kwargs: dict[str, Any], estimand: str
+        self, y_true: Any, y_pred: Any, kwargs: dict, estimand: str, sampling: Any
     ) -> NoisyScore:
         """The metric of ``estimand`` on the input of :meth:`_metric_call`."""
         info = self._info
@@ -721,14 +571,9 @@ default=UNCHANGED
             )
             nan = float("nan")
             return NoisyScore(info.name, nan, nan, nan, n_samples, estimand=estimand)
-        score = info.function(y_true, y_pred, **kwargs, estimand=estimand)
-        if not isinstance(score, NoisyScore):
-            raise TypeError(
-                f"{info.function.__name__} returned {type(score).__name__}, "
-                "not a single NoisyScore; a scorer needs one value (check "
-                "multioutput / average)."
-            )
-        return score
+        return info.function(
+            y_true, y_pred, **kwargs, estimand=estimand, test_set_sampling=sampling
+        )
 
     def _score_estimands(
         self,
@@ -740,11 +585,8 @@ default=UNCHANGED
         known: dict[str, NoisyScore] | None = None,
         **options: Any,
     ) -> dict[str, NoisyScore | Exception]:
-        """``{estimand: score or the exception it raised}``, the input prepared once.
-
-        With ``test_set_sampling``, the ``known`` scores (pooled from folds) only
-        get their sampling.
-        """
+        """``{estimand: score or the exception it raised}``, the input prepared once;
+        with ``test_set_sampling``, the ``known`` scores only get their sampling."""
         y_pred, kwargs = self._metric_call(y_true, y_pred, **options)
         known = known if test_set_sampling and known else {}
         scores: dict[str, NoisyScore | Exception] = {}
@@ -761,8 +603,9 @@ default=UNCHANGED
                         test_set_sampling=test_set_sampling,
                     )
                 else:
-                    call = {**kwargs, "test_set_sampling": test_set_sampling}
-                    scores[estimand] = self._evaluate(y_true, y_pred, call, estimand)
+                    scores[estimand] = self._evaluate(
+                        y_true, y_pred, kwargs, estimand, test_set_sampling
+                    )
             except Exception as exc:  # the caller reports it per estimand
                 scores[estimand] = exc
         return scores
@@ -813,55 +656,35 @@ default=UNCHANGED
         metadata.update(sigma_dof=sigma_dof, groups=groups, sigma_shared=sigma_shared)
         metadata["sigma_shared_dof"] = sigma_shared_dof
         y_pred, kwargs = self._metric_call(y_true, y_pred, X=X, **metadata)
-        kwargs = self._with_sampling(kwargs, self.test_set_sampling)
-        return self._evaluate(y_true, y_pred, kwargs, self.estimand)
-
-    def _with_sampling(self, kwargs: dict[str, Any], option: Any) -> dict[str, Any]:
-        """``kwargs`` with the metric's ``test_set_sampling=option``."""
-        if _takes(self._info, "test_set_sampling"):
-            return {**kwargs, "test_set_sampling": option}
-        return kwargs
+        return self._evaluate(
+            y_true, y_pred, kwargs, self.estimand, self.test_set_sampling
+        )
 
     def _estimator_score(
-        self,
-        method_caller: Any,
-        estimator: Any,
-        X: Any,
-        y: Any,
-        metadata: dict,
-        test_set_sampling: Any,
+        self, method_caller: Any, estimator: Any, X: Any, y: Any, metadata: dict
     ) -> NoisyScore:
-        """The metric of a fitted estimator; ``method_caller`` may cache responses."""
-        key = self.requires_noise
-        allowed = {key, "sample_weight"}
-        if key == "sigma":  # groups: the batches of the shared offsets only
-            allowed |= {"sigma_dof", "sigma_shared", "sigma_shared_dof"}
+        """The metric of a fitted estimator; ``method_caller`` (scikit-learn's, which
+        may cache responses) takes a float: no test-set sampling then."""
+        allowed = {self.requires_noise, "sample_weight"}
+        if self.requires_noise == "sigma":  # groups: the shared offsets' batches
+            allowed.update(_SOURCES[2:])
             if self.sigma_shared is not None or "sigma_shared" in metadata:
                 allowed.add("groups")
-        unknown = sorted(set(metadata) - allowed)
-        if unknown:
+        if set(metadata) - allowed:
             raise TypeError(
-                f"{self!r} got unexpected metadata {unknown}; it accepts "
-                f"{sorted(allowed)}."
+                f"{self!r} got unexpected metadata {sorted(set(metadata) - allowed)}; "
+                f"it accepts {sorted(allowed)}."
             )
-        routed = getattr(self, key) is None and self.transition_matrix is None
-        if routed and not self._counts and metadata.get(key) is None:
-            raise MissingNoiseError(self._missing_metadata_message())
         if getattr(estimator, self.response_method, None) is None:
             raise TypeError(
                 f"The {self.metric!r} scorer calls {self.response_method}, which "
                 f"{type(estimator).__name__} does not have."
             )
         y_pred = _cached_response(method_caller, estimator, self.response_method, X)
-        y_pred, kwargs = self._metric_call(
-            y,
-            y_pred,
-            X=X,
-            classes=getattr(estimator, "classes_", None),
-            **metadata,
-        )
-        kwargs = self._with_sampling(kwargs, test_set_sampling)
-        return self._evaluate(y, y_pred, kwargs, self.estimand)
+        classes = getattr(estimator, "classes_", None)
+        y_pred, kwargs = self._metric_call(y, y_pred, X=X, classes=classes, **metadata)
+        sampling = self.test_set_sampling if method_caller is None else False
+        return self._evaluate(y, y_pred, kwargs, self.estimand, sampling)
 
     def noisy_score(
         self, estimator: Any, X: Any, y: Any, **metadata: Any
@@ -886,18 +709,12 @@ default=UNCHANGED
         score : NoisyScore
             The metric in its own units and sign (e.g. MSE positive).
         """
-        return self._estimator_score(
-            None, estimator, X, y, metadata, self.test_set_sampling
-        )
+        return self._estimator_score(None, estimator, X, y, metadata)
 
     def _score(
         self, method_caller: Any, estimator: Any, X: Any, y_true: Any, **kwargs: Any
     ) -> float | dict[str, float]:
-        # scikit-learn's multimetric scoring shares the ``method_caller``'s cache;
-        # a float for scikit-learn: the sampling part would go unread
-        score = self._estimator_score(
-            method_caller, estimator, X, y_true, kwargs, False
-        )
+        score = self._estimator_score(method_caller, estimator, X, y_true, kwargs)
         sign = 1.0 if self.greater_is_better else -1.0
         if self.output == "expected":
             return sign * score.expected
@@ -929,7 +746,7 @@ default=UNCHANGED
             The expected metric, negated for a loss; with ``output="all"`` a dict
             of ``"expected"``, ``"variance"`` (never negated) and ``"nominal"``.
         """
-        return self._score(None, estimator, X, y, **metadata)
+        return self._score(partial(_cached_call, None), estimator, X, y, **metadata)
 
 
 def make_noisy_scorer(
@@ -1028,6 +845,11 @@ def make_noisy_scorer(
         sigma_shared=sigma_shared,
         sigma_shared_dof=sigma_shared_dof,
     )
+
+
+def _scorer_table() -> dict[str, str]:
+    """Scorer name -> canonical metric name."""
+    return {get_metric_info(name).scorer_name: name for name in get_metric_names()}
 
 
 def get_noisy_scorer(scoring: Any) -> NoisyScorer:

@@ -49,16 +49,15 @@ def default_scoring(metrics: list[str], y: Any) -> list[Any]:
     """Default metric names as scoring entries for the target ``y``; a metric
     taking ``pos_label`` (F1) is scored for the larger of two labels when neither
     is 1."""
-    scoring: list[Any] = []
-    for name in metrics:
-        function = get_metric_info(name).function
-        if "pos_label" in inspect.signature(function).parameters:
-            classes = np.unique(np.asarray(y))
-            if classes.size == 2 and not any(c == 1 for c in classes.tolist()):
-                scoring.append(make_noisy_scorer(name, pos_label=classes[-1]))
-                continue
-        scoring.append(name)
-    return scoring
+    classes = np.unique(np.asarray(y))
+    if classes.size != 2 or any(c == 1 for c in classes.tolist()):
+        return list(metrics)
+    return [
+        make_noisy_scorer(name, pos_label=classes[-1])
+        if "pos_label" in inspect.signature(get_metric_info(name).function).parameters
+        else name
+        for name in metrics
+    ]
 
 
 def _build_scorer(item: Any) -> Any:
@@ -78,32 +77,28 @@ def check_noisy_scoring(scoring: Any, estimator: Any, y: Any) -> dict[str, Any]:
     scorers' metric names unless a dict gives them."""
     if isinstance(scoring, str) and scoring == "default":
         scoring = default_scoring(default_metrics(estimator, y), y)
+    if isinstance(scoring, (str, NoisyScorer)):
+        scoring = [scoring]
     if isinstance(scoring, Mapping):
         if not scoring:
             raise ValueError("scoring must not be an empty dict.")
-        scorers = {}
-        for key, item in scoring.items():
+        for key in scoring:
             if not isinstance(key, str):
                 raise TypeError(f"scoring dict keys must be strings; got {key!r}.")
-            scorers[key] = _build_scorer(item)
-        return scorers
-    if isinstance(scoring, (str, NoisyScorer)):
-        scoring = [scoring]
+        return {key: _build_scorer(item) for key, item in scoring.items()}
     if not isinstance(scoring, (list, tuple)) or not scoring:
         raise TypeError(
             "scoring must be 'default', a metric name, a NoisyScorer, a non-empty "
             f"list of them or a dict {{name: scorer}}; got {scoring!r}."
         )
-    scorers = {}
-    for item in scoring:
-        scorer = _build_scorer(item)
-        key = scorer.metric
-        if key in scorers:
+    scorers: dict[str, Any] = {}
+    for scorer in map(_build_scorer, scoring):
+        if scorer.metric in scorers:
             raise ValueError(
-                f"scoring lists the metric {key!r} twice; pass a dict "
+                f"scoring lists the metric {scorer.metric!r} twice; pass a dict "
                 "{name: scorer} to give each scorer its own name."
             )
-        scorers[key] = scorer
+        scorers[scorer.metric] = scorer
     return scorers
 
 
@@ -112,33 +107,25 @@ def check_scorers_noise(scorers: dict[str, Any], noise: str | None) -> None:
     ``noise``: the keyword given to ``fit`` or None."""
     for key, scorer in scorers.items():
         takes = scorer.requires_noise
-        routed = getattr(scorer, takes) is None and scorer.transition_matrix is None
-        if scorer._counts:  # noise="poisson": the counts are their own noise
-            if noise is not None:
-                raise TypeError(
-                    f"The {key!r} scorer takes count labels (noise='poisson'), "
-                    f"whose variance is the count itself: do not pass {noise}."
-                )
-            continue
-        if noise is None and routed:
-            fix = (
-                "fit(X, y, sigma=sigma)"
-                if takes == "sigma"
-                else "fit(X, y, q=q) or fit(X, y, transition_matrix=T)"
+        keywords = "sigma" if takes == "sigma" else "q or transition_matrix"
+        if scorer._counts and noise is not None:
+            raise TypeError(
+                f"The {key!r} scorer takes count labels (noise='poisson'), "
+                f"whose variance is the count itself: do not pass {noise}."
             )
+        routed = getattr(scorer, takes) is None and scorer.transition_matrix is None
+        if noise is None and routed and not scorer._counts:
+            fix = "fit(X, y, sigma=sigma)"
+            if takes == "q":
+                fix = "fit(X, y, q=q) or fit(X, y, transition_matrix=T)"
             raise ValueError(
                 f"The {key!r} metric takes the label noise from fit: pass {fix}, "
                 "or give its scorer a source of its own, "
                 f"make_noisy_scorer({scorer.metric!r}, {takes}=...)."
             )
-        if takes == "sigma" and noise in ("q", "transition_matrix"):
+        if noise is not None and (noise == "sigma") != (takes == "sigma"):
+            kind = "regression" if takes == "sigma" else "classification"
             raise TypeError(
-                f"The {key!r} metric is a regression metric (noise sigma), but "
-                "q / transition_matrix was given: pass sigma."
-            )
-        if takes == "q" and noise == "sigma":
-            raise TypeError(
-                f"The {key!r} metric is a classification metric (noise q or "
-                "transition_matrix), but sigma was given: pass q or "
-                "transition_matrix."
+                f"The {key!r} metric is a {kind} metric (noise {keywords}), but "
+                f"{noise} was given: pass {keywords}."
             )
