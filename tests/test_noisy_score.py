@@ -284,3 +284,40 @@ def test_an_interval_wholly_outside_the_range_keeps_a_width():
     # interval is the upper limit 0.42 SD (their Table X, 95 %), not 1.96 SD.
     low, high = score.confidence_interval(0.95)
     assert low == 0.0 and high == pytest.approx(0.0423, abs=5e-5)
+
+
+def test_invalid_requests_name_what_is_wrong():
+    with pytest.raises(ValueError, match="sampling_dof must be positive"):
+        _score(sampling_variance=1e-4, sampling_method="delta", sampling_dof=0.0)
+    # the label-noise variance is known, not estimated: no Student's t for it
+    with pytest.raises(ValueError, match="method='t' is for the intervals with"):
+        _score().confidence_interval(0.95, method="t")
+    # a result is never equal to another type (NotImplemented, then False)
+    assert _score() != 0.815 and _score().__eq__(0.815) is NotImplemented
+
+
+def test_sampling_interval_with_zero_variance_is_the_point():
+    # the accuracy of a test set the sampling cannot move: Wilson's interval
+    # of p with an infinite effective sample size is [p, p]
+    score = _score(sampling_variance=0.0, sampling_method="per_sample_terms")
+    wilson = score.confidence_interval(0.95, method="wilson", source="sampling")
+    assert wilson == (0.815, 0.815) and wilson.method == "wilson"
+
+
+def test_pivot_beyond_its_quantile_grid_falls_back_to_student():
+    # the bootstrap-t quantiles are held from 0.5 % to 99.5 %: a 99.9 % interval
+    # uses Student's t with the Welch-Satterthwaite degrees of freedom
+    pivot = (-3.0, -2.6, -2.2, -1.8, -1.3, 1.2, 1.6, 1.9, 2.3, 2.6)
+    score = _score(
+        sampling_variance=1e-4,
+        sampling_method="bootstrap",
+        sampling_dof=20.0,
+        sampling_pivot=pivot,
+    )
+    assert score.confidence_interval(0.95, source="both").method == "bootstrap_t"
+    wide = score.confidence_interval(0.999, source="both")
+    total = 0.0003 + 1e-4
+    dof = 20.0 * (total / 1e-4) ** 2
+    half = stats.t.ppf(0.9995, dof) * math.sqrt(total)
+    assert wide.method == "t"
+    assert wide == pytest.approx((0.815 - half, 0.815 + half), rel=1e-12)

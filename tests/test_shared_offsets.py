@@ -303,6 +303,13 @@ def test_errors_name_the_parameter():
         call(y, p, sigma=0.1, sigma_shared=0.1)
     with pytest.raises(TypeError, match="sigma_shared"):
         call(y, p, sigma=0.1, groups=groups)
+    offsets = {"sigma": 0.1, "groups": groups, "sigma_shared": 0.1}
+    with pytest.raises(ValueError, match="sigma_shared_dof must be one number"):
+        call(y, p, **offsets, sigma_shared_dof=[3.0, 4.0])
+    with pytest.raises(ValueError, match="sigma_shared_dof must be positive"):
+        call(y, p, **offsets, sigma_shared_dof=0.0)
+    with pytest.raises(TypeError, match="sigma_shared_dof needs sigma_shared"):
+        call(y, p, sigma=0.1, groups=groups, sigma_shared_dof=3.0)
     with pytest.raises(TypeError, match="groups"):
         expected_mean_absolute_percentage_error(
             y + 1, p, sigma=0.1, groups=groups, sigma_shared=0.1

@@ -46,19 +46,9 @@ from ._percentage import (
     mean_squared_percentage_error,
     root_mean_squared_percentage_error,
 )
-from ._precision_recall import (
-    count_metric_function,
-    expected_balanced_accuracy_score,
-    expected_f1_score,
-    expected_precision_score,
-    expected_recall_score,
-)
+from ._precision_recall import count_metric_function
 from ._probabilistic import expected_brier_score_loss, expected_log_loss
 from ._rates import (
-    expected_false_negative_rate,
-    expected_false_positive_rate,
-    expected_negative_predictive_value,
-    expected_specificity_score,
     false_negative_rate,
     false_positive_rate,
     negative_predictive_value,
@@ -206,12 +196,15 @@ def _regression(
     )
 
 
-def _count(definition: CountMetric, display_name: str) -> MetricInfo:
-    """The record of a count metric whose definition builds its function."""
+def _count(
+    name: str, display_name: str, sklearn: Callable | None = None, **options: Any
+) -> MetricInfo:
+    """The record of a count metric whose definition builds its function
+    (``sklearn``: its counterpart, where not the definition's)."""
+    definition = COUNT_METRICS[name]
     function = count_metric_function(definition)
-    return _classification(
-        definition.name, function, definition.sklearn_function, display_name
-    )
+    sklearn = sklearn or definition.sklearn_function
+    return _classification(name, function, sklearn, display_name, **options)
 
 
 def _probabilistic(
@@ -306,26 +299,16 @@ _RECORDS = (
         interval_methods=("binomial", "wilson"),
         planned=True,
     ),
-    _classification(
+    _count(
         "balanced_accuracy",
-        expected_balanced_accuracy_score,
-        sk.balanced_accuracy_score,
         "Balanced accuracy",
         default_targets=("binary", "multiclass"),
     ),
-    _classification(
-        "f1", expected_f1_score, sk.f1_score, "F1", default_targets=("binary",)
-    ),
-    _classification(
-        "precision",
-        expected_precision_score,
-        sk.precision_score,
-        "Precision",
-        paired=paired_precision,
-    ),
-    _classification("recall", expected_recall_score, sk.recall_score, "Recall"),
-    _count(COUNT_METRICS["matthews_corrcoef"], "MCC"),
-    _count(COUNT_METRICS["cohen_kappa"], "Cohen's kappa"),
+    _count("f1", "F1", default_targets=("binary",)),
+    _count("precision", "Precision", paired=paired_precision),
+    _count("recall", "Recall"),
+    _count("matthews_corrcoef", "MCC"),
+    _count("cohen_kappa", "Cohen's kappa"),
     _probabilistic(
         BRIER_SCORE_LOSS,
         expected_brier_score_loss,
@@ -341,29 +324,10 @@ _RECORDS = (
         "Log-loss",
         default_targets=("binary", "multiclass"),
     ),
-    _classification(
-        "specificity", expected_specificity_score, specificity_score, "Specificity"
-    ),
-    _classification(
-        "negative_predictive_value",
-        expected_negative_predictive_value,
-        negative_predictive_value,
-        "NPV",
-    ),
-    _classification(
-        "false_positive_rate",
-        expected_false_positive_rate,
-        false_positive_rate,
-        "FPR",
-        greater_is_better=False,
-    ),
-    _classification(
-        "false_negative_rate",
-        expected_false_negative_rate,
-        false_negative_rate,
-        "FNR",
-        greater_is_better=False,
-    ),
+    _count("specificity", "Specificity", specificity_score),
+    _count("negative_predictive_value", "NPV", negative_predictive_value),
+    _count("false_positive_rate", "FPR", false_positive_rate, greater_is_better=False),
+    _count("false_negative_rate", "FNR", false_negative_rate, greater_is_better=False),
     _classification(
         "roc_auc",
         expected_roc_auc_score,
