@@ -512,7 +512,6 @@ def noisy_roc_curve(
     scores: np.ndarray,
     q: Any,
     transition_matrix: Any,
-    *,
     n_draws: int,
     n_grid: int,
     confidence_level: float,
