@@ -129,25 +129,19 @@ def _subset_accuracy(
         )
     n_samples = truth.shape[0]
     weight = check_sample_weight(sample_weight, n_samples)
-    match = truth == pred
     probability = _positive_probability(truth, q, transition_matrix, target=pred)
     hit = np.prod(probability, axis=1)
-    score = match.all(axis=1)
-    if normalize:  # as scikit-learn's _average
-        nominal = float(np.average(score, weights=weight))
-        total = float(n_samples) if weight is None else float(np.sum(weight))
-    else:
-        nominal = float(score.sum() if weight is None else np.dot(score, weight))
-        total = 1.0
+    score = (truth == pred).all(axis=1)
     w = np.ones(n_samples) if weight is None else weight
-    return NoisyScore(
-        ACCURACY.name,
-        expected=float(w @ hit) / total,
-        variance=float((w * w) @ (hit * (1.0 - hit))) / (total * total),
-        nominal=nominal,
-        n_samples=n_samples,
-        method="exact",
-        estimand=estimand,
+    nominal = weighted_sum(score, weight)  # np.average's pairwise sum
+    divisor = float(n_samples) if weight is None else float(np.sum(weight))
+    if not normalize:
+        divisor = 1.0
+        if weight is not None:  # scikit-learn: np.dot(score, sample_weight)
+            nominal = float(np.dot(score, weight))
+    totals = (nominal, float(w @ hit), float((w * w) @ (hit * (1.0 - hit))), 0.0)
+    return totals_score(
+        ACCURACY.name, totals, 1.0, divisor, n_samples=n_samples, estimand=estimand
     )
 
 

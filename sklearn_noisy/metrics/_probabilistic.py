@@ -18,7 +18,7 @@ from ..utils._arrays import check_same_length, chunks, weighted_totals
 from ..utils._docstring import fill_doc
 from ..utils._labels import as_label_array
 from ..utils._noise import FlipNoise
-from ..utils._validation import check_estimand, supports_estimands
+from ..utils._validation import ESTIMANDS, check_estimand, supports_estimands
 from ._definitions.probabilistic import (
     BRIER_SCORE_LOSS,
     LOG_LOSS,
@@ -233,12 +233,10 @@ def totals_score(
     )
 
 
-def _expected_loss(
-    definition: ProbabilisticLoss, supported: tuple[str, ...], arguments: dict
-) -> NoisyScore:
+def _expected_loss(definition: ProbabilisticLoss, arguments: dict) -> NoisyScore:
     """The public metric of ``definition`` for the call's ``arguments``."""
     estimand = arguments["estimand"]
-    estimand = check_estimand(estimand, metric=definition.name, supported=supported)
+    estimand = check_estimand(estimand, metric=definition.name, supported=ESTIMANDS)
     arguments = {
         **arguments,
         "normalize": check_bool(arguments.get("normalize", True), name="normalize"),
@@ -369,9 +367,7 @@ def expected_brier_score_loss(
     >>> round(score.nominal, 12), round(score.expected, 12), round(score.variance, 12)
     (0.0375, 0.1025, 0.010125)
     """
-    return _expected_loss(
-        BRIER_SCORE_LOSS, expected_brier_score_loss.estimands, locals()
-    )
+    return _expected_loss(BRIER_SCORE_LOSS, locals())
 
 
 @with_test_set_sampling(
@@ -429,4 +425,4 @@ def expected_log_loss(
     >>> round(score.nominal, 6), round(score.expected, 6)
     (0.216162, 0.376156)
     """
-    return _expected_loss(LOG_LOSS, expected_log_loss.estimands, locals())
+    return _expected_loss(LOG_LOSS, locals())

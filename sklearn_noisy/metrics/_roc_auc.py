@@ -463,18 +463,13 @@ class NoisyRocCurve(NamedTuple):
     method: str
 
 
-def _curve_points(labels: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Cumulative ``(TP, FP)`` at each threshold from (0, 0); ``labels`` (a row
-    per draw) by decreasing score, ``ends`` one past each group of tied scores."""
+def _tpr_on_grid(labels: np.ndarray, ends: np.ndarray, n_grid: int) -> np.ndarray:
+    """TPR of each draw's curve at ``FPR = j / (n_grid - 1)``, in integers (the
+    highest TPR of a vertical step); ``labels`` (a row per draw) by decreasing
+    score, ``ends`` one past each group of tied scores."""
     counts = np.cumsum(labels, axis=1, dtype=np.int64)[:, ends - 1]
     tp = np.concatenate([np.zeros((labels.shape[0], 1), np.int64), counts], axis=1)
     fp = np.concatenate([[0], ends]).astype(np.int64)[None, :] - tp
-    return tp, fp
-
-
-def _tpr_on_grid(tp: np.ndarray, fp: np.ndarray, n_grid: int) -> np.ndarray:
-    """TPR of each draw's curve at ``FPR = j / (n_grid - 1)``, in integers (the
-    highest TPR of a vertical step)."""
     n_rows, n_points = tp.shape
     steps = n_grid - 1
     negatives = fp[:, -1]
@@ -524,7 +519,7 @@ def noisy_roc_curve(
     index = positive[order].astype(np.intp)
     t0, t1, noise = _flip_law(positive, q, transition_matrix)
     if not (np.any(t0 > 0.0) or np.any(t1 < 1.0)):
-        values = _tpr_on_grid(*_curve_points(index[None, :], ends), n_grid)
+        values = _tpr_on_grid(index[None, :], ends, n_grid)
         return _summary(values, n_grid, confidence_level, "exact")
     sampler = noise.take(order).sampler(index, np.array([0, 1]))
     batch = max(1, min(n_draws, _BATCH_ELEMENTS // max(positive.size, n_grid)))
@@ -543,5 +538,5 @@ def noisy_roc_curve(
         labels = labels[: n_draws - found]
         found += labels.shape[0]
         if labels.shape[0]:
-            kept.append(_tpr_on_grid(*_curve_points(labels, ends), n_grid))
+            kept.append(_tpr_on_grid(labels, ends, n_grid))
     return _summary(np.concatenate(kept), n_grid, confidence_level, "monte_carlo")
