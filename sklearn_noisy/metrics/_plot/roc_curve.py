@@ -186,13 +186,11 @@ class NoisyRocCurveDisplay:
         name = self.name if name is None else name
         level = f"{self.confidence_level * 100:.4g} %"
         nominal = f"AUC = {_auc_text(self.roc_auc)}"
-        options = {
-            "linewidth": 1.0,
-            "zorder": 2.5,  # above the mean curve
-            "label": f"labels as given ({nominal})"
-            if name is None
-            else f"{name} (labels as given, {nominal})",
-        }
+        label = f"labels as given ({nominal})"
+        if name is not None:
+            label = f"{name} (labels as given, {nominal})"
+        # zorder: the nominal curve above the mean curve
+        options = {"linewidth": 1.0, "zorder": 2.5, "label": label}
         (self.line_,) = ax.plot(
             self.fpr, self.tpr, **{**options, **(curve_kwargs or {})}
         )
