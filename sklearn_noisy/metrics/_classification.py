@@ -21,13 +21,9 @@ from ._confusion_matrix import NoisyConfusionMatrix, expected_confusion_matrix
 from ._definitions.counts import ACCURACY
 from ._engines.counts import distributions
 from ._engines.counts.checks import check_bool, weights_and_scale
-from ._engines.counts.estimands import (
-    check_remeasurable,
-    class_function_estimate,
-    observation_matrices,
-)
 from ._engines.counts.multilabel import _as_2d, _positive_probability, indicators
 from ._engines.test_set_sampling import with_test_set_sampling
+from ._probabilistic import estimand_inverse, table_terms, totals_score
 
 __all__ = [
     "NoisyConfusionMatrix",
@@ -73,7 +69,7 @@ def _accuracy_totals(
         expected = hits * keep + (total - hits) * r
         variance = hits_sq * noise.q * keep + (total_sq - hits_sq) * r * (1.0 - r)
         return hits, expected, variance, 0.0
-    inverse = _inverse(estimand, noise)
+    inverse = estimand_inverse(estimand, noise)
     totals = np.zeros(4)
     for rows in chunks(n_samples):
         correct, term, var, floor = _sample_terms(
@@ -90,14 +86,6 @@ def _accuracy_totals(
     return tuple(float(t) for t in totals)
 
 
-def _inverse(estimand: str, noise: FlipNoise) -> np.ndarray | None:
-    """The inverse flip matrix of the estimand's terms (None for flips, forward)."""
-    if estimand == "truth":
-        noise.check_invertible()
-        return None if noise.matrix is None else noise.inverse_matrix()
-    return check_remeasurable(noise) if estimand == "remeasurement" else None
-
-
 def _sample_terms(
     estimand: str,
     encoded: EncodedLabels,
@@ -105,42 +93,16 @@ def _sample_terms(
     inverse: np.ndarray | None,
     rows: slice,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-    """``(o, h, v, floor)`` of ``rows``: the hit, the estimand's term, its variance.
-
-    Forward: ``h = P = T[k, ŷ]``. Truth: the de-noised hit ``ĉ = T⁻¹[ỹ, ŷ]``,
-    ``v`` the exact ``q(1−q)/(1−2q)²`` for binary flips, else the unbiased
-    ``ĉ² − ĉ``. Remeasurement: ``h = o``, ``v = Σ_k T⁻¹[c̃, k] P_k(1−P_k)``,
-    unbiased for the hit's variance.
-    """
+    """``(o, h, v, floor)`` of ``rows``: the hit, the estimand's term, its variance
+    (:func:`~sklearn_noisy.metrics._probabilistic.table_terms` of a 0/1 loss)."""
     if estimand == "forward" and noise.matrix is None:
         correct = encoded.correct(rows)
         prob = np.where(correct, *noise.keep_flip(rows))
         return correct, prob, np.where(correct, *noise.keep_flip_variance(rows)), None
     true_index, pred_index = encoded.indices(rows)
-    observed = true_index == pred_index
-    if estimand == "forward":
-        prob = noise.probability(true_index, pred_index, rows)
-        return observed, prob, prob * (1.0 - prob), None
-    if estimand == "truth":
-        if inverse is None:
-            r, scale = noise.flip_scale(rows)  # scale = 1 − 2q for binary labels
-            c_hat = (observed - r) / scale
-        else:
-            c_hat = inverse[true_index, pred_index]
-        if inverse is None and noise.n_classes == 2:
-            keep_variance, _ = noise.keep_flip_variance(rows)
-            scale = noise.flip_scale(rows)[1]
-            var = np.broadcast_to(keep_variance / (scale * scale), c_hat.shape)
-        else:
-            var = c_hat * (c_hat - 1.0)
-        one_hot = np.zeros((pred_index.shape[0], noise.n_classes))
-        one_hot[np.arange(pred_index.shape[0]), pred_index] = 1.0
-        return observed, c_hat, var, noise.variance_floor(one_hot, rows, inverse)
-    size = true_index.shape[0]
-    matrices = observation_matrices(noise, rows, size)
-    hit = matrices[np.arange(size)[:, None], :, pred_index[:, None]][:, 0, :]
-    var = class_function_estimate(noise, true_index, rows, inverse, hit * (1.0 - hit))
-    return observed, observed, var, None
+    hits = np.zeros((pred_index.shape[0], noise.n_classes))
+    hits[np.arange(pred_index.shape[0]), pred_index] = 1.0
+    return table_terms(estimand, hits, true_index, noise, inverse, rows)
 
 
 def _subset_accuracy(
@@ -167,25 +129,19 @@ def _subset_accuracy(
         )
     n_samples = truth.shape[0]
     weight = check_sample_weight(sample_weight, n_samples)
-    match = truth == pred
     probability = _positive_probability(truth, q, transition_matrix, target=pred)
     hit = np.prod(probability, axis=1)
-    score = match.all(axis=1)
-    if normalize:  # as scikit-learn's _average
-        nominal = float(np.average(score, weights=weight))
-        total = float(n_samples) if weight is None else float(np.sum(weight))
-    else:
-        nominal = float(score.sum() if weight is None else np.dot(score, weight))
-        total = 1.0
+    score = (truth == pred).all(axis=1)
     w = np.ones(n_samples) if weight is None else weight
-    return NoisyScore(
-        ACCURACY.name,
-        expected=float(w @ hit) / total,
-        variance=float((w * w) @ (hit * (1.0 - hit))) / (total * total),
-        nominal=nominal,
-        n_samples=n_samples,
-        method="exact",
-        estimand=estimand,
+    nominal = weighted_sum(score, weight)  # np.average's pairwise sum
+    divisor = float(n_samples) if weight is None else float(np.sum(weight))
+    if not normalize:
+        divisor = 1.0
+        if weight is not None:  # scikit-learn: np.dot(score, sample_weight)
+            nominal = float(np.dot(score, weight))
+    totals = (nominal, float(w @ hit), float((w * w) @ (hit * (1.0 - hit))), 0.0)
+    return totals_score(
+        ACCURACY.name, totals, 1.0, divisor, n_samples=n_samples, estimand=estimand
     )
 
 
@@ -223,7 +179,7 @@ def accuracy_terms(
         arguments.get("sample_weight"),
     )
     estimand = arguments.get("estimand", "forward")
-    inverse = _inverse(estimand, noise)
+    inverse = estimand_inverse(estimand, noise)
     h = np.empty(encoded.n_samples)
     for rows in chunks(encoded.n_samples):
         h[rows] = _sample_terms(estimand, encoded, noise, inverse, rows)[1]
@@ -324,20 +280,19 @@ def expected_accuracy_score(
     small = n_samples <= distributions.MAX_ACCURACY_SAMPLES
     terms: list | None = [] if exact and small else None
     totals = _accuracy_totals(estimand, encoded, noise, weight, terms)
-    hits, expected, variance, floor = totals
+    hits = totals[0]
     divisor = 1.0
     if normalize:  # divided, not multiplied by 1/W: scikit-learn's last bit
         divisor = float(n_samples) if weight is None else float(np.sum(weight))
         scale = 1.0
     elif weight is not None:  # scikit-learn: np.dot(hits, sample_weight)
         hits = sum(float(encoded.correct(r) @ weight[r]) for r in chunks(n_samples))
-    return NoisyScore(
+    return totals_score(
         ACCURACY.name,
-        expected=expected * scale / divisor,
-        variance=max(variance, floor, 0.0) * (scale * scale) / (divisor * divisor),
-        nominal=hits * scale / divisor,
+        (hits, *totals[1:]),
+        scale,
+        divisor,
         n_samples=n_samples,
-        method="exact",
         estimand=estimand,
         distribution=distributions.accuracy_distribution(n_samples, noise, hits, terms)
         if exact

@@ -16,7 +16,7 @@ from ..utils._labels import (
     encode_labels_subset,
 )
 from ..utils._noise import FlipNoise
-from ..utils._validation import ESTIMANDS, check_estimand, supports_estimands
+from ..utils._validation import check_estimand, supports_estimands
 from ..utils._warnings import warn
 from ._engines.counts.checks import weights_and_scale
 from ._engines.counts.confusion_draws import pair_sums
@@ -98,12 +98,6 @@ class NoisyConfusionMatrix:
         object.__setattr__(self, "nominal", read_only(self.nominal))
         object.__setattr__(self, "labels", read_only(self.labels))
         object.__setattr__(self, "n_samples", int(self.n_samples))
-        if self.estimand not in ESTIMANDS:
-            raise ValueError(
-                f"estimand must be one of {ESTIMANDS}; got {self.estimand!r}."
-            )
-        if self.method not in ("exact", "delta"):
-            raise ValueError(f"method must be 'exact' or 'delta'; got {self.method!r}.")
         _check_normalize(self.normalize)
 
     def __reduce__(self) -> tuple:
@@ -179,11 +173,8 @@ def _forward_moments(
     matrix = noise.shared_matrix()  # a constant flip is a shared T
     if matrix is not None:
         counts, counts_sq = sums
-        expected = matrix.T @ counts
-        variance = (matrix * (1.0 - matrix)).T @ counts_sq
-        if not covariance:
-            return expected, variance, None
-        return expected, variance, -column_covariances(matrix, counts_sq)
+        cov = -column_covariances(matrix, counts_sq) if covariance else None
+        return matrix.T @ counts, (matrix * (1.0 - matrix)).T @ counts_sq, cov
     expected = np.zeros((n_classes, n_classes))
     cov = np.zeros((n_classes, n_classes, n_classes))
     variance = np.zeros((n_classes, n_classes))
@@ -208,59 +199,34 @@ def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
         return np.nan_to_num(numerator / denominator)
 
 
-def _denominator(counts: np.ndarray, normalize: str) -> np.ndarray:
-    """The row sums (``"true"``), column sums (``"pred"``) or total (``"all"``)."""
-    axis = {"true": 1, "pred": 0, "all": None}[normalize]
-    return counts.sum(axis=axis, keepdims=True)
-
-
-def _normalise_nominal(counts: np.ndarray, normalize: str | None) -> np.ndarray:
-    """scikit-learn's normalisation of a confusion matrix, operation for operation."""
+def _normalised(
+    normalize: str | None,
+    counts: np.ndarray,
+    variance: np.ndarray | None = None,
+    covariance: np.ndarray | None = None,
+    bias_sign: float = 1.0,
+) -> Any:
+    """scikit-learn's normalisation of ``counts``; with their ``variance`` also
+    the moments of the ratio by the delta method (``bias_sign`` +1 adds its
+    second-order term to forward moments, −1 removes it from a truth estimate)."""
     if normalize is None:
         return counts
-    return _ratio(counts, _denominator(counts, normalize))
-
-
-def _denominator_moments(
-    normalize: str, variance: np.ndarray, covariance: np.ndarray | None, shown: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(Cov(C[j, k], D), Var D)`` broadcastable to the shown matrix."""
+    axis = {"true": 1, "pred": 0, "all": None}[normalize]
+    denominator = counts.sum(axis=axis, keepdims=True)
+    rho = _ratio(counts, denominator)
+    if variance is None:
+        return rho
     if normalize == "true":  # D_j = Σ_k C[j, k]: one cell per (independent) column
-        return variance, variance.sum(axis=1, keepdims=True)
-    block = covariance[:shown, :shown, :shown]  # [k, j, j'] for shown k, j, j'
-    with_column = block.sum(axis=2).T  # [j, k] = Cov(C[j, k], D_k)
-    column_variance = with_column.sum(axis=0, keepdims=True)
-    if normalize == "pred":
-        return with_column, column_variance
-    return with_column, column_variance.sum()
-
-
-def _normalised(
-    counts: np.ndarray,
-    variance: np.ndarray,
-    covariance: np.ndarray | None,
-    fixed: np.ndarray | None,
-    *,
-    normalize: str,
-    shown: int,
-    bias_sign: float,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Moments of the normalised matrix: exact for a ``fixed`` denominator, else delta.
-
-    ``bias_sign`` is +1 to add the delta method's second-order term (forward
-    moments), −1 to remove it from an estimate (truth).
-    """
-    sub, sub_variance = counts[:shown, :shown], variance[:shown, :shown]
-    if fixed is not None:
-        return _ratio(sub, fixed), _ratio(sub_variance, fixed * fixed)
-    denominator = _denominator(sub, normalize)
-    cross, denominator_variance = _denominator_moments(
-        normalize, sub_variance, covariance, shown
-    )
-    rho = _ratio(sub, denominator)
+        cross, denominator_variance = variance, variance.sum(axis=1, keepdims=True)
+    else:  # [k, j, j'] for the shown k, j, j'
+        block = covariance[: len(counts), : len(counts), : len(counts)]
+        cross = block.sum(axis=2).T  # [j, k] = Cov(C[j, k], D_k)
+        denominator_variance = cross.sum(axis=0, keepdims=True)
+        if normalize == "all":
+            denominator_variance = denominator_variance.sum()
     square = denominator * denominator
     ratio_variance = _ratio(
-        sub_variance - 2.0 * rho * cross + rho * rho * denominator_variance, square
+        variance - 2.0 * rho * cross + rho * rho * denominator_variance, square
     )
     bias = _ratio(rho * denominator_variance - cross, square)
     return rho + bias_sign * bias, np.maximum(ratio_variance, 0.0)
@@ -293,30 +259,6 @@ def _encode(
     if not np.any(true_index < shown):
         raise ValueError("At least one label specified must be in y_true.")
     return encoded, shown
-
-
-def _moments(
-    encoded: EncodedLabels,
-    noise: FlipNoise,
-    weight: np.ndarray | None,
-    estimand: str,
-    need_covariance: bool,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
-    """``(counts, cell variances, column covariances, nominal counts)``."""
-    sums = pair_sums(encoded.indices, encoded.n_samples, encoded.n_classes, weight)
-    nominal = sums[0]
-    if estimand == "forward":
-        expected, variance, cov = _forward_moments(
-            encoded, noise, weight, need_covariance, sums
-        )
-        return expected, variance, cov, nominal
-    observed, pred_index = encoded.indices(slice(None))
-    if estimand == "truth":
-        confusion = denoised_confusion(observed, pred_index, noise, weight)
-    else:
-        confusion = observed_confusion(observed, pred_index, noise, weight)
-    variance = np.maximum(confusion.cell_variance, 0.0)
-    return np.array(confusion.counts), variance, confusion.covariance, nominal
 
 
 def _integer_counts(encoded: EncodedLabels, sample_weight: Any) -> np.ndarray:
@@ -408,54 +350,56 @@ def expected_confusion_matrix(
     weight, scale = weights_and_scale(sample_weight, n_samples)
     noise = FlipNoise.from_params(
         q, transition_matrix, n_samples=n_samples, n_classes=n_classes
-    ).for_classes(encoded.classes)
-    fixed = None
-    if normalize in ("pred", "all") and shown == n_classes:
-        fixed = np.asarray(0.0)  # set below from the nominal counts
-    need_covariance = normalize in ("pred", "all") and fixed is None
-    expected, variance, covariance, counts = _moments(
-        encoded, noise, weight, estimand, need_covariance
     )
+    noise = noise.for_classes(encoded.classes)
+    # a fixed denominator: the column sums or the total of the nominal counts
+    fixed = normalize in ("pred", "all") and shown == n_classes
+    sums = pair_sums(encoded.indices, n_samples, n_classes, weight)
+    if estimand == "forward":
+        need_covariance = normalize in ("pred", "all") and not fixed
+        expected, variance, covariance = _forward_moments(
+            encoded, noise, weight, need_covariance, sums
+        )
+    else:
+        estimate = denoised_confusion if estimand == "truth" else observed_confusion
+        confusion = estimate(*encoded.indices(slice(None)), noise, weight)
+        expected, covariance = np.array(confusion.counts), confusion.covariance
+        variance = np.maximum(confusion.cell_variance, 0.0)
     integer_weights = sample_weight is None or (
         np.asarray(sample_weight).dtype.kind in "iub"
     )
-    counts = counts * scale
+    counts = sums[0] * scale
     if integer_weights and sample_weight is not None and np.abs(counts).max() >= 2**53:
         nominal = _integer_counts(encoded, sample_weight)  # beyond float64's ints
     else:
         nominal = np.rint(counts).astype(np.int64) if integer_weights else counts
     identity = is_identity(noise)
-    method = "exact"
-    sub = (slice(0, shown), slice(0, shown))
+    nominal = _normalised(normalize, nominal[:shown, :shown])
+    expected, variance = expected[:shown, :shown], variance[:shown, :shown]
     if normalize is None:
-        expected, variance = expected[sub] * scale, variance[sub] * (scale * scale)
+        expected, variance = expected * scale, variance * (scale * scale)
         if identity and integer_weights:
-            expected = nominal[sub]
+            expected = nominal
+    elif fixed:
+        column = counts.sum(axis=0, keepdims=True) / scale
+        denominator = column if normalize == "pred" else column.sum()
+        expected = _ratio(expected, denominator)
+        variance = _ratio(variance, denominator * denominator)
     else:
-        if fixed is not None:
-            column = counts.sum(axis=0, keepdims=True) / scale
-            fixed = column if normalize == "pred" else column.sum()
-        elif not identity:
-            method = "delta"
+        bias_sign = -1.0 if estimand == "truth" else 1.0
         expected, variance = _normalised(
-            expected,
-            variance,
-            covariance,
-            fixed,
-            normalize=normalize,
-            shown=shown,
-            bias_sign=-1.0 if estimand == "truth" else 1.0,
+            normalize, expected, variance, covariance, bias_sign
         )
-        if estimand == "remeasurement" or identity:
-            expected = _normalise_nominal(nominal[sub], normalize)
+    if normalize is not None and (estimand == "remeasurement" or identity):
+        expected = nominal
     return NoisyConfusionMatrix(
         expected=expected,
         variance=variance,
-        nominal=_normalise_nominal(nominal[sub], normalize),
+        nominal=nominal,
         labels=encoded.classes[:shown],
         n_samples=n_samples,
         estimand=estimand,
-        method=method,
+        method="delta" if normalize and not (fixed or identity) else "exact",
         normalize=normalize,
         distribution=confusion_distribution(noise, weight, counts)
         if estimand == "forward" and normalize is None and shown == n_classes

@@ -18,7 +18,7 @@ from ..utils._arrays import check_same_length, chunks, weighted_totals
 from ..utils._docstring import fill_doc
 from ..utils._labels import as_label_array
 from ..utils._noise import FlipNoise
-from ..utils._validation import check_estimand, supports_estimands
+from ..utils._validation import ESTIMANDS, check_estimand, supports_estimands
 from ._definitions.probabilistic import (
     BRIER_SCORE_LOSS,
     LOG_LOSS,
@@ -68,108 +68,133 @@ def _label_indicator(y_true: Any) -> np.ndarray | None:
     return array.astype(np.int8)
 
 
-def _mean_or_sum(
-    arguments: dict[str, Any], n_samples: int, weight: Any, scale: float
-) -> tuple[float, float]:
-    """``(scale, divisor)``: a mean is divided by the count or total weight (not
-    times its inverse: scikit-learn's last bit); a sum keeps the weights' scale."""
-    if not arguments.get("normalize", True):
-        return scale, 1.0
-    return 1.0, float(n_samples) if weight is None else float(weight.sum())
-
-
-def _multilabel_problem(
-    definition: ProbabilisticLoss, indicator: np.ndarray, arguments: dict[str, Any]
-) -> _Problem:
-    """A multilabel ``y_true``: one binary sample per entry, each flipped on its
-    own with its row's ``q`` (scikit-learn's loss of a row sums its entries)."""
-    proba, eps = _check_proba(arguments["y_proba"])
-    if proba.shape != indicator.shape:
-        raise ValueError(
-            f"y_proba must have the shape of the label-indicator y_true "
-            f"{indicator.shape}; got {proba.shape}."
-        )
-    if (
-        arguments.get("transition_matrix") is not None
-        or arguments.get("labels") is not None
-    ):
-        raise ValueError(
-            "A multilabel y_true (rows with other than one 1) takes q, each "
-            "entry flipped on its own; transition_matrix and labels apply to "
-            "class labels."
-        )
-    n_samples, n_labels = indicator.shape
-    weight, scale = weights_and_scale(arguments.get("sample_weight"), n_samples)
-    noise = FlipNoise.from_params(
-        arguments.get("q"), None, n_samples=n_samples, n_classes=2
-    )
-    if not noise.is_constant:
-        noise = FlipNoise(np.repeat(noise.q, n_labels), None, 2)
-    scale, divisor = _mean_or_sum(arguments, n_samples, weight, scale)
-    half = arguments.get("scale_by_half", "auto")
-    if half == "auto":
-        half = n_labels == 2
-    if definition.scale_by_half and half:
-        scale *= 0.5
-    return _Problem(
-        definition.entry(eps),
-        proba.ravel(),
-        ClassIndex(indicator.ravel()),
-        noise,
-        None if weight is None else np.repeat(weight, n_labels),
-        scale,
-        divisor,
-    )
-
-
 def _problem(definition: ProbabilisticLoss, arguments: dict[str, Any]) -> _Problem:
-    """Validate the ``arguments`` of a call (missing ones take their defaults); an
-    indicator ``y_true`` with one 1 per row is read as the columns' classes."""
-    indicator = _label_indicator(arguments["y_true"])
-    if indicator is not None:
-        if np.any(indicator.sum(axis=1) != 1):
-            return _multilabel_problem(definition, indicator, arguments)
-        arguments = {**arguments, "y_true": indicator.argmax(axis=1)}
-        if arguments.get("labels") is None:
-            arguments["labels"] = np.arange(indicator.shape[1])
-    proba, eps = _check_proba(arguments["y_proba"])
-    y_true = as_label_array(arguments["y_true"], name="y_true")
-    n_samples = proba.shape[0]
-    check_same_length(y_true, proba, "y_proba")
-    weight, scale = weights_and_scale(arguments.get("sample_weight"), n_samples)
-    labels = arguments.get("labels")
+    """Validate the ``arguments`` of a call (missing ones take their defaults).
+
+    An indicator ``y_true`` with one 1 per row is read as the columns' classes;
+    else it is multilabel: one binary sample per entry, each flipped on its own
+    with its row's ``q`` (scikit-learn's loss of a row sums its entries).
+    """
+    y_true, labels = arguments["y_true"], arguments.get("labels")
     transition_matrix = arguments.get("transition_matrix")
-    if proba.ndim == 1:
-        n_classes = 2
-        index, order = _binary_problem(
-            y_true,
-            pos_label_rules=definition.pos_label,
-            labels=labels,
-            pos_label=arguments.get("pos_label"),
-            need_pair=transition_matrix is not None,
-        )
-    else:
-        n_classes = proba.shape[1]
-        index, classes, order = _classes_of(y_true, labels)
-        if classes.size != n_classes:
+    indicator = _label_indicator(y_true)
+    multilabel = indicator is not None and np.any(indicator.sum(axis=1) != 1)
+    if indicator is not None and not multilabel:
+        y_true = indicator.argmax(axis=1)
+        labels = np.arange(indicator.shape[1]) if labels is None else labels
+    proba, eps = _check_proba(arguments["y_proba"])
+    half = arguments.get("scale_by_half", "auto")
+    if multilabel:
+        if proba.shape != indicator.shape:
             raise ValueError(
-                f"y_proba has {n_classes} columns but there are {classes.size} "
-                f"classes ({classes.tolist()}"
-                + (" found in y_true" if labels is None else " in labels")
-                + "). Pass all the classes through `labels`, in the order of the "
-                "columns of y_proba (sorted)."
+                f"y_proba must have the shape of the label-indicator y_true "
+                f"{indicator.shape}; got {proba.shape}."
             )
+        if transition_matrix is not None or labels is not None:
+            raise ValueError(
+                "A multilabel y_true (rows with other than one 1) takes q, each "
+                "entry flipped on its own; transition_matrix and labels apply to "
+                "class labels."
+            )
+        (n_samples, n_labels), n_classes = indicator.shape, 2
+        index, order = ClassIndex(indicator.ravel()), None
+        factor = 0.5 if (n_labels == 2 if half == "auto" else half) else 1.0
+    else:
+        y_true = as_label_array(y_true, name="y_true")
+        n_samples, n_labels = proba.shape[0], 1
+        check_same_length(y_true, proba, "y_proba")
+        if proba.ndim == 1:
+            n_classes = 2
+            index, order = _binary_problem(
+                y_true,
+                pos_label_rules=definition.pos_label,
+                labels=labels,
+                pos_label=arguments.get("pos_label"),
+                need_pair=transition_matrix is not None,
+            )
+        else:
+            n_classes = proba.shape[1]
+            index, classes, order = _classes_of(y_true, labels)
+            if classes.size != n_classes:
+                raise ValueError(
+                    f"y_proba has {n_classes} columns but there are {classes.size} "
+                    f"classes ({classes.tolist()}"
+                    + (" found in y_true" if labels is None else " in labels")
+                    + "). Pass all the classes through `labels`, in the order of "
+                    "the columns of y_proba (sorted)."
+                )
+        factor = 1.0
+        if half != "auto":
+            factor = (1.0 if half else 2.0) if n_classes == 2 else 0.5**half
+    weight, scale = weights_and_scale(arguments.get("sample_weight"), n_samples)
     noise = FlipNoise.from_params(
         arguments.get("q"), transition_matrix, n_samples=n_samples, n_classes=n_classes
     )
     if order is not None:
         noise = noise.permute(order)
-    scale, divisor = _mean_or_sum(arguments, n_samples, weight, scale)
-    scale_by_half = arguments.get("scale_by_half", "auto")
-    if definition.scale_by_half and scale_by_half != "auto":
-        half = bool(scale_by_half)
-        scale *= (1.0 if half else 2.0) if n_classes == 2 else 0.5**half
-    return _Problem(definition.loss(eps), proba, index, noise, weight, scale, divisor)
+    if multilabel and not noise.is_constant:
+        noise = FlipNoise(np.repeat(noise.q, n_labels), None, 2)
+    divisor = 1.0
+    if arguments.get("normalize", True):  # divided, not times 1/W: scikit-learn's bit
+        scale, divisor = 1.0, float(n_samples if weight is None else weight.sum())
+    if definition.scale_by_half:
+        scale *= factor
+    if multilabel:
+        proba, loss = proba.ravel(), definition.entry(eps)
+        weight = None if weight is None else np.repeat(weight, n_labels)
+    else:
+        loss = definition.loss(eps)
+    return _Problem(loss, proba, index, noise, weight, scale, divisor)
+
+
+def estimand_inverse(estimand: str, noise: FlipNoise) -> np.ndarray | None:
+    """The inverse flip matrix the estimand's terms need (None for flips, forward)."""
+    if estimand == "truth":
+        noise.check_invertible()
+        return None if noise.matrix is None else noise.inverse_matrix()
+    return check_remeasurable(noise) if estimand == "remeasurement" else None
+
+
+def table_terms(
+    estimand: str,
+    losses: np.ndarray,
+    k: np.ndarray,
+    noise: FlipNoise,
+    inverse: np.ndarray | None,
+    rows: slice,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """``(nominal ℓ, E_i, V_i, floor_i or None)`` of a chunk whose sample ``i``
+    has the loss ``losses[i, j]`` if observed as class ``j`` (``k``: its label)."""
+    nominal = losses[np.arange(k.shape[0]), k]
+    if estimand == "forward":
+        weights = noise.observation_rows(k, rows)
+        expected = np.einsum("ij,ij->i", weights, losses)
+        centred = losses - expected[:, None]
+        return nominal, expected, np.einsum("ij,ij->i", weights, centred**2), None
+    if estimand == "truth":
+        weights = noise.inverse_rows(k, rows, inverse)
+        expected = np.einsum("ij,ij->i", weights, losses)
+        if noise.matrix is None and noise.n_classes == 2:
+            # exact: ℓ̂ = A + B ĉ with Var ĉ = q(1−q)/(1−2q)²
+            _, scale = noise.flip_scale(rows)
+            keep_variance, _ = noise.keep_flip_variance(rows)
+            jump = losses[:, 1] - losses[:, 0]
+            variance = keep_variance / (scale * scale) * jump * jump
+        else:  # unbiased: ℓ̂² − the backward-corrected ℓ²
+            squares = np.einsum("ij,ij->i", weights, losses * losses)
+            variance = expected * expected - squares
+        return nominal, expected, variance, noise.variance_floor(losses, rows, inverse)
+    # Σ_c T⁻¹[c̃, c] h(c), h(c) the loss's variance given class c
+    matrices = observation_matrices(noise, rows, k.shape[0])
+    means = np.einsum("icj,ij->ic", matrices, losses)
+    centred = losses[:, None, :] - means[:, :, None]
+    spread = np.einsum("icj,icj->ic", matrices, centred * centred)
+    return (
+        nominal,
+        nominal,
+        class_function_estimate(noise, k, rows, inverse, spread),
+        None,
+    )
 
 
 def _loss_totals(
@@ -178,55 +203,40 @@ def _loss_totals(
     """Weighted totals ``(Σ w ℓ_nominal, Σ w E_i, Σ w² V_i, Σ w² floor_i)`` by
     chunks (:ref:`variance_floor`); ``terms``, if given, receives the ``E_i``."""
     loss, proba, index, noise, weight = problem[:5]
-    inverse = None
-    if estimand == "truth":
-        noise.check_invertible()
-        inverse = None if noise.matrix is None else noise.inverse_matrix()
-    elif estimand == "remeasurement":
-        inverse = check_remeasurable(noise)
+    inverse = estimand_inverse(estimand, noise)
     totals = np.zeros(4)
     for rows in chunks(index.shape[0]):
-        losses = loss(proba[rows])
-        k = index[rows]
-        nominal = losses[np.arange(k.shape[0]), k]
-        if estimand == "forward":
-            weights = noise.observation_rows(k, rows)
-            expected = np.einsum("ij,ij->i", weights, losses)
-            centred = losses - expected[:, None]
-            variance = np.einsum("ij,ij->i", weights, centred * centred)
-        elif estimand == "truth":
-            weights = noise.inverse_rows(k, rows, inverse)
-            expected = np.einsum("ij,ij->i", weights, losses)
-            if noise.matrix is None and noise.n_classes == 2:
-                # exact: ℓ̂ = A + B ĉ with Var ĉ = q(1−q)/(1−2q)²
-                _, scale = noise.flip_scale(rows)
-                keep_variance, _ = noise.keep_flip_variance(rows)
-                jump = losses[:, 1] - losses[:, 0]
-                variance = keep_variance / (scale * scale) * jump * jump
-            else:  # unbiased: ℓ̂² − the backward-corrected ℓ²
-                squares = np.einsum("ij,ij->i", weights, losses * losses)
-                variance = expected * expected - squares
-            floor = noise.variance_floor(losses, rows, inverse)
+        *sums, floor = table_terms(
+            estimand, loss(proba[rows]), index[rows], noise, inverse, rows
+        )
+        totals[:3] += weighted_totals(weight, rows, *sums)
+        if floor is not None:
             totals[3] += weighted_totals(weight, rows, floor)[0]  # Σ w² floor
-        else:  # Σ_c T⁻¹[c̃, c] h(c), h(c) the loss's variance given class c
-            expected = nominal
-            matrices = observation_matrices(noise, rows, k.shape[0])
-            means = np.einsum("icj,ij->ic", matrices, losses)
-            centred = losses[:, None, :] - means[:, :, None]
-            spread = np.einsum("icj,icj->ic", matrices, centred * centred)
-            variance = class_function_estimate(noise, k, rows, inverse, spread)
-        totals[:3] += weighted_totals(weight, rows, nominal, expected, variance)
         if terms is not None:
-            terms[rows] = expected
+            terms[rows] = sums[1]
     return tuple(float(t) for t in totals)
 
 
-def _expected_loss(
-    definition: ProbabilisticLoss, supported: tuple[str, ...], arguments: dict
+def totals_score(
+    name: str, totals: tuple, scale: float, divisor: float, **fields: Any
 ) -> NoisyScore:
+    """The exact :class:`NoisyScore` ``scale · Σ / divisor`` of totals
+    ``(Σ w ℓ_nominal, Σ w E_i, Σ w² V_i, Σ w² floor_i)``."""
+    nominal, expected, variance, floor = totals
+    return NoisyScore(
+        name,
+        expected=expected * scale / divisor,
+        variance=max(variance, floor, 0.0) * (scale * scale) / (divisor * divisor),
+        nominal=nominal * scale / divisor,
+        method="exact",
+        **fields,
+    )
+
+
+def _expected_loss(definition: ProbabilisticLoss, arguments: dict) -> NoisyScore:
     """The public metric of ``definition`` for the call's ``arguments``."""
     estimand = arguments["estimand"]
-    estimand = check_estimand(estimand, metric=definition.name, supported=supported)
+    estimand = check_estimand(estimand, metric=definition.name, supported=ESTIMANDS)
     arguments = {
         **arguments,
         "normalize": check_bool(arguments.get("normalize", True), name="normalize"),
@@ -238,23 +248,18 @@ def _expected_loss(
     }
     problem = _problem(definition, arguments)
     loss, proba, index, noise, weight, scale, divisor = problem
-    n_samples = np.shape(arguments["y_true"])[0]
-    nominal, expected, variance, floor = _loss_totals(problem, estimand)
-    return NoisyScore(
+    distribution = None
+    if estimand == "forward" and index.shape[0] <= MAX_LOSS_SAMPLES:
+        table = noise.observation_rows(index[slice(None)], slice(None))
+        distribution = loss_distribution(loss(proba), table, weight)
+    return totals_score(
         definition.name,
-        expected=expected * scale / divisor,
-        variance=max(variance, floor, 0.0) * (scale * scale) / (divisor * divisor),
-        nominal=nominal * scale / divisor,
-        n_samples=n_samples,
-        method="exact",
+        _loss_totals(problem, estimand),
+        scale,
+        divisor,
+        n_samples=np.shape(arguments["y_true"])[0],
         estimand=estimand,
-        distribution=None
-        if estimand != "forward" or index.shape[0] > MAX_LOSS_SAMPLES
-        else loss_distribution(
-            loss(proba),
-            noise.observation_rows(index[slice(None)], slice(None)),
-            weight,
-        ),
+        distribution=distribution,
     )
 
 
@@ -362,9 +367,7 @@ def expected_brier_score_loss(
     >>> round(score.nominal, 12), round(score.expected, 12), round(score.variance, 12)
     (0.0375, 0.1025, 0.010125)
     """
-    return _expected_loss(
-        BRIER_SCORE_LOSS, expected_brier_score_loss.estimands, locals()
-    )
+    return _expected_loss(BRIER_SCORE_LOSS, locals())
 
 
 @with_test_set_sampling(
@@ -422,4 +425,4 @@ def expected_log_loss(
     >>> round(score.nominal, 6), round(score.expected, 6)
     (0.216162, 0.376156)
     """
-    return _expected_loss(LOG_LOSS, expected_log_loss.estimands, locals())
+    return _expected_loss(LOG_LOSS, locals())

@@ -23,6 +23,7 @@ from ..utils._noise import FlipNoise
 from ..utils._validation import check_estimand, supports_estimands
 from ..utils._warnings import warn
 from ._definitions.probabilistic import ROC_AUC
+from ._engines.counts.multiclass import is_identity
 from ._engines.counts.multilabel import _indicator, _positive_probability
 from ._engines.monte_carlo import monte_carlo_score
 from ._engines.roc_auc import (
@@ -103,12 +104,6 @@ def _flip_law(
     return t0, t1, noise
 
 
-def _nominal(positive: np.ndarray, scores: np.ndarray, options: dict) -> float:
-    if positive.all() or not positive.any():
-        return float("nan")
-    return float(roc_auc_score(positive, scores, **{**options, "labels": None}))
-
-
 def _forward(problems: list, method: str) -> tuple[np.ndarray, np.ndarray, str]:
     """Means and variances of binary problems ``(p, scores)``; one warning for all."""
     moments, used = [], set()
@@ -135,11 +130,13 @@ def _forward(problems: list, method: str) -> tuple[np.ndarray, np.ndarray, str]:
     return mean, variance, "delta" if "delta" in used else "exact"
 
 
-def _exact(nominal: Any, n_samples: int) -> NoisyScore | list[NoisyScore]:
+def _exact(
+    nominal: Any, n_samples: int, estimand: str = "forward"
+) -> NoisyScore | list[NoisyScore]:
     """The score(s) scikit-learn gives, without noise."""
     if np.ndim(nominal):
         return [_exact(value, n_samples) for value in nominal]  # type: ignore[misc]
-    return NoisyScore(ROC_AUC, nominal, 0.0, nominal, n_samples, "exact")
+    return NoisyScore(ROC_AUC, nominal, 0.0, nominal, n_samples, "exact", estimand)
 
 
 def _monte_carlo(
@@ -160,37 +157,37 @@ def _monte_carlo(
         score = monte_carlo_score(metric, y, y, **noise, **mc)
         return dataclasses.replace(score, metric=ROC_AUC, n_samples=n_samples)
 
-    if n_outputs is None:
-        return run(None)
-    return [run(output) for output in range(n_outputs)]
+    return run(None) if n_outputs is None else [run(o) for o in range(n_outputs)]
 
 
-def _multilabel(
-    y_true: Any, y_score: Any, q: Any, transition_matrix: Any, options: dict,
-    method: str, mc: dict,
+def _flipped(
+    truth: np.ndarray, pi: np.ndarray, scores: np.ndarray, nominal: Any,
+    options: dict, average: str | None, noiseless: bool, method: str, mc: dict,
+    estimand: str = "forward",
 ) -> NoisyScore | list[NoisyScore]:  # fmt: skip
-    """Indicator targets: each column a binary problem, its entries flipping alone."""
-    nominal = roc_auc_score(y_true, y_score, **options)
-    truth = _indicator(y_true, "y_true")
-    scores = as_float_array(y_score, name="y_score")
-    pi = _positive_probability(truth, q, transition_matrix)
-    n_samples, n_labels = truth.shape
-    if np.array_equal(pi, truth):
-        return _exact(nominal, n_samples)
-    average = options["average"]
+    """The AUC of fixed ``scores`` (a column per binary problem) when the 0/1
+    ``truth`` of their shape is observed positive with probabilities ``pi``."""
+    n_samples, shape = truth.shape[0], scores.shape
+    truth, pi, scores = (a.reshape(n_samples, -1) for a in (truth, pi, scores))
+    if noiseless:
+        return _exact(nominal, n_samples, estimand)
     keep, weight = _weights(options["sample_weight"], n_samples)
     if (
         _partial(options["max_fpr"])
         or average == "weighted"
         or (weight is not None and average != "samples")
     ):
-        flip = np.where(truth, 1.0 - pi, pi).ravel()
+
+        def value(y_draw: np.ndarray) -> Any:
+            y_draw, y_score = y_draw.reshape(shape), scores.reshape(shape)
+            return roc_auc_score(y_draw, y_score, **options)
+
         return _monte_carlo(
-            lambda y: roc_auc_score(y.reshape(truth.shape), y_score, **options),
+            value,
             truth.ravel().astype(np.int64),
-            {"q": flip, "labels": [0, 1]},
+            {"q": np.where(truth, 1.0 - pi, pi).ravel(), "labels": [0, 1]},
             n_samples,
-            None if average is not None else n_labels,
+            None if average is not None else truth.shape[1],
             mc,
         )
     pi, scores = pi[keep], scores[keep]
@@ -200,7 +197,7 @@ def _multilabel(
         problems = list(zip(pi, scores, strict=True))
         w = np.ones(len(problems)) if weight is None else weight
     else:
-        problems, w = list(zip(pi.T, scores.T, strict=True)), np.ones(n_labels)
+        problems, w = list(zip(pi.T, scores.T, strict=True)), np.ones(pi.shape[1])
     mean, variance, used = _forward(problems, method)
     if average is None:
         return [
@@ -224,11 +221,7 @@ def _multiclass(
     noise = FlipNoise.from_params(
         q, transition_matrix, n_samples=y.size, n_classes=classes.size
     )
-    if noise.matrix is not None:
-        exact = np.array_equal(noise.matrix, np.eye(classes.size))
-    else:
-        exact = not np.any(np.asarray(noise.q) > 0.0)
-    if exact:
+    if is_identity(noise):
         return _exact(nominal, y.size)
     fixed = {**options, "labels": classes}
     return _monte_carlo(
@@ -409,46 +402,54 @@ def expected_roc_auc_score(
             "estimand='truth' (the default, 'auto') is supported for binary labels "
             "only; pass estimand='forward' if y_true is exact."
         )
-    if kind == "multilabel":
-        return _multilabel(y_true, y_score, q, transition_matrix, options, method, mc)
     if kind == "multiclass":
         return _multiclass(y_true, y_score, q, transition_matrix, options, mc)
+    if kind == "multilabel":
+        nominal = roc_auc_score(y_true, y_score, **options)
+        truth = _indicator(y_true, "y_true")
+        pi = _positive_probability(truth, q, transition_matrix)
+        scores = as_float_array(y_score, name="y_score")
+        noiseless = np.array_equal(pi, truth)
+        return _flipped(
+            truth, pi, scores, nominal, options, average, noiseless, method, mc
+        )
     positive, scores, _ = _check_inputs(y_true, y_score, labels)
     t0, t1, noise = _flip_law(positive, q, transition_matrix)
     n_samples = positive.size
     keep, weight = _weights(sample_weight, n_samples)
-    nominal = _nominal(positive, scores, options)
-    if not (np.any(t0 > 0.0) or np.any(t1 < 1.0)):
-        if np.isnan(nominal):
-            raise ValueError(
-                "Only one class present in y_true. ROC AUC score is not defined "
-                "in that case."
-            )
-        return NoisyScore(ROC_AUC, nominal, 0.0, nominal, n_samples, "exact", estimand)
-    if _partial(max_fpr) or weight is not None:
-        if estimand == "truth":
-            raise ValueError(
-                "estimand='truth' is supported without max_fpr and with equal "
-                "sample weights only."
-            )
-        options["labels"] = None
-        return _monte_carlo(
-            lambda y: roc_auc_score(y, scores, **options),
-            positive.astype(np.int64),
-            {"q": np.where(positive, 1.0 - t1, t0), "labels": [0, 1]},
-            n_samples,
-            None,
+    options["labels"] = None
+    nominal = float("nan")
+    if positive.any() and not positive.all():
+        nominal = float(roc_auc_score(positive, scores, **options))
+    noiseless = not (np.any(t0 > 0.0) or np.any(t1 < 1.0))
+    if noiseless and np.isnan(nominal):
+        raise ValueError(
+            "Only one class present in y_true. ROC AUC score is not defined "
+            "in that case."
+        )
+    if estimand == "forward" or noiseless:
+        pi = np.where(positive, t1, t0)
+        return _flipped(
+            positive,
+            pi,
+            scores,
+            nominal,
+            options,
+            "macro",
+            noiseless,
+            method,
             mc,
+            estimand,
         )
+    if _partial(max_fpr) or weight is not None:
+        raise ValueError(
+            "estimand='truth' is supported without max_fpr and with equal "
+            "sample weights only."
+        )
+    noise.check_invertible()
     positive, scores, t0, t1 = positive[keep], scores[keep], t0[keep], t1[keep]
-    if estimand == "truth":
-        noise.check_invertible()
-        expected, variance = _truth(positive, scores, t0, t1)
-        return NoisyScore(
-            ROC_AUC, expected, variance, nominal, n_samples, "delta", "truth"
-        )
-    mean, variance, used = _forward([(np.where(positive, t1, t0), scores)], method)
-    return NoisyScore(ROC_AUC, mean[0], variance[0], nominal, n_samples, used)
+    expected, variance = _truth(positive, scores, t0, t1)
+    return NoisyScore(ROC_AUC, expected, variance, nominal, n_samples, "delta", "truth")
 
 
 class NoisyRocCurve(NamedTuple):
@@ -462,18 +463,13 @@ class NoisyRocCurve(NamedTuple):
     method: str
 
 
-def _curve_points(labels: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Cumulative ``(TP, FP)`` at each threshold from (0, 0); ``labels`` (a row
-    per draw) by decreasing score, ``ends`` one past each group of tied scores."""
+def _tpr_on_grid(labels: np.ndarray, ends: np.ndarray, n_grid: int) -> np.ndarray:
+    """TPR of each draw's curve at ``FPR = j / (n_grid - 1)``, in integers (the
+    highest TPR of a vertical step); ``labels`` (a row per draw) by decreasing
+    score, ``ends`` one past each group of tied scores."""
     counts = np.cumsum(labels, axis=1, dtype=np.int64)[:, ends - 1]
     tp = np.concatenate([np.zeros((labels.shape[0], 1), np.int64), counts], axis=1)
     fp = np.concatenate([[0], ends]).astype(np.int64)[None, :] - tp
-    return tp, fp
-
-
-def _tpr_on_grid(tp: np.ndarray, fp: np.ndarray, n_grid: int) -> np.ndarray:
-    """TPR of each draw's curve at ``FPR = j / (n_grid - 1)``, in integers (the
-    highest TPR of a vertical step)."""
     n_rows, n_points = tp.shape
     steps = n_grid - 1
     negatives = fp[:, -1]
@@ -511,7 +507,6 @@ def noisy_roc_curve(
     scores: np.ndarray,
     q: Any,
     transition_matrix: Any,
-    *,
     n_draws: int,
     n_grid: int,
     confidence_level: float,
@@ -524,7 +519,7 @@ def noisy_roc_curve(
     index = positive[order].astype(np.intp)
     t0, t1, noise = _flip_law(positive, q, transition_matrix)
     if not (np.any(t0 > 0.0) or np.any(t1 < 1.0)):
-        values = _tpr_on_grid(*_curve_points(index[None, :], ends), n_grid)
+        values = _tpr_on_grid(index[None, :], ends, n_grid)
         return _summary(values, n_grid, confidence_level, "exact")
     sampler = noise.take(order).sampler(index, np.array([0, 1]))
     batch = max(1, min(n_draws, _BATCH_ELEMENTS // max(positive.size, n_grid)))
@@ -543,5 +538,5 @@ def noisy_roc_curve(
         labels = labels[: n_draws - found]
         found += labels.shape[0]
         if labels.shape[0]:
-            kept.append(_tpr_on_grid(*_curve_points(labels, ends), n_grid))
+            kept.append(_tpr_on_grid(labels, ends, n_grid))
     return _summary(np.concatenate(kept), n_grid, confidence_level, "monte_carlo")

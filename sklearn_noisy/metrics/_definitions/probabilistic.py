@@ -14,8 +14,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ...utils._arrays import check_finite
-from ...utils._labels import EncodedLabels, check_classification_labels, encode_labels
+from ...utils._arrays import as_float_array, check_finite
+from ...utils._labels import (
+    EncodedLabels,
+    check_classification_labels,
+    check_labels,
+    encode_labels,
+)
 from ...utils._warnings import warn
 
 __all__ = [
@@ -102,21 +107,9 @@ ROC_AUC = "roc_auc"
 
 def _check_proba(y_proba: Any) -> tuple[np.ndarray, float]:
     """``y_proba`` as float64 (1-D or 2-D) and the clipping eps of its dtype."""
-    if hasattr(y_proba, "to_numpy") and not isinstance(y_proba, np.ndarray):
-        y_proba = y_proba.to_numpy()
-    try:
-        array = np.asarray(y_proba)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(
-            f"y_proba must be an array-like of probabilities; got {y_proba!r}."
-        ) from exc
-    if array.dtype.kind not in "biuf":
-        raise TypeError(
-            f"y_proba must hold probabilities; got an array of dtype {array.dtype}."
-        )
-    dtype = np.float32 if array.dtype == np.float32 else np.float64
-    eps = float(np.finfo(dtype).eps)
-    array = array.astype(np.float64, copy=False)
+    array = as_float_array(y_proba, name="y_proba")
+    float32 = np.asarray(y_proba).dtype == np.float32
+    eps = float(np.finfo(np.float32 if float32 else np.float64).eps)
     if array.ndim == 2 and array.shape[1] == 1:
         array = array[:, 0]
     if array.ndim not in (1, 2):
@@ -143,9 +136,7 @@ def _check_proba(y_proba: Any) -> tuple[np.ndarray, float]:
 
 def _sorted_labels(labels: Any) -> tuple[np.ndarray, np.ndarray]:
     """``labels`` sorted as the columns of ``y_proba`` (scikit-learn), and the order."""
-    classes = np.asarray(labels)
-    if classes.ndim != 1 or classes.size == 0:
-        raise ValueError("labels must be a non-empty 1-D list of class labels.")
+    classes = check_labels(labels)
     order = np.argsort(classes, kind="stable")
     if np.any(order != np.arange(classes.size)):
         warn(

@@ -61,21 +61,15 @@ def _prefix(values: np.ndarray) -> np.ndarray:
     return np.concatenate([zero, cum], axis=-1)
 
 
-def _below(values: np.ndarray, groups: TieGroups, tie: float) -> np.ndarray:
-    """``Σ_{j: s_j < s_i} v_j + tie · Σ_{j ≠ i, s_j = s_i} v_j`` (sorted order)."""
+def _below(
+    values: np.ndarray, groups: TieGroups, tie: float, above: bool = False
+) -> np.ndarray:
+    """``Σ_{j: s_j < s_i} v_j + tie · Σ_{j ≠ i, s_j = s_i} v_j`` (sorted order);
+    ``s_j > s_i`` with ``above``."""
     cum = _prefix(values)
-    lower = cum[..., groups.start]
-    group = cum[..., groups.stop] - lower
-    return lower + tie * (group - values)
-
-
-def _above(values: np.ndarray, groups: TieGroups, tie: float) -> np.ndarray:
-    """``Σ_{j: s_j > s_i} v_j + tie · Σ_{j ≠ i, s_j = s_i} v_j`` (sorted order)."""
-    cum = _prefix(values)
-    total = cum[..., -1:]
-    upper = total - cum[..., groups.stop]
     group = cum[..., groups.stop] - cum[..., groups.start]
-    return upper + tie * (group - values)
+    outside = cum[..., -1:] - cum[..., groups.stop] if above else cum[..., groups.start]
+    return outside + tie * (group - values)
 
 
 def _tie_pairs(values: np.ndarray, groups: TieGroups) -> np.ndarray:
@@ -98,10 +92,10 @@ def _first_second(
     indices, then those with ``i = k``, with ``j = l`` and with both.
     """
     r = _below(b, groups, 0.5)
-    c = _above(a, groups, 0.5)
+    c = _below(a, groups, 0.5, above=True)
     first = (a * r).sum(axis=-1)
     r_b2 = _below(b * b, groups, 0.25)
-    c_a2 = _above(a * a, groups, 0.25)
+    c_a2 = _below(a * a, groups, 0.25, above=True)
     a2, b2, ab = a * a, b * b, a * b
     distinct = (
         first * first
@@ -121,22 +115,6 @@ def exact_cost(p: np.ndarray) -> int:
     """Number of (evaluation point × sample) terms :func:`auc_moments_exact` needs."""
     n_fft = sp_fft.next_fast_len(poisson_binomial_window(p)[1].size + 2, real=True)
     return (n_fft // 2 + 1) * p.size
-
-
-def _conditional(moments: np.ndarray, offset: int, n_samples: int) -> AucMoments:
-    """Divide the windowed ``E[U^k; N = n]`` by ``(n (M - n))^k`` and condition."""
-    pmf, first, second = moments
-    counts = offset + np.arange(pmf.size, dtype=np.float64)
-    defined = (counts > 0) & (counts < n_samples)
-    scale = np.zeros_like(counts)
-    scale[defined] = 1.0 / (counts[defined] * (n_samples - counts[defined]))
-    p_defined = float(pmf[defined].sum())
-    if p_defined <= 0.0:
-        return AucMoments(np.nan, np.nan, 0.0)
-    mean = float((first * scale).sum()) / p_defined
-    second_moment = float((second * scale * scale).sum()) / p_defined
-    variance = max(second_moment - mean * mean, 0.0)
-    return AucMoments(mean, variance, p_defined)
 
 
 def auc_moments_exact(p: np.ndarray, scores: np.ndarray) -> AucMoments:
@@ -164,12 +142,19 @@ def auc_moments_exact(p: np.ndarray, scores: np.ndarray) -> AucMoments:
         a = ps * zb / factor
         b = keep / factor
         first, second = _first_second(a, b, groups)
-        values[0, lo : lo + block] = g
-        values[1, lo : lo + block] = g * first
-        values[2, lo : lo + block] = g * second
-    coefficients = sp_fft.hfft(values, n_fft, axis=-1)[:, :width] / n_fft
-    coefficients[0] = pmf
-    return _conditional(coefficients, offset, n_samples)
+        values[:, lo : lo + block] = g, g * first, g * second
+    _, first, second = sp_fft.hfft(values, n_fft, axis=-1)[:, :width] / n_fft
+    # divide the windowed E[U^k; N = n] by (n (M − n))^k and condition
+    counts = offset + np.arange(width, dtype=np.float64)
+    defined = (counts > 0) & (counts < n_samples)
+    scale = np.zeros_like(counts)
+    scale[defined] = 1.0 / (counts[defined] * (n_samples - counts[defined]))
+    p_defined = float(pmf[defined].sum())
+    if p_defined <= 0.0:
+        return AucMoments(np.nan, np.nan, 0.0)
+    mean = float((first * scale).sum()) / p_defined
+    second_moment = float((second * scale * scale).sum()) / p_defined
+    return AucMoments(mean, max(second_moment - mean * mean, 0.0), p_defined)
 
 
 def centered_ranks(groups: TieGroups) -> np.ndarray:
@@ -177,13 +162,6 @@ def centered_ranks(groups: TieGroups) -> np.ndarray:
     ranks = np.empty(groups.order.size)
     ranks[groups.order] = 0.5 * (groups.start + groups.stop - 1).astype(np.float64)
     return ranks
-
-
-def _ratio_derivatives(mean_n: float, n_samples: int) -> tuple[float, float, float]:
-    """``F(μ), F'(μ), F''(μ)`` for ``F(n) = 1 / (n (M - n))``."""
-    g = mean_n * (n_samples - mean_n)
-    dg = n_samples - 2.0 * mean_n
-    return 1.0 / g, -dg / g**2, (2.0 * dg * dg + 2.0 * g) / g**3
 
 
 def auc_moments_delta(p: np.ndarray, scores: np.ndarray) -> AucMoments:
@@ -196,11 +174,13 @@ def auc_moments_delta(p: np.ndarray, scores: np.ndarray) -> AucMoments:
     spread = ps * keep
     cov_un = float(
         (spread * _below(keep, groups, 0.5)).sum()
-        - (spread * _above(ps, groups, 0.5)).sum()
+        - (spread * _below(ps, groups, 0.5, above=True)).sum()
     )
     mean_u, var_u = float(first), float(second - first * first)
     mean_n, var_n = float(p.sum()), float(spread.sum())
-    f, df, d2f = _ratio_derivatives(mean_n, n_samples)
+    # F(μ), F'(μ), F''(μ) of F(n) = 1 / (n (M − n))
+    g, dg = mean_n * (n_samples - mean_n), n_samples - 2.0 * mean_n
+    f, df, d2f = 1.0 / g, -dg / g**2, (2.0 * dg * dg + 2.0 * g) / g**3
     mean = mean_u * f + df * cov_un + 0.5 * mean_u * d2f * var_n
     variance = (
         f * f * var_u + 2.0 * f * df * mean_u * cov_un + df * df * mean_u**2 * var_n
@@ -215,7 +195,7 @@ def auc_sampling_terms(u: np.ndarray, scores: np.ndarray) -> np.ndarray:
     groups = tie_groups(scores)
     a = u[groups.order]
     b = 1.0 - a
-    phi = 0.5 * (a * _below(b, groups, 0.5) + b * _above(a, groups, 0.5))
+    phi = 0.5 * (a * _below(b, groups, 0.5) + b * _below(a, groups, 0.5, above=True))
     psi = 0.5 * (a * (b.sum() - b) + b * (a.sum() - a))
     theta = phi.sum() / psi.sum()
     h = np.empty(u.size)

@@ -126,15 +126,11 @@ class NoisyConfusionMatrixDisplay:
             self.text_ = np.empty(values.shape, dtype=object)
             low, high = self.im_.cmap(0.0), self.im_.cmap(1.0)
             threshold = (np.nanmax(values) + np.nanmin(values)) / 2.0
+            text_kw = {"ha": "center", "va": "center", **(text_kw or {})}
             for i, j in product(range(n_classes), range(n_classes)):
                 colour = high if values[i, j] < threshold else low
-                options = {"ha": "center", "va": "center", "color": colour}
-                self.text_[i, j] = ax.text(
-                    j,
-                    i,
-                    _cell_text(values[i, j], sds[i, j], values_format),
-                    **{**options, **(text_kw or {})},
-                )
+                text = _cell_text(values[i, j], sds[i, j], values_format)
+                self.text_[i, j] = ax.text(j, i, text, **{"color": colour, **text_kw})
         labels = matrix.labels if self.display_labels is None else self.display_labels
         if colorbar:
             ax.figure.colorbar(self.im_, ax=ax)

@@ -123,15 +123,13 @@ class NoisyRocCurveDisplay:
                 "score must be a NoisyScore (the result of expected_roc_auc_score); "
                 f"got {type(score).__name__}."
             )
-        self.fpr = np.asarray(fpr, dtype=np.float64)
-        self.tpr = np.asarray(tpr, dtype=np.float64)
+        arrays = {"fpr": fpr, "tpr": tpr, "fpr_grid": fpr_grid}
+        arrays.update(tpr_expected=tpr_expected, tpr_std=tpr_std)
+        arrays.update(tpr_low=tpr_low, tpr_high=tpr_high)
+        for key, value in arrays.items():
+            setattr(self, key, np.asarray(value, dtype=np.float64))
         self.roc_auc = float(roc_auc)
         self.score = score
-        self.fpr_grid = np.asarray(fpr_grid, dtype=np.float64)
-        self.tpr_expected = np.asarray(tpr_expected, dtype=np.float64)
-        self.tpr_std = np.asarray(tpr_std, dtype=np.float64)
-        self.tpr_low = np.asarray(tpr_low, dtype=np.float64)
-        self.tpr_high = np.asarray(tpr_high, dtype=np.float64)
         self.method = method
         self.n_draws = int(n_draws)
         self.confidence_level = check_level(confidence_level)
@@ -188,13 +186,11 @@ class NoisyRocCurveDisplay:
         name = self.name if name is None else name
         level = f"{self.confidence_level * 100:.4g} %"
         nominal = f"AUC = {_auc_text(self.roc_auc)}"
-        options = {
-            "linewidth": 1.0,
-            "zorder": 2.5,  # above the mean curve
-            "label": f"labels as given ({nominal})"
-            if name is None
-            else f"{name} (labels as given, {nominal})",
-        }
+        label = f"labels as given ({nominal})"
+        if name is not None:
+            label = f"{name} (labels as given, {nominal})"
+        # zorder: the nominal curve above the mean curve
+        options = {"linewidth": 1.0, "zorder": 2.5, "label": label}
         (self.line_,) = ax.plot(
             self.fpr, self.tpr, **{**options, **(curve_kwargs or {})}
         )
@@ -311,14 +307,7 @@ class NoisyRocCurveDisplay:
         positive, scores, _ = _check_inputs(y_true, y_score, classes)
         fpr, tpr, _ = roc_curve(positive, scores)
         curve = noisy_roc_curve(
-            positive,
-            scores,
-            q,
-            transition_matrix,
-            n_draws=n_draws,
-            n_grid=n_grid,
-            confidence_level=level,
-            rng=rng,
+            positive, scores, q, transition_matrix, n_draws, n_grid, level, rng
         )
         display = cls(
             fpr=fpr,
