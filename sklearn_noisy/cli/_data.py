@@ -70,12 +70,13 @@ def _column(columns: dict[str, list[str]], name: str, option: str) -> list[str]:
 
 
 def _numeric(
-    cells: list[str], name: str, option: str, *, allow_missing: bool = False
+    columns: dict[str, list[str]], name: str, option: str, *, missing: bool = False
 ) -> np.ndarray:
-    values = np.empty(len(cells))
-    for row, cell in enumerate(cells):
+    """The column ``name`` as floats (``missing``: empty cells are NaN)."""
+    values = np.empty(len(_column(columns, name, option)))
+    for row, cell in enumerate(columns[name]):
         if not cell:
-            if not allow_missing:
+            if not missing:
                 raise CLIError(
                     f"{option}: column {name!r} has an empty cell (row {row + 1})"
                 )
@@ -100,7 +101,7 @@ def _noise_value(
     """A column's values (its name appended to ``used``) or a number."""
     if value in columns:
         used.append(value)
-        return _numeric(columns[value], value, option)
+        return _numeric(columns, value, option)
     try:
         return float(value)
     except ValueError:
@@ -225,12 +226,7 @@ def _load_repeats(
     if not names:
         raise CLIError("--repeats: give at least one column")
     repeats = np.column_stack(
-        [
-            _numeric(
-                _column(columns, n, "--repeats"), n, "--repeats", allow_missing=True
-            )
-            for n in names
-        ]
+        [_numeric(columns, n, "--repeats", missing=True) for n in names]
     )
     from ..preprocessing import summarize_repeats
 
@@ -273,7 +269,7 @@ def _load_target(
             "--q COL|NUMBER (classification)"
         )
     else:
-        labels["y"] = y = _numeric(cells, args.target, "--target")
+        labels["y"] = y = _numeric(columns, args.target, "--target")
     for name in ("sigma", "sigma_dof"):
         value = getattr(args, name)
         if value is not None:
@@ -310,9 +306,7 @@ def _load(args: argparse.Namespace) -> dict[str, Any]:
     features, left_out, notes = _features(args, header, columns, labels, parsed)
     for name in features:
         if name not in parsed:
-            parsed[name] = _numeric(
-                columns[name], name, "--features", allow_missing=True
-            )
+            parsed[name] = _numeric(columns, name, "--features", missing=True)
     return {
         **labels,
         "X": np.column_stack([parsed[name] for name in features]),
@@ -383,18 +377,13 @@ def _tolerance(cells: list[str] | None, y: np.ndarray) -> np.ndarray:
     return tolerance + last_digit
 
 
-def _row_mean(block: np.ndarray) -> np.ndarray:
-    """The mean of each row over its non-missing cells (NaN where none)."""
-    counts = np.isfinite(block).sum(axis=1)
-    sums = np.where(np.isfinite(block), block, 0.0).sum(axis=1)
-    return np.divide(sums, counts, out=np.full(len(block), np.nan), where=counts > 0)
-
-
 def _is_mean_of(block: np.ndarray, y: np.ndarray, tolerance: np.ndarray) -> bool:
     """Whether the row means of ``block`` (2 columns or more) are the target."""
     if block.shape[1] < 2:
         return False
-    mean = _row_mean(block)
+    counts = np.isfinite(block).sum(axis=1)
+    sums = np.where(np.isfinite(block), block, 0.0).sum(axis=1)
+    mean = np.divide(sums, counts, out=np.full(len(block), np.nan), where=counts > 0)
     rows = np.isfinite(mean)
     return bool(
         rows.sum() >= max(3, len(y) // 2)
@@ -447,9 +436,7 @@ def _leaks(
     values: dict[str, np.ndarray] = {}
     for name in names:
         try:
-            values[name] = parsed[name] = _numeric(
-                columns[name], name, "", allow_missing=True
-            )
+            values[name] = parsed[name] = _numeric(columns, name, "", missing=True)
         except CLIError:
             continue  # not numeric: reported when used as a feature
     found: dict[str, str] = {}

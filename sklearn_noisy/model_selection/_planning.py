@@ -19,6 +19,7 @@ from ..metrics._engines.regression.estimands import truth_root_variance
 from ..utils._arrays import (
     as_float_array,
     check_finite,
+    check_per_sample,
     check_sample_weight,
     read_only,
 )
@@ -141,17 +142,12 @@ class RemeasurementPlan:
 
 def _check_counts(value: Any, n_samples: int, *, name: str) -> np.ndarray:
     """Positive integer counts, a scalar or one per sample, as an int array."""
-    array = as_float_array(value, name=name)
-    if array.ndim > 1 or (array.ndim == 1 and array.shape[0] != n_samples):
-        raise ValueError(
-            f"{name} must be a positive integer or one per sample (length "
-            f"{n_samples}); got shape {array.shape}."
-        )
+    array = np.broadcast_to(check_per_sample(value, n_samples, name=name), n_samples)
     check_finite(array, name=name)
-    if np.any(array < 1) or np.any(array != np.round(array)):
-        bad = np.ravel(array)[(np.ravel(array) < 1) | (np.ravel(array) % 1 != 0)]
+    bad = array[(array < 1) | (array != np.round(array))]
+    if bad.size:
         raise ValueError(f"{name} must hold integers >= 1; got {float(bad[0])!r}.")
-    return np.broadcast_to(array, (n_samples,)).astype(np.int64)
+    return array.astype(np.int64)
 
 
 def _check_budget(budget: Any) -> int:

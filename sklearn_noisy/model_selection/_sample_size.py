@@ -171,14 +171,6 @@ class ComparisonSizePlan(_Frozen):
         )
 
 
-def _check_positive(value: Any, name: str) -> float:
-    if not isinstance(value, numbers.Real) or isinstance(value, bool):
-        raise TypeError(f"{name} must be a positive number; got {value!r}.")
-    if not (math.isfinite(value) and value > 0.0):
-        raise ValueError(f"{name} must be positive and finite; got {value!r}.")
-    return float(value)
-
-
 def _samples_for(per_sample: float, bound: float) -> int:
     """The least ``n >= 2`` with ``per_sample/n <= bound``."""
     return max(2, math.ceil(per_sample / bound * (1.0 - 1e-12)))
@@ -275,7 +267,15 @@ default="mean_squared_error"
     >>> plan.n_samples_needed, plan.n_readings_needed, plan.readings_added
     (449, 3, 400)
     """
-    target_width = _check_positive(target_width, "target_width")
+    if not isinstance(target_width, numbers.Real) or isinstance(target_width, bool):
+        raise TypeError(
+            f"target_width must be a positive number; got {target_width!r}."
+        )
+    if not (math.isfinite(target_width) and target_width > 0.0):
+        raise ValueError(
+            f"target_width must be positive and finite; got {target_width!r}."
+        )
+    target_width = float(target_width)
     given = dict(n_readings=n_readings, n_annotations=n_annotations)
     y, y_pred, noise, counts, _, std = _check_plan(
         metric, y, y_pred, sample_weight, confidence_level, sigma=sigma, q=q, **given
