@@ -160,6 +160,17 @@ def _stdout_to_stderr() -> Iterator[None]:
         os.close(saved)
 
 
+@contextlib.contextmanager
+def opened(path: str | None, **options: Any) -> Iterator[Any]:
+    """``path`` open for writing; None or ``-``: standard output (flushed)."""
+    if path is None or path == "-":
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    with open(path, "w", encoding="utf-8", **options) as handle:
+        yield handle
+
+
 def _thread_limits(X: Any) -> Any:
     """One native thread (OpenMP, BLAS) for small data; unlimited otherwise."""
     if X.shape[0] * max(X.shape[1], 1) > _SMALL_DATA:
