@@ -205,8 +205,6 @@ def cross_validate(
     from ..model_selection import NoisyCrossValidator
 
     n_samples = loaded["X"].shape[0]
-    if args.cv > n_samples:
-        raise CLIError(f"--cv {args.cv} exceeds the number of samples ({n_samples})")
     folds = StratifiedKFold if loaded["task"] == "classification" else KFold
     splitter = folds(args.cv, shuffle=True, random_state=args.seed)
     groups = loaded.get("groups")
