@@ -70,12 +70,13 @@ def _column(columns: dict[str, list[str]], name: str, option: str) -> list[str]:
 
 
 def _numeric(
-    cells: list[str], name: str, option: str, *, allow_missing: bool = False
+    columns: dict[str, list[str]], name: str, option: str, *, missing: bool = False
 ) -> np.ndarray:
-    values = np.empty(len(cells))
-    for row, cell in enumerate(cells):
+    """The column ``name`` as floats (``missing``: empty cells are NaN)."""
+    values = np.empty(len(_column(columns, name, option)))
+    for row, cell in enumerate(columns[name]):
         if not cell:
-            if not allow_missing:
+            if not missing:
                 raise CLIError(
                     f"{option}: column {name!r} has an empty cell (row {row + 1})"
                 )
@@ -100,7 +101,7 @@ def _noise_value(
     """A column's values (its name appended to ``used``) or a number."""
     if value in columns:
         used.append(value)
-        return _numeric(columns[value], value, option)
+        return _numeric(columns, value, option)
     try:
         return float(value)
     except ValueError:
@@ -122,12 +123,69 @@ def _labels(cells: list[str], name: str) -> np.ndarray:
     return numbers
 
 
+def _flag(name: str) -> str:
+    return f"--{name.replace('_', '-')}"
+
+
+def _given(args: argparse.Namespace, names: str) -> list[str]:
+    """The flags of the options among ``names`` (attribute names) given."""
+    return [_flag(n) for n in names.split() if getattr(args, n, None) is not None]
+
+
 #: The options that read columns of ``--data`` (``id`` and ``n_readings``:
 #: ``plan`` only).
 _NEEDS_DATA = (
     "target sigma q repeats features drop instrument_sigma min_repeats sigma_dof "
     "id n_readings groups sigma_shared sigma_shared_dof noise"
-).split()
+)
+
+#: The options that need another, in the order checked: (option, the option it
+#: needs, why).
+_NEEDS = (
+    ("instrument_sigma", "repeats", ""),
+    ("min_repeats", "repeats", ""),
+    ("sigma_dof", "sigma", " (the degrees of freedom of sigma)"),
+    ("sigma_shared_dof", "sigma_shared", " (its estimate)"),
+    ("sigma_shared", "groups", " (the batch of each label)"),
+)
+
+
+def _check_combinations(args: argparse.Namespace) -> None:
+    """Fail on options given together that exclude or need one another."""
+    repeats = args.repeats is not None
+    poisson = getattr(args, "noise", None) == "poisson"
+    excludes = (
+        (args.dataset is not None, "--dataset names embedded data", "data"),
+        (
+            repeats,
+            "--repeats gives the label, its sigma and sigma's degrees of freedom",
+            "target sigma sigma_dof q",
+        ),
+        (
+            poisson,
+            "--noise poisson estimates each count's variance from the count",
+            "sigma sigma_dof q groups sigma_shared",
+        ),
+        (repeats, "--repeats counts each label's readings", "n_readings"),
+    )
+    for active, does, excluded in excludes:
+        if active and _given(args, excluded):
+            flags = [_flag(name) for name in excluded.split()]
+            listed = " or ".join(filter(None, (", ".join(flags[:-1]), flags[-1])))
+            raise CLIError(f"{does}: do not combine it with {listed}")
+    if args.sigma is not None and args.q is not None:
+        raise CLIError("give --sigma (regression) or --q (classification), not both")
+    if repeats and poisson:
+        raise CLIError(
+            "--noise poisson takes count labels from --target, not --repeats"
+        )
+    if not repeats and args.target is None:
+        raise CLIError("--data needs --target COL (or --repeats COL,COL,...)")
+    for name, needed, why in _NEEDS:
+        if _given(args, name) and not _given(args, needed):
+            raise CLIError(f"{_flag(name)} needs {_flag(needed)}{why}")
+    if args.sigma_shared is not None and args.q is not None:
+        raise CLIError("--sigma-shared needs --sigma (regression labels)")
 
 
 #: The embedded datasets of ``--dataset`` and their target's unit, the first
@@ -137,11 +195,7 @@ DATASETS = {"wheat_protein": "% protein", "oxygen_sensor": "% O2"}
 
 def _load_embedded(args: argparse.Namespace) -> dict[str, Any]:
     """An embedded dataset, ``--dataset`` (no other data option may be given)."""
-    given = [
-        f"--{name.replace('_', '-')}"
-        for name in _NEEDS_DATA
-        if getattr(args, name, None) is not None
-    ]
+    given = _given(args, _NEEDS_DATA)
     if given:
         raise CLIError(f"{', '.join(given)} need(s) --data")
     from .. import datasets
@@ -168,21 +222,11 @@ def _load_repeats(
     args: argparse.Namespace, columns: dict[str, list[str]]
 ) -> dict[str, Any]:
     """Labels and sigma from columns of repeated measurements (``--repeats``)."""
-    if any(getattr(args, n) is not None for n in ("target", "sigma", "q", "sigma_dof")):
-        raise CLIError(
-            "--repeats gives the label, its sigma and sigma's degrees of freedom: "
-            "do not combine it with --target, --sigma, --sigma-dof or --q"
-        )
     names = _split(args.repeats)
     if not names:
         raise CLIError("--repeats: give at least one column")
     repeats = np.column_stack(
-        [
-            _numeric(
-                _column(columns, n, "--repeats"), n, "--repeats", allow_missing=True
-            )
-            for n in names
-        ]
+        [_numeric(columns, n, "--repeats", missing=True) for n in names]
     )
     from ..preprocessing import summarize_repeats
 
@@ -212,132 +256,60 @@ def _load_target(
     args: argparse.Namespace, columns: dict[str, list[str]]
 ) -> dict[str, Any]:
     """Labels from ``--target`` and their noise from ``--sigma`` or ``--q``."""
-    if args.target is None:
-        raise CLIError("--data needs --target COL (or --repeats COL,COL,...)")
-    for option in ("instrument_sigma", "min_repeats"):
-        if getattr(args, option) is not None:
-            raise CLIError(f"--{option.replace('_', '-')} needs --repeats")
     cells = _column(columns, args.target, "--target")
-    sigma = q = sigma_dof = None
-    used = [args.target]
-    task, counts = "regression", getattr(args, "noise", None) == "poisson"
-    if counts:
-        given = (
-            "sigma",
-            "sigma_dof",
-            "q",
-            "groups",
-            "sigma_shared",
-            "sigma_shared_dof",
-        )
-        if any(getattr(args, n, None) is not None for n in given):
-            raise CLIError(
-                "--noise poisson estimates each count's variance from the count: "
-                "do not combine it with --sigma, --sigma-dof, --q, --groups or "
-                "--sigma-shared"
-            )
-        y = _numeric(cells, args.target, "--target")
-        bad = (y < 0) | (y != np.round(y))
-        if np.any(bad):
-            raise CLIError(
-                f"--noise poisson: --target {args.target!r} must hold counts "
-                f"(whole numbers >= 0); row {int(np.argmax(bad)) + 1} holds "
-                f"{cells[int(np.argmax(bad))]!r}"
-            )
-    elif args.sigma_dof is not None and args.sigma is None:
-        raise CLIError("--sigma-dof needs --sigma (the degrees of freedom of sigma)")
-    elif args.sigma is not None:
-        y = _numeric(cells, args.target, "--target")
-        sigma = _noise_value(args.sigma, columns, "--sigma", used)
-        if args.sigma_dof is not None:
-            sigma_dof = _noise_value(args.sigma_dof, columns, "--sigma-dof", used)
-    elif args.q is not None:
-        task = "classification"
-        y = _labels(cells, args.target)
-        q = _noise_value(args.q, columns, "--q", used)
-    else:
+    labels = {"sigma": None, "sigma_dof": None, "q": None, "task": "regression"}
+    labels["counts"] = getattr(args, "noise", None) == "poisson"
+    labels.update(used=[args.target], cells=cells)
+    if args.q is not None:
+        labels.update(task="classification", y=_labels(cells, args.target))
+        labels["q"] = _noise_value(args.q, columns, "--q", labels["used"])
+    elif not labels["counts"] and args.sigma is None:
         raise CLIError(
             "give the label noise: --sigma COL|NUMBER (regression) or "
             "--q COL|NUMBER (classification)"
         )
-    return {
-        "y": y,
-        "sigma": sigma,
-        "sigma_dof": sigma_dof,
-        "q": q,
-        "task": task,
-        "counts": counts,
-        "used": used,
-        "label": args.target,
-        "cells": cells,
-    }
-
-
-def _load_batches(
-    args: argparse.Namespace, columns: dict[str, list[str]], labels: dict[str, Any]
-) -> dict[str, Any]:
-    """The batches (``--groups``) and their offsets' SD (``--sigma-shared``)."""
-    dof = args.sigma_shared_dof
-    if dof is not None:
-        if args.sigma_shared is None:
-            raise CLIError("--sigma-shared-dof needs --sigma-shared (its estimate)")
-        try:
-            dof = float(dof)
-        except ValueError:
-            dof = float("nan")
-        if not dof > 0:
+    else:
+        labels["y"] = y = _numeric(columns, args.target, "--target")
+    for name in ("sigma", "sigma_dof"):
+        value = getattr(args, name)
+        if value is not None:
+            labels[name] = _noise_value(value, columns, _flag(name), labels["used"])
+    if labels["counts"]:
+        bad = int(np.argmax((y < 0) | (y != np.round(y))))
+        if y[bad] < 0 or y[bad] != np.round(y[bad]):
             raise CLIError(
-                "--sigma-shared-dof must be a positive number (inf: known); got "
-                f"{args.sigma_shared_dof!r}"
+                f"--noise poisson: --target {args.target!r} must hold counts "
+                f"(whole numbers >= 0); row {bad + 1} holds {cells[bad]!r}"
             )
-    if args.groups is None:
-        if args.sigma_shared is not None:
-            raise CLIError("--sigma-shared needs --groups (the batch of each label)")
-        return {}
-    cells = _column(columns, args.groups, "--groups")
-    used = [*labels["used"], args.groups]
-    sigma_shared = None
-    if args.sigma_shared is not None:
-        if labels["task"] != "regression":
-            raise CLIError("--sigma-shared needs --sigma (regression labels)")
-        sigma_shared = _noise_value(args.sigma_shared, columns, "--sigma-shared", used)
-    return {
-        "groups": np.array(cells),
-        "sigma_shared": sigma_shared,
-        "sigma_shared_dof": dof,
-        "used": used,
-    }
+    return {**labels, "label": args.target}
 
 
 def _load(args: argparse.Namespace) -> dict[str, Any]:
     """The data to evaluate: X, y, the noise and a description."""
     if args.data is None:
         return _load_embedded(args)
-    if args.dataset is not None:
-        raise CLIError("--dataset names embedded data: do not combine it with --data")
+    _check_combinations(args)
     header, columns = _read_csv(args.data)
-    if args.sigma is not None and args.q is not None:
-        raise CLIError("give --sigma (regression) or --q (classification), not both")
-    if args.repeats is not None and getattr(args, "noise", None) == "poisson":
-        raise CLIError(
-            "--noise poisson takes count labels from --target, not --repeats"
-        )
     labels = (_load_target if args.repeats is None else _load_repeats)(args, columns)
-    _load_plan_columns(args, columns, labels)
-    labels.update(_load_batches(args, columns, labels))
+    if getattr(args, "id", None) is not None:  # plan's
+        labels["ids"] = _column(columns, args.id, "--id")
+        labels["used"].append(args.id)
+    for name in ("n_readings", "sigma_shared"):
+        value = getattr(args, name, None)
+        if value is not None:
+            labels[name] = _noise_value(value, columns, _flag(name), labels["used"])
+    if args.groups is not None:
+        labels["groups"] = np.array(_column(columns, args.groups, "--groups"))
+        labels["used"].append(args.groups)
+        labels["sigma_shared_dof"] = _positive_dof(args.sigma_shared_dof)
     parsed: dict[str, np.ndarray] = {}  # the numeric columns, read once
     features, left_out, notes = _features(args, header, columns, labels, parsed)
-    X = np.column_stack(
-        [
-            parsed[n]
-            if n in parsed
-            else _numeric(columns[n], n, "--features", allow_missing=True)
-            for n in features
-        ]
-    )
+    for name in features:
+        if name not in parsed:
+            parsed[name] = _numeric(columns, name, "--features", missing=True)
     return {
         **labels,
-        "X": X,
+        "X": np.column_stack([parsed[name] for name in features]),
         "source": f"{args.data} ({labels['label']})",
         "features": features,
         "left_out": left_out,
@@ -345,23 +317,19 @@ def _load(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _load_plan_columns(
-    args: argparse.Namespace, columns: dict[str, list[str]], labels: dict[str, Any]
-) -> None:
-    """``plan``'s ``--id`` and ``--n-readings`` columns, into ``labels`` (and
-    out of the default features)."""
-    if getattr(args, "id", None) is not None:
-        labels["ids"] = _column(columns, args.id, "--id")
-        labels["used"].append(args.id)
-    if getattr(args, "n_readings", None) is not None:
-        if args.repeats is not None:
-            raise CLIError(
-                "--repeats counts each label's readings: do not combine it with "
-                "--n-readings"
-            )
-        labels["n_readings"] = _noise_value(
-            args.n_readings, columns, "--n-readings", labels["used"]
+def _positive_dof(text: str | None) -> float | None:
+    """``--sigma-shared-dof``: a positive number (inf: known), or None."""
+    if text is None:
+        return None
+    try:
+        dof = float(text)
+    except ValueError:
+        dof = float("nan")
+    if not dof > 0:
+        raise CLIError(
+            f"--sigma-shared-dof must be a positive number (inf: known); got {text!r}"
         )
+    return dof
 
 
 #: Words that mark a column as a label, a true value or a label's noise.
@@ -409,18 +377,13 @@ def _tolerance(cells: list[str] | None, y: np.ndarray) -> np.ndarray:
     return tolerance + last_digit
 
 
-def _row_mean(block: np.ndarray) -> np.ndarray:
-    """The mean of each row over its non-missing cells (NaN where none)."""
-    counts = np.isfinite(block).sum(axis=1)
-    sums = np.where(np.isfinite(block), block, 0.0).sum(axis=1)
-    return np.divide(sums, counts, out=np.full(len(block), np.nan), where=counts > 0)
-
-
 def _is_mean_of(block: np.ndarray, y: np.ndarray, tolerance: np.ndarray) -> bool:
     """Whether the row means of ``block`` (2 columns or more) are the target."""
     if block.shape[1] < 2:
         return False
-    mean = _row_mean(block)
+    counts = np.isfinite(block).sum(axis=1)
+    sums = np.where(np.isfinite(block), block, 0.0).sum(axis=1)
+    mean = np.divide(sums, counts, out=np.full(len(block), np.nan), where=counts > 0)
     rows = np.isfinite(mean)
     return bool(
         rows.sum() >= max(3, len(y) // 2)
@@ -473,9 +436,7 @@ def _leaks(
     values: dict[str, np.ndarray] = {}
     for name in names:
         try:
-            values[name] = parsed[name] = _numeric(
-                columns[name], name, "", allow_missing=True
-            )
+            values[name] = parsed[name] = _numeric(columns, name, "", missing=True)
         except CLIError:
             continue  # not numeric: reported when used as a feature
     found: dict[str, str] = {}

@@ -10,7 +10,7 @@ import textwrap
 from typing import Any
 
 from ._data import CLIError, _split
-from ._model import cross_validate, prepare
+from ._model import cross_validate, opened, prepare
 from ._options import SAMPLING_OPTIONS, add_command, default_sampling
 
 _EPILOG = """\
@@ -137,11 +137,7 @@ def _write_json(
     payload["model"] = loaded["model"].removeprefix("model: ")
     payload["sklearn_noisy_version"] = __version__
     text = json.dumps(payload, indent=2, allow_nan=False) + "\n"
-    if path == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    with open(path, "w", encoding="utf-8") as handle:
+    with opened(path) as handle:
         handle.write(text)
 
 

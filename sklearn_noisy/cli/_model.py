@@ -82,14 +82,10 @@ def _default_estimator(task: str, X: Any, seed: int) -> tuple[Any, str]:
             "model: HistGradientBoostingClassifier, the default for classification "
             "(flexible, handles missing cells); --estimator for another"
         )
-    n_features = X.shape[1]
-    if n_features > _POLYNOMIAL_FEATURES or np.isnan(X).any():
-        why = (
-            "with missing cells (which it handles)"
-            if np.isnan(X).any()
-            else f"on more than {_POLYNOMIAL_FEATURES} features (too many "
-            "polynomial terms)"
-        )
+    why = f"on more than {_POLYNOMIAL_FEATURES} features (too many polynomial terms)"
+    if np.isnan(X).any():
+        why = "with missing cells (which it handles)"
+    if X.shape[1] > _POLYNOMIAL_FEATURES or np.isnan(X).any():
         return HistGradientBoostingRegressor(random_state=seed), (
             f"model: HistGradientBoostingRegressor, the default for regression {why}; "
             "--estimator for another"
@@ -118,15 +114,7 @@ def _make_estimator(args: argparse.Namespace, task: str, X: Any) -> tuple[Any, s
         estimator, chosen = _default_estimator(task, X, args.seed)
     else:
         chosen = f"model: {args.estimator}, from --estimator"
-        cls = _import_estimator(args.estimator)
-        if not isinstance(cls, type):
-            raise CLIError(f"--estimator: {args.estimator!r} is not a class")
-        try:
-            estimator = cls()
-        except TypeError as exc:
-            raise CLIError(
-                f"--estimator: cannot create {args.estimator}(): {exc}"
-            ) from None
+        estimator = _import_estimator(args.estimator)()  # a TypeError: exit code 2
         if not hasattr(estimator, "fit") or not hasattr(estimator, "get_params"):
             raise CLIError(
                 f"--estimator: {args.estimator!r} is not a scikit-learn estimator"
@@ -172,6 +160,17 @@ def _stdout_to_stderr() -> Iterator[None]:
         os.close(saved)
 
 
+@contextlib.contextmanager
+def opened(path: str | None, **options: Any) -> Iterator[Any]:
+    """``path`` open for writing; None or ``-``: standard output (flushed)."""
+    if path is None or path == "-":
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    with open(path, "w", encoding="utf-8", **options) as handle:
+        yield handle
+
+
 def _thread_limits(X: Any) -> Any:
     """One native thread (OpenMP, BLAS) for small data; unlimited otherwise."""
     if X.shape[0] * max(X.shape[1], 1) > _SMALL_DATA:
@@ -206,8 +205,6 @@ def cross_validate(
     from ..model_selection import NoisyCrossValidator
 
     n_samples = loaded["X"].shape[0]
-    if args.cv > n_samples:
-        raise CLIError(f"--cv {args.cv} exceeds the number of samples ({n_samples})")
     folds = StratifiedKFold if loaded["task"] == "classification" else KFold
     splitter = folds(args.cv, shuffle=True, random_state=args.seed)
     groups = loaded.get("groups")
@@ -243,16 +240,11 @@ def cross_validate(
                 file=sys.stderr,
             )
         sys.stderr.flush()
-    noise = (
-        {"sigma": loaded["sigma"], "sigma_dof": loaded["sigma_dof"]}
-        if loaded["task"] == "regression" and not loaded.get("counts")
-        else {"q": loaded["q"]}
-        if loaded["task"] == "classification"
-        else {}
-    )
+    names = ["q"] if loaded["task"] == "classification" else ["sigma", "sigma_dof"]
+    names = [] if loaded.get("counts") else names
     if groups is not None:
-        noise.update(groups=groups, sigma_shared=loaded.get("sigma_shared"))
-        noise["sigma_shared_dof"] = loaded.get("sigma_shared_dof")
+        names += ["groups", "sigma_shared", "sigma_shared_dof"]
+    noise = {name: loaded.get(name) for name in names}
     try:
         with _stdout_to_stderr(), _thread_limits(loaded["X"]):
             validator.fit(loaded["X"], loaded["y"], **noise)

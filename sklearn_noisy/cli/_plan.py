@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ._data import CLIError
-from ._model import cross_validate, note, prepare
+from ._model import cross_validate, note, opened, prepare
 from ._options import add_command
 
 _EPILOG = """\
@@ -180,18 +180,8 @@ def _write_plan(
         ]
         for i in np.flatnonzero(plan.readings).tolist()
     ]
-    if args.output is None:
-        _write_rows(sys.stdout, header, rows)
-        sys.stdout.flush()
-        return
-    with open(args.output, "w", newline="", encoding="utf-8") as handle:
-        _write_rows(handle, header, rows)
-
-
-def _write_rows(handle: Any, header: list[str], rows: list[list[str]]) -> None:
-    writer = csv.writer(handle, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
+    with opened(args.output, newline="") as handle:
+        csv.writer(handle, lineterminator="\n").writerows([header, *rows])
 
 
 def _gain_lines(plan: Any, options: dict, unit: str | None) -> list[str]:

@@ -134,20 +134,6 @@ class NoiseResilienceCurveResult:
         )
 
 
-def _check_noise_levels(noise_levels: Any) -> np.ndarray:
-    """The noise levels: a non-empty 1-D float array, every level ``> 0``."""
-    levels = as_float_array(noise_levels, name="noise_levels")
-    if levels.ndim != 1 or levels.size == 0:
-        raise ValueError("noise_levels must be a non-empty 1-D sequence of floats.")
-    check_finite(levels, name="noise_levels")
-    if levels.min() <= 0:
-        raise ValueError(
-            "noise_levels must all be > 0: the noise-resilience score compares the "
-            f"prediction with the noise; got {levels.min()!r}."
-        )
-    return levels
-
-
 def _column_position(feature: Any, columns: Any, n_features: int) -> int:
     """Position of one ``feature`` (an index, or a name when ``columns``)."""
     if isinstance(feature, numbers.Integral) and not isinstance(feature, bool):
@@ -286,7 +272,15 @@ def noise_resilience_curve(
     if y_ref.ndim != 1:
         raise ValueError(f"y_ref must be 1-D; got shape {y_ref.shape}.")
     check_finite(y_ref, name="y_ref")
-    levels = _check_noise_levels(noise_levels)
+    levels = as_float_array(noise_levels, name="noise_levels")
+    if levels.ndim != 1 or levels.size == 0:
+        raise ValueError("noise_levels must be a non-empty 1-D sequence of floats.")
+    check_finite(levels, name="noise_levels")
+    if levels.min() <= 0:
+        raise ValueError(
+            "noise_levels must all be > 0: the noise-resilience score compares the "
+            f"prediction with the noise; got {levels.min()!r}."
+        )
     if not isinstance(n_repeats, numbers.Integral) or n_repeats < 1:
         raise ValueError(f"n_repeats must be a positive integer; got {n_repeats!r}.")
     resolved = [_resolve_metric(metric) for metric in metrics]

@@ -19,6 +19,7 @@ from ..metrics._engines.regression.estimands import truth_root_variance
 from ..utils._arrays import (
     as_float_array,
     check_finite,
+    check_per_sample,
     check_sample_weight,
     read_only,
 )
@@ -141,17 +142,12 @@ class RemeasurementPlan:
 
 def _check_counts(value: Any, n_samples: int, *, name: str) -> np.ndarray:
     """Positive integer counts, a scalar or one per sample, as an int array."""
-    array = as_float_array(value, name=name)
-    if array.ndim > 1 or (array.ndim == 1 and array.shape[0] != n_samples):
-        raise ValueError(
-            f"{name} must be a positive integer or one per sample (length "
-            f"{n_samples}); got shape {array.shape}."
-        )
+    array = np.broadcast_to(check_per_sample(value, n_samples, name=name), n_samples)
     check_finite(array, name=name)
-    if np.any(array < 1) or np.any(array != np.round(array)):
-        bad = np.ravel(array)[(np.ravel(array) < 1) | (np.ravel(array) % 1 != 0)]
+    bad = array[(array < 1) | (array != np.round(array))]
+    if bad.size:
         raise ValueError(f"{name} must hold integers >= 1; got {float(bad[0])!r}.")
-    return np.broadcast_to(array, (n_samples,)).astype(np.int64)
+    return array.astype(np.int64)
 
 
 def _check_budget(budget: Any) -> int:
@@ -163,35 +159,6 @@ def _check_budget(budget: Any) -> int:
     if budget < 0:
         raise ValueError(f"budget must be >= 0; got {budget!r}.")
     return int(budget)
-
-
-def _check_noise(
-    metric: Any, sigma: Any, q: Any, n_readings: Any, n_annotations: Any
-) -> bool:
-    """Whether the planned metric takes ``sigma`` (True) or ``q`` (False), checked."""
-    planned = [name for name in get_metric_names() if get_metric_info(name).planned]
-    if not isinstance(metric, str) or metric not in planned:
-        raise ValueError(
-            f"metric must be one of {planned}: the "
-            "metrics whose truth variance is a sum over samples of a known "
-            f"function of each sample's readings; got {metric!r}."
-        )
-    if (sigma is None) == (q is None):
-        raise TypeError(
-            "Pass exactly one noise model: sigma (the standard error of each "
-            "regression label) or q (the flip probability of one annotation); "
-            f"got {'both' if sigma is not None else 'neither'}."
-        )
-    gaussian = get_metric_info(metric).noise == "sigma"
-    if gaussian and sigma is None:
-        raise ValueError(f"metric={metric!r} needs sigma, not q.")
-    if not gaussian and q is None:
-        raise ValueError(f"metric={metric!r} needs q, not sigma.")
-    if gaussian and n_annotations is not None:
-        raise TypeError("n_annotations applies to q (flips); use n_readings.")
-    if not gaussian and n_readings is not None:
-        raise TypeError("n_readings applies to sigma; use n_annotations.")
-    return gaussian
 
 
 def pool_sigma(
@@ -210,39 +177,6 @@ def pool_sigma(
         np.sqrt(np.sum(dof[own] * n[own] * sigma[own] ** 2) / dof[own].sum())
     )
     return np.where(np.isfinite(dof), pooled / np.sqrt(n), sigma), pooled
-
-
-def _check_plan_noise(
-    gaussian: bool,
-    sigma: Any,
-    q: Any,
-    n_readings: Any,
-    n_annotations: Any,
-    n: int,
-    sigma_dof: Any = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The validated ``sigma`` (pooled where ``sigma_dof`` says it was estimated,
-    :func:`pool_sigma`) or ``q`` (below 0.5), and readings (annotations)."""
-    if gaussian:
-        counts = _check_counts(
-            1 if n_readings is None else n_readings, n, name="n_readings"
-        )
-        sigma = check_sigma(sigma, (n,))
-        if sigma_dof is not None:
-            sigma = pool_sigma(sigma, check_sigma_dof(sigma_dof, n), counts)[0]
-        return sigma, counts
-    if sigma_dof is not None:
-        raise TypeError("sigma_dof applies to sigma (regression), not to q.")
-    q = check_flip_probability(q, n)
-    if np.max(q) >= 0.5:
-        raise ValueError(
-            "q must be below 0.5: at q = 0.5 an annotation carries no "
-            "information and the truth accuracy has no unbiased estimate "
-            f"(above it, q is usually the probability of being right); got "
-            f"max q = {float(np.max(q))!r}."
-        )
-    counts = 1 if n_annotations is None else n_annotations
-    return q, _check_counts(counts, n, name="n_annotations")
 
 
 def _check_targets(y: Any, y_pred: Any, *, gaussian: bool) -> tuple[Any, Any]:
@@ -336,14 +270,11 @@ def _regression_terms(y, y_pred, sigma, n_readings, weight, root):
     sample i's variance term at ``m`` readings with the pooled ``D = max(T̂, 0)``,
     ``std(extra)`` the library's label-noise SD after ``extra`` more readings
     (user guide: :ref:`planning_remeasurements`)."""
-    n = y.shape[0]
-    sigma2 = np.broadcast_to(np.square(sigma), (n,))
+    sigma2 = np.broadcast_to(np.square(sigma), y.shape)
     d2 = np.square(y - y_pred) - sigma2  # unbiased for the squared true residual
     s2_reading = sigma2 * n_readings  # one reading's variance
-    w = np.ones(n) if weight is None else weight
-    w2 = w * w
-    w_sum = float(w.sum())
-    estimate = float(w @ d2) / w_sum  # the truth MSE T̂
+    w2, w_sum = weight * weight, float(weight.sum())
+    estimate = float(weight @ d2) / w_sum  # the truth MSE T̂
     pooled = 4.0 * max(estimate, 0.0)
     s2_l, w2_l = s2_reading.tolist(), w2.tolist()
 
@@ -392,13 +323,10 @@ def _flip_step(m: int) -> int:
 def _flip_terms(q, n_annotations, weight):
     """``(term, std)`` of the de-noised binary accuracy, as
     :func:`_regression_terms` with annotations."""
-    n = n_annotations.shape[0]
-    q_all = np.broadcast_to(q, (n,)).astype(np.float64)
+    q_all = np.broadcast_to(q, n_annotations.shape).astype(np.float64)
     q_l = q_all.tolist()
-    w = np.ones(n) if weight is None else weight
-    w2 = w * w
+    w2, w_sum = weight * weight, float(weight.sum())
     w2_l = w2.tolist()
-    w_sum = float(w.sum())
 
     def term(i: int, m: int) -> float:
         return w2_l[i] * _flip_variance(q_l[i], m)
@@ -410,34 +338,61 @@ def _flip_terms(q, n_annotations, weight):
     return term, std
 
 
-def _check_plan(
-    metric,
-    y,
-    y_pred,
-    sigma,
-    n_readings,
-    q,
-    n_annotations,
-    sample_weight,
-    level,
-    sigma_dof=None,
-):
-    """The checked inputs of a plan: ``(y, y_pred, noise, counts, weight, term,
-    std)``, ``noise`` the validated (pooled) ``sigma`` or ``q``."""
-    gaussian = _check_noise(metric, sigma, q, n_readings, n_annotations)
+def _check_plan(metric, y, y_pred, sample_weight, level, *, sigma, q, **options):
+    """The checked inputs of a plan: ``(y, y_pred, noise, counts, term, std)``,
+    ``noise`` the validated ``sigma`` (pooled where ``sigma_dof`` says it was
+    estimated, :func:`pool_sigma`) or ``q``, readings (annotations) ``counts``."""
+    planned = [name for name in get_metric_names() if get_metric_info(name).planned]
+    if not isinstance(metric, str) or metric not in planned:
+        raise ValueError(
+            f"metric must be one of {planned}: the "
+            "metrics whose truth variance is a sum over samples of a known "
+            f"function of each sample's readings; got {metric!r}."
+        )
+    if (sigma is None) == (q is None):
+        raise TypeError(
+            "Pass exactly one noise model: sigma (the standard error of each "
+            "regression label) or q (the flip probability of one annotation); "
+            f"got {'both' if sigma is not None else 'neither'}."
+        )
+    gaussian = get_metric_info(metric).noise == "sigma"
+    if gaussian == (sigma is None):
+        wanted, given = ("sigma", "q") if gaussian else ("q", "sigma")
+        raise ValueError(f"metric={metric!r} needs {wanted}, not {given}.")
+    n_readings, n_annotations = options.get("n_readings"), options.get("n_annotations")
+    sigma_dof = options.get("sigma_dof")
+    if (n_annotations if gaussian else n_readings) is not None:
+        raise TypeError(
+            "n_annotations applies to q (flips); use n_readings."
+            if gaussian
+            else "n_readings applies to sigma; use n_annotations."
+        )
+    if not gaussian and sigma_dof is not None:
+        raise TypeError("sigma_dof applies to sigma (regression), not to q.")
     check_level(level)
     y, y_pred = _check_targets(y, y_pred, gaussian=gaussian)
     n = y.shape[0]
     weight = check_sample_weight(sample_weight, n)
-    noise, counts = _check_plan_noise(
-        gaussian, sigma, q, n_readings, n_annotations, n, sigma_dof
-    )
+    weight = np.ones(n) if weight is None else weight
+    name = "n_readings" if gaussian else "n_annotations"
+    counts = n_readings if gaussian else n_annotations
+    counts = _check_counts(1 if counts is None else counts, n, name=name)
     if gaussian:
+        noise = check_sigma(sigma, (n,))
+        if sigma_dof is not None:
+            noise = pool_sigma(noise, check_sigma_dof(sigma_dof, n), counts)[0]
         root = get_metric_info(metric).definition.unit_power == 1
         term, std = _regression_terms(y, y_pred, noise, counts, weight, root)
-    else:
-        term, std = _flip_terms(noise, counts, weight)
-    return y, y_pred, noise, counts, weight, term, std
+        return y, y_pred, noise, counts, term, std
+    noise = check_flip_probability(q, n)
+    if np.max(noise) >= 0.5:
+        raise ValueError(
+            "q must be below 0.5: at q = 0.5 an annotation carries no "
+            "information and the truth accuracy has no unbiased estimate "
+            f"(above it, q is usually the probability of being right); got "
+            f"max q = {float(np.max(noise))!r}."
+        )
+    return y, y_pred, noise, counts, *_flip_terms(noise, counts, weight)
 
 
 def plan_remeasurement(
@@ -520,19 +475,12 @@ default="mean_squared_error"
     0.336 -> 0.168 (even 0.267)
     """
     budget = _check_budget(budget)
-    inputs = _check_plan(
-        metric,
-        y,
-        y_pred,
-        sigma,
-        n_readings,
-        q,
-        n_annotations,
-        sample_weight,
-        confidence_level,
-        sigma_dof,
+    noise = dict(
+        n_readings=n_readings, n_annotations=n_annotations, sigma_dof=sigma_dof
     )
-    counts, term, std = inputs[3], inputs[5], inputs[6]
+    *_, counts, term, std = _check_plan(
+        metric, y, y_pred, sample_weight, confidence_level, sigma=sigma, q=q, **noise
+    )
     if sigma is not None:
         pooled = sigma_dof is not None and np.any(np.isfinite(sigma_dof))
         cost, method = (lambda m: 1), _METHOD_POOLED if pooled else _METHOD_GREEDY

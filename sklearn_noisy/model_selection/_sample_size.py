@@ -13,7 +13,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from .._noisy_score import NoisyScore
-from ..metrics import get_metric_info
+from ..metrics import get_metric_info, get_metric_names
 from ..utils._validation import check_level
 from ._planning import _check_plan, _majority_error
 
@@ -171,14 +171,6 @@ class ComparisonSizePlan(_Frozen):
         )
 
 
-def _check_positive(value: Any, name: str) -> float:
-    if not isinstance(value, numbers.Real) or isinstance(value, bool):
-        raise TypeError(f"{name} must be a positive number; got {value!r}.")
-    if not (math.isfinite(value) and value > 0.0):
-        raise ValueError(f"{name} must be positive and finite; got {value!r}.")
-    return float(value)
-
-
 def _samples_for(per_sample: float, bound: float) -> int:
     """The least ``n >= 2`` with ``per_sample/n <= bound``."""
     return max(2, math.ceil(per_sample / bound * (1.0 - 1e-12)))
@@ -275,17 +267,18 @@ default="mean_squared_error"
     >>> plan.n_samples_needed, plan.n_readings_needed, plan.readings_added
     (449, 3, 400)
     """
-    target_width = _check_positive(target_width, "target_width")
-    y, y_pred, noise, counts, _, _, std = _check_plan(
-        metric,
-        y,
-        y_pred,
-        sigma,
-        n_readings,
-        q,
-        n_annotations,
-        sample_weight,
-        confidence_level,
+    if not isinstance(target_width, numbers.Real) or isinstance(target_width, bool):
+        raise TypeError(
+            f"target_width must be a positive number; got {target_width!r}."
+        )
+    if not (math.isfinite(target_width) and target_width > 0.0):
+        raise ValueError(
+            f"target_width must be positive and finite; got {target_width!r}."
+        )
+    target_width = float(target_width)
+    given = dict(n_readings=n_readings, n_annotations=n_annotations)
+    y, y_pred, noise, counts, _, std = _check_plan(
+        metric, y, y_pred, sample_weight, confidence_level, sigma=sigma, q=q, **given
     )
     n = y.shape[0]
     if n < 2:
@@ -296,14 +289,10 @@ default="mean_squared_error"
     info = get_metric_info(metric)
     if q is not None:  # the q of the library's truth accuracy: the majority's
         noise = _majority_error(noise, counts)
-    score = info.function(
-        y,
-        y_pred,
-        **{info.noise_parameter: noise},
-        sample_weight=sample_weight,
-        estimand="truth",
-        test_set_sampling=True,
+    options = dict(
+        sample_weight=sample_weight, estimand="truth", test_set_sampling=True
     )
+    score = info.function(y, y_pred, **{info.noise_parameter: noise}, **options)
     label, sampling = score.variance, score.sampling_variance
     if not (math.isfinite(label) and math.isfinite(sampling)):
         raise ValueError(
@@ -416,13 +405,13 @@ def plan_comparison_size(
             f"=True); got variance={label!r}, sampling_variance={sampling!r} "
             f"({difference.sampling_method!r})."
         )
-    gaussian = _gaussian(difference.metric)
     if n_readings is not None:
         if not isinstance(n_readings, numbers.Integral) or isinstance(n_readings, bool):
             raise TypeError(
                 f"n_readings must be an integer or None; got {n_readings!r}."
             )
-        if n_readings < 1 or not gaussian:
+        name = difference.metric.removesuffix("_difference")
+        if n_readings < 1 or name not in get_metric_names(noise="sigma"):
             raise ValueError(
                 "n_readings must be >= 1, for a metric with Gaussian label noise "
                 f"(sigma); got {n_readings!r} for {difference.metric!r}."
@@ -464,12 +453,3 @@ def plan_comparison_size(
         power_limit_readings=power_at(sampling),
         n_readings_needed=k,
     )
-
-
-def _gaussian(metric: str) -> bool:
-    """Whether the difference's metric has Gaussian label noise (the registry)."""
-    try:
-        info = get_metric_info(metric.removesuffix("_difference"))
-    except (ValueError, TypeError):
-        return False
-    return info.noise == "sigma"
