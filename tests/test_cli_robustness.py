@@ -72,6 +72,21 @@ def test_seed_out_of_range_names_the_option(capsys, seed):
     assert seed in line and "4294967295" in line
 
 
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        (["--n-jobs", "0"], "--n-jobs must not be 0"),
+        (["--cv", "301"], "--cv 301 exceeds the number of samples (300)"),
+        (["--estimator", "sklearn.pipeline.Pipeline"], "cannot create"),
+        (["--estimator", "sklearn.linear_model.ridge_regression"], "is not a class"),
+    ],
+)
+def test_unusable_model_options_fail_before_any_fit(capsys, args, match):
+    # one line naming the option, not joblib's or the splitter's own error
+    # after the progress lines
+    _one_line_error(capsys, ["evaluate", *args], match)
+
+
 @pytest.mark.parametrize("path", [".", "sklearn.", ".Ridge", "sklearn..Ridge", "a b"])
 def test_estimator_path_names_the_option_and_the_form(capsys, path):
     line = _one_line_error(capsys, ["evaluate", "--estimator", path], "--estimator")

@@ -114,7 +114,15 @@ def _make_estimator(args: argparse.Namespace, task: str, X: Any) -> tuple[Any, s
         estimator, chosen = _default_estimator(task, X, args.seed)
     else:
         chosen = f"model: {args.estimator}, from --estimator"
-        estimator = _import_estimator(args.estimator)()  # a TypeError: exit code 2
+        cls = _import_estimator(args.estimator)
+        if not isinstance(cls, type):
+            raise CLIError(f"--estimator: {args.estimator!r} is not a class")
+        try:
+            estimator = cls()
+        except TypeError as exc:
+            raise CLIError(
+                f"--estimator: cannot create {args.estimator}(): {exc}"
+            ) from None
         if not hasattr(estimator, "fit") or not hasattr(estimator, "get_params"):
             raise CLIError(
                 f"--estimator: {args.estimator!r} is not a scikit-learn estimator"
@@ -205,6 +213,8 @@ def cross_validate(
     from ..model_selection import NoisyCrossValidator
 
     n_samples = loaded["X"].shape[0]
+    if args.cv > n_samples:
+        raise CLIError(f"--cv {args.cv} exceeds the number of samples ({n_samples})")
     folds = StratifiedKFold if loaded["task"] == "classification" else KFold
     splitter = folds(args.cv, shuffle=True, random_state=args.seed)
     groups = loaded.get("groups")

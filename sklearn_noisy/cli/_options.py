@@ -109,6 +109,8 @@ def check_options(args: argparse.Namespace) -> None:
     """Fail before any work on an option value that cannot be used."""
     if args.cv < 2:
         raise CLIError(f"--cv must be at least 2; got {args.cv}")
+    if args.n_jobs is not None and args.n_jobs == 0:
+        raise CLIError("--n-jobs must not be 0")
     if not 0 <= args.seed <= _MAX_SEED:
         raise CLIError(
             f"--seed must be an integer from 0 to {_MAX_SEED}; got {args.seed}"
