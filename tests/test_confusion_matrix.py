@@ -199,6 +199,12 @@ def test_result_object_is_frozen_read_only_and_pickles():
         np.testing.assert_array_equal(getattr(clone, field), getattr(cm, field))
     assert clone.n_samples == 4
     assert "NoisyConfusionMatrix" in repr(cm)
+    fields = dict(expected=cm.expected, variance=cm.variance, nominal=cm.nominal)
+    fields.update(labels=cm.labels, n_samples=4)
+    with pytest.raises(ValueError, match="estimand must be one of"):
+        NoisyConfusionMatrix(**fields, estimand="true")
+    with pytest.raises(ValueError, match="method must be 'exact' or 'delta'"):
+        NoisyConfusionMatrix(**fields, method="normal")
 
 
 def test_errors_and_no_mutation():

@@ -16,7 +16,7 @@ from ..utils._labels import (
     encode_labels_subset,
 )
 from ..utils._noise import FlipNoise
-from ..utils._validation import check_estimand, supports_estimands
+from ..utils._validation import ESTIMANDS, check_estimand, supports_estimands
 from ..utils._warnings import warn
 from ._engines.counts.checks import weights_and_scale
 from ._engines.counts.confusion_draws import pair_sums
@@ -99,6 +99,12 @@ class NoisyConfusionMatrix:
         object.__setattr__(self, "labels", read_only(self.labels))
         object.__setattr__(self, "n_samples", int(self.n_samples))
         _check_normalize(self.normalize)
+        if self.estimand not in ESTIMANDS:
+            raise ValueError(
+                f"estimand must be one of {ESTIMANDS}; got {self.estimand!r}."
+            )
+        if self.method not in ("exact", "delta"):
+            raise ValueError(f"method must be 'exact' or 'delta'; got {self.method!r}.")
 
     def __reduce__(self) -> tuple:
         # Through the constructor, so that the arrays are read-only again.
