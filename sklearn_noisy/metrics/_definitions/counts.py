@@ -152,15 +152,15 @@ def _ratio_gradient(
     mine = np.eye(n_classes) if not negative else 1.0 - np.eye(n_classes)
     rows, columns = mine[:, :, None], mine[:, None, :]
     d_numerator = (1.0 if negative else ratio.scale) * rows * columns
-    d_denominator = (rows if ratio.true else 0 * rows) + (
-        columns if ratio.predicted else 0 * columns
-    )
+    d_denominator = ratio.denominator(rows, columns)
     true_sum = counts.sum(axis=1)
-    if negative:
+    if negative:  # TN_k over TN_k + FP_k (or + FN_k)
         numerator = np.einsum("kab,ab->k", d_numerator, counts)
         denominator = np.einsum("kab,ab->k", d_denominator, counts)
+        values = Ratio(1.0, True, False).of_sums(numerator, denominator, 0.0, zero)
     else:
         numerator = ratio.scale * np.diagonal(counts)
+        values = ratio.of_sums(np.diagonal(counts), true_sum, counts.sum(0), zero)
         denominator = ratio.denominator(true_sum, counts.sum(axis=0))
     if average == "micro":
         pooled = denominator.sum()
@@ -170,11 +170,8 @@ def _ratio_gradient(
         gradient = d_numerator.sum(axis=0) - value * d_denominator.sum(axis=0)
         return float(value), gradient / pooled
     defined = denominator != 0
-    safe = np.where(defined, denominator, 1.0)
-    values = np.where(defined, numerator / safe, zero)
-    gradients = (d_numerator - values[:, None, None] * d_denominator) / safe[
-        :, None, None
-    ]
+    safe = np.where(defined, denominator, 1.0)[:, None, None]
+    gradients = (d_numerator - values[:, None, None] * d_denominator) / safe
     gradients[~defined] = 0.0
     if average == "binary":
         return float(values[pos_index]), gradients[pos_index]

@@ -29,9 +29,9 @@ from .binary import (
     check_zero_division,
 )
 from .multiclass import (
-    _multiclass_score,
     adjust_balanced_accuracy,
     is_identity,
+    multiclass_score,
     sklearn_value,
 )
 from .multilabel import _as_2d, is_multilabel, multilabel_score
@@ -53,14 +53,6 @@ def _check_common(method: Any, n_draws: Any) -> None:
         or (n_draws < 2)
     ):
         raise ValueError(f"n_draws must be an integer >= 2; got {n_draws!r}.")
-
-
-def _delta_binary_only(average: Any) -> ValueError:
-    return ValueError(
-        "method='delta' is available for average='binary' only; with "
-        f"average={average!r} the expectation is exact and the variance exact or "
-        "Monte Carlo (see the result's method)."
-    )
 
 
 def _without_zero_weights(y_true: Any, y_pred: Any, noise: dict, weight: Any) -> Any:
@@ -181,31 +173,9 @@ def _class_score(
     if binary:
         binary_options = {**options, "pos_label": pos_label, "zero": zero}
         return _binary_path(definition, y_true, y_pred, noise, binary_options)
-    return _multiclass(definition, y_true, y_pred, options, average, zero, parameters)
-
-
-def _multiclass(
-    definition: CountMetric, y_true: Any, y_pred: Any, options: dict,
-    average: Any, zero: float, parameters: dict,
-) -> NoisyScore | list[NoisyScore]:  # fmt: skip
-    """The multiclass engine, after the options are checked."""
-    if options["method"] == "delta" and definition.averaged:
-        raise _delta_binary_only(average)
-    if options["method"] == "delta":
-        raise ValueError(
-            "method='delta' is available for binary labels only; multiclass "
-            f"{definition.name} has an exact expectation where it is an average "
-            "of classes, and is Monte Carlo otherwise."
-        )
-    return _multiclass_score(
-        definition.name, y_true, y_pred, q=options["q"],
-        transition_matrix=options["transition_matrix"], labels=options["labels"],
-        average=average, sample_weight=options["sample_weight"],
-        zero_division=options.get("zero_division", 0.0), zero_value=zero,
-        adjusted=bool(options.get("adjusted", False)), estimand=options["estimand"],
-        n_draws=options["n_draws"], random_state=options["random_state"],
-        parameters=parameters,
-    )  # fmt: skip
+    return multiclass_score(
+        definition, y_true, y_pred, options, average, zero, parameters
+    )
 
 
 # ----------------------------------------------------- the one entry point
@@ -305,7 +275,7 @@ def _negative_class_score(
     if average != "binary":
         _check_common(options["method"], options["n_draws"])
         zero = check_zero_division(options["zero_division"])
-        return _multiclass(definition, y_true, y_pred, options, average, zero, {})
+        return multiclass_score(definition, y_true, y_pred, options, average, zero, {})
     negative = _negative_label(y_true, y_pred, options["labels"], options["pos_label"])
     score = count_score(positive, y_true, y_pred, {**options, "pos_label": negative})
     return _replaced(score, metric=name)
