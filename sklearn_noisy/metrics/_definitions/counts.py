@@ -6,7 +6,6 @@ affine form given the observed positives and the derivatives in ``(TP, FN)``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -73,19 +72,6 @@ class Ratio:
         undefined = denominator == 0
         safe = np.where(undefined, 1.0, denominator)
         return np.where(undefined, zero, numerator / safe)
-
-    def delta(self, t: float, f: float, n_pred_pos: float) -> tuple:
-        """The value and derivatives (:meth:`CountMetric.delta`) of ``c TP / d``,
-        ``d = k + TP + FN`` (``k``: the predicted total or 0)."""
-        c, k = self.scale, n_pred_pos if self.predicted else 0.0
-        d = k + (t + f)
-        return (
-            c * t / d,
-            c * (k + f) / d**2,
-            -c * t / d**2,
-            -2.0 * c * (k + f) / d**3,
-            2.0 * c * t / d**3,
-        )
 
     def undefined_probability(self, n_pred_pos: float, p_no_positive: float) -> float:
         """``P(d = 0)`` given the predicted total and ``P(no observed positive)``."""
@@ -225,18 +211,6 @@ def _balanced_accuracy_affine(
     return alpha, beta
 
 
-def _balanced_accuracy_delta(t: float, f: float, n_pos: float, m: float) -> tuple:
-    s = t + f
-    u, w = (m - n_pos) - f, m - s
-    return (
-        0.5 * (t / s + u / w),
-        0.5 * (f / s**2 + u / w**2),
-        0.5 * (-t / s**2 - (n_pos - t) / w**2),
-        0.5 * (-2.0 * f / s**3 + 2.0 * u / w**3),
-        0.5 * (2.0 * t / s**3 - 2.0 * (n_pos - t) / w**3),
-    )
-
-
 def _matthews_parts(confusion: np.ndarray) -> tuple:
     """``(c n − t·p, n² − p·p, n² − t·t)`` and the sums, scikit-learn's order."""
     tp, t_sum, p_sum = _sums(confusion)
@@ -277,26 +251,6 @@ def _matthews_gradient(counts: np.ndarray, **_: Any) -> tuple[float, np.ndarray]
 def _matthews_affine(n: np.ndarray, n_pos: float, m: float, zero: float, **_: Any):
     inv_d = _safe_reciprocal(np.sqrt(n_pos * (m - n_pos)) * np.sqrt(n * (m - n)))
     return -n_pos * n * inv_d, m * inv_d
-
-
-def _matthews_delta(t: float, f: float, n_pos: float, m: float) -> tuple:
-    n_neg = m - n_pos
-    if n_pos == 0 or n_neg == 0:  # D = 0 for every labelling: MCC = 0
-        return 0.0, 0.0, 0.0, 0.0, 0.0
-    s = t + f
-    c = np.sqrt(n_pos * n_neg)
-    h = s * (m - s)
-    w0 = h**-0.5
-    w1 = -0.5 * h**-1.5 * (m - 2.0 * s)
-    w2 = 0.75 * h**-2.5 * (m - 2.0 * s) ** 2 + h**-1.5
-    num = n_neg * t - n_pos * f
-    return (
-        num * w0 / c,
-        (n_neg * w0 + num * w1) / c,
-        (-n_pos * w0 + num * w1) / c,
-        (2.0 * n_neg * w1 + num * w2) / c,
-        (-2.0 * n_pos * w1 + num * w2) / c,
-    )
 
 
 def _accuracy_value(confusion: np.ndarray, **_: Any) -> Any:
@@ -366,22 +320,6 @@ def _kappa_affine(n: np.ndarray, n_pos: float, m: float, zero: float, **_: Any):
     inverse = _safe_reciprocal(b)  # B(n) >= 0
     alpha = np.where(b != 0, 1.0 - (n_pos + n) * inverse, np.nan)
     return alpha, 2.0 * inverse
-
-
-def _kappa_delta(t: float, f: float, n_pos: float, m: float) -> tuple:
-    """``κ = 1 − N/B`` with ``N = n_P + FN − TP`` and ``B = n_P + a (TP + FN)``."""
-    a = (m - 2.0 * n_pos) / m
-    b = n_pos + a * (t + f)
-    if b == 0:
-        return (math.nan,) * 5
-    numerator = n_pos + f - t
-    return (
-        1.0 - numerator / b,
-        (b + a * numerator) / b**2,
-        (a * numerator - b) / b**2,
-        -2.0 * a * (b + a * numerator) / b**3,
-        2.0 * a * (b - a * numerator) / b**3,
-    )
 
 
 def _doc(
@@ -592,7 +530,6 @@ class CountMetric:
     _value: Callable[..., Any] | None = None
     _gradient: Callable[..., Any] | None = None
     _affine: Callable[..., Any] | None = None
-    _delta: Callable[..., Any] | None = None
 
     @property
     def averaged(self) -> bool:
@@ -653,10 +590,28 @@ class CountMetric:
     def delta(
         self, t: float, f: float, n_pred_pos: float, n_samples: float
     ) -> tuple[float, float, float, float, float]:
-        """``(f, ∂f/∂TP, ∂f/∂FN, ∂²f/∂TP², ∂²f/∂FN²)`` at ``(TP, FN) = (t, f)``."""
-        if self._delta is None:  # a ratio over the observed positives
-            return self.ratio.delta(t, f, float(n_pred_pos))
-        return self._delta(t, f, float(n_pred_pos), float(n_samples))
+        """``(f, ∂f/∂TP, ∂f/∂FN, ∂²f/∂TP², ∂²f/∂FN²)`` at ``(TP, FN) = (t, f)``
+        from :meth:`gradient`: the second derivatives by central differences
+        of it, Richardson-extrapolated."""
+
+        def slopes(tp: float, fn: float) -> tuple[float, float, float]:
+            fp, tn = n_pred_pos - tp, (n_samples - n_pred_pos) - fn
+            value, g = self.gradient(np.array([[tn, fp], [fn, tp]]), pos_index=1)
+            return value, g[1, 1] - g[0, 1], g[1, 0] - g[0, 0]
+
+        def second(axis: int) -> float:  # the step: small against S and M − S
+            step = 1e-3 * min(t + f, n_samples - (t + f))
+            at, move = np.array([t, f]), np.eye(2)[axis - 1]
+            d = [
+                (slopes(*(at + h * move))[axis] - slopes(*(at - h * move))[axis])
+                / (2.0 * h)
+                for h in (step, step / 2.0)
+            ]
+            return (4.0 * d[1] - d[0]) / 3.0
+
+        value, d_t, d_f = slopes(t, f)
+        d_tt, d_ff = second(1), second(2)
+        return value, float(d_t), float(d_f), float(d_tt), float(d_ff)
 
     @property
     def exact_binary(self) -> bool:
@@ -740,7 +695,6 @@ COUNT_METRICS: dict[str, CountMetric] = {
                 _ratio_gradient, _RECALL, pos_index=None, average="present", zero=0.0
             ),
             _affine=_balanced_accuracy_affine,
-            _delta=_balanced_accuracy_delta,
         ),
         CountMetric(
             "matthews_corrcoef",
@@ -751,7 +705,6 @@ COUNT_METRICS: dict[str, CountMetric] = {
             _value=_matthews_value,
             _gradient=_matthews_gradient,
             _affine=_matthews_affine,
-            _delta=_matthews_delta,
         ),
         CountMetric(
             "cohen_kappa",
@@ -765,7 +718,6 @@ COUNT_METRICS: dict[str, CountMetric] = {
             _value=_kappa_value,
             _gradient=_kappa_gradient,
             _affine=_kappa_affine,
-            _delta=_kappa_delta,
         ),
         CountMetric(
             "specificity",

@@ -28,11 +28,6 @@ _METHODS = ("exact", "delta")
 _SORT_BELOW = 256
 
 
-def _check_option(value: Any, allowed: tuple, *, name: str) -> None:
-    if not isinstance(value, str) or value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}; got {value!r}.")
-
-
 def _distinct_values(y: np.ndarray, skip: np.ndarray) -> np.ndarray:
     """The distinct values of ``y[~skip]``, at most three when numeric (scanned
     chunk by chunk: minimum, maximum and one value in between, no copy)."""
@@ -214,28 +209,11 @@ class _BinaryProblem:
             ]
         return tuple(float(v) for v in totals)
 
-    def observed_counts(self) -> tuple[float, float]:
-        """``(TP, S)`` on the observed labels when the noise is certain."""
-        tp = s = 0
-        for rows in chunks(self.n_samples):
-            observed = self.pi(rows) == 1.0
-            tp += int(np.count_nonzero(observed & self.pred_pos[rows]))
-            s += int(np.count_nonzero(observed))
-        return tp, s
-
-    def nominal(
-        self, metric: str, *, zero_division: float = 0.0, adjusted: bool = False
-    ) -> float:
+    def nominal(self, metric: str, **options: Any) -> float:
         """The metric on ``y_true`` itself (unit weights), as scikit-learn."""
-        return metric_value(
-            metric,
-            int(np.count_nonzero(self.true_pos & self.pred_pos)),
-            int(np.count_nonzero(self.true_pos)),
-            self.n_pred_pos,
-            self.n_samples,
-            zero_division=zero_division,
-            adjusted=adjusted,
-        )
+        tp = int(np.count_nonzero(self.true_pos & self.pred_pos))
+        s, m = int(np.count_nonzero(self.true_pos)), self.n_samples
+        return metric_value(metric, tp, s, self.n_pred_pos, m, **options)
 
 
 def _binary_problem(
@@ -289,17 +267,13 @@ def _binary_score(
         t, _, v_t, _, n_pred_pos, _ = problem.sums()
         if n_pred_pos == 0:
             return NoisyScore(metric, zero_division, 0.0, nominal, m, "exact")
-        expected = t / n_pred_pos
-        if certain:
-            tp, _ = problem.observed_counts()
-            expected = metric_value(metric, tp, 0, n_pred_pos, m)
         return NoisyScore(
-            metric, expected, v_t / n_pred_pos**2, nominal, m, "exact",
+            metric, t / n_pred_pos, v_t / n_pred_pos**2, nominal, m, "exact",
             distribution=count_metric_distribution(metric, problem, **options),
         )  # fmt: skip
-    if certain:
-        tp, s = problem.observed_counts()
-        value = metric_value(metric, tp, s, problem.n_pred_pos, m, **options)
+    if certain:  # the sums of 0/1 probabilities count the observed labels
+        tp, fn = problem.sums()[:2]
+        value = metric_value(metric, tp, tp + fn, problem.n_pred_pos, m, **options)
         return NoisyScore(metric, value, 0.0, nominal, m, "exact")
     distribution = count_metric_distribution(metric, problem, **options)
     if method == "delta":

@@ -25,9 +25,9 @@ from .binary import (
     _binary_present_labels,
     _binary_problem,
     _binary_score,
-    _check_option,
     check_zero_division,
 )
+from .checks import check_option
 from .multiclass import (
     adjust_balanced_accuracy,
     is_identity,
@@ -46,7 +46,7 @@ _SAMPLES_ONLY_MULTILABEL = (
 
 def _check_common(method: Any, n_draws: Any) -> None:
     """``estimand`` is checked by the public function (all three are offered)."""
-    _check_option(method, _METHODS, name="method")
+    check_option(method, _METHODS, name="method")
     if (
         isinstance(n_draws, bool)
         or not isinstance(n_draws, (int, np.integer))
@@ -138,7 +138,7 @@ def _class_score(
     metric, averaged, method = definition.name, definition.averaged, options["method"]
     average = options.get("average")
     if averaged and average is not None:
-        _check_option(average, _AVERAGES[:-1], name="average")
+        check_option(average, _AVERAGES[:-1], name="average")
     _check_common(method, options["n_draws"])
     noise = {k: options[k] for k in ("q", "transition_matrix", "labels")}
     zero_division = options.get("zero_division", 0.0)
@@ -233,7 +233,7 @@ def _check_average(
     false negative rate, ``1 −`` recall).
     """
     if average is not None:
-        _check_option(average, _AVERAGES[:-1], name="average")
+        check_option(average, _AVERAGES[:-1], name="average")
     if is_multilabel(y_true, y_pred):
         if average == "weighted" and not weighted_multilabel:
             raise ValueError(
