@@ -21,18 +21,13 @@ from ....utils._warnings import warn
 from ..._definitions.counts import CountMetric, mirror
 from .binary import (
     _METHODS,
-    _binary_estimand,
     _binary_present_labels,
-    _binary_problem,
-    _binary_score,
+    binary_score,
     check_zero_division,
 )
 from .checks import check_option
 from .multiclass import (
-    adjust_balanced_accuracy,
-    is_identity,
     multiclass_score,
-    sklearn_value,
 )
 from .multilabel import _as_2d, is_multilabel, multilabel_score
 
@@ -91,44 +86,6 @@ def _replaced(score: Any, **changes: Any) -> Any:
     return dataclasses.replace(score, **new)
 
 
-def _binary_path(
-    definition: CountMetric, y_true: Any, y_pred: Any, noise: dict, options: dict
-) -> NoisyScore:
-    """Binary labels (balanced accuracy, MCC and kappa on two classes too);
-    ``options`` hold the ``pos_label`` and the number ``zero``."""
-    metric, pos_label, zero = definition.name, options["pos_label"], options["zero"]
-    sample_weight, estimand = options["sample_weight"], options["estimand"]
-    adjusted = bool(options.get("adjusted", False))
-    problem = _binary_problem(
-        y_true, y_pred, pos_label=pos_label, sample_weight=sample_weight, **noise
-    )
-    if sample_weight is None:
-        nominal = problem.nominal(metric, zero_division=zero, adjusted=adjusted)
-    else:
-        kwargs: dict[str, Any] = {"sample_weight": sample_weight}
-        kwargs.update(definition.sklearn_options(adjusted=adjusted))
-        if definition.averaged:
-            kwargs.update(pos_label=pos_label, zero_division=options["zero_division"])
-        nominal = float(sklearn_value(metric, y_true, y_pred, **kwargs))
-    if estimand != "forward":
-        score = _binary_estimand(
-            metric, problem, estimand, nominal=nominal, zero_division=zero
-        )
-        return adjust_balanced_accuracy(score, 2, adjusted)
-    if is_identity(problem.noise):
-        return NoisyScore(metric, nominal, 0.0, nominal, problem.n_samples, "exact")
-    mc = {"n_draws": options["n_draws"], "random_state": options["random_state"]}
-    return _binary_score(
-        metric,
-        problem,
-        options["method"],
-        nominal=nominal,
-        zero_division=zero,
-        adjusted=adjusted,
-        mc=mc,
-    )
-
-
 def _class_score(
     definition: CountMetric, y_true: Any, y_pred: Any, options: dict
 ) -> NoisyScore | list[NoisyScore]:
@@ -172,7 +129,7 @@ def _class_score(
         return _replaced(score, n_samples=len(options["sample_weight"]))
     if binary:
         binary_options = {**options, "pos_label": pos_label, "zero": zero}
-        return _binary_path(definition, y_true, y_pred, noise, binary_options)
+        return binary_score(definition, y_true, y_pred, noise, binary_options)
     return multiclass_score(
         definition, y_true, y_pred, options, average, zero, parameters
     )
