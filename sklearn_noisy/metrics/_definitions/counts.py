@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 from sklearn import metrics as sk
 
+from . import count_docs as docs
+
 
 def nanaverage(values: Any, weights: Any, *, drop: bool | None = None) -> Any:
     """scikit-learn's ``_nanaverage`` along the last axis, to the last bit
@@ -322,171 +324,6 @@ def _kappa_affine(n: np.ndarray, n_pos: float, m: float, zero: float, **_: Any):
     return alpha, 2.0 * inverse
 
 
-def _doc(
-    name: str, summary: str, body: str, example: str, sklearn_name: str = "",
-    options: str = "",
-) -> str:  # fmt: skip
-    """The docstring of the public function ``name``: ``{parameters}`` and
-    ``{returns}`` are filled by the function's factory."""
-    see_also = f"""
-    See Also
-    --------
-    sklearn.metrics.{sklearn_name} : The metric on exact labels.
-""" if sklearn_name else ""  # fmt: skip
-    return f"""{summary}
-
-    {body}
-
-    Parameters
-    ----------
-    {{parameters}}{options}
-
-    Returns
-    -------
-    {{returns}}
-{see_also}
-    Examples
-    --------
-    >>> from sklearn_noisy.metrics import {name}
-    {example}
-    """
-
-
-_EXAMPLE = "y_true, y_pred = [0, 1, 1, 0, 1, 1], [0, 1, 0, 1, 1, 1]"
-_BINARY = "Read more in the :ref:`User Guide <formula_binary_counts>`."
-_RATES = "Read more in the :ref:`User Guide <rates>`."
-_PRECISION_DOC = _doc(
-    "expected_precision_score",
-    "Expected precision, and its variance, under label flips.",
-    f"""Its denominator, the predicted positives, is fixed: exact.
-    {_BINARY}""",
-    f""">>> {_EXAMPLE}
-    >>> expected_precision_score(y_true, y_pred, q=0.1, estimand="forward")
-    NoisyScore(metric='precision', expected=0.7, std=0.15, nominal=0.75, \
-    n_samples=6, method='exact', estimand='forward', sampling_std=0.1897)""",
-    "precision_score",
-)
-_RECALL_DOC = _doc(
-    "expected_recall_score",
-    "Expected recall, and its variance, under label flips.",
-    f"""Exact sums over the joint law of TP and FN, or the delta method.
-    {_BINARY}""",
-    f""">>> {_EXAMPLE}
-    >>> expected_recall_score(y_true, y_pred, q=0.1, estimand="forward")
-    NoisyScore(metric='recall', expected=0.739034, std=0.1082, nominal=0.75, \
-    n_samples=6, method='exact', estimand='forward', sampling_std=0.2259)""",
-    "recall_score",
-)
-_F1_DOC = _doc(
-    "expected_f1_score",
-    "Expected F1 score, and its variance, under label flips.",
-    f"""Exact sums over the joint law of TP and FN, or the delta method.
-    {_BINARY}""",
-    f""">>> {_EXAMPLE}
-    >>> expected_f1_score(y_true, y_pred, q=0.1, estimand="forward").expected
-    0.7118...""",
-    "f1_score",
-)
-_BALANCED_ACCURACY_DOC = _doc(
-    "expected_balanced_accuracy_score",
-    "Expected balanced accuracy, and its variance, under label flips.",
-    f"""Exact for binary labels; for multiclass labels the expectation is exact
-    and the variance Monte Carlo.
-    {_BINARY}""",
-    """>>> y_true, y_pred = [0, 1, 0, 0, 1, 0], [0, 1, 0, 0, 0, 1]
-    >>> expected_balanced_accuracy_score(y_true, y_pred, q=0.1,
-    ...     estimand="forward").expected
-    0.6030...""",
-    "balanced_accuracy_score",
-    """
-    adjusted : bool, default=False
-        Rescale so that chance scores 0 and perfect 1, as in scikit-learn.""",
-)
-_MATTHEWS_DOC = _doc(
-    "expected_matthews_corrcoef",
-    "Expected Matthews correlation coefficient, and its variance, under label flips.",
-    f"""Binary labels are exact, multiclass labels Monte Carlo; where it is
-    undefined it is 0, as in scikit-learn.
-    {_BINARY}""",
-    """>>> expected_matthews_corrcoef([1, 1, 1, 0], [1, 0, 1, 1], q=0.2,
-    ...     estimand="forward").expected
-    -0.1914...""",
-    "matthews_corrcoef",
-)
-_KAPPA_DOC = _doc(
-    "expected_cohen_kappa_score",
-    "Expected Cohen's kappa, and its variance, under label flips.",
-    """Binary labels are exact, multiclass labels Monte Carlo; where it is
-    undefined it is NaN, as in scikit-learn. Read more in the
-    :ref:`User Guide <formula_kappa>`.""",
-    """>>> y_true, y_pred = [0, 1, 0, 0, 1, 0], [0, 1, 0, 0, 0, 1]
-    >>> expected_cohen_kappa_score(y_true, y_pred, q=0.1, estimand="forward").expected
-    0.1961...""",
-    "cohen_kappa_score",
-    """
-    weights : {"linear", "quadratic"} or None, default=None
-        As in scikit-learn: a disagreement between the ``i``-th and ``j``-th
-        classes weighs ``|i − j|`` or ``(i − j)²``; None weighs each 1.""",
-)
-_SPECIFICITY_DOC = _doc(
-    "expected_specificity_score",
-    "Expected specificity (true negative rate), and its variance, under flips.",
-    f"""``TN / (TN + FP)``, the recall of the negative class; with another
-    ``average``, each class against the rest.
-    {_RATES}""",
-    """>>> expected_specificity_score([0, 0, 1, 1, 0], [0, 1, 1, 1, 0], q=0.1,
-    ...     estimand="forward").expected
-    0.6299...""",
-)
-_NPV_DOC = _doc(
-    "expected_negative_predictive_value",
-    "Expected negative predictive value, and its variance, under flips.",
-    f"""``TN / (TN + FN)``, the precision of the negative class; with another
-    ``average``, each class against the rest.
-    {_RATES}""",
-    """>>> y_true, y_pred = [0, 1, 2, 2, 1, 0], [0, 2, 2, 1, 1, 0]
-    >>> expected_negative_predictive_value(y_true, y_pred, q=0.1, average="macro",
-    ...     estimand="forward")
-    NoisyScore(metric='negative_predictive_value', expected=0.808333, \
-std=0.05621, nominal=0.833333, n_samples=6, method='exact', estimand='forward', \
-sampling_std=0.1026)""",
-)
-_FPR_DOC = _doc(
-    "expected_false_positive_rate",
-    "Expected false positive rate ``FP/(FP + TN)`` (1 − specificity) under flips.",
-    f"""The variance is the specificity's; an undefined rate is
-    ``1 − zero_division``.
-    {_RATES}""",
-    """>>> expected_false_positive_rate([0, 0, 1, 1, 0], [0, 1, 1, 1, 0], q=0.1,
-    ...     estimand="forward").expected
-    0.3700...""",
-)
-_FNR_DOC = _doc(
-    "expected_false_negative_rate",
-    "Expected false negative rate ``FN / (FN + TP)`` = 1 − recall, under flips.",
-    f"""The variance is the recall's; with another ``average``, ``1 − recall_k``
-    averaged as recall.
-    {_RATES}""",
-    """>>> expected_false_negative_rate([0, 0, 1, 1, 0], [0, 1, 1, 0, 0], q=0.1,
-    ...     estimand="forward").expected
-    0.5211...""",
-)
-
-
-def _nominal_doc(name: str, summary: str, example: str) -> str:
-    """The docstring of a rate of the labels as given."""
-    return f"""{summary}
-
-    With another ``average`` than ``"binary"``: each class against the rest
-    (``None``: one value per class).
-
-    Examples
-    --------
-    >>> from sklearn_noisy.metrics import {name}
-    {example}
-    """
-
-
 @dataclass(frozen=True)
 class CountMetric:
     """One count metric: everything an engine needs to know about it.
@@ -660,7 +497,7 @@ COUNT_METRICS: dict[str, CountMetric] = {
             accuracy_averages=("micro",),
             ill_defined=("Precision is", "predicted"),
             function_name="expected_precision_score",
-            doc=_PRECISION_DOC,
+            doc=docs.PRECISION_DOC,
         ),
         CountMetric(
             "recall",
@@ -670,7 +507,7 @@ COUNT_METRICS: dict[str, CountMetric] = {
             accuracy_averages=("micro", "weighted"),
             ill_defined=("Recall is", "true"),
             function_name="expected_recall_score",
-            doc=_RECALL_DOC,
+            doc=docs.RECALL_DOC,
         ),
         CountMetric(
             "f1",
@@ -680,7 +517,7 @@ COUNT_METRICS: dict[str, CountMetric] = {
             accuracy_averages=("micro",),
             ill_defined=("F-score is", "true nor predicted"),
             function_name="expected_f1_score",
-            doc=_F1_DOC,
+            doc=docs.F1_DOC,
         ),
         CountMetric(
             "balanced_accuracy",
@@ -689,7 +526,7 @@ COUNT_METRICS: dict[str, CountMetric] = {
             present_classes=True,
             class_metric="recall",
             function_name="expected_balanced_accuracy_score",
-            doc=_BALANCED_ACCURACY_DOC,
+            doc=docs.BALANCED_ACCURACY_DOC,
             _value=_balanced_accuracy_value,
             _gradient=partial(
                 _ratio_gradient, _RECALL, pos_index=None, average="present", zero=0.0
@@ -701,7 +538,7 @@ COUNT_METRICS: dict[str, CountMetric] = {
             sk.matthews_corrcoef,
             range=(-1.0, 1.0),
             function_name="expected_matthews_corrcoef",
-            doc=_MATTHEWS_DOC,
+            doc=docs.MATTHEWS_DOC,
             _value=_matthews_value,
             _gradient=_matthews_gradient,
             _affine=_matthews_affine,
@@ -714,7 +551,7 @@ COUNT_METRICS: dict[str, CountMetric] = {
             parameters=(("weights", None),),
             check_parameters=_check_kappa,
             function_name="expected_cohen_kappa_score",
-            doc=_KAPPA_DOC,
+            doc=docs.KAPPA_DOC,
             _value=_kappa_value,
             _gradient=_kappa_gradient,
             _affine=_kappa_affine,
@@ -727,15 +564,8 @@ COUNT_METRICS: dict[str, CountMetric] = {
             accuracy_averages=("micro",),
             negative=True,
             function_name="expected_specificity_score",
-            doc=_SPECIFICITY_DOC,
-            nominal_doc=_nominal_doc(
-                "specificity_score",
-                "Specificity ``TN / (TN + FP)``: the recall of the negative class.",
-                """>>> specificity_score([0, 0, 1, 1], [0, 1, 1, 1])
-    0.5
-    >>> specificity_score([0, 1, 2, 2], [0, 2, 2, 1], average="macro")
-    0.7222...""",
-            ),
+            doc=docs.SPECIFICITY_DOC,
+            nominal_doc=docs.SPECIFICITY_NOMINAL,
         ),
         CountMetric(
             "negative_predictive_value",
@@ -745,14 +575,8 @@ COUNT_METRICS: dict[str, CountMetric] = {
             accuracy_averages=("micro",),
             negative=True,
             function_name="expected_negative_predictive_value",
-            doc=_NPV_DOC,
-            nominal_doc=_nominal_doc(
-                "negative_predictive_value",
-                "Negative predictive value ``TN / (TN + FN)``: the negative class's "
-                "precision.",
-                """>>> negative_predictive_value([0, 0, 1, 1], [0, 1, 1, 1])
-    1.0""",
-            ),
+            doc=docs.NPV_DOC,
+            nominal_doc=docs.NPV_NOMINAL,
         ),
         CountMetric(
             "false_positive_rate",
@@ -762,13 +586,8 @@ COUNT_METRICS: dict[str, CountMetric] = {
             negative=True,
             complement=True,
             function_name="expected_false_positive_rate",
-            doc=_FPR_DOC,
-            nominal_doc=_nominal_doc(
-                "false_positive_rate",
-                "False positive rate ``FP / (FP + TN)``: 1 − the specificity.",
-                """>>> false_positive_rate([0, 0, 1, 1], [0, 1, 1, 1])
-    0.5""",
-            ),
+            doc=docs.FPR_DOC,
+            nominal_doc=docs.FPR_NOMINAL,
         ),
         CountMetric(
             "false_negative_rate",
@@ -777,13 +596,8 @@ COUNT_METRICS: dict[str, CountMetric] = {
             linear_averages=("micro", "weighted"),
             complement=True,
             function_name="expected_false_negative_rate",
-            doc=_FNR_DOC,
-            nominal_doc=_nominal_doc(
-                "false_negative_rate",
-                "False negative rate ``FN / (FN + TP)``: 1 − scikit-learn's recall.",
-                """>>> false_negative_rate([0, 0, 1, 1], [0, 0, 0, 1])
-    0.5""",
-            ),
+            doc=docs.FNR_DOC,
+            nominal_doc=docs.FNR_NOMINAL,
         ),
     )
 }
