@@ -158,17 +158,6 @@ class _Problem:
             totals += [w @ p, (w * w) @ (p * (1.0 - p)), w.sum()]
         return float(totals[0]), float(totals[1]), float(totals[2])
 
-    def draws(self, n_draws: int, random_state: Any) -> np.ndarray:
-        rng = np.random.default_rng(random_state)
-        return draw_confusions(
-            self.encoded.indices,
-            self.n_samples,
-            self.noise,
-            weight=self.weight,
-            n_draws=n_draws,
-            rng=rng,
-        )
-
 
 def _per_class(
     metric: str, expected: Any, variance: Any, nominal: Any, m: int, method: str
@@ -184,12 +173,12 @@ def _per_class(
 
 def _draw(metric: str, problem: _Problem, options: dict, mc: dict) -> tuple:
     """E and Var from redrawn confusion matrices."""
-    values = COUNT_METRICS[metric].value(problem.draws(**mc), **options)
-    return draw_moments(values)
-
-
-def _mc_variance(metric: str, problem: _Problem, options: dict, mc: dict) -> float:
-    return float(_draw(metric, problem, options, mc)[1])
+    confusions = draw_confusions(
+        problem.encoded.indices, problem.n_samples, problem.noise,
+        weight=problem.weight, n_draws=mc["n_draws"],
+        rng=np.random.default_rng(mc["random_state"]),
+    )  # fmt: skip
+    return draw_moments(COUNT_METRICS[metric].value(confusions, **options))
 
 
 def _monte_carlo(
@@ -237,7 +226,7 @@ def _class_average(
             expected = (
                 (expected - chance) / (1.0 - chance) if len(keep) > 1 else math.nan
             )
-        variance = _mc_variance(metric, problem, options, mc)
+        variance = float(_draw(metric, problem, options, mc)[1])
         return NoisyScore(metric, expected, variance, nominal, m, "monte_carlo")
     undefined = np.array(
         [
@@ -278,7 +267,7 @@ def _class_average(
         if math.isnan(score.expected):  # no class defined
             return score
         expected = score.expected
-    variance = _mc_variance(metric, problem, options, mc)
+    variance = float(_draw(metric, problem, options, mc)[1])
     return NoisyScore(metric, expected, variance, nominal, m, "monte_carlo")
 
 
@@ -347,7 +336,7 @@ def _fixed_denominator(
     # E[S_k TN_k] = E[S_k] E[TN_k] + Cov(S_k, TN_k), Cov = −var[k]
     joint = support * mean - var
     terms = np.where(defined, joint / safe, support * zero) / float(np.sum(support))
-    variance = _mc_variance(name, problem, options, mc)
+    variance = float(_draw(name, problem, options, mc)[1])
     return NoisyScore(name, float(terms.sum()), variance, nominal, m, "monte_carlo")
 
 
