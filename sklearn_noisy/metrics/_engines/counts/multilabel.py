@@ -122,9 +122,7 @@ def _sample_moments(pi: np.ndarray, pred: np.ndarray, metric: str, zero: float):
         expected = (joint * values).sum(axis=(1, 2))
         means.append(expected)
         variances.append((joint * (values - expected[:, None, None]) ** 2).sum((1, 2)))
-        flag = ratio.of_sums(tp, tp + fn, n_pred, 1.0) - ratio.of_sums(
-            tp, tp + fn, n_pred, 0.0
-        )
+        flag = ratio.denominator(tp + fn, n_pred) == 0
         undefined.append((joint * flag).sum(axis=(1, 2)))
     return np.concatenate(means), np.concatenate(variances), np.concatenate(undefined)
 
