@@ -190,16 +190,21 @@ def _monte_carlo(
     )
 
 
+def defined_mean(expected_k: Any, variance_k: Any) -> tuple[float, float]:
+    """The mean of the classes not NaN, and its variance (independent classes)."""
+    e, v = np.asarray(expected_k), np.asarray(variance_k)
+    defined = ~np.isnan(e)
+    if not defined.any():
+        return math.nan, math.nan
+    return float(e[defined].mean()), float(v[defined].sum() / defined.sum() ** 2)
+
+
 def _class_mean(metric: str, expected_k: Any, variance_k: Any, nominal: Any, m: int):
     """The macro average of classes on disjoint samples (independent): exact."""
     if isinstance(nominal, list):
         return _per_class(metric, expected_k, variance_k, nominal, m, "exact")
-    e, v = np.asarray(expected_k), np.asarray(variance_k)
-    defined = ~np.isnan(e)
-    if not defined.any():
-        return NoisyScore(metric, math.nan, math.nan, nominal, m, "exact")
-    variance = float(v[defined].sum() / defined.sum() ** 2)
-    return NoisyScore(metric, float(e[defined].mean()), variance, nominal, m, "exact")
+    expected, variance = defined_mean(expected_k, variance_k)
+    return NoisyScore(metric, expected, variance, nominal, m, "exact")
 
 
 def _class_average(

@@ -14,7 +14,7 @@ from ....utils._noise import FlipNoise
 from ..._definitions.counts import COUNT_METRICS, average_ratio
 from .binary_moments import CountLaws, exact_moments
 from .checks import varying_weight
-from .multiclass import NEGLIGIBLE, _per_class, sklearn_value
+from .multiclass import NEGLIGIBLE, _per_class, defined_mean, sklearn_value
 from .poisson_binomial import bernoulli_table
 
 __all__ = ["is_multilabel", "multilabel_score"]
@@ -190,13 +190,7 @@ def _exact(
     )
     if average is None:
         return moments[:, 0], moments[:, 1]
-    defined = ~np.isnan(moments[:, 0])
-    if not defined.any():
-        return math.nan, math.nan
-    return (
-        moments[defined, 0].mean(),
-        moments[defined, 1].sum() / defined.sum() ** 2,
-    )
+    return defined_mean(moments[:, 0], moments[:, 1])
 
 
 def multilabel_score(
