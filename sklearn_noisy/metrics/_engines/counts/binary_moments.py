@@ -27,9 +27,17 @@ def metric_value(
 ) -> float:
     """The metric of the matrix ``[[TN, FP], [FN, TP]]``, scikit-learn's bits."""
     tp, s, n_pos, m = float(tp), float(n_obs_pos), float(n_pred_pos), float(n_samples)
+    definition = COUNT_METRICS[metric]
+    ratio = definition.ratio
+    if ratio is not None and not (definition.negative or definition.complement):
+        # the definition's own ratio of the sums (TP, S, N̂), in Python floats
+        denominator = ratio.denominator(s, n_pos)
+        return (
+            float(zero_division) if denominator == 0 else ratio.scale * tp / denominator
+        )
     confusion = np.array([[(m - n_pos) - (s - tp), n_pos - tp], [s - tp, tp]])
     return float(
-        COUNT_METRICS[metric].value(
+        definition.value(
             confusion,
             average="binary",
             pos_index=1,
