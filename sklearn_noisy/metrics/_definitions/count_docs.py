@@ -1,10 +1,11 @@
 """The docstrings of the count metrics' public functions (their
-``{parameters}`` and ``{returns}`` filled by the functions' factory)."""
+``{parameters}`` and ``{returns}`` filled by the functions' factory); a new
+metric may write its own with :func:`function_doc` in its definition."""
 
 from __future__ import annotations
 
 
-def _doc(
+def function_doc(
     name: str, summary: str, body: str, example: str, sklearn_name: str = "",
     options: str = "",
 ) -> str:  # fmt: skip
@@ -37,7 +38,7 @@ def _doc(
 _EXAMPLE = "y_true, y_pred = [0, 1, 1, 0, 1, 1], [0, 1, 0, 1, 1, 1]"
 _BINARY = "Read more in the :ref:`User Guide <formula_binary_counts>`."
 _RATES = "Read more in the :ref:`User Guide <rates>`."
-PRECISION_DOC = _doc(
+PRECISION_DOC = function_doc(
     "expected_precision_score",
     "Expected precision, and its variance, under label flips.",
     f"""Its denominator, the predicted positives, is fixed: exact.
@@ -48,7 +49,7 @@ PRECISION_DOC = _doc(
     n_samples=6, method='exact', estimand='forward', sampling_std=0.1897)""",
     "precision_score",
 )
-RECALL_DOC = _doc(
+RECALL_DOC = function_doc(
     "expected_recall_score",
     "Expected recall, and its variance, under label flips.",
     f"""Exact sums over the joint law of TP and FN, or the delta method.
@@ -59,7 +60,7 @@ RECALL_DOC = _doc(
     n_samples=6, method='exact', estimand='forward', sampling_std=0.2259)""",
     "recall_score",
 )
-F1_DOC = _doc(
+F1_DOC = function_doc(
     "expected_f1_score",
     "Expected F1 score, and its variance, under label flips.",
     f"""Exact sums over the joint law of TP and FN, or the delta method.
@@ -69,7 +70,7 @@ F1_DOC = _doc(
     0.7118...""",
     "f1_score",
 )
-BALANCED_ACCURACY_DOC = _doc(
+BALANCED_ACCURACY_DOC = function_doc(
     "expected_balanced_accuracy_score",
     "Expected balanced accuracy, and its variance, under label flips.",
     f"""Exact for binary labels; for multiclass labels the expectation is exact
@@ -84,7 +85,7 @@ BALANCED_ACCURACY_DOC = _doc(
     adjusted : bool, default=False
         Rescale so that chance scores 0 and perfect 1, as in scikit-learn.""",
 )
-MATTHEWS_DOC = _doc(
+MATTHEWS_DOC = function_doc(
     "expected_matthews_corrcoef",
     "Expected Matthews correlation coefficient, and its variance, under label flips.",
     f"""Binary labels are exact, multiclass labels Monte Carlo; where it is
@@ -95,22 +96,7 @@ MATTHEWS_DOC = _doc(
     -0.1914...""",
     "matthews_corrcoef",
 )
-KAPPA_DOC = _doc(
-    "expected_cohen_kappa_score",
-    "Expected Cohen's kappa, and its variance, under label flips.",
-    """Binary labels are exact, multiclass labels Monte Carlo; where it is
-    undefined it is NaN, as in scikit-learn. Read more in the
-    :ref:`User Guide <formula_kappa>`.""",
-    """>>> y_true, y_pred = [0, 1, 0, 0, 1, 0], [0, 1, 0, 0, 0, 1]
-    >>> expected_cohen_kappa_score(y_true, y_pred, q=0.1, estimand="forward").expected
-    0.1961...""",
-    "cohen_kappa_score",
-    """
-    weights : {"linear", "quadratic"} or None, default=None
-        As in scikit-learn: a disagreement between the ``i``-th and ``j``-th
-        classes weighs ``|i − j|`` or ``(i − j)²``; None weighs each 1.""",
-)
-SPECIFICITY_DOC = _doc(
+SPECIFICITY_DOC = function_doc(
     "expected_specificity_score",
     "Expected specificity (true negative rate), and its variance, under flips.",
     f"""``TN / (TN + FP)``, the recall of the negative class; with another
@@ -120,7 +106,7 @@ SPECIFICITY_DOC = _doc(
     ...     estimand="forward").expected
     0.6299...""",
 )
-NPV_DOC = _doc(
+NPV_DOC = function_doc(
     "expected_negative_predictive_value",
     "Expected negative predictive value, and its variance, under flips.",
     f"""``TN / (TN + FN)``, the precision of the negative class; with another
@@ -133,7 +119,7 @@ NPV_DOC = _doc(
 std=0.05621, nominal=0.833333, n_samples=6, method='exact', estimand='forward', \
 sampling_std=0.1026)""",
 )
-FPR_DOC = _doc(
+FPR_DOC = function_doc(
     "expected_false_positive_rate",
     "Expected false positive rate ``FP/(FP + TN)`` (1 − specificity) under flips.",
     f"""The variance is the specificity's; an undefined rate is
@@ -143,7 +129,7 @@ FPR_DOC = _doc(
     ...     estimand="forward").expected
     0.3700...""",
 )
-FNR_DOC = _doc(
+FNR_DOC = function_doc(
     "expected_false_negative_rate",
     "Expected false negative rate ``FN / (FN + TP)`` = 1 − recall, under flips.",
     f"""The variance is the recall's; with another ``average``, ``1 − recall_k``

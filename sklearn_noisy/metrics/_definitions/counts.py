@@ -1,7 +1,8 @@
 """The count metrics, each defined once as a function of a confusion matrix.
 
-A :class:`CountMetric` holds the value (scikit-learn's bits), the gradient, the
-affine form given the observed positives and the derivatives in ``(TP, FN)``.
+A :class:`CountMetric` holds the value (scikit-learn's bits), the gradient
+(the delta method's derivatives in ``(TP, FN)`` follow from it) and the affine
+form given the observed positives that the exact binary engine needs.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 from sklearn import metrics as sk
 
 from . import count_docs as docs
+from .count_docs import function_doc
 
 
 def nanaverage(values: Any, weights: Any, *, drop: bool | None = None) -> Any:
@@ -324,6 +326,23 @@ def _kappa_affine(n: np.ndarray, n_pos: float, m: float, zero: float, **_: Any):
     return alpha, 2.0 * inverse
 
 
+_KAPPA_DOC = function_doc(
+    "expected_cohen_kappa_score",
+    "Expected Cohen's kappa, and its variance, under label flips.",
+    """Binary labels are exact, multiclass labels Monte Carlo; where it is
+    undefined it is NaN, as in scikit-learn. Read more in the
+    :ref:`User Guide <formula_kappa>`.""",
+    """>>> y_true, y_pred = [0, 1, 0, 0, 1, 0], [0, 1, 0, 0, 0, 1]
+    >>> expected_cohen_kappa_score(y_true, y_pred, q=0.1, estimand="forward").expected
+    0.1961...""",
+    "cohen_kappa_score",
+    """
+    weights : {"linear", "quadratic"} or None, default=None
+        As in scikit-learn: a disagreement between the ``i``-th and ``j``-th
+        classes weighs ``|i − j|`` or ``(i − j)²``; None weighs each 1.""",
+)
+
+
 @dataclass(frozen=True)
 class CountMetric:
     """One count metric: everything an engine needs to know about it.
@@ -551,7 +570,7 @@ COUNT_METRICS: dict[str, CountMetric] = {
             parameters=(("weights", None),),
             check_parameters=_check_kappa,
             function_name="expected_cohen_kappa_score",
-            doc=docs.KAPPA_DOC,
+            doc=_KAPPA_DOC,
             _value=_kappa_value,
             _gradient=_kappa_gradient,
             _affine=_kappa_affine,
