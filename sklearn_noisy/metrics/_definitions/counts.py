@@ -132,12 +132,8 @@ def _ratio_gradient(
     zero: float,
     negative: bool = False,
 ) -> tuple[float, np.ndarray]:
-    """The ratio of one matrix with ``average``, and ``∂f/∂C``.
-
-    Class ``k``'s ratio is ``N_k / D_k``, both linear in ``C`` (``negative``:
-    ``N_k`` is ``TN_k``); micro is ``Σ N_k / Σ D_k``; ``"present"`` averages
-    the classes of non-zero support (balanced accuracy).
-    """
+    """The ratio ``N_k / D_k`` of one matrix (``negative``: ``N_k = TN_k``) with
+    ``average`` (``"present"``: the classes of non-zero support), and ``∂f/∂C``."""
     n_classes = counts.shape[0]
     mine = np.eye(n_classes) if not negative else 1.0 - np.eye(n_classes)
     rows, columns = mine[:, :, None], mine[:, None, :]

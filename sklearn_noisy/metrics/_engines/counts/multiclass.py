@@ -37,11 +37,8 @@ _STREAM = 1 << 18
 
 
 def sklearn_value(metric: str, y_true: Any, y_pred: Any, **kwargs: Any) -> Any:
-    """scikit-learn's metric of the labels, computed so that it does not warn.
-
-    ``zero_division="warn"`` is 0; the metrics not averaged over classes take
-    the definition's value of scikit-learn's confusion matrix.
-    """
+    """scikit-learn's metric of the labels without its warnings ("warn" is 0;
+    unaveraged metrics: the definition's value of its confusion matrix)."""
     definition = COUNT_METRICS[metric]
     with np.errstate(all="ignore"):
         if not definition.averaged:

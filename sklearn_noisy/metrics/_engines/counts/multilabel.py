@@ -196,10 +196,8 @@ def _exact(
 def multilabel_score(
     metric: str, y_true: Any, y_pred: Any, options: dict, zero: float
 ) -> NoisyScore | list[NoisyScore]:
-    """Precision, recall or F1 of multilabel indicator targets (module doc).
-
-    ``options``: the public function's; ``zero``: ``zero_division`` as a number.
-    """
+    """Precision, recall or F1 of multilabel targets; ``options``: the public
+    function's, ``zero``: ``zero_division`` as a number."""
     average, labels = options["average"], options["labels"]
     truth, pred = indicators(y_true, y_pred)
     if average == "binary":

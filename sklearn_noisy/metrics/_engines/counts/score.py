@@ -51,11 +51,8 @@ def _check_common(method: Any, n_draws: Any) -> None:
 
 
 def _without_zero_weights(y_true: Any, y_pred: Any, noise: dict, weight: Any) -> Any:
-    """``(y_true, y_pred, noise, weight)`` of the samples of positive weight.
-
-    ``labels`` is fixed to the classes of all samples, so that the set of
-    classes stays scikit-learn's; None when no weight is 0.
-    """
+    """The samples of positive weight, ``labels`` fixed to scikit-learn's classes
+    of all samples; None when no weight is 0."""
     if weight is None:
         return None
     weight = np.asarray(weight)
@@ -184,11 +181,8 @@ def _negative_label(y_true: Any, y_pred: Any, labels: Any, pos_label: Any) -> An
 def _check_average(
     average: Any, y_true: Any, y_pred: Any, *, weighted_multilabel: bool = False
 ) -> bool:
-    """Check a rate's ``average``; whether the targets are multilabel.
-
-    ``weighted_multilabel``: whether ``"weighted"`` is offered for them (by the
-    false negative rate, ``1 −`` recall).
-    """
+    """Check a rate's ``average`` (``"weighted"`` offered for multilabel targets
+    with ``weighted_multilabel``); whether the targets are multilabel."""
     if average is not None:
         check_option(average, _AVERAGES[:-1], name="average")
     if is_multilabel(y_true, y_pred):
@@ -214,12 +208,8 @@ def _swap_indicator(y: Any) -> Any:
 def _negative_class_score(
     definition: CountMetric, y_true: Any, y_pred: Any, options: dict
 ) -> NoisyScore | list[NoisyScore]:
-    """Specificity or NPV: recall or precision of the negative class.
-
-    Multilabel targets: of ``1 − y`` (each label's 0 entries, a 2 × 2 flip
-    matrix reversed); other averages than ``"binary"``: each class against the
-    rest (:mod:`sklearn_noisy.metrics._engines.counts.multiclass`).
-    """
+    """Specificity or NPV: recall or precision of the negative class (multilabel:
+    of ``1 − y``; other averages than "binary": each class against the rest)."""
     name, average = definition.name, options["average"]
     positive = mirror(definition, negative=False)
     if _check_average(average, y_true, y_pred):
