@@ -343,3 +343,44 @@ def test_end_to_end_full(n_classes):
     rows = simulate(n_classes, n_samples=300, n_replicates=1000, n_target=4000)
     print(format_table(rows))
     _check(rows, bias=0.1, sd=0.15, coverage=(0.93, 0.97))
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_adjusted_balanced_accuracy_truth_and_remeasurement(n_classes):
+    """scikit-learn's adjusted score at zero noise; under flips the truth
+    estimate averages to the adjusted score of the true labels (5 SE)."""
+    rng = np.random.default_rng(n_classes)
+    true = rng.integers(0, n_classes, 400)
+    pred = np.where(rng.random(400) < 0.7, true, rng.integers(0, n_classes, 400))
+    reference = sk.balanced_accuracy_score(true, pred, adjusted=True)
+    for estimand in ("truth", "remeasurement"):
+        score = expected_balanced_accuracy_score(
+            true, pred, q=0.0, adjusted=True, estimand=estimand
+        )
+        assert score.expected == pytest.approx(reference, abs=1e-12)
+        assert score.variance == pytest.approx(0.0, abs=1e-12)
+    q, estimates, spreads = 0.1, [], []
+    for _ in range(150):
+        flip = rng.random(true.size) < q
+        shift = rng.integers(1, n_classes, true.size) if n_classes > 2 else 1
+        noisy = np.where(flip, (true + shift) % n_classes, true)
+        truth = expected_balanced_accuracy_score(noisy, pred, q=q, adjusted=True)
+        remeasured = expected_balanced_accuracy_score(
+            noisy, pred, q=q, adjusted=True, estimand="remeasurement"
+        )
+        assert (
+            remeasured.expected
+            == remeasured.nominal
+            == pytest.approx(
+                sk.balanced_accuracy_score(noisy, pred, adjusted=True), abs=1e-12
+            )
+        )
+        estimates.append(truth.expected)
+        spreads.append(truth.variance)
+    estimates = np.array(estimates)
+    assert truth.estimand == "truth"
+    se = estimates.std(ddof=1) / np.sqrt(estimates.size)
+    assert abs(estimates.mean() - reference) < 5 * se
+    # the variance estimates are of the spread of the estimates (150 draws:
+    # the sample variance's SE is about 12 %)
+    assert np.mean(spreads) == pytest.approx(estimates.var(ddof=1), rel=0.5)

@@ -402,3 +402,20 @@ def test_streamed_and_grouped_poisson_binomial_windows():
         full(poisson_binomial_window(np.repeat(values, counts)), counts.sum()),
         atol=1e-15,
     )
+
+
+@pytest.mark.parametrize("average", ["macro", None])
+def test_weighted_multiclass_precision_by_enumeration(average):
+    """Weights keep the predicted totals fixed: precision stays exact."""
+    weight = np.array([0.5, 2.0, 1.0, 3.0, 0.25])
+    rows = observation_rows(Y_TRUE, Q, 3)
+    mean, variance, _ = enumerate_law(
+        "precision", Y_TRUE, Y_PRED, rows, average=average, sample_weight=weight
+    )
+    score = expected_precision_score(
+        Y_TRUE, Y_PRED, q=Q, average=average, sample_weight=weight, estimand="forward"
+    )
+    scores = score if average is None else [score]
+    assert [s.method for s in scores] == ["exact"] * len(scores)
+    np.testing.assert_allclose([s.expected for s in scores], mean, rtol=1e-12)
+    np.testing.assert_allclose([s.variance for s in scores], variance, rtol=1e-10)

@@ -166,3 +166,42 @@ def test_multilabel_errors():
         expected_f1_score(
             Y, P, q=np.full((3, 2), 0.1), average="micro", estimand="forward"
         )
+
+
+def test_samples_average_with_nan_zero_division():
+    """A sample that predicts no label is left out (precision: exact); a sample
+    whose observed row may be empty makes recall Monte Carlo."""
+    y_pred = np.array([[1, 0, 0], [0, 0, 0], [0, 1, 1]])
+    values, weights = [], []
+    for flips in itertools.product([0, 1], repeat=Y.size):
+        flips = np.array(flips)
+        weights.append(np.prod(np.where(flips == 1, Q.ravel(), 1.0 - Q.ravel())))
+        observed = (Y.ravel() ^ flips).reshape(Y.shape)
+        values.append(
+            [
+                _quiet(
+                    theirs, observed, y_pred, average="samples", zero_division=np.nan
+                )
+                for _, theirs in (PRF["precision"], PRF["recall"])
+            ]
+        )
+    values, weights = np.array(values), np.array(weights)
+    precision = expected_precision_score(
+        Y, y_pred, q=Q, average="samples", zero_division=np.nan, estimand="forward"
+    )
+    mean = weights @ values[:, 0]
+    assert precision.method == "exact"
+    assert precision.expected == pytest.approx(mean, rel=1e-12)
+    assert precision.variance == pytest.approx(
+        weights @ (values[:, 0] - mean) ** 2, rel=1e-10
+    )
+    recall = expected_recall_score(
+        Y, y_pred, q=Q, average="samples", zero_division=np.nan,
+        n_draws=N_DRAWS, random_state=3, estimand="forward",
+    )  # fmt: skip
+    defined = ~np.isnan(values[:, 1])
+    w = weights[defined] / weights[defined].sum()
+    mean = w @ values[defined, 1]
+    variance = w @ (values[defined, 1] - mean) ** 2
+    assert recall.method == "monte_carlo"
+    assert abs(recall.expected - mean) < 5 * math.sqrt(variance / N_DRAWS)

@@ -1,12 +1,12 @@
 """The count metrics, each defined once as a function of a confusion matrix.
 
-A :class:`CountMetric` holds the value (scikit-learn's bits), the gradient, the
-affine form given the observed positives and the derivatives in ``(TP, FN)``.
+A :class:`CountMetric` holds the value (scikit-learn's bits), the gradient
+(the delta method's derivatives in ``(TP, FN)`` follow from it) and the affine
+form given the observed positives that the exact binary engine needs.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -14,6 +14,9 @@ from typing import Any
 
 import numpy as np
 from sklearn import metrics as sk
+
+from . import count_docs as docs
+from .count_docs import function_doc
 
 
 def nanaverage(values: Any, weights: Any, *, drop: bool | None = None) -> Any:
@@ -74,19 +77,6 @@ class Ratio:
         safe = np.where(undefined, 1.0, denominator)
         return np.where(undefined, zero, numerator / safe)
 
-    def delta(self, t: float, f: float, n_pred_pos: float) -> tuple:
-        """The value and derivatives (:meth:`CountMetric.delta`) of ``c TP / d``,
-        ``d = k + TP + FN`` (``k``: the predicted total or 0)."""
-        c, k = self.scale, n_pred_pos if self.predicted else 0.0
-        d = k + (t + f)
-        return (
-            c * t / d,
-            c * (k + f) / d**2,
-            -c * t / d**2,
-            -2.0 * c * (k + f) / d**3,
-            2.0 * c * t / d**3,
-        )
-
     def undefined_probability(self, n_pred_pos: float, p_no_positive: float) -> float:
         """``P(d = 0)`` given the predicted total and ``P(no observed positive)``."""
         if self.predicted and n_pred_pos > 0:
@@ -142,25 +132,21 @@ def _ratio_gradient(
     zero: float,
     negative: bool = False,
 ) -> tuple[float, np.ndarray]:
-    """The ratio of one matrix with ``average``, and ``∂f/∂C``.
-
-    Class ``k``'s ratio is ``N_k / D_k``, both linear in ``C`` (``negative``:
-    ``N_k`` is ``TN_k``); micro is ``Σ N_k / Σ D_k``; ``"present"`` averages
-    the classes of non-zero support (balanced accuracy).
-    """
+    """The ratio ``N_k / D_k`` of one matrix (``negative``: ``N_k = TN_k``) with
+    ``average`` (``"present"``: the classes of non-zero support), and ``∂f/∂C``."""
     n_classes = counts.shape[0]
     mine = np.eye(n_classes) if not negative else 1.0 - np.eye(n_classes)
     rows, columns = mine[:, :, None], mine[:, None, :]
     d_numerator = (1.0 if negative else ratio.scale) * rows * columns
-    d_denominator = (rows if ratio.true else 0 * rows) + (
-        columns if ratio.predicted else 0 * columns
-    )
+    d_denominator = ratio.denominator(rows, columns)
     true_sum = counts.sum(axis=1)
-    if negative:
+    if negative:  # TN_k over TN_k + FP_k (or + FN_k)
         numerator = np.einsum("kab,ab->k", d_numerator, counts)
         denominator = np.einsum("kab,ab->k", d_denominator, counts)
+        values = Ratio(1.0, True, False).of_sums(numerator, denominator, 0.0, zero)
     else:
         numerator = ratio.scale * np.diagonal(counts)
+        values = ratio.of_sums(np.diagonal(counts), true_sum, counts.sum(0), zero)
         denominator = ratio.denominator(true_sum, counts.sum(axis=0))
     if average == "micro":
         pooled = denominator.sum()
@@ -170,11 +156,8 @@ def _ratio_gradient(
         gradient = d_numerator.sum(axis=0) - value * d_denominator.sum(axis=0)
         return float(value), gradient / pooled
     defined = denominator != 0
-    safe = np.where(defined, denominator, 1.0)
-    values = np.where(defined, numerator / safe, zero)
-    gradients = (d_numerator - values[:, None, None] * d_denominator) / safe[
-        :, None, None
-    ]
+    safe = np.where(defined, denominator, 1.0)[:, None, None]
+    gradients = (d_numerator - values[:, None, None] * d_denominator) / safe
     gradients[~defined] = 0.0
     if average == "binary":
         return float(values[pos_index]), gradients[pos_index]
@@ -228,18 +211,6 @@ def _balanced_accuracy_affine(
     return alpha, beta
 
 
-def _balanced_accuracy_delta(t: float, f: float, n_pos: float, m: float) -> tuple:
-    s = t + f
-    u, w = (m - n_pos) - f, m - s
-    return (
-        0.5 * (t / s + u / w),
-        0.5 * (f / s**2 + u / w**2),
-        0.5 * (-t / s**2 - (n_pos - t) / w**2),
-        0.5 * (-2.0 * f / s**3 + 2.0 * u / w**3),
-        0.5 * (2.0 * t / s**3 - 2.0 * (n_pos - t) / w**3),
-    )
-
-
 def _matthews_parts(confusion: np.ndarray) -> tuple:
     """``(c n − t·p, n² − p·p, n² − t·t)`` and the sums, scikit-learn's order."""
     tp, t_sum, p_sum = _sums(confusion)
@@ -280,26 +251,6 @@ def _matthews_gradient(counts: np.ndarray, **_: Any) -> tuple[float, np.ndarray]
 def _matthews_affine(n: np.ndarray, n_pos: float, m: float, zero: float, **_: Any):
     inv_d = _safe_reciprocal(np.sqrt(n_pos * (m - n_pos)) * np.sqrt(n * (m - n)))
     return -n_pos * n * inv_d, m * inv_d
-
-
-def _matthews_delta(t: float, f: float, n_pos: float, m: float) -> tuple:
-    n_neg = m - n_pos
-    if n_pos == 0 or n_neg == 0:  # D = 0 for every labelling: MCC = 0
-        return 0.0, 0.0, 0.0, 0.0, 0.0
-    s = t + f
-    c = np.sqrt(n_pos * n_neg)
-    h = s * (m - s)
-    w0 = h**-0.5
-    w1 = -0.5 * h**-1.5 * (m - 2.0 * s)
-    w2 = 0.75 * h**-2.5 * (m - 2.0 * s) ** 2 + h**-1.5
-    num = n_neg * t - n_pos * f
-    return (
-        num * w0 / c,
-        (n_neg * w0 + num * w1) / c,
-        (-n_pos * w0 + num * w1) / c,
-        (2.0 * n_neg * w1 + num * w2) / c,
-        (-2.0 * n_pos * w1 + num * w2) / c,
-    )
 
 
 def _accuracy_value(confusion: np.ndarray, **_: Any) -> Any:
@@ -371,114 +322,7 @@ def _kappa_affine(n: np.ndarray, n_pos: float, m: float, zero: float, **_: Any):
     return alpha, 2.0 * inverse
 
 
-def _kappa_delta(t: float, f: float, n_pos: float, m: float) -> tuple:
-    """``κ = 1 − N/B`` with ``N = n_P + FN − TP`` and ``B = n_P + a (TP + FN)``."""
-    a = (m - 2.0 * n_pos) / m
-    b = n_pos + a * (t + f)
-    if b == 0:
-        return (math.nan,) * 5
-    numerator = n_pos + f - t
-    return (
-        1.0 - numerator / b,
-        (b + a * numerator) / b**2,
-        (a * numerator - b) / b**2,
-        -2.0 * a * (b + a * numerator) / b**3,
-        2.0 * a * (b - a * numerator) / b**3,
-    )
-
-
-def _doc(
-    name: str, summary: str, body: str, example: str, sklearn_name: str = "",
-    options: str = "",
-) -> str:  # fmt: skip
-    """The docstring of the public function ``name``: ``{parameters}`` and
-    ``{returns}`` are filled by the function's factory."""
-    see_also = f"""
-    See Also
-    --------
-    sklearn.metrics.{sklearn_name} : The metric on exact labels.
-""" if sklearn_name else ""  # fmt: skip
-    return f"""{summary}
-
-    {body}
-
-    Parameters
-    ----------
-    {{parameters}}{options}
-
-    Returns
-    -------
-    {{returns}}
-{see_also}
-    Examples
-    --------
-    >>> from sklearn_noisy.metrics import {name}
-    {example}
-    """
-
-
-_EXAMPLE = "y_true, y_pred = [0, 1, 1, 0, 1, 1], [0, 1, 0, 1, 1, 1]"
-_BINARY = "Read more in the :ref:`User Guide <formula_binary_counts>`."
-_RATES = "Read more in the :ref:`User Guide <rates>`."
-_PRECISION_DOC = _doc(
-    "expected_precision_score",
-    "Expected precision, and its variance, under label flips.",
-    f"""Its denominator, the predicted positives, is fixed: exact.
-    {_BINARY}""",
-    f""">>> {_EXAMPLE}
-    >>> expected_precision_score(y_true, y_pred, q=0.1, estimand="forward")
-    NoisyScore(metric='precision', expected=0.7, std=0.15, nominal=0.75, \
-    n_samples=6, method='exact', estimand='forward', sampling_std=0.1897)""",
-    "precision_score",
-)
-_RECALL_DOC = _doc(
-    "expected_recall_score",
-    "Expected recall, and its variance, under label flips.",
-    f"""Exact sums over the joint law of TP and FN, or the delta method.
-    {_BINARY}""",
-    f""">>> {_EXAMPLE}
-    >>> expected_recall_score(y_true, y_pred, q=0.1, estimand="forward")
-    NoisyScore(metric='recall', expected=0.739034, std=0.1082, nominal=0.75, \
-    n_samples=6, method='exact', estimand='forward', sampling_std=0.2259)""",
-    "recall_score",
-)
-_F1_DOC = _doc(
-    "expected_f1_score",
-    "Expected F1 score, and its variance, under label flips.",
-    f"""Exact sums over the joint law of TP and FN, or the delta method.
-    {_BINARY}""",
-    f""">>> {_EXAMPLE}
-    >>> expected_f1_score(y_true, y_pred, q=0.1, estimand="forward").expected
-    0.7118...""",
-    "f1_score",
-)
-_BALANCED_ACCURACY_DOC = _doc(
-    "expected_balanced_accuracy_score",
-    "Expected balanced accuracy, and its variance, under label flips.",
-    f"""Exact for binary labels; for multiclass labels the expectation is exact
-    and the variance Monte Carlo.
-    {_BINARY}""",
-    """>>> y_true, y_pred = [0, 1, 0, 0, 1, 0], [0, 1, 0, 0, 0, 1]
-    >>> expected_balanced_accuracy_score(y_true, y_pred, q=0.1,
-    ...     estimand="forward").expected
-    0.6030...""",
-    "balanced_accuracy_score",
-    """
-    adjusted : bool, default=False
-        Rescale so that chance scores 0 and perfect 1, as in scikit-learn.""",
-)
-_MATTHEWS_DOC = _doc(
-    "expected_matthews_corrcoef",
-    "Expected Matthews correlation coefficient, and its variance, under label flips.",
-    f"""Binary labels are exact, multiclass labels Monte Carlo; where it is
-    undefined it is 0, as in scikit-learn.
-    {_BINARY}""",
-    """>>> expected_matthews_corrcoef([1, 1, 1, 0], [1, 0, 1, 1], q=0.2,
-    ...     estimand="forward").expected
-    -0.1914...""",
-    "matthews_corrcoef",
-)
-_KAPPA_DOC = _doc(
+_KAPPA_DOC = function_doc(
     "expected_cohen_kappa_score",
     "Expected Cohen's kappa, and its variance, under label flips.",
     """Binary labels are exact, multiclass labels Monte Carlo; where it is
@@ -493,63 +337,6 @@ _KAPPA_DOC = _doc(
         As in scikit-learn: a disagreement between the ``i``-th and ``j``-th
         classes weighs ``|i − j|`` or ``(i − j)²``; None weighs each 1.""",
 )
-_SPECIFICITY_DOC = _doc(
-    "expected_specificity_score",
-    "Expected specificity (true negative rate), and its variance, under flips.",
-    f"""``TN / (TN + FP)``, the recall of the negative class; with another
-    ``average``, each class against the rest.
-    {_RATES}""",
-    """>>> expected_specificity_score([0, 0, 1, 1, 0], [0, 1, 1, 1, 0], q=0.1,
-    ...     estimand="forward").expected
-    0.6299...""",
-)
-_NPV_DOC = _doc(
-    "expected_negative_predictive_value",
-    "Expected negative predictive value, and its variance, under flips.",
-    f"""``TN / (TN + FN)``, the precision of the negative class; with another
-    ``average``, each class against the rest.
-    {_RATES}""",
-    """>>> y_true, y_pred = [0, 1, 2, 2, 1, 0], [0, 2, 2, 1, 1, 0]
-    >>> expected_negative_predictive_value(y_true, y_pred, q=0.1, average="macro",
-    ...     estimand="forward")
-    NoisyScore(metric='negative_predictive_value', expected=0.808333, \
-std=0.05621, nominal=0.833333, n_samples=6, method='exact', estimand='forward', \
-sampling_std=0.1026)""",
-)
-_FPR_DOC = _doc(
-    "expected_false_positive_rate",
-    "Expected false positive rate ``FP/(FP + TN)`` (1 − specificity) under flips.",
-    f"""The variance is the specificity's; an undefined rate is
-    ``1 − zero_division``.
-    {_RATES}""",
-    """>>> expected_false_positive_rate([0, 0, 1, 1, 0], [0, 1, 1, 1, 0], q=0.1,
-    ...     estimand="forward").expected
-    0.3700...""",
-)
-_FNR_DOC = _doc(
-    "expected_false_negative_rate",
-    "Expected false negative rate ``FN / (FN + TP)`` = 1 − recall, under flips.",
-    f"""The variance is the recall's; with another ``average``, ``1 − recall_k``
-    averaged as recall.
-    {_RATES}""",
-    """>>> expected_false_negative_rate([0, 0, 1, 1, 0], [0, 1, 1, 0, 0], q=0.1,
-    ...     estimand="forward").expected
-    0.5211...""",
-)
-
-
-def _nominal_doc(name: str, summary: str, example: str) -> str:
-    """The docstring of a rate of the labels as given."""
-    return f"""{summary}
-
-    With another ``average`` than ``"binary"``: each class against the rest
-    (``None``: one value per class).
-
-    Examples
-    --------
-    >>> from sklearn_noisy.metrics import {name}
-    {example}
-    """
 
 
 @dataclass(frozen=True)
@@ -595,7 +382,6 @@ class CountMetric:
     _value: Callable[..., Any] | None = None
     _gradient: Callable[..., Any] | None = None
     _affine: Callable[..., Any] | None = None
-    _delta: Callable[..., Any] | None = None
 
     @property
     def averaged(self) -> bool:
@@ -656,10 +442,28 @@ class CountMetric:
     def delta(
         self, t: float, f: float, n_pred_pos: float, n_samples: float
     ) -> tuple[float, float, float, float, float]:
-        """``(f, ∂f/∂TP, ∂f/∂FN, ∂²f/∂TP², ∂²f/∂FN²)`` at ``(TP, FN) = (t, f)``."""
-        if self._delta is None:  # a ratio over the observed positives
-            return self.ratio.delta(t, f, float(n_pred_pos))
-        return self._delta(t, f, float(n_pred_pos), float(n_samples))
+        """``(f, ∂f/∂TP, ∂f/∂FN, ∂²f/∂TP², ∂²f/∂FN²)`` at ``(TP, FN) = (t, f)``
+        from :meth:`gradient`: the second derivatives by central differences
+        of it, Richardson-extrapolated."""
+
+        def slopes(tp: float, fn: float) -> tuple[float, float, float]:
+            fp, tn = n_pred_pos - tp, (n_samples - n_pred_pos) - fn
+            value, g = self.gradient(np.array([[tn, fp], [fn, tp]]), pos_index=1)
+            return value, g[1, 1] - g[0, 1], g[1, 0] - g[0, 0]
+
+        def second(axis: int) -> float:  # the step: small against S and M − S
+            step = 1e-3 * min(t + f, n_samples - (t + f))
+            at, move = np.array([t, f]), np.eye(2)[axis - 1]
+            d = [
+                (slopes(*(at + h * move))[axis] - slopes(*(at - h * move))[axis])
+                / (2.0 * h)
+                for h in (step, step / 2.0)
+            ]
+            return (4.0 * d[1] - d[0]) / 3.0
+
+        value, d_t, d_f = slopes(t, f)
+        d_tt, d_ff = second(1), second(2)
+        return value, float(d_t), float(d_f), float(d_tt), float(d_ff)
 
     @property
     def exact_binary(self) -> bool:
@@ -708,7 +512,7 @@ COUNT_METRICS: dict[str, CountMetric] = {
             accuracy_averages=("micro",),
             ill_defined=("Precision is", "predicted"),
             function_name="expected_precision_score",
-            doc=_PRECISION_DOC,
+            doc=docs.PRECISION_DOC,
         ),
         CountMetric(
             "recall",
@@ -718,7 +522,7 @@ COUNT_METRICS: dict[str, CountMetric] = {
             accuracy_averages=("micro", "weighted"),
             ill_defined=("Recall is", "true"),
             function_name="expected_recall_score",
-            doc=_RECALL_DOC,
+            doc=docs.RECALL_DOC,
         ),
         CountMetric(
             "f1",
@@ -728,7 +532,7 @@ COUNT_METRICS: dict[str, CountMetric] = {
             accuracy_averages=("micro",),
             ill_defined=("F-score is", "true nor predicted"),
             function_name="expected_f1_score",
-            doc=_F1_DOC,
+            doc=docs.F1_DOC,
         ),
         CountMetric(
             "balanced_accuracy",
@@ -737,24 +541,22 @@ COUNT_METRICS: dict[str, CountMetric] = {
             present_classes=True,
             class_metric="recall",
             function_name="expected_balanced_accuracy_score",
-            doc=_BALANCED_ACCURACY_DOC,
+            doc=docs.BALANCED_ACCURACY_DOC,
             _value=_balanced_accuracy_value,
             _gradient=partial(
                 _ratio_gradient, _RECALL, pos_index=None, average="present", zero=0.0
             ),
             _affine=_balanced_accuracy_affine,
-            _delta=_balanced_accuracy_delta,
         ),
         CountMetric(
             "matthews_corrcoef",
             sk.matthews_corrcoef,
             range=(-1.0, 1.0),
             function_name="expected_matthews_corrcoef",
-            doc=_MATTHEWS_DOC,
+            doc=docs.MATTHEWS_DOC,
             _value=_matthews_value,
             _gradient=_matthews_gradient,
             _affine=_matthews_affine,
-            _delta=_matthews_delta,
         ),
         CountMetric(
             "cohen_kappa",
@@ -768,7 +570,6 @@ COUNT_METRICS: dict[str, CountMetric] = {
             _value=_kappa_value,
             _gradient=_kappa_gradient,
             _affine=_kappa_affine,
-            _delta=_kappa_delta,
         ),
         CountMetric(
             "specificity",
@@ -778,15 +579,8 @@ COUNT_METRICS: dict[str, CountMetric] = {
             accuracy_averages=("micro",),
             negative=True,
             function_name="expected_specificity_score",
-            doc=_SPECIFICITY_DOC,
-            nominal_doc=_nominal_doc(
-                "specificity_score",
-                "Specificity ``TN / (TN + FP)``: the recall of the negative class.",
-                """>>> specificity_score([0, 0, 1, 1], [0, 1, 1, 1])
-    0.5
-    >>> specificity_score([0, 1, 2, 2], [0, 2, 2, 1], average="macro")
-    0.7222...""",
-            ),
+            doc=docs.SPECIFICITY_DOC,
+            nominal_doc=docs.SPECIFICITY_NOMINAL,
         ),
         CountMetric(
             "negative_predictive_value",
@@ -796,14 +590,8 @@ COUNT_METRICS: dict[str, CountMetric] = {
             accuracy_averages=("micro",),
             negative=True,
             function_name="expected_negative_predictive_value",
-            doc=_NPV_DOC,
-            nominal_doc=_nominal_doc(
-                "negative_predictive_value",
-                "Negative predictive value ``TN / (TN + FN)``: the negative class's "
-                "precision.",
-                """>>> negative_predictive_value([0, 0, 1, 1], [0, 1, 1, 1])
-    1.0""",
-            ),
+            doc=docs.NPV_DOC,
+            nominal_doc=docs.NPV_NOMINAL,
         ),
         CountMetric(
             "false_positive_rate",
@@ -813,13 +601,8 @@ COUNT_METRICS: dict[str, CountMetric] = {
             negative=True,
             complement=True,
             function_name="expected_false_positive_rate",
-            doc=_FPR_DOC,
-            nominal_doc=_nominal_doc(
-                "false_positive_rate",
-                "False positive rate ``FP / (FP + TN)``: 1 − the specificity.",
-                """>>> false_positive_rate([0, 0, 1, 1], [0, 1, 1, 1])
-    0.5""",
-            ),
+            doc=docs.FPR_DOC,
+            nominal_doc=docs.FPR_NOMINAL,
         ),
         CountMetric(
             "false_negative_rate",
@@ -828,13 +611,8 @@ COUNT_METRICS: dict[str, CountMetric] = {
             linear_averages=("micro", "weighted"),
             complement=True,
             function_name="expected_false_negative_rate",
-            doc=_FNR_DOC,
-            nominal_doc=_nominal_doc(
-                "false_negative_rate",
-                "False negative rate ``FN / (FN + TP)``: 1 − scikit-learn's recall.",
-                """>>> false_negative_rate([0, 0, 1, 1], [0, 0, 0, 1])
-    0.5""",
-            ),
+            doc=docs.FNR_DOC,
+            nominal_doc=docs.FNR_NOMINAL,
         ),
     )
 }

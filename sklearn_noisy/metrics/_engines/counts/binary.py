@@ -14,23 +14,24 @@ from ...._noisy_score import NoisyScore
 from ....utils._arrays import chunks
 from ....utils._labels import _family, check_label_pair
 from ....utils._noise import FlipNoise
-from ..._definitions.counts import COUNT_METRICS
+from ..._definitions.counts import COUNT_METRICS, CountMetric
 from .binary_moments import CountLaws, _delta_moments, exact_moments, metric_value
 from .checks import varying_weight
 from .confusion_draws import confusion_counts
 from .distributions import count_metric_distribution
 from .estimands import count_estimand_score
-from .multiclass import _draw, _Problem
+from .multiclass import (
+    _draw,
+    _Problem,
+    adjust_balanced_accuracy,
+    is_identity,
+    sklearn_value,
+)
 
 #: The ways to compute the moments of a binary metric.
 _METHODS = ("exact", "delta")
 #: Below this many labels one sort finds the distinct values faster than scans.
 _SORT_BELOW = 256
-
-
-def _check_option(value: Any, allowed: tuple, *, name: str) -> None:
-    if not isinstance(value, str) or value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}; got {value!r}.")
 
 
 def _distinct_values(y: np.ndarray, skip: np.ndarray) -> np.ndarray:
@@ -214,28 +215,11 @@ class _BinaryProblem:
             ]
         return tuple(float(v) for v in totals)
 
-    def observed_counts(self) -> tuple[float, float]:
-        """``(TP, S)`` on the observed labels when the noise is certain."""
-        tp = s = 0
-        for rows in chunks(self.n_samples):
-            observed = self.pi(rows) == 1.0
-            tp += int(np.count_nonzero(observed & self.pred_pos[rows]))
-            s += int(np.count_nonzero(observed))
-        return tp, s
-
-    def nominal(
-        self, metric: str, *, zero_division: float = 0.0, adjusted: bool = False
-    ) -> float:
+    def nominal(self, metric: str, **options: Any) -> float:
         """The metric on ``y_true`` itself (unit weights), as scikit-learn."""
-        return metric_value(
-            metric,
-            int(np.count_nonzero(self.true_pos & self.pred_pos)),
-            int(np.count_nonzero(self.true_pos)),
-            self.n_pred_pos,
-            self.n_samples,
-            zero_division=zero_division,
-            adjusted=adjusted,
-        )
+        tp = int(np.count_nonzero(self.true_pos & self.pred_pos))
+        s, m = int(np.count_nonzero(self.true_pos)), self.n_samples
+        return metric_value(metric, tp, s, self.n_pred_pos, m, **options)
 
 
 def _binary_problem(
@@ -270,46 +254,57 @@ def _binary_problem(
     return _BinaryProblem(true_pos, pred_pos, noise, weight)
 
 
-def _binary_score(
-    metric: str,
-    problem: _BinaryProblem,
-    method: str,
-    *,
-    nominal: float,
-    zero_division: float = 0.0,
-    adjusted: bool = False,
-    mc: dict | None = None,
+def binary_score(
+    definition: CountMetric, y_true: Any, y_pred: Any, noise: dict, options: dict
 ) -> NoisyScore:
-    """A binary metric: precision in closed form, the others exact, delta or
-    Monte Carlo (``method="exact"`` with unequal weights, ``mc`` its options)."""
+    """Binary labels (balanced accuracy, MCC and kappa on two classes too):
+    precision in closed form, the others exact, delta or Monte Carlo (unequal
+    weights); ``options`` hold the ``pos_label`` and the number ``zero``."""
+    metric, pos_label, zero = definition.name, options["pos_label"], options["zero"]
+    sample_weight, estimand = options["sample_weight"], options["estimand"]
+    adjusted = bool(options.get("adjusted", False))
+    problem = _binary_problem(
+        y_true, y_pred, pos_label=pos_label, sample_weight=sample_weight, **noise
+    )
+    kwargs = {"zero_division": zero, "adjusted": adjusted}
+    if sample_weight is None:
+        nominal = problem.nominal(metric, **kwargs)
+    else:
+        sk_options: dict[str, Any] = {"sample_weight": sample_weight}
+        sk_options.update(definition.sklearn_options(adjusted=adjusted))
+        if definition.averaged:
+            sk_options.update(
+                pos_label=pos_label, zero_division=options["zero_division"]
+            )
+        nominal = float(sklearn_value(metric, y_true, y_pred, **sk_options))
     m = problem.n_samples
-    options = {"zero_division": zero_division, "adjusted": adjusted}
-    certain = is_certain(problem.noise) and problem.weight is None
-    if COUNT_METRICS[metric].fixed_denominator:  # Σ_P w π / Σ_P w
+    if estimand != "forward":
+        score = _binary_estimand(
+            metric, problem, estimand, nominal=nominal, zero_division=zero
+        )
+        return adjust_balanced_accuracy(score, 2, adjusted)
+    if is_identity(problem.noise):
+        return NoisyScore(metric, nominal, 0.0, nominal, m, "exact")
+    if definition.fixed_denominator:  # Σ_P w π / Σ_P w
         t, _, v_t, _, n_pred_pos, _ = problem.sums()
         if n_pred_pos == 0:
-            return NoisyScore(metric, zero_division, 0.0, nominal, m, "exact")
-        expected = t / n_pred_pos
-        if certain:
-            tp, _ = problem.observed_counts()
-            expected = metric_value(metric, tp, 0, n_pred_pos, m)
+            return NoisyScore(metric, zero, 0.0, nominal, m, "exact")
         return NoisyScore(
-            metric, expected, v_t / n_pred_pos**2, nominal, m, "exact",
-            distribution=count_metric_distribution(metric, problem, **options),
+            metric, t / n_pred_pos, v_t / n_pred_pos**2, nominal, m, "exact",
+            distribution=count_metric_distribution(metric, problem, **kwargs),
         )  # fmt: skip
-    if certain:
-        tp, s = problem.observed_counts()
-        value = metric_value(metric, tp, s, problem.n_pred_pos, m, **options)
+    if is_certain(problem.noise) and problem.weight is None:
+        tp, fn = problem.sums()[:2]  # sums of 0/1 probabilities: the counts
+        value = metric_value(metric, tp, tp + fn, problem.n_pred_pos, m, **kwargs)
         return NoisyScore(metric, value, 0.0, nominal, m, "exact")
-    distribution = count_metric_distribution(metric, problem, **options)
-    if method == "delta":
+    distribution = count_metric_distribution(metric, problem, **kwargs)
+    if options["method"] == "delta":
         *sums, n_pred_pos, total = problem.sums()
         # A constant prediction leaves balanced accuracy 1/2 but where a single
         # class is observed: events the delta method cannot see.
-        constant = n_pred_pos in (0.0, total)
-        degenerate = constant and COUNT_METRICS[metric].present_classes
+        degenerate = n_pred_pos in (0.0, total) and definition.present_classes
         if not degenerate and not (
-            adjusted or math.isnan(zero_division) or sums[2] + sums[3] == 0.0
+            adjusted or math.isnan(zero) or sums[2] + sums[3] == 0.0
         ):
             expected, variance = _delta_moments(metric, sums, n_pred_pos, total)
             return NoisyScore(
@@ -318,10 +313,11 @@ def _binary_score(
             )  # fmt: skip
     if problem.weight is not None:
         draws = _Problem(problem, problem.noise, problem.weight, None)
-        options.update(average="binary", pos_index=1)
-        expected, variance = _draw(metric, draws, options, mc)
+        mc = {"n_draws": options["n_draws"], "random_state": options["random_state"]}
+        kwargs.update(average="binary", pos_index=1)
+        expected, variance = _draw(metric, draws, kwargs, mc)
         return NoisyScore(metric, expected, variance, nominal, m, "monte_carlo")
-    expected, variance = exact_moments((metric,), problem.laws(), **options)[metric]
+    expected, variance = exact_moments((metric,), problem.laws(), **kwargs)[metric]
     return NoisyScore(
         metric, expected, variance, nominal, m, "exact", distribution=distribution
     )

@@ -257,10 +257,7 @@ def metric_gradient(
     zero_division: float = 0.0,
     **parameters: Any,
 ) -> tuple[float, np.ndarray]:
-    """A metric of a confusion matrix and ``∂f/∂C``; ``name`` is one of
-    :data:`TRUTH_METRICS` or a function ``counts -> (value, gradient)``."""
-    if callable(name):
-        return name(counts)
+    """A metric (one of :data:`TRUTH_METRICS`) of a confusion matrix, and ``∂f/∂C``."""
     if name not in TRUTH_METRICS:
         raise ValueError(f"name must be one of {TRUTH_METRICS}; got {name!r}.")
     definition = COUNT_METRICS[name]

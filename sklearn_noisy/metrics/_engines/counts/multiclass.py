@@ -17,6 +17,7 @@ from ....utils._labels import EncodedLabels, encode_labels, encode_labels_subset
 from ....utils._noise import FlipNoise
 from ..._definitions.counts import (
     COUNT_METRICS,
+    CountMetric,
     average_ratio,
     mirror,
     sklearn_from_confusion,
@@ -36,11 +37,8 @@ _STREAM = 1 << 18
 
 
 def sklearn_value(metric: str, y_true: Any, y_pred: Any, **kwargs: Any) -> Any:
-    """scikit-learn's metric of the labels, computed so that it does not warn.
-
-    ``zero_division="warn"`` is 0; the metrics not averaged over classes take
-    the definition's value of scikit-learn's confusion matrix.
-    """
+    """scikit-learn's metric of the labels without its warnings ("warn" is 0;
+    unaveraged metrics: the definition's value of its confusion matrix)."""
     definition = COUNT_METRICS[metric]
     with np.errstate(all="ignore"):
         if not definition.averaged:
@@ -58,7 +56,15 @@ def sklearn_value(metric: str, y_true: Any, y_pred: Any, **kwargs: Any) -> Any:
         if isinstance(kwargs.get("zero_division"), str):  # "warn"
             kwargs = {**kwargs, "zero_division": 0.0}
         if definition.negative:  # one class against the rest
-            return rate_nominal(metric, y_true, y_pred, **kwargs)
+            counts = multilabel_confusion_matrix(
+                y_true, y_pred, sample_weight=kwargs["sample_weight"],
+                labels=kwargs["labels"],
+            )  # fmt: skip
+            tn, fp, fn, tp = (counts[:, i // 2, i % 2] for i in range(4))
+            return rate_of_counts(
+                metric, tn, fp, fn, fn + tp, average=kwargs["average"],
+                zero=kwargs["zero_division"],
+            )  # fmt: skip
         return definition.sklearn_function(y_true, y_pred, **kwargs)
 
 
@@ -72,20 +78,6 @@ def rate_of_counts(
         zero_division=zero,
     )  # fmt: skip
     return float(values) if average is not None and np.ndim(values) == 0 else values
-
-
-def rate_nominal(
-    metric: str, y_true: Any, y_pred: Any, *, labels: Any, average: Any,
-    sample_weight: Any, zero_division: float,
-) -> Any:  # fmt: skip
-    """A rate of ``y_true`` from scikit-learn's multilabel confusion matrix."""
-    counts = multilabel_confusion_matrix(
-        y_true, y_pred, sample_weight=sample_weight, labels=labels
-    )
-    tn, fp, fn, tp = (counts[:, i // 2, i % 2] for i in range(4))
-    return rate_of_counts(
-        metric, tn, fp, fn, fn + tp, average=average, zero=zero_division
-    )
 
 
 def is_identity(noise: FlipNoise) -> bool:
@@ -163,17 +155,6 @@ class _Problem:
             totals += [w @ p, (w * w) @ (p * (1.0 - p)), w.sum()]
         return float(totals[0]), float(totals[1]), float(totals[2])
 
-    def draws(self, n_draws: int, random_state: Any) -> np.ndarray:
-        rng = np.random.default_rng(random_state)
-        return draw_confusions(
-            self.encoded.indices,
-            self.n_samples,
-            self.noise,
-            weight=self.weight,
-            n_draws=n_draws,
-            rng=rng,
-        )
-
 
 def _per_class(
     metric: str, expected: Any, variance: Any, nominal: Any, m: int, method: str
@@ -189,12 +170,12 @@ def _per_class(
 
 def _draw(metric: str, problem: _Problem, options: dict, mc: dict) -> tuple:
     """E and Var from redrawn confusion matrices."""
-    values = COUNT_METRICS[metric].value(problem.draws(**mc), **options)
-    return draw_moments(values)
-
-
-def _mc_variance(metric: str, problem: _Problem, options: dict, mc: dict) -> float:
-    return float(_draw(metric, problem, options, mc)[1])
+    confusions = draw_confusions(
+        problem.encoded.indices, problem.n_samples, problem.noise,
+        weight=problem.weight, n_draws=mc["n_draws"],
+        rng=np.random.default_rng(mc["random_state"]),
+    )  # fmt: skip
+    return draw_moments(COUNT_METRICS[metric].value(confusions, **options))
 
 
 def _monte_carlo(
@@ -206,33 +187,21 @@ def _monte_carlo(
     )
 
 
+def defined_mean(expected_k: Any, variance_k: Any) -> tuple[float, float]:
+    """The mean of the classes not NaN, and its variance (independent classes)."""
+    e, v = np.asarray(expected_k), np.asarray(variance_k)
+    defined = ~np.isnan(e)
+    if not defined.any():
+        return math.nan, math.nan
+    return float(e[defined].mean()), float(v[defined].sum() / defined.sum() ** 2)
+
+
 def _class_mean(metric: str, expected_k: Any, variance_k: Any, nominal: Any, m: int):
     """The macro average of classes on disjoint samples (independent): exact."""
     if isinstance(nominal, list):
         return _per_class(metric, expected_k, variance_k, nominal, m, "exact")
-    e, v = np.asarray(expected_k), np.asarray(variance_k)
-    defined = ~np.isnan(e)
-    if not defined.any():
-        return NoisyScore(metric, math.nan, math.nan, nominal, m, "exact")
-    variance = float(v[defined].sum() / defined.sum() ** 2)
-    return NoisyScore(metric, float(e[defined].mean()), variance, nominal, m, "exact")
-
-
-def _weighted_precision(problem: _Problem, zero: float) -> tuple[Any, Any]:
-    """Per-class precision with sample weights: fixed denominators, exact."""
-    k = problem.n_classes
-    totals = np.zeros((3, k))
-    for rows in chunks(problem.n_samples):
-        true, pred = problem.encoded.indices(rows)
-        p = problem.noise.probability(true, pred, rows)
-        w = problem.weight[rows]
-        totals[0] += np.bincount(pred, weights=w * p, minlength=k)
-        totals[1] += np.bincount(pred, weights=w * w * p * (1.0 - p), minlength=k)
-        totals[2] += np.bincount(pred, weights=w, minlength=k)
-    defined = totals[2] > 0
-    safe = np.where(defined, totals[2], 1.0)
-    expected = np.where(defined, totals[0] / safe, zero)
-    return expected, np.where(defined, totals[1] / safe**2, 0.0)
+    expected, variance = defined_mean(expected_k, variance_k)
+    return NoisyScore(metric, expected, variance, nominal, m, "exact")
 
 
 def _class_average(
@@ -259,7 +228,7 @@ def _class_average(
             expected = (
                 (expected - chance) / (1.0 - chance) if len(keep) > 1 else math.nan
             )
-        variance = _mc_variance(metric, problem, options, mc)
+        variance = float(_draw(metric, problem, options, mc)[1])
         return NoisyScore(metric, expected, variance, nominal, m, "monte_carlo")
     undefined = np.array(
         [
@@ -300,39 +269,33 @@ def _class_average(
         if math.isnan(score.expected):  # no class defined
             return score
         expected = score.expected
-    variance = _mc_variance(metric, problem, options, mc)
+    variance = float(_draw(metric, problem, options, mc)[1])
     return NoisyScore(metric, expected, variance, nominal, m, "monte_carlo")
 
 
-def _npv_sums(problem: _Problem) -> dict:
-    """Per class: the fixed denominators and the first moments of ``TN_k``, ``S_k``.
-
-    ``n[k] = Σ_{ŷ_i ≠ k} w_i``, ``tn[k] = E[TN_k]``, ``var[k] = Var[TN_k] =
-    −Cov(S_k, TN_k)`` and ``support[k] = E[S_k]``.
-    """
+def _fixed_sums(problem: _Problem, negative: bool) -> np.ndarray:
+    """Per class ``k``, over the samples predicted ``k`` (``negative``: not
+    ``k``): ``Σ w``, ``Σ w P(observed is (not) k)``, ``Σ w² p_k (1 − p_k)``; and
+    ``Σ w p_k`` over every sample (``E[S_k]``)."""
     k = problem.n_classes
-    sums = {key: np.zeros(k) for key in ("n", "tn", "var", "support")}
+    sums = np.zeros((4, k))
     for rows in chunks(problem.n_samples):
         true, pred = problem.encoded.indices(rows)
         p = problem.noise.observation_rows(true, rows)
         w = np.ones(true.shape[0]) if problem.weight is None else problem.weight[rows]
-        other = (pred[:, None] != np.arange(k)) * w[:, None]
-        sums["n"] += other.sum(axis=0)
-        sums["tn"] += ((1.0 - p) * other).sum(axis=0)
-        sums["var"] += (p * (1.0 - p) * other * w[:, None]).sum(axis=0)
-        sums["support"] += w @ p
+        chosen = ((pred[:, None] == np.arange(k)) != negative) * w[:, None]
+        sums[0] += chosen.sum(axis=0)
+        sums[1] += ((1.0 - p if negative else p) * chosen).sum(axis=0)
+        sums[2] += (p * (1.0 - p) * chosen * w[:, None]).sum(axis=0)
+        sums[3] += w @ p
     return sums
 
 
 def _npv_macro_variance(
     problem: _Problem, n: np.ndarray, averaged: np.ndarray
 ) -> float:
-    """Exact: sample ``i`` adds ``−w_i [o ≠ ŷ_i, o averaged] / n_o`` (``o`` its label).
-
-    The rest of its term is fixed; ``averaged`` marks the classes averaged
-    (those of ``labels`` that are not NaN), and the result is divided by their
-    number². A class with ``n_o = 0`` is the constant ``zero_division``.
-    """
+    """Exact: sample ``i`` adds ``−w_i [o ≠ ŷ_i, o averaged] / n_o`` (``o`` its
+    label) to the mean of the ``averaged`` classes; ``n_o = 0`` is constant."""
     varying = averaged & (n > 0)
     a = np.where(varying, 1.0 / np.where(varying, n, 1.0), 0.0)
     total = 0.0
@@ -348,41 +311,34 @@ def _npv_macro_variance(
     return total / averaged.sum() ** 2
 
 
-def _npv(
+def _fixed_denominator(
     name: str, problem: _Problem, options: dict, nominal: Any, mc: dict
 ) -> NoisyScore | list[NoisyScore]:
-    """The negative predictive value: fixed denominators, exact but the weighted Var."""
+    """Weighted precision and the NPV: fixed denominators, exact but the
+    variance of the weighted NPV."""
+    negative = COUNT_METRICS[name].negative
     average, zero = options["average"], options["zero_division"]
-    sums = _npv_sums(problem)
-    n = sums["n"]
+    n, mean, var, support = _fixed_sums(problem, negative)
     defined = n > 0
     safe = np.where(defined, n, 1.0)
-    expected_k = np.where(defined, sums["tn"] / safe, zero)
-    variance_k = np.where(defined, sums["var"] / safe**2, 0.0)
+    expected_k = np.where(defined, mean / safe, zero)
+    variance_k = np.where(defined, var / safe**2, 0.0)
     index = options["label_index"]
     index = np.arange(problem.n_classes) if index is None else index
     m = problem.n_samples
-    if average is None:
-        return _per_class(
-            name, expected_k[index], variance_k[index], nominal, m, "exact"
-        )
-    chosen = np.zeros(problem.n_classes, dtype=bool)
-    chosen[index] = True
-    if average == "macro":
-        averaged = chosen & ~np.isnan(expected_k)
-        if not averaged.any():
-            return NoisyScore(name, math.nan, math.nan, nominal, m, "exact")
-        variance = _npv_macro_variance(problem, n, averaged)
-        return NoisyScore(
-            name, expected_k[averaged].mean(), variance, nominal, m, "exact"
-        )
+    if average in ("macro", None):
+        score = _class_mean(name, expected_k[index], variance_k[index], nominal, m)
+        if average is None or not negative or math.isnan(score.expected):
+            return score
+        averaged = np.isin(np.arange(problem.n_classes), index)
+        averaged &= ~np.isnan(expected_k)
+        return replace(score, variance=_npv_macro_variance(problem, n, averaged))
     if math.isnan(zero) and not defined.all():  # random weights of defined classes
         return _monte_carlo(name, problem, options, nominal, mc)
     # E[S_k TN_k] = E[S_k] E[TN_k] + Cov(S_k, TN_k), Cov = −var[k]
-    total = float(np.sum(sums["support"]))
-    joint = sums["support"] * sums["tn"] - sums["var"]
-    terms = np.where(defined, joint / safe, sums["support"] * zero) / total
-    variance = _mc_variance(name, problem, options, mc)
+    joint = support * mean - var
+    terms = np.where(defined, joint / safe, support * zero) / float(np.sum(support))
+    variance = float(_draw(name, problem, options, mc)[1])
     return NoisyScore(name, float(terms.sum()), variance, nominal, m, "monte_carlo")
 
 
@@ -404,43 +360,40 @@ def _forward(
         return NoisyScore(metric, expected, square / scale**2, nominal, m, "exact")
     if not (definition.averaged or definition.present_classes):  # not by class
         return _monte_carlo(metric, problem, options, nominal, mc)
-    if definition.negative and definition.fixed_denominator:
-        return _npv(metric, problem, options, nominal, mc)
+    if definition.fixed_denominator and (
+        definition.negative or (problem.weight is not None and average != "weighted")
+    ):
+        return _fixed_denominator(metric, problem, options, nominal, mc)
     if problem.weight is None:
         return _class_average(metric, problem, options, nominal, mc)
-    if definition.fixed_denominator and average in ("macro", None):
-        expected_k, variance_k = _weighted_precision(problem, options["zero_division"])
-        if subset is not None:
-            expected_k, variance_k = expected_k[subset], variance_k[subset]
-        return _class_mean(metric, expected_k, variance_k, nominal, m)
     return _monte_carlo(metric, problem, options, nominal, mc)
 
 
-def _multiclass_score(
-    metric: str,
-    y_true: Any,
-    y_pred: Any,
-    *,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    average: str | None,
-    sample_weight: Any = None,
-    zero_division: Any = "warn",
-    zero_value: float = 0.0,
-    adjusted: bool = False,
-    n_draws: int = 1000,
-    random_state: Any = 0,
-    estimand: str = "forward",
-    parameters: dict | None = None,
-) -> NoisyScore | list[NoisyScore]:
-    """A multiclass average (or per-class scores for ``average=None``).
-
-    ``zero_division`` is scikit-learn's option as given, ``zero_value`` its
-    number; ``parameters`` the definition's own options (kappa's ``weights``).
-    """
-    definition = COUNT_METRICS[metric]
-    parameters = {n: (parameters or {}).get(n, d) for n, d in definition.parameters}
+def multiclass_score(
+    definition: CountMetric, y_true: Any, y_pred: Any, options: dict,
+    average: Any, zero: float, parameters: dict,
+) -> NoisyScore | list[NoisyScore]:  # fmt: skip
+    """A multiclass average (or per-class scores for ``average=None``);
+    ``options``: the public function's, ``zero``: ``zero_division`` as a number,
+    ``parameters``: the definition's own options (kappa's ``weights``)."""
+    if options["method"] == "delta":
+        if definition.averaged:
+            raise ValueError(
+                "method='delta' is available for average='binary' only; with "
+                f"average={average!r} the expectation is exact and the variance "
+                "exact or Monte Carlo (see the result's method)."
+            )
+        raise ValueError(
+            "method='delta' is available for binary labels only; multiclass "
+            f"{definition.name} has an exact expectation where it is an average "
+            "of classes, and is Monte Carlo otherwise."
+        )
+    metric, labels, estimand = definition.name, options["labels"], options["estimand"]
+    transition_matrix, sample_weight = (
+        options["transition_matrix"],
+        options["sample_weight"],
+    )
+    adjusted = bool(options.get("adjusted", False))
     label_index = None  # the positions of ``labels`` when they leave out classes
     if labels is None or transition_matrix is not None or not definition.averaged:
         encoded = encode_labels(y_true, y_pred, labels)
@@ -449,18 +402,20 @@ def _multiclass_score(
         if shown < encoded.n_classes:
             label_index = np.arange(shown)
     m, k = encoded.n_samples, encoded.n_classes
-    noise = FlipNoise.from_params(q, transition_matrix, n_samples=m, n_classes=k)
+    noise = FlipNoise.from_params(
+        options["q"], transition_matrix, n_samples=m, n_classes=k
+    )
     weight = varying_weight(sample_weight, m)
-    options = {
+    settings = {
         "average": average,
-        "zero_division": zero_value,
+        "zero_division": zero,
         "adjusted": adjusted,
         "label_index": label_index,
         **parameters,
     }
     cells = confusion_counts(encoded.indices, m, k)
     if sample_weight is None:
-        nominal = sklearn_from_confusion(metric, cells, encoded.classes, **options)
+        nominal = sklearn_from_confusion(metric, cells, encoded.classes, **settings)
     else:  # weighted sums: scikit-learn's own order of summation
         nominal = sklearn_value(
             metric,
@@ -468,8 +423,8 @@ def _multiclass_score(
             y_pred,
             sample_weight=sample_weight,
             **definition.sklearn_options(
-                labels=labels, average=average, zero_division=zero_division,
-                adjusted=adjusted, **parameters,
+                labels=labels, average=average, adjusted=adjusted, **parameters,
+                zero_division=options.get("zero_division", 0.0),
             ),
         )  # fmt: skip
     if average is None and definition.averaged:
@@ -482,8 +437,8 @@ def _multiclass_score(
     noise.require_two_classes(encoded.classes)
     if estimand == "forward":
         problem = _Problem(encoded, noise, weight, cells)
-        mc = {"n_draws": n_draws, "random_state": random_state}
-        return _forward(metric, problem, options, nominal, mc)
+        mc = {"n_draws": options["n_draws"], "random_state": options["random_state"]}
+        return _forward(metric, problem, settings, nominal, mc)
     if definition.negative and (average is None or label_index is not None):
         raise ValueError(
             f"estimand={estimand!r} needs one average over every class: choose "
@@ -511,7 +466,7 @@ def _multiclass_score(
         estimand=estimand,
         nominal=nominal,
         average=average if definition.averaged else "binary",
-        zero_division=zero_value,
+        zero_division=zero,
         weight=weight,
         **parameters,
     )

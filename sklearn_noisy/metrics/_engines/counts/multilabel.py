@@ -14,7 +14,7 @@ from ....utils._noise import FlipNoise
 from ..._definitions.counts import COUNT_METRICS, average_ratio
 from .binary_moments import CountLaws, exact_moments
 from .checks import varying_weight
-from .multiclass import NEGLIGIBLE, _per_class, sklearn_value
+from .multiclass import NEGLIGIBLE, _per_class, defined_mean, sklearn_value
 from .poisson_binomial import bernoulli_table
 
 __all__ = ["is_multilabel", "multilabel_score"]
@@ -122,9 +122,7 @@ def _sample_moments(pi: np.ndarray, pred: np.ndarray, metric: str, zero: float):
         expected = (joint * values).sum(axis=(1, 2))
         means.append(expected)
         variances.append((joint * (values - expected[:, None, None]) ** 2).sum((1, 2)))
-        flag = ratio.of_sums(tp, tp + fn, n_pred, 1.0) - ratio.of_sums(
-            tp, tp + fn, n_pred, 0.0
-        )
+        flag = ratio.denominator(tp + fn, n_pred) == 0
         undefined.append((joint * flag).sum(axis=(1, 2)))
     return np.concatenate(means), np.concatenate(variances), np.concatenate(undefined)
 
@@ -192,22 +190,14 @@ def _exact(
     )
     if average is None:
         return moments[:, 0], moments[:, 1]
-    defined = ~np.isnan(moments[:, 0])
-    if not defined.any():
-        return math.nan, math.nan
-    return (
-        moments[defined, 0].mean(),
-        moments[defined, 1].sum() / defined.sum() ** 2,
-    )
+    return defined_mean(moments[:, 0], moments[:, 1])
 
 
 def multilabel_score(
     metric: str, y_true: Any, y_pred: Any, options: dict, zero: float
 ) -> NoisyScore | list[NoisyScore]:
-    """Precision, recall or F1 of multilabel indicator targets (module doc).
-
-    ``options``: the public function's; ``zero``: ``zero_division`` as a number.
-    """
+    """Precision, recall or F1 of multilabel targets; ``options``: the public
+    function's, ``zero``: ``zero_division`` as a number."""
     average, labels = options["average"], options["labels"]
     truth, pred = indicators(y_true, y_pred)
     if average == "binary":

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -27,10 +28,10 @@ def _class_rows(noise: FlipNoise, estimand: str, index: np.ndarray) -> np.ndarra
     return np.eye(noise.n_classes)[index]
 
 
-def count_sampling_terms(
+def _terms(
     definition: CountMetric, arguments: dict[str, Any], score: Any
-) -> tuple[np.ndarray, np.ndarray | None] | None:
-    """``(h, weight)``, the per-sample terms of a count metric's call, or None
+) -> tuple[np.ndarray, np.ndarray | None, float] | None:
+    """``(h, weight, 1)``, the per-sample terms of a count metric's call, or None
     where the bootstrap stays (per-class results, multilabel targets, a
     ``labels`` subset)."""
     y_true, y_pred = arguments["y_true"], arguments["y_pred"]
@@ -87,14 +88,9 @@ def count_sampling_terms(
     h = value + total * (influence - float(np.sum(gradient * counts)) / total)
     if arguments.get("adjusted", False):  # (f − 1/K) / (1 − 1/K)
         h = (h - 1.0 / k) / (1.0 - 1.0 / k)
-    return h, weight
+    return h, weight, 1.0
 
 
 def count_sampling(definition: CountMetric) -> Callable[..., Any]:
     """The test-set sampling terms of ``definition``'s public function."""
-
-    def terms(arguments: dict[str, Any], score: Any) -> tuple | None:
-        found = count_sampling_terms(definition, arguments, score)
-        return None if found is None else (*found, 1.0)
-
-    return terms
+    return functools.partial(_terms, definition)

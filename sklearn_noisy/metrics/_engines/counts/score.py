@@ -21,18 +21,13 @@ from ....utils._warnings import warn
 from ..._definitions.counts import CountMetric, mirror
 from .binary import (
     _METHODS,
-    _binary_estimand,
     _binary_present_labels,
-    _binary_problem,
-    _binary_score,
-    _check_option,
+    binary_score,
     check_zero_division,
 )
+from .checks import check_option
 from .multiclass import (
-    _multiclass_score,
-    adjust_balanced_accuracy,
-    is_identity,
-    sklearn_value,
+    multiclass_score,
 )
 from .multilabel import _as_2d, is_multilabel, multilabel_score
 
@@ -46,7 +41,7 @@ _SAMPLES_ONLY_MULTILABEL = (
 
 def _check_common(method: Any, n_draws: Any) -> None:
     """``estimand`` is checked by the public function (all three are offered)."""
-    _check_option(method, _METHODS, name="method")
+    check_option(method, _METHODS, name="method")
     if (
         isinstance(n_draws, bool)
         or not isinstance(n_draws, (int, np.integer))
@@ -55,20 +50,9 @@ def _check_common(method: Any, n_draws: Any) -> None:
         raise ValueError(f"n_draws must be an integer >= 2; got {n_draws!r}.")
 
 
-def _delta_binary_only(average: Any) -> ValueError:
-    return ValueError(
-        "method='delta' is available for average='binary' only; with "
-        f"average={average!r} the expectation is exact and the variance exact or "
-        "Monte Carlo (see the result's method)."
-    )
-
-
 def _without_zero_weights(y_true: Any, y_pred: Any, noise: dict, weight: Any) -> Any:
-    """``(y_true, y_pred, noise, weight)`` of the samples of positive weight.
-
-    ``labels`` is fixed to the classes of all samples, so that the set of
-    classes stays scikit-learn's; None when no weight is 0.
-    """
+    """The samples of positive weight, ``labels`` fixed to scikit-learn's classes
+    of all samples; None when no weight is 0."""
     if weight is None:
         return None
     weight = np.asarray(weight)
@@ -99,44 +83,6 @@ def _replaced(score: Any, **changes: Any) -> Any:
     return dataclasses.replace(score, **new)
 
 
-def _binary_path(
-    definition: CountMetric, y_true: Any, y_pred: Any, noise: dict, options: dict
-) -> NoisyScore:
-    """Binary labels (balanced accuracy, MCC and kappa on two classes too);
-    ``options`` hold the ``pos_label`` and the number ``zero``."""
-    metric, pos_label, zero = definition.name, options["pos_label"], options["zero"]
-    sample_weight, estimand = options["sample_weight"], options["estimand"]
-    adjusted = bool(options.get("adjusted", False))
-    problem = _binary_problem(
-        y_true, y_pred, pos_label=pos_label, sample_weight=sample_weight, **noise
-    )
-    if sample_weight is None:
-        nominal = problem.nominal(metric, zero_division=zero, adjusted=adjusted)
-    else:
-        kwargs: dict[str, Any] = {"sample_weight": sample_weight}
-        kwargs.update(definition.sklearn_options(adjusted=adjusted))
-        if definition.averaged:
-            kwargs.update(pos_label=pos_label, zero_division=options["zero_division"])
-        nominal = float(sklearn_value(metric, y_true, y_pred, **kwargs))
-    if estimand != "forward":
-        score = _binary_estimand(
-            metric, problem, estimand, nominal=nominal, zero_division=zero
-        )
-        return adjust_balanced_accuracy(score, 2, adjusted)
-    if is_identity(problem.noise):
-        return NoisyScore(metric, nominal, 0.0, nominal, problem.n_samples, "exact")
-    mc = {"n_draws": options["n_draws"], "random_state": options["random_state"]}
-    return _binary_score(
-        metric,
-        problem,
-        options["method"],
-        nominal=nominal,
-        zero_division=zero,
-        adjusted=adjusted,
-        mc=mc,
-    )
-
-
 def _class_score(
     definition: CountMetric, y_true: Any, y_pred: Any, options: dict
 ) -> NoisyScore | list[NoisyScore]:
@@ -146,7 +92,7 @@ def _class_score(
     metric, averaged, method = definition.name, definition.averaged, options["method"]
     average = options.get("average")
     if averaged and average is not None:
-        _check_option(average, _AVERAGES[:-1], name="average")
+        check_option(average, _AVERAGES[:-1], name="average")
     _check_common(method, options["n_draws"])
     noise = {k: options[k] for k in ("q", "transition_matrix", "labels")}
     zero_division = options.get("zero_division", 0.0)
@@ -180,32 +126,10 @@ def _class_score(
         return _replaced(score, n_samples=len(options["sample_weight"]))
     if binary:
         binary_options = {**options, "pos_label": pos_label, "zero": zero}
-        return _binary_path(definition, y_true, y_pred, noise, binary_options)
-    return _multiclass(definition, y_true, y_pred, options, average, zero, parameters)
-
-
-def _multiclass(
-    definition: CountMetric, y_true: Any, y_pred: Any, options: dict,
-    average: Any, zero: float, parameters: dict,
-) -> NoisyScore | list[NoisyScore]:  # fmt: skip
-    """The multiclass engine, after the options are checked."""
-    if options["method"] == "delta" and definition.averaged:
-        raise _delta_binary_only(average)
-    if options["method"] == "delta":
-        raise ValueError(
-            "method='delta' is available for binary labels only; multiclass "
-            f"{definition.name} has an exact expectation where it is an average "
-            "of classes, and is Monte Carlo otherwise."
-        )
-    return _multiclass_score(
-        definition.name, y_true, y_pred, q=options["q"],
-        transition_matrix=options["transition_matrix"], labels=options["labels"],
-        average=average, sample_weight=options["sample_weight"],
-        zero_division=options.get("zero_division", 0.0), zero_value=zero,
-        adjusted=bool(options.get("adjusted", False)), estimand=options["estimand"],
-        n_draws=options["n_draws"], random_state=options["random_state"],
-        parameters=parameters,
-    )  # fmt: skip
+        return binary_score(definition, y_true, y_pred, noise, binary_options)
+    return multiclass_score(
+        definition, y_true, y_pred, options, average, zero, parameters
+    )
 
 
 # ----------------------------------------------------- the one entry point
@@ -257,13 +181,10 @@ def _negative_label(y_true: Any, y_pred: Any, labels: Any, pos_label: Any) -> An
 def _check_average(
     average: Any, y_true: Any, y_pred: Any, *, weighted_multilabel: bool = False
 ) -> bool:
-    """Check a rate's ``average``; whether the targets are multilabel.
-
-    ``weighted_multilabel``: whether ``"weighted"`` is offered for them (by the
-    false negative rate, ``1 −`` recall).
-    """
+    """Check a rate's ``average`` (``"weighted"`` offered for multilabel targets
+    with ``weighted_multilabel``); whether the targets are multilabel."""
     if average is not None:
-        _check_option(average, _AVERAGES[:-1], name="average")
+        check_option(average, _AVERAGES[:-1], name="average")
     if is_multilabel(y_true, y_pred):
         if average == "weighted" and not weighted_multilabel:
             raise ValueError(
@@ -287,12 +208,8 @@ def _swap_indicator(y: Any) -> Any:
 def _negative_class_score(
     definition: CountMetric, y_true: Any, y_pred: Any, options: dict
 ) -> NoisyScore | list[NoisyScore]:
-    """Specificity or NPV: recall or precision of the negative class.
-
-    Multilabel targets: of ``1 − y`` (each label's 0 entries, a 2 × 2 flip
-    matrix reversed); other averages than ``"binary"``: each class against the
-    rest (:mod:`sklearn_noisy.metrics._engines.counts.multiclass`).
-    """
+    """Specificity or NPV: recall or precision of the negative class (multilabel:
+    of ``1 − y``; other averages than "binary": each class against the rest)."""
     name, average = definition.name, options["average"]
     positive = mirror(definition, negative=False)
     if _check_average(average, y_true, y_pred):
@@ -305,7 +222,7 @@ def _negative_class_score(
     if average != "binary":
         _check_common(options["method"], options["n_draws"])
         zero = check_zero_division(options["zero_division"])
-        return _multiclass(definition, y_true, y_pred, options, average, zero, {})
+        return multiclass_score(definition, y_true, y_pred, options, average, zero, {})
     negative = _negative_label(y_true, y_pred, options["labels"], options["pos_label"])
     score = count_score(positive, y_true, y_pred, {**options, "pos_label": negative})
     return _replaced(score, metric=name)
