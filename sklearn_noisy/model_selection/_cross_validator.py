@@ -19,6 +19,7 @@ from ..utils._sklearn_compat import _num_samples
 from ..utils._validation import (
     ESTIMAND_CHOICES,
     TEST_SET_SAMPLING,
+    check_level,
     check_test_set_sampling,
 )
 from ._pooling import _out_of_fold, pool_scores
@@ -58,9 +59,10 @@ def _model_or_measurements(
         or np.ndim(predictions) != 1
     ):
         return None
-    labels = np.asarray(y, dtype=np.float64)[oof.indices]
+    labels = np.asarray(y, dtype=np.float64)
+    if oof.indices.shape[0] != labels.shape[0]:  # not a partition: the tested
+        labels, noise = labels[oof.indices], noise.take(oof.indices)
     predictions = np.asarray(predictions, dtype=np.float64)
-    noise = noise.take(oof.indices)
     try:
         reliability = label_reliability(
             labels,
@@ -265,16 +267,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
             raise TypeError(
                 f"estimator must have a fit method; got {self.estimator!r}."
             )
-        level = self.confidence_level
-        if (
-            not isinstance(level, numbers.Real)
-            or isinstance(level, bool)
-            or not 0.0 < level < 1.0
-        ):
-            raise ValueError(
-                "confidence_level must be a number in the open interval (0, 1); "
-                f"got {level!r}."
-            )
+        check_level(self.confidence_level)
         if not (
             isinstance(self.error_score, numbers.Number) or self.error_score == "raise"
         ):
@@ -380,9 +373,20 @@ default=None
         plans = {key: plan_estimands(s, self.estimand) for key, s in scorers.items()}
         # the lead is the scorers' own: fold_scores_ and pooled_ hold it
         scorers = {key: s.with_estimand(plans[key].lead) for key, s in scorers.items()}
-        results = run_folds(
-            self, X, (y, y_score), splits, scorers, noise, classes, fit_params, plans
-        )
+        setup = {
+            "scorers": scorers,
+            "plans": plans,
+            "estimands": {
+                key: (plan.lead, *(e for e in plan.shown if e != plan.lead))
+                for key, plan in plans.items()
+            },
+            "noise": noise,
+            "classes": classes,
+            "fit_params": fit_params,
+            "error_score": self.error_score,
+            "return_estimator": self.return_estimator,
+        }
+        results = run_folds(self, X, (y, y_score), splits, setup)
 
         _store_input_attributes(self, X)
         self.scorers_ = scorers
@@ -410,17 +414,9 @@ default=None
         )
         self.pooled_, self.pooled_estimates_ = {}, {}
         if oof.indices is not None:
+            sampling = check_test_set_sampling(self.test_set_sampling)
             self.pooled_, self.pooled_estimates_ = pool_scores(
-                results,
-                oof,
-                X,
-                y_score,
-                n_samples=n_samples,
-                scorers=scorers,
-                plans=plans,
-                noise=noise,
-                classes=classes,
-                test_set_sampling=check_test_set_sampling(self.test_set_sampling),
+                results, oof, X, y_score, setup, sampling
             )
         if self.return_estimator:
             self.estimators_ = [r["estimator"] for r in results]

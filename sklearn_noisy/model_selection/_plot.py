@@ -237,22 +237,11 @@ class NoisyCVDisplay:
         """
         if scoring is None:
             scoring = "default" if metric is None else [metric]
-        runner = NoisyCrossValidator(
-            estimator,
-            scoring=scoring,
-            cv=cv,
-            n_jobs=n_jobs,
-            confidence_level=confidence_level,
-            estimand=estimand,
-        ).fit(
-            X,
-            y,
-            sigma=sigma,
-            q=q,
-            transition_matrix=transition_matrix,
-            groups=groups,
-            sigma_dof=sigma_dof,
-        )
+        level = confidence_level
+        options = dict(scoring=scoring, cv=cv, n_jobs=n_jobs, confidence_level=level)
+        runner = NoisyCrossValidator(estimator, estimand=estimand, **options)
+        noise = dict(sigma=sigma, q=q, transition_matrix=transition_matrix)
+        runner.fit(X, y, **noise, groups=groups, sigma_dof=sigma_dof)
         return cls.from_cv_results(
             runner, metric, ax=ax, name=name, data_name=data_name
         )

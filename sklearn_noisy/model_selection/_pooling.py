@@ -13,9 +13,9 @@ import numpy as np
 from .._noisy_score import NoisyScore
 from ..metrics import get_metric_info
 from ..utils._arrays import weighted_totals
-from ..utils._sklearn_compat import _safe_indexing
+from ..utils._sklearn_compat import _num_samples, _safe_indexing
 from ..utils._warnings import quiet, warn
-from ._validation import Noise, score_estimands
+from ._validation import score_estimands
 
 __all__ = ["pool_scores"]
 
@@ -40,16 +40,6 @@ def _pool_additive(scores: list[NoisyScore]) -> NoisyScore:
         n_samples=int(total),
         method=methods.pop() if len(methods) == 1 else "delta",
         estimand=scores[0].estimand,
-    )
-
-
-def _pooled_method(scorer: Any, responses: dict[str, np.ndarray]) -> str:
-    """The recorded out-of-fold response a scorer takes (its response method)."""
-    method = scorer.response_method
-    if method in responses:
-        return method
-    raise ValueError(
-        f"No out-of-fold {[method]} responses were recorded for {scorer.metric!r}."
     )
 
 
@@ -95,38 +85,43 @@ def _warn_sampling(key: str, estimand: str, exc: Exception) -> None:
 
 
 def pool_scores(
-    results: list[dict],
-    oof: OutOfFold,
-    X: Any,
-    y: Any,
-    *,
-    n_samples: int,
-    scorers: dict[str, Any],
-    plans: dict[str, Any],
-    noise: Noise,
-    classes: np.ndarray | None,
-    test_set_sampling: Any,
+    results: list[dict], oof: OutOfFold, X: Any, y: Any, setup: dict, sampling: Any
 ) -> tuple[dict[str, NoisyScore], dict[str, dict[str, NoisyScore]]]:
     """``pooled_`` and ``pooled_estimates_``: the estimands not pooled from the
     folds scored on the out-of-fold predictions in one call, with their sampling."""
     fitted = [r for r in results if r["fit_error"] is None]
-    if oof.indices.shape[0] != n_samples:  # not a partition: take the tested
+    noise = setup["noise"]
+    if oof.indices.shape[0] != _num_samples(y):  # not a partition: the tested
         X, y = _safe_indexing(X, oof.indices), _safe_indexing(y, oof.indices)
         noise = None if noise is None else noise.take(oof.indices)
     pooled: dict[str, NoisyScore] = {}
     estimates: dict[str, dict[str, NoisyScore]] = {}
-    for key, scorer in scorers.items():
-        own, shown = scorer.estimand, plans[key].shown
+    for key, scorer in setup["scorers"].items():
+        own, shown = scorer.estimand, setup["plans"][key].shown
         score = partial(
-            score_estimands, scorer, y, oof.responses, X, noise=noise, classes=classes
+            score_estimands,
+            scorer,
+            y,
+            oof.responses,
+            X,
+            noise=noise,
+            classes=setup["classes"],
         )
-        folded = _forward_from_folds(key, scorer, fitted) if "forward" in shown else {}
+        folded = {}
+        info = get_metric_info(scorer.metric)
+        if "forward" in shown and info.additive and not scorer.metric_kwargs:
+            # the forward score of an additive metric pooled from complete folds
+            # (not truth or remeasurement: their floored fold variances would
+            # add up too much)
+            folds = [(r["scores"][key] or {}).get("forward") for r in fitted]
+            if all(s is not None for s in folds):
+                folded = {"forward": _pool_additive(folds)}
         # Scored once on all the out-of-fold predictions, also when the
         # metric failed on (or is not defined for) some fold.
         rest = tuple(e for e in shown if e not in folded)
-        scores = _score_oof(score, key, rest, test_set_sampling)
-        if test_set_sampling is not False:
-            folded = _add_sampling(score, key, folded, test_set_sampling)
+        scores = _score_oof(score, key, rest, sampling)
+        if sampling is not False:
+            folded = _add_sampling(score, key, folded, sampling)
         scores.update(folded)
         if isinstance(scores.get(own), Exception):
             exc = scores[own]
@@ -152,24 +147,6 @@ def pool_scores(
                     else dataclasses.replace(found, estimand=estimand)
                 )
     return pooled, estimates
-
-
-def _forward_from_folds(
-    key: str, scorer: Any, fitted: list[dict]
-) -> dict[str, NoisyScore]:
-    """The forward score of an additive metric pooled from complete folds (not
-    truth or remeasurement: their floored fold variances would add up too much)."""
-    if not get_metric_info(scorer.metric).additive or scorer.metric_kwargs:
-        return {}
-    folds = [
-        r["scores"][key]
-        if scorer.estimand == "forward"
-        else r["estimates"].get(key, {}).get("forward")
-        for r in fitted
-    ]
-    if any(s is None for s in folds):
-        return {}
-    return {"forward": _pool_additive(folds)}
 
 
 def _score_oof(
