@@ -22,7 +22,6 @@ from ..utils._validation import (
     check_level,
     check_test_set_sampling,
 )
-from ._pooling import _out_of_fold, pool_scores
 from ._report import (
     _fold_summary,
     _format_table,
@@ -36,10 +35,12 @@ from ._validation import (
     _delegated_tags,
     _fold_tables,
     _noise_name,
+    _out_of_fold,
     _scoring_target,
     _store_input_attributes,
     check_batches_in_folds,
     plan_estimands,
+    pool_scores,
     run_folds,
 )
 

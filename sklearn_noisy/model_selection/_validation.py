@@ -1,13 +1,17 @@
-"""Running the folds of a noisy cross-validation: estimands, progress, failures."""
+"""Running the folds of a noisy cross-validation (estimands, failures,
+progress) and pooling them into one score per metric (:ref:`formula_pooling`):
+the out-of-fold predictions scored at once, the forward scores of additive
+metrics pooled from the folds' (no second pass)."""
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import sys
 import time
 from collections import Counter
-from dataclasses import replace
+from functools import partial
 from traceback import format_exc
 from typing import Any, NamedTuple, TextIO
 
@@ -19,16 +23,18 @@ from sklearn.utils.validation import column_or_1d
 
 from .._noisy_score import NoisyScore
 from ..metrics import get_metric_info
+from ..utils._arrays import weighted_totals
 from ..utils._noise import FlipNoise, GaussianNoise
 from ..utils._sklearn_compat import (
     _check_method_params,
     _get_feature_names,
     _num_features,
+    _num_samples,
     _safe_indexing,
     get_tags,
 )
 from ..utils._validation import resolve_estimand
-from ..utils._warnings import warn
+from ..utils._warnings import quiet, warn
 from ._report import _std
 
 __all__: list[str] = []
@@ -128,37 +134,20 @@ def _noise_name(noise: Noise) -> str | None:
     return None
 
 
-def _noise_kwargs(scorer: Any, noise: Noise) -> dict[str, Any]:
-    """The noise keywords a scorer takes; ``sigma`` as the validated GaussianNoise."""
-    if scorer.requires_noise == "q":
-        if not isinstance(noise, FlipNoise):
-            return {}
-        return {"q": noise.q, "transition_matrix": noise.matrix}
-    if not isinstance(noise, GaussianNoise):
-        return {}
-    return {"sigma": noise, "sigma_dof": noise.sigma_dof}
-
-
 def score_estimands(
-    scorer: Any,
-    y: Any,
-    responses: dict[str, Any],
-    X: Any,
-    *,
-    estimands: tuple[str, ...],
-    noise: Noise,
-    classes: np.ndarray | None,
-    **options: Any,
+    scorer: Any, estimands: tuple[str, ...], data: dict[str, Any], **options: Any
 ) -> dict[str, Any]:
-    """``{estimand: NoisyScore or the exception}`` from one scorer call."""
+    """``{estimand: NoisyScore or the exception}`` from one scorer call on
+    ``data``: ``y``, ``X``, ``responses``, ``classes`` and the validated noise
+    (``sigma`` as the GaussianNoise)."""
+    noise = data["noise"]
+    if scorer.requires_noise == "q" and isinstance(noise, FlipNoise):
+        options.update(q=noise.q, transition_matrix=noise.matrix)
+    elif scorer.requires_noise != "q" and isinstance(noise, GaussianNoise):
+        options.update(sigma=noise, sigma_dof=noise.sigma_dof)
+    y_pred = data["responses"][scorer.response_method]
     return scorer._score_estimands(
-        y,
-        responses[scorer.response_method],
-        estimands,
-        X=X,
-        classes=classes,
-        **options,
-        **_noise_kwargs(scorer, noise),
+        data["y"], y_pred, estimands, X=data["X"], classes=data["classes"], **options
     )
 
 
@@ -318,6 +307,7 @@ def _fit_and_score_fold(
     noise = None if setup["noise"] is None else setup["noise"].take(test)
     classes, n_test, nan = setup["classes"], result["n_test"], math.nan
     responses = result["responses"]
+    data = dict(y=y_test, X=X_test, responses=responses, noise=noise, classes=classes)
     for key, scorer in scorers.items():
         own, *others = estimands = setup["estimands"][key]
         try:
@@ -333,15 +323,7 @@ def _fit_and_score_fold(
                     for e in estimands
                 }
             else:
-                scores = score_estimands(
-                    scorer,
-                    y_test,
-                    responses,
-                    X_test,
-                    estimands=estimands,
-                    noise=noise,
-                    classes=classes,
-                )
+                scores = score_estimands(scorer, estimands, data)
             if isinstance(scores[own], Exception):
                 raise scores[own]
         except Exception:
@@ -355,7 +337,7 @@ def _fit_and_score_fold(
                 result["notes"][key, estimand] = f"{type(score).__name__}: {score}"
                 scores[estimand] = None
             elif score.estimand != estimand:
-                scores[estimand] = replace(score, estimand=estimand)
+                scores[estimand] = dataclasses.replace(score, estimand=estimand)
         result["scores"][key] = scores
     if "predict" not in responses and hasattr(estimator, "predict"):
         responses["predict"] = _get_response(
@@ -448,6 +430,161 @@ def run_folds(
         progress.close()
     _raise_or_warn_failures(results, setup["scorers"], cv.error_score)
     return results
+
+
+def _pool_additive(scores: list[NoisyScore]) -> NoisyScore:
+    """Pool per-sample-additive fold scores: ``Σ w_k E_k`` and ``Σ w_k² V_k``."""
+    n = np.array([s.n_samples for s in scores], dtype=float)
+    columns = ("expected", "nominal", "variance")
+    values = [np.array([getattr(s, c) for s in scores], dtype=float) for c in columns]
+    expected, nominal, variance = weighted_totals(n / n.sum(), slice(None), *values)
+    methods = {s.method for s in scores}
+    method = methods.pop() if len(methods) == 1 else "delta"
+    n_samples, estimand = int(n.sum()), scores[0].estimand
+    metric = scores[0].metric
+    return NoisyScore(
+        metric, expected, variance, nominal, n_samples, method, estimand=estimand
+    )
+
+
+class OutOfFold(NamedTuple):
+    """The out-of-fold responses by sorted sample index (None: tests overlap)."""
+
+    indices: np.ndarray | None
+    responses: dict[str, np.ndarray]
+
+
+def _out_of_fold(results: list[dict]) -> OutOfFold:
+    """Concatenate the responses of the fitted folds, in sample order."""
+    fitted = [r for r in results if r["fit_error"] is None]
+    indices = np.concatenate([r["test"] for r in fitted])
+    order = np.argsort(indices, kind="stable")
+    indices = indices[order]
+    if indices.shape[0] > 1 and bool(np.any(indices[1:] == indices[:-1])):
+        warn(
+            "The test sets of the cross-validation overlap (e.g. ShuffleSplit "
+            "or repeated splits), so the out-of-fold predictions cannot be "
+            "pooled: pooled_ is empty and oof_predictions_ is None. Use a "
+            "splitter whose test sets are disjoint (KFold, StratifiedKFold, "
+            "GroupKFold, ...) to get pooled scores.",
+            UserWarning,
+        )
+        return OutOfFold(None, {})
+    methods = set(fitted[0]["responses"]).intersection(
+        *(r["responses"] for r in fitted[1:])
+    )
+    responses = {
+        method: np.concatenate([r["responses"][method] for r in fitted])[order]
+        for method in methods
+    }
+    return OutOfFold(indices, responses)
+
+
+def _warn_sampling(key: str, estimand: str, exc: Exception) -> None:
+    warn(
+        f"The test-set sampling variance of the pooled {key!r} ({estimand}) "
+        f"could not be computed: {type(exc).__name__}: {exc}",
+        UserWarning,
+    )
+
+
+def pool_scores(
+    results: list[dict], oof: OutOfFold, X: Any, y: Any, setup: dict, sampling: Any
+) -> tuple[dict[str, NoisyScore], dict[str, dict[str, NoisyScore]]]:
+    """``pooled_`` and ``pooled_estimates_``: the estimands not pooled from the
+    folds scored on the out-of-fold predictions in one call, with their sampling."""
+    fitted = [r for r in results if r["fit_error"] is None]
+    noise = setup["noise"]
+    if oof.indices.shape[0] != _num_samples(y):  # not a partition: the tested
+        X, y = _safe_indexing(X, oof.indices), _safe_indexing(y, oof.indices)
+        noise = None if noise is None else noise.take(oof.indices)
+    data = dict(y=y, X=X, responses=oof.responses, noise=noise)
+    data["classes"] = setup["classes"]
+    pooled: dict[str, NoisyScore] = {}
+    estimates: dict[str, dict[str, NoisyScore]] = {}
+    for key, scorer in setup["scorers"].items():
+        own, shown = scorer.estimand, setup["plans"][key].shown
+        score = partial(score_estimands, scorer, data=data)
+        folded = {}
+        info = get_metric_info(scorer.metric)
+        if "forward" in shown and info.additive and not scorer.metric_kwargs:
+            # the forward score of an additive metric pooled from complete folds
+            # (not truth or remeasurement: their floored fold variances would
+            # add up too much)
+            folds = [(r["scores"][key] or {}).get("forward") for r in fitted]
+            if all(s is not None for s in folds):
+                folded = {"forward": _pool_additive(folds)}
+        # Scored once on all the out-of-fold predictions, also when the
+        # metric failed on (or is not defined for) some fold.
+        rest = tuple(e for e in shown if e not in folded)
+        scores = _score_oof(score, key, rest, sampling)
+        if sampling is not False:
+            folded = _add_sampling(score, key, folded, sampling)
+        scores.update(folded)
+        if isinstance(scores.get(own), Exception):
+            exc = scores[own]
+            warn(
+                f"{key!r} could not be pooled over the out-of-fold predictions, "
+                f"so pooled_ has no entry for it: {type(exc).__name__}: {exc}",
+                UserWarning,
+            )
+        elif isinstance(scores.get(own), NoisyScore):
+            pooled[key] = scores[own]
+        estimates[key] = {}
+        for estimand in shown:
+            found = scores.get(estimand)
+            if isinstance(found, Exception):
+                if estimand != own and not isinstance(
+                    found, (ValueError, ArithmeticError)
+                ):
+                    raise found
+            elif found is not None:  # else the folds' notes say why
+                estimates[key][estimand] = (
+                    found
+                    if found.estimand == estimand
+                    else dataclasses.replace(found, estimand=estimand)
+                )
+    return pooled, estimates
+
+
+def _score_oof(
+    score: partial, key: str, estimands: tuple[str, ...], sampled: Any
+) -> dict[str, Any]:
+    """``estimands`` on the out-of-fold predictions; a failed sampling warns."""
+    if not estimands:
+        return {}
+    try:
+        scores = score(estimands=estimands, test_set_sampling=sampled)
+    except Exception as exc:  # common to every estimand: none is pooled
+        return dict.fromkeys(estimands, exc)
+    failed = tuple(e for e in estimands if isinstance(scores[e], Exception))
+    if sampled is not False and failed:
+        for estimand, again in score(estimands=failed, test_set_sampling=False).items():
+            if isinstance(again, NoisyScore):
+                _warn_sampling(key, estimand, scores[estimand])
+                scores[estimand] = again
+    return scores
+
+
+def _add_sampling(
+    score: partial, key: str, known: dict[str, NoisyScore], option: Any
+) -> dict[str, NoisyScore]:
+    """The fold-pooled ``known`` scores with their test-set sampling (their
+    warnings, the folds' again, silenced)."""
+    if not known:
+        return known
+    try:
+        with quiet():
+            sampled = score(
+                estimands=tuple(known), test_set_sampling=option, known=known
+            )
+    except Exception as exc:
+        sampled = dict.fromkeys(known, exc)
+    for estimand, found in sampled.items():
+        if isinstance(found, Exception):
+            _warn_sampling(key, estimand, found)
+            sampled[estimand] = known[estimand]
+    return sampled
 
 
 _BAR_WIDTH = 24
