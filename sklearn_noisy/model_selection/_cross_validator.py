@@ -377,10 +377,6 @@ default=None
         setup = {
             "scorers": scorers,
             "plans": plans,
-            "estimands": {
-                key: (plan.lead, *(e for e in plan.shown if e != plan.lead))
-                for key, plan in plans.items()
-            },
             "noise": noise,
             "classes": classes,
             "fit_params": fit_params,

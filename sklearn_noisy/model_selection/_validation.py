@@ -266,6 +266,13 @@ def _get_response(
     return response
 
 
+def _as_estimand(score: NoisyScore, estimand: str) -> NoisyScore:
+    """``score`` labelled ``estimand`` (the metric may name it otherwise)."""
+    if score.estimand == estimand:
+        return score
+    return dataclasses.replace(score, estimand=estimand)
+
+
 def _fit_and_score_fold(
     estimator: Any,
     X: Any,
@@ -309,7 +316,9 @@ def _fit_and_score_fold(
     responses = result["responses"]
     data = dict(y=y_test, X=X_test, responses=responses, noise=noise, classes=classes)
     for key, scorer in scorers.items():
-        own, *others = estimands = setup["estimands"][key]
+        own = scorer.estimand
+        others = [e for e in setup["plans"][key].shown if e != own]
+        estimands = (own, *others)
         try:
             method = scorer.response_method
             if method not in responses:
@@ -336,8 +345,8 @@ def _fit_and_score_fold(
             if isinstance(score, Exception):
                 result["notes"][key, estimand] = f"{type(score).__name__}: {score}"
                 scores[estimand] = None
-            elif score.estimand != estimand:
-                scores[estimand] = dataclasses.replace(score, estimand=estimand)
+            else:
+                scores[estimand] = _as_estimand(score, estimand)
         result["scores"][key] = scores
     if "predict" not in responses and hasattr(estimator, "predict"):
         responses["predict"] = _get_response(
@@ -539,11 +548,7 @@ def pool_scores(
                 ):
                     raise found
             elif found is not None:  # else the folds' notes say why
-                estimates[key][estimand] = (
-                    found
-                    if found.estimand == estimand
-                    else dataclasses.replace(found, estimand=estimand)
-                )
+                estimates[key][estimand] = _as_estimand(found, estimand)
     return pooled, estimates
 
 
