@@ -34,7 +34,6 @@ from ._pair_statistics import (
     probability_better,
     probability_text,
 )
-from ._pooling import _pooled_method
 from ._report import _as_table, _json_ready, _level
 from ._scoring import check_noisy_scoring, default_metrics, default_scoring
 
@@ -326,13 +325,6 @@ def _resolve_noise(scorer: Any, X: Any, y: Any, noise: dict[str, Any]) -> dict:
     }
 
 
-def _slice_noise(noise: dict[str, Any], rows: np.ndarray) -> dict[str, Any]:
-    return {
-        key: value if key == "transition_matrix" else take_samples(value, rows)
-        for key, value in noise.items()
-    }
-
-
 def _check_estimators(estimators: Any) -> dict[str, Any]:
     if not isinstance(estimators, Mapping):
         raise TypeError(
@@ -457,31 +449,20 @@ def compare_estimators(
     scorers = _check_comparison_scoring(scoring, estimators, y, n_draws)
     splitter = check_cv(cv, y, classifier=is_classifier(estimators[names[0]]))
     splits = [
-        (np.asarray(train), np.asarray(test))
-        for train, test in splitter.split(X, y, groups)
+        (np.asarray(tr), np.asarray(te)) for tr, te in splitter.split(X, y, groups)
     ]
     noise = {"sigma": sigma, "q": q, "transition_matrix": transition_matrix}
+    options = dict(scoring=scorers, cv=splits, n_jobs=n_jobs, error_score="raise")
+    options.update(confidence_level=confidence_level, estimand=estimand)
+    fit_params = dict(noise, sigma_dof=sigma_dof, groups=groups)
+    fit_params.update(sigma_shared=sigma_shared, sigma_shared_dof=sigma_shared_dof)
     cv_results = {}
     for name, estimator in estimators.items():
-        cv_results[name] = NoisyCrossValidator(
-            estimator,
-            scoring=scorers,
-            cv=splits,
-            n_jobs=n_jobs,
-            confidence_level=confidence_level,
-            error_score="raise",
-            estimand=estimand,
-            test_set_sampling=test_set_sampling,
-        ).fit(
-            X,
-            y,
-            **noise,
-            sigma_dof=sigma_dof,
-            groups=groups,
-            sigma_shared=sigma_shared,
-            sigma_shared_dof=sigma_shared_dof,
+        runner = NoisyCrossValidator(
+            estimator, **options, test_set_sampling=test_set_sampling
         )
-        if cv_results[name].oof_indices_ is None:
+        cv_results[name] = runner.fit(X, y, **fit_params)
+        if runner.oof_indices_ is None:
             raise ValueError(
                 "compare_estimators needs test sets that do not overlap (KFold, "
                 "StratifiedKFold, GroupKFold, ...); the splitter given repeats "
@@ -489,58 +470,44 @@ def compare_estimators(
             )
     reference = cv_results[names[0]]
     oof = reference.oof_indices_
-    folds = {
-        "oof": oof,
-        "y_oof": y if oof.shape[0] == reference.n_samples_ else _safe_indexing(y, oof),
-        "tests": [test for _, test in splits],
+    folds = {  # (samples, labels) of all the out-of-fold rows, then of each fold
+        "oof": (
+            oof,
+            y if oof.shape[0] == reference.n_samples_ else _safe_indexing(y, oof),
+        ),
+        "tests": [(test, _safe_indexing(y, test)) for _, test in splits],
         "rows": [np.searchsorted(oof, test) for _, test in splits],
-        "y": [_safe_indexing(y, test) for _, test in splits],
         "classes": reference.labels_,
+        "n_draws": n_draws,
+        "random_state": random_state,
+        "test_set_sampling": test_set_sampling,
     }
     n_train = float(np.mean([train.shape[0] for train, _ in splits]))
     n_test = float(np.mean([test.shape[0] for _, test in splits]))
-    noise_values = {
-        key: _resolve_noise(scorer, X, y, noise)
-        for key, scorer in reference.scorers_.items()
-    }
-    if sigma_shared is not None:  # the paired differences' batch offsets
-        offsets = {
-            "groups": np.asarray(groups),
-            "sigma_shared": sigma_shared
-            if isinstance(sigma_shared, dict) or np.isscalar(sigma_shared)
-            else np.asarray(sigma_shared, dtype=np.float64),
-        }
-        for values in noise_values.values():
-            values.update(offsets)
     kinds, notes = _difference_estimands(reference.scorers_, estimand)
     differences, fold_differences, t_tests = {}, {}, {}
-    for a, b in combinations(names, 2):
-        pooled, per_fold, tests = {}, {}, {}
-        for key in reference.scorers_:
-            pooled[key], per_fold[key] = _paired_difference(
-                cv_results[a],
-                cv_results[b],
-                key,
-                folds,
-                noise_values[key],
-                n_draws=n_draws,
-                random_state=random_state,
-                estimand=kinds[key],
-                test_set_sampling=test_set_sampling,
+    for key, scorer in reference.scorers_.items():
+        values = _resolve_noise(scorer, X, y, noise)
+        if sigma_shared is not None:  # the paired differences' batch offsets
+            values["groups"] = np.asarray(groups)
+            values["sigma_shared"] = (
+                sigma_shared
+                if isinstance(sigma_shared, dict) or np.isscalar(sigma_shared)
+                else np.asarray(sigma_shared, dtype=np.float64)
             )
-            expected = [d.expected for d in per_fold[key]]
-            tests[key] = corrected_t_test(expected, n_train, n_test)
-        differences[a, b] = pooled
-        fold_differences[a, b] = per_fold
-        t_tests[a, b] = tests
-        differences[b, a] = {key: _negate(d) for key, d in pooled.items()}
-        fold_differences[b, a] = {
-            key: [_negate(d) for d in ds] for key, ds in per_fold.items()
-        }
-        t_tests[b, a] = {
-            key: t._replace(statistic=-t.statistic, mean_difference=-t.mean_difference)
-            for key, t in tests.items()
-        }
+        for a, b in combinations(names, 2):
+            pooled, per_fold = _paired_difference(
+                cv_results[a], cv_results[b], key, folds, values, kinds[key]
+            )
+            test = corrected_t_test([d.expected for d in per_fold], n_train, n_test)
+            differences.setdefault((a, b), {})[key] = pooled
+            fold_differences.setdefault((a, b), {})[key] = per_fold
+            t_tests.setdefault((a, b), {})[key] = test
+            differences.setdefault((b, a), {})[key] = _negate(pooled)
+            fold_differences.setdefault((b, a), {})[key] = list(map(_negate, per_fold))
+            t_tests.setdefault((b, a), {})[key] = test._replace(
+                statistic=-test.statistic, mean_difference=-test.mean_difference
+            )
     return EstimatorComparison(
         names=names,
         metrics=list(reference.scorers_),
@@ -579,14 +546,10 @@ def _difference_of(
     scorer: Any, score_a: NoisyScore, score_b: NoisyScore, variance: float, n: int
 ) -> NoisyScore:
     """The exact difference of two scores' expectations, with a given variance."""
-    return NoisyScore(
-        f"{scorer.metric}_difference",
-        score_a.expected - score_b.expected,
-        variance,
-        score_a.nominal - score_b.nominal,
-        n,
-        "monte_carlo",
-    )
+    expected = score_a.expected - score_b.expected
+    nominal = score_a.nominal - score_b.nominal
+    metric = f"{scorer.metric}_difference"
+    return NoisyScore(metric, expected, variance, nominal, n, "monte_carlo")
 
 
 def _paired_difference(
@@ -595,11 +558,7 @@ def _paired_difference(
     key: str,
     folds: dict[str, Any],
     noise: dict[str, Any],
-    *,
-    n_draws: int,
-    random_state: Any,
     estimand: str,
-    test_set_sampling: Any,
 ) -> tuple[NoisyScore, list[NoisyScore]]:
     """``metric_a − metric_b`` pooled and per fold.
 
@@ -608,20 +567,29 @@ def _paired_difference(
     Monte Carlo variance.
     """
     scorer = cv_a.scorers_[key]
-    method = _pooled_method(scorer, cv_a.oof_responses_)
-    response_a = cv_a.oof_responses_[method]
-    response_b = cv_b.oof_responses_[method]
+    method = scorer.response_method
+    responses = cv_a.oof_responses_[method], cv_b.oof_responses_[method]
+    classes = folds["classes"]
     options = dict(
         metric=scorer,
-        labels=folds["classes"] if scorer.requires_noise == "q" else None,
-        classes=folds["classes"] if method == "predict_proba" else None,
-        n_draws=n_draws,
-        random_state=random_state,
+        labels=classes if scorer.requires_noise == "q" else None,
+        classes=classes if method == "predict_proba" else None,
+        n_draws=folds["n_draws"],
+        random_state=folds["random_state"],
         estimand=estimand,
     )
-    difference = partial(expected_paired_difference, **options, test_set_sampling=False)
-    oof = (folds["y_oof"], response_a, response_b)
-    pooled = difference(*oof, **_slice_noise(noise, folds["oof"]))
+
+    def call(function: Any, rows: Any, *args: Any, **kwargs: Any) -> NoisyScore:
+        """``function`` on the noise of ``rows``."""
+        noise_rows = {
+            name: value if name == "transition_matrix" else take_samples(value, rows)
+            for name, value in noise.items()
+        }
+        return function(*args, **options, **noise_rows, **kwargs)
+
+    rows, y = folds["oof"]
+    paired = partial(call, expected_paired_difference, test_set_sampling=False)
+    pooled = paired(rows, y, *responses)
     if pooled.method == "monte_carlo":
         folds_ab = zip(cv_a.fold_scores_[key], cv_b.fold_scores_[key], strict=True)
         per_fold = [
@@ -631,17 +599,12 @@ def _paired_difference(
         pooled_b = cv_b.pooled_estimates_[key][estimand]
         variance, n = pooled.variance, pooled.n_samples
         return _difference_of(scorer, pooled_a, pooled_b, variance, n), per_fold
-    pooled = add_test_set_sampling(  # the error budget, without a second pass
-        expected_paired_difference,
-        pooled,
-        *oof,
-        test_set_sampling=test_set_sampling,
-        **options,
-        **_slice_noise(noise, folds["oof"]),
-    )
+    sampling = folds["test_set_sampling"]  # the error budget, without a second pass
+    function = partial(add_test_set_sampling, expected_paired_difference, pooled)
+    pooled = call(function, rows, y, *responses, test_set_sampling=sampling)
     per_fold = [
-        difference(y, response_a[rows], response_b[rows], **_slice_noise(noise, test))
-        for y, rows, test in zip(folds["y"], folds["rows"], folds["tests"], strict=True)
+        paired(test, y_test, *(response[rows] for response in responses))
+        for (test, y_test), rows in zip(folds["tests"], folds["rows"], strict=True)
     ]
     return pooled, per_fold
 

@@ -19,9 +19,9 @@ from ..utils._sklearn_compat import _num_samples
 from ..utils._validation import (
     ESTIMAND_CHOICES,
     TEST_SET_SAMPLING,
+    check_level,
     check_test_set_sampling,
 )
-from ._pooling import _out_of_fold, pool_scores
 from ._report import (
     _fold_summary,
     _format_table,
@@ -35,10 +35,12 @@ from ._validation import (
     _delegated_tags,
     _fold_tables,
     _noise_name,
+    _out_of_fold,
     _scoring_target,
     _store_input_attributes,
     check_batches_in_folds,
     plan_estimands,
+    pool_scores,
     run_folds,
 )
 
@@ -58,9 +60,10 @@ def _model_or_measurements(
         or np.ndim(predictions) != 1
     ):
         return None
-    labels = np.asarray(y, dtype=np.float64)[oof.indices]
+    labels = np.asarray(y, dtype=np.float64)
+    if oof.indices.shape[0] != labels.shape[0]:  # not a partition: the tested
+        labels, noise = labels[oof.indices], noise.take(oof.indices)
     predictions = np.asarray(predictions, dtype=np.float64)
-    noise = noise.take(oof.indices)
     try:
         reliability = label_reliability(
             labels,
@@ -265,16 +268,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
             raise TypeError(
                 f"estimator must have a fit method; got {self.estimator!r}."
             )
-        level = self.confidence_level
-        if (
-            not isinstance(level, numbers.Real)
-            or isinstance(level, bool)
-            or not 0.0 < level < 1.0
-        ):
-            raise ValueError(
-                "confidence_level must be a number in the open interval (0, 1); "
-                f"got {level!r}."
-            )
+        check_level(self.confidence_level)
         if not (
             isinstance(self.error_score, numbers.Number) or self.error_score == "raise"
         ):
@@ -380,9 +374,16 @@ default=None
         plans = {key: plan_estimands(s, self.estimand) for key, s in scorers.items()}
         # the lead is the scorers' own: fold_scores_ and pooled_ hold it
         scorers = {key: s.with_estimand(plans[key].lead) for key, s in scorers.items()}
-        results = run_folds(
-            self, X, (y, y_score), splits, scorers, noise, classes, fit_params, plans
-        )
+        setup = {
+            "scorers": scorers,
+            "plans": plans,
+            "noise": noise,
+            "classes": classes,
+            "fit_params": fit_params,
+            "error_score": self.error_score,
+            "return_estimator": self.return_estimator,
+        }
+        results = run_folds(self, X, (y, y_score), splits, setup)
 
         _store_input_attributes(self, X)
         self.scorers_ = scorers
@@ -410,17 +411,9 @@ default=None
         )
         self.pooled_, self.pooled_estimates_ = {}, {}
         if oof.indices is not None:
+            sampling = check_test_set_sampling(self.test_set_sampling)
             self.pooled_, self.pooled_estimates_ = pool_scores(
-                results,
-                oof,
-                X,
-                y_score,
-                n_samples=n_samples,
-                scorers=scorers,
-                plans=plans,
-                noise=noise,
-                classes=classes,
-                test_set_sampling=check_test_set_sampling(self.test_set_sampling),
+                results, oof, X, y_score, setup, sampling
             )
         if self.return_estimator:
             self.estimators_ = [r["estimator"] for r in results]

@@ -237,22 +237,11 @@ class NoisyCVDisplay:
         """
         if scoring is None:
             scoring = "default" if metric is None else [metric]
-        runner = NoisyCrossValidator(
-            estimator,
-            scoring=scoring,
-            cv=cv,
-            n_jobs=n_jobs,
-            confidence_level=confidence_level,
-            estimand=estimand,
-        ).fit(
-            X,
-            y,
-            sigma=sigma,
-            q=q,
-            transition_matrix=transition_matrix,
-            groups=groups,
-            sigma_dof=sigma_dof,
-        )
+        level = confidence_level
+        options = dict(scoring=scoring, cv=cv, n_jobs=n_jobs, confidence_level=level)
+        runner = NoisyCrossValidator(estimator, estimand=estimand, **options)
+        noise = dict(sigma=sigma, q=q, transition_matrix=transition_matrix)
+        runner.fit(X, y, **noise, groups=groups, sigma_dof=sigma_dof)
         return cls.from_cv_results(
             runner, metric, ax=ax, name=name, data_name=data_name
         )
@@ -298,14 +287,8 @@ class NoisyCVDisplay:
                 handles, labels, loc="outside lower center", ncols=2, fontsize="small"
             )
             return self
-        ax.legend(
-            handles,
-            labels,
-            loc="upper left",
-            bbox_to_anchor=(1.02, 1.0),
-            borderaxespad=0.0,
-            fontsize="small",
-        )
+        outside = dict(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+        ax.legend(handles, labels, **outside, fontsize="small")
         return self
 
     def legend_entries(self) -> tuple[list[Any], list[str]]:
@@ -329,24 +312,18 @@ class NoisyCVDisplay:
         ]
         point, low, high = (np.array([r[i] for r in rows], float) for i in range(3))
         limit = np.array([r[3] for r in rows], dtype=str)
+        yerr = np.vstack([point - low, high - point])
+        label = f"{self.estimand} ± {level} label-noise interval"
         self.errorbar_ = ax.errorbar(
-            folds,
-            point,
-            yerr=np.vstack([point - low, high - point]),
-            fmt="o",
-            capsize=4,
-            label=f"{self.estimand} ± {level} label-noise interval",
+            folds, point, yerr=yerr, fmt="o", capsize=4, label=label
         )
         self.limits_ = None
         at, upper, lower = limit != "", limit == "<", limit == ">"
         if at.any():
             colour = self.errorbar_.lines[0].get_color()
+            label = f"{level} limit (from the metric's bound)"
             self.limits_ = ax.vlines(
-                folds[at],
-                low[at],
-                high[at],
-                color=colour,
-                label=f"{level} limit (from the metric's bound)",
+                folds[at], low[at], high[at], color=colour, label=label
             )
             ends = np.where(upper, high, low)[at]
             ax.plot(folds[at], ends, "_", markersize=8, color=colour)
@@ -354,13 +331,9 @@ class NoisyCVDisplay:
             ax.plot(folds[lower], high[lower], "^", color=colour)  # the bound
         self.forward_ = None
         if self.fold_forward is not None and self.estimand != "forward":
+            label = "forward (if y_true were exact)"
             (self.forward_,) = ax.plot(
-                folds,
-                self.fold_forward,
-                "s",
-                markersize=4,
-                color="grey",
-                label="forward (if y_true were exact)",
+                folds, self.fold_forward, "s", markersize=4, color="grey", label=label
             )
         nominal = "nominal (labels as given)"
         (self.nominal_,) = ax.plot(
@@ -371,13 +344,9 @@ class NoisyCVDisplay:
         self, estimate: float, variance: float, score: NoisyScore | None = None
     ) -> tuple[float, float, float, str]:
         """The report's point, interval and limit mark of an estimate."""
+        level = self.confidence_level
         low, high = interval(
-            self.metric,
-            self.estimand,
-            estimate,
-            variance,
-            self.confidence_level,
-            score,
+            self.metric, self.estimand, estimate, variance, level, score
         )
         point, limit = shown(self.metric, estimate, low, high)
         return point, low, high, limit
@@ -390,26 +359,16 @@ class NoisyCVDisplay:
         point, low, high, limit = self._shown(
             self.pooled.expected, self.pooled.variance, self.pooled
         )
+        label = f"pooled {level} interval"
         self.pooled_band_ = ax.axhspan(
-            low,
-            high,
-            color="tab:orange",
-            alpha=0.2,
-            label=f"pooled {level} interval",
+            low, high, color="tab:orange", alpha=0.2, label=label
         )
         if not math.isnan(self.pooled.sampling_variance):
-            low, high = self.pooled.confidence_interval(
-                self.confidence_level, source="both"
-            )
+            both = self.pooled.confidence_interval(self.confidence_level, source="both")
+            hatched = dict(facecolor="none", edgecolor="tab:orange", hatch="///")
+            label = "pooled, with test-set sampling"
             self.pooled_both_band_ = ax.axhspan(
-                low,
-                high,
-                facecolor="none",
-                edgecolor="tab:orange",
-                hatch="///",
-                linewidth=0.0,
-                alpha=0.5,
-                label="pooled, with test-set sampling",
+                *both, **hatched, linewidth=0.0, alpha=0.5, label=label
             )
         if not limit:
             self.pooled_line_ = ax.axhline(

@@ -145,7 +145,7 @@ def _rows(cv: Any, key: str) -> list[tuple[Any, int, float, dict]]:
     ``entries``: per shown estimand its ``estimate``, ``variance``, ``sd``; the
     lead's also its score's interval (``ci_low``, ``ci_high``) and ``limit``.
     """
-    info, results = cv.estimands_[key], cv.cv_results_
+    info, results, metric = cv.estimands_[key], cv.cv_results_, cv.scorers_[key].metric
     rows = [
         (
             k + 1,
@@ -159,34 +159,36 @@ def _rows(cv: Any, key: str) -> list[tuple[Any, int, float, dict]]:
     if pooled is not None:
         scores = {e: cv.pooled_estimates_[key].get(e) for e in info["shown"]}
         rows.append(("pooled", pooled.n_samples, pooled.nominal, scores))
-    metric, level = cv.scorers_[key].metric, cv.confidence_level
-    return [(*row[:3], _entries(row[3], level, info["lead"], metric)) for row in rows]
+    for *_, entries in rows:
+        for estimand, score in entries.items():
+            estimate = math.nan if score is None else score.expected
+            variance = math.nan if score is None else score.variance
+            entries[estimand] = {
+                "estimate": estimate,
+                "variance": variance,
+                "sd": _std(variance),
+            }
+            if estimand == info["lead"]:
+                level = cv.confidence_level
+                low, high = interval(metric, estimand, estimate, variance, level, score)
+                entries[estimand].update(ci_low=low, ci_high=high)
+                entries[estimand]["limit"] = shown(metric, estimate, low, high)[1]
+    if pooled is not None:  # the test-set sampling: on the pooled row only
+        for estimand, entry in rows[-1][3].items():
+            lead = estimand == info["lead"]
+            entry.update(_sampling_entries(cv, key, estimand, lead))
+    return rows
 
 
-def _entries(scores: dict, level: float, lead: str, metric: str) -> dict[str, dict]:
-    """Per estimand its estimate, variance and SD; the lead's interval and limit."""
-    entries = {}
-    for estimand, score in scores.items():
-        estimate, variance = (
-            (math.nan, math.nan) if score is None else (score.expected, score.variance)
-        )
-        entry = {"estimate": estimate, "variance": variance, "sd": _std(variance)}
-        if estimand == lead:
-            low, high = interval(metric, estimand, estimate, variance, level, score)
-            entry.update(ci_low=low, ci_high=high)
-            entry["limit"] = shown(metric, estimate, low, high)[1]
-        entries[estimand] = entry
-    return entries
+#: The pooled lead's test-set sampling columns of the summary (NaN on the folds).
+_SAMPLING = ("sampling_sd", "total_sd", "both_ci_low", "both_ci_high")
 
 
 def _sampling_entries(cv: Any, key: str, estimand: str, lead: bool) -> dict[str, float]:
     """``sampling_sd`` and ``total_sd`` (and the lead's interval with both)."""
     score = cv.pooled_estimates_.get(key, {}).get(estimand)
-    variance, sampling = (
-        (math.nan, math.nan)
-        if score is None
-        else (score.variance, score.sampling_variance)
-    )
+    variance = math.nan if score is None else score.variance
+    sampling = math.nan if score is None else score.sampling_variance
     entry = {"sampling_sd": _std(sampling), "total_sd": _std(variance + sampling)}
     if lead:  # the pooled interval with both sources (the score's own)
         both = (math.nan, math.nan)
@@ -201,7 +203,6 @@ def _summary_table(cv: Any) -> Any:
     table = []
     for key in cv.scorers_:
         lead = cv.estimands_[key]["lead"]
-        sampling = _sampling_entries(cv, key, lead, True)
         for fold, n_test, nominal, entries in _rows(cv, key):
             row = {"metric": key, "fold": fold, "n_test": n_test, "nominal": nominal}
             row["estimand"] = lead
@@ -211,10 +212,7 @@ def _summary_table(cv: Any) -> Any:
                 row["estimate"] = math.nan
             for estimand, entry in entries.items():
                 row[estimand], row[f"{estimand}_sd"] = entry["estimate"], entry["sd"]
-            # the test-set sampling of the lead: on the pooled row only
-            row.update(
-                sampling if fold == "pooled" else dict.fromkeys(sampling, math.nan)
-            )
+            row.update({name: entries[lead].get(name, math.nan) for name in _SAMPLING})
             table.append(row)
     return _as_table(table)
 
@@ -250,16 +248,11 @@ def _results_dict(cv: Any) -> dict[str, Any]:
             }
         score = cv.pooled_.get(key)
         if score is not None:
-            entry = score.to_dict()
             entries = rows[-1][3]
-            lead = entries.get(info["lead"], {})  # the lead's interval, as nested
-            for name in ("ci_low", "ci_high"):
-                entry[name] = lead.get(name, math.nan)
-            for estimand, values in entries.items():
-                lead = estimand == info["lead"]
-                values.update(_sampling_entries(cv, key, estimand, lead))
-            entry["estimands"] = entries
-            pooled[key] = entry
+            lead = entries[info["lead"]]  # the lead's interval, as nested
+            pooled[key] = score.to_dict()
+            pooled[key].update(ci_low=lead["ci_low"], ci_high=lead["ci_high"])
+            pooled[key]["estimands"] = entries
         metrics[key] = {
             "metric": scorer.metric,
             "greater_is_better": bool(scorer.greater_is_better),
@@ -382,12 +375,8 @@ def _budget_line(cv: Any, key: str, decimals: int | None) -> str:
     score = cv.pooled_estimates_.get(key, {}).get(lead)
     if score is None or math.isnan(score.sampling_variance):
         return ""
-    estimate, variance, sampling = (
-        score.expected,
-        score.variance,
-        score.sampling_variance,
-    )
-    if not math.isfinite(estimate):
+    variance, sampling = score.variance, score.sampling_variance
+    if not math.isfinite(score.expected):
         return ""
     method = score.sampling_method.replace("_", " ")
     if not sampling > 0:

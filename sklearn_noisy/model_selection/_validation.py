@@ -1,13 +1,17 @@
-"""Running the folds of a noisy cross-validation: estimands, progress, failures."""
+"""Running the folds of a noisy cross-validation (estimands, failures,
+progress) and pooling them into one score per metric (:ref:`formula_pooling`):
+the out-of-fold predictions scored at once, the forward scores of additive
+metrics pooled from the folds' (no second pass)."""
 
 from __future__ import annotations
 
 import copy
+import dataclasses
+import math
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import replace
+from functools import partial
 from traceback import format_exc
 from typing import Any, NamedTuple, TextIO
 
@@ -19,16 +23,18 @@ from sklearn.utils.validation import column_or_1d
 
 from .._noisy_score import NoisyScore
 from ..metrics import get_metric_info
+from ..utils._arrays import weighted_totals
 from ..utils._noise import FlipNoise, GaussianNoise
 from ..utils._sklearn_compat import (
     _check_method_params,
     _get_feature_names,
     _num_features,
+    _num_samples,
     _safe_indexing,
     get_tags,
 )
 from ..utils._validation import resolve_estimand
-from ..utils._warnings import warn
+from ..utils._warnings import quiet, warn
 from ._report import _std
 
 __all__: list[str] = []
@@ -128,37 +134,20 @@ def _noise_name(noise: Noise) -> str | None:
     return None
 
 
-def _noise_kwargs(scorer: Any, noise: Noise) -> dict[str, Any]:
-    """The noise keywords a scorer takes; ``sigma`` as the validated GaussianNoise."""
-    if scorer.requires_noise == "q":
-        if not isinstance(noise, FlipNoise):
-            return {}
-        return {"q": noise.q, "transition_matrix": noise.matrix}
-    if not isinstance(noise, GaussianNoise):
-        return {}
-    return {"sigma": noise, "sigma_dof": noise.sigma_dof}
-
-
 def score_estimands(
-    scorer: Any,
-    y: Any,
-    responses: dict[str, Any],
-    X: Any,
-    *,
-    estimands: tuple[str, ...],
-    noise: Noise,
-    classes: np.ndarray | None,
-    **options: Any,
+    scorer: Any, estimands: tuple[str, ...], data: dict[str, Any], **options: Any
 ) -> dict[str, Any]:
-    """``{estimand: NoisyScore or the exception}`` from one scorer call."""
+    """``{estimand: NoisyScore or the exception}`` from one scorer call on
+    ``data``: ``y``, ``X``, ``responses``, ``classes`` and the validated noise
+    (``sigma`` as the GaussianNoise)."""
+    noise = data["noise"]
+    if scorer.requires_noise == "q" and isinstance(noise, FlipNoise):
+        options.update(q=noise.q, transition_matrix=noise.matrix)
+    elif scorer.requires_noise != "q" and isinstance(noise, GaussianNoise):
+        options.update(sigma=noise, sigma_dof=noise.sigma_dof)
+    y_pred = data["responses"][scorer.response_method]
     return scorer._score_estimands(
-        y,
-        responses[scorer.response_method],
-        estimands,
-        X=X,
-        classes=classes,
-        **options,
-        **_noise_kwargs(scorer, noise),
+        data["y"], y_pred, estimands, X=data["X"], classes=data["classes"], **options
     )
 
 
@@ -187,10 +176,7 @@ def _delegated_tags(tags: Any, estimator: Any) -> Any:
 
 
 def _fold_tables(
-    results: list[dict],
-    scorers: dict[str, Any],
-    plans: dict[str, EstimandPlan],
-    error_score: Any,
+    results: list[dict], scorers: dict[str, Any], plans: dict, error_score: Any
 ) -> tuple[dict, dict, dict, dict]:
     """``cv_results_``, ``fold_scores_``, ``estimands_`` and ``fold_estimates_``
     (a failed fold: ``error_score``, variances NaN)."""
@@ -199,7 +185,11 @@ def _fold_tables(
         name: np.array([r[name] for r in results])
         for name in ("fit_time", "score_time", "n_test")
     }
-    fold_scores = {key: [r["scores"][key] for r in results] for key in scorers}
+    found = {key: [r["scores"][key] or {} for r in results] for key in scorers}
+    fold_scores = {
+        key: [f.get(scorer.estimand) for f in found[key]]
+        for key, scorer in scorers.items()
+    }
     fields = (("expected", error), ("variance", np.nan), ("nominal", error))
     for key, scores in fold_scores.items():
         for field, missing in fields:
@@ -208,41 +198,28 @@ def _fold_tables(
                 dtype=float,
             )
     estimands, estimates = {}, {}
-    for key, scorer in scorers.items():
-        plan = plans[key]
+    for key, plan in plans.items():
         notes = []
         if plan.lead != plan.requested:
             notes.append(
                 f"{key} offers no {plan.requested} estimate: {plan.lead} leads instead."
             )
-        folds: dict[str, list] = {}
-        for estimand in plan.shown:
-            if estimand == scorer.estimand:
-                folds[estimand] = list(fold_scores[key])
-            else:
-                scores = [r["estimates"].get(key, {}).get(estimand) for r in results]
-                folds[estimand] = [
-                    s
-                    if s is None or s.estimand == estimand
-                    else replace(s, estimand=estimand)
-                    for s in scores
-                ]
-                errors = [
-                    r["estimand_errors"][key, estimand]
-                    for r in results
-                    if (key, estimand) in r["estimand_errors"]
-                ]
-                if errors:
-                    notes.append(
-                        f"{estimand} failed on {len(errors)} fold(s): {errors[0]}"
-                    )
-            cv_results[f"{key}_{estimand}"] = np.array(
-                [np.nan if s is None else s.expected for s in folds[estimand]]
-            )
-            cv_results[f"{key}_{estimand}_variance"] = np.array(
-                [np.nan if s is None else s.variance for s in folds[estimand]]
-            )
-        estimates[key] = folds
+        estimates[key] = {e: [f.get(e) for f in found[key]] for e in plan.shown}
+        for estimand, scores in estimates[key].items():
+            errors = [
+                r["notes"][key, estimand]
+                for r in results
+                if (key, estimand) in r["notes"]
+            ]
+            if errors:
+                notes.append(f"{estimand} failed on {len(errors)} fold(s): {errors[0]}")
+            for name, field in (
+                (estimand, "expected"),
+                (f"{estimand}_variance", "variance"),
+            ):
+                cv_results[f"{key}_{name}"] = np.array(
+                    [np.nan if s is None else getattr(s, field) for s in scores]
+                )
         estimands[key] = {"shown": plan.shown, "lead": plan.lead, "notes": notes}
     return cv_results, fold_scores, estimands, estimates
 
@@ -261,31 +238,22 @@ def _store_input_attributes(estimator: Any, X: Any) -> None:
         estimator.feature_names_in_ = names
 
 
-def _undefined_score(scorer: Any, n_test: int, estimand: str) -> NoisyScore | None:
-    """A NaN score where the metric is not defined on ``n_test`` samples, else None."""
-    metric = scorer.metric
-    if n_test >= get_metric_info(metric).min_samples:
-        return None
-    nan = float("nan")
-    return NoisyScore(metric, nan, nan, nan, n_samples=n_test, estimand=estimand)
-
-
 def _get_response(
     estimator: Any, method: str, X: Any, classes: np.ndarray | None, y_test: Any
 ) -> np.ndarray:
     """Response of a fitted estimator, class columns aligned to ``classes``,
     one-column predictions of a 1-D target raveled."""
+    if not hasattr(estimator, method):
+        raise AttributeError(
+            f"{type(estimator).__name__} has none of the response methods "
+            f"{[method]} that the scorer needs."
+        )
     response = np.asarray(getattr(estimator, method)(X))
+    if method == "predict" and response.ndim == 2 and np.ndim(y_test) == 1:
+        return response.ravel() if response.shape[1] == 1 else response
     if (
-        method == "predict"
-        and response.ndim == 2
-        and response.shape[1] == 1
-        and np.ndim(y_test) == 1
-    ):
-        response = response.ravel()
-    if (
-        classes is not None
-        and method == "predict_proba"
+        method == "predict_proba"
+        and classes is not None
         and response.ndim == 2
         and hasattr(estimator, "classes_")
         and response.shape[1] != classes.shape[0]
@@ -298,100 +266,88 @@ def _get_response(
     return response
 
 
+def _as_estimand(score: NoisyScore, estimand: str) -> NoisyScore:
+    """``score`` labelled ``estimand`` (the metric may name it otherwise)."""
+    if score.estimand == estimand:
+        return score
+    return dataclasses.replace(score, estimand=estimand)
+
+
 def _fit_and_score_fold(
     estimator: Any,
     X: Any,
-    y: Any,
-    y_score: Any,
+    y: tuple[Any, Any],
     train: np.ndarray,
     test: np.ndarray,
-    *,
-    scorers: dict[str, Any],
-    noise: Noise,
-    classes: np.ndarray | None,
-    fit_params: dict,
-    error_score: Any,
-    return_estimator: bool,
+    setup: dict[str, Any],
     split_progress: tuple[int, int],
-    plans: dict[str, Any],
 ) -> dict[str, Any]:
-    """Fit on ``y`` of one training set, score its test set against ``y_score``;
+    """Fit on ``y[0]`` of one training set, score its test set against ``y[1]``;
     failures are recorded, not raised (one joblib task)."""
-    fit_params = _check_method_params(X, params=fit_params, indices=train)
+    scorers, error_score = setup["scorers"], setup["error_score"]
     result: dict[str, Any] = {
         "fit_error": None,
-        "score_errors": {},
-        "undefined": set(),
+        "errors": {},
+        "notes": {},
         "n_test": int(test.shape[0]),
         "test": test,
         "responses": {},
         "scores": dict.fromkeys(scorers),
-        "estimates": {},
-        "estimand_errors": {},
         "score_time": 0.0,
     }
+    fit_params = _check_method_params(X, params=setup["fit_params"], indices=train)
     start = time.perf_counter()
     try:
-        estimator.fit(_safe_indexing(X, train), _safe_indexing(y, train), **fit_params)
+        estimator.fit(
+            _safe_indexing(X, train), _safe_indexing(y[0], train), **fit_params
+        )
     except Exception:
         if error_score == "raise":
             raise
         result["fit_error"] = format_exc()
     result["fit_time"] = time.perf_counter() - start
-    if return_estimator:
+    if setup["return_estimator"]:
         result["estimator"] = estimator
     if result["fit_error"] is not None:
         return result
-    X_test, y_test = _safe_indexing(X, test), _safe_indexing(y_score, test)
-    noise = None if noise is None else noise.take(test)
-    responses, n_test = result["responses"], result["n_test"]
+    X_test, y_test = _safe_indexing(X, test), _safe_indexing(y[1], test)
+    noise = None if setup["noise"] is None else setup["noise"].take(test)
+    classes, n_test, nan = setup["classes"], result["n_test"], math.nan
+    responses = result["responses"]
+    data = dict(y=y_test, X=X_test, responses=responses, noise=noise, classes=classes)
     for key, scorer in scorers.items():
         own = scorer.estimand
-        others = tuple(e for e in plans[key].shown if e != own)
+        others = [e for e in setup["plans"][key].shown if e != own]
+        estimands = (own, *others)
         try:
             method = scorer.response_method
-            if not hasattr(estimator, method):
-                raise AttributeError(
-                    f"{type(estimator).__name__} has none of the response methods "
-                    f"{[method]} that the scorer needs."
-                )
             if method not in responses:
                 responses[method] = _get_response(
                     estimator, method, X_test, classes, y_test
                 )
-            undefined = _undefined_score(scorer, n_test, own)
-            if undefined is not None:
-                result["scores"][key] = undefined
-                result["undefined"].add(key)
-                result["estimates"][key] = {
-                    e: _undefined_score(scorer, n_test, e) for e in others
+            if n_test < get_metric_info(scorer.metric).min_samples:  # NaN scores
+                metric = scorer.metric
+                scores = {
+                    e: NoisyScore(metric, nan, nan, nan, n_test, estimand=e)
+                    for e in estimands
                 }
-                continue
-            scores = score_estimands(
-                scorer,
-                y_test,
-                responses,
-                X_test,
-                estimands=(own, *others),
-                noise=noise,
-                classes=classes,
-            )
-            score = scores.pop(own)
-            if isinstance(score, Exception):
-                raise score
-            result["scores"][key] = score
+            else:
+                scores = score_estimands(scorer, estimands, data)
+            if isinstance(scores[own], Exception):
+                raise scores[own]
         except Exception:
             if error_score == "raise":
                 raise
-            result["score_errors"][key] = format_exc()
+            result["errors"][key] = format_exc()
             continue
-        estimates = result["estimates"].setdefault(key, {})
-        for estimand, score in scores.items():
-            failed = isinstance(score, Exception)
-            estimates[estimand] = None if failed else score
-            if failed:  # reported as a note; the metric stays
-                error = f"{type(score).__name__}: {score}"
-                result["estimand_errors"][key, estimand] = error
+        for estimand in others:  # a failed one is reported as a note
+            score = scores[estimand]
+            if isinstance(score, Exception):
+                result["notes"][key, estimand] = f"{type(score).__name__}: {score}"
+                scores[estimand] = None
+            else:
+                scores[estimand] = _as_estimand(score, estimand)
+        result["scores"][key] = scores
     if "predict" not in responses and hasattr(estimator, "predict"):
         responses["predict"] = _get_response(
             estimator, "predict", X_test, classes, y_test
@@ -400,79 +356,64 @@ def _fit_and_score_fold(
     return result
 
 
-def _raise_or_warn_fit_failures(results: list[dict], error_score: Any) -> None:
-    """As scikit-learn: a warning when some fits failed, an error when all did."""
+def _raise_or_warn_failures(
+    results: list[dict], scorers: dict[str, Any], error_score: Any
+) -> None:
+    """As scikit-learn: a warning when some fits (or scores of a metric) failed,
+    an error when all did; one warning per metric undefined on small folds."""
     fit_errors = [r["fit_error"] for r in results if r["fit_error"] is not None]
-    if not fit_errors:
-        return
-    delimiter = "-" * 80 + "\n"
-    details = "\n".join(
-        f"{delimiter}{n} fits failed with the following error:\n{error}"
-        for error, n in Counter(fit_errors).items()
-    )
-    details = (
-        "error_score='raise'.\n\nBelow are more details about the failures:\n" + details
-    )
-    if len(fit_errors) == len(results):
-        raise ValueError(
-            f"\nAll the {len(results)} fits failed.\nIt is very likely that your "
-            "model is misconfigured.\nYou can try to debug the error by setting "
-            + details
+    if fit_errors:
+        delimiter = "-" * 80 + "\n"
+        details = "error_score='raise'.\n\nBelow are more details about the failures:\n"
+        details += "\n".join(
+            f"{delimiter}{n} fits failed with the following error:\n{error}"
+            for error, n in Counter(fit_errors).items()
         )
-    warn(
-        f"\n{len(fit_errors)} fits failed out of a total of {len(results)}.\nThe "
-        f"scores on these train-test partitions will be set to {error_score}.\nIf "
-        "these failures are not expected, you can try to debug them by setting "
-        + details,
-        FitFailedWarning,
-    )
-
-
-def _raise_or_warn_score_failures(results: list[dict], keys: Iterable[str]) -> None:
-    """Warn for a metric that failed on some folds; raise if it failed on all."""
+        if len(fit_errors) == len(results):
+            raise ValueError(
+                f"\nAll the {len(results)} fits failed.\nIt is very likely that your "
+                "model is misconfigured.\nYou can try to debug the error by setting "
+                + details
+            )
+        warn(
+            f"\n{len(fit_errors)} fits failed out of a total of {len(results)}.\nThe "
+            f"scores on these train-test partitions will be set to {error_score}.\nIf "
+            "these failures are not expected, you can try to debug them by setting "
+            + details,
+            FitFailedWarning,
+        )
     fitted = [r for r in results if r["fit_error"] is None]
-    for key in keys:
-        errors = [r["score_errors"][key] for r in fitted if key in r["score_errors"]]
-        if not errors:
-            continue
-        if len(errors) == len(fitted):
+    for key in scorers:
+        errors = [r["errors"][key] for r in fitted if key in r["errors"]]
+        if errors and len(errors) == len(fitted):
             raise ValueError(
                 f"Scoring {key!r} failed on every fold. The first error was:\n"
                 f"{errors[0]}"
             )
-        warn(
-            f"Scoring {key!r} failed on {len(errors)} of {len(fitted)} folds; its "
-            f"scores there are set to error_score. The first error was:\n{errors[0]}",
-            UserWarning,
-        )
-
-
-def _warn_undefined_scores(results: list[dict], scorers: dict[str, Any]) -> None:
-    """One warning per metric that is NaN on folds too small for it."""
+        if errors:
+            warn(
+                f"Scoring {key!r} failed on {len(errors)} of {len(fitted)} folds; its "
+                "scores there are set to error_score. The first error was:\n"
+                f"{errors[0]}",
+                UserWarning,
+            )
     for key, scorer in scorers.items():
-        n_folds = sum(key in r["undefined"] for r in results)
-        if not n_folds:
-            continue
         info = get_metric_info(scorer.metric)
-        warn(
-            f"{info.display_name} is not defined on fewer than {info.min_samples} "
-            f"samples: {key!r} is NaN on {n_folds} of {len(results)} folds (as "
-            "scikit-learn's metric is); pooled_ scores it over all the "
-            "out-of-fold predictions.",
-            UndefinedMetricWarning,
+        n_folds = sum(
+            r["n_test"] < info.min_samples and key not in r["errors"] for r in fitted
         )
+        if n_folds:
+            warn(
+                f"{info.display_name} is not defined on fewer than {info.min_samples} "
+                f"samples: {key!r} is NaN on {n_folds} of {len(results)} folds (as "
+                "scikit-learn's metric is); pooled_ scores it over all the "
+                "out-of-fold predictions.",
+                UndefinedMetricWarning,
+            )
 
 
 def run_folds(
-    cv: Any,
-    X: Any,
-    y: tuple[Any, Any],
-    splits: list[tuple[np.ndarray, np.ndarray]],
-    scorers: dict[str, Any],
-    noise: Noise,
-    classes: np.ndarray | None,
-    fit_params: dict,
-    plans: dict[str, Any],
+    cv: Any, X: Any, y: tuple[Any, Any], splits: list[tuple], setup: dict[str, Any]
 ) -> list[dict]:
     """Fit and score every split in parallel, print the fold lines as they
     finish; warn or raise on failures. ``y``: (as given, as scored)."""
@@ -484,19 +425,7 @@ def run_folds(
     )
     tasks = parallel(
         delayed(_fit_and_score_fold)(
-            clone(cv.estimator),
-            X,
-            *y,
-            train,
-            test,
-            scorers=scorers,
-            noise=noise,
-            classes=classes,
-            fit_params=fit_params,
-            error_score=cv.error_score,
-            return_estimator=cv.return_estimator,
-            split_progress=(k, len(splits)),
-            plans=plans,
+            clone(cv.estimator), X, y, train, test, setup, (k, len(splits))
         )
         for k, (train, test) in enumerate(splits)
     )
@@ -508,10 +437,159 @@ def run_folds(
             progress.update(result)
     if progress is not None:
         progress.close()
-    _raise_or_warn_fit_failures(results, cv.error_score)
-    _raise_or_warn_score_failures(results, scorers)
-    _warn_undefined_scores(results, scorers)
+    _raise_or_warn_failures(results, setup["scorers"], cv.error_score)
     return results
+
+
+def _pool_additive(scores: list[NoisyScore]) -> NoisyScore:
+    """Pool per-sample-additive fold scores: ``Σ w_k E_k`` and ``Σ w_k² V_k``."""
+    n = np.array([s.n_samples for s in scores], dtype=float)
+    columns = ("expected", "nominal", "variance")
+    values = [np.array([getattr(s, c) for s in scores], dtype=float) for c in columns]
+    expected, nominal, variance = weighted_totals(n / n.sum(), slice(None), *values)
+    methods = {s.method for s in scores}
+    method = methods.pop() if len(methods) == 1 else "delta"
+    n_samples, estimand = int(n.sum()), scores[0].estimand
+    metric = scores[0].metric
+    return NoisyScore(
+        metric, expected, variance, nominal, n_samples, method, estimand=estimand
+    )
+
+
+class OutOfFold(NamedTuple):
+    """The out-of-fold responses by sorted sample index (None: tests overlap)."""
+
+    indices: np.ndarray | None
+    responses: dict[str, np.ndarray]
+
+
+def _out_of_fold(results: list[dict]) -> OutOfFold:
+    """Concatenate the responses of the fitted folds, in sample order."""
+    fitted = [r for r in results if r["fit_error"] is None]
+    indices = np.concatenate([r["test"] for r in fitted])
+    order = np.argsort(indices, kind="stable")
+    indices = indices[order]
+    if indices.shape[0] > 1 and bool(np.any(indices[1:] == indices[:-1])):
+        warn(
+            "The test sets of the cross-validation overlap (e.g. ShuffleSplit "
+            "or repeated splits), so the out-of-fold predictions cannot be "
+            "pooled: pooled_ is empty and oof_predictions_ is None. Use a "
+            "splitter whose test sets are disjoint (KFold, StratifiedKFold, "
+            "GroupKFold, ...) to get pooled scores.",
+            UserWarning,
+        )
+        return OutOfFold(None, {})
+    methods = set(fitted[0]["responses"]).intersection(
+        *(r["responses"] for r in fitted[1:])
+    )
+    responses = {
+        method: np.concatenate([r["responses"][method] for r in fitted])[order]
+        for method in methods
+    }
+    return OutOfFold(indices, responses)
+
+
+def _warn_sampling(key: str, estimand: str, exc: Exception) -> None:
+    warn(
+        f"The test-set sampling variance of the pooled {key!r} ({estimand}) "
+        f"could not be computed: {type(exc).__name__}: {exc}",
+        UserWarning,
+    )
+
+
+def pool_scores(
+    results: list[dict], oof: OutOfFold, X: Any, y: Any, setup: dict, sampling: Any
+) -> tuple[dict[str, NoisyScore], dict[str, dict[str, NoisyScore]]]:
+    """``pooled_`` and ``pooled_estimates_``: the estimands not pooled from the
+    folds scored on the out-of-fold predictions in one call, with their sampling."""
+    fitted = [r for r in results if r["fit_error"] is None]
+    noise = setup["noise"]
+    if oof.indices.shape[0] != _num_samples(y):  # not a partition: the tested
+        X, y = _safe_indexing(X, oof.indices), _safe_indexing(y, oof.indices)
+        noise = None if noise is None else noise.take(oof.indices)
+    data = dict(y=y, X=X, responses=oof.responses, noise=noise)
+    data["classes"] = setup["classes"]
+    pooled: dict[str, NoisyScore] = {}
+    estimates: dict[str, dict[str, NoisyScore]] = {}
+    for key, scorer in setup["scorers"].items():
+        own, shown = scorer.estimand, setup["plans"][key].shown
+        score = partial(score_estimands, scorer, data=data)
+        folded = {}
+        info = get_metric_info(scorer.metric)
+        if "forward" in shown and info.additive and not scorer.metric_kwargs:
+            # the forward score of an additive metric pooled from complete folds
+            # (not truth or remeasurement: their floored fold variances would
+            # add up too much)
+            folds = [(r["scores"][key] or {}).get("forward") for r in fitted]
+            if all(s is not None for s in folds):
+                folded = {"forward": _pool_additive(folds)}
+        # Scored once on all the out-of-fold predictions, also when the
+        # metric failed on (or is not defined for) some fold.
+        rest = tuple(e for e in shown if e not in folded)
+        scores = _score_oof(score, key, rest, sampling)
+        if sampling is not False:
+            folded = _add_sampling(score, key, folded, sampling)
+        scores.update(folded)
+        if isinstance(scores.get(own), Exception):
+            exc = scores[own]
+            warn(
+                f"{key!r} could not be pooled over the out-of-fold predictions, "
+                f"so pooled_ has no entry for it: {type(exc).__name__}: {exc}",
+                UserWarning,
+            )
+        elif isinstance(scores.get(own), NoisyScore):
+            pooled[key] = scores[own]
+        estimates[key] = {}
+        for estimand in shown:
+            found = scores.get(estimand)
+            if isinstance(found, Exception):
+                if estimand != own and not isinstance(
+                    found, (ValueError, ArithmeticError)
+                ):
+                    raise found
+            elif found is not None:  # else the folds' notes say why
+                estimates[key][estimand] = _as_estimand(found, estimand)
+    return pooled, estimates
+
+
+def _score_oof(
+    score: partial, key: str, estimands: tuple[str, ...], sampled: Any
+) -> dict[str, Any]:
+    """``estimands`` on the out-of-fold predictions; a failed sampling warns."""
+    if not estimands:
+        return {}
+    try:
+        scores = score(estimands=estimands, test_set_sampling=sampled)
+    except Exception as exc:  # common to every estimand: none is pooled
+        return dict.fromkeys(estimands, exc)
+    failed = tuple(e for e in estimands if isinstance(scores[e], Exception))
+    if sampled is not False and failed:
+        for estimand, again in score(estimands=failed, test_set_sampling=False).items():
+            if isinstance(again, NoisyScore):
+                _warn_sampling(key, estimand, scores[estimand])
+                scores[estimand] = again
+    return scores
+
+
+def _add_sampling(
+    score: partial, key: str, known: dict[str, NoisyScore], option: Any
+) -> dict[str, NoisyScore]:
+    """The fold-pooled ``known`` scores with their test-set sampling (their
+    warnings, the folds' again, silenced)."""
+    if not known:
+        return known
+    try:
+        with quiet():
+            sampled = score(
+                estimands=tuple(known), test_set_sampling=option, known=known
+            )
+    except Exception as exc:
+        sampled = dict.fromkeys(known, exc)
+    for estimand, found in sampled.items():
+        if isinstance(found, Exception):
+            _warn_sampling(key, estimand, found)
+            sampled[estimand] = known[estimand]
+    return sampled
 
 
 _BAR_WIDTH = 24
@@ -536,12 +614,14 @@ def _end_message(result: dict, split_progress: tuple[int, int]) -> str:
     if result["fit_error"] is not None:
         body = " fit failed;"
     else:
-        parts = [
-            f" {key}: failed"
-            if s is None
-            else f" {key}: {s.estimand} {s.expected:.4g}±{_std(s.variance):.2g}"
-            for key, s in result["scores"].items()
-        ]
+        parts = []
+        for key, scores in result["scores"].items():
+            s = None if scores is None else next(iter(scores.values()))  # the lead
+            parts.append(
+                f" {key}: failed"
+                if s is None
+                else f" {key}: {s.estimand} {s.expected:.4g}±{_std(s.variance):.2g}"
+            )
         body = ";".join(parts) + ";"
     total = result["fit_time"] + result["score_time"]
     return f"{head}{body} n_test={result['n_test']}, total time={total:.3g}s"
