@@ -515,7 +515,6 @@ def regression_function(
     root_of: Callable[..., NoisyScore] | None = None,
     count_engine: Callable[..., NoisyScore | list[NoisyScore]] | None = None,
     deferred_check: bool = False,
-    fused: bool = False,
     module: str = "sklearn_noisy.metrics",
 ) -> Callable[..., Any]:
     """The public function of a regression loss.
@@ -526,9 +525,7 @@ def regression_function(
     whose test-set sampling (and forward moments of counts) a root metric
     takes; ``count_engine``: the forward result of counts (``noise="poisson"``)
     where the loss offers ``noise``; ``deferred_check``: the
-    inputs are scanned for NaN/inf only where a result is not finite;
-    ``fused``: the engines accumulate the moments of the per-sample terms
-    (``terms=``) with their sums, for the test-set sampling.
+    inputs are scanned for NaN/inf only where a result is not finite.
     """
     own = definition.options
 
@@ -588,12 +585,12 @@ def regression_function(
             values.pop("sigma_shared_dof", None),
         )
         offsets = {} if shared is None else {"shared": shared}
-        if fused and test_set_sampling in ("auto", True) and not counts:
+        if definition.fused and test_set_sampling in ("auto", True) and not counts:
             averaged = inputs[4]
             if shared is None and not (
                 isinstance(averaged, str) and averaged == "raw_values"
             ):  # the terms' moments in the same pass as the sums
-                offsets["terms"] = (definition.terms[estimand], averaged)
+                offsets["terms"] = (definition.fused[estimand], averaged)
         if counts and shared is not None:
             raise TypeError(
                 "noise='poisson' does not model shared batch offsets; pass groups "
@@ -771,7 +768,6 @@ expected_mean_squared_error = regression_function(
         inputs[4],
     ),
     deferred_check=True,
-    fused=True,
     module=__name__,
 )
 expected_mean_absolute_error = regression_function(

@@ -31,7 +31,7 @@ from .._engines.regression.estimands import (
     rmse_truth,
 )
 from .._engines.regression.relative_error import ZERO_MARGIN, relative_error_terms
-from .._engines.regression.sums import T_MAX, linear_loss_of_negative
+from .._engines.regression.sums import T_MAX, linear_loss_of_negative, squared_terms
 
 __all__ = [
     "EXPLAINED_VARIANCE",
@@ -66,6 +66,9 @@ class RegressionLoss:
     #: Per estimand, ``terms(y_true, y_pred, sigma) -> h``, whose weighted mean
     #: is the estimate (:ref:`error_budget`); empty if the loss is no such mean.
     terms: Mapping[str, Terms] = field(default_factory=dict)
+    #: Per estimand, the sign of σ² in the terms ``d² ± σ²`` that the chunked
+    #: accumulator takes with its sums (the MSE); empty: the terms apart.
+    fused: Mapping[str, float] = field(default_factory=dict)
     #: Per other estimand, the kernel ``(y, y_pred, sigma, sigma_dof, weight) ->
     #: RegressionEstimate`` and the ``method`` its result reports.
     estimands: Mapping[str, tuple[Callable[..., Any], str]] = field(
@@ -114,6 +117,19 @@ def _mean_absolute(y: np.ndarray, y_pred: np.ndarray, s: np.ndarray) -> np.ndarr
     with np.errstate(divide="ignore", invalid="ignore"):
         u = np.fmax(-h / s, -T_MAX)  # σ = 0: −inf or NaN, then −40: g = 0
     return h + 2.0 * s * linear_loss_of_negative(u, out=np.empty(u.shape))
+
+
+#: The sign of σ² in the MSE's per-sample terms ``d² ± σ²``, per estimand.
+_SQUARED_SIGNS = {"forward": 1.0, "truth": -1.0, "remeasurement": 0.0}
+
+
+def _squared(sign: float) -> Terms:
+    """The MSE's per-sample terms of one estimand (:func:`squared_terms`)."""
+
+    def terms(y: np.ndarray, y_pred: np.ndarray, s: np.ndarray) -> np.ndarray:
+        return squared_terms(np.square(y - y_pred), s, sign)
+
+    return terms
 
 
 _SUMMARY = """\
@@ -183,11 +199,8 @@ def _doc(function: str, what: str, how: str, ref: str, nominal: str, **example: 
 MEAN_SQUARED_ERROR = RegressionLoss(
     "mean_squared_error",
     unit_power=2,
-    terms={
-        "forward": lambda y, p, s: np.square(y - p) + np.square(s),
-        "truth": lambda y, p, s: np.square(y - p) - np.square(s),
-        "remeasurement": lambda y, p, s: np.square(y - p),
-    },
+    terms={e: _squared(sign) for e, sign in _SQUARED_SIGNS.items()},
+    fused=_SQUARED_SIGNS,
     estimands={
         "truth": (mse_truth, "exact"),
         "remeasurement": (mse_remeasurement, "exact"),

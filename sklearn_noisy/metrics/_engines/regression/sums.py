@@ -35,6 +35,7 @@ __all__ = [
     "r2_from_sums",
     "rescaled_squared_error_sums",
     "squared_error_sums",
+    "squared_terms",
 ]
 
 _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
@@ -193,12 +194,12 @@ def squared_error_sums(
     *,
     scale: tuple[float, float] | None = None,
     shared: Any = None,
-    terms: tuple[Callable[..., np.ndarray], Any] | None = None,
+    terms: tuple[float, Any] | None = None,
     skew: bool | None = None,
 ) -> SquaredErrorSums:
     """The :class:`SquaredErrorSums` of validated inputs in one chunked pass:
     ``scale=(S_d, S_σ)`` sums ``d/S_d``, ``σ/S_σ``; ``shared``: batch offsets;
-    ``terms=(h, multioutput)``: the moments of the per-sample terms ``h(y, ŷ, σ)``;
+    ``terms=(sign, multioutput)``: the moments of the :func:`squared_terms`;
     ``skew``: the sums of :func:`skew_sums` (truth or nominal)."""
     n_samples, n_outputs = y_true.shape
     totals = np.zeros((5, n_outputs))
@@ -208,9 +209,6 @@ def squared_error_sums(
         s = chunk_of(sigma, rows)
         w = None if weight is None else weight[rows]
         dof = None if sigma_dof is None else chunk_of(sigma_dof, rows)
-        if terms is not None:
-            kept = output_mean(terms[0](chunk, y_pred[rows], s), terms[1])
-            parts.append(term_moments(kept, w))
         if skew is not None:
             skews += skew_sums(chunk - y_pred[rows], s, dof, w, truth=skew)
         if scale is None:
@@ -218,11 +216,18 @@ def squared_error_sums(
         else:
             d = chunk / scale[0] - y_pred[rows] / scale[0]
             s = np.divide(s, scale[1])
-        _squared_error_chunk(d, s, w, dof, totals)
+        d2 = np.square(d, out=d)
+        if terms is not None:
+            h = squared_terms(d2, s, terms[0], out=_work(2, d2.shape))
+            kept = output_mean(h, terms[1])
+            parts.append(term_moments(kept, w))
+        _squared_error_chunk(d2, s, w, dof, totals)
+    if kept is not None:
+        kept = kept.copy() if n_samples <= CHUNK_SIZE else None
     w_sum = float(n_samples) if weight is None else float(weight.sum())
     extra = {"skew": skews if skew is not None else None}
     if terms is not None:
-        extra["terms"] = (parts, kept if n_samples <= CHUNK_SIZE else None)
+        extra["terms"] = (parts, kept)
     if shared is None:
         return SquaredErrorSums(w_sum, *totals, **extra)
     d = y_true - y_pred
@@ -237,6 +242,19 @@ def squared_error_sums(
         batch_products=batch_products(shared, weight, sigma, d, (tau2, w_g)),
         **extra,
     )
+
+
+def squared_terms(
+    d2: np.ndarray, s: Any, sign: float, out: np.ndarray | None = None
+) -> np.ndarray:
+    """The MSE's per-sample terms ``d² + sign σ²`` (``sign`` 1, -1 or 0: ``d²``)."""
+    if out is None:
+        out = np.empty(d2.shape)
+    if sign == 0.0:
+        out[...] = d2
+        return out
+    s2 = np.square(s) if isinstance(s, float) else np.square(s, out=_work(1, s.shape))
+    return (np.add if sign > 0.0 else np.subtract)(d2, s2, out=out)
 
 
 def output_mean(h: np.ndarray, multioutput: Any) -> np.ndarray:
@@ -309,16 +327,15 @@ def batch_products(
 def _squared_error_chunk(
     d: np.ndarray, s: Any, w: np.ndarray | None, dof: Any, totals: np.ndarray
 ) -> None:
-    """Add a chunk's sums to ``totals`` (pairwise sums, no BLAS); overwrites ``d``."""
+    """Add a chunk's sums of ``d²`` to ``totals`` (pairwise, no BLAS); overwrites it."""
     dof_column = dof[:, 0] if isinstance(dof, np.ndarray) else dof
-    for j, (dj, sj) in enumerate(_columns(d, s)):
-        d2 = np.square(dj, out=dj)
+    for j, (d2, sj) in enumerate(_columns(d, s)):
         wd2 = d2 if w is None else np.multiply(d2, w, out=d2)  # w d²
         sum_d2 = float(wd2.sum())
         if isinstance(sj, float):
             s2 = sj * sj
             if w is None:
-                w_sum = w2_sum = float(dj.shape[0])
+                w_sum = w2_sum = float(d2.shape[0])
                 w2d2 = sum_d2
             else:
                 w_sum = float(w.sum())
@@ -326,7 +343,7 @@ def _squared_error_chunk(
                 w2d2 = float(np.multiply(wd2, w, out=wd2).sum())
             sums = (sum_d2, s2 * w_sum, s2 * w2d2, s2 * s2 * w2_sum)
             if isinstance(dof_column, np.ndarray):
-                w2 = np.ones(dj.shape[0]) if w is None else np.square(w)
+                w2 = np.ones(d2.shape[0]) if w is None else np.square(w)
                 s4_dof = s2 * s2 * float((w2 / (dof_column + 2.0)).sum())
             elif dof_column is not None:
                 s4_dof = sums[3] / (dof_column + 2.0)
