@@ -357,39 +357,25 @@ def r2_sums(
     sse, sst, s2d2, s2c2, s2cd = totals[:5]
     s2_sum, w2s2_sum, s4_2, s4_3, s4_4, g_2, g_3, g_4 = totals[5:]
     square = w2s2_sum * w2s2_sum + s4_4  # unbiased (Σ w²σ²)²
-    sst_truth = sst - s2_sum + w2s2_sum / w_sum
-    if centred:  # both forms are Y's: A, Var X, Cov and the σ-parts as Y's
-        centring = -2.0 * s4_2 + 4.0 * s4_3 / w_sum - 2.0 * square / (w_sum * w_sum)
-        var_sigma = g_2 - 2.0 * g_3 / w_sum + g_4 / (w_sum * w_sum)
-        floor = 2.0 * s4_2 - 4.0 * s4_3 / w_sum + 2.0 * square / (w_sum * w_sum)
-        sums = R2Sums(
-            sse,
-            sst,
-            sse - s2_sum + w2s2_sum / w_sum,
-            sst_truth,
-            *(4.0 * s2_x + centring for s2_x in (s2d2, s2c2, s2cd)),
-            *(var_sigma,) * 3,
-            *(floor,) * 3,
-        )
-    else:
-        sums = R2Sums(
-            sse=sse,
-            sst=sst,
-            sse_truth=sse - s2_sum,
-            sst_truth=sst_truth,
-            var_sse=4.0 * s2d2 - 2.0 * s4_2,
-            var_sst=4.0 * s2c2
-            - 2.0 * s4_2
-            + 4.0 * s4_3 / w_sum
-            - 2.0 * square / (w_sum * w_sum),
-            cov=4.0 * s2cd - 2.0 * s4_2 + 2.0 * s4_3 / w_sum,
-            var_sse_sigma=g_2,
-            var_sst_sigma=g_2 - 2.0 * g_3 / w_sum + g_4 / (w_sum * w_sum),
-            cov_sigma=g_2 - g_3 / w_sum,
-            floor_sse=2.0 * s4_2,
-            floor_sst=2.0 * s4_2 - 4.0 * s4_3 / w_sum + 2.0 * square / (w_sum * w_sum),
-            floor_cov=2.0 * s4_2 - 2.0 * s4_3 / w_sum,
-        )
+
+    def pair(second: Any, third: Any, fourth: Any, k: int) -> Any:
+        """A product of two forms, ``k`` of them centred (``C = I − 1wᵀ/W``)."""
+        value = second - k * third / w_sum
+        return value + fourth / (w_sum * w_sum) if k == 2 else value
+
+    # the SSE's form is centred too for the explained variance; the SST's always
+    kinds = (2, 2, 1) if centred else (0, 2, 1)
+    fourth = [pair(s4_2, s4_3, square, k) for k in kinds]
+    centring = w2s2_sum / w_sum
+    sums = R2Sums(
+        sse,
+        sst,
+        sse - s2_sum + centring if centred else sse - s2_sum,
+        sst - s2_sum + centring,
+        *(4.0 * x - 2.0 * f for x, f in zip((s2d2, s2c2, s2cd), fourth, strict=True)),
+        *(pair(g_2, g_3, g_4, k) for k in kinds),
+        *(2.0 * f for f in fourth),
+    )
     if shared is None:
         return sums
     d = np.subtract(y, y_pred) - shift
