@@ -226,33 +226,19 @@ def _check_counts_options(sigma: Any, sigma_dof: Any) -> None:
             )
 
 
-def _count_root(
-    definition: RegressionLoss,
-    inputs: tuple,
-    root_of: Callable[..., Any],
-    sample_weight: Any,
+def _count_squared(
+    definition: RegressionLoss, inputs: tuple, *, root: bool = False, **_: Any
 ) -> Any:
-    """The forward root metric of counts: its mean metric's moments through
-    :func:`bounded_root`, per output, combined as ``multioutput`` says."""
-    y_true, y_pred, _, _, multioutput = inputs
-    means = root_of(
-        y_true,
-        y_pred,
-        noise="poisson",
-        estimand="forward",
-        sample_weight=sample_weight,
-        multioutput="raw_values",
-    )
-    moments = np.array([(m.nominal, m.expected, m.variance) for m in means]).T
-    expected, variance, _ = bounded_root(moments[1], moments[2])
+    """The forward MSE of counts; with ``root`` the RMSE, the MSE's moments
+    through :func:`bounded_root` per output."""
+    nominal, expected, variance = count_mse_forward(*inputs[:2], inputs[3])
+    method = "exact"
+    if root:
+        expected, variance = bounded_root(expected, variance)[:2]
+        nominal, method = np.sqrt(nominal), "delta"
+    n_samples = inputs[0].shape[0]
     return aggregate_outputs(
-        definition.name,
-        np.sqrt(moments[0]),
-        expected,
-        variance,
-        y_true.shape[0],
-        multioutput,
-        "delta",
+        definition.name, nominal, expected, variance, n_samples, inputs[4], method
     )
 
 
@@ -522,8 +508,8 @@ def regression_function(
     ``engine(definition, inputs, **options)`` computes the forward result
     from validated inputs; the other estimands are the definition's. Name,
     docstring and options are the definition's; ``root_of``: the mean metric
-    whose test-set sampling (and forward moments of counts) a root metric
-    takes; ``count_engine``: the forward result of counts (``noise="poisson"``)
+    whose test-set sampling a root metric takes; ``count_engine``: the
+    forward result of counts (``noise="poisson"``)
     where the loss offers ``noise``; ``deferred_check``: the
     inputs are scanned for NaN/inf only where a result is not finite.
     """
@@ -619,8 +605,6 @@ def regression_function(
             )
         if "sigma_dof" in own:
             check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
-        if counts and count_engine is None:
-            return _count_root(definition, inputs, root_of, sample_weight)
         if counts:
             return count_engine(definition, inputs, **values)
         return engine(definition, inputs, **values, **offsets)
@@ -761,12 +745,7 @@ def fraction_of_variance(definition: RegressionLoss) -> Callable[..., Any]:
 expected_mean_squared_error = regression_function(
     MEAN_SQUARED_ERROR,
     _mean_squared,
-    count_engine=lambda definition, inputs: aggregate_outputs(
-        definition.name,
-        *count_mse_forward(*inputs[:2], inputs[3]),
-        inputs[0].shape[0],
-        inputs[4],
-    ),
+    count_engine=_count_squared,
     deferred_check=True,
     module=__name__,
 )
@@ -777,5 +756,6 @@ expected_root_mean_squared_error = regression_function(
     ROOT_MEAN_SQUARED_ERROR,
     _root_mean_squared,
     root_of=expected_mean_squared_error,
+    count_engine=functools.partial(_count_squared, root=True),
     module=__name__,
 )

@@ -31,7 +31,7 @@ from .._engines.regression.estimands import (
     rmse_truth,
 )
 from .._engines.regression.relative_error import ZERO_MARGIN, relative_error_terms
-from .._engines.regression.sums import T_MAX, linear_loss_of_negative, squared_terms
+from .._engines.regression.sums import folded_moments, squared_terms
 
 __all__ = [
     "EXPLAINED_VARIANCE",
@@ -109,14 +109,6 @@ class RegressionLoss:
             object.__setattr__(self, "label", self.name.replace("_", " "))
         if not self.function_name:
             object.__setattr__(self, "function_name", f"expected_{self.name}")
-
-
-def _mean_absolute(y: np.ndarray, y_pred: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """``E|d + e| = |d| + 2σ g(|d|/σ)`` with the kernel's linear-loss function."""
-    h = np.abs(y - y_pred)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        u = np.fmax(-h / s, -T_MAX)  # σ = 0: −inf or NaN, then −40: g = 0
-    return h + 2.0 * s * linear_loss_of_negative(u, out=np.empty(u.shape))
 
 
 #: The sign of σ² in the MSE's per-sample terms ``d² ± σ²``, per estimand.
@@ -260,7 +252,7 @@ MEAN_ABSOLUTE_ERROR = RegressionLoss(
     "mean_absolute_error",
     unit_power=1,
     terms={
-        "forward": _mean_absolute,
+        "forward": lambda y, p, s: folded_moments(y - p, s)[0],
         "remeasurement": lambda y, p, s: np.abs(y - p),
     },
     estimands={"remeasurement": (mae_remeasurement, "delta")},

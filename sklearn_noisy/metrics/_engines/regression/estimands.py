@@ -29,6 +29,7 @@ from ..test_set_sampling import total_variance, with_term_moments
 from .counts import count_r2_sums, count_squared_error_sums
 from .sums import (
     T_MAX,
+    R2Sums,
     absolute_error_offsets,
     offset_sums,
     r2_from_sums,
@@ -279,35 +280,15 @@ def mae_remeasurement(
         with np.errstate(divide="ignore", invalid="ignore"):
             t = np.fmin(d / s, T_MAX)
         s2 = np.broadcast_to(np.square(s), d.shape)
-        variance = s2 * _folded_variance_estimate(t)
-        totals[0] += d.sum(axis=0) if w is None else w @ d
-        totals[1] += variance.sum(axis=0) if w is None else (w * w) @ variance
-        totals[2] += s2.sum(axis=0) if w is None else (w * w) @ s2
+        totals[0] += weighted(d, w)
+        totals[1] += weighted(s2 * _folded_variance_estimate(t), w, 2)
+        totals[2] += weighted(s2, w, 2)
     total = float(n_samples) if weight is None else float(weight.sum())
     variance = np.maximum(totals[1], (1.0 - 2.0 / np.pi) * totals[2])
     nominal = totals[0] / total
     return RegressionEstimate(
         nominal, variance / (total * total), nominal, np.zeros(n_outputs, dtype=bool)
     )
-
-
-class R2Sums(NamedTuple):
-    """Per-output ``X``, ``Y`` of ``1 - X/Y``, their truth versions ``A``, ``B``, the
-    label-noise (co)variances, σ̂'s part of them and their σ⁴ floors."""
-
-    sse: np.ndarray
-    sst: np.ndarray
-    sse_truth: np.ndarray
-    sst_truth: np.ndarray
-    var_sse: np.ndarray
-    var_sst: np.ndarray
-    cov: np.ndarray
-    var_sse_sigma: np.ndarray
-    var_sst_sigma: np.ndarray
-    cov_sigma: np.ndarray
-    floor_sse: np.ndarray
-    floor_sst: np.ndarray
-    floor_cov: np.ndarray
 
 
 def r2_sums(
@@ -538,8 +519,7 @@ def _fraction(
     """``1 − A/B`` against the true values (NaN and ``flag`` where ``B <= 0``),
     or the nominal ``1 − X/Y`` (``flag`` and variance 0 where ``Y = 0``)."""
     if isinstance(sigma, PoissonNoise):
-        parts = count_r2_sums(y, y_pred, sigma, weight, truth=truth, centred=centred)
-        sums = R2Sums(*parts)
+        sums = count_r2_sums(y, y_pred, sigma, weight, truth=truth, centred=centred)
     else:
         sums = r2_sums(
             y, y_pred, sigma, sigma_dof, weight, centred=centred, shared=shared

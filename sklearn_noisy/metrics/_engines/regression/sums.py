@@ -25,10 +25,12 @@ from ....utils._arrays import CHUNK_SIZE, chunk_of, chunks, weighted_sum
 from ..test_set_sampling import term_moments
 
 __all__ = [
+    "R2Sums",
     "SquaredErrorSums",
     "absolute_error_kernel",
     "absolute_error_offsets",
     "accumulate",
+    "folded_moments",
     "nominal_r2_sums",
     "offset_sums",
     "output_column",
@@ -161,6 +163,25 @@ class SquaredErrorSums(NamedTuple):
             variance = variance + 4.0 * (self.t2d2 + self.t2s2) + 2.0 * self.t4
             s2 = s2 + self.t2
         return nominal, nominal + s2 / w_sum, variance / w_sum**2
+
+
+class R2Sums(NamedTuple):
+    """Per-output ``X``, ``Y`` of ``1 - X/Y``, their truth versions ``A``, ``B``, the
+    label-noise (co)variances, σ̂'s part of them and their σ⁴ floors."""
+
+    sse: np.ndarray
+    sst: np.ndarray
+    sse_truth: np.ndarray
+    sst_truth: np.ndarray
+    var_sse: np.ndarray
+    var_sst: np.ndarray
+    cov: np.ndarray
+    var_sse_sigma: np.ndarray
+    var_sst_sigma: np.ndarray
+    cov_sigma: np.ndarray
+    floor_sse: np.ndarray
+    floor_sst: np.ndarray
+    floor_cov: np.ndarray
 
 
 def offset_sums(
@@ -452,7 +473,7 @@ def absolute_error_kernel(
 _OFFSET_NODES = 64
 
 
-def _folded_moments(x: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def folded_moments(x: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``E|x + e|`` and ``Var|x + e|``, ``e ~ N(0, s²)``, per entry (stable forms)."""
     h = np.abs(x)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -477,13 +498,13 @@ def absolute_error_offsets(
     s = np.broadcast_to(np.asarray(sigma, dtype=float), d.shape)
     tau = np.sqrt(shared.per_sample())[:, None]
     nominal = w @ np.abs(d) / w_sum
-    expected = w @ _folded_moments(d, np.sqrt(s * s + tau * tau))[0] / w_sum
+    expected = w @ folded_moments(d, np.sqrt(s * s + tau * tau))[0] / w_sum
     nodes, probabilities = np.polynomial.hermite_e.hermegauss(_OFFSET_NODES)
     probabilities = probabilities / probabilities.sum()
     within = np.zeros(d.shape[1])
     batch = np.zeros((_OFFSET_NODES, shared.n_groups, d.shape[1]))
     for k, (z, p) in enumerate(zip(nodes, probabilities, strict=True)):
-        mean, variance = _folded_moments(d + tau * z, s)
+        mean, variance = folded_moments(d + tau * z, s)
         within += p * (np.square(w) @ variance)
         batch[k] = shared.group_sum(mean * w[:, None])
     centre = np.tensordot(probabilities, batch, axes=1)
