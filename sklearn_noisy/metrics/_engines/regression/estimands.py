@@ -31,6 +31,7 @@ from .sums import (
     T_MAX,
     R2Sums,
     absolute_error_offsets,
+    batch_products,
     offset_sums,
     r2_from_sums,
     squared_error_sums,
@@ -345,7 +346,7 @@ def r2_sums(
         return value + fourth / (w_sum * w_sum) if k == 2 else value
 
     # the SSE's form is centred too for the explained variance; the SST's always
-    kinds = (2, 2, 1) if centred else (0, 2, 1)
+    kinds = (2, 2, 2) if centred else (0, 2, 1)
     fourth = [pair(s4_2, s4_3, square, k) for k in kinds]
     centring = w2s2_sum / w_sum
     sums = R2Sums(
@@ -392,8 +393,16 @@ def _with_offsets(
     b_cc = (tau2 * c_g * c_g).sum(axis=0)
     b_cd = (tau2 * c_g * d_g).sum(axis=0)
     if not exact_batches:
-        b_dd, b_cc, b_cd = _own_products(
-            shared, weight, sigma, forms, (tau2, w_g, s2_g), w2s2_sum, centred
+        spread = (w2s2_sum + beta) / w_sum**2
+        a_g = s2_g + tau2 * w_g * w_g
+        batch_cc = a_g * (1.0 - 2.0 * w_g / w_sum) + w_g * w_g * spread
+        noises = (batch_cc,) * 3
+        if not centred:
+            noises = (a_g, batch_cc, a_g * (1.0 - w_g / w_sum))
+        products = batch_products(shared, weight, sigma, forms, (tau2, w_g))
+        b_dd, b_cc, b_cd = (
+            p + (tau2 * noise).sum(axis=0)
+            for p, noise in zip(products, noises, strict=True)
         )
     # the truth sums subtract Σ_g a_g τ̂² (SSE) and Σ_g c_g τ̂² (SST)
     c = w_g - w_g * w_g / w_sum
@@ -417,51 +426,6 @@ def _with_offsets(
         var_sse_sigma=sums.var_sse_sigma + sigma_parts[0],
         var_sst_sigma=sums.var_sst_sigma + sigma_parts[1],
         cov_sigma=sums.cov_sigma + sigma_parts[2],
-    )
-
-
-def _own_products(
-    shared: Any,
-    weight: np.ndarray | None,
-    sigma: Any,
-    forms: tuple[np.ndarray, np.ndarray],
-    batch: tuple[np.ndarray, np.ndarray, np.ndarray],
-    w2s2_sum: np.ndarray,
-    centred: bool,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``Σ_g τ² (Σ_g w x)(Σ_g w x')`` of the noisy forms, with the true values' batch
-    products estimated as :func:`~.sums.batch_products` does."""
-    d, c = forms
-    tau2, w_g, s2_g = batch
-    n_samples = d.shape[0]
-    w = np.ones(n_samples) if weight is None else weight
-    w_sum = float(w.sum())
-    tau_i = shared.per_sample()[:, None]
-    s2 = np.square(np.broadcast_to(np.asarray(sigma, dtype=float), d.shape))
-    beta = (tau2 * w_g * w_g).sum(axis=0)
-    spread = (w2s2_sum + beta) / w_sum**2
-    # the noise (co)variances: per sample, then of the batch sums
-    own = s2 + tau_i
-    q = (s2 * w[:, None] + tau_i * w_g[shared.codes]) / w_sum
-    a_g = s2_g + tau2 * w_g * w_g
-    cov_cc = own - 2.0 * q + spread
-    batch_cc = a_g * (1.0 - 2.0 * w_g / w_sum) + w_g * w_g * spread
-    if centred:
-        batch_dd = batch_dc = batch_cc
-    else:
-        batch_dd, batch_dc = a_g, a_g * (1.0 - w_g / w_sum)
-    common = w @ d / w_sum  # 0 for the centred residuals
-    deviation = d - common  # its noise is that of c̃: ε − ε̄
-    weights = np.square(w)[:, None] * tau_i
-    products = [
-        (weights * (x * x_ - cov_cc)).sum(axis=0)
-        for x, x_ in ((deviation, deviation), (c, c), (c, deviation))
-    ]
-    products[0] = products[0] + (np.square(common) - spread) * beta
-    noises = (batch_dd, batch_cc, batch_dc)
-    return tuple(
-        p + (tau2 * noise).sum(axis=0)
-        for p, noise in zip(products, noises, strict=True)
     )
 
 

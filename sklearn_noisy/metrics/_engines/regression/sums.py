@@ -260,7 +260,7 @@ def squared_error_sums(
         t2d2=(tau2 * np.square(d_g)).sum(axis=0),
         t2s2=(tau2 * s2_g).sum(axis=0),
         t4=(np.square(tau2 * w_g)).sum(axis=0),
-        batch_products=batch_products(shared, weight, sigma, d, (tau2, w_g)),
+        batch_products=batch_products(shared, weight, sigma, (d, d), (tau2, w_g))[0],
         **extra,
     )
 
@@ -324,25 +324,33 @@ def batch_products(
     shared: Any,
     weight: np.ndarray | None,
     sigma: Any,
-    x: np.ndarray,
+    forms: tuple[np.ndarray, np.ndarray],
     batch: tuple[np.ndarray, np.ndarray],
-) -> np.ndarray:
-    """An estimate of ``Σ_g τ² (Σ_g w x)²`` of the true residuals from the noisy
-    ``x``, per output: a common part and deviations not correlated within a
-    batch, each square unbiased (user guide: :ref:`shared_offsets`)."""
+) -> list[np.ndarray]:
+    """Estimates of ``Σ_g τ² (Σ_g w x)(Σ_g w x')`` of the true forms ``(d, c)``
+    (pairs ``dd, cc, cd``) from the noisy ones, per output, less the batch sums'
+    noise: a common part of ``d`` and deviations not correlated within a batch,
+    each product unbiased (user guide: :ref:`shared_offsets`)."""
+    d, c = forms
     tau2, w_g = batch
-    n_samples = x.shape[0]
-    w = np.ones(n_samples) if weight is None else weight
+    w = np.ones(d.shape[0]) if weight is None else weight
     w_sum = float(w.sum())
-    s2 = np.broadcast_to(np.square(np.asarray(sigma, dtype=float)), x.shape)
+    s2 = np.broadcast_to(np.square(np.asarray(sigma, dtype=float)), d.shape)
     tau_i = shared.per_sample()[:, None]
     beta = float((tau2 * w_g * w_g).sum())
-    common = w @ x / w_sum
-    v_c = (np.square(w) @ s2 + beta) / w_sum**2
-    w2tau = np.square(w)[:, None] * tau_i
-    noise = s2 + tau_i - 2.0 * (w[:, None] * s2 + tau_i * w_g[shared.codes]) / w_sum
-    deviations = np.square(x - common) - noise - v_c
-    return (np.square(common) - v_c) * beta + (w2tau * deviations).sum(axis=0)
+    spread = (np.square(w) @ s2 + beta) / w_sum**2
+    # the noise covariance of a deviation from the weighted mean, per sample
+    shares = (w[:, None] * s2 + tau_i * w_g[shared.codes]) / w_sum
+    noise = s2 + tau_i - 2.0 * shares + spread
+    common = w @ d / w_sum  # 0 for the centred residuals
+    deviation = d - common  # its noise is that of c̃: ε − ε̄
+    weights = np.square(w)[:, None] * tau_i
+    products = [
+        (weights * (x * x_ - noise)).sum(axis=0)
+        for x, x_ in ((deviation, deviation), (c, c), (c, deviation))
+    ]
+    products[0] = products[0] + (np.square(common) - spread) * beta
+    return products
 
 
 def _squared_error_chunk(
