@@ -300,13 +300,8 @@ def add_test_set_sampling(
             found = terms(_bound(signature, args, kwargs, score), score)
     if found is None:
         new = metric(*args, test_set_sampling=how, **kwargs)
-        return _with(
-            score,
-            new.sampling_variance,
-            new.sampling_method,
-            new.sampling_dof,
-            new.sampling_pivot,
-        )
+        fields = ("variance", "method", "dof", "pivot")
+        return _with(score, *(getattr(new, f"sampling_{name}") for name in fields))
     with np.errstate(all="ignore"):
         return _from_terms(found, score, method)
 
@@ -322,8 +317,16 @@ def sampling_terms(
     found = terms(_bound(signature, args, kwargs, score), score)
     if found is None:
         return None
+    h, weight, scale, method, _ = _unpack(found, method)
+    return h * scale, weight, method
+
+
+def _unpack(found: tuple, method: str) -> tuple:
+    """``(h, weight, scale, method, label)`` of a rule's ``(h, weight, scale[,
+    method[, label]])``: its method overrides ``method`` where given."""
     h, weight, scale, *override = found
-    return h * scale, weight, override[0] if override and override[0] else method
+    method = override[0] if override and override[0] is not None else method
+    return h, weight, scale, method, override[1] if len(override) > 1 else None
 
 
 def _bound(
@@ -341,9 +344,7 @@ def _from_terms(found: tuple, score: NoisyScore, method: str) -> NoisyScore:
     """``score`` with the sampling variance of its per-sample terms ``found``
     (``(h, weight, scale)``, or with the method that overrides ``method``, and
     the label variance the terms' spread holds where it is not the score's)."""
-    h, weight, scale, *override = found
-    method = override[0] if override and override[0] is not None else method
-    label = override[1] if len(override) > 1 else None
+    h, weight, scale, method, label = _unpack(found, method)
     moments = mean_total_variance(h, weight)
     return with_term_moments(score, moments, h, weight, method, scale, label)
 

@@ -306,17 +306,9 @@ def r2_sums(
     """The :class:`R2Sums` of validated inputs, in two passes (user guide:
     :ref:`formula_r2`); ``centred``: explained variance; ``shared``: batch offsets."""
     n_samples, n_outputs = y.shape
-    total = np.zeros(n_outputs)
-    for rows in chunks(n_samples):
-        total += weighted(y[rows], None if weight is None else weight[rows])
     w_sum = float(n_samples) if weight is None else float(weight.sum())
-    mean = total / w_sum
-    shift = 0.0
-    if centred:
-        for rows in chunks(n_samples):
-            w = None if weight is None else weight[rows]
-            shift = shift + weighted(np.subtract(y[rows], y_pred[rows]), w)
-        shift = shift / w_sum
+    mean = weighted(y, weight) / w_sum
+    shift = weighted(y - y_pred, weight) / w_sum if centred else 0.0
     # Rows: X, Y, Σw²σ̂²d̃², Σw²σ̂²c̃², Σw²σ̂²c̃d̃, then those of _sigma_sums.
     totals = np.zeros((13, n_outputs))
     for rows in chunks(n_samples):
@@ -570,9 +562,9 @@ def aggregate_outputs(
     if len(expected) == 1 and isinstance(multioutput, str):  # the same numbers
         values = (float(expected[0]), float(variance[0]), float(nominal[0]))
     else:
-        weights = multioutput
-        if isinstance(multioutput, str):
-            weights = np.ones_like(expected)
+        weights = (
+            np.ones_like(expected) if isinstance(multioutput, str) else multioutput
+        )
         total = weights.sum()  # non-zero: checked by check_regression_inputs
         values = (
             float(weights @ expected / total),
