@@ -76,19 +76,22 @@ def mean_total_variance(
     )
 
 
-def term_moments(h: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+def term_moments(
+    h: np.ndarray, w: np.ndarray | None, work: np.ndarray | None = None
+) -> np.ndarray:
     """A chunk's ``(n, W, Σw², c, Σw r², Σw r³, Σw r⁴, Σw² r, Σw² r²)`` of the
-    terms ``h`` about their weighted mean ``c``, ``r = h − c`` (pairwise sums,
-    no BLAS: its threads stall on a busy machine)."""
+    terms ``h`` about their weighted mean ``c``, ``r = h − c`` (pairwise sums and
+    einsum, no BLAS: its threads stall on a busy machine); ``work``: an array of
+    ``h``'s shape to hold ``r²``, ``h`` is then overwritten by ``r``."""
     n = h.shape[0]
     w_sum = float(n) if w is None else float(np.sum(w))
     c = float(np.sum(h if w is None else w * h)) / w_sum
-    r = h - c
+    r = np.subtract(h, c, out=None if work is None else h)
     if w is None:
-        r2 = r * r
+        r2 = np.multiply(r, r, out=work)
         s2 = float(np.sum(r2))  # Σ r = 0 about c: left out
-        s3 = float(np.sum(np.multiply(r, r2, out=r)))
-        s4 = float(np.sum(np.multiply(r2, r2, out=r2)))
+        s3 = float(np.einsum("i,i->", r, r2))
+        s4 = float(np.einsum("i,i->", r2, r2))
         return np.array([n, n, n, c, s2, s3, s4, 0.0, s2])
     wr2 = w * r * r
     w2r = w * w * r

@@ -239,12 +239,13 @@ def squared_error_sums(
             s = np.divide(s, scale[1])
         d2 = np.square(d, out=d)
         if terms is not None:
-            h = squared_terms(d2, s, terms[0], out=_work(2, d2.shape))
-            kept = output_mean(h, terms[1])
-            parts.append(term_moments(kept, w))
+            h = output_mean(
+                squared_terms(d2, s, terms[0], out=_work(2, d2.shape)), terms[1]
+            )
+            if n_samples <= CHUNK_SIZE:  # the terms, for the pivot
+                kept = h.copy()
+            parts.append(term_moments(h, w, _work(3, h.shape)))
         _squared_error_chunk(d2, s, w, dof, totals)
-    if kept is not None:
-        kept = kept.copy() if n_samples <= CHUNK_SIZE else None
     w_sum = float(n_samples) if weight is None else float(weight.sum())
     extra = {"skew": skews if skew is not None else None}
     if terms is not None:
