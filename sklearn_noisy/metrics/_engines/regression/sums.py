@@ -530,48 +530,27 @@ def nominal_r2_sums(
 ) -> tuple[float, float, float]:
     """scikit-learn's ``Σ w d²`` (``centred``: of ``d − d̄_w``) and ``Σ w (y − ȳ_w)²``
     of one output in units of ``scale`` (1 unless they overflow); 0 if constant."""
-    n_samples = y_true.shape[0]
-    w_total = float(n_samples) if weight is None else float(weight.sum())
-    blocks = [
-        (rows, None if weight is None else weight[rows]) for rows in chunks(n_samples)
-    ]
+    w_total = float(y_true.shape[0]) if weight is None else float(weight.sum())
+    kept = slice(None) if weight is None else weight != 0
     scale = 1.0
     for _ in range(2):
         with np.errstate(over="ignore", invalid="ignore"):
-            total = sum(weighted_sum(y_true[rows], w) for rows, w in blocks)
-            mean = total / w_total / scale
-            shift = 0.0
+            mean = weighted_sum(y_true, weight) / w_total / scale
+            y = y_true / scale
+            d = y - y_pred / scale
+            residuals = d[kept]
             if centred:
-                shift = sum(
-                    weighted_sum(y_true[rows] / scale - y_pred[rows] / scale, w)
-                    for rows, w in blocks
-                )
-                shift /= w_total
-            numerator = denominator = 0.0
-            low, high = np.inf, -np.inf
-            d_low, d_high = np.inf, -np.inf
-            for rows, w in blocks:
-                y = y_true[rows] / scale
-                d = y - y_pred[rows] / scale
-                if centred:
-                    kept = d if w is None else d[w != 0]
-                    if kept.size:
-                        d_low = min(d_low, float(kept.min()))
-                        d_high = max(d_high, float(kept.max()))
-                    d = d - shift
-                numerator += weighted_sum(d * d, w)
-                c = y - mean
-                denominator += weighted_sum(c * c, w)
-                positive = y if w is None else y[w != 0]
-                if positive.size:
-                    low = min(low, float(positive.min()))
-                    high = max(high, float(positive.max()))
+                d = d - weighted_sum(d, weight) / w_total
+            numerator = weighted_sum(d * d, weight)
+            c = y - mean
+            denominator = weighted_sum(c * c, weight)
         if np.isfinite(numerator) and np.isfinite(denominator):
             break
         scale = max(float(np.max(np.abs(y_true))), float(np.max(np.abs(y_pred))), 1.0)
-    if low == high:
+    labels = y[kept]
+    if labels.size and labels.min() == labels.max():
         denominator = 0.0
-    if centred and d_low == d_high:
+    if centred and residuals.size and residuals.min() == residuals.max():
         numerator = 0.0
     return numerator, denominator, scale
 
