@@ -110,6 +110,34 @@ def test_forward_root_and_ratio_by_the_delta_method():
         assert score.std == pytest.approx(spread, rel=0.05)
 
 
+def test_forward_variance_weighted_r2_of_two_outputs():
+    # Two count outputs around exact rates, multioutput="variance_weighted":
+    # the nominal is scikit-learn's, the expectation matches the simulated
+    # mean of scikit-learn's variance-weighted R² (5 SE plus 2 % of its SD,
+    # the delta method's order) and the SD within 5 %.
+    rng, lam, y_pred, _ = _moments_case(3, n=150)
+    lam2 = np.column_stack([lam, 3.0 * lam[::-1]])
+    pred2 = np.column_stack([y_pred, 3.0 * y_pred[::-1] + 1.0])
+    counts = rng.poisson(lam2, (4000, *lam2.shape))
+    d = counts - pred2
+    c = counts - counts.mean(axis=1, keepdims=True)
+    values = 1 - np.sum(d * d, axis=(1, 2)) / np.sum(c * c, axis=(1, 2))
+    score = R2(
+        lam2,
+        pred2,
+        noise="poisson",
+        estimand="forward",
+        multioutput="variance_weighted",
+    )
+    reference = sklearn.metrics.r2_score(lam2, pred2, multioutput="variance_weighted")
+    assert score.nominal == pytest.approx(reference, rel=1e-12)
+    spread = values.std()
+    _within(
+        score.expected, values.mean(), spread / np.sqrt(values.size) + 0.02 * spread / 5
+    )
+    assert score.std == pytest.approx(spread, rel=0.05)
+
+
 # --------------------------------------------------------------------------- #
 # End to end: true rates, counts, a model fitted on other counts
 # --------------------------------------------------------------------------- #

@@ -12,7 +12,6 @@ import functools
 import inspect
 import math
 import numbers
-import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -40,6 +39,7 @@ from ._definitions.regression import (
     MEAN_SQUARED_ERROR,
     ROOT_MEAN_SQUARED_ERROR,
     RegressionLoss,
+    parameters_doc,
 )
 from ._engines.regression.counts import count_mse_forward
 from ._engines.regression.distributions import (
@@ -77,105 +77,6 @@ __all__ = [
     "regression_function",
     "shared_offsets",
 ]
-
-_PARAMETERS_DOC = """\
-    y_true : array-like of shape (n_samples,) or (n_samples, n_outputs)
-        Best-known label values: the mean of repeated measurements, or the
-        single measured value.
-
-    y_pred : array-like of shape (n_samples,) or (n_samples, n_outputs)
-        Estimated target values.
-
-    sigma : float or array-like of shape (n_samples,) or (n_samples, n_outputs)
-        Standard error of each label, ``sigma_i >= 0``; ``0`` means the label
-        is exact. A scalar applies to every sample. Required, except with
-        ``noise="poisson"`` where the metric offers it.
-
-    sample_weight : array-like of shape (n_samples,), default=None
-        Sample weights: the metric is ``Σ w_i ℓ_i / Σ w_i``, its variance
-        ``Σ w_i² Var[ℓ_i] / (Σ w_i)²``. Negative weights only at ``sigma=0``.
-
-    multioutput : {"raw_values", "uniform_average"} or array-like of shape \
-(n_outputs,), default="uniform_average"
-        How to combine outputs, as in scikit-learn (R² also takes
-        ``"variance_weighted"`` and None). ``"raw_values"`` returns a list
-        with one :class:`~sklearn_noisy.NoisyScore` per output."""
-
-_OPTION_DOCS = {
-    "noise": """\
-    noise : {"gaussian", "poisson"}, default="gaussian"
-        The label noise. ``"gaussian"``: errors of standard error ``sigma``.
-        ``"poisson"``: count labels, ``y_true_i ~ Poisson(λ_i)``, whose
-        variance is estimated from the count itself (no ``sigma``); the
-        labels must be non-negative whole numbers, except for
-        ``estimand="forward"``, where ``y_true`` holds the exact rates
-        (user guide: :ref:`poisson_noise`).""",
-    "method": """\
-    method : {"exact", "delta"}, default="exact"
-        ``"exact"``: one-dimensional quadrature. ``"delta"``: the cheaper
-        delta-method approximation, inaccurate for small samples or strongly
-        unequal ``sigma``. Forward estimand only.""",
-    "groups": """\
-    groups : array-like of shape (n_samples,), default=None
-        The batch of each label (calibration run, instrument, day): labels of
-        one batch share an offset ``b_g ~ N(0, sigma_shared_g²)`` on top of
-        their own error (user guide: :ref:`shared_offsets`). Needs
-        ``sigma_shared``.""",
-    "sigma_shared": """\
-    sigma_shared : float, dict or array-like of shape (n_samples,), default=None
-        The SD of a batch's common offset: one value, ``{batch: SD}`` or one
-        value per sample (equal within a batch). A remeasurement draws new
-        offsets; for one that keeps them, leave out ``groups``.""",
-    "sigma_shared_dof": """\
-    sigma_shared_dof : float, default=None
-        Degrees of freedom of ``sigma_shared²`` when it was estimated, as
-        :func:`~sklearn_noisy.preprocessing.summarize_batches` returns them
-        (one estimate for every batch when ``sigma_shared`` is one value);
-        None: known. The truth variances then include its uncertainty.""",
-    "sigma_dof": """\
-    sigma_dof : float or array-like of shape (n_samples,), default=None
-        Degrees of freedom of ``sigma`` when it was estimated from the
-        readings (``n_i - 1`` for the mean of ``n_i``; ``inf``: known), as
-        :func:`~sklearn_noisy.preprocessing.summarize_repeats` returns them;
-        None: known. The truth and remeasurement variances then include σ's
-        own uncertainty (user guide: :ref:`sigma_dof`).""",
-    "force_finite": """\
-    force_finite : bool, default=True
-        scikit-learn's option: 1.0 for perfect predictions and 0.0 for a
-        constant ``y_true`` instead of NaN and ``-inf``. The truth and
-        remeasurement estimands require ``True``.""",
-    "zero_margin": """\
-    zero_margin : float, default=1.0
-        The moments are conditional on every noisy label staying at
-        ``|y| >= zero_margin * sigma`` (``method="conditional"`` where the
-        left-out draws have a resolvable probability, with a warning above
-        1e-9); ``0``: unconditional, with scikit-learn's floor
-        ``max(|y|, eps)`` (user guide: :ref:`formula_percentage`).""",
-}
-
-_ESTIMAND_DOCS = {
-    "forward": '``"forward"``: ``y_true`` is exact and the labels are measured '
-    "around it.",
-    "truth": '``"truth"``: ``y_true`` holds noisy measurements; the metric '
-    "against their true values is estimated.",
-    "remeasurement": '``"remeasurement"``: the nominal metric, unbiased for '
-    "the metric of the samples measured again the same way.",
-    "auto": '``"auto"``: the first offered of truth, remeasurement, forward '
-    "(labels are usually measurements).",
-}
-
-
-def _estimand_doc(definition: RegressionLoss) -> str:
-    """The ``estimand`` entry of a loss's docstring, from its estimands."""
-    offered = ("forward", *definition.estimands)
-    text = "Which question ``expected`` answers (user guide: :ref:`estimands`). "
-    text += " ".join(_ESTIMAND_DOCS[e] for e in offered)
-    text += " " + _ESTIMAND_DOCS["auto"]
-    if "truth" not in offered:
-        text += ' ``"truth"`` is not offered: no unbiased estimator of it exists.'
-    choices = ", ".join(f'"{e}"' for e in ("auto", *offered))
-    body = textwrap.fill(text, 80, initial_indent=" " * 8, subsequent_indent=" " * 8)
-    return f'    estimand : {{{choices}}}, default="auto"\n{body}'
 
 
 def _check_method(method: Any) -> str:
@@ -226,33 +127,19 @@ def _check_counts_options(sigma: Any, sigma_dof: Any) -> None:
             )
 
 
-def _count_root(
-    definition: RegressionLoss,
-    inputs: tuple,
-    root_of: Callable[..., Any],
-    sample_weight: Any,
+def _count_squared(
+    definition: RegressionLoss, inputs: tuple, *, root: bool = False, **_: Any
 ) -> Any:
-    """The forward root metric of counts: its mean metric's moments through
-    :func:`bounded_root`, per output, combined as ``multioutput`` says."""
-    y_true, y_pred, _, _, multioutput = inputs
-    means = root_of(
-        y_true,
-        y_pred,
-        noise="poisson",
-        estimand="forward",
-        sample_weight=sample_weight,
-        multioutput="raw_values",
-    )
-    moments = np.array([(m.nominal, m.expected, m.variance) for m in means]).T
-    expected, variance, _ = bounded_root(moments[1], moments[2])
+    """The forward MSE of counts; with ``root`` the RMSE, the MSE's moments
+    through :func:`bounded_root` per output."""
+    nominal, expected, variance = count_mse_forward(*inputs[:2], inputs[3])
+    method = "exact"
+    if root:
+        expected, variance = bounded_root(expected, variance)[:2]
+        nominal, method = np.sqrt(nominal), "delta"
+    n_samples = inputs[0].shape[0]
     return aggregate_outputs(
-        definition.name,
-        np.sqrt(moments[0]),
-        expected,
-        variance,
-        y_true.shape[0],
-        multioutput,
-        "delta",
+        definition.name, nominal, expected, variance, n_samples, inputs[4], method
     )
 
 
@@ -515,7 +402,6 @@ def regression_function(
     root_of: Callable[..., NoisyScore] | None = None,
     count_engine: Callable[..., NoisyScore | list[NoisyScore]] | None = None,
     deferred_check: bool = False,
-    fused: bool = False,
     module: str = "sklearn_noisy.metrics",
 ) -> Callable[..., Any]:
     """The public function of a regression loss.
@@ -523,12 +409,10 @@ def regression_function(
     ``engine(definition, inputs, **options)`` computes the forward result
     from validated inputs; the other estimands are the definition's. Name,
     docstring and options are the definition's; ``root_of``: the mean metric
-    whose test-set sampling (and forward moments of counts) a root metric
-    takes; ``count_engine``: the forward result of counts (``noise="poisson"``)
+    whose test-set sampling a root metric takes; ``count_engine``: the
+    forward result of counts (``noise="poisson"``)
     where the loss offers ``noise``; ``deferred_check``: the
-    inputs are scanned for NaN/inf only where a result is not finite;
-    ``fused``: the engines accumulate the moments of the per-sample terms
-    (``terms=``) with their sums, for the test-set sampling.
+    inputs are scanned for NaN/inf only where a result is not finite.
     """
     own = definition.options
 
@@ -588,12 +472,12 @@ def regression_function(
             values.pop("sigma_shared_dof", None),
         )
         offsets = {} if shared is None else {"shared": shared}
-        if fused and test_set_sampling in ("auto", True) and not counts:
+        if definition.fused and test_set_sampling in ("auto", True) and not counts:
             averaged = inputs[4]
             if shared is None and not (
                 isinstance(averaged, str) and averaged == "raw_values"
             ):  # the terms' moments in the same pass as the sums
-                offsets["terms"] = (definition.terms[estimand], averaged)
+                offsets["terms"] = (definition.fused[estimand], averaged)
         if counts and shared is not None:
             raise TypeError(
                 "noise='poisson' does not model shared batch offsets; pass groups "
@@ -622,8 +506,6 @@ def regression_function(
             )
         if "sigma_dof" in own:
             check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
-        if counts and count_engine is None:
-            return _count_root(definition, inputs, root_of, sample_weight)
         if counts:
             return count_engine(definition, inputs, **values)
         return engine(definition, inputs, **values, **offsets)
@@ -640,10 +522,7 @@ def regression_function(
     score.__name__ = score.__qualname__ = definition.function_name
     score.__module__ = module
     score.__doc__ = definition.doc or None
-    blocks = [_PARAMETERS_DOC, _estimand_doc(definition)]
-    blocks[1:1] = [_OPTION_DOCS[n] for n in own if n == "method"]
-    blocks += [_OPTION_DOCS[n] for n in own if n != "method"]
-    score = fill_doc(parameters="\n\n".join(blocks))(score)
+    score = fill_doc(parameters=parameters_doc(definition))(score)
     score = supports_estimands("forward", *definition.estimands)(score)
     if definition.terms:
         return with_test_set_sampling(_loss_terms(definition))(score)
@@ -764,14 +643,8 @@ def fraction_of_variance(definition: RegressionLoss) -> Callable[..., Any]:
 expected_mean_squared_error = regression_function(
     MEAN_SQUARED_ERROR,
     _mean_squared,
-    count_engine=lambda definition, inputs: aggregate_outputs(
-        definition.name,
-        *count_mse_forward(*inputs[:2], inputs[3]),
-        inputs[0].shape[0],
-        inputs[4],
-    ),
+    count_engine=_count_squared,
     deferred_check=True,
-    fused=True,
     module=__name__,
 )
 expected_mean_absolute_error = regression_function(
@@ -781,5 +654,6 @@ expected_root_mean_squared_error = regression_function(
     ROOT_MEAN_SQUARED_ERROR,
     _root_mean_squared,
     root_of=expected_mean_squared_error,
+    count_engine=functools.partial(_count_squared, root=True),
     module=__name__,
 )

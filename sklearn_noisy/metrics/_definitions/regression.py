@@ -31,7 +31,7 @@ from .._engines.regression.estimands import (
     rmse_truth,
 )
 from .._engines.regression.relative_error import ZERO_MARGIN, relative_error_terms
-from .._engines.regression.sums import T_MAX, linear_loss_of_negative
+from .._engines.regression.sums import folded_moments, squared_terms
 
 __all__ = [
     "EXPLAINED_VARIANCE",
@@ -43,6 +43,7 @@ __all__ = [
     "ROOT_MEAN_SQUARED_ERROR",
     "ROOT_MEAN_SQUARED_PERCENTAGE_ERROR",
     "RegressionLoss",
+    "parameters_doc",
 ]
 
 #: The ``multioutput`` rules of the means of per-sample losses (scikit-learn's).
@@ -66,6 +67,9 @@ class RegressionLoss:
     #: Per estimand, ``terms(y_true, y_pred, sigma) -> h``, whose weighted mean
     #: is the estimate (:ref:`error_budget`); empty if the loss is no such mean.
     terms: Mapping[str, Terms] = field(default_factory=dict)
+    #: Per estimand, the sign of σ² in the terms ``d² ± σ²`` that the chunked
+    #: accumulator takes with its sums (the MSE); empty: the terms apart.
+    fused: Mapping[str, float] = field(default_factory=dict)
     #: Per other estimand, the kernel ``(y, y_pred, sigma, sigma_dof, weight) ->
     #: RegressionEstimate`` and the ``method`` its result reports.
     estimands: Mapping[str, tuple[Callable[..., Any], str]] = field(
@@ -108,12 +112,126 @@ class RegressionLoss:
             object.__setattr__(self, "function_name", f"expected_{self.name}")
 
 
-def _mean_absolute(y: np.ndarray, y_pred: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """``E|d + e| = |d| + 2σ g(|d|/σ)`` with the kernel's linear-loss function."""
-    h = np.abs(y - y_pred)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        u = np.fmax(-h / s, -T_MAX)  # σ = 0: −inf or NaN, then −40: g = 0
-    return h + 2.0 * s * linear_loss_of_negative(u, out=np.empty(u.shape))
+_PARAMETERS_DOC = """\
+    y_true : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        Best-known label values: the mean of repeated measurements, or the
+        single measured value.
+
+    y_pred : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        Estimated target values.
+
+    sigma : float or array-like of shape (n_samples,) or (n_samples, n_outputs)
+        Standard error of each label, ``sigma_i >= 0``; ``0`` means the label
+        is exact. A scalar applies to every sample. Required, except with
+        ``noise="poisson"`` where the metric offers it.
+
+    sample_weight : array-like of shape (n_samples,), default=None
+        Sample weights: the metric is ``Σ w_i ℓ_i / Σ w_i``, its variance
+        ``Σ w_i² Var[ℓ_i] / (Σ w_i)²``. Negative weights only at ``sigma=0``.
+
+    multioutput : {"raw_values", "uniform_average"} or array-like of shape \
+(n_outputs,), default="uniform_average"
+        How to combine outputs, as in scikit-learn (R² also takes
+        ``"variance_weighted"`` and None). ``"raw_values"`` returns a list
+        with one :class:`~sklearn_noisy.NoisyScore` per output."""
+
+_OPTION_DOCS = {
+    "noise": """\
+    noise : {"gaussian", "poisson"}, default="gaussian"
+        The label noise. ``"gaussian"``: errors of standard error ``sigma``.
+        ``"poisson"``: count labels, ``y_true_i ~ Poisson(λ_i)``, whose
+        variance is estimated from the count itself (no ``sigma``); the
+        labels must be non-negative whole numbers, except for
+        ``estimand="forward"``, where ``y_true`` holds the exact rates
+        (user guide: :ref:`poisson_noise`).""",
+    "method": """\
+    method : {"exact", "delta"}, default="exact"
+        ``"exact"``: one-dimensional quadrature. ``"delta"``: the cheaper
+        delta-method approximation, inaccurate for small samples or strongly
+        unequal ``sigma``. Forward estimand only.""",
+    "groups": """\
+    groups : array-like of shape (n_samples,), default=None
+        The batch of each label (calibration run, instrument, day): labels of
+        one batch share an offset ``b_g ~ N(0, sigma_shared_g²)`` on top of
+        their own error (user guide: :ref:`shared_offsets`). Needs
+        ``sigma_shared``.""",
+    "sigma_shared": """\
+    sigma_shared : float, dict or array-like of shape (n_samples,), default=None
+        The SD of a batch's common offset: one value, ``{batch: SD}`` or one
+        value per sample (equal within a batch). A remeasurement draws new
+        offsets; for one that keeps them, leave out ``groups``.""",
+    "sigma_shared_dof": """\
+    sigma_shared_dof : float, default=None
+        Degrees of freedom of ``sigma_shared²`` when it was estimated, as
+        :func:`~sklearn_noisy.preprocessing.summarize_batches` returns them
+        (one estimate for every batch when ``sigma_shared`` is one value);
+        None: known. The truth variances then include its uncertainty.""",
+    "sigma_dof": """\
+    sigma_dof : float or array-like of shape (n_samples,), default=None
+        Degrees of freedom of ``sigma`` when it was estimated from the
+        readings (``n_i - 1`` for the mean of ``n_i``; ``inf``: known), as
+        :func:`~sklearn_noisy.preprocessing.summarize_repeats` returns them;
+        None: known. The truth and remeasurement variances then include σ's
+        own uncertainty (user guide: :ref:`sigma_dof`).""",
+    "force_finite": """\
+    force_finite : bool, default=True
+        scikit-learn's option: 1.0 for perfect predictions and 0.0 for a
+        constant ``y_true`` instead of NaN and ``-inf``. The truth and
+        remeasurement estimands require ``True``.""",
+    "zero_margin": """\
+    zero_margin : float, default=1.0
+        The moments are conditional on every noisy label staying at
+        ``|y| >= zero_margin * sigma`` (``method="conditional"`` where the
+        left-out draws have a resolvable probability, with a warning above
+        1e-9); ``0``: unconditional, with scikit-learn's floor
+        ``max(|y|, eps)`` (user guide: :ref:`formula_percentage`).""",
+}
+
+_ESTIMAND_DOCS = {
+    "forward": '``"forward"``: ``y_true`` is exact and the labels are measured '
+    "around it.",
+    "truth": '``"truth"``: ``y_true`` holds noisy measurements; the metric '
+    "against their true values is estimated.",
+    "remeasurement": '``"remeasurement"``: the nominal metric, unbiased for '
+    "the metric of the samples measured again the same way.",
+    "auto": '``"auto"``: the first offered of truth, remeasurement, forward '
+    "(labels are usually measurements).",
+}
+
+
+def _estimand_doc(definition: RegressionLoss) -> str:
+    """The ``estimand`` entry of a loss's docstring, from its estimands."""
+    offered = ("forward", *definition.estimands)
+    text = "Which question ``expected`` answers (user guide: :ref:`estimands`). "
+    text += " ".join(_ESTIMAND_DOCS[e] for e in offered)
+    text += " " + _ESTIMAND_DOCS["auto"]
+    if "truth" not in offered:
+        text += ' ``"truth"`` is not offered: no unbiased estimator of it exists.'
+    choices = ", ".join(f'"{e}"' for e in ("auto", *offered))
+    body = textwrap.fill(text, 80, initial_indent=" " * 8, subsequent_indent=" " * 8)
+    return f'    estimand : {{{choices}}}, default="auto"\n{body}'
+
+
+def parameters_doc(definition: RegressionLoss) -> str:
+    """The Parameters section of a loss's public function, from its options."""
+    own = definition.options
+    blocks = [_PARAMETERS_DOC, _estimand_doc(definition)]
+    blocks[1:1] = [_OPTION_DOCS[n] for n in own if n == "method"]
+    blocks += [_OPTION_DOCS[n] for n in own if n != "method"]
+    return "\n\n".join(blocks)
+
+
+#: The sign of σ² in the MSE's per-sample terms ``d² ± σ²``, per estimand.
+_SQUARED_SIGNS = {"forward": 1.0, "truth": -1.0, "remeasurement": 0.0}
+
+
+def _squared(sign: float) -> Terms:
+    """The MSE's per-sample terms of one estimand (:func:`squared_terms`)."""
+
+    def terms(y: np.ndarray, y_pred: np.ndarray, s: np.ndarray) -> np.ndarray:
+        return squared_terms(np.square(y - y_pred), s, sign)
+
+    return terms
 
 
 _SUMMARY = """\
@@ -183,11 +301,8 @@ def _doc(function: str, what: str, how: str, ref: str, nominal: str, **example: 
 MEAN_SQUARED_ERROR = RegressionLoss(
     "mean_squared_error",
     unit_power=2,
-    terms={
-        "forward": lambda y, p, s: np.square(y - p) + np.square(s),
-        "truth": lambda y, p, s: np.square(y - p) - np.square(s),
-        "remeasurement": lambda y, p, s: np.square(y - p),
-    },
+    terms={e: _squared(sign) for e, sign in _SQUARED_SIGNS.items()},
+    fused=_SQUARED_SIGNS,
     estimands={
         "truth": (mse_truth, "exact"),
         "remeasurement": (mse_remeasurement, "exact"),
@@ -247,7 +362,7 @@ MEAN_ABSOLUTE_ERROR = RegressionLoss(
     "mean_absolute_error",
     unit_power=1,
     terms={
-        "forward": _mean_absolute,
+        "forward": lambda y, p, s: folded_moments(y - p, s)[0],
         "remeasurement": lambda y, p, s: np.abs(y - p),
     },
     estimands={"remeasurement": (mae_remeasurement, "delta")},

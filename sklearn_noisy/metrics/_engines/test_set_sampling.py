@@ -76,19 +76,22 @@ def mean_total_variance(
     )
 
 
-def term_moments(h: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+def term_moments(
+    h: np.ndarray, w: np.ndarray | None, work: np.ndarray | None = None
+) -> np.ndarray:
     """A chunk's ``(n, W, Σw², c, Σw r², Σw r³, Σw r⁴, Σw² r, Σw² r²)`` of the
-    terms ``h`` about their weighted mean ``c``, ``r = h − c`` (pairwise sums,
-    no BLAS: its threads stall on a busy machine)."""
+    terms ``h`` about their weighted mean ``c``, ``r = h − c`` (pairwise sums and
+    einsum, no BLAS: its threads stall on a busy machine); ``work``: an array of
+    ``h``'s shape to hold ``r²``, ``h`` is then overwritten by ``r``."""
     n = h.shape[0]
     w_sum = float(n) if w is None else float(np.sum(w))
     c = float(np.sum(h if w is None else w * h)) / w_sum
-    r = h - c
+    r = np.subtract(h, c, out=None if work is None else h)
     if w is None:
-        r2 = r * r
+        r2 = np.multiply(r, r, out=work)
         s2 = float(np.sum(r2))  # Σ r = 0 about c: left out
-        s3 = float(np.sum(np.multiply(r, r2, out=r)))
-        s4 = float(np.sum(np.multiply(r2, r2, out=r2)))
+        s3 = float(np.einsum("i,i->", r, r2))
+        s4 = float(np.einsum("i,i->", r2, r2))
         return np.array([n, n, n, c, s2, s3, s4, 0.0, s2])
     wr2 = w * r * r
     w2r = w * w * r
@@ -300,13 +303,8 @@ def add_test_set_sampling(
             found = terms(_bound(signature, args, kwargs, score), score)
     if found is None:
         new = metric(*args, test_set_sampling=how, **kwargs)
-        return _with(
-            score,
-            new.sampling_variance,
-            new.sampling_method,
-            new.sampling_dof,
-            new.sampling_pivot,
-        )
+        fields = ("variance", "method", "dof", "pivot")
+        return _with(score, *(getattr(new, f"sampling_{name}") for name in fields))
     with np.errstate(all="ignore"):
         return _from_terms(found, score, method)
 
@@ -322,8 +320,16 @@ def sampling_terms(
     found = terms(_bound(signature, args, kwargs, score), score)
     if found is None:
         return None
+    h, weight, scale, method, _ = _unpack(found, method)
+    return h * scale, weight, method
+
+
+def _unpack(found: tuple, method: str) -> tuple:
+    """``(h, weight, scale, method, label)`` of a rule's ``(h, weight, scale[,
+    method[, label]])``: its method overrides ``method`` where given."""
     h, weight, scale, *override = found
-    return h * scale, weight, override[0] if override and override[0] else method
+    method = override[0] if override and override[0] is not None else method
+    return h, weight, scale, method, override[1] if len(override) > 1 else None
 
 
 def _bound(
@@ -341,9 +347,7 @@ def _from_terms(found: tuple, score: NoisyScore, method: str) -> NoisyScore:
     """``score`` with the sampling variance of its per-sample terms ``found``
     (``(h, weight, scale)``, or with the method that overrides ``method``, and
     the label variance the terms' spread holds where it is not the score's)."""
-    h, weight, scale, *override = found
-    method = override[0] if override and override[0] is not None else method
-    label = override[1] if len(override) > 1 else None
+    h, weight, scale, method, label = _unpack(found, method)
     moments = mean_total_variance(h, weight)
     return with_term_moments(score, moments, h, weight, method, scale, label)
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from ....utils._arrays import chunks
 from ....utils._noise import PoissonNoise
-from .sums import weighted
+from .sums import R2Sums, weighted
 
 __all__ = [
     "count_mse_forward",
@@ -72,8 +72,8 @@ def count_r2_sums(
     *,
     truth: bool,
     centred: bool = False,
-) -> tuple[np.ndarray, ...]:
-    """The fields of :class:`~.estimands.R2Sums` of counts, in two passes, the
+) -> R2Sums:
+    """The :class:`~.sums.R2Sums` of counts, in two passes, the
     means held fixed (first order); σ's own uncertainty is in them (fields 0)."""
     n_samples, n_outputs = y.shape
     w_sum = float(n_samples) if weight is None else float(weight.sum())
@@ -98,22 +98,10 @@ def count_r2_sums(
         totals[7] += weighted(2.0 * s4, w, 2)
     sse, sst, s2_sum, w2s2_sum, vd, vc, vdc, floor = totals
     centring = w2s2_sum / w_sum
-    zero = np.zeros(n_outputs)
-    return (
-        sse,
-        sst,
-        sse - s2_sum + (centring if centred else 0.0),
-        sst - s2_sum + centring,
-        vd - floor,
-        vc - floor,
-        vdc - floor,
-        zero,
-        zero,
-        zero,
-        floor,
-        floor,
-        floor,
-    )
+    truths = (sse - s2_sum + (centring if centred else 0.0), sst - s2_sum + centring)
+    variances = (vd - floor, vc - floor, vdc - floor)
+    zeros = (np.zeros(n_outputs),) * 3
+    return R2Sums(sse, sst, *truths, *variances, *zeros, *(floor,) * 3)
 
 
 def count_paired_truth(

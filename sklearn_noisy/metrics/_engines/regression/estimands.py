@@ -29,7 +29,9 @@ from ..test_set_sampling import total_variance, with_term_moments
 from .counts import count_r2_sums, count_squared_error_sums
 from .sums import (
     T_MAX,
+    R2Sums,
     absolute_error_offsets,
+    batch_products,
     offset_sums,
     r2_from_sums,
     squared_error_sums,
@@ -279,35 +281,15 @@ def mae_remeasurement(
         with np.errstate(divide="ignore", invalid="ignore"):
             t = np.fmin(d / s, T_MAX)
         s2 = np.broadcast_to(np.square(s), d.shape)
-        variance = s2 * _folded_variance_estimate(t)
-        totals[0] += d.sum(axis=0) if w is None else w @ d
-        totals[1] += variance.sum(axis=0) if w is None else (w * w) @ variance
-        totals[2] += s2.sum(axis=0) if w is None else (w * w) @ s2
+        totals[0] += weighted(d, w)
+        totals[1] += weighted(s2 * _folded_variance_estimate(t), w, 2)
+        totals[2] += weighted(s2, w, 2)
     total = float(n_samples) if weight is None else float(weight.sum())
     variance = np.maximum(totals[1], (1.0 - 2.0 / np.pi) * totals[2])
     nominal = totals[0] / total
     return RegressionEstimate(
         nominal, variance / (total * total), nominal, np.zeros(n_outputs, dtype=bool)
     )
-
-
-class R2Sums(NamedTuple):
-    """Per-output ``X``, ``Y`` of ``1 - X/Y``, their truth versions ``A``, ``B``, the
-    label-noise (co)variances, σ̂'s part of them and their σ⁴ floors."""
-
-    sse: np.ndarray
-    sst: np.ndarray
-    sse_truth: np.ndarray
-    sst_truth: np.ndarray
-    var_sse: np.ndarray
-    var_sst: np.ndarray
-    cov: np.ndarray
-    var_sse_sigma: np.ndarray
-    var_sst_sigma: np.ndarray
-    cov_sigma: np.ndarray
-    floor_sse: np.ndarray
-    floor_sst: np.ndarray
-    floor_cov: np.ndarray
 
 
 def r2_sums(
@@ -324,17 +306,9 @@ def r2_sums(
     """The :class:`R2Sums` of validated inputs, in two passes (user guide:
     :ref:`formula_r2`); ``centred``: explained variance; ``shared``: batch offsets."""
     n_samples, n_outputs = y.shape
-    total = np.zeros(n_outputs)
-    for rows in chunks(n_samples):
-        total += weighted(y[rows], None if weight is None else weight[rows])
     w_sum = float(n_samples) if weight is None else float(weight.sum())
-    mean = total / w_sum
-    shift = 0.0
-    if centred:
-        for rows in chunks(n_samples):
-            w = None if weight is None else weight[rows]
-            shift = shift + weighted(np.subtract(y[rows], y_pred[rows]), w)
-        shift = shift / w_sum
+    mean = weighted(y, weight) / w_sum
+    shift = weighted(y - y_pred, weight) / w_sum if centred else 0.0
     # Rows: X, Y, Σw²σ̂²d̃², Σw²σ̂²c̃², Σw²σ̂²c̃d̃, then those of _sigma_sums.
     totals = np.zeros((13, n_outputs))
     for rows in chunks(n_samples):
@@ -357,39 +331,25 @@ def r2_sums(
     sse, sst, s2d2, s2c2, s2cd = totals[:5]
     s2_sum, w2s2_sum, s4_2, s4_3, s4_4, g_2, g_3, g_4 = totals[5:]
     square = w2s2_sum * w2s2_sum + s4_4  # unbiased (Σ w²σ²)²
-    sst_truth = sst - s2_sum + w2s2_sum / w_sum
-    if centred:  # both forms are Y's: A, Var X, Cov and the σ-parts as Y's
-        centring = -2.0 * s4_2 + 4.0 * s4_3 / w_sum - 2.0 * square / (w_sum * w_sum)
-        var_sigma = g_2 - 2.0 * g_3 / w_sum + g_4 / (w_sum * w_sum)
-        floor = 2.0 * s4_2 - 4.0 * s4_3 / w_sum + 2.0 * square / (w_sum * w_sum)
-        sums = R2Sums(
-            sse,
-            sst,
-            sse - s2_sum + w2s2_sum / w_sum,
-            sst_truth,
-            *(4.0 * s2_x + centring for s2_x in (s2d2, s2c2, s2cd)),
-            *(var_sigma,) * 3,
-            *(floor,) * 3,
-        )
-    else:
-        sums = R2Sums(
-            sse=sse,
-            sst=sst,
-            sse_truth=sse - s2_sum,
-            sst_truth=sst_truth,
-            var_sse=4.0 * s2d2 - 2.0 * s4_2,
-            var_sst=4.0 * s2c2
-            - 2.0 * s4_2
-            + 4.0 * s4_3 / w_sum
-            - 2.0 * square / (w_sum * w_sum),
-            cov=4.0 * s2cd - 2.0 * s4_2 + 2.0 * s4_3 / w_sum,
-            var_sse_sigma=g_2,
-            var_sst_sigma=g_2 - 2.0 * g_3 / w_sum + g_4 / (w_sum * w_sum),
-            cov_sigma=g_2 - g_3 / w_sum,
-            floor_sse=2.0 * s4_2,
-            floor_sst=2.0 * s4_2 - 4.0 * s4_3 / w_sum + 2.0 * square / (w_sum * w_sum),
-            floor_cov=2.0 * s4_2 - 2.0 * s4_3 / w_sum,
-        )
+
+    def pair(second: Any, third: Any, fourth: Any, k: int) -> Any:
+        """A product of two forms, ``k`` of them centred (``C = I − 1wᵀ/W``)."""
+        value = second - k * third / w_sum
+        return value + fourth / (w_sum * w_sum) if k == 2 else value
+
+    # the SSE's form is centred too for the explained variance; the SST's always
+    kinds = (2, 2, 2) if centred else (0, 2, 1)
+    fourth = [pair(s4_2, s4_3, square, k) for k in kinds]
+    centring = w2s2_sum / w_sum
+    sums = R2Sums(
+        sse,
+        sst,
+        sse - s2_sum + centring if centred else sse - s2_sum,
+        sst - s2_sum + centring,
+        *(4.0 * x - 2.0 * f for x, f in zip((s2d2, s2c2, s2cd), fourth, strict=True)),
+        *(pair(g_2, g_3, g_4, k) for k in kinds),
+        *(2.0 * f for f in fourth),
+    )
     if shared is None:
         return sums
     d = np.subtract(y, y_pred) - shift
@@ -425,8 +385,16 @@ def _with_offsets(
     b_cc = (tau2 * c_g * c_g).sum(axis=0)
     b_cd = (tau2 * c_g * d_g).sum(axis=0)
     if not exact_batches:
-        b_dd, b_cc, b_cd = _own_products(
-            shared, weight, sigma, forms, (tau2, w_g, s2_g), w2s2_sum, centred
+        spread = (w2s2_sum + beta) / w_sum**2
+        a_g = s2_g + tau2 * w_g * w_g
+        batch_cc = a_g * (1.0 - 2.0 * w_g / w_sum) + w_g * w_g * spread
+        noises = (batch_cc,) * 3
+        if not centred:
+            noises = (a_g, batch_cc, a_g * (1.0 - w_g / w_sum))
+        products = batch_products(shared, weight, sigma, forms, (tau2, w_g))
+        b_dd, b_cc, b_cd = (
+            p + (tau2 * noise).sum(axis=0)
+            for p, noise in zip(products, noises, strict=True)
         )
     # the truth sums subtract Σ_g a_g τ̂² (SSE) and Σ_g c_g τ̂² (SST)
     c = w_g - w_g * w_g / w_sum
@@ -450,51 +418,6 @@ def _with_offsets(
         var_sse_sigma=sums.var_sse_sigma + sigma_parts[0],
         var_sst_sigma=sums.var_sst_sigma + sigma_parts[1],
         cov_sigma=sums.cov_sigma + sigma_parts[2],
-    )
-
-
-def _own_products(
-    shared: Any,
-    weight: np.ndarray | None,
-    sigma: Any,
-    forms: tuple[np.ndarray, np.ndarray],
-    batch: tuple[np.ndarray, np.ndarray, np.ndarray],
-    w2s2_sum: np.ndarray,
-    centred: bool,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``Σ_g τ² (Σ_g w x)(Σ_g w x')`` of the noisy forms, with the true values' batch
-    products estimated as :func:`~.sums.batch_products` does."""
-    d, c = forms
-    tau2, w_g, s2_g = batch
-    n_samples = d.shape[0]
-    w = np.ones(n_samples) if weight is None else weight
-    w_sum = float(w.sum())
-    tau_i = shared.per_sample()[:, None]
-    s2 = np.square(np.broadcast_to(np.asarray(sigma, dtype=float), d.shape))
-    beta = (tau2 * w_g * w_g).sum(axis=0)
-    spread = (w2s2_sum + beta) / w_sum**2
-    # the noise (co)variances: per sample, then of the batch sums
-    own = s2 + tau_i
-    q = (s2 * w[:, None] + tau_i * w_g[shared.codes]) / w_sum
-    a_g = s2_g + tau2 * w_g * w_g
-    cov_cc = own - 2.0 * q + spread
-    batch_cc = a_g * (1.0 - 2.0 * w_g / w_sum) + w_g * w_g * spread
-    if centred:
-        batch_dd = batch_dc = batch_cc
-    else:
-        batch_dd, batch_dc = a_g, a_g * (1.0 - w_g / w_sum)
-    common = w @ d / w_sum  # 0 for the centred residuals
-    deviation = d - common  # its noise is that of c̃: ε − ε̄
-    weights = np.square(w)[:, None] * tau_i
-    products = [
-        (weights * (x * x_ - cov_cc)).sum(axis=0)
-        for x, x_ in ((deviation, deviation), (c, c), (c, deviation))
-    ]
-    products[0] = products[0] + (np.square(common) - spread) * beta
-    noises = (batch_dd, batch_cc, batch_dc)
-    return tuple(
-        p + (tau2 * noise).sum(axis=0)
-        for p, noise in zip(products, noises, strict=True)
     )
 
 
@@ -552,8 +475,7 @@ def _fraction(
     """``1 − A/B`` against the true values (NaN and ``flag`` where ``B <= 0``),
     or the nominal ``1 − X/Y`` (``flag`` and variance 0 where ``Y = 0``)."""
     if isinstance(sigma, PoissonNoise):
-        parts = count_r2_sums(y, y_pred, sigma, weight, truth=truth, centred=centred)
-        sums = R2Sums(*parts)
+        sums = count_r2_sums(y, y_pred, sigma, weight, truth=truth, centred=centred)
     else:
         sums = r2_sums(
             y, y_pred, sigma, sigma_dof, weight, centred=centred, shared=shared
@@ -640,9 +562,9 @@ def aggregate_outputs(
     if len(expected) == 1 and isinstance(multioutput, str):  # the same numbers
         values = (float(expected[0]), float(variance[0]), float(nominal[0]))
     else:
-        weights = multioutput
-        if isinstance(multioutput, str):
-            weights = np.ones_like(expected)
+        weights = (
+            np.ones_like(expected) if isinstance(multioutput, str) else multioutput
+        )
         total = weights.sum()  # non-zero: checked by check_regression_inputs
         values = (
             float(weights @ expected / total),

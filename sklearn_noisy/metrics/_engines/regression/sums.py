@@ -25,16 +25,19 @@ from ....utils._arrays import CHUNK_SIZE, chunk_of, chunks, weighted_sum
 from ..test_set_sampling import term_moments
 
 __all__ = [
+    "R2Sums",
     "SquaredErrorSums",
     "absolute_error_kernel",
     "absolute_error_offsets",
     "accumulate",
+    "folded_moments",
     "nominal_r2_sums",
     "offset_sums",
     "output_column",
     "r2_from_sums",
     "rescaled_squared_error_sums",
     "squared_error_sums",
+    "squared_terms",
 ]
 
 _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
@@ -162,6 +165,25 @@ class SquaredErrorSums(NamedTuple):
         return nominal, nominal + s2 / w_sum, variance / w_sum**2
 
 
+class R2Sums(NamedTuple):
+    """Per-output ``X``, ``Y`` of ``1 - X/Y``, their truth versions ``A``, ``B``, the
+    label-noise (co)variances, σ̂'s part of them and their σ⁴ floors."""
+
+    sse: np.ndarray
+    sst: np.ndarray
+    sse_truth: np.ndarray
+    sst_truth: np.ndarray
+    var_sse: np.ndarray
+    var_sst: np.ndarray
+    cov: np.ndarray
+    var_sse_sigma: np.ndarray
+    var_sst_sigma: np.ndarray
+    cov_sigma: np.ndarray
+    floor_sse: np.ndarray
+    floor_sst: np.ndarray
+    floor_cov: np.ndarray
+
+
 def offset_sums(
     shared: Any,
     weight: np.ndarray | None,
@@ -193,12 +215,12 @@ def squared_error_sums(
     *,
     scale: tuple[float, float] | None = None,
     shared: Any = None,
-    terms: tuple[Callable[..., np.ndarray], Any] | None = None,
+    terms: tuple[float, Any] | None = None,
     skew: bool | None = None,
 ) -> SquaredErrorSums:
     """The :class:`SquaredErrorSums` of validated inputs in one chunked pass:
     ``scale=(S_d, S_σ)`` sums ``d/S_d``, ``σ/S_σ``; ``shared``: batch offsets;
-    ``terms=(h, multioutput)``: the moments of the per-sample terms ``h(y, ŷ, σ)``;
+    ``terms=(sign, multioutput)``: the moments of the :func:`squared_terms`;
     ``skew``: the sums of :func:`skew_sums` (truth or nominal)."""
     n_samples, n_outputs = y_true.shape
     totals = np.zeros((5, n_outputs))
@@ -208,9 +230,6 @@ def squared_error_sums(
         s = chunk_of(sigma, rows)
         w = None if weight is None else weight[rows]
         dof = None if sigma_dof is None else chunk_of(sigma_dof, rows)
-        if terms is not None:
-            kept = output_mean(terms[0](chunk, y_pred[rows], s), terms[1])
-            parts.append(term_moments(kept, w))
         if skew is not None:
             skews += skew_sums(chunk - y_pred[rows], s, dof, w, truth=skew)
         if scale is None:
@@ -218,11 +237,19 @@ def squared_error_sums(
         else:
             d = chunk / scale[0] - y_pred[rows] / scale[0]
             s = np.divide(s, scale[1])
-        _squared_error_chunk(d, s, w, dof, totals)
+        d2 = np.square(d, out=d)
+        if terms is not None:
+            h = output_mean(
+                squared_terms(d2, s, terms[0], out=_work(2, d2.shape)), terms[1]
+            )
+            if n_samples <= CHUNK_SIZE:  # the terms, for the pivot
+                kept = h.copy()
+            parts.append(term_moments(h, w, _work(3, h.shape)))
+        _squared_error_chunk(d2, s, w, dof, totals)
     w_sum = float(n_samples) if weight is None else float(weight.sum())
     extra = {"skew": skews if skew is not None else None}
     if terms is not None:
-        extra["terms"] = (parts, kept if n_samples <= CHUNK_SIZE else None)
+        extra["terms"] = (parts, kept)
     if shared is None:
         return SquaredErrorSums(w_sum, *totals, **extra)
     d = y_true - y_pred
@@ -234,9 +261,22 @@ def squared_error_sums(
         t2d2=(tau2 * np.square(d_g)).sum(axis=0),
         t2s2=(tau2 * s2_g).sum(axis=0),
         t4=(np.square(tau2 * w_g)).sum(axis=0),
-        batch_products=batch_products(shared, weight, sigma, d, (tau2, w_g)),
+        batch_products=batch_products(shared, weight, sigma, (d, d), (tau2, w_g))[0],
         **extra,
     )
+
+
+def squared_terms(
+    d2: np.ndarray, s: Any, sign: float, out: np.ndarray | None = None
+) -> np.ndarray:
+    """The MSE's per-sample terms ``d² + sign σ²`` (``sign`` 1, -1 or 0: ``d²``)."""
+    if out is None:
+        out = np.empty(d2.shape)
+    if sign == 0.0:
+        out[...] = d2
+        return out
+    s2 = np.square(s) if isinstance(s, float) else np.square(s, out=_work(1, s.shape))
+    return (np.add if sign > 0.0 else np.subtract)(d2, s2, out=out)
 
 
 def output_mean(h: np.ndarray, multioutput: Any) -> np.ndarray:
@@ -285,40 +325,47 @@ def batch_products(
     shared: Any,
     weight: np.ndarray | None,
     sigma: Any,
-    x: np.ndarray,
+    forms: tuple[np.ndarray, np.ndarray],
     batch: tuple[np.ndarray, np.ndarray],
-) -> np.ndarray:
-    """An estimate of ``Σ_g τ² (Σ_g w x)²`` of the true residuals from the noisy
-    ``x``, per output: a common part and deviations not correlated within a
-    batch, each square unbiased (user guide: :ref:`shared_offsets`)."""
+) -> list[np.ndarray]:
+    """Estimates of ``Σ_g τ² (Σ_g w x)(Σ_g w x')`` of the true forms ``(d, c)``
+    (pairs ``dd, cc, cd``) from the noisy ones, per output, less the batch sums'
+    noise: a common part of ``d`` and deviations not correlated within a batch,
+    each product unbiased (user guide: :ref:`shared_offsets`)."""
+    d, c = forms
     tau2, w_g = batch
-    n_samples = x.shape[0]
-    w = np.ones(n_samples) if weight is None else weight
+    w = np.ones(d.shape[0]) if weight is None else weight
     w_sum = float(w.sum())
-    s2 = np.broadcast_to(np.square(np.asarray(sigma, dtype=float)), x.shape)
+    s2 = np.broadcast_to(np.square(np.asarray(sigma, dtype=float)), d.shape)
     tau_i = shared.per_sample()[:, None]
     beta = float((tau2 * w_g * w_g).sum())
-    common = w @ x / w_sum
-    v_c = (np.square(w) @ s2 + beta) / w_sum**2
-    w2tau = np.square(w)[:, None] * tau_i
-    noise = s2 + tau_i - 2.0 * (w[:, None] * s2 + tau_i * w_g[shared.codes]) / w_sum
-    deviations = np.square(x - common) - noise - v_c
-    return (np.square(common) - v_c) * beta + (w2tau * deviations).sum(axis=0)
+    spread = (np.square(w) @ s2 + beta) / w_sum**2
+    # the noise covariance of a deviation from the weighted mean, per sample
+    shares = (w[:, None] * s2 + tau_i * w_g[shared.codes]) / w_sum
+    noise = s2 + tau_i - 2.0 * shares + spread
+    common = w @ d / w_sum  # 0 for the centred residuals
+    deviation = d - common  # its noise is that of c̃: ε − ε̄
+    weights = np.square(w)[:, None] * tau_i
+    products = [
+        (weights * (x * x_ - noise)).sum(axis=0)
+        for x, x_ in ((deviation, deviation), (c, c), (c, deviation))
+    ]
+    products[0] = products[0] + (np.square(common) - spread) * beta
+    return products
 
 
 def _squared_error_chunk(
     d: np.ndarray, s: Any, w: np.ndarray | None, dof: Any, totals: np.ndarray
 ) -> None:
-    """Add a chunk's sums to ``totals`` (pairwise sums, no BLAS); overwrites ``d``."""
+    """Add a chunk's sums of ``d²`` to ``totals`` (pairwise, no BLAS); overwrites it."""
     dof_column = dof[:, 0] if isinstance(dof, np.ndarray) else dof
-    for j, (dj, sj) in enumerate(_columns(d, s)):
-        d2 = np.square(dj, out=dj)
+    for j, (d2, sj) in enumerate(_columns(d, s)):
         wd2 = d2 if w is None else np.multiply(d2, w, out=d2)  # w d²
         sum_d2 = float(wd2.sum())
         if isinstance(sj, float):
             s2 = sj * sj
             if w is None:
-                w_sum = w2_sum = float(dj.shape[0])
+                w_sum = w2_sum = float(d2.shape[0])
                 w2d2 = sum_d2
             else:
                 w_sum = float(w.sum())
@@ -326,7 +373,7 @@ def _squared_error_chunk(
                 w2d2 = float(np.multiply(wd2, w, out=wd2).sum())
             sums = (sum_d2, s2 * w_sum, s2 * w2d2, s2 * s2 * w2_sum)
             if isinstance(dof_column, np.ndarray):
-                w2 = np.ones(dj.shape[0]) if w is None else np.square(w)
+                w2 = np.ones(d2.shape[0]) if w is None else np.square(w)
                 s4_dof = s2 * s2 * float((w2 / (dof_column + 2.0)).sum())
             elif dof_column is not None:
                 s4_dof = sums[3] / (dof_column + 2.0)
@@ -435,7 +482,7 @@ def absolute_error_kernel(
 _OFFSET_NODES = 64
 
 
-def _folded_moments(x: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def folded_moments(x: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``E|x + e|`` and ``Var|x + e|``, ``e ~ N(0, s²)``, per entry (stable forms)."""
     h = np.abs(x)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -460,13 +507,13 @@ def absolute_error_offsets(
     s = np.broadcast_to(np.asarray(sigma, dtype=float), d.shape)
     tau = np.sqrt(shared.per_sample())[:, None]
     nominal = w @ np.abs(d) / w_sum
-    expected = w @ _folded_moments(d, np.sqrt(s * s + tau * tau))[0] / w_sum
+    expected = w @ folded_moments(d, np.sqrt(s * s + tau * tau))[0] / w_sum
     nodes, probabilities = np.polynomial.hermite_e.hermegauss(_OFFSET_NODES)
     probabilities = probabilities / probabilities.sum()
     within = np.zeros(d.shape[1])
     batch = np.zeros((_OFFSET_NODES, shared.n_groups, d.shape[1]))
     for k, (z, p) in enumerate(zip(nodes, probabilities, strict=True)):
-        mean, variance = _folded_moments(d + tau * z, s)
+        mean, variance = folded_moments(d + tau * z, s)
         within += p * (np.square(w) @ variance)
         batch[k] = shared.group_sum(mean * w[:, None])
     centre = np.tensordot(probabilities, batch, axes=1)
@@ -483,48 +530,27 @@ def nominal_r2_sums(
 ) -> tuple[float, float, float]:
     """scikit-learn's ``Σ w d²`` (``centred``: of ``d − d̄_w``) and ``Σ w (y − ȳ_w)²``
     of one output in units of ``scale`` (1 unless they overflow); 0 if constant."""
-    n_samples = y_true.shape[0]
-    w_total = float(n_samples) if weight is None else float(weight.sum())
-    blocks = [
-        (rows, None if weight is None else weight[rows]) for rows in chunks(n_samples)
-    ]
+    w_total = float(y_true.shape[0]) if weight is None else float(weight.sum())
+    kept = slice(None) if weight is None else weight != 0
     scale = 1.0
     for _ in range(2):
         with np.errstate(over="ignore", invalid="ignore"):
-            total = sum(weighted_sum(y_true[rows], w) for rows, w in blocks)
-            mean = total / w_total / scale
-            shift = 0.0
+            mean = weighted_sum(y_true, weight) / w_total / scale
+            y = y_true / scale
+            d = y - y_pred / scale
+            residuals = d[kept]
             if centred:
-                shift = sum(
-                    weighted_sum(y_true[rows] / scale - y_pred[rows] / scale, w)
-                    for rows, w in blocks
-                )
-                shift /= w_total
-            numerator = denominator = 0.0
-            low, high = np.inf, -np.inf
-            d_low, d_high = np.inf, -np.inf
-            for rows, w in blocks:
-                y = y_true[rows] / scale
-                d = y - y_pred[rows] / scale
-                if centred:
-                    kept = d if w is None else d[w != 0]
-                    if kept.size:
-                        d_low = min(d_low, float(kept.min()))
-                        d_high = max(d_high, float(kept.max()))
-                    d = d - shift
-                numerator += weighted_sum(d * d, w)
-                c = y - mean
-                denominator += weighted_sum(c * c, w)
-                positive = y if w is None else y[w != 0]
-                if positive.size:
-                    low = min(low, float(positive.min()))
-                    high = max(high, float(positive.max()))
+                d = d - weighted_sum(d, weight) / w_total
+            numerator = weighted_sum(d * d, weight)
+            c = y - mean
+            denominator = weighted_sum(c * c, weight)
         if np.isfinite(numerator) and np.isfinite(denominator):
             break
         scale = max(float(np.max(np.abs(y_true))), float(np.max(np.abs(y_pred))), 1.0)
-    if low == high:
+    labels = y[kept]
+    if labels.size and labels.min() == labels.max():
         denominator = 0.0
-    if centred and d_low == d_high:
+    if centred and residuals.size and residuals.min() == residuals.max():
         numerator = 0.0
     return numerator, denominator, scale
 
