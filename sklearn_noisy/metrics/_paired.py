@@ -29,7 +29,6 @@ from ..utils._noise import (
 from ..utils._sklearn_compat import _num_samples
 from ..utils._validation import resolve_estimand
 from ..utils._warnings import quiet, warn
-from ._definitions.counts import COUNT_METRICS
 from ._engines.counts.confusion_draws import draw_confusions
 from ._engines.monte_carlo import (
     _check_generator,
@@ -122,34 +121,18 @@ def _monte_carlo_difference(
     return dataclasses.replace(score, metric=f"{scorer.metric}_difference")
 
 
-def _streamed(definition: Any) -> bool:
-    """Whether a count metric's paired Monte Carlo is streamed (exact binary
-    engine, not a fixed denominator)."""
-    return (
-        definition is not None
-        and definition.exact_binary
-        and not definition.fixed_denominator
-    )
-
-
 def _weights(weight: np.ndarray | None, rows: slice, size: int) -> np.ndarray:
     return np.ones(size) if weight is None else weight[rows]
 
 
 def _regression_draws(
-    info: MetricInfo,
-    y_true: Any,
-    y_pred_a: Any,
-    y_pred_b: Any,
-    noise: dict[str, Any],
-    n_draws: int,
-    rng: np.random.Generator,
-    shared: Any = None,
-    counts: bool = False,
+    job: tuple, shared: Any = None, counts: bool = False
 ) -> tuple[float, np.ndarray]:
     """``(nominal, draws)`` of a loss of A minus that of B from per-draw sums
     ``SSE_A``, ``SSE_B``, ``Σ w(y−c)``, ``Σ w(y−c)²`` (``c`` the weighted mean);
+    ``job``: ``(info, y_true, y_pred_a, y_pred_b, noise, n_draws, rng)``;
     ``shared``: with batch offsets; ``counts``: Poisson counts."""
+    info, y_true, y_pred_a, y_pred_b, noise, n_draws, rng = job
     y, a, b, s, weight, _ = regression_pair(
         y_true,
         y_pred_a,
@@ -213,27 +196,18 @@ def _regression_draws(
     return nominal, draws
 
 
-def _binary_draws(
-    info: MetricInfo,
-    y_true: Any,
-    y_pred_a: Any,
-    y_pred_b: Any,
-    noise: dict[str, Any],
-    n_draws: int,
-    rng: np.random.Generator,
-    pos_label: Any = 1,
-) -> tuple[float, np.ndarray] | None:
+def _binary_draws(job: tuple, pos_label: Any = 1) -> tuple[float, np.ndarray] | None:
     """``(nominal, draws)`` of a binary count metric of A minus that of B from
-    drawn confusion matrices; None unless binary with ``pos_label``."""
-    pair = flip_pair(
-        y_true, y_pred_a, y_pred_b, **noise, pos_label=pos_label, n_classes=(2,)
-    )
+    drawn confusion matrices (``job`` as :func:`_regression_draws`); None unless
+    binary with ``pos_label``."""
+    info, y_true, y_pred_a, y_pred_b, noise, n_draws, rng = job
+    pair = flip_pair(y_true, y_pred_a, y_pred_b, noise, pos_label, binary=True)
     if pair is None:
         return None
     y, a, b, classes, weight, flips, pos = pair
     n = y.shape[0]
     w_total = float(n) if weight is None else float(weight.sum())
-    affine = COUNT_METRICS[info.name].affine
+    affine = info.definition.affine
 
     def indices(rows: slice) -> tuple[np.ndarray, np.ndarray]:
         true, a_index, b_index = _encode_chunk(y, a, b, rows, classes)
@@ -287,19 +261,18 @@ def _joint_monte_carlo(
     by scorer; without random labels the nominal difference, exactly."""
     n_draws = _check_positive_int(n_draws, name="n_draws", minimum=2)
     rng = _check_generator(random_state)
-    args = (info, y_true, y_pred_a, y_pred_b, noise, n_draws, rng)
-    result = None
-    if getattr(info.definition, "streamed_difference", None) is not None:
-        result = (
-            None if options else _regression_draws(*args, shared=shared, counts=counts)
-        )
+    job = (info, y_true, y_pred_a, y_pred_b, noise, n_draws, rng)
+    definition, result = info.definition, None
+    if getattr(definition, "streamed_difference", None) is not None and not options:
+        result = _regression_draws(job, shared=shared, counts=counts)
     if result is None and shared is not None:
         raise ValueError(
             f"The paired {info.name} difference under shared offsets is offered "
             "without metric options only."
         )
-    elif _streamed(COUNT_METRICS.get(info.name)) and set(options) <= {"pos_label"}:
-        result = _binary_draws(*args, **options)
+    if getattr(definition, "exact_binary", False) and set(options) <= {"pos_label"}:
+        if not definition.fixed_denominator:
+            result = _binary_draws(job, **options)
     if result is None:
         return _monte_carlo_difference(
             _plain_scorer(info.name, options), y_true, y_pred_a, y_pred_b,
@@ -570,15 +543,8 @@ def expected_paired_difference(
             result = _count_truth(info, y, a, b, labels_noise, weight)
             method = "delta"
     if kernel is not None:
-        result = kernel(
-            y_true,
-            y_pred_a,
-            y_pred_b,
-            classes=classes,
-            options=options,
-            **given,
-            **offsets,
-        )
+        call = {**given, "classes": classes, "options": options, **offsets}
+        result = kernel(y_true, y_pred_a, y_pred_b, call)
     if result is not None:
         return NoisyScore(f"{name}_difference", *result, method, estimand=estimand)
     if estimand == "truth":

@@ -1,6 +1,10 @@
 """Exact kernels of the paired difference ``metric(A) − metric(B)`` on the same
 noisy labels, read in chunks; None where the options call for the joint Monte
-Carlo (user guide: :ref:`formula_paired`, :ref:`paired_existence`)."""
+Carlo (user guide: :ref:`formula_paired`, :ref:`paired_existence`).
+
+A kernel is called ``kernel(y_true, y_pred_a, y_pred_b, given)``, ``given`` the
+call's ``sigma``, ``q``, ``transition_matrix``, ``labels``, ``sample_weight``,
+``classes``, metric ``options`` and (regression) ``shared`` batch offsets."""
 
 from __future__ import annotations
 
@@ -44,6 +48,8 @@ _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
 #: Standardised limits are clipped here before squaring (user guide:
 #: formula_numerics).
 _Z_MAX = 1000.0
+#: Gauss–Hermite nodes over a batch offset.
+_OFFSET_NODES = 64
 
 
 def _named(function: Callable[..., Any], name: str, *args: Any, **kwargs: Any) -> Any:
@@ -91,32 +97,22 @@ def pair_classes(
 
 
 def flip_pair(
-    y_true: Any,
-    y_pred_a: Any,
-    y_pred_b: Any,
-    *,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    sample_weight: Any,
-    pos_label: Any = None,
-    n_classes: tuple[int, ...] = (1, 2),
-    **_: Any,
+    y: Any, a: Any, b: Any, given: dict, pos_label: Any = None, binary: bool = False
 ) -> tuple[Any, ...] | None:
     """``(y, a, b, classes, weight, noise, pos)`` of two models' class labels; None
-    unless ``pos_label`` (if given) is a class and there are ``n_classes``."""
-    y, a, b = _label_arrays(y_true, y_pred_a, y_pred_b)
-    classes = pair_classes(y, a, b, labels)
+    unless ``pos_label`` (if given) is a class of two (``binary``), or of one."""
+    y, a, b = _label_arrays(y, a, b)
+    classes = pair_classes(y, a, b, given["labels"])
     pos = None
     if pos_label is not None:
         matches = [i for i, c in enumerate(classes.tolist()) if c == pos_label]
-        if classes.size not in n_classes or not matches:
+        if classes.size not in ((2,) if binary else (1, 2)) or not matches:
             return None
         pos = matches[0]
     n = y.shape[0]
-    weight = check_sample_weight(sample_weight, n)
+    weight = check_sample_weight(given["sample_weight"], n)
     noise = FlipNoise.from_params(
-        q, transition_matrix, n_samples=n, n_classes=classes.size
+        given["q"], given["transition_matrix"], n_samples=n, n_classes=classes.size
     )
     return y, a, b, classes, weight, noise, pos
 
@@ -238,48 +234,23 @@ def absolute_error_difference(
 
 
 def paired_regression(
-    difference: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]],
-    y_true: Any,
-    y_pred_a: Any,
-    y_pred_b: Any,
-    *,
-    sigma: Any,
-    sample_weight: Any,
-    options: dict[str, Any],
-    shared: Any = None,
-    **_: Any,
+    difference: Callable[..., tuple], y_true: Any, a: Any, b: Any, given: dict
 ) -> PairedResult | None:
     """The kernel of a loss's per-sample ``difference`` (its definition's
-    ``paired``), uniform over the outputs; None with options. ``shared``: by
+    ``paired``), uniform over the outputs; None with options. Batch offsets: by
     Gauss–Hermite quadrature over each batch's offset (:ref:`shared_offsets`)."""
-    if options:
+    if given["options"]:
         return None
     y, a, b, s, weight, _ = regression_pair(
-        y_true, y_pred_a, y_pred_b, sigma, sample_weight
+        y_true, a, b, given["sigma"], given["sample_weight"]
     )
-    if shared is not None:
-        return _offset_difference(difference, y, a, b, s, weight, shared)
+    shared = given.get("shared")
+    if shared is None:
 
-    def terms(rows: slice) -> tuple[np.ndarray, ...]:
-        return difference(y[rows], a[rows], b[rows], chunk_of(s, rows))
+        def terms(rows: slice) -> tuple[np.ndarray, ...]:
+            return difference(y[rows], a[rows], b[rows], chunk_of(s, rows))
 
-    return _reduce(y.shape[0], weight, terms, y.shape[1])
-
-
-#: Gauss–Hermite nodes over a batch offset.
-_OFFSET_NODES = 64
-
-
-def _offset_difference(
-    difference: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]],
-    y: np.ndarray,
-    a: np.ndarray,
-    b: np.ndarray,
-    s: Any,
-    weight: np.ndarray | None,
-    shared: Any,
-) -> PairedResult:
-    """A per-sample difference under batch offsets (:func:`paired_regression`)."""
+        return _reduce(y.shape[0], weight, terms, y.shape[1])
     n = y.shape[0]
     w = np.ones(n) if weight is None else weight
     total = float(w.sum()) * y.shape[1]
@@ -300,19 +271,13 @@ def _offset_difference(
 
 
 def paired_accuracy(
-    y_true: Any,
-    y_pred_a: Any,
-    y_pred_b: Any,
-    *,
-    options: dict[str, Any],
-    truth: bool = False,
-    **noise: Any,
+    y_true: Any, a: Any, b: Any, given: dict, truth: bool = False
 ) -> PairedResult | None:
     """acc_A − acc_B, exact (``truth``: with the de-noised hits ``T⁻¹``, user
     guide: :ref:`formula_truth`); None with metric options."""
-    if options:
+    if given["options"]:
         return None
-    y, a, b, classes, weight, flips, _ = flip_pair(y_true, y_pred_a, y_pred_b, **noise)
+    y, a, b, classes, weight, flips, _ = flip_pair(y_true, a, b, given)
     if truth:
         flips.check_invertible()
     inverse = flips.inverse_matrix() if truth and flips.matrix is not None else None
@@ -341,15 +306,12 @@ def paired_accuracy(
 paired_accuracy_truth = functools.partial(paired_accuracy, truth=True)
 
 
-def paired_precision(
-    y_true: Any, y_pred_a: Any, y_pred_b: Any, *, options: dict[str, Any], **noise: Any
-) -> PairedResult | None:
+def paired_precision(y_true: Any, a: Any, b: Any, given: dict) -> PairedResult | None:
     """Binary precision of A minus that of B, exact: linear in the observed
     positives. None with options but ``pos_label``, or no binary ``pos_label``."""
-    if not set(options) <= {"pos_label"}:
+    if not set(given["options"]) <= {"pos_label"}:
         return None
-    pos_label = options.get("pos_label", 1)
-    pair = flip_pair(y_true, y_pred_a, y_pred_b, pos_label=pos_label, **noise)
+    pair = flip_pair(y_true, a, b, given, given["options"].get("pos_label", 1))
     if pair is None:
         return None
     y, a, b, classes, weight, flips, pos = pair
@@ -378,21 +340,10 @@ def paired_precision(
 
 
 def paired_probabilistic(
-    definition: ProbabilisticLoss,
-    y_true: Any,
-    proba_a: Any,
-    proba_b: Any,
-    *,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    classes: Any,
-    sample_weight: Any,
-    options: dict[str, Any],
-    **_: Any,
+    definition: ProbabilisticLoss, y_true: Any, proba_a: Any, proba_b: Any, given: dict
 ) -> PairedResult | None:
     """Brier score or log-loss of A minus that of B, exact; None with options."""
-    if options:
+    if given["options"]:
         return None
     a, eps_a = _check_proba(proba_a)
     b, eps_b = _check_proba(proba_b)
@@ -409,13 +360,14 @@ def paired_probabilistic(
             "y_true and the probabilities must have the same number of samples; "
             f"got {n} and {a.shape[0]}."
         )
-    columns = _column_classes(y, labels if classes is None else classes, n_classes)
-    weight = check_sample_weight(sample_weight, n)
+    classes = given["labels"] if given["classes"] is None else given["classes"]
+    columns = _column_classes(y, classes, n_classes)
+    weight = check_sample_weight(given["sample_weight"], n)
     if definition.pos_label and a.ndim == 2 and n_classes == 2:
         a, b = a[:, 1], b[:, 1]  # the positive (larger) class column
     loss_a, loss_b = definition.loss(eps_a), definition.loss(eps_b)
     noise = FlipNoise.from_params(
-        q, transition_matrix, n_samples=n, n_classes=n_classes
+        given["q"], given["transition_matrix"], n_samples=n, n_classes=n_classes
     )
 
     def terms(rows: slice) -> tuple[np.ndarray, ...]:
