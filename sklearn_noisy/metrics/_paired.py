@@ -245,23 +245,15 @@ def _binary_draws(job: tuple, pos_label: Any = 1) -> tuple[float, np.ndarray] | 
 
 
 def _joint_monte_carlo(
-    info: MetricInfo,
-    options: dict[str, Any],
-    y_true: Any,
-    y_pred_a: Any,
-    y_pred_b: Any,
-    *,
-    n_draws: int,
-    random_state: Any,
-    shared: Any = None,
-    counts: bool = False,
-    **noise: Any,
+    info: MetricInfo, data: tuple, given: dict, n_draws: Any, seed: Any, counts: bool
 ) -> NoisyScore:
-    """The joint Monte Carlo: streamed where the definition allows, else scorer
-    by scorer; without random labels the nominal difference, exactly."""
+    """The joint Monte Carlo of ``data = (y_true, y_pred_a, y_pred_b)``: streamed
+    where the definition allows, else scorer by scorer; without random labels
+    the nominal difference, exactly."""
     n_draws = _check_positive_int(n_draws, name="n_draws", minimum=2)
-    rng = _check_generator(random_state)
-    job = (info, y_true, y_pred_a, y_pred_b, noise, n_draws, rng)
+    rng = _check_generator(seed)
+    options, shared = given["options"], given.get("shared")
+    job = (info, *data, given, n_draws, rng)
     definition, result = info.definition, None
     if getattr(definition, "streamed_difference", None) is not None and not options:
         result = _regression_draws(job, shared=shared, counts=counts)
@@ -274,31 +266,25 @@ def _joint_monte_carlo(
         if not definition.fixed_denominator:
             result = _binary_draws(job, **options)
     if result is None:
+        noise = {k: v for k, v in given.items() if k != "options"}
+        scorer = _plain_scorer(info.name, options)
         return _monte_carlo_difference(
-            _plain_scorer(info.name, options), y_true, y_pred_a, y_pred_b,
-            n_draws=n_draws, random_state=random_state, **noise,
-        )  # fmt: skip
+            scorer, *data, n_draws=n_draws, random_state=seed, **noise
+        )
     nominal, draws = result
-    n, metric = _num_samples(y_true), f"{info.name}_difference"
+    n, metric = _num_samples(data[0]), f"{info.name}_difference"
     if draws.size == 0:
         return NoisyScore(metric, nominal, 0.0, nominal, n, "exact")
     return _from_draws(metric, nominal, n, draws)
 
 
 def _without_moments(
-    info: MetricInfo,
-    options: dict[str, Any],
-    y_true: Any,
-    y_pred_a: Any,
-    y_pred_b: Any,
-    monte_carlo: Callable[[], NoisyScore],
-    *,
-    sigma: Any,
-    sample_weight: Any,
-    **_: Any,
+    info: MetricInfo, data: tuple, given: dict, monte_carlo: Callable
 ) -> NoisyScore | None:
     """The difference where its mean or variance does not exist (the definition's
     ``paired_existence``), with a warning, else None (:ref:`paired_existence`)."""
+    (y_true, y_pred_a, y_pred_b), options = data, given["options"]
+    sigma, sample_weight = given["sigma"], given["sample_weight"]
     multioutput = options.get("multioutput", "uniform_average")
     y, a, b, s, weight, multioutput = regression_pair(
         y_true, y_pred_a, y_pred_b, sigma, sample_weight, multioutput
@@ -528,7 +514,11 @@ def expected_paired_difference(
         transition_matrix=transition_matrix,
         labels=labels,
         sample_weight=sample_weight,
+        classes=classes,
+        options=options,
+        **offsets,
     )
+    data = (y_true, y_pred_a, y_pred_b)
     kernel = info.paired_truth if estimand == "truth" else info.paired
     result, method = None, "exact"
     if counts:
@@ -543,8 +533,7 @@ def expected_paired_difference(
             result = _count_truth(info, y, a, b, labels_noise, weight)
             method = "delta"
     if kernel is not None:
-        call = {**given, "classes": classes, "options": options, **offsets}
-        result = kernel(y_true, y_pred_a, y_pred_b, call)
+        result = kernel(*data, given)
     if result is not None:
         return NoisyScore(f"{name}_difference", *result, method, estimand=estimand)
     if estimand == "truth":
@@ -558,15 +547,11 @@ def expected_paired_difference(
             "estimand='forward'."
         )
     monte_carlo = functools.partial(
-        _joint_monte_carlo, info, options, y_true, y_pred_a, y_pred_b,
-        classes=classes, n_draws=n_draws, random_state=random_state,
-        counts=counts, **given, **offsets,
-    )  # fmt: skip
+        _joint_monte_carlo, info, data, given, n_draws, random_state, counts
+    )
     paired_existence = getattr(info.definition, "paired_existence", None)
     if not counts and not offsets and paired_existence is not None:
-        result = _without_moments(
-            info, options, y_true, y_pred_a, y_pred_b, monte_carlo, **given
-        )
+        result = _without_moments(info, data, given, monte_carlo)
     return monte_carlo() if result is None else result
 
 
