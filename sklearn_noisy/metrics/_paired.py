@@ -331,18 +331,13 @@ def _paired_terms(arguments: dict[str, Any], score: NoisyScore) -> tuple | None:
             kwargs[key] = arguments[key]
     if arguments.get("classes") is not None and "labels" in accepted:
         kwargs["labels"] = arguments["classes"]
-    parts = []
+    y_true, parts = arguments["y_true"], []
     with quiet():  # the single models' own warnings
         for pred in (arguments["y_pred_a"], arguments["y_pred_b"]):
-            single = function(
-                arguments["y_true"], pred, **kwargs, test_set_sampling=False
-            )
-            found = sampling_terms(
-                function, single, arguments["y_true"], pred, **kwargs
-            )
-            if found is None:
+            single = function(y_true, pred, **kwargs, test_set_sampling=False)
+            parts.append(sampling_terms(function, single, y_true, pred, **kwargs))
+            if parts[-1] is None:
                 return None
-            parts.append(found)
     (h_a, weight, method), (h_b, _, _) = parts
     return h_a - h_b, weight, 1.0, method, _own_label_variance(arguments, score)
 
@@ -351,11 +346,9 @@ def _own_label_variance(arguments: dict[str, Any], score: NoisyScore) -> Any:
     """With batch offsets, the variance of independent errors of the same total SD
     (None otherwise, user guide: :ref:`shared_offsets`)."""
     groups, sigma_shared = arguments.get("groups"), arguments.get("sigma_shared")
-    if score.estimand == "forward" or (groups is None and sigma_shared is None):
-        return None
     y_true = arguments["y_true"]
     shared = check_shared_offsets(groups, sigma_shared, _num_samples(y_true))
-    if shared is None:
+    if score.estimand == "forward" or shared is None:
         return None
     sigma = np.asarray(arguments["sigma"], dtype=float)
     tau2 = shared.per_sample()
@@ -494,15 +487,13 @@ def expected_paired_difference(
                 f"{n} and {_num_samples(array)}."
             )
     check_sample_weight(sample_weight, n)
-    offsets = {}
-    if groups is not None or sigma_shared is not None:
-        if info.noise != "sigma":
-            raise TypeError(
-                f"{info.name!r} is a classification metric: groups and "
-                "sigma_shared describe shared offsets of regression labels."
-            )
-        shared = check_shared_offsets(groups, sigma_shared, n)
-        offsets = {} if shared is None else {"shared": shared}
+    if info.noise != "sigma" and (groups is not None or sigma_shared is not None):
+        raise TypeError(
+            f"{info.name!r} is a classification metric: groups and "
+            "sigma_shared describe shared offsets of regression labels."
+        )
+    shared = check_shared_offsets(groups, sigma_shared, n)
+    offsets = {} if shared is None else {"shared": shared}
     if counts and offsets:
         raise TypeError(
             "noise='poisson' does not model shared batch offsets; pass groups "
@@ -529,9 +520,19 @@ def expected_paired_difference(
         if kernel is not None:  # σ̂² = ỹ (truth) or σ² = λ (forward)
             variances = labels_noise.variance_parts(slice(None), truth=True)[0]
             given["sigma"] = np.sqrt(variances)
-        elif estimand == "truth":
-            result = _count_truth(info, y, a, b, labels_noise, weight)
-            method = "delta"
+        elif estimand == "truth":  # by the delta method
+            difference = info.definition.streamed_difference
+            found = count_paired_truth(difference, y, a, b, labels_noise, weight)
+            if found is None:
+                warn(
+                    f"The {name} difference against the true rates is not "
+                    "estimable: the estimated truth sum of squares it divides by "
+                    "or takes the root of is <= 0 (the counts vary no more than "
+                    "their noise), so the estimate and its variance are NaN.",
+                    UserWarning,
+                )
+                found = (math.nan, math.nan, math.nan)
+            result, method = (*found, y.shape[0]), "delta"
     if kernel is not None:
         result = kernel(*data, given)
     if result is not None:
@@ -559,11 +560,8 @@ def _check_counts(
     info: MetricInfo, options: dict[str, Any], noise: Any, sigma: Any
 ) -> bool:
     """Whether the labels are counts (``noise`` or the scorer's option, popped)."""
-    counts = check_regression_noise(noise) == "poisson"
-    counts = (
-        check_regression_noise(options.pop("noise", "gaussian")) == "poisson" or counts
-    )
-    if not counts:
+    kind = check_regression_noise(noise)  # then the scorer's option, popped
+    if "poisson" not in (kind, check_regression_noise(options.pop("noise", kind))):
         return False
     definition = info.definition
     takes = "noise" in getattr(definition, "options", ())
@@ -584,27 +582,3 @@ def _check_counts(
             "label's variance is estimated from the count itself."
         )
     return True
-
-
-def _count_truth(
-    info: MetricInfo,
-    y: np.ndarray,
-    a: np.ndarray,
-    b: np.ndarray,
-    noise: PoissonNoise,
-    weight: np.ndarray | None,
-) -> tuple[float, float, float, int]:
-    """The truth difference of validated counts by the delta method."""
-    found = count_paired_truth(
-        info.definition.streamed_difference, y, a, b, noise, weight
-    )
-    if found is None:
-        warn(
-            f"The {info.name} difference against the true rates is not "
-            "estimable: the estimated truth sum of squares it divides by or "
-            "takes the root of is <= 0 (the counts vary no more than their "
-            "noise), so the estimate and its variance are NaN.",
-            UserWarning,
-        )
-        found = (math.nan, math.nan, math.nan)
-    return (*found, y.shape[0])
