@@ -130,16 +130,11 @@ def _regression_draws(
 ) -> tuple[float, np.ndarray]:
     """``(nominal, draws)`` of a loss of A minus that of B from per-draw sums
     ``SSE_A``, ``SSE_B``, ``Σ w(y−c)``, ``Σ w(y−c)²`` (``c`` the weighted mean);
-    ``job``: ``(info, y_true, y_pred_a, y_pred_b, noise, n_draws, rng)``;
+    ``job``: ``(info, (y_true, y_pred_a, y_pred_b), noise, n_draws, rng)``;
     ``shared``: with batch offsets; ``counts``: Poisson counts."""
-    info, y_true, y_pred_a, y_pred_b, noise, n_draws, rng = job
-    y, a, b, s, weight, _ = regression_pair(
-        y_true,
-        y_pred_a,
-        y_pred_b,
-        1.0 if counts else noise["sigma"],
-        noise["sample_weight"],
-    )
+    info, data, noise, n_draws, rng = job
+    sigma, sample_weight = 1.0 if counts else noise["sigma"], noise["sample_weight"]
+    y, a, b, s, weight, _ = regression_pair(*data, sigma, sample_weight)
     if counts:
         PoissonNoise.from_labels(y, counts=False)  # rates: finite, >= 0
         s = float(np.max(y, initial=0.0))  # no noise where every rate is 0
@@ -200,8 +195,8 @@ def _binary_draws(job: tuple, pos_label: Any = 1) -> tuple[float, np.ndarray] | 
     """``(nominal, draws)`` of a binary count metric of A minus that of B from
     drawn confusion matrices (``job`` as :func:`_regression_draws`); None unless
     binary with ``pos_label``."""
-    info, y_true, y_pred_a, y_pred_b, noise, n_draws, rng = job
-    pair = flip_pair(y_true, y_pred_a, y_pred_b, noise, pos_label, binary=True)
+    info, data, noise, n_draws, rng = job
+    pair = flip_pair(*data, noise, pos_label, binary=True)
     if pair is None:
         return None
     y, a, b, classes, weight, flips, pos = pair
@@ -253,7 +248,7 @@ def _joint_monte_carlo(
     n_draws = _check_positive_int(n_draws, name="n_draws", minimum=2)
     rng = _check_generator(seed)
     options, shared = given["options"], given.get("shared")
-    job = (info, *data, given, n_draws, rng)
+    job = (info, data, given, n_draws, rng)
     definition, result = info.definition, None
     if getattr(definition, "streamed_difference", None) is not None and not options:
         result = _regression_draws(job, shared=shared, counts=counts)
@@ -285,9 +280,8 @@ def _without_moments(
     ``paired_existence``), with a warning, else None (:ref:`paired_existence`)."""
     (y_true, y_pred_a, y_pred_b), options = data, given["options"]
     sigma, sample_weight = given["sigma"], given["sample_weight"]
-    multioutput = options.get("multioutput", "uniform_average")
     y, a, b, s, weight, multioutput = regression_pair(
-        y_true, y_pred_a, y_pred_b, sigma, sample_weight, multioutput
+        *data, sigma, sample_weight, options.get("multioutput")
     )
     existence = info.definition.paired_existence(
         y, a, b, s, weight, None if isinstance(multioutput, str) else multioutput

@@ -146,26 +146,20 @@ def _reduce(
 
 
 def regression_pair(
-    y_true: Any,
-    y_pred_a: Any,
-    y_pred_b: Any,
-    sigma: Any,
-    sample_weight: Any,
-    multioutput: Any = "uniform_average",
+    y_true: Any, a: Any, b: Any, sigma: Any, weight: Any, multioutput: Any = None
 ) -> tuple[Any, ...]:
-    """Validated 2-D ``(y_true, a, b, sigma, weight, multioutput)``."""
+    """Validated 2-D ``(y_true, a, b, sigma, weight, multioutput)`` (default
+    ``multioutput``: ``"uniform_average"``)."""
     y, a, s, weight, multioutput = _named(
         check_regression_inputs,
         "y_pred_a",
         y_true,
-        y_pred_a,
+        a,
         sigma=sigma,
-        sample_weight=sample_weight,
-        multioutput=multioutput,
+        sample_weight=weight,
+        multioutput="uniform_average" if multioutput is None else multioutput,
     )
-    _, b, _, _, _ = _named(
-        check_regression_inputs, "y_pred_b", y_true, y_pred_b, sigma=sigma
-    )
+    b = _named(check_regression_inputs, "y_pred_b", y_true, b, sigma=sigma)[1]
     return y, a, b, s, weight, multioutput
 
 
@@ -354,12 +348,7 @@ def paired_probabilistic(
         )
     n_classes = 2 if a.ndim == 1 else a.shape[1]
     y = as_label_array(y_true, name="y_true")
-    n = y.shape[0]
-    if a.shape[0] != n:
-        raise ValueError(
-            "y_true and the probabilities must have the same number of samples; "
-            f"got {n} and {a.shape[0]}."
-        )
+    n = y.shape[0]  # as many as the probabilities: checked by the caller
     classes = given["labels"] if given["classes"] is None else given["classes"]
     columns = _column_classes(y, classes, n_classes)
     weight = check_sample_weight(given["sample_weight"], n)
@@ -413,12 +402,12 @@ def _exact_sign(
 ) -> int:
     """The sign of ``Σ w (a − b) f``, ``f`` 1 (``"slope"``), ``a + b`` (``"level"``)
     or ``2v − a − b`` (``"point"``), exact (rationals where rounding could decide)."""
+
+    def factor(a: Any, b: Any, v: Any) -> Any:
+        return 1 if kind == "slope" else a + b if kind == "level" else (v - a) + (v - b)
+
     with np.errstate(over="ignore", invalid="ignore"):
-        terms = w * (a - b)
-        if kind == "level":
-            terms = terms * (a + b)
-        elif kind == "point":
-            terms = terms * ((v - a) + (v - b))
+        terms = w * (a - b) * factor(a, b, v)
         total = float(np.sum(terms))
         magnitude = float(np.sum(np.abs(terms)))
     n = terms.shape[0]
@@ -426,11 +415,9 @@ def _exact_sign(
     if math.isfinite(magnitude) and abs(total) > bound:
         return 1 if total > 0 else -1
     exact = Fraction(0)
-    point = Fraction(v)
     for wi, ai, bi in zip(w.tolist(), a.tolist(), b.tolist(), strict=True):
         ai, bi = Fraction(ai), Fraction(bi)
-        factor = {"slope": 1, "level": ai + bi, "point": 2 * point - ai - bi}[kind]
-        exact += Fraction(wi) * (ai - bi) * factor
+        exact += Fraction(wi) * (ai - bi) * factor(ai, bi, Fraction(v))
     return (exact > 0) - (exact < 0)
 
 
