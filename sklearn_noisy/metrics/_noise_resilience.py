@@ -280,11 +280,7 @@ def _compensation(
     span = np.where(constant, 1.0, high - low)
     with np.errstate(over="ignore", under="ignore"):
         centre = seg.min(x) / 2 + seg.max(x) / 2
-        offset = x - seg.spread(centre)
-        if x.shape[1] == 1:
-            distance = np.abs(offset[:, 0])
-        else:
-            distance = np.hypot.reduce(offset, axis=1)
+        distance = np.hypot.reduce(np.abs(x - seg.spread(centre)), axis=1)
         weight = (g - seg.spread(low)) / (seg.spread(span) * (1.0 + distance))
         lam_s, r_scale = seg.scaled(lam)
         total = seg.sum(weight * lam_s)
@@ -293,21 +289,6 @@ def _compensation(
             total = total / np.where(total_weight > 0, total_weight, 1.0)
         result = total * r_scale
     return np.where(constant, np.nan, result)
-
-
-def _region_bounds(
-    mode: str, size: int, n_samples: int, group_index: np.ndarray | None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Starts and lengths of the regions in the sorted samples."""
-    if mode == "window":
-        starts = np.arange(n_samples - size + 1)
-        return starts, np.full(starts.size, size)
-    if mode == "groups":
-        starts = np.flatnonzero(np.r_[True, np.diff(group_index) != 0])
-    else:
-        starts = np.floor(np.linspace(0, n_samples, size + 1)[:-1] + 0.5)
-        starts = starts.astype(np.intp)
-    return starts, np.diff(np.r_[starts, n_samples])
 
 
 def _as_column(value: Any, name: str, n_samples: int) -> np.ndarray:
@@ -510,9 +491,17 @@ def noise_resilience_score(
     if largest >= 2.0**1022:  # halving is exact here and makes room for a difference
         arrays = [a / 2 for a in arrays]
     residuals = [arrays[0] - arrays[2], arrays[1] - arrays[2], arrays[0] - arrays[1]]
-    if group_index is not None:
-        group_index = group_index[order]
-    starts, counts = _region_bounds(mode, size, n_samples, group_index)
+    if mode == "window":  # the starts and lengths of the regions
+        starts = np.arange(n_samples - size + 1)
+    elif mode == "groups":
+        starts = np.flatnonzero(np.r_[True, np.diff(group_index[order]) != 0])
+    else:
+        starts = np.floor(np.linspace(0, n_samples, size + 1)[:-1] + 0.5)
+        starts = starts.astype(np.intp)
+    sliding = mode == "window"
+    counts = (
+        np.full(starts.size, size) if sliding else np.diff(np.r_[starts, n_samples])
+    )
     # the statistics of the regions, overlapping windows by chunks
     overlapping = bool(np.any(np.diff(starts) < counts[:-1]))
     step = max(1, CHUNK_SIZE // int(counts.max())) if overlapping else starts.size

@@ -80,19 +80,12 @@ def _plain_scorer(name: str, options: dict[str, Any]) -> Any:
 
 
 def _monte_carlo_difference(
-    scorer: Any,
-    y_true: Any,
-    y_pred_a: Any,
-    y_pred_b: Any,
-    *,
-    labels: Any,
-    classes: Any,
-    n_draws: int,
-    random_state: Any,
-    sample_weight: Any = None,
-    **noise: Any,
+    scorer: Any, y_true: Any, y_pred_a: Any, y_pred_b: Any, **noise: Any
 ) -> NoisyScore:
-    """Joint Monte Carlo: each label draw scored for A and for B by the scorer."""
+    """Joint Monte Carlo: each label draw scored for A and for B by the scorer;
+    ``noise``: the keywords of :func:`monte_carlo_score`, ``labels`` and the
+    probability columns' ``classes``."""
+    labels, classes = noise.pop("labels"), noise.pop("classes")
     plain = _plain_scorer(scorer.metric, dict(scorer.metric_kwargs))
     zero = {"sigma": 0.0} if plain.requires_noise == "sigma" else {"q": 0.0}
     extra = {} if classes is None else {"classes": classes}
@@ -108,21 +101,9 @@ def _monte_carlo_difference(
         if labels is None and a.ndim == 1 and b.ndim == 1:
             labels = pair_classes(y_true, a, b)
     # y_pred reaches the callable untouched: an empty placeholder per sample.
-    score = monte_carlo_score(
-        difference,
-        y_true,
-        np.zeros((len(y_true), 0)),
-        labels=labels,
-        n_draws=n_draws,
-        random_state=random_state,
-        sample_weight=sample_weight,
-        **noise,
-    )
+    placeholder = np.zeros((len(y_true), 0))
+    score = monte_carlo_score(difference, y_true, placeholder, labels=labels, **noise)
     return dataclasses.replace(score, metric=f"{scorer.metric}_difference")
-
-
-def _weights(weight: np.ndarray | None, rows: slice, size: int) -> np.ndarray:
-    return np.ones(size) if weight is None else weight[rows]
 
 
 def _regression_draws(
@@ -139,10 +120,11 @@ def _regression_draws(
         PoissonNoise.from_labels(y, counts=False)  # rates: finite, >= 0
         s = float(np.max(y, initial=0.0))  # no noise where every rate is 0
     n, k = y.shape
+    w_all = np.ones(n) if weight is None else weight
     w_total = float(n) if weight is None else float(weight.sum())
     centre = np.zeros(k)
     for rows in chunks(n):
-        centre += _weights(weight, rows, y[rows].shape[0]) @ y[rows]
+        centre += w_all[rows] @ y[rows]
     centre /= w_total
 
     def sums(size: int, rng: Any) -> np.ndarray:
@@ -153,15 +135,13 @@ def _regression_draws(
             offsets = rng.standard_normal((size, shared.n_groups, k))
             offsets *= np.sqrt(shared.tau2)[:, None]
         for rows in chunks(n):
-            w = _weights(weight, rows, y[rows].shape[0])
-            labels = np.empty((size, *y[rows].shape))
+            w, shape = w_all[rows], (size, *y[rows].shape)
             if rng is None:
-                labels[:] = 0.0
+                labels = np.zeros(shape)
             elif counts:
-                labels[:] = rng.poisson(y[rows], size=labels.shape)
-                labels -= y[rows]
+                labels = rng.poisson(y[rows], size=shape) - y[rows]
             else:
-                labels[:] = rng.standard_normal(labels.shape)
+                labels = rng.standard_normal(shape)
                 labels *= chunk_of(s, rows)
                 if offsets is not None:
                     labels += offsets[:, shared.codes[rows]]
@@ -211,7 +191,7 @@ def _binary_draws(job: tuple, pos_label: Any = 1) -> tuple[float, np.ndarray] | 
     given, random = np.zeros((2, 4)), False
     for rows in chunks(n):
         true, column = indices(rows)
-        np.add.at(given, (true, column), _weights(weight, rows, true.shape[0]))
+        np.add.at(given, (true, column), 1.0 if weight is None else weight[rows])
         pi = flips.probability(true, np.full_like(true, pos), rows)
         random = random or bool(np.any((pi > 0.0) & (pi < 1.0)))
     predicted = given.sum(axis=0)  # the same in every draw
@@ -297,10 +277,10 @@ def _without_moments(
         ]
     nominal = scores[0].nominal - scores[1].nominal
     metric, n = f"{info.name}_difference", y.shape[0]
-    if not existence.mean_exists:
-        return NoisyScore(metric, existence.expected, math.inf, nominal, n, "exact")
-    expected = scores[0].expected - scores[1].expected
-    if math.isfinite(expected):
+    expected = existence.expected
+    if existence.mean_exists:
+        expected = scores[0].expected - scores[1].expected
+    if not existence.mean_exists or math.isfinite(expected):
         return NoisyScore(metric, expected, math.inf, nominal, n, "exact")
     return dataclasses.replace(
         monte_carlo(),

@@ -349,8 +349,16 @@ def paired_probabilistic(
     n_classes = 2 if a.ndim == 1 else a.shape[1]
     y = as_label_array(y_true, name="y_true")
     n = y.shape[0]  # as many as the probabilities: checked by the caller
-    classes = given["labels"] if given["classes"] is None else given["classes"]
-    columns = _column_classes(y, classes, n_classes)
+    columns = given["labels"] if given["classes"] is None else given["classes"]
+    columns = pair_classes(y, y, y) if columns is None else np.asarray(columns)
+    if columns.size != n_classes:
+        raise ValueError(
+            f"The probabilities have {n_classes} columns but there are "
+            f"{columns.size} classes ({columns.tolist()}); pass classes= in the "
+            "order of the columns."
+        )
+    if np.any(columns[1:] <= columns[:-1]):
+        raise ValueError("classes must be sorted, as the columns of predict_proba.")
     weight = check_sample_weight(given["sample_weight"], n)
     if definition.pos_label and a.ndim == 2 and n_classes == 2:
         a, b = a[:, 1], b[:, 1]  # the positive (larger) class column
@@ -372,20 +380,6 @@ def paired_probabilistic(
         )
 
     return _reduce(n, weight, terms)
-
-
-def _column_classes(y: np.ndarray, classes: Any, n_classes: int) -> np.ndarray:
-    """The sorted classes of the probability columns (default: ``y_true``'s)."""
-    classes = pair_classes(y, y, y) if classes is None else np.asarray(classes)
-    if classes.size != n_classes:
-        raise ValueError(
-            f"The probabilities have {n_classes} columns but there are "
-            f"{classes.size} classes ({classes.tolist()}); pass classes= in the "
-            "order of the columns."
-        )
-    if np.any(classes[1:] <= classes[:-1]):
-        raise ValueError("classes must be sorted, as the columns of predict_proba.")
-    return classes
 
 
 class DifferenceExistence(NamedTuple):
@@ -462,9 +456,8 @@ def r2_difference_existence(
     sigma = np.broadcast_to(np.asarray(sigma, dtype=np.float64), y_true.shape)
     rows = slice(None) if weight is None else np.flatnonzero(weight > 0.0)
     n_eff = n if weight is None else rows.size  # the positively weighted samples
-    signs: set[float] = set()
-    mean_fails: list[tuple[int, int, int]] = []
-    var_fails: list[tuple[int, int, int]] = []
+    w = np.ones(n) if weight is None else weight[rows]
+    signs, mean_fails, var_fails = set(), [], []  # fails: (output, rank, need)
     for j in range(n_outputs):
         if output_weights is not None and np.asarray(output_weights)[j] == 0.0:
             continue
@@ -473,13 +466,8 @@ def r2_difference_existence(
         rank = n_noisy if n_noisy < n_eff else n_eff - 1
         if n_noisy == 0 or rank > 4:
             continue
-        need, sign = _one_output(
-            y_true[rows, j],
-            y_pred_a[rows, j],
-            y_pred_b[rows, j],
-            s[rows],
-            np.ones(n) if weight is None else weight[rows],
-        )
+        arrays = (v[rows, j] for v in (y_true, y_pred_a, y_pred_b, sigma))
+        need, sign = _one_output(*arrays, w)
         if need is not None and rank <= need:
             mean_fails.append((j, rank, need))
             signs.add(sign)
