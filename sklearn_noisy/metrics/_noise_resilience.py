@@ -110,17 +110,12 @@ class NoiseResilienceResult:
         return float(np.mean(self.condition))
 
     def _columns(self) -> dict[str, np.ndarray]:
-        columns: dict[str, np.ndarray] = {}
-        if self.group_labels is not None:
-            columns["group"] = self.group_labels
+        columns = {} if self.group_labels is None else {"group": self.group_labels}
         for name in _REGION_FIELDS:
             value = getattr(self, name)
-            if value is None:
-                continue
-            if value.ndim == 2:
-                for k in range(value.shape[1]):
-                    columns[f"{name}_{k}"] = value[:, k]
-            else:
+            if value is not None and value.ndim == 2:
+                columns.update({f"{name}_{k}": v for k, v in enumerate(value.T)})
+            elif value is not None:
                 columns[name] = value
         return columns
 
@@ -349,24 +344,6 @@ def _check_regions(n_samples: int, n_regions: Any, window: Any) -> tuple[str, in
     return ("partition" if window is None else "window"), int(value)
 
 
-def _check_groups(
-    groups: Any, n_samples: int, n_features: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """The sorted group labels and each sample's group index."""
-    unique, inverse = encode_groups(groups, n_samples)
-    counts = np.bincount(inverse, minlength=unique.size)
-    smallest = max(MIN_REGION_SIZE, n_features + 1)
-    small = np.flatnonzero(counts < smallest)
-    if small.size:
-        k = int(small[0])
-        raise ValueError(
-            f"every group needs at least {smallest} samples (a slope over "
-            f"{n_features} feature(s) and a spread); {small.size} group(s) have "
-            f"fewer, e.g. group {unique[k].tolist()!r} with {int(counts[k])}."
-        )
-    return unique, inverse
-
-
 def _sorted_inputs(
     x: np.ndarray, secondary: list[np.ndarray], group_index: np.ndarray | None
 ) -> np.ndarray:
@@ -473,7 +450,18 @@ def noise_resilience_score(
     if groups is not None:
         if n_regions is not None or window is not None:
             raise ValueError("Pass groups, or n_regions/window, not both.")
-        group_labels, group_index = _check_groups(groups, n_samples, x2.shape[1])
+        group_labels, group_index = encode_groups(groups, n_samples)
+        sizes = np.bincount(group_index, minlength=group_labels.size)
+        smallest = max(MIN_REGION_SIZE, x2.shape[1] + 1)
+        small = np.flatnonzero(sizes < smallest)
+        if small.size:
+            k = int(small[0])
+            raise ValueError(
+                f"every group needs at least {smallest} samples (a slope over "
+                f"{x2.shape[1]} feature(s) and a spread); {small.size} group(s) "
+                f"have fewer, e.g. group {group_labels[k].tolist()!r} with "
+                f"{int(sizes[k])}."
+            )
         mode, size = "groups", group_labels.size
     else:
         mode, size = _check_regions(n_samples, n_regions, window)

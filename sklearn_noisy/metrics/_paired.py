@@ -59,17 +59,6 @@ def _resolve_metric(metric: Any) -> tuple[str, dict[str, Any]]:
     )
 
 
-def _check_noise(info: MetricInfo, sigma: Any, q: Any, transition_matrix: Any) -> None:
-    """The noise must be of the metric's kind: ``sigma``, or ``q`` or ``T``."""
-    if info.noise == "sigma":
-        if q is not None or transition_matrix is not None:
-            raise TypeError(f"{info.name!r} is a regression metric: pass sigma, not q.")
-        return
-    if sigma is not None:
-        raise TypeError(f"{info.name!r} is a classification metric: pass q, not sigma.")
-    check_noise_model(q, transition_matrix)
-
-
 def _plain_scorer(name: str, options: dict[str, Any]) -> Any:
     """A forward scorer of the metric and options that takes the noise as given."""
     from ._scorer import make_noisy_scorer  # the scorers build on the metrics
@@ -99,7 +88,7 @@ def _monte_carlo_difference(
         labels = classes
         a, b = np.asarray(y_pred_a), np.asarray(y_pred_b)
         if labels is None and a.ndim == 1 and b.ndim == 1:
-            labels = pair_classes(y_true, a, b)
+            labels = pair_classes(y_true, a, b)[3]
     # y_pred reaches the callable untouched: an empty placeholder per sample.
     placeholder = np.zeros((len(y_true), 0))
     score = monte_carlo_score(difference, y_true, placeholder, labels=labels, **noise)
@@ -297,9 +286,7 @@ def _paired_terms(arguments: dict[str, Any], score: NoisyScore) -> tuple | None:
     function = get_metric_info(name).function
     accepted = inspect.signature(function).parameters
     kwargs = {**options, "estimand": score.estimand}
-    if arguments.get("noise", "gaussian") != "gaussian":
-        kwargs["noise"] = arguments["noise"]
-    keys = ("sigma", "q", "transition_matrix", "labels", "sample_weight")
+    keys = ("sigma", "q", "transition_matrix", "labels", "sample_weight", "noise")
     for key in (*keys, "groups", "sigma_shared"):
         if arguments.get(key) is not None and key in accepted:
             kwargs[key] = arguments[key]
@@ -448,8 +435,13 @@ def expected_paired_difference(
     if estimand == "auto":
         offered = info.paired_estimands({**options, "noise": counts and "poisson"})
         estimand = resolve_estimand(estimand, offered)
-    if not counts:
-        _check_noise(info, sigma, q, transition_matrix)
+    flips = q is not None or transition_matrix is not None  # of the metric's kind:
+    if info.noise == "sigma" and flips and not counts:
+        raise TypeError(f"{info.name!r} is a regression metric: pass sigma, not q.")
+    if info.noise != "sigma" and sigma is not None:
+        raise TypeError(f"{info.name!r} is a classification metric: pass q, not sigma.")
+    if info.noise != "sigma":
+        check_noise_model(q, transition_matrix)
     n = _num_samples(y_true)
     for value, pred in ((y_pred_a, "y_pred_a"), (y_pred_b, "y_pred_b")):
         array = np.asarray(value)

@@ -63,37 +63,31 @@ def _named(function: Callable[..., Any], name: str, *args: Any, **kwargs: Any) -
         raise type(exc)(message.replace("y_pred", name)) from exc
 
 
-def _label_arrays(
-    y_true: Any, y_pred_a: Any, y_pred_b: Any
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The three label vectors (1-D, not copied), not empty."""
+def pair_classes(
+    y_true: Any, y_pred_a: Any, y_pred_b: Any, labels: Any = None
+) -> tuple:
+    """The three label vectors (1-D, not copied, not empty) and the classes of a
+    paired comparison: ``labels``, or the sorted union (checked as scikit-learn
+    checks a classification target, chunk by chunk)."""
     y = as_label_array(y_true, name="y_true")
     a = as_label_array(y_pred_a, name="y_pred_a")
     b = as_label_array(y_pred_b, name="y_pred_b")
     if y.shape[0] == 0:
         raise ValueError("y_true is empty: at least one sample is required.")
-    return y, a, b
-
-
-def pair_classes(
-    y_true: Any, y_pred_a: Any, y_pred_b: Any, labels: Any = None
-) -> np.ndarray:
-    """The classes of a paired comparison: ``labels``, or the sorted union (checked
-    as scikit-learn checks a classification target, chunk by chunk)."""
-    y, a, b = _label_arrays(y_true, y_pred_a, y_pred_b)
     if labels is not None:
-        return _named(
+        check = _named(
             check_classification_labels, "y_pred_a", y[:1], a[:1], labels=labels
-        )[2]
+        )
+        return y, a, b, check[2]
     fast = [_small_int_labels(y, values) for values in (a, b)]
     if fast[0] is not None and fast[1] is not None:
-        return np.union1d(fast[0].classes, fast[1].classes)
+        return y, a, b, np.union1d(fast[0].classes, fast[1].classes)
     classes: np.ndarray | None = None
     for rows in chunks(y.shape[0]):
         for name, values in (("y_pred_a", a), ("y_pred_b", b)):
             found = _named(check_classification_labels, name, y[rows], values[rows])[2]
             classes = found if classes is None else np.union1d(classes, found)
-    return classes
+    return y, a, b, classes
 
 
 def flip_pair(
@@ -101,8 +95,7 @@ def flip_pair(
 ) -> tuple[Any, ...] | None:
     """``(y, a, b, classes, weight, noise, pos)`` of two models' class labels; None
     unless ``pos_label`` (if given) is a class of two (``binary``), or of one."""
-    y, a, b = _label_arrays(y, a, b)
-    classes = pair_classes(y, a, b, given["labels"])
+    y, a, b, classes = pair_classes(y, a, b, given["labels"])
     pos = None
     if pos_label is not None:
         matches = [i for i, c in enumerate(classes.tolist()) if c == pos_label]
@@ -350,7 +343,7 @@ def paired_probabilistic(
     y = as_label_array(y_true, name="y_true")
     n = y.shape[0]  # as many as the probabilities: checked by the caller
     columns = given["labels"] if given["classes"] is None else given["classes"]
-    columns = pair_classes(y, y, y) if columns is None else np.asarray(columns)
+    columns = pair_classes(y, y, y)[3] if columns is None else np.asarray(columns)
     if columns.size != n_classes:
         raise ValueError(
             f"The probabilities have {n_classes} columns but there are "
@@ -426,20 +419,15 @@ def _one_output(
         exact_y.size >= 2 and exact_y.min() < exact_y.max()
     ):
         return None, math.nan
-    gap = a - b
-    moving = bool(np.any(noisy & (gap != 0.0)))  # L depends on the noisy labels
+    moving = bool(np.any(noisy & (a != b)))  # L depends on the noisy labels
     if exact_y.size:  # every exact label equals v: Y = 0 at one point
         sign = _exact_sign(w, a, b, "point", float(exact_y[0]))
-        if sign:
-            return 2, float(sign)
-        return (1 if moving else None), math.nan
-    # all labels noisy: L(c) = 2c Σ w(a−b) − Σ w(a−b)(a+b) along y = c
-    if _exact_sign(w, a, b, "slope"):
+    elif _exact_sign(w, a, b, "slope"):
+        # all labels noisy: L(c) = 2c Σ w(a−b) − Σ w(a−b)(a+b) along y = c
         return 2, math.nan
-    level = _exact_sign(w, a, b, "level")
-    if level:
-        return 2, float(-level)
-    return (1 if bool(np.any(gap != 0.0)) else None), math.nan
+    else:
+        sign = -_exact_sign(w, a, b, "level")
+    return (2, float(sign)) if sign else ((1 if moving else None), math.nan)
 
 
 def r2_difference_existence(
