@@ -327,19 +327,14 @@ def _check_regions(n_samples: int, n_regions: Any, window: Any) -> tuple[str, in
         name, value, low, high = "window", window, MIN_REGION_SIZE, n_samples
         bounds = f"[{MIN_REGION_SIZE}, n_samples={n_samples}]"
     else:
-        high = n_samples // MIN_REGION_SIZE
-        name, value, low = "n_regions", n_regions, 1
-        if value is None:
-            value = max(1, min(10, n_samples // 10))
+        name, low, high = "n_regions", 1, n_samples // MIN_REGION_SIZE
+        value = max(1, min(10, n_samples // 10)) if n_regions is None else n_regions
         bounds = (
             f"[1, {high}] so that every region has at least {MIN_REGION_SIZE} of "
             f"the {n_samples} samples"
         )
-    if (
-        not isinstance(value, numbers.Integral)
-        or isinstance(value, bool)
-        or not low <= value <= high
-    ):
+    integer = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if not (integer and low <= value <= high):
         raise ValueError(f"{name} must be an integer in {bounds}; got {value!r}.")
     return ("partition" if window is None else "window"), int(value)
 

@@ -216,7 +216,7 @@ def _joint_monte_carlo(
     the nominal difference, exactly."""
     n_draws = _check_positive_int(n_draws, name="n_draws", minimum=2)
     rng = _check_generator(seed)
-    options, shared = given["options"], given.get("shared")
+    options, shared = given["options"], given["shared"]
     job = (info, data, given, n_draws, rng)
     definition, result = info.definition, None
     if getattr(definition, "streamed_difference", None) is not None and not options:
@@ -230,7 +230,7 @@ def _joint_monte_carlo(
         if not definition.fixed_denominator:
             result = _binary_draws(job, **options)
     if result is None:
-        noise = {k: v for k, v in given.items() if k != "options"}
+        noise = {k: v for k, v in given.items() if k not in ("options", "shared")}
         scorer = _plain_scorer(info.name, options)
         return _monte_carlo_difference(
             scorer, *data, n_draws=n_draws, random_state=seed, **noise
@@ -459,8 +459,7 @@ def expected_paired_difference(
             "sigma_shared describe shared offsets of regression labels."
         )
     shared = check_shared_offsets(groups, sigma_shared, n)
-    offsets = {} if shared is None else {"shared": shared}
-    if counts and offsets:
+    if counts and shared is not None:
         raise TypeError(
             "noise='poisson' does not model shared batch offsets; pass groups "
             "and sigma_shared with Gaussian label errors (sigma=)."
@@ -473,15 +472,13 @@ def expected_paired_difference(
         sample_weight=sample_weight,
         classes=classes,
         options=options,
-        **offsets,
+        shared=shared,
     )
     data = (y_true, y_pred_a, y_pred_b)
     kernel = info.paired_truth if estimand == "truth" else info.paired
     result, method = None, "exact"
     if counts:
-        y, a, b, _, weight, _ = regression_pair(
-            y_true, y_pred_a, y_pred_b, 1.0, sample_weight
-        )
+        y, a, b, _, weight, _ = regression_pair(*data, 1.0, sample_weight)
         labels_noise = PoissonNoise.from_labels(y, counts=estimand == "truth")
         if kernel is not None:  # σ̂² = ỹ (truth) or σ² = λ (forward)
             variances = labels_noise.variance_parts(slice(None), truth=True)[0]
@@ -517,7 +514,7 @@ def expected_paired_difference(
         _joint_monte_carlo, info, data, given, n_draws, random_state, counts
     )
     paired_existence = getattr(info.definition, "paired_existence", None)
-    if not counts and not offsets and paired_existence is not None:
+    if not counts and shared is None and paired_existence is not None:
         result = _without_moments(info, data, given, monte_carlo)
     return monte_carlo() if result is None else result
 

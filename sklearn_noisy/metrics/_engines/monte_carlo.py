@@ -77,12 +77,8 @@ class MonteCarloScore(NoisyScore):
 
     def to_dict(self) -> dict[str, float | int | str]:
         """Return the fields (without ``draws``) and ``std`` as a JSON-ready dict."""
-        return {
-            **super().to_dict(),
-            "n_draws": self.n_draws,
-            "standard_error": self.standard_error,
-            "variance_standard_error": self.variance_standard_error,
-        }
+        names = ("n_draws", "standard_error", "variance_standard_error")
+        return {**super().to_dict(), **{name: getattr(self, name) for name in names}}
 
 
 def _check_generator(random_state: Any) -> np.random.Generator:

@@ -231,7 +231,7 @@ def paired_regression(
     y, a, b, s, weight, _ = regression_pair(
         y_true, a, b, given["sigma"], given["sample_weight"]
     )
-    shared = given.get("shared")
+    shared = given["shared"]
     if shared is None:
 
         def terms(rows: slice) -> tuple[np.ndarray, ...]:
