@@ -301,25 +301,6 @@ def _as_column(value: Any, name: str, n_samples: int) -> np.ndarray:
     return array
 
 
-def _check_x(x: Any, grouped: bool) -> np.ndarray:
-    """``x`` as a finite ``(n_samples, n_features)`` array."""
-    array = as_float_array(x, name="x")
-    if array.ndim == 1:
-        array = array[:, None]
-    if array.ndim != 2 or array.shape[1] == 0:
-        raise ValueError(
-            f"x must be 1-D or 2-D (n_samples, n_features); got shape {array.shape}."
-        )
-    if array.shape[1] > 1 and not grouped:
-        raise ValueError(
-            f"x has {array.shape[1]} columns: regions along several input "
-            "variables need groups (for example KMeans labels of x); without "
-            "groups x must be 1-D."
-        )
-    check_finite(array, name="x")
-    return array
-
-
 def _check_regions(n_samples: int, n_regions: Any, window: Any) -> tuple[str, int]:
     if n_regions is not None and window is not None:
         raise ValueError("Pass n_regions or window, not both.")
@@ -343,14 +324,9 @@ def _sorted_inputs(
     x: np.ndarray, secondary: list[np.ndarray], group_index: np.ndarray | None
 ) -> np.ndarray:
     """A canonical order: by group, then ``x``, ties broken by ``secondary``."""
-    primary = [x[:, k] for k in range(x.shape[1] - 1, -1, -1)]
-    if group_index is not None:
-        primary.append(group_index)
+    primary = [*x.T[::-1], *([] if group_index is None else [group_index])]
     order = np.lexsort(primary)
-    ties = np.ones(x.shape[0] - 1, dtype=bool)
-    for key in primary:
-        ordered = key[order]
-        ties &= ordered[1:] == ordered[:-1]
+    ties = np.logical_and.reduce([k[order][1:] == k[order][:-1] for k in primary])
     return np.lexsort(secondary + primary) if ties.any() else order
 
 
@@ -431,7 +407,19 @@ def noise_resilience_score(
     _check_choice("slope", slope, ("least_squares", "endpoints"))
     _check_choice("compensation", compensation, ("sum", "mean"))
     _check_choice("zero_variance", zero_variance, ("raise", "omit"))
-    x2 = _check_x(x, groups is not None)
+    x2 = as_float_array(x, name="x")
+    x2 = x2[:, None] if x2.ndim == 1 else x2
+    if x2.ndim != 2 or x2.shape[1] == 0:
+        raise ValueError(
+            f"x must be 1-D or 2-D (n_samples, n_features); got shape {x2.shape}."
+        )
+    if x2.shape[1] > 1 and groups is None:
+        raise ValueError(
+            f"x has {x2.shape[1]} columns: regions along several input "
+            "variables need groups (for example KMeans labels of x); without "
+            "groups x must be 1-D."
+        )
+    check_finite(x2, name="x")
     n_samples = x2.shape[0]
     if n_samples < MIN_REGION_SIZE:
         raise ValueError(

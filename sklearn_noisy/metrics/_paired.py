@@ -247,8 +247,8 @@ def _without_moments(
 ) -> NoisyScore | None:
     """The difference where its mean or variance does not exist (the definition's
     ``paired_existence``), with a warning, else None (:ref:`paired_existence`)."""
-    (y_true, y_pred_a, y_pred_b), options = data, given["options"]
-    sigma, sample_weight = given["sigma"], given["sample_weight"]
+    options, sigma = given["options"], given["sigma"]
+    sample_weight = given["sample_weight"]
     y, a, b, s, weight, multioutput = regression_pair(
         *data, sigma, sample_weight, options.get("multioutput")
     )
@@ -261,8 +261,10 @@ def _without_moments(
     plain = _plain_scorer(info.name, options)
     with quiet():  # the single models' own warnings
         scores = [
-            plain.score_predictions(y_true, p, sigma=sigma, sample_weight=sample_weight)
-            for p in (y_pred_a, y_pred_b)
+            plain.score_predictions(
+                data[0], p, sigma=sigma, sample_weight=sample_weight
+            )
+            for p in data[1:]
         ]
     nominal = scores[0].nominal - scores[1].nominal
     metric, n = f"{info.name}_difference", y.shape[0]

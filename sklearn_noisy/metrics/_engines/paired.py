@@ -124,10 +124,7 @@ def _encode_chunk(
 
 
 def _reduce(
-    n: int,
-    weight: np.ndarray | None,
-    terms: Callable[[slice], tuple[np.ndarray, ...]],
-    n_outputs: int = 1,
+    n: int, weight: np.ndarray | None, terms: Callable, n_outputs: int = 1
 ) -> PairedResult:
     """The weighted means of per-sample ``terms(rows) -> (expected, nominal,
     variance)`` over the chunks, the variance weighted by ``w²/W²``."""
@@ -431,17 +428,12 @@ def _one_output(
 
 
 def r2_difference_existence(
-    y_true: np.ndarray,
-    y_pred_a: np.ndarray,
-    y_pred_b: np.ndarray,
-    sigma: Any,
-    weight: np.ndarray | None,
-    output_weights: Any = None,
+    y: Any, a: Any, b: Any, sigma: Any, weight: Any, output_weights: Any = None
 ) -> DifferenceExistence:
     """Whether ``E`` and ``Var`` of ``R²_A − R²_B`` exist (:ref:`paired_existence`);
     outputs of weight 0 in ``output_weights`` are left out."""
-    n, n_outputs = y_true.shape
-    sigma = np.broadcast_to(np.asarray(sigma, dtype=np.float64), y_true.shape)
+    n, n_outputs = y.shape
+    sigma = np.broadcast_to(np.asarray(sigma, dtype=np.float64), y.shape)
     rows = slice(None) if weight is None else np.flatnonzero(weight > 0.0)
     n_eff = n if weight is None else rows.size  # the positively weighted samples
     w = np.ones(n) if weight is None else weight[rows]
@@ -454,7 +446,7 @@ def r2_difference_existence(
         rank = n_noisy if n_noisy < n_eff else n_eff - 1
         if n_noisy == 0 or rank > 4:
             continue
-        arrays = (v[rows, j] for v in (y_true, y_pred_a, y_pred_b, sigma))
+        arrays = (v[rows, j] for v in (y, a, b, sigma))
         need, sign = _one_output(*arrays, w)
         if need is not None and rank <= need:
             mean_fails.append((j, rank, need))
