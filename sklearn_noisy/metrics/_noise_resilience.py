@@ -129,15 +129,11 @@ class NoiseResilienceResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable summary: the score and the per-region table."""
-        return {
-            "score": self.score,
-            "mode": self.mode,
-            "slope": self.slope,
-            "n_regions": self.n_regions,
-            "n_omitted": self.n_omitted,
-            "fraction_satisfied": self.fraction_satisfied,
-            "regions": {name: v.tolist() for name, v in self._columns().items()},
-        }
+        names = ("score", "mode", "slope", "n_regions", "n_omitted")
+        summary = {name: getattr(self, name) for name in names}
+        summary["fraction_satisfied"] = self.fraction_satisfied
+        summary["regions"] = {name: v.tolist() for name, v in self._columns().items()}
+        return summary
 
     def __float__(self) -> float:
         return self.score
@@ -288,8 +284,7 @@ def _compensation(
 
 def _as_column(value: Any, name: str, n_samples: int) -> np.ndarray:
     array = as_float_array(value, name=name)
-    if array.ndim == 2 and array.shape[1] == 1:
-        array = array[:, 0]
+    array = array[:, 0] if array.ndim == 2 and array.shape[1] == 1 else array
     if array.ndim != 1:
         raise ValueError(f"{name} must be 1-D; got an array of shape {array.shape}.")
     if array.shape[0] != n_samples:
@@ -318,16 +313,6 @@ def _check_regions(n_samples: int, n_regions: Any, window: Any) -> tuple[str, in
     if not (integer and low <= value <= high):
         raise ValueError(f"{name} must be an integer in {bounds}; got {value!r}.")
     return ("partition" if window is None else "window"), int(value)
-
-
-def _sorted_inputs(
-    x: np.ndarray, secondary: list[np.ndarray], group_index: np.ndarray | None
-) -> np.ndarray:
-    """A canonical order: by group, then ``x``, ties broken by ``secondary``."""
-    primary = [*x.T[::-1], *([] if group_index is None else [group_index])]
-    order = np.lexsort(primary)
-    ties = np.logical_and.reduce([k[order][1:] == k[order][:-1] for k in primary])
-    return np.lexsort(secondary + primary) if ties.any() else order
 
 
 def _x_range(stats: dict[str, Any], regions: np.ndarray) -> str:
@@ -454,8 +439,12 @@ def noise_resilience_score(
             f"{x2.shape[1]} columns. Use slope='least_squares'."
         )
 
-    secondary = arrays[::-1] if gamma is None else [gamma, *arrays[::-1]]
-    order = _sorted_inputs(x2, secondary, group_index)
+    # a canonical order: by group, then x, ties broken by the other values
+    primary = [*x2.T[::-1], *([] if group_index is None else [group_index])]
+    order = np.lexsort(primary)
+    if np.logical_and.reduce([k[order][1:] == k[order][:-1] for k in primary]).any():
+        secondary = arrays[::-1] if gamma is None else [gamma, *arrays[::-1]]
+        order = np.lexsort(secondary + primary)
     x2, arrays = x2[order], [a[order] for a in arrays]
     gamma = None if gamma is None else gamma[order]
     largest = max(float(np.max(np.abs(a))) for a in arrays)

@@ -171,7 +171,6 @@ def _binary_draws(job: tuple, pos_label: Any = 1) -> tuple[float, np.ndarray] | 
     y, a, b, classes, weight, flips, pos = pair
     n = y.shape[0]
     w_total = float(n) if weight is None else float(weight.sum())
-    affine = info.definition.affine
 
     def indices(rows: slice) -> tuple[np.ndarray, np.ndarray]:
         true, a_index, b_index = _encode_chunk(y, a, b, rows, classes)
@@ -195,7 +194,7 @@ def _binary_draws(job: tuple, pos_label: Any = 1) -> tuple[float, np.ndarray] | 
         )
         values = []
         for n_pos, hits in zip(n_pred, ([2, 3], [1, 3]), strict=True):
-            alpha, beta = affine(observed, n_pos, w_total)
+            alpha, beta = info.definition.affine(observed, n_pos, w_total)
             values.append(alpha + beta * confusion[..., pos, hits].sum(-1))
         return values[0] - values[1]
 

@@ -113,13 +113,10 @@ def _is_label_vector(y_pred: Any) -> bool:
     if hasattr(y_pred, "to_numpy") and not isinstance(y_pred, np.ndarray):
         y_pred = y_pred.to_numpy()
     array = np.asarray(y_pred)
-    if array.ndim == 2 and array.shape[1] == 1:
-        array = array[:, 0]
-    if array.ndim != 1:
-        return False
-    if array.dtype.kind == "f":
+    array = array[:, 0] if array.ndim == 2 and array.shape[1] == 1 else array
+    if array.ndim == 1 and array.dtype.kind == "f":
         return bool(np.all(np.isfinite(array)) and np.all(array == np.round(array)))
-    return array.dtype.kind in "biuUSO"
+    return array.ndim == 1 and array.dtype.kind in "biuUSO"
 
 
 def monte_carlo_score(

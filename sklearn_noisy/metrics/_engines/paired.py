@@ -205,8 +205,7 @@ def absolute_error_difference(
     nominal = np.abs(y_true - a) - np.abs(y_true - b)
     w = np.abs(a - b)
     noisy = (sigma > 0.0) & (w > 0.0)
-    expected = nominal.copy()
-    variance = np.zeros(y_true.shape)
+    expected, variance = nominal.copy(), np.zeros(y_true.shape)
     if noisy.any():
         c = 0.5 * (a[noisy] + b[noisy])
         mean, var = _clipped_normal_moments(
@@ -329,8 +328,7 @@ def paired_probabilistic(
     """Brier score or log-loss of A minus that of B, exact; None with options."""
     if given["options"]:
         return None
-    a, eps_a = _check_proba(proba_a)
-    b, eps_b = _check_proba(proba_b)
+    (a, eps_a), (b, eps_b) = _check_proba(proba_a), _check_proba(proba_b)
     if a.shape != b.shape:
         raise ValueError(
             "y_pred_a and y_pred_b must have the same shape; got "
@@ -412,9 +410,8 @@ def _one_output(
     every order); the sign of an infinite mean (NaN: undefined)."""
     noisy = s > 0.0
     exact_y = y[~noisy]
-    if np.count_nonzero(noisy) == 0 or (
-        exact_y.size >= 2 and exact_y.min() < exact_y.max()
-    ):
+    varies = exact_y.size >= 2 and exact_y.min() < exact_y.max()
+    if not noisy.any() or varies:  # Y is bounded away from 0
         return None, math.nan
     moving = bool(np.any(noisy & (a != b)))  # L depends on the noisy labels
     if exact_y.size:  # every exact label equals v: Y = 0 at one point
@@ -441,13 +438,11 @@ def r2_difference_existence(
     for j in range(n_outputs):
         if output_weights is not None and np.asarray(output_weights)[j] == 0.0:
             continue
-        s = sigma[:, j]
-        n_noisy = int(np.count_nonzero((s > 0.0)[rows]))
+        n_noisy = int(np.count_nonzero(sigma[rows, j] > 0.0))
         rank = n_noisy if n_noisy < n_eff else n_eff - 1
         if n_noisy == 0 or rank > 4:
             continue
-        arrays = (v[rows, j] for v in (y, a, b, sigma))
-        need, sign = _one_output(*arrays, w)
+        need, sign = _one_output(*(v[rows, j] for v in (y, a, b, sigma)), w)
         if need is not None and rank <= need:
             mean_fails.append((j, rank, need))
             signs.add(sign)
