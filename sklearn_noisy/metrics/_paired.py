@@ -436,7 +436,8 @@ def expected_paired_difference(
     if estimand == "auto":
         offered = info.paired_estimands({**options, "noise": counts and "poisson"})
         estimand = resolve_estimand(estimand, offered)
-    flips = q is not None or transition_matrix is not None  # of the metric's kind:
+    # the noise must be of the metric's kind
+    flips = q is not None or transition_matrix is not None
     if info.noise == "sigma" and flips and not counts:
         raise TypeError(f"{info.name!r} is a regression metric: pass sigma, not q.")
     if info.noise != "sigma" and sigma is not None:
