@@ -29,21 +29,6 @@ __all__ = ["NoiseResilienceResult", "noise_resilience_score"]
 #: Smallest number of samples in a region: a slope and a spread need at least 3.
 MIN_REGION_SIZE = 3
 
-#: The per-region arrays of a result, in the order of its table.
-_REGION_FIELDS = (
-    "n_samples",
-    "x_min",
-    "x_max",
-    "nr",
-    "nr_linear",
-    "alpha",
-    "S1",
-    "S2",
-    "bound",
-    "condition",
-    "G",
-)
-
 
 @dataclass(frozen=True, repr=False, eq=False)
 class NoiseResilienceResult:
@@ -125,17 +110,12 @@ class NoiseResilienceResult:
         return float(np.mean(self.condition))
 
     def _columns(self) -> dict[str, np.ndarray]:
-        columns: dict[str, np.ndarray] = {}
-        if self.group_labels is not None:
-            columns["group"] = self.group_labels
+        columns = {} if self.group_labels is None else {"group": self.group_labels}
         for name in _REGION_FIELDS:
             value = getattr(self, name)
-            if value is None:
-                continue
-            if value.ndim == 2:
-                for k in range(value.shape[1]):
-                    columns[f"{name}_{k}"] = value[:, k]
-            else:
+            if value is not None and value.ndim == 2:
+                columns.update({f"{name}_{k}": v for k, v in enumerate(value.T)})
+            elif value is not None:
                 columns[name] = value
         return columns
 
@@ -149,15 +129,11 @@ class NoiseResilienceResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable summary: the score and the per-region table."""
-        return {
-            "score": self.score,
-            "mode": self.mode,
-            "slope": self.slope,
-            "n_regions": self.n_regions,
-            "n_omitted": self.n_omitted,
-            "fraction_satisfied": self.fraction_satisfied,
-            "regions": {name: v.tolist() for name, v in self._columns().items()},
-        }
+        names = ("score", "mode", "slope", "n_regions", "n_omitted")
+        summary = {name: getattr(self, name) for name in names}
+        summary["fraction_satisfied"] = self.fraction_satisfied
+        summary["regions"] = {name: v.tolist() for name, v in self._columns().items()}
+        return summary
 
     def __float__(self) -> float:
         return self.score
@@ -170,16 +146,15 @@ class NoiseResilienceResult:
         )
 
 
+#: The per-region arrays of a result (``n_samples`` to ``G``), in table order.
+_REGION_FIELDS = tuple(f.name for f in fields(NoiseResilienceResult))[1:12]
+
+
 def _power_of_two(values: np.ndarray) -> np.ndarray:
     """Largest power of two ``<= |values|`` (1 where ``values`` is 0)."""
     _, exponent = np.frexp(values)
     scale = np.ldexp(1.0, exponent - 1)
     return np.where(values == 0, 1.0, scale)
-
-
-def _exponent(power_of_two: np.ndarray) -> np.ndarray:
-    """``e`` with ``power_of_two == 2**e``."""
-    return np.frexp(power_of_two)[1] - 1
 
 
 class _Segments:
@@ -255,8 +230,8 @@ def _statistics(
     dx = seg.centred(x_scaled)
     d, dx_scale = seg.scaled(dx)
     # x = 2**x_exp · d + const and residual = 2**r_exp · scaled, per region
-    x_exp = _exponent(x_scale) + _exponent(dx_scale)
-    r_exp = _exponent(r_scale)
+    x_exp = np.frexp(x_scale)[1] + np.frexp(dx_scale)[1] - 2
+    r_exp = np.frexp(r_scale)[1] - 1
     alpha, singular = _slopes(seg, d, b, slope)
     s1 = seg.sum(d * lam_s[:, None])
     s2 = seg.sum(lam_s * lam_s)
@@ -296,11 +271,7 @@ def _compensation(
     span = np.where(constant, 1.0, high - low)
     with np.errstate(over="ignore", under="ignore"):
         centre = seg.min(x) / 2 + seg.max(x) / 2
-        offset = x - seg.spread(centre)
-        if x.shape[1] == 1:
-            distance = np.abs(offset[:, 0])
-        else:
-            distance = np.hypot.reduce(offset, axis=1)
+        distance = np.hypot.reduce(np.abs(x - seg.spread(centre)), axis=1)
         weight = (g - seg.spread(low)) / (seg.spread(span) * (1.0 + distance))
         lam_s, r_scale = seg.scaled(lam)
         total = seg.sum(weight * lam_s)
@@ -311,61 +282,9 @@ def _compensation(
     return np.where(constant, np.nan, result)
 
 
-def _region_bounds(
-    mode: str, size: int, n_samples: int, group_index: np.ndarray | None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Starts and lengths of the regions in the sorted samples."""
-    if mode == "window":
-        starts = np.arange(n_samples - size + 1)
-        return starts, np.full(starts.size, size)
-    if mode == "groups":
-        starts = np.flatnonzero(np.r_[True, np.diff(group_index) != 0])
-    else:
-        starts = np.floor(np.linspace(0, n_samples, size + 1)[:-1] + 0.5)
-        starts = starts.astype(np.intp)
-    return starts, np.diff(np.r_[starts, n_samples])
-
-
-def _statistics_of_regions(
-    x: np.ndarray,
-    residuals: list[np.ndarray],
-    gamma: np.ndarray | None,
-    regions: tuple[np.ndarray, np.ndarray],
-    *,
-    slope: str,
-    normalize: bool,
-) -> dict[str, Any]:
-    """:func:`_statistics` (and G) of the regions, overlapping windows by chunks."""
-    starts, counts = regions
-    overlapping = bool(np.any(np.diff(starts) < counts[:-1]))
-    step = max(1, CHUNK_SIZE // int(counts.max())) if overlapping else starts.size
-    parts = []
-    for first in range(0, starts.size, step):
-        chunk = slice(first, first + step)
-        if overlapping:  # sliding windows, all of the same width
-            width = int(counts[0])
-            rows = (starts[chunk, None] + np.arange(width)).ravel()
-            local = np.r_[0, np.cumsum(counts[chunk])[:-1]]
-        else:
-            rows, local = slice(None), starts
-        seg = _Segments(local, counts[chunk])
-        part = _statistics(seg, x[rows], [a[rows] for a in residuals], slope)
-        if gamma is not None:
-            lam = residuals[2][rows]
-            part["G"] = _compensation(seg, x[rows], lam, gamma[rows], normalize)
-        parts.append(part)
-    if len(parts) == 1:
-        return parts[0]
-    return {
-        key: None if value is None else np.concatenate([p[key] for p in parts])
-        for key, value in parts[0].items()
-    }
-
-
 def _as_column(value: Any, name: str, n_samples: int) -> np.ndarray:
     array = as_float_array(value, name=name)
-    if array.ndim == 2 and array.shape[1] == 1:
-        array = array[:, 0]
+    array = array[:, 0] if array.ndim == 2 and array.shape[1] == 1 else array
     if array.ndim != 1:
         raise ValueError(f"{name} must be 1-D; got an array of shape {array.shape}.")
     if array.shape[0] != n_samples:
@@ -377,127 +296,29 @@ def _as_column(value: Any, name: str, n_samples: int) -> np.ndarray:
     return array
 
 
-def _check_x(x: Any, grouped: bool) -> np.ndarray:
-    """``x`` as a finite ``(n_samples, n_features)`` array."""
-    array = as_float_array(x, name="x")
-    if array.ndim == 1:
-        array = array[:, None]
-    if array.ndim != 2 or array.shape[1] == 0:
-        raise ValueError(
-            f"x must be 1-D or 2-D (n_samples, n_features); got shape {array.shape}."
-        )
-    if array.shape[1] > 1 and not grouped:
-        raise ValueError(
-            f"x has {array.shape[1]} columns: regions along several input "
-            "variables need groups (for example KMeans labels of x); without "
-            "groups x must be 1-D."
-        )
-    check_finite(array, name="x")
-    return array
-
-
 def _check_regions(n_samples: int, n_regions: Any, window: Any) -> tuple[str, int]:
     if n_regions is not None and window is not None:
         raise ValueError("Pass n_regions or window, not both.")
     if window is not None:
-        mode, name, value = "window", "window", window
-        low, high = MIN_REGION_SIZE, n_samples
+        name, value, low, high = "window", window, MIN_REGION_SIZE, n_samples
         bounds = f"[{MIN_REGION_SIZE}, n_samples={n_samples}]"
     else:
-        mode, name, low, high = (
-            "partition",
-            "n_regions",
-            1,
-            n_samples // MIN_REGION_SIZE,
-        )
+        name, low, high = "n_regions", 1, n_samples // MIN_REGION_SIZE
         value = max(1, min(10, n_samples // 10)) if n_regions is None else n_regions
         bounds = (
             f"[1, {high}] so that every region has at least {MIN_REGION_SIZE} of "
             f"the {n_samples} samples"
         )
-    if (
-        not isinstance(value, numbers.Integral)
-        or isinstance(value, bool)
-        or not low <= value <= high
-    ):
+    integer = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if not (integer and low <= value <= high):
         raise ValueError(f"{name} must be an integer in {bounds}; got {value!r}.")
-    return mode, int(value)
+    return ("partition" if window is None else "window"), int(value)
 
 
-def _check_groups(
-    groups: Any, n_samples: int, n_features: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """The sorted group labels and each sample's group index."""
-    unique, inverse = encode_groups(groups, n_samples)
-    counts = np.bincount(inverse, minlength=unique.size)
-    smallest = max(MIN_REGION_SIZE, n_features + 1)
-    small = np.flatnonzero(counts < smallest)
-    if small.size:
-        k = int(small[0])
-        raise ValueError(
-            f"every group needs at least {smallest} samples (a slope over "
-            f"{n_features} feature(s) and a spread); {small.size} group(s) have "
-            f"fewer, e.g. group {unique[k].tolist()!r} with {int(counts[k])}."
-        )
-    return unique, inverse
-
-
-def _residuals(
-    y: np.ndarray, y_pred: np.ndarray, y_ref: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``y − y_ref``, ``y_pred − y_ref`` and ``y − y_pred`` without overflow."""
-    largest = max(float(np.max(np.abs(a))) for a in (y, y_pred, y_ref))
-    if largest >= 2.0**1022:  # halving is exact here and makes room for a difference
-        y, y_pred, y_ref = y / 2, y_pred / 2, y_ref / 2
-    return y - y_ref, y_pred - y_ref, y - y_pred
-
-
-def _sorted_inputs(
-    x: np.ndarray,
-    arrays: list[np.ndarray],
-    gamma: np.ndarray | None,
-    group_index: np.ndarray | None,
-) -> np.ndarray:
-    """A canonical order: by group, then ``x``, ties broken by the other values."""
-    primary = [x[:, k] for k in range(x.shape[1] - 1, -1, -1)]
-    if group_index is not None:
-        primary.append(group_index)
-    if len(primary) == 1:
-        order = np.argsort(primary[0], kind="stable")
-    else:
-        order = np.lexsort(primary)
-    ties = np.ones(x.shape[0] - 1, dtype=bool)
-    for key in primary:
-        ordered = key[order]
-        ties &= ordered[1:] == ordered[:-1]
-    if not ties.any():
-        return order
-    secondary = [*([] if gamma is None else [gamma]), *arrays[::-1]]
-    return np.lexsort(secondary + primary)
-
-
-def _drop_undefined(
-    stats: dict[str, Any], zero_variance: str, n_regions: int
-) -> tuple[np.ndarray, int]:
-    """Mask of the regions kept; raise or warn for zero-variance data errors."""
-    keep = stats["ss_y"] > 0
-    n_omitted = int(n_regions - keep.sum())
-    if n_omitted == 0:
-        return keep, 0
-    first = _x_range(stats, ~keep)
-    where = f"{n_omitted} of the {n_regions} regions (the first has {first})"
-    if zero_variance == "raise" or n_omitted == n_regions:
-        raise ValueError(
-            f"The data error y - y_ref has zero variance in {where}: NR_j = "
-            "1 - s_pred/s_y is undefined there. Use larger regions, or pass "
-            "zero_variance='omit' to leave such regions out of the score."
-        )
-    warn(
-        f"The data error y - y_ref has zero variance in {where}; they were left "
-        "out of the score (zero_variance='omit').",
-        UndefinedMetricWarning,
-    )
-    return keep, n_omitted
+def _x_range(stats: dict[str, Any], regions: np.ndarray) -> str:
+    """``"x from a to b"`` of the first of the ``regions`` (a mask)."""
+    k = int(np.flatnonzero(regions)[0])
+    return f"x from {stats['x_min'][k].tolist()} to {stats['x_max'][k].tolist()}"
 
 
 def noise_resilience_score(
@@ -571,24 +392,44 @@ def noise_resilience_score(
     _check_choice("slope", slope, ("least_squares", "endpoints"))
     _check_choice("compensation", compensation, ("sum", "mean"))
     _check_choice("zero_variance", zero_variance, ("raise", "omit"))
-    grouped = groups is not None
-    x2 = _check_x(x, grouped)
+    x2 = as_float_array(x, name="x")
+    x2 = x2[:, None] if x2.ndim == 1 else x2
+    if x2.ndim != 2 or x2.shape[1] == 0:
+        raise ValueError(
+            f"x must be 1-D or 2-D (n_samples, n_features); got shape {x2.shape}."
+        )
+    if x2.shape[1] > 1 and groups is None:
+        raise ValueError(
+            f"x has {x2.shape[1]} columns: regions along several input "
+            "variables need groups (for example KMeans labels of x); without "
+            "groups x must be 1-D."
+        )
+    check_finite(x2, name="x")
     n_samples = x2.shape[0]
     if n_samples < MIN_REGION_SIZE:
         raise ValueError(
             f"noise_resilience_score needs at least {MIN_REGION_SIZE} samples; got "
             f"{n_samples}."
         )
-    named = ((y, "y"), (y_pred, "y_pred"), (y_ref, "y_ref"))
-    arrays = [_as_column(value, name, n_samples) for value, name in named]
-    gamma = None
-    if confidence is not None:
-        gamma = _as_column(confidence, "confidence", n_samples)
+    named = {"y": y, "y_pred": y_pred, "y_ref": y_ref, "confidence": confidence}
+    arrays = [_as_column(v, k, n_samples) for k, v in named.items() if v is not None]
+    gamma = None if confidence is None else arrays.pop()
     group_labels = group_index = None
-    if grouped:
+    if groups is not None:
         if n_regions is not None or window is not None:
             raise ValueError("Pass groups, or n_regions/window, not both.")
-        group_labels, group_index = _check_groups(groups, n_samples, x2.shape[1])
+        group_labels, group_index = encode_groups(groups, n_samples)
+        sizes = np.bincount(group_index, minlength=group_labels.size)
+        smallest = max(MIN_REGION_SIZE, x2.shape[1] + 1)
+        small = np.flatnonzero(sizes < smallest)
+        if small.size:
+            k = int(small[0])
+            raise ValueError(
+                f"every group needs at least {smallest} samples (a slope over "
+                f"{x2.shape[1]} feature(s) and a spread); {small.size} group(s) "
+                f"have fewer, e.g. group {group_labels[k].tolist()!r} with "
+                f"{int(sizes[k])}."
+            )
         mode, size = "groups", group_labels.size
     else:
         mode, size = _check_regions(n_samples, n_regions, window)
@@ -598,43 +439,49 @@ def noise_resilience_score(
             f"{x2.shape[1]} columns. Use slope='least_squares'."
         )
 
-    order = _sorted_inputs(x2, arrays, gamma, group_index)
-    x2 = x2[order]
-    residuals = _residuals(*(a[order] for a in arrays))
-    if group_index is not None:
-        group_index = group_index[order]
-    starts, counts = _region_bounds(mode, size, n_samples, group_index)
-    stats = _statistics_of_regions(
-        x2,
-        residuals,
-        None if gamma is None else gamma[order],
-        (starts, counts),
-        slope=slope,
-        normalize=compensation == "mean",
+    # a canonical order: by group, then x, ties broken by the other values
+    primary = [*x2.T[::-1], *([] if group_index is None else [group_index])]
+    order = np.lexsort(primary)
+    if np.logical_and.reduce([k[order][1:] == k[order][:-1] for k in primary]).any():
+        secondary = arrays[::-1] if gamma is None else [gamma, *arrays[::-1]]
+        order = np.lexsort(secondary + primary)
+    x2, arrays = x2[order], [a[order] for a in arrays]
+    gamma = None if gamma is None else gamma[order]
+    largest = max(float(np.max(np.abs(a))) for a in arrays)
+    if largest >= 2.0**1022:  # halving is exact here and makes room for a difference
+        arrays = [a / 2 for a in arrays]
+    residuals = [arrays[0] - arrays[2], arrays[1] - arrays[2], arrays[0] - arrays[1]]
+    if mode == "window":  # the starts and lengths of the regions
+        starts = np.arange(n_samples - size + 1)
+    elif mode == "groups":
+        starts = np.flatnonzero(np.r_[True, np.diff(group_index[order]) != 0])
+    else:
+        starts = np.floor(np.linspace(0, n_samples, size + 1)[:-1] + 0.5)
+        starts = starts.astype(np.intp)
+    sliding = mode == "window"
+    counts = (
+        np.full(starts.size, size) if sliding else np.diff(np.r_[starts, n_samples])
     )
-    _check_slopes(stats)
-    keep, n_omitted = _drop_undefined(stats, zero_variance, starts.size)
-    g = None if gamma is None else _check_compensation(stats["G"][keep])
-    table = {  # x_min to condition
-        name: None if stats[name] is None else stats[name][keep]
-        for name in _REGION_FIELDS[1:-1]
+    # the statistics of the regions, overlapping windows by chunks
+    overlapping = bool(np.any(np.diff(starts) < counts[:-1]))
+    step = max(1, CHUNK_SIZE // int(counts.max())) if overlapping else starts.size
+    parts = []
+    for first in range(0, starts.size, step):
+        chunk = slice(first, first + step)
+        rows, local = slice(None), starts
+        if overlapping:  # sliding windows, all of the same width
+            rows = (starts[chunk, None] + np.arange(int(counts[0]))).ravel()
+            local = np.r_[0, np.cumsum(counts[chunk])[:-1]]
+        seg = _Segments(local, counts[chunk])
+        part = _statistics(seg, x2[rows], [a[rows] for a in residuals], slope)
+        if gamma is not None:
+            lam, g = residuals[2][rows], gamma[rows]
+            part["G"] = _compensation(seg, x2[rows], lam, g, compensation == "mean")
+        parts.append(part)
+    stats = {
+        key: None if value is None else np.concatenate([p[key] for p in parts])
+        for key, value in parts[0].items()
     }
-    if x2.shape[1] == 1:
-        for name in ("x_min", "x_max", "alpha", "S1"):
-            table[name] = table[name][:, 0]
-    return NoiseResilienceResult(
-        score=float(np.mean(table["nr"])),
-        n_samples=counts[keep],
-        G=g,
-        mode=mode,
-        slope=slope,
-        group_labels=None if group_labels is None else group_labels[keep],
-        n_omitted=n_omitted,
-        **table,
-    )
-
-
-def _check_slopes(stats: dict[str, Any]) -> None:
     singular = stats["singular"]
     if singular.any():
         raise ValueError(
@@ -642,21 +489,42 @@ def _check_slopes(stats: dict[str, Any]) -> None:
             f"region(s), the first with {_x_range(stats, singular)}: no slope alpha "
             "can be fitted there. Use fewer regions, a larger window or other groups."
         )
-
-
-def _x_range(stats: dict[str, Any], regions: np.ndarray) -> str:
-    """``"x from a to b"`` of the first of the ``regions`` (a mask)."""
-    k = int(np.flatnonzero(regions)[0])
-    return f"x from {stats['x_min'][k].tolist()} to {stats['x_max'][k].tolist()}"
-
-
-def _check_compensation(g: np.ndarray) -> np.ndarray:
-    """G, with a warning for the regions where the confidence is constant."""
-    n_constant = int(np.isnan(g).sum())
+    keep = stats["ss_y"] > 0
+    n_omitted = int(starts.size - keep.sum())
+    if n_omitted:
+        where = (
+            f"{n_omitted} of the {starts.size} regions (the first has "
+            f"{_x_range(stats, ~keep)})"
+        )
+        if zero_variance == "raise" or n_omitted == starts.size:
+            raise ValueError(
+                f"The data error y - y_ref has zero variance in {where}: NR_j = "
+                "1 - s_pred/s_y is undefined there. Use larger regions, or pass "
+                "zero_variance='omit' to leave such regions out of the score."
+            )
+        warn(
+            f"The data error y - y_ref has zero variance in {where}; they were left "
+            "out of the score (zero_variance='omit').",
+            UndefinedMetricWarning,
+        )
+    table = {name: stats[name] for name in _REGION_FIELDS[1:] if name in stats}
+    table = {name: None if v is None else v[keep] for name, v in table.items()}
+    if x2.shape[1] == 1:
+        for name in ("x_min", "x_max", "alpha", "S1"):
+            table[name] = table[name][:, 0]
+    n_constant = 0 if gamma is None else int(np.isnan(table["G"]).sum())
     if n_constant:
         warn(
-            f"The confidence is constant in {n_constant} of the {g.size} regions: "
+            f"The confidence is constant in {n_constant} of the {keep.sum()} regions: "
             "the weights of the compensation G are undefined there and G is NaN.",
             UndefinedMetricWarning,
         )
-    return g
+    return NoiseResilienceResult(
+        score=float(np.mean(table["nr"])),
+        n_samples=counts[keep],
+        mode=mode,
+        slope=slope,
+        group_labels=None if group_labels is None else group_labels[keep],
+        n_omitted=n_omitted,
+        **table,
+    )

@@ -29,7 +29,6 @@ from ..utils._noise import (
 from ..utils._sklearn_compat import _num_samples
 from ..utils._validation import resolve_estimand
 from ..utils._warnings import quiet, warn
-from ._definitions.counts import COUNT_METRICS
 from ._engines.counts.confusion_draws import draw_confusions
 from ._engines.monte_carlo import (
     _check_generator,
@@ -60,17 +59,6 @@ def _resolve_metric(metric: Any) -> tuple[str, dict[str, Any]]:
     )
 
 
-def _check_noise(info: MetricInfo, sigma: Any, q: Any, transition_matrix: Any) -> None:
-    """The noise must be of the metric's kind: ``sigma``, or ``q`` or ``T``."""
-    if info.noise == "sigma":
-        if q is not None or transition_matrix is not None:
-            raise TypeError(f"{info.name!r} is a regression metric: pass sigma, not q.")
-        return
-    if sigma is not None:
-        raise TypeError(f"{info.name!r} is a classification metric: pass q, not sigma.")
-    check_noise_model(q, transition_matrix)
-
-
 def _plain_scorer(name: str, options: dict[str, Any]) -> Any:
     """A forward scorer of the metric and options that takes the noise as given."""
     from ._scorer import make_noisy_scorer  # the scorers build on the metrics
@@ -81,19 +69,12 @@ def _plain_scorer(name: str, options: dict[str, Any]) -> Any:
 
 
 def _monte_carlo_difference(
-    scorer: Any,
-    y_true: Any,
-    y_pred_a: Any,
-    y_pred_b: Any,
-    *,
-    labels: Any,
-    classes: Any,
-    n_draws: int,
-    random_state: Any,
-    sample_weight: Any = None,
-    **noise: Any,
+    scorer: Any, y_true: Any, y_pred_a: Any, y_pred_b: Any, **noise: Any
 ) -> NoisyScore:
-    """Joint Monte Carlo: each label draw scored for A and for B by the scorer."""
+    """Joint Monte Carlo: each label draw scored for A and for B by the scorer;
+    ``noise``: the keywords of :func:`monte_carlo_score`, ``labels`` and the
+    probability columns' ``classes``."""
+    labels, classes = noise.pop("labels"), noise.pop("classes")
     plain = _plain_scorer(scorer.metric, dict(scorer.metric_kwargs))
     zero = {"sigma": 0.0} if plain.requires_noise == "sigma" else {"q": 0.0}
     extra = {} if classes is None else {"classes": classes}
@@ -107,64 +88,32 @@ def _monte_carlo_difference(
         labels = classes
         a, b = np.asarray(y_pred_a), np.asarray(y_pred_b)
         if labels is None and a.ndim == 1 and b.ndim == 1:
-            labels = pair_classes(y_true, a, b)
+            labels = pair_classes(y_true, a, b)[3]
     # y_pred reaches the callable untouched: an empty placeholder per sample.
-    score = monte_carlo_score(
-        difference,
-        y_true,
-        np.zeros((len(y_true), 0)),
-        labels=labels,
-        n_draws=n_draws,
-        random_state=random_state,
-        sample_weight=sample_weight,
-        **noise,
-    )
+    placeholder = np.zeros((len(y_true), 0))
+    score = monte_carlo_score(difference, y_true, placeholder, labels=labels, **noise)
     return dataclasses.replace(score, metric=f"{scorer.metric}_difference")
 
 
-def _streamed(definition: Any) -> bool:
-    """Whether a count metric's paired Monte Carlo is streamed (exact binary
-    engine, not a fixed denominator)."""
-    return (
-        definition is not None
-        and definition.exact_binary
-        and not definition.fixed_denominator
-    )
-
-
-def _weights(weight: np.ndarray | None, rows: slice, size: int) -> np.ndarray:
-    return np.ones(size) if weight is None else weight[rows]
-
-
 def _regression_draws(
-    info: MetricInfo,
-    y_true: Any,
-    y_pred_a: Any,
-    y_pred_b: Any,
-    noise: dict[str, Any],
-    n_draws: int,
-    rng: np.random.Generator,
-    shared: Any = None,
-    counts: bool = False,
+    job: tuple, shared: Any = None, counts: bool = False
 ) -> tuple[float, np.ndarray]:
     """``(nominal, draws)`` of a loss of A minus that of B from per-draw sums
     ``SSE_A``, ``SSE_B``, ``Σ w(y−c)``, ``Σ w(y−c)²`` (``c`` the weighted mean);
+    ``job``: ``(info, (y_true, y_pred_a, y_pred_b), noise, n_draws, rng)``;
     ``shared``: with batch offsets; ``counts``: Poisson counts."""
-    y, a, b, s, weight, _ = regression_pair(
-        y_true,
-        y_pred_a,
-        y_pred_b,
-        1.0 if counts else noise["sigma"],
-        noise["sample_weight"],
-    )
+    info, data, noise, n_draws, rng = job
+    sigma, sample_weight = 1.0 if counts else noise["sigma"], noise["sample_weight"]
+    y, a, b, s, weight, _ = regression_pair(*data, sigma, sample_weight)
     if counts:
         PoissonNoise.from_labels(y, counts=False)  # rates: finite, >= 0
         s = float(np.max(y, initial=0.0))  # no noise where every rate is 0
     n, k = y.shape
+    w_all = np.ones(n) if weight is None else weight
     w_total = float(n) if weight is None else float(weight.sum())
     centre = np.zeros(k)
     for rows in chunks(n):
-        centre += _weights(weight, rows, y[rows].shape[0]) @ y[rows]
+        centre += w_all[rows] @ y[rows]
     centre /= w_total
 
     def sums(size: int, rng: Any) -> np.ndarray:
@@ -175,15 +124,13 @@ def _regression_draws(
             offsets = rng.standard_normal((size, shared.n_groups, k))
             offsets *= np.sqrt(shared.tau2)[:, None]
         for rows in chunks(n):
-            w = _weights(weight, rows, y[rows].shape[0])
-            labels = np.empty((size, *y[rows].shape))
+            w, shape = w_all[rows], (size, *y[rows].shape)
             if rng is None:
-                labels[:] = 0.0
+                labels = np.zeros(shape)
             elif counts:
-                labels[:] = rng.poisson(y[rows], size=labels.shape)
-                labels -= y[rows]
+                labels = rng.poisson(y[rows], size=shape) - y[rows]
             else:
-                labels[:] = rng.standard_normal(labels.shape)
+                labels = rng.standard_normal(shape)
                 labels *= chunk_of(s, rows)
                 if offsets is not None:
                     labels += offsets[:, shared.codes[rows]]
@@ -213,27 +160,17 @@ def _regression_draws(
     return nominal, draws
 
 
-def _binary_draws(
-    info: MetricInfo,
-    y_true: Any,
-    y_pred_a: Any,
-    y_pred_b: Any,
-    noise: dict[str, Any],
-    n_draws: int,
-    rng: np.random.Generator,
-    pos_label: Any = 1,
-) -> tuple[float, np.ndarray] | None:
+def _binary_draws(job: tuple, pos_label: Any = 1) -> tuple[float, np.ndarray] | None:
     """``(nominal, draws)`` of a binary count metric of A minus that of B from
-    drawn confusion matrices; None unless binary with ``pos_label``."""
-    pair = flip_pair(
-        y_true, y_pred_a, y_pred_b, **noise, pos_label=pos_label, n_classes=(2,)
-    )
+    drawn confusion matrices (``job`` as :func:`_regression_draws`); None unless
+    binary with ``pos_label``."""
+    info, data, noise, n_draws, rng = job
+    pair = flip_pair(*data, noise, pos_label, binary=True)
     if pair is None:
         return None
     y, a, b, classes, weight, flips, pos = pair
     n = y.shape[0]
     w_total = float(n) if weight is None else float(weight.sum())
-    affine = COUNT_METRICS[info.name].affine
 
     def indices(rows: slice) -> tuple[np.ndarray, np.ndarray]:
         true, a_index, b_index = _encode_chunk(y, a, b, rows, classes)
@@ -242,7 +179,7 @@ def _binary_draws(
     given, random = np.zeros((2, 4)), False
     for rows in chunks(n):
         true, column = indices(rows)
-        np.add.at(given, (true, column), _weights(weight, rows, true.shape[0]))
+        np.add.at(given, (true, column), 1.0 if weight is None else weight[rows])
         pi = flips.probability(true, np.full_like(true, pos), rows)
         random = random or bool(np.any((pi > 0.0) & (pi < 1.0)))
     predicted = given.sum(axis=0)  # the same in every draw
@@ -257,7 +194,7 @@ def _binary_draws(
         )
         values = []
         for n_pos, hits in zip(n_pred, ([2, 3], [1, 3]), strict=True):
-            alpha, beta = affine(observed, n_pos, w_total)
+            alpha, beta = info.definition.affine(observed, n_pos, w_total)
             values.append(alpha + beta * confusion[..., pos, hits].sum(-1))
         return values[0] - values[1]
 
@@ -271,64 +208,48 @@ def _binary_draws(
 
 
 def _joint_monte_carlo(
-    info: MetricInfo,
-    options: dict[str, Any],
-    y_true: Any,
-    y_pred_a: Any,
-    y_pred_b: Any,
-    *,
-    n_draws: int,
-    random_state: Any,
-    shared: Any = None,
-    counts: bool = False,
-    **noise: Any,
+    info: MetricInfo, data: tuple, given: dict, n_draws: Any, seed: Any, counts: bool
 ) -> NoisyScore:
-    """The joint Monte Carlo: streamed where the definition allows, else scorer
-    by scorer; without random labels the nominal difference, exactly."""
+    """The joint Monte Carlo of ``data = (y_true, y_pred_a, y_pred_b)``: streamed
+    where the definition allows, else scorer by scorer; without random labels
+    the nominal difference, exactly."""
     n_draws = _check_positive_int(n_draws, name="n_draws", minimum=2)
-    rng = _check_generator(random_state)
-    args = (info, y_true, y_pred_a, y_pred_b, noise, n_draws, rng)
-    result = None
-    if getattr(info.definition, "streamed_difference", None) is not None:
-        result = (
-            None if options else _regression_draws(*args, shared=shared, counts=counts)
-        )
+    rng = _check_generator(seed)
+    options, shared = given["options"], given["shared"]
+    job = (info, data, given, n_draws, rng)
+    definition, result = info.definition, None
+    if getattr(definition, "streamed_difference", None) is not None and not options:
+        result = _regression_draws(job, shared=shared, counts=counts)
     if result is None and shared is not None:
         raise ValueError(
             f"The paired {info.name} difference under shared offsets is offered "
             "without metric options only."
         )
-    elif _streamed(COUNT_METRICS.get(info.name)) and set(options) <= {"pos_label"}:
-        result = _binary_draws(*args, **options)
+    if getattr(definition, "exact_binary", False) and set(options) <= {"pos_label"}:
+        if not definition.fixed_denominator:
+            result = _binary_draws(job, **options)
     if result is None:
+        noise = {k: v for k, v in given.items() if k not in ("options", "shared")}
+        scorer = _plain_scorer(info.name, options)
         return _monte_carlo_difference(
-            _plain_scorer(info.name, options), y_true, y_pred_a, y_pred_b,
-            n_draws=n_draws, random_state=random_state, **noise,
-        )  # fmt: skip
+            scorer, *data, n_draws=n_draws, random_state=seed, **noise
+        )
     nominal, draws = result
-    n, metric = _num_samples(y_true), f"{info.name}_difference"
+    n, metric = _num_samples(data[0]), f"{info.name}_difference"
     if draws.size == 0:
         return NoisyScore(metric, nominal, 0.0, nominal, n, "exact")
     return _from_draws(metric, nominal, n, draws)
 
 
 def _without_moments(
-    info: MetricInfo,
-    options: dict[str, Any],
-    y_true: Any,
-    y_pred_a: Any,
-    y_pred_b: Any,
-    monte_carlo: Callable[[], NoisyScore],
-    *,
-    sigma: Any,
-    sample_weight: Any,
-    **_: Any,
+    info: MetricInfo, data: tuple, given: dict, monte_carlo: Callable
 ) -> NoisyScore | None:
     """The difference where its mean or variance does not exist (the definition's
     ``paired_existence``), with a warning, else None (:ref:`paired_existence`)."""
-    multioutput = options.get("multioutput", "uniform_average")
+    options, sigma = given["options"], given["sigma"]
+    sample_weight = given["sample_weight"]
     y, a, b, s, weight, multioutput = regression_pair(
-        y_true, y_pred_a, y_pred_b, sigma, sample_weight, multioutput
+        *data, sigma, sample_weight, options.get("multioutput")
     )
     existence = info.definition.paired_existence(
         y, a, b, s, weight, None if isinstance(multioutput, str) else multioutput
@@ -339,15 +260,17 @@ def _without_moments(
     plain = _plain_scorer(info.name, options)
     with quiet():  # the single models' own warnings
         scores = [
-            plain.score_predictions(y_true, p, sigma=sigma, sample_weight=sample_weight)
-            for p in (y_pred_a, y_pred_b)
+            plain.score_predictions(
+                data[0], p, sigma=sigma, sample_weight=sample_weight
+            )
+            for p in data[1:]
         ]
     nominal = scores[0].nominal - scores[1].nominal
     metric, n = f"{info.name}_difference", y.shape[0]
-    if not existence.mean_exists:
-        return NoisyScore(metric, existence.expected, math.inf, nominal, n, "exact")
-    expected = scores[0].expected - scores[1].expected
-    if math.isfinite(expected):
+    expected = existence.expected
+    if existence.mean_exists:
+        expected = scores[0].expected - scores[1].expected
+    if not existence.mean_exists or math.isfinite(expected):
         return NoisyScore(metric, expected, math.inf, nominal, n, "exact")
     return dataclasses.replace(
         monte_carlo(),
@@ -364,26 +287,19 @@ def _paired_terms(arguments: dict[str, Any], score: NoisyScore) -> tuple | None:
     function = get_metric_info(name).function
     accepted = inspect.signature(function).parameters
     kwargs = {**options, "estimand": score.estimand}
-    if arguments.get("noise", "gaussian") != "gaussian":
-        kwargs["noise"] = arguments["noise"]
-    keys = ("sigma", "q", "transition_matrix", "labels", "sample_weight")
+    keys = ("sigma", "q", "transition_matrix", "labels", "sample_weight", "noise")
     for key in (*keys, "groups", "sigma_shared"):
         if arguments.get(key) is not None and key in accepted:
             kwargs[key] = arguments[key]
     if arguments.get("classes") is not None and "labels" in accepted:
         kwargs["labels"] = arguments["classes"]
-    parts = []
+    y_true, parts = arguments["y_true"], []
     with quiet():  # the single models' own warnings
         for pred in (arguments["y_pred_a"], arguments["y_pred_b"]):
-            single = function(
-                arguments["y_true"], pred, **kwargs, test_set_sampling=False
-            )
-            found = sampling_terms(
-                function, single, arguments["y_true"], pred, **kwargs
-            )
-            if found is None:
+            single = function(y_true, pred, **kwargs, test_set_sampling=False)
+            parts.append(sampling_terms(function, single, y_true, pred, **kwargs))
+            if parts[-1] is None:
                 return None
-            parts.append(found)
     (h_a, weight, method), (h_b, _, _) = parts
     return h_a - h_b, weight, 1.0, method, _own_label_variance(arguments, score)
 
@@ -392,11 +308,9 @@ def _own_label_variance(arguments: dict[str, Any], score: NoisyScore) -> Any:
     """With batch offsets, the variance of independent errors of the same total SD
     (None otherwise, user guide: :ref:`shared_offsets`)."""
     groups, sigma_shared = arguments.get("groups"), arguments.get("sigma_shared")
-    if score.estimand == "forward" or (groups is None and sigma_shared is None):
-        return None
     y_true = arguments["y_true"]
     shared = check_shared_offsets(groups, sigma_shared, _num_samples(y_true))
-    if shared is None:
+    if score.estimand == "forward" or shared is None:
         return None
     sigma = np.asarray(arguments["sigma"], dtype=float)
     tau2 = shared.per_sample()
@@ -522,8 +436,14 @@ def expected_paired_difference(
     if estimand == "auto":
         offered = info.paired_estimands({**options, "noise": counts and "poisson"})
         estimand = resolve_estimand(estimand, offered)
-    if not counts:
-        _check_noise(info, sigma, q, transition_matrix)
+    # the noise must be of the metric's kind
+    flips = q is not None or transition_matrix is not None
+    if info.noise == "sigma" and flips and not counts:
+        raise TypeError(f"{info.name!r} is a regression metric: pass sigma, not q.")
+    if info.noise != "sigma" and sigma is not None:
+        raise TypeError(f"{info.name!r} is a classification metric: pass q, not sigma.")
+    if info.noise != "sigma":
+        check_noise_model(q, transition_matrix)
     n = _num_samples(y_true)
     for value, pred in ((y_pred_a, "y_pred_a"), (y_pred_b, "y_pred_b")):
         array = np.asarray(value)
@@ -535,16 +455,13 @@ def expected_paired_difference(
                 f"{n} and {_num_samples(array)}."
             )
     check_sample_weight(sample_weight, n)
-    offsets = {}
-    if groups is not None or sigma_shared is not None:
-        if info.noise != "sigma":
-            raise TypeError(
-                f"{info.name!r} is a classification metric: groups and "
-                "sigma_shared describe shared offsets of regression labels."
-            )
-        shared = check_shared_offsets(groups, sigma_shared, n)
-        offsets = {} if shared is None else {"shared": shared}
-    if counts and offsets:
+    if info.noise != "sigma" and (groups is not None or sigma_shared is not None):
+        raise TypeError(
+            f"{info.name!r} is a classification metric: groups and "
+            "sigma_shared describe shared offsets of regression labels."
+        )
+    shared = check_shared_offsets(groups, sigma_shared, n)
+    if counts and shared is not None:
         raise TypeError(
             "noise='poisson' does not model shared batch offsets; pass groups "
             "and sigma_shared with Gaussian label errors (sigma=)."
@@ -555,30 +472,34 @@ def expected_paired_difference(
         transition_matrix=transition_matrix,
         labels=labels,
         sample_weight=sample_weight,
+        classes=classes,
+        options=options,
+        shared=shared,
     )
+    data = (y_true, y_pred_a, y_pred_b)
     kernel = info.paired_truth if estimand == "truth" else info.paired
     result, method = None, "exact"
     if counts:
-        y, a, b, _, weight, _ = regression_pair(
-            y_true, y_pred_a, y_pred_b, 1.0, sample_weight
-        )
+        y, a, b, _, weight, _ = regression_pair(*data, 1.0, sample_weight)
         labels_noise = PoissonNoise.from_labels(y, counts=estimand == "truth")
         if kernel is not None:  # σ̂² = ỹ (truth) or σ² = λ (forward)
             variances = labels_noise.variance_parts(slice(None), truth=True)[0]
             given["sigma"] = np.sqrt(variances)
-        elif estimand == "truth":
-            result = _count_truth(info, y, a, b, labels_noise, weight)
-            method = "delta"
+        elif estimand == "truth":  # by the delta method
+            difference = info.definition.streamed_difference
+            found = count_paired_truth(difference, y, a, b, labels_noise, weight)
+            if found is None:
+                warn(
+                    f"The {name} difference against the true rates is not "
+                    "estimable: the estimated truth sum of squares it divides by "
+                    "or takes the root of is <= 0 (the counts vary no more than "
+                    "their noise), so the estimate and its variance are NaN.",
+                    UserWarning,
+                )
+                found = (math.nan, math.nan, math.nan)
+            result, method = (*found, y.shape[0]), "delta"
     if kernel is not None:
-        result = kernel(
-            y_true,
-            y_pred_a,
-            y_pred_b,
-            classes=classes,
-            options=options,
-            **given,
-            **offsets,
-        )
+        result = kernel(*data, given)
     if result is not None:
         return NoisyScore(f"{name}_difference", *result, method, estimand=estimand)
     if estimand == "truth":
@@ -592,15 +513,11 @@ def expected_paired_difference(
             "estimand='forward'."
         )
     monte_carlo = functools.partial(
-        _joint_monte_carlo, info, options, y_true, y_pred_a, y_pred_b,
-        classes=classes, n_draws=n_draws, random_state=random_state,
-        counts=counts, **given, **offsets,
-    )  # fmt: skip
+        _joint_monte_carlo, info, data, given, n_draws, random_state, counts
+    )
     paired_existence = getattr(info.definition, "paired_existence", None)
-    if not counts and not offsets and paired_existence is not None:
-        result = _without_moments(
-            info, options, y_true, y_pred_a, y_pred_b, monte_carlo, **given
-        )
+    if not counts and shared is None and paired_existence is not None:
+        result = _without_moments(info, data, given, monte_carlo)
     return monte_carlo() if result is None else result
 
 
@@ -608,11 +525,8 @@ def _check_counts(
     info: MetricInfo, options: dict[str, Any], noise: Any, sigma: Any
 ) -> bool:
     """Whether the labels are counts (``noise`` or the scorer's option, popped)."""
-    counts = check_regression_noise(noise) == "poisson"
-    counts = (
-        check_regression_noise(options.pop("noise", "gaussian")) == "poisson" or counts
-    )
-    if not counts:
+    kind = check_regression_noise(noise)  # then the scorer's option, popped
+    if "poisson" not in (kind, check_regression_noise(options.pop("noise", kind))):
         return False
     definition = info.definition
     takes = "noise" in getattr(definition, "options", ())
@@ -633,27 +547,3 @@ def _check_counts(
             "label's variance is estimated from the count itself."
         )
     return True
-
-
-def _count_truth(
-    info: MetricInfo,
-    y: np.ndarray,
-    a: np.ndarray,
-    b: np.ndarray,
-    noise: PoissonNoise,
-    weight: np.ndarray | None,
-) -> tuple[float, float, float, int]:
-    """The truth difference of validated counts by the delta method."""
-    found = count_paired_truth(
-        info.definition.streamed_difference, y, a, b, noise, weight
-    )
-    if found is None:
-        warn(
-            f"The {info.name} difference against the true rates is not "
-            "estimable: the estimated truth sum of squares it divides by or "
-            "takes the root of is <= 0 (the counts vary no more than their "
-            "noise), so the estimate and its variance are NaN.",
-            UserWarning,
-        )
-        found = (math.nan, math.nan, math.nan)
-    return (*found, y.shape[0])

@@ -77,12 +77,8 @@ class MonteCarloScore(NoisyScore):
 
     def to_dict(self) -> dict[str, float | int | str]:
         """Return the fields (without ``draws``) and ``std`` as a JSON-ready dict."""
-        return {
-            **super().to_dict(),
-            "n_draws": self.n_draws,
-            "standard_error": self.standard_error,
-            "variance_standard_error": self.variance_standard_error,
-        }
+        names = ("n_draws", "standard_error", "variance_standard_error")
+        return {**super().to_dict(), **{name: getattr(self, name) for name in names}}
 
 
 def _check_generator(random_state: Any) -> np.random.Generator:
@@ -112,37 +108,15 @@ def _check_positive_int(value: Any, *, name: str, minimum: int) -> int:
     return int(value)
 
 
-def _metric_name(metric: Callable[..., Any]) -> str:
-    """``metric.__name__`` with a trailing ``"_score"`` removed, or "custom"."""
-    name = getattr(metric, "__name__", None)
-    if not isinstance(name, str) or not name.isidentifier():  # lambdas, partials
-        return "custom"
-    return name.removesuffix("_score") or name
-
-
 def _is_label_vector(y_pred: Any) -> bool:
     """Whether ``y_pred`` holds class labels rather than probabilities."""
     if hasattr(y_pred, "to_numpy") and not isinstance(y_pred, np.ndarray):
         y_pred = y_pred.to_numpy()
     array = np.asarray(y_pred)
-    if array.ndim == 2 and array.shape[1] == 1:
-        array = array[:, 0]
-    if array.ndim != 1:
-        return False
-    if array.dtype.kind == "f":
+    array = array[:, 0] if array.ndim == 2 and array.shape[1] == 1 else array
+    if array.ndim == 1 and array.dtype.kind == "f":
         return bool(np.all(np.isfinite(array)) and np.all(array == np.round(array)))
-    return array.dtype.kind in "biuUSO"
-
-
-def _classification_sampler(
-    y_true: Any, y_pred: Any, q: Any, transition_matrix: Any, labels: Any
-) -> tuple[Any, int]:
-    other = y_pred if _is_label_vector(y_pred) else y_true
-    index, _, classes = check_classification_labels(y_true, other, labels=labels)
-    noise = FlipNoise.from_params(
-        q, transition_matrix, n_samples=index.size, n_classes=classes.size
-    )
-    return noise.sampler(index, classes), index.size
+    return array.ndim == 1 and array.dtype.kind in "biuUSO"
 
 
 def monte_carlo_score(
@@ -227,9 +201,12 @@ def monte_carlo_score(
         sampler: Any = GaussianNoise.from_params(sigma, values.shape).sampler(values)
         n_samples = values.shape[0]
     else:
-        sampler, n_samples = _classification_sampler(
-            y_true, y_pred, q, transition_matrix, labels
-        )
+        other = y_pred if _is_label_vector(y_pred) else y_true
+        index, _, classes = check_classification_labels(y_true, other, labels=labels)
+        n_samples = index.size
+        sampler = FlipNoise.from_params(
+            q, transition_matrix, n_samples=n_samples, n_classes=classes.size
+        ).sampler(index, classes)
     n_pred = _num_samples(y_pred)
     if n_pred != n_samples:
         raise ValueError(
@@ -252,7 +229,10 @@ def monte_carlo_score(
             for y_draw in sampler.draw(rng, stop - start)
         ]
 
-    return _from_draws(_metric_name(metric), nominal, n_samples, draws)
+    name = getattr(metric, "__name__", None)
+    if not isinstance(name, str) or not name.isidentifier():  # lambdas, partials
+        name = "custom"
+    return _from_draws(name.removesuffix("_score") or name, nominal, n_samples, draws)
 
 
 def _call(
@@ -273,8 +253,11 @@ def _call(
         raise TypeError(f"metric must return a number; got {value!r}.") from exc
 
 
-def _summarise(draws: np.ndarray) -> tuple[float, float, float, float]:
-    """Mean, variance (ddof=1) and the Monte Carlo standard errors of both."""
+def _from_draws(
+    metric: str, nominal: float, n_samples: int, draws: np.ndarray
+) -> MonteCarloScore:
+    """The :class:`MonteCarloScore` of the metric on its label ``draws``: their
+    mean, variance (ddof=1) and the Monte Carlo standard errors of both."""
     n_draws = draws.size
     finite = np.isfinite(draws)
     if not finite.all():
@@ -285,39 +268,29 @@ def _summarise(draws: np.ndarray) -> tuple[float, float, float, float]:
             UserWarning,
         )
         with np.errstate(invalid="ignore", over="ignore"):  # inf - inf is NaN
-            return (
-                float(np.mean(draws)),
-                float(np.var(draws, ddof=1)),
-                math.nan,
-                math.nan,
-            )
-    if draws.min() == draws.max():  # no noise: exactly no variance
-        return float(draws[0]), 0.0, 0.0, 0.0
-    expected = float(np.mean(draws))
-    centred = draws - expected
-    centred *= centred
-    m2 = float(np.mean(centred))
-    variance = m2 * n_draws / (n_draws - 1)
-    m4 = float(np.mean(centred * centred))
-    standard_error = math.sqrt(variance / n_draws)
-    variance_se = math.sqrt(max(m4 - variance * variance, 0.0) / n_draws)
-    return expected, variance, standard_error, variance_se
-
-
-def _from_draws(
-    metric: str, nominal: float, n_samples: int, draws: np.ndarray
-) -> MonteCarloScore:
-    """The :class:`MonteCarloScore` of the metric on its label ``draws``."""
-    expected, variance, standard_error, variance_se = _summarise(draws)
+            moments = float(np.mean(draws)), float(np.var(draws, ddof=1))
+        errors = math.nan, math.nan
+    elif draws.min() == draws.max():  # no noise: exactly no variance
+        moments, errors = (float(draws[0]), 0.0), (0.0, 0.0)
+    else:
+        expected = float(np.mean(draws))
+        centred = draws - expected
+        centred *= centred
+        variance = float(np.mean(centred)) * n_draws / (n_draws - 1)
+        m4 = float(np.mean(centred * centred))
+        moments = expected, variance
+        errors = (
+            math.sqrt(variance / n_draws),
+            math.sqrt(max(m4 - variance * variance, 0.0) / n_draws),
+        )
     return MonteCarloScore(
-        metric=metric,
-        expected=expected,
-        variance=variance,
-        nominal=nominal,
-        n_samples=n_samples,
-        method="monte_carlo",
-        n_draws=draws.size,
-        standard_error=standard_error,
-        variance_standard_error=variance_se,
+        metric,
+        *moments,
+        nominal,
+        n_samples,
+        "monte_carlo",
+        n_draws=n_draws,
+        standard_error=errors[0],
+        variance_standard_error=errors[1],
         draws=draws,
     )

@@ -1,6 +1,10 @@
 """Exact kernels of the paired difference ``metric(A) − metric(B)`` on the same
 noisy labels, read in chunks; None where the options call for the joint Monte
-Carlo (user guide: :ref:`formula_paired`, :ref:`paired_existence`)."""
+Carlo (user guide: :ref:`formula_paired`, :ref:`paired_existence`).
+
+A kernel is called ``kernel(y_true, y_pred_a, y_pred_b, given)``, ``given`` the
+call's ``sigma``, ``q``, ``transition_matrix``, ``labels``, ``sample_weight``,
+``classes``, metric ``options`` and (regression) ``shared`` batch offsets."""
 
 from __future__ import annotations
 
@@ -44,6 +48,8 @@ _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
 #: Standardised limits are clipped here before squaring (user guide:
 #: formula_numerics).
 _Z_MAX = 1000.0
+#: Gauss–Hermite nodes over a batch offset.
+_OFFSET_NODES = 64
 
 
 def _named(function: Callable[..., Any], name: str, *args: Any, **kwargs: Any) -> Any:
@@ -57,66 +63,49 @@ def _named(function: Callable[..., Any], name: str, *args: Any, **kwargs: Any) -
         raise type(exc)(message.replace("y_pred", name)) from exc
 
 
-def _label_arrays(
-    y_true: Any, y_pred_a: Any, y_pred_b: Any
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The three label vectors (1-D, not copied), not empty."""
+def pair_classes(
+    y_true: Any, y_pred_a: Any, y_pred_b: Any, labels: Any = None
+) -> tuple:
+    """The three label vectors (1-D, not copied, not empty) and the classes of a
+    paired comparison: ``labels``, or the sorted union (checked as scikit-learn
+    checks a classification target, chunk by chunk)."""
     y = as_label_array(y_true, name="y_true")
     a = as_label_array(y_pred_a, name="y_pred_a")
     b = as_label_array(y_pred_b, name="y_pred_b")
     if y.shape[0] == 0:
         raise ValueError("y_true is empty: at least one sample is required.")
-    return y, a, b
-
-
-def pair_classes(
-    y_true: Any, y_pred_a: Any, y_pred_b: Any, labels: Any = None
-) -> np.ndarray:
-    """The classes of a paired comparison: ``labels``, or the sorted union (checked
-    as scikit-learn checks a classification target, chunk by chunk)."""
-    y, a, b = _label_arrays(y_true, y_pred_a, y_pred_b)
     if labels is not None:
-        return _named(
+        check = _named(
             check_classification_labels, "y_pred_a", y[:1], a[:1], labels=labels
-        )[2]
+        )
+        return y, a, b, check[2]
     fast = [_small_int_labels(y, values) for values in (a, b)]
     if fast[0] is not None and fast[1] is not None:
-        return np.union1d(fast[0].classes, fast[1].classes)
+        return y, a, b, np.union1d(fast[0].classes, fast[1].classes)
     classes: np.ndarray | None = None
     for rows in chunks(y.shape[0]):
         for name, values in (("y_pred_a", a), ("y_pred_b", b)):
             found = _named(check_classification_labels, name, y[rows], values[rows])[2]
             classes = found if classes is None else np.union1d(classes, found)
-    return classes
+    return y, a, b, classes
 
 
 def flip_pair(
-    y_true: Any,
-    y_pred_a: Any,
-    y_pred_b: Any,
-    *,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    sample_weight: Any,
-    pos_label: Any = None,
-    n_classes: tuple[int, ...] = (1, 2),
-    **_: Any,
+    y: Any, a: Any, b: Any, given: dict, pos_label: Any = None, binary: bool = False
 ) -> tuple[Any, ...] | None:
     """``(y, a, b, classes, weight, noise, pos)`` of two models' class labels; None
-    unless ``pos_label`` (if given) is a class and there are ``n_classes``."""
-    y, a, b = _label_arrays(y_true, y_pred_a, y_pred_b)
-    classes = pair_classes(y, a, b, labels)
+    unless ``pos_label`` (if given) is a class of two (``binary``), or of one."""
+    y, a, b, classes = pair_classes(y, a, b, given["labels"])
     pos = None
     if pos_label is not None:
         matches = [i for i, c in enumerate(classes.tolist()) if c == pos_label]
-        if classes.size not in n_classes or not matches:
+        if classes.size not in ((2,) if binary else (1, 2)) or not matches:
             return None
         pos = matches[0]
     n = y.shape[0]
-    weight = check_sample_weight(sample_weight, n)
+    weight = check_sample_weight(given["sample_weight"], n)
     noise = FlipNoise.from_params(
-        q, transition_matrix, n_samples=n, n_classes=classes.size
+        given["q"], given["transition_matrix"], n_samples=n, n_classes=classes.size
     )
     return y, a, b, classes, weight, noise, pos
 
@@ -135,10 +124,7 @@ def _encode_chunk(
 
 
 def _reduce(
-    n: int,
-    weight: np.ndarray | None,
-    terms: Callable[[slice], tuple[np.ndarray, ...]],
-    n_outputs: int = 1,
+    n: int, weight: np.ndarray | None, terms: Callable, n_outputs: int = 1
 ) -> PairedResult:
     """The weighted means of per-sample ``terms(rows) -> (expected, nominal,
     variance)`` over the chunks, the variance weighted by ``w²/W²``."""
@@ -150,26 +136,20 @@ def _reduce(
 
 
 def regression_pair(
-    y_true: Any,
-    y_pred_a: Any,
-    y_pred_b: Any,
-    sigma: Any,
-    sample_weight: Any,
-    multioutput: Any = "uniform_average",
+    y_true: Any, a: Any, b: Any, sigma: Any, weight: Any, multioutput: Any = None
 ) -> tuple[Any, ...]:
-    """Validated 2-D ``(y_true, a, b, sigma, weight, multioutput)``."""
+    """Validated 2-D ``(y_true, a, b, sigma, weight, multioutput)`` (default
+    ``multioutput``: ``"uniform_average"``)."""
     y, a, s, weight, multioutput = _named(
         check_regression_inputs,
         "y_pred_a",
         y_true,
-        y_pred_a,
+        a,
         sigma=sigma,
-        sample_weight=sample_weight,
-        multioutput=multioutput,
+        sample_weight=weight,
+        multioutput="uniform_average" if multioutput is None else multioutput,
     )
-    _, b, _, _, _ = _named(
-        check_regression_inputs, "y_pred_b", y_true, y_pred_b, sigma=sigma
-    )
+    b = _named(check_regression_inputs, "y_pred_b", y_true, b, sigma=sigma)[1]
     return y, a, b, s, weight, multioutput
 
 
@@ -225,8 +205,7 @@ def absolute_error_difference(
     nominal = np.abs(y_true - a) - np.abs(y_true - b)
     w = np.abs(a - b)
     noisy = (sigma > 0.0) & (w > 0.0)
-    expected = nominal.copy()
-    variance = np.zeros(y_true.shape)
+    expected, variance = nominal.copy(), np.zeros(y_true.shape)
     if noisy.any():
         c = 0.5 * (a[noisy] + b[noisy])
         mean, var = _clipped_normal_moments(
@@ -238,48 +217,23 @@ def absolute_error_difference(
 
 
 def paired_regression(
-    difference: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]],
-    y_true: Any,
-    y_pred_a: Any,
-    y_pred_b: Any,
-    *,
-    sigma: Any,
-    sample_weight: Any,
-    options: dict[str, Any],
-    shared: Any = None,
-    **_: Any,
+    difference: Callable[..., tuple], y_true: Any, a: Any, b: Any, given: dict
 ) -> PairedResult | None:
     """The kernel of a loss's per-sample ``difference`` (its definition's
-    ``paired``), uniform over the outputs; None with options. ``shared``: by
+    ``paired``), uniform over the outputs; None with options. Batch offsets: by
     Gauss–Hermite quadrature over each batch's offset (:ref:`shared_offsets`)."""
-    if options:
+    if given["options"]:
         return None
     y, a, b, s, weight, _ = regression_pair(
-        y_true, y_pred_a, y_pred_b, sigma, sample_weight
+        y_true, a, b, given["sigma"], given["sample_weight"]
     )
-    if shared is not None:
-        return _offset_difference(difference, y, a, b, s, weight, shared)
+    shared = given["shared"]
+    if shared is None:
 
-    def terms(rows: slice) -> tuple[np.ndarray, ...]:
-        return difference(y[rows], a[rows], b[rows], chunk_of(s, rows))
+        def terms(rows: slice) -> tuple[np.ndarray, ...]:
+            return difference(y[rows], a[rows], b[rows], chunk_of(s, rows))
 
-    return _reduce(y.shape[0], weight, terms, y.shape[1])
-
-
-#: Gauss–Hermite nodes over a batch offset.
-_OFFSET_NODES = 64
-
-
-def _offset_difference(
-    difference: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]],
-    y: np.ndarray,
-    a: np.ndarray,
-    b: np.ndarray,
-    s: Any,
-    weight: np.ndarray | None,
-    shared: Any,
-) -> PairedResult:
-    """A per-sample difference under batch offsets (:func:`paired_regression`)."""
+        return _reduce(y.shape[0], weight, terms, y.shape[1])
     n = y.shape[0]
     w = np.ones(n) if weight is None else weight
     total = float(w.sum()) * y.shape[1]
@@ -300,19 +254,13 @@ def _offset_difference(
 
 
 def paired_accuracy(
-    y_true: Any,
-    y_pred_a: Any,
-    y_pred_b: Any,
-    *,
-    options: dict[str, Any],
-    truth: bool = False,
-    **noise: Any,
+    y_true: Any, a: Any, b: Any, given: dict, truth: bool = False
 ) -> PairedResult | None:
     """acc_A − acc_B, exact (``truth``: with the de-noised hits ``T⁻¹``, user
     guide: :ref:`formula_truth`); None with metric options."""
-    if options:
+    if given["options"]:
         return None
-    y, a, b, classes, weight, flips, _ = flip_pair(y_true, y_pred_a, y_pred_b, **noise)
+    y, a, b, classes, weight, flips, _ = flip_pair(y_true, a, b, given)
     if truth:
         flips.check_invertible()
     inverse = flips.inverse_matrix() if truth and flips.matrix is not None else None
@@ -341,15 +289,12 @@ def paired_accuracy(
 paired_accuracy_truth = functools.partial(paired_accuracy, truth=True)
 
 
-def paired_precision(
-    y_true: Any, y_pred_a: Any, y_pred_b: Any, *, options: dict[str, Any], **noise: Any
-) -> PairedResult | None:
+def paired_precision(y_true: Any, a: Any, b: Any, given: dict) -> PairedResult | None:
     """Binary precision of A minus that of B, exact: linear in the observed
     positives. None with options but ``pos_label``, or no binary ``pos_label``."""
-    if not set(options) <= {"pos_label"}:
+    if not set(given["options"]) <= {"pos_label"}:
         return None
-    pos_label = options.get("pos_label", 1)
-    pair = flip_pair(y_true, y_pred_a, y_pred_b, pos_label=pos_label, **noise)
+    pair = flip_pair(y_true, a, b, given, given["options"].get("pos_label", 1))
     if pair is None:
         return None
     y, a, b, classes, weight, flips, pos = pair
@@ -378,24 +323,12 @@ def paired_precision(
 
 
 def paired_probabilistic(
-    definition: ProbabilisticLoss,
-    y_true: Any,
-    proba_a: Any,
-    proba_b: Any,
-    *,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    classes: Any,
-    sample_weight: Any,
-    options: dict[str, Any],
-    **_: Any,
+    definition: ProbabilisticLoss, y_true: Any, proba_a: Any, proba_b: Any, given: dict
 ) -> PairedResult | None:
     """Brier score or log-loss of A minus that of B, exact; None with options."""
-    if options:
+    if given["options"]:
         return None
-    a, eps_a = _check_proba(proba_a)
-    b, eps_b = _check_proba(proba_b)
+    (a, eps_a), (b, eps_b) = _check_proba(proba_a), _check_proba(proba_b)
     if a.shape != b.shape:
         raise ValueError(
             "y_pred_a and y_pred_b must have the same shape; got "
@@ -403,19 +336,23 @@ def paired_probabilistic(
         )
     n_classes = 2 if a.ndim == 1 else a.shape[1]
     y = as_label_array(y_true, name="y_true")
-    n = y.shape[0]
-    if a.shape[0] != n:
+    n = y.shape[0]  # as many as the probabilities: checked by the caller
+    columns = given["labels"] if given["classes"] is None else given["classes"]
+    columns = pair_classes(y, y, y)[3] if columns is None else np.asarray(columns)
+    if columns.size != n_classes:
         raise ValueError(
-            "y_true and the probabilities must have the same number of samples; "
-            f"got {n} and {a.shape[0]}."
+            f"The probabilities have {n_classes} columns but there are "
+            f"{columns.size} classes ({columns.tolist()}); pass classes= in the "
+            "order of the columns."
         )
-    columns = _column_classes(y, labels if classes is None else classes, n_classes)
-    weight = check_sample_weight(sample_weight, n)
+    if np.any(columns[1:] <= columns[:-1]):
+        raise ValueError("classes must be sorted, as the columns of predict_proba.")
+    weight = check_sample_weight(given["sample_weight"], n)
     if definition.pos_label and a.ndim == 2 and n_classes == 2:
         a, b = a[:, 1], b[:, 1]  # the positive (larger) class column
     loss_a, loss_b = definition.loss(eps_a), definition.loss(eps_b)
     noise = FlipNoise.from_params(
-        q, transition_matrix, n_samples=n, n_classes=n_classes
+        given["q"], given["transition_matrix"], n_samples=n, n_classes=n_classes
     )
 
     def terms(rows: slice) -> tuple[np.ndarray, ...]:
@@ -433,20 +370,6 @@ def paired_probabilistic(
     return _reduce(n, weight, terms)
 
 
-def _column_classes(y: np.ndarray, classes: Any, n_classes: int) -> np.ndarray:
-    """The sorted classes of the probability columns (default: ``y_true``'s)."""
-    classes = pair_classes(y, y, y) if classes is None else np.asarray(classes)
-    if classes.size != n_classes:
-        raise ValueError(
-            f"The probabilities have {n_classes} columns but there are "
-            f"{classes.size} classes ({classes.tolist()}); pass classes= in the "
-            "order of the columns."
-        )
-    if np.any(classes[1:] <= classes[:-1]):
-        raise ValueError("classes must be sorted, as the columns of predict_proba.")
-    return classes
-
-
 class DifferenceExistence(NamedTuple):
     """Which moments of the R² difference exist, else what to report."""
 
@@ -461,12 +384,12 @@ def _exact_sign(
 ) -> int:
     """The sign of ``Σ w (a − b) f``, ``f`` 1 (``"slope"``), ``a + b`` (``"level"``)
     or ``2v − a − b`` (``"point"``), exact (rationals where rounding could decide)."""
+
+    def factor(a: Any, b: Any, v: Any) -> Any:
+        return 1 if kind == "slope" else a + b if kind == "level" else (v - a) + (v - b)
+
     with np.errstate(over="ignore", invalid="ignore"):
-        terms = w * (a - b)
-        if kind == "level":
-            terms = terms * (a + b)
-        elif kind == "point":
-            terms = terms * ((v - a) + (v - b))
+        terms = w * (a - b) * factor(a, b, v)
         total = float(np.sum(terms))
         magnitude = float(np.sum(np.abs(terms)))
     n = terms.shape[0]
@@ -474,11 +397,9 @@ def _exact_sign(
     if math.isfinite(magnitude) and abs(total) > bound:
         return 1 if total > 0 else -1
     exact = Fraction(0)
-    point = Fraction(v)
     for wi, ai, bi in zip(w.tolist(), a.tolist(), b.tolist(), strict=True):
         ai, bi = Fraction(ai), Fraction(bi)
-        factor = {"slope": 1, "level": ai + bi, "point": 2 * point - ai - bi}[kind]
-        exact += Fraction(wi) * (ai - bi) * factor
+        exact += Fraction(wi) * (ai - bi) * factor(ai, bi, Fraction(v))
     return (exact > 0) - (exact < 0)
 
 
@@ -489,58 +410,39 @@ def _one_output(
     every order); the sign of an infinite mean (NaN: undefined)."""
     noisy = s > 0.0
     exact_y = y[~noisy]
-    if np.count_nonzero(noisy) == 0 or (
-        exact_y.size >= 2 and exact_y.min() < exact_y.max()
-    ):
+    varies = exact_y.size >= 2 and exact_y.min() < exact_y.max()
+    if not noisy.any() or varies:  # Y is bounded away from 0
         return None, math.nan
-    gap = a - b
-    moving = bool(np.any(noisy & (gap != 0.0)))  # L depends on the noisy labels
+    moving = bool(np.any(noisy & (a != b)))  # L depends on the noisy labels
     if exact_y.size:  # every exact label equals v: Y = 0 at one point
         sign = _exact_sign(w, a, b, "point", float(exact_y[0]))
-        if sign:
-            return 2, float(sign)
-        return (1 if moving else None), math.nan
-    # all labels noisy: L(c) = 2c Σ w(a−b) − Σ w(a−b)(a+b) along y = c
-    if _exact_sign(w, a, b, "slope"):
+    elif _exact_sign(w, a, b, "slope"):
+        # all labels noisy: L(c) = 2c Σ w(a−b) − Σ w(a−b)(a+b) along y = c
         return 2, math.nan
-    level = _exact_sign(w, a, b, "level")
-    if level:
-        return 2, float(-level)
-    return (1 if bool(np.any(gap != 0.0)) else None), math.nan
+    else:
+        sign = -_exact_sign(w, a, b, "level")
+    return (2, float(sign)) if sign else ((1 if moving else None), math.nan)
 
 
 def r2_difference_existence(
-    y_true: np.ndarray,
-    y_pred_a: np.ndarray,
-    y_pred_b: np.ndarray,
-    sigma: Any,
-    weight: np.ndarray | None,
-    output_weights: Any = None,
+    y: Any, a: Any, b: Any, sigma: Any, weight: Any, output_weights: Any = None
 ) -> DifferenceExistence:
     """Whether ``E`` and ``Var`` of ``R²_A − R²_B`` exist (:ref:`paired_existence`);
     outputs of weight 0 in ``output_weights`` are left out."""
-    n, n_outputs = y_true.shape
-    sigma = np.broadcast_to(np.asarray(sigma, dtype=np.float64), y_true.shape)
+    n, n_outputs = y.shape
+    sigma = np.broadcast_to(np.asarray(sigma, dtype=np.float64), y.shape)
     rows = slice(None) if weight is None else np.flatnonzero(weight > 0.0)
     n_eff = n if weight is None else rows.size  # the positively weighted samples
-    signs: set[float] = set()
-    mean_fails: list[tuple[int, int, int]] = []
-    var_fails: list[tuple[int, int, int]] = []
+    w = np.ones(n) if weight is None else weight[rows]
+    signs, mean_fails, var_fails = set(), [], []  # fails: (output, rank, need)
     for j in range(n_outputs):
         if output_weights is not None and np.asarray(output_weights)[j] == 0.0:
             continue
-        s = sigma[:, j]
-        n_noisy = int(np.count_nonzero((s > 0.0)[rows]))
+        n_noisy = int(np.count_nonzero(sigma[rows, j] > 0.0))
         rank = n_noisy if n_noisy < n_eff else n_eff - 1
         if n_noisy == 0 or rank > 4:
             continue
-        need, sign = _one_output(
-            y_true[rows, j],
-            y_pred_a[rows, j],
-            y_pred_b[rows, j],
-            s[rows],
-            np.ones(n) if weight is None else weight[rows],
-        )
+        need, sign = _one_output(*(v[rows, j] for v in (y, a, b, sigma)), w)
         if need is not None and rank <= need:
             mean_fails.append((j, rank, need))
             signs.add(sign)
