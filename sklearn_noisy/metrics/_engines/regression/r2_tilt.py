@@ -45,13 +45,6 @@ def _extend(bounds: tuple[float, float], values: np.ndarray) -> tuple[float, flo
     return min(bounds[0], float(values.min())), max(bounds[1], float(values.max()))
 
 
-def _r2_families(base: np.ndarray) -> np.ndarray:
-    """``q = (1, w, wu, wu², wd, wdu, wd²)`` from ``base = (w, u, d)``."""
-    w, u, d = base.T
-    wu, wd = w * u, w * d
-    return np.column_stack([np.ones_like(w), w, wu, wu * u, wd, wd * u, wd * d])
-
-
 class R2Integrand:
     """One output's tilted moments at tilts ``t``; ``c`` centres ``Z = X - cY``,
     ``second``: also the moments of ``Z``."""
@@ -61,7 +54,6 @@ class R2Integrand:
             data.source,
             data.n,
             SERIES_TERMS + 3,
-            _r2_families,
             uniform=data.tau_min == data.tau_max,
             chunk=CHUNK_ROWS,
         )
@@ -326,13 +318,16 @@ class R2Data:
         return y, d, s, w
 
     def source(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
-        """``(τ/τ_max, base = (w, u, d))`` of the noisy rows ``start:stop``."""
+        """``(τ/τ_max, q = (1, w, wu, wu², wd, wdu, wd²))`` of the noisy rows
+        ``start:stop``."""
         y, d, s, w = self._block(start)
         tau = self._tau(w, s)
         noisy = tau > 0.0
         u = (y[noisy] - self.centre) / self.scale
-        base = np.column_stack([w[noisy], u, d[noisy] / self.scale])
-        return np.minimum(tau[noisy] / self.tau_max, 1.0), base
+        w, d = w[noisy], d[noisy] / self.scale
+        wu, wd = w * u, w * d
+        q = np.column_stack([np.ones_like(w), w, wu, wu * u, wd, wd * u, wd * d])
+        return np.minimum(tau[noisy] / self.tau_max, 1.0), q
 
 
 def delta_parts(
