@@ -46,19 +46,11 @@ _WK = np.array(
         0.209482141084727828012999174891714,
     ]
 )
-_WG = np.array(
-    [
-        0.129484966168869693270611432679082,
-        0.279705391489276667901467771423780,
-        0.381830050505118944950369775488975,
-        0.417959183673469387755102040816327,
-    ]
-)
 GK_NODES = np.concatenate([-_XK[:-1], _XK[::-1]])
 GK_WEIGHTS = np.concatenate([_WK[:-1], _WK[::-1]])
 # Gauss weights on the 15 Kronrod nodes (zero on the Kronrod-only nodes).
 G_WEIGHTS = np.zeros(15)
-G_WEIGHTS[1::2] = np.concatenate([_WG[:-1], _WG[::-1]])
+G_WEIGHTS[1::2] = np.polynomial.legendre.leggauss(7)[1]
 
 #: Samples with ``a_i <= _SERIES_RADIUS`` enter through power series.
 _SERIES_RADIUS = 1.0 / 32.0

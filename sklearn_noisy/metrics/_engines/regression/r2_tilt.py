@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from scipy.special import comb
 
-from ....utils._arrays import chunk_of
+from ....utils._arrays import chunk_of, weighted_sum
 from .quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums
 
 __all__ = ["R2Data", "R2Integrand", "SummedIntegrand", "delta_parts"]
@@ -196,9 +196,10 @@ class R2Data:
         if centred:
             total = 0.0
             for i in range(0, n, CHUNK_ROWS):
-                rows = slice(i, i + CHUNK_ROWS)
-                d = y_true[rows] - y_pred[rows]
-                total += float(np.sum(d if weight is None else weight[rows] * d))
+                w = None if weight is None else weight[i : i + CHUNK_ROWS]
+                total += weighted_sum(
+                    y_true[i : i + CHUNK_ROWS] - y_pred[i : i + CHUNK_ROWS], w
+                )
             self.shift = total / (n if weight is None else float(weight.sum()))
         s_min = self._scan()
         self.n_noisy_num = 0
@@ -336,17 +337,12 @@ def delta_parts(
     """``(μ_X, μ_Y, V_X, V_Y, C_XY)`` from ``totals = (Σ wd², Σ wũ², Σ τ, Σ τ²,
     Σ wτ, Σ wτ², Σ wd²τ, Σ wũ²τ, Σ wdũτ)``, ``τ = wσ²``."""
     wdd, wuu, sum_tau, sum_tau2, sum_wtau, sum_wtau2, wddt, wuut, wdut = totals
-    mu_x = wdd + sum_tau
+    trace = sum_tau2 - 2.0 * sum_wtau2 / w_total + (sum_wtau / w_total) ** 2
+    mu_x = wdd + sum_tau - (sum_wtau / w_total if centred else 0.0)
     mu_y = wuu + sum_tau - sum_wtau / w_total
-    v_x = 2.0 * sum_tau2 + 4.0 * wddt
-    v_y = 2.0 * (sum_tau2 - 2.0 * sum_wtau2 / w_total + (sum_wtau / w_total) ** 2)
-    v_y += 4.0 * wuut
-    c_xy = 2.0 * (sum_tau2 - sum_wtau2 / w_total) + 4.0 * wdut
-    if centred:
-        trace = sum_tau2 - 2.0 * sum_wtau2 / w_total + (sum_wtau / w_total) ** 2
-        mu_x = mu_x - sum_wtau / w_total
-        v_x = 2.0 * trace + 4.0 * wddt
-        c_xy = 2.0 * trace + 4.0 * wdut
+    v_x = 2.0 * (trace if centred else sum_tau2) + 4.0 * wddt
+    v_y = 2.0 * trace + 4.0 * wuut
+    c_xy = 2.0 * (trace if centred else sum_tau2 - sum_wtau2 / w_total) + 4.0 * wdut
     return np.array([mu_x, mu_y, v_x, v_y, c_xy])
 
 
