@@ -717,7 +717,10 @@ def test_streaming_paths_agree(monkeypatch):
     sigma[:40] = 0.0
     weight = rng.uniform(0.5, 2.0, 300)
     functions = (expected_root_mean_squared_error, expected_r2_score)
-    before = [f(y_true, y_pred, sigma=sigma, sample_weight=weight) for f in functions]
+    before = [
+        f(y_true, y_pred, sigma=sigma, sample_weight=weight, estimand="forward")
+        for f in functions
+    ]
 
     original = _rmse_quadrature.BucketedPowerSums
 
@@ -729,7 +732,10 @@ def test_streaming_paths_agree(monkeypatch):
     for module in (_rmse_quadrature, _r2_quadrature):
         monkeypatch.setattr(module, "BucketedPowerSums", NoKeep)
         monkeypatch.setattr(module, "CHUNK_ROWS", 64)
-    after = [f(y_true, y_pred, sigma=sigma, sample_weight=weight) for f in functions]
+    after = [
+        f(y_true, y_pred, sigma=sigma, sample_weight=weight, estimand="forward")
+        for f in functions
+    ]
     for a, b in zip(before, after, strict=True):
         assert b.expected == pytest.approx(a.expected, rel=1e-12)
         assert b.variance == pytest.approx(a.variance, rel=1e-10)

@@ -354,13 +354,8 @@ def r2_distribution(
     noisy, s = found
     w = np.ones(n) if weight is None else weight
     mu, pred = y_true, y_pred
-    sums = (
-        float(w.sum()),
-        float(w @ mu),
-        float(w @ (mu * mu)),
-        float(w @ (pred * mu)),
-        float(w @ (pred * pred)),
-    )
+    products = (mu, mu * mu, pred * mu, pred * pred)
+    sums = (float(w.sum()), *(float(w @ x) for x in products))
     if not all(math.isfinite(x) for x in sums) or not np.isfinite(s).all():
         return None
     s2 = s[noisy] ** 2

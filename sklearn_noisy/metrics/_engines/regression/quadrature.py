@@ -46,19 +46,11 @@ _WK = np.array(
         0.209482141084727828012999174891714,
     ]
 )
-_WG = np.array(
-    [
-        0.129484966168869693270611432679082,
-        0.279705391489276667901467771423780,
-        0.381830050505118944950369775488975,
-        0.417959183673469387755102040816327,
-    ]
-)
 GK_NODES = np.concatenate([-_XK[:-1], _XK[::-1]])
 GK_WEIGHTS = np.concatenate([_WK[:-1], _WK[::-1]])
 # Gauss weights on the 15 Kronrod nodes (zero on the Kronrod-only nodes).
 G_WEIGHTS = np.zeros(15)
-G_WEIGHTS[1::2] = np.concatenate([_WG[:-1], _WG[::-1]])
+G_WEIGHTS[1::2] = np.polynomial.legendre.leggauss(7)[1]
 
 #: Samples with ``a_i <= _SERIES_RADIUS`` enter through power series.
 _SERIES_RADIUS = 1.0 / 32.0
@@ -121,8 +113,8 @@ def gauss_kronrod(
     return result
 
 
-#: ``chunk(start, stop) -> (s, base)``: the noisy rows' scales in (0, 1] and the
-#: rows (n, B) the families ``q`` are computed from.
+#: ``chunk(start, stop) -> (s, q)``: the noisy rows' scales in (0, 1] and their
+#: families ``q`` (n, F).
 ChunkSource = Callable[[int, int], tuple[np.ndarray, np.ndarray]]
 
 
@@ -132,102 +124,83 @@ def _bucket_of(s: np.ndarray) -> np.ndarray:
     return ((1 - exponent) // 3).astype(np.int16)
 
 
-def _power_sums(
-    s: np.ndarray, q: np.ndarray, bucket: np.ndarray, n_terms: int, out: np.ndarray
-) -> None:
-    """Add ``Σ q (s/top_j)^n`` per bucket ``j`` to ``out[j]`` (``(n_ids, F, n+1)``)."""
-    order = np.argsort(bucket, kind="stable")
-    bucket, s, q = bucket[order], s[order], q[order]
-    edges = np.flatnonzero(bucket[1:] != bucket[:-1]) + 1
-    starts = np.concatenate([[0], edges])
-    stops = np.concatenate([edges, [s.size]])
-    powers = np.empty((n_terms + 1, s.size))
-    powers[0] = 1.0
-    for lo, hi in zip(starts, stops, strict=True):
-        j = int(bucket[lo])
-        block = powers[:, lo:hi]
-        # s / top_j lies in [1/8, 1): the powers never under- or overflow.
-        np.ldexp(s[lo:hi], 3 * j - 1, out=block[1])
-        for n in range(2, n_terms + 1):
-            np.multiply(block[n - 1], block[1], out=block[n])
-        out[j] += (block @ q[lo:hi]).T
-
-
 class BucketedPowerSums:
     """Power sums ``Σ_i q_{f,i} (s_i/top_j)^n`` by bucket ``top_j/8 ≤ s < top_j``
     (``top_j = 2^{1−3j}``), one pass; the largest-``s`` rows (up to ``keep``) are
-    kept for :meth:`direct`, which streams the data again for more."""
+    kept for :meth:`direct`, which streams the data again for more. ``uniform``:
+    one distinct ``s``, summed to one row."""
 
     def __init__(
         self,
         source: ChunkSource,
         n_rows: int,
         n_terms: int,
-        families: Callable[[np.ndarray], np.ndarray],
         *,
         uniform: bool = False,
         keep: int = 1 << 17,
         chunk: int = 1 << 15,
     ) -> None:
-        self._source = source
-        self._families = families
-        self._n_rows = n_rows
-        self._chunk = chunk
-        n_ids = 360  # bucket ids of positive doubles are 0..358
-        sums = None
-        kept: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
-        n_kept = 0
-        threshold = n_ids  # keep the rows of the buckets with id < threshold
-        s_uniform, base_total = None, None
-        for start in range(0, n_rows, chunk):
-            s, base = source(start, min(start + chunk, n_rows))
-            if s.size == 0:
-                continue
-            q = families(base)
-            if sums is None:
-                sums = np.zeros((n_ids, q.shape[1], n_terms + 1))
-            if uniform:  # one distinct scale: keep the total weight only
-                s_uniform = s[0]
-                total = q.sum(axis=0)
-                base_total = total if base_total is None else base_total + total
-                continue
-            bucket = _bucket_of(s)
-            _power_sums(s, q, bucket, n_terms, sums)
-            for j in np.unique(bucket[bucket < threshold]):
-                mask = bucket == j
-                kept.setdefault(int(j), []).append((s[mask], base[mask]))
-                n_kept += int(np.count_nonzero(mask))
-            while n_kept > keep and kept:  # drop the smallest-s buckets first
-                j = max(kept)
-                n_kept -= sum(part[0].size for part in kept.pop(j))
-                threshold = j
-        if uniform and s_uniform is not None:
-            bucket = _bucket_of(np.array([s_uniform]))
-            sums = np.zeros((n_ids, base_total.size, n_terms + 1))
-            q = base_total[None, :]
-            _power_sums(np.array([s_uniform]), q, bucket, n_terms, sums)
-            self._kept_s = np.array([s_uniform])
-            self._kept_q = q
-            threshold = n_ids
-            present = np.array([int(bucket[0])])
-        else:
-            present = np.flatnonzero(np.any(sums != 0.0, axis=(1, 2)))
-            parts = [part for j in sorted(kept) for part in kept[j]]
-            if parts:
-                self._kept_s = np.concatenate([part[0] for part in parts])
-                self._kept_q = families(np.concatenate([part[1] for part in parts]))
-            else:  # even the largest bucket exceeds `keep`: always stream
-                self._kept_s = np.zeros(0)
-                self._kept_q = np.zeros((0, sums.shape[1]))
+        self._source, self._n_rows, self._chunk = source, n_rows, chunk
+        self._n_terms, self._keep = n_terms, keep
+        self._sums = None
+        self._kept: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
+        self._n_kept, threshold = 0, 360  # bucket ids of positive doubles: 0..358
+        blocks = (source(i, min(i + chunk, n_rows)) for i in range(0, n_rows, chunk))
+        if uniform:  # one distinct scale: the total weight only
+            total = 0.0
+            for s, q in blocks:
+                if s.size:
+                    one, total = s[:1], total + q.sum(axis=0)
+            blocks = [(one, total[None, :])]
+        for s, q in blocks:
+            threshold = self._add(s, q, threshold)
+        sums = self._sums
+        present = np.flatnonzero(np.any(sums != 0.0, axis=(1, 2)))
+        parts = [part for j in sorted(self._kept) for part in self._kept[j]]
+        # Kept rows are ordered by bucket (none when the largest bucket exceeds
+        # `keep`: always stream); kept_stops[b] ends bucket position b.
+        self._kept_s = np.concatenate([np.zeros(0)] + [s for s, _ in parts])
+        self._kept_q = np.concatenate(
+            [np.zeros((0, sums.shape[1]))] + [q for _, q in parts]
+        )
         self.bucket_ids = present.astype(np.int64)
         self.tops = np.ldexp(1.0, 1 - 3 * self.bucket_ids)
         self.sums = sums[present]
-        # Kept rows are ordered by bucket; kept_stops[b] ends bucket position b.
-        kept_ids = _bucket_of(self._kept_s) if self._kept_s.size else np.zeros(0)
         self._n_kept_buckets = int(np.count_nonzero(self.bucket_ids < threshold))
         self._kept_stops = np.searchsorted(
-            kept_ids, self.bucket_ids[: self._n_kept_buckets], side="right"
+            _bucket_of(self._kept_s),
+            self.bucket_ids[: self._n_kept_buckets],
+            side="right",
         )
+
+    def _add(self, s: np.ndarray, q: np.ndarray, threshold: int) -> int:
+        """Add one block's power sums; keep its rows of the buckets below
+        ``threshold``, then drop the smallest-``s`` buckets beyond ``keep``."""
+        if self._sums is None:
+            self._sums = np.zeros((360, q.shape[1], self._n_terms + 1))
+        bucket = _bucket_of(s)
+        order = np.argsort(bucket, kind="stable")
+        bucket, s_sorted, q_sorted = bucket[order], s[order], q[order]
+        ids, starts = np.unique(bucket, return_index=True)
+        stops = np.append(starts[1:], s.size)
+        powers = np.empty((self._n_terms + 1, s.size))
+        powers[0] = 1.0
+        for j, lo, hi in zip(ids, starts, stops, strict=True):
+            block = powers[:, lo:hi]
+            # s / top_j lies in [1/8, 1): the powers never under- or overflow.
+            np.ldexp(s_sorted[lo:hi], 3 * int(j) - 1, out=block[1])
+            for n in range(2, self._n_terms + 1):
+                np.multiply(block[n - 1], block[1], out=block[n])
+            self._sums[j] += (block @ q_sorted[lo:hi]).T
+            if j < threshold:
+                self._kept.setdefault(int(j), []).append(
+                    (s_sorted[lo:hi], q_sorted[lo:hi])
+                )
+                self._n_kept += int(hi - lo)
+        while self._n_kept > self._keep and self._kept:
+            threshold = max(self._kept)
+            self._n_kept -= sum(part[0].size for part in self._kept.pop(threshold))
+        return threshold
 
     def split(self, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per scale ``A``: the number of leading buckets and the series factors
@@ -261,15 +234,11 @@ class BucketedPowerSums:
                 low = self.bucket_ids[n_kept]
                 high = self.bucket_ids[lead] if lead < self.bucket_ids.size else 1 << 15
                 for start in range(0, self._n_rows, self._chunk):
-                    s, base = self._source(
-                        start, min(start + self._chunk, self._n_rows)
-                    )
+                    s, q = self._source(start, min(start + self._chunk, self._n_rows))
                     ids = _bucket_of(s)
                     mask = (ids >= low) & (ids < high)
                     if mask.any():
-                        out[nodes] += func(
-                            scale[nodes], s[mask], self._families(base[mask])
-                        )
+                        out[nodes] += func(scale[nodes], s[mask], q[mask])
         return out
 
 
@@ -317,19 +286,12 @@ def _half_a_minus_log1p(a: np.ndarray) -> np.ndarray:
     return out
 
 
-def _rmse_families(base: np.ndarray) -> np.ndarray:
-    """``q = (1, k)`` from ``base = k``."""
-    return np.concatenate([np.ones((base.shape[0], 1)), base], axis=1)
-
-
 class _RMSEIntegrand:
     """``Λ``, ``log L`` and the integrand of ``b/√m`` in ``x = log(t m)``, from
     ``c_i = 2 p_i σ_i²/m``, ``k_i = p_i d_i²/m`` and the exact samples' ``k₀``."""
 
     def __init__(self, sums: BucketedPowerSums, c_max: float, k_exact: float) -> None:
-        self.c_max = c_max
-        self.k_exact = k_exact
-        self.sums = sums
+        self.c_max, self.k_exact, self.sums = c_max, k_exact, sums
         n = np.arange(SERIES_TERMS + 1)
         sign = np.where(n % 2 == 0, 1.0, -1.0)
         # ½ Σ_{n≥2} (−1)^n a^n / n   and   Σ_{n≥1} (−1)^{n−1} a^n
@@ -340,121 +302,34 @@ class _RMSEIntegrand:
             sums.tops * sums.sums[:, 0, 1]
         )
 
+    def _direct(self, a_scale: np.ndarray, s: np.ndarray, q: np.ndarray) -> np.ndarray:
+        a = a_scale[:, None] * s
+        e = a_scale / self.c_max
+        lam_part = _half_a_minus_log1p(a) @ q[:, 0] + e * ((a / (1.0 + a)) @ q[:, 1])
+        log_part = -0.5 * (np.log1p(a) @ q[:, 0]) - e * ((1.0 / (1.0 + a)) @ q[:, 1])
+        return np.stack([lam_part, log_part], axis=1)
+
     def parts(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(Λ, log L)`` at the nodes ``x``."""
-        x = np.asarray(x, dtype=float)
         et = np.exp(x)
         scale = et * self.c_max
         n_lead, factor = self.sums.split(scale)
-        series = factor > 0.0
         powers = factor[:, :, None] ** np.arange(SERIES_TERMS + 1)
         lam = np.einsum("kjn,jn->k", powers * self.log_coef, self.sums.sums[:, 0])
         lam += et * np.einsum(
             "kjn,jn->k", powers * self.frac_coef, self.sums.sums[:, 1]
         )
-        log_l = lam - et * (self.k_exact + series @ self.bucket_m)
-
-        def direct(a_scale: np.ndarray, s: np.ndarray, q: np.ndarray) -> np.ndarray:
-            a = a_scale[:, None] * s
-            e = a_scale / self.c_max
-            lam_part = _half_a_minus_log1p(a) @ q[:, 0] + e * (
-                (a / (1.0 + a)) @ q[:, 1]
-            )
-            log_part = -0.5 * (np.log1p(a) @ q[:, 0]) - e * (
-                (1.0 / (1.0 + a)) @ q[:, 1]
-            )
-            return np.stack([lam_part, log_part], axis=1)
-
-        extra = self.sums.direct(scale, n_lead, direct, 2)
+        log_l = lam - et * (self.k_exact + (factor > 0.0) @ self.bucket_m)
+        extra = self.sums.direct(scale, n_lead, self._direct, 2)
         return lam + extra[:, 0], log_l + extra[:, 1]
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
         et = np.exp(x)
         lam, log_l = self.parts(x)
-        out = np.empty_like(lam)
         small = lam <= 1.0
+        out = np.exp(np.minimum(log_l, 0.0)) - np.exp(-et)
         out[small] = np.exp(-et[small]) * np.expm1(lam[small])
-        big = ~small
-        out[big] = np.exp(np.minimum(log_l[big], 0.0)) - np.exp(-et[big])
         return (out * np.exp(-0.5 * x))[None, :]
-
-
-class _RMSEData:
-    """One output's inputs read block by block in units of ``max(|d|, σ)``: ``m``,
-    ``c_max``, ``k₀`` and ``cv2 = Var[MSE]/E[MSE]²``."""
-
-    def __init__(
-        self, y_true: np.ndarray, y_pred: np.ndarray, sigma: Any, weight: Any
-    ) -> None:
-        self.y_true, self.y_pred = y_true, y_pred
-        self.sigma, self.weight = sigma, weight
-        n = y_true.shape[0]
-        self.n = n
-        self.scalar = isinstance(sigma, float)
-        d_max, s_max = 0.0, sigma if self.scalar else 0.0
-        for i in range(0, n, CHUNK_ROWS):
-            d = self._d(i)
-            d_max = max(d_max, float(d.max()), -float(d.min()))
-            if not self.scalar:
-                s_max = max(s_max, float(sigma[i : i + CHUNK_ROWS].max()))
-        self.scale = max(d_max, s_max)
-        self.nominal = 0.0
-        if self.scale == 0.0:
-            return
-        self.w_total = float(n) if weight is None else float(weight.sum())
-        sum_d2 = sum_s2 = sum_var = k_exact = 0.0
-        c_max, c_min, n_noisy = 0.0, math.inf, 0
-        for i in range(0, n, CHUNK_ROWS):
-            d2, s2 = self._squares(i)
-            noisy = s2 > 0.0
-            sum_d2 += float(d2.sum())
-            sum_s2 += float(s2.sum())
-            sum_var += float(np.sum(s2 * (2.0 * s2 + 4.0 * d2)))
-            k_exact += float(d2[~noisy].sum())
-            if noisy.any():
-                c_max = max(c_max, float(s2[noisy].max()))
-                c_min = min(c_min, float(s2[noisy].min()))
-                n_noisy += int(np.count_nonzero(noisy))
-        m = sum_d2 + sum_s2
-        if m == 0.0:  # only zero-weight rows differ from zero: nothing to do
-            self.scale = 0.0
-            return
-        self.m = m
-        self.nominal = self.scale * math.sqrt(sum_d2)
-        self.k_exact = k_exact / m
-        self.cv2 = sum_var / (m * m)
-        self.c_max = 2.0 * c_max / m
-        self.n_noisy = n_noisy
-        self.uniform = c_min == c_max
-
-    def _d(self, i: int) -> np.ndarray:
-        return self.y_true[i : i + CHUNK_ROWS] - self.y_pred[i : i + CHUNK_ROWS]
-
-    def _squares(self, i: int) -> tuple[np.ndarray, np.ndarray]:
-        """``(p d̃², p σ̃²)`` of block ``i``."""
-        d2 = self._d(i) / self.scale
-        d2 *= d2
-        if self.scalar:
-            s2 = np.full(d2.shape, (self.sigma / self.scale) ** 2)
-        else:
-            s2 = self.sigma[i : i + CHUNK_ROWS] / self.scale
-            s2 *= s2
-        if self.weight is None:
-            p = 1.0 / self.n
-        else:
-            p = self.weight[i : i + CHUNK_ROWS] / self.w_total
-        d2 *= p
-        s2 *= p
-        return d2, s2
-
-    def source(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
-        """``(s = c/c_max, base = k)`` of the noisy samples of rows ``start:stop``."""
-        d2, s2 = self._squares(start)
-        d2, s2 = d2[: stop - start], s2[: stop - start]
-        noisy = s2 > 0.0
-        s = s2[noisy] * (2.0 / (self.m * self.c_max))
-        return np.minimum(s, 1.0), (d2[noisy] / self.m)[:, None]
 
 
 def rmse_moments(
@@ -464,29 +339,72 @@ def rmse_moments(
     weight: np.ndarray | None,
     method: str = "exact",
 ) -> tuple[float, float]:
-    """``(E[RMSE], Var[RMSE])`` of one output: ``b = √m − E[√MSE]`` by quadrature
-    (``E = √m − b``, ``Var = 2√m b − b²``), or the delta method."""
-    data = _RMSEData(y_true, y_pred, sigma, weight)
-    if data.scale == 0.0:
+    """``(E[RMSE], Var[RMSE])`` of one output with a noisy label: ``b = √m −
+    E[√MSE]`` by quadrature (``E = √m − b``, ``Var = 2√m b − b²``), or the delta
+    method; ``(0, 0)`` where the noise vanishes (the caller's nominal)."""
+    n = y_true.shape[0]
+    blocks = range(0, n, CHUNK_ROWS)
+    scalar = isinstance(sigma, float)
+
+    def residual(i: int) -> np.ndarray:
+        return y_true[i : i + CHUNK_ROWS] - y_pred[i : i + CHUNK_ROWS]
+
+    # In units of ``max(|d|, σ)``: ``p d̃²`` and ``p σ̃²`` per block.
+    d_max = max(float(np.max(np.abs(residual(i)))) for i in blocks)
+    scale = max(d_max, sigma if scalar else float(np.max(sigma)))
+    if scale == 0.0:
         return 0.0, 0.0
-    root_m = data.scale * math.sqrt(data.m)
-    if data.n_noisy == 0:  # every label exact: no quadrature
-        return data.nominal, 0.0
-    if method == "delta" or data.cv2 < _CV2_DELTA_EXACT:
-        expected = root_m * (1.0 - data.cv2 / 8.0)
+    w_total = float(n) if weight is None else float(weight.sum())
+
+    def squares(i: int) -> tuple[np.ndarray, np.ndarray]:
+        d2 = residual(i) / scale
+        d2 *= d2
+        if scalar:
+            s2 = np.full(d2.shape, (sigma / scale) ** 2)
+        else:
+            s2 = sigma[i : i + CHUNK_ROWS] / scale
+            s2 *= s2
+        p = 1.0 / n if weight is None else weight[i : i + CHUNK_ROWS] / w_total
+        d2 *= p
+        s2 *= p
+        return d2, s2
+
+    sum_d2 = sum_s2 = sum_var = k_exact = 0.0
+    c_max, c_min, n_noisy = 0.0, math.inf, 0
+    for i in blocks:
+        d2, s2 = squares(i)
+        noisy = s2 > 0.0
+        sum_d2 += float(d2.sum())
+        sum_s2 += float(s2.sum())
+        sum_var += float(np.sum(s2 * (2.0 * s2 + 4.0 * d2)))
+        k_exact += float(d2[~noisy].sum())
+        if noisy.any():
+            c_max = max(c_max, float(s2[noisy].max()))
+            c_min = min(c_min, float(s2[noisy].min()))
+            n_noisy += int(np.count_nonzero(noisy))
+    if n_noisy == 0:  # only zero-weight rows are noisy, or σ² underflows
+        return 0.0, 0.0
+    uniform = c_min == c_max
+    m = sum_d2 + sum_s2
+    root_m = scale * math.sqrt(m)
+    cv2 = sum_var / (m * m)  # Var[MSE]/E[MSE]²
+    if method == "delta" or cv2 < _CV2_DELTA_EXACT:
         # Products of Python floats give inf beyond the float64 range (** raises).
-        return expected, data.scale * data.scale * (data.m * data.cv2 / 4.0)
-    sums = BucketedPowerSums(
-        data.source,
-        data.n,
-        SERIES_TERMS,
-        _rmse_families,
-        uniform=data.uniform,
-        chunk=CHUNK_ROWS,
-    )
-    integrand = _RMSEIntegrand(sums, data.c_max, data.k_exact)
+        return root_m * (1.0 - cv2 / 8.0), scale * scale * (m * cv2 / 4.0)
+    c_max = 2.0 * c_max / m
+
+    def source(start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(s = c/c_max, q = (1, k))`` of the noisy samples of rows ``start:stop``."""
+        d2, s2 = squares(start)
+        d2, s2 = d2[: stop - start], s2[: stop - start]
+        noisy = s2 > 0.0
+        s = np.minimum(s2[noisy] * (2.0 / (m * c_max)), 1.0)
+        return s, np.column_stack([np.ones(s.size), d2[noisy] / m])
+
+    sums = BucketedPowerSums(source, n, SERIES_TERMS, uniform=uniform, chunk=CHUNK_ROWS)
+    integrand = _RMSEIntegrand(sums, c_max, k_exact / m)
     # Delta-method b/√m sets the absolute tolerance.
-    atol = 1e-15 * (data.cv2 / 8.0)
+    atol = 1e-15 * (cv2 / 8.0)
 
     def stop(block: np.ndarray) -> np.ndarray:  # L(t)/√(π t) bounds the integrand
         log_l = integrand.parts(block)[1]
@@ -498,9 +416,7 @@ def rmse_moments(
         integrand, stop, blocks, 40.0, 1, atol=np.array([atol / _INV_2_SQRT_PI])
     )[0]
     beta = _INV_2_SQRT_PI * float(integral[0])
-    expected = root_m * (1.0 - beta)
-    variance = data.scale * data.scale * data.m * beta * (2.0 - beta)
-    return expected, variance
+    return root_m * (1.0 - beta), scale * scale * m * beta * (2.0 - beta)
 
 
 #: Mean squared errors in this range are summed without scaling: neither the

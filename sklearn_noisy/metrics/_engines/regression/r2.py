@@ -255,14 +255,6 @@ def r2_count_forward(
     )
 
 
-def _has_noise(sigma: Any, weight: np.ndarray | None) -> bool:
-    """Whether some positively weighted label of one output is noisy."""
-    if isinstance(sigma, float):
-        return sigma > 0.0
-    noisy = sigma > 0.0
-    return bool(np.any(noisy if weight is None else noisy & (weight > 0.0)))
-
-
 def _offsets_forward(
     definition: RegressionLoss,
     inputs: tuple[np.ndarray, np.ndarray, Any, np.ndarray | None, Any],
@@ -349,7 +341,9 @@ def r2_forward(
         nominal[j] = expected[j] = r2_from_sums(x, y, force_finite=force_finite)
         denominators[j] = y * scale**2
         sigma_j = output_column(sigma, j)
-        noisy[j] = _has_noise(sigma_j, weight)
+        noisy[j] = np.any(sigma_j > 0.0)  # with a positive weight
+        if weight is not None and not isinstance(sigma_j, float):
+            noisy[j] = np.any((sigma_j > 0.0) & (weight > 0.0))
         factor = scale * scale * w_factor  # the sums with Σ w = M
         columns.append((y_true[:, j], y_pred[:, j], sigma_j, x * factor, y * factor))
         if combined or not noisy[j] or (centred and n_positive < 2):

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from scipy.special import comb
 
-from ....utils._arrays import chunk_of
+from ....utils._arrays import chunk_of, weighted_sum
 from .quadrature import CHUNK_ROWS, SERIES_TERMS, BucketedPowerSums
 
 __all__ = ["R2Data", "R2Integrand", "SummedIntegrand", "delta_parts"]
@@ -45,13 +45,6 @@ def _extend(bounds: tuple[float, float], values: np.ndarray) -> tuple[float, flo
     return min(bounds[0], float(values.min())), max(bounds[1], float(values.max()))
 
 
-def _r2_families(base: np.ndarray) -> np.ndarray:
-    """``q = (1, w, wu, wu², wd, wdu, wd²)`` from ``base = (w, u, d)``."""
-    w, u, d = base.T
-    wu, wd = w * u, w * d
-    return np.column_stack([np.ones_like(w), w, wu, wu * u, wd, wd * u, wd * d])
-
-
 class R2Integrand:
     """One output's tilted moments at tilts ``t``; ``c`` centres ``Z = X - cY``,
     ``second``: also the moments of ``Z``."""
@@ -61,7 +54,6 @@ class R2Integrand:
             data.source,
             data.n,
             SERIES_TERMS + 3,
-            _r2_families,
             uniform=data.tau_min == data.tau_max,
             chunk=CHUNK_ROWS,
         )
@@ -204,9 +196,10 @@ class R2Data:
         if centred:
             total = 0.0
             for i in range(0, n, CHUNK_ROWS):
-                rows = slice(i, i + CHUNK_ROWS)
-                d = y_true[rows] - y_pred[rows]
-                total += float(np.sum(d if weight is None else weight[rows] * d))
+                w = None if weight is None else weight[i : i + CHUNK_ROWS]
+                total += weighted_sum(
+                    y_true[i : i + CHUNK_ROWS] - y_pred[i : i + CHUNK_ROWS], w
+                )
             self.shift = total / (n if weight is None else float(weight.sum()))
         s_min = self._scan()
         self.n_noisy_num = 0
@@ -326,13 +319,16 @@ class R2Data:
         return y, d, s, w
 
     def source(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
-        """``(τ/τ_max, base = (w, u, d))`` of the noisy rows ``start:stop``."""
+        """``(τ/τ_max, q = (1, w, wu, wu², wd, wdu, wd²))`` of the noisy rows
+        ``start:stop``."""
         y, d, s, w = self._block(start)
         tau = self._tau(w, s)
         noisy = tau > 0.0
         u = (y[noisy] - self.centre) / self.scale
-        base = np.column_stack([w[noisy], u, d[noisy] / self.scale])
-        return np.minimum(tau[noisy] / self.tau_max, 1.0), base
+        w, d = w[noisy], d[noisy] / self.scale
+        wu, wd = w * u, w * d
+        q = np.column_stack([np.ones_like(w), w, wu, wu * u, wd, wd * u, wd * d])
+        return np.minimum(tau[noisy] / self.tau_max, 1.0), q
 
 
 def delta_parts(
@@ -341,17 +337,12 @@ def delta_parts(
     """``(μ_X, μ_Y, V_X, V_Y, C_XY)`` from ``totals = (Σ wd², Σ wũ², Σ τ, Σ τ²,
     Σ wτ, Σ wτ², Σ wd²τ, Σ wũ²τ, Σ wdũτ)``, ``τ = wσ²``."""
     wdd, wuu, sum_tau, sum_tau2, sum_wtau, sum_wtau2, wddt, wuut, wdut = totals
-    mu_x = wdd + sum_tau
+    trace = sum_tau2 - 2.0 * sum_wtau2 / w_total + (sum_wtau / w_total) ** 2
+    mu_x = wdd + sum_tau - (sum_wtau / w_total if centred else 0.0)
     mu_y = wuu + sum_tau - sum_wtau / w_total
-    v_x = 2.0 * sum_tau2 + 4.0 * wddt
-    v_y = 2.0 * (sum_tau2 - 2.0 * sum_wtau2 / w_total + (sum_wtau / w_total) ** 2)
-    v_y += 4.0 * wuut
-    c_xy = 2.0 * (sum_tau2 - sum_wtau2 / w_total) + 4.0 * wdut
-    if centred:
-        trace = sum_tau2 - 2.0 * sum_wtau2 / w_total + (sum_wtau / w_total) ** 2
-        mu_x = mu_x - sum_wtau / w_total
-        v_x = 2.0 * trace + 4.0 * wddt
-        c_xy = 2.0 * trace + 4.0 * wdut
+    v_x = 2.0 * (trace if centred else sum_tau2) + 4.0 * wddt
+    v_y = 2.0 * trace + 4.0 * wuut
+    c_xy = 2.0 * (trace if centred else sum_tau2 - sum_wtau2 / w_total) + 4.0 * wdut
     return np.array([mu_x, mu_y, v_x, v_y, c_xy])
 
 

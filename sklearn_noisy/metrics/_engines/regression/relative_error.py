@@ -50,32 +50,26 @@ class RelativeErrorMoments(NamedTuple):
     d2_sq: np.ndarray  # E[(g² − c²)²]
 
 
-def _floored(y: np.ndarray) -> np.ndarray:
-    return np.maximum(np.abs(y), EPSILON)
+def relative_errors(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
+    return np.abs(y_pred - y_true) / np.maximum(np.abs(y_true), EPSILON)
 
 
-def _integrand(
-    y: np.ndarray, mu: np.ndarray, sigma: np.ndarray, y_pred: np.ndarray,
-    center: np.ndarray,
-) -> np.ndarray:  # fmt: skip
-    """``φ(y) · [g − c, (g − c)², g² − c², (g² − c²)²]`` at the nodes ``y``."""
-    z = (y - mu) / sigma
-    density = np.exp(-0.5 * z * z) / (sigma * _SQRT_2PI)
-    g = np.abs(y - y_pred) / _floored(y)
-    d1 = g - center
-    d2 = d1 * (g + center)
-    return np.stack([d1, d1 * d1, d2, d2 * d2]) * density
+def _legendre(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss–Legendre nodes and weights ``(..., 16)`` on the pieces ``[start, end]``."""
+    half = 0.5 * (end - start)[..., None]
+    return start[..., None] + half * (_NODES + 1.0), half * _WEIGHTS
 
 
-def _pieces(low: np.ndarray, high: np.ndarray, n_pieces: int) -> tuple:
-    """Nodes and weights of ``n_pieces`` equal Gauss–Legendre pieces per row."""
-    width = (high - low) / n_pieces
-    starts = low[:, None] + width[:, None] * np.arange(n_pieces)
-    half = 0.5 * width[:, None, None]
-    nodes = starts[:, :, None] + half * (_NODES + 1.0)
-    weights = half * _WEIGHTS
-    n = low.shape[0]
-    return nodes.reshape(n, -1), np.broadcast_to(weights, nodes.shape).reshape(n, -1)
+def _segment(a: float, b: float, n_pieces: int, log: bool) -> tuple:
+    """Nodes and weights of ``n_pieces`` pieces on ``[a, b]`` (in ``log y`` with
+    ``log``, ``0 < a``)."""
+    ends = (math.log(a), math.log(b)) if log else (a, b)
+    edges = np.linspace(*ends, n_pieces + 1)
+    nodes, weights = _legendre(edges[:-1], edges[1:])
+    if log:
+        nodes = np.exp(nodes)
+        weights = weights * nodes
+    return nodes.ravel(), np.broadcast_to(weights, nodes.shape).ravel()
 
 
 def _far(
@@ -91,9 +85,8 @@ def _far(
     d1 = (sign * y_pred)[:, None] * (sigma[:, None] * x) / (mu[:, None] * y)
     d2 = d1 * (d1 + 2.0 * center[:, None])
     smooth = np.stack([d1, d1 * d1, d2, d2 * d2]) @ _HERMITE_WEIGHTS
-    # K over the far side of ŷ, in standard units z = (Y − μ)/σ:
-    # [−14, t] if ŷ ≤ μ, else [t, 14], with t = (ŷ − μ)/σ. Only where ŷ is in
-    # the window.
+    # K over the far side of ŷ in z = (Y − μ)/σ, t = (ŷ − μ)/σ: [−14, t] if
+    # ŷ ≤ μ, else [t, 14]; only where ŷ is in the window.
     t = (y_pred - mu) / sigma
     kinked = np.abs(t) < _FAR_HALF_WIDTH
     kink = np.zeros(mu.size)
@@ -102,69 +95,51 @@ def _far(
         tk = t[kinked]
         low = np.where(below, -_FAR_HALF_WIDTH, tk)
         high = np.where(below, tk, _FAR_HALF_WIDTH)
-        z, weights = _pieces(low, high, _FAR_PIECES)
-        sk, muk = sign[kinked, None], mu[kinked, None]
-        sigk = sigma[kinked, None]
+        edges = np.linspace(low, high, _FAR_PIECES + 1, axis=1)
+        z, weights = _legendre(edges[:, :-1], edges[:, 1:])
+        sk, muk, sigk = (v[kinked, None, None] for v in (sign, mu, sigma))
         # u = s (Y − ŷ)/Y with Y − ŷ = σ (z − t), Y = μ + σ z
-        u = sk * sigk * (z - tk[:, None]) / (muk + sigk * z)
+        u = sk * sigk * (z - tk[:, None, None]) / (muk + sigk * z)
         density = np.exp(-0.5 * z * z) / _SQRT_2PI
-        kink[kinked] = (np.minimum(u, 0.0) * density * weights).sum(axis=-1)
+        kink[kinked] = (np.minimum(u, 0.0) * density * weights).sum(axis=(1, 2))
     smooth[0] -= 2.0 * kink
     smooth[1] += 4.0 * center * kink
     return smooth
 
 
-def _segment(a: float, b: float, n_pieces: int, log: bool) -> tuple:
-    """Nodes and weights on ``[a, b]`` (``0 < a`` when ``log``), per piece."""
-    if log:
-        t = np.linspace(math.log(a), math.log(b), n_pieces + 1)
-        half = 0.5 * np.diff(t)[:, None]
-        nodes = np.exp(t[:-1, None] + half * (_NODES + 1.0))
-        return nodes.ravel(), (half * _WEIGHTS * nodes).ravel()
-    edges = np.linspace(a, b, n_pieces + 1)
-    half = 0.5 * np.diff(edges)[:, None]
-    nodes = edges[:-1, None] + half * (_NODES + 1.0)
-    return nodes.ravel(), np.broadcast_to(half * _WEIGHTS, nodes.shape).ravel()
-
-
-def _side_segments(a: float, b: float, sigma: float) -> list[tuple]:
-    """Node sets covering ``[a, b]``, ``ε ≤ a < b``: geometric below σ/8."""
-    parts = []
-    knee = min(b, max(a, sigma / 8.0))
-    if knee > a:
-        # log(knee) − log(a): knee/a itself may overflow
-        n_pieces = max(1, math.ceil(math.log(knee) - math.log(a)))
-        parts.append(_segment(a, knee, n_pieces, True))
-    if b > knee:
-        parts.append(
-            _segment(knee, b, max(1, math.ceil((b - knee) / (0.5 * sigma))), False)
-        )
-    return parts
-
-
 def _near_one(mu: float, sigma: float, y_pred: float, center: float) -> np.ndarray:
-    """Moments of one sample whose window ``μ ± 40σ`` reaches near 0."""
+    """Moments of one sample whose window ``μ ± 40σ`` reaches near 0: pieces cut
+    at ``±ε`` and ``ŷ``, geometric below σ/8 on each side."""
     low, high = mu - _NEAR_HALF_WIDTH * sigma, mu + _NEAR_HALF_WIDTH * sigma
     cuts = sorted(
         {low, high, *(v for v in (-EPSILON, EPSILON, y_pred) if low < v < high)}
     )
-    nodes, weights = [], []
+    parts = []
     for a, b in itertools.pairwise(cuts):
         if b <= -EPSILON or a >= EPSILON:  # one sign, |y| ≥ ε: mirror to y > 0
             sign = 1.0 if a >= EPSILON else -1.0
             lo, hi = sorted((abs(a), abs(b)))
-            for x, w in _side_segments(lo, hi, sigma):
-                nodes.append(sign * x)
-                weights.append(w)
+            knee = min(hi, max(lo, sigma / 8.0))
+            if knee > lo:  # log(knee) − log(lo): knee/lo itself may overflow
+                n_log = max(1, math.ceil(math.log(knee) - math.log(lo)))
+                x, w = _segment(lo, knee, n_log, True)
+                parts.append((sign * x, w))
+            if hi > knee:
+                n_lin = max(1, math.ceil((hi - knee) / (0.5 * sigma)))
+                x, w = _segment(knee, hi, n_lin, False)
+                parts.append((sign * x, w))
         else:  # inside the floor: the denominator is ε
-            x, w = _segment(a, b, max(1, min(40, math.ceil((b - a) / sigma))), False)
-            nodes.append(x)
-            weights.append(w)
-    x, w = np.concatenate(nodes), np.concatenate(weights)
-    values = _integrand(
-        x, np.float64(mu), np.float64(sigma), np.float64(y_pred), center
-    )
-    return (values * w).sum(axis=-1)
+            parts.append(
+                _segment(a, b, max(1, min(40, math.ceil((b - a) / sigma))), False)
+            )
+    y = np.concatenate([x for x, _ in parts])
+    z = (y - mu) / sigma
+    density = np.exp(-0.5 * z * z) / (sigma * _SQRT_2PI)
+    g = relative_errors(y, y_pred)
+    d1 = g - center
+    d2 = d1 * (g + center)
+    values = np.stack([d1, d1 * d1, d2, d2 * d2]) * density
+    return (values * np.concatenate([w for _, w in parts])).sum(axis=-1)
 
 
 def _conditional_near(
@@ -173,68 +148,56 @@ def _conditional_near(
     """``∫ φ·[g, g², g², g⁴]`` over ``|Y| ≥ margin·σ`` per sample near 0 (each side
     in ``t = Y/σ``, cut at ``ŷ``, geometric pieces below ``t = 2``)."""
     z, p = mu / sigma, y_pred / sigma
-    rows, lows, highs, flips, widths = [], [], [], [], []
-    for flip in (1.0, -1.0):
-        zs, ps = flip * z, flip * p
-        # A side d > 1 standard errors beyond the label: its density decays
-        # like exp(−d·(t − k)), so the pieces shrink with 1/d; for a label
-        # inside the margin, the window past it too (density left below 1e-17).
-        d = np.maximum(margin - zs, 1.0)
-        a = np.maximum(margin, zs - _CONDITIONAL_HALF_WIDTH)
-        b = np.where(
-            np.abs(z) < margin,  # the label itself inside: both sides beyond it
-            margin + np.minimum(_CONDITIONAL_HALF_WIDTH, 40.0 / d),
-            zs + _CONDITIONAL_HALF_WIDTH,
-        )
-        c = np.clip(ps, a, b)
-        for lo, hi in ((a, c), (c, b)):
-            keep = np.flatnonzero(hi > lo)
-            rows.append(keep)
-            lows.append(lo[keep])
-            highs.append(hi[keep])
-            flips.append(np.full(keep.size, flip))
-            widths.append(_CONDITIONAL_PIECE / d[keep])
-    row, lo, hi = np.concatenate(rows), np.concatenate(lows), np.concatenate(highs)
-    flip, width = np.concatenate(flips), np.concatenate(widths)
+    flip = np.array([1.0, -1.0])[:, None]
+    zs, ps = flip * z, flip * p
+    # A side d > 1 standard errors beyond the label: its density decays like
+    # exp(−d·(t − k)), so the pieces shrink with 1/d; for a label inside the
+    # margin, the window past it too (density left below 1e-17).
+    d = np.maximum(margin - zs, 1.0)
+    a = np.maximum(margin, zs - _CONDITIONAL_HALF_WIDTH)
+    b = np.where(
+        np.abs(z) < margin,  # the label itself inside: both sides beyond it
+        margin + np.minimum(_CONDITIONAL_HALF_WIDTH, 40.0 / d),
+        zs + _CONDITIONAL_HALF_WIDTH,
+    )
+    c = np.clip(ps, a, b)
+    # Per side (flip) and part ([a, c], [c, b]) of each sample: the kept parts.
+    lo, hi = np.stack([a, c], axis=1), np.stack([c, b], axis=1)
+    keep = hi > lo
+    row = np.broadcast_to(np.arange(mu.size), keep.shape)[keep]
+    side = np.broadcast_to(flip[:, :, None], keep.shape)[keep]
+    width = np.broadcast_to((_CONDITIONAL_PIECE / d)[:, None], keep.shape)[keep]
+    lo, hi = lo[keep], hi[keep]
     # pieces: geometric on [lo, min(hi, 2)], linear (width ≤ 5/d) above
     knee = np.clip(2.0, lo, hi)
     n_log = np.where(knee > lo, np.ceil(np.log(knee / lo)), 0).astype(np.int64)
     n_lin = np.ceil((hi - knee) / width).astype(np.int64)
     counts = n_log + n_lin
-    piece_row = np.repeat(np.arange(row.size), counts)
-    first = np.repeat(np.cumsum(counts) - counts, counts)
-    j = np.arange(piece_row.size) - first  # index of the piece in its part
-    nl, lo_p, knee_p = n_log[piece_row], lo[piece_row], knee[piece_row]
+    part = np.repeat(np.arange(row.size), counts)
+    j = np.arange(part.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    nl, lo_p, knee_p = n_log[part], lo[part], knee[part]
     geometric = j < nl
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.log(knee_p / lo_p) / np.where(nl > 0, nl, 1)
-        step = (hi[piece_row] - knee_p) / np.where(n_lin > 0, n_lin, 1)[piece_row]
+        step = (hi[part] - knee_p) / np.where(n_lin > 0, n_lin, 1)[part]
     start = np.where(geometric, lo_p * np.exp(ratio * j), knee_p + step * (j - nl))
     end = np.where(geometric, lo_p * np.exp(ratio * (j + 1)), start + step)
     end = np.where(geometric & (j + 1 == nl), knee_p, end)
-    half = 0.5 * (end - start)
-    t = (start + half)[:, None] + half[:, None] * _NODES
-    sample = row[piece_row]
-    sign = flip[piece_row]
-    density = t - (sign * z[sample])[:, None]
-    np.square(density, out=density)
-    density *= -0.5
-    np.exp(density, out=density)
-    density *= half[:, None] * (_WEIGHTS / _SQRT_2PI)
-    g = t - (sign * p[sample])[:, None]
-    np.abs(g, out=g)
-    g /= t
-    term = g * density
+    t, weights = _legendre(start, end)
+    sample, sign = row[part], side[part]
+    density = np.exp(-0.5 * np.square(t - (sign * z[sample])[:, None]))
+    g = np.abs(t - (sign * p[sample])[:, None]) / t
+    term = g * density * (weights / _SQRT_2PI)
     first = term.sum(axis=-1)
     term *= g
     second = term.sum(axis=-1)
-    np.square(g, out=g)
-    term *= g
-    fourth = term.sum(axis=-1)
-    out = np.empty((4, mu.size))
-    for k, values in enumerate((first, second, second, fourth)):
-        out[k] = np.bincount(sample, values, minlength=mu.size)
-    return out
+    fourth = (term * (g * g)).sum(axis=-1)
+    return np.stack(
+        [
+            np.bincount(sample, values, minlength=mu.size)
+            for values in (first, second, second, fourth)
+        ]
+    )
 
 
 def excluded_probability(
@@ -254,9 +217,7 @@ def relative_error_moments(
     """Per-sample moments of ``g = |Y − ŷ| / max(|Y|, ε)``, ``Y ~ N(μ, σ²)``
     (``margin > 0``: conditional on ``|Y| ≥ margin·σ`` near 0)."""
     mu, sigma, y_pred = np.broadcast_arrays(
-        np.asarray(mu, dtype=np.float64),
-        np.asarray(sigma, dtype=np.float64),
-        np.asarray(y_pred, dtype=np.float64),
+        *(np.asarray(v, dtype=np.float64) for v in (mu, sigma, y_pred))
     )
     noisy = sigma > 0.0
     far = noisy & (np.abs(mu) - _NEAR_HALF_WIDTH * sigma > EPSILON)
@@ -266,11 +227,10 @@ def relative_error_moments(
             (np.abs(mu) - width * sigma > EPSILON) | (np.abs(mu) > 2.0 * width * sigma)
         )
     else:  # a window μ ± 40σ that float64 cannot resolve: the label is exact
-        low, high = mu - _NEAR_HALF_WIDTH * sigma, mu + _NEAR_HALF_WIDTH * sigma
-        noisy &= far | (low != high)
+        noisy &= far | (mu - _NEAR_HALF_WIDTH * sigma != mu + _NEAR_HALF_WIDTH * sigma)
     # Centre at g(μ) where g is smooth around μ (far from 0, or exact labels):
     # the variances then keep their digits. Near 0 the moments are raw.
-    center = np.where(noisy & ~far, 0.0, np.abs(mu - y_pred) / _floored(mu))
+    center = np.where(noisy & ~far, 0.0, relative_errors(mu, y_pred))
     moments = np.zeros((4, mu.size))
     index = np.flatnonzero(far)
     for start in range(0, index.size, _CHUNK):
@@ -279,27 +239,25 @@ def relative_error_moments(
         # brings max(|μ|, σ) into [1/2, 1) (exact) keeps the products of the
         # far path inside the float64 range at any scale of the labels
         _, exponent = np.frexp(np.maximum(np.abs(mu[rows]), sigma[rows]))
-        mu_s, sigma_s, pred_s = (
-            np.ldexp(v[rows], -exponent) for v in (mu, sigma, y_pred)
-        )
-        moments[:, rows] = _far(mu_s, sigma_s, pred_s, center[rows])
+        scaled = (np.ldexp(v[rows], -exponent) for v in (mu, sigma, y_pred))
+        moments[:, rows] = _far(*scaled, center[rows])
     near = np.flatnonzero(noisy & ~far)
-    if margin > 0.0:
-        for start in range(0, near.size, _CHUNK):
-            rows = near[start : start + _CHUNK]
-            z = np.abs(mu[rows]) / sigma[rows]
-            kept = ndtr(z - margin) + ndtr(-z - margin)  # P(|Y| ≥ kσ), no cancellation
-            if not np.all(kept > 1e-300):
-                raise ValueError(
-                    f"zero_margin={margin:g} leaves out every draw of a label "
-                    f"{np.min(margin - z):.3g} standard errors inside it; choose a "
-                    "smaller zero_margin."
-                )
-            raw = _conditional_near(mu[rows], sigma[rows], y_pred[rows], margin)
-            moments[:, rows] = raw / kept
+    if margin == 0.0:
+        for i in near:
+            moments[:, i] = _near_one(mu[i], sigma[i], y_pred[i], center[i])
         return RelativeErrorMoments(center, *moments)
-    for i in near:
-        moments[:, i] = _near_one(mu[i], sigma[i], y_pred[i], center[i])
+    for start in range(0, near.size, _CHUNK):
+        rows = near[start : start + _CHUNK]
+        z = np.abs(mu[rows]) / sigma[rows]
+        kept = ndtr(z - margin) + ndtr(-z - margin)  # P(|Y| ≥ kσ), no cancellation
+        if not np.all(kept > 1e-300):
+            raise ValueError(
+                f"zero_margin={margin:g} leaves out every draw of a label "
+                f"{np.min(margin - z):.3g} standard errors inside it; choose a "
+                "smaller zero_margin."
+            )
+        raw = _conditional_near(mu[rows], sigma[rows], y_pred[rows], margin)
+        moments[:, rows] = raw / kept
     return RelativeErrorMoments(center, *moments)
 
 
@@ -318,13 +276,9 @@ def floor_sensitivity(
     return 2.0 * a * density, 4.0 * a**2 * density / EPSILON
 
 
-def relative_errors(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
-    return np.abs(y_pred - y_true) / np.maximum(np.abs(y_true), EPSILON)
-
-
 def relative_error_terms(
     y_true: np.ndarray, y_pred: np.ndarray, sigma: np.ndarray, square: bool,
-    margin: float = ZERO_MARGIN,
+    margin: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     """Per sample and output: ``(g(μ), E[g − g(μ)], E[(g − g(μ))²], nominal g)``,
     ``g`` the relative error or its square (``square``)."""
@@ -334,10 +288,13 @@ def relative_error_terms(
         )
         center = moments.center.reshape(y_true.shape)
         nominal_terms = relative_errors(y_true, y_pred)
+        mean, spread = moments.d1, moments.d1_sq
         if square:
             mean, spread = moments.d2, moments.d2_sq
             nominal_terms, center = nominal_terms**2, center**2
-        else:
-            mean, spread = moments.d1, moments.d1_sq
-    shape = y_true.shape
-    return center, mean.reshape(shape), spread.reshape(shape), nominal_terms
+    return (
+        center,
+        mean.reshape(y_true.shape),
+        spread.reshape(y_true.shape),
+        nominal_terms,
+    )
