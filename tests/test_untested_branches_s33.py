@@ -83,18 +83,6 @@ def test_count_r2_variance_weighted_one_output_matches_monte_carlo():
     assert score.std == pytest.approx(spread, rel=0.05)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason=(
-        "An output whose rates are all 0 (counts always 0, SST = 0, weight 0 in "
-        "scikit-learn's variance-weighted R²) still adds its SSE to the summed "
-        "delta parts (r2.py _delta_forward: parts.sum(axis=0)): expected 0.3119 "
-        "(SD 0.111) where the mean of 4,000 simulated draws is 0.3698 ± 0.0018 "
-        "(SE), 33 SE away; the call without that output gives 0.3699 (seed 0, "
-        "60 samples)."
-    ),
-)
 def test_count_r2_variance_weighted_output_of_zero_rates_has_weight_zero():
     rng = np.random.default_rng(0)
     n = 60
@@ -362,16 +350,6 @@ def test_paired_monte_carlo_fallback_of_a_loss_with_options():
     _agree(score, draws)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason=(
-        "make_noisy_scorer(..., multioutput=np.array([0.25, 0.75])) raises "
-        "'ValueError: The truth value of an array with more than one element is "
-        "ambiguous' (metrics/_scorer.py: metric_kwargs.get('multioutput') == "
-        "'raw_values'); a list works, and scikit-learn's make_scorer takes the array."
-    ),
-)
 def test_scorer_takes_output_weights_as_an_array():
     mix = np.array([0.25, 0.75])
     y = np.array([[1.0, 2.0], [2.0, 1.0], [3.0, 5.0]])

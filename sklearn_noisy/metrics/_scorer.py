@@ -121,7 +121,8 @@ def _check_metric_kwargs(info: MetricInfo, metric_kwargs: Any) -> dict[str, Any]
             f"{sorted(set(metric_kwargs) - parameters)}; it accepts "
             f"{sorted(parameters - _RESERVED)}."
         )
-    if metric_kwargs.get("multioutput") == "raw_values" or (
+    multioutput = metric_kwargs.get("multioutput")
+    if (isinstance(multioutput, str) and multioutput == "raw_values") or (
         "average" in metric_kwargs and metric_kwargs["average"] is None
     ):
         raise ValueError(

@@ -218,7 +218,8 @@ def _delta_forward(
             expected[j] = 1.0 - mean
     if isinstance(multioutput, str) and multioutput == "variance_weighted":
         averaged = _averaged(nominal, denominators)
-        total = parts.sum(axis=0)
+        # an output whose Y is exactly 0 has weight 0, as in scikit-learn
+        total = parts[parts[:, 1] > 0.0].sum(axis=0)
         if nominal.size == 1 or not (total[3] > 0.0 and total[1] > 0.0):
             mean, var = expected[0] if nominal.size == 1 else averaged, variance[0]
         else:
