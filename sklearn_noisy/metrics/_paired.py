@@ -148,26 +148,22 @@ def metric_score(
 
 def _forward_score(
     info: MetricInfo,
-    options: dict[str, Any],
-    y_true: Any,
-    y_pred: Any,
-    *,
+    options: dict,
+    y: Any,
+    pred: Any,
     classes: Any = None,
-    sample_weight: Any = None,
     **noise: Any,
 ) -> NoisyScore:
-    """The metric's forward score of ``y_pred`` with ``options`` at the given
-    ``noise``, without test-set sampling, as the metric's scorer computes it."""
-    kwargs = {**options, **noise}
-    if sample_weight is not None:
-        kwargs["sample_weight"] = sample_weight
-    y_pred = prepare_response(info, y_true, y_pred, classes, kwargs)
-    return metric_score(info, y_true, y_pred, kwargs, "forward", False)
+    """The metric's forward score of ``pred`` with ``options`` and the ``noise``
+    and weights given (None: not given), as the metric's scorer computes it."""
+    kwargs = {**options, **{key: v for key, v in noise.items() if v is not None}}
+    pred = prepare_response(info, y, pred, classes, kwargs)
+    return metric_score(info, y, pred, kwargs, "forward", False)
 
 
 def _monte_carlo_difference(
     info: MetricInfo,
-    options: dict[str, Any],
+    options: dict,
     y_true: Any,
     y_pred_a: Any,
     y_pred_b: Any,
@@ -349,6 +345,7 @@ def _without_moments(
     ``paired_existence``), with a warning, else None (:ref:`paired_existence`)."""
     options, sigma = given["options"], given["sigma"]
     sample_weight = given["sample_weight"]
+    weights = {"sample_weight": sample_weight}
     y, a, b, s, weight, multioutput = regression_pair(
         *data, sigma, sample_weight, options.get("multioutput")
     )
@@ -360,9 +357,7 @@ def _without_moments(
     warn(existence.message, UserWarning)
     with quiet():  # the single models' own warnings
         scores = [
-            _forward_score(
-                info, options, data[0], p, sigma=sigma, sample_weight=sample_weight
-            )
+            _forward_score(info, options, data[0], p, sigma=sigma, **weights)
             for p in data[1:]
         ]
     nominal = scores[0].nominal - scores[1].nominal
