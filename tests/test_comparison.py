@@ -27,6 +27,7 @@ from sklearn_noisy.metrics import (
 )
 from sklearn_noisy.metrics._engines.paired import _clipped_normal_moments
 from sklearn_noisy.metrics._paired import _monte_carlo_difference
+from sklearn_noisy.metrics._registry import get_metric_info
 from sklearn_noisy.model_selection._pair_statistics import corrected_t_test
 
 
@@ -255,7 +256,8 @@ def test_paired_probabilistic_losses_exact(metric, n_classes):
     assert d.nominal == pytest.approx(single[0].nominal - single[1].nominal, abs=1e-12)
     # the variance against a seeded Monte Carlo of the shared label noise
     score = _monte_carlo_difference(
-        make_noisy_scorer(metric, estimand="forward"),
+        get_metric_info(metric),
+        {},
         y,
         proba_a,
         proba_b,
@@ -276,9 +278,9 @@ def test_joint_monte_carlo_path_matches_exact_mse(regression_pair):
     exact = expected_paired_difference(
         y, a, b, metric="mean_squared_error", sigma=sigma
     )
-    scorer = make_noisy_scorer("mean_squared_error")
     mc = _monte_carlo_difference(
-        scorer,
+        get_metric_info("mean_squared_error"),
+        {},
         y,
         a,
         b,

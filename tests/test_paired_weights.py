@@ -31,7 +31,7 @@ from sklearn_noisy.metrics import (
     expected_paired_difference,
 )
 from sklearn_noisy.metrics._paired import _monte_carlo_difference
-from sklearn_noisy.metrics._scorer import make_noisy_scorer
+from sklearn_noisy.metrics._registry import get_metric_info
 from sklearn_noisy.utils._arrays import CHUNK_SIZE
 
 
@@ -95,7 +95,8 @@ def test_weighted_regression_differences(regression, metric, single, sklearn_met
         closed = 4 * np.sum(weight**2 * sigma**2 * (a - b) ** 2) / weight.sum() ** 2
         assert d.variance == pytest.approx(closed, rel=1e-13)
     mc = _monte_carlo_difference(
-        make_noisy_scorer(metric, estimand="forward"),
+        get_metric_info(metric),
+        {},
         y,
         a,
         b,
@@ -185,7 +186,8 @@ def test_weighted_probabilistic_differences(classification, metric):
         abs=1e-13,
     )
     mc = _monte_carlo_difference(
-        make_noisy_scorer(metric, estimand="forward"),
+        get_metric_info(metric),
+        {},
         y,
         proba_a,
         proba_b,

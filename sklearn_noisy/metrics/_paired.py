@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from sklearn.exceptions import UndefinedMetricWarning
 
 from .._noisy_score import NoisyScore
 from ..utils._arrays import (
@@ -59,32 +60,129 @@ def _resolve_metric(metric: Any) -> tuple[str, dict[str, Any]]:
     )
 
 
-def _plain_scorer(name: str, options: dict[str, Any]) -> Any:
-    """A forward scorer of the metric and options that takes the noise as given."""
-    from ._scorer import make_noisy_scorer  # the scorers build on the metrics
+def _scoring_labels(classes: Any, y_true: Any, y_pred: Any) -> np.ndarray:
+    """The model's ``classes``, with any other label of the fold appended."""
+    known = np.asarray(classes).tolist()
+    extra: list = []
+    for array in (y_true, y_pred):
+        for value in np.unique(np.ravel(array)).tolist():
+            if value not in known and value not in extra:
+                extra.append(value)
+    if not extra:
+        return np.asarray(classes)
+    try:
+        return np.asarray(sorted(known + extra))
+    except TypeError:  # labels of types that do not sort together
+        return np.asarray(known + extra, dtype=object)
 
-    return make_noisy_scorer(
-        name, estimand="forward", test_set_sampling=False, **options
+
+def prepare_response(
+    info: MetricInfo, y_true: Any, y_pred: Any, classes: Any, kwargs: dict[str, Any]
+) -> Any:
+    """A model's response as the metric takes it (a ``predict_proba`` response by
+    the record's ``binary_proba``); completes ``kwargs`` with ``labels`` from the
+    model's ``classes`` (or ``pos_label``). Shared with the scorers."""
+    if info.response_method != "predict_proba":
+        takes = "labels" in inspect.signature(info.function).parameters
+        if classes is not None and "labels" not in kwargs and takes:
+            kwargs["labels"] = _scoring_labels(classes, y_true, y_pred)
+        return y_pred
+    proba = np.asarray(y_pred)
+    if classes is None and kwargs.get("labels") is not None:
+        classes = kwargs["labels"]
+    binary = proba.ndim == 2 and proba.shape[1] == 2
+    if binary and info.binary_proba == "pos_label":  # the pos_label column
+        if classes is None:
+            classes = np.unique(np.asarray(y_true))
+            if classes.size != 2:
+                raise ValueError(
+                    "y_pred has two probability columns but y_true does not show "
+                    "both classes: pass classes (the estimator's classes_)."
+                )
+        classes = np.asarray(classes).tolist()
+        pos_label = kwargs.get("pos_label")
+        pos_label = classes[-1] if pos_label is None else pos_label
+        if len(classes) != 2 or pos_label not in classes:
+            raise ValueError(
+                f"y_pred has 2 probability columns: pos_label={pos_label!r} must be "
+                f"one of its 2 classes; the classes are {classes}."
+            )
+        kwargs.pop("labels", None)
+        kwargs["pos_label"] = plain_value(pos_label)
+        return proba[:, classes.index(pos_label)]
+    labelled = {"matrix": True, "pos_label": proba.ndim == 2, "greater_class": binary}
+    if labelled[info.binary_proba] and classes is not None and "labels" not in kwargs:
+        kwargs["labels"] = np.asarray(classes)
+    return proba[:, 1] if binary and info.binary_proba == "greater_class" else proba
+
+
+def plain_value(value: Any) -> Any:
+    """A NumPy array or scalar as Python lists and numbers."""
+    return value.tolist() if isinstance(value, (np.ndarray, np.generic)) else value
+
+
+def metric_score(
+    info: MetricInfo,
+    y_true: Any,
+    y_pred: Any,
+    kwargs: dict,
+    estimand: str,
+    sampling: Any,
+) -> NoisyScore:
+    """The metric of ``estimand`` on a prepared response (:func:`prepare_response`);
+    NaN with a warning below the metric's ``min_samples``, as scikit-learn's
+    ``r2_score`` of one sample. Shared with the scorers."""
+    n_samples = _num_samples(y_true)
+    if n_samples < info.min_samples:
+        warn(
+            f"{info.display_name} is not defined on fewer than {info.min_samples} "
+            f"samples; got {n_samples}: the score is NaN, as scikit-learn's.",
+            UndefinedMetricWarning,
+        )
+        nan = float("nan")
+        return NoisyScore(info.name, nan, nan, nan, n_samples, estimand=estimand)
+    return info.function(
+        y_true, y_pred, **kwargs, estimand=estimand, test_set_sampling=sampling
     )
 
 
-def _monte_carlo_difference(
-    scorer: Any, y_true: Any, y_pred_a: Any, y_pred_b: Any, **noise: Any
+def _forward_score(
+    info: MetricInfo,
+    options: dict,
+    y: Any,
+    pred: Any,
+    classes: Any = None,
+    **noise: Any,
 ) -> NoisyScore:
-    """Joint Monte Carlo: each label draw scored for A and for B by the scorer;
+    """The metric's forward score of ``pred`` with ``options`` and the ``noise``
+    and weights given (None: not given), as the metric's scorer computes it."""
+    kwargs = {**options, **{key: v for key, v in noise.items() if v is not None}}
+    pred = prepare_response(info, y, pred, classes, kwargs)
+    return metric_score(info, y, pred, kwargs, "forward", False)
+
+
+def _monte_carlo_difference(
+    info: MetricInfo,
+    options: dict,
+    y_true: Any,
+    y_pred_a: Any,
+    y_pred_b: Any,
+    **noise: Any,
+) -> NoisyScore:
+    """Joint Monte Carlo: each label draw scored for A and for B at zero noise;
     ``noise``: the keywords of :func:`monte_carlo_score`, ``labels`` and the
     probability columns' ``classes``."""
     labels, classes = noise.pop("labels"), noise.pop("classes")
-    plain = _plain_scorer(scorer.metric, dict(scorer.metric_kwargs))
-    zero = {"sigma": 0.0} if plain.requires_noise == "sigma" else {"q": 0.0}
-    extra = {} if classes is None else {"classes": classes}
+    zero = {info.noise_parameter: 0.0}
 
     def difference(y: Any, _placeholder: Any, **weight: Any) -> float:
-        score_a = plain.score_predictions(y, y_pred_a, **zero, **extra, **weight)
-        score_b = plain.score_predictions(y, y_pred_b, **zero, **extra, **weight)
-        return score_a.nominal - score_b.nominal
+        scores = [
+            _forward_score(info, options, y, pred, classes=classes, **zero, **weight)
+            for pred in (y_pred_a, y_pred_b)
+        ]
+        return scores[0].nominal - scores[1].nominal
 
-    if plain.requires_noise == "q" and labels is None:
+    if info.noise_parameter == "q" and labels is None:
         labels = classes
         a, b = np.asarray(y_pred_a), np.asarray(y_pred_b)
         if labels is None and a.ndim == 1 and b.ndim == 1:
@@ -92,7 +190,7 @@ def _monte_carlo_difference(
     # y_pred reaches the callable untouched: an empty placeholder per sample.
     placeholder = np.zeros((len(y_true), 0))
     score = monte_carlo_score(difference, y_true, placeholder, labels=labels, **noise)
-    return dataclasses.replace(score, metric=f"{scorer.metric}_difference")
+    return dataclasses.replace(score, metric=f"{info.name}_difference")
 
 
 def _regression_draws(
@@ -230,9 +328,8 @@ def _joint_monte_carlo(
             result = _binary_draws(job, **options)
     if result is None:
         noise = {k: v for k, v in given.items() if k not in ("options", "shared")}
-        scorer = _plain_scorer(info.name, options)
         return _monte_carlo_difference(
-            scorer, *data, n_draws=n_draws, random_state=seed, **noise
+            info, options, *data, n_draws=n_draws, random_state=seed, **noise
         )
     nominal, draws = result
     n, metric = _num_samples(data[0]), f"{info.name}_difference"
@@ -248,6 +345,7 @@ def _without_moments(
     ``paired_existence``), with a warning, else None (:ref:`paired_existence`)."""
     options, sigma = given["options"], given["sigma"]
     sample_weight = given["sample_weight"]
+    weights = {"sample_weight": sample_weight}
     y, a, b, s, weight, multioutput = regression_pair(
         *data, sigma, sample_weight, options.get("multioutput")
     )
@@ -257,12 +355,9 @@ def _without_moments(
     if existence.variance_exists:
         return None
     warn(existence.message, UserWarning)
-    plain = _plain_scorer(info.name, options)
     with quiet():  # the single models' own warnings
         scores = [
-            plain.score_predictions(
-                data[0], p, sigma=sigma, sample_weight=sample_weight
-            )
+            _forward_score(info, options, data[0], p, sigma=sigma, **weights)
             for p in data[1:]
         ]
     nominal = scores[0].nominal - scores[1].nominal

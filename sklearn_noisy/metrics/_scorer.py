@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 import sklearn
-from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.utils.metadata_routing import UNCHANGED, MetadataRequest
 from sklearn.utils.multiclass import type_of_target
 
@@ -26,10 +25,10 @@ from ..utils._noise import (
     check_transition_matrix,
     resolve_noise_source,
 )
-from ..utils._sklearn_compat import _BaseScorer, _cached_call, _num_samples
+from ..utils._sklearn_compat import _BaseScorer, _cached_call
 from ..utils._validation import TEST_SET_SAMPLING, check_test_set_sampling
-from ..utils._warnings import warn
 from ._engines.test_set_sampling import add_test_set_sampling
+from ._paired import metric_score, plain_value, prepare_response
 from ._registry import MetricInfo, get_metric_info, get_metric_names
 
 __all__ = [
@@ -150,61 +149,6 @@ def _cached_response(method_caller: Any, estimator: Any, method: str, X: Any) ->
     if key not in cache:
         cache[key] = getattr(estimator, method)(X)
     return cache[key]
-
-
-def _scoring_labels(classes: Any, y_true: Any, y_pred: Any) -> np.ndarray:
-    """The model's ``classes``, with any other label of the fold appended."""
-    known = np.asarray(classes).tolist()
-    extra: list = []
-    for array in (y_true, y_pred):
-        for value in np.unique(np.ravel(array)).tolist():
-            if value not in known and value not in extra:
-                extra.append(value)
-    if not extra:
-        return np.asarray(classes)
-    try:
-        return np.asarray(sorted(known + extra))
-    except TypeError:  # labels of types that do not sort together
-        return np.asarray(known + extra, dtype=object)
-
-
-def _prepare_probabilities(
-    binary_proba: str, y_true: Any, y_proba: Any, classes: Any, kwargs: dict[str, Any]
-) -> Any:
-    """A ``predict_proba`` response as the metric takes it (record's
-    ``binary_proba``); completes ``kwargs`` with ``labels`` (or ``pos_label``)."""
-    proba = np.asarray(y_proba)
-    if classes is None and kwargs.get("labels") is not None:
-        classes = kwargs["labels"]
-    binary = proba.ndim == 2 and proba.shape[1] == 2
-    if binary and binary_proba == "pos_label":  # the pos_label column
-        if classes is None:
-            classes = np.unique(np.asarray(y_true))
-            if classes.size != 2:
-                raise ValueError(
-                    "y_pred has two probability columns but y_true does not show "
-                    "both classes: pass classes (the estimator's classes_)."
-                )
-        classes = np.asarray(classes).tolist()
-        pos_label = kwargs.get("pos_label")
-        pos_label = classes[-1] if pos_label is None else pos_label
-        if len(classes) != 2 or pos_label not in classes:
-            raise ValueError(
-                f"y_pred has 2 probability columns: pos_label={pos_label!r} must be "
-                f"one of its 2 classes; the classes are {classes}."
-            )
-        kwargs.pop("labels", None)
-        kwargs["pos_label"] = _plain(pos_label)
-        return proba[:, classes.index(pos_label)]
-    labelled = {"matrix": True, "pos_label": proba.ndim == 2, "greater_class": binary}
-    if labelled[binary_proba] and classes is not None and "labels" not in kwargs:
-        kwargs["labels"] = np.asarray(classes)
-    return proba[:, 1] if binary and binary_proba == "greater_class" else proba
-
-
-def _plain(value: Any) -> Any:
-    """A NumPy array or scalar as Python lists and numbers."""
-    return value.tolist() if isinstance(value, (np.ndarray, np.generic)) else value
 
 
 def _missing_noise(scorer: NoisyScorer) -> MissingNoiseError:
@@ -412,7 +356,7 @@ class NoisyScorer(_BaseScorer):
             shown["test_set_sampling"] = self.test_set_sampling
         shown.update(self.metric_kwargs)
         parts.extend(
-            f"{key}={_source_repr(_plain(value))}"
+            f"{key}={_source_repr(plain_value(value))}"
             for key, value in shown.items()
             if value is not None or key in self.metric_kwargs
         )
@@ -549,32 +493,13 @@ default=UNCHANGED
                 kwargs[key] = value
         if sample_weight is not None:
             kwargs["sample_weight"] = sample_weight
-        if self.response_method == "predict_proba":
-            y_pred = _prepare_probabilities(
-                info.binary_proba, y_true, y_pred, classes, kwargs
-            )
-        elif classes is not None and "labels" not in kwargs and _takes(info, "labels"):
-            kwargs["labels"] = _scoring_labels(classes, y_true, y_pred)
-        return y_pred, kwargs
+        return prepare_response(info, y_true, y_pred, classes, kwargs), kwargs
 
     def _evaluate(
         self, y_true: Any, y_pred: Any, kwargs: dict, estimand: str, sampling: Any
     ) -> NoisyScore:
         """The metric of ``estimand`` on the input of :meth:`_metric_call`."""
-        info = self._info
-        n_samples = _num_samples(y_true)
-        if n_samples < info.min_samples:
-            # NaN with a warning, as scikit-learn's r2_score of one sample.
-            warn(
-                f"{info.display_name} is not defined on fewer than {info.min_samples} "
-                f"samples; got {n_samples}: the score is NaN, as scikit-learn's.",
-                UndefinedMetricWarning,
-            )
-            nan = float("nan")
-            return NoisyScore(info.name, nan, nan, nan, n_samples, estimand=estimand)
-        return info.function(
-            y_true, y_pred, **kwargs, estimand=estimand, test_set_sampling=sampling
-        )
+        return metric_score(self._info, y_true, y_pred, kwargs, estimand, sampling)
 
     def _score_estimands(
         self,
