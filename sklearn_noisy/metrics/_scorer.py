@@ -28,8 +28,8 @@ from ..utils._noise import (
 from ..utils._sklearn_compat import _BaseScorer, _cached_call
 from ..utils._validation import TEST_SET_SAMPLING, check_test_set_sampling
 from ._engines.test_set_sampling import add_test_set_sampling
-from ._paired import metric_score, plain_value, prepare_response
 from ._registry import MetricInfo, get_metric_info, get_metric_names
+from ._response import metric_score, plain_value, prepare_response
 
 __all__ = [
     "MissingNoiseError",
