@@ -69,17 +69,15 @@ def _fold_summary(
 ) -> dict[str, float]:
     """Fold mean, between-fold SD and its excess over label noise (NaN-aware)."""
     done = np.array([s is not None for s in scores], dtype=bool)
-    expected = cv_results[f"{key}_expected"][done]
     nominal = cv_results[f"{key}_nominal"][done]
     # the label noise of the forward value, the spread compared before #22
     variance = cv_results.get(f"{key}_forward_variance", cv_results[f"{key}_variance"])
-    variance = variance[done]
-    values = nominal[~np.isnan(nominal)]
-    mean_noise = _mean(variance)
+    values, mean_noise = nominal[~np.isnan(nominal)], _mean(variance[done])
     s_b2 = math.nan
     if values.size > 1:
-        finite = bool(np.all(np.isfinite(values)))
-        s_b2 = float(np.var(values, ddof=1)) if finite else math.inf
+        s_b2 = (
+            float(np.var(values, ddof=1)) if np.all(np.isfinite(values)) else math.inf
+        )
     if math.isnan(s_b2) or math.isnan(mean_noise):
         excess = math.nan
     elif math.isinf(mean_noise):  # the label noise explains any spread
@@ -87,7 +85,7 @@ def _fold_summary(
     else:
         excess = max(s_b2 - mean_noise, 0.0)
     return {
-        "mean_expected": _mean(expected),
+        "mean_expected": _mean(cv_results[f"{key}_expected"][done]),
         "mean_nominal": _mean(nominal),
         "between_fold_sd": _std(s_b2),
         "mean_label_noise_variance": mean_noise,
@@ -129,13 +127,13 @@ def shown(metric: str, estimate: float, low: float, high: float) -> tuple[float,
     return estimate, ""
 
 
-def _shown_text(entry: dict[str, Any], decimals: int | None) -> str:
-    """``"< 0.0145"``, ``"> 0.9996"`` or the estimate, as the tables write it."""
-    limit = entry["limit"]
+def _point(
+    limit: str, estimate: float, low: float, high: float, decimals: int | None
+) -> str:
+    """``"< 0.0145"``, ``"> 0.9996"`` or the estimate, as the report writes it."""
     if not limit:
-        return _num(entry["estimate"], decimals)
-    end = entry["ci_high"] if limit == "<" else entry["ci_low"]
-    return f"{limit} {_num(end, decimals)}"
+        return _num(estimate, decimals)
+    return f"{limit} {_num(high if limit == '<' else low, decimals)}"
 
 
 def _rows(cv: Any, key: str) -> list[tuple[Any, int, float, dict]]:
@@ -143,9 +141,12 @@ def _rows(cv: Any, key: str) -> list[tuple[Any, int, float, dict]]:
     fold (from 1), then of the pooled scores (fold ``"pooled"``) if any.
 
     ``entries``: per shown estimand its ``estimate``, ``variance``, ``sd``; the
-    lead's also its score's interval (``ci_low``, ``ci_high``) and ``limit``.
+    lead's also its score's interval (``ci_low``, ``ci_high``) and ``limit``; on
+    the pooled row also the test-set sampling (``sampling_sd``, ``total_sd``,
+    the lead's ``both_ci_low``, ``both_ci_high``).
     """
     info, results, metric = cv.estimands_[key], cv.cv_results_, cv.scorers_[key].metric
+    lead, level = info["lead"], cv.confidence_level
     rows = [
         (
             k + 1,
@@ -159,43 +160,31 @@ def _rows(cv: Any, key: str) -> list[tuple[Any, int, float, dict]]:
     if pooled is not None:
         scores = {e: cv.pooled_estimates_[key].get(e) for e in info["shown"]}
         rows.append(("pooled", pooled.n_samples, pooled.nominal, scores))
-    for *_, entries in rows:
+    for fold, *_, entries in rows:
         for estimand, score in entries.items():
             estimate = math.nan if score is None else score.expected
             variance = math.nan if score is None else score.variance
-            entries[estimand] = {
-                "estimate": estimate,
-                "variance": variance,
-                "sd": _std(variance),
-            }
-            if estimand == info["lead"]:
-                level = cv.confidence_level
+            entry = {"estimate": estimate, "variance": variance, "sd": _std(variance)}
+            if estimand == lead:
                 low, high = interval(metric, estimand, estimate, variance, level, score)
-                entries[estimand].update(ci_low=low, ci_high=high)
-                entries[estimand]["limit"] = shown(metric, estimate, low, high)[1]
-    if pooled is not None:  # the test-set sampling: on the pooled row only
-        for estimand, entry in rows[-1][3].items():
-            lead = estimand == info["lead"]
-            entry.update(_sampling_entries(cv, key, estimand, lead))
+                limit = shown(metric, estimate, low, high)[1]
+                entry.update(ci_low=low, ci_high=high, limit=limit)
+            if fold == "pooled":  # the test-set sampling: on the pooled row only
+                sampling = math.nan if score is None else score.sampling_variance
+                entry.update(
+                    sampling_sd=_std(sampling), total_sd=_std(variance + sampling)
+                )
+            if fold == "pooled" and estimand == lead:  # its interval with both
+                both = (math.nan, math.nan)
+                if not math.isnan(sampling):
+                    both = score.confidence_interval(level, source="both")
+                entry["both_ci_low"], entry["both_ci_high"] = both
+            entries[estimand] = entry
     return rows
 
 
 #: The pooled lead's test-set sampling columns of the summary (NaN on the folds).
 _SAMPLING = ("sampling_sd", "total_sd", "both_ci_low", "both_ci_high")
-
-
-def _sampling_entries(cv: Any, key: str, estimand: str, lead: bool) -> dict[str, float]:
-    """``sampling_sd`` and ``total_sd`` (and the lead's interval with both)."""
-    score = cv.pooled_estimates_.get(key, {}).get(estimand)
-    variance = math.nan if score is None else score.variance
-    sampling = math.nan if score is None else score.sampling_variance
-    entry = {"sampling_sd": _std(sampling), "total_sd": _std(variance + sampling)}
-    if lead:  # the pooled interval with both sources (the score's own)
-        both = (math.nan, math.nan)
-        if not math.isnan(sampling):
-            both = score.confidence_interval(cv.confidence_level, source="both")
-        entry["both_ci_low"], entry["both_ci_high"] = both
-    return entry
 
 
 def _summary_table(cv: Any) -> Any:
@@ -215,6 +204,11 @@ def _summary_table(cv: Any) -> Any:
             row.update({name: entries[lead].get(name, math.nan) for name in _SAMPLING})
             table.append(row)
     return _as_table(table)
+
+
+#: A fold's top-level fields in :meth:`to_dict`: its lead's entry fields.
+_LEAD_FIELDS = {"expected": "estimate", "variance": "variance", "std": "sd"}
+_LEAD_FIELDS |= {"ci_low": "ci_low", "ci_high": "ci_high"}
 
 
 def _results_dict(cv: Any) -> dict[str, Any]:
@@ -238,11 +232,7 @@ def _results_dict(cv: Any) -> dict[str, Any]:
             lead = entries[info["lead"]]  # top level: the lead, the others nested
             fold["metrics"][key] = {
                 "estimand": info["lead"],
-                "expected": lead["estimate"],
-                "variance": lead["variance"],
-                "std": lead["sd"],
-                "ci_low": lead["ci_low"],
-                "ci_high": lead["ci_high"],
+                **{name: lead[field] for name, field in _LEAD_FIELDS.items()},
                 "nominal": nominal,
                 "estimands": entries,
             }
@@ -259,7 +249,7 @@ def _results_dict(cv: Any) -> dict[str, Any]:
             "lead": info["lead"],
             "estimands": list(info["shown"]),
             "notes": list(info["notes"]),
-            "report_this": ": ".join(_summary_parts(cv, key)),
+            "report_this": ": ".join(_summary_parts(cv, key, _decimals(rows))),
         }
     return _json_ready(
         {
@@ -279,9 +269,9 @@ def _results_dict(cv: Any) -> dict[str, Any]:
     )
 
 
-def _decimals(cv: Any, key: str) -> int | None:
-    """Decimals that give the smallest SD of a metric two significant figures."""
-    sds = [e["sd"] for *_, entries in _rows(cv, key) for e in entries.values()]
+def _decimals(rows: list[tuple[Any, int, float, dict]]) -> int | None:
+    """Decimals that give the smallest SD of a metric's rows two significant figures."""
+    sds = [e["sd"] for *_, entries in rows for e in entries.values()]
     sds = [sd for sd in sds if math.isfinite(sd) and sd > 0]
     if not sds:
         return None
@@ -327,12 +317,12 @@ _AGAINST = {
 }
 
 
-def _summary_parts(cv: Any, key: str) -> tuple[str, str]:
+def _summary_parts(cv: Any, key: str, decimals: int | None) -> tuple[str, str]:
     """The name and the value to report of a metric: the pooled leading estimate
     or its limit, its interval (label noise and test-set sampling), the unit.
     """
     lead, metric = cv.estimands_[key]["lead"], cv.scorers_[key].metric
-    decimals, level = _decimals(cv, key), _level(cv.confidence_level)
+    level = _level(cv.confidence_level)
     unit = unit_text(cv.unit, metric)
     unit = f" {unit}" if unit else ""
     name = f"{metric_label(metric)} {_AGAINST[lead]}"
@@ -343,30 +333,16 @@ def _summary_parts(cv: Any, key: str) -> tuple[str, str]:
     source = "label_noise" if math.isnan(score.sampling_variance) else "both"
     low, high = score.confidence_interval(cv.confidence_level, source=source)
     point, limit = shown(metric, score.expected, low, high)
+    text = f"{_point(limit, point, low, high, decimals)}{unit}"
     if limit:
-        end = _num(high if limit == "<" else low, decimals)
-        text = f"{limit} {end}{unit} at {level}; not resolved beside the label noise"
+        text += f" at {level}; not resolved beside the label noise"
     else:
-        text = f"{_num(point, decimals)}{unit}, {level} interval "
-        text += _ci_text(low, high, decimals)
+        text += f", {level} interval {_ci_text(low, high, decimals)}"
     if source == "label_noise" and _has_sampling(cv):
         text += " (label noise only)"
     if lead == "forward":
         text += "; valid only if y_true is exact"
     return name, text
-
-
-def summary_lines(cv: Any) -> list[str]:
-    """The report's summary: a title, then one line per metric, names aligned."""
-    parts = [_summary_parts(cv, key) for key in cv.scorers_]
-    width = max(len(name) for name, _ in parts) + 2
-    sources = "the label noise and the test-set sampling"
-    sources = sources if _has_sampling(cv) else "the label noise only"
-    title = (
-        f"Summary, the numbers to report (pooled; {_level(cv.confidence_level)} "
-        f"intervals cover {sources}):"
-    )
-    return [title, *(f"  {name + ':':<{width}}{text}" for name, text in parts)]
 
 
 def _budget_line(cv: Any, key: str, decimals: int | None) -> str:
@@ -412,41 +388,39 @@ def _between_folds_line(summary: dict[str, float], decimals: int | None) -> str:
     )
 
 
-def metric_parts(cv: Any, key: str, scorer: Any) -> dict[str, Any]:
-    """One metric's report: title, (title, width) of each column, the cells of
-    each row (folds, then pooled) and the lines below the table (notes, the
-    error budget, the spread between folds). The text and HTML reports render it.
+def metric_parts(cv: Any, key: str, rows: list, decimals: int | None) -> list[tuple]:
+    """One metric's blocks (see :func:`_blocks`): its title, its table (the
+    (title, width) of each column, the cells of each row: folds, then pooled)
+    and the lines below it (notes, the error budget, the spread between folds).
     """
-    info, metric = cv.estimands_[key], scorer.metric
+    info, scorer = cv.estimands_[key], cv.scorers_[key]
     lead = info["lead"]
     others = [e for e in info["shown"] if e != lead]
-    decimals = _decimals(cv, key)
     columns = [("fold", 6), ("n_test", 6), ("nominal", 9), (lead, 9), ("SD", 8)]
     columns.append((f"{_level(cv.confidence_level)} interval", 22))
-    for estimand in others:
-        columns += [(estimand, 9), ("SD", 8)]
-    rows = []
-    for fold, n_test, nominal, entries in _rows(cv, key):
+    columns += [column for e in others for column in ((e, 9), ("SD", 8))]
+    cells = []
+    for fold, n_test, nominal, entries in rows:
         main = entries[lead]
-        cells = [str(fold), str(n_test), _num(nominal, decimals)]
-        cells += [_shown_text(main, decimals), _num(main["sd"], decimals)]
-        cells.append(_ci_text(main["ci_low"], main["ci_high"], decimals))
-        for estimand in others:
-            entry = entries[estimand]
-            cells += [_num(entry["estimate"], decimals), _num(entry["sd"], decimals)]
-        rows.append(cells)
+        low, high = main["ci_low"], main["ci_high"]
+        row = [str(fold), str(n_test), _num(nominal, decimals)]
+        row += [_point(main["limit"], main["estimate"], low, high, decimals)]
+        row += [_num(main["sd"], decimals), _ci_text(low, high, decimals)]
+        row += [
+            _num(entries[e][f], decimals) for e in others for f in ("estimate", "sd")
+        ]
+        cells.append(row)
     notes = [f"note: {note}" for note in info["notes"]]
     notes += [_budget_line(cv, key, decimals)]
     notes += [_between_folds_line(cv.fold_summary_[key], decimals)]
     direction = "higher" if scorer.greater_is_better else "lower"
-    unit = unit_text(cv.unit, metric)
+    unit = unit_text(cv.unit, scorer.metric)
     title = f"{key} ({direction} is better)" + (f", in {unit}" if unit else "")
-    return {
-        "title": title,
-        "columns": columns,
-        "rows": rows,
-        "notes": [note for note in notes if note],
-    }
+    return [
+        ("h", title),
+        ("table", (columns, cells)),
+        *(("p", f"  {note}") for note in notes if note),
+    ]
 
 
 def _has_sampling(cv: Any) -> bool:
@@ -467,25 +441,13 @@ def _legend(cv: Any) -> dict[str, str]:
     return {name: text for name, text in QUESTIONS.items() if name in shown}
 
 
-def legend_lines(cv: Any) -> list[str]:
-    level = _level(cv.confidence_level)
-    lines = [
-        f"Legend (SD and {level} interval: label noise only in the tables, not "
-        "test-set sampling nor split variability):"
-    ]
-    lines += [f"  {name + ':':<15}{text}" for name, text in _legend(cv).items()]
-    return lines
-
-
 def header_line(cv: Any) -> str:
     """Folds, samples, the noise and which estimand leads the report."""
     leads = {info["lead"] for info in cv.estimands_.values()}
-    requested = "truth" if cv.estimand == "auto" else cv.estimand
-    fallback = "remeasurement, else forward" if requested == "truth" else "forward"
+    wanted = "truth" if cv.estimand == "auto" else cv.estimand
+    fallback = "remeasurement, else forward" if wanted == "truth" else "forward"
     lead = (
-        leads.pop()
-        if len(leads) == 1
-        else f"{requested} where offered, else {fallback}"
+        leads.pop() if len(leads) == 1 else f"{wanted} where offered, else {fallback}"
     )
     return (
         f"{cv.n_splits_} folds, {cv.n_samples_} samples, label noise: "
@@ -570,26 +532,80 @@ def model_or_measurements_lines(cv: Any) -> list[str]:
     ]
 
 
+def _blocks(cv: Any) -> list[tuple[str, Any]]:
+    """The report as ``(kind, content)`` blocks, for :func:`_text` and
+    :func:`_html` to render: ``"p"`` a line (indented in the text), ``"h"`` a
+    heading, ``"ul"`` the summary (a title, then its lines), ``"dl"`` the legend
+    (a title and a dict), ``"table"`` (the columns and the cells of each row).
+    The rows of each metric are computed once here.
+    """
+    rows = {key: _rows(cv, key) for key in cv.scorers_}
+    decimals = {key: _decimals(rows[key]) for key in cv.scorers_}
+    parts = [_summary_parts(cv, key, decimals[key]) for key in cv.scorers_]
+    width = max(len(name) for name, _ in parts) + 2
+    level = _level(cv.confidence_level)
+    sources = "the label noise and the test-set sampling"
+    sources = sources if _has_sampling(cv) else "the label noise only"
+    summary = [f"Summary, the numbers to report (pooled; {level} intervals cover "]
+    summary[0] += f"{sources}):"
+    summary += [f"{name + ':':<{width}}{text}" for name, text in parts]
+    legend = f"Legend (SD and {level} interval: label noise only in the tables, "
+    legend += "not test-set sampling nor split variability):"
+    blocks = [("p", header_line(cv)), ("ul", summary), ("dl", (legend, _legend(cv)))]
+    for key in cv.scorers_:
+        blocks += metric_parts(cv, key, rows[key], decimals[key])
+    title, *section = model_or_measurements_lines(cv) or [""]
+    if title:
+        blocks += [("h", title), *(("p", line) for line in section)]
+    return blocks
+
+
+def _text(kind: str, content: Any) -> list[str]:
+    """One block of :func:`_blocks` as lines of the text report."""
+    if kind == "table":
+        titles, widths = zip(*content[0], strict=True)
+        return [
+            " ".join(cell.rjust(w) for cell, w in zip(cells, widths, strict=True))
+            for cells in [titles, *content[1]]
+        ]
+    if kind == "ul":
+        return [content[0], *(f"  {line}" for line in content[1:])]
+    if kind == "dl":
+        items = (f"  {name + ':':<15}{text}" for name, text in content[1].items())
+        return ["", content[0], *items]
+    return [content] if kind == "p" else ["", content]
+
+
+def _html(kind: str, content: Any) -> str:
+    """One block of :func:`_blocks` as HTML."""
+    if kind == "table":
+        html = "".join(f"<th>{escape(title)}</th>" for title, _ in content[0])
+        html = f"<table><thead><tr>{html}</tr></thead><tbody>"
+        for cells in content[1]:
+            css = ' class="pooled"' if cells[0] == "pooled" else ""
+            html += f"<tr{css}>" + "".join(f"<td>{escape(c)}</td>" for c in cells)
+            html += "</tr>"
+        return html + "</tbody></table>"
+    if kind == "ul":
+        items = "".join(f"<li>{escape(line)}</li>" for line in content[1:])
+        return f'<p>{escape(content[0])}</p><ul class="report-this">{items}</ul>'
+    if kind == "dl":
+        title, legend = escape(content[0].rstrip(":")), content[1].items()
+        items = "".join(f"<dt>{escape(n)}</dt><dd>{escape(t)}</dd>" for n, t in legend)
+        return f"<details open><summary>{title}</summary><dl>{items}</dl></details>"
+    return (
+        f"<h4>{escape(content)}</h4>"
+        if kind == "h"
+        else f"<p>{escape(content.strip())}</p>"
+    )
+
+
 def _format_table(cv: Any) -> str:
     """The text report: the summary, a legend, then per metric its folds and pooled."""
-    lines = [
-        f"NoisyCrossValidator({cv.estimator!r})",
-        header_line(cv),
-        *summary_lines(cv),
-        "",
-        *legend_lines(cv),
-    ]
-    for key, scorer in cv.scorers_.items():
-        parts = metric_parts(cv, key, scorer)
-        titles, widths = zip(*parts["columns"], strict=True)
-        lines += ["", parts["title"]]
-        lines += [
-            " ".join(cell.rjust(w) for cell, w in zip(cells, widths, strict=True))
-            for cells in [titles, *parts["rows"]]
-        ]
-        lines += [f"  {note}" for note in parts["notes"]]
-    section = model_or_measurements_lines(cv)
-    return "\n".join([*lines, *(["", *section] if section else [])])
+    lines = [f"NoisyCrossValidator({cv.estimator!r})"]
+    for kind, content in _blocks(cv):
+        lines += _text(kind, content)
+    return "\n".join(lines)
 
 
 _STYLE = """<style>
@@ -607,38 +623,5 @@ _STYLE = """<style>
 
 def results_html(cv: Any) -> str:
     """The text report's header, summary, legend, tables and lines as HTML."""
-    summary, *lines = summary_lines(cv)
-    title = legend_lines(cv)[0]
-    items = [
-        f"<dt>{escape(name)}</dt><dd>{escape(text)}</dd>"
-        for name, text in _legend(cv).items()
-    ]
-    html = [
-        _STYLE,
-        '<div class="sklearn-noisy-report">',
-        f"<p>{escape(header_line(cv))}</p>",
-        f'<p>{escape(summary)}</p><ul class="report-this">',
-        *(f"<li>{escape(line.strip())}</li>" for line in lines),
-        "</ul>",
-        f"<details open><summary>{escape(title.rstrip(':'))}</summary>"
-        f"<dl>{''.join(items)}</dl></details>",
-    ]
-    for key, scorer in cv.scorers_.items():
-        parts = metric_parts(cv, key, scorer)
-        head = "".join(f"<th>{escape(title)}</th>" for title, _ in parts["columns"])
-        html += [
-            f"<h4>{escape(parts['title'])}</h4>",
-            f"<table><thead><tr>{head}</tr></thead><tbody>",
-        ]
-        for cells in parts["rows"]:
-            css = ' class="pooled"' if cells[0] == "pooled" else ""
-            tds = "".join(f"<td>{escape(cell)}</td>" for cell in cells)
-            html.append(f"<tr{css}>{tds}</tr>")
-        html.append("</tbody></table>")
-        html += [f"<p>{escape(note)}</p>" for note in parts["notes"]]
-    title, *section = model_or_measurements_lines(cv) or [""]
-    if title:
-        html.append(f"<h4>{escape(title)}</h4>")
-        html += [f"<p>{escape(line.strip())}</p>" for line in section]
-    html.append("</div>")
-    return "".join(html)
+    body = "".join(_html(kind, content) for kind, content in _blocks(cv))
+    return f'{_STYLE}<div class="sklearn-noisy-report">{body}</div>'
