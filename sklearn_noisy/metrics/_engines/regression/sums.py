@@ -246,8 +246,9 @@ def squared_error_sums(
             h = output_mean(h, terms[1])
             if n_samples <= CHUNK_SIZE:  # the terms, for the pivot
                 kept = h.copy()
-            parts.append(term_moments(h, w, _work(3, h.shape)))
         _squared_error_chunk(d2, s, w, dof, totals, s2 if d2.shape[1] == 1 else None)
+        if terms is not None:  # d² is spent: its work array holds r² (less cache)
+            parts.append(term_moments(h, w, _work(0, h.shape)))
     w_sum = float(n_samples) if weight is None else float(weight.sum())
     extra = {"skew": skews if skew is not None else None}
     if terms is not None:
