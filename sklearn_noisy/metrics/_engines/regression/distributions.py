@@ -248,8 +248,14 @@ def _noisy(sigma: Any, weight: np.ndarray | None, n: int) -> tuple | None:
     """``(mask, σ)`` of the noisy, positively weighted samples, or None when
     there are none or more than :data:`MAX_FORM_SAMPLES`."""
     s = np.broadcast_to(np.asarray(sigma, dtype=np.float64), (n,))
-    mask = s > 0.0 if weight is None else (s > 0.0) & (weight > 0.0)
-    return (mask, s) if 0 < np.count_nonzero(mask) <= MAX_FORM_SAMPLES else None
+    for rows in (slice(0, 2 * MAX_FORM_SAMPLES + 1), slice(None)):  # a head first
+        mask = (
+            s[rows] > 0.0 if weight is None else (s[rows] > 0.0) & (weight[rows] > 0.0)
+        )
+        count = np.count_nonzero(mask)
+        if count > MAX_FORM_SAMPLES:
+            return None
+    return (mask, s) if count else None
 
 
 def _weights(n: int, weight: np.ndarray | None) -> np.ndarray:

@@ -238,14 +238,17 @@ def squared_error_sums(
             d = chunk / scale[0] - y_pred[rows] / scale[0]
             s = np.divide(s, scale[1])
         d2 = np.square(d, out=d)
+        s2 = None  # σ² once, for the terms and for the sums of one output
+        if not isinstance(s, float) and (terms is not None or d2.shape[1] == 1):
+            s2 = np.square(s, out=_work(1, s.shape))
         if terms is not None:
-            h = output_mean(
-                squared_terms(d2, s, terms[0], out=_work(2, d2.shape)), terms[1]
-            )
+            h = squared_terms(d2, s, terms[0], out=_work(2, d2.shape), s2=s2)
+            h = output_mean(h, terms[1])
             if n_samples <= CHUNK_SIZE:  # the terms, for the pivot
                 kept = h.copy()
-            parts.append(term_moments(h, w, _work(3, h.shape)))
-        _squared_error_chunk(d2, s, w, dof, totals)
+        _squared_error_chunk(d2, s, w, dof, totals, s2 if d2.shape[1] == 1 else None)
+        if terms is not None:  # d² is spent: its work array holds r² (less cache)
+            parts.append(term_moments(h, w, _work(0, h.shape)))
     w_sum = float(n_samples) if weight is None else float(weight.sum())
     extra = {"skew": skews if skew is not None else None}
     if terms is not None:
@@ -267,15 +270,21 @@ def squared_error_sums(
 
 
 def squared_terms(
-    d2: np.ndarray, s: Any, sign: float, out: np.ndarray | None = None
+    d2: np.ndarray,
+    s: Any,
+    sign: float,
+    out: np.ndarray | None = None,
+    s2: np.ndarray | None = None,
 ) -> np.ndarray:
-    """The MSE's per-sample terms ``d² + sign σ²`` (``sign`` 1, -1 or 0: ``d²``)."""
+    """The MSE's per-sample terms ``d² + sign σ²`` (``sign`` 1, -1 or 0: ``d²``;
+    ``s2``: ``σ²`` if already squared)."""
     if out is None:
         out = np.empty(d2.shape)
     if sign == 0.0:
         out[...] = d2
         return out
-    s2 = np.square(s) if isinstance(s, float) else np.square(s, out=_work(1, s.shape))
+    if s2 is None:
+        s2 = np.square(s, out=None if isinstance(s, float) else _work(1, s.shape))
     return (np.add if sign > 0.0 else np.subtract)(d2, s2, out=out)
 
 
@@ -355,9 +364,15 @@ def batch_products(
 
 
 def _squared_error_chunk(
-    d: np.ndarray, s: Any, w: np.ndarray | None, dof: Any, totals: np.ndarray
+    d: np.ndarray,
+    s: Any,
+    w: np.ndarray | None,
+    dof: Any,
+    totals: np.ndarray,
+    s2: np.ndarray | None = None,
 ) -> None:
-    """Add a chunk's sums of ``d²`` to ``totals`` (pairwise, no BLAS); overwrites it."""
+    """Add a chunk's sums of ``d²`` to ``totals`` (pairwise, no BLAS); overwrites it
+    (and ``s2``, the one output's ``σ²`` if already squared)."""
     dof_column = dof[:, 0] if isinstance(dof, np.ndarray) else dof
     for j, (d2, sj) in enumerate(_columns(d, s)):
         wd2 = d2 if w is None else np.multiply(d2, w, out=d2)  # w d²
@@ -378,7 +393,7 @@ def _squared_error_chunk(
             elif dof_column is not None:
                 s4_dof = sums[3] / (dof_column + 2.0)
         else:
-            ws2 = np.square(sj, out=_work(1, sj.shape))
+            ws2 = np.square(sj, out=_work(1, sj.shape)) if s2 is None else s2[:, 0]
             if w is not None:
                 ws2 *= w  # w σ²
             sum_s2 = float(ws2.sum())
