@@ -20,12 +20,12 @@ from ._registry import MetricInfo, get_metric_info, get_metric_names
 from ._registry import metric_functions as _metric_functions
 from ._reliability import LabelReliability, label_reliability
 from ._scorer import (
-    MissingNoiseError,
     NoisyScorer,
     get_noisy_scorer,
     get_noisy_scorer_names,
     make_noisy_scorer,
 )
+from ._scorer_checks import MissingNoiseError
 
 #: The ``expected_*`` function of every metric of the registry, exported from
 #: its record: a new metric needs no line here.

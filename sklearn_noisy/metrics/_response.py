@@ -4,15 +4,21 @@ scorers and the paired Monte Carlo, below both."""
 from __future__ import annotations
 
 import inspect
+from functools import partial
 from typing import Any
 
 import numpy as np
 from sklearn.exceptions import UndefinedMetricWarning
+from sklearn.utils.multiclass import type_of_target
 
 from .._noisy_score import NoisyScore
-from ..utils._sklearn_compat import _num_samples
+from ..utils._sklearn_compat import _cached_call, _num_samples
 from ..utils._warnings import warn
 from ._registry import MetricInfo
+
+#: Key of the full ``predict_proba`` matrix in scikit-learn's scoring cache, which
+#: keeps a binary problem's positive-class column only under ``"predict_proba"``.
+_FULL_PROBA_KEY = ("sklearn_noisy", "predict_proba")
 
 
 def _scoring_labels(classes: Any, y_true: Any, y_pred: Any) -> np.ndarray:
@@ -99,3 +105,23 @@ def metric_score(
     return info.function(
         y_true, y_pred, **kwargs, estimand=estimand, test_set_sampling=sampling
     )
+
+
+def cached_response(method_caller: Any, estimator: Any, method: str, X: Any) -> Any:
+    """``estimator.<method>(X)``, once per fold of scikit-learn's multimetric
+    scoring (the full ``predict_proba`` matrix under a key of its own)."""
+    if method == "predict" and method_caller is not None:
+        return method_caller(estimator, "predict", X, pos_label=None)
+    cache = None
+    if isinstance(method_caller, partial) and method_caller.func is _cached_call:
+        cache = method_caller.args[0] if method_caller.args else None
+    if not isinstance(cache, dict):
+        return getattr(estimator, method)(X)
+    classes = getattr(estimator, "classes_", None)
+    # scikit-learn's cache holds a multiclass problem's matrix as it is: shared
+    key = _FULL_PROBA_KEY
+    if classes is not None and type_of_target(classes) != "binary":
+        key = method
+    if key not in cache:
+        cache[key] = getattr(estimator, method)(X)
+    return cache[key]

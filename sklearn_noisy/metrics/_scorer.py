@@ -1,4 +1,4 @@
-"""Noise-aware scorers: the scorer class, its checks and factories, the scorer names.
+"""Noise-aware scorers: the scorer class, its factories, the scorer names.
 
 As scikit-learn's ``sklearn/metrics/_scorer.py``: a :class:`NoisyScorer` is a
 callable ``scorer(estimator, X, y, **metadata)`` that takes its label noise from a
@@ -8,14 +8,11 @@ constant, a column of ``X``, a callable ``(X, y)`` or routed metadata.
 from __future__ import annotations
 
 import copy
-import inspect
 from functools import partial
 from typing import Any
 
 import numpy as np
-import sklearn
 from sklearn.utils.metadata_routing import UNCHANGED, MetadataRequest
-from sklearn.utils.multiclass import type_of_target
 
 from .._noisy_score import NoisyScore
 from ..utils._noise import (
@@ -29,10 +26,17 @@ from ..utils._sklearn_compat import _BaseScorer, _cached_call
 from ..utils._validation import TEST_SET_SAMPLING, check_test_set_sampling
 from ._engines.test_set_sampling import add_test_set_sampling
 from ._registry import MetricInfo, get_metric_info, get_metric_names
-from ._response import metric_score, plain_value, prepare_response
+from ._response import cached_response, metric_score, plain_value, prepare_response
+from ._scorer_checks import (
+    SOURCES,
+    check_metric_kwargs,
+    check_noise_key,
+    missing_noise_error,
+    routing_enabled,
+    takes,
+)
 
 __all__ = [
-    "MissingNoiseError",
     "NoisyScorer",
     "get_noisy_scorer",
     "get_noisy_scorer_names",
@@ -40,147 +44,6 @@ __all__ = [
 ]
 
 _OUTPUTS = ("expected", "all")
-#: The noise sources of a scorer: a constant, a column of X, a callable or routed.
-_SOURCES = ("sigma", "q", "sigma_dof", "sigma_shared", "sigma_shared_dof")
-#: The keywords of each kind of label noise (besides the shared batch offsets).
-_KINDS = {
-    "sigma": ("regression", ("sigma", "sigma_dof")),
-    "q": ("classification", ("q", "transition_matrix")),
-}
-_OFFSETS = ("groups", "sigma_shared", "sigma_shared_dof")
-#: Keyword arguments of the metric that the scorer itself fills in.
-_RESERVED = frozenset(
-    (*_SOURCES, *_OFFSETS, "transition_matrix", "sample_weight", "estimand")
-).union(("y_true", "y_pred", "y_proba", "test_set_sampling"))
-#: Key of the full ``predict_proba`` matrix in scikit-learn's scoring cache, which
-#: keeps a binary problem's positive-class column only under ``"predict_proba"``.
-_FULL_PROBA_KEY = ("sklearn_noisy", "predict_proba")
-
-
-class MissingNoiseError(ValueError):
-    """A scorer that takes its noise from metadata was called without it.
-
-    A :class:`ValueError`: in scikit-learn's cross-validation and searches,
-    ``error_score`` decides (:ref:`metadata_routing`).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn.linear_model import Ridge
-    >>> from sklearn_noisy.metrics import MissingNoiseError, make_noisy_scorer
-    >>> X, y = np.arange(8.0).reshape(4, 2), np.arange(4.0)
-    >>> scorer = make_noisy_scorer("mean_squared_error")
-    >>> try:
-    ...     scorer(Ridge().fit(X, y), X, y)
-    ... except MissingNoiseError as exc:
-    ...     print(str(exc)[:60])
-    make_noisy_scorer('mean_squared_error', greater_is_better=Fa
-    """
-
-
-def _takes(info: MetricInfo, parameter: str) -> bool:
-    return parameter in inspect.signature(info.function).parameters
-
-
-def _routing_enabled() -> bool:
-    return bool(sklearn.get_config().get("enable_metadata_routing", False))
-
-
-def _check_key(info: MetricInfo, key: str) -> None:
-    """Raise a TypeError for a noise keyword ``key`` that the metric does not take."""
-    takes = info.noise_parameter
-    if key in _OFFSETS:
-        if not _takes(info, "sigma_shared"):
-            raise TypeError(
-                f"The {info.name!r} metric does not model shared batch offsets, "
-                f"so it takes no {key}."
-            )
-    elif key not in _KINDS[takes][1]:
-        other = _KINDS["q" if takes == "sigma" else "sigma"][0]
-        raise TypeError(
-            f"{info.name!r} is a {_KINDS[takes][0]} metric: it takes {takes}, not "
-            f"{key} ({key} applies to {other} metrics only)."
-        )
-
-
-def _check_metric_kwargs(info: MetricInfo, metric_kwargs: Any) -> dict[str, Any]:
-    """A private copy of the metric's further keyword arguments, checked."""
-    metric_kwargs = copy.deepcopy(dict(metric_kwargs or {}))
-    parameters = set(inspect.signature(info.function).parameters)
-    if _RESERVED.intersection(metric_kwargs):
-        raise TypeError(
-            f"{sorted(_RESERVED.intersection(metric_kwargs))} cannot be passed as "
-            "metric keyword arguments: the scorer fills them in (the noise from its "
-            "source or from metadata, sample_weight from metadata, estimand and "
-            "test_set_sampling from its own parameters)."
-        )
-    if set(metric_kwargs) - parameters:
-        raise TypeError(
-            f"{info.function.__name__} got unexpected keyword argument(s) "
-            f"{sorted(set(metric_kwargs) - parameters)}; it accepts "
-            f"{sorted(parameters - _RESERVED)}."
-        )
-    multioutput = metric_kwargs.get("multioutput")
-    if (isinstance(multioutput, str) and multioutput == "raw_values") or (
-        "average" in metric_kwargs and metric_kwargs["average"] is None
-    ):
-        raise ValueError(
-            "multioutput='raw_values' and average=None give one score per output "
-            "or class, but a scorer must return a single value."
-        )
-    return metric_kwargs
-
-
-def _cached_response(method_caller: Any, estimator: Any, method: str, X: Any) -> Any:
-    """``estimator.<method>(X)``, once per fold of scikit-learn's multimetric
-    scoring (the full ``predict_proba`` matrix under a key of its own)."""
-    if method == "predict" and method_caller is not None:
-        return method_caller(estimator, "predict", X, pos_label=None)
-    cache = None
-    if isinstance(method_caller, partial) and method_caller.func is _cached_call:
-        cache = method_caller.args[0] if method_caller.args else None
-    if not isinstance(cache, dict):
-        return getattr(estimator, method)(X)
-    classes = getattr(estimator, "classes_", None)
-    # scikit-learn's cache holds a multiclass problem's matrix as it is: shared
-    key = _FULL_PROBA_KEY
-    if classes is not None and type_of_target(classes) != "binary":
-        key = method
-    if key not in cache:
-        cache[key] = getattr(estimator, method)(X)
-    return cache[key]
-
-
-def _missing_noise(scorer: NoisyScorer) -> MissingNoiseError:
-    """Why ``scorer`` got no routed noise, and what to do."""
-    key = scorer.requires_noise
-    alias = scorer._score_request.get(key)
-    name = alias if isinstance(alias, str) and alias.isidentifier() else key
-    message = f"{scorer!r} takes {key} from metadata, but it was called without {key}. "
-    if alias is False or alias is None:
-        message += (
-            f"Its request for {key} is set to {alias}, so scikit-learn never "
-            f"passes {key} to it: call set_score_request({key}=True). "
-        )
-    else:
-        if not _routing_enabled():
-            message += (
-                "Metadata routing is disabled, so scikit-learn passes no metadata "
-                "to scorers: enable it with sklearn.set_config("
-                "enable_metadata_routing=True), then "
-            )
-        message += (
-            f"pass {name} with the data, e.g. cross_val_score(..., params="
-            f"{{'{name}': {name}}}) or GridSearchCV(...).fit(X, y, {name}={name}). "
-        )
-    alternatives = f"{key}=0.1 (a constant), {key}='<column of X>' or {key}=callable"
-    if key == "q":
-        alternatives += " or transition_matrix=T"
-    return MissingNoiseError(
-        f"{message}A direct call takes scorer(estimator, X, y, {key}={key}) (or "
-        f"pass {key}= to score_predictions). Alternatively give the scorer its own "
-        f"source: make_noisy_scorer({scorer.metric!r}, {alternatives})."
-    )
 
 
 class NoisyScorer(_BaseScorer):
@@ -256,7 +119,7 @@ class NoisyScorer(_BaseScorer):
         sources.update(sigma_shared=sigma_shared, sigma_shared_dof=sigma_shared_dof)
         for key, value in {**sources, "transition_matrix": transition_matrix}.items():
             if value is not None:
-                _check_key(info, key)
+                check_noise_key(info, key)
         for key, value in sources.items():
             setattr(self, key, check_noise_source(value, key=key))
         if transition_matrix is not None:
@@ -280,7 +143,7 @@ class NoisyScorer(_BaseScorer):
         self.estimand = info.check_estimand(estimand)  # "auto" resolved once
         self.output = output
         self.test_set_sampling = check_test_set_sampling(test_set_sampling)
-        self.metric_kwargs = _check_metric_kwargs(info, metric_kwargs)
+        self.metric_kwargs = check_metric_kwargs(info, metric_kwargs)
         counts = "noise" in self.metric_kwargs and (
             check_regression_noise(self.metric_kwargs["noise"]) == "poisson"
         )
@@ -351,7 +214,7 @@ class NoisyScorer(_BaseScorer):
         shown = {"sigma": self.sigma, "q": self.q}
         shown.update(transition_matrix=self.transition_matrix, estimand=self.estimand)
         shown["output"] = None if self.output == "expected" else self.output
-        shown.update({key: getattr(self, key) for key in _SOURCES[2:]})
+        shown.update({key: getattr(self, key) for key in SOURCES[2:]})
         if self.test_set_sampling != TEST_SET_SAMPLING:
             shown["test_set_sampling"] = self.test_set_sampling
         shown.update(self.metric_kwargs)
@@ -407,7 +270,7 @@ default=UNCHANGED
         self : NoisyScorer
             The scorer, updated.
         """
-        if not _routing_enabled():
+        if not routing_enabled():
             raise RuntimeError(
                 "set_score_request is only available when metadata routing is "
                 "enabled: call sklearn.set_config(enable_metadata_routing=True)."
@@ -420,7 +283,7 @@ default=UNCHANGED
             if alias is UNCHANGED:
                 continue
             if key != "sample_weight":  # every metric takes sample_weight
-                _check_key(self._info, key)
+                check_noise_key(self._info, key)
             if key == "q" and self.transition_matrix is not None:
                 raise ValueError(
                     "This scorer uses a constant transition_matrix, so it takes no "
@@ -444,7 +307,7 @@ default=UNCHANGED
         from the scorer's source or the call's ``given``, which is checked."""
         for name, value in {**given, "transition_matrix": transition_matrix}.items():
             if value is not None and name != "groups":
-                _check_key(self._info, name)
+                check_noise_key(self._info, name)
         key = self.requires_noise
         if self._counts:
             if given.get("sigma") is not None:
@@ -467,7 +330,7 @@ default=UNCHANGED
         """Noise ``key`` from the scorer's source or ``given`` (None: neither)."""
         if getattr(self, key) is None and given is None:
             if key == self.requires_noise:
-                raise _missing_noise(self)
+                raise missing_noise_error(self)
             return None
         return resolve_noise_source(key, getattr(self, key), given, X, y, missing="")
 
@@ -485,11 +348,11 @@ default=UNCHANGED
         ``groups`` alone (a group splitter's) does not reach the metric."""
         info = self._info
         kwargs = {**self.metric_kwargs, **self._noise_kwargs(X=X, y=y_true, **noise)}
-        for key in _SOURCES[2:] if self.requires_noise == "sigma" else ():
+        for key in SOURCES[2:] if self.requires_noise == "sigma" else ():
             value = self._noise_values(key, noise.get(key), X, y_true)
             if key == "sigma_shared" and value is not None:  # the routed batches
                 kwargs.update(sigma_shared=value, groups=noise.get("groups"))
-            elif value is not None and _takes(info, key):
+            elif value is not None and takes(info, key):
                 kwargs[key] = value
         if sample_weight is not None:
             kwargs["sample_weight"] = sample_weight
@@ -593,7 +456,7 @@ default=UNCHANGED
         may cache responses) takes a float: no test-set sampling then."""
         allowed = {self.requires_noise, "sample_weight"}
         if self.requires_noise == "sigma":  # groups: the shared offsets' batches
-            allowed.update(_SOURCES[2:])
+            allowed.update(SOURCES[2:])
             if self.sigma_shared is not None or "sigma_shared" in metadata:
                 allowed.add("groups")
         if set(metadata) - allowed:
@@ -606,7 +469,7 @@ default=UNCHANGED
                 f"The {self.metric!r} scorer calls {self.response_method}, which "
                 f"{type(estimator).__name__} does not have."
             )
-        y_pred = _cached_response(method_caller, estimator, self.response_method, X)
+        y_pred = cached_response(method_caller, estimator, self.response_method, X)
         classes = getattr(estimator, "classes_", None)
         y_pred, kwargs = self._metric_call(y, y_pred, X=X, classes=classes, **metadata)
         sampling = self.test_set_sampling if method_caller is None else False
