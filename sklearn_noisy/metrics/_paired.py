@@ -11,8 +11,9 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from scipy.special import stdtrit
 
-from .._noisy_score import NoisyScore
+from .._noisy_score import PIVOT_PROBABILITIES, NoisyScore
 from ..utils._arrays import (
     CHUNK_SIZE,
     check_finite,
@@ -25,6 +26,7 @@ from ..utils._noise import (
     check_noise_model,
     check_regression_noise,
     check_shared_offsets,
+    check_sigma_dof,
 )
 from ..utils._sklearn_compat import _num_samples
 from ..utils._validation import resolve_estimand
@@ -241,7 +243,8 @@ def _joint_monte_carlo(
         if not definition.fixed_denominator:
             result = _binary_draws(job, **options)
     if result is None:
-        noise = {k: v for k, v in given.items() if k not in ("options", "shared")}
+        skip = ("options", "shared", "sigma_dof")
+        noise = {k: v for k, v in given.items() if k not in skip}
         return _monte_carlo_difference(
             info, options, *data, n_draws=n_draws, random_state=seed, **noise
         )
@@ -355,6 +358,8 @@ def expected_paired_difference(
     estimand: str = "auto",
     groups: Any = None,
     sigma_shared: Any = None,
+    sigma_dof: Any = None,
+    sigma_shared_dof: Any = None,
     noise: str = "gaussian",
 ) -> NoisyScore:
     """Expected difference ``metric(A) − metric(B)`` of two models on the same labels.
@@ -411,6 +416,12 @@ def expected_paired_difference(
         Regression: the batch of each label and the SD of a batch's shared
         offset (:ref:`shared_offsets`).
 
+    sigma_dof, sigma_shared_dof : default=None
+        Degrees of freedom of an estimated ``sigma`` (a scalar or one per
+        sample) and ``sigma_shared`` (one number), as the regression metrics
+        take them; None: known. They change no moment; the truth interval
+        takes Student's quantiles (:ref:`paired_sigma_dof`).
+
     noise : {"gaussian", "poisson"}, default="gaussian"
         ``"poisson"``: ``y_true`` are counts, for the MSE, RMSE and R²
         (:ref:`poisson_noise`).
@@ -441,7 +452,7 @@ def expected_paired_difference(
         )
     name, options = _resolve_metric(metric)
     info = get_metric_info(name)
-    counts = _check_counts(info, options, noise, sigma)
+    counts = _check_counts(info, options, noise, sigma, sigma_dof)
     if estimand == "auto":
         offered = info.paired_estimands({**options, "noise": counts and "poisson"})
         estimand = resolve_estimand(estimand, offered)
@@ -449,8 +460,11 @@ def expected_paired_difference(
     flips = q is not None or transition_matrix is not None
     if info.noise == "sigma" and flips and not counts:
         raise TypeError(f"{info.name!r} is a regression metric: pass sigma, not q.")
-    if info.noise != "sigma" and sigma is not None:
-        raise TypeError(f"{info.name!r} is a classification metric: pass q, not sigma.")
+    for key, value in (("sigma", sigma), ("sigma_dof", sigma_dof)):
+        if info.noise != "sigma" and value is not None:
+            raise TypeError(
+                f"{info.name!r} is a classification metric: pass q, not {key}."
+            )
     if info.noise != "sigma":
         check_noise_model(q, transition_matrix)
     n = _num_samples(y_true)
@@ -469,7 +483,7 @@ def expected_paired_difference(
             f"{info.name!r} is a classification metric: groups and "
             "sigma_shared describe shared offsets of regression labels."
         )
-    shared = check_shared_offsets(groups, sigma_shared, n)
+    shared = check_shared_offsets(groups, sigma_shared, n, sigma_shared_dof)
     if counts and shared is not None:
         raise TypeError(
             "noise='poisson' does not model shared batch offsets; pass groups "
@@ -484,6 +498,7 @@ def expected_paired_difference(
         classes=classes,
         options=options,
         shared=shared,
+        sigma_dof=check_sigma_dof(sigma_dof, n),
     )
     data = (y_true, y_pred_a, y_pred_b)
     kernel = info.paired_truth if estimand == "truth" else info.paired
@@ -509,8 +524,14 @@ def expected_paired_difference(
             result, method = (*found, y.shape[0]), "delta"
     if kernel is not None:
         result = kernel(*data, given)
-    if result is not None:
-        return NoisyScore(f"{name}_difference", *result, method, estimand=estimand)
+    if result is not None:  # truth: Student's pivot for an estimated σ or τ
+        dof = result[4] if len(result) > 4 and estimand == "truth" else math.inf
+        pivot = None
+        if math.isfinite(dof):
+            pivot = tuple(float(t) for t in stdtrit(dof, PIVOT_PROBABILITIES))
+        return NoisyScore(
+            f"{name}_difference", *result[:4], method, estimand, label_pivot=pivot
+        )
     if estimand == "truth":
         offered = " and ".join(
             repr(m) for m in get_metric_names() if get_metric_info(m).paired_truth
@@ -531,7 +552,7 @@ def expected_paired_difference(
 
 
 def _check_counts(
-    info: MetricInfo, options: dict[str, Any], noise: Any, sigma: Any
+    info: MetricInfo, options: dict[str, Any], noise: Any, sigma: Any, sigma_dof: Any
 ) -> bool:
     """Whether the labels are counts (``noise`` or the scorer's option, popped)."""
     kind = check_regression_noise(noise)  # then the scorer's option, popped
@@ -550,9 +571,10 @@ def _check_counts(
             "The paired difference of count labels takes no metric options; "
             f"got {sorted(options)}."
         )
-    if sigma is not None:
-        raise TypeError(
-            "Pass sigma or noise='poisson', not both: with count labels each "
-            "label's variance is estimated from the count itself."
-        )
+    for key, value in (("sigma", sigma), ("sigma_dof", sigma_dof)):
+        if value is not None:
+            raise TypeError(
+                f"Pass {key} or noise='poisson', not both: with count labels each "
+                "label's variance is estimated from the count itself."
+            )
     return True

@@ -4,7 +4,8 @@ Carlo (user guide: :ref:`formula_paired`, :ref:`paired_existence`).
 
 A kernel is called ``kernel(y_true, y_pred_a, y_pred_b, given)``, ``given`` the
 call's ``sigma``, ``q``, ``transition_matrix``, ``labels``, ``sample_weight``,
-``classes``, metric ``options`` and (regression) ``shared`` batch offsets."""
+``classes``, metric ``options`` and (regression) ``shared`` batch offsets and
+``sigma_dof``."""
 
 from __future__ import annotations
 
@@ -41,8 +42,9 @@ __all__ = [
     "squared_error_difference",
 ]
 
-#: The result of a kernel: ``(expected, variance, nominal, n_samples)``.
-PairedResult = tuple[float, float, float, int]
+#: The result of a kernel: ``(expected, variance, nominal, n_samples)``, and
+#: for regression the Satterthwaite degrees of freedom of the variance.
+PairedResult = tuple[float, ...]
 
 _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
 #: Standardised limits are clipped here before squaring (user guide:
@@ -220,20 +222,34 @@ def paired_regression(
     difference: Callable[..., tuple], y_true: Any, a: Any, b: Any, given: dict
 ) -> PairedResult | None:
     """The kernel of a loss's per-sample ``difference`` (its definition's
-    ``paired``), uniform over the outputs; None with options. Batch offsets: by
-    Gauss–Hermite quadrature over each batch's offset (:ref:`shared_offsets`)."""
+    ``paired``), uniform over the outputs, and the degrees of freedom of its
+    variance with an estimated σ or τ (:ref:`paired_sigma_dof`); None with
+    options. Batch offsets: by Gauss–Hermite quadrature over each batch's offset
+    (:ref:`shared_offsets`)."""
     if given["options"]:
         return None
     y, a, b, s, weight, _ = regression_pair(
         y_true, a, b, given["sigma"], given["sample_weight"]
     )
-    shared = given["shared"]
+    shared, dof = given["shared"], given.get("sigma_dof")
+    spread = np.zeros(2)  # Σ c, Σ c²/ν over the variance's parts c
+
+    def estimated(c: np.ndarray, nu: Any) -> None:
+        spread[:] += np.sum(c), np.sum(c * c / nu)
+
+    def own(rows: slice) -> Any:  # σ's degrees of freedom
+        return math.inf if dof is None else chunk_of(dof, rows)
+
     if shared is None:
 
         def terms(rows: slice) -> tuple[np.ndarray, ...]:
-            return difference(y[rows], a[rows], b[rows], chunk_of(s, rows))
+            found = difference(y[rows], a[rows], b[rows], chunk_of(s, rows))
+            if dof is not None:
+                w2 = 1.0 if weight is None else np.square(weight[rows])
+                estimated(w2 * found[2], own(rows))
+            return found
 
-        return _reduce(y.shape[0], weight, terms, y.shape[1])
+        return *_reduce(y.shape[0], weight, terms, y.shape[1]), _satterthwaite(spread)
     n = y.shape[0]
     w = np.ones(n) if weight is None else weight
     total = float(w.sum()) * y.shape[1]
@@ -241,16 +257,30 @@ def paired_regression(
     nodes, probabilities = np.polynomial.hermite_e.hermegauss(_OFFSET_NODES)
     probabilities = probabilities / probabilities.sum()
     within = mean = 0.0
+    parts = np.zeros(n)  # each sample's share of ``within``
+    nu_tau = math.inf if shared.dof is None else shared.dof
     batch = np.zeros((_OFFSET_NODES, shared.n_groups))
     for k, (z, p) in enumerate(zip(nodes, probabilities, strict=True)):
         expected, _, variance = difference(y + tau * z, a, b, s)
         within += p * float(np.square(w) @ variance)
+        parts += p * np.square(w) * variance
         batch[k] = shared.group_sum(w * expected)
         mean += p * float(batch[k].sum())
+    estimated(parts, own(slice(None)))
     centre = probabilities @ batch
-    between = float((probabilities @ np.square(batch - centre)).sum())
+    per_batch = probabilities @ np.square(batch - centre)
+    between = float(per_batch.sum())
+    # one τ̂² for every batch, or one each
+    estimated(per_batch.sum(keepdims=True) if shared.common else per_batch, nu_tau)
     nominal = float(w @ difference(y, a, b, s)[1])
-    return mean / total, (within + between) / total**2, nominal / total, n
+    variance = (within + between) / total**2
+    return mean / total, variance, nominal / total, n, _satterthwaite(spread)
+
+
+def _satterthwaite(spread: np.ndarray) -> float:
+    """Welch–Satterthwaite's degrees of freedom ``(Σ c)²/Σ c²/ν`` of a variance
+    ``Σ c`` whose parts ``c`` are estimated with ``ν`` (inf: none is)."""
+    return float(spread[0] ** 2 / spread[1]) if spread[1] > 0.0 else math.inf
 
 
 def paired_accuracy(

@@ -1,0 +1,182 @@
+"""``sigma_dof`` and ``sigma_shared_dof`` of the paired difference: the moments
+unchanged, the truth interval Student's with Welch–Satterthwaite's degrees of
+freedom, and an end-to-end simulation with σ estimated from 2–3 readings."""
+
+import numpy as np
+import pytest
+from scipy.stats import t as student
+
+from sklearn_noisy.metrics import expected_paired_difference
+
+Y = np.array([1.0, 2.0, 3.0, 4.0, 2.5, 0.5])
+A = np.array([1.1, 2.1, 2.8, 4.2, 2.4, 0.9])
+B = np.array([1.0, 2.3, 3.1, 3.6, 2.4, 0.2])
+SIGMA = np.array([0.5, 0.3, 0.4, 0.6, 0.2, 0.5])
+DOF = np.array([1.0, 2.0, 1.0, np.inf, 2.0, 1.0])
+
+
+def _mse(**kwargs):
+    return expected_paired_difference(
+        Y, A, B, metric="mean_squared_error", sigma=SIGMA, **kwargs
+    )
+
+
+@pytest.mark.parametrize(
+    "metric", ["mean_squared_error", "mean_absolute_error", "r2", "accuracy"]
+)
+def test_the_moments_do_not_change(metric):
+    # MSE: A − B subtracts no σ̂²; MAE and R²: forward at the given σ
+    noise = {"q": 0.1} if metric == "accuracy" else {"sigma": SIGMA}
+    y, a, b = (np.round(v) for v in (Y, A, B)) if metric == "accuracy" else (Y, A, B)
+    without = expected_paired_difference(y, a, b, metric=metric, **noise)
+    if metric == "accuracy":
+        with pytest.raises(TypeError, match="pass q, not sigma_dof"):
+            expected_paired_difference(y, a, b, metric=metric, sigma_dof=2.0, **noise)
+        return
+    with_dof = expected_paired_difference(
+        y, a, b, metric=metric, sigma_dof=DOF, **noise
+    )
+    assert with_dof == without  # every number, bit for bit
+    forward = [
+        expected_paired_difference(
+            y, a, b, metric=metric, estimand="forward", sigma_dof=dof, **noise
+        ).confidence_interval()
+        for dof in (None, DOF)
+    ]
+    assert forward[0] == forward[1]  # the forward interval is at the given σ
+
+
+def test_truth_interval_is_students_with_satterthwaite_dof():
+    score = _mse(sigma_dof=DOF, estimand="truth")
+    c = 4.0 * SIGMA**2 * (A - B) ** 2 / Y.size**2  # the variance's parts
+    assert score.variance == pytest.approx(c.sum(), rel=1e-14)
+    nu = c.sum() ** 2 / np.sum(c * c / DOF)
+    low, high = score.confidence_interval(0.95)
+    half = student.ppf(0.975, nu) * np.sqrt(c.sum())
+    assert (low, high) == pytest.approx((score.expected - half, score.expected + half))
+    assert nu == pytest.approx(4.8804, abs=1e-4)  # few dof: 1.32 times z's width
+    assert (high - low) / (2 * 1.959964 * score.std) == pytest.approx(1.3213, abs=1e-4)
+    # σ known everywhere: the normal interval, as without the dof
+    known = _mse(sigma_dof=np.inf, estimand="truth")
+    assert known.confidence_interval() == _mse(estimand="truth").confidence_interval()
+
+
+def test_shared_offsets_dof_enters_the_between_batch_part():
+    groups = np.array([0, 0, 0, 1, 1, 1])
+    shared = dict(groups=groups, sigma_shared=0.4, estimand="truth")
+    score = _mse(sigma_dof=3.0, sigma_shared_dof=4.0, **shared)
+    assert score == _mse(**shared)
+    within = 4.0 * SIGMA**2 * (A - B) ** 2  # MSE: linear in the offset
+    between = 0.4**2 * np.bincount(groups, 2.0 * (B - A)) ** 2
+    total = within.sum() + between.sum()
+    assert score.variance == pytest.approx(total / Y.size**2, rel=1e-12)
+    # one τ̂² for both batches (a scalar sigma_shared): one part
+    nu = total**2 / (np.sum(within**2) / 3.0 + between.sum() ** 2 / 4.0)
+    low, high = score.confidence_interval(0.95)
+    half = student.ppf(0.975, nu) * score.std
+    assert (low, high) == pytest.approx((score.expected - half, score.expected + half))
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"sigma_dof": 0.0}, ValueError, r"sigma_dof must be positive \(inf: sigma"),
+        ({"sigma_dof": [1.0, 2.0]}, ValueError, "sigma_dof must have one entry"),
+        ({"sigma_shared_dof": 2.0}, TypeError, "needs sigma_shared and groups"),
+        (
+            {"sigma_shared_dof": [1.0], "groups": [0] * 6, "sigma_shared": 0.1},
+            ValueError,
+            "sigma_shared_dof must be one number",
+        ),
+        ({"sigma_dof": 2.0, "noise": "poisson"}, TypeError, "Pass sigma or noise"),
+    ],
+)
+def test_the_dof_are_validated_as_by_the_single_model_metrics(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        _mse(**kwargs)
+
+
+def test_count_labels_take_no_sigma_dof():
+    with pytest.raises(TypeError, match="Pass sigma_dof or noise='poisson'"):
+        expected_paired_difference(
+            [3, 5, 2, 8], [3, 4, 2, 7], [2, 5, 3, 8], metric="mean_squared_error",
+            noise="poisson", sigma_dof=2.0,
+        )  # fmt: skip
+
+
+def _coverage(m, differ, reps, seed=1):
+    """Two-sided 95 % misses (below, above) of the truth MSE difference, with σ
+    from 2–3 readings per label, without and with ``sigma_dof``."""
+    rng = np.random.default_rng(seed)
+    mu = 2.0 * rng.standard_normal(m)
+    s = 0.3 + 0.4 * rng.random(m)  # the SD of one reading
+    n = rng.integers(2, 4, m)  # 2 or 3 readings
+    a = mu + 0.3 * rng.standard_normal(m)
+    b = a + 0.3 * rng.standard_normal(m)
+    if differ < m:  # the models agree on the other samples
+        keep = rng.permutation(m)[differ:]
+        b[keep] = a[keep]
+    target = np.mean((mu - a) ** 2) - np.mean((mu - b) ** 2)
+    misses = np.zeros((2, 2))
+    mask = np.arange(3) < n[:, None]
+    rng = np.random.default_rng(seed + 100)
+    for _ in range(reps):
+        readings = mu[:, None] + s[:, None] * rng.standard_normal((m, 3))
+        y = (readings * mask).sum(1) / n
+        var = ((readings - y[:, None]) ** 2 * mask).sum(1) / (n - 1)
+        for row, dof in enumerate((None, n - 1.0)):
+            score = expected_paired_difference(
+                y, a, b, metric="mean_squared_error", sigma=np.sqrt(var / n),
+                sigma_dof=dof, estimand="truth", test_set_sampling=False,
+            )  # fmt: skip
+            low, high = score.confidence_interval(0.95)
+            misses[row] += (target < low, target > high)
+    return misses / reps
+
+
+def test_estimated_sigma_coverage_seeded():
+    # 30 samples, 3000 replicates (about 1 s): without the dof 91.3 %
+    misses = _coverage(30, 30, 3000)
+    np.testing.assert_allclose(misses, [[0.0453, 0.0417], [0.0283, 0.0253]], atol=5e-5)
+    assert 1.0 - misses[0].sum() < 0.93 <= 1.0 - misses[1].sum() <= 0.97
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "m, differ, without, with_dof",
+    [(100, 100, 0.9430, 0.9555), (30, 30, 0.9165, 0.9480), (100, 6, 0.8772, 0.9720)],
+)
+def test_estimated_sigma_coverage_full(m, differ, without, with_dof):
+    misses = _coverage(m, differ, 4000)  # SE of a coverage: 0.0035
+    coverage = 1.0 - misses.sum(axis=1)
+    assert coverage == pytest.approx([without, with_dof], abs=1e-4)  # as measured
+    assert 0.93 <= coverage[1] <= (0.975 if differ < m else 0.97)
+    assert misses[1].max() <= 0.035
+    assert coverage[0] < 0.945  # without the dof, too short
+
+
+@pytest.mark.slow
+def test_estimated_sigma_shared_coverage_full():
+    # 4 batches of 25, τ̂² with 3 dof (2000 replicates, about 1 min)
+    rng = np.random.default_rng(3)
+    groups = np.repeat(np.arange(4), 25)
+    mu = 2.0 * rng.standard_normal(100)
+    a = mu + 0.3 * rng.standard_normal(100)
+    b = a + 0.3 * rng.standard_normal(100) + 0.2  # B shifted: the offsets matter
+    target = np.mean((mu - a) ** 2) - np.mean((mu - b) ** 2)
+    misses = np.zeros((2, 2))
+    for _ in range(2000):
+        y = mu + 0.3 * rng.standard_normal(4)[groups] + 0.3 * rng.standard_normal(100)
+        tau = 0.3 * np.sqrt(rng.chisquare(3) / 3)
+        for row, dof in enumerate((None, 3.0)):
+            score = expected_paired_difference(
+                y, a, b, metric="mean_squared_error", sigma=0.3, groups=groups,
+                sigma_shared=tau, sigma_shared_dof=dof, estimand="truth",
+                test_set_sampling=False,
+            )  # fmt: skip
+            low, high = score.confidence_interval(0.95)
+            misses[row] += (target < low, target > high)
+    coverage = 1.0 - misses.sum(axis=1) / 2000
+    print(coverage, misses / 2000)
+    assert coverage[0] < 0.92 and 0.93 <= coverage[1] <= 0.97
+    assert misses[1].max() / 2000 <= 0.035
