@@ -148,8 +148,7 @@ def _check_metrics(option: str) -> list[str]:
     names = _split(option)
     if not names:
         raise CLIError("--metrics: give at least one metric name")
-    metrics = get_metric_names()
-    scorers = get_noisy_scorer_names()
+    metrics, scorers = get_metric_names(), get_noisy_scorer_names()
     for name in names:
         if name not in metrics and name not in scorers:
             raise CLIError(
@@ -195,12 +194,9 @@ def _save_plot(validator: Any, path: str, title: str) -> None:
     from ..model_selection._report import metric_label
 
     keys = list(validator.scorers_)
+    size = (6.4, 2.4 * len(keys) + 1.4)
     figure, axes = plt.subplots(
-        len(keys),
-        1,
-        figsize=(6.4, 2.4 * len(keys) + 1.4),
-        squeeze=False,
-        layout="constrained",
+        len(keys), figsize=size, squeeze=False, layout="constrained"
     )
     entries: dict[str, Any] = {}  # one legend for all panels, by label
     for key, ax in zip(keys, axes[:, 0], strict=True):

@@ -48,12 +48,9 @@ def _import_estimator(path: str) -> Any:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise CLIError(f"--estimator: cannot import {module_name!r}: {exc}") from None
-    try:
-        return getattr(module, class_name)
-    except AttributeError:
-        raise CLIError(
-            f"--estimator: module {module_name!r} has no {class_name!r}"
-        ) from None
+    if not hasattr(module, class_name):
+        raise CLIError(f"--estimator: module {module_name!r} has no {class_name!r}")
+    return getattr(module, class_name)
 
 
 def _parse_params(items: Sequence[str]) -> dict[str, Any]:
@@ -62,11 +59,9 @@ def _parse_params(items: Sequence[str]) -> dict[str, Any]:
         name, sep, text = item.partition("=")
         if not sep or not name.strip():
             raise CLIError(f"--param: expected name=value, got {item!r}")
-        try:
-            value = ast.literal_eval(text.strip())
-        except (ValueError, SyntaxError):
-            value = text.strip()
-        params[name.strip()] = value
+        params[name.strip()] = text.strip()
+        with contextlib.suppress(ValueError, SyntaxError):
+            params[name.strip()] = ast.literal_eval(text.strip())
     return params
 
 
@@ -179,15 +174,6 @@ def opened(path: str | None, **options: Any) -> Iterator[Any]:
         yield handle
 
 
-def _thread_limits(X: Any) -> Any:
-    """One native thread (OpenMP, BLAS) for small data; unlimited otherwise."""
-    if X.shape[0] * max(X.shape[1], 1) > _SMALL_DATA:
-        return contextlib.nullcontext()
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1)
-
-
 def note(kind: str, text: str) -> None:
     """A line ``sklearn-noisy: <kind>: <text>`` on stderr."""
     print(f"{PROG}: {kind}: {text}", file=sys.stderr, flush=True)
@@ -255,8 +241,13 @@ def cross_validate(
     if groups is not None:
         names += ["groups", "sigma_shared", "sigma_shared_dof"]
     noise = {name: loaded.get(name) for name in names}
+    from threadpoolctl import threadpool_limits
+
+    # one native thread (OpenMP, BLAS) for small data, unlimited otherwise
+    small = loaded["X"].shape[0] * max(loaded["X"].shape[1], 1) <= _SMALL_DATA
+    limits = threadpool_limits(limits=1) if small else contextlib.nullcontext()
     try:
-        with _stdout_to_stderr(), _thread_limits(loaded["X"]):
+        with _stdout_to_stderr(), limits:
             validator.fit(loaded["X"], loaded["y"], **noise)
     finally:
         printer.flush()
