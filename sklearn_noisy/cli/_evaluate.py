@@ -11,7 +11,7 @@ from typing import Any
 
 from ._data import CLIError, _split
 from ._model import cross_validate, opened, prepare
-from ._options import SAMPLING_OPTIONS, add_command, default_sampling
+from ._options import SAMPLING_DEFAULT, SAMPLING_OPTIONS, add_command
 
 _EPILOG = """\
 examples:
@@ -49,7 +49,7 @@ def add_parser(commands: Any) -> None:
     model.add_argument(
         "--test-set-sampling",
         choices=SAMPLING_OPTIONS,
-        default=default_sampling(),
+        default=SAMPLING_DEFAULT,
         help="the test-set sampling part of the error budget (%(default)s)",
     )
     model.add_argument(
