@@ -82,11 +82,8 @@ def run(args: argparse.Namespace, printer: Any) -> int:
     if args.json is not None:
         _write_json(validator, loaded, args.json, from_repeats)
     if args.plot is not None:
-        _save_plot(
-            validator,
-            args.plot,
-            f"{type(validator.estimator).__name__} on {loaded['source']}",
-        )
+        title = f"{type(validator.estimator).__name__} on {loaded['source']}"
+        _save_plot(validator, args.plot, title)
     return 0
 
 

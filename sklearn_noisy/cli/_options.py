@@ -19,9 +19,7 @@ from ._data import DATASETS, CLIError
 #: the word of the package's default.
 SAMPLING_OPTIONS = {"auto": "auto", "true": True, "bootstrap": "bootstrap"}
 SAMPLING_OPTIONS["false"] = False
-SAMPLING_DEFAULT = next(
-    k for k, v in SAMPLING_OPTIONS.items() if v == TEST_SET_SAMPLING
-)
+SAMPLING_DEFAULT = {v: k for k, v in SAMPLING_OPTIONS.items()}[TEST_SET_SAMPLING]
 
 #: The seeds numpy accepts: 0 to 2**32 - 1.
 _MAX_SEED = 2**32 - 1
