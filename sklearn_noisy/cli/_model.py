@@ -174,6 +174,15 @@ def opened(path: str | None, **options: Any) -> Iterator[Any]:
         yield handle
 
 
+def _thread_limits(X: Any) -> Any:
+    """One native thread (OpenMP, BLAS) for small data; unlimited otherwise."""
+    if X.shape[0] * max(X.shape[1], 1) > _SMALL_DATA:
+        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1)
+
+
 def note(kind: str, text: str) -> None:
     """A line ``sklearn-noisy: <kind>: <text>`` on stderr."""
     print(f"{PROG}: {kind}: {text}", file=sys.stderr, flush=True)
@@ -241,13 +250,8 @@ def cross_validate(
     if groups is not None:
         names += ["groups", "sigma_shared", "sigma_shared_dof"]
     noise = {name: loaded.get(name) for name in names}
-    from threadpoolctl import threadpool_limits
-
-    # one native thread (OpenMP, BLAS) for small data, unlimited otherwise
-    small = loaded["X"].shape[0] * max(loaded["X"].shape[1], 1) <= _SMALL_DATA
-    limits = threadpool_limits(limits=1) if small else contextlib.nullcontext()
     try:
-        with _stdout_to_stderr(), limits:
+        with _stdout_to_stderr(), _thread_limits(loaded["X"]):
             validator.fit(loaded["X"], loaded["y"], **noise)
     finally:
         printer.flush()
