@@ -23,8 +23,8 @@ class CLIError(Exception):
 _FIELD_SIZE_LIMIT = 2**31 - 1
 
 
-def _read_csv(path: str) -> tuple[list[str], dict[str, list[str]]]:
-    """The header and the columns of the CSV file ``path``."""
+def _read_csv(path: str) -> dict[str, list[str]]:
+    """The columns of the CSV file ``path``, in the order of its header."""
     if not os.path.isfile(path):
         raise CLIError(f"--data: no such file: {path!r}")
     previous = csv.field_size_limit(_FIELD_SIZE_LIMIT)
@@ -47,7 +47,7 @@ def _read_csv(path: str) -> tuple[list[str], dict[str, list[str]]]:
         raise CLIError(f"--data: {path!r} has duplicate column names")
     columns: dict[str, list[str]] = {name: [] for name in header}
     for line, row in enumerate(rows[1:], start=2):
-        if not row or all(not cell.strip() for cell in row):
+        if not any(cell.strip() for cell in row):
             continue
         if len(row) != len(header):
             raise CLIError(
@@ -58,7 +58,7 @@ def _read_csv(path: str) -> tuple[list[str], dict[str, list[str]]]:
             columns[name].append(cell.strip())
     if not columns[header[0]]:
         raise CLIError(f"--data: {path!r} has no data rows")
-    return header, columns
+    return columns
 
 
 def _column(columns: dict[str, list[str]], name: str, option: str) -> list[str]:
@@ -73,22 +73,17 @@ def _numeric(
     columns: dict[str, list[str]], name: str, option: str, *, missing: bool = False
 ) -> np.ndarray:
     """The column ``name`` as floats (``missing``: empty cells are NaN)."""
-    values = np.empty(len(_column(columns, name, option)))
-    for row, cell in enumerate(columns[name]):
-        if not cell:
-            if not missing:
-                raise CLIError(
-                    f"{option}: column {name!r} has an empty cell (row {row + 1})"
-                )
-            values[row] = np.nan
-            continue
+    values = []
+    for row, cell in enumerate(_column(columns, name, option), start=1):
+        if not cell and not missing:
+            raise CLIError(f"{option}: column {name!r} has an empty cell (row {row})")
         try:
-            values[row] = float(cell)
+            values.append(float(cell or "nan"))
         except ValueError:
             raise CLIError(
-                f"{option}: column {name!r} is not numeric (row {row + 1}: {cell!r})"
+                f"{option}: column {name!r} is not numeric (row {row}: {cell!r})"
             ) from None
-    return values
+    return np.array(values)
 
 
 def _split(value: str) -> list[str]:
@@ -255,33 +250,28 @@ def _load_repeats(
 def _load_target(
     args: argparse.Namespace, columns: dict[str, list[str]]
 ) -> dict[str, Any]:
-    """Labels from ``--target`` and their noise from ``--sigma`` or ``--q``."""
+    """Labels from ``--target`` (their noise: :func:`_load`)."""
     cells = _column(columns, args.target, "--target")
-    labels = {"sigma": None, "sigma_dof": None, "q": None, "task": "regression"}
-    labels["counts"] = getattr(args, "noise", None) == "poisson"
-    labels.update(used=[args.target], cells=cells)
+    counts = getattr(args, "noise", None) == "poisson"
+    labels = {"task": "regression", "counts": counts, "cells": cells}
+    labels.update(used=[args.target], label=args.target)
     if args.q is not None:
         labels.update(task="classification", y=_labels(cells, args.target))
-        labels["q"] = _noise_value(args.q, columns, "--q", labels["used"])
-    elif not labels["counts"] and args.sigma is None:
+    elif not counts and args.sigma is None:
         raise CLIError(
             "give the label noise: --sigma COL|NUMBER (regression) or "
             "--q COL|NUMBER (classification)"
         )
     else:
         labels["y"] = y = _numeric(columns, args.target, "--target")
-    for name in ("sigma", "sigma_dof"):
-        value = getattr(args, name)
-        if value is not None:
-            labels[name] = _noise_value(value, columns, _flag(name), labels["used"])
-    if labels["counts"]:
+    if counts:
         bad = int(np.argmax((y < 0) | (y != np.round(y))))
         if y[bad] < 0 or y[bad] != np.round(y[bad]):
             raise CLIError(
                 f"--noise poisson: --target {args.target!r} must hold counts "
                 f"(whole numbers >= 0); row {bad + 1} holds {cells[bad]!r}"
             )
-    return {**labels, "label": args.target}
+    return labels
 
 
 def _load(args: argparse.Namespace) -> dict[str, Any]:
@@ -289,21 +279,22 @@ def _load(args: argparse.Namespace) -> dict[str, Any]:
     if args.data is None:
         return _load_embedded(args)
     _check_combinations(args)
-    header, columns = _read_csv(args.data)
+    columns = _read_csv(args.data)
     labels = (_load_target if args.repeats is None else _load_repeats)(args, columns)
-    if getattr(args, "id", None) is not None:  # plan's
-        labels["ids"] = _column(columns, args.id, "--id")
-        labels["used"].append(args.id)
-    for name in ("n_readings", "sigma_shared"):
+    used = labels["used"]
+    for name in ("q", "sigma", "sigma_dof", "id", "n_readings", "sigma_shared"):
         value = getattr(args, name, None)
-        if value is not None:
-            labels[name] = _noise_value(value, columns, _flag(name), labels["used"])
+        if name == "id" and value is not None:  # plan's
+            labels["ids"] = _column(columns, value, "--id")
+            used.append(value)
+        elif value is not None:
+            labels[name] = _noise_value(value, columns, _flag(name), used)
     if args.groups is not None:
         labels["groups"] = np.array(_column(columns, args.groups, "--groups"))
-        labels["used"].append(args.groups)
+        used.append(args.groups)
         labels["sigma_shared_dof"] = _positive_dof(args.sigma_shared_dof)
     parsed: dict[str, np.ndarray] = {}  # the numeric columns, read once
-    features, left_out, notes = _features(args, header, columns, labels, parsed)
+    features, left_out, notes = _features(args, columns, labels, parsed)
     for name in features:
         if name not in parsed:
             parsed[name] = _numeric(columns, name, "--features", missing=True)
@@ -354,33 +345,24 @@ def _looks_like_label(name: str, *, classes: bool = False) -> bool:
     return bool(words & _LABEL_WORDS) or (classes and "q" in words)
 
 
-def _looks_like_classes(y: np.ndarray) -> bool:
-    """Whether numeric labels are a few integers (0/1, classes 0 to 4...)."""
-    return bool(
-        y.dtype.kind in "iuf"
-        and np.all(y == np.round(y))
-        and np.unique(y).size <= _FEW_CLASSES
-    )
-
-
 def _tolerance(cells: list[str] | None, y: np.ndarray) -> np.ndarray:
     """Per row, how far a mean of readings may be from the target: a unit in
     the last written digit of its cell, plus float precision."""
     tolerance = 1e-9 * np.maximum(1.0, np.abs(y))
-    if cells is None:
-        return tolerance
-    last_digit = np.empty(len(cells))
-    for row, cell in enumerate(cells):
+    for row, cell in enumerate(cells or ()):
         mantissa, _, exponent = cell.lower().partition("e")
         decimals = len(mantissa.partition(".")[2])
-        last_digit[row] = 10.0 ** (int(exponent or 0) - decimals)
-    return tolerance + last_digit
+        tolerance[row] += 10.0 ** (int(exponent or 0) - decimals)
+    return tolerance
 
 
-def _is_mean_of(block: np.ndarray, y: np.ndarray, tolerance: np.ndarray) -> bool:
-    """Whether the row means of ``block`` (2 columns or more) are the target."""
-    if block.shape[1] < 2:
+def _is_mean_of(
+    values: dict[str, np.ndarray], names: list[str], y: np.ndarray, tolerance: Any
+) -> bool:
+    """Whether the row means of the columns ``names`` (2 or more) are the target."""
+    if len(names) < 2:
         return False
+    block = np.column_stack([values[n] for n in names])
     counts = np.isfinite(block).sum(axis=1)
     sums = np.where(np.isfinite(block), block, 0.0).sum(axis=1)
     mean = np.divide(sums, counts, out=np.full(len(block), np.nan), where=counts > 0)
@@ -402,7 +384,7 @@ def _readings(
         if match:
             stems.setdefault(match.group(1), []).append(name)
     for names in stems.values():
-        if _is_mean_of(np.column_stack([values[n] for n in names]), y, tolerance):
+        if _is_mean_of(values, names, y, tolerance):
             return names
     names = list(values)
     if not 2 <= len(names) <= _MAX_SEARCHED:
@@ -417,8 +399,7 @@ def _readings(
     if k < 2 or not np.allclose(weights[support], 1.0 / k, atol=1e-3):
         return []
     chosen = [n for n, used in zip(names, support, strict=True) if used]
-    block = np.column_stack([values[n] for n in chosen])
-    return chosen if _is_mean_of(block, y, tolerance) else []
+    return chosen if _is_mean_of(values, chosen, y, tolerance) else []
 
 
 def _leaks(
@@ -457,29 +438,27 @@ def _leaks(
 
 def _features(
     args: argparse.Namespace,
-    header: list[str],
     columns: dict[str, list[str]],
     labels: dict[str, Any],
     parsed: dict[str, np.ndarray],
 ) -> tuple[list[str], dict[str, str], list[str]]:
     """The feature columns, those left out (with the reason), and warnings
     (user guide: :ref:`cli_features`)."""
-    used = labels["used"]
-    classes = labels["task"] == "classification" or _looks_like_classes(labels["y"])
+    used, y = labels["used"], labels["y"]
+    classes = labels["task"] == "classification" or bool(
+        y.dtype.kind in "iuf"
+        and np.all(y == np.round(y))
+        and np.unique(y).size <= _FEW_CLASSES
+    )
     notes = []
-    counts = labels.get("counts", False)
-    if (
-        labels["task"] == "regression"
-        and args.repeats is None
-        and classes
-        and not counts
-    ):
-        values = ", ".join(f"{v:g}" for v in np.unique(labels["y"]))
-        notes.append(
-            f"--target {args.target!r} holds only the integers {values}: --sigma is "
-            "for continuous measurements; for class labels give their flip "
-            "probability with --q COL|NUMBER"
-        )
+    if classes and labels["task"] == "regression" and args.repeats is None:
+        if not labels.get("counts", False):
+            values = ", ".join(f"{v:g}" for v in np.unique(y))
+            notes.append(
+                f"--target {args.target!r} holds only the integers {values}: --sigma "
+                "is for continuous measurements; for class labels give their flip "
+                "probability with --q COL|NUMBER"
+            )
     if args.features is not None:
         if args.drop is not None:
             raise CLIError("give --features or --drop, not both")
@@ -503,7 +482,7 @@ def _features(
     dropped = [] if args.drop is None else _split(args.drop)
     for name in dropped:
         _column(columns, name, "--drop")
-    rest = [name for name in header if name not in used and name not in dropped]
+    rest = [name for name in columns if name not in used and name not in dropped]
     left_out = {
         name: "the name marks a label, a true value or a label's noise"
         for name in rest

@@ -11,7 +11,7 @@ from typing import Any
 
 from ._data import CLIError, _split
 from ._model import cross_validate, opened, prepare
-from ._options import SAMPLING_OPTIONS, add_command, default_sampling
+from ._options import SAMPLING_DEFAULT, SAMPLING_OPTIONS, add_command
 
 _EPILOG = """\
 examples:
@@ -49,7 +49,7 @@ def add_parser(commands: Any) -> None:
     model.add_argument(
         "--test-set-sampling",
         choices=SAMPLING_OPTIONS,
-        default=default_sampling(),
+        default=SAMPLING_DEFAULT,
         help="the test-set sampling part of the error budget (%(default)s)",
     )
     model.add_argument(
@@ -82,11 +82,8 @@ def run(args: argparse.Namespace, printer: Any) -> int:
     if args.json is not None:
         _write_json(validator, loaded, args.json, from_repeats)
     if args.plot is not None:
-        _save_plot(
-            validator,
-            args.plot,
-            f"{type(validator.estimator).__name__} on {loaded['source']}",
-        )
+        title = f"{type(validator.estimator).__name__} on {loaded['source']}"
+        _save_plot(validator, args.plot, title)
     return 0
 
 
@@ -148,8 +145,7 @@ def _check_metrics(option: str) -> list[str]:
     names = _split(option)
     if not names:
         raise CLIError("--metrics: give at least one metric name")
-    metrics = get_metric_names()
-    scorers = get_noisy_scorer_names()
+    metrics, scorers = get_metric_names(), get_noisy_scorer_names()
     for name in names:
         if name not in metrics and name not in scorers:
             raise CLIError(
@@ -195,12 +191,9 @@ def _save_plot(validator: Any, path: str, title: str) -> None:
     from ..model_selection._report import metric_label
 
     keys = list(validator.scorers_)
+    size = (6.4, 2.4 * len(keys) + 1.4)
     figure, axes = plt.subplots(
-        len(keys),
-        1,
-        figsize=(6.4, 2.4 * len(keys) + 1.4),
-        squeeze=False,
-        layout="constrained",
+        len(keys), figsize=size, squeeze=False, layout="constrained"
     )
     entries: dict[str, Any] = {}  # one legend for all panels, by label
     for key, ax in zip(keys, axes[:, 0], strict=True):

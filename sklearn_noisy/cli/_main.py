@@ -34,38 +34,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def _build_parser() -> argparse.ArgumentParser:
-    from .. import __version__
-
-    parser = _Parser(
-        prog=PROG,
-        description="Noise-aware evaluation of scikit-learn models: expected "
-        "metrics and their variance under known label measurement error.",
-    )
-    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-    commands = parser.add_subparsers(
-        dest="command", metavar="COMMAND", parser_class=_Parser
-    )
-    commands.required = True
-    for add_parser, _ in _COMMANDS.values():
-        add_parser(commands)
-    return parser
-
-
 def _one_line(message: str) -> str:
     return " ".join(str(message).split())
-
-
-def _fold_of_caller() -> int | None:
-    """The fold (1, 2, ...) whose fit or scoring is running in this thread, if any."""
-    from ..model_selection._validation import _fit_and_score_fold
-
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code is _fit_and_score_fold.__code__:
-            return frame.f_locals["split_progress"][0] + 1
-        frame = frame.f_back
-    return None
 
 
 class _WarningPrinter:
@@ -82,11 +52,17 @@ class _WarningPrinter:
         self, message: Any, category: type, filename: str, lineno: int,
         file: Any = None, line: Any = None,
     ) -> None:  # fmt: skip
+        from ..model_selection._validation import _fit_and_score_fold
+
         text = f"{category.__name__}: {_one_line(message)}"
-        fold = _fold_of_caller()
-        if fold is None:
+        frame = sys._getframe()  # the fold whose fit or scoring is running, if any
+        while frame is not None and frame.f_code is not _fit_and_score_fold.__code__:
+            frame = frame.f_back
+        if frame is None:
             print(f"{PROG}: warning: {text}", file=sys.stderr)
-        elif fold not in self.held.setdefault(text, []):
+            return
+        fold = frame.f_locals["split_progress"][0] + 1
+        if fold not in self.held.setdefault(text, []):
             self.held[text].append(fold)
 
     def flush(self) -> None:
@@ -124,11 +100,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser = _build_parser()
+    from .. import __version__
+
+    parser = _Parser(
+        prog=PROG,
+        description="Noise-aware evaluation of scikit-learn models: expected "
+        "metrics and their variance under known label measurement error.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    commands = parser.add_subparsers(
+        dest="command", metavar="COMMAND", parser_class=_Parser, required=True
+    )
+    for add_parser, _ in _COMMANDS.values():
+        add_parser(commands)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or an argparse error
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+        return exc.code
     previous = warnings.showwarning
     warnings.showwarning = printer = _WarningPrinter()
     try:

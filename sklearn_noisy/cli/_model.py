@@ -48,12 +48,9 @@ def _import_estimator(path: str) -> Any:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise CLIError(f"--estimator: cannot import {module_name!r}: {exc}") from None
-    try:
-        return getattr(module, class_name)
-    except AttributeError:
-        raise CLIError(
-            f"--estimator: module {module_name!r} has no {class_name!r}"
-        ) from None
+    if not hasattr(module, class_name):
+        raise CLIError(f"--estimator: module {module_name!r} has no {class_name!r}")
+    return getattr(module, class_name)
 
 
 def _parse_params(items: Sequence[str]) -> dict[str, Any]:
@@ -62,11 +59,9 @@ def _parse_params(items: Sequence[str]) -> dict[str, Any]:
         name, sep, text = item.partition("=")
         if not sep or not name.strip():
             raise CLIError(f"--param: expected name=value, got {item!r}")
-        try:
-            value = ast.literal_eval(text.strip())
-        except (ValueError, SyntaxError):
-            value = text.strip()
-        params[name.strip()] = value
+        params[name.strip()] = text.strip()
+        with contextlib.suppress(ValueError, SyntaxError):
+            params[name.strip()] = ast.literal_eval(text.strip())
     return params
 
 

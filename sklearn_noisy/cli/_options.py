@@ -15,9 +15,11 @@ from typing import Any
 from ..utils._validation import TEST_SET_SAMPLING
 from ._data import DATASETS, CLIError
 
-#: ``--test-set-sampling``'s words for the values of ``test_set_sampling=``.
+#: ``--test-set-sampling``'s words for the values of ``test_set_sampling=``, and
+#: the word of the package's default.
 SAMPLING_OPTIONS = {"auto": "auto", "true": True, "bootstrap": "bootstrap"}
 SAMPLING_OPTIONS["false"] = False
+SAMPLING_DEFAULT = {v: k for k, v in SAMPLING_OPTIONS.items()}[TEST_SET_SAMPLING]
 
 #: The seeds numpy accepts: 0 to 2**32 - 1.
 _MAX_SEED = 2**32 - 1
@@ -98,11 +100,6 @@ def add_command(
         "--verbose", action="store_true", help="also joblib's own progress lines"
     )
     return data, model, output
-
-
-def default_sampling() -> str:
-    """The ``--test-set-sampling`` word of the package's default."""
-    return next(k for k, v in SAMPLING_OPTIONS.items() if v == TEST_SET_SAMPLING)
 
 
 def check_options(args: argparse.Namespace) -> None:

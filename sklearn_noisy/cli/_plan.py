@@ -153,11 +153,7 @@ def _number(value: Any) -> str:
 
 
 def _write_plan(
-    args: argparse.Namespace,
-    loaded: dict[str, Any],
-    plan: Any,
-    options: dict,
-    planned: Any,
+    args: argparse.Namespace, loaded: dict, plan: Any, options: dict, planned: Any
 ) -> None:
     """The samples that get readings, one CSV row each, in input order, with the
     sigma (q) the plan took."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 from importlib import resources
 from typing import Any
 
@@ -30,15 +29,10 @@ def _descr(name: str, seed: int) -> str:
 
 def _read_csv(name: str) -> tuple[list[str], np.ndarray]:
     """Header and float64 values of an embedded CSV (empty cells: NaN)."""
-    with (
-        resources.files(_DATA_MODULE)
-        .joinpath("data", name)
-        .open("r", encoding="ascii", newline="") as handle
-    ):
-        reader = csv.reader(handle)
-        header = next(reader)
-        rows = [[float(cell) if cell else np.nan for cell in row] for row in reader]
-    return header, np.array(rows, dtype=np.float64)
+    path = resources.files(_DATA_MODULE).joinpath("data", name)
+    with path.open("r", encoding="ascii") as handle:
+        header = handle.readline().rstrip("\n").split(",")
+        return header, np.genfromtxt(handle, delimiter=",")
 
 
 def _bunch(

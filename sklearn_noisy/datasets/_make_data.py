@@ -9,7 +9,6 @@ byte (the test suite checks it)::
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import numpy as np
@@ -44,12 +43,10 @@ def _fmt(value: float, decimals: int) -> str:
 
 
 def _to_csv(header: list[str], columns: list[tuple[np.ndarray, int]]) -> str:
-    out = io.StringIO()
-    out.write(",".join(header) + "\n")
-    n_rows = columns[0][0].shape[0]
-    for i in range(n_rows):
-        out.write(",".join(_fmt(float(col[i]), dec) for col, dec in columns) + "\n")
-    return out.getvalue()
+    lines = [",".join(header)]
+    for i in range(columns[0][0].shape[0]):
+        lines.append(",".join(_fmt(float(col[i]), dec) for col, dec in columns))
+    return "\n".join(lines) + "\n"
 
 
 def _readings(rng, true, spread, fewest, most):

@@ -93,8 +93,7 @@ def _flatten_input(
                     f"Y[{i}] must be a 1-D array of repeats; got shape {row.shape}."
                 )
         n_samples = len(rows)
-        lengths = np.array([row.size for row in rows], dtype=np.intp)
-        codes = np.repeat(np.arange(n_samples), lengths)
+        codes = np.repeat(np.arange(n_samples), [row.size for row in rows])
         values = np.concatenate(rows)
     else:
         array = as_float_array(Y, name="Y")
@@ -408,8 +407,7 @@ def _check_instrument_sigma(instrument_sigma: Any, n_samples: int) -> Any:
     if instrument_sigma is None:
         return None
     array = as_float_array(instrument_sigma, name="instrument_sigma")
-    if array.ndim == 0:
-        array = np.full(n_samples, float(array))
+    array = np.full(n_samples, float(array)) if array.ndim == 0 else array
     if array.shape != (n_samples,):
         raise ValueError(
             "instrument_sigma must be a scalar or have one value per sample, shape "
