@@ -29,6 +29,7 @@ INTERVAL_METHODS = (
     "cornish_fisher",
     "log_t",
     "log_complement",
+    "log_cornish_fisher",
 )
 
 #: The ``method`` a caller may ask ``confidence_interval`` for.
@@ -90,7 +91,8 @@ class ConfidenceInterval(tuple):
     low, high : float
         The bounds, inside the range of the metric.
     method : {"exact", "normal", "t", "binomial", "wilson", "unified", \
-"unified_sqrt", "bootstrap_t", "cornish_fisher", "log_t", "log_complement"}
+"unified_sqrt", "bootstrap_t", "cornish_fisher", "log_t", "log_complement", \
+"log_cornish_fisher"}
         How the interval was built (:ref:`error_budget_intervals`).
     content : float
         The probability of ``[low, high]`` under the exact distribution of the
@@ -417,11 +419,15 @@ default=None
         elif source == "label_noise" and requested == "auto":
             pivot = _pivot_quantiles(self.label_pivot, confidence_level)
             pivot_method = "cornish_fisher"
-            skewed = None
-            if pivot is None and self.estimand != "forward":
-                skewed = self._log_complement(variance, confidence_level, math.inf)
-            if skewed is not None:
-                return skewed
+            if self.estimand != "forward" and "log_complement" in METRIC_INTERVALS.get(
+                self.metric, ()
+            ):
+                skewed = self._log_complement(
+                    variance, confidence_level, math.inf, pivot
+                )
+                if skewed is not None:
+                    return skewed
+                pivot = None  # the pivot of log(upper − expected)
         return self._normal_interval(
             variance, confidence_level, dof, method, pivot, pivot_method
         )
@@ -472,11 +478,16 @@ default=None
         return self._normal_interval(variance, confidence_level, dof)
 
     def _log_complement(
-        self, variance: float, level: float, dof: float
+        self,
+        variance: float,
+        level: float,
+        dof: float,
+        pivot: tuple[float, float] | None = None,
     ) -> ConfidenceInterval | None:
         """The interval of ``u = upper − expected`` on the log scale, ``upper −
         u·exp(∓t·SD/u)``, for a metric that offers ``"log_complement"`` (R² =
-        1 − SSE/SST); None off it, or within ``2t`` SDs of the bound (the
+        1 − SSE/SST), or ``upper − u·exp(−q·SD/u)`` at the ``pivot``'s quantiles
+        ``q`` of ``log u``; None off it, or within ``2t`` SDs of the bound (the
         unified interval's region)."""
         if "log_complement" not in METRIC_INTERVALS.get(self.metric, ()):
             return None
@@ -484,6 +495,10 @@ default=None
         half = _t_quantile(level, dof) * math.sqrt(variance)
         if not (math.isfinite(half) and u > 2.0 * half):
             return None
+        if pivot is not None:
+            ends = u * np.exp(-math.sqrt(variance) / u * np.array(pivot[::-1]))
+            high, low = self._range[1] - ends
+            return ConfidenceInterval(low, high, "log_cornish_fisher")
         high, low = self._range[1] - _log_scale(u, half)
         return ConfidenceInterval(low, high, "log_complement")
 

@@ -167,8 +167,9 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "less 100.0, greater 100.0; 10 reps"
     ),
     ("heavy", "r2", "truth", "label_noise"): (
-        "cov>97: cov 97.5 (SE 1.1), below 0.0, above 2.5, "
-        "less 95.5, greater 98.0; 200 reps"
+        "cov>97: cov 97.5 (SE 1.1), below 0.5, above 2.0, "
+        "less 95.5, greater 97.5; 200 reps; 2000 reps (seed 0): cov 94.8, below "
+        "2.6, above 2.6"
     ),
     ("heavy", "r2", "truth", "both"): (
         "cov<93,below,greater: cov 92.5 (SE 4.2), below 7.5, above 0.0, "

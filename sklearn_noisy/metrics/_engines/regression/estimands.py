@@ -490,7 +490,33 @@ def _fraction(
     if not truth:
         return RegressionEstimate(nominal, np.where(flag, 0.0, variance), nominal, flag)
     estimate = np.where(flag, np.nan, 1.0 - ratio)
-    return RegressionEstimate(estimate, np.where(flag, np.nan, variance), nominal, flag)
+    pivots = None
+    simple = (
+        shared is None and sigma_dof is None and not isinstance(sigma, PoissonNoise)
+    )
+    if simple and not centred and y.shape[0] <= PIVOT_MAX_SAMPLES:
+        pivots = _log_r2_pivots(y, y_pred, sigma, weight, sums)
+    variance = np.where(flag, np.nan, variance)
+    return RegressionEstimate(estimate, variance, nominal, flag, pivots=pivots)
+
+
+def _log_r2_pivots(
+    y: np.ndarray, y_pred: np.ndarray, sigma: Any, w: np.ndarray | None, sums: R2Sums
+) -> list[tuple[float, ...] | None]:
+    """Each output's Cornish–Fisher pivot over the label noise of ``log(A/B)``,
+    the truth ``1 − R²`` on the log scale, from its third cumulant (σ known;
+    user guide: :ref:`error_budget_new_set`)."""
+    a, b = sums.sse_truth, sums.sst_truth
+    w_sum = float(y.shape[0]) if w is None else float(w.sum())
+    s2 = np.broadcast_to(np.square(sigma), y.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        alpha = 1.0 / a - 1.0 / b
+        v = (y - y_pred) / a - (y - weighted(y, w) / w_sum) / b
+        v2 = v * v
+        k2 = weighted(4.0 * s2 * v2 - 2.0 * alpha**2 * s2 * s2, w, 2)
+        k3 = weighted(24.0 * alpha * s2 * s2 * v2 - 16.0 * alpha**3 * s2**3, w, 3)
+        skew = k3 / k2**1.5
+    return [cornish_fisher_pivot(float(g), 0.0) for g in skew]
 
 
 r2_truth = functools.partial(_fraction, truth=True)
