@@ -215,13 +215,9 @@ def _results_dict(cv: Any) -> dict[str, Any]:
     """:meth:`NoisyCrossValidator.to_dict`: all results, JSON-serialisable."""
     results = cv.cv_results_
     folds = [
-        {
-            "fold": k + 1,
-            "n_test": int(results["n_test"][k]),
-            "fit_time": float(results["fit_time"][k]),
-            "score_time": float(results["score_time"][k]),
-            "metrics": {},
-        }
+        {"fold": k + 1, "n_test": int(results["n_test"][k])}
+        | {name: float(results[name][k]) for name in ("fit_time", "score_time")}
+        | {"metrics": {}}
         for k in range(cv.n_splits_)
     ]
     pooled, metrics = {}, {}
@@ -349,10 +345,10 @@ def _budget_line(cv: Any, key: str, decimals: int | None) -> str:
     """The pooled lead's error budget: the SD of each source and of both."""
     lead = cv.estimands_[key]["lead"]
     score = cv.pooled_estimates_.get(key, {}).get(lead)
-    if score is None or math.isnan(score.sampling_variance):
+    if score is None or not math.isfinite(score.expected):
         return ""
     variance, sampling = score.variance, score.sampling_variance
-    if not math.isfinite(score.expected):
+    if math.isnan(sampling):
         return ""
     method = score.sampling_method.replace("_", " ")
     if not sampling > 0:

@@ -90,11 +90,9 @@ def _check_noise(
             "transition_matrix (classification: label flips), not both."
         )
     if sigma is not None:
-        y_shape = np.shape(y)
-        shape = (n_samples,) if len(y_shape) < 2 else (n_samples, y_shape[1])
         return GaussianNoise.from_params(
             sigma,
-            shape,
+            (n_samples, *np.shape(y)[1:2]),
             sigma_dof=sigma_dof,
             groups=None if sigma_shared is None else groups,
             sigma_shared=sigma_shared,
@@ -175,6 +173,10 @@ def _delegated_tags(tags: Any, estimator: Any) -> Any:
     return tags
 
 
+def _column(scores: list, field: str, missing: float) -> np.ndarray:
+    return np.array([missing if s is None else getattr(s, field) for s in scores])
+
+
 def _fold_tables(
     results: list[dict], scorers: dict[str, Any], plans: dict, error_score: Any
 ) -> tuple[dict, dict, dict, dict]:
@@ -193,10 +195,7 @@ def _fold_tables(
     fields = (("expected", error), ("variance", np.nan), ("nominal", error))
     for key, scores in fold_scores.items():
         for field, missing in fields:
-            cv_results[f"{key}_{field}"] = np.array(
-                [missing if s is None else getattr(s, field) for s in scores],
-                dtype=float,
-            )
+            cv_results[f"{key}_{field}"] = _column(scores, field, missing).astype(float)
     estimands, estimates = {}, {}
     for key, plan in plans.items():
         notes = []
@@ -213,13 +212,10 @@ def _fold_tables(
             ]
             if errors:
                 notes.append(f"{estimand} failed on {len(errors)} fold(s): {errors[0]}")
-            for name, field in (
-                (estimand, "expected"),
-                (f"{estimand}_variance", "variance"),
-            ):
-                cv_results[f"{key}_{name}"] = np.array(
-                    [np.nan if s is None else getattr(s, field) for s in scores]
-                )
+            cv_results[f"{key}_{estimand}"] = _column(scores, "expected", np.nan)
+            cv_results[f"{key}_{estimand}_variance"] = _column(
+                scores, "variance", np.nan
+            )
         estimands[key] = {"shown": plan.shown, "lead": plan.lead, "notes": notes}
     return cv_results, fold_scores, estimands, estimates
 
@@ -284,17 +280,9 @@ def _fit_and_score_fold(
 ) -> dict[str, Any]:
     """Fit on ``y[0]`` of one training set, score its test set against ``y[1]``;
     failures are recorded, not raised (one joblib task)."""
-    scorers, error_score = setup["scorers"], setup["error_score"]
-    result: dict[str, Any] = {
-        "fit_error": None,
-        "errors": {},
-        "notes": {},
-        "n_test": int(test.shape[0]),
-        "test": test,
-        "responses": {},
-        "scores": dict.fromkeys(scorers),
-        "score_time": 0.0,
-    }
+    scorers, error_score, n_test = setup["scorers"], setup["error_score"], len(test)
+    result = dict(fit_error=None, errors={}, notes={}, n_test=n_test, test=test)
+    result.update(responses={}, scores=dict.fromkeys(scorers), score_time=0.0)
     fit_params = _check_method_params(X, params=setup["fit_params"], indices=train)
     start = time.perf_counter()
     try:
@@ -312,21 +300,18 @@ def _fit_and_score_fold(
         return result
     X_test, y_test = _safe_indexing(X, test), _safe_indexing(y[1], test)
     noise = None if setup["noise"] is None else setup["noise"].take(test)
-    classes, n_test, nan = setup["classes"], result["n_test"], math.nan
-    responses = result["responses"]
+    classes, responses, nan = setup["classes"], result["responses"], math.nan
     data = dict(y=y_test, X=X_test, responses=responses, noise=noise, classes=classes)
     for key, scorer in scorers.items():
-        own = scorer.estimand
+        own, metric, method = scorer.estimand, scorer.metric, scorer.response_method
         others = [e for e in setup["plans"][key].shown if e != own]
         estimands = (own, *others)
         try:
-            method = scorer.response_method
             if method not in responses:
                 responses[method] = _get_response(
                     estimator, method, X_test, classes, y_test
                 )
-            if n_test < get_metric_info(scorer.metric).min_samples:  # NaN scores
-                metric = scorer.metric
+            if n_test < get_metric_info(metric).min_samples:  # NaN scores
                 scores = {
                     e: NoisyScore(metric, nan, nan, nan, n_test, estimand=e)
                     for e in estimands
@@ -429,14 +414,13 @@ def run_folds(
         )
         for k, (train, test) in enumerate(splits)
     )
-    progress = FoldProgress(len(splits)) if cv.verbose > 0 else None
+    progress = FoldProgress(len(splits))
     results = []
     for result in tasks:
         results.append(result)
-        if progress is not None:
+        if cv.verbose > 0:
             progress.update(result)
-    if progress is not None:
-        progress.close()
+    progress.close()
     _raise_or_warn_failures(results, setup["scorers"], cv.error_score)
     return results
 
@@ -445,14 +429,12 @@ def _pool_additive(scores: list[NoisyScore]) -> NoisyScore:
     """Pool per-sample-additive fold scores: ``Σ w_k E_k`` and ``Σ w_k² V_k``."""
     n = np.array([s.n_samples for s in scores], dtype=float)
     columns = ("expected", "nominal", "variance")
-    values = [np.array([getattr(s, c) for s in scores], dtype=float) for c in columns]
+    values = [_column(scores, c, np.nan).astype(float) for c in columns]
     expected, nominal, variance = weighted_totals(n / n.sum(), slice(None), *values)
-    methods = {s.method for s in scores}
-    method = methods.pop() if len(methods) == 1 else "delta"
-    n_samples, estimand = int(n.sum()), scores[0].estimand
-    metric = scores[0].metric
+    method = scores[0].method if len({s.method for s in scores}) == 1 else "delta"
+    first = scores[0]
     return NoisyScore(
-        metric, expected, variance, nominal, n_samples, method, estimand=estimand
+        first.metric, expected, variance, nominal, int(n.sum()), method, first.estimand
     )
 
 
@@ -608,12 +590,10 @@ def format_seconds(seconds: float) -> str:
     return f"{hours} h {minutes:02d} min"
 
 
-def _end_message(result: dict, split_progress: tuple[int, int]) -> str:
+def _end_message(result: dict, fold: int, n_folds: int) -> str:
     """One progress line per finished fold, like scikit-learn's ``[CV] END``."""
-    head = f"[CV {split_progress[0] + 1}/{split_progress[1]}] END"
-    if result["fit_error"] is not None:
-        body = " fit failed;"
-    else:
+    body = " fit failed;"
+    if result["fit_error"] is None:
         parts = []
         for key, scores in result["scores"].items():
             s = None if scores is None else next(iter(scores.values()))  # the lead
@@ -624,7 +604,8 @@ def _end_message(result: dict, split_progress: tuple[int, int]) -> str:
             )
         body = ";".join(parts) + ";"
     total = result["fit_time"] + result["score_time"]
-    return f"{head}{body} n_test={result['n_test']}, total time={total:.3g}s"
+    tail = f" n_test={result['n_test']}, total time={total:.3g}s"
+    return f"[CV {fold}/{n_folds}] END{body}{tail}"
 
 
 class FoldProgress:
@@ -632,11 +613,12 @@ class FoldProgress:
     write by default)."""
 
     def __init__(self, n_folds: int, stream: TextIO | None = None) -> None:
-        self.n_folds = n_folds
-        self.stream = stream
-        self.done = 0
+        self.n_folds, self.stream, self.done = n_folds, stream, 0
         self.start = time.perf_counter()
         self._bar_shown = False
+
+    def _out(self) -> TextIO:
+        return sys.stdout if self.stream is None else self.stream
 
     def update(self, result: dict[str, Any]) -> None:
         """Print the line of a finished fold (``result`` of one fold)."""
@@ -646,9 +628,8 @@ class FoldProgress:
         timing = format_seconds(elapsed)
         if left:
             timing += f", about {format_seconds(elapsed / self.done * left)} left"
-        line = _end_message(result, (self.done - 1, self.n_folds))
-        line += f"; elapsed {timing}\n"
-        out = sys.stdout if self.stream is None else self.stream
+        line = _end_message(result, self.done, self.n_folds) + f"; elapsed {timing}\n"
+        out = self._out()
         isatty = getattr(out, "isatty", None)
         if isatty and isatty():
             filled = round(_BAR_WIDTH * self.done / self.n_folds)
@@ -661,7 +642,6 @@ class FoldProgress:
     def close(self) -> None:
         """Clear the live bar, if one is shown."""
         if self._bar_shown:
-            out = sys.stdout if self.stream is None else self.stream
-            out.write("\r\033[K")
-            out.flush()
+            self._out().write("\r\033[K")
+            self._out().flush()
             self._bar_shown = False
