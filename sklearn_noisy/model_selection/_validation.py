@@ -11,6 +11,7 @@ import math
 import sys
 import time
 from collections import Counter
+from contextlib import nullcontext
 from functools import partial
 from traceback import format_exc
 from typing import Any, NamedTuple, TextIO
@@ -67,13 +68,13 @@ def _check_noise(
     q: Any,
     transition_matrix: Any,
     y: Any,
-    n_samples: int,
-    sigma_dof: Any = None,
-    offsets: tuple[Any, Any, Any] = (None, None, None),
+    sigma_dof: Any,
+    offsets: tuple[Any, Any, Any],
 ) -> Noise:
     """The label noise validated once, before any fold is fitted; ``offsets``:
     ``(groups, sigma_shared, sigma_shared_dof)`` (groups used with sigma_shared)."""
     groups, sigma_shared, sigma_shared_dof = offsets
+    n_samples = _num_samples(y)
     if sigma_shared is not None and sigma is None:
         raise TypeError(
             "sigma_shared (the SD of a batch's shared offset) needs sigma, the "
@@ -471,19 +472,13 @@ def _out_of_fold(results: list[dict]) -> OutOfFold:
     return OutOfFold(indices, responses)
 
 
-def _warn_sampling(key: str, estimand: str, exc: Exception) -> None:
-    warn(
-        f"The test-set sampling variance of the pooled {key!r} ({estimand}) "
-        f"could not be computed: {type(exc).__name__}: {exc}",
-        UserWarning,
-    )
-
-
 def pool_scores(
     results: list[dict], oof: OutOfFold, X: Any, y: Any, setup: dict, sampling: Any
 ) -> tuple[dict[str, NoisyScore], dict[str, dict[str, NoisyScore]]]:
     """``pooled_`` and ``pooled_estimates_``: the estimands not pooled from the
     folds scored on the out-of-fold predictions in one call, with their sampling."""
+    if oof.indices is None:  # overlapping test sets: nothing is pooled
+        return {}, {}
     fitted = [r for r in results if r["fit_error"] is None]
     noise = setup["noise"]
     if oof.indices.shape[0] != _num_samples(y):  # not a partition: the tested
@@ -495,23 +490,18 @@ def pool_scores(
     estimates: dict[str, dict[str, NoisyScore]] = {}
     for key, scorer in setup["scorers"].items():
         own, shown = scorer.estimand, setup["plans"][key].shown
-        score = partial(score_estimands, scorer, data=data)
+        folds = [(r["scores"][key] or {}).get("forward") for r in fitted]
         folded = {}
+        # the forward score of an additive metric pooled from complete folds (not
+        # truth or remeasurement: their floored fold variances would add up too
+        # much); the rest scored once on all the out-of-fold predictions, also
+        # when the metric failed on (or is not defined for) some fold
         info = get_metric_info(scorer.metric)
-        if "forward" in shown and info.additive and not scorer.metric_kwargs:
-            # the forward score of an additive metric pooled from complete folds
-            # (not truth or remeasurement: their floored fold variances would
-            # add up too much)
-            folds = [(r["scores"][key] or {}).get("forward") for r in fitted]
-            if all(s is not None for s in folds):
-                folded = {"forward": _pool_additive(folds)}
-        # Scored once on all the out-of-fold predictions, also when the
-        # metric failed on (or is not defined for) some fold.
-        rest = tuple(e for e in shown if e not in folded)
-        scores = _score_oof(score, key, rest, sampling)
-        if sampling is not False:
-            folded = _add_sampling(score, key, folded, sampling)
-        scores.update(folded)
+        additive = info.additive and not scorer.metric_kwargs and None not in folds
+        if "forward" in shown and additive:
+            folded = {"forward": _pool_additive(folds)}
+        score = partial(score_estimands, scorer, data=data)
+        scores = _score_oof(score, key, shown, folded, sampling)
         if isinstance(scores.get(own), Exception):
             exc = scores[own]
             warn(
@@ -535,43 +525,40 @@ def pool_scores(
 
 
 def _score_oof(
-    score: partial, key: str, estimands: tuple[str, ...], sampled: Any
+    score: partial, key: str, shown: tuple, folded: dict, sampling: Any
 ) -> dict[str, Any]:
-    """``estimands`` on the out-of-fold predictions; a failed sampling warns."""
-    if not estimands:
-        return {}
-    try:
-        scores = score(estimands=estimands, test_set_sampling=sampled)
-    except Exception as exc:  # common to every estimand: none is pooled
-        return dict.fromkeys(estimands, exc)
-    failed = tuple(e for e in estimands if isinstance(scores[e], Exception))
-    if sampled is not False and failed:
-        for estimand, again in score(estimands=failed, test_set_sampling=False).items():
-            if isinstance(again, NoisyScore):
-                _warn_sampling(key, estimand, scores[estimand])
-                scores[estimand] = again
-    return scores
-
-
-def _add_sampling(
-    score: partial, key: str, known: dict[str, NoisyScore], option: Any
-) -> dict[str, NoisyScore]:
-    """The fold-pooled ``known`` scores with their test-set sampling (their
-    warnings, the folds' again, silenced)."""
-    if not known:
-        return known
-    try:
-        with quiet():
-            sampled = score(
-                estimands=tuple(known), test_set_sampling=option, known=known
-            )
-    except Exception as exc:
-        sampled = dict.fromkeys(known, exc)
-    for estimand, found in sampled.items():
-        if isinstance(found, Exception):
-            _warn_sampling(key, estimand, found)
-            sampled[estimand] = known[estimand]
-    return sampled
+    """``shown`` on the out-of-fold predictions, the ``folded`` ones (pooled from
+    the folds) given: each with its test-set sampling, else without it and a
+    warning (the folds' warnings, again, silenced for the folded)."""
+    scores, rest = {}, tuple(e for e in shown if e not in folded)
+    for estimands, known in ((rest, None), (tuple(folded), folded)):
+        if not estimands or (known and sampling is False):
+            continue
+        options = {} if known is None else {"known": known}
+        try:
+            with quiet() if known else nullcontext():
+                found = score(
+                    estimands=estimands, test_set_sampling=sampling, **options
+                )
+        except Exception as exc:  # common to every estimand
+            found = dict.fromkeys(estimands, exc)
+            if known is None:  # none is pooled
+                scores.update(found)
+                continue
+        failed = tuple(e for e in estimands if isinstance(found[e], Exception))
+        if sampling is not False and failed:
+            again = known or score(estimands=failed, test_set_sampling=False)
+            for estimand in failed:
+                if isinstance(again[estimand], NoisyScore):
+                    warn(
+                        f"The test-set sampling variance of the pooled {key!r} "
+                        f"({estimand}) could not be computed: "
+                        f"{type(found[estimand]).__name__}: {found[estimand]}",
+                        UserWarning,
+                    )
+                    found[estimand] = again[estimand]
+        scores.update(found)
+    return scores | (folded if sampling is False else {})
 
 
 _BAR_WIDTH = 24
