@@ -195,8 +195,10 @@ def _summary_table(cv: Any) -> Any:
         for fold, n_test, nominal, entries in _rows(cv, key):
             row = {"metric": key, "fold": fold, "n_test": n_test, "nominal": nominal}
             row["estimand"] = lead
-            for name in ("estimate", "sd", "ci_low", "ci_high", "limit"):
-                row[name] = entries[lead][name]
+            row |= {
+                n: entries[lead][n] for n in ("estimate", "sd", "ci_low", "ci_high")
+            }
+            row["limit"] = entries[lead]["limit"]
             if row["limit"]:  # the point is not shown (the raw one in row[lead])
                 row["estimate"] = math.nan
             for estimand, entry in entries.items():
@@ -589,11 +591,9 @@ def _html(kind: str, content: Any) -> str:
         title, legend = escape(content[0].rstrip(":")), content[1].items()
         items = "".join(f"<dt>{escape(n)}</dt><dd>{escape(t)}</dd>" for n, t in legend)
         return f"<details open><summary>{title}</summary><dl>{items}</dl></details>"
-    return (
-        f"<h4>{escape(content)}</h4>"
-        if kind == "h"
-        else f"<p>{escape(content.strip())}</p>"
-    )
+    if kind == "h":
+        return f"<h4>{escape(content)}</h4>"
+    return f"<p>{escape(content.strip())}</p>"
 
 
 def _format_table(cv: Any) -> str:
