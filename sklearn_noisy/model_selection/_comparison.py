@@ -532,12 +532,8 @@ def _paired_difference(
     noise: dict[str, Any],
     estimand: str,
 ) -> tuple[NoisyScore, list[NoisyScore]]:
-    """``metric_a − metric_b`` pooled and per fold.
-
-    Exact where the metric has an exact paired variance (or the delta method
-    of counts); else the exact difference of the expectations with the joint
-    Monte Carlo variance.
-    """
+    """``metric_a − metric_b`` pooled and per fold: exact (or delta), else the
+    difference of the expectations with the joint Monte Carlo variance."""
     scorer = cv_a.scorers_[key]
     method = scorer.response_method
     responses = cv_a.oof_responses_[method], cv_b.oof_responses_[method]

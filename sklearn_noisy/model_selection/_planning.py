@@ -225,13 +225,8 @@ def _greedy(
     budget: int,
     cost: Callable[[int], int],
 ) -> np.ndarray:
-    """Counts added by the greedy rule: the step of largest reduction per unit.
-
-    ``variance(i, m)`` is sample i's term at ``m`` readings in total, ``cost(m)``
-    the readings of its next useful step from ``m``. A max-heap holds each
-    sample's next step; a step that reduces nothing is never taken, and one
-    dearer than the remaining budget is dropped (budgets only shrink).
-    """
+    """Counts added by the greedy rule (a max-heap of each sample's next step of
+    ``cost(m)`` readings, by the reduction of ``variance(i, m)`` per reading)."""
     counts = start.copy()
     heap: list[tuple[float, int, int]] = []
 

@@ -387,10 +387,8 @@ def _between_folds_line(summary: dict[str, float], decimals: int | None) -> str:
 
 
 def metric_parts(cv: Any, key: str, rows: list, decimals: int | None) -> list[tuple]:
-    """One metric's blocks (see :func:`_blocks`): its title, its table (the
-    (title, width) of each column, the cells of each row: folds, then pooled)
-    and the lines below it (notes, the error budget, the spread between folds).
-    """
+    """One metric's blocks: its title, its table (columns as (title, width),
+    folds then pooled) and its notes, error budget and spread between folds."""
     info, scorer = cv.estimands_[key], cv.scorers_[key]
     lead = info["lead"]
     others = [e for e in info["shown"] if e != lead]
@@ -531,12 +529,8 @@ def model_or_measurements_lines(cv: Any) -> list[str]:
 
 
 def _blocks(cv: Any) -> list[tuple[str, Any]]:
-    """The report as ``(kind, content)`` blocks, for :func:`_text` and
-    :func:`_html` to render: ``"p"`` a line (indented in the text), ``"h"`` a
-    heading, ``"ul"`` the summary (a title, then its lines), ``"dl"`` the legend
-    (a title and a dict), ``"table"`` (the columns and the cells of each row).
-    The rows of each metric are computed once here.
-    """
+    """The report as ``(kind, content)`` blocks for :func:`_text` and
+    :func:`_html`: ``"p"``, ``"h"``, ``"ul"``, ``"dl"`` and ``"table"``."""
     rows = {key: _rows(cv, key) for key in cv.scorers_}
     decimals = {key: _decimals(rows[key]) for key in cv.scorers_}
     parts = [_summary_parts(cv, key, decimals[key]) for key in cv.scorers_]
