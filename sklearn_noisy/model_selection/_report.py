@@ -137,14 +137,8 @@ def _point(
 
 
 def _rows(cv: Any, key: str) -> list[tuple[Any, int, float, dict]]:
-    """The table model of one metric: ``(fold, n_test, nominal, entries)`` of each
-    fold (from 1), then of the pooled scores (fold ``"pooled"``) if any.
-
-    ``entries``: per shown estimand its ``estimate``, ``variance``, ``sd``; the
-    lead's also its score's interval (``ci_low``, ``ci_high``) and ``limit``; on
-    the pooled row also the test-set sampling (``sampling_sd``, ``total_sd``,
-    the lead's ``both_ci_low``, ``both_ci_high``).
-    """
+    """``(fold, n_test, nominal, entries)`` per fold, then pooled: per estimand
+    its estimate, variance, SD, the lead's interval and limit, the sampling SDs."""
     info, results, metric = cv.estimands_[key], cv.cv_results_, cv.scorers_[key].metric
     lead, level = info["lead"], cv.confidence_level
     rows = [
@@ -316,9 +310,8 @@ _AGAINST = {
 
 
 def _summary_parts(cv: Any, key: str, decimals: int | None) -> tuple[str, str]:
-    """The name and the value to report of a metric: the pooled leading estimate
-    or its limit, its interval (label noise and test-set sampling), the unit.
-    """
+    """The name and the value to report of a metric: the pooled lead (or its
+    limit), its interval (label noise and test-set sampling) and unit."""
     lead, metric = cv.estimands_[key]["lead"], cv.scorers_[key].metric
     level = _level(cv.confidence_level)
     unit = unit_text(cv.unit, metric)
@@ -363,9 +356,8 @@ def _budget_line(cv: Any, key: str, decimals: int | None) -> str:
 
 
 def _between_folds_line(summary: dict[str, float], decimals: int | None) -> str:
-    """How much the nominal metric varies between folds, and how much of that
-    label noise alone explains: never a part larger than the whole.
-    """
+    """The nominal metric's spread between folds, and the part label noise alone
+    explains (never a part larger than the whole)."""
     total = summary["between_fold_sd"]
     noise = _std(summary["mean_label_noise_variance"])
     if math.isnan(total):
