@@ -21,7 +21,6 @@ from ..metrics._engines.test_set_sampling import add_test_set_sampling
 from ..utils._noise import take_samples
 from ..utils._sklearn_compat import _safe_indexing
 from ..utils._validation import (
-    ESTIMAND_CHOICES,
     TEST_SET_SAMPLING,
     check_test_set_sampling,
     resolve_estimand,
@@ -173,58 +172,38 @@ class EstimatorComparison:
                 test = self.t_tests[(a, b)][key]
                 yield a, b, key, self.differences[(a, b)][key], test
 
-    def _pair_rows(self, fields: Any) -> list[dict[str, Any]]:
-        """One row per pair ``a < b`` and metric, ``fields(a, b, key, diff)``
-        between the difference's estimate and its t-test."""
-        return [
-            {
-                "estimator_a": a,
-                "estimator_b": b,
-                "metric": key,
-                "expected": diff.expected,
-                **fields(a, b, key, diff),
-                "t_statistic": test.statistic,
-                "pvalue": test.pvalue,
-                "df": test.df,
-                "probability_better": self.probability_better[(a, b)][key],
-                "probability_method": self.probability_method[(a, b)][key],
-            }
-            for a, b, key, diff, test in self._pairs()
-        ]
+    def _pair_rows(self, full: bool) -> list[dict[str, Any]]:
+        """One row per pair ``a < b`` and metric: the difference (its interval,
+        or with ``full`` its variances, estimand and fold values), its t-test."""
+        rows = []
+        for a, b, key, diff, test in self._pairs():
+            row = {"estimator_a": a, "estimator_b": b, "metric": key}
+            row["expected"] = diff.expected
+            if full:
+                row.update(variance=diff.variance, nominal=diff.nominal)
+                row.update(method=diff.method, sampling_variance=diff.sampling_variance)
+                row["sampling_method"] = diff.sampling_method
+                row["estimand"] = self.estimands[key]
+                folds = self.fold_differences[(a, b)][key]
+                row["fold_expected"] = [d.expected for d in folds]
+            else:
+                low, high = diff.confidence_interval(self.confidence_level)
+                row.update(std=diff.std, ci_low=low, ci_high=high)
+                row.update(nominal=diff.nominal, method=diff.method)
+            row.update(t_statistic=test.statistic, pvalue=test.pvalue, df=test.df)
+            row["probability_better"] = self.probability_better[(a, b)][key]
+            row["probability_method"] = self.probability_method[(a, b)][key]
+            rows.append(row)
+        return rows
 
     def pairwise_summary(self) -> Any:
         """Every pair ``a < b`` (in the given order) and metric, one row each:
         ``metric_a − metric_b``, its interval, t-test and ``probability_better``
         (that ``a`` is truly better)."""
-
-        def fields(a: str, b: str, key: str, diff: NoisyScore) -> dict[str, Any]:
-            low, high = diff.confidence_interval(self.confidence_level)
-            return {
-                "std": diff.std,
-                "ci_low": low,
-                "ci_high": high,
-                "nominal": diff.nominal,
-                "method": diff.method,
-            }
-
-        return _as_table(self._pair_rows(fields))
+        return _as_table(self._pair_rows(False))
 
     def to_dict(self) -> dict[str, Any]:
         """All results as a JSON-serialisable dict (non-finite numbers as None)."""
-
-        def fields(a: str, b: str, key: str, diff: NoisyScore) -> dict[str, Any]:
-            return {
-                "variance": diff.variance,
-                "nominal": diff.nominal,
-                "method": diff.method,
-                "sampling_variance": diff.sampling_variance,
-                "sampling_method": diff.sampling_method,
-                "estimand": self.estimands[key],
-                "fold_expected": [
-                    d.expected for d in self.fold_differences[(a, b)][key]
-                ],
-            }
-
         return _json_ready(
             {
                 "estimators": list(self.names),
@@ -234,7 +213,7 @@ class EstimatorComparison:
                 "cross_validation": {
                     name: cv.to_dict() for name, cv in self.cv_results.items()
                 },
-                "differences": self._pair_rows(fields),
+                "differences": self._pair_rows(True),
                 "notes": dict(self.notes),
             }
         )
@@ -441,10 +420,6 @@ def compare_estimators(
     """
     estimators = _check_estimators(estimators)
     test_set_sampling = check_test_set_sampling(test_set_sampling)
-    if estimand not in ESTIMAND_CHOICES:
-        raise ValueError(
-            f"estimand must be one of {ESTIMAND_CHOICES}; got {estimand!r}."
-        )
     names = list(estimators)
     scorers = _check_comparison_scoring(scoring, estimators, y, n_draws)
     splitter = check_cv(cv, y, classifier=is_classifier(estimators[names[0]]))
@@ -454,13 +429,12 @@ def compare_estimators(
     noise = {"sigma": sigma, "q": q, "transition_matrix": transition_matrix}
     options = dict(scoring=scorers, cv=splits, n_jobs=n_jobs, error_score="raise")
     options.update(confidence_level=confidence_level, estimand=estimand)
+    options["test_set_sampling"] = test_set_sampling
     fit_params = dict(noise, sigma_dof=sigma_dof, groups=groups)
     fit_params.update(sigma_shared=sigma_shared, sigma_shared_dof=sigma_shared_dof)
     cv_results = {}
     for name, estimator in estimators.items():
-        runner = NoisyCrossValidator(
-            estimator, **options, test_set_sampling=test_set_sampling
-        )
+        runner = NoisyCrossValidator(estimator, **options)
         cv_results[name] = runner.fit(X, y, **fit_params)
         if runner.oof_indices_ is None:
             raise ValueError(
@@ -470,11 +444,9 @@ def compare_estimators(
             )
     reference = cv_results[names[0]]
     oof = reference.oof_indices_
+    y_oof = y if oof.shape[0] == reference.n_samples_ else _safe_indexing(y, oof)
     folds = {  # (samples, labels) of all the out-of-fold rows, then of each fold
-        "oof": (
-            oof,
-            y if oof.shape[0] == reference.n_samples_ else _safe_indexing(y, oof),
-        ),
+        "oof": (oof, y_oof),
         "tests": [(test, _safe_indexing(y, test)) for _, test in splits],
         "rows": [np.searchsorted(oof, test) for _, test in splits],
         "classes": reference.labels_,
@@ -485,7 +457,8 @@ def compare_estimators(
     n_train = float(np.mean([train.shape[0] for train, _ in splits]))
     n_test = float(np.mean([test.shape[0] for _, test in splits]))
     kinds, notes = _difference_estimands(reference.scorers_, estimand)
-    differences, fold_differences, t_tests = {}, {}, {}
+    pairs = [p for a, b in combinations(names, 2) for p in ((a, b), (b, a))]
+    differences, fold_differences, t_tests = ({p: {} for p in pairs} for _ in "abc")
     for key, scorer in reference.scorers_.items():
         values = _resolve_noise(scorer, X, y, noise)
         if sigma_shared is not None:  # the paired differences' batch offsets
@@ -500,12 +473,11 @@ def compare_estimators(
                 cv_results[a], cv_results[b], key, folds, values, kinds[key]
             )
             test = corrected_t_test([d.expected for d in per_fold], n_train, n_test)
-            differences.setdefault((a, b), {})[key] = pooled
-            fold_differences.setdefault((a, b), {})[key] = per_fold
-            t_tests.setdefault((a, b), {})[key] = test
-            differences.setdefault((b, a), {})[key] = _negate(pooled)
-            fold_differences.setdefault((b, a), {})[key] = list(map(_negate, per_fold))
-            t_tests.setdefault((b, a), {})[key] = test._replace(
+            differences[a, b][key], differences[b, a][key] = pooled, _negate(pooled)
+            fold_differences[a, b][key] = per_fold
+            fold_differences[b, a][key] = list(map(_negate, per_fold))
+            t_tests[a, b][key] = test
+            t_tests[b, a][key] = test._replace(
                 statistic=-test.statistic, mean_difference=-test.mean_difference
             )
     return EstimatorComparison(
@@ -560,12 +532,8 @@ def _paired_difference(
     noise: dict[str, Any],
     estimand: str,
 ) -> tuple[NoisyScore, list[NoisyScore]]:
-    """``metric_a − metric_b`` pooled and per fold.
-
-    Exact where the metric has an exact paired variance (or the delta method
-    of counts); else the exact difference of the expectations with the joint
-    Monte Carlo variance.
-    """
+    """``metric_a − metric_b`` pooled and per fold: exact (or delta), else the
+    difference of the expectations with the joint Monte Carlo variance."""
     scorer = cv_a.scorers_[key]
     method = scorer.response_method
     responses = cv_a.oof_responses_[method], cv_b.oof_responses_[method]

@@ -263,7 +263,7 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
     def __sklearn_tags__(self) -> Any:
         return _delegated_tags(super().__sklearn_tags__(), self.estimator)
 
-    def _check_params(self) -> None:
+    def _check_params(self) -> Any:
         if not hasattr(self.estimator, "fit"):
             raise TypeError(
                 f"estimator must have a fit method; got {self.estimator!r}."
@@ -280,13 +280,14 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
             raise ValueError(
                 f"estimand must be one of {ESTIMAND_CHOICES}; got {self.estimand!r}."
             )
-        check_test_set_sampling(self.test_set_sampling)
+        sampling = check_test_set_sampling(self.test_set_sampling)
         if self.unit is not None and not isinstance(self.unit, str):
             raise TypeError(f"unit must be a string or None; got {self.unit!r}.")
         if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
             raise ValueError(
                 f"verbose must be a non-negative integer; got {self.verbose!r}."
             )
+        return sampling
 
     def fit(
         self,
@@ -343,13 +344,12 @@ default=None
         self : NoisyCrossValidator
             The fitted object.
         """
-        self._check_params()
+        sampling = self._check_params()
         classifier = is_classifier(self.estimator)
-        n_samples = _num_samples(X)
-        if _num_samples(y) != n_samples:
+        if _num_samples(y) != _num_samples(X):
             raise ValueError(
-                f"X and y must have the same number of samples; got {n_samples} "
-                f"and {_num_samples(y)}."
+                "X and y must have the same number of samples; got "
+                f"{_num_samples(X)} and {_num_samples(y)}."
             )
         X, y, groups = indexable(X, y, groups)
         splitter = check_cv(self.cv, y, classifier=classifier)
@@ -358,15 +358,8 @@ default=None
             for train, test in splitter.split(X, y, groups)
         ]
         y_score = _scoring_target(y, classifier)
-        noise = _check_noise(
-            sigma,
-            q,
-            transition_matrix,
-            y_score,
-            n_samples,
-            sigma_dof,
-            offsets=(groups, sigma_shared, sigma_shared_dof),
-        )
+        offsets = (groups, sigma_shared, sigma_shared_dof)
+        noise = _check_noise(sigma, q, transition_matrix, y_score, sigma_dof, offsets)
         check_batches_in_folds(noise, splits)
         scorers = check_noisy_scoring(self.scoring, self.estimator, y_score)
         check_scorers_noise(scorers, _noise_name(noise))
@@ -374,30 +367,22 @@ default=None
         plans = {key: plan_estimands(s, self.estimand) for key, s in scorers.items()}
         # the lead is the scorers' own: fold_scores_ and pooled_ hold it
         scorers = {key: s.with_estimand(plans[key].lead) for key, s in scorers.items()}
-        setup = {
-            "scorers": scorers,
-            "plans": plans,
-            "noise": noise,
-            "classes": classes,
-            "fit_params": fit_params,
-            "error_score": self.error_score,
-            "return_estimator": self.return_estimator,
-        }
+        setup = dict(scorers=scorers, plans=plans, noise=noise, classes=classes)
+        setup.update(fit_params=fit_params, error_score=self.error_score)
+        setup["return_estimator"] = self.return_estimator
         results = run_folds(self, X, (y, y_score), splits, setup)
 
         _store_input_attributes(self, X)
         self.scorers_ = scorers
         self.n_splits_ = len(splits)
-        self.n_samples_ = n_samples
+        self.n_samples_ = _num_samples(X)
         self.labels_ = classes
         self.test_indices_ = [test for _, test in splits]
         self.noise_ = _noise_name(noise)
-        (
-            self.cv_results_,
-            self.fold_scores_,
-            self.estimands_,
-            self.fold_estimates_,
-        ) = _fold_tables(results, scorers, plans, self.error_score)
+        tables = _fold_tables(results, scorers, plans, self.error_score)
+        self.cv_results_, self.fold_scores_, self.estimands_, self.fold_estimates_ = (
+            tables
+        )
         self.fold_summary_ = {
             key: _fold_summary(self.cv_results_, key, self.fold_scores_[key])
             for key in scorers
@@ -409,12 +394,9 @@ default=None
         self.model_or_measurements_ = _model_or_measurements(
             y_score, noise, oof, self.confidence_level
         )
-        self.pooled_, self.pooled_estimates_ = {}, {}
-        if oof.indices is not None:
-            sampling = check_test_set_sampling(self.test_set_sampling)
-            self.pooled_, self.pooled_estimates_ = pool_scores(
-                results, oof, X, y_score, setup, sampling
-            )
+        self.pooled_, self.pooled_estimates_ = pool_scores(
+            results, oof, X, y_score, setup, sampling
+        )
         if self.return_estimator:
             self.estimators_ = [r["estimator"] for r in results]
         if self.refit:

@@ -109,8 +109,7 @@ class NoiseResilienceCurveResult:
             "fraction_satisfied": self.fraction_satisfied.ravel(),
         }
         for name, values in self.metrics.items():
-            for key, array in values.items():
-                data[f"{name}_{key}"] = array.ravel()
+            data |= {f"{name}_{key}": array.ravel() for key, array in values.items()}
         return pd.DataFrame(data)
 
     def to_dict(self) -> dict[str, Any]:

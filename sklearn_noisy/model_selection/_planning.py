@@ -39,8 +39,22 @@ _METHOD_MIXED = (
 )
 
 
+class _Frozen:
+    """``to_dict`` and pickling of the frozen results of the plans."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), tuple(getattr(self, f.name) for f in fields(self))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable dict of the fields (None where unreachable)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {
+            k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in data.items()
+        }
+
+
 @dataclass(frozen=True, repr=False, eq=False)
-class RemeasurementPlan:
+class RemeasurementPlan(_Frozen):
     """Result of :func:`plan_remeasurement` (arrays read-only).
 
     Every SD is the label-noise SD of the truth estimate of ``metric``.
@@ -89,9 +103,6 @@ class RemeasurementPlan:
             object.__setattr__(self, name, float(getattr(self, name)))
         object.__setattr__(self, "budget", int(self.budget))
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return type(self), tuple(getattr(self, f.name) for f in fields(self))
-
     @property
     def _z(self) -> float:
         return float(norm.ppf(0.5 + 0.5 * self.confidence_level))
@@ -118,9 +129,7 @@ class RemeasurementPlan:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable dict of the fields and the half-widths."""
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
-        data["readings"] = self.readings.tolist()
-        data["readings_even"] = self.readings_even.tolist()
+        data = super().to_dict()
         for name in ("half_width_before", "half_width_after", "half_width_even"):
             data[name] = getattr(self, name)
         return data
@@ -216,13 +225,8 @@ def _greedy(
     budget: int,
     cost: Callable[[int], int],
 ) -> np.ndarray:
-    """Counts added by the greedy rule: the step of largest reduction per unit.
-
-    ``variance(i, m)`` is sample i's term at ``m`` readings in total, ``cost(m)``
-    the readings of its next useful step from ``m``. A max-heap holds each
-    sample's next step; a step that reduces nothing is never taken, and one
-    dearer than the remaining budget is dropped (budgets only shrink).
-    """
+    """Counts added by the greedy rule (a max-heap of each sample's next step of
+    ``cost(m)`` readings, by the reduction of ``variance(i, m)`` per reading)."""
     counts = start.copy()
     heap: list[tuple[float, int, int]] = []
 

@@ -310,8 +310,7 @@ class NoisyCVDisplay:
             self._shown(e, s * s, score)
             for e, s, score in zip(self.fold_expected, std, scores, strict=True)
         ]
-        point, low, high = (np.array([r[i] for r in rows], float) for i in range(3))
-        limit = np.array([r[3] for r in rows], dtype=str)
+        point, low, high, limit = map(np.array, zip(*rows, strict=True))
         yerr = np.vstack([point - low, high - point])
         label = f"{self.estimand} ± {level} label-noise interval"
         self.errorbar_ = ax.errorbar(

@@ -94,9 +94,8 @@ class _RefitWithinNoise:
             )
         means = np.asarray(cv_results[f"mean_test_{self.score}"], dtype=float)
         folds = []  # split0_test_<needed>, split1_test_<needed>, ...
-        while f"split{len(folds)}_test_{needed}" in cv_results:
-            column = cv_results[f"split{len(folds)}_test_{needed}"]
-            folds.append(np.asarray(column, dtype=float))
+        while (column := f"split{len(folds)}_test_{needed}") in cv_results:
+            folds.append(np.asarray(cv_results[column], dtype=float))
         if not folds:
             raise ValueError(
                 f"refit_within_noise needs the per-fold columns "
@@ -108,12 +107,12 @@ class _RefitWithinNoise:
         """One finite number per candidate, lower meaning simpler."""
         values = []
         for candidate in params:
-            if callable(self.complexity):
-                value = self.complexity(candidate)
+            name = self.complexity
+            if callable(name):
+                value = name(candidate)
             else:
-                name = self.complexity
-                if name not in candidate and name.startswith("param_"):
-                    name = name[len("param_") :]
+                if name not in candidate:
+                    name = name.removeprefix("param_")
                 if name not in candidate:
                     raise ValueError(
                         f"complexity={self.complexity!r} is not a parameter of "

@@ -137,14 +137,8 @@ def _point(
 
 
 def _rows(cv: Any, key: str) -> list[tuple[Any, int, float, dict]]:
-    """The table model of one metric: ``(fold, n_test, nominal, entries)`` of each
-    fold (from 1), then of the pooled scores (fold ``"pooled"``) if any.
-
-    ``entries``: per shown estimand its ``estimate``, ``variance``, ``sd``; the
-    lead's also its score's interval (``ci_low``, ``ci_high``) and ``limit``; on
-    the pooled row also the test-set sampling (``sampling_sd``, ``total_sd``,
-    the lead's ``both_ci_low``, ``both_ci_high``).
-    """
+    """``(fold, n_test, nominal, entries)`` per fold, then pooled: per estimand
+    its estimate, variance, SD, the lead's interval and limit, the sampling SDs."""
     info, results, metric = cv.estimands_[key], cv.cv_results_, cv.scorers_[key].metric
     lead, level = info["lead"], cv.confidence_level
     rows = [
@@ -195,8 +189,10 @@ def _summary_table(cv: Any) -> Any:
         for fold, n_test, nominal, entries in _rows(cv, key):
             row = {"metric": key, "fold": fold, "n_test": n_test, "nominal": nominal}
             row["estimand"] = lead
-            for name in ("estimate", "sd", "ci_low", "ci_high", "limit"):
-                row[name] = entries[lead][name]
+            row |= {
+                n: entries[lead][n] for n in ("estimate", "sd", "ci_low", "ci_high")
+            }
+            row["limit"] = entries[lead]["limit"]
             if row["limit"]:  # the point is not shown (the raw one in row[lead])
                 row["estimate"] = math.nan
             for estimand, entry in entries.items():
@@ -215,13 +211,9 @@ def _results_dict(cv: Any) -> dict[str, Any]:
     """:meth:`NoisyCrossValidator.to_dict`: all results, JSON-serialisable."""
     results = cv.cv_results_
     folds = [
-        {
-            "fold": k + 1,
-            "n_test": int(results["n_test"][k]),
-            "fit_time": float(results["fit_time"][k]),
-            "score_time": float(results["score_time"][k]),
-            "metrics": {},
-        }
+        {"fold": k + 1, "n_test": int(results["n_test"][k])}
+        | {name: float(results[name][k]) for name in ("fit_time", "score_time")}
+        | {"metrics": {}}
         for k in range(cv.n_splits_)
     ]
     pooled, metrics = {}, {}
@@ -318,9 +310,8 @@ _AGAINST = {
 
 
 def _summary_parts(cv: Any, key: str, decimals: int | None) -> tuple[str, str]:
-    """The name and the value to report of a metric: the pooled leading estimate
-    or its limit, its interval (label noise and test-set sampling), the unit.
-    """
+    """The name and the value to report of a metric: the pooled lead (or its
+    limit), its interval (label noise and test-set sampling) and unit."""
     lead, metric = cv.estimands_[key]["lead"], cv.scorers_[key].metric
     level = _level(cv.confidence_level)
     unit = unit_text(cv.unit, metric)
@@ -349,10 +340,10 @@ def _budget_line(cv: Any, key: str, decimals: int | None) -> str:
     """The pooled lead's error budget: the SD of each source and of both."""
     lead = cv.estimands_[key]["lead"]
     score = cv.pooled_estimates_.get(key, {}).get(lead)
-    if score is None or math.isnan(score.sampling_variance):
+    if score is None or not math.isfinite(score.expected):
         return ""
     variance, sampling = score.variance, score.sampling_variance
-    if not math.isfinite(score.expected):
+    if math.isnan(sampling):
         return ""
     method = score.sampling_method.replace("_", " ")
     if not sampling > 0:
@@ -365,9 +356,8 @@ def _budget_line(cv: Any, key: str, decimals: int | None) -> str:
 
 
 def _between_folds_line(summary: dict[str, float], decimals: int | None) -> str:
-    """How much the nominal metric varies between folds, and how much of that
-    label noise alone explains: never a part larger than the whole.
-    """
+    """The nominal metric's spread between folds, and the part label noise alone
+    explains (never a part larger than the whole)."""
     total = summary["between_fold_sd"]
     noise = _std(summary["mean_label_noise_variance"])
     if math.isnan(total):
@@ -389,10 +379,8 @@ def _between_folds_line(summary: dict[str, float], decimals: int | None) -> str:
 
 
 def metric_parts(cv: Any, key: str, rows: list, decimals: int | None) -> list[tuple]:
-    """One metric's blocks (see :func:`_blocks`): its title, its table (the
-    (title, width) of each column, the cells of each row: folds, then pooled)
-    and the lines below it (notes, the error budget, the spread between folds).
-    """
+    """One metric's blocks: its title, its table (columns as (title, width),
+    folds then pooled) and its notes, error budget and spread between folds."""
     info, scorer = cv.estimands_[key], cv.scorers_[key]
     lead = info["lead"]
     others = [e for e in info["shown"] if e != lead]
@@ -533,12 +521,8 @@ def model_or_measurements_lines(cv: Any) -> list[str]:
 
 
 def _blocks(cv: Any) -> list[tuple[str, Any]]:
-    """The report as ``(kind, content)`` blocks, for :func:`_text` and
-    :func:`_html` to render: ``"p"`` a line (indented in the text), ``"h"`` a
-    heading, ``"ul"`` the summary (a title, then its lines), ``"dl"`` the legend
-    (a title and a dict), ``"table"`` (the columns and the cells of each row).
-    The rows of each metric are computed once here.
-    """
+    """The report as ``(kind, content)`` blocks for :func:`_text` and
+    :func:`_html`: ``"p"``, ``"h"``, ``"ul"``, ``"dl"`` and ``"table"``."""
     rows = {key: _rows(cv, key) for key in cv.scorers_}
     decimals = {key: _decimals(rows[key]) for key in cv.scorers_}
     parts = [_summary_parts(cv, key, decimals[key]) for key in cv.scorers_]
@@ -593,11 +577,9 @@ def _html(kind: str, content: Any) -> str:
         title, legend = escape(content[0].rstrip(":")), content[1].items()
         items = "".join(f"<dt>{escape(n)}</dt><dd>{escape(t)}</dd>" for n, t in legend)
         return f"<details open><summary>{title}</summary><dl>{items}</dl></details>"
-    return (
-        f"<h4>{escape(content)}</h4>"
-        if kind == "h"
-        else f"<p>{escape(content.strip())}</p>"
-    )
+    if kind == "h":
+        return f"<h4>{escape(content)}</h4>"
+    return f"<p>{escape(content.strip())}</p>"
 
 
 def _format_table(cv: Any) -> str:

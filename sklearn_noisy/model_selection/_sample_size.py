@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -15,7 +15,7 @@ from scipy.special import ndtr, ndtri
 from .._noisy_score import NoisyScore
 from ..metrics import get_metric_info, get_metric_names
 from ..utils._validation import check_level
-from ._planning import _check_plan, _majority_error
+from ._planning import _check_plan, _Frozen, _majority_error
 
 __all__ = [
     "ComparisonSizePlan",
@@ -30,14 +30,6 @@ _SCALED = ("per_sample_terms", "delta")
 
 #: The largest readings (annotations) per sample the search tries.
 _MAX_READINGS = 2**40
-
-
-class _Frozen:
-    """``to_dict`` for the frozen results below."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-serialisable dict of the fields (None where unreachable)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 @dataclass(frozen=True, repr=False, eq=False)

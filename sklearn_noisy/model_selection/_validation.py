@@ -11,6 +11,7 @@ import math
 import sys
 import time
 from collections import Counter
+from contextlib import nullcontext
 from functools import partial
 from traceback import format_exc
 from typing import Any, NamedTuple, TextIO
@@ -67,13 +68,13 @@ def _check_noise(
     q: Any,
     transition_matrix: Any,
     y: Any,
-    n_samples: int,
-    sigma_dof: Any = None,
-    offsets: tuple[Any, Any, Any] = (None, None, None),
+    sigma_dof: Any,
+    offsets: tuple[Any, Any, Any],
 ) -> Noise:
     """The label noise validated once, before any fold is fitted; ``offsets``:
     ``(groups, sigma_shared, sigma_shared_dof)`` (groups used with sigma_shared)."""
     groups, sigma_shared, sigma_shared_dof = offsets
+    n_samples = _num_samples(y)
     if sigma_shared is not None and sigma is None:
         raise TypeError(
             "sigma_shared (the SD of a batch's shared offset) needs sigma, the "
@@ -90,11 +91,9 @@ def _check_noise(
             "transition_matrix (classification: label flips), not both."
         )
     if sigma is not None:
-        y_shape = np.shape(y)
-        shape = (n_samples,) if len(y_shape) < 2 else (n_samples, y_shape[1])
         return GaussianNoise.from_params(
             sigma,
-            shape,
+            (n_samples, *np.shape(y)[1:2]),
             sigma_dof=sigma_dof,
             groups=None if sigma_shared is None else groups,
             sigma_shared=sigma_shared,
@@ -175,6 +174,10 @@ def _delegated_tags(tags: Any, estimator: Any) -> Any:
     return tags
 
 
+def _column(scores: list, field: str, missing: float) -> np.ndarray:
+    return np.array([missing if s is None else getattr(s, field) for s in scores])
+
+
 def _fold_tables(
     results: list[dict], scorers: dict[str, Any], plans: dict, error_score: Any
 ) -> tuple[dict, dict, dict, dict]:
@@ -193,10 +196,7 @@ def _fold_tables(
     fields = (("expected", error), ("variance", np.nan), ("nominal", error))
     for key, scores in fold_scores.items():
         for field, missing in fields:
-            cv_results[f"{key}_{field}"] = np.array(
-                [missing if s is None else getattr(s, field) for s in scores],
-                dtype=float,
-            )
+            cv_results[f"{key}_{field}"] = _column(scores, field, missing).astype(float)
     estimands, estimates = {}, {}
     for key, plan in plans.items():
         notes = []
@@ -213,13 +213,10 @@ def _fold_tables(
             ]
             if errors:
                 notes.append(f"{estimand} failed on {len(errors)} fold(s): {errors[0]}")
-            for name, field in (
-                (estimand, "expected"),
-                (f"{estimand}_variance", "variance"),
-            ):
-                cv_results[f"{key}_{name}"] = np.array(
-                    [np.nan if s is None else getattr(s, field) for s in scores]
-                )
+            cv_results[f"{key}_{estimand}"] = _column(scores, "expected", np.nan)
+            cv_results[f"{key}_{estimand}_variance"] = _column(
+                scores, "variance", np.nan
+            )
         estimands[key] = {"shown": plan.shown, "lead": plan.lead, "notes": notes}
     return cv_results, fold_scores, estimands, estimates
 
@@ -284,17 +281,9 @@ def _fit_and_score_fold(
 ) -> dict[str, Any]:
     """Fit on ``y[0]`` of one training set, score its test set against ``y[1]``;
     failures are recorded, not raised (one joblib task)."""
-    scorers, error_score = setup["scorers"], setup["error_score"]
-    result: dict[str, Any] = {
-        "fit_error": None,
-        "errors": {},
-        "notes": {},
-        "n_test": int(test.shape[0]),
-        "test": test,
-        "responses": {},
-        "scores": dict.fromkeys(scorers),
-        "score_time": 0.0,
-    }
+    scorers, error_score, n_test = setup["scorers"], setup["error_score"], len(test)
+    result = dict(fit_error=None, errors={}, notes={}, n_test=n_test, test=test)
+    result.update(responses={}, scores=dict.fromkeys(scorers), score_time=0.0)
     fit_params = _check_method_params(X, params=setup["fit_params"], indices=train)
     start = time.perf_counter()
     try:
@@ -312,21 +301,18 @@ def _fit_and_score_fold(
         return result
     X_test, y_test = _safe_indexing(X, test), _safe_indexing(y[1], test)
     noise = None if setup["noise"] is None else setup["noise"].take(test)
-    classes, n_test, nan = setup["classes"], result["n_test"], math.nan
-    responses = result["responses"]
+    classes, responses, nan = setup["classes"], result["responses"], math.nan
     data = dict(y=y_test, X=X_test, responses=responses, noise=noise, classes=classes)
     for key, scorer in scorers.items():
-        own = scorer.estimand
+        own, metric, method = scorer.estimand, scorer.metric, scorer.response_method
         others = [e for e in setup["plans"][key].shown if e != own]
         estimands = (own, *others)
         try:
-            method = scorer.response_method
             if method not in responses:
                 responses[method] = _get_response(
                     estimator, method, X_test, classes, y_test
                 )
-            if n_test < get_metric_info(scorer.metric).min_samples:  # NaN scores
-                metric = scorer.metric
+            if n_test < get_metric_info(metric).min_samples:  # NaN scores
                 scores = {
                     e: NoisyScore(metric, nan, nan, nan, n_test, estimand=e)
                     for e in estimands
@@ -429,14 +415,13 @@ def run_folds(
         )
         for k, (train, test) in enumerate(splits)
     )
-    progress = FoldProgress(len(splits)) if cv.verbose > 0 else None
+    progress = FoldProgress(len(splits))
     results = []
     for result in tasks:
         results.append(result)
-        if progress is not None:
+        if cv.verbose > 0:
             progress.update(result)
-    if progress is not None:
-        progress.close()
+    progress.close()
     _raise_or_warn_failures(results, setup["scorers"], cv.error_score)
     return results
 
@@ -445,14 +430,12 @@ def _pool_additive(scores: list[NoisyScore]) -> NoisyScore:
     """Pool per-sample-additive fold scores: ``Σ w_k E_k`` and ``Σ w_k² V_k``."""
     n = np.array([s.n_samples for s in scores], dtype=float)
     columns = ("expected", "nominal", "variance")
-    values = [np.array([getattr(s, c) for s in scores], dtype=float) for c in columns]
+    values = [_column(scores, c, np.nan).astype(float) for c in columns]
     expected, nominal, variance = weighted_totals(n / n.sum(), slice(None), *values)
-    methods = {s.method for s in scores}
-    method = methods.pop() if len(methods) == 1 else "delta"
-    n_samples, estimand = int(n.sum()), scores[0].estimand
-    metric = scores[0].metric
+    method = scores[0].method if len({s.method for s in scores}) == 1 else "delta"
+    first = scores[0]
     return NoisyScore(
-        metric, expected, variance, nominal, n_samples, method, estimand=estimand
+        first.metric, expected, variance, nominal, int(n.sum()), method, first.estimand
     )
 
 
@@ -489,19 +472,13 @@ def _out_of_fold(results: list[dict]) -> OutOfFold:
     return OutOfFold(indices, responses)
 
 
-def _warn_sampling(key: str, estimand: str, exc: Exception) -> None:
-    warn(
-        f"The test-set sampling variance of the pooled {key!r} ({estimand}) "
-        f"could not be computed: {type(exc).__name__}: {exc}",
-        UserWarning,
-    )
-
-
 def pool_scores(
     results: list[dict], oof: OutOfFold, X: Any, y: Any, setup: dict, sampling: Any
 ) -> tuple[dict[str, NoisyScore], dict[str, dict[str, NoisyScore]]]:
     """``pooled_`` and ``pooled_estimates_``: the estimands not pooled from the
     folds scored on the out-of-fold predictions in one call, with their sampling."""
+    if oof.indices is None:  # overlapping test sets: nothing is pooled
+        return {}, {}
     fitted = [r for r in results if r["fit_error"] is None]
     noise = setup["noise"]
     if oof.indices.shape[0] != _num_samples(y):  # not a partition: the tested
@@ -513,23 +490,18 @@ def pool_scores(
     estimates: dict[str, dict[str, NoisyScore]] = {}
     for key, scorer in setup["scorers"].items():
         own, shown = scorer.estimand, setup["plans"][key].shown
-        score = partial(score_estimands, scorer, data=data)
+        folds = [(r["scores"][key] or {}).get("forward") for r in fitted]
         folded = {}
+        # the forward score of an additive metric pooled from complete folds (not
+        # truth or remeasurement: their floored fold variances would add up too
+        # much); the rest scored once on all the out-of-fold predictions, also
+        # when the metric failed on (or is not defined for) some fold
         info = get_metric_info(scorer.metric)
-        if "forward" in shown and info.additive and not scorer.metric_kwargs:
-            # the forward score of an additive metric pooled from complete folds
-            # (not truth or remeasurement: their floored fold variances would
-            # add up too much)
-            folds = [(r["scores"][key] or {}).get("forward") for r in fitted]
-            if all(s is not None for s in folds):
-                folded = {"forward": _pool_additive(folds)}
-        # Scored once on all the out-of-fold predictions, also when the
-        # metric failed on (or is not defined for) some fold.
-        rest = tuple(e for e in shown if e not in folded)
-        scores = _score_oof(score, key, rest, sampling)
-        if sampling is not False:
-            folded = _add_sampling(score, key, folded, sampling)
-        scores.update(folded)
+        additive = info.additive and not scorer.metric_kwargs and None not in folds
+        if "forward" in shown and additive:
+            folded = {"forward": _pool_additive(folds)}
+        score = partial(score_estimands, scorer, data=data)
+        scores = _score_oof(score, key, shown, folded, sampling)
         if isinstance(scores.get(own), Exception):
             exc = scores[own]
             warn(
@@ -553,43 +525,40 @@ def pool_scores(
 
 
 def _score_oof(
-    score: partial, key: str, estimands: tuple[str, ...], sampled: Any
+    score: partial, key: str, shown: tuple, folded: dict, sampling: Any
 ) -> dict[str, Any]:
-    """``estimands`` on the out-of-fold predictions; a failed sampling warns."""
-    if not estimands:
-        return {}
-    try:
-        scores = score(estimands=estimands, test_set_sampling=sampled)
-    except Exception as exc:  # common to every estimand: none is pooled
-        return dict.fromkeys(estimands, exc)
-    failed = tuple(e for e in estimands if isinstance(scores[e], Exception))
-    if sampled is not False and failed:
-        for estimand, again in score(estimands=failed, test_set_sampling=False).items():
-            if isinstance(again, NoisyScore):
-                _warn_sampling(key, estimand, scores[estimand])
-                scores[estimand] = again
-    return scores
-
-
-def _add_sampling(
-    score: partial, key: str, known: dict[str, NoisyScore], option: Any
-) -> dict[str, NoisyScore]:
-    """The fold-pooled ``known`` scores with their test-set sampling (their
-    warnings, the folds' again, silenced)."""
-    if not known:
-        return known
-    try:
-        with quiet():
-            sampled = score(
-                estimands=tuple(known), test_set_sampling=option, known=known
-            )
-    except Exception as exc:
-        sampled = dict.fromkeys(known, exc)
-    for estimand, found in sampled.items():
-        if isinstance(found, Exception):
-            _warn_sampling(key, estimand, found)
-            sampled[estimand] = known[estimand]
-    return sampled
+    """``shown`` on the out-of-fold predictions, the ``folded`` ones (pooled from
+    the folds) given: each with its test-set sampling, else without it and a
+    warning (the folds' warnings, again, silenced for the folded)."""
+    scores, rest = {}, tuple(e for e in shown if e not in folded)
+    for estimands, known in ((rest, None), (tuple(folded), folded)):
+        if not estimands or (known and sampling is False):
+            continue
+        options = {} if known is None else {"known": known}
+        try:
+            with quiet() if known else nullcontext():
+                found = score(
+                    estimands=estimands, test_set_sampling=sampling, **options
+                )
+        except Exception as exc:  # common to every estimand
+            found = dict.fromkeys(estimands, exc)
+            if known is None:  # none is pooled
+                scores.update(found)
+                continue
+        failed = tuple(e for e in estimands if isinstance(found[e], Exception))
+        if sampling is not False and failed:
+            again = known or score(estimands=failed, test_set_sampling=False)
+            for estimand in failed:
+                if isinstance(again[estimand], NoisyScore):
+                    warn(
+                        f"The test-set sampling variance of the pooled {key!r} "
+                        f"({estimand}) could not be computed: "
+                        f"{type(found[estimand]).__name__}: {found[estimand]}",
+                        UserWarning,
+                    )
+                    found[estimand] = again[estimand]
+        scores.update(found)
+    return scores | (folded if sampling is False else {})
 
 
 _BAR_WIDTH = 24
@@ -608,12 +577,10 @@ def format_seconds(seconds: float) -> str:
     return f"{hours} h {minutes:02d} min"
 
 
-def _end_message(result: dict, split_progress: tuple[int, int]) -> str:
+def _end_message(result: dict, fold: int, n_folds: int) -> str:
     """One progress line per finished fold, like scikit-learn's ``[CV] END``."""
-    head = f"[CV {split_progress[0] + 1}/{split_progress[1]}] END"
-    if result["fit_error"] is not None:
-        body = " fit failed;"
-    else:
+    body = " fit failed;"
+    if result["fit_error"] is None:
         parts = []
         for key, scores in result["scores"].items():
             s = None if scores is None else next(iter(scores.values()))  # the lead
@@ -624,7 +591,8 @@ def _end_message(result: dict, split_progress: tuple[int, int]) -> str:
             )
         body = ";".join(parts) + ";"
     total = result["fit_time"] + result["score_time"]
-    return f"{head}{body} n_test={result['n_test']}, total time={total:.3g}s"
+    tail = f" n_test={result['n_test']}, total time={total:.3g}s"
+    return f"[CV {fold}/{n_folds}] END{body}{tail}"
 
 
 class FoldProgress:
@@ -632,11 +600,12 @@ class FoldProgress:
     write by default)."""
 
     def __init__(self, n_folds: int, stream: TextIO | None = None) -> None:
-        self.n_folds = n_folds
-        self.stream = stream
-        self.done = 0
+        self.n_folds, self.stream, self.done = n_folds, stream, 0
         self.start = time.perf_counter()
         self._bar_shown = False
+
+    def _out(self) -> TextIO:
+        return sys.stdout if self.stream is None else self.stream
 
     def update(self, result: dict[str, Any]) -> None:
         """Print the line of a finished fold (``result`` of one fold)."""
@@ -646,9 +615,8 @@ class FoldProgress:
         timing = format_seconds(elapsed)
         if left:
             timing += f", about {format_seconds(elapsed / self.done * left)} left"
-        line = _end_message(result, (self.done - 1, self.n_folds))
-        line += f"; elapsed {timing}\n"
-        out = sys.stdout if self.stream is None else self.stream
+        line = _end_message(result, self.done, self.n_folds) + f"; elapsed {timing}\n"
+        out = self._out()
         isatty = getattr(out, "isatty", None)
         if isatty and isatty():
             filled = round(_BAR_WIDTH * self.done / self.n_folds)
@@ -661,7 +629,6 @@ class FoldProgress:
     def close(self) -> None:
         """Clear the live bar, if one is shown."""
         if self._bar_shown:
-            out = sys.stdout if self.stream is None else self.stream
-            out.write("\r\033[K")
-            out.flush()
+            self._out().write("\r\033[K")
+            self._out().flush()
             self._bar_shown = False
