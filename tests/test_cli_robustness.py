@@ -168,3 +168,15 @@ def test_output_into_a_closed_pipe_exits_quietly(tmp_path):
     process.stdout.close()
     stderr = process.stderr.read()
     assert process.wait(timeout=120) == 141 and stderr == b""
+
+
+@pytest.mark.parametrize("text", ["\n", "\nx,y\n1,2\n", " , \n1,2\n"])
+def test_blank_header_line_is_one_line_error(capsys, tmp_path, text):
+    path = tmp_path / "blank.csv"
+    path.write_text(text)
+    line = _one_line_error(
+        capsys,
+        ["evaluate", "--data", str(path), "--target", "y", "--sigma", "0.1"],
+        "first line",
+    )
+    assert "must name the columns" in line

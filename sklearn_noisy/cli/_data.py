@@ -43,6 +43,8 @@ def _read_csv(path: str) -> dict[str, list[str]]:
     if not rows:
         raise CLIError(f"--data: {path!r} is empty")
     header = [name.strip() for name in rows[0]]
+    if not any(header):
+        raise CLIError(f"--data: the first line of {path!r} must name the columns")
     if len(set(header)) != len(header):
         raise CLIError(f"--data: {path!r} has duplicate column names")
     columns: dict[str, list[str]] = {name: [] for name in header}
