@@ -533,6 +533,7 @@ def absolute_error_offsets(
     expected = w @ folded_moments(d, np.sqrt(s * s + tau * tau))[0] / w_sum
     if estimated:
         w_g = shared.group_sum(w)[shared.codes][:, None]
+        w_g = np.where(w_g > 0.0, w_g, 1.0)  # a batch of zero weights adds 0
         a_g = shared.group_sum(np.square(w[:, None] * s))[shared.codes]
         batch_mean = shared.group_sum(w[:, None] * d)[shared.codes] / w_g
         r = d - batch_mean + w @ d / w_sum  # the batch's shift → the common one
