@@ -267,10 +267,12 @@ def mae_remeasurement(
     shared: Any = None,
 ) -> RegressionEstimate:
     """The nominal MAE and its variance, floored at ``Σ w² σ̂² (1 - 2/π) / W²``
-    (batch offsets: the forward variance at the residuals, :ref:`shared_offsets`)."""
+    (batch offsets: the forward variance estimated, :ref:`shared_offsets`)."""
     n_samples, n_outputs = y.shape
     if shared is not None:
-        nominal, _, variance = absolute_error_offsets(y, y_pred, sigma, weight, shared)
+        nominal, _, variance = absolute_error_offsets(
+            y, y_pred, sigma, weight, shared, estimated=True
+        )
         flag = np.zeros(n_outputs, dtype=bool)
         return RegressionEstimate(nominal, variance, nominal, flag)
     totals = np.zeros((3, n_outputs))

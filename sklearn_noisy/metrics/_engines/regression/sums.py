@@ -354,7 +354,9 @@ def batch_products(
     noise = s2 + tau_i - 2.0 * shares + spread
     common = w @ d / w_sum  # 0 for the centred residuals
     deviation = d - common  # its noise is that of c̃: ε − ε̄
-    weights = np.square(w)[:, None] * tau_i
+    # E(Σ_g w δ)² of deviations δ = C η, η uncorrelated: Σ_j w_j² δ_j² κ_j
+    batch_i = w_g[shared.codes] / w_sum
+    weights = np.square(w)[:, None] * (tau_i * (1.0 - 2.0 * batch_i) + beta / w_sum**2)
     products = [
         (weights * (x * x_ - noise)).sum(axis=0)
         for x, x_ in ((deviation, deviation), (c, c), (c, deviation))
@@ -512,17 +514,32 @@ def absolute_error_offsets(
     sigma: Any,
     weight: np.ndarray | None,
     shared: Any,
+    *,
+    estimated: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The MAE's ``(nominal, E, Var)`` per output under batch offsets: ``E`` exact,
-    ``Var`` by Gauss–Hermite quadrature over the offsets (:ref:`shared_offsets`)."""
+    ``Var`` by Gauss–Hermite quadrature over the offsets; ``estimated``: ``Var`` of
+    the true residuals estimated from these noisy ones, the between-batch part at
+    the batch-centred residuals with the common shift's noise deconvolved
+    (:ref:`shared_offsets`)."""
     n_samples = y_true.shape[0]
     w = np.ones(n_samples) if weight is None else weight
     w_sum = float(w.sum())
     d = y_true - y_pred
     s = np.broadcast_to(np.asarray(sigma, dtype=float), d.shape)
-    tau = np.sqrt(shared.per_sample())[:, None]
+    tau2 = shared.per_sample()[:, None]
+    tau = np.sqrt(tau2)
     nominal = w @ np.abs(d) / w_sum
     expected = w @ folded_moments(d, np.sqrt(s * s + tau * tau))[0] / w_sum
+    if estimated:
+        w_g = shared.group_sum(w)[shared.codes][:, None]
+        w_g = np.where(w_g > 0.0, w_g, 1.0)  # a batch of zero weights adds 0
+        a_g = shared.group_sum(np.square(w[:, None] * s))[shared.codes]
+        batch_mean = shared.group_sum(w[:, None] * d)[shared.codes] / w_g
+        r = d - batch_mean + w @ d / w_sum  # the batch's shift → the common one
+        s_b = np.sqrt(np.maximum(2.0 * w[:, None] * s * s / w_g - a_g / w_g**2, 0.0))
+        beta = float(shared.tau2 @ np.square(shared.group_sum(w)))
+        kappa = np.minimum((np.square(w) @ (s * s) + beta) / w_sum**2, tau2)
     nodes, probabilities = np.polynomial.hermite_e.hermegauss(_OFFSET_NODES)
     probabilities = probabilities / probabilities.sum()
     within = np.zeros(d.shape[1])
@@ -530,9 +547,18 @@ def absolute_error_offsets(
     for k, (z, p) in enumerate(zip(nodes, probabilities, strict=True)):
         mean, variance = folded_moments(d + tau * z, s)
         within += p * (np.square(w) @ variance)
+        if estimated:
+            mean = folded_moments(r + np.sqrt(tau2 - kappa) * z, s_b)[0]
         batch[k] = shared.group_sum(mean * w[:, None])
     centre = np.tensordot(probabilities, batch, axes=1)
     between = np.tensordot(probabilities, np.square(batch - centre), axes=1)
+    if estimated:  # the common shift's variance κ, at the mean slope of each batch
+        scale = np.sqrt(s_b * s_b + tau2)
+        u = np.divide(r, scale, out=np.zeros(r.shape), where=scale > 0.0)
+        slope = shared.group_sum(
+            w[:, None] * np.sqrt(kappa) * (1.0 - erfc(u * _INV_SQRT_2))
+        )
+        between = between + np.square(slope)
     return nominal, expected, (within + between.sum(axis=0)) / (w_sum * w_sum)
 
 
