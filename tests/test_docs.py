@@ -140,7 +140,13 @@ def test_api_reference_lists_every_public_name():
 
 
 @pytest.mark.parametrize(
-    "page", ["index.rst", "getting_started.rst", "user_guide/error_budget.rst"]
+    "page",
+    [
+        "index.rst",
+        "getting_started.rst",
+        "user_guide/error_budget.rst",
+        "user_guide/shared_offsets.rst",
+    ],
 )
 def test_rst_code_examples(page):
     """The ``>>>`` examples of the landing pages print what they say."""
@@ -394,7 +400,13 @@ def test_no_reference_to_the_missing_formulas_file():
 
 
 @pytest.mark.parametrize(
-    "page", ["index.rst", "getting_started.rst", "user_guide/error_budget.rst"]
+    "page",
+    [
+        "index.rst",
+        "getting_started.rst",
+        "user_guide/error_budget.rst",
+        "user_guide/shared_offsets.rst",
+    ],
 )
 def test_landing_page_python_blocks_are_doctests(page):
     """Every Python block of a landing page is a ``>>>`` session doctest checks."""
