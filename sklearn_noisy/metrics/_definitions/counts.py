@@ -451,8 +451,8 @@ class CountMetric:
             value, g = self.gradient(np.array([[tn, fp], [fn, tp]]), pos_index=1)
             return value, g[1, 1] - g[0, 1], g[1, 0] - g[0, 0]
 
-        def second(axis: int) -> float:  # the step: small against S and M − S
-            step = 1e-3 * min(t + f, n_samples - (t + f))
+        def second(axis: int) -> float:  # small against S and M − S, never 0
+            step = max(1e-3 * min(t + f, n_samples - (t + f)), 1e-6)
             at, move = np.array([t, f]), np.eye(2)[axis - 1]
             d = [
                 (slopes(*(at + h * move))[axis] - slopes(*(at - h * move))[axis])

@@ -15,7 +15,7 @@ from ....utils._arrays import chunks
 from ....utils._labels import _family, check_label_pair
 from ....utils._noise import FlipNoise
 from ..._definitions.counts import COUNT_METRICS, CountMetric
-from .binary_moments import CountLaws, _delta_moments, exact_moments, metric_value
+from .binary_moments import CountLaws, exact_moments
 from .checks import varying_weight
 from .confusion_draws import confusion_counts
 from .distributions import count_metric_distribution
@@ -155,10 +155,12 @@ def check_zero_division(zero_division: Any) -> float:
     )
 
 
-def is_certain(noise: FlipNoise) -> bool:
-    """Whether no label can flip: every flip probability is 0 or 1."""
-    values = noise.matrix if noise.matrix is not None else np.asarray(noise.q)
-    return bool(np.all((values == 0.0) | (values == 1.0)))
+def _value(
+    definition: CountMetric, tp: float, s: float, n_pos: float, m: float, **options: Any
+) -> float:
+    """The metric of the matrix ``[[TN, FP], [FN, TP]]``, scikit-learn's bits."""
+    confusion = np.array([[(m - n_pos) - (s - tp), n_pos - tp], [s - tp, tp]])
+    return float(definition.value(confusion, average="binary", pos_index=1, **options))
 
 
 @dataclass(frozen=True, eq=False)
@@ -215,12 +217,6 @@ class _BinaryProblem:
             ]
         return tuple(float(v) for v in totals)
 
-    def nominal(self, metric: str, **options: Any) -> float:
-        """The metric on ``y_true`` itself (unit weights), as scikit-learn."""
-        tp = int(np.count_nonzero(self.true_pos & self.pred_pos))
-        s, m = int(np.count_nonzero(self.true_pos)), self.n_samples
-        return metric_value(metric, tp, s, self.n_pred_pos, m, **options)
-
 
 def _binary_problem(
     y_true: Any,
@@ -267,8 +263,11 @@ def binary_score(
         y_true, y_pred, pos_label=pos_label, sample_weight=sample_weight, **noise
     )
     kwargs = {"zero_division": zero, "adjusted": adjusted}
+    m = problem.n_samples
     if sample_weight is None:
-        nominal = problem.nominal(metric, **kwargs)
+        tp = int(np.count_nonzero(problem.true_pos & problem.pred_pos))
+        s_obs = int(np.count_nonzero(problem.true_pos))
+        nominal = _value(definition, tp, s_obs, problem.n_pred_pos, m, **kwargs)
     else:
         sk_options: dict[str, Any] = {"sample_weight": sample_weight}
         sk_options.update(definition.sklearn_options(adjusted=adjusted))
@@ -277,7 +276,6 @@ def binary_score(
                 pos_label=pos_label, zero_division=options["zero_division"]
             )
         nominal = float(sklearn_value(metric, y_true, y_pred, **sk_options))
-    m = problem.n_samples
     if estimand != "forward":
         score = _binary_estimand(
             metric, problem, estimand, nominal=nominal, zero_division=zero
@@ -293,9 +291,10 @@ def binary_score(
             metric, t / n_pred_pos, v_t / n_pred_pos**2, nominal, m, "exact",
             distribution=count_metric_distribution(metric, problem, **kwargs),
         )  # fmt: skip
-    if is_certain(problem.noise) and problem.weight is None:
+    flips = problem.noise.matrix if problem.noise.q is None else problem.noise.q
+    if np.all(np.isin(flips, (0.0, 1.0))) and problem.weight is None:
         tp, fn = problem.sums()[:2]  # sums of 0/1 probabilities: the counts
-        value = metric_value(metric, tp, tp + fn, problem.n_pred_pos, m, **kwargs)
+        value = _value(definition, tp, tp + fn, problem.n_pred_pos, m, **kwargs)
         return NoisyScore(metric, value, 0.0, nominal, m, "exact")
     distribution = count_metric_distribution(metric, problem, **kwargs)
     if options["method"] == "delta":
@@ -306,7 +305,10 @@ def binary_score(
         if not degenerate and not (
             adjusted or math.isnan(zero) or sums[2] + sums[3] == 0.0
         ):
-            expected, variance = _delta_moments(metric, sums, n_pred_pos, total)
+            t, f, v_t, v_f = sums  # the second-order delta method in TP and FN
+            value, d_t, d_f, d_tt, d_ff = definition.delta(t, f, n_pred_pos, total)
+            expected = value + 0.5 * (d_tt * v_t + d_ff * v_f)
+            variance = d_t * d_t * v_t + d_f * d_f * v_f
             return NoisyScore(
                 metric, expected, variance, nominal, m, "delta",
                 distribution=distribution,
