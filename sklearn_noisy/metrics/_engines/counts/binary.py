@@ -317,8 +317,9 @@ def binary_score(
         draws = _Problem(problem, problem.noise, problem.weight, None)
         mc = {"n_draws": options["n_draws"], "random_state": options["random_state"]}
         kwargs.update(average="binary", pos_index=1)
-        expected, variance = _draw(metric, draws, kwargs, mc)
-        return NoisyScore(metric, expected, variance, nominal, m, "monte_carlo")
+        return NoisyScore(
+            metric, *_draw(metric, draws, kwargs, mc)[:2], nominal, m, "monte_carlo"
+        )
     expected, variance = exact_moments((metric,), problem.laws(), **kwargs)[metric]
     return NoisyScore(
         metric, expected, variance, nominal, m, "exact", distribution=distribution
