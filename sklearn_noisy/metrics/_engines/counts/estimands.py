@@ -20,9 +20,6 @@ AVERAGES = ("binary", "micro", "macro", "weighted")
 #: The metrics :func:`truth_metric` knows by name: every count definition.
 TRUTH_METRICS = tuple(sorted(COUNT_METRICS))
 
-#: ``Cov(r_i) / v_i`` for binary flips: ``r_i = (1 − u_i, u_i)``.
-_BINARY_PATTERN = np.array([[1.0, -1.0], [-1.0, 1.0]])
-
 
 def _weights(weight: np.ndarray | None, rows: slice, size: int) -> np.ndarray:
     return np.ones(size) if weight is None else weight[rows]
@@ -100,7 +97,7 @@ def denoised_confusion(
     else:
         noise.check_invertible()
         inverse = None
-    if noise.q is not None and (noise.n_classes == 2 or not noise.is_constant):
+    if noise.q is not None and not noise.is_constant:
         counts, covariance = _sample_totals(observed, pred, noise, weight)
     else:
         if inverse is None:
@@ -152,30 +149,22 @@ def _sample_totals(
     noise: FlipNoise,
     weight: np.ndarray | None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Counts and covariance summed chunk by chunk (flips ``q``); two classes have
-    the exact ``Cov(r_i) = q_i(1−q_i)/(1−2q_i)² [[1, −1], [−1, 1]]``."""
+    """Counts and covariance ``Σ w² (r rᵀ − diag r)`` summed chunk by chunk
+    (per-sample flips ``q``, ``r`` the row of ``T⁻¹`` of each sample)."""
     n_classes = noise.n_classes
     counts = np.zeros((n_classes, n_classes))
     covariance = np.zeros((n_classes, n_classes, n_classes))
-    flip_variance = np.zeros(2)
     index = np.arange(n_classes)
     for rows in chunks(observed.shape[0]):
         column = pred[rows]
         w = _weights(weight, rows, column.shape[0])
         rows_inverse = noise.inverse_rows(observed[rows], rows, None)
         counts += _column_sums(column, w[:, None] * rows_inverse, n_classes)
-        if n_classes == 2:
-            q, scale = noise.flip_scale(rows)  # (q_i, 1 − 2q_i)
-            v = np.broadcast_to(q * (1.0 - q) / (scale * scale), column.shape)
-            flip_variance += np.bincount(column, weights=w * w * v, minlength=2)
-            continue
         squared = (w * w)[:, None] * rows_inverse
         for j in range(n_classes):
             mine = column == j
             covariance[j] += squared[mine].T @ rows_inverse[mine]
             covariance[j, index, index] -= squared[mine].sum(axis=0)
-    if n_classes == 2:
-        covariance = flip_variance[:, None, None] * _BINARY_PATTERN
     return counts, covariance
 
 
