@@ -143,11 +143,10 @@ def _ratio_gradient(
     if negative:  # TN_k over TN_k + FP_k (or + FN_k)
         numerator = np.einsum("kab,ab->k", d_numerator, counts)
         denominator = np.einsum("kab,ab->k", d_denominator, counts)
-        values = Ratio(1.0, True, False).of_sums(numerator, denominator, 0.0, zero)
     else:
         numerator = ratio.scale * np.diagonal(counts)
-        values = ratio.of_sums(np.diagonal(counts), true_sum, counts.sum(0), zero)
         denominator = ratio.denominator(true_sum, counts.sum(axis=0))
+    values = _RECALL.of_sums(numerator, denominator, 0.0, zero)
     if average == "micro":
         pooled = denominator.sum()
         if pooled == 0:

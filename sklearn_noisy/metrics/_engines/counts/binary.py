@@ -298,14 +298,11 @@ def binary_score(
         return NoisyScore(metric, value, 0.0, nominal, m, "exact")
     distribution = count_metric_distribution(metric, problem, **kwargs)
     if options["method"] == "delta":
-        *sums, n_pred_pos, total = problem.sums()
+        t, f, v_t, v_f, n_pred_pos, total = problem.sums()
         # A constant prediction leaves balanced accuracy 1/2 but where a single
         # class is observed: events the delta method cannot see.
         degenerate = n_pred_pos in (0.0, total) and definition.present_classes
-        if not degenerate and not (
-            adjusted or math.isnan(zero) or sums[2] + sums[3] == 0.0
-        ):
-            t, f, v_t, v_f = sums  # the second-order delta method in TP and FN
+        if not (degenerate or adjusted or math.isnan(zero) or v_t + v_f == 0.0):
             value, d_t, d_f, d_tt, d_ff = definition.delta(t, f, n_pred_pos, total)
             expected = value + 0.5 * (d_tt * v_t + d_ff * v_f)
             variance = d_t * d_t * v_t + d_f * d_f * v_f

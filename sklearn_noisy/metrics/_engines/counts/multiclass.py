@@ -364,10 +364,8 @@ def multiclass_score(
             "of classes, and is Monte Carlo otherwise."
         )
     metric, labels, estimand = definition.name, options["labels"], options["estimand"]
-    transition_matrix, sample_weight = (
-        options["transition_matrix"],
-        options["sample_weight"],
-    )
+    transition_matrix = options["transition_matrix"]
+    sample_weight = options["sample_weight"]
     adjusted = bool(options.get("adjusted", False))
     label_index = None  # the positions of ``labels`` when they leave out classes
     if labels is None or transition_matrix is not None or not definition.averaged:
