@@ -483,7 +483,7 @@ class CountMetric:
     def sklearn_options(self, **options: Any) -> dict:
         """The keyword arguments of :attr:`sklearn_function` among ``options``."""
         if self.averaged:
-            names: tuple[str, ...] = ("labels", "average", "zero_division")
+            names: tuple[str, ...] = ("labels", "pos_label", "average", "zero_division")
         else:
             names = ("adjusted",) if self.adjustable else ()
             names += ("labels",) if self.labelled else ()

@@ -269,13 +269,10 @@ def binary_score(
         s_obs = int(np.count_nonzero(problem.true_pos))
         nominal = _value(definition, tp, s_obs, problem.n_pred_pos, m, **kwargs)
     else:
-        sk_options: dict[str, Any] = {"sample_weight": sample_weight}
-        sk_options.update(definition.sklearn_options(adjusted=adjusted))
-        if definition.averaged:
-            sk_options.update(
-                pos_label=pos_label, zero_division=options["zero_division"]
-            )
-        nominal = float(sklearn_value(metric, y_true, y_pred, **sk_options))
+        nominal = float(sklearn_value(
+            definition, y_true, y_pred, sample_weight=sample_weight, adjusted=adjusted,
+            pos_label=pos_label, zero_division=options.get("zero_division", 0.0),
+        ))  # fmt: skip
     if estimand != "forward":
         score = _binary_estimand(
             metric, problem, estimand, nominal=nominal, zero_division=zero

@@ -36,36 +36,39 @@ NEGLIGIBLE = 1e-18
 _STREAM = 1 << 18
 
 
-def sklearn_value(metric: str, y_true: Any, y_pred: Any, **kwargs: Any) -> Any:
+def sklearn_value(
+    definition: CountMetric, y_true: Any, y_pred: Any, *, sample_weight: Any = None,
+    **options: Any,
+) -> Any:  # fmt: skip
     """scikit-learn's metric of the labels without its warnings ("warn" is 0;
-    unaveraged metrics: the definition's value of its confusion matrix)."""
-    definition = COUNT_METRICS[metric]
+    unaveraged metrics: the definition's value of its confusion matrix);
+    ``options`` may hold others than its own."""
+    kwargs = definition.sklearn_options(**options)
     with np.errstate(all="ignore"):
         if not definition.averaged:
-            weight = kwargs.get("sample_weight")
+            labels = kwargs.pop("labels", None)  # where it takes them (kappa)
             if unique_labels(y_true, y_pred).shape[0] == 1:
-                total = len(y_true) if weight is None else np.sum(weight)
+                total = len(y_true) if sample_weight is None else np.sum(sample_weight)
                 confusion = np.array([[total]])  # its (1, 1) matrix warns
-            else:  # ``labels`` where the definition takes them (kappa)
+            else:
                 confusion = confusion_matrix(
-                    y_true, y_pred, labels=kwargs.get("labels"), sample_weight=weight
+                    y_true, y_pred, labels=labels, sample_weight=sample_weight
                 )
-            parameters = {n: kwargs[n] for n, _ in definition.parameters if n in kwargs}
-            adjusted = kwargs.get("adjusted", False)
-            return definition.value(confusion, adjusted=adjusted, **parameters)
+            return definition.value(confusion, **kwargs)
         if isinstance(kwargs.get("zero_division"), str):  # "warn"
-            kwargs = {**kwargs, "zero_division": 0.0}
+            kwargs["zero_division"] = 0.0
         if definition.negative:  # one class against the rest
             counts = multilabel_confusion_matrix(
-                y_true, y_pred, sample_weight=kwargs["sample_weight"],
-                labels=kwargs["labels"],
-            )  # fmt: skip
+                y_true, y_pred, sample_weight=sample_weight, labels=kwargs["labels"]
+            )
             tn, fp, fn, tp = (counts[:, i // 2, i % 2] for i in range(4))
             return rate_of_counts(
-                metric, tn, fp, fn, fn + tp, average=kwargs["average"],
+                definition.name, tn, fp, fn, fn + tp, average=kwargs["average"],
                 zero=kwargs["zero_division"],
             )  # fmt: skip
-        return definition.sklearn_function(y_true, y_pred, **kwargs)
+        return definition.sklearn_function(
+            y_true, y_pred, sample_weight=sample_weight, **kwargs
+        )
 
 
 def rate_of_counts(
@@ -391,14 +394,9 @@ def multiclass_score(
         nominal = sklearn_from_confusion(metric, cells, encoded.classes, **settings)
     else:  # weighted sums: scikit-learn's own order of summation
         nominal = sklearn_value(
-            metric,
-            y_true,
-            y_pred,
-            sample_weight=sample_weight,
-            **definition.sklearn_options(
-                labels=labels, average=average, adjusted=adjusted, **parameters,
-                zero_division=options.get("zero_division", 0.0),
-            ),
+            definition, y_true, y_pred, sample_weight=sample_weight, labels=labels,
+            average=average, adjusted=adjusted, **parameters,
+            zero_division=options.get("zero_division", 0.0),
         )  # fmt: skip
     if average is None and definition.averaged:
         nominal = list(np.asarray(nominal, dtype=np.float64))
