@@ -218,40 +218,30 @@ class _BinaryProblem:
         return tuple(float(v) for v in totals)
 
 
-def _binary_problem(
-    y_true: Any,
-    y_pred: Any,
-    *,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    pos_label: Any,
-    sample_weight: Any = None,
-) -> _BinaryProblem:
+def _binary_problem(y_true: Any, y_pred: Any, options: dict) -> _BinaryProblem:
     """Validate binary labels, the flip model and the sample weights."""
+    pos_label, matrix = options["pos_label"], options["transition_matrix"]
     true_pos, pred_pos, classes = _binary_classes(
-        y_true, y_pred, labels=labels, pos_label=pos_label
+        y_true, y_pred, labels=options["labels"], pos_label=pos_label
     )
-    if transition_matrix is not None and (
-        len(classes) != 2 or pos_label not in classes
-    ):
+    if matrix is not None and (len(classes) != 2 or pos_label not in classes):
         raise ValueError(
             "With a 2 x 2 transition_matrix pass labels=[negative, positive] "
             f"(the classes of its rows and columns) including pos_label="
             f"{pos_label!r}; found the classes {classes}."
         )
     noise = FlipNoise.from_params(
-        q, transition_matrix, n_samples=true_pos.size, n_classes=2
+        options["q"], matrix, n_samples=true_pos.size, n_classes=2
     )
     if noise.matrix is not None:  # the classes as [negative, positive]
         positive = classes.index(pos_label)
         noise = noise.permute(np.array([1 - positive, positive]))
-    weight = varying_weight(sample_weight, true_pos.size)
+    weight = varying_weight(options["sample_weight"], true_pos.size)
     return _BinaryProblem(true_pos, pred_pos, noise, weight)
 
 
 def binary_score(
-    definition: CountMetric, y_true: Any, y_pred: Any, noise: dict, options: dict
+    definition: CountMetric, y_true: Any, y_pred: Any, options: dict
 ) -> NoisyScore:
     """Binary labels (balanced accuracy, MCC and kappa on two classes too):
     precision in closed form, the others exact, delta or Monte Carlo (unequal
@@ -259,9 +249,7 @@ def binary_score(
     metric, pos_label, zero = definition.name, options["pos_label"], options["zero"]
     sample_weight, estimand = options["sample_weight"], options["estimand"]
     adjusted = bool(options.get("adjusted", False))
-    problem = _binary_problem(
-        y_true, y_pred, pos_label=pos_label, sample_weight=sample_weight, **noise
-    )
+    problem = _binary_problem(y_true, y_pred, options)
     kwargs = {"zero_division": zero, "adjusted": adjusted}
     m = problem.n_samples
     if sample_weight is None:

@@ -348,12 +348,12 @@ def _forward(metric: str, problem: _Problem, options: dict, mc: dict) -> tuple:
 
 
 def multiclass_score(
-    definition: CountMetric, y_true: Any, y_pred: Any, options: dict,
-    average: Any, zero: float, parameters: dict,
-) -> NoisyScore | list[NoisyScore]:  # fmt: skip
+    definition: CountMetric, y_true: Any, y_pred: Any, options: dict
+) -> NoisyScore | list[NoisyScore]:
     """A multiclass average (or per-class scores for ``average=None``);
-    ``options``: the public function's, ``zero``: ``zero_division`` as a number,
-    ``parameters``: the definition's own options (kappa's ``weights``)."""
+    ``options``: the public function's, ``zero``: ``zero_division`` as a number."""
+    average, zero = options["average"], options["zero"]
+    parameters = {n: options[n] for n, _ in definition.parameters}
     if options["method"] == "delta":
         if definition.averaged:
             raise ValueError(
@@ -449,11 +449,7 @@ def adjust_balanced_accuracy(
     score: NoisyScore, n_classes: int, adjusted: bool
 ) -> NoisyScore:
     """``(BA - 1/K)/(1 - 1/K)`` of a truth or remeasurement estimate."""
-    if (
-        not adjusted
-        or score.estimand == "forward"
-        or not COUNT_METRICS[score.metric].adjustable
-    ):
+    if not adjusted:
         return score
     scale = 1.0 - 1.0 / n_classes
     if score.estimand == "truth":

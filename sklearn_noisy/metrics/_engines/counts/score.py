@@ -124,12 +124,9 @@ def _class_score(
         kept_options = {**options, **noise, "sample_weight": weight}
         score = _class_score(definition, y_true, y_pred, kept_options)
         return _replaced(score, n_samples=len(options["sample_weight"]))
-    if binary:
-        binary_options = {**options, "pos_label": pos_label, "zero": zero}
-        return binary_score(definition, y_true, y_pred, noise, binary_options)
-    return multiclass_score(
-        definition, y_true, y_pred, options, average, zero, parameters
-    )
+    options = {**options, "average": average, "pos_label": pos_label, "zero": zero}
+    engine = binary_score if binary else multiclass_score
+    return engine(definition, y_true, y_pred, options)
 
 
 # ----------------------------------------------------- the one entry point
@@ -222,7 +219,7 @@ def _negative_class_score(
     if average != "binary":
         _check_common(options["method"], options["n_draws"])
         zero = check_zero_division(options["zero_division"])
-        return multiclass_score(definition, y_true, y_pred, options, average, zero, {})
+        return multiclass_score(definition, y_true, y_pred, {**options, "zero": zero})
     negative = _negative_label(y_true, y_pred, options["labels"], options["pos_label"])
     score = count_score(positive, y_true, y_pred, {**options, "pos_label": negative})
     return _replaced(score, metric=name)
