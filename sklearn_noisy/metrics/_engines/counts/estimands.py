@@ -97,41 +97,35 @@ def denoised_confusion(
     else:
         noise.check_invertible()
         inverse = None
+    n_classes = noise.n_classes
     if noise.q is not None and not noise.is_constant:
-        counts, covariance = _sample_totals(observed, pred, noise, weight)
-    else:
+        # Σ w r and Σ w² (r rᵀ − diag r) by column, r the row of T⁻¹ of a sample
+        counts = np.zeros((n_classes, n_classes))
+        covariance = np.zeros((n_classes, n_classes, n_classes))
+        index = np.arange(n_classes)
+        for rows in chunks(observed.shape[0]):
+            column = pred[rows]
+            w = _weights(weight, rows, column.shape[0])
+            rows_inverse = noise.inverse_rows(observed[rows], rows, None)
+            for k in range(n_classes):
+                counts[k] += np.bincount(
+                    column, weights=w * rows_inverse[:, k], minlength=n_classes
+                )
+            squared = (w * w)[:, None] * rows_inverse
+            for j in range(n_classes):
+                mine = column == j
+                covariance[j] += squared[mine].T @ rows_inverse[mine]
+                covariance[j, index, index] -= squared[mine].sum(axis=0)
+    else:  # from N[l, j] = Σ w and N2[l, j] = Σ w² over (c̃, ŷ) = (l, j): C = T⁻ᵀ N
         if inverse is None:
-            every_class = np.arange(noise.n_classes)
-            inverse = noise.inverse_rows(every_class, slice(None), None)
-        counts, covariance = _shared_totals(observed, pred, inverse, weight)
+            inverse = noise.inverse_rows(np.arange(n_classes), slice(None), None)
+        first, second = pair_sums(
+            lambda rows: (observed[rows], pred[rows]), len(observed), n_classes, weight
+        )
+        counts, covariance = inverse.T @ first, column_covariances(inverse, second)
     return DenoisedConfusion(
         read_only(counts), read_only(covariance), noise, observed, pred, weight
     )
-
-
-def _column_sums(pred: np.ndarray, values: np.ndarray, n_classes: int) -> np.ndarray:
-    """``out[k, j] = Σ_{i: pred_i = j} values[i, k]``."""
-    return np.stack(
-        [
-            np.bincount(pred, weights=values[:, k], minlength=n_classes)
-            for k in range(n_classes)
-        ]
-    )
-
-
-def _shared_totals(
-    observed: np.ndarray,
-    pred: np.ndarray,
-    inverse: np.ndarray,
-    weight: np.ndarray | None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Counts and covariance from ``N[l, j] = Σ w`` and ``N2[l, j] = Σ w²`` over
-    the pairs ``(c̃, ŷ) = (l, j)``: ``C = T⁻ᵀ N``."""
-    n_classes = inverse.shape[0]
-    first, second = pair_sums(
-        lambda rows: (observed[rows], pred[rows]), observed.shape[0], n_classes, weight
-    )
-    return inverse.T @ first, column_covariances(inverse, second)
 
 
 def column_covariances(rows: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -141,31 +135,6 @@ def column_covariances(rows: np.ndarray, second: np.ndarray) -> np.ndarray:
     index = np.arange(rows.shape[0])
     covariance[:, index, index] -= (rows.T @ second).T
     return covariance
-
-
-def _sample_totals(
-    observed: np.ndarray,
-    pred: np.ndarray,
-    noise: FlipNoise,
-    weight: np.ndarray | None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Counts and covariance ``Σ w² (r rᵀ − diag r)`` summed chunk by chunk
-    (per-sample flips ``q``, ``r`` the row of ``T⁻¹`` of each sample)."""
-    n_classes = noise.n_classes
-    counts = np.zeros((n_classes, n_classes))
-    covariance = np.zeros((n_classes, n_classes, n_classes))
-    index = np.arange(n_classes)
-    for rows in chunks(observed.shape[0]):
-        column = pred[rows]
-        w = _weights(weight, rows, column.shape[0])
-        rows_inverse = noise.inverse_rows(observed[rows], rows, None)
-        counts += _column_sums(column, w[:, None] * rows_inverse, n_classes)
-        squared = (w * w)[:, None] * rows_inverse
-        for j in range(n_classes):
-            mine = column == j
-            covariance[j] += squared[mine].T @ rows_inverse[mine]
-            covariance[j, index, index] -= squared[mine].sum(axis=0)
-    return counts, covariance
 
 
 def check_remeasurable(noise: FlipNoise) -> np.ndarray | None:
