@@ -95,15 +95,11 @@ def _product_tree(p: np.ndarray) -> tuple[int, np.ndarray]:
             identity = np.zeros((pmf.shape[0], 1))
             identity[0, 0] = 1.0
             pmf = np.hstack([pmf, identity])
-            offset = np.append(offset, 0)
-            mean = np.append(mean, 0.0)
-            variance = np.append(variance, 0.0)
-            count = np.append(count, 0)
+            nodes = (np.append(a, 0) for a in (offset, mean, variance, count))
+            offset, mean, variance, count = nodes
         pmf = _multiply_pairs(pmf[:, 0::2], pmf[:, 1::2])
-        offset = offset[0::2] + offset[1::2]
-        mean = mean[0::2] + mean[1::2]
-        variance = variance[0::2] + variance[1::2]
-        count = count[0::2] + count[1::2]
+        nodes = (a[0::2] + a[1::2] for a in (offset, mean, variance, count))
+        offset, mean, variance, count = nodes
         pmf, offset = _trim(pmf, offset, mean, variance, count)
     return int(offset[0]), pmf[:, 0]
 
