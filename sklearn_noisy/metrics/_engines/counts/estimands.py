@@ -98,10 +98,12 @@ def denoised_confusion(
         noise.check_invertible()
         inverse = None
     n_classes = noise.n_classes
-    if noise.q is not None and not noise.is_constant:
-        # Σ w r and Σ w² (r rᵀ − diag r) by column, r the row of T⁻¹ of a sample
+    if noise.q is not None and (n_classes == 2 or not noise.is_constant):
+        # Σ w r and Σ w² (r rᵀ − diag r) by column, r the row of T⁻¹ of a sample;
+        # two classes: r rᵀ − diag r = q(1−q)/(1−2q)² [[1, −1], [−1, 1]]
         counts = np.zeros((n_classes, n_classes))
         covariance = np.zeros((n_classes, n_classes, n_classes))
+        flip_variance = np.zeros(2)
         index = np.arange(n_classes)
         for rows in chunks(observed.shape[0]):
             column = pred[rows]
@@ -111,11 +113,18 @@ def denoised_confusion(
                 counts[k] += np.bincount(
                     column, weights=w * rows_inverse[:, k], minlength=n_classes
                 )
+            if n_classes == 2:
+                q, scale = noise.flip_scale(rows)  # (q_i, 1 − 2q_i)
+                v = np.broadcast_to(q * (1.0 - q) / (scale * scale), column.shape)
+                flip_variance += np.bincount(column, weights=w * w * v, minlength=2)
+                continue
             squared = (w * w)[:, None] * rows_inverse
             for j in range(n_classes):
                 mine = column == j
                 covariance[j] += squared[mine].T @ rows_inverse[mine]
                 covariance[j, index, index] -= squared[mine].sum(axis=0)
+        if n_classes == 2:
+            covariance = flip_variance[:, None, None] * np.array([[1, -1], [-1, 1]])
     else:  # from N[l, j] = Σ w and N2[l, j] = Σ w² over (c̃, ŷ) = (l, j): C = T⁻ᵀ N
         if inverse is None:
             inverse = noise.inverse_rows(np.arange(n_classes), slice(None), None)
