@@ -122,6 +122,17 @@ def test_delta_derivatives(metric):
     assert d_ff == pytest.approx(second_f, rel=1e-3, abs=1e-6)
 
 
+def test_delta_step_at_no_observed_positive():
+    """At S = TP + FN = 0 (unreachable from the public functions, which take
+    the delta method only with a random S) the step has a floor: F1 = 2TP /
+    (TP + FN + n_P) has ∂f/∂TP = 2/n_P and ∂²f/∂TP² = −4/n_P² there."""
+    value, d_t, d_f, d_tt, d_ff = COUNT_METRICS["f1"].delta(0.0, 0.0, 3.0, 10.0)
+    assert (value, d_f) == (0.0, 0.0)
+    assert d_t == pytest.approx(2 / 3, rel=1e-12)
+    assert d_tt == pytest.approx(-4 / 9, rel=1e-6)
+    assert d_ff == pytest.approx(0.0, abs=1e-9)
+
+
 @pytest.mark.parametrize(
     "metric",
     sorted(

@@ -103,7 +103,7 @@ def test_few_distinct_probabilities(values):
     # handled as a product of binomials, checked against the recurrence.
     rng = np.random.default_rng(len(values))
     p = rng.choice(values, 3000)
-    assert pb._few_distinct(p) is not None
+    assert pb.few_distinct(p) is not None
     assert np.abs(poisson_binomial_pmf(p) - dp_pmf(p)).max() < 1e-15
     # Many distinct values take the product tree.
-    assert pb._few_distinct(rng.uniform(0, 1, 3000)) is None
+    assert pb.few_distinct(rng.uniform(0, 1, 3000)) is None

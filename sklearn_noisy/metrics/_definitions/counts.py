@@ -143,11 +143,10 @@ def _ratio_gradient(
     if negative:  # TN_k over TN_k + FP_k (or + FN_k)
         numerator = np.einsum("kab,ab->k", d_numerator, counts)
         denominator = np.einsum("kab,ab->k", d_denominator, counts)
-        values = Ratio(1.0, True, False).of_sums(numerator, denominator, 0.0, zero)
     else:
         numerator = ratio.scale * np.diagonal(counts)
-        values = ratio.of_sums(np.diagonal(counts), true_sum, counts.sum(0), zero)
         denominator = ratio.denominator(true_sum, counts.sum(axis=0))
+    values = _RECALL.of_sums(numerator, denominator, 0.0, zero)
     if average == "micro":
         pooled = denominator.sum()
         if pooled == 0:
@@ -451,8 +450,8 @@ class CountMetric:
             value, g = self.gradient(np.array([[tn, fp], [fn, tp]]), pos_index=1)
             return value, g[1, 1] - g[0, 1], g[1, 0] - g[0, 0]
 
-        def second(axis: int) -> float:  # the step: small against S and M − S
-            step = 1e-3 * min(t + f, n_samples - (t + f))
+        def second(axis: int) -> float:  # small against S and M − S, never 0
+            step = max(1e-3 * min(t + f, n_samples - (t + f)), 1e-6)
             at, move = np.array([t, f]), np.eye(2)[axis - 1]
             d = [
                 (slopes(*(at + h * move))[axis] - slopes(*(at - h * move))[axis])
@@ -484,7 +483,7 @@ class CountMetric:
     def sklearn_options(self, **options: Any) -> dict:
         """The keyword arguments of :attr:`sklearn_function` among ``options``."""
         if self.averaged:
-            names: tuple[str, ...] = ("labels", "average", "zero_division")
+            names: tuple[str, ...] = ("labels", "pos_label", "average", "zero_division")
         else:
             names = ("adjusted",) if self.adjustable else ()
             names += ("labels",) if self.labelled else ()

@@ -15,7 +15,7 @@ from ....utils._arrays import chunks
 from ....utils._labels import _family, check_label_pair
 from ....utils._noise import FlipNoise
 from ..._definitions.counts import COUNT_METRICS, CountMetric
-from .binary_moments import CountLaws, _delta_moments, exact_moments, metric_value
+from .binary_moments import CountLaws, exact_moments
 from .checks import varying_weight
 from .confusion_draws import confusion_counts
 from .distributions import count_metric_distribution
@@ -30,8 +30,6 @@ from .multiclass import (
 
 #: The ways to compute the moments of a binary metric.
 _METHODS = ("exact", "delta")
-#: Below this many labels one sort finds the distinct values faster than scans.
-_SORT_BELOW = 256
 
 
 def _distinct_values(y: np.ndarray, skip: np.ndarray) -> np.ndarray:
@@ -39,13 +37,6 @@ def _distinct_values(y: np.ndarray, skip: np.ndarray) -> np.ndarray:
     chunk by chunk: minimum, maximum and one value in between, no copy)."""
     if y.dtype.kind not in "biuf":
         return np.unique(y[~skip])
-    if y.shape[0] <= _SORT_BELOW:  # small: the same values, sorted at once
-        rest = y[~skip]
-        found = np.unique(rest)
-        if found.size <= 3:
-            return found
-        inside = rest[(rest != found[0]) & (rest != found[-1])]
-        return np.array([found[0], inside[0], found[-1]], dtype=y.dtype)
     found: list = []
     for rows in chunks(y.shape[0]):
         rest = y[rows][~skip[rows]]
@@ -155,10 +146,12 @@ def check_zero_division(zero_division: Any) -> float:
     )
 
 
-def is_certain(noise: FlipNoise) -> bool:
-    """Whether no label can flip: every flip probability is 0 or 1."""
-    values = noise.matrix if noise.matrix is not None else np.asarray(noise.q)
-    return bool(np.all((values == 0.0) | (values == 1.0)))
+def _value(
+    definition: CountMetric, tp: float, s: float, n_pos: float, m: float, **options: Any
+) -> float:
+    """The metric of the matrix ``[[TN, FP], [FN, TP]]``, scikit-learn's bits."""
+    confusion = np.array([[(m - n_pos) - (s - tp), n_pos - tp], [s - tp, tp]])
+    return float(definition.value(confusion, average="binary", pos_index=1, **options))
 
 
 @dataclass(frozen=True, eq=False)
@@ -215,47 +208,31 @@ class _BinaryProblem:
             ]
         return tuple(float(v) for v in totals)
 
-    def nominal(self, metric: str, **options: Any) -> float:
-        """The metric on ``y_true`` itself (unit weights), as scikit-learn."""
-        tp = int(np.count_nonzero(self.true_pos & self.pred_pos))
-        s, m = int(np.count_nonzero(self.true_pos)), self.n_samples
-        return metric_value(metric, tp, s, self.n_pred_pos, m, **options)
 
-
-def _binary_problem(
-    y_true: Any,
-    y_pred: Any,
-    *,
-    q: Any,
-    transition_matrix: Any,
-    labels: Any,
-    pos_label: Any,
-    sample_weight: Any = None,
-) -> _BinaryProblem:
+def _binary_problem(y_true: Any, y_pred: Any, options: dict) -> _BinaryProblem:
     """Validate binary labels, the flip model and the sample weights."""
+    pos_label, matrix = options["pos_label"], options["transition_matrix"]
     true_pos, pred_pos, classes = _binary_classes(
-        y_true, y_pred, labels=labels, pos_label=pos_label
+        y_true, y_pred, labels=options["labels"], pos_label=pos_label
     )
-    if transition_matrix is not None and (
-        len(classes) != 2 or pos_label not in classes
-    ):
+    if matrix is not None and (len(classes) != 2 or pos_label not in classes):
         raise ValueError(
             "With a 2 x 2 transition_matrix pass labels=[negative, positive] "
             f"(the classes of its rows and columns) including pos_label="
             f"{pos_label!r}; found the classes {classes}."
         )
     noise = FlipNoise.from_params(
-        q, transition_matrix, n_samples=true_pos.size, n_classes=2
+        options["q"], matrix, n_samples=true_pos.size, n_classes=2
     )
     if noise.matrix is not None:  # the classes as [negative, positive]
         positive = classes.index(pos_label)
         noise = noise.permute(np.array([1 - positive, positive]))
-    weight = varying_weight(sample_weight, true_pos.size)
+    weight = varying_weight(options["sample_weight"], true_pos.size)
     return _BinaryProblem(true_pos, pred_pos, noise, weight)
 
 
 def binary_score(
-    definition: CountMetric, y_true: Any, y_pred: Any, noise: dict, options: dict
+    definition: CountMetric, y_true: Any, y_pred: Any, options: dict
 ) -> NoisyScore:
     """Binary labels (balanced accuracy, MCC and kappa on two classes too):
     precision in closed form, the others exact, delta or Monte Carlo (unequal
@@ -263,21 +240,18 @@ def binary_score(
     metric, pos_label, zero = definition.name, options["pos_label"], options["zero"]
     sample_weight, estimand = options["sample_weight"], options["estimand"]
     adjusted = bool(options.get("adjusted", False))
-    problem = _binary_problem(
-        y_true, y_pred, pos_label=pos_label, sample_weight=sample_weight, **noise
-    )
+    problem = _binary_problem(y_true, y_pred, options)
     kwargs = {"zero_division": zero, "adjusted": adjusted}
-    if sample_weight is None:
-        nominal = problem.nominal(metric, **kwargs)
-    else:
-        sk_options: dict[str, Any] = {"sample_weight": sample_weight}
-        sk_options.update(definition.sklearn_options(adjusted=adjusted))
-        if definition.averaged:
-            sk_options.update(
-                pos_label=pos_label, zero_division=options["zero_division"]
-            )
-        nominal = float(sklearn_value(metric, y_true, y_pred, **sk_options))
     m = problem.n_samples
+    if sample_weight is None:
+        tp = int(np.count_nonzero(problem.true_pos & problem.pred_pos))
+        s_obs = int(np.count_nonzero(problem.true_pos))
+        nominal = _value(definition, tp, s_obs, problem.n_pred_pos, m, **kwargs)
+    else:
+        nominal = float(sklearn_value(
+            definition, y_true, y_pred, sample_weight=sample_weight, adjusted=adjusted,
+            pos_label=pos_label, zero_division=options.get("zero_division", 0.0),
+        ))  # fmt: skip
     if estimand != "forward":
         score = _binary_estimand(
             metric, problem, estimand, nominal=nominal, zero_division=zero
@@ -293,20 +267,21 @@ def binary_score(
             metric, t / n_pred_pos, v_t / n_pred_pos**2, nominal, m, "exact",
             distribution=count_metric_distribution(metric, problem, **kwargs),
         )  # fmt: skip
-    if is_certain(problem.noise) and problem.weight is None:
+    flips = problem.noise.matrix if problem.noise.q is None else problem.noise.q
+    if np.all(np.isin(flips, (0.0, 1.0))) and problem.weight is None:
         tp, fn = problem.sums()[:2]  # sums of 0/1 probabilities: the counts
-        value = metric_value(metric, tp, tp + fn, problem.n_pred_pos, m, **kwargs)
+        value = _value(definition, tp, tp + fn, problem.n_pred_pos, m, **kwargs)
         return NoisyScore(metric, value, 0.0, nominal, m, "exact")
     distribution = count_metric_distribution(metric, problem, **kwargs)
     if options["method"] == "delta":
-        *sums, n_pred_pos, total = problem.sums()
+        t, f, v_t, v_f, n_pred_pos, total = problem.sums()
         # A constant prediction leaves balanced accuracy 1/2 but where a single
         # class is observed: events the delta method cannot see.
         degenerate = n_pred_pos in (0.0, total) and definition.present_classes
-        if not degenerate and not (
-            adjusted or math.isnan(zero) or sums[2] + sums[3] == 0.0
-        ):
-            expected, variance = _delta_moments(metric, sums, n_pred_pos, total)
+        if not (degenerate or adjusted or math.isnan(zero) or v_t + v_f == 0.0):
+            value, d_t, d_f, d_tt, d_ff = definition.delta(t, f, n_pred_pos, total)
+            expected = value + 0.5 * (d_tt * v_t + d_ff * v_f)
+            variance = d_t * d_t * v_t + d_f * d_f * v_f
             return NoisyScore(
                 metric, expected, variance, nominal, m, "delta",
                 distribution=distribution,
@@ -315,8 +290,9 @@ def binary_score(
         draws = _Problem(problem, problem.noise, problem.weight, None)
         mc = {"n_draws": options["n_draws"], "random_state": options["random_state"]}
         kwargs.update(average="binary", pos_index=1)
-        expected, variance = _draw(metric, draws, kwargs, mc)
-        return NoisyScore(metric, expected, variance, nominal, m, "monte_carlo")
+        return NoisyScore(
+            metric, *_draw(metric, draws, kwargs, mc)[:2], nominal, m, "monte_carlo"
+        )
     expected, variance = exact_moments((metric,), problem.laws(), **kwargs)[metric]
     return NoisyScore(
         metric, expected, variance, nominal, m, "exact", distribution=distribution

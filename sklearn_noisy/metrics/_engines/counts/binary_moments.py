@@ -15,38 +15,6 @@ from .poisson_binomial import fft_convolve, poisson_binomial_window
 _DIRECT_CONVOLUTION_MAX = 64
 
 
-def metric_value(
-    metric: str,
-    tp: float,
-    n_obs_pos: float,
-    n_pred_pos: float,
-    n_samples: float,
-    *,
-    zero_division: float = 0.0,
-    adjusted: bool = False,
-) -> float:
-    """The metric of the matrix ``[[TN, FP], [FN, TP]]``, scikit-learn's bits."""
-    tp, s, n_pos, m = float(tp), float(n_obs_pos), float(n_pred_pos), float(n_samples)
-    definition = COUNT_METRICS[metric]
-    ratio = definition.ratio
-    if ratio is not None and not (definition.negative or definition.complement):
-        # the definition's own ratio of the sums (TP, S, N̂), in Python floats
-        denominator = ratio.denominator(s, n_pos)
-        return (
-            float(zero_division) if denominator == 0 else ratio.scale * tp / denominator
-        )
-    confusion = np.array([[(m - n_pos) - (s - tp), n_pos - tp], [s - tp, tp]])
-    return float(
-        definition.value(
-            confusion,
-            average="binary",
-            pos_index=1,
-            zero_division=zero_division,
-            adjusted=adjusted,
-        )
-    )
-
-
 @dataclass(frozen=True)
 class CountLaws:
     """The laws ``(offset, pmf)`` of TP and FN, ``E[TP]``, ``n_P`` and ``M``."""
@@ -126,20 +94,3 @@ def exact_moments(
         )
         results[metric] = (expected, max(variance, 0.0))
     return results
-
-
-def _delta_moments(
-    metric: str,
-    sums: tuple[float, float, float, float],
-    n_pred_pos: float,
-    n_samples: float,
-) -> tuple[float, float]:
-    """Second-order delta method in the independent TP and FN, from ``sums``
-    ``(E[TP], E[FN], Var[TP], Var[FN])``."""
-    t, f, v_t, v_f = sums
-    value, d_t, d_f, d_tt, d_ff = COUNT_METRICS[metric].delta(
-        t, f, n_pred_pos, n_samples
-    )
-    expected = value + 0.5 * (d_tt * v_t + d_ff * v_f)
-    variance = d_t * d_t * v_t + d_f * d_f * v_f
-    return float(expected), float(variance)

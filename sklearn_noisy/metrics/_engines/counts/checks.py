@@ -7,10 +7,7 @@ from typing import Any
 import numpy as np
 
 from ....utils._arrays import as_float_array, check_sample_weight
-
-
-class InvalidParameterError(ValueError, TypeError):
-    """A parameter of the wrong type or value: as scikit-learn's, both errors."""
+from ....utils._sklearn_compat import InvalidParameterError
 
 
 def check_bool(value: Any, *, name: str) -> bool:

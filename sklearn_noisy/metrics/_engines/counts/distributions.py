@@ -14,7 +14,7 @@ from scipy.special import ndtri
 
 from ....utils._noise import FlipNoise
 from ..._definitions.counts import COUNT_METRICS
-from .poisson_binomial import poisson_binomial_window
+from .poisson_binomial import few_distinct, poisson_binomial_window
 
 #: Per-sample probabilities are kept for at most this many samples (8 MB).
 MAX_STORED_SAMPLES = 2**20
@@ -27,8 +27,6 @@ MAX_GRID_CELLS = 10**7
 MAX_LOSS_SAMPLES = 4096
 #: ... and enumerate their distribution up to this many atoms.
 MAX_LOSS_ATOMS = 2**20
-#: At most this many distinct probabilities are kept as (value, count) groups.
-_MAX_GROUPS = 64
 #: Up to this many probabilities are grouped only when an interval is asked for.
 _GROUP_LATER = 4096
 #: Probability dropped from each end of a count's PMF before the grid is built.
@@ -93,7 +91,7 @@ class _Counts:
         p = np.asarray(p, dtype=np.float64).ravel()
         if p.size <= _GROUP_LATER:
             return cls(p.copy())
-        groups = _groups(p)
+        groups = few_distinct(p)
         if groups is not None:
             return cls(*groups)
         if p.size > MAX_STORED_SAMPLES:
@@ -109,7 +107,7 @@ class _Counts:
 
     def window(self) -> tuple[int, np.ndarray]:
         """``(offset, pmf)`` with ``_TAIL`` trimmed from each end."""
-        groups = _groups(self.values) if self.counts is None else None
+        groups = few_distinct(self.values) if self.counts is None else None
         if groups is None:
             groups = (self.values, self.counts)
         p = self.values if groups[1] is None else np.repeat(*groups)
@@ -120,19 +118,6 @@ class _Counts:
         stop = pmf.size - int(np.searchsorted(above[::-1], _TAIL, side="right"))
         start, stop = min(start, pmf.size - 1), max(stop, start + 1)
         return offset + start, pmf[start:stop]
-
-
-def _groups(p: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(values, counts)`` when ``p`` holds at most 64 values, in O(M)."""
-    if p.size == 0:
-        return np.zeros(0), np.zeros(0, dtype=np.int64)
-    candidates = np.unique(p[:: max(1, p.size // 1024)])
-    if candidates.size > _MAX_GROUPS:
-        return None
-    index = np.minimum(np.searchsorted(candidates, p), candidates.size - 1)
-    if not np.array_equal(candidates[index], p):
-        return None
-    return candidates, np.bincount(index, minlength=candidates.size)
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -20,9 +20,6 @@ AVERAGES = ("binary", "micro", "macro", "weighted")
 #: The metrics :func:`truth_metric` knows by name: every count definition.
 TRUTH_METRICS = tuple(sorted(COUNT_METRICS))
 
-#: ``Cov(r_i) / v_i`` for binary flips: ``r_i = (1 − u_i, u_i)``.
-_BINARY_PATTERN = np.array([[1.0, -1.0], [-1.0, 1.0]])
-
 
 def _weights(weight: np.ndarray | None, rows: slice, size: int) -> np.ndarray:
     return np.ones(size) if weight is None else weight[rows]
@@ -100,41 +97,44 @@ def denoised_confusion(
     else:
         noise.check_invertible()
         inverse = None
-    if noise.q is not None and (noise.n_classes == 2 or not noise.is_constant):
-        counts, covariance = _sample_totals(observed, pred, noise, weight)
-    else:
+    n_classes = noise.n_classes
+    if noise.q is not None and (n_classes == 2 or not noise.is_constant):
+        # Σ w r and Σ w² (r rᵀ − diag r) by column, r the row of T⁻¹ of a sample;
+        # two classes: r rᵀ − diag r = q(1−q)/(1−2q)² [[1, −1], [−1, 1]]
+        counts = np.zeros((n_classes, n_classes))
+        covariance = np.zeros((n_classes, n_classes, n_classes))
+        flip_variance = np.zeros(2)
+        index = np.arange(n_classes)
+        for rows in chunks(observed.shape[0]):
+            column = pred[rows]
+            w = _weights(weight, rows, column.shape[0])
+            rows_inverse = noise.inverse_rows(observed[rows], rows, None)
+            for k in range(n_classes):
+                counts[k] += np.bincount(
+                    column, weights=w * rows_inverse[:, k], minlength=n_classes
+                )
+            if n_classes == 2:
+                q, scale = noise.flip_scale(rows)  # (q_i, 1 − 2q_i)
+                v = np.broadcast_to(q * (1.0 - q) / (scale * scale), column.shape)
+                flip_variance += np.bincount(column, weights=w * w * v, minlength=2)
+                continue
+            squared = (w * w)[:, None] * rows_inverse
+            for j in range(n_classes):
+                mine = column == j
+                covariance[j] += squared[mine].T @ rows_inverse[mine]
+                covariance[j, index, index] -= squared[mine].sum(axis=0)
+        if n_classes == 2:
+            covariance = flip_variance[:, None, None] * np.array([[1, -1], [-1, 1]])
+    else:  # from N[l, j] = Σ w and N2[l, j] = Σ w² over (c̃, ŷ) = (l, j): C = T⁻ᵀ N
         if inverse is None:
-            every_class = np.arange(noise.n_classes)
-            inverse = noise.inverse_rows(every_class, slice(None), None)
-        counts, covariance = _shared_totals(observed, pred, inverse, weight)
+            inverse = noise.inverse_rows(np.arange(n_classes), slice(None), None)
+        first, second = pair_sums(
+            lambda rows: (observed[rows], pred[rows]), len(observed), n_classes, weight
+        )
+        counts, covariance = inverse.T @ first, column_covariances(inverse, second)
     return DenoisedConfusion(
         read_only(counts), read_only(covariance), noise, observed, pred, weight
     )
-
-
-def _column_sums(pred: np.ndarray, values: np.ndarray, n_classes: int) -> np.ndarray:
-    """``out[k, j] = Σ_{i: pred_i = j} values[i, k]``."""
-    return np.stack(
-        [
-            np.bincount(pred, weights=values[:, k], minlength=n_classes)
-            for k in range(n_classes)
-        ]
-    )
-
-
-def _shared_totals(
-    observed: np.ndarray,
-    pred: np.ndarray,
-    inverse: np.ndarray,
-    weight: np.ndarray | None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Counts and covariance from ``N[l, j] = Σ w`` and ``N2[l, j] = Σ w²`` over
-    the pairs ``(c̃, ŷ) = (l, j)``: ``C = T⁻ᵀ N``."""
-    n_classes = inverse.shape[0]
-    first, second = pair_sums(
-        lambda rows: (observed[rows], pred[rows]), observed.shape[0], n_classes, weight
-    )
-    return inverse.T @ first, column_covariances(inverse, second)
 
 
 def column_covariances(rows: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -144,39 +144,6 @@ def column_covariances(rows: np.ndarray, second: np.ndarray) -> np.ndarray:
     index = np.arange(rows.shape[0])
     covariance[:, index, index] -= (rows.T @ second).T
     return covariance
-
-
-def _sample_totals(
-    observed: np.ndarray,
-    pred: np.ndarray,
-    noise: FlipNoise,
-    weight: np.ndarray | None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Counts and covariance summed chunk by chunk (flips ``q``); two classes have
-    the exact ``Cov(r_i) = q_i(1−q_i)/(1−2q_i)² [[1, −1], [−1, 1]]``."""
-    n_classes = noise.n_classes
-    counts = np.zeros((n_classes, n_classes))
-    covariance = np.zeros((n_classes, n_classes, n_classes))
-    flip_variance = np.zeros(2)
-    index = np.arange(n_classes)
-    for rows in chunks(observed.shape[0]):
-        column = pred[rows]
-        w = _weights(weight, rows, column.shape[0])
-        rows_inverse = noise.inverse_rows(observed[rows], rows, None)
-        counts += _column_sums(column, w[:, None] * rows_inverse, n_classes)
-        if n_classes == 2:
-            q, scale = noise.flip_scale(rows)  # (q_i, 1 − 2q_i)
-            v = np.broadcast_to(q * (1.0 - q) / (scale * scale), column.shape)
-            flip_variance += np.bincount(column, weights=w * w * v, minlength=2)
-            continue
-        squared = (w * w)[:, None] * rows_inverse
-        for j in range(n_classes):
-            mine = column == j
-            covariance[j] += squared[mine].T @ rows_inverse[mine]
-            covariance[j, index, index] -= squared[mine].sum(axis=0)
-    if n_classes == 2:
-        covariance = flip_variance[:, None, None] * _BINARY_PATTERN
-    return counts, covariance
 
 
 def check_remeasurable(noise: FlipNoise) -> np.ndarray | None:

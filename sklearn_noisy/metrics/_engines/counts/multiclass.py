@@ -36,36 +36,39 @@ NEGLIGIBLE = 1e-18
 _STREAM = 1 << 18
 
 
-def sklearn_value(metric: str, y_true: Any, y_pred: Any, **kwargs: Any) -> Any:
+def sklearn_value(
+    definition: CountMetric, y_true: Any, y_pred: Any, *, sample_weight: Any = None,
+    **options: Any,
+) -> Any:  # fmt: skip
     """scikit-learn's metric of the labels without its warnings ("warn" is 0;
-    unaveraged metrics: the definition's value of its confusion matrix)."""
-    definition = COUNT_METRICS[metric]
+    unaveraged metrics: the definition's value of its confusion matrix);
+    ``options`` may hold others than its own."""
+    kwargs = definition.sklearn_options(**options)
     with np.errstate(all="ignore"):
         if not definition.averaged:
-            weight = kwargs.get("sample_weight")
+            labels = kwargs.pop("labels", None)  # where it takes them (kappa)
             if unique_labels(y_true, y_pred).shape[0] == 1:
-                total = len(y_true) if weight is None else np.sum(weight)
+                total = len(y_true) if sample_weight is None else np.sum(sample_weight)
                 confusion = np.array([[total]])  # its (1, 1) matrix warns
-            else:  # ``labels`` where the definition takes them (kappa)
+            else:
                 confusion = confusion_matrix(
-                    y_true, y_pred, labels=kwargs.get("labels"), sample_weight=weight
+                    y_true, y_pred, labels=labels, sample_weight=sample_weight
                 )
-            parameters = {n: kwargs[n] for n, _ in definition.parameters if n in kwargs}
-            adjusted = kwargs.get("adjusted", False)
-            return definition.value(confusion, adjusted=adjusted, **parameters)
+            return definition.value(confusion, **kwargs)
         if isinstance(kwargs.get("zero_division"), str):  # "warn"
-            kwargs = {**kwargs, "zero_division": 0.0}
+            kwargs["zero_division"] = 0.0
         if definition.negative:  # one class against the rest
             counts = multilabel_confusion_matrix(
-                y_true, y_pred, sample_weight=kwargs["sample_weight"],
-                labels=kwargs["labels"],
-            )  # fmt: skip
+                y_true, y_pred, sample_weight=sample_weight, labels=kwargs["labels"]
+            )
             tn, fp, fn, tp = (counts[:, i // 2, i % 2] for i in range(4))
             return rate_of_counts(
-                metric, tn, fp, fn, fn + tp, average=kwargs["average"],
+                definition.name, tn, fp, fn, fn + tp, average=kwargs["average"],
                 zero=kwargs["zero_division"],
             )  # fmt: skip
-        return definition.sklearn_function(y_true, y_pred, **kwargs)
+        return definition.sklearn_function(
+            y_true, y_pred, sample_weight=sample_weight, **kwargs
+        )
 
 
 def rate_of_counts(
@@ -169,22 +172,14 @@ def _per_class(
 
 
 def _draw(metric: str, problem: _Problem, options: dict, mc: dict) -> tuple:
-    """E and Var from redrawn confusion matrices."""
+    """``(E, Var, "monte_carlo")`` from redrawn confusion matrices."""
     confusions = draw_confusions(
         problem.encoded.indices, problem.n_samples, problem.noise,
         weight=problem.weight, n_draws=mc["n_draws"],
         rng=np.random.default_rng(mc["random_state"]),
     )  # fmt: skip
-    return draw_moments(COUNT_METRICS[metric].value(confusions, **options))
-
-
-def _monte_carlo(
-    metric: str, problem: _Problem, options: dict, nominal: Any, mc: dict
-) -> NoisyScore | list[NoisyScore]:
-    expected, variance = _draw(metric, problem, options, mc)
-    return _per_class(
-        metric, expected, variance, nominal, problem.n_samples, "monte_carlo"
-    )
+    values = COUNT_METRICS[metric].value(confusions, **options)
+    return (*draw_moments(values), "monte_carlo")
 
 
 def defined_mean(expected_k: Any, variance_k: Any) -> tuple[float, float]:
@@ -196,28 +191,18 @@ def defined_mean(expected_k: Any, variance_k: Any) -> tuple[float, float]:
     return float(e[defined].mean()), float(v[defined].sum() / defined.sum() ** 2)
 
 
-def _class_mean(metric: str, expected_k: Any, variance_k: Any, nominal: Any, m: int):
-    """The macro average of classes on disjoint samples (independent): exact."""
-    if isinstance(nominal, list):
-        return _per_class(metric, expected_k, variance_k, nominal, m, "exact")
-    expected, variance = defined_mean(expected_k, variance_k)
-    return NoisyScore(metric, expected, variance, nominal, m, "exact")
-
-
-def _class_average(
-    metric: str, problem: _Problem, options: dict, nominal: Any, mc: dict
-) -> NoisyScore | list[NoisyScore]:
+def _class_average(metric: str, problem: _Problem, options: dict, mc: dict) -> tuple:
     """Unweighted counts: exact per-class laws, exact expectations."""
     average, zero = options["average"], options["zero_division"]
-    m, k = problem.n_samples, problem.n_classes
-    index = np.arange(k) if options["label_index"] is None else options["label_index"]
+    index = np.arange(problem.n_classes)
+    index = index if options["label_index"] is None else options["label_index"]
     definition = COUNT_METRICS[metric]
     negative = definition.negative  # specificity: the recall of "not k"
     laws = [problem.class_laws(j, negative) for j in index]
     if definition.present_classes:  # the mean recall over the classes present
         absent = np.array([law.probability_observed(0) for law in laws])
         if np.any((absent > NEGLIGIBLE) & (absent < 1.0 - NEGLIGIBLE)):
-            return _monte_carlo(metric, problem, options, nominal, mc)
+            return _draw(metric, problem, options, mc)
         keep = [law for law, a in zip(laws, absent, strict=True) if a <= NEGLIGIBLE]
         name = definition.class_metric
         expected = float(
@@ -228,8 +213,7 @@ def _class_average(
             expected = (
                 (expected - chance) / (1.0 - chance) if len(keep) > 1 else math.nan
             )
-        variance = float(_draw(metric, problem, options, mc)[1])
-        return NoisyScore(metric, expected, variance, nominal, m, "monte_carlo")
+        return expected, float(_draw(metric, problem, options, mc)[1]), "monte_carlo"
     undefined = np.array(
         [
             definition.ratio.undefined_probability(
@@ -248,7 +232,7 @@ def _class_average(
         )
         random_weight = weighted and np.any((undefined > NEGLIGIBLE) & weighs)
         if partial.any() or random_weight:
-            return _monte_carlo(metric, problem, options, nominal, mc)
+            return _draw(metric, problem, options, mc)
     name = mirror(definition, negative=False).name if negative else metric
 
     def moments(law: CountLaws, support_weighted: bool) -> tuple[float, float]:
@@ -262,15 +246,13 @@ def _class_average(
         if negative:  # (S_k/M) f_k = f_k − ((M − S_k)/M) f_k
             expected_k = expected_k - [moments(law, True)[0] for law in laws]
         expected = float(np.nansum(expected_k))
-    else:  # exact with independent classes (precision), or per class
-        score = _class_mean(metric, expected_k, variance_k, nominal, m)
-        if isinstance(score, list) or definition.fixed_denominator:
-            return score
-        if math.isnan(score.expected):  # no class defined
-            return score
-        expected = score.expected
-    variance = float(_draw(metric, problem, options, mc)[1])
-    return NoisyScore(metric, expected, variance, nominal, m, "monte_carlo")
+    elif average is None:
+        return expected_k, variance_k, "exact"
+    else:  # exact with independent classes (precision)
+        expected, variance = defined_mean(expected_k, variance_k)
+        if definition.fixed_denominator or math.isnan(expected):
+            return expected, variance, "exact"
+    return expected, float(_draw(metric, problem, options, mc)[1]), "monte_carlo"
 
 
 def _fixed_sums(problem: _Problem, negative: bool) -> np.ndarray:
@@ -311,9 +293,7 @@ def _npv_macro_variance(
     return total / averaged.sum() ** 2
 
 
-def _fixed_denominator(
-    name: str, problem: _Problem, options: dict, nominal: Any, mc: dict
-) -> NoisyScore | list[NoisyScore]:
+def _fixed_denominator(name: str, problem: _Problem, options: dict, mc: dict) -> tuple:
     """Weighted precision and the NPV: fixed denominators, exact but the
     variance of the weighted NPV."""
     negative = COUNT_METRICS[name].negative
@@ -325,57 +305,55 @@ def _fixed_denominator(
     variance_k = np.where(defined, var / safe**2, 0.0)
     index = options["label_index"]
     index = np.arange(problem.n_classes) if index is None else index
-    m = problem.n_samples
-    if average in ("macro", None):
-        score = _class_mean(name, expected_k[index], variance_k[index], nominal, m)
-        if average is None or not negative or math.isnan(score.expected):
-            return score
-        averaged = np.isin(np.arange(problem.n_classes), index)
-        averaged &= ~np.isnan(expected_k)
-        return replace(score, variance=_npv_macro_variance(problem, n, averaged))
+    if average is None:
+        return expected_k[index], variance_k[index], "exact"
+    if average == "macro":
+        expected, variance = defined_mean(expected_k[index], variance_k[index])
+        if negative and not math.isnan(expected):
+            averaged = np.isin(np.arange(problem.n_classes), index)
+            averaged &= ~np.isnan(expected_k)
+            variance = _npv_macro_variance(problem, n, averaged)
+        return expected, variance, "exact"
     if math.isnan(zero) and not defined.all():  # random weights of defined classes
-        return _monte_carlo(name, problem, options, nominal, mc)
+        return _draw(name, problem, options, mc)
     # E[S_k TN_k] = E[S_k] E[TN_k] + Cov(S_k, TN_k), Cov = −var[k]
     joint = support * mean - var
     terms = np.where(defined, joint / safe, support * zero) / float(np.sum(support))
-    variance = float(_draw(name, problem, options, mc)[1])
-    return NoisyScore(name, float(terms.sum()), variance, nominal, m, "monte_carlo")
+    return (
+        float(terms.sum()),
+        float(_draw(name, problem, options, mc)[1]),
+        "monte_carlo",
+    )
 
 
-def _forward(
-    metric: str, problem: _Problem, options: dict, nominal: Any, mc: dict
-) -> NoisyScore | list[NoisyScore]:
-    """The forward moments of a multiclass metric, exact where possible."""
-    average, m = options["average"], problem.n_samples
+def _forward(metric: str, problem: _Problem, options: dict, mc: dict) -> tuple:
+    """``(E, Var, method)`` of a multiclass metric, exact where possible."""
+    average = options["average"]
     definition = COUNT_METRICS[metric]
-    subset = options["label_index"]
-    if subset is not None and average in ("micro", "weighted"):
-        return _monte_carlo(metric, problem, options, nominal, mc)
+    if options["label_index"] is not None and average in ("micro", "weighted"):
+        return _draw(metric, problem, options, mc)
     if average in definition.accuracy_averages:  # linear in the accuracy
         mean, square, total = problem.correct_probability_sums()
         # the rates: Σ_k TN_k / ((K − 1) W), Σ_k TN_k = (K − 2) W + Σ w [correct]
         rest = problem.n_classes - 2 if definition.negative else 0
         scale = (rest + 1) * total
-        expected = (rest * total + mean) / scale
-        return NoisyScore(metric, expected, square / scale**2, nominal, m, "exact")
-    if not (definition.averaged or definition.present_classes):  # not by class
-        return _monte_carlo(metric, problem, options, nominal, mc)
+        return (rest * total + mean) / scale, square / scale**2, "exact"
     if definition.fixed_denominator and (
         definition.negative or (problem.weight is not None and average != "weighted")
     ):
-        return _fixed_denominator(metric, problem, options, nominal, mc)
-    if problem.weight is None:
-        return _class_average(metric, problem, options, nominal, mc)
-    return _monte_carlo(metric, problem, options, nominal, mc)
+        return _fixed_denominator(metric, problem, options, mc)
+    if problem.weight is None and (definition.averaged or definition.present_classes):
+        return _class_average(metric, problem, options, mc)
+    return _draw(metric, problem, options, mc)
 
 
 def multiclass_score(
-    definition: CountMetric, y_true: Any, y_pred: Any, options: dict,
-    average: Any, zero: float, parameters: dict,
-) -> NoisyScore | list[NoisyScore]:  # fmt: skip
+    definition: CountMetric, y_true: Any, y_pred: Any, options: dict
+) -> NoisyScore | list[NoisyScore]:
     """A multiclass average (or per-class scores for ``average=None``);
-    ``options``: the public function's, ``zero``: ``zero_division`` as a number,
-    ``parameters``: the definition's own options (kappa's ``weights``)."""
+    ``options``: the public function's, ``zero``: ``zero_division`` as a number."""
+    average, zero = options["average"], options["zero"]
+    parameters = {n: options[n] for n, _ in definition.parameters}
     if options["method"] == "delta":
         if definition.averaged:
             raise ValueError(
@@ -389,10 +367,8 @@ def multiclass_score(
             "of classes, and is Monte Carlo otherwise."
         )
     metric, labels, estimand = definition.name, options["labels"], options["estimand"]
-    transition_matrix, sample_weight = (
-        options["transition_matrix"],
-        options["sample_weight"],
-    )
+    transition_matrix = options["transition_matrix"]
+    sample_weight = options["sample_weight"]
     adjusted = bool(options.get("adjusted", False))
     label_index = None  # the positions of ``labels`` when they leave out classes
     if labels is None or transition_matrix is not None or not definition.averaged:
@@ -418,14 +394,9 @@ def multiclass_score(
         nominal = sklearn_from_confusion(metric, cells, encoded.classes, **settings)
     else:  # weighted sums: scikit-learn's own order of summation
         nominal = sklearn_value(
-            metric,
-            y_true,
-            y_pred,
-            sample_weight=sample_weight,
-            **definition.sklearn_options(
-                labels=labels, average=average, adjusted=adjusted, **parameters,
-                zero_division=options.get("zero_division", 0.0),
-            ),
+            definition, y_true, y_pred, sample_weight=sample_weight, labels=labels,
+            average=average, adjusted=adjusted, **parameters,
+            zero_division=options.get("zero_division", 0.0),
         )  # fmt: skip
     if average is None and definition.averaged:
         nominal = list(np.asarray(nominal, dtype=np.float64))
@@ -438,7 +409,8 @@ def multiclass_score(
     if estimand == "forward":
         problem = _Problem(encoded, noise, weight, cells)
         mc = {"n_draws": options["n_draws"], "random_state": options["random_state"]}
-        return _forward(metric, problem, settings, nominal, mc)
+        expected, variance, method = _forward(metric, problem, settings, mc)
+        return _per_class(metric, expected, variance, nominal, m, method)
     if definition.negative and (average is None or label_index is not None):
         raise ValueError(
             f"estimand={estimand!r} needs one average over every class: choose "
@@ -477,11 +449,7 @@ def adjust_balanced_accuracy(
     score: NoisyScore, n_classes: int, adjusted: bool
 ) -> NoisyScore:
     """``(BA - 1/K)/(1 - 1/K)`` of a truth or remeasurement estimate."""
-    if (
-        not adjusted
-        or score.estimand == "forward"
-        or not COUNT_METRICS[score.metric].adjustable
-    ):
+    if not adjusted:
         return score
     scale = 1.0 - 1.0 / n_classes
     if score.estimand == "truth":

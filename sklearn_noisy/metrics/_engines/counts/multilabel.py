@@ -14,6 +14,7 @@ from ....utils._noise import FlipNoise
 from ..._definitions.counts import COUNT_METRICS, average_ratio
 from .binary_moments import CountLaws, exact_moments
 from .checks import varying_weight
+from .confusion_draws import draw_moments
 from .multiclass import NEGLIGIBLE, _per_class, defined_mean, sklearn_value
 from .poisson_binomial import bernoulli_table
 
@@ -156,8 +157,7 @@ def _monte_carlo(
         s = np.einsum("i,dil->dl", w, observed.astype(np.float64))
         parts = (tp, s, w @ pred, s)
         values.append(average_ratio(ratio, parts, average=average, **zero))
-    draws = np.concatenate(values)
-    return draws.mean(axis=0), draws.var(axis=0, ddof=1)
+    return draw_moments(np.concatenate(values))
 
 
 def _exact(
@@ -212,7 +212,7 @@ def multilabel_score(
             "remeasurement estimates de-noise a confusion matrix of one label."
         )
     nominal = sklearn_value(
-        metric,
+        COUNT_METRICS[metric],
         truth.astype(int),
         pred.astype(int),
         labels=labels,
@@ -230,9 +230,8 @@ def multilabel_score(
         result: tuple[Any, Any] | None = (nominal, np.zeros(np.shape(nominal)))
     else:
         result = _exact(metric, pi, pred, weight, average, zero)
-    method = "exact"
+    method = "exact" if result is not None else "monte_carlo"
     if result is None:
-        method = "monte_carlo"
         result = _monte_carlo(metric, pi, pred, weight, average, zero, options)
     nominal = list(np.asarray(nominal)) if average is None else nominal
     return _per_class(metric, *result, nominal, m, method)

@@ -95,15 +95,11 @@ def _product_tree(p: np.ndarray) -> tuple[int, np.ndarray]:
             identity = np.zeros((pmf.shape[0], 1))
             identity[0, 0] = 1.0
             pmf = np.hstack([pmf, identity])
-            offset = np.append(offset, 0)
-            mean = np.append(mean, 0.0)
-            variance = np.append(variance, 0.0)
-            count = np.append(count, 0)
+            nodes = (np.append(a, 0) for a in (offset, mean, variance, count))
+            offset, mean, variance, count = nodes
         pmf = _multiply_pairs(pmf[:, 0::2], pmf[:, 1::2])
-        offset = offset[0::2] + offset[1::2]
-        mean = mean[0::2] + mean[1::2]
-        variance = variance[0::2] + variance[1::2]
-        count = count[0::2] + count[1::2]
+        nodes = (a[0::2] + a[1::2] for a in (offset, mean, variance, count))
+        offset, mean, variance, count = nodes
         pmf, offset = _trim(pmf, offset, mean, variance, count)
     return int(offset[0]), pmf[:, 0]
 
@@ -131,17 +127,18 @@ def _trim(
     return np.take_along_axis(pmf, rows, axis=0), offset + start
 
 
-def _few_distinct(p: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(values, counts)`` when ``p`` holds few values (a sample is looked at
-    first, so that many distinct values do not pay for a full sort)."""
-    if p.size > 4 * _MAX_GROUPS and np.unique(p[:: max(1, p.size // 1024)]).size > (
-        _MAX_GROUPS
-    ):
+def few_distinct(p: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(values, counts)`` when ``p`` holds at most 64 values, in O(M) (the
+    candidates are those of a sample: a value it misses gives None)."""
+    if p.size == 0:
+        return np.zeros(0), np.zeros(0, dtype=np.int64)
+    candidates = np.unique(p[:: max(1, p.size // 1024)])
+    if candidates.size > _MAX_GROUPS:
         return None
-    values, counts = np.unique(p, return_counts=True)
-    if values.size > _MAX_GROUPS or values.size * _LEAF_SIZE > p.size:
+    index = np.minimum(np.searchsorted(candidates, p), candidates.size - 1)
+    if not np.array_equal(candidates[index], p):
         return None
-    return values, counts
+    return candidates, np.bincount(index, minlength=candidates.size)
 
 
 def _convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -206,8 +203,8 @@ def poisson_binomial_window(p: np.ndarray) -> tuple[int, np.ndarray]:
     uncertain = p[(p > 0.0) & (p < 1.0)]
     if uncertain.size == 0:
         return certain, np.ones(1)
-    groups = _few_distinct(uncertain)
-    if groups is None:
+    groups = few_distinct(uncertain)
+    if groups is None or groups[0].size * _LEAF_SIZE > uncertain.size:
         offset, pmf = _product_tree(uncertain)
         pmf = np.asarray(pmf, dtype=np.float64)
         pmf /= pmf.sum()

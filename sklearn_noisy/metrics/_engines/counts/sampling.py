@@ -44,12 +44,11 @@ def _terms(
     ):
         return None
     encoded = encode_labels(y_true, y_pred, None)
-    classes, k = encoded.classes, encoded.n_classes
     if labels is not None:
-        if not np.isin(classes, labels).all():
+        if not np.isin(encoded.classes, labels).all():
             return None
         encoded = encode_labels(y_true, y_pred, labels)
-        classes, k = encoded.classes, encoded.n_classes
+    classes, k = encoded.classes, encoded.n_classes
     true_index, pred_index = encoded.indices(slice(None))
     options: dict[str, Any] = {"average": average}
     if definition.averaged:

@@ -50,9 +50,10 @@ def _check_common(method: Any, n_draws: Any) -> None:
         raise ValueError(f"n_draws must be an integer >= 2; got {n_draws!r}.")
 
 
-def _without_zero_weights(y_true: Any, y_pred: Any, noise: dict, weight: Any) -> Any:
-    """The samples of positive weight, ``labels`` fixed to scikit-learn's classes
-    of all samples; None when no weight is 0."""
+def _without_zero_weights(y_true: Any, y_pred: Any, options: dict) -> Any:
+    """``(y_true, y_pred, options)`` of the samples of positive weight, ``labels``
+    fixed to scikit-learn's classes of all samples; None when no weight is 0."""
+    weight = options["sample_weight"]
     if weight is None:
         return None
     weight = np.asarray(weight)
@@ -65,13 +66,13 @@ def _without_zero_weights(y_true: Any, y_pred: Any, noise: dict, weight: Any) ->
     y_pred = as_label_array(y_pred, name="y_pred")
     if y_true.shape != keep.shape or y_pred.shape != keep.shape:
         return None  # the usual checks will name the problem
-    noise = dict(noise)
-    if noise["labels"] is None:
-        _, _, noise["labels"] = check_classification_labels(y_true, y_pred)
-    q = noise["q"]
+    kept = {"sample_weight": weight[keep]}
+    if options["labels"] is None:
+        kept["labels"] = check_classification_labels(y_true, y_pred)[2]
+    q = options["q"]
     if q is not None and np.ndim(q) == 1 and len(q) == keep.size:
-        noise["q"] = np.asarray(q)[keep]
-    return y_true[keep], y_pred[keep], noise, weight[keep]
+        kept["q"] = np.asarray(q)[keep]
+    return y_true[keep], y_pred[keep], {**options, **kept}
 
 
 def _replaced(score: Any, **changes: Any) -> Any:
@@ -94,7 +95,6 @@ def _class_score(
     if averaged and average is not None:
         check_option(average, _AVERAGES[:-1], name="average")
     _check_common(method, options["n_draws"])
-    noise = {k: options[k] for k in ("q", "transition_matrix", "labels")}
     zero_division = options.get("zero_division", 0.0)
     zero = check_zero_division(zero_division)
     parameters = {n: options[n] for n, _ in definition.parameters}
@@ -115,21 +115,16 @@ def _class_score(
         adjusted = options.get("adjusted", False)
         if not isinstance(adjusted, (bool, np.bool_)):
             raise ValueError(f"adjusted must be True or False; got {adjusted!r}.")
-        classes = _binary_present_labels(y_true, y_pred, noise["labels"])
+        classes = _binary_present_labels(y_true, y_pred, options["labels"])
         binary, average = classes is not None, "macro"
         pos_label = classes[-1] if binary else None
-    kept = _without_zero_weights(y_true, y_pred, noise, options["sample_weight"])
+    kept = _without_zero_weights(y_true, y_pred, options)
     if kept is not None:
-        y_true, y_pred, noise, weight = kept
-        kept_options = {**options, **noise, "sample_weight": weight}
-        score = _class_score(definition, y_true, y_pred, kept_options)
+        score = _class_score(definition, *kept)
         return _replaced(score, n_samples=len(options["sample_weight"]))
-    if binary:
-        binary_options = {**options, "pos_label": pos_label, "zero": zero}
-        return binary_score(definition, y_true, y_pred, noise, binary_options)
-    return multiclass_score(
-        definition, y_true, y_pred, options, average, zero, parameters
-    )
+    options = {**options, "average": average, "pos_label": pos_label, "zero": zero}
+    engine = binary_score if binary else multiclass_score
+    return engine(definition, y_true, y_pred, options)
 
 
 # ----------------------------------------------------- the one entry point
@@ -222,7 +217,7 @@ def _negative_class_score(
     if average != "binary":
         _check_common(options["method"], options["n_draws"])
         zero = check_zero_division(options["zero_division"])
-        return multiclass_score(definition, y_true, y_pred, options, average, zero, {})
+        return multiclass_score(definition, y_true, y_pred, {**options, "zero": zero})
     negative = _negative_label(y_true, y_pred, options["labels"], options["pos_label"])
     score = count_score(positive, y_true, y_pred, {**options, "pos_label": negative})
     return _replaced(score, metric=name)
