@@ -30,6 +30,7 @@ INTERVAL_METHODS = (
     "log_t",
     "log_complement",
     "log_cornish_fisher",
+    "fiducial",
 )
 
 #: The ``method`` a caller may ask ``confidence_interval`` for.
@@ -92,7 +93,7 @@ class ConfidenceInterval(tuple):
         The bounds, inside the range of the metric.
     method : {"exact", "normal", "t", "binomial", "wilson", "unified", \
 "unified_sqrt", "bootstrap_t", "cornish_fisher", "log_t", "log_complement", \
-"log_cornish_fisher"}
+"log_cornish_fisher", "fiducial"}
         How the interval was built (:ref:`error_budget_intervals`).
     content : float
         The probability of ``[low, high]`` under the exact distribution of the
@@ -418,7 +419,7 @@ default=None
             pivot = _pivot_quantiles(self.sampling_pivot, confidence_level)
         elif source == "label_noise" and requested == "auto":
             pivot = _pivot_quantiles(self.label_pivot, confidence_level)
-            pivot_method = "cornish_fisher"
+            pivot_method = getattr(self.label_pivot, "method", "cornish_fisher")
             if self.estimand != "forward" and "log_complement" in METRIC_INTERVALS.get(
                 self.metric, ()
             ):
@@ -519,6 +520,18 @@ default=None
         root = math.sqrt(variance)
         if pivot is not None and math.isfinite(variance):
             method = pivot_method
+        if method == "fiducial":  # bounded at 0 already: no unified widening
+            root_metric = self.interval_method == "unified_sqrt"
+            centre, scale = self.expected, root
+            if root_metric:  # the MSE's ends, then their square roots
+                centre, scale = (
+                    self.distribution.estimate,
+                    root * self.distribution.factor,
+                )
+            ends = np.maximum(
+                [centre - scale * pivot[1], centre - scale * pivot[0]], 0.0
+            )
+            return ConfidenceInterval(*(np.sqrt(ends) if root_metric else ends), method)
         if math.isinf(variance):
             low, high = -math.inf, math.inf
         elif self.interval_method == "unified_sqrt":

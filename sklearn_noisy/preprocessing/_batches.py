@@ -15,11 +15,13 @@ __all__ = ["BatchOffsetSummary", "summarize_batches"]
 class BatchOffsetSummary(NamedTuple):
     """The batch-offset and within-batch SDs of repeated reference readings.
 
+    Pass it as ``sigma_shared`` (with the batches as ``groups``): the truth
+    MSE and RMSE intervals then follow the estimate's uncertainty.
+
     Attributes
     ----------
     sigma_shared : float
-        The SD of a batch's offset, ``sqrt(max(tau2, 0))``: pass it as
-        ``sigma_shared`` with the batches as ``groups``.
+        The SD of a batch's offset, ``sqrt(max(tau2, 0))``.
     sigma_shared_dof : float
         Satterthwaite's degrees of freedom of ``tau2`` (0 when ``tau2 <= 0``).
     tau2 : float
@@ -30,6 +32,11 @@ class BatchOffsetSummary(NamedTuple):
         Its degrees of freedom, ``n_readings - n_references - n_batches + 1``.
     n_batches, n_references, n_readings : int
         The design's sizes.
+    batch_dof : int
+        The degrees of freedom of the batches' mean square.
+    batch_size : float
+        The effective readings per batch, ``k`` in ``E[MS_batches] = σ_w² +
+        k τ²`` (the readings per batch when balanced).
     """
 
     sigma_shared: float
@@ -40,6 +47,8 @@ class BatchOffsetSummary(NamedTuple):
     n_batches: int
     n_references: int
     n_readings: int
+    batch_dof: int = 0
+    batch_size: float = 0.0
 
 
 def _residual(design: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -121,4 +130,6 @@ def summarize_batches(
         n_batches=n_batches,
         n_references=n_references,
         n_readings=n,
+        batch_dof=int(rank),
+        batch_size=float(trace / rank),
     )

@@ -158,7 +158,10 @@ _OPTION_DOCS = {
     "sigma_shared": """\
     sigma_shared : float, dict or array-like of shape (n_samples,), default=None
         The SD of a batch's common offset: one value, ``{batch: SD}`` or one
-        value per sample (equal within a batch). A remeasurement draws new
+        value per sample (equal within a batch), or the
+        :func:`~sklearn_noisy.preprocessing.summarize_batches` summary that
+        estimated it (its truth intervals then follow the estimate's
+        uncertainty, ``method="fiducial"``). A remeasurement draws new
         offsets; for one that keeps them, leave out ``groups``.""",
     "sigma_shared_dof": """\
     sigma_shared_dof : float, default=None

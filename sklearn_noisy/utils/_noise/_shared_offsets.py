@@ -16,7 +16,8 @@ class SharedOffsets:
 
     ``codes[i]``: sample ``i``'s batch, ``labels`` the batches' names, ``tau2``
     their ``τ_g²``, ``dof`` its degrees of freedom (None: known), ``common``:
-    one estimate for every batch.
+    one estimate for every batch; ``fiducial``: the mean squares, their degrees
+    of freedom and ``k`` of the estimate's one-way analysis (or None).
     """
 
     codes: np.ndarray
@@ -24,6 +25,14 @@ class SharedOffsets:
     tau2: np.ndarray
     dof: float | None = None
     common: bool = False
+    fiducial: tuple[float, int, float, int, float] | None = None
+
+    def fiducial_tau2(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` draws of Weerahandi's generalized pivotal quantity for ``τ²``,
+        ``(ν_B MS_B/χ²_{ν_B} − ν_W MS_W/χ²_{ν_W})/k`` truncated at 0."""
+        ms_b, dof_b, ms_w, dof_w, k = self.fiducial  # type: ignore[misc]
+        between = dof_b * ms_b / rng.chisquare(dof_b, n)
+        return np.maximum(between - dof_w * ms_w / rng.chisquare(dof_w, n), 0.0) / k
 
     def tau2_covariance(self, a: np.ndarray, c: np.ndarray) -> np.ndarray:
         """Unbiased ``Cov(Σ_g a_g τ̂_g², Σ_g c_g τ̂_g²)``, coefficients ``(G, k)``
@@ -66,6 +75,7 @@ class SharedOffsets:
             self.tau2[kept],
             self.dof,
             self.common,
+            self.fiducial,
         )
 
     def draw(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -78,9 +88,26 @@ class SharedOffsets:
 def check_shared_offsets(
     groups: Any, sigma_shared: Any, n_samples: int, sigma_shared_dof: Any = None
 ) -> SharedOffsets | None:
-    """Validate the batches and their offsets' SD (a scalar, ``{batch: τ_g}`` or
-    one value per sample) and its degrees of freedom; None without any offset."""
-    dof = None
+    """Validate the batches and their offsets' SD (a scalar, ``{batch: τ_g}``,
+    one value per sample or a ``BatchOffsetSummary``) and its degrees of
+    freedom; None without any offset."""
+    dof = fiducial = None
+    if hasattr(sigma_shared, "batch_size"):  # a BatchOffsetSummary
+        if sigma_shared_dof is not None:
+            raise TypeError(
+                "sigma_shared is a BatchOffsetSummary, which holds its degrees "
+                "of freedom: do not also pass sigma_shared_dof."
+            )
+        summary, ms_w = sigma_shared, sigma_shared.sigma_within**2
+        k, dof = summary.batch_size, summary.sigma_shared_dof or None
+        fiducial = (
+            ms_w + k * summary.tau2,
+            summary.batch_dof,
+            ms_w,
+            summary.sigma_within_dof,
+            k,
+        )
+        sigma_shared = summary.sigma_shared
     if sigma_shared_dof is not None:
         value = as_float_array(sigma_shared_dof, name="sigma_shared_dof")
         if value.ndim != 0:
@@ -140,7 +167,7 @@ def check_shared_offsets(
             "sigma_shared must be finite and non-negative; got "
             f"{float(tau[bad])!r} for batch {labels[bad]!r}."
         )
-    if not np.any(tau > 0):
+    if not np.any(tau > 0) and fiducial is None:
         return None
     common = not isinstance(sigma_shared, dict) and np.unique(tau).size == 1
-    return SharedOffsets(codes, labels, tau * tau, dof, common)
+    return SharedOffsets(codes, labels, tau * tau, dof, common, fiducial)

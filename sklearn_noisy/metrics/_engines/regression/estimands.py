@@ -12,6 +12,7 @@ unbiased estimate of its lower bound, the ``σ⁴`` part of the quadratic form
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable
@@ -20,7 +21,12 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy.special import ndtr
 
-from ...._noisy_score import PIVOT_MAX_SAMPLES, NoisyScore, cornish_fisher_pivot
+from ...._noisy_score import (
+    PIVOT_MAX_SAMPLES,
+    PIVOT_PROBABILITIES,
+    NoisyScore,
+    cornish_fisher_pivot,
+)
 from ....utils._arrays import chunk_of, chunks
 from ....utils._noise import PoissonNoise, check_sigma_dof
 from ....utils._unified_interval import SquareRootInterval
@@ -121,6 +127,44 @@ def _skew_pivots(
     ]
 
 
+class FiducialPivot(tuple):
+    """A label pivot from the fiducial distribution of ``τ²``."""
+
+    method = "fiducial"
+
+
+def _fiducial_pivots(
+    estimate: np.ndarray, variance: np.ndarray, *data: Any, shared: Any
+) -> list[tuple[float, ...] | None]:
+    """Each output's truth-MSE pivot when ``τ²`` was estimated in a one-way
+    analysis: the truth at ``τ²`` is ``A − τ² − Z √V(τ²)``, ``V`` and its floor
+    quadratic in ``τ²`` (three evaluations), ``τ²`` drawn from Weerahandi's
+    generalized pivotal quantity (seeded, 20,000 draws; user guide:
+    :ref:`shared_offsets`)."""
+    fits = []
+    for t in (0.0, 1.0, 2.0):
+        known = dataclasses.replace(
+            shared, tau2=np.full_like(shared.tau2, t), dof=None, fiducial=None
+        )
+        fits.append(_squared_error_sums(*data, k=3.0, floor_k=1.0, shared=known))
+    (w_sum, d2, s2, *low), (_, _, _, *one), (_, _, _, *two) = (f[:5] for f in fits)
+    rng = np.random.default_rng(0)
+    tau2 = shared.fiducial_tau2(rng, 20000)[:, None]
+    spread = [  # V and its floor at each draw, through the three points
+        a + (b - a - (a - 2.0 * b + c) / 2.0) * tau2 + (a - 2.0 * b + c) / 2.0 * tau2**2
+        for a, b, c in zip(low, one, two, strict=True)
+    ]
+    noise = rng.standard_normal(tau2.shape) * np.sqrt(np.maximum(*spread)) / w_sum
+    quantiles = np.quantile(
+        (d2 - s2) / w_sum - tau2 - noise, 1.0 - np.asarray(PIVOT_PROBABILITIES), axis=0
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pivots = (estimate - quantiles) / np.sqrt(variance)
+    return [
+        FiducialPivot(p) if np.all(np.isfinite(p)) else None for p in pivots.T.tolist()
+    ]
+
+
 def _mse(
     y: np.ndarray,
     y_pred: np.ndarray,
@@ -158,12 +202,16 @@ def _mse(
     estimate = (nominal - s2_sum) / w_sum if truth else nominal / w_sum
     variance = np.maximum(variance, floor) / (w_sum * w_sum)
     skew = None if parts is None else parts.skew
+    pivots = None if skew is None else _skew_pivots(skew, w_sum, variance)
+    if truth and shared is not None and shared.fiducial is not None:
+        data = (y, y_pred, sigma, sigma_dof, weight)
+        pivots = _fiducial_pivots(estimate, variance, *data, shared=shared)
     return RegressionEstimate(
         estimate,
         variance,
         nominal / w_sum,
         np.zeros(nominal.shape, dtype=bool),
-        pivots=None if skew is None else _skew_pivots(skew, w_sum, variance),
+        pivots=pivots,
         sampling=None if parts is None else parts.terms,
     )
 
