@@ -2,6 +2,8 @@
 unchanged, the truth interval Student's with Welch–Satterthwaite's degrees of
 freedom, and an end-to-end simulation with σ estimated from 2–3 readings."""
 
+import pickle
+
 import numpy as np
 import pytest
 from scipy.stats import t as student
@@ -54,6 +56,8 @@ def test_truth_interval_is_students_with_satterthwaite_dof():
     low, high = score.confidence_interval(0.95)
     half = student.ppf(0.975, nu) * np.sqrt(c.sum())
     assert (low, high) == pytest.approx((score.expected - half, score.expected + half))
+    assert score.confidence_interval(0.95).method == "t"
+    assert pickle.loads(pickle.dumps(score)).confidence_interval(0.95).method == "t"
     assert nu == pytest.approx(4.8804, abs=1e-4)  # few dof: 1.32 times z's width
     assert (high - low) / (2 * 1.959964 * score.std) == pytest.approx(1.3213, abs=1e-4)
     # σ known everywhere: the normal interval, as without the dof

@@ -340,6 +340,13 @@ def _own_label_variance(arguments: dict[str, Any], score: NoisyScore) -> Any:
     return independent.variance
 
 
+class _StudentPivot(tuple):
+    """Student's quantiles at ``PIVOT_PROBABILITIES``: the label pivot of a
+    difference whose variance has estimated parts (its interval's method)."""
+
+    method = "t"
+
+
 @with_test_set_sampling(_paired_terms, label_arguments=("y_true",), data_arguments=3)
 def expected_paired_difference(
     y_true: Any,
@@ -528,7 +535,7 @@ def expected_paired_difference(
         dof = result[4] if len(result) > 4 and estimand == "truth" else math.inf
         pivot = None
         if math.isfinite(dof):
-            pivot = tuple(float(t) for t in stdtrit(dof, PIVOT_PROBABILITIES))
+            pivot = _StudentPivot(float(t) for t in stdtrit(dof, PIVOT_PROBABILITIES))
         return NoisyScore(
             f"{name}_difference", *result[:4], method, estimand, label_pivot=pivot
         )
