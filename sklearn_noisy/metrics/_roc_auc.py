@@ -162,15 +162,12 @@ def _monte_carlo(
 
 def _flipped(
     truth: np.ndarray, pi: np.ndarray, scores: np.ndarray, nominal: Any,
-    options: dict, average: str | None, noiseless: bool, method: str, mc: dict,
-    estimand: str = "forward",
+    options: dict, method: str, mc: dict,
 ) -> NoisyScore | list[NoisyScore]:  # fmt: skip
     """The AUC of fixed ``scores`` (a column per binary problem) when the 0/1
     ``truth`` of their shape is observed positive with probabilities ``pi``."""
-    n_samples, shape = truth.shape[0], scores.shape
+    n_samples, shape, average = truth.shape[0], scores.shape, options["average"]
     truth, pi, scores = (a.reshape(n_samples, -1) for a in (truth, pi, scores))
-    if noiseless:
-        return _exact(nominal, n_samples, estimand)
     keep, weight = _weights(options["sample_weight"], n_samples)
     if (
         _partial(options["max_fpr"])
@@ -182,14 +179,10 @@ def _flipped(
             y_draw, y_score = y_draw.reshape(shape), scores.reshape(shape)
             return roc_auc_score(y_draw, y_score, **options)
 
-        return _monte_carlo(
-            value,
-            truth.ravel().astype(np.int64),
-            {"q": np.where(truth, 1.0 - pi, pi).ravel(), "labels": [0, 1]},
-            n_samples,
-            None if average is not None else truth.shape[1],
-            mc,
-        )
+        noise = {"q": np.where(truth, 1.0 - pi, pi).ravel(), "labels": [0, 1]}
+        outputs = None if average is not None else truth.shape[1]
+        y = truth.ravel().astype(np.int64)
+        return _monte_carlo(value, y, noise, n_samples, outputs, mc)
     pi, scores = pi[keep], scores[keep]
     if average == "micro":
         problems, w = [(pi.ravel(), scores.ravel())], np.ones(1)
@@ -224,12 +217,14 @@ def _multiclass(
     if is_identity(noise):
         return _exact(nominal, y.size)
     fixed = {**options, "labels": classes}
+    flips = {"q": q, "transition_matrix": transition_matrix, "labels": classes}
+    outputs = None if np.ndim(nominal) == 0 else classes.size
     return _monte_carlo(
         lambda y_draw: roc_auc_score(y_draw, y_score, **fixed),
         y,
-        {"q": q, "transition_matrix": transition_matrix, "labels": classes},
+        flips,
         y.size,
-        None if np.ndim(nominal) == 0 else classes.size,
+        outputs,
         mc,
     )
 
@@ -409,10 +404,9 @@ def expected_roc_auc_score(
         truth = _indicator(y_true, "y_true")
         pi = _positive_probability(truth, q, transition_matrix)
         scores = as_float_array(y_score, name="y_score")
-        noiseless = np.array_equal(pi, truth)
-        return _flipped(
-            truth, pi, scores, nominal, options, average, noiseless, method, mc
-        )
+        if np.array_equal(pi, truth):
+            return _exact(nominal, truth.shape[0])
+        return _flipped(truth, pi, scores, nominal, options, method, mc)
     positive, scores, _ = _check_inputs(y_true, y_score, labels)
     t0, t1, noise = _flip_law(positive, q, transition_matrix)
     n_samples = positive.size
@@ -421,26 +415,17 @@ def expected_roc_auc_score(
     nominal = float("nan")
     if positive.any() and not positive.all():
         nominal = float(roc_auc_score(positive, scores, **options))
-    noiseless = not (np.any(t0 > 0.0) or np.any(t1 < 1.0))
-    if noiseless and np.isnan(nominal):
-        raise ValueError(
-            "Only one class present in y_true. ROC AUC score is not defined "
-            "in that case."
-        )
-    if estimand == "forward" or noiseless:
+    if not (np.any(t0 > 0.0) or np.any(t1 < 1.0)):
+        if np.isnan(nominal):
+            raise ValueError(
+                "Only one class present in y_true. ROC AUC score is not defined "
+                "in that case."
+            )
+        return _exact(nominal, n_samples, estimand)
+    if estimand == "forward":
+        options["average"] = "macro"
         pi = np.where(positive, t1, t0)
-        return _flipped(
-            positive,
-            pi,
-            scores,
-            nominal,
-            options,
-            "macro",
-            noiseless,
-            method,
-            mc,
-            estimand,
-        )
+        return _flipped(positive, pi, scores, nominal, options, method, mc)
     if _partial(max_fpr) or weight is not None:
         raise ValueError(
             "estimand='truth' is supported without max_fpr and with equal "

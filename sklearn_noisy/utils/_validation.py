@@ -217,11 +217,7 @@ def supports_estimands(*estimands: str) -> Callable[[F], F]:
 
 
 def check_estimand(
-    estimand: Any,
-    *,
-    metric: str,
-    supported: tuple[str, ...],
-    reason: str | None = None,
+    estimand: Any, *, metric: str, supported: tuple[str, ...], reason: str | None = None
 ) -> str:
     """Validate ``estimand`` against the ``supported`` ones of ``metric``;
     ``reason`` says why the metric offers no estimator of ``"truth"``."""
