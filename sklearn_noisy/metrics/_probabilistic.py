@@ -16,13 +16,12 @@ import numpy as np
 from .._noisy_score import NoisyScore
 from ..utils._arrays import check_same_length, chunks, weighted_totals
 from ..utils._docstring import fill_doc
-from ..utils._labels import as_label_array
+from ..utils._labels import EncodedLabels, as_label_array
 from ..utils._noise import FlipNoise
 from ..utils._validation import ESTIMANDS, check_estimand, supports_estimands
 from ._definitions.probabilistic import (
     BRIER_SCORE_LOSS,
     LOG_LOSS,
-    ClassIndex,
     Loss,
     ProbabilisticLoss,
     _binary_problem,
@@ -46,7 +45,7 @@ class _Problem(NamedTuple):
 
     loss: Loss
     proba: np.ndarray
-    index: ClassIndex
+    index: EncodedLabels | np.ndarray
     noise: FlipNoise
     weight: np.ndarray | None
     scale: float
@@ -97,7 +96,7 @@ def _problem(definition: ProbabilisticLoss, arguments: dict[str, Any]) -> _Probl
                 "class labels."
             )
         (n_samples, n_labels), n_classes = indicator.shape, 2
-        index, order = ClassIndex(indicator.ravel()), None
+        index, order = indicator.ravel(), None
         factor = 0.5 if (n_labels == 2 if half == "auto" else half) else 1.0
     else:
         y_true = as_label_array(y_true, name="y_true")
