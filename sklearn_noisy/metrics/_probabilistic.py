@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._noisy_score import NoisyScore
-from ..utils._arrays import check_same_length, chunks, weighted_totals
+from ..utils._arrays import as_array, check_same_length, chunks, weighted_totals
 from ..utils._docstring import fill_doc
 from ..utils._labels import EncodedLabels, as_label_array
 from ..utils._noise import FlipNoise
@@ -54,9 +54,7 @@ class _Problem(NamedTuple):
 
 def _label_indicator(y_true: Any) -> np.ndarray | None:
     """A 2-D ``y_true`` as a 0/1 label-indicator matrix (None for 1-D labels)."""
-    if hasattr(y_true, "to_numpy") and not isinstance(y_true, np.ndarray):
-        y_true = y_true.to_numpy()
-    array = np.asarray(y_true)
+    array = as_array(y_true)
     if array.ndim != 2 or array.shape[1] < 2:
         return None
     if array.dtype.kind not in "biuf" or not np.isin(array, (0, 1)).all():

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ._arrays import check_finite, check_same_length, chunks
+from ._arrays import as_array, check_finite, check_same_length, chunks
 
 #: Object arrays of strings at most this long are stored as fixed-width unicode.
 _MAX_UNICODE_LENGTH = 64
@@ -52,9 +52,7 @@ def _object_labels(array: np.ndarray, *, name: str) -> np.ndarray:
 
 def as_label_array(value: Any, *, name: str) -> np.ndarray:
     """``value`` as a 1-D array of class labels (a one-column 2-D is accepted)."""
-    if hasattr(value, "to_numpy") and not isinstance(value, np.ndarray):
-        value = value.to_numpy()
-    array = np.asarray(value)
+    array = as_array(value)
     if array.ndim == 2 and array.shape[1] == 1:
         array = array[:, 0]
     if array.ndim != 1:
@@ -102,12 +100,10 @@ def check_targets(y_true: Any, y_pred: Any) -> tuple[Any, Any]:
     scikit-learn's ``_check_targets`` rejects."""
     arrays = []
     for name, y in (("y_true", y_true), ("y_pred", y_pred)):
-        if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
-            y = y.to_numpy()
         if hasattr(y, "tocsr"):  # a sparse multilabel indicator matrix
             return y_true, y_pred
         try:
-            array = np.asarray(y)
+            array = as_array(y)
         except ValueError as exc:  # ragged sequences of sequences
             raise ValueError(
                 f"{name} must be an array of class labels; sequences of "

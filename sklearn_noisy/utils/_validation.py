@@ -67,10 +67,7 @@ def check_regression_inputs(
     metric, the labels 2-D; ``ensure_finite=False`` skips the NaN/inf scans."""
     y_true = check_regression_target(y_true, name="y_true")
     y_pred = check_regression_target(y_pred, name="y_pred")
-    if y_true.ndim == 1:
-        y_true = y_true[:, None]
-    if y_pred.ndim == 1:
-        y_pred = y_pred[:, None]
+    y_true, y_pred = (y[:, None] if y.ndim == 1 else y for y in (y_true, y_pred))
     check_same_length(y_true, y_pred)
     if y_true.shape[1] != y_pred.shape[1]:
         raise ValueError(
