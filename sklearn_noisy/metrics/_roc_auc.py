@@ -301,12 +301,10 @@ def _sampling_terms(arguments: dict[str, Any], score: Any) -> tuple | None:
     keep, weight = _weights(arguments.get("sample_weight"), positive.size)
     if weight is not None:
         return None
-    positive, scores, t0, t1 = positive[keep], scores[keep], t0[keep], t1[keep]
-    if score.estimand == "truth":
-        u = (positive - t0) / (t1 - t0)
-    else:
-        u = np.where(positive, t1, t0)
-    return auc_sampling_terms(u, scores), None, 1.0
+    positive, t0, t1 = positive[keep], t0[keep], t1[keep]
+    truth = score.estimand == "truth"
+    u = (positive - t0) / (t1 - t0) if truth else np.where(positive, t1, t0)
+    return auc_sampling_terms(u, scores[keep]), None, 1.0
 
 
 @with_test_set_sampling(_sampling_terms, method="delta")
@@ -432,8 +430,7 @@ def expected_roc_auc_score(
             "sample weights only."
         )
     noise.check_invertible()
-    positive, scores, t0, t1 = positive[keep], scores[keep], t0[keep], t1[keep]
-    expected, variance = _truth(positive, scores, t0, t1)
+    expected, variance = _truth(positive[keep], scores[keep], t0[keep], t1[keep])
     return NoisyScore(ROC_AUC, expected, variance, nominal, n_samples, "delta", "truth")
 
 
