@@ -32,7 +32,6 @@ from ._engines.roc_auc import (
     auc_moments_exact,
     auc_sampling_terms,
     centered_ranks,
-    exact_cost,
     tie_groups,
 )
 from ._engines.test_set_sampling import with_test_set_sampling
@@ -107,13 +106,11 @@ def _flip_law(
 def _forward(problems: list, method: str) -> tuple[np.ndarray, np.ndarray, str]:
     """Means and variances of binary problems ``(p, scores)``; one warning for all."""
     moments, used = [], set()
+    budget = EXACT_BUDGET if method == "auto" else np.inf
     for p, scores in problems:
-        kind = method
-        if kind == "auto":
-            kind = "exact" if exact_cost(p) <= EXACT_BUDGET else "delta"
-        kernel = auc_moments_exact if kind == "exact" else auc_moments_delta
-        moments.append(kernel(p, scores))
-        used.add(kind)
+        exact = None if method == "delta" else auc_moments_exact(p, scores, budget)
+        moments.append(auc_moments_delta(p, scores) if exact is None else exact)
+        used.add("delta" if exact is None else "exact")
     mean, variance, p_defined = np.array(moments).T
     if np.any(p_defined <= 0.0):
         raise ValueError(
