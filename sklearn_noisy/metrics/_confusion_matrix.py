@@ -28,11 +28,7 @@ from ._engines.counts.estimands import (
 )
 from ._engines.counts.multiclass import is_identity
 
-__all__ = [
-    "NORMALIZE_OPTIONS",
-    "NoisyConfusionMatrix",
-    "expected_confusion_matrix",
-]
+__all__ = ["NORMALIZE_OPTIONS", "NoisyConfusionMatrix", "expected_confusion_matrix"]
 
 #: scikit-learn's ``normalize`` options of ``confusion_matrix``.
 NORMALIZE_OPTIONS = (None, "true", "pred", "all")

@@ -14,15 +14,14 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._noisy_score import NoisyScore
-from ..utils._arrays import check_same_length, chunks, weighted_totals
+from ..utils._arrays import as_array, check_same_length, chunks, weighted_totals
 from ..utils._docstring import fill_doc
-from ..utils._labels import as_label_array
+from ..utils._labels import EncodedLabels, as_label_array
 from ..utils._noise import FlipNoise
 from ..utils._validation import ESTIMANDS, check_estimand, supports_estimands
 from ._definitions.probabilistic import (
     BRIER_SCORE_LOSS,
     LOG_LOSS,
-    ClassIndex,
     Loss,
     ProbabilisticLoss,
     _binary_problem,
@@ -46,7 +45,7 @@ class _Problem(NamedTuple):
 
     loss: Loss
     proba: np.ndarray
-    index: ClassIndex
+    index: EncodedLabels | np.ndarray
     noise: FlipNoise
     weight: np.ndarray | None
     scale: float
@@ -55,9 +54,7 @@ class _Problem(NamedTuple):
 
 def _label_indicator(y_true: Any) -> np.ndarray | None:
     """A 2-D ``y_true`` as a 0/1 label-indicator matrix (None for 1-D labels)."""
-    if hasattr(y_true, "to_numpy") and not isinstance(y_true, np.ndarray):
-        y_true = y_true.to_numpy()
-    array = np.asarray(y_true)
+    array = as_array(y_true)
     if array.ndim != 2 or array.shape[1] < 2:
         return None
     if array.dtype.kind not in "biuf" or not np.isin(array, (0, 1)).all():
@@ -97,7 +94,7 @@ def _problem(definition: ProbabilisticLoss, arguments: dict[str, Any]) -> _Probl
                 "class labels."
             )
         (n_samples, n_labels), n_classes = indicator.shape, 2
-        index, order = ClassIndex(indicator.ravel()), None
+        index, order = indicator.ravel(), None
         factor = 0.5 if (n_labels == 2 if half == "auto" else half) else 1.0
     else:
         y_true = as_label_array(y_true, name="y_true")

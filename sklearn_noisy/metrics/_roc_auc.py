@@ -32,7 +32,6 @@ from ._engines.roc_auc import (
     auc_moments_exact,
     auc_sampling_terms,
     centered_ranks,
-    exact_cost,
     tie_groups,
 )
 from ._engines.test_set_sampling import with_test_set_sampling
@@ -107,13 +106,11 @@ def _flip_law(
 def _forward(problems: list, method: str) -> tuple[np.ndarray, np.ndarray, str]:
     """Means and variances of binary problems ``(p, scores)``; one warning for all."""
     moments, used = [], set()
+    budget = EXACT_BUDGET if method == "auto" else np.inf
     for p, scores in problems:
-        kind = method
-        if kind == "auto":
-            kind = "exact" if exact_cost(p) <= EXACT_BUDGET else "delta"
-        kernel = auc_moments_exact if kind == "exact" else auc_moments_delta
-        moments.append(kernel(p, scores))
-        used.add(kind)
+        exact = None if method == "delta" else auc_moments_exact(p, scores, budget)
+        moments.append(auc_moments_delta(p, scores) if exact is None else exact)
+        used.add("delta" if exact is None else "exact")
     mean, variance, p_defined = np.array(moments).T
     if np.any(p_defined <= 0.0):
         raise ValueError(
@@ -162,15 +159,12 @@ def _monte_carlo(
 
 def _flipped(
     truth: np.ndarray, pi: np.ndarray, scores: np.ndarray, nominal: Any,
-    options: dict, average: str | None, noiseless: bool, method: str, mc: dict,
-    estimand: str = "forward",
+    options: dict, method: str, mc: dict,
 ) -> NoisyScore | list[NoisyScore]:  # fmt: skip
     """The AUC of fixed ``scores`` (a column per binary problem) when the 0/1
     ``truth`` of their shape is observed positive with probabilities ``pi``."""
-    n_samples, shape = truth.shape[0], scores.shape
+    n_samples, shape, average = truth.shape[0], scores.shape, options["average"]
     truth, pi, scores = (a.reshape(n_samples, -1) for a in (truth, pi, scores))
-    if noiseless:
-        return _exact(nominal, n_samples, estimand)
     keep, weight = _weights(options["sample_weight"], n_samples)
     if (
         _partial(options["max_fpr"])
@@ -182,14 +176,10 @@ def _flipped(
             y_draw, y_score = y_draw.reshape(shape), scores.reshape(shape)
             return roc_auc_score(y_draw, y_score, **options)
 
-        return _monte_carlo(
-            value,
-            truth.ravel().astype(np.int64),
-            {"q": np.where(truth, 1.0 - pi, pi).ravel(), "labels": [0, 1]},
-            n_samples,
-            None if average is not None else truth.shape[1],
-            mc,
-        )
+        noise = {"q": np.where(truth, 1.0 - pi, pi).ravel(), "labels": [0, 1]}
+        outputs = None if average is not None else truth.shape[1]
+        y = truth.ravel().astype(np.int64)
+        return _monte_carlo(value, y, noise, n_samples, outputs, mc)
     pi, scores = pi[keep], scores[keep]
     if average == "micro":
         problems, w = [(pi.ravel(), scores.ravel())], np.ones(1)
@@ -224,12 +214,14 @@ def _multiclass(
     if is_identity(noise):
         return _exact(nominal, y.size)
     fixed = {**options, "labels": classes}
+    flips = {"q": q, "transition_matrix": transition_matrix, "labels": classes}
+    outputs = None if np.ndim(nominal) == 0 else classes.size
     return _monte_carlo(
         lambda y_draw: roc_auc_score(y_draw, y_score, **fixed),
         y,
-        {"q": q, "transition_matrix": transition_matrix, "labels": classes},
+        flips,
         y.size,
-        None if np.ndim(nominal) == 0 else classes.size,
+        outputs,
         mc,
     )
 
@@ -306,12 +298,10 @@ def _sampling_terms(arguments: dict[str, Any], score: Any) -> tuple | None:
     keep, weight = _weights(arguments.get("sample_weight"), positive.size)
     if weight is not None:
         return None
-    positive, scores, t0, t1 = positive[keep], scores[keep], t0[keep], t1[keep]
-    if score.estimand == "truth":
-        u = (positive - t0) / (t1 - t0)
-    else:
-        u = np.where(positive, t1, t0)
-    return auc_sampling_terms(u, scores), None, 1.0
+    positive, t0, t1 = positive[keep], t0[keep], t1[keep]
+    truth = score.estimand == "truth"
+    u = (positive - t0) / (t1 - t0) if truth else np.where(positive, t1, t0)
+    return auc_sampling_terms(u, scores[keep]), None, 1.0
 
 
 @with_test_set_sampling(_sampling_terms, method="delta")
@@ -409,10 +399,9 @@ def expected_roc_auc_score(
         truth = _indicator(y_true, "y_true")
         pi = _positive_probability(truth, q, transition_matrix)
         scores = as_float_array(y_score, name="y_score")
-        noiseless = np.array_equal(pi, truth)
-        return _flipped(
-            truth, pi, scores, nominal, options, average, noiseless, method, mc
-        )
+        if np.array_equal(pi, truth):
+            return _exact(nominal, truth.shape[0])
+        return _flipped(truth, pi, scores, nominal, options, method, mc)
     positive, scores, _ = _check_inputs(y_true, y_score, labels)
     t0, t1, noise = _flip_law(positive, q, transition_matrix)
     n_samples = positive.size
@@ -421,34 +410,24 @@ def expected_roc_auc_score(
     nominal = float("nan")
     if positive.any() and not positive.all():
         nominal = float(roc_auc_score(positive, scores, **options))
-    noiseless = not (np.any(t0 > 0.0) or np.any(t1 < 1.0))
-    if noiseless and np.isnan(nominal):
-        raise ValueError(
-            "Only one class present in y_true. ROC AUC score is not defined "
-            "in that case."
-        )
-    if estimand == "forward" or noiseless:
+    if not (np.any(t0 > 0.0) or np.any(t1 < 1.0)):
+        if np.isnan(nominal):
+            raise ValueError(
+                "Only one class present in y_true. ROC AUC score is not defined "
+                "in that case."
+            )
+        return _exact(nominal, n_samples, estimand)
+    if estimand == "forward":
+        options["average"] = "macro"
         pi = np.where(positive, t1, t0)
-        return _flipped(
-            positive,
-            pi,
-            scores,
-            nominal,
-            options,
-            "macro",
-            noiseless,
-            method,
-            mc,
-            estimand,
-        )
+        return _flipped(positive, pi, scores, nominal, options, method, mc)
     if _partial(max_fpr) or weight is not None:
         raise ValueError(
             "estimand='truth' is supported without max_fpr and with equal "
             "sample weights only."
         )
     noise.check_invertible()
-    positive, scores, t0, t1 = positive[keep], scores[keep], t0[keep], t1[keep]
-    expected, variance = _truth(positive, scores, t0, t1)
+    expected, variance = _truth(positive[keep], scores[keep], t0[keep], t1[keep])
     return NoisyScore(ROC_AUC, expected, variance, nominal, n_samples, "delta", "truth")
 
 

@@ -27,15 +27,20 @@ class WeightSumError(ValueError, ZeroDivisionError):
     """Weights that sum to zero: ``ValueError`` and ``ZeroDivisionError``."""
 
 
+def as_array(value: Any) -> np.ndarray:
+    """``value`` as a NumPy array, a pandas object through its ``to_numpy``."""
+    if hasattr(value, "to_numpy") and not isinstance(value, np.ndarray):
+        value = value.to_numpy()
+    return np.asarray(value)
+
+
 def as_float_array(
     value: Any, *, name: str, error: type[Exception] = TypeError
 ) -> np.ndarray:
     """``value`` as a float64 array (no copy when it is one); ``error`` for
     values that are not real numbers."""
-    if hasattr(value, "to_numpy") and not isinstance(value, np.ndarray):
-        value = value.to_numpy()
     try:
-        array = np.asarray(value)
+        array = as_array(value)
     except (TypeError, ValueError) as exc:  # ragged lists and the like
         raise error(f"{name} must be array-like of numbers; got {value!r}.") from exc
     if array.dtype.kind == "O":  # Python ints beyond int64, Decimals, None
@@ -104,9 +109,7 @@ def encode_groups(
     groups: Any, n_samples: int, *, name: str = "groups"
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(labels, codes)``: the sorted group labels, each sample's index in them."""
-    if hasattr(groups, "to_numpy") and not isinstance(groups, np.ndarray):
-        groups = groups.to_numpy()
-    groups = np.asarray(groups)
+    groups = as_array(groups)
     if groups.ndim != 1 or groups.shape[0] != n_samples:
         raise ValueError(
             f"{name} must be 1-D with one label per sample ({n_samples}); got "

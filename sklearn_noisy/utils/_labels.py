@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ._arrays import check_finite, check_same_length, chunks
+from ._arrays import as_array, check_finite, check_same_length, chunks
 
 #: Object arrays of strings at most this long are stored as fixed-width unicode.
 _MAX_UNICODE_LENGTH = 64
@@ -52,9 +52,7 @@ def _object_labels(array: np.ndarray, *, name: str) -> np.ndarray:
 
 def as_label_array(value: Any, *, name: str) -> np.ndarray:
     """``value`` as a 1-D array of class labels (a one-column 2-D is accepted)."""
-    if hasattr(value, "to_numpy") and not isinstance(value, np.ndarray):
-        value = value.to_numpy()
-    array = np.asarray(value)
+    array = as_array(value)
     if array.ndim == 2 and array.shape[1] == 1:
         array = array[:, 0]
     if array.ndim != 1:
@@ -102,12 +100,10 @@ def check_targets(y_true: Any, y_pred: Any) -> tuple[Any, Any]:
     scikit-learn's ``_check_targets`` rejects."""
     arrays = []
     for name, y in (("y_true", y_true), ("y_pred", y_pred)):
-        if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
-            y = y.to_numpy()
         if hasattr(y, "tocsr"):  # a sparse multilabel indicator matrix
             return y_true, y_pred
         try:
-            array = np.asarray(y)
+            array = as_array(y)
         except ValueError as exc:  # ragged sequences of sequences
             raise ValueError(
                 f"{name} must be an array of class labels; sequences of "
@@ -209,14 +205,12 @@ def check_classification_labels(
 
 @dataclass(frozen=True)
 class EncodedLabels:
-    """Each sample's position in ``classes``: ``true_index``/``pred_index``, or
-    ``lookup[y - offset]`` for small integer labels."""
+    """Each sample's position in ``classes``: ``y_true`` and ``y_pred`` themselves,
+    or ``lookup[y - offset]`` for small integer labels."""
 
     y_true: np.ndarray
     y_pred: np.ndarray
     classes: np.ndarray
-    true_index: np.ndarray | None = None
-    pred_index: np.ndarray | None = None
     offset: int = 0
     lookup: np.ndarray | None = None
 
@@ -228,16 +222,22 @@ class EncodedLabels:
     def n_samples(self) -> int:
         return int(self.y_true.shape[0])
 
+    @property
+    def shape(self) -> tuple[int]:
+        return (self.n_samples,)
+
+    def __getitem__(self, rows: slice) -> np.ndarray:
+        """Positions in ``classes`` of ``y_true`` on a chunk."""
+        return self.indices(rows)[0]
+
     def correct(self, rows: slice) -> np.ndarray:
         """``y_true == y_pred`` on a chunk of samples."""
-        if self.true_index is not None:
-            return self.true_index[rows] == self.pred_index[rows]
         return self.y_true[rows] == self.y_pred[rows]
 
     def indices(self, rows: slice) -> tuple[np.ndarray, np.ndarray]:
         """Positions in ``classes`` of ``y_true`` and ``y_pred`` on a chunk."""
-        if self.true_index is not None:
-            return self.true_index[rows], self.pred_index[rows]
+        if self.lookup is None:
+            return self.y_true[rows], self.y_pred[rows]
         return (
             self.lookup[self.y_true[rows].astype(np.intp) - self.offset],
             self.lookup[self.y_pred[rows].astype(np.intp) - self.offset],
@@ -294,13 +294,7 @@ def encode_labels(y_true: Any, y_pred: Any, labels: Any) -> EncodedLabels:
     true_index, pred_index, classes = check_classification_labels(
         y_true, y_pred, labels=labels
     )
-    return EncodedLabels(
-        y_true=true_index,
-        y_pred=pred_index,
-        classes=np.asarray(classes),
-        true_index=true_index,
-        pred_index=pred_index,
-    )
+    return EncodedLabels(true_index, pred_index, np.asarray(classes))
 
 
 def encode_labels_subset(

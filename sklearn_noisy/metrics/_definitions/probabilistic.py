@@ -16,7 +16,6 @@ import numpy as np
 
 from ...utils._arrays import as_float_array, check_finite
 from ...utils._labels import (
-    EncodedLabels,
     check_classification_labels,
     check_labels,
     encode_labels,
@@ -27,7 +26,6 @@ __all__ = [
     "BRIER_SCORE_LOSS",
     "LOG_LOSS",
     "ROC_AUC",
-    "ClassIndex",
     "ProbabilisticLoss",
     "_binary_problem",
     "_check_proba",
@@ -150,31 +148,14 @@ def _sorted_labels(labels: Any) -> tuple[np.ndarray, np.ndarray]:
     return classes[order], order
 
 
-class ClassIndex:
-    """Each sample's class position, read a chunk at a time: ``index[rows]``.
-
-    Encoded labels are decoded per chunk; a 0/1 indicator array serves as is.
-    """
-
-    def __init__(self, source: EncodedLabels | np.ndarray) -> None:
-        self._source = source
-        self.shape = (
-            (source.n_samples,) if isinstance(source, EncodedLabels) else source.shape
-        )
-
-    def __getitem__(self, rows: slice) -> np.ndarray:
-        if isinstance(self._source, EncodedLabels):
-            return self._source.indices(rows)[0]
-        return self._source[rows]
-
-
 def _class_index(y_true: np.ndarray, classes: np.ndarray | None) -> tuple:
-    """Positions of ``y_true`` in ``classes`` (default: its sorted classes)."""
+    """Positions of ``y_true`` in ``classes`` (default: its sorted classes), read
+    a chunk at a time as ``index[rows]``; and the classes."""
     if classes is None:
         encoded = encode_labels(y_true, y_true, None)
-        return ClassIndex(encoded), encoded.classes
+        return encoded, encoded.classes
     index, _, classes = check_classification_labels(y_true, y_true, labels=classes)
-    return ClassIndex(index), classes
+    return index, classes
 
 
 def _classes_of(y_true: np.ndarray, labels: Any) -> tuple:
@@ -182,12 +163,9 @@ def _classes_of(y_true: np.ndarray, labels: Any) -> tuple:
 
     ``order`` sorts ``labels``; one class is an error, as in scikit-learn.
     """
-    if labels is not None:
-        classes, order = _sorted_labels(labels)
-        index, classes = _class_index(y_true, classes)
-    else:
-        index, classes = _class_index(y_true, None)
-        order = np.arange(classes.size)
+    classes, order = (None, None) if labels is None else _sorted_labels(labels)
+    index, classes = _class_index(y_true, classes)
+    order = np.arange(classes.size) if order is None else order
     if classes.size == 1:
         raise ValueError(
             f"y_true contains only one label ({classes[0]!r}). Please provide "
@@ -236,7 +214,7 @@ def _binary_problem(
                 "with one column per class."
             )
         indicator = np.asarray(y_true == classes[1]).view(np.int8)
-        return ClassIndex(indicator), (order if need_pair else None)
+        return indicator, (order if need_pair else None)
     if labels is not None:
         classes = np.asarray(labels)
         if classes.ndim != 1 or classes.size != 2 or np.unique(classes).size != 2:
@@ -254,7 +232,7 @@ def _binary_problem(
                 "shape of y_proba."
             )
     pos_label = _binary_pos_label(np.sort(classes), pos_label)
-    indicator = ClassIndex(np.asarray(y_true == pos_label).view(np.int8))
+    indicator = np.asarray(y_true == pos_label).view(np.int8)
     if not need_pair:
         return indicator, None
     if labels is None and not np.any(classes == pos_label):

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..._noisy_score import NoisyScore
-from ...utils._arrays import check_finite, check_sample_weight, read_only
+from ...utils._arrays import as_array, check_finite, check_sample_weight, read_only
 from ...utils._labels import check_classification_labels
 from ...utils._noise import FlipNoise, GaussianNoise
 from ...utils._sklearn_compat import _num_samples
@@ -110,9 +110,7 @@ def _check_positive_int(value: Any, *, name: str, minimum: int) -> int:
 
 def _is_label_vector(y_pred: Any) -> bool:
     """Whether ``y_pred`` holds class labels rather than probabilities."""
-    if hasattr(y_pred, "to_numpy") and not isinstance(y_pred, np.ndarray):
-        y_pred = y_pred.to_numpy()
-    array = np.asarray(y_pred)
+    array = as_array(y_pred)
     array = array[:, 0] if array.ndim == 2 and array.shape[1] == 1 else array
     if array.ndim == 1 and array.dtype.kind == "f":
         return bool(np.all(np.isfinite(array)) and np.all(array == np.round(array)))

@@ -111,22 +111,21 @@ def _first_second(
     return first, distinct + same_i + same_j + same_both
 
 
-def exact_cost(p: np.ndarray) -> int:
-    """Number of (evaluation point × sample) terms :func:`auc_moments_exact` needs."""
-    n_fft = sp_fft.next_fast_len(poisson_binomial_window(p)[1].size + 2, real=True)
-    return (n_fft // 2 + 1) * p.size
-
-
-def auc_moments_exact(p: np.ndarray, scores: np.ndarray) -> AucMoments:
+def auc_moments_exact(
+    p: np.ndarray, scores: np.ndarray, budget: float = np.inf
+) -> AucMoments | None:
     """Exact conditional mean and variance of the AUC of fixed ``scores`` when
-    each label is observed positive with probability ``p``."""
+    each label is observed positive with probability ``p``; None if that takes
+    more than ``budget`` (evaluation point × sample) terms."""
     n_samples = p.size
-    groups = tie_groups(scores)
-    ps = p[groups.order]
     offset, pmf = poisson_binomial_window(p)
     width = pmf.size
     n_fft = sp_fft.next_fast_len(width + 2, real=True)
     n_points = n_fft // 2 + 1
+    if n_points * n_samples > budget:
+        return None
+    groups = tie_groups(scores)
+    ps = p[groups.order]
     angles = 2.0 * np.pi * np.arange(n_points) / n_fft
     z = np.exp(1j * angles)
     shift = np.exp(-1j * angles * offset)

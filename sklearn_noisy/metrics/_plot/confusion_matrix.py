@@ -195,13 +195,7 @@ class NoisyConfusionMatrixDisplay:
 
     @classmethod
     def from_estimator(
-        cls,
-        estimator: Any,
-        X: Any,
-        y: Any,
-        *,
-        labels: Any = None,
-        **kwargs: Any,
+        cls, estimator: Any, X: Any, y: Any, *, labels: Any = None, **kwargs: Any
     ) -> NoisyConfusionMatrixDisplay:
         """Predict with a fitted classifier and plot its expected confusion matrix.
 

@@ -46,10 +46,9 @@ def _binary_classes(y_true: Any, pos_label: Any) -> tuple[Any, list]:
 
 def _auc_text(value: float, sd: float | None = None) -> str:
     """The AUC rounded to two significant figures of its SD (2 decimals at SD 0)."""
-    decimals = 2 if sd is None or not sd > 0.0 else max(2, _sd_decimals(sd))
-    if sd is None:
-        return f"{value:.{decimals}f}"
-    return f"{value:.{decimals}f} ± {sd:.{decimals}f}"
+    decimals = 2 if sd is None else max(2, _sd_decimals(sd))
+    text = f"{value:.{decimals}f}"
+    return text if sd is None else f"{text} ± {sd:.{decimals}f}"
 
 
 class NoisyRocCurveDisplay:
