@@ -668,3 +668,44 @@ def test_paired_truth_errors():
     )  # fmt: skip
     assert mse.expected == mse.nominal == 0.0
     assert mse.variance == pytest.approx(4 * (0.01 * 0.25 + 0.04 * 0.25) / 4)
+
+
+@pytest.mark.parametrize(
+    "dof",
+    [
+        {"sigma_dof": 2.0},
+        {"groups": np.arange(60) % 4, "sigma_shared": 0.2, "sigma_shared_dof": 3.0},
+    ],
+)
+@pytest.mark.filterwarnings("ignore:.*batch.*fall in several test folds")
+@pytest.mark.filterwarnings("ignore:The groups parameter is ignored")
+def test_estimated_noise_dof_reach_the_paired_differences(dof):
+    """σ or τ estimated: the pooled truth difference is the paired difference of
+    the out-of-fold predictions with the same degrees of freedom (Student's)."""
+    from sklearn.dummy import DummyRegressor
+    from sklearn.model_selection import cross_val_predict
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = X @ [1.0, 2.0] + rng.normal(0.0, 0.5, 60)
+    models = {"linear": LinearRegression(), "mean": DummyRegressor()}
+    result = compare_estimators(
+        models, X, y, scoring=["mean_squared_error"], cv=KFold(4), sigma=0.3, **dof
+    )
+    pooled = result.differences[("linear", "mean")]["mean_squared_error"]
+    a, b = (cross_val_predict(m, X, y, cv=KFold(4)) for m in models.values())
+    direct = expected_paired_difference(
+        y, a, b, metric="mean_squared_error", sigma=0.3, estimand="truth", **dof
+    )
+    assert pooled.expected == pytest.approx(direct.expected, rel=1e-12)
+    interval = pooled.confidence_interval(0.95)
+    assert interval.method == "t"
+    assert interval == pytest.approx(direct.confidence_interval(0.95), rel=1e-12)
+    known = compare_estimators(
+        models, X, y, scoring=["mean_squared_error"], cv=KFold(4), sigma=0.3,
+        **{k: v for k, v in dof.items() if not k.endswith("dof")},
+    )  # fmt: skip
+    plain = known.differences[("linear", "mean")]["mean_squared_error"]
+    assert plain.expected == pooled.expected
+    low, high = plain.confidence_interval(0.95)
+    assert interval.high - interval.low > high - low

@@ -377,7 +377,8 @@ def compare_estimators(
     sigma_shared_dof : float, dict or array-like, default=None
         Degrees of freedom of an estimated ``sigma_shared``, as in
         :meth:`NoisyCrossValidator.fit`: they widen each estimator's pooled
-        estimate; the paired differences treat ``sigma_shared`` as known.
+        estimate; the paired differences' truth intervals take both degrees
+        of freedom (Student's, Welch–Satterthwaite's).
     n_jobs : int, default=None
         Folds fitted in parallel (per estimator).
     confidence_level : float, default=0.95
@@ -461,6 +462,10 @@ def compare_estimators(
     differences, fold_differences, t_tests = ({p: {} for p in pairs} for _ in "abc")
     for key, scorer in reference.scorers_.items():
         values = _resolve_noise(scorer, X, y, noise)
+        if scorer.requires_noise == "sigma" and not scorer._counts:
+            dof = scorer._noise_values("sigma_dof", sigma_dof, X, y)
+            if dof is not None:
+                values["sigma_dof"] = dof if np.isscalar(dof) else np.asarray(dof)
         if sigma_shared is not None:  # the paired differences' batch offsets
             values["groups"] = np.asarray(groups)
             values["sigma_shared"] = (
@@ -468,6 +473,7 @@ def compare_estimators(
                 if isinstance(sigma_shared, dict) or np.isscalar(sigma_shared)
                 else np.asarray(sigma_shared, dtype=np.float64)
             )
+            values["sigma_shared_dof"] = sigma_shared_dof
         for a, b in combinations(names, 2):
             pooled, per_fold = _paired_difference(
                 cv_results[a], cv_results[b], key, folds, values, kinds[key]
