@@ -141,3 +141,15 @@ def test_generalized_pivotal_quantity_and_reported_numbers():
         expected_mean_squared_error(
             y, pred, sigma_shared=summary, sigma_shared_dof=3.0, **options
         )
+
+
+def test_a_summary_without_its_analysis_is_refused():
+    from sklearn_noisy.metrics import expected_mean_squared_error
+    from sklearn_noisy.preprocessing import BatchOffsetSummary
+
+    summary = BatchOffsetSummary(0.3, 4.0, 0.09, 0.2, 10.0, 5, 2, 20)
+    with pytest.raises(ValueError, match="batch_dof and batch_size"):
+        expected_mean_squared_error(
+            [1.0, 2.0, 3.0], [1.1, 2.2, 2.9], sigma=0.1, groups=[0, 0, 1],
+            sigma_shared=summary, estimand="truth",
+        )  # fmt: skip

@@ -98,6 +98,12 @@ def check_shared_offsets(
                 "sigma_shared is a BatchOffsetSummary, which holds its degrees "
                 "of freedom: do not also pass sigma_shared_dof."
             )
+        if not (sigma_shared.batch_size > 0 and sigma_shared.batch_dof > 0):
+            raise ValueError(
+                "sigma_shared: a BatchOffsetSummary needs its batch_dof and "
+                "batch_size, as summarize_batches returns it; got "
+                f"{sigma_shared.batch_dof!r} and {sigma_shared.batch_size!r}."
+            )
         summary, ms_w = sigma_shared, sigma_shared.sigma_within**2
         k, dof = summary.batch_size, summary.sigma_shared_dof or None
         fiducial = (
