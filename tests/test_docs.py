@@ -405,7 +405,6 @@ def test_no_reference_to_the_missing_formulas_file():
         "index.rst",
         "getting_started.rst",
         "user_guide/error_budget.rst",
-        "user_guide/shared_offsets.rst",
     ],
 )
 def test_landing_page_python_blocks_are_doctests(page):
