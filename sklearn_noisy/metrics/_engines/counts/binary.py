@@ -30,6 +30,8 @@ from .multiclass import (
 
 #: The ways to compute the moments of a binary metric.
 _METHODS = ("exact", "delta")
+#: Below this many labels one sort finds the distinct values faster than scans.
+_SORT_BELOW = 256
 
 
 def _distinct_values(y: np.ndarray, skip: np.ndarray) -> np.ndarray:
@@ -37,6 +39,13 @@ def _distinct_values(y: np.ndarray, skip: np.ndarray) -> np.ndarray:
     chunk by chunk: minimum, maximum and one value in between, no copy)."""
     if y.dtype.kind not in "biuf":
         return np.unique(y[~skip])
+    if y.shape[0] <= _SORT_BELOW:  # small: the same values, sorted at once
+        rest = y[~skip]
+        found = np.unique(rest)
+        if found.size <= 3:
+            return found
+        inside = rest[(rest != found[0]) & (rest != found[-1])]
+        return np.array([found[0], inside[0], found[-1]], dtype=y.dtype)
     found: list = []
     for rows in chunks(y.shape[0]):
         rest = y[rows][~skip[rows]]
