@@ -11,9 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy.special import stdtrit
 
-from .._noisy_score import PIVOT_PROBABILITIES, NoisyScore
+from .._noisy_score import NoisyScore
 from ..utils._arrays import (
     CHUNK_SIZE,
     check_finite,
@@ -40,6 +39,7 @@ from ._engines.monte_carlo import (
 )
 from ._engines.paired import _encode_chunk, flip_pair, pair_classes, regression_pair
 from ._engines.regression.counts import count_paired_truth
+from ._engines.regression.pivots import student_pivot
 from ._engines.test_set_sampling import sampling_terms, with_test_set_sampling
 from ._registry import MetricInfo, get_metric_info, get_metric_names
 from ._response import metric_score, prepare_response
@@ -340,13 +340,6 @@ def _own_label_variance(arguments: dict[str, Any], score: NoisyScore) -> Any:
     return independent.variance
 
 
-class _StudentPivot(tuple):
-    """Student's quantiles at ``PIVOT_PROBABILITIES``: the label pivot of a
-    difference whose variance has estimated parts (its interval's method)."""
-
-    method = "t"
-
-
 @with_test_set_sampling(_paired_terms, label_arguments=("y_true",), data_arguments=3)
 def expected_paired_difference(
     y_true: Any,
@@ -535,7 +528,7 @@ def expected_paired_difference(
         dof = result[4] if len(result) > 4 and estimand == "truth" else math.inf
         pivot = None
         if math.isfinite(dof):
-            pivot = _StudentPivot(float(t) for t in stdtrit(dof, PIVOT_PROBABILITIES))
+            pivot = student_pivot(dof)
         return NoisyScore(
             f"{name}_difference", *result[:4], method, estimand, label_pivot=pivot
         )

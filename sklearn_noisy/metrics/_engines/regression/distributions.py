@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 from scipy import integrate, optimize
-from scipy.special import ndtr, wofz
+from scipy.special import wofz
 from scipy.stats import ncx2
 
-from .sums import output_column
+from .sums import folded_moments, output_column
 
 __all__ = [
     "MAX_FORM_SAMPLES",
@@ -31,7 +31,6 @@ MAX_FORM_SAMPLES = 4096
 #: Absolute accuracy asked of each integral (the CDF is a probability).
 _EPSABS = 1e-11
 _SQRT_HALF = math.sqrt(0.5)
-_SQRT_2_PI = math.sqrt(2.0 / math.pi)
 #: The most terms of the midpoint rule before the quadrature takes over.
 _MIDPOINT_TERMS = 1 << 12
 #: The search for a quantile gives up after this many doublings of its bracket
@@ -440,8 +439,7 @@ class MAEDistribution(_Continuous):
         a, d, s = self.a / self.unit, self.d, self.sigma
         phi = _folded_phi(a, d, s)
         y = x - self.shift / self.unit
-        mean = float(a @ (s * _SQRT_2_PI * np.exp(-0.5 * (d / s) ** 2)))
-        mean += float(a @ (d * (1.0 - 2.0 * ndtr(-d / s))))
+        mean = float(a @ folded_moments(d, s)[0])
         found = _midpoint_cdf(phi, y, mean)
         if found is not None:
             return found

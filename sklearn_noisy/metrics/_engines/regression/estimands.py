@@ -12,7 +12,6 @@ unbiased estimate of its lower bound, the ``σ⁴`` part of the quadratic form
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 from collections.abc import Callable
@@ -21,18 +20,14 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy.special import ndtr
 
-from ...._noisy_score import (
-    PIVOT_MAX_SAMPLES,
-    PIVOT_PROBABILITIES,
-    NoisyScore,
-    cornish_fisher_pivot,
-)
+from ...._noisy_score import PIVOT_MAX_SAMPLES, NoisyScore
 from ....utils._arrays import chunk_of, chunks
 from ....utils._noise import PoissonNoise, check_sigma_dof
 from ....utils._unified_interval import SquareRootInterval
 from ....utils._warnings import warn
 from ..test_set_sampling import total_variance, with_term_moments
 from .counts import count_r2_sums, count_squared_error_sums
+from .pivots import fiducial_pivots, log_r2_pivots, skew_pivots
 from .sums import (
     T_MAX,
     R2Sums,
@@ -112,59 +107,6 @@ def _squared_error_sums(
     return sums.weight, sums.d2, sums.s2 + sums.t2, variance, floor, sums
 
 
-def _skew_pivots(
-    totals: np.ndarray, w_sum: float, variance: np.ndarray
-) -> list[tuple[float, ...] | None]:
-    """Each output's Cornish–Fisher pivot over the label noise of the truth or
-    nominal MSE from its :func:`~.sums.skew_sums` (user guide: :ref:`skewed
-    estimates <truth_skew>`)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        scale = w_sum**3 * variance**1.5
-        skew, covariance = totals[0] / scale, totals[1] / scale
-    return [
-        cornish_fisher_pivot(float(g), float(c))
-        for g, c in zip(skew, covariance, strict=True)
-    ]
-
-
-class FiducialPivot(tuple):
-    """A label pivot from the fiducial distribution of ``τ²``."""
-
-    method = "fiducial"
-
-
-def _fiducial_pivots(
-    estimate: np.ndarray, variance: np.ndarray, *data: Any, shared: Any
-) -> list[tuple[float, ...] | None]:
-    """Each output's truth-MSE pivot when ``τ²`` was estimated in a one-way
-    analysis: the truth at ``τ²`` is ``A − τ² − Z √V(τ²)``, ``V`` and its floor
-    quadratic in ``τ²`` (three evaluations), ``τ²`` drawn from Weerahandi's
-    generalized pivotal quantity (seeded, 20,000 draws; user guide:
-    :ref:`shared_offsets`)."""
-    fits = []
-    for t in (0.0, 1.0, 2.0):
-        known = dataclasses.replace(
-            shared, tau2=np.full_like(shared.tau2, t), dof=None, fiducial=None
-        )
-        fits.append(_squared_error_sums(*data, k=3.0, floor_k=1.0, shared=known))
-    (w_sum, d2, s2, *low), (_, _, _, *one), (_, _, _, *two) = (f[:5] for f in fits)
-    rng = np.random.default_rng(0)
-    tau2 = shared.fiducial_tau2(rng, 20000)[:, None]
-    spread = [  # V and its floor at each draw, through the three points
-        a + (b - a - (a - 2.0 * b + c) / 2.0) * tau2 + (a - 2.0 * b + c) / 2.0 * tau2**2
-        for a, b, c in zip(low, one, two, strict=True)
-    ]
-    noise = rng.standard_normal(tau2.shape) * np.sqrt(np.maximum(*spread)) / w_sum
-    quantiles = np.quantile(
-        (d2 - s2) / w_sum - tau2 - noise, 1.0 - np.asarray(PIVOT_PROBABILITIES), axis=0
-    )
-    with np.errstate(divide="ignore", invalid="ignore"):
-        pivots = (estimate - quantiles) / np.sqrt(variance)
-    return [
-        FiducialPivot(p) if np.all(np.isfinite(p)) else None for p in pivots.T.tolist()
-    ]
-
-
 def _mse(
     y: np.ndarray,
     y_pred: np.ndarray,
@@ -202,10 +144,11 @@ def _mse(
     estimate = (nominal - s2_sum) / w_sum if truth else nominal / w_sum
     variance = np.maximum(variance, floor) / (w_sum * w_sum)
     skew = None if parts is None else parts.skew
-    pivots = None if skew is None else _skew_pivots(skew, w_sum, variance)
+    pivots = None if skew is None else skew_pivots(skew, w_sum, variance)
     if truth and shared is not None and shared.fiducial is not None:
         data = (y, y_pred, sigma, sigma_dof, weight)
-        pivots = _fiducial_pivots(estimate, variance, *data, shared=shared)
+        sums_at = functools.partial(_squared_error_sums, *data, k=3.0, floor_k=1.0)
+        pivots = fiducial_pivots(estimate, variance, sums_at, shared)
     return RegressionEstimate(
         estimate,
         variance,
@@ -545,28 +488,9 @@ def _fraction(
         shared is None and sigma_dof is None and not isinstance(sigma, PoissonNoise)
     )
     if simple and not centred and y.shape[0] <= PIVOT_MAX_SAMPLES:
-        pivots = _log_r2_pivots(y, y_pred, sigma, weight, sums)
+        pivots = log_r2_pivots(y, y_pred, sigma, weight, sums)
     variance = np.where(flag, np.nan, variance)
     return RegressionEstimate(estimate, variance, nominal, flag, pivots=pivots)
-
-
-def _log_r2_pivots(
-    y: np.ndarray, y_pred: np.ndarray, sigma: Any, w: np.ndarray | None, sums: R2Sums
-) -> list[tuple[float, ...] | None]:
-    """Each output's Cornish–Fisher pivot over the label noise of ``log(A/B)``,
-    the truth ``1 − R²`` on the log scale, from its third cumulant (σ known;
-    user guide: :ref:`error_budget_new_set`)."""
-    a, b = sums.sse_truth, sums.sst_truth
-    w_sum = float(y.shape[0]) if w is None else float(w.sum())
-    s2 = np.broadcast_to(np.square(sigma), y.shape)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        alpha = 1.0 / a - 1.0 / b
-        v = (y - y_pred) / a - (y - weighted(y, w) / w_sum) / b
-        v2 = v * v
-        k2 = weighted(4.0 * s2 * v2 - 2.0 * alpha**2 * s2 * s2, w, 2)
-        k3 = weighted(24.0 * alpha * s2 * s2 * v2 - 16.0 * alpha**3 * s2**3, w, 3)
-        skew = k3 / k2**1.5
-    return [cornish_fisher_pivot(float(g), 0.0) for g in skew]
 
 
 r2_truth = functools.partial(_fraction, truth=True)
