@@ -23,43 +23,43 @@ class CLIError(Exception):
 _FIELD_SIZE_LIMIT = 2**31 - 1
 
 
-def _read_csv(path: str) -> dict[str, list[str]]:
-    """The columns of the CSV file ``path``, in the order of its header."""
+def _read_csv(path: str, option: str = "--data") -> dict[str, list[str]]:
+    """The columns of the CSV file ``path`` (of ``option``), in header order."""
     if not os.path.isfile(path):
-        raise CLIError(f"--data: no such file: {path!r}")
+        raise CLIError(f"{option}: no such file: {path!r}")
     previous = csv.field_size_limit(_FIELD_SIZE_LIMIT)
     try:
         with open(path, newline="", encoding="utf-8-sig") as handle:
             rows = list(csv.reader(handle))
     except UnicodeDecodeError as exc:
         raise CLIError(
-            f"--data: {path!r} is not UTF-8 text (byte {exc.object[exc.start]:#04x} "
+            f"{option}: {path!r} is not UTF-8 text (byte {exc.object[exc.start]:#04x} "
             f"at offset {exc.start}); save it with the UTF-8 encoding"
         ) from None
     except csv.Error as exc:
-        raise CLIError(f"--data: {path!r} is not a valid CSV file: {exc}") from None
+        raise CLIError(f"{option}: {path!r} is not a valid CSV file: {exc}") from None
     finally:
         csv.field_size_limit(previous)
     if not rows:
-        raise CLIError(f"--data: {path!r} is empty")
+        raise CLIError(f"{option}: {path!r} is empty")
     header = [name.strip() for name in rows[0]]
     if not any(header):
-        raise CLIError(f"--data: the first line of {path!r} must name the columns")
+        raise CLIError(f"{option}: the first line of {path!r} must name the columns")
     if len(set(header)) != len(header):
-        raise CLIError(f"--data: {path!r} has duplicate column names")
+        raise CLIError(f"{option}: {path!r} has duplicate column names")
     columns: dict[str, list[str]] = {name: [] for name in header}
     for line, row in enumerate(rows[1:], start=2):
         if not any(cell.strip() for cell in row):
             continue
         if len(row) != len(header):
             raise CLIError(
-                f"--data: line {line} of {path!r} has {len(row)} fields, the "
+                f"{option}: line {line} of {path!r} has {len(row)} fields, the "
                 f"header has {len(header)}"
             )
         for name, cell in zip(header, row, strict=True):
             columns[name].append(cell.strip())
     if not columns[header[0]]:
-        raise CLIError(f"--data: {path!r} has no data rows")
+        raise CLIError(f"{option}: {path!r} has no data rows")
     return columns
 
 
@@ -133,7 +133,7 @@ def _given(args: argparse.Namespace, names: str) -> list[str]:
 #: ``plan`` only).
 _NEEDS_DATA = (
     "target sigma q repeats features drop instrument_sigma min_repeats sigma_dof "
-    "id n_readings groups sigma_shared sigma_shared_dof noise"
+    "id n_readings groups sigma_shared sigma_shared_dof noise reference_readings"
 )
 
 #: The options that need another, in the order checked: (option, the option it
@@ -144,6 +144,7 @@ _NEEDS = (
     ("sigma_dof", "sigma", " (the degrees of freedom of sigma)"),
     ("sigma_shared_dof", "sigma_shared", " (its estimate)"),
     ("sigma_shared", "groups", " (the batch of each label)"),
+    ("reference_readings", "groups", " (the batch of each label)"),
 )
 
 
@@ -164,6 +165,11 @@ def _check_combinations(args: argparse.Namespace) -> None:
             "sigma sigma_dof q groups sigma_shared",
         ),
         (repeats, "--repeats counts each label's readings", "n_readings"),
+        (
+            getattr(args, "reference_readings", None) is not None,
+            "--reference-readings estimates sigma_shared and its uncertainty",
+            "sigma_shared sigma_shared_dof",
+        ),
     )
     for active, does, excluded in excludes:
         if active and _given(args, excluded):
@@ -181,8 +187,9 @@ def _check_combinations(args: argparse.Namespace) -> None:
     for name, needed, why in _NEEDS:
         if _given(args, name) and not _given(args, needed):
             raise CLIError(f"{_flag(name)} needs {_flag(needed)}{why}")
-    if args.sigma_shared is not None and args.q is not None:
-        raise CLIError("--sigma-shared needs --sigma (regression labels)")
+    shared = _given(args, "sigma_shared reference_readings")
+    if shared and args.q is not None:
+        raise CLIError(f"{shared[0]} needs --sigma (regression labels)")
 
 
 #: The embedded datasets of ``--dataset`` and their target's unit, the first
@@ -295,6 +302,8 @@ def _load(args: argparse.Namespace) -> dict[str, Any]:
         labels["groups"] = np.array(_column(columns, args.groups, "--groups"))
         used.append(args.groups)
         labels["sigma_shared_dof"] = _positive_dof(args.sigma_shared_dof)
+        if getattr(args, "reference_readings", None) is not None:
+            labels["sigma_shared"] = _reference_summary(args.reference_readings)
     parsed: dict[str, np.ndarray] = {}  # the numeric columns, read once
     features, left_out, notes = _features(args, columns, labels, parsed)
     for name in features:
@@ -308,6 +317,28 @@ def _load(args: argparse.Namespace) -> dict[str, Any]:
         "left_out": left_out,
         "notes": notes,
     }
+
+
+def _reference_summary(path: str) -> Any:
+    """``--reference-readings``: :func:`summarize_batches` of the readings of
+    reference samples (columns ``batch``, ``value``; ``sample``: which one)."""
+    option = "--reference-readings"
+    columns = _read_csv(path, option)
+    if "batch" not in columns or "value" not in columns:
+        raise CLIError(
+            f"{option}: {path!r} needs the columns batch and value (and sample "
+            f"with several reference samples); its columns are {list(columns)}"
+        )
+    from ..preprocessing import summarize_batches
+
+    try:
+        return summarize_batches(
+            _numeric(columns, "value", option),
+            columns["batch"],
+            references=columns.get("sample"),
+        )
+    except ValueError as exc:
+        raise CLIError(f"{option}: {exc}") from None
 
 
 def _positive_dof(text: str | None) -> float | None:

@@ -49,6 +49,7 @@ def add_command(
         ("--groups", "COL", "batch of each label; the folds keep batches whole"),
         ("--sigma-shared", "COL|NUMBER", "with --groups: SD of a batch's offset"),
         ("--sigma-shared-dof", "NUMBER", "with --sigma-shared: its degrees of freedom"),
+        ("--reference-readings", "CSV", "with --groups: readings giving sigma_shared"),
         ("--q", "COL|NUMBER", "flip probability of each class label"),
         ("--repeats", "COL,COL,...", "repeated readings; the label is their mean"),
         ("--features", "COL,COL,...", "feature columns (default: the others)"),

@@ -19,6 +19,7 @@ from ..utils._noise import (
     _source_repr,
     check_noise_source,
     check_regression_noise,
+    check_shared_offsets,
     check_transition_matrix,
     resolve_noise_source,
 )
@@ -122,6 +123,8 @@ class NoisyScorer(_BaseScorer):
                 check_noise_key(info, key)
         for key, value in sources.items():
             setattr(self, key, check_noise_source(value, key=key))
+        if hasattr(self.sigma_shared, "batch_size"):  # a summary: the metric's checks
+            check_shared_offsets([0], self.sigma_shared, 1, self.sigma_shared_dof)
         if transition_matrix is not None:
             if self.q is not None:
                 raise TypeError(
@@ -585,14 +588,19 @@ def make_noisy_scorer(
     sigma_dof : float, str, callable or None, default=None
         Regression: the degrees of freedom of each estimated ``sigma``, as for
         ``sigma``.
-    sigma_shared : float, dict, str, callable or None, default=None
+    sigma_shared : float, dict, str, callable, BatchOffsetSummary or None, \
+default=None
         Regression: the SD of an offset shared by the labels of one batch (a
-        constant, ``{batch: SD}``, a column of ``X`` or a callable); the batches
+        constant, ``{batch: SD}``, a column of ``X``, a callable, or the
+        :class:`~sklearn_noisy.preprocessing.BatchOffsetSummary` of
+        ``summarize_batches``, given whole to the metric of every fold: the
+        truth MSE and RMSE intervals are then the fiducial ones); the batches
         are the routed ``groups`` (:ref:`shared_offsets`).
     sigma_shared_dof : float, str, callable or None, default=None
         Regression: the degrees of freedom of an estimated ``sigma_shared``
         (``summarize_batches(...).sigma_shared_dof``), as for ``sigma_shared``;
         None: known (or routed with ``set_score_request(sigma_shared_dof=True)``).
+        Not with a summary, which holds its own.
     test_set_sampling : "auto", bool or "bootstrap", default="auto"
         The test-set sampling part of the :class:`~sklearn_noisy.NoisyScore`
         of ``score_predictions`` and ``noisy_score`` (:ref:`estimand_policy`).

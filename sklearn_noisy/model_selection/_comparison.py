@@ -372,8 +372,15 @@ def compare_estimators(
         The splitter; its test sets must not overlap.
     sigma, q, transition_matrix, groups, sigma_dof : default=None
         The label noise and the groups, as in :meth:`NoisyCrossValidator.fit`.
-    sigma_shared : float, dict or array-like of shape (n_samples,), default=None
+    sigma_shared : float, dict, array-like of shape (n_samples,) or \
+BatchOffsetSummary, default=None
         SD of an offset shared by a batch of labels (:ref:`shared_offsets`).
+        A :class:`~sklearn_noisy.preprocessing.BatchOffsetSummary` reaches
+        each estimator's folds and pooled score whole (the truth MSE and RMSE
+        intervals are the fiducial ones); the paired differences take its
+        ``sigma_shared`` and ``sigma_shared_dof``: the offsets' variance
+        cancels from a difference's expectation, its uncertainty enters the
+        variance only, through the degrees of freedom (Student's interval).
     sigma_shared_dof : float, dict or array-like, default=None
         Degrees of freedom of an estimated ``sigma_shared``, as in
         :meth:`NoisyCrossValidator.fit`: they widen each estimator's pooled
@@ -474,6 +481,9 @@ def compare_estimators(
                 else np.asarray(sigma_shared, dtype=np.float64)
             )
             values["sigma_shared_dof"] = sigma_shared_dof
+            if hasattr(sigma_shared, "batch_size"):  # a summary: its estimate, dof
+                values["sigma_shared"] = sigma_shared.sigma_shared
+                values["sigma_shared_dof"] = sigma_shared.sigma_shared_dof or None
         for a, b in combinations(names, 2):
             pooled, per_fold = _paired_difference(
                 cv_results[a], cv_results[b], key, folds, values, kinds[key]

@@ -328,13 +328,16 @@ class NoisyCrossValidator(MetaEstimatorMixin, BaseEstimator):
         sigma_dof : float or array-like of shape (n_samples,), default=None
             Degrees of freedom of an estimated ``sigma`` (:ref:`sigma_dof`).
 
-        sigma_shared : float, dict or array-like of shape (n_samples,), \
-default=None
+        sigma_shared : float, dict, array-like of shape (n_samples,) or \
+BatchOffsetSummary, default=None
             SD of an offset shared by the labels of a batch, the batches being
-            ``groups`` (:ref:`shared_offsets`).
+            ``groups`` (:ref:`shared_offsets`); a ``summarize_batches`` summary
+            reaches every fold and the pooled score whole (fiducial truth MSE
+            and RMSE intervals).
 
         sigma_shared_dof : float, default=None
-            Degrees of freedom of an estimated ``sigma_shared²``.
+            Degrees of freedom of an estimated ``sigma_shared²`` (not with a
+            summary, which holds its own).
 
         **fit_params : dict
             Passed to the estimator's ``fit``, sliced to each training set.

@@ -23,6 +23,8 @@ def check_noise_source(value: Any, *, key: str) -> Any:
         return value
     if key == "sigma_shared" and isinstance(value, dict):  # {batch: SD}
         return dict(value)
+    if key == "sigma_shared" and hasattr(value, "batch_size"):  # a summary: whole
+        return value
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         if key in ("sigma", "sigma_shared"):
             return check_sigma(float(value), (1,), name=key)
