@@ -92,9 +92,14 @@ def test_a_scorer_takes_a_summary_as_its_constant_or_as_metadata(lab):
 
 def test_scikit_learn_routes_a_summary_whole_to_every_fold(lab):
     """``cross_validate`` with routing: the summary, as the scorer's constant
-    or routed, gives each fold the direct call's estimate and variance."""
+    or routed, gives each fold the direct call's estimate and variance; also
+    with exactly ten samples, as many as the summary has fields."""
     X, y, runs, summary, _ = lab
-    splitter = GroupKFold(3)
+    for n, splitter in ((48, GroupKFold(3)), (10, GroupKFold(2))):
+        _routes_whole(X[:n], y[:n], runs[:n], summary, splitter)
+
+
+def _routes_whole(X, y, runs, summary, splitter):
     with sklearn.config_context(enable_metadata_routing=True):
         fixed = make_noisy_scorer(
             "mean_squared_error", sigma=SIGMA, sigma_shared=summary, output="all"

@@ -475,15 +475,16 @@ BatchOffsetSummary, default=None
                 values["sigma_dof"] = dof if np.isscalar(dof) else np.asarray(dof)
         if sigma_shared is not None:  # the paired differences' batch offsets
             values["groups"] = np.asarray(groups)
-            values["sigma_shared"] = (
-                sigma_shared
-                if isinstance(sigma_shared, dict) or np.isscalar(sigma_shared)
-                else np.asarray(sigma_shared, dtype=np.float64)
-            )
-            values["sigma_shared_dof"] = sigma_shared_dof
             if hasattr(sigma_shared, "batch_size"):  # a summary: its estimate, dof
                 values["sigma_shared"] = sigma_shared.sigma_shared
                 values["sigma_shared_dof"] = sigma_shared.sigma_shared_dof or None
+            else:
+                values["sigma_shared"] = (
+                    sigma_shared
+                    if isinstance(sigma_shared, dict) or np.isscalar(sigma_shared)
+                    else np.asarray(sigma_shared, dtype=np.float64)
+                )
+                values["sigma_shared_dof"] = sigma_shared_dof
         for a, b in combinations(names, 2):
             pooled, per_fold = _paired_difference(
                 cv_results[a], cv_results[b], key, folds, values, kinds[key]

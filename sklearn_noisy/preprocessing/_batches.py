@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -12,7 +13,8 @@ from ..utils._arrays import as_float_array, check_finite, encode_groups
 __all__ = ["BatchOffsetSummary", "summarize_batches"]
 
 
-class BatchOffsetSummary(NamedTuple):
+@dataclass(frozen=True)
+class BatchOffsetSummary:
     """The batch-offset and within-batch SDs of repeated reference readings.
 
     Pass it as ``sigma_shared`` (with the batches as ``groups``): the truth
