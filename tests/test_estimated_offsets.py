@@ -171,6 +171,7 @@ def test_generalized_pivotal_quantity_and_reported_numbers():
         y, pred, **known, sigma_shared_dof=summary.sigma_shared_dof, **options
     )
     assert r2[0] == dof and r2[0].confidence_interval().method == "fiducial"
+    assert r2[1].confidence_interval().method != "fiducial"  # τ known: as before
     # the fiducial R² at a τ² drawn near 0 reaches lower than τ known's
     assert r2[0].confidence_interval().low < r2[1].confidence_interval().low
     with pytest.raises(TypeError, match="holds its degrees of freedom"):
