@@ -420,8 +420,10 @@ default=None
         elif source == "label_noise" and requested == "auto":
             pivot = _pivot_quantiles(self.label_pivot, confidence_level)
             pivot_method = getattr(self.label_pivot, "method", "cornish_fisher")
-            if self.estimand != "forward" and "log_complement" in METRIC_INTERVALS.get(
-                self.metric, ()
+            if (
+                self.estimand != "forward"
+                and pivot_method != "fiducial"
+                and "log_complement" in METRIC_INTERVALS.get(self.metric, ())
             ):
                 skewed = self._log_complement(
                     variance, confidence_level, math.inf, pivot
@@ -520,7 +522,7 @@ default=None
         root = math.sqrt(variance)
         if pivot is not None and math.isfinite(variance):
             method = pivot_method
-        if method == "fiducial":  # bounded at 0 already: no unified widening
+        if method == "fiducial":  # in the range already: no unified widening
             root_metric = self.interval_method == "unified_sqrt"
             centre, scale = self.expected, root
             if root_metric:  # the MSE's ends, then their square roots
@@ -528,9 +530,10 @@ default=None
                     self.distribution.estimate,
                     root * self.distribution.factor,
                 )
-            ends = np.maximum(
-                [centre - scale * pivot[1], centre - scale * pivot[0]], 0.0
+            ends = np.clip(
+                [centre - scale * pivot[1], centre - scale * pivot[0]], *self._range
             )
+            ends[ends <= -1e299] = -np.inf  # the draws of an R² without a lower bound
             return ConfidenceInterval(*(np.sqrt(ends) if root_metric else ends), method)
         if math.isinf(variance):
             low, high = -math.inf, math.inf

@@ -14,6 +14,7 @@ from scipy import stats
 
 from sklearn_noisy.metrics import (
     expected_mean_squared_error,
+    expected_r2_score,
     expected_root_mean_squared_error,
 )
 from sklearn_noisy.preprocessing import summarize_batches
@@ -33,17 +34,26 @@ def _experiment(rng, n_batches, batch_size):
     reference = 10.0 + np.repeat(rng.normal(size=6) * TAU, 3)
     reference = reference + rng.normal(size=18) * SIGMA
     summary = summarize_batches(reference, np.repeat(np.arange(6), 3))
-    return np.mean(np.square(mu - pred)), summary, y, pred, groups
+    targets = {
+        "mse": np.mean(np.square(mu - pred)),
+        "r2": 1.0 - np.sum(np.square(mu - pred)) / np.sum(np.square(mu - mu.mean())),
+    }
+    return targets, summary, y, pred, groups
 
 
-def _misses(n_replicates, setting, seed):
+FUNCTIONS = {"mse": expected_mean_squared_error, "r2": expected_r2_score}
+
+
+def _misses(n_replicates, setting, seed, metric="mse"):
     """Per path (``"dof"``: ``sigma_shared_dof``, ``"fiducial"``: the summary)
-    the share of replicates whose truth MSE lies below / above the two-sided
-    95 % interval, below the one-sided 95 % lower limit, above the upper."""
+    the share of replicates whose truth ``metric`` lies below / above the
+    two-sided 95 % interval, below the one-sided 95 % lower limit, above the
+    upper."""
     rng = np.random.default_rng(seed)
     rows = {"dof": [], "fiducial": []}
     for _ in range(n_replicates):
-        target, summary, y, pred, groups = _experiment(rng, *setting)
+        targets, summary, y, pred, groups = _experiment(rng, *setting)
+        target = targets[metric]
         offsets = {
             "dof": {
                 "sigma_shared": summary.sigma_shared,
@@ -54,7 +64,7 @@ def _misses(n_replicates, setting, seed):
         for path, options in offsets.items():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                score = expected_mean_squared_error(
+                score = FUNCTIONS[metric](
                     y, pred, sigma=SIGMA, groups=groups, estimand="truth", **options
                 )
             low, high = score.confidence_interval(0.95)
@@ -77,17 +87,32 @@ def test_fiducial_interval_twin():
     assert misses["fiducial"][2] < 0.05 + 5 * np.sqrt(0.05 * 0.95 / 150)
 
 
+def test_fiducial_r2_interval_twin():
+    """The truth R², ten batches of five, 100 seeded replicates: the
+    ``sigma_shared_dof`` interval misses above (its end at a too-small
+    ``τ̂²``), the fiducial one each tail within 2.5 % + 3 SE (the full table:
+    ``--run-slow``)."""
+    misses = _misses(100, (10, 5), seed=1, metric="r2")
+    se = np.sqrt(0.025 * 0.975 / 100)
+    assert misses["dof"][1] > misses["fiducial"][1] + 0.05
+    assert np.all(misses["fiducial"][:2] <= 0.025 + 3 * se)
+
+
 @pytest.mark.slow
-def test_fiducial_interval_tails(capsys):
+@pytest.mark.parametrize("metric", ["mse", "r2"])
+def test_fiducial_interval_tails(capsys, metric):
     """2,000 replicates per setting: each tail of the two-sided 95 % interval
     misses at most 3.5 % and each one-sided 95 % limit at most 5 % + 3 SE
     (user guide: shared_offsets)."""
     n = 2000
     settings = [(10, 5), (6, 20), (4, 50), (20, 10)]
-    table = {setting: _misses(n, setting, seed=7) for setting in settings}
+    table = {
+        setting: _misses(n, setting, seed=7, metric=metric) for setting in settings
+    }
     with capsys.disabled():
         print(
-            f"\n(batches, size): below, above the 95 % interval | above the lower, "
+            f"\n{metric} (batches, size): below, above the 95 % interval | "
+            "above the lower, "
             f"below the upper one-sided limit (SE {np.sqrt(0.025 * 0.975 / n):.4f}, "
             f"{np.sqrt(0.05 * 0.95 / n):.4f})"
         )
@@ -137,6 +162,18 @@ def test_generalized_pivotal_quantity_and_reported_numbers():
     assert interval != dof.confidence_interval()
     root = expected_root_mean_squared_error(y, pred, sigma_shared=summary, **options)
     np.testing.assert_allclose(root.confidence_interval(0.95), np.sqrt(interval))
+    known = {"sigma_shared": summary.sigma_shared}
+    r2 = [
+        expected_r2_score(y, pred, **path, **options)
+        for path in ({"sigma_shared": summary}, known)
+    ]
+    dof = expected_r2_score(
+        y, pred, **known, sigma_shared_dof=summary.sigma_shared_dof, **options
+    )
+    assert r2[0] == dof and r2[0].confidence_interval().method == "fiducial"
+    assert r2[1].confidence_interval().method != "fiducial"  # τ known: as before
+    # the fiducial R² at a τ² drawn near 0 reaches lower than τ known's
+    assert r2[0].confidence_interval().low < r2[1].confidence_interval().low
     with pytest.raises(TypeError, match="holds its degrees of freedom"):
         expected_mean_squared_error(
             y, pred, sigma_shared=summary, sigma_shared_dof=3.0, **options
@@ -153,3 +190,29 @@ def test_a_summary_without_its_analysis_is_refused():
             [1.0, 2.0, 3.0], [1.1, 2.2, 2.9], sigma=0.1, groups=[0, 0, 1],
             sigma_shared=summary, estimand="truth",
         )  # fmt: skip
+
+
+def test_fiducial_r2_without_a_lower_bound():
+    """Four batches of three, labels varying less than their noise: the drawn
+    τ² often leaves the truth SST <= 0, R² unbounded below, and the interval's
+    lower end says so (−∞, not a large finite number); its upper end stays
+    in the range."""
+    rng = np.random.default_rng(0)
+    mu = rng.normal(0.0, 0.3, 12)
+    y = mu + np.repeat(rng.normal(0.0, 0.5, 4), 3) + rng.normal(0.0, 0.5, 12)
+    y_pred = mu + rng.normal(0.0, 0.2, 12)
+    reference = 10.0 + np.repeat(rng.normal(0.0, 0.5, 6), 3)
+    summary = summarize_batches(
+        reference + rng.normal(0.0, 0.5, 18), np.repeat(np.arange(6), 3)
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        result = expected_r2_score(
+            y, y_pred, sigma=0.5, groups=np.repeat(np.arange(4), 3),
+            sigma_shared=summary, estimand="truth",
+        )  # fmt: skip
+    interval = result.confidence_interval()
+    (low, high), method = interval, interval.method
+    assert method == "fiducial"
+    assert low == -np.inf
+    assert 0.9 < high <= 1.0

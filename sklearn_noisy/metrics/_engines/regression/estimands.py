@@ -490,7 +490,26 @@ def _fraction(
     if simple and not centred and y.shape[0] <= PIVOT_MAX_SAMPLES:
         pivots = log_r2_pivots(y, y_pred, sigma, weight, sums)
     variance = np.where(flag, np.nan, variance)
+    if shared is not None and shared.fiducial is not None:
+        data = (y, y_pred, sigma, sigma_dof, weight)
+        sums_at = functools.partial(r2_sums, *data, centred=centred)
+        pivots = fiducial_pivots(estimate, variance, sums_at, shared, _r2_draws)
     return RegressionEstimate(estimate, variance, nominal, flag, pivots=pivots)
+
+
+def _r2_draws(sums: R2Sums, tau2: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """The truth R² at the fiducial draws of ``τ²`` (the sums there):
+    ``1 − ρ exp(−Z SD/ρ)``, ``ρ = A/B`` and ``SD`` its delta-method SD, on the log
+    scale of ``1 − R²`` as :func:`~.pivots.log_r2_pivots`; where ``B <= 0``
+    (R² unbounded below) −1e300, a finite −∞ that ``np.quantile`` interpolates
+    (an interval end there is −∞)."""
+    positive = sums.sst_truth > 0.0
+    denominator = np.where(positive, sums.sst_truth, 1.0)
+    ratio = sums.sse_truth / denominator
+    sd = np.sqrt(_ratio_variance(ratio, denominator, sums, truth=True))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        u = np.where(ratio > 0.0, ratio * np.exp(-z * sd / ratio), 0.0)
+    return np.where(positive, 1.0 - u, -1e300)
 
 
 r2_truth = functools.partial(_fraction, truth=True)

@@ -47,34 +47,42 @@ class FiducialPivot(tuple):
     method = "fiducial"
 
 
+def _through(a: Any, b: Any, c: Any, tau2: np.ndarray) -> Any:
+    """The quadratic in ``τ²`` through ``a, b, c`` at ``τ² = 0, 1, 2``."""
+    curve = (a - 2.0 * b + c) / 2.0
+    return a + (b - a - curve) * tau2 + curve * tau2**2
+
+
 def fiducial_pivots(
     estimate: np.ndarray,
     variance: np.ndarray,
     sums_at: Callable[..., tuple],
     shared: Any,
+    truth: Callable[..., np.ndarray] | None = None,
 ) -> list[tuple[float, ...] | None]:
-    """Each output's truth-MSE pivot when ``τ²`` was estimated in a one-way
-    analysis (``sums_at(shared=...)``: the MSE's sums at known offsets): the
-    truth at ``τ²`` is ``A − τ² − Z √V(τ²)``, ``V`` and its floor quadratic in
-    ``τ²`` (three evaluations), ``τ²`` drawn from Weerahandi's generalized
-    pivotal quantity (seeded, 20,000 draws; user guide: :ref:`shared_offsets`)."""
+    """Each output's truth pivot when ``τ²`` was estimated in a one-way analysis
+    (``sums_at(shared=...)``: the estimate's sums at known offsets, each
+    quadratic in ``τ²``: three evaluations), ``τ²`` drawn from Weerahandi's
+    generalized pivotal quantity (seeded, 20,000 draws; user guide:
+    :ref:`shared_offsets`). ``truth(sums, τ², Z)``: the truth at each draw from
+    the sums there (default the MSE's ``A − τ² − Z √V(τ²)``, ``V`` floored)."""
     fits = []
     for t in (0.0, 1.0, 2.0):
         known = dataclasses.replace(
             shared, tau2=np.full_like(shared.tau2, t), dof=None, fiducial=None
         )
         fits.append(sums_at(shared=known))
-    (w_sum, d2, s2, *low), (_, _, _, *one), (_, _, _, *two) = (f[:5] for f in fits)
     rng = np.random.default_rng(0)
     tau2 = shared.fiducial_tau2(rng, 20000)[:, None]
-    spread = [  # V and its floor at each draw, through the three points
-        a + (b - a - (a - 2.0 * b + c) / 2.0) * tau2 + (a - 2.0 * b + c) / 2.0 * tau2**2
-        for a, b, c in zip(low, one, two, strict=True)
-    ]
-    noise = rng.standard_normal(tau2.shape) * np.sqrt(np.maximum(*spread)) / w_sum
-    quantiles = np.quantile(
-        (d2 - s2) / w_sum - tau2 - noise, 1.0 - np.asarray(PIVOT_PROBABILITIES), axis=0
-    )
+    z = rng.standard_normal(tau2.shape)
+    if truth is None:
+        (w_sum, d2, s2, *low), (_, _, _, *one), (_, _, _, *two) = (f[:5] for f in fits)
+        spread = [_through(*v, tau2) for v in zip(low, one, two, strict=True)]
+        draws = (d2 - s2) / w_sum - tau2 - z * np.sqrt(np.maximum(*spread)) / w_sum
+    else:
+        sums = type(fits[0])(*(_through(*v, tau2) for v in zip(*fits, strict=True)))
+        draws = truth(sums, tau2, z)
+    quantiles = np.quantile(draws, 1.0 - np.asarray(PIVOT_PROBABILITIES), axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         pivots = (estimate - quantiles) / np.sqrt(variance)
     return [
