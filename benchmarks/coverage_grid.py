@@ -77,13 +77,14 @@ low; above: target > high) at most 3.5 %, each one-sided coverage at least
 at 200 replicates, 0.5 at 2000); a quick run's verdicts are indicative only.
 
 Cost: the library call per replicate, and the forward estimand's exact
-intervals. The metrics without a per-sample-terms rule (R^2, the count ratio
-metrics, ROC AUC) bootstrap their sampling variance (200 evaluations):
-0.04-1.5 s per call at n = 100 on a loaded 2-core machine, about 10 s per
-replicate for all of them. Their ``both`` and ``prediction`` cells therefore
-use ``--sampling-replicates`` (quick: 40); every other cell uses
-``--replicates``. The forward estimand's ``confidence_interval`` is computed
-from the exact distribution: 0.15-0.3 s an interval for MSE, RMSE and R^2,
+intervals. R^2, which has no closed-form sampling variance, bootstraps it
+(200 evaluations, about 1 s per call at n = 100 on a loaded 2-core machine);
+its ``both`` and ``prediction`` cells therefore use ``--sampling-replicates``
+(quick: 40); every other cell uses ``--replicates`` (the count metrics and
+ROC AUC have closed forms, Takahashi et al.'s and DeLong's: milliseconds a
+call, about 10 s per 2000 replicates of a metric x estimand task). The
+forward estimand's ``confidence_interval`` is computed from the exact
+distribution: 0.15-0.3 s an interval for MSE, RMSE and R^2,
 about 6 s for MAE at n = 100. ``--task-seconds`` (quick: 20) stops a metric x
 estimand task early; the ``reps`` column shows how many replicates each cell
 got, and the anomalies list names the tasks that were stopped. A full run
@@ -180,7 +181,7 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--sampling-replicates",
         type=int,
-        help="'both'/'prediction' cells of the bootstrap metrics (quick 40, full 2000)",
+        help="'both'/'prediction' cells of R^2 (bootstrap; quick 40, full 2000)",
     )
     parser.add_argument("--n", type=int, nargs="+", help="test-set sizes")
     parser.add_argument("--draws", type=int, default=400, help="re-measurement draws")
@@ -214,7 +215,7 @@ def main(argv=None) -> int:
     ]
     print(
         f"coverage grid: {len(tasks)} metric x estimand tasks, {replicates} replicates "
-        f"({sampling} for the sampling cells of the bootstrap metrics), n = {sizes}, "
+        f"({sampling} for the sampling cells of R^2), n = {sizes}, "
         f"seed {args.seed}"
     )
     print("population values (quadrature / closed form; one sample of 2e6 beside):")

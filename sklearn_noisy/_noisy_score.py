@@ -31,6 +31,7 @@ INTERVAL_METHODS = (
     "log_complement",
     "log_cornish_fisher",
     "fiducial",
+    "arcsine",
 )
 
 #: The ``method`` a caller may ask ``confidence_interval`` for.
@@ -93,7 +94,7 @@ class ConfidenceInterval(tuple):
         The bounds, inside the range of the metric.
     method : {"exact", "normal", "t", "binomial", "wilson", "unified", \
 "unified_sqrt", "bootstrap_t", "cornish_fisher", "log_t", "log_complement", \
-"log_cornish_fisher", "fiducial"}
+"log_cornish_fisher", "fiducial", "arcsine"}
         How the interval was built (:ref:`error_budget_intervals`).
     content : float
         The probability of ``[low, high]`` under the exact distribution of the
@@ -446,7 +447,8 @@ default=None
         """Interval for the metric of a new test set of the same size.
 
         Student's t (on the log scale for a positive metric far from 0, of
-        ``1 − R²`` for R² far from 1). Read more in the
+        ``1 − R²`` for R² far from 1, on the arcsine-root scale of the
+        position in its range for a bounded one). Read more in the
         :ref:`User Guide <error_budget_intervals>`.
 
         Parameters
@@ -457,8 +459,8 @@ default=None
         Returns
         -------
         ConfidenceInterval
-            The pair ``(low, high)``, ``method="t"``, ``"log_t"`` or
-            ``"log_complement"``.
+            The pair ``(low, high)``, ``method="t"``, ``"log_t"``,
+            ``"log_complement"`` or ``"arcsine"``.
         """
         check_level(confidence_level)
         self._source_variance("both")  # needs the sampling variance
@@ -478,6 +480,15 @@ default=None
         skewed = self._log_complement(variance, confidence_level, dof)
         if skewed is not None:
             return skewed
+        width = upper - lower
+        x = (self.expected - lower) / width  # NaN for an unbounded metric
+        if 0.0 < x < 1.0 and math.isfinite(variance):
+            # a proportion's variance-stabilizing scale, arcsin √x
+            half = _t_quantile(confidence_level, dof) * math.sqrt(variance)
+            half /= 2.0 * width * math.sqrt(x * (1.0 - x))
+            angle = math.asin(math.sqrt(x)) + np.array([-half, half])
+            low, high = lower + width * np.sin(np.clip(angle, 0.0, math.pi / 2)) ** 2
+            return ConfidenceInterval(low, high, "arcsine")
         return self._normal_interval(variance, confidence_level, dof)
 
     def _log_complement(

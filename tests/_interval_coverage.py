@@ -216,8 +216,9 @@ COUNTS = {
     "kappa": expected_cohen_kappa_score,
     "specificity": expected_specificity_score,
 }
-#: Metrics whose sampling variance is a per-sample-terms (or delta) rule: cheap.
-CHEAP = {"mse", "rmse", "mae", "accuracy"}
+#: Metrics whose sampling variance is a closed form (per-sample terms, the
+#: delta method of Takahashi et al., DeLong's): cheap. R² bootstraps.
+CHEAP = {"mse", "rmse", "mae", *COUNTS, "roc_auc"}
 POPULATIONS = ("gaussian", "heavy", "few", "binary", "roc")
 KIND = {
     "gaussian": "regression",

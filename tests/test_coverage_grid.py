@@ -9,7 +9,10 @@ with their measured numbers, so they turn into failures when fixed. The default
 run checks a few cells with more replicates, against bounds of 5 Monte Carlo
 SEs (user guide: verification, "Coverage in each tail"). The full grid takes
 about 25 minutes on one loaded core, most of it in the forward MAE's exact
-intervals and the bootstrap metrics.
+intervals and R²'s bootstrap; its classification cells about 4.
+Replicates per cell (seed 0): 2000 for every classification cell (populations
+"binary" and "roc"); for the regression populations 200, 40 for R²'s "both"
+and "prediction" cells, and for the forward estimand 60 (10 for the MAE).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import math
 import pytest
 from _interval_coverage import (
     ESTIMANDS,
+    KIND,
     POPULATIONS,
     SOURCES,
     Task,
@@ -29,18 +33,25 @@ from _interval_coverage import (
 )
 
 N_SAMPLES = 100
-#: Replicates per cell; the bootstrap metrics' "both" and "prediction" cells get
-#: SAMPLING_REPLICATES. The forward estimand's exact intervals cost seconds
-#: each: those tasks get FORWARD_REPLICATES.
+#: Replicates per regression cell; R²'s "both" and "prediction" cells get
+#: SAMPLING_REPLICATES (a bootstrap). The forward estimand's exact intervals
+#: cost seconds each: those tasks get FORWARD_REPLICATES.
 REPLICATES = 200
 SAMPLING_REPLICATES = 40
 FORWARD_REPLICATES = {"mae": 10, "rmse": 60, "r2": 60, "mse": 60}
+#: The classification populations' cells ("binary", "roc"), every source: their
+#: test-set sampling variances are closed forms (Takahashi et al.'s, DeLong's)
+#: and their calls take milliseconds, so each cell gets the replicates that
+#: resolve a tail to 0.35 points (about 4 minutes for the 69 cells).
+CLASSIFICATION_REPLICATES = 2000
 SEED = 0
 
 #: The cells that fail today (seed 0, the replicates above): what fails, and
 #: the measured coverage, tails and one-sided coverages (%). With 40 or fewer
 #: replicates a coverage moves in steps of 2.5 points or more, so that many of
-#: those cells fail on resolution alone (cov>97 is one miss in 40).
+#: those cells fail on resolution alone (cov>97 is one miss in 40). The
+#: classification label-noise cells that fail at 2000 replicates give their
+#: numbers at 10,000 (seed 0) too, where they pass: a margin of 1-2 SEs.
 KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
     ("gaussian", "mse", "truth", "both"): (
         "above: cov 94.5 (SE 1.6), below 1.5, above 4.0, "
@@ -294,225 +305,88 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "less 97.5, greater 97.5; 40 reps; 2000 reps: cov 95.5, below 2.1, above 2.3 "
         "(was 3.5, 1.1)"
     ),
-    ("binary", "accuracy", "truth", "label_noise"): (
-        "below,greater: cov 94.5 (SE 1.6), below 4.0, above 1.5, "
-        "less 96.0, greater 93.5; 200 reps"
-    ),
     ("binary", "accuracy", "truth", "prediction"): (
-        "below,greater: cov 93.5 (SE 1.7), below 5.5, above 1.0, "
-        "less 96.5, greater 92.5; 200 reps"
-    ),
-    ("binary", "accuracy", "remeasurement", "prediction"): (
-        "greater: cov 94.5 (SE 1.6), below 3.0, above 2.5, "
-        "less 95.0, greater 92.5; 200 reps"
-    ),
-    ("binary", "accuracy", "forward", "prediction"): (
-        "cov>97: cov 97.5 (SE 1.1), below 1.5, above 1.0, "
-        "less 97.0, greater 95.5; 200 reps"
+        "less: cov 95.4 (SE 0.5), below 1.45, above 3.15, less 93.4, greater "
+        "98.2; 2000 reps"
     ),
     ("binary", "precision", "truth", "label_noise"): (
-        "cov<93,below,greater: cov 92.5 (SE 1.9), below 4.0, above 3.5, "
-        "less 95.5, greater 91.5; 200 reps"
-    ),
-    ("binary", "precision", "truth", "both"): (
-        "cov>97,greater: cov 97.5 (SE 2.5), below 2.5, above 0.0, "
-        "less 100.0, greater 90.0; 40 reps"
-    ),
-    ("binary", "precision", "truth", "prediction"): (
-        "cov<93,below,greater: cov 87.5 (SE 5.2), below 10.0, above 2.5, "
-        "less 97.5, greater 82.5; 40 reps"
+        "less: cov 94.3 (SE 0.5), below 2.35, above 3.35, less 93.7, greater "
+        "95.5; 2000 reps; 10000 reps: cov 95.2, below 2.03, above 2.80, less "
+        "94.8, greater 95.7 (PASS)"
     ),
     ("binary", "precision", "remeasurement", "label_noise"): (
-        "cov<93,below,greater: cov 92.0 (SE 1.9), below 4.5, above 3.5, "
-        "less 96.0, greater 93.0; 200 reps"
-    ),
-    ("binary", "precision", "remeasurement", "both"): (
-        "cov>97: cov 97.5 (SE 2.5), below 2.5, above 0.0, "
-        "less 100.0, greater 95.0; 40 reps"
-    ),
-    ("binary", "precision", "remeasurement", "prediction"): (
-        "below,greater: cov 95.0 (SE 3.4), below 5.0, above 0.0, "
-        "less 100.0, greater 90.0; 40 reps"
-    ),
-    ("binary", "precision", "forward", "label_noise"): (
-        "cov>97: cov 98.5 (SE 0.9), below 0.5, above 1.0, "
-        "less 97.0, greater 97.5; 200 reps"
-    ),
-    ("binary", "precision", "forward", "prediction"): (
-        "cov>97,greater: cov 100.0 (SE 0.0), below 0.0, above 0.0, "
-        "less 100.0, greater 90.0; 40 reps"
+        "less: cov 94.0 (SE 0.5), below 2.80, above 3.20, less 93.7, greater "
+        "95.2; 2000 reps; 10000 reps: cov 94.9, below 2.45, above 2.67, less "
+        "94.7, greater 95.1 (PASS)"
     ),
     ("binary", "recall", "truth", "label_noise"): (
-        "above,less: cov 96.0 (SE 1.4), below 0.0, above 4.0, "
-        "less 92.0, greater 99.5; 200 reps"
+        "above,less: cov 96.2 (SE 0.4), below 0.05, above 3.70, less 94.0, "
+        "greater 99.8; 2000 reps; 10000 reps: cov 96.7, below 0.05, above 3.21, "
+        "less 94.3, greater 99.8 (PASS)"
     ),
     ("binary", "recall", "truth", "both"): (
-        "cov>97: cov 97.5 (SE 2.5), below 0.0, above 2.5, "
-        "less 95.0, greater 97.5; 40 reps"
+        "cov>97: cov 97.2 (SE 0.4), below 0.15, above 2.60, less 94.2, greater "
+        "99.5; 2000 reps"
     ),
     ("binary", "recall", "truth", "prediction"): (
-        "less: cov 95.0 (SE 3.4), below 2.5, above 2.5, "
-        "less 92.5, greater 95.0; 40 reps"
+        "above,less: cov 94.4 (SE 0.5), below 0.85, above 4.75, less 91.5, "
+        "greater 98.0; 2000 reps"
     ),
-    ("binary", "recall", "remeasurement", "prediction"): (
-        "cov>97,less,greater: cov 97.5 (SE 2.5), below 0.0, above 2.5, "
-        "less 92.5, greater 92.5; 40 reps"
-    ),
-    ("binary", "recall", "forward", "prediction"): (
-        "cov>97: cov 97.5 (SE 2.5), below 0.0, above 2.5, "
-        "less 95.0, greater 100.0; 40 reps"
-    ),
-    ("binary", "f1", "truth", "label_noise"): (
-        "below,greater: cov 94.0 (SE 1.7), below 4.0, above 2.0, "
-        "less 95.5, greater 93.5; 200 reps"
-    ),
-    ("binary", "f1", "truth", "both"): (
-        "cov>97,greater: cov 97.5 (SE 2.5), below 2.5, above 0.0, "
-        "less 100.0, greater 92.5; 40 reps"
-    ),
-    ("binary", "f1", "truth", "prediction"): (
-        "below,greater: cov 95.0 (SE 3.4), below 5.0, above 0.0, "
-        "less 100.0, greater 92.5; 40 reps"
-    ),
-    ("binary", "f1", "remeasurement", "label_noise"): (
-        "below,greater: cov 93.5 (SE 1.7), below 4.0, above 2.5, "
-        "less 96.0, greater 92.0; 200 reps"
-    ),
-    ("binary", "f1", "remeasurement", "both"): (
-        "below: cov 95.0 (SE 3.4), below 5.0, above 0.0, "
-        "less 100.0, greater 95.0; 40 reps"
+    ("binary", "recall", "remeasurement", "both"): (
+        "cov>97: cov 97.2 (SE 0.4), below 0.70, above 2.15, less 96.2, greater "
+        "96.2; 2000 reps"
     ),
     ("binary", "f1", "remeasurement", "prediction"): (
-        "cov>97: cov 97.5 (SE 2.5), below 2.5, above 0.0, "
-        "less 97.5, greater 95.0; 40 reps"
+        "below,greater: cov 94.7 (SE 0.5), below 3.65, above 1.65, less 95.4, "
+        "greater 93.7; 2000 reps"
     ),
     ("binary", "f1", "forward", "prediction"): (
-        "cov>97: cov 100.0 (SE 0.0), below 0.0, above 0.0, "
-        "less 97.5, greater 100.0; 40 reps"
+        "below,greater: cov 94.4 (SE 0.5), below 3.70, above 1.90, less 95.8, "
+        "greater 93.9; 2000 reps"
     ),
     ("binary", "balanced_accuracy", "truth", "both"): (
-        "cov>97: cov 97.5 (SE 2.5), below 2.5, above 0.0, "
-        "less 97.5, greater 95.0; 40 reps"
+        "cov>97: cov 97.3 (SE 0.4), below 1.20, above 1.50, less 95.0, greater "
+        "97.3; 2000 reps"
     ),
     ("binary", "balanced_accuracy", "truth", "prediction"): (
-        "below: cov 95.0 (SE 3.4), below 5.0, above 0.0, "
-        "less 97.5, greater 95.0; 40 reps"
-    ),
-    ("binary", "balanced_accuracy", "remeasurement", "label_noise"): (
-        "cov<93,below: cov 93.0 (SE 1.8), below 4.0, above 3.0, "
-        "less 96.5, greater 95.0; 200 reps"
-    ),
-    ("binary", "balanced_accuracy", "remeasurement", "both"): (
-        "cov>97: cov 97.5 (SE 2.5), below 2.5, above 0.0, "
-        "less 100.0, greater 97.5; 40 reps"
-    ),
-    ("binary", "balanced_accuracy", "remeasurement", "prediction"): (
-        "cov>97: cov 100.0 (SE 0.0), below 0.0, above 0.0, "
-        "less 97.5, greater 97.5; 40 reps"
-    ),
-    ("binary", "balanced_accuracy", "forward", "prediction"): (
-        "cov>97: cov 100.0 (SE 0.0), below 0.0, above 0.0, "
-        "less 95.0, greater 95.0; 40 reps"
-    ),
-    ("binary", "mcc", "truth", "both"): (
-        "cov>97: cov 97.5 (SE 2.5), below 2.5, above 0.0, "
-        "less 97.5, greater 95.0; 40 reps"
+        "less: cov 95.5 (SE 0.5), below 1.10, above 3.40, less 93.4, greater "
+        "98.3; 2000 reps"
     ),
     ("binary", "mcc", "truth", "prediction"): (
-        "below: cov 95.0 (SE 3.4), below 5.0, above 0.0, "
-        "less 100.0, greater 95.0; 40 reps"
-    ),
-    ("binary", "mcc", "remeasurement", "label_noise"): (
-        "greater: cov 94.0 (SE 1.7), below 3.0, above 3.0, "
-        "less 96.0, greater 93.5; 200 reps"
-    ),
-    ("binary", "mcc", "remeasurement", "both"): (
-        "cov>97: cov 97.5 (SE 2.5), below 2.5, above 0.0, "
-        "less 100.0, greater 95.0; 40 reps"
-    ),
-    ("binary", "mcc", "remeasurement", "prediction"): (
-        "cov>97: cov 100.0 (SE 0.0), below 0.0, above 0.0, "
-        "less 95.0, greater 95.0; 40 reps"
-    ),
-    ("binary", "mcc", "forward", "prediction"): (
-        "cov>97: cov 100.0 (SE 0.0), below 0.0, above 0.0, "
-        "less 95.0, greater 95.0; 40 reps"
-    ),
-    ("binary", "kappa", "truth", "label_noise"): (
-        "below,greater: cov 94.0 (SE 1.7), below 4.0, above 2.0, "
-        "less 96.0, greater 93.5; 200 reps"
-    ),
-    ("binary", "kappa", "truth", "both"): (
-        "cov>97: cov 97.5 (SE 2.5), below 2.5, above 0.0, "
-        "less 97.5, greater 95.0; 40 reps"
+        "less: cov 95.5 (SE 0.5), below 1.40, above 3.10, less 93.2, greater "
+        "98.0; 2000 reps"
     ),
     ("binary", "kappa", "truth", "prediction"): (
-        "below,greater: cov 95.0 (SE 3.4), below 5.0, above 0.0, "
-        "less 97.5, greater 92.5; 40 reps"
-    ),
-    ("binary", "kappa", "remeasurement", "both"): (
-        "cov>97: cov 97.5 (SE 2.5), below 2.5, above 0.0, "
-        "less 100.0, greater 97.5; 40 reps"
-    ),
-    ("binary", "kappa", "remeasurement", "prediction"): (
-        "cov>97: cov 100.0 (SE 0.0), below 0.0, above 0.0, "
-        "less 97.5, greater 95.0; 40 reps"
-    ),
-    ("binary", "kappa", "forward", "prediction"): (
-        "cov>97: cov 100.0 (SE 0.0), below 0.0, above 0.0, "
-        "less 95.0, greater 95.0; 40 reps"
+        "less: cov 95.2 (SE 0.5), below 1.40, above 3.45, less 93.0, greater "
+        "98.0; 2000 reps"
     ),
     ("binary", "specificity", "truth", "label_noise"): (
-        "above: cov 94.0 (SE 1.7), below 2.0, above 4.0, "
-        "less 94.5, greater 95.0; 200 reps"
-    ),
-    ("binary", "specificity", "truth", "both"): (
-        "cov>97,greater: cov 97.5 (SE 2.5), below 2.5, above 0.0, "
-        "less 97.5, greater 92.5; 40 reps"
-    ),
-    ("binary", "specificity", "truth", "prediction"): (
-        "cov<93,below,greater: cov 92.5 (SE 4.2), below 5.0, above 2.5, "
-        "less 97.5, greater 90.0; 40 reps"
+        "above,less: cov 95.8 (SE 0.5), below 0.70, above 3.55, less 93.7, "
+        "greater 97.4; 2000 reps; 10000 reps: cov 96.4, below 0.60, above 2.96, "
+        "less 94.6, greater 98.0 (PASS)"
     ),
     ("binary", "specificity", "remeasurement", "label_noise"): (
-        "cov<93,below: cov 92.5 (SE 1.9), below 4.0, above 3.5, "
-        "less 94.5, greater 94.5; 200 reps"
+        "less: cov 94.3 (SE 0.5), below 2.70, above 2.95, less 93.6, greater "
+        "94.2; 2000 reps; 10000 reps: cov 95.0, below 2.28, above 2.77, less "
+        "94.7, greater 95.2 (PASS)"
     ),
     ("binary", "specificity", "remeasurement", "both"): (
-        "cov>97: cov 100.0 (SE 0.0), below 0.0, above 0.0, "
-        "less 100.0, greater 95.0; 40 reps"
-    ),
-    ("binary", "specificity", "remeasurement", "prediction"): (
-        "cov>97,greater: cov 97.5 (SE 2.5), below 2.5, above 0.0, "
-        "less 100.0, greater 92.5; 40 reps"
-    ),
-    ("binary", "specificity", "forward", "prediction"): (
-        "below: cov 95.0 (SE 3.4), below 5.0, above 0.0, "
-        "less 97.5, greater 95.0; 40 reps"
-    ),
-    ("roc", "roc_auc", "truth", "both"): (
-        "cov<93,below,greater: cov 92.5 (SE 4.2), below 7.5, above 0.0, "
-        "less 97.5, greater 90.0; 40 reps"
-    ),
-    ("roc", "roc_auc", "truth", "prediction"): (
-        "cov>97: cov 97.5 (SE 2.5), below 2.5, above 0.0, "
-        "less 100.0, greater 95.0; 40 reps"
-    ),
-    ("roc", "roc_auc", "forward", "label_noise"): (
-        "cov<93,below,less,greater: cov 92.5 (SE 1.9), below 4.0, above 3.5, "
-        "less 93.5, greater 93.0; 200 reps"
+        "cov>97: cov 97.4 (SE 0.4), below 0.65, above 2.00, less 95.4, greater "
+        "96.3; 2000 reps"
     ),
     ("roc", "roc_auc", "forward", "prediction"): (
-        "below,greater: cov 95.0 (SE 3.4), below 5.0, above 0.0, "
-        "less 97.5, greater 92.5; 40 reps"
+        "below: cov 93.7 (SE 0.5), below 3.85, above 2.50, less 95.3, greater "
+        "94.2; 2000 reps"
     ),
 }
 
 
 @functools.cache
 def _grid_rows(population: str, metric: str, estimand: str) -> tuple[dict, list]:
-    replicates = REPLICATES
-    if estimand == "forward" and population in ("gaussian", "heavy", "few"):
+    replicates, sampling = REPLICATES, SAMPLING_REPLICATES
+    if KIND[population] != "regression":
+        replicates = sampling = CLASSIFICATION_REPLICATES
+    elif estimand == "forward":
         replicates = FORWARD_REPLICATES[metric]
     task = Task(
         population,
@@ -520,7 +394,7 @@ def _grid_rows(population: str, metric: str, estimand: str) -> tuple[dict, list]
         metric,
         estimand,
         replicates,
-        SAMPLING_REPLICATES,
+        sampling,
         400,
         SEED,
         math.inf,
@@ -565,18 +439,25 @@ def test_coverage_grid(population, metric, estimand, source):
     assert verdict(row) == "PASS", f"{verdict(row)}: {_describe(row)}"
 
 
-#: The default run's cells (label noise only): replicates and the cells
-#: checked, with the two-sided coverage and each tail held to 5 Monte Carlo SEs
-#: of 95 % / 2.5 %. The Student t interval failed the first (6.0 % above).
+#: The default run's cells: replicates and the cells checked, with the
+#: two-sided coverage and each tail held to 5 Monte Carlo SEs of 95 % / 2.5 %
+#: (a tail above 4.97 % fails). Label noise only but for the prediction cell.
+#: Before the skewed intervals: the Student t interval missed 6.0 % above in
+#: the first; the symmetric recall truth interval 5.6 % above and the truth ROC
+#: AUC's 3.7 % (10,000 replicates), the t prediction interval of the
+#: remeasurement accuracy 3.8 % below (2000).
 TWIN_REPLICATES = 1000
 TWIN_CELLS = (
     ("gaussian", "mse", "truth", "label_noise"),
     ("heavy", "rmse", "truth", "label_noise"),
+    ("binary", "recall", "truth", "label_noise"),
+    ("roc", "roc_auc", "truth", "label_noise"),
+    ("binary", "accuracy", "remeasurement", "prediction"),
 )
 
 
 @functools.cache
-def _twin_rows(population: str, metric: str, estimand: str) -> dict:
+def _twin_rows(population: str, metric: str, estimand: str, only: bool) -> dict:
     task = Task(
         population,
         N_SAMPLES,
@@ -587,16 +468,19 @@ def _twin_rows(population: str, metric: str, estimand: str) -> dict:
         400,
         SEED + 1,
         math.inf,
-        label_noise_only=True,
+        label_noise_only=only,
     )
     rows, notes, _ = run_task(task)
-    assert not notes, notes
+    # a truth estimate beyond the metric's range lies outside its interval,
+    # which ends at the bound: expected (benchmarks/coverage_grid.py)
+    assert not [note for note in notes if "outside its own" not in note], notes
     return {row["source"]: row for row in rows}
 
 
 @pytest.mark.parametrize(("population", "metric", "estimand", "source"), TWIN_CELLS)
 def test_coverage_grid_twin(population, metric, estimand, source):
-    row = _twin_rows(population, metric, estimand)[source]
+    only = source == "label_noise"
+    row = _twin_rows(population, metric, estimand, only)[source]
     r = row["replicates"]
     assert r == TWIN_REPLICATES
     se_coverage = math.sqrt(0.95 * 0.05 / r)

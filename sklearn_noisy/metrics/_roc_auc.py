@@ -31,6 +31,7 @@ from ._engines.roc_auc import (
     auc_moments_delta,
     auc_moments_exact,
     auc_sampling_terms,
+    auc_truth_pivot,
     centered_ranks,
     tie_groups,
 )
@@ -252,8 +253,9 @@ def _kind(y_true: Any, y_score: Any) -> str:
 
 def _truth(
     positive: np.ndarray, scores: np.ndarray, t0: np.ndarray, t1: np.ndarray
-) -> tuple[float, float]:
-    """De-noised AUC ``Û / D̂`` and its delta variance (user guide: truth estimate)."""
+) -> tuple[float, float, tuple[float, ...] | None]:
+    """De-noised AUC ``Û / D̂``, its delta variance and its label-noise pivot
+    (user guide: truth estimate)."""
     n_samples = positive.size
     scale = t1 - t0
     u = (positive - t0) / scale
@@ -268,7 +270,7 @@ def _truth(
             "carry no information on both classes; the truth AUC is undefined.",
             UserWarning,
         )
-        return float("nan"), float("nan")
+        return float("nan"), float("nan"), None
     estimate = count / pairs
     rest = total - u
     gradient = (ranks - rest - estimate * ((n_samples - 1) - 2.0 * rest)) / pairs
@@ -279,7 +281,8 @@ def _truth(
         low + u * (high - low), np.minimum(low, high), np.maximum(low, high)
     )
     variance = float(np.sum(gradient * gradient * spread / (scale * scale)))
-    return estimate, variance
+    pivot = auc_truth_pivot(u, gradient, estimate, pairs, t0, t1, variance)
+    return estimate, variance, pivot
 
 
 def _sampling_terms(arguments: dict[str, Any], score: Any) -> tuple | None:
@@ -427,8 +430,11 @@ def expected_roc_auc_score(
             "sample weights only."
         )
     noise.check_invertible()
-    expected, variance = _truth(positive[keep], scores[keep], t0[keep], t1[keep])
-    return NoisyScore(ROC_AUC, expected, variance, nominal, n_samples, "delta", "truth")
+    expected, variance, pivot = _truth(positive[keep], scores[keep], t0[keep], t1[keep])
+    return NoisyScore(
+        ROC_AUC, expected, variance, nominal, n_samples, "delta", "truth",
+        label_pivot=pivot,
+    )  # fmt: skip
 
 
 class NoisyRocCurve(NamedTuple):

@@ -12,6 +12,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import fft as sp_fft
 
+from ..._noisy_score import cornish_fisher_pivot
 from .counts.poisson_binomial import poisson_binomial_window
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "auc_moments_delta",
     "auc_moments_exact",
     "auc_sampling_terms",
+    "auc_truth_pivot",
     "tie_groups",
 ]
 
@@ -200,3 +202,38 @@ def auc_sampling_terms(u: np.ndarray, scores: np.ndarray) -> np.ndarray:
     h = np.empty(u.size)
     h[groups.order] = theta + 2.0 * (phi - theta * psi) / psi.mean()
     return h
+
+
+def auc_truth_pivot(
+    u: np.ndarray,
+    gradient: np.ndarray,
+    estimate: float,
+    pairs: float,
+    t0: np.ndarray,
+    t1: np.ndarray,
+    variance: float,
+) -> tuple[float, ...] | None:
+    """The Cornish–Fisher pivot of the de-noised AUC ``Û / D̂`` (a ratio of
+    quadratics in the independent ``u_i = (o_i − t0_i)/(t1_i − t0_i)``, of
+    ``gradient`` ``g``): ``κ₃ = Σ g_i³ κ₃(u_i) + 3Q`` and ``Cov(T, ŝ²) = 2Q +
+    Σ g_i³ V_i ∂V_i/∂u_i``, ``Q = aᵀHa``, ``a = g·V``, ``H = ((2T − 1)(J − I) −
+    ∇D̂ gᵀ − g ∇D̂ᵀ)/D̂``; the variances and third cumulants of the ``u_i``
+    estimated without bias (user guide: truth estimate)."""
+    if not variance > 0.0:
+        return None
+    scale = t1 - t0
+    low, high = t0 * (1.0 - t0), t1 * (1.0 - t1)
+    v = (low + u * (high - low)) / scale**2
+    k0, k1 = low * (1.0 - 2.0 * t0), high * (1.0 - 2.0 * t1)
+    third = (k0 + u * (k1 - k0)) / scale**3
+    a = gradient * v
+    d_pairs = (u.size - 1) - 2.0 * (u.sum() - u)
+    quadratic = (
+        (2.0 * estimate - 1.0) * (a.sum() ** 2 - a @ a)
+        - 2.0 * (d_pairs @ a) * (gradient @ a)
+    ) / pairs
+    cube = gradient**3
+    s3 = variance**1.5
+    skew = (float(cube @ third) + 3.0 * quadratic) / s3
+    moving = float(cube @ (v * (high - low) / scale**2))
+    return cornish_fisher_pivot(skew, (2.0 * quadratic + moving) / s3)

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ...._noisy_score import NoisyScore
+from ...._noisy_score import NoisyScore, cornish_fisher_pivot
 from ....utils._arrays import chunks
 from ....utils._labels import _family, check_label_pair
 from ....utils._noise import FlipNoise
@@ -355,4 +355,11 @@ def _binary_estimand(
     if noise.is_constant:
         variance = variance * n_pred_pos
     variance /= float(n_pred_pos) ** 2
-    return NoisyScore(metric, estimate, variance, *score[3:], "truth")
+    # the terms' third cumulants q(1 − q)(1 − 2c)/(1 − 2q)³, c estimated by o
+    third = np.sum(keep_variance * (1.0 - 2.0 * observed) / shrink**3)
+    pivot = None
+    if variance > 0.0:
+        pivot = cornish_fisher_pivot(float(third) / n_pred_pos**3 / variance**1.5, 0.0)
+    return NoisyScore(
+        metric, estimate, variance, *score[3:], "truth", label_pivot=pivot
+    )

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ...._noisy_score import NoisyScore
+from ...._noisy_score import NoisyScore, cornish_fisher_pivot
 from ....utils._arrays import chunks, read_only
 from ....utils._noise import FlipNoise
 from ..._definitions.counts import COUNT_METRICS
@@ -300,7 +300,70 @@ def count_estimand_score(
         confusion = observed_confusion(observed, pred, noise, weight)
         estimate, variance = nominal, truth_metric(metric, confusion, **options)[1]
     method = "exact" if linear else "delta"
+    variance = max(variance, 0.0)
+    pivot = None
+    if noise.n_classes == 2 and noise.q is not None and variance > 0.0:
+        moments = flip_moments(observed, pred, noise, weight, estimand == "truth")
+        pivot = flip_pivot(metric, confusion.counts, *moments, variance, options)
     n_samples = observed.shape[0]
     return NoisyScore(
-        metric, estimate, max(variance, 0.0), nominal, n_samples, method, estimand
-    )
+        metric, estimate, variance, nominal, n_samples, method, estimand,
+        label_pivot=pivot,
+    )  # fmt: skip
+
+
+def flip_moments(
+    observed: np.ndarray,
+    pred: np.ndarray,
+    noise: FlipNoise,
+    weight: np.ndarray | None,
+    truth: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two classes, flips ``q``: each column ``j`` of the (de-noised) confusion
+    matrix moves along ``(−1, 1)`` by ``S_j = Σ_{ŷ_i = j} w_i x_i``, ``x_i = (o_i −
+    q_i)/p_i`` (truth, ``p_i = 1 − 2q_i``) or ``o_i`` (``p_i = 1``), ``o_i`` the
+    observed positive. The variance ``q(1 − q)/p²`` and the unbiased estimate
+    ``q(1 − q)(1 − 2o)/p³`` of the third cumulant of each term, summed by
+    column: ``(Var S_j, κ₃(S_j))``."""
+    second, third = np.zeros(2), np.zeros(2)
+    for rows in chunks(observed.shape[0]):
+        column = pred[rows]
+        w = _weights(weight, rows, column.shape[0])
+        q, scale = noise.flip_scale(rows)
+        p = scale if truth else 1.0
+        v = np.broadcast_to(q * (1.0 - q) / (p * p), column.shape)
+        second += np.bincount(column, weights=w * w * v, minlength=2)
+        skewed = w**3 * v * (1.0 - 2.0 * observed[rows]) / p
+        third += np.bincount(column, weights=skewed, minlength=2)
+    return second, third
+
+
+def flip_pivot(
+    metric: str,
+    counts: np.ndarray,
+    second: np.ndarray,
+    third: np.ndarray,
+    variance: float,
+    options: dict,
+) -> tuple[float, ...] | None:
+    """The Cornish–Fisher pivot of ``f(C)`` from the column sums of
+    :func:`flip_moments`: with ``g_j`` and ``H_jl`` the first and second
+    derivatives of ``f`` along the columns' moves, ``κ₃(f) = Σ g_j³ κ₃(S_j) +
+    3Q`` and ``Cov(f, ŝ²) = 2Q``, ``Q = Σ g_j g_l H_jl Var S_j Var S_l``
+    (user guide: :ref:`formula_truth`)."""
+    move = np.array([-1.0, 1.0])
+    g = move @ metric_gradient(metric, counts, **options)[1]
+    step = 1e-4 * max(float(abs(counts.sum())), 1.0)
+    hessian = np.empty((2, 2))
+    for column in range(2):
+        shifted = []
+        for sign in (1.0, -1.0):
+            moved = counts.copy()
+            moved[:, column] += sign * step * move
+            shifted.append(move @ metric_gradient(metric, moved, **options)[1])
+        hessian[:, column] = (shifted[0] - shifted[1]) / (2.0 * step)
+    spread = g * second
+    quadratic = float(spread @ hessian @ spread)
+    scale = variance**1.5
+    skew = (float(g**3 @ third) + 3.0 * quadratic) / scale
+    return cornish_fisher_pivot(skew, 2.0 * quadratic / scale)
