@@ -93,8 +93,8 @@ class ConfidenceInterval(tuple):
     low, high : float
         The bounds, inside the range of the metric.
     method : {"exact", "normal", "t", "binomial", "wilson", "unified", \
-"unified_sqrt", "bootstrap_t", "cornish_fisher", "log_t", "log_complement", \
-"log_cornish_fisher", "fiducial"}
+"unified_sqrt", "bootstrap_t", "bootstrap_t_welch", "cornish_fisher", "log_t", \
+"log_complement", "log_cornish_fisher", "fiducial"}
         How the interval was built (:ref:`error_budget_intervals`).
     content : float
         The probability of ``[low, high]`` under the exact distribution of the
