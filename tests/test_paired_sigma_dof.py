@@ -223,6 +223,8 @@ def test_both_sources_dof_take_the_batches_part_not_sigmas():
         0.95, source="both"
     )
     assert (auto.method, plain.method) == ("bootstrap_t_welch", "bootstrap_t")
+    copy = pickle.loads(pickle.dumps(score))
+    assert copy.confidence_interval(0.95, source="both") == auto
     widen = student.ppf(0.975, nu) / student.ppf(0.975, known)
     assert widen == pytest.approx(1.0143, abs=1e-4)
     assert score.expected - auto.low == pytest.approx(
