@@ -26,6 +26,7 @@ INTERVAL_METHODS = (
     "unified",
     "unified_sqrt",
     "bootstrap_t",
+    "bootstrap_t_welch",
     "cornish_fisher",
     "log_t",
     "log_complement",
@@ -93,8 +94,8 @@ class ConfidenceInterval(tuple):
     low, high : float
         The bounds, inside the range of the metric.
     method : {"exact", "normal", "t", "binomial", "wilson", "unified", \
-"unified_sqrt", "bootstrap_t", "cornish_fisher", "log_t", "log_complement", \
-"log_cornish_fisher", "fiducial", "arcsine"}
+"unified_sqrt", "bootstrap_t", "bootstrap_t_welch", "cornish_fisher", "log_t", \
+"log_complement", "log_cornish_fisher", "fiducial", "arcsine"}
         How the interval was built (:ref:`error_budget_intervals`).
     content : float
         The probability of ``[low, high]`` under the exact distribution of the
@@ -418,6 +419,12 @@ default=None
         pivot, pivot_method = None, "bootstrap_t"
         if source == "both" and requested == "auto":
             pivot = _pivot_quantiles(self.sampling_pivot, confidence_level)
+            known = self._dof(self.sampling_variance, variance, math.inf)
+            if pivot is not None and dof < known:  # Student's for the label part
+                widen = _t_quantile(confidence_level, dof)
+                widen /= _t_quantile(confidence_level, known)
+                pivot = (pivot[0] * widen, pivot[1] * widen)
+                pivot_method = "bootstrap_t_welch"
         elif source == "label_noise" and requested == "auto":
             pivot = _pivot_quantiles(self.label_pivot, confidence_level)
             pivot_method = getattr(self.label_pivot, "method", "cornish_fisher")
@@ -436,9 +443,16 @@ default=None
             variance, confidence_level, dof, method, pivot, pivot_method
         )
 
-    def _dof(self, sampling: float, total: float) -> float:
-        """Welch–Satterthwaite's degrees of freedom of ``total``, whose only
-        estimated part is ``sampling``."""
+    def _dof(self, sampling: float, total: float, label: float | None = None) -> float:
+        """Welch–Satterthwaite's degrees of freedom of ``total``: ``sampling``
+        with ``sampling_dof``, the label part ``total − sampling`` with
+        ``label``, by default its pivot's ``both_dof`` (those of its part
+        outside the sampling's terms; inf: known)."""
+        if label is None:
+            label = getattr(self.label_pivot, "both_dof", math.inf)
+        if math.isfinite(label):
+            spread = sampling**2 / self.sampling_dof + (total - sampling) ** 2 / label
+            return total**2 / spread
         if sampling == 0.0:
             return math.inf
         return self.sampling_dof * (total / sampling) ** 2

@@ -525,10 +525,10 @@ def expected_paired_difference(
     if kernel is not None:
         result = kernel(*data, given)
     if result is not None:  # truth: Student's pivot for an estimated σ or τ
-        dof = result[4] if len(result) > 4 and estimand == "truth" else math.inf
+        dof = result[4:6] if len(result) > 4 and estimand == "truth" else [math.inf]
         pivot = None
-        if math.isfinite(dof):
-            pivot = student_pivot(dof)
+        if math.isfinite(dof[0]):
+            pivot = student_pivot(*dof)
         return NoisyScore(
             f"{name}_difference", *result[:4], method, estimand, label_pivot=pivot
         )

@@ -280,8 +280,14 @@ class EstimatorComparison:
 
 def _negate(score: NoisyScore) -> NoisyScore:
     def flip(pivot: tuple[float, ...] | None) -> tuple[float, ...] | None:
-        # quantiles at probabilities symmetric about ½
-        return None if pivot is None else tuple(-q for q in pivot[::-1])
+        # quantiles at probabilities symmetric about ½, a pivot's method kept
+        if pivot is None:
+            return None
+        flipped = tuple(-q for q in pivot[::-1])
+        if isinstance(pivot, tuple) and hasattr(pivot, "__dict__"):
+            flipped = type(pivot)(flipped)
+            vars(flipped).update(vars(pivot))
+        return flipped
 
     return dataclasses.replace(
         score,

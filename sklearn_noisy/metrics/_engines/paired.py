@@ -43,7 +43,8 @@ __all__ = [
 ]
 
 #: The result of a kernel: ``(expected, variance, nominal, n_samples)``, and
-#: for regression the Satterthwaite degrees of freedom of the variance.
+#: for regression the Satterthwaite degrees of freedom of the variance, and
+#: those with the test-set sampling, whose terms hold all but the batches' part.
 PairedResult = tuple[float, ...]
 
 _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
@@ -223,19 +224,20 @@ def paired_regression(
 ) -> PairedResult | None:
     """The kernel of a loss's per-sample ``difference`` (its definition's
     ``paired``), uniform over the outputs, and the degrees of freedom of its
-    variance with an estimated σ or τ (:ref:`paired_sigma_dof`); None with
-    options. Batch offsets: by Gauss–Hermite quadrature over each batch's offset
-    (:ref:`shared_offsets`)."""
+    variance with an estimated σ or τ, alone and with the test-set sampling
+    (:ref:`paired_sigma_dof`); None with options. Batch offsets: by
+    Gauss–Hermite quadrature over each batch's offset (:ref:`shared_offsets`)."""
     if given["options"]:
         return None
     y, a, b, s, weight, _ = regression_pair(
         y_true, a, b, given["sigma"], given["sample_weight"]
     )
     shared, dof = given["shared"], given.get("sigma_dof")
-    spread = np.zeros(2)  # Σ c, Σ c²/ν over the variance's parts c
+    # Σ c, Σ c²/ν over the variance's parts c, and over the batches' parts
+    spread = np.zeros(3)
 
-    def estimated(c: np.ndarray, nu: Any) -> None:
-        spread[:] += np.sum(c), np.sum(c * c / nu)
+    def estimated(c: np.ndarray, nu: Any, batches: bool = False) -> None:
+        spread[:] += np.sum(c), np.sum(c * c / nu), batches * np.sum(c * c / nu)
 
     def own(rows: slice) -> Any:  # σ's degrees of freedom
         return math.inf if dof is None else chunk_of(dof, rows)
@@ -249,7 +251,7 @@ def paired_regression(
                 estimated(w2 * found[2], own(rows))
             return found
 
-        return *_reduce(y.shape[0], weight, terms, y.shape[1]), _satterthwaite(spread)
+        return *_reduce(y.shape[0], weight, terms, y.shape[1]), *_satterthwaite(spread)
     n = y.shape[0]
     w = np.ones(n) if weight is None else weight
     total = float(w.sum()) * y.shape[1]
@@ -271,16 +273,21 @@ def paired_regression(
     per_batch = probabilities @ np.square(batch - centre)
     between = float(per_batch.sum())
     # one τ̂² for every batch, or one each
-    estimated(per_batch.sum(keepdims=True) if shared.common else per_batch, nu_tau)
+    batches = per_batch.sum(keepdims=True) if shared.common else per_batch
+    estimated(batches, nu_tau, batches=True)
     nominal = float(w @ difference(y, a, b, s)[1])
     variance = (within + between) / total**2
-    return mean / total, variance, nominal / total, n, _satterthwaite(spread)
+    return mean / total, variance, nominal / total, n, *_satterthwaite(spread)
 
 
-def _satterthwaite(spread: np.ndarray) -> float:
+def _satterthwaite(spread: np.ndarray) -> tuple[float, float]:
     """Welch–Satterthwaite's degrees of freedom ``(Σ c)²/Σ c²/ν`` of a variance
-    ``Σ c`` whose parts ``c`` are estimated with ``ν`` (inf: none is)."""
-    return float(spread[0] ** 2 / spread[1]) if spread[1] > 0.0 else math.inf
+    ``Σ c`` whose parts ``c`` are estimated with ``ν`` (inf: none is), and with
+    only the batches' parts estimated: the test-set sampling's per-sample terms
+    hold σ̂'s part (σ̂² cancels from the truth difference and from its total)."""
+    return tuple(  # type: ignore[return-value]
+        float(spread[0] ** 2 / s) if s > 0.0 else math.inf for s in spread[1:]
+    )
 
 
 def paired_accuracy(

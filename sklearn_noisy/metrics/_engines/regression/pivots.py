@@ -7,6 +7,7 @@ Each pivot names its construction (``method``), which the interval reports.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -92,14 +93,19 @@ def fiducial_pivots(
 
 class StudentPivot(tuple):
     """Student's quantiles: the pivot of an estimate whose variance has
-    estimated parts (Welch–Satterthwaite's degrees of freedom)."""
+    estimated parts (Welch–Satterthwaite's degrees of freedom); ``both_dof``:
+    those of the part of the variance that the test-set sampling's terms do not
+    hold, for the interval with both sources (``NoisyScore._dof``)."""
 
     method = "t"
+    both_dof = math.inf
 
 
-def student_pivot(dof: float) -> StudentPivot:
+def student_pivot(dof: float, both_dof: float = math.inf) -> StudentPivot:
     """Student's quantiles at ``PIVOT_PROBABILITIES`` for ``dof``."""
-    return StudentPivot(float(t) for t in stdtrit(dof, PIVOT_PROBABILITIES))
+    pivot = StudentPivot(float(t) for t in stdtrit(dof, PIVOT_PROBABILITIES))
+    pivot.both_dof = float(both_dof)
+    return pivot
 
 
 def log_r2_pivots(
