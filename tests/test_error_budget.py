@@ -1168,3 +1168,22 @@ def test_sampling_added_to_a_metric_that_takes_its_own_metric_argument():
     direct = expected_paired_difference(y, a, b, test_set_sampling=True, **kwargs)
     assert added.sampling_variance == pytest.approx(direct.sampling_variance, rel=1e-12)
     assert added.sampling_variance > 0
+
+
+def test_both_sources_t_interval_takes_the_terms_dof_whatever_the_label_part():
+    # The truth MSE's terms (ỹ − ŷ)² − σ² move by a constant with σ: their
+    # variance, the total of the two sources, and its degrees of freedom do not
+    # depend on how much of it is label noise, and neither does the interval.
+    rng = np.random.default_rng(0)
+    y = rng.normal(size=12)
+    y_pred = y + 3.0 + rng.normal(size=12)
+    widths = []
+    for sigma in (0.3, 0.9):
+        score = expected_mean_squared_error(
+            y, y_pred, sigma=sigma, estimand="truth", test_set_sampling=True
+        )
+        total = score.variance + score.sampling_variance
+        assert total == pytest.approx(np.var((y - y_pred) ** 2, ddof=1) / 12)
+        low, high = score.confidence_interval(0.95, source="both", method="t")
+        widths.append((high - low) / math.sqrt(total))
+    assert widths[0] == pytest.approx(widths[1], rel=1e-12)

@@ -362,9 +362,14 @@ def with_term_moments(
     label: float | None = None,
 ) -> NoisyScore:
     """``score`` with the sampling part of its terms' ``moments`` ``(V_total,
-    dof)``; ``h``, the terms themselves, for the pivot of a small test set."""
+    dof)``, whose degrees of freedom are those of ``V_total`` less a known
+    label part (Satterthwaite: ``dof (S/V_total)²``); ``h``, the terms
+    themselves, for the pivot of a small test set."""
     total, dof = moments
-    variance = sampling_from_total(total * scale * scale, score, label)
+    total = total * scale * scale
+    variance = sampling_from_total(total, score, label)
+    if variance < total:  # a difference of V_total and a known part
+        dof = dof * (variance / total) ** 2 if variance > 0.0 else math.inf
     pivot = None
     if h is not None and 10 <= h.shape[0] <= PIVOT_MAX_SAMPLES:
         pivot = DeferredPivot(h * np.sign(scale), weight)
