@@ -162,9 +162,10 @@ def log_r2_pivots(
 ) -> list[tuple[float, ...] | None]:
     """Each output's Cornish–Fisher pivot of the truth ``log(1 − R²)`` from
     :func:`r2_label_cumulants`' skewness. With ``sigma_dof``: σ̂'s covariance
-    term too, Student's quantiles at the Satterthwaite degrees of freedom for
-    the base, and a ``linear`` pivot of R² itself, from ``A/B``'s second-order
-    skewness and covariance (user guide: :ref:`error_budget_new_set`)."""
+    term too and Student's quantiles at the Satterthwaite degrees of freedom
+    for the base, and a ``linear`` pivot of R² itself (near 1) from ``A/B``'s
+    second-order skewness and covariance (user guide:
+    :ref:`error_budget_new_set`)."""
     if sigma_dof is None:
         _, skew = r2_label_cumulants(y, y_pred, sigma, w, sums)
         return [cornish_fisher_pivot(float(g), 0.0) for g in skew]
@@ -180,8 +181,9 @@ def log_r2_pivots(
         if log is None or linear is None or not f > 0.0:
             pivots.append(None)
             continue
-        t = np.asarray(student_pivot(f)) - z  # V̂'s own variance
-        pivot = LogPivot(np.add(log, t).tolist())
-        pivot.linear = tuple(np.add(linear, t).tolist())
+        # V̂'s own variance: Student's base (not near 1, where the unified
+        # interval's side of 1 then covers R² = 1 itself more than 97.5 %)
+        pivot = LogPivot(np.add(log, np.asarray(student_pivot(f)) - z).tolist())
+        pivot.linear = linear
         pivots.append(pivot)
     return pivots
