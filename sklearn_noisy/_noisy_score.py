@@ -438,7 +438,8 @@ default=None
                 )
                 if skewed is not None:
                     return skewed
-                pivot = None  # the pivot of log(upper − expected)
+                linear = getattr(self.label_pivot, "linear", None)
+                pivot = _pivot_quantiles(linear, confidence_level)  # off the log
         return self._normal_interval(
             variance, confidence_level, dof, method, pivot, pivot_method
         )

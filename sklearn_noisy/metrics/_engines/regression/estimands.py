@@ -484,11 +484,9 @@ def _fraction(
         return RegressionEstimate(nominal, np.where(flag, 0.0, variance), nominal, flag)
     estimate = np.where(flag, np.nan, 1.0 - ratio)
     pivots = None
-    simple = (
-        shared is None and sigma_dof is None and not isinstance(sigma, PoissonNoise)
-    )
+    simple = shared is None and not isinstance(sigma, PoissonNoise)
     if simple and not centred and y.shape[0] <= PIVOT_MAX_SAMPLES:
-        pivots = log_r2_pivots(y, y_pred, sigma, weight, sums)
+        pivots = log_r2_pivots(y, y_pred, sigma, weight, sums, sigma_dof)
     variance = np.where(flag, np.nan, variance)
     if shared is not None and shared.fiducial is not None:
         data = (y, y_pred, sigma, sigma_dof, weight)

@@ -12,16 +12,18 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy.special import stdtrit
+from scipy.special import ndtri, stdtrit
 
 from ...._noisy_score import PIVOT_PROBABILITIES, cornish_fisher_pivot
 from .sums import R2Sums, weighted
 
 __all__ = [
     "FiducialPivot",
+    "LogPivot",
     "StudentPivot",
     "fiducial_pivots",
     "log_r2_pivots",
+    "r2_label_cumulants",
     "skew_pivots",
     "student_pivot",
 ]
@@ -108,20 +110,94 @@ def student_pivot(dof: float, both_dof: float = math.inf) -> StudentPivot:
     return pivot
 
 
-def log_r2_pivots(
-    y: np.ndarray, y_pred: np.ndarray, sigma: Any, w: np.ndarray | None, sums: R2Sums
-) -> list[tuple[float, ...] | None]:
-    """Each output's Cornish–Fisher pivot over the label noise of ``log(A/B)``,
-    the truth ``1 − R²`` on the log scale, from its third cumulant (σ known;
-    user guide: :ref:`error_budget_new_set`)."""
+class LogPivot(tuple):
+    """The pivot of ``log(1 − R²)``; ``linear``: that of R² itself (near 1, off
+    the log scale), or None."""
+
+    linear: tuple[float, ...] | None = None
+
+
+def r2_label_cumulants(
+    y: np.ndarray,
+    y_pred: np.ndarray,
+    sigma: Any,
+    w: np.ndarray | None,
+    sums: R2Sums,
+    sigma_dof: Any = None,
+) -> tuple[np.ndarray, ...]:
+    """Per output, over the label noise and ``σ̂² ~ σ² χ²_ν/ν`` (``ν`` =
+    ``sigma_dof``; None: σ known), each unbiased in σ̂: ``Var L`` and the
+    skewness of ``L``, the first-order expansion of ``log(A/B)``. With
+    ``sigma_dof`` also: σ̂'s part of ``Cov(L, V̂)/Var(L)^1.5`` (``V̂``: the
+    variance estimate), the skewness of ``A/B`` and its covariance with the
+    delta-method variance with the ratio's second-order terms, and the
+    Satterthwaite degrees of freedom of σ̂'s part of ``V̂`` (user guide:
+    :ref:`error_budget_new_set`)."""
     a, b = sums.sse_truth, sums.sst_truth
     w_sum = float(y.shape[0]) if w is None else float(w.sum())
     s2 = np.broadcast_to(np.square(sigma), y.shape)
+    i = 0.0 if sigma_dof is None else 1.0 / np.asarray(sigma_dof, dtype=float)
+    c4 = 1.0 + 2.0 * i  # σ̂⁴ / c4 and σ̂⁶ / c6 are unbiased for σ⁴ and σ⁶
+    c6 = c4 * (1.0 + 4.0 * i)
     with np.errstate(divide="ignore", invalid="ignore"):
         alpha = 1.0 / a - 1.0 / b
-        v = (y - y_pred) / a - (y - weighted(y, w) / w_sum) / b
+        c = y - weighted(y, w) / w_sum
+        v = (y - y_pred) / a - c / b
         v2 = v * v
-        k2 = weighted(4.0 * s2 * v2 - 2.0 * alpha**2 * s2 * s2, w, 2)
-        k3 = weighted(24.0 * alpha * s2 * s2 * v2 - 16.0 * alpha**3 * s2**3, w, 3)
-        skew = k3 / k2**1.5
-    return [cornish_fisher_pivot(float(g), 0.0) for g in skew]
+        k2 = weighted(4.0 * s2 * v2 - 2.0 * alpha**2 * s2 * s2 * (1.0 - i) / c4, w, 2)
+        s6 = s2**3 / c6
+        k3 = weighted(
+            24.0 * alpha * s2 * s2 * v2 / c4 - (16.0 + 8.0 * i * i) * alpha**3 * s6,
+            w,
+            3,
+        )
+        if sigma_dof is None:
+            return k2, k3 / k2**1.5
+        s4v2 = alpha * s2 * s2 * v2 / c4
+        scale = k2**1.5
+        noise = weighted(16.0 * s4v2 - 8.0 * alpha**3 * s6, w, 3) / scale
+        own = weighted(8.0 * i * ((1.0 - i) * alpha**3 * s6 - s4v2), w, 3) / scale
+        # r = Cov(L, B)/(B SD L): −6 r in the skewness, −4 r in the covariance
+        r = weighted(4.0 * s2 * v * c - 2.0 * alpha * s2 * s2 * (1.0 - i) / c4, w, 2)
+        r = r / (b * np.sqrt(k2))
+        sign = np.sign(a)  # L's terms carry 1/A: those of A/B whatever A's sign
+        dof = k2 * k2 / weighted(32.0 * i * s2 * s2 * v2 * v2 / c4, w, 4)
+        ratio = sign * (k3 / scale - 6.0 * r), sign * (noise + own - 4.0 * r)
+        return k2, k3 / scale, own, *ratio, dof
+
+
+def log_r2_pivots(
+    y: np.ndarray,
+    y_pred: np.ndarray,
+    sigma: Any,
+    w: np.ndarray | None,
+    sums: R2Sums,
+    sigma_dof: Any = None,
+) -> list[tuple[float, ...] | None]:
+    """Each output's Cornish–Fisher pivot of the truth ``log(1 − R²)`` from
+    :func:`r2_label_cumulants`' skewness. With ``sigma_dof``: σ̂'s covariance
+    term too and Student's quantiles at the Satterthwaite degrees of freedom
+    for the base, and a ``linear`` pivot of R² itself (near 1) from ``A/B``'s
+    second-order skewness and covariance (user guide:
+    :ref:`error_budget_new_set`)."""
+    if sigma_dof is None:
+        _, skew = r2_label_cumulants(y, y_pred, sigma, w, sums)
+        return [cornish_fisher_pivot(float(g), 0.0) for g in skew]
+    *_, skew, own, ratio, covariance, dof = r2_label_cumulants(
+        y, y_pred, sigma, w, sums, sigma_dof
+    )
+    z = ndtri(np.asarray(PIVOT_PROBABILITIES))
+    pivots = []
+    for cumulants in zip(skew, own, ratio, covariance, dof, strict=True):
+        g, c, g_ratio, c_ratio, f = (float(x) for x in cumulants)
+        log = cornish_fisher_pivot(g, c)
+        linear = cornish_fisher_pivot(-g_ratio, -c_ratio)  # R² = 1 − A/B
+        if log is None or linear is None or not f > 0.0:
+            pivots.append(None)
+            continue
+        # V̂'s own variance: Student's base (not near 1, where the unified
+        # interval's side of 1 then covers R² = 1 itself more than 97.5 %)
+        pivot = LogPivot(np.add(log, np.asarray(student_pivot(f)) - z).tolist())
+        pivot.linear = linear
+        pivots.append(pivot)
+    return pivots
