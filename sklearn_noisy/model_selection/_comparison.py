@@ -286,7 +286,12 @@ def _negate(score: NoisyScore) -> NoisyScore:
         flipped = tuple(-q for q in pivot[::-1])
         if isinstance(pivot, tuple) and hasattr(pivot, "__dict__"):
             flipped = type(pivot)(flipped)
-            vars(flipped).update(vars(pivot))
+            vars(flipped).update(
+                {
+                    k: flip(v) if isinstance(v, tuple) else v
+                    for k, v in vars(pivot).items()
+                }
+            )
         return flipped
 
     return dataclasses.replace(
