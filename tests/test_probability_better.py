@@ -29,8 +29,8 @@ from sklearn_noisy.metrics import (
 )
 from sklearn_noisy.metrics._engines.test_set_sampling import (
     mean_total_variance,
-    sampling_from_total,
     sampling_terms,
+    with_term_moments,
 )
 from sklearn_noisy.model_selection import compare_estimators
 from sklearn_noisy.model_selection._pair_statistics import (
@@ -190,13 +190,8 @@ def _paired_truth_difference(y, pred_a, pred_b, sigma, *, check: bool) -> NoisyS
         )
         for pred in (pred_a, pred_b)
     )
-    total, dof = mean_total_variance(h_a - h_b, weight)
-    diff = dataclasses.replace(
-        diff,
-        sampling_variance=sampling_from_total(total, diff),
-        sampling_method=method,
-        sampling_dof=dof,
-    )
+    moments = mean_total_variance(h_a - h_b, weight)
+    diff = with_term_moments(diff, moments, None, weight, method)
     if check:
         public = expected_paired_difference(
             y, pred_a, pred_b, metric=MSE, test_set_sampling=True, **kwargs
