@@ -591,16 +591,14 @@ def make_noisy_scorer(
     sigma_shared : float, dict, str, callable, BatchOffsetSummary or None, \
 default=None
         Regression: the SD of an offset shared by the labels of one batch (a
-        constant, ``{batch: SD}``, a column of ``X``, a callable, or the
-        :class:`~sklearn_noisy.preprocessing.BatchOffsetSummary` of
-        ``summarize_batches``, given whole to the metric of every fold: the
-        truth MSE and RMSE intervals are then the fiducial ones); the batches
-        are the routed ``groups`` (:ref:`shared_offsets`).
+        constant, ``{batch: SD}``, a column of ``X``, a callable, or a
+        :class:`~sklearn_noisy.preprocessing.BatchOffsetSummary`, given whole
+        to every fold's metric); the batches are the routed ``groups``
+        (:ref:`shared_offsets`).
     sigma_shared_dof : float, str, callable or None, default=None
-        Regression: the degrees of freedom of an estimated ``sigma_shared``
-        (``summarize_batches(...).sigma_shared_dof``), as for ``sigma_shared``;
-        None: known (or routed with ``set_score_request(sigma_shared_dof=True)``).
-        Not with a summary, which holds its own.
+        Regression: the degrees of freedom of an estimated ``sigma_shared``, as
+        for ``sigma_shared``; None: known, held by a summary, or routed with
+        ``set_score_request(sigma_shared_dof=True)``.
     test_set_sampling : "auto", bool or "bootstrap", default="auto"
         The test-set sampling part of the :class:`~sklearn_noisy.NoisyScore`
         of ``score_predictions`` and ``noisy_score`` (:ref:`estimand_policy`).
