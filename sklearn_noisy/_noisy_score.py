@@ -325,7 +325,9 @@ default=None
 
     @property
     def interval_method(self) -> str:
-        """``"exact"``, ``"unified_sqrt"`` (a root metric) or ``"normal"``."""
+        """Where ``method="auto"`` starts: ``"exact"``, ``"unified_sqrt"`` (a root
+        metric) or ``"normal"`` (an approximation; the interval's ``method``
+        names it)."""
         if self.distribution is None:
             return "normal"
         return getattr(self.distribution, "method", "exact")
