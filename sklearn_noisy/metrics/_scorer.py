@@ -19,7 +19,6 @@ from ..utils._noise import (
     _source_repr,
     check_noise_source,
     check_regression_noise,
-    check_shared_offsets,
     check_transition_matrix,
     resolve_noise_source,
 )
@@ -32,6 +31,7 @@ from ._scorer_checks import (
     SOURCES,
     check_metric_kwargs,
     check_noise_key,
+    check_summary_source,
     missing_noise_error,
     routing_enabled,
     takes,
@@ -123,8 +123,7 @@ class NoisyScorer(_BaseScorer):
                 check_noise_key(info, key)
         for key, value in sources.items():
             setattr(self, key, check_noise_source(value, key=key))
-        if hasattr(self.sigma_shared, "batch_size"):  # a summary: the metric's checks
-            check_shared_offsets([0], self.sigma_shared, 1, self.sigma_shared_dof)
+        check_summary_source(self.sigma_shared, self.sigma_shared_dof)
         if transition_matrix is not None:
             if self.q is not None:
                 raise TypeError(

@@ -9,6 +9,7 @@ from typing import Any
 
 import sklearn
 
+from ..utils._noise import check_shared_offsets
 from ._registry import MetricInfo
 
 #: The noise sources of a scorer: a constant, a column of X, a callable or routed.
@@ -69,6 +70,13 @@ def check_noise_key(info: MetricInfo, key: str) -> None:
             f"{info.name!r} is a {_KINDS[kind][0]} metric: it takes {kind}, not "
             f"{key} ({key} applies to {other} metrics only)."
         )
+
+
+def check_summary_source(sigma_shared: Any, sigma_shared_dof: Any) -> None:
+    """A ``BatchOffsetSummary`` as the scorer's ``sigma_shared``: the metric's own
+    checks (its analysis present, no ``sigma_shared_dof`` beside it)."""
+    if hasattr(sigma_shared, "batch_size"):
+        check_shared_offsets([0], sigma_shared, 1, sigma_shared_dof)
 
 
 def check_metric_kwargs(info: MetricInfo, metric_kwargs: Any) -> dict[str, Any]:

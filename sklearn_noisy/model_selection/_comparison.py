@@ -286,12 +286,7 @@ def _negate(score: NoisyScore) -> NoisyScore:
         flipped = tuple(-q for q in pivot[::-1])
         if isinstance(pivot, tuple) and hasattr(pivot, "__dict__"):
             flipped = type(pivot)(flipped)
-            vars(flipped).update(
-                {
-                    k: flip(v) if isinstance(v, tuple) else v
-                    for k, v in vars(pivot).items()
-                }
-            )
+            vars(flipped).update(vars(pivot))  # e.g. a Student pivot's dof
         return flipped
 
     return dataclasses.replace(
@@ -387,8 +382,8 @@ def compare_estimators(
 BatchOffsetSummary, default=None
         SD of an offset shared by a batch of labels (:ref:`shared_offsets`).
         A :class:`~sklearn_noisy.preprocessing.BatchOffsetSummary` reaches
-        each estimator's folds and pooled score whole (the truth MSE and RMSE
-        intervals are the fiducial ones); the paired differences take its
+        each estimator's folds and pooled score whole (their truth intervals
+        are the fiducial ones); the paired differences take its
         ``sigma_shared`` and ``sigma_shared_dof``: the offsets' variance
         cancels from a difference's expectation, its uncertainty enters the
         variance only, through the degrees of freedom (Student's interval).
