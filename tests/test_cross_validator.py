@@ -808,8 +808,8 @@ def test_report_text_and_json(regression_data):
     assert metric["report_this"] == lines[3].strip()
     pooled = payload["pooled"]["mean_squared_error"]["estimands"]
     assert set(pooled["truth"]) == {
-        "estimate", "variance", "sd", "ci_low", "ci_high", "limit",
-        "sampling_sd", "total_sd", "both_ci_low", "both_ci_high",
+        "estimate", "variance", "sd", "ci_low", "ci_high", "ci_method", "limit",
+        "sampling_sd", "total_sd", "both_ci_low", "both_ci_high", "both_ci_method",
     }  # fmt: skip
     assert set(pooled["forward"]) == {
         "estimate", "variance", "sd", "sampling_sd", "total_sd"
@@ -823,6 +823,8 @@ def test_report_text_and_json(regression_data):
         pytest.approx(both.low),
         pytest.approx(both.high),
     )
+    assert pooled["truth"]["both_ci_method"] == both.method
+    assert pooled["truth"]["ci_method"] == truth.confidence_interval(0.95).method
     assert "95 %" in metric["report_this"]
     assert text.count("error budget of the pooled truth: SD ") == 2
     fold = payload["folds"][0]

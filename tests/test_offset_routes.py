@@ -200,7 +200,13 @@ def test_command_line_reference_readings(lab, tmp_path, capsys):
          "mean_squared_error", "--json", str(out)]
     )  # fmt: skip
     assert code == 0, capsys.readouterr().err
-    pooled = json.loads(out.read_text())["pooled"]["mean_squared_error"]
+    payload = json.loads(out.read_text())
+    pooled = payload["pooled"]["mean_squared_error"]
+    # what the readings gave is printed above the report and written out
+    assert payload["sigma_shared"]["tau2"] == pytest.approx(summary.tau2, rel=1e-12)
+    assert payload["sigma_shared"]["n_batches"] == 5
+    dof = f"on {summary.sigma_shared_dof:.3g} dof, from 15 readings in 5 batches"
+    assert dof in capsys.readouterr().out
     splitter = GroupKFold(3, shuffle=True, random_state=0)
     cv = NoisyCrossValidator(LinearRegression(), scoring=["mean_squared_error"])
     cv.set_params(cv=splitter).fit(X, y, sigma=SIGMA, groups=runs, sigma_shared=summary)
@@ -210,7 +216,7 @@ def test_command_line_reference_readings(lab, tmp_path, capsys):
         sigma_shared=summary, estimand="truth",
     )  # fmt: skip
     interval = direct.confidence_interval()
-    assert interval.method == "fiducial" and interval.low > 0
+    assert interval.method == pooled["ci_method"] == "fiducial" and interval.low > 0
     assert pooled["expected"] == pytest.approx(direct.expected, rel=1e-12)
     assert pooled["ci_low"] == pytest.approx(interval.low, rel=0, abs=1e-12)
     assert pooled["ci_high"] == pytest.approx(interval.high, rel=0, abs=1e-12)

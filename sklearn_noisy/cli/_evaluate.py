@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import sys
 import textwrap
@@ -75,6 +76,9 @@ def run(args: argparse.Namespace, printer: Any) -> int:
     validator = cross_validate(args, loaded, printer, scoring)
     table_stream = sys.stderr if args.json == "-" else sys.stdout
     print(loaded["model"], file=table_stream)
+    summary = _offsets(loaded)
+    if summary is not None:
+        print(_offsets_line(summary), file=table_stream)
     print(str(validator), file=table_stream, flush=True)
     from_repeats = _from_repeats(validator, loaded.get("repeats"))
     if from_repeats:
@@ -85,6 +89,26 @@ def run(args: argparse.Namespace, printer: Any) -> int:
         title = f"{type(validator.estimator).__name__} on {loaded['source']}"
         _save_plot(validator, args.plot, title)
     return 0
+
+
+def _offsets(loaded: dict[str, Any]) -> Any:
+    """The batch offsets' summary of ``--reference-readings``, or None."""
+    from ..preprocessing import BatchOffsetSummary
+
+    summary = loaded.get("sigma_shared")
+    return summary if isinstance(summary, BatchOffsetSummary) else None
+
+
+def _offsets_line(summary: Any) -> str:
+    """What ``--reference-readings`` estimated, above the report."""
+    return (
+        f"batch offsets from --reference-readings: sigma_shared "
+        f"{summary.sigma_shared:.4g} (tau² {summary.tau2:.4g} on "
+        f"{summary.sigma_shared_dof:.3g} dof, from {summary.n_readings} readings "
+        f"in {summary.n_batches} batches; within a batch SD "
+        f"{summary.sigma_within:.4g} on {summary.sigma_within_dof} dof); the truth "
+        "intervals carry its uncertainty (method 'fiducial')"
+    )
 
 
 def _from_repeats(validator: Any, repeats: Any) -> dict[str, Any]:
@@ -128,6 +152,9 @@ def _write_json(
         payload["model_or_measurements"]["repeats"] = _json_ready(
             {method: r.to_dict() for method, r in from_repeats.items()}
         )
+    summary = _offsets(loaded)
+    if summary is not None:
+        payload["sigma_shared"] = _json_ready(dataclasses.asdict(summary))
     payload["data"] = loaded["source"]
     payload["features"] = loaded["features"]
     payload["left_out"] = loaded.get("left_out", {})

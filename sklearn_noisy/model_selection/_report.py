@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .._noisy_score import METRIC_RANGES, NoisyScore
+from .._noisy_score import METRIC_RANGES, ConfidenceInterval, NoisyScore
 from ..metrics import get_metric_info
 
 __all__: list[str] = []
@@ -106,14 +106,14 @@ def interval(
     variance: float,
     level: float,
     score: NoisyScore | None = None,
-) -> tuple[float, float]:
+) -> ConfidenceInterval:
     """The label-noise interval of the tables and plots: ``score``'s own (one
     built from ``estimate`` and ``variance`` without it), normal where the
     score has an exact distribution (:ref:`reading_limits`)."""
     if score is None:
         score = NoisyScore(metric, estimate, variance, math.nan, 0, estimand=estimand)
     method = "normal" if score.interval_method == "exact" else "auto"
-    return tuple(score.confidence_interval(level, method=method))
+    return score.confidence_interval(level, method=method)
 
 
 def shown(metric: str, estimate: float, low: float, high: float) -> tuple[float, str]:
@@ -160,19 +160,21 @@ def _rows(cv: Any, key: str) -> list[tuple[Any, int, float, dict]]:
             variance = math.nan if score is None else score.variance
             entry = {"estimate": estimate, "variance": variance, "sd": _std(variance)}
             if estimand == lead:
-                low, high = interval(metric, estimand, estimate, variance, level, score)
-                limit = shown(metric, estimate, low, high)[1]
-                entry.update(ci_low=low, ci_high=high, limit=limit)
+                ci = interval(metric, estimand, estimate, variance, level, score)
+                entry.update(ci_low=ci.low, ci_high=ci.high, ci_method=ci.method)
+                entry["limit"] = shown(metric, estimate, *ci)[1]
             if fold == "pooled":  # the test-set sampling: on the pooled row only
                 sampling = math.nan if score is None else score.sampling_variance
                 entry.update(
                     sampling_sd=_std(sampling), total_sd=_std(variance + sampling)
                 )
             if fold == "pooled" and estimand == lead:  # its interval with both
-                both = (math.nan, math.nan)
+                both, method = (math.nan, math.nan), ""
                 if not math.isnan(sampling):
                     both = score.confidence_interval(level, source="both")
+                    method = both.method
                 entry["both_ci_low"], entry["both_ci_high"] = both
+                entry["both_ci_method"] = method
             entries[estimand] = entry
     return rows
 
@@ -204,7 +206,7 @@ def _summary_table(cv: Any) -> Any:
 
 #: A fold's top-level fields in :meth:`to_dict`: its lead's entry fields.
 _LEAD_FIELDS = {"expected": "estimate", "variance": "variance", "std": "sd"}
-_LEAD_FIELDS |= {"ci_low": "ci_low", "ci_high": "ci_high"}
+_LEAD_FIELDS |= {"ci_low": "ci_low", "ci_high": "ci_high", "ci_method": "ci_method"}
 
 
 def _results_dict(cv: Any) -> dict[str, Any]:
@@ -233,7 +235,7 @@ def _results_dict(cv: Any) -> dict[str, Any]:
             entries = rows[-1][3]
             lead = entries[info["lead"]]  # the lead's interval, as nested
             pooled[key] = score.to_dict()
-            pooled[key].update(ci_low=lead["ci_low"], ci_high=lead["ci_high"])
+            pooled[key].update({n: lead[n] for n in ("ci_low", "ci_high", "ci_method")})
             pooled[key]["estimands"] = entries
         metrics[key] = {
             "metric": scorer.metric,
