@@ -52,16 +52,14 @@ class _WarningPrinter:
         self, message: Any, category: type, filename: str, lineno: int,
         file: Any = None, line: Any = None,
     ) -> None:  # fmt: skip
-        from ..model_selection._validation import _fit_and_score_fold
+        from ..model_selection._validation import CURRENT_FOLD
 
         text = f"{category.__name__}: {_one_line(message)}"
-        frame = sys._getframe()  # the fold whose fit or scoring is running, if any
-        while frame is not None and frame.f_code is not _fit_and_score_fold.__code__:
-            frame = frame.f_back
-        if frame is None:
+        fold = CURRENT_FOLD.get()  # the fold whose fit or scoring runs, if any
+        if fold is None:
             print(f"{PROG}: warning: {text}", file=sys.stderr)
             return
-        fold = frame.f_locals["split_progress"][0] + 1
+        fold += 1
         if fold not in self.held.setdefault(text, []):
             self.held[text].append(fold)
 

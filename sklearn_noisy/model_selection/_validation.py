@@ -5,6 +5,7 @@ metrics pooled from the folds' (no second pass)."""
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import dataclasses
 import math
@@ -270,17 +271,32 @@ def _as_estimand(score: NoisyScore, estimand: str) -> NoisyScore:
     return dataclasses.replace(score, estimand=estimand)
 
 
-def _fit_and_score_fold(
+#: The fold (0-based) being fitted or scored in this thread or task, for the
+#: command line's warnings; None outside one.
+CURRENT_FOLD: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "sklearn_noisy_fold", default=None
+)
+
+
+def _fit_and_score_fold(*args: Any, fold: int) -> dict[str, Any]:
+    """:func:`_fold_result` with :data:`CURRENT_FOLD` set (one joblib task)."""
+    token = CURRENT_FOLD.set(fold)
+    try:
+        return _fold_result(*args)
+    finally:
+        CURRENT_FOLD.reset(token)
+
+
+def _fold_result(
     estimator: Any,
     X: Any,
     y: tuple[Any, Any],
     train: np.ndarray,
     test: np.ndarray,
     setup: dict[str, Any],
-    split_progress: tuple[int, int],
 ) -> dict[str, Any]:
     """Fit on ``y[0]`` of one training set, score its test set against ``y[1]``;
-    failures are recorded, not raised (one joblib task)."""
+    failures are recorded, not raised."""
     scorers, error_score, n_test = setup["scorers"], setup["error_score"], len(test)
     result = dict(fit_error=None, errors={}, notes={}, n_test=n_test, test=test)
     result.update(responses={}, scores=dict.fromkeys(scorers), score_time=0.0)
@@ -411,7 +427,7 @@ def run_folds(
     )
     tasks = parallel(
         delayed(_fit_and_score_fold)(
-            clone(cv.estimator), X, y, train, test, setup, (k, len(splits))
+            clone(cv.estimator), X, y, train, test, setup, fold=k
         )
         for k, (train, test) in enumerate(splits)
     )
