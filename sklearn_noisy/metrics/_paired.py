@@ -28,15 +28,10 @@ from ..utils._noise import (
     check_sigma_dof,
 )
 from ..utils._sklearn_compat import _num_samples
-from ..utils._validation import resolve_estimand
+from ..utils._validation import check_generator, check_positive_int, resolve_estimand
 from ..utils._warnings import quiet, warn
 from ._engines.counts.confusion_draws import draw_confusions
-from ._engines.monte_carlo import (
-    _check_generator,
-    _check_positive_int,
-    _from_draws,
-    monte_carlo_score,
-)
+from ._engines.monte_carlo import _from_draws, monte_carlo_score
 from ._engines.paired import _encode_chunk, flip_pair, pair_classes, regression_pair
 from ._engines.regression.counts import count_paired_truth
 from ._engines.regression.pivots import student_pivot
@@ -227,8 +222,8 @@ def _joint_monte_carlo(
     """The joint Monte Carlo of ``data = (y_true, y_pred_a, y_pred_b)``: streamed
     where the definition allows, else scorer by scorer; without random labels
     the nominal difference, exactly."""
-    n_draws = _check_positive_int(n_draws, name="n_draws", minimum=2)
-    rng = _check_generator(seed)
+    n_draws = check_positive_int(n_draws, name="n_draws", minimum=2)
+    rng = check_generator(seed)
     options, shared = given["options"], given["shared"]
     job = (info, data, given, n_draws, rng)
     definition, result = info.definition, None

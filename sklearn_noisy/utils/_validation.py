@@ -236,3 +236,31 @@ def check_estimand(
             f"{reason}; use {instead}."
         )
     return estimand
+
+
+def check_generator(random_state: Any) -> np.random.Generator:
+    """A Generator from ``random_state``; a RandomState seeds one with one draw."""
+    if isinstance(random_state, np.random.RandomState):
+        seed = random_state.randint(0, np.iinfo(np.int64).max, dtype=np.int64)
+        return np.random.default_rng(int(seed))
+    if random_state is None or isinstance(
+        random_state, (numbers.Integral, np.random.SeedSequence, np.random.Generator)
+    ):
+        if isinstance(random_state, numbers.Integral) and random_state < 0:
+            raise ValueError(
+                f"random_state must be a non-negative int; got {random_state!r}."
+            )
+        return np.random.default_rng(random_state)
+    raise TypeError(
+        "random_state must be None, an int, a numpy Generator, SeedSequence or "
+        f"RandomState; got {random_state!r}."
+    )
+
+
+def check_positive_int(value: Any, *, name: str, minimum: int) -> int:
+    """``value`` as an int >= ``minimum`` (TypeError for a non-integer)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int >= {minimum}; got {value!r}.")
+    if value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}; got {value!r}.")
+    return int(value)

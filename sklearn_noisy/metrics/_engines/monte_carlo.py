@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,7 +14,11 @@ from ...utils._arrays import as_array, check_finite, check_sample_weight, read_o
 from ...utils._labels import check_classification_labels
 from ...utils._noise import FlipNoise, GaussianNoise
 from ...utils._sklearn_compat import _num_samples
-from ...utils._validation import check_regression_target
+from ...utils._validation import (
+    check_generator,
+    check_positive_int,
+    check_regression_target,
+)
 from ...utils._warnings import warn
 
 __all__ = ["MonteCarloScore", "monte_carlo_score"]
@@ -79,33 +82,6 @@ class MonteCarloScore(NoisyScore):
         """Return the fields (without ``draws``) and ``std`` as a JSON-ready dict."""
         names = ("n_draws", "standard_error", "variance_standard_error")
         return {**super().to_dict(), **{name: getattr(self, name) for name in names}}
-
-
-def _check_generator(random_state: Any) -> np.random.Generator:
-    """A Generator from ``random_state``; a RandomState seeds one with one draw."""
-    if isinstance(random_state, np.random.RandomState):
-        seed = random_state.randint(0, np.iinfo(np.int64).max, dtype=np.int64)
-        return np.random.default_rng(int(seed))
-    if random_state is None or isinstance(
-        random_state, (numbers.Integral, np.random.SeedSequence, np.random.Generator)
-    ):
-        if isinstance(random_state, numbers.Integral) and random_state < 0:
-            raise ValueError(
-                f"random_state must be a non-negative int; got {random_state!r}."
-            )
-        return np.random.default_rng(random_state)
-    raise TypeError(
-        "random_state must be None, an int, a numpy Generator, SeedSequence or "
-        f"RandomState; got {random_state!r}."
-    )
-
-
-def _check_positive_int(value: Any, *, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int >= {minimum}; got {value!r}.")
-    if value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}; got {value!r}.")
-    return int(value)
 
 
 def _is_label_vector(y_pred: Any) -> bool:
@@ -188,10 +164,10 @@ def monte_carlo_score(
             "Pass exactly one noise model: sigma (regression), q or "
             f"transition_matrix (classification); got {given or 'none'}."
         )
-    n_draws = _check_positive_int(n_draws, name="n_draws", minimum=2)
+    n_draws = check_positive_int(n_draws, name="n_draws", minimum=2)
     if batch_size is not None:
-        batch_size = _check_positive_int(batch_size, name="batch_size", minimum=1)
-    rng = _check_generator(random_state)
+        batch_size = check_positive_int(batch_size, name="batch_size", minimum=1)
+    rng = check_generator(random_state)
 
     if sigma is not None:
         values = check_regression_target(y_true, name="y_true")

@@ -15,8 +15,7 @@ from ...utils._sklearn_compat import (
     _check_pos_label_consistency,
     _get_response_values_binary,
 )
-from ...utils._validation import check_level
-from .._engines.monte_carlo import _check_generator, _check_positive_int
+from ...utils._validation import check_generator, check_level, check_positive_int
 from .._roc_auc import _check_inputs, expected_roc_auc_score, noisy_roc_curve
 from .confusion_matrix import _sd_decimals
 
@@ -290,9 +289,9 @@ class NoisyRocCurveDisplay:
         """
         import_pyplot("NoisyRocCurveDisplay")
         level = check_level(confidence_level)
-        n_draws = _check_positive_int(n_draws, name="n_draws", minimum=2)
-        n_grid = _check_positive_int(n_grid, name="n_grid", minimum=2)
-        rng = _check_generator(random_state)
+        n_draws = check_positive_int(n_draws, name="n_draws", minimum=2)
+        n_grid = check_positive_int(n_grid, name="n_grid", minimum=2)
+        rng = check_generator(random_state)
         pos_label, classes = _binary_classes(y_true, pos_label)
         score = expected_roc_auc_score(  # of the curve's redrawn labels
             y_true,

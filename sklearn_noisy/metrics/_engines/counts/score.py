@@ -17,6 +17,7 @@ from ....utils._labels import (
     class_totals,
     encode_labels,
 )
+from ....utils._validation import check_positive_int
 from ....utils._warnings import warn
 from ..._definitions.counts import CountMetric, mirror
 from .binary import (
@@ -42,12 +43,7 @@ _SAMPLES_ONLY_MULTILABEL = (
 def _check_common(method: Any, n_draws: Any) -> None:
     """``estimand`` is checked by the public function (all three are offered)."""
     check_option(method, _METHODS, name="method")
-    if (
-        isinstance(n_draws, bool)
-        or not isinstance(n_draws, (int, np.integer))
-        or (n_draws < 2)
-    ):
-        raise ValueError(f"n_draws must be an integer >= 2; got {n_draws!r}.")
+    check_positive_int(n_draws, name="n_draws", minimum=2)
 
 
 def _without_zero_weights(y_true: Any, y_pred: Any, options: dict) -> Any:
