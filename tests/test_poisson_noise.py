@@ -10,6 +10,7 @@ version; ``--run-slow`` the full one with the protocol's bounds, and prints
 its table (``pytest -s``), the table of the user guide.
 """
 
+import math
 import warnings
 
 import numpy as np
@@ -73,6 +74,40 @@ def test_mse_moments_match_monte_carlo(estimand):
     squares = (estimates - estimates.mean()) ** 2
     _within(squares.mean(), exact_var, squares.std() / np.sqrt(n_draws))
     _within(reported.mean(), exact_var, reported.std() / np.sqrt(n_draws))
+
+
+@pytest.mark.parametrize("truth", [True, False])
+@pytest.mark.parametrize(("lam", "y_pred"), [(2.5, 4.0), (6.0, 3.0), (0.7, 0.0)])
+def test_skew_sums_are_unbiased_for_the_cumulants(truth, lam, y_pred):
+    # The third cumulant of a count's term h = (ỹ − ŷ)² (− ỹ), its covariance
+    # with the term's variance estimate v̂ and v̂'s variance, estimated per
+    # count (the interval's Cornish–Fisher pivot and its degrees of freedom),
+    # against the central moments of the same draws: per batch of draws the
+    # estimate less the moment, 5 SE of their mean over 40 batches.
+    from sklearn_noisy.metrics._engines.regression.counts import (
+        count_squared_error_sums,
+    )
+    from sklearn_noisy.utils._noise import PoissonNoise
+
+    rng = np.random.default_rng(5)
+    counts = rng.poisson(lam, (40, 10_000, 1)).astype(float)
+    y = counts[..., 0]
+    h = (y - y_pred) ** 2 - (y if truth else 0.0)
+    shift = 1.0 if truth else 0.5
+    v = 4.0 * y * (y - y_pred - shift) ** 2 - 2.0 * y * (y - 1.0)
+    hc, vc = h - h.mean(), v - v.mean()
+    moments = np.stack([hc**3, hc * vc, vc * vc]).mean(axis=2)  # (3, batches)
+    estimates = np.empty_like(moments)
+    for k, batch in enumerate(counts):
+        *_, sums = count_squared_error_sums(
+            batch, np.full_like(batch, y_pred), PoissonNoise(batch), None,
+            truth=truth, skew=True,
+        )  # fmt: skip
+        estimates[:, k] = sums[:, 0] / batch.shape[0]
+    differences = estimates - moments
+    se = differences.std(axis=1, ddof=1) / math.sqrt(differences.shape[1])
+    assert np.all(np.abs(differences.mean(axis=1)) <= 5.0 * se), (differences, se)
+    assert np.all(np.abs(moments.mean(axis=1)) > 10.0 * se)  # the test can fail
 
 
 def test_forward_mse_is_exact():
@@ -162,7 +197,8 @@ def _metrics(labels, y_pred):
 
 
 def simulate(seed, n_replicates, setting, n, degree=1, n_fresh=300):
-    """Per (metric, estimand): rows of (estimate, reported SD, covered, target).
+    """Per (metric, estimand): rows of (estimate, reported SD, target below the
+    interval, above it, target).
 
     The model is a polynomial of ``degree`` fitted to 200 other counts: a
     line leaves a model error larger than the counts' noise, a cubic one
@@ -189,16 +225,16 @@ def simulate(seed, n_replicates, setting, n, degree=1, n_fresh=300):
                     low, high = score.confidence_interval(0.95)
                     value = target[metric]
                     records.setdefault((metric, estimand), []).append(
-                        (score.expected, score.std, low <= value <= high, value)
+                        (score.expected, score.std, value < low, value > high, value)
                     )
     return {key: np.array(rows, dtype=float) for key, rows in records.items()}
 
 
 def table(records):
-    """Rows ``(metric, estimand, bias/SD, SD ratio, coverage)``."""
+    """Rows ``(metric, estimand, bias/SD, SD ratio, coverage, below, above)``."""
     rows = []
     for (metric, estimand), values in records.items():
-        estimate, reported, covered, target = values.T
+        estimate, reported, below, above, target = values.T
         error = estimate - target
         spread = error.std()
         rows.append(
@@ -207,7 +243,9 @@ def table(records):
                 estimand,
                 error.mean() / spread,
                 reported.mean() / spread,
-                covered.mean(),
+                1.0 - below.mean() - above.mean(),
+                below.mean(),
+                above.mean(),
             )
         )
     return rows
@@ -215,54 +253,56 @@ def table(records):
 
 def print_table(rows, title):
     print(f"\n{title}")
-    print(f"{'metric':6} {'estimand':14} bias/SD  SD ratio  coverage")
-    for metric, estimand, bias, ratio, coverage in rows:
-        print(f"{metric:6} {estimand:14} {bias:+7.3f} {ratio:9.3f} {coverage:9.3f}")
+    print(f"{'metric':6} {'estimand':14} bias/SD  SD ratio  coverage  below  above")
+    for metric, estimand, bias, ratio, *coverage in rows:
+        tails = "{:9.3f} {:6.3f} {:6.3f}".format(*coverage)
+        print(f"{metric:6} {estimand:14} {bias:+7.3f} {ratio:9.3f} {tails}")
 
 
 def test_end_to_end_small():
     rows = table(simulate(0, 250, "low", 200, n_fresh=50))
     print_table(rows, "low counts, n = 200, a line, 250 replicates")
     assert len(rows) == 6
-    for metric, estimand, bias, ratio, coverage in rows:
+    for metric, estimand, bias, ratio, coverage, *_ in rows:
         where = (metric, estimand)
         assert abs(bias) < 0.2, where
         assert 0.85 <= ratio <= 1.15, where
         assert 0.91 <= coverage <= 0.985, where
 
 
-#: (setting, n, model degree, lowest coverage, lowest SD ratio of the RMSE truth)
+#: (setting, n, model degree)
 FULL_CASES = (
-    ("low", 200, 1, 0.93, 0.85),
-    ("low", 500, 1, 0.93, 0.85),
-    ("high", 100, 1, 0.93, 0.85),
-    ("high", 500, 1, 0.93, 0.85),
-    # Mean count 3.8 and 100 samples: the variance estimates, from the same
-    # residuals as the estimate, are noisy; the intervals cover 93.2-93.3 %
-    # here, 92.2 % with another seed (1000 replicates).
-    ("low", 100, 1, 0.92, 0.85),
+    ("low", 200, 1),
+    ("low", 500, 1),
+    ("high", 100, 1),
+    ("high", 500, 1),
+    # Mean count 3.8 and 100 samples: the variance rests on a few large
+    # residuals (about 13 degrees of freedom); Student's tails for it and the
+    # counts' skew keep the intervals at 94.1-95.5 % (93.2-93.3 % before).
+    ("low", 100, 1),
     # A cubic model, its error within the counts' noise (the truth MSE
-    # estimate <= 0 in a tenth of the replicates): as with Gaussian labels
-    # the RMSE truth's delta-method SD, capped near 0, reports 0.89 of the
-    # spread while its interval (the MSE's, square-rooted) covers 94.6 %;
-    # R² truth's bias is 0.099 SD (the ratio's second-order term).
-    ("low", 200, 3, 0.93, 0.8),
+    # estimate <= 0 in a tenth of the replicates): R² truth's bias is 0.099
+    # SD (the ratio's second-order term).
+    ("low", 200, 3),
 )
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("setting", "n", "degree", "cover", "root_ratio"), FULL_CASES)
-def test_end_to_end_full(setting, n, degree, cover, root_ratio):
+@pytest.mark.parametrize(("setting", "n", "degree"), FULL_CASES)
+def test_end_to_end_full(setting, n, degree):
     n_replicates = 2000
     rows = table(simulate(1, n_replicates, setting, n, degree))
     title = f"{setting} counts, n = {n}, degree {degree}, {n_replicates} replicates"
     print_table(rows, title)
-    for metric, estimand, bias, ratio, coverage in rows:
+    for metric, estimand, bias, ratio, coverage, below, above in rows:
         where = (metric, estimand)
         assert abs(bias) < 0.1, where
-        low = root_ratio if (metric, estimand) == ("RMSE", "truth") else 0.85
-        assert low <= ratio <= 1.15, where
-        assert cover <= coverage <= 0.97, where
+        assert 0.85 <= ratio <= 1.15, where
+        assert 0.93 <= coverage <= 0.97, where
+        # each tail at most 3.5 % (issue 23), but R²'s truth with few counts
+        # (its log Cornish–Fisher: 4.3-4.65 % above, user guide)
+        if (metric, estimand, setting, n) != ("R2", "truth", "low", 100):
+            assert max(below, above) <= 0.035, where
 
 
 # --------------------------------------------------------------------------- #

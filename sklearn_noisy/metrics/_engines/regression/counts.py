@@ -11,6 +11,7 @@ without bias from the count (:meth:`PoissonNoise.variance_parts`; user guide:
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -19,11 +20,44 @@ from ....utils._noise import PoissonNoise
 from .sums import R2Sums, weighted
 
 __all__ = [
+    "count_log_r2_skew",
     "count_mse_forward",
     "count_paired_truth",
     "count_r2_sums",
     "count_squared_error_sums",
 ]
+
+
+#: Per count, unbiased in ``ỹ`` (Poisson factorial moments; user guide:
+#: :ref:`poisson_noise`), truth or nominal: the third cumulant of the squared-error
+#: term ``(ỹ − ŷ)² − ỹ`` or ``(ỹ − ŷ)²``, its covariance with the term's variance
+#: estimate ``v̂``, and ``v̂``'s own variance, each ``ỹ Σ_k r^k P_k(ỹ)`` in the
+#: residual ``r = ỹ − ŷ``: the coefficients of ``P_k``, ``k = 0, 1, ...``, lowest
+#: power of ``ỹ`` first.
+_SKEW_COEFFICIENTS = {
+    True: (
+        ((-132, 140, -16), (120, -96), (-48, 24), (8,)),
+        ((-84, 84, -8), (88, -64), (-40, 16), (8,)),
+        (
+            (1560, -2248, 736, -32),
+            (-1344, 1664, -384),
+            (544, -512, 64),
+            (-128, 64),
+            (16,),
+        ),
+    ),
+    False: (
+        ((-83, 98, -16), (78, -72), (-36, 24), (8,)),
+        ((-49, 56, -8), (54, -48), (-28, 16), (8,)),
+        (
+            (1009, -1536, 560, -32),
+            (-888, 1200, -320),
+            (376, -416, 64),
+            (-96, 64),
+            (16,),
+        ),
+    ),
+}
 
 
 def count_squared_error_sums(
@@ -33,22 +67,32 @@ def count_squared_error_sums(
     weight: np.ndarray | None,
     *,
     truth: bool,
-) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(W, Σ w d̃², Σ w ỹ, variance sum, floor sum)`` per output of counts:
-    ``Σ w² (4ỹ (d̃ − s)² − 2 ỹ(ỹ − 1))``, ``s = 1`` truth, ``1/2`` nominal."""
+    skew: bool = False,
+) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray, Any]:
+    """``(W, Σ w d̃², Σ w ỹ, variance sum, floor sum, skew sums)`` per output of
+    counts: ``Σ w² (4ỹ (d̃ − s)² − 2 ỹ(ỹ − 1))``, ``s = 1`` truth, ``1/2``
+    nominal; with ``skew`` the ``Σ w³`` of :data:`_SKEW_COEFFICIENTS`' third
+    cumulant and covariance (as :func:`~.sums.skew_sums`) and the ``Σ w⁴`` of
+    ``Var v̂``, else None."""
     n_samples, n_outputs = y.shape
-    totals = np.zeros((4, n_outputs))
+    totals = np.zeros((7, n_outputs))
     for rows in chunks(n_samples):
         w = None if weight is None else weight[rows]
         s2, s4, shift = noise.variance_parts(rows, truth=truth)
         d = y[rows] - y_pred[rows]
         totals[0] += weighted(d * d, w)
         totals[1] += weighted(s2, w)
+        for i, powers in enumerate(_SKEW_COEFFICIENTS[truth] * skew):
+            value = sum(
+                d**k * np.polynomial.polynomial.polyval(s2, c)
+                for k, c in enumerate(powers)
+            )
+            totals[4 + i] += weighted(s2 * value, w, 3 + i // 2)
         d -= shift
         totals[2] += weighted(4.0 * s2 * d * d - 2.0 * s4, w, 2)
         totals[3] += weighted(2.0 * s4, w, 2)
     w_sum = float(n_samples) if weight is None else float(weight.sum())
-    return w_sum, totals[0], totals[1], totals[2], totals[3]
+    return w_sum, *totals[:4], totals[4:] if skew else None
 
 
 def count_mse_forward(
@@ -102,6 +146,27 @@ def count_r2_sums(
     variances = (vd - floor, vc - floor, vdc - floor)
     zeros = (np.zeros(n_outputs),) * 3
     return R2Sums(sse, sst, *truths, *variances, *zeros, *(floor,) * 3)
+
+
+def count_log_r2_skew(
+    y: np.ndarray, y_pred: np.ndarray, weight: np.ndarray | None, sums: R2Sums
+) -> np.ndarray:
+    """Per output, the skewness over the counts of ``L``, the first-order
+    expansion of the truth ``log(A/B)`` (``R² = 1 − A/B``): its terms are ``αỹ² +
+    βỹ``, ``α = 1/A − 1/B``, ``β = −2(ŷ/A − ȳ/B) − α``, whose second and third
+    cumulants are estimated without bias from the count (Poisson factorial
+    moments; as :func:`~.pivots.r2_label_cumulants` for Gaussian labels)."""
+    a, b = sums.sse_truth, sums.sst_truth
+    w_sum = float(y.shape[0]) if weight is None else float(weight.sum())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        alpha = 1.0 / a - 1.0 / b
+        beta = -2.0 * (y_pred / a - weighted(y, weight) / w_sum / b) - alpha
+        k2 = alpha**2 * y * ((4.0 * y - 6.0) * y + 3.0) + beta**2 * y
+        k2 += alpha * beta * y * (4.0 * y - 2.0)
+        k3 = alpha**3 * y * (((32.0 * y - 124.0) * y + 176.0) * y - 83.0)
+        k3 += alpha**2 * beta * y * ((36.0 * y - 72.0) * y + 39.0)
+        k3 += alpha * beta**2 * y * (12.0 * y - 9.0) + beta**3 * y
+        return weighted(k3, weight, 3) / weighted(k2, weight, 2) ** 1.5
 
 
 def count_paired_truth(

@@ -20,13 +20,13 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy.special import ndtr
 
-from ...._noisy_score import PIVOT_MAX_SAMPLES, NoisyScore
+from ...._noisy_score import PIVOT_MAX_SAMPLES, NoisyScore, cornish_fisher_pivot
 from ....utils._arrays import chunk_of, chunks
 from ....utils._noise import PoissonNoise, check_sigma_dof
 from ....utils._unified_interval import SquareRootInterval
 from ....utils._warnings import warn
 from ..test_set_sampling import total_variance, with_term_moments
-from .counts import count_r2_sums, count_squared_error_sums
+from .counts import count_log_r2_skew, count_r2_sums, count_squared_error_sums
 from .pivots import fiducial_pivots, log_r2_pivots, skew_pivots
 from .sums import (
     T_MAX,
@@ -121,8 +121,12 @@ def _mse(
     """The truth MSE ``Σ w (d̃² − σ̂² − τ²) / W`` (unbiased), or the nominal
     MSE, exactly unbiased for its remeasurement (new batch offsets); with their
     variances; ``terms``: the moments of the per-sample terms too."""
+    small = y.shape[0] <= PIVOT_MAX_SAMPLES
     if isinstance(sigma, PoissonNoise):
-        sums = (*count_squared_error_sums(y, y_pred, sigma, weight, truth=truth), None)
+        *sums, skew = count_squared_error_sums(
+            y, y_pred, sigma, weight, truth=truth, skew=small
+        )
+        sums = (*sums, None)
     else:
         # The pivot is measured for independent Gaussian errors, and not for the
         # remeasurement with σ̂: the others keep the symmetric interval, as
@@ -138,12 +142,12 @@ def _mse(
             floor_k=1.0 if truth else 2.0,
             shared=shared,
             terms=terms,
-            skew=truth if skew and y.shape[0] <= PIVOT_MAX_SAMPLES else None,
+            skew=truth if skew and small else None,
         )
     w_sum, nominal, s2_sum, variance, floor, parts = sums
     estimate = (nominal - s2_sum) / w_sum if truth else nominal / w_sum
     variance = np.maximum(variance, floor) / (w_sum * w_sum)
-    skew = None if parts is None else parts.skew
+    skew = skew if parts is None else parts.skew
     pivots = None if skew is None else skew_pivots(skew, w_sum, variance)
     if truth and shared is not None and shared.fiducial is not None:
         data = (y, y_pred, sigma, sigma_dof, weight)
@@ -487,6 +491,9 @@ def _fraction(
     simple = shared is None and not isinstance(sigma, PoissonNoise)
     if simple and not centred and y.shape[0] <= PIVOT_MAX_SAMPLES:
         pivots = log_r2_pivots(y, y_pred, sigma, weight, sums, sigma_dof)
+    if isinstance(sigma, PoissonNoise) and y.shape[0] <= PIVOT_MAX_SAMPLES:
+        skew = count_log_r2_skew(y, y_pred, weight, sums)
+        pivots = [cornish_fisher_pivot(float(g), 0.0) for g in skew]
     variance = np.where(flag, np.nan, variance)
     if shared is not None and shared.fiducial is not None:
         data = (y, y_pred, sigma, sigma_dof, weight)

@@ -34,14 +34,25 @@ def skew_pivots(
 ) -> list[tuple[float, ...] | None]:
     """Each output's Cornish–Fisher pivot over the label noise of the truth or
     nominal MSE from its :func:`~.sums.skew_sums` (user guide: :ref:`skewed
-    estimates <truth_skew>`)."""
+    estimates <truth_skew>`); a third row ``Σ w⁴ Var v̂`` (the variance estimate's
+    own) gives it Student's tails at Satterthwaite's ``2V²/Var V̂`` degrees of
+    freedom."""
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = w_sum**3 * variance**1.5
         skew, covariance = totals[0] / scale, totals[1] / scale
-    return [
-        cornish_fisher_pivot(float(g), float(c))
-        for g, c in zip(skew, covariance, strict=True)
-    ]
+        dof = np.full_like(skew, np.inf)
+        if len(totals) > 2:  # unbiased Var V̂ <= 0: V taken as known
+            dof = np.where(
+                totals[2] > 0, 2 * (variance * w_sum**2) ** 2 / totals[2], dof
+            )
+    z = ndtri(np.asarray(PIVOT_PROBABILITIES))
+    pivots = []
+    for g, c, f in zip(skew, covariance, dof, strict=True):
+        pivot = cornish_fisher_pivot(float(g), float(c))
+        if pivot is not None and math.isfinite(f):
+            pivot = tuple(np.add(pivot, student_pivot(f)) - z)
+        pivots.append(pivot)
+    return pivots
 
 
 class FiducialPivot(tuple):
