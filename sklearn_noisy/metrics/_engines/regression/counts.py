@@ -20,11 +20,12 @@ from ....utils._noise import PoissonNoise
 from .sums import R2Sums, weighted
 
 __all__ = [
-    "count_log_r2_skew",
+    "count_log_r2_cumulants",
     "count_mse_forward",
     "count_paired_truth",
     "count_r2_sums",
     "count_squared_error_sums",
+    "quadratic_cumulants",
 ]
 
 
@@ -148,25 +149,42 @@ def count_r2_sums(
     return R2Sums(sse, sst, *truths, *variances, *zeros, *(floor,) * 3)
 
 
-def count_log_r2_skew(
+def quadratic_cumulants(
+    y: np.ndarray, alpha: Any, beta: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Unbiased estimates from a count ``ỹ ~ Poisson(λ)`` (factorial moments) of
+    the variance and third cumulant of ``αỹ² + βỹ``, and of the variance of that
+    variance estimate."""
+    k2 = alpha**2 * y * ((4.0 * y - 6.0) * y + 3.0) + beta**2 * y
+    k2 += alpha * beta * y * (4.0 * y - 2.0)
+    k3 = alpha**3 * y * (((32.0 * y - 124.0) * y + 176.0) * y - 83.0)
+    k3 += alpha**2 * beta * y * ((36.0 * y - 72.0) * y + 39.0)
+    k3 += alpha * beta**2 * y * (12.0 * y - 9.0) + beta**3 * y
+    quartic = (((144.0 * y - 864.0) * y + 2136.0) * y - 2424.0) * y + 1009.0
+    v = alpha**4 * y * quartic + beta**4 * y
+    v += alpha**3 * beta * y * (((192.0 * y - 720.0) * y + 976.0) * y - 444.0)
+    v += alpha**2 * beta**2 * y * ((88.0 * y - 176.0) * y + 94.0)
+    v += alpha * beta**3 * y * (16.0 * y - 12.0)
+    return k2, k3, v
+
+
+def count_log_r2_cumulants(
     y: np.ndarray, y_pred: np.ndarray, weight: np.ndarray | None, sums: R2Sums
-) -> np.ndarray:
-    """Per output, the skewness over the counts of ``L``, the first-order
-    expansion of the truth ``log(A/B)`` (``R² = 1 − A/B``): its terms are ``αỹ² +
-    βỹ``, ``α = 1/A − 1/B``, ``β = −2(ŷ/A − ȳ/B) − α``, whose second and third
-    cumulants are estimated without bias from the count (Poisson factorial
-    moments; as :func:`~.pivots.r2_label_cumulants` for Gaussian labels)."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per output, over the counts, of ``L``, the first-order expansion of the
+    truth ``log(A/B)`` (``R² = 1 − A/B``): ``Var L`` and the :func:`~.pivots.
+    skew_pivots` rows ``(κ₃, 0, Var V̂)`` (``V̂``: its variance estimate), from
+    the :func:`quadratic_cumulants` of its terms ``αỹ² + βỹ``, ``α = 1/A −
+    1/B``, ``β = −2(ŷ/A − ȳ/B) − α`` (as :func:`~.pivots.r2_label_cumulants`
+    for Gaussian labels)."""
     a, b = sums.sse_truth, sums.sst_truth
     w_sum = float(y.shape[0]) if weight is None else float(weight.sum())
     with np.errstate(divide="ignore", invalid="ignore"):
         alpha = 1.0 / a - 1.0 / b
         beta = -2.0 * (y_pred / a - weighted(y, weight) / w_sum / b) - alpha
-        k2 = alpha**2 * y * ((4.0 * y - 6.0) * y + 3.0) + beta**2 * y
-        k2 += alpha * beta * y * (4.0 * y - 2.0)
-        k3 = alpha**3 * y * (((32.0 * y - 124.0) * y + 176.0) * y - 83.0)
-        k3 += alpha**2 * beta * y * ((36.0 * y - 72.0) * y + 39.0)
-        k3 += alpha * beta**2 * y * (12.0 * y - 9.0) + beta**3 * y
-        return weighted(k3, weight, 3) / weighted(k2, weight, 2) ** 1.5
+        k2, k3, v = quadratic_cumulants(y, alpha, beta)
+        k3, v = weighted(k3, weight, 3), weighted(v, weight, 4)
+        return weighted(k2, weight, 2), np.stack([k3, np.zeros_like(k3), v])
 
 
 def count_paired_truth(

@@ -20,13 +20,13 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy.special import ndtr
 
-from ...._noisy_score import PIVOT_MAX_SAMPLES, NoisyScore, cornish_fisher_pivot
+from ...._noisy_score import PIVOT_MAX_SAMPLES, NoisyScore
 from ....utils._arrays import chunk_of, chunks
 from ....utils._noise import PoissonNoise, check_sigma_dof
 from ....utils._unified_interval import SquareRootInterval
 from ....utils._warnings import warn
 from ..test_set_sampling import total_variance, with_term_moments
-from .counts import count_log_r2_skew, count_r2_sums, count_squared_error_sums
+from .counts import count_log_r2_cumulants, count_r2_sums, count_squared_error_sums
 from .pivots import fiducial_pivots, log_r2_pivots, skew_pivots
 from .sums import (
     T_MAX,
@@ -492,8 +492,8 @@ def _fraction(
     if simple and not centred and y.shape[0] <= PIVOT_MAX_SAMPLES:
         pivots = log_r2_pivots(y, y_pred, sigma, weight, sums, sigma_dof)
     if isinstance(sigma, PoissonNoise) and y.shape[0] <= PIVOT_MAX_SAMPLES:
-        skew = count_log_r2_skew(y, y_pred, weight, sums)
-        pivots = [cornish_fisher_pivot(float(g), 0.0) for g in skew]
+        k2, cumulants = count_log_r2_cumulants(y, y_pred, weight, sums)
+        pivots = skew_pivots(cumulants, 1.0, k2)
     variance = np.where(flag, np.nan, variance)
     if shared is not None and shared.fiducial is not None:
         data = (y, y_pred, sigma, sigma_dof, weight)
