@@ -108,9 +108,10 @@ def test_skew_sums_are_unbiased_for_the_cumulants(truth, lam, y_pred):
 @pytest.mark.parametrize("lam", [0.7, 3.0, 12.0])
 @pytest.mark.parametrize(("alpha", "beta"), [(0.02, -0.3), (-0.05, 0.1), (0.0, 1.0)])
 def test_quadratic_cumulants_are_unbiased(lam, alpha, beta):
-    # R²'s log pivot of counts: the estimates from one count of Var and κ₃ of
-    # u = αỹ² + βỹ and of the variance estimate's own variance, their exact
-    # means over the Poisson pmf against the pmf's own moments of u.
+    # The Cornish–Fisher pivots of counts (MSE: α = 1; R²'s log L): the
+    # estimates from one count of Var and κ₃ of u = αỹ² + βỹ, of u's
+    # covariance with that variance estimate and of its own variance, their
+    # exact means over the Poisson pmf against the pmf's own moments.
     from scipy.stats import poisson
 
     from sklearn_noisy.metrics._engines.regression.counts import (
@@ -121,11 +122,13 @@ def test_quadratic_cumulants_are_unbiased(lam, alpha, beta):
     pmf = poisson.pmf(y, lam)
     u = alpha * y * y + beta * y
     uc = u - pmf @ u
-    k2, k3, v = quadratic_cumulants(y, alpha, beta)
+    k2, k3, cov, v = quadratic_cumulants(y, alpha, beta)
+    k2c = k2 - pmf @ k2
     for estimate, exact in (
         (k2, pmf @ uc**2),
         (k3, pmf @ uc**3),
-        (v, pmf @ (k2 - pmf @ k2) ** 2),
+        (cov, pmf @ (uc * k2c)),
+        (v, pmf @ k2c**2),
     ):
         assert pmf @ estimate == pytest.approx(exact, rel=1e-9, abs=1e-12)
 

@@ -29,38 +29,6 @@ __all__ = [
 ]
 
 
-#: Per count, unbiased in ``ỹ`` (Poisson factorial moments; user guide:
-#: :ref:`poisson_noise`), truth or nominal: the third cumulant of the squared-error
-#: term ``(ỹ − ŷ)² − ỹ`` or ``(ỹ − ŷ)²``, its covariance with the term's variance
-#: estimate ``v̂``, and ``v̂``'s own variance, each ``ỹ Σ_k r^k P_k(ỹ)`` in the
-#: residual ``r = ỹ − ŷ``: the coefficients of ``P_k``, ``k = 0, 1, ...``, lowest
-#: power of ``ỹ`` first.
-_SKEW_COEFFICIENTS = {
-    True: (
-        ((-132, 140, -16), (120, -96), (-48, 24), (8,)),
-        ((-84, 84, -8), (88, -64), (-40, 16), (8,)),
-        (
-            (1560, -2248, 736, -32),
-            (-1344, 1664, -384),
-            (544, -512, 64),
-            (-128, 64),
-            (16,),
-        ),
-    ),
-    False: (
-        ((-83, 98, -16), (78, -72), (-36, 24), (8,)),
-        ((-49, 56, -8), (54, -48), (-28, 16), (8,)),
-        (
-            (1009, -1536, 560, -32),
-            (-888, 1200, -320),
-            (376, -416, 64),
-            (-96, 64),
-            (16,),
-        ),
-    ),
-}
-
-
 def count_squared_error_sums(
     y: np.ndarray,
     y_pred: np.ndarray,
@@ -72,9 +40,10 @@ def count_squared_error_sums(
 ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray, Any]:
     """``(W, Σ w d̃², Σ w ỹ, variance sum, floor sum, skew sums)`` per output of
     counts: ``Σ w² (4ỹ (d̃ − s)² − 2 ỹ(ỹ − 1))``, ``s = 1`` truth, ``1/2``
-    nominal; with ``skew`` the ``Σ w³`` of :data:`_SKEW_COEFFICIENTS`' third
-    cumulant and covariance (as :func:`~.sums.skew_sums`) and the ``Σ w⁴`` of
-    ``Var v̂``, else None."""
+    nominal; with ``skew`` the :func:`~.pivots.skew_pivots` rows of the
+    :func:`quadratic_cumulants` of the terms ``ỹ² − (2ŷ + 1)ỹ`` (truth) or
+    ``ỹ² − 2ŷỹ`` (their variance estimates are those cumulants' ``k2``), else
+    None."""
     n_samples, n_outputs = y.shape
     totals = np.zeros((7, n_outputs))
     for rows in chunks(n_samples):
@@ -83,12 +52,11 @@ def count_squared_error_sums(
         d = y[rows] - y_pred[rows]
         totals[0] += weighted(d * d, w)
         totals[1] += weighted(s2, w)
-        for i, powers in enumerate(_SKEW_COEFFICIENTS[truth] * skew):
-            value = sum(
-                d**k * np.polynomial.polynomial.polyval(s2, c)
-                for k, c in enumerate(powers)
-            )
-            totals[4 + i] += weighted(s2 * value, w, 3 + i // 2)
+        if skew:
+            beta = -2.0 * y_pred[rows] - (1.0 if truth else 0.0)
+            _, *moments = quadratic_cumulants(s2, 1.0, beta)
+            for i, values in enumerate(moments):
+                totals[4 + i] += weighted(values, w, 3 + i // 2)
         d -= shift
         totals[2] += weighted(4.0 * s2 * d * d - 2.0 * s4, w, 2)
         totals[3] += weighted(2.0 * s4, w, 2)
@@ -149,23 +117,24 @@ def count_r2_sums(
     return R2Sums(sse, sst, *truths, *variances, *zeros, *(floor,) * 3)
 
 
-def quadratic_cumulants(
-    y: np.ndarray, alpha: Any, beta: Any
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def quadratic_cumulants(y: np.ndarray, alpha: Any, beta: Any) -> tuple[np.ndarray, ...]:
     """Unbiased estimates from a count ``ỹ ~ Poisson(λ)`` (factorial moments) of
-    the variance and third cumulant of ``αỹ² + βỹ``, and of the variance of that
-    variance estimate."""
+    the variance ``k2`` and third cumulant of ``u = αỹ² + βỹ``, and of ``u``'s
+    covariance with ``k2`` and ``k2``'s own variance (:ref:`poisson_noise`)."""
     k2 = alpha**2 * y * ((4.0 * y - 6.0) * y + 3.0) + beta**2 * y
     k2 += alpha * beta * y * (4.0 * y - 2.0)
     k3 = alpha**3 * y * (((32.0 * y - 124.0) * y + 176.0) * y - 83.0)
     k3 += alpha**2 * beta * y * ((36.0 * y - 72.0) * y + 39.0)
     k3 += alpha * beta**2 * y * (12.0 * y - 9.0) + beta**3 * y
+    cov = alpha**3 * y * (((24.0 * y - 84.0) * y + 110.0) * y - 49.0)
+    cov += alpha**2 * beta * y * ((28.0 * y - 52.0) * y + 27.0)
+    cov += alpha * beta**2 * y * (10.0 * y - 7.0) + beta**3 * y
     quartic = (((144.0 * y - 864.0) * y + 2136.0) * y - 2424.0) * y + 1009.0
     v = alpha**4 * y * quartic + beta**4 * y
     v += alpha**3 * beta * y * (((192.0 * y - 720.0) * y + 976.0) * y - 444.0)
     v += alpha**2 * beta**2 * y * ((88.0 * y - 176.0) * y + 94.0)
     v += alpha * beta**3 * y * (16.0 * y - 12.0)
-    return k2, k3, v
+    return k2, k3, cov, v
 
 
 def count_log_r2_cumulants(
@@ -182,7 +151,7 @@ def count_log_r2_cumulants(
     with np.errstate(divide="ignore", invalid="ignore"):
         alpha = 1.0 / a - 1.0 / b
         beta = -2.0 * (y_pred / a - weighted(y, weight) / w_sum / b) - alpha
-        k2, k3, v = quadratic_cumulants(y, alpha, beta)
+        k2, k3, _, v = quadratic_cumulants(y, alpha, beta)
         k3, v = weighted(k3, weight, 3), weighted(v, weight, 4)
         return weighted(k2, weight, 2), np.stack([k3, np.zeros_like(k3), v])
 
