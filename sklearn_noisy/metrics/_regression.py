@@ -322,7 +322,9 @@ def _ratio_terms(definition: RegressionLoss) -> Callable[..., Any]:
         label = _own_label_variance(
             definition, inputs, total_sigma, score.estimand, offsets
         )
-        return score.expected + output_mean(h, multioutput), weight, 1.0, None, label
+        ratio = (a[:, 0], b[:, 0]) if a.shape[1] == 1 else None  # R²'s log pivot
+        h = score.expected + output_mean(h, multioutput)
+        return h, weight, 1.0, None, label, ratio
 
     return terms
 
