@@ -169,9 +169,9 @@ def _log_ratio(
     and its SE from the linearized terms ``a/Ā − b/B̄``: from ``q = b/B̄₀`` and
     ``d = a/Ā₀ − q`` (``Ā₀, B̄₀`` of the whole set), both times the weights ``w``;
     the spread expanded in ``d`` has no cancellation."""
-    x, y = d[index], q[index]
+    x, y = d.take(index), q.take(index)
     n = index.shape[1]
-    total = np.full(index.shape[0], float(n)) if w is None else w[index].sum(axis=1)
+    total = np.full(index.shape[0], float(n)) if w is None else w.take(index).sum(1)
     mean_b = y.sum(axis=1) / total
     mean_a = x.sum(axis=1) / total + mean_b
     k = 1.0 / mean_a - 1.0 / mean_b
@@ -204,7 +204,7 @@ def log_ratio_quantiles(
     theta, _ = _log_ratio(d, q, w, np.arange(n)[None])
     rng = np.random.default_rng(0)
     draws = np.empty((2, N_PIVOT_RESAMPLES))
-    rows = max(1, 2_000_000 // n)
+    rows = max(1, 50_000 // n)  # small blocks: 2.5 times faster at n = 100
     for start in range(0, N_PIVOT_RESAMPLES, rows):
         index = rng.integers(0, n, (min(rows, N_PIVOT_RESAMPLES - start), n))
         draws[:, start : start + index.shape[0]] = _log_ratio(d, q, w, index)
