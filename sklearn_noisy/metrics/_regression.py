@@ -322,7 +322,9 @@ def _ratio_terms(definition: RegressionLoss) -> Callable[..., Any]:
         label = _own_label_variance(
             definition, inputs, total_sigma, score.estimand, offsets
         )
-        ratio = (a[:, 0], b[:, 0]) if a.shape[1] == 1 else None  # R²'s log pivot
+        # R²'s log pivot, with σ known (σ̂'s own variance is not in the terms)
+        known = a.shape[1] == 1 and arguments.get("sigma_dof") is None
+        ratio = (a[:, 0], b[:, 0]) if known else None
         h = score.expected + output_mean(h, multioutput)
         return h, weight, 1.0, None, label, ratio
 

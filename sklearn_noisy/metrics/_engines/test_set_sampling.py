@@ -449,10 +449,8 @@ def with_term_moments(
         dof = dof * (variance / total) ** 2 if variance > 0.0 else math.inf
     pivot = None
     if h is not None and 10 <= h.shape[0] <= PIVOT_MAX_SAMPLES:
-        known = getattr(score.label_pivot, "both_dof", math.inf) == math.inf
-        # σ known: else the bootstrap-t of h, widened by Student's for σ̂
-        root = math.sqrt(score.variance + variance)
-        ratio = (*ratio, 1.0 - score.expected, root) if ratio and known else None
+        root = math.sqrt(score.variance + variance)  # the interval's SD
+        ratio = ratio and (*ratio, 1.0 - score.expected, root)
         pivot = DeferredPivot(h * np.sign(scale), weight, ratio)
     return _with(score, variance, method, dof, pivot)
 
