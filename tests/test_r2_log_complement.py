@@ -135,3 +135,23 @@ def test_interval_with_both_sources_is_a_bootstrap_t_of_log_one_minus_r2():
     )
     assert again.method == "log_bootstrap_t"
     np.testing.assert_allclose(again, interval, rtol=1e-12)
+
+
+@pytest.mark.parametrize("estimand", ["truth", "remeasurement"])
+def test_both_sources_without_a_sampling_part_is_the_label_noise_interval(estimand):
+    # a test set whose terms spread less than the label noise alone: its
+    # sampling variance is 0, and the interval with both sources is the
+    # label-noise one, built on another route (the Gaussian design, seed 1)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(100)
+    sigma = 0.2 + 0.3 * np.abs(x)
+    y = 1.5 * x + 0.3 + sigma * rng.standard_normal(100)
+    score = expected_r2_score(
+        y, x, sigma=sigma, estimand=estimand, test_set_sampling=True
+    )
+    assert score.sampling_variance == 0.0
+    for level in (0.95, 0.9):
+        both = score.confidence_interval(level, source="both")
+        label = score.confidence_interval(level)
+        assert both.method == label.method != "unified"
+        np.testing.assert_allclose(both, label, rtol=1e-12)

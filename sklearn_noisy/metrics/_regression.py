@@ -323,7 +323,8 @@ def _ratio_terms(definition: RegressionLoss) -> Callable[..., Any]:
             definition, inputs, total_sigma, score.estimand, offsets
         )
         # R²'s log pivot, with σ known (σ̂'s own variance is not in the terms)
-        known = a.shape[1] == 1 and arguments.get("sigma_dof") is None
+        # and without batch offsets (their correlation is not either)
+        known = a.shape[1] == 1 and arguments.get("sigma_dof") is None and not offsets
         ratio = (a[:, 0], b[:, 0]) if known else None
         h = score.expected + output_mean(h, multioutput)
         return h, weight, 1.0, None, label, ratio
