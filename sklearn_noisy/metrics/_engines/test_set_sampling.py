@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..._noisy_score import (
+    METRIC_INTERVALS,
     PIVOT_MAX_SAMPLES,
     PIVOT_PROBABILITIES,
     NoisyScore,
@@ -470,6 +471,8 @@ def with_term_moments(
     pivot = None
     if h is not None and 10 <= h.shape[0] <= PIVOT_MAX_SAMPLES:
         root = math.sqrt(score.variance + variance)  # the interval's SD
+        if "log_complement" not in METRIC_INTERVALS.get(score.metric, ()):
+            ratio = None  # R² only (its label-noise interval is on that scale)
         ratio = ratio and (*ratio, 1.0 - score.expected, root)
         pivot = DeferredPivot(h * np.sign(scale), weight, ratio)
         if ratio and not variance > 0.0:  # no sampling part beyond the label's
