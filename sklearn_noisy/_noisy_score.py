@@ -27,6 +27,7 @@ INTERVAL_METHODS = (
     "unified_sqrt",
     "bootstrap_t",
     "bootstrap_t_welch",
+    "log_bootstrap_t",
     "cornish_fisher",
     "log_t",
     "log_complement",
@@ -93,10 +94,8 @@ class ConfidenceInterval(tuple):
     ----------
     low, high : float
         The bounds, inside the range of the metric.
-    method : {"exact", "normal", "t", "binomial", "wilson", "unified", \
-"unified_sqrt", "bootstrap_t", "bootstrap_t_welch", "cornish_fisher", "log_t", \
-"log_complement", "log_cornish_fisher", "fiducial", "arcsine"}
-        How the interval was built (:ref:`error_budget_intervals`).
+    method : str
+        One of ``INTERVAL_METHODS``: how it was built (:ref:`error_budget_intervals`).
     content : float
         The probability of ``[low, high]`` under the exact distribution of the
         metric; NaN for the approximations.
@@ -421,6 +420,7 @@ default=None
         pivot, pivot_method = None, "bootstrap_t"
         if source == "both" and requested == "auto":
             pivot = _pivot_quantiles(self.sampling_pivot, confidence_level)
+            pivot_method = getattr(self.sampling_pivot, "method", pivot_method)
             known = self._dof(self.sampling_variance, variance, math.inf)
             if pivot is not None and dof < known:  # Student's for the label part
                 widen = _t_quantile(confidence_level, dof)

@@ -101,10 +101,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "cov>97: cov 97.5 (SE 2.5), below 2.5, above 0.0, less 95.0, greater "
         "95.0; 40 reps"
     ),
-    ("gaussian", "r2", "remeasurement", "both"): (
-        "below,greater: cov 94.2 (SE 0.5), below 3.95, above 1.90, less 95.7, "
-        "greater 93.3; 2000 reps"
-    ),
     ("gaussian", "r2", "remeasurement", "label_noise"): (
         "greater: cov 94.0 (SE 0.5), below 3.45, above 2.60, less 95.0, "
         "greater 93.2; 2000 reps"
@@ -112,10 +108,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
     ("gaussian", "r2", "remeasurement", "prediction"): (
         "greater: cov 94.4 (SE 0.5), below 3.00, above 2.60, less 95.4, "
         "greater 93.9; 2000 reps"
-    ),
-    ("gaussian", "r2", "truth", "both"): (
-        "less: cov 94.5 (SE 0.5), below 2.60, above 2.90, less 94.0, greater "
-        "94.4; 2000 reps"
     ),
     ("gaussian", "r2", "truth", "prediction"): (
         "below: cov 93.8 (SE 0.5), below 3.75, above 2.50, less 95.0, greater "
@@ -190,8 +182,8 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "greater 92.5; 40 reps"
     ),
     ("heavy", "r2", "remeasurement", "both"): (
-        "cov<93,below,greater: cov 91.8 (SE 0.6), below 7.85, above 0.40, "
-        "less 97.9, greater 88.9; 2000 reps"
+        "below,greater: cov 94.2 (SE 0.5), below 4.85, above 0.95, less 95.3, "
+        "greater 91.6; 2000 reps"
     ),
     ("heavy", "r2", "remeasurement", "label_noise"): (
         "greater: cov 94.3 (SE 0.5), below 3.05, above 2.60, less 94.9, "
@@ -202,8 +194,8 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "greater 90.5; 2000 reps"
     ),
     ("heavy", "r2", "truth", "both"): (
-        "below,greater: cov 93.5 (SE 0.6), below 6.45, above 0.05, less 99.4, "
-        "greater 89.8; 2000 reps"
+        "below,greater: cov 93.7 (SE 0.5), below 6.10, above 0.25, less 97.7, "
+        "greater 90.8; 2000 reps"
     ),
     ("heavy", "r2", "truth", "prediction"): (
         "cov<93,below,greater: cov 90.6 (SE 0.7), below 9.15, above 0.25, "

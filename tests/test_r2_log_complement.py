@@ -1,6 +1,7 @@
 """R²'s skewed interval: ``1 − R²`` on the log scale (``"log_complement"``)."""
 
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -96,3 +97,61 @@ def test_truth_r2_pivot_has_the_label_noise_skew_of_its_log_expansion():
         skews.append(3.0 * (q[grid.index(0.975)] + q[grid.index(0.025)]) / (z * z - 1))
     se = math.hypot(np.std(skews) / math.sqrt(200), math.sqrt(6.0 / 20000))
     assert abs(np.mean(skews) - observed) < 5.0 * se, (np.mean(skews), observed, se)
+
+
+def test_interval_with_both_sources_is_a_bootstrap_t_of_log_one_minus_r2():
+    # the heavy-tailed design: 999 resamples (seed 0) of log(Σa/Σb), a = r²,
+    # b = (y − ȳ)², each studentized by the SD of a/Ā − b/B̄, taken onto
+    # 1 − R² = u·exp(c·x) with c the interval's SD over u (user guide:
+    # error_budget, "Intervals with both sources")
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(100)
+    y = x + 0.3 + 0.3 * x**2 + (0.3 + 0.2 * np.abs(x)) * rng.standard_normal(100)
+    sigma = 0.3 + 0.2 * np.abs(x)
+    score = expected_r2_score(
+        y, x, sigma=sigma, estimand="remeasurement", test_set_sampling=True
+    )
+    a, b = (y - x) ** 2, (y - y.mean()) ** 2
+    index = np.random.default_rng(0).integers(0, 100, (999, 100))
+    theta = np.log(a[index].mean(axis=1) / b[index].mean(axis=1))
+    terms = a[index] / a[index].mean(axis=1, keepdims=True)
+    terms -= b[index] / b[index].mean(axis=1, keepdims=True)
+    se = np.sqrt(np.sum(terms**2, axis=1) / 99.0 / 100.0)
+    pivot = np.quantile((np.log(a.mean() / b.mean()) - theta) / se, [0.025, 0.975])
+    u = 1.0 - score.expected
+    c = score.total_std / u
+    interval = score.confidence_interval(0.95, source="both")
+    assert interval.method == "log_bootstrap_t"
+    expected = 1.0 - u * np.exp(c * pivot[::-1])
+    np.testing.assert_allclose(interval, expected, rtol=1e-12)
+    assert score.expected - interval.low > interval.high - score.expected > 0.0
+    # unit weights take the weighted route to the same pivot; a pickle keeps it
+    weighted = expected_r2_score(
+        y, x, sigma=sigma, estimand="remeasurement", test_set_sampling=True,
+        sample_weight=np.ones(100),
+    )  # fmt: skip
+    again = pickle.loads(pickle.dumps(weighted)).confidence_interval(
+        0.95, source="both"
+    )
+    assert again.method == "log_bootstrap_t"
+    np.testing.assert_allclose(again, interval, rtol=1e-12)
+
+
+@pytest.mark.parametrize("estimand", ["truth", "remeasurement"])
+def test_both_sources_without_a_sampling_part_is_the_label_noise_interval(estimand):
+    # a test set whose terms spread less than the label noise alone: its
+    # sampling variance is 0, and the interval with both sources is the
+    # label-noise one, built on another route (the Gaussian design, seed 1)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(100)
+    sigma = 0.2 + 0.3 * np.abs(x)
+    y = 1.5 * x + 0.3 + sigma * rng.standard_normal(100)
+    score = expected_r2_score(
+        y, x, sigma=sigma, estimand=estimand, test_set_sampling=True
+    )
+    assert score.sampling_variance == 0.0
+    for level in (0.95, 0.9):
+        both = score.confidence_interval(level, source="both")
+        label = score.confidence_interval(level)
+        assert both.method == label.method != "unified"
+        np.testing.assert_allclose(both, label, rtol=1e-12)

@@ -322,7 +322,12 @@ def _ratio_terms(definition: RegressionLoss) -> Callable[..., Any]:
         label = _own_label_variance(
             definition, inputs, total_sigma, score.estimand, offsets
         )
-        return score.expected + output_mean(h, multioutput), weight, 1.0, None, label
+        # R²'s log pivot, with σ known (σ̂'s own variance is not in the terms)
+        # and without batch offsets (their correlation is not either)
+        known = a.shape[1] == 1 and arguments.get("sigma_dof") is None and not offsets
+        ratio = (a[:, 0], b[:, 0]) if known else None
+        h = score.expected + output_mean(h, multioutput)
+        return h, weight, 1.0, None, label, ratio
 
     return terms
 
