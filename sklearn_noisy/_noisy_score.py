@@ -382,10 +382,11 @@ default=None
             if alternative == "less":
                 return ConfidenceInterval(lower, two.high, two.method)
             return ConfidenceInterval(two.low, upper, two.method)
-        requested = method
+        requested, variance = method, self._source_variance(source)
+        if method == "auto" and source == "both" and self.sampling_variance == 0.0:
+            source = "label_noise"  # no sampling beyond the label noise: its shape
         if method == "auto":
             method = self.interval_method if source == "label_noise" else "t"
-        variance = self._source_variance(source)
         if method == "t" and source == "label_noise":
             raise ValueError(
                 "method='t' is for the intervals with the test-set sampling, whose "

@@ -27,7 +27,6 @@ from ..._noisy_score import (
     PIVOT_MAX_SAMPLES,
     PIVOT_PROBABILITIES,
     NoisyScore,
-    cornish_fisher_pivot,
 )
 from ...utils._arrays import chunks
 from ...utils._noise import GaussianNoise
@@ -220,21 +219,6 @@ def log_ratio_quantiles(
         return None
     quantiles = np.expm1(c * np.quantile(x, PIVOT_PROBABILITIES)) / c
     return RatioPivot(float(v) for v in quantiles)
-
-
-def _label_shape(score: NoisyScore, root: float) -> RatioPivot | None:
-    """R²'s pivot where its terms show no sampling part beyond the label noise:
-    the label-noise interval's quantiles of ``log(1 − R²)`` (its Cornish–Fisher
-    ones, or the normal's), on R²'s scale as in :func:`log_ratio_quantiles`;
-    None for another label pivot (the fiducial one)."""
-    u = 1.0 - score.expected
-    q = score.label_pivot or cornish_fisher_pivot(0.0, 0.0)
-    if hasattr(q, "method") or not (u > 0.0 and 0.0 < root < math.inf):
-        return None
-    c = root / u
-    pivot = RatioPivot(float(v) for v in np.expm1(-c * np.asarray(q)[::-1]) / c)
-    pivot.method = "log_cornish_fisher" if score.label_pivot else "log_complement"
-    return pivot
 
 
 class DeferredPivot(Sequence):
@@ -475,8 +459,6 @@ def with_term_moments(
             ratio = None  # R² only (its label-noise interval is on that scale)
         ratio = ratio and (*ratio, 1.0 - score.expected, root)
         pivot = DeferredPivot(h * np.sign(scale), weight, ratio)
-        if ratio and not variance > 0.0:  # no sampling part beyond the label's
-            pivot = _label_shape(score, root) or pivot
     return _with(score, variance, method, dof, pivot)
 
 
