@@ -418,6 +418,41 @@ def _with_offsets(
     )
 
 
+def offsets_third_cumulant(
+    shared: Any, weight: np.ndarray | None, sigma: Any, ratio: Any, centred: bool
+) -> np.ndarray:
+    """The batch offsets' part of ``κ₃ = E[(N − ρD)² (D − δ)]`` of ``1 − N/D``'s
+    noise: ``8 tr(MΣMΣQΣ)`` (``M = P − ρQ``, ``P = diag(w)``, or ``Q`` if
+    ``centred``; ``Q = diag(w) − wwᵀ/W``) less its value at ``τ = 0``; the
+    linear terms are left out (user guide: :ref:`shared_offsets`)."""
+    n_samples = shared.codes.shape[0]
+    w = (np.ones(n_samples) if weight is None else weight)[:, None]
+    s2 = np.square(np.asarray(sigma, dtype=float))
+    s2 = np.full((n_samples, 1), s2) if s2.ndim == 0 else s2
+    tau2, w_g, s2_g, _ = offset_sums(shared, weight, sigma)
+    r = w / math.sqrt(float(w_g.sum()))  # Q = diag(w) − r rᵀ
+
+    def traces(tau: Any) -> tuple[np.ndarray, ...]:
+        """``tr((PΣ)³)`` and the three products with ``r``, ``P = diag(w)``."""
+        r_g = shared.group_sum(r)
+        x = s2 * r + (tau * r_g)[shared.codes]  # Σ r
+        r_r = (s2 * r * r).sum(axis=0) + (tau * r_g * r_g).sum(axis=0)
+        cubic = tau * w_g * (3.0 * s2_g + tau * w_g * w_g)
+        cubic = (tau * (3.0 * shared.group_sum(w**3 * s2 * s2) + cubic)).sum(axis=0)
+        one = (w * w * s2 * x * x).sum(axis=0)
+        one = one + (tau * shared.group_sum(w * x) ** 2).sum(axis=0)
+        return cubic, one, r_r * (w * x * x).sum(axis=0), r_r**3
+
+    (f0, f1, f2, f3), (_, g1, g2, g3) = traces(tau2), traces(0.0 * tau2)
+    a, b = 1.0 - ratio, (ratio - 1.0 if centred else ratio)  # M = a P + b r rᵀ
+    return 8.0 * (
+        a * a * f0
+        + (2.0 * a * b - a * a) * (f1 - g1)
+        + (b * b - 2.0 * a * b) * (f2 - g2)
+        - b * b * (f3 - g3)
+    )
+
+
 def _sigma_sums(sigma: Any, sigma_dof: Any, w: np.ndarray | None, n: int) -> np.ndarray:
     """A chunk's ``Σ w σ̂², Σ w² σ̂², Σ w^{2,3} s4, Σ w⁴ (s4 − σ̂⁴), Σ w^{2,3,4} g``.
 
@@ -481,6 +516,12 @@ def _fraction(
     denominator = np.where(flag, 1.0, sums.sst_truth if truth else sums.sst)
     ratio = (sums.sse_truth if truth else sums.sse) / denominator
     variance = _ratio_variance(ratio, denominator, sums, truth=truth)
+    if shared is not None and np.any(shared.tau2 > 0.0):
+        # the ratio's third-order term −2κ₃/D³, as exp(−2κ₃/(D³V)) (shared_offsets)
+        kappa = offsets_third_cumulant(shared, weight, sigma, ratio, centred)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            shrink = np.exp(-2.0 * kappa / (variance * denominator**3))
+        variance = np.where(variance > 0.0, variance * shrink, variance)
     pairs = zip(sums.sse, sums.sst, strict=True)  # scikit-learn's 1 − X/Y
     with np.errstate(invalid="ignore"):  # inf/inf: NaN, as scikit-learn's
         nominal = np.array([r2_from_sums(x, y, force_finite=True) for x, y in pairs])
