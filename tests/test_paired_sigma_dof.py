@@ -305,11 +305,12 @@ def test_both_sources_coverage_seeded():
 @pytest.mark.parametrize(
     "m, n_batches, readings, before, after, tail",
     [
-        (100, 4, True, 0.9175, 0.9445, 0.035),
-        (30, 3, True, 0.9250, 0.9465, 0.035),
-        (100, 4, False, 0.9000, 0.9360, 0.035),
-        # the bootstrap-t of 30 samples: 3.7 % below with τ known too
-        (30, 3, False, 0.9095, 0.9385, 0.04),
+        (100, 4, True, 0.9185, 0.9445, 0.035),
+        (30, 3, True, 0.9245, 0.9495, 0.035),
+        (100, 4, False, 0.8995, 0.9360, 0.035),
+        # the bootstrap-t of 30 samples: 4.05 % below with τ known too (3.85 %
+        # before a sampling variance of 0 gave the label-noise interval)
+        (30, 3, False, 0.9110, 0.9370, 0.0405),
     ],
 )
 def test_both_sources_coverage_full(m, n_batches, readings, before, after, tail):

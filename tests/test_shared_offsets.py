@@ -597,7 +597,7 @@ def test_summarize_batches_one_way_and_unbiased():
     assert (summary.sigma_within_dof, summary.n_batches) == (4, 4)
     # Satterthwaite: 2 τ̂⁴/ν equals the plug-in variance of τ̂²
     variance = 2 * (ms_between**2 / 3 + ms_within**2 / 4) / 4
-    assert summary.sigma_shared_dof == pytest.approx(summary.tau2**2 / variance)
+    assert summary.sigma_shared_dof == pytest.approx(2 * summary.tau2**2 / variance)
 
     rng = np.random.default_rng(10)
     tau2, within = [], []

@@ -122,7 +122,7 @@ def summarize_batches(
     variance = (
         2.0 * (rank / trace) ** 2 * (ms_batches**2 / rank + ms_within**2 / within_dof)
     )
-    dof = tau2 * tau2 / variance if tau2 > 0.0 and variance > 0.0 else 0.0
+    dof = 2.0 * tau2 * tau2 / variance if tau2 > 0.0 and variance > 0.0 else 0.0
     return BatchOffsetSummary(
         sigma_shared=math.sqrt(max(tau2, 0.0)),
         sigma_shared_dof=float(dof),
