@@ -124,10 +124,9 @@ def _mse(
     if isinstance(sigma, PoissonNoise):
         sums = (*count_squared_error_sums(y, y_pred, sigma, weight, truth=truth), None)
     else:
-        # The pivot is measured for independent Gaussian errors, and not for the
-        # remeasurement with σ̂: the others keep the symmetric interval, as
-        # larger test sets do.
-        skew = shared is None and (truth or sigma_dof is None)
+        # The pivot is measured for independent Gaussian errors: under batch
+        # offsets the symmetric interval, as larger test sets.
+        skew = shared is None
         sums = _squared_error_sums(
             y,
             y_pred,
@@ -140,11 +139,11 @@ def _mse(
             terms=terms,
             skew=truth if skew and y.shape[0] <= PIVOT_MAX_SAMPLES else None,
         )
-    w_sum, nominal, s2_sum, variance, floor, parts = sums
+    w_sum, nominal, s2_sum, raw, floor, parts = sums
     estimate = (nominal - s2_sum) / w_sum if truth else nominal / w_sum
-    variance = np.maximum(variance, floor) / (w_sum * w_sum)
+    variance = np.maximum(raw, floor) / (w_sum * w_sum)
     skew = None if parts is None else parts.skew
-    pivots = None if skew is None else skew_pivots(skew, w_sum, variance)
+    pivots = None if skew is None else skew_pivots(skew, w_sum, variance, raw)
     if truth and shared is not None and shared.fiducial is not None:
         data = (y, y_pred, sigma, sigma_dof, weight)
         sums_at = functools.partial(_squared_error_sums, *data, k=3.0, floor_k=1.0)
