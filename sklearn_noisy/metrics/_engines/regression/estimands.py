@@ -248,6 +248,21 @@ def _folded_variance_estimate(t: np.ndarray) -> np.ndarray:
     return np.maximum(k, 0.0)
 
 
+def _folded_curvature(t: np.ndarray) -> np.ndarray:
+    """``t (k'(t) − t k''(t))``, ``k`` of :func:`_folded_variance_estimate`
+    (``−4 s²/σ̂²`` times its second derivative in ``s = σ̂²`` at fixed ``|d̃|``)."""
+    phi = np.exp(-0.5 * t * t) / np.sqrt(2.0 * np.pi)
+    upper = ndtr(-t)
+    g = phi - t * upper
+    slope = 1.0 - 2.0 * upper
+    first = 6.0 * slope * phi - 2.0 * t * (t + 2.0 * g) * phi + 4.0 * upper * t
+    first += 8.0 * upper * g - 4.0 * g
+    second = 12.0 * phi * phi - 6.0 * t * slope * phi - 8.0 * t * phi
+    second += (2.0 * t**3 - 12.0 * g + 4.0 * t * upper + 4.0 * t * t * g) * phi
+    second += 8.0 * upper * (1.0 - upper)
+    return t * (first - t * second)
+
+
 def mae_remeasurement(
     y: np.ndarray,
     y_pred: np.ndarray,
@@ -257,7 +272,11 @@ def mae_remeasurement(
     shared: Any = None,
 ) -> RegressionEstimate:
     """The nominal MAE and its variance, floored at ``Σ w² σ̂² (1 - 2/π) / W²``
-    (batch offsets: the forward variance estimated, :ref:`shared_offsets`)."""
+    (batch offsets: the forward variance estimated, :ref:`shared_offsets`).
+
+    With ``sigma_dof`` ``ν`` each term ``g(σ̂²) = σ̂² k(|d̃|/σ̂)``, concave in
+    ``σ̂²``, is corrected to second order for ``σ̂²``'s own variance (estimated
+    without bias by ``2σ̂⁴/(ν + 2)``): ``− g''(σ̂²) σ̂⁴/(ν + 2)``."""
     n_samples, n_outputs = y.shape
     if shared is not None:
         nominal, _, variance = absolute_error_offsets(
@@ -273,8 +292,11 @@ def mae_remeasurement(
         with np.errstate(divide="ignore", invalid="ignore"):
             t = np.fmin(d / s, T_MAX)
         s2 = np.broadcast_to(np.square(s), d.shape)
+        k = _folded_variance_estimate(t)
+        if sigma_dof is not None:
+            k = k + _folded_curvature(t) / (4.0 * (chunk_of(sigma_dof, rows) + 2.0))
         totals[0] += weighted(d, w)
-        totals[1] += weighted(s2 * _folded_variance_estimate(t), w, 2)
+        totals[1] += weighted(s2 * k, w, 2)
         totals[2] += weighted(s2, w, 2)
     total = float(n_samples) if weight is None else float(weight.sum())
     variance = np.maximum(totals[1], (1.0 - 2.0 / np.pi) * totals[2])
