@@ -226,8 +226,8 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "80.0, greater 100.0; 10 reps"
     ),
     ("few", "mae", "remeasurement", "label_noise"): (
-        "cov<93,above,less: cov 92.3 (SE 0.6), below 3.50, above 4.20, less "
-        "93.2, greater 94.3; 2000 reps"
+        "above,less: cov 93.3 (SE 0.6), below 2.50, above 4.15, less 93.5, "
+        "greater 95.0; 2000 reps"
     ),
     ("few", "mse", "forward", "label_noise"): (
         "cov>97: cov 98.3 (SE 1.7), below 1.7, above 0.0, less 100.0, greater "
@@ -237,17 +237,13 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "cov>97: cov 98.3 (SE 1.7), below 0.0, above 1.7, less 98.3, greater "
         "100.0; 60 reps"
     ),
-    ("few", "mse", "remeasurement", "label_noise"): (
-        "above,less: cov 93.6 (SE 0.5), below 1.55, above 4.85, less 92.4, "
-        "greater 97.1; 2000 reps"
-    ),
     ("few", "mse", "truth", "both"): (
         "cov>97: cov 98.1 (SE 0.3), below 1.50, above 0.40, less 98.4, "
         "greater 96.3; 2000 reps"
     ),
     ("few", "mse", "truth", "label_noise"): (
-        "greater: cov 96.8 (SE 0.4), below 2.85, above 0.40, less 98.4, "
-        "greater 94.0; 2000 reps"
+        "cov>97: cov 97.1 (SE 0.4), below 2.50, above 0.40, less 98.4, "
+        "greater 94.3; 2000 reps"
     ),
     ("few", "mse", "truth", "prediction"): (
         "cov>97: cov 97.3 (SE 0.4), below 2.35, above 0.35, less 98.2, "
@@ -281,17 +277,13 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "cov>97: cov 98.3 (SE 1.7), below 0.0, above 1.7, less 96.7, greater "
         "100.0; 60 reps"
     ),
-    ("few", "rmse", "remeasurement", "label_noise"): (
-        "above,less: cov 94.0 (SE 0.5), below 1.80, above 4.20, less 93.0, "
-        "greater 96.7; 2000 reps"
-    ),
     ("few", "rmse", "truth", "both"): (
         "cov>97: cov 98.1 (SE 0.3), below 1.50, above 0.40, less 98.4, "
         "greater 96.3; 2000 reps"
     ),
     ("few", "rmse", "truth", "label_noise"): (
-        "greater: cov 96.8 (SE 0.4), below 2.85, above 0.40, less 98.4, "
-        "greater 94.0; 2000 reps"
+        "cov>97: cov 97.1 (SE 0.4), below 2.50, above 0.40, less 98.4, "
+        "greater 94.3; 2000 reps"
     ),
     ("few", "rmse", "truth", "prediction"): (
         "cov>97: cov 97.3 (SE 0.4), below 2.35, above 0.35, less 98.2, "

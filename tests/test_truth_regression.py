@@ -28,6 +28,7 @@ from sklearn_noisy.metrics._engines.regression.estimands import (
     rmse_remeasurement,
     rmse_truth,
 )
+from sklearn_noisy.metrics._engines.regression.sums import skew_sums
 from sklearn_noisy.preprocessing import summarize_repeats
 
 KERNELS = (
@@ -505,3 +506,34 @@ def test_truth_estimate_far_outside_the_range_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         expected_mean_squared_error(y, truth, sigma=0.5, estimand="truth")
+
+
+@pytest.mark.parametrize("truth", [True, False])
+def test_variance_estimate_own_variance_with_sigma_dof(truth):
+    # skew_sums' third row estimates without bias the variance over σ̂ alone
+    # (d̃ held) of the raw variance sum Σ (4σ̂²d̃² − kσ̂⁴): the Satterthwaite
+    # degrees of freedom of the pivot's Student base. Monte Carlo over 20,000
+    # draws of σ̂² ~ σ² χ²_ν/ν, within 5 SEs (the SE of the sample variance
+    # from its fourth moment).
+    rng = np.random.default_rng(5)
+    n, draws = 30, 20_000
+    d = rng.normal(0.0, 1.0, n)
+    sigma = rng.uniform(0.3, 1.5, n)
+    dof = rng.choice([1.0, 2.0, 5.0], n)[:, None]
+    s_hat = sigma[:, None] * np.sqrt(rng.chisquare(dof, (n, draws)) / dof)
+    y = np.broadcast_to(d[:, None], (n, draws))
+    k, floor_k = (3.0, 1.0) if truth else (2.0, 2.0)
+    raw = _squared_error_sums(
+        np.ascontiguousarray(y),
+        np.zeros((n, draws)),
+        s_hat,
+        dof,
+        None,
+        k=k,
+        floor_k=floor_k,
+    )[3]
+    own = skew_sums(y, s_hat, dof, None, truth=truth)[2]
+    centred = raw - raw.mean()
+    spread = np.mean(centred**4) - np.mean(centred**2) ** 2
+    se = np.hypot(own.std() / np.sqrt(draws), np.sqrt(spread / draws))
+    assert abs(own.mean() - raw.var()) <= 5 * se, (own.mean(), raw.var(), se)

@@ -128,10 +128,9 @@ def _mse(
         )
         sums = (*sums, None)
     else:
-        # The pivot is measured for independent Gaussian errors, and not for the
-        # remeasurement with σ̂: the others keep the symmetric interval, as
-        # larger test sets do.
-        skew = shared is None and (truth or sigma_dof is None)
+        # The pivot is measured for independent Gaussian errors: under batch
+        # offsets the symmetric interval, as larger test sets.
+        skew = shared is None
         sums = _squared_error_sums(
             y,
             y_pred,
@@ -144,11 +143,11 @@ def _mse(
             terms=terms,
             skew=truth if skew and small else None,
         )
-    w_sum, nominal, s2_sum, variance, floor, parts = sums
+    w_sum, nominal, s2_sum, raw, floor, parts = sums
     estimate = (nominal - s2_sum) / w_sum if truth else nominal / w_sum
-    variance = np.maximum(variance, floor) / (w_sum * w_sum)
+    variance = np.maximum(raw, floor) / (w_sum * w_sum)
     skew = skew if parts is None else parts.skew
-    pivots = None if skew is None else skew_pivots(skew, w_sum, variance)
+    pivots = None if skew is None else skew_pivots(skew, w_sum, variance, raw)
     if truth and shared is not None and shared.fiducial is not None:
         data = (y, y_pred, sigma, sigma_dof, weight)
         sums_at = functools.partial(_squared_error_sums, *data, k=3.0, floor_k=1.0)
@@ -253,6 +252,21 @@ def _folded_variance_estimate(t: np.ndarray) -> np.ndarray:
     return np.maximum(k, 0.0)
 
 
+def _folded_curvature(t: np.ndarray) -> np.ndarray:
+    """``t (k'(t) − t k''(t))``, ``k`` of :func:`_folded_variance_estimate`
+    (``−4 s²/σ̂²`` times its second derivative in ``s = σ̂²`` at fixed ``|d̃|``)."""
+    phi = np.exp(-0.5 * t * t) / np.sqrt(2.0 * np.pi)
+    upper = ndtr(-t)
+    g = phi - t * upper
+    slope = 1.0 - 2.0 * upper
+    first = 6.0 * slope * phi - 2.0 * t * (t + 2.0 * g) * phi + 4.0 * upper * t
+    first += 8.0 * upper * g - 4.0 * g
+    second = 12.0 * phi * phi - 6.0 * t * slope * phi - 8.0 * t * phi
+    second += (2.0 * t**3 - 12.0 * g + 4.0 * t * upper + 4.0 * t * t * g) * phi
+    second += 8.0 * upper * (1.0 - upper)
+    return t * (first - t * second)
+
+
 def mae_remeasurement(
     y: np.ndarray,
     y_pred: np.ndarray,
@@ -262,7 +276,11 @@ def mae_remeasurement(
     shared: Any = None,
 ) -> RegressionEstimate:
     """The nominal MAE and its variance, floored at ``Σ w² σ̂² (1 - 2/π) / W²``
-    (batch offsets: the forward variance estimated, :ref:`shared_offsets`)."""
+    (batch offsets: the forward variance estimated, :ref:`shared_offsets`).
+
+    With ``sigma_dof`` ``ν`` each term ``g(σ̂²) = σ̂² k(|d̃|/σ̂)``, concave in
+    ``σ̂²``, is corrected to second order for ``σ̂²``'s own variance (estimated
+    without bias by ``2σ̂⁴/(ν + 2)``): ``− g''(σ̂²) σ̂⁴/(ν + 2)``."""
     n_samples, n_outputs = y.shape
     if shared is not None:
         nominal, _, variance = absolute_error_offsets(
@@ -278,8 +296,11 @@ def mae_remeasurement(
         with np.errstate(divide="ignore", invalid="ignore"):
             t = np.fmin(d / s, T_MAX)
         s2 = np.broadcast_to(np.square(s), d.shape)
+        k = _folded_variance_estimate(t)
+        if sigma_dof is not None:
+            k = k + _folded_curvature(t) / (4.0 * (chunk_of(sigma_dof, rows) + 2.0))
         totals[0] += weighted(d, w)
-        totals[1] += weighted(s2 * _folded_variance_estimate(t), w, 2)
+        totals[1] += weighted(s2 * k, w, 2)
         totals[2] += weighted(s2, w, 2)
     total = float(n_samples) if weight is None else float(weight.sum())
     variance = np.maximum(totals[1], (1.0 - 2.0 / np.pi) * totals[2])
@@ -534,7 +555,7 @@ def _fraction(
         pivots = log_r2_pivots(y, y_pred, sigma, weight, sums, sigma_dof)
     if isinstance(sigma, PoissonNoise) and y.shape[0] <= PIVOT_MAX_SAMPLES:
         k2, cumulants = count_log_r2_cumulants(y, y_pred, weight, sums)
-        pivots = skew_pivots(cumulants, 1.0, k2)
+        pivots = skew_pivots(cumulants, 1.0, k2, k2)
     variance = np.where(flag, np.nan, variance)
     if shared is not None and shared.fiducial is not None:
         data = (y, y_pred, sigma, sigma_dof, weight)

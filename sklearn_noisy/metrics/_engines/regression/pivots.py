@@ -30,27 +30,28 @@ __all__ = [
 
 
 def skew_pivots(
-    totals: np.ndarray, w_sum: float, variance: np.ndarray
+    totals: np.ndarray, w_sum: float, variance: np.ndarray, raw: np.ndarray
 ) -> list[tuple[float, ...] | None]:
     """Each output's Cornish–Fisher pivot over the label noise of the truth or
     nominal MSE from its :func:`~.sums.skew_sums` (user guide: :ref:`skewed
-    estimates <truth_skew>`); a third row ``Σ w⁴ Var v̂`` (the variance estimate's
-    own) gives it Student's tails at Satterthwaite's ``2V²/Var V̂`` degrees of
-    freedom."""
+    estimates <truth_skew>`). With σ̂ (``totals[2] > 0``): for the unbiased
+    variance estimate ``raw / W²`` (where positive; the reported ``variance``
+    is floored), on Student's base at the Satterthwaite degrees of freedom of
+    its σ̂ part, ``2 raw² / totals[2]``, rescaled to ``variance``."""
+    estimated = (totals[2] > 0.0) & (raw > 0.0)
+    unbiased = np.where(estimated, raw / w_sum**2, variance)
     with np.errstate(divide="ignore", invalid="ignore"):
-        scale = w_sum**3 * variance**1.5
+        scale = w_sum**3 * unbiased**1.5
         skew, covariance = totals[0] / scale, totals[1] / scale
-        dof = np.full_like(skew, np.inf)
-        if len(totals) > 2:  # unbiased Var V̂ <= 0: V taken as known
-            dof = np.where(
-                totals[2] > 0, 2 * (variance * w_sum**2) ** 2 / totals[2], dof
-            )
-    z = ndtri(np.asarray(PIVOT_PROBABILITIES))
+        dof = np.where(estimated, 2.0 * raw * raw / totals[2], np.inf)
+        ratio = np.sqrt(unbiased / variance)
+    base = stdtrit(dof[:, None], PIVOT_PROBABILITIES) - ndtri(PIVOT_PROBABILITIES)
     pivots = []
-    for g, c, f in zip(skew, covariance, dof, strict=True):
+    rows = zip(skew, covariance, base, ratio, estimated, strict=True)
+    for g, c, shift, r, own in rows:
         pivot = cornish_fisher_pivot(float(g), float(c))
-        if pivot is not None and math.isfinite(f):
-            pivot = tuple(np.add(pivot, student_pivot(f)) - z)
+        if pivot is not None and own and np.isfinite(shift).all():
+            pivot = tuple(((np.asarray(pivot) + shift) * r).tolist())
         pivots.append(pivot)
     return pivots
 

@@ -224,7 +224,7 @@ def squared_error_sums(
     ``skew``: the sums of :func:`skew_sums` (truth or nominal)."""
     n_samples, n_outputs = y_true.shape
     totals = np.zeros((5, n_outputs))
-    parts, kept, skews = [], None, np.zeros((2, n_outputs))
+    parts, kept, skews = [], None, np.zeros((3, n_outputs))
     for rows in chunks(n_samples):
         chunk = y_true[rows]
         s = chunk_of(sigma, rows)
@@ -301,27 +301,44 @@ def skew_sums(
     d: np.ndarray, s: Any, dof: Any, w: np.ndarray | None, *, truth: bool
 ) -> np.ndarray:
     """A chunk's ``Σ w³ (a σ⁶ + b σ⁴d²)`` of the third cumulant of the truth or
-    nominal MSE and of its covariance with the variance estimate, unbiased in σ̂
-    (user guide: :ref:`skewed estimates <truth_skew>`)."""
+    nominal MSE and of its covariance with the variance estimate, unbiased in σ̂,
+    and ``Σ w⁴`` of σ̂'s part of the variance of the variance estimate's terms
+    ``4σ̂²d̃² − k σ̂⁴`` (0 where σ is known; user guide: :ref:`skewed estimates
+    <truth_skew>`)."""
     d2 = np.square(d)
     inverse = 0.0 if dof is None else 1.0 / dof
     if isinstance(inverse, np.ndarray):
         inverse = inverse[:, 0]
     w3 = None if w is None else w**3
+    w4 = None if w is None else w**4
     if truth:
         k3 = (8.0 - 8.0 * inverse**2, 24.0)
         cov = (8.0 - 8.0 * inverse + 8.0 * (inverse - inverse**2), 16.0 - 8.0 * inverse)
     else:
         k3, cov = (8.0, 24.0), (8.0, 16.0)
-    totals = np.zeros((2, d.shape[1]))
+    c4 = 1.0 + 2.0 * inverse  # E σ̂⁴ = c4 σ⁴, E σ̂⁶ = c6 σ⁶, E σ̂⁸ = c8 σ⁸
+    c6 = c4 * (1.0 + 4.0 * inverse)
+    c8 = c6 * (1.0 + 6.0 * inverse)
+    k = 2.0 * (1.0 - inverse) / c4 if truth else 2.0 / c4  # σ̂⁴'s coefficient
+    totals = np.zeros((3, d.shape[1]))
     for j in range(d.shape[1]):
         s2 = np.square(output_column(s, j))
-        e6 = s2 * s2 * s2 / ((1.0 + 2.0 * inverse) * (1.0 + 4.0 * inverse))
-        e4d2 = s2 * s2 * d2[:, j] / (1.0 + 2.0 * inverse) - e6
+        e6 = s2 * s2 * s2 / c6
+        e4d2 = s2 * s2 * d2[:, j] / c4 - e6
         terms = np.stack(
             [k3[0] * e6 + k3[1] * e4d2, cov[0] * e6 + cov[1] * e4d2], axis=1
         )
-        totals[:, j] = weighted(terms, w3)
+        totals[:2, j] = weighted(terms, w3)
+        # Var over σ̂² of 4σ̂²b − kσ̂⁴ at b = d̃²: 16b² Var σ̂² − 8kb Cov(σ̂², σ̂⁴)
+        # + k² Var σ̂⁴, each σ power estimated without bias
+        b = d2[:, j]
+        own = 32.0 * inverse * b * b * s2 * s2 / c4
+        own = (
+            own
+            - 32.0 * k * inverse * b * e6 * c4
+            + k * k * (c8 - c4 * c4) * (s2**4 / c8)
+        )
+        totals[2, j] = weighted(np.broadcast_to(own, b.shape)[:, None], w4)[0]
     return totals
 
 
