@@ -464,8 +464,8 @@ default=None
         """Interval for the metric of a new test set of the same size.
 
         Student's t (on the log scale for a positive metric far from 0, of
-        ``1 − R²`` for R² far from 1, on the arcsine-root scale of the
-        position in its range for a bounded one). Read more in the
+        ``1 − R²`` for R² far from 1, with a two-class count metric's skew, else
+        on the arcsine-root scale of a bounded one's position). Read more in the
         :ref:`User Guide <error_budget_intervals>`.
 
         Parameters
@@ -477,7 +477,7 @@ default=None
         -------
         ConfidenceInterval
             The pair ``(low, high)``, ``method="t"``, ``"log_t"``,
-            ``"log_complement"`` or ``"arcsine"``.
+            ``"log_complement"``, ``"cornish_fisher"`` or ``"arcsine"``.
         """
         check_level(confidence_level)
         self._source_variance("both")  # needs the sampling variance
@@ -518,10 +518,11 @@ default=None
         """The interval of ``u = upper − expected`` on the log scale, ``upper −
         u·exp(∓t·SD/u)``, for a metric that offers ``"log_complement"`` (R² =
         1 − SSE/SST), or ``upper − u·exp(−q·SD/u)`` at the ``pivot``'s quantiles
-        ``q`` of ``log u``; None off it, or within ``2t`` SDs of the bound (the
-        unified interval's region)."""
+        ``q`` of ``log u``; None off it (a count's skewed prediction interval if
+        any), or within ``2t`` SDs of the bound (the unified interval's region)."""
         if "log_complement" not in METRIC_INTERVALS.get(self.metric, ()):
-            return None
+            skewed = getattr(self.sampling_pivot, "prediction", None)  # counts'
+            return skewed and skewed(self.expected, math.sqrt(variance), level)
         u = self._range[1] - self.expected
         half = _t_quantile(level, dof) * math.sqrt(variance)
         if not (math.isfinite(half) and u > 2.0 * half):

@@ -349,7 +349,8 @@ def _from_terms(found: tuple, score: NoisyScore, method: str) -> NoisyScore:
     the label variance the terms' spread holds where it is not the score's)."""
     h, weight, scale, method, label = _unpack(found, method)
     moments = mean_total_variance(h, weight)
-    return with_term_moments(score, moments, h, weight, method, scale, label)
+    pivot = found[5] if len(found) > 5 else None
+    return with_term_moments(score, moments, h, weight, method, scale, label, pivot)
 
 
 def with_term_moments(
@@ -360,6 +361,7 @@ def with_term_moments(
     method: str = "per_sample_terms",
     scale: float = 1.0,
     label: float | None = None,
+    pivot: Any = None,
 ) -> NoisyScore:
     """``score`` with the sampling part of its terms' ``moments`` ``(V_total,
     dof)``, whose degrees of freedom are those of ``V_total`` less a known
@@ -370,8 +372,7 @@ def with_term_moments(
     variance = sampling_from_total(total, score, label)
     if variance < total:  # a difference of V_total and a known part
         dof = dof * (variance / total) ** 2 if variance > 0.0 else math.inf
-    pivot = None
-    if h is not None and 10 <= h.shape[0] <= PIVOT_MAX_SAMPLES:
+    if pivot is None and h is not None and 10 <= h.shape[0] <= PIVOT_MAX_SAMPLES:
         pivot = DeferredPivot(h * np.sign(scale), weight)
     return _with(score, variance, method, dof, pivot)
 

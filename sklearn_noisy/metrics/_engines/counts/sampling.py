@@ -14,6 +14,7 @@ from ....utils._labels import encode_labels
 from ....utils._noise import FlipNoise
 from ..._definitions.counts import CountMetric
 from .multilabel import is_multilabel
+from .prediction import flip_cumulants, prediction_pivot
 
 __all__ = ["count_sampling"]
 
@@ -31,7 +32,8 @@ def _class_rows(noise: FlipNoise, estimand: str, index: np.ndarray) -> np.ndarra
 def _terms(
     definition: CountMetric, arguments: dict[str, Any], score: Any
 ) -> tuple[np.ndarray, np.ndarray | None, float] | None:
-    """``(h, weight, 1)``, the per-sample terms of a count metric's call, or None
+    """``(h, weight, 1, None, None, pivot)``, the per-sample terms of a count
+    metric's call and their prediction pivot (two classes, flips ``q``), or None
     where the bootstrap stays (per-class results, multilabel targets, a
     ``labels`` subset)."""
     y_true, y_pred = arguments["y_true"], arguments["y_pred"]
@@ -85,9 +87,48 @@ def _terms(
         influence = np.einsum("ik,ki->i", table, gradient[:, pred_index])
     total = float(counts.sum())
     h = value + total * (influence - float(np.sum(gradient * counts)) / total)
+    adjusted = 1.0
     if arguments.get("adjusted", False):  # (f − 1/K) / (1 − 1/K)
         h = (h - 1.0 / k) / (1.0 - 1.0 / k)
-    return h, weight, 1.0
+        adjusted = 1.0 / (1.0 - 1.0 / k)
+    pivot = None
+    if weight is None and k == 2 and noise.q is not None:
+        slope = (gradient[1] - gradient[0])[pred_index] * total * adjusted
+        rows = table if table.shape[0] == n else table[true_index]
+        of = functools.partial(definition.gradient, **options)
+        curvature = functools.partial(_curvature, of, counts, rows, pred_index)
+        spread = flip_cumulants(noise, true_index, score.estimand)
+        pivot = prediction_pivot(h, slope, *spread, score, curvature, adjusted)
+    return h, weight, 1.0, None, None, pivot
+
+
+def _curvature(
+    gradient_of: Callable[..., Any],
+    counts: np.ndarray,
+    rows: np.ndarray,
+    pred: np.ndarray,
+    a: np.ndarray,
+    labelled: np.ndarray,
+) -> tuple[float, float, float]:
+    """``(bᵀHb, bᵀHc, cᵀHc)``, ``H`` the Hessian of ``f`` in the counts (central
+    differences of the gradient along ``b`` and ``c``), ``b = Σ_i m_i a_i``
+    (``m_i`` a sample's cell weights, ``a`` the centred terms) and ``c`` its
+    label part, ``labelled`` on the positive class by sample."""
+    k = counts.shape[0]
+    b = np.stack([np.bincount(pred, rows[:, c] * a, k) for c in range(k)])
+    c = np.bincount(pred, labelled, k)
+    c = np.stack([-c, c])
+    moved = []
+    for v in (b, c):
+        step = 1e-4 * max(float(np.abs(counts).sum()), 1.0)
+        step /= max(float(np.abs(v).max()), 1e-300)
+        up, down = gradient_of(counts + step * v)[1], gradient_of(counts - step * v)[1]
+        moved.append((up - down) / (2.0 * step))
+    return (
+        float(np.sum(b * moved[0])),
+        float(np.sum(c * moved[0])),
+        float(np.sum(c * moved[1])),
+    )
 
 
 def count_sampling(definition: CountMetric) -> Callable[..., Any]:
