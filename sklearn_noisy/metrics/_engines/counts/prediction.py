@@ -22,6 +22,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri, stdtrit
 
 from ...._noisy_score import (
+    PIVOT_MAX_SAMPLES,
     PIVOT_PROBABILITIES,
     ConfidenceInterval,
     NoisyScore,
@@ -119,9 +120,9 @@ def prediction_pivot(
     """The pivot of ``D/SD`` (module docstring) with the bootstrap-t of ``h``
     for the other intervals; ``curvature(a, s V) -> (bᵀHb, bᵀHc, cᵀHc)`` the
     metric's second derivatives (times ``scale``, its factor on ``h``); None
-    below 10 samples."""
+    below 10 samples or above :data:`PIVOT_MAX_SAMPLES` (the arcsine scale)."""
     n = h.shape[0]
-    if n < 10:
+    if not 10 <= n <= PIVOT_MAX_SAMPLES:
         return None
     total, dof = mean_total_variance(h, None)
     sign = {"truth": 1.0, "forward": -1.0}.get(score.estimand, 0.0)
