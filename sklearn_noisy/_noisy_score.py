@@ -418,7 +418,7 @@ default=None
         if method in ("binomial", "wilson"):
             return self._proportion_interval(confidence_level, method, source)
         dof = self._dof(self.sampling_variance, variance) if method == "t" else math.inf
-        pivot, pivot_method = None, "bootstrap_t"
+        pivot, pivot_method = None, getattr(self.sampling_pivot, "method", "")
         if source == "both" and requested == "auto":
             pivot = _pivot_quantiles(self.sampling_pivot, confidence_level)
             known = self._dof(self.sampling_variance, variance, math.inf)
@@ -550,7 +550,7 @@ default=None
         sd = math.sqrt(variance) * z / _t_quantile(level, math.inf)
         root = math.sqrt(variance)
         if pivot is not None and math.isfinite(variance):
-            method = pivot_method
+            method = pivot_method or "bootstrap_t"  # "": the terms' bootstrap-t
         if method == "fiducial":  # in the range already: no unified widening
             root_metric = self.interval_method == "unified_sqrt"
             centre, scale = self.expected, root

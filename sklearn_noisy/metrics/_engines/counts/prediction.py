@@ -15,7 +15,7 @@ the degrees of freedom of the interval's variance.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -42,6 +42,8 @@ class _Skewed:
 
     skew: tuple[float, ...] | None = None
     metric = ""
+    #: The interval with both sources: ``"bootstrap_t"`` or ``"cornish_fisher"``.
+    method = "bootstrap_t"
 
     def prediction(self, estimate: float, sd: float, level: float) -> Any:
         ends = _pivot_quantiles(self.skew, level)
@@ -56,19 +58,19 @@ class _Skewed:
 class PredictionPivot(_Skewed, DeferredPivot):
     """:class:`DeferredPivot` (the bootstrap-t of the terms) with ``skew``."""
 
-    __slots__ = ("metric", "skew")
+    __slots__ = ("method", "metric", "skew")
 
     def __reduce__(self) -> tuple:
-        return (_restore, (tuple(self), self.skew, self.metric))
+        return (_restore, (tuple(self), self.skew, self.metric, self.method))
 
 
 class _Quantiles(_Skewed, tuple):
     """A pickled :class:`PredictionPivot`."""
 
 
-def _restore(values: tuple, skew: tuple | None, metric: str) -> _Quantiles:
+def _restore(values: tuple, skew: tuple | None, metric: str, method: str) -> Any:
     pivot = _Quantiles(values)
-    pivot.skew, pivot.metric = skew, metric
+    pivot.skew, pivot.metric, pivot.method = skew, metric, method
     return pivot
 
 
@@ -94,7 +96,6 @@ def difference_cumulants(
     third: np.ndarray,
     sign: float,
     curvature: Callable[..., tuple[float, float, float]] | None = None,
-    scale: float = 1.0,
 ) -> tuple[float, float]:
     """``n² κ₃(D)`` and ``n² Cov(D, ŝ²)`` (module docstring; ``sign`` +1 truth,
     −1 forward, 0 remeasurement)."""
@@ -102,7 +103,7 @@ def difference_cumulants(
     cumulant = sign * float(np.mean(3.0 * a * variance * slope**2 + third * slope**3))
     covariance = 2.0 * float(np.mean(a**3))
     if curvature is not None:
-        bb, bc, cc = (scale * v for v in curvature(a, slope * variance))
+        bb, bc, cc = curvature(a, slope * variance)
         cumulant += 3.0 * sign * (2.0 * bc - sign * cc)
         covariance += 4.0 * bb - 2.0 * sign * bc
     return cumulant, covariance
@@ -115,12 +116,14 @@ def prediction_pivot(
     third: np.ndarray,
     score: NoisyScore,
     curvature: Callable[..., tuple[float, float, float]] | None = None,
-    scale: float = 1.0,
-) -> PredictionPivot | None:
+    both: tuple[float, ...] | None = None,
+) -> Sequence[float] | None:
     """The pivot of ``D/SD`` (module docstring) with the bootstrap-t of ``h``
     for the other intervals; ``curvature(a, s V) -> (bᵀHb, bᵀHc, cᵀHc)`` the
-    metric's second derivatives (times ``scale``, its factor on ``h``); None
-    below 10 samples or above :data:`PIVOT_MAX_SAMPLES` (the arcsine scale)."""
+    metric's second derivatives; ``both``: the quantiles of the interval with
+    both sources where the caller has them (else the bootstrap-t of ``h``);
+    None below 10 samples or above :data:`PIVOT_MAX_SAMPLES` (the arcsine
+    scale)."""
     n = h.shape[0]
     if not 10 <= n <= PIVOT_MAX_SAMPLES:
         return None
@@ -131,7 +134,7 @@ def prediction_pivot(
     else:
         spread = score.variance + 2.0 * total if sign else 2.0 * total
     cumulant, covariance = difference_cumulants(
-        h, slope, variance, third, sign, curvature, scale
+        h, slope, variance, third, sign, curvature
     )
     if not (spread > 0.0 and total > 0.0):
         return None
@@ -141,9 +144,10 @@ def prediction_pivot(
     if quantiles is None or not math.isfinite(dof):
         return None
     z = ndtri(np.asarray(PIVOT_PROBABILITIES))
-    pivot = PredictionPivot(h, None)
+    pivot = PredictionPivot(h, None) if both is None else _Quantiles(both)
     pivot.skew = tuple(
         float(v) for v in np.array(quantiles) * stdtrit(dof, ndtr(z)) / z
     )
     pivot.metric = score.metric
+    pivot.method = "bootstrap_t" if both is None else "cornish_fisher"
     return pivot

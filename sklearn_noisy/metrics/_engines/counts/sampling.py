@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from ...._noisy_score import PIVOT_MAX_SAMPLES, cornish_fisher_pivot
 from ....utils._arrays import check_sample_weight
 from ....utils._labels import encode_labels
 from ....utils._noise import FlipNoise
@@ -92,43 +94,66 @@ def _terms(
         h = (h - 1.0 / k) / (1.0 - 1.0 / k)
         adjusted = 1.0 / (1.0 - 1.0 / k)
     pivot = None
-    if weight is None and k == 2 and noise.q is not None:
-        slope = (gradient[1] - gradient[0])[pred_index] * total * adjusted
-        rows = table if table.shape[0] == n else table[true_index]
+    if weight is None and k == 2 and noise.q is not None and n <= PIVOT_MAX_SAMPLES:
         of = functools.partial(definition.gradient, **options)
-        curvature = functools.partial(_curvature, of, counts, rows, pred_index)
+        rows = table if table.shape[0] == n else table[true_index]
+        slope = (gradient[1] - gradient[0])[pred_index] * total * adjusted
         spread = flip_cumulants(noise, true_index, score.estimand)
-        pivot = prediction_pivot(h, slope, *spread, score, curvature, adjusted)
+        pivot = _pivots(of, counts, rows, pred_index, h, adjusted, slope, spread, score)
     return h, weight, 1.0, None, None, pivot
 
 
-def _curvature(
+def _pivots(
     gradient_of: Callable[..., Any],
     counts: np.ndarray,
     rows: np.ndarray,
     pred: np.ndarray,
-    a: np.ndarray,
-    labelled: np.ndarray,
-) -> tuple[float, float, float]:
-    """``(bᵀHb, bᵀHc, cᵀHc)``, ``H`` the Hessian of ``f`` in the counts (central
-    differences of the gradient along ``b`` and ``c``), ``b = Σ_i m_i a_i``
-    (``m_i`` a sample's cell weights, ``a`` the centred terms) and ``c`` its
-    label part, ``labelled`` on the positive class by sample."""
-    k = counts.shape[0]
-    b = np.stack([np.bincount(pred, rows[:, c] * a, k) for c in range(k)])
-    c = np.bincount(pred, labelled, k)
-    c = np.stack([-c, c])
-    moved = []
-    for v in (b, c):
-        step = 1e-4 * max(float(np.abs(counts).sum()), 1.0)
-        step /= max(float(np.abs(v).max()), 1e-300)
-        up, down = gradient_of(counts + step * v)[1], gradient_of(counts - step * v)[1]
-        moved.append((up - down) / (2.0 * step))
-    return (
-        float(np.sum(b * moved[0])),
-        float(np.sum(c * moved[0])),
-        float(np.sum(c * moved[1])),
+    h: np.ndarray,
+    scale: float,
+    slope: np.ndarray,
+    spread: tuple[np.ndarray, np.ndarray],
+    score: Any,
+) -> Any:
+    """The Cornish–Fisher pivots of two classes under flips: of the estimate
+    ``T`` for the interval with both sources, ``(T − θ)/ŝ`` with ``κ₃ = (m₃ +
+    3bᵀHb)/n²``, ``Cov(T, ŝ²) = (m₃ + 2bᵀHb)/n²`` and the bias ``tr(HΣ)/2n`` of
+    ``f`` less the estimate's own correction; and the prediction interval's
+    (:mod:`.prediction`). ``H``: the Hessian of ``f`` (times ``scale``) in the
+    counts, ``m_i`` each sample's cell weights (``rows`` in the column
+    ``pred``), ``Σ`` their covariance, ``b = Σ_i m_i (h_i − h̄)``, ``m₃`` the
+    terms' third central moment (user guide: :ref:`error_budget_intervals`)."""
+    n, size = h.shape[0], counts.size
+    cells = np.zeros((n, *counts.shape))
+    cells[np.arange(n), :, pred] = rows
+    cells = cells.reshape(n, size)
+    step = 1e-4 * max(float(np.abs(counts).sum()), 1.0)
+    hessian = np.empty((size, size))
+    for cell in range(size):
+        moved = np.zeros(size)
+        moved[cell] = step
+        moved = moved.reshape(counts.shape)
+        difference = gradient_of(counts + moved)[1] - gradient_of(counts - moved)[1]
+        hessian[:, cell] = scale * difference.ravel() / (2.0 * step)
+    a = h - float(np.mean(h))
+    b, flat = cells.T @ a, counts.ravel()
+    m2, m3, quadratic = float(a @ a) / n, float(a @ a**2) / n, float(b @ hessian @ b)
+    trace = n * float(np.einsum("ia,ab,ib->", cells, hessian, cells))
+    trace -= float(flat @ hessian @ flat)
+    root = math.sqrt(m2 / (n - 1.0))
+    cube = m2**1.5 * math.sqrt(n)
+    both = cornish_fisher_pivot(
+        (m3 + 3 * quadratic) / cube, (m3 + 2 * quadratic) / cube
     )
+    if both is not None and root > 0.0:
+        shift = (0.5 * trace / n - float(np.mean(h)) + score.expected) / root
+        both = tuple(v + shift for v in both)
+
+    def curvature(_: np.ndarray, labelled: np.ndarray) -> tuple[float, float, float]:
+        c = np.bincount(pred, labelled, counts.shape[0])
+        c = np.stack([-c, c]).ravel()
+        return quadratic, float(b @ hessian @ c), float(c @ hessian @ c)
+
+    return prediction_pivot(h, slope, *spread, score, curvature, both)
 
 
 def count_sampling(definition: CountMetric) -> Callable[..., Any]:
