@@ -94,7 +94,8 @@ def _terms(
         h = (h - 1.0 / k) / (1.0 - 1.0 / k)
         adjusted = 1.0 / (1.0 - 1.0 / k)
     pivot = None
-    if weight is None and k == 2 and noise.q is not None and n <= PIVOT_MAX_SAMPLES:
+    two = k == 2 and noise.q is not None and 10 <= n <= PIVOT_MAX_SAMPLES
+    if two and weight is None:
         of = functools.partial(definition.gradient, **options)
         rows = table if table.shape[0] == n else table[true_index]
         slope = (gradient[1] - gradient[0])[pred_index] * total * adjusted
@@ -139,12 +140,13 @@ def _pivots(
     m2, m3, quadratic = float(a @ a) / n, float(a @ a**2) / n, float(b @ hessian @ b)
     trace = n * float(np.einsum("ia,ab,ib->", cells, hessian, cells))
     trace -= float(flat @ hessian @ flat)
-    root = math.sqrt(m2 / (n - 1.0))
-    cube = m2**1.5 * math.sqrt(n)
-    both = cornish_fisher_pivot(
-        (m3 + 3 * quadratic) / cube, (m3 + 2 * quadratic) / cube
-    )
-    if both is not None and root > 0.0:
+    root, cube = math.sqrt(m2 / (n - 1.0)), m2**1.5 * math.sqrt(n)
+    both = None
+    if m2 > 0.0:  # else no spread: the terms' bootstrap-t (none)
+        both = cornish_fisher_pivot(
+            (m3 + 3 * quadratic) / cube, (m3 + 2 * quadratic) / cube
+        )
+    if both is not None:
         shift = (0.5 * trace / n - float(np.mean(h)) + score.expected) / root
         both = tuple(v + shift for v in both)
 
