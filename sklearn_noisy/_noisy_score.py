@@ -389,9 +389,8 @@ default=None
             method = self.interval_method if source == "label_noise" else "t"
         if method == "t" and source == "label_noise":
             raise ValueError(
-                "method='t' is for the intervals with the test-set sampling, whose "
-                "variance is estimated; source='label_noise' takes 'exact' or "
-                "'normal'."
+                "method='t' is for the intervals with the test-set sampling (an "
+                "estimated variance); source='label_noise' takes 'exact', 'normal'."
             )
         if method == "unified_sqrt" and self.interval_method != method:
             raise ValueError(
@@ -418,10 +417,9 @@ default=None
         if method in ("binomial", "wilson"):
             return self._proportion_interval(confidence_level, method, source)
         dof = self._dof(self.sampling_variance, variance) if method == "t" else math.inf
-        pivot, pivot_method = None, "bootstrap_t"
+        pivot, pivot_method = None, getattr(self.sampling_pivot, "method", "")
         if source == "both" and requested == "auto":
             pivot = _pivot_quantiles(self.sampling_pivot, confidence_level)
-            pivot_method = getattr(self.sampling_pivot, "method", pivot_method)
             known = self._dof(self.sampling_variance, variance, math.inf)
             if pivot is not None and dof < known:  # Student's for the label part
                 widen = _t_quantile(confidence_level, dof)
@@ -465,8 +463,8 @@ default=None
         """Interval for the metric of a new test set of the same size.
 
         Student's t (on the log scale for a positive metric far from 0, of
-        ``1 − R²`` for R² far from 1, on the arcsine-root scale of the
-        position in its range for a bounded one). Read more in the
+        ``1 − R²`` for R² far from 1, with a two-class count metric's skew, else
+        on the arcsine-root scale of a bounded one's position). Read more in the
         :ref:`User Guide <error_budget_intervals>`.
 
         Parameters
@@ -478,7 +476,7 @@ default=None
         -------
         ConfidenceInterval
             The pair ``(low, high)``, ``method="t"``, ``"log_t"``,
-            ``"log_complement"`` or ``"arcsine"``.
+            ``"log_complement"``, ``"cornish_fisher"`` or ``"arcsine"``.
         """
         check_level(confidence_level)
         self._source_variance("both")  # needs the sampling variance
@@ -495,7 +493,10 @@ default=None
             if estimate > t * sd:
                 ends = _log_scale(estimate, t * sd)
                 return ConfidenceInterval(*(np.sqrt(ends) if root else ends), "log_t")
-        skewed = self._log_complement(variance, confidence_level, dof)
+        counts = getattr(self.sampling_pivot, "prediction", None)  # two classes'
+        skewed = self._log_complement(variance, confidence_level, dof) or (
+            counts and counts(self.expected, math.sqrt(variance), confidence_level)
+        )
         if skewed is not None:
             return skewed
         width = upper - lower
@@ -510,11 +511,7 @@ default=None
         return self._normal_interval(variance, confidence_level, dof)
 
     def _log_complement(
-        self,
-        variance: float,
-        level: float,
-        dof: float,
-        pivot: tuple[float, float] | None = None,
+        self, variance: float, level: float, dof: float, pivot: tuple | None = None
     ) -> ConfidenceInterval | None:
         """The interval of ``u = upper − expected`` on the log scale, ``upper −
         u·exp(∓t·SD/u)``, for a metric that offers ``"log_complement"`` (R² =
@@ -550,7 +547,7 @@ default=None
         sd = math.sqrt(variance) * z / _t_quantile(level, math.inf)
         root = math.sqrt(variance)
         if pivot is not None and math.isfinite(variance):
-            method = pivot_method
+            method = pivot_method or "bootstrap_t"  # "": the terms' bootstrap-t
         if method == "fiducial":  # in the range already: no unified widening
             root_metric = self.interval_method == "unified_sqrt"
             centre, scale = self.expected, root

@@ -289,34 +289,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "cov>97: cov 97.3 (SE 0.4), below 2.35, above 0.35, less 98.2, "
         "greater 94.1; 2000 reps"
     ),
-    ("binary", "accuracy", "truth", "prediction"): (
-        "less: cov 95.4 (SE 0.5), below 1.45, above 3.15, less 93.4, greater "
-        "98.2; 2000 reps"
-    ),
-    ("binary", "balanced_accuracy", "truth", "both"): (
-        "cov>97: cov 97.3 (SE 0.4), below 1.20, above 1.50, less 95.0, "
-        "greater 97.3; 2000 reps"
-    ),
-    ("binary", "balanced_accuracy", "truth", "prediction"): (
-        "less: cov 95.5 (SE 0.5), below 1.10, above 3.40, less 93.4, greater "
-        "98.3; 2000 reps"
-    ),
-    ("binary", "f1", "forward", "prediction"): (
-        "below,greater: cov 94.4 (SE 0.5), below 3.70, above 1.90, less 95.8, "
-        "greater 93.9; 2000 reps"
-    ),
-    ("binary", "f1", "remeasurement", "prediction"): (
-        "below,greater: cov 94.7 (SE 0.5), below 3.65, above 1.65, less 95.4, "
-        "greater 93.7; 2000 reps"
-    ),
-    ("binary", "kappa", "truth", "prediction"): (
-        "less: cov 95.2 (SE 0.5), below 1.40, above 3.45, less 93.0, greater "
-        "98.0; 2000 reps"
-    ),
-    ("binary", "mcc", "truth", "prediction"): (
-        "less: cov 95.5 (SE 0.5), below 1.40, above 3.10, less 93.2, greater "
-        "98.0; 2000 reps"
-    ),
     ("binary", "precision", "remeasurement", "label_noise"): (
         "less: cov 94.0 (SE 0.5), below 2.80, above 3.20, less 93.7, greater "
         "95.2; 2000 reps; 10000 reps: cov 94.9, below 2.45, above 2.67, less "
@@ -327,13 +299,9 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "95.5; 2000 reps; 10000 reps: cov 95.2, below 2.03, above 2.80, less "
         "94.8, greater 95.7 (PASS)"
     ),
-    ("binary", "recall", "remeasurement", "both"): (
-        "cov>97: cov 97.2 (SE 0.4), below 0.70, above 2.15, less 96.2, "
-        "greater 96.2; 2000 reps"
-    ),
     ("binary", "recall", "truth", "both"): (
-        "cov>97: cov 97.2 (SE 0.4), below 0.15, above 2.60, less 94.2, "
-        "greater 99.5; 2000 reps"
+        "cov>97: cov 97.5 (SE 0.3), below 0.25, above 2.25, less 95.0, "
+        "greater 99.0; 2000 reps"
     ),
     ("binary", "recall", "truth", "label_noise"): (
         "above,less: cov 96.2 (SE 0.4), below 0.05, above 3.70, less 94.0, "
@@ -341,12 +309,8 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "3.21, less 94.3, greater 99.8 (PASS)"
     ),
     ("binary", "recall", "truth", "prediction"): (
-        "above,less: cov 94.4 (SE 0.5), below 0.85, above 4.75, less 91.5, "
-        "greater 98.0; 2000 reps"
-    ),
-    ("binary", "specificity", "remeasurement", "both"): (
-        "cov>97: cov 97.4 (SE 0.4), below 0.65, above 2.00, less 95.4, "
-        "greater 96.3; 2000 reps"
+        "cov>97: cov 97.8 (SE 0.3), below 0.45, above 1.80, less 95.5, greater "
+        "97.7; 2000 reps"
     ),
     ("binary", "specificity", "remeasurement", "label_noise"): (
         "less: cov 94.3 (SE 0.5), below 2.70, above 2.95, less 93.6, greater "

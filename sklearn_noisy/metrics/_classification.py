@@ -22,6 +22,7 @@ from ._definitions.counts import ACCURACY
 from ._engines.counts import distributions
 from ._engines.counts.checks import check_bool, weights_and_scale
 from ._engines.counts.multilabel import _as_2d, _positive_probability, indicators
+from ._engines.counts.prediction import flip_cumulants, prediction_pivot
 from ._engines.test_set_sampling import with_test_set_sampling
 from ._probabilistic import estimand_inverse, table_terms, totals_score
 
@@ -191,7 +192,13 @@ def accuracy_terms(
             if sample_weight is None
             else math.fsum(np.asarray(sample_weight, dtype=float))
         )
-    return h, weight, scale
+    two = encoded.n_classes == 2 and noise.q is not None
+    pivot = None  # the skew of its prediction interval
+    if two and weight is None and scale == 1.0:
+        true_index, pred_index = encoded.indices(slice(None))
+        spread = flip_cumulants(noise, true_index, score.estimand)
+        pivot = prediction_pivot(h, 2.0 * pred_index - 1.0, *spread, score)
+    return h, weight, scale, None, None, None, pivot
 
 
 @with_test_set_sampling(accuracy_terms, label_arguments=("y_true", "y_pred"))

@@ -403,13 +403,14 @@ def sampling_terms(
 
 
 def _unpack(found: tuple, method: str) -> tuple:
-    """``(h, weight, scale, method, label, ratio)`` of a rule's ``(h, weight,
-    scale[, method[, label[, ratio]]])``: its method overrides ``method`` where
-    given; ``ratio``: R²'s terms ``(a, b)`` of ``1 − R² = Ā/B̄``."""
+    """``(h, weight, scale, method, label, ratio, pivot)`` of a rule's ``(h,
+    weight, scale[, method[, label[, ratio[, pivot]]]])``: its method overrides
+    ``method`` where given; ``ratio``: R²'s terms ``(a, b)`` of ``1 − R² =
+    Ā/B̄``; ``pivot``: the rule's own sampling pivot."""
     h, weight, scale, *override = found
     method = override[0] if override and override[0] is not None else method
-    label, ratio = (*override[1:], None, None)[:2]
-    return h, weight, scale, method, label, ratio
+    label, ratio, pivot = (*override[1:], None, None, None)[:3]
+    return h, weight, scale, method, label, ratio, pivot
 
 
 def _bound(
@@ -427,9 +428,11 @@ def _from_terms(found: tuple, score: NoisyScore, method: str) -> NoisyScore:
     """``score`` with the sampling variance of its per-sample terms ``found``
     (``(h, weight, scale)``, or with the method that overrides ``method``, and
     the label variance the terms' spread holds where it is not the score's)."""
-    h, weight, scale, method, label, ratio = _unpack(found, method)
+    h, weight, scale, method, label, ratio, pivot = _unpack(found, method)
     moments = mean_total_variance(h, weight)
-    return with_term_moments(score, moments, h, weight, method, scale, label, ratio)
+    return with_term_moments(
+        score, moments, h, weight, method, scale, label, ratio, pivot
+    )
 
 
 def with_term_moments(
@@ -441,6 +444,7 @@ def with_term_moments(
     scale: float = 1.0,
     label: float | None = None,
     ratio: tuple[np.ndarray, np.ndarray] | None = None,
+    pivot: Any = None,
 ) -> NoisyScore:
     """``score`` with the sampling part of its terms' ``moments`` ``(V_total,
     dof)``, whose degrees of freedom are those of ``V_total`` less a known
@@ -452,8 +456,7 @@ def with_term_moments(
     variance = sampling_from_total(total, score, label)
     if variance < total:  # a difference of V_total and a known part
         dof = dof * (variance / total) ** 2 if variance > 0.0 else math.inf
-    pivot = None
-    if h is not None and 10 <= h.shape[0] <= PIVOT_MAX_SAMPLES:
+    if pivot is None and h is not None and 10 <= h.shape[0] <= PIVOT_MAX_SAMPLES:
         root = math.sqrt(score.variance + variance)  # the interval's SD
         if "log_complement" not in METRIC_INTERVALS.get(score.metric, ()):
             ratio = None  # R² only (its label-noise interval is on that scale)

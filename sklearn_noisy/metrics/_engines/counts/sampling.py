@@ -4,16 +4,19 @@
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from ...._noisy_score import PIVOT_MAX_SAMPLES, cornish_fisher_pivot
 from ....utils._arrays import check_sample_weight
 from ....utils._labels import encode_labels
 from ....utils._noise import FlipNoise
 from ..._definitions.counts import CountMetric
 from .multilabel import is_multilabel
+from .prediction import flip_cumulants, prediction_pivot
 
 __all__ = ["count_sampling"]
 
@@ -31,7 +34,8 @@ def _class_rows(noise: FlipNoise, estimand: str, index: np.ndarray) -> np.ndarra
 def _terms(
     definition: CountMetric, arguments: dict[str, Any], score: Any
 ) -> tuple[np.ndarray, np.ndarray | None, float] | None:
-    """``(h, weight, 1)``, the per-sample terms of a count metric's call, or None
+    """``(h, weight, 1, None, None, None, pivot)``, the per-sample terms of a count
+    metric's call and their prediction pivot (two classes, flips ``q``), or None
     where the bootstrap stays (per-class results, multilabel targets, a
     ``labels`` subset)."""
     y_true, y_pred = arguments["y_true"], arguments["y_pred"]
@@ -85,9 +89,73 @@ def _terms(
         influence = np.einsum("ik,ki->i", table, gradient[:, pred_index])
     total = float(counts.sum())
     h = value + total * (influence - float(np.sum(gradient * counts)) / total)
+    adjusted = 1.0
     if arguments.get("adjusted", False):  # (f − 1/K) / (1 − 1/K)
         h = (h - 1.0 / k) / (1.0 - 1.0 / k)
-    return h, weight, 1.0
+        adjusted = 1.0 / (1.0 - 1.0 / k)
+    pivot = None
+    two = k == 2 and noise.q is not None and 10 <= n <= PIVOT_MAX_SAMPLES
+    if two and weight is None:
+        of = functools.partial(definition.gradient, **options)
+        rows = table if table.shape[0] == n else table[true_index]
+        slope = (gradient[1] - gradient[0])[pred_index] * total * adjusted
+        spread = flip_cumulants(noise, true_index, score.estimand)
+        pivot = _pivots(of, counts, rows, pred_index, h, adjusted, slope, spread, score)
+    return h, weight, 1.0, None, None, None, pivot
+
+
+def _pivots(
+    gradient_of: Callable[..., Any],
+    counts: np.ndarray,
+    rows: np.ndarray,
+    pred: np.ndarray,
+    h: np.ndarray,
+    scale: float,
+    slope: np.ndarray,
+    spread: tuple[np.ndarray, np.ndarray],
+    score: Any,
+) -> Any:
+    """The Cornish–Fisher pivots of two classes under flips: of the estimate
+    ``T`` for the interval with both sources, ``(T − θ)/ŝ`` with ``κ₃ = (m₃ +
+    3bᵀHb)/n²``, ``Cov(T, ŝ²) = (m₃ + 2bᵀHb)/n²`` and the bias ``tr(HΣ)/2n`` of
+    ``f`` less the estimate's own correction; and the prediction interval's
+    (:mod:`.prediction`). ``H``: the Hessian of ``f`` (times ``scale``) in the
+    counts, ``m_i`` each sample's cell weights (``rows`` in the column
+    ``pred``), ``Σ`` their covariance, ``b = Σ_i m_i (h_i − h̄)``, ``m₃`` the
+    terms' third central moment (user guide: :ref:`error_budget_intervals`)."""
+    n, size = h.shape[0], counts.size
+    cells = np.zeros((n, *counts.shape))
+    cells[np.arange(n), :, pred] = rows
+    cells = cells.reshape(n, size)
+    step = 1e-4 * max(float(np.abs(counts).sum()), 1.0)
+    hessian = np.empty((size, size))
+    for cell in range(size):
+        moved = np.zeros(size)
+        moved[cell] = step
+        moved = moved.reshape(counts.shape)
+        difference = gradient_of(counts + moved)[1] - gradient_of(counts - moved)[1]
+        hessian[:, cell] = scale * difference.ravel() / (2.0 * step)
+    a = h - float(np.mean(h))
+    b, flat = cells.T @ a, counts.ravel()
+    m2, m3, quadratic = float(a @ a) / n, float(a @ a**2) / n, float(b @ hessian @ b)
+    trace = n * float(np.einsum("ia,ab,ib->", cells, hessian, cells))
+    trace -= float(flat @ hessian @ flat)
+    root, cube = math.sqrt(m2 / (n - 1.0)), m2**1.5 * math.sqrt(n)
+    both = None
+    if m2 > 0.0:  # else no spread: the terms' bootstrap-t (none)
+        both = cornish_fisher_pivot(
+            (m3 + 3 * quadratic) / cube, (m3 + 2 * quadratic) / cube
+        )
+    if both is not None:
+        shift = (0.5 * trace / n - float(np.mean(h)) + score.expected) / root
+        both = tuple(v + shift for v in both)
+
+    def curvature(_: np.ndarray, labelled: np.ndarray) -> tuple[float, float, float]:
+        c = np.bincount(pred, labelled, counts.shape[0])
+        c = np.stack([-c, c]).ravel()
+        return quadratic, float(b @ hessian @ c), float(c @ hessian @ c)
+
+    return prediction_pivot(h, slope, *spread, score, curvature, both)
 
 
 def count_sampling(definition: CountMetric) -> Callable[..., Any]:
