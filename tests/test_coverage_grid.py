@@ -238,8 +238,8 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "100.0; 60 reps"
     ),
     ("few", "mse", "truth", "both"): (
-        "cov>97: cov 98.1 (SE 0.3), below 1.50, above 0.40, less 98.4, "
-        "greater 96.3; 2000 reps"
+        "cov>97: cov 98.6 (SE 0.3), below 1.00, above 0.40, less 98.4, "
+        "greater 96.7; 2000 reps"
     ),
     ("few", "mse", "truth", "label_noise"): (
         "cov>97: cov 97.1 (SE 0.4), below 2.50, above 0.40, less 98.4, "
@@ -258,7 +258,7 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "greater 100.0; 40 reps"
     ),
     ("few", "r2", "truth", "both"): (
-        "cov>97: cov 97.2 (SE 0.4), below 0.05, above 2.80, less 94.7, "
+        "cov>97: cov 97.9 (SE 0.3), below 0.05, above 2.10, less 95.3, "
         "greater 99.6; 2000 reps"
     ),
     ("few", "r2", "truth", "label_noise"): (
@@ -278,8 +278,8 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "100.0; 60 reps"
     ),
     ("few", "rmse", "truth", "both"): (
-        "cov>97: cov 98.1 (SE 0.3), below 1.50, above 0.40, less 98.4, "
-        "greater 96.3; 2000 reps"
+        "cov>97: cov 98.6 (SE 0.3), below 1.00, above 0.40, less 98.4, "
+        "greater 96.7; 2000 reps"
     ),
     ("few", "rmse", "truth", "label_noise"): (
         "cov>97: cov 97.1 (SE 0.4), below 2.50, above 0.40, less 98.4, "
