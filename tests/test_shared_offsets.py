@@ -23,7 +23,7 @@ from sklearn_noisy.metrics import (
     expected_r2_score,
     expected_root_mean_squared_error,
 )
-from sklearn_noisy.metrics._engines.regression.estimands import (
+from sklearn_noisy.metrics._engines.regression.r2_offsets import (
     offsets_third_cumulant,
 )
 from sklearn_noisy.utils._noise import GaussianNoise

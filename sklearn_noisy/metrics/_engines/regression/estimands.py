@@ -28,12 +28,11 @@ from ....utils._warnings import warn
 from ..test_set_sampling import total_variance, with_term_moments
 from .counts import count_log_r2_cumulants, count_r2_sums, count_squared_error_sums
 from .pivots import fiducial_pivots, log_r2_pivots, skew_pivots
+from .r2_offsets import offsets_third_cumulant, with_offsets
 from .sums import (
     T_MAX,
     R2Sums,
     absolute_error_offsets,
-    batch_products,
-    offset_sums,
     r2_from_sums,
     squared_error_sums,
     weighted,
@@ -371,106 +370,8 @@ def r2_sums(
     if shared is None:
         return sums
     d = np.subtract(y, y_pred) - shift
-    return _with_offsets(
+    return with_offsets(
         sums, shared, weight, sigma, (d, y - mean), w2s2_sum, centred, exact_batches
-    )
-
-
-def _with_offsets(
-    sums: R2Sums,
-    shared: Any,
-    weight: np.ndarray | None,
-    sigma: Any,
-    forms: tuple[np.ndarray, np.ndarray],
-    w2s2_sum: np.ndarray,
-    centred: bool,
-    exact_batches: bool,
-) -> R2Sums:
-    """``sums`` with the batch offsets' terms of the quadratic forms' (co)variances;
-    unless ``exact_batches``, the true batch products estimated as for the MSE
-    (user guide: :ref:`shared_offsets`)."""
-    d, c = forms
-    tau2, w_g, s2_g, (d_g, c_g) = offset_sums(shared, weight, sigma, d, c)
-    w_sum = float(w_g.sum())
-    t2 = (tau2 * w_g).sum(axis=0)
-    beta = (tau2 * w_g * w_g).sum(axis=0)
-    t1 = (tau2 * (2.0 * s2_g + tau2 * w_g * w_g)).sum(axis=0)
-    t2_ = (tau2 * w_g * (2.0 * s2_g + tau2 * w_g * w_g)).sum(axis=0)
-    tr_dd = t1
-    tr_dc = t1 - t2_ / w_sum
-    tr_cc = t1 - 2.0 * t2_ / w_sum + (2.0 * beta * w2s2_sum + beta * beta) / w_sum**2
-    b_dd = (tau2 * d_g * d_g).sum(axis=0)
-    b_cc = (tau2 * c_g * c_g).sum(axis=0)
-    b_cd = (tau2 * c_g * d_g).sum(axis=0)
-    if not exact_batches:
-        spread = (w2s2_sum + beta) / w_sum**2
-        a_g = s2_g + tau2 * w_g * w_g
-        batch_cc = a_g * (1.0 - 2.0 * w_g / w_sum) + w_g * w_g * spread
-        noises = (batch_cc,) * 3
-        if not centred:
-            noises = (a_g, batch_cc, a_g * (1.0 - w_g / w_sum))
-        products = batch_products(shared, weight, sigma, forms, (tau2, w_g))
-        b_dd, b_cc, b_cd = (
-            p + (tau2 * noise).sum(axis=0)
-            for p, noise in zip(products, noises, strict=True)
-        )
-    # the truth sums subtract Σ_g a_g τ̂² (SSE) and Σ_g c_g τ̂² (SST)
-    c = w_g - w_g * w_g / w_sum
-    a = c if centred else w_g
-    sigma_parts = (
-        shared.tau2_covariance(a, a),
-        shared.tau2_covariance(c, c),
-        shared.tau2_covariance(a, c),
-    )
-    if centred:  # X is a C-form too
-        tr_dd = tr_dc = tr_cc
-    return sums._replace(
-        sse_truth=sums.sse_truth - (t2 - beta / w_sum if centred else t2),
-        sst_truth=sums.sst_truth - (t2 - beta / w_sum),
-        var_sse=sums.var_sse + 4.0 * b_dd - 2.0 * tr_dd,
-        var_sst=sums.var_sst + 4.0 * b_cc - 2.0 * tr_cc,
-        cov=sums.cov + 4.0 * b_cd - 2.0 * tr_dc,
-        floor_sse=sums.floor_sse + 2.0 * tr_dd,
-        floor_sst=sums.floor_sst + 2.0 * tr_cc,
-        floor_cov=sums.floor_cov + 2.0 * tr_dc,
-        var_sse_sigma=sums.var_sse_sigma + sigma_parts[0],
-        var_sst_sigma=sums.var_sst_sigma + sigma_parts[1],
-        cov_sigma=sums.cov_sigma + sigma_parts[2],
-    )
-
-
-def offsets_third_cumulant(
-    shared: Any, weight: np.ndarray | None, sigma: Any, ratio: Any, centred: bool
-) -> np.ndarray:
-    """The batch offsets' part of ``κ₃ = E[(N − ρD)² (D − δ)]`` of ``1 − N/D``'s
-    noise: ``8 tr(MΣMΣQΣ)`` (``M = P − ρQ``, ``P = diag(w)``, or ``Q`` if
-    ``centred``; ``Q = diag(w) − wwᵀ/W``) less its value at ``τ = 0``; the
-    linear terms are left out (user guide: :ref:`shared_offsets`)."""
-    n_samples = shared.codes.shape[0]
-    w = (np.ones(n_samples) if weight is None else weight)[:, None]
-    s2 = np.square(np.asarray(sigma, dtype=float))
-    s2 = np.full((n_samples, 1), s2) if s2.ndim == 0 else s2
-    tau2, w_g, s2_g, _ = offset_sums(shared, weight, sigma)
-    r = w / math.sqrt(float(w_g.sum()))  # Q = diag(w) − r rᵀ
-
-    def traces(tau: Any) -> tuple[np.ndarray, ...]:
-        """``tr((PΣ)³)`` and the three products with ``r``, ``P = diag(w)``."""
-        r_g = shared.group_sum(r)
-        x = s2 * r + (tau * r_g)[shared.codes]  # Σ r
-        r_r = (s2 * r * r).sum(axis=0) + (tau * r_g * r_g).sum(axis=0)
-        cubic = tau * w_g * (3.0 * s2_g + tau * w_g * w_g)
-        cubic = (tau * (3.0 * shared.group_sum(w**3 * s2 * s2) + cubic)).sum(axis=0)
-        one = (w * w * s2 * x * x).sum(axis=0)
-        one = one + (tau * shared.group_sum(w * x) ** 2).sum(axis=0)
-        return cubic, one, r_r * (w * x * x).sum(axis=0), r_r**3
-
-    (f0, f1, f2, f3), (_, g1, g2, g3) = traces(tau2), traces(0.0 * tau2)
-    a, b = 1.0 - ratio, (ratio - 1.0 if centred else ratio)  # M = a P + b r rᵀ
-    return 8.0 * (
-        a * a * f0
-        + (2.0 * a * b - a * a) * (f1 - g1)
-        + (b * b - 2.0 * a * b) * (f2 - g2)
-        - b * b * (f3 - g3)
     )
 
 
