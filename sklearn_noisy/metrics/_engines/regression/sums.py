@@ -308,7 +308,7 @@ def skew_sums(
     d2 = np.square(d)
     inverse = 0.0 if dof is None else 1.0 / dof
     if isinstance(inverse, np.ndarray):
-        inverse = inverse[:, 0]
+        inverse = inverse[:, :1]
     w3 = None if w is None else w**3
     w4 = None if w is None else w**4
     if truth:
@@ -320,25 +320,20 @@ def skew_sums(
     c6 = c4 * (1.0 + 4.0 * inverse)
     c8 = c6 * (1.0 + 6.0 * inverse)
     k = 2.0 * (1.0 - inverse) / c4 if truth else 2.0 / c4  # σ̂⁴'s coefficient
-    totals = np.zeros((3, d.shape[1]))
-    for j in range(d.shape[1]):
-        s2 = np.square(output_column(s, j))
-        e6 = s2 * s2 * s2 / c6
-        e4d2 = s2 * s2 * d2[:, j] / c4 - e6
-        terms = np.stack(
-            [k3[0] * e6 + k3[1] * e4d2, cov[0] * e6 + cov[1] * e4d2], axis=1
-        )
-        totals[:2, j] = weighted(terms, w3)
-        # Var over σ̂² of 4σ̂²b − kσ̂⁴ at b = d̃²: 16b² Var σ̂² − 8kb Cov(σ̂², σ̂⁴)
-        # + k² Var σ̂⁴, each σ power estimated without bias
-        b = d2[:, j]
-        own = 32.0 * inverse * b * b * s2 * s2 / c4
-        own = (
-            own
-            - 32.0 * k * inverse * b * e6 * c4
-            + k * k * (c8 - c4 * c4) * (s2**4 / c8)
-        )
-        totals[2, j] = weighted(np.broadcast_to(own, b.shape)[:, None], w4)[0]
+    s2 = np.square(s)  # every output at once: σ has 1 or n_outputs columns
+    e6 = s2 * s2 * s2 / c6
+    e4d2 = s2 * s2 * d2 / c4 - e6
+    # Var over σ̂² of 4σ̂²b − kσ̂⁴ at b = d̃²: 16b² Var σ̂² − 8kb Cov(σ̂², σ̂⁴)
+    # + k² Var σ̂⁴, each σ power estimated without bias
+    own = 32.0 * inverse * d2 * d2 * s2 * s2 / c4 - 32.0 * k * inverse * d2 * e6 * c4
+    own = own + k * k * (c8 - c4 * c4) * (s2**4 / c8)
+    totals = np.stack(
+        [
+            weighted(k3[0] * e6 + k3[1] * e4d2, w3),
+            weighted(cov[0] * e6 + cov[1] * e4d2, w3),
+            weighted(np.broadcast_to(own, d2.shape), w4),
+        ]
+    )
     return totals
 
 
