@@ -28,7 +28,7 @@ from ....utils._warnings import warn
 from ..test_set_sampling import total_variance, with_term_moments
 from .counts import count_log_r2_cumulants, count_r2_sums, count_squared_error_sums
 from .pivots import fiducial_pivots, log_r2_pivots, skew_pivots
-from .r2_offsets import offsets_third_cumulant, with_offsets
+from .r2_offsets import offsets_cube_trace, offsets_third_cumulant, with_offsets
 from .sums import (
     T_MAX,
     R2Sums,
@@ -226,6 +226,15 @@ def _rmse(*data: Any, truth: bool, shared: Any = None) -> RegressionEstimate:
         exact = (root_variance > 0.0) & (variance > 0.0)
         ratio = variance / np.where(exact, root_variance, 1.0)
         factor = np.where(exact, np.sqrt(ratio), factor)
+    elif shared is not None and np.any(shared.tau2 > 0.0):
+        # the offsets' skew κ₃ (its quadratic part): −κ₃/(8s²) in the root's
+        # variance, as exp(−κ₃/(2sV)); the interval stays the MSE's (shared_offsets)
+        y, _, sigma, _, weight = data
+        w_sum = float(y.shape[0]) if weight is None else float(weight.sum())
+        kappa = 8.0 * offsets_cube_trace(shared, weight, sigma) / w_sum**3
+        spread = np.where(positive & (variance > 0.0), safe * variance, np.inf)
+        skew = np.exp(-kappa / (2.0 * spread))
+        root_variance, factor = root_variance * skew, factor / np.sqrt(skew)
     intervals = [
         SquareRootInterval(float(t), float(f))
         for t, f in zip(mse.estimate, factor, strict=True)

@@ -11,7 +11,7 @@ import numpy as np
 
 from .sums import R2Sums, batch_products, offset_sums
 
-__all__ = ["offsets_third_cumulant", "with_offsets"]
+__all__ = ["offsets_cube_trace", "offsets_third_cumulant", "with_offsets"]
 
 
 def with_offsets(
@@ -77,6 +77,18 @@ def with_offsets(
     )
 
 
+def offsets_cube_trace(shared: Any, weight: np.ndarray | None, sigma: Any) -> Any:
+    """The batch offsets' part of ``tr((PΣ)³)``, ``P = diag(w)``, per output: the
+    MSE's third cumulant is ``8 tr((PΣ)³)/W³`` and linear terms in ``d``."""
+    n_samples = shared.codes.shape[0]
+    w = (np.ones(n_samples) if weight is None else weight)[:, None]
+    s2 = np.square(np.asarray(sigma, dtype=float))
+    s2 = np.full((n_samples, 1), s2) if s2.ndim == 0 else s2
+    tau, w_g, s2_g, _ = offset_sums(shared, weight, sigma)
+    cubic = tau * w_g * (3.0 * s2_g + tau * w_g * w_g)
+    return (tau * (3.0 * shared.group_sum(w**3 * s2 * s2) + cubic)).sum(axis=0)
+
+
 def offsets_third_cumulant(
     shared: Any, weight: np.ndarray | None, sigma: Any, ratio: Any, centred: bool
 ) -> np.ndarray:
@@ -88,21 +100,20 @@ def offsets_third_cumulant(
     w = (np.ones(n_samples) if weight is None else weight)[:, None]
     s2 = np.square(np.asarray(sigma, dtype=float))
     s2 = np.full((n_samples, 1), s2) if s2.ndim == 0 else s2
-    tau2, w_g, s2_g, _ = offset_sums(shared, weight, sigma)
+    tau2, w_g, _, _ = offset_sums(shared, weight, sigma)
     r = w / math.sqrt(float(w_g.sum()))  # Q = diag(w) − r rᵀ
 
     def traces(tau: Any) -> tuple[np.ndarray, ...]:
-        """``tr((PΣ)³)`` and the three products with ``r``, ``P = diag(w)``."""
+        """The three products of ``tr((PΣ)³)`` with ``r``, ``P = diag(w)``."""
         r_g = shared.group_sum(r)
         x = s2 * r + (tau * r_g)[shared.codes]  # Σ r
         r_r = (s2 * r * r).sum(axis=0) + (tau * r_g * r_g).sum(axis=0)
-        cubic = tau * w_g * (3.0 * s2_g + tau * w_g * w_g)
-        cubic = (tau * (3.0 * shared.group_sum(w**3 * s2 * s2) + cubic)).sum(axis=0)
         one = (w * w * s2 * x * x).sum(axis=0)
         one = one + (tau * shared.group_sum(w * x) ** 2).sum(axis=0)
-        return cubic, one, r_r * (w * x * x).sum(axis=0), r_r**3
+        return one, r_r * (w * x * x).sum(axis=0), r_r**3
 
-    (f0, f1, f2, f3), (_, g1, g2, g3) = traces(tau2), traces(0.0 * tau2)
+    (f1, f2, f3), (g1, g2, g3) = traces(tau2), traces(0.0 * tau2)
+    f0 = offsets_cube_trace(shared, weight, sigma)
     a, b = 1.0 - ratio, (ratio - 1.0 if centred else ratio)  # M = a P + b r rᵀ
     return 8.0 * (
         a * a * f0
