@@ -73,10 +73,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "above,less: cov 94.7 (SE 0.5), below 1.30, above 4.05, less 93.2, "
         "greater 95.7; 2000 reps"
     ),
-    ("gaussian", "mse", "remeasurement", "label_noise"): (
-        "less: cov 94.5 (SE 0.5), below 2.90, above 2.65, less 94.0, greater "
-        "94.1; 2000 reps"
-    ),
     ("gaussian", "mse", "remeasurement", "prediction"): (
         "above,less: cov 94.0 (SE 0.5), below 2.05, above 3.95, less 93.3, "
         "greater 95.8; 2000 reps"
@@ -84,10 +80,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
     ("gaussian", "mse", "truth", "both"): (
         "above,less: cov 95.0 (SE 0.5), below 1.05, above 3.95, less 93.4, "
         "greater 96.6; 2000 reps"
-    ),
-    ("gaussian", "mse", "truth", "label_noise"): (
-        "less: cov 94.5 (SE 0.5), below 2.90, above 2.65, less 94.0, greater "
-        "94.1; 2000 reps"
     ),
     ("gaussian", "mse", "truth", "prediction"): (
         "above,less: cov 94.8 (SE 0.5), below 1.45, above 3.75, less 93.6, "
@@ -125,10 +117,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "above,less: cov 94.7 (SE 0.5), below 1.30, above 4.05, less 93.2, "
         "greater 95.7; 2000 reps"
     ),
-    ("gaussian", "rmse", "remeasurement", "label_noise"): (
-        "greater: cov 94.2 (SE 0.5), below 3.35, above 2.40, less 94.5, "
-        "greater 93.7; 2000 reps"
-    ),
     ("gaussian", "rmse", "remeasurement", "prediction"): (
         "above,less: cov 94.0 (SE 0.5), below 2.05, above 3.95, less 93.3, "
         "greater 95.8; 2000 reps"
@@ -136,10 +124,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
     ("gaussian", "rmse", "truth", "both"): (
         "above,less: cov 95.0 (SE 0.5), below 1.05, above 3.95, less 93.4, "
         "greater 96.6; 2000 reps"
-    ),
-    ("gaussian", "rmse", "truth", "label_noise"): (
-        "less: cov 94.5 (SE 0.5), below 2.90, above 2.65, less 94.0, greater "
-        "94.1; 2000 reps"
     ),
     ("gaussian", "rmse", "truth", "prediction"): (
         "above,less: cov 94.8 (SE 0.5), below 1.45, above 3.75, less 93.6, "

@@ -509,19 +509,24 @@ def test_truth_estimate_far_outside_the_range_warns():
 
 
 @pytest.mark.parametrize("truth", [True, False])
-def test_variance_estimate_own_variance_with_sigma_dof(truth):
-    # skew_sums' third row estimates without bias the variance over σ̂ alone
-    # (d̃ held) of the raw variance sum Σ (4σ̂²d̃² − kσ̂⁴): the Satterthwaite
-    # degrees of freedom of the pivot's Student base. Monte Carlo over 20,000
-    # draws of σ̂² ~ σ² χ²_ν/ν, within 5 SEs (the SE of the sample variance
-    # from its fourth moment).
+@pytest.mark.parametrize("estimated", [True, False])
+def test_variance_estimate_own_variance(truth, estimated):
+    # skew_sums' third row estimates without bias the variance of the raw
+    # variance sum Σ (4σ̂²d̃² − kσ̂⁴), over σ̂ alone (d̃ held) or, σ known, over
+    # the labels: the Satterthwaite degrees of freedom of the pivot's Student
+    # base. Monte Carlo over 20,000 draws of σ̂² ~ σ² χ²_ν/ν or d̃ ~ N(d, σ²),
+    # within 5 SEs (the SE of the sample variance from its fourth moment).
     rng = np.random.default_rng(5)
     n, draws = 30, 20_000
     d = rng.normal(0.0, 1.0, n)
     sigma = rng.uniform(0.3, 1.5, n)
-    dof = rng.choice([1.0, 2.0, 5.0], n)[:, None]
-    s_hat = sigma[:, None] * np.sqrt(rng.chisquare(dof, (n, draws)) / dof)
+    dof = rng.choice([1.0, 2.0, 5.0], n)[:, None] if estimated else None
+    s_hat = np.broadcast_to(sigma[:, None], (n, draws))
     y = np.broadcast_to(d[:, None], (n, draws))
+    if estimated:
+        s_hat = s_hat * np.sqrt(rng.chisquare(dof, (n, draws)) / dof)
+    else:
+        y = y + sigma[:, None] * rng.standard_normal((n, draws))
     k, floor_k = (3.0, 1.0) if truth else (2.0, 2.0)
     raw = _squared_error_sums(
         np.ascontiguousarray(y),

@@ -146,7 +146,10 @@ def _mse(
     estimate = (nominal - s2_sum) / w_sum if truth else nominal / w_sum
     variance = np.maximum(raw, floor) / (w_sum * w_sum)
     skew = skew if parts is None else parts.skew
-    pivots = None if skew is None else skew_pivots(skew, w_sum, variance, raw)
+    pivots = None
+    if skew is not None:
+        known = sigma_dof is None and not isinstance(sigma, PoissonNoise)
+        pivots = skew_pivots(skew, w_sum, variance, raw, known=known)
     if truth and shared is not None and shared.fiducial is not None:
         data = (y, y_pred, sigma, sigma_dof, weight)
         sums_at = functools.partial(_squared_error_sums, *data, k=3.0, floor_k=1.0)

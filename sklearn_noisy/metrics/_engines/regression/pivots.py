@@ -30,20 +30,27 @@ __all__ = [
 
 
 def skew_pivots(
-    totals: np.ndarray, w_sum: float, variance: np.ndarray, raw: np.ndarray
+    totals: np.ndarray,
+    w_sum: float,
+    variance: np.ndarray,
+    raw: np.ndarray,
+    *,
+    known: bool = False,
 ) -> list[tuple[float, ...] | None]:
     """Each output's Cornish–Fisher pivot over the label noise of the truth or
     nominal MSE from its :func:`~.sums.skew_sums` (user guide: :ref:`skewed
-    estimates <truth_skew>`). With σ̂ (``totals[2] > 0``): for the unbiased
-    variance estimate ``raw / W²`` (where positive; the reported ``variance``
-    is floored), on Student's base at the Satterthwaite degrees of freedom of
-    its σ̂ part, ``2 raw² / totals[2]``, rescaled to ``variance``."""
+    estimates <truth_skew>`): for the unbiased variance estimate ``raw / W²``
+    (where positive; the reported ``variance`` is floored), on Student's base
+    at the Satterthwaite degrees of freedom ``2 raw² / totals[2]`` of that
+    estimate (σ ``known``: of the reported ``variance``, at least the floor),
+    rescaled to ``variance``."""
     estimated = (totals[2] > 0.0) & (raw > 0.0)
     unbiased = np.where(estimated, raw / w_sum**2, variance)
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = w_sum**3 * unbiased**1.5
         skew, covariance = totals[0] / scale, totals[1] / scale
-        dof = np.where(estimated, 2.0 * raw * raw / totals[2], np.inf)
+        spread = variance * w_sum**2 if known else raw
+        dof = np.where(estimated, 2.0 * spread * spread / totals[2], np.inf)
         ratio = np.sqrt(unbiased / variance)
     base = stdtrit(dof[:, None], PIVOT_PROBABILITIES) - ndtri(PIVOT_PROBABILITIES)
     pivots = []

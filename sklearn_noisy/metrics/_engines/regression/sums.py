@@ -302,9 +302,9 @@ def skew_sums(
 ) -> np.ndarray:
     """A chunk's ``Σ w³ (a σ⁶ + b σ⁴d²)`` of the third cumulant of the truth or
     nominal MSE and of its covariance with the variance estimate, unbiased in σ̂,
-    and ``Σ w⁴`` of σ̂'s part of the variance of the variance estimate's terms
-    ``4σ̂²d̃² − k σ̂⁴`` (0 where σ is known; user guide: :ref:`skewed estimates
-    <truth_skew>`)."""
+    and ``Σ w⁴`` of the variance of the variance estimate's terms
+    ``4σ̂²d̃² − k σ̂⁴``: over σ̂ (d̃ held), or over the labels where σ is known
+    (user guide: :ref:`skewed estimates <truth_skew>`)."""
     d2 = np.square(d)
     inverse = 0.0 if dof is None else 1.0 / dof
     if isinstance(inverse, np.ndarray):
@@ -324,9 +324,12 @@ def skew_sums(
     e6 = s2 * s2 * s2 / c6
     e4d2 = s2 * s2 * d2 / c4 - e6
     # Var over σ̂² of 4σ̂²b − kσ̂⁴ at b = d̃²: 16b² Var σ̂² − 8kb Cov(σ̂², σ̂⁴)
-    # + k² Var σ̂⁴, each σ power estimated without bias
+    # + k² Var σ̂⁴, each σ power estimated without bias; σ known: over d̃,
+    # 16σ⁴ Var d̃² = 64σ⁶ E d̃² − 32σ⁸
     own = 32.0 * inverse * d2 * d2 * s2 * s2 / c4 - 32.0 * k * inverse * d2 * e6 * c4
     own = own + k * k * (c8 - c4 * c4) * (s2**4 / c8)
+    if dof is None:
+        own = own + 64.0 * s2**3 * d2 - 32.0 * s2**4
     totals = np.stack(
         [
             weighted(k3[0] * e6 + k3[1] * e4d2, w3),
