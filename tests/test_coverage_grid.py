@@ -57,10 +57,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "cov>97: cov 100.0 (SE 0.0), below 0.0, above 0.0, less 100.0, "
         "greater 100.0; 10 reps"
     ),
-    ("gaussian", "mae", "remeasurement", "label_noise"): (
-        "less: cov 94.5 (SE 0.5), below 2.25, above 3.25, less 93.6, greater "
-        "94.8; 2000 reps"
-    ),
     ("gaussian", "mse", "forward", "label_noise"): (
         "less,greater: cov 96.7 (SE 2.3), below 1.7, above 1.7, less 91.7, "
         "greater 93.3; 60 reps"
@@ -136,10 +132,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
     ("heavy", "mae", "forward", "prediction"): (
         "cov>97: cov 100.0 (SE 0.0), below 0.0, above 0.0, less 100.0, "
         "greater 100.0; 10 reps"
-    ),
-    ("heavy", "mae", "remeasurement", "label_noise"): (
-        "less: cov 94.5 (SE 0.5), below 2.40, above 3.15, less 93.9, greater "
-        "95.0; 2000 reps"
     ),
     ("heavy", "mse", "remeasurement", "both"): (
         "above,less: cov 93.9 (SE 0.5), below 1.20, above 4.90, less 91.0, "

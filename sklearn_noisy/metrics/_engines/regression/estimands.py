@@ -27,7 +27,7 @@ from ....utils._unified_interval import SquareRootInterval
 from ....utils._warnings import warn
 from ..test_set_sampling import total_variance, with_term_moments
 from .counts import count_log_r2_cumulants, count_r2_sums, count_squared_error_sums
-from .pivots import fiducial_pivots, log_r2_pivots, skew_pivots
+from .pivots import fiducial_pivots, folded_cumulants, log_r2_pivots, skew_pivots
 from .r2_offsets import offsets_cube_trace, offsets_third_cumulant, with_offsets
 from .sums import (
     T_MAX,
@@ -291,7 +291,9 @@ def mae_remeasurement(
 
     With ``sigma_dof`` ``ν`` each term ``g(σ̂²) = σ̂² k(|d̃|/σ̂)``, concave in
     ``σ̂²``, is corrected to second order for ``σ̂²``'s own variance (estimated
-    without bias by ``2σ̂⁴/(ν + 2)``): ``− g''(σ̂²) σ̂⁴/(ν + 2)``."""
+    without bias by ``2σ̂⁴/(ν + 2)``): ``− g''(σ̂²) σ̂⁴/(ν + 2)``. With σ known,
+    each output's Cornish–Fisher pivot from the terms' third cumulant and
+    their covariance with the variance estimate, at ``|d̃|/σ``."""
     n_samples, n_outputs = y.shape
     if shared is not None:
         nominal, _, variance = absolute_error_offsets(
@@ -299,7 +301,9 @@ def mae_remeasurement(
         )
         flag = np.zeros(n_outputs, dtype=bool)
         return RegressionEstimate(nominal, variance, nominal, flag)
-    totals = np.zeros((3, n_outputs))
+    skew = sigma_dof is None and n_samples <= PIVOT_MAX_SAMPLES
+    unit = (float(np.max(sigma)) or 1.0) if skew else 1.0  # the pivot's σ scale
+    totals = np.zeros((5, n_outputs))
     for rows in chunks(n_samples):
         d = np.abs(y[rows] - y_pred[rows])
         w = None if weight is None else weight[rows]
@@ -313,12 +317,21 @@ def mae_remeasurement(
         totals[0] += weighted(d, w)
         totals[1] += weighted(s2 * k, w, 2)
         totals[2] += weighted(s2, w, 2)
+        if skew:
+            s3 = np.broadcast_to((s / unit) ** 3, d.shape)
+            cumulants = folded_cumulants(t, _folded_variance_estimate)
+            totals[3:] += [weighted(s3 * f, w, 3) for f in cumulants]
     total = float(n_samples) if weight is None else float(weight.sum())
     variance = np.maximum(totals[1], (1.0 - 2.0 / np.pi) * totals[2])
     nominal = totals[0] / total
-    return RegressionEstimate(
-        nominal, variance / (total * total), nominal, np.zeros(n_outputs, dtype=bool)
-    )
+    variance = variance / (total * total)
+    pivots = None
+    if skew:
+        cumulants = np.stack([totals[3], totals[4], np.zeros(n_outputs)])
+        scaled = variance / unit**2
+        pivots = skew_pivots(cumulants, total, scaled, scaled)
+    flag = np.zeros(n_outputs, dtype=bool)
+    return RegressionEstimate(nominal, variance, nominal, flag, pivots=pivots)
 
 
 def r2_sums(

@@ -22,6 +22,7 @@ __all__ = [
     "LogPivot",
     "StudentPivot",
     "fiducial_pivots",
+    "folded_cumulants",
     "log_r2_pivots",
     "r2_label_cumulants",
     "skew_pivots",
@@ -61,6 +62,27 @@ def skew_pivots(
             pivot = tuple(((np.asarray(pivot) + shift) * r).tolist())
         pivots.append(pivot)
     return pivots
+
+
+_LEGENDRE = np.polynomial.legendre.leggauss(64)
+
+
+def folded_cumulants(
+    t: np.ndarray, estimate: Callable[[np.ndarray], np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The third cumulant of ``|t + Z|``, ``Z ~ N(0, 1)``, and its covariance
+    with ``estimate(|t + Z|)``, elementwise: Gauss–Legendre quadrature of the
+    folded density ``φ(a − t) + φ(a + t)`` on ``[0, t + 10]``."""
+    nodes, weights = _LEGENDRE
+    half = (t[..., None] + 10.0) / 2.0
+    folded = half * (nodes + 1.0)
+    density = np.exp(-0.5 * (folded - t[..., None]) ** 2)
+    density = density + np.exp(-0.5 * (folded + t[..., None]) ** 2)
+    mass = half * weights * density / math.sqrt(2.0 * math.pi)
+    centred = folded - (folded * mass).sum(axis=-1, keepdims=True)
+    k = estimate(folded)
+    k = k - (k * mass).sum(axis=-1, keepdims=True)
+    return (centred**3 * mass).sum(axis=-1), (centred * k * mass).sum(axis=-1)
 
 
 class FiducialPivot(tuple):
