@@ -429,6 +429,7 @@ default=None
         elif source == "label_noise" and requested == "auto":
             pivot = _pivot_quantiles(self.label_pivot, confidence_level)
             pivot_method = getattr(self.label_pivot, "method", "cornish_fisher")
+            variance *= getattr(self.label_pivot, "unbiased", 1.0)  # its own SD
             if (
                 self.estimand != "forward"
                 and pivot_method != "fiducial"

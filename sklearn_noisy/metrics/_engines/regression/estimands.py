@@ -146,10 +146,12 @@ def _mse(
     estimate = (nominal - s2_sum) / w_sum if truth else nominal / w_sum
     variance = np.maximum(raw, floor) / (w_sum * w_sum)
     skew = skew if parts is None else parts.skew
-    pivots = None
+    pivots, studentized = None, truth and sigma_dof is not None
     if skew is not None:
         known = sigma_dof is None and not isinstance(sigma, PoissonNoise)
-        pivots = skew_pivots(skew, w_sum, variance, raw, known=known)
+        pivots = skew_pivots(
+            skew, w_sum, variance, raw, studentized=studentized, known=known
+        )
     if truth and shared is not None and shared.fiducial is not None:
         data = (y, y_pred, sigma, sigma_dof, weight)
         sums_at = functools.partial(_squared_error_sums, *data, k=3.0, floor_k=1.0)
@@ -425,8 +427,9 @@ def delta_numerator(ratio: Any, var_n: Any, var_d: Any, cov: Any) -> Any:
 
 def _ratio_variance(
     ratio: np.ndarray, denominator: np.ndarray, sums: R2Sums, *, truth: bool
-) -> np.ndarray:
-    """Delta method for ``N/D``, ``(Var N − 2ρ Cov + ρ² Var D) / D²``, floored.
+) -> tuple[np.ndarray, np.ndarray]:
+    """Delta method for ``N/D``, ``(Var N − 2ρ Cov + ρ² Var D) / D²``, floored,
+    and the unbiased one (not floored).
 
     ``N, D`` are ``A, B`` (``truth``, with σ's own uncertainty) or ``X, Y``.
     """
@@ -437,7 +440,8 @@ def _ratio_variance(
         var_n, var_d, cov = var_n + sigma[0], var_d + sigma[1], cov + sigma[2]
         floor = floor + delta_numerator(ratio, *sigma)
     raw = delta_numerator(ratio, var_n, var_d, cov)
-    return np.maximum(raw, np.maximum(floor, 0.0)) / np.square(denominator)
+    raw = raw / np.square(denominator)
+    return np.maximum(raw, np.maximum(floor, 0.0) / np.square(denominator)), raw
 
 
 def _fraction(
@@ -462,7 +466,7 @@ def _fraction(
     flag = ~((sums.sst_truth if truth else sums.sst) > 0.0)
     denominator = np.where(flag, 1.0, sums.sst_truth if truth else sums.sst)
     ratio = (sums.sse_truth if truth else sums.sse) / denominator
-    variance = _ratio_variance(ratio, denominator, sums, truth=truth)
+    variance, raw = _ratio_variance(ratio, denominator, sums, truth=truth)
     if shared is not None and np.any(shared.tau2 > 0.0):
         # the ratio's third-order term −2κ₃/D³, as exp(−2κ₃/(D³V)) (shared_offsets)
         kappa = offsets_third_cumulant(shared, weight, sigma, ratio, centred)
@@ -478,7 +482,9 @@ def _fraction(
     pivots = None
     simple = shared is None and not isinstance(sigma, PoissonNoise)
     if simple and not centred and y.shape[0] <= PIVOT_MAX_SAMPLES:
-        pivots = log_r2_pivots(y, y_pred, sigma, weight, sums, sigma_dof)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(raw > 0.0, raw / variance, 1.0)  # the unbiased SD's
+        pivots = log_r2_pivots(y, y_pred, sigma, weight, sums, sigma_dof, share)
     if isinstance(sigma, PoissonNoise) and y.shape[0] <= PIVOT_MAX_SAMPLES:
         k2, cumulants = count_log_r2_cumulants(y, y_pred, weight, sums)
         pivots = skew_pivots(cumulants, 1.0, k2, k2)
@@ -499,7 +505,7 @@ def _r2_draws(sums: R2Sums, tau2: np.ndarray, z: np.ndarray) -> np.ndarray:
     positive = sums.sst_truth > 0.0
     denominator = np.where(positive, sums.sst_truth, 1.0)
     ratio = sums.sse_truth / denominator
-    sd = np.sqrt(_ratio_variance(ratio, denominator, sums, truth=True))
+    sd = np.sqrt(_ratio_variance(ratio, denominator, sums, truth=True)[0])
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         u = np.where(ratio > 0.0, ratio * np.exp(-z * sd / ratio), 0.0)
     return np.where(positive, 1.0 - u, -1e300)

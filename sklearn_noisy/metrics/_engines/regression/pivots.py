@@ -21,6 +21,7 @@ __all__ = [
     "FiducialPivot",
     "LogPivot",
     "StudentPivot",
+    "StudentizedPivot",
     "fiducial_pivots",
     "folded_cumulants",
     "log_r2_pivots",
@@ -36,6 +37,7 @@ def skew_pivots(
     variance: np.ndarray,
     raw: np.ndarray,
     *,
+    studentized: bool = False,
     known: bool = False,
 ) -> list[tuple[float, ...] | None]:
     """Each output's Cornish–Fisher pivot over the label noise of the truth or
@@ -44,24 +46,36 @@ def skew_pivots(
     (where positive; the reported ``variance`` is floored), on Student's base
     at the Satterthwaite degrees of freedom ``2 raw² / totals[2]`` of that
     estimate (σ ``known``: of the reported ``variance``, at least the floor),
-    rescaled to ``variance``."""
+    rescaled to ``variance``; if ``studentized`` (the truth with σ̂) half those,
+    as R²'s, not rescaled: a :class:`StudentizedPivot`."""
     estimated = (totals[2] > 0.0) & (raw > 0.0)
     unbiased = np.where(estimated, raw / w_sum**2, variance)
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = w_sum**3 * unbiased**1.5
         skew, covariance = totals[0] / scale, totals[1] / scale
         spread = variance * w_sum**2 if known else raw
-        dof = np.where(estimated, 2.0 * spread * spread / totals[2], np.inf)
-        ratio = np.sqrt(unbiased / variance)
+        factor = 1.0 if studentized else 2.0
+        dof = np.where(estimated, factor * spread * spread / totals[2], np.inf)
+        ratio = unbiased / variance
     base = stdtrit(dof[:, None], PIVOT_PROBABILITIES) - ndtri(PIVOT_PROBABILITIES)
     pivots = []
     rows = zip(skew, covariance, base, ratio, estimated, strict=True)
     for g, c, shift, r, own in rows:
         pivot = cornish_fisher_pivot(float(g), float(c))
         if pivot is not None and own and np.isfinite(shift).all():
-            pivot = tuple(((np.asarray(pivot) + shift) * r).tolist())
+            unit = 1.0 if studentized else math.sqrt(r)  # or at ``variance``
+            pivot = StudentizedPivot(((np.asarray(pivot) + shift) * unit).tolist())
+            pivot.unbiased = float(r) if studentized else 1.0
         pivots.append(pivot)
     return pivots
+
+
+class StudentizedPivot(tuple):
+    """A pivot of the estimate studentized by its unbiased variance estimate,
+    ``unbiased`` times the reported (floored) variance: the interval takes its
+    ends, and its unified one near a bound, at that SD."""
+
+    unbiased = 1.0
 
 
 _LEGENDRE = np.polynomial.legendre.leggauss(64)
@@ -151,7 +165,7 @@ def student_pivot(dof: float, both_dof: float = math.inf) -> StudentPivot:
     return pivot
 
 
-class LogPivot(tuple):
+class LogPivot(StudentizedPivot):
     """The pivot of ``log(1 − R²)``; ``linear``: that of R² itself (near 1, off
     the log scale), or None."""
 
@@ -214,6 +228,7 @@ def log_r2_pivots(
     w: np.ndarray | None,
     sums: R2Sums,
     sigma_dof: Any = None,
+    unbiased: np.ndarray | None = None,
 ) -> list[tuple[float, ...] | None]:
     """Each output's Cornish–Fisher pivot of the truth ``log(1 − R²)`` from
     :func:`r2_label_cumulants`' skewness. With ``sigma_dof``: σ̂'s covariance
@@ -229,16 +244,18 @@ def log_r2_pivots(
     )
     z = ndtri(np.asarray(PIVOT_PROBABILITIES))
     pivots = []
-    for cumulants in zip(skew, own, ratio, covariance, dof, strict=True):
-        g, c, g_ratio, c_ratio, f = (float(x) for x in cumulants)
+    unbiased = np.ones(len(dof)) if unbiased is None else unbiased
+    for cumulants in zip(skew, own, ratio, covariance, dof, unbiased, strict=True):
+        g, c, g_ratio, c_ratio, f, share = (float(x) for x in cumulants)
         log = cornish_fisher_pivot(g, c)
         linear = cornish_fisher_pivot(-g_ratio, -c_ratio)  # R² = 1 − A/B
         if log is None or linear is None or not f > 0.0:
             pivots.append(None)
             continue
-        # V̂'s own variance: Student's base (not near 1, where the unified
-        # interval's side of 1 then covers R² = 1 itself more than 97.5 %)
-        pivot = LogPivot(np.add(log, np.asarray(student_pivot(f)) - z).tolist())
-        pivot.linear = linear
+        # V̂'s own variance: Student's base, on both scales (the unified
+        # interval near 1 is at the unbiased SD)
+        shift = np.asarray(student_pivot(f)) - z
+        pivot = LogPivot(np.add(log, shift).tolist())
+        pivot.linear, pivot.unbiased = tuple(np.add(linear, shift).tolist()), share
         pivots.append(pivot)
     return pivots
