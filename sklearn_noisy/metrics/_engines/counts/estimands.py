@@ -3,6 +3,7 @@ de-noised confusion matrix, delta-method variances (:ref:`formula_truth`)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +14,7 @@ from ....utils._arrays import chunks, read_only
 from ....utils._noise import FlipNoise
 from ..._definitions.counts import COUNT_METRICS
 from .confusion_draws import pair_sums
+from .fieller import as_pivot, count_fieller, ratio_masks
 
 #: The averages of recall, precision and F1, as in scikit-learn.
 AVERAGES = ("binary", "micro", "macro", "weighted")
@@ -305,6 +307,10 @@ def count_estimand_score(
     if noise.n_classes == 2 and noise.q is not None and variance > 0.0:
         moments = flip_moments(observed, pred, noise, weight, estimand == "truth")
         pivot = flip_pivot(metric, confusion.counts, *moments, variance, options)
+        masks = ratio_masks(COUNT_METRICS[metric], options.get("pos_index"))
+        if estimand == "truth" and masks and weight is None and average == "binary":
+            ends = count_fieller(masks, noise, observed, pred, COUNT_METRICS[metric])
+            pivot = as_pivot(estimate, math.sqrt(variance), ends("label")) or pivot
     n_samples = observed.shape[0]
     return NoisyScore(
         metric, estimate, variance, nominal, n_samples, method, estimand,
