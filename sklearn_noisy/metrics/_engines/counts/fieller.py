@@ -11,7 +11,9 @@ the label noise given the true labels (``Var`` and ``κ₃`` of each ``u_i``
 known), over the test-set draw (the studentized mean of the ``z_i``) and that
 less the same sum on a new test set's true labels (the prediction interval).
 Each ``z_i`` is linear in ``r``, their moments polynomials: evaluated on a
-grid of ``r`` over the metric's range, the crossings interpolated.
+grid of ``r`` over the metric's range, the crossings interpolated. The label
+law's third cumulant is estimated from the observed labels, which the
+statistic moves with: :func:`widen` (also for the other two-class pivots).
 """
 
 from __future__ import annotations
@@ -33,13 +35,17 @@ __all__ = [
     "FiellerPivot",
     "as_pivot",
     "count_fieller",
-    "fieller_ends",
     "fieller_sampling_pivot",
     "ratio_masks",
+    "widen",
 ]
 
 #: Points of the grid of ``r`` over the metric's range.
 _GRID = 1001
+_Z = ndtri(np.asarray(PIVOT_PROBABILITIES))
+#: ``z (z² − 1) / 6``: the quantiles' move per unit covariance of a statistic
+#: and its estimated skewness.
+_WIDEN = _Z * (_Z * _Z - 1.0) / 6.0
 
 
 class FiellerPivot(tuple):
@@ -86,13 +92,21 @@ def _quantiles(
     skew: np.ndarray, covariance: np.ndarray, moved: Any = 0.0
 ) -> np.ndarray:
     """``cornish_fisher_pivot`` on arrays: ``(grid, probabilities)``; ``moved``
-    the covariance of the statistic and its estimated skewness, which widens
-    the quantiles by ``1 − (z² − 1) moved / 6``."""
-    z = ndtri(np.asarray(PIVOT_PROBABILITIES))
+    the covariance of the statistic and its estimated skewness (:func:`widen`)."""
+    z = _Z  # as cornish_fisher_pivot
     limit = 0.45 / float(z[-1])
     quadratic = np.clip((skew - 3.0 * covariance) / 6.0, -limit, limit)
-    wide = z * (1.0 - (z * z - 1.0) * np.reshape(moved, (-1, 1)) / 6.0)
+    wide = z - np.reshape(moved, (-1, 1)) * _WIDEN
     return wide - covariance[:, None] / 2.0 + quadratic[:, None] * (z * z - 1.0)
+
+
+def widen(quantiles: Any, moved: float) -> tuple[float, ...] | None:
+    """A Cornish–Fisher pivot's ``quantiles`` (or None) whose skewness is
+    estimated with a covariance ``moved`` with the standardized statistic:
+    ``− z (z² − 1) moved / 6`` each (wider for ``moved < 0``)."""
+    if quantiles is None:
+        return None
+    return tuple(float(v) for v in np.asarray(quantiles) - moved * _WIDEN)
 
 
 def _ends(grid: np.ndarray, stat: np.ndarray, quantile: np.ndarray) -> np.ndarray:
@@ -133,33 +147,19 @@ def count_fieller(
     pred: np.ndarray,
     definition: Any,
 ) -> Callable[[str], np.ndarray]:
-    """:func:`fieller_ends` of a count ratio's truth estimate from the classes
-    ``observed`` and ``pred`` (positions) and ``(a, b)`` of :func:`ratio_masks`."""
-    rows = noise.inverse_rows(observed, slice(None), None)  # (1 − u, u)
+    """``ends(kind)``: Fieller's ends at :data:`PIVOT_PROBABILITIES` for
+    ``kind`` ``"label"``, ``"both"`` or ``"prediction"`` of a count ratio's truth
+    estimate from the classes ``observed`` and ``pred`` (positions) and ``(a,
+    b)`` of :func:`ratio_masks`: ``z_i(r) = Σ_c u_ic (a − r b)[c, ŷ_i]``, ``u_i``
+    the sample's de-noised class weights ``(1 − u, u)``."""
+    rows = noise.inverse_rows(observed, slice(None), None)
+    variance, third = flip_cumulants(noise, observed, "truth")  # of each u
     a, b = masks  # each class's weight in z_i(r), as polynomials c + d r
     lines = [np.stack([a[c, pred], -b[c, pred]], axis=1) for c in range(2)]
-    cumulants = flip_cumulants(noise, observed, "truth")
-    return fieller_ends(rows, lines, definition.range, *cumulants)
-
-
-def fieller_ends(
-    rows: np.ndarray,
-    lines: list[np.ndarray],
-    metric_range: tuple[float, float],
-    variance: Any = None,
-    third: Any = None,
-    order: int = 1,
-) -> Callable[[str], np.ndarray]:
-    """``ends(kind)``: Fieller's ends at :data:`PIVOT_PROBABILITIES` for
-    ``kind`` ``"label"``, ``"both"`` or ``"prediction"``, ``z_i(r) = Σ_c
-    rows[i, c] lines[c][i]·(1, r)``: ``rows`` each sample's (de-noised) class
-    weights ``(1 − u, u)``, ``variance`` and ``third`` the variance and third
-    cumulant of each ``u`` (for ``"label"``); ``order`` 2 for the structural
-    components of a U-statistic of pairs (twice the SD of their mean)."""
     n = rows.shape[0]
     z = rows[:, :1] * lines[0] + rows[:, 1:] * lines[1]
     centred = z - z.mean(axis=0)
-    grid = np.linspace(*metric_range, _GRID)
+    grid = np.linspace(*definition.range, _GRID)
 
     def at(coefficients: np.ndarray) -> np.ndarray:
         return polynomial.polyval(grid, coefficients)
@@ -189,7 +189,7 @@ def fieller_ends(
                 cumulant = m3 - (e3 - 3.0 * e2 * mean + 2.0 * mean**3)
                 moved = at(_mean(centred, squares - squares.mean(axis=0)))
                 covariance = m3 + moved - 2.0 * mean * m2
-            stat = mean / np.sqrt(order * order * spread / (n - 1.0))
+            stat = mean / np.sqrt(spread / (n - 1.0))
             scale = spread**1.5 * math.sqrt(n)
             return _ends(grid, stat, _quantiles(cumulant / scale, covariance / scale))
 
