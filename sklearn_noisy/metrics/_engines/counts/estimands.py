@@ -307,7 +307,7 @@ def count_estimand_score(
     if noise.n_classes == 2 and noise.q is not None and variance > 0.0:
         moments = flip_moments(observed, pred, noise, weight, estimand == "truth")
         pivot = flip_pivot(metric, confusion.counts, *moments, variance, options)
-        masks = ratio_masks(COUNT_METRICS[metric], options.get("pos_index"))
+        masks = ratio_masks(COUNT_METRICS[metric], options.get("pos_index"), pred.size)
         if estimand == "truth" and masks and weight is None and average == "binary":
             ends = count_fieller(masks, noise, observed, pred, COUNT_METRICS[metric])
             pivot = as_pivot(estimate, math.sqrt(variance), ends("label")) or pivot

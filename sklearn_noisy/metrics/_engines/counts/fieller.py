@@ -26,7 +26,7 @@ import numpy as np
 from numpy.polynomial import polynomial
 from scipy.special import ndtri
 
-from ...._noisy_score import PIVOT_PROBABILITIES
+from ...._noisy_score import PIVOT_MAX_SAMPLES, PIVOT_PROBABILITIES
 from ....utils._noise import FlipNoise
 from .prediction import _restore as restore_quantiles
 from .prediction import flip_cumulants
@@ -55,12 +55,15 @@ class FiellerPivot(tuple):
 
 
 def ratio_masks(
-    definition: Any, pos_index: int
+    definition: Any, pos_index: int | None, n_samples: int
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """``(a, b)``: ``N = a·C`` and ``D = b·C`` of a binary ratio of the true
-    counts (rows the class), or None (no ratio, a fixed denominator, ``1 −``)."""
+    counts (rows the class), or None (no ratio, a fixed denominator, ``1 −``,
+    no positive class, more than :data:`PIVOT_MAX_SAMPLES` samples)."""
     ratio = definition.ratio
     if ratio is None or not ratio.true or definition.complement:
+        return None
+    if pos_index is None or n_samples > PIVOT_MAX_SAMPLES:
         return None
     k = 1 - pos_index if definition.negative else pos_index  # TN_k: the other's
     a, b = np.zeros((2, 2)), np.zeros((2, 2))
@@ -135,8 +138,8 @@ def _ends(grid: np.ndarray, stat: np.ndarray, quantile: np.ndarray) -> np.ndarra
 
 def as_pivot(estimate: float, sd: float, ends: np.ndarray) -> FiellerPivot | None:
     """The ends as the quantiles of ``(T − θ)/ŝ`` (None without a spread)."""
-    if not (sd > 0.0 and math.isfinite(estimate)):
-        return None
+    if not (sd > 0.0 and math.isfinite(estimate)) or np.any(np.diff(ends) > 1e-9):
+        return None  # no spread, or crossed ends
     return FiellerPivot(float(v) for v in (estimate - ends) / sd)
 
 
@@ -201,13 +204,19 @@ def fieller_sampling_pivot(
 ) -> Any:
     """The pivot of the interval with both sources (the label part and the
     test-set sampling, total variance ``max(total, variance)``) and, as its
-    ``skew``, the prediction interval's (``variance + 2 sampling``)."""
-    label = score.variance
-    both = as_pivot(score.expected, math.sqrt(max(total, label)), ends("both"))
-    new = as_pivot(
-        score.expected, math.sqrt(label + 2.0 * max(total - label, 0.0)),
-        ends("prediction"),
-    )  # fmt: skip
-    if both is None or new is None:
+    ``skew``, the prediction interval's (``variance + 2 sampling``); each holds
+    the one before (label noise, both sources, prediction)."""
+    label, upper = score.variance, np.asarray(PIVOT_PROBABILITIES) < 0.5
+    wider, pivots = ends("label"), []
+    for kind, variance in (
+        ("both", max(total, label)),
+        ("prediction", label + 2.0 * max(total - label, 0.0)),
+    ):
+        found = ends(kind)
+        wider = np.where(upper, np.maximum(found, wider), np.minimum(found, wider))
+        pivots.append(as_pivot(score.expected, math.sqrt(variance), wider))
+    if None in pivots:
         return None
-    return restore_quantiles(tuple(both), tuple(new), score.metric, "fieller")
+    return restore_quantiles(
+        tuple(pivots[0]), tuple(pivots[1]), score.metric, "fieller"
+    )

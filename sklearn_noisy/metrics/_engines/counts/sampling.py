@@ -103,7 +103,7 @@ def _terms(
         slope = (gradient[1] - gradient[0])[pred_index] * total * adjusted
         spread = flip_cumulants(noise, true_index, score.estimand)
         pivot = _pivots(of, counts, rows, pred_index, h, adjusted, slope, spread, score)
-        masks = ratio_masks(definition, options.get("pos_index", 1))
+        masks = ratio_masks(definition, options.get("pos_index"), n)
         if score.estimand == "truth" and average == "binary" and masks:
             ends = count_fieller(masks, noise, true_index, pred_index, definition)
             total = mean_total_variance(h, None)[0]
