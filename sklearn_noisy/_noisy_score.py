@@ -477,7 +477,7 @@ default=None
         -------
         ConfidenceInterval
             The pair ``(low, high)``, ``method="t"``, ``"log_t"``,
-            ``"log_complement"``, ``"cornish_fisher"`` or ``"arcsine"``.
+            ``"log_complement"``, ``"cornish_fisher"``, ``"fieller"`` or ``"arcsine"``.
         """
         check_level(confidence_level)
         self._source_variance("both")  # needs the sampling variance
