@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 from numpy.polynomial import polynomial
-from scipy.special import ndtri
+from scipy.special import ndtri, stdtrit
 
 from ...._noisy_score import PIVOT_MAX_SAMPLES, PIVOT_PROBABILITIES
 from ....utils._noise import FlipNoise
@@ -194,7 +194,9 @@ def count_fieller(
                 covariance = m3 + moved - 2.0 * mean * m2
             stat = mean / np.sqrt(spread / (n - 1.0))
             scale = spread**1.5 * math.sqrt(n)
-            return _ends(grid, stat, _quantiles(cumulant / scale, covariance / scale))
+            student = stdtrit(n - 1.0, np.asarray(PIVOT_PROBABILITIES)) / _Z
+            quantiles = _quantiles(cumulant / scale, covariance / scale)
+            return _ends(grid, stat, quantiles * student)
 
     return ends
 
