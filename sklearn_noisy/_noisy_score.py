@@ -33,6 +33,7 @@ INTERVAL_METHODS = (
     "log_complement",
     "log_cornish_fisher",
     "fiducial",
+    "fieller",
     "arcsine",
 )
 
@@ -384,7 +385,7 @@ default=None
             return ConfidenceInterval(two.low, upper, two.method)
         requested, variance = method, self._source_variance(source)
         if method == "auto" and source == "both" and self.sampling_variance == 0.0:
-            source = "label_noise"  # no sampling beyond the label noise: its shape
+            source = getattr(self.sampling_pivot, "zero_source", "label_noise")
         if method == "auto":
             method = self.interval_method if source == "label_noise" else "t"
         if method == "t" and source == "label_noise":
@@ -477,7 +478,7 @@ default=None
         -------
         ConfidenceInterval
             The pair ``(low, high)``, ``method="t"``, ``"log_t"``,
-            ``"log_complement"``, ``"cornish_fisher"`` or ``"arcsine"``.
+            ``"log_complement"``, ``"cornish_fisher"``, ``"fieller"`` or ``"arcsine"``.
         """
         check_level(confidence_level)
         self._source_variance("both")  # needs the sampling variance
@@ -549,7 +550,7 @@ default=None
         root = math.sqrt(variance)
         if pivot is not None and math.isfinite(variance):
             method = pivot_method or "bootstrap_t"  # "": the terms' bootstrap-t
-        if method == "fiducial":  # in the range already: no unified widening
+        if method in ("fiducial", "fieller"):  # in the range: no unified widening
             root_metric = self.interval_method == "unified_sqrt"
             centre, scale = self.expected, root
             if root_metric:  # the MSE's ends, then their square roots

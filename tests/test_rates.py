@@ -17,6 +17,7 @@ from sklearn_noisy.metrics import (
     expected_false_negative_rate,
     expected_false_positive_rate,
     expected_negative_predictive_value,
+    expected_recall_score,
     expected_specificity_score,
     false_negative_rate,
     false_positive_rate,
@@ -124,6 +125,30 @@ def test_complements_mirror_their_rate():
         assert fpr.metric == "false_positive_rate"
         low, high = fpr.confidence_interval(0.95)
         assert 0.0 <= low <= high <= 1.0
+
+
+def test_complement_intervals_mirror_their_rate_under_flips():
+    # the skewed label-noise intervals (Fieller's for the truth, Cornish–Fisher's
+    # for the remeasurement) of 1 − recall are 1 minus recall's, reversed: the
+    # pivot's quantiles negated in reverse order (they were recall's own)
+    rng = np.random.default_rng(3)
+    y = (rng.random(200) < 0.4).astype(int)
+    y_pred = np.where(rng.random(200) < 0.85, y, 1 - y)
+    q = rng.uniform(0.0, 0.3, 200)
+    y_obs = np.where(rng.random(200) < q, 1 - y, y)
+    for estimand in ("truth", "remeasurement"):
+        pairs = (
+            (expected_recall_score, expected_false_negative_rate),
+            (expected_specificity_score, expected_false_positive_rate),
+        )
+        for rate, complement in pairs:
+            low, high = rate(
+                y_obs, y_pred, q=q, estimand=estimand
+            ).confidence_interval()
+            mirrored = complement(y_obs, y_pred, q=q, estimand=estimand)
+            assert mirrored.confidence_interval() == pytest.approx(
+                (1.0 - high, 1.0 - low), abs=1e-12
+            )
 
 
 @pytest.mark.parametrize(

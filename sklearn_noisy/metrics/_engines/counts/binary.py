@@ -20,6 +20,7 @@ from .checks import varying_weight
 from .confusion_draws import confusion_counts
 from .distributions import count_metric_distribution
 from .estimands import count_estimand_score
+from .fieller import widen
 from .multiclass import (
     _draw,
     _Problem,
@@ -358,8 +359,10 @@ def _binary_estimand(
     # the terms' third cumulants q(1 − q)(1 − 2c)/(1 − 2q)³, c estimated by o
     third = np.sum(keep_variance * (1.0 - 2.0 * observed) / shrink**3)
     pivot = None
-    if variance > 0.0:
+    if variance > 0.0:  # Cov(u_i, its third cumulant's estimate) = −2 V_i²
         pivot = cornish_fisher_pivot(float(third) / n_pred_pos**3 / variance**1.5, 0.0)
+        fourth = np.sum(np.broadcast_to(keep_variance**2 / shrink**4, observed.shape))
+        pivot = widen(pivot, -2.0 * fourth / (variance * n_pred_pos**2) ** 2)
     return NoisyScore(
         metric, estimate, variance, *score[3:], "truth", label_pivot=pivot
     )

@@ -3,6 +3,7 @@ de-noised confusion matrix, delta-method variances (:ref:`formula_truth`)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +14,7 @@ from ....utils._arrays import chunks, read_only
 from ....utils._noise import FlipNoise
 from ..._definitions.counts import COUNT_METRICS
 from .confusion_draws import pair_sums
+from .fieller import as_pivot, count_fieller, ratio_masks, widen
 
 #: The averages of recall, precision and F1, as in scikit-learn.
 AVERAGES = ("binary", "micro", "macro", "weighted")
@@ -305,6 +307,10 @@ def count_estimand_score(
     if noise.n_classes == 2 and noise.q is not None and variance > 0.0:
         moments = flip_moments(observed, pred, noise, weight, estimand == "truth")
         pivot = flip_pivot(metric, confusion.counts, *moments, variance, options)
+        masks = ratio_masks(COUNT_METRICS[metric], options.get("pos_index"), pred.size)
+        if estimand == "truth" and masks and weight is None and average == "binary":
+            ends = count_fieller(masks, noise, observed, pred, COUNT_METRICS[metric])
+            pivot = as_pivot(estimate, math.sqrt(variance), ends("label")) or pivot
     n_samples = observed.shape[0]
     return NoisyScore(
         metric, estimate, variance, nominal, n_samples, method, estimand,
@@ -322,10 +328,11 @@ def flip_moments(
     """Two classes, flips ``q``: each column ``j`` of the (de-noised) confusion
     matrix moves along ``(−1, 1)`` by ``S_j = Σ_{ŷ_i = j} w_i x_i``, ``x_i = (o_i −
     q_i)/p_i`` (truth, ``p_i = 1 − 2q_i``) or ``o_i`` (``p_i = 1``), ``o_i`` the
-    observed positive. The variance ``q(1 − q)/p²`` and the unbiased estimate
-    ``q(1 − q)(1 − 2o)/p³`` of the third cumulant of each term, summed by
-    column: ``(Var S_j, κ₃(S_j))``."""
-    second, third = np.zeros(2), np.zeros(2)
+    observed positive. The variance ``V = q(1 − q)/p²`` and the unbiased
+    estimate ``q(1 − q)(1 − 2o)/p³`` of the third cumulant of each term, summed
+    by column, and the covariance ``−2 V²`` of the two: ``(Var S_j, κ₃(S_j),
+    Cov_j)``."""
+    second, third, moved = np.zeros(2), np.zeros(2), np.zeros(2)
     for rows in chunks(observed.shape[0]):
         column = pred[rows]
         w = _weights(weight, rows, column.shape[0])
@@ -335,7 +342,8 @@ def flip_moments(
         second += np.bincount(column, weights=w * w * v, minlength=2)
         skewed = w**3 * v * (1.0 - 2.0 * observed[rows]) / p
         third += np.bincount(column, weights=skewed, minlength=2)
-    return second, third
+        moved -= np.bincount(column, weights=2.0 * (w * w * v) ** 2, minlength=2)
+    return second, third, moved
 
 
 def flip_pivot(
@@ -343,14 +351,16 @@ def flip_pivot(
     counts: np.ndarray,
     second: np.ndarray,
     third: np.ndarray,
+    estimated: np.ndarray,
     variance: float,
     options: dict,
 ) -> tuple[float, ...] | None:
     """The Cornish–Fisher pivot of ``f(C)`` from the column sums of
     :func:`flip_moments`: with ``g_j`` and ``H_jl`` the first and second
     derivatives of ``f`` along the columns' moves, ``κ₃(f) = Σ g_j³ κ₃(S_j) +
-    3Q`` and ``Cov(f, ŝ²) = 2Q``, ``Q = Σ g_j g_l H_jl Var S_j Var S_l``
-    (user guide: :ref:`formula_truth`)."""
+    3Q`` and ``Cov(f, ŝ²) = 2Q``, ``Q = Σ g_j g_l H_jl Var S_j Var S_l``,
+    widened for the skewness's estimate (:func:`.fieller.widen`; user guide:
+    :ref:`formula_truth`)."""
     move = np.array([-1.0, 1.0])
     g = move @ metric_gradient(metric, counts, **options)[1]
     step = 1e-4 * max(float(abs(counts.sum())), 1.0)
@@ -366,4 +376,5 @@ def flip_pivot(
     quadratic = float(spread @ hessian @ spread)
     scale = variance**1.5
     skew = (float(g**3 @ third) + 3.0 * quadratic) / scale
-    return cornish_fisher_pivot(skew, 2.0 * quadratic / scale)
+    pivot = cornish_fisher_pivot(skew, 2.0 * quadratic / scale)
+    return widen(pivot, float(g**4 @ estimated) / variance**2)

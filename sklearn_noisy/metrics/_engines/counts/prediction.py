@@ -45,14 +45,19 @@ class _Skewed:
     #: The interval with both sources: ``"bootstrap_t"`` or ``"cornish_fisher"``.
     method = "bootstrap_t"
 
+    @property
+    def zero_source(self) -> str:
+        """The interval with both sources at a sampling variance of 0: Fieller's
+        own (it holds the sampling), else the label noise's."""
+        return "both" if self.method == "fieller" else "label_noise"
+
     def prediction(self, estimate: float, sd: float, level: float) -> Any:
         ends = _pivot_quantiles(self.skew, level)
         if ends is None:
             return None
         low, high = estimate - sd * np.array(ends[::-1])
-        return ConfidenceInterval(
-            *clip_to_range(self.metric, low, high), "cornish_fisher"
-        )
+        method = "fieller" if self.method == "fieller" else "cornish_fisher"
+        return ConfidenceInterval(*clip_to_range(self.metric, low, high), method)
 
 
 class PredictionPivot(_Skewed, DeferredPivot):

@@ -15,6 +15,8 @@ from ....utils._arrays import check_sample_weight
 from ....utils._labels import encode_labels
 from ....utils._noise import FlipNoise
 from ..._definitions.counts import CountMetric
+from ..test_set_sampling import mean_total_variance
+from .fieller import count_fieller, fieller_sampling_pivot, ratio_masks
 from .multilabel import is_multilabel
 from .prediction import flip_cumulants, prediction_pivot
 
@@ -101,6 +103,11 @@ def _terms(
         slope = (gradient[1] - gradient[0])[pred_index] * total * adjusted
         spread = flip_cumulants(noise, true_index, score.estimand)
         pivot = _pivots(of, counts, rows, pred_index, h, adjusted, slope, spread, score)
+        masks = ratio_masks(definition, options.get("pos_index"), n)
+        if score.estimand == "truth" and average == "binary" and masks:
+            ends = count_fieller(masks, noise, true_index, pred_index, definition)
+            total = mean_total_variance(h, None)[0]
+            pivot = fieller_sampling_pivot(ends, score, total) or pivot
     return h, weight, 1.0, None, None, None, pivot
 
 

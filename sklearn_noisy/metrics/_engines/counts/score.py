@@ -138,6 +138,7 @@ def count_score(
             expected=lambda s: 1.0 - s.expected,
             nominal=lambda s: 1.0 - s.nominal,
             distribution=None,
+            label_pivot=lambda s: _mirrored(s.label_pivot),
         )
     if definition.negative:  # recall or precision of the negative class
         return _negative_class_score(definition, y_true, y_pred, options)
@@ -148,6 +149,12 @@ def count_score(
     elif definition.present_classes:
         _warn_unseen_classes(y_true, y_pred, options["sample_weight"])
     return score
+
+
+def _mirrored(pivot: Any) -> Any:
+    """The label pivot of ``1 − T``: the quantiles of ``(T − θ)/ŝ`` negated, in
+    reverse order (the probabilities are symmetric)."""
+    return None if pivot is None else type(pivot)(-v for v in reversed(pivot))
 
 
 # ------------------------------------------------------------------- rates
