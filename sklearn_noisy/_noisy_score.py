@@ -29,6 +29,7 @@ INTERVAL_METHODS = (
     "bootstrap_t_welch",
     "log_bootstrap_t",
     "cornish_fisher",
+    "sqrt_bootstrap_t",
     "log_t",
     "log_complement",
     "log_cornish_fisher",
@@ -384,7 +385,7 @@ default=None
             return ConfidenceInterval(two.low, upper, two.method)
         requested, variance = method, self._source_variance(source)
         if method == "auto" and source == "both" and self.sampling_variance == 0.0:
-            source = "label_noise"  # no sampling beyond the label noise: its shape
+            source = getattr(self.sampling_pivot, "zero_sampling", "label_noise")
         if method == "auto":
             method = self.interval_method if source == "label_noise" else "t"
         if method == "t" and source == "label_noise":
@@ -462,10 +463,10 @@ default=None
     def prediction_interval(self, confidence_level: float = 0.95) -> ConfidenceInterval:
         """Interval for the metric of a new test set of the same size.
 
-        Student's t (on the log scale for a positive metric far from 0, of
-        ``1 − R²`` for R² far from 1, with a two-class count metric's skew, else
-        on the arcsine-root scale of a bounded one's position). Read more in the
-        :ref:`User Guide <error_budget_intervals>`.
+        Student's t (log scale: a positive metric far from 0; the MSE's and RMSE's
+        bootstrap-t on the square-root scale; of ``1 − R²``: R² far from 1; a
+        two-class count metric's skew; else the arcsine-root of a bounded one's
+        position). Read more in the :ref:`User Guide <error_budget_intervals>`.
 
         Parameters
         ----------
@@ -475,8 +476,8 @@ default=None
         Returns
         -------
         ConfidenceInterval
-            The pair ``(low, high)``, ``method="t"``, ``"log_t"``,
-            ``"log_complement"``, ``"cornish_fisher"`` or ``"arcsine"``.
+            The pair ``(low, high)``, ``method="t"``, ``"log_t"``, ``"arcsine"``,
+            ``"sqrt_bootstrap_t"``, ``"log_complement"`` or ``"cornish_fisher"``.
         """
         check_level(confidence_level)
         self._source_variance("both")  # needs the sampling variance
@@ -484,16 +485,17 @@ default=None
         variance = label * self.variance + 2.0 * self.sampling_variance
         dof = self._dof(2.0 * self.sampling_variance, variance)
         lower, upper = self._range
+        counts = getattr(self.sampling_pivot, "prediction", None)  # its own: the MSE's
         if (lower, upper) == (0.0, math.inf) and math.isfinite(variance):
             t = _t_quantile(confidence_level, dof)
             estimate, sd = self.expected, math.sqrt(variance)
             root = self.interval_method == "unified_sqrt"
             if root:
                 estimate, sd = self.distribution.estimate, sd * self.distribution.factor
-            if estimate > t * sd:
-                ends = _log_scale(estimate, t * sd)
-                return ConfidenceInterval(*(np.sqrt(ends) if root else ends), "log_t")
-        counts = getattr(self.sampling_pivot, "prediction", None)  # two classes'
+            own = counts and counts(estimate, sd, confidence_level)
+            if own or estimate > t * sd:
+                own = own or ConfidenceInterval(*_log_scale(estimate, t * sd), "log_t")
+                return ConfidenceInterval(*(np.sqrt(own) if root else own), own.method)
         skewed = self._log_complement(variance, confidence_level, dof) or (
             counts and counts(self.expected, math.sqrt(variance), confidence_level)
         )
@@ -548,7 +550,7 @@ default=None
         root = math.sqrt(variance)
         if pivot is not None and math.isfinite(variance):
             method = pivot_method or "bootstrap_t"  # "": the terms' bootstrap-t
-        if method == "fiducial":  # in the range already: no unified widening
+        if method in ("fiducial", "sqrt_bootstrap_t"):  # in the range: not widened
             root_metric = self.interval_method == "unified_sqrt"
             centre, scale = self.expected, root
             if root_metric:  # the MSE's ends, then their square roots
