@@ -201,7 +201,11 @@ def root_pivot(
         return quantiles
     q = np.asarray(quantiles) * stdtrit(dof, PIVOT_PROBABILITIES)
     q /= ndtri(PIVOT_PROBABILITIES)
-    pivot = RootPivot(((estimate - _root_ends(estimate, sd, q)) / sd).tolist())
+    ends = _root_ends(estimate, sd, q)
+    # an end at 0 an SD beyond it: clipped there whatever the SD's last digits
+    pivot = RootPivot(
+        (np.where(ends > 0.0, estimate - ends, estimate + sd) / sd).tolist()
+    )
     pivot.student = tuple(q.tolist())
     return pivot
 
