@@ -29,6 +29,7 @@ INTERVAL_METHODS = (
     "bootstrap_t_welch",
     "log_bootstrap_t",
     "cornish_fisher",
+    "sqrt_bootstrap_t",
     "log_t",
     "log_complement",
     "log_cornish_fisher",
@@ -464,10 +465,10 @@ default=None
     def prediction_interval(self, confidence_level: float = 0.95) -> ConfidenceInterval:
         """Interval for the metric of a new test set of the same size.
 
-        Student's t (on the log scale for a positive metric far from 0, of
-        ``1 − R²`` for R² far from 1, with a two-class count metric's skew, else
-        on the arcsine-root scale of a bounded one's position). Read more in the
-        :ref:`User Guide <error_budget_intervals>`.
+        Student's t (log scale: a positive metric far from 0; the MSE's and RMSE's
+        bootstrap-t on the square-root scale; of ``1 − R²``: R² far from 1; a
+        two-class count metric's skew; else the arcsine-root of a bounded one's
+        position). Read more in the :ref:`User Guide <error_budget_intervals>`.
 
         Parameters
         ----------
@@ -477,8 +478,7 @@ default=None
         Returns
         -------
         ConfidenceInterval
-            The pair ``(low, high)``, ``method="t"``, ``"log_t"``,
-            ``"log_complement"``, ``"cornish_fisher"``, ``"fieller"`` or ``"arcsine"``.
+            The pair ``(low, high)`` and its ``method``, from ``INTERVAL_METHODS``.
         """
         check_level(confidence_level)
         self._source_variance("both")  # needs the sampling variance
@@ -486,16 +486,17 @@ default=None
         variance = label * self.variance + 2.0 * self.sampling_variance
         dof = self._dof(2.0 * self.sampling_variance, variance)
         lower, upper = self._range
+        counts = getattr(self.sampling_pivot, "prediction", None)  # its own: the MSE's
         if (lower, upper) == (0.0, math.inf) and math.isfinite(variance):
             t = _t_quantile(confidence_level, dof)
             estimate, sd = self.expected, math.sqrt(variance)
             root = self.interval_method == "unified_sqrt"
             if root:
                 estimate, sd = self.distribution.estimate, sd * self.distribution.factor
-            if estimate > t * sd:
-                ends = _log_scale(estimate, t * sd)
-                return ConfidenceInterval(*(np.sqrt(ends) if root else ends), "log_t")
-        counts = getattr(self.sampling_pivot, "prediction", None)  # two classes'
+            own = counts and counts(estimate, sd, confidence_level)
+            if own or estimate > t * sd:
+                own = own or ConfidenceInterval(*_log_scale(estimate, t * sd), "log_t")
+                return ConfidenceInterval(*(np.sqrt(own) if root else own), own.method)
         skewed = self._log_complement(variance, confidence_level, dof) or (
             counts and counts(self.expected, math.sqrt(variance), confidence_level)
         )
@@ -550,7 +551,7 @@ default=None
         root = math.sqrt(variance)
         if pivot is not None and math.isfinite(variance):
             method = pivot_method or "bootstrap_t"  # "": the terms' bootstrap-t
-        if method in ("fiducial", "fieller"):  # in the range: no unified widening
+        if method in ("fiducial", "fieller", "sqrt_bootstrap_t"):  # not widened
             root_metric = self.interval_method == "unified_sqrt"
             centre, scale = self.expected, root
             if root_metric:  # the MSE's ends, then their square roots

@@ -65,22 +65,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "greater: cov 95.0 (SE 2.8), below 1.7, above 3.3, less 96.7, greater "
         "93.3; 60 reps"
     ),
-    ("gaussian", "mse", "remeasurement", "both"): (
-        "above,less: cov 94.7 (SE 0.5), below 1.30, above 4.05, less 93.2, "
-        "greater 95.7; 2000 reps"
-    ),
-    ("gaussian", "mse", "remeasurement", "prediction"): (
-        "above,less: cov 94.0 (SE 0.5), below 2.05, above 3.95, less 93.3, "
-        "greater 95.8; 2000 reps"
-    ),
-    ("gaussian", "mse", "truth", "both"): (
-        "above,less: cov 95.0 (SE 0.5), below 1.05, above 3.95, less 93.4, "
-        "greater 96.6; 2000 reps"
-    ),
-    ("gaussian", "mse", "truth", "prediction"): (
-        "above,less: cov 94.8 (SE 0.5), below 1.45, above 3.75, less 93.6, "
-        "greater 96.8; 2000 reps"
-    ),
     ("gaussian", "r2", "forward", "label_noise"): (
         "less,greater: cov 93.3 (SE 3.2), below 3.3, above 3.3, less 93.3, "
         "greater 93.3; 60 reps"
@@ -109,22 +93,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "greater: cov 95.0 (SE 2.8), below 1.7, above 3.3, less 96.7, greater "
         "93.3; 60 reps"
     ),
-    ("gaussian", "rmse", "remeasurement", "both"): (
-        "above,less: cov 94.7 (SE 0.5), below 1.30, above 4.05, less 93.2, "
-        "greater 95.7; 2000 reps"
-    ),
-    ("gaussian", "rmse", "remeasurement", "prediction"): (
-        "above,less: cov 94.0 (SE 0.5), below 2.05, above 3.95, less 93.3, "
-        "greater 95.8; 2000 reps"
-    ),
-    ("gaussian", "rmse", "truth", "both"): (
-        "above,less: cov 95.0 (SE 0.5), below 1.05, above 3.95, less 93.4, "
-        "greater 96.6; 2000 reps"
-    ),
-    ("gaussian", "rmse", "truth", "prediction"): (
-        "above,less: cov 94.8 (SE 0.5), below 1.45, above 3.75, less 93.6, "
-        "greater 96.8; 2000 reps"
-    ),
     ("heavy", "mae", "forward", "label_noise"): (
         "cov>97: cov 100.0 (SE 0.0), below 0.0, above 0.0, less 100.0, "
         "greater 100.0; 10 reps"
@@ -133,21 +101,9 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "cov>97: cov 100.0 (SE 0.0), below 0.0, above 0.0, less 100.0, "
         "greater 100.0; 10 reps"
     ),
-    ("heavy", "mse", "remeasurement", "both"): (
-        "above,less: cov 93.9 (SE 0.5), below 1.20, above 4.90, less 91.0, "
-        "greater 96.9; 2000 reps"
-    ),
-    ("heavy", "mse", "remeasurement", "prediction"): (
-        "above,less: cov 93.5 (SE 0.6), below 1.90, above 4.65, less 92.2, "
-        "greater 95.9; 2000 reps"
-    ),
-    ("heavy", "mse", "truth", "both"): (
-        "above,less: cov 94.0 (SE 0.5), below 0.75, above 5.30, less 91.1, "
-        "greater 97.2; 2000 reps"
-    ),
     ("heavy", "mse", "truth", "prediction"): (
-        "above,less: cov 94.0 (SE 0.5), below 1.20, above 4.75, less 92.2, "
-        "greater 97.5; 2000 reps"
+        "above,less: cov 94.0 (SE 0.5), below 1.90, above 4.05, less 93.0, "
+        "greater 96.2; 2000 reps"
     ),
     ("heavy", "r2", "forward", "label_noise"): (
         "cov>97,greater: cov 98.3 (SE 1.7), below 1.7, above 0.0, less 96.7, "
@@ -177,21 +133,9 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "cov<93,below,greater: cov 90.6 (SE 0.7), below 9.15, above 0.25, "
         "less 99.5, greater 88.2; 2000 reps"
     ),
-    ("heavy", "rmse", "remeasurement", "both"): (
-        "above,less: cov 93.9 (SE 0.5), below 1.20, above 4.90, less 91.0, "
-        "greater 96.9; 2000 reps"
-    ),
-    ("heavy", "rmse", "remeasurement", "prediction"): (
-        "above,less: cov 93.5 (SE 0.6), below 1.90, above 4.65, less 92.2, "
-        "greater 95.9; 2000 reps"
-    ),
-    ("heavy", "rmse", "truth", "both"): (
-        "above,less: cov 94.0 (SE 0.5), below 0.75, above 5.30, less 91.1, "
-        "greater 97.2; 2000 reps"
-    ),
     ("heavy", "rmse", "truth", "prediction"): (
-        "above,less: cov 94.0 (SE 0.5), below 1.20, above 4.75, less 92.2, "
-        "greater 97.5; 2000 reps"
+        "above,less: cov 94.0 (SE 0.5), below 1.90, above 4.05, less 93.0, "
+        "greater 96.2; 2000 reps"
     ),
     ("few", "mae", "forward", "label_noise"): (
         "cov<93,above,less: cov 90.0 (SE 9.5), below 0.0, above 10.0, less "

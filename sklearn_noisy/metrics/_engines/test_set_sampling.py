@@ -21,11 +21,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from scipy.special import ndtri, stdtrit
 
 from ..._noisy_score import (
     METRIC_INTERVALS,
     PIVOT_MAX_SAMPLES,
     PIVOT_PROBABILITIES,
+    ConfidenceInterval,
     NoisyScore,
 )
 from ...utils._arrays import chunks
@@ -161,6 +163,53 @@ def studentized_quantiles(
     return tuple(float(v) for v in np.quantile(pivots, PIVOT_PROBABILITIES))
 
 
+def _root_ends(estimate: float, sd: float, q: np.ndarray) -> np.ndarray:
+    """``(√T − q·sd/(2√T))²``, 0 below 0: the ends at the pivot's ``q`` on the
+    square-root scale of a positive estimate ``T`` of SD ``sd``."""
+    root = math.sqrt(estimate)
+    return np.square(np.maximum(root - sd / (2.0 * root) * np.asarray(q), 0.0))
+
+
+class RootPivot(tuple):
+    """The MSE's pivot (:func:`root_pivot`); ``student``: its quantiles ``q``.
+    The interval with both sources keeps it where the terms spread no more than
+    the label noise (a sampling variance of 0: else the label-noise interval)."""
+
+    method = "sqrt_bootstrap_t"
+    zero_source = "both"
+    student: tuple[float, ...] = ()
+
+    def prediction(
+        self, estimate: float, sd: float, level: float
+    ) -> ConfidenceInterval | None:
+        """The prediction interval on the square-root scale at the quantiles."""
+        tail = (1.0 - level) / 2.0
+        if not (PIVOT_PROBABILITIES[0] <= tail and estimate > 0.0 < sd < math.inf):
+            return None
+        q = np.interp([1.0 - tail, tail], PIVOT_PROBABILITIES, self.student)
+        return ConfidenceInterval(*_root_ends(estimate, sd, q), self.method)
+
+
+def root_pivot(
+    quantiles: tuple[float, ...], dof: float, estimate: float, sd: float
+) -> tuple[float, ...]:
+    """The MSE's bootstrap-t ``quantiles`` each times Student's ``t_dof(p)/z(p)``
+    (``dof``: the terms' Satterthwaite degrees of freedom), taken on the
+    square-root scale of the ``estimate`` (SD ``sd``): a :class:`RootPivot` of
+    ``(T − (√T − q·sd/(2√T))²)/sd``; the plain quantiles for ``T <= 0``."""
+    if not (estimate > 0.0 and 0.0 < sd < math.inf):
+        return quantiles
+    q = np.asarray(quantiles) * stdtrit(dof, PIVOT_PROBABILITIES)
+    q /= ndtri(PIVOT_PROBABILITIES)
+    ends = _root_ends(estimate, sd, q)
+    # an end at 0 an SD beyond it: clipped there whatever the SD's last digits
+    pivot = RootPivot(
+        (np.where(ends > 0.0, estimate - ends, estimate + sd) / sd).tolist()
+    )
+    pivot.student = tuple(q.tolist())
+    return pivot
+
+
 class RatioPivot(tuple):
     """R²'s pivot on the scale of ``log(1 − R²)`` (:func:`log_ratio_quantiles`)."""
 
@@ -222,27 +271,36 @@ def log_ratio_quantiles(
 
 
 class DeferredPivot(Sequence):
-    """:func:`studentized_quantiles` of ``(h, weight)``, drawn when first read (only
-    the interval with both sources reads them), or R²'s :func:`log_ratio_quantiles`
-    of ``ratio`` (``(a, b, u, SD)``) where they exist; pickled as the tuple."""
+    """:func:`studentized_quantiles` of ``(h, weight)``, drawn when first read
+    (only the intervals with both sources read them), or R²'s
+    :func:`log_ratio_quantiles` of ``ratio`` (``(a, b, u, SD)``) where they exist,
+    or the MSE's :func:`root_pivot` of them and ``root`` (``(dof, T, SD)``);
+    pickled as the tuple."""
 
     __slots__ = ("_lock", "_terms", "_values")
 
     def __init__(
-        self, h: np.ndarray, weight: np.ndarray | None, ratio: tuple | None = None
+        self,
+        h: np.ndarray,
+        weight: np.ndarray | None,
+        ratio: tuple | None = None,
+        root: tuple | None = None,
     ) -> None:
         weight = None if weight is None else weight.copy()
-        self._terms: tuple | None = (h, weight, ratio)
+        self._terms: tuple | None = (h, weight, ratio, root)
         self._values: tuple[float, ...] = ()
         self._lock = threading.Lock()
 
     def _quantiles(self) -> tuple[float, ...]:
         with self._lock:
             if self._terms is not None:
-                h, weight, ratio = self._terms
+                h, weight, ratio, root = self._terms
                 with np.errstate(all="ignore"):
                     found = ratio and log_ratio_quantiles(*ratio, weight)
-                    self._values = found or studentized_quantiles(h, weight) or ()
+                    found = found or studentized_quantiles(h, weight)
+                    self._values = (root and found and root_pivot(found, *root)) or (
+                        found or ()
+                    )
                 self._terms = None
         return self._values
 
@@ -445,13 +503,16 @@ def with_term_moments(
     label: float | None = None,
     ratio: tuple[np.ndarray, np.ndarray] | None = None,
     pivot: Any = None,
+    root_scale: bool = False,
 ) -> NoisyScore:
     """``score`` with the sampling part of its terms' ``moments`` ``(V_total,
     dof)``, whose degrees of freedom are those of ``V_total`` less a known
     label part (Satterthwaite: ``dof (S/V_total)²``); ``h``, the terms
     themselves, for the pivot of a small test set; ``ratio``: R²'s ``(a, b)``
-    for its pivots on the log scale (:func:`log_ratio_quantiles`)."""
+    for its pivots on the log scale (:func:`log_ratio_quantiles`);
+    ``root_scale``: the MSE's pivot, :func:`root_pivot`."""
     total, dof = moments
+    terms_dof = dof
     total = total * scale * scale
     variance = sampling_from_total(total, score, label)
     if variance < total:  # a difference of V_total and a known part
@@ -461,7 +522,8 @@ def with_term_moments(
         if "log_complement" not in METRIC_INTERVALS.get(score.metric, ()):
             ratio = None  # R² only (its label-noise interval is on that scale)
         ratio = ratio and (*ratio, 1.0 - score.expected, root)
-        pivot = DeferredPivot(h * np.sign(scale), weight, ratio)
+        root_of = (terms_dof, score.expected, root) if root_scale else None
+        pivot = DeferredPivot(h * np.sign(scale), weight, ratio, root_of)
     return _with(score, variance, method, dof, pivot)
 
 

@@ -631,15 +631,20 @@ def estimand_score(
         result.intervals,
         result.pivots,
     )
-    return with_sampling(score, result.sampling, weight)
+    return with_sampling(score, result.sampling, weight, root_scale=dof is None)
 
 
-def with_sampling(score: Any, sampling: Any, weight: np.ndarray | None) -> Any:
+def with_sampling(
+    score: Any, sampling: Any, weight: np.ndarray | None, root_scale: bool = True
+) -> Any:
     """``score`` with the sampling part of the accumulated term moments
-    ``(chunks, terms)`` (:func:`~.sums.squared_error_sums`), if any."""
+    ``(chunks, terms)`` (:func:`~.sums.squared_error_sums`), if any; the pivot
+    on the square-root scale unless ``root_scale`` is False (σ estimated: the
+    label variance holds σ̂'s own, which the terms do not show)."""
     if sampling is None:
         return score
     with np.errstate(all="ignore"):
+        moments = total_variance(sampling[0])
         return with_term_moments(
-            score, total_variance(sampling[0]), *sampling[1:], weight
+            score, moments, *sampling[1:], weight, root_scale=root_scale
         )
