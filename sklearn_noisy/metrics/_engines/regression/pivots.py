@@ -44,10 +44,11 @@ def skew_pivots(
     nominal MSE from its :func:`~.sums.skew_sums` (user guide: :ref:`skewed
     estimates <truth_skew>`): for the unbiased variance estimate ``raw / W²``
     (where positive; the reported ``variance`` is floored), on Student's base
-    at the Satterthwaite degrees of freedom ``2 raw² / totals[2]`` of that
-    estimate (σ ``known``: of the reported ``variance``, at least the floor),
-    rescaled to ``variance``; if ``studentized`` (the truth with σ̂) half those,
-    as R²'s, not rescaled: a :class:`StudentizedPivot`."""
+    at the Satterthwaite degrees of freedom ``2 raw² / totals[2]`` of its σ̂
+    part (σ ``known``: of its part over the labels, with the reported
+    ``variance``, at least the floor, for ``raw``), rescaled to ``variance``;
+    if ``studentized`` (the truth with σ̂) half those, as R²'s, not rescaled: a
+    :class:`StudentizedPivot`."""
     estimated = (totals[2] > 0.0) & (raw > 0.0)
     unbiased = np.where(estimated, raw / w_sum**2, variance)
     with np.errstate(divide="ignore", invalid="ignore"):
