@@ -173,10 +173,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "cov>97: cov 97.4 (SE 0.4), below 0.70, above 1.90, less 95.8, "
         "greater 97.1; 2000 reps"
     ),
-    ("few", "r2", "truth", "label_noise"): (
-        "cov>97: cov 97.0 (SE 0.4), below 0.85, above 2.15, less 95.0, "
-        "greater 97.0; 2000 reps (coverage 1 - 0.0085 - 0.0215, a hair above 0.97)"
-    ),
     ("few", "r2", "truth", "prediction"): (
         "cov>97: cov 98.0 (SE 0.3), below 0.05, above 1.95, less 96.0, "
         "greater 99.5; 2000 reps"
