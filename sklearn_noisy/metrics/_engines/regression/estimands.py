@@ -28,6 +28,7 @@ from ....utils._warnings import warn
 from ..test_set_sampling import total_variance, with_term_moments
 from .counts import count_log_r2_cumulants, count_r2_sums, count_squared_error_sums
 from .pivots import fiducial_pivots, folded_cumulants, log_r2_pivots, skew_pivots
+from .quadrature import LEGENDRE_64
 from .r2_offsets import offsets_cube_trace, offsets_third_cumulant, with_offsets
 from .sums import (
     T_MAX,
@@ -166,13 +167,10 @@ def _mse(
     )
 
 
-_LEGENDRE = np.polynomial.legendre.leggauss(64)
-
-
 def _root_spread(rho: np.ndarray) -> np.ndarray:
     """``Var g(Z)``, ``Z ~ N(ρ, 1)``, ``g`` the truth RMSE at ``V = 1``, by
     Gauss–Legendre quadrature centred at ``g(max(ρ, 1))``."""
-    nodes, weights = _LEGENDRE
+    nodes, weights = LEGENDRE_64
     rho = rho[:, None]
     centre = np.maximum(rho, 1.0)
     root_c = np.sqrt(centre)

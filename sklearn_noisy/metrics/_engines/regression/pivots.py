@@ -15,6 +15,7 @@ import numpy as np
 from scipy.special import ndtri, stdtrit
 
 from ...._noisy_score import PIVOT_PROBABILITIES, cornish_fisher_pivot
+from .quadrature import LEGENDRE_64
 from .sums import R2Sums, weighted
 
 __all__ = [
@@ -79,16 +80,13 @@ class StudentizedPivot(tuple):
     unbiased = 1.0
 
 
-_LEGENDRE = np.polynomial.legendre.leggauss(64)
-
-
 def folded_cumulants(
     t: np.ndarray, estimate: Callable[[np.ndarray], np.ndarray]
 ) -> tuple[np.ndarray, np.ndarray]:
     """The third cumulant of ``|t + Z|``, ``Z ~ N(0, 1)``, and its covariance
     with ``estimate(|t + Z|)``, elementwise: Gauss–Legendre quadrature of the
     folded density ``φ(a − t) + φ(a + t)`` on ``[0, t + 10]``."""
-    nodes, weights = _LEGENDRE
+    nodes, weights = LEGENDRE_64
     half = (t[..., None] + 10.0) / 2.0
     folded = half * (nodes + 1.0)
     density = np.exp(-0.5 * (folded - t[..., None]) ** 2)
