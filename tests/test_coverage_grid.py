@@ -101,10 +101,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "cov>97: cov 100.0 (SE 0.0), below 0.0, above 0.0, less 100.0, "
         "greater 100.0; 10 reps"
     ),
-    ("heavy", "mse", "truth", "prediction"): (
-        "above,less: cov 94.0 (SE 0.5), below 1.90, above 4.05, less 93.0, "
-        "greater 96.2; 2000 reps"
-    ),
     ("heavy", "r2", "forward", "label_noise"): (
         "cov>97,greater: cov 98.3 (SE 1.7), below 1.7, above 0.0, less 96.7, "
         "greater 93.3; 60 reps"
@@ -132,10 +128,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
     ("heavy", "r2", "truth", "prediction"): (
         "cov<93,below,greater: cov 90.6 (SE 0.7), below 9.15, above 0.25, "
         "less 99.5, greater 88.2; 2000 reps"
-    ),
-    ("heavy", "rmse", "truth", "prediction"): (
-        "above,less: cov 94.0 (SE 0.5), below 1.90, above 4.05, less 93.0, "
-        "greater 96.2; 2000 reps"
     ),
     ("few", "mae", "forward", "label_noise"): (
         "cov<93,above,less: cov 90.0 (SE 9.5), below 0.0, above 10.0, less "
