@@ -11,7 +11,9 @@ SEs (user guide: verification, "Coverage in each tail"). The full grid takes
 about 25 minutes on one loaded core, most of it in the forward MAE's exact
 intervals and R²'s bootstrap; its classification cells about 4.
 Replicates per cell (seed 0): 2000, but for the regression populations'
-forward estimand 60 (10 for the MAE; 40 for its "prediction" cells).
+forward estimand 60 (10 for the MAE; 40 for its "prediction" cells). The
+second heavy-tailed population, "skewed" (log-normal errors and σ), has the
+truth and remeasurement cells only (``POPULATION_ESTIMANDS``): about 45 s.
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ import pytest
 from _interval_coverage import (
     ESTIMANDS,
     KIND,
+    POPULATION_ESTIMANDS,
     POPULATIONS,
     SOURCES,
     Task,
     metric_functions,
+    population_values,
     run_task,
     verdict,
 )
@@ -101,10 +105,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "cov>97: cov 100.0 (SE 0.0), below 0.0, above 0.0, less 100.0, "
         "greater 100.0; 10 reps"
     ),
-    ("heavy", "mse", "truth", "prediction"): (
-        "above,less: cov 94.0 (SE 0.5), below 1.90, above 4.05, less 93.0, "
-        "greater 96.2; 2000 reps"
-    ),
     ("heavy", "r2", "forward", "label_noise"): (
         "cov>97,greater: cov 98.3 (SE 1.7), below 1.7, above 0.0, less 96.7, "
         "greater 93.3; 60 reps"
@@ -132,10 +132,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
     ("heavy", "r2", "truth", "prediction"): (
         "cov<93,below,greater: cov 90.6 (SE 0.7), below 9.15, above 0.25, "
         "less 99.5, greater 88.2; 2000 reps"
-    ),
-    ("heavy", "rmse", "truth", "prediction"): (
-        "above,less: cov 94.0 (SE 0.5), below 1.90, above 4.05, less 93.0, "
-        "greater 96.2; 2000 reps"
     ),
     ("few", "mae", "forward", "label_noise"): (
         "cov<93,above,less: cov 90.0 (SE 9.5), below 0.0, above 10.0, less "
@@ -203,6 +199,23 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "below: cov 93.7 (SE 0.5), below 3.85, above 2.50, less 95.3, greater "
         "94.2; 2000 reps"
     ),
+    ("skewed", "mae", "remeasurement", "prediction"): (
+        "above: cov 93.8 (SE 0.5), below 2.60, above 3.60, less 94.3, greater "
+        "95.7; 2000 reps; seeds 1 and 2 pass: 94.9 %, 2.6 / 2.5 and 94.75 %, "
+        "2.45 / 2.8"
+    ),
+    ("skewed", "r2", "truth", "label_noise"): (
+        "cov<93,below,greater: cov 92.8 (SE 0.6), below 4.25, above 2.95, "
+        "less 95.2, greater 93.3; 2000 reps"
+    ),
+    ("skewed", "r2", "truth", "both"): (
+        "below,greater: cov 93.3 (SE 0.6), below 5.05, above 1.65, less 96.0, "
+        "greater 92.3; 2000 reps"
+    ),
+    ("skewed", "r2", "truth", "prediction"): (
+        "cov<93,below,greater: cov 92.2 (SE 0.6), below 6.25, above 1.50, "
+        "less 96.2, greater 91.6; 2000 reps"
+    ),
 }
 
 
@@ -229,7 +242,7 @@ def _grid_rows(population: str, metric: str, estimand: str) -> tuple[dict, list]
 def _cells():
     for population in POPULATIONS:
         for metric, function in metric_functions(population).items():
-            for estimand in ESTIMANDS:
+            for estimand in POPULATION_ESTIMANDS.get(population, ESTIMANDS):
                 if estimand not in function.estimands:
                     continue
                 for source in SOURCES:
@@ -251,6 +264,20 @@ def _describe(row: dict) -> str:
         f"{100 * row['less']:.1f}, greater {100 * row['greater']:.1f}, "
         f"{row['replicates']} replicates"
     )
+
+
+def test_skewed_population_values():
+    """The quadrature against the log-normal closed forms: the error
+    d = 0.6 (e^{0.4 x} - 0.7), sigma = 0.3 e^{x/4}, E e^{a x} = e^{a²/2}."""
+    values = population_values("skewed")
+    mse = 0.36 * (math.exp(0.32) - 1.4 * math.exp(0.08) + 0.49)
+    noisy = mse + 0.09 * math.exp(0.125)
+    assert values["mse"]["truth"] == pytest.approx(mse, rel=1e-10)
+    assert values["mse"]["remeasurement"] == pytest.approx(noisy, rel=1e-10)
+    assert values["rmse"]["truth"] == pytest.approx(math.sqrt(mse), rel=1e-10)
+    # Var(x + 0.6 e^{0.4x}): Var e^{ax} = e^{2a²} - e^{a²}, Cov(x, e^{ax}) = a e^{a²/2}
+    var_mu = 1.0 + 0.36 * (math.exp(0.32) - math.exp(0.16)) + 0.48 * math.exp(0.08)
+    assert values["r2"]["truth"] == pytest.approx(1.0 - mse / var_mu, rel=1e-10)
 
 
 @pytest.mark.parametrize(("population", "metric", "estimand", "source"), list(_cells()))

@@ -171,7 +171,8 @@ def _root_ends(estimate: float, sd: float, q: np.ndarray) -> np.ndarray:
 
 
 class RootPivot(tuple):
-    """The MSE's pivot (:func:`root_pivot`); ``student``: its quantiles ``q``.
+    """The MSE's pivot (:func:`root_pivot`); ``student``: the quantiles ``q`` of
+    :meth:`prediction` (the upper end's widened for the truth's new test set).
     The interval with both sources keeps it where the terms spread no more than
     the label noise (a sampling variance of 0: else the label-noise interval)."""
 
@@ -191,22 +192,29 @@ class RootPivot(tuple):
 
 
 def root_pivot(
-    quantiles: tuple[float, ...], dof: float, estimate: float, sd: float
+    quantiles: tuple[float, ...],
+    dof: float,
+    estimate: float,
+    sd: float,
+    upper_dof: float,
 ) -> tuple[float, ...]:
     """The MSE's bootstrap-t ``quantiles`` each times Student's ``t_dof(p)/z(p)``
     (``dof``: the terms' Satterthwaite degrees of freedom), taken on the
     square-root scale of the ``estimate`` (SD ``sd``): a :class:`RootPivot` of
-    ``(T − (√T − q·sd/(2√T))²)/sd``; the plain quantiles for ``T <= 0``."""
+    ``(T − (√T − q·sd/(2√T))²)/sd``; the plain quantiles for ``T <= 0``. Its
+    ``student``, the prediction interval's, widens those of its upper end (below
+    0.5) at ``upper_dof`` instead (:func:`with_term_moments`)."""
     if not (estimate > 0.0 and 0.0 < sd < math.inf):
         return quantiles
-    q = np.asarray(quantiles) * stdtrit(dof, PIVOT_PROBABILITIES)
-    q /= ndtri(PIVOT_PROBABILITIES)
+    p = np.asarray(PIVOT_PROBABILITIES)
+    t = [stdtrit(v, p) / ndtri(p) for v in (dof, upper_dof)]
+    q = np.asarray(quantiles) * t[0]
     ends = _root_ends(estimate, sd, q)
     # an end at 0 an SD beyond it: clipped there whatever the SD's last digits
     pivot = RootPivot(
         (np.where(ends > 0.0, estimate - ends, estimate + sd) / sd).tolist()
     )
-    pivot.student = tuple(q.tolist())
+    pivot.student = tuple((q * np.where(p < 0.5, t[1] / t[0], 1.0)).tolist())
     return pivot
 
 
@@ -274,7 +282,8 @@ class DeferredPivot(Sequence):
     """:func:`studentized_quantiles` of ``(h, weight)``, drawn when first read
     (only the intervals with both sources read them), or R²'s
     :func:`log_ratio_quantiles` of ``ratio`` (``(a, b, u, SD)``) where they exist,
-    or the MSE's :func:`root_pivot` of them and ``root`` (``(dof, T, SD)``);
+    or the MSE's :func:`root_pivot` of them and ``root`` (``(dof, T, SD,
+    upper dof)``);
     pickled as the tuple."""
 
     __slots__ = ("_lock", "_terms", "_values")
@@ -522,7 +531,14 @@ def with_term_moments(
         if "log_complement" not in METRIC_INTERVALS.get(score.metric, ()):
             ratio = None  # R² only (its label-noise interval is on that scale)
         ratio = ratio and (*ratio, 1.0 - score.expected, root)
-        root_of = (terms_dof, score.expected, root) if root_scale else None
+        root_of = None
+        if root_scale and total > 0.0:
+            upper = terms_dof  # the truth's: its new set's 2 V_S of V_L + 2 V_S
+            if score.estimand == "truth":
+                upper *= (
+                    min((score.variance + 2.0 * variance) / (2.0 * total), 1.0) ** 2
+                )
+            root_of = (terms_dof, score.expected, root, upper)
         pivot = DeferredPivot(h * np.sign(scale), weight, ratio, root_of)
     return _with(score, variance, method, dof, pivot)
 
