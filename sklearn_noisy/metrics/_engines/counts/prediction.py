@@ -66,14 +66,16 @@ class PredictionPivot(_Skewed, DeferredPivot):
     __slots__ = ("method", "metric", "skew")
 
     def __reduce__(self) -> tuple:
-        return (_restore, (tuple(self), self.skew, self.metric, self.method))
+        return (restore_quantiles, (tuple(self), self.skew, self.metric, self.method))
 
 
 class _Quantiles(_Skewed, tuple):
     """A pickled :class:`PredictionPivot`."""
 
 
-def _restore(values: tuple, skew: tuple | None, metric: str, method: str) -> Any:
+def restore_quantiles(
+    values: tuple, skew: tuple | None, metric: str, method: str
+) -> Any:
     pivot = _Quantiles(values)
     pivot.skew, pivot.metric, pivot.method = skew, metric, method
     return pivot
