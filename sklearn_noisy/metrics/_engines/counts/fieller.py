@@ -28,8 +28,7 @@ from scipy.special import ndtri, stdtrit
 
 from ...._noisy_score import PIVOT_MAX_SAMPLES, PIVOT_PROBABILITIES
 from ....utils._noise import FlipNoise
-from .prediction import _restore as restore_quantiles
-from .prediction import flip_cumulants
+from .prediction import flip_cumulants, restore_quantiles
 
 __all__ = [
     "FiellerPivot",
