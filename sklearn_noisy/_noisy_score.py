@@ -438,7 +438,7 @@ default=None
                 and "log_complement" in METRIC_INTERVALS.get(self.metric, ())
             ):
                 skewed = self._log_complement(
-                    variance, confidence_level, math.inf, pivot
+                    variance, confidence_level, math.inf, pivot, pivot_method
                 )
                 if skewed is not None:
                     return skewed
@@ -514,23 +514,23 @@ default=None
         return self._normal_interval(variance, confidence_level, dof)
 
     def _log_complement(
-        self, variance: float, level: float, dof: float, pivot: tuple | None = None
+        self, variance: float, level: float, dof: float, *pivot: Any
     ) -> ConfidenceInterval | None:
         """The interval of ``u = upper − expected`` on the log scale, ``upper −
         u·exp(∓t·SD/u)``, for a metric that offers ``"log_complement"`` (R² =
-        1 − SSE/SST), or ``upper − u·exp(−q·SD/u)`` at the ``pivot``'s quantiles
-        ``q`` of ``log u``; None off it, or within ``2t`` SDs of the bound (the
-        unified interval's region)."""
+        1 − SSE/SST), or ``upper − u·exp(−q·SD/u)`` at the quantiles ``q`` of
+        ``log u`` of ``pivot = (q, its method)``; None off it, or within ``2t``
+        SDs of the bound (the unified interval's region)."""
         if "log_complement" not in METRIC_INTERVALS.get(self.metric, ()):
             return None
         u = self._range[1] - self.expected
         half = _t_quantile(level, dof) * math.sqrt(variance)
         if not (math.isfinite(half) and u > 2.0 * half):
             return None
-        if pivot is not None:
-            ends = u * np.exp(-math.sqrt(variance) / u * np.array(pivot[::-1]))
+        if pivot and pivot[0] is not None:
+            ends = u * np.exp(-math.sqrt(variance) / u * np.array(pivot[0][::-1]))
             high, low = self._range[1] - ends
-            return ConfidenceInterval(low, high, "log_cornish_fisher")
+            return ConfidenceInterval(low, high, f"log_{pivot[1]}")
         high, low = self._range[1] - _log_scale(u, half)
         return ConfidenceInterval(low, high, "log_complement")
 
