@@ -438,7 +438,7 @@ default=None
                 and "log_complement" in METRIC_INTERVALS.get(self.metric, ())
             ):
                 skewed = self._log_complement(
-                    variance, confidence_level, math.inf, pivot, pivot_method
+                    variance, confidence_level, 2.0, math.inf, pivot, pivot_method
                 )
                 if skewed is not None:
                     return skewed
@@ -497,7 +497,7 @@ default=None
             if own or estimate > t * sd:
                 own = own or ConfidenceInterval(*_log_scale(estimate, t * sd), "log_t")
                 return ConfidenceInterval(*(np.sqrt(own) if root else own), own.method)
-        skewed = self._log_complement(variance, confidence_level, dof) or (
+        skewed = self._log_complement(variance, confidence_level, 1.5, dof) or (
             counts and counts(self.expected, math.sqrt(variance), confidence_level)
         )
         if skewed is not None:
@@ -514,18 +514,18 @@ default=None
         return self._normal_interval(variance, confidence_level, dof)
 
     def _log_complement(
-        self, variance: float, level: float, dof: float, *pivot: Any
+        self, variance: float, level: float, near: float, dof: float, *pivot: Any
     ) -> ConfidenceInterval | None:
         """The interval of ``u = upper − expected`` on the log scale, ``upper −
         u·exp(∓t·SD/u)``, for a metric that offers ``"log_complement"`` (R² =
         1 − SSE/SST), or ``upper − u·exp(−q·SD/u)`` at the quantiles ``q`` of
-        ``log u`` of ``pivot = (q, its method)``; None off it, or within ``2t``
-        SDs of the bound (the unified interval's region)."""
+        ``log u`` of ``pivot = (q, its method)``; None off it, or within
+        ``near·t`` SDs of the bound (the unified interval's region)."""
         if "log_complement" not in METRIC_INTERVALS.get(self.metric, ()):
             return None
         u = self._range[1] - self.expected
         half = _t_quantile(level, dof) * math.sqrt(variance)
-        if not (math.isfinite(half) and u > 2.0 * half):
+        if not (math.isfinite(half) and u > near * half):
             return None
         if pivot and pivot[0] is not None:
             ends = u * np.exp(-math.sqrt(variance) / u * np.array(pivot[0][::-1]))
