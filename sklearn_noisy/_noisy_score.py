@@ -484,7 +484,8 @@ default=None
         self._source_variance("both")  # needs the sampling variance
         label = 2.0 if self.estimand == "remeasurement" else 1.0
         variance = label * self.variance + 2.0 * self.sampling_variance
-        dof = self._dof(2.0 * self.sampling_variance, variance)
+        new = getattr(self.label_pivot, "prediction_dof", None)  # else both_dof
+        dof = self._dof(2.0 * self.sampling_variance, variance, new)
         lower, upper = self._range
         counts = getattr(self.sampling_pivot, "prediction", None)  # its own: the MSE's
         if (lower, upper) == (0.0, math.inf) and math.isfinite(variance):
@@ -516,11 +517,10 @@ default=None
     def _log_complement(
         self, variance: float, level: float, near: float, dof: float, *pivot: Any
     ) -> ConfidenceInterval | None:
-        """The interval of ``u = upper − expected`` on the log scale, ``upper −
-        u·exp(∓t·SD/u)``, for a metric that offers ``"log_complement"`` (R² =
-        1 − SSE/SST), or ``upper − u·exp(−q·SD/u)`` at the quantiles ``q`` of
-        ``log u`` of ``pivot = (q, its method)``; None off it, or within
-        ``near·t`` SDs of the bound (the unified interval's region)."""
+        """``upper − u·exp(∓t·SD/u)``, ``u = upper − expected`` (R²: ``1 −
+        SSE/SST``, ``"log_complement"``), or ``upper − u·exp(−q·SD/u)`` at the
+        quantiles ``q`` of ``log u`` of ``pivot = (q, its method)``; None off it,
+        or within ``near·t`` SDs of the bound (the unified interval's region)."""
         if "log_complement" not in METRIC_INTERVALS.get(self.metric, ()):
             return None
         u = self._range[1] - self.expected

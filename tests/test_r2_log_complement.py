@@ -209,6 +209,18 @@ def test_remeasurement_pivot_is_student_at_the_dof_of_its_variance_estimate():
         y, x, sigma=sigma, estimand="remeasurement", sample_weight=np.ones(100)
     )
     np.testing.assert_allclose(again.label_pivot, score.label_pivot, rtol=1e-9)
+    # the prediction interval's Student quantile counts that dof for the two
+    # label parts (Welch–Satterthwaite with the sampling part's)
+    sampled = expected_r2_score(
+        y, x, sigma=sigma, estimand="remeasurement", test_set_sampling=True
+    )
+    label, sampling = 2.0 * sampled.variance, 2.0 * sampled.sampling_variance
+    welch = (label + sampling) ** 2 / (
+        sampling**2 / sampled.sampling_dof + label**2 / dof
+    )
+    half = stats.t.ppf(0.975, welch) * math.sqrt(label + sampling) / u
+    expected = 1.0 - u * np.exp([half, -half])
+    np.testing.assert_allclose(sampled.prediction_interval(0.95), expected, rtol=1e-9)
 
 
 def test_remeasurement_r2_interval_holds_each_tail():

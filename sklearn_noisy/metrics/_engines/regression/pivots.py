@@ -152,10 +152,12 @@ class StudentPivot(tuple):
     """Student's quantiles: the pivot of an estimate whose variance has
     estimated parts (Welch–Satterthwaite's degrees of freedom); ``both_dof``:
     those of the part of the variance that the test-set sampling's terms do not
-    hold, for the interval with both sources (``NoisyScore._dof``)."""
+    hold, for the interval with both sources (``NoisyScore._dof``);
+    ``prediction_dof``: the prediction interval's where not those."""
 
     method = "t"
     both_dof = math.inf
+    prediction_dof: float | None = None
 
 
 def student_pivot(dof: float, both_dof: float = math.inf) -> StudentPivot:
@@ -275,7 +277,9 @@ def remeasurement_r2_pivots(
     ``variance`` (at least the σ⁴ floor) over ``(X/Y)²``, ``Var k̂₂`` of the
     unbiased first-order ``Var log(X/Y)`` by the delta method in the labels
     (through ``X``, ``Y`` and the mean), less ``√k/2``: ``log(X/Y)`` is centred
-    ``k/2`` below ``log E(X/Y)`` (user guide: :ref:`error_budget_new_set`)."""
+    ``k/2`` below ``log E(X/Y)``; those degrees of freedom also count in the
+    prediction interval's, ``prediction_dof`` (user guide:
+    :ref:`error_budget_new_set`)."""
     s2 = np.broadcast_to(np.square(sigma), y.shape)
     ones = np.ones(y.shape[0]) if w is None else w
     x, total, wj = sums.sse, sums.sst, ones[:, None]
@@ -295,7 +299,7 @@ def remeasurement_r2_pivots(
         dof = 2.0 * k * k / weighted(s2 * (wj * grad) ** 2, None)
     pivots = []
     for f, half in zip(dof, np.sqrt(k) / 2.0, strict=True):
-        pivot = np.asarray(student_pivot(float(f))) - float(half)
-        finite = f > 0.0 and np.isfinite(pivot).all()
-        pivots.append(StudentPivot(pivot.tolist()) if finite else None)
+        pivot = StudentPivot(np.subtract(student_pivot(float(f)), half).tolist())
+        pivot.prediction_dof = float(f)  # the plug-in's (NoisyScore._dof)
+        pivots.append(pivot if f > 0.0 and np.isfinite(pivot).all() else None)
     return pivots
