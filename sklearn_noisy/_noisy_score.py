@@ -498,7 +498,8 @@ default=None
             if own or estimate > t * sd:
                 own = own or ConfidenceInterval(*_log_scale(estimate, t * sd), "log_t")
                 return ConfidenceInterval(*(np.sqrt(own) if root else own), own.method)
-        skewed = self._log_complement(variance, confidence_level, 1.5, dof) or (
+        near = 2.0 if self.estimand == "forward" else 1.5  # a new set's R² <= 1
+        skewed = self._log_complement(variance, confidence_level, near, dof) or (
             counts and counts(self.expected, math.sqrt(variance), confidence_level)
         )
         if skewed is not None:
@@ -517,10 +518,9 @@ default=None
     def _log_complement(
         self, variance: float, level: float, near: float, dof: float, *pivot: Any
     ) -> ConfidenceInterval | None:
-        """``upper − u·exp(∓t·SD/u)``, ``u = upper − expected`` (R²: ``1 −
-        SSE/SST``, ``"log_complement"``), or ``upper − u·exp(−q·SD/u)`` at the
-        quantiles ``q`` of ``log u`` of ``pivot = (q, its method)``; None off it,
-        or within ``near·t`` SDs of the bound (the unified interval's region)."""
+        """``upper − u·exp(∓t·SD/u)``, ``u = upper − expected`` (R²), or ``upper −
+        u·exp(−q·SD/u)`` at ``pivot = (q, method)``, ``q`` of ``log u``; None off
+        it, or within ``near·t`` SDs of the bound (the unified interval's region)."""
         if "log_complement" not in METRIC_INTERVALS.get(self.metric, ()):
             return None
         u = self._range[1] - self.expected
