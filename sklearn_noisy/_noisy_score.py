@@ -438,7 +438,7 @@ default=None
                 and "log_complement" in METRIC_INTERVALS.get(self.metric, ())
             ):
                 skewed = self._log_complement(
-                    variance, confidence_level, math.inf, pivot
+                    variance, confidence_level, 2.0, math.inf, pivot, pivot_method
                 )
                 if skewed is not None:
                     return skewed
@@ -484,7 +484,8 @@ default=None
         self._source_variance("both")  # needs the sampling variance
         label = 2.0 if self.estimand == "remeasurement" else 1.0
         variance = label * self.variance + 2.0 * self.sampling_variance
-        dof = self._dof(2.0 * self.sampling_variance, variance)
+        new = getattr(self.label_pivot, "prediction_dof", None)  # else both_dof
+        dof = self._dof(2.0 * self.sampling_variance, variance, new)
         lower, upper = self._range
         counts = getattr(self.sampling_pivot, "prediction", None)  # its own: the MSE's
         if (lower, upper) == (0.0, math.inf) and math.isfinite(variance):
@@ -497,7 +498,8 @@ default=None
             if own or estimate > t * sd:
                 own = own or ConfidenceInterval(*_log_scale(estimate, t * sd), "log_t")
                 return ConfidenceInterval(*(np.sqrt(own) if root else own), own.method)
-        skewed = self._log_complement(variance, confidence_level, dof) or (
+        near = 2.0 if self.estimand == "forward" else 1.5  # a new set's R² <= 1
+        skewed = self._log_complement(variance, confidence_level, near, dof) or (
             counts and counts(self.expected, math.sqrt(variance), confidence_level)
         )
         if skewed is not None:
@@ -514,23 +516,21 @@ default=None
         return self._normal_interval(variance, confidence_level, dof)
 
     def _log_complement(
-        self, variance: float, level: float, dof: float, pivot: tuple | None = None
+        self, variance: float, level: float, near: float, dof: float, *pivot: Any
     ) -> ConfidenceInterval | None:
-        """The interval of ``u = upper − expected`` on the log scale, ``upper −
-        u·exp(∓t·SD/u)``, for a metric that offers ``"log_complement"`` (R² =
-        1 − SSE/SST), or ``upper − u·exp(−q·SD/u)`` at the ``pivot``'s quantiles
-        ``q`` of ``log u``; None off it, or within ``2t`` SDs of the bound (the
-        unified interval's region)."""
+        """``upper − u·exp(∓t·SD/u)``, ``u = upper − expected`` (R²), or ``upper −
+        u·exp(−q·SD/u)`` at ``pivot = (q, method)``, ``q`` of ``log u``; None off
+        it, or within ``near·t`` SDs of the bound (the unified interval's region)."""
         if "log_complement" not in METRIC_INTERVALS.get(self.metric, ()):
             return None
         u = self._range[1] - self.expected
         half = _t_quantile(level, dof) * math.sqrt(variance)
-        if not (math.isfinite(half) and u > 2.0 * half):
+        if not (math.isfinite(half) and u > near * half):
             return None
-        if pivot is not None:
-            ends = u * np.exp(-math.sqrt(variance) / u * np.array(pivot[::-1]))
+        if pivot and pivot[0] is not None:
+            ends = u * np.exp(-math.sqrt(variance) / u * np.array(pivot[0][::-1]))
             high, low = self._range[1] - ends
-            return ConfidenceInterval(low, high, "log_cornish_fisher")
+            return ConfidenceInterval(low, high, f"log_{pivot[1]}")
         high, low = self._range[1] - _log_scale(u, half)
         return ConfidenceInterval(low, high, "log_complement")
 

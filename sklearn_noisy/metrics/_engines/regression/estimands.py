@@ -27,7 +27,13 @@ from ....utils._unified_interval import SquareRootInterval
 from ....utils._warnings import warn
 from ..test_set_sampling import total_variance, with_term_moments
 from .counts import count_log_r2_cumulants, count_r2_sums, count_squared_error_sums
-from .pivots import fiducial_pivots, folded_cumulants, log_r2_pivots, skew_pivots
+from .pivots import (
+    fiducial_pivots,
+    folded_cumulants,
+    log_r2_pivots,
+    remeasurement_r2_pivots,
+    skew_pivots,
+)
 from .quadrature import LEGENDRE_64
 from .r2_offsets import offsets_cube_trace, offsets_third_cumulant, with_offsets
 from .sums import (
@@ -474,12 +480,16 @@ def _fraction(
     pairs = zip(sums.sse, sums.sst, strict=True)  # scikit-learn's 1 − X/Y
     with np.errstate(invalid="ignore"):  # inf/inf: NaN, as scikit-learn's
         nominal = np.array([r2_from_sums(x, y, force_finite=True) for x, y in pairs])
-    if not truth:
-        return RegressionEstimate(nominal, np.where(flag, 0.0, variance), nominal, flag)
-    estimate = np.where(flag, np.nan, 1.0 - ratio)
     pivots = None
     simple = shared is None and not isinstance(sigma, PoissonNoise)
-    if simple and not centred and y.shape[0] <= PIVOT_MAX_SAMPLES:
+    simple = simple and not centred and y.shape[0] <= PIVOT_MAX_SAMPLES
+    if not truth:
+        if simple and sigma_dof is None:
+            pivots = remeasurement_r2_pivots(y, y_pred, sigma, weight, sums, variance)
+        variance = np.where(flag, 0.0, variance)
+        return RegressionEstimate(nominal, variance, nominal, flag, pivots=pivots)
+    estimate = np.where(flag, np.nan, 1.0 - ratio)
+    if simple:
         with np.errstate(divide="ignore", invalid="ignore"):
             share = np.where(raw > 0.0, raw / variance, 1.0)  # the unbiased SD's
         pivots = log_r2_pivots(y, y_pred, sigma, weight, sums, sigma_dof, share)

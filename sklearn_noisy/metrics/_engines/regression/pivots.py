@@ -27,6 +27,7 @@ __all__ = [
     "folded_cumulants",
     "log_r2_pivots",
     "r2_label_cumulants",
+    "remeasurement_r2_pivots",
     "skew_pivots",
     "student_pivot",
 ]
@@ -151,10 +152,12 @@ class StudentPivot(tuple):
     """Student's quantiles: the pivot of an estimate whose variance has
     estimated parts (Welch–Satterthwaite's degrees of freedom); ``both_dof``:
     those of the part of the variance that the test-set sampling's terms do not
-    hold, for the interval with both sources (``NoisyScore._dof``)."""
+    hold, for the interval with both sources (``NoisyScore._dof``);
+    ``prediction_dof``: the prediction interval's where not those."""
 
     method = "t"
     both_dof = math.inf
+    prediction_dof: float | None = None
 
 
 def student_pivot(dof: float, both_dof: float = math.inf) -> StudentPivot:
@@ -257,4 +260,46 @@ def log_r2_pivots(
         pivot = LogPivot(np.add(log, shift).tolist())
         pivot.linear, pivot.unbiased = tuple(np.add(linear, shift).tolist()), share
         pivots.append(pivot)
+    return pivots
+
+
+def remeasurement_r2_pivots(
+    y: np.ndarray,
+    y_pred: np.ndarray,
+    sigma: Any,
+    w: np.ndarray | None,
+    sums: R2Sums,
+    variance: np.ndarray,
+) -> list[tuple[float, ...] | None]:
+    """Each output's pivot of the remeasurement ``log(1 − R²) = log(X/Y)`` over
+    the label noise, σ known: Student's quantiles at the Satterthwaite degrees
+    of freedom ``2k²/Var k̂₂`` of its variance estimate, ``k`` the reported
+    ``variance`` (at least the σ⁴ floor) over ``(X/Y)²``, ``Var k̂₂`` of the
+    unbiased first-order ``Var log(X/Y)`` by the delta method in the labels
+    (through ``X``, ``Y`` and the mean), less ``√k/2``: ``log(X/Y)`` is centred
+    ``k/2`` below ``log E(X/Y)``; those degrees of freedom also count in the
+    prediction interval's, ``prediction_dof`` (user guide:
+    :ref:`error_budget_new_set`)."""
+    s2 = np.broadcast_to(np.square(sigma), y.shape)
+    ones = np.ones(y.shape[0]) if w is None else w
+    x, total, wj = sums.sse, sums.sst, ones[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r, c = y - y_pred, y - weighted(y, w) / ones.sum()
+        alpha, v = 1.0 / x - 1.0 / total, r / x - c / total
+        s4 = weighted(s2 * s2, w, 2)
+        # ∂k̂₂/∂y_j: through v_j, the labels' mean, X and Y
+        grad = 8.0 * wj * s2 * v * alpha + 8.0 * weighted(s2 * v, w, 2) / (
+            ones.sum() * total
+        )
+        grad -= 2.0 * r / x**2 * (weighted(8.0 * s2 * v * r, w, 2) - 4.0 * alpha * s4)
+        grad += (
+            2.0 * c / total**2 * (weighted(8.0 * s2 * v * c, w, 2) - 4.0 * alpha * s4)
+        )
+        k = variance * np.square(total / x)
+        dof = 2.0 * k * k / weighted(s2 * (wj * grad) ** 2, None)
+    pivots = []
+    for f, half in zip(dof, np.sqrt(k) / 2.0, strict=True):
+        pivot = StudentPivot(np.subtract(student_pivot(float(f)), half).tolist())
+        pivot.prediction_dof = float(f)  # the plug-in's (NoisyScore._dof)
+        pivots.append(pivot if f > 0.0 and np.isfinite(pivot).all() else None)
     return pivots
