@@ -8,17 +8,24 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from scipy.special import ndtri, stdtrit
 
-from ...._noisy_score import PIVOT_PROBABILITIES, cornish_fisher_pivot
+from ...._noisy_score import (
+    PIVOT_PROBABILITIES,
+    ConfidenceInterval,
+    NoisyScore,
+    cornish_fisher_pivot,
+)
+from ....utils._unified_interval import near_bound, unified_interval
 from .quadrature import LEGENDRE_64
 from .sums import R2Sums, weighted
 
 __all__ = [
+    "EstimatedSigmaPivot",
     "FiducialPivot",
     "LogPivot",
     "StudentPivot",
@@ -258,3 +265,40 @@ def log_r2_pivots(
         pivot.linear, pivot.unbiased = tuple(np.add(linear, shift).tolist()), share
         pivots.append(pivot)
     return pivots
+
+
+class EstimatedSigmaPivot(Sequence):
+    """The sampling pivot of the truth MSE with σ̂ (``sigma_dof``): the terms'
+    bootstrap-t ``quantiles`` for the interval with both sources, and its
+    prediction interval (user guide: :ref:`error_budget_new_set`). The label
+    variance and the terms' spread share σ̂'s noise, so the prediction's
+    ``variance + 2 sampling_variance`` keeps the terms' degrees of freedom
+    ``dof``, those of the interval with both sources; at a sampling variance of
+    0 (``zero``) it is that interval, the label-noise one of ``score``."""
+
+    def __init__(self, quantiles: Any, score: NoisyScore, dof: float, zero: bool):
+        self.quantiles, self.score, self.dof, self.zero = quantiles, score, dof, zero
+
+    def __len__(self) -> int:
+        return len(self.quantiles)
+
+    def __getitem__(self, index: Any) -> Any:
+        return self.quantiles[index]
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (tuple(self), self.score, self.dof, self.zero))
+
+    def prediction(
+        self, estimate: float, sd: float, level: float
+    ) -> ConfidenceInterval | None:
+        """The MSE's prediction interval (the RMSE takes its square root)."""
+        if self.zero:
+            return self.score.confidence_interval(level)
+        t = float(stdtrit(self.dof, 0.5 + level / 2.0))
+        if estimate > t * sd:  # Student's t on the log scale
+            half = t * sd / estimate
+            return ConfidenceInterval(*(estimate * np.exp([-half, half])), "log_t")
+        sd_t = sd * t / float(ndtri(0.5 + level / 2.0))
+        ends = unified_interval(estimate, sd_t, lower=0.0, confidence=level)
+        method = "unified" if near_bound(estimate, sd_t, 0.0, math.inf, level) else "t"
+        return ConfidenceInterval(*ends, method)
