@@ -524,6 +524,8 @@ def with_term_moments(
         ratio = ratio and (*ratio, 1.0 - score.expected, root)
         root_of = (terms_dof, score.expected, root) if root_scale else None
         pivot = DeferredPivot(h * np.sign(scale), weight, ratio, root_of)
+    if pivot is not None and hasattr(score.label_pivot, "sampling_pivot"):  # σ̂'s
+        pivot = score.label_pivot.sampling_pivot(pivot, score, variance, terms_dof)
     return _with(score, variance, method, dof, pivot)
 
 

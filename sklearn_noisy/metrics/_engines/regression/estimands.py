@@ -12,7 +12,6 @@ unbiased estimate of its lower bound, the ``σ⁴`` part of the quadratic form
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 from collections.abc import Callable
@@ -28,13 +27,7 @@ from ....utils._unified_interval import SquareRootInterval
 from ....utils._warnings import warn
 from ..test_set_sampling import total_variance, with_term_moments
 from .counts import count_log_r2_cumulants, count_r2_sums, count_squared_error_sums
-from .pivots import (
-    EstimatedSigmaPivot,
-    fiducial_pivots,
-    folded_cumulants,
-    log_r2_pivots,
-    skew_pivots,
-)
+from .pivots import fiducial_pivots, folded_cumulants, log_r2_pivots, skew_pivots
 from .quadrature import LEGENDRE_64
 from .r2_offsets import offsets_cube_trace, offsets_third_cumulant, with_offsets
 from .sums import (
@@ -668,11 +661,6 @@ def with_sampling(
         return score
     with np.errstate(all="ignore"):
         moments = total_variance(sampling[0])
-        result = with_term_moments(
+        return with_term_moments(
             score, moments, *sampling[1:], weight, root_scale=root_scale
         )
-    if root_scale or score.estimand != "truth" or result.sampling_pivot is None:
-        return result
-    zero = result.sampling_variance == 0.0
-    pivot = EstimatedSigmaPivot(result.sampling_pivot, score, moments[1], zero)
-    return dataclasses.replace(result, sampling_pivot=pivot)

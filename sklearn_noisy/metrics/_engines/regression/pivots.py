@@ -28,6 +28,7 @@ __all__ = [
     "EstimatedSigmaPivot",
     "FiducialPivot",
     "LogPivot",
+    "SigmaHatPivot",
     "StudentPivot",
     "StudentizedPivot",
     "fiducial_pivots",
@@ -73,7 +74,8 @@ def skew_pivots(
         pivot = cornish_fisher_pivot(float(g), float(c))
         if pivot is not None and own and np.isfinite(shift).all():
             unit = 1.0 if studentized else math.sqrt(r)  # or at ``variance``
-            pivot = StudentizedPivot(((np.asarray(pivot) + shift) * unit).tolist())
+            kind = SigmaHatPivot if studentized else StudentizedPivot
+            pivot = kind(((np.asarray(pivot) + shift) * unit).tolist())
             pivot.unbiased = float(r) if studentized else 1.0
         pivots.append(pivot)
     return pivots
@@ -85,6 +87,17 @@ class StudentizedPivot(tuple):
     ends, and its unified one near a bound, at that SD."""
 
     unbiased = 1.0
+
+
+class SigmaHatPivot(StudentizedPivot):
+    """A truth estimate's pivot with σ̂ (``sigma_dof``), whose sampling pivot
+    is an :class:`EstimatedSigmaPivot` (``test_set_sampling``)."""
+
+    @staticmethod
+    def sampling_pivot(
+        quantiles: Any, score: NoisyScore, sampling: float, dof: float
+    ) -> EstimatedSigmaPivot:
+        return EstimatedSigmaPivot(quantiles, score, sampling, dof)
 
 
 def folded_cumulants(
@@ -171,7 +184,7 @@ def student_pivot(dof: float, both_dof: float = math.inf) -> StudentPivot:
     return pivot
 
 
-class LogPivot(StudentizedPivot):
+class LogPivot(SigmaHatPivot):
     """The pivot of ``log(1 − R²)``; ``linear``: that of R² itself (near 1, off
     the log scale), or None."""
 
@@ -268,16 +281,18 @@ def log_r2_pivots(
 
 
 class EstimatedSigmaPivot(Sequence):
-    """The sampling pivot of the truth MSE with σ̂ (``sigma_dof``): the terms'
-    bootstrap-t ``quantiles`` for the interval with both sources, and its
+    """The sampling pivot of a truth estimate with σ̂ (``sigma_dof``): the
+    terms' bootstrap-t ``quantiles`` for the interval with both sources, and the
     prediction interval (user guide: :ref:`error_budget_new_set`). The label
-    variance and the terms' spread share σ̂'s noise, so the prediction's
-    ``variance + 2 sampling_variance`` keeps the terms' degrees of freedom
-    ``dof``, those of the interval with both sources; at a sampling variance of
-    0 (``zero``) it is that interval, the label-noise one of ``score``."""
+    variance and the terms' spread share σ̂'s noise: the prediction's ``variance
+    + 2 sampling_variance`` keeps the terms' degrees of freedom ``dof``, those
+    of the interval with both sources. The MSE's is that interval where the
+    ``sampling`` variance is 0, the label-noise one of ``score``; R²'s takes
+    the label part at its unbiased SD, as its label-noise interval."""
 
-    def __init__(self, quantiles: Any, score: NoisyScore, dof: float, zero: bool):
-        self.quantiles, self.score, self.dof, self.zero = quantiles, score, dof, zero
+    def __init__(self, quantiles: Any, score: NoisyScore, sampling: float, dof: float):
+        self.quantiles, self.score = quantiles, score
+        self.sampling, self.dof = sampling, dof
 
     def __len__(self) -> int:
         return len(self.quantiles)
@@ -286,19 +301,29 @@ class EstimatedSigmaPivot(Sequence):
         return self.quantiles[index]
 
     def __reduce__(self) -> tuple:
-        return (type(self), (tuple(self), self.score, self.dof, self.zero))
+        return (type(self), (tuple(self), self.score, self.sampling, self.dof))
 
     def prediction(
         self, estimate: float, sd: float, level: float
     ) -> ConfidenceInterval | None:
-        """The MSE's prediction interval (the RMSE takes its square root)."""
-        if self.zero:
-            return self.score.confidence_interval(level)
-        t = float(stdtrit(self.dof, 0.5 + level / 2.0))
-        if estimate > t * sd:  # Student's t on the log scale
+        """The prediction interval (the RMSE's: of the MSE, then its root)."""
+        score, (lower, upper) = self.score, self.score._range
+        dof = self.dof if self.sampling > 0.0 else math.inf
+        if isinstance(score.label_pivot, LogPivot):  # its log scale far from 1
+            variance = score.variance * score.label_pivot.unbiased + 2.0 * self.sampling
+            far = score._log_complement(variance, level, dof)
+            if far is not None:
+                return far
+            sd = math.sqrt(variance)
+        elif self.sampling == 0.0:
+            return score.confidence_interval(level)
+        t = float(stdtrit(dof, 0.5 + level / 2.0))
+        if lower == 0.0 and estimate > t * sd:  # Student's t on the log scale
             half = t * sd / estimate
             return ConfidenceInterval(*(estimate * np.exp([-half, half])), "log_t")
         sd_t = sd * t / float(ndtri(0.5 + level / 2.0))
-        ends = unified_interval(estimate, sd_t, lower=0.0, confidence=level)
-        method = "unified" if near_bound(estimate, sd_t, 0.0, math.inf, level) else "t"
+        ends = unified_interval(
+            estimate, sd_t, lower=lower, upper=upper, confidence=level
+        )
+        method = "unified" if near_bound(estimate, sd_t, lower, upper, level) else "t"
         return ConfidenceInterval(*ends, method)
