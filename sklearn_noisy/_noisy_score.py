@@ -497,9 +497,9 @@ default=None
             if own or estimate > t * sd:
                 own = own or ConfidenceInterval(*_log_scale(estimate, t * sd), "log_t")
                 return ConfidenceInterval(*(np.sqrt(own) if root else own), own.method)
-        skewed = (
+        skewed = self._log_complement(variance, confidence_level, dof) or (
             counts and counts(self.expected, math.sqrt(variance), confidence_level)
-        ) or self._log_complement(variance, confidence_level, dof)
+        )
         if skewed is not None:
             return skewed
         width = upper - lower

@@ -57,7 +57,7 @@ def skew_pivots(
     part (σ ``known``: of its part over the labels, with the reported
     ``variance``, at least the floor, for ``raw``), rescaled to ``variance``;
     if ``studentized`` (the truth with σ̂) half those, as R²'s, not rescaled: a
-    :class:`StudentizedPivot`."""
+    :class:`SigmaHatPivot`."""
     estimated = (totals[2] > 0.0) & (raw > 0.0)
     unbiased = np.where(estimated, raw / w_sum**2, variance)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -287,8 +287,9 @@ class EstimatedSigmaPivot(Sequence):
     variance and the terms' spread share σ̂'s noise: the prediction's ``variance
     + 2 sampling_variance`` keeps the terms' degrees of freedom ``dof``, those
     of the interval with both sources. The MSE's is that interval where the
-    ``sampling`` variance is 0, the label-noise one of ``score``; R²'s takes
-    the label part at its unbiased SD, as its label-noise interval."""
+    ``sampling`` variance is 0, the label-noise one of ``score``; R²'s (near 1,
+    where it is asked: off its log scale) takes the label part at its unbiased
+    SD, as its label-noise interval."""
 
     def __init__(self, quantiles: Any, score: NoisyScore, sampling: float, dof: float):
         self.quantiles, self.score = quantiles, score
@@ -309,12 +310,9 @@ class EstimatedSigmaPivot(Sequence):
         """The prediction interval (the RMSE's: of the MSE, then its root)."""
         score, (lower, upper) = self.score, self.score._range
         dof = self.dof if self.sampling > 0.0 else math.inf
-        if isinstance(score.label_pivot, LogPivot):  # its log scale far from 1
-            variance = score.variance * score.label_pivot.unbiased + 2.0 * self.sampling
-            far = score._log_complement(variance, level, dof)
-            if far is not None:
-                return far
-            sd = math.sqrt(variance)
+        if isinstance(score.label_pivot, LogPivot):  # near 1 (else the log scale)
+            label = score.variance * score.label_pivot.unbiased
+            sd = math.sqrt(label + 2.0 * self.sampling)
         elif self.sampling == 0.0:
             return score.confidence_interval(level)
         t = float(stdtrit(dof, 0.5 + level / 2.0))
