@@ -125,10 +125,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "cov<93,above,less: cov 80.0 (SE 12.6), below 0.0, above 20.0, less "
         "80.0, greater 100.0; 10 reps"
     ),
-    ("few", "mae", "remeasurement", "label_noise"): (
-        "above,less: cov 93.3 (SE 0.6), below 2.50, above 4.15, less 93.5, "
-        "greater 95.0; 2000 reps"
-    ),
     ("few", "mse", "forward", "label_noise"): (
         "cov>97: cov 98.3 (SE 1.7), below 1.7, above 0.0, less 100.0, greater "
         "96.7; 60 reps"
@@ -136,10 +132,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
     ("few", "mse", "forward", "prediction"): (
         "cov>97: cov 98.3 (SE 1.7), below 0.0, above 1.7, less 98.3, greater "
         "100.0; 60 reps"
-    ),
-    ("few", "mse", "truth", "prediction"): (
-        "cov>97: cov 97.3 (SE 0.4), below 2.35, above 0.35, less 98.2, "
-        "greater 94.1; 2000 reps"
     ),
     ("few", "r2", "forward", "label_noise"): (
         "cov>97: cov 98.3 (SE 1.7), below 0.0, above 1.7, less 96.7, greater "
@@ -153,10 +145,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "cov>97: cov 97.4 (SE 0.4), below 0.70, above 1.90, less 95.8, "
         "greater 97.1; 2000 reps"
     ),
-    ("few", "r2", "truth", "prediction"): (
-        "cov>97: cov 97.9 (SE 0.3), below 0.05, above 2.10, less 95.7, "
-        "greater 99.5; 2000 reps"
-    ),
     ("few", "rmse", "forward", "label_noise"): (
         "cov>97: cov 98.3 (SE 1.7), below 1.7, above 0.0, less 100.0, greater "
         "96.7; 60 reps"
@@ -164,10 +152,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
     ("few", "rmse", "forward", "prediction"): (
         "cov>97: cov 98.3 (SE 1.7), below 0.0, above 1.7, less 96.7, greater "
         "100.0; 60 reps"
-    ),
-    ("few", "rmse", "truth", "prediction"): (
-        "cov>97: cov 97.3 (SE 0.4), below 2.35, above 0.35, less 98.2, "
-        "greater 94.1; 2000 reps"
     ),
     ("binary", "precision", "remeasurement", "label_noise"): (
         "less: cov 94.5 (SE 0.5), below 2.70, above 2.85, less 93.8, greater "

@@ -519,7 +519,8 @@ def with_term_moments(
     label part (Satterthwaite: ``dof (S/V_total)²``); ``h``, the terms
     themselves, for the pivot of a small test set; ``ratio``: R²'s ``(a, b)``
     for its pivots on the log scale (:func:`log_ratio_quantiles`);
-    ``root_scale``: the MSE's pivot, :func:`root_pivot`."""
+    ``root_scale``: the MSE's pivot, :func:`root_pivot`; a label pivot with
+    σ̂ (``sigma_dof``) makes its own sampling pivot of it."""
     total, dof = moments
     terms_dof = dof
     total = total * scale * scale
@@ -540,6 +541,8 @@ def with_term_moments(
                 )
             root_of = (terms_dof, score.expected, root, upper)
         pivot = DeferredPivot(h * np.sign(scale), weight, ratio, root_of)
+    if pivot is not None and hasattr(score.label_pivot, "sampling_pivot"):  # σ̂'s
+        pivot = score.label_pivot.sampling_pivot(pivot, score, variance, terms_dof)
     return _with(score, variance, method, dof, pivot)
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy.special import ndtr
+from scipy.special import gammaln, ndtr
 
 from ...._noisy_score import PIVOT_MAX_SAMPLES, NoisyScore
 from ....utils._arrays import chunk_of, chunks
@@ -284,6 +284,12 @@ def _folded_curvature(t: np.ndarray) -> np.ndarray:
     return t * (first - t * second)
 
 
+def _cube_bias(inverse: Any) -> Any:
+    """``σ³ / E σ̂³`` for ``σ̂² ~ σ² χ²_ν/ν``, ``inverse = 1/ν`` (1 at 0)."""
+    half = 0.5 / np.maximum(inverse, 1e-8)
+    return half**1.5 * np.exp(gammaln(half) - gammaln(half + 1.5))
+
+
 def mae_remeasurement(
     y: np.ndarray,
     y_pred: np.ndarray,
@@ -297,9 +303,12 @@ def mae_remeasurement(
 
     With ``sigma_dof`` ``ν`` each term ``g(σ̂²) = σ̂² k(|d̃|/σ̂)``, concave in
     ``σ̂²``, is corrected to second order for ``σ̂²``'s own variance (estimated
-    without bias by ``2σ̂⁴/(ν + 2)``): ``− g''(σ̂²) σ̂⁴/(ν + 2)``. With σ known,
-    each output's Cornish–Fisher pivot from the terms' third cumulant and
-    their covariance with the variance estimate, at ``|d̃|/σ``."""
+    without bias by ``2σ̂⁴/(ν + 2)``): ``− g''(σ̂²) σ̂⁴/(ν + 2)``. Each output's
+    Cornish–Fisher pivot from the terms' third cumulant and their covariance
+    with the variance estimate, at ``|d̃|/σ̂``; with ``sigma_dof`` both times
+    ``σ³/E σ̂³ · ν/(ν + 1)``, on Student's base at half the Satterthwaite degrees
+    of freedom of the variance estimate's σ̂ part, ``Σ w⁴ g'² σ̂⁴ 2/ν``
+    (user guide: :ref:`sigma_dof`)."""
     n_samples, n_outputs = y.shape
     if shared is not None:
         nominal, _, variance = absolute_error_offsets(
@@ -307,9 +316,9 @@ def mae_remeasurement(
         )
         flag = np.zeros(n_outputs, dtype=bool)
         return RegressionEstimate(nominal, variance, nominal, flag)
-    skew = sigma_dof is None and n_samples <= PIVOT_MAX_SAMPLES
+    skew = n_samples <= PIVOT_MAX_SAMPLES
     unit = (float(np.max(sigma)) or 1.0) if skew else 1.0  # the pivot's σ scale
-    totals = np.zeros((5, n_outputs))
+    totals = np.zeros((6, n_outputs))
     for rows in chunks(n_samples):
         d = np.abs(y[rows] - y_pred[rows])
         w = None if weight is None else weight[rows]
@@ -325,17 +334,26 @@ def mae_remeasurement(
         totals[2] += weighted(s2, w, 2)
         if skew:
             s3 = np.broadcast_to((s / unit) ** 3, d.shape)
-            cumulants = folded_cumulants(t, _folded_variance_estimate)
-            totals[3:] += [weighted(s3 * f, w, 3) for f in cumulants]
+            third, covariance = folded_cumulants(t, _folded_variance_estimate)
+            if sigma_dof is not None:
+                inverse = 1.0 / chunk_of(sigma_dof, rows)
+                s3 = s3 * _cube_bias(inverse) / (1.0 + inverse)
+                h = 1e-4 * np.maximum(t, 1.0)  # g' = k − t k'/2, g = σ̂² k(|d̃|/σ̂)
+                slope = _folded_variance_estimate(t + h) - _folded_variance_estimate(
+                    t - h
+                )
+                slope = k - t * slope / (4.0 * h)
+                own = 4.0 * inverse * np.square(s2 / unit**2 * slope)
+                totals[5] += weighted(np.broadcast_to(own, d.shape), w, 4)
+            totals[3:5] += [weighted(s3 * f, w, 3) for f in (third, covariance)]
     total = float(n_samples) if weight is None else float(weight.sum())
     variance = np.maximum(totals[1], (1.0 - 2.0 / np.pi) * totals[2])
     nominal = totals[0] / total
     variance = variance / (total * total)
     pivots = None
     if skew:
-        cumulants = np.stack([totals[3], totals[4], np.zeros(n_outputs)])
         scaled = variance / unit**2
-        pivots = skew_pivots(cumulants, total, scaled, scaled)
+        pivots = skew_pivots(totals[3:], total, scaled, scaled * total**2)
     flag = np.zeros(n_outputs, dtype=bool)
     return RegressionEstimate(nominal, variance, nominal, flag, pivots=pivots)
 

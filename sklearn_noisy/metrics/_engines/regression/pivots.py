@@ -8,19 +8,27 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from scipy.special import ndtri, stdtrit
 
-from ...._noisy_score import PIVOT_PROBABILITIES, cornish_fisher_pivot
+from ...._noisy_score import (
+    PIVOT_PROBABILITIES,
+    ConfidenceInterval,
+    NoisyScore,
+    cornish_fisher_pivot,
+)
+from ....utils._unified_interval import near_bound, unified_interval
 from .quadrature import LEGENDRE_64
 from .sums import R2Sums, weighted
 
 __all__ = [
+    "EstimatedSigmaPivot",
     "FiducialPivot",
     "LogPivot",
+    "SigmaHatPivot",
     "StudentPivot",
     "StudentizedPivot",
     "fiducial_pivots",
@@ -50,7 +58,7 @@ def skew_pivots(
     part (σ ``known``: of its part over the labels, with the reported
     ``variance``, at least the floor, for ``raw``), rescaled to ``variance``;
     if ``studentized`` (the truth with σ̂) half those, as R²'s, not rescaled: a
-    :class:`StudentizedPivot`."""
+    :class:`SigmaHatPivot`."""
     estimated = (totals[2] > 0.0) & (raw > 0.0)
     unbiased = np.where(estimated, raw / w_sum**2, variance)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -67,7 +75,8 @@ def skew_pivots(
         pivot = cornish_fisher_pivot(float(g), float(c))
         if pivot is not None and own and np.isfinite(shift).all():
             unit = 1.0 if studentized else math.sqrt(r)  # or at ``variance``
-            pivot = StudentizedPivot(((np.asarray(pivot) + shift) * unit).tolist())
+            kind = SigmaHatPivot if studentized else StudentizedPivot
+            pivot = kind(((np.asarray(pivot) + shift) * unit).tolist())
             pivot.unbiased = float(r) if studentized else 1.0
         pivots.append(pivot)
     return pivots
@@ -79,6 +88,17 @@ class StudentizedPivot(tuple):
     ends, and its unified one near a bound, at that SD."""
 
     unbiased = 1.0
+
+
+class SigmaHatPivot(StudentizedPivot):
+    """A truth estimate's pivot with σ̂ (``sigma_dof``), whose sampling pivot
+    is an :class:`EstimatedSigmaPivot` (``test_set_sampling``)."""
+
+    @staticmethod
+    def sampling_pivot(
+        quantiles: Any, score: NoisyScore, sampling: float, dof: float
+    ) -> EstimatedSigmaPivot:
+        return EstimatedSigmaPivot(quantiles, score, sampling, dof)
 
 
 def folded_cumulants(
@@ -167,7 +187,7 @@ def student_pivot(dof: float, both_dof: float = math.inf) -> StudentPivot:
     return pivot
 
 
-class LogPivot(StudentizedPivot):
+class LogPivot(SigmaHatPivot):
     """The pivot of ``log(1 − R²)``; ``linear``: that of R² itself (near 1, off
     the log scale), or None."""
 
@@ -303,3 +323,50 @@ def remeasurement_r2_pivots(
         pivot.prediction_dof = float(f)  # the plug-in's (NoisyScore._dof)
         pivots.append(pivot if f > 0.0 and np.isfinite(pivot).all() else None)
     return pivots
+
+
+class EstimatedSigmaPivot(Sequence):
+    """The sampling pivot of a truth estimate with σ̂ (``sigma_dof``): the
+    terms' bootstrap-t ``quantiles`` for the interval with both sources, and the
+    prediction interval (user guide: :ref:`error_budget_new_set`). The label
+    variance and the terms' spread share σ̂'s noise: the prediction's ``variance
+    + 2 sampling_variance`` keeps the terms' degrees of freedom ``dof``, those
+    of the interval with both sources. The MSE's is that interval where the
+    ``sampling`` variance is 0, the label-noise one of ``score``; R²'s (near 1,
+    where it is asked: off its log scale) takes the label part at its unbiased
+    SD, as its label-noise interval."""
+
+    def __init__(self, quantiles: Any, score: NoisyScore, sampling: float, dof: float):
+        self.quantiles, self.score = quantiles, score
+        self.sampling, self.dof = sampling, dof
+
+    def __len__(self) -> int:
+        return len(self.quantiles)
+
+    def __getitem__(self, index: Any) -> Any:
+        return self.quantiles[index]
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (tuple(self), self.score, self.sampling, self.dof))
+
+    def prediction(
+        self, estimate: float, sd: float, level: float
+    ) -> ConfidenceInterval | None:
+        """The prediction interval (the RMSE's: of the MSE, then its root)."""
+        score, (lower, upper) = self.score, self.score._range
+        dof = self.dof if self.sampling > 0.0 else math.inf
+        if isinstance(score.label_pivot, LogPivot):  # near 1 (else the log scale)
+            label = score.variance * score.label_pivot.unbiased
+            sd = math.sqrt(label + 2.0 * self.sampling)
+        elif self.sampling == 0.0:
+            return score.confidence_interval(level)
+        t = float(stdtrit(dof, 0.5 + level / 2.0))
+        if lower == 0.0 and estimate > t * sd:  # Student's t on the log scale
+            half = t * sd / estimate
+            return ConfidenceInterval(*(estimate * np.exp([-half, half])), "log_t")
+        sd_t = sd * t / float(ndtri(0.5 + level / 2.0))
+        ends = unified_interval(
+            estimate, sd_t, lower=lower, upper=upper, confidence=level
+        )
+        method = "unified" if near_bound(estimate, sd_t, lower, upper, level) else "t"
+        return ConfidenceInterval(*ends, method)
