@@ -17,10 +17,11 @@ import numpy as np
 
 from ....utils._arrays import chunks
 from ....utils._noise import PoissonNoise
+from .pivots import skew_pivots
 from .sums import R2Sums, weighted
 
 __all__ = [
-    "count_log_r2_cumulants",
+    "count_log_r2_pivots",
     "count_mse_forward",
     "count_paired_truth",
     "count_r2_sums",
@@ -137,23 +138,35 @@ def quadratic_cumulants(y: np.ndarray, alpha: Any, beta: Any) -> tuple[np.ndarra
     return k2, k3, cov, v
 
 
-def count_log_r2_cumulants(
+def count_log_r2_pivots(
     y: np.ndarray, y_pred: np.ndarray, weight: np.ndarray | None, sums: R2Sums
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per output, over the counts, of ``L``, the first-order expansion of the
-    truth ``log(A/B)`` (``R² = 1 − A/B``): ``Var L`` and the :func:`~.pivots.
-    skew_pivots` rows ``(κ₃, 0, Var V̂)`` (``V̂``: its variance estimate), from
-    the :func:`quadratic_cumulants` of its terms ``αỹ² + βỹ``, ``α = 1/A −
+) -> list[tuple[float, ...] | None]:
+    """Each output's Cornish–Fisher pivot of the truth ``log(A/B)`` (``R² = 1 −
+    A/B``) over the counts, to second order: ``L``, its first-order expansion,
+    has the :func:`quadratic_cumulants` of its terms ``αỹ² + βỹ``, ``α = 1/A −
     1/B``, ``β = −2(ŷ/A − ȳ/B) − α`` (as :func:`~.pivots.r2_label_cumulants`
-    for Gaussian labels)."""
+    for Gaussian labels); the log's curvature adds ``3 gᵀΣHΣg`` to ``κ₃`` and
+    the bias ``tr(HΣ)/2``, and the SD on the log scale, ``√V̂/(A/B)``, moves with
+    ``A`` and ``B`` too (:ref:`poisson_noise`)."""
     a, b = sums.sse_truth, sums.sst_truth
     w_sum = float(y.shape[0]) if weight is None else float(weight.sum())
     with np.errstate(divide="ignore", invalid="ignore"):
         alpha = 1.0 / a - 1.0 / b
         beta = -2.0 * (y_pred / a - weighted(y, weight) / w_sum / b) - alpha
-        k2, k3, _, v = quadratic_cumulants(y, alpha, beta)
-        k3, v = weighted(k3, weight, 3), weighted(v, weight, 4)
-        return weighted(k2, weight, 2), np.stack([k3, np.zeros_like(k3), v])
+        k2, k3, cov, v = quadratic_cumulants(y, alpha, beta)
+        k2 = weighted(k2, weight, 2)
+        va, vb, c = sums.var_sse, sums.var_sst, sums.cov
+        p_a, p_b = va / a - c / b, c / a - vb / b  # Cov(L, A), Cov(L, B)
+        k3 = weighted(k3, weight, 3) + 3.0 * (p_b * p_b / b**2 - p_a * p_a / a**2)
+        cov = weighted(cov, weight, 3) + 2.0 * p_a * (c / (a * a * b) - va / a**3)
+        cov = cov + 2.0 * p_b * (c / (a * b * b) - vb / b**3)
+        rows = np.stack([k3, cov, weighted(v, weight, 4)])
+        shift = (vb / b**2 - va / a**2) / (2.0 * np.sqrt(k2))
+    pivots = skew_pivots(rows, 1.0, k2, k2)
+    return [
+        p if p is None else type(p)(np.add(p, s).tolist())
+        for p, s in zip(pivots, shift, strict=True)
+    ]
 
 
 def count_paired_truth(

@@ -26,7 +26,7 @@ from ....utils._noise import PoissonNoise, check_sigma_dof
 from ....utils._unified_interval import SquareRootInterval
 from ....utils._warnings import warn
 from ..test_set_sampling import total_variance, with_term_moments
-from .counts import count_log_r2_cumulants, count_r2_sums, count_squared_error_sums
+from .counts import count_log_r2_pivots, count_r2_sums, count_squared_error_sums
 from .pivots import (
     fiducial_pivots,
     folded_cumulants,
@@ -512,8 +512,7 @@ def _fraction(
             share = np.where(raw > 0.0, raw / variance, 1.0)  # the unbiased SD's
         pivots = log_r2_pivots(y, y_pred, sigma, weight, sums, sigma_dof, share)
     if isinstance(sigma, PoissonNoise) and y.shape[0] <= PIVOT_MAX_SAMPLES:
-        k2, cumulants = count_log_r2_cumulants(y, y_pred, weight, sums)
-        pivots = skew_pivots(cumulants, 1.0, k2, k2)
+        pivots = count_log_r2_pivots(y, y_pred, weight, sums)
     variance = np.where(flag, np.nan, variance)
     if shared is not None and shared.fiducial is not None:
         data = (y, y_pred, sigma, sigma_dof, weight)
