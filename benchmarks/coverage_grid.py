@@ -88,7 +88,7 @@ its ``both`` and ``prediction`` cells therefore use ``--sampling-replicates``
 ROC AUC have closed forms, Takahashi et al.'s and DeLong's: milliseconds a
 call, about 10 s per 2000 replicates of a metric x estimand task). The
 forward estimand's ``confidence_interval`` is computed from the exact
-distribution: 0.05-0.7 s an interval for MSE, RMSE, R^2 and MAE at
+distribution: 0.01-0.4 s an interval for MSE, RMSE, R^2 and MAE at
 n = 100. ``--task-seconds`` (quick: 20) stops a metric x
 estimand task early; the ``reps`` column shows how many replicates each cell
 got, and the anomalies list names the tasks that were stopped. A full run

@@ -537,7 +537,7 @@ def _intervals(score, source: str, check: bool) -> tuple:
 
     The one-sided limits are read off ``confidence_interval(2 LEVEL - 1)``, as
     ``alternative=`` defines them: one call instead of two (an exact-distribution
-    interval, e.g. the forward R²'s, costs 0.1-0.7 s). ``check``: also call
+    interval, e.g. the forward R²'s, costs up to 0.4 s). ``check``: also call
     ``alternative="less"`` and ``"greater"`` and fail if they differ.
     """
     two = score.confidence_interval(LEVEL, source=source)

@@ -36,7 +36,7 @@ from _interval_coverage import (
 N_SAMPLES = 100
 #: Replicates per cell: a tail's Monte Carlo SE is then 0.35 points, a
 #: one-sided coverage's 0.49. The forward regression estimand's exact intervals
-#: cost 0.05-0.7 s each: those tasks get FORWARD_REPLICATES, and R²'s
+#: cost 0.01-0.4 s each: those tasks get FORWARD_REPLICATES, and R²'s
 #: "prediction" cells (a bootstrap) SAMPLING_REPLICATES. The whole grid at 2000
 #: replicates costs about 5 minutes besides the forward tasks. A forward
 #: interval is conditional on its test set, and each replicate checks it against

@@ -65,6 +65,30 @@ def test_inversion_matches_ncx2_with_equal_sigma(m):
     assert score.confidence_interval() == pytest.approx((low, high), rel=1e-12)
 
 
+@pytest.mark.parametrize("m", [10, 40])
+def test_damped_form_panels_against_ncx2_and_the_adaptive_rule(m):
+    """A form whose non-central part damps |φ| (Σ δ²/2 above 40): its
+    Gauss–Legendre panels, tabulated once, against scipy's ncx2 and the adaptive
+    quadrature (no panels); heteroscedastic against the adaptive quadrature."""
+    rng = np.random.default_rng(m)
+    lam, delta = 0.3, rng.normal(3.0, 1.5, m)
+    nc = float(delta @ delta)
+    assert nc / 2.0 > gf._DAMPED
+    form = gf._QuadraticForm(np.full(m, lam), 0.0, np.zeros(m), lam * delta, lam * nc)
+    lam_h = rng.uniform(0.05, 0.5, m)
+    mixed = gf._QuadraticForm(lam_h, 0.0, np.zeros(m), lam_h * delta, lam_h @ delta**2)
+    for level in np.linspace(0.001, 0.999, 11):
+        x = lam * stats.ncx2.ppf(level, m, nc)
+        assert form.cdf(x) == pytest.approx(level, abs=1e-10)
+        assert form.cdf(x) == pytest.approx(form.cdf(x, panels=0), abs=2e-11)
+        y = float(mixed.k + lam_h.sum()) + (level - 0.5) * 8.0 * math.sqrt(
+            float(2.0 * lam_h @ lam_h + 4.0 * (lam_h * delta) @ (lam_h * delta))
+        )
+        assert mixed.cdf(y) == pytest.approx(mixed.cdf(y, panels=0), abs=2e-11)
+    assert form.table and mixed.table
+    assert not pickle.loads(pickle.dumps(form)).table
+
+
 def test_folded_normal_cdf_single_sample():
     """One sample: P(|d + σZ| <= x) = Φ((x - d)/σ) - Φ((-x - d)/σ)."""
     d, s = 0.4, 0.9
