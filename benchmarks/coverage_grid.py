@@ -142,7 +142,7 @@ def target_label(row: dict) -> str:
         return {
             "truth": "this set, true",
             "remeasurement": "this set, E remeas",
-            "forward": "fresh draw (pred)",
+            "forward": "fresh draws (pred)",
         }[row["estimand"]]
     if row["source"] == "both":
         return "population" + (" (not CI)" if row["estimand"] == "forward" else "")
@@ -269,7 +269,8 @@ def main(argv=None) -> int:
         "cov/below/above: the two-sided 95 % interval (below: target < low); "
         "less/greater: alternative='less' (target <= upper limit) and 'greater' "
         "(target >= lower limit) at 95 %; prediction: the ends of "
-        "prediction_interval(0.90). SE: Monte Carlo SE of cov, points."
+        "prediction_interval(0.90). SE: Monte Carlo SE of cov, points (forward: "
+        "from the replicates' hit fractions)."
     )
     notes = [note for _, task_notes, _ in results for note in task_notes]
     if notes:
