@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _interval_coverage import REGRESSION_METRICS, regression_coverage
+from _interval_coverage import REGRESSION_METRICS, draw, regression_coverage
 from scipy import stats
 
 from sklearn_noisy._noisy_score import PIVOT_PROBABILITIES
@@ -87,6 +87,27 @@ def test_damped_form_panels_against_ncx2_and_the_adaptive_rule(m):
         assert mixed.cdf(y) == pytest.approx(mixed.cdf(y, panels=0), abs=2e-11)
     assert form.table and mixed.table
     assert not pickle.loads(pickle.dumps(form)).table
+
+
+def test_r2_with_a_long_damped_range_against_monte_carlo():
+    """A σ from two readings near 0 (the first of three 'few' test sets of seed
+    [0, 0, 100]) stretches the damped range to 32768: one quadrature over it
+    missed the head (the CDF jumped to ½, and every level's lower end was the
+    same point, 0.809); the interval's tails against 40,000 redraws, 5 SEs."""
+    data = draw("few", np.random.default_rng([0, 0, 100]), 3, 100)
+    y, p, sigma = data["exact"][0], data["pred"][0], data["given"][0]
+    score = expected_r2_score(y, p, sigma=sigma, estimand="forward")
+    ends = [score.confidence_interval(level) for level in (0.95, 0.5)]
+    assert ends[0][0] < ends[1][0] - 1e-3
+    rng = np.random.default_rng(1)
+    labels = y + sigma * rng.standard_normal((40_000, y.size))
+    r2 = 1.0 - np.sum((labels - p) ** 2, axis=1) / np.sum(
+        (labels - labels.mean(axis=1, keepdims=True)) ** 2, axis=1
+    )
+    for (low, high), tail in zip(ends, (0.025, 0.25), strict=True):
+        se = math.sqrt(tail * (1.0 - tail) / r2.size)
+        assert np.mean(r2 < low) == pytest.approx(tail, abs=5 * se)
+        assert np.mean(r2 > high) == pytest.approx(tail, abs=5 * se)
 
 
 def test_folded_normal_cdf_single_sample():

@@ -225,9 +225,13 @@ class _QuadraticForm:
                 break
             end *= 2.0
         total = self._damped_integral(x, end, panels)
-        if total is None:
+        if total is None:  # doubling pieces: one over the long range misses the head
             integrand = _inversion_integrand(self.phi(0.0), x)
-            total = _quad(integrand, 0.0, end, limit=1000, epsabs=_EPSABS)
+            edges = [0.0, *np.geomspace(1.0, end, round(math.log2(end)) + 1)]
+            total = sum(
+                _quad(integrand, a, b, limit=1000, epsabs=_EPSABS)
+                for a, b in itertools.pairwise(edges)
+            )
         return min(max(0.5 - total / math.pi, 0.0), 1.0)
 
 
