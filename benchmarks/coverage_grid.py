@@ -23,8 +23,8 @@ The targets (what each interval is checked against):
 ==============  ==================================  =============================
 source          truth / remeasurement               forward (``y_true`` exact)
 ==============  ==================================  =============================
-label_noise     truth: the metric on THIS test      the metric on one fresh noisy
-                set's true labels; remeasurement:   draw around the exact values
+label_noise     truth: the metric on THIS test      the metric on fresh noisy
+                set's true labels; remeasurement:   draws around the exact values
                 the mean of the metric over fresh   (a prediction-type statement:
                 label draws of this test set        "pred" in the table)
                 (analytic for MSE, MAE, accuracy;
@@ -35,8 +35,8 @@ both            the population value of the         the population value of the
                                                     label noise, its ``"both"``
                                                     interval is no confidence
                                                     interval (user guide)
-prediction      the metric of an independent new    the metric of the new test
-                test set: against its true values   set on its noisy labels
+prediction      the metric of an independent new    the metric of new test sets
+                test set: against its true values   on their noisy labels
                 (truth), on its noisy labels
                 (remeasurement)
 ==============  ==================================  =============================
@@ -85,6 +85,10 @@ PASS per cell: two-sided coverage in [93 %, 97 %], each tail (below: target <
 low; above: target > high) at most 3.5 %, each one-sided coverage at least
 94 %. The Monte Carlo standard error of each coverage is printed (1.5 points
 at 200 replicates, 0.5 at 2000); a quick run's verdicts are indicative only.
+A forward interval is conditional on its test set: each replicate checks it
+against ``--forward-draws`` targets (fresh label draws around the exact values;
+new test sets), and the SE of its coverage is that of the mean of the
+replicates' hit fractions (clustered by replicate).
 
 Cost: the library call per replicate, and the forward estimand's exact
 intervals. R^2, which has no closed-form sampling variance, bootstraps it
@@ -94,14 +98,15 @@ its ``both`` and ``prediction`` cells therefore use ``--sampling-replicates``
 ROC AUC have closed forms, Takahashi et al.'s and DeLong's: milliseconds a
 call, about 10 s per 2000 replicates of a metric x estimand task). The
 forward estimand's ``confidence_interval`` is computed from the exact
-distribution: 0.15-0.3 s an interval for MSE, RMSE and R^2,
-about 6 s for MAE at n = 100. ``--task-seconds`` (quick: 20) stops a metric x
+distribution: 0.01-0.4 s an interval for MSE, RMSE, R^2 and MAE at
+n = 100. ``--task-seconds`` (quick: 20) stops a metric x
 estimand task early; the ``reps`` column shows how many replicates each cell
 got, and the anomalies list names the tasks that were stopped. A full run
-(2000 replicates each, n = 100 and 300, no time limit) takes on the order of
-days on one core, most of it in the forward MAE; ``--jobs`` spreads the metric
-x estimand tasks over processes (data and targets are identical in every task:
-common random numbers, seeded by ``--seed``).
+(2000 replicates each, n = 100 and 300, no time limit) takes many hours on
+one core, most of it in R^2's bootstrap and the forward exact intervals;
+``--jobs`` spreads the metric x estimand tasks over processes (data and
+targets are identical in every task: common random numbers, seeded by
+``--seed``).
 
 Anomalies are counted, not fatal: exceptions of the library call, warnings, a
 non-finite estimate or interval end, and an estimate outside its own two-sided
@@ -148,7 +153,7 @@ def target_label(row: dict) -> str:
         return {
             "truth": "this set, true",
             "remeasurement": "this set, E remeas",
-            "forward": "fresh draw (pred)",
+            "forward": "fresh draws (pred)",
         }[row["estimand"]]
     if row["source"] == "both":
         return "population" + (" (not CI)" if row["estimand"] == "forward" else "")
@@ -196,6 +201,12 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--n", type=int, nargs="+", help="test-set sizes")
     parser.add_argument("--draws", type=int, default=400, help="re-measurement draws")
+    parser.add_argument(
+        "--forward-draws",
+        type=int,
+        default=100,
+        help="forward: targets per replicate (fresh label draws, new test sets)",
+    )
     parser.add_argument("--only", help="keep the cells whose name contains this")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--seed", type=int, default=0)
@@ -217,7 +228,11 @@ def main(argv=None) -> int:
         )
 
     tasks = [
-        Task(pop, n, metric, est, replicates, sampling, args.draws, args.seed, seconds)
+        Task(
+            *(pop, n, metric, est, replicates, sampling, args.draws, args.seed),
+            seconds,
+            forward_draws=args.forward_draws if est == "forward" else 1,
+        )
         for pop in POPULATIONS
         for n in sizes
         for metric, function in metric_functions(pop).items()
@@ -265,7 +280,8 @@ def main(argv=None) -> int:
         "cov/below/above: the two-sided 95 % interval (below: target < low); "
         "less/greater: alternative='less' (target <= upper limit) and 'greater' "
         "(target >= lower limit) at 95 %; prediction: the ends of "
-        "prediction_interval(0.90). SE: Monte Carlo SE of cov, points."
+        "prediction_interval(0.90). SE: Monte Carlo SE of cov, points (forward: "
+        "from the replicates' hit fractions)."
     )
     notes = [note for _, task_notes, _ in results for note in task_notes]
     if notes:

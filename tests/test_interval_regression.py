@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _interval_coverage import REGRESSION_METRICS, regression_coverage
+from _interval_coverage import REGRESSION_METRICS, draw, regression_coverage
 from scipy import stats
 
 from sklearn_noisy._noisy_score import PIVOT_PROBABILITIES
@@ -63,6 +63,51 @@ def test_inversion_matches_ncx2_with_equal_sigma(m):
     nc = np.sum((y - p)[2:] ** 2) / 0.64
     low, high = fixed + 0.64 / (m + 2) * stats.ncx2.ppf([0.025, 0.975], m, nc)
     assert score.confidence_interval() == pytest.approx((low, high), rel=1e-12)
+
+
+@pytest.mark.parametrize("m", [10, 40])
+def test_damped_form_panels_against_ncx2_and_the_adaptive_rule(m):
+    """A form whose non-central part damps |φ| (Σ δ²/2 above 40): its
+    Gauss–Legendre panels, tabulated once, against scipy's ncx2 and the adaptive
+    quadrature (no panels); heteroscedastic against the adaptive quadrature."""
+    rng = np.random.default_rng(m)
+    lam, delta = 0.3, rng.normal(3.0, 1.5, m)
+    nc = float(delta @ delta)
+    assert nc / 2.0 > gf._DAMPED
+    form = gf._QuadraticForm(np.full(m, lam), 0.0, np.zeros(m), lam * delta, lam * nc)
+    lam_h = rng.uniform(0.05, 0.5, m)
+    mixed = gf._QuadraticForm(lam_h, 0.0, np.zeros(m), lam_h * delta, lam_h @ delta**2)
+    for level in np.linspace(0.001, 0.999, 11):
+        x = lam * stats.ncx2.ppf(level, m, nc)
+        assert form.cdf(x) == pytest.approx(level, abs=1e-10)
+        assert form.cdf(x) == pytest.approx(form.cdf(x, panels=0), abs=2e-11)
+        y = float(mixed.k + lam_h.sum()) + (level - 0.5) * 8.0 * math.sqrt(
+            float(2.0 * lam_h @ lam_h + 4.0 * (lam_h * delta) @ (lam_h * delta))
+        )
+        assert mixed.cdf(y) == pytest.approx(mixed.cdf(y, panels=0), abs=2e-11)
+    assert form.table and mixed.table
+    assert not pickle.loads(pickle.dumps(form)).table
+
+
+def test_r2_with_a_long_damped_range_against_monte_carlo():
+    """A σ from two readings near 0 (the first of three 'few' test sets of seed
+    [0, 0, 100]) stretches the damped range to 32768: one quadrature over it
+    missed the head (the CDF jumped to ½, and every level's lower end was the
+    same point, 0.809); the interval's tails against 40,000 redraws, 5 SEs."""
+    data = draw("few", np.random.default_rng([0, 0, 100]), 3, 100)
+    y, p, sigma = data["exact"][0], data["pred"][0], data["given"][0]
+    score = expected_r2_score(y, p, sigma=sigma, estimand="forward")
+    ends = [score.confidence_interval(level) for level in (0.95, 0.5)]
+    assert ends[0][0] < ends[1][0] - 1e-3
+    rng = np.random.default_rng(1)
+    labels = y + sigma * rng.standard_normal((40_000, y.size))
+    r2 = 1.0 - np.sum((labels - p) ** 2, axis=1) / np.sum(
+        (labels - labels.mean(axis=1, keepdims=True)) ** 2, axis=1
+    )
+    for (low, high), tail in zip(ends, (0.025, 0.25), strict=True):
+        se = math.sqrt(tail * (1.0 - tail) / r2.size)
+        assert np.mean(r2 < low) == pytest.approx(tail, abs=5 * se)
+        assert np.mean(r2 > high) == pytest.approx(tail, abs=5 * se)
 
 
 def test_folded_normal_cdf_single_sample():

@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -15,6 +15,7 @@ from scipy import integrate, optimize
 from scipy.special import wofz
 from scipy.stats import ncx2
 
+from .quadrature import LEGENDRE_64
 from .sums import folded_moments, output_column
 
 __all__ = [
@@ -43,6 +44,9 @@ _TINY_SHIFT = 1e-9
 _MAX_NONCENTRALITY = 1e9
 #: ``|φ|`` below ``exp(-_DAMPED)`` is negligible (1e-17).
 _DAMPED = 40.0
+#: The most 64-point Gauss–Legendre panels over a damped form's range before
+#: the adaptive quadrature takes over (R²'s forms, one per evaluation: none).
+_MAX_PANELS = 64
 
 
 def _quad(
@@ -129,6 +133,11 @@ class _QuadraticForm:
     v: np.ndarray
     b: np.ndarray
     k: float
+    #: ``φ(u)/u`` and the weights on the nodes ``u`` of each count of panels.
+    table: dict = field(default_factory=dict)
+
+    def __getstate__(self) -> dict:  # the table is a cache: not pickled
+        return {**self.__dict__, "table": {}}
 
     def scaled(self, s: float) -> _QuadraticForm:
         return _QuadraticForm(self.d / s, self.rho / s, self.v, self.b / s, self.k / s)
@@ -145,28 +154,56 @@ class _QuadraticForm:
                 correction -= self.rho * float(self.v @ db) ** 2 / denominator
         return self.k - correction
 
-    def phi(self, c: float) -> Callable[[float], complex]:
-        """``u -> E exp(iu(Q - c))`` (matrix determinant lemma, Sherman–Morrison)."""
-        d, rho, v, b, k = self.d, self.rho, self.v, self.b, self.k
+    def phi(self, c: float) -> Callable[[Any], Any]:
+        """``u -> E exp(iu(Q - c))`` at a scalar ``u`` or each of an array
+        (matrix determinant lemma, Sherman–Morrison)."""
+        d, rho, k = self.d, self.rho, self.k
+        v, b, b2 = self.v + 0j, self.b + 0j, self.b**2 + 0j  # complex @ real: slow
 
-        def phi(u: float) -> complex:
-            factor = 1.0 - 2j * u * d
+        def phi(u: Any) -> Any:
+            t = np.asarray(u, dtype=np.float64)[..., None]
+            factor = 1.0 - 2j * t * d
             r = 1.0 / factor
-            log_det = np.log(factor).sum()
-            quadratic = complex((b * b) @ r)
+            log_det = np.log(factor).sum(axis=-1)
+            quadratic = r @ b2
+            t = t[..., 0]
             if rho > 0.0:
                 vr = v * r
-                rank_one = 1.0 - 2j * u * rho * complex(vr @ v)
-                log_det += np.log(rank_one)
-                quadratic += 2j * u * rho * complex(vr @ b) ** 2 / rank_one
-            log_phi = -0.5 * log_det + 1j * u * (k - c) - 2.0 * u * u * quadratic
-            return complex(np.exp(log_phi))
+                rank_one = 1.0 - 2j * t * rho * (vr @ v)
+                log_det = log_det + np.log(rank_one)
+                quadratic = quadratic + 2j * t * rho * (vr @ b) ** 2 / rank_one
+            values = np.exp(-0.5 * log_det + 1j * t * (k - c) - 2.0 * t * t * quadratic)
+            return complex(values) if np.ndim(u) == 0 else values
 
         return phi
 
-    def cdf(self, x: float) -> float:
+    def _damped_integral(self, x: float, end: float, most: int) -> float | None:
+        """``∫_0^end Im[e^{-iux} φ(u)]/u du`` by 64-point Gauss–Legendre panels,
+        doubled until two agree to ``_EPSABS`` (``φ`` tabulated once for every
+        ``x``); None if they do not within ``most`` panels."""
+        nodes, weights = LEGENDRE_64
+        previous, panels = math.nan, 2
+        while panels < end / 32.0:  # about one panel per 16 (of u) is needed
+            panels *= 2
+        while panels <= most:
+            if panels not in self.table:
+                half = 0.5 * end / panels
+                u = (half * (2.0 * np.arange(panels)[:, None] + 1.0 + nodes)).ravel()
+                parts = np.array_split(u, 1 + u.size * self.d.size // 2**18)
+                values = np.concatenate([self.phi(0.0)(part) for part in parts])
+                values *= np.tile(half * weights, panels) / u
+                self.table[panels] = (u, values)
+            u, values = self.table[panels]
+            value = float(np.sum((values * np.exp(-1j * x * u)).imag))
+            if abs(value - previous) <= _EPSABS:
+                return value
+            previous, panels = value, 2 * panels
+        return None
+
+    def cdf(self, x: float, panels: int = _MAX_PANELS) -> float:
         """``P(Q <= x)``, over a finite range where the non-central part damps
-        ``|φ|`` below ``e^{-40}``."""
+        ``|φ|`` below ``e^{-40}`` (by at most ``panels`` Gauss–Legendre panels,
+        else the adaptive quadrature)."""
         with np.errstate(divide="ignore", invalid="ignore"):
             limit = np.where(
                 self.d != 0.0,
@@ -187,8 +224,14 @@ class _QuadraticForm:
             ):
                 break
             end *= 2.0
-        integrand = _inversion_integrand(self.phi(0.0), x)
-        total = _quad(integrand, 0.0, end, limit=1000, epsabs=_EPSABS)
+        total = self._damped_integral(x, end, panels)
+        if total is None:  # doubling pieces: one over the long range misses the head
+            integrand = _inversion_integrand(self.phi(0.0), x)
+            edges = [0.0, *np.geomspace(1.0, end, round(math.log2(end)) + 1)]
+            total = sum(
+                _quad(integrand, a, b, limit=1000, epsabs=_EPSABS)
+                for a, b in itertools.pairwise(edges)
+            )
         return min(max(0.5 - total / math.pi, 0.0), 1.0)
 
 
@@ -343,7 +386,7 @@ class R2Distribution(_Continuous):
         c = 1.0 - x
         if c == 1.0:  # the diagonal vanishes: move off the singular point
             c = 1.0 - 1e-12
-        return 1.0 - self.form(c).cdf(0.0)
+        return 1.0 - self.form(c).cdf(0.0, panels=0)
 
 
 def r2_distribution(
