@@ -17,7 +17,7 @@ import numpy as np
 
 from ....utils._arrays import chunks
 from ....utils._noise import PoissonNoise
-from .pivots import skew_pivots
+from .pivots import second_order_log_pivots
 from .sums import R2Sums, weighted
 
 __all__ = [
@@ -153,20 +153,7 @@ def count_log_r2_pivots(
     with np.errstate(divide="ignore", invalid="ignore"):
         alpha = 1.0 / a - 1.0 / b
         beta = -2.0 * (y_pred / a - weighted(y, weight) / w_sum / b) - alpha
-        k2, k3, cov, v = quadratic_cumulants(y, alpha, beta)
-        k2 = weighted(k2, weight, 2)
-        va, vb, c = sums.var_sse, sums.var_sst, sums.cov
-        p_a, p_b = va / a - c / b, c / a - vb / b  # Cov(L, A), Cov(L, B)
-        k3 = weighted(k3, weight, 3) + 3.0 * (p_b * p_b / b**2 - p_a * p_a / a**2)
-        cov = weighted(cov, weight, 3) + 2.0 * p_a * (c / (a * a * b) - va / a**3)
-        cov = cov + 2.0 * p_b * (c / (a * b * b) - vb / b**3)
-        rows = np.stack([k3, cov, weighted(v, weight, 4)])
-        shift = (vb / b**2 - va / a**2) / (2.0 * np.sqrt(k2))
-    pivots = skew_pivots(rows, 1.0, k2, k2)
-    return [
-        p if p is None else type(p)(np.add(p, s).tolist())
-        for p, s in zip(pivots, shift, strict=True)
-    ]
+    return second_order_log_pivots(quadratic_cumulants(y, alpha, beta), weight, sums)
 
 
 def count_paired_truth(

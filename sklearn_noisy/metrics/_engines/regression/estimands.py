@@ -510,7 +510,9 @@ def _fraction(
     if simple:
         with np.errstate(divide="ignore", invalid="ignore"):
             share = np.where(raw > 0.0, raw / variance, 1.0)  # the unbiased SD's
-        pivots = log_r2_pivots(y, y_pred, sigma, weight, sums, sigma_dof, share)
+        pivots = log_r2_pivots(
+            y, y_pred, sigma, weight, sums, sigma_dof, share, variance
+        )
     if isinstance(sigma, PoissonNoise) and y.shape[0] <= PIVOT_MAX_SAMPLES:
         pivots = count_log_r2_pivots(y, y_pred, weight, sums)
     variance = np.where(flag, np.nan, variance)

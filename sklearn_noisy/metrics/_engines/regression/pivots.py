@@ -36,6 +36,7 @@ __all__ = [
     "log_r2_pivots",
     "r2_label_cumulants",
     "remeasurement_r2_pivots",
+    "second_order_log_pivots",
     "skew_pivots",
     "student_pivot",
 ]
@@ -202,10 +203,11 @@ def r2_label_cumulants(
     sums: R2Sums,
     sigma_dof: Any = None,
 ) -> tuple[np.ndarray, ...]:
-    """Per output, over the label noise and ``σ̂² ~ σ² χ²_ν/ν`` (``ν`` =
-    ``sigma_dof``; None: σ known), each unbiased in σ̂: ``Var L`` and the
-    skewness of ``L``, the first-order expansion of ``log(A/B)``. With
-    ``sigma_dof`` also: σ̂'s part of ``Cov(L, V̂)/Var(L)^1.5`` (``V̂``: the
+    """Over the label noise, σ known (``sigma_dof`` None): the per-sample terms
+    of ``L``, the first-order expansion of ``log(A/B)`` (for
+    :func:`second_order_log_pivots`). With ``sigma_dof`` (``ν``, ``σ̂² ~ σ²
+    χ²_ν/ν``), per output, each unbiased in σ̂: ``Var L``, the skewness of
+    ``L``, σ̂'s part of ``Cov(L, V̂)/Var(L)^1.5`` (``V̂``: the
     variance estimate), the skewness of ``A/B`` and its covariance with the
     delta-method variance with the ratio's second-order terms, and the
     Satterthwaite degrees of freedom of σ̂'s part of ``V̂`` (user guide:
@@ -221,6 +223,11 @@ def r2_label_cumulants(
         c = y - weighted(y, w) / w_sum
         v = (y - y_pred) / a - c / b
         v2 = v * v
+        if sigma_dof is None:  # 2σv·ε + ασ²(ε² − 1): d̃² = 4σ²ṽ², e = ασ²
+            d2, e = 4.0 * s2 * v2, alpha * s2
+            e2 = e * e  # κ₂, κ₃, Cov(·, κ̂₂), Var κ̂₂: unbiased from ṽ
+            terms = d2 - 2.0 * e2, (6.0 * d2 - 16.0 * e2) * e, (4.0 * d2 - 8.0 * e2) * e
+            return (*terms, (16.0 * d2 - 32.0 * e2) * e2)
         k2 = weighted(4.0 * s2 * v2 - 2.0 * alpha**2 * s2 * s2 * (1.0 - i) / c4, w, 2)
         s6 = s2**3 / c6
         k3 = weighted(
@@ -228,8 +235,6 @@ def r2_label_cumulants(
             w,
             3,
         )
-        if sigma_dof is None:
-            return k2, k3 / k2**1.5
         s4v2 = alpha * s2 * s2 * v2 / c4
         scale = k2**1.5
         noise = weighted(16.0 * s4v2 - 8.0 * alpha**3 * s6, w, 3) / scale
@@ -251,16 +256,28 @@ def log_r2_pivots(
     sums: R2Sums,
     sigma_dof: Any = None,
     unbiased: np.ndarray | None = None,
+    variance: np.ndarray | None = None,
 ) -> list[tuple[float, ...] | None]:
-    """Each output's Cornish–Fisher pivot of the truth ``log(1 − R²)`` from
-    :func:`r2_label_cumulants`' skewness. With ``sigma_dof``: σ̂'s covariance
-    term too and Student's quantiles at the Satterthwaite degrees of freedom
-    for the base, and a ``linear`` pivot of R² itself (near 1) from ``A/B``'s
-    second-order skewness and covariance (user guide:
-    :ref:`error_budget_new_set`)."""
+    """Each output's Cornish–Fisher pivot of the truth ``log(1 − R²)``. σ known:
+    :func:`second_order_log_pivots` of :func:`r2_label_cumulants`' terms, with,
+    where ``u = A/B`` is at least its SD ``√variance`` (``a = SD/u ≤ 1``), a
+    ``linear`` one of R² that is the same interval, ``expm1(−a q)/a`` (within
+    ``2z`` SDs of 1 the unified interval is widened to hold it). With
+    ``sigma_dof``: the first-order skewness, σ̂'s covariance term and Student's
+    quantiles at the Satterthwaite degrees of freedom for the base, and a
+    ``linear`` pivot of R² itself (near 1) from ``A/B``'s second-order
+    skewness and covariance (user guide: :ref:`error_budget_new_set`)."""
     if sigma_dof is None:
-        _, skew = r2_label_cumulants(y, y_pred, sigma, w, sums)
-        return [cornish_fisher_pivot(float(g), 0.0) for g in skew]
+        terms = r2_label_cumulants(y, y_pred, sigma, w, sums)
+        pivots = second_order_log_pivots(terms, w, sums)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a = np.sqrt(variance) * sums.sst_truth / sums.sse_truth
+        for index, (pivot, scale) in enumerate(zip(pivots, a, strict=True)):
+            if pivot is not None and 0.0 < scale <= 1.0:
+                pivot = pivots[index] = StudentizedPivot(pivot)
+                linear = np.expm1(-scale * np.array(pivot[::-1])) / scale
+                pivot.linear = tuple(linear.tolist())
+        return pivots
     *_, skew, own, ratio, covariance, dof = r2_label_cumulants(
         y, y_pred, sigma, w, sums, sigma_dof
     )
@@ -281,6 +298,35 @@ def log_r2_pivots(
         pivot.linear, pivot.unbiased = tuple(np.add(linear, shift).tolist()), share
         pivots.append(pivot)
     return pivots
+
+
+def second_order_log_pivots(
+    terms: Sequence[np.ndarray], w: np.ndarray | None, sums: R2Sums
+) -> list[tuple[float, ...] | None]:
+    """Each output's Cornish–Fisher pivot of the truth ``log(A/B)`` (``R² = 1 −
+    A/B``) to second order, on Student's base: ``terms`` are the per-sample
+    ``κ₂``, ``κ₃``, covariance with the variance estimate and its variance of
+    ``L``, the first-order expansion, each unbiased; the log's curvature adds
+    ``3 gᵀΣHΣg`` to ``κ₃`` and the bias ``tr(HΣ)/2``, and the SD on the log
+    scale, ``√V̂/(A/B)``, moves with ``A`` and ``B`` too (user guide:
+    :ref:`poisson_noise`, :ref:`error_budget_new_set`)."""
+    a, b = sums.sse_truth, sums.sst_truth
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k2, k3, cov, v = (
+            weighted(t, w, p) for t, p in zip(terms, (2, 3, 3, 4), strict=True)
+        )
+        va, vb, c = sums.var_sse, sums.var_sst, sums.cov
+        p_a, p_b = va / a - c / b, c / a - vb / b  # Cov(L, A), Cov(L, B)
+        k3 = k3 + 3.0 * (p_b * p_b / b**2 - p_a * p_a / a**2)
+        cov = cov + 2.0 * p_a * (c / (a * a * b) - va / a**3)
+        cov = cov + 2.0 * p_b * (c / (a * b * b) - vb / b**3)
+        rows = np.stack([k3, cov, v])
+        shift = (vb / b**2 - va / a**2) / (2.0 * np.sqrt(k2))
+    pivots = skew_pivots(rows, 1.0, k2, k2)
+    return [
+        p if p is None else type(p)(np.add(p, s).tolist())
+        for p, s in zip(pivots, shift, strict=True)
+    ]
 
 
 def remeasurement_r2_pivots(
