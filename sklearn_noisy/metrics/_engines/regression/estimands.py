@@ -140,7 +140,7 @@ def _mse(
         sums = (*sums, None)
     else:
         # The pivot is measured for independent Gaussian errors: under batch
-        # offsets the symmetric interval, as larger test sets.
+        # offsets a fiducial inversion of Σ w d̃² (offsets_mse_pivots).
         skew = shared is None
         sums = _squared_error_sums(
             y,

@@ -139,13 +139,14 @@ def offsets_mse_pivots(
     shared: Any,
     estimate: np.ndarray,
     variance: np.ndarray,
-) -> list[FiducialPivot]:
+) -> list[FiducialPivot | None]:
     """Each output's truth MSE pivot under known batch offsets: the fiducial
     quantiles of ``T`` from ``S = Σ w r²``, a Gaussian quadratic form whose
     distribution at each ``T`` is taken as Pearson's type III with its exact
     three cumulants, the residuals there the observed within-batch part
     (shrunk to its unbiased size) plus the batch means scaled to make ``T``
-    (user guide: :ref:`shared_offsets`); ``estimate``: the truth MSE's."""
+    (user guide: :ref:`shared_offsets`); ``estimate``: the truth MSE's. None
+    where the 95 % interval's upper end would be 0 (the unified interval)."""
     w = (np.ones(residuals.shape[0]) if weight is None else weight)[:, None]
     s2 = np.square(np.asarray(sigma, dtype=float))
     s2 = np.broadcast_to(s2[:, None] if s2.ndim == 1 else s2, residuals.shape)
@@ -183,6 +184,9 @@ def offsets_mse_pivots(
             z = (total - trace[j] - w_sum * t) / np.sqrt(k2)
             above = gammainc(shape, np.maximum(shape + z * np.sqrt(shape), 0.0)) > grid
             low, high = np.where(above, t, low), np.where(above, high, t)
+        if low[grid == 0.025][0] <= 0.0:  # 95 % upper end at 0: the unified one
+            pivots.append(None)
+            continue
         root = math.sqrt(variance[j])
         pivots.append(FiducialPivot(((estimate[j] - low) / root).tolist()))
     return pivots
