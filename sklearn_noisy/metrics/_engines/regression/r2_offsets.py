@@ -184,9 +184,9 @@ def offsets_mse_pivots(
             z = (total - trace[j] - w_sum * t) / np.sqrt(k2)
             above = gammainc(shape, np.maximum(shape + z * np.sqrt(shape), 0.0)) > grid
             low, high = np.where(above, t, low), np.where(above, high, t)
-        if low[grid == 0.025][0] <= 0.0:  # 95 % upper end at 0: the unified one
-            pivots.append(None)
-            continue
-        root = math.sqrt(variance[j])
-        pivots.append(FiducialPivot(((estimate[j] - low) / root).tolist()))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pivot = (estimate[j] - low) / math.sqrt(variance[j])
+        # a 95 % upper end at 0 (or none): the unified interval
+        valid = low[grid == 0.025][0] > 0.0 and np.isfinite(pivot).all()
+        pivots.append(FiducialPivot(pivot.tolist()) if valid else None)
     return pivots
