@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy import optimize, stats
 from sklearn.dummy import DummyRegressor
 from sklearn.linear_model import LinearRegression
 
@@ -332,21 +333,38 @@ def test_laboratory_simulation_twin():
     assert ignored[(setting, "mse", "truth")][2] < coverage - 0.15
 
 
-SETTINGS = [(10, 5, 0.5, 0.5), (6, 20, 0.5, 0.5), (4, 50, 0.5, 0.5)]
+def test_truth_mse_interval_inverts_the_batch_means_noncentral_chi2():
+    """With the residual constant within each batch and σ tiny, the statistic
+    is c χ'²_G(λ) (c = n τ² + σ²): the fiducial interval's ends are its exact
+    inversion in λ (to 0.02 SD; the symmetric interval's are 0.3-1 SD off), and
+    the RMSE's their square roots."""
+    rng = np.random.default_rng(1)
+    n, tau, sigma = 50, 1.0, 0.01
+    groups = np.repeat(np.arange(4), n)
+    p = rng.normal(size=4 * n)
+    y = p + np.array([2.5, -1.5, 2.0, 1.0])[groups] + rng.normal(size=4)[groups]
+    y = y + rng.normal(size=4 * n) * sigma
+    noise = {"sigma": sigma, "groups": groups, "sigma_shared": tau}
+    score = expected_mean_squared_error(y, p, **noise, estimand="truth")
+    scale = n * tau**2 + sigma**2
+    within = np.sum((y - p) ** 2) - 4 * (n - 1) * sigma**2
+    exact = [
+        scale
+        / (4 * n)
+        * optimize.brentq(
+            lambda lam, q=q: stats.ncx2.cdf(within / scale, 4, lam) - q, 1e-9, 500
+        )
+        for q in (0.975, 0.025)
+    ]
+    ends = score.confidence_interval(0.95)
+    np.testing.assert_allclose(ends[:2], exact, atol=0.02 * score.std)
+    root = expected_root_mean_squared_error(y, p, **noise, estimand="truth")
+    np.testing.assert_allclose(
+        root.confidence_interval(0.95)[:2], np.sqrt(exact), rtol=0.01
+    )
 
-#: Cells that miss the issue's criteria (bias < 0.1 SD, SD within 15 %,
-#: coverage 93-97 %), with what the full simulation measured (seed 4, 1,000
-#: replicates, SE 0.7 % at 95 %): strict xfails, so a fix shows as XPASS. The
-#: MSE and RMSE over-cover with 20-50 samples per batch: the variance floor is
-#: taken in half the replicates (user guide: shared_offsets).
-OPEN_CELLS = {
-    (SETTINGS[1], "mse", "remeasurement"): "coverage 0.973",
-    (SETTINGS[1], "rmse", "remeasurement"): "coverage 0.972",
-    (SETTINGS[2], "mse", "truth"): "coverage 0.975",
-    (SETTINGS[2], "mse", "remeasurement"): "coverage 0.979",
-    (SETTINGS[2], "rmse", "truth"): "coverage 0.975",
-    (SETTINGS[2], "rmse", "remeasurement"): "coverage 0.980",
-}
+
+SETTINGS = [(10, 5, 0.5, 0.5), (6, 20, 0.5, 0.5), (4, 50, 0.5, 0.5)]
 
 
 @functools.cache
@@ -379,23 +397,10 @@ def test_laboratory_simulation_full(capsys):
                 f"{key}: {bias:+.3f} {ratio:.3f} {coverage:.3f} | "
                 f"{ratio_i:.3f} {coverage_i:.3f}"
             )
-    # Every cell but OPEN_CELLS meets the criteria (user guide: shared_offsets).
+    # Every cell meets the criteria (user guide: shared_offsets).
     assert len(table) == 21
     for key, cell in table.items():
-        if key not in OPEN_CELLS:
-            _meets_criteria(key, cell)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    "key",
-    [
-        pytest.param(key, marks=pytest.mark.xfail(strict=True, reason=reason))
-        for key, reason in OPEN_CELLS.items()
-    ],
-)
-def test_laboratory_simulation_open_cells(key):
-    _meets_criteria(key, _full_tables()[0][key])
+        _meets_criteria(key, cell)
 
 
 def test_errors_name_the_parameter():

@@ -35,7 +35,12 @@ from .pivots import (
     skew_pivots,
 )
 from .quadrature import LEGENDRE_64
-from .r2_offsets import offsets_cube_trace, offsets_third_cumulant, with_offsets
+from .r2_offsets import (
+    offsets_cube_trace,
+    offsets_mse_pivots,
+    offsets_third_cumulant,
+    with_offsets,
+)
 from .sums import (
     T_MAX,
     R2Sums,
@@ -135,7 +140,7 @@ def _mse(
         sums = (*sums, None)
     else:
         # The pivot is measured for independent Gaussian errors: under batch
-        # offsets the symmetric interval, as larger test sets.
+        # offsets a fiducial inversion of Σ w d̃² (offsets_mse_pivots).
         skew = shared is None
         sums = _squared_error_sums(
             y,
@@ -163,6 +168,11 @@ def _mse(
         data = (y, y_pred, sigma, sigma_dof, weight)
         sums_at = functools.partial(_squared_error_sums, *data, k=3.0, floor_k=1.0)
         pivots = fiducial_pivots(estimate, variance, sums_at, shared)
+    elif shared is not None and shared.dof is sigma_dof is None and any(shared.tau2):
+        truth_estimate = (nominal - s2_sum) / w_sum
+        pivots = offsets_mse_pivots(
+            y - y_pred, sigma, weight, shared, truth_estimate, variance
+        )
     return RegressionEstimate(
         estimate,
         variance,

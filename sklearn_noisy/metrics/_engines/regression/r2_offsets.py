@@ -1,6 +1,7 @@
 """R² under batch offsets shared within a batch (``groups``, ``sigma_shared``):
 the offsets' terms of the quadratic forms' (co)variances of ``1 − N/D`` and
-its third cumulant (user guide: :ref:`shared_offsets`)."""
+its third cumulant, and the MSE's fiducial pivot (user guide:
+:ref:`shared_offsets`)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,18 @@ import math
 from typing import Any
 
 import numpy as np
+from scipy.special import gammainc
 
+from ...._noisy_score import PIVOT_PROBABILITIES
+from .pivots import FiducialPivot
 from .sums import R2Sums, batch_products, offset_sums
 
-__all__ = ["offsets_cube_trace", "offsets_third_cumulant", "with_offsets"]
+__all__ = [
+    "offsets_cube_trace",
+    "offsets_mse_pivots",
+    "offsets_third_cumulant",
+    "with_offsets",
+]
 
 
 def with_offsets(
@@ -121,3 +130,63 @@ def offsets_third_cumulant(
         + (b * b - 2.0 * a * b) * (f2 - g2)
         - b * b * (f3 - g3)
     )
+
+
+def offsets_mse_pivots(
+    residuals: np.ndarray,
+    sigma: Any,
+    weight: np.ndarray | None,
+    shared: Any,
+    estimate: np.ndarray,
+    variance: np.ndarray,
+) -> list[FiducialPivot | None]:
+    """Each output's truth MSE pivot under known batch offsets: the fiducial
+    quantiles of ``T`` from ``S = Σ w r²``, a Gaussian quadratic form whose
+    distribution at each ``T`` is taken as Pearson's type III with its exact
+    three cumulants, the residuals there the observed within-batch part
+    (shrunk to its unbiased size) plus the batch means scaled to make ``T``
+    (user guide: :ref:`shared_offsets`); ``estimate``: the truth MSE's. None
+    where the 95 % interval's upper end would be 0 (the unified interval)."""
+    w = (np.ones(residuals.shape[0]) if weight is None else weight)[:, None]
+    s2 = np.square(np.asarray(sigma, dtype=float))
+    s2 = np.broadcast_to(s2[:, None] if s2.ndim == 1 else s2, residuals.shape)
+    tau2, w_g, _, _ = offset_sums(shared, weight, sigma)
+    codes, g_sum = shared.codes, shared.group_sum
+    ws2 = w * s2
+    tr2 = (ws2**2).sum(0) + (tau2 * (2.0 * g_sum(w * ws2) + tau2 * w_g**2)).sum(0)
+    cube = 3.0 * g_sum(w * ws2**2) + 3.0 * tau2 * w_g * g_sum(w * ws2)
+    tr3 = (ws2**3).sum(0) + (tau2 * (cube + tau2**2 * w_g**3)).sum(0)
+    means = (g_sum(w * residuals) / w_g)[codes]
+    within = residuals - means
+    size = (w * within**2).sum(0)
+    noise = ws2.sum(0) - (g_sum(w * ws2) / w_g).sum(0)
+    known = np.maximum(size - noise, 0.0)
+    observed = (w * residuals**2).sum(0)
+    w_sum, trace = float(w.sum()), (w * (s2 + tau2[codes])).sum(0)
+    pivots, grid = [], np.asarray(PIVOT_PROBABILITIES)
+    for j, total in enumerate(observed):
+        # T = t: x = w d, d the within part scaled to min(known, W t)/W and the
+        # batch means to the rest; P(S ≤ total) falls with t: bisection
+        spread = max((w[:, 0] * means[:, j] ** 2).sum(), 1e-300)
+        low = np.zeros(grid.size)
+        high = low + max(estimate[j], 0.0) + 40.0 * math.sqrt(variance[j])
+        for _ in range(60):
+            t = 0.5 * (low + high)
+            part = np.minimum(known[j], w_sum * t)[:, None]
+            x = np.sqrt(part / max(size[j], 1e-300)) * within[:, j]
+            x = w[:, 0] * (
+                x + np.sqrt((w_sum * t[:, None] - part) / spread) * means[:, j]
+            )
+            y = s2[:, j] * x + (tau2[:, 0] * g_sum(x.T).T)[:, codes]
+            k2 = 2.0 * tr2[j] + 4.0 * (y * x).sum(1)
+            k3 = 8.0 * tr3[j] + 24.0 * (w[:, 0] * y * y).sum(1)
+            shape = 4.0 * k2**3 / (k3 * k3)  # Pearson III: 4 / skewness²
+            z = (total - trace[j] - w_sum * t) / np.sqrt(k2)
+            above = gammainc(shape, np.maximum(shape + z * np.sqrt(shape), 0.0)) > grid
+            low, high = np.where(above, t, low), np.where(above, high, t)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pivot = (estimate[j] - low) / math.sqrt(variance[j])
+        # a 95 % upper end at 0 (or none): the unified interval
+        valid = low[grid == 0.025][0] > 0.0 and np.isfinite(pivot).all()
+        pivots.append(FiducialPivot(pivot.tolist()) if valid else None)
+    return pivots
