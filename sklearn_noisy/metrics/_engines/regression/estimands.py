@@ -279,9 +279,8 @@ def _folded_variance_estimate(t: np.ndarray) -> np.ndarray:
     return np.maximum(k, 0.0)
 
 
-def _folded_curvature(t: np.ndarray) -> np.ndarray:
-    """``t (k'(t) − t k''(t))``, ``k`` of :func:`_folded_variance_estimate`
-    (``−4 s²/σ̂²`` times its second derivative in ``s = σ̂²`` at fixed ``|d̃|``)."""
+def _folded_derivatives(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``k'(t)`` and ``k''(t)``, ``k`` of :func:`_folded_variance_estimate`."""
     phi = np.exp(-0.5 * t * t) / np.sqrt(2.0 * np.pi)
     upper = ndtr(-t)
     g = phi - t * upper
@@ -291,7 +290,7 @@ def _folded_curvature(t: np.ndarray) -> np.ndarray:
     second = 12.0 * phi * phi - 6.0 * t * slope * phi - 8.0 * t * phi
     second += (2.0 * t**3 - 12.0 * g + 4.0 * t * upper + 4.0 * t * t * g) * phi
     second += 8.0 * upper * (1.0 - upper)
-    return t * (first - t * second)
+    return first, second
 
 
 def _cube_bias(inverse: Any) -> Any:
@@ -337,8 +336,10 @@ def mae_remeasurement(
             t = np.fmin(d / s, T_MAX)
         s2 = np.broadcast_to(np.square(s), d.shape)
         k = _folded_variance_estimate(t)
-        if sigma_dof is not None:
-            k = k + _folded_curvature(t) / (4.0 * (chunk_of(sigma_dof, rows) + 2.0))
+        if sigma_dof is not None:  # t (k' − t k''): −4 s²/σ̂² ∂²k/∂s², s = σ̂²
+            first, second = _folded_derivatives(t)
+            curvature = t * (first - t * second)
+            k = k + curvature / (4.0 * (chunk_of(sigma_dof, rows) + 2.0))
         totals[0] += weighted(d, w)
         totals[1] += weighted(s2 * k, w, 2)
         totals[2] += weighted(s2, w, 2)
@@ -348,11 +349,7 @@ def mae_remeasurement(
             if sigma_dof is not None:
                 inverse = 1.0 / chunk_of(sigma_dof, rows)
                 s3 = s3 * _cube_bias(inverse) / (1.0 + inverse)
-                h = 1e-4 * np.maximum(t, 1.0)  # g' = k − t k'/2, g = σ̂² k(|d̃|/σ̂)
-                slope = _folded_variance_estimate(t + h) - _folded_variance_estimate(
-                    t - h
-                )
-                slope = k - t * slope / (4.0 * h)
+                slope = k - t * first / 2.0  # g' = k − t k'/2, g = σ̂² k(|d̃|/σ̂)
                 own = 4.0 * inverse * np.square(s2 / unit**2 * slope)
                 totals[5] += weighted(np.broadcast_to(own, d.shape), w, 4)
             totals[3:5] += [weighted(s3 * f, w, 3) for f in (third, covariance)]

@@ -49,10 +49,9 @@ _WK = np.array(
 )
 GK_NODES = np.concatenate([-_XK[:-1], _XK[::-1]])
 GK_WEIGHTS = np.concatenate([_WK[:-1], _WK[::-1]])
-# Gauss weights on the 15 Kronrod nodes (zero on the Kronrod-only nodes).
 #: Gauss–Legendre nodes and weights on [-1, 1], 64 points.
 LEGENDRE_64 = np.polynomial.legendre.leggauss(64)
-
+# Gauss weights on the 15 Kronrod nodes (zero on the Kronrod-only nodes).
 G_WEIGHTS = np.zeros(15)
 G_WEIGHTS[1::2] = np.polynomial.legendre.leggauss(7)[1]
 
