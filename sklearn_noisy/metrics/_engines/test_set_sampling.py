@@ -29,6 +29,7 @@ from ..._noisy_score import (
     PIVOT_PROBABILITIES,
     ConfidenceInterval,
     NoisyScore,
+    _pivot_quantiles,
 )
 from ...utils._arrays import chunks
 from ...utils._noise import GaussianNoise
@@ -218,10 +219,25 @@ def root_pivot(
     return pivot
 
 
+def new_set_dof(dof: float, label: float, sampling: float, total: float) -> float:
+    """``dof·min((V_L + 2V_S)/(2V), 1)²``: the terms' degrees of freedom ``dof``
+    for the end of a prediction interval that a new test set's tail widens (a
+    label part ``V_L``, sampling ``V_S``, ``V`` the variance with both sources)."""
+    return dof * min((label + 2.0 * sampling) / (2.0 * total), 1.0) ** 2
+
+
 class RatioPivot(tuple):
-    """R²'s pivot on the scale of ``log(1 − R²)`` (:func:`log_ratio_quantiles`)."""
+    """R²'s pivot on the scale of ``log(1 − R²)`` (:func:`log_ratio_quantiles`);
+    ``quantiles_new``: the forward prediction interval's (:func:`new_set_quantiles`)."""
 
     method = "log_bootstrap_t"
+    quantiles_new: tuple[float, ...] = ()
+
+    def new_set(self, level: float) -> tuple:
+        """``(quantiles, "bootstrap_t")`` of the prediction interval at ``level``
+        for ``NoisyScore._log_complement``, or ``()`` (not the forward R²)."""
+        ends = _pivot_quantiles(self.quantiles_new, level)
+        return () if ends is None else (ends, "bootstrap_t")
 
 
 def _log_ratio(
@@ -244,7 +260,12 @@ def _log_ratio(
 
 
 def log_ratio_quantiles(
-    a: np.ndarray, b: np.ndarray, u: float, root: float, weight: np.ndarray | None
+    a: np.ndarray,
+    b: np.ndarray,
+    u: float,
+    root: float,
+    new_set: tuple[float, float] | None,
+    weight: np.ndarray | None,
 ) -> RatioPivot | None:
     """R²'s bootstrap-t on the scale of ``log(1 − R²) = log Ā − log B̄`` (terms
     ``a, b``; each resample studentized by its linearized terms): quantiles at
@@ -252,7 +273,8 @@ def log_ratio_quantiles(
     given on R²'s scale as ``(e^{cx} − 1)/c``, ``c``: the interval's SD ``root``
     over ``u = 1 − R²`` (user guide: :ref:`error_budget_intervals`). None where
     the log is undefined or the test set is outside ``[10,``
-    :data:`PIVOT_MAX_SAMPLES` ``]``."""
+    :data:`PIVOT_MAX_SAMPLES` ``]``. ``new_set``: the forward estimand's label
+    variance and :func:`new_set_dof`, for :func:`new_set_quantiles`."""
     n = a.shape[0]
     w = None if weight is None else np.asarray(weight, dtype=np.float64)
     means = [float(np.mean(v) if w is None else w @ v / w.sum()) for v in (a, b)]
@@ -275,7 +297,30 @@ def log_ratio_quantiles(
     if x.size < N_PIVOT_RESAMPLES // 2 or not np.isfinite(theta[0]):
         return None
     quantiles = np.expm1(c * np.quantile(x, PIVOT_PROBABILITIES)) / c
-    return RatioPivot(float(v) for v in quantiles)
+    pivot = RatioPivot(float(v) for v in quantiles)
+    if new_set is not None:
+        label = math.sqrt(new_set[0]) / u  # the new labels' SD of log(1 − R²)
+        pivot.quantiles_new = new_set_quantiles(draws, label, new_set[1], rng)
+    return pivot
+
+
+def new_set_quantiles(
+    draws: np.ndarray, label: float, dof: float, rng: np.random.Generator
+) -> tuple[float, ...]:
+    """The forward R²'s prediction pivot on the log scale: quantiles at
+    :data:`PIVOT_PROBABILITIES` of ``−(θ*_{b−1} − θ*_b + label·Z)/√(label² + 2
+    se*_b²)`` (``θ*, se*``: the resamples' ``log(1 − R²)`` and SE, ``draws``; one
+    resample stands for the new test set, the next for this one, ``Z`` a normal
+    for the new labels), those below 0.5 (a new set's R² low) times Student's
+    ``t_dof(p)/z(p)`` (user guide: :ref:`error_budget_new_set`)."""
+    theta, se = draws
+    pivot = (np.roll(theta, 1) - theta + label * rng.standard_normal(theta.size)) / (
+        np.sqrt(label * label + 2.0 * se * se)
+    )
+    pivot = -pivot[np.isfinite(pivot)]
+    p = np.asarray(PIVOT_PROBABILITIES)  # at least Cauchy's tails
+    widen = np.where(p < 0.5, stdtrit(max(dof, 1.0), p) / ndtri(p), 1.0)
+    return tuple((np.quantile(pivot, p) * widen).tolist())
 
 
 class DeferredPivot(Sequence):
@@ -531,14 +576,16 @@ def with_term_moments(
         root = math.sqrt(score.variance + variance)  # the interval's SD
         if "log_complement" not in METRIC_INTERVALS.get(score.metric, ()):
             ratio = None  # R² only (its label-noise interval is on that scale)
-        ratio = ratio and (*ratio, 1.0 - score.expected, root)
+        new_set = None  # the forward R²'s prediction pivot (new labels, new set)
+        if score.estimand == "forward" and root > 0.0:
+            upper = new_set_dof(terms_dof, score.variance, variance, root * root)
+            new_set = (score.variance, upper)
+        ratio = ratio and (*ratio, 1.0 - score.expected, root, new_set)
         root_of = None
         if root_scale and total > 0.0:
             upper = terms_dof  # the truth's: its new set's 2 V_S of V_L + 2 V_S
             if score.estimand == "truth":
-                upper *= (
-                    min((score.variance + 2.0 * variance) / (2.0 * total), 1.0) ** 2
-                )
+                upper = new_set_dof(terms_dof, score.variance, variance, total)
             root_of = (terms_dof, score.expected, root, upper)
         pivot = DeferredPivot(h * np.sign(scale), weight, ratio, root_of)
     if pivot is not None and hasattr(score.label_pivot, "sampling_pivot"):  # σ̂'s
