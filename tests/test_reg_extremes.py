@@ -11,6 +11,7 @@ errors, and ``summarize_repeats`` lost tiny spreads and ignored a bad unused
 from __future__ import annotations
 
 import math
+import pickle
 import warnings
 
 import numpy as np
@@ -408,3 +409,33 @@ def test_extreme_scales_give_numbers_or_the_package_warning(
                 assert got == pytest.approx(
                     want * 10.0**exponent / abs(want) if want else 0.0, rel=1e-9
                 )
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-150])
+@pytest.mark.parametrize(
+    "metric",
+    [
+        expected_mean_absolute_error,
+        expected_mean_squared_error,
+        expected_root_mean_squared_error,
+    ],
+)
+def test_exact_interval_at_a_common_scale(metric, scale):
+    # the exact forward interval at scale c is the unscaled one times c^p
+    # (the MSE's ends at 1e200: beyond the range, inf), and survives a pickle
+    base = metric(_Y0, _P0, sigma=0.5, estimand="forward").confidence_interval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the MSE's "overflowed"
+        score = metric(_Y0 * scale, _P0 * scale, sigma=0.5 * scale, estimand="forward")
+    interval = score.confidence_interval()
+    assert interval.method == base.method == "exact"
+    power = _POWERS[metric]
+    for got, want in zip(interval, base, strict=True):
+        exponent = math.log10(want) + power * math.log10(scale)
+        expected = (
+            math.inf
+            if exponent > 308.3
+            else want * 10.0 ** (exponent - math.log10(want))
+        )
+        assert got == pytest.approx(expected, rel=1e-9)
+    assert pickle.loads(pickle.dumps(score)).confidence_interval() == interval

@@ -528,7 +528,7 @@ def _scaled_score(score: NoisyScore, power: int, nominal: Any) -> NoisyScore:
                 float(np.ldexp(distribution.estimate, 2 * power)),
                 float(np.ldexp(distribution.factor, power)),
             )
-    elif distribution is not None:
+    elif distribution is not None and power != 0:
         distribution = _ScaledDistribution(distribution, power)
     return dataclasses.replace(score, distribution=distribution, **values)
 
@@ -541,6 +541,8 @@ class _ScaledDistribution:
         self.distribution, self.power = distribution, power
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or "distribution" not in self.__dict__:
+            raise AttributeError(name)  # pickle's and copy's probes
         return getattr(self.__dict__["distribution"], name)
 
     def interval(self, confidence_level: float) -> tuple[float, float, float]:
