@@ -11,6 +11,7 @@ errors, and ``summarize_repeats`` lost tiny spreads and ignored a bad unused
 from __future__ import annotations
 
 import math
+import pickle
 import warnings
 
 import numpy as np
@@ -282,15 +283,26 @@ def test_r2_ignores_a_common_offset(offset):
 @pytest.mark.parametrize("sigma", [1.5e154, 1e200])
 def test_sigma_beyond_float64_squares_warns_instead_of_overflow_error(sigma):
     # a scalar sigma whose square overflows: the same inf and the package's
-    # warning as the array form, never a bare OverflowError
+    # warning as the array form, never a bare OverflowError; the RMSE's moments
+    # in range (σ = 1.5e154: RMSE ≈ σ √(χ²₂/2), variance σ² (1 − π/4)) exact
     for metric in (expected_mean_squared_error, expected_root_mean_squared_error):
         results = []
+        finite = metric is expected_root_mean_squared_error and sigma < 1e155
         for given in (sigma, [sigma, sigma]):
-            with pytest.warns(RuntimeWarning, match="overflowed"):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
                 results.append(
                     metric([1.0, 2.0], [1.5, 2.5], sigma=given, estimand="forward")
                 )
-        assert results[0].variance == results[1].variance == math.inf
+            assert [str(w.message).split(" ")[1] for w in caught] == (
+                [] if finite else ["overflowed:"]
+            )
+        if finite:
+            variance = sigma * (1.0 - math.pi / 4.0) * sigma
+            assert results[0].variance == pytest.approx(variance, rel=1e-6)
+        else:
+            assert results[0].variance == results[1].variance == math.inf
+        assert results[0].variance == results[1].variance
         assert results[0].expected == results[1].expected
 
 
@@ -312,3 +324,118 @@ def test_r2_ignores_a_common_scale(scale):
                 getattr(base, field), rel=1e-12
             )
     assert base.nominal == pytest.approx(r2_score(y, p), rel=1e-15)
+
+
+#: The extreme-scale sweep of issue 23: sigma far above labels of scale 1, and
+#: y, ŷ, σ all scaled by c (y0, p0: 20 labels of scale 1)
+_RNG = np.random.default_rng(0)
+_Y0 = _RNG.normal(size=20)
+_P0 = _Y0 + _RNG.normal(size=20)
+_SWEEP = [("sigma", s, False) for s in (1e100, 1.5e154, 1e200)]
+_SWEEP += [("sigma", 1e300, True)]
+_SWEEP += [("scale", c, False) for c in (1e150, 1e200, 1e-150, 1e-300)]
+_POWERS = {
+    expected_mean_squared_error: 2,
+    expected_root_mean_squared_error: 1,
+    expected_mean_absolute_error: 1,
+    expected_r2_score: 0,
+    expected_explained_variance_score: 0,
+}
+
+
+#: Every metric, estimand and point, but the explained variance's forward
+#: result (a second each) at two points only
+_CASES = [
+    (metric, estimand, *point)
+    for metric in _POWERS
+    for estimand in ("truth", "remeasurement", "forward")
+    for point in _SWEEP
+    if metric is not expected_explained_variance_score
+    or estimand != "forward"
+    or point[1] in (1.5e154, 1e200)
+]
+
+
+@pytest.mark.parametrize("metric, estimand, kind, size, array", _CASES)
+def test_extreme_scales_give_numbers_or_the_package_warning(
+    metric, estimand, kind, size, array
+):
+    # Before: bare OverflowErrors (MAE remeasurement, R² forward), raw numpy
+    # warnings, NaN std/intervals/sampling std without a warning, inf without
+    # one (185 such cases). Now: finite numbers, inf with the package's
+    # "overflowed" warning, or NaN with its "not estimable" one; at a common
+    # scale c the unscaled result times c^p (p: the metric's unit power)
+    y, p, sigma = _Y0, _P0, np.full(20, size) if array else size
+    if kind == "scale":
+        y, p, sigma = _Y0 * size, _P0 * size, 0.5 * size
+    # R²'s sampling pivot takes a second: its sampling at two points only
+    sampling = _POWERS[metric] > 0 or (
+        estimand == "forward" and size in (1.5e154, 1e200) and not array
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            score = metric(
+                y, p, sigma=sigma, estimand=estimand, test_set_sampling=sampling
+            )
+        except ValueError as error:  # the package's: R² truth at sigma > spread
+            assert "estimator against the true" in str(error)
+            return
+        # (R²'s exact forward interval takes a second: its normal one)
+        exact = _POWERS[metric] > 0 or estimand != "forward"
+        interval = score.confidence_interval(0.95, method="auto" if exact else "normal")
+    values = [score.expected, score.std, *interval]
+    values += [score.sampling_std] if sampling else []
+    messages = [str(w.message) for w in caught]
+    assert not [m for m in messages if "encountered" in m]
+    if any(math.isnan(v) for v in values):
+        assert any("not estimable" in m or "float64 cannot" in m for m in messages)
+    overflowed = any("overflowed" in m for m in messages)
+    assert overflowed == any(math.isinf(v) for v in values)
+    if kind == "scale":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            base = metric(_Y0, _P0, sigma=0.5, estimand=estimand)
+        power = _POWERS[metric]
+        for got, want, k in (
+            (score.expected, base.expected, power),
+            (score.nominal, base.nominal, power),
+            (score.variance, base.variance, 2 * power),
+        ):
+            exponent = math.log10(abs(want)) + k * math.log10(size) if want else 0
+            if want and exponent > 308.3:
+                assert got == math.copysign(math.inf, want)
+            elif want == 0 or exponent > -290:
+                assert got == pytest.approx(
+                    want * 10.0**exponent / abs(want) if want else 0.0, rel=1e-9
+                )
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-150])
+@pytest.mark.parametrize(
+    "metric",
+    [
+        expected_mean_absolute_error,
+        expected_mean_squared_error,
+        expected_root_mean_squared_error,
+    ],
+)
+def test_exact_interval_at_a_common_scale(metric, scale):
+    # the exact forward interval at scale c is the unscaled one times c^p
+    # (the MSE's ends at 1e200: beyond the range, inf), and survives a pickle
+    base = metric(_Y0, _P0, sigma=0.5, estimand="forward").confidence_interval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the MSE's "overflowed"
+        score = metric(_Y0 * scale, _P0 * scale, sigma=0.5 * scale, estimand="forward")
+    interval = score.confidence_interval()
+    assert interval.method == base.method == "exact"
+    power = _POWERS[metric]
+    for got, want in zip(interval, base, strict=True):
+        exponent = math.log10(want) + power * math.log10(scale)
+        expected = (
+            math.inf
+            if exponent > 308.3
+            else want * 10.0 ** (exponent - math.log10(want))
+        )
+        assert got == pytest.approx(expected, rel=1e-9)
+    assert pickle.loads(pickle.dumps(score)).confidence_interval() == interval

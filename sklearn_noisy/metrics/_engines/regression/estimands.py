@@ -647,7 +647,7 @@ def estimand_score(
     y_true, y_pred, sigma, weight, multioutput = inputs
     dof = check_regression_sigma_dof(sigma_dof, y_true.shape[0])
     kernel, method = definition.estimands[estimand]
-    with np.errstate(invalid="ignore", over="ignore"):  # the caller's check
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):  # checked
         result = kernel(y_true, y_pred, sigma, dof, weight, **offsets)
         if estimand == "truth":
             _warn_truth(definition, result)
