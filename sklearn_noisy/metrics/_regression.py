@@ -446,7 +446,16 @@ def _unit_exponent(definition: RegressionLoss, arguments: dict[str, Any]) -> int
         or arguments.get("noise", "gaussian") != "gaussian"
     ):
         return 0
-    try:
+    try:  # the residuals are at most twice the largest |y|, |ŷ|: one pass each
+        extremes = [
+            np.asarray(arguments[name], dtype=float)
+            for name in ("y_true", "y_pred", "sigma")
+        ]
+        magnitude = max(
+            max(abs(float(a.max())), abs(float(a.min()))) for a in extremes if a.size
+        )
+        if 2.0 ** (1 - _UNIT_EXPONENT) <= magnitude <= 2.0 ** (_UNIT_EXPONENT - 1):
+            return 0
         sizes = _sizes(definition, arguments)
         sigma = np.asarray(arguments["sigma"], dtype=float)
         sizes.append(float(np.max(sigma)) if sigma.size else 0.0)
@@ -458,8 +467,11 @@ def _unit_exponent(definition: RegressionLoss, arguments: dict[str, Any]) -> int
     exponent = math.frexp(largest)[1]
     if abs(exponent) <= _UNIT_EXPONENT or definition.unit_power == 0:
         return 0 if abs(exponent) <= _UNIT_EXPONENT else exponent
-    # a loss: its largest and smallest size as far from 1 on either side
-    return (exponent + math.frexp(min(x for x in sizes if x > 0.0))[1]) // 2
+    # a loss: its largest and smallest size as far from 1 on either side (the
+    # cross terms d²σ²), the largest never raised beyond 2^100 (its eighth
+    # power in range) nor raised at all from above it
+    balanced = (exponent + math.frexp(min(x for x in sizes if x > 0.0))[1]) // 2
+    return max(balanced, min(0, exponent - 100))
 
 
 def _not_finite(result: NoisyScore | list[NoisyScore]) -> bool:
@@ -561,13 +573,14 @@ def _at_unit_scale(
     common scale is exact; a result beyond float64 is inf, with the warning of
     :func:`check_finite_results`. The nominal is the given inputs' where the
     rescaled residuals lose their squares' digits (``sigma`` far above them)."""
-    signature = inspect.signature(function)
 
     @functools.wraps(function)
     def scaled(*args: Any, **kwargs: Any) -> Any:
-        try:
-            arguments = signature.bind(*args, **kwargs).arguments
-        except TypeError:
+        positional = dict(zip(("y_true", "y_pred"), args, strict=False))
+        arguments = {**positional, **kwargs}
+        if len(args) > 2 or len(arguments) < len(positional) + len(kwargs):
+            return function(*args, **kwargs)  # its own TypeError
+        if "y_true" not in arguments or "y_pred" not in arguments:
             return function(*args, **kwargs)
         k = _unit_exponent(definition, arguments)
         if k == 0:
