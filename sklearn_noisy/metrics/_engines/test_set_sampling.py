@@ -191,6 +191,14 @@ class RootPivot(tuple):
         return ConfidenceInterval(*_root_ends(estimate, sd, q), self.method)
 
 
+def student_factors(dof: float, upper_dof: float) -> list[np.ndarray]:
+    """Student's ``t_ν(p)/z_p`` at :data:`PIVOT_PROBABILITIES` for ``ν`` each of
+    ``dof`` and ``upper_dof``: the widening of a bootstrap-t's quantiles for the
+    degrees of freedom of its variance estimate (:func:`root_pivot`)."""
+    p = np.asarray(PIVOT_PROBABILITIES)
+    return [stdtrit(v, p) / ndtri(p) for v in (dof, upper_dof)]
+
+
 def root_pivot(
     quantiles: tuple[float, ...],
     dof: float,
@@ -207,7 +215,7 @@ def root_pivot(
     if not (estimate > 0.0 and 0.0 < sd < math.inf):
         return quantiles
     p = np.asarray(PIVOT_PROBABILITIES)
-    t = [stdtrit(v, p) / ndtri(p) for v in (dof, upper_dof)]
+    t = student_factors(dof, upper_dof)
     q = np.asarray(quantiles) * t[0]
     ends = _root_ends(estimate, sd, q)
     # an end at 0 an SD beyond it: clipped there whatever the SD's last digits
@@ -219,9 +227,32 @@ def root_pivot(
 
 
 class RatioPivot(tuple):
-    """R²'s pivot on the scale of ``log(1 − R²)`` (:func:`log_ratio_quantiles`)."""
+    """R²'s pivot on the scale of ``log(1 − R²)`` (:func:`log_ratio_quantiles`).
+    The interval with both sources keeps it where the terms spread no more than
+    the label noise (a sampling variance of 0: else the label-noise interval)."""
 
     method = "log_bootstrap_t"
+    zero_source = "both"
+
+    @staticmethod
+    def log(
+        score: NoisyScore,
+        pivot: tuple[float, float] | None,
+        variance: float,
+        level: float,
+        dof: float,
+    ) -> ConfidenceInterval | None:
+        """The interval with both sources of ``score`` at ``pivot``, the pair of
+        quantiles on R²'s scale, ``(e^{cx} − 1)/c``, taken onto the log scale of
+        ``1 − R²`` from ``1.5t`` SDs below 1 (:meth:`NoisyScore._log_complement`,
+        whose unified interval holds it nearer), each end at least at the
+        estimate; None there or without ``pivot``."""
+        if pivot is None:
+            return None
+        c = math.sqrt(variance) / (1.0 - score.expected)
+        x = np.log1p(c * np.asarray(pivot)) / c
+        q = (-max(float(x[1]), 0.0), -min(float(x[0]), 0.0))
+        return score._log_complement(variance, level, 1.5, dof, q, "bootstrap_t")
 
 
 def _log_ratio(
@@ -244,7 +275,12 @@ def _log_ratio(
 
 
 def log_ratio_quantiles(
-    a: np.ndarray, b: np.ndarray, u: float, root: float, weight: np.ndarray | None
+    a: np.ndarray,
+    b: np.ndarray,
+    u: float,
+    root: float,
+    dofs: tuple[float, float],
+    weight: np.ndarray | None,
 ) -> RatioPivot | None:
     """R²'s bootstrap-t on the scale of ``log(1 − R²) = log Ā − log B̄`` (terms
     ``a, b``; each resample studentized by its linearized terms): quantiles at
@@ -274,8 +310,10 @@ def log_ratio_quantiles(
     x = x[np.isfinite(x)]
     if x.size < N_PIVOT_RESAMPLES // 2 or not np.isfinite(theta[0]):
         return None
-    quantiles = np.expm1(c * np.quantile(x, PIVOT_PROBABILITIES)) / c
-    return RatioPivot(float(v) for v in quantiles)
+    p = np.asarray(PIVOT_PROBABILITIES)
+    t = student_factors(*dofs)
+    x = np.quantile(x, p) * np.where(p > 0.5, t[1], t[0])
+    return RatioPivot(float(v) for v in np.expm1(c * x) / c)
 
 
 class DeferredPivot(Sequence):
@@ -531,14 +569,13 @@ def with_term_moments(
         root = math.sqrt(score.variance + variance)  # the interval's SD
         if "log_complement" not in METRIC_INTERVALS.get(score.metric, ()):
             ratio = None  # R² only (its label-noise interval is on that scale)
-        ratio = ratio and (*ratio, 1.0 - score.expected, root)
+        upper = terms_dof  # the truth's: its new set's 2 V_S of V_L + 2 V_S
+        if total > 0.0 and (score.estimand == "truth" or ratio):
+            upper *= min((score.variance + 2.0 * variance) / (2.0 * total), 1.0) ** 2
+        dofs = (terms_dof, upper) if score.estimand != "forward" else (math.inf,) * 2
+        ratio = ratio and (*ratio, 1.0 - score.expected, root, dofs)
         root_of = None
         if root_scale and total > 0.0:
-            upper = terms_dof  # the truth's: its new set's 2 V_S of V_L + 2 V_S
-            if score.estimand == "truth":
-                upper *= (
-                    min((score.variance + 2.0 * variance) / (2.0 * total), 1.0) ** 2
-                )
             root_of = (terms_dof, score.expected, root, upper)
         pivot = DeferredPivot(h * np.sign(scale), weight, ratio, root_of)
     if pivot is not None and hasattr(score.label_pivot, "sampling_pivot"):  # σ̂'s
