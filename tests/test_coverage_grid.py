@@ -78,10 +78,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "below,greater: cov 93.4 (SE 0.6), below 6.00, above 0.60, less 97.5, "
         "greater 90.9; 2000 reps"
     ),
-    ("heavy", "r2", "truth", "both"): (
-        "greater: cov 95.85 (SE 0.45), below 3.35, above 0.80, less 96.85, "
-        "greater 93.80; 2000 reps (was 93.45 %, 6.30 / 0.25)"
-    ),
     ("heavy", "r2", "truth", "prediction"): (
         "cov<93,below,greater: cov 91.2 (SE 0.6), below 8.40, above 0.40, "
         "less 99.1, greater 88.8; 2000 reps"

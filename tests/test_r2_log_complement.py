@@ -119,16 +119,20 @@ def test_interval_with_both_sources_is_a_bootstrap_t_of_log_one_minus_r2():
     se = np.sqrt(np.sum(terms**2, axis=1) / 99.0 / 100.0)
     pivot = np.quantile((np.log(a.mean() / b.mean()) - theta) / se, [0.025, 0.975])
     # each widened by Student's t/z at the terms' Satterthwaite dof 2n/(κ − 1),
-    # the upper end of 1 − R² at ν·min((V_L + 2 V_S)/(2 V_tot), 1)²
+    # the upper end of 1 − R² at ν·min((V_L + 2 V_S)/(2 V_tot), 1)² and at a
+    # sampling part of at least V_tot·√(2/ν)/2
     h = a / a.mean() - b / b.mean()
     h -= h.mean()
     nu = 200.0 / (np.mean(h**4) / np.mean(h**2) ** 2 - 1.0)
-    share = (score.variance + 2.0 * score.sampling_variance) / (
-        2.0 * score.total_variance
-    )
-    low_nu = nu * min(share, 1.0) ** 2
+    total = score.total_variance  # V_tot: the sampling part is positive here
+    assert score.sampling_variance > 0.0
+    low_nu = nu * min((total + score.sampling_variance) / (2.0 * total), 1.0) ** 2
+    floor = max(score.sampling_variance, total * np.sqrt(0.5 / nu))
     z = stats.norm.ppf(0.975)
-    pivot *= [stats.t.ppf(0.975, nu) / z, stats.t.ppf(0.975, low_nu) / z]
+    pivot *= [
+        stats.t.ppf(0.975, nu) / z,
+        stats.t.ppf(0.975, low_nu) / z * np.sqrt((score.variance + floor) / total),
+    ]
     assert low_nu < nu < 30.0
     u = 1.0 - score.expected
     c = score.total_std / u

@@ -279,16 +279,18 @@ def log_ratio_quantiles(
     b: np.ndarray,
     u: float,
     root: float,
-    dofs: tuple[float, float],
+    widen: tuple[float, float, float],
     weight: np.ndarray | None,
 ) -> RatioPivot | None:
     """R²'s bootstrap-t on the scale of ``log(1 − R²) = log Ā − log B̄`` (terms
     ``a, b``; each resample studentized by its linearized terms): quantiles at
     :data:`PIVOT_PROBABILITIES` of ``x = −T``, ``log(u_population/u)`` in SEs,
     given on R²'s scale as ``(e^{cx} − 1)/c``, ``c``: the interval's SD ``root``
-    over ``u = 1 − R²`` (user guide: :ref:`error_budget_intervals`). None where
-    the log is undefined or the test set is outside ``[10,``
-    :data:`PIVOT_MAX_SAMPLES` ``]``."""
+    over ``u = 1 − R²`` (user guide: :ref:`error_budget_intervals`), each
+    times Student's ``t/z`` (:func:`student_factors`) at ``widen[0]`` degrees
+    of freedom, those above 0.5 (R²'s lower limit) at ``widen[1]`` and times
+    ``widen[2]``. None where the log is undefined or the test set is outside
+    ``[10,`` :data:`PIVOT_MAX_SAMPLES` ``]``."""
     n = a.shape[0]
     w = None if weight is None else np.asarray(weight, dtype=np.float64)
     means = [float(np.mean(v) if w is None else w @ v / w.sum()) for v in (a, b)]
@@ -311,8 +313,8 @@ def log_ratio_quantiles(
     if x.size < N_PIVOT_RESAMPLES // 2 or not np.isfinite(theta[0]):
         return None
     p = np.asarray(PIVOT_PROBABILITIES)
-    t = student_factors(*dofs)
-    x = np.quantile(x, p) * np.where(p > 0.5, t[1], t[0])
+    t = student_factors(*widen[:2])
+    x = np.quantile(x, p) * np.where(p > 0.5, t[1] * widen[2], t[0])
     return RatioPivot(float(v) for v in np.expm1(c * x) / c)
 
 
@@ -572,8 +574,13 @@ def with_term_moments(
         upper = terms_dof  # the truth's: its new set's 2 V_S of V_L + 2 V_S
         if total > 0.0 and (score.estimand == "truth" or ratio):
             upper *= min((score.variance + 2.0 * variance) / (2.0 * total), 1.0) ** 2
-        dofs = (terms_dof, upper) if score.estimand != "forward" else (math.inf,) * 2
-        ratio = ratio and (*ratio, 1.0 - score.expected, root, dofs)
+        widen = (math.inf, math.inf, 1.0)  # R²'s: forward, as drawn
+        if score.estimand != "forward" and root > 0.0:
+            # its lower limit at a sampling part of at least half the SE of the
+            # terms' V_total, V_total·√(2/ν)/2 (a heavy tail a test set lacks)
+            floor = max(variance, total * math.sqrt(0.5 / terms_dof))
+            widen = (terms_dof, upper, math.sqrt(score.variance + floor) / root)
+        ratio = ratio and (*ratio, 1.0 - score.expected, root, widen)
         root_of = None
         if root_scale and total > 0.0:
             root_of = (terms_dof, score.expected, root, upper)
