@@ -464,10 +464,9 @@ default=None
     def prediction_interval(self, confidence_level: float = 0.95) -> ConfidenceInterval:
         """Interval for the metric of a new test set of the same size.
 
-        Student's t (log scale: a positive metric far from 0; the MSE's and RMSE's
-        bootstrap-t on the square-root scale; of ``1 − R²``: R² far from 1; a
-        two-class count metric's skew; else the arcsine-root of a bounded one's
-        position). Read more in the :ref:`User Guide <error_budget_intervals>`.
+        Student's t (log scale: a positive metric far from 0; the MSE's bootstrap-t
+        on the square-root scale; of ``1 − R²`` far from 1, forward: bootstrap-t; a
+        count metric's skew; else arcsine-root): :ref:`error_budget_new_set`.
 
         Parameters
         ----------
@@ -498,7 +497,8 @@ default=None
                 own = own or ConfidenceInterval(*_log_scale(estimate, t * sd), "log_t")
                 return ConfidenceInterval(*(np.sqrt(own) if root else own), own.method)
         near = 2.0 if self.estimand == "forward" else 1.5  # a new set's R² <= 1
-        skewed = self._log_complement(variance, confidence_level, near, dof) or (
+        new = getattr(self.sampling_pivot, "new_set", lambda _: ())(confidence_level)
+        skewed = self._log_complement(variance, confidence_level, near, dof, *new) or (
             counts and counts(self.expected, math.sqrt(variance), confidence_level)
         )
         if skewed is not None:

@@ -66,13 +66,11 @@ SEED = 0
 #: with σ from two readings fail on the method: the forward estimand takes σ̂ as
 #: σ (the MAE's centre is low, E σ̂ = 0.80 σ; the MSE's width high, E σ̂⁴ = 3 σ⁴).
 KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
-    ("gaussian", "r2", "forward", "prediction"): (
-        "greater: cov 95.0 (SE 0.5), below 3.49, above 1.47, less 96.5, "
-        "greater 93.6; 40 reps x 1000 targets"
-    ),
     ("heavy", "r2", "forward", "prediction"): (
-        "cov<93,below,greater: cov 92.5 (SE 1.7), below 7.04, above 0.51, "
-        "less 97.8, greater 90.3; 40 reps x 1000 targets"
+        "below: cov 95.6 (SE 1.1), below 3.54, above 0.84, less 96.7, greater "
+        "94.3; 40 reps x 1000 targets (was 92.5 %, 7.04 below); seed 1 passes "
+        "(2.87 / 0.55), seed 2 not (3.77 / 0.81); over 400 test sets below 2.39 "
+        "(seed 0), 3.37 (seed 2), 2.4-2.6 (seeds 5-7)"
     ),
     ("heavy", "r2", "remeasurement", "prediction"): (
         "below,greater: cov 93.4 (SE 0.6), below 6.00, above 0.60, less 97.5, "
@@ -120,8 +118,8 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
     ),
     ("skewed", "mae", "remeasurement", "prediction"): (
         "above: cov 93.8 (SE 0.5), below 2.60, above 3.60, less 94.3, greater "
-        "95.7; 2000 reps; seeds 1 and 2 pass: 94.9 %, 2.6 / 2.5 and 94.75 %, "
-        "2.45 / 2.8"
+        "95.7; 2000 reps; seeds 1-4 pass: 94.9 %, 2.6 / 2.5; 94.75 %, 2.45 / "
+        "2.8; 94.35 %, 2.3 / 3.35; 95.45 %, 2.2 / 2.35 (seed noise, tail SE 0.4)"
     ),
     ("skewed", "r2", "truth", "prediction"): (
         "below: cov 93.0 (SE 0.6), below 5.05, above 1.95; 2000 reps"

@@ -29,6 +29,7 @@ from ..._noisy_score import (
     PIVOT_PROBABILITIES,
     ConfidenceInterval,
     NoisyScore,
+    _pivot_quantiles,
 )
 from ...utils._arrays import chunks
 from ...utils._noise import GaussianNoise
@@ -226,13 +227,28 @@ def root_pivot(
     return pivot
 
 
+def new_set_dof(dof: float, label: float, sampling: float, total: float) -> float:
+    """``dof·min((V_L + 2V_S)/(2V), 1)²``: the terms' degrees of freedom ``dof``
+    for the end of a prediction interval that a new test set's tail widens (a
+    label part ``V_L``, sampling ``V_S``, ``V`` the variance with both sources)."""
+    return dof * min((label + 2.0 * sampling) / (2.0 * total), 1.0) ** 2
+
+
 class RatioPivot(tuple):
-    """R²'s pivot on the scale of ``log(1 − R²)`` (:func:`log_ratio_quantiles`).
+    """R²'s pivot on the scale of ``log(1 − R²)`` (:func:`log_ratio_quantiles`);
+    ``quantiles_new``: the forward prediction interval's (:func:`new_set_quantiles`).
     The interval with both sources keeps it where the terms spread no more than
     the label noise (a sampling variance of 0: else the label-noise interval)."""
 
     method = "log_bootstrap_t"
     zero_source = "both"
+    quantiles_new: tuple[float, ...] = ()
+
+    def new_set(self, level: float) -> tuple:
+        """``(quantiles, "bootstrap_t")`` of the prediction interval at ``level``
+        for ``NoisyScore._log_complement``, or ``()`` (not the forward R²)."""
+        ends = _pivot_quantiles(self.quantiles_new, level)
+        return () if ends is None else (ends, "bootstrap_t")
 
     @staticmethod
     def log(
@@ -280,6 +296,7 @@ def log_ratio_quantiles(
     u: float,
     root: float,
     widen: tuple[float, float, float],
+    new_set: tuple[float, float] | None,
     weight: np.ndarray | None,
 ) -> RatioPivot | None:
     """R²'s bootstrap-t on the scale of ``log(1 − R²) = log Ā − log B̄`` (terms
@@ -290,7 +307,8 @@ def log_ratio_quantiles(
     times Student's ``t/z`` (:func:`student_factors`) at ``widen[0]`` degrees
     of freedom, those above 0.5 (R²'s lower limit) at ``widen[1]`` and times
     ``widen[2]``. None where the log is undefined or the test set is outside
-    ``[10,`` :data:`PIVOT_MAX_SAMPLES` ``]``."""
+    ``[10,`` :data:`PIVOT_MAX_SAMPLES` ``]``. ``new_set``: the forward estimand's
+    label variance and :func:`new_set_dof`, for :func:`new_set_quantiles`."""
     n = a.shape[0]
     w = None if weight is None else np.asarray(weight, dtype=np.float64)
     means = [float(np.mean(v) if w is None else w @ v / w.sum()) for v in (a, b)]
@@ -315,7 +333,30 @@ def log_ratio_quantiles(
     p = np.asarray(PIVOT_PROBABILITIES)
     t = student_factors(*widen[:2])
     x = np.quantile(x, p) * np.where(p > 0.5, t[1] * widen[2], t[0])
-    return RatioPivot(float(v) for v in np.expm1(c * x) / c)
+    pivot = RatioPivot(float(v) for v in np.expm1(c * x) / c)
+    if new_set is not None:
+        label = math.sqrt(new_set[0]) / u  # the new labels' SD of log(1 − R²)
+        pivot.quantiles_new = new_set_quantiles(draws, label, new_set[1], rng)
+    return pivot
+
+
+def new_set_quantiles(
+    draws: np.ndarray, label: float, dof: float, rng: np.random.Generator
+) -> tuple[float, ...]:
+    """The forward R²'s prediction pivot on the log scale: quantiles at
+    :data:`PIVOT_PROBABILITIES` of ``−(θ*_{b−1} − θ*_b + label·Z)/√(label² + 2
+    se*_b²)`` (``θ*, se*``: the resamples' ``log(1 − R²)`` and SE, ``draws``; one
+    resample stands for the new test set, the next for this one, ``Z`` a normal
+    for the new labels), those below 0.5 (a new set's R² low) times Student's
+    ``t_dof(p)/z(p)`` (user guide: :ref:`error_budget_new_set`)."""
+    theta, se = draws
+    pivot = (np.roll(theta, 1) - theta + label * rng.standard_normal(theta.size)) / (
+        np.sqrt(label * label + 2.0 * se * se)
+    )
+    pivot = -pivot[np.isfinite(pivot)]
+    p = np.asarray(PIVOT_PROBABILITIES)  # at least Cauchy's tails
+    widen = np.where(p < 0.5, stdtrit(max(dof, 1.0), p) / ndtri(p), 1.0)
+    return tuple((np.quantile(pivot, p) * widen).tolist())
 
 
 class DeferredPivot(Sequence):
@@ -573,14 +614,19 @@ def with_term_moments(
             ratio = None  # R² only (its label-noise interval is on that scale)
         upper = terms_dof  # the truth's: its new set's 2 V_S of V_L + 2 V_S
         if total > 0.0 and (score.estimand == "truth" or ratio):
-            upper *= min((score.variance + 2.0 * variance) / (2.0 * total), 1.0) ** 2
-        widen = (math.inf, math.inf, 1.0)  # R²'s: forward, as drawn
-        if score.estimand != "forward" and root > 0.0:
+            upper = new_set_dof(terms_dof, score.variance, variance, total)
+        widen, new_set = (math.inf, math.inf, 1.0), None  # R²'s pivots
+        if score.estimand == "forward" and root > 0.0:  # its prediction's
+            new_set = (
+                score.variance,
+                new_set_dof(terms_dof, score.variance, variance, root * root),
+            )
+        elif root > 0.0:
             # its lower limit at a sampling part of at least half the SE of the
             # terms' V_total, V_total·√(2/ν)/2 (a heavy tail a test set lacks)
             floor = max(variance, total * math.sqrt(0.5 / terms_dof))
             widen = (terms_dof, upper, math.sqrt(score.variance + floor) / root)
-        ratio = ratio and (*ratio, 1.0 - score.expected, root, widen)
+        ratio = ratio and (*ratio, 1.0 - score.expected, root, widen, new_set)
         root_of = None
         if root_scale and total > 0.0:
             root_of = (terms_dof, score.expected, root, upper)
