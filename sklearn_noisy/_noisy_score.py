@@ -50,13 +50,11 @@ SOURCES = ("label_noise", "sampling", "both")
 #: How ``NoisyScore.sampling_variance`` was estimated.
 SAMPLING_METHODS = ("per_sample_terms", "delta", "bootstrap")
 
-#: The values each metric can take, filled from the registry
-#: (``MetricInfo.value_range``): every interval is clipped to them.
+#: Each metric's values (``MetricInfo.value_range``): every interval is clipped to them.
 METRIC_RANGES: dict[str, tuple[float, float]] = {}
 
 #: The proportion intervals (``"binomial"``, ``"wilson"``) and skewed ones
-#: (``"log_complement"``) each metric offers, filled from the registry
-#: (``MetricInfo.interval_methods``).
+#: (``"log_complement"``) each metric offers (``MetricInfo.interval_methods``).
 METRIC_INTERVALS: dict[str, tuple[str, ...]] = {}
 
 
@@ -139,8 +137,7 @@ class ConfidenceInterval(tuple):
         )
 
 
-#: The probabilities at which ``sampling_pivot`` holds the quantiles of the
-#: studentized estimate.
+#: The probabilities of the studentized estimate's quantiles (``sampling_pivot``).
 PIVOT_PROBABILITIES = (0.005, 0.01, 0.025, 0.05, 0.1, 0.9, 0.95, 0.975, 0.99, 0.995)
 #: The largest test set a skewed pivot is computed for (the bootstrap-t and
 #: the Cornish-Fisher one): beyond it the skew of a mean, γ/√n, is small.
@@ -292,7 +289,6 @@ default=None
         )
 
     def __eq__(self, other: object) -> bool:
-        # A NaN in the same field on both sides counts as equal.
         if other.__class__ is not self.__class__:
             return NotImplemented
         return self._compared() == other._compared()  # type: ignore[attr-defined]
@@ -428,6 +424,9 @@ default=None
                 widen /= _t_quantile(confidence_level, known)
                 pivot = (pivot[0] * widen, pivot[1] * widen)
                 pivot_method = "bootstrap_t_welch"
+            log = self.estimand != "forward" and getattr(self.sampling_pivot, "log", 0)
+            if log and (own := log(self, pivot, variance, confidence_level, dof)):
+                return own  # R²'s, on the log scale from 1.5t SDs below 1
         elif source == "label_noise" and requested == "auto":
             pivot = _pivot_quantiles(self.label_pivot, confidence_level)
             pivot_method = getattr(self.label_pivot, "method", "cornish_fisher")

@@ -72,17 +72,9 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "(2.87 / 0.55), seed 2 not (3.77 / 0.81); over 400 test sets below 2.39 "
         "(seed 0), 3.37 (seed 2), 2.4-2.6 (seeds 5-7)"
     ),
-    ("heavy", "r2", "remeasurement", "both"): (
-        "below,greater: cov 94.6 (SE 0.5), below 4.45, above 0.95, less 95.3, "
-        "greater 92.0; 2000 reps"
-    ),
     ("heavy", "r2", "remeasurement", "prediction"): (
         "below,greater: cov 93.4 (SE 0.6), below 6.00, above 0.60, less 97.5, "
         "greater 90.9; 2000 reps"
-    ),
-    ("heavy", "r2", "truth", "both"): (
-        "below,greater: cov 93.45 (SE 0.55), below 6.30, above 0.25, less "
-        "97.65, greater 90.55; 2000 reps"
     ),
     ("heavy", "r2", "truth", "prediction"): (
         "cov<93,below,greater: cov 91.2 (SE 0.6), below 8.40, above 0.40, "
@@ -128,10 +120,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
         "above: cov 93.8 (SE 0.5), below 2.60, above 3.60, less 94.3, greater "
         "95.7; 2000 reps; seeds 1-4 pass: 94.9 %, 2.6 / 2.5; 94.75 %, 2.45 / "
         "2.8; 94.35 %, 2.3 / 3.35; 95.45 %, 2.2 / 2.35 (seed noise, tail SE 0.4)"
-    ),
-    ("skewed", "r2", "truth", "both"): (
-        "below,greater: cov 94.0 (SE 0.53), below 4.35, above 1.65, less "
-        "96.05, greater 92.85; 2000 reps"
     ),
     ("skewed", "r2", "truth", "prediction"): (
         "below: cov 93.0 (SE 0.6), below 5.05, above 1.95; 2000 reps"

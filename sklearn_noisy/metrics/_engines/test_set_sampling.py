@@ -192,6 +192,14 @@ class RootPivot(tuple):
         return ConfidenceInterval(*_root_ends(estimate, sd, q), self.method)
 
 
+def student_factors(dof: float, upper_dof: float) -> list[np.ndarray]:
+    """Student's ``t_ν(p)/z_p`` at :data:`PIVOT_PROBABILITIES` for ``ν`` each of
+    ``dof`` and ``upper_dof``: the widening of a bootstrap-t's quantiles for the
+    degrees of freedom of its variance estimate (:func:`root_pivot`)."""
+    p = np.asarray(PIVOT_PROBABILITIES)
+    return [stdtrit(v, p) / ndtri(p) for v in (dof, upper_dof)]
+
+
 def root_pivot(
     quantiles: tuple[float, ...],
     dof: float,
@@ -208,7 +216,7 @@ def root_pivot(
     if not (estimate > 0.0 and 0.0 < sd < math.inf):
         return quantiles
     p = np.asarray(PIVOT_PROBABILITIES)
-    t = [stdtrit(v, p) / ndtri(p) for v in (dof, upper_dof)]
+    t = student_factors(dof, upper_dof)
     q = np.asarray(quantiles) * t[0]
     ends = _root_ends(estimate, sd, q)
     # an end at 0 an SD beyond it: clipped there whatever the SD's last digits
@@ -228,9 +236,12 @@ def new_set_dof(dof: float, label: float, sampling: float, total: float) -> floa
 
 class RatioPivot(tuple):
     """R²'s pivot on the scale of ``log(1 − R²)`` (:func:`log_ratio_quantiles`);
-    ``quantiles_new``: the forward prediction interval's (:func:`new_set_quantiles`)."""
+    ``quantiles_new``: the forward prediction interval's (:func:`new_set_quantiles`).
+    The interval with both sources keeps it where the terms spread no more than
+    the label noise (a sampling variance of 0: else the label-noise interval)."""
 
     method = "log_bootstrap_t"
+    zero_source = "both"
     quantiles_new: tuple[float, ...] = ()
 
     def new_set(self, level: float) -> tuple:
@@ -238,6 +249,26 @@ class RatioPivot(tuple):
         for ``NoisyScore._log_complement``, or ``()`` (not the forward R²)."""
         ends = _pivot_quantiles(self.quantiles_new, level)
         return () if ends is None else (ends, "bootstrap_t")
+
+    @staticmethod
+    def log(
+        score: NoisyScore,
+        pivot: tuple[float, float] | None,
+        variance: float,
+        level: float,
+        dof: float,
+    ) -> ConfidenceInterval | None:
+        """The interval with both sources of ``score`` at ``pivot``, the pair of
+        quantiles on R²'s scale, ``(e^{cx} − 1)/c``, taken onto the log scale of
+        ``1 − R²`` from ``1.5t`` SDs below 1 (:meth:`NoisyScore._log_complement`,
+        whose unified interval holds it nearer), each end at least at the
+        estimate; None there or without ``pivot``."""
+        if pivot is None:
+            return None
+        c = math.sqrt(variance) / (1.0 - score.expected)
+        x = np.log1p(c * np.asarray(pivot)) / c
+        q = (-max(float(x[1]), 0.0), -min(float(x[0]), 0.0))
+        return score._log_complement(variance, level, 1.5, dof, q, "bootstrap_t")
 
 
 def _log_ratio(
@@ -264,6 +295,7 @@ def log_ratio_quantiles(
     b: np.ndarray,
     u: float,
     root: float,
+    widen: tuple[float, float, float],
     new_set: tuple[float, float] | None,
     weight: np.ndarray | None,
 ) -> RatioPivot | None:
@@ -271,10 +303,12 @@ def log_ratio_quantiles(
     ``a, b``; each resample studentized by its linearized terms): quantiles at
     :data:`PIVOT_PROBABILITIES` of ``x = −T``, ``log(u_population/u)`` in SEs,
     given on R²'s scale as ``(e^{cx} − 1)/c``, ``c``: the interval's SD ``root``
-    over ``u = 1 − R²`` (user guide: :ref:`error_budget_intervals`). None where
-    the log is undefined or the test set is outside ``[10,``
-    :data:`PIVOT_MAX_SAMPLES` ``]``. ``new_set``: the forward estimand's label
-    variance and :func:`new_set_dof`, for :func:`new_set_quantiles`."""
+    over ``u = 1 − R²`` (user guide: :ref:`error_budget_intervals`), each
+    times Student's ``t/z`` (:func:`student_factors`) at ``widen[0]`` degrees
+    of freedom, those above 0.5 (R²'s lower limit) at ``widen[1]`` and times
+    ``widen[2]``. None where the log is undefined or the test set is outside
+    ``[10,`` :data:`PIVOT_MAX_SAMPLES` ``]``. ``new_set``: the forward estimand's
+    label variance and :func:`new_set_dof`, for :func:`new_set_quantiles`."""
     n = a.shape[0]
     w = None if weight is None else np.asarray(weight, dtype=np.float64)
     means = [float(np.mean(v) if w is None else w @ v / w.sum()) for v in (a, b)]
@@ -296,8 +330,10 @@ def log_ratio_quantiles(
     x = x[np.isfinite(x)]
     if x.size < N_PIVOT_RESAMPLES // 2 or not np.isfinite(theta[0]):
         return None
-    quantiles = np.expm1(c * np.quantile(x, PIVOT_PROBABILITIES)) / c
-    pivot = RatioPivot(float(v) for v in quantiles)
+    p = np.asarray(PIVOT_PROBABILITIES)
+    t = student_factors(*widen[:2])
+    x = np.quantile(x, p) * np.where(p > 0.5, t[1] * widen[2], t[0])
+    pivot = RatioPivot(float(v) for v in np.expm1(c * x) / c)
     if new_set is not None:
         label = math.sqrt(new_set[0]) / u  # the new labels' SD of log(1 − R²)
         pivot.quantiles_new = new_set_quantiles(draws, label, new_set[1], rng)
@@ -576,16 +612,23 @@ def with_term_moments(
         root = math.sqrt(score.variance + variance)  # the interval's SD
         if "log_complement" not in METRIC_INTERVALS.get(score.metric, ()):
             ratio = None  # R² only (its label-noise interval is on that scale)
-        new_set = None  # the forward R²'s prediction pivot (new labels, new set)
-        if score.estimand == "forward" and root > 0.0:
-            upper = new_set_dof(terms_dof, score.variance, variance, root * root)
-            new_set = (score.variance, upper)
-        ratio = ratio and (*ratio, 1.0 - score.expected, root, new_set)
+        upper = terms_dof  # the truth's: its new set's 2 V_S of V_L + 2 V_S
+        if total > 0.0 and (score.estimand == "truth" or ratio):
+            upper = new_set_dof(terms_dof, score.variance, variance, total)
+        widen, new_set = (math.inf, math.inf, 1.0), None  # R²'s pivots
+        if score.estimand == "forward" and root > 0.0:  # its prediction's
+            new_set = (
+                score.variance,
+                new_set_dof(terms_dof, score.variance, variance, root * root),
+            )
+        elif root > 0.0:
+            # its lower limit at a sampling part of at least half the SE of the
+            # terms' V_total, V_total·√(2/ν)/2 (a heavy tail a test set lacks)
+            floor = max(variance, total * math.sqrt(0.5 / terms_dof))
+            widen = (terms_dof, upper, math.sqrt(score.variance + floor) / root)
+        ratio = ratio and (*ratio, 1.0 - score.expected, root, widen, new_set)
         root_of = None
         if root_scale and total > 0.0:
-            upper = terms_dof  # the truth's: its new set's 2 V_S of V_L + 2 V_S
-            if score.estimand == "truth":
-                upper = new_set_dof(terms_dof, score.variance, variance, total)
             root_of = (terms_dof, score.expected, root, upper)
         pivot = DeferredPivot(h * np.sign(scale), weight, ratio, root_of)
     if pivot is not None and hasattr(score.label_pivot, "sampling_pivot"):  # σ̂'s
