@@ -24,6 +24,7 @@ The coverage of the intervals, the whole experiment simulated, is in
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import math
 import pickle
@@ -832,7 +833,7 @@ def _registry_inputs(name: str) -> tuple[np.ndarray, np.ndarray, dict]:
 def test_every_registry_metric_takes_test_set_sampling(name):
     info = get_metric_info(name)
     y, pred, noise = _registry_inputs(name)
-    before = info.function.__wrapped__(y, pred, **noise)
+    before = inspect.unwrap(info.function)(y, pred, **noise)
     off = info.function(y, pred, **noise, test_set_sampling=False)
     assert off == before
     assert off.sampling_method is None and math.isnan(off.sampling_variance)
