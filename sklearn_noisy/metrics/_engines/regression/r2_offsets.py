@@ -9,16 +9,18 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.special import gammainc
+from scipy.special import gammainc, ndtr, ndtri
 
 from ...._noisy_score import PIVOT_PROBABILITIES
-from .pivots import FiducialPivot
+from ....utils._unified_interval import _invert
+from .pivots import FiducialPivot, UnifiedFiducialPivot
 from .sums import R2Sums, batch_products, offset_sums
 
 __all__ = [
     "offsets_cube_trace",
     "offsets_mse_pivots",
     "offsets_third_cumulant",
+    "unified_targets",
     "with_offsets",
 ]
 
@@ -132,6 +134,21 @@ def offsets_third_cumulant(
     )
 
 
+def unified_targets(p0: float, grid: np.ndarray) -> np.ndarray:
+    """The probabilities ``P(S ≤ s | T)`` at the ends of the intervals at
+    ``grid`` (pairs ``q``, ``1 − q``) when ``P(S ≤ s | 0) = p0``: Feldman and
+    Cousins's ordering on the normal score ``x = Φ⁻¹(p0)``, the ends ``Φ(x − μ)``
+    at their unified interval ``μ`` of ``N(μ, 1)``, ``μ ≥ 0``; ``grid`` itself
+    (the central ends) from ``x ≥ 2z``; NaN if ``p0 = 0``."""
+    x, targets = float(ndtri(p0)), grid.copy()
+    for k, q in enumerate(grid[grid < 0.5]):
+        z = -float(ndtri(q))
+        if not x >= 2.0 * z:
+            ends = _invert(x, 1.0 - 2.0 * q) if x > -math.inf else (math.nan,) * 2
+            targets[[k, -1 - k]] = ndtr(x - ends[1]), ndtr(x - ends[0])
+    return targets
+
+
 def offsets_mse_pivots(
     residuals: np.ndarray,
     sigma: Any,
@@ -145,8 +162,9 @@ def offsets_mse_pivots(
     distribution at each ``T`` is taken as Pearson's type III with its exact
     three cumulants, the residuals there the observed within-batch part
     (shrunk to its unbiased size) plus the batch means scaled to make ``T``
-    (user guide: :ref:`shared_offsets`); ``estimate``: the truth MSE's. None
-    where the 95 % interval's upper end would be 0 (the unified interval)."""
+    (user guide: :ref:`shared_offsets`); ``estimate``: the truth MSE's. The
+    ends are ordered by :func:`unified_targets` (central far from 0); None
+    where ``P(S ≤ total)`` is 0 at ``T = 0`` (the unified interval)."""
     w = (np.ones(residuals.shape[0]) if weight is None else weight)[:, None]
     s2 = np.square(np.asarray(sigma, dtype=float))
     s2 = np.broadcast_to(s2[:, None] if s2.ndim == 1 else s2, residuals.shape)
@@ -166,12 +184,13 @@ def offsets_mse_pivots(
     pivots, grid = [], np.asarray(PIVOT_PROBABILITIES)
     for j, total in enumerate(observed):
         # T = t: x = w d, d the within part scaled to min(known, W t)/W and the
-        # batch means to the rest; P(S ≤ total) falls with t: bisection
+        # batch means to the rest; P(S ≤ total) falls with t
         spread = max((w[:, 0] * means[:, j] ** 2).sum(), 1e-300)
-        low = np.zeros(grid.size)
-        high = low + max(estimate[j], 0.0) + 40.0 * math.sqrt(variance[j])
-        for _ in range(60):
-            t = 0.5 * (low + high)
+
+        def below(
+            t: np.ndarray, j: int = j, total: float = total, spread: float = spread
+        ) -> np.ndarray:
+            """``P(S ≤ total)`` at each truth ``t`` (Pearson III)."""
             part = np.minimum(known[j], w_sum * t)[:, None]
             x = np.sqrt(part / max(size[j], 1e-300)) * within[:, j]
             x = w[:, 0] * (
@@ -182,11 +201,18 @@ def offsets_mse_pivots(
             k3 = 8.0 * tr3[j] + 24.0 * (w[:, 0] * y * y).sum(1)
             shape = 4.0 * k2**3 / (k3 * k3)  # Pearson III: 4 / skewness²
             z = (total - trace[j] - w_sum * t) / np.sqrt(k2)
-            above = gammainc(shape, np.maximum(shape + z * np.sqrt(shape), 0.0)) > grid
+            return gammainc(shape, np.maximum(shape + z * np.sqrt(shape), 0.0))
+
+        targets = unified_targets(float(below(np.zeros(1))[0]), grid)
+        low = np.zeros(grid.size)
+        high = low + max(estimate[j], 0.0) + 40.0 * math.sqrt(variance[j])
+        for _ in range(60):  # bisection
+            t = 0.5 * (low + high)
+            above = below(t) > targets
             low, high = np.where(above, t, low), np.where(above, high, t)
         with np.errstate(divide="ignore", invalid="ignore"):
             pivot = (estimate[j] - low) / math.sqrt(variance[j])
-        # a 95 % upper end at 0 (or none): the unified interval
-        valid = low[grid == 0.025][0] > 0.0 and np.isfinite(pivot).all()
-        pivots.append(FiducialPivot(pivot.tolist()) if valid else None)
+        kind = FiducialPivot if (targets == grid).all() else UnifiedFiducialPivot
+        valid = np.isfinite(targets).all() and np.isfinite(pivot).all()
+        pivots.append(kind(pivot.tolist()) if valid else None)
     return pivots
