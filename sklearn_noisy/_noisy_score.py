@@ -34,6 +34,7 @@ INTERVAL_METHODS = (
     "log_complement",
     "log_cornish_fisher",
     "fiducial",
+    "fiducial_unified",
     "fieller",
     "arcsine",
 )
@@ -550,14 +551,13 @@ default=None
         root = math.sqrt(variance)
         if pivot is not None and math.isfinite(variance):
             method = pivot_method or "bootstrap_t"  # "": the terms' bootstrap-t
-        if method in ("fiducial", "fieller", "sqrt_bootstrap_t"):  # not widened
+        # the pivot's own ends, not widened
+        if method in ("fiducial", "fiducial_unified", "fieller", "sqrt_bootstrap_t"):
             root_metric = self.interval_method == "unified_sqrt"
             centre, scale = self.expected, root
             if root_metric:  # the MSE's ends, then their square roots
-                centre, scale = (
-                    self.distribution.estimate,
-                    root * self.distribution.factor,
-                )
+                centre, scale = self.distribution.estimate, self.distribution.factor
+                scale *= root
             ends = np.clip(
                 [centre - scale * pivot[1], centre - scale * pivot[0]], *self._range
             )

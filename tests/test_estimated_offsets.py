@@ -98,6 +98,29 @@ def test_fiducial_r2_interval_twin():
     assert np.all(misses["fiducial"][:2] <= 0.025 + 3 * se)
 
 
+def test_fiducial_mse_interval_with_many_reference_batches_is_the_known_one():
+    """With 300 reference batches the fiducial τ² is close to τ̂²: the truth
+    MSE's interval (4 batches of 50, far from 0) is then the known offsets'
+    Pearson III inversion at τ̂² (upper ends within 0.01 SD at 80, 95 and 99 %;
+    the symmetric label-noise part drawn before ended 0.27-2.2 SD below)."""
+    rng = np.random.default_rng(11)
+    groups = np.repeat(np.arange(4), 50)
+    mu = rng.normal(size=200) * 1.5
+    pred = mu + rng.normal(size=200)
+    y = mu + rng.normal(size=4)[groups] * TAU + rng.normal(size=200) * SIGMA
+    reference = 10.0 + np.repeat(rng.normal(size=300) * TAU, 3)
+    reference = reference + rng.normal(size=900) * SIGMA
+    summary = summarize_batches(reference, np.repeat(np.arange(300), 3))
+    common = {"sigma": SIGMA, "groups": groups, "estimand": "truth"}
+    fiducial = expected_mean_squared_error(y, pred, **common, sigma_shared=summary)
+    known = expected_mean_squared_error(
+        y, pred, **common, sigma_shared=np.sqrt(summary.tau2)
+    )
+    for level in (0.8, 0.95, 0.99):
+        high = fiducial.confidence_interval(level).high
+        assert abs(high - known.confidence_interval(level).high) < 0.01 * known.std
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("metric", ["mse", "r2"])
 def test_fiducial_interval_tails(capsys, metric):
@@ -161,7 +184,9 @@ def test_generalized_pivotal_quantity_and_reported_numbers():
     )
     assert interval != dof.confidence_interval()
     root = expected_root_mean_squared_error(y, pred, sigma_shared=summary, **options)
-    np.testing.assert_allclose(root.confidence_interval(0.95), np.sqrt(interval))
+    np.testing.assert_allclose(  # an end at 0: the root of a 1e-17 roundoff
+        root.confidence_interval(0.95), np.sqrt(interval), atol=1e-8
+    )
     known = {"sigma_shared": summary.sigma_shared}
     r2 = [
         expected_r2_score(y, pred, **path, **options)

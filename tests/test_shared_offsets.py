@@ -16,6 +16,7 @@ from scipy import optimize, stats
 from sklearn.dummy import DummyRegressor
 from sklearn.linear_model import LinearRegression
 
+from sklearn_noisy._noisy_score import PIVOT_PROBABILITIES
 from sklearn_noisy.metrics import (
     expected_explained_variance_score,
     expected_mean_absolute_error,
@@ -27,6 +28,7 @@ from sklearn_noisy.metrics import (
 from sklearn_noisy.metrics._engines.regression.r2_offsets import (
     offsets_cube_trace,
     offsets_third_cumulant,
+    unified_targets,
 )
 from sklearn_noisy.utils._noise import GaussianNoise
 from sklearn_noisy.utils._noise._shared_offsets import SharedOffsets
@@ -336,7 +338,9 @@ def test_laboratory_simulation_twin():
 def test_truth_mse_interval_inverts_the_batch_means_noncentral_chi2():
     """With the residual constant within each batch and σ tiny, the statistic
     is c χ'²_G(λ) (c = n τ² + σ²): the fiducial interval's ends are its exact
-    inversion in λ (to 0.02 SD; the symmetric interval's are 0.3-1 SD off), and
+    inversion in λ, both in Feldman and Cousins's ordering on the normal score
+    of λ = 0 (to 0.02 SD; the symmetric interval's are 0.3-1 SD off; the
+    ordering raises the lower end by 0.015 SD here, 1.1 % of the RMSE's), and
     the RMSE's their square roots."""
     rng = np.random.default_rng(1)
     n, tau, sigma = 50, 1.0, 0.01
@@ -348,20 +352,49 @@ def test_truth_mse_interval_inverts_the_batch_means_noncentral_chi2():
     score = expected_mean_squared_error(y, p, **noise, estimand="truth")
     scale = n * tau**2 + sigma**2
     within = np.sum((y - p) ** 2) - 4 * (n - 1) * sigma**2
+    grid = np.asarray(PIVOT_PROBABILITIES)
+    targets = unified_targets(stats.chi2.cdf(within / scale, 4), grid)
     exact = [
         scale
         / (4 * n)
         * optimize.brentq(
             lambda lam, q=q: stats.ncx2.cdf(within / scale, 4, lam) - q, 1e-9, 500
         )
-        for q in (0.975, 0.025)
+        for q in targets[[7, 2]]  # the 95 % interval's ends
     ]
+    assert targets[7] != 0.975  # the ordering moves the lower end here
     ends = score.confidence_interval(0.95)
     np.testing.assert_allclose(ends[:2], exact, atol=0.02 * score.std)
     root = expected_root_mean_squared_error(y, p, **noise, estimand="truth")
     np.testing.assert_allclose(
         root.confidence_interval(0.95)[:2], np.sqrt(exact), rtol=0.01
     )
+
+
+def test_truth_mse_interval_near_a_perfect_model_is_never_empty():
+    """A model within the noise (4 batches of 10, true residuals 0, σ = τ =
+    0.5): at seeds 18 and 262 the observed S lies below its 10 % quantile at
+    T = 0, where the central fiducial interval at 80 % was [0, 0]. Ordered as
+    Feldman and Cousins's on the normal score, the intervals start at 0, end
+    above it and nest (user guide: seed 18's 80 % (0, 0.093), 95 % (0, 0.354))."""
+    groups = np.repeat(np.arange(4), 10)
+    highs = {}
+    for seed in (18, 262):
+        rng = np.random.default_rng(seed)
+        p = rng.normal(size=40)
+        y = p + rng.normal(0, 0.5, 40) + rng.normal(0, 0.5, 4)[groups]
+        noise = {"sigma": 0.5, "groups": groups, "sigma_shared": 0.5}
+        score = expected_mean_squared_error(y, p, **noise, estimand="truth")
+        ends = [score.confidence_interval(level) for level in (0.8, 0.9, 0.95, 0.99)]
+        assert all(end.method == "fiducial_unified" for end in ends)
+        lows, highs[seed] = np.array(ends).T
+        assert np.all(np.abs(lows) < 1e-12) and highs[seed][0] > 0.05
+        assert np.all(np.diff(highs[seed]) > 0)
+        root = expected_root_mean_squared_error(y, p, **noise, estimand="truth")
+        np.testing.assert_allclose(
+            root.confidence_interval(0.8)[1], np.sqrt(highs[seed][0]), rtol=1e-9
+        )
+    np.testing.assert_allclose(highs[18][[0, 2]], [0.0933, 0.3537], atol=5e-4)
 
 
 SETTINGS = [(10, 5, 0.5, 0.5), (6, 20, 0.5, 0.5), (4, 50, 0.5, 0.5)]

@@ -164,11 +164,13 @@ def _mse(
         pivots = skew_pivots(
             skew, w_sum, variance, raw, studentized=studentized, known=known
         )
-    if truth and shared is not None and shared.fiducial is not None:
+    estimated = truth and getattr(shared, "fiducial", None) is not None
+    known_offsets = shared is not None and shared.dof is None and any(shared.tau2)
+    if estimated and sigma_dof is not None:
         data = (y, y_pred, sigma, sigma_dof, weight)
         sums_at = functools.partial(_squared_error_sums, *data, k=3.0, floor_k=1.0)
         pivots = fiducial_pivots(estimate, variance, sums_at, shared)
-    elif shared is not None and shared.dof is sigma_dof is None and any(shared.tau2):
+    elif sigma_dof is None and (estimated or known_offsets):
         truth_estimate = (nominal - s2_sum) / w_sum
         pivots = offsets_mse_pivots(
             y - y_pred, sigma, weight, shared, truth_estimate, variance

@@ -31,6 +31,7 @@ __all__ = [
     "SigmaHatPivot",
     "StudentPivot",
     "StudentizedPivot",
+    "UnifiedFiducialPivot",
     "fiducial_pivots",
     "folded_cumulants",
     "log_r2_pivots",
@@ -124,6 +125,13 @@ class FiducialPivot(tuple):
     """A label pivot from the fiducial distribution of ``τ²``."""
 
     method = "fiducial"
+
+
+class UnifiedFiducialPivot(FiducialPivot):
+    """The known offsets' fiducial pivot of the MSE whose ends near 0 follow
+    Feldman and Cousins's ordering (``offsets_mse_pivots``)."""
+
+    method = "fiducial_unified"
 
 
 def _through(a: Any, b: Any, c: Any, tau2: np.ndarray) -> Any:

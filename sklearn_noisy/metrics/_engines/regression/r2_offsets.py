@@ -5,20 +5,24 @@ its third cumulant, and the MSE's fiducial pivot (user guide:
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy.special import gammainc
+from scipy.special import gammainc, ndtr, ndtri
 
 from ...._noisy_score import PIVOT_PROBABILITIES
-from .pivots import FiducialPivot
+from ....utils._unified_interval import _invert
+from .pivots import FiducialPivot, UnifiedFiducialPivot
 from .sums import R2Sums, batch_products, offset_sums
 
 __all__ = [
     "offsets_cube_trace",
     "offsets_mse_pivots",
     "offsets_third_cumulant",
+    "unified_targets",
     "with_offsets",
 ]
 
@@ -132,6 +136,90 @@ def offsets_third_cumulant(
     )
 
 
+#: The probabilities of the estimated ``τ²``'s quantiles that
+#: :func:`offsets_mse_pivots` averages over.
+QUANTILE_NODES = (np.arange(200) + 0.5) / 200
+
+
+def unified_targets(p0: float, grid: np.ndarray) -> np.ndarray:
+    """The probabilities ``P(S ≤ s | T)`` at the ends of the intervals at
+    ``grid`` (pairs ``q``, ``1 − q``) when ``P(S ≤ s | 0) = p0``: Feldman and
+    Cousins's ordering on the normal score ``x = Φ⁻¹(p0)``, the ends ``Φ(x − μ)``
+    at their unified interval ``μ`` of ``N(μ, 1)``, ``μ ≥ 0``; ``grid`` itself
+    (the central ends) from ``x ≥ 2z``; NaN if ``p0 = 0``."""
+    x, targets = float(ndtri(p0)), grid.copy()
+    for k, q in enumerate(grid[grid < 0.5]):
+        z = -float(ndtri(q))
+        if not x >= 2.0 * z:
+            ends = _invert(x, 1.0 - 2.0 * q) if x > -math.inf else (math.nan,) * 2
+            targets[[k, -1 - k]] = ndtr(x - ends[1]), ndtr(x - ends[0])
+    return targets
+
+
+def _pearson_below(
+    residuals: np.ndarray, sigma: Any, weight: np.ndarray | None, shared: Any, base: Any
+) -> list[Callable[[Any, Any], np.ndarray]]:
+    """Per output, ``below(t, c)``: ``P(S ≤ Σ w r²)`` at the truth ``t`` and
+    the offsets' variances ``c·base`` (per batch), ``S = Σ w d̃²`` taken as
+    Pearson's type III with its exact three cumulants; the residuals at ``t``
+    are the observed within-batch part (shrunk to its unbiased size) plus the
+    batch means scaled to make up ``W t``, so each cumulant is a polynomial in
+    ``c`` and the two scales (user guide: :ref:`shared_offsets`)."""
+    w = (np.ones(residuals.shape[0]) if weight is None else weight)[:, None]
+    s2 = np.square(np.asarray(sigma, dtype=float))
+    s2 = np.broadcast_to(s2[:, None] if s2.ndim == 1 else s2, residuals.shape)
+    _, w_g, _, _ = offset_sums(shared, weight, sigma)
+    b = np.asarray(base, dtype=float).reshape(-1, 1)
+    g_sum, ws2 = shared.group_sum, w * s2
+    means = g_sum(w * residuals) / w_g
+    within = residuals - means[shared.codes]
+    u, v = w * within, w * means[shared.codes]  # x = α u + β v
+    size, spread = (w * within**2).sum(0), (w_g * means**2).sum(0)
+    noise = ws2.sum(0) - (g_sum(w * ws2) / w_g).sum(0)
+    known = np.maximum(size - noise, 0.0)
+    wsu, wsv, v_g = g_sum(ws2 * u), g_sum(ws2 * v), g_sum(v)
+    coefficients = np.array(
+        [
+            (s2 * u * u).sum(0),  # x'Σx: α², αβ, β², β² c
+            2.0 * (s2 * u * v).sum(0),
+            (s2 * v * v).sum(0),
+            (b * v_g**2).sum(0),
+            (ws2 * s2 * u * u).sum(0),  # Σ w (Σx)²: α², αβ, β², αβ c, β² c, β² c²
+            2.0 * (ws2 * s2 * u * v).sum(0),
+            (ws2 * s2 * v * v).sum(0),
+            2.0 * (b * v_g * wsu).sum(0),
+            2.0 * (b * v_g * wsv).sum(0),
+            (b * b * w_g * v_g**2).sum(0),
+            (ws2**2).sum(0),  # tr((PΣ)²): 1, c, c²
+            2.0 * (b * g_sum(w * ws2)).sum(0),
+            np.broadcast_to((b * b * w_g * w_g).sum(0), size.shape),
+            (ws2**3).sum(0),  # tr((PΣ)³): 1, c, c², c³
+            3.0 * (b * g_sum(w * ws2**2)).sum(0),
+            3.0 * (b * b * w_g * g_sum(w * ws2)).sum(0),
+            np.broadcast_to((b**3 * w_g**3).sum(0), size.shape),
+            ws2.sum(0),  # E S at t = 0: 1, c
+            np.broadcast_to((b * w_g).sum(0), size.shape),
+        ]
+    )
+    w_sum, observed = float(w.sum()), (w * residuals**2).sum(0)
+
+    def below(t: Any, c: Any, j: int) -> np.ndarray:
+        p = coefficients[:, j]
+        part = np.minimum(known[j], w_sum * t)
+        a2 = part / max(size[j], 1e-300)
+        b2 = (w_sum * t - part) / max(spread[j], 1e-300)
+        ab = np.sqrt(a2 * b2)
+        form = a2 * p[0] + ab * p[1] + b2 * (p[2] + c * p[3])
+        cross = a2 * p[4] + ab * (p[5] + c * p[7]) + b2 * (p[6] + c * (p[8] + c * p[9]))
+        k2 = 2.0 * (p[10] + c * (p[11] + c * p[12])) + 4.0 * form
+        k3 = 8.0 * (p[13] + c * (p[14] + c * (p[15] + c * p[16]))) + 24.0 * cross
+        shape = 4.0 * k2**3 / (k3 * k3)  # Pearson III: 4 / skewness²
+        z = (observed[j] - p[17] - c * p[18] - w_sum * t) / np.sqrt(k2)
+        return gammainc(shape, np.maximum(shape + z * np.sqrt(shape), 0.0))
+
+    return [functools.partial(below, j=j) for j in range(observed.size)]
+
+
 def offsets_mse_pivots(
     residuals: np.ndarray,
     sigma: Any,
@@ -140,53 +228,36 @@ def offsets_mse_pivots(
     estimate: np.ndarray,
     variance: np.ndarray,
 ) -> list[FiducialPivot | None]:
-    """Each output's truth MSE pivot under known batch offsets: the fiducial
-    quantiles of ``T`` from ``S = Σ w r²``, a Gaussian quadratic form whose
-    distribution at each ``T`` is taken as Pearson's type III with its exact
-    three cumulants, the residuals there the observed within-batch part
-    (shrunk to its unbiased size) plus the batch means scaled to make ``T``
-    (user guide: :ref:`shared_offsets`); ``estimate``: the truth MSE's. None
-    where the 95 % interval's upper end would be 0 (the unified interval)."""
-    w = (np.ones(residuals.shape[0]) if weight is None else weight)[:, None]
-    s2 = np.square(np.asarray(sigma, dtype=float))
-    s2 = np.broadcast_to(s2[:, None] if s2.ndim == 1 else s2, residuals.shape)
-    tau2, w_g, _, _ = offset_sums(shared, weight, sigma)
-    codes, g_sum = shared.codes, shared.group_sum
-    ws2 = w * s2
-    tr2 = (ws2**2).sum(0) + (tau2 * (2.0 * g_sum(w * ws2) + tau2 * w_g**2)).sum(0)
-    cube = 3.0 * g_sum(w * ws2**2) + 3.0 * tau2 * w_g * g_sum(w * ws2)
-    tr3 = (ws2**3).sum(0) + (tau2 * (cube + tau2**2 * w_g**3)).sum(0)
-    means = (g_sum(w * residuals) / w_g)[codes]
-    within = residuals - means
-    size = (w * within**2).sum(0)
-    noise = ws2.sum(0) - (g_sum(w * ws2) / w_g).sum(0)
-    known = np.maximum(size - noise, 0.0)
-    observed = (w * residuals**2).sum(0)
-    w_sum, trace = float(w.sum()), (w * (s2 + tau2[codes])).sum(0)
+    """Each output's truth MSE pivot under batch offsets: the fiducial
+    quantiles of ``T`` from ``S = Σ w d̃²`` (:func:`_pearson_below`),
+    ``estimate``: the truth MSE's. Where ``τ²`` was estimated in a one-way
+    analysis, ``P(S ≤ Σ w d̃²)`` is averaged over 200 quantiles of 20,000
+    seeded draws of Weerahandi's generalized pivotal quantity (the central
+    ends); with ``τ²`` known the ends are ordered by :func:`unified_targets`
+    (central far from 0), None where ``P(S ≤ Σ w d̃²)`` is 0 at ``T = 0`` (the
+    unified interval)."""
+    base, scales = shared.tau2, np.ones(1)
+    if shared.fiducial is not None:
+        draws = shared.fiducial_tau2(np.random.default_rng(0), 20000)
+        base, scales = np.ones(shared.n_groups), np.quantile(draws, QUANTILE_NODES)
     pivots, grid = [], np.asarray(PIVOT_PROBABILITIES)
-    for j, total in enumerate(observed):
-        # T = t: x = w d, d the within part scaled to min(known, W t)/W and the
-        # batch means to the rest; P(S ≤ total) falls with t: bisection
-        spread = max((w[:, 0] * means[:, j] ** 2).sum(), 1e-300)
+    for j, below in enumerate(_pearson_below(residuals, sigma, weight, shared, base)):
+
+        def mixed(t: np.ndarray, below: Any = below) -> np.ndarray:
+            return below(t[:, None], scales).mean(axis=1)
+
+        targets = grid  # an estimated τ²: the central ends (user guide)
+        if shared.fiducial is None:
+            targets = unified_targets(float(mixed(np.zeros(1))[0]), grid)
         low = np.zeros(grid.size)
         high = low + max(estimate[j], 0.0) + 40.0 * math.sqrt(variance[j])
-        for _ in range(60):
+        for _ in range(60):  # bisection: P(S ≤ Σ w d̃²) falls with T
             t = 0.5 * (low + high)
-            part = np.minimum(known[j], w_sum * t)[:, None]
-            x = np.sqrt(part / max(size[j], 1e-300)) * within[:, j]
-            x = w[:, 0] * (
-                x + np.sqrt((w_sum * t[:, None] - part) / spread) * means[:, j]
-            )
-            y = s2[:, j] * x + (tau2[:, 0] * g_sum(x.T).T)[:, codes]
-            k2 = 2.0 * tr2[j] + 4.0 * (y * x).sum(1)
-            k3 = 8.0 * tr3[j] + 24.0 * (w[:, 0] * y * y).sum(1)
-            shape = 4.0 * k2**3 / (k3 * k3)  # Pearson III: 4 / skewness²
-            z = (total - trace[j] - w_sum * t) / np.sqrt(k2)
-            above = gammainc(shape, np.maximum(shape + z * np.sqrt(shape), 0.0)) > grid
+            above = mixed(t) > targets
             low, high = np.where(above, t, low), np.where(above, high, t)
         with np.errstate(divide="ignore", invalid="ignore"):
             pivot = (estimate[j] - low) / math.sqrt(variance[j])
-        # a 95 % upper end at 0 (or none): the unified interval
-        valid = low[grid == 0.025][0] > 0.0 and np.isfinite(pivot).all()
-        pivots.append(FiducialPivot(pivot.tolist()) if valid else None)
+        kind = FiducialPivot if (targets == grid).all() else UnifiedFiducialPivot
+        valid = np.isfinite(targets).all() and np.isfinite(pivot).all()
+        pivots.append(kind(pivot.tolist()) if valid else None)
     return pivots
