@@ -39,8 +39,9 @@ def _acceptance(mu: float, confidence: float) -> tuple[float, float]:
     return x1, upper(x1)
 
 
-def _invert(x0: float, confidence: float) -> tuple[float, float]:
-    """The set of ``mu >= 0`` whose acceptance interval holds ``x0``."""
+def unified_normal_mean(x0: float, confidence: float) -> tuple[float, float]:
+    """Feldman and Cousins's interval of ``mu >= 0`` for ``x0 ~ N(mu, 1)``: the
+    set whose acceptance interval holds ``x0``."""
     z = float(ndtri(0.5 + confidence / 2))
     if x0 >= 0.0:
         high = x0 + z
@@ -94,10 +95,10 @@ def unified_interval(
     z = float(ndtri(0.5 + confidence / 2))
     below, above = (estimate - lower) / sd, (upper - estimate) / sd
     if below <= above and below < 2.0 * z:
-        a, b = _invert(below, confidence)
+        a, b = unified_normal_mean(below, confidence)
         low, high = lower + a * sd, lower + b * sd
     elif above < below and above < 2.0 * z:
-        a, b = _invert(above, confidence)
+        a, b = unified_normal_mean(above, confidence)
         low, high = upper - b * sd, upper - a * sd
     else:
         low, high = estimate - z * sd, estimate + z * sd

@@ -14,7 +14,7 @@ import numpy as np
 from scipy.special import gammainc, ndtr, ndtri
 
 from ...._noisy_score import PIVOT_PROBABILITIES
-from ....utils._unified_interval import _invert
+from ....utils._unified_interval import unified_normal_mean
 from .pivots import FiducialPivot, UnifiedFiducialPivot
 from .sums import R2Sums, batch_products, offset_sums
 
@@ -151,7 +151,11 @@ def unified_targets(p0: float, grid: np.ndarray) -> np.ndarray:
     for k, q in enumerate(grid[grid < 0.5]):
         z = -float(ndtri(q))
         if not x >= 2.0 * z:
-            ends = _invert(x, 1.0 - 2.0 * q) if x > -math.inf else (math.nan,) * 2
+            ends = (
+                unified_normal_mean(x, 1.0 - 2.0 * q)
+                if x > -math.inf
+                else (math.nan,) * 2
+            )
             targets[[k, -1 - k]] = ndtr(x - ends[1]), ndtr(x - ends[0])
     return targets
 
