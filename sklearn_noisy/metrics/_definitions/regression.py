@@ -183,8 +183,9 @@ _OPTION_DOCS = {
         Degrees of freedom of ``sigma`` when it was estimated from the
         readings (``n_i - 1`` for the mean of ``n_i``; ``inf``: known), as
         :func:`~sklearn_noisy.preprocessing.summarize_repeats` returns them;
-        None: known. The truth and remeasurement variances then include σ's
-        own uncertainty (user guide: :ref:`sigma_dof`).""",
+        None: known. The truth and remeasurement variances, and the forward
+        MSE's, RMSE's and MAE's intervals, then include σ's own uncertainty
+        (user guide: :ref:`sigma_dof`).""",
     "force_finite": """\
     force_finite : bool, default=True
         scikit-learn's option: 1.0 for perfect predictions and 0.0 for a
