@@ -138,7 +138,7 @@ class ConfidenceInterval(tuple):
         )
 
 
-#: The probabilities of the studentized estimate's quantiles (``sampling_pivot``).
+#: The probabilities of the studentized estimate's quantiles (both pivots).
 PIVOT_PROBABILITIES = (0.005, 0.01, 0.025, 0.05, 0.1, 0.9, 0.95, 0.975, 0.99, 0.995)
 #: The largest test set a skewed pivot is computed for (the bootstrap-t and
 #: the Cornish-Fisher one): beyond it the skew of a mean, γ/√n, is small.
@@ -481,7 +481,8 @@ default=None
         """
         check_level(confidence_level)
         self._source_variance("both")  # needs the sampling variance
-        label = 2.0 if self.estimand == "remeasurement" else 1.0
+        label = getattr(self.label_pivot, "prediction_share", 1.0)  # forward σ̂'s
+        label = 2.0 if self.estimand == "remeasurement" else label
         variance = label * self.variance + 2.0 * self.sampling_variance
         new = getattr(self.label_pivot, "prediction_dof", None)  # else both_dof
         dof = self._dof(2.0 * self.sampling_variance, variance, new)

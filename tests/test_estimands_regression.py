@@ -303,17 +303,18 @@ def test_mse_closed_form_with_sigma_dof(estimand):
     assert score.variance == pytest.approx(max(raw, floor), rel=1e-13)
     assert score.nominal == pytest.approx(np.mean(d2), rel=1e-14)
     assert (score.method, score.estimand) == ("exact", estimand)
-    # σ known (None) is inf degrees of freedom; forward ignores sigma_dof
+    # σ known (None) is inf degrees of freedom; forward adds σ̂'s own variance
     known = expected_mean_squared_error(Y, P, sigma=S, estimand=estimand)
     infinite = expected_mean_squared_error(
         Y, P, sigma=S, sigma_dof=np.inf, estimand=estimand
     )
     assert known.variance == pytest.approx(infinite.variance, rel=1e-14)
-    forward = expected_mean_squared_error(Y, P, sigma=S, estimand="forward")
-    assert (
-        expected_mean_squared_error(Y, P, sigma=S, sigma_dof=DOF, estimand="forward")
-        == forward
+    forward = expected_mean_squared_error(
+        Y, P, sigma=S, sigma_dof=DOF, estimand="forward"
     )
+    assert forward.expected == pytest.approx(np.mean(d2 + s2), rel=1e-14)
+    own = np.sum(4 * s2 * d2 + 2 * s2**2 * (1.0 - 1.0 / (DOF + 2)))  # 1 at ν = ∞
+    assert forward.variance == pytest.approx(own / 16, rel=1e-13)
 
 
 def test_mae_remeasurement_variance_with_sigma_dof():

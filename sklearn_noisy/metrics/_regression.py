@@ -63,6 +63,7 @@ from ._engines.regression.sums import (
     absolute_error_kernel,
     absolute_error_offsets,
     accumulate,
+    bounded_root,
     output_column,
     output_mean,
     rescaled_squared_error_sums,
@@ -271,37 +272,19 @@ def _loss_terms(definition: RegressionLoss) -> Callable[..., Any]:
         if "zero_margin" in arguments:
             extra["margin"] = _check_zero_margin(arguments["zero_margin"])
         estimand = arguments.get("estimand", "forward")
+        dof = arguments.get("sigma_dof")
+        if (
+            estimand == "forward"
+            and definition.sigma_hat
+            and dof is not None
+            and not offsets
+        ):
+            extra["dof"] = check_regression_sigma_dof(dof, s.shape[0])  # σ̂'s terms
         h = definition.terms[estimand](*inputs[:2], s, **extra)
         label = _own_label_variance(definition, inputs, s, estimand, offsets)
         return output_mean(h, inputs[4]), inputs[3], 1.0, None, label
 
     return terms
-
-
-def bounded_root(
-    mean: np.ndarray, variance: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Moments of ``√X`` from the mean ``m`` and variance ``v`` of ``X ≥ 0``.
-
-    The delta method held inside the bounds ``√m/√(1 + c) ≤ E √X ≤ √m`` and
-    ``Var √X ≤ m c/(1 + c)``, ``c = v/m²``; ``bounded`` says where it left
-    them (user guide: :ref:`formula_percentage`). ``m = 0`` gives 0 and 0.
-    """
-    mean = np.asarray(mean, dtype=float)
-    variance = np.maximum(np.asarray(variance, dtype=float), 0.0)
-    positive = mean > 0.0
-    safe = np.where(positive, mean, 1.0)
-    with np.errstate(over="ignore", invalid="ignore"):
-        c = np.where(positive, variance / safe / safe, 0.0)
-        root = np.sqrt(safe)
-        delta = root - variance / (8.0 * safe**1.5)
-        lower = root / np.sqrt(1.0 + c)
-        delta_variance = variance / (4.0 * safe)
-        upper_variance = safe * (c / (1.0 + c))
-    bounded = positive & ((delta < lower) | (delta_variance > upper_variance))
-    expected = np.where(positive, np.maximum(delta, lower), 0.0)
-    root_variance = np.where(positive, np.minimum(delta_variance, upper_variance), 0.0)
-    return expected, root_variance, bounded
 
 
 def _ratio_terms(definition: RegressionLoss) -> Callable[..., Any]:
@@ -712,7 +695,13 @@ def regression_function(
                 "noise='poisson' does not model shared batch offsets; pass groups "
                 "and sigma_shared with Gaussian label errors (sigma=)."
             )
-        if estimand != "forward":
+        dof = None
+        if "sigma_dof" in own:
+            dof = check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
+        # σ estimated: the forward estimand's own kernel (σ known where ν = ∞)
+        sigma_hat = dof is not None and not counts and shared is None
+        sigma_hat = sigma_hat and definition.sigma_hat and np.isfinite(dof).any()
+        if estimand != "forward" or sigma_hat:
             averaged = inputs[4]
             if not values.get("force_finite", True) or (
                 isinstance(averaged, str)
@@ -733,8 +722,6 @@ def regression_function(
             return estimand_score(
                 definition, estimand, inputs, sigma_dof, check, **offsets
             )
-        if "sigma_dof" in own:
-            check_regression_sigma_dof(sigma_dof, inputs[0].shape[0])
         if counts:
             return count_engine(definition, inputs, **values)
         return engine(definition, inputs, **values, **offsets)

@@ -30,6 +30,12 @@ from .._engines.regression.estimands import (
     rmse_remeasurement,
     rmse_truth,
 )
+from .._engines.regression.forward_sigma import (
+    folded_sigma_hat,
+    mae_forward,
+    mse_forward,
+    rmse_forward,
+)
 from .._engines.regression.relative_error import ZERO_MARGIN, relative_error_terms
 from .._engines.regression.sums import folded_moments, squared_terms
 
@@ -75,6 +81,9 @@ class RegressionLoss:
     estimands: Mapping[str, tuple[Callable[..., Any], str]] = field(
         default_factory=dict
     )
+    #: The forward kernel with σ estimated (``sigma_dof``), as those, and its
+    #: ``method``; None: σ̂ is taken as σ (user guide: :ref:`sigma_dof`).
+    sigma_hat: tuple[Callable[..., Any], str] | None = None
     #: The warning where a truth estimate is degenerate, with ``{outputs}``.
     degenerate: str = ""
     #: ``(sse_a, sse_b, sst, w_total) -> metric(A) − metric(B)`` per output
@@ -174,8 +183,9 @@ _OPTION_DOCS = {
         Degrees of freedom of ``sigma`` when it was estimated from the
         readings (``n_i - 1`` for the mean of ``n_i``; ``inf``: known), as
         :func:`~sklearn_noisy.preprocessing.summarize_repeats` returns them;
-        None: known. The truth and remeasurement variances then include σ's
-        own uncertainty (user guide: :ref:`sigma_dof`).""",
+        None: known. The truth and remeasurement variances, and the forward
+        MSE's, RMSE's and MAE's intervals, then include σ's own uncertainty
+        (user guide: :ref:`sigma_dof`).""",
     "force_finite": """\
     force_finite : bool, default=True
         scikit-learn's option: 1.0 for perfect predictions and 0.0 for a
@@ -231,8 +241,10 @@ _SQUARED_SIGNS = {"forward": 1.0, "truth": -1.0, "remeasurement": 0.0}
 def _squared(sign: float) -> Terms:
     """The MSE's per-sample terms of one estimand (:func:`squared_terms`)."""
 
-    def terms(y: np.ndarray, y_pred: np.ndarray, s: np.ndarray) -> np.ndarray:
-        return squared_terms(np.square(y - y_pred), s, sign)
+    def terms(
+        y: np.ndarray, y_pred: np.ndarray, s: np.ndarray, dof: Any = None
+    ) -> np.ndarray:
+        return squared_terms(np.square(y - y_pred), s, sign)  # σ̂ as it is
 
     return terms
 
@@ -310,6 +322,7 @@ MEAN_SQUARED_ERROR = RegressionLoss(
         "truth": (mse_truth, "exact"),
         "remeasurement": (mse_remeasurement, "exact"),
     },
+    sigma_hat=(mse_forward, "exact"),
     # The noise adds the same σ² to both models: against the true values too.
     paired={
         "forward": squared_error_difference,
@@ -336,6 +349,7 @@ ROOT_MEAN_SQUARED_ERROR = RegressionLoss(
         "truth": (rmse_truth, "delta"),
         "remeasurement": (rmse_remeasurement, "delta"),
     },
+    sigma_hat=(rmse_forward, "delta"),
     degenerate=(
         "The truth estimate of the MSE is <= 0{outputs}: the label noise "
         "accounts for all of the observed error, so the RMSE against the true "
@@ -361,14 +375,26 @@ ROOT_MEAN_SQUARED_ERROR = RegressionLoss(
     options=("method", *_OFFSET_OPTIONS, "noise"),
 )
 
+
+def _absolute_forward(
+    y: np.ndarray, y_pred: np.ndarray, s: np.ndarray, dof: Any = None
+) -> np.ndarray:
+    """The forward MAE's terms: the folded normal means, or with σ̂ (``dof``)
+    their unbiased estimates (:func:`~.forward_sigma.folded_sigma_hat`)."""
+    if dof is None:
+        return folded_moments(y - y_pred, s)[0]
+    return folded_sigma_hat(np.abs(y - y_pred), s, dof)[0]
+
+
 MEAN_ABSOLUTE_ERROR = RegressionLoss(
     "mean_absolute_error",
     unit_power=1,
     terms={
-        "forward": lambda y, p, s: folded_moments(y - p, s)[0],
+        "forward": _absolute_forward,
         "remeasurement": lambda y, p, s: np.abs(y - p),
     },
     estimands={"remeasurement": (mae_remeasurement, "delta")},
+    sigma_hat=(mae_forward, "delta"),
     paired={"forward": absolute_error_difference},
     truth_reason="E|e| is analytic in d but |d| has a kink",
     doc=_doc(

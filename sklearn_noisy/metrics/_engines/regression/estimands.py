@@ -644,11 +644,13 @@ def estimand_score(
     check: Callable[[tuple[np.ndarray, ...]], None] | None = None,
     **offsets: Any,
 ) -> NoisyScore | list[NoisyScore]:
-    """The truth or remeasurement result of a loss on validated ``inputs``;
-    ``check``: the deferred NaN/inf check; ``offsets``: ``shared`` and ``terms``."""
+    """The truth or remeasurement result of a loss on validated ``inputs``, or
+    the forward one with σ̂ (``definition.sigma_hat``); ``check``: the deferred
+    NaN/inf check; ``offsets``: ``shared`` and ``terms``."""
     y_true, y_pred, sigma, weight, multioutput = inputs
     dof = check_regression_sigma_dof(sigma_dof, y_true.shape[0])
-    kernel, method = definition.estimands[estimand]
+    own = definition.sigma_hat if estimand == "forward" else None
+    kernel, method = own or definition.estimands[estimand]
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):  # checked
         result = kernel(y_true, y_pred, sigma, dof, weight, **offsets)
         if estimand == "truth":
@@ -667,7 +669,9 @@ def estimand_score(
         result.intervals,
         result.pivots,
     )
-    return with_sampling(score, result.sampling, weight, root_scale=dof is None)
+    # the forward terms d² + σ̂² hold σ̂'s noise: the square-root scale's pivot
+    root_scale = dof is None or own is not None
+    return with_sampling(score, result.sampling, weight, root_scale=root_scale)
 
 
 def with_sampling(

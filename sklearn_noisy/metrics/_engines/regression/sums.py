@@ -30,6 +30,7 @@ __all__ = [
     "absolute_error_kernel",
     "absolute_error_offsets",
     "accumulate",
+    "bounded_root",
     "folded_moments",
     "nominal_r2_sums",
     "offset_sums",
@@ -512,6 +513,32 @@ def absolute_error_kernel(
 
 #: Gauss–Hermite nodes over a batch offset (the MAE under shared offsets).
 _OFFSET_NODES = 64
+
+
+def bounded_root(
+    mean: np.ndarray, variance: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Moments of ``√X`` from the mean ``m`` and variance ``v`` of ``X ≥ 0``.
+
+    The delta method held inside the bounds ``√m/√(1 + c) ≤ E √X ≤ √m`` and
+    ``Var √X ≤ m c/(1 + c)``, ``c = v/m²``; ``bounded`` says where it left
+    them (user guide: :ref:`formula_percentage`). ``m = 0`` gives 0 and 0.
+    """
+    mean = np.asarray(mean, dtype=float)
+    variance = np.maximum(np.asarray(variance, dtype=float), 0.0)
+    positive = mean > 0.0
+    safe = np.where(positive, mean, 1.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        c = np.where(positive, variance / safe / safe, 0.0)
+        root = np.sqrt(safe)
+        delta = root - variance / (8.0 * safe**1.5)
+        lower = root / np.sqrt(1.0 + c)
+        delta_variance = variance / (4.0 * safe)
+        upper_variance = safe * (c / (1.0 + c))
+    bounded = positive & ((delta < lower) | (delta_variance > upper_variance))
+    expected = np.where(positive, np.maximum(delta, lower), 0.0)
+    root_variance = np.where(positive, np.minimum(delta_variance, upper_variance), 0.0)
+    return expected, root_variance, bounded
 
 
 def folded_moments(x: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
