@@ -430,10 +430,9 @@ def _unit_exponent(definition: RegressionLoss, arguments: dict[str, Any]) -> int
     ):
         return 0
     try:  # the residuals are at most twice the largest |y|, |ŷ|: one pass each
-        extremes = [
-            np.asarray(arguments[name], dtype=float)
-            for name in ("y_true", "y_pred", "sigma")
-        ]
+        extremes = [np.asarray(arguments[n]) for n in ("y_true", "y_pred", "sigma")]
+        if any(a.dtype.kind not in "biuf" for a in extremes):
+            return 0  # the validation's error (complex, strings, objects)
         magnitude = max(
             max(abs(float(a.max())), abs(float(a.min()))) for a in extremes if a.size
         )
