@@ -379,7 +379,7 @@ def test_rmspe_stays_in_its_range_and_interval():
 
 @given(st.floats(1e-6, 1e6), st.floats(0.0, 1e8))
 def test_bounded_root_inside_the_bounds(m, cv2):
-    from sklearn_noisy.metrics._regression import bounded_root
+    from sklearn_noisy.metrics._engines.regression.sums import bounded_root
 
     v = cv2 * m * m
     expected, variance, bounded = bounded_root(np.array([m]), np.array([v]))

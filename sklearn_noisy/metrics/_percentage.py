@@ -28,7 +28,9 @@ from ._engines.regression.relative_error import (
     relative_error_terms,
     relative_errors,
 )
-from ._regression import bounded_root, check_finite_results, regression_function
+from ._engines.regression.sums import bounded_root
+from ._float_range import check_finite_results
+from ._regression import regression_function
 
 __all__ = [
     "expected_mean_absolute_percentage_error",

@@ -33,7 +33,8 @@ from ...._noisy_score import (
     cornish_fisher_pivot,
 )
 from ....utils._noise import FlipNoise
-from ..test_set_sampling import DeferredPivot, mean_total_variance
+from ..sampling_pivots import DeferredPivot
+from ..test_set_sampling import mean_total_variance
 
 __all__ = ["difference_cumulants", "flip_cumulants", "prediction_pivot"]
 
